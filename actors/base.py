@@ -1,0 +1,85 @@
+"""KActor: the base of every kactor actor.
+
+Every message between actors travels in an `Envelope` (body, sender name, cause seq). On receipt the base class
+records the message in the process trace, remembers its seq as the cause of whatever the handler sends, and
+dispatches on the body's type to ``on_<ClassName>``. Handlers never block and never raise into thespian: an error
+is logged and recorded as ActorFailed, so thespian's retry-on-exception never re-delivers a message.
+"""
+
+from __future__ import annotations
+
+import logging
+import traceback
+from typing import Any
+
+from thespian.actors import Actor, ActorExitRequest, ChildActorExited
+
+from messages.runtime import ActorFailed, ActorInit, CancelTimer, Envelope, ScheduleTimer
+
+log = logging.getLogger("kactor.actors")
+
+
+class KActor(Actor):
+    """Base actor: envelope handling, tracing, and dispatch to ``on_<MessageType>`` methods."""
+
+    name: str = "?"
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.runtime: Any = None
+
+    # -- thespian entry point -------------------------------------------------------------------------------------
+    def receiveMessage(self, msg: Any, sender: Any) -> None:  # noqa: N802 - thespian's name
+        if isinstance(msg, Envelope):
+            self._deliver(msg)
+        elif isinstance(msg, ActorInit):
+            from kactor.runtime import Runtime
+
+            self.name = msg.name
+            self.runtime = Runtime.lookup(msg.runtime_key)
+            self.on_start()
+        elif isinstance(msg, (ActorExitRequest, ChildActorExited)):
+            self.on_stop() if isinstance(msg, ActorExitRequest) else None
+        # anything else (thespian internals, poison) is ignored
+
+    def _deliver(self, env: Envelope) -> None:
+        rt = self.runtime
+        seq = rt.record(env.sender, self.name, env.body, env.cause)
+        previous = rt.current_seq
+        rt.current_seq = seq
+        try:
+            handler = getattr(self, "on_" + type(env.body).__name__, None)
+            if handler is None:
+                self.on_unhandled(env.body, env.sender)
+            else:
+                handler(env.body, env.sender)
+        except Exception as e:  # noqa: BLE001 - an actor must survive its handler's bugs
+            log.error("actor %s failed on %s: %s", self.name, type(env.body).__name__, e, exc_info=True)
+            rt.record(self.name, self.name, ActorFailed(self.name, type(env.body).__name__,
+                                                        traceback.format_exc(limit=8)), seq)
+        finally:
+            rt.current_seq = previous
+
+    # -- for subclasses -------------------------------------------------------------------------------------------
+    def on_start(self) -> None:
+        """Called once the actor knows its name and runtime."""
+
+    def on_stop(self) -> None:
+        """Called when the actor is asked to exit."""
+
+    def on_unhandled(self, body: Any, sender: str) -> None:
+        log.warning("actor %s: no handler for %s from %s", self.name, type(body).__name__, sender)
+
+    def post(self, to: str, body: Any) -> None:
+        """Send ``body`` to the actor named ``to``; the message being handled becomes its cause."""
+        self.send(self.runtime.address(to), Envelope(body, self.name, self.runtime.current_seq))
+
+    def now_ms(self) -> float:
+        return self.runtime.clock.now_ms()
+
+    def schedule(self, key: str, delay_ms: float) -> None:
+        """Ask the timer edge for TimerFired(key) after delay_ms (an earlier timer with that key is replaced)."""
+        self.post("timer", ScheduleTimer(key, delay_ms))
+
+    def cancel_timer(self, key: str) -> None:
+        self.post("timer", CancelTimer(key))

@@ -1,0 +1,155 @@
+"""Runtime: one process's actor system, its name directory, its trace, and the inbox its edges feed.
+
+The actors run on thespian's simpleSystemBase inside a single driver thread (see docs/architecture.md for why).
+Edges — kazoo's threads, the broker transport's sockets, the timer thread — never touch actors: they call
+`Runtime.inject`, which queues the input; the driver thread takes inputs one at a time and `tell`s each into the
+actor system, which runs the whole cascade it causes before the next input. That order is what a trace records
+and what a replay reproduces.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import queue
+import threading
+import time
+from typing import Any, Callable
+
+from thespian.actors import ActorExitRequest, ActorSystem
+
+from kactor.clock import Clock, ManualClock, SystemClock
+from kactor.trace.writer import TraceWriter
+from messages.runtime import ActorInit, Envelope
+
+log = logging.getLogger("kactor.runtime")
+
+_RUNTIMES: dict[str, Runtime] = {}
+_keys = itertools.count(1)
+
+# A hook the replay checker installs to see every message as it is delivered.
+Observer = Callable[[int, float, str, str, Any, "int | None"], None]
+
+
+class Runtime:
+    """One process's actors, their directory, their trace and their inbox."""
+
+    def __init__(self, process_name: str, clock: Clock | None = None, trace: TraceWriter | None = None,
+                 wall_clock: Callable[[], float] | None = None) -> None:
+        self.process_name = process_name
+        self.key = f"{process_name}#{next(_keys)}"
+        # Actors see `clock`: live it is a ManualClock set to the wall time of each external input (so a cascade
+        # sees one instant, exactly as a replay will); tests and replay may pass their own.
+        self.clock: Clock = clock or ManualClock(time.time() * 1000.0)
+        self._live_clock = clock is None
+        self._wall = wall_clock or (lambda: time.time() * 1000.0)
+        self.trace = trace
+        self.observer: Observer | None = None
+        self.asys = ActorSystem("simpleSystemBase", transientUnique=True)
+        self._addresses: dict[str, Any] = {}
+        self.seq = 0
+        self.current_seq: int | None = None
+        self.inbox: queue.Queue = queue.Queue()
+        self._stopped = threading.Event()
+        self._driver: threading.Thread | None = None
+        _RUNTIMES[self.key] = self
+
+    @staticmethod
+    def lookup(key: str) -> Runtime:
+        return _RUNTIMES[key]
+
+    # -- actors ---------------------------------------------------------------------------------------------------
+    def spawn(self, actor_class: type, name: str) -> Any:
+        """Create an actor, name it, and tell it its runtime (ActorInit is not traced: it carries no decision)."""
+        if name in self._addresses:
+            raise ValueError(f"an actor named {name!r} already exists in {self.process_name}")
+        addr = self.asys.createActor(actor_class)
+        self._addresses[name] = addr
+        self.asys.tell(addr, ActorInit(name, self.key))
+        return addr
+
+    def address(self, name: str) -> Any:
+        try:
+            return self._addresses[name]
+        except KeyError:
+            raise KeyError(f"no actor named {name!r} in {self.process_name}") from None
+
+    def has_actor(self, name: str) -> bool:
+        return name in self._addresses
+
+    def names(self) -> list[str]:
+        return list(self._addresses)
+
+    def record(self, sender: str, receiver: str, body: Any, cause: int | None) -> int:
+        """Give a received message its seq and append it to the trace."""
+        self.seq += 1
+        ts = self._wall()
+        if self.trace is not None:
+            self.trace.append(self.seq, ts, sender, receiver, body, cause)
+        if self.observer is not None:
+            self.observer(self.seq, ts, sender, receiver, body, cause)
+        return self.seq
+
+    # -- external inputs ------------------------------------------------------------------------------------------
+    def inject(self, to: str, body: Any, sender: str, cause: int | None = None) -> None:
+        """Queue an input from outside the actor system (thread-safe); the driver delivers it."""
+        self.inbox.put((to, body, sender, cause))
+
+    def deliver(self, to: str, body: Any, sender: str, cause: int | None = None,
+                at_ms: float | None = None) -> None:
+        """Deliver one external input now, in the calling thread, and run everything it causes."""
+        if self._live_clock:
+            assert isinstance(self.clock, ManualClock)
+            self.clock.set(self._wall() if at_ms is None else at_ms)
+        elif at_ms is not None and isinstance(self.clock, ManualClock):
+            self.clock.set(at_ms)
+        self.asys.tell(self.address(to), Envelope(body, sender, cause))
+
+    def run_until_idle(self) -> int:
+        """Deliver every queued input (tests and replay drive the runtime this way). Returns how many."""
+        n = 0
+        while True:
+            try:
+                to, body, sender, cause = self.inbox.get_nowait()
+            except queue.Empty:
+                return n
+            self.deliver(to, body, sender, cause)
+            n += 1
+
+    def start_driver(self) -> None:
+        """Run the driver loop in a thread of its own (a broker process does this)."""
+        self._driver = threading.Thread(target=self._drive, name=f"{self.process_name}-driver", daemon=True)
+        self._driver.start()
+
+    def _drive(self) -> None:
+        while not self._stopped.is_set():
+            try:
+                item = self.inbox.get(timeout=0.2)
+            except queue.Empty:
+                continue
+            if item is None:
+                break
+            to, body, sender, cause = item
+            try:
+                self.deliver(to, body, sender, cause)
+            except Exception:  # noqa: BLE001 - the driver must outlive any one input
+                log.exception("delivering %s to %s failed", type(body).__name__, to)
+
+    def shutdown(self) -> None:
+        self._stopped.set()
+        self.inbox.put(None)
+        if self._driver is not None and self._driver is not threading.current_thread():
+            self._driver.join(timeout=10)
+        for addr in self._addresses.values():
+            try:
+                self.asys.tell(addr, ActorExitRequest())
+            except Exception:  # noqa: BLE001
+                pass
+        self.asys.shutdown()
+        if self.trace is not None:
+            self.trace.close()
+        _RUNTIMES.pop(self.key, None)
+
+
+def system_clock() -> Clock:
+    return SystemClock()

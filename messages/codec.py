@@ -1,0 +1,114 @@
+"""The one JSON codec for messages: a type tag plus fields.
+
+Used for traces and for every frame that crosses a process boundary; nothing is ever unpickled from a socket.
+
+Encoding rules (``to_json`` / ``from_json``):
+- a registered attrs message → ``{"@": "ClassName", field: value, ...}``
+- a registered Enum → ``{"@e": "EnumName", "v": "MEMBER"}``
+- tuple / list → JSON array (decoded as tuple, so frozen values stay hashable)
+- dict → ``{"@m": [[key, value], ...]}`` (keys of any encodable type)
+- frozenset → ``{"@s": [...]}``
+- bytes → ``{"@b": "<latin-1 text>"}``
+- int, float, str, bool, None → themselves
+"""
+
+from __future__ import annotations
+
+import enum
+import json
+from typing import Any
+
+import attrs
+
+from messages.registry import lookup_enum, lookup_type
+
+_FIELDS_CACHE: dict[type, tuple[str, ...]] = {}
+
+
+class CodecError(ValueError):
+    """A frame or trace line that does not decode to a known message."""
+
+
+def _field_names(cls: type) -> tuple[str, ...]:
+    names = _FIELDS_CACHE.get(cls)
+    if names is None:
+        names = tuple(f.name for f in attrs.fields(cls))
+        _FIELDS_CACHE[cls] = names
+    return names
+
+
+def to_json(value: Any) -> Any:
+    """Encode a message (or any field value) into JSON-compatible data."""
+    if value is None or isinstance(value, (bool, str)):
+        return value
+    if isinstance(value, enum.Enum):
+        return {"@e": type(value).__name__, "v": value.name}
+    if isinstance(value, (int, float)):
+        return value
+    if isinstance(value, (tuple, list)):
+        return [to_json(v) for v in value]
+    cls = type(value)
+    if attrs.has(cls):
+        out: dict[str, Any] = {"@": cls.__name__}
+        for name in _field_names(cls):
+            out[name] = to_json(getattr(value, name))
+        return out
+    if isinstance(value, dict):
+        return {"@m": [[to_json(k), to_json(v)] for k, v in value.items()]}
+    if isinstance(value, frozenset):
+        items = [to_json(v) for v in value]
+        try:
+            items.sort(key=lambda x: json.dumps(x, sort_keys=True))
+        except TypeError:
+            pass
+        return {"@s": items}
+    if isinstance(value, bytes):
+        return {"@b": value.decode("latin-1")}
+    raise CodecError(f"cannot encode {cls.__name__} value {value!r}")
+
+
+def from_json(data: Any) -> Any:
+    """Decode what ``to_json`` produced back into values."""
+    if isinstance(data, list):
+        return tuple(from_json(v) for v in data)
+    if not isinstance(data, dict):
+        return data
+    tag = data.get("@")
+    if tag is not None:
+        cls = lookup_type(tag)
+        if cls is None:
+            raise CodecError(f"unknown message type {tag!r}")
+        kwargs = {k: from_json(v) for k, v in data.items() if k != "@"}
+        try:
+            return cls(**kwargs)
+        except TypeError as e:
+            raise CodecError(f"bad fields for {tag}: {e}") from None
+    if "@e" in data:
+        ecls = lookup_enum(data["@e"])
+        if ecls is None:
+            raise CodecError(f"unknown enum type {data['@e']!r}")
+        try:
+            return ecls[data["v"]]
+        except KeyError:
+            raise CodecError(f"unknown {data['@e']} member {data['v']!r}") from None
+    if "@m" in data:
+        return {from_json(k): from_json(v) for k, v in data["@m"]}
+    if "@s" in data:
+        return frozenset(from_json(v) for v in data["@s"])
+    if "@b" in data:
+        return data["@b"].encode("latin-1")
+    raise CodecError(f"untagged object {sorted(data)!r}")
+
+
+def dumps(value: Any) -> str:
+    """Encode to a compact JSON string."""
+    return json.dumps(to_json(value), separators=(",", ":"))
+
+
+def loads(text: str | bytes) -> Any:
+    """Decode a JSON string produced by ``dumps``; CodecError on anything else."""
+    try:
+        data = json.loads(text)
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise CodecError(f"not JSON: {e}") from None
+    return from_json(data)

@@ -1,0 +1,192 @@
+"""Kafka's shared value types: TopicPartition, LeaderAndIsr, ReplicaAssignment, broker registrations, error codes.
+
+Names and constants follow `kafka.api.LeaderAndIsr`, `kafka.controller.ReplicaAssignment` and
+`org.apache.kafka.common.protocol.Errors` so an engineer who knows Kafka finds them where expected.
+"""
+
+from __future__ import annotations
+
+import enum
+
+import attrs
+
+from messages.registry import message, wire_enum
+
+# kafka.api.LeaderAndIsr constants
+INITIAL_LEADER_EPOCH = 0
+INITIAL_ZK_VERSION = 0
+NO_LEADER = -1
+NO_EPOCH = -1
+LEADER_DURING_DELETE = -2
+EPOCH_DURING_DELETE = -2
+
+# kafka.controller.KafkaController constants
+INITIAL_CONTROLLER_EPOCH = 0
+INITIAL_CONTROLLER_EPOCH_ZK_VERSION = 0
+
+# kafka.zk.ZkVersion
+MATCH_ANY_VERSION = -1
+UNKNOWN_VERSION = -2
+
+
+@wire_enum
+class Errors(enum.IntEnum):
+    """The error codes used on the controller/broker paths (reference §9.6)."""
+
+    NONE = 0
+    UNKNOWN_SERVER_ERROR = -1
+    UNKNOWN_TOPIC_OR_PARTITION = 3
+    LEADER_NOT_AVAILABLE = 5
+    NOT_LEADER_OR_FOLLOWER = 6
+    REPLICA_NOT_AVAILABLE = 9
+    STALE_CONTROLLER_EPOCH = 11
+    INVALID_TOPIC_EXCEPTION = 17
+    INVALID_REPLICA_ASSIGNMENT = 39
+    NOT_CONTROLLER = 41
+    INVALID_REQUEST = 42
+    KAFKA_STORAGE_ERROR = 56
+    FENCED_LEADER_EPOCH = 74
+    STALE_BROKER_EPOCH = 77
+    PREFERRED_LEADER_NOT_AVAILABLE = 80
+    ELIGIBLE_LEADERS_NOT_AVAILABLE = 83
+    ELECTION_NOT_NEEDED = 84
+    NO_REASSIGNMENT_IN_PROGRESS = 85
+    INVALID_UPDATE_VERSION = 95
+    BROKER_ID_NOT_REGISTERED = 102
+
+
+@message
+@attrs.frozen(order=True)
+class TopicPartition:
+    topic: str
+    partition: int
+
+    def __str__(self) -> str:
+        return f"{self.topic}-{self.partition}"
+
+    @classmethod
+    def parse(cls, text: str) -> TopicPartition:
+        """Parse Kafka's ``topic-partition`` notation (topics may contain '-')."""
+        topic, sep, part = text.rpartition("-")
+        if not sep or not topic or not part.lstrip("-").isdigit():
+            raise ValueError(f"not a topic-partition: {text!r} (expected TOPIC-PARTITION, e.g. orders-0)")
+        return cls(topic, int(part))
+
+
+@message
+@attrs.frozen(order=True)
+class PartitionAndReplica:
+    """kafka.controller.PartitionAndReplica: one replica of one partition."""
+
+    topic_partition: TopicPartition
+    replica: int
+
+    def __str__(self) -> str:
+        return f"[Topic={self.topic_partition.topic},Partition={self.topic_partition.partition},Replica={self.replica}]"
+
+
+@message
+class LeaderAndIsr:
+    """kafka.api.LeaderAndIsr: leader, leader epoch, ISR and the state znode's version (zkVersion)."""
+
+    leader: int
+    leader_epoch: int
+    isr: tuple[int, ...]
+    zk_version: int
+
+    @classmethod
+    def initial(cls, leader: int, isr: tuple[int, ...]) -> LeaderAndIsr:
+        return cls(leader, INITIAL_LEADER_EPOCH, tuple(isr), INITIAL_ZK_VERSION)
+
+    def new_leader(self, leader: int) -> LeaderAndIsr:
+        """newLeader: epoch + 1, same ISR, zkVersion kept as the expected version of the write."""
+        return LeaderAndIsr(leader, self.leader_epoch + 1, self.isr, self.zk_version)
+
+    def new_leader_and_isr(self, leader: int, isr: tuple[int, ...]) -> LeaderAndIsr:
+        return LeaderAndIsr(leader, self.leader_epoch + 1, tuple(isr), self.zk_version)
+
+    def new_epoch_and_zk_version(self) -> LeaderAndIsr:
+        """newEpochAndZkVersion: same leader and ISR, epoch + 1."""
+        return LeaderAndIsr(self.leader, self.leader_epoch + 1, self.isr, self.zk_version)
+
+    def with_zk_version(self, zk_version: int) -> LeaderAndIsr:
+        return attrs.evolve(self, zk_version=zk_version)
+
+    def equals_ignore_zk_version(self, other: LeaderAndIsr) -> bool:
+        return (self.leader, self.leader_epoch, self.isr) == (other.leader, other.leader_epoch, other.isr)
+
+
+@message
+class LeaderIsrAndControllerEpoch:
+    """kafka.controller.LeaderIsrAndControllerEpoch: a partition state znode's content plus its version."""
+
+    leader_and_isr: LeaderAndIsr
+    controller_epoch: int
+
+
+@message
+class ReplicaAssignment:
+    """kafka.controller.ReplicaAssignment (KIP-455): replicas plus the adding / removing sets of a reassignment."""
+
+    replicas: tuple[int, ...]
+    adding_replicas: tuple[int, ...] = ()
+    removing_replicas: tuple[int, ...] = ()
+
+    @property
+    def origin_replicas(self) -> tuple[int, ...]:
+        return tuple(r for r in self.replicas if r not in self.adding_replicas)
+
+    @property
+    def target_replicas(self) -> tuple[int, ...]:
+        return tuple(r for r in self.replicas if r not in self.removing_replicas)
+
+    @property
+    def is_being_reassigned(self) -> bool:
+        return bool(self.adding_replicas) or bool(self.removing_replicas)
+
+    def reassign_to(self, target: tuple[int, ...]) -> ReplicaAssignment:
+        """reassignTo: full = distinct(target ++ origin); adding = full − origin; removing = full − target."""
+        origin = self.origin_replicas
+        full = tuple(dict.fromkeys((*target, *origin)))
+        return ReplicaAssignment(
+            full,
+            tuple(r for r in full if r not in origin),
+            tuple(r for r in full if r not in target),
+        )
+
+    def remove_replica(self, replica: int) -> ReplicaAssignment:
+        return ReplicaAssignment(
+            tuple(r for r in self.replicas if r != replica),
+            tuple(r for r in self.adding_replicas if r != replica),
+            tuple(r for r in self.removing_replicas if r != replica),
+        )
+
+
+@message
+class EndPoint:
+    """kafka.cluster.EndPoint: one listener of a broker."""
+
+    host: str
+    port: int
+    listener_name: str = "PLAINTEXT"
+    security_protocol: str = "PLAINTEXT"
+
+    @property
+    def connection_string(self) -> str:
+        return f"{self.listener_name}://{self.host}:{self.port}"
+
+
+@message
+class Broker:
+    """kafka.cluster.Broker as the controller caches it: id, endpoints, rack, and its epoch (czxid)."""
+
+    id: int
+    endpoints: tuple[EndPoint, ...]
+    rack: str | None = None
+    epoch: int = -1
+
+    def endpoint(self, listener_name: str = "PLAINTEXT") -> EndPoint:
+        for ep in self.endpoints:
+            if ep.listener_name == listener_name:
+                return ep
+        raise KeyError(f"broker {self.id} has no listener {listener_name}")
