@@ -7,7 +7,6 @@ the ops pipelined with kazoo and answers with one `ZkResponse`. Watches fire as 
 
 from __future__ import annotations
 
-
 from messages.registry import message
 
 # Result codes, named as ZooKeeper's KeeperException.Code (plus CONTROLLER_MOVED for a failed epoch fence).
@@ -90,7 +89,10 @@ class Multi:
 
 @message
 class RegisterBroker:
-    """Kafka's checked-ephemeral create of /brokers/ids/<id> (KAFKA-7165); the result's stat.czxid is the broker epoch."""
+    """Kafka's checked-ephemeral create of /brokers/ids/<id> (KAFKA-7165).
+
+    The result's stat.czxid is the broker epoch.
+    """
 
     path: str
     data: str

@@ -1,0 +1,34 @@
+"""Messages between the ControllerActor and its BrokerChannelActors (Kafka's ControllerChannelManager).
+
+The controller enqueues requests with core.effects.SendRequest; the channel answers each with ChannelResponse.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from messages.common import Broker
+from messages.registry import message
+
+
+@message
+class ChannelStart:
+    """Start sending to ``broker`` (its registered endpoint); responses go to the actor named ``controller``."""
+
+    broker: Broker
+    controller: str = "controller"
+    request_timeout_ms: float = 30000.0
+
+
+@message
+class ChannelStop:
+    """Remove the broker (KAFKA-4959 order): stop sending, drop the queue, close the connection."""
+
+
+@message
+class ChannelResponse:
+    """A request of the controller's, answered by broker ``broker_id``."""
+
+    broker_id: int
+    request: Any
+    response: Any

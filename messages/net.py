@@ -1,0 +1,104 @@
+"""Messages of the network edge: actors ask the actor "net" to carry a body to an actor in another process.
+
+Outbound: ``NetSend`` to "net"; when ``reply_to`` is set, exactly one of ``NetResponse`` / ``NetSendFailed`` comes
+back to ``reply_to`` with the caller's ``request_id`` (a reply is never silently lost). Inbound: the edge injects
+``NetRequest`` into the addressed actor, which answers by posting ``NetReply`` to "net".
+
+The ``NetWire*`` classes are the frames on the socket (4-byte big-endian length + codec JSON); actors never see them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from messages.registry import message
+
+
+@message
+class NetSend:
+    """Deliver ``body`` to actor ``to`` in the process listening at host:port.
+
+    ``reply_to`` None means fire-and-forget (a failure is only logged). ``timeout_ms`` None means the transport's
+    default request timeout.
+    """
+
+    host: str
+    port: int
+    to: str
+    body: Any
+    request_id: int
+    reply_to: str | None = None
+    timeout_ms: float | None = None
+
+
+@message
+class NetResponse:
+    """The remote actor's answer to the NetSend with this ``request_id``."""
+
+    request_id: int
+    body: Any
+
+
+@message
+class NetSendFailed:
+    """The NetSend with this ``request_id`` got no answer: connection failure, timeout, or no such remote actor."""
+
+    request_id: int
+    error: str
+
+
+@message
+class NetRequest:
+    """A request from another process, injected into the addressed actor (sender "edge:net").
+
+    Answer (when ``reply_expected``) with ``NetReply(connection_id, request_id, body)`` posted to "net".
+    """
+
+    connection_id: int
+    request_id: int
+    body: Any
+    reply_expected: bool
+
+
+@message
+class NetReply:
+    """An actor's answer to a NetRequest, posted to "net"."""
+
+    connection_id: int
+    request_id: int
+    body: Any
+
+
+@message
+class NetClose:
+    """Drop the connection to host:port (its pending requests fail with NetSendFailed); the next send reconnects."""
+
+    host: str
+    port: int
+
+
+# -- frames on the socket ----------------------------------------------------------------------------------------
+@message
+class NetWireRequest:
+    """Frame: a request; ``request_id`` is the sending transport's own correlation id, not the actor's."""
+
+    request_id: int
+    to: str
+    body: Any
+    reply_expected: bool
+
+
+@message
+class NetWireResponse:
+    """Frame: the answer to the NetWireRequest with this ``request_id``."""
+
+    request_id: int
+    body: Any
+
+
+@message
+class NetWireError:
+    """Frame: the request with this ``request_id`` could not be handled (e.g. no such actor, undecodable body)."""
+
+    request_id: int
+    error: str

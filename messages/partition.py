@@ -1,0 +1,73 @@
+"""Messages between a broker's ReplicaManagerActor and its PartitionActor shards.
+
+A broker's partitions are sharded over a bounded set of PartitionActors (``kactor.partition.actors``, 8 by default)
+by a stable hash of the TopicPartition, so 10,000 partitions are 8 actors, not 10,000. The ReplicaManagerActor
+splits each controller or client request by shard, sends each shard its part as a `ShardRequest`, and merges the
+`ShardReply`s into the one response Kafka's ReplicaManager would give.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from messages.registry import message
+
+
+@message
+class ShardInit:
+    """Start shard ``shard`` of ``shards`` with the broker side's configuration (a ReplicaManagerInit)."""
+
+    shard: int
+    shards: int
+    config: Any
+
+
+@message
+class ShardRequest:
+    """One shard's part of a request (LeaderAndIsr, UpdateMetadata, StopReplica, Fetch, Produce)."""
+
+    token: int
+    body: Any
+
+
+@message
+class ShardReply:
+    """The shard's answer to the ShardRequest with this token."""
+
+    token: int
+    shard: int
+    body: Any
+
+
+@message
+class ShardBrokerEpoch:
+    """This broker's registration epoch (its /brokers/ids/<id> czxid), for stale-broker-epoch checks."""
+
+    broker_epoch: int
+
+
+@message
+class ReplicaManagerShutdown:
+    """KafkaServer.shutdown's replicaManager.shutdown(): stop fetching and checkpoint high watermarks; the
+    ReplicaManagerActor then passes ``complete`` back to the kafka-server."""
+
+    complete: Any
+
+
+@message
+class ShardShutdown:
+    pass
+
+
+@message
+class ShardStopped:
+    shard: int
+
+
+@message
+class ReplicaManagerGauges:
+    """kafka.server:type=ReplicaManager gauges and meter counts of one shard, by Kafka's metric names (the metrics
+    actor sums the shards)."""
+
+    shard: int
+    values: dict[str, int]
