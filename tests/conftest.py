@@ -1,0 +1,56 @@
+"""Shared fixtures: one real ZooKeeper per test session, a fresh chroot per test, and a kazoo client bound to it."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+
+import pytest
+from kazoo.client import KazooClient
+
+from zk_bridge.server import EmbeddedZooKeeper, ZooKeeperUnavailable, check_prerequisites
+
+# tickTime 200 ms lets the server grant sessions of 0.4–4 s, so expiry tests run in well under a second.
+TEST_TICK_MS = 200
+# The largest session tickTime=200 allows: generous, so a busy 2-core CI box does not drop sessions by accident.
+TEST_SESSION_TIMEOUT_S = 4.0
+
+
+@pytest.fixture(scope="session")
+def zk_server() -> Iterator[EmbeddedZooKeeper]:
+    """A real standalone ZooKeeper on a free loopback port, in a temp dir, stopped at the end of the session."""
+    try:
+        check_prerequisites()
+        server = EmbeddedZooKeeper(tick_ms=TEST_TICK_MS).start(timeout=60)
+    except ZooKeeperUnavailable as e:
+        pytest.fail(str(e), pytrace=False)
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def zk_chroot(zk_server: EmbeddedZooKeeper) -> str:
+    """A connect string ``127.0.0.1:PORT/t-<uuid>`` whose chroot exists and is this test's alone."""
+    chroot = f"/t-{uuid.uuid4().hex}"
+    root = KazooClient(hosts=zk_server.connect_string, timeout=TEST_SESSION_TIMEOUT_S)
+    root.start(timeout=15)
+    try:
+        root.ensure_path(chroot)
+    finally:
+        root.stop()
+        root.close()
+    return zk_server.connect_string + chroot
+
+
+@pytest.fixture
+def zk(zk_chroot: str) -> Iterator[KazooClient]:
+    """A started KazooClient bound to this test's chroot; stopped and closed after the test."""
+    client = KazooClient(hosts=zk_chroot, timeout=TEST_SESSION_TIMEOUT_S)
+    client.start(timeout=15)
+    try:
+        yield client
+    finally:
+        client.stop()
+        client.close()

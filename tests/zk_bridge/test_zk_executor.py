@@ -1,0 +1,356 @@
+"""ZkExecutor against the real ZooKeeper: pipelining, result codes, fencing, watches, broker registration, sessions."""
+
+from __future__ import annotations
+
+import queue
+import socket
+import threading
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+from kazoo.client import KazooClient
+
+from messages.zk import (
+    BADVERSION,
+    CONTROLLER_MOVED,
+    NODEEXISTS,
+    NONODE,
+    NOTEMPTY,
+    OK,
+    RUNTIMEINCONSISTENCY,
+    Check,
+    Create,
+    Delete,
+    Exists,
+    GetChildren,
+    GetData,
+    Multi,
+    RegisterBroker,
+    SetData,
+    ZkBatch,
+    ZkOpResult,
+    ZkSessionEvent,
+    ZkWatchEvent,
+)
+from zk_bridge.executor import ZkExecutor, ZooKeeperUnreachable, connect
+from zk_bridge.server import free_port
+
+DEADLINE_S = 10.0
+
+
+def wait_for(predicate: Callable[[], Any], timeout: float = DEADLINE_S, what: str = "condition") -> Any:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.005)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+class Recorder:
+    """Collects an executor's watch and session events (thread-safe)."""
+
+    def __init__(self, ex: ZkExecutor) -> None:
+        self.watches: list[ZkWatchEvent] = []
+        self.sessions: list[ZkSessionEvent] = []
+        ex.on_watch = self.watches.append
+        ex.on_session = self.sessions.append
+
+    def states(self) -> list[str]:
+        return [e.state for e in self.sessions]
+
+
+@pytest.fixture
+def ex(zk: KazooClient) -> Iterator[ZkExecutor]:
+    executor = ZkExecutor(zk)
+    yield executor
+    executor.close()
+
+
+def run(ex: ZkExecutor, *ops: Any, fence: int = -1) -> tuple[ZkOpResult, ...]:
+    box: queue.Queue = queue.Queue()
+    caller = threading.current_thread()
+    t0 = time.monotonic()
+    ex.submit(ZkBatch(tuple(ops), fence), lambda results: box.put((results, threading.current_thread())))
+    assert time.monotonic() - t0 < 0.5, "submit must not wait for ZooKeeper"
+    results, thread = box.get(timeout=DEADLINE_S)
+    assert thread is not caller
+    assert len(results) == len(ops)
+    return results
+
+
+def test_pipelined_creates_gets_and_sets(ex: ZkExecutor, zk: KazooClient) -> None:
+    n = 200
+    created = run(ex, *(Create(f"/p/n{i}", f"v{i}", make_parents=True) for i in range(n)))
+    assert all(r.code == OK for r in created)
+    assert created[7].path == "/p/n7" and created[7].stat.version == 0
+    got = run(ex, *(GetData(f"/p/n{i}") for i in range(n)))
+    assert [r.data for r in got] == [f"v{i}" for i in range(n)]
+    assert got[0].stat.czxid == zk.exists("/p/n0").czxid
+    sets = run(ex, *(SetData(f"/p/n{i}", "w", version=0) for i in range(n)))
+    assert all(r.code == OK and r.stat.version == 1 for r in sets)
+    kids = run(ex, GetChildren("/p"), Exists("/p/n3"), Exists("/nope"), GetData("/nope"))
+    assert kids[0].children == tuple(sorted(f"n{i}" for i in range(n)))
+    assert kids[0].stat.num_children == n
+    assert kids[1].code == OK and kids[1].stat.version == 1
+    assert kids[2].code == NONODE and kids[3].code == NONODE
+
+
+def test_empty_batch_and_error_codes(ex: ZkExecutor, zk: KazooClient) -> None:
+    assert run(ex) == ()
+    zk.create("/a/b", b"x", makepath=True)
+    r = run(ex, SetData("/a/b", "y", version=5), Create("/a/b", "z"), Delete("/a"), Delete("/zz"),
+            Create("/q/r", "no parent"), Check("/a/b", 3), Check("/a/b", 0))
+    assert [x.code for x in r] == [BADVERSION, NODEEXISTS, NOTEMPTY, NONODE, NONODE, BADVERSION, OK]
+    assert zk.get("/a/b")[0] == b"x"
+
+
+def test_null_data_and_recursive_delete(ex: ZkExecutor, zk: KazooClient) -> None:
+    assert run(ex, Create("/admin/delete_topics/t", None, make_parents=True))[0].code == OK
+    assert run(ex, GetData("/admin/delete_topics/t"))[0].data in (None, "")
+    for i in range(30):
+        zk.create(f"/brokers/topics/t/partitions/{i}/state", b"{}", makepath=True)
+    r = run(ex, Delete("/brokers/topics/t", recursive=True), Delete("/absent", recursive=True))
+    assert [x.code for x in r] == [OK, NONODE]
+    assert zk.exists("/brokers/topics/t") is None
+
+
+def test_sequential_create_names(ex: ZkExecutor, zk: KazooClient) -> None:
+    zk.ensure_path("/isr_change_notification")
+    r = run(ex, *(Create("/isr_change_notification/isr_change_", "{}", sequential=True) for _ in range(3)))
+    assert [x.path for x in r] == [f"/isr_change_notification/isr_change_000000000{i}" for i in range(3)]
+    assert zk.get_children("/isr_change_notification") == [
+        f"isr_change_000000000{i}" for i in range(3)] or sorted(zk.get_children("/isr_change_notification")) == [
+        f"isr_change_000000000{i}" for i in range(3)]
+
+
+def test_multi(ex: ZkExecutor, zk: KazooClient) -> None:
+    ok = run(ex, Multi((Create("/m", "1"), Create("/m/c", "2"), SetData("/m", "3", 0))))[0]
+    assert ok.code == OK and [r.code for r in ok.results] == [OK, OK, OK]
+    assert ok.results[1].path == "/m/c" and ok.results[2].stat.version == 1
+    bad = run(ex, Multi((Create("/m2", "1"), SetData("/m", "x", 0), Create("/m3", "1"))))[0]
+    assert bad.code == BADVERSION
+    assert [r.code for r in bad.results] == [RUNTIMEINCONSISTENCY, BADVERSION, RUNTIMEINCONSISTENCY]
+    assert zk.exists("/m2") is None and zk.exists("/m3") is None
+
+
+def test_fenced_ops(ex: ZkExecutor, zk: KazooClient) -> None:
+    zk.create("/controller_epoch", b"1")
+    zk.set("/controller_epoch", b"2")  # epoch zkVersion 1
+    zk.create("/s", b"0")
+    fenced = run(ex, Create("/f", "x"), SetData("/s", "1", 0), SetData("/s", "2", 7), Create("/s", "dup"),
+                 Create("/deep/er/node", "y", make_parents=True), fence=1)
+    assert [r.code for r in fenced] == [OK, OK, BADVERSION, NODEEXISTS, OK]
+    assert fenced[0].path == "/f" and fenced[1].stat.version == 1
+    assert zk.get("/deep/er/node")[0] == b"y"
+    multi = run(ex, Multi((SetData("/s", "m", 1), Create("/f2", "z"))), fence=1)[0]
+    assert multi.code == OK and len(multi.results) == 2
+
+    zk.set("/controller_epoch", b"3")  # another controller was elected: zkVersion 2
+    moved = run(ex, Create("/g", "x"), SetData("/s", "9", 2), Delete("/f"), Delete("/deep", recursive=True),
+                Create("/new/parent/node", "y", make_parents=True),
+                Multi((SetData("/s", "m", 2), Create("/f3", "z"))), fence=1)
+    assert [r.code for r in moved] == [CONTROLLER_MOVED] * 6
+    # nothing was applied
+    assert zk.exists("/g") is None and zk.get("/s")[0] == b"m" and zk.exists("/f") is not None
+    assert zk.exists("/deep/er/node") is not None and zk.exists("/new/parent/node") is None
+    assert zk.exists("/f3") is None
+    # reads are never fenced
+    assert run(ex, GetData("/s"), fence=1)[0].code == OK
+
+
+def _watch_events(rec: Recorder, n: int) -> list[ZkWatchEvent]:
+    wait_for(lambda: len(rec.watches) >= n, what=f"{n} watch events")
+    return list(rec.watches)
+
+
+def _quiet(zk: KazooClient) -> None:
+    """A round trip through the session: any watch notification sent before it has been dispatched by now."""
+    zk.sync("/")
+    zk.exists("/")
+
+
+def test_one_shot_watches(ex: ZkExecutor, zk: KazooClient) -> None:
+    rec = Recorder(ex)
+    zk.create("/w/d", b"0", makepath=True)
+    # data watch re-armed many times before it fires: one event per firing
+    for _ in range(5):
+        assert run(ex, GetData("/w/d", watch=True), Exists("/w/d", watch=True))[0].code == OK
+    zk.set("/w/d", b"1")
+    assert _watch_events(rec, 1) == [ZkWatchEvent("/w/d", "CHANGED")]
+    zk.set("/w/d", b"2")  # not re-armed: no event
+    # child watch
+    run(ex, GetChildren("/w", watch=True), GetChildren("/w", watch=True))
+    zk.create("/w/e", b"")
+    assert _watch_events(rec, 2)[1] == ZkWatchEvent("/w", "CHILD")
+    zk.create("/w/f", b"")  # not re-armed
+    # exists on a missing node arms a watch → CREATED
+    assert run(ex, Exists("/w/later", watch=True))[0].code == NONODE
+    zk.create("/w/later", b"")
+    assert _watch_events(rec, 3)[2] == ZkWatchEvent("/w/later", "CREATED")
+    # data + child watch on one node, then delete: one DELETED
+    run(ex, GetData("/w/later", watch=True), GetChildren("/w/later", watch=True))
+    zk.delete("/w/later")
+    assert _watch_events(rec, 4)[3] == ZkWatchEvent("/w/later", "DELETED")
+    _quiet(zk)
+    wait_for(lambda: zk.exists("/w/later") is None)
+    assert len(rec.watches) == 4, rec.watches
+
+
+def test_watch_after_firing_rearms(ex: ZkExecutor, zk: KazooClient) -> None:
+    rec = Recorder(ex)
+    zk.create("/r", b"0")
+    for i in range(1, 4):
+        run(ex, GetData("/r", watch=True))
+        zk.set("/r", str(i).encode())
+        _watch_events(rec, i)
+    _quiet(zk)
+    assert rec.watches == [ZkWatchEvent("/r", "CHANGED")] * 3
+
+
+def test_register_broker(ex: ZkExecutor, zk: KazooClient, zk_chroot: str) -> None:
+    zk.ensure_path("/brokers/ids")
+    r = run(ex, RegisterBroker("/brokers/ids/1", '{"version":4}'))[0]
+    assert r.code == OK
+    stat = zk.exists("/brokers/ids/1")
+    assert r.stat.czxid == stat.czxid and stat.ephemeralOwner == zk.client_id[0]
+    assert zk.get("/brokers/ids/1")[0] == b'{"version":4}'
+    # the same session registering again reuses its node (and its epoch)
+    again = run(ex, RegisterBroker("/brokers/ids/1", '{"version":4}'))[0]
+    assert again.code == OK and again.stat.czxid == stat.czxid
+    # another session cannot take it
+    other = KazooClient(hosts=zk_chroot, timeout=4.0)
+    other.start(10)
+    ex2 = ZkExecutor(other)
+    try:
+        assert run(ex2, RegisterBroker("/brokers/ids/1", "{}"))[0].code == NODEEXISTS
+        assert run(ex2, RegisterBroker("/brokers/ids/2", "{}"))[0].code == OK
+    finally:
+        ex2.close()
+        other.stop()
+        other.close()
+    wait_for(lambda: zk.exists("/brokers/ids/2") is None, what="other session's ephemeral to vanish")
+
+
+def expire_session(zk: KazooClient, hosts: str) -> None:
+    """Clone the session and close the clone: the server expires the session for real (ecosystem notes §3 A)."""
+    clone = KazooClient(hosts=hosts, client_id=zk.client_id, timeout=4.0)
+    clone.start(10)
+    clone.stop()
+    clone.close()
+
+
+def test_session_expiry_then_reestablished(ex: ZkExecutor, zk: KazooClient, zk_chroot: str) -> None:
+    rec = Recorder(ex)
+    zk.ensure_path("/brokers/ids")
+    first = run(ex, RegisterBroker("/brokers/ids/1", "{}"))[0]
+    old_session = zk.client_id[0]
+    expire_session(zk, zk_chroot)
+    wait_for(lambda: "REESTABLISHED" in rec.states(), what="REESTABLISHED")
+    states = rec.states()
+    assert states.index("EXPIRED") < states.index("REESTABLISHED")
+    new = rec.sessions[states.index("REESTABLISHED")].session_id
+    assert new and new != old_session == first.stat.ephemeral_owner
+    assert zk.exists("/brokers/ids/1") is None  # the ephemeral went with the session
+    # registering again gives a new epoch
+    second = run(ex, RegisterBroker("/brokers/ids/1", "{}"))[0]
+    assert second.code == OK and second.stat.czxid > first.stat.czxid
+
+
+def test_connection_loss_is_retried_not_surfaced(ex: ZkExecutor, zk: KazooClient) -> None:
+    rec = Recorder(ex)
+    zk.create("/cl", b"0")
+    # Drop the TCP connection under kazoo: the session survives, in-flight ops see CONNECTIONLOSS and are resent.
+    box: queue.Queue = queue.Queue()
+    ex.submit(ZkBatch(tuple(GetData("/cl") for _ in range(300))), box.put)
+    zk._connection._socket.shutdown(2)
+    results = box.get(timeout=DEADLINE_S)
+    assert all(r.code == OK and r.data == "0" for r in results)
+    wait_for(lambda: "CONNECTED" in rec.states(), what="reconnect")
+    assert "EXPIRED" not in rec.states()
+
+
+def test_client_stop_is_not_an_expiry(zk_chroot: str) -> None:
+    client = connect(zk_chroot, 4000, 10)
+    executor = ZkExecutor(client)
+    rec = Recorder(executor)
+    client.stop()
+    client.close()
+    executor.close()
+    assert "EXPIRED" not in rec.states()
+
+
+def test_connect_creates_chroot(zk_server: Any, zk_chroot: str) -> None:
+    chrooted = f"{zk_chroot}/nested/root"
+    client = connect(chrooted, 4000, 10)
+    try:
+        client.create("/x", b"1")
+    finally:
+        client.stop()
+        client.close()
+    root = connect(zk_server.connect_string, 4000, 10)
+    try:
+        assert root.get(chrooted.split("/", 1)[1].join(["/", ""]) + "/x")[0] == b"1"
+    finally:
+        root.stop()
+        root.close()
+
+
+def test_connect_unreachable_and_non_loopback() -> None:
+    port = free_port()
+    t0 = time.monotonic()
+    with pytest.raises(ZooKeeperUnreachable, match=f"127.0.0.1:{port}"):
+        connect(f"127.0.0.1:{port}", 4000, 0.5)
+    assert time.monotonic() - t0 < 5
+    with pytest.raises(ZooKeeperUnreachable, match="loopback"):
+        connect("192.0.2.1:2181", 4000, 0.5)
+
+
+def _drop_connection(zk: KazooClient, rec: Recorder) -> None:
+    """Cut the TCP connection under kazoo (the session survives) and wait until it is back."""
+    n = rec.states().count("CONNECTED")
+    zk._connection._socket.shutdown(socket.SHUT_RDWR)
+    wait_for(lambda: rec.states().count("CONNECTED") > n, what="reconnection")
+
+
+def test_watches_survive_a_connection_loss(ex: ZkExecutor, zk: KazooClient, zk_chroot: str) -> None:
+    rec = Recorder(ex)
+    zk.create("/v/d", b"0", makepath=True)
+    run(ex, GetData("/v/d", watch=True), GetChildren("/v", watch=True), Exists("/v/missing", watch=True),
+        Exists("/gone", watch=True))
+    zk.create("/gone", b"")  # fired before the loss: not re-armed after it
+    wait_for(lambda: rec.watches, what="CREATED of /gone")
+    assert rec.watches == [ZkWatchEvent("/gone", "CREATED")]
+    rec.watches.clear()
+    _drop_connection(zk, rec)
+    assert "SUSPENDED" in rec.states() and "EXPIRED" not in rec.states()
+    # changes after the reconnection fire the re-armed watches, once each
+    zk.set("/v/d", b"1")
+    zk.create("/v/missing", b"")
+    zk.delete("/gone")
+    events = _watch_events(rec, 3)
+    _quiet(zk)
+    assert sorted(events, key=lambda e: e.path) == [
+        ZkWatchEvent("/v", "CHILD"), ZkWatchEvent("/v/d", "CHANGED"), ZkWatchEvent("/v/missing", "CREATED")]
+    assert len(rec.watches) == 3
+
+
+def test_change_while_disconnected_is_reported_after_reconnection(ex: ZkExecutor, zk: KazooClient,
+                                                                  zk_chroot: str) -> None:
+    rec = Recorder(ex)
+    zk.create("/u", b"0")
+    run(ex, GetData("/u", watch=True))
+    other = KazooClient(hosts=zk_chroot, timeout=4.0)
+    other.start(10)
+    try:
+        zk._connection._socket.shutdown(socket.SHUT_RDWR)
+        other.set("/u", b"1")  # before or after kazoo reconnects: exactly one CHANGED either way
+        wait_for(lambda: rec.watches, what="CHANGED of /u")
+        _quiet(zk)
+        assert rec.watches == [ZkWatchEvent("/u", "CHANGED")]
+    finally:
+        other.stop()
+        other.close()

@@ -1,0 +1,143 @@
+"""EmbeddedZooKeeper and `kactor zookeeper`: fast start, loopback only, clean stop, clear one-line failures."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from zk_bridge.server import (
+    INSTALL_HINT,
+    EmbeddedZooKeeper,
+    ZooKeeperUnavailable,
+    check_prerequisites,
+    four_letter,
+    free_port,
+)
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _listening_addresses(port: int) -> set[str]:
+    """Local addresses (hex, as /proc/net shows them) of sockets listening on ``port``."""
+    found = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            lines = Path(table).read_text().splitlines()[1:]
+        except OSError:
+            continue
+        for line in lines:
+            fields = line.split()
+            addr, hexport = fields[1].rsplit(":", 1)
+            if fields[3] == "0A" and int(hexport, 16) == port:  # 0A = LISTEN
+                found.add(addr)
+    return found
+
+
+LOOPBACK_HEX = {"0100007F", "0000000000000000FFFF00000100007F"}  # 127.0.0.1 and ::ffff:127.0.0.1
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # a zombie is gone for our purposes
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
+    except OSError:
+        return False
+
+
+def test_start_ruok_loopback_and_stop_cleans_up() -> None:
+    zk = EmbeddedZooKeeper(tick_ms=200)
+    t0 = time.monotonic()
+    with zk:
+        assert time.monotonic() - t0 < 10
+        assert zk.connect_string == f"127.0.0.1:{zk.port}"
+        assert four_letter("127.0.0.1", zk.port, "ruok") == "imok"
+        assert "Mode: standalone" in four_letter("127.0.0.1", zk.port, "srvr")
+        addrs = _listening_addresses(zk.port)
+        assert addrs and addrs <= LOOPBACK_HEX, addrs
+        work_dir, pid = zk.work_dir, zk.pid
+        assert work_dir and os.path.isdir(work_dir) and pid
+    assert not os.path.exists(work_dir)
+    assert not _pid_alive(pid)
+    zk.stop()  # idempotent
+
+
+def test_user_data_dir_is_kept(tmp_path: Path) -> None:
+    data = tmp_path / "zkdata"
+    with EmbeddedZooKeeper(data_dir=str(data), tick_ms=200) as zk:
+        assert four_letter("127.0.0.1", zk.port, "ruok") == "imok"
+    assert data.is_dir() and any(data.iterdir())  # ZooKeeper wrote its version-2 dir there, and it stays
+
+
+def test_port_in_use_is_a_clear_error() -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen()
+        port = s.getsockname()[1]
+        zk = EmbeddedZooKeeper(port=port, tick_ms=200)
+        with pytest.raises(ZooKeeperUnavailable, match=f"port {port} .* already in use"):
+            zk.start()
+        assert zk.pid is None  # nothing was launched
+
+
+def test_missing_java_is_a_clear_error(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path))
+    with pytest.raises(ZooKeeperUnavailable) as e:
+        check_prerequisites()
+    assert INSTALL_HINT in str(e.value) and "\n" not in str(e.value)
+    with pytest.raises(ZooKeeperUnavailable, match="apt-get install -y zookeeper default-jre-headless"):
+        EmbeddedZooKeeper(tick_ms=200).start()
+
+
+def test_missing_jar_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    import zk_bridge.server as server
+
+    monkeypatch.setattr(server, "ZOOKEEPER_JAR", "/nonexistent/zookeeper.jar")
+    with pytest.raises(ZooKeeperUnavailable, match="zookeeper.jar not found: apt-get install"):
+        check_prerequisites()
+
+
+def test_non_loopback_bind_is_refused() -> None:
+    with pytest.raises(ValueError, match="loopback"):
+        EmbeddedZooKeeper(bind="0.0.0.0")
+
+
+def _kactor(*args: str) -> subprocess.Popen[str]:
+    return subprocess.Popen([sys.executable, "-m", "kactor", *args], cwd=REPO, text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
+
+def test_cli_runs_until_sigterm() -> None:
+    port = free_port()
+    proc = _kactor("zookeeper", "--port", str(port), "--tick-ms", "200")
+    try:
+        line = proc.stdout.readline() if proc.stdout else ""
+        assert line.strip() == f"zookeeper ready at 127.0.0.1:{port}"
+        assert four_letter("127.0.0.1", port, "ruok") == "imok"
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=30) == 0
+        assert not _listening_addresses(port)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+def test_cli_port_in_use_fails_with_one_line() -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen()
+        proc = _kactor("zookeeper", "--port", str(s.getsockname()[1]))
+        out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 1
+    assert err.strip().count("\n") == 0 and "already in use" in err, err

@@ -1,0 +1,646 @@
+"""ZkExecutor: runs a `ZkBatch` against ZooKeeper with kazoo, pipelined, and never blocks the caller.
+
+This is the I/O half of Kafka's ``KafkaZkClient`` / ``ZooKeeperClient``: ``handleRequests`` pipelines a batch of
+async requests and waits for them all; here the waiting is a callback instead, so the actor that asked never blocks.
+
+Threads: ``submit`` returns at once. kazoo's connection thread sends the requests, its completion thread runs our
+result callbacks, its callback thread runs watch callbacks, and session listeners run on the connection thread. Work
+that needs kazoo's *synchronous* calls (recursive delete, parent creation) goes to a small thread pool of our own:
+running it on a kazoo thread would stall (or deadlock) the very thread that must deliver its results.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import logging
+import threading
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from kazoo.client import KazooClient, TransactionRequest
+from kazoo.exceptions import (
+    BadVersionError,
+    ConnectionClosedError,
+    ConnectionLoss,
+    NodeExistsError,
+    NoNodeError,
+    NotEmptyError,
+    RolledBackError,
+    RuntimeInconsistency,
+    SessionExpiredError,
+)
+from kazoo.handlers.threading import KazooTimeoutError
+from kazoo.protocol.states import EventType, KazooState, WatchedEvent, ZnodeStat
+
+from messages.zk import (
+    BADVERSION,
+    CONNECTIONLOSS,
+    CONTROLLER_MOVED,
+    ERROR,
+    NODEEXISTS,
+    NONODE,
+    NOTEMPTY,
+    OK,
+    RUNTIMEINCONSISTENCY,
+    SESSIONEXPIRED,
+    Check,
+    Create,
+    Delete,
+    Exists,
+    GetChildren,
+    GetData,
+    Multi,
+    RegisterBroker,
+    SetData,
+    ZkBatch,
+    ZkOpResult,
+    ZkSessionEvent,
+    ZkWatchEvent,
+    ZStat,
+)
+from zk_bridge import paths
+
+log = logging.getLogger("kactor.zk")
+
+BatchCallback = Callable[[tuple[ZkOpResult, ...]], None]
+_Done = Callable[[ZkOpResult], None]
+
+# ZkWatchEvent kinds, from kazoo's EventType.
+WATCH_KINDS = {EventType.CREATED: "CREATED", EventType.DELETED: "DELETED", EventType.CHANGED: "CHANGED",
+               EventType.CHILD: "CHILD"}
+
+
+class ZooKeeperUnreachable(ConnectionError):  # noqa: N818 - the name others import
+    """No ZooKeeper session could be established; the message is one line saying where and what to do."""
+
+
+# -- result mapping --------------------------------------------------------------------------------------------------
+def result_code(exc: BaseException) -> str:
+    """Map a kazoo exception to a result code of messages.zk (KeeperException.Code names)."""
+    if isinstance(exc, NoNodeError):
+        return NONODE
+    if isinstance(exc, NodeExistsError):
+        return NODEEXISTS
+    if isinstance(exc, BadVersionError):
+        return BADVERSION
+    if isinstance(exc, NotEmptyError):
+        return NOTEMPTY
+    if isinstance(exc, ConnectionLoss):
+        return CONNECTIONLOSS
+    if isinstance(exc, SessionExpiredError | ConnectionClosedError):
+        # A closed client has no session either: the caller must treat both as "session gone".
+        return SESSIONEXPIRED
+    if isinstance(exc, RolledBackError | RuntimeInconsistency):
+        # The op itself was fine but its transaction failed elsewhere: nothing was applied.
+        return RUNTIMEINCONSISTENCY
+    return ERROR
+
+
+def to_zstat(stat: ZnodeStat | None) -> ZStat | None:
+    if stat is None:
+        return None
+    return ZStat(version=stat.version, czxid=stat.czxid, ephemeral_owner=stat.ephemeralOwner,
+                 ctime=stat.ctime, num_children=stat.numChildren)
+
+
+def _text(data: bytes | None) -> str | None:
+    return None if data is None else data.decode("utf-8")
+
+
+def _bytes(data: str | None) -> bytes | None:
+    return None if data is None else data.encode("utf-8")
+
+
+def _op_result(op: Any, value: Any) -> ZkOpResult:
+    """One transaction slot's outcome (kazoo puts exceptions *in* the commit() list, it does not raise)."""
+    if isinstance(value, BaseException):
+        return ZkOpResult(result_code(value))
+    if isinstance(op, Create):
+        return ZkOpResult(OK, path=value)
+    if isinstance(op, SetData):
+        return ZkOpResult(OK, stat=to_zstat(value))
+    return ZkOpResult(OK)
+
+
+def _first_failure(results: Sequence[ZkOpResult]) -> str:
+    """A failed multi's code: the failing op's own code, not the rolled-back / inconsistent bystanders'."""
+    codes = [r.code for r in results if r.code != OK]
+    specific = [c for c in codes if c != RUNTIMEINCONSISTENCY]
+    return (specific or codes or [OK])[0]
+
+
+class _Gather:
+    """Collects the results of one batch; calls the callback once, when the last result is in."""
+
+    def __init__(self, n: int, callback: BatchCallback) -> None:
+        self.results: list[ZkOpResult | None] = [None] * n
+        self.remaining = n
+        self.callback = callback
+        self.lock = threading.Lock()
+
+    def slot(self, i: int) -> _Done:
+        def done(result: ZkOpResult) -> None:
+            with self.lock:
+                if self.results[i] is not None:  # a result arrives once; guard against a double completion
+                    return
+                self.results[i] = result
+                self.remaining -= 1
+                last = self.remaining == 0
+            if last:
+                self.fire()
+        return done
+
+    def fire(self) -> None:
+        try:
+            self.callback(tuple(r for r in self.results if r is not None))
+        except Exception:  # noqa: BLE001 - a broken callback must not kill kazoo's completion thread
+            log.exception("ZK batch callback failed")
+
+
+class ZkExecutor:
+    """Runs ZkBatches on a started KazooClient; reports watches and session changes through two hooks.
+
+    ``on_watch(ZkWatchEvent)`` and ``on_session(ZkSessionEvent)`` are called from kazoo's threads: they must only
+    hand the event over (e.g. Runtime.inject), never block.
+    """
+
+    def __init__(self, client: KazooClient, workers: int = 2) -> None:
+        self.client = client
+        self.on_watch: Callable[[ZkWatchEvent], None] = lambda event: None
+        self.on_session: Callable[[ZkSessionEvent], None] = lambda event: None
+        self._lock = threading.Lock()
+        self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="zk-executor")
+        self._closed = False
+        self._connected = client.connected
+        self._expired = False
+        self._retry: list[Callable[[], None]] = []
+        # Every session id this client has had: a registration owned by an *earlier* one of ours is stale (KAFKA-7165).
+        self._sessions: set[int] = set()
+        self._note_session()
+        # One callable for every watch: kazoo keeps watchers in a set per path, so re-arming a path many times before
+        # it fires registers it once, and ZooKeeper's one notification becomes one event.
+        self._watch_fn = self._on_kazoo_watch
+        self._last_watch_event: WatchedEvent | None = None
+        # The watches we armed, (path, "data" | "child") → what the arming read saw: (czxid, mzxid or pzxid), or
+        # None for an exists-watch on a missing node. kazoo forgets every watch on a connection loss (it does not
+        # re-send them as the Java client does), so after a reconnection within the same session we re-arm them
+        # and report what changed meanwhile.
+        self._armed: dict[tuple[str, str], tuple[int, int] | None] = {}
+        self._suspended = False
+        client.add_listener(self._on_state)
+
+    # -- public ---------------------------------------------------------------------------------------------------
+    @property
+    def session_id(self) -> int:
+        cid = self.client.client_id
+        return int(cid[0]) if cid else 0
+
+    def submit(self, batch: ZkBatch, callback: BatchCallback) -> None:
+        """KafkaZkClient.retryRequestsUntilConnected(requests) without the wait: issue every op now, pipelined,
+        and call ``callback(results)`` (one ZkOpResult per op, in order) once all are in."""
+        ops = tuple(batch.ops)
+        gather = _Gather(len(ops), callback)
+        if not ops:
+            self._pool.submit(gather.fire)
+            return
+        for i, op in enumerate(ops):
+            self._run(op, batch.fence_version, gather.slot(i))
+
+    def close(self) -> None:
+        """Stop listening; ops waiting for a reconnection are failed with SESSIONEXPIRED. The client is not ours."""
+        with self._lock:
+            self._closed = True
+            pending, self._retry = self._retry, []
+        self.client.remove_listener(self._on_state)
+        for resend in pending:
+            resend()
+        self._pool.shutdown(wait=False)
+
+    # -- one op ---------------------------------------------------------------------------------------------------
+    def _run(self, op: Any, fence: int, done: _Done) -> None:
+        def finish(result: ZkOpResult) -> None:
+            # KafkaZkClient re-queues requests that saw CONNECTIONLOSS and resends them once reconnected.
+            if result.code == CONNECTIONLOSS and not self._closed:
+                self._retry_when_connected(lambda: self._run(op, fence, done), done)
+            else:
+                done(result)
+
+        try:
+            self._dispatch(op, fence, finish)
+        except Exception as e:  # noqa: BLE001 - bad arguments (kazoo raises TypeError/ValueError synchronously)
+            log.warning("ZK op %r failed before it was sent: %s", op, e)
+            finish(ZkOpResult(result_code(e)))
+
+    def _dispatch(self, op: Any, fence: int, finish: _Done) -> None:
+        fenced = fence >= 0
+        if isinstance(op, GetData):
+            def got(v: Any) -> ZkOpResult:
+                self._armed_by(op, "data", (v[1].czxid, v[1].mzxid))
+                return ZkOpResult(OK, data=_text(v[0]), stat=to_zstat(v[1]))
+            self._link(self.client.get_async(op.path, watch=self._watch(op)), got, finish)
+        elif isinstance(op, Exists):
+            def exists(st: Any) -> ZkOpResult:
+                self._armed_by(op, "data", (st.czxid, st.mzxid) if st is not None else None)
+                return ZkOpResult(OK, stat=to_zstat(st)) if st is not None else ZkOpResult(NONODE)
+            self._link(self.client.exists_async(op.path, watch=self._watch(op)), exists, finish)
+        elif isinstance(op, GetChildren):
+            def children(v: Any) -> ZkOpResult:
+                self._armed_by(op, "child", (v[1].czxid, v[1].pzxid))
+                return ZkOpResult(OK, children=tuple(sorted(v[0])), stat=to_zstat(v[1]))
+            self._link(self.client.get_children_async(op.path, watch=self._watch(op), include_data=True),
+                       children, finish)
+        elif isinstance(op, RegisterBroker):
+            self._register_broker(op, finish)
+        elif isinstance(op, Delete) and op.recursive:
+            self._pool.submit(self._in_pool, lambda: self._delete_recursive(op.path, fence), finish)
+        elif isinstance(op, Create) and op.make_parents and fenced:
+            # Parents are structural and, as in Kafka's createRecursive, not fenced; the node itself is.
+            self._pool.submit(self._in_pool, lambda: self._create_parents_then_fenced(op, fence), finish)
+        elif isinstance(op, Multi):
+            self._multi(op, fence, finish)
+        elif isinstance(op, Create | SetData | Delete | Check) and (fenced or isinstance(op, Check)):
+            self._fenced(op, fence, finish)
+        elif isinstance(op, Create):
+            self._link(self.client.create_async(op.path, _bytes(op.data), ephemeral=op.ephemeral,
+                                                sequence=op.sequential, makepath=op.make_parents,
+                                                include_data=True),
+                       lambda v: ZkOpResult(OK, path=v[0], stat=to_zstat(v[1])), finish)
+        elif isinstance(op, SetData):
+            self._link(self.client.set_async(op.path, op.data.encode("utf-8"), op.version),
+                       lambda st: ZkOpResult(OK, stat=to_zstat(st)), finish)
+        elif isinstance(op, Delete):
+            self._link(self.client.delete_async(op.path, op.version), lambda _: ZkOpResult(OK), finish)
+        else:
+            raise TypeError(f"not a ZooKeeper op: {type(op).__name__}")
+
+    def _watch(self, op: GetData | Exists | GetChildren) -> Callable[[WatchedEvent], None] | None:
+        return self._watch_fn if op.watch else None
+
+    def _armed_by(self, op: GetData | Exists | GetChildren, family: str,
+                  snapshot: tuple[int, int] | None) -> None:
+        if op.watch:
+            with self._lock:
+                self._armed[(op.path, family)] = snapshot
+
+    @staticmethod
+    def _link(async_result: Any, on_value: Callable[[Any], ZkOpResult], finish: _Done) -> None:
+        def completed(ar: Any) -> None:
+            try:
+                value = ar.get_nowait()
+            except Exception as e:  # noqa: BLE001 - kazoo reports every failure as an exception
+                finish(ZkOpResult(result_code(e)))
+                return
+            try:
+                result = on_value(value)
+            except Exception:  # noqa: BLE001
+                log.exception("could not convert a ZooKeeper result")
+                result = ZkOpResult(ERROR)
+            finish(result)
+
+        async_result.rawlink(completed)
+
+    def _in_pool(self, work: Callable[[], ZkOpResult], finish: _Done) -> None:
+        try:
+            result = work()
+        except Exception as e:  # noqa: BLE001
+            if result_code(e) == ERROR:
+                log.exception("ZK worker op failed")
+            result = ZkOpResult(result_code(e))
+        finish(result)
+
+    # -- transactions ---------------------------------------------------------------------------------------------
+    def _add(self, t: TransactionRequest, op: Any) -> None:
+        if isinstance(op, Create):
+            if op.make_parents:
+                raise ValueError(f"make_parents is not possible inside a transaction ({op.path})")
+            # kazoo's transaction create wants bytes; ZooKeeper's "null data" becomes empty data.
+            t.create(op.path, _bytes(op.data) or b"", ephemeral=op.ephemeral, sequence=op.sequential)
+        elif isinstance(op, SetData):
+            t.set_data(op.path, op.data.encode("utf-8"), op.version)
+        elif isinstance(op, Delete):
+            if op.recursive:
+                raise ValueError(f"a recursive delete is not possible inside a transaction ({op.path})")
+            t.delete(op.path, op.version)
+        elif isinstance(op, Check):
+            t.check(op.path, op.version)
+        else:
+            raise TypeError(f"{type(op).__name__} cannot be part of a ZooKeeper transaction")
+
+    @staticmethod
+    def _check_failed(value: Any) -> ZkOpResult | None:
+        """The epoch check's outcome: BADVERSION means another controller bumped /controller_epoch."""
+        # RolledBackError: the check itself passed; the transaction failed on the op it guards.
+        if not isinstance(value, BaseException) or isinstance(value, RolledBackError):
+            return None
+        if isinstance(value, BadVersionError):
+            return ZkOpResult(CONTROLLER_MOVED)
+        return ZkOpResult(result_code(value))
+
+    def _fenced(self, op: Any, fence: int, finish: _Done) -> None:
+        """KafkaZkClient's wrapRequestWithControllerEpochCheck: multi [check(/controller_epoch, v), op]."""
+        t = self.client.transaction()
+        if fence >= 0:
+            t.check(paths.ControllerEpochZNode, fence)
+        self._add(t, op)
+
+        def convert(values: list[Any]) -> ZkOpResult:
+            if fence >= 0:
+                failed = self._check_failed(values[0])
+                if failed is not None:
+                    return failed
+                values = values[1:]
+            return _op_result(op, values[0])
+
+        self._link(t.commit_async(), convert, finish)
+
+    def _multi(self, op: Multi, fence: int, finish: _Done) -> None:
+        """An atomic transaction; ``results`` has one ZkOpResult per inner op (the fence check is not shown)."""
+        t = self.client.transaction()
+        if fence >= 0:
+            t.check(paths.ControllerEpochZNode, fence)
+        for inner in op.ops:
+            self._add(t, inner)
+
+        def convert(values: list[Any]) -> ZkOpResult:
+            if fence >= 0:
+                failed = self._check_failed(values[0])
+                if failed is not None:
+                    return ZkOpResult(failed.code, results=tuple(ZkOpResult(RUNTIMEINCONSISTENCY) for _ in op.ops))
+                values = values[1:]
+            results = tuple(_op_result(inner, v) for inner, v in zip(op.ops, values, strict=True))
+            return ZkOpResult(_first_failure(results), results=results)
+
+        self._link(t.commit_async(), convert, finish)
+
+    # -- ops that need synchronous kazoo calls (run in our pool) ----------------------------------------------------
+    def _delete_one(self, path: str, fence: int) -> str:
+        if fence < 0:
+            try:
+                self.client.delete(path)
+            except NoNodeError:
+                return NONODE
+            return OK
+        t = self.client.transaction()
+        t.check(paths.ControllerEpochZNode, fence)
+        t.delete(path)
+        values = t.commit()
+        failed = self._check_failed(values[0])
+        if failed is not None:
+            return failed.code
+        return OK if not isinstance(values[1], BaseException) else result_code(values[1])
+
+    def _delete_recursive(self, path: str, fence: int) -> ZkOpResult:
+        """KafkaZkClient.deleteRecursive: children first (each delete fenced), then the node; NONODE if absent."""
+        try:
+            children = self.client.get_children(path)
+        except NoNodeError:
+            return ZkOpResult(NONODE)
+        for child in children:
+            sub = self._delete_recursive(f"{path.rstrip('/')}/{child}", fence)
+            if sub.code not in (OK, NONODE):
+                return sub
+        code = self._delete_one(path, fence)
+        # A concurrent delete of the node itself is fine: the goal (node gone) is reached.
+        return ZkOpResult(OK if code == NONODE else code)
+
+    def _create_parents_then_fenced(self, op: Create, fence: int) -> ZkOpResult:
+        parent = paths.parent(op.path)
+        if parent != "/":
+            self.client.ensure_path(parent)
+        t = self.client.transaction()
+        t.check(paths.ControllerEpochZNode, fence)
+        self._add(t, Create(op.path, op.data, op.ephemeral, op.sequential))
+        values = t.commit()
+        failed = self._check_failed(values[0])
+        return failed if failed is not None else _op_result(op, values[1])
+
+    # -- broker registration --------------------------------------------------------------------------------------
+    def _register_broker(self, op: RegisterBroker, finish: _Done, attempts: int = 3) -> None:
+        """KafkaZkClient.registerBroker → checkedEphemeralCreate (KAFKA-7165): multi {create ephemeral, setData v0};
+        on NODEEXISTS read the owner: our current session → reuse; an earlier session of ours → delete and retry;
+        another session → NODEEXISTS. The result's stat.czxid is the broker epoch."""
+        t = self.client.transaction()
+        t.create(op.path, b"", ephemeral=True)
+        t.set_data(op.path, op.data.encode("utf-8"), 0)
+
+        def created(values: list[Any]) -> None:
+            first, second = values[0], values[1]
+            if not isinstance(first, BaseException) and not isinstance(second, BaseException):
+                finish(ZkOpResult(OK, path=op.path, stat=to_zstat(second)))
+            elif isinstance(first, NodeExistsError):
+                self._link(self.client.get_async(op.path), lambda v: v, after_exists)  # type: ignore[arg-type]
+            else:
+                bad = first if isinstance(first, BaseException) else second
+                finish(ZkOpResult(result_code(bad)))
+
+        def after_exists(value: Any) -> None:
+            if isinstance(value, ZkOpResult):  # the read failed
+                if value.code == NONODE and attempts > 0:  # it went away meanwhile: create again
+                    self._register_broker(op, finish, attempts - 1)
+                else:
+                    finish(value)
+                return
+            data, stat = value
+            owner = stat.ephemeralOwner
+            if owner == self.session_id:
+                finish(ZkOpResult(OK, path=op.path, data=_text(data), stat=to_zstat(stat)))
+            elif owner in self._sessions and attempts > 0:
+                self._link(self.client.delete_async(op.path, stat.version), lambda _: ZkOpResult(OK),
+                           lambda r: self._register_broker(op, finish, attempts - 1)
+                           if r.code in (OK, NONODE) else finish(r))
+            else:
+                log.error("broker registration %s exists, owned by session 0x%x (ours is 0x%x)",
+                          op.path, owner, self.session_id)
+                finish(ZkOpResult(NODEEXISTS))
+
+        def on_commit(ar: Any) -> None:
+            try:
+                created(ar.get_nowait())
+            except Exception as e:  # noqa: BLE001
+                finish(ZkOpResult(result_code(e)))
+
+        t.commit_async().rawlink(on_commit)
+
+    # -- retries on connection loss -------------------------------------------------------------------------------
+    def _retry_when_connected(self, resend: Callable[[], None], done: _Done) -> None:
+        with self._lock:
+            if self._closed or self._expired:
+                now: Callable[[], None] | None = lambda: done(ZkOpResult(SESSIONEXPIRED))  # noqa: E731
+            elif self._connected:
+                now = resend
+            else:
+                # Kept until the state listener sees CONNECTED; if the session expires first, it fails instead.
+                self._retry.append(lambda: self._resend_or_fail(resend, done))
+                now = None
+        if now is not None:
+            self._pool.submit(now)
+
+    def _resend_or_fail(self, resend: Callable[[], None], done: _Done) -> None:
+        if self._closed or self._expired:
+            done(ZkOpResult(SESSIONEXPIRED))
+        else:
+            resend()
+
+    # -- watches and session --------------------------------------------------------------------------------------
+    def _on_kazoo_watch(self, event: WatchedEvent) -> None:
+        # kazoo calls each watcher of a path with the same event object (a DELETED reaches data and child watchers
+        # alike); ZooKeeper sent one notification, so report one.
+        if event is self._last_watch_event:
+            return
+        self._last_watch_event = event
+        kind = WATCH_KINDS.get(event.type)
+        if kind is None or event.path is None:
+            # EventType.NONE: kazoo dropped its watchers on a connection loss; _rearm restores them.
+            return
+        with self._lock:
+            families = {"CHILD": ("child",), "DELETED": ("data", "child")}.get(kind, ("data",))
+            for family in families:
+                self._armed.pop((event.path, family), None)
+        self._emit_watch(event.path, kind)
+
+    def _emit_watch(self, path: str, kind: str) -> None:
+        try:
+            self.on_watch(ZkWatchEvent(path, kind))
+        except Exception:  # noqa: BLE001
+            log.exception("on_watch hook failed")
+
+    def _rearm(self) -> None:
+        """After a reconnection in the same session: arm every watch again and report what changed while kazoo
+        had none (the Java client would have re-sent them with SetWatches and ZooKeeper would have fired them)."""
+        with self._lock:
+            armed = dict(self._armed)
+        for (path, family), before in armed.items():
+            if family == "data":
+                self.client.exists_async(path, watch=self._watch_fn).rawlink(
+                    lambda ar, p=path, b=before: self._rearmed_data(p, b, ar))
+            else:
+                self.client.get_children_async(path, watch=self._watch_fn, include_data=True).rawlink(
+                    lambda ar, p=path, b=before: self._rearmed_child(p, b, ar))
+
+    def _rearmed_data(self, path: str, before: tuple[int, int] | None, ar: Any) -> None:
+        try:
+            stat = ar.get_nowait()
+        except Exception:  # noqa: BLE001 - lost again: the next reconnection re-arms it
+            return
+        now = (stat.czxid, stat.mzxid) if stat is not None else None
+        with self._lock:
+            self._armed[(path, "data")] = now
+        if before == now:
+            return
+        if before is None:
+            self._emit_watch(path, "CREATED")
+        elif now is None or now[0] != before[0]:
+            self._emit_watch(path, "DELETED")  # gone, or deleted and re-created meanwhile
+        else:
+            self._emit_watch(path, "CHANGED")
+
+    def _rearmed_child(self, path: str, before: tuple[int, int] | None, ar: Any) -> None:
+        try:
+            _, stat = ar.get_nowait()
+        except NoNodeError:
+            with self._lock:
+                self._armed.pop((path, "child"), None)
+            self._emit_watch(path, "DELETED")
+            return
+        except Exception:  # noqa: BLE001
+            return
+        now = (stat.czxid, stat.pzxid)
+        with self._lock:
+            self._armed[(path, "child")] = now
+        if before is not None and now[0] != before[0]:
+            self._emit_watch(path, "DELETED")
+        elif before != now:
+            self._emit_watch(path, "CHILD")
+
+    def _note_session(self) -> None:
+        sid = self.session_id
+        if sid:
+            self._sessions.add(sid)
+
+    def _on_state(self, state: str) -> None:
+        """kazoo's connection listener (runs on kazoo's connection thread: hand over, never block)."""
+        if self._closed:
+            return
+        event: ZkSessionEvent | None = None
+        pending: list[Callable[[], None]] = []
+        with self._lock:
+            if state == KazooState.SUSPENDED:
+                self._connected = False
+                self._suspended = True
+                event = ZkSessionEvent("SUSPENDED", self.session_id)
+            elif state == KazooState.LOST:
+                if self.client._stopped.is_set():  # our own client.stop(), not an expiry
+                    return
+                self._connected = False
+                self._expired = True
+                self._armed.clear()  # a new session starts with no watches; subscribers re-read on REESTABLISHED
+                pending, self._retry = self._retry, []
+                event = ZkSessionEvent("EXPIRED", 0)
+            elif state == KazooState.CONNECTED:
+                self._connected = True
+                self._note_session()
+                if self._suspended and not self._expired:
+                    pending.append(self._rearm)
+                self._suspended = False
+                # beforeInitializingSession / afterInitializingSession: a new session after an expiry.
+                event = ZkSessionEvent("REESTABLISHED" if self._expired else "CONNECTED", self.session_id)
+                self._expired = False
+                pending, self._retry = pending + self._retry, []
+        for job in pending:
+            self._pool.submit(job)
+        if event is not None:
+            try:
+                self.on_session(event)
+            except Exception:  # noqa: BLE001
+                log.exception("on_session hook failed")
+
+
+# -- connecting ------------------------------------------------------------------------------------------------------
+def split_connect_string(connect_string: str) -> tuple[str, str]:
+    """``h1:p1,h2:p2/chroot`` → (``h1:p1,h2:p2``, ``/chroot``); the chroot is '' when absent."""
+    hosts, sep, chroot = connect_string.partition("/")
+    return hosts, (f"/{chroot}".rstrip("/") if sep else "")
+
+
+def _check_loopback(hosts: str) -> None:
+    for hp in hosts.split(","):
+        host = hp.strip().rsplit(":", 1)[0].strip("[]")
+        if host == "localhost":
+            continue
+        try:
+            if ipaddress.ip_address(host).is_loopback:
+                continue
+        except ValueError:
+            pass
+        raise ZooKeeperUnreachable(f"ZooKeeper address {hp!r} is not a loopback address (only 127.0.0.1 is allowed)")
+
+
+def _start(hosts: str, timeout_s: float, connect_timeout_s: float, what: str) -> KazooClient:
+    client = KazooClient(hosts=hosts, timeout=timeout_s)
+    try:
+        client.start(timeout=connect_timeout_s)
+    except KazooTimeoutError:
+        # kazoo keeps retrying in the background after a failed start(): stop it, or its thread lingers.
+        client.stop()
+        client.close()
+        raise ZooKeeperUnreachable(
+            f"cannot reach ZooKeeper at {what} within {connect_timeout_s:g}s: is it running? "
+            "(start one with `kactor zookeeper`)") from None
+    return client
+
+
+def connect(connect_string: str, session_timeout_ms: int = 18000, connect_timeout_s: float = 10.0) -> KazooClient:
+    """Open a session (KafkaZkClient.apply + ZooKeeperClient.waitUntilConnected), creating a missing chroot first,
+    as Kafka's broker does at startup. Loopback addresses only. Default session timeout is Kafka 2.6's 18 s."""
+    hosts, chroot = split_connect_string(connect_string)
+    _check_loopback(hosts)
+    timeout_s = session_timeout_ms / 1000.0
+    if chroot:
+        root = _start(hosts, timeout_s, connect_timeout_s, connect_string)
+        try:
+            root.ensure_path(chroot)
+        finally:
+            root.stop()
+            root.close()
+    return _start(connect_string, timeout_s, connect_timeout_s, connect_string)

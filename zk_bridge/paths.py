@@ -1,0 +1,212 @@
+"""Kafka's ZooKeeper paths, named as the objects of ``kafka.zk.ZkData`` (Kafka 2.6) so they are found where expected.
+
+Scala ``object XZNode { def path = ... }`` becomes a constant ``XZNode`` (fixed path) or a class with a static
+``path(...)`` (parameterised path); parsers go the other way (a watched path back to its topic / partition / id).
+"""
+
+from __future__ import annotations
+
+import re
+
+from messages.common import TopicPartition
+
+# -- fixed paths (ZkData.scala objects whose `path` takes no argument) ---------------------------------------------
+ControllerZNode = "/controller"
+ControllerEpochZNode = "/controller_epoch"
+BrokersZNode = "/brokers"
+BrokerIdsZNode = "/brokers/ids"
+TopicsZNode = "/brokers/topics"
+BrokerSequenceIdZNode = "/brokers/seqid"
+AdminZNode = "/admin"
+DeleteTopicsZNode = "/admin/delete_topics"
+ReassignPartitionsZNode = "/admin/reassign_partitions"
+PreferredReplicaElectionZNode = "/admin/preferred_replica_election"
+IsrChangeNotificationZNode = "/isr_change_notification"
+LogDirEventNotificationZNode = "/log_dir_event_notification"
+ConfigZNode = "/config"
+ConfigEntityChangeNotificationZNode = "/config/changes"
+ClusterZNode = "/cluster"
+ClusterIdZNode = "/cluster/id"
+ConsumerPathZNode = "/consumers"
+ProducerIdBlockZNode = "/latest_producer_id_block"
+
+# Sequence prefixes (IsrChangeNotificationSequenceZNode.SequenceNumberPrefix etc.)
+ISR_CHANGE_PREFIX = "isr_change_"
+LOG_DIR_EVENT_PREFIX = "log_dir_event_"
+CONFIG_CHANGE_PREFIX = "config_change_"
+
+# ZkData.PersistentZkPaths: created empty at broker startup (KafkaZkClient.createTopLevelPaths), in Kafka's order.
+PERSISTENT_ZK_PATHS: tuple[str, ...] = (
+    ConsumerPathZNode,
+    BrokerIdsZNode,
+    TopicsZNode,
+    ConfigEntityChangeNotificationZNode,
+    DeleteTopicsZNode,
+    BrokerSequenceIdZNode,
+    IsrChangeNotificationZNode,
+    ProducerIdBlockZNode,
+    LogDirEventNotificationZNode,
+    "/config/topics",
+    "/config/clients",
+    "/config/users",
+    "/config/brokers",
+    "/config/ips",
+)
+
+
+# -- parameterised paths ---------------------------------------------------------------------------------------------
+class BrokerIdZNode:
+    """BrokerIdZNode: /brokers/ids/<id> (ephemeral, the broker's registration)."""
+
+    @staticmethod
+    def path(broker_id: int) -> str:
+        return f"{BrokerIdsZNode}/{broker_id}"
+
+
+class TopicZNode:
+    """TopicZNode: /brokers/topics/<topic> (the replica assignment)."""
+
+    @staticmethod
+    def path(topic: str) -> str:
+        return f"{TopicsZNode}/{topic}"
+
+
+class TopicPartitionsZNode:
+    """TopicPartitionsZNode: /brokers/topics/<topic>/partitions."""
+
+    @staticmethod
+    def path(topic: str) -> str:
+        return f"{TopicZNode.path(topic)}/partitions"
+
+
+class TopicPartitionZNode:
+    """TopicPartitionZNode: /brokers/topics/<topic>/partitions/<p>."""
+
+    @staticmethod
+    def path(tp: TopicPartition) -> str:
+        return f"{TopicPartitionsZNode.path(tp.topic)}/{tp.partition}"
+
+
+class TopicPartitionStateZNode:
+    """TopicPartitionStateZNode: /brokers/topics/<topic>/partitions/<p>/state (leader, epoch, ISR)."""
+
+    @staticmethod
+    def path(tp: TopicPartition) -> str:
+        return f"{TopicPartitionZNode.path(tp)}/state"
+
+
+class DeleteTopicsTopicZNode:
+    """DeleteTopicsTopicZNode: /admin/delete_topics/<topic> (a topic marked for deletion)."""
+
+    @staticmethod
+    def path(topic: str) -> str:
+        return f"{DeleteTopicsZNode}/{topic}"
+
+
+class IsrChangeNotificationSequenceZNode:
+    """IsrChangeNotificationSequenceZNode: /isr_change_notification/isr_change_<seq>."""
+
+    SequenceNumberPrefix = ISR_CHANGE_PREFIX
+
+    @staticmethod
+    def path(sequence_number: str = "") -> str:
+        """With no sequence number this is the prefix to create a PERSISTENT_SEQUENTIAL node with."""
+        return f"{IsrChangeNotificationZNode}/{ISR_CHANGE_PREFIX}{sequence_number}"
+
+    @staticmethod
+    def sequence_number(path: str) -> str:
+        return sequence_number(path, ISR_CHANGE_PREFIX)
+
+
+class LogDirEventNotificationSequenceZNode:
+    """LogDirEventNotificationSequenceZNode: /log_dir_event_notification/log_dir_event_<seq>."""
+
+    SequenceNumberPrefix = LOG_DIR_EVENT_PREFIX
+    LogDirFailureEvent = 1
+
+    @staticmethod
+    def path(sequence_number: str = "") -> str:
+        return f"{LogDirEventNotificationZNode}/{LOG_DIR_EVENT_PREFIX}{sequence_number}"
+
+    @staticmethod
+    def sequence_number(path: str) -> str:
+        return sequence_number(path, LOG_DIR_EVENT_PREFIX)
+
+
+class ConfigEntityTypeZNode:
+    """ConfigEntityTypeZNode: /config/<entityType> (topics, clients, users, brokers, ips)."""
+
+    @staticmethod
+    def path(entity_type: str) -> str:
+        return f"{ConfigZNode}/{entity_type}"
+
+
+class ConfigEntityZNode:
+    """ConfigEntityZNode: /config/<entityType>/<entityName>."""
+
+    @staticmethod
+    def path(entity_type: str, entity_name: str) -> str:
+        return f"{ConfigEntityTypeZNode.path(entity_type)}/{entity_name}"
+
+
+class ConfigEntityChangeNotificationSequenceZNode:
+    """ConfigEntityChangeNotificationSequenceZNode: /config/changes/config_change_<seq>."""
+
+    SequenceNumberPrefix = CONFIG_CHANGE_PREFIX
+
+    @staticmethod
+    def create_path() -> str:
+        return f"{ConfigEntityChangeNotificationZNode}/{CONFIG_CHANGE_PREFIX}"
+
+
+# -- parsers ---------------------------------------------------------------------------------------------------------
+_STATE_RE = re.compile(r"^/brokers/topics/([^/]+)/partitions/(\d+)/state$")
+_TOPIC_RE = re.compile(r"^/brokers/topics/([^/]+)$")
+_BROKER_RE = re.compile(r"^/brokers/ids/(\d+)$")
+_DELETE_RE = re.compile(r"^/admin/delete_topics/([^/]+)$")
+
+
+def sequence_number(path: str, prefix: str) -> str:
+    """The ``0000000042`` suffix of a sequential node, as Kafka's ``sequenceNumber(path)`` (text after the prefix)."""
+    i = path.rfind(prefix)
+    if i < 0:
+        raise ValueError(f"{path!r} is not a {prefix}<seq> node")
+    return path[i + len(prefix):]
+
+
+def topic_partition_from_state_path(path: str) -> TopicPartition:
+    """/brokers/topics/<t>/partitions/<p>/state → TopicPartition(t, p)."""
+    m = _STATE_RE.match(path)
+    if m is None:
+        raise ValueError(f"not a partition state path: {path!r}")
+    return TopicPartition(m.group(1), int(m.group(2)))
+
+
+def topic_from_path(path: str) -> str:
+    """/brokers/topics/<t> → t (the node PartitionModifications watches)."""
+    m = _TOPIC_RE.match(path)
+    if m is None:
+        raise ValueError(f"not a topic path: {path!r}")
+    return m.group(1)
+
+
+def broker_id_from_path(path: str) -> int:
+    """/brokers/ids/<id> → id (the node BrokerModifications watches)."""
+    m = _BROKER_RE.match(path)
+    if m is None:
+        raise ValueError(f"not a broker registration path: {path!r}")
+    return int(m.group(1))
+
+
+def topic_from_delete_path(path: str) -> str:
+    """/admin/delete_topics/<t> → t."""
+    m = _DELETE_RE.match(path)
+    if m is None:
+        raise ValueError(f"not a topic deletion path: {path!r}")
+    return m.group(1)
+
+
+def parent(path: str) -> str:
+    """The parent of an absolute znode path ('/' for a top-level node)."""
+    head = path.rstrip("/").rpartition("/")[0]
+    return head or "/"
