@@ -1,0 +1,36 @@
+"""NetworkActor ("net"): hands NetSend / NetReply / NetClose to the transport edge.
+
+Like the timer actor it makes every network action a traced message: the NetSend's seq travels with the request
+inside the transport and becomes the cause of the NetResponse / NetSendFailed injected later. In replay there is no
+transport, so this actor does nothing and the recorded NetResponse / NetRequest inputs stand in for the network.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from actors.base import KActor
+from messages.net import NetClose, NetReply, NetSend
+
+
+class NetworkActor(KActor):
+    """The actor named "net": the actor-side face of `kactor.edges.transport.Transport`."""
+
+    def _transport(self) -> Any:
+        return getattr(self.runtime, "edges", {}).get("net")
+
+    def on_NetSend(self, msg: NetSend, sender: str) -> None:
+        transport = self._transport()
+        if transport is not None:
+            transport.send(msg.host, msg.port, msg.to, msg.body, msg.request_id, msg.reply_to,
+                           cause=self.runtime.current_seq, timeout_ms=msg.timeout_ms)
+
+    def on_NetReply(self, msg: NetReply, sender: str) -> None:
+        transport = self._transport()
+        if transport is not None:
+            transport.reply(msg.connection_id, msg.request_id, msg.body)
+
+    def on_NetClose(self, msg: NetClose, sender: str) -> None:
+        transport = self._transport()
+        if transport is not None:
+            transport.close_destination(msg.host, msg.port)

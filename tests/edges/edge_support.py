@@ -1,0 +1,160 @@
+"""Helpers for the edge tests: test messages and actors, a recording observer, polling, and the Node bundle."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+import attrs
+
+from actors.base import KActor
+from kactor.edges.timer import TimerEdge
+from kactor.edges.transport import Transport
+from kactor.runtime import Runtime
+from messages.net import NetReply, NetRequest, NetSend
+from messages.registry import message
+
+
+@message
+class EdgeTestArm:
+    """Test input: ask the receiving actor to arm timer ``key``."""
+
+    key: str
+    delay_ms: float
+
+
+@message
+class EdgeTestDisarm:
+    key: str
+
+
+@message
+class EdgeTestBench:
+    """Test input: keep ``window`` requests of ``size`` bytes in flight to echo@host:port until ``total`` answered."""
+
+    host: str
+    port: int
+    total: int
+    window: int
+    size: int
+
+
+@attrs.frozen
+class Rec:
+    """One delivered message, as the runtime's observer saw it."""
+
+    seq: int
+    sender: str
+    receiver: str
+    body: Any
+    cause: int | None
+
+
+class Recorder:
+    """The runtime observer: keeps every delivered message (appended from the driver thread)."""
+
+    def __init__(self) -> None:
+        self.records: list[Rec] = []
+        # (type name, receiver) → how many: lets a poll loop check progress without scanning every record.
+        self.counts: dict[tuple[str, str], int] = {}
+
+    def __call__(self, seq: int, ts: float, sender: str, receiver: str, body: Any, cause: int | None) -> None:
+        self.records.append(Rec(seq, sender, receiver, body, cause))
+        k = (type(body).__name__, receiver)
+        self.counts[k] = self.counts.get(k, 0) + 1
+
+    def count(self, body_type: type, receiver: str) -> int:
+        return self.counts.get((body_type.__name__, receiver), 0)
+
+    def of(self, body_type: type, receiver: str | None = None) -> list[Rec]:
+        return [r for r in list(self.records)
+                if isinstance(r.body, body_type) and (receiver is None or r.receiver == receiver)]
+
+    def wait(self, body_type: type, receiver: str | None = None, count: int = 1, timeout_s: float = 3.0) -> list[Rec]:
+        """Poll until ``count`` messages of ``body_type`` reached ``receiver``; fail the test on the deadline."""
+        ok = poll(lambda: len(self.of(body_type, receiver)) >= count, timeout_s)
+        found = self.of(body_type, receiver)
+        assert ok, f"only {len(found)} of {count} {body_type.__name__} reached {receiver} within {timeout_s}s"
+        return found
+
+    def seq_of(self, body: Any, receiver: str) -> int:
+        return next(r.seq for r in list(self.records) if r.body == body and r.receiver == receiver)
+
+
+def poll(pred: Callable[[], bool], timeout_s: float = 3.0, interval_s: float = 0.002) -> bool:
+    """True as soon as ``pred()`` holds; False after ``timeout_s`` (short sleeps between checks)."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        if pred():
+            return True
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(interval_s)
+
+
+# -- test actors ---------------------------------------------------------------------------------------------------
+class Sink(KActor):
+    """Takes anything and does nothing (a reply_to target, or a remote actor that never answers)."""
+
+    def on_unhandled(self, body: Any, sender: str) -> None:
+        pass
+
+
+class Echo(KActor):
+    """Answers every NetRequest with its own body."""
+
+    def on_NetRequest(self, msg: NetRequest, sender: str) -> None:
+        if msg.reply_expected:
+            self.post("net", NetReply(msg.connection_id, msg.request_id, msg.body))
+
+
+class Arming(KActor):
+    """Arms and cancels timers on request, through the "timer" actor like any production actor."""
+
+    def on_EdgeTestArm(self, msg: EdgeTestArm, sender: str) -> None:
+        self.schedule(msg.key, msg.delay_ms)
+
+    def on_EdgeTestDisarm(self, msg: EdgeTestDisarm, sender: str) -> None:
+        self.cancel_timer(msg.key)
+
+    def on_TimerFired(self, msg: Any, sender: str) -> None:
+        pass
+
+
+class Pump(KActor):
+    """Keeps a window of requests in flight for the throughput figure."""
+
+    def on_EdgeTestBench(self, msg: EdgeTestBench, sender: str) -> None:
+        self.cfg, self.sent, self.done = msg, 0, 0
+        self.payload = "x" * msg.size
+        for _ in range(msg.window):
+            self._next()
+
+    def _next(self) -> None:
+        if self.sent < self.cfg.total:
+            self.sent += 1
+            self.post("net", NetSend(self.cfg.host, self.cfg.port, "echo", self.payload, self.sent, self.name))
+
+    def on_NetResponse(self, msg: Any, sender: str) -> None:
+        self.done += 1
+        self._next()
+
+    def on_NetSendFailed(self, msg: Any, sender: str) -> None:
+        self.done += 1
+        self._next()
+
+
+@attrs.define
+class Node:
+    """One "process": a runtime with its driver running, a transport, and the standard actors."""
+
+    rt: Runtime
+    rec: Recorder
+    net: Transport | None
+    timer: TimerEdge | None
+
+    @property
+    def port(self) -> int:
+        assert self.net is not None
+        return self.net.port

@@ -1,0 +1,393 @@
+"""The network edge: two runtimes in one test process talking over loopback, raw sockets, a dying peer process,
+and the blocking client for command-line tools."""
+
+from __future__ import annotations
+
+import errno
+import os
+import signal
+import socket
+import struct
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from edge_support import EdgeTestBench, Pump, Recorder, poll
+
+from actors.network_actor import NetworkActor
+from kactor.edges.transport import Transport, TransportError, encode_frame, request
+from kactor.runtime import Runtime
+from messages.net import (
+    NetClose,
+    NetReply,
+    NetRequest,
+    NetResponse,
+    NetSend,
+    NetSendFailed,
+    NetWireRequest,
+)
+
+REPO = Path(__file__).resolve().parents[2]
+LOOPBACK = "127.0.0.1"
+
+
+def free_port() -> int:
+    """A loopback port nothing listens on (bound, then released)."""
+    with socket.socket() as s:
+        s.bind((LOOPBACK, 0))
+        return s.getsockname()[1]
+
+
+def send(node: Any, msg: NetSend) -> int:
+    """Inject a NetSend into node's "net" actor, as an actor would post it; returns the NetSend's seq."""
+    node.rt.inject("net", msg, sender="test")
+    assert poll(lambda: any(r.body == msg and r.receiver == "net" for r in node.rec.records), 2.0)
+    return node.rec.seq_of(msg, "net")
+
+
+def recv_closed(sock: socket.socket, timeout_s: float = 2.0) -> bool:
+    """True if the peer closes ``sock`` (EOF or reset) within the timeout; data received meanwhile is ignored."""
+    sock.settimeout(timeout_s)
+    deadline = time.monotonic() + timeout_s
+    try:
+        while time.monotonic() < deadline:
+            if not sock.recv(65536):
+                return True
+    except ConnectionResetError:
+        return True
+    except TimeoutError:
+        return False
+    return False
+
+
+# -- round trips -------------------------------------------------------------------------------------------------
+def test_round_trip_between_two_runtimes_with_cause_chain(make_node: Any) -> None:
+    a, b = make_node("a"), make_node("b")
+    assert a.port != b.port
+    body = {"topic": "t", "partitions": (0, 1, 2), "leader": None}
+    seq = send(a, NetSend(LOOPBACK, b.port, "echo", body, 7, "client"))
+    (resp,) = a.rec.wait(NetResponse, "client")
+    assert resp.body == NetResponse(7, body)
+    assert resp.sender == "edge:net"
+    assert resp.cause == seq  # the answer names the NetSend that asked for it
+    # The remote side: a NetRequest from the edge (an external input), answered through its own "net".
+    (req,) = b.rec.of(NetRequest, "echo")
+    assert req.sender == "edge:net" and req.cause is None
+    assert req.body.body == body and req.body.reply_expected is True
+    (reply,) = b.rec.of(NetReply, "net")
+    assert reply.cause == req.seq
+    # Both directions reuse connections: a second request opens nothing new.
+    send(a, NetSend(LOOPBACK, b.port, "echo", "again", 8, "client"))
+    assert [r.body.request_id for r in a.rec.wait(NetResponse, "client", count=2)] == [7, 8]
+    assert a.net.connection_count() == (0, 1) and b.net.connection_count() == (1, 0)
+
+
+def test_both_directions_and_many_in_flight(make_node: Any) -> None:
+    a, b = make_node("a"), make_node("b")
+    for i in range(50):
+        a.rt.inject("net", NetSend(LOOPBACK, b.port, "echo", ("from-a", i), i, "client"), sender="test")
+        b.rt.inject("net", NetSend(LOOPBACK, a.port, "echo", ("from-b", i), i, "client"), sender="test")
+    ra = a.rec.wait(NetResponse, "client", count=50)
+    rb = b.rec.wait(NetResponse, "client", count=50)
+    assert sorted(r.body.request_id for r in ra) == list(range(50))
+    assert all(r.body.body == ("from-a", r.body.request_id) for r in ra)
+    assert all(r.body.body == ("from-b", r.body.request_id) for r in rb)
+
+
+def test_one_way_send_arrives_without_reply_expected(make_node: Any) -> None:
+    a, b = make_node("a"), make_node("b")
+    send(a, NetSend(LOOPBACK, b.port, "hole", "fire-and-forget", 1, None))
+    (req,) = b.rec.wait(NetRequest, "hole")
+    assert req.body.reply_expected is False and req.body.body == "fire-and-forget"
+
+
+def test_host_names_are_resolved_off_the_network_thread_and_every_address_tried(make_node: Any) -> None:
+    """"localhost" may resolve to ::1 first; the server listens on 127.0.0.1 only, so the next address must be
+    tried. Several sends queued during the lookup all go out once it finishes."""
+    a, b = make_node("a"), make_node("b")
+    for i in range(3):
+        a.rt.inject("net", NetSend("localhost", b.port, "echo", f"via name {i}", i, "client"), sender="test")
+    got = a.rec.wait(NetResponse, "client", count=3)
+    assert sorted(r.body.body for r in got) == ["via name 0", "via name 1", "via name 2"]
+
+
+def test_a_refused_address_falls_back_to_the_next(make_node: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    a, b = make_node("a"), make_node("b")
+    dead = free_port()
+    real = socket.getaddrinfo
+
+    def two_addresses(host: str, *args: Any, **kw: Any) -> Any:
+        if host != "two.example":
+            return real(host, *args, **kw)
+        return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", (LOOPBACK, dead)),
+                (socket.AF_INET, socket.SOCK_STREAM, 6, "", (LOOPBACK, b.port))]
+
+    monkeypatch.setattr(socket, "getaddrinfo", two_addresses)
+    send(a, NetSend("two.example", b.port, "echo", "second address", 1, "client"))
+    assert a.rec.wait(NetResponse, "client")[0].body == NetResponse(1, "second address")
+
+
+def test_5mb_body_round_trip(make_node: Any) -> None:
+    a, b = make_node("a"), make_node("b")
+    body = tuple(f"partition-{i:07d}-" + "r" * 80 for i in range(50_000))  # ~5.2 MB of JSON, like a big LeaderAndIsr
+    t0 = time.perf_counter()
+    send(a, NetSend(LOOPBACK, b.port, "echo", body, 1, "client"))
+    (resp,) = a.rec.wait(NetResponse, "client", timeout_s=10.0)
+    elapsed = time.perf_counter() - t0
+    assert resp.body.body == body
+    print(f"\n5.2 MB round trip: {elapsed * 1000:.0f} ms")
+
+
+def test_sequential_requests_are_not_delayed(make_node: Any) -> None:
+    """Window 1, one after another: each send must wake the network thread at once, never wait for a sweep."""
+    a, b = make_node("a", extra={"pump": Pump}), make_node("b")
+    t0 = time.perf_counter()
+    a.rt.inject("pump", EdgeTestBench(LOOPBACK, b.port, 300, 1, 100), sender="test")
+    assert poll(lambda: a.rec.count(NetResponse, "pump") >= 300, 3.0, interval_s=0.005)
+    # ~0.1 s normally; a lost wake-up costs up to a 50 ms sweep per request.
+    assert time.perf_counter() - t0 < 2.0
+
+
+# -- failures come back as NetSendFailed -------------------------------------------------------------------------
+def test_nothing_listening_fails_with_the_send_as_cause(make_node: Any) -> None:
+    a = make_node("a")
+    port = free_port()
+    seq = send(a, NetSend(LOOPBACK, port, "echo", "hello", 3, "client"))
+    (failed,) = a.rec.wait(NetSendFailed, "client")
+    assert failed.body.request_id == 3 and "refused" in failed.body.error.lower()
+    assert failed.cause == seq and failed.sender == "edge:net"
+    # A later send reconnects on demand (and fails again, since still nothing listens).
+    send(a, NetSend(LOOPBACK, port, "echo", "hello", 4, "client"))
+    assert a.rec.wait(NetSendFailed, "client", count=2)[1].body.request_id == 4
+
+
+def test_connect_timeout_fails(make_node: Any) -> None:
+    """A destination that never completes the handshake (a full accept queue drops SYNs) fails after the
+    connect timeout instead of leaving the request hanging."""
+    a = make_node("a", connect_timeout_s=0.3)
+    with socket.socket() as full:
+        full.bind((LOOPBACK, 0))
+        full.listen(0)
+        fillers = []
+        try:
+            for _ in range(4):  # fill the accept queue (never accepted)
+                f = socket.socket()
+                f.setblocking(False)
+                f.connect_ex(full.getsockname())
+                fillers.append(f)
+            time.sleep(0.05)
+            send(a, NetSend(LOOPBACK, full.getsockname()[1], "echo", "x", 1, "client"))
+            (failed,) = a.rec.wait(NetSendFailed, "client", timeout_s=3.0)
+            assert "timed out" in failed.body.error, failed.body.error
+        finally:
+            for f in fillers:
+                f.close()
+
+
+def test_unresolvable_host_fails(make_node: Any) -> None:
+    a = make_node("a")
+    send(a, NetSend("no-such-host.invalid", 9, "echo", "x", 1, "client"))
+    (failed,) = a.rec.wait(NetSendFailed, "client", timeout_s=5.0)
+    assert "no-such-host.invalid" in failed.body.error
+
+
+def test_remote_without_that_actor_fails(make_node: Any) -> None:
+    a, b = make_node("a"), make_node("b")
+    send(a, NetSend(LOOPBACK, b.port, "nobody", "x", 5, "client"))
+    (failed,) = a.rec.wait(NetSendFailed, "client")
+    assert failed.body.request_id == 5 and "no actor named 'nobody'" in failed.body.error
+    # The connection survives an error answer.
+    send(a, NetSend(LOOPBACK, b.port, "echo", "y", 6, "client"))
+    assert a.rec.wait(NetResponse, "client")[0].body == NetResponse(6, "y")
+
+
+def test_request_timeout_fails_and_net_close_fails_pending(make_node: Any) -> None:
+    a, b = make_node("a"), make_node("b")
+    seq = send(a, NetSend(LOOPBACK, b.port, "hole", "never answered", 1, "client", timeout_ms=150))
+    (failed,) = a.rec.wait(NetSendFailed, "client")
+    assert failed.body.request_id == 1 and "timed out" in failed.body.error and failed.cause == seq
+    send(a, NetSend(LOOPBACK, b.port, "hole", "also never answered", 2, "client"))
+    b.rec.wait(NetRequest, "hole", count=2)
+    send(a, NetSend(LOOPBACK, b.port, "echo", "x", 3, "client"))  # answered: not failed by the close below
+    a.rec.wait(NetResponse, "client")
+    send(a, NetClose(LOOPBACK, b.port))  # type: ignore[arg-type]
+    failed = a.rec.wait(NetSendFailed, "client", count=2)[1]
+    assert failed.body.request_id == 2 and "NetClose" in failed.body.error
+    # The next send reconnects.
+    send(a, NetSend(LOOPBACK, b.port, "echo", "after close", 4, "client"))
+    assert a.rec.wait(NetResponse, "client", count=2)[1].body == NetResponse(4, "after close")
+
+
+def test_closing_the_transport_fails_pending_and_later_sends(make_node: Any) -> None:
+    a, b = make_node("a"), make_node("b")
+    send(a, NetSend(LOOPBACK, b.port, "hole", "pending", 1, "client"))
+    b.rec.wait(NetRequest, "hole")
+    a.net.close()
+    send(a, NetSend(LOOPBACK, b.port, "echo", "too late", 2, "client"))
+    failed = a.rec.wait(NetSendFailed, "client", count=2)
+    assert {f.body.request_id for f in failed} == {1, 2}
+    assert all("transport closed" in f.body.error for f in failed)
+
+
+def test_frame_limit_on_send_and_on_receive(make_node: Any) -> None:
+    a = make_node("a")
+    small = make_node("small", max_frame_bytes=10_000)
+    # Outgoing: refused before it reaches the socket.
+    send(small, NetSend(LOOPBACK, a.port, "echo", "z" * 20_000, 1, "client"))
+    assert "frame limit" in small.rec.wait(NetSendFailed, "client")[0].body.error
+    # Incoming: a peer sending more than our limit gets its connection closed, so its request fails.
+    send(a, NetSend(LOOPBACK, small.port, "echo", "z" * 20_000, 2, "client"))
+    assert a.rec.wait(NetSendFailed, "client")[0].body.request_id == 2
+    # ...and the server keeps serving frames within the limit.
+    send(a, NetSend(LOOPBACK, small.port, "echo", "ok", 3, "client"))
+    assert a.rec.wait(NetResponse, "client")[0].body == NetResponse(3, "ok")
+
+
+_PEER = """
+import sys, time
+from actors.base import KActor
+from actors.network_actor import NetworkActor
+from kactor.edges.transport import Transport
+from kactor.runtime import Runtime
+
+class Hole(KActor):
+    def on_NetRequest(self, msg, sender):
+        print("got", msg.request_id, flush=True)   # ...and never answer
+
+rt = Runtime("peer")
+rt.edges["net"] = t = Transport(rt)
+rt.spawn(NetworkActor, "net")
+rt.spawn(Hole, "hole")
+rt.start_driver()
+print("port", t.port, flush=True)
+time.sleep(60)
+"""
+
+
+def test_remote_process_dying_mid_request_fails(make_node: Any) -> None:
+    a = make_node("a")
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    peer = subprocess.Popen([sys.executable, "-c", _PEER], cwd=REPO, env=env, stdout=subprocess.PIPE, text=True)
+    try:
+        assert peer.stdout is not None
+        line = peer.stdout.readline()
+        assert line.startswith("port "), line
+        port = int(line.split()[1])
+        seq = send(a, NetSend(LOOPBACK, port, "hole", "work", 11, "client"))
+        assert peer.stdout.readline().startswith("got")  # the request is in the peer, unanswered
+        peer.send_signal(signal.SIGKILL)
+        (failed,) = a.rec.wait(NetSendFailed, "client")
+        assert failed.body.request_id == 11 and failed.cause == seq
+        assert "closed by the peer" in failed.body.error or "failed" in failed.body.error
+    finally:
+        peer.kill()
+        peer.wait(5)
+        if peer.stdout is not None:
+            peer.stdout.close()
+
+
+# -- the server side ------------------------------------------------------------------------------------------------
+def test_binds_loopback_only_by_default() -> None:
+    rt = Runtime("bind")
+    t = Transport(rt)
+    try:
+        assert t._listener.getsockname()[0] == "127.0.0.1"
+        assert t.host == "127.0.0.1" and t.port == t._listener.getsockname()[1] and t.port > 0
+    finally:
+        t.close()
+        rt.shutdown()
+
+
+def test_port_in_use_is_a_clear_oserror() -> None:
+    rt = Runtime("inuse")
+    t = Transport(rt)
+    try:
+        with pytest.raises(OSError, match=f"cannot listen on 127.0.0.1:{t.port}: .*in use") as info:
+            Transport(rt, port=t.port)
+        assert info.value.errno == errno.EADDRINUSE and "in use" in info.value.strerror
+    finally:
+        t.close()
+        rt.shutdown()
+
+
+@pytest.mark.parametrize("garbage", [
+    struct.pack(">I", 5) + b"hello",  # not JSON
+    struct.pack(">I", 2) + b"\xff\xfe",  # not UTF-8
+    struct.pack(">I", 5) + b"[1,2]",  # JSON, not an object
+    struct.pack(">I", 29) + b'{"@":"Pickle","request_id":1}',  # not a frame type
+    struct.pack(">I", 0xFFFFFFFF),  # over the size limit
+    b"GET / HTTP/1.1\r\nHost: x\r\n\r\n",  # a stray HTTP client: a ~1.2 GB length
+])
+def test_malformed_frame_closes_that_connection_and_the_server_keeps_serving(make_node: Any, garbage: bytes) -> None:
+    a, b = make_node("a"), make_node("b")
+    # A good connection opened before the garbage arrives must survive it.
+    send(a, NetSend(LOOPBACK, b.port, "echo", "before", 1, "client"))
+    a.rec.wait(NetResponse, "client")
+    with socket.create_connection((LOOPBACK, b.port), timeout=2) as bad:
+        bad.sendall(garbage)
+        assert recv_closed(bad), "the server did not close the connection that sent garbage"
+    send(a, NetSend(LOOPBACK, b.port, "echo", "after", 2, "client"))
+    assert a.rec.wait(NetResponse, "client", count=2)[1].body == NetResponse(2, "after")
+    assert request(LOOPBACK, b.port, "echo", "new connection", 2.0) == "new connection"
+
+
+def test_undecodable_body_is_answered_with_an_error_not_a_close(make_node: Any) -> None:
+    b = make_node("b")
+    payload = b'{"@":"NetWireRequest","request_id":9,"to":"echo","body":{"@":"NoSuchType"},"reply_expected":true}'
+    with socket.create_connection((LOOPBACK, b.port), timeout=2) as s:
+        s.sendall(struct.pack(">I", len(payload)) + payload)
+        s.settimeout(2)
+        data = s.recv(65536)
+        assert b"NetWireError" in data and b"NoSuchType" in data
+        # Same connection still usable.
+        s.sendall(encode_frame(NetWireRequest(10, "echo", "fine", True)))
+        assert b'"fine"' in s.recv(65536)
+
+
+# -- the blocking client ---------------------------------------------------------------------------------------------
+def test_blocking_client_against_a_runtime(make_node: Any) -> None:
+    b = make_node("b")
+    assert request(LOOPBACK, b.port, "echo", {"q": (1, 2)}, 2.0) == {"q": (1, 2)}
+    with pytest.raises(TransportError, match="no actor named 'nobody'"):
+        request(LOOPBACK, b.port, "nobody", "x", 2.0)
+    t0 = time.monotonic()
+    with pytest.raises(TransportError, match="within 0.3s"):
+        request(LOOPBACK, b.port, "hole", "x", 0.3)
+    assert time.monotonic() - t0 < 1.5
+    port = free_port()
+    with pytest.raises(TransportError, match=f"connection refused by 127.0.0.1:{port}"):
+        request(LOOPBACK, port, "echo", "x", 1.0)
+
+
+# -- replay ------------------------------------------------------------------------------------------------------------
+def test_network_actor_without_a_transport_does_nothing() -> None:
+    rt = Runtime("replay")
+    rec = Recorder()
+    rt.observer = rec
+    try:
+        rt.spawn(NetworkActor, "net")
+        rt.inject("net", NetSend(LOOPBACK, 1, "x", "y", 1, "client"), sender="test")
+        rt.inject("net", NetReply(1, 1, "y"), sender="test")
+        rt.inject("net", NetClose(LOOPBACK, 1), sender="test")
+        assert rt.run_until_idle() == 3
+        assert len(rec.records) == 3 and rt.inbox.empty()
+    finally:
+        rt.shutdown()
+
+
+# -- throughput (printed, not asserted) -------------------------------------------------------------------------------
+@pytest.mark.parametrize("window,total", [(1, 2_000), (100, 10_000)])
+def test_throughput_1kb(make_node: Any, window: int, total: int) -> None:
+    a = make_node("a", extra={"pump": Pump})
+    b = make_node("b")
+    t0 = time.perf_counter()
+    a.rt.inject("pump", EdgeTestBench(LOOPBACK, b.port, total, window, 1024), sender="test")
+    done = lambda: a.rec.count(NetResponse, "pump") + a.rec.count(NetSendFailed, "pump")  # noqa: E731
+    assert poll(lambda: done() >= total, 30.0, interval_s=0.005)
+    elapsed = time.perf_counter() - t0
+    assert a.rec.of(NetSendFailed, "pump") == []
+    print(f"\nthroughput, 1 KB bodies, window {window}: {total / elapsed:,.0f} requests/s "
+          f"({total} in {elapsed:.2f}s, mean {elapsed / total * 1e6:.0f} us each)")
