@@ -1,0 +1,22 @@
+"""The broker-side settings the ReplicaManager / Partition core needs (names after KafkaConfig, 2.6 defaults)."""
+
+from __future__ import annotations
+
+import attrs
+
+
+@attrs.frozen
+class BrokerSideConfig:
+    broker_id: int
+    log_dirs: tuple[str, ...]
+    replica_lag_time_max_ms: int = 30000  # replica.lag.time.max.ms (2.5+; 10000 before)
+    replica_high_watermark_checkpoint_interval_ms: int = 5000  # replica.high.watermark.checkpoint.interval.ms
+    min_insync_replicas: int = 1  # min.insync.replicas (broker default; acks=all check)
+    replica_fetch_max_records: int = 1000  # stand-in for replica.fetch.max.bytes / max.partition.fetch.bytes
+    replica_fetch_wait_max_ms: int = 500  # replica.fetch.wait.max.ms (the follower's FetchRequest max_wait_ms)
+    replica_fetch_min_records: int = 1  # stand-in for replica.fetch.min.bytes (1)
+
+    @property
+    def isr_expiration_interval_ms(self) -> int:
+        """The "isr-expiration" task period: replica.lag.time.max.ms / 2."""
+        return self.replica_lag_time_max_ms // 2

@@ -1,0 +1,466 @@
+"""A minimal Kafka-like local log: one append-only segment per partition, offset checkpoints, deletion, recovery.
+
+Mirrors the parts of `kafka.log.Log` / `kafka.log.LogManager` / `kafka.server.checkpoints.OffsetCheckpointFile` that the
+replication protocol needs:
+
+* a partition's log lives in ``<log.dir>/<topic>-<partition>/``; records are appended to ``00000000000000000000.log``
+  one JSON line per record (``[offset, leader_epoch, value]``); recovery re-reads the file and truncates a torn tail;
+* ``leader-epoch-checkpoint`` in the partition directory (`LeaderEpochFileCache`): version ``0``, count, then
+  ``epoch start_offset`` lines;
+* ``replication-offset-checkpoint`` (high watermarks, written by the ReplicaManager),
+  ``recovery-point-offset-checkpoint`` and ``log-start-offset-checkpoint`` per log dir, exactly in Kafka's format:
+  line 1 version ``0``, line 2 the count, then
+  ``topic partition offset`` lines; written to ``<file>.tmp`` then renamed, as Kafka does;
+* deleting a partition renames its directory to ``<topic>-<partition>.<uuid>-delete`` and then removes it;
+* any I/O failure, or a log dir that is missing / not a directory, raises `KafkaStorageError` and marks the dir offline
+  (`LogDirFailureChannel.maybeAddOfflineLogDir`); the ReplicaManager later takes the dir's partitions offline.
+
+This is the only module of the broker core that touches the file system (Kafka appends on its request threads too).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import uuid
+from collections.abc import Callable, Iterable, Mapping
+
+from messages.common import TopicPartition
+
+SEGMENT_FILE = "00000000000000000000.log"
+LEADER_EPOCH_CHECKPOINT = "leader-epoch-checkpoint"
+REPLICATION_OFFSET_CHECKPOINT = "replication-offset-checkpoint"
+RECOVERY_POINT_CHECKPOINT = "recovery-point-offset-checkpoint"
+LOG_START_OFFSET_CHECKPOINT = "log-start-offset-checkpoint"
+DELETE_DIR_SUFFIX = "-delete"
+CHECKPOINT_VERSION = 0
+
+UNKNOWN_OFFSET = -1  # kafka.log.Log.UnknownOffset
+
+
+class KafkaStorageError(Exception):
+    """org.apache.kafka.common.errors.KafkaStorageException: a log dir is unusable (maps to KAFKA_STORAGE_ERROR)."""
+
+    def __init__(self, message: str, log_dir: str | None = None) -> None:
+        super().__init__(message)
+        self.log_dir = log_dir
+
+
+# ---------------------------------------------------------------------------------------------------- checkpoints
+
+
+def write_offset_checkpoint(path: str, offsets: Mapping[TopicPartition, int]) -> None:
+    """CheckpointFile.write: ``0``, count, then ``topic partition offset`` lines; tmp file + fsync + atomic rename."""
+    lines = [str(CHECKPOINT_VERSION), str(len(offsets))]
+    lines += [f"{tp.topic} {tp.partition} {off}" for tp, off in sorted(offsets.items())]
+    _atomic_write(path, "\n".join(lines) + "\n")
+
+
+def read_offset_checkpoint(path: str) -> dict[TopicPartition, int]:
+    """CheckpointFile.read; a missing file is empty, a malformed one raises KafkaStorageError (Kafka: IOException)."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            lines = f.read().splitlines()
+    except FileNotFoundError:
+        return {}
+    except OSError as e:
+        raise KafkaStorageError(f"error reading {path}: {e}", os.path.dirname(path)) from e
+    try:
+        if int(lines[0]) != CHECKPOINT_VERSION:
+            raise ValueError(f"unrecognised version {lines[0]}")
+        count = int(lines[1])
+        result: dict[TopicPartition, int] = {}
+        for line in lines[2:2 + count]:
+            topic, part, off = line.split(" ")
+            result[TopicPartition(topic, int(part))] = int(off)
+        if len(result) != count:
+            raise ValueError(f"expected {count} entries, found {len(result)}")
+        return result
+    except (ValueError, IndexError) as e:
+        raise KafkaStorageError(f"malformed checkpoint {path}: {e}", os.path.dirname(path)) from e
+
+
+def _atomic_write(path: str, text: str) -> None:
+    tmp = path + ".tmp"
+    try:
+        with open(tmp, "w", encoding="utf-8") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except OSError as e:
+        raise KafkaStorageError(f"error writing {path}: {e}", os.path.dirname(path)) from e
+
+
+def _check_dir(log_dir: str) -> None:
+    if not os.path.isdir(log_dir):
+        raise KafkaStorageError(f"log dir {log_dir} is not available", log_dir)
+
+
+def partition_dir_name(tp: TopicPartition) -> str:
+    return f"{tp.topic}-{tp.partition}"
+
+
+# ------------------------------------------------------------------------------------------------------------------ Log
+
+
+class Log:
+    """kafka.log.Log for one partition, with a single segment and the leader-epoch cache.
+
+    Offsets start at 0 (no retention, so the log start offset stays 0). ``high_watermark`` is kept in memory and
+    checkpointed by the ReplicaManager.
+    """
+
+    def __init__(self, parent_dir: str, topic_partition: TopicPartition, high_watermark: int = 0) -> None:
+        self.parent_dir = parent_dir
+        self.topic_partition = topic_partition
+        self.dir = os.path.join(parent_dir, partition_dir_name(topic_partition))
+        self.log_start_offset = 0
+        self._positions: list[int] = []  # byte position of each record in the segment, index = offset
+        self._size = 0
+        self._epochs: list[tuple[int, int]] = []  # (epoch, start offset), increasing
+        self._high_watermark = 0
+        self._deleted = False
+        self._recover()
+        self.update_high_watermark(high_watermark)
+
+    # -------------------------------------------------------------------------------------------- load and recovery
+
+    @property
+    def segment_path(self) -> str:
+        return os.path.join(self.dir, SEGMENT_FILE)
+
+    def _recover(self) -> None:
+        """Log.loadSegments / recoverSegment: keep the longest valid prefix of records, truncate a torn tail."""
+        try:
+            os.makedirs(self.dir, exist_ok=True)
+            with open(self.segment_path, "a+b") as f:
+                f.seek(0)
+                data = f.read()
+                pos = 0
+                valid_end = 0
+                while pos < len(data):
+                    nl = data.find(b"\n", pos)
+                    if nl < 0:
+                        break
+                    try:
+                        offset, _epoch, _value = json.loads(data[pos:nl])
+                    except (ValueError, TypeError):
+                        break
+                    if offset != len(self._positions):
+                        break
+                    self._positions.append(pos)
+                    pos = nl + 1
+                    valid_end = pos
+                if valid_end != len(data):
+                    f.truncate(valid_end)
+                self._size = valid_end
+            self._epochs = self._read_epoch_checkpoint()
+            leo = self.log_end_offset
+            self._epochs = [(e, o) for e, o in self._epochs if o <= leo]
+        except OSError as e:
+            raise KafkaStorageError(f"error loading log {self.dir}: {e}", self.parent_dir) from e
+
+    # ------------------------------------------------------------------------------------------------------ offsets
+
+    @property
+    def log_end_offset(self) -> int:
+        return self.log_start_offset + len(self._positions)
+
+    @property
+    def high_watermark(self) -> int:
+        return self._high_watermark
+
+    def update_high_watermark(self, hw: int) -> int:
+        """Log.updateHighWatermark: clamp to [logStartOffset, logEndOffset] and set (may go down, e.g. truncation)."""
+        self._high_watermark = max(self.log_start_offset, min(hw, self.log_end_offset))
+        return self._high_watermark
+
+    def maybe_increment_high_watermark(self, hw: int) -> bool:
+        """Log.maybeIncrementHighWatermark: only moves forward; the new value may not exceed the log end offset."""
+        if hw > self.log_end_offset:
+            raise ValueError(f"high watermark {hw} beyond log end offset {self.log_end_offset} "
+                             f"of {self.topic_partition}")
+        if hw > self._high_watermark:
+            self._high_watermark = hw
+            return True
+        return False
+
+    # ---------------------------------------------------------------------------------------------- append and read
+
+    def append(self, records: Iterable[str], leader_epoch: int) -> tuple[int, int]:
+        """Log.appendAsLeader / appendAsFollower: append, return (first offset, last offset)."""
+        self._ensure_live()
+        base = self.log_end_offset
+        chunks = []
+        positions = []
+        pos = self._size
+        for i, value in enumerate(records):
+            line = (json.dumps([base + i, leader_epoch, value], separators=(",", ":")) + "\n").encode()
+            positions.append(pos)
+            pos += len(line)
+            chunks.append(line)
+        if not chunks:
+            return base, base - 1
+        try:
+            with open(self.segment_path, "ab") as f:
+                f.write(b"".join(chunks))
+        except OSError as e:
+            raise KafkaStorageError(f"error appending to {self.dir}: {e}", self.parent_dir) from e
+        self._positions.extend(positions)
+        self._size = pos
+        if not self._epochs or self._epochs[-1][0] < leader_epoch:
+            self.assign_epoch_start_offset(leader_epoch, base)
+        return base, base + len(chunks) - 1
+
+    def read(self, start_offset: int, max_records: int, max_offset: int | None = None) -> tuple[str, ...]:
+        """Log.read: records from ``start_offset`` (at most ``max_records``; not at or beyond ``max_offset``)."""
+        self._ensure_live()
+        end = self.log_end_offset if max_offset is None else min(max_offset, self.log_end_offset)
+        end = min(end, start_offset + max_records)
+        if start_offset < self.log_start_offset or start_offset >= end:
+            return ()
+        first = self._positions[start_offset - self.log_start_offset]
+        last = self._positions[end - self.log_start_offset] if end < self.log_end_offset else self._size
+        try:
+            with open(self.segment_path, "rb") as f:
+                f.seek(first)
+                data = f.read(last - first)
+        except OSError as e:
+            raise KafkaStorageError(f"error reading {self.dir}: {e}", self.parent_dir) from e
+        return tuple(json.loads(line)[2] for line in data.splitlines())
+
+    def truncate_to(self, offset: int) -> bool:
+        """Log.truncateTo: drop records at and beyond ``offset``; returns whether anything was truncated."""
+        self._ensure_live()
+        if offset >= self.log_end_offset:
+            return False
+        offset = max(offset, self.log_start_offset)
+        new_size = self._positions[offset - self.log_start_offset]
+        try:
+            with open(self.segment_path, "r+b") as f:
+                f.truncate(new_size)
+        except OSError as e:
+            raise KafkaStorageError(f"error truncating {self.dir}: {e}", self.parent_dir) from e
+        del self._positions[offset - self.log_start_offset:]
+        self._size = new_size
+        if self._high_watermark > offset:
+            self._high_watermark = offset
+        kept = [(e, o) for e, o in self._epochs if o < offset]
+        if kept != self._epochs:
+            self._epochs = kept
+            self._write_epoch_checkpoint()
+        return True
+
+    # ----------------------------------------------------------------------------------------------- leader epochs
+
+    @property
+    def leader_epoch_entries(self) -> tuple[tuple[int, int], ...]:
+        return tuple(self._epochs)
+
+    @property
+    def latest_epoch(self) -> int | None:
+        return self._epochs[-1][0] if self._epochs else None
+
+    def assign_epoch_start_offset(self, epoch: int, start_offset: int) -> None:
+        """Log.maybeAssignEpochStartOffset → LeaderEpochFileCache.assign: add (epoch, start) if the epoch is new."""
+        if self._epochs and self._epochs[-1][0] >= epoch:
+            return
+        self._epochs = [(e, o) for e, o in self._epochs if o < start_offset]
+        self._epochs.append((epoch, start_offset))
+        self._write_epoch_checkpoint()
+
+    def _read_epoch_checkpoint(self) -> list[tuple[int, int]]:
+        path = os.path.join(self.dir, LEADER_EPOCH_CHECKPOINT)
+        try:
+            with open(path, encoding="utf-8") as f:
+                lines = f.read().splitlines()
+        except FileNotFoundError:
+            return []
+        try:
+            count = int(lines[1])
+            return [(int(a), int(b)) for a, b in (line.split(" ") for line in lines[2:2 + count])]
+        except (ValueError, IndexError):
+            return []
+
+    def _write_epoch_checkpoint(self) -> None:
+        lines = [str(CHECKPOINT_VERSION), str(len(self._epochs))] + [f"{e} {o}" for e, o in self._epochs]
+        _atomic_write(os.path.join(self.dir, LEADER_EPOCH_CHECKPOINT), "\n".join(lines) + "\n")
+
+    # ------------------------------------------------------------------------------------------------------ misc
+
+    def _ensure_live(self) -> None:
+        if self._deleted:
+            raise KafkaStorageError(f"log {self.dir} has been deleted", self.parent_dir)
+
+    def __repr__(self) -> str:
+        return (f"Log({self.topic_partition}, dir={self.parent_dir}, leo={self.log_end_offset}, "
+                f"hw={self.high_watermark})")
+
+
+# ----------------------------------------------------------------------------------------------------------- LogManager
+
+
+class LogManager:
+    """kafka.log.LogManager: the logs of one broker over its log dirs, offline dirs, deletion and checkpoints."""
+
+    def __init__(self, log_dirs: Iterable[str], owns: Callable[[TopicPartition], bool] | None = None) -> None:
+        # ``owns``: the partitions this manager hosts when a broker's partitions are sharded over several
+        # PartitionActors (each shard loads only its own logs and leaves the others' in place).
+        self.owns = owns
+        self.log_dirs: tuple[str, ...] = tuple(os.path.abspath(d) for d in log_dirs)
+        self.offline_dirs: set[str] = set()
+        self._logs: dict[TopicPartition, Log] = {}
+        for d in self.log_dirs:
+            try:
+                os.makedirs(d, exist_ok=True)
+            except OSError:
+                self.offline_dirs.add(d)
+        self.load_logs()
+
+    # --------------------------------------------------------------------------------------------------- startup
+
+    def load_logs(self) -> None:
+        """LogManager.loadLogs: open every ``<topic>-<partition>`` dir; finish deletions of ``*-delete`` dirs."""
+        for d in self.live_log_dirs:
+            try:
+                hws = read_offset_checkpoint(os.path.join(d, REPLICATION_OFFSET_CHECKPOINT))
+                names = sorted(os.listdir(d))
+            except (KafkaStorageError, OSError):
+                self.offline_dirs.add(d)
+                continue
+            for name in names:
+                path = os.path.join(d, name)
+                if not os.path.isdir(path):
+                    continue
+                if name.endswith(DELETE_DIR_SUFFIX):
+                    if self.owns is None:
+                        shutil.rmtree(path, ignore_errors=True)
+                    continue
+                try:
+                    tp = TopicPartition.parse(name)
+                except ValueError:
+                    continue
+                if self.owns is not None and not self.owns(tp):
+                    continue
+                try:
+                    self._logs[tp] = Log(d, tp, hws.get(tp, 0))
+                except KafkaStorageError:
+                    self.offline_dirs.add(d)
+
+    # ----------------------------------------------------------------------------------------------------- dirs
+
+    @property
+    def live_log_dirs(self) -> tuple[str, ...]:
+        return tuple(d for d in self.log_dirs if d not in self.offline_dirs)
+
+    def is_log_dir_online(self, log_dir: str) -> bool:
+        return log_dir in self.log_dirs and log_dir not in self.offline_dirs
+
+    def mark_dir_offline(self, log_dir: str) -> bool:
+        """LogDirFailureChannel.maybeAddOfflineLogDir; returns whether the dir was online until now."""
+        if log_dir in self.offline_dirs or log_dir not in self.log_dirs:
+            return False
+        self.offline_dirs.add(log_dir)
+        return True
+
+    def handle_log_dir_failure(self, log_dir: str) -> list[TopicPartition]:
+        """LogManager.handleLogDirFailure: forget the dir's logs; returns their partitions."""
+        self.mark_dir_offline(log_dir)
+        gone = [tp for tp, log in self._logs.items() if log.parent_dir == log_dir]
+        for tp in gone:
+            del self._logs[tp]
+        return gone
+
+    # ----------------------------------------------------------------------------------------------------- logs
+
+    def get_log(self, tp: TopicPartition) -> Log | None:
+        return self._logs.get(tp)
+
+    @property
+    def all_logs(self) -> dict[TopicPartition, Log]:
+        return dict(self._logs)
+
+    def get_or_create_log(self, tp: TopicPartition, is_new: bool = False,
+                          high_watermark_checkpoints: Mapping[str, Mapping[TopicPartition, int]] | None = None) -> Log:
+        """LogManager.getOrCreateLog: a missing log is created in the live dir with the fewest logs — unless some dir
+        is offline and ``is_new`` is false (the replica may have lived there: KafkaStorageException)."""
+        log = self._logs.get(tp)
+        if log is not None:
+            return log
+        if not is_new and self.offline_dirs:
+            raise KafkaStorageError(
+                f"Can not create log for {tp} because log directories "
+                f"{','.join(sorted(self.offline_dirs))} are offline")
+        live = self.live_log_dirs
+        if not live:
+            raise KafkaStorageError(f"Can not create log for {tp} because all log directories are offline")
+        counts = {d: 0 for d in live}
+        for lg in self._logs.values():
+            if lg.parent_dir in counts:
+                counts[lg.parent_dir] += 1
+        log_dir = min(live, key=lambda d: (counts[d], live.index(d)))
+        try:
+            _check_dir(log_dir)
+            hw = 0
+            if high_watermark_checkpoints is not None:
+                hw = high_watermark_checkpoints.get(log_dir, {}).get(tp, 0)
+            log = Log(log_dir, tp, hw)
+        except KafkaStorageError as e:
+            e.log_dir = log_dir
+            self.mark_dir_offline(log_dir)
+            raise
+        self._logs[tp] = log
+        return log
+
+    def delete_log(self, tp: TopicPartition) -> bool:
+        """LogManager.asyncDelete (done synchronously here): rename to ``<tp>.<uuid>-delete``, then remove.
+
+        Returns whether a log existed. A broken dir raises KafkaStorageError (the log is forgotten anyway).
+        """
+        log = self._logs.pop(tp, None)
+        if log is None:
+            return False
+        log._deleted = True
+        if log.parent_dir in self.offline_dirs:
+            raise KafkaStorageError(f"log dir {log.parent_dir} is offline", log.parent_dir)
+        target = os.path.join(log.parent_dir, f"{partition_dir_name(tp)}.{uuid.uuid4().hex}{DELETE_DIR_SUFFIX}")
+        try:
+            _check_dir(log.parent_dir)
+            os.rename(log.dir, target)
+        except KafkaStorageError:
+            self.mark_dir_offline(log.parent_dir)
+            raise
+        except OSError as e:
+            self.mark_dir_offline(log.parent_dir)
+            raise KafkaStorageError(f"error deleting log {log.dir}: {e}", log.parent_dir) from e
+        shutil.rmtree(target, ignore_errors=True)
+        with contextlib.suppress(KafkaStorageError):
+            self.checkpoint_log_offsets(log.parent_dir)
+        return True
+
+    # ----------------------------------------------------------------------------------------------- checkpoints
+
+    def checkpoint_log_offsets(self, log_dir: str | None = None) -> None:
+        """checkpointRecoveryOffsetsAndCleanSnapshot + checkpointLogStartOffsets for one dir (or all live dirs).
+
+        Every record is appended before the call returns, so the recovery point is the log end offset.
+        """
+        for d in ([log_dir] if log_dir else self.live_log_dirs):
+            logs = {tp: lg for tp, lg in self._logs.items() if lg.parent_dir == d}
+            write_offset_checkpoint(os.path.join(d, RECOVERY_POINT_CHECKPOINT),
+                                    {tp: lg.log_end_offset for tp, lg in logs.items()})
+            write_offset_checkpoint(os.path.join(d, LOG_START_OFFSET_CHECKPOINT),
+                                    {tp: lg.log_start_offset for tp, lg in logs.items() if lg.log_start_offset > 0})
+
+    def read_high_watermark_checkpoints(self) -> dict[str, dict[TopicPartition, int]]:
+        """LazyOffsetCheckpoints over the live dirs' ``replication-offset-checkpoint`` files."""
+        result: dict[str, dict[TopicPartition, int]] = {}
+        for d in self.live_log_dirs:
+            try:
+                result[d] = read_offset_checkpoint(os.path.join(d, REPLICATION_OFFSET_CHECKPOINT))
+            except KafkaStorageError:
+                result[d] = {}
+        return result

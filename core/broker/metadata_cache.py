@@ -1,0 +1,132 @@
+"""kafka.server.MetadataCache (2.6): the broker's view of the cluster, fed only by UpdateMetadata requests.
+
+Immutable snapshot semantics as in Kafka: each update builds a new snapshot (partition map copied only when the request
+carries partition states), so readers holding the previous snapshot are unaffected.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import attrs
+
+from messages.common import LEADER_DURING_DELETE, NO_LEADER, Broker, Errors, TopicPartition
+from messages.requests import UpdateMetadataPartitionState, UpdateMetadataRequest
+
+
+@attrs.frozen
+class MetadataSnapshot:
+    partition_states: dict[str, dict[int, UpdateMetadataPartitionState]]
+    controller_id: int | None
+    alive_brokers: dict[int, Broker]
+
+
+@attrs.frozen
+class PartitionMetadata:
+    """One partition of a metadata response (MetadataResponse.PartitionMetadata)."""
+
+    topic_partition: TopicPartition
+    error: Errors
+    leader: int
+    leader_epoch: int
+    replicas: tuple[int, ...]
+    isr: tuple[int, ...]
+    offline_replicas: tuple[int, ...]
+
+
+class MetadataCache:
+    """MetadataCache(brokerId): alive brokers, controller id and partition states from UpdateMetadata."""
+
+    def __init__(self, broker_id: int) -> None:
+        self.broker_id = broker_id
+        self.snapshot = MetadataSnapshot({}, None, {})
+
+    # ------------------------------------------------------------------------------------------------------ update
+
+    def update_metadata(self, request: UpdateMetadataRequest) -> list[TopicPartition]:
+        """MetadataCache.updateMetadata: replace alive brokers, set controller id, merge partition states.
+
+        A state with leader −2 (LeaderDuringDelete) removes the partition; returns those deleted partitions.
+        """
+        alive = {b.id: b for b in request.live_brokers}
+        controller_id = request.controller_id if request.controller_id >= 0 else None
+        deleted: list[TopicPartition] = []
+        if not request.partition_states:
+            self.snapshot = MetadataSnapshot(self.snapshot.partition_states, controller_id, alive)
+            return deleted
+        states = {topic: dict(parts) for topic, parts in self.snapshot.partition_states.items()}
+        for st in request.partition_states:
+            tp = st.topic_partition
+            if st.leader == LEADER_DURING_DELETE:
+                parts = states.get(tp.topic)
+                if parts is not None:
+                    parts.pop(tp.partition, None)
+                    if not parts:
+                        del states[tp.topic]
+                deleted.append(tp)
+            else:
+                states.setdefault(tp.topic, {})[tp.partition] = st
+        self.snapshot = MetadataSnapshot(states, controller_id, alive)
+        return deleted
+
+    # ------------------------------------------------------------------------------------------------------ reads
+
+    def get_alive_brokers(self) -> tuple[Broker, ...]:
+        return tuple(self.snapshot.alive_brokers.values())
+
+    def get_alive_broker(self, broker_id: int) -> Broker | None:
+        return self.snapshot.alive_brokers.get(broker_id)
+
+    def has_alive_broker(self, broker_id: int) -> bool:
+        return broker_id in self.snapshot.alive_brokers
+
+    def get_controller_id(self) -> int | None:
+        return self.snapshot.controller_id
+
+    def contains_topic(self, topic: str) -> bool:
+        return topic in self.snapshot.partition_states
+
+    def contains(self, tp: TopicPartition) -> bool:
+        return tp.partition in self.snapshot.partition_states.get(tp.topic, {})
+
+    def get_partition_info(self, tp: TopicPartition) -> UpdateMetadataPartitionState | None:
+        return self.snapshot.partition_states.get(tp.topic, {}).get(tp.partition)
+
+    def get_all_topics(self) -> set[str]:
+        return set(self.snapshot.partition_states)
+
+    def get_all_partitions(self) -> set[TopicPartition]:
+        return {TopicPartition(t, p) for t, parts in self.snapshot.partition_states.items() for p in parts}
+
+    def get_partition_leader(self, tp: TopicPartition) -> int | None:
+        """The leader id if the partition has one that is alive (getPartitionLeaderEndpoint)."""
+        info = self.get_partition_info(tp)
+        if info is None or info.leader == NO_LEADER or info.leader not in self.snapshot.alive_brokers:
+            return None
+        return info.leader
+
+    def get_non_existing_topics(self, topics: Iterable[str]) -> set[str]:
+        return {t for t in topics if t not in self.snapshot.partition_states}
+
+    def get_topic_metadata(self, topics: Iterable[str]) -> list[PartitionMetadata]:
+        """MetadataCache.getPartitionMetadata for ``topics`` (unknown topics are skipped).
+
+        Leader not alive → LEADER_NOT_AVAILABLE (leader reported as −1); some replica or ISR member not alive →
+        REPLICA_NOT_AVAILABLE (only the alive ones listed); else NONE.
+        """
+        alive = self.snapshot.alive_brokers
+        result: list[PartitionMetadata] = []
+        for topic in topics:
+            for p, st in sorted(self.snapshot.partition_states.get(topic, {}).items()):
+                tp = TopicPartition(topic, p)
+                replicas = tuple(r for r in st.replicas if r in alive)
+                isr = tuple(r for r in st.isr if r in alive)
+                offline = tuple(st.offline_replicas)
+                if st.leader not in alive:
+                    error, leader = Errors.LEADER_NOT_AVAILABLE, NO_LEADER
+                elif len(replicas) < len(st.replicas) or len(isr) < len(st.isr):
+                    error, leader = Errors.REPLICA_NOT_AVAILABLE, st.leader
+                else:
+                    error, leader = Errors.NONE, st.leader
+                result.append(PartitionMetadata(tp, error, leader, st.leader_epoch, replicas, isr, offline))
+        return result

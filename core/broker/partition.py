@@ -1,0 +1,561 @@
+"""kafka.cluster.Partition / kafka.cluster.Replica (2.6): leadership, follower-fetch bookkeeping, ISR, high
+watermark.
+
+Plain Python, no clock reads (every time-dependent method takes ``now_ms``), no ZooKeeper calls: an ISR change is a
+`IsrProposal` (the partition enters a pending state, at most one change in flight) that `submit_isr_updates` writes to
+``/brokers/topics/<t>/partitions/<p>/state`` — conditionally on the cached zkVersion, keeping the controller epoch the
+broker last received for the partition (Kafka ≤ 2.6 `ReplicationUtils.updateLeaderAndIsr`) — and then hands back to
+`Partition.complete_isr_update`. Many proposals go out in ONE pipelined ZkBatch.
+
+ISR-change outcomes go to an `IsrChangeListener` (Kafka's IsrChangeListener + ReplicaManager.recordIsrChange).
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+from collections.abc import Mapping, Sequence
+from typing import Protocol
+
+import attrs
+
+from core.broker.log import UNKNOWN_OFFSET, KafkaStorageError, Log, LogManager
+from core.effects import Proc
+from messages.common import INITIAL_CONTROLLER_EPOCH, INITIAL_LEADER_EPOCH, INITIAL_ZK_VERSION, Errors, TopicPartition
+from messages.requests import LeaderAndIsrPartitionState
+from messages.zk import BADVERSION, NONODE, GetData, SetData, ZkBatch
+
+NO_LEADER_EPOCH_PROVIDED = -1  # a fetch without a current leader epoch (old clients)
+
+
+def _err(name: str, fallback: Errors) -> Errors:
+    """An Errors member if the shared enum has it, else ``fallback``."""
+    return getattr(Errors, name, fallback)
+
+
+# Codes the shared enum may lack: Kafka's UNKNOWN_LEADER_EPOCH (76), NOT_ENOUGH_REPLICAS (19).
+UNKNOWN_LEADER_EPOCH = _err("UNKNOWN_LEADER_EPOCH", Errors.NOT_LEADER_OR_FOLLOWER)
+NOT_ENOUGH_REPLICAS = _err("NOT_ENOUGH_REPLICAS", Errors.NOT_LEADER_OR_FOLLOWER)
+
+
+class ApiError(Exception):
+    """An error a partition operation answers with (Kafka's ApiException subclasses)."""
+
+    def __init__(self, error: Errors, message: str = "") -> None:
+        super().__init__(message or error.name)
+        self.error = error
+
+
+def partition_state_path(tp: TopicPartition) -> str:
+    """TopicPartitionStateZNode.path."""
+    return f"/brokers/topics/{tp.topic}/partitions/{tp.partition}/state"
+
+
+def encode_partition_state(leader: int, leader_epoch: int, controller_epoch: int, isr: Sequence[int]) -> str:
+    """TopicPartitionStateZNode.encode (§1.2): ``{"version":1,"leader":..,"leader_epoch":..,"controller_epoch":..,
+    "isr":[..]}``."""
+    return json.dumps({"version": 1, "leader": leader, "leader_epoch": leader_epoch,
+                       "controller_epoch": controller_epoch, "isr": list(isr)}, separators=(",", ":"))
+
+
+def decode_partition_state(data: str | None) -> tuple[int, int, int, tuple[int, ...]] | None:
+    """(leader, leader_epoch, controller_epoch, isr) of a state znode, or None if unreadable."""
+    if not data:
+        return None
+    try:
+        js = json.loads(data)
+        return int(js["leader"]), int(js["leader_epoch"]), int(js["controller_epoch"]), tuple(js["isr"])
+    except (ValueError, KeyError, TypeError):
+        return None
+
+
+class IsrChangeListener(Protocol):
+    """What a leader reports about its ISR changes (Kafka's IsrChangeListener + recordIsrChange)."""
+
+    def mark_expand(self) -> None: ...
+
+    def mark_shrink(self) -> None: ...
+
+    def mark_failed(self) -> None: ...
+
+    def record_isr_change(self, tp: TopicPartition, now_ms: float) -> None: ...
+
+
+class CountingIsrChangeListener:
+    """A listener that only counts (tests, or a PartitionActor that forwards counts)."""
+
+    def __init__(self) -> None:
+        self.expands = 0
+        self.shrinks = 0
+        self.failures = 0
+        self.recorded: list[TopicPartition] = []
+
+    def mark_expand(self) -> None:
+        self.expands += 1
+
+    def mark_shrink(self) -> None:
+        self.shrinks += 1
+
+    def mark_failed(self) -> None:
+        self.failures += 1
+
+    def record_isr_change(self, tp: TopicPartition, now_ms: float) -> None:
+        self.recorded.append(tp)
+
+
+@attrs.define
+class Replica:
+    """kafka.cluster.Replica: the leader's view of one remote (follower) replica."""
+
+    broker_id: int
+    log_end_offset: int = UNKNOWN_OFFSET
+    log_start_offset: int = UNKNOWN_OFFSET
+    last_caught_up_time_ms: float = 0
+    last_fetch_leader_log_end_offset: int = UNKNOWN_OFFSET
+    last_fetch_time_ms: float = 0
+
+    def update_fetch_state(self, fetch_offset: int, follower_start_offset: int, fetch_time_ms: float,
+                           leader_end_offset: int) -> None:
+        """Replica.updateFetchState: a fetch at/after the leader's LEO now → caught up now; at/after the LEO of the
+        previous fetch → caught up as of the previous fetch."""
+        if fetch_offset >= leader_end_offset:
+            self.last_caught_up_time_ms = max(self.last_caught_up_time_ms, fetch_time_ms)
+        elif fetch_offset >= self.last_fetch_leader_log_end_offset:
+            self.last_caught_up_time_ms = max(self.last_caught_up_time_ms, self.last_fetch_time_ms)
+        self.log_start_offset = follower_start_offset
+        self.log_end_offset = fetch_offset
+        self.last_fetch_leader_log_end_offset = leader_end_offset
+        self.last_fetch_time_ms = fetch_time_ms
+
+    def reset_last_caught_up_time(self, cur_leader_log_end_offset: int, cur_time_ms: float,
+                                  last_caught_up_time_ms: float) -> None:
+        """Replica.resetLastCaughtUpTime (on makeLeader)."""
+        self.last_fetch_leader_log_end_offset = cur_leader_log_end_offset
+        self.last_fetch_time_ms = cur_time_ms
+        self.last_caught_up_time_ms = last_caught_up_time_ms
+
+    def reset_fetch_state(self) -> None:
+        """updateFetchState(UnknownOffsetMetadata, UnknownOffset, 0, UnknownOffset) on becoming a new leader."""
+        self.log_end_offset = UNKNOWN_OFFSET
+        self.log_start_offset = UNKNOWN_OFFSET
+        self.last_fetch_leader_log_end_offset = UNKNOWN_OFFSET
+        self.last_fetch_time_ms = 0
+
+
+_proposal_ids = itertools.count(1)
+
+
+@attrs.frozen(eq=False)
+class IsrProposal:
+    """One in-flight ISR change: the state znode write the leader wants (identity = the proposal)."""
+
+    topic_partition: TopicPartition
+    kind: str  # "expand" | "shrink"
+    isr: tuple[int, ...]  # the proposed ISR
+    leader: int
+    leader_epoch: int
+    controller_epoch: int
+    zk_version: int  # expected version of the conditional write
+    id: int = attrs.field(factory=lambda: next(_proposal_ids))
+
+    @property
+    def path(self) -> str:
+        return partition_state_path(self.topic_partition)
+
+    @property
+    def data(self) -> str:
+        return encode_partition_state(self.leader, self.leader_epoch, self.controller_epoch, self.isr)
+
+    def set_data_op(self) -> SetData:
+        return SetData(self.path, self.data, version=self.zk_version)
+
+
+class Partition:
+    """kafka.cluster.Partition for one topic-partition hosted on broker ``local_broker_id``."""
+
+    def __init__(self, topic_partition: TopicPartition, local_broker_id: int, log_manager: LogManager | None,
+                 replica_lag_time_max_ms: int = 30000, listener: IsrChangeListener | None = None,
+                 min_insync_replicas: int = 1) -> None:
+        self.topic_partition = topic_partition
+        self.local_broker_id = local_broker_id
+        self.log_manager = log_manager
+        self.replica_lag_time_max_ms = replica_lag_time_max_ms
+        self.listener: IsrChangeListener = listener if listener is not None else CountingIsrChangeListener()
+        self.min_insync_replicas = min_insync_replicas
+        self.log: Log | None = log_manager.get_log(topic_partition) if log_manager is not None else None
+        # assignment (AssignmentState)
+        self.replicas: tuple[int, ...] = ()
+        self.adding_replicas: tuple[int, ...] = ()
+        self.removing_replicas: tuple[int, ...] = ()
+        self.remote_replicas: dict[int, Replica] = {}
+        # leadership
+        self.isr: tuple[int, ...] = ()  # committed ISR (inSyncReplicaIds)
+        self.pending_isr: IsrProposal | None = None  # the change in flight (at most one)
+        self.leader_replica_id: int | None = None
+        self.leader_epoch = INITIAL_LEADER_EPOCH - 1
+        self.leader_epoch_start_offset: int | None = None
+        self.zk_version = INITIAL_ZK_VERSION
+        self.controller_epoch = INITIAL_CONTROLLER_EPOCH
+
+    # --------------------------------------------------------------------------------------------------- queries
+
+    def __repr__(self) -> str:
+        return (f"Partition({self.topic_partition}, leader={self.leader_replica_id}, epoch={self.leader_epoch}, "
+                f"isr={list(self.isr)}, replicas={list(self.replicas)}, zkVersion={self.zk_version})")
+
+    @property
+    def is_leader(self) -> bool:
+        return self.leader_replica_id == self.local_broker_id
+
+    def get_leader_epoch(self) -> int:
+        return self.leader_epoch
+
+    @property
+    def in_sync_replica_ids(self) -> tuple[int, ...]:
+        return self.isr
+
+    @property
+    def maximal_isr(self) -> tuple[int, ...]:
+        """The ISR the leader must assume: committed ISR, plus the follower of a pending expansion (3.0 IsrState)."""
+        if self.pending_isr is not None and self.pending_isr.kind == "expand":
+            return self.pending_isr.isr
+        return self.isr
+
+    @property
+    def is_isr_update_in_flight(self) -> bool:
+        return self.pending_isr is not None
+
+    @property
+    def replication_factor(self) -> int:
+        """AssignmentState.replicationFactor: replicas minus those being added by a reassignment."""
+        return len(self.replicas) - len(self.adding_replicas)
+
+    @property
+    def is_under_replicated(self) -> bool:
+        return self.is_leader and self.replication_factor - len(self.isr) > 0
+
+    def is_under_min_isr(self) -> bool:
+        return self.is_leader and len(self.isr) < self.min_insync_replicas
+
+    def is_at_min_isr(self) -> bool:
+        return self.is_leader and len(self.isr) == self.min_insync_replicas
+
+    @property
+    def high_watermark(self) -> int:
+        return self.log.high_watermark if self.log is not None else UNKNOWN_OFFSET
+
+    @property
+    def log_end_offset(self) -> int:
+        return self.log.log_end_offset if self.log is not None else UNKNOWN_OFFSET
+
+    def get_replica(self, broker_id: int) -> Replica | None:
+        return self.remote_replicas.get(broker_id)
+
+    def local_log_or_error(self) -> Log:
+        if self.log is None:
+            raise ApiError(Errors.REPLICA_NOT_AVAILABLE, f"log of {self.topic_partition} is not available")
+        return self.log
+
+    # ------------------------------------------------------------------------------------------------ assignment
+
+    def update_assignment_and_isr(self, replicas: Sequence[int], isr: Sequence[int],
+                                  adding: Sequence[int] = (), removing: Sequence[int] = ()) -> None:
+        """Partition.updateAssignmentAndIsr: remote replicas follow the assignment; the ISR is committed."""
+        self.replicas = tuple(replicas)
+        self.adding_replicas = tuple(adding)
+        self.removing_replicas = tuple(removing)
+        remote = [r for r in self.replicas if r != self.local_broker_id]
+        for r in list(self.remote_replicas):
+            if r not in remote:
+                del self.remote_replicas[r]
+        for r in remote:
+            if r not in self.remote_replicas:
+                self.remote_replicas[r] = Replica(r)
+        self.isr = tuple(isr)
+        self.pending_isr = None
+
+    def create_log_if_not_exists(self, is_new: bool,
+                                 high_watermark_checkpoints: Mapping[str, Mapping[TopicPartition, int]] | None = None
+                                 ) -> Log:
+        """Partition.createLogIfNotExists (via LogManager.getOrCreateLog); raises KafkaStorageError."""
+        if self.log is None:
+            if self.log_manager is None:
+                raise KafkaStorageError(f"no log manager for {self.topic_partition}")
+            self.log = self.log_manager.get_or_create_log(self.topic_partition, is_new, high_watermark_checkpoints)
+        return self.log
+
+    # ------------------------------------------------------------------------------------------------ leadership
+
+    def make_leader(self, state: LeaderAndIsrPartitionState, now_ms: float,
+                    high_watermark_checkpoints: Mapping[str, Mapping[TopicPartition, int]] | None = None) -> bool:
+        """Partition.makeLeader: returns True iff this broker was not the leader before.
+
+        Records the controller epoch, takes assignment and ISR, creates the log if needed, sets leader epoch /
+        epoch start offset (= local LEO) / zkVersion, resets the caught-up bookkeeping of remote replicas (ISR
+        members count as caught up now), resets their fetch state if leadership is new, maybe advances the HW.
+        """
+        self.controller_epoch = state.controller_epoch
+        self.update_assignment_and_isr(state.replicas, state.isr, state.adding_replicas, state.removing_replicas)
+        log = self.create_log_if_not_exists(state.is_new, high_watermark_checkpoints)
+        start = log.log_end_offset
+        self.leader_epoch = state.leader_epoch
+        self.leader_epoch_start_offset = start
+        self.zk_version = state.zk_version
+        log.assign_epoch_start_offset(self.leader_epoch, start)
+        is_new_leader = not self.is_leader
+        for replica in self.remote_replicas.values():
+            caught_up = now_ms if replica.broker_id in self.isr else 0
+            replica.reset_last_caught_up_time(start, now_ms, caught_up)
+        if is_new_leader:
+            self.leader_replica_id = self.local_broker_id
+            for replica in self.remote_replicas.values():
+                replica.reset_fetch_state()
+        self.maybe_increment_leader_hw(now_ms)
+        return is_new_leader
+
+    def make_follower(self, state: LeaderAndIsrPartitionState, now_ms: float,
+                      high_watermark_checkpoints: Mapping[str, Mapping[TopicPartition, int]] | None = None) -> bool:
+        """Partition.makeFollower: returns False only if the leader id and leader epoch are both unchanged."""
+        old_leader_epoch = self.leader_epoch
+        self.controller_epoch = state.controller_epoch
+        self.update_assignment_and_isr(state.replicas, (), state.adding_replicas, state.removing_replicas)
+        self.create_log_if_not_exists(state.is_new, high_watermark_checkpoints)
+        self.leader_epoch = state.leader_epoch
+        self.leader_epoch_start_offset = None
+        self.zk_version = state.zk_version
+        if self.leader_replica_id == state.leader and self.leader_epoch == old_leader_epoch:
+            return False
+        self.leader_replica_id = state.leader
+        return True
+
+    def delete(self) -> None:
+        """Partition.delete: forget assignment, ISR, leadership and the log reference (the log itself is deleted by
+        the LogManager)."""
+        self.remote_replicas.clear()
+        self.replicas = self.adding_replicas = self.removing_replicas = ()
+        self.isr = ()
+        self.pending_isr = None
+        self.leader_replica_id = None
+        self.leader_epoch_start_offset = None
+        self.log = None
+
+    def mark_offline(self) -> None:
+        """The partition's log dir failed: drop the log reference and leadership."""
+        self.log = None
+        self.leader_replica_id = None
+        self.pending_isr = None
+
+    # ------------------------------------------------------------------------------------------- follower fetches
+
+    def update_follower_fetch_state(self, follower_id: int, fetch_offset: int, follower_start_offset: int,
+                                    now_ms: float, leader_end_offset: int) -> bool:
+        """Partition.updateFollowerFetchState: returns False if ``follower_id`` is not an assigned replica.
+
+        Updates the follower's LEO and caught-up time and, if its LEO moved, maybe advances the HW. The ISR
+        expansion check is the separate `maybe_expand_isr` (it produces a ZooKeeper write).
+        """
+        replica = self.remote_replicas.get(follower_id)
+        if replica is None:
+            return False
+        prev = replica.log_end_offset
+        replica.update_fetch_state(fetch_offset, follower_start_offset, now_ms, leader_end_offset)
+        if prev != replica.log_end_offset and self.is_leader:
+            self.maybe_increment_leader_hw(now_ms)
+        return True
+
+    def is_follower_in_sync(self, replica: Replica, high_watermark: int) -> bool:
+        """Partition.isFollowerInSync: LEO ≥ HW and ≥ the start offset of the current leader epoch."""
+        return (replica.log_end_offset >= high_watermark and self.leader_epoch_start_offset is not None
+                and replica.log_end_offset >= self.leader_epoch_start_offset)
+
+    def needs_expand_isr(self, follower_id: int) -> bool:
+        replica = self.remote_replicas.get(follower_id)
+        return (self.is_leader and self.log is not None and self.pending_isr is None and replica is not None
+                and follower_id not in self.isr and self.is_follower_in_sync(replica, self.log.high_watermark))
+
+    def maybe_expand_isr(self, follower_id: int) -> IsrProposal | None:
+        """Partition.maybeExpandIsr: propose ISR + follower (the partition becomes pending-expand)."""
+        if not self.needs_expand_isr(follower_id):
+            return None
+        return self._propose("expand", (*self.isr, follower_id))
+
+    # --------------------------------------------------------------------------------------------------- shrink
+
+    def get_out_of_sync_replicas(self, now_ms: float, max_lag_ms: int | None = None) -> tuple[int, ...]:
+        """Partition.getOutOfSyncReplicas: ISR followers with LEO ≠ leader LEO, not caught up for > max lag."""
+        if self.log is None:
+            return ()
+        max_lag = self.replica_lag_time_max_ms if max_lag_ms is None else max_lag_ms
+        leo = self.log.log_end_offset
+        out = []
+        for r in self.isr:
+            if r == self.local_broker_id:
+                continue
+            replica = self.remote_replicas.get(r)
+            if replica is None or (replica.log_end_offset != leo and now_ms - replica.last_caught_up_time_ms > max_lag):
+                out.append(r)
+        return tuple(out)
+
+    def maybe_shrink_isr(self, now_ms: float) -> IsrProposal | None:
+        """Partition.maybeShrinkIsr: propose ISR − out-of-sync followers (skipped while a change is in flight)."""
+        if not self.is_leader or self.pending_isr is not None:
+            return None
+        out = self.get_out_of_sync_replicas(now_ms)
+        if not out:
+            return None
+        new_isr = tuple(r for r in self.isr if r not in out)
+        assert new_isr, f"shrinking the ISR of {self.topic_partition} to empty"
+        return self._propose("shrink", new_isr)
+
+    # ------------------------------------------------------------------------------------------ ISR write outcome
+
+    def _propose(self, kind: str, new_isr: tuple[int, ...]) -> IsrProposal:
+        proposal = IsrProposal(self.topic_partition, kind, new_isr, self.local_broker_id, self.leader_epoch,
+                               self.controller_epoch, self.zk_version)
+        self.pending_isr = proposal
+        return proposal
+
+    def complete_isr_update(self, proposal: IsrProposal, new_zk_version: int | None, error: Errors,
+                            now_ms: float) -> bool:
+        """The outcome of a proposal's ZooKeeper write (ZkPartitionStateStore.expandIsr/shrinkIsr +
+        maybeUpdateIsrAndVersion, with 3.0's stale-callback rules). Returns True iff the ISR was committed.
+
+        * a proposal that is no longer the pending one (a LeaderAndIsr reset the state meanwhile) → ignored;
+        * success with another leader epoch or an older zkVersion → ignored;
+        * success → commit ISR + zkVersion, record the change, count expand/shrink, maybe advance the HW;
+        * INVALID_UPDATE_VERSION / UNKNOWN_TOPIC_OR_PARTITION / FENCED_LEADER_EPOCH → count a failure and give up:
+          the change stays pending (no further ISR change) until the next LeaderAndIsr brings a fresh zkVersion;
+        * any other error → count a failure and drop the proposal, so the next check proposes again.
+        """
+        if self.pending_isr is not proposal:
+            return False
+        if error == Errors.NONE and new_zk_version is not None:
+            if proposal.leader_epoch != self.leader_epoch or new_zk_version < self.zk_version:
+                return False
+            self.isr = proposal.isr
+            self.zk_version = new_zk_version
+            self.pending_isr = None
+            self.listener.record_isr_change(self.topic_partition, now_ms)
+            if proposal.kind == "expand":
+                self.listener.mark_expand()
+            else:
+                self.listener.mark_shrink()
+            self.maybe_increment_leader_hw(now_ms)
+            return True
+        self.listener.mark_failed()
+        if error not in (Errors.INVALID_UPDATE_VERSION, Errors.UNKNOWN_TOPIC_OR_PARTITION, Errors.FENCED_LEADER_EPOCH):
+            self.pending_isr = None
+        return False
+
+    # ------------------------------------------------------------------------------------------- high watermark
+
+    def maybe_increment_leader_hw(self, now_ms: float) -> bool:
+        """Partition.maybeIncrementLeaderHW: HW = min LEO over the leader and every remote replica that is in the
+        maximal ISR or caught up within replica.lag.time.max.ms."""
+        if not self.is_leader or self.log is None:
+            return False
+        isr = self.maximal_isr
+        new_hw = self.log.log_end_offset
+        for replica in self.remote_replicas.values():
+            if replica.log_end_offset < new_hw and (
+                    now_ms - replica.last_caught_up_time_ms <= self.replica_lag_time_max_ms
+                    or replica.broker_id in isr):
+                new_hw = replica.log_end_offset
+        return self.log.maybe_increment_high_watermark(new_hw)
+
+    # ------------------------------------------------------------------------------------------- reads / appends
+
+    def check_current_leader_epoch(self, current_leader_epoch: int) -> Errors:
+        """Partition.checkCurrentLeaderEpoch: older → FENCED_LEADER_EPOCH, newer → UNKNOWN_LEADER_EPOCH."""
+        if current_leader_epoch == NO_LEADER_EPOCH_PROVIDED:
+            return Errors.NONE
+        if self.leader_epoch > current_leader_epoch:
+            return Errors.FENCED_LEADER_EPOCH
+        if self.leader_epoch < current_leader_epoch:
+            return UNKNOWN_LEADER_EPOCH
+        return Errors.NONE
+
+    def local_log_with_epoch(self, current_leader_epoch: int, require_leader: bool) -> Log:
+        """Partition.localLogWithEpochOrException."""
+        err = self.check_current_leader_epoch(current_leader_epoch)
+        if err != Errors.NONE:
+            raise ApiError(err)
+        if require_leader and not self.is_leader:
+            raise ApiError(Errors.NOT_LEADER_OR_FOLLOWER, f"broker {self.local_broker_id} is not leader of "
+                                                          f"{self.topic_partition}")
+        if self.log is None:
+            raise ApiError(Errors.NOT_LEADER_OR_FOLLOWER if require_leader else Errors.REPLICA_NOT_AVAILABLE)
+        return self.log
+
+    def read_records(self, fetch_offset: int, current_leader_epoch: int, max_records: int,
+                     fetch_only_from_leader: bool = True, committed_only: bool = False
+                     ) -> tuple[tuple[str, ...], int, int]:
+        """Partition.readRecords: (records, high watermark, log end offset) captured at read time."""
+        log = self.local_log_with_epoch(current_leader_epoch, fetch_only_from_leader)
+        hw, leo = log.high_watermark, log.log_end_offset
+        limit = hw if committed_only else leo
+        records = log.read(fetch_offset, max_records, limit) if fetch_offset <= leo else ()
+        return records, hw, leo
+
+    def append_records_to_leader(self, records: Sequence[str], required_acks: int, now_ms: float) -> int:
+        """Partition.appendRecordsToLeader: returns the base offset; acks=all needs ISR ≥ min.insync.replicas."""
+        log = self.local_log_with_epoch(NO_LEADER_EPOCH_PROVIDED, require_leader=True)
+        if required_acks == -1 and len(self.isr) < self.min_insync_replicas:
+            raise ApiError(NOT_ENOUGH_REPLICAS, f"ISR {list(self.isr)} of {self.topic_partition} is below "
+                                                f"min.insync.replicas {self.min_insync_replicas}")
+        base, _last = log.append(records, self.leader_epoch)
+        self.maybe_increment_leader_hw(now_ms)
+        return base
+
+    def append_records_to_follower(self, fetch_offset: int, records: Sequence[str], leader_high_watermark: int,
+                                   leader_log_end_offset: int) -> bool:
+        """ReplicaFetcherThread.processPartitionData: append at our LEO and follow the leader's HW
+        (min(leader HW, local LEO)). A fetch for an offset that is no longer our LEO is ignored (False).
+
+        If our LEO is beyond the leader's (unclean election), truncate to the leader's LEO first (the
+        OFFSET_OUT_OF_RANGE handling of the 2.6 fetcher)."""
+        log = self.log
+        if log is None or self.is_leader:
+            return False
+        if fetch_offset != log.log_end_offset:
+            return False
+        if 0 <= leader_log_end_offset < log.log_end_offset:
+            log.truncate_to(leader_log_end_offset)
+            return False
+        if records:
+            log.append(records, self.leader_epoch)
+        log.update_high_watermark(min(leader_high_watermark, log.log_end_offset))
+        return True
+
+
+# --------------------------------------------------------------------------------------------- the ZooKeeper write
+
+
+def submit_isr_updates(updates: Sequence[tuple[Partition, IsrProposal]], now_ms: float) -> Proc[list[bool]]:
+    """Write ISR proposals to their state znodes in ONE pipelined batch (ReplicationUtils.updateLeaderAndIsr) and
+    complete them. BADVERSION is re-checked (checkLeaderAndIsrZkData): if the znode already holds exactly what we
+    wanted to write, the write counts as successful with the znode's version. Returns per proposal: committed?"""
+    if not updates:
+        return []
+    results = yield ZkBatch(tuple(p.set_data_op() for _, p in updates))
+    outcomes: list[tuple[int | None, Errors]] = []
+    recheck: list[int] = []
+    for i, r in enumerate(results):
+        if r.ok and r.stat is not None:
+            outcomes.append((r.stat.version, Errors.NONE))
+        elif r.code == BADVERSION:
+            outcomes.append((None, Errors.INVALID_UPDATE_VERSION))
+            recheck.append(i)
+        elif r.code == NONODE:
+            outcomes.append((None, Errors.UNKNOWN_TOPIC_OR_PARTITION))
+        else:
+            outcomes.append((None, Errors.UNKNOWN_SERVER_ERROR))
+    if recheck:
+        reads = yield ZkBatch(tuple(GetData(updates[i][1].path) for i in recheck))
+        for i, r in zip(recheck, reads, strict=True):
+            p = updates[i][1]
+            if r.ok and r.stat is not None and decode_partition_state(r.data) == (
+                    p.leader, p.leader_epoch, p.controller_epoch, p.isr):
+                outcomes[i] = (r.stat.version, Errors.NONE)
+    return [part.complete_isr_update(prop, version, error, now_ms)
+            for (part, prop), (version, error) in zip(updates, outcomes, strict=True)]

@@ -1,0 +1,157 @@
+"""The local log (recovery, checkpoints, deletion) and end-to-end replication between two ReplicaManagers."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+from broker_support import FakeZk, drive, emitted, lai_request, lai_state, make_rm, seed_state_znode
+
+from core.broker.log import (
+    SEGMENT_FILE,
+    KafkaStorageError,
+    Log,
+    LogManager,
+    read_offset_checkpoint,
+    write_offset_checkpoint,
+)
+from messages.common import Errors, TopicPartition
+from messages.replication import FetchPartitionData, FetchResponse, ProduceRequest
+
+TP = TopicPartition("my-topic", 2)
+
+
+def test_log_append_read_recover_torn_tail(tmp_path):
+    log = Log(str(tmp_path), TP)
+    assert log.append(["a", "b\nwith newline", "c"], 0) == (0, 2)
+    assert log.read(1, 10) == ("b\nwith newline", "c")
+    assert log.read(0, 2, max_offset=1) == ("a",)
+    with open(os.path.join(log.dir, SEGMENT_FILE), "ab") as f:
+        f.write(b'[3,0,"tor')  # a torn write
+    again = Log(str(tmp_path), TP)
+    assert again.log_end_offset == 3 and again.read(0, 10) == ("a", "b\nwith newline", "c")
+    again.append(["d"], 1)
+    assert Log(str(tmp_path), TP).read(3, 10) == ("d",)
+    assert again.leader_epoch_entries == ((0, 0), (1, 3))
+    again.truncate_to(2)
+    assert again.log_end_offset == 2 and again.leader_epoch_entries == ((0, 0),)
+
+
+def test_offset_checkpoint_format(tmp_path):
+    path = str(tmp_path / "replication-offset-checkpoint")
+    write_offset_checkpoint(path, {TopicPartition("b", 1): 7, TopicPartition("a-x", 0): 3})
+    with open(path) as f:
+        assert f.read() == "0\n2\na-x 0 3\nb 1 7\n"
+    assert read_offset_checkpoint(path) == {TopicPartition("b", 1): 7, TopicPartition("a-x", 0): 3}
+    with open(path, "w") as f:
+        f.write("1\n0\n")
+    with pytest.raises(KafkaStorageError):
+        read_offset_checkpoint(path)
+
+
+def test_log_manager_delete_renames_then_removes_and_reloads(tmp_path):
+    d = str(tmp_path / "logs")
+    lm = LogManager([d])
+    lm.get_or_create_log(TP, is_new=True).append(["x"], 0)
+    lm.get_or_create_log(TopicPartition("other", 0), is_new=True)
+    assert lm.delete_log(TP)
+    assert sorted(os.listdir(d)) == ["log-start-offset-checkpoint", "other-0", "recovery-point-offset-checkpoint"]
+    os.makedirs(os.path.join(d, "stale-0.abc-delete"))  # an interrupted deletion is finished at startup
+    lm2 = LogManager([d])
+    assert set(lm2.all_logs) == {TopicPartition("other", 0)}
+    assert not os.path.exists(os.path.join(d, "stale-0.abc-delete"))
+
+
+def test_log_manager_missing_dir_is_storage_error(tmp_path):
+    d = str(tmp_path / "logs")
+    lm = LogManager([d])
+    log = lm.get_or_create_log(TP, is_new=True)
+    os.rename(d, d + ".gone")
+    with pytest.raises(KafkaStorageError) as e:
+        log.append(["x"], 0)
+    assert e.value.log_dir == d
+
+
+B = 1_000_000  # base time: real clocks are never near 0 (a replica last caught up at 0 would count as caught up)
+
+
+def _cluster(tmp_path):
+    """Broker 0 leads TP with follower 1; both hosted by ReplicaManagers sharing one FakeZk."""
+    zk = FakeZk()
+    seed_state_znode(zk, TP, 0, 0, [0])
+    leader, follower = make_rm(tmp_path, 0, now_ms=B), make_rm(tmp_path, 1, now_ms=B)
+    states = [lai_state(TP, 0, 0, [0], [0, 1], is_new=True)]
+    for rm in (leader, follower):
+        drive(rm.handle_leader_and_isr(lai_request(states), B), zk)
+    return zk, leader, follower
+
+
+def _round(zk, leader, follower, now, effects=None):
+    """One fetch round: the follower's request, the leader's answer (a parked fetch is completed by expiry)."""
+    req = follower.fetch_request_for(0)
+    effects = [] if effects is None else effects
+    resp = drive(leader.handle_fetch(req, B + now, "broker-1"), zk, effects)
+    if resp is None:
+        drive(leader.expire_delayed_operations(B + now + req.max_wait_ms), zk, effects)
+        (resp,) = emitted(effects, "broker-1")
+    assert isinstance(resp, FetchResponse)
+    drive(follower.handle_fetch_response(0, resp, B + now), zk)
+    return resp
+
+
+def test_replication_expands_isr_and_advances_hw(tmp_path):
+    zk, leader, follower = _cluster(tmp_path)
+    drive(leader.handle_produce(ProduceRequest(TP, ("a", "b", "c")), B), zk)
+    lp, fp = leader.online_partition(TP), follower.online_partition(TP)
+    assert lp.high_watermark == 3  # ISR [0]: committed at once
+    _round(zk, leader, follower, 10)  # follower gets the records
+    assert fp.log.log_end_offset == 3 and fp.high_watermark == 3
+    assert fp.log.read(0, 10) == ("a", "b", "c")
+    _round(zk, leader, follower, 20)  # fetch at 3: caught up → ISR expansion in ZooKeeper
+    assert lp.isr == (0, 1) and leader.isr_propagation.isr_change_set == {TP}
+    assert '"isr":[0,1]' in zk.data("/brokers/topics/my-topic/partitions/2/state")
+    drive(leader.handle_produce(ProduceRequest(TP, ("d",)), B + 30), zk)
+    assert lp.high_watermark == 3  # follower 1 in the ISR holds the HW
+    _round(zk, leader, follower, 40)  # follower appends d
+    assert lp.high_watermark == 3
+    _round(zk, leader, follower, 50)  # its next fetch (offset 4) moves the leader HW, which the follower learns
+    assert lp.high_watermark == 4 and fp.high_watermark == 4
+
+
+def test_acks_all_produce_completes_when_hw_passes(tmp_path):
+    zk, leader, follower = _cluster(tmp_path)
+    drive(leader.handle_produce(ProduceRequest(TP, ("a",)), B), zk)
+    _round(zk, leader, follower, 1)
+    _round(zk, leader, follower, 2)
+    assert leader.online_partition(TP).isr == (0, 1)
+    assert drive(leader.handle_produce(ProduceRequest(TP, ("b", "c"), acks=-1), B + 3, "client"), zk) is None
+    assert leader.delayed_produce_count == 1
+    _round(zk, leader, follower, 4)
+    effects: list = []
+    _round(zk, leader, follower, 5, effects)
+    (done,) = emitted(effects, "client")
+    assert done.error == Errors.NONE and done.base_offset == 1 and done.high_watermark == 3
+
+
+def test_one_fetch_request_per_leader_batches_all_partitions(tmp_path):
+    """2,000 partitions followed from two leaders → two FetchRequests, not 2,000."""
+    rm = make_rm(tmp_path, broker_id=2)
+    states = [lai_state(TopicPartition("big", i), i % 2, 0, [i % 2, 2], [i % 2, 2], is_new=True)
+              for i in range(2000)]
+    resp = drive(rm.handle_leader_and_isr(lai_request(states), B))
+    assert all(pe.error == Errors.NONE for pe in resp.partition_errors)
+    reqs = rm.build_fetch_requests()
+    assert sorted(reqs) == [0, 1]
+    assert [len(r.partitions) for r in reqs.values()] == [1000, 1000]
+    assert rm.build_fetch_requests() == {}  # one in flight per leader
+    rm.fetch_failed(0)
+    assert list(rm.build_fetch_requests()) == [0]
+
+
+def test_follower_truncates_to_leader_leo_after_unclean_election(tmp_path):
+    zk, leader, follower = _cluster(tmp_path)
+    fp = follower.online_partition(TP)
+    fp.log.append(["x", "y"], 0)  # the follower has records the new leader never had
+    assert follower.fetch_request_for(0).partitions[0].fetch_offset == 2
+    drive(follower.handle_fetch_response(0, FetchResponse((FetchPartitionData(TP, Errors.NONE, 0, 0, ()),)), B), zk)
+    assert fp.log.log_end_offset == 0

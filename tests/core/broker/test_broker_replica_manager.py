@@ -1,0 +1,439 @@
+"""Ports of Kafka's ReplicaManagerTest (becomeLeaderOrFollower / stopReplicas / purgatory scenarios, §11.11) plus the
+§9 request-handling rules (admission, error codes, UpdateMetadata, log dir failure)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+
+from broker_support import (
+    FakeZk,
+    drive,
+    emitted,
+    lai_request,
+    lai_state,
+    make_rm,
+    seed_state_znode,
+    stop_request,
+    um_request,
+    um_state,
+)
+
+from core.broker.log import RECOVERY_POINT_CHECKPOINT, read_offset_checkpoint
+from core.broker.replica_manager import OFFLINE, ReplicaManager
+from messages.common import Errors, TopicPartition
+from messages.replication import FetchPartition, FetchRequest, ProduceRequest
+
+TP0 = TopicPartition("foo", 0)
+TP1 = TopicPartition("foo", 1)
+T0 = 1_000_000.0
+
+
+def become(rm: ReplicaManager, *states, controller_epoch=0, now=T0, zk=None, effects=None, broker_epoch=-1):
+    return drive(rm.handle_leader_and_isr(lai_request(states, controller_epoch, broker_epoch), now), zk, effects)
+
+
+def stop(rm: ReplicaManager, *states, controller_epoch=0, now=T0, effects=None, broker_epoch=-1):
+    return drive(rm.handle_stop_replica(stop_request(states, controller_epoch, broker_epoch), now), None, effects)
+
+
+def errors(resp) -> dict[TopicPartition, Errors]:
+    return {pe.topic_partition: pe.error for pe in resp.partition_errors}
+
+
+def produce(rm, tp, n, acks=1, now=T0, effects=None, zk=None):
+    return drive(rm.handle_produce(ProduceRequest(tp, tuple(f"v{i}" for i in range(n)), acks, 30000), now, "client"),
+                 zk, effects)
+
+
+def consumer_fetch(rm, tp, offset, epoch=-1, now=T0, effects=None, wait=0):
+    req = FetchRequest(-1, (FetchPartition(tp, offset, epoch),), max_wait_ms=wait, min_records=1 if wait else 0)
+    return drive(rm.handle_fetch(req, now, "consumer"), None, effects)
+
+
+# ----------------------------------------------------------------------------------------------- purgatory
+
+
+def test_clearPurgatoryOnBecomingFollower(tmp_path):
+    """testClearPurgatoryOnBecomingFollower."""
+    rm = make_rm(tmp_path)
+    become(rm, lai_state(TP0, 0, 0, [0, 1], [0, 1], is_new=True))
+    effects: list = []
+    assert produce(rm, TP0, 3, acks=-1, effects=effects) is None  # waits for follower 1
+    assert rm.delayed_produce_count == 1
+    become(rm, lai_state(TP0, 1, 1, [0, 1], [0, 1]), effects=effects)
+    (resp,) = emitted(effects, "client")
+    assert resp.error == Errors.NOT_LEADER_OR_FOLLOWER
+    assert rm.delayed_produce_count == 0
+
+
+def test_fetchMessagesWhenNotFollowerForOnePartition(tmp_path):
+    """testFetchMessagesWhenNotFollowerForOnePartition."""
+    rm = make_rm(tmp_path)
+    become(rm, lai_state(TP0, 0, 0, [0, 1, 2], [0, 1, 2], is_new=True),
+           lai_state(TP1, 0, 0, [0, 2], [0, 2], is_new=True))
+    produce(rm, TP0, 2)
+    produce(rm, TP1, 2)
+    zk = FakeZk()
+    req = FetchRequest(1, (FetchPartition(TP0, 1, 0), FetchPartition(TP1, 1, 0)))
+    resp = drive(rm.handle_fetch(req, T0 + 1), zk)
+    d0, d1 = resp.partitions
+    assert d0.error == Errors.NONE and d0.records == ("v1",)
+    assert d1.error == Errors.NONE and d1.records == ()
+    p0, p1 = rm.online_partition(TP0), rm.online_partition(TP1)
+    assert p0.remote_replicas[1].log_end_offset == 1
+    assert p1.high_watermark == 0  # replica 1 is not assigned to p1: nothing changed
+
+
+def test_becomeFollowerWhenLeaderIsUnchangedButMissedLeaderUpdateIbp26(tmp_path):
+    """testBecomeFollowerWhenLeaderIsUnchangedButMissedLeaderUpdateIbp26: same leader, epoch 1 → 3: the
+    become-follower steps run and the log is truncated once (to the high watermark, the 2.6 fetcher start)."""
+    rm = make_rm(tmp_path)
+    become(rm, lai_state(TP0, 1, 1, [0, 1], [0, 1], is_new=True))
+    p = rm.online_partition(TP0)
+    p.log.append(["a", "b", "c"], 1)
+    p.log.update_high_watermark(1)
+    assert rm.fetch_states[TP0].leader_epoch == 1
+    become(rm, lai_state(TP0, 1, 3, [0, 1], [0, 1]))
+    assert p.get_leader_epoch() == 3
+    assert p.log.log_end_offset == 1  # truncated to the HW
+    assert rm.fetch_states[TP0].leader_epoch == 3
+    assert rm.fetch_request_for(1).partitions == (FetchPartition(TP0, 1, 3),)
+
+
+def test_becomeFollowerWhileOldClientFetchInPurgatory(tmp_path):
+    """testBecomeFollowerWhileOldClientFetchInPurgatory."""
+    rm = make_rm(tmp_path)
+    become(rm, lai_state(TP0, 0, 1, [0, 1], [0, 1], is_new=True))
+    effects: list = []
+    assert consumer_fetch(rm, TP0, 0, epoch=-1, wait=500, effects=effects) is None
+    become(rm, lai_state(TP0, 1, 2, [0, 1], [0, 1]), effects=effects)
+    (resp,) = emitted(effects, "consumer")
+    assert resp.partitions[0].error == Errors.NOT_LEADER_OR_FOLLOWER
+
+
+def test_becomeFollowerWhileNewClientFetchInPurgatory(tmp_path):
+    """testBecomeFollowerWhileNewClientFetchInPurgatory."""
+    rm = make_rm(tmp_path)
+    become(rm, lai_state(TP0, 0, 1, [0, 1], [0, 1], is_new=True))
+    effects: list = []
+    assert consumer_fetch(rm, TP0, 0, epoch=1, wait=500, effects=effects) is None
+    become(rm, lai_state(TP0, 1, 2, [0, 1], [0, 1]), effects=effects)
+    (resp,) = emitted(effects, "consumer")
+    assert resp.partitions[0].error == Errors.FENCED_LEADER_EPOCH
+
+
+def test_fetchFromLeaderAlwaysAllowed(tmp_path):
+    """testFetchFromLeaderAlwaysAllowed."""
+    rm = make_rm(tmp_path)
+    become(rm, lai_state(TP0, 0, 1, [0], [0, 1], is_new=True))
+    assert consumer_fetch(rm, TP0, 0, epoch=-1).partitions[0].error == Errors.NONE
+    assert consumer_fetch(rm, TP0, 0, epoch=1).partitions[0].error == Errors.NONE
+
+
+def test_clearFetchPurgatoryOnStopReplica(tmp_path):
+    """testClearFetchPurgatoryOnStopReplica."""
+    rm = make_rm(tmp_path)
+    become(rm, lai_state(TP0, 0, 1, [0, 1], [0, 1], is_new=True))
+    effects: list = []
+    consumer_fetch(rm, TP0, 0, wait=500, effects=effects)
+    stop(rm, (TP0, -2, True), effects=effects)
+    (resp,) = emitted(effects, "consumer")
+    assert resp.partitions[0].error == Errors.NOT_LEADER_OR_FOLLOWER
+    assert rm.delayed_fetch_count == 0
+
+
+def test_clearProducePurgatoryOnStopReplica(tmp_path):
+    """testClearProducePurgatoryOnStopReplica."""
+    rm = make_rm(tmp_path)
+    become(rm, lai_state(TP0, 0, 1, [0, 1], [0, 1], is_new=True))
+    effects: list = []
+    produce(rm, TP0, 1, acks=-1, effects=effects)
+    stop(rm, (TP0, -2, True), effects=effects)
+    (resp,) = emitted(effects, "client")
+    assert resp.error == Errors.NOT_LEADER_OR_FOLLOWER
+
+
+def test_oldLeaderLosesMetricsWhenReassignPartitions(tmp_path):
+    """testOldLeaderLosesMetricsWhenReassignPartitions (metrics as gauges: LeaderCount drops)."""
+    rm = make_rm(tmp_path, broker_id=1)
+    become(rm, lai_state(TP0, 0, 0, [0, 1], [0, 1], is_new=True), lai_state(TP1, 1, 0, [0, 1], [0, 1], is_new=True))
+    assert rm.leader_count == 1
+    become(rm, lai_state(TP1, 0, 1, [0, 1], [0, 1]))
+    assert rm.leader_count == 0 and rm.partition_count == 2
+
+
+def test_oldFollowerLosesMetricsWhenReassignPartitions(tmp_path):
+    """testOldFollowerLosesMetricsWhenReassignPartitions: both partitions move from leader 1 to leader 0; the old
+    leader's under-replicated count goes with its leadership."""
+    rm = make_rm(tmp_path, broker_id=1)
+    become(rm, lai_state(TP0, 1, 0, [1], [1, 2], is_new=True), lai_state(TP1, 1, 0, [1], [1, 2], is_new=True))
+    assert rm.leader_count == 2 and rm.under_replicated_partitions == 2
+    become(rm, lai_state(TP0, 0, 1, [0, 1], [0, 1, 2]), lai_state(TP1, 0, 1, [0, 1], [0, 1, 2]))
+    assert rm.leader_count == 0 and rm.under_replicated_partitions == 0
+    assert set(rm.fetch_states) == {TP0, TP1}
+
+
+# ------------------------------------------------------------------------------------------------ stopReplicas
+
+
+def _leader_at_epoch_1(tmp_path) -> ReplicaManager:
+    rm = make_rm(tmp_path)
+    become(rm, lai_state(TP0, 0, 1, [0, 1], [0, 1], is_new=True))
+    produce(rm, TP0, 2)
+    return rm
+
+
+def test_stopReplicaWithStaleControllerEpoch(tmp_path):
+    """testStopReplicaWithStaleControllerEpoch."""
+    rm = make_rm(tmp_path)
+    become(rm, lai_state(TP0, 0, 1, [0], [0, 1], is_new=True), controller_epoch=10)
+    resp = stop(rm, (TP0, 2, False), controller_epoch=0)
+    assert resp.error == Errors.STALE_CONTROLLER_EPOCH and resp.partition_errors == ()
+
+
+def test_stopReplicaWithOfflinePartition(tmp_path):
+    """testStopReplicaWithOfflinePartition."""
+    rm = _leader_at_epoch_1(tmp_path)
+    rm.mark_partition_offline(TP0)
+    resp = stop(rm, (TP0, 2, False))
+    assert resp.error == Errors.NONE and errors(resp) == {TP0: Errors.KAFKA_STORAGE_ERROR}
+
+
+def test_stopReplicaWithInexistentPartition(tmp_path):
+    """testStopReplicaWithInexistentPartition: only a log exists, delete=false → NONE, log kept."""
+    rm = make_rm(tmp_path)
+    rm.log_manager.get_or_create_log(TP0, is_new=True)
+    resp = stop(rm, (TP0, 2, False))
+    assert errors(resp) == {TP0: Errors.NONE}
+    assert rm.log_manager.get_log(TP0) is not None
+
+
+def test_stopReplicaWithInexistentPartitionAndPartitionsDelete(tmp_path):
+    """testStopReplicaWithInexistentPartitionAndPartitionsDelete: leftover log removed."""
+    rm = make_rm(tmp_path)
+    log = rm.log_manager.get_or_create_log(TP0, is_new=True)
+    resp = stop(rm, (TP0, 2, True))
+    assert errors(resp) == {TP0: Errors.NONE}
+    assert rm.log_manager.get_log(TP0) is None and not os.path.exists(log.dir)
+    assert not [n for n in os.listdir(log.parent_dir) if n.startswith("foo-0")]
+
+
+def test_stopReplicaWithInexistentPartitionAndPartitionsDeleteAndIOException(tmp_path):
+    """testStopReplicaWithInexistentPartitionAndPartitionsDeleteAndIOException."""
+    rm = make_rm(tmp_path)
+    log = rm.log_manager.get_or_create_log(TP0, is_new=True)
+    shutil.rmtree(log.parent_dir)  # the log dir breaks
+    effects: list = []
+    resp = stop(rm, (TP0, 2, True), effects=effects)
+    assert errors(resp) == {TP0: Errors.KAFKA_STORAGE_ERROR}
+    assert rm.log_manager.get_log(TP0) is None
+
+
+def _stop_existing(tmp_path, epoch: int, delete: bool) -> tuple[ReplicaManager, Errors, str]:
+    rm = _leader_at_epoch_1(tmp_path)
+    log_dir = rm.online_partition(TP0).log.dir
+    resp = stop(rm, (TP0, epoch, delete))
+    assert resp.error == Errors.NONE
+    return rm, errors(resp)[TP0], log_dir
+
+
+def test_stopReplicaWithExistingPartitionAndNewerLeaderEpoch(tmp_path):
+    """testStopReplicaWithExistingPartitionAndNewerLeaderEpoch."""
+    rm, err, _ = _stop_existing(tmp_path, 2, False)
+    assert err == Errors.NONE and rm.online_partition(TP0) is not None
+
+
+def test_stopReplicaWithExistingPartitionAndOlderLeaderEpoch(tmp_path):
+    """testStopReplicaWithExistingPartitionAndOlderLeaderEpoch."""
+    assert _stop_existing(tmp_path, 0, False)[1] == Errors.FENCED_LEADER_EPOCH
+
+
+def test_stopReplicaWithExistingPartitionAndEqualLeaderEpoch(tmp_path):
+    """testStopReplicaWithExistingPartitionAndEqualLeaderEpoch."""
+    assert _stop_existing(tmp_path, 1, False)[1] == Errors.FENCED_LEADER_EPOCH
+
+
+def test_stopReplicaWithExistingPartitionAndDeleteSentinel(tmp_path):
+    """testStopReplicaWithExistingPartitionAndDeleteSentinel."""
+    assert _stop_existing(tmp_path, -2, False)[1] == Errors.NONE
+
+
+def test_stopReplicaWithExistingPartitionAndLeaderEpochNotProvided(tmp_path):
+    """testStopReplicaWithExistingPartitionAndLeaderEpochNotProvided."""
+    assert _stop_existing(tmp_path, -1, False)[1] == Errors.NONE
+
+
+def test_stopReplicaWithDeletePartitionAndExistingPartitionAndNewerLeaderEpoch(tmp_path):
+    """testStopReplicaWithDeletePartitionAndExistingPartitionAndNewerLeaderEpoch: deleted, no longer hosted, and
+    gone from the recovery-point checkpoint."""
+    rm, err, log_dir = _stop_existing(tmp_path, 2, True)
+    assert err == Errors.NONE
+    assert rm.get_partition(TP0) is None and not os.path.exists(log_dir)
+    parent = os.path.dirname(log_dir)
+    assert TP0 not in read_offset_checkpoint(os.path.join(parent, RECOVERY_POINT_CHECKPOINT))
+    drive(rm.checkpoint_high_watermarks())
+    assert TP0 not in read_offset_checkpoint(os.path.join(parent, "replication-offset-checkpoint"))
+
+
+def test_stopReplicaWithDeletePartitionAndExistingPartitionAndNewerLeaderEpochAndIOException(tmp_path):
+    """testStopReplicaWithDeletePartitionAndExistingPartitionAndNewerLeaderEpochAndIOException."""
+    rm = _leader_at_epoch_1(tmp_path)
+    shutil.rmtree(rm.online_partition(TP0).log.parent_dir)
+    zk = FakeZk()
+    resp = drive(rm.handle_stop_replica(stop_request([(TP0, 2, True)]), T0), zk)
+    assert errors(resp) == {TP0: Errors.KAFKA_STORAGE_ERROR}
+    assert zk.children("/log_dir_event_notification") == ["log_dir_event_0000000000"]
+
+
+def test_stopReplicaWithDeletePartitionAndExistingPartitionAndOlderLeaderEpoch(tmp_path):
+    """testStopReplicaWithDeletePartitionAndExistingPartitionAndOlderLeaderEpoch: fenced, not deleted."""
+    rm, err, log_dir = _stop_existing(tmp_path, 0, True)
+    assert err == Errors.FENCED_LEADER_EPOCH and os.path.exists(log_dir) and rm.online_partition(TP0) is not None
+
+
+def test_stopReplicaWithDeletePartitionAndExistingPartitionAndEqualLeaderEpoch(tmp_path):
+    """testStopReplicaWithDeletePartitionAndExistingPartitionAndEqualLeaderEpoch."""
+    rm, err, log_dir = _stop_existing(tmp_path, 1, True)
+    assert err == Errors.FENCED_LEADER_EPOCH and os.path.exists(log_dir)
+
+
+def test_stopReplicaWithDeletePartitionAndExistingPartitionAndDeleteSentinel(tmp_path):
+    """testStopReplicaWithDeletePartitionAndExistingPartitionAndDeleteSentinel."""
+    rm, err, log_dir = _stop_existing(tmp_path, -2, True)
+    assert err == Errors.NONE and not os.path.exists(log_dir) and rm.get_partition(TP0) is None
+
+
+def test_stopReplicaWithDeletePartitionAndExistingPartitionAndLeaderEpochNotProvided(tmp_path):
+    """testStopReplicaWithDeletePartitionAndExistingPartitionAndLeaderEpochNotProvided."""
+    rm, err, log_dir = _stop_existing(tmp_path, -1, True)
+    assert err == Errors.NONE and not os.path.exists(log_dir) and rm.get_partition(TP0) is None
+
+
+# ------------------------------------------------------------------------------------ §9.1 / §9.2 / §9.4 rules
+
+
+def test_stale_broker_epoch_rejects_control_requests(tmp_path):
+    """KafkaApis.isBrokerEpochStale: an older broker epoch → STALE_BROKER_EPOCH; −1 and newer are accepted."""
+    rm = make_rm(tmp_path)
+    rm.broker_epoch = 100
+    resp = become(rm, lai_state(TP0, 0, 0, [0], [0], is_new=True), broker_epoch=99)
+    assert resp.error == Errors.STALE_BROKER_EPOCH and errors(resp) == {TP0: Errors.STALE_BROKER_EPOCH}
+    assert rm.get_partition(TP0) is None
+    assert stop(rm, (TP0, -2, True), broker_epoch=99).error == Errors.STALE_BROKER_EPOCH
+    assert drive(rm.handle_update_metadata(um_request(broker_epoch=99), T0)).error == Errors.STALE_BROKER_EPOCH
+    assert become(rm, lai_state(TP0, 0, 0, [0], [0], is_new=True), broker_epoch=101).error == Errors.NONE
+    assert become(rm, lai_state(TP1, 0, 0, [0], [0], is_new=True), broker_epoch=-1).error == Errors.NONE
+
+
+def test_leader_and_isr_stale_controller_epoch_whole_request(tmp_path):
+    rm = make_rm(tmp_path)
+    become(rm, lai_state(TP0, 0, 0, [0], [0], is_new=True), controller_epoch=5)
+    resp = become(rm, lai_state(TP0, 0, 1, [0], [0]), lai_state(TP1, 0, 0, [0], [0]), controller_epoch=4)
+    assert resp.error == Errors.STALE_CONTROLLER_EPOCH
+    assert errors(resp) == {TP0: Errors.STALE_CONTROLLER_EPOCH, TP1: Errors.STALE_CONTROLLER_EPOCH}
+    assert rm.online_partition(TP0).get_leader_epoch() == 0 and rm.get_partition(TP1) is None
+
+
+def test_leader_and_isr_per_partition_epoch_checks(tmp_path):
+    """Older or equal leader epoch → STALE_CONTROLLER_EPOCH; broker not in replicas → UNKNOWN_TOPIC_OR_PARTITION;
+    offline → KAFKA_STORAGE_ERROR."""
+    rm = make_rm(tmp_path)
+    become(rm, lai_state(TP0, 0, 5, [0], [0], is_new=True))
+    tp2, tp3 = TopicPartition("bar", 0), TopicPartition("baz", 0)
+    rm.mark_partition_offline(tp3)
+    resp = become(rm, lai_state(TP0, 0, 5, [0], [0]), lai_state(TP1, 1, 0, [1], [1, 2], is_new=True),
+                  lai_state(tp2, 0, 4, [0], [0], is_new=True), lai_state(tp3, 0, 9, [0], [0]))
+    assert resp.error == Errors.NONE
+    assert errors(resp) == {TP0: Errors.STALE_CONTROLLER_EPOCH, TP1: Errors.UNKNOWN_TOPIC_OR_PARTITION,
+                            tp2: Errors.NONE, tp3: Errors.KAFKA_STORAGE_ERROR}
+    assert become(rm, lai_state(TP0, 0, 4, [0], [0])).partition_errors[0].error == Errors.STALE_CONTROLLER_EPOCH
+
+
+def test_leader_and_isr_is_new_with_offline_dir(tmp_path):
+    """A missing log is created only if isNew or no log dir is offline (§8.4); else KAFKA_STORAGE_ERROR + Offline."""
+    rm = make_rm(tmp_path, n_dirs=2)
+    rm.log_manager.mark_dir_offline(rm.log_manager.log_dirs[1])
+    resp = become(rm, lai_state(TP0, 0, 0, [0], [0], is_new=False), lai_state(TP1, 0, 0, [0], [0], is_new=True))
+    assert errors(resp) == {TP0: Errors.KAFKA_STORAGE_ERROR, TP1: Errors.NONE}
+    assert rm.get_partition(TP0) is OFFLINE and rm.offline_replica_count == 1
+    assert rm.online_partition(TP1).log.parent_dir == rm.log_manager.log_dirs[0]
+
+
+def test_follower_of_dead_leader_only_creates_log(tmp_path):
+    """makeFollowers: a leader not alive in the metadata cache → only the log is created, no fetcher."""
+    rm = make_rm(tmp_path)
+    drive(rm.handle_update_metadata(um_request(live=(0, 1)), T0))
+    resp = become(rm, lai_state(TP0, 2, 3, [2], [0, 2], is_new=True))
+    assert errors(resp) == {TP0: Errors.NONE}
+    p = rm.online_partition(TP0)
+    assert p.log is not None and p.leader_replica_id is None and TP0 not in rm.fetch_states
+
+
+def test_update_metadata_cache(tmp_path):
+    """maybeUpdateMetadataCache: stale controller epoch → STALE_CONTROLLER_EPOCH; leader −2 removes a partition; no
+    partition states keeps the partition map; live brokers replaced."""
+    rm = make_rm(tmp_path)
+    r = drive(rm.handle_update_metadata(um_request([um_state(TP0, 1, [1], [1]), um_state(TP1, 0, [0], [0])],
+                                                   controller_epoch=3), T0))
+    assert r.error == Errors.NONE and rm.metadata_cache.contains(TP0)
+    assert drive(rm.handle_update_metadata(um_request(controller_epoch=2), T0)).error == Errors.STALE_CONTROLLER_EPOCH
+    drive(rm.handle_update_metadata(um_request(live=(0,), controller_epoch=3, controller_id=-1), T0))
+    assert rm.metadata_cache.contains(TP0) and rm.metadata_cache.get_controller_id() is None
+    assert [b.id for b in rm.metadata_cache.get_alive_brokers()] == [0]
+    deleted = rm.maybe_update_metadata_cache(um_request([um_state(TP0, -2, [1], [1])], controller_epoch=3))
+    assert deleted == [TP0] and not rm.metadata_cache.contains(TP0) and rm.metadata_cache.contains(TP1)
+    md = rm.metadata_cache.get_topic_metadata(["foo"])
+    assert md[0].error == Errors.NONE and md[0].leader == 0
+
+
+def test_metadata_cache_leader_not_available(tmp_path):
+    rm = make_rm(tmp_path)
+    drive(rm.handle_update_metadata(um_request([um_state(TP0, 2, [2, 1], [2, 1])], live=(0, 1)), T0))
+    (md,) = rm.metadata_cache.get_topic_metadata(["foo"])
+    assert md.error == Errors.LEADER_NOT_AVAILABLE and md.leader == -1 and md.replicas == (1,)
+
+
+def test_produce_and_fetch_errors(tmp_path):
+    rm = make_rm(tmp_path)
+    assert produce(rm, TP0, 1).error == Errors.UNKNOWN_TOPIC_OR_PARTITION
+    drive(rm.handle_update_metadata(um_request([um_state(TP0, 1, [1], [1])]), T0))
+    assert produce(rm, TP0, 1).error == Errors.NOT_LEADER_OR_FOLLOWER
+    become(rm, lai_state(TP1, 1, 0, [1, 0], [1, 0], is_new=True))
+    assert consumer_fetch(rm, TP1, 0).partitions[0].error == Errors.NOT_LEADER_OR_FOLLOWER
+    rm.mark_partition_offline(TP1)
+    assert consumer_fetch(rm, TP1, 0).partitions[0].error == Errors.KAFKA_STORAGE_ERROR
+
+
+def test_log_dir_failure_takes_partitions_offline_and_notifies(tmp_path):
+    """handleLogDirFailure: the dir's partitions go Offline and log_dir_event_<seq> {"version":1,"broker":..,
+    "event":1} is created; a later LeaderAndIsr for them answers KAFKA_STORAGE_ERROR."""
+    rm = make_rm(tmp_path, broker_id=3, n_dirs=2)
+    become(rm, lai_state(TP0, 3, 0, [3], [3], is_new=True), lai_state(TP1, 3, 0, [3], [3], is_new=True))
+    failed_dir = rm.online_partition(TP0).log.parent_dir
+    other = TP1 if rm.online_partition(TP1).log.parent_dir != failed_dir else None
+    shutil.rmtree(failed_dir)
+    zk = FakeZk()
+    resp = drive(rm.handle_produce(ProduceRequest(TP0, ("x",)), T0), zk)
+    assert resp.error == Errors.KAFKA_STORAGE_ERROR
+    assert rm.get_partition(TP0) is OFFLINE
+    if other is not None:
+        assert rm.online_partition(other) is not None
+    (child,) = zk.children("/log_dir_event_notification")
+    assert child == "log_dir_event_0000000000"
+    assert zk.data("/log_dir_event_notification/" + child) == '{"version":1,"broker":3,"event":1}'
+    assert errors(become(rm, lai_state(TP0, 3, 1, [3], [3])))[TP0] == Errors.KAFKA_STORAGE_ERROR
+
+
+def test_isr_expansion_through_fetch_writes_zk_and_records_change(tmp_path):
+    """A follower fetch that catches up expands the ISR via the state znode and records the change."""
+    rm = make_rm(tmp_path)
+    zk = FakeZk()
+    seed_state_znode(zk, TP0, 0, 0, [0], controller_epoch=2)
+    become(rm, lai_state(TP0, 0, 0, [0], [0, 1], controller_epoch=2, is_new=True), controller_epoch=2)
+    produce(rm, TP0, 3)
+    drive(rm.handle_fetch(FetchRequest(1, (FetchPartition(TP0, 3, 0),)), T0 + 1), zk)
+    assert rm.online_partition(TP0).isr == (0, 1)
+    assert rm.isr_expands == 1 and rm.isr_propagation.isr_change_set == {TP0}
+    assert json.loads(zk.data("/brokers/topics/foo/partitions/0/state"))["isr"] == [0, 1]
