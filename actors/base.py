@@ -37,6 +37,7 @@ class KActor(Actor):
 
             self.name = msg.name
             self.runtime = Runtime.lookup(msg.runtime_key)
+            self.runtime.instances[msg.name] = self
             self.on_start()
         elif isinstance(msg, (ActorExitRequest, ChildActorExited)):
             self.on_stop() if isinstance(msg, ActorExitRequest) else None

@@ -14,7 +14,8 @@ import logging
 import queue
 import threading
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from thespian.actors import ActorExitRequest, ActorSystem
 
@@ -47,6 +48,11 @@ class Runtime:
         self.observer: Observer | None = None
         self.asys = ActorSystem("simpleSystemBase", transientUnique=True)
         self._addresses: dict[str, Any] = {}
+        # The actor objects by name: simpleSystemBase runs them in this process, so tests, metrics endpoints and
+        # `trace replay --dump-state` may read their state (never from another thread while the driver runs).
+        self.instances: dict[str, Any] = {}
+        # I/O edges by name ("zk", "timer", "net"): absent in replay, where recorded results stand in for them.
+        self.edges: dict[str, Any] = {}
         self.seq = 0
         self.current_seq: int | None = None
         self.inbox: queue.Queue = queue.Queue()
@@ -68,6 +74,15 @@ class Runtime:
         self.asys.tell(addr, ActorInit(name, self.key))
         return addr
 
+    def register(self, name: str, addr: Any) -> None:
+        """Name an actor that another actor created (e.g. the controller's per-broker channels)."""
+        if name in self._addresses:
+            raise ValueError(f"an actor named {name!r} already exists in {self.process_name}")
+        self._addresses[name] = addr
+
+    def unregister(self, name: str) -> None:
+        self._addresses.pop(name, None)
+
     def address(self, name: str) -> Any:
         try:
             return self._addresses[name]
@@ -81,9 +96,13 @@ class Runtime:
         return list(self._addresses)
 
     def record(self, sender: str, receiver: str, body: Any, cause: int | None) -> int:
-        """Give a received message its seq and append it to the trace."""
+        """Give a received message its seq and append it to the trace.
+
+        Its timestamp is the actors' clock (the instant of the external input being handled), so a replay that sets
+        the clock from the trace reproduces every timestamp and every time-derived value exactly.
+        """
         self.seq += 1
-        ts = self._wall()
+        ts = self.clock.now_ms()
         if self.trace is not None:
             self.trace.append(self.seq, ts, sender, receiver, body, cause)
         if self.observer is not None:
@@ -100,7 +119,8 @@ class Runtime:
         """Deliver one external input now, in the calling thread, and run everything it causes."""
         if self._live_clock:
             assert isinstance(self.clock, ManualClock)
-            self.clock.set(self._wall() if at_ms is None else at_ms)
+            # Rounded to the trace's precision (µs), so the recorded value is exactly the value actors saw.
+            self.clock.set(round(self._wall(), 3) if at_ms is None else at_ms)
         elif at_ms is not None and isinstance(self.clock, ManualClock):
             self.clock.set(at_ms)
         self.asys.tell(self.address(to), Envelope(body, sender, cause))

@@ -1,0 +1,192 @@
+"""ControllerActor: Kafka's controller event thread. Its mailbox is the controller event queue.
+
+Inputs (ZooKeeper watches and session changes, broker responses, timers, controlled-shutdown requests) become
+controller events and wait in a FIFO; one event is processed at a time by the functional core
+(core.controller.kafka_controller.KafkaController.process), even across ZooKeeper round trips, exactly as
+Kafka's single controller-event-thread. Queue time and processing time of each event are recorded
+(Kafka's EventQueueTimeMs and per-state RateAndTimeMs) as ControllerEventProcessed messages to "metrics".
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import deque
+from typing import Any
+
+import attrs
+from thespian.actors import ActorExitRequest
+
+from actors.base import KActor
+from actors.broker_channel_actor import BrokerChannelActor
+from actors.proc_driver import ProcDriver
+from core.controller.kafka_controller import KafkaController
+from core.effects import AddBrokerChannel, Cancel, Emit, RemoveBrokerChannel, Schedule, SendRequest
+from messages import controller_events as ev
+from messages.broker_lifecycle import ControllerInit
+from messages.channel import ChannelResponse, ChannelStart, ChannelStop
+from messages.common import Errors
+from messages.net import NetReply, NetRequest
+from messages.observability import ControllerEventProcessed
+from messages.requests import (
+    ControlledShutdownRequest,
+    ControlledShutdownResponse,
+    LeaderAndIsrResponse,
+    StopReplicaResponse,
+    UpdateMetadataResponse,
+)
+from messages.runtime import ActorInit, TimerFired
+from messages.zk import ZkResponse, ZkSessionEvent, ZkWatchEvent
+
+log = logging.getLogger("kactor.controller")
+
+AUTO_REBALANCE_TIMER = "auto-leader-rebalance"
+
+
+@attrs.define
+class _Queued:
+    event: Any
+    enqueued_ms: float
+    reply: tuple[int, int] | None = None  # (connection_id, request_id) of a ControlledShutdown request
+
+
+class ControllerActor(KActor):
+    def on_start(self) -> None:
+        self.controller: KafkaController | None = None
+        self.queue: deque[_Queued] = deque()
+        self.current: _Queued | None = None
+        self.started_ms = 0.0
+        self.driver = ProcDriver(self, self._effect)
+        self.channels: dict[int, str] = {}
+
+    # -- inputs that become events ----------------------------------------------------------------------------------
+    def on_ControllerInit(self, msg: ControllerInit, sender: str) -> None:
+        self.controller = KafkaController(msg.config)
+
+    def on_ZkWatchEvent(self, msg: ZkWatchEvent, sender: str) -> None:
+        for event in self._core().events_for_watch(msg):
+            self.put(event)
+
+    def on_ZkSessionEvent(self, msg: ZkSessionEvent, sender: str) -> None:
+        for event in self._core().events_for_session(msg):
+            if isinstance(event, ev.Expire):
+                self.clear_and_put(event)
+            else:
+                self.put(event)
+
+    def on_ZkResponse(self, msg: ZkResponse, sender: str) -> None:
+        self.driver.on_zk_response(msg)
+
+    def on_TimerFired(self, msg: TimerFired, sender: str) -> None:
+        if msg.key == AUTO_REBALANCE_TIMER:
+            self.put(ev.AutoPreferredReplicaLeaderElection())
+
+    def on_NetRequest(self, msg: NetRequest, sender: str) -> None:
+        body = msg.body
+        if isinstance(body, ControlledShutdownRequest):
+            self.put(ev.ControlledShutdown(body.broker_id, body.broker_epoch),
+                     reply=(msg.connection_id, msg.request_id))
+        else:
+            log.warning("controller: unexpected request %s", type(body).__name__)
+
+    def on_ChannelResponse(self, msg: ChannelResponse, sender: str) -> None:
+        resp = msg.response
+        if isinstance(resp, LeaderAndIsrResponse):
+            self.put(ev.LeaderAndIsrResponseReceived(resp, msg.broker_id))
+        elif isinstance(resp, UpdateMetadataResponse):
+            self.put(ev.UpdateMetadataResponseReceived(resp, msg.broker_id))
+        elif isinstance(resp, StopReplicaResponse):
+            event = self._core().event_for_stop_replica_response(msg.broker_id, msg.request, resp)
+            if event is not None:
+                self.put(event)
+
+    def on_unhandled(self, body: Any, sender: str) -> None:
+        if type(body) in ev.CONTROLLER_STATE_OF:
+            self.put(body)  # an event sent directly, e.g. Startup from the kafka-server actor
+        else:
+            super().on_unhandled(body, sender)
+
+    # -- the event queue (ControllerEventManager) -------------------------------------------------------------------
+    def put(self, event: Any, reply: tuple[int, int] | None = None) -> None:
+        self.queue.append(_Queued(event, self.now_ms(), reply))
+        self._process_queue()
+
+    def clear_and_put(self, event: Any) -> None:
+        """ControllerEventManager.clearAndPut: drop (preempt) everything queued, then queue ``event``."""
+        while self.queue:
+            self._preempt(self.queue.popleft())
+        self.put(event)
+
+    def _preempt(self, item: _Queued) -> None:
+        if item.reply is not None:  # ControlledShutdown's preempt: callback(Failure(ControllerMovedException))
+            self.post("net", NetReply(*item.reply, ControlledShutdownResponse(Errors.STALE_CONTROLLER_EPOCH)))
+
+    def _process_queue(self) -> None:
+        # A loop, not recursion: events that need no ZooKeeper round trip complete synchronously.
+        while self.current is None and self.queue:
+            self.current = self.queue.popleft()
+            self.started_ms = self.now_ms()
+            core = self._core()
+            core.now_ms = self.started_ms
+            self.driver.run(core.process(self.current.event), self._event_done)
+
+    def _event_done(self, result: Any, error: BaseException | None) -> None:
+        item, self.current = self.current, None
+        assert item is not None
+        if error is not None:
+            log.error("controller: error processing %s: %s", type(item.event).__name__, error, exc_info=error)
+        if item.reply is not None:
+            reply = result if isinstance(result, ControlledShutdownResponse) else \
+                ControlledShutdownResponse(Errors.UNKNOWN_SERVER_ERROR)
+            self.post("net", NetReply(*item.reply, reply))
+        core = self._core()
+        self.post("metrics", ControllerEventProcessed(
+            type(item.event).__name__, core.controller_state(item.event), item.enqueued_ms, self.started_ms,
+            self.now_ms(), len(self.queue)))
+        self.post("metrics", core.gauges())
+
+    # -- effects of the core -----------------------------------------------------------------------------------------
+    def _effect(self, effect: Any) -> None:
+        if isinstance(effect, SendRequest):
+            name = self.channels.get(effect.broker_id)
+            if name is None:
+                log.info("Not sending request %s to broker %d, since it is offline.",
+                         type(effect.request).__name__, effect.broker_id)
+            else:
+                self.post(name, effect)
+        elif isinstance(effect, AddBrokerChannel):
+            self._add_channel(effect)
+        elif isinstance(effect, RemoveBrokerChannel):
+            self._remove_channel(effect.broker_id)
+        elif isinstance(effect, Schedule):
+            self.schedule(effect.key, effect.delay_ms)
+        elif isinstance(effect, Cancel):
+            self.cancel_timer(effect.key)
+        elif isinstance(effect, Emit):
+            self.post(effect.to, effect.body)
+        else:
+            raise TypeError(f"unknown effect {type(effect).__name__}")
+
+    def _add_channel(self, effect: AddBrokerChannel) -> None:
+        broker_id = effect.broker.id
+        if broker_id in self.channels:
+            return  # ControllerChannelManager.addBroker is idempotent
+        name = f"channel-{broker_id}"
+        addr = self.createActor(BrokerChannelActor)
+        self.runtime.register(name, addr)
+        self.send(addr, ActorInit(name, self.runtime.key))
+        self.channels[broker_id] = name
+        self.post(name, ChannelStart(effect.broker, self.name))
+
+    def _remove_channel(self, broker_id: int) -> None:
+        name = self.channels.pop(broker_id, None)
+        if name is None:
+            return
+        addr = self.runtime.address(name)
+        self.post(name, ChannelStop())
+        self.runtime.unregister(name)
+        self.send(addr, ActorExitRequest())
+
+    def _core(self) -> KafkaController:
+        if self.controller is None:
+            raise RuntimeError("ControllerActor used before ControllerInit")
+        return self.controller

@@ -1,0 +1,181 @@
+"""KafkaServerActor ("kafka-server"): a broker's lifecycle, as Kafka's KafkaServer.startup / controlledShutdown.
+
+Startup: create the persistent top-level znodes, register /brokers/ids/<id> with a checked ephemeral create (the
+znode's czxid is the broker epoch), then start the controller candidate and tell the broker side its epoch.
+Shutdown (SIGTERM): with controlled.shutdown.enable, ask the active controller to move leaderships away
+(ControlledShutdownRequest over the broker transport), retrying controlled.shutdown.max.retries times with
+controlled.shutdown.retry.backoff.ms between attempts, then tell the process it may exit.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any
+
+from actors.base import KActor
+from actors.proc_driver import ProcDriver
+from core.effects import Proc
+from messages import controller_events as ev
+from messages.broker_lifecycle import BrokerRegistered, BrokerShutdownComplete, BrokerShutdownRequested, BrokerStartup
+from messages.common import Errors
+from messages.net import NetResponse, NetSend, NetSendFailed
+from messages.partition import ReplicaManagerShutdown
+from messages.requests import ControlledShutdownRequest, ControlledShutdownResponse
+from messages.runtime import TimerFired
+from messages.zk import NODEEXISTS, OK, Create, GetData, RegisterBroker, ZkBatch, ZkResponse
+from zk_bridge import paths
+
+log = logging.getLogger("kactor.server")
+
+SHUTDOWN_DEADLINE_MS = 15000
+
+
+class KafkaServerActor(KActor):
+    def on_start(self) -> None:
+        self.driver = ProcDriver(self, self._effect)
+        self.broker_id = -1
+        self.broker_epoch = -1
+        self.controlled_enabled = True
+        self.max_retries = 3
+        self.backoff_ms = 5000.0
+        self.attempt = 0
+        self.request_id = 0
+        self.shutting_down = False
+        self.finished = False
+
+    # -- startup ------------------------------------------------------------------------------------------------------
+    def on_BrokerStartup(self, msg: BrokerStartup, sender: str) -> None:
+        self.broker_id = msg.broker_id
+        self.controlled_enabled = msg.controlled_shutdown_enable
+        self.max_retries = msg.controlled_shutdown_max_retries
+        self.backoff_ms = float(msg.controlled_shutdown_retry_backoff_ms)
+        # A broker restarted right after a crash finds its old registration until that session expires;
+        # rather than fail as Kafka does, it waits up to 1.5 session timeouts for it to go.
+        self.startup = msg
+        self.register_deadline_ms = self.now_ms() + 1.5 * msg.session_timeout_ms
+        self.driver.run(self._register(msg), self._registered)
+
+    def _register(self, msg: BrokerStartup) -> Proc[int]:
+        """KafkaZkClient.createTopLevelPaths + registerBroker."""
+        results = yield ZkBatch(tuple(Create(p, make_parents=True) for p in paths.PERSISTENT_ZK_PATHS))
+        for p, r in zip(paths.PERSISTENT_ZK_PATHS, results, strict=True):
+            if r.code not in (OK, NODEEXISTS):
+                raise RuntimeError(f"cannot create {p}: {r.code}")
+        (reg,) = yield ZkBatch((RegisterBroker(paths.BrokerIdZNode.path(msg.broker_id), msg.registration_json),))
+        if reg.code == NODEEXISTS:
+            return -1
+        if reg.code != OK or reg.stat is None:
+            raise RuntimeError(f"cannot register broker {msg.broker_id} at /brokers/ids/{msg.broker_id}: {reg.code}")
+        return reg.stat.czxid
+
+    def _registered(self, epoch: Any, error: BaseException | None) -> None:
+        if error is None and epoch == -1:
+            if self.now_ms() < self.register_deadline_ms:
+                log.info("broker %d: /brokers/ids/%d is held by a previous session; waiting for it to expire",
+                         self.broker_id, self.broker_id)
+                self.schedule("register-retry", 250)
+                return
+            error = RuntimeError(f"/brokers/ids/{self.broker_id} is registered by another live broker")
+        if error is not None:
+            log.error("broker %d: %s", self.broker_id, error)
+            self._complete(False, f"registration failed: {error}", error=True)
+            return
+        self.broker_epoch = int(epoch)
+        log.info("broker %d registered with epoch %d", self.broker_id, self.broker_epoch)
+        registered = BrokerRegistered(self.broker_id, self.broker_epoch)
+        for name in ("replica-manager", "metrics"):
+            if self.runtime.has_actor(name):
+                self.post(name, registered)
+        self.post("controller", ev.Startup())
+
+    # -- controlled shutdown (KafkaServer.controlledShutdown) --------------------------------------------------------
+    def on_BrokerShutdownRequested(self, msg: BrokerShutdownRequested, sender: str) -> None:
+        if self.shutting_down:
+            return
+        self.shutting_down = True
+        if not self.controlled_enabled or self.broker_epoch < 0:
+            self._complete(False, "controlled shutdown disabled" if self.broker_epoch >= 0 else "not registered")
+            return
+        self._attempt()
+
+    def _attempt(self) -> None:
+        self.attempt += 1
+        self.driver.run(self._find_controller(), self._send_to_controller)
+
+    def _find_controller(self) -> Proc[tuple[str, int] | None]:
+        (ctrl,) = yield ZkBatch((GetData(paths.ControllerZNode),))
+        if ctrl.code != OK or not ctrl.data:
+            return None
+        controller_id = int(json.loads(ctrl.data)["brokerid"])
+        (reg,) = yield ZkBatch((GetData(paths.BrokerIdZNode.path(controller_id)),))
+        if reg.code != OK or not reg.data:
+            return None
+        data = json.loads(reg.data)
+        endpoint = data["endpoints"][0]
+        host, _, port = endpoint.split("://", 1)[1].rpartition(":")
+        return host, int(port)
+
+    def _send_to_controller(self, endpoint: Any, error: BaseException | None) -> None:
+        if error is not None or endpoint is None:
+            self._retry_or_give_up(f"no controller ({error or 'absent'})")
+            return
+        self.request_id += 1
+        host, port = endpoint
+        self.post("net", NetSend(host, port, "controller", ControlledShutdownRequest(self.broker_id, self.broker_epoch),
+                                 self.request_id, self.name))
+
+    def on_NetResponse(self, msg: NetResponse, sender: str) -> None:
+        if msg.request_id != self.request_id or not self.shutting_down:
+            return
+        resp = msg.body
+        if isinstance(resp, ControlledShutdownResponse) and resp.error == Errors.NONE \
+                and not resp.remaining_partitions:
+            self._complete(True, "controlled shutdown succeeded")
+        else:
+            remaining = len(getattr(resp, "remaining_partitions", ()))
+            self._retry_or_give_up(f"error {getattr(resp, 'error', '?')}, {remaining} partitions still led")
+
+    def on_NetSendFailed(self, msg: NetSendFailed, sender: str) -> None:
+        if msg.request_id == self.request_id and self.shutting_down:
+            self._retry_or_give_up(msg.error)
+
+    def _retry_or_give_up(self, why: str) -> None:
+        if self.attempt >= self.max_retries:
+            log.warning("broker %d: controlled shutdown failed after %d attempts (%s); shutting down uncleanly",
+                        self.broker_id, self.attempt, why)
+            self._complete(False, why)
+        else:
+            log.info("broker %d: controlled shutdown attempt %d failed (%s), retrying", self.broker_id,
+                     self.attempt, why)
+            self.schedule("controlled-shutdown-retry", self.backoff_ms)
+
+    def on_TimerFired(self, msg: TimerFired, sender: str) -> None:
+        if msg.key == "controlled-shutdown-retry" and self.shutting_down:
+            self._attempt()
+        elif msg.key == "shutdown-deadline":
+            log.warning("broker %d: replica manager did not stop in time; stopping anyway", self.broker_id)
+            self.post("kafka-server", BrokerShutdownComplete(False, "replica manager shutdown timed out", False))
+        elif msg.key == "register-retry" and not self.shutting_down:
+            self.driver.run(self._register(self.startup), self._registered)
+
+    def on_ZkResponse(self, msg: ZkResponse, sender: str) -> None:
+        self.driver.on_zk_response(msg)
+
+    def _complete(self, controlled: bool, reason: str, error: bool = False) -> None:
+        # KafkaServer.shutdown: replicaManager.shutdown() (fetchers stopped, high watermarks checkpointed) comes
+        # before the ZooKeeper session is closed; the replica manager passes the completion back to us.
+        self.post("replica-manager", ReplicaManagerShutdown(BrokerShutdownComplete(controlled, reason, error)))
+        self.schedule("shutdown-deadline", SHUTDOWN_DEADLINE_MS)
+
+    def on_BrokerShutdownComplete(self, msg: BrokerShutdownComplete, sender: str) -> None:
+        if self.finished:
+            return
+        self.finished = True
+        self.cancel_timer("shutdown-deadline")
+        process = self.runtime.edges.get("process")
+        if process is not None:
+            process.shutdown_complete(msg)
+
+    def _effect(self, effect: Any) -> None:
+        raise TypeError(f"kafka-server: unexpected effect {type(effect).__name__}")

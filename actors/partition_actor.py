@@ -1,0 +1,264 @@
+"""PartitionActor: one shard of a broker's partitions, running Kafka's ReplicaManager logic for them.
+
+Each shard owns a functional-core `core.broker.replica_manager.ReplicaManager` restricted to the partitions that
+hash to it (`shard_of`): it runs becomeLeaderOrFollower → makeLeaders / makeFollowers, stopReplicas, the follower
+fetchers (one FetchRequest per leader broker per round, batching every partition it follows from that leader), the
+leader's fetch/produce handling, and the periodic tasks (isr-expiration, isr-change-propagation, high-watermark
+checkpoint, delayed-operation expiry) from ONE timer. Work is serialised: one core procedure at a time, suspended
+across ZooKeeper round trips like Kafka's partition lock, so the outcome depends only on message order.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import zlib
+from collections import deque
+from typing import Any
+
+from actors.base import KActor
+from actors.proc_driver import ProcDriver
+from core.broker.config import BrokerSideConfig
+from core.broker.log import LogManager
+from core.broker.replica_manager import ReplicaManager
+from core.effects import Emit
+from messages.broker_lifecycle import ReplicaManagerInit
+from messages.common import Errors, TopicPartition
+from messages.net import NetResponse, NetSend, NetSendFailed
+from messages.partition import (
+    ReplicaManagerGauges,
+    ShardBrokerEpoch,
+    ShardInit,
+    ShardReply,
+    ShardRequest,
+    ShardShutdown,
+    ShardStopped,
+)
+from messages.replication import FetchPartitionData, FetchRequest, FetchResponse, ProduceRequest, ProduceResponse
+from messages.requests import (
+    LeaderAndIsrRequest,
+    LeaderAndIsrResponse,
+    StopReplicaRequest,
+    StopReplicaResponse,
+    UpdateMetadataRequest,
+    UpdateMetadataResponse,
+)
+from messages.runtime import TimerFired
+from messages.zk import ZkResponse
+
+log = logging.getLogger("kactor.broker")
+
+TASKS_TIMER = "replica-tasks"
+FRONT = "replica-manager"
+REPLICA_SOCKET_TIMEOUT_MS = 30000  # replica.socket.timeout.ms
+
+
+def shard_of(tp: TopicPartition, shards: int) -> int:
+    """The shard hosting ``tp``: a hash that is the same in every process and every run (not Python's hash())."""
+    return zlib.crc32(f"{tp.topic}-{tp.partition}".encode()) % shards
+
+
+def error_response(body: Any) -> Any:
+    """What a shard answers when its core procedure failed (Kafka: UNKNOWN_SERVER_ERROR from the request handler)."""
+    err = Errors.UNKNOWN_SERVER_ERROR
+    if isinstance(body, LeaderAndIsrRequest):
+        return LeaderAndIsrResponse(err)
+    if isinstance(body, UpdateMetadataRequest):
+        return UpdateMetadataResponse(err)
+    if isinstance(body, StopReplicaRequest):
+        return StopReplicaResponse(err)
+    if isinstance(body, FetchRequest):
+        return FetchResponse(tuple(FetchPartitionData(fp.tp, err) for fp in body.partitions))
+    if isinstance(body, ProduceRequest):
+        return ProduceResponse(body.tp, err)
+    return None
+
+
+class PartitionActor(KActor):
+    """Actor "partition-<i>": shard i of the broker's ReplicaManager."""
+
+    def on_start(self) -> None:
+        self.rm: ReplicaManager | None = None
+        self.shard = 0
+        self.queue: deque[tuple[Any, ...]] = deque()
+        self.busy = False
+        self.driver = ProcDriver(self, self._effect)
+        self.fetch_ids = itertools.count(1)
+        self.fetches: dict[int, int] = {}  # NetSend request id -> leader broker id
+        self.backing_off: set[int] = set()
+        self.fetch_backoff_ms = 1000
+        self.timer_due: float | None = None
+        self.last_gauges: dict[str, int] | None = None
+        self.stopped = False
+
+    # -- lifecycle ----------------------------------------------------------------------------------------------------
+    def on_ShardInit(self, msg: ShardInit, sender: str) -> None:
+        cfg: ReplicaManagerInit = msg.config
+        self.shard = msg.shard
+        shards = msg.shards
+        owns = (lambda tp: shard_of(tp, shards) == msg.shard) if shards > 1 else None
+        config = BrokerSideConfig(cfg.broker_id, tuple(cfg.log_dirs),
+                                  replica_lag_time_max_ms=cfg.replica_lag_time_max_ms,
+                                  replica_high_watermark_checkpoint_interval_ms=cfg.high_watermark_checkpoint_interval_ms,
+                                  replica_fetch_wait_max_ms=cfg.replica_fetch_wait_max_ms)
+        self.fetch_backoff_ms = cfg.replica_fetch_backoff_ms
+        self.rm = ReplicaManager(config, self.now_ms(), LogManager(config.log_dirs, owns))
+        self._reschedule()
+
+    def on_ShardBrokerEpoch(self, msg: ShardBrokerEpoch, sender: str) -> None:
+        assert self.rm is not None
+        self.rm.broker_epoch = msg.broker_epoch
+
+    def on_ShardShutdown(self, msg: ShardShutdown, sender: str) -> None:
+        self._enqueue(("shutdown",))
+
+    # -- work ---------------------------------------------------------------------------------------------------------
+    def on_ShardRequest(self, msg: ShardRequest, sender: str) -> None:
+        self._enqueue(("request", msg.token, msg.body))
+
+    def on_TimerFired(self, msg: TimerFired, sender: str) -> None:
+        if msg.key == TASKS_TIMER:
+            self.timer_due = None
+            self._enqueue(("tasks",))
+        elif msg.key.startswith("fetch-backoff-"):
+            self.backing_off.discard(int(msg.key.rsplit("-", 1)[1]))
+            self._after()
+
+    def on_NetResponse(self, msg: NetResponse, sender: str) -> None:
+        leader = self.fetches.pop(msg.request_id, None)
+        if leader is not None:
+            self._enqueue(("fetched", leader, msg.body))
+
+    def on_NetSendFailed(self, msg: NetSendFailed, sender: str) -> None:
+        leader = self.fetches.pop(msg.request_id, None)
+        if leader is not None and self.rm is not None:
+            log.info("%s: fetch from broker %d failed: %s", self.name, leader, msg.error)
+            self.rm.fetch_failed(leader)
+            self._back_off(leader)
+
+    def on_ZkResponse(self, msg: ZkResponse, sender: str) -> None:
+        self.driver.on_zk_response(msg)
+
+    def _enqueue(self, item: tuple[Any, ...]) -> None:
+        self.queue.append(item)
+        self._next()
+
+    def _next(self) -> None:
+        if self.busy or not self.queue or self.rm is None or self.stopped:
+            return
+        item = self.queue.popleft()
+        self.busy = True
+        rm, now = self.rm, self.now_ms()
+        kind = item[0]
+        if kind == "request":
+            token, body = item[1], item[2]
+            proc = self._request_proc(rm, token, body, now)
+            self.driver.run(proc, lambda result, error: self._answered(token, body, result, error))
+        elif kind == "tasks":
+            self.driver.run(rm.run_scheduled_tasks(now), self._tasks_done)
+        elif kind == "fetched":
+            leader, response = item[1], item[2]
+            if isinstance(response, FetchResponse):
+                if any(d.error != Errors.NONE for d in response.partitions):
+                    self._back_off(leader)  # ReplicaFetcherThread: partitions in error wait replica.fetch.backoff.ms
+                self.driver.run(rm.handle_fetch_response(leader, response, now), self._done)
+            else:
+                rm.fetch_failed(leader)
+                self._back_off(leader)
+                self._done(None, None)
+        elif kind == "shutdown":
+            self.driver.run(rm.shutdown(), self._stopped)
+
+    def _request_proc(self, rm: ReplicaManager, token: int, body: Any, now: float) -> Any:
+        reply_to = f"token:{token}"
+        if isinstance(body, LeaderAndIsrRequest):
+            return rm.handle_leader_and_isr(body, now)
+        if isinstance(body, UpdateMetadataRequest):
+            return rm.handle_update_metadata(body, now)
+        if isinstance(body, StopReplicaRequest):
+            return rm.handle_stop_replica(body, now)
+        if isinstance(body, FetchRequest):
+            return rm.handle_fetch(body, now, reply_to)
+        if isinstance(body, ProduceRequest):
+            return rm.handle_produce(body, now, reply_to)
+        raise TypeError(f"{self.name}: no handler for {type(body).__name__}")
+
+    def _answered(self, token: int, body: Any, result: Any, error: BaseException | None) -> None:
+        if error is not None:
+            log.error("%s: %s failed: %s", self.name, type(body).__name__, error, exc_info=error)
+            result = error_response(body)
+        if result is not None:  # None: a delayed fetch/produce, answered later through Emit
+            self.post(FRONT, ShardReply(token, self.shard, result))
+        if isinstance(body, (LeaderAndIsrRequest, StopReplicaRequest)):
+            self._publish_gauges()
+        self._done(None, None)
+
+    def _done(self, result: Any, error: BaseException | None) -> None:
+        if error is not None:
+            log.error("%s: task failed: %s", self.name, error, exc_info=error)
+        self.busy = False
+        self._after()
+        self._next()
+
+    def _tasks_done(self, result: Any, error: BaseException | None) -> None:
+        self._publish_gauges()
+        self._done(result, error)
+
+    def _stopped(self, result: Any, error: BaseException | None) -> None:
+        self.stopped = True
+        self.busy = False
+        self.cancel_timer(TASKS_TIMER)
+        self.post(FRONT, ShardStopped(self.shard))
+
+    def _effect(self, effect: Any) -> None:
+        if isinstance(effect, Emit):
+            if effect.to.startswith("token:"):
+                self.post(FRONT, ShardReply(int(effect.to[6:]), self.shard, effect.body))
+            else:
+                self.post(effect.to, effect.body)
+            return None
+        raise TypeError(f"{self.name}: unexpected effect {type(effect).__name__}")
+
+    # -- fetchers and timers ------------------------------------------------------------------------------------------
+    def _after(self) -> None:
+        if self.rm is None or self.stopped:
+            return
+        self._pump_fetchers()
+        self._reschedule()
+
+    def _pump_fetchers(self) -> None:
+        """ReplicaFetcherThread.doWork for every leader with nothing in flight: one batched FetchRequest each."""
+        rm = self.rm
+        assert rm is not None
+        for leader in sorted(rm.fetch_leaders() - self.backing_off):
+            broker = rm.metadata_cache.get_alive_broker(leader)
+            if broker is None:
+                continue  # not in the metadata yet: the next UpdateMetadata brings it
+            request = rm.fetch_request_for(leader)
+            if request is None:
+                continue
+            ep = broker.endpoints[0]
+            rid = next(self.fetch_ids)
+            self.fetches[rid] = leader
+            self.post("net", NetSend(ep.host, ep.port, FRONT, request, rid, self.name,
+                                     timeout_ms=request.max_wait_ms + REPLICA_SOCKET_TIMEOUT_MS))
+
+    def _back_off(self, leader: int) -> None:
+        self.backing_off.add(leader)
+        self.schedule(f"fetch-backoff-{leader}", self.fetch_backoff_ms)
+
+    def _reschedule(self) -> None:
+        rm = self.rm
+        assert rm is not None
+        due = rm.next_task_due_ms()
+        if self.timer_due is None or due < self.timer_due:
+            self.timer_due = due
+            self.schedule(TASKS_TIMER, max(0.0, due - self.now_ms()))
+
+    def _publish_gauges(self) -> None:
+        # O(partitions): only after the periodic tasks and after controller requests, not after every fetch
+        assert self.rm is not None
+        gauges = self.rm.metrics()
+        if gauges != self.last_gauges:
+            self.last_gauges = gauges
+            self.post("metrics", ReplicaManagerGauges(self.shard, gauges))

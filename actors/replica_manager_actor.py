@@ -1,0 +1,158 @@
+"""ReplicaManagerActor ("replica-manager"): the broker's request front for LeaderAndIsr, UpdateMetadata,
+StopReplica, Fetch and Produce (KafkaApis → ReplicaManager).
+
+The partitions themselves live in a bounded set of PartitionActor shards (``kactor.partition.actors``). This actor
+splits each request by shard, hands each shard its part, merges the parts' answers into the one response Kafka's
+ReplicaManager gives, and sends it back over the transport. Controller requests reach every shard (even with no
+partitions for it) so each shard tracks the controller epoch and fences stale controllers on its own.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+from collections import defaultdict
+from typing import Any
+
+import attrs
+
+from actors.base import KActor
+from actors.partition_actor import PartitionActor, shard_of
+from messages.broker_lifecycle import BrokerRegistered, ReplicaManagerInit
+from messages.common import Errors
+from messages.net import NetReply, NetRequest
+from messages.partition import (
+    ReplicaManagerShutdown,
+    ShardBrokerEpoch,
+    ShardInit,
+    ShardReply,
+    ShardRequest,
+    ShardShutdown,
+    ShardStopped,
+)
+from messages.replication import FetchRequest, FetchResponse, ProduceRequest
+from messages.requests import (
+    LeaderAndIsrRequest,
+    LeaderAndIsrResponse,
+    StopReplicaRequest,
+    StopReplicaResponse,
+    UpdateMetadataRequest,
+    UpdateMetadataResponse,
+)
+from messages.runtime import ActorInit
+
+log = logging.getLogger("kactor.broker")
+
+
+@attrs.define
+class _Pending:
+    connection_id: int
+    request_id: int
+    reply_expected: bool
+    request: Any
+    waiting: set[int]
+    parts: dict[int, Any] = attrs.Factory(dict)
+
+
+def split_request(body: Any, shards: int) -> dict[int, Any]:
+    """Each shard's part of ``body``; controller requests give every shard a part, client requests only the shards
+    that host one of their partitions."""
+    if isinstance(body, (LeaderAndIsrRequest, StopReplicaRequest)):
+        by_shard: dict[int, list[Any]] = defaultdict(list)
+        for st in body.partition_states:
+            by_shard[shard_of(st.topic_partition, shards)].append(st)
+        return {i: attrs.evolve(body, partition_states=tuple(by_shard.get(i, ()))) for i in range(shards)}
+    if isinstance(body, UpdateMetadataRequest):
+        return dict.fromkeys(range(shards), body)  # every shard keeps a whole MetadataCache (leaders' endpoints)
+    if isinstance(body, FetchRequest):
+        groups: dict[int, list[Any]] = defaultdict(list)
+        for fp in body.partitions:
+            groups[shard_of(fp.tp, shards)].append(fp)
+        return {i: attrs.evolve(body, partitions=tuple(parts)) for i, parts in sorted(groups.items())}
+    if isinstance(body, ProduceRequest):
+        return {shard_of(body.tp, shards): body}
+    raise TypeError(f"replica-manager cannot handle {type(body).__name__}")
+
+
+def merge_responses(request: Any, parts: dict[int, Any]) -> Any:
+    """The one response for ``request`` from its shards' answers (shard order, so the result is deterministic)."""
+    answers = [parts[i] for i in sorted(parts)]
+    if isinstance(request, (LeaderAndIsrRequest, StopReplicaRequest)):
+        cls = LeaderAndIsrResponse if isinstance(request, LeaderAndIsrRequest) else StopReplicaResponse
+        error = next((a.error for a in answers if a.error != Errors.NONE), Errors.NONE)
+        errors = tuple(sorted((pe for a in answers for pe in a.partition_errors), key=lambda pe: pe.topic_partition))
+        return cls(error, errors)
+    if isinstance(request, UpdateMetadataRequest):
+        return UpdateMetadataResponse(next((a.error for a in answers if a.error != Errors.NONE), Errors.NONE))
+    if isinstance(request, FetchRequest):
+        data = {d.tp: d for a in answers for d in a.partitions}
+        return FetchResponse(tuple(data[fp.tp] for fp in request.partitions if fp.tp in data))
+    if isinstance(request, ProduceRequest):
+        return answers[0]
+    raise TypeError(type(request).__name__)
+
+
+class ReplicaManagerActor(KActor):
+    def on_start(self) -> None:
+        self.shards = 0
+        self.tokens = itertools.count(1)
+        self.pending: dict[int, _Pending] = {}
+        self.shutdown: ReplicaManagerShutdown | None = None
+        self.stopped: set[int] = set()
+
+    def on_ReplicaManagerInit(self, msg: ReplicaManagerInit, sender: str) -> None:
+        self.shards = max(1, msg.partition_actors)
+        for i in range(self.shards):
+            name = f"partition-{i}"
+            addr = self.createActor(PartitionActor)
+            self.runtime.register(name, addr)
+            self.send(addr, ActorInit(name, self.runtime.key))
+            self.post(name, ShardInit(i, self.shards, msg))
+
+    def on_BrokerRegistered(self, msg: BrokerRegistered, sender: str) -> None:
+        for i in range(self.shards):
+            self.post(f"partition-{i}", ShardBrokerEpoch(msg.broker_epoch))
+
+    def on_NetRequest(self, msg: NetRequest, sender: str) -> None:
+        body = msg.body
+        if self.shutdown is not None or self.shards == 0:
+            return  # shutting down: the sender's timeout / retry takes over, as with a closed socket
+        try:
+            parts = split_request(body, self.shards)
+        except TypeError as e:
+            log.warning("%s", e)
+            return
+        if not parts:  # a fetch with no partitions
+            if msg.reply_expected:
+                self.post("net", NetReply(msg.connection_id, msg.request_id, merge_responses(body, {})))
+            return
+        token = next(self.tokens)
+        self.pending[token] = _Pending(msg.connection_id, msg.request_id, msg.reply_expected, body, set(parts))
+        for i, part in parts.items():
+            self.post(f"partition-{i}", ShardRequest(token, part))
+
+    def on_ShardReply(self, msg: ShardReply, sender: str) -> None:
+        p = self.pending.get(msg.token)
+        if p is None or msg.shard not in p.waiting:
+            return
+        p.waiting.discard(msg.shard)
+        p.parts[msg.shard] = msg.body
+        if p.waiting:
+            return
+        del self.pending[msg.token]
+        if p.reply_expected:
+            self.post("net", NetReply(p.connection_id, p.request_id, merge_responses(p.request, p.parts)))
+
+    def on_ReplicaManagerShutdown(self, msg: ReplicaManagerShutdown, sender: str) -> None:
+        if self.shutdown is not None:
+            return
+        self.shutdown = msg
+        if self.shards == 0:
+            self.post("kafka-server", msg.complete)
+        for i in range(self.shards):
+            self.post(f"partition-{i}", ShardShutdown())
+
+    def on_ShardStopped(self, msg: ShardStopped, sender: str) -> None:
+        self.stopped.add(msg.shard)
+        if self.shutdown is not None and len(self.stopped) == self.shards:
+            self.post("kafka-server", self.shutdown.complete)

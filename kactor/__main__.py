@@ -1,0 +1,5 @@
+import sys
+
+from kactor.cli import main
+
+sys.exit(main())

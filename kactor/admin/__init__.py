@@ -1,0 +1,60 @@
+"""Kafka 2.6's ZooKeeper-era admin tools (TopicCommand, ReassignPartitionsCommand,
+PreferredReplicaLeaderElectionCommand over ``kafka.zk.AdminZkClient``), re-implemented over kazoo.
+
+The exception classes mirror the Kafka exceptions those tools throw, so a failure reads like Kafka's. Every one
+is an `AdminError`; the CLI turns it into one line and a non-zero exit code.
+"""
+
+from __future__ import annotations
+
+
+class AdminError(Exception):
+    """Base of every admin failure: a one-line, user-facing message (Kafka's message where Kafka has one)."""
+
+
+class AdminOperationException(AdminError):  # noqa: N818 (Kafka\'s exception names)
+    """kafka.admin.AdminOperationException."""
+
+
+class AdminCommandFailedException(AdminError):  # noqa: N818 (Kafka\'s exception names)
+    """kafka.common.AdminCommandFailedException."""
+
+
+class InvalidTopicException(AdminError):  # noqa: N818 (Kafka\'s exception names)
+    """org.apache.kafka.common.errors.InvalidTopicException."""
+
+
+class TopicExistsException(AdminError):  # noqa: N818 (Kafka\'s exception names)
+    """org.apache.kafka.common.errors.TopicExistsException."""
+
+
+class UnknownTopicOrPartitionException(AdminError):  # noqa: N818 (Kafka\'s exception names)
+    """org.apache.kafka.common.errors.UnknownTopicOrPartitionException."""
+
+
+class TopicAlreadyMarkedForDeletionException(AdminError):  # noqa: N818 (Kafka\'s exception names)
+    """kafka.common.TopicAlreadyMarkedForDeletionException."""
+
+
+class InvalidPartitionsException(AdminError):  # noqa: N818 (Kafka\'s exception names)
+    """org.apache.kafka.common.errors.InvalidPartitionsException."""
+
+
+class InvalidReplicationFactorException(AdminError):  # noqa: N818 (Kafka\'s exception names)
+    """org.apache.kafka.common.errors.InvalidReplicationFactorException."""
+
+
+class InvalidReplicaAssignmentException(AdminError):  # noqa: N818 (Kafka\'s exception names)
+    """org.apache.kafka.common.errors.InvalidReplicaAssignmentException."""
+
+
+class BrokerNotAvailableException(AdminError):  # noqa: N818 (Kafka\'s exception names)
+    """org.apache.kafka.common.errors.BrokerNotAvailableException."""
+
+
+class InvalidConfigurationException(AdminError):  # noqa: N818 (Kafka\'s exception names)
+    """org.apache.kafka.common.config.ConfigException (LogConfig.validate)."""
+
+
+class ZooKeeperUnreachable(AdminError):  # noqa: N818 (Kafka\'s exception names)
+    """ZooKeeper not reachable within the connect timeout (kafka.zookeeper.ZooKeeperClientTimeoutException)."""

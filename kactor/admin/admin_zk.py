@@ -1,0 +1,370 @@
+"""The subset of Kafka 2.6's ``kafka.zk.AdminZkClient`` (and the ``KafkaZkClient`` reads behind it) that the admin
+tools use, over a synchronous kazoo client.
+
+Every refusal is decided from reads before the first write, so a refused command leaves ZooKeeper unchanged. Where
+Kafka writes two znodes non-transactionally (topic config, then topic assignment; config, then change
+notification) this writes them in one ZooKeeper transaction: same end state, no half-written topic on a race.
+Payloads go through `zk_bridge.znodes`, byte-compatible with Kafka's ``ZkData``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import Iterator, Mapping, Sequence
+
+from kazoo.client import KazooClient
+from kazoo.exceptions import KazooException, NodeExistsError, NoNodeError
+from kazoo.handlers.threading import KazooTimeoutError
+from kazoo.protocol.states import ZnodeStat
+
+from kactor.admin import (
+    AdminOperationException,
+    InvalidPartitionsException,
+    InvalidReplicaAssignmentException,
+    InvalidTopicException,
+    TopicAlreadyMarkedForDeletionException,
+    TopicExistsException,
+    UnknownTopicOrPartitionException,
+    ZooKeeperUnreachable,
+    log_config,
+    topic_name,
+)
+from kactor.admin.assignment import (
+    BrokerMetadata,
+    assign_replicas_to_brokers,
+    validate_replica_assignment,
+)
+from messages.common import Broker, LeaderIsrAndControllerEpoch, ReplicaAssignment, TopicPartition
+from zk_bridge import paths, znodes
+
+DEFAULT_CONNECT_TIMEOUT_S = 5.0
+SESSION_TIMEOUT_S = 10.0
+RACK_AWARE_ENFORCED = "enforced"
+RACK_AWARE_DISABLED = "disabled"
+RACK_AWARE_SAFE = "safe"
+
+
+@contextlib.contextmanager
+def zk_session(connect: str, timeout: float = DEFAULT_CONNECT_TIMEOUT_S) -> Iterator[KazooClient]:
+    """A started KazooClient on ``connect`` (``host:port[,host:port...][/chroot]``), stopped and closed on exit.
+
+    Raises ZooKeeperUnreachable (one line) when no server answers within ``timeout`` seconds. kazoo's own
+    connection-retry warnings are silenced: a CLI prints one line, not a log.
+    """
+    logging.getLogger("kazoo").setLevel(logging.CRITICAL)
+    try:
+        client = KazooClient(hosts=connect, timeout=SESSION_TIMEOUT_S)
+    except (ValueError, TypeError, KazooException) as e:
+        raise ZooKeeperUnreachable(f"Invalid ZooKeeper connect string {connect!r}: {e}") from None
+    try:
+        client.start(timeout=timeout)
+    except (KazooTimeoutError, KazooException, OSError) as e:
+        client.stop()
+        client.close()
+        detail = "" if isinstance(e, KazooTimeoutError) else f" ({type(e).__name__}: {e})"
+        raise ZooKeeperUnreachable(
+            f"Timed out waiting for connection to ZooKeeper at {connect} after {timeout:g} s{detail}") from None
+    try:
+        yield client
+    finally:
+        client.stop()
+        client.close()
+
+
+class AdminZkClient:
+    """kafka.zk.AdminZkClient (+ the KafkaZkClient reads it relies on) over a started kazoo client."""
+
+    def __init__(self, zk: KazooClient) -> None:
+        self.zk = zk
+
+    # -- raw helpers -----------------------------------------------------------------------------------------------
+    def get_data(self, path: str) -> tuple[str | None, ZnodeStat | None]:
+        """(data as text or None, stat); (None, None) if the node does not exist."""
+        try:
+            data, stat = self.zk.get(path)
+        except NoNodeError:
+            return None, None
+        return (None if data is None else data.decode("utf-8")), stat
+
+    def get_children(self, path: str) -> list[str]:
+        """Children of ``path`` (sorted); [] if it does not exist."""
+        try:
+            return sorted(self.zk.get_children(path))
+        except NoNodeError:
+            return []
+
+    def exists(self, path: str) -> bool:
+        return self.zk.exists(path) is not None
+
+    # -- brokers ---------------------------------------------------------------------------------------------------
+    def get_all_brokers_in_cluster(self) -> list[Broker]:
+        """KafkaZkClient.getAllBrokersInCluster: registered brokers sorted by id; epoch = czxid of the registration."""
+        brokers: list[Broker] = []
+        for child in self.get_children(paths.BrokerIdsZNode):
+            if not child.isdigit():
+                continue
+            data, stat = self.get_data(paths.BrokerIdZNode.path(int(child)))
+            if stat is None:  # went away between listing and reading
+                continue
+            brokers.append(znodes.decode_broker(int(child), data, epoch=stat.czxid))
+        return sorted(brokers, key=lambda b: b.id)
+
+    def get_sorted_broker_list(self) -> list[int]:
+        """KafkaZkClient.getSortedBrokerList."""
+        return sorted(int(c) for c in self.get_children(paths.BrokerIdsZNode) if c.isdigit())
+
+    def get_broker_metadatas(self, rack_aware_mode: str = RACK_AWARE_ENFORCED,
+                             broker_list: Sequence[int] | None = None) -> list[BrokerMetadata]:
+        """AdminZkClient.getBrokerMetadatas: registered brokers (optionally only those in ``broker_list``),
+        sorted by id, with racks unless rack awareness is disabled."""
+        brokers = self.get_all_brokers_in_cluster()
+        if broker_list is not None:
+            wanted = set(broker_list)
+            brokers = [b for b in brokers if b.id in wanted]
+        with_rack = [b for b in brokers if b.rack is not None]
+        if rack_aware_mode == RACK_AWARE_ENFORCED and with_rack and len(with_rack) < len(brokers):
+            raise AdminOperationException("Not all brokers have rack information. Add --disable-rack-aware in "
+                                          "command line to make replica assignment without rack information.")
+        drop_racks = rack_aware_mode == RACK_AWARE_DISABLED or (
+            rack_aware_mode == RACK_AWARE_SAFE and len(with_rack) < len(brokers))
+        return sorted(BrokerMetadata(b.id, None if drop_racks else b.rack) for b in brokers)
+
+    # -- controller ------------------------------------------------------------------------------------------------
+    def get_controller_id(self) -> int | None:
+        """KafkaZkClient.getControllerId."""
+        data, _ = self.get_data(paths.ControllerZNode)
+        return znodes.decode_controller(data) if data is not None else None
+
+    def get_controller_epoch(self) -> tuple[int, int] | None:
+        """KafkaZkClient.getControllerEpoch: (epoch, zkVersion of /controller_epoch), or None."""
+        data, stat = self.get_data(paths.ControllerEpochZNode)
+        if stat is None or data is None:
+            return None
+        return znodes.decode_controller_epoch(data), stat.version
+
+    # -- topics ----------------------------------------------------------------------------------------------------
+    def get_all_topics_in_cluster(self) -> list[str]:
+        """KafkaZkClient.getAllTopicsInCluster (sorted)."""
+        return self.get_children(paths.TopicsZNode)
+
+    def topic_exists(self, topic: str) -> bool:
+        """KafkaZkClient.topicExists."""
+        return self.exists(paths.TopicZNode.path(topic))
+
+    def get_full_replica_assignment(self, topic: str) -> dict[int, ReplicaAssignment]:
+        """KafkaZkClient.getFullReplicaAssignmentForTopics for one topic: partition id → ReplicaAssignment
+        ({} if the topic does not exist)."""
+        data, _ = self.get_data(paths.TopicZNode.path(topic))
+        decoded = znodes.decode_topic_assignment(topic, data)
+        return {tp.partition: ra for tp, ra in sorted(decoded.items())}
+
+    def get_replica_assignment_for_topics(self, topics: Sequence[str] | set[str]) -> dict[TopicPartition, list[int]]:
+        """KafkaZkClient.getReplicaAssignmentForTopics: partition → replicas, for the topics that exist."""
+        result: dict[TopicPartition, list[int]] = {}
+        for topic in sorted(set(topics)):
+            for p, ra in self.get_full_replica_assignment(topic).items():
+                result[TopicPartition(topic, p)] = list(ra.replicas)
+        return result
+
+    def get_all_partitions(self) -> set[TopicPartition]:
+        """KafkaZkClient.getAllPartitions."""
+        return set(self.get_replica_assignment_for_topics(self.get_all_topics_in_cluster()))
+
+    def get_topic_partition_state(self, tp: TopicPartition) -> LeaderIsrAndControllerEpoch | None:
+        """KafkaZkClient.getTopicPartitionState: the state znode (leader, epoch, ISR), None if absent."""
+        path = paths.TopicPartitionStateZNode.path(tp)
+        data, stat = self.get_data(path)
+        if stat is None:
+            return None
+        return znodes.decode_partition_state(data, stat.version, path)
+
+    def is_topic_marked_for_deletion(self, topic: str) -> bool:
+        """KafkaZkClient.isTopicMarkedForDeletion."""
+        return self.exists(paths.DeleteTopicsTopicZNode.path(topic))
+
+    def get_topic_deletions(self) -> list[str]:
+        """KafkaZkClient.getTopicDeletions."""
+        return self.get_children(paths.DeleteTopicsZNode)
+
+    def fetch_topic_config(self, topic: str) -> dict[str, str]:
+        """AdminZkClient.fetchEntityConfig(ConfigType.Topic, topic)."""
+        path = paths.ConfigEntityZNode.path("topics", topic)
+        data, _ = self.get_data(path)
+        return znodes.decode_config_entity(data, path)
+
+    # -- admin znodes ----------------------------------------------------------------------------------------------
+    def get_partition_reassignment(self) -> dict[TopicPartition, tuple[int, ...]]:
+        """KafkaZkClient.getPartitionReassignment: {} if absent or unparsable (Kafka logs and treats it as empty)."""
+        data, _ = self.get_data(paths.ReassignPartitionsZNode)
+        try:
+            return znodes.decode_reassign_partitions(data)
+        except znodes.ZnodeDecodeError:
+            return {}
+
+    def reassign_partitions_in_progress(self) -> bool:
+        """KafkaZkClient.reassignPartitionsInProgress: the legacy znode exists."""
+        return self.exists(paths.ReassignPartitionsZNode)
+
+    def get_preferred_replica_election(self) -> set[TopicPartition]:
+        """KafkaZkClient.getPreferredReplicaElection."""
+        data, _ = self.get_data(paths.PreferredReplicaElectionZNode)
+        try:
+            return znodes.decode_preferred_replica_election(data)
+        except znodes.ZnodeDecodeError:
+            return set()
+
+    # -- topic creation --------------------------------------------------------------------------------------------
+    def validate_topic_create(self, topic: str, assignment: Mapping[int, Sequence[int]],
+                              config: Mapping[str, str]) -> None:
+        """AdminZkClient.validateTopicCreate (name, existence, '.'/'_' collisions, assignment shape, configs)."""
+        topic_name.validate(topic)
+        if self.topic_exists(topic):
+            raise TopicExistsException(f"Topic '{topic}' already exists.")
+        if topic_name.has_collision_chars(topic):
+            all_topics = self.get_all_topics_in_cluster()
+            if topic in all_topics:
+                raise TopicExistsException(f"Topic '{topic}' already exists.")
+            colliding = [t for t in all_topics if topic_name.has_collision(topic, t)]
+            if colliding:
+                raise InvalidTopicException(f"Topic '{topic}' collides with existing topics: {', '.join(colliding)}")
+        if len({len(r) for r in assignment.values()}) != 1:
+            raise InvalidReplicaAssignmentException("All partitions should have the same number of replicas")
+        for replicas in assignment.values():
+            if len(replicas) != len(set(replicas)):
+                raise InvalidReplicaAssignmentException(
+                    f"Duplicate replica assignment found: {_fmt_assignment(assignment)}")
+        n = len(assignment)
+        if sum(p for p in assignment if p >= 0) != n * (n - 1) // 2 or any(p < 0 for p in assignment):
+            raise InvalidReplicaAssignmentException("partitions should be a consecutive 0-based integer sequence")
+        log_config.validate(dict(config))
+
+    def create_topic(self, topic: str, partitions: int, replication_factor: int,
+                     config: Mapping[str, str] | None = None, rack_aware_mode: str = RACK_AWARE_ENFORCED,
+                     fixed_start_index: int = -1, replica_shift: int | None = None) -> dict[int, list[int]]:
+        """AdminZkClient.createTopic: place replicas on the registered brokers, then createTopicWithAssignment."""
+        brokers = self.get_broker_metadatas(rack_aware_mode)
+        assignment = assign_replicas_to_brokers(brokers, partitions, replication_factor, fixed_start_index,
+                                                replica_shift=replica_shift)
+        self.create_topic_with_assignment(topic, config or {}, assignment)
+        return assignment
+
+    def create_topic_with_assignment(self, topic: str, config: Mapping[str, str],
+                                     assignment: Mapping[int, Sequence[int]], validate: bool = True) -> None:
+        """AdminZkClient.createTopicWithAssignment: /config/topics/<t> (set or create), then /brokers/topics/<t>
+        (version 2, empty adding/removing maps); here both in one transaction."""
+        if validate:
+            self.validate_topic_create(topic, assignment, config)
+        self.zk.ensure_path(paths.ConfigEntityTypeZNode.path("topics"))
+        self.zk.ensure_path(paths.TopicsZNode)
+        topic_data = znodes.encode_topic_assignment(
+            {TopicPartition(topic, p): ReplicaAssignment(tuple(r)) for p, r in assignment.items()})
+        txn = self.zk.transaction()
+        self._set_or_create_entity_config(txn, "topics", topic, config)
+        txn.create(paths.TopicZNode.path(topic), topic_data.encode())
+        results = txn.commit()
+        if any(isinstance(r, NodeExistsError) for r in results):
+            raise TopicExistsException(f"Topic '{topic}' already exists.")
+        _raise_first_error(results)
+
+    def _set_or_create_entity_config(self, txn: object, entity_type: str, entity: str,
+                                     config: Mapping[str, str]) -> None:
+        """KafkaZkClient.setOrCreateEntityConfigs, as an operation of ``txn``."""
+        path = paths.ConfigEntityZNode.path(entity_type, entity)
+        data = znodes.encode_config_entity(dict(config)).encode()
+        if self.exists(path):
+            txn.set_data(path, data)  # type: ignore[attr-defined]
+        else:
+            txn.create(path, data)  # type: ignore[attr-defined]
+
+    def change_topic_config(self, topic: str, config: Mapping[str, str]) -> None:
+        """AdminZkClient.changeTopicConfig: validate, write /config/topics/<t>, then a
+        /config/changes/config_change_<seq> notification ``{"version":2,"entity_path":"topics/<t>"}``."""
+        if not self.topic_exists(topic):
+            raise AdminOperationException(f"Topic \"{topic}\" does not exist.")
+        log_config.validate(dict(config))
+        self.zk.ensure_path(paths.ConfigEntityTypeZNode.path("topics"))
+        self.zk.ensure_path(paths.ConfigEntityChangeNotificationZNode)
+        txn = self.zk.transaction()
+        self._set_or_create_entity_config(txn, "topics", topic, config)
+        txn.create(paths.ConfigEntityChangeNotificationSequenceZNode.create_path(),
+                   znodes.encode_config_change(f"topics/{topic}").encode(), sequence=True)
+        _raise_first_error(txn.commit())
+
+    # -- partitions ------------------------------------------------------------------------------------------------
+    def create_new_partitions_assignment(self, topic: str, existing: Mapping[int, ReplicaAssignment],
+                                         all_brokers: Sequence[BrokerMetadata], num_partitions: int,
+                                         replica_assignment: Mapping[int, Sequence[int]] | None = None,
+                                         replica_shift: int | None = None) -> dict[int, list[int]]:
+        """AdminZkClient.createNewPartitionsAssignment: validate and place the partitions to add."""
+        if 0 not in existing:
+            raise AdminOperationException(f"Unexpected existing replica assignment for topic '{topic}', "
+                                          f"partition id 0 is missing. Assignment: {dict(existing)}")
+        partition0 = existing[0].replicas
+        to_add = num_partitions - len(existing)
+        if to_add <= 0:
+            raise InvalidPartitionsException(
+                f"The number of partitions for a topic can only be increased. Topic {topic} currently has "
+                f"{len(existing)} partitions, {num_partitions} would not be an increase.")
+        if replica_assignment:
+            validate_replica_assignment(replica_assignment, len(partition0), {b.id for b in all_brokers})
+            return {p: list(r) for p, r in replica_assignment.items()}
+        start_index = next((i for i, b in enumerate(all_brokers) if b.id >= partition0[0]), 0)
+        return assign_replicas_to_brokers(all_brokers, to_add, len(partition0), start_index, len(existing),
+                                          replica_shift=replica_shift)
+
+    def add_partitions(self, topic: str, existing: Mapping[int, ReplicaAssignment],
+                       all_brokers: Sequence[BrokerMetadata], num_partitions: int,
+                       replica_assignment: Mapping[int, Sequence[int]] | None = None,
+                       validate_only: bool = False, replica_shift: int | None = None) -> dict[int, list[int]]:
+        """AdminZkClient.addPartitions: the new partitions' assignment merged into /brokers/topics/<t>
+        (conditional on the version read, so a concurrent change fails instead of being lost)."""
+        path = paths.TopicZNode.path(topic)
+        _, stat = self.get_data(path)
+        new = self.create_new_partitions_assignment(topic, existing, all_brokers, num_partitions,
+                                                    replica_assignment, replica_shift)
+        combined = {TopicPartition(topic, p): ra for p, ra in existing.items()}
+        combined.update({TopicPartition(topic, p): ReplicaAssignment(tuple(r)) for p, r in new.items()})
+        if not validate_only:
+            if stat is None:
+                raise UnknownTopicOrPartitionException(f"Topic '{topic}' does not exist")
+            self.zk.set(path, znodes.encode_topic_assignment(combined).encode(), version=stat.version)
+        return {tp.partition: list(ra.replicas) for tp, ra in sorted(combined.items())}
+
+    # -- deletion --------------------------------------------------------------------------------------------------
+    def delete_topic(self, topic: str) -> None:
+        """AdminZkClient.deleteTopic: create /admin/delete_topics/<t> (no data)."""
+        if not self.topic_exists(topic):
+            raise UnknownTopicOrPartitionException(f"Topic `{topic}` to delete does not exist")
+        self.zk.ensure_path(paths.DeleteTopicsZNode)
+        try:
+            self.zk.create(paths.DeleteTopicsTopicZNode.path(topic), b"")
+        except NodeExistsError:
+            raise TopicAlreadyMarkedForDeletionException(
+                f"Topic {topic} is already marked for deletion.") from None
+
+    # -- reassignment / election znodes ----------------------------------------------------------------------------
+    def create_partition_reassignment(self, reassignment: Mapping[TopicPartition, Sequence[int]]) -> None:
+        """KafkaZkClient.createPartitionReassignment: create /admin/reassign_partitions (fails if it exists)."""
+        self.zk.ensure_path(paths.AdminZNode)
+        data = znodes.encode_reassign_partitions({tp: tuple(r) for tp, r in reassignment.items()})
+        self.zk.create(paths.ReassignPartitionsZNode, data.encode())
+
+    def create_preferred_replica_election(self, partitions: set[TopicPartition]) -> None:
+        """KafkaZkClient.createPreferredReplicaElection: raises kazoo's NodeExistsError if one is pending."""
+        self.zk.ensure_path(paths.AdminZNode)
+        data = znodes.encode_preferred_replica_election(partitions)
+        self.zk.create(paths.PreferredReplicaElectionZNode, data.encode())
+
+
+def _fmt_assignment(assignment: Mapping[int, Sequence[int]]) -> str:
+    """Scala's Map.toString of an assignment: ``Map(0 -> List(1, 2))``."""
+    inner = ", ".join(f"{p} -> List({', '.join(map(str, r))})" for p, r in sorted(assignment.items()))
+    return f"Map({inner})"
+
+
+def _raise_first_error(results: Sequence[object]) -> None:
+    """kazoo's transaction commit does not raise: surface the failing operation's error."""
+    for r in results:
+        if isinstance(r, Exception) and type(r).__name__ not in ("RolledBackError", "RuntimeInconsistency"):
+            raise AdminOperationException(f"ZooKeeper transaction failed: {type(r).__name__}")

@@ -1,0 +1,179 @@
+"""One broker as one OS process (Kafka's kafka-server-start.sh): its edges, its actors, its lifecycle.
+
+Edges — the kazoo client, the loopback transport, the timer thread — are created here and handed to the
+runtime; the actors are spawned on the runtime's simpleSystemBase; the driver thread delivers every input.
+SIGTERM asks for an orderly stop (controlled shutdown when enabled) and the process exits 0 once it is done;
+closing the ZooKeeper session on the way out removes /brokers/ids/<id> at once, as Kafka's shutdown does.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import threading
+import time
+from typing import Any
+
+from kactor.config import KafkaConfig
+from kactor.runtime import Runtime
+from kactor.trace.writer import TraceWriter
+from messages.broker_lifecycle import BrokerShutdownComplete, BrokerShutdownRequested, BrokerStartup, ControllerInit
+from messages.zk import WatchSubscribe
+
+log = logging.getLogger("kactor.broker")
+
+EXTERNAL = "edge:process"
+
+
+class BrokerStartError(RuntimeError):
+    """The broker cannot start (ZooKeeper unreachable, port in use, unusable log dir...): one clear line."""
+
+
+def registration_json(config: KafkaConfig, now_ms: int) -> str:
+    """/brokers/ids/<id> content, version 4 (Kafka 2.6 with IBP 2.6)."""
+    from messages.common import Broker, EndPoint
+    from zk_bridge import znodes
+
+    name, host, port = config.advertised_listener
+    broker = Broker(config.broker_id, (EndPoint(host, port, name, "PLAINTEXT"),), config["broker.rack"])
+    return znodes.encode_broker(broker, timestamp_ms=now_ms)
+
+
+def controller_config(config: KafkaConfig, registration: str) -> Any:
+    from core.controller.config import ControllerConfig
+
+    return ControllerConfig.from_kafka_config(config, registration)
+
+
+def spawn_broker_actors(rt: Runtime) -> None:
+    """Every actor of a broker process, in a fixed order (a replay spawns the same set the same way)."""
+    from actors.broker_channel_actor import BrokerChannelActor  # noqa: F401 - registers message types
+    from actors.controller_actor import ControllerActor
+    from actors.kafka_server_actor import KafkaServerActor
+    from actors.network_actor import NetworkActor
+    from actors.observer_actor import ObserverActor
+    from actors.replica_manager_actor import ReplicaManagerActor
+    from actors.timer_actor import TimerActor
+    from actors.zk_bridge_actor import ZkBridgeActor
+
+    for cls, name in ((ZkBridgeActor, "zk"), (TimerActor, "timer"), (NetworkActor, "net"),
+                      (ObserverActor, "metrics"), (ObserverActor, "state-change-log"),
+                      (ReplicaManagerActor, "replica-manager"), (ControllerActor, "controller"),
+                      (KafkaServerActor, "kafka-server")):
+        rt.spawn(cls, name)
+
+
+class BrokerProcess:
+    """Builds and runs one broker; `run()` blocks until the broker has stopped and returns the exit code."""
+
+    def __init__(self, config: KafkaConfig, trace_dir: str | None = None) -> None:
+        self.config = config
+        self.trace_dir = trace_dir or config["kactor.trace.dir"]
+        self.runtime: Runtime | None = None
+        self._done = threading.Event()
+        self._shutdown: BrokerShutdownComplete | None = None
+        self._closers: list[Any] = []
+
+    # called by the kafka-server actor (through runtime.edges["process"])
+    def shutdown_complete(self, msg: BrokerShutdownComplete) -> None:
+        self._shutdown = msg
+        self._done.set()
+
+    def _prepare_log_dirs(self) -> None:
+        for d in self.config.log_dirs:
+            try:
+                os.makedirs(d, exist_ok=True)
+            except OSError as e:
+                raise BrokerStartError(f"log dir {d} is not usable: {e.strerror}") from None
+            if not os.access(d, os.W_OK):
+                raise BrokerStartError(f"log dir {d} is not writable")
+
+    def start(self) -> Runtime:
+        from actors.broker_channel_actor import BrokerChannelActor  # noqa: F401 - registers message types
+        from kactor.edges.timer import TimerEdge
+        from kactor.edges.transport import Transport
+        from zk_bridge.executor import ZkExecutor, ZooKeeperUnreachable, connect
+
+        cfg = self.config
+        broker_id = cfg.broker_id
+        self._prepare_log_dirs()
+        try:
+            client = connect(cfg["zookeeper.connect"], cfg["zookeeper.session.timeout.ms"],
+                             cfg["zookeeper.connection.timeout.ms"] / 1000.0)
+        except ZooKeeperUnreachable as e:
+            raise BrokerStartError(str(e)) from None
+        self._closers.append(lambda: (client.stop(), client.close()))
+        trace = None
+        if self.trace_dir:
+            trace = TraceWriter(os.path.join(self.trace_dir, f"broker-{broker_id}.jsonl"), {
+                "process": f"broker-{broker_id}", "broker_id": broker_id, "started_ms": round(time.time() * 1000),
+                "config": cfg.non_default(), "kactor": _version()})
+        rt = Runtime(f"broker-{broker_id}", trace=trace)
+        self.runtime = rt
+        _, host, port = cfg.listener
+        try:
+            transport = Transport(rt, host, port)
+        except OSError as e:
+            self._close()
+            raise BrokerStartError(f"cannot listen on {host}:{port}: {e.strerror or e}") from None
+        timer = TimerEdge(rt)
+        rt.edges.update(zk=ZkExecutor(client), timer=timer, net=transport, process=self)
+        self._closers[:0] = [transport.close, timer.close]
+        spawn_broker_actors(rt)
+        rt.start_driver()
+        rt.inject("zk", WatchSubscribe("/", "controller"), EXTERNAL)
+        registration = registration_json(cfg, int(time.time() * 1000))
+        rt.inject("controller", ControllerInit(controller_config(cfg, registration)), EXTERNAL)
+        rt.inject("replica-manager", _replica_manager_init(cfg), EXTERNAL)
+        rt.inject("kafka-server", BrokerStartup(
+            broker_id, registration, cfg["controlled.shutdown.enable"],
+            cfg["controlled.shutdown.max.retries"], cfg["controlled.shutdown.retry.backoff.ms"],
+            cfg["zookeeper.session.timeout.ms"]), EXTERNAL)
+        return rt
+
+    def request_shutdown(self) -> None:
+        if self.runtime is not None:
+            self.runtime.inject("kafka-server", BrokerShutdownRequested(), EXTERNAL)
+
+    def wait(self, timeout: float | None = None) -> bool:
+        return self._done.wait(timeout)
+
+    def _close(self) -> None:
+        for close in self._closers:
+            try:
+                close()
+            except Exception:  # noqa: BLE001 - best effort on the way out
+                log.debug("close failed", exc_info=True)
+        self._closers.clear()
+        if self.runtime is not None:
+            self.runtime.shutdown()
+            self.runtime = None
+
+    def run(self) -> int:
+        """Start, wait for SIGTERM/SIGINT, stop in order. Exit code 0 on an orderly stop."""
+        self.start()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            signal.signal(sig, lambda *_: self.request_shutdown())
+        cfg = self.config
+        log.info("broker %d started on %s", cfg.broker_id, cfg["listeners"][0])
+        while not self._done.wait(0.5):
+            pass
+        msg = self._shutdown
+        log.info("broker %d stopping (%s)", cfg.broker_id, msg.reason if msg else "")
+        self._close()
+        if msg is not None and msg.error:
+            raise BrokerStartError(msg.reason)
+        return 0
+
+
+def _replica_manager_init(cfg: KafkaConfig) -> Any:
+    from messages.broker_lifecycle import ReplicaManagerInit
+
+    return ReplicaManagerInit.from_kafka_config(cfg)
+
+
+def _version() -> str:
+    from kactor import __version__
+
+    return __version__

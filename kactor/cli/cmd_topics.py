@@ -1,0 +1,122 @@
+"""``kactor topics``: the twin of Kafka 2.6's ``kafka-topics.sh --zookeeper`` (kafka.admin.TopicCommand)."""
+
+from __future__ import annotations
+
+import argparse
+
+from kactor.admin import log_config, topics
+from kactor.admin.admin_zk import RACK_AWARE_DISABLED, RACK_AWARE_ENFORCED
+from kactor.admin.assignment import parse_replica_assignment
+from kactor.admin.cli_support import add_zookeeper_args, admin_client, admin_errors, printer, usage_error
+
+ACTIONS = ("create", "delete", "list", "describe", "alter")
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser(
+        "topics", help="create, delete, describe, or change a topic (as kafka-topics.sh --zookeeper)",
+        description="This tool helps to create, delete, describe, or change a topic. Writes Kafka 2.6's "
+                    "ZooKeeper layout directly, as kafka-topics.sh --zookeeper does.")
+    add_zookeeper_args(p)
+    act = p.add_mutually_exclusive_group(required=True)
+    act.add_argument("--create", action="store_true", help="Create a new topic.")
+    act.add_argument("--delete", action="store_true", help="Delete a topic (marks it for deletion).")
+    act.add_argument("--list", action="store_true", help="List all available topics.")
+    act.add_argument("--describe", action="store_true", help="List details for the given topics.")
+    act.add_argument("--alter", action="store_true",
+                     help="Alter the number of partitions, replica assignment, and/or configuration for the topic.")
+    p.add_argument("--topic", help="The topic to create, alter, describe or delete. It also accepts a regular "
+                                   "expression, except for --create.")
+    p.add_argument("--partitions", type=int, metavar="N",
+                   help="The number of partitions for the topic being created or altered.")
+    p.add_argument("--replication-factor", type=int, metavar="R",
+                   help="The replication factor for each partition in the topic being created.")
+    p.add_argument("--replica-assignment", metavar="B1:B2,B1:B2,...",
+                   help="A list of manual partition-to-broker assignments for the topic being created or altered.")
+    p.add_argument("--config", action="append", default=[], metavar="NAME=VALUE",
+                   help="A topic configuration override for the topic being created or altered (repeatable). "
+                        "Valid names: " + ", ".join(log_config.CONFIG_NAMES))
+    p.add_argument("--delete-config", action="append", default=[], metavar="NAME",
+                   help="A topic configuration override to be removed for an existing topic (repeatable).")
+    p.add_argument("--if-not-exists", action="store_true",
+                   help="if set when creating topics, the action will only execute if the topic does not exist.")
+    p.add_argument("--if-exists", action="store_true",
+                   help="if set when altering, deleting or describing topics, the action will only execute if the "
+                        "topic exists.")
+    p.add_argument("--under-replicated-partitions", action="store_true",
+                   help="if set when describing topics, only show under replicated partitions")
+    p.add_argument("--unavailable-partitions", action="store_true",
+                   help="if set when describing topics, only show partitions whose leader is not available")
+    p.add_argument("--topics-with-overrides", action="store_true",
+                   help="if set when describing topics, only show topics that have overridden configs")
+    p.add_argument("--exclude-internal", action="store_true",
+                   help="exclude internal topics when running list or describe command.")
+    p.add_argument("--disable-rack-aware", action="store_true", help="Disable rack aware replica assignment")
+    # AdminUtils' fixedStartIndex: makes placement deterministic (tests, reproducible demos).
+    p.add_argument("--start-index", type=int, default=-1, help=argparse.SUPPRESS)
+    p.set_defaults(func=run, _parser=p)
+
+
+def _check_args(args: argparse.Namespace) -> str:
+    """TopicCommandOptions.checkArgs: which options go with which action. Returns the action."""
+    action = next(a for a in ACTIONS if getattr(args, a))
+    only = {
+        "partitions": {"create", "alter"}, "replication_factor": {"create"}, "replica_assignment": {"create", "alter"},
+        "config": {"create", "alter"}, "delete_config": {"alter"}, "if_not_exists": {"create"},
+        "if_exists": {"alter", "delete", "describe"}, "under_replicated_partitions": {"describe"},
+        "unavailable_partitions": {"describe"}, "topics_with_overrides": {"describe"},
+        "exclude_internal": {"list", "describe"}, "disable_rack_aware": {"create"},
+    }
+    for dest, allowed in only.items():
+        if getattr(args, dest) not in (None, False, []) and action not in allowed:
+            usage_error(args, f"option --{dest.replace('_', '-')} can't be used with --{action}")
+    if action not in ("list", "describe") and not args.topic:
+        usage_error(args, f"--{action} requires --topic")
+    if action == "describe" and args.if_exists and not args.topic:
+        usage_error(args, "--if-exists with --describe requires --topic")
+    reports = [o for o in ("under_replicated_partitions", "unavailable_partitions", "topics_with_overrides")
+               if getattr(args, o)]
+    if len(reports) > 1:
+        usage_error(args, "only one of --under-replicated-partitions, --unavailable-partitions and "
+                          "--topics-with-overrides may be given")
+    if action == "create":
+        if args.replica_assignment is not None:
+            if args.partitions is not None or args.replication_factor is not None:
+                usage_error(args, "option --replica-assignment can't be used with --partitions or "
+                                  "--replication-factor")
+        elif args.partitions is None or args.replication_factor is None:
+            usage_error(args, "--create requires --partitions and --replication-factor (or --replica-assignment)")
+    if action == "alter":
+        if args.partitions is None and not args.config and not args.delete_config:
+            usage_error(args, "--alter requires --partitions, --config or --delete-config")
+        if args.replica_assignment is not None and args.partitions is None:
+            usage_error(args, "--replica-assignment with --alter requires --partitions")
+    return action
+
+
+def run(args: argparse.Namespace) -> int:
+    action = _check_args(args)
+    out = printer()
+    with admin_errors():
+        assignment = parse_replica_assignment(args.replica_assignment) if args.replica_assignment else None
+        config = log_config.parse_configs_to_add(args.config)
+    rack_mode = RACK_AWARE_DISABLED if args.disable_rack_aware else RACK_AWARE_ENFORCED
+    with admin_client(args) as admin:
+        if action == "create":
+            topics.create_topic(admin, out, args.topic, partitions=args.partitions,
+                                replication_factor=args.replication_factor, replica_assignment=assignment,
+                                config=config, if_not_exists=args.if_not_exists, rack_aware_mode=rack_mode,
+                                fixed_start_index=args.start_index)
+        elif action == "list":
+            topics.list_topics(admin, out, args.topic, args.exclude_internal)
+        elif action == "describe":
+            topics.describe_topics(admin, out, args.topic, under_replicated=args.under_replicated_partitions,
+                                   unavailable=args.unavailable_partitions,
+                                   with_overrides=args.topics_with_overrides,
+                                   exclude_internal=args.exclude_internal, if_exists=args.if_exists)
+        elif action == "delete":
+            topics.delete_topic(admin, out, args.topic, args.if_exists)
+        else:
+            topics.alter_topic(admin, out, args.topic, partitions=args.partitions, replica_assignment=assignment,
+                               config=config, delete_config=args.delete_config, if_exists=args.if_exists)
+    return 0

@@ -1,0 +1,181 @@
+"""LocalCluster: an embedded real ZooKeeper (unless one is given) and N broker processes on loopback.
+
+Used by ``kactor cluster``, ``kactor demo``, the benchmarks and the real-cluster tests. Every broker is a
+``python -m kactor broker`` child that the kernel sends SIGTERM if this process dies (PR_SET_PDEATHSIG), so
+nothing of a cluster outlives its launcher.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterable
+
+from kazoo.client import KazooClient
+
+from zk_bridge.server import EmbeddedZooKeeper, free_port
+
+_PR_SET_PDEATHSIG = 1
+
+
+def _die_with_parent() -> None:
+    try:
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
+    except OSError:
+        pass
+
+
+class ClusterError(RuntimeError):
+    pass
+
+
+class LocalCluster:
+    """Start / stop / kill brokers of a local cluster; poll ZooKeeper for the states tests wait on."""
+
+    def __init__(self, brokers: int = 3, zookeeper: str | None = None, base_dir: str | None = None,
+                 trace_dir: str | None = None, overrides: Iterable[str] = (), zk_tick_ms: int = 2000,
+                 log_level: str = "INFO") -> None:
+        if brokers < 1:
+            raise ClusterError("--brokers must be at least 1")
+        self.n = brokers
+        self.given_zookeeper = zookeeper
+        self._own_base = base_dir is None
+        self.base_dir = base_dir or tempfile.mkdtemp(prefix="kactor-cluster-")
+        self.trace_dir = trace_dir
+        self.overrides = list(overrides)
+        self.zk_tick_ms = zk_tick_ms
+        self.log_level = log_level
+        self.zk: EmbeddedZooKeeper | None = None
+        self.ports: dict[int, int] = {}
+        self.procs: dict[int, subprocess.Popen[bytes]] = {}
+        self.logs: dict[int, str] = {}
+
+    @property
+    def connect_string(self) -> str:
+        if self.given_zookeeper:
+            return self.given_zookeeper
+        assert self.zk is not None
+        return self.zk.connect_string
+
+    def start(self) -> LocalCluster:
+        if not self.given_zookeeper:
+            self.zk = EmbeddedZooKeeper(tick_ms=self.zk_tick_ms)
+            self.zk.start()
+        for broker_id in range(self.n):
+            self.start_broker(broker_id)
+        return self
+
+    def broker_args(self, broker_id: int) -> list[str]:
+        port = self.ports.setdefault(broker_id, free_port())
+        args = [sys.executable, "-m", "kactor", "broker", "--log-level", self.log_level,
+                "--override", f"broker.id={broker_id}",
+                "--override", f"zookeeper.connect={self.connect_string}",
+                "--override", f"listeners=PLAINTEXT://127.0.0.1:{port}",
+                "--override", f"log.dirs={os.path.join(self.base_dir, f'broker-{broker_id}')}"]
+        if self.trace_dir:
+            args += ["--trace-dir", self.trace_dir]
+        for o in self.overrides:
+            args += ["--override", o]
+        return args
+
+    def start_broker(self, broker_id: int) -> subprocess.Popen[bytes]:
+        if broker_id in self.procs and self.procs[broker_id].poll() is None:
+            raise ClusterError(f"broker {broker_id} is already running")
+        log_path = os.path.join(self.base_dir, f"broker-{broker_id}.log")
+        self.logs[broker_id] = log_path
+        os.makedirs(self.base_dir, exist_ok=True)
+        with open(log_path, "ab") as out:
+            proc = subprocess.Popen(self.broker_args(broker_id), stdout=out, stderr=subprocess.STDOUT,
+                                    stdin=subprocess.DEVNULL, preexec_fn=_die_with_parent,
+                                    env=dict(os.environ, PYTHONHASHSEED="0"))
+        self.procs[broker_id] = proc
+        return proc
+
+    def signal_broker(self, broker_id: int, sig: int) -> None:
+        proc = self.procs[broker_id]
+        if proc.poll() is None:
+            proc.send_signal(sig)
+
+    def kill_broker(self, broker_id: int) -> None:
+        """SIGKILL: a crash. Its ZooKeeper session expires after zookeeper.session.timeout.ms."""
+        self.signal_broker(broker_id, signal.SIGKILL)
+        self.procs[broker_id].wait()
+
+    def stop_broker(self, broker_id: int, timeout: float = 60.0) -> int:
+        """SIGTERM: an orderly stop (controlled shutdown); returns the exit code."""
+        proc = self.procs[broker_id]
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGTERM)
+            try:
+                proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+        return proc.returncode
+
+    def stop(self) -> None:
+        for proc in self.procs.values():
+            if proc.poll() is None:
+                proc.send_signal(signal.SIGTERM)
+        deadline = time.monotonic() + 60
+        for proc in self.procs.values():
+            try:
+                proc.wait(max(0.1, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+        if self.zk is not None:
+            self.zk.stop()
+            self.zk = None
+
+    def pids(self) -> list[int]:
+        out = [p.pid for p in self.procs.values() if p.poll() is None]
+        if self.zk is not None and self.zk.pid:
+            out.append(self.zk.pid)
+        return out
+
+    def log_tail(self, broker_id: int, limit: int = 3000) -> str:
+        try:
+            with open(self.logs[broker_id], encoding="utf-8", errors="replace") as f:
+                return f.read()[-limit:]
+        except (OSError, KeyError):
+            return ""
+
+    # -- polling helpers ------------------------------------------------------------------------------------------
+    def client(self) -> KazooClient:
+        c = KazooClient(hosts=self.connect_string, timeout=5.0)
+        c.start(timeout=10)
+        return c
+
+    def wait_for(self, predicate, timeout: float, what: str, interval: float = 0.05):  # type: ignore[no-untyped-def]
+        """Poll ``predicate()`` until it returns a truthy value; ClusterError naming ``what`` on timeout."""
+        deadline = time.monotonic() + timeout
+        last_error: Exception | None = None
+        while time.monotonic() < deadline:
+            try:
+                value = predicate()
+                if value:
+                    return value
+            except Exception as e:  # noqa: BLE001 - polling through transient states
+                last_error = e
+            time.sleep(interval)
+        raise ClusterError(f"timed out after {timeout:.0f}s waiting for {what}"
+                           + (f" (last error: {last_error})" if last_error else ""))
+
+    def controller_id(self, zk: KazooClient) -> int | None:
+        if not zk.exists("/controller"):
+            return None
+        data, _ = zk.get("/controller")
+        return int(json.loads(data)["brokerid"])
+
+    def __enter__(self) -> LocalCluster:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()

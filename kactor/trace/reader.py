@@ -1,0 +1,114 @@
+"""Reading traces: the header, then one record per line, with errors that name the file and the line.
+
+A truncated last line (a process killed mid-write) is accepted with a warning; any other undecodable line is a
+TraceError. Payloads are decoded with messages.codec into the original message values.
+"""
+
+from __future__ import annotations
+
+import glob
+import json
+import logging
+import os
+from collections.abc import Iterator
+from typing import Any
+
+import attrs
+
+from kactor.trace import TRACE_VERSION
+from messages.codec import CodecError, from_json
+
+log = logging.getLogger("kactor.trace")
+
+
+class TraceError(ValueError):
+    """A trace that cannot be read: one clear line naming the file (and line)."""
+
+
+@attrs.frozen
+class Record:
+    seq: int
+    ts: float
+    sender: str
+    receiver: str
+    type: str
+    payload: Any  # the codec JSON, decoded lazily by `body`
+    cause: int | None
+    line: int
+
+    @property
+    def body(self) -> Any:
+        return from_json(self.payload)
+
+    @property
+    def external(self) -> bool:
+        """An input from outside the actor system (an edge or a command-line client): what a replay feeds."""
+        return is_external(self.sender)
+
+
+def is_external(sender: str) -> bool:
+    return sender.startswith("edge:") or sender.startswith("cli")
+
+
+def trace_files(trace_dir: str) -> list[str]:
+    if not os.path.exists(trace_dir):
+        raise TraceError(f"{trace_dir}: no such trace folder")
+    if os.path.isfile(trace_dir):
+        return [trace_dir]
+    files = sorted(glob.glob(os.path.join(trace_dir, "*.jsonl")))
+    if not files:
+        raise TraceError(f"{trace_dir}: no trace files (*.jsonl) in this folder")
+    return files
+
+
+def trace_file_for_broker(trace_dir: str, broker_id: int) -> str:
+    path = os.path.join(trace_dir, f"broker-{broker_id}.jsonl")
+    if not os.path.exists(path):
+        available = ", ".join(os.path.basename(f) for f in trace_files(trace_dir))
+        raise TraceError(f"{path}: no trace for broker {broker_id} (found: {available})")
+    return path
+
+
+def read_header(path: str) -> dict[str, Any]:
+    try:
+        with open(path, encoding="utf-8") as f:
+            first = f.readline()
+    except OSError as e:
+        raise TraceError(f"{path}: {e.strerror}") from None
+    try:
+        header = json.loads(first)
+    except json.JSONDecodeError:
+        raise TraceError(f"{path}:1: not a kactor trace (the first line is not a JSON header)") from None
+    if not isinstance(header, dict) or "trace_version" not in header:
+        raise TraceError(f"{path}:1: not a kactor trace (no trace_version in the header)")
+    if header["trace_version"] != TRACE_VERSION:
+        raise TraceError(f"{path}:1: unsupported trace_version {header['trace_version']!r} "
+                         f"(this kactor reads version {TRACE_VERSION})")
+    return header
+
+
+def read_records(path: str) -> Iterator[Record]:
+    """Every record after the header, in file order."""
+    read_header(path)
+    with open(path, encoding="utf-8") as f:
+        lines = f.readlines()
+    last = len(lines)
+    for idx in range(1, last):
+        text = lines[idx]
+        lineno = idx + 1
+        try:
+            d = json.loads(text)
+            yield Record(int(d["seq"]), float(d["ts"]), d["sender"], d["receiver"], d["type"], d["payload"],
+                         d.get("cause"), lineno)
+        except (json.JSONDecodeError, KeyError, TypeError, ValueError) as e:
+            if lineno == last and not text.endswith("\n"):
+                log.warning("%s:%d: truncated last line ignored (the process stopped mid-write)", path, lineno)
+                return
+            raise TraceError(f"{path}:{lineno}: corrupt trace line ({e.__class__.__name__}: {e})") from None
+
+
+def decode_body(path: str, rec: Record) -> Any:
+    try:
+        return rec.body
+    except CodecError as e:
+        raise TraceError(f"{path}:{rec.line}: {e}") from None
