@@ -1,0 +1,26 @@
+"""Fixtures for the admin CLI tests: ``kactor`` (the CLI on this test's chroot) and ``brokers`` (1, 2, 3 registered)."""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Callable
+
+import pytest
+from admin_helpers import register_broker, run_cli
+from kazoo.client import KazooClient
+
+
+@pytest.fixture
+def kactor(zk_chroot: str) -> Callable[..., subprocess.CompletedProcess[str]]:
+    """kactor(SUBCOMMAND, *options): runs ``kactor SUBCOMMAND --zookeeper <this test's chroot> *options``."""
+    def run(subcommand: str, *args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+        return run_cli(subcommand, "--zookeeper", zk_chroot, *args, timeout=timeout)
+    return run
+
+
+@pytest.fixture
+def brokers(zk: KazooClient) -> list[int]:
+    """Brokers 1, 2 and 3 registered (ephemeral, on the test's kazoo session)."""
+    for b in (1, 2, 3):
+        register_broker(zk, b)
+    return [1, 2, 3]

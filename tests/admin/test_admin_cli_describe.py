@@ -1,0 +1,86 @@
+"""``kactor describe`` (rich table, --json, --watch) as a subprocess against the real ZooKeeper."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+from admin_helpers import REPO, one_line, run_cli, write_state
+from kazoo.client import KazooClient
+
+
+def _cluster(kactor, zk: KazooClient) -> None:
+    zk.create("/controller", b'{"version":1,"brokerid":2,"timestamp":"1600000000000"}', ephemeral=True)
+    zk.create("/controller_epoch", b"7")
+    assert kactor("topics", "--create", "--topic", "orders", "--partitions", "3", "--replication-factor", "2",
+                  "--start-index", "0").returncode == 0
+    write_state(zk, "orders", 0, 1, [1, 2], leader_epoch=4, controller_epoch=7)
+    write_state(zk, "orders", 1, 2, [2], leader_epoch=1)
+    write_state(zk, "orders", 2, -1, [3], leader_epoch=9)
+    zk.create("/admin/reassign_partitions",
+              b'{"version":1,"partitions":[{"topic":"orders","partition":0,"replicas":[3,1]}]}', makepath=True)
+
+
+def test_describe_json(kactor, zk: KazooClient, brokers) -> None:
+    _cluster(kactor, zk)
+    r = kactor("describe", "--json")
+    assert r.returncode == 0, r.stderr
+    js = json.loads(r.stdout)
+    assert js["controller"] == {"id": 2, "epoch": 7}
+    assert [(b["id"], b["endpoints"], b["controller"]) for b in js["brokers"]] == [
+        (1, ["PLAINTEXT://127.0.0.1:9091"], False), (2, ["PLAINTEXT://127.0.0.1:9092"], True),
+        (3, ["PLAINTEXT://127.0.0.1:9093"], False)]
+    parts = js["topics"][0]["partitions"]
+    assert [(p["partition"], p["leader"], p["leader_epoch"], p["isr"], p["replicas"]) for p in parts] == [
+        (0, 1, 4, [1, 2], [1, 2]), (1, 2, 1, [2], [2, 3]), (2, None, 9, [3], [3, 1])]
+    assert [(p["under_replicated"], p["offline"], p["reassigning"]) for p in parts] == [
+        (False, False, True), (True, False, False), (True, True, False)]
+    assert parts[0]["reassignment_target"] == [3, 1]
+    assert js["summary"] == {"topics": 1, "partitions": 3, "under_replicated": 2, "offline": 1, "reassigning": 1}
+    assert js["pending_reassignment"] == [{"topic": "orders", "partition": 0, "replicas": [3, 1]}]
+
+
+def test_describe_table(kactor, zk: KazooClient, brokers) -> None:
+    _cluster(kactor, zk)
+    r = kactor("describe")
+    assert r.returncode == 0, r.stderr
+    for needle in ("Controller: broker 2", "Controller epoch: 7", "PLAINTEXT://127.0.0.1:9093", "controller",
+                   "Under-replicated: 2", "Offline: 1", "Reassigning: 1", "reassigning → 3,1",
+                   "offline,under-replicated", "│ orders │"):
+        assert needle in r.stdout, needle
+
+
+def test_describe_empty_cluster(kactor) -> None:
+    r = kactor("describe")
+    assert r.returncode == 0 and "Controller: none" in r.stdout and "no broker registered" in r.stdout
+    assert json.loads(kactor("describe", "--json").stdout)["controller"] == {"id": None, "epoch": None}
+
+
+def test_describe_watch_refreshes_until_ctrl_c(zk_chroot: str, zk: KazooClient, brokers) -> None:
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    proc = subprocess.Popen([sys.executable, "-m", "kactor", "describe", "--zookeeper", zk_chroot, "--watch",
+                             "--interval", "0.2"], cwd=REPO, env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        time.sleep(2.0)
+        zk.create("/controller", b'{"version":1,"brokerid":3,"timestamp":"1"}', ephemeral=True)
+        time.sleep(1.5)
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=15)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 0, err
+    assert "Controller: none" in out and "Controller: broker 3" in out
+
+
+def test_describe_usage_and_unreachable(kactor) -> None:
+    r = kactor("describe", "--watch", "--json")
+    assert r.returncode == 2 and one_line(r.stderr).startswith("kactor describe: error: ")
+    r = run_cli("describe", "--zookeeper", "127.0.0.1:1", "--connect-timeout", "0.5")
+    assert r.returncode == 1 and "Timed out waiting for connection to ZooKeeper" in one_line(r.stderr)
