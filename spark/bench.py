@@ -1,0 +1,97 @@
+"""Spark vs DuckDB on the same generated trace (used by `kactor bench trace-summary`).
+
+Spark: the whole summary end to end — session start, validation, every table — then stop.
+DuckDB: only the main aggregation — messages by type, and controller-event queue-time percentiles by event — read
+from the same files with explicit columns. The ratio says what Spark's generality and start-up cost here.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import shutil
+import tempfile
+import time
+from typing import Any
+
+from spark.generate import generate
+
+DUCKDB_COLUMNS = ("{'trace_version': 'BIGINT', 'seq': 'BIGINT', 'ts': 'DOUBLE', 'sender': 'VARCHAR', "
+                  "'receiver': 'VARCHAR', 'type': 'VARCHAR', 'payload': 'JSON', 'cause': 'BIGINT'}")
+
+
+def duckdb_summary(trace_dir: str, threads: int = 2) -> dict[str, Any]:
+    """Messages by type and event queue-time percentiles (ms) by event, with DuckDB."""
+    import duckdb
+
+    files = sorted(glob.glob(os.path.join(trace_dir, "*.jsonl")))
+    con = duckdb.connect()
+    try:
+        con.execute(f"SET threads = {int(threads)}")
+        src = (f"read_json({files!r}, format='newline_delimited', columns={DUCKDB_COLUMNS}, "
+               "maximum_object_size=67108864, ignore_errors=true)")
+        con.execute(f"CREATE TEMP VIEW trace AS SELECT * FROM {src} WHERE trace_version IS NULL AND type IS NOT NULL")
+        by_type = con.execute("SELECT type, count(*) AS n FROM trace GROUP BY type ORDER BY n DESC, type").fetchall()
+        events = con.execute(
+            "SELECT payload->>'event' AS event, count(*) AS n, "
+            "quantile_disc(q, [0.5, 0.95, 0.99]) AS p, max(q) AS mx FROM ("
+            "  SELECT payload, CAST(payload->>'started_ms' AS DOUBLE) - CAST(payload->>'enqueued_ms' AS DOUBLE) AS q"
+            "  FROM trace WHERE type = 'ControllerEventProcessed') GROUP BY event ORDER BY event").fetchall()
+    finally:
+        con.close()
+    return {"messages_by_type": by_type, "event_queue_ms": events}
+
+
+def spark_summary(trace_dir: str, master: str | None = None) -> dict[str, Any]:
+    """The full summary, session start and stop included."""
+    from spark.session import active_session, build_session
+    from spark.summarize import summarize
+
+    owned = active_session() is None  # a session already running (tests) is reused and left running
+    spark = build_session(master, app_name="kactor-bench")
+    try:
+        return summarize(spark, [trace_dir], None)
+    finally:
+        if owned:
+            spark.stop()
+
+
+def bench_trace_summary(messages: int = 1_000_000, brokers: int = 5, partitions: int = 1000, seed: int = 0,
+                        trace_dir: str | None = None, master: str | None = None,
+                        keep: bool = False) -> dict[str, Any]:
+    """Generate a trace (unless ``trace_dir`` already holds one), then time Spark and DuckDB on it.
+
+    Returns the sizes, ``generate_s``, ``spark_s``, ``duckdb_s`` and ``ratio`` (spark_s / duckdb_s), and checks that
+    both engines count the same messages.
+    """
+    own = trace_dir is None
+    trace_dir = trace_dir or tempfile.mkdtemp(prefix="kactor-bench-trace-")
+    try:
+        gen_s = 0.0
+        if not glob.glob(os.path.join(trace_dir, "*.jsonl")):
+            gen_s = generate(trace_dir, messages, brokers, partitions, seed).elapsed_s
+        size = sum(os.path.getsize(p) for p in glob.glob(os.path.join(trace_dir, "*.jsonl")))
+        t0 = time.perf_counter()
+        s = spark_summary(trace_dir, master)
+        spark_s = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        d = duckdb_summary(trace_dir)
+        duck_s = time.perf_counter() - t0
+        spark_total = s["meta"]["messages"]
+        duck_total = sum(n for _, n in d["messages_by_type"])
+        if spark_total != duck_total:
+            raise AssertionError(f"Spark counted {spark_total} messages, DuckDB {duck_total}")
+        return {"messages": spark_total, "bytes": size, "trace_dir": trace_dir, "generate_s": round(gen_s, 3),
+                "spark_s": round(spark_s, 3), "duckdb_s": round(duck_s, 3),
+                "ratio": round(spark_s / duck_s, 2) if duck_s > 0 else float("inf")}
+    finally:
+        if own and not keep:
+            shutil.rmtree(trace_dir, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    import json
+    import sys
+
+    n = int(sys.argv[1]) if len(sys.argv) > 1 else 1_000_000
+    print(json.dumps(bench_trace_summary(n, trace_dir=sys.argv[2] if len(sys.argv) > 2 else None), indent=1))

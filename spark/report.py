@@ -1,0 +1,226 @@
+"""The trace summary as an HTML report (index.html + matplotlib PNGs) and as a short terminal summary (rich).
+
+Both work from the tables ``spark.summarize`` returns or wrote (``load_result(out_dir)`` reads them back), so a
+report can be rebuilt without Spark.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import os
+from datetime import UTC, datetime
+from typing import Any
+
+from spark.summarize import TABLES
+
+PLOTS = {
+    "event_queue_time.png": "Controller event queue time over time",
+    "request_latency.png": "Request latency per broker",
+    "offline_partitions.png": "Offline and under-replicated partitions over time",
+    "state_transitions.png": "State transitions",
+}
+HTML_TABLES = (
+    ("messages_by_type", "Messages by type", 50),
+    ("messages_by_process", "Messages by process", 100),
+    ("controller_event_times", "Controller events: queue and processing time (ms)", 100),
+    ("request_latency", "Controller → broker requests (ms)", 50),
+    ("request_latency_by_broker", "Requests per broker (ms)", 200),
+    ("partition_transitions", "Partition state transitions", 100),
+    ("replica_transitions", "Replica state transitions", 100),
+    ("leader_elections", "Leader elections", 50),
+    ("topic_deletions", "Topic deletions (ms)", 100),
+    ("reassignments", "Reassignments (ms)", 100),
+    ("errors", "Errors", 100),
+    ("anomaly_counts", "Anomalies", 50),
+    ("anomalies", "Anomalies (first 200)", 200),
+    ("messages_by_route", "Messages by sender → receiver", 200),
+)
+
+
+def load_result(out_dir: str) -> dict[str, Any]:
+    """Read back what ``summarize`` wrote to ``out_dir``."""
+    with open(os.path.join(out_dir, "summary.json"), encoding="utf-8") as f:
+        meta = json.load(f)
+    tables = {}
+    for name in TABLES:
+        path = os.path.join(out_dir, f"{name}.json")
+        if os.path.exists(path):
+            with open(path, encoding="utf-8") as f:
+                tables[name] = json.load(f)
+    return {"meta": meta, "tables": tables}
+
+
+def _fmt_ts(ms: float | None) -> str:
+    if ms is None:
+        return "-"
+    return datetime.fromtimestamp(ms / 1000, UTC).strftime("%Y-%m-%d %H:%M:%S.%f")[:-3] + "Z"
+
+
+def _plots(out_dir: str, tables: dict[str, list[dict[str, Any]]], t0: float) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    def secs(rows: list[dict[str, Any]]) -> list[float]:
+        return [(r["bucket_start_ms"] - t0) / 1000 for r in rows]
+
+    def save(fig: Any, name: str) -> None:
+        fig.tight_layout()
+        fig.savefig(os.path.join(out_dir, name), dpi=100)
+        plt.close(fig)
+
+    rows = tables.get("controller_event_timeline", [])
+    fig, ax = plt.subplots(figsize=(9, 4))
+    if rows:
+        x = secs(rows)
+        ax.plot(x, [r["queue_ms_p50"] or 0 for r in rows], label="p50", lw=1)
+        ax.plot(x, [r["queue_ms_p95"] or 0 for r in rows], label="p95", lw=1)
+        ax.plot(x, [r["queue_ms_max"] or 0 for r in rows], label="max", lw=0.8, alpha=0.7)
+        ax.legend(loc="upper right")
+    ax.set_xlabel("seconds since first message")
+    ax.set_ylabel("queue time (ms, symlog)")
+    ax.set_yscale("symlog", linthresh=1.0)
+    ax.set_title(PLOTS["event_queue_time.png"])
+    save(fig, "event_queue_time.png")
+
+    rows = tables.get("request_latency_by_broker", [])
+    fig, ax = plt.subplots(figsize=(9, 4))
+    brokers = sorted({r["broker_id"] for r in rows})
+    kinds = sorted({r["request_type"] for r in rows})
+    width = 0.8 / max(1, len(kinds))
+    for k, kind in enumerate(kinds):
+        by = {r["broker_id"]: r for r in rows if r["request_type"] == kind}
+        xs = [i + k * width for i in range(len(brokers))]
+        ax.bar(xs, [(by.get(b) or {}).get("latency_ms_p95") or 0 for b in brokers], width, label=f"{kind} p95")
+        ax.scatter(xs, [(by.get(b) or {}).get("latency_ms_p50") or 0 for b in brokers], color="black", s=8, zorder=3)
+    ax.set_xticks([i + 0.4 - width / 2 for i in range(len(brokers))], [f"broker {b}" for b in brokers])
+    ax.set_ylabel("latency (ms); dots: p50")
+    ax.set_title(PLOTS["request_latency.png"])
+    if kinds:
+        ax.legend(loc="upper right", fontsize="small")
+    save(fig, "request_latency.png")
+
+    rows = tables.get("gauges_timeline", [])
+    fig, ax = plt.subplots(figsize=(9, 4))
+    if rows:
+        x = secs(rows)
+        ax.step(x, [r["offline_partitions_max"] or 0 for r in rows], where="post", label="offline (max)")
+        ax.step(x, [r["under_replicated_partitions_max"] or 0 for r in rows], where="post",
+                label="under-replicated (max)")
+        ax.legend(loc="upper right")
+    ax.set_xlabel("seconds since first message")
+    ax.set_ylabel("partitions")
+    ax.set_title(PLOTS["offline_partitions.png"])
+    save(fig, "offline_partitions.png")
+
+    pt = [(f"P {r['from_state']} → {r['to_state']}", r["count"]) for r in tables.get("partition_transitions", [])]
+    rt = [(f"R {r['from_state']} → {r['to_state']}", r["count"]) for r in tables.get("replica_transitions", [])]
+    items = pt + rt
+    fig, ax = plt.subplots(figsize=(9, max(3.0, 0.3 * len(items) + 1)))
+    if items:
+        ax.barh([i[0] for i in items], [i[1] for i in items], color=["C0"] * len(pt) + ["C1"] * len(rt))
+        ax.invert_yaxis()
+        ax.tick_params(axis="y", labelsize=8)
+    ax.set_xlabel("count (P: partition, R: replica)")
+    ax.set_title(PLOTS["state_transitions.png"])
+    save(fig, "state_transitions.png")
+
+
+def _html_table(rows: list[dict[str, Any]], limit: int) -> str:
+    if not rows:
+        return "<p class=empty>none</p>"
+    cols = list(rows[0])
+    head = "".join(f"<th>{html.escape(str(c))}</th>" for c in cols)
+    body = []
+    for r in rows[:limit]:
+        cells = []
+        for c in cols:
+            v = r.get(c)
+            if c.endswith("_ts") or c == "ts":
+                v = _fmt_ts(v)
+            cells.append(f"<td>{html.escape('' if v is None else str(v))}</td>")
+        body.append("<tr>" + "".join(cells) + "</tr>")
+    more = f"<p class=more>{len(rows) - limit} more rows in the CSV</p>" if len(rows) > limit else ""
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>{more}"
+
+
+def build_report(out_dir: str, result: dict[str, Any] | None = None) -> str:
+    """Write index.html and the PNG plots into ``out_dir``; return the path of index.html."""
+    result = result or load_result(out_dir)
+    meta, tables = result["meta"], result["tables"]
+    os.makedirs(out_dir, exist_ok=True)
+    _plots(out_dir, tables, meta.get("first_ts") or 0.0)
+    warn = "".join(f"<li>{html.escape(w)}</li>" for w in meta.get("warnings", []))
+    facts = [
+        ("inputs", ", ".join(meta.get("inputs", []))),
+        ("processes", ", ".join(meta.get("processes", []))),
+        ("messages", f"{meta.get('messages', 0):,}"),
+        ("first message", _fmt_ts(meta.get("first_ts"))),
+        ("last message", _fmt_ts(meta.get("last_ts"))),
+        ("time bucket", f"{meta.get('bucket_ms')} ms"),
+        ("slow event threshold", f"{meta.get('slow_event_ms')} ms"),
+    ]
+    parts = [
+        "<!doctype html><html><head><meta charset=utf-8><title>kactor trace summary</title><style>",
+        "body{font-family:sans-serif;margin:2em;max-width:1200px}table{border-collapse:collapse;margin:.5em 0}"
+        "td,th{border:1px solid #ccc;padding:2px 6px;font-size:13px;text-align:right}th{background:#eee}"
+        "td:first-child,th:first-child{text-align:left}img{max-width:100%;border:1px solid #ddd}"
+        ".warn{color:#a40}.empty,.more{color:#777}",
+        "</style></head><body><h1>kactor trace summary</h1><table>",
+        "".join(f"<tr><th>{k}</th><td>{html.escape(str(v))}</td></tr>" for k, v in facts),
+        "</table>",
+        f"<h2 class=warn>Warnings</h2><ul class=warn>{warn}</ul>" if warn else "",
+        "<h2>Plots</h2>",
+        "".join(f'<h3>{html.escape(title)}</h3><img src="{name}" alt="{html.escape(title)}">'
+                for name, title in PLOTS.items()),
+    ]
+    for name, title, limit in HTML_TABLES:
+        parts.append(f'<h2 id="{name}">{html.escape(title)}</h2>'
+                     f'<p><a href="{name}.csv">{name}.csv</a> · <a href="{name}.json">{name}.json</a></p>')
+        parts.append(_html_table(tables.get(name, []), limit))
+    parts.append("</body></html>\n")
+    path = os.path.join(out_dir, "index.html")
+    with open(path, "w", encoding="utf-8") as f:
+        f.write("\n".join(parts))
+    return path
+
+
+def print_summary(result: dict[str, Any], out_dir: str | None = None, console: Any = None) -> None:
+    """A short summary on the terminal: totals, top message types, slowest events, elections, anomalies."""
+    from rich.console import Console
+    from rich.table import Table
+
+    console = console or Console()
+    meta, t = result["meta"], result["tables"]
+    span = ((meta["last_ts"] - meta["first_ts"]) / 1000) if meta.get("first_ts") is not None else 0.0
+    console.print(f"[bold]{meta['messages']:,}[/] messages from {len(meta['processes'])} process(es) over "
+                  f"{span:,.1f} s ({_fmt_ts(meta.get('first_ts'))} → {_fmt_ts(meta.get('last_ts'))})")
+    for w in meta.get("warnings", []):
+        console.print(f"[yellow]warning:[/] {w}")
+
+    tab = Table(title="Top message types")
+    tab.add_column("type")
+    tab.add_column("count", justify="right")
+    for r in t.get("messages_by_type", [])[:8]:
+        tab.add_row(r["type"], f"{r['count']:,}")
+    console.print(tab)
+
+    tab = Table(title="Controller events (ms)")
+    for c in ("event", "count", "queue p99", "proc p50", "proc p99", "proc max"):
+        tab.add_column(c, justify="left" if c == "event" else "right")
+    rows = sorted(t.get("controller_event_times", []), key=lambda r: -(r["processing_ms_max"] or 0))[:8]
+    for r in rows:
+        tab.add_row(r["event"], f"{r['count']:,}", f"{r['queue_ms_p99']}", f"{r['processing_ms_p50']}",
+                    f"{r['processing_ms_p99']}", f"{r['processing_ms_max']}")
+    console.print(tab)
+
+    elections = ", ".join(f"{r['strategy']}/{r['kind']}: {r['count']:,}" for r in t.get("leader_elections", []))
+    console.print(f"Leader elections: {elections or 'none'}")
+    anomalies = ", ".join(f"{r['kind']}: {r['count']:,}" for r in t.get("anomaly_counts", []))
+    console.print(f"Anomalies: {anomalies or 'none'}")
+    if out_dir:
+        console.print(f"Tables (JSON, CSV) in {out_dir}" + (
+            f"; report: {os.path.join(out_dir, 'index.html')}"
+            if os.path.exists(os.path.join(out_dir, "index.html")) else ""))

@@ -1,0 +1,140 @@
+"""Explicit Spark schemas for trace lines and for the payloads the summaries read (docs/trace-format.md).
+
+The payload is never inferred: a line is read with ``LINE_SCHEMA`` (payload kept as its raw JSON text), and only the
+observability records are parsed again with ``OBS_PAYLOAD_SCHEMA`` — the union of the per-type sub-schemas below,
+whose field names do not clash in type.
+"""
+
+from __future__ import annotations
+
+from pyspark.sql.types import (
+    ArrayType,
+    BooleanType,
+    DataType,
+    DoubleType,
+    LongType,
+    StringType,
+    StructField,
+    StructType,
+)
+
+
+def _s(*fields: tuple[str, DataType]) -> StructType:
+    return StructType([StructField(name, dtype, True) for name, dtype in fields])
+
+
+# One line of a <process>.jsonl file: the header has trace_version (and no seq); every other line is a record.
+LINE_SCHEMA = _s(
+    ("trace_version", LongType()),
+    ("seq", LongType()),
+    ("ts", DoubleType()),
+    ("sender", StringType()),
+    ("receiver", StringType()),
+    ("type", StringType()),
+    ("payload", StringType()),  # the raw codec JSON of the message
+    ("cause", LongType()),
+)
+
+# The records as the pipeline (and `kactor trace convert`'s Parquet) holds them: one row per received message.
+TRACE_SCHEMA = _s(
+    ("process", StringType()),
+    ("seq", LongType()),
+    ("ts", DoubleType()),
+    ("sender", StringType()),
+    ("receiver", StringType()),
+    ("type", StringType()),
+    ("payload", StringType()),
+    ("cause", LongType()),
+)
+
+TOPIC_PARTITION = _s(("topic", StringType()), ("partition", LongType()))
+
+CONTROLLER_EVENT_PROCESSED = _s(
+    ("event", StringType()),
+    ("controller_state", StringType()),
+    ("enqueued_ms", DoubleType()),
+    ("started_ms", DoubleType()),
+    ("finished_ms", DoubleType()),
+    ("queue_size", LongType()),
+)
+
+PARTITION_STATE_CHANGE = _s(
+    ("topic_partition", TOPIC_PARTITION), ("from_state", StringType()), ("to_state", StringType())
+)
+REPLICA_STATE_CHANGE = _s(
+    ("topic_partition", TOPIC_PARTITION),
+    ("replica", LongType()),
+    ("from_state", StringType()),
+    ("to_state", StringType()),
+)
+LEADER_ELECTION = _s(
+    ("topic_partition", TOPIC_PARTITION),
+    ("strategy", StringType()),
+    ("leader", LongType()),
+    ("leader_epoch", LongType()),
+    ("isr", ArrayType(LongType())),
+    ("unclean", BooleanType()),
+)
+STATE_CHANGE_BATCH = _s(
+    ("controller_epoch", LongType()),
+    ("partition_changes", ArrayType(PARTITION_STATE_CHANGE)),
+    ("replica_changes", ArrayType(REPLICA_STATE_CHANGE)),
+    ("elections", ArrayType(LEADER_ELECTION)),
+)
+
+CHANNEL_REQUEST_COMPLETED = _s(
+    ("broker_id", LongType()),
+    ("request_type", StringType()),
+    ("enqueued_ms", DoubleType()),
+    ("sent_ms", DoubleType()),
+    ("completed_ms", DoubleType()),
+    ("attempts", LongType()),
+    ("error", StringType()),
+    ("queue_size", LongType()),
+)
+
+CONTROLLER_GAUGES = _s(
+    ("active", BooleanType()),
+    ("controller_epoch", LongType()),
+    ("offline_partitions", LongType()),
+    ("preferred_replica_imbalance", LongType()),
+    ("global_topics", LongType()),
+    ("global_partitions", LongType()),
+    ("topics_to_delete", LongType()),
+    ("replicas_to_delete", LongType()),
+    ("under_replicated_partitions", LongType()),
+)
+
+CONTROLLER_CHANGED = _s(("broker_id", LongType()), ("controller_epoch", LongType()), ("active", BooleanType()))
+TOPIC_DELETION_PROGRESS = _s(("topic", StringType()), ("phase", StringType()), ("reason", StringType()))
+REASSIGNMENT_PROGRESS = _s(
+    ("topic_partition", TOPIC_PARTITION),
+    ("phase", StringType()),
+    ("target_replicas", ArrayType(LongType())),
+    ("reason", StringType()),
+)
+
+PAYLOAD_SCHEMAS: dict[str, StructType] = {
+    "ControllerEventProcessed": CONTROLLER_EVENT_PROCESSED,
+    "StateChangeBatch": STATE_CHANGE_BATCH,
+    "ChannelRequestCompleted": CHANNEL_REQUEST_COMPLETED,
+    "ControllerGauges": CONTROLLER_GAUGES,
+    "ControllerChanged": CONTROLLER_CHANGED,
+    "TopicDeletionProgress": TOPIC_DELETION_PROGRESS,
+    "ReassignmentProgress": REASSIGNMENT_PROGRESS,
+}
+OBS_TYPES = tuple(PAYLOAD_SCHEMAS)
+
+
+def _union(schemas: list[StructType]) -> StructType:
+    fields: dict[str, StructField] = {}
+    for schema in schemas:
+        for f in schema.fields:
+            seen = fields.get(f.name)
+            if seen is not None and seen.dataType != f.dataType:
+                raise TypeError(f"payload field {f.name!r} has two types: {seen.dataType} and {f.dataType}")
+            fields[f.name] = f
+    return StructType(list(fields.values()))
+
+
+OBS_PAYLOAD_SCHEMA = _union(list(PAYLOAD_SCHEMAS.values()))

@@ -1,0 +1,50 @@
+"""The SparkSession every kactor Spark job uses: local, loopback-bound, no UI, few shuffle partitions, quiet."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+DEFAULT_MASTER = "local[2]"
+LOG4J_CONFIG = os.path.join(os.path.dirname(os.path.abspath(__file__)), "log4j2.properties")
+
+
+def build_session(master: str | None = None, app_name: str = "kactor-trace-summary",
+                  shuffle_partitions: int = 4, conf: dict[str, Any] | None = None) -> Any:
+    """Create (or return the running) SparkSession. Without ``master``: spark-submit's --master, else local[2].
+
+    Any master URL is accepted (``local[*]``, ``spark://host:7077``...); the driver binds to 127.0.0.1 so a
+    local job never listens on a public interface.
+    """
+    os.environ.setdefault("PYSPARK_PYTHON", "python3")
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    from pyspark import SparkConf
+    from pyspark.sql import SparkSession
+
+    # Under spark-submit (or a pyspark shell) the JVM already runs and knows --master; otherwise asking SparkConf
+    # would start the JVM before our driver options are set.
+    preset = SparkConf().get("spark.master", None) if os.environ.get("PYSPARK_GATEWAY_PORT") else None
+    builder = (
+        SparkSession.builder.master(master or preset or DEFAULT_MASTER)
+        .appName(app_name)
+        .config("spark.driver.bindAddress", "127.0.0.1")
+        .config("spark.driver.host", "127.0.0.1")
+        .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.sql.shuffle.partitions", str(shuffle_partitions))
+        .config("spark.sql.session.timeZone", "UTC")
+    )
+    if os.path.exists(LOG4J_CONFIG):  # quiet from the first line (setLogLevel alone comes after start-up chatter)
+        builder = builder.config("spark.driver.extraJavaOptions", f"-Dlog4j2.configurationFile=file:{LOG4J_CONFIG}")
+    for key, value in (conf or {}).items():
+        builder = builder.config(key, str(value))
+    spark = builder.getOrCreate()
+    spark.sparkContext.setLogLevel("ERROR")
+    return spark
+
+
+def active_session() -> Any:
+    """The running SparkSession of this process, or None."""
+    from pyspark.sql import SparkSession
+
+    return SparkSession.getActiveSession()

@@ -1,0 +1,317 @@
+"""The trace summary: every table the report shows, computed with Spark and written as JSON and CSV.
+
+Call ``summarize(spark, inputs, out_dir)``. Each table is a list of flat rows, written as ``<table>.json`` (a JSON
+array of objects) and ``<table>.csv``; ``summary.json`` lists the inputs, processes, warnings and tables.
+Percentiles are ``percentile_approx`` (nearest rank; exact for groups up to 10,000 values).
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+import os
+import time
+from typing import Any
+
+from pyspark.sql import DataFrame, Window
+from pyspark.sql import functions as F  # noqa: N812 - the PySpark convention
+
+from spark.load import TraceSource, discover, load
+from spark.schema import OBS_PAYLOAD_SCHEMA, OBS_TYPES
+
+SLOW_EVENT_MS = 2000.0
+PERCENTILES = (0.5, 0.95, 0.99)
+_ERRORS_RE = r'"@e":"Errors","v":"([A-Z_]+)"'
+_ANY_ERROR_RE = r'"@e":"Errors","v":"(?!NONE")'
+_NICE_BUCKETS_MS = (100, 200, 500, 1000, 2000, 5000, 10_000, 15_000, 30_000, 60_000, 120_000, 300_000, 600_000,
+                    900_000, 1_800_000, 3_600_000, 7_200_000, 21_600_000, 43_200_000, 86_400_000)
+
+TABLES = (
+    "messages_by_type", "messages_by_route", "messages_by_process", "controller_event_times",
+    "controller_event_timeline", "request_latency", "request_latency_by_broker", "channel_queue_timeline",
+    "partition_transitions", "replica_transitions", "leader_elections", "topic_deletions", "reassignments",
+    "gauges_timeline", "errors", "anomalies", "anomaly_counts",
+)
+
+
+def bucket_for(span_ms: float, points: int = 300) -> int:
+    """A round time-bucket width giving at most about ``points`` buckets over ``span_ms``."""
+    want = max(span_ms, 1.0) / points
+    for b in _NICE_BUCKETS_MS:
+        if b >= want:
+            return b
+    return int(math.ceil(want / 86_400_000) * 86_400_000)
+
+
+def _keep() -> Any:
+    """The records the tables need beyond the counts: observability records, and any with an error."""
+    return F.col("type").isin(*OBS_TYPES) | F.col("_text").rlike(_ANY_ERROR_RE)
+
+
+def _project(df: DataFrame) -> DataFrame:
+    """Add the names of the errors other than NONE found anywhere in a record's raw text."""
+    text = F.col("_text")
+    errs = F.when(
+        text.rlike(_ANY_ERROR_RE),
+        F.filter(F.regexp_extract_all(text, F.lit(_ERRORS_RE), F.lit(1)), lambda e: e != "NONE"),
+    ).otherwise(F.array().cast("array<string>"))
+    return df.withColumn("errors", errs)
+
+
+def _pcts(col: str, prefix: str) -> list[Any]:
+    arr = F.percentile_approx(F.col(col), list(PERCENTILES), 10000)
+    cols = [arr[i].alias(f"{prefix}_p{int(p * 100)}") for i, p in enumerate(PERCENTILES)]
+    return [*cols, F.max(col).alias(f"{prefix}_max")]
+
+
+def _bucket(col: str, bucket_ms: int) -> Any:
+    return (F.floor(F.col(col) / bucket_ms) * bucket_ms).cast("long").alias("bucket_start_ms")
+
+
+def _rows(df: DataFrame, order: list[str] | None = None) -> list[dict[str, Any]]:
+    if order:
+        df = df.orderBy(*order)
+    out = []
+    for row in df.collect():
+        d = row.asDict(recursive=True)
+        for k, v in d.items():
+            if isinstance(v, float):
+                d[k] = round(v, 3)
+        out.append(d)
+    return out
+
+
+def compute(records: DataFrame, routes: list[dict[str, Any]], bucket_ms: int) -> dict[str, list[dict[str, Any]]]:
+    """Every summary table from the kept (observability or erroneous), cached records and the route counts."""
+    t: dict[str, list[dict[str, Any]]] = {}
+    t["messages_by_route"] = routes
+    by_type: dict[str, int] = {}
+    for r in t["messages_by_route"]:
+        by_type[r["type"]] = by_type.get(r["type"], 0) + r["count"]
+    t["messages_by_type"] = [{"type": k, "count": v}
+                             for k, v in sorted(by_type.items(), key=lambda kv: (-kv[1], kv[0]))]
+
+    obs = records.select("process", "seq", "ts", "type", F.from_json("payload", OBS_PAYLOAD_SCHEMA).alias("p"),
+                         "errors").cache()
+
+    # controller events: queue time (started - enqueued) and processing time (finished - started)
+    ev = obs.where(F.col("type") == "ControllerEventProcessed").select(
+        "process", "seq", "ts", "p.event", "p.controller_state",
+        (F.col("p.started_ms") - F.col("p.enqueued_ms")).alias("queue_ms"),
+        (F.col("p.finished_ms") - F.col("p.started_ms")).alias("processing_ms"),
+        F.col("p.started_ms").alias("started_ms"),
+    )
+    t["controller_event_times"] = _rows(
+        ev.groupBy("event").agg(F.count("*").alias("count"), F.first("controller_state").alias("controller_state"),
+                                *_pcts("queue_ms", "queue_ms"), *_pcts("processing_ms", "processing_ms")),
+        ["event"])
+    t["controller_event_timeline"] = _rows(
+        ev.groupBy(_bucket("started_ms", bucket_ms)).agg(
+            F.count("*").alias("events"), *_pcts("queue_ms", "queue_ms"),
+            F.max("processing_ms").alias("processing_ms_max")),
+        ["bucket_start_ms"])
+
+    # controller -> broker requests
+    rq = obs.where(F.col("type") == "ChannelRequestCompleted").select(
+        "process", "seq", "ts", "p.broker_id", "p.request_type", "p.attempts", "p.error", "p.queue_size",
+        (F.col("p.sent_ms") - F.col("p.enqueued_ms")).alias("queue_ms"),
+        (F.col("p.completed_ms") - F.col("p.sent_ms")).alias("latency_ms"),
+        F.col("p.completed_ms").alias("completed_ms"),
+    )
+    failed = (F.col("error").isNotNull() & (F.col("error") != "") & (F.col("error") != "NONE")).cast("long")
+    lat = _rows(
+        rq.rollup("request_type", "broker_id").agg(
+            F.grouping("broker_id").alias("_all"),
+            F.count("*").alias("count"), F.sum((F.col("attempts") > 1).cast("long")).alias("retried"),
+            F.sum(failed).alias("failed"), *_pcts("latency_ms", "latency_ms"), *_pcts("queue_ms", "queue_ms")),
+        ["request_type", "broker_id"])
+    t["request_latency"] = [{k: v for k, v in r.items() if k not in ("_all", "broker_id")}
+                            for r in lat if r["_all"] == 1 and r["request_type"] is not None]
+    t["request_latency_by_broker"] = [
+        {k: r[k] for k in ("broker_id", "request_type", "count", "retried", "failed", "latency_ms_p50",
+                           "latency_ms_p95", "latency_ms_p99", "latency_ms_max")}
+        for r in sorted(lat, key=lambda r: (r["broker_id"] if r["broker_id"] is not None else -1,
+                                            r["request_type"] or ""))
+        if r["_all"] == 0]
+    t["channel_queue_timeline"] = _rows(
+        rq.groupBy("process", "broker_id", _bucket("completed_ms", bucket_ms)).agg(
+            F.count("*").alias("requests"), F.max("queue_size").alias("queue_size_max"),
+            F.avg("queue_size").alias("queue_size_avg")),
+        ["process", "broker_id", "bucket_start_ms"])
+
+    # state machines and elections
+    scb = obs.where(F.col("type") == "StateChangeBatch")
+    trans = scb.select(F.explode(F.array(
+        *[F.transform(f"p.{field}", _transition(name))
+          for name, field in (("partition_transitions", "partition_changes"),
+                              ("replica_transitions", "replica_changes"))],
+        F.transform("p.elections", lambda e: F.struct(
+            F.lit("leader_elections").alias("table"), e["strategy"].alias("a"),
+            F.when(F.coalesce(e["unclean"], F.lit(False)), "unclean").otherwise("clean").alias("b"))),
+    )).alias("x")).select(F.explode("x").alias("c")).select("c.*")
+    counted = _rows(trans.groupBy("table", "a", "b").count(), ["table", "a", "b"])
+    for name, a, b in (("partition_transitions", "from_state", "to_state"),
+                       ("replica_transitions", "from_state", "to_state"), ("leader_elections", "strategy", "kind")):
+        t[name] = [{a: r["a"], b: r["b"], "count": r["count"]} for r in counted if r["table"] == name]
+
+    # topic deletions: Queued / Started / Ineligible ... Completed; a topic deleted twice gives two rows
+    td = obs.where(F.col("type") == "TopicDeletionProgress").select("process", "seq", "ts", "p.topic", "p.phase")
+    before = Window.partitionBy("topic").orderBy("ts", "process", "seq").rowsBetween(Window.unboundedPreceding, -1)
+    td = td.withColumn("n", F.coalesce(F.sum((F.col("phase") == "Completed").cast("long")).over(before), F.lit(0)))
+    t["topic_deletions"] = _rows(
+        _spans(td.groupBy("topic", "n").agg(
+            F.min(F.when(F.col("phase") == "Queued", F.col("ts"))).alias("queued_ts"),
+            F.min(F.when(F.col("phase") == "Started", F.col("ts"))).alias("started_ts"),
+            F.min(F.when(F.col("phase") == "Completed", F.col("ts"))).alias("completed_ts"),
+            F.sum((F.col("phase") == "Ineligible").cast("long")).alias("ineligible"),
+        ), "completed_ts", "Completed").drop("n"),
+        ["topic", "queued_ts"])
+
+    # reassignments: Started ... Completed or Dropped, per partition
+    ra = obs.where(F.col("type") == "ReassignmentProgress").select(
+        "process", "seq", "ts", F.col("p.topic_partition.topic").alias("topic"),
+        F.col("p.topic_partition.partition").alias("partition"), "p.phase")
+    before = (Window.partitionBy("topic", "partition").orderBy("ts", "process", "seq")
+              .rowsBetween(Window.unboundedPreceding, -1))
+    ended = F.col("phase").isin("Completed", "Dropped").cast("long")
+    ra = ra.withColumn("n", F.coalesce(F.sum(ended).over(before), F.lit(0)))
+    agg = ra.groupBy("topic", "partition", "n").agg(
+        F.min(F.when(F.col("phase") == "Started", F.col("ts"))).alias("started_ts"),
+        F.min(F.when(F.col("phase").isin("Completed", "Dropped"), F.col("ts"))).alias("finished_ts"),
+        F.max(F.when(F.col("phase").isin("Completed", "Dropped"), F.col("phase"))).alias("outcome"),
+    )
+    agg = agg.select(
+        "topic", "partition", "started_ts", "finished_ts",
+        F.coalesce("outcome", F.lit("InProgress")).alias("outcome"),
+        F.round(F.col("finished_ts") - F.col("started_ts"), 3).alias("duration_ms"))
+    t["reassignments"] = _rows(agg, ["topic", "partition", "started_ts"])
+
+    # gauges of the active controller over time
+    g = obs.where((F.col("type") == "ControllerGauges") & F.col("p.active")).select("process", "seq", "ts", "p.*")
+    order = F.struct("ts", "seq")
+    t["gauges_timeline"] = _rows(
+        g.groupBy(_bucket("ts", bucket_ms)).agg(
+            F.count("*").alias("samples"),
+            F.max("offline_partitions").alias("offline_partitions_max"),
+            F.max_by("offline_partitions", order).alias("offline_partitions_last"),
+            F.max("under_replicated_partitions").alias("under_replicated_partitions_max"),
+            F.max_by("under_replicated_partitions", order).alias("under_replicated_partitions_last"),
+            F.max("preferred_replica_imbalance").alias("preferred_replica_imbalance_max"),
+            F.max_by("global_partitions", order).alias("global_partitions"),
+            F.max_by("topics_to_delete", order).alias("topics_to_delete"),
+            F.max_by("controller_epoch", order).alias("controller_epoch")),
+        ["bucket_start_ms"])
+
+    # errors anywhere in a payload ({"@e":"Errors","v":X}, X != NONE) and in ChannelRequestCompleted.error
+    payload_errs = obs.where(F.size("errors") > 0).select(
+        "process", "seq", "ts", "type", F.explode("errors").alias("error"))
+    channel_errs = rq.where(failed == 1).select("process", "seq", "ts", F.lit("ChannelRequestCompleted").alias("type"),
+                                                "error")
+    errs = payload_errs.unionByName(channel_errs).cache()
+    t["errors"] = _rows(errs.groupBy("error", "type").count(), ["error", "type"])
+
+    cc = obs.where(F.col("type") == "ControllerChanged").select("process", "seq", "ts", "type", "p.*")
+    anomalies = [
+        ev.where(F.col("processing_ms") > SLOW_EVENT_MS).select(
+            F.lit("slow_event").alias("kind"), "process", "seq", "ts", F.lit("ControllerEventProcessed").alias("type"),
+            F.format_string("%s took %.3f ms (queued %.3f ms)", "event", "processing_ms", "queue_ms").alias("detail")),
+        rq.where(F.col("attempts") > 1).select(
+            F.lit("retried_request").alias("kind"), "process", "seq", "ts", F.lit("ChannelRequestCompleted"),
+            F.format_string("%s to broker %d: %d attempts, error %s", "request_type", "broker_id", "attempts",
+                            "error")),
+        errs.select(F.when(F.col("error") == "STALE_CONTROLLER_EPOCH", "stale_controller_epoch")
+                    .otherwise("error"), "process", "seq", "ts", "type", F.col("error")),
+        cc.select(F.lit("controller_change"), "process", "seq", "ts", "type",
+                  F.format_string("broker %d %s (epoch %d)", "broker_id",
+                                  F.when(F.col("active"), "became controller").otherwise("resigned"),
+                                  "controller_epoch")),
+    ]
+    an = anomalies[0]
+    for other in anomalies[1:]:
+        an = an.union(other)
+    t["anomalies"] = _rows(an, ["ts", "process", "seq", "kind"])
+    kinds: dict[str, int] = {}
+    for r in t["anomalies"]:
+        kinds[r["kind"]] = kinds.get(r["kind"], 0) + 1
+    t["anomaly_counts"] = [{"kind": k, "count": v} for k, v in sorted(kinds.items())]
+    for df in (errs, obs):
+        df.unpersist()
+    return t
+
+
+def _transition(table: str) -> Any:
+    def to_row(c: Any) -> Any:
+        return F.struct(F.lit(table).alias("table"), c["from_state"].alias("a"), c["to_state"].alias("b"))
+
+    return to_row
+
+
+def _spans(df: DataFrame, end_col: str, status: str) -> DataFrame:
+    """Add status (``status`` or InProgress), duration_ms (started → end) and total_ms (queued → end)."""
+    return df.select(
+        "*",
+        F.when(F.col(end_col).isNotNull(), F.lit(status)).otherwise("InProgress").alias("status"),
+        F.round(F.col(end_col) - F.col("started_ts"), 3).alias("duration_ms"),
+        F.round(F.col(end_col) - F.coalesce("queued_ts", "started_ts"), 3).alias("total_ms"),
+    )
+
+
+def write_table(out_dir: str, name: str, rows: list[dict[str, Any]]) -> None:
+    with open(os.path.join(out_dir, f"{name}.json"), "w", encoding="utf-8") as f:
+        json.dump(rows, f, indent=1)
+        f.write("\n")
+    with open(os.path.join(out_dir, f"{name}.csv"), "w", encoding="utf-8", newline="") as f:
+        if rows:
+            w = csv.DictWriter(f, fieldnames=list(rows[0]))
+            w.writeheader()
+            w.writerows(rows)
+
+
+def summarize(spark: Any, inputs: list[str], out_dir: str | None = None, bucket_ms: int | None = None,
+              source: TraceSource | None = None) -> dict[str, Any]:
+    """Validate and load the traces in ``inputs``, compute every table, write them to ``out_dir`` (if given).
+
+    Returns ``{"meta": {...}, "tables": {name: rows}}``. Raises spark.load.TraceInputError for bad input.
+    """
+    t0 = time.monotonic()
+    src = source or discover(inputs)
+    records, processes, groups = load(spark, src, payload_types=OBS_TYPES, keep=_keep(), project=_project,
+                                      group_keys=("sender", "receiver", "type"))
+    counts: dict[tuple[str, str, str], int] = {}
+    for g in groups:
+        if g["messages"]:
+            key = (g["sender"], g["receiver"], g["type"])
+            counts[key] = counts.get(key, 0) + g["messages"]
+    routes = [{"sender": k[0], "receiver": k[1], "type": k[2], "count": v} for k, v in sorted(counts.items())]
+    try:
+        firsts = [p["first_ts"] for p in processes if p["first_ts"] is not None]
+        lasts = [p["last_ts"] for p in processes if p["last_ts"] is not None]
+        span = (max(lasts) - min(firsts)) if firsts else 0.0
+        bucket = bucket_ms or bucket_for(span)
+        tables = compute(records, routes, bucket)
+    finally:
+        spark.catalog.clearCache()
+    tables["messages_by_process"] = processes
+    meta = {
+        "inputs": list(inputs),
+        "processes": [p["process"] for p in processes],
+        "messages": sum(p["messages"] for p in processes),
+        "first_ts": min(firsts) if firsts else None,
+        "last_ts": max(lasts) if lasts else None,
+        "bucket_ms": bucket,
+        "slow_event_ms": SLOW_EVENT_MS,
+        "warnings": src.warnings,
+        "trace_versions": sorted({h.get("trace_version") for h in src.headers}),
+        "elapsed_s": round(time.monotonic() - t0, 3),
+        "tables": {name: len(tables.get(name, [])) for name in TABLES},
+    }
+    result = {"meta": meta, "tables": tables}
+    if out_dir:
+        os.makedirs(out_dir, exist_ok=True)
+        for name in TABLES:
+            write_table(out_dir, name, tables.get(name, []))
+        with open(os.path.join(out_dir, "summary.json"), "w", encoding="utf-8") as f:
+            json.dump(meta, f, indent=1)
+            f.write("\n")
+    return result
