@@ -17,6 +17,7 @@ from typing import Any
 
 from kactor.config import KafkaConfig
 from kactor.runtime import Runtime
+from kactor.trace.reader import new_trace_path
 from kactor.trace.writer import TraceWriter
 from messages.broker_lifecycle import BrokerShutdownComplete, BrokerShutdownRequested, BrokerStartup, ControllerInit
 from messages.zk import WatchSubscribe
@@ -106,7 +107,8 @@ class BrokerProcess:
         self._closers.append(lambda: (client.stop(), client.close()))
         trace = None
         if self.trace_dir:
-            trace = TraceWriter(os.path.join(self.trace_dir, f"broker-{broker_id}.jsonl"), {
+            os.makedirs(self.trace_dir, exist_ok=True)
+            trace = TraceWriter(new_trace_path(self.trace_dir, broker_id), {
                 "process": f"broker-{broker_id}", "broker_id": broker_id, "started_ms": round(time.time() * 1000),
                 "config": cfg.non_default(), "kactor": _version()})
         rt = Runtime(f"broker-{broker_id}", trace=trace)

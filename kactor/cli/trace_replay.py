@@ -24,12 +24,12 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from kactor.hashseed import ensure_fixed_hash_seed
-    from kactor.trace.reader import TraceError, trace_file_for_broker, trace_files
+    from kactor.trace.reader import TraceError, trace_files, trace_files_for_broker
     from kactor.trace.replay import replay
 
     ensure_fixed_hash_seed()  # the recording broker ran with it; set iteration order must match
     try:
-        files = [trace_file_for_broker(args.trace_dir, args.broker)] if args.broker is not None \
+        files = trace_files_for_broker(args.trace_dir, args.broker) if args.broker is not None \
             else trace_files(args.trace_dir)
         rc = 0
         for path in files:

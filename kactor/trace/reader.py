@@ -61,12 +61,34 @@ def trace_files(trace_dir: str) -> list[str]:
     return files
 
 
-def trace_file_for_broker(trace_dir: str, broker_id: int) -> str:
-    path = os.path.join(trace_dir, f"broker-{broker_id}.jsonl")
-    if not os.path.exists(path):
+def trace_file_name(broker_id: int, incarnation: int) -> str:
+    """broker-<id>.jsonl for a broker's first run, broker-<id>.<k>.jsonl for its k-th restart."""
+    return f"broker-{broker_id}.jsonl" if incarnation == 0 else f"broker-{broker_id}.{incarnation}.jsonl"
+
+
+def new_trace_path(trace_dir: str, broker_id: int) -> str:
+    """The first unused incarnation's file name: a restarted broker never overwrites its previous trace."""
+    k = 0
+    while os.path.exists(os.path.join(trace_dir, trace_file_name(broker_id, k))):
+        k += 1
+    return os.path.join(trace_dir, trace_file_name(broker_id, k))
+
+
+def trace_files_for_broker(trace_dir: str, broker_id: int) -> list[str]:
+    """Every incarnation's trace of ``broker_id``, in start order."""
+    paths = []
+    k = 0
+    while os.path.exists(p := os.path.join(trace_dir, trace_file_name(broker_id, k))):
+        paths.append(p)
+        k += 1
+    if not paths:
         available = ", ".join(os.path.basename(f) for f in trace_files(trace_dir))
-        raise TraceError(f"{path}: no trace for broker {broker_id} (found: {available})")
-    return path
+        raise TraceError(f"{trace_dir}: no trace for broker {broker_id} (found: {available})")
+    return paths
+
+
+def trace_file_for_broker(trace_dir: str, broker_id: int) -> str:
+    return trace_files_for_broker(trace_dir, broker_id)[0]
 
 
 def read_header(path: str) -> dict[str, Any]:

@@ -1,0 +1,138 @@
+"""Helpers for real-cluster tests: a LocalCluster with a kazoo client and polling readers of Kafka's znodes.
+
+Tests never sleep a fixed time: they poll for a state with a deadline (`Cluster.wait`), and a timeout names what
+was awaited, with the brokers' log tails.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from typing import Any
+
+from kazoo.client import KazooClient
+
+from kactor.cluster import ClusterError, LocalCluster
+
+TEST_SESSION_TIMEOUT_MS = 4000
+DEFAULT_WAIT_S = 30.0
+
+
+class Cluster:
+    """A started LocalCluster plus a kazoo client on its chroot."""
+
+    def __init__(self, lc: LocalCluster) -> None:
+        self.lc = lc
+        self._zk: KazooClient | None = None
+
+    def start(self) -> Cluster:
+        self.lc.start()
+        self.wait(lambda: len(self.zk.get_children("/brokers/ids")) == self.lc.n, DEFAULT_WAIT_S,
+                  f"{self.lc.n} brokers registered")
+        self.wait(lambda: self.controller_id() is not None, DEFAULT_WAIT_S, "a controller")
+        return self
+
+    @property
+    def zk(self) -> KazooClient:
+        if self._zk is None:
+            self._zk = KazooClient(hosts=self.lc.connect_string, timeout=5.0)
+            self._zk.start(timeout=15)
+        return self._zk
+
+    @property
+    def connect_string(self) -> str:
+        return self.lc.connect_string
+
+    @property
+    def trace_dir(self) -> str | None:
+        return self.lc.trace_dir
+
+    def wait(self, predicate: Callable[[], Any], timeout: float = DEFAULT_WAIT_S, what: str = "a state") -> Any:
+        try:
+            return self.lc.wait_for(predicate, timeout, what)
+        except ClusterError as e:
+            tails = "\n".join(f"--- broker {b} log tail ---\n{self.lc.log_tail(b, 2000)}" for b in self.lc.logs)
+            raise AssertionError(f"{e}\n{tails}") from None
+
+    # -- znode readers --------------------------------------------------------------------------------------------
+    def json(self, path: str) -> Any:
+        data, _ = self.zk.get(path)
+        return json.loads(data)
+
+    def controller_id(self) -> int | None:
+        return self.lc.controller_id(self.zk)
+
+    def controller_epoch(self) -> int:
+        data, _ = self.zk.get("/controller_epoch")
+        return int(data)
+
+    def live_brokers(self) -> list[int]:
+        return sorted(int(b) for b in self.zk.get_children("/brokers/ids"))
+
+    def partition_state(self, topic: str, partition: int) -> dict[str, Any] | None:
+        path = f"/brokers/topics/{topic}/partitions/{partition}/state"
+        if not self.zk.exists(path):
+            return None
+        return self.json(path)
+
+    def assignment(self, topic: str) -> dict[int, list[int]] | None:
+        if not self.zk.exists(f"/brokers/topics/{topic}"):
+            return None
+        return {int(p): r for p, r in self.json(f"/brokers/topics/{topic}")["partitions"].items()}
+
+    def wait_partition(self, topic: str, partition: int, pred: Callable[[dict[str, Any]], bool],
+                       timeout: float = DEFAULT_WAIT_S, what: str = "") -> dict[str, Any]:
+        def check() -> dict[str, Any] | None:
+            st = self.partition_state(topic, partition)
+            return st if st is not None and pred(st) else None
+        return self.wait(check, timeout, what or f"{topic}-{partition} state")
+
+    def create_topic(self, topic: str, partitions: int = 1, replication_factor: int = 3,
+                     assignment: dict[int, list[int]] | None = None, configs: dict[str, str] | None = None,
+                     wait: bool = True) -> None:
+        """kafka-topics --create through kactor's admin CLI; waits until every partition has a state znode."""
+        args = ["topics", "--zookeeper", self.connect_string, "--create", "--topic", topic]
+        if assignment is not None:
+            args += ["--replica-assignment", ",".join(":".join(map(str, assignment[p])) for p in sorted(assignment))]
+        else:
+            args += ["--partitions", str(partitions), "--replication-factor", str(replication_factor)]
+        for k, v in (configs or {}).items():
+            args += ["--config", f"{k}={v}"]
+        run_kactor(*args)
+        if wait:
+            count = len(assignment) if assignment is not None else partitions
+            self.wait(lambda: all(self.partition_state(topic, p) is not None for p in range(count)),
+                      DEFAULT_WAIT_S, f"{topic}: {count} partition state znodes")
+
+    # -- brokers ----------------------------------------------------------------------------------------------------
+    def kill(self, broker_id: int) -> None:
+        self.lc.kill_broker(broker_id)
+
+    def stop_broker(self, broker_id: int) -> int:
+        return self.lc.stop_broker(broker_id)
+
+    def restart(self, broker_id: int, wait: bool = True) -> None:
+        self.lc.start_broker(broker_id)
+        if wait:
+            self.wait(lambda: broker_id in self.live_brokers(), DEFAULT_WAIT_S, f"broker {broker_id} registered")
+
+    def log_dir(self, broker_id: int) -> str:
+        return os.path.join(self.lc.base_dir, f"broker-{broker_id}")
+
+    def stop(self) -> None:
+        if self._zk is not None:
+            self._zk.stop()
+            self._zk.close()
+            self._zk = None
+        self.lc.stop()
+
+
+def run_kactor(*args: str, check: bool = True, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    """``python -m kactor ARGS`` as a user would run it; with check, a non-zero exit fails the test with stderr."""
+    proc = subprocess.run([sys.executable, "-m", "kactor", *args], capture_output=True, text=True, timeout=timeout)
+    if check and proc.returncode != 0:
+        raise AssertionError(f"kactor {' '.join(args)} exited {proc.returncode}\n{proc.stdout}\n{proc.stderr}")
+    return proc

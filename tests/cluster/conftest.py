@@ -1,0 +1,55 @@
+"""Real-cluster fixtures: broker processes (``python -m kactor broker``) on the session's real ZooKeeper.
+
+Each cluster lives in its own chroot and its own temp folder; its message traces go to a per-test folder under one
+session-wide trace root, so `test_zz_trace_replay.py` can replay every trace the cluster tests recorded.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from cluster_helpers import TEST_SESSION_TIMEOUT_MS, Cluster
+
+from kactor.cluster import LocalCluster
+
+pytestmark = pytest.mark.cluster
+
+_TRACE_ROOT: list[Path] = []
+
+
+@pytest.fixture(scope="session")
+def cluster_trace_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("cluster-traces")
+    _TRACE_ROOT.append(root)
+    return root
+
+
+@pytest.fixture
+def start_cluster(request: pytest.FixtureRequest, zk_chroot: str, tmp_path: Path,
+                  cluster_trace_root: Path) -> Iterator[Callable[..., Cluster]]:
+    """start_cluster(brokers=3, overrides=(...), start=True) → a started `Cluster` (stopped after the test).
+
+    Brokers get zookeeper.session.timeout.ms=4000 (the test server's maximum) unless an override says otherwise.
+    """
+    made: list[LocalCluster] = []
+    test_name = re.sub(r"[^A-Za-z0-9_.-]", "_", request.node.name)
+
+    def start(brokers: int = 3, overrides: tuple[str, ...] | list[str] = (), start: bool = True) -> Cluster:
+        defaults = [f"zookeeper.session.timeout.ms={TEST_SESSION_TIMEOUT_MS}"]
+        trace_dir = cluster_trace_root / f"{test_name}-{len(made)}"
+        lc = LocalCluster(brokers, zookeeper=zk_chroot, base_dir=str(tmp_path / f"cluster-{len(made)}"),
+                          trace_dir=str(trace_dir), overrides=[*defaults, *overrides])
+        made.append(lc)
+        cluster = Cluster(lc)
+        if start:
+            cluster.start()
+        return cluster
+
+    try:
+        yield start
+    finally:
+        for lc in made:
+            lc.stop()
