@@ -47,6 +47,14 @@ def sweep(marker: str, grace_s: float = 3.0) -> list[int]:
     return pids
 
 
+def _cmdline(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return f.read().replace(b"\0", b" ").decode(errors="replace")[:160].strip()
+    except OSError:
+        return "?"
+
+
 def _alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
@@ -63,6 +71,8 @@ if __name__ == "__main__":
     if len(sys.argv) != 2 or not sys.argv[1]:
         print("usage: python -m kactor.sweep MARKER", file=sys.stderr)
         sys.exit(2)
+    names = {p: _cmdline(p) for p in marked_pids(sys.argv[1])}
     left = sweep(sys.argv[1])
     if left:
-        print(f"sweep: ended {len(left)} leftover process(es): {left}", file=sys.stderr)
+        print(f"sweep: ended {len(left)} leftover process(es): "
+              + "; ".join(f"{p} {names.get(p, '?')}" for p in left), file=sys.stderr)
