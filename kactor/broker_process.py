@@ -52,6 +52,7 @@ def spawn_broker_actors(rt: Runtime) -> None:
     from actors.broker_channel_actor import BrokerChannelActor  # noqa: F401 - registers message types
     from actors.controller_actor import ControllerActor
     from actors.kafka_server_actor import KafkaServerActor
+    from actors.metrics_actor import MetricsActor
     from actors.network_actor import NetworkActor
     from actors.observer_actor import ObserverActor
     from actors.replica_manager_actor import ReplicaManagerActor
@@ -59,7 +60,7 @@ def spawn_broker_actors(rt: Runtime) -> None:
     from actors.zk_bridge_actor import ZkBridgeActor
 
     for cls, name in ((ZkBridgeActor, "zk"), (TimerActor, "timer"), (NetworkActor, "net"),
-                      (ObserverActor, "metrics"), (ObserverActor, "state-change-log"),
+                      (MetricsActor, "metrics"), (ObserverActor, "state-change-log"),
                       (ReplicaManagerActor, "replica-manager"), (ControllerActor, "controller"),
                       (KafkaServerActor, "kafka-server")):
         rt.spawn(cls, name)
@@ -122,6 +123,18 @@ class BrokerProcess:
         timer = TimerEdge(rt)
         rt.edges.update(zk=ZkExecutor(client), timer=timer, net=transport, process=self)
         self._closers[:0] = [transport.close, timer.close]
+        metrics_port = cfg["kactor.metrics.port"]
+        if metrics_port:  # 0: no endpoint (the actor still keeps the values, as in a replay)
+            from kactor.edges.metrics_http import BIND_ADDRESS, MetricsEdge
+
+            try:
+                metrics = MetricsEdge(metrics_port)
+            except OSError as e:
+                self._close()
+                raise BrokerStartError(f"cannot serve metrics on {BIND_ADDRESS}:{metrics_port}: "
+                                       f"{e.strerror or e}") from None
+            rt.edges["metrics"] = metrics
+            self._closers.insert(0, metrics.close)
         spawn_broker_actors(rt)
         rt.start_driver()
         rt.inject("zk", WatchSubscribe("/", "controller"), EXTERNAL)

@@ -53,6 +53,8 @@ class LocalCluster:
         self.log_level = log_level
         self.zk: EmbeddedZooKeeper | None = None
         self.ports: dict[int, int] = {}
+        # broker id → its Prometheus endpoint's port (kactor.metrics.port), kept across restarts like ``ports``
+        self.metrics_ports: dict[int, int] = {}
         self.procs: dict[int, subprocess.Popen[bytes]] = {}
         self.logs: dict[int, str] = {}
 
@@ -73,11 +75,13 @@ class LocalCluster:
 
     def broker_args(self, broker_id: int) -> list[str]:
         port = self.ports.setdefault(broker_id, free_port())
+        metrics_port = self.metrics_ports.setdefault(broker_id, free_port())
         args = [sys.executable, "-m", "kactor", "broker", "--log-level", self.log_level,
                 "--override", f"broker.id={broker_id}",
                 "--override", f"zookeeper.connect={self.connect_string}",
                 "--override", f"listeners=PLAINTEXT://127.0.0.1:{port}",
-                "--override", f"log.dirs={os.path.join(self.base_dir, f'broker-{broker_id}')}"]
+                "--override", f"log.dirs={os.path.join(self.base_dir, f'broker-{broker_id}')}",
+                "--override", f"kactor.metrics.port={metrics_port}"]
         if self.trace_dir:
             args += ["--trace-dir", self.trace_dir]
         for o in self.overrides:
@@ -133,6 +137,10 @@ class LocalCluster:
         if self.zk is not None:
             self.zk.stop()
             self.zk = None
+
+    def metrics_url(self, broker_id: int) -> str:
+        """Where broker ``broker_id`` serves its Prometheus metrics (unless an override changed the port)."""
+        return f"http://127.0.0.1:{self.metrics_ports[broker_id]}/metrics"
 
     def pids(self) -> list[int]:
         out = [p.pid for p in self.procs.values() if p.poll() is None]
