@@ -46,7 +46,9 @@ class Runtime:
         self._wall = wall_clock or (lambda: time.time() * 1000.0)
         self.trace = trace
         self.observer: Observer | None = None
-        self.asys = ActorSystem("simpleSystemBase", transientUnique=True)
+        # logDefs=False: thespian would otherwise dictConfig the root logger on every ActorSystem it creates,
+        # replacing the process's own logging set-up (kactor.logging_setup in a broker, the replay command's filter)
+        self.asys = ActorSystem("simpleSystemBase", logDefs=False, transientUnique=True)
         self._addresses: dict[str, Any] = {}
         # The actor objects by name: simpleSystemBase runs them in this process, so tests, metrics endpoints and
         # `trace replay --dump-state` may read their state (never from another thread while the driver runs).

@@ -1,9 +1,11 @@
-"""``kactor trace replay TRACE_DIR [--broker N] [--until SEQ] [--check] [--dump-state [--json]]``."""
+"""``kactor trace replay TRACE_DIR [--broker N] [--until SEQ] [--check] [--dump-state [--json]] [--jobs N]``."""
 
 from __future__ import annotations
 
 import argparse
 import json
+import logging
+import os
 import sys
 
 from kactor.cli import CliError
@@ -19,21 +21,41 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--check", action="store_true", help="compare every emitted message with the recorded one")
     p.add_argument("--dump-state", action="store_true", help="print the controller context at the end")
     p.add_argument("--json", action="store_true", help="with --dump-state: JSON instead of tables")
+    p.add_argument("--jobs", type=int, default=1, metavar="N",
+                   help="replay N trace files at a time in worker processes (0: one per CPU; not with --dump-state)")
+    p.add_argument("--verbose", action="store_true", help="show the log lines the replayed actors write")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     from kactor.hashseed import ensure_fixed_hash_seed
-    from kactor.trace.reader import TraceError, trace_files, trace_files_for_broker
-    from kactor.trace.replay import replay
+    from kactor.trace.reader import TraceError, broker_chains, trace_files, trace_files_for_broker
+    from kactor.trace.replay import replay_chain, replay_many
 
     ensure_fixed_hash_seed()  # the recording broker ran with it; set iteration order must match
+    if not args.verbose:
+        # the replayed actors log again what the broker logged live (errors included): noise here; the trace
+        # reader's own warnings (a truncated last line) still show
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("%(levelname)s %(message)s"))
+        handler.addFilter(lambda record: record.name.startswith("kactor.trace"))
+        root = logging.getLogger()
+        root.handlers[:] = [handler]
+        root.setLevel(logging.WARNING)
+    jobs = args.jobs if args.jobs > 0 else (os.cpu_count() or 1)
     try:
         files = trace_files_for_broker(args.trace_dir, args.broker) if args.broker is not None \
             else trace_files(args.trace_dir)
         rc = 0
-        for path in files:
-            result = replay(path, until=args.until, check=args.check, keep_runtime=args.dump_state)
+        if args.dump_state or jobs <= 1:
+            # a broker's incarnations in order, on one scratch folder: a restarted broker reads its log dirs
+            results = (r for chain in broker_chains(files)
+                       for r in replay_chain(chain, until=args.until, check=args.check,
+                                             keep_runtime=args.dump_state))
+        else:
+            results = iter(replay_many(files, until=args.until, check=args.check, jobs=jobs))
+        for result in results:
+            path = result.path
             if args.check:
                 if result.identical:
                     speed = result.compared / result.wall_s if result.wall_s > 0 else float("inf")

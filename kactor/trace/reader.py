@@ -10,6 +10,7 @@ import glob
 import json
 import logging
 import os
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -74,6 +75,20 @@ def new_trace_path(trace_dir: str, broker_id: int) -> str:
     return os.path.join(trace_dir, trace_file_name(broker_id, k))
 
 
+_INCARNATION = re.compile(r"^(broker-\d+)(?:\.(\d+))?\.jsonl$")
+
+
+def broker_chains(files: list[str]) -> list[list[str]]:
+    """Group trace files by broker process, each group in incarnation order (broker-0.jsonl, broker-0.1.jsonl, ...);
+    any other file is a group of its own. Groups are ordered by their first file's name."""
+    groups: dict[tuple[str, str], list[tuple[int, str]]] = {}
+    for f in files:
+        m = _INCARNATION.match(os.path.basename(f))
+        key = (os.path.dirname(os.path.abspath(f)), m.group(1) if m else os.path.basename(f))
+        groups.setdefault(key, []).append((int(m.group(2) or 0) if m else 0, f))
+    return [[f for _, f in sorted(g)] for _, g in sorted(groups.items())]
+
+
 def trace_files_for_broker(trace_dir: str, broker_id: int) -> list[str]:
     """Every incarnation's trace of ``broker_id``, in start order."""
     paths = []
@@ -129,7 +144,30 @@ def read_records(path: str) -> Iterator[Record]:
             raise TraceError(f"{path}:{lineno}: corrupt trace line ({e.__class__.__name__}: {e})") from None
 
 
+# Every module that registers message types or wire enums for the codec: a trace may name any of them, and a reader
+# (replay, `trace show`, a test) may run before the broker's actors have imported them.
+_REGISTERING_MODULES = (
+    "messages.common", "messages.requests", "messages.partition", "messages.replication", "messages.runtime",
+    "messages.broker_lifecycle", "messages.zk", "messages.channel", "messages.observability",
+    "messages.controller_events", "messages.net", "core.effects", "core.controller.config",
+    "core.controller.election", "core.controller.states",
+)
+_registered = False
+
+
+def ensure_registered() -> None:
+    """Import every message module once, so any type a trace names decodes."""
+    global _registered
+    if not _registered:
+        import importlib
+
+        for name in _REGISTERING_MODULES:
+            importlib.import_module(name)
+        _registered = True
+
+
 def decode_body(path: str, rec: Record) -> Any:
+    ensure_registered()
     try:
         return rec.body
     except CodecError as e:

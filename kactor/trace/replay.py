@@ -4,10 +4,20 @@ The actors of a broker process are rebuilt (same classes, same names, same spawn
 external input the trace recorded (ZooKeeper responses and watches, network requests and responses, timer firings,
 the process's own start-up inputs) is delivered in the recorded order with the clock set to its recorded time; the
 actors' own messages are not fed, they are produced, and with ``check`` each is compared with the recorded one.
+
+Speed: only the external inputs are parsed and decoded. A produced message is encoded with the trace writer's own
+`encode_record` and compared, as text, with the recorded line; only when the two lines differ are both parsed to
+name the first differing field. Scratch log dirs live on tmpfs when there is one, so the replica manager's
+checkpoint fsyncs cost nothing.
 """
 
 from __future__ import annotations
 
+import json
+import logging
+import os
+import re
+import shutil
 import tempfile
 import time
 from collections.abc import Callable
@@ -17,8 +27,24 @@ import attrs
 
 from kactor.clock import ManualClock
 from kactor.runtime import Runtime
-from kactor.trace.reader import Record, TraceError, decode_body, read_header, read_records
-from messages.codec import to_json
+from kactor.trace.fastcodec import encode_record, from_json
+from kactor.trace.reader import (
+    Record,
+    TraceError,
+    decode_body,
+    ensure_registered,
+    is_external,
+    read_header,
+    read_records,
+)
+from messages.codec import CodecError
+
+log = logging.getLogger("kactor.trace")
+
+# The writer's fixed key order (docs/trace-format.md) lets a replay read seq and sender without parsing the line.
+_PREFIX = re.compile(r'\{"seq":(\d+),"ts":[^,]+,"sender":"((?:[^"\\]|\\.)*)"')
+_EXTERNAL_PREFIXES = ("edge:", "cli")  # reader.is_external, inlined in the hot loop
+_FIELDS = ("seq", "sender", "receiver", "type", "cause", "ts", "payload")
 
 
 @attrs.frozen
@@ -38,20 +64,27 @@ class ReplayResult:
     wall_s: float = 0.0
     recorded_span_ms: float = 0.0
     runtime: Runtime | None = None
+    code_changed: bool = False
 
     @property
     def identical(self) -> bool:
         return self.divergence is None
 
 
-def _as_dict(seq: int, ts: float, sender: str, receiver: str, type_name: str, payload: Any,
-             cause: int | None) -> dict[str, Any]:
-    return {"seq": seq, "ts": ts, "sender": sender, "receiver": receiver, "type": type_name, "payload": payload,
-            "cause": cause}
+@attrs.define(slots=True)
+class _Line:
+    """One recorded line, parsed only as far as replay needs."""
+
+    seq: int
+    external: bool
+    text: str  # without the trailing newline
+    lineno: int
 
 
-def _record_dict(r: Record) -> dict[str, Any]:
-    return _as_dict(r.seq, r.ts, r.sender, r.receiver, r.type, r.payload, r.cause)
+def _scratch_dir() -> str:
+    shm = "/dev/shm"
+    base = shm if os.path.isdir(shm) and os.access(shm, os.W_OK) else None
+    return tempfile.mkdtemp(prefix="kactor-replay-", dir=base)
 
 
 def _rewrite_input(body: Any, scratch: str, paths: dict[str, str]) -> Any:
@@ -61,69 +94,124 @@ def _rewrite_input(body: Any, scratch: str, paths: dict[str, str]) -> Any:
 
     if isinstance(body, ReplicaManagerInit):
         dirs = tuple(f"{scratch}/log-dir-{i}" for i in range(len(body.log_dirs)))
-        paths.update(zip(dirs, body.log_dirs, strict=True))
+        # JSON-escaped forms too: the comparison runs on encoded lines
+        paths.update({json.dumps(d)[1:-1]: json.dumps(o)[1:-1] for d, o in zip(dirs, body.log_dirs, strict=True)})
         return attrs.evolve(body, log_dirs=dirs)
     return body
 
 
-def _unmap_paths(value: Any, paths: dict[str, str]) -> Any:
-    if not paths:
-        return value
-    if isinstance(value, str):
-        for scratch, original in paths.items():
-            if scratch in value:
-                value = value.replace(scratch, original)
-        return value
-    if isinstance(value, list):
-        return [_unmap_paths(v, paths) for v in value]
-    if isinstance(value, dict):
-        return {k: _unmap_paths(v, paths) for k, v in value.items()}
-    return value
+def _read_lines(path: str) -> tuple[dict[str, Any], list[_Line], float]:
+    """The header, every record line (seq, external?, text) and the recorded span in ms (last ts − first ts)."""
+    header = read_header(path)
+    try:
+        with open(path, encoding="utf-8") as f:
+            raw = f.read().split("\n")
+    except OSError as e:
+        raise TraceError(f"{path}: {e.strerror}") from None
+    # a file ends with "\n", so the split's last element is "" — unless the process died mid-write
+    if raw and raw[-1] == "":
+        raw.pop()
+    elif len(raw) > 1:
+        try:
+            json.loads(raw[-1])
+        except json.JSONDecodeError:
+            log.warning("%s:%d: truncated last line ignored (the process stopped mid-write)", path, len(raw))
+            raw.pop()
+    lines: list[_Line] = []
+    match = _PREFIX.match
+    for idx in range(1, len(raw)):
+        text = raw[idx]
+        m = match(text)
+        if m is None:
+            _parse(path, text, idx + 1)  # raises the clear error
+            raise TraceError(f"{path}:{idx + 1}: corrupt trace line (keys not in the trace format's order)")
+        lines.append(_Line(int(m.group(1)), is_external(m.group(2)), text, idx + 1))
+    span = 0.0
+    if lines:
+        span = float(_parse(path, lines[-1].text, lines[-1].lineno)["ts"]) - \
+            float(_parse(path, lines[0].text, lines[0].lineno)["ts"])
+    return header, lines, span
+
+
+def _parse(path: str, text: str, lineno: int) -> dict[str, Any]:
+    try:
+        d = json.loads(text)
+        if not isinstance(d, dict):
+            raise TypeError("not a JSON object")
+        for key in ("seq", "ts", "sender", "receiver", "type"):
+            if key not in d:
+                raise KeyError(key)
+        return d
+    except (json.JSONDecodeError, KeyError, TypeError) as e:
+        raise TraceError(f"{path}:{lineno}: corrupt trace line ({e.__class__.__name__}: {e})") from None
+
+
+def _record(path: str, line: _Line) -> Record:
+    d = _parse(path, line.text, line.lineno)
+    return Record(int(d["seq"]), float(d["ts"]), d["sender"], d["receiver"], d["type"], d["payload"],
+                  d.get("cause"), line.lineno)
+
+
+def _decode(path: str, rec: Record) -> Any:
+    try:
+        return from_json(rec.payload)
+    except CodecError as e:
+        raise TraceError(f"{path}:{rec.line}: {e}") from None
 
 
 def replay(path: str, until: int | None = None, check: bool = True, keep_runtime: bool = False,
-           tamper: Callable[[Record, Any], Any] | None = None) -> ReplayResult:
+           tamper: Callable[[Record, Any], Any] | None = None, scratch: str | None = None) -> ReplayResult:
     """Replay the trace at ``path`` up to (and including) seq ``until``.
 
     ``tamper(record, body) -> body`` may alter an external input before it is delivered (tests use it to show that
-    replay finds the first divergence).
+    replay finds the first divergence). ``scratch`` is the folder the replayed log dirs live in; a broker's later
+    incarnation must find there what its earlier ones wrote (see `replay_chain`).
     """
     from kactor.broker_process import spawn_broker_actors
 
-    header = read_header(path)
-    records = list(read_records(path))
-    result = ReplayResult(path)
-    if records:
-        result.recorded_span_ms = records[-1].ts - records[0].ts
+    ensure_registered()
+    t0 = time.perf_counter()
+    header, lines, span = _read_lines(path)
+    if until is not None:
+        lines = [ln for ln in lines if ln.seq <= until]
+    result = ReplayResult(path, recorded_span_ms=span)
+    from kactor.trace.writer import code_digest
+
+    if header.get("code") not in (None, code_digest()):
+        log.warning("%s: recorded by other code (digest %s, this checkout %s): a divergence may be that change",
+                    path, header.get("code"), code_digest())
+        result.code_changed = True
     produced: list[tuple] = []
     rt = Runtime(str(header.get("process", "replay")), clock=ManualClock(float(header.get("started_ms", 0))))
-    rt.observer = lambda *rec: produced.append(rec)
-    scratch = tempfile.mkdtemp(prefix="kactor-replay-")
+    if check:
+        rt.observer = lambda *rec: produced.append(rec)
+    own_scratch = scratch is None
+    if scratch is None:
+        scratch = _scratch_dir()
     paths: dict[str, str] = {}
-    t0 = time.perf_counter()
     try:
         spawn_broker_actors(rt)
-        j = 0  # next recorded record to compare
-        for rec in records:
-            if until is not None and rec.seq > until:
-                break
-            if not rec.external:
+        j = 0  # next recorded line to compare
+        n = len(lines)
+        deliver = rt.deliver
+        for line in lines:
+            if not line.external:
                 continue
-            body = _rewrite_input(decode_body(path, rec), scratch, paths)
+            rec = _record(path, line)
+            body = _rewrite_input(_decode(path, rec), scratch, paths)
             if tamper is not None:
                 body = tamper(rec, body)
-            rt.deliver(rec.receiver, body, rec.sender, rec.cause, at_ms=rec.ts)
+            deliver(rec.receiver, body, rec.sender, rec.cause, at_ms=rec.ts)
             result.delivered += 1
             if check:
-                j = _compare(records, produced, j, result, until, paths)
+                j = _compare(path, lines, produced, j, result, paths)
                 produced.clear()
                 if result.divergence is not None:
                     break
-        if check and result.divergence is None:
-            remaining = [r for r in records[j:] if until is None or r.seq <= until]
-            if remaining and result.delivered and not _only_after_last_input(records, j):
-                r = remaining[0]
-                result.divergence = Divergence(r.seq, "missing", _record_dict(r), None)
+        if check and result.divergence is None and j < n and result.delivered:
+            # recorded messages the replay never produced (every input was fed, so the actors did less)
+            rec = _record(path, lines[j])
+            result.divergence = Divergence(rec.seq, "missing", _as_dict(rec), None)
         result.compared = j if check else 0
     finally:
         result.wall_s = time.perf_counter() - t0
@@ -131,32 +219,103 @@ def replay(path: str, until: int | None = None, check: bool = True, keep_runtime
             result.runtime = rt
         else:
             rt.shutdown()
-        import shutil
-
-        shutil.rmtree(scratch, ignore_errors=True)
+        if own_scratch:
+            shutil.rmtree(scratch, ignore_errors=True)
     return result
 
 
-def _compare(records: list[Record], produced: list[tuple], j: int, result: ReplayResult,
-             until: int | None, paths: dict[str, str]) -> int:
+def replay_chain(paths: list[str], until: int | None = None, check: bool = True,
+                 keep_runtime: bool = False) -> list[ReplayResult]:
+    """Replay one broker's incarnations (broker-<id>.jsonl, broker-<id>.1.jsonl, ...) in order on one scratch folder.
+
+    A broker reads its log dirs when it starts (core/broker/log.py: LogManager.load_logs, Log._recover) and those
+    reads are not trace inputs: a restarted broker finds what its previous incarnation appended. Every write to the
+    log dirs happens in a handler, so replaying the earlier incarnations first rebuilds those files exactly — as far
+    as their traces go (a SIGKILLed incarnation's trace may lack its last second). ``until`` applies to the last file.
+    """
+    scratch = _scratch_dir()
+    try:
+        results = []
+        for i, path in enumerate(paths):
+            last = i == len(paths) - 1
+            results.append(replay(path, until=until if last else None, check=check,
+                                  keep_runtime=keep_runtime and last, scratch=scratch))
+        return results
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _as_dict(r: Record) -> dict[str, Any]:
+    return {"seq": r.seq, "ts": r.ts, "sender": r.sender, "receiver": r.receiver, "type": r.type,
+            "payload": r.payload, "cause": r.cause}
+
+
+def _unmap(text: str, paths: dict[str, str]) -> str:
+    for scratch, original in paths.items():
+        if scratch in text:
+            text = text.replace(scratch, original)
+    return text
+
+
+def _compare(path: str, lines: list[_Line], produced: list[tuple], j: int, result: ReplayResult,
+             paths: dict[str, str]) -> int:
+    n = len(lines)
+    encode = encode_record
     for seq, ts, sender, receiver, body, cause in produced:
-        if j >= len(records) or (until is not None and records[j].seq > until):
+        if j >= n:
             return j  # the trace ends here (a crash, or --until): what the replay adds cannot be checked
-        expected = records[j]
-        actual = _as_dict(seq, ts, sender, receiver, type(body).__name__,
-                          expected.payload if expected.external else _unmap_paths(to_json(body), paths), cause)
-        exp = _record_dict(expected)
-        for field in ("seq", "sender", "receiver", "type", "cause", "ts", "payload"):
-            if exp[field] != actual[field]:
-                result.divergence = Divergence(expected.seq, field, exp, actual)
+        expected = lines[j]
+        if sender.startswith(_EXTERNAL_PREFIXES):
+            # the input itself (possibly tampered), delivered from this very line: its consequences are what is
+            # checked; it only has to come at the recorded place
+            if not expected.external or expected.seq != seq:
+                rec = _record(path, expected)
+                result.divergence = Divergence(rec.seq, "input", _as_dict(rec),
+                                               {"seq": seq, "sender": sender, "receiver": receiver,
+                                                "type": type(body).__name__, "cause": cause})
                 return j
+            j += 1
+            continue
+        actual = encode(seq, ts, sender, receiver, body, cause)
+        if paths:
+            actual = _unmap(actual, paths)
+        if actual != expected.text:
+            exp = _parse(path, expected.text, expected.lineno)
+            act = json.loads(actual)
+            field = next((f for f in _FIELDS if exp.get(f) != act.get(f)), "encoding")
+            result.divergence = Divergence(expected.seq, field, exp, act)
+            return j
         j += 1
     return j
 
 
-def _only_after_last_input(records: list[Record], j: int) -> bool:
-    """True when the unmatched records are all external inputs that were never delivered (none are)."""
-    return all(r.external for r in records[j:])
+def _replay_job(args: tuple[list[str], int | None, bool]) -> list[ReplayResult]:
+    chain, until, check = args
+    return replay_chain(chain, until=until, check=check)
+
+
+def replay_many(paths: list[str], until: int | None = None, check: bool = True, jobs: int = 1) -> list[ReplayResult]:
+    """Replay several traces, one broker's incarnations in order (`replay_chain`), ``jobs`` brokers at a time in
+    forked worker processes. Results come back in ``paths`` order, without their runtimes."""
+    from kactor.trace.reader import broker_chains
+
+    chains = broker_chains(paths)
+    if jobs <= 1 or len(chains) <= 1:
+        by_path = {r.path: r for chain in chains for r in replay_chain(chain, until=until, check=check)}
+        return [by_path[p] for p in paths]
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    ensure_registered()
+    import kactor.broker_process  # noqa: F401 - imported once, before the fork
+
+    # fork: the workers inherit this interpreter, its imports and its (fixed) string hash seed
+    with ProcessPoolExecutor(min(jobs, len(chains)), mp_context=multiprocessing.get_context("fork")) as pool:
+        # the largest first, so a big broker does not start last
+        chains.sort(key=lambda c: -sum(os.path.getsize(p) for p in c))
+        futures = [pool.submit(_replay_job, (chain, until, check)) for chain in chains]
+        by_path = {r.path: r for f in futures for r in f.result()}
+        return [by_path[p] for p in paths]
 
 
 def check_trace_file(path: str) -> None:
@@ -166,4 +325,4 @@ def check_trace_file(path: str) -> None:
     return None
 
 
-__all__ = ["Divergence", "ReplayResult", "TraceError", "check_trace_file", "replay"]
+__all__ = ["Divergence", "ReplayResult", "TraceError", "check_trace_file", "replay", "replay_chain", "replay_many"]

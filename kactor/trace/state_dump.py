@@ -27,22 +27,30 @@ def _controller_state(controller: Any) -> dict[str, Any]:
             "state": state.name if state is not None else None,
         })
     replica_states: dict[str, int] = {}
-    for st in ctx.replica_states.values():
+    replicas = []
+    for pr, st in ctx.replica_states.items():
         replica_states[st.name] = replica_states.get(st.name, 0) + 1
+        replicas.append({"topic": pr.topic_partition.topic, "partition": pr.topic_partition.partition,
+                         "replica": pr.replica, "state": st.name})
+    replicas.sort(key=lambda r: (r["topic"], r["partition"], r["replica"]))
     return {
         "initialised": True,
         "broker_id": core.broker_id,
-        "active": core.is_active(),
+        "active": bool(core.is_active() if callable(core.is_active) else core.is_active),
         "active_controller_id": core.active_controller_id,
         "controller_epoch": ctx.epoch,
         "controller_epoch_zk_version": ctx.epoch_zk_version,
         "live_brokers": sorted(ctx.live_or_shutting_down_broker_ids()),
+        "broker_epochs": {str(b): e for b, e in sorted(ctx.live_broker_id_and_epochs().items())},
         "shutting_down_brokers": sorted(ctx.shutting_down_broker_ids),
         "topics": sorted(ctx.all_topics),
         "topics_to_be_deleted": sorted(ctx.topics_to_be_deleted),
+        "topics_with_deletion_started": sorted(getattr(ctx, "topics_with_deletion_started", ())),
+        "topics_ineligible_for_deletion": sorted(getattr(ctx, "topics_ineligible_for_deletion", ())),
         "partitions_being_reassigned": [f"{tp.topic}-{tp.partition}" for tp in sorted(ctx.partitions_being_reassigned)],
         "partitions": partitions,
         "replica_states": dict(sorted(replica_states.items())),
+        "replicas": replicas,
     }
 
 

@@ -13,22 +13,35 @@ import threading
 from typing import Any
 
 from kactor.trace import TRACE_VERSION
-from messages.codec import to_json
+from kactor.trace.fastcodec import encode_record
+
+__all__ = ["TraceWriter", "encode_record"]
 
 
-def encode_record(seq: int, ts: float, sender: str, receiver: str, body: Any, cause: int | None) -> str:
-    return json.dumps(
-        {
-            "seq": seq,
-            "ts": round(ts, 3),
-            "sender": sender,
-            "receiver": receiver,
-            "type": type(body).__name__,
-            "payload": to_json(body),
-            "cause": cause,
-        },
-        separators=(",", ":"),
-    )
+_CODE_PACKAGES = ("actors", "core", "messages", "kactor", "zk_bridge")
+_digest: str | None = None
+
+
+def code_digest() -> str:
+    """A short digest of the decision-making source (actors, core, messages, kactor, zk_bridge): written in the
+    header, so a replay can say when the code changed since the recording (a divergence may then be the change)."""
+    global _digest
+    if _digest is None:
+        import hashlib
+
+        root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+        h = hashlib.sha256()
+        for pkg in _CODE_PACKAGES:
+            for dirpath, dirnames, filenames in os.walk(os.path.join(root, pkg)):
+                dirnames[:] = sorted(d for d in dirnames if d != "__pycache__")
+                for name in sorted(filenames):
+                    if name.endswith(".py"):
+                        path = os.path.join(dirpath, name)
+                        h.update(os.path.relpath(path, root).encode())
+                        with open(path, "rb") as f:
+                            h.update(f.read())
+        _digest = h.hexdigest()[:16]
+    return _digest
 
 
 class TraceWriter:
@@ -38,6 +51,7 @@ class TraceWriter:
         os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
         self.path = path
         self._file = open(path, "w", encoding="utf-8")  # noqa: SIM115 - closed in close()
+        header = {"code": code_digest(), **header}
         self._file.write(json.dumps({"trace_version": TRACE_VERSION, **header}, separators=(",", ":")) + "\n")
         self._file.flush()
         self._buf: list[tuple] = []

@@ -1,0 +1,135 @@
+"""Replay speed (issue #8): ``python -m bench.replay_speed [--trace DIR] [--partitions N] [--no-check]``.
+
+Records a real cluster workload — 3 broker processes on an embedded ZooKeeper running the scripted story of
+`kactor.trace.scenario` (topics created, a broker SIGKILLed and restarted, a preferred election, a reassignment, a
+controller failover, a topic deleted) — unless ``--trace`` names a recorded trace folder; then replays every broker
+process's trace with ``--check`` (each emitted message compared with the recorded line) in this process, one after
+the other, and prints per file and in total: messages compared, replay seconds, messages/s, and the speed-up over
+the recorded wall time (last ts − first ts of the file; for the total, the cluster run's span from the first record
+of any file to the last). Replay seconds include reading the file, building the actors and tearing them down.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import shutil
+import sys
+import tempfile
+import time
+
+# acceptance thresholds of issue #8
+MIN_MSGS_PER_S = 20_000
+MIN_SPEEDUP = 20.0
+
+
+def _first_last_ts(path: str) -> tuple[float, float] | None:
+    with open(path, encoding="utf-8") as f:
+        lines = [ln for ln in f.read().split("\n")[1:] if ln]
+    for_first = lines[:1]
+    for_last = lines[-1:]
+    try:
+        return json.loads(for_first[0])["ts"], json.loads(for_last[0])["ts"]
+    except (IndexError, ValueError, KeyError):
+        return None
+
+
+def _count_records(path: str) -> int:
+    with open(path, encoding="utf-8") as f:
+        return sum(1 for _ in f) - 1
+
+
+def main(argv: list[str] | None = None) -> int:
+    from kactor.hashseed import ensure_fixed_hash_seed
+
+    ensure_fixed_hash_seed()  # the brokers ran with PYTHONHASHSEED=0; set iteration order must match
+    p = argparse.ArgumentParser(prog="python -m bench.replay_speed", description=__doc__.split("\n\n")[0])
+    p.add_argument("--trace", help="replay this recorded trace folder instead of recording a new one")
+    p.add_argument("--partitions", type=int, default=60, help="partitions of the scenario's main topic (default 60)")
+    p.add_argument("--keep", action="store_true", help="keep the recorded trace folder")
+    p.add_argument("--no-check", action="store_true", help="replay without comparing (feeding inputs only)")
+    a = p.parse_args(argv)
+    logging.disable(logging.CRITICAL)  # the replayed actors re-log what the brokers logged live
+
+    from bench.common import cpu_model, load_average
+    from kactor.trace.reader import broker_chains, ensure_registered, trace_files
+    from kactor.trace.replay import replay_chain
+
+    print(f"machine: {cpu_model()}, {os.cpu_count()} cores, load {load_average()}", flush=True)
+    trace_dir = a.trace
+    recorded_here = trace_dir is None
+    if recorded_here:
+        from kactor.trace.scenario import record_scenario
+
+        trace_dir = tempfile.mkdtemp(prefix="kactor-replay-bench-")
+        print(f"recording: 3 brokers, scenario with a {a.partitions}-partition topic → {trace_dir}", flush=True)
+        t0 = time.monotonic()
+        result = record_scenario(trace_dir, partitions=a.partitions, say=lambda s: print("  " + s, flush=True))
+        print(f"recorded in {time.monotonic() - t0:.1f}s" + (f"; failed steps: {result.failures}"
+                                                              if result.failures else ""), flush=True)
+    ensure_registered()
+    import kactor.broker_process  # noqa: F401 - imports outside the timed replays
+
+    files = trace_files(trace_dir)
+    # a broker's incarnations in order on one scratch folder: a restarted broker reads what the previous one wrote
+    results = {}
+    cpu_s = 0.0
+    for chain in broker_chains(files):
+        c0 = time.process_time()
+        for r in replay_chain(chain, check=not a.no_check):
+            results[r.path] = r
+        cpu_s += time.process_time() - c0
+    total_msgs = 0
+    total_s = 0.0
+    first, last = float("inf"), float("-inf")
+    ok = True
+    print(f"\n{'trace file':<22}{'messages':>10}{'inputs':>8}{'replay s':>10}{'msg/s':>10}"
+          f"{'recorded s':>12}{'speed-up':>10}")
+    for path in files:
+        span = _first_last_ts(path)
+        r = results[path]
+        if not a.no_check and not r.identical:
+            ok = False
+            print(f"{os.path.basename(path)}: DIVERGED at seq {r.divergence.seq if r.divergence else '?'}")
+        msgs = r.compared if not a.no_check else _count_records(path)
+        total_msgs += msgs
+        total_s += r.wall_s
+        rec_s = (span[1] - span[0]) / 1000.0 if span else 0.0
+        if span:
+            first, last = min(first, span[0]), max(last, span[1])
+        rate = msgs / r.wall_s if r.wall_s > 0 else 0.0
+        speedup = rec_s / r.wall_s if r.wall_s > 0 else 0.0
+        print(f"{os.path.basename(path):<22}{msgs:>10}{r.delivered:>8}{r.wall_s:>10.3f}{rate:>10,.0f}"
+              f"{rec_s:>12.1f}{speedup:>9.0f}x")
+    run_s = (last - first) / 1000.0 if last > first else 0.0
+    rate = total_msgs / total_s if total_s > 0 else 0.0
+    speedup = run_s / total_s if total_s > 0 else 0.0
+    mode = "replay --check" if not a.no_check else "replay (no check)"
+    print(f"\n{mode}: {total_msgs} messages of {len(files)} broker processes in {total_s:.2f}s "
+          f"= {rate:,.0f} msg/s; the recorded cluster run took {run_s:.1f}s of wall time → {speedup:.0f}x faster "
+          f"(targets: ≥ {MIN_MSGS_PER_S:,} msg/s and ≥ {MIN_SPEEDUP:.0f}x)")
+    jobs = min(os.cpu_count() or 1, len(files))
+    if jobs > 1:
+        from kactor.trace.replay import replay_many
+
+        t0 = time.perf_counter()
+        results = replay_many(files, check=not a.no_check, jobs=jobs)
+        par_s = time.perf_counter() - t0
+        ok = ok and all(r.identical for r in results)
+        print(f"{mode} --jobs {jobs} (one worker process per broker, {jobs} at a time): the same "
+              f"{total_msgs} messages in {par_s:.2f}s = {total_msgs / par_s:,.0f} msg/s, "
+              f"{run_s / par_s:.0f}x faster than the recorded run (worker start-up included)")
+    print(f"CPU time of the replays: {cpu_s:.2f}s = {total_msgs / cpu_s:,.0f} msg per CPU-second "
+          f"(what the wall-clock figures would be on an otherwise idle core)")
+    print(f"identical: {'yes, every file' if ok else 'NO'}; load average now {load_average()}")
+    if recorded_here and not a.keep:
+        shutil.rmtree(trace_dir, ignore_errors=True)
+    elif recorded_here:
+        print(f"trace kept in {trace_dir}")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

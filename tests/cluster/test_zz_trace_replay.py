@@ -1,0 +1,66 @@
+"""Issue #8 on real clusters: every broker process's trace recorded by this session's cluster tests replays with
+``kactor trace replay --check`` as identical.
+
+Named ``zz`` so that it runs after the other cluster tests (pytest runs files in order), when their clusters have
+stopped and their traces are flushed under the session's `cluster_trace_root`. Run alone, it records its own: a
+3-broker story (topics created, a broker SIGKILLed and restarted, a preferred election, a reassignment, a controller
+failover, a topic deleted — kactor.trace.scenario) and replays that.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import re
+from pathlib import Path
+
+import pytest
+from cluster_helpers import run_kactor
+
+pytestmark = pytest.mark.cluster
+
+OWN = "test_zz_"  # folders this file's own clusters write
+
+
+def _recorded_folders(root: Path) -> list[Path]:
+    return sorted(p for p in root.iterdir() if p.is_dir() and glob.glob(str(p / "*.jsonl")))
+
+
+def _run_own_scenario(start_cluster) -> list[str]:  # noqa: ANN001
+    from kactor.trace.scenario import Scenario
+
+    c = start_cluster(3)
+    sc = Scenario(c.lc, partitions=4, say=lambda _: None, wait_s=40.0)
+    try:
+        result = sc.run()
+        sc.stop_cluster()  # one broker at a time, controller last; every trace flushed and closed
+    finally:
+        sc.close()
+        c.stop()
+    assert result.failures == [], result.steps
+    assert result.victim is not None and len(result.controllers) == 2
+    assert result.controllers[1][1] == result.controllers[0][1] + 1  # failover: the next controller epoch
+    return [name for name, _, _ in result.steps]
+
+
+def test_every_recorded_broker_trace_replays_identically(cluster_trace_root: Path, start_cluster) -> None:  # noqa: ANN001
+    others = [p for p in _recorded_folders(cluster_trace_root) if not p.name.startswith(OWN)]
+    if not others:
+        steps = _run_own_scenario(start_cluster)
+        assert steps == ["start", "create", "produce", "kill", "restart", "preferred", "reassign", "failover",
+                         "delete"]
+    folders = _recorded_folders(cluster_trace_root)
+    assert folders, f"no trace folder under {cluster_trace_root}"
+    jobs = str(min(2, os.cpu_count() or 1))
+    failures = []
+    replayed = 0
+    for folder in folders:
+        files = sorted(glob.glob(str(folder / "*.jsonl")))
+        proc = run_kactor("trace", "replay", str(folder), "--check", "--jobs", jobs, check=False, timeout=600)
+        lines = [ln for ln in proc.stdout.splitlines() if ln.startswith(str(folder))]
+        identical = [ln for ln in lines if re.search(r": identical: \d+ messages", ln)]
+        if proc.returncode != 0 or len(identical) != len(files):
+            failures.append(f"{folder.name}: exit {proc.returncode}\n{proc.stdout}\n{proc.stderr[-2000:]}")
+        replayed += len(files)
+    assert not failures, "\n\n".join(failures)
+    assert replayed >= 3

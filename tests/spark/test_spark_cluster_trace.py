@@ -1,0 +1,97 @@
+"""Issue #9 on a trace recorded from a real cluster: leader elections counted by strategy match what ZooKeeper's
+partition state znodes say happened, and the HTML report of that trace has its plots.
+
+The story: 3 brokers, topic ``demo`` (4 partitions, RF 3) and ``demo-doomed`` (2 partitions, RF 2) created, then a
+broker that leads partitions and is not the controller is SIGKILLed; at the end the brokers stop one at a time.
+Kafka 2.6: every new partition gets an InitialLeader election (leader epoch 0); each partition the dead broker led
+gets one OfflinePartition election (epoch + 1); each partition where it was only a follower is shrunk out of the ISR
+by the controller (removeReplicasFromIsr), which also bumps the leader epoch, with no election.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from typing import Any
+
+import pytest
+from test_spark_report import png_size
+
+from kactor.cluster import LocalCluster
+
+pytestmark = [pytest.mark.spark, pytest.mark.cluster]
+
+
+@pytest.fixture(scope="module")
+def killed_broker_run(zk_server, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:  # noqa: ANN001
+    import uuid
+
+    from kazoo.client import KazooClient
+
+    from kactor.trace.scenario import Scenario
+
+    chroot = f"/spark-{uuid.uuid4().hex}"
+    root = KazooClient(hosts=zk_server.connect_string, timeout=4.0)
+    root.start(timeout=15)
+    root.ensure_path(chroot)
+    root.stop()
+    root.close()
+    base = tmp_path_factory.mktemp("spark-cluster")
+    traces = str(base / "traces")
+    lc = LocalCluster(3, zookeeper=zk_server.connect_string + chroot, base_dir=str(base / "data"), trace_dir=traces,
+                      overrides=["zookeeper.session.timeout.ms=4000"])
+    sc = Scenario(lc, partitions=4, say=lambda _: None)
+    try:
+        lc.start()
+        result = sc.run(["create", "kill"])
+        final = sc.states(["demo", "demo-doomed"])
+        sc.stop_cluster()  # one broker at a time, the controller last (controlled shutdowns move leaders)
+        stopped = sc.states(["demo", "demo-doomed"])
+    finally:
+        sc.close()
+        lc.stop()
+    assert result.failures == [], result.steps
+    return {"traces": traces, "result": result, "final": final, "stopped": stopped}
+
+
+def test_elections_by_strategy_match_the_znodes(spark: Any, killed_broker_run: dict[str, Any], tmp_path) -> None:  # noqa: ANN001
+    from spark.report import PLOTS, build_report
+    from spark.summarize import summarize
+
+    run = killed_broker_run
+    result = run["result"]
+    before, after = result.states["before_kill"], result.states["after_kill"]
+    victim = result.victim
+    assert set(before) == set(after) == set(run["final"])
+    assert all(st["leader_epoch"] == 0 for st in before.values())  # one InitialLeader election each, no other
+    led = [tp for tp, st in before.items() if st["leader"] == victim]
+    followed = [tp for tp, st in before.items() if st["leader"] != victim and victim in st["isr"]]
+    assert led == result.led_by_victim and led, "the victim led partitions"
+    for tp in led + followed:
+        assert after[tp]["leader_epoch"] == 1, (tp, after[tp])
+        assert victim not in after[tp]["isr"]
+
+    out = str(tmp_path / "summary")
+    summary = summarize(spark, [run["traces"]], out)
+    elections = {(r["strategy"], r["kind"]): r["count"] for r in summary["tables"]["leader_elections"]}
+    # the orderly stop at the end: each leadership moved off a stopping broker is one ControlledShutdown election
+    final, stopped = run["final"], run["stopped"]
+    moved = [tp for tp in final if stopped[tp]["leader"] != final[tp]["leader"] and stopped[tp]["leader"] != -1]
+    expected = {("InitialLeader", "clean"): len(before), ("OfflinePartition", "clean"): len(led)}
+    if moved:
+        expected[("ControlledShutdownPartition", "clean")] = len(moved)
+    assert elections == expected, (final, stopped)
+    # every leader-epoch bump in ZooKeeper is an OfflinePartition election or an ISR shrink by the controller
+    epoch_bumps = sum(after[tp]["leader_epoch"] - before[tp]["leader_epoch"] for tp in before)
+    assert epoch_bumps == elections[("OfflinePartition", "clean")] + len(followed)
+
+    index = build_report(out, summary)
+    with open(index, encoding="utf-8") as f:
+        page = f.read()
+    for name in PLOTS:
+        assert f'src="{name}"' in page
+        w, h = png_size(os.path.join(out, name))
+        assert 300 <= w <= 4000 and 200 <= h <= 4000, (name, w, h)
+        assert os.path.getsize(os.path.join(out, name)) > 5_000, name  # a plot, not an empty canvas
+    assert "OfflinePartition" in page
+    shutil.rmtree(out, ignore_errors=True)
