@@ -124,19 +124,34 @@ class LocalCluster:
         return proc.returncode
 
     def stop(self) -> None:
-        for proc in self.procs.values():
-            if proc.poll() is None:
-                proc.send_signal(signal.SIGTERM)
-        deadline = time.monotonic() + 60
-        for proc in self.procs.values():
-            try:
-                proc.wait(max(0.1, deadline - time.monotonic()))
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+        """Stop every broker in order, the controller's last, then ZooKeeper.
+
+        One at a time, as an operator rolls a cluster: stopped all at once, each broker's controlled shutdown asks a
+        controller that is itself going away and retries until controlled.shutdown.max.retries runs out (30–40 s).
+        """
+        live = [b for b, p in self.procs.items() if p.poll() is None]
+        for b in live:
+            self.procs[b].send_signal(signal.SIGCONT)  # a SIGSTOPped broker cannot act on SIGTERM
+        controller = self._controller_or_none()
+        for b in sorted(live, key=lambda b: (b == controller, b)):
+            self.stop_broker(b, timeout=30.0)
         if self.zk is not None:
             self.zk.stop()
             self.zk = None
+
+    def _controller_or_none(self) -> int | None:
+        try:
+            zk = KazooClient(hosts=self.connect_string, timeout=2.0)
+            zk.start(timeout=3)
+        except Exception:  # noqa: BLE001 - ZooKeeper already gone: any order will do
+            return None
+        try:
+            return self.controller_id(zk)
+        except Exception:  # noqa: BLE001
+            return None
+        finally:
+            zk.stop()
+            zk.close()
 
     def metrics_url(self, broker_id: int) -> str:
         """Where broker ``broker_id`` serves its Prometheus metrics (unless an override changed the port)."""
