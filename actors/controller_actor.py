@@ -57,6 +57,7 @@ class ControllerActor(KActor):
         self.started_ms = 0.0
         self.driver = ProcDriver(self, self._effect)
         self.channels: dict[int, str] = {}
+        self._draining = False
 
     # -- inputs that become events ----------------------------------------------------------------------------------
     def on_ControllerInit(self, msg: ControllerInit, sender: str) -> None:
@@ -121,13 +122,20 @@ class ControllerActor(KActor):
             self.post("net", NetReply(*item.reply, ControlledShutdownResponse(Errors.STALE_CONTROLLER_EPOCH)))
 
     def _process_queue(self) -> None:
-        # A loop, not recursion: events that need no ZooKeeper round trip complete synchronously.
-        while self.current is None and self.queue:
-            self.current = self.queue.popleft()
-            self.started_ms = self.now_ms()
-            core = self._core()
-            core.now_ms = self.started_ms
-            self.driver.run(core.process(self.current.event), self._event_done)
+        # A loop, not recursion: events that need no ZooKeeper round trip complete synchronously, inside
+        # driver.run, and their _event_done comes back here while the loop is running (``_draining``).
+        if self._draining:
+            return
+        self._draining = True
+        try:
+            while self.current is None and self.queue:
+                self.current = self.queue.popleft()
+                self.started_ms = self.now_ms()
+                core = self._core()
+                core.now_ms = self.started_ms
+                self.driver.run(core.process(self.current.event), self._event_done)
+        finally:
+            self._draining = False
 
     def _event_done(self, result: Any, error: BaseException | None) -> None:
         item, self.current = self.current, None
@@ -143,6 +151,9 @@ class ControllerActor(KActor):
             type(item.event).__name__, core.controller_state(item.event), item.enqueued_ms, self.started_ms,
             self.now_ms(), len(self.queue)))
         self.post("metrics", core.gauges())
+        # An event that waited for ZooKeeper completes here, from on_ZkResponse: the events queued meanwhile are
+        # next (Kafka's event thread takes the next event as soon as process() returns).
+        self._process_queue()
 
     # -- effects of the core -----------------------------------------------------------------------------------------
     def _effect(self, effect: Any) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import logging
 
 from kactor.cli import CliError
 
@@ -32,7 +33,26 @@ def run(args: argparse.Namespace) -> int:
     except ConfigError as e:
         raise CliError(str(e)) from None
     setup_logging(args.log_level, prefix=f"broker-{config.broker_id} ")
+    process = BrokerProcess(config, args.trace_dir)
+    # Until the first session is up, kazoo's per-attempt connection warnings would bury the one line that says why
+    # the broker cannot start (BrokerStartError); once started, they are worth logging again.
+    quiet = _UntilStarted(process)
+    kazoo_log = logging.getLogger("kazoo.client")
+    kazoo_log.addFilter(quiet)
     try:
-        return BrokerProcess(config, args.trace_dir).run()
+        return process.run()
     except BrokerStartError as e:
         raise CliError(str(e)) from None
+    finally:
+        kazoo_log.removeFilter(quiet)
+
+
+class _UntilStarted(logging.Filter):
+    """Drops kazoo's connection warnings while the broker process has no runtime yet (it is still connecting)."""
+
+    def __init__(self, process: object) -> None:
+        super().__init__()
+        self.process = process
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return getattr(self.process, "runtime", None) is not None or record.levelno >= logging.ERROR

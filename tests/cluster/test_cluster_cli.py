@@ -1,0 +1,195 @@
+"""Issue #3: the two commands a user runs, as subprocesses — ``kactor cluster`` (start, Ctrl-C, nothing left behind,
+one trace per broker) and ``kactor broker``'s start-up failures (one clear line on stderr, non-zero exit)."""
+
+from __future__ import annotations
+
+import os
+import queue
+import re
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from kazoo.client import KazooClient
+
+from kactor.trace.reader import read_records
+from kactor.trace.replay import check_trace_file
+
+pytestmark = pytest.mark.cluster
+
+KACTOR = [sys.executable, "-m", "kactor"]
+
+
+# -- /proc scanning (no psutil) -------------------------------------------------------------------------------------
+def _proc_stat(pid: int) -> tuple[str, int] | None:
+    """(state, ppid) of a live process, None if it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="utf-8", errors="replace") as f:
+            text = f.read()
+    except OSError:
+        return None
+    fields = text[text.rindex(")") + 2:].split()  # after "pid (comm) "
+    return fields[0], int(fields[1])
+
+
+def _cmdline(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return f.read().replace(b"\0", b" ").decode("utf-8", errors="replace")
+    except OSError:
+        return ""
+
+
+def _all_pids() -> list[int]:
+    return [int(d) for d in os.listdir("/proc") if d.isdigit()]
+
+
+def children_of(pid: int) -> list[int]:
+    return [p for p in _all_pids() if (st := _proc_stat(p)) is not None and st[1] == pid]
+
+
+def alive(pid: int) -> bool:
+    st = _proc_stat(pid)
+    return st is not None and st[0] != "Z"
+
+
+def pids_mentioning(text: str) -> list[int]:
+    me = os.getpid()
+    return [p for p in _all_pids() if p != me and text in _cmdline(p) and alive(p)]
+
+
+class _Lines:
+    """Reads a pipe line by line in a thread, so the test can wait for a line with a deadline."""
+
+    def __init__(self, stream) -> None:  # type: ignore[no-untyped-def]
+        self.lines: queue.Queue[str] = queue.Queue()
+        self.seen: list[str] = []
+        threading.Thread(target=self._pump, args=(stream,), daemon=True).start()
+
+    def _pump(self, stream) -> None:  # type: ignore[no-untyped-def]
+        for line in stream:
+            self.lines.put(line.rstrip("\n"))
+
+    def wait_for(self, pattern: str, timeout: float) -> re.Match[str]:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            try:
+                line = self.lines.get(timeout=0.2)
+            except queue.Empty:
+                continue
+            self.seen.append(line)
+            if m := re.search(pattern, line):
+                return m
+        raise AssertionError(f"no line matching {pattern!r} within {timeout:.0f}s; got {self.seen}")
+
+
+# -- kactor cluster -------------------------------------------------------------------------------------------------
+def test_cluster_command_starts_three_brokers_and_ctrl_c_leaves_nothing(tmp_path: Path) -> None:
+    data, traces = tmp_path / "data", tmp_path / "traces"
+    stderr_path = tmp_path / "cluster.stderr"
+    t0 = time.monotonic()
+    with open(stderr_path, "wb") as err:
+        # its own process group, so Ctrl-C can be simulated the way a terminal sends it: SIGINT to the whole group
+        # (the short backoff: at Ctrl-C the last broker leads partitions nobody else can take and retries its
+        # controlled shutdown 3 times, 5 s apart by default, as Kafka's last broker does)
+        proc = subprocess.Popen([*KACTOR, "cluster", "--brokers", "3", "--data-dir", str(data),
+                                 "--trace-dir", str(traces), "--override", "controlled.shutdown.retry.backoff.ms=200"],
+                                stdout=subprocess.PIPE, stderr=err,
+                                stdin=subprocess.DEVNULL, text=True, start_new_session=True)
+    try:
+        out = _Lines(proc.stdout)
+        connect = out.wait_for(r"^zookeeper\.connect=(\S+)$", 60).group(1)
+        zk = KazooClient(hosts=connect, timeout=5.0)
+        zk.start(timeout=15)
+        try:
+            # brokers 0, 1, 2 within 10 s of the launch (about 2 s on an idle machine); the command prints the line
+            # only once they registered, so a slow, busy machine does not fail here — the poll just ends sooner
+            deadline = t0 + 10
+            while sorted(zk.get_children("/brokers/ids")) != ["0", "1", "2"] and time.monotonic() < deadline:
+                time.sleep(0.1)
+            assert sorted(zk.get_children("/brokers/ids")) == ["0", "1", "2"]
+            controller = int(re.search(rb'"brokerid":(\d+)', zk.get("/controller")[0]).group(1))
+            assert controller in (0, 1, 2)
+            assert zk.get("/controller_epoch")[0] == b"1"
+            # a replicated topic, so Ctrl-C has leaderships to move (controlled shutdown for real)
+            subprocess.run([*KACTOR, "topics", "--zookeeper", connect, "--create", "--topic", "t", "--partitions",
+                            "3", "--replication-factor", "3"], check=True, capture_output=True, timeout=60)
+            deadline = time.monotonic() + 30
+            while time.monotonic() < deadline and not all(
+                    zk.exists(f"/brokers/topics/t/partitions/{p}/state") for p in range(3)):
+                time.sleep(0.1)
+            assert all(zk.exists(f"/brokers/topics/t/partitions/{p}/state") for p in range(3))
+        finally:
+            zk.stop()
+            zk.close()
+
+        # everything it started: the brokers and the embedded ZooKeeper (java) are its children
+        kids = children_of(proc.pid)
+        brokers = [p for p in kids if str(data) in _cmdline(p)]
+        javas = [p for p in kids if "java" in _cmdline(p)]
+        assert len(brokers) == 3 and len(javas) == 1, [(_cmdline(p)) for p in kids]
+
+        os.killpg(proc.pid, signal.SIGINT)  # Ctrl-C
+        assert proc.wait(timeout=90) == 0
+        out.wait_for(r"stopping brokers, then ZooKeeper", 5)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    for pid in [*brokers, *javas]:
+        assert not alive(pid), f"{pid} still running: {_cmdline(pid)}"
+    assert pids_mentioning(str(data)) == []
+    assert "Traceback" not in stderr_path.read_text()
+
+    # one JSON-lines trace per broker, every line a known message type
+    files = sorted(p.name for p in traces.iterdir())
+    assert files == ["broker-0.jsonl", "broker-1.jsonl", "broker-2.jsonl"]
+    for name in files:
+        check_trace_file(str(traces / name))
+        assert sum(1 for _ in read_records(str(traces / name))) > 0
+
+
+# -- kactor broker: start-up failures --------------------------------------------------------------------------------
+def _broker(tmp_path: Path, *overrides: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    args = [*KACTOR, "broker", "--override", f"log.dirs={tmp_path / 'logs'}", "--override", "kactor.metrics.port=0"]
+    for o in overrides:
+        args += ["--override", o]
+    return subprocess.run(args, capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
+
+
+def _one_clear_line(proc: subprocess.CompletedProcess[str]) -> str:
+    lines = [line for line in proc.stderr.splitlines() if line.strip()]
+    assert proc.returncode != 0, proc
+    assert "Traceback" not in proc.stderr, proc.stderr
+    assert len(lines) == 1, proc.stderr
+    assert lines[0].startswith("kactor broker: "), lines
+    return lines[0]
+
+
+def test_broker_with_a_bad_config_value_fails_in_one_line(tmp_path: Path) -> None:
+    line = _one_clear_line(_broker(tmp_path, "broker.id=abc", "zookeeper.connect=127.0.0.1:2181"))
+    assert "broker.id" in line and "abc" in line
+
+
+def test_broker_on_a_port_in_use_fails_in_one_line(tmp_path: Path, zk_chroot: str) -> None:
+    with socket.socket() as held:
+        held.bind(("127.0.0.1", 0))
+        held.listen()
+        port = held.getsockname()[1]
+        line = _one_clear_line(_broker(tmp_path, "broker.id=0", f"zookeeper.connect={zk_chroot}",
+                                       f"listeners=PLAINTEXT://127.0.0.1:{port}"))
+    assert str(port) in line and "in use" in line.lower()
+
+
+def test_broker_with_unreachable_zookeeper_fails_in_one_line(tmp_path: Path) -> None:
+    with socket.socket() as s:  # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    line = _one_clear_line(_broker(tmp_path, "broker.id=0", f"zookeeper.connect=127.0.0.1:{port}",
+                                   "zookeeper.connection.timeout.ms=1500"))
+    assert f"127.0.0.1:{port}" in line and "ZooKeeper" in line
