@@ -32,13 +32,17 @@ def start_cluster(request: pytest.FixtureRequest, zk_chroot: str, tmp_path: Path
                   cluster_trace_root: Path) -> Iterator[Callable[..., Cluster]]:
     """start_cluster(brokers=3, overrides=(...), start=True) → a started `Cluster` (stopped after the test).
 
-    Brokers get zookeeper.session.timeout.ms=4000 (the test server's maximum) unless an override says otherwise.
+    Brokers get zookeeper.session.timeout.ms=4000 (the test server's maximum) and a 200 ms controlled-shutdown
+    retry backoff unless an override says otherwise.
     """
     made: list[LocalCluster] = []
     test_name = re.sub(r"[^A-Za-z0-9_.-]", "_", request.node.name)
 
     def start(brokers: int = 3, overrides: tuple[str, ...] | list[str] = (), start: bool = True) -> Cluster:
-        defaults = [f"zookeeper.session.timeout.ms={TEST_SESSION_TIMEOUT_MS}"]
+        # The last broker standing can never hand its leaderships off, so its controlled shutdown fails and retries
+        # (Kafka's behaviour too): a short backoff keeps every test's teardown short.
+        defaults = [f"zookeeper.session.timeout.ms={TEST_SESSION_TIMEOUT_MS}",
+                    "controlled.shutdown.retry.backoff.ms=200"]
         trace_dir = cluster_trace_root / f"{test_name}-{len(made)}"
         lc = LocalCluster(brokers, zookeeper=zk_chroot, base_dir=str(tmp_path / f"cluster-{len(made)}"),
                           trace_dir=str(trace_dir), overrides=[*defaults, *overrides])
