@@ -26,6 +26,7 @@ from messages.broker_lifecycle import ReplicaManagerInit
 from messages.common import Errors, TopicPartition
 from messages.net import NetResponse, NetSend, NetSendFailed
 from messages.partition import (
+    LogDirFailure,
     ReplicaManagerGauges,
     ShardBrokerEpoch,
     ShardInit,
@@ -34,7 +35,15 @@ from messages.partition import (
     ShardShutdown,
     ShardStopped,
 )
-from messages.replication import FetchPartitionData, FetchRequest, FetchResponse, ProduceRequest, ProduceResponse
+from messages.replication import (
+    DescribeMetadataCacheRequest,
+    DescribeMetadataCacheResponse,
+    FetchPartitionData,
+    FetchRequest,
+    FetchResponse,
+    ProduceRequest,
+    ProduceResponse,
+)
 from messages.requests import (
     LeaderAndIsrRequest,
     LeaderAndIsrResponse,
@@ -51,6 +60,7 @@ log = logging.getLogger("kactor.broker")
 TASKS_TIMER = "replica-tasks"
 FRONT = "replica-manager"
 REPLICA_SOCKET_TIMEOUT_MS = 30000  # replica.socket.timeout.ms
+GAUGES_INTERVAL_MS = 1000
 
 
 def shard_of(tp: TopicPartition, shards: int) -> int:
@@ -71,6 +81,8 @@ def error_response(body: Any) -> Any:
         return FetchResponse(tuple(FetchPartitionData(fp.tp, err) for fp in body.partitions))
     if isinstance(body, ProduceRequest):
         return ProduceResponse(body.tp, err)
+    if isinstance(body, DescribeMetadataCacheRequest):
+        return DescribeMetadataCacheResponse(-1, (), ())
     return None
 
 
@@ -89,6 +101,7 @@ class PartitionActor(KActor):
         self.fetch_backoff_ms = 1000
         self.timer_due: float | None = None
         self.last_gauges: dict[str, int] | None = None
+        self.gauges_due_ms = 0.0
         self.stopped = False
 
     # -- lifecycle ----------------------------------------------------------------------------------------------------
@@ -102,12 +115,17 @@ class PartitionActor(KActor):
                                   replica_high_watermark_checkpoint_interval_ms=cfg.high_watermark_checkpoint_interval_ms,
                                   replica_fetch_wait_max_ms=cfg.replica_fetch_wait_max_ms)
         self.fetch_backoff_ms = cfg.replica_fetch_backoff_ms
-        self.rm = ReplicaManager(config, self.now_ms(), LogManager(config.log_dirs, owns))
+        # I/O errors are deferred: only the log-dir probe's recorded LogDirFailure takes a dir offline
+        self.rm = ReplicaManager(config, self.now_ms(), LogManager(config.log_dirs, owns, defer_io_errors=True))
+        self.rm.fetcher_id = self.rm.fetch_session_shard = msg.shard  # fetch sessions live in (and name) a shard
         self._reschedule()
 
     def on_ShardBrokerEpoch(self, msg: ShardBrokerEpoch, sender: str) -> None:
         assert self.rm is not None
         self.rm.broker_epoch = msg.broker_epoch
+
+    def on_LogDirFailure(self, msg: LogDirFailure, sender: str) -> None:
+        self._enqueue(("log-dir-failure", msg.dir_index))
 
     def on_ShardShutdown(self, msg: ShardShutdown, sender: str) -> None:
         self._enqueue(("shutdown",))
@@ -166,6 +184,15 @@ class PartitionActor(KActor):
                 rm.fetch_failed(leader)
                 self._back_off(leader)
                 self._done(None, None)
+        elif kind == "log-dir-failure":
+            log_dirs = rm.log_manager.log_dirs
+            if 0 <= item[1] < len(log_dirs):
+                # one /log_dir_event_notification per failed dir, written by shard 0 (every shard gets the failure
+                # before any later controller request, which queues behind it)
+                self.driver.run(rm.handle_log_dir_failure(log_dirs[item[1]], send_zk_notification=self.shard == 0),
+                                self._done)
+            else:
+                self._done(None, None)
         elif kind == "shutdown":
             self.driver.run(rm.shutdown(), self._stopped)
 
@@ -181,6 +208,8 @@ class PartitionActor(KActor):
             return rm.handle_fetch(body, now, reply_to)
         if isinstance(body, ProduceRequest):
             return rm.handle_produce(body, now, reply_to)
+        if isinstance(body, DescribeMetadataCacheRequest):
+            return rm.handle_describe_metadata_cache(body)
         raise TypeError(f"{self.name}: no handler for {type(body).__name__}")
 
     def _answered(self, token: int, body: Any, result: Any, error: BaseException | None) -> None:
@@ -196,12 +225,17 @@ class PartitionActor(KActor):
     def _done(self, result: Any, error: BaseException | None) -> None:
         if error is not None:
             log.error("%s: task failed: %s", self.name, error, exc_info=error)
+        self._poke_log_dir_probe()
         self.busy = False
         self._after()
         self._next()
 
     def _tasks_done(self, result: Any, error: BaseException | None) -> None:
-        self._publish_gauges()
+        # the tasks timer also fires for every delayed-fetch expiry (each fetcher, every replica.fetch.wait.max.ms):
+        # the O(partitions) gauges are refreshed from it at most once a second
+        if self.now_ms() >= self.gauges_due_ms:
+            self.gauges_due_ms = self.now_ms() + GAUGES_INTERVAL_MS
+            self._publish_gauges()
         self._done(result, error)
 
     def _stopped(self, result: Any, error: BaseException | None) -> None:
@@ -242,6 +276,17 @@ class PartitionActor(KActor):
             self.fetches[rid] = leader
             self.post("net", NetSend(ep.host, ep.port, FRONT, request, rid, self.name,
                                      timeout_ms=request.max_wait_ms + REPLICA_SOCKET_TIMEOUT_MS))
+
+    def _poke_log_dir_probe(self) -> None:
+        """A deferred I/O error: ask the log-dir probe (live only) to check now; it decides, through an input."""
+        assert self.rm is not None
+        failures = self.rm.log_manager.deferred_io_failures
+        if failures:
+            log.warning("%s: I/O errors in %s", self.name, ", ".join(sorted(failures)))
+            failures.clear()
+            probe = self.runtime.edges.get("log-dirs")
+            if probe is not None:
+                probe.poke()
 
     def _back_off(self, leader: int) -> None:
         self.backing_off.add(leader)

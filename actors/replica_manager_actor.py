@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import itertools
 import logging
+import os
+import threading
 from collections import defaultdict
 from typing import Any
 
@@ -18,10 +20,12 @@ import attrs
 
 from actors.base import KActor
 from actors.partition_actor import PartitionActor, shard_of
+from core.broker.replica_manager import FETCH_SESSION_ID_NOT_FOUND, SESSION_ID_STRIDE
 from messages.broker_lifecycle import BrokerRegistered, ReplicaManagerInit
 from messages.common import Errors
 from messages.net import NetReply, NetRequest
 from messages.partition import (
+    LogDirFailure,
     ReplicaManagerShutdown,
     ShardBrokerEpoch,
     ShardInit,
@@ -30,7 +34,15 @@ from messages.partition import (
     ShardShutdown,
     ShardStopped,
 )
-from messages.replication import FetchRequest, FetchResponse, ProduceRequest
+from messages.replication import (
+    FINAL_EPOCH,
+    INITIAL_EPOCH,
+    INVALID_SESSION_ID,
+    DescribeMetadataCacheRequest,
+    FetchRequest,
+    FetchResponse,
+    ProduceRequest,
+)
 from messages.requests import (
     LeaderAndIsrRequest,
     LeaderAndIsrResponse,
@@ -42,6 +54,66 @@ from messages.requests import (
 from messages.runtime import ActorInit
 
 log = logging.getLogger("kactor.broker")
+
+LOG_DIR_PROBE_EDGE = "log-dirs"
+LOG_DIR_PROBE_INTERVAL_S = 1.0
+
+
+class LogDirProbe:
+    """An edge (live broker processes only; absent in replay): watches ``log.dirs`` from its own thread and injects
+    one `LogDirFailure` per dir that stops being usable — missing, not a directory, not writable. It is the only
+    way a dir goes offline in a broker process (the shards' LogManagers defer I/O errors and `poke` the probe), so
+    the decision is a recorded input and a replay on healthy scratch dirs takes the same dir offline at the same
+    point. Kafka notices failures only through I/O errors (LogDirFailureChannel); the probe adds a once-a-second
+    check, O(log dirs), independent of the number of partitions."""
+
+    def __init__(self, runtime: object, log_dirs: tuple[str, ...], interval_s: float = LOG_DIR_PROBE_INTERVAL_S
+                 ) -> None:
+        self.runtime = runtime
+        self.log_dirs = tuple(os.path.abspath(d) for d in log_dirs)
+        self.interval_s = interval_s
+        self._wake = threading.Event()
+        self._closed = False
+        self._reported: set[int] = set()
+        self._thread = threading.Thread(target=self._run, name="log-dir-probe", daemon=True)
+        self._thread.start()
+
+    def poke(self) -> None:
+        """An I/O error was seen: check now, with a write test."""
+        self._wake.set()
+
+    def close(self) -> None:
+        self._closed = True
+        self._wake.set()
+
+    @staticmethod
+    def usable(log_dir: str, write_test: bool) -> bool:
+        if not (os.path.isdir(log_dir) and os.access(log_dir, os.W_OK | os.X_OK)):
+            return False
+        if write_test:
+            probe = os.path.join(log_dir, ".kactor-log-dir-probe")
+            try:
+                os.close(os.open(probe, os.O_CREAT | os.O_WRONLY | os.O_TRUNC, 0o644))
+                os.unlink(probe)
+            except OSError:
+                return False
+        return True
+
+    def _run(self) -> None:
+        while not self._closed:
+            poked = self._wake.wait(self.interval_s)
+            self._wake.clear()
+            if self._closed:
+                return
+            for i, d in enumerate(self.log_dirs):
+                if i not in self._reported and not self.usable(d, write_test=poked):
+                    self._reported.add(i)
+                    log.error("log dir %s is unusable: taking its partitions offline", d)
+                    self.runtime.inject("replica-manager", LogDirFailure(i, d), "edge:log-dirs")  # type: ignore
+
+
+class SessionRoutingError(TypeError):
+    """An incremental fetch names a session no shard can hold, or partitions of other shards."""
 
 
 @attrs.define
@@ -65,12 +137,24 @@ def split_request(body: Any, shards: int) -> dict[int, Any]:
     if isinstance(body, UpdateMetadataRequest):
         return dict.fromkeys(range(shards), body)  # every shard keeps a whole MetadataCache (leaders' endpoints)
     if isinstance(body, FetchRequest):
+        if body.session_id != INVALID_SESSION_ID:
+            # an incremental fetch goes to the shard holding its session, and may only name that shard's partitions
+            shard = body.session_id % SESSION_ID_STRIDE
+            if shard >= shards or any(shard_of(fp.tp, shards) != shard for fp in body.partitions):
+                raise SessionRoutingError(body.session_id)
+            return {shard: body}
         groups: dict[int, list[Any]] = defaultdict(list)
         for fp in body.partitions:
             groups[shard_of(fp.tp, shards)].append(fp)
-        return {i: attrs.evolve(body, partitions=tuple(parts)) for i, parts in sorted(groups.items())}
+        # a session lives in one shard: a full request spanning several (brokers with different shard counts)
+        # is served without one
+        epoch = FINAL_EPOCH if len(groups) > 1 and body.session_epoch == INITIAL_EPOCH else body.session_epoch
+        return {i: attrs.evolve(body, partitions=tuple(parts), session_epoch=epoch)
+                for i, parts in sorted(groups.items())}
     if isinstance(body, ProduceRequest):
         return {shard_of(body.tp, shards): body}
+    if isinstance(body, DescribeMetadataCacheRequest):
+        return {0: body}  # every shard holds the whole cache
     raise TypeError(f"replica-manager cannot handle {type(body).__name__}")
 
 
@@ -85,9 +169,12 @@ def merge_responses(request: Any, parts: dict[int, Any]) -> Any:
     if isinstance(request, UpdateMetadataRequest):
         return UpdateMetadataResponse(next((a.error for a in answers if a.error != Errors.NONE), Errors.NONE))
     if isinstance(request, FetchRequest):
+        if len(answers) == 1:
+            return answers[0]  # one shard (a session's): its answer as is
         data = {d.tp: d for a in answers for d in a.partitions}
-        return FetchResponse(tuple(data[fp.tp] for fp in request.partitions if fp.tp in data))
-    if isinstance(request, ProduceRequest):
+        error = next((a.error for a in answers if a.error != Errors.NONE), Errors.NONE)
+        return FetchResponse(tuple(data[fp.tp] for fp in request.partitions if fp.tp in data), error)
+    if isinstance(request, (ProduceRequest, DescribeMetadataCacheRequest)):
         return answers[0]
     raise TypeError(type(request).__name__)
 
@@ -108,6 +195,13 @@ class ReplicaManagerActor(KActor):
             self.runtime.register(name, addr)
             self.send(addr, ActorInit(name, self.runtime.key))
             self.post(name, ShardInit(i, self.shards, msg))
+        edges = self.runtime.edges
+        if "zk" in edges and LOG_DIR_PROBE_EDGE not in edges:  # a live broker process, not a replay or a unit test
+            edges[LOG_DIR_PROBE_EDGE] = LogDirProbe(self.runtime, tuple(msg.log_dirs))
+
+    def on_LogDirFailure(self, msg: LogDirFailure, sender: str) -> None:
+        for i in range(self.shards):
+            self.post(f"partition-{i}", msg)
 
     def on_BrokerRegistered(self, msg: BrokerRegistered, sender: str) -> None:
         for i in range(self.shards):
@@ -119,6 +213,11 @@ class ReplicaManagerActor(KActor):
             return  # shutting down: the sender's timeout / retry takes over, as with a closed socket
         try:
             parts = split_request(body, self.shards)
+        except SessionRoutingError:
+            if msg.reply_expected:
+                self.post("net", NetReply(msg.connection_id, msg.request_id,
+                                          FetchResponse((), FETCH_SESSION_ID_NOT_FOUND)))
+            return
         except TypeError as e:
             log.warning("%s", e)
             return
@@ -147,6 +246,9 @@ class ReplicaManagerActor(KActor):
         if self.shutdown is not None:
             return
         self.shutdown = msg
+        probe = self.runtime.edges.pop(LOG_DIR_PROBE_EDGE, None)
+        if probe is not None:
+            probe.close()
         if self.shards == 0:
             self.post("kafka-server", msg.complete)
         for i in range(self.shards):

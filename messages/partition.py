@@ -71,3 +71,13 @@ class ReplicaManagerGauges:
 
     shard: int
     values: dict[str, int]
+
+
+@message
+class LogDirFailure:
+    """The log-dir probe (an edge) found log dir number ``dir_index`` of ``log.dirs`` unusable (missing, not a
+    directory, not writable): the shards take its partitions offline (ReplicaManager.handleLogDirFailure). The index,
+    not the path, identifies the dir, so a replay on scratch dirs takes the same dir offline."""
+
+    dir_index: int
+    log_dir: str

@@ -7,18 +7,27 @@ from __future__ import annotations
 
 from messages.common import Errors, TopicPartition
 from messages.registry import message
+from messages.requests import UpdateMetadataPartitionState
 
 CONSUMER_REPLICA_ID = -1  # FetchRequest.CONSUMER_REPLICA_ID (ordinary consumers)
+# FetchMetadata (KIP-227): session id 0 = no session; epoch 0 = a full request that asks for a new session,
+# -1 = a full request without a session, ≥ 1 = the next incremental request of the session
+INVALID_SESSION_ID = 0
+INITIAL_EPOCH = 0
+FINAL_EPOCH = -1
 NO_LEADER_EPOCH = -1  # RecordBatch.NO_PARTITION_LEADER_EPOCH: "current leader epoch not provided"
 
 
 @message
 class FetchPartition:
-    """One partition of a FetchRequest: where to read from, and the fetcher's view of the leader epoch (-1 = none)."""
+    """One partition of a FetchRequest: where to read from, the fetcher's view of the leader epoch (-1 = none)."""
 
     tp: TopicPartition
     fetch_offset: int
     leader_epoch: int = NO_LEADER_EPOCH
+    # a follower's own high watermark (-1: not given): with it the leader leaves the partition out of the response
+    # when there is nothing new (no records, same HW, follower at the leader's LEO) — see ReplicaManager._fetch_response
+    high_watermark: int = -1
 
 
 @message
@@ -27,12 +36,21 @@ class FetchRequest:
 
     ``max_wait_ms`` / ``min_records``: a fetch that finds fewer than ``min_records`` records waits in the leader's
     fetch purgatory up to ``max_wait_ms`` (Kafka's min_bytes / max_wait). 0 = answer at once.
+
+    Fetch sessions (KIP-227, reduced): a follower's full request with ``session_epoch`` 0 asks the leader for a
+    session; later requests name it (``session_id``, epoch 1, 2, ...) and carry only the partitions whose fetch
+    state changed, plus the ``forgotten`` ones, so an idle follower's request does not grow with its partition
+    count. ``fetcher_id`` tells the follower's fetchers apart (one session each; a new full request replaces it).
     """
 
     replica_id: int
     partitions: tuple[FetchPartition, ...]
     max_wait_ms: int = 0
     min_records: int = 0
+    session_id: int = INVALID_SESSION_ID
+    session_epoch: int = FINAL_EPOCH
+    forgotten: tuple[TopicPartition, ...] = ()
+    fetcher_id: int = 0
 
 
 @message
@@ -46,7 +64,12 @@ class FetchPartitionData:
 
 @message
 class FetchResponse:
+    """``error``: a top-level error (an unknown fetch session / a wrong session epoch: start a new session);
+    ``session_id``: the session the leader keeps for the fetcher (0: none)."""
+
     partitions: tuple[FetchPartitionData, ...]
+    error: Errors = Errors.NONE
+    session_id: int = INVALID_SESSION_ID
 
 
 @message
@@ -66,3 +89,20 @@ class ProduceResponse:
     error: Errors
     base_offset: int = -1
     high_watermark: int = -1
+
+
+@message
+class DescribeMetadataCacheRequest:
+    """kactor introspection (not a Kafka API): what this broker's MetadataCache holds for ``topics`` (all topics if
+    empty) — the partition states exactly as the controller's last UpdateMetadata left them (ISR not filtered by
+    liveness, unlike a Kafka Metadata response), the alive brokers and the controller id. Lets tests and tools see
+    that an ISR change reached every broker."""
+
+    topics: tuple[str, ...] = ()
+
+
+@message
+class DescribeMetadataCacheResponse:
+    controller_id: int
+    alive_brokers: tuple[int, ...]
+    partition_states: tuple[UpdateMetadataPartitionState, ...]

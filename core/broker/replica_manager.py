@@ -44,6 +44,10 @@ from core.broker.partition import (
 from core.effects import Emit, Proc
 from messages.common import EPOCH_DURING_DELETE, NO_EPOCH, Errors, TopicPartition
 from messages.replication import (
+    INITIAL_EPOCH,
+    INVALID_SESSION_ID,
+    DescribeMetadataCacheRequest,
+    DescribeMetadataCacheResponse,
     FetchPartition,
     FetchPartitionData,
     FetchRequest,
@@ -66,6 +70,11 @@ from messages.requests import (
 UNKNOWN_BROKER_EPOCH = -1  # AbstractControlRequest.UNKNOWN_BROKER_EPOCH
 REQUEST_TIMED_OUT = _err("REQUEST_TIMED_OUT", Errors.UNKNOWN_SERVER_ERROR)
 NOT_ENOUGH_REPLICAS_AFTER_APPEND = _err("NOT_ENOUGH_REPLICAS_AFTER_APPEND", Errors.NOT_LEADER_OR_FOLLOWER)
+FETCH_SESSION_ID_NOT_FOUND = _err("FETCH_SESSION_ID_NOT_FOUND", Errors.UNKNOWN_SERVER_ERROR)
+INVALID_FETCH_SESSION_EPOCH = _err("INVALID_FETCH_SESSION_EPOCH", Errors.UNKNOWN_SERVER_ERROR)
+# A fetch session id ends in the number of the leader shard that holds it (id = seq * stride + shard), so the
+# broker's request front can route an incremental request that names no partition.
+SESSION_ID_STRIDE = 1024
 
 
 class _Offline:
@@ -98,6 +107,30 @@ class DelayedFetch:
     deadline_ms: float
 
 
+@attrs.define
+class FetchSession:
+    """kafka.server.FetchSession (leader side): the partitions a follower's fetcher fetches, with the fetch state
+    it last sent for each (offset, leader epoch, its high watermark)."""
+
+    replica_id: int
+    fetcher_id: int
+    epoch: int  # the epoch the next incremental request must carry
+    partitions: dict[TopicPartition, FetchPartition]
+
+
+@attrs.define
+class FetchSessionHandler:
+    """org.apache.kafka.clients.FetchSessionHandler (follower side, one per leader): the session and what the
+    leader holds for it."""
+
+    session_id: int = INVALID_SESSION_ID
+    epoch: int = INITIAL_EPOCH
+    sent: dict[TopicPartition, FetchPartition] = attrs.Factory(dict)
+
+    def reset(self) -> None:
+        self.session_id, self.epoch, self.sent = INVALID_SESSION_ID, INITIAL_EPOCH, {}
+
+
 @attrs.frozen
 class FollowerFetchState:
     """The follower side's fetcher entry for one partition (PartitionFetchState, simplified)."""
@@ -122,7 +155,15 @@ class ReplicaManager:
         self.is_shutting_down = False
         # follower side: the fetchers (ReplicaFetcherManager), by partition and by leader
         self.fetch_states: dict[TopicPartition, FollowerFetchState] = {}
-        self._fetch_in_flight: dict[int, FetchRequest] = {}
+        self._fetch_in_flight: dict[int, FetchRequest] = {}  # by leader: the full request (every partition)
+        self._session_handlers: dict[int, FetchSessionHandler] = {}  # by leader
+        self._fetch_leaders: set[int] | None = None
+        self.fetcher_id = 0  # our fetcher's id in the sessions we open (the PartitionActor's shard)
+        # leader side: fetch sessions (FetchSessionCache), ids made deterministic from a counter
+        self.fetch_session_shard = 0
+        self._fetch_sessions: dict[int, FetchSession] = {}
+        self._session_by_fetcher: dict[tuple[int, int], int] = {}
+        self._next_session_seq = 1
         # purgatories
         self._delayed_produce: list[DelayedProduce] = []
         self._delayed_fetch: list[DelayedFetch] = []
@@ -134,6 +175,7 @@ class ReplicaManager:
         self._next_isr_expiration_ms = now_ms + config.isr_expiration_interval_ms
         self._next_isr_propagation_ms = now_ms + ISR_CHANGE_PROPAGATION_CHECK_MS
         self._next_hw_checkpoint_ms: float | None = None
+        self._last_hw_checkpoint: dict[str, dict[TopicPartition, int]] = {}  # per dir: what was last written
         # metrics (meters as counts)
         self.isr_expands = 0  # IsrExpandsPerSec
         self.isr_shrinks = 0  # IsrShrinksPerSec
@@ -185,15 +227,26 @@ class ReplicaManager:
                    if p.is_leader and (p.adding_replicas or p.removing_replicas))
 
     def metrics(self) -> dict[str, int]:
-        """Kafka's ReplicaManager metric names → current values (meters as total counts)."""
+        """Kafka's ReplicaManager metric names → current values (meters as total counts); one pass over the
+        partitions (the gauges are refreshed every second with thousands of them)."""
+        leaders = urp = under_min = at_min = reassigning = offline = 0
+        for p in self.all_partitions.values():
+            if not isinstance(p, Partition):
+                offline += 1
+            elif p.leader_replica_id == self.local_broker_id:
+                leaders += 1
+                urp += p.replication_factor - len(p.isr) > 0
+                under_min += len(p.isr) < p.min_insync_replicas
+                at_min += len(p.isr) == p.min_insync_replicas
+                reassigning += bool(p.adding_replicas or p.removing_replicas)
         return {
-            "LeaderCount": self.leader_count,
+            "LeaderCount": leaders,
             "PartitionCount": self.partition_count,
-            "OfflineReplicaCount": self.offline_replica_count,
-            "UnderReplicatedPartitions": self.under_replicated_partitions,
-            "UnderMinIsrPartitionCount": self.under_min_isr_partition_count,
-            "AtMinIsrPartitionCount": self.at_min_isr_partition_count,
-            "ReassigningPartitions": self.reassigning_partitions,
+            "OfflineReplicaCount": offline,
+            "UnderReplicatedPartitions": urp,
+            "UnderMinIsrPartitionCount": under_min,
+            "AtMinIsrPartitionCount": at_min,
+            "ReassigningPartitions": reassigning,
             "IsrExpandsPerSec": self.isr_expands,
             "IsrShrinksPerSec": self.isr_shrinks,
             "FailedIsrUpdatesPerSec": self.failed_isr_updates,
@@ -347,6 +400,7 @@ class ReplicaManager:
             for p in changed:
                 if p.log is not None and p.leader_replica_id is not None:
                     self.fetch_states[p.topic_partition] = FollowerFetchState(p.leader_replica_id, p.leader_epoch)
+                    self._fetch_leaders = None
         return changed
 
     def mark_partition_offline(self, tp: TopicPartition) -> None:
@@ -355,7 +409,7 @@ class ReplicaManager:
         if isinstance(p, Partition):
             p.mark_offline()
         self.all_partitions[tp] = OFFLINE
-        self.fetch_states.pop(tp, None)
+        self.remove_fetchers((tp,))
 
     # ===================================================================================================== stopReplicas
 
@@ -415,6 +469,20 @@ class ReplicaManager:
         self.controller_epoch = request.controller_epoch
         return deleted
 
+    def handle_describe_metadata_cache(self, request: DescribeMetadataCacheRequest
+                                       ) -> Proc[DescribeMetadataCacheResponse]:
+        """kactor introspection: the MetadataCache's partition states (as the last UpdateMetadata left them), alive
+        brokers and controller id."""
+        cache = self.metadata_cache
+        snapshot = cache.snapshot
+        topics = request.topics or tuple(sorted(snapshot.partition_states))
+        states = tuple(st for topic in topics
+                       for _, st in sorted(snapshot.partition_states.get(topic, {}).items()))
+        controller = cache.get_controller_id()
+        yield from ()
+        return DescribeMetadataCacheResponse(-1 if controller is None else controller,
+                                             tuple(sorted(snapshot.alive_brokers)), states)
+
     # ============================================================================================ leader: fetch
 
     def _get_partition_or_error(self, tp: TopicPartition, expect_leader: bool) -> Partition:
@@ -441,18 +509,95 @@ class ReplicaManager:
             self._note_storage_error(e)
             return FetchPartitionData(fp.tp, Errors.KAFKA_STORAGE_ERROR), -1
 
+    @staticmethod
+    def _fetch_response(request: FetchRequest, data: Sequence[FetchPartitionData]) -> FetchResponse:
+        """The FetchResponse, leaving out the partitions that tell the follower nothing new: no records, no error,
+        and the follower already at the leader's log end offset with the leader's high watermark (it said both in
+        its request). A stand-in for the incremental fetch sessions of KIP-227 (Kafka ≥ 1.1), which keep idle
+        partitions out of responses so that an idle broker's fetch cost does not grow with its partition count."""
+        if request.replica_id < 0:
+            return FetchResponse(tuple(data))
+        sent = {fp.tp: fp for fp in request.partitions}
+        return FetchResponse(tuple(
+            d for d in data
+            if d.records or d.error != Errors.NONE or sent[d.tp].high_watermark < 0
+            or d.high_watermark != sent[d.tp].high_watermark or d.log_end_offset != sent[d.tp].fetch_offset),
+            session_id=request.session_id)
+
+    def _resolve_fetch_session(self, request: FetchRequest) -> FetchRequest | FetchResponse:
+        """FetchManager.newContext (KIP-227): a full request with epoch 0 opens a session (replacing the fetcher's
+        previous one); an incremental one updates its session — changed partitions in, forgotten ones out — and
+        stands for every partition of the session. Returns the effective full request (naming the session), or
+        the error response for an unknown session / a wrong epoch."""
+        if request.session_id == INVALID_SESSION_ID:
+            key = (request.replica_id, request.fetcher_id)
+            old = self._session_by_fetcher.pop(key, None)
+            if old is not None:
+                self._fetch_sessions.pop(old, None)
+            sid = self._next_session_seq * SESSION_ID_STRIDE + self.fetch_session_shard
+            self._next_session_seq += 1
+            self._fetch_sessions[sid] = FetchSession(request.replica_id, request.fetcher_id, 1,
+                                                     {fp.tp: fp for fp in request.partitions})
+            self._session_by_fetcher[key] = sid
+            return attrs.evolve(request, session_id=sid)
+        session = self._fetch_sessions.get(request.session_id)
+        if session is None or session.replica_id != request.replica_id:
+            return FetchResponse((), FETCH_SESSION_ID_NOT_FOUND)
+        if request.session_epoch != session.epoch:
+            return FetchResponse((), INVALID_FETCH_SESSION_EPOCH)
+        session.epoch += 1
+        for tp in request.forgotten:
+            session.partitions.pop(tp, None)
+        for fp in request.partitions:
+            session.partitions[fp.tp] = fp
+        return attrs.evolve(request, partitions=tuple(session.partitions.values()), forgotten=())
+
     def _read_all(self, request: FetchRequest) -> list[FetchPartitionData]:
-        return [self._read_partition(fp, request.replica_id >= 0)[0] for fp in request.partitions]
+        """readFromLocalLog over the request; for a follower, the partitions with nothing new for it are skipped
+        (`_fetch_response` would leave them out anyway)."""
+        if request.replica_id < 0:
+            return [self._read_partition(fp, False)[0] for fp in request.partitions]
+        return [self._read_partition(fp, True)[0] for fp in request.partitions if self._nothing_new(fp) is None]
+
+    def _nothing_new(self, fp: FetchPartition) -> Partition | None:
+        """The led Partition if a follower's fetch of it can bring the follower nothing (it is at our log end offset
+        with our high watermark, at our leader epoch), else None. The fast path of an idle fetch: no read, no
+        response entry — what keeps an idle broker's cost per fetch round small with thousands of partitions."""
+        if fp.high_watermark < 0:
+            return None
+        p = self.all_partitions.get(fp.tp)
+        if not isinstance(p, Partition) or p.leader_replica_id != self.local_broker_id or p.log is None:
+            return None
+        if fp.leader_epoch != NO_LEADER_EPOCH_PROVIDED and fp.leader_epoch != p.leader_epoch:
+            return None
+        log = p.log
+        if fp.fetch_offset != log.log_end_offset or fp.high_watermark != log.high_watermark:
+            return None
+        return p
 
     def handle_fetch(self, request: FetchRequest, now_ms: float, reply_to: str = "") -> Proc[FetchResponse | None]:
         """ReplicaManager.fetchMessages: read, update follower fetch state (LEO, lastCaughtUpTime, HW), expand ISRs
         (one ZooKeeper batch for the whole request), then answer — or park in the fetch purgatory (None is
         returned; the response is emitted later as ``Emit(reply_to, FetchResponse)``)."""
         is_follower = request.replica_id >= 0
+        if is_follower and (request.session_id != INVALID_SESSION_ID or request.session_epoch == INITIAL_EPOCH):
+            resolved = self._resolve_fetch_session(request)
+            if isinstance(resolved, FetchResponse):
+                return resolved
+            request = resolved
         results: list[FetchPartitionData] = []
         proposals: list[tuple[Partition, IsrProposal]] = []
         hw_moved: list[TopicPartition] = []
         for fp in request.partitions:
+            if is_follower:
+                idle = self._nothing_new(fp)
+                if idle is not None:
+                    replica = idle.remote_replicas.get(request.replica_id)
+                    if (replica is not None and replica.log_end_offset == fp.fetch_offset
+                            and not idle.needs_expand_isr(request.replica_id)):
+                        # Partition.updateFollowerFetchState with nothing else to do: caught up as of now
+                        replica.update_fetch_state(fp.fetch_offset, 0, now_ms, fp.fetch_offset)
+                        continue
             data, leo = self._read_partition(fp, is_follower)
             if is_follower and data.error == Errors.NONE:
                 p = self.all_partitions[fp.tp]
@@ -478,7 +623,7 @@ class ReplicaManager:
         if request.max_wait_ms > 0 and total < request.min_records and not has_error and request.partitions:
             self._delayed_fetch.append(DelayedFetch(reply_to, request, now_ms + request.max_wait_ms))
             return None
-        return FetchResponse(tuple(results))
+        return self._fetch_response(request, results)
 
     # ========================================================================================== leader: produce
 
@@ -541,7 +686,7 @@ class ReplicaManager:
                         if d.tp == tp and d.error == Errors.UNKNOWN_TOPIC_OR_PARTITION else d for d in data]
             if (leadership_changed or any(d.error != Errors.NONE for d in data)
                     or sum(len(d.records) for d in data) >= op.request.min_records):
-                yield Emit(op.reply_to, FetchResponse(tuple(data)))
+                yield Emit(op.reply_to, self._fetch_response(op.request, data))
             else:
                 keep_f.append(op)
         self._delayed_fetch = keep_f
@@ -559,7 +704,7 @@ class ReplicaManager:
         keep_f = []
         for op in self._delayed_fetch:
             if op.deadline_ms <= now_ms:
-                yield Emit(op.reply_to, FetchResponse(tuple(self._read_all(op.request))))
+                yield Emit(op.reply_to, self._fetch_response(op.request, self._read_all(op.request)))
             else:
                 keep_f.append(op)
         self._delayed_fetch = keep_f
@@ -578,29 +723,55 @@ class ReplicaManager:
         """ReplicaFetcherManager.removeFetcherForPartitions."""
         for tp in tps:
             self.fetch_states.pop(tp, None)
+        self._fetch_leaders = None
 
     def fetch_leaders(self) -> set[int]:
-        return {st.leader_id for st in self.fetch_states.values()}
+        """The leaders fetched from (cached: asked after every step of a PartitionActor)."""
+        if self._fetch_leaders is None:
+            self._fetch_leaders = {st.leader_id for st in self.fetch_states.values()}
+        return self._fetch_leaders
 
     def fetch_request_for(self, leader_id: int) -> FetchRequest | None:
-        """The next FetchRequest to ``leader_id``: every partition followed from it, at the local LEO. None if a
-        request to that leader is in flight or nothing is fetched from it."""
+        """The next FetchRequest to ``leader_id`` (ReplicaFetcherThread.buildFetch + FetchSessionHandler.build):
+        every partition followed from it, at the local LEO — in full when there is no session, else only the
+        partitions whose fetch state changed since the last request, and the forgotten ones. None if a request to
+        that leader is in flight or nothing is fetched from it."""
         if leader_id in self._fetch_in_flight:
             return None
-        parts = []
+        handler = self._session_handlers.setdefault(leader_id, FetchSessionHandler())
+        sent = handler.sent
+        parts: list[FetchPartition] = []
+        changed: list[FetchPartition] = []
+        new = 0  # partitions the session does not hold yet
         for tp, st in self.fetch_states.items():
             if st.leader_id != leader_id:
                 continue
-            p = self.online_partition(tp)
-            if p is None or p.log is None:
+            p = self.all_partitions.get(tp)
+            if not isinstance(p, Partition) or p.log is None:
                 continue
-            parts.append(FetchPartition(tp, p.log.log_end_offset, st.leader_epoch))
+            log = p.log
+            fp = sent.get(tp)  # unchanged since the last request: reuse it (no new object, no comparison of attrs)
+            if (fp is None or fp.fetch_offset != log.log_end_offset or fp.leader_epoch != st.leader_epoch
+                    or fp.high_watermark != log.high_watermark):
+                new += fp is None
+                fp = FetchPartition(tp, log.log_end_offset, st.leader_epoch, log.high_watermark)
+                changed.append(fp)
+            parts.append(fp)
         if not parts:
+            handler.reset()
             return None
-        request = FetchRequest(self.local_broker_id, tuple(sorted(parts, key=lambda f: f.tp)),
-                               self.config.replica_fetch_wait_max_ms, self.config.replica_fetch_min_records)
-        self._fetch_in_flight[leader_id] = request
-        return request
+        full = FetchRequest(self.local_broker_id, tuple(parts), self.config.replica_fetch_wait_max_ms,
+                            self.config.replica_fetch_min_records, fetcher_id=self.fetcher_id)
+        self._fetch_in_flight[leader_id] = full
+        if handler.session_id == INVALID_SESSION_ID:
+            parts.sort(key=lambda f: (f.tp.topic, f.tp.partition))
+            return attrs.evolve(full, partitions=tuple(parts), session_epoch=INITIAL_EPOCH)
+        forgotten: tuple[TopicPartition, ...] = ()
+        if len(parts) - new != len(sent):  # some partition of the session is no longer fetched from this leader
+            current = {fp.tp for fp in parts}
+            forgotten = tuple(tp for tp in sent if tp not in current)
+        return attrs.evolve(full, partitions=tuple(changed), session_id=handler.session_id,
+                            session_epoch=handler.epoch, forgotten=forgotten)
 
     def build_fetch_requests(self) -> dict[int, FetchRequest]:
         """One FetchRequest per leader broker with no request in flight (ReplicaFetcherThread.buildFetch)."""
@@ -612,13 +783,24 @@ class ReplicaManager:
         return out
 
     def fetch_failed(self, leader_id: int) -> None:
-        """The request to ``leader_id`` got no response (leader gone / timeout): allow a new one."""
+        """The request to ``leader_id`` got no response (leader gone / timeout): allow a new one, in full."""
         self._fetch_in_flight.pop(leader_id, None)
+        handler = self._session_handlers.get(leader_id)
+        if handler is not None:
+            handler.reset()
 
     def handle_fetch_response(self, leader_id: int, response: FetchResponse, now_ms: float) -> Proc[int]:
         """ReplicaFetcherThread.processPartitionData for each partition still fetched from ``leader_id`` at the
         offset that was requested; returns the number of records appended."""
         request = self._fetch_in_flight.pop(leader_id, None)
+        handler = self._session_handlers.get(leader_id)
+        if handler is not None:
+            if response.error != Errors.NONE or request is None or response.session_id == INVALID_SESSION_ID:
+                handler.reset()  # FetchSessionHandler.handleResponse: an error or no session → full next time
+            else:
+                handler.epoch = handler.epoch + 1 if handler.session_id == response.session_id else 1
+                handler.session_id = response.session_id
+                handler.sent = {fp.tp: fp for fp in request.partitions}
         offsets = {fp.tp: fp.fetch_offset for fp in request.partitions} if request is not None else {}
         appended = 0
         for d in response.partitions:
@@ -663,12 +845,18 @@ class ReplicaManager:
     # ========================================================================================== HW checkpointing
 
     def checkpoint_high_watermarks(self) -> Proc[None]:
-        """ReplicaManager.checkpointHighWatermarks: ``replication-offset-checkpoint`` in every live log dir."""
+        """ReplicaManager.checkpointHighWatermarks: ``replication-offset-checkpoint`` in every live log dir.
+
+        A dir whose high watermarks are exactly those last written is not rewritten (the file would be identical):
+        an idle broker with 10,000 partitions otherwise rewrites — and, sharded, re-reads — them every 5 s."""
         by_dir: dict[str, dict[TopicPartition, int]] = {d: {} for d in self.log_manager.live_log_dirs}
         for p in self.online_partitions():
             if p.log is not None and p.log.parent_dir in by_dir:
                 by_dir[p.log.parent_dir][p.topic_partition] = p.log.high_watermark
         for d, hws in by_dir.items():
+            if self._last_hw_checkpoint.get(d) == hws:
+                continue
+            written = hws
             try:
                 if not os.path.isdir(d):
                     raise KafkaStorageError(f"log dir {d} is not available", d)
@@ -679,9 +867,11 @@ class ReplicaManager:
                     others = {tp: o for tp, o in read_offset_checkpoint(path).items() if not owns(tp)}
                     hws = {**others, **hws}
                 write_offset_checkpoint(path, hws)
+                self._last_hw_checkpoint[d] = written
             except KafkaStorageError as e:
                 e.log_dir = d
-                self._note_storage_error(e)
+                if not self.log_manager.defer(e):
+                    self._note_storage_error(e)
         yield from self._process_log_dir_failures()
 
     # ========================================================================================= log dir failure
@@ -750,6 +940,7 @@ class ReplicaManager:
         """ReplicaManager.shutdown: stop fetching; checkpoint high watermarks."""
         self.is_shutting_down = True
         self.fetch_states.clear()
+        self._fetch_leaders = None
         self._fetch_in_flight.clear()
         if checkpoint_hw:
             yield from self.checkpoint_high_watermarks()

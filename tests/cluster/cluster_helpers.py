@@ -136,3 +136,33 @@ def run_kactor(*args: str, check: bool = True, timeout: float = 120) -> subproce
     if check and proc.returncode != 0:
         raise AssertionError(f"kactor {' '.join(args)} exited {proc.returncode}\n{proc.stdout}\n{proc.stderr}")
     return proc
+
+
+# -- appended for issue #6 (topic deletion / reassignment tests) -------------------------------------------------------
+def produce(c: Cluster, topic: str, partition: int, records: tuple[str, ...], acks: int = -1) -> Any:
+    """A ProduceRequest to the partition's current leader over kactor's transport; returns the ProduceResponse."""
+    from kactor.edges.transport import request
+    from messages.common import TopicPartition
+    from messages.replication import ProduceRequest
+
+    state = c.partition_state(topic, partition)
+    assert state is not None and state["leader"] >= 0, f"{topic}-{partition} has no leader: {state}"
+    return request("127.0.0.1", c.lc.ports[state["leader"]], "replica-manager",
+                   ProduceRequest(TopicPartition(topic, partition), records, acks), timeout_s=30.0)
+
+
+def topic_dirs(c: Cluster, broker_id: int, topic: str) -> list[str]:
+    """The ``<topic>-<partition>`` directories (also ``…-delete`` leftovers) in a broker's log dir."""
+    path = c.log_dir(broker_id)
+    if not os.path.isdir(path):
+        return []
+    prefix = f"{topic}-"
+    return sorted(d for d in os.listdir(path)
+                  if d.startswith(prefix) and d[len(prefix):].split(".")[0].isdigit())
+
+
+def segment_records(c: Cluster, broker_id: int, topic: str, partition: int) -> list[list[Any]]:
+    """The records of a partition's segment file on a broker (``[offset, leader_epoch, value]`` lines)."""
+    path = os.path.join(c.log_dir(broker_id), f"{topic}-{partition}", "00000000000000000000.log")
+    with open(path, encoding="utf-8") as f:
+        return [json.loads(line) for line in f if line.strip()]

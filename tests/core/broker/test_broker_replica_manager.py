@@ -99,7 +99,7 @@ def test_becomeFollowerWhenLeaderIsUnchangedButMissedLeaderUpdateIbp26(tmp_path)
     assert p.get_leader_epoch() == 3
     assert p.log.log_end_offset == 1  # truncated to the HW
     assert rm.fetch_states[TP0].leader_epoch == 3
-    assert rm.fetch_request_for(1).partitions == (FetchPartition(TP0, 1, 3),)
+    assert rm.fetch_request_for(1).partitions == (FetchPartition(TP0, 1, 3, high_watermark=1),)
 
 
 def test_becomeFollowerWhileOldClientFetchInPurgatory(tmp_path):
