@@ -113,7 +113,8 @@ class PartitionActor(KActor):
         config = BrokerSideConfig(cfg.broker_id, tuple(cfg.log_dirs),
                                   replica_lag_time_max_ms=cfg.replica_lag_time_max_ms,
                                   replica_high_watermark_checkpoint_interval_ms=cfg.high_watermark_checkpoint_interval_ms,
-                                  replica_fetch_wait_max_ms=cfg.replica_fetch_wait_max_ms)
+                                  replica_fetch_wait_max_ms=cfg.replica_fetch_wait_max_ms,
+                                  min_insync_replicas=cfg.min_insync_replicas)
         self.fetch_backoff_ms = cfg.replica_fetch_backoff_ms
         # I/O errors are deferred: only the log-dir probe's recorded LogDirFailure takes a dir offline
         self.rm = ReplicaManager(config, self.now_ms(), LogManager(config.log_dirs, owns, defer_io_errors=True))

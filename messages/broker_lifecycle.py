@@ -59,9 +59,11 @@ class ReplicaManagerInit:
     replica_fetch_backoff_ms: int = 1000
     high_watermark_checkpoint_interval_ms: int = 5000
     partition_actors: int = 8
+    min_insync_replicas: int = 1
 
     @classmethod
     def from_kafka_config(cls, cfg: Any) -> ReplicaManagerInit:
         return cls(cfg.broker_id, tuple(cfg.log_dirs), cfg["replica.lag.time.max.ms"],
                    cfg["replica.fetch.wait.max.ms"], cfg["replica.fetch.backoff.ms"],
-                   cfg["replica.high.watermark.checkpoint.interval.ms"], cfg["kactor.partition.actors"])
+                   cfg["replica.high.watermark.checkpoint.interval.ms"], cfg["kactor.partition.actors"],
+                   cfg["min.insync.replicas"])
