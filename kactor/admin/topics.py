@@ -149,17 +149,20 @@ def alter_topic(admin: AdminZkClient, out: Out, include: str, *, partitions: int
 # -- delete --------------------------------------------------------------------------------------------------------
 def delete_topic(admin: AdminZkClient, out: Out, include: str, if_exists: bool = False) -> list[str]:
     """ZookeeperTopicService.deleteTopic: mark each matched topic for deletion (refused as a whole, before any
-    write, if one is internal or already marked)."""
+    write, if one is internal). A topic already marked is reported on stdout and skipped, exit 0, as Kafka 2.6
+    does (it catches NodeExistsException from createDeleteTopicPath and prints the line)."""
     topics = get_topics(admin, include)
     ensure_topic_exists(topics, include, not if_exists)
     for topic in topics:
         if topic_name.is_internal(topic):
             raise AdminOperationException(
                 f"Topic {topic} is a kafka internal topic and is not allowed to be marked for deletion.")
-        if admin.is_topic_marked_for_deletion(topic):
-            raise TopicAlreadyMarkedForDeletionException(f"Topic {topic} is already marked for deletion.")
     for topic in topics:
-        admin.delete_topic(topic)
+        try:
+            admin.delete_topic(topic)
+        except TopicAlreadyMarkedForDeletionException:
+            out(f"Topic {topic} is already marked for deletion.")
+            continue
         out(f"Topic {topic} is marked for deletion.")
         out(DELETE_NOTE)
     return topics
