@@ -34,7 +34,7 @@ from messages.zk import (
     ZkSessionEvent,
     ZkWatchEvent,
 )
-from zk_bridge.executor import ZkExecutor, ZooKeeperUnreachable, connect
+from zk_bridge.executor import FENCED_CHUNK, ZkExecutor, ZooKeeperUnreachable, connect
 from zk_bridge.server import free_port
 
 DEADLINE_S = 10.0
@@ -160,6 +160,28 @@ def test_fenced_ops(ex: ZkExecutor, zk: KazooClient) -> None:
     assert zk.exists("/f3") is None
     # reads are never fenced
     assert run(ex, GetData("/s"), fence=1)[0].code == OK
+
+
+def test_fenced_writes_in_chunks_keep_per_op_results(ex: ZkExecutor, zk: KazooClient) -> None:
+    """More fenced writes than one chunk (FENCED_CHUNK) go as a few multis; a failing op still fails alone and its
+    chunk-mates are applied, exactly as if each had been sent on its own."""
+    zk.create("/controller_epoch", b"1")
+    n = 2 * FENCED_CHUNK + 22
+    for i in range(n):
+        zk.create(f"/p/{i}", b"0", makepath=True)
+    ops = [SetData(f"/p/{i}", f"v{i}", 7 if i == 70 else 0) for i in range(n)]
+    ops[140] = SetData("/p/missing", "x", 0)
+    results = run(ex, *ops, fence=0)
+    codes = [r.code for r in results]
+    assert codes[70] == BADVERSION and codes[140] == NONODE
+    assert codes[:70] + codes[71:140] + codes[141:] == [OK] * (n - 2)
+    assert zk.get("/p/0")[0] == b"v0" and zk.get("/p/69")[1].version == 1 and zk.get("/p/70")[0] == b"0"
+    assert results[1].stat.version == 1
+
+    zk.set("/controller_epoch", b"2")  # another controller: every op of every chunk is fenced off, none applied
+    moved = run(ex, *[SetData(f"/p/{i}", "late", 1) for i in range(n)], fence=0)
+    assert {r.code for r in moved} == {CONTROLLER_MOVED}
+    assert all(zk.get(f"/p/{i}")[0] != b"late" for i in range(n))
 
 
 def _watch_events(rec: Recorder, n: int) -> list[ZkWatchEvent]:
