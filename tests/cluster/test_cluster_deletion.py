@@ -1,0 +1,158 @@
+"""Issue #6 on a real cluster: topic deletion (TopicDeletionManager, reference §8.1) read from the znodes and from the
+brokers' log dirs — every replica alive, a dead follower halting it, a controller killed mid-way, deletion disabled,
+a second delete of a marked topic, a partition added during deletion, and a topic re-created with fresh logs."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from cluster_helpers import produce, run_kactor, segment_records, topic_dirs
+
+from messages.common import Errors
+
+pytestmark = pytest.mark.cluster
+
+BROKERS = (0, 1, 2)
+
+
+def _delete(c, topic: str):  # type: ignore[no-untyped-def]
+    return run_kactor("topics", "--zookeeper", c.connect_string, "--delete", "--topic", topic, check=False)
+
+
+def _topic_gone(c, topic: str) -> bool:  # type: ignore[no-untyped-def]
+    """Every znode of the topic gone (/brokers/topics/t, /config/topics/t, /admin/delete_topics/t)."""
+    return not any(c.zk.exists(p) for p in (f"/brokers/topics/{topic}", f"/config/topics/{topic}",
+                                            f"/admin/delete_topics/{topic}"))
+
+
+def _no_dirs(c, topic: str, brokers=BROKERS) -> bool:  # type: ignore[no-untyped-def]
+    return all(topic_dirs(c, b, topic) == [] for b in brokers)
+
+
+def test_deletion_with_every_replica_alive_then_recreate_gets_fresh_logs(start_cluster) -> None:
+    c = start_cluster(3)
+    c.create_topic("t", partitions=2, replication_factor=3, configs={"retention.ms": "1000000"})
+    assert c.json("/config/topics/t") == {"version": 1, "config": {"retention.ms": "1000000"}}
+    c.wait_partition("t", 0, lambda s: sorted(s["isr"]) == [0, 1, 2], what="t-0 ISR of 3")
+    resp = produce(c, "t", 0, ("a", "b", "c"))
+    assert resp.error == Errors.NONE and resp.base_offset == 0 and resp.high_watermark == 3
+    assert all(topic_dirs(c, b, "t") == ["t-0", "t-1"] for b in BROKERS)
+    # a delete node for a topic that does not exist is removed by the controller
+    c.zk.create("/admin/delete_topics/ghost")
+
+    out = _delete(c, "t")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines() == ["Topic t is marked for deletion.",
+                                       "Note: This will have no impact if delete.topic.enable is not set to true."]
+    c.wait(lambda: _topic_gone(c, "t"), what="/brokers/topics/t, /config/topics/t, /admin/delete_topics/t removed")
+    c.wait(lambda: _no_dirs(c, "t"), what="t-0 and t-1 log dirs removed on every broker")
+    c.wait(lambda: c.zk.get_children("/admin/delete_topics") == [], what="/admin/delete_topics/ghost removed")
+    assert c.zk.get_children("/brokers/topics") == []
+    assert not c.zk.exists("/config/topics/ghost") and not c.zk.exists("/brokers/topics/ghost")
+
+    # re-created: new partitions (leader_epoch 0, version 0) with fresh, empty logs starting at offset 0
+    c.create_topic("t", partitions=2, replication_factor=3)
+    for p in (0, 1):
+        st = c.wait_partition("t", p, lambda s: len(s["isr"]) == 3, what=f"t-{p} ISR of 3 after re-creation")
+        assert st["leader_epoch"] == 0 and st["controller_epoch"] == 1
+        assert c.zk.exists(f"/brokers/topics/t/partitions/{p}/state").version in (0, 1, 2, 3)
+    assert all(topic_dirs(c, b, "t") == ["t-0", "t-1"] for b in BROKERS)
+    assert all(segment_records(c, b, "t", 0) == [] for b in BROKERS)
+    resp = produce(c, "t", 0, ("fresh",))
+    assert resp.error == Errors.NONE and resp.base_offset == 0 and resp.high_watermark == 1
+
+
+def test_deletion_halted_by_dead_follower_completes_after_restart(start_cluster) -> None:
+    c = start_cluster(3)
+    controller = c.controller_id()
+    c.create_topic("t", partitions=2, replication_factor=3)
+    follower = next(b for b in BROKERS if b != controller)
+    alive = [b for b in BROKERS if b != follower]
+    c.wait(lambda: all(topic_dirs(c, b, "t") == ["t-0", "t-1"] for b in BROKERS), what="t's logs on every broker")
+    c.kill(follower)  # SIGKILL: its replicas go offline once its session expires
+    c.wait(lambda: follower not in c.live_brokers(), what=f"broker {follower} to expire")
+    c.wait(lambda: all(follower not in c.partition_state("t", p)["isr"] for p in (0, 1)),
+           what=f"broker {follower} out of the ISRs")
+
+    assert _delete(c, "t").returncode == 0
+    # the live replicas are deleted; the dead one keeps the topic queued (halted, not failed)
+    c.wait(lambda: _no_dirs(c, "t", alive), what="t dirs removed on the live brokers")
+    assert topic_dirs(c, follower, "t") == ["t-0", "t-1"]
+    assert c.zk.exists("/brokers/topics/t") and c.zk.exists("/admin/delete_topics/t")
+    assert c.zk.exists("/config/topics/t")
+
+    # a second delete of a topic already marked says so (exit 0, as Kafka 2.6) and changes nothing
+    marker = c.zk.exists("/admin/delete_topics/t")
+    again = _delete(c, "t")
+    assert (again.returncode, again.stdout) == (0, "Topic t is already marked for deletion.\n"), again.stderr
+    assert c.zk.exists("/admin/delete_topics/t") == marker
+
+    # a partition added while the topic is being deleted is reverted (restorePartitionReplicaAssignment), never created
+    before = c.json("/brokers/topics/t")
+    added = dict(before, partitions={**before["partitions"], "2": alive})
+    c.zk.set("/brokers/topics/t", json.dumps(added).encode())
+    c.wait(lambda: c.json("/brokers/topics/t")["partitions"].keys() == {"0", "1"},
+           what="the added partition t-2 reverted in /brokers/topics/t")
+    assert c.json("/brokers/topics/t") == before
+    assert not c.zk.exists("/brokers/topics/t/partitions/2")
+    assert all("t-2" not in topic_dirs(c, b, "t") for b in BROKERS)
+
+    c.restart(follower)
+    c.wait(lambda: _topic_gone(c, "t"), what="deletion completed after the follower restarted")
+    c.wait(lambda: _no_dirs(c, "t"), what="t dirs removed on every broker, the restarted one included")
+    assert c.zk.get_children("/brokers/topics") == []
+
+
+def test_deletion_resumed_after_controller_broker_killed_mid_way(start_cluster) -> None:
+    c = start_cluster(3)
+    old_controller = c.controller_id()
+    assert old_controller is not None
+    c.create_topic("t", partitions=2, replication_factor=3)
+    follower, survivor = (b for b in BROKERS if b != old_controller)
+    c.wait(lambda: all(topic_dirs(c, b, "t") == ["t-0", "t-1"] for b in BROKERS), what="t's logs on every broker")
+    c.kill(follower)
+    c.wait(lambda: follower not in c.live_brokers(), what=f"broker {follower} to expire")
+    assert _delete(c, "t").returncode == 0
+    # mid-way: the live replicas are deleted, the dead follower's are not
+    c.wait(lambda: _no_dirs(c, "t", (old_controller, survivor)), what="t dirs removed on the live brokers")
+    assert c.zk.exists("/brokers/topics/t") and c.zk.exists("/admin/delete_topics/t")
+
+    c.kill(old_controller)
+    c.wait(lambda: c.controller_id() == survivor and c.controller_epoch() == 2,
+           what=f"broker {survivor} elected controller (epoch 2)")
+    # the new controller picks the deletion up from /admin/delete_topics (still halted: two replicas are offline)
+    assert c.zk.exists("/brokers/topics/t") and c.zk.exists("/admin/delete_topics/t")
+
+    c.restart(follower)
+    c.restart(old_controller)
+    c.wait(lambda: _topic_gone(c, "t"), what="deletion completed by the new controller")
+    c.wait(lambda: _no_dirs(c, "t"), what="t dirs removed on every broker")
+    assert c.controller_id() == survivor
+
+
+def test_delete_topic_disabled_removes_the_marker_and_keeps_the_topic(start_cluster) -> None:
+    c = start_cluster(3, overrides=("delete.topic.enable=false",))
+    c.create_topic("t", partitions=2, replication_factor=3)
+    states = {p: c.wait_partition("t", p, lambda s: len(s["isr"]) == 3) for p in (0, 1)}
+    assignment = c.json("/brokers/topics/t")
+    out = _delete(c, "t")
+    assert out.returncode == 0 and "Topic t is marked for deletion." in out.stdout
+    c.wait(lambda: not c.zk.exists("/admin/delete_topics/t"), what="/admin/delete_topics/t removed by the controller")
+    assert c.json("/brokers/topics/t") == assignment
+    assert c.zk.exists("/config/topics/t")
+    assert {p: c.partition_state("t", p) for p in (0, 1)} == states
+    assert all(topic_dirs(c, b, "t") == ["t-0", "t-1"] for b in BROKERS)
+    resp = produce(c, "t", 1, ("still", "here"))
+    assert resp.error == Errors.NONE and resp.base_offset == 0
+
+
+def test_second_delete_of_a_marked_topic_exits_as_kafka_2_6(zk_chroot: str, zk) -> None:
+    """TopicCommand (2.6, --zookeeper): ``case _: NodeExistsException => println(s"Topic $topic is already marked
+    for deletion.")`` — no exception, so exit code 0. No broker is needed: nothing removes the marker meanwhile."""
+    zk.create("/brokers/topics/t", b'{"version":2,"partitions":{"0":[0]},"adding_replicas":{},"removing_replicas":{}}',
+              makepath=True)
+    zk.create("/admin/delete_topics/t", makepath=True)
+    out = run_kactor("topics", "--zookeeper", zk_chroot, "--delete", "--topic", "t", check=False)
+    assert (out.returncode, out.stdout) == (0, "Topic t is already marked for deletion.\n"), (out.returncode,
+                                                                                               out.stdout, out.stderr)
