@@ -1,0 +1,117 @@
+"""controlled-shutdown: a broker is stopped with SIGTERM and asks the controller to move its leaderships first;
+time from the ControlledShutdownRequest to the controller's answer.
+
+Kafka's setup (Jun Rao, Kafka 1.1): 5 brokers, 25,000 topics × 1 partition, RF 2 = 50,000 replicas, about 10,000 on
+the broker asked to stop and about 5,000 of them leaders: 3 s in 1.1 (6.5 min in 1.0).
+
+Set-up: topic and partition state znodes are written straight into ZooKeeper before the brokers start (leader = first
+replica, ISR = both replicas). Each run stops a different non-controller broker, restarts it, and puts every leader
+back on its preferred replica (/admin/preferred_replica_election) so each run starts from the same layout.
+
+Figure: from the shutting broker's trace, the NetSend of its first ControlledShutdownRequest to the receipt of the
+successful ControlledShutdownResponse (retries included). Also: the controller's own span (the request's arrival to
+the end of the cascade that answered it). Ceiling: as many fenced conditional writes (multi {check
+/controller_epoch, setData at version}) as the controller wrote state znodes during the shutdown, pipelined.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+
+from bench import common as c
+
+ANCHOR = "Kafka 1.1: 3 s for ~10,000 replicas / ~5,000 leaders on the broker (1.0: 6.5 min); KAFKA-3436: 2,500 in 3 s"
+
+
+def restore_preferred(bc: c.BenchCluster) -> int:
+    states = c.read_states(bc.zk, bc.layout)
+    moved = [(t, p) for (t, p), (st, _) in states.items() if st and st["leader"] != bc.layout[t][p][0]]
+    if moved:
+        data = json.dumps({"version": 1, "partitions": [{"topic": t, "partition": p} for t, p in moved]}).encode()
+        c.wait_for(lambda: not bc.zk.exists("/admin/preferred_replica_election"), 120, "no pending election")
+        bc.zk.ensure_path("/admin")
+        bc.zk.create("/admin/preferred_replica_election", data)
+        c.wait_for(lambda: not bc.zk.exists("/admin/preferred_replica_election"), 300, "preferred election done")
+        bc.settle()
+    return len(moved)
+
+
+def measure_run(bc: c.BenchCluster, victim: int, controller: int, t_start_ms: float) -> dict[str, float]:
+    time.sleep(1.5)  # the controller's trace flushes every second
+    bpath = bc.trace_file(victim)
+    sent = [r for r in c.scan(bpath, ["NetSend"], t_start_ms)
+            if r["payload"]["body"].get("@") == "ControlledShutdownRequest"]
+    answers = [r for r in c.scan(bpath, ["NetResponse"], t_start_ms)
+               if r["payload"]["body"].get("@") == "ControlledShutdownResponse"]
+    if not sent or not answers:
+        raise RuntimeError(f"no ControlledShutdown request/answer in {bpath}")
+    ok = [r for r in answers if r["payload"]["body"]["error"]["v"] == "NONE"
+          and not r["payload"]["body"]["remaining_partitions"]]
+    end = (ok or answers)[0]
+    cpath = bc.trace_file(controller)
+    arrived = [r for r in c.scan(cpath, ["NetRequest"], t_start_ms)
+               if r["payload"]["body"].get("@") == "ControlledShutdownRequest"]
+    replies = [r for r in c.scan(cpath, ["NetReply"], t_start_ms)
+               if r["payload"]["body"].get("@") == "ControlledShutdownResponse"]
+    writes = 0
+    if arrived and replies:
+        for r in c.scan(cpath, ["ZkRequest"], arrived[0]["ts"]):
+            if r["seq"] > replies[-1]["seq"]:
+                break
+            for op in r["payload"]["batch"]["ops"]:
+                if op.get("@") == "SetData" and op["path"].endswith("/state"):
+                    writes += 1
+    out = {"broker_view": (end["ts"] - sent[0]["ts"]) / 1000.0, "attempts": float(len(sent)),
+           "writes": float(writes), "payload": 0.0}
+    if arrived and replies:
+        bound = c.first_input_after(cpath, replies[-1]["seq"]) or replies[-1]["ts"]
+        out["controller_view"] = (min(bound, end["ts"]) - arrived[0]["ts"]) / 1000.0
+    return out
+
+
+def run(scale: float = 1.0, runs: int = 3, tmpfs: bool = False) -> c.Result:
+    topics = c.scale_count(25000, scale, minimum=5)
+    layout = c.assignment(topics, 1, 2, 5)
+    scale_text = f"5 brokers, {topics:,} topics × 1 partition, RF 2 ({2 * topics:,} replicas)"
+    load_before = c.load_average()
+    figures: list[float] = []
+    controller_view: list[float] = []
+    ceilings: list[float] = []
+    notes: list[str] = []
+    payload = c.state_json(1, [1], 2, 1)
+    with c.BenchCluster(5, layout, tmpfs=tmpfs,
+                        overrides=["auto.leader.rebalance.enable=false"]) as bc:
+        notes.append(f"set-up: znodes written directly (kazoo multi) in {bc.populate_s:.1f} s, cluster settled in "
+                     f"{bc.startup_s:.1f} s")
+        controller = bc.controller()
+        assert controller is not None
+        victims = [b for b in range(5) if b != controller]
+        for i in range(runs):
+            victim = victims[i % len(victims)]
+            states = c.read_states(bc.zk, layout)
+            leaders = sum(1 for st, _ in states.values() if st and st["leader"] == victim)
+            replicas = sum(1 for parts in layout.values() for r in parts.values() if victim in r)
+            t_start = c.now_ms()
+            code = bc.lc.stop_broker(victim, timeout=600)
+            m = measure_run(bc, victim, controller, t_start)
+            figures.append(m["broker_view"])
+            if "controller_view" in m:
+                controller_view.append(m["controller_view"])
+            n_writes = int(m["writes"]) or replicas
+            ceilings.append(c.ceiling_conditional_writes(bc.zk, [payload] * n_writes))
+            print(f"  run {i + 1}: broker {victim} ({replicas} replicas, {leaders} leaders) exit {code}: "
+                  f"{m['broker_view']:.2f} s in {int(m['attempts'])} request(s), controller "
+                  f"{m.get('controller_view', float('nan')):.2f} s, {n_writes} state writes; ceiling "
+                  f"{ceilings[-1]:.2f} s", flush=True)
+            bc.restart(victim)
+            bc.settle()
+            restore_preferred(bc)
+    return c.Result(
+        name="controlled-shutdown", scale_text=scale_text + (", ZK on tmpfs" if tmpfs else ""),
+        figure_label="ControlledShutdownRequest sent → successful answer received (broker's trace)",
+        figure=c.Measure(figures),
+        ceiling_label="the same number of fenced conditional state writes, pipelined kazoo multi",
+        ceiling=c.Measure(ceilings), anchor=ANCHOR,
+        extra={"controller: request arrival → end of answering cascade": c.Measure(controller_view)},
+        notes=notes, load_before=load_before, load_after=c.load_average())

@@ -1,0 +1,24 @@
+"""Smoke test of every benchmark workload (bench/) at a tiny scale, so they do not rot.
+
+Marked slow, but part of the default test command (about 3 minutes in all). Asserts only that each workload
+completes and reports a figure and a ceiling — never a timing.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from bench.__main__ import MODULES, run_workload
+
+pytestmark = pytest.mark.slow
+
+TINY = {"failover": 0.005, "failover-rf3": 0.02, "controlled-shutdown": 0.002, "broker-crash": 0.01,
+        "zk-bridge": 0.01, "event-storm": 0.01, "topic-churn": 0.005}
+
+
+@pytest.mark.parametrize("name", sorted(MODULES))
+def test_bench_workload_reports_a_figure(name: str) -> None:
+    result = run_workload(name, TINY[name], runs=1, write_doc=False)
+    assert len(result.figure.values) == 1 and result.figure.values[0] > 0
+    assert len(result.ceiling.values) == 1 and result.ceiling.values[0] > 0
+    assert result.anchor
