@@ -111,6 +111,11 @@ class Runtime:
             self.observer(self.seq, ts, sender, receiver, body, cause)
         return self.seq
 
+    def note_text(self, value: Any, text: str) -> None:
+        """An edge decoded ``value`` from this JSON ``text``: the trace may write the text rather than re-encode it."""
+        if self.trace is not None:
+            self.trace.note_text(value, text)
+
     # -- external inputs ------------------------------------------------------------------------------------------
     def inject(self, to: str, body: Any, sender: str, cause: int | None = None) -> None:
         """Queue an input from outside the actor system (thread-safe); the driver delivers it."""

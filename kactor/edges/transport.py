@@ -35,7 +35,8 @@ import threading
 import time
 from typing import Any
 
-from messages.codec import CodecError, dumps, from_json
+from kactor.trace.fastcodec import encode_json, from_json, to_text
+from messages.codec import CodecError
 from messages.net import (
     NetRequest,
     NetResponse,
@@ -83,8 +84,9 @@ class MalformedFrameError(ValueError):
 
 
 def encode_frame(frame: Any) -> bytes:
-    """Length-prefixed codec JSON for one NetWire* frame (CodecError if the body cannot be encoded)."""
-    payload = dumps(frame).encode("utf-8")
+    """Length-prefixed codec JSON for one NetWire* frame (CodecError if the body cannot be encoded). The text is
+    ``messages.codec.dumps``'s, built by the trace's faster encoder (tests/trace/test_trace_fastcodec.py)."""
+    payload = to_text(frame).encode("utf-8")
     return HEADER.pack(len(payload)) + payload
 
 
@@ -117,7 +119,17 @@ def decode_body(data: dict[str, Any]) -> Any:
     """Decode a frame's body with the message codec (CodecError if it names unknown types or bad fields)."""
     if "body" not in data:
         raise CodecError("frame has no body")
-    return from_json(data["body"])
+    try:
+        return from_json(data["body"])
+    except CodecError:
+        raise
+    except (TypeError, ValueError, KeyError, AttributeError) as e:  # malformed tagged data from a peer
+        raise CodecError(f"malformed body: {e.__class__.__name__}: {e}") from None
+
+
+def body_text(data: dict[str, Any]) -> str:
+    """The JSON text of a decoded frame's body, as the codec writes it (what the trace records for the body)."""
+    return encode_json(data["body"])
 
 
 class _Pending:
@@ -681,6 +693,8 @@ class Transport:
                 self._inject(p.reply_to, NetSendFailed(p.request_id, f"undecodable answer from {conn.peer}: {e}"),
                              p.cause)
                 return
+            if getattr(self._runtime, "trace", None) is not None:  # the trace writes the wire's text, not a re-encoding
+                self._runtime.note_text(body, body_text(data))
             self._inject(p.reply_to, NetResponse(p.request_id, body), p.cause)
             return
         if tag != _REQ:
@@ -701,6 +715,8 @@ class Transport:
                 self._flush(conn)
             return
         # An external input: the request's cause lives in the other process's trace.
+        if getattr(self._runtime, "trace", None) is not None:
+            self._runtime.note_text(body, body_text(data))
         self._inject(to, NetRequest(conn.conn_id, rid, body, reply_expected), None)
 
     def _has_actor(self, name: str) -> bool:

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import enum
 import json
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import attrs
@@ -101,10 +102,159 @@ def _classify(cls: type) -> Callable[[Any], Any]:
     return f
 
 
+# -- trace lines as text --------------------------------------------------------------------------------------------
+# The writer's hot path. JSON text is built directly (the C string escaper for str, repr for numbers) rather than a
+# JSON value handed to the C encoder, because a trace repeats values: one UpdateMetadataRequest goes to every
+# PartitionActor shard, a request travels in SendRequest, NetSend and ChannelResponse. Within one `encode_records`
+# call the text of an attrs value met again (the very same object) is reused; the memo is keyed by id(), so it is
+# valid only while every value of the batch is alive (the caller holds them) and only in the thread that set it up.
+_escape = json.encoder.encode_basestring_ascii  # what json.dumps uses with ensure_ascii=True (the C version)
+_float_repr = float.__repr__
+_int_repr = int.__repr__
+
+
+class _Batch(threading.local):
+    memo: dict[int, str] | None = None
+
+
+_batch = _Batch()
+_TEXT: dict[type, Callable[[Any], str]] = {
+    str: _escape,
+    int: _int_repr,
+    bool: lambda v: "true" if v else "false",
+    type(None): lambda v: "null",
+}
+
+
+_INFINITIES = (float("inf"), float("-inf"))
+
+
+def _float_text(v: float) -> str:
+    # json writes NaN and the infinities as bare words; only float itself has float's repr (an int ts has its own)
+    return _float_repr(v) if v.__class__ is float and v == v and v not in _INFINITIES else encode_json(v)
+
+
+_TEXT[float] = _float_text
+
+
+def to_text(value: Any) -> str:
+    """``encode_json(to_json(value))``, faster, with shared attrs values reused within a batch."""
+    f = _TEXT.get(value.__class__)
+    if f is None:
+        f = _classify_text(value.__class__)
+    return f(value)
+
+
+def _sequence_text(value: Any) -> str:
+    memo = _batch.memo
+    if memo is not None:
+        r = memo.get(id(value))
+        if r is not None:
+            return r
+    t = _TEXT
+    r = "[" + ",".join([(t.get(v.__class__) or _classify_text(v.__class__))(v) for v in value]) + "]"
+    if memo is not None:
+        memo[id(value)] = r
+    return r
+
+
+def _attrs_text_encoder(cls: type) -> Callable[[Any], str]:
+    names = [f.name for f in attrs.fields(cls)]
+    head = encode_json({"@": cls.__name__})[:-1]  # '{"@":"Name"'
+    lines = ["def enc(v):",
+             "    memo = B.memo",
+             "    if memo is not None:",
+             "        r = memo.get(id(v))",
+             "        if r is not None:",
+             "            return r"]
+    parts = [repr(head)]
+    for i, name in enumerate(names):
+        lines.append(f"    a{i} = v.{name}")
+        parts.append(repr("," + encode_json(name) + ":"))
+        parts.append(f"(T.get(a{i}.__class__) or C(a{i}.__class__))(a{i})")
+    lines.append("    r = " + " + ".join(parts) + " + '}'")
+    lines += ["    if memo is not None:", "        memo[id(v)] = r", "    return r"]
+    namespace: dict[str, Any] = {"T": _TEXT, "C": _classify_text, "B": _batch}
+    exec(compile("\n".join(lines), f"<fastcodec text {cls.__name__}>", "exec"), namespace)  # noqa: S102
+    return namespace["enc"]  # type: ignore[no-any-return]
+
+
+def _classify_text(cls: type) -> Callable[[Any], str]:
+    """The text encoder for ``cls``: generated for attrs classes and sequences, else through `to_json`."""
+    f: Callable[[Any], str]
+    if issubclass(cls, enum.Enum):
+        texts = {m: encode_json(to_json(m)) for m in cls}  # members are singletons: their text is fixed
+        f = texts.__getitem__
+    elif not issubclass(cls, (tuple, list)) and not attrs.has(cls):
+        if cls in (str, int, float, bool):
+            return _TEXT[cls]
+        f = lambda v: encode_json(to_json(v))  # noqa: E731 - enums, dicts, frozensets, bytes, str/int subclasses
+        if _classify(cls) is _reference_to_json:
+            return f  # not cacheable: codec.to_json raises for it
+    elif issubclass(cls, (tuple, list)):
+        f = _sequence_text
+    elif cls.__name__ in _BY_VALUE:
+        f = _by_value(_attrs_text_encoder(cls))
+    else:
+        f = _attrs_text_encoder(cls)
+    _TEXT[cls] = f
+    return f
+
+
+# Small hashable values met in almost every request (TopicPartition has a cached hash): their text is kept by value,
+# across batches; the cache is bounded by the partitions a broker knows and cleared if it ever grows past that.
+_BY_VALUE = frozenset({"TopicPartition"})
+_BY_VALUE_MAX = 200_000
+
+
+def _by_value(enc: Callable[[Any], str]) -> Callable[[Any], str]:
+    cache: dict[Any, str] = {}
+
+    def f(v: Any) -> str:
+        r = cache.get(v)
+        if r is None:
+            if len(cache) >= _BY_VALUE_MAX:
+                cache.clear()
+            r = cache[v] = enc(v)
+        return r
+
+    return f
+
+
+# A cascade of messages shares one instant (the runtime's clock is set per external input, and hands out that very
+# float object): its text is reused. Identity, not ==, so 5 and 5.0 or 0.0 and -0.0 never share a text.
+_last_ts: tuple[Any, str] = (None, "")
+
+
+def _ts_text(ts: float) -> str:
+    global _last_ts
+    last = _last_ts
+    if last[0] is ts:
+        return last[1]
+    text = _float_text(round(ts, 3))
+    _last_ts = (ts, text)
+    return text
+
+
 def encode_record(seq: int, ts: float, sender: str, receiver: str, body: Any, cause: int | None) -> str:
-    """One trace line (without its newline), exactly as docs/trace-format.md specifies."""
-    return encode_json({"seq": seq, "ts": round(ts, 3), "sender": sender, "receiver": receiver,
-                        "type": body.__class__.__name__, "payload": to_json(body), "cause": cause})
+    """One trace line (without its newline), exactly as docs/trace-format.md specifies: the text
+    ``encode_json({"seq": .., "ts": round(ts, 3), "sender": .., "receiver": .., "type": .., "payload": to_json(body),
+    "cause": ..})`` gives."""
+    return ('{"seq":' + _int_repr(seq) + ',"ts":' + _ts_text(ts) + ',"sender":' + _escape(sender)
+            + ',"receiver":' + _escape(receiver) + ',"type":' + _escape(body.__class__.__name__)
+            + ',"payload":' + to_text(body) + ',"cause":' + ("null" if cause is None else _int_repr(cause)) + "}")
+
+
+def encode_records(records: Iterable[tuple[int, float, str, str, Any, int | None]],
+                   known: dict[int, str] | None = None) -> str:
+    """Trace lines for ``records`` (seq, ts, sender, receiver, body, cause), each followed by a newline, with the
+    text of shared values built once (see ``_batch``). ``known``: id(value) → its JSON text, for values that arrived
+    as text (a network request's body): used as is. The caller keeps those values alive while this runs."""
+    _batch.memo = dict(known) if known else {}
+    try:
+        return "".join([encode_record(*r) + "\n" for r in records])
+    finally:
+        _batch.memo = None
 
 
 def from_json(data: Any) -> Any:

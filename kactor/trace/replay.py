@@ -27,7 +27,7 @@ import attrs
 
 from kactor.clock import ManualClock
 from kactor.runtime import Runtime
-from kactor.trace.fastcodec import encode_record, from_json
+from kactor.trace.fastcodec import encode_json, encode_record, from_json
 from kactor.trace.reader import (
     Record,
     TraceError,
@@ -146,6 +146,10 @@ def _parse(path: str, text: str, lineno: int) -> dict[str, Any]:
         raise TraceError(f"{path}:{lineno}: corrupt trace line ({e.__class__.__name__}: {e})") from None
 
 
+# Inputs whose body the live transport decoded from JSON text (kactor/edges/transport.py notes it for the trace).
+_FROM_THE_WIRE = frozenset({"NetRequest", "NetResponse"})
+
+
 def _record(path: str, line: _Line) -> Record:
     d = _parse(path, line.text, line.lineno)
     return Record(int(d["seq"]), float(d["ts"]), d["sender"], d["receiver"], d["type"], d["payload"],
@@ -160,12 +164,14 @@ def _decode(path: str, rec: Record) -> Any:
 
 
 def replay(path: str, until: int | None = None, check: bool = True, keep_runtime: bool = False,
-           tamper: Callable[[Record, Any], Any] | None = None, scratch: str | None = None) -> ReplayResult:
+           tamper: Callable[[Record, Any], Any] | None = None, scratch: str | None = None,
+           record_to: str | None = None) -> ReplayResult:
     """Replay the trace at ``path`` up to (and including) seq ``until``.
 
     ``tamper(record, body) -> body`` may alter an external input before it is delivered (tests use it to show that
     replay finds the first divergence). ``scratch`` is the folder the replayed log dirs live in; a broker's later
-    incarnation must find there what its earlier ones wrote (see `replay_chain`).
+    incarnation must find there what its earlier ones wrote (see `replay_chain`). ``record_to`` makes the replayed
+    runtime record its own trace there, as a live broker does (bench.trace_overhead measures what recording costs).
     """
     from kactor.broker_process import spawn_broker_actors
 
@@ -182,7 +188,13 @@ def replay(path: str, until: int | None = None, check: bool = True, keep_runtime
                     path, header.get("code"), code_digest())
         result.code_changed = True
     produced: list[tuple] = []
-    rt = Runtime(str(header.get("process", "replay")), clock=ManualClock(float(header.get("started_ms", 0))))
+    writer = None
+    if record_to is not None:
+        from kactor.trace.writer import TraceWriter
+
+        writer = TraceWriter(record_to, {k: v for k, v in header.items() if k not in ("trace_version", "code")})
+    rt = Runtime(str(header.get("process", "replay")), clock=ManualClock(float(header.get("started_ms", 0))),
+                 trace=writer)
     if check:
         rt.observer = lambda *rec: produced.append(rec)
     own_scratch = scratch is None
@@ -198,7 +210,11 @@ def replay(path: str, until: int | None = None, check: bool = True, keep_runtime
             if not line.external:
                 continue
             rec = _record(path, line)
-            body = _rewrite_input(_decode(path, rec), scratch, paths)
+            decoded = _decode(path, rec)
+            body = _rewrite_input(decoded, scratch, paths)
+            if writer is not None and body is decoded and rec.type in _FROM_THE_WIRE:
+                # as the live transport does: a network body's text is the wire's, not re-encoded (note_text)
+                rt.note_text(body.body, encode_json(rec.payload["body"]))
             if tamper is not None:
                 body = tamper(rec, body)
             deliver(rec.receiver, body, rec.sender, rec.cause, at_ms=rec.ts)
@@ -225,13 +241,14 @@ def replay(path: str, until: int | None = None, check: bool = True, keep_runtime
 
 
 def replay_chain(paths: list[str], until: int | None = None, check: bool = True,
-                 keep_runtime: bool = False) -> list[ReplayResult]:
+                 keep_runtime: bool = False, record_dir: str | None = None) -> list[ReplayResult]:
     """Replay one broker's incarnations (broker-<id>.jsonl, broker-<id>.1.jsonl, ...) in order on one scratch folder.
 
     A broker reads its log dirs when it starts (core/broker/log.py: LogManager.load_logs, Log._recover) and those
     reads are not trace inputs: a restarted broker finds what its previous incarnation appended. Every write to the
     log dirs happens in a handler, so replaying the earlier incarnations first rebuilds those files exactly — as far
     as their traces go (a SIGKILLed incarnation's trace may lack its last second). ``until`` applies to the last file.
+    ``record_dir``: each replayed incarnation records its own trace there, under the recorded file's name.
     """
     scratch = _scratch_dir()
     try:
@@ -239,7 +256,9 @@ def replay_chain(paths: list[str], until: int | None = None, check: bool = True,
         for i, path in enumerate(paths):
             last = i == len(paths) - 1
             results.append(replay(path, until=until if last else None, check=check,
-                                  keep_runtime=keep_runtime and last, scratch=scratch))
+                                  keep_runtime=keep_runtime and last, scratch=scratch,
+                                  record_to=None if record_dir is None
+                                  else os.path.join(record_dir, os.path.basename(path))))
         return results
     finally:
         shutil.rmtree(scratch, ignore_errors=True)

@@ -13,7 +13,7 @@ import threading
 from typing import Any
 
 from kactor.trace import TRACE_VERSION
-from kactor.trace.fastcodec import encode_record
+from kactor.trace.fastcodec import encode_record, encode_records
 
 __all__ = ["TraceWriter", "encode_record"]
 
@@ -55,6 +55,7 @@ class TraceWriter:
         self._file.write(json.dumps({"trace_version": TRACE_VERSION, **header}, separators=(",", ":")) + "\n")
         self._file.flush()
         self._buf: list[tuple] = []
+        self._known: dict[int, tuple[Any, str]] = {}
         self._lock = threading.Lock()
         self._write_lock = threading.Lock()
         self._closed = threading.Event()
@@ -67,13 +68,21 @@ class TraceWriter:
         with self._lock:
             self._buf.append((seq, ts, sender, receiver, body, cause))
 
+    def note_text(self, value: Any, text: str) -> None:
+        """``value`` arrived as this JSON ``text`` (an edge decoded it): the next flush writes the text instead of
+        encoding the value again. Kept (with the value, so its id stays unique) until that flush only."""
+        with self._lock:
+            self._known[id(value)] = (value, text)
+
     def flush(self) -> None:
         with self._write_lock:
             with self._lock:
                 buf, self._buf = self._buf, []
+                known, self._known = self._known, {}
             if not buf or self._file.closed:
                 return
-            self._file.write("".join(encode_record(*r) + "\n" for r in buf))
+            self._file.write(encode_records(buf, {k: text for k, (_, text) in known.items()}))
+            del known  # only now may those values go
             self._file.flush()
             self.records += len(buf)
 

@@ -34,5 +34,48 @@ def test_fastcodec_edge_values() -> None:
 
     values = [None, True, 1, 1.5, "x", (1, "a"), [TopicPartition("t", 0)], {TopicPartition("t", 1): (1, 2)},
               frozenset({TopicPartition("b", 0), TopicPartition("a", 1)}), b"\x00\xff", Colour.RED]
+    values += [-0.0, float("nan"), float("inf"), 10**30, "é\n\"", (), [], {}, frozenset(), Colour.RED, True, False,
+               (TopicPartition("t", 0),) * 3]
     for v in values:
-        assert fastcodec.to_json(v) == codec.to_json(v), v
+        assert fastcodec.encode_json(fastcodec.to_json(v)) == fastcodec.encode_json(codec.to_json(v)), v  # nan ≠ nan
+        assert fastcodec.to_text(v) == fastcodec.encode_json(codec.to_json(v)), v
+
+
+def test_encode_records_reuses_shared_values_exactly() -> None:
+    """A value shared by several records (the very same object) is written identically each time, and a batch
+    equals its records encoded one by one."""
+    from messages.common import TopicPartition
+
+    shared = (TopicPartition("t", 0), TopicPartition("t", 1))
+    records = [(i, 1767225600000.5 + i, "a", "b", shared if i % 2 else TopicPartition("u", i), i - 1 or None)
+               for i in range(1, 6)]
+    text = fastcodec.encode_records(records)
+    assert text == "".join(encode_record(*r) + "\n" for r in records)
+    assert text.splitlines()[0] == ('{"seq":1,"ts":1767225600001.5,"sender":"a","receiver":"b","type":"tuple",'
+                                    '"payload":[{"@":"TopicPartition","topic":"t","partition":0},'
+                                    '{"@":"TopicPartition","topic":"t","partition":1}],"cause":null}')
+    assert fastcodec.encode_record(1, 5, "a", "b", TopicPartition("t", 0), 2).startswith('{"seq":1,"ts":5,')
+
+
+def test_writer_writes_noted_wire_text(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """A value an edge decoded from JSON text is written as that text (TraceWriter.note_text), once; the note is
+    forgotten after the flush."""
+    from kactor.trace.writer import TraceWriter
+    from messages.runtime import TimerFired
+
+    w = TraceWriter(str(tmp_path / "p.jsonl"), {"process": "p"}, flush_interval_s=3600)
+    tp = TimerFired("k")
+    wire = '{"@": "TimerFired", "key": "k"}'  # spaced: tells the noted text from an encoding
+    w.note_text(tp, wire)
+    w.append(1, 1.0, "edge:net", "a", (tp, tp), None)
+    w.flush()
+    w.note_text(tp, '"not used: the record is already written"')
+    w.flush()  # nothing buffered: the note goes
+    w.append(2, 2.0, "edge:net", "a", tp, 1)
+    w.close()
+    lines = (tmp_path / "p.jsonl").read_text().splitlines()[1:]
+    tp_text = '{"@":"TimerFired","key":"k"}'
+    assert lines == [f'{{"seq":1,"ts":1.0,"sender":"edge:net","receiver":"a","type":"tuple","payload":[{wire},'
+                     f'{wire}],"cause":null}}',
+                     f'{{"seq":2,"ts":2.0,"sender":"edge:net","receiver":"a","type":"TimerFired",'
+                     f'"payload":{tp_text},"cause":1}}']
