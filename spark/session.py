@@ -48,3 +48,24 @@ def active_session() -> Any:
     from pyspark.sql import SparkSession
 
     return SparkSession.getActiveSession()
+
+
+def stop_session(spark: Any) -> None:
+    """Stop ``spark`` and the JVM pyspark started for it. SparkSession.stop leaves the py4j gateway's JVM (about
+    1 GB) running until the Python process exits; a long-lived process done with Spark should not keep it."""
+    from pyspark import SparkContext
+
+    spark.stop()
+    gateway = SparkContext._gateway
+    if gateway is not None:
+        gateway.shutdown()
+        proc = getattr(gateway, "proc", None)  # launch_gateway's Popen: wait, so no zombie or orphan is left
+        if proc is not None:
+            if proc.stdin is not None:
+                proc.stdin.close()  # PythonGatewayServer exits when its stdin closes
+            try:
+                proc.wait(timeout=10)
+            except Exception:  # noqa: BLE001 - a JVM that will not exit is killed
+                proc.kill()
+        SparkContext._gateway = None
+        SparkContext._jvm = None

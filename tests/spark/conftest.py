@@ -12,13 +12,13 @@ from spark_support import write_trace
 
 @pytest.fixture(scope="session")
 def spark() -> Iterator[Any]:
-    from spark.session import build_session
+    from spark.session import build_session, stop_session
 
     session = build_session("local[2]", app_name="kactor-tests")
     try:
         yield session
     finally:
-        session.stop()
+        stop_session(session)
 
 
 @pytest.fixture(scope="session")
