@@ -26,7 +26,7 @@ from messages.broker_lifecycle import ControllerInit
 from messages.channel import ChannelResponse, ChannelStart, ChannelStop
 from messages.common import Errors
 from messages.net import NetReply, NetRequest
-from messages.observability import ControllerEventProcessed
+from messages.observability import ControllerEventProcessed, ControllerEventStarted
 from messages.requests import (
     ControlledShutdownRequest,
     ControlledShutdownResponse,
@@ -133,7 +133,11 @@ class ControllerActor(KActor):
                 self.started_ms = self.now_ms()
                 core = self._core()
                 core.now_ms = self.started_ms
-                self.driver.run(core.process(self.current.event), self._event_done)
+                item = self.current
+                self.driver.run(core.process(item.event), self._event_done)
+                if self.current is item:  # waiting for ZooKeeper: the ControllerState gauge shows it meanwhile
+                    self.post("metrics", ControllerEventStarted(type(item.event).__name__,
+                                                                core.controller_state(item.event), self.started_ms))
         finally:
             self._draining = False
 

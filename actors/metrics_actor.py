@@ -22,6 +22,7 @@ from messages.observability import (
     ChannelRequestCompleted,
     ControllerChanged,
     ControllerEventProcessed,
+    ControllerEventStarted,
     ControllerGauges,
 )
 from messages.partition import ReplicaManagerGauges
@@ -111,9 +112,14 @@ class BrokerMetrics:
         name = state.rate_and_time_metric_name if state is not None else None
         if name is not None:
             self.rate_and_time[name] = _add(self.rate_and_time.get(name, (0, 0.0)), msg.finished_ms - msg.started_ms)
-        # The controller reports an event when it has finished; with nothing queued its thread is Idle. (With
-        # events queued the next one has started, but its state is not reported until it finishes.)
+        # Finished: Idle until the next event that waits for ZooKeeper reports its start (ControllerEventStarted);
+        # an event that completes within one input is never visible to a scrape.
         self.controller_state = int(ControllerState.Idle)
+
+    def event_started(self, msg: ControllerEventStarted) -> None:
+        """ControllerEventManager sets its state when an event starts; ours is reported for events that wait."""
+        state = ControllerState.__members__.get(msg.controller_state)
+        self.controller_state = int(state) if state is not None else int(ControllerState.Idle)
 
     def controller_gauges(self, msg: ControllerGauges) -> None:
         self.controller = msg
@@ -177,6 +183,10 @@ class MetricsActor(KActor):
 
     def on_ControllerEventProcessed(self, msg: ControllerEventProcessed, sender: str) -> None:
         self.metrics.event_processed(msg)
+        self._publish()
+
+    def on_ControllerEventStarted(self, msg: ControllerEventStarted, sender: str) -> None:
+        self.metrics.event_started(msg)
         self._publish()
 
     def on_ControllerGauges(self, msg: ControllerGauges, sender: str) -> None:

@@ -24,6 +24,17 @@ class ControllerEventProcessed:
 
 
 @message
+class ControllerEventStarted:
+    """An event that waits for ZooKeeper (it spans several inputs) has started: the ControllerState gauge shows its
+    state until its ControllerEventProcessed. An event that completes within one input sends no such record (no
+    scrape can see it in progress: the metrics actor runs after the cascade)."""
+
+    event: str
+    controller_state: str
+    started_ms: float
+
+
+@message
 class PartitionStateChange:
     topic_partition: TopicPartition
     from_state: str

@@ -17,6 +17,7 @@ from messages.observability import (
     ChannelRequestCompleted,
     ControllerChanged,
     ControllerEventProcessed,
+    ControllerEventStarted,
     ControllerGauges,
 )
 from messages.partition import ReplicaManagerGauges
@@ -44,6 +45,17 @@ def test_controller_event_timings_are_kept_per_kafka_timer() -> None:
     assert s.event_queue_time == (4, 4.0 + 0.0 + 13.5 + 1.0)
     assert s.event_queue_size == 0
     assert s.controller_state == 0  # Idle
+
+
+def test_controller_state_shows_an_event_waiting_for_zookeeper_until_it_finishes() -> None:
+    """ControllerEventManager's ControllerState gauge: BrokerChange (2) while that event waits for ZooKeeper."""
+    m = BrokerMetrics()
+    m.event_started(ControllerEventStarted("BrokerChange", "BrokerChange", 10.0))
+    assert m.snapshot().controller_state == 2
+    m.event_processed(ControllerEventProcessed("BrokerChange", "BrokerChange", 9.0, 10.0, 30.0))
+    assert m.snapshot().controller_state == 0
+    m.event_started(ControllerEventStarted("Future", "NotAState", 31.0))
+    assert m.snapshot().controller_state == 0
 
 
 def test_unknown_controller_state_counts_queue_time_only() -> None:

@@ -185,6 +185,7 @@ def test_successful_event(h: Harness) -> None:
     # while an event waits for ZooKeeper the actor is in that event's state
     first = _block_on_startup(h, T0 + 10)
     assert h.controller._core().controller_state(h.controller.current.event) == "ControllerChange"
+    assert h.metrics.controller_state == int(ev.ControllerState.ControllerChange)  # the gauge, as a scrape sees it
     _finish_startup_as_follower(h, first, T0 + 20)
     assert h.controller.current is None and h.metrics.controller_state == int(ev.ControllerState.Idle)
     assert h.metrics.rate_and_time["ControllerChangeRateAndTimeMs"][0] == 1
