@@ -21,7 +21,7 @@ import attrs
 from actors.base import KActor
 from actors.partition_actor import PartitionActor, shard_of
 from core.broker.replica_manager import FETCH_SESSION_ID_NOT_FOUND, SESSION_ID_STRIDE
-from messages.broker_lifecycle import BrokerRegistered, ReplicaManagerInit
+from messages.broker_lifecycle import BrokerRegistered, BrokerShutdownComplete, ReplicaManagerInit
 from messages.common import Errors
 from messages.net import NetReply, NetRequest
 from messages.partition import (
@@ -186,9 +186,12 @@ class ReplicaManagerActor(KActor):
         self.pending: dict[int, _Pending] = {}
         self.shutdown: ReplicaManagerShutdown | None = None
         self.stopped: set[int] = set()
+        self.log_dirs: tuple[str, ...] = ()
+        self.failed_dirs: set[int] = set()
 
     def on_ReplicaManagerInit(self, msg: ReplicaManagerInit, sender: str) -> None:
         self.shards = max(1, msg.partition_actors)
+        self.log_dirs = tuple(msg.log_dirs)
         for i in range(self.shards):
             name = f"partition-{i}"
             addr = self.createActor(PartitionActor)
@@ -202,6 +205,12 @@ class ReplicaManagerActor(KActor):
     def on_LogDirFailure(self, msg: LogDirFailure, sender: str) -> None:
         for i in range(self.shards):
             self.post(f"partition-{i}", msg)
+        self.failed_dirs.add(msg.dir_index)
+        if self.log_dirs and len(self.failed_dirs) >= len(self.log_dirs):
+            # LogManager.handleLogDirFailure: with no live log dir left the broker cannot serve anything and halts
+            reason = f"Shutdown broker because all log dirs in {', '.join(self.log_dirs)} have failed"
+            log.critical("%s", reason)
+            self.post("kafka-server", BrokerShutdownComplete(False, reason, True))
 
     def on_BrokerRegistered(self, msg: BrokerRegistered, sender: str) -> None:
         for i in range(self.shards):

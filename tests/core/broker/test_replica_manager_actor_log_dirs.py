@@ -1,0 +1,45 @@
+"""ReplicaManagerActor on simpleSystemBase: when the last live log dir fails the broker halts (Kafka's
+LogManager.handleLogDirFailure: "Shutdown broker because all log dirs in ... have failed", Exit.halt(1))."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from actors.base import KActor
+from actors.replica_manager_actor import ReplicaManagerActor
+from kactor.clock import ManualClock
+from kactor.runtime import Runtime
+from messages.broker_lifecycle import BrokerShutdownComplete, ReplicaManagerInit
+from messages.partition import LogDirFailure
+
+
+class _Sink(KActor):
+    def on_unhandled(self, body: Any, sender: str) -> None:
+        pass
+
+
+def test_broker_halts_only_when_every_log_dir_has_failed(tmp_path: Path) -> None:
+    rt = Runtime("broker-0", clock=ManualClock(1_000.0))
+    seen: list[tuple[str, Any]] = []
+    rt.observer = lambda seq, ts, sender, receiver, body, cause: seen.append((receiver, body))
+    try:
+        for name in ("kafka-server", "timer", "zk", "metrics", "net"):
+            rt.spawn(_Sink, name)
+        rt.spawn(ReplicaManagerActor, "replica-manager")
+        dirs = (str(tmp_path / "a"), str(tmp_path / "b"))
+        rt.deliver("replica-manager", ReplicaManagerInit(0, dirs, partition_actors=2), "edge:process")
+
+        def halts() -> list[Any]:
+            return [b for r, b in seen if r == "kafka-server" and isinstance(b, BrokerShutdownComplete)]
+
+        rt.deliver("replica-manager", LogDirFailure(0, dirs[0]), "edge:log-dirs")
+        assert halts() == []  # one dir left: its partitions are still served
+        rt.deliver("replica-manager", LogDirFailure(1, dirs[1]), "edge:log-dirs")
+        assert halts() == [BrokerShutdownComplete(
+            False, f"Shutdown broker because all log dirs in {dirs[0]}, {dirs[1]} have failed", True)]
+        # both shards were told of each failure
+        assert [(r, b.dir_index) for r, b in seen if isinstance(b, LogDirFailure) and r != "replica-manager"] == [
+            ("partition-0", 0), ("partition-1", 0), ("partition-0", 1), ("partition-1", 1)]
+    finally:
+        rt.shutdown()
