@@ -19,7 +19,7 @@ from thespian.actors import ActorExitRequest
 from actors.base import KActor
 from actors.broker_channel_actor import BrokerChannelActor
 from actors.proc_driver import ProcDriver
-from core.controller.kafka_controller import KafkaController
+from core.controller.kafka_controller import METRICS, REPLICA_MANAGER, KafkaController
 from core.effects import AddBrokerChannel, Cancel, Emit, RemoveBrokerChannel, Schedule, SendRequest
 from messages import controller_events as ev
 from messages.broker_lifecycle import ControllerInit
@@ -36,6 +36,8 @@ from messages.requests import (
 )
 from messages.runtime import ActorInit, TimerFired
 from messages.zk import ZkResponse, ZkSessionEvent, ZkWatchEvent
+
+OPTIONAL_RECIPIENTS = frozenset({REPLICA_MANAGER, METRICS})
 
 log = logging.getLogger("kactor.controller")
 
@@ -177,6 +179,8 @@ class ControllerActor(KActor):
         elif isinstance(effect, Cancel):
             self.cancel_timer(effect.key)
         elif isinstance(effect, Emit):
+            if effect.to in OPTIONAL_RECIPIENTS and not self.runtime.has_actor(effect.to):
+                return  # a controller without the broker side (unit tests): nobody to tell
             self.post(effect.to, effect.body)
         else:
             raise TypeError(f"unknown effect {type(effect).__name__}")

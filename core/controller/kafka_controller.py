@@ -53,6 +53,7 @@ from core.controller.topic_deletion import TopicDeletionManager
 from core.controller.zk_state import UNCLEAN_LEADER_ELECTION_ENABLE, parse_bool_config, topic_partition_state_path
 from core.effects import AddBrokerChannel, Cancel, Emit, Proc, RemoveBrokerChannel, Schedule
 from messages import controller_events as ev
+from messages.broker_lifecycle import BrokerRegistered
 from messages.common import (
     NO_LEADER,
     Broker,
@@ -100,6 +101,9 @@ state_change_log = logging.getLogger("kactor.state.change")
 # The actor the controller's self-enqueued events go to (Kafka's eventManager.put from inside an event).
 CONTROLLER_ACTOR = "controller"
 STATE_CHANGE_LOG = "state-change-log"
+# The broker side's actors of this process, told of a re-registration (absent in controller-only set-ups).
+REPLICA_MANAGER = "replica-manager"
+METRICS = "metrics"
 TOPIC_CONFIG_TYPE = "topics"
 
 
@@ -478,6 +482,11 @@ class KafkaController:
                 raise KeeperError(r.code, path)
             if r.stat is not None:
                 self.broker_epoch = r.stat.czxid
+                # the broker side learns its new epoch too (KafkaController.brokerEpoch is what KafkaApis checks
+                # requests against), so a request from before the expiry is refused as stale
+                registered = BrokerRegistered(self.broker_id, self.broker_epoch)
+                yield Emit(REPLICA_MANAGER, registered)
+                yield Emit(METRICS, registered)
         else:
             log.warning("No broker registration to re-register for broker %d", self.broker_id)
         yield from self.process_reelect()

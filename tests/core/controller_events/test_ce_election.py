@@ -10,6 +10,7 @@ from ce_harness import Harness, WatchingZooKeeper, create_topic, setup_cluster
 from core.controller.config import AUTO_LEADER_REBALANCE_TIMER
 from core.effects import AddBrokerChannel, Cancel, Emit, RemoveBrokerChannel, Schedule
 from messages import controller_events as ev
+from messages.broker_lifecycle import BrokerRegistered
 from messages.common import TopicPartition
 from messages.observability import ControllerChanged
 from messages.requests import LeaderAndIsrRequest, UpdateMetadataRequest
@@ -169,9 +170,14 @@ def test_session_expiry_expire_then_register_broker_and_reelect() -> None:
     h.zk.delete("/controller")
     h.zk.delete("/brokers/ids/1")
     h.zk.fired.clear()
+    h.clear_effects(1)
     h.process(1, ev.RegisterBrokerAndReelect())
     assert h.zk.exists("/brokers/ids/1")
     assert c.broker_epoch == h.zk.nodes["/brokers/ids/1"].czxid
+    # the broker side and the metrics learn the new broker epoch
+    registered = BrokerRegistered(1, c.broker_epoch)
+    assert [e for e in h.effects[1] if isinstance(e, Emit) and isinstance(e.body, BrokerRegistered)] == [
+        Emit("replica-manager", registered), Emit("metrics", registered)]
     assert c.is_active and c.ctx.epoch == 2
 
 
