@@ -5,15 +5,19 @@ by ``kactor reassign-partitions --execute`` as pending. Skipped when kafka-utils
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 from admin_helpers import register_broker, write_state
 from kazoo.client import KazooClient
 
-KCM = shutil.which("kafka-cluster-manager")
+# the test extra installs it into this venv, whose bin/ need not be on PATH
+KCM = (shutil.which("kafka-cluster-manager", path=os.path.dirname(sys.executable))
+       or shutil.which("kafka-cluster-manager"))
 pytestmark = pytest.mark.skipif(KCM is None, reason="kafka-utils not installed (pip install kafka-utils==4.1.0)")
 
 

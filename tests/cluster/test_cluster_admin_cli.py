@@ -29,7 +29,9 @@ from kactor.cluster import LocalCluster
 
 pytestmark = pytest.mark.cluster
 
-KCM = shutil.which("kafka-cluster-manager")
+# the test extra installs it into this venv, whose bin/ need not be on PATH
+KCM = (shutil.which("kafka-cluster-manager", path=os.path.dirname(sys.executable))
+       or shutil.which("kafka-cluster-manager"))
 # What a refused command must leave as it was (the rest of the tree — /brokers/ids, /controller — is the brokers').
 WATCHED = ("/brokers/topics", "/config", "/admin")
 ROLLBACK_HINT = "Save this to use as the --reassignment-json-file option during rollback"
