@@ -27,7 +27,25 @@ def zk_server() -> Iterator[EmbeddedZooKeeper]:
     try:
         yield server
     finally:
+        _stop_leaked_clients(server.connect_string)
         server.stop()
+
+
+def _stop_leaked_clients(connect_string: str) -> None:
+    """Stop kazoo clients of this server that a test left running: once the server is gone they would retry (and
+    log "Connection refused") until the interpreter exits. Named, so the leak can be found and fixed."""
+    import gc
+    import sys
+
+    host = connect_string.split("/")[0]
+    leaked = [o for o in gc.get_objects() if isinstance(o, KazooClient) and not o._stopped.is_set()
+              and any(f"{h}:{p}" == host for h, p in o.hosts)]  # kazoo has no public "started?" flag
+    for client in leaked:
+        client.stop()
+        client.close()
+    if leaked:
+        print(f"\nconftest: stopped {len(leaked)} kazoo client(s) left running: "
+              f"{sorted(str(c.chroot or '/') for c in leaked)}", file=sys.stderr)
 
 
 @pytest.fixture
