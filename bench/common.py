@@ -19,6 +19,7 @@ import os
 import platform
 import statistics
 import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -494,7 +495,13 @@ class BenchCluster:
         self.startup_s = 0.0
 
     def start(self) -> BenchCluster:
+        import signal
+        import threading
+
         from kactor.cluster import LocalCluster
+        if threading.current_thread() is threading.main_thread():
+            # SIGTERM (a timeout, a kill) unwinds like Ctrl-C, so __exit__ stops the brokers and ZooKeeper
+            signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
         from zk_bridge.server import EmbeddedZooKeeper
         self.server = EmbeddedZooKeeper(data_dir=os.path.join(self.base, "zk-data"), tick_ms=2000)
         self.server.start()
@@ -516,7 +523,14 @@ class BenchCluster:
         return self.lc.pids() + ([self.server.pid] if self.server and self.server.pid else [])
 
     def settle(self, timeout: float = 900.0) -> float:
-        return wait_quiet(self.pids, timeout)
+        return wait_quiet(self.pids, timeout, max_busy=self.idle_busy())
+
+    def idle_busy(self) -> float:
+        """The CPU (in cores) the cluster may use and still count as quiet: an idle broker still fetches and checks
+        its ISRs, O(replicas) per round — about 17 % of a core per 10,000 replicas on this machine type (see
+        docs/performance.md, broker side); a margin on top, and never a busy core."""
+        replicas = sum(len(r) for parts in self.layout.values() for r in parts.values())
+        return min(0.9, 0.05 + 0.04 * (self.n + 1) + 2.5e-5 * replicas)
 
     def controller(self) -> int | None:
         return controller_id(self.zk)
