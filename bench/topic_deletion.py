@@ -154,7 +154,9 @@ def main(argv: list[str] | None = None) -> int:
                    [r["controller_trace_per_partition"] for r in runs], "B"),
                "trace bytes in total": c.Measure([r["trace_bytes"] for r in runs], "B")},
         notes=["0 stuck topics, no log dir left"], load_before=load_before, load_after=c.load_average())
-    print("\n".join(result.lines()), flush=True)
+    command = (f"python -m bench.topic_deletion --topics {a.topics} --partitions {a.partitions} --runs {a.runs}"
+               + (" --tmpfs" if a.tmpfs else ""))
+    c.report(result, command)  # printed, and appended to docs/performance.md
     return 0
 
 
