@@ -19,6 +19,7 @@ from messages.channel import ChannelResponse, ChannelStart, ChannelStop
 from messages.common import Broker
 from messages.net import NetClose, NetResponse, NetSend, NetSendFailed
 from messages.observability import ChannelRequestCompleted
+from messages.requests import StopReplicaRequest
 from messages.runtime import TimerFired
 
 RETRY_BACKOFF_MS = 100.0
@@ -79,7 +80,10 @@ class BrokerChannelActor(KActor):
             return  # an answer to an attempt we already gave up on
         item, self.in_flight = self.in_flight, None
         self.cancel_timer("request-timeout")
-        self.post(self.controller, ChannelResponse(self.broker.id, item.request, msg.body))
+        # Only StopReplica's callback reads its request (Kafka's closure over it); other responses go without theirs,
+        # which the trace already holds twice (SendRequest, NetSend)
+        request = item.request if isinstance(item.request, StopReplicaRequest) else None
+        self.post(self.controller, ChannelResponse(self.broker.id, request, msg.body))
         self._completed(item, getattr(getattr(msg.body, "error", None), "name", "NONE"))
         self._maybe_send()
 

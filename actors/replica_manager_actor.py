@@ -39,6 +39,7 @@ from messages.replication import (
     INITIAL_EPOCH,
     INVALID_SESSION_ID,
     DescribeMetadataCacheRequest,
+    DescribeMetadataCacheResponse,
     FetchRequest,
     FetchResponse,
     ProduceRequest,
@@ -135,7 +136,13 @@ def split_request(body: Any, shards: int) -> dict[int, Any]:
             by_shard[shard_of(st.topic_partition, shards)].append(st)
         return {i: attrs.evolve(body, partition_states=tuple(by_shard.get(i, ()))) for i in range(shards)}
     if isinstance(body, UpdateMetadataRequest):
-        return dict.fromkeys(range(shards), body)  # every shard keeps a whole MetadataCache (leaders' endpoints)
+        # Each shard caches the metadata of its own partitions (the only ones it is asked about) and every live
+        # broker (leaders' endpoints); a shard without partitions in the request updates its brokers only. One
+        # copy of a 10,000-partition request instead of one per shard, in memory, per update and in the trace.
+        by_shard = defaultdict(list)
+        for st in body.partition_states:
+            by_shard[shard_of(st.topic_partition, shards)].append(st)
+        return {i: attrs.evolve(body, partition_states=tuple(by_shard.get(i, ()))) for i in range(shards)}
     if isinstance(body, FetchRequest):
         if body.session_id != INVALID_SESSION_ID:
             # an incremental fetch goes to the shard holding its session, and may only name that shard's partitions
@@ -154,7 +161,7 @@ def split_request(body: Any, shards: int) -> dict[int, Any]:
     if isinstance(body, ProduceRequest):
         return {shard_of(body.tp, shards): body}
     if isinstance(body, DescribeMetadataCacheRequest):
-        return {0: body}  # every shard holds the whole cache
+        return dict.fromkeys(range(shards), body)  # each shard holds its partitions' part of the cache
     raise TypeError(f"replica-manager cannot handle {type(body).__name__}")
 
 
@@ -174,7 +181,14 @@ def merge_responses(request: Any, parts: dict[int, Any]) -> Any:
         data = {d.tp: d for a in answers for d in a.partitions}
         error = next((a.error for a in answers if a.error != Errors.NONE), Errors.NONE)
         return FetchResponse(tuple(data[fp.tp] for fp in request.partitions if fp.tp in data), error)
-    if isinstance(request, (ProduceRequest, DescribeMetadataCacheRequest)):
+    if isinstance(request, DescribeMetadataCacheRequest):
+        first = answers[0]
+        order = {t: i for i, t in enumerate(request.topics)}
+        states = sorted((st for a in answers for st in a.partition_states),
+                        key=lambda st: (order.get(st.topic_partition.topic, 0) if order else st.topic_partition.topic,
+                                        st.topic_partition.partition))
+        return DescribeMetadataCacheResponse(first.controller_id, first.alive_brokers, tuple(states))
+    if isinstance(request, ProduceRequest):
         return answers[0]
     raise TypeError(type(request).__name__)
 

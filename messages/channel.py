@@ -27,7 +27,8 @@ class ChannelStop:
 
 @message
 class ChannelResponse:
-    """A request of the controller's, answered by broker ``broker_id``."""
+    """A request of the controller's, answered by broker ``broker_id``. ``request`` is the StopReplicaRequest for a
+    StopReplica answer (its callback needs it) and None otherwise."""
 
     broker_id: int
     request: Any

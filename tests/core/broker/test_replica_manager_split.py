@@ -1,0 +1,58 @@
+"""How the replica-manager actor splits controller requests over its PartitionActor shards and merges the answers:
+UpdateMetadata goes to each shard with only that shard's partitions (and every live broker), and the metadata-cache
+query is answered from all shards at once."""
+
+from __future__ import annotations
+
+from actors.partition_actor import shard_of
+from actors.replica_manager_actor import merge_responses, split_request
+from core.broker.metadata_cache import MetadataCache
+from messages.common import Broker, EndPoint, TopicPartition
+from messages.replication import DescribeMetadataCacheRequest, DescribeMetadataCacheResponse
+from messages.requests import UpdateMetadataPartitionState, UpdateMetadataRequest
+
+SHARDS = 4
+BROKERS = (Broker(0, (EndPoint("127.0.0.1", 9092),)), Broker(1, (EndPoint("127.0.0.1", 9093),)))
+
+
+def _state(topic: str, p: int, leader: int = 0) -> UpdateMetadataPartitionState:
+    return UpdateMetadataPartitionState(TopicPartition(topic, p), 1, leader, 0, (0, 1), 0, (0, 1))
+
+
+def test_update_metadata_gives_each_shard_its_partitions_and_every_broker() -> None:
+    states = tuple(_state(t, p) for t in ("a", "b") for p in range(10))
+    request = UpdateMetadataRequest(0, 1, 7, states, BROKERS)
+    parts = split_request(request, SHARDS)
+    assert sorted(parts) == list(range(SHARDS))
+    for i, part in parts.items():
+        assert (part.controller_id, part.controller_epoch, part.broker_epoch, part.live_brokers) == (0, 1, 7, BROKERS)
+        assert part.partition_states == tuple(s for s in states if shard_of(s.topic_partition, SHARDS) == i)
+    assert sorted((s for p in parts.values() for s in p.partition_states), key=lambda s: s.topic_partition) == \
+        sorted(states, key=lambda s: s.topic_partition)
+    # a brokers-only request reaches every shard as a brokers-only request
+    assert all(p.partition_states == () and p.live_brokers == BROKERS
+               for p in split_request(UpdateMetadataRequest(0, 1, 7, (), BROKERS), SHARDS).values())
+
+
+def test_describe_metadata_cache_merges_every_shards_part() -> None:
+    states = tuple(_state(t, p) for t in ("b", "a") for p in range(6))
+    caches = {i: MetadataCache(0) for i in range(SHARDS)}
+    for i, part in split_request(UpdateMetadataRequest(0, 1, 7, states, BROKERS), SHARDS).items():
+        caches[i].update_metadata(part)
+
+    def ask(request: DescribeMetadataCacheRequest) -> DescribeMetadataCacheResponse:
+        answers = {}
+        for i in split_request(request, SHARDS):
+            snap = caches[i].snapshot
+            topics = request.topics or tuple(sorted(snap.partition_states))
+            answers[i] = DescribeMetadataCacheResponse(0, (0, 1), tuple(
+                st for t in topics for _, st in sorted(snap.partition_states.get(t, {}).items())))
+        return merge_responses(request, answers)
+
+    everything = ask(DescribeMetadataCacheRequest())
+    assert [(s.topic_partition.topic, s.topic_partition.partition) for s in everything.partition_states] == \
+        [(t, p) for t in ("a", "b") for p in range(6)]
+    assert (everything.controller_id, everything.alive_brokers) == (0, (0, 1))
+    asked = ask(DescribeMetadataCacheRequest(("b", "a")))
+    assert [(s.topic_partition.topic, s.topic_partition.partition) for s in asked.partition_states] == \
+        [(t, p) for t in ("b", "a") for p in range(6)]
