@@ -34,7 +34,7 @@ from messages.zk import (
     ZkSessionEvent,
     ZkWatchEvent,
 )
-from zk_bridge.executor import FENCED_CHUNK, ZkExecutor, ZooKeeperUnreachable, connect
+from zk_bridge.executor import FENCED_CHUNK, READ_CHUNK, ZkExecutor, ZooKeeperUnreachable, connect
 from zk_bridge.server import free_port
 
 DEADLINE_S = 10.0
@@ -182,6 +182,39 @@ def test_fenced_writes_in_chunks_keep_per_op_results(ex: ZkExecutor, zk: KazooCl
     moved = run(ex, *[SetData(f"/p/{i}", "late", 1) for i in range(n)], fence=0)
     assert {r.code for r in moved} == {CONTROLLER_MOVED}
     assert all(zk.get(f"/p/{i}")[0] != b"late" for i in range(n))
+
+
+def test_reads_in_multireads_keep_per_op_results_and_batch_order(ex: ZkExecutor, zk: KazooClient) -> None:
+    """More watch-less reads than one multiRead (READ_CHUNK) each get their own result, a missing node fails only
+    itself, and a write between reads is ordered as in the batch (a read after it sees its value)."""
+    n = READ_CHUNK + 44
+    for i in range(n):
+        zk.create(f"/r/{i}", f"v{i}".encode(), makepath=True)
+    zk.create("/r/null", None)
+    reads = [GetData(f"/r/{i}") for i in range(n)]
+    reads[7] = GetData("/r/missing")
+    results = run(ex, *reads[:100], SetData("/r/3", "new", 0), GetData("/r/3"), GetData("/r/null"), *reads[100:])
+    codes = [r.code for r in results]
+    assert codes[7] == NONODE and codes.count(OK) == n + 2
+    assert [r.data for r in results[:3]] == ["v0", "v1", "v2"] and results[3].data == "v3"  # read before the write
+    assert results[100].stat.version == 1 and (results[101].data, results[101].stat.version) == ("new", 1)
+    assert results[102].code == OK and results[102].data is None
+    assert [r.data for r in results[103:]] == [f"v{i}" for i in range(100, n)]
+    assert results[-1].stat.czxid == zk.get(f"/r/{n - 1}")[1].czxid
+
+
+def test_multi_read_wire_format(zk: KazooClient) -> None:
+    """zk_bridge.multi_read against the real server: data and stat as kazoo's get gives them, NoNodeError in place,
+    paths relative to the chroot."""
+    from kazoo.exceptions import NoNodeError
+
+    from zk_bridge.multi_read import multi_read_async
+
+    zk.create("/m/a", b"x", makepath=True)
+    zk.create("/m/b", b"")
+    got = multi_read_async(zk, ["/m/a", "/m/nope", "/m/b"]).get(timeout=DEADLINE_S)
+    assert got[0] == zk.get("/m/a") and got[2] == zk.get("/m/b")
+    assert isinstance(got[1], NoNodeError)
 
 
 def _watch_events(rec: Recorder, n: int) -> list[ZkWatchEvent]:
