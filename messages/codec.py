@@ -67,20 +67,26 @@ def to_json(value: Any) -> Any:
     raise CodecError(f"cannot encode {cls.__name__} value {value!r}")
 
 
+# Exact classes that decode to themselves: tested with one set lookup instead of a call per value (the trace reader
+# and replay decode every input with this; kactor.trace.fastcodec re-exports it).
+_PRIM: frozenset[type] = frozenset({str, int, float, bool, type(None)})
+
+
 def from_json(data: Any) -> Any:
     """Decode what ``to_json`` produced back into values."""
-    if isinstance(data, list):
-        return tuple(from_json(v) for v in data)
+    cls = data.__class__
+    if cls is list or (cls is not dict and isinstance(data, list)):
+        return tuple([v if v.__class__ in _PRIM else from_json(v) for v in data])
     if not isinstance(data, dict):
         return data
     tag = data.get("@")
     if tag is not None:
-        cls = lookup_type(tag)
-        if cls is None:
+        mcls = lookup_type(tag)
+        if mcls is None:
             raise CodecError(f"unknown message type {tag!r}")
-        kwargs = {k: from_json(v) for k, v in data.items() if k != "@"}
+        kwargs = {k: (v if v.__class__ in _PRIM else from_json(v)) for k, v in data.items() if k != "@"}
         try:
-            return cls(**kwargs)
+            return mcls(**kwargs)
         except TypeError as e:
             raise CodecError(f"bad fields for {tag}: {e}") from None
     if "@e" in data:

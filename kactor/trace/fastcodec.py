@@ -1,4 +1,5 @@
-"""Faster ``messages.codec.to_json`` / ``from_json`` for the trace hot paths (writer flusher, replay comparison).
+"""Faster ``messages.codec.to_json`` and JSON text for the trace hot paths (writer flusher, replay comparison,
+transport frames); ``from_json`` is the codec's own, re-exported.
 
 Same output, value for value, as `messages.codec.to_json` (tests/trace/test_trace_fastcodec.py checks every record
 of recorded traces): dispatch on the exact class through a dict instead of a chain of isinstance calls, and one
@@ -16,11 +17,12 @@ from typing import Any
 
 import attrs
 
-from messages.codec import CodecError
+from messages.codec import (
+    _PRIM,
+    from_json,  # noqa: F401 - re-exported: the trace's decoder is the codec's
+)
 from messages.codec import to_json as _reference_to_json
-from messages.registry import lookup_enum, lookup_type
 
-_PRIM: frozenset[type] = frozenset({str, int, float, bool, type(None)})
 _DISPATCH: dict[type, Callable[[Any], Any]] = {}
 
 _LINE_ENCODER = json.JSONEncoder(separators=(",", ":"))
@@ -255,37 +257,3 @@ def encode_records(records: Iterable[tuple[int, float, str, str, Any, int | None
         return "".join([encode_record(*r) + "\n" for r in records])
     finally:
         _batch.memo = None
-
-
-def from_json(data: Any) -> Any:
-    """messages.codec.from_json, with exact-class tests and without rebuilding primitives."""
-    cls = data.__class__
-    if cls is list:
-        return tuple([v if v.__class__ in _PRIM else from_json(v) for v in data])
-    if cls is not dict:
-        return data
-    tag = data.get("@")
-    if tag is not None:
-        mcls = lookup_type(tag)
-        if mcls is None:
-            raise CodecError(f"unknown message type {tag!r}")
-        kwargs = {k: (v if v.__class__ in _PRIM else from_json(v)) for k, v in data.items() if k != "@"}
-        try:
-            return mcls(**kwargs)
-        except TypeError as e:
-            raise CodecError(f"bad fields for {tag}: {e}") from None
-    if "@e" in data:
-        ecls = lookup_enum(data["@e"])
-        if ecls is None:
-            raise CodecError(f"unknown enum type {data['@e']!r}")
-        try:
-            return ecls[data["v"]]
-        except KeyError:
-            raise CodecError(f"unknown {data['@e']} member {data['v']!r}") from None
-    if "@m" in data:
-        return {from_json(k): from_json(v) for k, v in data["@m"]}
-    if "@s" in data:
-        return frozenset(from_json(v) for v in data["@s"])
-    if "@b" in data:
-        return data["@b"].encode("latin-1")
-    raise CodecError(f"untagged object {sorted(data)!r}")
