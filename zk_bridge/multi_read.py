@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections import namedtuple
 from typing import Any
 
+from kazoo.client import _prefix_root  # kazoo's own chroot rule, as its get() applies it
 from kazoo.exceptions import EXCEPTIONS
 from kazoo.protocol.serialization import GetData, MultiHeader, int_struct, multiheader_struct, read_buffer, stat_struct
 from kazoo.protocol.states import ZnodeStat
@@ -63,8 +64,7 @@ class MultiRead(namedtuple("MultiRead", "paths")):
 def multi_read_async(client: Any, paths: list[str] | tuple[str, ...]) -> Any:
     """Send one multiRead for ``paths`` (relative to the client's chroot); an IAsyncResult of `MultiRead` results.
     A server older than 3.6 fails the request as a whole (UnimplementedError)."""
-    chroot = client.chroot or ""
-    request = MultiRead(tuple(chroot + p if p != "/" or not chroot else chroot for p in paths))
+    request = MultiRead(tuple(_prefix_root(client.chroot, p) for p in paths))
     async_result = client.handler.async_result()
     client._call(request, async_result)  # noqa: SLF001 - kazoo's own way to send a request object
     return async_result
