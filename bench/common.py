@@ -165,6 +165,25 @@ def append_doc_line(line: str) -> None:
             f.write(body)
 
 
+# -- a recorded cluster story -------------------------------------------------------------------------------------
+def scenario_trace(trace_dir: str | None, partitions: int, prefix: str) -> tuple[str, bool]:
+    """``trace_dir`` if given, else a new temp folder holding the traces of `kactor.trace.scenario`'s story on a
+    3-broker cluster with a ``partitions``-partition topic. Returns (folder, recorded here?)."""
+    if trace_dir is not None:
+        return trace_dir, False
+    import tempfile
+
+    from kactor.trace.scenario import record_scenario
+
+    trace_dir = tempfile.mkdtemp(prefix=prefix)
+    print(f"recording: 3 brokers, scenario with a {partitions}-partition topic → {trace_dir}", flush=True)
+    t0 = time.monotonic()
+    result = record_scenario(trace_dir, partitions=partitions, say=lambda s: print("  " + s, flush=True))
+    print(f"recorded in {time.monotonic() - t0:.1f}s" + (f"; failed steps: {result.failures}"
+                                                          if result.failures else ""), flush=True)
+    return trace_dir, True
+
+
 # -- pipelined kazoo -------------------------------------------------------------------------------------------------
 def pipelined(calls: Iterable[Callable[[], Any]], window: int = 1000) -> tuple[float, list[Any]]:
     """Issue kazoo async calls with at most ``window`` in flight; return (seconds, results or exceptions)."""

@@ -17,7 +17,6 @@ import logging
 import os
 import shutil
 import sys
-import tempfile
 import time
 
 # acceptance thresholds of issue #8
@@ -53,22 +52,12 @@ def main(argv: list[str] | None = None) -> int:
     a = p.parse_args(argv)
     logging.disable(logging.CRITICAL)  # the replayed actors re-log what the brokers logged live
 
-    from bench.common import cpu_model, load_average
+    from bench.common import cpu_model, load_average, scenario_trace
     from kactor.trace.reader import broker_chains, ensure_registered, trace_files
     from kactor.trace.replay import replay_chain
 
     print(f"machine: {cpu_model()}, {os.cpu_count()} cores, load {load_average()}", flush=True)
-    trace_dir = a.trace
-    recorded_here = trace_dir is None
-    if recorded_here:
-        from kactor.trace.scenario import record_scenario
-
-        trace_dir = tempfile.mkdtemp(prefix="kactor-replay-bench-")
-        print(f"recording: 3 brokers, scenario with a {a.partitions}-partition topic → {trace_dir}", flush=True)
-        t0 = time.monotonic()
-        result = record_scenario(trace_dir, partitions=a.partitions, say=lambda s: print("  " + s, flush=True))
-        print(f"recorded in {time.monotonic() - t0:.1f}s" + (f"; failed steps: {result.failures}"
-                                                              if result.failures else ""), flush=True)
+    trace_dir, recorded_here = scenario_trace(a.trace, a.partitions, "kactor-replay-bench-")
     ensure_registered()
     import kactor.broker_process  # noqa: F401 - imports outside the timed replays
 

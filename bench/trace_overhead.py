@@ -67,19 +67,12 @@ def main(argv: list[str] | None = None) -> int:
         p.error("--runs and --partitions must be ≥ 1")
     logging.disable(logging.CRITICAL)  # the replayed actors re-log what the brokers logged live
 
-    from bench.common import git_commit, machine_line
+    from bench.common import git_commit, machine_line, scenario_trace
     from kactor.trace.reader import broker_chains, ensure_registered, trace_files
     from kactor.trace.replay import replay_chain
 
     print(f"machine: {machine_line()}", flush=True)
-    trace_dir = a.trace
-    recorded_here = trace_dir is None
-    if recorded_here:
-        from kactor.trace.scenario import record_scenario
-
-        trace_dir = tempfile.mkdtemp(prefix="kactor-trace-overhead-")
-        print(f"recording: 3 brokers, scenario with a {a.partitions}-partition topic → {trace_dir}", flush=True)
-        record_scenario(trace_dir, partitions=a.partitions, say=lambda s: print("  " + s, flush=True))
+    trace_dir, recorded_here = scenario_trace(a.trace, a.partitions, "kactor-trace-overhead-")
     ensure_registered()
     import kactor.broker_process  # noqa: F401 - imports outside the timed runs
 
