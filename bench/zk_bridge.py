@@ -1,6 +1,7 @@
-"""zk-bridge: creates and sets of 10,000 znodes through kactor's ZooKeeper edge (zk_bridge.executor.ZkExecutor, the
-code every ZkRequest of every actor goes through): sync (one op at a time), async (one batch of all ops, pipelined)
-and multi (Multi batches of 64 ops), with ZooKeeper's data dir on disk (fsync on) and on tmpfs.
+"""zk-bridge: creates, sets and reads of 10,000 znodes through kactor's ZooKeeper edge
+(zk_bridge.executor.ZkExecutor, the code every ZkRequest of every actor goes through): sync (one op at a time),
+async (one batch of all ops, pipelined; a batch of reads goes as multiReads of 256, zk_bridge/multi_read.py) and
+multi (Multi batches of 64 writes), with ZooKeeper's data dir on disk (fsync on) and on tmpfs.
 
 Ceiling: the same ops with kazoo's async API directly (pipelined, 2,000 in flight), against the same server.
 Anchors: kazoo 1.2.1 async 1,421 creates/s and 2,430 sets/s (python-zk/kazoo#117, 2013, 3-node ZK); standalone ZK on
@@ -13,7 +14,7 @@ import threading
 import time
 
 from bench import common as c
-from messages.zk import Create, Multi, SetData, ZkBatch
+from messages.zk import Create, GetData, Multi, SetData, ZkBatch
 
 ANCHOR = ("kazoo 1.2.1 async 1,421 creates/s, 2,430 sets/s (2013); standalone ZK on disk ≈ 9 ms per sync write "
           "(~111/s); multi ×8 ≈ 2.4× single ops (Pulsar, Java)")
@@ -60,6 +61,9 @@ def measure(connect_string: str, n: int) -> dict[str, float]:
             out[f"{mode} creates/s"] = count / _through_executor(executor, mode, creates)
             sets = [SetData(f"{base}/{i}", data, 0) for i in range(count)]
             out[f"{mode} sets/s"] = count / _through_executor(executor, mode, sets)
+            if mode != "multi":  # a write multi holds no reads; a batch of reads goes as multiReads (async)
+                reads = [GetData(f"{base}/{i}") for i in range(count)]
+                out[f"{mode} reads/s"] = count / _through_executor(executor, mode, reads)
             zk.delete(base, recursive=True)
         executor.close()
         # ceiling: kazoo async directly
@@ -70,6 +74,8 @@ def measure(connect_string: str, n: int) -> dict[str, float]:
         out["kazoo creates/s"] = n / secs
         secs, _ = c.pipelined((lambda i=i: zk.set_async(f"{base}/{i}", raw, 0)) for i in range(n))
         out["kazoo sets/s"] = n / secs
+        secs, _ = c.pipelined((lambda i=i: zk.get_async(f"{base}/{i}")) for i in range(n))
+        out["kazoo reads/s"] = n / secs
         zk.delete(base, recursive=True)
     finally:
         c.close(zk)

@@ -1,8 +1,8 @@
 """ZooKeeper's multiRead (3.6+, OpCode 22) for kazoo, which does not implement it: many getData requests in one
 request and one response.
 
-kazoo pipelines single reads, but pays its per-request cost for each — about 2,000 reads/s from one Python process on
-this machine type, while the controller reads a state znode per partition on failover, on a broker's failure and in
+kazoo pipelines single reads, but pays its per-request cost for each ("kazoo reads/s" in `kactor bench zk-bridge`),
+while the controller reads a state znode per partition on failover, on a broker's failure and in
 a controlled shutdown. One multiRead of a few hundred paths costs the server and the client little more than one
 read. Unlike a write multi it is not a transaction: each path gets its own result (data and stat, or an error), and
 one missing node fails nothing else.
