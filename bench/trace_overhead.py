@@ -14,6 +14,13 @@ background encoding counts), which other work on a shared 2-core machine disturb
 wall-clock figures are printed too. Replay seconds include decoding the inputs, which a live broker also does (it
 decodes ZooKeeper and network replies), so the ratio is that of a busy broker, not of the actors in isolation.
 
+``--instructions`` counts instead of timing: the machine's CPUs are shared and their speed swings with whatever
+else runs (on 2 noisy cores one mode's median moves by a third between runs), while the number of instructions a
+replay executes does not. Each mode then runs under valgrind's cachegrind (``apt install valgrind``), once with one
+replay of every broker and once with three; the difference over two is the instructions of one warm replay, and the
+overhead is 1 − baseline / recording instructions. Instructions are not time (recording touches more memory, which
+a count does not weigh), so the timed figure stays the one to quote; the count says which way a change moved it.
+
 As a by-product the re-recorded traces are compared with the originals record by record (seq, sender, receiver,
 type, payload, cause): a replay that records what the live run recorded is one more proof of determinism.
 """
@@ -62,10 +69,15 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--trace", help="use this recorded trace folder instead of recording a new one")
     p.add_argument("--partitions", type=int, default=60, help="partitions of the scenario's main topic (default 60)")
     p.add_argument("--runs", type=int, default=5, help="runs of each mode (default 5)")
+    p.add_argument("--instructions", action="store_true",
+                   help="count instructions under valgrind instead of timing (deterministic; needs valgrind)")
+    p.add_argument("--replay-only", choices=("baseline", "recording"), help=argparse.SUPPRESS)
     a = p.parse_args(argv)
     if a.runs < 1 or a.partitions < 1:
         p.error("--runs and --partitions must be ≥ 1")
     logging.disable(logging.CRITICAL)  # the replayed actors re-log what the brokers logged live
+    if a.replay_only:
+        return _replay_only(a.trace, a.replay_only, a.runs)
 
     from bench.common import git_commit, machine_line, scenario_trace
     from kactor.trace.reader import broker_chains, ensure_registered, trace_files
@@ -73,6 +85,12 @@ def main(argv: list[str] | None = None) -> int:
 
     print(f"machine: {machine_line()}", flush=True)
     trace_dir, recorded_here = scenario_trace(a.trace, a.partitions, "kactor-trace-overhead-")
+    if a.instructions:
+        try:
+            return _count_instructions(trace_dir)
+        finally:
+            if recorded_here:
+                shutil.rmtree(trace_dir, ignore_errors=True)
     ensure_registered()
     import kactor.broker_process  # noqa: F401 - imports outside the timed runs
 
@@ -114,6 +132,62 @@ def main(argv: list[str] | None = None) -> int:
     n_diff, n_paths = sum(d for d, _ in diffs), sum(p for _, p in diffs)
     print(f"re-recorded traces vs the recorded ones: {n_diff} of {messages} records differ, {n_paths} of them only "
           f"naming the replay's scratch log dirs" + (" (identical otherwise)" if n_diff == n_paths else ""))
+    return 0 if overhead <= BUDGET else 1
+
+
+def _replay_only(trace_dir: str, mode: str, runs: int) -> int:
+    """Replay every broker of ``trace_dir`` ``runs`` times in ``mode`` and nothing else (what valgrind counts)."""
+    from kactor.trace.reader import broker_chains, ensure_registered, trace_files
+    from kactor.trace.replay import replay_chain
+
+    ensure_registered()
+    import kactor.broker_process  # noqa: F401 - imported as in the timed runs
+
+    chains = broker_chains(trace_files(trace_dir))
+    out_dir = tempfile.mkdtemp(prefix="kactor-trace-overhead-out-")
+    try:
+        for _ in range(runs):
+            shutil.rmtree(out_dir, ignore_errors=True)
+            os.makedirs(out_dir)
+            for chain in chains:
+                replay_chain(chain, check=False, record_dir=out_dir if mode == "recording" else None)
+    finally:
+        shutil.rmtree(out_dir, ignore_errors=True)
+    return 0
+
+
+def _count_instructions(trace_dir: str) -> int:
+    import re
+    import subprocess
+    from concurrent.futures import ThreadPoolExecutor
+
+    from bench.common import git_commit
+
+    if shutil.which("valgrind") is None:
+        print("--instructions needs valgrind (apt install valgrind)", file=sys.stderr)
+        return 2
+    env = {**os.environ, "PYTHONHASHSEED": "0"}  # set here: the re-exec that would fix it escapes valgrind
+
+    def count(mode: str, runs: int) -> int:
+        cmd = ["valgrind", "--tool=cachegrind", "--cache-sim=no", "--cachegrind-out-file=/dev/null",
+               sys.executable, "-m", "bench.trace_overhead", "--trace", trace_dir, "--replay-only", mode,
+               "--runs", str(runs)]
+        p = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False)
+        m = re.search(r"I\s+refs:\s+([\d,]+)", p.stderr)
+        if p.returncode != 0 or m is None:
+            raise SystemExit(f"valgrind run failed ({' '.join(cmd)}):\n{p.stderr[-2000:]}")
+        return int(m.group(1).replace(",", ""))
+
+    print("counting instructions under valgrind (a few minutes) ...", flush=True)
+    jobs = [(mode, runs) for mode in ("baseline", "recording") for runs in (1, 3)]
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+        counts = dict(zip(jobs, pool.map(lambda j: count(*j), jobs), strict=True))
+    per_run = {mode: (counts[(mode, 3)] - counts[(mode, 1)]) / 2 for mode in ("baseline", "recording")}
+    base, rec = per_run["baseline"], per_run["recording"]
+    overhead = 1 - base / rec
+    print(f"\ninstructions of one warm replay of every broker (commit {git_commit()}):")
+    print(f"baseline (no trace): {base / 1e6:,.0f} M\nrecording:           {rec / 1e6:,.0f} M")
+    print(f"ratio baseline/recording {base / rec:.3f} → overhead {overhead:.1%} (budget ≤ {BUDGET:.0%})")
     return 0 if overhead <= BUDGET else 1
 
 

@@ -27,7 +27,8 @@ import attrs
 
 from kactor.clock import ManualClock
 from kactor.runtime import Runtime
-from kactor.trace.fastcodec import encode_json, encode_record, from_json
+from kactor.trace.fastcodec import from_json
+from kactor.trace.orjson_lines import encode_record
 from kactor.trace.reader import (
     Record,
     TraceError,
@@ -150,6 +151,15 @@ def _parse(path: str, text: str, lineno: int) -> dict[str, Any]:
 _FROM_THE_WIRE = frozenset({"NetRequest", "NetResponse"})
 
 
+def _wire_body_text(text: str, rec: Record) -> str:
+    """The recorded text of a NetRequest's / NetResponse's body, sliced out of its line as the live transport slices
+    it out of the frame (the writer's fixed key order: ``body`` follows the int ids; NetRequest then ends with
+    ``reply_expected``, NetResponse with the body itself)."""
+    start = text.index('"body":', text.index('"payload":')) + 7
+    end = text.rindex(',"reply_expected":') if rec.type == "NetRequest" else text.rindex('},"cause":')
+    return text[start:end]
+
+
 def _record(path: str, line: _Line) -> Record:
     d = _parse(path, line.text, line.lineno)
     return Record(int(d["seq"]), float(d["ts"]), d["sender"], d["receiver"], d["type"], d["payload"],
@@ -214,7 +224,7 @@ def replay(path: str, until: int | None = None, check: bool = True, keep_runtime
             body = _rewrite_input(decoded, scratch, paths)
             if writer is not None and body is decoded and rec.type in _FROM_THE_WIRE:
                 # as the live transport does: a network body's text is the wire's, not re-encoded (note_text)
-                rt.note_text(body.body, encode_json(rec.payload["body"]))
+                rt.note_text(body.body, _wire_body_text(line.text, rec))
             if tamper is not None:
                 body = tamper(rec, body)
             deliver(rec.receiver, body, rec.sender, rec.cause, at_ms=rec.ts)

@@ -61,11 +61,11 @@ def test_writer_writes_noted_wire_text(tmp_path) -> None:  # type: ignore[no-unt
     """A value an edge decoded from JSON text is written as that text (TraceWriter.note_text), once; the note is
     forgotten after the flush."""
     from kactor.trace.writer import TraceWriter
-    from messages.runtime import TimerFired
+    from messages.zk import ZkOpResult
 
     w = TraceWriter(str(tmp_path / "p.jsonl"), {"process": "p"}, flush_interval_s=3600)
-    tp = TimerFired("k")
-    wire = '{"@": "TimerFired", "key": "k"}'  # spaced: tells the noted text from an encoding
+    tp = ZkOpResult("ok")  # not a class kept by value (a kept value's text may serve first: the same text, canonical)
+    wire = '{"@": "ZkOpResult", "code": "ok"}'  # spaced: tells the noted text from an encoding
     w.note_text(tp, wire)
     w.append(1, 1.0, "edge:net", "a", (tp, tp), None)
     w.flush()
@@ -74,8 +74,8 @@ def test_writer_writes_noted_wire_text(tmp_path) -> None:  # type: ignore[no-unt
     w.append(2, 2.0, "edge:net", "a", tp, 1)
     w.close()
     lines = (tmp_path / "p.jsonl").read_text().splitlines()[1:]
-    tp_text = '{"@":"TimerFired","key":"k"}'
+    tp_text = '{"@":"ZkOpResult","code":"ok","data":null,"stat":null,"children":null,"path":null,"results":null}'
     assert lines == [f'{{"seq":1,"ts":1.0,"sender":"edge:net","receiver":"a","type":"tuple","payload":[{wire},'
                      f'{wire}],"cause":null}}',
-                     f'{{"seq":2,"ts":2.0,"sender":"edge:net","receiver":"a","type":"TimerFired",'
+                     f'{{"seq":2,"ts":2.0,"sender":"edge:net","receiver":"a","type":"ZkOpResult",'
                      f'"payload":{tp_text},"cause":1}}']

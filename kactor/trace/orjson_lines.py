@@ -1,0 +1,340 @@
+"""Trace lines through orjson's C encoder: the same bytes as `fastcodec.encode_record`, several times faster.
+
+orjson writes str, int, float, bool, None, lists, tuples and (str-keyed) dicts itself and calls ``_default`` for
+what it does not know: attrs messages, frozensets, bytes, str/int subclasses. What it would write differently from
+the trace format (docs/trace-format.md, i.e. `json.dumps(messages.codec.to_json(x), separators=(",", ":"))`) is
+converted in Python first, and only that:
+- an Enum: orjson writes its value (an IntEnum as a bare int); the format wants ``{"@e": Class, "v": name}``;
+- a dict: the format writes ``{"@m": [[key, value], ...]}`` (keys need not be strings);
+- a float below 1e-4 or non-finite: orjson writes ``0.00001`` and ``null`` where json writes ``1e-05`` and ``NaN``;
+- a sequence holding any of these.
+Strings: json (ensure_ascii) escapes every non-ASCII character and DEL; orjson writes them as UTF-8. A line with a
+byte ≥ 0x7f is rare (topic names are ASCII by Kafka's rules) and is re-encoded by the text encoder, as is anything
+orjson refuses (an int beyond 64 bits).
+
+Shared values: within one `encode_records` call an attrs value met a second time (the very object: a request in
+SendRequest, then NetSend) is written from the first one's bytes (an orjson ``Fragment``); values that arrived as
+text (``known``) are written as that text. Keyed by id(), valid only while the batch's values are alive.
+"""
+
+from __future__ import annotations
+
+import enum
+import gc
+import math
+import re
+import types
+import typing
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import attrs
+import orjson
+
+from kactor.trace import fastcodec
+
+_Fragment = orjson.Fragment
+_dumps = orjson.dumps
+_OPT = orjson.OPT_PASSTHROUGH_SUBCLASS
+_OPT_LINE = orjson.OPT_PASSTHROUGH_SUBCLASS | orjson.OPT_APPEND_NEWLINE
+
+# Classes orjson writes exactly as the format wants, or hands to _default (which does): a value of one of these
+# needs no conversion. Filled lazily with attrs classes, frozenset, bytes and str/int subclasses that are not enums.
+_SAFE: set[type] = {str, int, bool, type(None)}
+# Conversions for the other classes met (Enum → Fragment, dict → @m, float → checked, tuple/list → scanned).
+_CONVERT: dict[type, Callable[[Any], Any]] = {}
+
+
+# id → Fragment, for the values of the batch being written that arrived as text. One for the process, not per
+# thread: an id here belongs to a value the writer holds alive until the batch is written, so in any thread that id
+# can only be that value, with that text.
+_known: dict[int, Any] = {}
+
+
+def _float(v: float) -> Any:
+    if (1e-4 <= abs(v) < 1e16 or v == 0.0) and math.isfinite(v):
+        return v
+    return _Fragment(fastcodec._float_text(v))
+
+
+def _sequence(v: Any) -> Any:
+    classes = set(map(type, v))  # C-level: a request's thousand TopicPartitions cost one pass, no Python loop
+    if classes <= _SAFE:
+        return v
+    return [x if x.__class__ in _SAFE else _convert(x) for x in v]
+
+
+def _convert(v: Any) -> Any:
+    f = _CONVERT.get(v.__class__)
+    if f is None:
+        f = _classify(v.__class__)
+        if f is None:
+            return v
+    return f(v)
+
+
+def _classify(cls: type) -> Callable[[Any], Any] | None:
+    """The conversion ``cls`` needs before orjson sees it, or None (then cls joins _SAFE)."""
+    f: Callable[[Any], Any] | None
+    if issubclass(cls, enum.Enum):
+        fragments = {m: _Fragment(fastcodec.encode_json(fastcodec.to_json(m))) for m in cls}
+        f = fragments.__getitem__
+    elif cls is float:
+        f = _float
+    elif cls in (tuple, list):
+        f = _sequence
+    elif issubclass(cls, (dict, tuple, list, float)):  # dict → @m; subclasses as the text encoder writes them
+        f = _via_text
+    else:
+        _SAFE.add(cls)  # attrs, frozenset, bytes, str/int subclasses: orjson calls _default for them
+        return None
+    _CONVERT[cls] = f
+    return f
+
+
+def _via_text(v: Any) -> Any:
+    return _Fragment(fastcodec.to_text(v))
+
+
+def _attrs_default(cls: type) -> Callable[[Any], Any]:
+    """A generated function returning the dict orjson writes for an instance of ``cls`` (fields in order)."""
+    names = [f.name for f in attrs.fields(cls)]
+    lines = ["def enc(v):"]
+    items = [f'"@": {cls.__name__!r}']
+    for i, name in enumerate(names):
+        lines.append(f"    a{i} = v.{name}")
+        items.append(f"{name!r}: (a{i} if a{i}.__class__ in S else C(a{i}))")
+    lines.append("    return {" + ", ".join(items) + "}")
+    namespace: dict[str, Any] = {"S": _SAFE, "C": _convert}
+    exec(compile("\n".join(lines), f"<orjson_lines {cls.__name__}>", "exec"), namespace)  # noqa: S102 - our own
+    return namespace["enc"]  # type: ignore[no-any-return]
+
+
+_DEFAULT: dict[type, Callable[[Any], Any]] = {}
+
+
+def _default(v: Any) -> Any:
+    cls = v.__class__
+    entry = _VALUES.get(cls)  # looked up here rather than in a function of the class's: most values hit
+    if entry is not None:
+        cache, guard = entry
+        if guard is None or guard(v):
+            r = cache.get(v)
+            if r is not None:
+                return r
+    if _known:  # values that arrived as text (a live broker's network bodies)
+        r = _known.get(id(v))
+        if r is not None:
+            return r
+    f = _DEFAULT.get(cls)
+    if f is None:
+        f = _classify_default(cls)
+    return f(v)
+
+
+# Frozen values that recur everywhere are kept by value, across batches: a partition's state goes in every
+# UpdateMetadata and LeaderAndIsr until it changes (in the scenario trace 7,254 UpdateMetadataPartitionStates hold
+# 560 distinct values), a timer key fires again and again. Equal values must have equal text, and Python's == is
+# looser than that (1 == True == 1.0, Errors.NONE == 0, 0.0 == -0.0), so a class qualifies by its declared field
+# types: ints, strings, bools, None, tuples of those and of qualifying classes. A field declared as an Enum or a
+# float qualifies too, guarded: a value is kept and looked up only while that field holds exactly that Enum (or a
+# non-zero float), so an int where an Errors belongs, or 5 where 5.0 does, never meets another's text; a class
+# holding such values deeper down (a FetchResponse's partitions) checks them all the same.
+_BY_VALUE_MAX = 50_000  # per class; about the partitions a broker knows, cleared when it grows past that
+_BIG = 1024  # bytes: a class whose text is longer (a whole request) is not kept, it rarely recurs
+_PLAIN = (int, str, bool, type(None))
+_FROZEN_SETATTR = getattr(getattr(attrs, "_make", None) or __import__("attr._make").
+                          _make, "_frozen_setattrs", object())  # frozen attrs classes have this __setattr__
+_eligible: dict[type, tuple[bool, tuple[str, ...]]] = {}  # cls → (qualifies, guard expressions)
+
+
+def _field_ok(expr: str, t: Any) -> tuple[bool, str | None]:
+    """(does a value of declared type ``t``, found at ``expr``, qualify; the guard it needs, an expression)."""
+    origin = typing.get_origin(t)
+    if origin in (typing.Union, types.UnionType):
+        oks = [_field_ok(expr, x) for x in typing.get_args(t)]
+        return all(ok and guard is None for ok, guard in oks), None
+    if origin is tuple:
+        args = typing.get_args(t)
+        if len(args) == 2 and args[1] is Ellipsis:  # tuple[X, ...]: X's guard on every item
+            ok, guard = _field_ok("x", args[0])
+            return ok, None if guard is None else f"all({guard} for x in {expr})"
+        return all(_field_ok("x", x) == (True, None) for x in args), None
+    if t in _PLAIN:
+        return True, None
+    if t is float:
+        return True, f"({expr}.__class__ is float and {expr} != 0.0)"
+    if isinstance(t, type) and issubclass(t, enum.Enum):
+        _ENUMS[f"E{id(t)}"] = t
+        return True, f"{expr}.__class__ is E{id(t)}"
+    if isinstance(t, type) and attrs.has(t):
+        ok, guards = _qualifies(t)
+        # its guards are written on v.<field>: on this value they read <expr>.<field>
+        return ok, "(" + " and ".join(re.sub(r"\bv\.", expr + ".", g) for g in guards) + ")" if guards else None
+    return False, None
+
+
+_ENUMS: dict[str, type] = {}  # the Enum classes guards name
+
+
+def _qualifies(cls: type) -> tuple[bool, tuple[str, ...]]:
+    known = _eligible.get(cls)
+    if known is not None:
+        return known
+    _eligible[cls] = (False, ())  # a class that holds itself does not qualify
+    result: tuple[bool, tuple[str, ...]] = (False, ())
+    try:
+        hints = typing.get_type_hints(cls)
+        if attrs.has(cls) and cls.__hash__ is not None and cls.__setattr__ is _FROZEN_SETATTR:
+            checks = [_field_ok(f"v.{f.name}", hints[f.name]) for f in attrs.fields(cls)]
+            if all(ok for ok, _ in checks):
+                result = (True, tuple(guard for _, guard in checks if guard is not None))
+    except Exception:  # noqa: BLE001 - an annotation that does not resolve: not by value
+        pass
+    _eligible[cls] = result
+    return result
+
+
+def _guard(cls: type, guards: tuple[str, ...]) -> Callable[[Any], bool] | None:
+    if not guards:
+        return None
+    namespace: dict[str, Any] = dict(_ENUMS)
+    src = "def guard(v):\n    return " + " and ".join(guards)
+    exec(compile(src, f"<orjson_lines guard {cls.__name__}>", "exec"), namespace)  # noqa: S102 - our own code
+    return namespace["guard"]  # type: ignore[no-any-return]
+
+
+_VALUES: dict[type, tuple[dict[Any, Any], Callable[[Any], bool] | None]] = {}  # class → (value → Fragment, guard)
+
+
+def _memo_by_value(cls: type, enc: Callable[[Any], Any], guards: tuple[str, ...]) -> Callable[[Any], Any]:
+    """What `_default` calls for a value of ``cls`` not in the cache: writes it, and keeps it if its guard allows."""
+    cache: dict[Any, Any] = {}
+    guard = _guard(cls, guards)
+    _VALUES[cls] = (cache, guard)
+
+    def f(v: Any) -> Any:
+        text = _dumps(enc(v), default=_default, option=_OPT)
+        if len(text) > _BIG:  # hashing it again each time would cost about what writing it does
+            _DEFAULT[cls] = enc
+            _VALUES.pop(cls, None)
+            cache.clear()
+        elif guard is None or guard(v):
+            if len(cache) >= _BY_VALUE_MAX:
+                cache.clear()
+            cache[v] = _Fragment(text)
+        return _Fragment(text)
+    return f
+
+
+def _classify_default(cls: type) -> Callable[[Any], Any]:
+    f: Callable[[Any], Any]
+    if attrs.has(cls):
+        f = _attrs_default(cls)
+        ok, guards = _qualifies(cls)
+        if ok:
+            f = _memo_by_value(cls, f, guards)
+    elif issubclass(cls, str):
+        f = str
+    elif issubclass(cls, int):
+        f = int
+    elif issubclass(cls, (frozenset, bytes)):
+        f = _via_text
+    else:
+        f = fastcodec._reference_to_json  # raises the codec's error for what the format cannot hold
+    _DEFAULT[cls] = f
+    return f
+
+
+# A cascade of messages shares one instant (the runtime hands out the very same float object): rounded once.
+_last_ts: tuple[Any, Any] = (None, None)
+_EXACT_MS = float(1 << 42)  # below it half an ulp is < 0.0005 ms: a float that is k/1000 is its own round(_, 3)
+
+
+def _ts(ts: Any) -> Any:
+    """``round(ts, 3)`` as the line holds it. The runtime's clock already gives whole microseconds (ms with three
+    decimals), so the common case is proved with a multiply and a divide instead of round's decimal conversion
+    (which costs more than writing a small line): if ts·1000 is a whole number k and k/1000 gives ts back, ts is
+    the double nearest k/1000, and so (half an ulp being under 0.0005) round(ts, 3) is ts itself."""
+    global _last_ts
+    if ts.__class__ is float and -_EXACT_MS < ts < _EXACT_MS:
+        k = ts * 1000.0
+        if k == int(k) and int(k) / 1000.0 == ts:
+            t = _float(ts)
+            _last_ts = (ts, t)
+            return t
+    t = round(ts, 3)
+    if t.__class__ is float:
+        t = _float(t)
+    _last_ts = (ts, t)
+    return t
+
+
+def _record_bytes(seq: int, ts: float, sender: str, receiver: str, body: Any, cause: int | None) -> bytes:
+    last = _last_ts
+    try:
+        out = _dumps({"seq": seq, "ts": last[1] if last[0] is ts else _ts(ts), "sender": sender,
+                      "receiver": receiver, "type": body.__class__.__name__,
+                      "payload": body if body.__class__ in _SAFE else _convert(body), "cause": cause},
+                     default=_default, option=_OPT_LINE)
+        if out.isascii() and b"\x7f" not in out:
+            return out
+    except orjson.JSONEncodeError:
+        pass  # an int beyond 64 bits: the text encoder writes it
+    return (fastcodec.encode_record(seq, ts, sender, receiver, body, cause) + "\n").encode("ascii")
+
+
+def remember_text(value: Any, text: str) -> None:
+    """``value`` arrived as this JSON ``text``: lines write it as is. The caller keeps ``value`` alive until it
+    calls `forget_texts` (its id must stay that value's)."""
+    _known[id(value)] = _Fragment(text)
+
+
+def forget_texts(ids: Iterable[int]) -> None:
+    pop = _known.pop
+    for k in ids:
+        pop(k, None)
+
+
+encode_record_bytes = _record_bytes  # one line, newline included, as ASCII bytes
+
+
+def encode_record(seq: int, ts: float, sender: str, receiver: str, body: Any, cause: int | None) -> str:
+    """One trace line without its newline: the text `fastcodec.encode_record` gives."""
+    return _record_bytes(seq, ts, sender, receiver, body, cause)[:-1].decode("ascii")
+
+
+def encode_records(records: Iterable[tuple[int, float, str, str, Any, int | None]],
+                   known: dict[int, str] | None = None) -> bytes:
+    """Trace lines for ``records`` (seq, ts, sender, receiver, body, cause), each ending in a newline, as ASCII
+    bytes. ``known``: id(value) → its JSON text, for values that arrived as text; the caller keeps every value of
+    the batch alive while this runs."""
+    if known:
+        _known.update({k: _Fragment(t) for k, t in known.items()})
+    gc_was_on = gc.isenabled()
+    gc.disable()  # the batch's garbage is freed by reference counts; a collection here would walk the whole heap
+    out: list[bytes] = []
+    add = out.append
+    dumps, safe, convert, default, opt = _dumps, _SAFE, _convert, _default, _OPT_LINE
+    last_ts: Any = None
+    t: Any = None
+    try:
+        for seq, ts, sender, receiver, body, cause in records:
+            if ts is not last_ts:
+                last_ts, t = ts, (_last_ts[1] if _last_ts[0] is ts else _ts(ts))
+            try:
+                line = dumps({"seq": seq, "ts": t, "sender": sender, "receiver": receiver,
+                              "type": body.__class__.__name__,
+                              "payload": body if body.__class__ in safe else convert(body), "cause": cause},
+                             default=default, option=opt)
+            except orjson.JSONEncodeError:
+                line = b""
+            if not line or not line.isascii() or b"\x7f" in line:
+                line = (fastcodec.encode_record(seq, ts, sender, receiver, body, cause) + "\n").encode("ascii")
+            add(line)
+        return b"".join(out)
+    finally:
+        if known:
+            _known.clear()
+        if gc_was_on:
+            gc.enable()

@@ -1,0 +1,110 @@
+"""kactor.trace.orjson_lines writes, byte for byte, the lines the text encoder (fastcodec) writes: on every record of
+a real trace, and on the values where orjson on its own would write something else."""
+
+from __future__ import annotations
+
+import enum
+import json
+from typing import Any
+
+import attrs
+
+from kactor.trace import fastcodec, orjson_lines
+from kactor.trace.reader import ensure_registered
+from messages import codec
+from messages.common import Errors, TopicPartition
+from messages.replication import FetchPartitionData, FetchResponse
+from messages.requests import PartitionError, UpdateMetadataPartitionState
+from messages.runtime import ScheduleTimer
+
+
+@attrs.frozen
+class _Holder:
+    value: Any
+
+
+class _Colour(enum.IntEnum):
+    RED = 1
+
+
+class _Name(str):
+    pass
+
+
+def _same(seq: int, ts: Any, body: Any, cause: int | None = None) -> str:
+    line = orjson_lines.encode_record(seq, ts, "a", "b", body, cause)
+    assert line == fastcodec.encode_record(seq, ts, "a", "b", body, cause), body
+    assert orjson_lines.encode_record_bytes(seq, ts, "a", "b", body, cause) == (line + "\n").encode()
+    return line
+
+
+def test_orjson_lines_match_a_recorded_trace(recorded_trace: str) -> None:
+    ensure_registered()
+    with open(recorded_trace, encoding="utf-8") as f:
+        lines = f.read().splitlines()[1:]
+    records = []
+    for line in lines:
+        d = json.loads(line)
+        records.append((d["seq"], d["ts"], d["sender"], d["receiver"], codec.from_json(d["payload"]), d["cause"]))
+    for _ in range(2):  # the second pass is served from the by-value caches the first one filled
+        assert [orjson_lines.encode_record(*r) for r in records] == lines
+
+
+def test_values_orjson_would_write_differently() -> None:
+    values: list[Any] = [
+        _Colour.RED, Errors.NONE, (Errors.NONE, 1), [_Colour.RED],  # enums: {"@e": ..}, not their value
+        {TopicPartition("t", 1): (1, 2)}, {}, {"k": Errors.NONE},  # dicts: {"@m": [[k, v], ..]}
+        1e-05, 0.0001, 5e-324, -0.0, 0.0, 1e16, 1e22, float("nan"), float("inf"), float("-inf"),  # floats
+        "é", "a\x7fb", "\u2028", "\x00\x1f\"\\",  # json escapes every non-ASCII char and DEL; orjson does not
+        10**30, -(2**64),  # beyond orjson's 64 bits
+        frozenset({TopicPartition("b", 0), TopicPartition("a", 1)}), frozenset(), b"\x00\xff", _Name("n"),
+        (), [], ((1, (Errors.NONE,)),), True, False, None, 7, "x",
+    ]
+    for v in values:
+        _same(1, 1.0, v)
+        _same(2, 1.0, _Holder(v))
+        _same(3, 1.0, _Holder((v, _Holder(v))))
+
+
+def test_timestamps() -> None:
+    for ts in (1795441106917.694, 1795441106917.6944, 1.0, 5, 0.0004, 1.23456789, 1e-7, 2.0**42 + 0.5, 2.0**60,
+               -3.5, 1767225600000.5):
+        line = _same(1, ts, TopicPartition("t", 0))
+        assert line.startswith('{"seq":1,"ts":' + fastcodec.encode_json(round(ts, 3)) + ","), (ts, line)
+
+
+def test_equal_values_of_other_types_keep_their_own_text() -> None:
+    """By-value reuse never serves one value's text for an equal value of another type (Errors.NONE == 0,
+    1 == 1.0 == True)."""
+    tp = TopicPartition("t", 0)
+    assert '"error":{"@e":"Errors","v":"NONE"}' in _same(1, 1.0, PartitionError(tp, Errors.NONE))
+    assert '"error":0' in _same(2, 1.0, PartitionError(tp, 0))  # type: ignore[arg-type]
+    assert '"error":{"@e":"Errors","v":"NONE"}' in _same(3, 1.0, PartitionError(tp, Errors.NONE))
+    assert '"delay_ms":5.0' in _same(4, 1.0, ScheduleTimer("k", 5.0))
+    assert '"delay_ms":5' in _same(5, 1.0, ScheduleTimer("k", 5))  # type: ignore[arg-type]
+    data = FetchPartitionData(tp, Errors.NONE, 5, 5)
+    assert '"error":{"@e":"Errors","v":"NONE"}' in _same(6, 1.0, FetchResponse((data,)))
+    assert '"partitions":[{"@":"FetchPartitionData","tp":{"@":"TopicPartition","topic":"t","partition":0},"error":0' \
+        in _same(7, 1.0, FetchResponse((attrs.evolve(data, error=0),)))  # a guard deeper down
+    state = UpdateMetadataPartitionState(tp, 1, 0, 3, (0, 1), 4, (0, 1))
+    twice = [_same(6, 1.0, state), _same(6, 1.0, attrs.evolve(state))]
+    assert twice[0] == twice[1]
+
+
+def test_batches_equal_their_records_one_by_one() -> None:
+    shared = (TopicPartition("t", 0), TopicPartition("t", 1))
+    records = [(i, 1767225600000.5 + (i // 2), "a", "b", shared if i % 2 else _Holder({i: Errors.NONE}), i - 1 or None)
+               for i in range(1, 9)]
+    assert orjson_lines.encode_records(records) == b"".join(orjson_lines.encode_record_bytes(*r) for r in records)
+    assert orjson_lines.encode_records(records).decode() == fastcodec.encode_records(records)
+
+
+def test_remembered_text_is_written_until_forgotten() -> None:
+    value = _Holder("v")
+    orjson_lines.remember_text(value, '{"@": "_Holder", "value": "v"}')
+    try:
+        line = orjson_lines.encode_record(1, 1.0, "a", "b", (value,), None)
+        assert '"payload":[{"@": "_Holder", "value": "v"}' in line
+    finally:
+        orjson_lines.forget_texts([id(value)])
+    assert '"payload":[{"@":"_Holder","value":"v"}]' in orjson_lines.encode_record(1, 1.0, "a", "b", (value,), None)
