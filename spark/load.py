@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import unquote, urlparse
@@ -162,87 +161,182 @@ def first_bad_line(path: str, skip: int | None = None) -> tuple[int, str] | None
     return None
 
 
-def load(spark: Any, src: TraceSource, *, payload_types: tuple[str, ...] | None = None, keep: Any = None,
-         project: Callable[[Any], Any] | None = None, persist: bool = False,
-         group_keys: tuple[str, ...] = ()) -> tuple[Any, list[dict[str, Any]], list[dict[str, Any]]]:
-    """Validate every input and return ``(records, processes, groups)``.
+# A record line as kactor's writer emits it: these keys first, in this order, no spaces (docs/trace-format.md).
+_PREFIX_KEYS = ('{"seq":', ',"ts":', ',"sender":"', '","receiver":"', '","type":"', '","payload":')
+_CAUSE_KEY = ',"cause":'
+# The prefix up to the payload, exactly (N an integer, T a number, names without quotes or escapes), and each
+# value in it: the text after each `":`, a quote skipped.
+_PREFIX_RE = (r'^\{"seq":-?[0-9]+,"ts":-?[0-9][0-9.eE+-]*,"sender":"[^"\\]*","receiver":"[^"\\]*",'
+              r'"type":"[^"\\]*$')
+_VALUE_RE = r'":"?([^,"]*)'
+_HEADER_START = '{"trace_version":'
 
-    One pass over the inputs counts lines per (file, process, *group_keys) — messages, bad lines, first and last
-    ts — and raises TraceInputError for a corrupt line (file and line named); ``groups`` are those counts and
-    ``processes`` their sums per process. ``records`` is the (lazy) DataFrame of valid records with TRACE_SCHEMA's
-    columns, restricted to ``keep`` (a Column over them and ``_text``), mapped by ``project``, cached if ``persist``.
 
-    With ``payload_types``, only records of those types keep their payload (the others' is null) and an internal
-    column ``_text`` holds each record's raw text (line or payload) for ``keep`` and ``project`` to scan: a line is
-    then parsed without copying its payload, which is most of its bytes.
+def lines(spark: Any, src: TraceSource) -> Any:
+    """Every input line (JSON lines) or record (Parquet) as one lazy DataFrame, read the cheap way.
+
+    Columns: ``_file`` (the file's URL; "" for Parquet), ``process``, ``seq``, ``ts``, ``sender``, ``receiver``,
+    ``type``, ``cause``, ``_fast``, ``_head``, ``_text`` (the raw line, or a Parquet record's payload: where
+    errors are searched), ``_part``. Columns a query does not use are pruned away.
+
+    A JSON line is read from the writer's fixed key order (docs/trace-format.md): ``_fast`` holds when it is
+    ``{"seq":N,"ts":T,"sender":"S","receiver":"R","type":"Y","payload":...,"cause":C}`` (N an integer, T a number,
+    S/R/Y without quotes or escapes, C an integer or null), found by two regular expressions over the ~120
+    characters before the payload and one over the few after it; the fields are null otherwise. ``_head``: the
+    line starts as a header does. Any other line ("slow": keys in another order, or not a record) is parsed in
+    full by ``resolve``, only where it occurs. Why not from_json over every line: it tokenises the payload too,
+    and from_json cannot be compiled into Spark's generated code for the scan (measured on a million lines:
+    ~10 CPU-s to parse just the prefix with it, ~4 for this, 2 to read the text).
+
+    Built in stages, each referring to the previous one's columns, because Spark keeps a projection apart from
+    the next one when that one uses its costly columns more than once: so every piece is computed once per line.
+    ``_part`` (the Spark partition id) makes the last projection nondeterministic, which stops Spark from pushing
+    a filter below it (pushed down, the filter would repeat the parsing in its own condition). A query that
+    filters these rows should use ``_part`` too (``_part >= 0``, always true), so that column pruning cannot
+    drop it first.
     """
-    from pyspark import StorageLevel
     from pyspark.sql import functions as F  # noqa: N812 - the PySpark convention
-    from pyspark.sql.types import StructType
 
-    from spark.schema import LINE_SCHEMA, TRACE_SCHEMA
+    from spark.schema import TRACE_SCHEMA
 
     frames = []
     if src.jsonl:
         raw = spark.read.text([tf.path for tf in src.jsonl])
-        schema = LINE_SCHEMA
-        if payload_types is not None:
-            schema = StructType([f for f in LINE_SCHEMA.fields if f.name != "payload"])
-        parsed = raw.select(F.input_file_name().alias("_file"), F.from_json("value", schema).alias("r"), "value")
-        rows = parsed.select(
-            "_file",
-            F.regexp_extract("_file", r"([^/]+)\.jsonl$", 1).alias("process"),
-            *[F.col(f"r.{n}").alias(n) for n in schema.fieldNames()],
-            *([] if payload_types is None else [F.col("value").alias("_text")]),
-        )
-        if payload_types is not None:
-            rows = rows.withColumn("payload", F.when(F.col("type").isin(*payload_types),
-                                                     F.get_json_object("_text", "$.payload")))
-        bad = (F.col("seq").isNull() | F.col("ts").isNull() | F.col("sender").isNull()
-               | F.col("receiver").isNull() | F.col("type").isNull())
-        rows = rows.withColumn("_bad", F.when(F.col("trace_version").isNotNull(), F.lit(None)).otherwise(bad))
-        frames.append(rows)
+        v, prefix, tail, values = F.col("value"), F.col("_prefix"), F.col("_tail"), F.col("_values")
+        staged = raw.select(
+            F.col("_metadata.file_path").alias("_file"),
+            F.expr("substring(_metadata.file_name, 1, length(_metadata.file_name) - 6)").alias("process"), v,
+            F.substring_index(v, _PREFIX_KEYS[-1], 1).alias("_prefix"),
+            F.substring_index(v, _CAUSE_KEY, -1).alias("_tail"))  # "N}" or "null}"
+        staged = staged.select(
+            "*", F.regexp_extract_all(prefix, F.lit(_VALUE_RE), F.lit(1)).alias("_values"),
+            (prefix.rlike(_PREFIX_RE) & tail.rlike(r"^(?:null|-?[0-9]+)\}$")
+             & (F.octet_length(v) > F.octet_length(prefix) + F.octet_length(tail) + len(_PREFIX_KEYS[-1])
+                + len(_CAUSE_KEY))).alias("_fast"))
+        fast = {"seq": values[0].try_cast("long"), "ts": values[1].try_cast("double"), "sender": values[2],
+                "receiver": values[3], "type": values[4],
+                "cause": F.substring_index(tail, "}", 1).try_cast("long")}
+        frames.append(staged.select(
+            "_file", "process", *[F.when(F.col("_fast"), c).alias(n) for n, c in fast.items()],
+            "_fast", v.startswith(_HEADER_START).alias("_head"), v.alias("_text"),
+            F.spark_partition_id().alias("_part")))
     if src.parquet:
         pq = spark.read.schema(TRACE_SCHEMA).parquet(*src.parquet)
-        pq = pq.select(F.lit("").alias("_file"), *TRACE_SCHEMA.fieldNames(),
-                       F.lit(None).cast("long").alias("trace_version"), F.lit(False).alias("_bad"))
-        if payload_types is not None:
-            pq = pq.withColumn("_text", F.col("payload")).withColumn(
-                "payload", F.when(F.col("type").isin(*payload_types), F.col("payload")))
-        frames.append(pq)
+        frames.append(pq.select(
+            F.lit("").alias("_file"), "process", "seq", "ts", "sender", "receiver", "type", "cause",
+            F.lit(True).alias("_fast"), F.lit(False).alias("_head"), F.col("payload").alias("_text"),
+            F.spark_partition_id().alias("_part")))
     allrows = frames[0]
     for other in frames[1:]:
         allrows = allrows.unionByName(other)
+    return allrows
+
+
+def resolve(rows: Any) -> Any:
+    """``rows`` (from ``lines``, filtered) with a slow line's fields parsed in full (from_json), and ``_bad``
+    (null for a header line, else whether the line is not a valid record), ``payload`` (its JSON text) and
+    ``_doc`` (a JSON object whose ``payload`` key holds the record's payload: the line itself, or a Parquet
+    payload wrapped). Cheap only on few rows: from_json keeps this projection out of Spark's generated code."""
+    from pyspark.sql import functions as F  # noqa: N812 - the PySpark convention
+
+    from spark.schema import LINE_SCHEMA
+
+    text, fast = F.col("_text"), F.col("_fast")
+    full = F.from_json(text, LINE_SCHEMA)
+    fields = {n: F.when(fast, F.col(n)).otherwise(full[n]) for n in ("seq", "ts", "sender", "receiver", "type",
+                                                                      "cause")}
+    bad = (fields["seq"].isNull() | fields["ts"].isNull() | fields["sender"].isNull()
+           | fields["receiver"].isNull() | fields["type"].isNull())
+    header = ~fast & full["trace_version"].isNotNull()
+    parquet = F.col("_file") == ""
+    # a fixed-order line's payload is cut out as the exact bytes the writer wrote (byte positions, so binary)
+    start = F.octet_length(F.substring_index(text, _PREFIX_KEYS[-1], 1)) + len(_PREFIX_KEYS[-1]) + 1
+    end = F.octet_length(text) - F.octet_length(F.substring_index(text, _CAUSE_KEY, -1)) - len(_CAUSE_KEY)
+    cut = F.substring(text.cast("binary"), start, end - start + 1).cast("string")
+    payload = F.when(parquet, text).when(fast, cut).otherwise(full["payload"])
+    doc = F.when(parquet, F.concat(F.lit('{"payload":'), text, F.lit("}"))).otherwise(text)
+    return rows.select(
+        "_file", "process", *[c.alias(n) for n, c in fields.items()], "_fast", "_text",
+        F.when(header, F.lit(None)).otherwise(bad).alias("_bad"), payload.alias("payload"), doc.alias("_doc"),
+        F.spark_partition_id().alias("_part"))
+
+
+def count(src: TraceSource, rows: Any, group_keys: tuple[str, ...] = ()) -> tuple[list[dict[str, Any]],
+                                                                                 list[dict[str, Any]]]:
+    """One pass over ``rows`` (from ``lines``): messages, bad lines, first and last ts per (file, process,
+    *group_keys); raises TraceInputError for a corrupt line (file and line named). Returns ``(processes, groups)``:
+    the sums per process, and the counts per group.
+
+    Slow lines (neither fixed-order records nor headers: normally none, or a crash's truncated last line) are
+    only counted in this pass; the files that have any are then read again and those lines parsed in full.
+    """
+    from pyspark.sql import functions as F  # noqa: N812 - the PySpark convention
+
+    fast, slow = F.col("_fast"), ~F.col("_fast") & ~F.col("_head")
     stats = [
         r.asDict()
-        for r in allrows.where(F.col("_bad").isNotNull())
-        .groupBy("_file", "process", *group_keys)
-        .agg(
-            F.sum(F.col("_bad").cast("long")).alias("bad"),
-            F.sum((~F.col("_bad")).cast("long")).alias("messages"),
-            F.min(F.when(~F.col("_bad"), F.col("ts"))).alias("first_ts"),
-            F.max(F.when(~F.col("_bad"), F.col("ts"))).alias("last_ts"),
-        )
+        for r in rows.groupBy("_file", "process", *group_keys).agg(
+            F.sum(slow.cast("long")).alias("_slow"), F.sum(fast.cast("long")).alias("messages"),
+            F.min("ts").alias("first_ts"), F.max("ts").alias("last_ts"))
         .collect()
     ]
+    slow_files = sorted({r["_file"] for r in stats if r["_slow"]})
+    stats = [dict(r, bad=0) for r in stats if r["messages"]]
+    if slow_files:
+        again = TraceSource(jsonl=[tf for tf in src.jsonl if tf.path and os.path.realpath(tf.path) in
+                                   {_file_of(u) for u in slow_files}])
+        redo = resolve(lines(rows.sparkSession, again).where(slow & (F.col("_part") >= 0)))
+        stats += [
+            r.asDict()
+            for r in redo.where(F.col("_bad").isNotNull() & (F.col("_part") >= 0))
+            .groupBy("_file", "process", *group_keys).agg(
+                F.sum(F.col("_bad").cast("long")).alias("bad"), F.sum((~F.col("_bad")).cast("long")).alias("messages"),
+                F.min(F.when(~F.col("_bad"), F.col("ts"))).alias("first_ts"),
+                F.max(F.when(~F.col("_bad"), F.col("ts"))).alias("last_ts"))
+            .collect()
+        ]
+    for r in stats:
+        r.pop("_slow", None)
     _check(src, stats)
-    records = allrows.where(~F.col("_bad"))
-    if keep is not None:
-        records = records.where(keep)
-    if project is not None:
-        records = project(records)
-    records = records.drop("_file", "_bad", "trace_version", "_text")
-    if persist:
-        records = records.persist(StorageLevel.MEMORY_AND_DISK)
     per_process: dict[str, dict[str, Any]] = {}
     for row in stats:
+        if not row["messages"]:
+            continue
         p = per_process.setdefault(row["process"], {"process": row["process"], "messages": 0,
                                                     "first_ts": None, "last_ts": None})
-        p["messages"] += row["messages"] or 0
+        p["messages"] += row["messages"]
         for key, pick in (("first_ts", min), ("last_ts", max)):
             if row[key] is not None:
                 p[key] = row[key] if p[key] is None else pick(p[key], row[key])
-    return records, sorted(per_process.values(), key=lambda r: r["process"]), stats
+    return sorted(per_process.values(), key=lambda r: r["process"]), stats
+
+
+def load(spark: Any, src: TraceSource) -> tuple[Any, list[dict[str, Any]], list[dict[str, Any]]]:
+    """Validate every input and return ``(records, processes, groups)``: the (lazy) valid records with
+    TRACE_SCHEMA's columns, and ``count``'s sums per process and counts per file."""
+    from pyspark.sql import functions as F  # noqa: N812 - the PySpark convention
+
+    from spark.schema import TRACE_SCHEMA
+
+    rows = lines(spark, src)
+    processes, groups = count(src, rows)
+    records = resolve(rows.where((F.col("_fast") | ~F.col("_head")) & (F.col("_part") >= 0)))
+    return records.where(~F.col("_bad") & (F.col("_part") >= 0)).select(*TRACE_SCHEMA.fieldNames()), processes, groups
+
+
+def raise_corrupt(src: TraceSource, files: list[str]) -> None:
+    """Raise TraceInputError for the first bad line among ``files`` (``_file`` values of records found bad after
+    ``count``: a payload the summary reads that does not parse)."""
+    for url in sorted(files):
+        if not url:
+            continue
+        path = _file_of(url)
+        tf = next((t for t in src.jsonl if os.path.realpath(t.path) == path), None)
+        found = first_bad_line(path, tf.truncated_last_line if tf else None)
+        if found:
+            raise TraceInputError(f"{path}: line {found[0]}: corrupt trace line: {found[1]}")
+    where = _file_of(min(files)) if any(files) else ", ".join(src.parquet)
+    raise TraceInputError(f"{where}: a record's payload is not valid JSON")
 
 
 def _check(src: TraceSource, stats: list[dict[str, Any]]) -> None:

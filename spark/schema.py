@@ -35,6 +35,9 @@ LINE_SCHEMA = _s(
     ("cause", LongType()),
 )
 
+# What counting and validating a line needs: LINE_SCHEMA without the payload and the cause.
+HEAD_SCHEMA = _s(*[(f.name, f.dataType) for f in LINE_SCHEMA.fields if f.name not in ("payload", "cause")])
+
 # The records as the pipeline (and `kactor trace convert`'s Parquet) holds them: one row per received message.
 TRACE_SCHEMA = _s(
     ("process", StringType()),

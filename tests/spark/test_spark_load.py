@@ -1,0 +1,59 @@
+"""spark.load reads a writer's line from its fixed key order and any other valid line in full: both give the same
+records; a line damaged where the summary reads it is an error naming the file and line."""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any
+
+import pytest
+from spark_support import BROKER_0, BROKER_1, header, lines, write_trace
+
+pytestmark = pytest.mark.spark
+
+
+def _reordered(line: str) -> str:
+    """The same record with its keys in another order (still valid JSON, no longer the writer's fixed order)."""
+    rec = json.loads(line)
+    return json.dumps({k: rec[k] for k in ("type", "payload", "cause", "receiver", "sender", "ts", "seq")})
+
+
+def test_keys_in_another_order_give_the_same_tables(spark: Any, summary: dict[str, Any], tmp_path) -> None:
+    from spark.summarize import summarize
+
+    folder = write_trace(str(tmp_path / "t"))
+    path = os.path.join(folder, "broker-0.jsonl")
+    body = lines(BROKER_0)
+    body = [_reordered(x) if i % 3 == 0 else x for i, x in enumerate(body)]  # ZkWatchEvent, LeaderAndIsr, ...
+    with open(path, "w") as f:
+        f.write("\n".join([header("broker-0", 0), *body]) + "\n")
+    again = summarize(spark, [folder], None, bucket_ms=1000)
+    assert again["tables"] == summary["tables"]
+    assert again["meta"]["messages"] == summary["meta"]["messages"] and len(again["meta"]["warnings"]) == 1
+
+
+def test_damaged_observability_payload_names_the_line(spark: Any, tmp_path) -> None:
+    from spark.load import TraceInputError
+    from spark.summarize import summarize
+
+    body = lines(BROKER_0)
+    # line 9 of the file: a ControllerEventProcessed whose payload lost a brace; its prefix and cause are intact
+    assert '"type":"ControllerEventProcessed"' in body[7]
+    body[7] = body[7].replace('"queue_size":0}', '"queue_size":0', 1)
+    (tmp_path / "broker-0.jsonl").write_text("\n".join([header("broker-0", 0), *body]) + "\n")
+    with pytest.raises(TraceInputError, match=r"broker-0\.jsonl: line 9: corrupt trace line: not JSON"):
+        summarize(spark, [str(tmp_path)], None)
+
+
+def test_convert_keeps_the_payload_text_as_written(spark: Any, tmp_path) -> None:
+    from spark.convert import convert
+
+    folder = write_trace(str(tmp_path / "t"), truncated=False)
+    convert(spark, [folder], str(tmp_path / "pq"))
+    got = {(r["process"], r["seq"]): r["payload"] for r in spark.read.parquet(str(tmp_path / "pq")).collect()}
+    for process, records in (("broker-0", BROKER_0), ("broker-1", BROKER_1)):
+        for line in lines(records):
+            rec = json.loads(line)
+            written = line[line.index('"payload":') + len('"payload":'):line.rindex(',"cause":')]
+            assert got[(process, rec["seq"])] == written
