@@ -214,7 +214,7 @@ def _memo_by_value(cls: type, enc: Callable[[Any], Any], guards: tuple[str, ...]
     _VALUES[cls] = (cache, guard)
 
     def f(v: Any) -> Any:
-        text = _dumps(enc(v), default=_default, option=_OPT)
+        text = _dumps(enc(v), _default, _OPT)
         if len(text) > _BIG:  # hashing it again each time would cost about what writing it does
             _DEFAULT[cls] = enc
             _VALUES.pop(cls, None)
@@ -276,8 +276,9 @@ def _record_bytes(seq: int, ts: float, sender: str, receiver: str, body: Any, ca
         out = _dumps({"seq": seq, "ts": last[1] if last[0] is ts else _ts(ts), "sender": sender,
                       "receiver": receiver, "type": body.__class__.__name__,
                       "payload": body if body.__class__ in _SAFE else _convert(body), "cause": cause},
-                     default=_default, option=_OPT_LINE)
-        if out.isascii() and b"\x7f" not in out:
+                     _default, _OPT_LINE)  # positional: orjson parses keywords at a cost per call
+        # 127 as an int: `b"\x7f" in out` first tries the bytes as an index, and raises and clears a TypeError
+        if out.isascii() and 127 not in out:
             return out
     except orjson.JSONEncodeError:
         pass  # an int beyond 64 bits: the text encoder writes it
@@ -326,10 +327,10 @@ def encode_records(records: Iterable[tuple[int, float, str, str, Any, int | None
                 line = dumps({"seq": seq, "ts": t, "sender": sender, "receiver": receiver,
                               "type": body.__class__.__name__,
                               "payload": body if body.__class__ in safe else convert(body), "cause": cause},
-                             default=default, option=opt)
+                             default, opt)
             except orjson.JSONEncodeError:
                 line = b""
-            if not line or not line.isascii() or b"\x7f" in line:
+            if not line or not line.isascii() or 127 in line:
                 line = (fastcodec.encode_record(seq, ts, sender, receiver, body, cause) + "\n").encode("ascii")
             add(line)
         return b"".join(out)
