@@ -232,7 +232,10 @@ def _classify_default(cls: type) -> Callable[[Any], Any]:
     if attrs.has(cls):
         f = _attrs_default(cls)
         ok, guards = _qualifies(cls)
-        if ok:
+        # a class of one or two plain fields (TopicPartition) is written faster than looked up (hash, then __eq__)
+        small = len(attrs.fields(cls)) <= 2 and all(
+            typing.get_type_hints(cls).get(a.name) in _PLAIN for a in attrs.fields(cls)) if ok else True
+        if ok and not small:
             f = _memo_by_value(cls, f, guards)
     elif issubclass(cls, str):
         f = str
