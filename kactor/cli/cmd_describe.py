@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import signal
 import sys
+import threading
 import time
 from typing import TYPE_CHECKING
 
@@ -52,13 +54,17 @@ def run(args: argparse.Namespace) -> int:
                 _console().print(describe.render(view))
             return 0
         console = _console()
+        # Ctrl-C only sets a flag, seen between refreshes: raised as KeyboardInterrupt in the middle of a kazoo
+        # call, it could leave the client's connection thread waiting and the process hanging in stop()
+        stop = threading.Event()
+        previous = signal.signal(signal.SIGINT, lambda *_: stop.set())
         try:
             if console.is_terminal:
-                _watch_live(admin, args, console)
+                _watch_live(admin, args, console, stop)
             else:
-                _watch_log(admin, args, console)
-        except KeyboardInterrupt:
-            return 0
+                _watch_log(admin, args, console, stop)
+        finally:
+            signal.signal(signal.SIGINT, previous)
     return 0
 
 
@@ -72,24 +78,23 @@ def _read(admin: object, args: argparse.Namespace) -> tuple[object, str]:
     return describe.render(view), json.dumps(describe.to_json(view), sort_keys=True)
 
 
-def _watch_live(admin: object, args: argparse.Namespace, console: Console) -> None:
-    """On a terminal: one rich Live frame, redrawn every interval."""
+def _watch_live(admin: object, args: argparse.Namespace, console: Console, stop: threading.Event) -> None:
+    """On a terminal: one rich Live frame, redrawn every interval until ``stop``."""
     from rich.live import Live
 
     with Live(_read(admin, args)[0], console=console, auto_refresh=False, screen=False) as live:
-        while True:
-            time.sleep(args.interval)
+        while not stop.wait(args.interval):
             live.update(_read(admin, args)[0], refresh=True)
 
 
-def _watch_log(admin: object, args: argparse.Namespace, console: Console) -> None:
-    """Piped: print a new frame (under a time rule) only when the cluster changed."""
+def _watch_log(admin: object, args: argparse.Namespace, console: Console, stop: threading.Event) -> None:
+    """Piped: print a new frame (under a time rule) only when the cluster changed, until ``stop``."""
     last = None
-    while True:
+    while not stop.is_set():
         renderable, key = _read(admin, args)
         if key != last:
             console.rule(time.strftime("%H:%M:%S"))
             console.print(renderable)
             console.file.flush()
             last = key
-        time.sleep(args.interval)
+        stop.wait(args.interval)
