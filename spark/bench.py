@@ -1,4 +1,4 @@
-"""Spark vs DuckDB on the same generated trace (used by `kactor bench trace-summary`).
+"""Spark vs DuckDB on the same generated trace: `python -m spark.bench N [TRACE_DIR]`.
 
 Spark: the whole summary end to end — session start, validation, every table — then stop.
 DuckDB: only the main aggregation — messages by type, and controller-event queue-time percentiles by event — read
@@ -42,18 +42,36 @@ def duckdb_summary(trace_dir: str, threads: int = 2) -> dict[str, Any]:
     return {"messages_by_type": by_type, "event_queue_ms": events}
 
 
+def _peak_rss_bytes(pid: int) -> int | None:
+    """The peak resident set size (VmHWM) of process ``pid``, or None where /proc does not say."""
+    try:
+        with open(f"/proc/{pid}/status", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        return None
+    return None
+
+
 def spark_summary(trace_dir: str, master: str | None = None) -> dict[str, Any]:
-    """The full summary, session start and stop included."""
-    from spark.session import active_session, build_session
+    """The full summary, session start and stop included. ``result["driver_peak_rss"]``: the driver JVM's peak
+    resident size in bytes (local mode: the executors run in it too), read just before the JVM stops."""
+    from pyspark import SparkContext
+
+    from spark.session import active_session, build_session, stop_session
     from spark.summarize import summarize
 
     owned = active_session() is None  # a session already running (tests) is reused and left running
     spark = build_session(master, app_name="kactor-bench")
     try:
-        return summarize(spark, [trace_dir], None)
+        result = summarize(spark, [trace_dir], None)
+        proc = getattr(SparkContext._gateway, "proc", None)
+        result["driver_peak_rss"] = _peak_rss_bytes(proc.pid) if proc is not None else None
+        return result
     finally:
         if owned:
-            spark.stop()
+            stop_session(spark)
 
 
 def bench_trace_summary(messages: int = 1_000_000, brokers: int = 5, partitions: int = 1000, seed: int = 0,
@@ -71,6 +89,7 @@ def bench_trace_summary(messages: int = 1_000_000, brokers: int = 5, partitions:
         if not glob.glob(os.path.join(trace_dir, "*.jsonl")):
             gen_s = generate(trace_dir, messages, brokers, partitions, seed).elapsed_s
         size = sum(os.path.getsize(p) for p in glob.glob(os.path.join(trace_dir, "*.jsonl")))
+        load_before = os.getloadavg()  # the machine is shared: the load says how much of it the run had
         t0 = time.perf_counter()
         s = spark_summary(trace_dir, master)
         spark_s = time.perf_counter() - t0
@@ -82,8 +101,11 @@ def bench_trace_summary(messages: int = 1_000_000, brokers: int = 5, partitions:
         if spark_total != duck_total:
             raise AssertionError(f"Spark counted {spark_total} messages, DuckDB {duck_total}")
         return {"messages": spark_total, "bytes": size, "trace_dir": trace_dir, "generate_s": round(gen_s, 3),
-                "spark_s": round(spark_s, 3), "duckdb_s": round(duck_s, 3),
-                "ratio": round(spark_s / duck_s, 2) if duck_s > 0 else float("inf")}
+                "spark_s": round(spark_s, 3), "spark_phases_s": s["meta"]["phases_s"], "duckdb_s": round(duck_s, 3),
+                "ratio": round(spark_s / duck_s, 2) if duck_s > 0 else float("inf"),
+                "driver_peak_rss": s["driver_peak_rss"],
+                "load_avg": {"before": [round(x, 2) for x in load_before],
+                             "after": [round(x, 2) for x in os.getloadavg()]}}
     finally:
         if own and not keep:
             shutil.rmtree(trace_dir, ignore_errors=True)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import unquote, urlparse
@@ -166,18 +167,24 @@ _PREFIX_KEYS = ('{"seq":', ',"ts":', ',"sender":"', '","receiver":"', '","type":
 _CAUSE_KEY = ',"cause":'
 # The prefix up to the payload, exactly (N an integer, T a number, names without quotes or escapes), and each
 # value in it: the text after each `":`, a quote skipped.
-_PREFIX_RE = (r'^\{"seq":-?[0-9]+,"ts":-?[0-9][0-9.eE+-]*,"sender":"[^"\\]*","receiver":"[^"\\]*",'
-              r'"type":"[^"\\]*$')
+_FIXED_HEAD = r'\{"seq":-?[0-9]+,"ts":-?[0-9][0-9.eE+-]*,"sender":"[^"\\]*","receiver":"[^"\\]*","type":"'
+_PREFIX_RE = "^" + _FIXED_HEAD + r'[^"\\]*$'
 _VALUE_RE = r'":"?([^,"]*)'
 _HEADER_START = '{"trace_version":'
 
 
-def lines(spark: Any, src: TraceSource) -> Any:
+def lines(spark: Any, src: TraceSource, only: tuple[tuple[str, ...], str] | None = None) -> Any:
     """Every input line (JSON lines) or record (Parquet) as one lazy DataFrame, read the cheap way.
+
+    ``only=(types, regex)`` drops, before any parsing, JSON lines that are fixed-order records of another type and
+    do not match ``regex``: a query that keeps only such records then parses no other line's prefix (a
+    regular expression over the first 300 characters costs about a third of the parse). Lines not in the fixed
+    order are never dropped here.
 
     Columns: ``_file`` (the file's URL; "" for Parquet), ``process``, ``seq``, ``ts``, ``sender``, ``receiver``,
     ``type``, ``cause``, ``_fast``, ``_head``, ``_text`` (the raw line, or a Parquet record's payload: where
-    errors are searched), ``_part``. Columns a query does not use are pruned away.
+    errors are searched), ``_doc`` (a JSON object whose ``payload`` key holds the record's payload: the line
+    itself, or a Parquet payload wrapped), ``_part``. Columns a query does not use are pruned away.
 
     A JSON line is read from the writer's fixed key order (docs/trace-format.md): ``_fast`` holds when it is
     ``{"seq":N,"ts":T,"sender":"S","receiver":"R","type":"Y","payload":...,"cause":C}`` (N an integer, T a number,
@@ -203,6 +210,11 @@ def lines(spark: Any, src: TraceSource) -> Any:
     if src.jsonl:
         raw = spark.read.text([tf.path for tf in src.jsonl])
         v, prefix, tail, values = F.col("value"), F.col("_prefix"), F.col("_tail"), F.col("_values")
+        if only is not None:
+            types, regex = only
+            fixed = _FIXED_HEAD + r'[^"\\]*","payload":'
+            of_types = _FIXED_HEAD + "(?:" + "|".join(re.escape(t) for t in types) + ')","payload":'
+            raw = raw.where(F.left(v, F.lit(300)).rlike(f"^(?:(?!{fixed})|{of_types})") | v.rlike(regex))
         staged = raw.select(
             F.col("_metadata.file_path").alias("_file"),
             F.expr("substring(_metadata.file_name, 1, length(_metadata.file_name) - 6)").alias("process"), v,
@@ -218,14 +230,14 @@ def lines(spark: Any, src: TraceSource) -> Any:
                 "cause": F.substring_index(tail, "}", 1).try_cast("long")}
         frames.append(staged.select(
             "_file", "process", *[F.when(F.col("_fast"), c).alias(n) for n, c in fast.items()],
-            "_fast", v.startswith(_HEADER_START).alias("_head"), v.alias("_text"),
+            "_fast", v.startswith(_HEADER_START).alias("_head"), v.alias("_text"), v.alias("_doc"),
             F.spark_partition_id().alias("_part")))
     if src.parquet:
         pq = spark.read.schema(TRACE_SCHEMA).parquet(*src.parquet)
         frames.append(pq.select(
             F.lit("").alias("_file"), "process", "seq", "ts", "sender", "receiver", "type", "cause",
             F.lit(True).alias("_fast"), F.lit(False).alias("_head"), F.col("payload").alias("_text"),
-            F.spark_partition_id().alias("_part")))
+            F.concat(F.lit('{"payload":'), "payload", F.lit("}")).alias("_doc"), F.spark_partition_id().alias("_part")))
     allrows = frames[0]
     for other in frames[1:]:
         allrows = allrows.unionByName(other)
@@ -233,10 +245,9 @@ def lines(spark: Any, src: TraceSource) -> Any:
 
 
 def resolve(rows: Any) -> Any:
-    """``rows`` (from ``lines``, filtered) with a slow line's fields parsed in full (from_json), and ``_bad``
-    (null for a header line, else whether the line is not a valid record), ``payload`` (its JSON text) and
-    ``_doc`` (a JSON object whose ``payload`` key holds the record's payload: the line itself, or a Parquet
-    payload wrapped). Cheap only on few rows: from_json keeps this projection out of Spark's generated code."""
+    """``rows`` (from ``lines``, filtered) with a slow line's fields parsed in full (from_json), ``_bad`` (null
+    for a header line, else whether the line is not a valid record) and ``payload`` (its JSON text). Cheap only on
+    few rows: from_json keeps this projection out of Spark's generated code."""
     from pyspark.sql import functions as F  # noqa: N812 - the PySpark convention
 
     from spark.schema import LINE_SCHEMA
@@ -254,18 +265,17 @@ def resolve(rows: Any) -> Any:
     end = F.octet_length(text) - F.octet_length(F.substring_index(text, _CAUSE_KEY, -1)) - len(_CAUSE_KEY)
     cut = F.substring(text.cast("binary"), start, end - start + 1).cast("string")
     payload = F.when(parquet, text).when(fast, cut).otherwise(full["payload"])
-    doc = F.when(parquet, F.concat(F.lit('{"payload":'), text, F.lit("}"))).otherwise(text)
     return rows.select(
-        "_file", "process", *[c.alias(n) for n, c in fields.items()], "_fast", "_text",
-        F.when(header, F.lit(None)).otherwise(bad).alias("_bad"), payload.alias("payload"), doc.alias("_doc"),
+        "_file", "process", *[c.alias(n) for n, c in fields.items()], "_fast", "_text", "_doc",
+        F.when(header, F.lit(None)).otherwise(bad).alias("_bad"), payload.alias("payload"),
         F.spark_partition_id().alias("_part"))
 
 
-def count(src: TraceSource, rows: Any, group_keys: tuple[str, ...] = ()) -> tuple[list[dict[str, Any]],
-                                                                                 list[dict[str, Any]]]:
+def count(src: TraceSource, rows: Any, group_keys: tuple[str, ...] = ()) -> tuple[
+        list[dict[str, Any]], list[dict[str, Any]], TraceSource | None]:
     """One pass over ``rows`` (from ``lines``): messages, bad lines, first and last ts per (file, process,
-    *group_keys); raises TraceInputError for a corrupt line (file and line named). Returns ``(processes, groups)``:
-    the sums per process, and the counts per group.
+    *group_keys); raises TraceInputError for a corrupt line (file and line named). Returns ``(processes, groups,
+    slow)``: the sums per process, the counts per group, and the files holding slow lines (None if none).
 
     Slow lines (neither fixed-order records nor headers: normally none, or a crash's truncated last line) are
     only counted in this pass; the files that have any are then read again and those lines parsed in full.
@@ -280,11 +290,11 @@ def count(src: TraceSource, rows: Any, group_keys: tuple[str, ...] = ()) -> tupl
             F.min("ts").alias("first_ts"), F.max("ts").alias("last_ts"))
         .collect()
     ]
-    slow_files = sorted({r["_file"] for r in stats if r["_slow"]})
+    slow_files = {_file_of(r["_file"]) for r in stats if r["_slow"]}
     stats = [dict(r, bad=0) for r in stats if r["messages"]]
+    again = None
     if slow_files:
-        again = TraceSource(jsonl=[tf for tf in src.jsonl if tf.path and os.path.realpath(tf.path) in
-                                   {_file_of(u) for u in slow_files}])
+        again = TraceSource(jsonl=[tf for tf in src.jsonl if os.path.realpath(tf.path) in slow_files])
         redo = resolve(lines(rows.sparkSession, again).where(slow & (F.col("_part") >= 0)))
         stats += [
             r.asDict()
@@ -308,7 +318,7 @@ def count(src: TraceSource, rows: Any, group_keys: tuple[str, ...] = ()) -> tupl
         for key, pick in (("first_ts", min), ("last_ts", max)):
             if row[key] is not None:
                 p[key] = row[key] if p[key] is None else pick(p[key], row[key])
-    return sorted(per_process.values(), key=lambda r: r["process"]), stats
+    return sorted(per_process.values(), key=lambda r: r["process"]), stats, again
 
 
 def load(spark: Any, src: TraceSource) -> tuple[Any, list[dict[str, Any]], list[dict[str, Any]]]:
@@ -319,7 +329,7 @@ def load(spark: Any, src: TraceSource) -> tuple[Any, list[dict[str, Any]], list[
     from spark.schema import TRACE_SCHEMA
 
     rows = lines(spark, src)
-    processes, groups = count(src, rows)
+    processes, groups, _ = count(src, rows)
     records = resolve(rows.where((F.col("_fast") | ~F.col("_head")) & (F.col("_part") >= 0)))
     return records.where(~F.col("_bad") & (F.col("_part") >= 0)).select(*TRACE_SCHEMA.fieldNames()), processes, groups
 

@@ -128,6 +128,15 @@ PAYLOAD_SCHEMAS: dict[str, StructType] = {
 }
 OBS_TYPES = tuple(PAYLOAD_SCHEMAS)
 
+# What the summary's tables read of each payload: a StateChangeBatch is parsed down to its state pairs and election
+# kinds (its partitions, replicas, leaders and ISRs are most of its bytes and no table uses them).
+_STATE_PAIR = _s(("from_state", StringType()), ("to_state", StringType()))
+SUMMARY_SCHEMAS: dict[str, StructType] = dict(PAYLOAD_SCHEMAS, StateChangeBatch=_s(
+    ("partition_changes", ArrayType(_STATE_PAIR)),
+    ("replica_changes", ArrayType(_STATE_PAIR)),
+    ("elections", ArrayType(_s(("strategy", StringType()), ("unclean", BooleanType())))),
+))
+
 
 def _union(schemas: list[StructType]) -> StructType:
     fields: dict[str, StructField] = {}

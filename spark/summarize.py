@@ -20,7 +20,7 @@ from pyspark.sql import functions as F  # noqa: N812 - the PySpark convention
 from pyspark.sql.types import StructField, StructType
 
 from spark.load import TraceSource, count, discover, lines, raise_corrupt, resolve
-from spark.schema import OBS_TYPES, PAYLOAD_SCHEMAS
+from spark.schema import OBS_TYPES, SUMMARY_SCHEMAS
 
 SLOW_EVENT_MS = 2000.0
 PERCENTILES = (0.5, 0.95, 0.99)
@@ -50,33 +50,37 @@ def _payload_column(typ: str) -> str:
     return f"p_{typ}"
 
 
-def observed(rows: DataFrame, partitions: int) -> DataFrame:
-    """The records the tables read, from ``spark.load.lines``: each observability record with its payload parsed
-    into the column ``p_<type>`` (PAYLOAD_SCHEMAS[type]; null in the other types' columns), and any record with an
-    error other than NONE in its text (``errors``; null when there is none). ``_pbad`` marks an observability
-    record whose payload does not parse.
+def observed(rows: DataFrame, slow: DataFrame | None, partitions: int) -> DataFrame:
+    """The records the tables read, from ``spark.load.lines`` (``rows``; ``slow``: the lines of the files that
+    hold slow lines, or None): each observability record with its payload parsed into the column ``p_<type>``
+    (SUMMARY_SCHEMAS[type]; null in the other types' columns), and any record with an error other than NONE in its
+    text (``errors``; null when there is none). ``_pbad`` marks an observability record whose payload does not
+    parse.
 
     One struct column per type, not one struct of their union, because the cache is columnar: a table then
-    decodes only its own type's fields. ``partitions`` (a few per core) because every table is a job over the
-    cached partitions, and a task per input split would be ~100 tasks per table on a 10 GB trace.
+    decodes only its own type's fields. Sorted by type within each partition because the cache keeps each batch's
+    least and greatest type, and a table's scan skips the batches that cannot hold its type. ``partitions`` (a
+    few per core) because every table is a job over the cached partitions, and a task per input split would be
+    ~100 tasks per table on a 10 GB trace.
     """
     text, fast, part = F.col("_text"), F.col("_fast"), F.col("_part") >= 0
     has_error = text.rlike(_ANY_ERROR_RE)
     is_obs = F.col("type").isin(*OBS_TYPES)
+    columns = ["_file", "process", "seq", "ts", "type", "_text", "_doc"]
+    kept = rows.where(part & fast & (is_obs | has_error)).select(*columns)
+    if slow is not None:  # lines not in the fixed order, parsed in full (from_json) only here
+        slow = resolve(slow.where(part & ~fast & ~F.col("_head")))
+        kept = kept.unionByName(slow.where(part & ~F.col("_bad") & (is_obs | has_error)).select(*columns))
     errs = F.when(has_error, F.filter(F.regexp_extract_all(text, F.lit(_ERRORS_RE), F.lit(1)), lambda e: e != "NONE"))
     payloads = [F.when(F.col("type") == typ, F.from_json("_doc", StructType([StructField("payload", schema)]))
                        ["payload"]).alias(_payload_column(typ))
-                for typ, schema in PAYLOAD_SCHEMAS.items()]
+                for typ, schema in SUMMARY_SCHEMAS.items()]
     parsed = F.lit(False)
-    for typ in PAYLOAD_SCHEMAS:
+    for typ in SUMMARY_SCHEMAS:
         parsed = parsed | F.col(_payload_column(typ)).isNotNull()
-    # a fixed-order line is kept or dropped in the scan's own generated code; a slow one once resolve parsed it
-    slow = ~fast & ~F.col("_head")
-    kept = resolve(rows.where(part & ((fast & (is_obs | has_error)) | slow)))
-    return (kept.where(part & ~F.col("_bad") & (fast | is_obs | has_error))
-            .select("_file", "process", "seq", "ts", "type", *payloads, errs.alias("errors"))
+    return (kept.select("_file", "process", "seq", "ts", "type", *payloads, errs.alias("errors"))
             .withColumn("_pbad", is_obs & ~parsed)
-            .coalesce(partitions))
+            .coalesce(partitions).sortWithinPartitions("type"))
 
 
 def _of(obs: DataFrame, typ: str) -> DataFrame:
@@ -307,7 +311,7 @@ def summarize(spark: Any, inputs: list[str], out_dir: str | None = None, bucket_
     # Two reads of the input: counting every line needs only its fixed-order prefix, and the tables need the few
     # records `observed` keeps; caching every line's counted columns between them cost more (measured: ~5 s per
     # million lines to build the cache) than reading the text again (~1 s per GB).
-    processes, groups = count(src, rows, group_keys=("sender", "receiver", "type"))
+    processes, groups, slow = count(src, rows, group_keys=("sender", "receiver", "type"))
     t_count = time.monotonic()
     counts: dict[tuple[str, str, str], int] = {}
     for g in groups:
@@ -316,7 +320,9 @@ def summarize(spark: Any, inputs: list[str], out_dir: str | None = None, bucket_
             counts[key] = counts.get(key, 0) + g["messages"]
     routes = [{"sender": k[0], "receiver": k[1], "type": k[2], "count": v} for k, v in sorted(counts.items())]
     try:
-        obs = observed(rows, 2 * spark.sparkContext.defaultParallelism).persist(StorageLevel.MEMORY_AND_DISK)
+        obs = observed(lines(spark, src, only=(OBS_TYPES, _ANY_ERROR_RE)),
+                       lines(spark, slow) if slow is not None else None,
+                       2 * spark.sparkContext.defaultParallelism).persist(StorageLevel.MEMORY_AND_DISK)
         bad = [r["_file"] for r in obs.where("_pbad").select("_file").distinct().collect()]
         if bad:
             raise_corrupt(src, bad)
