@@ -3,7 +3,10 @@
 Checks done in Python before Spark starts (cheap, and they give one clear line): the folder exists, holds trace
 files, and each file's header names a trace_version this reader knows. A last line without its newline that does
 not parse is a crash's truncated write: accepted, with a warning. Any other line that does not parse is an error
-naming the file and line (Spark counts bad lines per file; Python then finds the first one's line number).
+naming the file and line (Spark counts bad lines per file; Python then finds the first one's line number). "Parse"
+means: a line in the writer's key order has that prefix and ending (``lines``), any other line is valid JSON with
+the required fields (``resolve``); payloads are checked where a reader parses them (the summary: observability
+records), not otherwise.
 """
 
 from __future__ import annotations
