@@ -105,9 +105,8 @@ class Runtime:
         """
         self.seq += 1
         ts = self.clock.now_ms()
-        trace = self.trace
-        if trace is not None:
-            trace.add_line(trace.encode(self.seq, ts, sender, receiver, body, cause))  # = trace.append(...)
+        if self.trace is not None:
+            self.trace.append(self.seq, ts, sender, receiver, body, cause)
         if self.observer is not None:
             self.observer(self.seq, ts, sender, receiver, body, cause)
         return self.seq

@@ -12,15 +12,14 @@ Strings: json (ensure_ascii) escapes every non-ASCII character and DEL; orjson w
 byte ≥ 0x7f is rare (topic names are ASCII by Kafka's rules) and is re-encoded by the text encoder, as is anything
 orjson refuses (an int beyond 64 bits).
 
-Shared values: within one `encode_records` call an attrs value met a second time (the very object: a request in
-SendRequest, then NetSend) is written from the first one's bytes (an orjson ``Fragment``); values that arrived as
-text (``known``) are written as that text. Keyed by id(), valid only while the batch's values are alive.
+Recurring values: frozen values whose declared field types make equal values equal text (partition states,
+brokers) are written once and kept by value (see ``_BY_VALUE_MAX``). Values that arrived as text (`remember_text`, a
+network body) are written as that text, keyed by id() while the caller keeps them alive.
 """
 
 from __future__ import annotations
 
 import enum
-import gc
 import math
 import re
 import types
@@ -227,15 +226,19 @@ def _memo_by_value(cls: type, enc: Callable[[Any], Any], guards: tuple[str, ...]
     return f
 
 
+def _small(cls: type) -> bool:
+    """One or two plain fields (TopicPartition): written faster than looked up by value (a hash, then __eq__)."""
+    fields = attrs.fields(cls)
+    hints = typing.get_type_hints(cls)
+    return len(fields) <= 2 and all(hints[f.name] in _PLAIN for f in fields)
+
+
 def _classify_default(cls: type) -> Callable[[Any], Any]:
     f: Callable[[Any], Any]
     if attrs.has(cls):
         f = _attrs_default(cls)
         ok, guards = _qualifies(cls)
-        # a class of one or two plain fields (TopicPartition) is written faster than looked up (hash, then __eq__)
-        small = len(attrs.fields(cls)) <= 2 and all(
-            typing.get_type_hints(cls).get(a.name) in _PLAIN for a in attrs.fields(cls)) if ok else True
-        if ok and not small:
+        if ok and not _small(cls):
             f = _memo_by_value(cls, f, guards)
     elif issubclass(cls, str):
         f = str
@@ -313,32 +316,10 @@ def encode_records(records: Iterable[tuple[int, float, str, str, Any, int | None
     """Trace lines for ``records`` (seq, ts, sender, receiver, body, cause), each ending in a newline, as ASCII
     bytes. ``known``: id(value) → its JSON text, for values that arrived as text; the caller keeps every value of
     the batch alive while this runs."""
-    if known:
-        _known.update({k: _Fragment(t) for k, t in known.items()})
-    gc_was_on = gc.isenabled()
-    gc.disable()  # the batch's garbage is freed by reference counts; a collection here would walk the whole heap
-    out: list[bytes] = []
-    add = out.append
-    dumps, safe, convert, default, opt = _dumps, _SAFE, _convert, _default, _OPT_LINE
-    last_ts: Any = None
-    t: Any = None
+    known = known or {}
+    for k, text in known.items():
+        _known[k] = _Fragment(text)
     try:
-        for seq, ts, sender, receiver, body, cause in records:
-            if ts is not last_ts:
-                last_ts, t = ts, (_last_ts[1] if _last_ts[0] is ts else _ts(ts))
-            try:
-                line = dumps({"seq": seq, "ts": t, "sender": sender, "receiver": receiver,
-                              "type": body.__class__.__name__,
-                              "payload": body if body.__class__ in safe else convert(body), "cause": cause},
-                             default, opt)
-            except orjson.JSONEncodeError:
-                line = b""
-            if not line or not line.isascii() or 127 in line:
-                line = (fastcodec.encode_record(seq, ts, sender, receiver, body, cause) + "\n").encode("ascii")
-            add(line)
-        return b"".join(out)
+        return b"".join([_record_bytes(*r) for r in records])
     finally:
-        if known:
-            _known.clear()
-        if gc_was_on:
-            gc.enable()
+        forget_texts(known)  # only its own: a live writer's remembered texts stay

@@ -59,10 +59,6 @@ class TraceWriter:
         self._file.write(line.encode())
         self._file.flush()
         self._buf: collections.deque[bytes] = collections.deque()
-        # The recording thread's two steps, for Runtime.record to call directly (a message's cost is counted in
-        # function calls): its line, and the buffer's append (a deque's: atomic, no lock).
-        self.encode = encode_record_bytes
-        self.add_line = self._buf.append
         self._known: dict[int, Any] = {}  # id → a value whose text the encoder may use: kept alive until a flush
         self._lock = threading.Lock()
         self._write_lock = threading.Lock()
