@@ -447,12 +447,11 @@ class ReplicaManager:
                     hosted.delete()
                 deleted.append(tp)
             yield from self._complete_delayed_requests(tp, now_ms, leadership_changed=True)
-        for tp in deleted:
-            try:
-                self.log_manager.delete_log(tp)
-            except KafkaStorageError as e:
-                self._note_storage_error(e)
-                response[tp] = Errors.KAFKA_STORAGE_ERROR
+        # one checkpoint per log dir after all the renames (LogManager.asyncDelete(Set), Kafka 2.7+)
+        _, storage_errors = self.log_manager.delete_logs(deleted)
+        for tp, e in storage_errors.items():
+            self._note_storage_error(e)
+            response[tp] = Errors.KAFKA_STORAGE_ERROR
         for st in partition_states:
             response.setdefault(st.topic_partition, Errors.NONE)
         yield from self._process_log_dir_failures()

@@ -62,6 +62,34 @@ def test_log_manager_delete_renames_then_removes_and_reloads(tmp_path):
     assert not os.path.exists(os.path.join(d, "stale-0.abc-delete"))
 
 
+def test_log_manager_delete_logs_checkpoints_each_dir_once(tmp_path, monkeypatch):
+    """delete_logs (LogManager.asyncDelete(Set), Kafka 2.7+): every log renamed and removed, then the two checkpoint
+    files of each dir that lost a log written once, holding the logs that remain; a broken dir is a per-partition
+    KafkaStorageError and the others are still deleted."""
+    import core.broker.log as log_module
+
+    d1, d2, d3 = (str(tmp_path / n) for n in ("d1", "d2", "d3"))
+    lm = LogManager([d1, d2, d3])
+    tps = [TopicPartition("t", p) for p in range(6)]  # placed round-robin: d1 {0, 3}, d2 {1, 4}, d3 {2, 5}
+    for tp in tps:
+        lm.get_or_create_log(tp, is_new=True).append(["x"] * (tp.partition + 1), 0)
+    assert {tp: lm.get_log(tp).parent_dir for tp in tps}[tps[4]] == d2
+    written: list[str] = []
+    real = log_module.write_offset_checkpoint
+    monkeypatch.setattr(log_module, "write_offset_checkpoint",
+                        lambda path, offsets: (written.append(path), real(path, offsets))[1])
+    os.rename(d3, d3 + ".gone")  # d3 breaks: its logs cannot be renamed
+    existed, errors = lm.delete_logs([tps[0], tps[1], tps[3], tps[5], TopicPartition("absent", 0)])
+    assert existed == {tps[0], tps[1], tps[3], tps[5]}
+    assert set(errors) == {tps[5]} and errors[tps[5]].log_dir == d3 and d3 in lm.offline_dirs
+    assert sorted(written) == sorted(os.path.join(d, f) for d in (d1, d2)
+                                     for f in ("recovery-point-offset-checkpoint", "log-start-offset-checkpoint"))
+    assert sorted(os.listdir(d1)) == ["log-start-offset-checkpoint", "recovery-point-offset-checkpoint"]
+    assert read_offset_checkpoint(os.path.join(d1, "recovery-point-offset-checkpoint")) == {}
+    assert read_offset_checkpoint(os.path.join(d2, "recovery-point-offset-checkpoint")) == {tps[4]: 5}
+    assert set(lm.all_logs) == {tps[2], tps[4]}
+
+
 def test_log_manager_missing_dir_is_storage_error(tmp_path):
     d = str(tmp_path / "logs")
     lm = LogManager([d])
