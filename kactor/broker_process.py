@@ -47,8 +47,10 @@ def controller_config(config: KafkaConfig, registration: str) -> Any:
     return ControllerConfig.from_kafka_config(config, registration)
 
 
-def spawn_broker_actors(rt: Runtime) -> None:
-    """Every actor of a broker process, in a fixed order (a replay spawns the same set the same way)."""
+def broker_actor_classes() -> tuple[tuple[type, str], ...]:
+    """Every actor class of a broker process with its name, in spawn order. The imports are here, not at the top,
+    so that CLI commands that never build a broker do not pay for them; a replay calls this before forking workers
+    or starting its clock, so the workers do not each import the actors again."""
     from actors.broker_channel_actor import BrokerChannelActor  # noqa: F401 - registers message types
     from actors.controller_actor import ControllerActor
     from actors.kafka_server_actor import KafkaServerActor
@@ -59,10 +61,14 @@ def spawn_broker_actors(rt: Runtime) -> None:
     from actors.timer_actor import TimerActor
     from actors.zk_bridge_actor import ZkBridgeActor
 
-    for cls, name in ((ZkBridgeActor, "zk"), (TimerActor, "timer"), (NetworkActor, "net"),
-                      (MetricsActor, "metrics"), (ObserverActor, "state-change-log"),
-                      (ReplicaManagerActor, "replica-manager"), (ControllerActor, "controller"),
-                      (KafkaServerActor, "kafka-server")):
+    return ((ZkBridgeActor, "zk"), (TimerActor, "timer"), (NetworkActor, "net"), (MetricsActor, "metrics"),
+            (ObserverActor, "state-change-log"), (ReplicaManagerActor, "replica-manager"),
+            (ControllerActor, "controller"), (KafkaServerActor, "kafka-server"))
+
+
+def spawn_broker_actors(rt: Runtime) -> None:
+    """Every actor of a broker process, in a fixed order (a replay spawns the same set the same way)."""
+    for cls, name in broker_actor_classes():
         rt.spawn(cls, name)
 
 

@@ -93,3 +93,18 @@ def test_bad_inputs_give_one_clear_error(tmp_path, recorded_trace: str) -> None:
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "t.jsonl:12: truncated last line ignored" in proc.stderr
     assert "identical: 10 messages" in proc.stdout
+
+
+def test_replay_parses_lines_as_the_stdlib_does(recorded_trace: str) -> None:
+    """The replay reads lines with orjson; every value must come back as json.loads gives it, including what orjson
+    alone would read differently (an integer past 64 bits becomes a float there) or refuse (NaN, lone surrogates)."""
+    from kactor.trace.replay import _loads
+
+    with open(recorded_trace, encoding="utf-8") as f:
+        lines = f.read().splitlines()
+    odd = ['{"a":123456789012345678901234567890,"b":-12345678901234567890}', '{"x":NaN,"y":-Infinity}',
+           '{"s":"\\ud83d","t":"\\u00e9"}', '{"q":-9223372036854775808,"r":1.5e-07,"z":-0.0}']
+    for text in lines + odd:
+        got, want = _loads(text), json.loads(text)
+        assert repr(got) == repr(want), text  # repr: nan != nan, and 1 == 1.0 would hide an int read as a float
+    assert type(_loads(odd[0])["a"]) is int

@@ -1,0 +1,23 @@
+"""bench.replay_speed runs (at a tiny scale, so it does not rot): each mode measured in a fresh process, every file
+identical."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+from kactor.hashseed import SEED
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def test_replay_speed_bench_reports_its_figure(recorded_trace: str) -> None:
+    p = subprocess.run([sys.executable, "-m", "bench.replay_speed", "--trace", os.path.dirname(recorded_trace),
+                        "--runs", "2"], cwd=REPO, env=dict(os.environ, PYTHONHASHSEED=SEED),
+                       capture_output=True, text=True, timeout=240, check=False)
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert "one process, 2 runs (each in a fresh process): median" in p.stdout, p.stdout
+    assert "identical: yes, every file" in p.stdout, p.stdout
+    row = next(ln for ln in p.stdout.splitlines() if ln.startswith("broker-0.jsonl"))
+    assert int(row.split()[1]) > 0  # messages compared
