@@ -37,6 +37,27 @@ def test_log_append_read_recover_torn_tail(tmp_path):
     assert again.log_end_offset == 2 and again.leader_epoch_entries == ((0, 0),)
 
 
+def test_leader_epoch_checkpoint_rewritten_in_place(tmp_path):
+    """The leader-epoch checkpoint is overwritten in place (no rename): Kafka's file format, and a shorter rewrite
+    leaves no stale entry — nor would one a process killed between the write and the truncate, since the file
+    states its entry count."""
+    log = Log(str(tmp_path), TP)
+    log.assign_epoch_start_offset(0, 0)
+    log.append(["a", "b", "c"], 0)
+    log.assign_epoch_start_offset(4, 3)
+    log.assign_epoch_start_offset(7, 3)  # replaces epoch 4, which started at the same offset
+    path = os.path.join(log.dir, "leader-epoch-checkpoint")
+    with open(path, encoding="utf-8") as f:
+        assert f.read() == "0\n2\n0 0\n7 3\n"
+    log.truncate_to(2)
+    with open(path, encoding="utf-8") as f:
+        assert f.read() == "0\n1\n0 0\n"
+    assert not os.path.exists(path + ".tmp")
+    with open(path, "a", encoding="utf-8") as f:
+        f.write("7 3\n")  # what a kill between pwrite and ftruncate would leave after the count's entries
+    assert Log(str(tmp_path), TP).leader_epoch_entries == ((0, 0),)
+
+
 def test_offset_checkpoint_format(tmp_path):
     path = str(tmp_path / "replication-offset-checkpoint")
     write_offset_checkpoint(path, {TopicPartition("b", 1): 7, TopicPartition("a-x", 0): 3})
