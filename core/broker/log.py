@@ -29,7 +29,7 @@ import json
 import os
 import shutil
 import uuid
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 
 from messages.common import TopicPartition
 
@@ -99,6 +99,33 @@ def _atomic_write(path: str, text: str, fsync: bool = True) -> None:
         os.replace(tmp, path)
     except OSError as e:
         raise KafkaStorageError(f"error writing {path}: {e}", os.path.dirname(path)) from e
+
+
+class LazyOffsetCheckpoints(Mapping[str, Mapping[TopicPartition, int]]):
+    """Kafka's LazyOffsetCheckpoints: log dir → its replication-offset-checkpoint, each read on first use (an
+    unreadable one as empty, as Kafka does for a missing file)."""
+
+    def __init__(self, log_dirs: list[str]) -> None:
+        self._dirs = list(log_dirs)
+        self._read: dict[str, dict[TopicPartition, int]] = {}
+
+    def __getitem__(self, log_dir: str) -> Mapping[TopicPartition, int]:
+        if log_dir not in self._dirs:
+            raise KeyError(log_dir)
+        offsets = self._read.get(log_dir)
+        if offsets is None:
+            try:
+                offsets = read_offset_checkpoint(os.path.join(log_dir, REPLICATION_OFFSET_CHECKPOINT))
+            except KafkaStorageError:
+                offsets = {}
+            self._read[log_dir] = offsets
+        return offsets
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._dirs)
+
+    def __len__(self) -> int:
+        return len(self._dirs)
 
 
 def _overwrite(path: str, text: str) -> None:
@@ -537,12 +564,8 @@ class LogManager:
             write_offset_checkpoint(os.path.join(d, LOG_START_OFFSET_CHECKPOINT),
                                     {tp: lg.log_start_offset for tp, lg in logs.items() if lg.log_start_offset > 0})
 
-    def read_high_watermark_checkpoints(self) -> dict[str, dict[TopicPartition, int]]:
-        """LazyOffsetCheckpoints over the live dirs' ``replication-offset-checkpoint`` files."""
-        result: dict[str, dict[TopicPartition, int]] = {}
-        for d in self.live_log_dirs:
-            try:
-                result[d] = read_offset_checkpoint(os.path.join(d, REPLICATION_OFFSET_CHECKPOINT))
-            except KafkaStorageError:
-                result[d] = {}
-        return result
+    def read_high_watermark_checkpoints(self) -> LazyOffsetCheckpoints:
+        """LazyOffsetCheckpoints over the live dirs' ``replication-offset-checkpoint`` files: a dir's file is read
+        only when a log is created there. Read eagerly, a broker parsed its whole checkpoint (10,000 entries) for
+        every LeaderAndIsr, even one only changing leaders of logs it already had."""
+        return LazyOffsetCheckpoints(self.live_log_dirs)

@@ -19,7 +19,7 @@ highwatermark-checkpoint every 5000 ms after the first LeaderAndIsr, delayed-ope
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 import attrs
 
@@ -329,7 +329,7 @@ class ReplicaManager:
             else:
                 # smaller: "leader epoch … smaller than the current"; equal: already applied
                 response[tp] = Errors.STALE_CONTROLLER_EPOCH
-        hw_checkpoints = self.log_manager.read_high_watermark_checkpoints() if accepted else {}
+        hw_checkpoints = self.log_manager.read_high_watermark_checkpoints()
         to_lead = [(p, s) for p, s in accepted if s.leader == self.local_broker_id]
         to_follow = [(p, s) for p, s in accepted if s.leader != self.local_broker_id]
         became_leaders = self.make_leaders(to_lead, response, now_ms, hw_checkpoints) if to_lead else []
@@ -353,7 +353,7 @@ class ReplicaManager:
 
     def make_leaders(self, states: Sequence[tuple[Partition, LeaderAndIsrPartitionState]],
                      response: dict[TopicPartition, Errors], now_ms: float,
-                     hw_checkpoints: dict[str, dict[TopicPartition, int]] | None = None) -> list[Partition]:
+                     hw_checkpoints: Mapping[str, Mapping[TopicPartition, int]] | None = None) -> list[Partition]:
         """ReplicaManager.makeLeaders: stop fetching, Partition.makeLeader each; returns those that became leader."""
         for p, _ in states:
             response[p.topic_partition] = Errors.NONE
@@ -370,7 +370,7 @@ class ReplicaManager:
 
     def make_followers(self, states: Sequence[tuple[Partition, LeaderAndIsrPartitionState]],
                        response: dict[TopicPartition, Errors], now_ms: float,
-                       hw_checkpoints: dict[str, dict[TopicPartition, int]] | None = None) -> list[Partition]:
+                       hw_checkpoints: Mapping[str, Mapping[TopicPartition, int]] | None = None) -> list[Partition]:
         """ReplicaManager.makeFollowers: Partition.makeFollower if the new leader is alive in the metadata cache
         (else only create the log); for the changed ones: stop fetching, truncate to the high watermark, complete
         delayed requests, and (unless shutting down) fetch from the new leader at the high watermark."""

@@ -70,6 +70,34 @@ def test_offset_checkpoint_format(tmp_path):
         read_offset_checkpoint(path)
 
 
+def test_high_watermark_checkpoints_read_lazily(tmp_path, monkeypatch):
+    """LazyOffsetCheckpoints: a dir's replication-offset-checkpoint is read when a log is created there, once, and
+    not at all when every log already exists; an unreadable file reads as empty."""
+    import core.broker.log as log_module
+
+    d1, d2 = str(tmp_path / "d1"), str(tmp_path / "d2")
+    lm = LogManager([d1, d2])
+    write_offset_checkpoint(os.path.join(d1, "replication-offset-checkpoint"), {TP: 0, TopicPartition("t", 0): 0})
+    with open(os.path.join(d2, "replication-offset-checkpoint"), "w") as f:
+        f.write("garbage\n")
+    reads: list[str] = []
+    real = log_module.read_offset_checkpoint
+    monkeypatch.setattr(log_module, "read_offset_checkpoint", lambda path: reads.append(path) or real(path))
+    hw = lm.read_high_watermark_checkpoints()
+    assert reads == [] and sorted(hw) == [d1, d2] and len(hw) == 2
+    lm.get_or_create_log(TP, is_new=True, high_watermark_checkpoints=hw)  # placed in d1 (no logs yet)
+    lm.get_or_create_log(TopicPartition("t", 0), is_new=True, high_watermark_checkpoints=hw)  # d2
+    lm.get_or_create_log(TopicPartition("t", 1), is_new=True, high_watermark_checkpoints=hw)  # d1 again
+    assert [os.path.basename(os.path.dirname(p)) for p in reads] == ["d1", "d2"]
+    assert dict(hw[d1]) == {TP: 0, TopicPartition("t", 0): 0} and dict(hw[d2]) == {}
+    reads.clear()
+    again = lm.read_high_watermark_checkpoints()
+    lm.get_or_create_log(TP, high_watermark_checkpoints=again)
+    assert reads == []
+    with pytest.raises(KeyError):
+        again[str(tmp_path / "elsewhere")]
+
+
 def test_log_manager_delete_renames_then_removes_and_reloads(tmp_path):
     d = str(tmp_path / "logs")
     lm = LogManager([d])
