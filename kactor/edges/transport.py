@@ -35,7 +35,8 @@ import threading
 import time
 from typing import Any
 
-from kactor.trace.fastcodec import encode_json, from_json, to_text
+from kactor.trace.fastcodec import encode_json, from_json
+from kactor.trace.orjson_lines import encode_value_bytes
 from messages.codec import CodecError
 from messages.net import (
     NetRequest,
@@ -85,8 +86,9 @@ class MalformedFrameError(ValueError):
 
 def encode_frame(frame: Any) -> bytes:
     """Length-prefixed codec JSON for one NetWire* frame (CodecError if the body cannot be encoded). The text is
-    ``messages.codec.dumps``'s, built by the trace's faster encoder (tests/trace/test_trace_fastcodec.py)."""
-    payload = to_text(frame).encode("utf-8")
+    ``messages.codec.dumps``'s, built by the trace's orjson encoder (tests/trace/test_trace_orjson_lines.py): a
+    controller encodes every LeaderAndIsr and UpdateMetadata on the driver thread it shares with its broker."""
+    payload = encode_value_bytes(frame)
     return HEADER.pack(len(payload)) + payload
 
 

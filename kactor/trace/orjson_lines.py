@@ -291,6 +291,18 @@ def _record_bytes(seq: int, ts: float, sender: str, receiver: str, body: Any, ca
     return (fastcodec.encode_record(seq, ts, sender, receiver, body, cause) + "\n").encode("ascii")
 
 
+def encode_value_bytes(value: Any) -> bytes:
+    """``messages.codec.dumps(value)`` as ASCII bytes (the transport's frames): the same text as
+    `fastcodec.to_text`, made by orjson where it can."""
+    try:
+        out = _dumps(value if value.__class__ in _SAFE else _convert(value), _default, _OPT)
+        if out.isascii() and 127 not in out:
+            return out
+    except orjson.JSONEncodeError:
+        pass
+    return fastcodec.to_text(value).encode("utf-8")
+
+
 def remember_text(value: Any, text: str) -> None:
     """``value`` arrived as this JSON ``text``: lines write it as is. The caller keeps ``value`` alive until it
     calls `forget_texts` (its id must stay that value's)."""

@@ -32,6 +32,7 @@ class _Name(str):
 
 
 def _same(seq: int, ts: Any, body: Any, cause: int | None = None) -> str:
+    assert orjson_lines.encode_value_bytes(body) == fastcodec.to_text(body).encode(), body  # a transport frame
     line = orjson_lines.encode_record(seq, ts, "a", "b", body, cause)
     assert line == fastcodec.encode_record(seq, ts, "a", "b", body, cause), body
     assert orjson_lines.encode_record_bytes(seq, ts, "a", "b", body, cause) == (line + "\n").encode()
@@ -48,6 +49,9 @@ def test_orjson_lines_match_a_recorded_trace(recorded_trace: str) -> None:
         records.append((d["seq"], d["ts"], d["sender"], d["receiver"], codec.from_json(d["payload"]), d["cause"]))
     for _ in range(2):  # the second pass is served from the by-value caches the first one filled
         assert [orjson_lines.encode_record(*r) for r in records] == lines
+        # the transport's frames: every body as messages.codec.dumps writes it
+        assert [orjson_lines.encode_value_bytes(r[4]) for r in records] == \
+            [codec.dumps(r[4]).encode() for r in records]
 
 
 def test_values_orjson_would_write_differently() -> None:
