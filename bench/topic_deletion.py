@@ -1,7 +1,8 @@
 """topic_deletion: delete 50 topics × 100 partitions (RF 3, 3 brokers) at once; time until every topic is gone and
 trace bytes per deleted partition (issue #6; performance-anchors G6).
 
-``.venv/bin/python -m bench.topic_deletion [--topics 50] [--partitions 100] [--runs 1] [--tmpfs]``
+``.venv/bin/python -m bench.topic_deletion [--topics 50] [--partitions 100] [--runs 1] [--tmpfs] [--keep]
+[--profile DIR] [--no-doc]``
 
 Set-up (bench.common.BenchCluster): the topic znodes and partition state znodes are written straight into a real
 ZooKeeper, then 3 broker processes start; the first controller sends LeaderAndIsr for every replica and the brokers
@@ -86,7 +87,34 @@ def ceiling_deletes(server_connect: str, layout: dict[str, dict[int, list[int]]]
         c.close(root)
 
 
-def run_once(topics: int, partitions: int, tmpfs: bool, keep: bool = False) -> dict[str, float]:
+def _start_profilers(bc: c.BenchCluster, controller: int | None, out_dir: str) -> list:  # type: ignore[type-arg]
+    """py-spy (raw format, 200 Hz) on the controller's process and on one other broker, for the deletion window."""
+    import subprocess
+    import sys
+    os.makedirs(out_dir, exist_ok=True)
+    spy = os.path.join(os.path.dirname(sys.executable), "py-spy")
+    others = [b for b in range(bc.n) if b != controller]
+    procs = []
+    for role, b in (("controller", controller), ("broker", others[0] if others else None)):
+        if b is None or b not in bc.lc.procs:
+            continue
+        out = os.path.join(out_dir, f"{role}-broker-{b}.txt")
+        procs.append(subprocess.Popen([spy, "record", "-r", "200", "--format", "raw", "-p", str(bc.lc.procs[b].pid),
+                                       "-o", out], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+    time.sleep(1.0)  # py-spy attaches
+    return procs
+
+
+def _stop_profilers(procs: list) -> None:  # type: ignore[type-arg]
+    import signal
+    for p in procs:
+        p.send_signal(signal.SIGINT)
+    for p in procs:
+        p.wait(30)
+
+
+def run_once(topics: int, partitions: int, tmpfs: bool, keep: bool = False,
+             profile: str | None = None) -> dict[str, float]:
     layout = c.assignment(topics, partitions, 3, 3)
     names = set(layout)
     with c.BenchCluster(3, layout, with_state=True, tmpfs=tmpfs, keep=keep) as bc:
@@ -106,6 +134,7 @@ def run_once(topics: int, partitions: int, tmpfs: bool, keep: bool = False) -> d
         before = _trace_bytes(bc.trace_dir, 3)
 
         zk.ensure_path("/admin/delete_topics")
+        profilers = _start_profilers(bc, controller, profile) if profile else []
         txn = zk.transaction()
         for t in sorted(layout):
             txn.create(f"/admin/delete_topics/{t}", b"")
@@ -115,6 +144,7 @@ def run_once(topics: int, partitions: int, tmpfs: bool, keep: bool = False) -> d
             raise RuntimeError(f"creating the delete markers failed: {results}")
         c.wait_for(lambda: _all_gone(zk), 1800, "every topic deleted", interval=0.05)
         elapsed = time.monotonic() - t0
+        _stop_profilers(profilers)
 
         bc.settle()
         time.sleep(1.5)
@@ -138,9 +168,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--runs", type=int, default=1)
     p.add_argument("--tmpfs", action="store_true", help="ZooKeeper data, logs and traces on /dev/shm")
     p.add_argument("--keep", action="store_true", help="keep the cluster's folder (traces, broker logs)")
+    p.add_argument("--profile", metavar="DIR", help="py-spy record (raw, 200 Hz) the controller's process and one "
+                   "other broker during the deletion, into DIR; not appended to the doc (py-spy slows the run 2-4x)")
+    p.add_argument("--no-doc", action="store_true", help="print the result without appending it to docs/performance.md")
     a = p.parse_args(argv)
     load_before = c.load_average()
-    runs = [run_once(a.topics, a.partitions, a.tmpfs, a.keep) for _ in range(a.runs)]
+    runs = [run_once(a.topics, a.partitions, a.tmpfs, a.keep, a.profile) for _ in range(a.runs)]
     figure = c.Measure([r["elapsed_s"] for r in runs])
     ceiling = c.Measure([r["ceiling_s"] for r in runs])
     result = c.Result(
@@ -156,7 +189,7 @@ def main(argv: list[str] | None = None) -> int:
         notes=["0 stuck topics, no log dir left"], load_before=load_before, load_after=c.load_average())
     command = (f"python -m bench.topic_deletion --topics {a.topics} --partitions {a.partitions} --runs {a.runs}"
                + (" --tmpfs" if a.tmpfs else ""))
-    c.report(result, command)  # printed, and appended to docs/performance.md
+    c.report(result, command, write_doc=not (a.no_doc or a.profile))  # printed, and appended to docs/performance.md
     return 0
 
 
