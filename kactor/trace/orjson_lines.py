@@ -19,6 +19,7 @@ network body) are written as that text, keyed by id() while the caller keeps the
 
 from __future__ import annotations
 
+import collections
 import enum
 import math
 import re
@@ -215,14 +216,43 @@ def _memo_by_value(cls: type, enc: Callable[[Any], Any], guards: tuple[str, ...]
     def f(v: Any) -> Any:
         text = _dumps(enc(v), _default, _OPT)
         if len(text) > _BIG:  # hashing it again each time would cost about what writing it does
-            _DEFAULT[cls] = enc
+            _DEFAULT[cls] = _by_identity(enc)
             _VALUES.pop(cls, None)
             cache.clear()
-        elif guard is None or guard(v):
+            return _remember_recent(v, _Fragment(text))
+        if guard is None or guard(v):
             if len(cache) >= _BY_VALUE_MAX:
                 cache.clear()
             cache[v] = _Fragment(text)
         return _Fragment(text)
+    return f
+
+
+# The same big value written again: a request is recorded as the controller hands it to a channel (SendRequest),
+# as the channel hands it to the network (NetSend), and encoded once more as the transport's frame; an
+# UpdateMetadata with every partition went to each broker. Kept by identity, with a reference, so the id cannot be
+# reused while it is here; only classes whose declared field types are immutable (`_qualifies`), so the text
+# cannot go stale. A short FIFO: what recurs, recurs within one cascade.
+_RECENT_MAX = 16
+_recent: collections.OrderedDict[int, tuple[Any, Any]] = collections.OrderedDict()
+
+
+def _remember_recent(v: Any, fragment: Any) -> Any:
+    _recent[id(v)] = (v, fragment)
+    if len(_recent) > _RECENT_MAX:
+        try:
+            _recent.popitem(last=False)
+        except KeyError:  # another thread emptied it meanwhile
+            pass
+    return fragment
+
+
+def _by_identity(enc: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    def f(v: Any) -> Any:
+        r = _recent.get(id(v))
+        if r is not None and r[0] is v:
+            return r[1]
+        return _remember_recent(v, _Fragment(_dumps(enc(v), _default, _OPT)))
     return f
 
 

@@ -112,3 +112,27 @@ def test_remembered_text_is_written_until_forgotten() -> None:
     finally:
         orjson_lines.forget_texts([id(value)])
     assert '"payload":[{"@":"_Holder","value":"v"}]' in orjson_lines.encode_record(1, 1.0, "a", "b", (value,), None)
+
+
+def test_big_values_written_again_by_identity() -> None:
+    """A request recorded as SendRequest, then as NetSend, then framed: its text is made once and reused while the
+    very same object comes back; an equal but distinct object, or a changed copy, is written afresh — and all
+    texts stay the text encoder's."""
+    from messages.requests import UpdateMetadataRequest
+
+    states = tuple(UpdateMetadataPartitionState(TopicPartition("big", p), 1, p % 3, 4, (0, 1), 7, (0, 1, 2))
+                   for p in range(200))
+    req = UpdateMetadataRequest(1, 2, 3, states, ())
+    first = _same(1, 1.0, req)
+    assert orjson_lines._recent.get(id(req), (None,))[0] is req
+    assert _same(2, 1.0, _Holder(req)) == first.replace('"seq":1,', '"seq":2,').replace(
+        '"type":"UpdateMetadataRequest","payload":', '"type":"_Holder","payload":{"@":"_Holder","value":') \
+        .replace(',"cause":null', '},"cause":null')
+    twin = UpdateMetadataRequest(1, 2, 3, tuple(states), ())
+    assert _same(1, 1.0, twin) == first
+    changed = UpdateMetadataRequest(1, 2, 3, states[:-1], ())
+    assert _same(1, 1.0, changed) != first
+    for _ in range(orjson_lines._RECENT_MAX + 1):  # others push it out; it is written afresh, the same
+        _same(3, 1.0, UpdateMetadataRequest(9, 2, 3, states, ()))
+    assert id(req) not in orjson_lines._recent
+    assert _same(1, 1.0, req) == first
