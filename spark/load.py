@@ -179,10 +179,11 @@ _HEADER_START = '{"trace_version":'
 def lines(spark: Any, src: TraceSource, only: tuple[tuple[str, ...], str] | None = None) -> Any:
     """Every input line (JSON lines) or record (Parquet) as one lazy DataFrame, read the cheap way.
 
-    ``only=(types, regex)`` drops, before any parsing, JSON lines that are fixed-order records of another type and
-    do not match ``regex``: a query that keeps only such records then parses no other line's prefix (a
-    regular expression over the first 300 characters costs about a third of the parse). Lines not in the fixed
-    order are never dropped here.
+    ``only=(types, regex)`` drops, before any parsing, every JSON line that neither holds the text
+    ``","type":"<one of types>","payload":`` nor matches ``regex``. A fixed-order record of those types always
+    holds that text, so a query that keeps only fixed-order records of those types (or matching ``regex``) parses
+    no other line's prefix. A line not in the fixed order may be dropped here: such a query reads those lines
+    elsewhere (the summary: from the files ``count`` found them in).
 
     Columns: ``_file`` (the file's URL; "" for Parquet), ``process``, ``seq``, ``ts``, ``sender``, ``receiver``,
     ``type``, ``cause``, ``_fast``, ``_head``, ``_text`` (the raw line, or a Parquet record's payload: where
@@ -215,9 +216,10 @@ def lines(spark: Any, src: TraceSource, only: tuple[tuple[str, ...], str] | None
         v, prefix, tail, values = F.col("value"), F.col("_prefix"), F.col("_tail"), F.col("_values")
         if only is not None:
             types, regex = only
-            fixed = _FIXED_HEAD + r'[^"\\]*","payload":'
-            of_types = _FIXED_HEAD + "(?:" + "|".join(re.escape(t) for t in types) + ')","payload":'
-            raw = raw.where(F.left(v, F.lit(300)).rlike(f"^(?:(?!{fixed})|{of_types})") | v.rlike(regex))
+            # literal-led expressions: Java's regex engine finds a literal start with Boyer-Moore, skipping
+            # through the line, where an anchored expression over `left(value, 300)` walked every character
+            of_types = '","type":"(?:' + "|".join(re.escape(t) for t in types) + ')","payload":'
+            raw = raw.where(v.rlike(of_types) | v.rlike(regex))
         staged = raw.select(
             F.col("_metadata.file_path").alias("_file"),
             F.expr("substring(_metadata.file_name, 1, length(_metadata.file_name) - 6)").alias("process"), v,

@@ -8,7 +8,7 @@ import os
 from typing import Any
 
 import pytest
-from spark_support import BROKER_0, BROKER_1, header, lines, write_trace
+from spark_support import BROKER_0, BROKER_1, T0, header, lines, write_trace
 
 pytestmark = pytest.mark.spark
 
@@ -57,3 +57,23 @@ def test_convert_keeps_the_payload_text_as_written(spark: Any, tmp_path) -> None
             rec = json.loads(line)
             written = line[line.index('"payload":') + len('"payload":'):line.rindex(',"cause":')]
             assert got[(process, rec["seq"])] == written
+
+
+def test_observability_text_inside_another_payload_is_not_an_observability_record(
+        spark: Any, summary: dict[str, Any], tmp_path) -> None:
+    """The observed read keeps a line by the text `","type":"<observability type>","payload":` before parsing it;
+    a record of another type whose payload holds that text is kept by that test and must then be dropped by type."""
+    from spark.summarize import summarize
+
+    folder = write_trace(str(tmp_path / "t"))
+    decoy = ('{"seq":21,"ts":' + repr(T0 + 7400.0) + ',"sender":"edge:zk","receiver":"controller",'
+             '"type":"ZkWatchEvent","payload":{"@":"ZkWatchEvent","path":"/x","type":"ControllerGauges",'
+             '"payload":{"active":true,"offline_partitions":99}},"cause":null}')
+    with open(os.path.join(folder, "broker-0.jsonl"), "w") as f:
+        f.write("\n".join([header("broker-0", 0), *lines(BROKER_0), decoy]) + "\n")
+    again = summarize(spark, [folder], None, bucket_ms=1000)
+    assert again["meta"]["messages"] == summary["meta"]["messages"] + 1
+    by_type = {r["type"]: r["count"] for r in again["tables"]["messages_by_type"]}
+    assert by_type["ZkWatchEvent"] == 4 and by_type["ControllerGauges"] == 2
+    for name in ("gauges_timeline", "errors", "anomalies", "controller_event_times", "request_latency"):
+        assert again["tables"][name] == summary["tables"][name], name
