@@ -439,11 +439,17 @@ class KafkaController:
                            fence_version=epoch_zk_version)
 
     def delete_topic(self, topic: str, epoch_zk_version: int) -> Proc[None]:
-        """ControllerDeletionClient.deleteTopic: /brokers/topics/<t> (recursive), /config/topics/<t>,
-        /admin/delete_topics/<t>, fenced, pipelined."""
-        yield from self.zk((Delete(paths.TopicZNode.path(topic), recursive=True),
-                            Delete(_topic_config_path(topic)),
-                            Delete(paths.DeleteTopicsTopicZNode.path(topic))), fence_version=epoch_zk_version)
+        """ControllerDeletionClient.deleteTopic, as TopicDeletionManager.completeDeleteTopic calls it: deleteTopicZNode
+        (/brokers/topics/<t>, recursive), then deleteTopicConfigs (/config/topics/<t>), then deleteTopicDeletions
+        (/admin/delete_topics/<t>), each fenced and each answered before the next is sent. The marker goes last, so
+        a controller that fails in between leaves it and the next controller completes the deletion. As in
+        KafkaZkClient.deleteRecursive, a recursive delete that fails other than NONODE throws."""
+        topic_path = paths.TopicZNode.path(topic)
+        (r,) = yield from self.zk((Delete(topic_path, recursive=True),), fence_version=epoch_zk_version)
+        if r.code not in (OK, NONODE):
+            raise KeeperError(r.code, topic_path)
+        yield from self.zk((Delete(_topic_config_path(topic)),), fence_version=epoch_zk_version)
+        yield from self.delete_topic_deletions((topic,), epoch_zk_version)
 
     def mute_partition_modifications(self, topic: str) -> None:
         """ControllerDeletionClient.mutePartitionModifications."""

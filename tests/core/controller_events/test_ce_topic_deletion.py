@@ -12,7 +12,10 @@ import pytest
 from ce_harness import Harness, setup_cluster
 from fake_zk import run
 
+from core.controller.config import ControllerConfig
 from core.controller.context import ControllerContext
+from core.controller.errors import ControllerMovedError, KeeperError
+from core.controller.kafka_controller import KafkaController
 from core.controller.partition_state_machine import ordered
 from core.controller.states import (
     NonExistentPartition,
@@ -40,6 +43,7 @@ from messages.common import (
     TopicPartition,
 )
 from messages.requests import PartitionError, StopReplicaRequest, StopReplicaResponse, UpdateMetadataRequest
+from messages.zk import CONTROLLER_MOVED, NONODE, NOTEMPTY, OK, Delete, ZkBatch, ZkOpResult
 from zk_bridge import paths
 
 
@@ -335,3 +339,55 @@ def test_topic_deletion_of_unknown_topic_or_disabled() -> None:
     h.drain()
     assert h.zk.nodes["/admin/delete_topics"].children == set()
     assert h.zk.exists("/brokers/topics/foo")
+
+
+# -- completeDeleteTopic's ZooKeeper order (KafkaController.delete_topic, no actors) ---------------------------------
+
+def _delete_topic_batches(answer: Any) -> tuple[list[ZkBatch], BaseException | None]:
+    """Drive KafkaController.delete_topic("foo", 7); ``answer(batch)`` gives the results of each batch."""
+    proc = KafkaController(ControllerConfig(1)).delete_topic("foo", 7)
+    batches: list[ZkBatch] = []
+    try:
+        effect = next(proc)
+        while True:
+            assert isinstance(effect, ZkBatch)
+            batches.append(effect)
+            effect = proc.send(answer(effect))
+    except StopIteration:
+        return batches, None
+    except Exception as e:  # noqa: BLE001 - what the proc raised
+        return batches, e
+
+
+def test_delete_topic_znodes_one_after_another() -> None:
+    """TopicDeletionManager.completeDeleteTopic: deleteTopicZNode (recursive), then deleteTopicConfigs, then
+    deleteTopicDeletions, each fenced and each sent only once the previous one is answered, so the
+    /admin/delete_topics marker outlives the topic's znodes."""
+    batches, error = _delete_topic_batches(lambda b: tuple(ZkOpResult(OK) for _ in b.ops))
+    assert error is None
+    assert [b.ops for b in batches] == [(Delete("/brokers/topics/foo", recursive=True),),
+                                        (Delete("/config/topics/foo"),),
+                                        (Delete("/admin/delete_topics/foo"),)]
+    assert all(b.fence_version == 7 for b in batches)
+    # an absent node is fine (the deletion is idempotent)
+    batches, error = _delete_topic_batches(lambda b: tuple(ZkOpResult(NONODE) for _ in b.ops))
+    assert error is None and len(batches) == 3
+
+
+@pytest.mark.parametrize(("code", "raised"), [(CONTROLLER_MOVED, ControllerMovedError), (NOTEMPTY, KeeperError)])
+def test_delete_topic_failed_recursive_delete_keeps_the_marker(code: str, raised: type) -> None:
+    """A recursive delete that fails (another controller, or a child created meanwhile) throws, as
+    KafkaZkClient.deleteRecursive does: neither the config nor the /admin/delete_topics marker is deleted."""
+    batches, error = _delete_topic_batches(lambda b: tuple(ZkOpResult(code) for _ in b.ops))
+    assert isinstance(error, raised)
+    assert [b.ops for b in batches] == [(Delete("/brokers/topics/foo", recursive=True),)]
+
+
+def test_delete_topic_controller_moved_before_the_marker() -> None:
+    """The fence failing on the config delete stops before the marker delete."""
+    def answer(b: ZkBatch) -> tuple[ZkOpResult, ...]:
+        return (ZkOpResult(CONTROLLER_MOVED if b.ops[0].path == "/config/topics/foo" else OK),)
+
+    batches, error = _delete_topic_batches(answer)
+    assert isinstance(error, ControllerMovedError)
+    assert [b.ops[0].path for b in batches] == ["/brokers/topics/foo", "/config/topics/foo"]
