@@ -88,12 +88,30 @@ class TopicPartition:
 
 
 @message
-@attrs.frozen(order=True, cache_hash=True)
+@attrs.frozen(order=False, cache_hash=True)
 class PartitionAndReplica:
     """kafka.controller.PartitionAndReplica: one replica of one partition."""
 
     topic_partition: TopicPartition
     replica: int
+
+    # Hand-written, as TopicPartition's: a controlled shutdown sorts 5,000 of them per state change, and attrs'
+    # generic comparison was a tenth of the controller's time there (py-spy).
+    def sort_key(self) -> tuple[str, int, int]:
+        tp = self.topic_partition
+        return (tp.topic, tp.partition, self.replica)
+
+    def __lt__(self, other: PartitionAndReplica) -> bool:
+        return self.sort_key() < other.sort_key()
+
+    def __le__(self, other: PartitionAndReplica) -> bool:
+        return self.sort_key() <= other.sort_key()
+
+    def __gt__(self, other: PartitionAndReplica) -> bool:
+        return self.sort_key() > other.sort_key()
+
+    def __ge__(self, other: PartitionAndReplica) -> bool:
+        return self.sort_key() >= other.sort_key()
 
     def __str__(self) -> str:
         return f"[Topic={self.topic_partition.topic},Partition={self.topic_partition.partition},Replica={self.replica}]"

@@ -54,18 +54,30 @@ class MetadataCache:
         if not request.partition_states:
             self.snapshot = MetadataSnapshot(self.snapshot.partition_states, controller_id, alive)
             return deleted
-        states = {topic: dict(parts) for topic, parts in self.snapshot.partition_states.items()}
+        # Kafka copies every topic's map; only the topics this request touches are copied here (readers of the old
+        # snapshot still see it whole): an UpdateMetadata for a few partitions of 25,000 topics copied all 25,000.
+        states = dict(self.snapshot.partition_states)
+        copied: set[str] = set()
         for st in request.partition_states:
             tp = st.topic_partition
+            topic = tp.topic
+            if topic not in copied:
+                copied.add(topic)
+                old = states.get(topic)
+                if old is not None:
+                    states[topic] = dict(old)
             if st.leader == LEADER_DURING_DELETE:
-                parts = states.get(tp.topic)
+                parts = states.get(topic)
                 if parts is not None:
                     parts.pop(tp.partition, None)
                     if not parts:
-                        del states[tp.topic]
+                        del states[topic]
                 deleted.append(tp)
             else:
-                states.setdefault(tp.topic, {})[tp.partition] = st
+                parts = states.get(topic)
+                if parts is None:
+                    parts = states[topic] = {}
+                parts[tp.partition] = st
         self.snapshot = MetadataSnapshot(states, controller_id, alive)
         return deleted
 

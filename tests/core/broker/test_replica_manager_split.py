@@ -56,3 +56,24 @@ def test_describe_metadata_cache_merges_every_shards_part() -> None:
     asked = ask(DescribeMetadataCacheRequest(("b", "a")))
     assert [(s.topic_partition.topic, s.topic_partition.partition) for s in asked.partition_states] == \
         [(t, p) for t in ("b", "a") for p in range(6)]
+
+
+def test_update_metadata_copies_only_the_topics_it_touches() -> None:
+    """MetadataCache.updateMetadata: a new snapshot; the old one is left whole for its readers; a leader of -2
+    removes a partition (and a topic left empty); topics the request does not name are shared, not copied."""
+    cache = MetadataCache(0)
+    cache.update_metadata(UpdateMetadataRequest(0, 1, 7, tuple(_state(t, p) for t in "abc" for p in range(3)),
+                                                BROKERS))
+    before = cache.snapshot
+    deleted = cache.update_metadata(UpdateMetadataRequest(0, 1, 7, (
+        _state("a", 1, leader=1), _state("b", 0, leader=-2), _state("b", 1, leader=-2), _state("b", 2, leader=-2),
+        _state("c", 0, leader=-2), _state("d", 0)), BROKERS))
+    after = cache.snapshot
+    assert deleted == [TopicPartition("b", p) for p in range(3)] + [TopicPartition("c", 0)]
+    assert {t: {p: s.leader for p, s in parts.items()} for t, parts in after.partition_states.items()} == \
+        {"a": {0: 0, 1: 1, 2: 0}, "c": {1: 0, 2: 0}, "d": {0: 0}}
+    assert {t: {p: s.leader for p, s in parts.items()} for t, parts in before.partition_states.items()} == \
+        {t: {0: 0, 1: 0, 2: 0} for t in "abc"}
+    cache.update_metadata(UpdateMetadataRequest(0, 1, 7, (_state("d", 1),), BROKERS))
+    assert cache.snapshot.partition_states["a"] is after.partition_states["a"]
+    assert cache.snapshot.partition_states["d"] is not after.partition_states["d"]
