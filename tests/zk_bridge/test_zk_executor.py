@@ -118,6 +118,106 @@ def test_null_data_and_recursive_delete(ex: ZkExecutor, zk: KazooClient) -> None
     assert zk.exists("/brokers/topics/t") is None
 
 
+def _tree(zk: KazooClient, root: str, fan_out: int = 10) -> list[str]:
+    """root, fan_out children, fan_out² grandchildren: 111 nodes over 3 levels for 10 (more than one FENCED_CHUNK)."""
+    nodes = [root]
+    for i in range(fan_out):
+        nodes.append(f"{root}/a{i}")
+        nodes.extend(f"{root}/a{i}/b{j}" for j in range(fan_out))
+    for n in nodes:
+        zk.create(n, b"{}", makepath=True)
+    return nodes
+
+
+def _count_transactions(zk: KazooClient, monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    sent: list[int] = []
+    transaction = zk.transaction
+
+    def counted() -> Any:
+        sent.append(1)
+        return transaction()
+
+    monkeypatch.setattr(zk, "transaction", counted)
+    return sent
+
+
+def test_recursive_delete_of_a_big_tree_is_pipelined(ex: ZkExecutor, zk: KazooClient,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """A tree of 111 nodes over 3 levels goes in ceil(111 / FENCED_CHUNK) fenced transactions, deepest level first."""
+    zk.create("/controller_epoch", b"1")
+    zk.set("/controller_epoch", b"2")  # epoch zkVersion 1
+    nodes = _tree(zk, "/brokers/topics/big")
+    assert len(nodes) > FENCED_CHUNK
+    _tree(zk, "/brokers/topics/other", 2)
+    sent = _count_transactions(zk, monkeypatch)
+    assert run(ex, Delete("/brokers/topics/big", recursive=True), fence=1)[0].code == OK
+    assert len(sent) == -(-len(nodes) // FENCED_CHUNK)
+    assert zk.exists("/brokers/topics/big") is None
+    assert zk.exists("/brokers/topics/other/a1/b1") is not None  # a sibling tree is left alone
+    # unfenced, too
+    _tree(zk, "/u", 9)
+    assert run(ex, Delete("/u", recursive=True))[0].code == OK and zk.exists("/u") is None
+
+
+def test_recursive_delete_stale_fence_deletes_nothing(ex: ZkExecutor, zk: KazooClient) -> None:
+    zk.create("/controller_epoch", b"1")
+    zk.set("/controller_epoch", b"2")  # another controller: zkVersion 1, the fence below is 0
+    nodes = _tree(zk, "/brokers/topics/t")
+    assert run(ex, Delete("/brokers/topics/t", recursive=True), fence=0)[0].code == CONTROLLER_MOVED
+    assert all(zk.exists(n) is not None for n in nodes)
+
+
+def test_recursive_delete_of_a_missing_root(ex: ZkExecutor, zk: KazooClient) -> None:
+    zk.create("/controller_epoch", b"1")
+    r = run(ex, Delete("/brokers/topics/none", recursive=True), Delete("/none", recursive=True), fence=0)
+    assert [x.code for x in r] == [NONODE, NONODE]
+    assert run(ex, Delete("/none", recursive=True))[0].code == NONODE
+
+
+class _Children:
+    """A getChildren answer with one child added (a node deleted since) or one left out (created since)."""
+
+    def __init__(self, answer: Any, add: str = "", leave_out: str = "") -> None:
+        self.answer, self.add, self.leave_out = answer, add, leave_out
+
+    def get(self) -> list[str]:
+        children = [c for c in self.answer.get() if c != self.leave_out]
+        return [*children, self.add] if self.add else children
+
+
+@pytest.mark.parametrize("race", ["gone", "created"])
+def test_recursive_delete_falls_back_one_by_one(ex: ZkExecutor, zk: KazooClient, monkeypatch: pytest.MonkeyPatch,
+                                                race: str) -> None:
+    """A transaction that fails for another reason than the fence was not applied at all: a node listed but already
+    gone (NONODE) or a child the listing missed (created meanwhile: its parent's delete fails NOTEMPTY). Its nodes are
+    then deleted one by one; the whole tree still goes."""
+    zk.create("/controller_epoch", b"1")
+    _tree(zk, "/t")
+    listing = zk.get_children_async
+
+    lied: list[str] = []
+
+    def raced(path: str, *args: Any, **kwargs: Any) -> Any:  # kazoo's get_children asks this too: lie only once
+        answer = listing(path, *args, **kwargs)
+        if path != "/t/a3" or lied:
+            return answer
+        lied.append(path)
+        return _Children(answer, add="ghost") if race == "gone" else _Children(answer, leave_out="b5")
+
+    slow: list[str] = []
+    one_by_one = ex._delete_recursive_slow
+
+    def spied(path: str, fence: int) -> ZkOpResult:
+        slow.append(path)
+        return one_by_one(path, fence)
+
+    monkeypatch.setattr(zk, "get_children_async", raced)
+    monkeypatch.setattr(ex, "_delete_recursive_slow", spied)
+    assert run(ex, Delete("/t", recursive=True), fence=0)[0].code == OK
+    assert zk.exists("/t") is None
+    assert "/t/a3" in slow and "/t" in slow
+
+
 def test_sequential_create_names(ex: ZkExecutor, zk: KazooClient) -> None:
     zk.ensure_path("/isr_change_notification")
     r = run(ex, *(Create("/isr_change_notification/isr_change_", "{}", sequential=True) for _ in range(3)))
