@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import time
+from typing import Any
 
 from bench import common as c
 
@@ -37,7 +38,7 @@ def restore_preferred(bc: c.BenchCluster) -> int:
     return len(moved)
 
 
-def measure_run(bc: c.BenchCluster, victim: int, controller: int, t_start_ms: float) -> dict[str, float]:
+def measure_run(bc: c.BenchCluster, victim: int, controller: int, t_start_ms: float) -> dict[str, Any]:
     time.sleep(1.5)  # the controller's trace flushes every second
     bpath = bc.trace_file(victim)
     sent = [r for r in c.scan(bpath, ["NetSend"], t_start_ms)
@@ -55,15 +56,27 @@ def measure_run(bc: c.BenchCluster, victim: int, controller: int, t_start_ms: fl
     replies = [r for r in c.scan(cpath, ["NetReply"], t_start_ms)
                if r["payload"]["body"].get("@") == "ControlledShutdownResponse"]
     writes = 0
+    phases: list[str] = []
     if arrived and replies:
-        for r in c.scan(cpath, ["ZkRequest"], arrived[0]["ts"]):
+        sent_at: dict[int, tuple[float, str]] = {}
+        for r in c.scan(cpath, ["ZkRequest", "ZkResponse"], arrived[0]["ts"]):
             if r["seq"] > replies[-1]["seq"]:
                 break
-            for op in r["payload"]["batch"]["ops"]:
+            p = r["payload"]
+            if r["type"] == "ZkResponse":
+                if p["request_id"] in sent_at:
+                    t0, what = sent_at.pop(p["request_id"])
+                    phases.append(f"{what} {(r['ts'] - t0) / 1000.0:.2f}s")
+                continue
+            ops = p["batch"]["ops"]
+            kinds = sorted({op.get("@", "?") for op in ops})
+            if r["sender"] == "controller" and len(ops) >= 10:  # the state reads and writes, not the small ones
+                sent_at[p["request_id"]] = (r["ts"], f"{len(ops)} {'/'.join(kinds)}")
+            for op in ops:
                 if op.get("@") == "SetData" and op["path"].endswith("/state"):
                     writes += 1
-    out = {"broker_view": (end["ts"] - sent[0]["ts"]) / 1000.0, "attempts": float(len(sent)),
-           "writes": float(writes), "payload": 0.0}
+    out: dict[str, Any] = {"broker_view": (end["ts"] - sent[0]["ts"]) / 1000.0, "attempts": float(len(sent)),
+                           "writes": float(writes), "payload": 0.0, "zk_phases": phases}
     if arrived and replies:
         bound = c.first_input_after(cpath, replies[-1]["seq"]) or replies[-1]["ts"]
         out["controller_view"] = (min(bound, end["ts"]) - arrived[0]["ts"]) / 1000.0
@@ -104,6 +117,8 @@ def run(scale: float = 1.0, runs: int = 3, tmpfs: bool = False) -> c.Result:
                   f"{m['broker_view']:.2f} s in {int(m['attempts'])} request(s), controller "
                   f"{m.get('controller_view', float('nan')):.2f} s, {n_writes} state writes; ceiling "
                   f"{ceilings[-1]:.2f} s", flush=True)
+            # each ZooKeeper batch of the controller's answer, request → response, from its trace
+            print(f"    controller's ZooKeeper round trips: {', '.join(m['zk_phases']) or 'none'}", flush=True)
             bc.restart(victim)
             bc.settle()
             restore_preferred(bc)
