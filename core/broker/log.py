@@ -88,14 +88,13 @@ def read_offset_checkpoint(path: str) -> dict[TopicPartition, int]:
         raise KafkaStorageError(f"malformed checkpoint {path}: {e}", os.path.dirname(path)) from e
 
 
-def _atomic_write(path: str, text: str, fsync: bool = True) -> None:
+def _atomic_write(path: str, text: str) -> None:
     tmp = path + ".tmp"
     try:
         with open(tmp, "w", encoding="utf-8") as f:
             f.write(text)
-            if fsync:
-                f.flush()
-                os.fsync(f.fileno())
+            f.flush()
+            os.fsync(f.fileno())
         os.replace(tmp, path)
     except OSError as e:
         raise KafkaStorageError(f"error writing {path}: {e}", os.path.dirname(path)) from e
