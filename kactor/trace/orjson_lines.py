@@ -13,8 +13,10 @@ byte ≥ 0x7f is rare (topic names are ASCII by Kafka's rules) and is re-encoded
 orjson refuses (an int beyond 64 bits).
 
 Recurring values: frozen values whose declared field types make equal values equal text (partition states,
-brokers) are written once and kept by value (see ``_BY_VALUE_MAX``). Values that arrived as text (`remember_text`, a
-network body) are written as that text, keyed by id() while the caller keeps them alive.
+brokers) are written once and kept by value (see ``_BY_VALUE_MAX``); such a value whose text is long (a whole request)
+is kept by identity instead, for the few times the same object is written again (see ``_recent``). Values that
+arrived as text (`remember_text`, a network body) are written as that text, keyed by id() while the caller keeps
+them alive.
 """
 
 from __future__ import annotations
