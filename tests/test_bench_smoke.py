@@ -22,3 +22,13 @@ def test_bench_workload_reports_a_figure(name: str) -> None:
     assert len(result.figure.values) == 1 and result.figure.values[0] > 0
     assert len(result.ceiling.values) == 1 and result.ceiling.values[0] > 0
     assert result.anchor
+
+
+def test_checkpoint_write_bench_reports_both_ways(capsys: pytest.CaptureFixture[str], tmp_path) -> None:  # noqa: ANN001
+    from bench.checkpoint_write import main
+
+    assert main(["--files", "5", "--rounds", "1", "--fsyncers", "1", "--dir", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "rename (write temp + os.replace):" in out and "in place (pwrite + ftruncate):" in out
+    assert "ratio rename / in place:" in out
+    assert list(tmp_path.iterdir()) == []  # its scratch folder is removed
