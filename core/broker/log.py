@@ -131,8 +131,8 @@ def _overwrite(path: str, text: str) -> None:
     """A leader-epoch checkpoint, written over the old one in place: not fsynced and not renamed, unlike Kafka's
     LeaderEpochCheckpointFile. A broker made leader of thousands of partitions at once (a controlled shutdown of its
     peer) writes one file each, on the driver thread its controller shares; with ZooKeeper fsyncing on the same disk
-    a synced write took ~1 ms and a rename ~0.4-0.8 ms, an in-place write ~0.03 ms (py-spy and a measurement under
-    fsync load, docs/performance.md). Safe to read whatever a crash leaves: the file states its entry count, so
+    a synced write took ~1 ms, a rename ~0.2-0.5 ms and an in-place write ~0.03 ms (py-spy of a controlled shutdown;
+    ``python -m bench.checkpoint_write``). Safe to read whatever a crash leaves: the file states its entry count, so
     stale bytes after a shorter rewrite (killed before the truncate) are ignored, and an unreadable file reads as no
     epochs (only a more conservative truncation on recovery)."""
     data = text.encode()
