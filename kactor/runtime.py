@@ -36,7 +36,7 @@ class Runtime:
     """One process's actors, their directory, their trace and their inbox."""
 
     def __init__(self, process_name: str, clock: Clock | None = None, trace: TraceWriter | None = None,
-                 wall_clock: Callable[[], float] | None = None) -> None:
+                 wall_clock: Callable[[], float] | None = None, actor_system: Any = None) -> None:
         self.process_name = process_name
         self.key = f"{process_name}#{next(_keys)}"
         # Actors see `clock`: live it is a ManualClock set to the wall time of each external input (so a cascade
@@ -47,8 +47,11 @@ class Runtime:
         self.trace = trace
         self.observer: Observer | None = None
         # logDefs=False: thespian would otherwise dictConfig the root logger on every ActorSystem it creates,
-        # replacing the process's own logging set-up (kactor.logging_setup in a broker, the replay command's filter)
-        self.asys = ActorSystem("simpleSystemBase", logDefs=False, transientUnique=True)
+        # replacing the process's own logging set-up (kactor.logging_setup in a broker, the replay command's filter).
+        # A replay passes its own `actor_system` (kactor.trace.inline_system: simpleSystemBase's delivery order
+        # without its per-message overhead); anything else runs on thespian.
+        self.asys = actor_system if actor_system is not None else \
+            ActorSystem("simpleSystemBase", logDefs=False, transientUnique=True)
         self._addresses: dict[str, Any] = {}
         # The actor objects by name: simpleSystemBase runs them in this process, so tests, metrics endpoints and
         # `trace replay --dump-state` may read their state (never from another thread while the driver runs).

@@ -29,6 +29,7 @@ import orjson
 from kactor.clock import ManualClock
 from kactor.runtime import Runtime
 from kactor.trace.fastcodec import from_json
+from kactor.trace.inline_system import InlineActorSystem
 from kactor.trace.orjson_lines import encode_record
 from kactor.trace.reader import (
     Record,
@@ -191,13 +192,15 @@ def _decode(path: str, rec: Record) -> Any:
 
 def replay(path: str, until: int | None = None, check: bool = True, keep_runtime: bool = False,
            tamper: Callable[[Record, Any], Any] | None = None, scratch: str | None = None,
-           record_to: str | None = None) -> ReplayResult:
+           record_to: str | None = None, thespian: bool = False) -> ReplayResult:
     """Replay the trace at ``path`` up to (and including) seq ``until``.
 
     ``tamper(record, body) -> body`` may alter an external input before it is delivered (tests use it to show that
     replay finds the first divergence). ``scratch`` is the folder the replayed log dirs live in; a broker's later
     incarnation must find there what its earlier ones wrote (see `replay_chain`). ``record_to`` makes the replayed
     runtime record its own trace there, as a live broker does (bench.trace_overhead measures what recording costs).
+    The actors run on `InlineActorSystem` (simpleSystemBase's delivery order, less its per-message overhead), or
+    with ``thespian`` on thespian's simpleSystemBase itself, as a live broker runs them.
     """
     from kactor.broker_process import spawn_broker_actors
 
@@ -220,7 +223,7 @@ def replay(path: str, until: int | None = None, check: bool = True, keep_runtime
 
         writer = TraceWriter(record_to, {k: v for k, v in header.items() if k not in ("trace_version", "code")})
     rt = Runtime(str(header.get("process", "replay")), clock=ManualClock(float(header.get("started_ms", 0))),
-                 trace=writer)
+                 trace=writer, actor_system=None if thespian else InlineActorSystem())
     if check:
         rt.observer = lambda *rec: produced.append(rec)
     own_scratch = scratch is None
