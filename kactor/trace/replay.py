@@ -30,23 +30,24 @@ from kactor.clock import ManualClock
 from kactor.runtime import Runtime
 from kactor.trace.fastcodec import from_json
 from kactor.trace.inline_system import InlineActorSystem
-from kactor.trace.orjson_lines import encode_record
+from kactor.trace.orjson_lines import encode_record_bytes
 from kactor.trace.reader import (
     Record,
     TraceError,
     decode_body,
     ensure_registered,
-    is_external,
     read_header,
     read_records,
 )
+from messages.broker_lifecycle import ReplicaManagerInit
 from messages.codec import CodecError
 
 log = logging.getLogger("kactor.trace")
 
 # The writer's fixed key order (docs/trace-format.md) lets a replay read seq and sender without parsing the line.
-_PREFIX = re.compile(r'\{"seq":(\d+),"ts":[^,]+,"sender":"((?:[^"\\]|\\.)*)"')
-_EXTERNAL_PREFIXES = ("edge:", "cli")  # reader.is_external, inlined in the hot loop
+_PREFIX = re.compile(rb'\{"seq":(\d+),"ts":[^,]+,"sender":"((?:[^"\\]|\\.)*)"')
+_EXTERNAL_PREFIXES = (b"edge:", b"cli")  # reader.is_external, on the line's bytes
+_EXTERNAL_SENDERS = ("edge:", "cli")  # reader.is_external, inlined in the check's loop
 _FIELDS = ("seq", "sender", "receiver", "type", "cause", "ts", "payload")
 
 
@@ -80,7 +81,7 @@ class _Line:
 
     seq: int
     external: bool
-    text: str  # without the trailing newline
+    text: bytes  # as in the file (UTF-8), without the trailing newline
     lineno: int
 
 
@@ -90,15 +91,14 @@ def _scratch_dir() -> str:
     return tempfile.mkdtemp(prefix="kactor-replay-", dir=base)
 
 
-def _rewrite_input(body: Any, scratch: str, paths: dict[str, str]) -> Any:
+def _rewrite_input(body: Any, scratch: str, paths: dict[bytes, bytes]) -> Any:
     """External inputs that name local paths are pointed at a scratch folder, so a replay never touches the
     recorded broker's log dirs; ``paths`` learns scratch → recorded, to map them back before comparing."""
-    from messages.broker_lifecycle import ReplicaManagerInit
-
-    if isinstance(body, ReplicaManagerInit):
+    if body.__class__ is ReplicaManagerInit:
         dirs = tuple(f"{scratch}/log-dir-{i}" for i in range(len(body.log_dirs)))
         # JSON-escaped forms too: the comparison runs on encoded lines
-        paths.update({json.dumps(d)[1:-1]: json.dumps(o)[1:-1] for d, o in zip(dirs, body.log_dirs, strict=True)})
+        paths.update({json.dumps(d)[1:-1].encode(): json.dumps(o)[1:-1].encode()
+                      for d, o in zip(dirs, body.log_dirs, strict=True)})
         return attrs.evolve(body, log_dirs=dirs)
     return body
 
@@ -107,17 +107,18 @@ def _read_lines(path: str) -> tuple[dict[str, Any], list[_Line], float]:
     """The header, every record line (seq, external?, text) and the recorded span in ms (last ts − first ts)."""
     header = read_header(path)
     try:
-        with open(path, encoding="utf-8") as f:
-            raw = f.read().split("\n")
+        # bytes: orjson parses them as they are, and the check compares the encoder's bytes with them
+        with open(path, "rb") as f:
+            raw = f.read().split(b"\n")
     except OSError as e:
         raise TraceError(f"{path}: {e.strerror}") from None
-    # a file ends with "\n", so the split's last element is "" — unless the process died mid-write
-    if raw and raw[-1] == "":
+    # a file ends with "\n", so the split's last element is empty — unless the process died mid-write
+    if raw and raw[-1] == b"":
         raw.pop()
     elif len(raw) > 1:
         try:
             json.loads(raw[-1])
-        except json.JSONDecodeError:
+        except (json.JSONDecodeError, UnicodeDecodeError):
             log.warning("%s:%d: truncated last line ignored (the process stopped mid-write)", path, len(raw))
             raw.pop()
     lines: list[_Line] = []
@@ -128,7 +129,7 @@ def _read_lines(path: str) -> tuple[dict[str, Any], list[_Line], float]:
         if m is None:
             _parse(path, text, idx + 1)  # raises the clear error
             raise TraceError(f"{path}:{idx + 1}: corrupt trace line (keys not in the trace format's order)")
-        lines.append(_Line(int(m.group(1)), is_external(m.group(2)), text, idx + 1))
+        lines.append(_Line(int(m.group(1)), m.group(2).startswith(_EXTERNAL_PREFIXES), text, idx + 1))
     span = 0.0
     if lines:
         span = float(_parse(path, lines[-1].text, lines[-1].lineno)["ts"]) - \
@@ -138,20 +139,30 @@ def _read_lines(path: str) -> tuple[dict[str, Any], list[_Line], float]:
 
 # orjson reads an integer past 64 bits as a float, silently: a line with a run of 19+ digits goes to the stdlib.
 _LONG_DIGITS = re.compile(r"\d{19}")
+_LONG_DIGITS_B = re.compile(rb"[0-9]{19}")
 
 
-def _loads(text: str) -> Any:
+def _loads(text: str | bytes) -> Any:
     """orjson's parser (3x the stdlib's; the replay parses every input line). What it would read differently (long
-    integers) or refuses (NaN, lone surrogates; a corrupt line, which the stdlib names more clearly) is the stdlib's."""
-    if _LONG_DIGITS.search(text) is None:
-        try:
-            return orjson.loads(text)
-        except orjson.JSONDecodeError:
-            pass
+    integers) or refuses (NaN, lone surrogates; a corrupt line, which the stdlib names more clearly) is the stdlib's.
+
+    A line orjson writes back byte for byte (every line the trace writer wrote in ASCII, i.e. all of them in
+    practice) was read exactly: an integer read as a float, or any number read as another, would be written back
+    differently. Writing it back costs a fifth of the regular-expression scan for long digit runs that decides for
+    the other lines."""
+    try:
+        d = orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return json.loads(text)
+    raw = text if text.__class__ is bytes else text.encode("utf-8", "surrogatepass")  # type: ignore[union-attr]
+    if orjson.dumps(d) == raw:
+        return d
+    if (_LONG_DIGITS_B.search(raw) if raw is text else _LONG_DIGITS.search(text)) is None:  # type: ignore[arg-type]
+        return d
     return json.loads(text)
 
 
-def _parse(path: str, text: str, lineno: int) -> dict[str, Any]:
+def _parse(path: str, text: str | bytes, lineno: int) -> dict[str, Any]:
     try:
         d = _loads(text)
         if not isinstance(d, dict):
@@ -160,7 +171,7 @@ def _parse(path: str, text: str, lineno: int) -> dict[str, Any]:
             if key not in d:
                 raise KeyError(key)
         return d
-    except (json.JSONDecodeError, KeyError, TypeError) as e:
+    except (json.JSONDecodeError, UnicodeDecodeError, KeyError, TypeError) as e:
         raise TraceError(f"{path}:{lineno}: corrupt trace line ({e.__class__.__name__}: {e})") from None
 
 
@@ -168,13 +179,13 @@ def _parse(path: str, text: str, lineno: int) -> dict[str, Any]:
 _FROM_THE_WIRE = frozenset({"NetRequest", "NetResponse"})
 
 
-def _wire_body_text(text: str, rec: Record) -> str:
+def _wire_body_text(text: bytes, rec: Record) -> str:
     """The recorded text of a NetRequest's / NetResponse's body, sliced out of its line as the live transport slices
     it out of the frame (the writer's fixed key order: ``body`` follows the int ids; NetRequest then ends with
     ``reply_expected``, NetResponse with the body itself)."""
-    start = text.index('"body":', text.index('"payload":')) + 7
-    end = text.rindex(',"reply_expected":') if rec.type == "NetRequest" else text.rindex('},"cause":')
-    return text[start:end]
+    start = text.index(b'"body":', text.index(b'"payload":')) + 7
+    end = text.rindex(b',"reply_expected":') if rec.type == "NetRequest" else text.rindex(b'},"cause":')
+    return text[start:end].decode("utf-8")
 
 
 def _record(path: str, line: _Line) -> Record:
@@ -229,7 +240,7 @@ def replay(path: str, until: int | None = None, check: bool = True, keep_runtime
     own_scratch = scratch is None
     if scratch is None:
         scratch = _scratch_dir()
-    paths: dict[str, str] = {}
+    paths: dict[bytes, bytes] = {}
     try:
         spawn_broker_actors(rt)
         j = 0  # next recorded line to compare
@@ -298,7 +309,7 @@ def _as_dict(r: Record) -> dict[str, Any]:
             "payload": r.payload, "cause": r.cause}
 
 
-def _unmap(text: str, paths: dict[str, str]) -> str:
+def _unmap(text: bytes, paths: dict[bytes, bytes]) -> bytes:
     for scratch, original in paths.items():
         if scratch in text:
             text = text.replace(scratch, original)
@@ -306,14 +317,14 @@ def _unmap(text: str, paths: dict[str, str]) -> str:
 
 
 def _compare(path: str, lines: list[_Line], produced: list[tuple], j: int, result: ReplayResult,
-             paths: dict[str, str]) -> int:
+             paths: dict[bytes, bytes]) -> int:
     n = len(lines)
-    encode = encode_record
+    encode = encode_record_bytes  # the writer's bytes, newline included
     for seq, ts, sender, receiver, body, cause in produced:
         if j >= n:
             return j  # the trace ends here (a crash, or --until): what the replay adds cannot be checked
         expected = lines[j]
-        if sender.startswith(_EXTERNAL_PREFIXES):
+        if sender.startswith(_EXTERNAL_SENDERS):
             # the input itself (possibly tampered), delivered from this very line: its consequences are what is
             # checked; it only has to come at the recorded place
             if not expected.external or expected.seq != seq:
@@ -327,7 +338,7 @@ def _compare(path: str, lines: list[_Line], produced: list[tuple], j: int, resul
         actual = encode(seq, ts, sender, receiver, body, cause)
         if paths:
             actual = _unmap(actual, paths)
-        if actual != expected.text:
+        if actual[:-1] != expected.text:
             exp = _parse(path, expected.text, expected.lineno)
             act = json.loads(actual)
             field = next((f for f in _FIELDS if exp.get(f) != act.get(f)), "encoding")
