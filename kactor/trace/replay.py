@@ -28,7 +28,7 @@ import orjson
 
 from kactor.clock import ManualClock
 from kactor.runtime import Runtime
-from kactor.trace.fastcodec import from_json
+from kactor.trace.fastdecode import from_json
 from kactor.trace.inline_system import InlineActorSystem
 from kactor.trace.orjson_lines import encode_record_bytes
 from kactor.trace.reader import (
@@ -348,6 +348,32 @@ def _compare(path: str, lines: list[_Line], produced: list[tuple], j: int, resul
     return j
 
 
+def prepare() -> None:
+    """The set-up a replay needs whatever the trace, done once per process: the message types registered, the
+    broker's actor modules imported, the checkout's code digest (a hash of every source file, compared with the
+    header's), and the code generated per message class — a decoder (kactor.trace.fastdecode) and the trace
+    line encoder (kactor.trace.orjson_lines). `replay_many` calls it before forking its workers, so they inherit it;
+    a replay calls what it needs lazily otherwise. Nothing trace-dependent is kept: no value is encoded or decoded.
+    """
+    ensure_registered()
+    from kactor.broker_process import broker_actor_classes
+    from kactor.trace import fastdecode, orjson_lines
+    from kactor.trace.writer import code_digest
+    from messages.registry import registered_types
+
+    broker_actor_classes()
+    code_digest()
+    fastdecode.prepare()
+    # orjson_lines generates its encoder of a class on first use (the class's field types read, its source
+    # compiled); it has no public hook for that, so this uses its own lazy step when it has one by that name
+    classify = getattr(orjson_lines, "_classify_default", None)
+    known = getattr(orjson_lines, "_DEFAULT", None)
+    if classify is not None and isinstance(known, dict):
+        for cls in registered_types().values():
+            if cls not in known:
+                classify(cls)
+
+
 def _replay_job(args: tuple[list[str], int | None, bool]) -> list[ReplayResult]:
     chain, until, check = args
     return replay_chain(chain, until=until, check=check)
@@ -365,10 +391,7 @@ def replay_many(paths: list[str], until: int | None = None, check: bool = True, 
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
-    ensure_registered()
-    from kactor.broker_process import broker_actor_classes
-
-    broker_actor_classes()  # the actors imported once, before the fork, not once per worker
+    prepare()  # once, before the fork, not once per worker
 
     # fork: the workers inherit this interpreter, its imports and its (fixed) string hash seed
     with ProcessPoolExecutor(min(jobs, len(chains)), mp_context=multiprocessing.get_context("fork")) as pool:
@@ -386,4 +409,5 @@ def check_trace_file(path: str) -> None:
     return None
 
 
-__all__ = ["Divergence", "ReplayResult", "TraceError", "check_trace_file", "replay", "replay_chain", "replay_many"]
+__all__ = ["Divergence", "ReplayResult", "TraceError", "check_trace_file", "prepare", "replay", "replay_chain",
+           "replay_many"]
