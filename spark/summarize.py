@@ -12,6 +12,7 @@ import json
 import math
 import os
 import time
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from pyspark import StorageLevel
@@ -23,6 +24,8 @@ from spark.load import TraceSource, count, discover, lines, raise_corrupt, resol
 from spark.schema import OBS_TYPES, SUMMARY_SCHEMAS
 
 SLOW_EVENT_MS = 2000.0
+# Python threads submitting the tables' queries (see compute)
+TABLE_THREADS = 4
 PERCENTILES = (0.5, 0.95, 0.99)
 _ERRORS_RE = r'"@e":"Errors","v":"([A-Z_]+)"'
 _ANY_ERROR_RE = r'"@e":"Errors","v":"(?!NONE")'
@@ -50,9 +53,10 @@ def _payload_column(typ: str) -> str:
     return f"p_{typ}"
 
 
-def observed(rows: DataFrame, slow: DataFrame | None, partitions: int) -> DataFrame:
-    """The records the tables read, from ``spark.load.lines`` (``rows``; ``slow``: the lines of the files that
-    hold slow lines, or None): each observability record with its payload parsed into the column ``p_<type>``
+def observed(rows: DataFrame | None, slow: DataFrame | None, partitions: int) -> DataFrame:
+    """The records the tables read, from ``spark.load.lines`` (``rows``: the fixed-order lines, or None; ``slow``:
+    the lines of the files that hold slow lines, or None): each observability record with its payload parsed into
+    the column ``p_<type>``
     (SUMMARY_SCHEMAS[type]; null in the other types' columns), and any record with an error other than NONE in its
     text (``errors``; null when there is none). ``_pbad`` marks an observability record whose payload does not
     parse.
@@ -67,10 +71,17 @@ def observed(rows: DataFrame, slow: DataFrame | None, partitions: int) -> DataFr
     has_error = text.rlike(_ANY_ERROR_RE)
     is_obs = F.col("type").isin(*OBS_TYPES)
     columns = ["_file", "process", "seq", "ts", "type", "_text", "_doc"]
-    kept = rows.where(part & fast & (is_obs | has_error)).select(*columns)
+    parts = []
+    if rows is not None:
+        parts.append(rows.where(part & fast & (is_obs | has_error)).select(*columns))
     if slow is not None:  # lines not in the fixed order, parsed in full (from_json) only here
         slow = resolve(slow.where(part & ~fast & ~F.col("_head")))
-        kept = kept.unionByName(slow.where(part & ~F.col("_bad") & (is_obs | has_error)).select(*columns))
+        parts.append(slow.where(part & ~F.col("_bad") & (is_obs | has_error)).select(*columns))
+    if not parts:
+        raise ValueError("observed: neither rows nor slow lines given")
+    kept = parts[0]
+    for other in parts[1:]:
+        kept = kept.unionByName(other)
     errs = F.when(has_error, F.filter(F.regexp_extract_all(text, F.lit(_ERRORS_RE), F.lit(1)), lambda e: e != "NONE"))
     payloads = [F.when(F.col("type") == typ, F.from_json("_doc", StructType([StructField("payload", schema)]))
                        ["payload"]).alias(_payload_column(typ))
@@ -81,6 +92,11 @@ def observed(rows: DataFrame, slow: DataFrame | None, partitions: int) -> DataFr
     return (kept.select("_file", "process", "seq", "ts", "type", *payloads, errs.alias("errors"))
             .withColumn("_pbad", is_obs & ~parsed)
             .coalesce(partitions).sortWithinPartitions("type"))
+
+
+def _bad_files(obs: DataFrame) -> list[str]:
+    """The files of ``obs``'s records whose payload does not parse (a job over every record: it builds a cache)."""
+    return [r["_file"] for r in obs.where("_pbad").select("_file").distinct().collect()]
 
 
 def _of(obs: DataFrame, typ: str) -> DataFrame:
@@ -116,8 +132,14 @@ def _rows(df: DataFrame, order: list[str] | None = None) -> list[dict[str, Any]]
     return out
 
 
-def compute(obs: DataFrame, routes: list[dict[str, Any]], bucket_ms: int) -> dict[str, list[dict[str, Any]]]:
-    """Every summary table from the route counts and ``observed``'s records (cached by the caller)."""
+def compute(obs: DataFrame, routes: list[dict[str, Any]], bucket_ms: int,
+            threads: int = TABLE_THREADS) -> dict[str, list[dict[str, Any]]]:
+    """Every summary table from the route counts and ``observed``'s records (cached by the caller).
+
+    The tables' queries are independent and each is small next to its fixed cost (planning, generating and
+    compiling its code on the driver, one thread; then a short job on the executors), so they are run from
+    ``threads`` Python threads: one query's driver-side work overlaps another's tasks (at 1 and 10 million lines
+    most of the tables' time did not grow with the trace)."""
     t: dict[str, list[dict[str, Any]]] = {}
     t["messages_by_route"] = routes
     by_type: dict[str, int] = {}
@@ -126,7 +148,6 @@ def compute(obs: DataFrame, routes: list[dict[str, Any]], bucket_ms: int) -> dic
     t["messages_by_type"] = [{"type": k, "count": v}
                              for k, v in sorted(by_type.items(), key=lambda kv: (-kv[1], kv[0]))]
 
-
     # controller events: queue time (started - enqueued) and processing time (finished - started)
     ev = _of(obs, "ControllerEventProcessed").select(
         "process", "seq", "ts", "p.event", "p.controller_state",
@@ -134,16 +155,6 @@ def compute(obs: DataFrame, routes: list[dict[str, Any]], bucket_ms: int) -> dic
         (F.col("p.finished_ms") - F.col("p.started_ms")).alias("processing_ms"),
         F.col("p.started_ms").alias("started_ms"),
     )
-    t["controller_event_times"] = _rows(
-        ev.groupBy("event").agg(F.count("*").alias("count"), F.first("controller_state").alias("controller_state"),
-                                *_pcts("queue_ms", "queue_ms"), *_pcts("processing_ms", "processing_ms")),
-        ["event"])
-    t["controller_event_timeline"] = _rows(
-        ev.groupBy(_bucket("started_ms", bucket_ms)).agg(
-            F.count("*").alias("events"), *_pcts("queue_ms", "queue_ms"),
-            F.max("processing_ms").alias("processing_ms_max")),
-        ["bucket_start_ms"])
-
     # controller -> broker requests
     rq = _of(obs, "ChannelRequestCompleted").select(
         "process", "seq", "ts", "p.broker_id", "p.request_type", "p.attempts", "p.error", "p.queue_size",
@@ -152,122 +163,166 @@ def compute(obs: DataFrame, routes: list[dict[str, Any]], bucket_ms: int) -> dic
         F.col("p.completed_ms").alias("completed_ms"),
     )
     failed = (F.col("error").isNotNull() & (F.col("error") != "") & (F.col("error") != "NONE")).cast("long")
-    lat = _rows(
-        rq.rollup("request_type", "broker_id").agg(
-            F.grouping("broker_id").alias("_all"),
-            F.count("*").alias("count"), F.sum((F.col("attempts") > 1).cast("long")).alias("retried"),
-            F.sum(failed).alias("failed"), *_pcts("latency_ms", "latency_ms"), *_pcts("queue_ms", "queue_ms")),
-        ["request_type", "broker_id"])
-    t["request_latency"] = [{k: v for k, v in r.items() if k not in ("_all", "broker_id")}
-                            for r in lat if r["_all"] == 1 and r["request_type"] is not None]
-    t["request_latency_by_broker"] = [
-        {k: r[k] for k in ("broker_id", "request_type", "count", "retried", "failed", "latency_ms_p50",
-                           "latency_ms_p95", "latency_ms_p99", "latency_ms_max")}
-        for r in sorted(lat, key=lambda r: (r["broker_id"] if r["broker_id"] is not None else -1,
-                                            r["request_type"] or ""))
-        if r["_all"] == 0]
-    t["channel_queue_timeline"] = _rows(
-        rq.groupBy("process", "broker_id", _bucket("completed_ms", bucket_ms)).agg(
-            F.count("*").alias("requests"), F.max("queue_size").alias("queue_size_max"),
-            F.avg("queue_size").alias("queue_size_avg")),
-        ["process", "broker_id", "bucket_start_ms"])
 
-    # state machines and elections
-    scb = _of(obs, "StateChangeBatch")
-    trans = scb.select(F.explode(F.array(
-        *[F.transform(f"p.{field}", _transition(name))
-          for name, field in (("partition_transitions", "partition_changes"),
-                              ("replica_transitions", "replica_changes"))],
-        F.transform("p.elections", lambda e: F.struct(
-            F.lit("leader_elections").alias("table"), e["strategy"].alias("a"),
-            F.when(F.coalesce(e["unclean"], F.lit(False)), "unclean").otherwise("clean").alias("b"))),
-    )).alias("x")).select(F.explode("x").alias("c")).select("c.*")
-    counted = _rows(trans.groupBy("table", "a", "b").count(), ["table", "a", "b"])
-    for name, a, b in (("partition_transitions", "from_state", "to_state"),
-                       ("replica_transitions", "from_state", "to_state"), ("leader_elections", "strategy", "kind")):
-        t[name] = [{a: r["a"], b: r["b"], "count": r["count"]} for r in counted if r["table"] == name]
+    def event_times() -> dict[str, list[dict[str, Any]]]:
+        return {"controller_event_times": _rows(
+            ev.groupBy("event").agg(F.count("*").alias("count"),
+                                    F.first("controller_state").alias("controller_state"),
+                                    *_pcts("queue_ms", "queue_ms"), *_pcts("processing_ms", "processing_ms")),
+            ["event"])}
 
-    # topic deletions: Queued / Started / Ineligible ... Completed; a topic deleted twice gives two rows
-    td = _of(obs, "TopicDeletionProgress").select("process", "seq", "ts", "p.topic", "p.phase")
-    before = Window.partitionBy("topic").orderBy("ts", "process", "seq").rowsBetween(Window.unboundedPreceding, -1)
-    td = td.withColumn("n", F.coalesce(F.sum((F.col("phase") == "Completed").cast("long")).over(before), F.lit(0)))
-    t["topic_deletions"] = _rows(
-        _spans(td.groupBy("topic", "n").agg(
-            F.min(F.when(F.col("phase") == "Queued", F.col("ts"))).alias("queued_ts"),
+    def event_timeline() -> dict[str, list[dict[str, Any]]]:
+        return {"controller_event_timeline": _rows(
+            ev.groupBy(_bucket("started_ms", bucket_ms)).agg(
+                F.count("*").alias("events"), *_pcts("queue_ms", "queue_ms"),
+                F.max("processing_ms").alias("processing_ms_max")),
+            ["bucket_start_ms"])}
+
+    def latency() -> dict[str, list[dict[str, Any]]]:
+        lat = _rows(
+            rq.rollup("request_type", "broker_id").agg(
+                F.grouping("broker_id").alias("_all"),
+                F.count("*").alias("count"), F.sum((F.col("attempts") > 1).cast("long")).alias("retried"),
+                F.sum(failed).alias("failed"), *_pcts("latency_ms", "latency_ms"), *_pcts("queue_ms", "queue_ms")),
+            ["request_type", "broker_id"])
+        return {
+            "request_latency": [{k: v for k, v in r.items() if k not in ("_all", "broker_id")}
+                                for r in lat if r["_all"] == 1 and r["request_type"] is not None],
+            "request_latency_by_broker": [
+                {k: r[k] for k in ("broker_id", "request_type", "count", "retried", "failed", "latency_ms_p50",
+                                   "latency_ms_p95", "latency_ms_p99", "latency_ms_max")}
+                for r in sorted(lat, key=lambda r: (r["broker_id"] if r["broker_id"] is not None else -1,
+                                                    r["request_type"] or ""))
+                if r["_all"] == 0]}
+
+    def channel_queue() -> dict[str, list[dict[str, Any]]]:
+        return {"channel_queue_timeline": _rows(
+            rq.groupBy("process", "broker_id", _bucket("completed_ms", bucket_ms)).agg(
+                F.count("*").alias("requests"), F.max("queue_size").alias("queue_size_max"),
+                F.avg("queue_size").alias("queue_size_avg")),
+            ["process", "broker_id", "bucket_start_ms"])}
+
+    def transitions() -> dict[str, list[dict[str, Any]]]:
+        # state machines and elections
+        scb = _of(obs, "StateChangeBatch")
+        trans = scb.select(F.explode(F.array(
+            *[F.transform(f"p.{field}", _transition(name))
+              for name, field in (("partition_transitions", "partition_changes"),
+                                  ("replica_transitions", "replica_changes"))],
+            F.transform("p.elections", lambda e: F.struct(
+                F.lit("leader_elections").alias("table"), e["strategy"].alias("a"),
+                F.when(F.coalesce(e["unclean"], F.lit(False)), "unclean").otherwise("clean").alias("b"))),
+        )).alias("x")).select(F.explode("x").alias("c")).select("c.*")
+        counted = _rows(trans.groupBy("table", "a", "b").count(), ["table", "a", "b"])
+        out = {}
+        for name, a, b in (("partition_transitions", "from_state", "to_state"),
+                           ("replica_transitions", "from_state", "to_state"),
+                           ("leader_elections", "strategy", "kind")):
+            out[name] = [{a: r["a"], b: r["b"], "count": r["count"]} for r in counted if r["table"] == name]
+        return out
+
+    def topic_deletions() -> dict[str, list[dict[str, Any]]]:
+        # Queued / Started / Ineligible ... Completed; a topic deleted twice gives two rows
+        td = _of(obs, "TopicDeletionProgress").select("process", "seq", "ts", "p.topic", "p.phase")
+        before = Window.partitionBy("topic").orderBy("ts", "process", "seq").rowsBetween(Window.unboundedPreceding,
+                                                                                         -1)
+        td = td.withColumn("n", F.coalesce(F.sum((F.col("phase") == "Completed").cast("long")).over(before),
+                                           F.lit(0)))
+        return {"topic_deletions": _rows(
+            _spans(td.groupBy("topic", "n").agg(
+                F.min(F.when(F.col("phase") == "Queued", F.col("ts"))).alias("queued_ts"),
+                F.min(F.when(F.col("phase") == "Started", F.col("ts"))).alias("started_ts"),
+                F.min(F.when(F.col("phase") == "Completed", F.col("ts"))).alias("completed_ts"),
+                F.sum((F.col("phase") == "Ineligible").cast("long")).alias("ineligible"),
+            ), "completed_ts", "Completed").drop("n"),
+            ["topic", "queued_ts"])}
+
+    def reassignments() -> dict[str, list[dict[str, Any]]]:
+        # Started ... Completed or Dropped, per partition
+        ra = _of(obs, "ReassignmentProgress").select(
+            "process", "seq", "ts", F.col("p.topic_partition.topic").alias("topic"),
+            F.col("p.topic_partition.partition").alias("partition"), "p.phase")
+        before = (Window.partitionBy("topic", "partition").orderBy("ts", "process", "seq")
+                  .rowsBetween(Window.unboundedPreceding, -1))
+        ended = F.col("phase").isin("Completed", "Dropped").cast("long")
+        ra = ra.withColumn("n", F.coalesce(F.sum(ended).over(before), F.lit(0)))
+        agg = ra.groupBy("topic", "partition", "n").agg(
             F.min(F.when(F.col("phase") == "Started", F.col("ts"))).alias("started_ts"),
-            F.min(F.when(F.col("phase") == "Completed", F.col("ts"))).alias("completed_ts"),
-            F.sum((F.col("phase") == "Ineligible").cast("long")).alias("ineligible"),
-        ), "completed_ts", "Completed").drop("n"),
-        ["topic", "queued_ts"])
+            F.min(F.when(F.col("phase").isin("Completed", "Dropped"), F.col("ts"))).alias("finished_ts"),
+            F.max(F.when(F.col("phase").isin("Completed", "Dropped"), F.col("phase"))).alias("outcome"),
+        )
+        agg = agg.select(
+            "topic", "partition", "started_ts", "finished_ts",
+            F.coalesce("outcome", F.lit("InProgress")).alias("outcome"),
+            F.round(F.col("finished_ts") - F.col("started_ts"), 3).alias("duration_ms"))
+        return {"reassignments": _rows(agg, ["topic", "partition", "started_ts"])}
 
-    # reassignments: Started ... Completed or Dropped, per partition
-    ra = _of(obs, "ReassignmentProgress").select(
-        "process", "seq", "ts", F.col("p.topic_partition.topic").alias("topic"),
-        F.col("p.topic_partition.partition").alias("partition"), "p.phase")
-    before = (Window.partitionBy("topic", "partition").orderBy("ts", "process", "seq")
-              .rowsBetween(Window.unboundedPreceding, -1))
-    ended = F.col("phase").isin("Completed", "Dropped").cast("long")
-    ra = ra.withColumn("n", F.coalesce(F.sum(ended).over(before), F.lit(0)))
-    agg = ra.groupBy("topic", "partition", "n").agg(
-        F.min(F.when(F.col("phase") == "Started", F.col("ts"))).alias("started_ts"),
-        F.min(F.when(F.col("phase").isin("Completed", "Dropped"), F.col("ts"))).alias("finished_ts"),
-        F.max(F.when(F.col("phase").isin("Completed", "Dropped"), F.col("phase"))).alias("outcome"),
-    )
-    agg = agg.select(
-        "topic", "partition", "started_ts", "finished_ts",
-        F.coalesce("outcome", F.lit("InProgress")).alias("outcome"),
-        F.round(F.col("finished_ts") - F.col("started_ts"), 3).alias("duration_ms"))
-    t["reassignments"] = _rows(agg, ["topic", "partition", "started_ts"])
+    def gauges() -> dict[str, list[dict[str, Any]]]:
+        # gauges of the active controller over time
+        g = _of(obs, "ControllerGauges").where(F.col("p.active")).select("process", "seq", "ts", "p.*")
+        order = F.struct("ts", "seq")
+        return {"gauges_timeline": _rows(
+            g.groupBy(_bucket("ts", bucket_ms)).agg(
+                F.count("*").alias("samples"),
+                F.max("offline_partitions").alias("offline_partitions_max"),
+                F.max_by("offline_partitions", order).alias("offline_partitions_last"),
+                F.max("under_replicated_partitions").alias("under_replicated_partitions_max"),
+                F.max_by("under_replicated_partitions", order).alias("under_replicated_partitions_last"),
+                F.max("preferred_replica_imbalance").alias("preferred_replica_imbalance_max"),
+                F.max_by("global_partitions", order).alias("global_partitions"),
+                F.max_by("topics_to_delete", order).alias("topics_to_delete"),
+                F.max_by("controller_epoch", order).alias("controller_epoch")),
+            ["bucket_start_ms"])}
 
-    # gauges of the active controller over time
-    g = _of(obs, "ControllerGauges").where(F.col("p.active")).select("process", "seq", "ts", "p.*")
-    order = F.struct("ts", "seq")
-    t["gauges_timeline"] = _rows(
-        g.groupBy(_bucket("ts", bucket_ms)).agg(
-            F.count("*").alias("samples"),
-            F.max("offline_partitions").alias("offline_partitions_max"),
-            F.max_by("offline_partitions", order).alias("offline_partitions_last"),
-            F.max("under_replicated_partitions").alias("under_replicated_partitions_max"),
-            F.max_by("under_replicated_partitions", order).alias("under_replicated_partitions_last"),
-            F.max("preferred_replica_imbalance").alias("preferred_replica_imbalance_max"),
-            F.max_by("global_partitions", order).alias("global_partitions"),
-            F.max_by("topics_to_delete", order).alias("topics_to_delete"),
-            F.max_by("controller_epoch", order).alias("controller_epoch")),
-        ["bucket_start_ms"])
+    def errors_and_anomalies() -> dict[str, list[dict[str, Any]]]:
+        # errors anywhere in a payload ({"@e":"Errors","v":X}, X != NONE) and in ChannelRequestCompleted.error
+        payload_errs = obs.where(F.col("errors").isNotNull()).select(
+            "process", "seq", "ts", "type", F.explode("errors").alias("error"))
+        channel_errs = rq.where(failed == 1).select("process", "seq", "ts",
+                                                    F.lit("ChannelRequestCompleted").alias("type"), "error")
+        errs = payload_errs.unionByName(channel_errs).cache()
+        try:
+            out = {"errors": _rows(errs.groupBy("error", "type").count(), ["error", "type"])}
+            cc = _of(obs, "ControllerChanged").select("process", "seq", "ts", "type", "p.*")
+            anomalies = [
+                ev.where(F.col("processing_ms") > SLOW_EVENT_MS).select(
+                    F.lit("slow_event").alias("kind"), "process", "seq", "ts",
+                    F.lit("ControllerEventProcessed").alias("type"),
+                    F.format_string("%s took %.3f ms (queued %.3f ms)", "event", "processing_ms",
+                                    "queue_ms").alias("detail")),
+                rq.where(F.col("attempts") > 1).select(
+                    F.lit("retried_request").alias("kind"), "process", "seq", "ts", F.lit("ChannelRequestCompleted"),
+                    F.format_string("%s to broker %d: %d attempts, error %s", "request_type", "broker_id",
+                                    "attempts", "error")),
+                errs.select(F.when(F.col("error") == "STALE_CONTROLLER_EPOCH", "stale_controller_epoch")
+                            .otherwise("error"), "process", "seq", "ts", "type", F.col("error")),
+                cc.select(F.lit("controller_change"), "process", "seq", "ts", "type",
+                          F.format_string("broker %d %s (epoch %d)", "broker_id",
+                                          F.when(F.col("active"), "became controller").otherwise("resigned"),
+                                          "controller_epoch")),
+            ]
+            an = anomalies[0]
+            for other in anomalies[1:]:
+                an = an.union(other)
+            out["anomalies"] = _rows(an, ["ts", "process", "seq", "kind"])
+        finally:
+            errs.unpersist()
+        kinds: dict[str, int] = {}
+        for r in out["anomalies"]:
+            kinds[r["kind"]] = kinds.get(r["kind"], 0) + 1
+        out["anomaly_counts"] = [{"kind": k, "count": v} for k, v in sorted(kinds.items())]
+        return out
 
-    # errors anywhere in a payload ({"@e":"Errors","v":X}, X != NONE) and in ChannelRequestCompleted.error
-    payload_errs = obs.where(F.col("errors").isNotNull()).select(
-        "process", "seq", "ts", "type", F.explode("errors").alias("error"))
-    channel_errs = rq.where(failed == 1).select("process", "seq", "ts", F.lit("ChannelRequestCompleted").alias("type"),
-                                                "error")
-    errs = payload_errs.unionByName(channel_errs).cache()
-    t["errors"] = _rows(errs.groupBy("error", "type").count(), ["error", "type"])
-
-    cc = _of(obs, "ControllerChanged").select("process", "seq", "ts", "type", "p.*")
-    anomalies = [
-        ev.where(F.col("processing_ms") > SLOW_EVENT_MS).select(
-            F.lit("slow_event").alias("kind"), "process", "seq", "ts", F.lit("ControllerEventProcessed").alias("type"),
-            F.format_string("%s took %.3f ms (queued %.3f ms)", "event", "processing_ms", "queue_ms").alias("detail")),
-        rq.where(F.col("attempts") > 1).select(
-            F.lit("retried_request").alias("kind"), "process", "seq", "ts", F.lit("ChannelRequestCompleted"),
-            F.format_string("%s to broker %d: %d attempts, error %s", "request_type", "broker_id", "attempts",
-                            "error")),
-        errs.select(F.when(F.col("error") == "STALE_CONTROLLER_EPOCH", "stale_controller_epoch")
-                    .otherwise("error"), "process", "seq", "ts", "type", F.col("error")),
-        cc.select(F.lit("controller_change"), "process", "seq", "ts", "type",
-                  F.format_string("broker %d %s (epoch %d)", "broker_id",
-                                  F.when(F.col("active"), "became controller").otherwise("resigned"),
-                                  "controller_epoch")),
-    ]
-    an = anomalies[0]
-    for other in anomalies[1:]:
-        an = an.union(other)
-    t["anomalies"] = _rows(an, ["ts", "process", "seq", "kind"])
-    kinds: dict[str, int] = {}
-    for r in t["anomalies"]:
-        kinds[r["kind"]] = kinds.get(r["kind"], 0) + 1
-    t["anomaly_counts"] = [{"kind": k, "count": v} for k, v in sorted(kinds.items())]
-    errs.unpersist()
+    # the longest first, so the short ones fill in around them
+    work = (errors_and_anomalies, latency, event_times, transitions, event_timeline, channel_queue, gauges,
+            topic_deletions, reassignments)
+    if threads <= 1:
+        for job in work:
+            t.update(job())
+        return t
+    with ThreadPoolExecutor(max_workers=threads, thread_name_prefix="kactor-table") as pool:
+        for part in pool.map(lambda job: job(), work):
+            t.update(part)
     return t
 
 
@@ -313,28 +368,50 @@ def summarize(spark: Any, inputs: list[str], out_dir: str | None = None, bucket_
     # Measured on a million synthetic lines, the one-read alternatives cost more: caching every line's counted
     # columns for both (~5 s to build the cache, more than the second read took), or one aggregation carrying
     # the kept records through its shuffle (~13% less CPU warm, more cold).
-    processes, groups, slow = count(src, rows, group_keys=("sender", "receiver", "type"))
-    t_count = time.monotonic()
-    counts: dict[tuple[str, str, str], int] = {}
-    for g in groups:
-        if g["messages"]:
-            key = (g["sender"], g["receiver"], g["type"])
-            counts[key] = counts.get(key, 0) + g["messages"]
-    routes = [{"sender": k[0], "receiver": k[1], "type": k[2], "count": v} for k, v in sorted(counts.items())]
+    # The two reads run at the same time (the observed one from a second thread): neither needs the other's
+    # result, and each leaves a core idle part of the time (the driver planning and compiling a query, a stage's
+    # last task), which the other then uses.
+    partitions = 2 * spark.sparkContext.defaultParallelism
+    group = f"kactor-observed-{os.getpid()}-{time.monotonic_ns()}"
+    pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="kactor-observed")
     try:
-        obs = observed(lines(spark, src, only=(OBS_TYPES, _ANY_ERROR_RE)),
-                       lines(spark, slow) if slow is not None else None,
-                       2 * spark.sparkContext.defaultParallelism).persist(StorageLevel.MEMORY_AND_DISK)
-        bad = [r["_file"] for r in obs.where("_pbad").select("_file").distinct().collect()]
+        obs = observed(lines(spark, src, only=(OBS_TYPES, _ANY_ERROR_RE)), None,
+                       partitions).persist(StorageLevel.MEMORY_AND_DISK)
+
+        def build() -> list[str]:
+            spark.sparkContext.setJobGroup(group, "kactor: observed records", interruptOnCancel=False)
+            return _bad_files(obs)  # builds the cache
+
+        pending = pool.submit(build)
+        try:
+            processes, groups, slow = count(src, rows, group_keys=("sender", "receiver", "type"))
+        except BaseException:
+            while not pending.done():  # the observed read is of no use now; it may not have started its job yet
+                spark.sparkContext.cancelJobGroup(group)
+                time.sleep(0.2)
+            raise
+        t_count = time.monotonic()
+        bad = pending.result()
+        if slow is not None:  # lines not in the writer's key order: their observed records, read apart
+            extra = observed(None, lines(spark, slow), partitions).persist(StorageLevel.MEMORY_AND_DISK)
+            bad += _bad_files(extra)
+            obs = obs.unionByName(extra)
         if bad:
             raise_corrupt(src, bad)
         t_obs = time.monotonic()
+        counts: dict[tuple[str, str, str], int] = {}
+        for g in groups:
+            if g["messages"]:
+                key = (g["sender"], g["receiver"], g["type"])
+                counts[key] = counts.get(key, 0) + g["messages"]
+        routes = [{"sender": k[0], "receiver": k[1], "type": k[2], "count": v} for k, v in sorted(counts.items())]
         firsts = [p["first_ts"] for p in processes if p["first_ts"] is not None]
         lasts = [p["last_ts"] for p in processes if p["last_ts"] is not None]
         span = (max(lasts) - min(firsts)) if firsts else 0.0
         bucket = bucket_ms or bucket_for(span)
         tables = compute(obs.drop("_file", "_pbad"), routes, bucket)
     finally:
+        pool.shutdown(wait=True)
         spark.catalog.clearCache()
     tables["messages_by_process"] = processes
     meta = {
@@ -348,7 +425,8 @@ def summarize(spark: Any, inputs: list[str], out_dir: str | None = None, bucket_
         "warnings": src.warnings,
         "trace_versions": sorted({h.get("trace_version") for h in src.headers}),
         "elapsed_s": round(time.monotonic() - t0, 3),
-        # where the time went: counting every line; reading and caching the observed records; the tables
+        # where the time went: counting every line; what reading and caching the observed records took beyond the
+        # count (the two reads run at the same time); the tables
         "phases_s": {"count": round(t_count - t0, 3), "observed": round(t_obs - t_count, 3),
                      "tables": round(time.monotonic() - t_obs, 3)},
         "tables": {name: len(tables.get(name, [])) for name in TABLES},
