@@ -378,28 +378,32 @@ def prepare() -> None:
                 classify(cls)
 
 
-def _replay_job(args: tuple[list[list[str]], int | None, bool]) -> list[ReplayResult]:
-    chains, until, check = args
-    return [r for chain in chains for r in replay_chain(chain, until=until, check=check)]
+def _take_and_replay(chains: list[list[str]], next_chain: Any, until: int | None, check: bool) -> \
+        list[ReplayResult]:
+    """Replay chains of ``chains`` until none is left, taking the next one from the shared counter each time."""
+    results: list[ReplayResult] = []
+    while True:
+        with next_chain.get_lock():
+            i = next_chain.value
+            next_chain.value = i + 1
+        if i >= len(chains):
+            return results
+        results.extend(replay_chain(chains[i], until=until, check=check))
 
 
-def _plan(chains: list[list[str]], slots: int) -> list[list[list[str]]]:
-    """The chains dealt to ``slots`` replays running at once: the largest first, each to the least loaded slot
-    (longest-processing-time first; a file's size stands for its replay time). Slot 0 gets the largest chain."""
-    size = {id(c): sum(os.path.getsize(p) for p in c) for c in chains}
-    plan: list[list[list[str]]] = [[] for _ in range(slots)]
-    load = [0] * slots
-    for chain in sorted(chains, key=lambda c: -size[id(c)]):
-        i = load.index(min(load))
-        plan[i].append(chain)
-        load[i] += size[id(chain)]
-    return plan
+def _worker(chains: list[list[str]], next_chain: Any, until: int | None, check: bool, out: Any) -> None:
+    try:
+        out.send(("ok", _take_and_replay(chains, next_chain, until, check)))
+    except BaseException as e:  # noqa: BLE001 - handed to the parent, which raises it
+        out.send(("error", e))
+    finally:
+        out.close()
 
 
 def replay_many(paths: list[str], until: int | None = None, check: bool = True, jobs: int = 1) -> list[ReplayResult]:
     """Replay several traces, one broker's incarnations in order (`replay_chain`), ``jobs`` brokers at a time:
-    this process replays one share of the chains while ``jobs - 1`` forked worker processes replay the others
-    (`_plan`). Results come back in ``paths`` order, without their runtimes."""
+    this process and ``jobs - 1`` forked workers each take the next chain (the largest first, by file size) as soon
+    as they are free. Results come back in ``paths`` order, without their runtimes."""
     from kactor.trace.reader import broker_chains
 
     chains = broker_chains(paths)
@@ -407,19 +411,35 @@ def replay_many(paths: list[str], until: int | None = None, check: bool = True, 
         by_path = {r.path: r for chain in chains for r in replay_chain(chain, until=until, check=check)}
         return [by_path[p] for p in paths]
     import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
 
     prepare()  # once, before the fork, not once per worker
-    plan = _plan(chains, min(jobs, len(chains)))
-    # fork: the workers inherit this interpreter, its imports and its (fixed) string hash seed. This process takes
-    # the largest share itself rather than waiting: one fork fewer, and no wait for a worker's answer at the end
-    # (a worker's start-up and its result's trip back cost ~50 ms of a 0.6 s --jobs 2 replay)
-    with ProcessPoolExecutor(len(plan) - 1, mp_context=multiprocessing.get_context("fork")) as pool:
-        futures = [pool.submit(_replay_job, (share, until, check)) for share in plan[1:]]
-        mine = _replay_job((plan[0], until, check))
-        by_path = {r.path: r for r in mine}
-        by_path.update({r.path: r for f in futures for r in f.result()})
-        return [by_path[p] for p in paths]
+    chains.sort(key=lambda c: -sum(os.path.getsize(p) for p in c))  # a big broker must not start last
+    # fork: the workers inherit this interpreter, its imports and its (fixed) string hash seed. This process replays
+    # too rather than waiting on a pool: one fork fewer, and no executor threads beside its replay
+    ctx = multiprocessing.get_context("fork")
+    next_chain = ctx.Value("i", 0)
+    workers = []
+    for _ in range(min(jobs, len(chains)) - 1):
+        recv, send = ctx.Pipe(duplex=False)
+        proc = ctx.Process(target=_worker, args=(chains, next_chain, until, check, send), daemon=True)
+        proc.start()
+        send.close()
+        workers.append((proc, recv))
+    by_path = {r.path: r for r in _take_and_replay(chains, next_chain, until, check)}
+    failure: BaseException | None = None
+    for proc, recv in workers:
+        try:
+            status, value = recv.recv()
+        except EOFError:
+            status, value = "error", RuntimeError(f"replay worker {proc.pid} died")
+        proc.join()
+        if status == "ok":
+            by_path.update({r.path: r for r in value})
+        elif failure is None:
+            failure = value
+    if failure is not None:
+        raise failure
+    return [by_path[p] for p in paths]
 
 
 def check_trace_file(path: str) -> None:
