@@ -425,7 +425,13 @@ def replay_many(paths: list[str], until: int | None = None, check: bool = True, 
         proc.start()
         send.close()
         workers.append((proc, recv))
-    by_path = {r.path: r for r in _take_and_replay(chains, next_chain, until, check)}
+    try:
+        by_path = {r.path: r for r in _take_and_replay(chains, next_chain, until, check)}
+    except BaseException:
+        for proc, _ in workers:  # this process's share failed: its workers' answers are not wanted
+            proc.terminate()
+            proc.join()
+        raise
     failure: BaseException | None = None
     for proc, recv in workers:
         try:
