@@ -153,7 +153,8 @@ def main(argv: list[str] | None = None) -> int:
         ok = ok and all(r.identical for p in par for r in p[0])
         walls = sorted(p[1] for p in par)
         par_s = walls[len(walls) // 2]
-        print(f"{mode} --jobs {jobs} (one worker process per broker, {jobs} at a time): the same "
+        print(f"{mode} --jobs {jobs} (this process and {jobs - 1} forked worker(s), each taking the next broker's "
+              f"chain, {jobs} at a time): the same "
               f"{total_msgs} messages in {par_s:.2f}s = {total_msgs / par_s:,.0f} msg/s, "
               f"{run_s / par_s:.0f}x faster than the recorded run (worker start-up included; median of {a.runs}, "
               f"min {walls[0]:.2f}s, max {walls[-1]:.2f}s)")
