@@ -21,7 +21,7 @@ from messages import controller_events as ev
 from messages.broker_lifecycle import BrokerRegistered, BrokerShutdownComplete, BrokerShutdownRequested, BrokerStartup
 from messages.common import Errors
 from messages.net import NetResponse, NetSend, NetSendFailed
-from messages.partition import ReplicaManagerShutdown
+from messages.partition import ReplicaManagerShutdown, ReplicaManagerShuttingDown
 from messages.requests import ControlledShutdownRequest, ControlledShutdownResponse
 from messages.runtime import TimerFired
 from messages.zk import NODEEXISTS, OK, Create, GetData, RegisterBroker, ZkBatch, ZkResponse
@@ -99,6 +99,10 @@ class KafkaServerActor(KActor):
         if self.shutting_down:
             return
         self.shutting_down = True
+        # KafkaServer.shutdown sets isShuttingDown, which its ReplicaManager shares, before controlledShutdown():
+        # the LeaderAndIsr requests the controller sends meanwhile start no fetchers (makeFollowers)
+        if self.runtime.has_actor("replica-manager"):
+            self.post("replica-manager", ReplicaManagerShuttingDown())
         if not self.controlled_enabled or self.broker_epoch < 0:
             self._complete(False, "controlled shutdown disabled" if self.broker_epoch >= 0 else "not registered")
             return

@@ -27,11 +27,13 @@ from messages.net import NetReply, NetRequest
 from messages.partition import (
     LogDirFailure,
     ReplicaManagerShutdown,
+    ReplicaManagerShuttingDown,
     ShardBrokerEpoch,
     ShardInit,
     ShardReply,
     ShardRequest,
     ShardShutdown,
+    ShardShuttingDown,
     ShardStopped,
 )
 from messages.replication import (
@@ -202,6 +204,7 @@ class ReplicaManagerActor(KActor):
         self.stopped: set[int] = set()
         self.log_dirs: tuple[str, ...] = ()
         self.failed_dirs: set[int] = set()
+        self.shutting_down = False
 
     def on_ReplicaManagerInit(self, msg: ReplicaManagerInit, sender: str) -> None:
         self.shards = max(1, msg.partition_actors)
@@ -212,6 +215,8 @@ class ReplicaManagerActor(KActor):
             self.runtime.register(name, addr)
             self.send(addr, ActorInit(name, self.runtime.key))
             self.post(name, ShardInit(i, self.shards, msg))
+            if self.shutting_down:
+                self.post(name, ShardShuttingDown())
         edges = self.runtime.edges
         if "zk" in edges and LOG_DIR_PROBE_EDGE not in edges:  # a live broker process, not a replay or a unit test
             edges[LOG_DIR_PROBE_EDGE] = LogDirProbe(self.runtime, tuple(msg.log_dirs))
@@ -264,6 +269,14 @@ class ReplicaManagerActor(KActor):
         del self.pending[msg.token]
         if p.reply_expected:
             self.post("net", NetReply(p.connection_id, p.request_id, merge_responses(p.request, p.parts)))
+
+    def on_ReplicaManagerShuttingDown(self, msg: ReplicaManagerShuttingDown, sender: str) -> None:
+        """KafkaServer's isShuttingDown, shared with its ReplicaManager: every shard stops adding fetchers."""
+        if self.shutting_down:
+            return
+        self.shutting_down = True
+        for i in range(self.shards):
+            self.post(f"partition-{i}", ShardShuttingDown())
 
     def on_ReplicaManagerShutdown(self, msg: ReplicaManagerShutdown, sender: str) -> None:
         if self.shutdown is not None:

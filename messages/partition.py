@@ -60,6 +60,18 @@ class ShardShutdown:
 
 
 @message
+class ReplicaManagerShuttingDown:
+    """KafkaServer.shutdown's ``isShuttingDown.set(true)``, sent by the kafka-server before it asks the controller
+    for a controlled shutdown (Kafka's ReplicaManager shares that flag): from now on makeFollowers adds no fetchers.
+    The ReplicaManagerActor passes it to every shard as a ShardShuttingDown."""
+
+
+@message
+class ShardShuttingDown:
+    """ReplicaManagerShuttingDown, for one shard: its ReplicaManager's begin_shutdown()."""
+
+
+@message
 class ShardStopped:
     shard: int
 

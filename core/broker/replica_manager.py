@@ -935,6 +935,16 @@ class ReplicaManager:
                                                     self.config.replica_high_watermark_checkpoint_interval_ms)
         yield from self.expire_delayed_operations(now_ms)
 
+    def begin_shutdown(self) -> None:
+        """KafkaServer.shutdown's ``isShuttingDown.compareAndSet(false, true)``, which comes before
+        controlledShutdown(): ReplicaManager holds the same AtomicBoolean (createReplicaManager(isShuttingDown)), so
+        from then on makeFollowers "skips the adding-fetcher step" for the partitions a LeaderAndIsr makes it follow.
+        Fetchers that already run keep running until shutdown(). This is why, in Kafka 2.6, a broker in controlled
+        shutdown never fetches the partitions it just stopped leading, and their new leaders do not put it back
+        into those ISRs (Partition.maybeExpandIsr); the followers it already had keep fetching (KIP-841, 3.3, is
+        what stopped those from re-entering ISRs)."""
+        self.is_shutting_down = True
+
     def shutdown(self, checkpoint_hw: bool = True) -> Proc[None]:
         """ReplicaManager.shutdown: stop fetching; checkpoint high watermarks."""
         self.is_shutting_down = True

@@ -437,3 +437,38 @@ def test_isr_expansion_through_fetch_writes_zk_and_records_change(tmp_path):
     assert rm.online_partition(TP0).isr == (0, 1)
     assert rm.isr_expands == 1 and rm.isr_propagation.isr_change_set == {TP0}
     assert json.loads(zk.data("/brokers/topics/foo/partitions/0/state"))["isr"] == [0, 1]
+
+
+# ------------------------------------------------------------------------------------- controlled shutdown
+
+
+def _leader_of_tp0_follower_of_tp1(tmp_path):
+    rm = make_rm(tmp_path)
+    zk = FakeZk()
+    become(rm, lai_state(TP0, 0, 0, [0, 1], [0, 1], is_new=True),
+           lai_state(TP1, 1, 0, [1, 0], [1, 0], is_new=True), zk=zk)
+    assert set(rm.fetch_states) == {TP1} and rm.fetch_leaders() == {1}
+    return rm, zk
+
+
+def test_becoming_follower_while_shutting_down_adds_no_fetcher(tmp_path):
+    """KafkaServer.shutdown sets isShuttingDown (shared with ReplicaManager) before controlledShutdown, so the
+    LeaderAndIsr that moves a leadership away during the controlled shutdown makes this broker a follower without a
+    fetcher (makeFollowers: "skipped the adding-fetcher step"); the fetchers it already had keep running."""
+    rm, zk = _leader_of_tp0_follower_of_tp1(tmp_path)
+    rm.begin_shutdown()
+    resp = become(rm, lai_state(TP0, 1, 1, [1], [0, 1]), zk=zk)
+    assert errors(resp) == {TP0: Errors.NONE}
+    p0 = rm.online_partition(TP0)
+    assert p0.leader_replica_id == 1 and p0.leader_epoch == 1 and not p0.is_leader
+    assert set(rm.fetch_states) == {TP1} and rm.fetch_leaders() == {1}
+    assert [fp.tp for fp in rm.fetch_request_for(1).partitions] == [TP1]
+    assert zk.batches == []  # nothing written to ZooKeeper by becoming a follower
+
+
+def test_becoming_follower_when_not_shutting_down_adds_a_fetcher(tmp_path):
+    """The same LeaderAndIsr without the shutdown flag: the new follower fetches from the new leader."""
+    rm, zk = _leader_of_tp0_follower_of_tp1(tmp_path)
+    become(rm, lai_state(TP0, 1, 1, [1], [0, 1]), zk=zk)
+    assert set(rm.fetch_states) == {TP0, TP1} and rm.fetch_leaders() == {1}
+    assert {fp.tp for fp in rm.fetch_request_for(1).partitions} == {TP0, TP1}

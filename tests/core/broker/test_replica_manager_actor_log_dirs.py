@@ -43,3 +43,22 @@ def test_broker_halts_only_when_every_log_dir_has_failed(tmp_path: Path) -> None
             ("partition-0", 0), ("partition-1", 0), ("partition-0", 1), ("partition-1", 1)]
     finally:
         rt.shutdown()
+
+
+def test_shutting_down_reaches_every_shard_once(tmp_path: Path) -> None:
+    """KafkaServer's isShuttingDown (set before the controlled shutdown) is passed to every shard, once."""
+    from messages.partition import ReplicaManagerShuttingDown, ShardShuttingDown
+
+    rt = Runtime("broker-0", clock=ManualClock(1_000.0))
+    seen: list[tuple[str, Any]] = []
+    rt.observer = lambda seq, ts, sender, receiver, body, cause: seen.append((receiver, body))
+    try:
+        for name in ("kafka-server", "timer", "zk", "metrics", "net"):
+            rt.spawn(_Sink, name)
+        rt.spawn(ReplicaManagerActor, "replica-manager")
+        rt.deliver("replica-manager", ReplicaManagerInit(0, (str(tmp_path / "a"),), partition_actors=3), "edge:process")
+        rt.deliver("replica-manager", ReplicaManagerShuttingDown(), "kafka-server")
+        rt.deliver("replica-manager", ReplicaManagerShuttingDown(), "kafka-server")
+        assert [r for r, b in seen if isinstance(b, ShardShuttingDown)] == ["partition-0", "partition-1", "partition-2"]
+    finally:
+        rt.shutdown()
