@@ -76,6 +76,9 @@ WATCH_KINDS = {EventType.CREATED: "CREATED", EventType.DELETED: "DELETED", Event
 # Fenced writes of one ZkBatch sent per ZooKeeper transaction (see ZkExecutor._run_chunk). ZooKeeper's default
 # jute.maxbuffer (1 MB) bounds a request; 64 partition-state writes are about 10 KB.
 FENCED_CHUNK = 64
+# Unfenced conditional setData ops of one ZkBatch sent per transaction: a leader's ISR updates (Kafka 2.6's
+# conditionalUpdatePath, one per partition), FENCED_CHUNK of them per multi for the same reason as fenced writes.
+SET_CHUNK = FENCED_CHUNK
 # Watch-less reads of one ZkBatch sent per multiRead (zk_bridge/multi_read.py): 256 state znodes are about 40 KB
 # of answer, far below jute.maxbuffer (rates: "async reads/s" vs "kazoo reads/s" in `kactor bench zk-bridge`).
 READ_CHUNK = 256
@@ -221,14 +224,17 @@ class ZkExecutor:
             for i, op in enumerate(ops):
                 self._run(op, fence, gather.slot(i))
             return
-        # Consecutive watch-less reads go as multiReads, consecutive fenced writes as multis; a chunk is sent before
-        # any op that follows it, so ZooKeeper still sees the ops in the batch's order.
+        # Consecutive watch-less reads go as multiReads, consecutive fenced writes and consecutive unfenced setData
+        # as multis; a chunk is sent before any op that follows it, so ZooKeeper still sees the ops in the batch's
+        # order.
         chunk: list[tuple[Any, _Done]] = []
         kind = ""
         for i, op in enumerate(ops):
             op_kind = ("read" if self._multi_read_ok and isinstance(op, GetData) and not op.watch else
-                       "write" if fence >= 0 and self._chunkable(op) else "")
-            if chunk and (op_kind != kind or len(chunk) == (READ_CHUNK if kind == "read" else FENCED_CHUNK)):
+                       "write" if fence >= 0 and self._chunkable(op) else
+                       "set" if fence < 0 and isinstance(op, SetData) else "")
+            if chunk and (op_kind != kind or len(chunk) == (READ_CHUNK if kind == "read" else
+                                                            FENCED_CHUNK if kind == "write" else SET_CHUNK)):
                 self._send_chunk(kind, chunk, fence)
                 chunk = []
             if op_kind:
@@ -266,13 +272,22 @@ class ZkExecutor:
         per op: ZooKeeper then logs (and fsyncs) one transaction, and kazoo serialises one request, for the chunk.
         A single op, or a chunk whose transaction failed on one op, falls back to one multi per op, so each op still
         gets its own result exactly as if it had been sent alone (the failing op fails again, the others succeed).
-        Measured by `kactor bench zk-bridge`: about 10× the write rate of one transaction per op."""
+        Measured by `kactor bench zk-bridge`: about 10× the write rate of one transaction per op.
+
+        With ``fence`` < 0 the same is done for up to SET_CHUNK unfenced setData ops (a leader's ISR updates): ONE
+        multi [setData1, setData2, ...] without the epoch check. A multi is all or nothing, so if one op's expected
+        version is stale (BADVERSION) or its node is gone (NONODE) nothing of the chunk was applied, and each op is
+        sent again on its own — a plain conditional setData, Kafka 2.6's conditionalUpdatePath — so a stale
+        partition never blocks the others and every op gets exactly the result (new stat, or the failure) it would
+        have got alone."""
         if len(chunk) == 1:
             op, done = chunk[0]
             self._run(op, fence, done)
             return
+        fenced = fence >= 0
         t = self.client.transaction()
-        t.check(paths.ControllerEpochZNode, fence)
+        if fenced:
+            t.check(paths.ControllerEpochZNode, fence)
         for op, _ in chunk:
             self._add(t, op)
 
@@ -288,13 +303,15 @@ class ZkExecutor:
                     for _, done in chunk:
                         done(ZkOpResult(code))
                 return
-            failed = self._check_failed(values[0])
-            if failed is not None:  # another controller: every op is fenced off
-                for _, done in chunk:
-                    done(failed)
-                return
-            if not any(isinstance(v, BaseException) for v in values[1:]):
-                for (op, done), v in zip(chunk, values[1:], strict=True):
+            if fenced:
+                failed = self._check_failed(values[0])
+                if failed is not None:  # another controller: every op is fenced off
+                    for _, done in chunk:
+                        done(failed)
+                    return
+                values = values[1:]
+            if not any(isinstance(v, BaseException) for v in values):
+                for (op, done), v in zip(chunk, values, strict=True):
                     done(_op_result(op, v))
                 return
             for op, done in chunk:  # one op failed and the rest rolled back: each on its own
