@@ -5,8 +5,14 @@ Kafka's setup (Jun Rao, Kafka 1.1): 5 brokers, 25,000 topics × 1 partition, RF 
 the broker asked to stop and about 5,000 of them leaders: 3 s in 1.1 (6.5 min in 1.0).
 
 Set-up: topic and partition state znodes are written straight into ZooKeeper before the brokers start (leader = first
-replica, ISR = both replicas). Each run stops a different non-controller broker, restarts it, and puts every leader
-back on its preferred replica (/admin/preferred_replica_election) so each run starts from the same layout.
+replica, ISR = both replicas). Each run stops a non-controller broker, restarts it, and puts every leader back on its
+preferred replica (/admin/preferred_replica_election) so each run starts from the same layout.
+
+Victims: with the round-robin layout (replicas [t % 5, (t + 1) % 5]) the leaderships of broker v move to broker
+(v + 1) % 5, so for one of the four possible victims — (controller − 1) % 5 — they move to the controller's OWN broker,
+which then shares its process (one driver thread) and its ZooKeeper session with the controller. The runs alternate
+between that victim ("own") and the others in turn ("other"), starting with "other", so both cases are measured
+whichever broker won the election; each is also reported on its own line.
 
 Figure: from the shutting broker's trace, the NetSend of its first ControlledShutdownRequest to the receipt of the
 successful ControlledShutdownResponse (retries included). Also: the controller's own span (the request's arrival to
@@ -83,25 +89,42 @@ def measure_run(bc: c.BenchCluster, victim: int, controller: int, t_start_ms: fl
     return out
 
 
-def run(scale: float = 1.0, runs: int = 3, tmpfs: bool = False) -> c.Result:
+def victim_order(controller: int, brokers: int = 5) -> list[tuple[int, str]]:
+    """The victims in run order, each with its case: "own" when its leaderships move to the controller's own broker
+    ((controller - 1) % brokers takes them to controller), "other" when another broker takes them. Alternates
+    other, own, other, own, ... with the "other" victims taken in turn."""
+    own = (controller - 1) % brokers
+    others = [b for b in range(brokers) if b not in (controller, own)]
+    out: list[tuple[int, str]] = []
+    for i in range(2 * len(others)):
+        out.append((others[i // 2], "other") if i % 2 == 0 else (own, "own"))
+    return out
+
+
+def run(scale: float = 1.0, runs: int = 3, tmpfs: bool = False, keep: bool = False,
+        only: str | None = None) -> c.Result:
+    """``only`` = "own" or "other" runs that case alone; ``keep`` keeps the cluster's dir (traces) and prints it."""
     topics = c.scale_count(25000, scale, minimum=5)
     layout = c.assignment(topics, 1, 2, 5)
     scale_text = f"5 brokers, {topics:,} topics × 1 partition, RF 2 ({2 * topics:,} replicas)"
     load_before = c.load_average()
     figures: list[float] = []
     controller_view: list[float] = []
+    by_case: dict[str, list[float]] = {"other": [], "own": []}
     ceilings: list[float] = []
     notes: list[str] = []
     payload = c.state_json(1, [1], 2, 1)
     with c.BenchCluster(5, layout, tmpfs=tmpfs,
-                        overrides=["auto.leader.rebalance.enable=false"]) as bc:
+                        overrides=["auto.leader.rebalance.enable=false"], keep=keep) as bc:
+        if keep:
+            print(f"  keeping {bc.base}", flush=True)
         notes.append(f"set-up: znodes written directly (kazoo multi) in {bc.populate_s:.1f} s, cluster settled in "
                      f"{bc.startup_s:.1f} s")
         controller = bc.controller()
         assert controller is not None
-        victims = [b for b in range(5) if b != controller]
+        order = [v for v in victim_order(controller) if only is None or v[1] == only]
         for i in range(runs):
-            victim = victims[i % len(victims)]
+            victim, case = order[i % len(order)]
             states = c.read_states(bc.zk, layout)
             leaders = sum(1 for st, _ in states.values() if st and st["leader"] == victim)
             replicas = sum(1 for parts in layout.values() for r in parts.values() if victim in r)
@@ -109,11 +132,13 @@ def run(scale: float = 1.0, runs: int = 3, tmpfs: bool = False) -> c.Result:
             code = bc.lc.stop_broker(victim, timeout=600)
             m = measure_run(bc, victim, controller, t_start)
             figures.append(m["broker_view"])
+            by_case[case].append(m["broker_view"])
             if "controller_view" in m:
                 controller_view.append(m["controller_view"])
             n_writes = int(m["writes"]) or replicas
             ceilings.append(c.ceiling_conditional_writes(bc.zk, [payload] * n_writes))
-            print(f"  run {i + 1}: broker {victim} ({replicas} replicas, {leaders} leaders) exit {code}: "
+            print(f"  run {i + 1}: broker {victim} ({replicas} replicas, {leaders} leaders; leaderships to broker "
+                  f"{(victim + 1) % 5}, case {case}; controller {controller}) exit {code}: "
                   f"{m['broker_view']:.2f} s in {int(m['attempts'])} request(s), controller "
                   f"{m.get('controller_view', float('nan')):.2f} s, {n_writes} state writes; ceiling "
                   f"{ceilings[-1]:.2f} s", flush=True)
@@ -128,5 +153,7 @@ def run(scale: float = 1.0, runs: int = 3, tmpfs: bool = False) -> c.Result:
         figure=c.Measure(figures),
         ceiling_label="the same number of fenced conditional state writes, pipelined kazoo multi",
         ceiling=c.Measure(ceilings), anchor=ANCHOR,
-        extra={"controller: request arrival → end of answering cascade": c.Measure(controller_view)},
+        extra={"controller: request arrival → end of answering cascade": c.Measure(controller_view),
+               "leaderships to another broker": c.Measure(by_case["other"]),
+               "leaderships to the controller's own broker": c.Measure(by_case["own"])},
         notes=notes, load_before=load_before, load_after=c.load_average())
