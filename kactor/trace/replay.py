@@ -13,6 +13,7 @@ checkpoint fsyncs cost nothing.
 
 from __future__ import annotations
 
+import itertools
 import json
 import logging
 import os
@@ -48,6 +49,11 @@ log = logging.getLogger("kactor.trace")
 # The sender's string is matched as runs of plain characters between escapes (the unrolled form: half the time of an
 # alternation tried per character).
 _PREFIX = re.compile(rb'\{"seq":(\d+),"ts":[^,]+,"sender":"([^"\\]*(?:\\.[^"\\]*)*)"')
+# The same prefix on every line of a file at once, each match starting with the newline before its line (so that
+# the regex engine searches for its literal start instead of trying every position, as ``^`` with re.M makes it do;
+# no line break inside, so one match a line at most); its group is the sender's start when that makes the line an
+# external input (reader.is_external on the line's bytes), else b"".
+_PREFIXES = re.compile(rb'\n\{"seq":\d+,"ts":[^,\n]+,"sender":"(edge:|cli|)[^"\\\n]*(?:\\.[^"\\\n]*)*"')
 _EXTERNAL_PREFIXES = (b"edge:", b"cli")  # reader.is_external, on the line's bytes
 _EXTERNAL_SENDERS = ("edge:", "cli")  # reader.is_external, inlined in the check's loop
 _FIELDS = ("seq", "sender", "receiver", "type", "cause", "ts", "payload")
@@ -105,15 +111,19 @@ def _rewrite_input(body: Any, scratch: str, paths: dict[bytes, bytes]) -> Any:
     return body
 
 
-def _read_lines(path: str) -> tuple[dict[str, Any], list[_Line], float]:
-    """The header, every record line (seq, external?, text) and the recorded span in ms (last ts − first ts)."""
+def _read_lines(path: str) -> tuple[dict[str, Any], list[bytes], list[bytes], float]:
+    """The header, every record line's text (bytes as in the file, without the newline), what each line's sender
+    starts with (``b"edge:"`` or ``b"cli"`` for an external input, ``b""`` otherwise) and the recorded span in ms
+    (last ts − first ts)."""
     header = read_header(path)
     try:
         # bytes: orjson parses them as they are, and the check compares the encoder's bytes with them
         with open(path, "rb") as f:
-            raw = f.read().split(b"\n")
+            data = f.read()
     except OSError as e:
         raise TraceError(f"{path}: {e.strerror}") from None
+    raw = data.split(b"\n")
+    end = len(data)
     # a file ends with "\n", so the split's last element is empty — unless the process died mid-write
     if raw and raw[-1] == b"":
         raw.pop()
@@ -122,21 +132,27 @@ def _read_lines(path: str) -> tuple[dict[str, Any], list[_Line], float]:
             json.loads(raw[-1])
         except (json.JSONDecodeError, UnicodeDecodeError):
             log.warning("%s:%d: truncated last line ignored (the process stopped mid-write)", path, len(raw))
-            raw.pop()
-    lines: list[_Line] = []
-    match = _PREFIX.match
-    for idx in range(1, len(raw)):
-        text = raw[idx]
-        m = match(text)
-        if m is None:
-            _parse(path, text, idx + 1)  # raises the clear error
-            raise TraceError(f"{path}:{idx + 1}: corrupt trace line (keys not in the trace format's order)")
-        lines.append(_Line(int(m.group(1)), m.group(2).startswith(_EXTERNAL_PREFIXES), text, idx + 1))
+            end -= len(raw.pop())
+    texts = raw[1:]
+    # every line's prefix checked by one scan of the file (one match per line, each at a line's start), not a
+    # match per line from Python; a line that fails it is found again line by line, for its error
+    flags = _PREFIXES.findall(data, len(raw[0]), end) if texts else []
+    if len(flags) != len(texts):
+        match = _PREFIX.match
+        for idx, text in enumerate(texts):
+            if match(text) is None:
+                _parse(path, text, idx + 2)  # raises the clear error
+                raise TraceError(f"{path}:{idx + 2}: corrupt trace line (keys not in the trace format's order)")
+        raise TraceError(f"{path}: corrupt trace (a line's prefix spans lines)")  # not reached: one match a line
     span = 0.0
-    if lines:
-        span = float(_parse(path, lines[-1].text, lines[-1].lineno)["ts"]) - \
-            float(_parse(path, lines[0].text, lines[0].lineno)["ts"])
-    return header, lines, span
+    if texts:
+        span = float(_parse(path, texts[-1], len(texts) + 1)["ts"]) - float(_parse(path, texts[0], 2)["ts"])
+    return header, texts, flags, span
+
+
+def _seq_of(text: bytes) -> int:
+    """The seq of a line whose prefix was checked (``{"seq":N,``)."""
+    return int(text[7:text.index(b",", 7)])
 
 
 # orjson reads an integer past 64 bits as a float, silently: a line with a run of 19+ digits goes to the stdlib.
@@ -181,26 +197,22 @@ def _parse(path: str, text: str | bytes, lineno: int) -> dict[str, Any]:
 _FROM_THE_WIRE = frozenset({"NetRequest", "NetResponse"})
 
 
-def _wire_body_text(text: bytes, rec: Record) -> str:
+def _wire_body_text(text: bytes, type_name: str) -> str:
     """The recorded text of a NetRequest's / NetResponse's body, sliced out of its line as the live transport slices
     it out of the frame (the writer's fixed key order: ``body`` follows the int ids; NetRequest then ends with
     ``reply_expected``, NetResponse with the body itself)."""
     start = text.index(b'"body":', text.index(b'"payload":')) + 7
-    end = text.rindex(b',"reply_expected":') if rec.type == "NetRequest" else text.rindex(b'},"cause":')
+    end = text.rindex(b',"reply_expected":') if type_name == "NetRequest" else text.rindex(b'},"cause":')
     return text[start:end].decode("utf-8")
 
 
-def _record(path: str, line: _Line) -> Record:
-    d = _parse(path, line.text, line.lineno)
+def _as_record(d: dict[str, Any], lineno: int) -> Record:
     return Record(int(d["seq"]), float(d["ts"]), d["sender"], d["receiver"], d["type"], d["payload"],
-                  d.get("cause"), line.lineno)
+                  d.get("cause"), lineno)
 
 
-def _decode(path: str, rec: Record) -> Any:
-    try:
-        return from_json(rec.payload)
-    except CodecError as e:
-        raise TraceError(f"{path}:{rec.line}: {e}") from None
+def _record(path: str, text: bytes, lineno: int) -> Record:
+    return _as_record(_parse(path, text, lineno), lineno)
 
 
 def replay(path: str, until: int | None = None, check: bool = True, keep_runtime: bool = False,
@@ -219,9 +231,11 @@ def replay(path: str, until: int | None = None, check: bool = True, keep_runtime
 
     ensure_registered()
     t0 = time.perf_counter()
-    header, lines, span = _read_lines(path)
+    header, texts, flags, span = _read_lines(path)
+    linenos: list[int] | None = None  # the file's line number of texts[i]: i + 2 unless --until dropped lines
     if until is not None:
-        lines = [ln for ln in lines if ln.seq <= until]
+        keep = [i for i, text in enumerate(texts) if _seq_of(text) <= until]
+        texts, flags, linenos = [texts[i] for i in keep], [flags[i] for i in keep], [i + 2 for i in keep]
     result = ReplayResult(path, recorded_span_ms=span)
     from kactor.trace.writer import code_digest
 
@@ -229,7 +243,6 @@ def replay(path: str, until: int | None = None, check: bool = True, keep_runtime
         log.warning("%s: recorded by other code (digest %s, this checkout %s): a divergence may be that change",
                     path, header.get("code"), code_digest())
         result.code_changed = True
-    produced: list[tuple] = []
     writer = None
     if record_to is not None:
         from kactor.trace.writer import TraceWriter
@@ -237,40 +250,43 @@ def replay(path: str, until: int | None = None, check: bool = True, keep_runtime
         writer = TraceWriter(record_to, {k: v for k, v in header.items() if k not in ("trace_version", "code")})
     rt = Runtime(str(header.get("process", "replay")), clock=ManualClock(float(header.get("started_ms", 0))),
                  trace=writer, actor_system=None if thespian else InlineActorSystem())
-    if check:
-        rt.observer = lambda *rec: produced.append(rec)
+    check_ = _Check(path, texts, flags, linenos, result) if check else None
+    if check_ is not None:
+        rt.observer = check_.observe
     own_scratch = scratch is None
     if scratch is None:
         scratch = _scratch_dir()
-    paths: dict[bytes, bytes] = {}
     try:
         spawn_broker_actors(rt)
-        j = 0  # next recorded line to compare
-        n = len(lines)
         deliver = rt.deliver
-        for line in lines:
-            if not line.external:
-                continue
-            rec = _record(path, line)
-            decoded = _decode(path, rec)
-            body = _rewrite_input(decoded, scratch, paths)
-            if writer is not None and body is decoded and rec.type in _FROM_THE_WIRE:
+        decode = from_json
+        for i in itertools.compress(range(len(texts)), flags):  # the external inputs, in file order
+            text = texts[i]
+            lineno = i + 2 if linenos is None else linenos[i]
+            d = _parse(path, text, lineno)
+            try:
+                decoded = decode(d["payload"])
+            except CodecError as e:
+                raise TraceError(f"{path}:{lineno}: {e}") from None
+            except KeyError:  # no payload: as Record.payload would have been read
+                raise TraceError(f"{path}:{lineno}: corrupt trace line (KeyError: 'payload')") from None
+            body = decoded
+            if decoded.__class__ is ReplicaManagerInit:
+                body = _rewrite_input(decoded, scratch, check_.paths if check_ is not None else {})
+            if writer is not None and body is decoded and d["type"] in _FROM_THE_WIRE:
                 # as the live transport does: a network body's text is the wire's, not re-encoded (note_text)
-                rt.note_text(body.body, _wire_body_text(line.text, rec))
+                rt.note_text(body.body, _wire_body_text(text, d["type"]))
             if tamper is not None:
-                body = tamper(rec, body)
-            deliver(rec.receiver, body, rec.sender, rec.cause, at_ms=rec.ts)
+                body = tamper(_as_record(d, lineno), body)
+            deliver(d["receiver"], body, d["sender"], d.get("cause"), at_ms=float(d["ts"]))
             result.delivered += 1
-            if check:
-                j = _compare(path, lines, produced, j, result, paths)
-                produced.clear()
-                if result.divergence is not None:
-                    break
-        if check and result.divergence is None and j < n and result.delivered:
-            # recorded messages the replay never produced (every input was fed, so the actors did less)
-            rec = _record(path, lines[j])
-            result.divergence = Divergence(rec.seq, "missing", _as_dict(rec), None)
-        result.compared = j if check else 0
+            if check_ is not None and check_.stopped:
+                if check_.error is not None:
+                    raise check_.error
+                break
+        if check_ is not None:
+            check_.finish()
+        result.compared = check_.j if check_ is not None else 0
     finally:
         result.wall_s = time.perf_counter() - t0
         if keep_runtime:
@@ -318,38 +334,84 @@ def _unmap(text: bytes, paths: dict[bytes, bytes]) -> bytes:
     return text
 
 
-def _compare(path: str, lines: list[_Line], produced: list[tuple], j: int, result: ReplayResult,
-             paths: dict[bytes, bytes]) -> int:
-    n = len(lines)
-    encode = encode_record_bytes  # the writer's bytes, newline included
-    for seq, ts, sender, receiver, body, cause in produced:
-        if j >= n:
-            return j  # the trace ends here (a crash, or --until): what the replay adds cannot be checked
-        expected = lines[j]
+class _Check:
+    """The comparison of every message the replayed actors receive with the next recorded line, as it is recorded
+    (the runtime's observer): ``j`` is the next line to compare; the first difference stops it."""
+
+    __slots__ = ("path", "texts", "flags", "linenos", "result", "paths", "j", "stopped", "error")
+
+    def __init__(self, path: str, texts: list[bytes], flags: list[bytes], linenos: list[int] | None,
+                 result: ReplayResult) -> None:
+        self.path = path
+        self.texts = texts
+        self.flags = flags
+        self.linenos = linenos
+        self.result = result
+        self.paths: dict[bytes, bytes] = {}  # scratch log-dir path → recorded one, JSON-escaped
+        self.j = 0
+        self.stopped = False
+        # what the comparison raised (an unencodable value, a corrupt expected line): kept, and raised by the replay
+        # once the input's cascade is over, as when the comparison ran after it; raised here it would reach the actor
+        # system, which retries a message whose delivery raised
+        self.error: BaseException | None = None
+
+    def _lineno(self, j: int) -> int:
+        return j + 2 if self.linenos is None else self.linenos[j]
+
+    def observe(self, seq: int, ts: float, sender: str, receiver: str, body: Any, cause: int | None) -> None:
+        if self.stopped:
+            return  # past the first divergence, or past the end of the trace
+        try:
+            self._observe(seq, ts, sender, receiver, body, cause)
+        except Exception as e:  # noqa: BLE001 - raised by the replay, outside the actor system
+            self.error = e
+            self.stopped = True
+
+    def _observe(self, seq: int, ts: float, sender: str, receiver: str, body: Any, cause: int | None) -> None:
+        j = self.j
+        texts = self.texts
+        if j >= len(texts):
+            self.stopped = True  # the trace ends here (a crash, or --until): what the replay adds cannot be checked
+            return
         if sender.startswith(_EXTERNAL_SENDERS):
             # the input itself (possibly tampered), delivered from this very line: its consequences are what is
             # checked; it only has to come at the recorded place
-            if not expected.external or expected.seq != seq:
-                rec = _record(path, expected)
-                result.divergence = Divergence(rec.seq, "input", _as_dict(rec),
-                                               {"seq": seq, "sender": sender, "receiver": receiver,
-                                                "type": type(body).__name__, "cause": cause})
-                return j
-            j += 1
-            continue
-        actual = encode(seq, ts, sender, receiver, body, cause)
-        # compared first, mapped back only when different: a line naming a scratch path cannot equal its recorded
-        # line (which names the recorded path), and almost no line names one (the search cost 1-2 % of a replay)
-        if actual[:-1] != expected.text and paths:
-            actual = _unmap(actual, paths)
-        if actual[:-1] != expected.text:
-            exp = _parse(path, expected.text, expected.lineno)
-            act = json.loads(actual)
-            field = next((f for f in _FIELDS if exp.get(f) != act.get(f)), "encoding")
-            result.divergence = Divergence(expected.seq, field, exp, act)
-            return j
-        j += 1
-    return j
+            if not self.flags[j] or _seq_of(texts[j]) != seq:
+                rec = _record(self.path, texts[j], self._lineno(j))
+                self._diverged(Divergence(rec.seq, "input", _as_dict(rec),
+                                          {"seq": seq, "sender": sender, "receiver": receiver,
+                                           "type": type(body).__name__, "cause": cause}))
+                return
+            self.j = j + 1
+            return
+        expected = texts[j]
+        actual = encode_record_bytes(seq, ts, sender, receiver, body, cause)  # the writer's bytes, newline included
+        # equal: the line and its newline (no slice copied). Mapped back only when different: a line naming a
+        # scratch path cannot equal its recorded line (which names the recorded path), and almost no line names one
+        if len(actual) == len(expected) + 1 and actual.startswith(expected):
+            self.j = j + 1
+            return
+        if self.paths:
+            actual = _unmap(actual, self.paths)
+            if len(actual) == len(expected) + 1 and actual.startswith(expected):
+                self.j = j + 1
+                return
+        exp = _parse(self.path, expected, self._lineno(j))
+        act = json.loads(actual)
+        field = next((f for f in _FIELDS if exp.get(f) != act.get(f)), "encoding")
+        self._diverged(Divergence(_seq_of(expected), field, exp, act))
+
+    def _diverged(self, divergence: Divergence) -> None:
+        self.result.divergence = divergence
+        self.stopped = True
+
+    def finish(self) -> None:
+        """After the last input: a recorded message the replay never produced is a divergence (every input was fed,
+        so the actors did less)."""
+        result = self.result
+        if result.divergence is None and self.j < len(self.texts) and result.delivered:
+            rec = _record(self.path, self.texts[self.j], self._lineno(self.j))
+            result.divergence = Divergence(rec.seq, "missing", _as_dict(rec), None)
 
 
 def prepare() -> None:
