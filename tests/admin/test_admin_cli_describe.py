@@ -7,6 +7,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 
 from admin_helpers import REPO, one_line, run_cli, write_state
@@ -65,18 +66,30 @@ def test_describe_watch_refreshes_until_ctrl_c(zk_chroot: str, zk: KazooClient, 
     proc = subprocess.Popen([sys.executable, "-m", "kactor", "describe", "--zookeeper", zk_chroot, "--watch",
                              "--interval", "0.2"], cwd=REPO, env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
+    chunks: list[str] = []
+    reader = threading.Thread(target=lambda: chunks.extend(iter(lambda: proc.stdout.read(1), "")), daemon=True)
+    reader.start()
+
+    def shown(text: str) -> bool:  # polled with a deadline: a loaded machine may take seconds to start the tool
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and proc.poll() is None:
+            if text in "".join(chunks):
+                return True
+            time.sleep(0.05)
+        return text in "".join(chunks)
+
     try:
-        time.sleep(2.0)
+        assert shown("Controller: none"), "".join(chunks)
         zk.create("/controller", b'{"version":1,"brokerid":3,"timestamp":"1"}', ephemeral=True)
-        time.sleep(1.5)
+        assert shown("Controller: broker 3"), "".join(chunks)
         proc.send_signal(signal.SIGINT)
-        out, err = proc.communicate(timeout=15)
+        proc.wait(timeout=30)
     finally:
         if proc.poll() is None:
             proc.kill()
-            proc.communicate()
-    assert proc.returncode == 0, err
-    assert "Controller: none" in out and "Controller: broker 3" in out
+            proc.wait()
+    reader.join(timeout=5)
+    assert proc.returncode == 0, proc.stderr.read()
 
 
 def test_describe_usage_and_unreachable(kactor) -> None:
