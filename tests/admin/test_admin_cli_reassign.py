@@ -4,13 +4,13 @@ ZooKeeper (Kafka 2.6's legacy --zookeeper paths)."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
-import threading
-import time
+import sys
 from pathlib import Path
 
 import pytest
-from admin_helpers import one_line, run_cli, snapshot
+from admin_helpers import REPO, one_line, run_cli, snapshot
 from kazoo.client import KazooClient
 
 
@@ -135,21 +135,26 @@ def test_verify_wait_polls_until_done(kactor, zk: KazooClient, zk_chroot: str, b
     _topic(kactor)
     f = _file(tmp_path, "plan.json", _plan(("foo", 0, [2, 3])))
     assert kactor("reassign-partitions", "--execute", "--reassignment-json-file", f).returncode == 0
-
-    def controller() -> None:
-        time.sleep(1.5)
+    env = dict(os.environ, PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    proc = subprocess.Popen([sys.executable, "-m", "kactor", "reassign-partitions", "--zookeeper", zk_chroot,
+                             "--verify", "--wait", "--reassignment-json-file", f, "--poll-interval", "0.2"],
+                            cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        # the controller's part, once the tool has seen the reassignment in progress (not after a fixed sleep:
+        # a loaded machine may take seconds to start the tool)
+        first = proc.stderr.readline()
+        assert first.startswith("Waiting for reassignment: 0/1 partitions done"), first
         zk.set("/brokers/topics/foo", b'{"version":2,"partitions":{"0":[2,3],"1":[2,3]},"adding_replicas":{},'
                                       b'"removing_replicas":{}}')
         zk.delete("/admin/reassign_partitions")
-
-    t = threading.Thread(target=controller)
-    t.start()
-    r = kactor("reassign-partitions", "--verify", "--wait", "--reassignment-json-file", f, "--poll-interval", "0.2")
-    t.join()
-    assert r.returncode == 0, r.stderr
-    assert "Waiting for reassignment: 0/1 partitions done" in r.stderr
-    assert "Waiting for reassignment: 1/1 partitions done" in r.stderr
-    assert r.stdout.splitlines()[-1] == "Reassignment of partition foo-0 is complete."
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 0, err
+    assert "Waiting for reassignment: 1/1 partitions done" in err
+    assert out.splitlines()[-1] == "Reassignment of partition foo-0 is complete."
 
 
 def test_verify_wait_times_out(kactor, zk: KazooClient, brokers, tmp_path: Path) -> None:
