@@ -64,19 +64,22 @@ def _decoder(tag: str) -> Callable[[dict[str, Any]], Any]:
     if mcls is not None and attrs.has(mcls):
         fields = attrs.fields(mcls)
         if all(f.init and getattr(f, "alias", f.name) == f.name and f.name.isidentifier() for f in fields):
-            dec = _generate(mcls, tuple(f.name for f in fields))
+            # positionally when every field is a positional parameter of __init__, in field order (attrs puts
+            # keyword-only fields last, as keyword-only parameters): cheaper than keywords, the same call
+            dec = _generate(mcls, tuple(f.name for f in fields), positional=not any(f.kw_only for f in fields))
     _DECODERS[tag] = dec
     return dec
 
 
-def _generate(mcls: type, names: tuple[str, ...]) -> Callable[[dict[str, Any]], Any]:
+def _generate(mcls: type, names: tuple[str, ...], positional: bool = False) -> Callable[[dict[str, Any]], Any]:
     n = len(names) + 1  # with "@"
     lines = ["def dec(d):", f"    if len(d) != {n}:", "        return S(d)"]
     if names:
         lines += ["    try:"] + [f"        a{i} = d[{name!r}]" for i, name in enumerate(names)]
         lines += ["    except KeyError:", "        return S(d)"]
     lines += ["    try:"]
-    args = ", ".join(f"{name}=(a{i} if a{i}.__class__ in P else D(a{i}))" for i, name in enumerate(names))
+    args = ", ".join(("" if positional else f"{name}=") + f"(a{i} if a{i}.__class__ in P else D(a{i}))"
+                     for i, name in enumerate(names))
     lines += [f"        return C({args})", "    except TypeError:", "        return S(d)  # the codec's error"]
     namespace: dict[str, Any] = {"S": _codec_from_json, "P": _PRIM, "D": from_json, "C": mcls}
     exec(compile("\n".join(lines), f"<fastdecode {mcls.__name__}>", "exec"), namespace)  # noqa: S102 - our own

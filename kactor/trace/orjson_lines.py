@@ -21,7 +21,6 @@ them alive.
 
 from __future__ import annotations
 
-import collections
 import enum
 import math
 import re
@@ -66,6 +65,14 @@ def _sequence(v: Any) -> Any:
     return [x if x.__class__ in _SAFE else _convert(x) for x in v]
 
 
+def _mapping(v: dict[Any, Any]) -> Any:
+    """A dict as the format writes it, ``{"@m": [[key, value], ...]}`` in its order, keys and values converted as
+    any other value (`fastcodec._mapping`, through orjson: a gauges dict in every ReplicaManagerGauges)."""
+    safe = _SAFE
+    return {"@m": [[k if k.__class__ in safe else _convert(k), x if x.__class__ in safe else _convert(x)]
+                   for k, x in v.items()]}
+
+
 def _convert(v: Any) -> Any:
     f = _CONVERT.get(v.__class__)
     if f is None:
@@ -85,7 +92,9 @@ def _classify(cls: type) -> Callable[[Any], Any] | None:
         f = _float
     elif cls in (tuple, list):
         f = _sequence
-    elif issubclass(cls, (dict, tuple, list, float)):  # dict → @m; subclasses as the text encoder writes them
+    elif cls is dict:
+        f = _mapping
+    elif issubclass(cls, (dict, tuple, list, float)):  # subclasses as the text encoder writes them
         f = _via_text
     else:
         _SAFE.add(cls)  # attrs, frozenset, bytes, str/int subclasses: orjson calls _default for them
@@ -236,15 +245,15 @@ def _memo_by_value(cls: type, enc: Callable[[Any], Any], guards: tuple[str, ...]
 # reused while it is here; only classes whose declared field types are immutable (`_qualifies`), so the text
 # cannot go stale. A short FIFO: what recurs, recurs within one cascade.
 _RECENT_MAX = 16
-_recent: collections.OrderedDict[int, tuple[Any, Any]] = collections.OrderedDict()
+_recent: dict[int, tuple[Any, Any]] = {}  # insertion-ordered: the oldest first
 
 
 def _remember_recent(v: Any, fragment: Any) -> Any:
     _recent[id(v)] = (v, fragment)
     if len(_recent) > _RECENT_MAX:
         try:
-            _recent.popitem(last=False)
-        except KeyError:  # another thread emptied it meanwhile
+            del _recent[next(iter(_recent))]  # a plain dict's first key: cheaper than an OrderedDict's popitem
+        except (KeyError, StopIteration, RuntimeError):  # another thread emptied or changed it meanwhile
             pass
     return fragment
 
