@@ -8,8 +8,10 @@ is logged and recorded as ActorFailed, so thespian's retry-on-exception never re
 
 from __future__ import annotations
 
+import inspect
 import logging
 import traceback
+import types
 from typing import Any
 
 from thespian.actors import Actor, ActorExitRequest, ChildActorExited
@@ -18,11 +20,29 @@ from messages.runtime import ActorFailed, ActorInit, CancelTimer, Envelope, Sche
 
 log = logging.getLogger("kactor.actors")
 
+_LOOK_UP = object()  # a handler that is not a plain function of the class: found by getattr on each message
+
+
+def _handler(cls: type, body_cls: type) -> Any:
+    """What ``getattr(actor, "on_" + body_cls.__name__, None)`` finds for an actor of class ``cls``, as the function
+    of the class to call with the actor (None: no handler), or _LOOK_UP when it is anything but a plain function."""
+    found = inspect.getattr_static(cls, "on_" + body_cls.__name__, None)
+    if found is None or type(found) is types.FunctionType:
+        return found
+    return _LOOK_UP
+
 
 class KActor(Actor):
     """Base actor: envelope handling, tracing, and dispatch to ``on_<MessageType>`` methods."""
 
     name: str = "?"
+    # message class → its handler (see `_handler`), per actor class: one dict lookup a message instead of building
+    # the method's name and binding it. Actors never set on_<Type> on an instance (it would be missed here).
+    _handlers: dict[type, Any] = {}
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls._handlers = {}
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -53,11 +73,16 @@ class KActor(Actor):
         previous = rt.current_seq
         rt.current_seq = seq
         try:
-            handler = getattr(self, "on_" + type(env.body).__name__, None)
+            body = env.body
+            handler = self._handlers.get(body.__class__)
+            if handler is None and body.__class__ not in self._handlers:
+                handler = self._handlers[body.__class__] = _handler(self.__class__, body.__class__)
             if handler is None:
-                self.on_unhandled(env.body, env.sender)
+                self.on_unhandled(body, env.sender)
+            elif handler is _LOOK_UP:
+                getattr(self, "on_" + type(body).__name__)(body, env.sender)
             else:
-                handler(env.body, env.sender)
+                handler(self, body, env.sender)
         except Exception as e:  # noqa: BLE001 - an actor must survive its handler's bugs
             log.error("actor %s failed on %s: %s", self.name, type(env.body).__name__, e, exc_info=True)
             rt.record(self.name, self.name, ActorFailed(self.name, type(env.body).__name__,

@@ -63,9 +63,21 @@ REPLICA_SOCKET_TIMEOUT_MS = 30000  # replica.socket.timeout.ms
 GAUGES_INTERVAL_MS = 1000
 
 
+# (topic, partition, its class, shards) → shard: shard_of, computed once (the class: True == 1, but not as text)
+_SHARDS: dict[tuple[str, int, type, int], int] = {}
+_SHARDS_MAX = 200_000  # entries; cleared when full (a broker's partitions times a shard count or two)
+
+
 def shard_of(tp: TopicPartition, shards: int) -> int:
     """The shard hosting ``tp``: a hash that is the same in every process and every run (not Python's hash())."""
-    return zlib.crc32(f"{tp.topic}-{tp.partition}".encode()) % shards
+    key = (tp.topic, tp.partition, tp.partition.__class__, shards)
+    shard = _SHARDS.get(key)
+    if shard is None:
+        shard = zlib.crc32(f"{tp.topic}-{tp.partition}".encode()) % shards
+        if len(_SHARDS) >= _SHARDS_MAX:
+            _SHARDS.clear()
+        _SHARDS[key] = shard
+    return shard
 
 
 def error_response(body: Any) -> Any:
