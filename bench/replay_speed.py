@@ -58,6 +58,20 @@ def _replay_parallel(files: list[str], check: bool, jobs: int) -> tuple[list, fl
     return results, time.perf_counter() - t0, 0.0
 
 
+def _best_split(sizes: list[float], parts: int) -> float:
+    """The smallest possible largest share when ``sizes`` (whole chains: a chain is never split) are dealt to
+    ``parts`` processes: every assignment tried (a recording has a handful of brokers)."""
+    import itertools
+
+    best = float("inf")
+    for assign in itertools.product(range(parts), repeat=len(sizes)):
+        loads = [0.0] * parts
+        for size, part in zip(sizes, assign, strict=True):
+            loads[part] += size
+        best = min(best, max(loads))
+    return best
+
+
 def _in_fork(fn, *args):  # noqa: ANN001, ANN202 - a bench helper
     """``fn(*args)`` in a child forked from this process (its imports done, no replay run yet). Not a Pool: its
     daemonic workers may not fork the ``--jobs`` workers."""
@@ -149,6 +163,14 @@ def main(argv: list[str] | None = None) -> int:
     totals = sorted(r[1] for r in singles)
     print(f"  one process, {a.runs} runs (each in a fresh process): median {totals[len(totals) // 2]:.2f}s "
           f"(min {totals[0]:.2f}, max {totals[-1]:.2f}); the table is the median run")
+    if jobs > 1:
+        from kactor.trace.reader import broker_chains
+
+        chain_s = [sum(results[p].wall_s for p in chain) for chain in broker_chains(files)]
+        bound = _best_split(chain_s, jobs)
+        print(f"  broker chains in the median run: {', '.join(f'{c:.2f}s' for c in sorted(chain_s, reverse=True))}; "
+              f"the best split over {jobs} processes leaves {bound:.2f}s ({100 * bound / total_s:.0f} %) on one, "
+              f"i.e. --jobs {jobs} can reach at most {total_msgs / bound:,.0f} msg/s at these per-file times")
     if par:
         ok = ok and all(r.identical for p in par for r in p[0])
         walls = sorted(p[1] for p in par)

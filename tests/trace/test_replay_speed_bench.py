@@ -7,6 +7,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from kactor.hashseed import SEED
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -21,3 +23,11 @@ def test_replay_speed_bench_reports_its_figure(recorded_trace: str) -> None:
     assert "identical: yes, every file" in p.stdout, p.stdout
     row = next(ln for ln in p.stdout.splitlines() if ln.startswith("broker-0.jsonl"))
     assert int(row.split()[1]) > 0  # messages compared
+
+
+def test_best_split_keeps_chains_whole() -> None:
+    from bench.replay_speed import _best_split
+
+    assert _best_split([0.2, 0.16, 0.13], 2) == pytest.approx(0.29)  # {0.2} and {0.16, 0.13}
+    assert _best_split([0.5, 0.1, 0.1], 2) == 0.5  # a chain is never split
+    assert _best_split([0.3], 2) == 0.3
