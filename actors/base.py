@@ -102,7 +102,10 @@ class KActor(Actor):
 
     def post(self, to: str, body: Any) -> None:
         """Send ``body`` to the actor named ``to``; the message being handled becomes its cause."""
-        self.send(self.runtime.address(to), Envelope(body, self.name, self.runtime.current_seq))
+        rt = self.runtime
+        # thespian's Actor.send less its isinstance check: runtime.address only hands out the actor system's
+        # addresses (or raises KeyError)
+        self._myRef.actor_send(rt.address(to), Envelope(body, self.name, rt.current_seq))
 
     def now_ms(self) -> float:
         return self.runtime.clock.now_ms()
