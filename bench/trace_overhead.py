@@ -1,6 +1,10 @@
 """What recording every message costs (issue #3 budget: ≤ 15 % of throughput).
 
 ``.venv/bin/python -m bench.trace_overhead [--trace DIR] [--runs 5] [--partitions 60]``
+``.venv/bin/python -m bench.trace_overhead --live [--runs 5] [--records 3000] [--clients 4] [--partitions 60]``
+
+``--live`` measures the throughput of a live 3-broker cluster with and without recording (bench/trace_overhead_live.py):
+what the budget is about. Without it, the actors alone are measured, as follows.
 
 The workload is a broker process's real message mix: the traces of a recorded cluster run (3 broker processes on an
 embedded ZooKeeper running `kactor.trace.scenario`: topics created, records produced, a broker SIGKILLed and
@@ -71,10 +75,20 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--runs", type=int, default=5, help="runs of each mode (default 5)")
     p.add_argument("--instructions", action="store_true",
                    help="count instructions under valgrind instead of timing (deterministic; needs valgrind)")
+    p.add_argument("--live", action="store_true",
+                   help="measure a live 3-broker cluster's produce throughput instead (bench/trace_overhead_live.py)")
+    p.add_argument("--records", type=int, default=3000, help="--live: produce requests per run (default 3000)")
+    p.add_argument("--clients", type=int, default=4, help="--live: client threads (default 4)")
     p.add_argument("--replay-only", choices=("baseline", "recording"), help=argparse.SUPPRESS)
     a = p.parse_args(argv)
     if a.runs < 1 or a.partitions < 1:
         p.error("--runs and --partitions must be ≥ 1")
+    if a.live:
+        from bench import trace_overhead_live
+
+        if a.records < a.clients or a.clients < 1:
+            p.error("--clients must be ≥ 1 and --records ≥ --clients")
+        return trace_overhead_live.main(a.runs, a.partitions, a.records, a.clients, BUDGET)
     logging.disable(logging.CRITICAL)  # the replayed actors re-log what the brokers logged live
     if a.replay_only:
         return _replay_only(a.trace, a.replay_only, a.runs)

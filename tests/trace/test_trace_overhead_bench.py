@@ -21,3 +21,17 @@ def test_trace_overhead_bench_reports_its_figure(recorded_trace: str) -> None:
     assert "ratio recording/baseline" in p.stdout and "overhead" in p.stdout, p.stdout
     last = p.stdout.strip().splitlines()[-1]
     assert last.startswith("re-recorded traces vs the recorded ones:") and last.endswith("(identical otherwise)"), last
+
+
+def test_trace_overhead_live_bench_runs_both_modes_on_a_real_cluster() -> None:
+    p = subprocess.run([sys.executable, "-m", "bench.trace_overhead", "--live", "--runs", "1", "--records", "40",
+                        "--partitions", "4", "--clients", "2"], cwd=REPO, capture_output=True, text=True,
+                       timeout=300, check=False)
+    assert p.returncode in (0, 1), p.stdout + p.stderr  # 1: over budget on a busy machine
+    out = p.stdout
+    assert "run 1: baseline" in out and "; recording" in out, out
+    # the recording run's traces hold the workload: every acks=all record is a produce request, the leader's
+    # shard work and the followers' fetches, so several messages per record
+    per_record = float(out.split(" messages received by the brokers per record")[0].rsplit(" ", 1)[1])
+    assert per_record >= 5, out
+    assert "ratio recording/baseline" in out and "overhead" in out, out
