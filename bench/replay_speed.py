@@ -91,6 +91,20 @@ def _in_fork(fn, *args):  # noqa: ANN001, ANN202 - a bench helper
         proc.join()
 
 
+def _once(files: list[str], what: str, check: bool) -> int:
+    """--once: the set-up alone, or one serial replay of every chain in this process (no fork, no timing)."""
+    if what == "setup":
+        return 0
+    from kactor.trace.reader import broker_chains
+    from kactor.trace.replay import replay_chain
+
+    results = [r for chain in broker_chains(files) for r in replay_chain(chain, check=check)]
+    ok = all(r.identical for r in results)
+    print(f"replayed once: {sum(r.compared for r in results)} messages compared, "
+          f"identical: {'yes, every file' if ok else 'NO'}")
+    return 0 if ok else 1
+
+
 def main(argv: list[str] | None = None) -> int:
     from kactor.hashseed import ensure_fixed_hash_seed
 
@@ -102,6 +116,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--no-check", action="store_true", help="replay without comparing (feeding inputs only)")
     p.add_argument("--runs", type=int, default=3, help="measurements of each mode, each in a fresh process "
                    "(default 3; the median is reported)")
+    p.add_argument("--once", choices=("setup", "replay"), help="for instruction counts (valgrind --tool=cachegrind "
+                   "--cache-sim=no, PYTHONHASHSEED=0): stop after the per-process set-up, or replay every broker's "
+                   "chain once in this process, nothing timed; the replay's share is the difference of the two")
     a = p.parse_args(argv)
     logging.disable(logging.CRITICAL)  # the replayed actors re-log what the brokers logged live
 
@@ -123,6 +140,8 @@ def main(argv: list[str] | None = None) -> int:
           flush=True)
 
     files = trace_files(trace_dir)
+    if a.once is not None:
+        return _once(files, a.once, not a.no_check)
     jobs = min(os.cpu_count() or 1, len(files))
     # every measurement in a fresh forked process: a replay leaves per-process caches warm (generated encoders, the
     # trace encoder's values kept by value), which would flatter every run after the first

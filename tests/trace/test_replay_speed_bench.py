@@ -31,3 +31,11 @@ def test_best_split_keeps_chains_whole() -> None:
     assert _best_split([0.2, 0.16, 0.13], 2) == pytest.approx(0.29)  # {0.2} and {0.16, 0.13}
     assert _best_split([0.5, 0.1, 0.1], 2) == 0.5  # a chain is never split
     assert _best_split([0.3], 2) == 0.3
+
+
+def test_once_replays_every_chain_in_this_process(recorded_trace: str) -> None:
+    p = subprocess.run([sys.executable, "-m", "bench.replay_speed", "--trace", os.path.dirname(recorded_trace),
+                        "--once", "replay"], cwd=REPO, env=dict(os.environ, PYTHONHASHSEED=SEED),
+                       capture_output=True, text=True, timeout=240, check=False)
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert "identical: yes, every file" in p.stdout and "replayed once:" in p.stdout, p.stdout
