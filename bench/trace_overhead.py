@@ -1,7 +1,7 @@
 """What recording every message costs (issue #3 budget: ≤ 15 % of throughput).
 
 ``.venv/bin/python -m bench.trace_overhead [--trace DIR] [--runs 5] [--partitions 60]``
-``.venv/bin/python -m bench.trace_overhead --live [--runs 5] [--records 3000] [--clients 4] [--partitions 60]``
+``.venv/bin/python -m bench.trace_overhead --live [--runs 9] [--records 6000] [--chunks 10] [--clients 4]``
 
 ``--live`` measures the throughput of a live 3-broker cluster with and without recording (bench/trace_overhead_live.py):
 what the budget is about. Without it, the actors alone are measured, as follows.
@@ -77,7 +77,9 @@ def main(argv: list[str] | None = None) -> int:
                    help="count instructions under valgrind instead of timing (deterministic; needs valgrind)")
     p.add_argument("--live", action="store_true",
                    help="measure a live 3-broker cluster's produce throughput instead (bench/trace_overhead_live.py)")
-    p.add_argument("--records", type=int, default=3000, help="--live: produce requests per run (default 3000)")
+    p.add_argument("--records", type=int, default=6000,
+                   help="--live: produce requests to each cluster per run (default 6000)")
+    p.add_argument("--chunks", type=int, default=10, help="--live: pieces the workload alternates in (default 10)")
     p.add_argument("--clients", type=int, default=4, help="--live: client threads (default 4)")
     p.add_argument("--replay-only", choices=("baseline", "recording"), help=argparse.SUPPRESS)
     a = p.parse_args(argv)
@@ -86,9 +88,9 @@ def main(argv: list[str] | None = None) -> int:
     if a.live:
         from bench import trace_overhead_live
 
-        if a.records < a.clients or a.clients < 1:
-            p.error("--clients must be ≥ 1 and --records ≥ --clients")
-        return trace_overhead_live.main(a.runs, a.partitions, a.records, a.clients, BUDGET)
+        if a.clients < 1 or a.chunks < 1 or a.records < a.clients * a.chunks:
+            p.error("--clients and --chunks must be ≥ 1 and --records ≥ --clients × --chunks")
+        return trace_overhead_live.main(a.runs, a.partitions, a.records, a.clients, BUDGET, a.chunks)
     logging.disable(logging.CRITICAL)  # the replayed actors re-log what the brokers logged live
     if a.replay_only:
         return _replay_only(a.trace, a.replay_only, a.runs)

@@ -25,8 +25,8 @@ def test_trace_overhead_bench_reports_its_figure(recorded_trace: str) -> None:
 
 def test_trace_overhead_live_bench_runs_both_modes_on_a_real_cluster() -> None:
     p = subprocess.run([sys.executable, "-m", "bench.trace_overhead", "--live", "--runs", "1", "--records", "40",
-                        "--partitions", "4", "--clients", "2"], cwd=REPO, capture_output=True, text=True,
-                       timeout=300, check=False)
+                        "--chunks", "2", "--partitions", "4", "--clients", "2"], cwd=REPO, capture_output=True,
+                       text=True, timeout=300, check=False)
     assert p.returncode in (0, 1), p.stdout + p.stderr  # 1: over budget on a busy machine
     out = p.stdout
     assert "run 1: baseline" in out and "; recording" in out, out
