@@ -17,3 +17,32 @@ def test_driver_jvm_options(spark: Any) -> None:
     assert any(o.startswith("-Dlog4j2.configurationFile=") for o in options)
     jvm_args = spark.sparkContext._jvm.java.lang.management.ManagementFactory.getRuntimeMXBean().getInputArguments()
     assert set(JVM_OPTIONS) <= set(jvm_args)  # the running JVM has them, not only the configuration
+
+
+def test_adaptive_execution_off(spark: Any) -> None:
+    assert spark.conf.get("spark.sql.adaptive.enabled") == "false"
+
+
+def test_class_data_sharing_options(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The driver JVM maps the class-data archive when it exists, writes it (to a temporary name, renamed when the
+    JVM has exited cleanly) only when asked, and not at all with KACTOR_SPARK_CDS=0."""
+    import spark.session as session
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    monkeypatch.delenv(session.CDS_ENV, raising=False)
+    monkeypatch.setattr(session, "_dumping", {})
+    options = " ".join(session._java_options())
+    path = session.cds_archive_path(options)
+    assert path is not None and path.startswith(str(tmp_path))
+    assert session.cds_archive_missing()
+    assert session._cds_options(options, dump=False) == []
+    dump = session._cds_options(options, dump=True)
+    assert dump[0] == f"-XX:ArchiveClassesAtExit={session._dumping['tmp']}" and session._dumping["final"] == path
+    assert session._dumping["tmp"] != path
+    with open(path, "wb") as f:
+        f.write(b"archive")
+    assert not session.cds_archive_missing()
+    assert session._cds_options(options, dump=False)[0] == f"-XX:SharedArchiveFile={path}"
+    assert session.cds_archive_path(options + " -Xss2m") != path  # other options, another archive
+    monkeypatch.setenv(session.CDS_ENV, "0")
+    assert session._cds_options(options, dump=False) == [] and not session.cds_archive_missing()
