@@ -33,6 +33,7 @@ from messages.partition import (
     ShardReply,
     ShardRequest,
     ShardShutdown,
+    ShardShuttingDown,
     ShardStopped,
 )
 from messages.replication import (
@@ -142,6 +143,12 @@ class PartitionActor(KActor):
 
     def on_ShardShutdown(self, msg: ShardShutdown, sender: str) -> None:
         self._enqueue(("shutdown",))
+
+    def on_ShardShuttingDown(self, msg: ShardShuttingDown, sender: str) -> None:
+        # KafkaServer's isShuttingDown, shared with its ReplicaManager: set at once, not queued behind the shard's
+        # work (an AtomicBoolean in Kafka); from now on makeFollowers starts no fetchers (core ReplicaManager)
+        if self.rm is not None:
+            self.rm.begin_shutdown()
 
     # -- work ---------------------------------------------------------------------------------------------------------
     def on_ShardRequest(self, msg: ShardRequest, sender: str) -> None:
