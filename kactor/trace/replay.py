@@ -1,14 +1,15 @@
-"""Replay one broker process's trace on simpleSystemBase and check it reproduces every message exactly.
+"""Replay one broker process's trace in simpleSystemBase's delivery order and check it reproduces every message exactly.
 
 The actors of a broker process are rebuilt (same classes, same names, same spawn order) with no edges. Every
 external input the trace recorded (ZooKeeper responses and watches, network requests and responses, timer firings,
 the process's own start-up inputs) is delivered in the recorded order with the clock set to its recorded time; the
 actors' own messages are not fed, they are produced, and with ``check`` each is compared with the recorded one.
 
-Speed: only the external inputs are parsed and decoded. A produced message is encoded with the trace writer's own
-`encode_record` and compared, as text, with the recorded line; only when the two lines differ are both parsed to
-name the first differing field. Scratch log dirs live on tmpfs when there is one, so the replica manager's
-checkpoint fsyncs cost nothing.
+Speed: the actors are delivered by `kactor.trace.inline_system` (simpleSystemBase's order without its per-message
+machinery); only the external inputs are parsed and decoded. A produced message is encoded with the trace writer's
+own `encode_record_bytes` and compared, byte for byte, with the recorded line; only when the two lines differ are
+both parsed to name the first differing field. Scratch log dirs live on tmpfs when there is one, so the replica
+manager's checkpoint fsyncs cost nothing.
 """
 
 from __future__ import annotations
