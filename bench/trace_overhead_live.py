@@ -13,7 +13,7 @@ the trace's flusher counts) over the workload.
 Each run starts two fresh clusters side by side, one with no trace and one with every broker recording its trace,
 and sends the workload to them in ``--chunks`` pieces, alternating (and alternating which goes first), so that
 whatever else the shared 2-core machine does in the meantime falls on both alike: measured one after the other, a
-run's two figures moved by ±20 % with the load (2026-11-24: per-run ratios 0.75–1.20 over 9 runs). The overhead is
+run's two figures moved by ±20 % with the load (2026-11-25: per-run ratios 0.75–1.20 over 9 runs). The overhead is
 1 − the median over the runs of recording / baseline.
 """
 
