@@ -1,8 +1,11 @@
 """ReplicaManagerActor on simpleSystemBase: when the last live log dir fails the broker halts (Kafka's
-LogManager.handleLogDirFailure: "Shutdown broker because all log dirs in ... have failed", Exit.halt(1))."""
+LogManager.handleLogDirFailure: "Shutdown broker because all log dirs in ... have failed", Exit.halt(1)); KafkaServer's
+isShuttingDown reaches every shard."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -11,7 +14,7 @@ from actors.replica_manager_actor import ReplicaManagerActor
 from kactor.clock import ManualClock
 from kactor.runtime import Runtime
 from messages.broker_lifecycle import BrokerShutdownComplete, ReplicaManagerInit
-from messages.partition import LogDirFailure
+from messages.partition import LogDirFailure, ReplicaManagerShuttingDown, ShardShuttingDown
 
 
 class _Sink(KActor):
@@ -19,7 +22,10 @@ class _Sink(KActor):
         pass
 
 
-def test_broker_halts_only_when_every_log_dir_has_failed(tmp_path: Path) -> None:
+@contextmanager
+def _replica_manager(dirs: tuple[str, ...], shards: int) -> Iterator[tuple[Runtime, list[tuple[str, Any]]]]:
+    """A replica manager with ``shards`` PartitionActors over ``dirs``, its peers sinks; (runtime, every
+    (receiver, message) delivered)."""
     rt = Runtime("broker-0", clock=ManualClock(1_000.0))
     seen: list[tuple[str, Any]] = []
     rt.observer = lambda seq, ts, sender, receiver, body, cause: seen.append((receiver, body))
@@ -27,9 +33,15 @@ def test_broker_halts_only_when_every_log_dir_has_failed(tmp_path: Path) -> None
         for name in ("kafka-server", "timer", "zk", "metrics", "net"):
             rt.spawn(_Sink, name)
         rt.spawn(ReplicaManagerActor, "replica-manager")
-        dirs = (str(tmp_path / "a"), str(tmp_path / "b"))
-        rt.deliver("replica-manager", ReplicaManagerInit(0, dirs, partition_actors=2), "edge:process")
+        rt.deliver("replica-manager", ReplicaManagerInit(0, dirs, partition_actors=shards), "edge:process")
+        yield rt, seen
+    finally:
+        rt.shutdown()
 
+
+def test_broker_halts_only_when_every_log_dir_has_failed(tmp_path: Path) -> None:
+    dirs = (str(tmp_path / "a"), str(tmp_path / "b"))
+    with _replica_manager(dirs, 2) as (rt, seen):
         def halts() -> list[Any]:
             return [b for r, b in seen if r == "kafka-server" and isinstance(b, BrokerShutdownComplete)]
 
@@ -41,24 +53,11 @@ def test_broker_halts_only_when_every_log_dir_has_failed(tmp_path: Path) -> None
         # both shards were told of each failure
         assert [(r, b.dir_index) for r, b in seen if isinstance(b, LogDirFailure) and r != "replica-manager"] == [
             ("partition-0", 0), ("partition-1", 0), ("partition-0", 1), ("partition-1", 1)]
-    finally:
-        rt.shutdown()
 
 
 def test_shutting_down_reaches_every_shard_once(tmp_path: Path) -> None:
     """KafkaServer's isShuttingDown (set before the controlled shutdown) is passed to every shard, once."""
-    from messages.partition import ReplicaManagerShuttingDown, ShardShuttingDown
-
-    rt = Runtime("broker-0", clock=ManualClock(1_000.0))
-    seen: list[tuple[str, Any]] = []
-    rt.observer = lambda seq, ts, sender, receiver, body, cause: seen.append((receiver, body))
-    try:
-        for name in ("kafka-server", "timer", "zk", "metrics", "net"):
-            rt.spawn(_Sink, name)
-        rt.spawn(ReplicaManagerActor, "replica-manager")
-        rt.deliver("replica-manager", ReplicaManagerInit(0, (str(tmp_path / "a"),), partition_actors=3), "edge:process")
+    with _replica_manager((str(tmp_path / "a"),), 3) as (rt, seen):
         rt.deliver("replica-manager", ReplicaManagerShuttingDown(), "kafka-server")
         rt.deliver("replica-manager", ReplicaManagerShuttingDown(), "kafka-server")
         assert [r for r, b in seen if isinstance(b, ShardShuttingDown)] == ["partition-0", "partition-1", "partition-2"]
-    finally:
-        rt.shutdown()
