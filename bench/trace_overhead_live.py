@@ -154,24 +154,26 @@ def one_round(partitions: int, records: int, clients: int, chunks: int) -> dict[
     clusters = {mode: _Cluster(os.path.join(base, mode), mode == "recording", partitions, clients)
                 for mode in ("baseline", "recording")}
     try:
-        for c in clusters.values():
-            c.start()
-        # settled: idle fetching alone keeps each broker at a few % of a core (8 shards long-polling 2 leaders)
-        wait_quiet(lambda: clusters["baseline"].pids + clusters["recording"].pids, 60,
-                   max_busy=0.2 + 0.2 * BROKERS)
-        order = ["baseline", "recording"]
-        for k in range(chunks):
-            for mode in order if k % 2 == 0 else order[::-1]:
-                clusters[mode].measure(max(clients, records // chunks))
+        try:
+            for c in clusters.values():
+                c.start()
+            # settled: idle fetching alone keeps each broker at a few % of a core (8 shards long-polling 2 leaders)
+            wait_quiet(lambda: clusters["baseline"].pids + clusters["recording"].pids, 60,
+                       max_busy=0.2 + 0.2 * BROKERS)
+            order = ["baseline", "recording"]
+            for k in range(chunks):
+                for mode in order if k % 2 == 0 else order[::-1]:
+                    clusters[mode].measure(max(clients, records // chunks))
+        finally:
+            for c in clusters.values():
+                c.lc.stop()  # flushes the traces the count below reads
+        rec = clusters["recording"]
+        assert rec.trace_dir is not None
+        out = {mode: {"cpu_s": c.cpu_s, "records": float(c.records)} for mode, c in clusters.items()}
+        out["recording"]["messages"] = float(_messages_between(rec.trace_dir, rec.windows))
+        return out
     finally:
-        for c in clusters.values():
-            c.lc.stop()
-    rec = clusters["recording"]
-    assert rec.trace_dir is not None
-    out = {mode: {"cpu_s": c.cpu_s, "records": float(c.records)} for mode, c in clusters.items()}
-    out["recording"]["messages"] = float(_messages_between(rec.trace_dir, rec.windows))
-    shutil.rmtree(base, ignore_errors=True)
-    return out
+        shutil.rmtree(base, ignore_errors=True)  # also when a cluster failed to start
 
 
 def main(runs: int, partitions: int, records: int, clients: int, budget: float, chunks: int = 10) -> int:
