@@ -31,12 +31,18 @@ class BrokerStartError(RuntimeError):
     """The broker cannot start (ZooKeeper unreachable, port in use, unusable log dir...): one clear line."""
 
 
-def registration_json(config: KafkaConfig, now_ms: int) -> str:
-    """/brokers/ids/<id> content, version 4 (Kafka 2.6 with IBP 2.6)."""
+def registration_json(config: KafkaConfig, now_ms: int, bound_port: int | None = None) -> str:
+    """/brokers/ids/<id> content, version 4 (Kafka 2.6 with IBP 2.6) — KafkaServer.createBrokerInfo.
+
+    An advertised endpoint with port 0 gets ``bound_port``, the port the listener actually bound
+    (``socketServer.boundPort``): registered as 0, nobody could reach the broker.
+    """
     from messages.common import Broker, EndPoint
     from zk_bridge import znodes
 
     name, host, port = config.advertised_listener
+    if port == 0 and bound_port is not None:
+        port = bound_port
     broker = Broker(config.broker_id, (EndPoint(host, port, name, "PLAINTEXT"),), config["broker.rack"])
     return znodes.encode_broker(broker, timestamp_ms=now_ms)
 
@@ -144,7 +150,7 @@ class BrokerProcess:
         spawn_broker_actors(rt)
         rt.start_driver()
         rt.inject("zk", WatchSubscribe("/", "controller"), EXTERNAL)
-        registration = registration_json(cfg, int(time.time() * 1000))
+        registration = registration_json(cfg, int(time.time() * 1000), bound_port=transport.port)
         rt.inject("controller", ControllerInit(controller_config(cfg, registration)), EXTERNAL)
         rt.inject("replica-manager", _replica_manager_init(cfg), EXTERNAL)
         rt.inject("kafka-server", BrokerStartup(
@@ -177,7 +183,9 @@ class BrokerProcess:
         for sig in (signal.SIGTERM, signal.SIGINT):
             signal.signal(sig, lambda *_: self.request_shutdown())
         cfg = self.config
-        log.info("broker %d started on %s", cfg.broker_id, cfg["listeners"][0])
+        net = self.runtime.edges["net"] if self.runtime is not None else None
+        log.info("broker %d started on %s (bound %s:%s)", cfg.broker_id, cfg["listeners"][0],
+                 getattr(net, "host", "?"), getattr(net, "port", "?"))
         while not self._done.wait(0.5):
             pass
         msg = self._shutdown
