@@ -38,6 +38,7 @@ from typing import Any
 
 import orjson
 
+from kactor.edges.net_faults import PARTITIONED, FaultFile, endpoint
 from kactor.trace.fastcodec import encode_json, from_json
 from kactor.trace.orjson_lines import encode_value_bytes
 from messages.codec import CodecError
@@ -251,7 +252,7 @@ class Transport:
     def __init__(self, runtime: Any, host: str = "127.0.0.1", port: int = 0, *,
                  max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES,
                  connect_timeout_s: float = DEFAULT_CONNECT_TIMEOUT_S,
-                 request_timeout_s: float = DEFAULT_REQUEST_TIMEOUT_S) -> None:
+                 request_timeout_s: float = DEFAULT_REQUEST_TIMEOUT_S, fault_file: str | None = None) -> None:
         self._runtime = runtime
         self._name = getattr(runtime, "process_name", "kactor")
         self.max_frame_bytes = max_frame_bytes
@@ -263,6 +264,10 @@ class Transport:
             raise ListenError(e.errno, e.strerror or str(e), host, port) from e
         self._listener.setblocking(False)
         self._host, self._port = self._listener.getsockname()[:2]
+        # `kactor chaos` cuts links here (kactor/edges/net_faults.py); None in every ordinary process
+        own = endpoint(self._host, self._port)
+        self._faults = FaultFile(fault_file, own) if fault_file else FaultFile.from_env(own)
+        self._blocked: frozenset[str] = frozenset()
         self._sel = selectors.DefaultSelector()
         self._sel.register(self._listener, selectors.EVENT_READ, "listener")
         self._wake_r, self._wake_w = socket.socketpair()
@@ -295,6 +300,11 @@ class Transport:
     @property
     def host(self) -> str:
         return self._host
+
+    @property
+    def partitioned_from(self) -> frozenset[str]:
+        """The ``host:port`` endpoints a fault file currently cuts this process off from (kactor chaos)."""
+        return self._blocked
 
     def send(self, host: str, port: int, to: str, body: Any, request_id: int, reply_to: str | None,
              cause: int | None = None, timeout_ms: float | None = None) -> None:
@@ -434,6 +444,9 @@ class Transport:
             kind = cmd[0]
             if kind == "send":
                 _, dest, corr, frame, pending = cmd
+                if self._blocked and endpoint(*dest) in self._blocked:
+                    self._fail_or_log(pending, f"cannot connect to {dest[0]}:{dest[1]}: {PARTITIONED}")
+                    continue
                 conn = self._outbound.get(dest)
                 if conn is None:
                     waiting = self._resolving.get(dest)
@@ -659,6 +672,13 @@ class Transport:
         conn.rbuf = bytearray()
 
     def _sweep(self, now: float) -> None:
+        if self._faults is not None:
+            blocked = self._faults.poll(now)
+            if blocked is not None:
+                self._blocked = blocked
+                for dest, conn in list(self._outbound.items()):
+                    if endpoint(*dest) in blocked:
+                        self._close_conn(conn, f"connection to {conn.peer} cut: {PARTITIONED}")
         for dest, started in list(self._resolve_started.items()):
             if now - started >= self.connect_timeout_s:
                 del self._resolve_started[dest]
