@@ -25,7 +25,7 @@ import logging
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from core.controller.election import ReassignPartitionLeaderElectionStrategy
+from core.controller.election import OfflinePartitionLeaderElectionStrategy, ReassignPartitionLeaderElectionStrategy
 from core.controller.errors import ControllerMovedError, IllegalStateError, KeeperError, StateChangeFailedError
 from core.controller.partition_state_machine import ordered
 from core.controller.states import (
@@ -220,6 +220,8 @@ class PartitionReassignment:
                 log.info("Skipping reassignment of %s since the topic is currently being deleted", tp)
                 out[tp] = (Errors.UNKNOWN_TOPIC_OR_PARTITION, "The partition does not exist.")
             elif self.ctx.partition_replica_assignment(tp):
+                previous = self.ctx.partition_full_replica_assignment(tp)
+                was_reassigning = tp in self.ctx.partitions_being_reassigned
                 try:
                     yield from self.on_partition_reassignment(tp, reassignment)
                     out[tp] = NONE_ERROR
@@ -232,6 +234,7 @@ class PartitionReassignment:
                 except Exception as e:
                     log.error("Error completing reassignment of partition %s: %s", tp, e, exc_info=True)
                     out[tp] = (Errors.UNKNOWN_SERVER_ERROR, str(e))
+                    yield from self.roll_back_reassignment(tp, previous, was_reassigning)
             else:
                 out[tp] = (Errors.UNKNOWN_TOPIC_OR_PARTITION, "The partition does not exist.")
         return out
@@ -243,6 +246,9 @@ class PartitionReassignment:
         rsm, tdm = c.replica_state_machine, c.topic_deletion_manager
         # While a reassignment is in progress, deletion is not allowed
         yield from tdm.mark_topic_ineligible_for_deletion({tp.topic}, "topic reassignment in progress")
+        if self.ctx.partition_leadership_info(tp) is None:
+            yield from self.reassign_never_led_partition(tp, reassignment)
+            return
         started = tp not in self.ctx.partitions_being_reassigned
         yield from self.update_current_reassignment(tp, reassignment)
         if started and reassignment.is_being_reassigned:
@@ -275,6 +281,76 @@ class PartitionReassignment:
                 yield Emit(STATE_CHANGE_LOG, ReassignmentProgress(tp, "Completed", completed.replicas))
             # signal delete topic thread if reassignment for some partitions belonging to topics being deleted completed
             yield from tdm.resume_deletion_for_topics({tp.topic})
+
+    def reassign_never_led_partition(self, tp: TopicPartition, reassignment: ReplicaAssignment) -> Proc[None]:
+        """kactor's own, not in Kafka 2.6: the reassignment of a partition that has never had a leader (no state
+        znode: created while all its replicas were offline, still NewPartition).
+
+        Kafka 2.6 runs phase U, then A1's updateLeaderEpoch fails ("leaderAndIsr path is empty"), leaving the topic
+        znode with adding/removing replicas, an adding replica without a replica state, and a topic that can never be
+        deleted. Such a partition holds no data anywhere, so there is nothing to move: RS := TRS at once (topic znode
+        then context), the removed replicas are stopped and dropped, the added ones go New → (partition
+        NewPartition → OnlinePartition, elected among the live target replicas as at creation) → Online. If no
+        target replica is live the partition stays NewPartition and comes online when one registers
+        (onBrokerStartup's triggerOnlinePartitionStateChange), as a new partition does."""
+        c = self.controller
+        rsm, psm = c.replica_state_machine, c.partition_state_machine
+        started = tp not in self.ctx.partitions_being_reassigned
+        current = self.ctx.partition_full_replica_assignment(tp)
+        target = ReplicaAssignment(reassignment.target_replicas)
+        if started and reassignment.is_being_reassigned:
+            yield Emit(STATE_CHANGE_LOG, ReassignmentProgress(tp, "Started", target.replicas))
+        log.info("Partition %s being reassigned from %s to %s has never had a leader: applying the target replicas "
+                 "directly", tp, list(current.replicas), list(target.replicas))
+        if current != target:
+            yield from self.update_replica_assignment_for_partition(tp, target)
+            self.ctx.update_partition_full_replica_assignment(tp, target)
+        yield from self.stop_removed_replicas_of_reassigned_partition(
+            tp, [r for r in current.replicas if r not in target.replicas])
+        added = [PartitionAndReplica(tp, r) for r in target.replicas
+                 if PartitionAndReplica(tp, r) not in self.ctx.replica_states]
+        yield from rsm.handle_state_changes(added, NewReplica)
+        yield from psm.handle_state_changes([tp], OnlinePartition, OfflinePartitionLeaderElectionStrategy(False))
+        yield from rsm.handle_state_changes(added, OnlineReplica)
+        c.unregister_node_handler(topic_partition_state_path(tp))
+        yield from self.maybe_remove_from_zk_reassignment(
+            lambda p, replicas: p == tp and tuple(replicas) == target.replicas)
+        self.ctx.partitions_being_reassigned.discard(tp)
+        yield from c.send_update_metadata_request(self.ctx.live_or_shutting_down_broker_ids(), (tp,))
+        yield Emit(STATE_CHANGE_LOG, ReassignmentProgress(tp, "Completed", target.replicas))
+        yield from c.topic_deletion_manager.resume_deletion_for_topics({tp.topic})
+
+    def roll_back_reassignment(self, tp: TopicPartition, previous: ReplicaAssignment,
+                               was_reassigning: bool) -> Proc[None]:
+        """kactor's own, not in Kafka 2.6 (which leaves a failed reassignment half-applied): after a reassignment
+        step failed, restore the assignment it started from, in ZooKeeper (fenced) and in the context, so no
+        adding/removing replicas outlive it and every replica of the assignment has a replica state. Replicas the
+        attempt added are stopped and dropped; replicas of ``previous`` that the attempt dropped come back as
+        NewReplica. A ControllerMovedError propagates (the next controller reads the topic znode afresh); any
+        other failure of the rollback is logged."""
+        c = self.controller
+        current = self.ctx.partition_full_replica_assignment(tp)
+        try:
+            if current != previous:
+                log.info("Rolling back the reassignment of partition %s: %s -> %s", tp, current, previous)
+                yield from self.update_replica_assignment_for_partition(tp, previous)
+                self.ctx.update_partition_full_replica_assignment(tp, previous)
+                yield from self.stop_removed_replicas_of_reassigned_partition(
+                    tp, [r for r in current.replicas if r not in previous.replicas
+                         and PartitionAndReplica(tp, r) in self.ctx.replica_states])
+                missing = [PartitionAndReplica(tp, r) for r in previous.replicas
+                           if PartitionAndReplica(tp, r) not in self.ctx.replica_states]
+                yield from c.replica_state_machine.handle_state_changes(missing, NewReplica)
+        except GeneratorExit:
+            raise
+        except ControllerMovedError:
+            raise
+        except Exception as e:
+            log.error("Failed to roll back the reassignment of partition %s: %s", tp, e, exc_info=True)
+        if not was_reassigning:
+            c.unregister_node_handler(topic_partition_state_path(tp))
+            self.ctx.partitions_being_reassigned.discard(tp)
+        yield from c.topic_deletion_manager.resume_deletion_for_topics({tp.topic})
 
     def update_current_reassignment(self, tp: TopicPartition, reassignment: ReplicaAssignment) -> Proc[None]:
         """updateCurrentReassignment: ZooKeeper before memory (U1, U2); stop replicas no longer needed (U3)."""

@@ -1,0 +1,234 @@
+"""Reassignment of a partition that has never had a leader (no state znode: NewPartition, its replicas offline when
+it was created), then the topic's deletion (issue #19's stuck seeded runs).
+
+Kafka 2.6 half-applies such a reassignment (the topic znode rewritten with adding/removing replicas, then
+updateLeaderEpoch's "leaderAndIsr path is empty") and the topic's deletion can then never complete. kactor applies the
+target replicas directly (there is no data to move), so the partition comes online on them and the deletion
+completes (docs/kafka-2.6-departures.md)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from ce_harness import Harness, register_broker, setup_cluster
+
+from core.controller.kafka_controller import KafkaController
+from core.controller.states import NewPartition, OnlinePartition, OnlineReplica
+from messages import controller_events as ev
+from messages.common import Errors, PartitionAndReplica, ReplicaAssignment, TopicPartition
+from messages.requests import LeaderAndIsrRequest, PartitionError, StopReplicaRequest, StopReplicaResponse
+from messages.zk import ERROR, SetData, ZkOpResult
+from zk_bridge import paths, znodes
+
+TP = TopicPartition("t", 0)
+
+
+def _active(brokers: tuple[int, ...]) -> Harness:
+    h = Harness()
+    setup_cluster(h.zk, brokers)
+    h.add(1)
+    h.process(1, ev.Startup())
+    h.drain()
+    h.clear_effects(1)
+    return h
+
+
+def assert_context_consistent(c: KafkaController) -> None:
+    """Every partition of the context has a partition state, every replica of every assignment a replica state,
+    and no replica state is left for a replica outside the assignments."""
+    ctx = c.ctx
+    replicas = {PartitionAndReplica(tp, r) for tp in ctx.iter_all_partitions()
+                for r in ctx.partition_replica_assignment(tp)}
+    assert set(ctx.replica_states) == replicas, (ctx.replica_states, replicas)
+    assert set(ctx.partition_states) >= set(ctx.iter_all_partitions())
+    assert ctx.partitions_being_reassigned <= set(ctx.iter_all_partitions())
+
+
+def _topic_znode(h: Harness) -> dict:
+    return json.loads(h.zk.get(paths.TopicZNode.path("t")))
+
+
+def _answer_stop_replica_deletes(h: Harness) -> int:
+    """Answer (NONE) every StopReplica(deletePartition=true) sent so far, as the brokers would; returns how many."""
+    c = h.controllers[1]
+    answered = 0
+    for s in h.sent(1, StopReplicaRequest):
+        if not any(ps.delete_partition for ps in s.request.partition_states):
+            continue
+        resp = StopReplicaResponse(Errors.NONE, tuple(PartitionError(ps.topic_partition, Errors.NONE)
+                                                      for ps in s.request.partition_states))
+        event = c.event_for_stop_replica_response(s.broker_id, s.request, resp)
+        if event is not None:
+            h.queues[1].append(event)
+            answered += 1
+    h.clear_effects(1)
+    h.drain()
+    return answered
+
+
+def _delete_topic_until_gone(h: Harness) -> None:
+    h.zk.create(paths.DeleteTopicsTopicZNode.path("t"))
+    h.drain()
+    for _ in range(5):
+        if not h.zk.exists(paths.TopicZNode.path("t")):
+            break
+        _answer_stop_replica_deletes(h)
+    assert not h.zk.exists(paths.TopicZNode.path("t"))
+    assert not h.zk.exists(paths.DeleteTopicsTopicZNode.path("t"))
+    c = h.controllers[1]
+    assert "t" not in c.ctx.all_topics and not c.ctx.topics_to_be_deleted
+    assert_context_consistent(c)
+
+
+def test_reassignment_written_before_the_state_znode_then_deletion() -> None:
+    """(a) The topic is created on broker 3 while 3 is down and a reassignment to the live broker 2 is written right
+    after, before any state znode exists. The reassignment applies [2] directly (no adding/removing replicas left in
+    the topic znode, no "leaderAndIsr path is empty"), the partition comes online on 2 (leader 2, epoch 0), the
+    reassignment znode is deleted, and the topic's later deletion completes."""
+    h = _active((1, 2, 3))
+    h.zk.delete("/brokers/ids/3")
+    h.drain()
+    h.zk.create(paths.TopicZNode.path("t"), znodes.encode_topic_assignment({TP: _ra(3)}))
+    h.zk.create(paths.ReassignPartitionsZNode, znodes.encode_reassign_partitions({TP: (2,)}))
+    h.drain()
+    c = h.controllers[1]
+    assert ev.ZkPartitionReassignment() in h.processed[1]
+    assert _topic_znode(h) == {"version": 2, "partitions": {"0": [2]}, "adding_replicas": {},
+                               "removing_replicas": {}}
+    assert not h.zk.exists(paths.ReassignPartitionsZNode)
+    s = h.zk.state(TP)
+    assert (s.leader_and_isr.leader, s.leader_and_isr.isr, s.leader_and_isr.leader_epoch) == (2, (2,), 0)
+    assert c.ctx.partition_state(TP) == OnlinePartition
+    assert c.ctx.replica_state(PartitionAndReplica(TP, 2)) == OnlineReplica
+    assert c.ctx.partitions_being_reassigned == set()
+    assert_context_consistent(c)
+    become_leader = [ps for s in h.sent(1, LeaderAndIsrRequest, to=2) for ps in s.request.partition_states]
+    assert [(ps.topic_partition, ps.leader, ps.replicas) for ps in become_leader] == [(TP, 2, (2,))]
+    # the topic is deleted while broker 3 (the replica removed by the reassignment) is still down
+    _delete_topic_until_gone(h)
+    register_broker(h.zk, 3)
+    h.drain()
+    assert_context_consistent(c)
+
+
+def test_reassignment_of_a_never_led_partition_waits_for_its_targets() -> None:
+    """The partition is created while its only replica (3) is offline (NewPartition, no state znode) and reassigned
+    to the offline broker 4: the target replicas are applied at once (topic znode [4], no
+    adding/removing), the partition stays NewPartition with no state znode until broker 4 registers, then comes
+    online on 4 with epoch 0; the deletion that follows completes."""
+    h = _active((1, 2, 3, 4))
+    for b in (3, 4):
+        h.zk.delete(f"/brokers/ids/{b}")
+    h.drain()
+    h.zk.create(paths.TopicZNode.path("t"), znodes.encode_topic_assignment({TP: _ra(3)}))
+    h.drain()
+    c = h.controllers[1]
+    assert c.ctx.partition_state(TP) == NewPartition
+    assert not h.zk.exists(paths.TopicPartitionStateZNode.path(TP))
+    h.zk.create(paths.ReassignPartitionsZNode, znodes.encode_reassign_partitions({TP: (4,)}))
+    h.drain()
+    assert _topic_znode(h) == {"version": 2, "partitions": {"0": [4]}, "adding_replicas": {},
+                               "removing_replicas": {}}
+    assert not h.zk.exists(paths.ReassignPartitionsZNode)
+    assert not h.zk.exists(paths.TopicPartitionStateZNode.path(TP))
+    assert c.ctx.partition_state(TP) == NewPartition
+    assert_context_consistent(c)
+    register_broker(h.zk, 3)
+    h.drain()
+    assert not h.zk.exists(paths.TopicPartitionStateZNode.path(TP))  # 3 no longer holds a replica
+    register_broker(h.zk, 4)
+    h.drain()
+    s = h.zk.state(TP)
+    assert (s.leader_and_isr.leader, s.leader_and_isr.isr, s.leader_and_isr.leader_epoch) == (4, (4,), 0)
+    assert c.ctx.partition_state(TP) == OnlinePartition
+    assert_context_consistent(c)
+    _delete_topic_until_gone(h)
+
+
+def test_reassignment_of_a_never_led_partition_then_broker_back_then_deletion() -> None:
+    """(b) as in the seeded run: the only replica (3) offline at creation, reassigned to [1, 2] (live), broker 3 back,
+    then the deletion. The reassignment completes at once ([1, 2], leader 1, ISR [1, 2], epoch 0); broker 3's return
+    changes nothing; the deletion completes."""
+    h = _active((1, 2, 3))
+    h.zk.delete("/brokers/ids/3")
+    h.drain()
+    h.zk.create(paths.TopicZNode.path("t"), znodes.encode_topic_assignment({TP: _ra(3)}))
+    h.drain()
+    h.zk.create(paths.ReassignPartitionsZNode, znodes.encode_reassign_partitions({TP: (1, 2)}))
+    h.drain()
+    c = h.controllers[1]
+    assert _topic_znode(h) == {"version": 2, "partitions": {"0": [1, 2]}, "adding_replicas": {},
+                               "removing_replicas": {}}
+    assert not h.zk.exists(paths.ReassignPartitionsZNode)
+    s = h.zk.state(TP)
+    assert (s.leader_and_isr.leader, s.leader_and_isr.isr, s.leader_and_isr.leader_epoch) == (1, (1, 2), 0)
+    register_broker(h.zk, 3)
+    h.drain()
+    assert_context_consistent(c)
+    assert c.ctx.partition_replica_assignment(TP) == (1, 2)
+    _delete_topic_until_gone(h)
+
+
+def _ra(*replicas: int) -> ReplicaAssignment:
+    return ReplicaAssignment(tuple(replicas))
+
+
+def test_failed_reassignment_is_rolled_back() -> None:
+    """A reassignment that fails after its topic znode was rewritten (here A1's leader-epoch write to the state znode
+    fails with a ZooKeeper error) is rolled back: the topic znode holds the original assignment again with no
+    adding/removing replicas, the context matches it, the partition is no longer being reassigned, the entry is
+    dropped from /admin/reassign_partitions, and the topic's deletion completes."""
+    h = _active((1, 2))
+    h.zk.create(paths.TopicZNode.path("t"), znodes.encode_topic_assignment({TP: _ra(1)}))
+    h.drain()
+    c = h.controllers[1]
+    assert h.zk.state(TP).leader_and_isr.leader == 1
+    apply_fenced = h.zk._apply_fenced
+    failed: list[Any] = []
+
+    def fail_state_write_once(op: Any, fence_version: int) -> ZkOpResult:
+        if isinstance(op, SetData) and op.path == paths.TopicPartitionStateZNode.path(TP) and not failed:
+            failed.append(op)
+            return ZkOpResult(ERROR)
+        return apply_fenced(op, fence_version)
+
+    h.zk._apply_fenced = fail_state_write_once  # type: ignore[method-assign]
+    h.zk.create(paths.ReassignPartitionsZNode, znodes.encode_reassign_partitions({TP: (2,)}))
+    h.drain()
+    assert _topic_znode(h) == {"version": 2, "partitions": {"0": [1]}, "adding_replicas": {},
+                               "removing_replicas": {}}
+    assert c.ctx.partition_full_replica_assignment(TP) == _ra(1)
+    assert c.ctx.partitions_being_reassigned == set()
+    assert paths.TopicPartitionStateZNode.path(TP) not in c._node_handlers
+    assert not h.zk.exists(paths.ReassignPartitionsZNode)
+    assert failed and "t" not in c.ctx.topics_ineligible_for_deletion
+    assert h.zk.state(TP).leader_and_isr.leader_epoch == 0
+    assert_context_consistent(c)
+    _delete_topic_until_gone(h)
+
+
+def test_failover_cleans_a_half_applied_reassignment_of_a_never_led_partition() -> None:
+    """A topic znode left by Kafka 2.6's half-applied reassignment (adding [2], removing [3], no state znode, brokers 2
+    and 3 down): the new controller's failover resumes it (maybeResumeReassignments) and applies [2] directly, so the
+    znode holds [2] with no adding/removing replicas; the partition stays NewPartition until broker 2 registers, then
+    comes online on 2."""
+    h = Harness()
+    setup_cluster(h.zk, (1,))
+    h.zk.create(paths.TopicZNode.path("t"), znodes.encode_topic_assignment(
+        {TP: ReplicaAssignment((2, 3), adding_replicas=(2,), removing_replicas=(3,))}))
+    h.add(1)
+    h.process(1, ev.Startup())
+    h.drain()
+    c = h.controllers[1]
+    assert _topic_znode(h) == {"version": 2, "partitions": {"0": [2]}, "adding_replicas": {},
+                               "removing_replicas": {}}
+    assert c.ctx.partitions_being_reassigned == set()
+    assert c.ctx.partition_state(TP) == NewPartition
+    assert_context_consistent(c)
+    register_broker(h.zk, 2)
+    h.drain()
+    s = h.zk.state(TP)
+    assert (s.leader_and_isr.leader, s.leader_and_isr.isr, s.leader_and_isr.leader_epoch) == (2, (2,), 0)
+    assert_context_consistent(c)
+    _delete_topic_until_gone(h)
