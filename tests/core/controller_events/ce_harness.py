@@ -12,6 +12,7 @@ from fake_zk import FakeZooKeeper, run
 from core.controller.config import ControllerConfig
 from core.controller.kafka_controller import CONTROLLER_ACTOR, KafkaController
 from core.effects import AddBrokerChannel, Emit, RemoveBrokerChannel, SendRequest
+from messages import controller_events as ev
 from messages.common import (
     Broker,
     EndPoint,
@@ -123,6 +124,17 @@ def create_topic(zk: WatchingZooKeeper, topic: str, parts: dict[int, list[int]])
     """AdminZkClient.createTopic: the assignment znode only (the controller creates the partition states)."""
     zk.create(paths.TopicZNode.path(topic), znodes.encode_topic_assignment(
         {TopicPartition(topic, p): ReplicaAssignment(tuple(r)) for p, r in parts.items()}))
+
+
+def active_cluster(brokers: tuple[int, ...] = (1, 2, 3), topics: dict | None = None, **config: Any) -> Harness:
+    """A cluster whose broker 1 is the active controller after its Startup; its effects so far are cleared."""
+    h = Harness()
+    setup_cluster(h.zk, brokers, topics)
+    h.add(1, **config)
+    h.process(1, ev.Startup())
+    h.drain()
+    h.clear_effects(1)
+    return h
 
 
 class Harness:

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from ce_harness import Harness, create_topic, register_broker, setup_cluster
+from ce_harness import Harness, active_cluster, create_topic, register_broker, setup_cluster
 
 from core.controller.config import AUTO_LEADER_REBALANCE_TIMER
 from core.effects import AddBrokerChannel, RemoveBrokerChannel, Schedule
@@ -23,14 +23,7 @@ from zk_bridge import paths, znodes
 FOO0, FOO1 = TopicPartition("foo", 0), TopicPartition("foo", 1)
 
 
-def _active(brokers: tuple[int, ...] = (1, 2, 3), topics: dict | None = None, **config: object) -> Harness:
-    h = Harness()
-    setup_cluster(h.zk, brokers, topics)
-    h.add(1, **config)
-    h.process(1, ev.Startup())
-    h.drain()
-    h.clear_effects(1)
-    return h
+_active = active_cluster
 
 
 def test_new_topic_creation() -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from ce_harness import Harness, register_broker, setup_cluster
+from ce_harness import Harness, active_cluster, register_broker, setup_cluster
 
 from messages import controller_events as ev
 from messages.common import Errors, ReplicaAssignment, TopicPartition
@@ -15,14 +15,7 @@ from zk_bridge import paths, znodes
 TP = TopicPartition("t", 0)
 
 
-def _active(brokers: tuple[int, ...], topics: dict) -> Harness:
-    h = Harness()
-    setup_cluster(h.zk, brokers, topics)
-    h.add(1)
-    h.process(1, ev.Startup())
-    h.drain()
-    h.clear_effects(1)
-    return h
+_active = active_cluster
 
 
 def _epoch(h: Harness) -> int:

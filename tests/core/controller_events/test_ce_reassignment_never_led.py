@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ce_harness import Harness, register_broker, setup_cluster
+from ce_harness import Harness, active_cluster, register_broker, setup_cluster
 
 from core.controller.kafka_controller import KafkaController
 from core.controller.states import NewPartition, OnlinePartition, OnlineReplica
@@ -24,14 +24,7 @@ from zk_bridge import paths, znodes
 TP = TopicPartition("t", 0)
 
 
-def _active(brokers: tuple[int, ...]) -> Harness:
-    h = Harness()
-    setup_cluster(h.zk, brokers)
-    h.add(1)
-    h.process(1, ev.Startup())
-    h.drain()
-    h.clear_effects(1)
-    return h
+_active = active_cluster
 
 
 def assert_context_consistent(c: KafkaController) -> None:
