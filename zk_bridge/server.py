@@ -1,4 +1,5 @@
-"""A real standalone ZooKeeper (Debian's 3.8 jar) run as a child JVM, for tests and `kactor zookeeper`.
+"""Real ZooKeeper servers (Debian's 3.8 jar) run as child JVMs, for tests, `kactor zookeeper` and `kactor cluster`:
+one standalone server (EmbeddedZooKeeper) or an ensemble of them forming a quorum on loopback (ZooKeeperEnsemble).
 
 Why a plain ``java -cp`` and not ``zkServer.sh``: the Debian script forces its own log dir, has no SLF4J binding (so no
 server log at all) and turns on JMX. The config form (not ``ZooKeeperServerMain <port> <dir>``) is used because only
@@ -19,6 +20,10 @@ import tempfile
 import threading
 import time
 from types import TracebackType
+
+import attrs
+
+from kactor.children import install_stop_signals, janitor, spawn
 
 # Debian's package locations (zookeeper.jar's manifest Class-Path pulls in its other jars; it lacks an SLF4J binding).
 ZOOKEEPER_JAR = "/usr/share/java/zookeeper.jar"
@@ -86,20 +91,36 @@ def _check_loopback(bind: str) -> None:
         raise ValueError(f"ZooKeeper must bind a loopback address, not {bind!r}")
 
 
+@attrs.frozen
+class QuorumPeer:
+    """An ensemble member as every member's zoo.cfg lists it: ``server.<myid>=host:quorum_port:election_port``."""
+
+    myid: int
+    client_port: int
+    quorum_port: int
+    election_port: int
+
+
 class EmbeddedZooKeeper:
-    """One standalone ZooKeeper server process bound to loopback.
+    """One ZooKeeper server process bound to loopback: standalone, or a member of an ensemble (``peers`` given).
 
     ``data_dir`` given → it is used and kept; otherwise a temporary one is created and removed by stop().
-    The config and server log always live in a private temporary directory that stop() removes.
+    The config and server log always live in a private temporary directory that stop() removes; kill() keeps both, so
+    restart() brings the same server (same myid, same data) back. The JVM dies with this process, even if it is
+    SIGKILLed (kactor/children.py).
     """
 
     def __init__(self, port: int | None = None, data_dir: str | None = None, tick_ms: int = 2000,
-                 bind: str = "127.0.0.1") -> None:
+                 bind: str = "127.0.0.1", myid: int | None = None, peers: tuple[QuorumPeer, ...] = (),
+                 max_session_timeout_ms: int | None = None) -> None:
         _check_loopback(bind)
         self.host = bind
         self.port = port if port is not None else free_port(bind)
         self.tick_ms = tick_ms
         self.user_data_dir = data_dir
+        self.myid = myid
+        self.peers = peers
+        self.max_session_timeout_ms = max_session_timeout_ms
         self.work_dir: str | None = None
         self.data_dir: str | None = None
         self.proc: subprocess.Popen[bytes] | None = None
@@ -119,6 +140,14 @@ class EmbeddedZooKeeper:
     def running(self) -> bool:
         return self.proc is not None and self.proc.poll() is None
 
+    def mode(self) -> str | None:
+        """What ``srvr`` says this server is: "leader", "follower", "standalone"; None while it does not serve."""
+        with contextlib.suppress(OSError):
+            for line in four_letter(self.host, self.port, "srvr", 0.5).splitlines():
+                if line.startswith("Mode:"):
+                    return line.split(":", 1)[1].strip()
+        return None
+
     def log_tail(self, limit: int = 2000) -> str:
         """The end of the server's console log (empty once stop() removed it)."""
         if self.work_dir is None:
@@ -134,32 +163,32 @@ class EmbeddedZooKeeper:
         """Launch the JVM and return once ``ruok`` answers ``imok`` and ``srvr`` reports a serving mode."""
         if self.proc is not None:
             raise RuntimeError("this EmbeddedZooKeeper was already started")
+        t0 = time.monotonic()
+        self.launch()
+        self.wait_ready(t0 + timeout)
+        self.startup_s = time.monotonic() - t0
+        return self
+
+    def launch(self) -> None:
+        """Start the JVM without waiting (an ensemble member cannot serve before a quorum of its peers runs)."""
         java = check_prerequisites()
+        if self.running:
+            raise RuntimeError(f"zookeeper {self.connect_string} is already running")
         if port_in_use(self.host, self.port):
             raise ZooKeeperUnavailable(f"port {self.port} on {self.host} is already in use: pick another with --port")
-        self._write_config()
-        assert self.work_dir is not None and self.data_dir is not None
+        if self.work_dir is None:
+            self._write_config()
+        assert self.work_dir is not None
         log4j = os.path.join(self.work_dir, "log4j.properties")
         cmd = [java, "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
                f"-Dzookeeper.log.dir={self.work_dir}", f"-Dlog4j.configuration=file:{log4j}",
                "-cp", os.pathsep.join((ZOOKEEPER_JAR, *LOG_JARS)), MAIN_CLASS,
                os.path.join(self.work_dir, "zoo.cfg")]
-        t0 = time.monotonic()
-        with open(os.path.join(self.work_dir, "zk.out"), "wb") as out:
-            # A session of its own: a terminal's Ctrl-C goes to us, and we stop the server in order.
-            self.proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                         start_new_session=True)
-        try:
-            self._wait_ready(t0, timeout)
-        except BaseException:
-            tail = self.log_tail()
-            self.stop()
-            if "Address already in use" in tail:
-                raise ZooKeeperUnavailable(
-                    f"port {self.port} on {self.host} is already in use: pick another with --port") from None
-            raise
-        self.startup_s = time.monotonic() - t0
-        return self
+        with open(os.path.join(self.work_dir, "zk.out"), "ab") as out:
+            # A session of its own: a terminal's Ctrl-C goes to us, and we stop the server in order. It still dies
+            # with us (PR_SET_PDEATHSIG, and the janitor removes its directory).
+            self.proc = spawn(cmd, janitor_dirs=(self.work_dir,), stdout=out, stderr=subprocess.STDOUT,
+                              stdin=subprocess.DEVNULL, start_new_session=True)
 
     def _write_config(self) -> None:
         self.work_dir = tempfile.mkdtemp(prefix="kactor-zk-")
@@ -171,18 +200,40 @@ class EmbeddedZooKeeper:
             os.makedirs(self.data_dir)
         with open(os.path.join(self.work_dir, "log4j.properties"), "w", encoding="utf-8") as f:
             f.write(_LOG4J)
+        cfg = (f"tickTime={self.tick_ms}\n"
+               f"dataDir={self.data_dir}\n"
+               f"clientPort={self.port}\n"
+               f"clientPortAddress={self.host}\n"
+               "maxClientCnxns=0\n"
+               "admin.enableServer=false\n"
+               "4lw.commands.whitelist=*\n")
+        if self.max_session_timeout_ms is not None:
+            cfg += f"maxSessionTimeout={self.max_session_timeout_ms}\n"
+        if self.peers:
+            # initLimit/syncLimit in ticks: how long a follower may take to sync with, and lag behind, its leader.
+            cfg += "initLimit=10\nsyncLimit=5\n" + "".join(
+                f"server.{p.myid}={self.host}:{p.quorum_port}:{p.election_port}\n" for p in self.peers)
+            with open(os.path.join(self.data_dir, "myid"), "w", encoding="utf-8") as f:
+                f.write(f"{self.myid}\n")
         with open(os.path.join(self.work_dir, "zoo.cfg"), "w", encoding="utf-8") as f:
-            f.write(f"tickTime={self.tick_ms}\n"
-                    f"dataDir={self.data_dir}\n"
-                    f"clientPort={self.port}\n"
-                    f"clientPortAddress={self.host}\n"
-                    "maxClientCnxns=0\n"
-                    "admin.enableServer=false\n"
-                    "4lw.commands.whitelist=*\n")
+            f.write(cfg)
 
-    def _wait_ready(self, t0: float, timeout: float) -> None:
+    def wait_ready(self, deadline: float) -> None:
+        """Until ``deadline`` (time.monotonic()): ruok answers imok and srvr reports a mode; a failure stops the
+        server and raises ZooKeeperUnavailable with the log's last line."""
+        try:
+            self._wait_ready(deadline)
+        except BaseException:
+            tail = self.log_tail()
+            self.stop()
+            if "Address already in use" in tail:
+                raise ZooKeeperUnavailable(
+                    f"port {self.port} on {self.host} is already in use: pick another with --port") from None
+            raise
+
+    def _wait_ready(self, deadline: float) -> None:
         assert self.proc is not None
-        while time.monotonic() - t0 < timeout:
+        while time.monotonic() < deadline:
             if self.proc.poll() is not None:
                 last = self.log_tail(400).strip().splitlines()
                 why = last[-1] if last else f"exit code {self.proc.returncode}"
@@ -190,11 +241,25 @@ class EmbeddedZooKeeper:
             with contextlib.suppress(OSError):
                 # `ruok` says imok as soon as the port is open, while `srvr` still answers "This ZooKeeper instance
                 # is not currently serving requests": wait for both, or the first client may be turned away.
-                if (four_letter(self.host, self.port, "ruok", 0.5) == "imok"
-                        and "Mode:" in four_letter(self.host, self.port, "srvr", 0.5)):
+                if four_letter(self.host, self.port, "ruok", 0.5) == "imok" and self.mode() is not None:
                     return
             time.sleep(0.02)
-        raise ZooKeeperUnavailable(f"zookeeper did not answer ruok on {self.connect_string} within {timeout:.0f}s")
+        raise ZooKeeperUnavailable(f"zookeeper did not answer ruok on {self.connect_string} in time")
+
+    def kill(self, sig: int = signal.SIGKILL) -> None:
+        """Send ``sig`` (a crash by default) and wait for the JVM to exit; config and data stay for restart()."""
+        proc = self.proc
+        if proc is not None and proc.poll() is None:
+            proc.send_signal(sig)
+            proc.wait()
+
+    def restart(self, timeout: float = 30.0) -> EmbeddedZooKeeper:
+        """Start the JVM again on the same config and data (after kill()); returns once it serves."""
+        if self.work_dir is None:
+            raise RuntimeError("restart() needs a server that was started and not stopped")
+        self.launch()
+        self.wait_ready(time.monotonic() + timeout)
+        return self
 
     def stop(self, timeout: float = 10.0) -> None:
         """SIGTERM, wait, SIGKILL if it lingers; then remove our temporary directories (never a user's data dir)."""
@@ -209,6 +274,7 @@ class EmbeddedZooKeeper:
                     proc.wait()
             if self.work_dir is not None:
                 shutil.rmtree(self.work_dir, ignore_errors=True)
+                janitor().forget_dir(self.work_dir)
                 self.work_dir = None
 
     def __enter__(self) -> EmbeddedZooKeeper:
@@ -219,22 +285,144 @@ class EmbeddedZooKeeper:
         self.stop()
 
 
-def serve_forever(port: int = 2181, data_dir: str | None = None, tick_ms: int = 2000,
-                  ready_timeout: float = 30.0) -> int:
-    """Run a ZooKeeper until SIGINT/SIGTERM (the ``kactor zookeeper`` command). Returns an exit code."""
+class ZooKeeperEnsemble:
+    """``n`` ZooKeeper servers forming one quorum on loopback (myid 1..n, dynamic client/quorum/election ports, a
+    temporary directory each). ``start()`` returns once a quorum serves (a leader and a majority of followers).
+
+    Servers are addressed by index 0..n-1 (myid = index + 1)::
+
+        with ZooKeeperEnsemble(3, tick_ms=200) as ens:
+            KazooClient(ens.connect_string)      # "127.0.0.1:p1,127.0.0.1:p2,127.0.0.1:p3"
+            i = ens.leader()                     # who leads now (srvr's "Mode: leader")
+            ens.kill(i)                          # SIGKILL it; the others elect a new leader
+            ens.wait_quorum()                    # until a quorum serves again
+            ens.restart(i)                       # same myid and data; returns once it serves (as a follower)
+
+    ``n`` = 1 is a standalone server. ``max_session_timeout_ms`` raises ZooKeeper's cap on session timeouts
+    (default 20 ticks) so a small tickTime (fast elections) can still grant Kafka's 18 s sessions.
+    """
+
+    def __init__(self, n: int = 3, tick_ms: int = 2000, max_session_timeout_ms: int | None = None,
+                 bind: str = "127.0.0.1") -> None:
+        if n < 1:
+            raise ValueError(f"an ensemble needs at least 1 server, not {n}")
+        _check_loopback(bind)
+        if n == 1:
+            self.servers = [EmbeddedZooKeeper(tick_ms=tick_ms, bind=bind,
+                                              max_session_timeout_ms=max_session_timeout_ms)]
+            return
+        peers = tuple(QuorumPeer(i + 1, free_port(bind), free_port(bind), free_port(bind)) for i in range(n))
+        self.servers = [EmbeddedZooKeeper(port=p.client_port, tick_ms=tick_ms, bind=bind, myid=p.myid, peers=peers,
+                                          max_session_timeout_ms=max_session_timeout_ms) for p in peers]
+
+    @property
+    def n(self) -> int:
+        return len(self.servers)
+
+    @property
+    def quorum(self) -> int:
+        return self.n // 2 + 1
+
+    @property
+    def connect_string(self) -> str:
+        return ",".join(s.connect_string for s in self.servers)
+
+    def pids(self) -> list[int]:
+        return [s.pid for s in self.servers if s.running and s.pid is not None]
+
+    def modes(self) -> list[str | None]:
+        """Each server's srvr mode (None: down, or not serving: electing)."""
+        return [s.mode() if s.running else None for s in self.servers]
+
+    def start(self, timeout: float = 60.0) -> ZooKeeperEnsemble:
+        """Launch every server, then wait for a quorum (ZooKeeperUnavailable, all stopped, if none forms)."""
+        try:
+            for s in self.servers:
+                s.launch()
+            self.wait_quorum(timeout)
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def wait_quorum(self, timeout: float = 30.0) -> int:
+        """Until exactly one server leads and a majority serves; returns the leader's index."""
+        deadline = time.monotonic() + timeout
+        while True:
+            modes = self.modes()
+            serving = [m for m in modes if m in ("leader", "follower", "standalone")]
+            leaders = [i for i, m in enumerate(modes) if m in ("leader", "standalone")]
+            if len(leaders) == 1 and len(serving) >= self.quorum:
+                return leaders[0]
+            for s in self.servers:
+                if s.proc is not None and s.proc.poll() is not None and s.proc.returncode not in (-9, -15, 143):
+                    last = s.log_tail(400).strip().splitlines()
+                    raise ZooKeeperUnavailable(f"zookeeper {s.myid} exited: {last[-1] if last else s.proc.returncode}")
+            if time.monotonic() >= deadline:
+                raise ZooKeeperUnavailable(f"no ZooKeeper quorum on {self.connect_string} within {timeout:g}s "
+                                           f"(modes: {modes})")
+            time.sleep(0.05)
+
+    def wait_serving(self, timeout: float = 30.0) -> None:
+        """Until every running server serves (leader or follower)."""
+        deadline = time.monotonic() + timeout
+        while any(s.running and s.mode() is None for s in self.servers):
+            if time.monotonic() >= deadline:
+                raise ZooKeeperUnavailable(f"not every ZooKeeper serves within {timeout:g}s: {self.modes()}")
+            time.sleep(0.05)
+
+    def leader(self, timeout: float = 30.0) -> int:
+        """The index of the server that leads now (waits for a quorum to have one)."""
+        return self.wait_quorum(timeout)
+
+    def kill(self, i: int, sig: int = signal.SIGKILL) -> None:
+        """Crash server ``i`` (SIGKILL by default; SIGTERM for an orderly stop). Its data stays for restart()."""
+        self.servers[i].kill(sig)
+
+    def restart(self, i: int, timeout: float = 30.0) -> None:
+        """Start server ``i`` again with its myid and data; returns once it serves."""
+        self.servers[i].restart(timeout)
+
+    def stop(self) -> None:
+        """Stop every server and remove every temporary directory."""
+        for s in self.servers:
+            s.stop()
+
+    def __enter__(self) -> ZooKeeperEnsemble:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def serve_forever(port: int | None = 2181, data_dir: str | None = None, tick_ms: int = 2000,
+                  ready_timeout: float = 30.0, ensemble: int = 1) -> int:
+    """Run a ZooKeeper (``ensemble`` > 1: that many servers in one quorum) until SIGINT, SIGTERM or SIGHUP (the
+    ``kactor zookeeper`` command). An ensemble's client ports are ``port``, ``port``+1, ... (free ones if ``port`` is
+    None). Returns an exit code."""
     stop_requested = threading.Event()
-
-    def _on_signal(signum: int, frame: object) -> None:
-        stop_requested.set()
-
-    previous = {sig: signal.signal(sig, _on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
-    server = EmbeddedZooKeeper(port=port, data_dir=data_dir, tick_ms=tick_ms)
+    previous = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
+    signal.signal(signal.SIGINT, lambda signum, frame: stop_requested.set())
+    install_stop_signals(lambda signum: stop_requested.set())
+    if ensemble == 1:
+        server: EmbeddedZooKeeper | ZooKeeperEnsemble = EmbeddedZooKeeper(
+            port=2181 if port is None else port, data_dir=data_dir, tick_ms=tick_ms)
+    else:
+        server = ZooKeeperEnsemble(ensemble, tick_ms=tick_ms)
+        if port is not None:
+            for i, member in enumerate(server.servers):
+                member.port = port + i
     try:
         server.start(ready_timeout)
-        print(f"zookeeper ready at {server.connect_string}", flush=True)
+        what = ("zookeeper" if isinstance(server, EmbeddedZooKeeper)
+                else f"zookeeper ensemble of {ensemble} (leader: server {server.leader() + 1})")
+        print(f"{what} ready at {server.connect_string}", flush=True)
+        members = server.servers if isinstance(server, ZooKeeperEnsemble) else [server]
         while not stop_requested.wait(0.5):
-            if not server.running:
-                print(f"zookeeper exited unexpectedly: {server.log_tail(300).strip()}", file=sys.stderr)
+            dead = [m for m in members if not m.running]
+            if dead:
+                print(f"zookeeper {dead[0].connect_string} exited unexpectedly: {dead[0].log_tail(300).strip()}",
+                      file=sys.stderr)
                 return 1
         return 0
     finally:

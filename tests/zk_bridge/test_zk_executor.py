@@ -6,11 +6,12 @@ import queue
 import socket
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from kazoo.client import KazooClient
+from zk_test_helpers import DEADLINE_S, wait_for
 
 from messages.zk import (
     BADVERSION,
@@ -36,18 +37,6 @@ from messages.zk import (
 )
 from zk_bridge.executor import FENCED_CHUNK, READ_CHUNK, ZkExecutor, ZooKeeperUnreachable, connect
 from zk_bridge.server import free_port
-
-DEADLINE_S = 10.0
-
-
-def wait_for(predicate: Callable[[], Any], timeout: float = DEADLINE_S, what: str = "condition") -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.005)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 class Recorder:

@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
+from zk_test_helpers import LOOPBACK_HEX, listening_addresses, pid_alive
 
 from zk_bridge.server import (
     INSTALL_HINT,
@@ -24,37 +25,6 @@ from zk_bridge.server import (
 REPO = Path(__file__).resolve().parents[2]
 
 
-def _listening_addresses(port: int) -> set[str]:
-    """Local addresses (hex, as /proc/net shows them) of sockets listening on ``port``."""
-    found = set()
-    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
-        try:
-            lines = Path(table).read_text().splitlines()[1:]
-        except OSError:
-            continue
-        for line in lines:
-            fields = line.split()
-            addr, hexport = fields[1].rsplit(":", 1)
-            if fields[3] == "0A" and int(hexport, 16) == port:  # 0A = LISTEN
-                found.add(addr)
-    return found
-
-
-LOOPBACK_HEX = {"0100007F", "0000000000000000FFFF00000100007F"}  # 127.0.0.1 and ::ffff:127.0.0.1
-
-
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    # a zombie is gone for our purposes
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
-    except OSError:
-        return False
-
-
 def test_start_ruok_loopback_and_stop_cleans_up() -> None:
     zk = EmbeddedZooKeeper(tick_ms=200)
     t0 = time.monotonic()
@@ -63,12 +33,12 @@ def test_start_ruok_loopback_and_stop_cleans_up() -> None:
         assert zk.connect_string == f"127.0.0.1:{zk.port}"
         assert four_letter("127.0.0.1", zk.port, "ruok") == "imok"
         assert "Mode: standalone" in four_letter("127.0.0.1", zk.port, "srvr")
-        addrs = _listening_addresses(zk.port)
+        addrs = listening_addresses(zk.port)
         assert addrs and addrs <= LOOPBACK_HEX, addrs
         work_dir, pid = zk.work_dir, zk.pid
         assert work_dir and os.path.isdir(work_dir) and pid
     assert not os.path.exists(work_dir)
-    assert not _pid_alive(pid)
+    assert not pid_alive(pid)
     zk.stop()  # idempotent
 
 
@@ -126,7 +96,7 @@ def test_cli_runs_until_sigterm() -> None:
         assert four_letter("127.0.0.1", port, "ruok") == "imok"
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(timeout=30) == 0
-        assert not _listening_addresses(port)
+        assert not listening_addresses(port)
     finally:
         if proc.poll() is None:
             proc.kill()

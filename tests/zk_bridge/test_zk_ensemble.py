@@ -1,0 +1,195 @@
+"""ZooKeeperEnsemble and `kactor zookeeper --ensemble 3` (issue #22); ZooKeeper dies with its launcher (issue #19).
+
+Real Debian ZooKeeper servers forming a quorum on loopback: a quorum answers, the leader is known, a client's session
+survives the leader's crash, a restarted server rejoins with its data, and no JVM or directory outlives its owner
+(even a SIGKILLed one).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from kazoo.client import KazooClient
+from zk_test_helpers import LOOPBACK_HEX, listening_addresses, pid_alive, wait_for
+
+from zk_bridge.server import ZooKeeperEnsemble, ZooKeeperUnavailable, four_letter
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+@contextlib.contextmanager
+def _client(hosts: str, timeout: float = 6.0) -> Iterator[KazooClient]:
+    c = KazooClient(hosts=hosts, timeout=timeout)
+    c.start(timeout=15)
+    try:
+        yield c
+    finally:
+        c.stop()
+        c.close()
+
+
+@pytest.mark.slow
+def test_ensemble_quorum_leader_crash_and_restart() -> None:
+    ens = ZooKeeperEnsemble(3, tick_ms=200, max_session_timeout_ms=20000).start()
+    try:
+        hosts = ens.connect_string.split(",")
+        assert hosts == [f"127.0.0.1:{s.port}" for s in ens.servers] and len(set(hosts)) == 3
+        ens.wait_serving()
+        modes = ens.modes()
+        assert sorted(modes) == ["follower", "follower", "leader"], modes  # type: ignore[type-var]
+        leader = ens.leader()
+        assert modes[leader] == "leader"
+        for s in ens.servers:  # client and quorum sockets bind loopback only
+            assert listening_addresses(s.port) <= LOOPBACK_HEX and listening_addresses(s.port)
+            for peer in s.peers:
+                assert listening_addresses(peer.election_port) <= LOOPBACK_HEX
+            assert (Path(s.data_dir or "") / "myid").read_text().strip() == str(s.myid)
+
+        # A write through one server is read through another: one replicated state.
+        follower = next(i for i in range(3) if i != leader)
+        with _client(ens.servers[follower].connect_string) as writer, \
+                _client(ens.servers[leader].connect_string) as reader:
+            writer.create("/written-via-follower", b"v1")
+            reader.sync("/written-via-follower")
+            assert reader.get("/written-via-follower")[0] == b"v1"
+
+        # A session on the whole ensemble survives the leader's crash: same session, its ephemeral kept.
+        with _client(ens.connect_string, timeout=8.0) as c:
+            _crash_leader_and_restart(ens, c, leader)
+
+        # Two of three down: no quorum, so the ensemble is not ready.
+        new_leader = ens.leader()
+        for i in range(3):
+            if i != new_leader:
+                ens.kill(i)
+        with pytest.raises(ZooKeeperUnavailable, match="no ZooKeeper quorum"):
+            ens.wait_quorum(timeout=2)
+    finally:
+        pids = [s.pid for s in ens.servers]
+        dirs = [s.work_dir for s in ens.servers]
+        ens.stop()
+    assert not any(pid_alive(p) for p in pids if p)
+    assert not any(d and os.path.exists(d) for d in dirs)
+
+
+def _crash_leader_and_restart(ens: ZooKeeperEnsemble, c: KazooClient, leader: int) -> None:
+    """Kill the leader under a live session: a new leader, the same session and ephemeral; the crashed server then
+    rejoins as a follower with the write made while it was down."""
+    session = c.client_id[0]
+    c.create("/owned", b"x", ephemeral=True)
+    killed_pid = ens.servers[leader].pid
+    assert killed_pid is not None
+    ens.kill(leader)
+    assert not pid_alive(killed_pid)
+    new_leader = ens.wait_quorum(30)
+    assert new_leader != leader
+    c.retry(c.set, "/written-via-follower", b"v2")  # ConnectionLoss while no member serves: sent again
+    assert c.client_id[0] == session
+    assert c.exists("/owned").ephemeralOwner == session
+
+    # The crashed server comes back with its myid and data and follows the new leader.
+    ens.restart(leader)
+    assert ens.servers[leader].mode() == "follower"
+    assert ens.leader() == new_leader
+    with _client(ens.servers[leader].connect_string) as back:
+        back.sync("/written-via-follower")
+        assert back.get("/written-via-follower")[0] == b"v2"
+
+
+def test_ensemble_needs_a_server() -> None:
+    with pytest.raises(ValueError, match="at least 1 server"):
+        ZooKeeperEnsemble(0)
+
+
+def _kactor(*args: str) -> subprocess.Popen[str]:
+    return subprocess.Popen([sys.executable, "-m", "kactor", *args], cwd=REPO, text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            env=dict(os.environ, PYTHONPATH=str(REPO)))
+
+
+def _jvm_children(pid: int) -> list[int]:
+    out = []
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            try:
+                stat = Path(f"/proc/{d}/stat").read_text()
+            except OSError:
+                continue
+            if int(stat.rsplit(")", 1)[1].split()[1]) == pid and "java" in stat.split(")")[0]:
+                out.append(int(d))
+    return out
+
+
+@pytest.mark.slow
+def test_cli_ensemble_ready_then_sighup_stops_everything() -> None:
+    proc = _kactor("zookeeper", "--ensemble", "3", "--tick-ms", "200")
+    try:
+        line = proc.stdout.readline() if proc.stdout else ""
+        prefix = "zookeeper ensemble of 3 (leader: server "
+        assert line.startswith(prefix) and " ready at " in line, (line, proc.stderr.read() if proc.stderr else "")
+        hosts = line.strip().rsplit(" ", 1)[1].split(",")
+        ports = [int(h.split(":")[1]) for h in hosts]
+        assert len(ports) == 3 and all(h.startswith("127.0.0.1:") for h in hosts)
+
+        def modes_now() -> list[str] | None:  # ready = a quorum serves; the third may still be syncing
+            found = [[x for x in four_letter("127.0.0.1", p, "srvr").splitlines() if x.startswith("Mode:")]
+                     for p in ports]
+            return [m[0] for m in found] if all(found) else None
+
+        modes = wait_for(modes_now, 30, "all three servers to serve")
+        assert sum(m == "Mode: leader" for m in modes) == 1
+        leader_id = int(line[len(prefix):].split(")")[0])
+        assert modes[leader_id - 1] == "Mode: leader"
+        jvms = _jvm_children(proc.pid)
+        assert len(jvms) == 3
+        proc.send_signal(signal.SIGHUP)  # the terminal closed: an orderly stop, as on SIGTERM
+        assert proc.wait(timeout=30) == 0
+        assert not any(pid_alive(p) for p in jvms)
+        assert not any(listening_addresses(p) for p in ports)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+def test_cli_ensemble_bad_arguments() -> None:
+    for args, message in ((("--ensemble", "0"), "--ensemble must be at least 1"),
+                          (("--ensemble", "3", "--data-dir", "x"), "--data-dir is for a standalone server")):
+        proc = _kactor("zookeeper", *args)
+        out, err = proc.communicate(timeout=60)
+        assert proc.returncode == 2 and message in err and err.strip().count("\n") == 0, err
+
+
+_OWNER = textwrap.dedent("""
+    import sys, time
+    from zk_bridge.server import EmbeddedZooKeeper
+    zk = EmbeddedZooKeeper(tick_ms=200).start()
+    print(zk.pid, zk.work_dir, flush=True)
+    time.sleep(600)
+""")
+
+
+@pytest.mark.slow
+def test_zookeeper_dies_with_a_sigkilled_owner() -> None:
+    owner = subprocess.Popen([sys.executable, "-c", _OWNER], cwd=REPO, text=True, stdout=subprocess.PIPE,
+                             env=dict(os.environ, PYTHONPATH=str(REPO)))
+    try:
+        jvm_text, work_dir = (owner.stdout.readline() if owner.stdout else "").split()
+        jvm = int(jvm_text)
+        assert pid_alive(jvm) and os.path.isdir(work_dir)
+        owner.kill()  # no cleanup code of the owner runs
+        owner.wait()
+        wait_for(lambda: not pid_alive(jvm), 10, "the ZooKeeper JVM to die with its owner (PR_SET_PDEATHSIG)")
+        wait_for(lambda: not os.path.exists(work_dir), 10, "the janitor to remove the server's directory")
+    finally:
+        if owner.poll() is None:
+            owner.kill()
+            owner.wait()
