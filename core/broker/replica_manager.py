@@ -293,10 +293,10 @@ class ReplicaManager:
         return UpdateMetadataResponse(Errors.NONE)
 
     def handle_stop_replica(self, request: StopReplicaRequest, now_ms: float) -> Proc[StopReplicaResponse]:
-        """KafkaApis.handleStopReplicaRequest (ZK mode)."""
+        """KafkaApis.handleStopReplicaRequest (ZK mode): a stale broker epoch is answered with the top-level error and
+        no partition errors; a stale controller epoch (stopReplicas) with an empty partition map."""
         if self.is_broker_epoch_stale(request.broker_epoch):
-            return StopReplicaResponse(Errors.STALE_BROKER_EPOCH, tuple(
-                PartitionError(s.topic_partition, Errors.STALE_BROKER_EPOCH) for s in request.partition_states))
+            return StopReplicaResponse(Errors.STALE_BROKER_EPOCH)
         partition_errors, error = yield from self.stop_replicas(
             request.controller_id, request.controller_epoch, request.partition_states, now_ms)
         return StopReplicaResponse(error, tuple(PartitionError(tp, e) for tp, e in partition_errors.items()))

@@ -132,6 +132,8 @@ def error_for_exception(e: BaseException) -> Errors:
         return Errors.STALE_CONTROLLER_EPOCH
     if isinstance(e, StaleBrokerEpochError):
         return Errors.STALE_BROKER_EPOCH
+    if isinstance(e, BrokerNotAvailableError):
+        return Errors.BROKER_NOT_AVAILABLE
     return Errors.UNKNOWN_SERVER_ERROR
 
 
@@ -280,12 +282,10 @@ class KafkaController:
 
     def event_for_stop_replica_response(self, broker_id: int, request: StopReplicaRequest,
                                         response: StopReplicaResponse) -> Any:
-        """The StopReplica response callback: TopicDeletionStopReplicaResponseReceived for the partitions of topics
-        whose deletion started that were sent with deletePartition=true (None if there are none)."""
-        if response.error != Errors.NONE and not response.partition_errors:
-            # a top-level error response lists every partition of the request with that error
-            response = StopReplicaResponse(response.error, tuple(
-                PartitionError(s.topic_partition, response.error) for s in request.partition_states))
+        """The StopReplica response callback (sendStopReplicaRequests.responseCallback): the response's partition
+        errors only, so a top-level error without partition errors (stale broker epoch, stale controller epoch) raises
+        no event. TopicDeletionStopReplicaResponseReceived for the partitions of topics whose deletion started that
+        were sent with deletePartition=true (None if there are none)."""
         errors = stop_replica_partition_errors_for_deleting_topics(self.ctx, request, response)
         if not errors:
             return None

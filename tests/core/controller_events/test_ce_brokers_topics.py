@@ -125,9 +125,11 @@ def test_controlled_shutdown() -> None:
     assert any(ps.topic_partition == FOO1 and not ps.delete_partition
                for s in stops for ps in s.request.partition_states)
     assert 2 in c.ctx.shutting_down_broker_ids
-    # stale epoch / unknown broker / not the controller
+    # stale epoch / unknown broker (BrokerNotAvailableException → BROKER_NOT_AVAILABLE, with or without an epoch) /
+    # not the controller
     assert h.process(1, ev.ControlledShutdown(2, epoch2 - 1)).error == Errors.STALE_BROKER_EPOCH
-    assert h.process(1, ev.ControlledShutdown(9, -1)).error == Errors.UNKNOWN_SERVER_ERROR
+    assert h.process(1, ev.ControlledShutdown(9, -1)) == ControlledShutdownResponse(Errors.BROKER_NOT_AVAILABLE)
+    assert h.process(1, ev.ControlledShutdown(9, 12345)) == ControlledShutdownResponse(Errors.BROKER_NOT_AVAILABLE)
     h.add(3)
     h.process(3, ev.Startup())
     assert h.process(3, ev.ControlledShutdown(2, -1)).error == Errors.STALE_CONTROLLER_EPOCH

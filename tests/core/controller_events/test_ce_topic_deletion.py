@@ -391,3 +391,29 @@ def test_delete_topic_controller_moved_before_the_marker() -> None:
     batches, error = _delete_topic_batches(answer)
     assert isinstance(error, ControllerMovedError)
     assert [b.ops[0].path for b in batches] == ["/brokers/topics/foo", "/config/topics/foo"]
+
+
+def test_stop_replica_top_level_errors_raise_no_deletion_event() -> None:
+    """sendStopReplicaRequests' response callback looks only at the partition errors (reference Corrections 10): a
+    stale broker epoch (top-level error, no partition errors) and a stale controller epoch (empty partition map) raise
+    no TopicDeletionStopReplicaResponseReceived; the replicas stay ReplicaDeletionStarted. A partition error does."""
+    h = Harness()
+    setup_cluster(h.zk, (1, 2), {"foo": {0: [1, 2]}})
+    c = h.add(1)
+    h.process(1, ev.Startup())
+    h.drain()
+    h.clear_effects(1)
+    h.zk.create("/admin/delete_topics/foo")
+    h.drain()
+    (req,) = [s.request for s in h.sent(1, StopReplicaRequest, to=2)
+              if any(ps.delete_partition for ps in s.request.partition_states)]
+    foo0 = TopicPartition("foo", 0)
+    for error in (Errors.STALE_BROKER_EPOCH, Errors.STALE_CONTROLLER_EPOCH):
+        assert c.event_for_stop_replica_response(2, req, StopReplicaResponse(error)) is None
+    assert c.ctx.replica_state(PartitionAndReplica(foo0, 2)) == ReplicaDeletionStarted
+    event = c.event_for_stop_replica_response(
+        2, req, StopReplicaResponse(Errors.NONE, (PartitionError(foo0, Errors.KAFKA_STORAGE_ERROR),)))
+    assert event == ev.TopicDeletionStopReplicaResponseReceived(
+        2, Errors.NONE, (PartitionError(foo0, Errors.KAFKA_STORAGE_ERROR),))
+    h.process(1, event)
+    assert c.ctx.replica_state(PartitionAndReplica(foo0, 2)) == ReplicaDeletionIneligible
