@@ -364,9 +364,6 @@ class ControllerContext:
         """partitionsLeadershipInfo (a read-only view: write through put_partition_leadership_info)."""
         return self._partition_leadership_info
 
-    def partitions_with_leaders(self) -> set[TopicPartition]:
-        return {tp for tp in self._partition_leadership_info if tp.topic not in self.topics_to_be_deleted}
-
     def partitions_with_offline_leader(self) -> set[TopicPartition]:
         return {tp for tp, info in self._partition_leadership_info.items()
                 if not self.is_replica_online(info.leader_and_isr.leader, tp)

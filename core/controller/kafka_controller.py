@@ -30,7 +30,6 @@ from core.controller.election import (
     ControlledShutdownPartitionLeaderElectionStrategy,
     OfflinePartitionLeaderElectionStrategy,
     PreferredReplicaPartitionLeaderElectionStrategy,
-    preferred_replica_partition_leader_election,
 )
 from core.controller.errors import ControllerMovedError, IllegalStateError, KeeperError, StateChangeFailedError
 from core.controller.partition_state_machine import ZkPartitionStateMachine, ordered
@@ -842,7 +841,7 @@ class KafkaController:
         yield from self.replica_state_machine.handle_state_changes(replicas, OnlineReplica)
 
     def on_broker_startup(self, new_brokers: list[int]) -> Proc[None]:
-        """KafkaController.onBrokerStartup (§4.3)."""
+        """KafkaController.onBrokerStartup (Kafka 2.6, §4.3 and reference Corrections 4)."""
         log.info("New broker startup callback for %s", ",".join(map(str, new_brokers)))
         ctx = self.ctx
         for b in new_brokers:
@@ -850,7 +849,9 @@ class KafkaController:
         new_set = set(new_brokers)
         existing = ctx.live_or_shutting_down_broker_ids() - new_set
         yield from self.send_update_metadata_request(existing, ())
-        yield from self.send_update_metadata_request(new_brokers, ctx.partitions_with_leaders())
+        # every partition with a leadership record, those of topics queued for deletion included (2.6's
+        # partitionLeadershipInfo.keySet; they go out with leader -2 so the new broker drops them)
+        yield from self.send_update_metadata_request(new_brokers, ctx.partitions_leadership_info().keys())
         all_replicas_on_new = ctx.replicas_on_brokers(new_set)
         yield from self.replica_state_machine.handle_state_changes(all_replicas_on_new, OnlineReplica)
         yield from self.partition_state_machine.trigger_online_partition_state_change()
@@ -1238,8 +1239,10 @@ class KafkaController:
         yield Schedule(AUTO_LEADER_REBALANCE_TIMER, self.config.leader_imbalance_check_interval_ms)
 
     def check_and_trigger_auto_leader_rebalance(self) -> Proc[None]:
-        """checkAndTriggerAutoLeaderRebalance (§8.5): per preferred broker, if the share of its partitions not led by
-        it is > leader.imbalance.per.broker.percentage, elect the eligible ones (one election for all brokers)."""
+        """checkAndTriggerAutoLeaderRebalance (Kafka 2.6, §8.5 and reference Corrections 11): per preferred broker, if
+        the share of its partitions not led by it is > leader.imbalance.per.broker.percentage, onReplicaElection for
+        those whose preferred replica is online (one election, one request batch, per imbalanced broker), only while
+        no partition is being reassigned."""
         ctx = self.ctx
         tdm = self.topic_deletion_manager
         by_preferred: dict[int, list[TopicPartition]] = {}
@@ -1250,29 +1253,18 @@ class KafkaController:
             if replicas:
                 by_preferred.setdefault(replicas[0], []).append(tp)
         threshold = self.config.leader_imbalance_per_broker_percentage / 100
-        candidates: list[TopicPartition] = []
         for broker, tps in sorted(by_preferred.items()):
             not_preferred = [tp for tp in tps if (info := ctx.partition_leadership_info(tp)) is not None
                              and info.leader_and_isr.leader != broker]
             ratio = len(not_preferred) / len(tps)
             log.debug("Leader imbalance ratio for broker %d is %f", broker, ratio)
             if ratio > threshold:
-                candidates.extend(tp for tp in not_preferred
-                                  if not ctx.partitions_being_reassigned
-                                  and not tdm.is_topic_queued_up_for_deletion(tp.topic)
-                                  and tp.topic in ctx.all_topics
-                                  and self._can_preferred_replica_be_leader(tp))
-        if candidates:
-            yield from self.on_replica_election(candidates, ev.PREFERRED, ev.AUTO_TRIGGERED)
-
-    def _can_preferred_replica_be_leader(self, tp: TopicPartition) -> bool:
-        """canPreferredReplicaBeLeader"""
-        ctx = self.ctx
-        assignment = ctx.partition_replica_assignment(tp)
-        live = [r for r in assignment if ctx.is_replica_online(r, tp)]
-        info = ctx.partition_leadership_info(tp)
-        isr = info.leader_and_isr.isr if info is not None else ()
-        return preferred_replica_partition_leader_election(assignment, isr, live) is not None
+                candidates = [tp for tp in not_preferred
+                              if ctx.is_replica_online(broker, tp)
+                              and not ctx.partitions_being_reassigned
+                              and not tdm.is_topic_queued_up_for_deletion(tp.topic)
+                              and tp.topic in ctx.all_topics]
+                yield from self.on_replica_election(candidates, ev.PREFERRED, ev.AUTO_TRIGGERED)
 
     def process_unclean_leader_election_enable(self) -> Proc[None]:
         """processUncleanLeaderElectionEnable"""

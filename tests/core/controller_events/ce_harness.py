@@ -126,6 +126,27 @@ def create_topic(zk: WatchingZooKeeper, topic: str, parts: dict[int, list[int]])
         {TopicPartition(topic, p): ReplicaAssignment(tuple(r)) for p, r in parts.items()}))
 
 
+def preferred_replica_imbalance_count_2_6(c: KafkaController) -> int:
+    """Kafka 2.6's updateMetrics recount of PreferredReplicaImbalanceCount after every event (reference Corrections
+    7): partitions with a leadership record, not queued for deletion, whose leader is not the preferred replica -
+    or, while the preferred replica is being added by a reassignment, whose ISR already holds it."""
+    ctx = c.ctx
+    count = 0
+    for tp in ctx.iter_all_partitions():
+        assignment = ctx.partition_full_replica_assignment(tp)
+        info = ctx.partition_leadership_info(tp)
+        if info is None or not assignment.replicas:
+            continue
+        if c.topic_deletion_manager.is_topic_queued_up_for_deletion(tp.topic):
+            continue
+        preferred = assignment.replicas[0]
+        if assignment.is_being_reassigned and preferred in assignment.adding_replicas:
+            count += preferred in info.leader_and_isr.isr
+        else:
+            count += info.leader_and_isr.leader != preferred
+    return count
+
+
 def active_cluster(brokers: tuple[int, ...] = (1, 2, 3), topics: dict | None = None, **config: Any) -> Harness:
     """A cluster whose broker 1 is the active controller after its Startup; its effects so far are cleared."""
     h = Harness()
@@ -163,6 +184,8 @@ class Harness:
         self.zk.session_id = broker_id
         result, effects = run(c.process(event, now_ms=self.now_ms), self.zk)
         self.processed[broker_id].append(event)
+        if c.is_active:
+            assert c.ctx.preferred_replica_imbalance_count == preferred_replica_imbalance_count_2_6(c), event
         for e in effects:
             self.effects[broker_id].append(e)
             if isinstance(e, Emit) and e.to == CONTROLLER_ACTOR:

@@ -210,6 +210,28 @@ def test_auto_rebalance_above_threshold_moves_leaders_back() -> None:
     assert h.controllers[1].ctx.preferred_replica_imbalance_count == 0
 
 
+def test_auto_rebalance_one_election_per_imbalanced_broker() -> None:
+    """Kafka 2.6 calls onReplicaElection once per imbalanced broker (reference Corrections 11): partitions preferring
+    1 (led by 2) and partitions preferring 2 (led by 1) are moved back in two elections, so broker 3 (a follower of
+    all of them) gets two LeaderAndIsr requests, one per preferred broker, not one for all four partitions."""
+    h = Harness()
+    topics = {"a": {0: [1, 2, 3], 1: [1, 2, 3]}, "b": {0: [2, 1, 3], 1: [2, 1, 3]}}
+    setup_cluster(h.zk, (1, 2, 3), topics)
+    for p in range(2):
+        h.zk.put_partition_state(TopicPartition("a", p), leader=2, isr=(1, 2, 3), controller_epoch=0)
+        h.zk.put_partition_state(TopicPartition("b", p), leader=1, isr=(1, 2, 3), controller_epoch=0)
+    h.add(1)
+    h.process(1, ev.Startup())
+    h.drain()
+    h.clear_effects(1)
+    h.process(1, ev.AutoPreferredReplicaLeaderElection())
+    to3 = [sorted((ps.topic_partition, ps.leader) for ps in s.request.partition_states)
+           for s in h.sent(1, LeaderAndIsrRequest, to=3)]
+    assert to3 == [[(TopicPartition("a", 0), 1), (TopicPartition("a", 1), 1)],
+                   [(TopicPartition("b", 0), 2), (TopicPartition("b", 1), 2)]]
+    assert h.controllers[1].ctx.preferred_replica_imbalance_count == 0
+
+
 def test_unclean_election_enabled_by_topic_config() -> None:
     """An offline partition whose ISR is dead gets an unclean leader once /config/topics/<t> enables it."""
     h = _active(topics={"foo": {0: [2, 3]}})

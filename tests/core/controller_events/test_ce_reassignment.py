@@ -9,7 +9,7 @@ from ce_harness import Harness, active_cluster, register_broker, setup_cluster
 
 from messages import controller_events as ev
 from messages.common import Errors, ReplicaAssignment, TopicPartition
-from messages.requests import LeaderAndIsrRequest, StopReplicaRequest
+from messages.requests import LeaderAndIsrRequest, StopReplicaRequest, UpdateMetadataRequest
 from zk_bridge import paths, znodes
 
 TP = TopicPartition("t", 0)
@@ -135,3 +135,48 @@ def test_reassignment_resumed_on_failover() -> None:
     s = h.zk.state(TP)
     assert (s.leader_and_isr.leader, s.leader_and_isr.isr) == (2, (2,))
     assert json.loads(h.zk.get("/brokers/topics/t"))["partitions"] == {"0": [2]}
+
+
+def test_a1_sends_is_new_false_to_every_replica_and_a2_is_new_true() -> None:
+    """Kafka 2.6 (reference Corrections 6): A1's LeaderAndIsr goes to every replica of ORS + TRS with isNew=false,
+    the adding replica included; only A2's own batch (AR → NewReplica) sends it isNew=true."""
+    h = _active((1, 2), {"t": {0: [1]}})
+    h.zk.create(paths.ReassignPartitionsZNode, znodes.encode_reassign_partitions({TP: (1, 2)}))
+    h.drain()
+    to2 = [[(ps.topic_partition, ps.leader_epoch, ps.replicas, ps.adding_replicas, ps.is_new)
+            for ps in s.request.partition_states] for s in h.sent(1, LeaderAndIsrRequest, to=2)]
+    assert to2 == [[(TP, 1, (1, 2), (2,), False)], [(TP, 1, (1, 2), (2,), True)]]
+    to1 = [[(ps.leader_epoch, ps.is_new) for ps in s.request.partition_states]
+           for s in h.sent(1, LeaderAndIsrRequest, to=1)]
+    assert to1 == [[(1, False)]]
+
+
+def test_isr_change_notification_does_not_complete_a_reassignment() -> None:
+    """Kafka 2.6 (reference Corrections 3): an ISR change notification only refreshes the leadership cache and sends
+    UpdateMetadata for the listed partitions; reassignment completion comes from the state znode's data watch
+    (PartitionReassignmentIsrChange) alone. Here the ISR grows with the watch's event lost: the notification updates
+    the cache and metadata, the reassignment stays in progress; the next state-znode change completes it."""
+    h = _active((1, 2), {"t": {0: [1]}})
+    h.zk.create(paths.ReassignPartitionsZNode, znodes.encode_reassign_partitions({TP: (2,)}))
+    h.drain()
+    c = h.controllers[1]
+    h.zk.leader_writes_isr(TP, (1, 2))
+    h.zk.fired.clear()  # the PartitionReassignmentIsrChange is not delivered
+    h.clear_effects(1)
+    h.zk.create(paths.IsrChangeNotificationSequenceZNode.path("0000000000"), znodes.encode_isr_change({TP}))
+    h.drain()
+    assert ev.IsrChangeNotification() in h.processed[1]
+    assert c.ctx.partition_leadership_info(TP).leader_and_isr.isr == (1, 2)
+    um = [(s.broker_id, [(ps.topic_partition, ps.isr) for ps in s.request.partition_states])
+          for s in h.sent(1, UpdateMetadataRequest)]
+    assert um == [(1, [(TP, (1, 2))]), (2, [(TP, (1, 2))])]
+    assert h.sent(1, LeaderAndIsrRequest) == [] and h.sent(1, StopReplicaRequest) == []
+    assert c.ctx.partitions_being_reassigned == {TP}
+    assert json.loads(h.zk.get("/brokers/topics/t"))["adding_replicas"] == {"0": [2]}
+    assert h.zk.nodes[paths.IsrChangeNotificationZNode].children == set()
+    # the notification's read of the state znode re-armed its watch: the next change completes the reassignment
+    assert 1 in h.zk.data_watches[paths.TopicPartitionStateZNode.path(TP)]
+    h.zk.leader_writes_isr(TP, (1, 2))
+    h.drain()
+    assert c.ctx.partitions_being_reassigned == set()
+    assert c.ctx.partition_full_replica_assignment(TP) == ReplicaAssignment((2,))

@@ -9,7 +9,7 @@ from collections.abc import Iterable
 from typing import Any
 
 import pytest
-from ce_harness import Harness, setup_cluster
+from ce_harness import Harness, active_cluster, register_broker, setup_cluster
 from fake_zk import run
 
 from core.controller.config import ControllerConfig
@@ -397,12 +397,8 @@ def test_stop_replica_top_level_errors_raise_no_deletion_event() -> None:
     """sendStopReplicaRequests' response callback looks only at the partition errors (reference Corrections 10): a
     stale broker epoch (top-level error, no partition errors) and a stale controller epoch (empty partition map) raise
     no TopicDeletionStopReplicaResponseReceived; the replicas stay ReplicaDeletionStarted. A partition error does."""
-    h = Harness()
-    setup_cluster(h.zk, (1, 2), {"foo": {0: [1, 2]}})
-    c = h.add(1)
-    h.process(1, ev.Startup())
-    h.drain()
-    h.clear_effects(1)
+    h = active_cluster((1, 2), {"foo": {0: [1, 2]}})
+    c = h.controllers[1]
     h.zk.create("/admin/delete_topics/foo")
     h.drain()
     (req,) = [s.request for s in h.sent(1, StopReplicaRequest, to=2)
@@ -417,3 +413,20 @@ def test_stop_replica_top_level_errors_raise_no_deletion_event() -> None:
         2, Errors.NONE, (PartitionError(foo0, Errors.KAFKA_STORAGE_ERROR),))
     h.process(1, event)
     assert c.ctx.replica_state(PartitionAndReplica(foo0, 2)) == ReplicaDeletionIneligible
+
+
+def test_broker_startup_update_metadata_includes_topics_being_deleted() -> None:
+    """onBrokerStartup (Kafka 2.6, reference Corrections 4) sends the new broker UpdateMetadata for every partition in
+    partitionLeadershipInfo, a topic queued for deletion included (with leader -2, so the broker drops it)."""
+    h = active_cluster((1, 2), {"foo": {0: [1, 2]}, "bar": {0: [1]}})
+    h.zk.delete("/brokers/ids/2")
+    h.drain()
+    h.zk.create("/admin/delete_topics/foo")
+    h.drain()
+    assert h.controllers[1].ctx.topics_ineligible_for_deletion == {"foo"}
+    h.clear_effects(1)
+    register_broker(h.zk, 2)
+    h.drain()
+    first = next(s.request for s in h.sent(1, UpdateMetadataRequest, to=2) if s.request.partition_states)
+    assert sorted((ps.topic_partition, ps.leader) for ps in first.partition_states) == [
+        (TopicPartition("bar", 0), 1), (TopicPartition("foo", 0), -2)]
