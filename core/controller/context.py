@@ -235,11 +235,11 @@ class ControllerContext:
         self.all_topics.update(topics)
 
     def remove_topic(self, topic: str) -> None:
-        """removeTopic: the imbalance metric is cleaned here only if the topic was not queued for deletion."""
+        """removeTopic (Kafka 2.6): the topic, its assignments and leadership records leave the context; the deletion
+        sets are not touched (completeDeleteTopic empties them). The kept imbalance count drops the topic's
+        partitions here only if the topic is not queued for deletion (queueTopicDeletion already did)."""
         if topic not in self.topics_to_be_deleted:
             self._clean_preferred_replica_imbalance_metric(topic)
-        self.topics_to_be_deleted.discard(topic)
-        self.topics_with_deletion_started.discard(topic)
         self.all_topics.discard(topic)
         assignments = self.partition_assignments.pop(topic, None)
         if assignments is not None:

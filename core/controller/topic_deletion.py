@@ -168,11 +168,16 @@ class TopicDeletionManager:
         yield from self.replica_state_machine.handle_state_changes(failed, OfflineReplica)
 
     def _complete_delete_topic(self, topic: str) -> Proc[None]:
-        """completeDeleteTopic: mute PartitionModifications, successful replicas → NonExistentReplica, delete the
-        topic's znodes (fenced), remove it from the context."""
+        """completeDeleteTopic (Kafka 2.6): mute PartitionModifications, successful replicas → NonExistentReplica,
+        the topic leaves topicsToBeDeleted and topicsWithDeletionStarted, its znodes are deleted (fenced), then it
+        leaves the rest of the context (removeTopic). The sets are left before the znodes are deleted, as in 2.6: a
+        deletion whose znode deletes fail is picked up again by the next TopicDeletion event or controller failover
+        (the /admin/delete_topics marker goes last and survives the failure)."""
         self.client.mute_partition_modifications(topic)
         replicas = sorted(self.ctx.replicas_in_state(topic, ReplicaDeletionSuccessful))
         yield from self.replica_state_machine.handle_state_changes(replicas, NonExistentReplica)
+        self.ctx.topics_to_be_deleted.discard(topic)
+        self.ctx.topics_with_deletion_started.discard(topic)
         yield from self.client.delete_topic(topic, self.ctx.epoch_zk_version)
         self.ctx.remove_topic(topic)
         yield Emit(STATE_CHANGE_LOG, TopicDeletionProgress(topic, "Completed"))

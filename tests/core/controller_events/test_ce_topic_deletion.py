@@ -195,6 +195,32 @@ def test_basic_deletion() -> None:
     assert sorted(client.deleted_topics) == ["bar", "foo"] and sorted(client.muted) == ["bar", "foo"]
 
 
+def test_complete_delete_topic_leaves_the_deletion_sets_before_the_znodes_go() -> None:
+    """completeDeleteTopic's order in Kafka 2.6: NonExistentReplica, then topicsToBeDeleted / topicsWithDeletionStarted
+    lose the topic, then the znodes are deleted, then removeTopic. A znode delete that fails (a KeeperError) therefore
+    leaves the topic out of the deletion sets but still in allTopics (removeTopic not reached); removeTopic itself
+    leaves the deletion sets alone."""
+    ctx = _init_context([1, 2, 3], ["foo"], 1, 3)
+    dm, _, _, client = _manager(ctx)
+    _go(dm.init(set(), set()))
+    _go(dm.enqueue_topics_for_deletion({"foo"}))
+    seen: list[tuple[set[str], set[str], set[str]]] = []
+
+    def failing_delete_topic(topic: str, epoch_zk_version: int) -> Any:
+        seen.append((set(ctx.topics_to_be_deleted), set(ctx.topics_with_deletion_started), set(ctx.all_topics)))
+        raise KeeperError(NOTEMPTY, "/brokers/topics/foo")
+        yield  # pragma: no cover
+
+    client.delete_topic = failing_delete_topic  # type: ignore[method-assign]
+    with pytest.raises(KeeperError):
+        _go(dm.complete_replica_deletion(ctx.replicas_for_topic("foo")))
+    assert seen == [(set(), set(), {"foo"})]
+    assert ctx.all_topics == {"foo"} and ctx.topics_to_be_deleted == set()
+    ctx.queue_topic_deletion({"foo"})
+    ctx.remove_topic("foo")
+    assert ctx.topics_to_be_deleted == {"foo"} and "foo" not in ctx.all_topics
+
+
 def test_deletion_with_broker_offline() -> None:
     """TopicDeletionManagerTest.testDeletionWithBrokerOffline"""
     ctx = _init_context([1, 2, 3], ["foo", "bar"], 2, 3)
