@@ -1,15 +1,17 @@
-"""LocalCluster: an embedded real ZooKeeper (unless one is given) and N broker processes on loopback.
+"""LocalCluster: an embedded real ZooKeeper — one server or an ensemble — (unless one is given) and N broker processes
+on loopback.
 
-Used by ``kactor cluster``, ``kactor demo``, the benchmarks and the real-cluster tests. Every broker is a
-``python -m kactor broker`` child that the kernel sends SIGTERM if this process dies (PR_SET_PDEATHSIG), so
-nothing of a cluster outlives its launcher.
+Used by ``kactor cluster``, ``kactor demo``, the benchmarks and the real-cluster tests. Every broker and ZooKeeper
+is a child started by kactor/children.py: the kernel sends it SIGTERM if this process dies (PR_SET_PDEATHSIG), and
+the janitor SIGKILLs what lingers and removes the temporary directories, so nothing of a cluster outlives its
+launcher, even a SIGKILLed one.
 """
 
 from __future__ import annotations
 
-import ctypes
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -19,16 +21,8 @@ from collections.abc import Iterable
 
 from kazoo.client import KazooClient
 
-from zk_bridge.server import EmbeddedZooKeeper, free_port
-
-_PR_SET_PDEATHSIG = 1
-
-
-def _die_with_parent() -> None:
-    try:
-        ctypes.CDLL("libc.so.6", use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
-    except OSError:
-        pass
+from kactor.children import janitor, spawn
+from zk_bridge.server import ZooKeeperEnsemble, free_port
 
 
 class ClusterError(RuntimeError):
@@ -40,18 +34,26 @@ class LocalCluster:
 
     def __init__(self, brokers: int = 3, zookeeper: str | None = None, base_dir: str | None = None,
                  trace_dir: str | None = None, overrides: Iterable[str] = (), zk_tick_ms: int = 2000,
-                 log_level: str = "INFO") -> None:
+                 log_level: str = "INFO", zookeeper_ensemble: int = 1,
+                 zk_max_session_timeout_ms: int | None = None) -> None:
         if brokers < 1:
             raise ClusterError("--brokers must be at least 1")
+        if zookeeper_ensemble < 1:
+            raise ClusterError("--zookeeper-ensemble must be at least 1")
         self.n = brokers
         self.given_zookeeper = zookeeper
+        self.zookeeper_ensemble = zookeeper_ensemble
+        self.zk_max_session_timeout_ms = zk_max_session_timeout_ms
         self._own_base = base_dir is None
         self.base_dir = base_dir or tempfile.mkdtemp(prefix="kactor-cluster-")
+        if self._own_base:  # removed by stop(), or by the janitor if we die first
+            janitor().watch_dir(self.base_dir)
         self.trace_dir = trace_dir
         self.overrides = list(overrides)
         self.zk_tick_ms = zk_tick_ms
         self.log_level = log_level
-        self.zk: EmbeddedZooKeeper | None = None
+        # The embedded ZooKeeper: one server (an ensemble of 1) or a quorum of zookeeper_ensemble servers.
+        self.zk: ZooKeeperEnsemble | None = None
         self.ports: dict[int, int] = {}
         # broker id → its Prometheus endpoint's port (kactor.metrics.port), kept across restarts like ``ports``
         self.metrics_ports: dict[int, int] = {}
@@ -67,7 +69,8 @@ class LocalCluster:
 
     def start(self) -> LocalCluster:
         if not self.given_zookeeper:
-            self.zk = EmbeddedZooKeeper(tick_ms=self.zk_tick_ms)
+            self.zk = ZooKeeperEnsemble(self.zookeeper_ensemble, tick_ms=self.zk_tick_ms,
+                                        max_session_timeout_ms=self.zk_max_session_timeout_ms)
             self.zk.start()
         for broker_id in range(self.n):
             self.start_broker(broker_id)
@@ -95,9 +98,8 @@ class LocalCluster:
         self.logs[broker_id] = log_path
         os.makedirs(self.base_dir, exist_ok=True)
         with open(log_path, "ab") as out:
-            proc = subprocess.Popen(self.broker_args(broker_id), stdout=out, stderr=subprocess.STDOUT,
-                                    stdin=subprocess.DEVNULL, preexec_fn=_die_with_parent,
-                                    env=dict(os.environ, PYTHONHASHSEED="0"))
+            proc = spawn(self.broker_args(broker_id), stdout=out, stderr=subprocess.STDOUT,
+                         stdin=subprocess.DEVNULL, env=dict(os.environ, PYTHONHASHSEED="0"))
         self.procs[broker_id] = proc
         return proc
 
@@ -138,6 +140,9 @@ class LocalCluster:
         if self.zk is not None:
             self.zk.stop()
             self.zk = None
+        if self._own_base:
+            shutil.rmtree(self.base_dir, ignore_errors=True)
+            janitor().forget_dir(self.base_dir)
 
     def _controller_or_none(self) -> int | None:
         try:
@@ -159,8 +164,8 @@ class LocalCluster:
 
     def pids(self) -> list[int]:
         out = [p.pid for p in self.procs.values() if p.poll() is None]
-        if self.zk is not None and self.zk.pid:
-            out.append(self.zk.pid)
+        if self.zk is not None:
+            out += self.zk.pids()
         return out
 
     def log_tail(self, broker_id: int, limit: int = 3000) -> str:

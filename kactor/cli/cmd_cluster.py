@@ -1,41 +1,56 @@
-"""``kactor cluster``: an embedded ZooKeeper and N broker processes; Ctrl-C stops brokers, then ZooKeeper."""
+"""``kactor cluster``: an embedded ZooKeeper (one server or an ensemble) and N broker processes; Ctrl-C, SIGTERM or
+SIGHUP stops brokers, then ZooKeeper, and removes the temporary directories."""
 
 from __future__ import annotations
 
 import argparse
 import signal
+import sys
 import time
 
 from kactor.cli import CliError
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("cluster", help="run a local cluster: embedded ZooKeeper + N brokers",
-                       description="Start a real ZooKeeper on loopback (unless --zookeeper is given) and N broker "
-                                   "processes. Prints the connect string; Ctrl-C stops everything.")
+    p = sub.add_parser("cluster", help="run a local cluster: embedded ZooKeeper (or ensemble) + N brokers",
+                       description="Start a real ZooKeeper on loopback (unless --zookeeper is given; "
+                                   "--zookeeper-ensemble N for N servers in one quorum) and N broker processes. "
+                                   "Prints the connect string; Ctrl-C (or SIGTERM, or closing the terminal) stops "
+                                   "everything it started.")
     p.add_argument("--brokers", type=int, default=3)
     p.add_argument("--zookeeper", metavar="HOST:PORT[/chroot]", help="use this ZooKeeper instead of an embedded one")
+    p.add_argument("--zookeeper-ensemble", type=int, default=1, metavar="N",
+                   help="embed N ZooKeeper servers forming one quorum (default 1: standalone); brokers get all N "
+                        "in zookeeper.connect and ride out the loss of any one of them")
     p.add_argument("--trace-dir", help="write one message trace per broker process here")
-    p.add_argument("--data-dir", help="where log dirs and broker logs go (default: a temp dir)")
+    p.add_argument("--data-dir", help="where log dirs and broker logs go (default: a temp dir, removed on exit)")
     p.add_argument("--override", action="append", default=[], metavar="KEY=VALUE",
                    help="a broker property for every broker (repeatable)")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    from kactor.children import install_stop_signals
     from kactor.cluster import ClusterError, LocalCluster
     from kactor.config import ConfigError, load_config
     from zk_bridge.server import ZooKeeperUnavailable
 
     if args.brokers < 1:
         raise CliError("--brokers must be at least 1", 2)
+    if args.zookeeper_ensemble < 1:
+        raise CliError("--zookeeper-ensemble must be at least 1", 2)
+    if args.zookeeper and args.zookeeper_ensemble != 1:
+        raise CliError("--zookeeper and --zookeeper-ensemble exclude each other: an ensemble is embedded", 2)
     try:  # validate the overrides once, here, rather than N times in N children
         load_config(None, ["broker.id=0", "zookeeper.connect=127.0.0.1:1", *args.override])
     except ConfigError as e:
         raise CliError(str(e)) from None
-    cluster = LocalCluster(args.brokers, args.zookeeper, args.data_dir, args.trace_dir, args.override)
     stop = {"now": False}
-    signal.signal(signal.SIGTERM, lambda *_: stop.update(now=True))
+    # SIGTERM and SIGHUP (the terminal closed) ask for the same orderly stop as Ctrl-C, at any time: the handlers
+    # stay in place during the stop itself, so a hang-up in the middle of a Ctrl-C shutdown does not cut it short.
+    install_stop_signals(lambda signum: stop.update(now=True))
+    cluster = LocalCluster(args.brokers, args.zookeeper, args.data_dir, args.trace_dir, args.override,
+                           zookeeper_ensemble=args.zookeeper_ensemble)
     try:
         cluster.start()
         zk = cluster.client()
@@ -47,14 +62,17 @@ def run(args: argparse.Namespace) -> int:
         finally:
             zk.stop()
             zk.close()
-        print(f"kactor cluster: {args.brokers} brokers up, controller is broker {controller}")
+        embedded = (f", zookeeper ensemble of {args.zookeeper_ensemble}" if args.zookeeper_ensemble > 1 else "")
+        print(f"kactor cluster: {args.brokers} brokers up{embedded}, controller is broker {controller}")
         print(f"zookeeper.connect={cluster.connect_string}")
-        print(f"data: {cluster.base_dir}" + (f"   traces: {args.trace_dir}" if args.trace_dir else ""))
+        where = cluster.base_dir + (" (removed on exit)" if args.data_dir is None else "")
+        print(f"data: {where}" + (f"   traces: {args.trace_dir}" if args.trace_dir else ""))
         print("Ctrl-C to stop", flush=True)
         while not stop["now"]:
             for broker_id, proc in cluster.procs.items():
                 if proc.poll() is not None:
-                    print(f"broker {broker_id} exited with {proc.returncode}; see {cluster.logs[broker_id]}")
+                    print(f"broker {broker_id} exited with {proc.returncode}; the end of its log:\n"
+                          f"{cluster.log_tail(broker_id, 2000)}", file=sys.stderr)
                     stop["now"] = True
             time.sleep(0.2)
     except KeyboardInterrupt:
@@ -62,6 +80,8 @@ def run(args: argparse.Namespace) -> int:
     except (ClusterError, ZooKeeperUnavailable) as e:
         raise CliError(str(e)) from None
     finally:
+        # A second Ctrl-C while stopping is ignored, as a JVM ignores it while its shutdown hooks run.
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
         print("stopping brokers, then ZooKeeper...", flush=True)
         cluster.stop()
     return 0

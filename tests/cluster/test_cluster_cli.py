@@ -135,8 +135,10 @@ def test_cluster_command_starts_three_brokers_and_ctrl_c_leaves_nothing(tmp_path
         assert len(brokers) == 3 and len(javas) == 1, [(_cmdline(p)) for p in kids]
 
         os.killpg(proc.pid, signal.SIGINT)  # Ctrl-C
+        out.wait_for(r"stopping brokers, then ZooKeeper", 30)
+        proc.send_signal(signal.SIGHUP)  # and the terminal closes in the middle of the shutdown: it still completes
+        proc.send_signal(signal.SIGINT)  # as does a second Ctrl-C
         assert proc.wait(timeout=90) == 0
-        out.wait_for(r"stopping brokers, then ZooKeeper", 5)
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
@@ -193,3 +195,72 @@ def test_broker_with_unreachable_zookeeper_fails_in_one_line(tmp_path: Path) -> 
     line = _one_clear_line(_broker(tmp_path, "broker.id=0", f"zookeeper.connect=127.0.0.1:{port}",
                                    "zookeeper.connection.timeout.ms=1500"))
     assert f"127.0.0.1:{port}" in line and "ZooKeeper" in line
+
+
+# -- issue #19 item 7: nothing kactor cluster starts outlives it -----------------------------------------------------
+def _start_cluster_in(tmp: Path, *args: str) -> tuple[subprocess.Popen[str], _Lines, list[int], Path]:
+    """``kactor cluster`` with TMPDIR=tmp (so every temporary directory it makes is under ``tmp``), run until it
+    printed its data dir; returns it, its output, every process it started (brokers, ZooKeeper JVMs, the janitor)
+    and its temporary data dir."""
+    tmp.mkdir()
+    proc = subprocess.Popen([*KACTOR, "cluster", *args, "--override", "controlled.shutdown.retry.backoff.ms=200"],
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL, text=True,
+                            start_new_session=True, env=dict(os.environ, TMPDIR=str(tmp)))
+    out = _Lines(proc.stdout)
+    try:
+        data = Path(out.wait_for(r"^data: (\S+) \(removed on exit\)$", 90).group(1))
+    except BaseException:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+        raise
+    return proc, out, children_of(proc.pid), data
+
+
+def _wait_gone(pids: list[int], tmp: Path, timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and (any(alive(p) for p in pids) or any(tmp.iterdir())):
+        time.sleep(0.1)
+    assert [p for p in pids if alive(p)] == [], [_cmdline(p) for p in pids if alive(p)]
+    assert sorted(p.name for p in tmp.iterdir()) == []
+
+
+@pytest.mark.slow
+def test_cluster_sighup_with_an_ensemble_stops_everything_in_order(tmp_path: Path) -> None:
+    tmp = tmp_path / "tmp"
+    proc, out, started, data = _start_cluster_in(tmp, "--brokers", "2", "--zookeeper-ensemble", "3")
+    try:
+        connect = out.seen[-2] if out.seen[-2].startswith("zookeeper.connect=") else ""
+        hosts = connect.removeprefix("zookeeper.connect=").split(",")
+        assert len(hosts) == 3 and all(h.startswith("127.0.0.1:") for h in hosts), out.seen
+        brokers = [p for p in started if " broker " in _cmdline(p)]
+        javas = [p for p in started if "java" in _cmdline(p)]
+        assert len(brokers) == 2 and len(javas) == 3, [_cmdline(p) for p in started]
+        for b in brokers:  # every broker was given the whole ensemble
+            assert f"zookeeper.connect={','.join(hosts)}" in _cmdline(b)
+        assert str(data).startswith(str(tmp)) and data.is_dir()
+        proc.send_signal(signal.SIGHUP)  # the terminal closed
+        assert proc.wait(timeout=90) == 0  # an orderly stop, as on SIGTERM
+        out.wait_for(r"stopping brokers, then ZooKeeper", 5)
+        _wait_gone(started, tmp, 10)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+
+
+@pytest.mark.slow
+def test_cluster_sigkilled_leaves_no_process_and_no_temporary_directory(tmp_path: Path) -> None:
+    tmp = tmp_path / "tmp"
+    proc, _, started, data = _start_cluster_in(tmp, "--brokers", "2")
+    try:
+        assert len([p for p in started if "java" in _cmdline(p)]) == 1
+        assert len([p for p in started if " broker " in _cmdline(p)]) == 2
+        assert any(tmp.iterdir()) and data.is_dir()
+        proc.kill()  # no cleanup code of kactor cluster runs: PR_SET_PDEATHSIG and the janitor do it
+        proc.wait()
+        # brokers and ZooKeeper get SIGTERM at once; the janitor SIGKILLs what is left after 5 s, then removes dirs
+        _wait_gone(started, tmp, 20)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
