@@ -1,0 +1,253 @@
+"""Record batches, magic v2 (``DefaultRecordBatch``/``DefaultRecord``): read, check, build, and re-offset in place.
+
+A Produce request's ``records`` bytes are one or more batches. The broker keeps each batch's bytes as received and
+only rewrites the two fields the CRC does not cover — ``baseOffset`` and ``partitionLeaderEpoch`` — when it appends
+(``LogValidator.validateMessagesAndAssignOffsets``, the in-place path). ``check_batch`` is ``ensureValid`` plus the
+checks Kafka makes before that: size, magic, compression codec, then the records themselves.
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Iterator, Sequence
+
+import attrs
+from crc32c import crc32c
+
+from protocol import compression
+from protocol.errors import CorruptRecordError, InvalidRecordError, ProtocolError
+from protocol.primitives import read_varint, read_varlong, write_varint, write_varlong
+
+MAGIC_V2 = 2
+# baseOffset, batchLength, partitionLeaderEpoch, magic, crc, attributes, lastOffsetDelta, firstTimestamp,
+# maxTimestamp, producerId, producerEpoch, baseSequence, recordsCount
+_HEADER = struct.Struct(">qiibIhiqqqhii")
+HEADER_SIZE = _HEADER.size  # 61
+LOG_OVERHEAD = 12  # baseOffset + batchLength
+_CRC_START = 21  # attributes onward
+_EPOCH_AT = 12
+_Q = struct.Struct(">q")
+_I = struct.Struct(">i")
+NO_PRODUCER_ID = -1
+NO_PRODUCER_EPOCH = -1
+NO_SEQUENCE = -1
+NO_PARTITION_LEADER_EPOCH = -1
+
+TIMESTAMP_TYPE_BIT = 0x08
+TRANSACTIONAL_BIT = 0x10
+CONTROL_BIT = 0x20
+
+
+@attrs.frozen
+class Header:
+    key: str
+    value: bytes | None
+
+
+@attrs.frozen
+class Record:
+    """``DefaultRecord``: offsets and timestamps are deltas from the batch's base."""
+
+    offset_delta: int
+    timestamp_delta: int
+    key: bytes | None
+    value: bytes | None
+    headers: tuple[Header, ...] = ()
+    attributes: int = 0
+
+
+@attrs.frozen
+class RecordBatch:
+    """One batch's header fields and its bytes exactly as received (``raw``)."""
+
+    base_offset: int
+    batch_length: int
+    partition_leader_epoch: int
+    magic: int
+    crc: int
+    attributes: int
+    last_offset_delta: int
+    first_timestamp: int
+    max_timestamp: int
+    producer_id: int
+    producer_epoch: int
+    base_sequence: int
+    records_count: int
+    raw: bytes = attrs.field(repr=False)
+
+    @property
+    def compression(self) -> int:
+        return self.attributes & 0x07
+
+    @property
+    def is_transactional(self) -> bool:
+        return bool(self.attributes & TRANSACTIONAL_BIT)
+
+    @property
+    def is_control(self) -> bool:
+        return bool(self.attributes & CONTROL_BIT)
+
+    @property
+    def last_offset(self) -> int:
+        return self.base_offset + self.last_offset_delta
+
+    @property
+    def next_offset(self) -> int:
+        return self.last_offset + 1
+
+    def records(self) -> list[Record]:
+        """Decompress and read every record; ``CorruptRecordError`` if they do not add up to ``records_count``."""
+        return read_records(self)
+
+
+def read_batch_header(data: bytes, pos: int = 0) -> RecordBatch:
+    """The batch starting at ``pos`` (its ``raw`` is a copy of its bytes). Raises ``TruncatedError``-like
+    ``CorruptRecordError`` when fewer bytes than its header or its stated length remain, ``InvalidRecordError``
+    for a magic other than 2."""
+    if len(data) - pos < HEADER_SIZE:
+        raise CorruptRecordError(f"record batch header needs {HEADER_SIZE} bytes, {len(data) - pos} left")
+    fields = _HEADER.unpack_from(data, pos)
+    batch_length = fields[1]
+    magic = fields[3]
+    if magic != MAGIC_V2:
+        raise InvalidRecordError(f"record batch magic {magic}: Kafka 2.6 brokers store only magic v2 from produce v3+")
+    size = LOG_OVERHEAD + batch_length
+    if batch_length < HEADER_SIZE - LOG_OVERHEAD:
+        raise CorruptRecordError(f"record batch length {batch_length} is shorter than its header")
+    if len(data) - pos < size:
+        raise CorruptRecordError(f"record batch of {size} bytes but only {len(data) - pos} left")
+    return RecordBatch(*fields, raw=bytes(data[pos : pos + size]))
+
+
+def iter_batches(data: bytes) -> Iterator[RecordBatch]:
+    """Every batch in a ``records`` field (``MemoryRecords.batches``); trailing bytes that cannot be a whole batch
+    raise ``CorruptRecordError``."""
+    pos = 0
+    while pos < len(data):
+        batch = read_batch_header(data, pos)
+        pos += len(batch.raw)
+        yield batch
+
+
+def check_batch(batch: RecordBatch) -> None:
+    """``DefaultRecordBatch.ensureValid`` and the codec check: CRC-32C over attributes..end, a known codec, and
+    records that parse to exactly ``records_count`` entries."""
+    computed = crc32c(memoryview(batch.raw)[_CRC_START:])
+    if computed != batch.crc:
+        raise CorruptRecordError(f"record batch CRC {batch.crc:#010x} does not match computed {computed:#010x}")
+    if batch.compression > compression.ZSTD:
+        raise compression.UnsupportedCompressionError(f"unknown compression codec {batch.compression}")
+    read_records(batch)
+
+
+def read_records(batch: RecordBatch) -> list[Record]:
+    body = compression.decompress(batch.compression, batch.raw[HEADER_SIZE:])
+    out: list[Record] = []
+    pos = 0
+    try:
+        for _ in range(batch.records_count):
+            record, pos = _read_record(body, pos)
+            out.append(record)
+    except ProtocolError as e:
+        raise CorruptRecordError(f"record {len(out)} of {batch.records_count}: {e}") from None
+    if pos != len(body):
+        raise CorruptRecordError(f"{len(body) - pos} bytes after the batch's {batch.records_count} records")
+    return out
+
+
+def _read_bytes(body: bytes, pos: int) -> tuple[bytes | None, int]:
+    n, pos = read_varint(body, pos)
+    if n < 0:
+        return None, pos
+    if pos + n > len(body):
+        raise CorruptRecordError("record field runs past the end of the batch")
+    return body[pos : pos + n], pos + n
+
+
+def _read_record(body: bytes, pos: int) -> tuple[Record, int]:
+    length, pos = read_varint(body, pos)
+    end = pos + length
+    if length < 0 or end > len(body):
+        raise CorruptRecordError(f"record length {length} runs past the end of the batch")
+    attributes = body[pos]
+    timestamp_delta, p = read_varlong(body, pos + 1)
+    offset_delta, p = read_varint(body, p)
+    key, p = _read_bytes(body, p)
+    value, p = _read_bytes(body, p)
+    n_headers, p = read_varint(body, p)
+    if n_headers < 0:
+        raise CorruptRecordError(f"record header count {n_headers}")
+    headers = []
+    for _ in range(n_headers):
+        hkey, p = _read_bytes(body, p)
+        if hkey is None:
+            raise CorruptRecordError("record header key is null")
+        hvalue, p = _read_bytes(body, p)
+        try:
+            headers.append(Header(hkey.decode(), hvalue))
+        except UnicodeDecodeError:
+            raise CorruptRecordError("record header key is not UTF-8") from None
+    if p != end:
+        raise CorruptRecordError(f"record declares {length} bytes but its fields take {p - pos}")
+    return Record(offset_delta, timestamp_delta, key, value, tuple(headers), attributes), end
+
+
+def _write_bytes(out: bytearray, b: bytes | None) -> None:
+    if b is None:
+        write_varint(out, -1)
+    else:
+        write_varint(out, len(b))
+        out += b
+
+
+def encode_record(record: Record) -> bytes:
+    """``DefaultRecord.writeTo``."""
+    body = bytearray([record.attributes])
+    write_varlong(body, record.timestamp_delta)
+    write_varint(body, record.offset_delta)
+    _write_bytes(body, record.key)
+    _write_bytes(body, record.value)
+    write_varint(body, len(record.headers))
+    for h in record.headers:
+        _write_bytes(body, h.key.encode())
+        _write_bytes(body, h.value)
+    out = bytearray()
+    write_varint(out, len(body))
+    return bytes(out + body)
+
+
+def build_batch(
+    records: Sequence[Record],
+    *,
+    base_offset: int = 0,
+    first_timestamp: int = 0,
+    compression_codec: int = compression.NONE,
+    partition_leader_epoch: int = NO_PARTITION_LEADER_EPOCH,
+    producer_id: int = NO_PRODUCER_ID,
+    producer_epoch: int = NO_PRODUCER_EPOCH,
+    base_sequence: int = NO_SEQUENCE,
+    attributes: int = 0,
+) -> bytes:
+    """A magic-v2 batch as ``MemoryRecordsBuilder`` writes it, CRC included."""
+    body = compression.compress(compression_codec, b"".join(encode_record(r) for r in records))
+    last_offset_delta = max((r.offset_delta for r in records), default=0)
+    max_timestamp = first_timestamp + max((r.timestamp_delta for r in records), default=0)
+    attrs_ = (attributes & ~0x07) | compression_codec
+    size = HEADER_SIZE + len(body)
+    head = bytearray(
+        _HEADER.pack(base_offset, size - LOG_OVERHEAD, partition_leader_epoch, MAGIC_V2, 0, attrs_, last_offset_delta,
+                     first_timestamp, max_timestamp, producer_id, producer_epoch, base_sequence, len(records))
+    )  # fmt: skip
+    out = head + body
+    struct.pack_into(">I", out, 17, crc32c(memoryview(out)[_CRC_START:]))
+    return bytes(out)
+
+
+def assign_offsets(buf: bytearray, pos: int, base_offset: int, partition_leader_epoch: int | None = None) -> int:
+    """Set the batch at ``buf[pos:]``'s base offset (and the leader's epoch) in place, as the log does on append;
+    the CRC stays valid (it does not cover these fields). Returns the offset after the batch's last record."""
+    _Q.pack_into(buf, pos, base_offset)
+    if partition_leader_epoch is not None:
+        _I.pack_into(buf, pos + _EPOCH_AT, partition_leader_epoch)
+    (last_offset_delta,) = _I.unpack_from(buf, pos + 23)
+    return base_offset + last_offset_delta + 1
