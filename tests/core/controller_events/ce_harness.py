@@ -18,6 +18,7 @@ from messages.common import (
     EndPoint,
     LeaderAndIsr,
     LeaderIsrAndControllerEpoch,
+    PartitionAndReplica,
     ReplicaAssignment,
     TopicPartition,
 )
@@ -147,6 +148,18 @@ def preferred_replica_imbalance_count_2_6(c: KafkaController) -> int:
     return count
 
 
+def assert_context_consistent(c: KafkaController) -> None:
+    """Every partition of the context has a partition state, every replica of every assignment a replica state, no
+    replica state is left for a replica outside the assignments, and only known partitions are being reassigned
+    (issue #19: a replica without a state made every later deletion of its topic fail)."""
+    ctx = c.ctx
+    replicas = {PartitionAndReplica(tp, r) for tp in ctx.iter_all_partitions()
+                for r in ctx.partition_replica_assignment(tp)}
+    assert set(ctx.replica_states) == replicas, set(ctx.replica_states) ^ replicas
+    assert set(ctx.partition_states) >= set(ctx.iter_all_partitions())
+    assert ctx.partitions_being_reassigned <= set(ctx.iter_all_partitions())
+
+
 def active_cluster(brokers: tuple[int, ...] = (1, 2, 3), topics: dict | None = None, **config: Any) -> Harness:
     """A cluster whose broker 1 is the active controller after its Startup; its effects so far are cleared."""
     h = Harness()
@@ -186,6 +199,7 @@ class Harness:
         self.processed[broker_id].append(event)
         if c.is_active:
             assert c.ctx.preferred_replica_imbalance_count == preferred_replica_imbalance_count_2_6(c), event
+            assert_context_consistent(c)
         for e in effects:
             self.effects[broker_id].append(e)
             if isinstance(e, Emit) and e.to == CONTROLLER_ACTOR:

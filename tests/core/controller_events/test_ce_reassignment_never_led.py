@@ -11,9 +11,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ce_harness import Harness, active_cluster, register_broker, setup_cluster
+from ce_harness import Harness, active_cluster, assert_context_consistent, register_broker, setup_cluster
 
-from core.controller.kafka_controller import KafkaController
 from core.controller.states import NewPartition, OnlinePartition, OnlineReplica
 from messages import controller_events as ev
 from messages.common import Errors, PartitionAndReplica, ReplicaAssignment, TopicPartition
@@ -25,17 +24,6 @@ TP = TopicPartition("t", 0)
 
 
 _active = active_cluster
-
-
-def assert_context_consistent(c: KafkaController) -> None:
-    """Every partition of the context has a partition state, every replica of every assignment a replica state,
-    and no replica state is left for a replica outside the assignments."""
-    ctx = c.ctx
-    replicas = {PartitionAndReplica(tp, r) for tp in ctx.iter_all_partitions()
-                for r in ctx.partition_replica_assignment(tp)}
-    assert set(ctx.replica_states) == replicas, (ctx.replica_states, replicas)
-    assert set(ctx.partition_states) >= set(ctx.iter_all_partitions())
-    assert ctx.partitions_being_reassigned <= set(ctx.iter_all_partitions())
 
 
 def _topic_znode(h: Harness) -> dict:
