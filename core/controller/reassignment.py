@@ -221,7 +221,6 @@ class PartitionReassignment:
                 out[tp] = (Errors.UNKNOWN_TOPIC_OR_PARTITION, "The partition does not exist.")
             elif self.ctx.partition_replica_assignment(tp):
                 previous = self.ctx.partition_full_replica_assignment(tp)
-                was_reassigning = tp in self.ctx.partitions_being_reassigned
                 try:
                     yield from self.on_partition_reassignment(tp, reassignment)
                     out[tp] = NONE_ERROR
@@ -234,7 +233,7 @@ class PartitionReassignment:
                 except Exception as e:
                     log.error("Error completing reassignment of partition %s: %s", tp, e, exc_info=True)
                     out[tp] = (Errors.UNKNOWN_SERVER_ERROR, str(e))
-                    yield from self.roll_back_reassignment(tp, previous, was_reassigning)
+                    yield from self.roll_back_reassignment(tp, previous)
             else:
                 out[tp] = (Errors.UNKNOWN_TOPIC_OR_PARTITION, "The partition does not exist.")
         return out
@@ -320,37 +319,42 @@ class PartitionReassignment:
         yield Emit(STATE_CHANGE_LOG, ReassignmentProgress(tp, "Completed", target.replicas))
         yield from c.topic_deletion_manager.resume_deletion_for_topics({tp.topic})
 
-    def roll_back_reassignment(self, tp: TopicPartition, previous: ReplicaAssignment,
-                               was_reassigning: bool) -> Proc[None]:
+    def roll_back_reassignment(self, tp: TopicPartition, previous: ReplicaAssignment) -> Proc[None]:
         """kactor's own, not in Kafka 2.6 (which leaves a failed reassignment half-applied): after a reassignment
         step failed, restore the assignment it started from, in ZooKeeper (fenced) and in the context, so no
-        adding/removing replicas outlive it and every replica of the assignment has a replica state. Replicas the
-        attempt added are stopped and dropped; replicas of ``previous`` that the attempt dropped come back as
-        NewReplica. A ControllerMovedError propagates (the next controller reads the topic znode afresh); any
-        other failure of the rollback is logged."""
+        adding/removing replicas outlive it. Replicas the attempt added are stopped and dropped. Every replica of
+        the assignment left in force gets a replica state (NewReplica for those the attempt dropped or never
+        started), so the context stays consistent even when the rollback's own write fails: the partition then
+        stays reassigning, to be resumed by a target broker's startup or the next controller. A
+        ControllerMovedError propagates (the next controller reads the topic znode afresh)."""
         c = self.controller
-        current = self.ctx.partition_full_replica_assignment(tp)
+        ctx = self.ctx
+        current = ctx.partition_full_replica_assignment(tp)
         try:
             if current != previous:
                 log.info("Rolling back the reassignment of partition %s: %s -> %s", tp, current, previous)
                 yield from self.update_replica_assignment_for_partition(tp, previous)
-                self.ctx.update_partition_full_replica_assignment(tp, previous)
+                ctx.update_partition_full_replica_assignment(tp, previous)
                 yield from self.stop_removed_replicas_of_reassigned_partition(
                     tp, [r for r in current.replicas if r not in previous.replicas
-                         and PartitionAndReplica(tp, r) in self.ctx.replica_states])
-                missing = [PartitionAndReplica(tp, r) for r in previous.replicas
-                           if PartitionAndReplica(tp, r) not in self.ctx.replica_states]
-                yield from c.replica_state_machine.handle_state_changes(missing, NewReplica)
+                         and PartitionAndReplica(tp, r) in ctx.replica_states])
         except GeneratorExit:
             raise
         except ControllerMovedError:
             raise
         except Exception as e:
             log.error("Failed to roll back the reassignment of partition %s: %s", tp, e, exc_info=True)
-        if not was_reassigning:
+        in_force = ctx.partition_full_replica_assignment(tp)
+        yield from c.replica_state_machine.handle_state_changes(
+            [PartitionAndReplica(tp, r) for r in in_force.replicas
+             if PartitionAndReplica(tp, r) not in ctx.replica_states], NewReplica)
+        if in_force.is_being_reassigned:
+            ctx.partitions_being_reassigned.add(tp)
+            c.register_node_handler(self._isr_change_handler(tp))
+        else:
             c.unregister_node_handler(topic_partition_state_path(tp))
-            self.ctx.partitions_being_reassigned.discard(tp)
-        yield from c.topic_deletion_manager.resume_deletion_for_topics({tp.topic})
+            ctx.partitions_being_reassigned.discard(tp)
+            yield from c.topic_deletion_manager.resume_deletion_for_topics({tp.topic})
 
     def update_current_reassignment(self, tp: TopicPartition, reassignment: ReplicaAssignment) -> Proc[None]:
         """updateCurrentReassignment: ZooKeeper before memory (U1, U2); stop replicas no longer needed (U3)."""

@@ -104,8 +104,7 @@ class TopicDeletionManager:
         """TopicDeletionManager.failReplicaDeletion: replicas of queued topics → ReplicaDeletionIneligible, their
         topics ineligible ("replica deletion failure"), then resumeDeletions()."""
         if self.is_delete_topic_enabled:
-            failed = [r for r in ordered(set(replicas))
-                      if self.is_topic_queued_up_for_deletion(r.topic_partition.topic)]
+            failed = [r for r in ordered(set(replicas)) if self._is_replica_of_queued_topic(r)]
             if failed:
                 topics = {r.topic_partition.topic for r in failed}
                 log.debug("Deletion failed for replicas %s. Halting deletion for topics %s", failed, sorted(topics))
@@ -133,7 +132,7 @@ class TopicDeletionManager:
     def complete_replica_deletion(self, replicas: Iterable[PartitionAndReplica]) -> Proc[None]:
         """TopicDeletionManager.completeReplicaDeletion: replicas of queued topics → ReplicaDeletionSuccessful, then
         resumeDeletions()."""
-        deleted = [r for r in ordered(set(replicas)) if self.is_topic_queued_up_for_deletion(r.topic_partition.topic)]
+        deleted = [r for r in ordered(set(replicas)) if self._is_replica_of_queued_topic(r)]
         log.debug("Deletion successfully completed for replicas %s", deleted)
         yield from self.replica_state_machine.handle_state_changes(deleted, ReplicaDeletionSuccessful)
         yield from self.resume_deletions()
@@ -142,6 +141,14 @@ class TopicDeletionManager:
         """TopicDeletionManager.reset (≤ 2.3; the 2.6 context reset clears the sets): nothing to do here."""
 
     # -- predicates --------------------------------------------------------------------------------------------------
+    def _is_replica_of_queued_topic(self, replica: PartitionAndReplica) -> bool:
+        """Kafka 2.6 checks the topic only. kactor also requires the replica to be in the partition's assignment: a
+        late StopReplica answer for a replica a finished reassignment removed would otherwise give it a replica state
+        outside every assignment, which the context keeps for ever."""
+        tp = replica.topic_partition
+        return (self.is_topic_queued_up_for_deletion(tp.topic)
+                and replica.replica in self.ctx.partition_replica_assignment(tp))
+
     def _is_topic_ineligible_for_deletion(self, topic: str) -> bool:
         if self.is_delete_topic_enabled:
             return topic in self.ctx.topics_ineligible_for_deletion

@@ -13,7 +13,7 @@ from typing import Any
 
 from ce_harness import Harness, active_cluster, assert_context_consistent, register_broker, setup_cluster
 
-from core.controller.states import NewPartition, OnlinePartition, OnlineReplica
+from core.controller.states import NewPartition, NewReplica, OnlinePartition, OnlineReplica
 from messages import controller_events as ev
 from messages.common import Errors, PartitionAndReplica, ReplicaAssignment, TopicPartition
 from messages.requests import LeaderAndIsrRequest, PartitionError, StopReplicaRequest, StopReplicaResponse
@@ -155,6 +155,25 @@ def _ra(*replicas: int) -> ReplicaAssignment:
     return ReplicaAssignment(tuple(replicas))
 
 
+def _fail_writes(h: Harness, *failing: tuple[str, int]) -> list[Any]:
+    """Make the n-th SetData (1-based, counted per path) of each (path, n) fail with a ZooKeeper error; returns the
+    list of failed ops."""
+    apply_fenced = h.zk._apply_fenced
+    seen: dict[str, int] = {}
+    failed: list[Any] = []
+
+    def apply(op: Any, fence_version: int) -> ZkOpResult:
+        if isinstance(op, SetData):
+            seen[op.path] = seen.get(op.path, 0) + 1
+            if (op.path, seen[op.path]) in failing:
+                failed.append(op)
+                return ZkOpResult(ERROR)
+        return apply_fenced(op, fence_version)
+
+    h.zk._apply_fenced = apply  # type: ignore[method-assign]
+    return failed
+
+
 def test_failed_reassignment_is_rolled_back() -> None:
     """A reassignment that fails after its topic znode was rewritten (here A1's leader-epoch write to the state znode
     fails with a ZooKeeper error) is rolled back: the topic znode holds the original assignment again with no
@@ -165,27 +184,46 @@ def test_failed_reassignment_is_rolled_back() -> None:
     h.drain()
     c = h.controllers[1]
     assert h.zk.state(TP).leader_and_isr.leader == 1
-    apply_fenced = h.zk._apply_fenced
-    failed: list[Any] = []
-
-    def fail_state_write_once(op: Any, fence_version: int) -> ZkOpResult:
-        if isinstance(op, SetData) and op.path == paths.TopicPartitionStateZNode.path(TP) and not failed:
-            failed.append(op)
-            return ZkOpResult(ERROR)
-        return apply_fenced(op, fence_version)
-
-    h.zk._apply_fenced = fail_state_write_once  # type: ignore[method-assign]
+    failed = _fail_writes(h, (paths.TopicPartitionStateZNode.path(TP), 1))
     h.zk.create(paths.ReassignPartitionsZNode, znodes.encode_reassign_partitions({TP: (2,)}))
     h.drain()
+    assert failed
     assert _topic_znode(h) == {"version": 2, "partitions": {"0": [1]}, "adding_replicas": {},
                                "removing_replicas": {}}
+    assert h.zk.state(TP).leader_and_isr.leader_epoch == 0
     assert c.ctx.partition_full_replica_assignment(TP) == _ra(1)
     assert c.ctx.partitions_being_reassigned == set()
     assert paths.TopicPartitionStateZNode.path(TP) not in c._node_handlers
     assert not h.zk.exists(paths.ReassignPartitionsZNode)
-    assert failed and "t" not in c.ctx.topics_ineligible_for_deletion
-    assert h.zk.state(TP).leader_and_isr.leader_epoch == 0
+    assert "t" not in c.ctx.topics_ineligible_for_deletion
     assert_context_consistent(c)
+    _delete_topic_until_gone(h)
+
+
+def test_failed_rollback_leaves_a_consistent_reassignment_that_completes() -> None:
+    """When the rollback's own topic-znode write fails too, the partition stays reassigning with the znode and the
+    context agreeing (RS [2, 1], adding [2], removing [1]); the adding replica gets a replica state (NewReplica), and
+    the reassignment completes on the next ISR change of its state znode."""
+    h = _active((1, 2))
+    h.zk.create(paths.TopicZNode.path("t"), znodes.encode_topic_assignment({TP: _ra(1)}))
+    h.drain()
+    c = h.controllers[1]
+    failed = _fail_writes(h, (paths.TopicPartitionStateZNode.path(TP), 1), (paths.TopicZNode.path("t"), 2))
+    h.zk.create(paths.ReassignPartitionsZNode, znodes.encode_reassign_partitions({TP: (2,)}))
+    h.drain()
+    assert [op.path for op in failed] == [paths.TopicPartitionStateZNode.path(TP), paths.TopicZNode.path("t")]
+    assert _topic_znode(h) == {"version": 2, "partitions": {"0": [2, 1]}, "adding_replicas": {"0": [2]},
+                               "removing_replicas": {"0": [1]}}
+    assert c.ctx.partition_full_replica_assignment(TP) == ReplicaAssignment((2, 1), (2,), (1,))
+    assert c.ctx.partitions_being_reassigned == {TP}
+    assert c.ctx.replica_state(PartitionAndReplica(TP, 2)) == NewReplica
+    assert_context_consistent(c)
+    h.zk.leader_writes_isr(TP, (1, 2))
+    h.drain()
+    assert _topic_znode(h) == {"version": 2, "partitions": {"0": [2]}, "adding_replicas": {},
+                               "removing_replicas": {}}
+    assert c.ctx.partitions_being_reassigned == set()
+    assert h.zk.state(TP).leader_and_isr.leader == 2
     _delete_topic_until_gone(h)
 
 

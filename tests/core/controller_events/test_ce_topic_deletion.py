@@ -44,7 +44,7 @@ from messages.common import (
 )
 from messages.requests import PartitionError, StopReplicaRequest, StopReplicaResponse, UpdateMetadataRequest
 from messages.zk import CONTROLLER_MOVED, NONODE, NOTEMPTY, OK, Delete, ZkBatch, ZkOpResult
-from zk_bridge import paths
+from zk_bridge import paths, znodes
 
 
 class _Config:
@@ -456,3 +456,35 @@ def test_broker_startup_update_metadata_includes_topics_being_deleted() -> None:
     first = next(s.request for s in h.sent(1, UpdateMetadataRequest, to=2) if s.request.partition_states)
     assert sorted((ps.topic_partition, ps.leader) for ps in first.partition_states) == [
         (TopicPartition("bar", 0), 1), (TopicPartition("foo", 0), -2)]
+
+
+def test_late_stop_replica_answer_for_a_reassigned_away_replica_leaves_no_state() -> None:
+    """A reassignment [1] → [2] stops replica 1 (StopReplica deletePartition=true, B5); the topic's deletion starts
+    before broker 1 answers. The late answer names a replica no longer in the partition's assignment: it is ignored
+    (kactor's guard, docs/kafka-2.6-departures.md; 2.6 would give it a replica state outside every assignment), and
+    the deletion completes with no replica state left."""
+    h = active_cluster((1, 2), {"foo": {0: [1]}})
+    c = h.controllers[1]
+    foo0 = TopicPartition("foo", 0)
+    h.zk.create(paths.ReassignPartitionsZNode, znodes.encode_reassign_partitions({foo0: (2,)}))
+    h.drain()
+    h.zk.leader_writes_isr(foo0, (1, 2))
+    h.drain()
+    assert c.ctx.partition_replica_assignment(foo0) == (2,)
+    (b5,) = [s.request for s in h.sent(1, StopReplicaRequest, to=1)
+             if any(ps.delete_partition for ps in s.request.partition_states)]
+    h.clear_effects(1)
+    h.zk.create("/admin/delete_topics/foo")
+    h.drain()
+    late = c.event_for_stop_replica_response(1, b5, StopReplicaResponse(Errors.NONE, (PartitionError(foo0,
+                                                                                                     Errors.NONE),)))
+    assert late == ev.TopicDeletionStopReplicaResponseReceived(1, Errors.NONE, (PartitionError(foo0, Errors.NONE),))
+    h.process(1, late)
+    assert PartitionAndReplica(foo0, 1) not in c.ctx.replica_states
+    (stop2,) = [s.request for s in h.sent(1, StopReplicaRequest, to=2)
+                if any(ps.delete_partition for ps in s.request.partition_states)]
+    h.process(1, c.event_for_stop_replica_response(2, stop2, StopReplicaResponse(Errors.NONE, (
+        PartitionError(foo0, Errors.NONE),))))
+    h.drain()
+    assert not h.zk.exists("/brokers/topics/foo") and "foo" not in c.ctx.all_topics
+    assert c.ctx.replica_states == {}
