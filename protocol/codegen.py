@@ -15,7 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from protocol import primitives as p
-from protocol.errors import TruncatedError
+from protocol.errors import TruncatedError, UnknownFieldError
 from protocol.schema import FieldSpec, StructSpec
 
 Encoder = Callable[[dict], bytes]
@@ -51,6 +51,11 @@ def _runs(spec: StructSpec) -> list[FieldSpec | list[FieldSpec]]:
     return out
 
 
+def _unknown_fields(struct_name: str, value: dict, known: frozenset) -> UnknownFieldError:
+    return UnknownFieldError(f"{struct_name} has no field {', '.join(sorted(map(str, value.keys() - known)))}; "
+                             f"its fields are {', '.join(sorted(known))}")  # fmt: skip
+
+
 def _min_size(spec: StructSpec) -> int:
     """The fewest bytes one element of ``spec`` takes on the wire (for the allocation check on array lengths)."""
     size = 1 if spec.flexible else 0
@@ -76,6 +81,7 @@ class _Generator:
         self.lines: list[str] = []
         self.ns: dict[str, Any] = {name: getattr(p, name) for name in dir(p) if not name.startswith("_")}
         self.ns["TruncatedError"] = TruncatedError
+        self.ns["unknown_fields"] = _unknown_fields
         self.ns["pack"] = struct.pack
         self.ns["unpack_from"] = struct.unpack_from
         self.done: dict[int, str] = {}
@@ -105,7 +111,9 @@ class _Generator:
 
     # encoding ---------------------------------------------------------------------------------------------
     def _encoder(self, spec: StructSpec, suffix: str) -> None:
-        out = [f"def enc_{suffix}(buf, v):", "    g = v.get"]
+        known = self.const(frozenset(f.name for f in spec.fields))
+        out = [f"def enc_{suffix}(buf, v):", f"    if not v.keys() <= {known}:",
+               f"        raise unknown_fields({spec.name!r}, v, {known})", "    g = v.get"]  # fmt: skip
         for f in _runs(spec):
             if isinstance(f, list):
                 st = self.const(struct.Struct(">" + "".join(p.FORMATS[x.type] for x in f)))

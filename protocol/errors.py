@@ -63,3 +63,8 @@ class UnsupportedCompressionError(ProtocolError):
     """A compression codec id Kafka does not know (Kafka: UNSUPPORTED_COMPRESSION_TYPE)."""
 
     error_code = UNSUPPORTED_COMPRESSION_TYPE
+
+
+class UnknownFieldError(ValueError):
+    """A value to encode names a field the message does not have at that version (a typo would otherwise encode the
+    field's default silently). Our own programming error, not bad input from a socket."""

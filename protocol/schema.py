@@ -52,6 +52,13 @@ _NOT_IN_2_6 = {
     ("ApiVersionsResponse", "finalized_features"),
     ("ApiVersionsResponse", "zk_migration_ready"),
 }
+# kio's names that are not Kafka 2.6's: fields renamed after 2.6 (KIP-841's PartitionEpoch, KIP-848's
+# GenerationIdOrMemberEpoch) and kio's escape of a Python builtin (``id_``). The wire is the same; the names are 2.6's.
+_NAMES_IN_2_6 = {
+    ("LeaderAndIsrPartitionState", "partition_epoch"): "zk_version",
+    ("OffsetCommitRequest", "generation_id_or_member_epoch"): "generation_id",
+    ("UpdateMetadataBroker", "id_"): "id",
+}
 _EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.UTC)
 _ZERO = {
     "int8": 0, "int16": 0, "int32": 0, "int64": 0, "uint16": 0, "uint32": 0,
@@ -90,7 +97,7 @@ def plain(value: object) -> object:
         return [plain(v) for v in value]
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return {
-            wire_name(f): _plain_field(f, getattr(value, f.name))
+            wire_name(f, type(value).__name__): _plain_field(f, getattr(value, f.name))
             for f in dataclasses.fields(value)
             if (type(value).__name__, f.name) not in _NOT_IN_2_6
         }
@@ -108,15 +115,18 @@ def _plain_field(f: dataclasses.Field, value: object) -> object:
     return plain(value)
 
 
-def wire_name(f: dataclasses.Field) -> str:
-    """Kafka's field name in snake case (kio drops the ``Ms`` of durations and instants)."""
+def wire_name(f: dataclasses.Field, owner: str) -> str:
+    """Kafka 2.6's field name in snake case (kio drops the ``Ms`` of durations and instants)."""
+    renamed = _NAMES_IN_2_6.get((owner, f.name))
+    if renamed is not None:
+        return renamed
     kafka_type = f.metadata.get("kafka_type")
     if kafka_type in _UNIT_TYPES and not f.name.endswith("_ms"):
         return f.name + "_ms"
     return f.name
 
 
-def _field_spec(f: dataclasses.Field) -> FieldSpec:
+def _field_spec(f: dataclasses.Field, owner: str) -> FieldSpec:
     tag = get_field_tag(f)
     cls = classify_field(f)
     nullable = tag is None and is_optional(f)
@@ -127,7 +137,7 @@ def _field_spec(f: dataclasses.Field) -> FieldSpec:
         default = plain(f.default)
     else:
         default = None
-    name = wire_name(f)
+    name = wire_name(f, owner)
     tag_int = None if tag is None else int(tag)
     if isinstance(cls, EntityField | EntityTupleField):
         sub = struct_spec(cls.type_)
@@ -150,7 +160,8 @@ def _field_spec(f: dataclasses.Field) -> FieldSpec:
 
 @functools.cache
 def struct_spec(entity: type) -> StructSpec:
-    fields = tuple(_field_spec(f) for f in dataclasses.fields(entity) if (entity.__name__, f.name) not in _NOT_IN_2_6)
+    owner = entity.__name__
+    fields = tuple(_field_spec(f, owner) for f in dataclasses.fields(entity) if (owner, f.name) not in _NOT_IN_2_6)
     return StructSpec(entity.__name__, bool(entity.__flexible__), fields)
 
 
