@@ -29,8 +29,15 @@ import json
 import os
 import shutil
 import uuid
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 
+from core.broker.leader_epoch_cache import (
+    UNDEFINED_EPOCH_OFFSET,
+    EpochEntry,
+    LeaderEpochFileCache,
+    decode_leader_epoch_checkpoint,
+    encode_leader_epoch_checkpoint,
+)
 from messages.common import TopicPartition
 
 SEGMENT_FILE = "00000000000000000000.log"
@@ -147,6 +154,31 @@ def _overwrite(path: str, text: str) -> None:
         raise KafkaStorageError(f"error writing {path}: {e}", os.path.dirname(path)) from e
 
 
+class LeaderEpochCheckpointFile:
+    """kafka.server.checkpoints.LeaderEpochCheckpointFile: ``leader-epoch-checkpoint`` in the partition dir, written
+    with `_overwrite`; an unreadable file reads as no epochs. A failed write goes to ``on_error`` (the Log's: raise,
+    or remember it when I/O errors are deferred)."""
+
+    def __init__(self, path: str, log_dir: str, on_error: Callable[[KafkaStorageError], None]) -> None:
+        self.path = path
+        self.log_dir = log_dir
+        self._on_error = on_error
+
+    def read(self) -> list[EpochEntry]:
+        try:
+            with open(self.path, encoding="utf-8") as f:
+                return decode_leader_epoch_checkpoint(f.read())
+        except (OSError, ValueError, IndexError):
+            return []
+
+    def write(self, entries: Iterable[EpochEntry]) -> None:
+        try:
+            _overwrite(self.path, encode_leader_epoch_checkpoint(entries))
+        except KafkaStorageError as e:
+            e.log_dir = self.log_dir
+            self._on_error(e)
+
+
 def _check_dir(log_dir: str) -> None:
     if not os.path.isdir(log_dir):
         raise KafkaStorageError(f"log dir {log_dir} is not available", log_dir)
@@ -176,7 +208,6 @@ class Log:
         self._positions: list[int] = []  # byte position of each record in the segment, index = offset
         self._values: list[str] = []  # the records themselves (reads are served from memory)
         self._size = 0
-        self._epochs: list[tuple[int, int]] = []  # (epoch, start offset), increasing
         self._high_watermark = 0
         self._deleted = False
         self._recover()
@@ -194,7 +225,12 @@ class Log:
             raise error
 
     def _recover(self) -> None:
-        """Log.loadSegments / recoverSegment: keep the longest valid prefix of records, truncate a torn tail."""
+        """Log.loadSegments / recoverSegment: keep the longest valid prefix of records, truncate a torn tail, and
+        rebuild the leader-epoch cache from the records' epochs (what recoverSegment's ``leaderEpochCache.assign``
+        per batch does for an unflushed segment; kactor has one segment and no recovery point for it). The cache
+        therefore ends at the log end, like Kafka's ``truncateFromEnd(logEndOffset)`` after loading, and a
+        checkpoint a crash left stale is rewritten."""
+        derived: list[EpochEntry] = []
         try:
             os.makedirs(self.dir, exist_ok=True)
             with open(self.segment_path, "a+b") as f:
@@ -207,11 +243,15 @@ class Log:
                     if nl < 0:
                         break
                     try:
-                        offset, _epoch, value = json.loads(data[pos:nl])
+                        offset, epoch, value = json.loads(data[pos:nl])
                     except (ValueError, TypeError):
                         break
                     if offset != len(self._positions):
                         break
+                    if isinstance(epoch, int) and epoch >= 0 and (not derived or derived[-1][0] != epoch):
+                        # LeaderEpochFileCache.assign's monotonicity: a lower epoch replaces the later entries
+                        derived = [(e, o) for e, o in derived if e < epoch and o < offset]
+                        derived.append((epoch, offset))
                     self._positions.append(pos)
                     self._values.append(value)
                     pos = nl + 1
@@ -219,12 +259,14 @@ class Log:
                 if valid_end != len(data):
                     f.truncate(valid_end)
                 self._size = valid_end
-            self._epochs = self._read_epoch_checkpoint()
-            leo = self.log_end_offset
-            self._epochs = [(e, o) for e, o in self._epochs if o <= leo]
         except OSError as e:
-            self._positions, self._values, self._size, self._epochs = [], [], 0, []
+            self._positions, self._values, self._size, derived = [], [], 0, []
             self._io_failed(KafkaStorageError(f"error loading log {self.dir}: {e}", self.parent_dir))
+        checkpoint = LeaderEpochCheckpointFile(os.path.join(self.dir, LEADER_EPOCH_CHECKPOINT), self.parent_dir,
+                                               self._io_failed)
+        self.leader_epoch_cache = LeaderEpochFileCache(lambda: self.log_end_offset, checkpoint, derived)
+        if not self._deleted and checkpoint.read() != derived:
+            checkpoint.write(derived)
 
     # ------------------------------------------------------------------------------------------------------ offsets
 
@@ -254,20 +296,30 @@ class Log:
     # ---------------------------------------------------------------------------------------------- append and read
 
     def append(self, records: Iterable[str], leader_epoch: int) -> tuple[int, int]:
-        """Log.appendAsLeader / appendAsFollower: append, return (first offset, last offset)."""
-        self._ensure_live()
+        """Log.appendAsLeader: append ``records`` in ``leader_epoch``; return (first offset, last offset)."""
         records = list(records)
+        return self.append_batches(records, ((leader_epoch, self.log_end_offset),))
+
+    def append_batches(self, records: Sequence[str], batches: Sequence[EpochEntry]) -> tuple[int, int]:
+        """Log.appendAsFollower: append ``records`` whose epochs are given as (partitionLeaderEpoch, baseOffset)
+        runs, as the leader's record batches carry them; each run assigns its epoch in the leader-epoch cache
+        (Log.append → maybeAssignEpochStartOffset per batch). Returns (first offset, last offset)."""
+        self._ensure_live()
         base = self.log_end_offset
+        if not records:
+            return base, base - 1
+        bounds = [max(o, base) for _, o in batches[1:]] + [base + len(records)]
         chunks = []
         positions = []
         pos = self._size
-        for i, value in enumerate(records):
-            line = (json.dumps([base + i, leader_epoch, value], separators=(",", ":")) + "\n").encode()
-            positions.append(pos)
-            pos += len(line)
-            chunks.append(line)
-        if not chunks:
-            return base, base - 1
+        i = 0
+        for (epoch, _), end in zip(batches, bounds, strict=True):
+            for offset in range(base + i, end):
+                line = (json.dumps([offset, epoch, records[offset - base]], separators=(",", ":")) + "\n").encode()
+                positions.append(pos)
+                pos += len(line)
+                chunks.append(line)
+            i = end - base
         try:
             with open(self.segment_path, "ab") as f:
                 f.write(b"".join(chunks))
@@ -276,8 +328,11 @@ class Log:
         self._positions.extend(positions)
         self._values.extend(records)
         self._size = pos
-        if not self._epochs or self._epochs[-1][0] < leader_epoch:
-            self.assign_epoch_start_offset(leader_epoch, base)
+        cache = self.leader_epoch_cache
+        for (epoch, start), end in zip(batches, bounds, strict=True):
+            start = max(start, base)
+            if start < end:
+                cache.assign(epoch, start)
         return base, base + len(chunks) - 1
 
     def read(self, start_offset: int, max_records: int, max_offset: int | None = None) -> tuple[str, ...]:
@@ -306,50 +361,33 @@ class Log:
         self._size = new_size
         if self._high_watermark > offset:
             self._high_watermark = offset
-        kept = [(e, o) for e, o in self._epochs if o < offset]
-        if kept != self._epochs:
-            self._epochs = kept
-            self._write_epoch_checkpoint()
+        self.leader_epoch_cache.truncate_from_end(offset)
         return True
 
     # ----------------------------------------------------------------------------------------------- leader epochs
 
     @property
-    def leader_epoch_entries(self) -> tuple[tuple[int, int], ...]:
-        return tuple(self._epochs)
+    def leader_epoch_entries(self) -> tuple[EpochEntry, ...]:
+        return self.leader_epoch_cache.epoch_entries
 
     @property
     def latest_epoch(self) -> int | None:
-        return self._epochs[-1][0] if self._epochs else None
+        """Log.latestEpoch."""
+        return self.leader_epoch_cache.latest_epoch
 
     def assign_epoch_start_offset(self, epoch: int, start_offset: int) -> None:
-        """Log.maybeAssignEpochStartOffset → LeaderEpochFileCache.assign: add (epoch, start) if the epoch is new."""
-        if self._epochs and self._epochs[-1][0] >= epoch:
-            return
-        self._epochs = [(e, o) for e, o in self._epochs if o < start_offset]
-        self._epochs.append((epoch, start_offset))
-        self._write_epoch_checkpoint()
+        """Log.maybeAssignEpochStartOffset → LeaderEpochFileCache.assign."""
+        self.leader_epoch_cache.assign(epoch, start_offset)
 
-    def _read_epoch_checkpoint(self) -> list[tuple[int, int]]:
-        path = os.path.join(self.dir, LEADER_EPOCH_CHECKPOINT)
-        try:
-            with open(path, encoding="utf-8") as f:
-                lines = f.read().splitlines()
-        except FileNotFoundError:
-            return []
-        try:
-            count = int(lines[1])
-            return [(int(a), int(b)) for a, b in (line.split(" ") for line in lines[2:2 + count])]
-        except (ValueError, IndexError):
-            return []
+    def end_offset_for_epoch(self, leader_epoch: int) -> tuple[int, int] | None:
+        """Log.endOffsetForEpoch: (end offset, epoch) of the largest epoch ≤ ``leader_epoch``, None if unknown."""
+        epoch, offset = self.leader_epoch_cache.end_offset_for(leader_epoch)
+        return None if offset == UNDEFINED_EPOCH_OFFSET else (offset, epoch)
 
-    def _write_epoch_checkpoint(self) -> None:
-        lines = [str(CHECKPOINT_VERSION), str(len(self._epochs))] + [f"{e} {o}" for e, o in self._epochs]
-        try:
-            _overwrite(os.path.join(self.dir, LEADER_EPOCH_CHECKPOINT), "\n".join(lines) + "\n")
-        except KafkaStorageError as e:
-            e.log_dir = self.parent_dir
-            self._io_failed(e)
+    def epochs_of(self, start_offset: int, count: int) -> tuple[EpochEntry, ...]:
+        """The (partitionLeaderEpoch, baseOffset) runs of ``count`` records from ``start_offset`` (what the
+        record batches of a fetch response carry)."""
+        return self.leader_epoch_cache.epochs_between(start_offset, start_offset + count)
 
     # ------------------------------------------------------------------------------------------------------ misc
 
