@@ -42,6 +42,10 @@ from messages.replication import (
     FetchPartitionData,
     FetchRequest,
     FetchResponse,
+    OffsetForLeaderPartitionResult,
+    OffsetForLeaderTopicResult,
+    OffsetsForLeaderEpochRequest,
+    OffsetsForLeaderEpochResponse,
     ProduceRequest,
     ProduceResponse,
 )
@@ -96,6 +100,10 @@ def error_response(body: Any) -> Any:
         return ProduceResponse(body.tp, err)
     if isinstance(body, DescribeMetadataCacheRequest):
         return DescribeMetadataCacheResponse(-1, (), ())
+    if isinstance(body, OffsetsForLeaderEpochRequest):
+        return OffsetsForLeaderEpochResponse(tuple(
+            OffsetForLeaderTopicResult(t.topic, tuple(OffsetForLeaderPartitionResult(err, q.partition, -1, -1)
+                                                      for q in t.partitions)) for t in body.topics))
     return None
 
 
@@ -200,6 +208,10 @@ class PartitionActor(KActor):
                 if any(d.error != Errors.NONE for d in response.partitions):
                     self._back_off(leader)  # ReplicaFetcherThread: partitions in error wait replica.fetch.backoff.ms
                 self.driver.run(rm.handle_fetch_response(leader, response, now), self._done)
+            elif isinstance(response, OffsetsForLeaderEpochResponse):
+                if any(r.error_code != Errors.NONE for t in response.topics for r in t.partitions):
+                    self._back_off(leader)  # partitions in error are asked again after replica.fetch.backoff.ms
+                self.driver.run(rm.handle_epoch_response(leader, response, now), self._done)
             else:
                 rm.fetch_failed(leader)
                 self._back_off(leader)
@@ -230,6 +242,8 @@ class PartitionActor(KActor):
             return rm.handle_produce(body, now, reply_to)
         if isinstance(body, DescribeMetadataCacheRequest):
             return rm.handle_describe_metadata_cache(body)
+        if isinstance(body, OffsetsForLeaderEpochRequest):
+            return rm.handle_offsets_for_leader_epoch(body, now)
         raise TypeError(f"{self.name}: no handler for {type(body).__name__}")
 
     def _answered(self, token: int, body: Any, result: Any, error: BaseException | None) -> None:
@@ -281,21 +295,23 @@ class PartitionActor(KActor):
         self._reschedule()
 
     def _pump_fetchers(self) -> None:
-        """ReplicaFetcherThread.doWork for every leader with nothing in flight: one batched FetchRequest each."""
+        """ReplicaFetcherThread.doWork for every leader with nothing in flight: one batched
+        OffsetsForLeaderEpochRequest for its truncating partitions, else one batched FetchRequest."""
         rm = self.rm
         assert rm is not None
         for leader in sorted(rm.fetch_leaders() - self.backing_off):
             broker = rm.metadata_cache.get_alive_broker(leader)
             if broker is None:
                 continue  # not in the metadata yet: the next UpdateMetadata brings it
-            request = rm.fetch_request_for(leader)
+            request = rm.next_request_for(leader)
             if request is None:
                 continue
             ep = broker.endpoints[0]
             rid = next(self.fetch_ids)
             self.fetches[rid] = leader
+            wait_ms = request.max_wait_ms if isinstance(request, FetchRequest) else 0
             self.post("net", NetSend(ep.host, ep.port, FRONT, request, rid, self.name,
-                                     timeout_ms=request.max_wait_ms + REPLICA_SOCKET_TIMEOUT_MS))
+                                     timeout_ms=wait_ms + REPLICA_SOCKET_TIMEOUT_MS))
 
     def _poke_log_dir_probe(self) -> None:
         """A deferred I/O error: ask the log-dir probe (live only) to check now; it decides, through an input."""

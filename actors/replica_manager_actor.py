@@ -22,7 +22,7 @@ from actors.base import KActor
 from actors.partition_actor import PartitionActor, shard_of
 from core.broker.replica_manager import FETCH_SESSION_ID_NOT_FOUND, SESSION_ID_STRIDE
 from messages.broker_lifecycle import BrokerRegistered, BrokerShutdownComplete, ReplicaManagerInit
-from messages.common import Errors
+from messages.common import Errors, TopicPartition
 from messages.net import NetReply, NetRequest
 from messages.partition import (
     LogDirFailure,
@@ -44,6 +44,9 @@ from messages.replication import (
     DescribeMetadataCacheResponse,
     FetchRequest,
     FetchResponse,
+    OffsetForLeaderTopicResult,
+    OffsetsForLeaderEpochRequest,
+    OffsetsForLeaderEpochResponse,
     ProduceRequest,
 )
 from messages.requests import (
@@ -162,6 +165,14 @@ def split_request(body: Any, shards: int) -> dict[int, Any]:
                 for i, parts in sorted(groups.items())}
     if isinstance(body, ProduceRequest):
         return {shard_of(body.tp, shards): body}
+    if isinstance(body, OffsetsForLeaderEpochRequest):
+        per_shard: dict[int, dict[str, list[Any]]] = defaultdict(dict)
+        for t in body.topics:
+            for q in t.partitions:
+                per_shard[shard_of(TopicPartition(t.topic, q.partition), shards)].setdefault(t.topic, []).append(q)
+        return {i: attrs.evolve(body, topics=tuple(attrs.evolve(t, partitions=tuple(per_shard[i][t.topic]))
+                                                   for t in body.topics if t.topic in per_shard[i]))
+                for i in sorted(per_shard)}
     if isinstance(body, DescribeMetadataCacheRequest):
         return dict.fromkeys(range(shards), body)  # each shard holds its partitions' part of the cache
     raise TypeError(f"replica-manager cannot handle {type(body).__name__}")
@@ -192,6 +203,15 @@ def merge_responses(request: Any, parts: dict[int, Any]) -> Any:
         return DescribeMetadataCacheResponse(first.controller_id, first.alive_brokers, tuple(states))
     if isinstance(request, ProduceRequest):
         return answers[0]
+    if isinstance(request, OffsetsForLeaderEpochRequest):
+        # in the request's topic and partition order
+        found = {(t.topic, r.partition): r for a in answers for t in a.topics for r in t.partitions}
+        topics = []
+        for rt in request.topics:
+            results = tuple(found[(rt.topic, q.partition)] for q in rt.partitions if (rt.topic, q.partition) in found)
+            if results:
+                topics.append(OffsetForLeaderTopicResult(rt.topic, results))
+        return OffsetsForLeaderEpochResponse(tuple(topics))
     raise TypeError(type(request).__name__)
 
 

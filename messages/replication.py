@@ -1,6 +1,9 @@
-"""Broker ↔ broker replication and client → broker produce/fetch messages (a reduced Fetch v11 / Produce v8).
+"""Broker ↔ broker replication and client → broker produce/fetch messages (a reduced Fetch v11 / Produce v8), and
+OffsetsForLeaderEpoch v3 (field for field Kafka's OffsetForLeaderEpochRequest/Response JSON schema, snake_case).
 
-Records are carried as text values; offsets are implied (a fetch returns the records from ``fetch_offset`` on).
+Records are carried as text values; offsets are implied (a fetch returns the records from ``fetch_offset`` on); the
+leader epochs of the records are carried as (partitionLeaderEpoch, baseOffset) runs, what Kafka's record batch
+headers hold.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ INVALID_SESSION_ID = 0
 INITIAL_EPOCH = 0
 FINAL_EPOCH = -1
 NO_LEADER_EPOCH = -1  # RecordBatch.NO_PARTITION_LEADER_EPOCH: "current leader epoch not provided"
+DEBUGGING_REPLICA_ID = -2  # OffsetForLeaderEpochRequest.ReplicaId's default (a "debug" consumer)
 
 
 @message
@@ -55,11 +59,16 @@ class FetchRequest:
 
 @message
 class FetchPartitionData:
+    """``record_epochs``: the (partitionLeaderEpoch, baseOffset) of each run of ``records`` with one leader epoch
+    (the record batches' headers; empty in a consumer's answer). A follower appends the records with these epochs,
+    so its leader-epoch cache matches the leader's."""
+
     tp: TopicPartition
     error: Errors
     high_watermark: int = -1
     log_end_offset: int = -1
     records: tuple[str, ...] = ()
+    record_epochs: tuple[tuple[int, int], ...] = ()
 
 
 @message
@@ -106,3 +115,58 @@ class DescribeMetadataCacheResponse:
     controller_id: int
     alive_brokers: tuple[int, ...]
     partition_states: tuple[UpdateMetadataPartitionState, ...]
+
+
+@message
+class OffsetForLeaderPartition:
+    """OffsetForLeaderEpochRequest.Topics[].Partitions[] (v3)."""
+
+    partition: int
+    current_leader_epoch: int
+    leader_epoch: int
+
+
+@message
+class OffsetForLeaderTopic:
+    """OffsetForLeaderEpochRequest.Topics[] (v3)."""
+
+    topic: str
+    partitions: tuple[OffsetForLeaderPartition, ...]
+
+
+@message
+class OffsetsForLeaderEpochRequest:
+    """OffsetForLeaderEpochRequest v3 (API key 23): for each partition, the end offset of the largest leader epoch
+    ≤ ``leader_epoch`` in the leader's log, fenced by ``current_leader_epoch`` (KIP-101, KIP-279, KIP-320). A
+    follower's fetcher sends it for its truncating partitions (``replica_id`` = its broker id; v3+)."""
+
+    topics: tuple[OffsetForLeaderTopic, ...]
+    replica_id: int = DEBUGGING_REPLICA_ID
+
+
+@message
+class OffsetForLeaderPartitionResult:
+    """OffsetForLeaderEpochResponse.Topics[].Partitions[] (v3): ``error_code`` NONE, FENCED_LEADER_EPOCH,
+    UNKNOWN_LEADER_EPOCH, NOT_LEADER_FOR_PARTITION (6, NOT_LEADER_OR_FOLLOWER since 2.7),
+    UNKNOWN_TOPIC_OR_PARTITION or KAFKA_STORAGE_ERROR; ``leader_epoch`` / ``end_offset`` -1 when undefined."""
+
+    error_code: Errors
+    partition: int
+    leader_epoch: int
+    end_offset: int
+
+
+@message
+class OffsetForLeaderTopicResult:
+    """OffsetForLeaderEpochResponse.Topics[] (v3)."""
+
+    topic: str
+    partitions: tuple[OffsetForLeaderPartitionResult, ...]
+
+
+@message
+class OffsetsForLeaderEpochResponse:
+    """OffsetForLeaderEpochResponse v3."""
+
+    topics: tuple[OffsetForLeaderTopicResult, ...]
+    throttle_time_ms: int = 0

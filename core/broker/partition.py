@@ -1,11 +1,14 @@
 """kafka.cluster.Partition / kafka.cluster.Replica (2.6): leadership, follower-fetch bookkeeping, ISR, high
-watermark.
+watermark, and the leader's answer to OffsetsForLeaderEpoch (`last_offset_for_leader_epoch`).
 
-Plain Python, no clock reads (every time-dependent method takes ``now_ms``), no ZooKeeper calls: an ISR change is a
-`IsrProposal` (the partition enters a pending state, at most one change in flight) that `submit_isr_updates` writes to
+Plain Python, no clock reads (every time-dependent method takes ``now_ms``), no ZooKeeper calls: an ISR change is an
+`IsrProposal` (a value: the partition itself holds no in-flight state) that `submit_isr_updates` writes to
 ``/brokers/topics/<t>/partitions/<p>/state`` — conditionally on the cached zkVersion, keeping the controller epoch the
-broker last received for the partition (Kafka ≤ 2.6 `ReplicationUtils.updateLeaderAndIsr`) — and then hands back to
-`Partition.complete_isr_update`. Many proposals go out in ONE pipelined ZkBatch.
+broker last received for the partition (Kafka 2.6 `ZkPartitionStateStore.expandIsr/shrinkIsr` →
+`ReplicationUtils.updateLeaderAndIsr`) — and then hands back to `Partition.complete_isr_update`, which either commits
+the new ISR and zkVersion or leaves both as they were (2.6's `maybeUpdateIsrAndVersion`). The write is synchronous as
+in 2.6: a PartitionActor runs one core procedure at a time, so nothing else touches the partition meanwhile. Many
+proposals go out in ONE pipelined ZkBatch.
 
 ISR-change outcomes go to an `IsrChangeListener` (Kafka's IsrChangeListener + ReplicaManager.recordIsrChange).
 """
@@ -19,6 +22,7 @@ from typing import Protocol
 
 import attrs
 
+from core.broker.leader_epoch_cache import UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET, EpochEntry
 from core.broker.log import UNKNOWN_OFFSET, KafkaStorageError, Log, LogManager
 from core.effects import Proc
 from messages.common import INITIAL_CONTROLLER_EPOCH, INITIAL_LEADER_EPOCH, INITIAL_ZK_VERSION, Errors, TopicPartition
@@ -147,7 +151,8 @@ _proposal_ids = itertools.count(1)
 
 @attrs.frozen(eq=False)
 class IsrProposal:
-    """One in-flight ISR change: the state znode write the leader wants (identity = the proposal)."""
+    """One ISR change the leader writes: the state znode contents it wants, conditional on ``zk_version``
+    (Kafka 2.6's ``new LeaderAndIsr(localBrokerId, leaderEpoch, newIsr, zkVersion)``)."""
 
     topic_partition: TopicPartition
     kind: str  # "expand" | "shrink"
@@ -189,8 +194,7 @@ class Partition:
         self.removing_replicas: tuple[int, ...] = ()
         self.remote_replicas: dict[int, Replica] = {}
         # leadership
-        self.isr: tuple[int, ...] = ()  # committed ISR (inSyncReplicaIds)
-        self.pending_isr: IsrProposal | None = None  # the change in flight (at most one)
+        self.isr: tuple[int, ...] = ()  # inSyncReplicaIds: what ZooKeeper holds as far as this broker knows
         self.leader_replica_id: int | None = None
         self.leader_epoch = INITIAL_LEADER_EPOCH - 1
         self.leader_epoch_start_offset: int | None = None
@@ -213,17 +217,6 @@ class Partition:
     @property
     def in_sync_replica_ids(self) -> tuple[int, ...]:
         return self.isr
-
-    @property
-    def maximal_isr(self) -> tuple[int, ...]:
-        """The ISR the leader must assume: committed ISR, plus the follower of a pending expansion (3.0 IsrState)."""
-        if self.pending_isr is not None and self.pending_isr.kind == "expand":
-            return self.pending_isr.isr
-        return self.isr
-
-    @property
-    def is_isr_update_in_flight(self) -> bool:
-        return self.pending_isr is not None
 
     @property
     def replication_factor(self) -> int:
@@ -272,7 +265,6 @@ class Partition:
             if r not in self.remote_replicas:
                 self.remote_replicas[r] = Replica(r)
         self.isr = tuple(isr)
-        self.pending_isr = None
 
     def create_log_if_not_exists(self, is_new: bool,
                                  high_watermark_checkpoints: Mapping[str, Mapping[TopicPartition, int]] | None = None
@@ -334,7 +326,6 @@ class Partition:
         self.remote_replicas.clear()
         self.replicas = self.adding_replicas = self.removing_replicas = ()
         self.isr = ()
-        self.pending_isr = None
         self.leader_replica_id = None
         self.leader_epoch_start_offset = None
         self.log = None
@@ -343,7 +334,6 @@ class Partition:
         """The partition's log dir failed: drop the log reference and leadership."""
         self.log = None
         self.leader_replica_id = None
-        self.pending_isr = None
 
     # ------------------------------------------------------------------------------------------- follower fetches
 
@@ -370,11 +360,12 @@ class Partition:
 
     def needs_expand_isr(self, follower_id: int) -> bool:
         replica = self.remote_replicas.get(follower_id)
-        return (self.is_leader and self.log is not None and self.pending_isr is None and replica is not None
+        return (self.is_leader and self.log is not None and replica is not None
                 and follower_id not in self.isr and self.is_follower_in_sync(replica, self.log.high_watermark))
 
     def maybe_expand_isr(self, follower_id: int) -> IsrProposal | None:
-        """Partition.maybeExpandIsr: propose ISR + follower (the partition becomes pending-expand)."""
+        """Partition.maybeExpandIsr: the write of ISR + follower, if the follower has caught up (nothing changes
+        until the write succeeds)."""
         if not self.needs_expand_isr(follower_id):
             return None
         return self._propose("expand", (*self.isr, follower_id))
@@ -397,8 +388,8 @@ class Partition:
         return tuple(out)
 
     def maybe_shrink_isr(self, now_ms: float) -> IsrProposal | None:
-        """Partition.maybeShrinkIsr: propose ISR − out-of-sync followers (skipped while a change is in flight)."""
-        if not self.is_leader or self.pending_isr is not None:
+        """Partition.maybeShrinkIsr: the write of ISR − out-of-sync followers, if any are out of sync."""
+        if not self.is_leader:
             return None
         out = self.get_out_of_sync_replicas(now_ms)
         if not out:
@@ -410,31 +401,27 @@ class Partition:
     # ------------------------------------------------------------------------------------------ ISR write outcome
 
     def _propose(self, kind: str, new_isr: tuple[int, ...]) -> IsrProposal:
-        proposal = IsrProposal(self.topic_partition, kind, new_isr, self.local_broker_id, self.leader_epoch,
-                               self.controller_epoch, self.zk_version)
-        self.pending_isr = proposal
-        return proposal
+        return IsrProposal(self.topic_partition, kind, new_isr, self.local_broker_id, self.leader_epoch,
+                           self.controller_epoch, self.zk_version)
 
     def complete_isr_update(self, proposal: IsrProposal, new_zk_version: int | None, error: Errors,
                             now_ms: float) -> bool:
-        """The outcome of a proposal's ZooKeeper write (ZkPartitionStateStore.expandIsr/shrinkIsr +
-        maybeUpdateIsrAndVersion, with 3.0's stale-callback rules). Returns True iff the ISR was committed.
+        """The outcome of a proposal's conditional write (Kafka 2.6 ZkPartitionStateStore.expandIsr/shrinkIsr +
+        Partition.maybeUpdateIsrAndVersion). Returns True iff the ISR changed.
 
-        * a proposal that is no longer the pending one (a LeaderAndIsr reset the state meanwhile) → ignored;
-        * success with another leader epoch or an older zkVersion → ignored;
-        * success → commit ISR + zkVersion, record the change, count expand/shrink, maybe advance the HW;
-        * INVALID_UPDATE_VERSION / UNKNOWN_TOPIC_OR_PARTITION / FENCED_LEADER_EPOCH → count a failure and give up:
-          the change stays pending (no further ISR change) until the next LeaderAndIsr brings a fresh zkVersion;
-        * any other error → count a failure and drop the proposal, so the next check proposes again.
+        * success → the ISR and zkVersion change, the change is recorded for propagation, IsrExpandsPerSec /
+          IsrShrinksPerSec is marked, the HW may advance;
+        * failure (a zkVersion another writer moved, a missing znode, ZooKeeper trouble) → ISR and zkVersion stay
+          as they were and FailedIsrUpdatesPerSec is marked ("Cached zkVersion ... not equal to that in
+          zookeeper, skip updating ISR"); nothing is left pending: the next follower fetch or isr-expiration run
+          tries again, and the next LeaderAndIsr brings a fresh zkVersion.
+        * a proposal made under another leader epoch or zkVersion (a LeaderAndIsr came in between) → ignored.
         """
-        if self.pending_isr is not proposal:
+        if proposal.leader_epoch != self.leader_epoch or proposal.zk_version != self.zk_version:
             return False
         if error == Errors.NONE and new_zk_version is not None:
-            if proposal.leader_epoch != self.leader_epoch or new_zk_version < self.zk_version:
-                return False
             self.isr = proposal.isr
             self.zk_version = new_zk_version
-            self.pending_isr = None
             self.listener.record_isr_change(self.topic_partition, now_ms)
             if proposal.kind == "expand":
                 self.listener.mark_expand()
@@ -443,18 +430,16 @@ class Partition:
             self.maybe_increment_leader_hw(now_ms)
             return True
         self.listener.mark_failed()
-        if error not in (Errors.INVALID_UPDATE_VERSION, Errors.UNKNOWN_TOPIC_OR_PARTITION, Errors.FENCED_LEADER_EPOCH):
-            self.pending_isr = None
         return False
 
     # ------------------------------------------------------------------------------------------- high watermark
 
     def maybe_increment_leader_hw(self, now_ms: float) -> bool:
         """Partition.maybeIncrementLeaderHW: HW = min LEO over the leader and every remote replica that is in the
-        maximal ISR or caught up within replica.lag.time.max.ms."""
+        ISR or caught up within replica.lag.time.max.ms."""
         if not self.is_leader or self.log is None:
             return False
-        isr = self.maximal_isr
+        isr = self.isr
         new_hw = self.log.log_end_offset
         for replica in self.remote_replicas.values():
             if replica.log_end_offset < new_hw and (
@@ -497,6 +482,27 @@ class Partition:
         records = log.read(fetch_offset, max_records, limit) if fetch_offset <= leo else ()
         return records, hw, leo
 
+    def last_offset_for_leader_epoch(self, current_leader_epoch: int, leader_epoch: int,
+                                     fetch_only_from_leader: bool = True) -> tuple[Errors, int, int]:
+        """Partition.lastOffsetForLeaderEpoch: (error, epoch, end offset) of the largest epoch ≤ ``leader_epoch``
+        in the local log, checked against ``current_leader_epoch`` (FENCED_LEADER_EPOCH / UNKNOWN_LEADER_EPOCH)
+        and, for a follower's request, leadership (NOT_LEADER_FOR_PARTITION). An epoch the log cannot place gives
+        (NONE, UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET): the follower then truncates to its high watermark."""
+        try:
+            log = self.local_log_with_epoch(current_leader_epoch, fetch_only_from_leader)
+        except ApiError as e:
+            return e.error, UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET
+        found = log.end_offset_for_epoch(leader_epoch)
+        if found is None:
+            return Errors.NONE, UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET
+        end_offset, epoch = found
+        return Errors.NONE, epoch, end_offset
+
+    def truncate_to(self, offset: int) -> bool:
+        """Partition.truncateTo (a follower's log, by its fetcher): the log and its leader-epoch cache end at
+        ``offset``; the high watermark follows if it was beyond."""
+        return self.local_log_or_error().truncate_to(offset)
+
     def append_records_to_leader(self, records: Sequence[str], required_acks: int, now_ms: float) -> int:
         """Partition.appendRecordsToLeader: returns the base offset; acks=all needs ISR ≥ min.insync.replicas."""
         log = self.local_log_with_epoch(NO_LEADER_EPOCH_PROVIDED, require_leader=True)
@@ -508,9 +514,11 @@ class Partition:
         return base
 
     def append_records_to_follower(self, fetch_offset: int, records: Sequence[str], leader_high_watermark: int,
-                                   leader_log_end_offset: int) -> bool:
-        """ReplicaFetcherThread.processPartitionData: append at our LEO and follow the leader's HW
-        (min(leader HW, local LEO)). A fetch for an offset that is no longer our LEO is ignored (False).
+                                   leader_log_end_offset: int, record_epochs: Sequence[EpochEntry] = ()) -> bool:
+        """ReplicaFetcherThread.processPartitionData: append at our LEO with the leader epochs the leader's batches
+        carry (``record_epochs``: (partitionLeaderEpoch, baseOffset) runs; without them, our current leader epoch)
+        and follow the leader's HW (min(leader HW, local LEO)). A fetch for an offset that is no longer our LEO is
+        ignored (False).
 
         If our LEO is beyond the leader's (unclean election), truncate to the leader's LEO first (the
         OFFSET_OUT_OF_RANGE handling of the 2.6 fetcher)."""
@@ -523,7 +531,10 @@ class Partition:
             log.truncate_to(leader_log_end_offset)
             return False
         if records:
-            log.append(records, self.leader_epoch)
+            if record_epochs:
+                log.append_batches(records, record_epochs)
+            else:
+                log.append(records, self.leader_epoch)
         log.update_high_watermark(min(leader_high_watermark, log.log_end_offset))
         return True
 

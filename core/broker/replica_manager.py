@@ -8,9 +8,13 @@ None. Time is always passed in as ``now_ms``. The only I/O is the local log's (c
 Request admission (KafkaApis, §9.1) is in the ``handle_*`` methods: a control request whose broker epoch is older
 than this broker's registration epoch is answered STALE_BROKER_EPOCH unprocessed.
 
-Replication: the follower side builds ONE FetchRequest per leader broker per round (`build_fetch_requests`), batching
-every partition it follows from that leader, and applies the FetchResponse (`handle_fetch_response`); the leader
-side answers fetches (`handle_fetch`), updating follower state, expanding ISRs and advancing high watermarks. The
+Replication: a partition the broker starts to follow is *Truncating* (core/broker/fetcher_state.py): the follower
+side asks its leader ONE OffsetsForLeaderEpochRequest for all its truncating partitions (`epoch_request_for`) and
+truncates by the answer (`handle_epoch_response`), then builds ONE FetchRequest per leader broker per round
+(`build_fetch_requests`), batching every partition it fetches from that leader, and applies the FetchResponse
+(`handle_fetch_response`); the leader side answers OffsetsForLeaderEpoch from its leader-epoch caches
+(`handle_offsets_for_leader_epoch`) and fetches (`handle_fetch`), updating follower state, expanding ISRs and
+advancing high watermarks. The
 periodic tasks (isr-expiration every replica.lag.time.max.ms/2, isr-change-propagation every 2500 ms,
 highwatermark-checkpoint every 5000 ms after the first LeaderAndIsr, delayed-operation expiry) run from
 `run_scheduled_tasks(now_ms)`; `next_task_due_ms()` says when to call it next.
@@ -24,7 +28,9 @@ from collections.abc import Iterable, Mapping, Sequence
 import attrs
 
 from core.broker.config import BrokerSideConfig
+from core.broker.fetcher_state import FETCHING, TRUNCATING, FollowerFetchState, offset_truncation_state
 from core.broker.isr_propagation import ISR_CHANGE_PROPAGATION_CHECK_MS, IsrChangePropagation, propagate_log_dir_event
+from core.broker.leader_epoch_cache import UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET
 from core.broker.log import (
     REPLICATION_OFFSET_CHECKPOINT,
     KafkaStorageError,
@@ -44,6 +50,7 @@ from core.broker.partition import (
 from core.effects import Emit, Proc
 from messages.common import EPOCH_DURING_DELETE, NO_EPOCH, Errors, TopicPartition
 from messages.replication import (
+    DEBUGGING_REPLICA_ID,
     INITIAL_EPOCH,
     INVALID_SESSION_ID,
     DescribeMetadataCacheRequest,
@@ -52,6 +59,12 @@ from messages.replication import (
     FetchPartitionData,
     FetchRequest,
     FetchResponse,
+    OffsetForLeaderPartition,
+    OffsetForLeaderPartitionResult,
+    OffsetForLeaderTopic,
+    OffsetForLeaderTopicResult,
+    OffsetsForLeaderEpochRequest,
+    OffsetsForLeaderEpochResponse,
     ProduceRequest,
     ProduceResponse,
 )
@@ -131,14 +144,6 @@ class FetchSessionHandler:
         self.session_id, self.epoch, self.sent = INVALID_SESSION_ID, INITIAL_EPOCH, {}
 
 
-@attrs.frozen
-class FollowerFetchState:
-    """The follower side's fetcher entry for one partition (PartitionFetchState, simplified)."""
-
-    leader_id: int
-    leader_epoch: int
-
-
 class ReplicaManager:
     """The broker's replica manager: hosted partitions, controller requests, replication, ISR, checkpoints."""
 
@@ -156,6 +161,7 @@ class ReplicaManager:
         # follower side: the fetchers (ReplicaFetcherManager), by partition and by leader
         self.fetch_states: dict[TopicPartition, FollowerFetchState] = {}
         self._fetch_in_flight: dict[int, FetchRequest] = {}  # by leader: the full request (every partition)
+        self._epoch_in_flight: dict[int, OffsetsForLeaderEpochRequest] = {}  # by leader
         self._session_handlers: dict[int, FetchSessionHandler] = {}  # by leader
         self._fetch_leaders: set[int] | None = None
         self.fetcher_id = 0  # our fetcher's id in the sessions we open (the PartitionActor's shard)
@@ -371,9 +377,11 @@ class ReplicaManager:
     def make_followers(self, states: Sequence[tuple[Partition, LeaderAndIsrPartitionState]],
                        response: dict[TopicPartition, Errors], now_ms: float,
                        hw_checkpoints: Mapping[str, Mapping[TopicPartition, int]] | None = None) -> list[Partition]:
-        """ReplicaManager.makeFollowers: Partition.makeFollower if the new leader is alive in the metadata cache
-        (else only create the log); for the changed ones: stop fetching, truncate to the high watermark, complete
-        delayed requests, and (unless shutting down) fetch from the new leader at the high watermark."""
+        """ReplicaManager.makeFollowers (2.6): Partition.makeFollower if the new leader is alive in the metadata
+        cache (else only create the log); for the changed ones: stop fetching, complete delayed requests, and
+        (unless shutting down) add them to the fetcher *Truncating* at their high watermark. Nothing is truncated
+        here: the fetcher truncates by OffsetsForLeaderEpoch (`epoch_request_for` / `handle_epoch_response`), so
+        a follower whose leader epoch was only bumped keeps the records its leader has acknowledged."""
         for p, _ in states:
             response[p.topic_partition] = Errors.NONE
         changed: list[Partition] = []
@@ -388,18 +396,12 @@ class ReplicaManager:
                 self._note_storage_error(e)
                 response[p.topic_partition] = Errors.KAFKA_STORAGE_ERROR
         self.remove_fetchers(p.topic_partition for p in changed)
-        for p in changed:
-            # the 2.6 fetcher starts at the high watermark and truncates (OffsetsForLeaderEpoch not modelled)
-            if p.log is not None:
-                try:
-                    p.log.truncate_to(p.log.high_watermark)
-                except KafkaStorageError as e:
-                    self._note_storage_error(e)
-                    response[p.topic_partition] = Errors.KAFKA_STORAGE_ERROR
         if not self.is_shutting_down:
             for p in changed:
                 if p.log is not None and p.leader_replica_id is not None:
-                    self.fetch_states[p.topic_partition] = FollowerFetchState(p.leader_replica_id, p.leader_epoch)
+                    # AbstractFetcherThread.addPartitions: PartitionFetchState(initOffset = HW, Truncating)
+                    self.fetch_states[p.topic_partition] = FollowerFetchState(
+                        p.leader_replica_id, p.leader_epoch, p.log.high_watermark, TRUNCATING)
                     self._fetch_leaders = None
         return changed
 
@@ -482,6 +484,41 @@ class ReplicaManager:
         return DescribeMetadataCacheResponse(-1 if controller is None else controller,
                                              tuple(sorted(snapshot.alive_brokers)), states)
 
+    # ============================================================================ leader: OffsetsForLeaderEpoch
+
+    def last_offset_for_leader_epoch(self, tp: TopicPartition, current_leader_epoch: int, leader_epoch: int,
+                                     fetch_only_from_leader: bool = True) -> tuple[Errors, int, int]:
+        """ReplicaManager.lastOffsetForLeaderEpoch for one partition: (error, epoch, end offset)."""
+        hosted = self.all_partitions.get(tp)
+        if isinstance(hosted, Partition):
+            try:
+                return hosted.last_offset_for_leader_epoch(current_leader_epoch, leader_epoch, fetch_only_from_leader)
+            except KafkaStorageError as e:
+                self._note_storage_error(e)
+                return Errors.KAFKA_STORAGE_ERROR, UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET
+        if hosted is OFFLINE:
+            return Errors.KAFKA_STORAGE_ERROR, UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET
+        if self.metadata_cache.contains(tp):
+            return Errors.NOT_LEADER_OR_FOLLOWER, UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET
+        return Errors.UNKNOWN_TOPIC_OR_PARTITION, UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET
+
+    def handle_offsets_for_leader_epoch(self, request: OffsetsForLeaderEpochRequest, now_ms: float = 0
+                                        ) -> Proc[OffsetsForLeaderEpochResponse]:
+        """KafkaApis.handleOffsetForLeaderEpochRequest → ReplicaManager.lastOffsetForLeaderEpoch: each partition's
+        answer from its leader-epoch cache; a request from a replica (``replica_id`` ≠ -2) must reach the
+        leader."""
+        only_leader = request.replica_id != DEBUGGING_REPLICA_ID
+        topics = []
+        for t in request.topics:
+            results = []
+            for q in t.partitions:
+                error, epoch, end_offset = self.last_offset_for_leader_epoch(
+                    TopicPartition(t.topic, q.partition), q.current_leader_epoch, q.leader_epoch, only_leader)
+                results.append(OffsetForLeaderPartitionResult(error, q.partition, epoch, end_offset))
+            topics.append(OffsetForLeaderTopicResult(t.topic, tuple(results)))
+        yield from self._process_log_dir_failures()
+        return OffsetsForLeaderEpochResponse(tuple(topics))
+
     # ============================================================================================ leader: fetch
 
     def _get_partition_or_error(self, tp: TopicPartition, expect_leader: bool) -> Partition:
@@ -501,7 +538,8 @@ class ReplicaManager:
             p = self._get_partition_or_error(fp.tp, expect_leader=True)
             records, hw, leo = p.read_records(fp.fetch_offset, fp.leader_epoch, self.config.replica_fetch_max_records,
                                               fetch_only_from_leader=True, committed_only=not is_follower)
-            return FetchPartitionData(fp.tp, Errors.NONE, hw, leo, records), leo
+            epochs = p.log.epochs_of(fp.fetch_offset, len(records)) if records and is_follower and p.log else ()
+            return FetchPartitionData(fp.tp, Errors.NONE, hw, leo, records, epochs), leo
         except ApiError as e:
             return FetchPartitionData(fp.tp, e.error), -1
         except KafkaStorageError as e:
@@ -730,12 +768,92 @@ class ReplicaManager:
             self._fetch_leaders = {st.leader_id for st in self.fetch_states.values()}
         return self._fetch_leaders
 
+    def epoch_request_for(self, leader_id: int) -> OffsetsForLeaderEpochRequest | None:
+        """AbstractFetcherThread.maybeTruncate for the partitions fetched from ``leader_id``: those Truncating with
+        no leader-epoch entry are truncated to their fetch offset (the high watermark) and start Fetching
+        (truncateToHighWatermark); for the others, the OffsetsForLeaderEpochRequest to send (their latest epoch,
+        fenced by the current leader epoch: ReplicaFetcherThread.fetchEpochEndOffsets). None if nothing is
+        truncating or a request to that leader is in flight (the 2.6 fetcher thread waits for it)."""
+        if leader_id in self._fetch_in_flight or leader_id in self._epoch_in_flight:
+            return None
+        asked: dict[str, list[OffsetForLeaderPartition]] = {}
+        for tp, st in list(self.fetch_states.items()):
+            if st.leader_id != leader_id or st.state != TRUNCATING:
+                continue
+            p = self.all_partitions.get(tp)
+            if not isinstance(p, Partition) or p.log is None:
+                continue
+            latest = p.log.latest_epoch
+            if latest is None:
+                self._truncate_and_update(p, st, st.fetch_offset, True)
+            else:
+                asked.setdefault(tp.topic, []).append(OffsetForLeaderPartition(tp.partition, st.leader_epoch, latest))
+        if not asked:
+            return None
+        request = OffsetsForLeaderEpochRequest(
+            tuple(OffsetForLeaderTopic(topic, tuple(sorted(parts, key=lambda q: q.partition)))
+                  for topic, parts in sorted(asked.items())), self.local_broker_id)
+        self._epoch_in_flight[leader_id] = request
+        return request
+
+    def _truncate_and_update(self, p: Partition, st: FollowerFetchState, offset: int, completed: bool) -> None:
+        """AbstractFetcherThread.doTruncate + updateFetchOffsetAndMaybeMarkTruncationComplete for one partition: a
+        storage error takes it out of the fetcher (markPartitionFailed)."""
+        tp = p.topic_partition
+        try:
+            p.truncate_to(offset)
+        except (KafkaStorageError, ApiError) as e:
+            if isinstance(e, KafkaStorageError):
+                self._note_storage_error(e)
+            self.remove_fetchers((tp,))
+            return
+        self.fetch_states[tp] = attrs.evolve(st, fetch_offset=offset, state=FETCHING if completed else TRUNCATING)
+
+    def handle_epoch_response(self, leader_id: int, response: OffsetsForLeaderEpochResponse, now_ms: float
+                              ) -> Proc[int]:
+        """AbstractFetcherThread.truncateToEpochEndOffsets with the leader's answer: for each partition still
+        truncating under the leader epoch it was asked with, truncate by `offset_truncation_state`; a
+        FENCED_LEADER_EPOCH takes the partition out of the fetcher until the next LeaderAndIsr (onPartitionFenced);
+        any other error leaves it truncating, to be asked again after replica.fetch.backoff.ms. Returns the number
+        of partitions answered with an error."""
+        request = self._epoch_in_flight.pop(leader_id, None)
+        if request is None:
+            return 0
+        asked = {(t.topic, q.partition): q for t in request.topics for q in t.partitions}
+        errors = 0
+        for t in response.topics:
+            for r in t.partitions:
+                tp = TopicPartition(t.topic, r.partition)
+                q = asked.get((t.topic, r.partition))
+                st = self.fetch_states.get(tp)
+                if (q is None or st is None or st.leader_id != leader_id or st.state != TRUNCATING
+                        or st.leader_epoch != q.current_leader_epoch):
+                    continue  # leadership or leader epoch changed while the request was out
+                p = self.online_partition(tp)
+                if p is None or p.log is None:
+                    continue
+                if r.error_code == Errors.NONE:
+                    log = p.log
+                    decision = offset_truncation_state(r.leader_epoch, r.end_offset, st.fetch_offset,
+                                                       log.log_end_offset, log.end_offset_for_epoch)
+                    self._truncate_and_update(p, st, decision.offset, decision.truncation_completed)
+                elif r.error_code == Errors.FENCED_LEADER_EPOCH:
+                    self.remove_fetchers((tp,))
+                else:
+                    errors += 1
+        yield from self._process_log_dir_failures()
+        return errors
+
+    def next_request_for(self, leader_id: int) -> OffsetsForLeaderEpochRequest | FetchRequest | None:
+        """ReplicaFetcherThread.doWork for one leader: maybeTruncate, then maybeFetch."""
+        return self.epoch_request_for(leader_id) or self.fetch_request_for(leader_id)
+
     def fetch_request_for(self, leader_id: int) -> FetchRequest | None:
         """The next FetchRequest to ``leader_id`` (ReplicaFetcherThread.buildFetch + FetchSessionHandler.build):
         every partition followed from it, at the local LEO — in full when there is no session, else only the
         partitions whose fetch state changed since the last request, and the forgotten ones. None if a request to
         that leader is in flight or nothing is fetched from it."""
-        if leader_id in self._fetch_in_flight:
+        if leader_id in self._fetch_in_flight or leader_id in self._epoch_in_flight:
             return None
         handler = self._session_handlers.setdefault(leader_id, FetchSessionHandler())
         sent = handler.sent
@@ -743,7 +861,7 @@ class ReplicaManager:
         changed: list[FetchPartition] = []
         new = 0  # partitions the session does not hold yet
         for tp, st in self.fetch_states.items():
-            if st.leader_id != leader_id:
+            if st.leader_id != leader_id or st.state != FETCHING:
                 continue
             p = self.all_partitions.get(tp)
             if not isinstance(p, Partition) or p.log is None:
@@ -772,18 +890,21 @@ class ReplicaManager:
         return attrs.evolve(full, partitions=tuple(changed), session_id=handler.session_id,
                             session_epoch=handler.epoch, forgotten=forgotten)
 
-    def build_fetch_requests(self) -> dict[int, FetchRequest]:
-        """One FetchRequest per leader broker with no request in flight (ReplicaFetcherThread.buildFetch)."""
-        out = {}
+    def build_fetch_requests(self) -> dict[int, OffsetsForLeaderEpochRequest | FetchRequest]:
+        """One request per leader broker with no request in flight (ReplicaFetcherThread.doWork): an
+        OffsetsForLeaderEpochRequest while partitions are truncating, else the FetchRequest."""
+        out: dict[int, OffsetsForLeaderEpochRequest | FetchRequest] = {}
         for leader in sorted(self.fetch_leaders()):
-            req = self.fetch_request_for(leader)
+            req = self.next_request_for(leader)
             if req is not None:
                 out[leader] = req
         return out
 
     def fetch_failed(self, leader_id: int) -> None:
-        """The request to ``leader_id`` got no response (leader gone / timeout): allow a new one, in full."""
+        """The request to ``leader_id`` (a fetch or an OffsetsForLeaderEpoch) got no response (leader gone /
+        timeout): allow a new one, in full."""
         self._fetch_in_flight.pop(leader_id, None)
+        self._epoch_in_flight.pop(leader_id, None)
         handler = self._session_handlers.get(leader_id)
         if handler is not None:
             handler.reset()
@@ -804,13 +925,15 @@ class ReplicaManager:
         appended = 0
         for d in response.partitions:
             st = self.fetch_states.get(d.tp)
-            if st is None or st.leader_id != leader_id or d.error != Errors.NONE or d.tp not in offsets:
+            if (st is None or st.leader_id != leader_id or st.state != FETCHING or d.error != Errors.NONE
+                    or d.tp not in offsets):
                 continue
             p = self.online_partition(d.tp)
             if p is None:
                 continue
             try:
-                if p.append_records_to_follower(offsets[d.tp], d.records, d.high_watermark, d.log_end_offset):
+                if p.append_records_to_follower(offsets[d.tp], d.records, d.high_watermark, d.log_end_offset,
+                                                d.record_epochs):
                     appended += len(d.records)
             except KafkaStorageError as e:
                 self._note_storage_error(e)
@@ -951,6 +1074,7 @@ class ReplicaManager:
         self.fetch_states.clear()
         self._fetch_leaders = None
         self._fetch_in_flight.clear()
+        self._epoch_in_flight.clear()
         if checkpoint_hw:
             yield from self.checkpoint_high_watermarks()
 

@@ -108,6 +108,18 @@ def drive(proc: Proc[Any], zk: FakeZk | None = None, effects: list[Any] | None =
     return run_sync(proc, zk if zk is not None else FakeZk(), effects.append if effects is not None else None)
 
 
+def settle_truncation(zk: FakeZk, leader: ReplicaManager, follower: ReplicaManager, leader_id: int,
+                      now_ms: float) -> int:
+    """Run the follower's truncation against ``leader`` to the end: OffsetsForLeaderEpoch requests answered by the
+    leader's core until no partition fetched from it is truncating. Returns the number of round trips."""
+    rounds = 0
+    while (request := follower.epoch_request_for(leader_id)) is not None:
+        response = drive(leader.handle_offsets_for_leader_epoch(request, now_ms), zk)
+        drive(follower.handle_epoch_response(leader_id, response, now_ms), zk)
+        rounds += 1
+    return rounds
+
+
 def emitted(effects: Sequence[Any], to: str | None = None) -> list[Any]:
     return [e.body for e in effects if isinstance(e, Emit) and (to is None or e.to == to)]
 

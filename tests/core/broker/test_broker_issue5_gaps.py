@@ -14,6 +14,7 @@ from broker_support import FakeZk, drive, lai_request, lai_state, make_rm, seed_
 from freezegun import freeze_time
 
 from core.broker.config import BrokerSideConfig
+from core.broker.fetcher_state import TRUNCATING, FollowerFetchState
 from core.broker.isr_propagation import IsrChangePropagation
 from core.broker.log import REPLICATION_OFFSET_CHECKPOINT, LogManager, read_offset_checkpoint
 from core.broker.replica_manager import OFFLINE, ReplicaManager
@@ -24,6 +25,12 @@ from messages.replication import (
     DescribeMetadataCacheResponse,
     FetchPartition,
     FetchRequest,
+    OffsetForLeaderPartition,
+    OffsetForLeaderPartitionResult,
+    OffsetForLeaderTopic,
+    OffsetForLeaderTopicResult,
+    OffsetsForLeaderEpochRequest,
+    OffsetsForLeaderEpochResponse,
     ProduceRequest,
 )
 
@@ -62,10 +69,9 @@ def test_fencedErrorCausedByBecomeLeader(tmp_path, epoch_bumps):
 
 
 def test_becomeFollowerWhenLeaderIsUnchangedButMissedLeaderUpdate(tmp_path):
-    """testBecomeFollowerWhenLeaderIsUnchangedButMissedLeaderUpdate: same leader 1, epoch 1 → 3: the become-follower
-    steps run (epoch taken, fetcher restarted at the new epoch). kactor implements IBP 2.6 only, where the fetcher
-    restarts at the high watermark, so the log is truncated once as in the ...Ibp26 variant (no diverging-epoch
-    truncation, which is 2.7+)."""
+    """testBecomeFollowerWhenLeaderIsUnchangedButMissedLeaderUpdate (2.6): same leader 1, epoch 1 → 3: the
+    become-follower steps run (epoch taken, fetcher restarted at the new epoch, Truncating at the HW); the fetcher
+    asks the leader for its latest epoch (1) under current epoch 3, keeps what the leader has, then fetches."""
     rm = make_rm(tmp_path)
     become(rm, lai_state(TP, 1, 1, [0, 1], [0, 1], is_new=True))
     p = rm.online_partition(TP)
@@ -73,7 +79,15 @@ def test_becomeFollowerWhenLeaderIsUnchangedButMissedLeaderUpdate(tmp_path):
     p.log.update_high_watermark(2)
     assert errors(become(rm, lai_state(TP, 1, 3, [0, 1], [0, 1]))) == {TP: Errors.NONE}
     assert p.get_leader_epoch() == 3 and p.leader_replica_id == 1 and not p.is_leader
-    assert p.log.log_end_offset == 2  # HW == LEO: nothing to truncate
+    assert rm.fetch_states[TP] == FollowerFetchState(1, 3, 2, TRUNCATING)
+    request = rm.epoch_request_for(1)
+    assert request == OffsetsForLeaderEpochRequest((OffsetForLeaderTopic("foo", (OffsetForLeaderPartition(0, 3, 1),)),),
+                                                   replica_id=0)
+    assert rm.fetch_request_for(1) is None  # the fetcher waits for the answer
+    answer = OffsetsForLeaderEpochResponse((OffsetForLeaderTopicResult("foo", (
+        OffsetForLeaderPartitionResult(Errors.NONE, 0, 1, 2),)),))
+    assert drive(rm.handle_epoch_response(1, answer, T0)) == 0
+    assert p.log.log_end_offset == 2 and rm.fetch_states[TP].is_ready_for_fetch
     assert rm.fetch_request_for(1).partitions == (FetchPartition(TP, 2, 3, high_watermark=2),)
 
 
@@ -267,6 +281,7 @@ def test_fetch_sessions_incremental_requests_carry_only_changes(tmp_path):
         drive(follower.handle_fetch_response(0, resp, now), zk)
         return req, resp
 
+    assert follower.epoch_request_for(0) is None  # new logs: no epochs, truncated to the HW and fetching
     req, resp = round_trip(T0)
     assert req.session_epoch == INITIAL_EPOCH and [fp.tp for fp in req.partitions] == [TP, TP1]
     assert resp.session_id != 0 and resp.partitions == ()  # both idle: nothing new

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 
 import pytest
-from broker_support import FakeZk, drive, emitted, lai_request, lai_state, make_rm, seed_state_znode
+from broker_support import FakeZk, drive, emitted, lai_request, lai_state, make_rm, seed_state_znode, settle_truncation
 
 from core.broker.log import (
     SEGMENT_FILE,
@@ -165,6 +165,7 @@ def _cluster(tmp_path):
 
 def _round(zk, leader, follower, now, effects=None):
     """One fetch round: the follower's request, the leader's answer (a parked fetch is completed by expiry)."""
+    settle_truncation(zk, leader, follower, 0, B + now)
     req = follower.fetch_request_for(0)
     effects = [] if effects is None else effects
     resp = drive(leader.handle_fetch(req, B + now, "broker-1"), zk, effects)
@@ -217,7 +218,8 @@ def test_one_fetch_request_per_leader_batches_all_partitions(tmp_path):
               for i in range(2000)]
     resp = drive(rm.handle_leader_and_isr(lai_request(states), B))
     assert all(pe.error == Errors.NONE for pe in resp.partition_errors)
-    reqs = rm.build_fetch_requests()
+    assert all(st.is_truncating for st in rm.fetch_states.values())
+    reqs = rm.build_fetch_requests()  # new logs, no leader epochs: truncated to the HW, then fetched
     assert sorted(reqs) == [0, 1]
     assert [len(r.partitions) for r in reqs.values()] == [1000, 1000]
     assert rm.build_fetch_requests() == {}  # one in flight per leader
@@ -226,9 +228,15 @@ def test_one_fetch_request_per_leader_batches_all_partitions(tmp_path):
 
 
 def test_follower_truncates_to_leader_leo_after_unclean_election(tmp_path):
+    """Records of the leader's epoch the leader does not have: truncated by OffsetsForLeaderEpoch (the leader's end
+    of epoch 0 is its LEO, 0); records that appear later anyway are cut by the fetch path's out-of-range rule
+    (the leader's LEO is below ours: fetchOffsetAndTruncate)."""
     zk, leader, follower = _cluster(tmp_path)
     fp = follower.online_partition(TP)
     fp.log.append(["x", "y"], 0)  # the follower has records the new leader never had
+    assert settle_truncation(zk, leader, follower, 0, B) == 1
+    assert fp.log.log_end_offset == 0 and fp.log.leader_epoch_entries == ()
+    fp.log.append(["x", "y"], 0)
     assert follower.fetch_request_for(0).partitions[0].fetch_offset == 2
     drive(follower.handle_fetch_response(0, FetchResponse((FetchPartitionData(TP, Errors.NONE, 0, 0, ()),)), B), zk)
     assert fp.log.log_end_offset == 0

@@ -1,8 +1,9 @@
 """Ports of Kafka's PartitionTest (ISR / leadership scenarios, §11.15) to the ZooKeeper ISR path of 2.6.
 
-AlterIsr-specific tests are adapted: the "AlterIsr request" is the leader's conditional write of the partition state
-znode (ZkPartitionStateStore); its error codes map as BADVERSION → INVALID_UPDATE_VERSION, NONODE →
-UNKNOWN_TOPIC_OR_PARTITION, anything else → a retriable error.
+AlterIsr-specific tests (3.0) are adapted to 2.6: the "AlterIsr request" is the leader's synchronous conditional write
+of the partition state znode (ZkPartitionStateStore); on any failure (BADVERSION → INVALID_UPDATE_VERSION, NONODE →
+UNKNOWN_TOPIC_OR_PARTITION, anything else) the ISR and zkVersion stay as they were, FailedIsrUpdatesPerSec is marked,
+and nothing stays pending: the next fetch or isr-expiration run tries again.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from broker_support import FakeZk, drive, lai_state, seed_state_znode
 from core.broker.log import LogManager
 from core.broker.partition import CountingIsrChangeListener, Partition, partition_state_path, submit_isr_updates
 from messages.common import Errors, TopicPartition
-from messages.zk import BADVERSION, ERROR, NONODE, SetData
+from messages.zk import BADVERSION, ERROR, SetData
 
 TP = TopicPartition("test-topic", 0)
 LAG = 30000
@@ -76,8 +77,7 @@ def test_followerDoesNotJoinISRUntilCaughtUpToOffsetWithinCurrentLeaderEpoch(par
     assert partition.isr == (0, 1)
     proposal = fetch(partition, 2, 3, T0 + 2)
     assert proposal is not None and proposal.kind == "expand" and proposal.isr == (0, 1, 2)
-    assert partition.isr == (0, 1)  # committed ISR unchanged until the write completes
-    assert partition.maximal_isr == (0, 1, 2)
+    assert partition.isr == (0, 1)  # the ISR changes only when the write succeeds
 
 
 def test_isrExpansion(partition, zk, listener):
@@ -97,17 +97,25 @@ def test_isrExpansion(partition, zk, listener):
 
 
 def test_isrNotExpandedIfUpdateFails(partition, zk, listener):
-    """testIsrNotExpandedIfUpdateFails: the conditional write fails (INVALID_UPDATE_VERSION); no retry."""
+    """testIsrNotExpandedIfUpdateFails (2.6): the conditional write fails (INVALID_UPDATE_VERSION): ISR and zkVersion
+    unchanged, FailedIsrUpdatesPerSec marked; the next fetch tries again (and fails again with the same cached
+    zkVersion), and once a LeaderAndIsr brings the znode's version the write succeeds."""
     zk.nodes[partition_state_path(TP)][1] = 7  # someone else (the controller) changed the znode
     make_leader(partition, 0, [0], [0, 1])
     append(partition, 10)
     proposal = fetch(partition, 1, 10, T0 + 1)
     assert drive(submit_isr_updates([(partition, proposal)], T0 + 1), zk) == [False]
-    assert partition.isr == (0,)
+    assert partition.isr == (0,) and partition.zk_version == 0
     assert listener.failures == 1 and listener.expands == 0 and listener.recorded == []
-    assert fetch(partition, 1, 10, T0 + 2) is None  # gave up until the next LeaderAndIsr
+    retry = fetch(partition, 1, 10, T0 + 2)  # nothing pending: the next fetch tries again
+    assert retry is not None and retry.zk_version == 0
+    assert drive(submit_isr_updates([(partition, retry)], T0 + 2), zk) == [False]
+    assert listener.failures == 2 and partition.isr == (0,)
     make_leader(partition, 1, [0], [0, 1], now=T0 + 3, zk_version=7)
-    assert fetch(partition, 1, 10, T0 + 4) is not None
+    fresh = fetch(partition, 1, 10, T0 + 4)
+    assert fresh is not None and fresh.zk_version == 7
+    assert drive(submit_isr_updates([(partition, fresh)], T0 + 4), zk) == [True]
+    assert partition.isr == (0, 1) and partition.zk_version == 8 and listener.expands == 1
 
 
 def test_maybeShrinkIsr(partition, zk, listener):
@@ -118,7 +126,7 @@ def test_maybeShrinkIsr(partition, zk, listener):
     assert partition.maybe_shrink_isr(T0) is None  # just became leader: considered caught up
     proposal = partition.maybe_shrink_isr(T0 + LAG + 1)
     assert proposal is not None and proposal.isr == (0,)
-    assert partition.high_watermark == 0  # does not advance while the shrink is pending
+    assert partition.high_watermark == 0  # follower 1 is still in the ISR until the write succeeds
     assert drive(submit_isr_updates([(partition, proposal)], T0 + LAG + 1), zk) == [True]
     assert partition.isr == (0,) and listener.shrinks == 1
     assert partition.high_watermark == 10
@@ -133,7 +141,7 @@ def test_alterIsrLeaderAndIsrRace(partition, zk):
     gen = submit_isr_updates([(partition, first)], T0 + LAG + 1)
     batch = next(gen)  # in flight
     make_leader(partition, 1, [0, 1], [0, 1], now=T0 + LAG + 2, zk_version=0)
-    assert partition.pending_isr is None and partition.isr == (0, 1)
+    assert partition.isr == (0, 1)
     with pytest.raises(StopIteration) as stop:
         gen.send(zk(batch))
     assert stop.value.value == [False]  # stale proposal: ignored
@@ -173,33 +181,37 @@ def test_isrNotShrunkIfUpdateFails(partition, zk, listener):
     append(partition, 10)
     proposal = partition.maybe_shrink_isr(T0 + LAG + 1)
     assert drive(submit_isr_updates([(partition, proposal)], T0 + LAG + 1), zk) == [False]
-    assert partition.isr == (0, 1)
-    assert partition.pending_isr is proposal  # remains pending-shrink
+    assert partition.isr == (0, 1) and partition.zk_version == 0
     assert partition.high_watermark == 0
-    assert listener.failures == 1
-    assert partition.maybe_shrink_isr(T0 + 2 * LAG) is None
+    assert listener.failures == 1 and listener.shrinks == 0
+    again = partition.maybe_shrink_isr(T0 + 2 * LAG)  # the next isr-expiration run tries again
+    assert again is not None and again.isr == (0,)
 
 
 def test_alterIsrUnknownTopic(partition, listener):
-    """testAlterIsrUnknownTopic: the state znode is gone (NONODE → UNKNOWN_TOPIC_OR_PARTITION): give up."""
+    """testAlterIsrUnknownTopic (2.6): the state znode is gone (NONODE): the update fails, ISR unchanged, and the
+    next fetch tries again."""
     zk = FakeZk()  # no state znode
     make_leader(partition, 0, [0], [0, 1])
     append(partition, 10)
     proposal = fetch(partition, 1, 10, T0 + 1)
     assert drive(submit_isr_updates([(partition, proposal)], T0 + 1), zk) == [False]
     assert partition.isr == (0,) and listener.failures == 1
-    assert fetch(partition, 1, 10, T0 + 2) is None
+    assert fetch(partition, 1, 10, T0 + 2) is not None
 
 
 def test_alterIsrInvalidVersion(partition, zk, listener):
-    """testAlterIsrInvalidVersion: BADVERSION and the znode holds something else → give up."""
+    """testAlterIsrInvalidVersion (2.6): BADVERSION and the znode holds something else → failed, ISR and zkVersion
+    unchanged; the next fetch writes again (here the znode's version matches again and it succeeds)."""
     make_leader(partition, 0, [0], [0, 1])
     append(partition, 10)
     proposal = fetch(partition, 1, 10, T0 + 1)
     zk.force[partition_state_path(TP)] = BADVERSION
     assert drive(submit_isr_updates([(partition, proposal)], T0 + 1), zk) == [False]
-    assert partition.isr == (0,) and listener.failures == 1
-    assert partition.pending_isr is proposal
+    assert partition.isr == (0,) and partition.zk_version == 0 and listener.failures == 1
+    retry = fetch(partition, 1, 10, T0 + 2)
+    assert drive(submit_isr_updates([(partition, retry)], T0 + 2), zk) == [True]
+    assert partition.isr == (0, 1)
 
 
 def test_alterIsrUnexpectedError(partition, zk, listener):
@@ -209,20 +221,27 @@ def test_alterIsrUnexpectedError(partition, zk, listener):
     proposal = fetch(partition, 1, 10, T0 + 1)
     zk.force[partition_state_path(TP)] = ERROR
     assert drive(submit_isr_updates([(partition, proposal)], T0 + 1), zk) == [False]
-    assert partition.pending_isr is None and listener.failures == 1
+    assert partition.isr == (0,) and listener.failures == 1
     retry = fetch(partition, 1, 10, T0 + 2)
     assert retry is not None
     assert drive(submit_isr_updates([(partition, retry)], T0 + 2), zk) == [True]
     assert partition.isr == (0, 1)
 
 
-def test_singleInFlightAlterIsr(partition):
-    """testSingleInFlightAlterIsr: with an expansion in flight, a shrink submits nothing."""
+def test_failed_expansion_does_not_block_a_later_shrink(partition, zk, listener):
+    """3.0's testSingleInFlightAlterIsr does not hold in 2.6: there is no in-flight ISR state. An expansion whose write
+    failed leaves nothing behind, and the next isr-expiration run shrinks the ISR."""
+    seed_state_znode(zk, TP, 0, 0, [0, 1], version=0)
     make_leader(partition, 0, [0, 1], [0, 1, 2])
     append(partition, 10)
-    fetch(partition, 1, 10, T0 + 1)
-    assert fetch(partition, 2, 10, T0 + 1) is not None
-    assert partition.maybe_shrink_isr(T0 + 10 * LAG) is None
+    expand = fetch(partition, 2, 10, T0 + 1)
+    assert expand is not None and expand.isr == (0, 1, 2)
+    zk.force[partition_state_path(TP)] = ERROR
+    assert drive(submit_isr_updates([(partition, expand)], T0 + 1), zk) == [False]
+    shrink = partition.maybe_shrink_isr(T0 + LAG + 1)  # follower 1 never fetched
+    assert shrink is not None and shrink.isr == (0,)
+    assert drive(submit_isr_updates([(partition, shrink)], T0 + LAG + 1), zk) == [True]
+    assert partition.isr == (0,) and listener.failures == 1 and listener.shrinks == 1
 
 
 def test_zkIsrManagerAsyncCallback(partition, listener):
@@ -236,14 +255,14 @@ def test_zkIsrManagerAsyncCallback(partition, listener):
         fetch(partition, f, 4, T0 + 1)
     proposal = fetch(partition, 3, 4, T0 + 2)
     assert drive(submit_isr_updates([(partition, proposal)], T0 + 2), zk) == [True]
-    assert partition.isr == (0, 1, 2, 3) and partition.pending_isr is None
+    assert partition.isr == (0, 1, 2, 3)
     assert json.loads(zk.data(partition_state_path(TP)))["controller_epoch"] == 5
     # duplicate: the znode already has exactly the content we want, at a version we do not know
     seed_state_znode(zk, TP, 0, 1, [0, 1, 2, 3], controller_epoch=5, version=9)
     partition.make_leader(lai_state(TP, 0, 1, [0, 1, 2], [0, 1, 2, 3], controller_epoch=5, zk_version=8), T0 + 3)
-    for f in (1, 2, 3):
-        fetch(partition, f, 4, T0 + 4)
-    dup = partition.pending_isr
+    for f in (1, 2):
+        assert fetch(partition, f, 4, T0 + 4) is None  # already in the ISR
+    dup = fetch(partition, 3, 4, T0 + 4)
     assert dup is not None and dup.isr == (0, 1, 2, 3)
     assert drive(submit_isr_updates([(partition, dup)], T0 + 4), zk) == [True]
     assert partition.isr == (0, 1, 2, 3) and partition.zk_version == 9
@@ -277,7 +296,7 @@ def test_high_watermark_counts_caught_up_out_of_isr_replicas(partition):
     append(partition, 10)
     proposal = fetch(partition, 1, 10, T0 + 1)  # caught up at T0+1 (expansion proposed, then dropped)
     partition.complete_isr_update(proposal, None, Errors.UNKNOWN_SERVER_ERROR, T0 + 1)
-    assert partition.maximal_isr == (0,)
+    assert partition.isr == (0,)
     append(partition, 5, T0 + 2)
     assert partition.high_watermark == 10  # replica 1 (not in ISR, but caught up recently) holds it
     partition.update_follower_fetch_state(1, 12, 0, T0 + 3, 15)
@@ -286,11 +305,15 @@ def test_high_watermark_counts_caught_up_out_of_isr_replicas(partition):
     assert partition.high_watermark == 16
 
 
-def test_unknown_offsets_missing_state_znode_gives_up(partition):
-    """NONODE maps to UNKNOWN_TOPIC_OR_PARTITION (gives up) — complete_isr_update contract."""
-    make_leader(partition, 0, [0], [0, 1])
+def test_failed_update_leaves_isr_and_zk_version_and_nothing_pending(partition, listener):
+    """complete_isr_update contract (2.6 maybeUpdateIsrAndVersion): a failure (here UNKNOWN_TOPIC_OR_PARTITION, what
+    submit_isr_updates maps NONODE to) changes neither ISR nor zkVersion, marks FailedIsrUpdatesPerSec once, and the
+    follower's next fetch proposes the same expansion again."""
+    make_leader(partition, 0, [0], [0, 1], zk_version=3)
     append(partition, 1)
     proposal = fetch(partition, 1, 1, T0 + 1)
     assert not partition.complete_isr_update(proposal, None, Errors.UNKNOWN_TOPIC_OR_PARTITION, T0 + 1)
-    assert partition.pending_isr is proposal
-    assert NONODE  # code used by submit_isr_updates for this case
+    assert partition.isr == (0,) and partition.zk_version == 3
+    assert listener.failures == 1 and listener.recorded == []
+    again = fetch(partition, 1, 1, T0 + 2)
+    assert again is not None and again.isr == (0, 1) and again.zk_version == 3

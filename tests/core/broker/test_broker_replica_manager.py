@@ -7,6 +7,7 @@ import json
 import os
 import shutil
 
+import pytest
 from broker_support import (
     FakeZk,
     drive,
@@ -20,10 +21,19 @@ from broker_support import (
     um_state,
 )
 
+from core.broker.fetcher_state import FETCHING, TRUNCATING, FollowerFetchState
 from core.broker.log import RECOVERY_POINT_CHECKPOINT, read_offset_checkpoint
 from core.broker.replica_manager import OFFLINE, ReplicaManager
 from messages.common import Errors, TopicPartition
-from messages.replication import FetchPartition, FetchRequest, ProduceRequest
+from messages.replication import (
+    FetchPartition,
+    FetchRequest,
+    OffsetForLeaderPartition,
+    OffsetForLeaderPartitionResult,
+    OffsetForLeaderTopicResult,
+    OffsetsForLeaderEpochResponse,
+    ProduceRequest,
+)
 
 TP0 = TopicPartition("foo", 0)
 TP1 = TopicPartition("foo", 1)
@@ -86,9 +96,10 @@ def test_fetchMessagesWhenNotFollowerForOnePartition(tmp_path):
     assert p1.high_watermark == 0  # replica 1 is not assigned to p1: nothing changed
 
 
-def test_becomeFollowerWhenLeaderIsUnchangedButMissedLeaderUpdateIbp26(tmp_path):
-    """testBecomeFollowerWhenLeaderIsUnchangedButMissedLeaderUpdateIbp26: same leader, epoch 1 → 3: the
-    become-follower steps run and the log is truncated once (to the high watermark, the 2.6 fetcher start)."""
+@pytest.mark.parametrize(("leader_end", "kept"), [(3, 3), (2, 2), (5, 3)])
+def test_becomeFollowerWhenLeaderIsUnchangedButMissedLeaderUpdate_truncates_by_epoch(tmp_path, leader_end, kept):
+    """Same leader, epoch 1 → 3 (2.6): the log is NOT truncated to the high watermark (1) on becoming follower; the
+    fetcher truncates to min(the leader's end of epoch 1, our own end of it, our LEO)."""
     rm = make_rm(tmp_path)
     become(rm, lai_state(TP0, 1, 1, [0, 1], [0, 1], is_new=True))
     p = rm.online_partition(TP0)
@@ -97,9 +108,16 @@ def test_becomeFollowerWhenLeaderIsUnchangedButMissedLeaderUpdateIbp26(tmp_path)
     assert rm.fetch_states[TP0].leader_epoch == 1
     become(rm, lai_state(TP0, 1, 3, [0, 1], [0, 1]))
     assert p.get_leader_epoch() == 3
-    assert p.log.log_end_offset == 1  # truncated to the HW
-    assert rm.fetch_states[TP0].leader_epoch == 3
-    assert rm.fetch_request_for(1).partitions == (FetchPartition(TP0, 1, 3, high_watermark=1),)
+    assert p.log.log_end_offset == 3  # kept: only the fetcher truncates
+    assert rm.fetch_states[TP0] == FollowerFetchState(1, 3, 1, TRUNCATING)
+    request = rm.epoch_request_for(1)
+    assert [(t.topic, t.partitions) for t in request.topics] == [("foo", (OffsetForLeaderPartition(0, 3, 1),))]
+    answer = OffsetsForLeaderEpochResponse((OffsetForLeaderTopicResult("foo", (
+        OffsetForLeaderPartitionResult(Errors.NONE, 0, 1, leader_end),)),))
+    drive(rm.handle_epoch_response(1, answer, T0))
+    assert p.log.log_end_offset == kept and p.log.read(0, 10) == ("a", "b", "c")[:kept]
+    assert rm.fetch_states[TP0] == FollowerFetchState(1, 3, kept, FETCHING)
+    assert rm.fetch_request_for(1).partitions == (FetchPartition(TP0, kept, 3, high_watermark=1),)
 
 
 def test_becomeFollowerWhileOldClientFetchInPurgatory(tmp_path):
@@ -462,7 +480,7 @@ def test_becoming_follower_while_shutting_down_adds_no_fetcher(tmp_path):
     p0 = rm.online_partition(TP0)
     assert p0.leader_replica_id == 1 and p0.leader_epoch == 1 and not p0.is_leader
     assert set(rm.fetch_states) == {TP1} and rm.fetch_leaders() == {1}
-    assert [fp.tp for fp in rm.fetch_request_for(1).partitions] == [TP1]
+    assert [fp.tp for fp in rm.next_request_for(1).partitions] == [TP1]  # TP1 (no epochs) truncated to its HW
     assert zk.batches == []  # nothing written to ZooKeeper by becoming a follower
 
 
@@ -471,4 +489,10 @@ def test_becoming_follower_when_not_shutting_down_adds_a_fetcher(tmp_path):
     rm, zk = _leader_of_tp0_follower_of_tp1(tmp_path)
     become(rm, lai_state(TP0, 1, 1, [1], [0, 1]), zk=zk)
     assert set(rm.fetch_states) == {TP0, TP1} and rm.fetch_leaders() == {1}
-    assert {fp.tp for fp in rm.fetch_request_for(1).partitions} == {TP0, TP1}
+    # TP0 led in epoch 0: asked by epoch first (TP1, with no epochs, goes straight to its HW)
+    request = rm.next_request_for(1)
+    assert [(t.topic, t.partitions) for t in request.topics] == [("foo", (OffsetForLeaderPartition(0, 1, 0),))]
+    answer = OffsetsForLeaderEpochResponse((OffsetForLeaderTopicResult("foo", (
+        OffsetForLeaderPartitionResult(Errors.NONE, 0, 0, 0),)),))
+    drive(rm.handle_epoch_response(1, answer, T0), zk)
+    assert {fp.tp for fp in rm.next_request_for(1).partitions} == {TP0, TP1}

@@ -7,8 +7,17 @@ from __future__ import annotations
 from actors.partition_actor import shard_of
 from actors.replica_manager_actor import merge_responses, split_request
 from core.broker.metadata_cache import MetadataCache
-from messages.common import Broker, EndPoint, TopicPartition
-from messages.replication import DescribeMetadataCacheRequest, DescribeMetadataCacheResponse
+from messages.common import Broker, EndPoint, Errors, TopicPartition
+from messages.replication import (
+    DescribeMetadataCacheRequest,
+    DescribeMetadataCacheResponse,
+    OffsetForLeaderPartition,
+    OffsetForLeaderPartitionResult,
+    OffsetForLeaderTopic,
+    OffsetForLeaderTopicResult,
+    OffsetsForLeaderEpochRequest,
+    OffsetsForLeaderEpochResponse,
+)
 from messages.requests import UpdateMetadataPartitionState, UpdateMetadataRequest
 
 SHARDS = 4
@@ -77,3 +86,29 @@ def test_update_metadata_copies_only_the_topics_it_touches() -> None:
     cache.update_metadata(UpdateMetadataRequest(0, 1, 7, (_state("d", 1),), BROKERS))
     assert cache.snapshot.partition_states["a"] is after.partition_states["a"]
     assert cache.snapshot.partition_states["d"] is not after.partition_states["d"]
+
+
+def test_offsets_for_leader_epoch_split_by_shard_and_merged_in_request_order() -> None:
+    """A follower's OffsetsForLeaderEpoch reaches the shards hosting its partitions, each with only its own (topic
+    order kept); the answers merge back in the request's topic and partition order."""
+    topics = tuple(OffsetForLeaderTopic(t, tuple(OffsetForLeaderPartition(p, 3, 2) for p in range(8)))
+                   for t in ("b", "a"))
+    request = OffsetsForLeaderEpochRequest(topics, replica_id=1)
+    parts = split_request(request, SHARDS)
+    seen = []
+    for i, part in parts.items():
+        assert part.replica_id == 1
+        for t in part.topics:
+            assert all(shard_of(TopicPartition(t.topic, q.partition), SHARDS) == i for q in t.partitions)
+            seen += [(t.topic, q) for q in t.partitions]
+    assert sorted(seen, key=lambda x: (x[0], x[1].partition)) == sorted(
+        ((t.topic, q) for t in topics for q in t.partitions), key=lambda x: (x[0], x[1].partition))
+    answers = {i: OffsetsForLeaderEpochResponse(tuple(
+        OffsetForLeaderTopicResult(t.topic, tuple(OffsetForLeaderPartitionResult(Errors.NONE, q.partition, 2, 10 * i)
+                                                  for q in t.partitions)) for t in part.topics))
+        for i, part in parts.items()}
+    merged = merge_responses(request, answers)
+    assert [(t.topic, [r.partition for r in t.partitions]) for t in merged.topics] == [
+        ("b", list(range(8))), ("a", list(range(8)))]
+    assert all(r.end_offset == 10 * shard_of(TopicPartition(t.topic, r.partition), SHARDS)
+               for t in merged.topics for r in t.partitions)

@@ -1,0 +1,403 @@
+"""Follower truncation by leader epoch (Kafka 2.6, KIP-101/KIP-279): ports of the truncation cases of
+AbstractFetcherThreadTest and ReplicaFetcherThreadTest, the leader's OffsetsForLeaderEpoch answers
+(Partition.lastOffsetForLeaderEpoch), and issue #19's scenario — a follower whose leader epoch is only bumped keeps
+every acknowledged record and, elected after the leader dies, still has them.
+
+Leader and followers are real core ReplicaManagers over real logs in a temp dir, exchanging the requests the
+PartitionActor would carry; ZooKeeper is the in-memory FakeZk of broker_support."""
+
+from __future__ import annotations
+
+import pytest
+from broker_support import FakeZk, drive, emitted, lai_request, lai_state, make_rm, seed_state_znode, settle_truncation
+
+from core.broker.fetcher_state import FETCHING, TRUNCATING, OffsetTruncationState, offset_truncation_state
+from core.broker.leader_epoch_cache import UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET
+from core.broker.replica_manager import ReplicaManager
+from messages.common import Errors, TopicPartition
+from messages.replication import (
+    DEBUGGING_REPLICA_ID,
+    FetchResponse,
+    OffsetForLeaderPartition,
+    OffsetForLeaderPartitionResult,
+    OffsetForLeaderTopic,
+    OffsetForLeaderTopicResult,
+    OffsetsForLeaderEpochRequest,
+    OffsetsForLeaderEpochResponse,
+    ProduceRequest,
+)
+
+TP = TopicPartition("topic", 0)
+T0 = 1_000_000.0
+
+
+def become(rm: ReplicaManager, *states, zk: FakeZk | None = None, now: float = T0):
+    return drive(rm.handle_leader_and_isr(lai_request(states), now), zk)
+
+
+def seed_log(rm: ReplicaManager, records: list[str], runs: tuple[tuple[int, int], ...], hw: int = 0) -> None:
+    """The broker's log of TP before it hears of the partition: ``records`` in (epoch, base offset) runs."""
+    log = rm.log_manager.get_or_create_log(TP, is_new=True)
+    log.append_batches(records, runs)
+    log.update_high_watermark(hw)
+
+
+def answer(rm: ReplicaManager, request: OffsetsForLeaderEpochRequest) -> OffsetsForLeaderEpochResponse:
+    return drive(rm.handle_offsets_for_leader_epoch(request, T0))
+
+
+def one(error: Errors, epoch: int, end_offset: int, topic: str = TP.topic, partition: int = 0
+        ) -> OffsetsForLeaderEpochResponse:
+    return OffsetsForLeaderEpochResponse((OffsetForLeaderTopicResult(topic, (
+        OffsetForLeaderPartitionResult(error, partition, epoch, end_offset),)),))
+
+
+def asked(request: OffsetsForLeaderEpochRequest) -> list[tuple[str, int, int, int]]:
+    return [(t.topic, q.partition, q.current_leader_epoch, q.leader_epoch) for t in request.topics
+            for q in t.partitions]
+
+
+def fetch_round(zk: FakeZk, leader: ReplicaManager, follower: ReplicaManager, leader_id: int, now: float,
+                client_effects: list | None = None) -> None:
+    """One fetch of the follower from the leader; what the leader emits to others (produce acks) goes to
+    ``client_effects``."""
+    request = follower.fetch_request_for(leader_id)
+    effects: list = []
+    response = drive(leader.handle_fetch(request, now, "f"), zk, effects)
+    if response is None:
+        drive(leader.expire_delayed_operations(now + request.max_wait_ms), zk, effects)
+        (response,) = emitted(effects, "f")
+    assert isinstance(response, FetchResponse)
+    if client_effects is not None:
+        client_effects.extend(e for e in effects if getattr(e, "to", "f") != "f")
+    drive(follower.handle_fetch_response(leader_id, response, now), zk)
+
+
+# ---------------------------------------------------------------------------------- the decision (pure function)
+
+
+def _ends(table: dict[int, tuple[int, int]]):
+    return lambda epoch: table.get(epoch)
+
+
+@pytest.mark.parametrize(("leader_epoch", "leader_end", "follower_ends", "expected"), [
+    # UNDEFINED_EPOCH_OFFSET: the leader cannot place our epoch → the fetch offset (our high watermark)
+    (UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET, {}, OffsetTruncationState(3, True)),
+    # an offset without an epoch (pre-2.0 leader) → min(its offset, our LEO)
+    (UNDEFINED_EPOCH, 7, {}, OffsetTruncationState(7, True)),
+    (UNDEFINED_EPOCH, 70, {}, OffsetTruncationState(10, True)),
+    # the same epoch known to both → min(leader's end, ours, our LEO)
+    (5, 6, {5: (8, 5)}, OffsetTruncationState(6, True)),
+    (5, 9, {5: (8, 5)}, OffsetTruncationState(8, True)),
+    # the leader's epoch is unknown to us: our end of the largest epoch below it, and ask again (KIP-279)
+    (4, 9, {4: (6, 3)}, OffsetTruncationState(6, False)),
+    # we know no epoch ≤ the leader's → min(its offset, our LEO)
+    (1, 4, {}, OffsetTruncationState(4, True)),
+])
+def test_offset_truncation_state(leader_epoch, leader_end, follower_ends, expected):
+    """AbstractFetcherThread.getOffsetTruncationState: fetch offset 3, follower LEO 10."""
+    assert offset_truncation_state(leader_epoch, leader_end, 3, 10, _ends(follower_ends)) == expected
+
+
+# ---------------------------------------------------------------------------------------- AbstractFetcherThreadTest
+
+
+def test_truncation_multiple_rounds_to_diverging_point(tmp_path):
+    """AbstractFetcherThreadTest.testTruncation: replica log epochs 0,2,4 and leader log epochs 1,3,5 (one record
+    each): three OffsetsForLeaderEpoch rounds (two of them intermediate, KIP-279) truncate the replica to 0, then
+    it fetches the leader's log and both logs end up equal, epochs included."""
+    zk = FakeZk()
+    leader, follower = make_rm(tmp_path, 0), make_rm(tmp_path, 1)
+    seed_log(leader, ["a", "b", "c"], ((1, 0), (3, 1), (5, 2)), hw=2)
+    seed_log(follower, ["a", "b", "c"], ((0, 0), (2, 1), (4, 2)), hw=0)
+    state = lai_state(TP, 0, 5, [0, 1], [0, 1])
+    become(leader, state, zk=zk)
+    become(follower, state, zk=zk)
+    assert follower.fetch_states[TP].state == TRUNCATING and follower.fetch_states[TP].fetch_offset == 0
+    requests = []
+    while (request := follower.epoch_request_for(0)) is not None:
+        requests.append(asked(request))
+        drive(follower.handle_epoch_response(0, answer(leader, request), T0), zk)
+    assert requests == [[("topic", 0, 5, 4)], [("topic", 0, 5, 2)], [("topic", 0, 5, 0)]]
+    fp = follower.online_partition(TP)
+    assert fp.log.log_end_offset == 0 and follower.fetch_states[TP].state == FETCHING
+    fetch_round(zk, leader, follower, 0, T0 + 1)
+    assert fp.log.read(0, 10) == ("a", "b", "c")
+    assert fp.log.leader_epoch_entries == leader.online_partition(TP).log.leader_epoch_entries == (
+        (1, 0), (3, 1), (5, 2))
+
+
+def test_truncate_to_high_watermark_if_leader_epoch_info_not_available(tmp_path):
+    """AbstractFetcherThreadTest.testTruncateToHighWatermarkIfLeaderEpochInfoNotAvailable: the leader answers
+    (UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET) → truncate to the high watermark and fetch."""
+    follower = make_rm(tmp_path, 1)
+    seed_log(follower, ["a", "b", "c"], ((0, 0), (2, 1), (4, 2)), hw=2)
+    become(follower, lai_state(TP, 0, 5, [0, 1], [0, 1]))
+    request = follower.epoch_request_for(0)
+    assert asked(request) == [("topic", 0, 5, 4)]
+    drive(follower.handle_epoch_response(0, one(Errors.NONE, UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET), T0))
+    assert follower.online_partition(TP).log.log_end_offset == 2
+    assert follower.fetch_states[TP].fetch_offset == 2 and follower.fetch_states[TP].is_ready_for_fetch
+
+
+def test_truncate_to_high_watermark_if_no_leader_epochs(tmp_path):
+    """maybeTruncate's partitionsWithoutEpochs: a log with no leader-epoch entries is truncated to its high
+    watermark without asking the leader."""
+    follower = make_rm(tmp_path, 1)
+    log = follower.log_manager.get_or_create_log(TP, is_new=True)
+    log.append_batches(["a", "b", "c"], ((UNDEFINED_EPOCH, 0),))  # records without an epoch (old format)
+    log.update_high_watermark(1)
+    become(follower, lai_state(TP, 0, 5, [0, 1], [0, 1]))
+    assert log.latest_epoch is None
+    assert follower.epoch_request_for(0) is None
+    assert log.log_end_offset == 1 and follower.fetch_states[TP].is_ready_for_fetch
+
+
+def test_leader_epoch_change_during_epoch_request_ignores_the_answer(tmp_path):
+    """AbstractFetcherThreadTest.testLeaderEpochChangeDuringSuccessfulFetchEpochsFromLeader: the follower's leader
+    epoch changes while OffsetsForLeaderEpoch is out: the answer (for epoch 5) is ignored, the partition stays
+    truncating and is asked again under epoch 6."""
+    follower = make_rm(tmp_path, 1)
+    seed_log(follower, ["a", "b", "c"], ((4, 0),), hw=1)
+    become(follower, lai_state(TP, 0, 5, [0, 1], [0, 1]))
+    first = follower.epoch_request_for(0)
+    become(follower, lai_state(TP, 0, 6, [0, 1], [0, 1]))
+    drive(follower.handle_epoch_response(0, one(Errors.NONE, 4, 1), T0))
+    assert follower.online_partition(TP).log.log_end_offset == 3  # not truncated by the stale answer
+    assert follower.fetch_states[TP].state == TRUNCATING
+    assert asked(first) == [("topic", 0, 5, 4)] and asked(follower.epoch_request_for(0)) == [("topic", 0, 6, 4)]
+
+
+def test_fenced_truncation_removes_the_partition_from_the_fetcher(tmp_path):
+    """AbstractFetcherThreadTest.testFencedTruncation (2.6 onPartitionFenced → markPartitionFailed): FENCED_LEADER_EPOCH
+    takes the partition out of the fetcher until the next LeaderAndIsr; nothing is truncated."""
+    zk = FakeZk()
+    leader, follower = make_rm(tmp_path, 0), make_rm(tmp_path, 1)
+    seed_log(follower, ["a", "b"], ((0, 0),), hw=0)
+    become(leader, lai_state(TP, 0, 1, [0], [0, 1], is_new=True), zk=zk)
+    become(follower, lai_state(TP, 0, 0, [0, 1], [0, 1]), zk=zk)
+    response = answer(leader, follower.epoch_request_for(0))
+    assert response == one(Errors.FENCED_LEADER_EPOCH, UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET)
+    drive(follower.handle_epoch_response(0, response, T0), zk)
+    assert TP not in follower.fetch_states and follower.online_partition(TP).log.log_end_offset == 2
+
+
+def test_unrequested_partitions_in_the_answer_are_ignored(tmp_path):
+    """AbstractFetcherThreadTest.testTruncationThrowsExceptionIfLeaderReturnsPartitionsNotRequestedInFetchEpochs:
+    Kafka throws; here a partition the follower did not ask about changes nothing."""
+    follower = make_rm(tmp_path, 1)
+    seed_log(follower, ["a", "b"], ((0, 0),), hw=0)
+    become(follower, lai_state(TP, 0, 1, [0, 1], [0, 1]))
+    follower.epoch_request_for(0)
+    drive(follower.handle_epoch_response(0, one(Errors.NONE, 0, 0, partition=7), T0))
+    assert follower.online_partition(TP).log.log_end_offset == 2 and follower.fetch_states[TP].state == TRUNCATING
+
+
+# ----------------------------------------------------------------------------------------- ReplicaFetcherThreadTest
+
+
+def test_fetch_leader_epoch_only_while_truncating(tmp_path):
+    """ReplicaFetcherThreadTest.shouldFetchLeaderEpochOnFirstFetchOnlyIfLeaderEpochKnownToBoth and
+    shouldMovePartitionsOutOfTruncatingLogState: one OffsetsForLeaderEpoch (no fetch while it is out), then only
+    fetches."""
+    zk = FakeZk()
+    leader, follower = make_rm(tmp_path, 0), make_rm(tmp_path, 1)
+    seed_log(leader, ["a", "b"], ((0, 0),), hw=2)
+    seed_log(follower, ["a", "b"], ((0, 0),), hw=1)
+    state = lai_state(TP, 0, 1, [0, 1], [0, 1])
+    become(leader, state, zk=zk)
+    become(follower, state, zk=zk)
+    request = follower.next_request_for(0)
+    assert isinstance(request, OffsetsForLeaderEpochRequest) and request.replica_id == 1
+    assert follower.next_request_for(0) is None  # waiting for the answer
+    drive(follower.handle_epoch_response(0, answer(leader, request), T0), zk)
+    assert follower.online_partition(TP).log.log_end_offset == 2
+    assert follower.fetch_states[TP].state == FETCHING
+    assert follower.epoch_request_for(0) is None
+    assert follower.next_request_for(0).partitions[0].fetch_offset == 2
+
+
+def test_truncate_to_offset_specified_in_epoch_offset_response(tmp_path):
+    """ReplicaFetcherThreadTest.shouldTruncateToOffsetSpecifiedInEpochOffsetResponse: same epoch on both sides,
+    the leader's end is below ours → truncate to it."""
+    follower = make_rm(tmp_path, 1)
+    seed_log(follower, [str(i) for i in range(10)], ((5, 0),), hw=2)
+    become(follower, lai_state(TP, 0, 6, [0, 1], [0, 1]))
+    follower.epoch_request_for(0)
+    drive(follower.handle_epoch_response(0, one(Errors.NONE, 5, 6), T0))
+    assert follower.online_partition(TP).log.log_end_offset == 6 and follower.fetch_states[TP].fetch_offset == 6
+
+
+def test_truncate_when_leader_answers_an_epoch_below_all_of_ours(tmp_path):
+    """ReplicaFetcherThreadTest.shouldTruncateToOffsetSpecifiedInEpochOffsetResponseIfFollowerHasNoMoreEpochs, with
+    a real cache instead of the test's mock: the leader answers epoch 3, below every epoch we know (5 from offset
+    2); our LeaderEpochFileCache places the end of epoch 3 at the start of our first epoch (2), so we truncate to
+    min(2, the leader's 4) = 2; a follower with no epoch ≤ 3 at all (None) would take the leader's offset."""
+    follower = make_rm(tmp_path, 1)
+    seed_log(follower, [str(i) for i in range(10)], ((UNDEFINED_EPOCH, 0), (5, 2)), hw=1)
+    become(follower, lai_state(TP, 0, 6, [0, 1], [0, 1]))
+    assert follower.online_partition(TP).log.end_offset_for_epoch(3) == (2, 3)
+    follower.epoch_request_for(0)
+    drive(follower.handle_epoch_response(0, one(Errors.NONE, 3, 4), T0))
+    assert follower.online_partition(TP).log.log_end_offset == 2 and follower.fetch_states[TP].is_ready_for_fetch
+
+
+def test_fetch_leader_epoch_second_time_if_leader_replies_with_epoch_not_known_to_follower(tmp_path):
+    """ReplicaFetcherThreadTest.shouldFetchLeaderEpochSecondTimeIfLeaderRepliesWithEpochNotKnownToFollower: we
+    know epochs 1 and 3, the leader answers epoch 2 → truncate to our end of epoch 1 and ask again with epoch 1."""
+    follower = make_rm(tmp_path, 1)
+    seed_log(follower, [str(i) for i in range(10)], ((1, 0), (3, 5)), hw=0)
+    become(follower, lai_state(TP, 0, 4, [0, 1], [0, 1]))
+    assert asked(follower.epoch_request_for(0)) == [("topic", 0, 4, 3)]
+    drive(follower.handle_epoch_response(0, one(Errors.NONE, 2, 8), T0))
+    log = follower.online_partition(TP).log
+    assert log.log_end_offset == 5 and follower.fetch_states[TP].state == TRUNCATING
+    assert asked(follower.epoch_request_for(0)) == [("topic", 0, 4, 1)]
+    drive(follower.handle_epoch_response(0, one(Errors.NONE, 1, 3), T0))
+    assert log.log_end_offset == 3 and follower.fetch_states[TP].is_ready_for_fetch
+
+
+def test_poll_indefinitely_if_leader_returns_any_error(tmp_path):
+    """ReplicaFetcherThreadTest.shouldPollIndefinitelyIfLeaderReturnsAnyException: NOT_LEADER_FOR_PARTITION (and any
+    error but FENCED) → nothing truncated, still truncating, asked again."""
+    follower = make_rm(tmp_path, 1)
+    seed_log(follower, ["a", "b", "c"], ((0, 0),), hw=1)
+    become(follower, lai_state(TP, 0, 1, [0, 1], [0, 1]))
+    for error in (Errors.NOT_LEADER_OR_FOLLOWER, Errors.UNKNOWN_LEADER_EPOCH, Errors.UNKNOWN_TOPIC_OR_PARTITION):
+        follower.epoch_request_for(0)
+        assert drive(follower.handle_epoch_response(0, one(error, UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET), T0)) == 1
+        assert follower.online_partition(TP).log.log_end_offset == 3 and follower.fetch_states[TP].is_truncating
+    follower.epoch_request_for(0)
+    drive(follower.handle_epoch_response(0, one(Errors.NONE, 0, 2), T0))
+    assert follower.online_partition(TP).log.log_end_offset == 2 and follower.fetch_states[TP].is_ready_for_fetch
+
+
+def test_failed_request_is_sent_again(tmp_path):
+    """A request with no answer (connection lost): the partitions stay truncating and are asked again."""
+    follower = make_rm(tmp_path, 1)
+    seed_log(follower, ["a"], ((0, 0),), hw=0)
+    become(follower, lai_state(TP, 0, 1, [0, 1], [0, 1]))
+    first = follower.epoch_request_for(0)
+    follower.fetch_failed(0)
+    assert follower.epoch_request_for(0) == first
+
+
+def test_filter_partitions_made_leader_during_leader_epoch_request(tmp_path):
+    """ReplicaFetcherThreadTest.shouldFilterPartitionsMadeLeaderDuringLeaderEpochRequest: the partition became
+    leader while the request was out: the answer does not truncate the leader's log."""
+    follower = make_rm(tmp_path, 1)
+    seed_log(follower, ["a", "b", "c"], ((0, 0),), hw=0)
+    become(follower, lai_state(TP, 0, 1, [0, 1], [0, 1]))
+    follower.epoch_request_for(0)
+    become(follower, lai_state(TP, 1, 2, [1], [0, 1]))
+    drive(follower.handle_epoch_response(0, one(Errors.NONE, 0, 0), T0))
+    assert follower.online_partition(TP).log.log_end_offset == 3 and TP not in follower.fetch_states
+
+
+# ---------------------------------------------------------------------------------- the leader's answers
+
+
+def test_leader_answers_from_its_leader_epoch_cache(tmp_path):
+    """Partition.lastOffsetForLeaderEpoch on the leader: the end of the largest epoch ≤ the one asked; its own
+    (current) epoch ends at its LEO; an epoch below all → the first epoch's start; checked against the current
+    leader epoch (FENCED / UNKNOWN_LEADER_EPOCH); a follower's request to a non-leader → NOT_LEADER_FOR_PARTITION;
+    an unknown partition → UNKNOWN_TOPIC_OR_PARTITION."""
+    leader = make_rm(tmp_path, 0)
+    seed_log(leader, ["a", "b", "c", "d"], ((1, 0), (3, 2)), hw=4)
+    become(leader, lai_state(TP, 0, 5, [0], [0, 1]))
+    assert leader.online_partition(TP).log.leader_epoch_entries == ((1, 0), (3, 2), (5, 4))
+    leader.online_partition(TP).append_records_to_leader(["e"], 1, T0)
+
+    def ask(current: int, epoch: int, topic: str = TP.topic, replica_id: int = 1):
+        request = OffsetsForLeaderEpochRequest((OffsetForLeaderTopic(topic, (
+            OffsetForLeaderPartition(0, current, epoch),)),), replica_id)
+        (result,) = answer(leader, request).topics[0].partitions
+        return result.error_code, result.leader_epoch, result.end_offset
+
+    assert ask(5, 1) == (Errors.NONE, 1, 2)
+    assert ask(5, 2) == (Errors.NONE, 1, 2)
+    assert ask(5, 3) == (Errors.NONE, 3, 4)
+    assert ask(5, 4) == (Errors.NONE, 3, 4)
+    assert ask(5, 5) == (Errors.NONE, 5, 5)  # the latest epoch: the log end offset
+    assert ask(5, 0) == (Errors.NONE, 0, 0)
+    assert ask(5, 6) == (Errors.NONE, UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET)
+    assert ask(4, 3) == (Errors.FENCED_LEADER_EPOCH, UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET)
+    assert ask(6, 3) == (Errors.UNKNOWN_LEADER_EPOCH, UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET)
+    assert ask(-1, 3) == (Errors.NONE, 3, 4)  # no current epoch given: not fenced
+    assert ask(5, 3, topic="nope") == (Errors.UNKNOWN_TOPIC_OR_PARTITION, UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET)
+    follower = make_rm(tmp_path, 1)
+    become(follower, lai_state(TP, 0, 5, [0, 1], [0, 1], is_new=True))
+    request = OffsetsForLeaderEpochRequest((OffsetForLeaderTopic(TP.topic, (OffsetForLeaderPartition(0, 5, 5),)),), 2)
+    assert answer(follower, request) == one(Errors.NOT_LEADER_OR_FOLLOWER, UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET)
+    debug = OffsetsForLeaderEpochRequest(request.topics, DEBUGGING_REPLICA_ID)  # allowed on a follower
+    assert answer(follower, debug) == one(Errors.NONE, UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET)
+
+
+# ------------------------------------------------------------------------------------------- issue #19's scenario
+
+
+def _three_brokers(tmp_path):
+    zk = FakeZk()
+    seed_state_znode(zk, TP, 0, 0, [0, 1, 2])
+    rms = {b: make_rm(tmp_path, b, now_ms=T0) for b in (0, 1, 2)}
+    state = lai_state(TP, 0, 0, [0, 1, 2], [0, 1, 2], is_new=True)
+    for rm in rms.values():
+        become(rm, state, zk=zk)
+    return zk, rms
+
+
+def _replicate(zk, rms, leader_id: int, now: float, client_effects: list | None = None) -> None:
+    """One round of every follower's fetcher against ``leader_id``: truncation (if any), then one fetch."""
+    for b, rm in rms.items():
+        if b == leader_id or leader_id not in rm.fetch_leaders():
+            continue
+        settle_truncation(zk, rms[leader_id], rm, leader_id, now)
+        fetch_round(zk, rms[leader_id], rm, leader_id, now, client_effects)
+
+
+@pytest.mark.parametrize("truncation_answered", [True, False])
+def test_epoch_bump_then_leader_death_keeps_every_acknowledged_record(tmp_path, truncation_answered):
+    """Issue #19: the leader acknowledges (acks=all) records its followers hold above their own high watermark; a
+    LeaderAndIsr only bumps the leader epoch (reassignment A1 / an ISR change by a third broker); the leader dies;
+    the controller cleanly elects a follower from the ISR. Every acknowledged record (offset and value) is in the
+    new leader's log — whether or not the follower's OffsetsForLeaderEpoch was answered before the leader died.
+    (Truncating to the high watermark on becoming follower, as before, drops offsets 2..5 here.)"""
+    zk, rms = _three_brokers(tmp_path)
+    leader = rms[0]
+    drive(leader.handle_produce(ProduceRequest(TP, ("a", "b")), T0), zk)
+    for i in range(3):
+        _replicate(zk, rms, 0, T0 + 1 + i)
+    assert leader.online_partition(TP).isr == (0, 1, 2)
+    effects: list = []
+    assert drive(leader.handle_produce(ProduceRequest(TP, ("c", "d", "e", "f"), acks=-1), T0 + 10, "client"), zk,
+                 effects) is None
+    _replicate(zk, rms, 0, T0 + 11, effects)  # followers append c..f
+    _replicate(zk, rms, 0, T0 + 12, effects)  # their fetches at 6 move the leader's HW: the produce is acknowledged
+    (ack,) = emitted(effects, "client")
+    acknowledged = {0: "a", 1: "b", 2: "c", 3: "d", 4: "e", 5: "f"}
+    assert ack is not None and ack.error == Errors.NONE and ack.base_offset == 2
+    assert leader.online_partition(TP).high_watermark == 6
+    follower = rms[1].online_partition(TP)
+    assert follower.log.log_end_offset == 6 and follower.high_watermark == 2  # the HW it last heard: 2
+
+    # the epoch bump: same leader, same ISR, epoch 1 (reassignment A1 sends exactly this)
+    bump = lai_state(TP, 0, 1, [0, 1, 2], [0, 1, 2], zk_version=1)
+    for rm in rms.values():
+        become(rm, bump, zk=zk, now=T0 + 20)
+    assert follower.log.log_end_offset == 6  # becoming follower truncates nothing
+    assert rms[1].fetch_states[TP].is_truncating and rms[1].fetch_states[TP].fetch_offset == 2
+    if truncation_answered:
+        assert settle_truncation(zk, leader, rms[1], 0, T0 + 21) == 1
+        assert follower.log.log_end_offset == 6 and rms[1].fetch_states[TP].is_ready_for_fetch
+
+    # the leader dies; the controller elects broker 1 (in the ISR) in epoch 2
+    elect = lai_state(TP, 1, 2, [1, 2], [0, 1, 2], zk_version=2)
+    for b in (1, 2):
+        become(rms[b], elect, zk=zk, now=T0 + 30)
+    new_leader = rms[1].online_partition(TP)
+    assert new_leader.is_leader and new_leader.leader_epoch == 2
+    assert {o: new_leader.log.read(o, 1)[0] for o in acknowledged} == acknowledged
+    # the other follower truncates against the new leader and keeps them too
+    settle_truncation(zk, rms[1], rms[2], 1, T0 + 31)
+    assert rms[2].online_partition(TP).log.read(0, 10) == tuple(acknowledged.values())
+    assert new_leader.log.leader_epoch_entries == ((0, 0), (2, 6))
