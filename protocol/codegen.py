@@ -15,7 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from protocol import primitives as p
-from protocol.errors import TruncatedError, UnknownFieldError
+from protocol.errors import MalformedError, TruncatedError, UnknownFieldError
 from protocol.schema import FieldSpec, StructSpec
 
 Encoder = Callable[[dict], bytes]
@@ -56,6 +56,11 @@ def _unknown_fields(struct_name: str, value: dict, known: frozenset) -> UnknownF
                              f"its fields are {', '.join(sorted(known))}")  # fmt: skip
 
 
+def _too_many(buf: bytes, pos: int, n: int, size: int, field: str) -> TruncatedError:
+    """Kafka's "Tried to allocate a collection of size N, but there are only M bytes remaining"."""
+    return TruncatedError(f"{field}: {n} elements cannot fit in the {len(buf) - pos} bytes left")
+
+
 def _min_size(spec: StructSpec) -> int:
     """The fewest bytes one element of ``spec`` takes on the wire (for the allocation check on array lengths)."""
     size = 1 if spec.flexible else 0
@@ -81,7 +86,9 @@ class _Generator:
         self.lines: list[str] = []
         self.ns: dict[str, Any] = {name: getattr(p, name) for name in dir(p) if not name.startswith("_")}
         self.ns["TruncatedError"] = TruncatedError
+        self.ns["MalformedError"] = MalformedError
         self.ns["unknown_fields"] = _unknown_fields
+        self.ns["too_many"] = _too_many
         self.ns["pack"] = struct.pack
         self.ns["unpack_from"] = struct.unpack_from
         self.done: dict[int, str] = {}
@@ -194,12 +201,12 @@ class _Generator:
                     out.append(f"    {names[f.name]} = {'[]' if isinstance(d, list) else self.const(d)}")
                 out += ["    n_tags, pos = read_uvarint(buf, pos)", "    for _ in range(n_tags):",
                         "        tag, pos = read_uvarint(buf, pos)", "        size, pos = read_uvarint(buf, pos)",
-                        "        end = pos + size", "        if end > len(buf):",
+                        "        tag_end = pos + size", "        if tag_end > len(buf):",
                         "            raise TruncatedError('tagged field runs past the end')"]  # fmt: skip
                 for k, f in enumerate(tagged):
                     out.append(f"        {'if' if k == 0 else 'elif'} tag == {f.tag}:")
                     out += self._decode_value(f, names[f.name], spec, "            ", force_flexible=True)
-                out.append("        pos = end")
+                out.append("        pos = tag_end")
         body = ", ".join(f"{f.name!r}: {names[f.name]}" for f in spec.fields)
         out.append(f"    return {{{body}}}, pos")
         self.lines += out + [""]
@@ -210,7 +217,7 @@ class _Generator:
         flexible = spec.flexible or force_flexible
         where = f"{spec.name}.{f.name}"
         if f.kind == "prim":
-            out = [ind + self._decode_prim(f.type, var, flexible)]
+            out = self._decode_prim(f.type, var, flexible, ind)
             if f.type in ("string", "bytes") and not f.nullable:
                 out += [f"{ind}if {var} is None:", f"{ind}    raise null_error({where!r})"]
             return out
@@ -220,36 +227,69 @@ class _Generator:
                 return [f"{ind}if buf[pos] == 255:", f"{ind}    {var} = None", f"{ind}    pos += 1", f"{ind}else:",
                         f"{ind}    {var}, pos = dec_{sub}(buf, pos + 1)"]  # fmt: skip
             return [f"{ind}{var}, pos = dec_{sub}(buf, pos)"]
-        out = [f"{ind}n, pos = read_count(buf, pos, {flexible})"]
+        # an array: its length (any negative = null, as Kafka's generated readers), then the allocation check
+        out = self._decode_length("n", flexible, ind, compact_minus_one=True)
         null = f"{var} = None" if f.nullable else f"raise null_error({where!r})"
-        out += [f"{ind}if n < 0:", f"{ind}    {null}", f"{ind}else:"]
+        if f.kind == "struct_array":
+            size = max(_min_size(f.struct), 1)  # type: ignore[arg-type]
+        elif f.type in p.FORMATS:
+            size = struct.calcsize(">" + p.FORMATS[f.type])
+        else:
+            size = 16 if f.type == "uuid" else (1 if flexible else (2 if f.type == "string" else 4))
+        out += [f"{ind}if n < 0:", f"{ind}    {null}", f"{ind}elif n * {size} > len(buf) - pos:",
+                f"{ind}    raise too_many(buf, pos, n, {size}, {where!r})", f"{ind}else:"]  # fmt: skip
         ind += "    "
         if f.kind == "struct_array":
             sub = self.done[id(f.struct)]
-            out += [f"{ind}check_count(buf, pos, n, {max(_min_size(f.struct), 1)}, {where!r})",  # type: ignore[arg-type]
-                    f"{ind}{var} = []", f"{ind}append = {var}.append", f"{ind}for _ in range(n):",
+            out += [f"{ind}{var} = []", f"{ind}append = {var}.append", f"{ind}for _ in range(n):",
                     f"{ind}    e, pos = dec_{sub}(buf, pos)", f"{ind}    append(e)"]  # fmt: skip
         elif f.type in p.FORMATS:
             c = p.FORMATS[f.type]
-            size = struct.calcsize(">" + c)
-            out += [f"{ind}check_count(buf, pos, n, {size}, {where!r})",
-                    f"{ind}{var} = list(unpack_from('>%d{c}' % n, buf, pos))", f"{ind}pos += n * {size}"]  # fmt: skip
+            out += [f"{ind}{var} = list(unpack_from('>%d{c}' % n, buf, pos)) if n else []", f"{ind}pos += n * {size}"]
         else:
-            size = 16 if f.type == "uuid" else (1 if flexible else (2 if f.type == "string" else 4))
-            out += [f"{ind}check_count(buf, pos, n, {size}, {where!r})", f"{ind}{var} = []",
-                    f"{ind}for _ in range(n):", f"{ind}    " + self._decode_prim(f.type, "e", flexible)]  # fmt: skip
+            out += [f"{ind}{var} = []", f"{ind}for _ in range(n):"]
+            out += self._decode_prim(f.type, "e", flexible, ind + "    ")
             if f.type != "uuid":
                 out += [f"{ind}    if e is None:", f"{ind}        raise null_error({where!r})"]
             out.append(f"{ind}    {var}.append(e)")
         return out
 
-    def _decode_prim(self, type_: str, var: str, flexible: bool) -> str:
+    def _decode_length(self, var: str, flexible: bool, ind: str, compact_minus_one: bool) -> list[str]:
+        """Inline length reading: an unsigned varint (one byte in the common case) when flexible, else int32."""
+        if not flexible:
+            return [f"{ind}{var}, = I32.unpack_from(buf, pos)", f"{ind}pos += 4"]
+        out = [f"{ind}{var} = buf[pos]", f"{ind}if {var} < 128:", f"{ind}    pos += 1", f"{ind}else:",
+               f"{ind}    {var}, pos = read_uvarint(buf, pos)"]  # fmt: skip
+        if compact_minus_one:
+            out.append(f"{ind}{var} -= 1")
+        return out
+
+    def _decode_prim(self, type_: str, var: str, flexible: bool, ind: str) -> list[str]:
         if type_ in p.FORMATS:
             c = p.FORMATS[type_]
-            return f"{var}, = unpack_from('>{c}', buf, pos); pos += {struct.calcsize('>' + c)}"
+            return [f"{ind}{var}, = unpack_from('>{c}', buf, pos)", f"{ind}pos += {struct.calcsize('>' + c)}"]
         if type_ == "uuid":
-            return f"{var}, pos = read_uuid(buf, pos)"
-        return f"{var}, pos = {_VAR_READERS[type_, flexible]}(buf, pos)"
+            return [f"{ind}{var}, pos = read_uuid(buf, pos)"]
+        # strings and bytes inline in the common case (a short compact length, or a non-negative legacy one); the
+        # rest (null, long varints, malformed lengths) through the primitives' readers
+        text = ".decode()" if type_ == "string" else ""
+        reader = _VAR_READERS[type_, flexible]
+        if flexible:
+            head = [f"{ind}n = buf[pos]", f"{ind}if 0 < n < 128:", f"{ind}    end = pos + n"]
+            start = "pos + 1"
+        else:
+            fmt = "I16" if type_ == "string" else "I32"
+            width = 2 if type_ == "string" else 4
+            head = [f"{ind}n, = {fmt}.unpack_from(buf, pos)", f"{ind}if n >= 0:", f"{ind}    end = pos + {width} + n"]
+            start = f"pos + {width}"
+        return head + [
+            f"{ind}    if end > len(buf):",
+            f"{ind}        raise TruncatedError('{type_} runs past the end')",
+            f"{ind}    {var} = buf[{start}:end]{text}",
+            f"{ind}    pos = end",
+            f"{ind}else:",
+            f"{ind}    {var}, pos = {reader}(buf, pos)",
+        ]
 
 
 def compile_codec(spec: StructSpec, label: str) -> tuple[Encoder, Decoder, str]:
@@ -270,6 +310,8 @@ def compile_codec(spec: StructSpec, label: str) -> tuple[Encoder, Decoder, str]:
         f"        return dec_{root}(buf, pos)",
         "    except (struct_error, IndexError):",
         f"        raise TruncatedError('{spec.name}: the buffer ends inside the message') from None",
+        "    except UnicodeDecodeError as e:",
+        f"        raise MalformedError(f'{spec.name}: a string is not UTF-8: {{e}}') from None",
         "",
     ]
     gen.ns["struct_error"] = struct.error

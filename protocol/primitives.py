@@ -140,26 +140,8 @@ def read_uuid(buf: bytes, pos: int) -> tuple[uuid.UUID, int]:
     return uuid.UUID(bytes=raw), pos
 
 
-def read_count(buf: bytes, pos: int, compact: bool) -> tuple[int, int]:
-    """An array length (int32, or unsigned varint + 1 when compact); -1 = null."""
-    if compact:
-        n, pos = read_uvarint(buf, pos)
-        return n - 1, pos
-    if pos + 4 > len(buf):
-        raise TruncatedError("buffer ends inside an array length")
-    return I32.unpack_from(buf, pos)[0], pos + 4
-
-
 def null_error(field: str) -> MalformedError:
     return MalformedError(f"non-nullable field {field} was serialized as null")
-
-
-def check_count(buf: bytes, pos: int, n: int, min_size: int, field: str) -> None:
-    """Kafka's "Tried to allocate a collection of size N, but there are only M bytes remaining" check."""
-    if n < -1:
-        raise MalformedError(f"{field}: array length {n}")
-    if n * min_size > len(buf) - pos:
-        raise TruncatedError(f"{field}: {n} elements cannot fit in the {len(buf) - pos} bytes left")
 
 
 def write_string(buf: bytearray, s: str | None) -> None:

@@ -98,6 +98,24 @@ def test_unknown_api_key_and_out_of_range_versions_raise_typed_errors() -> None:
         decode_request_header(b"\x00\x03\xff\xff\x00\x00\x00\x01\x00\x00")
 
 
+def test_invalid_utf8_and_nulls_in_non_nullable_fields_are_malformed() -> None:
+    # Metadata v1, one topic whose name is the invalid UTF-8 byte 0xff
+    with pytest.raises(MalformedError, match="UTF-8"):
+        decode_request(b"\x00\x03\x00\x01\x00\x00\x00\x07\x00\x01c" + b"\x00\x00\x00\x01\x00\x01\xff")
+    # the same in a flexible version (Metadata v9: compact string)
+    with pytest.raises(MalformedError, match="UTF-8"):
+        decode_request(b"\x00\x03\x00\x09\x00\x00\x00\x07\x00\x01c\x00" + b"\x02\x02\xff\x00\x01\x00\x00\x00")
+    # a client id that is not UTF-8
+    with pytest.raises(MalformedError, match="UTF-8"):
+        decode_request(b"\x00\x03\x00\x01\x00\x00\x00\x07\x00\x01\xff" + b"\x00\x00\x00\x00")
+    # a null topic name (length -1) where 2.6 does not allow one
+    with pytest.raises(MalformedError, match="non-nullable field MetadataRequestTopic.name"):
+        decode_request(b"\x00\x03\x00\x01\x00\x00\x00\x07\x00\x01c" + b"\x00\x00\x00\x01\xff\xff")
+    # an array count far beyond the bytes left is refused before anything is allocated
+    with pytest.raises(TruncatedError, match="cannot fit"):
+        decode_request(b"\x00\x03\x00\x01\x00\x00\x00\x07\x00\x01c" + b"\x7f\xff\xff\xff\x00\x00")
+
+
 def test_truncated_request_raises_truncated_error() -> None:
     frame = encode_request(RequestHeader(3, 1, 7, "cli"), METADATA_V1)[4:]
     for cut in range(len(frame)):
