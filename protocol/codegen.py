@@ -15,7 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from protocol import primitives as p
-from protocol.errors import MalformedError, TruncatedError, UnknownFieldError
+from protocol.errors import MalformedError, NullFieldError, TruncatedError, UnknownFieldError
 from protocol.schema import FieldSpec, StructSpec
 
 Encoder = Callable[[dict], bytes]
@@ -87,6 +87,7 @@ class _Generator:
         self.ns: dict[str, Any] = {name: getattr(p, name) for name in dir(p) if not name.startswith("_")}
         self.ns["TruncatedError"] = TruncatedError
         self.ns["MalformedError"] = MalformedError
+        self.ns["NullFieldError"] = NullFieldError
         self.ns["unknown_fields"] = _unknown_fields
         self.ns["too_many"] = _too_many
         self.ns["pack"] = struct.pack
@@ -151,7 +152,10 @@ class _Generator:
 
     def _encode_value(self, f: FieldSpec, x: str, buf: str, flexible: bool, ind: str) -> list[str]:
         if f.kind == "prim":
-            return [ind + self._encode_prim(f.type, x, buf, flexible)]
+            out = [ind + self._encode_prim(f.type, x, buf, flexible)]
+            if f.type in ("string", "bytes") and not f.nullable:
+                out.insert(0, f"{ind}if {x} is None:\n{ind}    raise NullFieldError('{f.name} cannot be null')")
+            return out
         if f.kind == "struct":
             sub = self.done[id(f.struct)]
             if f.nullable:

@@ -68,3 +68,8 @@ class UnsupportedCompressionError(ProtocolError):
 class UnknownFieldError(ValueError):
     """A value to encode names a field the message does not have at that version (a typo would otherwise encode the
     field's default silently). Our own programming error, not bad input from a socket."""
+
+
+class NullFieldError(ValueError):
+    """A value to encode has None in a field Kafka does not allow to be null (Kafka's writer would throw; the bytes
+    would be refused by every reader). Our own programming error."""

@@ -11,6 +11,7 @@ from kio.serial import entity_reader, entity_writer
 
 from protocol.api_versions import API_VERSIONS
 from protocol.codec import codec
+from protocol.errors import NullFieldError, UnknownFieldError
 from protocol.schema import kio_class, message_spec, plain
 from tests.protocol.values import defaults, random_value
 
@@ -47,3 +48,14 @@ def test_codec_matches_kio_byte_for_byte(api_key: int, version: int, direction: 
         assert decode(ours, 0) == (value, len(ours))
     # an empty dict is every field at its default, as Kafka's generated constructors are
     assert encode({}) == encode(defaults(spec))
+
+
+def test_encoding_refuses_unknown_fields_and_nulls_in_non_nullable_fields() -> None:
+    encode, _ = codec(4, 4, "request")
+    with pytest.raises(UnknownFieldError, match="LeaderAndIsrPartitionState has no field zk_versoin"):
+        encode({"topic_states": [{"topic_name": "t", "partition_states": [{"zk_versoin": 3}]}]})
+    with pytest.raises(UnknownFieldError, match="broker_epoch"):  # LeaderAndIsr v0 has no broker epoch
+        codec(4, 0, "request")[0]({"broker_epoch": 5})
+    with pytest.raises(NullFieldError, match="topic_name"):
+        encode({"topic_states": [{"topic_name": None}]})
+    assert codec(3, 9, "response")[0]({"cluster_id": None})  # nullable: fine

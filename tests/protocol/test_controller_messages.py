@@ -5,39 +5,11 @@ Kafka 2.6's protocol guide, e.g. ``LeaderAndIsr Request (Version: 4) => controll
 
 from __future__ import annotations
 
-import struct
-
 from protocol.codec import decode_request, decode_response, encode_request, encode_response
 from protocol.framing import RequestHeader
 from protocol.framing import decode_request as decode_request_frame
 from protocol.framing import encode_request as request_frame
-
-
-def i8(n: int) -> bytes:
-    return struct.pack(">b", n)
-
-
-def i16(n: int) -> bytes:
-    return struct.pack(">h", n)
-
-
-def i32(n: int) -> bytes:
-    return struct.pack(">i", n)
-
-
-def i64(n: int) -> bytes:
-    return struct.pack(">q", n)
-
-
-def cstr(s: str | None) -> bytes:  # COMPACT_(NULLABLE_)STRING: unsigned varint length + 1 (all ours fit in 1 byte)
-    return b"\x00" if s is None else bytes([len(s.encode()) + 1]) + s.encode()
-
-
-def carr(items: list[bytes]) -> bytes:  # COMPACT_ARRAY
-    return bytes([len(items) + 1]) + b"".join(items)
-
-
-TAGS = b"\x00"  # an empty TAG_BUFFER
+from tests.protocol.wire_by_hand import TAGS, carr, cstr, i8, i16, i32, i64
 
 
 def test_leader_and_isr_v4_request_and_response() -> None:
