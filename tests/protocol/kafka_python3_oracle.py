@@ -2,8 +2,11 @@
 
 Reads ``[[api_key, version, "request"|"response", hex], ...]`` as JSON on stdin; for each message whose version lies
 in kafka-python's own JSON schema (Kafka 4's ``validVersions``), decodes the bytes with kafka-python and encodes the
-result again. Writes ``{"versions": {key: [min, max]}, "results": [hex | "error: ..." | null, ...]}`` (null = not in its
-schema).
+result again. Two more kinds of item exercise its framing: ``["request-frame", api_key, version, body_hex,
+correlation_id, client_id]`` answers the whole request frame kafka-python writes for that body (size, header v1/v2,
+body), and ``["response-frame", api_key, version, frame_hex]`` answers ``[correlation_id, body_hex]`` as it reads our
+response frame. Writes ``{"versions": {key: [min, max]}, "results": [hex | "error: ..." | null, ...]}`` (null = not in
+its schema).
 """
 
 import importlib
@@ -36,7 +39,21 @@ def valid_range(cls):
 def main():
     classes = message_classes()
     out = []
-    for key, version, direction, data in json.load(sys.stdin):
+    for item in json.load(sys.stdin):
+        if item[0] == "request-frame":
+            _, key, version, body, correlation_id, client_id = item
+            request = classes[(key, "request")].decode(bytes.fromhex(body), version=version)
+            request._header = None
+            request.with_header(correlation_id=correlation_id, client_id=client_id)
+            out.append(bytes(request.encode(header=True, framed=True)).hex())
+            continue
+        if item[0] == "response-frame":
+            _, key, version, frame = item
+            cls = classes[(key, "response")]
+            response = cls.decode(bytes.fromhex(frame), version=version, header=True, framed=True)
+            out.append([response.header.correlation_id, bytes(response.encode()).hex()])
+            continue
+        key, version, direction, data = item
         cls = classes.get((key, direction))
         if cls is None or not valid_range(cls)[0] <= version <= valid_range(cls)[1]:
             out.append(None)

@@ -13,7 +13,8 @@ import sys
 from pathlib import Path
 
 from protocol.api_versions import API_VERSIONS
-from protocol.codec import codec
+from protocol.codec import codec, encode_request
+from protocol.framing import FrameDecoder, RequestHeader, api_versions_body, decode_request, encode_response
 from protocol.schema import message_spec
 from tests.protocol.values import defaults, random_value
 
@@ -36,17 +37,52 @@ def _messages() -> list[tuple[int, int, str, bytes]]:
     return out
 
 
-def test_kafka_python3_reads_and_rewrites_our_bytes_identically() -> None:
+def _ask(items: list) -> dict:
     assert (KAFKA_PYTHON3 / "kafka").is_dir(), f"{KAFKA_PYTHON3} is missing: run scripts/setup"
-    messages = _messages()
     env = {**os.environ, "PYTHONPATH": str(KAFKA_PYTHON3)}
-    proc = subprocess.run(
-        [sys.executable, str(ORACLE)],
-        input=json.dumps([[k, v, d, b.hex()] for k, v, d, b in messages]),
-        capture_output=True, text=True, env=env, timeout=300, check=False,
-    )  # fmt: skip
+    proc = subprocess.run([sys.executable, str(ORACLE)], input=json.dumps(items), capture_output=True, text=True,
+                          env=env, timeout=300, check=False)  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-3000:]
-    answer = json.loads(proc.stdout)
+    return json.loads(proc.stdout)
+
+
+def test_kafka_python3_frames_flexible_and_old_headers_as_we_do() -> None:
+    """Its request frames (header v1, and v2 with a legacy client id and a tag section for flexible versions) decode
+    to the same header and body with our framing; it reads our response frames (header v0, v1 with tags, and v0 for
+    ApiVersions v3 whatever the body's flexibility)."""
+    cases = [
+        (3, 9, {"topics": [{"name": "orders"}], "allow_auto_topic_creation": False}),  # flexible: header v2
+        (3, 8, {"topics": None}),  # header v1
+        (18, 3, {"client_software_name": "kafka-python", "client_software_version": "3.0.12"}),
+        (10, 3, {"key": "group-1", "key_type": 0}),
+    ]
+    items: list = [["request-frame", k, v, encode_request(k, v, body).hex(), 100 + i, "kp3-client"]
+                   for i, (k, v, body) in enumerate(cases)]  # fmt: skip
+    responses = [
+        (3, 9, {"brokers": [{"node_id": 1, "host": "127.0.0.1", "port": 9092}], "cluster_id": "c", "controller_id": 1}),
+        (3, 8, {"controller_id": 1}),
+        (18, 3, api_versions_body()),
+        (10, 3, {"error_code": 0, "node_id": 1, "host": "127.0.0.1", "port": 9092}),
+    ]
+    items += [["response-frame", k, v, encode_response(k, v, 200 + i, body).hex()]
+              for i, (k, v, body) in enumerate(responses)]  # fmt: skip
+    answer = _ask(items)["results"]
+    for i, ((key, version, body), frame) in enumerate(zip(cases, answer[: len(cases)], strict=True)):
+        payload = FrameDecoder().feed(bytes.fromhex(frame))
+        assert len(payload) == 1
+        request = decode_request(payload[0])
+        assert request.header == RequestHeader(key, version, 100 + i, "kp3-client")
+        assert encode_request(key, version, request.body) == encode_request(key, version, body)
+    for i, ((key, version, body), (correlation_id, theirs)) in enumerate(
+        zip(responses, answer[len(cases) :], strict=True)
+    ):
+        assert correlation_id == 200 + i
+        assert bytes.fromhex(theirs) == codec(key, version, "response")[0](body)
+
+
+def test_kafka_python3_reads_and_rewrites_our_bytes_identically() -> None:
+    messages = _messages()
+    answer = _ask([[k, v, d, b.hex()] for k, v, d, b in messages])
     compared: set[tuple[int, int]] = set()
     failures = []
     for (key, version, direction, ours), theirs in zip(messages, answer["results"], strict=True):
