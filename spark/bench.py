@@ -1,8 +1,11 @@
-"""Spark vs DuckDB on the same generated trace: `python -m spark.bench N [TRACE_DIR]`.
+"""Spark vs DuckDB on the same generated trace: `python -m spark.bench N [TRACE_DIR]`; local mode vs a Spark
+standalone cluster on the same trace: `python -m spark.bench N [TRACE_DIR] --standalone [--rounds R]`.
 
 Spark: the whole summary end to end — session start, validation, every table — then stop.
 DuckDB: only the main aggregation — messages by type, and controller-event queue-time percentiles by event — read
 from the same files with explicit columns. The ratio says what Spark's generality and start-up cost here.
+Standalone: a master and two workers (1 core, 2 GB each) started on loopback by the bench (spark.standalone), and
+the full summary run on local[2] and on the cluster alternately, ``rounds`` times each; the ratio is of the medians.
 """
 
 from __future__ import annotations
@@ -10,6 +13,7 @@ from __future__ import annotations
 import glob
 import os
 import shutil
+import statistics
 import tempfile
 import time
 from typing import Any
@@ -86,16 +90,10 @@ def bench_trace_summary(messages: int = 1_000_000, brokers: int = 5, partitions:
     own = trace_dir is None
     trace_dir = trace_dir or tempfile.mkdtemp(prefix="kactor-bench-trace-")
     try:
-        gen_s = 0.0
-        if not glob.glob(os.path.join(trace_dir, "*.jsonl")):
-            gen_s = generate(trace_dir, messages, brokers, partitions, seed).elapsed_s
-        size = sum(os.path.getsize(p) for p in glob.glob(os.path.join(trace_dir, "*.jsonl")))
         cds_s = time.perf_counter()
-        with tempfile.TemporaryDirectory(prefix="kactor-cds-trace-") as small:  # once per install: not timed
-            if active_session() is None and cds_archive_missing():
-                generate(small, 20_000, brokers, min(partitions, 100), seed)
-                prepare_cds_archive(small)
-        cds_s = time.perf_counter() - cds_s
+        gen_s = _prepare_trace(messages, brokers, partitions, seed, trace_dir)
+        cds_s = time.perf_counter() - cds_s - gen_s
+        size = sum(os.path.getsize(p) for p in glob.glob(os.path.join(trace_dir, "*.jsonl")))
         load_before = os.getloadavg()  # the machine is shared: the load says how much of it the run had
         t0 = time.perf_counter()
         s = spark_summary(trace_dir, master)
@@ -119,9 +117,73 @@ def bench_trace_summary(messages: int = 1_000_000, brokers: int = 5, partitions:
             shutil.rmtree(trace_dir, ignore_errors=True)
 
 
-if __name__ == "__main__":
-    import json
-    import sys
+def _prepare_trace(messages: int, brokers: int, partitions: int, seed: int, trace_dir: str) -> float:
+    """Generate the trace into ``trace_dir`` unless it holds one; write the driver's class-data archive if missing
+    (once per install; neither is timed). Returns the generation time."""
+    gen_s = 0.0
+    if not glob.glob(os.path.join(trace_dir, "*.jsonl")):
+        gen_s = generate(trace_dir, messages, brokers, partitions, seed).elapsed_s
+    with tempfile.TemporaryDirectory(prefix="kactor-cds-trace-") as small:
+        if active_session() is None and cds_archive_missing():
+            generate(small, 20_000, brokers, min(partitions, 100), seed)
+            prepare_cds_archive(small)
+    return gen_s
 
-    n = int(sys.argv[1]) if len(sys.argv) > 1 else 1_000_000
-    print(json.dumps(bench_trace_summary(n, trace_dir=sys.argv[2] if len(sys.argv) > 2 else None), indent=1))
+
+def bench_standalone(messages: int = 1_000_000, trace_dir: str | None = None, rounds: int = 3, brokers: int = 5,
+                     partitions: int = 1000, seed: int = 0, workers: int = 2) -> dict[str, Any]:
+    """The full summary of one trace on local[2] and on a standalone cluster of ``workers`` workers (1 core, 2 GB
+    each) started here, alternately, ``rounds`` times each; each run starts and stops its own session (as the
+    command does). Checks that both give the same tables. Returns per-run and median times, and their ratio."""
+    from spark.standalone import StandaloneCluster
+
+    own = trace_dir is None
+    trace_dir = trace_dir or tempfile.mkdtemp(prefix="kactor-bench-trace-")
+    try:
+        gen_s = _prepare_trace(messages, brokers, partitions, seed, trace_dir)
+        load_before = os.getloadavg()
+        t0 = time.perf_counter()
+        with StandaloneCluster(workers=workers, cores=1, memory="2g") as cluster:
+            start_s = time.perf_counter() - t0
+            times: dict[str, list[float]] = {"local": [], "standalone": []}
+            tables: dict[str, Any] = {}
+            total = 0
+            for _ in range(rounds):
+                for mode, master in (("local", "local[2]"), ("standalone", cluster.master_url)):
+                    t0 = time.perf_counter()
+                    s = spark_summary(trace_dir, master)
+                    times[mode].append(round(time.perf_counter() - t0, 3))
+                    total = s["meta"]["messages"]
+                    if tables.setdefault(mode, s["tables"]) != s["tables"]:
+                        raise AssertionError(f"{mode}: two runs gave different tables")
+        if tables["local"] != tables["standalone"]:
+            raise AssertionError("local[2] and the standalone cluster gave different tables")
+        med = {mode: round(statistics.median(ts), 3) for mode, ts in times.items()}
+        return {"messages": total, "bytes": sum(os.path.getsize(p) for p in glob.glob(os.path.join(trace_dir,
+                                                                                                    "*.jsonl"))),
+                "trace_dir": trace_dir, "generate_s": round(gen_s, 3), "cluster_start_s": round(start_s, 3),
+                "workers": workers, "local_s": times["local"], "standalone_s": times["standalone"],
+                "median_s": med, "ratio": round(med["standalone"] / med["local"], 2), "same_tables": True,
+                "load_avg": {"before": [round(x, 2) for x in load_before],
+                             "after": [round(x, 2) for x in os.getloadavg()]}}
+    finally:
+        if own:
+            shutil.rmtree(trace_dir, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    import argparse
+    import json
+
+    parser = argparse.ArgumentParser(prog="python -m spark.bench", description=__doc__.split("\n\n")[0])
+    parser.add_argument("messages", nargs="?", type=int, default=1_000_000)
+    parser.add_argument("trace_dir", nargs="?", default=None, help="kept; generated into if it holds no trace")
+    parser.add_argument("--standalone", action="store_true",
+                        help="local[2] against a standalone cluster (2 workers) instead of Spark against DuckDB")
+    parser.add_argument("--rounds", type=int, default=3, help="with --standalone: runs of each mode (default 3)")
+    args = parser.parse_args()
+    if args.standalone:
+        out = bench_standalone(args.messages, args.trace_dir, rounds=args.rounds)
+    else:
+        out = bench_trace_summary(args.messages, trace_dir=args.trace_dir)
+    print(json.dumps(out, indent=1))

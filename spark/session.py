@@ -1,14 +1,28 @@
-"""The SparkSession every kactor Spark job uses: local, loopback-bound, no UI, few shuffle partitions, a 3 GB
-driver heap, quiet."""
+"""The SparkSession every kactor Spark job uses: local by default, loopback-bound, no UI, few shuffle partitions,
+a 3 GB driver heap, quiet. With a standalone cluster's master (``spark://HOST:PORT``) the executors run on its
+workers: the master is checked reachable before the driver starts, and the session is only returned once an
+executor has registered (a master without a free worker would otherwise leave the first job waiting forever)."""
 
 from __future__ import annotations
 
 import hashlib
+import ipaddress
 import os
 import shutil
+import socket
+import time
 from typing import Any
 
 DEFAULT_MASTER = "local[2]"
+# Executors on a cluster's workers: one core and a 2 GB heap each, so a worker of 2 cores on a 24 GB machine runs
+# two (one per core) and leaves the rest of the machine to its brokers and ZooKeeper; the summary's cache is
+# spread over them (and spills to disk: MEMORY_AND_DISK). A worker needs --memory 2g or more per core to take any.
+# Values given in ``conf`` (or `kactor trace summarize --conf`) win.
+EXECUTOR_MEMORY = "2g"
+EXECUTOR_CORES = 1
+# How long a cluster session waits for its first executor before giving up with a message.
+EXECUTOR_WAIT_S = 60.0
+MASTER_CONNECT_TIMEOUT_S = 3.0
 # In local mode the executors run inside the driver's JVM, so this heap holds the scans, the shuffles and the cached
 # observability records. 3 GB keeps the JVM's resident size under 4 GB (heap + ~0.5 GB of metaspace, code cache
 # and thread stacks; spark.bench measures it) while a 10-million-line trace's cache stays in memory. A driver
@@ -82,13 +96,87 @@ def _cds_options(java_options: str, dump: bool) -> list[str]:
     return []
 
 
+class SparkMasterError(RuntimeError):
+    """A cluster master that cannot be used: unreachable, a bad URL, or no executor within the wait."""
+
+
+def standalone_masters(master: str) -> list[tuple[str, int]]:
+    """The (host, port) pairs of a standalone master URL ``spark://H1:P1[,H2:P2...]`` (several: masters kept
+    highly available through ZooKeeper); [] for any other kind of master (local, yarn, k8s://...)."""
+    if not master.startswith("spark://"):
+        return []
+    out = []
+    for item in master[len("spark://"):].split(","):
+        host, sep, port = item.rpartition(":")
+        host = host.strip("[]")  # [::1]:7077
+        if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+            raise SparkMasterError(f"{master}: not a Spark master URL (expected spark://HOST:PORT[,HOST:PORT...])")
+        out.append((host, int(port)))
+    return out
+
+
+def _is_loopback(host: str) -> bool:
+    try:
+        infos = socket.getaddrinfo(host, None)
+    except OSError:
+        return False
+    return bool(infos) and all(ipaddress.ip_address(info[4][0].split("%")[0]).is_loopback for info in infos)
+
+
+def check_master(master: str, conf: dict[str, Any] | None = None,
+                 timeout: float = MASTER_CONNECT_TIMEOUT_S) -> None:
+    """Fail fast, before the driver JVM starts, for a standalone master nobody answers at (Spark itself retries its
+    registration for a minute, then stops the context), or one on another machine while the driver would still
+    bind loopback, where that machine's executors could never connect back to it (checked first: nothing is
+    sent off the machine unless configured). Other masters pass."""
+    addresses = standalone_masters(master)
+    if not addresses:
+        return
+    if "spark.driver.host" not in (conf or {}) and not all(_is_loopback(h) for h, _ in addresses):
+        raise SparkMasterError(
+            f"{master} is not on this machine's loopback, and the driver binds 127.0.0.1: give "
+            "--conf spark.driver.host=ADDRESS, an address of this machine the workers can reach")
+    errors = []
+    for host, port in addresses:
+        try:
+            with socket.create_connection((host, port), timeout=timeout):
+                break
+        except OSError as e:
+            errors.append(f"{host}:{port}: {e.strerror or e}")
+    else:
+        raise SparkMasterError(f"cannot reach the Spark master {master} ({'; '.join(errors)})")
+
+
+def wait_for_executors(spark: Any, master: str, timeout: float = EXECUTOR_WAIT_S) -> int:
+    """Block until at least one executor has registered with the driver; return how many have. Raises
+    SparkMasterError after ``timeout`` s: the master has no worker with a free core and the executor memory."""
+    status = spark.sparkContext._jsc.sc().getExecutorMemoryStatus  # the block managers: the driver's + executors'
+    deadline = time.monotonic() + timeout
+    while True:
+        n = status().size() - 1
+        if n > 0:
+            return n
+        if time.monotonic() >= deadline:
+            conf = spark.sparkContext.getConf()
+            raise SparkMasterError(
+                f"no executor registered with {master} within {timeout:g} s: does the master have an alive worker "
+                f"with {conf.get('spark.executor.cores', '1')} free core(s) and "
+                f"{conf.get('spark.executor.memory', '1g')} of free memory? (its web UI lists them)")
+        time.sleep(0.1)
+
+
 def build_session(master: str | None = None, app_name: str = "kactor-trace-summary",
-                  shuffle_partitions: int = 4, conf: dict[str, Any] | None = None, cds_dump: bool = False) -> Any:
+                  shuffle_partitions: int = 4, conf: dict[str, Any] | None = None, cds_dump: bool = False,
+                  executor_wait_s: float = EXECUTOR_WAIT_S) -> Any:
     """Create (or return the running) SparkSession. Without ``master``: spark-submit's --master, else local[2].
 
     Any master URL is accepted (``local[*]``, ``spark://host:7077``...); the driver binds to 127.0.0.1 so a
-    local job never listens on a public interface. ``cds_dump``: this session's JVM writes the class-data archive
-    the next sessions start from (as ``stop_session`` stops it; see ``prepare_cds_archive``).
+    local job never listens on a public interface (``conf``'s spark.driver.host, if given, is also the address it
+    binds, as in Spark). With a standalone master the executors get EXECUTOR_CORES and EXECUTOR_MEMORY unless
+    ``conf`` says otherwise, the master is checked first and the session returned once an executor has
+    registered (SparkMasterError otherwise, within ``executor_wait_s``). ``cds_dump``: this session's JVM writes
+    the class-data archive the next sessions start from (as ``stop_session`` stops it; see
+    ``prepare_cds_archive``).
     """
     os.environ.setdefault("PYSPARK_PYTHON", "python3")
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
@@ -98,11 +186,17 @@ def build_session(master: str | None = None, app_name: str = "kactor-trace-summa
     # Under spark-submit (or a pyspark shell) the JVM already runs and knows --master; otherwise asking SparkConf
     # would start the JVM before our driver options are set.
     preset = SparkConf().get("spark.master", None) if os.environ.get("PYSPARK_GATEWAY_PORT") else None
+    master = master or preset or DEFAULT_MASTER
+    conf = dict(conf or {})
+    cluster = bool(standalone_masters(master))
+    if cluster:
+        check_master(master, conf)
+    driver_host = conf.get("spark.driver.host", "127.0.0.1")
     builder = (
-        SparkSession.builder.master(master or preset or DEFAULT_MASTER)
+        SparkSession.builder.master(master)
         .appName(app_name)
-        .config("spark.driver.bindAddress", "127.0.0.1")
-        .config("spark.driver.host", "127.0.0.1")
+        .config("spark.driver.bindAddress", conf.get("spark.driver.bindAddress", driver_host))
+        .config("spark.driver.host", driver_host)
         .config("spark.ui.enabled", "false")
         .config("spark.ui.showConsoleProgress", "false")
         .config("spark.sql.shuffle.partitions", str(shuffle_partitions))
@@ -119,10 +213,23 @@ def build_session(master: str | None = None, app_name: str = "kactor-trace-summa
     if not os.environ.get("PYSPARK_GATEWAY_PORT") and "spark.driver.extraJavaOptions" not in (conf or {}):
         java_options += _cds_options(" ".join(java_options), cds_dump)
     builder = builder.config("spark.driver.extraJavaOptions", " ".join(java_options))
-    for key, value in (conf or {}).items():
+    if cluster:
+        # The executors' JVMs get the driver's JIT option and quiet logging; the log configuration is named by its
+        # path here, so a worker where kactor is elsewhere logs at Spark's default level (log4j says so, once).
+        builder = (builder.config("spark.executor.memory", EXECUTOR_MEMORY)
+                   .config("spark.executor.cores", str(EXECUTOR_CORES))
+                   .config("spark.executor.extraJavaOptions", " ".join(_java_options())))
+    for key, value in conf.items():
         builder = builder.config(key, str(value))
+    fresh = active_session() is None
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
+    if cluster and fresh:
+        try:
+            wait_for_executors(spark, master, executor_wait_s)
+        except BaseException:
+            stop_session(spark)
+            raise
     return spark
 
 

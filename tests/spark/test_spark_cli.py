@@ -63,6 +63,23 @@ def test_usage_errors(capsys) -> None:
         summarize()
     assert e.value.code == 2
     assert main(["trace", "summarize", "x", "--bucket-ms", "0"]) == 2
+    capsys.readouterr()
+    for argv, message in ((["--master", "spark:/m:7077"], "--master spark:/m:7077: not a Spark master URL"),
+                          (["--conf", "spark.executor.memory"], "--conf spark.executor.memory: expected KEY=VALUE"),
+                          (["--executor-timeout", "0"], "--executor-timeout must be positive")):
+        assert summarize("x", *argv) == 2
+        assert one_line(capsys.readouterr().err).startswith(f"kactor trace: {message}")
+
+
+def test_unreachable_master(tmp_path, capsys) -> None:
+    """Refused at once with one line, before any Spark session starts (none is used even if one runs)."""
+    from zk_bridge.server import free_port
+
+    trace, port = write_trace(str(tmp_path / "t")), free_port()
+    assert summarize(trace, "--out", str(tmp_path / "o"), "--master", f"spark://127.0.0.1:{port}") == 1
+    assert one_line(capsys.readouterr().err) == (
+        f"kactor trace: cannot reach the Spark master spark://127.0.0.1:{port} (127.0.0.1:{port}: Connection refused)")
+    assert not os.path.exists(tmp_path / "o")
 
 
 def test_summarize_generated_trace(spark: Any, tmp_path, capsys) -> None:

@@ -46,3 +46,30 @@ def test_class_data_sharing_options(tmp_path, monkeypatch: pytest.MonkeyPatch) -
     assert session.cds_archive_path(options + " -Xss2m") != path  # other options, another archive
     monkeypatch.setenv(session.CDS_ENV, "0")
     assert session._cds_options(options, dump=False) == [] and not session.cds_archive_missing()
+
+
+def test_standalone_master_urls() -> None:
+    from spark.session import SparkMasterError, standalone_masters
+
+    assert standalone_masters("spark://127.0.0.1:7077") == [("127.0.0.1", 7077)]
+    assert standalone_masters("spark://m1:7077,m2:7078") == [("m1", 7077), ("m2", 7078)]
+    assert standalone_masters("spark://[::1]:7077") == [("::1", 7077)]
+    assert standalone_masters("local[2]") == [] and standalone_masters("yarn") == []
+    for bad in ("spark://m1", "spark://:7077", "spark://m1:x", "spark://m1:70770"):
+        with pytest.raises(SparkMasterError, match="not a Spark master URL"):
+            standalone_masters(bad)
+
+
+def test_check_master_fails_fast() -> None:
+    """No Spark started: a closed port is refused at once; a master off this machine is refused before any
+    connection while the driver would bind loopback (nothing leaves the machine: 192.0.2.1 is TEST-NET-1)."""
+    from spark.session import SparkMasterError, check_master
+    from zk_bridge.server import free_port
+
+    port = free_port()
+    with pytest.raises(SparkMasterError, match=rf"cannot reach the Spark master spark://127.0.0.1:{port} "
+                                               rf"\(127.0.0.1:{port}: Connection refused\)"):
+        check_master(f"spark://127.0.0.1:{port}")
+    with pytest.raises(SparkMasterError, match="not on this machine's loopback.*spark.driver.host=ADDRESS"):
+        check_master("spark://192.0.2.1:7077", timeout=0.01)
+    check_master("local[2]")  # nothing to check
