@@ -5,8 +5,8 @@ Fetch v0-3 answers with. Read (with their CRC-32 and one level of compression), 
 Layout of one entry: offset int64, size int32, then the message: crc uint32 (CRC-32 of the rest), magic int8,
 attributes int8, [v1: timestamp int64], key bytes, value bytes. A compressed entry's value is a whole inner message
 set (v1: inner offsets relative to the wrapper, whose offset is the last inner one's). zstd needs magic v2 (Kafka's
-UNSUPPORTED_COMPRESSION_TYPE); lz4 under magic v0, written with Kafka 0.8's wrong frame-header checksum, is refused
-here (not implemented).
+UNSUPPORTED_COMPRESSION_TYPE); lz4 under magic v0 carries Kafka 0.8's frame-header checksum (over the magic number
+too), written and read as Kafka does.
 """
 
 from __future__ import annotations
@@ -91,10 +91,10 @@ def _decompress(wrapper: LegacyMessage) -> bytes:
     codec = wrapper.compression
     if codec == compression.ZSTD or codec > compression.ZSTD:
         raise UnsupportedCompressionError(f"compression codec {codec} with message format v{wrapper.magic}")
-    if codec == compression.LZ4 and wrapper.magic == MAGIC_V0:
-        raise UnsupportedCompressionError("lz4 with message format v0 (Kafka 0.8's header checksum) is not supported")
     if wrapper.value is None:
         raise CorruptRecordError("a compressed message has a null value")
+    if codec == compression.LZ4 and wrapper.magic == MAGIC_V0:
+        return compression.lz4_decompress_kafka08(wrapper.value)
     return compression.decompress(codec, wrapper.value)
 
 
@@ -138,7 +138,7 @@ def build_message_set(
     down-converts for Fetch v0-3."""
     if codec == compression.NONE:
         return b"".join(build_message(o, k, v, magic=magic, timestamp=t) for o, t, k, v in messages)
-    if codec >= compression.ZSTD or (codec == compression.LZ4 and magic == MAGIC_V0):
+    if codec >= compression.ZSTD:
         raise UnsupportedCompressionError(f"compression codec {codec} with message format v{magic}")
     first = messages[0][0] if messages else 0
     inner = b"".join(
@@ -146,7 +146,11 @@ def build_message_set(
     )
     last = messages[-1][0] if messages else 0
     ts = max((t for _, t, _, _ in messages), default=NO_TIMESTAMP)
-    return build_message(last, None, compression.compress(codec, inner), magic=magic, timestamp=ts, attributes=codec)
+    if codec == compression.LZ4 and magic == MAGIC_V0:
+        value = compression.lz4_compress_kafka08(inner)
+    else:
+        value = compression.compress(codec, inner)
+    return build_message(last, None, value, magic=magic, timestamp=ts, attributes=codec)
 
 
 def to_batch(messages: Sequence[LegacyMessage], base_offset: int, codec: int = compression.NONE) -> bytes:

@@ -100,3 +100,24 @@ def test_random_message_sets_raise_protocol_errors_only(data: bytes, fix_crc: bo
         deep_messages(bytes(raw))
     except ProtocolError:
         pass
+
+
+def test_xxh32_matches_the_lz4_library() -> None:
+    import lz4.frame
+
+    from protocol.compression import xxh32
+
+    assert xxh32(b"") == 0x02CC5D05  # XXH32 of nothing, seed 0
+    for store_size, end in ((False, 6), (True, 14)):  # with a content size the descriptor is 8 bytes longer
+        frame = lz4.frame.compress(b"x" * 100, block_linked=False, store_size=store_size)
+        assert (xxh32(frame[4:end]) >> 8) & 0xFF == frame[end]  # the header checksum the library wrote
+
+
+def test_lz4_under_magic_v0_uses_kafka_08s_header_checksum_both_ways() -> None:
+    import lz4.frame
+
+    ours = build_message_set([(o, -1, k, v) for o, _, k, v in MESSAGES], magic=0, codec=compression.LZ4)
+    (wrapper,) = iter_messages(ours)
+    with pytest.raises(RuntimeError):  # a standard reader refuses Kafka 0.8's checksum
+        lz4.frame.decompress(wrapper.value)
+    assert [(m.offset, m.key, m.value) for m in deep_messages(ours)] == [(o, k, v) for o, _, k, v in MESSAGES]
