@@ -202,7 +202,9 @@ class _Generator:
             else:
                 for f in tagged:
                     d = f.default
-                    out.append(f"    {names[f.name]} = {'[]' if isinstance(d, list) else self.const(d)}")
+                    # a fresh list/dict per message: decoded values are the caller's to change
+                    fresh = "[]" if isinstance(d, list) else f"dict({self.const(d)})" if isinstance(d, dict) else None
+                    out.append(f"    {names[f.name]} = {fresh or self.const(d)}")
                 out += ["    n_tags, pos = read_uvarint(buf, pos)", "    for _ in range(n_tags):",
                         "        tag, pos = read_uvarint(buf, pos)", "        size, pos = read_uvarint(buf, pos)",
                         "        tag_end = pos + size", "        if tag_end > len(buf):",

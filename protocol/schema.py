@@ -143,7 +143,7 @@ def _field_spec(f: dataclasses.Field, owner: str) -> FieldSpec:
         sub = struct_spec(cls.type_)
         kind = "struct_array" if isinstance(cls, EntityTupleField) else "struct"
         if default is None and not nullable:
-            default = [] if kind == "struct_array" else None
+            default = [] if kind == "struct_array" else {}  # an absent struct: every field at its default
         return FieldSpec(name, kind, sub.name, nullable, tag_int, default, sub)
     kafka_type = get_schema_field_type(f)
     wire = _WIRE_TYPE.get(kafka_type, kafka_type)

@@ -70,6 +70,6 @@ def random_value(spec: StructSpec, rng: random.Random, depth: int = 0) -> dict:
 def defaults(spec: StructSpec) -> dict:
     """The value an empty dict encodes as: every field at its default."""
     return {
-        f.name: (defaults(f.struct) if f.kind == "struct" and f.default is None and not f.nullable else f.default)
+        f.name: (defaults(f.struct) if f.kind == "struct" and not f.nullable else f.default)
         for f in spec.fields
     }
