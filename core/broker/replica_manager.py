@@ -160,6 +160,9 @@ class ReplicaManager:
         self.is_shutting_down = False
         # follower side: the fetchers (ReplicaFetcherManager), by partition and by leader
         self.fetch_states: dict[TopicPartition, FollowerFetchState] = {}
+        # the Truncating ones, in the order they became so (the fetcher pump asks after every step; a scan of
+        # thousands of fetching partitions for none would double its cost)
+        self._truncating: dict[TopicPartition, None] = {}
         self._fetch_in_flight: dict[int, FetchRequest] = {}  # by leader: the full request (every partition)
         self._epoch_in_flight: dict[int, OffsetsForLeaderEpochRequest] = {}  # by leader
         self._session_handlers: dict[int, FetchSessionHandler] = {}  # by leader
@@ -402,6 +405,7 @@ class ReplicaManager:
                     # AbstractFetcherThread.addPartitions: PartitionFetchState(initOffset = HW, Truncating)
                     self.fetch_states[p.topic_partition] = FollowerFetchState(
                         p.leader_replica_id, p.leader_epoch, p.log.high_watermark, TRUNCATING)
+                    self._truncating[p.topic_partition] = None
                     self._fetch_leaders = None
         return changed
 
@@ -760,6 +764,7 @@ class ReplicaManager:
         """ReplicaFetcherManager.removeFetcherForPartitions."""
         for tp in tps:
             self.fetch_states.pop(tp, None)
+            self._truncating.pop(tp, None)
         self._fetch_leaders = None
 
     def fetch_leaders(self) -> set[int]:
@@ -777,8 +782,9 @@ class ReplicaManager:
         if leader_id in self._fetch_in_flight or leader_id in self._epoch_in_flight:
             return None
         asked: dict[str, list[OffsetForLeaderPartition]] = {}
-        for tp, st in list(self.fetch_states.items()):
-            if st.leader_id != leader_id or st.state != TRUNCATING:
+        for tp in list(self._truncating):
+            st = self.fetch_states[tp]
+            if st.leader_id != leader_id:
                 continue
             p = self.all_partitions.get(tp)
             if not isinstance(p, Partition) or p.log is None:
@@ -808,6 +814,8 @@ class ReplicaManager:
             self.remove_fetchers((tp,))
             return
         self.fetch_states[tp] = attrs.evolve(st, fetch_offset=offset, state=FETCHING if completed else TRUNCATING)
+        if completed:
+            self._truncating.pop(tp, None)
 
     def handle_epoch_response(self, leader_id: int, response: OffsetsForLeaderEpochResponse, now_ms: float
                               ) -> Proc[int]:
@@ -1072,6 +1080,7 @@ class ReplicaManager:
         """ReplicaManager.shutdown: stop fetching; checkpoint high watermarks."""
         self.is_shutting_down = True
         self.fetch_states.clear()
+        self._truncating.clear()
         self._fetch_leaders = None
         self._fetch_in_flight.clear()
         self._epoch_in_flight.clear()
