@@ -12,8 +12,9 @@ import sys
 import time
 
 
-def marked_pids(marker: str) -> list[int]:
-    needle = f"KACTOR_TEST_RUN={marker}".encode()
+def marked_pids(marker: str, var: str = "KACTOR_TEST_RUN") -> list[int]:
+    """Processes (not this one) whose environment has ``var=marker``."""
+    needle = f"{var}={marker}".encode()
     me = os.getpid()
     out = []
     for entry in os.listdir("/proc"):

@@ -1,0 +1,102 @@
+"""What `kactor chaos` prints: a progress bar while it runs, one line per seed, the violations and the replay command
+of a failing seed, and the summary."""
+
+from __future__ import annotations
+
+import statistics
+import sys
+import time
+from collections.abc import Sequence
+from typing import TextIO
+
+from kactor.chaos.runner import SeedResult
+
+KINDS = (("safety", "safety violations"), ("lost", "lost records"), ("divergent", "divergent records"),
+         ("stuck", "stuck operations"))
+SHOWN_VIOLATIONS = 10
+
+
+def replay_command(seed: int, steps: int, brokers: int, zk_servers: int) -> str:
+    cmd = f"kactor chaos --seeds {seed} --steps {steps} --brokers {brokers}"
+    if zk_servers > 1:
+        cmd += f" --zookeeper-ensemble {zk_servers}"
+    return cmd + " --keep"
+
+
+def _faults(faults: dict[str, int]) -> str:
+    return ", ".join(f"{k} {v}" for k, v in sorted(faults.items())) or "none"
+
+
+def seed_lines(r: SeedResult, brokers: int, zk_servers: int) -> list[str]:
+    counts = "  ".join(f"{kind} {r.count(kind)}" for kind, _ in KINDS)
+    status = "ok  " if r.ok else "FAIL"
+    lines = [f"seed {r.seed:<4} {status}  {r.steps} steps, {sum(r.faults.values())} faults, {r.acked} acked  "
+             f"{counts}  {r.duration_s:.1f} s"]
+    if r.error:
+        lines.append(f"  the run failed: {r.error}")
+    for v in r.violations[:SHOWN_VIOLATIONS]:
+        lines.append(f"  {v.kind}: {v.detail}")
+    if len(r.violations) > SHOWN_VIOLATIONS:
+        lines.append(f"  ... {len(r.violations) - SHOWN_VIOLATIONS} more in {r.folder}/result.json")
+    if not r.ok:
+        lines.append(f"  kept: {r.folder} (events.log, result.json, traces/, cluster/)")
+        lines.append(f"  replay: {replay_command(r.seed, r.steps, brokers, zk_servers)}")
+    return lines
+
+
+def summary_lines(results: Sequence[SeedResult], total_s: float) -> list[str]:
+    if not results:
+        return ["no seed ran"]
+    faults: dict[str, int] = {}
+    for r in results:
+        for k, v in r.faults.items():
+            faults[k] = faults.get(k, 0) + v
+    failed = [r.seed for r in results if not r.ok]
+    totals = ", ".join(f"{sum(r.count(kind) for r in results)} {label}" for kind, label in KINDS)
+    per_seed = [r.duration_s for r in results]
+    lines = [f"{len(results)} seeds x {results[0].steps} steps: {totals}",
+             f"faults: {_faults(faults)}",
+             f"acknowledged records checked: {sum(r.acked for r in results)}",
+             f"{len(results) - len(failed)} seeds clean" + (f", {len(failed)} failed: "
+                                                            f"{', '.join(map(str, failed))}" if failed else ""),
+             f"time: {total_s:.0f} s in all, {statistics.median(per_seed):.1f} s per seed (median; "
+             f"{min(per_seed):.1f}-{max(per_seed):.1f})"]
+    errors = [r.seed for r in results if r.error]
+    if errors:
+        lines.append(f"runs that failed to complete: {', '.join(map(str, errors))}")
+    return lines
+
+
+class Progress:
+    """A one-line bar on a terminal (redrawn in place); elsewhere a line at most every 30 s."""
+
+    def __init__(self, total: int, stream: TextIO | None = None, width: int = 30) -> None:
+        self.total = max(1, total)
+        self.stream = stream or sys.stderr
+        self.width = width
+        self.tty = self.stream.isatty()
+        self.t0 = time.monotonic()
+        self._last = 0.0
+        self._shown = False
+
+    def update(self, done: int, label: str) -> None:
+        now = time.monotonic()
+        if not self.tty and now - self._last < 30:
+            return
+        self._last = now
+        filled = self.width * done // self.total
+        bar = "#" * filled + "." * (self.width - filled)
+        text = f"[{bar}] {done}/{self.total} steps  {label}  {now - self.t0:.0f} s"
+        if self.tty:
+            self.stream.write("\r\x1b[2K" + text)
+            self._shown = True
+        else:
+            self.stream.write(text + "\n")
+        self.stream.flush()
+
+    def clear(self) -> None:
+        """Before a line of output: a terminal's bar is wiped (and redrawn on the next update)."""
+        if self.tty and self._shown:
+            self.stream.write("\r\x1b[2K")
+            self.stream.flush()
+            self._shown = False

@@ -1,0 +1,642 @@
+"""One seed of `kactor chaos` against real processes: a ZooKeeper (standalone or an ensemble), N broker processes,
+a producer recording every acknowledged record, a sampler of the cluster's state, the seed's steps, healing, and
+the checks.
+
+The run's own timeline (events.log), the samples, the acknowledged records and the violations are written into the
+seed's folder with the brokers' traces and logs; the folder is removed when the seed is clean unless asked to keep
+it. Everything started here is stopped in `close()`, also when the run is interrupted.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import shutil
+import signal
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+import attrs
+from kazoo.client import KazooClient
+from kazoo.exceptions import NoNodeError
+
+from kactor.chaos.checks import check_data, check_safety, stuck_operations
+from kactor.chaos.client import DataClient, KactorDataClient, ProduceError
+from kactor.chaos.history import (
+    TP,
+    Ack,
+    ClusterSnapshot,
+    FinalPartition,
+    PartitionSample,
+    Read,
+    Sample,
+    Violation,
+)
+from kactor.chaos.schedule import Step, make_schedule
+from kactor.cluster import LocalCluster
+from kactor.edges.net_faults import FAULTS_ENV, endpoint, write_rules
+
+log = logging.getLogger("kactor.chaos")
+
+SAMPLE_INTERVAL_S = 0.2
+PRODUCE_PAUSE_S = 0.03
+ZK_TICK_MS = 500  # ZooKeeper grants sessions from 2 ticks (1 s) and elects a new leader within a second or two
+
+
+@attrs.frozen(slots=True)
+class ChaosConfig:
+    seed: int
+    steps: int
+    brokers: int = 3
+    zk_servers: int = 1
+    session_timeout_ms: int = 3000
+    settle_s: float = 30.0  # after a step: every broker back and registered
+    liveness_s: float = 90.0  # after healing: deletions, reassignments, elections done and every partition led
+    quiesce_s: float = 30.0  # then: full ISRs with equal logs, before the logs are read
+    trace: bool = True
+
+
+@attrs.frozen(slots=True)
+class SeedResult:
+    seed: int
+    steps: int
+    faults: dict[str, int]
+    acked: int
+    violations: tuple[Violation, ...]
+    duration_s: float
+    folder: str | None  # kept folder (traces, logs, events) or None
+    error: str | None = None  # the run itself failed (not an invariant)
+
+    @property
+    def ok(self) -> bool:
+        return not self.violations and self.error is None
+
+    def count(self, kind: str) -> int:
+        return sum(1 for v in self.violations if v.kind == kind)
+
+
+class Interrupted(Exception):  # noqa: N818 - a stop request, not an error
+    pass
+
+
+class ChaosRun:
+    """Runs one seed; `run()` returns its SeedResult. ``on_step(i)`` is called after each step (progress)."""
+
+    def __init__(self, config: ChaosConfig, folder: str, *, keep: bool = False,
+                 client_factory: Callable[[str], DataClient] = KactorDataClient,
+                 on_step: Callable[[int], None] | None = None) -> None:
+        self.cfg = config
+        self.folder = os.path.abspath(folder)
+        self.keep = keep
+        self.client_factory = client_factory
+        self.on_step = on_step or (lambda i: None)
+        self.cluster: LocalCluster | None = None
+        self.zk: KazooClient | None = None
+        self.fault_file = os.path.join(self.folder, "net-faults.json")
+        self._t0 = time.monotonic()
+        self._events = open(os.devnull, "w")  # noqa: SIM115 - replaced in run()
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._traffic_done = threading.Event()
+        self._producer: threading.Thread | None = None
+        self._threads: list[threading.Thread] = []
+        self.samples: list[Sample] = []
+        self.acks: list[Ack] = []
+        self.reads: list[Read] = []
+        self.produce_failures = 0
+        self.live_topics: dict[str, int] = {}  # topic → partitions, as the producer targets them
+        self.deleted: set[str] = set()
+        self.faults: dict[str, int] = {}
+        self._moved_log_dir: tuple[str, str] | None = None
+        self._started_ms: dict[int, float] = {}
+        self._stopped_broker: int | None = None
+        self._env_before = os.environ.get(FAULTS_ENV)
+
+    # -- the run ----------------------------------------------------------------------------------------------------
+    def run(self) -> SeedResult:
+        cfg = self.cfg
+        schedule = make_schedule(cfg.seed, cfg.steps, cfg.brokers, cfg.zk_servers)
+        os.makedirs(self.folder, exist_ok=True)
+        self._events = open(os.path.join(self.folder, "events.log"), "w", encoding="utf-8")  # noqa: SIM115
+        violations: list[Violation] = []
+        error = None
+        try:
+            self._start()
+            for step in schedule:
+                self._step(step)
+                self.on_step(step.index + 1)
+            self._heal_all()
+            self._stop_traffic()
+            snap = self._wait_liveness()
+            violations += stuck_operations(snap)
+            final, logs, hws = self._quiesce_and_read_logs()
+            self._stop.set()
+            for t in self._threads:
+                t.join(10)
+            violations = check_safety(self.samples) + check_data(self.acks, final, logs, hws, self.reads) \
+                + violations
+        except Interrupted:
+            raise
+        except Exception as e:  # noqa: BLE001 - the seed fails with its reason; the next seed still runs
+            log.exception("seed %d: the run failed", cfg.seed)
+            error = f"{type(e).__name__}: {e}"
+            self._event(f"run failed: {error}")
+        finally:
+            self.close()
+        duration = time.monotonic() - self._t0
+        result = SeedResult(cfg.seed, cfg.steps, dict(self.faults), len(self.acks), tuple(violations), duration,
+                            self.folder, error)
+        self._write_artifacts(result)
+        if result.ok and not self.keep:
+            shutil.rmtree(self.folder, ignore_errors=True)
+            result = attrs.evolve(result, folder=None)
+        return result
+
+    def _event(self, text: str) -> None:
+        line = f"{time.monotonic() - self._t0:8.2f}s {text}"
+        log.info("seed %d: %s", self.cfg.seed, text)
+        with self._lock:
+            if not self._events.closed:
+                self._events.write(line + "\n")
+                self._events.flush()
+
+    def _check_stop(self) -> None:
+        if self._stop.is_set():
+            raise Interrupted()
+
+    def interrupt(self) -> None:
+        self._stop.set()
+
+    def _start(self) -> None:
+        cfg = self.cfg
+        write_rules(self.fault_file, [])
+        os.environ[FAULTS_ENV] = self.fault_file  # inherited by every broker process this run starts
+        overrides = [f"zookeeper.session.timeout.ms={cfg.session_timeout_ms}",
+                     "controlled.shutdown.retry.backoff.ms=200",
+                     "replica.lag.time.max.ms=3000",
+                     "replica.high.watermark.checkpoint.interval.ms=500"]
+        self.cluster = LocalCluster(cfg.brokers, base_dir=os.path.join(self.folder, "cluster"),
+                                    trace_dir=os.path.join(self.folder, "traces") if cfg.trace else None,
+                                    overrides=overrides, zk_tick_ms=ZK_TICK_MS, zookeeper_ensemble=cfg.zk_servers)
+        self._started_ms = {b: time.time() * 1000 for b in range(cfg.brokers)}
+        self.cluster.start()
+        self.zk = KazooClient(hosts=self.cluster.connect_string, timeout=10.0)
+        self.zk.start(timeout=15)
+        self._wait(self._all_registered, cfg.settle_s, f"{cfg.brokers} brokers registered", fatal=True)
+        self._event(f"started: ZooKeeper {self.cluster.connect_string} ({cfg.zk_servers} server(s)), "
+                    f"{cfg.brokers} brokers")
+        self.client = self.client_factory(self.cluster.connect_string)
+        self._producer = self._spawn(self._produce_loop, "chaos-producer")
+        self._spawn(self._sample_loop, "chaos-sampler")
+
+    def _spawn(self, fn: Callable[[], None], name: str) -> threading.Thread:
+        t = threading.Thread(target=fn, name=name, daemon=True)
+        t.start()
+        self._threads.append(t)
+        return t
+
+    def _wait(self, predicate: Callable[[], Any], timeout_s: float, what: str, fatal: bool = False) -> bool:
+        deadline = time.monotonic() + timeout_s
+        while True:
+            self._check_stop()
+            try:
+                if predicate():
+                    return True
+            except Exception:  # noqa: BLE001 - ZooKeeper reconnecting, a znode mid-change: poll again
+                pass
+            if time.monotonic() >= deadline:
+                self._event(f"timed out after {timeout_s:.0f}s waiting for {what}")
+                if fatal:
+                    raise RuntimeError(f"timed out after {timeout_s:.0f}s waiting for {what}")
+                return False
+            time.sleep(0.1)
+
+    # -- steps -------------------------------------------------------------------------------------------------------
+    def _step(self, step: Step) -> None:
+        self._check_stop()
+        self._event(f"step {step.index}: {step.describe()}")
+        try:
+            self._operation(step)
+        except Exception as e:  # noqa: BLE001 - an operation the cluster refuses is part of the story
+            self._event(f"  {step.op} {step.topic} not done: {type(e).__name__}: {e}")
+        if step.fault is not None:
+            self._fault(step)
+        self._settle()
+
+    def _operation(self, step: Step) -> None:
+        from kactor.admin.admin_zk import AdminZkClient
+        from kactor.admin.assignment import assign_replicas_to_brokers
+        from messages.common import TopicPartition
+
+        admin = AdminZkClient(self.zk)
+        topic = step.topic
+        if step.op == "create":
+            partitions, rf = int(step.args[0]), int(step.args[1])
+            start = (self.cfg.seed + step.index) % self.cfg.brokers
+            assignment = assign_replicas_to_brokers(list(range(self.cfg.brokers)), partitions, rf, start)
+            admin.create_topic_with_assignment(topic, {}, assignment)
+            with self._lock:
+                self.live_topics[topic] = partitions
+        elif step.op == "delete":
+            with self._lock:
+                self.live_topics.pop(topic, None)
+                self.deleted.add(topic)
+            admin.delete_topic(topic)
+        elif step.op == "reassign":
+            partition, replicas = int(step.args[0]), [int(r) for r in step.args[1:]]
+            if partition not in admin.get_full_replica_assignment(topic):
+                raise ValueError(f"{topic}-{partition} does not exist")
+            admin.create_partition_reassignment({TopicPartition(topic, partition): replicas})
+        elif step.op == "preferred":
+            partitions = admin.get_full_replica_assignment(topic)
+            admin.create_preferred_replica_election({TopicPartition(topic, p) for p in partitions})
+        elif step.op == "expand":
+            existing = admin.get_full_replica_assignment(topic)
+            admin.add_partitions(topic, existing, admin.get_broker_metadatas(), int(step.args[0]))
+            with self._lock:
+                if topic in self.live_topics:
+                    self.live_topics[topic] = int(step.args[0])
+        elif step.op == "config":
+            admin.change_topic_config(topic, {str(step.args[0]): str(step.args[1])})
+
+    def _fault(self, step: Step) -> None:
+        assert self.cluster is not None and self.cluster.zk is not None
+        fault, hold = step.fault, step.hold_s
+        assert fault is not None
+        self.faults[fault] = self.faults.get(fault, 0) + 1
+        c = self.cluster
+        if fault == "kill-controller":
+            ctrl = c.controller_id(self.zk)
+            if ctrl is None:
+                self._event("  no controller to kill")
+                return
+            self._event(f"  SIGKILL controller {ctrl}")
+            c.kill_broker(ctrl)
+            self._hold(hold)
+            self._restart(ctrl)
+        elif fault == "sigkill":
+            (b,) = step.targets
+            c.kill_broker(b)
+            self._hold(hold)
+            self._restart(b)
+        elif fault == "sigterm":
+            (b,) = step.targets
+            code = c.stop_broker(b, timeout=60.0)
+            self._event(f"  broker {b} stopped with exit code {code}")
+            self._hold(hold)
+            self._restart(b)
+        elif fault == "sigstop":
+            (b,) = step.targets
+            self._stopped_broker = b
+            c.signal_broker(b, signal.SIGSTOP)
+            self._hold(self.cfg.session_timeout_ms / 1000.0 + hold)
+            c.signal_broker(b, signal.SIGCONT)
+            self._stopped_broker = None
+        elif fault == "partition":
+            a, b = step.targets
+            ends = (self._endpoint(a), self._endpoint(b))
+            self._event(f"  partition {a} ({ends[0]}) <-> {b} ({ends[1]})")
+            write_rules(self.fault_file, [ends])
+            self._hold(hold)
+            write_rules(self.fault_file, [])
+        elif fault == "logdir":
+            (b,) = step.targets
+            self._break_log_dir(b)
+            self._hold(hold)
+            self._heal_log_dir(b)
+        elif fault in ("zk-kill", "zk-kill-leader"):
+            ensemble = self.cluster.zk
+            index = ensemble.leader() if fault == "zk-kill-leader" else step.targets[0]
+            self._event(f"  kill ZooKeeper server {index}" + (" (the leader)" if fault == "zk-kill-leader" else ""))
+            ensemble.kill(index)
+            self._hold(hold)
+            ensemble.restart(index)
+        self._event(f"  {fault} healed")
+
+    def _hold(self, seconds: float) -> None:
+        """The fault's duration: the cluster runs with it meanwhile."""
+        if self._stop.wait(seconds):
+            raise Interrupted()
+
+    def _endpoint(self, broker_id: int) -> str:
+        data, _ = self.zk.get(f"/brokers/ids/{broker_id}")  # type: ignore[union-attr]
+        host_port = json.loads(data)["endpoints"][0].split("://", 1)[1]
+        host, _, port = host_port.rpartition(":")
+        return endpoint(host, int(port))
+
+    def _log_dir(self, broker_id: int) -> str:
+        assert self.cluster is not None
+        return os.path.join(self.cluster.base_dir, f"broker-{broker_id}")
+
+    def _break_log_dir(self, b: int) -> None:
+        """The dir is moved away and a file takes its place: unusable even for root (chmod is not, for root)."""
+        path = self._log_dir(b)
+        away = f"{path}.unusable"
+        os.rename(path, away)
+        with open(path, "w") as f:
+            f.write("log dir made unusable by kactor chaos\n")
+        self._moved_log_dir = (path, away)
+        self._event(f"  log dir of broker {b} made unusable")
+
+    def _heal_log_dir(self, b: int) -> None:
+        """As an operator replaces a failed disk: stop the broker, put the dir back, start it."""
+        assert self.cluster is not None
+        self.cluster.kill_broker(b)
+        self._restore_log_dir()
+        self._restart(b)
+
+    def _restore_log_dir(self) -> None:
+        if self._moved_log_dir is None:
+            return
+        path, away = self._moved_log_dir
+        if os.path.isfile(path):
+            os.unlink(path)
+        os.rename(away, path)
+        self._moved_log_dir = None
+
+    def _settle(self) -> None:
+        """Every broker process running and registered before the next step (so faults do not pile up)."""
+        assert self.cluster is not None
+        c = self.cluster
+        for b, proc in list(c.procs.items()):
+            if proc.poll() is not None:
+                self._event(f"  broker {b} exited with {proc.returncode}; starting it again")
+                self._restart(b)
+        self._wait(self._all_registered, self.cfg.settle_s, "every broker registered by its current process")
+
+    def _restart(self, b: int) -> None:
+        assert self.cluster is not None
+        self._started_ms[b] = time.time() * 1000
+        self.cluster.start_broker(b)
+
+    def _all_registered(self) -> bool:
+        """Every broker registered by the process running now: a crashed broker's znode lingers until its
+        session expires, so the registration's timestamp must be later than the process's start."""
+        for b in range(self.cfg.brokers):
+            try:
+                reg = _json(self.zk, f"/brokers/ids/{b}")  # type: ignore[arg-type]
+            except NoNodeError:
+                return False
+            if int(reg["timestamp"]) < self._started_ms[b]:
+                return False
+        return True
+
+    def _heal_all(self) -> None:
+        write_rules(self.fault_file, [])
+        self._restore_log_dir()
+        self._settle()
+        self._event("healed")
+
+    def _stop_traffic(self) -> None:
+        """The producer finishes its request in flight and stops: nothing is appended from here on."""
+        self._traffic_done.set()
+        if self._producer is not None:
+            self._producer.join(60)
+        self._event(f"producer stopped: {len(self.acks)} records acknowledged, {self.produce_failures} "
+                    f"requests not acknowledged")
+
+    # -- producer and sampler threads ---------------------------------------------------------------------------
+    def _produce_loop(self) -> None:
+        n = 0
+        turn = 0
+        while not self._stop.is_set() and not self._traffic_done.is_set():
+            with self._lock:
+                targets = [(t, p) for t, count in sorted(self.live_topics.items()) for p in range(count)]
+            if not targets:
+                self._stop.wait(0.1)
+                continue
+            topic, partition = targets[turn % len(targets)]
+            turn += 1
+            values = tuple(f"s{self.cfg.seed}-{n + k}" for k in range(1 + turn % 3))
+            n += len(values)
+            try:
+                base = self.client.produce(topic, partition, values)
+            except ProduceError:
+                self.produce_failures += 1
+                self._stop.wait(0.1)
+                continue
+            with self._lock:
+                self.acks.extend(Ack(topic, partition, base + k, v) for k, v in enumerate(values))
+            if turn % 10 == 0:  # a consumer reading committed records now and then
+                records, _ = self.client.read(topic, partition, 0)
+                with self._lock:
+                    self.reads.extend(Read(topic, partition, o, v, f"a consumer at {time.monotonic() - self._t0:.1f}s")
+                                      for o, v in enumerate(records))
+            self._stop.wait(PRODUCE_PAUSE_S)
+
+    def _sample_loop(self) -> None:
+        zk = KazooClient(hosts=self.cluster.connect_string, timeout=10.0)  # type: ignore[union-attr]
+        try:
+            zk.start(timeout=15)
+            while not self._stop.wait(SAMPLE_INTERVAL_S):
+                try:
+                    sample = sample_cluster(zk, time.monotonic() - self._t0)
+                except Exception:  # noqa: BLE001 - ZooKeeper unavailable for a moment: next sample
+                    continue
+                with self._lock:
+                    self.samples.append(sample)
+        finally:
+            zk.stop()
+            zk.close()
+
+    # -- after healing --------------------------------------------------------------------------------------------
+    def _wait_liveness(self) -> ClusterSnapshot:
+        snap = ClusterSnapshot()
+
+        def done() -> bool:
+            nonlocal snap
+            snap = snapshot_cluster(self.zk, self.deleted)  # type: ignore[arg-type]
+            return not stuck_operations(snap)
+        t0 = time.monotonic()
+        if self._wait(done, self.cfg.liveness_s, "deletions, reassignments and elections to complete"):
+            self._event(f"live: every operation complete, every partition led ({time.monotonic() - t0:.1f}s)")
+        return snap
+
+    def _quiesce_and_read_logs(self) -> tuple[dict[TP, FinalPartition], dict[tuple[int, TP], tuple[str, ...]],
+                                              dict[tuple[int, TP], int]]:
+        """Wait for full ISRs whose logs are equal, then copy every replica's partition dir (a consistent prefix:
+        nothing is produced any more) and read the copies with the broker's own log reader; the high watermark
+        of each partition from its leader (a consumer fetch, before the copy: every ISR replica holds at least
+        that much), with the replicas' checkpoints."""
+        final: dict[TP, FinalPartition] = {}
+        logs: dict[tuple[int, TP], tuple[str, ...]] = {}
+        hws: dict[tuple[int, TP], int] = {}
+
+        def settled() -> bool:
+            nonlocal final, logs, hws
+            final = final_partitions(self.zk, self.deleted)  # type: ignore[arg-type]
+            leader_hws = {tp: self.client.read(tp[0], tp[1], 0)[1] for tp in final}
+            logs, hws = self._read_logs(final)
+            for tp, part in final.items():
+                for b in part.isr:
+                    hws[(b, tp)] = max(hws.get((b, tp), 0), leader_hws[tp])
+            full = all(set(p.isr) == set(p.replicas) for p in final.values())
+            equal = all(len({len(logs.get((b, tp), ())) for b in p.isr}) == 1 for tp, p in final.items())
+            return full and equal
+        if self._wait(settled, self.cfg.quiesce_s, "full ISRs with equal logs"):
+            self._event(f"quiet: {len(final)} partitions with full ISRs and equal logs; logs read")
+        else:
+            self._event("reading the logs as they are")
+        return final, logs, hws
+
+    def _read_logs(self, final: dict[TP, FinalPartition]) -> tuple[dict[tuple[int, TP], tuple[str, ...]],
+                                                                    dict[tuple[int, TP], int]]:
+        from core.broker.log import REPLICATION_OFFSET_CHECKPOINT, Log, partition_dir_name, read_offset_checkpoint
+        from messages.common import TopicPartition
+
+        snap_root = os.path.join(self.folder, "log-snapshot")
+        shutil.rmtree(snap_root, ignore_errors=True)
+        logs: dict[tuple[int, TP], tuple[str, ...]] = {}
+        hws: dict[tuple[int, TP], int] = {}
+        for b in range(self.cfg.brokers):
+            src = self._log_dir(b)
+            dst = os.path.join(snap_root, f"broker-{b}")
+            os.makedirs(dst)
+            checkpoint = os.path.join(src, REPLICATION_OFFSET_CHECKPOINT)
+            if os.path.exists(checkpoint):
+                shutil.copy(checkpoint, dst)
+            offsets = read_offset_checkpoint(os.path.join(dst, REPLICATION_OFFSET_CHECKPOINT))
+            for tp in final:
+                name = partition_dir_name(TopicPartition(*tp))
+                if not os.path.isdir(os.path.join(src, name)):
+                    continue
+                shutil.copytree(os.path.join(src, name), os.path.join(dst, name))
+                replica = Log(dst, TopicPartition(*tp))
+                logs[(b, tp)] = replica.read(0, replica.log_end_offset + 1)
+                hws[(b, tp)] = offsets.get(TopicPartition(*tp), 0)
+        return logs, hws
+
+    # -- the end ----------------------------------------------------------------------------------------------------
+    def close(self) -> None:
+        """Stop everything this run started: threads, brokers (a frozen one is continued first), ZooKeeper; put
+        back a log dir and the environment."""
+        self._stop.set()
+        for t in self._threads:
+            t.join(10)
+        client = getattr(self, "client", None)
+        if client is not None:
+            try:
+                client.close()
+            except Exception:  # noqa: BLE001
+                pass
+        if self.zk is not None:
+            self.zk.stop()
+            self.zk.close()
+            self.zk = None
+        try:
+            write_rules(self.fault_file, [])
+        except OSError:
+            pass
+        if self.cluster is not None:
+            for proc in self.cluster.procs.values():
+                if proc.poll() is None:
+                    proc.send_signal(signal.SIGCONT)
+                    proc.kill()
+                    proc.wait()
+            self.cluster.stop()  # no broker left running: ZooKeeper
+            self.cluster = None
+        self._restore_log_dir()
+        if self._env_before is None:
+            os.environ.pop(FAULTS_ENV, None)
+        else:
+            os.environ[FAULTS_ENV] = self._env_before
+        with self._lock:
+            self._events.close()
+
+    def _write_artifacts(self, result: SeedResult) -> None:
+        with open(os.path.join(self.folder, "result.json"), "w", encoding="utf-8") as f:
+            json.dump({"seed": result.seed, "steps": result.steps, "faults": result.faults, "acked": result.acked,
+                       "duration_s": round(result.duration_s, 1), "error": result.error,
+                       "violations": [attrs.asdict(v) for v in result.violations]}, f, indent=1)
+        with open(os.path.join(self.folder, "acks.jsonl"), "w", encoding="utf-8") as f:
+            for a in self.acks:
+                f.write(json.dumps(attrs.astuple(a)) + "\n")
+        with open(os.path.join(self.folder, "samples.jsonl"), "w", encoding="utf-8") as f:
+            for s in self.samples:
+                f.write(json.dumps({"ts": round(s.ts, 3), "controller_epoch": s.controller_epoch, "partitions": {
+                    f"{t}-{p}": [ps.leader, ps.leader_epoch, list(ps.isr), sorted(ps.replicas)]
+                    for (t, p), ps in sorted(s.partitions.items())}}) + "\n")
+
+
+# -- ZooKeeper readers (also used by the tests) ---------------------------------------------------------------------
+def _json(zk: KazooClient, path: str) -> Any:
+    data, _ = zk.get(path)
+    return json.loads(data)
+
+
+def _assignment(zk: KazooClient, topic: str) -> dict[int, list[int]]:
+    try:
+        return {int(p): r for p, r in _json(zk, f"/brokers/topics/{topic}")["partitions"].items()}
+    except NoNodeError:
+        return {}
+
+
+def sample_cluster(zk: KazooClient, ts: float) -> Sample:
+    """The controller epoch and every partition's state, each between two reads of its topic's replicas."""
+    try:
+        controller_epoch: int | None = int(zk.get("/controller_epoch")[0])
+    except NoNodeError:
+        controller_epoch = None
+    partitions: dict[TP, PartitionSample] = {}
+    for topic in zk.get_children("/brokers/topics"):
+        before = _assignment(zk, topic)
+        states = {}
+        for p in before:
+            try:
+                states[p] = _json(zk, f"/brokers/topics/{topic}/partitions/{p}/state")
+            except NoNodeError:
+                continue
+        after = _assignment(zk, topic)
+        for p, st in states.items():
+            replicas = frozenset(before.get(p, ())) | frozenset(after.get(p, ()))
+            partitions[(topic, p)] = PartitionSample(st["leader"], st["leader_epoch"], tuple(st["isr"]), replicas)
+    return Sample(ts, controller_epoch, partitions)
+
+
+def snapshot_cluster(zk: KazooClient, deleted: set[str]) -> ClusterSnapshot:
+    pending = tuple(sorted(zk.get_children("/admin/delete_topics"))) if zk.exists("/admin/delete_topics") else ()
+    topics = zk.get_children("/brokers/topics")
+    reassignment: tuple[TP, ...] = ()
+    if zk.exists("/admin/reassign_partitions"):
+        try:
+            reassignment = tuple(sorted((e["topic"], e["partition"])
+                                        for e in _json(zk, "/admin/reassign_partitions")["partitions"]))
+        except NoNodeError:
+            pass
+    reassigning: list[TP] = []
+    leaderless: list[TP] = []
+    for topic in sorted(topics):
+        if topic in deleted:
+            continue
+        try:
+            data = _json(zk, f"/brokers/topics/{topic}")
+        except NoNodeError:
+            continue
+        for p in sorted(int(x) for x in data["partitions"]):
+            if data.get("adding_replicas", {}).get(str(p)) or data.get("removing_replicas", {}).get(str(p)):
+                reassigning.append((topic, p))
+            try:
+                leader = _json(zk, f"/brokers/topics/{topic}/partitions/{p}/state")["leader"]
+            except NoNodeError:
+                leader = -1
+            if leader < 0:
+                leaderless.append((topic, p))
+    return ClusterSnapshot(pending, tuple(sorted(t for t in deleted if t in topics)), reassignment,
+                           tuple(reassigning), tuple(leaderless), bool(zk.exists("/admin/preferred_replica_election")))
+
+
+def final_partitions(zk: KazooClient, deleted: set[str]) -> dict[TP, FinalPartition]:
+    out: dict[TP, FinalPartition] = {}
+    for topic in zk.get_children("/brokers/topics"):
+        if topic in deleted:
+            continue
+        for p, replicas in _assignment(zk, topic).items():
+            try:
+                isr = tuple(_json(zk, f"/brokers/topics/{topic}/partitions/{p}/state")["isr"])
+            except NoNodeError:
+                isr = ()
+            out[(topic, p)] = FinalPartition(isr, tuple(replicas))
+    return out

@@ -1,0 +1,118 @@
+"""kactor/chaos/checks.py on hand-made histories: a clean one passes, and each invariant has a history that breaks
+exactly it."""
+
+from __future__ import annotations
+
+from kactor.chaos.checks import check_data, check_safety, stuck_operations
+from kactor.chaos.history import Ack, ClusterSnapshot, FinalPartition, PartitionSample, Read, Sample, Violation
+
+TP = ("t", 0)
+R = frozenset({0, 1, 2})
+
+
+def sample(ts: float, leader: int, epoch: int, isr: tuple[int, ...], controller_epoch: int | None = 1,
+           replicas: frozenset[int] = R) -> Sample:
+    return Sample(ts, controller_epoch, {TP: PartitionSample(leader, epoch, isr, replicas)})
+
+
+CLEAN = [sample(0.0, 0, 0, (0, 1, 2)), sample(0.2, 0, 0, (0, 1)), sample(0.4, 1, 1, (1,), 2),
+         sample(0.6, -1, 2, (1,), 2), sample(0.8, 1, 3, (1, 2), 3)]
+
+
+def test_clean_history_has_no_safety_violation() -> None:
+    assert check_safety(CLEAN) == []
+    assert check_safety([]) == []
+
+
+def test_two_leaders_in_one_leader_epoch() -> None:
+    history = [*CLEAN[:3], sample(0.5, 2, 1, (1, 2), 2)]
+    assert check_safety(history) == [Violation("safety", "t-0: two leaders in leader epoch 1: 1 and 2 at 0.500")]
+
+
+def test_leader_epoch_going_back() -> None:
+    history = [*CLEAN, sample(1.0, 1, 1, (1, 2), 3)]
+    assert check_safety(history) == [Violation("safety", "t-0: leader epoch went back 3 -> 1 at 1.000")]
+
+
+def test_controller_epoch_going_back() -> None:
+    history = [*CLEAN, sample(1.0, 1, 3, (1, 2), 2)]
+    assert check_safety(history) == [Violation("safety", "controller epoch went back 3 -> 2 at 1.000")]
+
+
+def test_leader_outside_isr_unless_unclean_is_allowed() -> None:
+    history = [sample(0.0, 2, 0, (0, 1))]
+    assert check_safety(history) == [Violation("safety", "t-0: leader 2 not in ISR [0, 1] (epoch 0) at 0.000")]
+    assert check_safety(history, unclean_topics={"t"}) == []
+
+
+def test_isr_outside_replicas() -> None:
+    history = [sample(0.0, 0, 0, (0, 3))]
+    assert check_safety(history) == [
+        Violation("safety", "t-0: ISR [0, 3] has [3] outside the replicas [0, 1, 2] (epoch 0) at 0.000")]
+
+
+def test_same_broken_state_sampled_twice_is_one_violation() -> None:
+    s = sample(0.0, 0, 0, (0, 3))
+    assert len(check_safety([s, s])) == 1
+
+
+# -- data --------------------------------------------------------------------------------------------------------
+ACKS = [Ack("t", 0, 0, "a"), Ack("t", 0, 1, "b"), Ack("gone", 0, 0, "x")]  # "gone" was deleted: not in final
+FINAL = {TP: FinalPartition((0, 1), (0, 1))}
+
+
+def test_clean_data() -> None:
+    logs = {(0, TP): ("a", "b", "c"), (1, TP): ("a", "b", "c")}
+    hws = {(0, TP): 3, (1, TP): 2}
+    assert check_data(ACKS, FINAL, logs, hws, [Read("t", 0, 2, "c", "a consumer")]) == []
+    # a replica beyond the high watermark may hold anything (not committed)
+    assert check_data(ACKS, FINAL, {(0, TP): ("a", "b", "x"), (1, TP): ("a", "b", "y")}, {(0, TP): 2}) == []
+
+
+def test_acknowledged_record_missing_on_an_isr_replica() -> None:
+    logs = {(0, TP): ("a", "b"), (1, TP): ("a",)}
+    found = check_data(ACKS, FINAL, logs, {(0, TP): 2})
+    assert found == [Violation("lost", "t-0: acknowledged 'b' at offset 1 is missing on ISR replica 1 (log of 1)"),
+                     Violation("lost", "t-0: ISR replica 1 holds 1 records, below the high watermark 2")]
+
+
+def test_acknowledged_record_at_another_offset_is_divergent() -> None:
+    logs = {(0, TP): ("a", "z", "b"), (1, TP): ("a", "z", "b")}
+    found = check_data(ACKS, FINAL, logs, {(0, TP): 3})
+    assert Violation("divergent", "t-0: acknowledged 'b' at offset 1, replica 0 has 'z' there") in found
+    assert Violation("divergent", "t-0: offset 1 read as 'b' (the producer's ack) and as 'z' (broker 0's log)") \
+        in found
+
+
+def test_replicas_differing_below_the_high_watermark() -> None:
+    logs = {(0, TP): ("a", "b", "c"), (1, TP): ("a", "b", "d")}
+    found = check_data([], FINAL, logs, {(0, TP): 3})
+    assert found[0] == Violation("divergent", "t-0: replicas 0 and 1 differ at offset 2 ('c' vs 'd'), below the "
+                                              "high watermark 3")
+
+
+def test_an_offset_read_with_two_values() -> None:
+    reads = [Read("t", 0, 5, "v1", "a consumer at 3.0s"), Read("t", 0, 5, "v2", "a consumer at 9.0s")]
+    assert check_data([], {}, {}, {}, reads) == [
+        Violation("divergent", "t-0: offset 5 read as 'v1' (a consumer at 3.0s) and as 'v2' (a consumer at 9.0s)")]
+
+
+def test_no_log_at_all_on_an_isr_replica() -> None:
+    found = check_data([Ack("t", 0, 0, "a")], FINAL, {(0, TP): ("a",)}, {(0, TP): 1})
+    assert Violation("lost", "t-0: acknowledged 'a' at offset 0 is missing on ISR replica 1 (log of 0)") in found
+
+
+# -- liveness ----------------------------------------------------------------------------------------------------
+def test_stuck_operations() -> None:
+    assert stuck_operations(ClusterSnapshot()) == []
+    snap = ClusterSnapshot(pending_deletions=("d",), deleted_still_present=("d", "e"),
+                           reassignment_pending=(("r", 0),), reassigning=(("r", 0), ("r", 1)),
+                           leaderless=(("l", 2),), election_pending=True)
+    assert [v.detail for v in stuck_operations(snap)] == [
+        "deletion of d not complete (/admin/delete_topics/d)",
+        "deleted topic e still in /brokers/topics",
+        "reassignment of r-0 not complete (/admin/reassign_partitions)",
+        "r-1 still has adding/removing replicas",
+        "l-2 has no leader",
+        "preferred replica election not complete (/admin/preferred_replica_election)"]
+    assert {v.kind for v in stuck_operations(snap)} == {"stuck"}

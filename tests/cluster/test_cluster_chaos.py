@@ -1,0 +1,110 @@
+"""`kactor chaos` as a user runs it (issue #19 item 6): a short seeded run on real brokers and a real 3-server
+ZooKeeper ensemble, and a run stopped by SIGHUP that leaves nothing running.
+
+Seeds 18 and 28 are chosen (and checked below, the schedule being pure) so that 2 x 8 steps include the controller
+killed mid-reassignment, SIGTERM, SIGSTOP past the session timeout, an unusable log dir, a network partition, a
+ZooKeeper server and the ZooKeeper leader killed, and a deletion.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from kactor.chaos.schedule import make_schedule
+from kactor.edges.net_faults import FAULTS_ENV
+from kactor.sweep import marked_pids
+
+pytestmark = [pytest.mark.cluster, pytest.mark.slow]
+
+SEEDS = (18, 28)
+STEPS = 8
+DATA_KINDS = ("lost", "divergent")
+
+
+def _kactor_chaos(*args: str) -> subprocess.Popen[str]:
+    return subprocess.Popen([sys.executable, "-m", "kactor", "chaos", *args], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+
+
+def _processes_of(fault_file: str) -> list[int]:
+    """Processes started by a run: each inherits KACTOR_NET_FAULTS=<its seed folder>/net-faults.json."""
+    return [p for p in marked_pids(fault_file, FAULTS_ENV) if not _zombie(p)]
+
+
+def _zombie(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] == "Z"
+    except OSError:
+        return True
+
+
+def _none_left(fault_file: str, timeout_s: float = 15.0) -> list[int]:
+    """Polls until no process of the run is left (the children janitor may take a moment to exit); what is left."""
+    deadline = time.monotonic() + timeout_s
+    while (left := _processes_of(fault_file)) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return left
+
+
+def test_seeded_run_with_ensemble_and_partition_faults(tmp_path: Path) -> None:
+    faults = {s.fault for seed in SEEDS for s in make_schedule(seed, STEPS, 3, 3)}
+    assert faults >= {"kill-controller", "sigterm", "sigstop", "logdir", "partition", "zk-kill", "zk-kill-leader"}
+    proc = _kactor_chaos("--seeds", ",".join(map(str, SEEDS)), "--steps", str(STEPS), "--zookeeper-ensemble", "3",
+                         "--work-dir", str(tmp_path), "--keep")
+    out, err = proc.communicate(timeout=600)
+    lines = out.splitlines()
+    assert lines[0] == (f"kactor chaos: seeds 18,28, {STEPS} steps, 3 brokers, a 3-server ZooKeeper ensemble; "
+                        f"folders in {tmp_path}"), out
+    results = {}
+    for seed in SEEDS:
+        assert any(line.startswith(f"seed {seed} ") for line in lines), out
+        result = json.loads((tmp_path / f"seed-{seed}" / "result.json").read_text())
+        results[seed] = result
+        assert result["error"] is None, (out, err)
+        assert result["acked"] > 0
+        applied = sum(1 for s in make_schedule(seed, STEPS, 3, 3) if s.fault)
+        assert sum(result["faults"].values()) == applied
+        samples = (tmp_path / f"seed-{seed}" / "samples.jsonl").read_text().splitlines()
+        assert len(samples) > 20
+        acks = (tmp_path / f"seed-{seed}" / "acks.jsonl").read_text().splitlines()
+        assert len(acks) == result["acked"]
+        events = (tmp_path / f"seed-{seed}" / "events.log").read_text()
+        assert "healed" in events and "live: every operation complete" in events, events
+        assert _none_left(str(tmp_path / f"seed-{seed}" / "net-faults.json")) == []
+        # the brokers' traces are kept with the seed
+        assert list((tmp_path / f"seed-{seed}" / "traces").glob("broker-*.jsonl"))
+    summary = lines[-6:] if lines[-1].startswith("runs that failed") else lines[-5:]
+    assert summary[0].startswith(f"2 seeds x {STEPS} steps: ")
+    assert summary[-1].startswith("time: ")
+    violations = [(seed, v) for seed, r in results.items() for v in r["violations"]]
+    assert [v for v in violations if v[1]["kind"] not in DATA_KINDS] == [], out
+    assert " 0 safety violations" in summary[0] and " 0 stuck operations" in summary[0]
+    if violations:
+        # only data: the follower truncation of /work/wt/FINDINGS.md (core/broker, being fixed) — not hidden
+        pytest.xfail(f"acknowledged records lost or divergent (follower truncation, FINDINGS.md): {violations[:3]}")
+    assert proc.returncode == 0 and "2 seeds clean" in out, out
+
+
+def test_sighup_stops_the_run_and_everything_it_started(tmp_path: Path) -> None:
+    proc = _kactor_chaos("--seeds", "5", "--steps", "25", "--work-dir", str(tmp_path))
+    events = tmp_path / "seed-5" / "events.log"
+    deadline = time.monotonic() + 120
+    while "step 1:" not in (events.read_text() if events.exists() else ""):
+        assert proc.poll() is None, proc.communicate()
+        assert time.monotonic() < deadline, "the run never reached step 1"
+        time.sleep(0.1)
+    fault_file = str(tmp_path / "seed-5" / "net-faults.json")
+    assert len(_processes_of(fault_file)) >= 4  # 3 brokers and ZooKeeper
+    proc.send_signal(signal.SIGHUP)
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, (out, err)
+    assert "interrupted; everything it started has been stopped" in err
+    assert _none_left(fault_file) == []
