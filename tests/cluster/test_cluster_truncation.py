@@ -64,6 +64,10 @@ def test_epoch_bump_then_leader_death_keeps_every_acknowledged_record(start_clus
         return records if all(records.get(o) == v for o, v in acknowledged.items()) else None
 
     assert c.wait(kept, 30, f"every acknowledged record in broker {follower}'s log") is not None
+    # offset, leader epoch and value exactly as the dead leader wrote them (followers keep the batches' epochs)
+    written = [r for r in segment_records(c, leader, TOPIC, 0) if r[0] in acknowledged]
+    assert [r for r in segment_records(c, follower, TOPIC, 0) if r[0] in acknowledged] == written
+    assert [(o, v) for o, _e, v in written] == sorted(acknowledged.items())
     # the controller's broker (a follower of the new leader) keeps them too once it has truncated by epoch
     c.wait(lambda: [v for _o, _e, v in segment_records(c, controller, TOPIC, 0)][:6] == list(acknowledged.values()),
            30, f"every acknowledged record in broker {controller}'s log")

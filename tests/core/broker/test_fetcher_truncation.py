@@ -401,3 +401,59 @@ def test_epoch_bump_then_leader_death_keeps_every_acknowledged_record(tmp_path, 
     settle_truncation(zk, rms[1], rms[2], 1, T0 + 31)
     assert rms[2].online_partition(TP).log.read(0, 10) == tuple(acknowledged.values())
     assert new_leader.log.leader_epoch_entries == ((0, 0), (2, 6))
+
+
+def test_follower_appends_records_with_the_leaders_batch_epochs(tmp_path):
+    """FINDINGS (chaos, seed 1): a follower wrote every fetched record with its OWN current leader epoch, so the
+    replicas' leader-epoch caches differed. Kafka's appendAsFollower keeps each batch's partitionLeaderEpoch: a
+    follower at epoch 3 fetching records the leader wrote at epochs 1 and 2 stores 1 and 2 (segment lines and
+    cache), exactly as the leader has them."""
+    zk = FakeZk()
+    leader, follower = make_rm(tmp_path, 0), make_rm(tmp_path, 1)
+    seed_log(leader, ["a", "b", "c", "d"], ((1, 0), (2, 2)), hw=4)
+    state = lai_state(TP, 0, 3, [0, 1], [0, 1], is_new=True)
+    become(leader, state, zk=zk)
+    become(follower, state, zk=zk)
+    settle_truncation(zk, leader, follower, 0, T0)
+    fetch_round(zk, leader, follower, 0, T0 + 1)
+    log = follower.online_partition(TP).log
+    with open(log.segment_path, encoding="utf-8") as fh:
+        assert fh.read().splitlines() == ['[0,1,"a"]', '[1,1,"b"]', '[2,2,"c"]', '[3,2,"d"]']
+    assert log.leader_epoch_entries == ((1, 0), (2, 2))
+    assert leader.online_partition(TP).log.leader_epoch_entries == ((1, 0), (2, 2), (3, 4))
+    drive(leader.handle_produce(ProduceRequest(TP, ("e",)), T0 + 2), zk)
+    fetch_round(zk, leader, follower, 0, T0 + 3)
+    assert log.leader_epoch_entries == leader.online_partition(TP).log.leader_epoch_entries
+
+
+def test_divergent_suffix_of_a_dead_leader_is_truncated_before_new_records_are_acknowledged(tmp_path):
+    """FINDINGS (chaos, seed 1): follower C holds records 9-11 that leader A wrote at epoch 2 and nobody else has; A
+    dies and B (which has 0-8) leads at epoch 3. C asks B for epoch 2: B answers (1, 9) (its epoch 1 ends where its
+    epoch 3 starts); C's own end of epoch 1 is 9, so it truncates to 9 and then fetches B's records. B's acks=all
+    records at 9-11 are acknowledged only once C holds them, and both logs are then equal, epochs included."""
+    zk = FakeZk()
+    seed_state_znode(zk, TP, 1, 3, [1, 2])
+    b, c = make_rm(tmp_path, 1, now_ms=T0), make_rm(tmp_path, 2, now_ms=T0)
+    seed_log(b, [f"r{i}" for i in range(9)], ((1, 0),), hw=9)
+    seed_log(c, [f"r{i}" for i in range(9)] + ["a-9", "a-10", "a-11"], ((1, 0), (2, 9)), hw=9)
+    state = lai_state(TP, 1, 3, [1, 2], [0, 1, 2])
+    become(b, state, zk=zk)
+    become(c, state, zk=zk)
+    effects: list = []
+    assert drive(b.handle_produce(ProduceRequest(TP, ("b-9", "b-10", "b-11"), acks=-1), T0, "client"), zk,
+                 effects) is None
+    request = c.epoch_request_for(1)
+    assert asked(request) == [("topic", 0, 3, 2)]
+    response = answer(b, request)
+    assert response == one(Errors.NONE, 1, 9)
+    drive(c.handle_epoch_response(1, response, T0), zk)
+    c_log = c.online_partition(TP).log
+    assert c_log.log_end_offset == 9 and c_log.leader_epoch_entries == ((1, 0),)
+    fetch_round(zk, b, c, 1, T0 + 1, effects)
+    assert emitted(effects, "client") == []  # C appended 9-11 but has not fetched past them yet
+    fetch_round(zk, b, c, 1, T0 + 2, effects)
+    (ack,) = emitted(effects, "client")
+    assert ack.error == Errors.NONE and ack.base_offset == 9
+    assert c_log.read(0, 20) == b.online_partition(TP).log.read(0, 20)
+    assert c_log.read(9, 3) == ("b-9", "b-10", "b-11")
+    assert c_log.leader_epoch_entries == b.online_partition(TP).log.leader_epoch_entries == ((1, 0), (3, 9))
