@@ -919,7 +919,9 @@ class ReplicaManager:
 
     def handle_fetch_response(self, leader_id: int, response: FetchResponse, now_ms: float) -> Proc[int]:
         """ReplicaFetcherThread.processPartitionData for each partition still fetched from ``leader_id`` at the
-        offset that was requested; returns the number of records appended."""
+        offset that was requested (FENCED_LEADER_EPOCH: out of the fetcher until the next LeaderAndIsr, 2.6's
+        onPartitionFenced; other errors: fetched again after the back-off); returns the number of records
+        appended."""
         request = self._fetch_in_flight.pop(leader_id, None)
         handler = self._session_handlers.get(leader_id)
         if handler is not None:
@@ -929,18 +931,25 @@ class ReplicaManager:
                 handler.epoch = handler.epoch + 1 if handler.session_id == response.session_id else 1
                 handler.session_id = response.session_id
                 handler.sent = {fp.tp: fp for fp in request.partitions}
-        offsets = {fp.tp: fp.fetch_offset for fp in request.partitions} if request is not None else {}
+        sent = {fp.tp: fp for fp in request.partitions} if request is not None else {}
         appended = 0
         for d in response.partitions:
             st = self.fetch_states.get(d.tp)
-            if (st is None or st.leader_id != leader_id or st.state != FETCHING or d.error != Errors.NONE
-                    or d.tp not in offsets):
+            fp = sent.get(d.tp)
+            if st is None or st.leader_id != leader_id or st.state != FETCHING or fp is None:
+                continue
+            if d.error == Errors.FENCED_LEADER_EPOCH and fp.leader_epoch == st.leader_epoch:
+                # AbstractFetcherThread.onPartitionFenced: our leader epoch is older than the leader's; stop fetching
+                # the partition until the LeaderAndIsr that brings the new epoch
+                self.remove_fetchers((d.tp,))
+                continue
+            if d.error != Errors.NONE:
                 continue
             p = self.online_partition(d.tp)
             if p is None:
                 continue
             try:
-                if p.append_records_to_follower(offsets[d.tp], d.records, d.high_watermark, d.log_end_offset,
+                if p.append_records_to_follower(fp.fetch_offset, d.records, d.high_watermark, d.log_end_offset,
                                                 d.record_epochs):
                     appended += len(d.records)
             except KafkaStorageError as e:

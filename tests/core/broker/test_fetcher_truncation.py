@@ -457,3 +457,28 @@ def test_divergent_suffix_of_a_dead_leader_is_truncated_before_new_records_are_a
     assert c_log.read(0, 20) == b.online_partition(TP).log.read(0, 20)
     assert c_log.read(9, 3) == ("b-9", "b-10", "b-11")
     assert c_log.leader_epoch_entries == b.online_partition(TP).log.leader_epoch_entries == ((1, 0), (3, 9))
+
+
+def test_fenced_fetch_removes_the_partition_until_the_next_leader_and_isr(tmp_path):
+    """AbstractFetcherThread.processFetchRequest, FENCED_LEADER_EPOCH (2.6 onPartitionFenced → markPartitionFailed):
+    a follower whose leader epoch (1) is older than the leader's (2) stops fetching the partition; the LeaderAndIsr
+    with epoch 2 adds it back (truncating first). Any other error leaves it in the fetcher."""
+    zk = FakeZk()
+    leader, follower = make_rm(tmp_path, 0), make_rm(tmp_path, 1)
+    become(leader, lai_state(TP, 0, 2, [0], [0, 1], is_new=True), zk=zk)
+    become(follower, lai_state(TP, 0, 1, [0, 1], [0, 1], is_new=True), zk=zk)
+    assert follower.epoch_request_for(0) is None  # a new log: straight to fetching at its HW
+    request = follower.fetch_request_for(0)
+    response = drive(leader.handle_fetch(request, T0, "f"), zk)
+    assert [(d.tp, d.error) for d in response.partitions] == [(TP, Errors.FENCED_LEADER_EPOCH)]
+    drive(follower.handle_fetch_response(0, response, T0), zk)
+    assert TP not in follower.fetch_states and follower.fetch_leaders() == set()
+    become(follower, lai_state(TP, 0, 2, [0, 1], [0, 1]), zk=zk)
+    assert follower.fetch_states[TP].is_truncating and follower.fetch_states[TP].leader_epoch == 2
+    unknown = make_rm(tmp_path / "other", 1)
+    become(unknown, lai_state(TP, 0, 3, [0, 1], [0, 1], is_new=True), zk=zk)
+    unknown.epoch_request_for(0)
+    response = drive(leader.handle_fetch(unknown.fetch_request_for(0), T0, "f"), zk)
+    assert [(d.tp, d.error) for d in response.partitions] == [(TP, Errors.UNKNOWN_LEADER_EPOCH)]
+    drive(unknown.handle_fetch_response(0, response, T0), zk)
+    assert unknown.fetch_states[TP].is_ready_for_fetch  # retried after the back-off
