@@ -178,8 +178,11 @@ def build_session(master: str | None = None, app_name: str = "kactor-trace-summa
     the class-data archive the next sessions start from (as ``stop_session`` stops it; see
     ``prepare_cds_archive``).
     """
+    conf = dict(conf or {})
+    driver_host = conf.get("spark.driver.host", "127.0.0.1")
+    bind_address = conf.get("spark.driver.bindAddress", driver_host)
     os.environ.setdefault("PYSPARK_PYTHON", "python3")
-    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    os.environ.setdefault("SPARK_LOCAL_IP", bind_address)
     from pyspark import SparkConf
     from pyspark.sql import SparkSession
 
@@ -187,15 +190,13 @@ def build_session(master: str | None = None, app_name: str = "kactor-trace-summa
     # would start the JVM before our driver options are set.
     preset = SparkConf().get("spark.master", None) if os.environ.get("PYSPARK_GATEWAY_PORT") else None
     master = master or preset or DEFAULT_MASTER
-    conf = dict(conf or {})
     cluster = bool(standalone_masters(master))
     if cluster:
         check_master(master, conf)
-    driver_host = conf.get("spark.driver.host", "127.0.0.1")
     builder = (
         SparkSession.builder.master(master)
         .appName(app_name)
-        .config("spark.driver.bindAddress", conf.get("spark.driver.bindAddress", driver_host))
+        .config("spark.driver.bindAddress", bind_address)
         .config("spark.driver.host", driver_host)
         .config("spark.ui.enabled", "false")
         .config("spark.ui.showConsoleProgress", "false")
@@ -210,7 +211,7 @@ def build_session(master: str | None = None, app_name: str = "kactor-trace-summa
     if not os.environ.get("PYSPARK_GATEWAY_PORT"):  # only a JVM we start ourselves takes a heap size from here
         builder = builder.config("spark.driver.memory", DRIVER_MEMORY)
     java_options = _java_options()
-    if not os.environ.get("PYSPARK_GATEWAY_PORT") and "spark.driver.extraJavaOptions" not in (conf or {}):
+    if not os.environ.get("PYSPARK_GATEWAY_PORT") and "spark.driver.extraJavaOptions" not in conf:
         java_options += _cds_options(" ".join(java_options), cds_dump)
     builder = builder.config("spark.driver.extraJavaOptions", " ".join(java_options))
     if cluster:

@@ -3,10 +3,10 @@
 Used by the tests (the standalone summary must give local mode's tables) and by ``python -m spark.bench
 --standalone`` (both modes timed on the same trace in one run). Each daemon is a plain ``java -cp
 $SPARK_HOME/jars/*`` process (SPARK_HOME: the pyspark package, which ships Spark's jars), what
-``sbin/start-master.sh`` / ``start-worker.sh`` run in the foreground. The kernel sends it SIGTERM if the thread
-that started it dies (PR_SET_PDEATHSIG), so no daemon outlives a killed test run; a worker's executors exit when
-their worker goes. Everything (logs, the workers' work and scratch folders) lives in one temporary folder that
-stop() removes.
+``sbin/start-master.sh`` / ``start-worker.sh`` run in the foreground, started by kactor.children.spawn: the kernel
+sends it SIGTERM if this process dies (PR_SET_PDEATHSIG), and the janitor SIGKILLs what lingers and removes the
+folder, so nothing outlives a killed test run; a worker's executors exit when their worker goes. Everything (logs,
+the workers' work and scratch folders) lives in one temporary folder that stop() removes.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ import time
 import urllib.request
 from typing import Any
 
-from kactor.cluster import _die_with_parent
+from kactor.children import janitor, spawn
 from spark.session import LOG4J_CONFIG
 from zk_bridge.server import free_port
 
@@ -91,8 +91,8 @@ class StandaloneCluster:
         cmd = [java, f"-Xmx{DAEMON_HEAP}", f"-Dlog4j2.configurationFile=file:{LOG4J_CONFIG}",
                "-cp", os.path.join(home, "jars", "*"), *args]
         with open(os.path.join(self.base_dir, f"{name}.log"), "wb") as out:
-            self.procs.append(subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                               env=env, cwd=self.base_dir, preexec_fn=_die_with_parent))
+            self.procs.append(spawn(cmd, janitor_dirs=(self.base_dir,), stdout=out, stderr=subprocess.STDOUT,
+                                    stdin=subprocess.DEVNULL, env=env, cwd=self.base_dir))
 
     def log_tail(self, name: str, limit: int = 1500) -> str:
         if self.base_dir is None:
@@ -157,6 +157,7 @@ class StandaloneCluster:
         self.procs = []
         if self.base_dir is not None:
             shutil.rmtree(self.base_dir, ignore_errors=True)
+            janitor().forget_dir(self.base_dir)
             self.base_dir = None
 
     def __enter__(self) -> StandaloneCluster:
