@@ -19,12 +19,14 @@ from thespian.actors import ActorExitRequest
 from actors.base import KActor
 from actors.broker_channel_actor import BrokerChannelActor
 from actors.proc_driver import ProcDriver
+from core.broker.log_config import UNCLEAN_LEADER_ELECTION_ENABLE, parse_boolean
 from core.controller.kafka_controller import METRICS, REPLICA_MANAGER, KafkaController
 from core.effects import AddBrokerChannel, Cancel, Emit, RemoveBrokerChannel, Schedule, SendRequest
 from messages import controller_events as ev
 from messages.broker_lifecycle import ControllerInit
 from messages.channel import ChannelResponse, ChannelStart, ChannelStop
 from messages.common import Errors
+from messages.dynamic_config import LogConfigDefaultsChanged
 from messages.net import NetReply, NetRequest
 from messages.observability import ControllerEventProcessed, ControllerEventStarted
 from messages.requests import (
@@ -101,6 +103,24 @@ class ControllerActor(KActor):
             event = self._core().event_for_stop_replica_response(msg.broker_id, msg.request, resp)
             if event is not None:
                 self.put(event)
+
+    def on_LogConfigDefaultsChanged(self, msg: LogConfigDefaultsChanged, sender: str) -> None:
+        """The broker's log defaults changed dynamically (its config manager, DynamicLogConfig). Kafka's controller
+        reads unclean.leader.election.enable through its KafkaConfig, whose values include the dynamic ones, at the
+        time of each election: the new default is taken at once, not queued, like a change to that shared config."""
+        core = self._core()
+        try:
+            enabled = parse_boolean(dict(msg.config).get(UNCLEAN_LEADER_ELECTION_ENABLE, "false"))
+        except ValueError as e:
+            log.error("controller: ignoring log defaults: %s", e)
+            return
+        old = core.config
+        if old.unclean_leader_election_enable == enabled:
+            return
+        new = attrs.evolve(old, unclean_leader_election_enable=enabled)
+        for holder in (core, core.partition_state_machine, core.replica_state_machine, core.topic_deletion_manager):
+            if getattr(holder, "config", None) is old:
+                holder.config = new
 
     def on_unhandled(self, body: Any, sender: str) -> None:
         if type(body) in ev.CONTROLLER_STATE_OF:

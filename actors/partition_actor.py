@@ -24,6 +24,7 @@ from core.broker.replica_manager import ReplicaManager
 from core.effects import Emit
 from messages.broker_lifecycle import ReplicaManagerInit
 from messages.common import Errors, TopicPartition
+from messages.dynamic_config import LogConfigDefaultsChanged, TopicConfigChanged
 from messages.net import NetResponse, NetSend, NetSendFailed
 from messages.partition import (
     LogDirFailure,
@@ -158,6 +159,12 @@ class PartitionActor(KActor):
         if self.rm is not None:
             self.rm.begin_shutdown()
 
+    def on_TopicConfigChanged(self, msg: TopicConfigChanged, sender: str) -> None:
+        self._enqueue(("config", msg))
+
+    def on_LogConfigDefaultsChanged(self, msg: LogConfigDefaultsChanged, sender: str) -> None:
+        self._enqueue(("config", msg))
+
     # -- work ---------------------------------------------------------------------------------------------------------
     def on_ShardRequest(self, msg: ShardRequest, sender: str) -> None:
         self._enqueue(("request", msg.token, msg.body))
@@ -227,6 +234,20 @@ class PartitionActor(KActor):
                 self._done(None, None)
         elif kind == "shutdown":
             self.driver.run(rm.shutdown(), self._stopped)
+        elif kind == "config":
+            self._apply_config(rm, item[1])
+            self._done(None, None)
+
+    def _apply_config(self, rm: ReplicaManager, msg: TopicConfigChanged | LogConfigDefaultsChanged) -> None:
+        """A topic's new overrides (TopicConfigHandler) or new broker log defaults (DynamicLogConfig) for the logs
+        of this shard, in turn with its other work; min.insync.replicas takes effect on the next produce."""
+        if isinstance(msg, TopicConfigChanged):
+            changed = rm.log_configs.update_topic(msg.topic, dict(msg.config), rm.online_partitions())
+        else:
+            rm.log_configs.reconfigure_defaults(dict(msg.config), rm.online_partitions())
+            changed = True
+        if changed:
+            self._publish_gauges()  # UnderMinIsrPartitionCount / AtMinIsrPartitionCount may have moved
 
     def _request_proc(self, rm: ReplicaManager, token: int, body: Any, now: float) -> Any:
         reply_to = f"token:{token}"

@@ -23,6 +23,7 @@ from actors.partition_actor import PartitionActor, shard_of
 from core.broker.replica_manager import FETCH_SESSION_ID_NOT_FOUND, SESSION_ID_STRIDE
 from messages.broker_lifecycle import BrokerRegistered, BrokerShutdownComplete, ReplicaManagerInit
 from messages.common import Errors, TopicPartition
+from messages.dynamic_config import LogConfigDefaultsChanged, TopicConfigChanged
 from messages.net import NetReply, NetRequest
 from messages.partition import (
     LogDirFailure,
@@ -289,6 +290,16 @@ class ReplicaManagerActor(KActor):
         del self.pending[msg.token]
         if p.reply_expected:
             self.post("net", NetReply(p.connection_id, p.request_id, merge_responses(p.request, p.parts)))
+
+    def on_TopicConfigChanged(self, msg: TopicConfigChanged, sender: str) -> None:
+        """TopicConfigHandler → LogManager: every shard's logs of the topic take the new overrides."""
+        for i in range(self.shards):
+            self.post(f"partition-{i}", msg)
+
+    def on_LogConfigDefaultsChanged(self, msg: LogConfigDefaultsChanged, sender: str) -> None:
+        """DynamicLogConfig.reconfigure → LogManager: every shard's logs take the new broker defaults."""
+        for i in range(self.shards):
+            self.post(f"partition-{i}", msg)
 
     def on_ReplicaManagerShuttingDown(self, msg: ReplicaManagerShuttingDown, sender: str) -> None:
         """KafkaServer's isShuttingDown, shared with its ReplicaManager: every shard stops adding fetchers."""

@@ -21,6 +21,7 @@ from kactor.trace.reader import new_trace_path
 from kactor.trace.writer import TraceWriter
 from messages.broker_lifecycle import BrokerShutdownComplete, BrokerShutdownRequested, BrokerStartup, ControllerInit
 from messages.zk import WatchSubscribe
+from zk_bridge import paths
 
 log = logging.getLogger("kactor.broker")
 
@@ -58,6 +59,7 @@ def broker_actor_classes() -> tuple[tuple[type, str], ...]:
     so that CLI commands that never build a broker do not pay for them; a replay calls this before forking workers
     or starting its clock, so the workers do not each import the actors again."""
     from actors.broker_channel_actor import BrokerChannelActor  # noqa: F401 - registers message types
+    from actors.config_manager_actor import ConfigManagerActor
     from actors.controller_actor import ControllerActor
     from actors.kafka_server_actor import KafkaServerActor
     from actors.metrics_actor import MetricsActor
@@ -69,7 +71,7 @@ def broker_actor_classes() -> tuple[tuple[type, str], ...]:
 
     return ((ZkBridgeActor, "zk"), (TimerActor, "timer"), (NetworkActor, "net"), (MetricsActor, "metrics"),
             (ObserverActor, "state-change-log"), (ReplicaManagerActor, "replica-manager"),
-            (ControllerActor, "controller"), (KafkaServerActor, "kafka-server"))
+            (ControllerActor, "controller"), (KafkaServerActor, "kafka-server"), (ConfigManagerActor, "config-manager"))
 
 
 def spawn_broker_actors(rt: Runtime) -> None:
@@ -153,6 +155,8 @@ class BrokerProcess:
         registration = registration_json(cfg, int(time.time() * 1000), bound_port=transport.port)
         rt.inject("controller", ControllerInit(controller_config(cfg, registration)), EXTERNAL)
         rt.inject("replica-manager", _replica_manager_init(cfg), EXTERNAL)
+        rt.inject("zk", WatchSubscribe(paths.ConfigEntityChangeNotificationZNode, "config-manager"), EXTERNAL)
+        rt.inject("config-manager", config_manager_init(cfg), EXTERNAL)
         rt.inject("kafka-server", BrokerStartup(
             broker_id, registration, cfg["controlled.shutdown.enable"],
             cfg["controlled.shutdown.max.retries"], cfg["controlled.shutdown.retry.backoff.ms"],
@@ -200,6 +204,15 @@ def _replica_manager_init(cfg: KafkaConfig) -> Any:
     from messages.broker_lifecycle import ReplicaManagerInit
 
     return ReplicaManagerInit.from_kafka_config(cfg)
+
+
+def config_manager_init(cfg: KafkaConfig) -> Any:
+    """The config manager's start: the broker id and the server.properties values of the dynamic log configs."""
+    from messages.dynamic_config import ConfigManagerInit
+
+    static = {"min.insync.replicas": str(cfg["min.insync.replicas"]),
+              "unclean.leader.election.enable": str(cfg["unclean.leader.election.enable"]).lower()}
+    return ConfigManagerInit(cfg.broker_id, tuple(static.items()))
 
 
 def _version() -> str:

@@ -38,6 +38,7 @@ from core.broker.log import (
     read_offset_checkpoint,
     write_offset_checkpoint,
 )
+from core.broker.log_config import MIN_IN_SYNC_REPLICAS, LogConfigs
 from core.broker.metadata_cache import MetadataCache
 from core.broker.partition import (
     NO_LEADER_EPOCH_PROVIDED,
@@ -157,6 +158,8 @@ class ReplicaManager:
         self.controller_epoch = 0  # KafkaController.InitialControllerEpoch
         self.all_partitions: dict[TopicPartition, Partition | _Offline] = {}
         self.isr_propagation = IsrChangePropagation(now_ms)
+        # LogManager's log configs: broker defaults (dynamic ones applied) and the hosted topics' overrides
+        self.log_configs = LogConfigs({MIN_IN_SYNC_REPLICAS: str(config.min_insync_replicas)})
         self.is_shutting_down = False
         # follower side: the fetchers (ReplicaFetcherManager), by partition and by leader
         self.fetch_states: dict[TopicPartition, FollowerFetchState] = {}
@@ -338,6 +341,8 @@ class ReplicaManager:
             else:
                 # smaller: "leader epoch … smaller than the current"; equal: already applied
                 response[tp] = Errors.STALE_CONTROLLER_EPOCH
+        # Partition.createLog reads the topic's config (fetchTopicConfig) for a partition hosted for the first time
+        yield from self.log_configs.fetch_topic_configs(p for p, _ in accepted if p.get_leader_epoch() < 0)
         hw_checkpoints = self.log_manager.read_high_watermark_checkpoints()
         to_lead = [(p, s) for p, s in accepted if s.leader == self.local_broker_id]
         to_follow = [(p, s) for p, s in accepted if s.leader != self.local_broker_id]

@@ -52,6 +52,10 @@ class BrokerNotAvailableException(AdminError):  # noqa: N818 (Kafka\'s exception
     """org.apache.kafka.common.errors.BrokerNotAvailableException."""
 
 
+class IllegalArgumentException(AdminError):  # noqa: N818 (Kafka\'s exception names)
+    """java.lang.IllegalArgumentException (Scala's ``require`` adds "requirement failed: ")."""
+
+
 class InvalidConfigurationException(AdminError):  # noqa: N818 (Kafka\'s exception names)
     """org.apache.kafka.common.config.ConfigException (LogConfig.validate)."""
 

@@ -20,6 +20,7 @@ from kazoo.protocol.states import ZnodeStat
 
 from kactor.admin import (
     AdminOperationException,
+    IllegalArgumentException,
     InvalidPartitionsException,
     InvalidReplicaAssignmentException,
     InvalidTopicException,
@@ -43,6 +44,9 @@ SESSION_TIMEOUT_S = 10.0
 RACK_AWARE_ENFORCED = "enforced"
 RACK_AWARE_DISABLED = "disabled"
 RACK_AWARE_SAFE = "safe"
+TOPIC_CONFIG_TYPE = "topics"  # ConfigType.Topic
+BROKER_CONFIG_TYPE = "brokers"  # ConfigType.Broker
+DEFAULT_ENTITY = "<default>"  # ConfigEntityName.Default
 
 
 @contextlib.contextmanager
@@ -189,9 +193,17 @@ class AdminZkClient:
 
     def fetch_topic_config(self, topic: str) -> dict[str, str]:
         """AdminZkClient.fetchEntityConfig(ConfigType.Topic, topic)."""
-        path = paths.ConfigEntityZNode.path("topics", topic)
+        return self.fetch_entity_config(TOPIC_CONFIG_TYPE, topic)
+
+    def fetch_entity_config(self, entity_type: str, entity_name: str) -> dict[str, str]:
+        """AdminZkClient.fetchEntityConfig: /config/<type>/<name> ({} if absent)."""
+        path = paths.ConfigEntityZNode.path(entity_type, entity_name)
         data, _ = self.get_data(path)
         return znodes.decode_config_entity(data, path)
+
+    def get_all_entities_with_config(self, entity_type: str) -> list[str]:
+        """KafkaZkClient.getAllEntitiesWithConfig: the children of /config/<type> (sorted)."""
+        return self.get_children(paths.ConfigEntityTypeZNode.path(entity_type))
 
     # -- admin znodes ----------------------------------------------------------------------------------------------
     def get_partition_reassignment(self) -> dict[TopicPartition, tuple[int, ...]]:
@@ -278,17 +290,43 @@ class AdminZkClient:
             txn.create(path, data)  # type: ignore[attr-defined]
 
     def change_topic_config(self, topic: str, config: Mapping[str, str]) -> None:
-        """AdminZkClient.changeTopicConfig: validate, write /config/topics/<t>, then a
-        /config/changes/config_change_<seq> notification ``{"version":2,"entity_path":"topics/<t>"}``."""
+        """AdminZkClient.changeTopicConfig: validateTopicConfig (legal name, existing topic, LogConfig.validate),
+        then changeEntityConfig."""
+        topic_name.validate(topic)
         if not self.topic_exists(topic):
             raise AdminOperationException(f"Topic \"{topic}\" does not exist.")
         log_config.validate(dict(config))
-        self.zk.ensure_path(paths.ConfigEntityTypeZNode.path("topics"))
+        self._change_entity_config(TOPIC_CONFIG_TYPE, topic, config)
+
+    def change_broker_config(self, broker: int | None, config: Mapping[str, str]) -> None:
+        """AdminZkClient.changeBrokerConfig(Option[Int]): DynamicConfig.Broker.validate, then changeEntityConfig
+        on /config/brokers/<id>, or /config/brokers/<default> for None."""
+        from kactor.admin.dynamic_broker_config import validate_config_types
+
+        validate_config_types(config)
+        self._change_entity_config(BROKER_CONFIG_TYPE, DEFAULT_ENTITY if broker is None else str(broker), config)
+
+    def change_configs(self, entity_type: str, entity_name: str, config: Mapping[str, str]) -> None:
+        """AdminZkClient.changeConfigs for the entity types kactor has (topics, brokers)."""
+        if entity_type == TOPIC_CONFIG_TYPE:
+            self.change_topic_config(entity_name, config)
+        elif entity_type == BROKER_CONFIG_TYPE:
+            self.change_broker_config(parse_broker(entity_name), config)
+        else:
+            raise IllegalArgumentException(f"{entity_type} is not a known entityType. Should be one of "
+                                           f"{TOPIC_CONFIG_TYPE}, {BROKER_CONFIG_TYPE}")
+
+    def _change_entity_config(self, entity_type: str, entity_name: str, config: Mapping[str, str]) -> None:
+        """AdminZkClient.changeEntityConfig: setOrCreateEntityConfigs (/config/<type>/<name> =
+        ``{"version":1,"config":{...}}``), then createConfigChangeNotification (a persistent sequential
+        /config/changes/config_change_<seq> = ``{"version":2,"entity_path":"<type>/<name>"}``); here in one
+        transaction."""
+        self.zk.ensure_path(paths.ConfigEntityTypeZNode.path(entity_type))
         self.zk.ensure_path(paths.ConfigEntityChangeNotificationZNode)
         txn = self.zk.transaction()
-        self._set_or_create_entity_config(txn, "topics", topic, config)
+        self._set_or_create_entity_config(txn, entity_type, entity_name, config)
         txn.create(paths.ConfigEntityChangeNotificationSequenceZNode.create_path(),
-                   znodes.encode_config_change(f"topics/{topic}").encode(), sequence=True)
+                   znodes.encode_config_change(f"{entity_type}/{entity_name}").encode(), sequence=True)
         _raise_first_error(txn.commit())
 
     # -- partitions ------------------------------------------------------------------------------------------------
@@ -355,6 +393,17 @@ class AdminZkClient:
         self.zk.ensure_path(paths.AdminZNode)
         data = znodes.encode_preferred_replica_election(partitions)
         self.zk.create(paths.PreferredReplicaElectionZNode, data.encode())
+
+
+def parse_broker(broker: str) -> int | None:
+    """AdminZkClient.parseBroker: None for ``<default>``, else the broker id."""
+    if broker == DEFAULT_ENTITY:
+        return None
+    try:
+        return int(broker)
+    except ValueError:
+        raise IllegalArgumentException(f"Error parsing broker {broker}. The broker's Entity Name must be a single "
+                                       "integer value") from None
 
 
 def _fmt_assignment(assignment: Mapping[int, Sequence[int]]) -> str:

@@ -126,10 +126,16 @@ def validate(props: dict[str, str]) -> None:
     """LogConfig.validate: known names, values of the right type and range."""
     validate_names(props)
     for name, raw in props.items():
-        kind, check = LOG_CONFIGS[name]
-        value = _parse(name, kind, raw)
-        if check is not None:
-            check(name, value)
+        validate_value(name, raw)
+
+
+def validate_value(name: str, raw: str, topic_config: str | None = None) -> None:
+    """ConfigDef.parse of one value of topic config ``topic_config`` (default: ``name``), reported as ``name`` (a
+    broker config whose value is that topic config's default has the same type and validator)."""
+    kind, check = LOG_CONFIGS[topic_config or name]
+    value = _parse(name, kind, raw)
+    if check is not None:
+        check(name, value)
 
 
 def parse_configs_to_add(pairs: Iterable[str]) -> dict[str, str]:

@@ -1,0 +1,71 @@
+"""ConfigManagerActor ("config-manager"): a broker's DynamicConfigManager (core.broker.dynamic_config).
+
+It runs the change listener's procedure one run at a time, as Kafka's single
+``/config/changes-event-process-thread`` does: a child watch on /config/changes or a new ZooKeeper session
+(afterInitializingSession) asks for one more run, and at most one run waits behind the current one (Kafka's
+addChangeNotification only queues when the queue is empty). Its core's Emit effects are posted as they are.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from actors.base import KActor
+from actors.proc_driver import ProcDriver
+from core.broker.dynamic_config import ConfigManager
+from core.effects import Emit
+from messages.dynamic_config import ConfigManagerInit
+from messages.zk import ZkResponse, ZkSessionEvent, ZkWatchEvent
+from zk_bridge import paths
+
+log = logging.getLogger("kactor.config")
+
+
+class ConfigManagerActor(KActor):
+    def on_start(self) -> None:
+        self.manager: ConfigManager | None = None
+        self.driver = ProcDriver(self, self._effect)
+        self.running = False
+        self.run_pending = False
+
+    def on_ConfigManagerInit(self, msg: ConfigManagerInit, sender: str) -> None:
+        self.manager = ConfigManager(msg.broker_id, dict(msg.static_config), self.now_ms)
+        self.running = True
+        self.driver.run(self.manager.startup(), self._done)
+
+    def on_ZkWatchEvent(self, msg: ZkWatchEvent, sender: str) -> None:
+        if msg.path == paths.ConfigEntityChangeNotificationZNode and msg.kind == "CHILD":
+            self._add_change_notification()
+
+    def on_ZkSessionEvent(self, msg: ZkSessionEvent, sender: str) -> None:
+        if msg.state == "REESTABLISHED":  # ZkStateChangeHandler.afterInitializingSession: the watch is gone
+            self._add_change_notification()
+
+    def on_ZkResponse(self, msg: ZkResponse, sender: str) -> None:
+        self.driver.on_zk_response(msg)
+
+    def _add_change_notification(self) -> None:
+        if self.manager is None:
+            return
+        if self.running:
+            self.run_pending = True
+            return
+        self.running = True
+        self.driver.run(self.manager.process_notifications(), self._done)
+
+    def _done(self, result: Any, error: BaseException | None) -> None:
+        if error is not None:
+            log.error("Error while processing notification change for path = %s: %s",
+                      paths.ConfigEntityChangeNotificationZNode, error, exc_info=error)
+        self.running = False
+        if self.run_pending:
+            self.run_pending = False
+            self._add_change_notification()
+
+    def _effect(self, effect: Any) -> None:
+        if isinstance(effect, Emit):
+            if self.runtime.has_actor(effect.to):
+                self.post(effect.to, effect.body)
+            return None
+        raise TypeError(f"config-manager: unexpected effect {type(effect).__name__}")

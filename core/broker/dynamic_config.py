@@ -1,0 +1,258 @@
+"""A broker's dynamic configuration, as Kafka 2.6's ``kafka.server.DynamicConfigManager`` over a
+``kafka.common.ZkNodeChangeNotificationListener`` on ``/config/changes``, with the TopicConfigHandler and
+BrokerConfigHandler (+ DynamicLogConfig) it dispatches to.
+
+`ConfigManager.process_notifications` is one run of the listener: read the children of ``/config/changes`` (arming
+the child watch), process in order every ``config_change_<seq>`` whose number is above the last one processed (a
+notification that cannot be processed is logged and skipped, as Kafka does), then delete those older than
+``changeExpirationMs`` (15 minutes). A change notification names an entity (``topics/<t>``, ``brokers/<id>``,
+``brokers/<default>``); its handler re-reads that entity's whole config from ``/config/<type>/<name>``.
+
+What the handlers decide goes out as `Emit` effects: TopicConfigChanged / LogConfigDefaultsChanged to the replica
+manager, LogConfigDefaultsChanged and the controller events TopicUncleanLeaderElectionEnable /
+UncleanLeaderElectionEnable to the controller of this process (which acts on them only while it is active).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Callable, Mapping
+
+from core.broker.log_config import (
+    UNCLEAN_LEADER_ELECTION_ENABLE,
+    LogConfig,
+    effective_broker_config,
+    log_defaults_from_broker_config,
+    scala_to_boolean,
+)
+from core.effects import Emit, Proc
+from messages import controller_events as ev
+from messages.dynamic_config import LogConfigDefaultsChanged, TopicConfigChanged
+from messages.zk import NODEEXISTS, NONODE, OK, Create, Delete, Exists, GetChildren, GetData, ZkBatch, ZkOpResult
+from zk_bridge import paths, znodes
+
+log = logging.getLogger("kactor.config")
+
+CONTROLLER = "controller"
+REPLICA_MANAGER = "replica-manager"
+CHANGE_EXPIRATION_MS = 15 * 60 * 1000  # DynamicConfigManager's changeExpirationMs
+DEFAULT_ENTITY = "<default>"  # ConfigEntityName.Default
+TOPIC, CLIENT, USER, BROKER = "topics", "clients", "users", "brokers"  # ConfigType
+CONFIG_TYPES = (TOPIC, CLIENT, USER, BROKER)  # the handlers KafkaServer registers (ZK mode, 2.6)
+
+
+class NotificationError(ValueError):
+    """A change notification Kafka's ConfigChangedNotificationHandler refuses (IllegalArgumentException)."""
+
+
+def change_number(name: str) -> int:
+    """ZkNodeChangeNotificationListener.changeNumber: ``config_change_0000000042`` → 42."""
+    return int(name[len(paths.CONFIG_CHANGE_PREFIX):])
+
+
+def entity_of_notification(data: str) -> tuple[str, str] | None:
+    """ConfigChangedNotificationHandler.processNotification: (entity type, entity name) of a notification, None
+    for data that is not JSON (ignored: it may come from the deprecated TopicConfigManager). Raises
+    NotificationError for JSON of the wrong shape, with Kafka's message."""
+    try:
+        js = json.loads(data)
+    except ValueError:
+        return None
+    if not isinstance(js, dict):
+        raise NotificationError(
+            "Config change notification has an unexpected value. The format is:"
+            '{"version" : 1, "entity_type":"topics/clients", "entity_name" : "topic_name/client_id"} or '
+            '{"version" : 2, "entity_path":"entity_type/entity_name"}. '
+            f"Received: {data}")
+    version = js.get("version")
+    if version == 1 and not isinstance(version, bool):
+        entity_type = js.get("entity_type")
+        if entity_type not in (TOPIC, CLIENT):
+            raise NotificationError("Version 1 config change notification must have 'entity_type' set to "
+                                    f"'clients' or 'topics'. Received: {data}")
+        name = js.get("entity_name")
+        if not isinstance(name, str):
+            raise NotificationError(f"Version 1 config change notification does not specify 'entity_name'. "
+                                    f"Received: {data}")
+        return entity_type, name
+    if version == 2 and not isinstance(version, bool):
+        entity_path = js.get("entity_path")
+        if not isinstance(entity_path, str):
+            raise NotificationError(f"Version 2 config change notification must specify 'entity_path'. "
+                                    f"Received: {data}")
+        root, sep, name = entity_path.partition("/")
+        if not sep or root not in CONFIG_TYPES:
+            types = ", ".join(f"'{t}'/" for t in CONFIG_TYPES)
+            raise NotificationError("Version 2 config change notification must have 'entity_path' starting with "
+                                    f"one of {types}. Received: {data}")
+        return root, name
+    raise NotificationError(f"Config change notification has unsupported version '{version}', supported versions "
+                            "are 1 and 2.")
+
+
+class ConfigManager:
+    """DynamicConfigManager of broker ``broker_id`` (state of its change listener and of its config handlers).
+
+    ``static_config`` is the broker's server.properties values of the dynamically updatable log configs (broker
+    names). ``clock`` gives milliseconds (the actor's clock; a test's frozen one)."""
+
+    def __init__(self, broker_id: int, static_config: Mapping[str, str], clock: Callable[[], float],
+                 change_expiration_ms: int = CHANGE_EXPIRATION_MS) -> None:
+        self.broker_id = broker_id
+        self.static_config = dict(static_config)
+        self.clock = clock
+        self.change_expiration_ms = change_expiration_ms
+        self.last_executed_change = -1  # ZkNodeChangeNotificationListener.lastExecutedChange
+        self.dynamic_default: dict[str, str] = {}  # /config/brokers/<default>
+        self.dynamic_broker: dict[str, str] = {}  # /config/brokers/<broker_id>
+        self.log_defaults = log_defaults_from_broker_config(self.static_config)
+
+    # -- DynamicConfigManager.startup ---------------------------------------------------------------------------------
+    def startup(self) -> Proc[None]:
+        """configChangeListener.init() (process the notifications there are), then apply every existing topic and
+        broker config through its handler, as Kafka bootstraps the overrides. The shards read a topic's config
+        when they first host it (Partition.createLog), so the bootstrap of topics only tells the controller about
+        topics with unclean leader election enabled. /config/changes is created first if missing (the broker's
+        createTopLevelPaths may not have run yet): a child watch needs the node."""
+        (created,) = yield ZkBatch((Create(paths.ConfigEntityChangeNotificationZNode, make_parents=True),))
+        if created.code not in (OK, NODEEXISTS):
+            log.warning("Cannot create %s: %s", paths.ConfigEntityChangeNotificationZNode, created.code)
+        yield from self.process_notifications()
+        for entity_type in (TOPIC, BROKER):
+            type_path = paths.ConfigEntityTypeZNode.path(entity_type)
+            (children,) = yield ZkBatch((GetChildren(type_path),))
+            names = sorted(children.children or ()) if children.code == OK else []
+            if not names:
+                continue
+            config_paths = [paths.ConfigEntityZNode.path(entity_type, n) for n in names]
+            results = yield ZkBatch(tuple(GetData(p) for p in config_paths))
+            for name, path, r in zip(names, config_paths, results, strict=True):
+                config = self._decode(path, r)
+                if config is None:
+                    continue
+                if entity_type == TOPIC:
+                    if scala_to_boolean(config.get(UNCLEAN_LEADER_ELECTION_ENABLE)):
+                        yield Emit(CONTROLLER, ev.TopicUncleanLeaderElectionEnable(name))
+                else:
+                    yield from self._broker_config_changed(name, config)
+
+    # -- ZkNodeChangeNotificationListener.processNotifications -------------------------------------------------------
+    def process_notifications(self) -> Proc[int]:
+        """One run of the listener; returns how many notifications were processed."""
+        root = paths.ConfigEntityChangeNotificationZNode
+        (children,) = yield ZkBatch((GetChildren(root, watch=True),))
+        if children.code != OK:
+            if children.code != NONODE:
+                log.error("Error while processing notification change for path = %s: %s", root, children.code)
+            return 0
+        notifications = sorted(children.children or ())
+        if not notifications:
+            return 0
+        now = self.clock()
+        new = [n for n in notifications if change_number(n) > self.last_executed_change]
+        processed = 0
+        if new:
+            log.info("Processing notification(s) to %s", root)
+            results = yield ZkBatch(tuple(GetData(f"{root}/{n}") for n in new))
+            for name, r in zip(new, results, strict=True):
+                yield from self._process_notification(f"{root}/{name}", r)
+                self.last_executed_change = change_number(name)
+                processed += 1
+        yield from self._purge_obsolete_notifications(now, notifications)
+        return processed
+
+    def _process_notification(self, path: str, r: ZkOpResult) -> Proc[None]:
+        """processNotification: read it and hand it to the ConfigChangedNotificationHandler; a failure is logged."""
+        if r.code != OK or r.data is None:
+            log.warning("read null data from %s", path)
+            return
+        try:
+            entity = entity_of_notification(r.data)
+        except NotificationError as e:
+            log.error("error processing change notification %s from %s: %s", r.data, path, e)
+            return
+        if entity is None:
+            return
+        entity_type, name = entity
+        config_path = paths.ConfigEntityZNode.path(entity_type, name)
+        (config_r,) = yield ZkBatch((GetData(config_path),))
+        config = self._decode(config_path, config_r)
+        if config is None:
+            return
+        log.info("Processing override for entityPath: %s/%s with config: %s", entity_type, name, config)
+        try:
+            if entity_type == TOPIC:
+                yield from self._topic_config_changed(name, config)
+            elif entity_type == BROKER:
+                yield from self._broker_config_changed(name, config)
+            # clients and users: quota overrides, which kactor does not model
+        except ValueError as e:
+            log.error("error processing change notification %s from %s: %s", r.data, path, e)
+
+    def _purge_obsolete_notifications(self, now: float, notifications: list[str]) -> Proc[None]:
+        """purgeObsoleteNotifications: delete every notification created more than changeExpirationMs ago."""
+        root = paths.ConfigEntityChangeNotificationZNode
+        node_paths = [f"{root}/{n}" for n in notifications]
+        stats = yield ZkBatch(tuple(Exists(p) for p in node_paths))
+        expired = tuple(Delete(p) for p, s in zip(node_paths, stats, strict=True)
+                        if s.code == OK and s.stat is not None and now - s.stat.ctime > self.change_expiration_ms)
+        if expired:
+            log.debug("Purging %d change notification(s)", len(expired))
+            yield ZkBatch(expired)
+
+    @staticmethod
+    def _decode(path: str, r: ZkOpResult) -> dict[str, str] | None:
+        """AdminZkClient.fetchEntityConfig: a missing node is an empty config; undecodable content is logged."""
+        if r.code == NONODE:
+            return {}
+        if r.code != OK:
+            log.error("Cannot read %s: %s", path, r.code)
+            return None
+        try:
+            return znodes.decode_config_entity(r.data, path)
+        except znodes.ZnodeDecodeError as e:
+            log.error("%s", e)
+            return None
+
+    # -- the config handlers -----------------------------------------------------------------------------------------
+    def _topic_config_changed(self, topic: str, config: dict[str, str]) -> Proc[None]:
+        """TopicConfigHandler.processConfigChanges: the hosted logs take the new overrides; unclean leader election
+        enabled for the topic → the controller (if active) elects leaders for its offline partitions."""
+        yield Emit(REPLICA_MANAGER, TopicConfigChanged(topic, tuple(config.items())))
+        if scala_to_boolean(config.get(UNCLEAN_LEADER_ELECTION_ENABLE)):
+            yield Emit(CONTROLLER, ev.TopicUncleanLeaderElectionEnable(topic))
+
+    def _broker_config_changed(self, name: str, config: dict[str, str]) -> Proc[None]:
+        """BrokerConfigHandler.processConfigChanges → DynamicBrokerConfig.updateDefaultConfig / updateBrokerConfig →
+        DynamicLogConfig.reconfigure. Another broker's config is not ours to apply. Kafka reads the dynamic broker
+        configs before its controller starts; here the controller starts with server.properties and learns the
+        dynamic values from the startup pass, which compares with those."""
+        if name == DEFAULT_ENTITY:
+            self.dynamic_default = dict(config)
+        else:
+            try:
+                broker_id = int(name.strip())
+            except ValueError:
+                raise ValueError(f"For input string: \"{name}\"") from None
+            if broker_id != self.broker_id:
+                return
+            self.dynamic_broker = dict(config)
+        before = self.log_defaults
+        after = log_defaults_from_broker_config(
+            effective_broker_config(self.static_config, self.dynamic_default, self.dynamic_broker))
+        try:
+            new_config = LogConfig.from_props(after, {})
+        except ValueError as e:
+            log.error("Dynamic log config update failed: %s", e)
+            return
+        self.log_defaults = after
+        if after == before:
+            return
+        change = LogConfigDefaultsChanged(tuple(sorted(after.items())))
+        yield Emit(REPLICA_MANAGER, change)
+        yield Emit(CONTROLLER, change)
+        if new_config.unclean_leader_election_enable and not LogConfig.from_props(before, {}).\
+                unclean_leader_election_enable:
+            yield Emit(CONTROLLER, ev.UncleanLeaderElectionEnable())
+

@@ -1,0 +1,196 @@
+"""A log's effective configuration, as Kafka 2.6's ``kafka.log.LogConfig``: the topic's ``/config/topics/<t>``
+overrides over the broker's log defaults (``LogManager.currentDefaultConfig``: the static broker config with the
+dynamic broker configs of ``/config/brokers/<default>`` and ``/config/brokers/<id>`` applied).
+
+Only the settings the kactor broker acts on are typed (``min.insync.replicas``, ``unclean.leader.election.enable``);
+the rest travel as text. `LogConfigs` is one shard's view: its defaults and the overrides of the topics it hosts,
+read from ZooKeeper when a partition is first hosted (Partition.createLog's ``fetchTopicConfig``) and replaced by the
+config manager's change notifications (TopicConfigHandler / DynamicLogConfig).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import attrs
+
+from core.effects import Proc
+from messages.zk import NONODE, OK, GetData, ZkBatch
+from zk_bridge import paths, znodes
+
+log = logging.getLogger("kactor.broker")
+
+MIN_IN_SYNC_REPLICAS = "min.insync.replicas"
+UNCLEAN_LEADER_ELECTION_ENABLE = "unclean.leader.election.enable"
+MESSAGE_FORMAT_VERSION = "message.format.version"
+TOPIC_CONFIG_TYPE = "topics"
+
+# LogConfig.TopicConfigSynonyms (Kafka 2.6): topic config name -> the broker config that is its default.
+TOPIC_CONFIG_SYNONYMS: dict[str, str] = {
+    "segment.bytes": "log.segment.bytes",
+    "segment.ms": "log.roll.ms",
+    "segment.jitter.ms": "log.roll.jitter.ms",
+    "segment.index.bytes": "log.index.size.max.bytes",
+    "flush.messages": "log.flush.interval.messages",
+    "flush.ms": "log.flush.interval.ms",
+    "retention.bytes": "log.retention.bytes",
+    "retention.ms": "log.retention.ms",
+    "max.message.bytes": "message.max.bytes",
+    "index.interval.bytes": "log.index.interval.bytes",
+    "delete.retention.ms": "log.cleaner.delete.retention.ms",
+    "min.compaction.lag.ms": "log.cleaner.min.compaction.lag.ms",
+    "max.compaction.lag.ms": "log.cleaner.max.compaction.lag.ms",
+    "file.delete.delay.ms": "log.segment.delete.delay.ms",
+    "min.cleanable.dirty.ratio": "log.cleaner.min.cleanable.ratio",
+    "cleanup.policy": "log.cleanup.policy",
+    "unclean.leader.election.enable": "unclean.leader.election.enable",
+    "min.insync.replicas": "min.insync.replicas",
+    "compression.type": "compression.type",
+    "preallocate": "log.preallocate",
+    "message.format.version": "log.message.format.version",
+    "message.timestamp.type": "log.message.timestamp.type",
+    "message.timestamp.difference.max.ms": "log.message.timestamp.difference.max.ms",
+    "message.downconversion.enable": "log.message.downconversion.enable",
+}
+# DynamicLogConfig.ReconfigurableConfigs: the broker names above, less log.message.format.version (ExcludedConfigs).
+DYNAMIC_LOG_CONFIGS: frozenset[str] = frozenset(
+    b for t, b in TOPIC_CONFIG_SYNONYMS.items() if t != MESSAGE_FORMAT_VERSION)
+_TOPIC_NAME_OF: dict[str, str] = {b: t for t, b in TOPIC_CONFIG_SYNONYMS.items()}
+
+Props = Mapping[str, str]
+
+
+def parse_boolean(text: str) -> bool:
+    """ConfigDef's BOOLEAN parse: "true" / "false" in any case (surrounding spaces trimmed); ValueError otherwise."""
+    value = text.strip().lower()
+    if value not in ("true", "false"):
+        raise ValueError(f"Expected value to be either true or false, got {text!r}")
+    return value == "true"
+
+
+def scala_to_boolean(text: str | None) -> bool:
+    """``Try(s.toBoolean).getOrElse(false)``, how TopicConfigHandler reads unclean.leader.election.enable (no trim)."""
+    return text is not None and text.lower() == "true"
+
+
+@attrs.frozen
+class LogConfig:
+    """kafka.log.LogConfig: the typed settings the broker uses, and every property as text (``originals``)."""
+
+    min_insync_replicas: int = 1
+    unclean_leader_election_enable: bool = False
+    originals: tuple[tuple[str, str], ...] = ()
+
+    @staticmethod
+    def from_props(defaults: Props, overrides: Props) -> LogConfig:
+        """LogConfig.fromProps(defaults, overrides): an override wins; a value that does not parse is refused with
+        ConfigException's message (ValueError), as Kafka refuses the whole config."""
+        merged = {**defaults, **overrides}
+        min_isr_text = merged.get(MIN_IN_SYNC_REPLICAS, "1")
+        try:
+            min_isr = int(min_isr_text.strip())
+        except ValueError:
+            raise ValueError(f"Invalid value {min_isr_text} for configuration {MIN_IN_SYNC_REPLICAS}: "
+                             "Not a number of type INT") from None
+        if min_isr < 1:
+            raise ValueError(f"Invalid value {min_isr} for configuration {MIN_IN_SYNC_REPLICAS}: "
+                             "Value must be at least 1")
+        unclean_text = merged.get(UNCLEAN_LEADER_ELECTION_ENABLE, "false")
+        try:
+            unclean = parse_boolean(unclean_text)
+        except ValueError:
+            raise ValueError(f"Invalid value {unclean_text} for configuration {UNCLEAN_LEADER_ELECTION_ENABLE}: "
+                             "Expected value to be either true or false") from None
+        return LogConfig(min_isr, unclean, tuple(merged.items()))
+
+
+def log_defaults_from_broker_config(broker_props: Props) -> dict[str, str]:
+    """KafkaServer.copyKafkaConfigToLog / DynamicLogConfig.reconfigure: the broker configs that are log defaults,
+    renamed to their topic config names."""
+    return {_TOPIC_NAME_OF[k]: v for k, v in broker_props.items() if k in _TOPIC_NAME_OF}
+
+
+def effective_broker_config(static: Props, dynamic_default: Props, dynamic_broker: Props) -> dict[str, str]:
+    """DynamicBrokerConfig.updateCurrentConfig's precedence for the dynamically updatable configs: the broker's own
+    ``/config/brokers/<id>`` over the cluster's ``/config/brokers/<default>`` over ``server.properties``."""
+    result = dict(static)
+    for layer in (dynamic_default, dynamic_broker):
+        result.update({k: v for k, v in layer.items() if k in DYNAMIC_LOG_CONFIGS})
+    return result
+
+
+class LogConfigs:
+    """One shard's LogManager config state: the current log defaults and each hosted topic's overrides."""
+
+    def __init__(self, defaults: Props) -> None:
+        self.defaults: dict[str, str] = dict(defaults)
+        self.overrides: dict[str, dict[str, str]] = {}
+
+    def for_topic(self, topic: str) -> LogConfig:
+        """The topic's effective LogConfig; an unusable override is dropped (warned once where it was set)."""
+        overrides = self.overrides.get(topic, {})
+        try:
+            return LogConfig.from_props(self.defaults, overrides)
+        except ValueError:
+            return LogConfig.from_props(self.defaults, {})
+
+    def update_topic(self, topic: str, overrides: Props, partitions: Iterable[Any]) -> bool:
+        """TopicConfigHandler.updateLogConfig: if this shard hosts partitions of ``topic``, their config becomes the
+        defaults with these overrides. Returns False (and changes nothing) when nothing is hosted, or when the config
+        does not parse (Kafka's exception leaves the logs' config as it was)."""
+        hosted = [p for p in partitions if p.topic_partition.topic == topic]
+        if not hosted:
+            self.overrides.pop(topic, None)
+            return False
+        try:
+            config = LogConfig.from_props(self.defaults, overrides)
+        except ValueError as e:
+            log.error("Ignoring the config of topic %s: %s", topic, e)
+            return False
+        self.overrides[topic] = dict(overrides)
+        for p in hosted:
+            p.min_insync_replicas = config.min_insync_replicas
+        return True
+
+    def reconfigure_defaults(self, defaults: Props, partitions: Iterable[Any]) -> None:
+        """DynamicLogConfig.reconfigure: new broker defaults, then every log's config re-derived with its own
+        overrides."""
+        try:
+            LogConfig.from_props(defaults, {})
+        except ValueError as e:
+            log.error("Ignoring new log defaults: %s", e)
+            return
+        self.defaults = dict(defaults)
+        for p in partitions:
+            p.min_insync_replicas = self.for_topic(p.topic_partition.topic).min_insync_replicas
+
+    def fetch_topic_configs(self, partitions: Iterable[Any]) -> Proc[None]:
+        """Partition.createLog's ``fetchTopicConfig`` for partitions hosted for the first time: one pipelined read
+        of ``/config/topics/<t>`` per topic; the partitions' config is set from it. A missing node is no override;
+        a read that fails or does not decode keeps the defaults (logged)."""
+        fresh = list(partitions)
+        topics = sorted({p.topic_partition.topic for p in fresh})
+        if not topics:
+            return
+        config_paths = [paths.ConfigEntityZNode.path(TOPIC_CONFIG_TYPE, t) for t in topics]
+        results = yield ZkBatch(tuple(GetData(p) for p in config_paths))
+        for topic, path, r in zip(topics, config_paths, results, strict=True):
+            if r.code == OK:
+                try:
+                    self.overrides[topic] = znodes.decode_config_entity(r.data, path)
+                except znodes.ZnodeDecodeError as e:
+                    log.error("Ignoring the config of topic %s: %s", topic, e)
+                    self.overrides.pop(topic, None)
+            elif r.code == NONODE:
+                self.overrides.pop(topic, None)
+            else:
+                log.warning("Cannot read the config of topic %s (%s): using the broker defaults", topic, r.code)
+                self.overrides.pop(topic, None)
+            try:
+                LogConfig.from_props(self.defaults, self.overrides.get(topic, {}))
+            except ValueError as e:
+                log.error("Ignoring the config of topic %s: %s", topic, e)
+        for p in fresh:
+            p.min_insync_replicas = self.for_topic(p.topic_partition.topic).min_insync_replicas

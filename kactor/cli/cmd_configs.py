@@ -1,0 +1,107 @@
+"""``kactor configs``: the twin of Kafka 2.6's ``kafka-configs.sh --zookeeper`` (kafka.admin.ConfigCommand) for
+topics and brokers: describe a config, or add / delete config entries and notify every broker through
+``/config/changes``."""
+
+from __future__ import annotations
+
+import argparse
+
+from kactor.admin import configs
+from kactor.admin.admin_zk import BROKER_CONFIG_TYPE, DEFAULT_ENTITY, TOPIC_CONFIG_TYPE
+from kactor.admin.cli_support import add_zookeeper_args, admin_client, printer, usage_error
+from kactor.admin.log_config import CONFIG_NAMES
+from kactor.cli import CliError
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser(
+        "configs", help="describe or change topic and broker configs (as kafka-configs.sh --zookeeper)",
+        description="This tool helps to manipulate and describe entity config for a topic or broker. Writes Kafka "
+                    "2.6's ZooKeeper layout directly, as kafka-configs.sh --zookeeper does.")
+    add_zookeeper_args(p)
+    act = p.add_mutually_exclusive_group()
+    act.add_argument("--alter", action="store_true", help="Alter the configuration for the entity.")
+    act.add_argument("--describe", action="store_true", help="List configs for the given entity.")
+    p.add_argument("--entity-type", action="append", default=[], metavar="TYPE",
+                   help="Type of entity (topics/brokers)")
+    p.add_argument("--entity-name", action="append", default=[], metavar="NAME",
+                   help="Name of entity (topic name/broker id)")
+    p.add_argument("--entity-default", action="store_true",
+                   help="Default entity name for brokers (applies to corresponding entity type in command line)")
+    p.add_argument("--topic", metavar="TOPIC", help="The topic's name.")
+    p.add_argument("--broker", metavar="ID", help="The broker's ID.")
+    p.add_argument("--broker-defaults", action="store_true", help="The config defaults for all brokers.")
+    p.add_argument("--add-config", metavar="K=V,...",
+                   help="Key Value pairs of configs to add. Square brackets can be used to group values which "
+                        "contain commas: 'k1=v1,k2=[v1,v2,v2],k3=v3'. For entity-type 'topics': "
+                        + ", ".join(CONFIG_NAMES))
+    p.add_argument("--delete-config", action="append", default=[], metavar="K1,K2",
+                   help="config keys to remove 'k1,k2'")
+    p.set_defaults(func=run, _parser=p)
+
+
+def entity_of(args: argparse.Namespace) -> configs.Entity:
+    """ConfigCommandOptions.checkArgs + parseEntity: the one entity the command is about. IllegalArgumentException
+    cases become one CliError line (exit 1), as ConfigCommand prints them."""
+    if not args.alter and not args.describe:
+        usage_error(args, "Command must include exactly one action: --describe, --alter")
+    if args.describe:
+        for dest in ("add_config", "delete_config"):
+            if getattr(args, dest) not in (None, []):
+                usage_error(args, f"option --{dest.replace('_', '-')} can't be used with --describe")
+    flags = [(args.topic, TOPIC_CONFIG_TYPE), (args.broker, BROKER_CONFIG_TYPE)]
+    defaults_flags = [(args.broker_defaults, BROKER_CONFIG_TYPE)]
+    types = list(args.entity_type) + [t for v, t in flags if v is not None] + [t for v, t in defaults_flags if v]
+    dupes = sorted({t for t in types if types.count(t) > 1})
+    if dupes:
+        raise CliError(f"Duplicate entity type(s) specified: {','.join(dupes)}")
+    for t in types:
+        if t not in configs.ENTITY_TYPES:
+            raise CliError(f"Invalid entity type {t}, the entity type must be one of "
+                           f"{','.join(configs.ENTITY_TYPES)} with the --zookeeper argument")
+    if not types:
+        raise CliError("At least one entity type must be specified")
+    if len(types) > 1:
+        raise CliError("Only 'users' and 'clients' entity types may be specified together")
+    if (args.entity_name or args.entity_type or args.entity_default) and \
+            (any(v is not None for v, _ in flags) or any(v for v, _ in defaults_flags)):
+        raise CliError("--entity-{type,name,default} should not be used in conjunction with specific entity flags")
+    names = list(args.entity_name) + ([""] if args.entity_default else []) + \
+        [v for v, _ in flags if v is not None] + ["" for v, _ in defaults_flags if v]
+    entity_type = types[0]
+    if entity_type == BROKER_CONFIG_TYPE:
+        for name in names:
+            if name and not _is_int(name):
+                raise CliError(f"The entity name for {entity_type} must be a valid integer broker id, but it is: "
+                               f"{name}")
+    if args.alter:
+        if entity_type == BROKER_CONFIG_TYPE:
+            if not names:
+                raise CliError("an entity-name or default entity must be specified with --alter of users, clients "
+                               "or brokers")
+        elif not any(names):
+            raise CliError(f"an entity name must be specified with --alter of {entity_type}")
+        if args.add_config is None and not args.delete_config:
+            raise CliError("At least one of --add-config or --delete-config must be specified with --alter")
+    name = names[0] if names else None
+    return configs.Entity(entity_type, DEFAULT_ENTITY if name == "" else name)
+
+
+def _is_int(text: str) -> bool:
+    """Java's Integer.parseInt (via Scala's toInt): an optional sign and decimal digits, in the int range."""
+    try:
+        value = int(text)
+    except ValueError:
+        return False
+    return text.strip() == text and "_" not in text and -(2**31) <= value < 2**31
+
+
+def run(args: argparse.Namespace) -> int:
+    entity = entity_of(args)
+    out = printer()
+    with admin_client(args) as admin:
+        if args.alter:
+            configs.alter_config(admin, out, entity, args.add_config, args.delete_config)
+        else:
+            configs.describe_config(admin, out, entity)
+    return 0

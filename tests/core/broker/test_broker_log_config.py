@@ -1,0 +1,98 @@
+"""A log's effective config (topic overrides over the broker's log defaults, dynamic ones included) and
+min.insync.replicas on the leader: NOT_ENOUGH_REPLICAS before an acks=all append, NOT_ENOUGH_REPLICAS_AFTER_APPEND
+when the ISR shrank below it while the produce waited (Partition.appendRecordsToLeader /
+checkEnoughReplicasReachOffset), with configs read when a partition is first hosted and changed without a restart."""
+
+from __future__ import annotations
+
+import pytest
+from broker_support import FakeZk, drive, emitted, lai_request, lai_state, make_rm, seed_state_znode
+
+from core.broker.log_config import LogConfig, LogConfigs, effective_broker_config, log_defaults_from_broker_config
+from messages.common import Errors, TopicPartition
+from messages.replication import ProduceRequest
+from messages.zk import GetData
+from zk_bridge import znodes
+
+TP = TopicPartition("foo", 0)
+T0 = 1_000_000.0
+
+
+def test_override_wins_over_defaults_and_bad_values_are_refused() -> None:
+    config = LogConfig.from_props({"min.insync.replicas": "1", "unclean.leader.election.enable": "false"},
+                                  {"min.insync.replicas": " 3 ", "unclean.leader.election.enable": "True"})
+    assert (config.min_insync_replicas, config.unclean_leader_election_enable) == (3, True)
+    with pytest.raises(ValueError, match="Invalid value 0 for configuration min.insync.replicas: Value must be at "
+                                         "least 1"):
+        LogConfig.from_props({}, {"min.insync.replicas": "0"})
+    with pytest.raises(ValueError, match="Expected value to be either true or false"):
+        LogConfig.from_props({"unclean.leader.election.enable": "yes"}, {})
+
+
+def test_dynamic_broker_configs_layer_over_static_and_rename_to_topic_names() -> None:
+    static = {"min.insync.replicas": "1", "unclean.leader.election.enable": "false"}
+    dynamic_default = {"min.insync.replicas": "2", "log.retention.ms": "5", "num.io.threads": "9"}
+    merged = effective_broker_config(static, dynamic_default, {"min.insync.replicas": "3"})
+    assert merged == {"min.insync.replicas": "3", "unclean.leader.election.enable": "false",
+                      "log.retention.ms": "5"}
+    assert log_defaults_from_broker_config(merged) == {"min.insync.replicas": "3",
+                                                       "unclean.leader.election.enable": "false",
+                                                       "retention.ms": "5"}
+
+
+def _leader(tmp_path, zk: FakeZk, isr=(0, 1, 2)):
+    rm = make_rm(tmp_path)
+    resp = drive(rm.handle_leader_and_isr(lai_request([lai_state(TP, 0, 0, isr, [0, 1, 2], is_new=True)]), T0), zk)
+    assert resp.error == Errors.NONE
+    return rm
+
+
+def _produce(rm, zk=None, acks=-1, effects=None, now=T0):
+    return drive(rm.handle_produce(ProduceRequest(TP, ("a", "b"), acks, 30000), now, "client"), zk, effects)
+
+
+def test_the_topic_config_is_read_once_when_its_partition_is_first_hosted(tmp_path) -> None:
+    zk = FakeZk()
+    zk.create("/config/topics/foo", znodes.encode_config_entity({"min.insync.replicas": "3"}))
+    rm = _leader(tmp_path, zk, isr=(0, 1))
+    assert [b.ops for b in zk.batches] == [(GetData("/config/topics/foo"),)]
+    assert rm.online_partition(TP).min_insync_replicas == 3
+    resp = _produce(rm)
+    assert resp.error == Errors.NOT_ENOUGH_REPLICAS  # ISR 2 < 3, refused before the append
+    assert rm.online_partition(TP).log_end_offset == 0
+    assert _produce(rm, acks=1).error == Errors.NONE  # acks=1 is not checked
+    zk.batches.clear()
+    drive(rm.handle_leader_and_isr(lai_request([lai_state(TP, 0, 1, (0, 1), [0, 1, 2])]), T0), zk)
+    assert zk.batches == []  # hosted already: not read again
+
+
+def test_a_topic_config_change_takes_effect_on_the_leader_without_a_restart(tmp_path) -> None:
+    rm = _leader(tmp_path, FakeZk(), isr=(0, 1))  # no /config/topics/foo: the broker default, 1
+    assert rm.online_partition(TP).min_insync_replicas == 1
+    configs: LogConfigs = rm.log_configs
+    assert configs.update_topic("foo", {"min.insync.replicas": "3"}, rm.online_partitions())
+    assert _produce(rm).error == Errors.NOT_ENOUGH_REPLICAS
+    assert not configs.update_topic("foo", {"min.insync.replicas": "x"}, rm.online_partitions())  # refused, kept
+    assert rm.online_partition(TP).min_insync_replicas == 3
+    assert not configs.update_topic("bar", {"min.insync.replicas": "2"}, rm.online_partitions())  # not hosted
+    assert "bar" not in configs.overrides
+    configs.reconfigure_defaults({"min.insync.replicas": "2"}, rm.online_partitions())
+    assert rm.online_partition(TP).min_insync_replicas == 3  # the topic's override still wins
+    configs.update_topic("foo", {}, rm.online_partitions())
+    assert rm.online_partition(TP).min_insync_replicas == 2  # now the dynamic default
+    assert _produce(rm) is None  # ISR 2 >= 2: appended, waiting for the follower
+    assert rm.online_partition(TP).log_end_offset == 2
+
+
+def test_isr_shrinking_below_min_while_waiting_answers_not_enough_replicas_after_append(tmp_path) -> None:
+    zk = FakeZk()
+    zk.create("/config/topics/foo", znodes.encode_config_entity({"min.insync.replicas": "2"}))
+    seed_state_znode(zk, TP, 0, 0, [0, 1])
+    rm = make_rm(tmp_path, replica_lag_time_max_ms=1000)
+    drive(rm.handle_leader_and_isr(lai_request([lai_state(TP, 0, 0, (0, 1), [0, 1], is_new=True)]), T0), zk)
+    effects: list = []
+    assert _produce(rm, zk, effects=effects) is None  # appended, waiting for follower 1
+    drive(rm.run_scheduled_tasks(T0 + 5000), zk, effects)  # follower 1 lagged: the ISR shrinks to [0]
+    assert rm.online_partition(TP).isr == (0,)
+    (resp,) = emitted(effects, "client")
+    assert resp.error == Errors.NOT_ENOUGH_REPLICAS_AFTER_APPEND
