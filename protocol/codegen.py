@@ -312,6 +312,8 @@ def compile_codec(spec: StructSpec, label: str) -> tuple[Encoder, Decoder, str]:
         "    return bytes(buf)",
         "",
         "def decode(buf, pos=0):",
+        "    if type(buf) is not bytes:",
+        "        buf = bytes(buf)  # bytearray/memoryview: slices must be bytes (decode(), values kept)",
         "    try:",
         f"        return dec_{root}(buf, pos)",
         "    except (struct_error, IndexError):",

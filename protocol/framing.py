@@ -79,6 +79,11 @@ class FrameDecoder:
         return len(self._buf)
 
 
+def _as_bytes(payload: bytes | bytearray | memoryview) -> bytes:
+    # the readers slice and .decode(): they need bytes (one copy of a bytearray or memoryview)
+    return payload if type(payload) is bytes else bytes(payload)
+
+
 def frame(payload: bytes) -> bytes:
     return _SIZE.pack(len(payload)) + payload
 
@@ -97,6 +102,7 @@ def encode_request_header(header: RequestHeader) -> bytes:
 def decode_request_header(payload: bytes) -> tuple[RequestHeader, int]:
     """``RequestHeader.parse``: unknown api keys raise ``UnknownApiKeyError``; the header of a known key is read at
     the header version its (possibly unsupported) version implies, as Kafka does."""
+    payload = _as_bytes(payload)
     if len(payload) < _HEADER.size:
         raise TruncatedError(f"request header needs {_HEADER.size} bytes, the frame has {len(payload)}")
     api_key, api_version, correlation_id = _HEADER.unpack_from(payload, 0)
@@ -119,6 +125,7 @@ def decode_request(payload: bytes) -> Request:
 
     A version outside 2.6's range raises ``UnsupportedVersionError`` carrying the header, so that an ApiVersions
     request can still be answered (``api_versions_unsupported_response``)."""
+    payload = _as_bytes(payload)
     header, pos = decode_request_header(payload)
     r = API_VERSIONS[header.request_api_key]
     if not r.min_version <= header.request_api_version <= r.max_version:
@@ -148,6 +155,7 @@ def encode_response(api_key: int, api_version: int, correlation_id: int, body: d
 
 def decode_response(api_key: int, api_version: int, payload: bytes) -> tuple[int, dict]:
     """A response frame (without its size) of a request we sent → ``(correlation_id, body)``."""
+    payload = _as_bytes(payload)
     if len(payload) < 4:
         raise TruncatedError("response header needs 4 bytes")
     (correlation_id,) = _SIZE.unpack_from(payload, 0)

@@ -61,6 +61,8 @@ def _bytes(data: bytes, pos: int, end: int) -> tuple[bytes | None, int]:
 def iter_messages(data: bytes) -> Iterator[LegacyMessage]:
     """The entries of a message set as they are (a compressed wrapper stays one entry), CRC checked; a magic other
     than 0/1 raises ``InvalidRecordError``, anything cut short or inconsistent ``CorruptRecordError``."""
+    if type(data) is not bytes:
+        data = bytes(data)  # keys and values are kept: slices of bytes, not views of a caller's buffer
     pos = 0
     while pos < len(data):
         if len(data) - pos < _ENTRY.size:

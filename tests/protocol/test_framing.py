@@ -116,6 +116,14 @@ def test_invalid_utf8_and_nulls_in_non_nullable_fields_are_malformed() -> None:
         decode_request(b"\x00\x03\x00\x01\x00\x00\x00\x07\x00\x01c" + b"\x7f\xff\xff\xff\x00\x00")
 
 
+def test_bodies_decode_from_bytearray_and_memoryview_too() -> None:
+    frame = encode_request(RequestHeader(3, 9, 8, "cli"), {"topics": [{"name": "orders"}]})[4:]
+    expected = decode_request(frame)
+    assert decode_request(bytearray(frame)) == expected
+    assert decode_request(memoryview(frame)) == expected
+    assert isinstance(decode_request(memoryview(frame)).body["topics"][0]["name"], str)
+
+
 def test_truncated_request_raises_truncated_error() -> None:
     frame = encode_request(RequestHeader(3, 1, 7, "cli"), METADATA_V1)[4:]
     for cut in range(len(frame)):
