@@ -178,6 +178,17 @@ def test_random_bodies_after_a_valid_header_never_crash(api_key: int, data: st.D
 
 
 @settings(max_examples=200, deadline=None)
+@given(st.sampled_from(sorted(API_VERSIONS)), st.data())
+def test_random_response_bytes_never_crash(api_key: int, data: st.DataObject) -> None:
+    r = API_VERSIONS[api_key]
+    version = data.draw(st.integers(r.min_version, r.max_version))
+    try:
+        decode_response(api_key, version, data.draw(st.binary(max_size=120)))
+    except ProtocolError:
+        pass
+
+
+@settings(max_examples=200, deadline=None)
 @given(st.lists(st.binary(max_size=40), max_size=6), st.data())
 def test_frame_decoder_splits_any_chunking_into_the_same_frames(payloads: list[bytes], data: st.DataObject) -> None:
     stream = b"".join(struct.pack(">i", len(x)) + x for x in payloads)
