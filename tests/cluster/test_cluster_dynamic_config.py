@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 from cluster_helpers import Cluster, produce, run_kactor
 
+from kactor.admin.admin_zk import AdminZkClient
 from kactor.trace.reader import read_records, trace_files_for_broker
 from messages.common import Errors
 
@@ -40,17 +41,28 @@ def test_min_insync_replicas_set_while_a_broker_is_down_refuses_acks_all(start_c
     c.wait(lambda: produce(c, "orders", 0, ("d",), acks=-1).error == Errors.NONE, what="acks=all accepted again")
 
 
+def _leaderless_with_an_out_of_sync_replica_alive(c: Cluster, topic: str) -> dict:
+    """``topic``-0 on brokers 0 and 1: 1 leaves the ISR, then 0 dies, then 1 comes back — no clean leader exists."""
+    c.create_topic(topic, assignment={0: [0, 1]})
+    c.wait_partition(topic, 0, lambda st: st["leader"] == 0 and sorted(st["isr"]) == [0, 1])
+    c.kill(1)
+    c.wait_partition(topic, 0, lambda st: st["isr"] == [0], what="broker 1 out of the ISR")
+    c.kill(0)
+    offline = c.wait_partition(topic, 0, lambda st: st["leader"] == -1, what="no leader")
+    assert offline["isr"] == [0]
+    c.restart(1)
+    assert c.partition_state(topic, 0)["leader"] == -1
+    return offline
+
+
+def _sent_by_config_manager(c: Cluster, broker_id: int, event: str) -> bool:
+    return any(rec.type == event and rec.sender == "config-manager" and rec.receiver == "controller"
+               for path in trace_files_for_broker(c.trace_dir, broker_id) for rec in read_records(path))
+
+
 def test_unclean_leader_election_enabled_on_a_topic_elects_an_out_of_sync_replica(start_cluster) -> None:
     c = start_cluster(3)
-    c.create_topic("loose", assignment={0: [0, 1]})
-    c.wait_partition("loose", 0, lambda st: st["leader"] == 0 and sorted(st["isr"]) == [0, 1])
-    c.kill(1)
-    c.wait_partition("loose", 0, lambda st: st["isr"] == [0], what="broker 1 out of the ISR")
-    c.kill(0)
-    offline = c.wait_partition("loose", 0, lambda st: st["leader"] == -1, what="no leader")
-    assert offline["isr"] == [0]
-    c.restart(1)  # alive, assigned, but not in the ISR: no clean leader exists
-    assert c.partition_state("loose", 0)["leader"] == -1
+    offline = _leaderless_with_an_out_of_sync_replica_alive(c, "loose")
 
     _configs(c, "--entity-name", "loose", "--alter", "--add-config", "unclean.leader.election.enable=true")
     elected = c.wait_partition("loose", 0, lambda st: st["leader"] == 1, what="broker 1 elected uncleanly")
@@ -60,9 +72,22 @@ def test_unclean_leader_election_enabled_on_a_topic_elects_an_out_of_sync_replic
 
     # the active controller got the event from its own broker's config manager (TopicConfigHandler)
     controller = c.controller_id()
+    c.wait(lambda: _sent_by_config_manager(c, controller, "TopicUncleanLeaderElectionEnable"),
+           what="TopicUncleanLeaderElectionEnable from the config manager in the controller's trace")
 
-    def sent_by_config_manager() -> bool:
-        return any(rec.type == "TopicUncleanLeaderElectionEnable" and rec.sender == "config-manager"
-                   and rec.receiver == "controller"
-                   for path in trace_files_for_broker(c.trace_dir, controller) for rec in read_records(path))
-    c.wait(sent_by_config_manager, what="TopicUncleanLeaderElectionEnable from the config manager in the trace")
+
+def test_unclean_leader_election_enabled_as_the_cluster_default_elects_an_out_of_sync_replica(start_cluster) -> None:
+    """A dynamic cluster default, written as a broker's AlterConfigs handler writes it (AdminZkClient
+    .changeBrokerConfig: /config/brokers/<default> + a notification; kafka-configs.sh --zookeeper refuses it while
+    brokers run): every broker's log defaults change, and the active controller, whose elections read them, elects
+    the out-of-sync replica (DynamicLogConfig.reconfigure → UncleanLeaderElectionEnable)."""
+    c = start_cluster(3)
+    offline = _leaderless_with_an_out_of_sync_replica_alive(c, "lax")
+    AdminZkClient(c.zk).change_broker_config(None, {"unclean.leader.election.enable": "true"})
+    assert c.zk.get("/config/brokers/<default>")[0] == (
+        b'{"version":1,"config":{"unclean.leader.election.enable":"true"}}')
+    elected = c.wait_partition("lax", 0, lambda st: st["leader"] == 1, what="broker 1 elected uncleanly")
+    assert (elected["isr"], elected["leader_epoch"]) == ([1], offline["leader_epoch"] + 1)
+    controller = c.controller_id()
+    c.wait(lambda: _sent_by_config_manager(c, controller, "UncleanLeaderElectionEnable"),
+           what="UncleanLeaderElectionEnable from the config manager in the controller's trace")
