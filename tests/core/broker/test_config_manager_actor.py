@@ -1,0 +1,129 @@
+"""The config-manager actor over its core, and the controller actor taking the dynamic log defaults: a change
+notification posted by an admin reaches the replica manager and the controller of the same process."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from broker_support import FakeZk
+
+from actors.base import KActor
+from actors.config_manager_actor import ConfigManagerActor
+from actors.controller_actor import ControllerActor
+from core.controller.config import ControllerConfig
+from kactor.clock import ManualClock
+from kactor.runtime import Runtime
+from messages import controller_events as ev
+from messages.broker_lifecycle import ControllerInit
+from messages.dynamic_config import ConfigManagerInit, LogConfigDefaultsChanged, TopicConfigChanged
+from messages.zk import Create, ZkRequest, ZkResponse, ZkWatchEvent
+from zk_bridge import znodes
+
+STATIC = (("min.insync.replicas", "1"), ("unclean.leader.election.enable", "false"))
+
+
+class _Recorder(KActor):
+    def on_start(self) -> None:
+        self.received: list[Any] = []
+
+    def on_unhandled(self, body: Any, sender: str) -> None:
+        self.received.append(body)
+
+
+class _Zk(KActor):
+    """Answers every ZkRequest from one FakeZk; ``hold`` keeps requests unanswered (a slow ZooKeeper)."""
+
+    fake = FakeZk()
+
+    def on_start(self) -> None:
+        self.hold = False
+        self.held: list[ZkRequest] = []
+        self.requests = 0
+
+    def on_ZkRequest(self, req: ZkRequest, sender: str) -> None:
+        self.requests += 1
+        if self.hold:
+            self.held.append(req)
+        else:
+            self.answer(req)
+
+    def answer(self, req: ZkRequest) -> None:
+        self.post(req.reply_to, ZkResponse(req.request_id, self.fake(req.batch)))
+
+    def on_ZkWatchEvent(self, msg: ZkWatchEvent, sender: str) -> None:
+        """(test control) stop holding: answer what was held, and everything after."""
+        self.hold = False
+        while self.held:
+            self.answer(self.held.pop(0))
+
+
+def _runtime() -> Runtime:
+    _Zk.fake = FakeZk()
+    rt = Runtime("broker-1", clock=ManualClock(1_000.0))
+    for name in ("timer", "metrics", "replica-manager", "controller"):
+        rt.spawn(_Recorder, name)
+    rt.spawn(_Zk, "zk")
+    rt.spawn(ConfigManagerActor, "config-manager")
+    return rt
+
+
+def _notify(fake: FakeZk, topic: str, config: dict[str, str]) -> None:
+    fake.nodes[f"/config/topics/{topic}"] = [znodes.encode_config_entity(config), 0]
+    fake._op(Create("/config/changes/config_change_", znodes.encode_config_change(f"topics/{topic}"), sequential=True))
+
+
+def test_a_notification_reaches_the_replica_manager_and_the_controller() -> None:
+    rt = _runtime()
+    try:
+        rt.deliver("config-manager", ConfigManagerInit(1, STATIC), "edge:process")
+        assert "/config/changes" in _Zk.fake.nodes
+        _notify(_Zk.fake, "t", {"unclean.leader.election.enable": "true", "min.insync.replicas": "2"})
+        rt.deliver("config-manager", ZkWatchEvent("/config/changes", "CHILD"), "zk")
+        assert rt.instances["replica-manager"].received == [
+            TopicConfigChanged("t", (("unclean.leader.election.enable", "true"), ("min.insync.replicas", "2")))]
+        assert rt.instances["controller"].received == [ev.TopicUncleanLeaderElectionEnable("t")]
+        rt.deliver("config-manager", ZkWatchEvent("/brokers/ids", "CHILD"), "zk")  # not its node: nothing
+        assert len(rt.instances["replica-manager"].received) == 1
+    finally:
+        rt.shutdown()
+
+
+def test_changes_during_a_run_make_one_more_run_not_one_each() -> None:
+    rt = _runtime()
+    try:
+        rt.deliver("config-manager", ConfigManagerInit(1, STATIC), "edge:process")
+        zk = rt.instances["zk"]
+        zk.hold = True
+        _notify(_Zk.fake, "a", {"min.insync.replicas": "2"})
+        rt.deliver("config-manager", ZkWatchEvent("/config/changes", "CHILD"), "zk")
+        before = zk.requests
+        for _ in range(3):  # more watches while the run waits for ZooKeeper: one queued run (addChangeNotification)
+            rt.deliver("config-manager", ZkWatchEvent("/config/changes", "CHILD"), "zk")
+        assert zk.requests == before
+        _notify(_Zk.fake, "b", {"min.insync.replicas": "3"})
+        rt.deliver("zk", ZkWatchEvent("/", "release"), "test")
+        assert [m.topic for m in rt.instances["replica-manager"].received] == ["a", "b"]
+        assert rt.instances["config-manager"].manager.last_executed_change == 1
+        assert not rt.instances["config-manager"].running
+    finally:
+        rt.shutdown()
+
+
+def test_the_controller_takes_the_dynamic_unclean_default_at_once() -> None:
+    rt = Runtime("broker-0", clock=ManualClock(1_000.0))
+    try:
+        for name in ("timer", "metrics", "zk", "state-change-log"):
+            rt.spawn(_Recorder, name)
+        rt.spawn(ControllerActor, "controller")
+        rt.deliver("controller", ControllerInit(ControllerConfig(broker_id=0)), "edge:process")
+        core = rt.instances["controller"].controller
+        defaults = LogConfigDefaultsChanged((("min.insync.replicas", "1"), ("unclean.leader.election.enable", "true")))
+        rt.deliver("controller", defaults, "config-manager")
+        assert core.config.unclean_leader_election_enable is True
+        assert core.partition_state_machine.config is core.config  # what the elections read
+        assert core.replica_state_machine.config is core.config
+        rt.deliver("controller", LogConfigDefaultsChanged((("unclean.leader.election.enable", "maybe"),)),
+                   "config-manager")
+        assert core.config.unclean_leader_election_enable is True  # an unusable value is refused
+    finally:
+        rt.shutdown()
