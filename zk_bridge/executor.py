@@ -32,7 +32,8 @@ from kazoo.exceptions import (
     UnimplementedError,
 )
 from kazoo.handlers.threading import KazooTimeoutError
-from kazoo.protocol.states import EventType, KazooState, WatchedEvent, ZnodeStat
+from kazoo.protocol.states import EventType, WatchedEvent, ZnodeStat
+from kazoo.retry import KazooRetry
 
 from messages.zk import (
     BADVERSION,
@@ -62,6 +63,7 @@ from messages.zk import (
 )
 from zk_bridge import paths
 from zk_bridge.multi_read import multi_read_async
+from zk_bridge.session import SessionState, on_connection_state
 
 log = logging.getLogger("kactor.zk")
 
@@ -187,6 +189,7 @@ class ZkExecutor:
         self._closed = False
         self._connected = client.connected
         self._expired = False
+        self._session = SessionState(connected=client.connected, session_id=self.session_id)
         self._retry: list[Callable[[], None]] = []
         # Every session id this client has had: a registration owned by an *earlier* one of ours is stale (KAFKA-7165).
         self._sessions: set[int] = set()
@@ -200,7 +203,6 @@ class ZkExecutor:
         # re-send them as the Java client does), so after a reconnection within the same session we re-arm them
         # and report what changed meanwhile.
         self._armed: dict[tuple[str, str], tuple[int, int] | None] = {}
-        self._suspended = False
         self._multi_read_ok = True
         client.add_listener(self._on_state)
 
@@ -746,34 +748,25 @@ class ZkExecutor:
             self._sessions.add(sid)
 
     def _on_state(self, state: str) -> None:
-        """kazoo's connection listener (runs on kazoo's connection thread: hand over, never block)."""
+        """kazoo's connection listener (runs on kazoo's connection thread: hand over, never block). The decision is
+        zk_bridge/session.py's (Kafka's ZooKeeperClientWatcher); here it is applied."""
         if self._closed:
             return
-        event: ZkSessionEvent | None = None
         pending: list[Callable[[], None]] = []
         with self._lock:
-            if state == KazooState.SUSPENDED:
-                self._connected = False
-                self._suspended = True
-                event = ZkSessionEvent("SUSPENDED", self.session_id)
-            elif state == KazooState.LOST:
-                if self.client._stopped.is_set():  # our own client.stop(), not an expiry
-                    return
-                self._connected = False
-                self._expired = True
-                self._armed.clear()  # a new session starts with no watches; subscribers re-read on REESTABLISHED
-                pending, self._retry = self._retry, []
-                event = ZkSessionEvent("EXPIRED", 0)
-            elif state == KazooState.CONNECTED:
-                self._connected = True
+            step = on_connection_state(self._session, str(state), self.session_id, self.client._stopped.is_set())
+            self._session = step.state
+            self._connected, self._expired = step.state.connected, step.state.expired
+            if step.state.connected:
                 self._note_session()
-                if self._suspended and not self._expired:
-                    pending.append(self._rearm)
-                self._suspended = False
-                # beforeInitializingSession / afterInitializingSession: a new session after an expiry.
-                event = ZkSessionEvent("REESTABLISHED" if self._expired else "CONNECTED", self.session_id)
-                self._expired = False
+            if step.fail:
+                self._armed.clear()  # a new session starts with no watches; subscribers re-read on REESTABLISHED
+            if step.rearm:
+                pending.append(self._rearm)
+            if step.resend or step.fail:
+                # Each waiting op re-sends itself, or (the session expired) fails with SESSIONEXPIRED.
                 pending, self._retry = pending + self._retry, []
+            event = None if step.event is None else ZkSessionEvent(step.event, step.state.session_id)
         for job in pending:
             self._pool.submit(job)
         if event is not None:
@@ -803,8 +796,20 @@ def _check_loopback(hosts: str) -> None:
         raise ZooKeeperUnreachable(f"ZooKeeper address {hp!r} is not a loopback address (only 127.0.0.1 is allowed)")
 
 
+# kazoo's default reconnection backoff doubles up to an hour: after a few seconds without a serving ZooKeeper (an
+# ensemble electing a leader, a restart) its next attempt can come later than the session timeout, and a session
+# that was still alive expires. Java's ClientCnxn (Kafka's client) waits a random 0-1 s before each new attempt;
+# so does this policy (0.1 s doubling, never more than 1 s, jittered), retrying forever as Kafka does.
+RECONNECT_MAX_DELAY_S = 1.0
+
+
+def reconnect_policy() -> KazooRetry:
+    """How a client re-connects after losing its server: forever, at most RECONNECT_MAX_DELAY_S apart."""
+    return KazooRetry(max_tries=-1, delay=0.1, backoff=2, max_delay=RECONNECT_MAX_DELAY_S)
+
+
 def _start(hosts: str, timeout_s: float, connect_timeout_s: float, what: str) -> KazooClient:
-    client = KazooClient(hosts=hosts, timeout=timeout_s)
+    client = KazooClient(hosts=hosts, timeout=timeout_s, connection_retry=reconnect_policy())
     try:
         client.start(timeout=connect_timeout_s)
     except KazooTimeoutError:

@@ -9,17 +9,22 @@ from __future__ import annotations
 
 import contextlib
 import os
+import queue
 import signal
 import subprocess
 import sys
 import textwrap
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from kazoo.client import KazooClient
-from zk_test_helpers import LOOPBACK_HEX, listening_addresses, pid_alive, wait_for
+from kazoo.retry import ForceRetryError
+from zk_test_helpers import DEADLINE_S, LOOPBACK_HEX, Recorder, listening_addresses, pid_alive, wait_for
 
+from messages.zk import OK, Create, GetChildren, GetData, SetData, ZkBatch, ZkWatchEvent
+from zk_bridge.executor import RECONNECT_MAX_DELAY_S, ZkExecutor, connect, reconnect_policy
 from zk_bridge.server import ZooKeeperEnsemble, ZooKeeperUnavailable, four_letter
 
 REPO = Path(__file__).resolve().parents[2]
@@ -193,3 +198,73 @@ def test_zookeeper_dies_with_a_sigkilled_owner() -> None:
         if owner.poll() is None:
             owner.kill()
             owner.wait()
+
+
+@pytest.mark.slow
+def test_executor_rides_out_a_lost_quorum() -> None:
+    """Kafka's ZooKeeperClient on a disconnection: requests wait for the reconnection and are re-sent, watches are
+    re-armed, and no expiry is reported while the session lives — here through seconds without any quorum (2 of 3
+    servers down), long enough for kazoo's default doubling backoff to have reached several seconds."""
+    ens = ZooKeeperEnsemble(3, tick_ms=200, max_session_timeout_ms=20000).start()
+    client = connect(ens.connect_string, session_timeout_ms=15000)
+    ex = ZkExecutor(client)
+    rec = Recorder(ex)
+    box: queue.Queue = queue.Queue()
+    try:
+        ens.wait_serving()
+        session = client.client_id[0]
+        client.create("/watched", b"0")
+        client.create("/kids")
+        ex.submit(ZkBatch((GetData("/watched", watch=True), GetChildren("/kids", watch=True))), box.put)
+        assert [r.code for r in box.get(timeout=DEADLINE_S)] == [OK, OK]
+
+        survivor = ens.leader()
+        down = [i for i in range(3) if i != survivor]
+        for i in down:
+            ens.kill(i)
+        wait_for(lambda: "SUSPENDED" in rec.states(), what="SUSPENDED")
+        # Submitted with no quorum: the ops wait (CONNECTIONLOSS is never surfaced) instead of failing.
+        ex.submit(ZkBatch((SetData("/watched", "1"), Create("/kids/a", "x"))), box.put)
+        outage_end = time.monotonic() + 5.0
+        while time.monotonic() < outage_end:  # the outage itself (the scenario), not a wait for a state
+            assert box.empty() and "EXPIRED" not in rec.states()
+            time.sleep(0.2)
+        for i in down:
+            ens.servers[i].launch()
+        ens.wait_quorum(30)
+
+        results = box.get(timeout=30)
+        assert [r.code for r in results] == [OK, OK] and results[0].stat is not None
+        assert results[0].stat.version == 1
+        wait_for(lambda: len(rec.watches) >= 2, 30, "the re-armed watches to fire")
+        assert sorted(rec.watches, key=lambda e: e.path) == [ZkWatchEvent("/kids", "CHILD"),
+                                                             ZkWatchEvent("/watched", "CHANGED")]
+        states = rec.states()
+        assert "EXPIRED" not in states and "REESTABLISHED" not in states, states
+        assert states[-1] == "CONNECTED" and rec.sessions[-1].session_id == session
+        # the SUSPENDED event names the session that lives on
+        assert all(e.session_id == session for e in rec.sessions if e.state == "SUSPENDED")
+    finally:
+        ex.close()
+        client.stop()
+        client.close()
+        ens.stop()
+
+
+def test_clients_reconnect_at_most_a_second_apart() -> None:
+    """connect()'s kazoo client retries forever, never more than RECONNECT_MAX_DELAY_S (1 s, as Java's ClientCnxn)
+    apart (± kazoo's 40 % jitter), instead of kazoo's default doubling up to an hour (the 12th wait would be ~200 s)."""
+    policy = reconnect_policy()
+    sleeps: list[float] = []
+    policy.sleep_func = sleeps.append
+    failures = iter(range(12))
+
+    def attempt() -> str:  # kazoo's connection loop raises ForceRetryError after each failed round of hosts
+        if next(failures, None) is not None:
+            raise ForceRetryError("Reconnecting")
+        return "connected"
+
+    assert policy.max_tries == -1
+    assert policy(attempt) == "connected" and len(sleeps) == 12
+    assert max(sleeps) <= RECONNECT_MAX_DELAY_S * 1.4 and min(sleeps[-6:]) >= RECONNECT_MAX_DELAY_S * 0.6
+    assert sleeps[0] <= 0.1 * 1.4

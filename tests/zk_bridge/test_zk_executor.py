@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 from kazoo.client import KazooClient
-from zk_test_helpers import DEADLINE_S, wait_for
+from zk_test_helpers import DEADLINE_S, Recorder, wait_for
 
 from messages.zk import (
     BADVERSION,
@@ -32,24 +32,10 @@ from messages.zk import (
     SetData,
     ZkBatch,
     ZkOpResult,
-    ZkSessionEvent,
     ZkWatchEvent,
 )
 from zk_bridge.executor import FENCED_CHUNK, READ_CHUNK, ZkExecutor, ZooKeeperUnreachable, connect
 from zk_bridge.server import free_port
-
-
-class Recorder:
-    """Collects an executor's watch and session events (thread-safe)."""
-
-    def __init__(self, ex: ZkExecutor) -> None:
-        self.watches: list[ZkWatchEvent] = []
-        self.sessions: list[ZkSessionEvent] = []
-        ex.on_watch = self.watches.append
-        ex.on_session = self.sessions.append
-
-    def states(self) -> list[str]:
-        return [e.state for e in self.sessions]
 
 
 @pytest.fixture

@@ -7,6 +7,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from messages.zk import ZkSessionEvent, ZkWatchEvent
+from zk_bridge.executor import ZkExecutor
+
 DEADLINE_S = 10.0
 LOOPBACK_HEX = {"0100007F", "0000000000000000FFFF00000100007F"}  # 127.0.0.1 and ::ffff:127.0.0.1 as /proc shows them
 
@@ -44,3 +47,16 @@ def pid_alive(pid: int) -> bool:
         return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
     except OSError:
         return False
+
+
+class Recorder:
+    """Collects an executor's watch and session events (thread-safe)."""
+
+    def __init__(self, ex: ZkExecutor) -> None:
+        self.watches: list[ZkWatchEvent] = []
+        self.sessions: list[ZkSessionEvent] = []
+        ex.on_watch = self.watches.append
+        ex.on_session = self.sessions.append
+
+    def states(self) -> list[str]:
+        return [e.state for e in self.sessions]
