@@ -793,7 +793,8 @@ def _check_loopback(hosts: str) -> None:
                 continue
         except ValueError:
             pass
-        raise ZooKeeperUnreachable(f"ZooKeeper address {hp!r} is not a loopback address (only 127.0.0.1 is allowed)")
+        raise ZooKeeperUnreachable(f"ZooKeeper address {hp!r} is not a loopback address (only 127.0.0.1 is "
+                                  "allowed unless remote ZooKeeper servers are explicitly allowed)")
 
 
 # kazoo's default reconnection backoff doubles up to an hour: after a few seconds without a serving ZooKeeper (an
@@ -822,11 +823,14 @@ def _start(hosts: str, timeout_s: float, connect_timeout_s: float, what: str) ->
     return client
 
 
-def connect(connect_string: str, session_timeout_ms: int = 18000, connect_timeout_s: float = 10.0) -> KazooClient:
+def connect(connect_string: str, session_timeout_ms: int = 18000, connect_timeout_s: float = 10.0,
+            allow_remote: bool = False) -> KazooClient:
     """Open a session (KafkaZkClient.apply + ZooKeeperClient.waitUntilConnected), creating a missing chroot first,
-    as Kafka's broker does at startup. Loopback addresses only. Default session timeout is Kafka 2.6's 18 s."""
+    as Kafka's broker does at startup. Loopback addresses only unless the user configured otherwise
+    (``allow_remote``: a ZooKeeper ensemble on other machines). Default session timeout is Kafka 2.6's 18 s."""
     hosts, chroot = split_connect_string(connect_string)
-    _check_loopback(hosts)
+    if not allow_remote:
+        _check_loopback(hosts)
     timeout_s = session_timeout_ms / 1000.0
     if chroot:
         root = _start(hosts, timeout_s, connect_timeout_s, connect_string)

@@ -439,6 +439,19 @@ def test_connect_unreachable_and_non_loopback() -> None:
         connect("192.0.2.1:2181", 4000, 0.5)
 
 
+def test_connect_to_remote_servers_only_when_allowed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A remote ensemble is refused unless explicitly allowed; allowed, connect goes on to open the session (the
+    session start is replaced here: nothing may talk off-machine in a test)."""
+    started: list[tuple[str, float]] = []
+    monkeypatch.setattr("zk_bridge.executor._start",
+                        lambda hosts, timeout_s, connect_timeout_s, what: started.append((hosts, timeout_s)))
+    with pytest.raises(ZooKeeperUnreachable, match="'zk2.example.net:2181' is not a loopback address"):
+        connect("127.0.0.1:2181,zk2.example.net:2181", 6000, 0.5)
+    assert started == []
+    connect("zk1.example.net:2181,zk2.example.net:2181", 6000, 0.5, allow_remote=True)
+    assert started == [("zk1.example.net:2181,zk2.example.net:2181", 6.0)]
+
+
 def _drop_connection(zk: KazooClient, rec: Recorder) -> None:
     """Cut the TCP connection under kazoo (the session survives) and wait until it is back."""
     n = rec.states().count("CONNECTED")
