@@ -264,3 +264,14 @@ def test_cluster_sigkilled_leaves_no_process_and_no_temporary_directory(tmp_path
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
+
+
+def test_cluster_bad_ensemble_arguments_fail_in_one_line() -> None:
+    for args, message in ((("--zookeeper-ensemble", "0"), "--zookeeper-ensemble must be at least 1"),
+                          (("--zookeeper", "127.0.0.1:2181", "--zookeeper-ensemble", "3"),
+                           "--zookeeper and --zookeeper-ensemble exclude each other")):
+        proc = subprocess.run([*KACTOR, "cluster", *args], capture_output=True, text=True, timeout=60,
+                              stdin=subprocess.DEVNULL)
+        assert proc.returncode == 2 and proc.stdout == "", proc
+        assert proc.stderr.strip().startswith(f"kactor cluster: {message}"), proc.stderr
+        assert proc.stderr.strip().count("\n") == 0, proc.stderr
