@@ -49,7 +49,7 @@ from core.controller.states import (
     ReplicaDeletionSuccessful,
 )
 from core.controller.topic_deletion import TopicDeletionManager
-from core.controller.zk_state import UNCLEAN_LEADER_ELECTION_ENABLE, parse_bool_config, topic_partition_state_path
+from core.controller.zk_state import topic_partition_state_path
 from core.effects import AddBrokerChannel, Cancel, Emit, Proc, RemoveBrokerChannel, Schedule
 from messages import controller_events as ev
 from messages.broker_lifecycle import BrokerRegistered
@@ -161,7 +161,6 @@ class KafkaController:
         self._child_handlers: dict[str, Any] = {}
         self._broker_modifications_handlers: set[int] = set()
         self._partition_modifications_handlers: set[str] = set()
-        self._topic_config_handlers: set[str] = set()
         # ControllerChannelManager: the brokers that have a channel
         self._channels: set[int] = set()
         self._dispatch: dict[type, Callable[[Any], Proc[Any]]] = {
@@ -266,8 +265,6 @@ class KafkaController:
             event = handler.on_data_change
         else:
             event = None
-        if isinstance(event, ev.TopicUncleanLeaderElectionEnable) and not self.is_active:
-            return []  # KafkaController.enableTopicUncleanLeaderElection: only if active
         return [event] if event is not None else []
 
     def events_for_session(self, session: ZkSessionEvent) -> list[Any]:
@@ -398,12 +395,9 @@ class KafkaController:
     def get_full_replica_assignment_for_topics(self, topics: Iterable[str]
                                                ) -> Proc[dict[TopicPartition, ReplicaAssignment]]:
         """KafkaZkClient.getFullReplicaAssignmentForTopics (one GetData per topic, pipelined; arms the
-        PartitionModifications watches). Topic config existence watches are armed in the same batch."""
+        PartitionModifications watches)."""
         topic_list = ordered(set(topics))
-        ops: list[Any] = [self.get_data(paths.TopicZNode.path(t)) for t in topic_list]
-        ops.extend(Exists(cp, True) for cp in (_topic_config_path(t) for t in topic_list)
-                   if cp in self._node_handlers)
-        results = yield from self.zk(ops)
+        results = yield from self.zk(self.get_data(paths.TopicZNode.path(t)) for t in topic_list)
         out: dict[TopicPartition, ReplicaAssignment] = {}
         for t, r in zip(topic_list, results, strict=False):
             if r.code == OK:
@@ -709,24 +703,19 @@ class KafkaController:
                 self.unregister_node_handler(paths.BrokerIdZNode.path(b))
 
     def register_partition_modifications_handlers(self, topics: Iterable[str]) -> None:
-        """registerPartitionModificationsHandlers (+ the topic config handler for TopicUncleanLeaderElectionEnable)."""
+        """registerPartitionModificationsHandlers. Kafka 2.6's controller does not watch /config/topics/<t>: a
+        topic's unclean.leader.election.enable becoming true reaches it as TopicUncleanLeaderElectionEnable from the
+        broker's config manager (TopicConfigHandler)."""
         for t in topics:
             self.register_node_handler(ZNodeChangeHandler(paths.TopicZNode.path(t),
                                                           on_data_change=ev.PartitionModifications(t)))
             self._partition_modifications_handlers.add(t)
-            unclean = ev.TopicUncleanLeaderElectionEnable(t)
-            self.register_node_handler(ZNodeChangeHandler(_topic_config_path(t), on_creation=unclean,
-                                                          on_data_change=unclean))
-            self._topic_config_handlers.add(t)
 
     def unregister_partition_modifications_handlers(self, topics: Iterable[str]) -> None:
         for t in topics:
             if t in self._partition_modifications_handlers:
                 self._partition_modifications_handlers.discard(t)
                 self.unregister_node_handler(paths.TopicZNode.path(t))
-            if t in self._topic_config_handlers:
-                self._topic_config_handlers.discard(t)
-                self.unregister_node_handler(_topic_config_path(t))
 
     # ================================================================================================================
     # context initialisation
@@ -1274,22 +1263,10 @@ class KafkaController:
         yield from self.partition_state_machine.trigger_online_partition_state_change()
 
     def process_topic_unclean_leader_election_enable(self, topic: str) -> Proc[None]:
-        """processTopicUncleanLeaderElectionEnable. The event comes from a watch on /config/topics/<t>, so the topic
-        config is re-read (re-arming the watch) and only an enabled unclean.leader.election.enable triggers."""
+        """processTopicUncleanLeaderElectionEnable: the broker's TopicConfigHandler saw the topic's
+        unclean.leader.election.enable become true; offline partitions of the topic are elected again (the election
+        reads the topic's config itself, ZkPartitionStateMachine.collectUncleanLeaderElectionState)."""
         if not self.is_active:
-            return
-        path = _topic_config_path(topic)
-        ex, r = yield from self.zk((Exists(path, self.watch_data(path)), GetData(path)))
-        if r.code != OK:
-            return
-        try:
-            config = znodes.decode_config_entity(r.data, path)
-            enabled = parse_bool_config(UNCLEAN_LEADER_ELECTION_ENABLE,
-                                        config.get(UNCLEAN_LEADER_ELECTION_ENABLE, "false"))
-        except (ZnodeDecodeError, ValueError, Exception) as e:
-            log.warning("Ignoring config of topic %s: %s", topic, e)
-            return
-        if not enabled:
             return
         log.info("Unclean leader election has been enabled for topic %s", topic)
         yield from self.partition_state_machine.trigger_online_partition_state_change(topic)

@@ -232,18 +232,53 @@ def test_auto_rebalance_one_election_per_imbalanced_broker() -> None:
     assert h.controllers[1].ctx.preferred_replica_imbalance_count == 0
 
 
-def test_unclean_election_enabled_by_topic_config() -> None:
-    """An offline partition whose ISR is dead gets an unclean leader once /config/topics/<t> enables it."""
-    h = _active(topics={"foo": {0: [2, 3]}})
+def _offline_with_dead_isr(topic_override: str | None = None, **config: object) -> Harness:
+    """foo-0 on [2, 3] with ISR [2] (and the topic's unclean.leader.election.enable override, if given); broker 2
+    dies: no live ISR member, the partition is offline (leader -1) unless unclean election is enabled."""
+    h = _active(topics={"foo": {0: [2, 3]}}, **config)
+    if topic_override is not None:
+        h.zk.create("/config/topics/foo",
+                    znodes.encode_config_entity({"unclean.leader.election.enable": topic_override}))
     h.zk.leader_writes_isr(FOO0, (2,))
     h.drain()
     h.controllers[1].ctx.put_partition_leadership_info(FOO0, h.zk.state(FOO0))
     h.zk.delete("/brokers/ids/2")
     h.drain()
+    return h
+
+
+def test_unclean_election_enabled_by_topic_config() -> None:
+    """Kafka 2.6's controller does not watch /config/topics/<t> (reference Corrections 9): writing the topic's
+    unclean.leader.election.enable enqueues nothing and arms no watch of the controller's; the broker's config
+    manager then sends TopicUncleanLeaderElectionEnable, and the re-election reads the topic's config: unclean
+    leader 3, ISR [3]."""
+    h = _offline_with_dead_isr()
     assert h.zk.state(FOO0).leader_and_isr.leader == -1
+    assert "/config/topics/foo" not in h.zk.data_watches
     h.zk.create("/config/topics/foo", znodes.encode_config_entity({"unclean.leader.election.enable": "true"}))
     h.drain()
-    assert ev.TopicUncleanLeaderElectionEnable("foo") in h.processed[1]
+    assert h.processed[1][-1] == ev.BrokerChange()
+    assert h.zk.state(FOO0).leader_and_isr.leader == -1
+    h.process(1, ev.TopicUncleanLeaderElectionEnable("foo"))
+    s = h.zk.state(FOO0)
+    assert (s.leader_and_isr.leader, s.leader_and_isr.isr) == (3, (3,))
+    assert h.controllers[1].ctx.stats.unclean_leader_elections == 1
+
+
+def test_unclean_config_topic_override_over_broker_config() -> None:
+    """The election reads unclean.leader.election.enable as the topic's override over the broker's config (the
+    controller's config carries the broker's effective value, static or dynamic): broker true + topic false → no
+    unclean leader, on the broker's death nor on UncleanLeaderElectionEnable; the override removed, the next
+    UncleanLeaderElectionEnable elects 3. Broker false + topic true → the broker's death elects 3 at once."""
+    h = _offline_with_dead_isr("false", unclean_leader_election_enable=True)
+    assert h.zk.state(FOO0).leader_and_isr.leader == -1
+    h.process(1, ev.UncleanLeaderElectionEnable())
+    assert h.zk.state(FOO0).leader_and_isr.leader == -1
+    h.zk.delete("/config/topics/foo")
+    h.process(1, ev.UncleanLeaderElectionEnable())
+    s = h.zk.state(FOO0)
+    assert (s.leader_and_isr.leader, s.leader_and_isr.isr) == (3, (3,))
+    h = _offline_with_dead_isr("true")
     s = h.zk.state(FOO0)
     assert (s.leader_and_isr.leader, s.leader_and_isr.isr) == (3, (3,))
 

@@ -202,12 +202,11 @@ def test_events_for_watch_maps_through_registered_handlers_only() -> None:
         ev.ReplicaLeaderElection(None, "PREFERRED", "ZkTriggered")]
     assert w(ZkWatchEvent("/isr_change_notification", "CHILD")) == [ev.IsrChangeNotification()]
     assert w(ZkWatchEvent("/log_dir_event_notification", "CHILD")) == [ev.LogDirEventNotification()]
-    assert w(ZkWatchEvent("/config/topics/foo", "CHANGED")) == [ev.TopicUncleanLeaderElectionEnable("foo")]
+    assert w(ZkWatchEvent("/config/topics/foo", "CHANGED")) == []  # 2.6's controller does not watch topic configs
     assert w(ZkWatchEvent("/brokers/topics/foo/partitions/0/state", "CHANGED")) == []  # not reassigning
     assert w(ZkWatchEvent("/brokers/topics/nope", "CHANGED")) == []
     h.process(1, ev.Expire())
     assert w(ZkWatchEvent("/brokers/ids", "CHILD")) == []
-    assert w(ZkWatchEvent("/config/topics/foo", "CHANGED")) == []
     assert w(ZkWatchEvent("/controller", "DELETED")) == [ev.Reelect()]
 
 
