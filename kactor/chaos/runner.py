@@ -241,10 +241,18 @@ class ChaosRun:
             with self._lock:
                 self.live_topics[topic] = partitions
         elif step.op == "delete":
+            with self._lock:  # nothing more is produced to it; its records are expected nowhere once it is marked
+                partitions = self.live_topics.pop(topic, None)
+            try:
+                admin.delete_topic(topic)
+            except Exception:
+                if not self.zk.exists(f"/admin/delete_topics/{topic}"):  # type: ignore[union-attr]
+                    with self._lock:
+                        if partitions is not None:
+                            self.live_topics[topic] = partitions
+                    raise
             with self._lock:
-                self.live_topics.pop(topic, None)
                 self.deleted.add(topic)
-            admin.delete_topic(topic)
         elif step.op == "reassign":
             partition, replicas = int(step.args[0]), [int(r) for r in step.args[1:]]
             if partition not in admin.get_full_replica_assignment(topic):
