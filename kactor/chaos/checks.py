@@ -78,9 +78,11 @@ def check_data(acks: Iterable[Ack], final: Mapping[TP, FinalPartition], logs: Ma
         reference: tuple[int, Sequence[str]] | None = None
         for b in part.isr:
             log = logs.get((b, tp))
-            if log is None or len(log) < hw:
+            if len(log or ()) < hw:
                 out.append(Violation("lost", f"{_name(tp)}: ISR replica {b} holds {0 if log is None else len(log)} "
                                              f"records, below the high watermark {hw}"))
+                continue
+            if log is None:
                 continue
             committed.extend(Read(tp[0], tp[1], o, v, f"broker {b}'s log") for o, v in enumerate(log[:hw]))
             if reference is None:
@@ -113,6 +115,8 @@ def stuck_operations(snap: ClusterSnapshot) -> list[Violation]:
     out += [Violation("stuck", f"{_name(tp)} still has adding/removing replicas") for tp in snap.reassigning
             if tp not in snap.reassignment_pending]
     out += [Violation("stuck", f"{_name(tp)} has no leader") for tp in snap.leaderless]
+    out += [Violation("stuck", f"{_name(tp)} accepts no acks=all write") for tp in snap.unwritable
+            if tp not in snap.leaderless]
     if snap.election_pending:
         out.append(Violation("stuck", "preferred replica election not complete (/admin/preferred_replica_election)"))
     return out

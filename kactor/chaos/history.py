@@ -68,6 +68,7 @@ class ClusterSnapshot:
     reassigning: tuple[TP, ...] = ()  # partitions with adding/removing replicas in their topic znode
     leaderless: tuple[TP, ...] = ()  # partitions with no state or leader -1
     election_pending: bool = False  # /admin/preferred_replica_election still there
+    unwritable: tuple[TP, ...] = ()  # partitions a producer could not write to (acks=all) after healing
 
 
 @attrs.frozen(slots=True)

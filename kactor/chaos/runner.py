@@ -454,13 +454,28 @@ class ChaosRun:
     def _wait_liveness(self) -> ClusterSnapshot:
         snap = ClusterSnapshot()
 
+        written: set[TP] = set()
+
         def done() -> bool:
             nonlocal snap
             snap = snapshot_cluster(self.zk, self.deleted)  # type: ignore[arg-type]
+            # "has a leader" as a client sees it: one acks=all record accepted by every surviving partition
+            partitions = final_partitions(self.zk, self.deleted)  # type: ignore[arg-type]
+            for tp in sorted(set(partitions) - written):
+                value = f"s{self.cfg.seed}-probe-{tp[0]}-{tp[1]}"
+                try:
+                    offset = self.client.produce(tp[0], tp[1], (value,))
+                except ProduceError:
+                    continue
+                written.add(tp)
+                with self._lock:
+                    self.acks.append(Ack(tp[0], tp[1], offset, value))
+            snap = attrs.evolve(snap, unwritable=tuple(sorted(set(partitions) - written)))
             return not stuck_operations(snap)
         t0 = time.monotonic()
         if self._wait(done, self.cfg.liveness_s, "deletions, reassignments and elections to complete"):
-            self._event(f"live: every operation complete, every partition led ({time.monotonic() - t0:.1f}s)")
+            self._event(f"live: every operation complete, every partition led and written to "
+                        f"({time.monotonic() - t0:.1f}s)")
         return snap
 
     def _quiesce_and_read_logs(self) -> tuple[dict[TP, FinalPartition], dict[tuple[int, TP], tuple[str, ...]],

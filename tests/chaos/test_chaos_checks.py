@@ -100,6 +100,8 @@ def test_an_offset_read_with_two_values() -> None:
 def test_no_log_at_all_on_an_isr_replica() -> None:
     found = check_data([Ack("t", 0, 0, "a")], FINAL, {(0, TP): ("a",)}, {(0, TP): 1})
     assert Violation("lost", "t-0: acknowledged 'a' at offset 0 is missing on ISR replica 1 (log of 0)") in found
+    # an empty partition whose replicas never made a log loses nothing (liveness's write probe catches it)
+    assert check_data([], FINAL, {}, {}) == []
 
 
 # -- liveness ----------------------------------------------------------------------------------------------------
@@ -107,12 +109,13 @@ def test_stuck_operations() -> None:
     assert stuck_operations(ClusterSnapshot()) == []
     snap = ClusterSnapshot(pending_deletions=("d",), deleted_still_present=("d", "e"),
                            reassignment_pending=(("r", 0),), reassigning=(("r", 0), ("r", 1)),
-                           leaderless=(("l", 2),), election_pending=True)
+                           leaderless=(("l", 2),), election_pending=True, unwritable=(("l", 2), ("w", 0)))
     assert [v.detail for v in stuck_operations(snap)] == [
         "deletion of d not complete (/admin/delete_topics/d)",
         "deleted topic e still in /brokers/topics",
         "reassignment of r-0 not complete (/admin/reassign_partitions)",
         "r-1 still has adding/removing replicas",
         "l-2 has no leader",
+        "w-0 accepts no acks=all write",
         "preferred replica election not complete (/admin/preferred_replica_election)"]
     assert {v.kind for v in stuck_operations(snap)} == {"stuck"}
