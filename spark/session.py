@@ -235,10 +235,19 @@ def build_session(master: str | None = None, app_name: str = "kactor-trace-summa
 
 
 def active_session() -> Any:
-    """The running SparkSession of this process, or None."""
+    """The running SparkSession of this process, or None: None only if no SparkContext runs here.
+
+    Not SparkSession.getActiveSession() alone: in pyspark 4 it asks the JVM for its *thread-local* active session,
+    and with pinned threads a Python thread (or a new py4j connection of the same thread) maps to a JVM thread that
+    never set one, so it said None while a session ran, and a command that took that for "ours" stopped a session
+    it did not start."""
+    from pyspark import SparkContext
     from pyspark.sql import SparkSession
 
-    return SparkSession.getActiveSession()
+    if SparkContext._active_spark_context is None:
+        return None
+    return (SparkSession.getActiveSession() or SparkSession._instantiatedSession
+            or SparkSession.builder.getOrCreate())
 
 
 def stop_session(spark: Any) -> None:

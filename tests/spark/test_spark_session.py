@@ -73,3 +73,17 @@ def test_check_master_fails_fast() -> None:
     with pytest.raises(SparkMasterError, match="not on this machine's loopback.*spark.driver.host=ADDRESS"):
         check_master("spark://192.0.2.1:7077", timeout=0.01)
     check_master("local[2]")  # nothing to check
+
+
+def test_active_session_seen_from_any_thread(spark: Any) -> None:
+    """The running session is found from a thread that never used it (the JVM's thread-local active session is
+    unset there): `kactor trace summarize` / `convert` run in-process must reuse it, not take it for theirs."""
+    import threading
+
+    from spark.session import active_session
+
+    seen: list[Any] = []
+    thread = threading.Thread(target=lambda: seen.append(active_session()))
+    thread.start()
+    thread.join(60)
+    assert seen and seen[0] is not None and seen[0].sparkContext is spark.sparkContext
