@@ -24,6 +24,9 @@ from kazoo.client import KazooClient
 from kactor.children import janitor, spawn
 from zk_bridge.server import ZooKeeperEnsemble, free_port
 
+# the trace writer flushes every second (kactor/trace/writer.py); an idle broker may write nothing for longer
+TRACE_FLUSH_WAIT_S = 3.0
+
 
 class ClusterError(RuntimeError):
     pass
@@ -108,10 +111,33 @@ class LocalCluster:
         if proc.poll() is None:
             proc.send_signal(sig)
 
-    def kill_broker(self, broker_id: int) -> None:
-        """SIGKILL: a crash. Its ZooKeeper session expires after zookeeper.session.timeout.ms."""
+    def kill_broker(self, broker_id: int, wait_trace_flush: bool = False) -> None:
+        """SIGKILL: a crash. Its ZooKeeper session expires after zookeeper.session.timeout.ms.
+
+        ``wait_trace_flush``: with tracing on, first wait (at most TRACE_FLUSH_WAIT_S) until the broker's trace writer
+        has written once more. It writes every second and a SIGKILL loses what it had not written; the replay of the
+        broker's next incarnation rebuilds the log dirs from this incarnation's trace (kactor/trace/replay.py
+        replay_chain), so records or leader-epoch entries appended in the lost second would be missing there and the
+        replay would diverge (a follower's truncate-or-fetch decision reads its leader-epoch cache)."""
+        if wait_trace_flush and self.trace_dir and self.procs[broker_id].poll() is None:
+            self._wait_trace_written(broker_id)
         self.signal_broker(broker_id, signal.SIGKILL)
         self.procs[broker_id].wait()
+
+    def _wait_trace_written(self, broker_id: int) -> None:
+        from kactor.trace.reader import TraceError, trace_files_for_broker
+
+        assert self.trace_dir is not None
+        since = time.time()
+        deadline = time.monotonic() + TRACE_FLUSH_WAIT_S
+        while time.monotonic() < deadline:
+            try:
+                newest = trace_files_for_broker(self.trace_dir, broker_id)[-1]
+                if os.stat(newest).st_mtime > since:
+                    return
+            except (TraceError, OSError):  # not opened yet
+                pass
+            time.sleep(0.05)
 
     def stop_broker(self, broker_id: int, timeout: float = 60.0) -> int:
         """SIGTERM: an orderly stop (controlled shutdown); returns the exit code."""

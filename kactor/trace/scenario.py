@@ -156,21 +156,10 @@ class Scenario:
         self.result.victim = victim
         self.result.led_by_victim = sorted(tp for tp, st in before.items() if st["leader"] == victim)
         self.result.states["before_kill"] = before
-        if self.lc.trace_dir:
-            # its writer flushes every second and a crash loses at most that second: on a fast machine the whole
-            # story so far can fit in the victim's first second, and its trace would hold nothing to replay
-            from kactor.trace.reader import TraceError, trace_files_for_broker
-
-            def flushed() -> bool:
-                try:
-                    files = trace_files_for_broker(self.lc.trace_dir, victim)
-                except TraceError:  # not opened yet
-                    return False
-                with open(files[-1], "rb") as f:
-                    return len(f.read(1 << 16).splitlines()) > 1  # a record past the header
-            self.wait(flushed, f"broker {victim}'s trace to hold its first flush")
+        # its trace writer flushes every second and a crash loses what it had not written: wait for one more write,
+        # so the whole story so far (possibly all in the victim's first second) is in its trace for replay
+        self.lc.kill_broker(victim, wait_trace_flush=True)
         t0 = time.monotonic()
-        self.lc.kill_broker(victim)
         self.say(f"  broker {victim} killed (SIGKILL); it led {len(self.result.led_by_victim)} partitions; "
                  f"waiting for its ZooKeeper session to expire")
         self.wait(lambda: victim not in self.live(), f"broker {victim} to leave /brokers/ids")

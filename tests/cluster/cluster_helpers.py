@@ -109,7 +109,7 @@ class Cluster:
 
     # -- brokers ----------------------------------------------------------------------------------------------------
     def kill(self, broker_id: int) -> None:
-        self.lc.kill_broker(broker_id)
+        self.lc.kill_broker(broker_id, wait_trace_flush=True)
 
     def stop_broker(self, broker_id: int) -> int:
         return self.lc.stop_broker(broker_id)
