@@ -39,7 +39,7 @@ from core.controller.zk_state import (
 from core.effects import Emit, Proc
 from messages.common import LeaderAndIsr, LeaderIsrAndControllerEpoch, PartitionAndReplica, TopicPartition
 from messages.observability import LeaderElection, PartitionStateChange, StateChangeBatch
-from messages.zk import NONODE, OK
+from messages.zk import NODEEXISTS, NONODE, OK
 
 log = logging.getLogger("kactor.controller.partition_state_machine")
 state_change_log = logging.getLogger("kactor.state.change")
@@ -220,20 +220,53 @@ class ZkPartitionStateMachine:
             for tp in initial:
                 self._log_failed_state_change(tp, ctx.partition_states[tp], NewPartition, e)
             return []
-        successes: list[TopicPartition] = []
+        created: list[TopicPartition] = []
+        exists: list[TopicPartition] = []
         for tp, r in responses:
-            info = initial[tp]
             if r.code == OK:
-                ctx.put_partition_leadership_info(tp, info)
-                lai = info.leader_and_isr
-                self.batch.add_leader_and_isr_request_for_brokers(lai.isr, tp, info,
-                                                                  ctx.partition_full_replica_assignment(tp), True)
-                self._elections.append(LeaderElection(tp, "InitialLeader", lai.leader, lai.leader_epoch, lai.isr))
-                successes.append(tp)
+                created.append(tp)
+            elif r.code == NODEEXISTS:
+                exists.append(tp)
             else:
                 self._log_failed_state_change(tp, NewPartition, OnlinePartition,
                                               KeeperError(r.code, topic_partition_state_path(tp)))
-        return successes
+        if exists:
+            own = yield from self._own_lost_creates(exists, initial)
+            for tp in exists:
+                if tp in own:
+                    created.append(tp)
+                else:
+                    self._log_failed_state_change(tp, NewPartition, OnlinePartition,
+                                                  KeeperError(NODEEXISTS, topic_partition_state_path(tp)))
+        for tp in created:
+            info = initial[tp]
+            ctx.put_partition_leadership_info(tp, info)
+            lai = info.leader_and_isr
+            self.batch.add_leader_and_isr_request_for_brokers(lai.isr, tp, info,
+                                                              ctx.partition_full_replica_assignment(tp), True)
+            self._elections.append(LeaderElection(tp, "InitialLeader", lai.leader, lai.leader_epoch, lai.isr))
+        return created
+
+    def _own_lost_creates(self, partitions: list[TopicPartition],
+                          initial: dict[TopicPartition, LeaderIsrAndControllerEpoch]) -> Proc[set[TopicPartition]]:
+        """The partitions whose NODEEXISTS answered our own create: the state znode holds exactly the initial state
+        we wrote (this controller's epoch, leader epoch 0, zkVersion 0). A departure from Kafka 2.6
+        (docs/kafka-2.6-departures.md): a create applied just before a ZooKeeper connection loss is re-sent after the
+        reconnect (retryRequestsUntilConnected) and answered NODEEXISTS; 2.6 then fails every later attempt the same
+        way and the partition stays NewPartition, leaderless, for ever."""
+        try:
+            responses = yield from get_topic_partition_states_raw(partitions)
+        except ControllerMovedError:
+            raise
+        except Exception as e:  # the read failed: the creates count as failed, as in 2.6
+            log.warning("Could not read back the partition states of %s after NODEEXISTS: %s", partitions, e)
+            return set()
+        own: set[TopicPartition] = set()
+        for tp, r in zip(partitions, responses, strict=True):
+            if (r.code == OK and r.stat is not None and r.stat.version == 0
+                    and decode_partition_state(r.data, 0) == initial[tp]):
+                own.add(tp)
+        return own
 
     def _elect_leader_for_partitions(self, partitions: list[TopicPartition], strategy: PartitionLeaderElectionStrategy
                                      ) -> Proc[dict[TopicPartition, ElectionOutcome]]:

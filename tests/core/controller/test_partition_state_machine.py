@@ -142,6 +142,35 @@ def test_new_partition_to_online_partition_transition_error_code_from_create_sta
     assert h.ctx.partition_leadership_info(PARTITION) is None
 
 
+def test_new_partition_to_online_partition_adopts_its_own_lost_create(h: Harness) -> None:
+    """kactor's departure (docs/kafka-2.6-departures.md): the create was applied but its answer was lost to a
+    ZooKeeper connection loss, so the re-sent create gets NODEEXISTS; the znode holds exactly the initial state this
+    controller wrote (its epoch, leader epoch 0, zkVersion 0), so the partition goes online as if the create had
+    answered OK. Anything else in the znode (the Kafka test above) still fails as in 2.6."""
+    h.ctx.set_live_brokers([broker(BROKER_ID)])
+    h.ctx.update_partition_full_replica_assignment(PARTITION, ReplicaAssignment((BROKER_ID,)))
+    h.ctx.put_partition_state(PARTITION, NewPartition)
+    h.zk.put_partition_state(PARTITION, BROKER_ID, [BROKER_ID], controller_epoch=h.ctx.epoch)  # → NODEEXISTS
+    h.handle([PARTITION], OnlinePartition, OFFLINE)
+    assert h.ctx.partition_state(PARTITION) == OnlinePartition
+    info = h.ctx.partition_leadership_info(PARTITION)
+    assert info == LeaderIsrAndControllerEpoch(LeaderAndIsr(BROKER_ID, 0, (BROKER_ID,), 0), h.ctx.epoch)
+    [req] = sent(h.effects, LeaderAndIsrRequest)
+    assert [(s.leader, s.leader_epoch, tuple(s.isr), s.is_new) for s in req.request.partition_states] == [
+        (BROKER_ID, 0, (BROKER_ID,), True)]
+
+
+def test_new_partition_to_online_partition_nodeexists_of_an_older_epoch_still_fails(h: Harness) -> None:
+    """The same initial content written by another controller (an older epoch) is not ours: 2.6's failure stays."""
+    h.ctx.set_live_brokers([broker(BROKER_ID)])
+    h.ctx.update_partition_full_replica_assignment(PARTITION, ReplicaAssignment((BROKER_ID,)))
+    h.ctx.put_partition_state(PARTITION, NewPartition)
+    h.zk.put_partition_state(PARTITION, BROKER_ID, [BROKER_ID], controller_epoch=h.ctx.epoch - 1)
+    h.handle([PARTITION], OnlinePartition, OFFLINE)
+    assert sent(h.effects, LeaderAndIsrRequest) == []
+    assert h.ctx.partition_state(PARTITION) == NewPartition
+
+
 def test_new_partition_to_offline_partition_transition(h: Harness) -> None:
     """testNewPartitionToOfflinePartitionTransition"""
     h.ctx.put_partition_state(PARTITION, NewPartition)
