@@ -139,11 +139,11 @@ class LocalCluster:
                 pass
             time.sleep(0.05)
 
-    def stop_broker(self, broker_id: int, timeout: float = 60.0) -> int:
-        """SIGTERM: an orderly stop (controlled shutdown); returns the exit code."""
+    def stop_broker(self, broker_id: int, timeout: float = 60.0, sig: int = signal.SIGTERM) -> int:
+        """SIGTERM (or SIGHUP/SIGINT, the same to a broker): an orderly stop (controlled shutdown); the exit code."""
         proc = self.procs[broker_id]
         if proc.poll() is None:
-            proc.send_signal(signal.SIGTERM)
+            proc.send_signal(sig)
             try:
                 proc.wait(timeout)
             except subprocess.TimeoutExpired:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 from collections.abc import Callable
@@ -111,8 +112,8 @@ class Cluster:
     def kill(self, broker_id: int) -> None:
         self.lc.kill_broker(broker_id, wait_trace_flush=True)
 
-    def stop_broker(self, broker_id: int) -> int:
-        return self.lc.stop_broker(broker_id)
+    def stop_broker(self, broker_id: int, sig: int = signal.SIGTERM) -> int:
+        return self.lc.stop_broker(broker_id, sig=sig)
 
     def restart(self, broker_id: int, wait: bool = True) -> None:
         self.lc.start_broker(broker_id)

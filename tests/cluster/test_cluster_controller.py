@@ -10,6 +10,7 @@ election strategies, removeReplicasFromIsr).
 from __future__ import annotations
 
 import json
+import signal
 from typing import Any
 
 import pytest
@@ -171,6 +172,22 @@ def test_controller_failover_and_new_controller_state(start_cluster) -> None:
     c.restart(old)
     wait_state(c, "after", 2, expected_state(a, 0, [a, old], epoch + 1))
     assert c.controller_id() == new and c.controller_epoch() == epoch + 1
+
+
+def test_sighup_is_an_orderly_stop(start_cluster) -> None:
+    """SIGHUP (the terminal of kactor cluster closed) stops a broker as SIGTERM does: controlled shutdown first, so
+    its leadership has moved and it left the ISR while it was still up, then exit 0 (issue #19 item 7)."""
+    c = start_cluster(2, overrides=(FAST_STOP,))
+    controller = c.controller_id()
+    assert controller is not None
+    stopping = others(c, controller)[0]
+    c.create_topic("hup", assignment={0: [stopping, controller]})
+    c.wait_partition("hup", 0, lambda st: st["isr"] == [stopping, controller], what="hup-0 full ISR")
+    epoch = c.controller_epoch()
+    assert c.stop_broker(stopping, sig=signal.SIGHUP) == 0
+    st = c.partition_state("hup", 0)  # read right after the exit: the ControlledShutdown election's state
+    assert st is not None and (st["leader"], st["isr"], st["leader_epoch"], st["controller_epoch"]) == \
+        (controller, [controller], 1, epoch), st
 
 
 def test_controlled_shutdown_then_preferred_replica_election(start_cluster) -> None:
