@@ -53,11 +53,25 @@ def check_prerequisites() -> str:
     return java
 
 
+_handed_out: set[tuple[str, int]] = set()
+_handed_out_lock = threading.Lock()
+
+
 def free_port(host: str = "127.0.0.1") -> int:
-    """A port that is free on ``host`` right now (the OS picks it)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind((host, 0))
-        return int(s.getsockname()[1])
+    """A port that is free on ``host`` right now (the OS picks it), and never one this process handed out before.
+
+    Each probe socket is closed before the next call, so the OS may offer the same port again at once: a broker's
+    listener and its metrics port once got the same number and the second bind failed ("Address already in use").
+    """
+    with _handed_out_lock:
+        for _ in range(100):
+            with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+                s.bind((host, 0))
+                port = int(s.getsockname()[1])
+            if (host, port) not in _handed_out:
+                _handed_out.add((host, port))
+                return port
+    raise OSError(f"no fresh free port on {host} after 100 tries")
 
 
 def port_in_use(host: str, port: int) -> bool:

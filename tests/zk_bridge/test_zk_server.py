@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from zk_test_helpers import LOOPBACK_HEX, listening_addresses, pid_alive
 
+from zk_bridge import server
 from zk_bridge.server import (
     INSTALL_HINT,
     EmbeddedZooKeeper,
@@ -111,3 +112,29 @@ def test_cli_port_in_use_fails_with_one_line() -> None:
         out, err = proc.communicate(timeout=60)
     assert proc.returncode == 1
     assert err.strip().count("\n") == 0 and "already in use" in err, err
+
+
+def test_free_port_never_hands_out_the_same_port_twice(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The OS may offer a just-closed port again; a broker's listener and metrics port once collided that way."""
+    offered = iter([41000, 41000, 41000, 41001])
+
+    class Probe:
+        def __init__(self, *_a: object) -> None:
+            self.port = 0
+
+        def __enter__(self) -> Probe:
+            return self
+
+        def __exit__(self, *_a: object) -> None:
+            return None
+
+        def bind(self, addr: tuple[str, int]) -> None:
+            self.port = next(offered)
+
+        def getsockname(self) -> tuple[str, int]:
+            return ("127.0.0.1", self.port)
+
+    monkeypatch.setattr(server, "_handed_out", set())
+    monkeypatch.setattr(server.socket, "socket", Probe)
+    assert server.free_port() == 41000
+    assert server.free_port() == 41001
