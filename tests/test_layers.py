@@ -1,0 +1,290 @@
+"""The source packages import downwards only, and no module imports itself back through others.
+
+Every ``.py`` under the source packages is parsed with :mod:`ast` (nothing is imported, so a module that cannot be
+imported on this machine is still checked); every ``import``/``from ... import`` counts, also those inside functions
+and under ``TYPE_CHECKING``. Imports made from strings (``importlib.import_module``) are not seen.
+
+Layers, lowest first (issue #21); a module may import from its own layer or a lower one:
+
+1. vocabulary: ``messages``, ``protocol``, ZooKeeper's vocabulary ``zk_bridge.paths`` + ``zk_bridge.znodes`` and the
+   ``zk_bridge`` package itself (importing ``zk_bridge.paths`` runs ``zk_bridge/__init__.py``, so it stays as pure)
+2. ``core``
+3. ``actors`` (with ``actors.runtime``, ``actors.clock`` after the move out of ``kactor``)
+4. edges: ``edges`` and the rest of ``zk_bridge``
+5. shell: ``kactor``, ``bench``, ``spark``
+
+Modules are named as they are after the runtime move (``kactor.runtime`` → ``actors.runtime``, ``kactor.clock`` →
+``actors.clock``, ``kactor.edges.*`` → ``edges.*``, ``kactor.children`` → ``edges.children``), so the checks and the
+KNOWN_VIOLATIONS below read the same before and after it.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGES = ("messages", "protocol", "core", "actors", "edges", "zk_bridge", "kactor", "bench", "spark")
+
+# (layer, module prefix); the longest matching prefix wins
+LAYER_RULES: tuple[tuple[int, str], ...] = (
+    (1, "messages"),
+    (1, "protocol"),
+    (1, "zk_bridge.paths"),
+    (1, "zk_bridge.znodes"),
+    (2, "core"),
+    (3, "actors"),
+    (4, "edges"),
+    (4, "zk_bridge"),
+    (5, "kactor"),
+    (5, "bench"),
+    (5, "spark"),
+)
+# packages whose __init__ sits lower than their modules: importing zk_bridge.paths runs zk_bridge/__init__.py
+EXACT_LAYERS = {"zk_bridge": 1}
+LAYER_NAMES = {1: "vocabulary", 2: "core", 3: "actors", 4: "edges", 5: "shell"}
+
+# where a module lived before the runtime move → where it lives after it (issue #21, engineer "runtime")
+MOVED = (
+    ("kactor.runtime", "actors.runtime"),
+    ("kactor.clock", "actors.clock"),
+    ("kactor.edges", "edges"),
+    ("kactor.children", "edges.children"),
+)
+
+# Today's imports that run upwards: (importer, imported) -> why, and the engineer who removes it.
+# The list only shrinks: test_known_violations_still_exist fails when an entry no longer happens.
+KNOWN_VIOLATIONS: dict[tuple[str, str], str] = {
+    ("actors.kafka_server_actor", "edges.gc_policy"):
+        "an actor installs the process-wide GC policy; the broker process must (runtime)",
+    ("actors.runtime", "kactor.trace.writer"):
+        "the runtime builds its TraceWriter; it must come in as an edge slot or live below the shell (runtime, shell)",
+    ("edges.transport", "kactor.trace.fastcodec"):
+        "the transport's fast codec lives in the shell's trace package; it moves to messages/codec/ (shell)",
+    ("edges.transport", "kactor.trace.orjson_lines"):
+        "the transport's orjson encoder lives in the shell's trace package; it moves to messages/codec/ (shell)",
+}
+
+# Today's import cycles, each the sorted modules of one strongly connected component -> why, who removes it
+KNOWN_CYCLES: dict[tuple[str, ...], str] = {
+    ("core.controller.kafka_controller", "core.controller.reassignment"):
+        "PartitionReassignment reaches into KafkaController; a ReassignmentClient Protocol ends it (controller-seams)",
+}
+
+
+def canonical(module: str) -> str:
+    """The module's name after the runtime move (a no-op once it has happened)."""
+    for old, new in MOVED:
+        if module == old or module.startswith(old + "."):
+            return new + module[len(old):]
+    return module
+
+
+def layer_of(module: str) -> int | None:
+    if module in EXACT_LAYERS:
+        return EXACT_LAYERS[module]
+    best: tuple[int, int] | None = None  # (prefix length, layer)
+    for layer, prefix in LAYER_RULES:
+        if (module == prefix or module.startswith(prefix + ".")) and (best is None or len(prefix) > best[0]):
+            best = (len(prefix), layer)
+    return None if best is None else best[1]
+
+
+def source_modules() -> dict[str, Path]:
+    """Every module of the source packages by its dotted name as written today (packages by their own name)."""
+    modules: dict[str, Path] = {}
+    for package in PACKAGES:
+        base = ROOT / package
+        if not base.is_dir():
+            continue
+        for path in sorted(base.rglob("*.py")):
+            if "__pycache__" in path.parts:
+                continue
+            parts = list(path.relative_to(ROOT).with_suffix("").parts)
+            if parts[-1] == "__init__":
+                parts.pop()
+            modules[".".join(parts)] = path
+    return modules
+
+
+def _is_package(path: Path) -> bool:
+    return path.name == "__init__.py"
+
+
+def imports_of(module: str, path: Path, known: set[str]) -> Iterator[str]:
+    """The source modules ``module`` imports (as written), wherever the import statement stands in the file."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    package = module if _is_package(path) else module.rpartition(".")[0]
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                yield from _resolve(alias.name, known)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base_parts = package.split(".") if package else []
+                if node.level > 1:
+                    base_parts = base_parts[: len(base_parts) - (node.level - 1)]
+                base = ".".join(base_parts + ([node.module] if node.module else []))
+            else:
+                base = node.module or ""
+            for alias in node.names:
+                # `from pkg import name`: the submodule pkg.name when there is one, else pkg itself
+                candidate = f"{base}.{alias.name}"
+                if candidate in known:
+                    yield candidate
+                else:
+                    yield from _resolve(base, known)
+
+
+def _resolve(name: str, known: set[str]) -> Iterator[str]:
+    """The deepest source module named by ``name`` (``import a.b.c`` imports a.b.c; a.b if c is not a module)."""
+    parts = name.split(".")
+    while parts:
+        candidate = ".".join(parts)
+        if candidate in known:
+            yield candidate
+            return
+        parts.pop()
+
+
+def import_graph() -> dict[str, set[str]]:
+    """Canonical module name -> the canonical names of the source modules it imports (itself excluded)."""
+    modules = source_modules()
+    known = set(modules)
+    graph: dict[str, set[str]] = {}
+    for module, path in modules.items():
+        targets = graph.setdefault(canonical(module), set())
+        for imported in imports_of(module, path, known):
+            if imported != module:
+                targets.add(canonical(imported))
+    return graph
+
+
+def upward_imports(graph: dict[str, set[str]]) -> set[tuple[str, str]]:
+    found = set()
+    for importer, targets in graph.items():
+        for imported in targets:
+            if layer_of(imported) > layer_of(importer):  # type: ignore[operator]
+                found.add((importer, imported))
+    return found
+
+
+def cycles(graph: dict[str, set[str]]) -> set[tuple[str, ...]]:
+    """The strongly connected components of more than one module (Tarjan's algorithm, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    on_stack: set[str] = set()
+    stack: list[str] = []
+    found: set[tuple[str, ...]] = set()
+    counter = 0
+    for root in sorted(graph):
+        if root in index:
+            continue
+        work: list[tuple[str, Iterator[str]]] = [(root, iter(sorted(graph.get(root, ()))))]
+        index[root] = low[root] = counter
+        counter += 1
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = counter
+                    counter += 1
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(graph.get(child, ())))))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                parent = work[-1][0]
+                low[parent] = min(low[parent], low[node])
+            if low[node] == index[node]:
+                component = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.append(member)
+                    if member == node:
+                        break
+                if len(component) > 1:
+                    found.add(tuple(sorted(component)))
+    return found
+
+
+@pytest.fixture(scope="module")
+def graph() -> dict[str, set[str]]:
+    return import_graph()
+
+
+def _describe(pair: tuple[str, str]) -> str:
+    importer, imported = pair
+    return (f"{importer} ({LAYER_NAMES[layer_of(importer)]}) imports {imported} "  # type: ignore[index]
+            f"({LAYER_NAMES[layer_of(imported)]})")  # type: ignore[index]
+
+
+def test_every_module_has_a_layer(graph: dict[str, set[str]]) -> None:
+    assert sorted(m for m in graph if layer_of(m) is None) == []
+
+
+def test_no_import_runs_upwards(graph: dict[str, set[str]]) -> None:
+    new = sorted(upward_imports(graph) - set(KNOWN_VIOLATIONS))
+    assert not new, "imports from a higher layer into a lower one:\n" + "\n".join(map(_describe, new))
+
+
+def test_known_violations_still_exist(graph: dict[str, set[str]]) -> None:
+    gone = sorted(set(KNOWN_VIOLATIONS) - upward_imports(graph))
+    assert not gone, "no longer happen, delete from KNOWN_VIOLATIONS:\n" + "\n".join(f"{a} -> {b}" for a, b in gone)
+
+
+def test_no_import_cycle(graph: dict[str, set[str]]) -> None:
+    new = sorted(cycles(graph) - set(KNOWN_CYCLES))
+    assert not new, "import cycles (modules that import each other, directly or through others):\n" + "\n".join(
+        " <-> ".join(c) for c in new)
+
+
+def test_known_cycles_still_exist(graph: dict[str, set[str]]) -> None:
+    gone = sorted(set(KNOWN_CYCLES) - cycles(graph))
+    assert not gone, "no longer cycles, delete from KNOWN_CYCLES:\n" + "\n".join(" <-> ".join(c) for c in gone)
+
+
+# --- the checker itself, on made-up import graphs -------------------------------------------------------------------
+
+def test_canonical_maps_the_runtime_move() -> None:
+    assert canonical("kactor.runtime") == "actors.runtime"
+    assert canonical("kactor.edges.transport") == "edges.transport"
+    assert canonical("kactor.children") == "edges.children"
+    assert canonical("kactor.cli") == "kactor.cli"
+    assert canonical("kactor.runtimes") == "kactor.runtimes"
+
+
+def test_layer_of_takes_the_longest_prefix() -> None:
+    assert layer_of("zk_bridge.paths") == 1
+    assert layer_of("zk_bridge") == 1
+    assert layer_of("zk_bridge.znodes") == 1
+    assert layer_of("zk_bridge.executor") == 4
+    assert layer_of("actors.runtime") == 3
+    assert layer_of("kactor.cli.cmd_bench") == 5
+    assert layer_of("coreutils") is None
+
+
+def test_cycles_finds_components_not_self_loops() -> None:
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}, "e": {"e"}}
+    assert cycles(graph) == {("a", "b", "c")}
+
+
+def test_imports_inside_functions_and_type_checking_are_read(tmp_path: Path) -> None:
+    path = tmp_path / "mod.py"
+    path.write_text(
+        "from typing import TYPE_CHECKING\n"
+        "if TYPE_CHECKING:\n    from pkg.low import Thing\n"
+        "def f():\n    import pkg.high.deep\n    from . import sibling\n    from .. import top\n",
+        encoding="utf-8")
+    known = {"pkg", "pkg.low", "pkg.high", "pkg.sub", "pkg.sub.sibling", "pkg.top"}
+    assert sorted(imports_of("pkg.sub.mod", path, known)) == ["pkg.high", "pkg.low", "pkg.sub.sibling", "pkg.top"]
