@@ -10,7 +10,6 @@ import shutil
 from datetime import timedelta
 
 import pytest
-from broker_support import FakeZk, drive, lai_request, lai_state, make_rm, seed_state_znode, um_request, um_state
 from freezegun import freeze_time
 
 from core.broker.config import BrokerSideConfig
@@ -33,6 +32,7 @@ from messages.replication import (
     OffsetsForLeaderEpochResponse,
     ProduceRequest,
 )
+from tests.support.broker import broker_zk, drive, lai_request, lai_state, make_rm, um_request, um_state
 
 TP = TopicPartition("foo", 0)
 TP1 = TopicPartition("foo", 1)
@@ -57,7 +57,7 @@ def test_fencedErrorCausedByBecomeLeader(tmp_path, epoch_bumps):
     log dirs (AlterReplicaLogDirs, not modelled); what it guards is kept: repeated LeaderAndIsr with increasing
     leader epochs are all accepted, leadership and the log stay, nothing is fenced or offline, no fetcher runs."""
     rm = make_rm(tmp_path)
-    zk = FakeZk()
+    zk = broker_zk()
     assert errors(become(rm, lai_state(TP, 0, 0, [0, 1], [0, 1], is_new=True), zk=zk)) == {TP: Errors.NONE}
     drive(rm.handle_produce(ProduceRequest(TP, ("a", "b")), T0), zk)
     for epoch in range(1, epoch_bumps + 1):
@@ -114,7 +114,7 @@ def test_partitionMetadataFileNotCreated(tmp_path):
 
 def _leader_with_follower(tmp_path, clock, zk):
     rm = make_rm(tmp_path, now_ms=clock.now_ms())
-    seed_state_znode(zk, TP, 0, 0, [0, 1])
+    zk.put_partition_state(TP, leader=0, isr=[0, 1], leader_epoch=0, controller_epoch=0)
     become(rm, lai_state(TP, 0, 0, [0, 1], [0, 1], is_new=True), now=clock.now_ms(), zk=zk)
     return rm
 
@@ -125,7 +125,7 @@ def test_isr_expiry_at_1x_and_1_5x_lag_with_freezegun(tmp_path):
     isr-expiration task (every lag/2) removes it by 1.5× the lag — not at 1×, where the task has not run yet."""
     with freeze_time("2020-06-01 00:00:00") as frozen:
         clock = SystemClock()
-        zk = FakeZk()
+        zk = broker_zk()
         rm = _leader_with_follower(tmp_path, clock, zk)
         start = clock.now_ms()
         drive(rm.handle_fetch(FetchRequest(1, (FetchPartition(TP, 0, 0),)), start), zk)  # caught up at start
@@ -142,7 +142,7 @@ def test_isr_expiry_at_1x_and_1_5x_lag_with_freezegun(tmp_path):
             frozen.tick(timedelta(milliseconds=rm.next_task_due_ms() - clock.now_ms()))
             drive(rm.run_scheduled_tasks(clock.now_ms()), zk)
         assert p.isr == (0,) and clock.now_ms() == start + 1.5 * LAG
-        assert zk.data("/brokers/topics/foo/partitions/0/state") == (
+        assert zk.get("/brokers/topics/foo/partitions/0/state") == (
             '{"version":1,"leader":0,"leader_epoch":0,"controller_epoch":0,"isr":[0]}')
         assert zk.version("/brokers/topics/foo/partitions/0/state") == 1
 
@@ -154,7 +154,7 @@ def test_isr_change_propagation_max_interval_with_freezegun():
         clock = SystemClock()
         t0 = clock.now_ms()
         prop = IsrChangePropagation(t0)
-        zk = FakeZk()
+        zk = broker_zk()
         published = []
         for step in range(1, 261):  # 500 ms steps up to 130 s
             frozen.tick(timedelta(milliseconds=500))
@@ -183,7 +183,7 @@ def test_deferred_io_errors_change_no_decision_until_log_dir_failure(tmp_path):
     handle_log_dir_failure (the recorded LogDirFailure) takes its partitions offline and notifies the controller —
     so a replay on healthy scratch dirs makes the same decisions."""
     rm = _deferring_rm(tmp_path)
-    zk = FakeZk()
+    zk = broker_zk()
     become(rm, lai_state(TP, 0, 0, [0], [0], is_new=True), lai_state(TP1, 0, 0, [0], [0], is_new=True), zk=zk)
     broken = rm.online_partition(TP).log.parent_dir
     assert rm.online_partition(TP1).log.parent_dir != broken  # one log per dir (fewest logs first)
@@ -203,7 +203,7 @@ def test_deferred_io_errors_change_no_decision_until_log_dir_failure(tmp_path):
     assert rm.get_partition(TP) is OFFLINE and rm.online_partition(TP1) is not None
     assert drive(rm.handle_produce(ProduceRequest(TP, ("c",)), T0), zk).error == Errors.KAFKA_STORAGE_ERROR
     (child,) = zk.children("/log_dir_event_notification")
-    assert zk.data(f"/log_dir_event_notification/{child}") == '{"version":1,"broker":0,"event":1}'
+    assert zk.get(f"/log_dir_event_notification/{child}") == '{"version":1,"broker":0,"event":1}'
 
 
 def test_log_reads_come_from_memory_and_survive_recovery(tmp_path):
@@ -243,7 +243,7 @@ def test_idle_follower_fetch_leaves_out_partitions_with_nothing_new(tmp_path):
     error); caught-up idle partitions are left out (the effect of KIP-227's incremental fetch sessions), yet its
     fetch still counts as caught up for each of them. Consumers (replica id −1) always get every partition."""
     rm = make_rm(tmp_path)
-    zk = FakeZk()
+    zk = broker_zk()
     become(rm, lai_state(TP, 0, 0, [0, 1], [0, 1], is_new=True), lai_state(TP1, 0, 0, [0, 1], [0, 1], is_new=True),
            zk=zk)
     drive(rm.handle_produce(ProduceRequest(TP, ("a",)), T0), zk)
@@ -268,7 +268,7 @@ def test_fetch_sessions_incremental_requests_carry_only_changes(tmp_path):
     from core.broker.replica_manager import FETCH_SESSION_ID_NOT_FOUND, INVALID_FETCH_SESSION_EPOCH
     from messages.replication import INITIAL_EPOCH
 
-    zk = FakeZk()
+    zk = broker_zk()
     leader = make_rm(tmp_path / "l", broker_id=0)
     follower = make_rm(tmp_path / "f", broker_id=1, replica_fetch_wait_max_ms=0)  # answered at once
     states = [lai_state(tp, 0, 0, [0, 1], [0, 1], is_new=True) for tp in (TP, TP1)]

@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 
 import pytest
-from broker_support import FakeZk, drive, emitted, lai_request, lai_state, make_rm, seed_state_znode, settle_truncation
 
 from core.broker.log import (
     SEGMENT_FILE,
@@ -17,6 +16,7 @@ from core.broker.log import (
 )
 from messages.common import Errors, TopicPartition
 from messages.replication import FetchPartitionData, FetchResponse, ProduceRequest
+from tests.support.broker import broker_zk, drive, emitted, lai_request, lai_state, make_rm, settle_truncation
 
 TP = TopicPartition("my-topic", 2)
 
@@ -153,9 +153,9 @@ B = 1_000_000  # base time: real clocks are never near 0 (a replica last caught 
 
 
 def _cluster(tmp_path):
-    """Broker 0 leads TP with follower 1; both hosted by ReplicaManagers sharing one FakeZk."""
-    zk = FakeZk()
-    seed_state_znode(zk, TP, 0, 0, [0])
+    """Broker 0 leads TP with follower 1; both hosted by ReplicaManagers sharing one FakeZooKeeper."""
+    zk = broker_zk()
+    zk.put_partition_state(TP, leader=0, isr=[0], leader_epoch=0, controller_epoch=0)
     leader, follower = make_rm(tmp_path, 0, now_ms=B), make_rm(tmp_path, 1, now_ms=B)
     states = [lai_state(TP, 0, 0, [0], [0, 1], is_new=True)]
     for rm in (leader, follower):
@@ -187,7 +187,7 @@ def test_replication_expands_isr_and_advances_hw(tmp_path):
     assert fp.log.read(0, 10) == ("a", "b", "c")
     _round(zk, leader, follower, 20)  # fetch at 3: caught up → ISR expansion in ZooKeeper
     assert lp.isr == (0, 1) and leader.isr_propagation.isr_change_set == {TP}
-    assert '"isr":[0,1]' in zk.data("/brokers/topics/my-topic/partitions/2/state")
+    assert '"isr":[0,1]' in zk.get("/brokers/topics/my-topic/partitions/2/state")
     drive(leader.handle_produce(ProduceRequest(TP, ("d",)), B + 30), zk)
     assert lp.high_watermark == 3  # follower 1 in the ISR holds the HW
     _round(zk, leader, follower, 40)  # follower appends d

@@ -6,12 +6,13 @@ checkEnoughReplicasReachOffset), with configs read when a partition is first hos
 from __future__ import annotations
 
 import pytest
-from broker_support import FakeZk, drive, emitted, lai_request, lai_state, make_rm, seed_state_znode
 
 from core.broker.log_config import LogConfig, LogConfigs, effective_broker_config, log_defaults_from_broker_config
 from messages.common import Errors, TopicPartition
 from messages.replication import ProduceRequest
 from messages.zk import GetData
+from tests.support.broker import broker_zk, drive, emitted, lai_request, lai_state, make_rm
+from tests.support.fake_zookeeper import FakeZooKeeper
 from zk_bridge import znodes
 
 TP = TopicPartition("foo", 0)
@@ -40,7 +41,7 @@ def test_dynamic_broker_configs_layer_over_static_and_rename_to_topic_names() ->
                                                        "retention.ms": "5"}
 
 
-def _leader(tmp_path, zk: FakeZk, isr=(0, 1, 2)):
+def _leader(tmp_path, zk: FakeZooKeeper, isr=(0, 1, 2)):
     rm = make_rm(tmp_path)
     resp = drive(rm.handle_leader_and_isr(lai_request([lai_state(TP, 0, 0, isr, [0, 1, 2], is_new=True)]), T0), zk)
     assert resp.error == Errors.NONE
@@ -52,7 +53,7 @@ def _produce(rm, zk=None, acks=-1, effects=None, now=T0):
 
 
 def test_the_topic_config_is_read_once_when_its_partition_is_first_hosted(tmp_path) -> None:
-    zk = FakeZk()
+    zk = broker_zk()
     zk.create("/config/topics/foo", znodes.encode_config_entity({"min.insync.replicas": "3"}))
     rm = _leader(tmp_path, zk, isr=(0, 1))
     assert [b.ops for b in zk.batches] == [(GetData("/config/topics/foo"),)]
@@ -67,7 +68,7 @@ def test_the_topic_config_is_read_once_when_its_partition_is_first_hosted(tmp_pa
 
 
 def test_a_topic_config_change_takes_effect_on_the_leader_without_a_restart(tmp_path) -> None:
-    rm = _leader(tmp_path, FakeZk(), isr=(0, 1))  # no /config/topics/foo: the broker default, 1
+    rm = _leader(tmp_path, broker_zk(), isr=(0, 1))  # no /config/topics/foo: the broker default, 1
     assert rm.online_partition(TP).min_insync_replicas == 1
     configs: LogConfigs = rm.log_configs
     assert configs.update_topic("foo", {"min.insync.replicas": "3"}, rm.online_partitions())
@@ -85,9 +86,9 @@ def test_a_topic_config_change_takes_effect_on_the_leader_without_a_restart(tmp_
 
 
 def test_isr_shrinking_below_min_while_waiting_answers_not_enough_replicas_after_append(tmp_path) -> None:
-    zk = FakeZk()
+    zk = broker_zk()
     zk.create("/config/topics/foo", znodes.encode_config_entity({"min.insync.replicas": "2"}))
-    seed_state_znode(zk, TP, 0, 0, [0, 1])
+    zk.put_partition_state(TP, leader=0, isr=[0, 1], leader_epoch=0, controller_epoch=0)
     rm = make_rm(tmp_path, replica_lag_time_max_ms=1000)
     drive(rm.handle_leader_and_isr(lai_request([lai_state(TP, 0, 0, (0, 1), [0, 1], is_new=True)]), T0), zk)
     effects: list = []

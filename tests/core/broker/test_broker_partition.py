@@ -11,12 +11,13 @@ from __future__ import annotations
 import json
 
 import pytest
-from broker_support import FakeZk, drive, lai_state, seed_state_znode
 
 from core.broker.log import LogManager
 from core.broker.partition import CountingIsrChangeListener, Partition, partition_state_path, submit_isr_updates
 from messages.common import Errors, TopicPartition
 from messages.zk import BADVERSION, ERROR, SetData
+from tests.support.broker import broker_zk, drive, lai_state
+from tests.support.fake_zookeeper import FakeZooKeeper
 
 TP = TopicPartition("test-topic", 0)
 LAG = 30000
@@ -34,9 +35,9 @@ def partition(tmp_path, listener) -> Partition:
 
 
 @pytest.fixture
-def zk() -> FakeZk:
-    z = FakeZk()
-    seed_state_znode(z, TP, leader=0, leader_epoch=0, isr=[0], controller_epoch=0, version=0)
+def zk() -> FakeZooKeeper:
+    z = broker_zk()
+    z.put_partition_state(TP, leader=0, isr=[0], leader_epoch=0, controller_epoch=0)
     return z
 
 
@@ -92,7 +93,7 @@ def test_isrExpansion(partition, zk, listener):
     assert partition.isr == (0, 1)
     assert partition.zk_version == 1
     assert listener.expands == 1 and listener.recorded == [TP]
-    assert json.loads(zk.data(partition_state_path(TP))) == {
+    assert json.loads(zk.get(partition_state_path(TP))) == {
         "version": 1, "leader": 0, "leader_epoch": 0, "controller_epoch": 0, "isr": [0, 1]}
 
 
@@ -100,7 +101,7 @@ def test_isrNotExpandedIfUpdateFails(partition, zk, listener):
     """testIsrNotExpandedIfUpdateFails (2.6): the conditional write fails (INVALID_UPDATE_VERSION): ISR and zkVersion
     unchanged, FailedIsrUpdatesPerSec marked; the next fetch tries again (and fails again with the same cached
     zkVersion), and once a LeaderAndIsr brings the znode's version the write succeeds."""
-    zk.nodes[partition_state_path(TP)][1] = 7  # someone else (the controller) changed the znode
+    zk.nodes[partition_state_path(TP)].version = 7  # someone else (the controller) changed the znode
     make_leader(partition, 0, [0], [0, 1])
     append(partition, 10)
     proposal = fetch(partition, 1, 10, T0 + 1)
@@ -148,7 +149,7 @@ def test_alterIsrLeaderAndIsrRace(partition, zk):
     assert partition.isr == (0, 1) and partition.zk_version == 0
     second = partition.maybe_shrink_isr(T0 + 2 * LAG + 3)
     assert second is not None and second.leader_epoch == 1
-    zk.nodes[partition_state_path(TP)][1] = 0
+    zk.nodes[partition_state_path(TP)].version = 0
     assert drive(submit_isr_updates([(partition, second)], T0 + 2 * LAG + 3), zk) == [True]
     assert partition.isr == (0,)
 
@@ -176,7 +177,7 @@ def test_shouldNotShrinkIsrIfFollowerCaughtUpToLogEnd(partition):
 
 def test_isrNotShrunkIfUpdateFails(partition, zk, listener):
     """testIsrNotShrunkIfUpdateFails."""
-    seed_state_znode(zk, TP, 0, 0, [0, 1], version=3)
+    zk.put_partition_state(TP, leader=0, isr=[0, 1], leader_epoch=0, controller_epoch=0, zk_version=3)
     make_leader(partition, 0, [0, 1], [0, 1])
     append(partition, 10)
     proposal = partition.maybe_shrink_isr(T0 + LAG + 1)
@@ -191,7 +192,7 @@ def test_isrNotShrunkIfUpdateFails(partition, zk, listener):
 def test_alterIsrUnknownTopic(partition, listener):
     """testAlterIsrUnknownTopic (2.6): the state znode is gone (NONODE): the update fails, ISR unchanged, and the
     next fetch tries again."""
-    zk = FakeZk()  # no state znode
+    zk = broker_zk()  # no state znode
     make_leader(partition, 0, [0], [0, 1])
     append(partition, 10)
     proposal = fetch(partition, 1, 10, T0 + 1)
@@ -231,7 +232,7 @@ def test_alterIsrUnexpectedError(partition, zk, listener):
 def test_failed_expansion_does_not_block_a_later_shrink(partition, zk, listener):
     """3.0's testSingleInFlightAlterIsr does not hold in 2.6: there is no in-flight ISR state. An expansion whose write
     failed leaves nothing behind, and the next isr-expiration run shrinks the ISR."""
-    seed_state_znode(zk, TP, 0, 0, [0, 1], version=0)
+    zk.put_partition_state(TP, leader=0, isr=[0, 1], leader_epoch=0, controller_epoch=0)
     make_leader(partition, 0, [0, 1], [0, 1, 2])
     append(partition, 10)
     expand = fetch(partition, 2, 10, T0 + 1)
@@ -247,8 +248,8 @@ def test_failed_expansion_does_not_block_a_later_shrink(partition, zk, listener)
 def test_zkIsrManagerAsyncCallback(partition, listener):
     """testZkIsrManagerAsyncCallback: the ZK write succeeds → committed synchronously (ISR of 4); a write whose
     znode already holds the same content (duplicate) also completes instead of staying in flight."""
-    zk = FakeZk()
-    seed_state_znode(zk, TP, 0, 0, [0, 1, 2], controller_epoch=5, version=0)
+    zk = broker_zk()
+    zk.put_partition_state(TP, leader=0, isr=[0, 1, 2], leader_epoch=0, controller_epoch=5)
     partition.make_leader(lai_state(TP, 0, 0, [0, 1, 2], [0, 1, 2, 3], controller_epoch=5, is_new=True), T0)
     append(partition, 4)
     for f in (1, 2):
@@ -256,9 +257,9 @@ def test_zkIsrManagerAsyncCallback(partition, listener):
     proposal = fetch(partition, 3, 4, T0 + 2)
     assert drive(submit_isr_updates([(partition, proposal)], T0 + 2), zk) == [True]
     assert partition.isr == (0, 1, 2, 3)
-    assert json.loads(zk.data(partition_state_path(TP)))["controller_epoch"] == 5
+    assert json.loads(zk.get(partition_state_path(TP)))["controller_epoch"] == 5
     # duplicate: the znode already has exactly the content we want, at a version we do not know
-    seed_state_znode(zk, TP, 0, 1, [0, 1, 2, 3], controller_epoch=5, version=9)
+    zk.put_partition_state(TP, leader=0, isr=[0, 1, 2, 3], leader_epoch=1, controller_epoch=5, zk_version=9)
     partition.make_leader(lai_state(TP, 0, 1, [0, 1, 2], [0, 1, 2, 3], controller_epoch=5, zk_version=8), T0 + 3)
     for f in (1, 2):
         assert fetch(partition, f, 4, T0 + 4) is None  # already in the ISR
@@ -278,8 +279,8 @@ def test_atMinIsr(partition):
 def test_isr_write_is_conditional_and_keeps_controller_epoch(partition):
     """The ISR write is one SetData on the state znode with expected version = cached zkVersion and the znode's
     controller_epoch = the controller epoch the broker last received for the partition (§1.3)."""
-    zk = FakeZk()
-    seed_state_znode(zk, TP, 0, 3, [0], controller_epoch=7, version=4)
+    zk = broker_zk()
+    zk.put_partition_state(TP, leader=0, isr=[0], leader_epoch=3, controller_epoch=7, zk_version=4)
     partition.make_leader(lai_state(TP, 0, 3, [0], [0, 1], controller_epoch=7, zk_version=4, is_new=True), T0)
     append(partition, 1)
     proposal = fetch(partition, 1, 1, T0 + 1)

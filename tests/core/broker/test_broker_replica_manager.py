@@ -8,18 +8,6 @@ import os
 import shutil
 
 import pytest
-from broker_support import (
-    FakeZk,
-    drive,
-    emitted,
-    lai_request,
-    lai_state,
-    make_rm,
-    seed_state_znode,
-    stop_request,
-    um_request,
-    um_state,
-)
 
 from core.broker.fetcher_state import FETCHING, TRUNCATING, FollowerFetchState
 from core.broker.log import RECOVERY_POINT_CHECKPOINT, read_offset_checkpoint
@@ -33,6 +21,17 @@ from messages.replication import (
     OffsetForLeaderTopicResult,
     OffsetsForLeaderEpochResponse,
     ProduceRequest,
+)
+from tests.support.broker import (
+    broker_zk,
+    drive,
+    emitted,
+    lai_request,
+    lai_state,
+    make_rm,
+    stop_request,
+    um_request,
+    um_state,
 )
 
 TP0 = TopicPartition("foo", 0)
@@ -85,7 +84,7 @@ def test_fetchMessagesWhenNotFollowerForOnePartition(tmp_path):
            lai_state(TP1, 0, 0, [0, 2], [0, 2], is_new=True))
     produce(rm, TP0, 2)
     produce(rm, TP1, 2)
-    zk = FakeZk()
+    zk = broker_zk()
     req = FetchRequest(1, (FetchPartition(TP0, 1, 0), FetchPartition(TP1, 1, 0)))
     resp = drive(rm.handle_fetch(req, T0 + 1), zk)
     d0, d1 = resp.partitions
@@ -299,7 +298,7 @@ def test_stopReplicaWithDeletePartitionAndExistingPartitionAndNewerLeaderEpochAn
     """testStopReplicaWithDeletePartitionAndExistingPartitionAndNewerLeaderEpochAndIOException."""
     rm = _leader_at_epoch_1(tmp_path)
     shutil.rmtree(rm.online_partition(TP0).log.parent_dir)
-    zk = FakeZk()
+    zk = broker_zk()
     resp = drive(rm.handle_stop_replica(stop_request([(TP0, 2, True)]), T0), zk)
     assert errors(resp) == {TP0: Errors.KAFKA_STORAGE_ERROR}
     assert zk.children("/log_dir_event_notification") == ["log_dir_event_0000000000"]
@@ -432,7 +431,7 @@ def test_log_dir_failure_takes_partitions_offline_and_notifies(tmp_path):
     failed_dir = rm.online_partition(TP0).log.parent_dir
     other = TP1 if rm.online_partition(TP1).log.parent_dir != failed_dir else None
     shutil.rmtree(failed_dir)
-    zk = FakeZk()
+    zk = broker_zk()
     resp = drive(rm.handle_produce(ProduceRequest(TP0, ("x",)), T0), zk)
     assert resp.error == Errors.KAFKA_STORAGE_ERROR
     assert rm.get_partition(TP0) is OFFLINE
@@ -440,21 +439,21 @@ def test_log_dir_failure_takes_partitions_offline_and_notifies(tmp_path):
         assert rm.online_partition(other) is not None
     (child,) = zk.children("/log_dir_event_notification")
     assert child == "log_dir_event_0000000000"
-    assert zk.data("/log_dir_event_notification/" + child) == '{"version":1,"broker":3,"event":1}'
+    assert zk.get("/log_dir_event_notification/" + child) == '{"version":1,"broker":3,"event":1}'
     assert errors(become(rm, lai_state(TP0, 3, 1, [3], [3])))[TP0] == Errors.KAFKA_STORAGE_ERROR
 
 
 def test_isr_expansion_through_fetch_writes_zk_and_records_change(tmp_path):
     """A follower fetch that catches up expands the ISR via the state znode and records the change."""
     rm = make_rm(tmp_path)
-    zk = FakeZk()
-    seed_state_znode(zk, TP0, 0, 0, [0], controller_epoch=2)
+    zk = broker_zk()
+    zk.put_partition_state(TP0, leader=0, isr=[0], leader_epoch=0, controller_epoch=2)
     become(rm, lai_state(TP0, 0, 0, [0], [0, 1], controller_epoch=2, is_new=True), controller_epoch=2)
     produce(rm, TP0, 3)
     drive(rm.handle_fetch(FetchRequest(1, (FetchPartition(TP0, 3, 0),)), T0 + 1), zk)
     assert rm.online_partition(TP0).isr == (0, 1)
     assert rm.isr_expands == 1 and rm.isr_propagation.isr_change_set == {TP0}
-    assert json.loads(zk.data("/brokers/topics/foo/partitions/0/state"))["isr"] == [0, 1]
+    assert json.loads(zk.get("/brokers/topics/foo/partitions/0/state"))["isr"] == [0, 1]
 
 
 # ------------------------------------------------------------------------------------- controlled shutdown
@@ -462,7 +461,7 @@ def test_isr_expansion_through_fetch_writes_zk_and_records_change(tmp_path):
 
 def _leader_of_tp0_follower_of_tp1(tmp_path):
     rm = make_rm(tmp_path)
-    zk = FakeZk()
+    zk = broker_zk()
     become(rm, lai_state(TP0, 0, 0, [0, 1], [0, 1], is_new=True),
            lai_state(TP1, 1, 0, [1, 0], [1, 0], is_new=True), zk=zk)
     assert set(rm.fetch_states) == {TP1} and rm.fetch_leaders() == {1}

@@ -3,9 +3,8 @@ answered with the top-level error and no partition errors, and nothing is stoppe
 
 from __future__ import annotations
 
-from broker_support import drive, lai_request, lai_state, make_rm, stop_request
-
 from messages.common import Errors, TopicPartition
+from tests.support.broker import drive, lai_request, lai_state, make_rm, stop_request
 
 TP0 = TopicPartition("foo", 0)
 T0 = 1_000_000.0

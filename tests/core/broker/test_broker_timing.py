@@ -6,7 +6,6 @@ from __future__ import annotations
 import os
 from datetime import timedelta
 
-from broker_support import FakeZk, drive, lai_request, lai_state, make_rm, seed_state_znode
 from freezegun import freeze_time
 
 from core.broker.isr_propagation import IsrChangePropagation
@@ -14,6 +13,7 @@ from core.broker.log import REPLICATION_OFFSET_CHECKPOINT, read_offset_checkpoin
 from kactor.clock import ManualClock, SystemClock
 from messages.common import TopicPartition
 from messages.replication import FetchPartition, FetchRequest, ProduceRequest
+from tests.support.broker import broker_zk, drive, lai_request, lai_state, make_rm
 
 TP = TopicPartition("t", 0)
 TP2 = TopicPartition("u", 3)
@@ -22,7 +22,7 @@ LAG = 30000
 
 def _leader_with_lagging_follower(tmp_path, clock, zk):
     rm = make_rm(tmp_path, now_ms=clock.now_ms())
-    seed_state_znode(zk, TP, 0, 0, [0, 1])
+    zk.put_partition_state(TP, leader=0, isr=[0, 1], leader_epoch=0, controller_epoch=0)
     drive(rm.handle_leader_and_isr(lai_request([lai_state(TP, 0, 0, [0, 1], [0, 1], is_new=True)]),
                                    clock.now_ms()), zk)
     drive(rm.handle_produce(ProduceRequest(TP, ("a", "b")), clock.now_ms()), zk)
@@ -45,7 +45,7 @@ def test_isr_expiry_between_1x_and_1_5x_lag(tmp_path):
     """A follower that stops fetching is out of sync after replica.lag.time.max.ms, but the isr-expiration task runs
     every lag/2, so it leaves the ISR after more than 1× and by 1.5× the lag."""
     clock = ManualClock(1_000_000)
-    zk = FakeZk()
+    zk = broker_zk()
     rm = _leader_with_lagging_follower(tmp_path, clock, zk)
     start = clock.now_ms()
     shrunk_at = _tick(rm, clock, zk, start + 2 * LAG)
@@ -56,7 +56,7 @@ def test_isr_expiry_between_1x_and_1_5x_lag(tmp_path):
 
 def test_isr_expiry_follower_caught_up_at_last_fetch_stays(tmp_path):
     clock = ManualClock(1_000_000)
-    zk = FakeZk()
+    zk = broker_zk()
     rm = _leader_with_lagging_follower(tmp_path, clock, zk)
     start = clock.now_ms()
     clock.advance(LAG * 0.9)
@@ -71,7 +71,7 @@ def test_isr_change_propagation_blackout_with_freezegun():
     with freeze_time("2020-06-01 00:00:00") as frozen:
         clock = SystemClock()
         prop = IsrChangePropagation(clock.now_ms())
-        zk = FakeZk()
+        zk = broker_zk()
         prop.record_isr_change(TP, clock.now_ms())
         frozen.tick(timedelta(milliseconds=2500))
         assert drive(prop.maybe_propagate_isr_changes(clock.now_ms()), zk) == ()
@@ -82,7 +82,7 @@ def test_isr_change_propagation_blackout_with_freezegun():
         assert drive(prop.maybe_propagate_isr_changes(clock.now_ms()), zk) == (TP, TP2)
         (child,) = zk.children("/isr_change_notification")
         assert child == "isr_change_0000000000"
-        assert zk.data("/isr_change_notification/" + child) == (
+        assert zk.get("/isr_change_notification/" + child) == (
             '{"version":1,"partitions":[{"topic":"t","partition":0},{"topic":"u","partition":3}]}')
         assert prop.isr_change_set == set()
 
@@ -92,7 +92,7 @@ def test_isr_change_propagation_max_interval():
     publication."""
     clock = ManualClock(0)
     prop = IsrChangePropagation(clock.now_ms())
-    zk = FakeZk()
+    zk = broker_zk()
     published_at = []
     while clock.now_ms() < 130_000:
         clock.advance(500)
@@ -107,7 +107,7 @@ def test_isr_change_propagation_max_interval():
 def test_isr_change_propagation_failed_create_keeps_set():
     prop = IsrChangePropagation(0)
     prop.record_isr_change(TP, 0)
-    zk = FakeZk()
+    zk = broker_zk()
     zk.force["/isr_change_notification/isr_change_"] = "CONNECTIONLOSS"
     assert drive(prop.maybe_propagate_isr_changes(10_000), zk) == ()
     assert prop.isr_change_set == {TP}
@@ -117,9 +117,9 @@ def test_isr_change_propagation_failed_create_keeps_set():
 def test_scheduled_isr_propagation_runs_every_2500ms(tmp_path):
     """Through ReplicaManager.run_scheduled_tasks: the ISR expansion is published by the first check > 5 s later."""
     clock = ManualClock(0)
-    zk = FakeZk()
+    zk = broker_zk()
     rm = make_rm(tmp_path, now_ms=0)
-    seed_state_znode(zk, TP, 0, 0, [0])
+    zk.put_partition_state(TP, leader=0, isr=[0], leader_epoch=0, controller_epoch=0)
     drive(rm.handle_leader_and_isr(lai_request([lai_state(TP, 0, 0, [0], [0, 1], is_new=True)]), 0), zk)
     drive(rm.handle_produce(ProduceRequest(TP, ("a",)), 0), zk)
     clock.set(1000)
@@ -136,7 +136,7 @@ def test_hw_checkpoint_interval_with_freezegun(tmp_path):
     Kafka's format (0, count, "topic partition hw")."""
     with freeze_time("2020-06-01 00:00:00") as frozen:
         clock = SystemClock()
-        zk = FakeZk()
+        zk = broker_zk()
         rm = make_rm(tmp_path, now_ms=clock.now_ms())
         drive(rm.run_scheduled_tasks(clock.now_ms() + 10_000), zk)
         path = os.path.join(rm.log_manager.log_dirs[0], REPLICATION_OFFSET_CHECKPOINT)

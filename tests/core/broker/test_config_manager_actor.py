@@ -5,8 +5,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from broker_support import FakeZk
-
 from actors.base import KActor
 from actors.config_manager_actor import ConfigManagerActor
 from actors.controller_actor import ControllerActor
@@ -16,7 +14,9 @@ from kactor.runtime import Runtime
 from messages import controller_events as ev
 from messages.broker_lifecycle import ControllerInit
 from messages.dynamic_config import ConfigManagerInit, LogConfigDefaultsChanged, TopicConfigChanged
-from messages.zk import Create, ZkRequest, ZkResponse, ZkWatchEvent
+from messages.zk import ZkRequest, ZkResponse, ZkWatchEvent
+from tests.support.broker import broker_zk
+from tests.support.fake_zookeeper import FakeZooKeeper
 from zk_bridge import znodes
 
 STATIC = (("min.insync.replicas", "1"), ("unclean.leader.election.enable", "false"))
@@ -31,9 +31,9 @@ class _Recorder(KActor):
 
 
 class _Zk(KActor):
-    """Answers every ZkRequest from one FakeZk; ``hold`` keeps requests unanswered (a slow ZooKeeper)."""
+    """Answers every ZkRequest from one FakeZooKeeper; ``hold`` keeps requests unanswered (a slow ZooKeeper)."""
 
-    fake = FakeZk()
+    fake = broker_zk()
 
     def on_start(self) -> None:
         self.hold = False
@@ -58,7 +58,7 @@ class _Zk(KActor):
 
 
 def _runtime() -> Runtime:
-    _Zk.fake = FakeZk()
+    _Zk.fake = broker_zk()
     rt = Runtime("broker-1", clock=ManualClock(1_000.0))
     for name in ("timer", "metrics", "replica-manager", "controller"):
         rt.spawn(_Recorder, name)
@@ -67,9 +67,9 @@ def _runtime() -> Runtime:
     return rt
 
 
-def _notify(fake: FakeZk, topic: str, config: dict[str, str]) -> None:
-    fake.nodes[f"/config/topics/{topic}"] = [znodes.encode_config_entity(config), 0]
-    fake._op(Create("/config/changes/config_change_", znodes.encode_config_change(f"topics/{topic}"), sequential=True))
+def _notify(fake: FakeZooKeeper, topic: str, config: dict[str, str]) -> None:
+    fake.create(f"/config/topics/{topic}", znodes.encode_config_entity(config))
+    fake.create("/config/changes/config_change_", znodes.encode_config_change(f"topics/{topic}"), sequential=True)
 
 
 def test_a_notification_reaches_the_replica_manager_and_the_controller() -> None:

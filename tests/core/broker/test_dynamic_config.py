@@ -7,48 +7,43 @@ from __future__ import annotations
 import time
 
 import pytest
-from broker_support import FakeZk, drive, emitted
 from freezegun import freeze_time
 
 from core.broker.dynamic_config import ConfigManager, NotificationError, change_number, entity_of_notification
 from messages import controller_events as ev
 from messages.dynamic_config import LogConfigDefaultsChanged, TopicConfigChanged
-from messages.zk import OK, Create, Exists, GetChildren, ZkOpResult, ZStat
+from messages.zk import GetChildren
+from tests.support.broker import drive, emitted
+from tests.support.fake_zookeeper import FakeZooKeeper
 from zk_bridge import znodes
 
 STATIC = {"min.insync.replicas": "1", "unclean.leader.election.enable": "false"}
 MINUTE_MS = 60_000
 
 
-class TimedZk(FakeZk):
-    """FakeZk whose nodes remember their creation time (ZooKeeper's ctime), from the frozen clock."""
+def timed_zk() -> FakeZooKeeper:
+    """A broker's ZooKeeper whose nodes' ctime is the frozen clock's (the purge of old notifications reads it)."""
+    return FakeZooKeeper(clock=lambda: time.time() * 1000).create_top_level_paths()
 
-    def __init__(self) -> None:
-        super().__init__()
-        self.ctime: dict[str, int] = {}
 
-    def _op(self, op):
-        result = super()._op(op)
-        if isinstance(op, Create) and result.code == OK:
-            self.ctime[result.path] = int(time.time() * 1000)
-        if isinstance(op, Exists) and result.code == OK:
-            return ZkOpResult(OK, stat=ZStat(result.stat.version, ctime=self.ctime.get(op.path, 0)))
-        return result
+def notify(zk: FakeZooKeeper, entity_path: str) -> None:
+    """What AdminZkClient.changeEntityConfig's createConfigChangeNotification writes."""
+    zk.create("/config/changes/config_change_", znodes.encode_config_change(entity_path), sequential=True)
 
-    def notify(self, entity_path: str) -> None:
-        """What AdminZkClient.changeEntityConfig's createConfigChangeNotification writes."""
-        self._op(Create("/config/changes/config_change_", znodes.encode_config_change(entity_path),
-                        sequential=True))
 
-    def set_config(self, entity_type: str, name: str, config: dict[str, str]) -> None:
-        self.nodes[f"/config/{entity_type}/{name}"] = [znodes.encode_config_entity(config), 0]
+def set_config(zk: FakeZooKeeper, entity_type: str, name: str, config: dict[str, str]) -> None:
+    path = f"/config/{entity_type}/{name}"
+    if zk.exists(path):
+        zk.set(path, znodes.encode_config_entity(config))
+    else:
+        zk.create(path, znodes.encode_config_entity(config))
 
 
 def manager(broker_id: int = 1) -> ConfigManager:
     return ConfigManager(broker_id, STATIC, lambda: time.time() * 1000)
 
 
-def run(mgr: ConfigManager, zk: TimedZk, proc=None) -> list:
+def run(mgr: ConfigManager, zk: FakeZooKeeper, proc=None) -> list:
     effects: list = []
     drive(proc if proc is not None else mgr.process_notifications(), zk, effects)
     return effects
@@ -70,11 +65,11 @@ def test_change_numbers_and_notification_formats() -> None:
 
 def test_topic_change_reaches_the_replica_manager_and_unclean_reaches_the_controller() -> None:
     with freeze_time("2026-01-01 00:00:00"):
-        zk, mgr = TimedZk(), manager()
-        zk.set_config("topics", "a", {"min.insync.replicas": "2"})
-        zk.set_config("topics", "b", {"unclean.leader.election.enable": "TRUE"})
-        zk.notify("topics/a")
-        zk.notify("topics/b")
+        zk, mgr = timed_zk(), manager()
+        set_config(zk, "topics", "a", {"min.insync.replicas": "2"})
+        set_config(zk, "topics", "b", {"unclean.leader.election.enable": "TRUE"})
+        notify(zk, "topics/a")
+        notify(zk, "topics/b")
         effects = run(mgr, zk)
         assert zk.batches[0].ops == (GetChildren("/config/changes", watch=True),)  # the child watch is re-armed
         assert emitted(effects, "replica-manager") == [TopicConfigChanged("a", (("min.insync.replicas", "2"),)),
@@ -86,14 +81,14 @@ def test_topic_change_reaches_the_replica_manager_and_unclean_reaches_the_contro
 
 def test_only_notifications_after_the_last_processed_one_are_processed_and_each_rereads_the_config() -> None:
     with freeze_time("2026-01-01 00:00:00"):
-        zk, mgr = TimedZk(), manager()
-        zk.set_config("topics", "a", {"min.insync.replicas": "2"})
-        zk.notify("topics/a")
+        zk, mgr = timed_zk(), manager()
+        set_config(zk, "topics", "a", {"min.insync.replicas": "2"})
+        notify(zk, "topics/a")
         run(mgr, zk)
         assert run(mgr, zk) == []  # a watch fired for nothing new
-        zk.set_config("topics", "a", {"min.insync.replicas": "3"})
-        zk.notify("topics/a")
-        zk.notify("topics/a")  # two changes of one topic: two reads of its current config, as Kafka
+        set_config(zk, "topics", "a", {"min.insync.replicas": "3"})
+        notify(zk, "topics/a")
+        notify(zk, "topics/a")  # two changes of one topic: two reads of its current config, as Kafka
         effects = run(mgr, zk)
         assert emitted(effects) == [TopicConfigChanged("a", (("min.insync.replicas", "3"),))] * 2
         assert mgr.last_executed_change == 2
@@ -101,11 +96,11 @@ def test_only_notifications_after_the_last_processed_one_are_processed_and_each_
 
 def test_notifications_older_than_fifteen_minutes_are_purged() -> None:
     with freeze_time("2026-01-01 00:00:00") as clock:
-        zk, mgr = TimedZk(), manager()
-        zk.set_config("topics", "a", {})
-        zk.notify("topics/a")
+        zk, mgr = timed_zk(), manager()
+        set_config(zk, "topics", "a", {})
+        notify(zk, "topics/a")
         clock.tick(10 * 60)
-        zk.notify("topics/a")
+        notify(zk, "topics/a")
         run(mgr, zk)
         assert zk.children("/config/changes") == ["config_change_0000000000", "config_change_0000000001"]
         clock.tick(5 * 60 + 1)  # the first is now 15 min 1 s old, the second 5 min 1 s
@@ -118,13 +113,13 @@ def test_notifications_older_than_fifteen_minutes_are_purged() -> None:
 
 def test_a_bad_notification_is_skipped_and_the_next_one_processed() -> None:
     with freeze_time("2026-01-01 00:00:00"):
-        zk, mgr = TimedZk(), manager()
-        zk._op(Create("/config/changes/config_change_", '{"version":9}', sequential=True))
-        zk._op(Create("/config/changes/config_change_", "{not json", sequential=True))
-        zk.nodes["/config/topics/broken"] = ['{"version":1,"config":{"a":1}}', 0]  # a value that is not text
-        zk.notify("topics/broken")
-        zk.set_config("topics", "good", {"min.insync.replicas": "2"})
-        zk.notify("topics/good")
+        zk, mgr = timed_zk(), manager()
+        zk.create("/config/changes/config_change_", '{"version":9}', sequential=True)
+        zk.create("/config/changes/config_change_", "{not json", sequential=True)
+        zk.create("/config/topics/broken", '{"version":1,"config":{"a":1}}')  # a value that is not text
+        notify(zk, "topics/broken")
+        set_config(zk, "topics", "good", {"min.insync.replicas": "2"})
+        notify(zk, "topics/good")
         effects = run(mgr, zk)
         assert emitted(effects) == [TopicConfigChanged("good", (("min.insync.replicas", "2"),))]
         assert mgr.last_executed_change == 3
@@ -132,43 +127,44 @@ def test_a_bad_notification_is_skipped_and_the_next_one_processed() -> None:
 
 def test_broker_default_turning_unclean_on_tells_the_controller_once() -> None:
     with freeze_time("2026-01-01 00:00:00"):
-        zk, mgr = TimedZk(), manager(broker_id=1)
-        zk.set_config("brokers", "<default>", {"unclean.leader.election.enable": "true", "custom.thing": "x"})
-        zk.notify("brokers/<default>")
+        zk, mgr = timed_zk(), manager(broker_id=1)
+        set_config(zk, "brokers", "<default>", {"unclean.leader.election.enable": "true", "custom.thing": "x"})
+        notify(zk, "brokers/<default>")
         effects = run(mgr, zk)
         defaults = LogConfigDefaultsChanged((("min.insync.replicas", "1"), ("unclean.leader.election.enable", "true")))
         assert emitted(effects, "replica-manager") == [defaults]
         assert emitted(effects, "controller") == [defaults, ev.UncleanLeaderElectionEnable()]
-        zk.notify("brokers/<default>")  # the same config again: nothing changes
+        notify(zk, "brokers/<default>")  # the same config again: nothing changes
         assert run(mgr, zk) == []
 
 
 def test_broker_config_applies_only_to_its_broker_and_wins_over_the_default() -> None:
     with freeze_time("2026-01-01 00:00:00"):
-        zk, mgr = TimedZk(), manager(broker_id=1)
-        zk.set_config("brokers", "2", {"min.insync.replicas": "3"})
-        zk.notify("brokers/2")
+        zk, mgr = timed_zk(), manager(broker_id=1)
+        set_config(zk, "brokers", "2", {"min.insync.replicas": "3"})
+        notify(zk, "brokers/2")
         assert run(mgr, zk) == []  # another broker's config
-        zk.set_config("brokers", "<default>", {"min.insync.replicas": "2"})
-        zk.set_config("brokers", "1", {"min.insync.replicas": "3"})
-        zk.notify("brokers/<default>")
-        zk.notify("brokers/1")
+        set_config(zk, "brokers", "<default>", {"min.insync.replicas": "2"})
+        set_config(zk, "brokers", "1", {"min.insync.replicas": "3"})
+        notify(zk, "brokers/<default>")
+        notify(zk, "brokers/1")
         effects = run(mgr, zk)
         assert [dict(m.config)["min.insync.replicas"] for m in emitted(effects, "replica-manager")] == ["2", "3"]
         assert mgr.log_defaults["min.insync.replicas"] == "3"
-        zk.set_config("brokers", "1", {})  # the broker's own value removed: the cluster default again
-        zk.notify("brokers/1")
+        set_config(zk, "brokers", "1", {})  # the broker's own value removed: the cluster default again
+        notify(zk, "brokers/1")
         assert [dict(m.config)["min.insync.replicas"] for m in emitted(run(mgr, zk), "replica-manager")] == ["2"]
 
 
 def test_startup_creates_the_changes_node_and_bootstraps_existing_configs() -> None:
     with freeze_time("2026-01-01 00:00:00"):
-        zk, mgr = TimedZk(), manager(broker_id=1)
-        zk.set_config("topics", "plain", {"retention.ms": "5"})
-        zk.set_config("topics", "loose", {"unclean.leader.election.enable": "true"})
-        zk.set_config("brokers", "1", {"min.insync.replicas": "2"})
+        zk, mgr = FakeZooKeeper(clock=lambda: time.time() * 1000), manager(broker_id=1)  # no /config/changes yet
+        set_config(zk, "topics", "plain", {"retention.ms": "5"})
+        set_config(zk, "topics", "loose", {"unclean.leader.election.enable": "true"})
+        set_config(zk, "brokers", "1", {"min.insync.replicas": "2"})
+        assert not zk.exists("/config/changes")
         effects = run(mgr, zk, mgr.startup())
-        assert "/config/changes" in zk.nodes
+        assert zk.exists("/config/changes")
         assert emitted(effects, "controller") == [
             ev.TopicUncleanLeaderElectionEnable("loose"),
             LogConfigDefaultsChanged((("min.insync.replicas", "2"), ("unclean.leader.election.enable", "false")))]
@@ -178,8 +174,8 @@ def test_startup_creates_the_changes_node_and_bootstraps_existing_configs() -> N
 
 def test_an_unusable_dynamic_default_is_refused_and_the_old_defaults_kept() -> None:
     with freeze_time("2026-01-01 00:00:00"):
-        zk, mgr = TimedZk(), manager()
-        zk.set_config("brokers", "<default>", {"min.insync.replicas": "zero"})
-        zk.notify("brokers/<default>")
+        zk, mgr = timed_zk(), manager()
+        set_config(zk, "brokers", "<default>", {"min.insync.replicas": "zero"})
+        notify(zk, "brokers/<default>")
         assert run(mgr, zk) == []
         assert mgr.log_defaults == {"min.insync.replicas": "1", "unclean.leader.election.enable": "false"}

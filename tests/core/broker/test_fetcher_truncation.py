@@ -4,12 +4,11 @@ AbstractFetcherThreadTest and ReplicaFetcherThreadTest, the leader's OffsetsForL
 every acknowledged record and, elected after the leader dies, still has them.
 
 Leader and followers are real core ReplicaManagers over real logs in a temp dir, exchanging the requests the
-PartitionActor would carry; ZooKeeper is the in-memory FakeZk of broker_support."""
+PartitionActor would carry; ZooKeeper is the in-memory FakeZooKeeper of broker_support."""
 
 from __future__ import annotations
 
 import pytest
-from broker_support import FakeZk, drive, emitted, lai_request, lai_state, make_rm, seed_state_znode, settle_truncation
 
 from core.broker.fetcher_state import FETCHING, TRUNCATING, OffsetTruncationState, offset_truncation_state
 from core.broker.leader_epoch_cache import UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET
@@ -26,12 +25,14 @@ from messages.replication import (
     OffsetsForLeaderEpochResponse,
     ProduceRequest,
 )
+from tests.support.broker import broker_zk, drive, emitted, lai_request, lai_state, make_rm, settle_truncation
+from tests.support.fake_zookeeper import FakeZooKeeper
 
 TP = TopicPartition("topic", 0)
 T0 = 1_000_000.0
 
 
-def become(rm: ReplicaManager, *states, zk: FakeZk | None = None, now: float = T0):
+def become(rm: ReplicaManager, *states, zk: FakeZooKeeper | None = None, now: float = T0):
     return drive(rm.handle_leader_and_isr(lai_request(states), now), zk)
 
 
@@ -57,7 +58,7 @@ def asked(request: OffsetsForLeaderEpochRequest) -> list[tuple[str, int, int, in
             for q in t.partitions]
 
 
-def fetch_round(zk: FakeZk, leader: ReplicaManager, follower: ReplicaManager, leader_id: int, now: float,
+def fetch_round(zk: FakeZooKeeper, leader: ReplicaManager, follower: ReplicaManager, leader_id: int, now: float,
                 client_effects: list | None = None) -> None:
     """One fetch of the follower from the leader; what the leader emits to others (produce acks) goes to
     ``client_effects``."""
@@ -106,7 +107,7 @@ def test_truncation_multiple_rounds_to_diverging_point(tmp_path):
     """AbstractFetcherThreadTest.testTruncation: replica log epochs 0,2,4 and leader log epochs 1,3,5 (one record
     each): three OffsetsForLeaderEpoch rounds (two of them intermediate, KIP-279) truncate the replica to 0, then
     it fetches the leader's log and both logs end up equal, epochs included."""
-    zk = FakeZk()
+    zk = broker_zk()
     leader, follower = make_rm(tmp_path, 0), make_rm(tmp_path, 1)
     seed_log(leader, ["a", "b", "c"], ((1, 0), (3, 1), (5, 2)), hw=2)
     seed_log(follower, ["a", "b", "c"], ((0, 0), (2, 1), (4, 2)), hw=0)
@@ -171,7 +172,7 @@ def test_leader_epoch_change_during_epoch_request_ignores_the_answer(tmp_path):
 def test_fenced_truncation_removes_the_partition_from_the_fetcher(tmp_path):
     """AbstractFetcherThreadTest.testFencedTruncation (2.6 onPartitionFenced → markPartitionFailed): FENCED_LEADER_EPOCH
     takes the partition out of the fetcher until the next LeaderAndIsr; nothing is truncated."""
-    zk = FakeZk()
+    zk = broker_zk()
     leader, follower = make_rm(tmp_path, 0), make_rm(tmp_path, 1)
     seed_log(follower, ["a", "b"], ((0, 0),), hw=0)
     become(leader, lai_state(TP, 0, 1, [0], [0, 1], is_new=True), zk=zk)
@@ -200,7 +201,7 @@ def test_fetch_leader_epoch_only_while_truncating(tmp_path):
     """ReplicaFetcherThreadTest.shouldFetchLeaderEpochOnFirstFetchOnlyIfLeaderEpochKnownToBoth and
     shouldMovePartitionsOutOfTruncatingLogState: one OffsetsForLeaderEpoch (no fetch while it is out), then only
     fetches."""
-    zk = FakeZk()
+    zk = broker_zk()
     leader, follower = make_rm(tmp_path, 0), make_rm(tmp_path, 1)
     seed_log(leader, ["a", "b"], ((0, 0),), hw=2)
     seed_log(follower, ["a", "b"], ((0, 0),), hw=1)
@@ -337,8 +338,8 @@ def test_leader_answers_from_its_leader_epoch_cache(tmp_path):
 
 
 def _three_brokers(tmp_path):
-    zk = FakeZk()
-    seed_state_znode(zk, TP, 0, 0, [0, 1, 2])
+    zk = broker_zk()
+    zk.put_partition_state(TP, leader=0, isr=[0, 1, 2], leader_epoch=0, controller_epoch=0)
     rms = {b: make_rm(tmp_path, b, now_ms=T0) for b in (0, 1, 2)}
     state = lai_state(TP, 0, 0, [0, 1, 2], [0, 1, 2], is_new=True)
     for rm in rms.values():
@@ -408,7 +409,7 @@ def test_follower_appends_records_with_the_leaders_batch_epochs(tmp_path):
     replicas' leader-epoch caches differed. Kafka's appendAsFollower keeps each batch's partitionLeaderEpoch: a
     follower at epoch 3 fetching records the leader wrote at epochs 1 and 2 stores 1 and 2 (segment lines and
     cache), exactly as the leader has them."""
-    zk = FakeZk()
+    zk = broker_zk()
     leader, follower = make_rm(tmp_path, 0), make_rm(tmp_path, 1)
     seed_log(leader, ["a", "b", "c", "d"], ((1, 0), (2, 2)), hw=4)
     state = lai_state(TP, 0, 3, [0, 1], [0, 1], is_new=True)
@@ -431,8 +432,8 @@ def test_divergent_suffix_of_a_dead_leader_is_truncated_before_new_records_are_a
     dies and B (which has 0-8) leads at epoch 3. C asks B for epoch 2: B answers (1, 9) (its epoch 1 ends where its
     epoch 3 starts); C's own end of epoch 1 is 9, so it truncates to 9 and then fetches B's records. B's acks=all
     records at 9-11 are acknowledged only once C holds them, and both logs are then equal, epochs included."""
-    zk = FakeZk()
-    seed_state_znode(zk, TP, 1, 3, [1, 2])
+    zk = broker_zk()
+    zk.put_partition_state(TP, leader=1, isr=[1, 2], leader_epoch=3, controller_epoch=0)
     b, c = make_rm(tmp_path, 1, now_ms=T0), make_rm(tmp_path, 2, now_ms=T0)
     seed_log(b, [f"r{i}" for i in range(9)], ((1, 0),), hw=9)
     seed_log(c, [f"r{i}" for i in range(9)] + ["a-9", "a-10", "a-11"], ((1, 0), (2, 9)), hw=9)
@@ -463,7 +464,7 @@ def test_fenced_fetch_removes_the_partition_until_the_next_leader_and_isr(tmp_pa
     """AbstractFetcherThread.processFetchRequest, FENCED_LEADER_EPOCH (2.6 onPartitionFenced → markPartitionFailed):
     a follower whose leader epoch (1) is older than the leader's (2) stops fetching the partition; the LeaderAndIsr
     with epoch 2 adds it back (truncating first). Any other error leaves it in the fetcher."""
-    zk = FakeZk()
+    zk = broker_zk()
     leader, follower = make_rm(tmp_path, 0), make_rm(tmp_path, 1)
     become(leader, lai_state(TP, 0, 2, [0], [0, 1], is_new=True), zk=zk)
     become(follower, lai_state(TP, 0, 1, [0, 1], [0, 1], is_new=True), zk=zk)

@@ -4,7 +4,6 @@ in each docstring; plus checks of the broker index and the offline-partition boo
 from __future__ import annotations
 
 import pytest
-from fake_zk import broker
 
 from core.controller.context import ControllerContext
 from core.controller.states import NewPartition, NonExistentPartition, OfflinePartition, OnlinePartition
@@ -15,6 +14,7 @@ from messages.common import (
     ReplicaAssignment,
     TopicPartition,
 )
+from tests.support.controller import broker
 
 A0, A1, B0 = TopicPartition("A", 0), TopicPartition("A", 1), TopicPartition("B", 0)
 

@@ -6,7 +6,6 @@ for every IBP check the IBP 2.6 shape only; response callbacks are checked throu
 from __future__ import annotations
 
 import pytest
-from fake_zk import broker, run, sent
 
 from core.controller.context import ControllerContext
 from core.controller.errors import IllegalStateError
@@ -28,6 +27,8 @@ from messages.requests import (
     StopReplicaResponse,
     UpdateMetadataRequest,
 )
+from tests.support.controller import broker, sent
+from tests.support.fake_zookeeper import run
 
 CONTROLLER_ID = 1
 CONTROLLER_EPOCH = 1

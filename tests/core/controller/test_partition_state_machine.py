@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 
 import pytest
-from fake_zk import FakeZooKeeper, broker, run, sent
 
 from core.controller.config import StateMachineConfig
 from core.controller.context import ControllerContext
@@ -31,6 +30,8 @@ from messages.common import LeaderAndIsr, LeaderIsrAndControllerEpoch, ReplicaAs
 from messages.observability import StateChangeBatch
 from messages.requests import LeaderAndIsrRequest, StopReplicaRequest, UpdateMetadataRequest
 from messages.zk import GetData, SetData, ZkOpResult
+from tests.support.controller import broker, sent
+from tests.support.fake_zookeeper import FakeZooKeeper, run
 
 CONTROLLER_EPOCH = 50
 EPOCH_ZK_VERSION = 7

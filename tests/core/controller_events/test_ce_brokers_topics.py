@@ -3,8 +3,6 @@
 
 from __future__ import annotations
 
-from ce_harness import Harness, active_cluster, create_topic, register_broker, setup_cluster
-
 from core.controller.config import AUTO_LEADER_REBALANCE_TIMER
 from core.effects import AddBrokerChannel, RemoveBrokerChannel, Schedule
 from messages import controller_events as ev
@@ -18,6 +16,7 @@ from messages.requests import (
     UpdateMetadataRequest,
 )
 from messages.zk import Create
+from tests.support.controller_events import Harness, active_cluster, create_topic, register_broker, setup_cluster
 from zk_bridge import paths, znodes
 
 FOO0, FOO1 = TopicPartition("foo", 0), TopicPartition("foo", 1)

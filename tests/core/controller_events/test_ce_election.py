@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import json
 
-from ce_harness import Harness, WatchingZooKeeper, create_topic, setup_cluster
-
 from core.controller.config import AUTO_LEADER_REBALANCE_TIMER
 from core.effects import AddBrokerChannel, Cancel, Emit, RemoveBrokerChannel, Schedule
 from messages import controller_events as ev
@@ -15,6 +13,7 @@ from messages.common import TopicPartition
 from messages.observability import ControllerChanged
 from messages.requests import LeaderAndIsrRequest, UpdateMetadataRequest
 from messages.zk import NONODE, ZkOpResult, ZkSessionEvent, ZkWatchEvent
+from tests.support.controller_events import Harness, create_topic, setup_cluster
 from zk_bridge import paths
 
 
@@ -223,8 +222,3 @@ def test_process_rejects_unknown_event_types_and_states_are_named() -> None:
     assert ev.ControllerState.BrokerChange.rate_and_time_metric_name == "LeaderElectionRateAndTimeMs"
     assert ev.ControllerState.UpdateMetadataResponseReceived.rate_and_time_metric_name is None
 
-
-def test_wzk_sanity() -> None:
-    zk = WatchingZooKeeper()
-    zk.create("/a")
-    assert zk.exists("/a")

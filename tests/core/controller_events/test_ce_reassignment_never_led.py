@@ -11,13 +11,18 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ce_harness import Harness, active_cluster, assert_context_consistent, register_broker, setup_cluster
-
 from core.controller.states import NewPartition, NewReplica, OnlinePartition, OnlineReplica
 from messages import controller_events as ev
 from messages.common import Errors, PartitionAndReplica, ReplicaAssignment, TopicPartition
 from messages.requests import LeaderAndIsrRequest, PartitionError, StopReplicaRequest, StopReplicaResponse
 from messages.zk import ERROR, SetData, ZkOpResult
+from tests.support.controller_events import (
+    Harness,
+    active_cluster,
+    assert_context_consistent,
+    register_broker,
+    setup_cluster,
+)
 from zk_bridge import paths, znodes
 
 TP = TopicPartition("t", 0)

@@ -9,8 +9,6 @@ from collections.abc import Iterable
 from typing import Any
 
 import pytest
-from ce_harness import Harness, active_cluster, register_broker, setup_cluster
-from fake_zk import run
 
 from core.controller.config import ControllerConfig
 from core.controller.context import ControllerContext
@@ -44,6 +42,8 @@ from messages.common import (
 )
 from messages.requests import PartitionError, StopReplicaRequest, StopReplicaResponse, UpdateMetadataRequest
 from messages.zk import CONTROLLER_MOVED, NONODE, NOTEMPTY, OK, Delete, ZkBatch, ZkOpResult
+from tests.support.controller_events import Harness, active_cluster, register_broker, setup_cluster
+from tests.support.fake_zookeeper import run
 from zk_bridge import paths, znodes
 
 

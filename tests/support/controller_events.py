@@ -1,13 +1,11 @@
-"""Test harness for KafkaController scenarios: the in-memory ZooKeeper model (fake_zk) extended with one-shot watches
-per session, and a driver that runs controller events like the ControllerActor does (one at a time, watch
-notifications and self-enqueued events feeding the queue)."""
+"""Test harness for KafkaController scenarios on the in-memory ZooKeeper model (its one-shot watches per session):
+a driver that runs controller events like the ControllerActor does (one at a time, watch notifications and
+self-enqueued events feeding the queue)."""
 
 from __future__ import annotations
 
 from collections import deque
 from typing import Any
-
-from fake_zk import FakeZooKeeper, run
 
 from core.controller.config import ControllerConfig
 from core.controller.kafka_controller import CONTROLLER_ACTOR, KafkaController
@@ -16,94 +14,20 @@ from messages import controller_events as ev
 from messages.common import (
     Broker,
     EndPoint,
-    LeaderAndIsr,
-    LeaderIsrAndControllerEpoch,
     PartitionAndReplica,
     ReplicaAssignment,
     TopicPartition,
 )
-from messages.zk import OK, Create, Delete, Exists, GetChildren, GetData, Multi, RegisterBroker, SetData, ZkWatchEvent
+from tests.support.controller import sent
+from tests.support.fake_zookeeper import FakeZooKeeper, run
 from zk_bridge import paths, znodes
-
-
-class WatchingZooKeeper(FakeZooKeeper):
-    """FakeZooKeeper + ZooKeeper's one-shot watches: a read with watch=True arms a watch for ``current_session``
-    (GetData on an existing node / Exists on any node: data watch; GetChildren: child watch); writes fire them."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.current_session: int = 0
-        self.data_watches: dict[str, set[int]] = {}
-        self.child_watches: dict[str, set[int]] = {}
-        self.fired: list[tuple[int, ZkWatchEvent]] = []
-
-    def _apply(self, op: Any) -> Any:
-        result = super()._apply(op)
-        self._arm(op, result)
-        if result.code == OK:
-            if isinstance(op, Multi):
-                for inner in op.ops:
-                    self._fire_for(inner, None)
-            else:
-                self._fire_for(op, result)
-        return result
-
-    def _arm(self, op: Any, result: Any) -> None:
-        if not getattr(op, "watch", False):
-            return
-        if isinstance(op, Exists) or (isinstance(op, GetData) and result.code == OK):
-            self.data_watches.setdefault(op.path, set()).add(self.current_session)
-        elif isinstance(op, GetChildren) and result.code == OK:
-            self.child_watches.setdefault(op.path, set()).add(self.current_session)
-
-    def _fire(self, path: str, kind: str) -> None:
-        table = self.child_watches if kind == "CHILD" else self.data_watches
-        sessions = table.pop(path, set())
-        for s in sorted(sessions):
-            self.fired.append((s, ZkWatchEvent(path, kind)))
-
-    def _fire_for(self, op: Any, result: Any) -> None:
-        if isinstance(op, Create | RegisterBroker):
-            path = result.path if result is not None and result.path else op.path
-            self._fire(path, "CREATED")
-            self._fire(self._parent(path), "CHILD")
-        elif isinstance(op, SetData):
-            self._fire(op.path, "CHANGED")
-        elif isinstance(op, Delete):
-            for p in [p for p in list(self.data_watches) if p == op.path or p.startswith(op.path + "/")]:
-                self._fire(p, "DELETED")
-            for p in [p for p in list(self.child_watches) if p.startswith(op.path + "/")]:
-                self._fire(p, "CHILD")
-            self._fire(op.path, "CHILD")
-            self._fire(self._parent(op.path), "CHILD")
-
-    # -- test conveniences -----------------------------------------------------------------------------------------
-    def delete(self, path: str, recursive: bool = True) -> None:
-        r = self._apply(Delete(path, recursive=recursive))
-        assert r.code == OK, (path, r.code)
-
-    def leader_writes_isr(self, tp: TopicPartition, isr: tuple[int, ...]) -> None:
-        """A partition leader's ISR change (IBP < 2.7-IV2): same leader, epoch and controller epoch, new ISR."""
-        path = paths.TopicPartitionStateZNode.path(tp)
-        info = znodes.decode_partition_state(self.get(path), self.version(path))
-        assert info is not None
-        new = LeaderIsrAndControllerEpoch(LeaderAndIsr(info.leader_and_isr.leader, info.leader_and_isr.leader_epoch,
-                                                       tuple(isr), 0), info.controller_epoch)
-        r = self._apply(SetData(path, znodes.encode_partition_state(new), self.version(path)))
-        assert r.code == OK
-
-    def state(self, tp: TopicPartition) -> LeaderIsrAndControllerEpoch:
-        path = paths.TopicPartitionStateZNode.path(tp)
-        info = znodes.decode_partition_state(self.get(path), self.version(path))
-        assert info is not None
-        return info
 
 
 def broker(broker_id: int) -> Broker:
     return Broker(broker_id, (EndPoint(f"host{broker_id}", 9090 + broker_id),))
 
 
-def setup_cluster(zk: WatchingZooKeeper, brokers: list[int] | tuple[int, ...],
+def setup_cluster(zk: FakeZooKeeper, brokers: list[int] | tuple[int, ...],
                   topics: dict[str, dict[int, list[int]]] | None = None) -> None:
     """Top-level paths, broker registrations and topic assignments (no partition states)."""
     for p in paths.PERSISTENT_ZK_PATHS:
@@ -117,11 +41,11 @@ def setup_cluster(zk: WatchingZooKeeper, brokers: list[int] | tuple[int, ...],
         create_topic(zk, t, parts)
 
 
-def register_broker(zk: WatchingZooKeeper, broker_id: int) -> None:
+def register_broker(zk: FakeZooKeeper, broker_id: int) -> None:
     zk.create(paths.BrokerIdZNode.path(broker_id), znodes.encode_broker(broker(broker_id), timestamp_ms=0))
 
 
-def create_topic(zk: WatchingZooKeeper, topic: str, parts: dict[int, list[int]]) -> None:
+def create_topic(zk: FakeZooKeeper, topic: str, parts: dict[int, list[int]]) -> None:
     """AdminZkClient.createTopic: the assignment znode only (the controller creates the partition states)."""
     zk.create(paths.TopicZNode.path(topic), znodes.encode_topic_assignment(
         {TopicPartition(topic, p): ReplicaAssignment(tuple(r)) for p, r in parts.items()}))
@@ -172,10 +96,10 @@ def active_cluster(brokers: tuple[int, ...] = (1, 2, 3), topics: dict | None = N
 
 
 class Harness:
-    """Drives KafkaControllers (one per broker id = ZooKeeper session) on one WatchingZooKeeper."""
+    """Drives KafkaControllers (one per broker id = ZooKeeper session) on one FakeZooKeeper."""
 
-    def __init__(self, zk: WatchingZooKeeper | None = None) -> None:
-        self.zk = zk if zk is not None else WatchingZooKeeper()
+    def __init__(self, zk: FakeZooKeeper | None = None) -> None:
+        self.zk = zk if zk is not None else FakeZooKeeper()
         self.controllers: dict[int, KafkaController] = {}
         self.queues: dict[int, deque[Any]] = {}
         self.effects: dict[int, list[Any]] = {}
@@ -193,7 +117,6 @@ class Harness:
     def process(self, broker_id: int, event: Any) -> Any:
         """Process one event on broker_id's controller; collect its effects; queue self-enqueued events."""
         c = self.controllers[broker_id]
-        self.zk.current_session = broker_id
         self.zk.session_id = broker_id
         result, effects = run(c.process(event, now_ms=self.now_ms), self.zk)
         self.processed[broker_id].append(event)
@@ -225,9 +148,7 @@ class Harness:
         raise AssertionError("controller events did not quiesce")
 
     def sent(self, broker_id: int, request_type: type | None = None, to: int | None = None) -> list[SendRequest]:
-        return [e for e in self.effects[broker_id] if isinstance(e, SendRequest)
-                and (request_type is None or isinstance(e.request, request_type))
-                and (to is None or e.broker_id == to)]
+        return sent(self.effects[broker_id], request_type, to)
 
     def clear_effects(self, broker_id: int) -> None:
         self.effects[broker_id].clear()

@@ -1,10 +1,14 @@
-"""An in-memory ZooKeeper MODEL for unit tests of the functional core, and a driver that runs a procedure on it.
+"""The one in-memory ZooKeeper MODEL of the unit tests of the functional core, and a driver that runs a procedure on it.
 
 `FakeZooKeeper` answers a `messages.zk.ZkBatch` as the ZkBridgeActor's executor does: one ZkOpResult per op, in
 order, with ZooKeeper's codes and stats; ops of a fenced batch (``fence_version >= 0``) that write (Create, SetData,
 Delete, Check, Multi, RegisterBroker) first check /controller_epoch's version and answer CONTROLLER_MOVED if it
 differs (or the node is missing) — reads are never fenced. A Multi is atomic: on failure nothing is applied, the
 result code is the first error, and the inner results are OK before it, the error at it, RUNTIMEINCONSISTENCY after.
+
+It keeps ZooKeeper's one-shot watches per session (``session_id``): a read with watch=True arms one (GetData on an
+existing node / Exists on any node: a data watch; GetChildren: a child watch) and the writes that trigger it append
+(session, ZkWatchEvent) to ``fired``. Failures are injected per batch (``interceptors``) or per path (``force``).
 
 `run(proc, zk)` drives a procedure like `core.effects.run_sync` and returns (result, non-ZK effects); an answer
 function that returns an Exception instance has it thrown into the procedure (Kafka's ZooKeeperClientException).
@@ -18,8 +22,7 @@ from typing import Any
 
 import attrs
 
-from core.effects import SendRequest
-from messages.common import Broker, EndPoint, LeaderAndIsr, LeaderIsrAndControllerEpoch, TopicPartition
+from messages.common import LeaderAndIsr, LeaderIsrAndControllerEpoch, TopicPartition
 from messages.zk import (
     BADVERSION,
     CONTROLLER_MOVED,
@@ -39,8 +42,10 @@ from messages.zk import (
     SetData,
     ZkBatch,
     ZkOpResult,
+    ZkWatchEvent,
     ZStat,
 )
+from zk_bridge import paths, znodes
 
 CONTROLLER_EPOCH_PATH = "/controller_epoch"
 _WRITES = (Create, SetData, Delete, Check, Multi, RegisterBroker)
@@ -63,21 +68,40 @@ class _OpFailedError(Exception):
 
 
 class FakeZooKeeper:
-    """A dict of path → Node answering ZkBatch effects. ``session_id`` owns the ephemerals it creates."""
+    """A dict of path → Node answering ZkBatch effects. ``session_id`` owns the ephemerals it creates and the watches
+    its reads arm (a test driving several controllers sets it to the one whose procedure runs)."""
 
-    def __init__(self, session_id: int = 1) -> None:
+    def __init__(self, session_id: int = 1, clock: Callable[[], float] | None = None) -> None:
         self.nodes: dict[str, Node] = {"/": Node(None)}
         self.zxid = 0
         self.session_id = session_id
+        # a node's ctime: the clock's milliseconds when given (tests of notification purging run under freezegun),
+        # else its czxid
+        self.clock = clock
         self.batches: list[ZkBatch] = []
         # A hook to replace the answer of the next batches: each entry is an Exception (thrown into the procedure)
         # or a function batch → results (or None to answer normally).
         self.interceptors: list[Callable[[ZkBatch], Any]] = []
+        # path → a result code answered once, instead of executing the next op on that path (a sequential create's
+        # path is the one it asks for, before the suffix)
+        self.force: dict[str, str] = {}
+        self.data_watches: dict[str, set[int]] = {}
+        self.child_watches: dict[str, set[int]] = {}
+        self.fired: list[tuple[int, ZkWatchEvent]] = []
+
+    def create_top_level_paths(self) -> FakeZooKeeper:
+        """KafkaZkClient.createTopLevelPaths: the persistent paths a broker expects (ZkData's PersistentZkPaths)."""
+        for path in paths.PERSISTENT_ZK_PATHS:
+            if not self.exists(path):
+                self.create(path)
+        return self
 
     # -- convenience for tests ---------------------------------------------------------------------------------------
-    def create(self, path: str, data: str | None = None, make_parents: bool = True) -> None:
-        r = self._apply(Create(path, data, make_parents=make_parents))
+    def create(self, path: str, data: str | None = None, make_parents: bool = True, sequential: bool = False) -> str:
+        """Create a znode (not recorded in ``batches``); returns its path (with a sequential node's suffix)."""
+        r = self._apply(Create(path, data, make_parents=make_parents, sequential=sequential))
         assert r.code == OK, (path, r.code)
+        return r.path or path
 
     def set(self, path: str, data: str) -> None:
         r = self._apply(SetData(path, data))
@@ -85,6 +109,13 @@ class FakeZooKeeper:
 
     def get(self, path: str) -> str | None:
         return self.nodes[path].data
+
+    def children(self, path: str) -> list[str]:
+        return sorted(self.nodes[path].children)
+
+    def delete(self, path: str, recursive: bool = True) -> None:
+        r = self._apply(Delete(path, recursive=recursive))
+        assert r.code == OK, (path, r.code)
 
     def version(self, path: str) -> int:
         return self.nodes[path].version
@@ -103,15 +134,30 @@ class FakeZooKeeper:
     def put_partition_state(self, tp: TopicPartition, leader: int, isr: tuple[int, ...] | list[int],
                             leader_epoch: int = 0, controller_epoch: int = 1, zk_version: int = 0) -> None:
         """Create (or overwrite) a partition state znode at a given version."""
-        from core.controller.zk_state import encode_partition_state, topic_partition_state_path
-        path = topic_partition_state_path(tp)
-        data = encode_partition_state(LeaderIsrAndControllerEpoch(
+        path = paths.TopicPartitionStateZNode.path(tp)
+        data = znodes.encode_partition_state(LeaderIsrAndControllerEpoch(
             LeaderAndIsr(leader, leader_epoch, tuple(isr), zk_version), controller_epoch))
         if path not in self.nodes:
             self.create(path, data)
         node = self.nodes[path]
         node.data = data
         node.version = zk_version
+
+    def state(self, tp: TopicPartition) -> LeaderIsrAndControllerEpoch:
+        """The partition state znode of ``tp``, decoded."""
+        path = paths.TopicPartitionStateZNode.path(tp)
+        info = znodes.decode_partition_state(self.get(path), self.version(path))
+        assert info is not None
+        return info
+
+    def leader_writes_isr(self, tp: TopicPartition, isr: tuple[int, ...]) -> None:
+        """A partition leader's ISR change (IBP < 2.7-IV2): same leader, epoch and controller epoch, new ISR."""
+        path = paths.TopicPartitionStateZNode.path(tp)
+        info = self.state(tp)
+        new = LeaderIsrAndControllerEpoch(LeaderAndIsr(info.leader_and_isr.leader, info.leader_and_isr.leader_epoch,
+                                                       tuple(isr), 0), info.controller_epoch)
+        r = self._apply(SetData(path, znodes.encode_partition_state(new), self.version(path)))
+        assert r.code == OK
 
     # -- the executor ------------------------------------------------------------------------------------------------
     def __call__(self, batch: ZkBatch) -> Any:
@@ -126,6 +172,9 @@ class FakeZooKeeper:
         return tuple(self._apply_fenced(op, batch.fence_version) for op in batch.ops)
 
     def _apply_fenced(self, op: Any, fence_version: int) -> ZkOpResult:
+        forced = self.force.pop(getattr(op, "path", None), None)
+        if forced is not None:
+            return ZkOpResult(forced)
         if fence_version >= 0 and isinstance(op, _WRITES):
             epoch = self.nodes.get(CONTROLLER_EPOCH_PATH)
             if epoch is None or epoch.version != fence_version:
@@ -142,54 +191,80 @@ class FakeZooKeeper:
 
     def _apply(self, op: Any) -> ZkOpResult:
         if isinstance(op, Multi):
-            return self._multi(op)
-        try:
-            return self._do(op)
-        except _OpFailedError as f:
-            return ZkOpResult(f.code)
+            result = self._multi(op)
+        else:
+            try:
+                result = self._do(op)
+            except _OpFailedError as f:
+                result = ZkOpResult(f.code)
+        self._arm(op, result)
+        if result.code == OK:
+            if isinstance(op, Multi):
+                for inner in op.ops:
+                    self._fire_for(inner, None)
+            else:
+                self._fire_for(op, result)
+        return result
+
+    # -- watches -----------------------------------------------------------------------------------------------------
+    def _arm(self, op: Any, result: ZkOpResult) -> None:
+        if not getattr(op, "watch", False):
+            return
+        if isinstance(op, Exists) or (isinstance(op, GetData) and result.code == OK):
+            self.data_watches.setdefault(op.path, set()).add(self.session_id)
+        elif isinstance(op, GetChildren) and result.code == OK:
+            self.child_watches.setdefault(op.path, set()).add(self.session_id)
+
+    def _fire(self, path: str, kind: str) -> None:
+        table = self.child_watches if kind == "CHILD" else self.data_watches
+        for session in sorted(table.pop(path, set())):
+            self.fired.append((session, ZkWatchEvent(path, kind)))
+
+    def _fire_for(self, op: Any, result: ZkOpResult | None) -> None:
+        if isinstance(op, Create | RegisterBroker):
+            path = result.path if result is not None and result.path else op.path
+            self._fire(path, "CREATED")
+            self._fire(self._parent(path), "CHILD")
+        elif isinstance(op, SetData):
+            self._fire(op.path, "CHANGED")
+        elif isinstance(op, Delete):
+            for p in [p for p in list(self.data_watches) if p == op.path or p.startswith(op.path + "/")]:
+                self._fire(p, "DELETED")
+            for p in [p for p in list(self.child_watches) if p.startswith(op.path + "/")]:
+                self._fire(p, "CHILD")
+            self._fire(op.path, "CHILD")
+            self._fire(self._parent(op.path), "CHILD")
+
+    def _node(self, path: str, version: int = -1) -> Node:
+        """The node at ``path`` (NONODE if none), at data version ``version`` unless -1 (BADVERSION if not)."""
+        node = self.nodes.get(path)
+        if node is None:
+            raise _OpFailedError(NONODE)
+        if version != -1 and node.version != version:
+            raise _OpFailedError(BADVERSION)
+        return node
 
     def _do(self, op: Any) -> ZkOpResult:
-        nodes = self.nodes
         if isinstance(op, GetData):
-            node = nodes.get(op.path)
-            if node is None:
-                raise _OpFailedError(NONODE)
+            node = self._node(op.path)
             return ZkOpResult(OK, data=node.data, stat=self._stat(node))
         if isinstance(op, GetChildren):
-            node = nodes.get(op.path)
-            if node is None:
-                raise _OpFailedError(NONODE)
+            node = self._node(op.path)
             return ZkOpResult(OK, children=tuple(sorted(node.children)), stat=self._stat(node))
         if isinstance(op, Exists):
-            node = nodes.get(op.path)
-            if node is None:
-                raise _OpFailedError(NONODE)
-            return ZkOpResult(OK, stat=self._stat(node))
+            return ZkOpResult(OK, stat=self._stat(self._node(op.path)))
         if isinstance(op, Check):
-            node = nodes.get(op.path)
-            if node is None:
-                raise _OpFailedError(NONODE)
-            if op.version != -1 and node.version != op.version:
-                raise _OpFailedError(BADVERSION)
-            return ZkOpResult(OK, stat=self._stat(node))
+            return ZkOpResult(OK, stat=self._stat(self._node(op.path, op.version)))
         if isinstance(op, Create | RegisterBroker):
             return self._create(op)
         if isinstance(op, SetData):
-            node = nodes.get(op.path)
-            if node is None:
-                raise _OpFailedError(NONODE)
-            if op.version != -1 and node.version != op.version:
-                raise _OpFailedError(BADVERSION)
+            node = self._node(op.path, op.version)
             self.zxid += 1
             node.data = op.data
             node.version += 1
             return ZkOpResult(OK, stat=self._stat(node))
         if isinstance(op, Delete):
-            node = nodes.get(op.path)
-            if node is None:
-                raise _OpFailedError(NONODE)
-            if op.version != -1 and node.version != op.version:
-                raise _OpFailedError(BADVERSION)
+            node = self._node(op.path, op.version)
             if node.children and not op.recursive:
                 raise _OpFailedError(NOTEMPTY)
             self.zxid += 1
@@ -228,7 +303,8 @@ class FakeZooKeeper:
 
     def _add_node(self, path: str, data: str | None, ephemeral: bool) -> Node:
         self.zxid += 1
-        node = Node(data, 0, self.zxid, self.session_id if ephemeral else 0, self.zxid)
+        ctime = int(self.clock()) if self.clock is not None else self.zxid
+        node = Node(data, 0, self.zxid, self.session_id if ephemeral else 0, ctime)
         self.nodes[path] = node
         parent = self.nodes[self._parent(path)]
         parent.children.add(path.rsplit("/", 1)[1])
@@ -272,14 +348,3 @@ def run(proc: Any, zk: Callable[[ZkBatch], Any]) -> tuple[Any, list[Any]]:
     except StopIteration as stop:
         return stop.value, effects
 
-
-def sent(effects: list[Any], request_type: type | None = None, broker_id: int | None = None) -> list[SendRequest]:
-    """The SendRequest effects, optionally of one request type and/or to one broker."""
-    return [e for e in effects if isinstance(e, SendRequest)
-            and (request_type is None or isinstance(e.request, request_type))
-            and (broker_id is None or e.broker_id == broker_id)]
-
-
-def broker(broker_id: int, epoch: int = 1, host: str | None = None) -> Broker:
-    """A Broker with one PLAINTEXT endpoint (TestUtils.createBrokerAndEpoch)."""
-    return Broker(broker_id, (EndPoint(host or f"host{broker_id}", 9092),), None, epoch)
