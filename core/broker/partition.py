@@ -16,7 +16,6 @@ ISR-change outcomes go to an `IsrChangeListener` (Kafka's IsrChangeListener + Re
 from __future__ import annotations
 
 import itertools
-import json
 from collections.abc import Mapping, Sequence
 from typing import Protocol
 
@@ -25,9 +24,18 @@ import attrs
 from core.broker.leader_epoch_cache import UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET, EpochEntry
 from core.broker.log import UNKNOWN_OFFSET, KafkaStorageError, Log, LogManager
 from core.effects import Proc
-from messages.common import INITIAL_CONTROLLER_EPOCH, INITIAL_LEADER_EPOCH, INITIAL_ZK_VERSION, Errors, TopicPartition
+from core.zk_client import KafkaZkClient
+from messages.common import (
+    INITIAL_CONTROLLER_EPOCH,
+    INITIAL_LEADER_EPOCH,
+    INITIAL_ZK_VERSION,
+    Errors,
+    LeaderAndIsr,
+    LeaderIsrAndControllerEpoch,
+    TopicPartition,
+)
 from messages.requests import LeaderAndIsrPartitionState
-from messages.zk import BADVERSION, NONODE, GetData, SetData, ZkBatch
+from messages.zk import BADVERSION, NONODE, OK
 
 NO_LEADER_EPOCH_PROVIDED = -1  # a fetch without a current leader epoch (old clients)
 
@@ -48,29 +56,6 @@ class ApiError(Exception):
     def __init__(self, error: Errors, message: str = "") -> None:
         super().__init__(message or error.name)
         self.error = error
-
-
-def partition_state_path(tp: TopicPartition) -> str:
-    """TopicPartitionStateZNode.path."""
-    return f"/brokers/topics/{tp.topic}/partitions/{tp.partition}/state"
-
-
-def encode_partition_state(leader: int, leader_epoch: int, controller_epoch: int, isr: Sequence[int]) -> str:
-    """TopicPartitionStateZNode.encode (§1.2): ``{"version":1,"leader":..,"leader_epoch":..,"controller_epoch":..,
-    "isr":[..]}``."""
-    return json.dumps({"version": 1, "leader": leader, "leader_epoch": leader_epoch,
-                       "controller_epoch": controller_epoch, "isr": list(isr)}, separators=(",", ":"))
-
-
-def decode_partition_state(data: str | None) -> tuple[int, int, int, tuple[int, ...]] | None:
-    """(leader, leader_epoch, controller_epoch, isr) of a state znode, or None if unreadable."""
-    if not data:
-        return None
-    try:
-        js = json.loads(data)
-        return int(js["leader"]), int(js["leader_epoch"]), int(js["controller_epoch"]), tuple(js["isr"])
-    except (ValueError, KeyError, TypeError):
-        return None
 
 
 class IsrChangeListener(Protocol):
@@ -163,16 +148,10 @@ class IsrProposal:
     zk_version: int  # expected version of the conditional write
     id: int = attrs.field(factory=lambda: next(_proposal_ids))
 
-    @property
-    def path(self) -> str:
-        return partition_state_path(self.topic_partition)
-
-    @property
-    def data(self) -> str:
-        return encode_partition_state(self.leader, self.leader_epoch, self.controller_epoch, self.isr)
-
-    def set_data_op(self) -> SetData:
-        return SetData(self.path, self.data, version=self.zk_version)
+    def partition_state(self) -> LeaderIsrAndControllerEpoch:
+        """The state znode contents the proposal writes, conditional on ``zk_version``."""
+        return LeaderIsrAndControllerEpoch(LeaderAndIsr(self.leader, self.leader_epoch, self.isr, self.zk_version),
+                                           self.controller_epoch)
 
 
 class Partition:
@@ -543,30 +522,17 @@ class Partition:
 
 
 def submit_isr_updates(updates: Sequence[tuple[Partition, IsrProposal]], now_ms: float) -> Proc[list[bool]]:
-    """Write ISR proposals to their state znodes in ONE pipelined batch (ReplicationUtils.updateLeaderAndIsr) and
-    complete them. BADVERSION is re-checked (checkLeaderAndIsrZkData): if the znode already holds exactly what we
-    wanted to write, the write counts as successful with the znode's version. Returns per proposal: committed?"""
+    """Write ISR proposals to their state znodes in ONE pipelined batch (ReplicationUtils.updateLeaderAndIsr through
+    KafkaZkClient.conditional_update_partition_states, which re-checks a BADVERSION) and complete them. Returns per
+    proposal: committed?"""
     if not updates:
         return []
-    results = yield ZkBatch(tuple(p.set_data_op() for _, p in updates))
-    outcomes: list[tuple[int | None, Errors]] = []
-    recheck: list[int] = []
-    for i, r in enumerate(results):
-        if r.ok and r.stat is not None:
-            outcomes.append((r.stat.version, Errors.NONE))
-        elif r.code == BADVERSION:
-            outcomes.append((None, Errors.INVALID_UPDATE_VERSION))
-            recheck.append(i)
-        elif r.code == NONODE:
-            outcomes.append((None, Errors.UNKNOWN_TOPIC_OR_PARTITION))
-        else:
-            outcomes.append((None, Errors.UNKNOWN_SERVER_ERROR))
-    if recheck:
-        reads = yield ZkBatch(tuple(GetData(updates[i][1].path) for i in recheck))
-        for i, r in zip(recheck, reads, strict=True):
-            p = updates[i][1]
-            if r.ok and r.stat is not None and decode_partition_state(r.data) == (
-                    p.leader, p.leader_epoch, p.controller_epoch, p.isr):
-                outcomes[i] = (r.stat.version, Errors.NONE)
-    return [part.complete_isr_update(prop, version, error, now_ms)
-            for (part, prop), (version, error) in zip(updates, outcomes, strict=True)]
+    written = yield from KafkaZkClient().conditional_update_partition_states(
+        [(p.topic_partition, p.partition_state()) for _, p in updates])
+    return [part.complete_isr_update(prop, version, _ISR_WRITE_ERRORS.get(code, Errors.UNKNOWN_SERVER_ERROR)
+                                     if version is None or code != OK else Errors.NONE, now_ms)
+            for (part, prop), (version, code) in zip(updates, written, strict=True)]
+
+
+# What a failed ISR write answers (the error only matters as "not NONE": the ISR stays as it was).
+_ISR_WRITE_ERRORS = {BADVERSION: Errors.INVALID_UPDATE_VERSION, NONODE: Errors.UNKNOWN_TOPIC_OR_PARTITION}

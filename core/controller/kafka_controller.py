@@ -7,10 +7,10 @@ batches as SendRequest effects, broker channels are started/stopped with AddBrok
 auto-rebalance timer is a Schedule / Cancel, and follow-up events the controller enqueues itself are
 ``Emit(CONTROLLER_ACTOR, event)``.
 
-Watches: Kafka registers ZNodeChangeHandler / ZNodeChildChangeHandler objects per path and its ZooKeeperClient arms a
-watch on every read of a path with a registered handler. This class keeps the same registry (`_node_handlers`,
-`_child_handlers`); every read of a registered path is issued with ``watch=True``; `events_for_watch` maps a fired
-watch to the event the registered handler would enqueue.
+ZooKeeper: reads and writes go through `self.zk_client` (core.zk_client.KafkaZkClient). Watches: Kafka registers
+ZNodeChangeHandler / ZNodeChildChangeHandler objects per path and its ZooKeeperClient arms a watch on every read of a
+path with a registered handler; `self.watches` (core.controller.zk_watches.ZkWatches) is that registry, and
+`events_for_watch` maps a fired watch to the event the registered handler would enqueue.
 
 Errors: a ControllerMovedError escaping an event → maybeResign(); any other exception is logged and swallowed.
 No clock reads: the /controller timestamp comes from ``now_ms``, set by the caller before each event.
@@ -49,8 +49,18 @@ from core.controller.states import (
     ReplicaDeletionSuccessful,
 )
 from core.controller.topic_deletion import TopicDeletionManager
-from core.controller.zk_state import topic_partition_state_path
+from core.controller.zk_watches import (
+    CONTROLLER_CHILD_HANDLERS,
+    ZkWatches,
+    ZNodeChangeHandler,
+    broker_modifications_handler,
+    controller_change_handler,
+    partition_modifications_handler,
+    partition_reassignment_handler,
+    preferred_replica_election_handler,
+)
 from core.effects import AddBrokerChannel, Cancel, Emit, Proc, RemoveBrokerChannel, Schedule
+from core.zk_client import KafkaZkClient
 from messages import controller_events as ev
 from messages.broker_lifecycle import BrokerRegistered
 from messages.common import (
@@ -73,26 +83,13 @@ from messages.requests import (
     UpdateMetadataResponse,
 )
 from messages.zk import (
-    BADVERSION,
-    CONTROLLER_MOVED,
-    NODEEXISTS,
-    NONODE,
     OK,
-    Create,
-    Delete,
     Exists,
-    GetChildren,
-    GetData,
-    Multi,
-    RegisterBroker,
-    SetData,
-    ZkBatch,
     ZkOpResult,
     ZkSessionEvent,
     ZkWatchEvent,
 )
-from zk_bridge import paths, znodes
-from zk_bridge.znodes import ZnodeDecodeError
+from zk_bridge import paths
 
 log = logging.getLogger("kactor.controller")
 state_change_log = logging.getLogger("kactor.state.change")
@@ -103,7 +100,6 @@ STATE_CHANGE_LOG = "state-change-log"
 # The broker side's actors of this process, told of a re-registration (absent in controller-only set-ups).
 REPLICA_MANAGER = "replica-manager"
 METRICS = "metrics"
-TOPIC_CONFIG_TYPE = "topics"
 
 
 class StaleBrokerEpochError(Exception):
@@ -112,17 +108,6 @@ class StaleBrokerEpochError(Exception):
 
 class BrokerNotAvailableError(Exception):
     """Kafka's BrokerNotAvailableException."""
-
-
-@attrs.frozen
-class ZNodeChangeHandler:
-    """Kafka's ZNodeChangeHandler: the event enqueued on creation / deletion / data change of ``path``
-    (None = no-op)."""
-
-    path: str
-    on_creation: Any = None
-    on_deletion: Any = None
-    on_data_change: Any = None
 
 
 def error_for_exception(e: BaseException) -> Errors:
@@ -149,16 +134,16 @@ class KafkaController:
         self.active_controller_id = -1
         self._was_active = False
         self.broker_request_batch = ControllerBrokerRequestBatch(self.broker_id, self.ctx)
-        self.replica_state_machine = ZkReplicaStateMachine(config, self.ctx,
-                                                           ControllerBrokerRequestBatch(self.broker_id, self.ctx))
-        self.partition_state_machine = ZkPartitionStateMachine(config, self.ctx,
-                                                               ControllerBrokerRequestBatch(self.broker_id, self.ctx))
+        # ZooKeeperClient's handler registry, and KafkaZkClient over it
+        self.watches = ZkWatches()
+        self.zk_client = KafkaZkClient(self.watches)
+        self.replica_state_machine = ZkReplicaStateMachine(
+            config, self.ctx, ControllerBrokerRequestBatch(self.broker_id, self.ctx), self.zk_client)
+        self.partition_state_machine = ZkPartitionStateMachine(
+            config, self.ctx, ControllerBrokerRequestBatch(self.broker_id, self.ctx), self.zk_client)
         self.topic_deletion_manager = TopicDeletionManager(config, self.ctx, self.replica_state_machine,
                                                            self.partition_state_machine, self)
         self.reassignment = PartitionReassignment(self)
-        # ZooKeeperClient's handler registry
-        self._node_handlers: dict[str, ZNodeChangeHandler] = {}
-        self._child_handlers: dict[str, Any] = {}
         self._broker_modifications_handlers: set[int] = set()
         self._partition_modifications_handlers: set[str] = set()
         # ControllerChannelManager: the brokers that have a channel
@@ -251,21 +236,7 @@ class KafkaController:
 
     def events_for_watch(self, watch: ZkWatchEvent) -> list[Any]:
         """The events the handlers registered for ``watch.path`` enqueue (Kafka's ZooKeeperClient watcher)."""
-        if watch.kind == "CHILD":
-            event = self._child_handlers.get(watch.path)
-            return [event] if event is not None else []
-        handler = self._node_handlers.get(watch.path)
-        if handler is None:
-            return []
-        if watch.kind == "CREATED":
-            event = handler.on_creation
-        elif watch.kind == "DELETED":
-            event = handler.on_deletion
-        elif watch.kind == "CHANGED":
-            event = handler.on_data_change
-        else:
-            event = None
-        return [event] if event is not None else []
+        return self.watches.events_for_watch(watch)
 
     def events_for_session(self, session: ZkSessionEvent) -> list[Any]:
         """The controller's StateChangeHandler: EXPIRED → Expire (clearAndPut); REESTABLISHED →
@@ -304,132 +275,32 @@ class KafkaController:
             replicas_to_delete=replicas_to_delete)
 
     # ================================================================================================================
-    # ZooKeeper access (KafkaZkClient equivalents)
+    # ZooKeeper access (self.zk_client; the handler registry is self.watches)
     # ================================================================================================================
     def zk(self, ops: Iterable[Any], fenced: bool = False,
            fence_version: int | None = None) -> Proc[tuple[ZkOpResult, ...]]:
         """One pipelined batch; ``fenced`` checks /controller_epoch's version (ControllerMovedError if it moved)."""
-        op_tuple = tuple(ops)
-        if not op_tuple:
-            return ()
         version = fence_version if fence_version is not None else (self.ctx.epoch_zk_version if fenced else -1)
-        results = yield ZkBatch(op_tuple, version)
-        for r in results:
-            if r.code == CONTROLLER_MOVED:
-                raise ControllerMovedError(f"Controller epoch zkVersion check fails. Expected zkVersion = {version}")
-        return results
+        return (yield from self.zk_client.retry_requests_until_connected(ops, version))
 
     def watch_data(self, path: str) -> bool:
         """ZooKeeperClient.shouldWatch for GetData / Exists: a node handler is registered for the path."""
-        return path in self._node_handlers
-
-    def watch_children(self, path: str) -> bool:
-        return path in self._child_handlers
-
-    def get_data(self, path: str) -> GetData:
-        return GetData(path, self.watch_data(path))
-
-    def get_children(self, path: str) -> GetChildren:
-        return GetChildren(path, self.watch_children(path))
+        return self.watches.watch_data(path)
 
     def register_node_handler(self, handler: ZNodeChangeHandler) -> None:
-        self._node_handlers[handler.path] = handler
+        self.watches.register_node_handler(handler)
 
     def unregister_node_handler(self, path: str) -> None:
-        self._node_handlers.pop(path, None)
+        self.watches.unregister_node_handler(path)
 
     def register_node_handler_and_check_existence(self, handler: ZNodeChangeHandler) -> Proc[bool]:
         """registerZNodeChangeHandlerAndCheckExistence: register, then exists (arms a watch even on a missing node)."""
         self.register_node_handler(handler)
-        (r,) = yield from self.zk((Exists(handler.path, True),))
-        if r.code == OK:
-            return True
-        if r.code == NONODE:
-            return False
-        raise KeeperError(r.code, handler.path)
-
-    def get_controller_id(self) -> Proc[int]:
-        """KafkaZkClient.getControllerId (-1 if there is no controller)."""
-        (r,) = yield from self.zk((self.get_data(paths.ControllerZNode),))
-        if r.code == NONODE:
-            return -1
-        if r.code != OK:
-            raise KeeperError(r.code, paths.ControllerZNode)
-        try:
-            cid = znodes.decode_controller(r.data)
-        except ZnodeDecodeError:
-            log.warning("Failed to parse the controller info %r", r.data)
-            return -1
-        return cid if cid is not None else -1
-
-    def _children(self, path: str) -> Proc[list[str]]:
-        (r,) = yield from self.zk((self.get_children(path),))
-        if r.code == NONODE:
-            return []
-        if r.code != OK:
-            raise KeeperError(r.code, path)
-        return sorted(r.children or ())
-
-    def get_all_broker_and_epochs_in_cluster(self) -> Proc[dict[int, Broker]]:
-        """KafkaZkClient.getAllBrokerAndEpochsInCluster: id → Broker (epoch = czxid). Brokers whose registration
-        vanished in between are skipped; an undecodable registration is logged and skipped."""
-        ids: list[int] = []
-        for child in (yield from self._children(paths.BrokerIdsZNode)):
-            try:
-                ids.append(int(child))
-            except ValueError:
-                log.warning("Ignoring non-numeric broker registration %s", child)
-        ids.sort()
-        results = yield from self.zk(GetData(paths.BrokerIdZNode.path(b), True) for b in ids)
-        brokers: dict[int, Broker] = {}
-        for b, r in zip(ids, results, strict=True):
-            if r.code == OK and r.stat is not None:
-                try:
-                    brokers[b] = znodes.decode_broker(b, r.data, r.stat.czxid)
-                except ZnodeDecodeError as e:
-                    log.error("Ignoring broker %d: %s", b, e)
-            elif r.code != NONODE:
-                raise KeeperError(r.code, paths.BrokerIdZNode.path(b))
-        return brokers
-
-    def get_full_replica_assignment_for_topics(self, topics: Iterable[str]
-                                               ) -> Proc[dict[TopicPartition, ReplicaAssignment]]:
-        """KafkaZkClient.getFullReplicaAssignmentForTopics (one GetData per topic, pipelined; arms the
-        PartitionModifications watches)."""
-        topic_list = ordered(set(topics))
-        results = yield from self.zk(self.get_data(paths.TopicZNode.path(t)) for t in topic_list)
-        out: dict[TopicPartition, ReplicaAssignment] = {}
-        for t, r in zip(topic_list, results, strict=False):
-            if r.code == OK:
-                try:
-                    out.update(znodes.decode_topic_assignment(t, r.data))
-                except ZnodeDecodeError as e:
-                    log.error("Ignoring the assignment of topic %s: %s", t, e)
-            elif r.code != NONODE:
-                raise KeeperError(r.code, paths.TopicZNode.path(t))
-        return out
-
-    def get_topic_partition_states(self, partitions: Iterable[TopicPartition]
-                                   ) -> Proc[dict[TopicPartition, LeaderIsrAndControllerEpoch]]:
-        """KafkaZkClient.getTopicPartitionStates (pipelined; arms the reassignment ISR watches where registered)."""
-        parts = ordered(partitions)
-        results = yield from self.zk(self.get_data(topic_partition_state_path(tp)) for tp in parts)
-        out: dict[TopicPartition, LeaderIsrAndControllerEpoch] = {}
-        for tp, r in zip(parts, results, strict=True):
-            if r.code == OK and r.stat is not None:
-                try:
-                    decoded = znodes.decode_partition_state(r.data, r.stat)
-                except ZnodeDecodeError as e:
-                    log.error("Ignoring the state of %s: %s", tp, e)
-                    continue
-                if decoded is not None:
-                    out[tp] = decoded
-        return out
+        return (yield from self.zk_client.register_znode_change_handler_and_check_existence(handler.path))
 
     def delete_topic_deletions(self, topics: Iterable[str], epoch_zk_version: int) -> Proc[None]:
-        """KafkaZkClient.deleteTopicDeletions (fenced)."""
-        yield from self.zk((Delete(paths.DeleteTopicsTopicZNode.path(t)) for t in topics),
-                           fence_version=epoch_zk_version)
+        """ControllerDeletionClient.deleteTopicDeletions (fenced)."""
+        yield from self.zk_client.delete_topic_deletions(topics, epoch_zk_version)
 
     def delete_topic(self, topic: str, epoch_zk_version: int) -> Proc[None]:
         """ControllerDeletionClient.deleteTopic, as TopicDeletionManager.completeDeleteTopic calls it: deleteTopicZNode
@@ -437,12 +308,9 @@ class KafkaController:
         (/admin/delete_topics/<t>), each fenced and each answered before the next is sent. The marker goes last, so
         a controller that fails in between leaves it and the next controller completes the deletion. As in
         KafkaZkClient.deleteRecursive, a recursive delete that fails other than NONODE throws."""
-        topic_path = paths.TopicZNode.path(topic)
-        (r,) = yield from self.zk((Delete(topic_path, recursive=True),), fence_version=epoch_zk_version)
-        if r.code not in (OK, NONODE):
-            raise KeeperError(r.code, topic_path)
-        yield from self.zk((Delete(_topic_config_path(topic)),), fence_version=epoch_zk_version)
-        yield from self.delete_topic_deletions((topic,), epoch_zk_version)
+        yield from self.zk_client.delete_topic_znode(topic, epoch_zk_version)
+        yield from self.zk_client.delete_topic_configs((topic,), epoch_zk_version)
+        yield from self.zk_client.delete_topic_deletions((topic,), epoch_zk_version)
 
     def mute_partition_modifications(self, topic: str) -> None:
         """ControllerDeletionClient.mutePartitionModifications."""
@@ -455,12 +323,9 @@ class KafkaController:
     # ================================================================================================================
     # election, resignation
     # ================================================================================================================
-    def _controller_change_handler(self) -> ZNodeChangeHandler:
-        return ZNodeChangeHandler(paths.ControllerZNode, ev.ControllerChange(), ev.Reelect(), ev.ControllerChange())
-
     def process_startup(self) -> Proc[None]:
         """processStartup: register the /controller handler (exists watch) and elect()."""
-        yield from self.register_node_handler_and_check_existence(self._controller_change_handler())
+        yield from self.register_node_handler_and_check_existence(controller_change_handler())
         yield from self.elect()
 
     def process_controller_change(self) -> Proc[None]:
@@ -475,10 +340,9 @@ class KafkaController:
     def process_register_broker_and_reelect(self) -> Proc[None]:
         """processRegisterBrokerAndReelect: re-register /brokers/ids/<id> (new czxid = new broker epoch); reelect."""
         if self.broker_info is not None:
-            path = paths.BrokerIdZNode.path(self.broker_id)
-            (r,) = yield from self.zk((RegisterBroker(path, self.broker_info),))
+            r = yield from self.zk_client.register_broker(self.broker_id, self.broker_info)
             if r.code != OK:
-                raise KeeperError(r.code, path)
+                raise KeeperError(r.code, paths.BrokerIdZNode.path(self.broker_id))
             if r.stat is not None:
                 self.broker_epoch = r.stat.czxid
                 # the broker side learns its new epoch too (KafkaController.brokerEpoch is what KafkaApis checks
@@ -503,13 +367,14 @@ class KafkaController:
 
     def elect(self) -> Proc[None]:
         """KafkaController.elect (§2.1)."""
-        self.active_controller_id = yield from self.get_controller_id()
+        self.active_controller_id = yield from self.zk_client.get_controller_id()
         if self.active_controller_id != -1:
             log.debug("Broker %d has been elected as the controller, so stopping the election process.",
                       self.active_controller_id)
             return
         try:
-            epoch, epoch_zk_version = yield from self.register_controller_and_increment_controller_epoch(self.broker_id)
+            epoch, epoch_zk_version = yield from self.zk_client.register_controller_and_increment_controller_epoch(
+                self.broker_id, int(self.now_ms))
             self.ctx.epoch = epoch
             self.ctx.epoch_zk_version = epoch_zk_version
             self.active_controller_id = self.broker_id
@@ -533,62 +398,17 @@ class KafkaController:
                       "immediately", self.broker_id, exc_info=True)
             yield from self.trigger_controller_move()
 
-    def register_controller_and_increment_controller_epoch(self, controller_id: int) -> Proc[tuple[int, int]]:
-        """KafkaZkClient.registerControllerAndIncrementControllerEpoch: multi [create /controller (ephemeral),
-        setData /controller_epoch (expected version)]; NODEEXISTS / BADVERSION → verify the transaction's outcome."""
-        cur_epoch, cur_version = yield from self._get_or_create_controller_epoch()
-        new_epoch = cur_epoch + 1
-        data = znodes.encode_controller(controller_id, int(self.now_ms))
-        (m,) = yield from self.zk((Multi((
-            Create(paths.ControllerZNode, data, ephemeral=True),
-            SetData(paths.ControllerEpochZNode, znodes.encode_controller_epoch(new_epoch), cur_version),
-        )),))
-        if m.code == OK:
-            inner = m.results[1] if m.results else None
-            return new_epoch, (inner.stat.version if inner is not None and inner.stat is not None else cur_version + 1)
-        if m.code in (NODEEXISTS, BADVERSION):
-            # checkControllerAndEpoch: did our transaction succeed after all (e.g. a retry)?
-            ctl, ep = yield from self.zk((GetData(paths.ControllerZNode, self.watch_data(paths.ControllerZNode)),
-                                          GetData(paths.ControllerEpochZNode)))
-            if ctl.code == NONODE:
-                raise ControllerMovedError("The ephemeral node at /controller went away while checking whether the "
-                                           "controller election succeeds. Aborting controller startup procedure")
-            if ctl.code == OK and ep.code == OK and ep.stat is not None:
-                try:
-                    owner = znodes.decode_controller(ctl.data)
-                    stored_epoch = znodes.decode_controller_epoch(ep.data)
-                except ZnodeDecodeError:
-                    owner, stored_epoch = None, -1
-                if owner == controller_id and stored_epoch == new_epoch:
-                    return new_epoch, ep.stat.version
-            raise ControllerMovedError("Controller moved to another broker. Aborting controller startup procedure")
-        raise KeeperError(m.code, paths.ControllerZNode)
-
-    def _get_or_create_controller_epoch(self) -> Proc[tuple[int, int]]:
-        """maybeCreateControllerEpochZNode + getControllerEpoch: (epoch, zkVersion); a new node holds 0 at version 0."""
-        while True:
-            (r,) = yield from self.zk((GetData(paths.ControllerEpochZNode),))
-            if r.code == OK and r.stat is not None:
-                return znodes.decode_controller_epoch(r.data), r.stat.version
-            if r.code != NONODE:
-                raise KeeperError(r.code, paths.ControllerEpochZNode)
-            (c,) = yield from self.zk((Create(paths.ControllerEpochZNode, znodes.encode_controller_epoch(0)),))
-            if c.code == OK:
-                return 0, 0
-            if c.code != NODEEXISTS:
-                raise KeeperError(c.code, paths.ControllerEpochZNode)
-
     def maybe_resign(self) -> Proc[None]:
         """KafkaController.maybeResign"""
         was_active = self.is_active
-        yield from self.register_node_handler_and_check_existence(self._controller_change_handler())
-        self.active_controller_id = yield from self.get_controller_id()
+        yield from self.register_node_handler_and_check_existence(controller_change_handler())
+        self.active_controller_id = yield from self.zk_client.get_controller_id()
         if was_active and not self.is_active:
             yield from self.on_controller_resignation()
 
     def trigger_controller_move(self) -> Proc[None]:
         """KafkaController.triggerControllerMove: resign and delete /controller (fenced by our epoch zkVersion)."""
-        self.active_controller_id = yield from self.get_controller_id()
+        self.active_controller_id = yield from self.zk_client.get_controller_id()
         if not self.is_active:
             log.warning("Controller has already moved when trying to trigger controller movement")
             return
@@ -596,7 +416,7 @@ class KafkaController:
             expected = self.ctx.epoch_zk_version
             self.active_controller_id = -1
             yield from self.on_controller_resignation()
-            yield from self.zk((Delete(paths.ControllerZNode),), fence_version=expected)
+            yield from self.zk_client.delete_controller(expected)
         except ControllerMovedError:
             log.warning("Controller has already moved when trying to trigger controller movement")
 
@@ -610,17 +430,14 @@ class KafkaController:
     def on_controller_failover(self) -> Proc[None]:
         """KafkaController.onControllerFailover (2.6, §4.1)."""
         log.info("Registering handlers")
-        for path, event in ((paths.BrokerIdsZNode, ev.BrokerChange()), (paths.TopicsZNode, ev.TopicChange()),
-                            (paths.DeleteTopicsZNode, ev.TopicDeletion()),
-                            (paths.LogDirEventNotificationZNode, ev.LogDirEventNotification()),
-                            (paths.IsrChangeNotificationZNode, ev.IsrChangeNotification())):
-            self._child_handlers[path] = event
-        self.register_node_handler(self._preferred_replica_election_handler())
-        self.register_node_handler(self._partition_reassignment_handler())
+        for path, event in CONTROLLER_CHILD_HANDLERS:
+            self.watches.register_child_handler(path, event)
+        self.register_node_handler(preferred_replica_election_handler())
+        self.register_node_handler(partition_reassignment_handler())
         yield from self.zk((Exists(paths.PreferredReplicaElectionZNode, True),
                             Exists(paths.ReassignPartitionsZNode, True)))
         log.info("Deleting log dir event notifications and isr change notifications")
-        yield from self._delete_notifications((paths.LogDirEventNotificationZNode, paths.IsrChangeNotificationZNode))
+        yield from self.zk_client.delete_all_notifications(self.ctx.epoch_zk_version)
         log.info("Initializing controller context")
         yield from self.initialize_controller_context()
         log.info("Fetching topic deletions in progress")
@@ -640,20 +457,11 @@ class KafkaController:
         if self.config.auto_leader_rebalance_enable:
             yield Schedule(AUTO_LEADER_REBALANCE_TIMER, AUTO_LEADER_REBALANCE_INITIAL_DELAY_MS)
 
-    def _delete_notifications(self, parents: Iterable[str]) -> Proc[None]:
-        """deleteLogDirEventNotifications / deleteIsrChangeNotifications: read children (arms the child watch), then
-        delete them all (fenced), pipelined."""
-        parent_list = list(parents)
-        results = yield from self.zk(self.get_children(p) for p in parent_list)
-        deletes = [Delete(f"{p}/{c}") for p, r in zip(parent_list, results, strict=True) if r.code == OK
-                   for c in sorted(r.children or ())]
-        yield from self.zk(deletes, fenced=True)
-
     def on_controller_resignation(self) -> Proc[None]:
         """KafkaController.onControllerResignation (§2.5)."""
         log.debug("Resigning")
         for path in (paths.IsrChangeNotificationZNode, paths.LogDirEventNotificationZNode):
-            self._child_handlers.pop(path, None)
+            self.watches.unregister_child_handler(path)
         self.unregister_node_handler(paths.ReassignPartitionsZNode)
         self.unregister_node_handler(paths.PreferredReplicaElectionZNode)
         self.unregister_broker_modifications_handler(list(self._broker_modifications_handlers))
@@ -661,11 +469,11 @@ class KafkaController:
         yield Cancel(AUTO_LEADER_REBALANCE_TIMER)
         self.reassignment.unregister_partition_reassignment_isr_change_handlers()
         self.partition_state_machine.shutdown()
-        self._child_handlers.pop(paths.TopicsZNode, None)
+        self.watches.unregister_child_handler(paths.TopicsZNode)
         self.unregister_partition_modifications_handlers(list(self._partition_modifications_handlers))
-        self._child_handlers.pop(paths.DeleteTopicsZNode, None)
+        self.watches.unregister_child_handler(paths.DeleteTopicsZNode)
         self.replica_state_machine.shutdown()
-        self._child_handlers.pop(paths.BrokerIdsZNode, None)
+        self.watches.unregister_child_handler(paths.BrokerIdsZNode)
         # controllerChannelManager.shutdown()
         for broker_id in sorted(self._channels):
             yield RemoveBrokerChannel(broker_id)
@@ -682,18 +490,13 @@ class KafkaController:
     # ================================================================================================================
     # handlers registry
     # ================================================================================================================
-    def _preferred_replica_election_handler(self) -> ZNodeChangeHandler:
-        return ZNodeChangeHandler(paths.PreferredReplicaElectionZNode,
-                                  on_creation=ev.ReplicaLeaderElection(None, ev.PREFERRED, ev.ZK_TRIGGERED))
-
     def _partition_reassignment_handler(self) -> ZNodeChangeHandler:
-        return ZNodeChangeHandler(paths.ReassignPartitionsZNode, on_creation=ev.ZkPartitionReassignment())
+        return partition_reassignment_handler()
 
     def register_broker_modifications_handler(self, broker_ids: Iterable[int]) -> None:
         """registerBrokerModificationsHandler (the data watches are armed by the reads of the registrations)."""
         for b in broker_ids:
-            self.register_node_handler(ZNodeChangeHandler(paths.BrokerIdZNode.path(b),
-                                                          on_data_change=ev.BrokerModifications(b)))
+            self.register_node_handler(broker_modifications_handler(b))
             self._broker_modifications_handlers.add(b)
 
     def unregister_broker_modifications_handler(self, broker_ids: Iterable[int]) -> None:
@@ -707,8 +510,7 @@ class KafkaController:
         topic's unclean.leader.election.enable becoming true reaches it as TopicUncleanLeaderElectionEnable from the
         broker's config manager (TopicConfigHandler)."""
         for t in topics:
-            self.register_node_handler(ZNodeChangeHandler(paths.TopicZNode.path(t),
-                                                          on_data_change=ev.PartitionModifications(t)))
+            self.register_node_handler(partition_modifications_handler(t))
             self._partition_modifications_handlers.add(t)
 
     def unregister_partition_modifications_handlers(self, topics: Iterable[str]) -> None:
@@ -723,13 +525,13 @@ class KafkaController:
     def initialize_controller_context(self) -> Proc[None]:
         """KafkaController.initializeControllerContext (§4.2)."""
         ctx = self.ctx
-        brokers = yield from self.get_all_broker_and_epochs_in_cluster()
+        brokers = yield from self.zk_client.get_all_broker_and_epochs_in_cluster()
         ctx.set_live_brokers({b: b.epoch for b in brokers.values()})
         log.info("Initialized broker epochs cache: %s", ctx.live_broker_id_and_epochs())
-        topics = yield from self._children(paths.TopicsZNode)
+        topics = yield from self.zk_client.get_all_topics_in_cluster()
         ctx.set_all_topics(topics)
         self.register_partition_modifications_handlers(topics)
-        assignments = yield from self.get_full_replica_assignment_for_topics(topics)
+        assignments = yield from self.zk_client.get_full_replica_assignment_for_topics(ordered(set(topics)))
         for tp, assignment in assignments.items():
             ctx.update_partition_full_replica_assignment(tp, assignment)
             if assignment.is_being_reassigned:
@@ -762,7 +564,7 @@ class KafkaController:
     def fetch_topic_deletions_in_progress(self) -> Proc[tuple[set[str], set[str]]]:
         """fetchTopicDeletionsInProgress: (queued topics, topics with an offline replica or being reassigned)."""
         ctx = self.ctx
-        to_delete = set((yield from self._children(paths.DeleteTopicsZNode)))
+        to_delete = set((yield from self.zk_client.get_topic_deletions()))
         with_offline: set[str] = set()
         for tp in ctx.iter_all_partitions():
             if tp.topic in with_offline:
@@ -778,7 +580,7 @@ class KafkaController:
     def fetch_pending_preferred_replica_elections(self) -> Proc[set[TopicPartition]]:
         """fetchPendingPreferredReplicaElections: the znode's partitions that are not yet led by their preferred
         replica, of existing topics not queued for deletion."""
-        undergoing = yield from self.get_preferred_replica_election()
+        undergoing = yield from self.zk_client.get_preferred_replica_election()
         ctx = self.ctx
         pending: set[TopicPartition] = set()
         for tp in undergoing:
@@ -793,19 +595,6 @@ class KafkaController:
             pending.add(tp)
         log.info("Resuming preferred replica election for partitions: %s", sorted(pending))
         return pending
-
-    def get_preferred_replica_election(self) -> Proc[set[TopicPartition]]:
-        """KafkaZkClient.getPreferredReplicaElection (invalid JSON → empty, as Kafka's decode)."""
-        (r,) = yield from self.zk((self.get_data(paths.PreferredReplicaElectionZNode),))
-        if r.code == NONODE:
-            return set()
-        if r.code != OK:
-            raise KeeperError(r.code, paths.PreferredReplicaElectionZNode)
-        try:
-            return znodes.decode_preferred_replica_election(r.data)
-        except ZnodeDecodeError as e:
-            log.warning("Ignoring preferred replica election due to invalid json: %s", e)
-            return set()
 
     # ================================================================================================================
     # requests
@@ -902,7 +691,7 @@ class KafkaController:
         if not self.is_active:
             return
         ctx = self.ctx
-        current = yield from self.get_all_broker_and_epochs_in_cluster()
+        current = yield from self.zk_client.get_all_broker_and_epochs_in_cluster()
         cur_ids = set(current)
         known = ctx.live_or_shutting_down_broker_ids()
         known_epochs = ctx.live_broker_id_and_epochs()
@@ -935,11 +724,9 @@ class KafkaController:
         """processBrokerModification: a changed registration (endpoints) → UpdateMetadata to every broker."""
         if not self.is_active:
             return
-        path = paths.BrokerIdZNode.path(broker_id)
-        (r,) = yield from self.zk((self.get_data(path),))
-        if r.code != OK or r.stat is None:
+        new = yield from self.zk_client.get_broker(broker_id)
+        if new is None:
             return
-        new = znodes.decode_broker(broker_id, r.data, r.stat.czxid)
         old = self.ctx.live_or_shutting_down_broker(broker_id)
         if old is not None and new.endpoints != old.endpoints:
             log.info("Updated broker metadata: %s -> %s", old, new)
@@ -954,12 +741,12 @@ class KafkaController:
         if not self.is_active:
             return
         ctx = self.ctx
-        topics = set((yield from self._children(paths.TopicsZNode)))
+        topics = set((yield from self.zk_client.get_all_topics_in_cluster()))
         new_topics = topics - ctx.all_topics
         deleted = ctx.all_topics - topics
         ctx.set_all_topics(topics)
         self.register_partition_modifications_handlers(sorted(new_topics))
-        added = yield from self.get_full_replica_assignment_for_topics(new_topics)
+        added = yield from self.zk_client.get_full_replica_assignment_for_topics(ordered(new_topics))
         for t in sorted(deleted):
             ctx.remove_topic(t)
         for tp, assignment in added.items():
@@ -974,7 +761,7 @@ class KafkaController:
         if not self.is_active:
             return
         ctx = self.ctx
-        assignment = yield from self.get_full_replica_assignment_for_topics((topic,))
+        assignment = yield from self.zk_client.get_full_replica_assignment_for_topics((topic,))
         to_add = {tp: a for tp, a in assignment.items() if not ctx.partition_replica_assignment(tp)}
         if self.topic_deletion_manager.is_topic_queued_up_for_deletion(topic):
             if to_add:
@@ -993,24 +780,27 @@ class KafkaController:
                                               new_assignment: Mapping[TopicPartition, ReplicaAssignment]) -> Proc[None]:
         """restorePartitionReplicaAssignment: rewrite the topic znode with the partitions that exist (fenced)."""
         log.info("Restoring the partition replica assignment for topic %s", topic)
-        existing = set((yield from self._children(paths.TopicPartitionsZNode.path(topic))))
+        existing = set((yield from self.zk_client.get_topic_partitions(topic)))
         restored = {tp: self.ctx.partition_full_replica_assignment(tp) for tp in new_assignment
                     if str(tp.partition) in existing}
         yield from self.set_topic_assignment(topic, restored)
 
     def set_topic_assignment(self, topic: str, assignment: Mapping[TopicPartition, ReplicaAssignment]
                              ) -> Proc[ZkOpResult]:
-        """KafkaZkClient.setTopicAssignmentRaw (fenced)."""
-        (r,) = yield from self.zk((SetData(paths.TopicZNode.path(topic), znodes.encode_topic_assignment(assignment)),),
-                                  fenced=True)
-        return r
+        """KafkaZkClient.setTopicAssignmentRaw, fenced by this controller's epoch zkVersion."""
+        return (yield from self.zk_client.set_topic_assignment_raw(topic, assignment, self.ctx.epoch_zk_version))
+
+    def get_topic_partition_states(self, partitions: Iterable[TopicPartition]
+                                   ) -> Proc[dict[TopicPartition, LeaderIsrAndControllerEpoch]]:
+        """KafkaZkClient.getTopicPartitionStates, in a deterministic order."""
+        return (yield from self.zk_client.get_topic_partition_states(ordered(partitions)))
 
     def process_topic_deletion(self) -> Proc[None]:
         """processTopicDeletion (§3.4)."""
         if not self.is_active:
             return
         ctx = self.ctx
-        to_delete = set((yield from self._children(paths.DeleteTopicsZNode)))
+        to_delete = set((yield from self.zk_client.get_topic_deletions()))
         non_existent = to_delete - ctx.all_topics
         if non_existent:
             log.warning("Ignoring request to delete non-existing topics %s", ",".join(sorted(non_existent)))
@@ -1048,64 +838,41 @@ class KafkaController:
     # ================================================================================================================
     # notifications
     # ================================================================================================================
-    def _read_notifications(self, parent: str) -> Proc[tuple[list[str], list[ZkOpResult]]]:
-        children = yield from self._children(parent)
-        results = yield from self.zk(GetData(f"{parent}/{c}") for c in children)
-        return children, list(results)
-
     def process_isr_change_notification(self) -> Proc[None]:
         """processIsrChangeNotification: refresh the listed partitions' leader/ISR from ZooKeeper, UpdateMetadata
         for them to every broker; finally delete the processed notifications (fenced)."""
         if not self.is_active:
             return
-        parent = paths.IsrChangeNotificationZNode
-        children, results = yield from self._read_notifications(parent)
+        zk = self.zk_client
+        children = yield from zk.get_all_isr_change_notifications()
+        partitions = yield from zk.get_partitions_from_isr_change_notifications(children)
         try:
-            partitions: set[TopicPartition] = set()
-            for c, r in zip(children, results, strict=True):
-                if r.code == OK:
-                    try:
-                        partitions |= znodes.decode_isr_change(r.data, f"{parent}/{c}")
-                    except ZnodeDecodeError as e:
-                        log.warning("Ignoring ISR change notification %s: %s", c, e)
             if partitions:
                 yield from self.update_leader_and_isr_cache(partitions)
                 yield from self.send_update_metadata_request(self.ctx.live_or_shutting_down_broker_ids(), partitions)
         except GeneratorExit:
             raise
         except BaseException:
-            yield from self._delete_children(parent, children)
+            yield from zk.delete_isr_change_notifications(children, self.ctx.epoch_zk_version)
             raise
-        yield from self._delete_children(parent, children)
-
-    def _delete_children(self, parent: str, children: Iterable[str]) -> Proc[None]:
-        yield from self.zk((Delete(f"{parent}/{c}") for c in children), fenced=True)
+        yield from zk.delete_isr_change_notifications(children, self.ctx.epoch_zk_version)
 
     def process_log_dir_event_notification(self) -> Proc[None]:
         """processLogDirEventNotification: LeaderAndIsr probes for every replica on the brokers that reported a log dir
         failure; finally delete the processed notifications (fenced)."""
         if not self.is_active:
             return
-        parent = paths.LogDirEventNotificationZNode
-        children, results = yield from self._read_notifications(parent)
+        zk = self.zk_client
+        children = yield from zk.get_all_log_dir_event_notifications()
+        broker_ids = yield from zk.get_broker_ids_from_log_dir_events(children)
         try:
-            broker_ids: list[int] = []
-            for c, r in zip(children, results, strict=True):
-                if r.code == OK:
-                    try:
-                        b = znodes.decode_log_dir_event(r.data, f"{parent}/{c}")
-                    except ZnodeDecodeError as e:
-                        log.warning("Ignoring log dir event notification %s: %s", c, e)
-                        continue
-                    if b is not None:
-                        broker_ids.append(b)
             yield from self.on_broker_log_dir_failure(broker_ids)
         except GeneratorExit:
             raise
         except BaseException:
-            yield from self._delete_children(parent, children)
+            yield from zk.delete_log_dir_event_notifications(children, self.ctx.epoch_zk_version)
             raise
-        yield from self._delete_children(parent, children)
+        yield from zk.delete_log_dir_event_notifications(children, self.ctx.epoch_zk_version)
 
     # ================================================================================================================
     # leader elections
@@ -1156,7 +923,7 @@ class KafkaController:
                 log.warning("Partition %s failed to complete preferred replica leader election to %d. Leader is still "
                             "%d", tp, replicas[0], info.leader_and_isr.leader)
         if not is_triggered_by_auto_rebalance:
-            yield from self.zk((Delete(paths.PreferredReplicaElectionZNode),), fenced=True)
+            yield from self.zk_client.delete_preferred_replica_election(self.ctx.epoch_zk_version)
             # Ensure we detect future preferred replica leader elections
             yield Emit(CONTROLLER_ACTOR, ev.ReplicaLeaderElection(None, ev.PREFERRED, ev.ZK_TRIGGERED))
 
@@ -1167,13 +934,13 @@ class KafkaController:
             return tuple(ev.ReplicaElectionResult(tp, Errors.NOT_CONTROLLER) for tp in (partitions_opt or ()))
         if trigger != ev.ADMIN_CLIENT_TRIGGERED:
             exists = yield from self.register_node_handler_and_check_existence(
-                self._preferred_replica_election_handler())
+                preferred_replica_election_handler())
             if not exists:
                 return ()
         if partitions_opt is not None:
             partitions = set(partitions_opt)
         else:
-            partitions = yield from self.get_preferred_replica_election()
+            partitions = yield from self.zk_client.get_preferred_replica_election()
         ctx = self.ctx
         known = {tp for tp in partitions if ctx.partition_replica_assignment(tp)}
         unknown = partitions - known
@@ -1355,7 +1122,3 @@ class KafkaController:
                                    response, broker_id)
         return
         yield  # pragma: no cover
-
-
-def _topic_config_path(topic: str) -> str:
-    return paths.ConfigEntityZNode.path(TOPIC_CONFIG_TYPE, topic)

@@ -27,19 +27,12 @@ from core.controller.election import (
 from core.controller.errors import ControllerMovedError, IllegalStateError, KeeperError, StateChangeFailedError
 from core.controller.request_batch import ControllerBrokerRequestBatch
 from core.controller.states import PartitionState
-from core.controller.zk_state import (
-    UNCLEAN_LEADER_ELECTION_ENABLE,
-    create_topic_partition_states_raw,
-    decode_partition_state,
-    get_log_configs,
-    get_topic_partition_states_raw,
-    topic_partition_state_path,
-    update_leader_and_isr,
-)
 from core.effects import Emit, Proc
+from core.zk_client import UNCLEAN_LEADER_ELECTION_ENABLE, KafkaZkClient, partition_state_or_none
 from messages.common import LeaderAndIsr, LeaderIsrAndControllerEpoch, PartitionAndReplica, TopicPartition
 from messages.observability import LeaderElection, PartitionStateChange, StateChangeBatch
 from messages.zk import NODEEXISTS, NONODE, OK
+from zk_bridge import paths
 
 log = logging.getLogger("kactor.controller.partition_state_machine")
 state_change_log = logging.getLogger("kactor.state.change")
@@ -74,11 +67,13 @@ def ordered(items: Iterable[Any]) -> list[Any]:
 class ZkPartitionStateMachine:
     """Mirrors ZkPartitionStateMachine. ``config`` needs ``broker_id`` and ``unclean_leader_election_enable``."""
 
-    def __init__(self, config: Any, ctx: ControllerContext, batch: ControllerBrokerRequestBatch | None = None) -> None:
+    def __init__(self, config: Any, ctx: ControllerContext, batch: ControllerBrokerRequestBatch | None = None,
+                 zk_client: KafkaZkClient | None = None) -> None:
         self.config = config
         self.controller_id: int = config.broker_id
         self.ctx = ctx
         self.batch = batch if batch is not None else ControllerBrokerRequestBatch(self.controller_id, ctx)
+        self.zk_client = zk_client if zk_client is not None else KafkaZkClient()
         self._changes: list[PartitionStateChange] = []
         self._elections: list[LeaderElection] = []
 
@@ -212,7 +207,7 @@ class ZkPartitionStateMachine:
         if not initial:
             return []
         try:
-            responses = yield from create_topic_partition_states_raw(initial, ctx.epoch_zk_version)
+            responses = yield from self.zk_client.create_topic_partition_states_raw(initial, ctx.epoch_zk_version)
         except ControllerMovedError:
             log.error("Controller moved to another broker when trying to create the topic partition state znode")
             raise
@@ -229,7 +224,7 @@ class ZkPartitionStateMachine:
                 exists.append(tp)
             else:
                 self._log_failed_state_change(tp, NewPartition, OnlinePartition,
-                                              KeeperError(r.code, topic_partition_state_path(tp)))
+                                              KeeperError(r.code, paths.TopicPartitionStateZNode.path(tp)))
         if exists:
             own = yield from self._own_lost_creates(exists, initial)
             for tp in exists:
@@ -237,7 +232,7 @@ class ZkPartitionStateMachine:
                     created.append(tp)
                 else:
                     self._log_failed_state_change(tp, NewPartition, OnlinePartition,
-                                                  KeeperError(NODEEXISTS, topic_partition_state_path(tp)))
+                                                  KeeperError(NODEEXISTS, paths.TopicPartitionStateZNode.path(tp)))
         for tp in created:
             info = initial[tp]
             ctx.put_partition_leadership_info(tp, info)
@@ -255,7 +250,7 @@ class ZkPartitionStateMachine:
         reconnect (retryRequestsUntilConnected) and answered NODEEXISTS; 2.6 then fails every later attempt the same
         way and the partition stays NewPartition, leaderless, for ever."""
         try:
-            responses = yield from get_topic_partition_states_raw(partitions)
+            responses = yield from self.zk_client.get_topic_partition_states_raw(partitions)
         except ControllerMovedError:
             raise
         except Exception as e:  # the read failed: the creates count as failed, as in 2.6
@@ -264,7 +259,7 @@ class ZkPartitionStateMachine:
         own: set[TopicPartition] = set()
         for tp, r in zip(partitions, responses, strict=True):
             if (r.code == OK and r.stat is not None and r.stat.version == 0
-                    and decode_partition_state(r.data, 0) == initial[tp]):
+                    and partition_state_or_none(r, tp, 0) == initial[tp]):
                 own.add(tp)
         return own
 
@@ -290,7 +285,7 @@ class ZkPartitionStateMachine:
         """Mirrors doElectLeaderForPartitions: read states, elect, conditionally write, queue LeaderAndIsr."""
         ctx = self.ctx
         try:
-            responses = yield from get_topic_partition_states_raw(partitions)
+            responses = yield from self.zk_client.get_topic_partition_states_raw(partitions)
         except ControllerMovedError:
             raise
         except Exception as e:
@@ -299,7 +294,7 @@ class ZkPartitionStateMachine:
         valid: list[tuple[TopicPartition, LeaderAndIsr]] = []
         for tp, r in zip(partitions, responses, strict=True):
             if r.code == OK:
-                decoded = decode_partition_state(r.data, r.stat.version if r.stat is not None else 0)
+                decoded = partition_state_or_none(r, tp)
                 if decoded is None:
                     failed[tp] = StateChangeFailedError(f"LeaderAndIsr information doesn't exist for partition {tp} "
                                                         f"in {ctx.partition_states[tp]} state")
@@ -315,7 +310,7 @@ class ZkPartitionStateMachine:
                 failed[tp] = StateChangeFailedError(f"LeaderAndIsr information doesn't exist for partition {tp} in "
                                                     f"{ctx.partition_states[tp]} state")
             else:
-                failed[tp] = KeeperError(r.code, topic_partition_state_path(tp))
+                failed[tp] = KeeperError(r.code, paths.TopicPartitionStateZNode.path(tp))
         if not valid:
             return failed, []
 
@@ -341,7 +336,7 @@ class ZkPartitionStateMachine:
             else:
                 elected[res.topic_partition] = res
                 adjusted[res.topic_partition] = res.leader_and_isr
-        update = yield from update_leader_and_isr(adjusted, ctx.epoch, ctx.epoch_zk_version)
+        update = yield from self.zk_client.update_leader_and_isr(adjusted, ctx.epoch, ctx.epoch_zk_version)
         for tp, outcome in update.finished_partitions.items():
             if isinstance(outcome, Exception):
                 continue
@@ -374,7 +369,7 @@ class ZkPartitionStateMachine:
             result.extend((tp, lai, True) for tp, lai in no_live_isr)
         elif no_live_isr:
             defaults = {UNCLEAN_LEADER_ELECTION_ENABLE: bool(self.config.unclean_leader_election_enable)}
-            configs, failed = yield from get_log_configs((tp.topic for tp, _ in no_live_isr), defaults)
+            configs, failed = yield from self.zk_client.get_log_configs((tp.topic for tp, _ in no_live_isr), defaults)
             for tp, lai in no_live_isr:
                 if tp.topic in failed:
                     self._log_failed_state_change(tp, ctx.partition_states[tp], OnlinePartition, failed[tp.topic])

@@ -37,7 +37,6 @@ from core.controller.states import (
     ReplicaDeletionStarted,
     ReplicaDeletionSuccessful,
 )
-from core.controller.zk_state import topic_partition_state_path, update_leader_and_isr
 from core.effects import Emit, Proc
 from messages import controller_events as ev
 from messages.common import (
@@ -53,7 +52,8 @@ from zk_bridge import paths, znodes
 from zk_bridge.znodes import ZnodeDecodeError
 
 if TYPE_CHECKING:
-    from core.controller.kafka_controller import KafkaController, ZNodeChangeHandler
+    from core.controller.kafka_controller import KafkaController
+    from core.controller.zk_watches import ZNodeChangeHandler
 
 log = logging.getLogger("kactor.controller.reassignment")
 STATE_CHANGE_LOG = "state-change-log"
@@ -311,7 +311,7 @@ class PartitionReassignment:
         yield from rsm.handle_state_changes(added, NewReplica)
         yield from psm.handle_state_changes([tp], OnlinePartition, OfflinePartitionLeaderElectionStrategy(False))
         yield from rsm.handle_state_changes(added, OnlineReplica)
-        c.unregister_node_handler(topic_partition_state_path(tp))
+        c.unregister_node_handler(paths.TopicPartitionStateZNode.path(tp))
         yield from self.maybe_remove_from_zk_reassignment(
             lambda p, replicas: p == tp and tuple(replicas) == target.replicas)
         self.ctx.partitions_being_reassigned.discard(tp)
@@ -352,7 +352,7 @@ class PartitionReassignment:
             ctx.partitions_being_reassigned.add(tp)
             c.register_node_handler(self._isr_change_handler(tp))
         else:
-            c.unregister_node_handler(topic_partition_state_path(tp))
+            c.unregister_node_handler(paths.TopicPartitionStateZNode.path(tp))
             ctx.partitions_being_reassigned.discard(tp)
             yield from c.topic_deletion_manager.resume_deletion_for_topics({tp.topic})
 
@@ -373,14 +373,14 @@ class PartitionReassignment:
         self.ctx.partitions_being_reassigned.add(tp)
 
     def _isr_change_handler(self, tp: TopicPartition) -> ZNodeChangeHandler:
-        from core.controller.kafka_controller import ZNodeChangeHandler
-        return ZNodeChangeHandler(topic_partition_state_path(tp),
+        from core.controller.zk_watches import ZNodeChangeHandler
+        return ZNodeChangeHandler(paths.TopicPartitionStateZNode.path(tp),
                                   on_data_change=ev.PartitionReassignmentIsrChange(tp))
 
     def unregister_partition_reassignment_isr_change_handlers(self) -> None:
         """unregisterPartitionReassignmentIsrChangeHandlers"""
         for tp in self.ctx.partitions_being_reassigned:
-            self.controller.unregister_node_handler(topic_partition_state_path(tp))
+            self.controller.unregister_node_handler(paths.TopicPartitionStateZNode.path(tp))
 
     def is_reassignment_complete(self, tp: TopicPartition, assignment: ReplicaAssignment) -> Proc[bool]:
         """isReassignmentComplete: not being reassigned, or TRS ⊆ ISR as read from ZooKeeper (the read arms the
@@ -477,7 +477,7 @@ class PartitionReassignment:
                     f"with epoch {ctx.epoch} went through a soft failure and another controller was elected with "
                     f"epoch {info.controller_epoch}. Aborting state change by this controller")
             new_lai = info.leader_and_isr.new_epoch_and_zk_version()
-            result = yield from update_leader_and_isr({tp: new_lai}, ctx.epoch, ctx.epoch_zk_version)
+            result = yield from c.zk_client.update_leader_and_isr({tp: new_lai}, ctx.epoch, ctx.epoch_zk_version)
             outcome = result.finished_partitions.get(tp)
             if outcome is None:
                 continue  # BADVERSION: re-read and retry
@@ -493,7 +493,7 @@ class PartitionReassignment:
         """removePartitionFromReassigningPartitions (B7)."""
         if tp not in self.ctx.partitions_being_reassigned:
             raise IllegalStateError("Cannot remove a reassigning partition because it is not present in memory")
-        self.controller.unregister_node_handler(topic_partition_state_path(tp))
+        self.controller.unregister_node_handler(paths.TopicPartitionStateZNode.path(tp))
         yield from self.maybe_remove_from_zk_reassignment(
             lambda p, replicas: p == tp and tuple(replicas) == tuple(assignment.replicas))
         self.ctx.partitions_being_reassigned.discard(tp)

@@ -16,16 +16,12 @@ from core.controller.errors import ControllerMovedError, IllegalStateError, Keep
 from core.controller.partition_state_machine import ordered
 from core.controller.request_batch import ControllerBrokerRequestBatch
 from core.controller.states import ReplicaState
-from core.controller.zk_state import (
-    decode_partition_state,
-    get_topic_partition_states_raw,
-    topic_partition_state_path,
-    update_leader_and_isr,
-)
 from core.effects import Emit, Proc
+from core.zk_client import KafkaZkClient, partition_state_or_none
 from messages.common import NO_LEADER, LeaderAndIsr, LeaderIsrAndControllerEpoch, PartitionAndReplica, TopicPartition
 from messages.observability import ReplicaStateChange, StateChangeBatch
 from messages.zk import NONODE, OK
+from zk_bridge import paths
 
 log = logging.getLogger("kactor.controller.replica_state_machine")
 state_change_log = logging.getLogger("kactor.state.change")
@@ -42,11 +38,13 @@ NonExistentReplica = ReplicaState.NonExistentReplica
 class ZkReplicaStateMachine:
     """Mirrors ZkReplicaStateMachine. ``config`` needs ``broker_id``."""
 
-    def __init__(self, config: Any, ctx: ControllerContext, batch: ControllerBrokerRequestBatch | None = None) -> None:
+    def __init__(self, config: Any, ctx: ControllerContext, batch: ControllerBrokerRequestBatch | None = None,
+                 zk_client: KafkaZkClient | None = None) -> None:
         self.config = config
         self.controller_id: int = config.broker_id
         self.ctx = ctx
         self.batch = batch if batch is not None else ControllerBrokerRequestBatch(self.controller_id, ctx)
+        self.zk_client = zk_client if zk_client is not None else KafkaZkClient()
         self._changes: list[ReplicaStateChange] = []
 
     # -- lifecycle ---------------------------------------------------------------------------------------------------
@@ -216,7 +214,7 @@ class ZkReplicaStateMachine:
                 adjusted[tp] = outcome.new_leader_and_isr(new_leader, new_isr)
             else:
                 unchanged[tp] = outcome
-        update = yield from update_leader_and_isr(adjusted, ctx.epoch, ctx.epoch_zk_version)
+        update = yield from self.zk_client.update_leader_and_isr(adjusted, ctx.epoch, ctx.epoch_zk_version)
 
         out: dict[TopicPartition, LeaderIsrAndControllerEpoch | Exception] = {}
         for source in (unchanged, update.finished_partitions):
@@ -239,7 +237,7 @@ class ZkReplicaStateMachine:
         """Mirrors getTopicPartitionStatesFromZk: (partition → LeaderAndIsr or error, partitions without a state)."""
         ctx = self.ctx
         try:
-            responses = yield from get_topic_partition_states_raw(partitions)
+            responses = yield from self.zk_client.get_topic_partition_states_raw(partitions)
         except ControllerMovedError:
             raise
         except Exception as e:
@@ -248,7 +246,7 @@ class ZkReplicaStateMachine:
         without_state: list[TopicPartition] = []
         for tp, r in zip(partitions, responses, strict=True):
             if r.code == OK:
-                decoded = decode_partition_state(r.data, r.stat.version if r.stat is not None else 0)
+                decoded = partition_state_or_none(r, tp)
                 if decoded is None:
                     without_state.append(tp)
                 elif decoded.controller_epoch > ctx.epoch:
@@ -261,7 +259,7 @@ class ZkReplicaStateMachine:
             elif r.code == NONODE:
                 without_state.append(tp)
             else:
-                result[tp] = KeeperError(r.code, topic_partition_state_path(tp))
+                result[tp] = KeeperError(r.code, paths.TopicPartitionStateZNode.path(tp))
         return result, without_state
 
     # -- logging -----------------------------------------------------------------------------------------------------

@@ -13,14 +13,15 @@ import pytest
 from kazoo.client import KazooClient
 
 from core.broker.config import BrokerSideConfig
-from core.broker.partition import encode_partition_state, partition_state_path
 from core.broker.replica_manager import ReplicaManager
 from core.effects import run_sync
-from messages.common import Broker, EndPoint, Errors, TopicPartition
+from messages.common import Broker, EndPoint, Errors, LeaderAndIsr, LeaderIsrAndControllerEpoch, TopicPartition
 from messages.replication import FetchPartition, FetchRequest
 from messages.requests import LeaderAndIsrPartitionState, LeaderAndIsrRequest, UpdateMetadataRequest
 from messages.zk import BADVERSION, NONODE, OK, Create, SetData, ZkBatch, ZkOpResult
 from zk_bridge.executor import SET_CHUNK, ZkExecutor
+from zk_bridge.paths import TopicPartitionStateZNode
+from zk_bridge.znodes import encode_partition_state
 
 DEADLINE_S = 10.0
 
@@ -97,6 +98,11 @@ def test_unfenced_set_data_chunks_keep_batch_order_around_other_ops(ex: ZkExecut
     assert zk.get("/o/a")[0] == b"1" and zk.get("/o/b")[0] == b"1" and zk.get("/o/b")[1].version == 1
 
 
+def _state_data(leader: int, leader_epoch: int, controller_epoch: int, isr: list[int], version: int = 0) -> str:
+    return encode_partition_state(LeaderIsrAndControllerEpoch(LeaderAndIsr(leader, leader_epoch, tuple(isr), version),
+                                                              controller_epoch))
+
+
 # -- the broker side: Partition.maybeExpandIsr over many partitions of one follower fetch -------------------------
 TOPIC = "isr"
 N = SET_CHUNK + 6
@@ -115,7 +121,7 @@ def test_isr_expansion_of_many_partitions_over_real_zookeeper(ex: ZkExecutor, zk
     controller rewrote meanwhile (version 1, another ISR) fails alone (FailedIsrUpdatesPerSec) and keeps its ISR."""
     tps = [TopicPartition(TOPIC, p) for p in range(N)]
     for tp in tps:
-        zk.create(partition_state_path(tp), encode_partition_state(0, 0, 3, [0]).encode(), makepath=True)
+        zk.create(TopicPartitionStateZNode.path(tp), _state_data(0, 0, 3, [0]).encode(), makepath=True)
     now = 1_000_000.0
     rm = ReplicaManager(BrokerSideConfig(0, (str(tmp_path / "logs"),)), now)
 
@@ -128,13 +134,13 @@ def test_isr_expansion_of_many_partitions_over_real_zookeeper(ex: ZkExecutor, zk
     resp = run_sync(rm.handle_leader_and_isr(LeaderAndIsrRequest(0, 3, -1, states, brokers), now), zk_answer)
     assert {pe.error for pe in resp.partition_errors} == {Errors.NONE}
     # the controller rewrote one partition's state (say, a shrink it decided): the leader's zkVersion 0 is stale
-    zk.set(partition_state_path(tps[STALE]), encode_partition_state(0, 0, 4, [0]).encode())
+    zk.set(TopicPartitionStateZNode.path(tps[STALE]), _state_data(0, 0, 4, [0]).encode())
 
     fetch = FetchRequest(1, tuple(FetchPartition(tp, 0, 0) for tp in tps))
     run_sync(rm.handle_fetch(fetch, now + 1, "follower-1"), zk_answer)
 
     for i, tp in enumerate(tps):
-        data, stat = zk.get(partition_state_path(tp))
+        data, stat = zk.get(TopicPartitionStateZNode.path(tp))
         p = rm.online_partition(tp)
         assert p is not None
         if i == STALE:

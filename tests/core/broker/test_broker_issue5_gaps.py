@@ -143,7 +143,7 @@ def test_isr_expiry_at_1x_and_1_5x_lag_with_freezegun(tmp_path):
             drive(rm.run_scheduled_tasks(clock.now_ms()), zk)
         assert p.isr == (0,) and clock.now_ms() == start + 1.5 * LAG
         assert zk.get("/brokers/topics/foo/partitions/0/state") == (
-            '{"version":1,"leader":0,"leader_epoch":0,"controller_epoch":0,"isr":[0]}')
+            '{"controller_epoch":0,"leader":0,"version":1,"leader_epoch":0,"isr":[0]}')
         assert zk.version("/brokers/topics/foo/partitions/0/state") == 1
 
 

@@ -13,11 +13,12 @@ import json
 import pytest
 
 from core.broker.log import LogManager
-from core.broker.partition import CountingIsrChangeListener, Partition, partition_state_path, submit_isr_updates
+from core.broker.partition import CountingIsrChangeListener, Partition, submit_isr_updates
 from messages.common import Errors, TopicPartition
 from messages.zk import BADVERSION, ERROR, SetData
 from tests.support.broker import broker_zk, drive, lai_state
 from tests.support.fake_zookeeper import FakeZooKeeper
+from zk_bridge.paths import TopicPartitionStateZNode
 
 TP = TopicPartition("test-topic", 0)
 LAG = 30000
@@ -93,7 +94,7 @@ def test_isrExpansion(partition, zk, listener):
     assert partition.isr == (0, 1)
     assert partition.zk_version == 1
     assert listener.expands == 1 and listener.recorded == [TP]
-    assert json.loads(zk.get(partition_state_path(TP))) == {
+    assert json.loads(zk.get(TopicPartitionStateZNode.path(TP))) == {
         "version": 1, "leader": 0, "leader_epoch": 0, "controller_epoch": 0, "isr": [0, 1]}
 
 
@@ -101,7 +102,7 @@ def test_isrNotExpandedIfUpdateFails(partition, zk, listener):
     """testIsrNotExpandedIfUpdateFails (2.6): the conditional write fails (INVALID_UPDATE_VERSION): ISR and zkVersion
     unchanged, FailedIsrUpdatesPerSec marked; the next fetch tries again (and fails again with the same cached
     zkVersion), and once a LeaderAndIsr brings the znode's version the write succeeds."""
-    zk.nodes[partition_state_path(TP)].version = 7  # someone else (the controller) changed the znode
+    zk.nodes[TopicPartitionStateZNode.path(TP)].version = 7  # someone else (the controller) changed the znode
     make_leader(partition, 0, [0], [0, 1])
     append(partition, 10)
     proposal = fetch(partition, 1, 10, T0 + 1)
@@ -149,7 +150,7 @@ def test_alterIsrLeaderAndIsrRace(partition, zk):
     assert partition.isr == (0, 1) and partition.zk_version == 0
     second = partition.maybe_shrink_isr(T0 + 2 * LAG + 3)
     assert second is not None and second.leader_epoch == 1
-    zk.nodes[partition_state_path(TP)].version = 0
+    zk.nodes[TopicPartitionStateZNode.path(TP)].version = 0
     assert drive(submit_isr_updates([(partition, second)], T0 + 2 * LAG + 3), zk) == [True]
     assert partition.isr == (0,)
 
@@ -207,7 +208,7 @@ def test_alterIsrInvalidVersion(partition, zk, listener):
     make_leader(partition, 0, [0], [0, 1])
     append(partition, 10)
     proposal = fetch(partition, 1, 10, T0 + 1)
-    zk.force[partition_state_path(TP)] = BADVERSION
+    zk.force[TopicPartitionStateZNode.path(TP)] = BADVERSION
     assert drive(submit_isr_updates([(partition, proposal)], T0 + 1), zk) == [False]
     assert partition.isr == (0,) and partition.zk_version == 0 and listener.failures == 1
     retry = fetch(partition, 1, 10, T0 + 2)
@@ -220,7 +221,7 @@ def test_alterIsrUnexpectedError(partition, zk, listener):
     make_leader(partition, 0, [0], [0, 1])
     append(partition, 10)
     proposal = fetch(partition, 1, 10, T0 + 1)
-    zk.force[partition_state_path(TP)] = ERROR
+    zk.force[TopicPartitionStateZNode.path(TP)] = ERROR
     assert drive(submit_isr_updates([(partition, proposal)], T0 + 1), zk) == [False]
     assert partition.isr == (0,) and listener.failures == 1
     retry = fetch(partition, 1, 10, T0 + 2)
@@ -237,7 +238,7 @@ def test_failed_expansion_does_not_block_a_later_shrink(partition, zk, listener)
     append(partition, 10)
     expand = fetch(partition, 2, 10, T0 + 1)
     assert expand is not None and expand.isr == (0, 1, 2)
-    zk.force[partition_state_path(TP)] = ERROR
+    zk.force[TopicPartitionStateZNode.path(TP)] = ERROR
     assert drive(submit_isr_updates([(partition, expand)], T0 + 1), zk) == [False]
     shrink = partition.maybe_shrink_isr(T0 + LAG + 1)  # follower 1 never fetched
     assert shrink is not None and shrink.isr == (0,)
@@ -257,7 +258,7 @@ def test_zkIsrManagerAsyncCallback(partition, listener):
     proposal = fetch(partition, 3, 4, T0 + 2)
     assert drive(submit_isr_updates([(partition, proposal)], T0 + 2), zk) == [True]
     assert partition.isr == (0, 1, 2, 3)
-    assert json.loads(zk.get(partition_state_path(TP)))["controller_epoch"] == 5
+    assert json.loads(zk.get(TopicPartitionStateZNode.path(TP)))["controller_epoch"] == 5
     # duplicate: the znode already has exactly the content we want, at a version we do not know
     zk.put_partition_state(TP, leader=0, isr=[0, 1, 2, 3], leader_epoch=1, controller_epoch=5, zk_version=9)
     partition.make_leader(lai_state(TP, 0, 1, [0, 1, 2], [0, 1, 2, 3], controller_epoch=5, zk_version=8), T0 + 3)
@@ -287,7 +288,8 @@ def test_isr_write_is_conditional_and_keeps_controller_epoch(partition):
     drive(submit_isr_updates([(partition, proposal)], T0 + 1), zk)
     (op,) = zk.batches[0].ops
     assert isinstance(op, SetData) and op.version == 4 and op.path == "/brokers/topics/test-topic/partitions/0/state"
-    assert op.data == '{"version":1,"leader":0,"leader_epoch":3,"controller_epoch":7,"isr":[0,1]}'
+    # TopicPartitionStateZNode.encode, the controller's encoder too (ReplicationUtils.updateLeaderAndIsr)
+    assert op.data == '{"controller_epoch":7,"leader":0,"version":1,"leader_epoch":3,"isr":[0,1]}'
     assert partition.zk_version == 5 and partition.leader_epoch == 3  # the leader epoch does not change
 
 

@@ -24,7 +24,6 @@ from core.controller.states import (
     OnlinePartition,
     PartitionState,
 )
-from core.controller.zk_state import encode_partition_state, topic_partition_state_path
 from core.effects import Emit
 from messages.common import LeaderAndIsr, LeaderIsrAndControllerEpoch, ReplicaAssignment, TopicPartition
 from messages.observability import StateChangeBatch
@@ -32,6 +31,8 @@ from messages.requests import LeaderAndIsrRequest, StopReplicaRequest, UpdateMet
 from messages.zk import GetData, SetData, ZkOpResult
 from tests.support.controller import broker, sent
 from tests.support.fake_zookeeper import FakeZooKeeper, run
+from zk_bridge.paths import TopicPartitionStateZNode
+from zk_bridge.znodes import encode_partition_state
 
 CONTROLLER_EPOCH = 50
 EPOCH_ZK_VERSION = 7
@@ -63,7 +64,7 @@ class Harness:
         return result
 
     def state_json(self, tp: TopicPartition = PARTITION) -> dict:
-        return json.loads(self.zk.get(topic_partition_state_path(tp)))
+        return json.loads(self.zk.get(TopicPartitionStateZNode.path(tp)))
 
 
 @pytest.fixture
@@ -107,7 +108,7 @@ def test_new_partition_to_online_partition_transition(h: Harness) -> None:
     assert batch.fence_version == EPOCH_ZK_VERSION
     assert [op.path for op in batch.ops] == ["/brokers/topics/t/partitions", "/brokers/topics/t/partitions/0",
                                              "/brokers/topics/t/partitions/0/state"]
-    assert h.zk.get(topic_partition_state_path(PARTITION)) == \
+    assert h.zk.get(TopicPartitionStateZNode.path(PARTITION)) == \
         '{"controller_epoch":50,"leader":5,"version":1,"leader_epoch":0,"isr":[5]}'
     [lai] = sent(h.effects, LeaderAndIsrRequest, BROKER_ID)
     assert lai.request.controller_epoch == CONTROLLER_EPOCH
@@ -375,7 +376,7 @@ def test_election_retries_on_bad_version(h: Harness) -> None:
     h.zk.put_partition_state(PARTITION, -1, [1, 2], leader_epoch=3, controller_epoch=CONTROLLER_EPOCH, zk_version=4)
 
     def leader_changes_isr(batch):  # between our read and our write, the leader shrinks the ISR (zkVersion 4 → 5)
-        h.zk.set(topic_partition_state_path(PARTITION),
+        h.zk.set(TopicPartitionStateZNode.path(PARTITION),
                  encode_partition_state(_leader_record(-1, [2], epoch=3, zk_version=4)))
         return None
 
@@ -405,7 +406,7 @@ def test_controller_moved_propagates(h: Harness) -> None:
     h.zk.setup_controller_epoch(CONTROLLER_EPOCH + 1, EPOCH_ZK_VERSION + 1)
     with pytest.raises(ControllerMovedError):
         run(h.psm.handle_state_changes([PARTITION], OnlinePartition, OFFLINE), h.zk)
-    assert not h.zk.exists(topic_partition_state_path(PARTITION))
+    assert not h.zk.exists(TopicPartitionStateZNode.path(PARTITION))
 
 
 @pytest.mark.parametrize(("override", "default", "expect_leader"), [

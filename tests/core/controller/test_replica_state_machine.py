@@ -21,7 +21,6 @@ from core.controller.states import (
     ReplicaDeletionSuccessful,
     ReplicaState,
 )
-from core.controller.zk_state import topic_partition_state_path
 from core.effects import Emit
 from messages.common import (
     LeaderAndIsr,
@@ -33,6 +32,7 @@ from messages.common import (
 from messages.requests import LeaderAndIsrRequest, StopReplicaRequest, UpdateMetadataRequest
 from tests.support.controller import broker, sent
 from tests.support.fake_zookeeper import FakeZooKeeper, run
+from zk_bridge.paths import TopicPartitionStateZNode
 
 CONTROLLER_EPOCH = 50
 EPOCH_ZK_VERSION = 3
@@ -218,7 +218,7 @@ def test_online_replica_to_offline_replica_transition(h: Harness) -> None:
     assert stop.broker_id == BROKER_ID and not stop.request.partition_states[0].delete_partition
     read, write = h.zk.batches
     assert write.fence_version == EPOCH_ZK_VERSION and write.ops[0].version == 0
-    assert json.loads(h.zk.get(topic_partition_state_path(PARTITION))) == \
+    assert json.loads(h.zk.get(TopicPartitionStateZNode.path(PARTITION))) == \
         {"controller_epoch": CONTROLLER_EPOCH, "leader": -1, "version": 1, "leader_epoch": 1, "isr": [other]}
     assert h.ctx.partition_leadership_info(PARTITION) == _record(-1, [other], epoch=1, zk_version=1)
     [lai] = sent(h.effects, LeaderAndIsrRequest)
@@ -383,7 +383,7 @@ def test_offline_replica_keeps_last_isr_member_with_no_leader(h: Harness) -> Non
     h.ctx.put_partition_leadership_info(PARTITION, _record(BROKER_ID, [BROKER_ID], epoch=4, zk_version=9))
     h.zk.put_partition_state(PARTITION, BROKER_ID, [BROKER_ID], leader_epoch=4, controller_epoch=10, zk_version=9)
     h.handle([REPLICA], OfflineReplica)
-    assert json.loads(h.zk.get(topic_partition_state_path(PARTITION))) == \
+    assert json.loads(h.zk.get(TopicPartitionStateZNode.path(PARTITION))) == \
         {"controller_epoch": CONTROLLER_EPOCH, "leader": -1, "version": 1, "leader_epoch": 5, "isr": [BROKER_ID]}
     assert h.ctx.partition_leadership_info(PARTITION) == _record(-1, [BROKER_ID], epoch=5, zk_version=10)
     assert h.ctx.replica_state(REPLICA) == OfflineReplica
@@ -422,13 +422,13 @@ def test_offline_replica_retries_on_bad_version(h: Harness) -> None:
     h.zk.put_partition_state(PARTITION, 6, [6, BROKER_ID, 7], controller_epoch=CONTROLLER_EPOCH)
 
     def leader_shrinks_isr(batch):
-        from core.controller.zk_state import encode_partition_state
-        h.zk.set(topic_partition_state_path(PARTITION), encode_partition_state(_record(6, [6, BROKER_ID])))
+        from zk_bridge.znodes import encode_partition_state
+        h.zk.set(TopicPartitionStateZNode.path(PARTITION), encode_partition_state(_record(6, [6, BROKER_ID])))
 
     h.zk.interceptors += [lambda b: None, leader_shrinks_isr]
     h.handle([REPLICA], OfflineReplica)
     assert len(h.zk.batches) == 4
-    assert json.loads(h.zk.get(topic_partition_state_path(PARTITION)))["isr"] == [6]
+    assert json.loads(h.zk.get(TopicPartitionStateZNode.path(PARTITION)))["isr"] == [6]
     assert h.ctx.partition_leadership_info(PARTITION).leader_and_isr == LeaderAndIsr(6, 1, (6,), 2)
 
 

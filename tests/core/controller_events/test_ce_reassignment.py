@@ -52,7 +52,7 @@ def test_partition_reassignment_epochs() -> None:
     assert any(ps.topic_partition == TP and ps.delete_partition for ps in stops)
     # the creation watch is re-armed (ZkPartitionReassignment re-enqueued after the delete)
     assert 1 in h.zk.data_watches[paths.ReassignPartitionsZNode]
-    assert paths.TopicPartitionStateZNode.path(TP) not in c._node_handlers
+    assert not c.watches.watch_data(paths.TopicPartitionStateZNode.path(TP))
 
 
 def test_partition_reassignment_with_offline_replica_halting_progress() -> None:

@@ -198,7 +198,7 @@ def test_failed_reassignment_is_rolled_back() -> None:
     assert h.zk.state(TP).leader_and_isr.leader_epoch == 0
     assert c.ctx.partition_full_replica_assignment(TP) == _ra(1)
     assert c.ctx.partitions_being_reassigned == set()
-    assert paths.TopicPartitionStateZNode.path(TP) not in c._node_handlers
+    assert not c.watches.watch_data(paths.TopicPartitionStateZNode.path(TP))
     assert not h.zk.exists(paths.ReassignPartitionsZNode)
     assert "t" not in c.ctx.topics_ineligible_for_deletion
     assert_context_consistent(c)

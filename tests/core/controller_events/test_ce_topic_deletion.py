@@ -350,7 +350,7 @@ def test_topic_deletion_end_to_end() -> None:
     assert not h.zk.exists("/config/topics/foo")
     assert not h.zk.exists("/admin/delete_topics/foo")
     assert c.ctx.all_topics == {"bar"} and c.gauges().topics_to_delete == 0
-    assert paths.TopicZNode.path("foo") not in c._node_handlers
+    assert not c.watches.watch_data(paths.TopicZNode.path("foo"))
 
 
 def test_topic_deletion_of_unknown_topic_or_disabled() -> None:
