@@ -53,7 +53,7 @@ class KActor(Actor):
         if isinstance(msg, Envelope):
             self._deliver(msg)
         elif isinstance(msg, ActorInit):
-            from kactor.runtime import Runtime
+            from actors.runtime import Runtime
 
             self.name = msg.name
             self.runtime = Runtime.lookup(msg.runtime_key)

@@ -16,7 +16,7 @@ from typing import Any
 from actors.base import KActor
 from actors.proc_driver import ProcDriver
 from core.effects import Proc
-from kactor.edges import gc_policy
+from edges import gc_policy
 from messages import controller_events as ev
 from messages.broker_lifecycle import BrokerRegistered, BrokerShutdownComplete, BrokerShutdownRequested, BrokerStartup
 from messages.common import Errors
@@ -49,7 +49,7 @@ class KafkaServerActor(KActor):
     def on_BrokerStartup(self, msg: BrokerStartup, sender: str) -> None:
         if self.runtime.edges.get("process") is not None:
             # a live broker process (not a replay or a test): full collections walk only what they have not seen
-            # (kactor/edges/gc_policy.py says why; Kafka runs on G1 with a 20 ms pause goal)
+            # (edges/gc_policy.py says why; Kafka runs on G1 with a 20 ms pause goal)
             gc_policy.install()
         self.broker_id = msg.broker_id
         self.controlled_enabled = msg.controlled_shutdown_enable

@@ -14,7 +14,7 @@ from messages.net import NetClose, NetReply, NetSend
 
 
 class NetworkActor(KActor):
-    """The actor named "net": the actor-side face of `kactor.edges.transport.Transport`."""
+    """The actor named "net": the actor-side face of `edges.transport.Transport`."""
 
     def _transport(self) -> Any:
         return getattr(self.runtime, "edges", {}).get("net")

@@ -14,7 +14,7 @@ from messages.runtime import CancelTimer, ScheduleTimer
 
 
 class TimerActor(KActor):
-    """The actor named "timer": the actor-side face of `kactor.edges.timer.TimerEdge`."""
+    """The actor named "timer": the actor-side face of `edges.timer.TimerEdge`."""
 
     def _edge(self) -> Any:
         return getattr(self.runtime, "edges", {}).get("timer")

@@ -59,7 +59,7 @@ def _leaders_and_endpoints(zk: Any, partitions: int) -> tuple[dict[int, int], di
 def _produce(leaders: dict[int, int], endpoints: dict[int, tuple[str, int]], partitions: list[int], records: int,
              errors: list[str], retries: int) -> None:
     """One client: ``records`` single-record acks=all requests, round-robin over ``partitions``."""
-    from kactor.edges.transport import BlockingClient
+    from edges.transport import BlockingClient
     from messages.common import Errors, TopicPartition
     from messages.replication import ProduceRequest
 

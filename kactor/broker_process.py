@@ -15,8 +15,8 @@ import threading
 import time
 from typing import Any
 
+from actors.runtime import Runtime
 from kactor.config import KafkaConfig
-from kactor.runtime import Runtime
 from kactor.trace.reader import new_trace_path
 from kactor.trace.writer import TraceWriter
 from messages.broker_lifecycle import BrokerShutdownComplete, BrokerShutdownRequested, BrokerStartup, ControllerInit
@@ -107,8 +107,8 @@ class BrokerProcess:
 
     def start(self) -> Runtime:
         from actors.broker_channel_actor import BrokerChannelActor  # noqa: F401 - registers message types
-        from kactor.edges.timer import TimerEdge
-        from kactor.edges.transport import Transport
+        from edges.timer import TimerEdge
+        from edges.transport import Transport
         from zk_bridge.executor import ZkExecutor, ZooKeeperUnreachable, connect
 
         cfg = self.config
@@ -139,7 +139,7 @@ class BrokerProcess:
         self._closers[:0] = [transport.close, timer.close]
         metrics_port = cfg["kactor.metrics.port"]
         if metrics_port:  # 0: no endpoint (the actor still keeps the values, as in a replay)
-            from kactor.edges.metrics_http import BIND_ADDRESS, MetricsEdge
+            from edges.metrics_http import BIND_ADDRESS, MetricsEdge
 
             try:
                 metrics = MetricsEdge(metrics_port)

@@ -2,7 +2,7 @@
 on loopback.
 
 Used by ``kactor cluster``, ``kactor demo``, the benchmarks and the real-cluster tests. Every broker and ZooKeeper
-is a child started by kactor/children.py: the kernel sends it SIGTERM if this process dies (PR_SET_PDEATHSIG), and
+is a child started by edges/children.py: the kernel sends it SIGTERM if this process dies (PR_SET_PDEATHSIG), and
 the janitor SIGKILLs what lingers and removes the temporary directories, so nothing of a cluster outlives its
 launcher, even a SIGKILLed one.
 """
@@ -21,7 +21,7 @@ from collections.abc import Iterable
 
 from kazoo.client import KazooClient
 
-from kactor.children import janitor, spawn
+from edges.children import janitor, spawn
 from zk_bridge.server import ZooKeeperEnsemble, free_port
 
 # the trace writer flushes every second (kactor/trace/writer.py); an idle broker may write nothing for longer

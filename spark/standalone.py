@@ -3,7 +3,7 @@
 Used by the tests (the standalone summary must give local mode's tables) and by ``python -m spark.bench
 --standalone`` (both modes timed on the same trace in one run). Each daemon is a plain ``java -cp
 $SPARK_HOME/jars/*`` process (SPARK_HOME: the pyspark package, which ships Spark's jars), what
-``sbin/start-master.sh`` / ``start-worker.sh`` run in the foreground, started by kactor.children.spawn: the kernel
+``sbin/start-master.sh`` / ``start-worker.sh`` run in the foreground, started by edges.children.spawn: the kernel
 sends it SIGTERM if this process dies (PR_SET_PDEATHSIG), and the janitor SIGKILLs what lingers and removes the
 folder, so nothing outlives a killed test run; a worker's executors exit when their worker goes. Everything (logs,
 the workers' work and scratch folders) lives in one temporary folder that stop() removes.
@@ -21,7 +21,7 @@ import time
 import urllib.request
 from typing import Any
 
-from kactor.children import janitor, spawn
+from edges.children import janitor, spawn
 from spark.session import LOG4J_CONFIG
 from zk_bridge.server import free_port
 

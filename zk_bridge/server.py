@@ -23,7 +23,7 @@ from types import TracebackType
 
 import attrs
 
-from kactor.children import install_stop_signals, janitor, spawn
+from edges.children import install_stop_signals, janitor, spawn
 
 # Debian's package locations (zookeeper.jar's manifest Class-Path pulls in its other jars; it lacks an SLF4J binding).
 ZOOKEEPER_JAR = "/usr/share/java/zookeeper.jar"
@@ -121,7 +121,7 @@ class EmbeddedZooKeeper:
     ``data_dir`` given → it is used and kept; otherwise a temporary one is created and removed by stop().
     The config and server log always live in a private temporary directory that stop() removes; kill() keeps both, so
     restart() brings the same server (same myid, same data) back. The JVM dies with this process, even if it is
-    SIGKILLed (kactor/children.py).
+    SIGKILLed (edges/children.py).
     """
 
     def __init__(self, port: int | None = None, data_dir: str | None = None, tick_ms: int = 2000,

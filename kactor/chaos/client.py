@@ -55,7 +55,7 @@ class KactorDataClient:
         raise ProduceError(f"leader {leader} of {tp.topic}-{tp.partition} is not registered")
 
     def _request(self, tp: TopicPartition, body: object) -> object:
-        from kactor.edges.transport import TransportError, request
+        from edges.transport import TransportError, request
 
         try:
             _, host, port = self._leader(tp)

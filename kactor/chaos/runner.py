@@ -23,6 +23,7 @@ import attrs
 from kazoo.client import KazooClient
 from kazoo.exceptions import NoNodeError
 
+from edges.net_faults import FAULTS_ENV, endpoint, write_rules
 from kactor.chaos.checks import check_data, check_safety, stuck_operations
 from kactor.chaos.client import DataClient, KactorDataClient, ProduceError
 from kactor.chaos.history import (
@@ -37,7 +38,6 @@ from kactor.chaos.history import (
 )
 from kactor.chaos.schedule import Step, make_schedule
 from kactor.cluster import LocalCluster
-from kactor.edges.net_faults import FAULTS_ENV, endpoint, write_rules
 
 log = logging.getLogger("kactor.chaos")
 

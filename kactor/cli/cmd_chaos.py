@@ -63,9 +63,9 @@ def run(args: argparse.Namespace) -> int:
     import logging
 
     logging.getLogger("kazoo").setLevel(logging.CRITICAL)  # a ZooKeeper server killed on purpose is not news
+    from edges.children import install_stop_signals
     from kactor.chaos.report import Progress, seed_lines, summary_lines
     from kactor.chaos.runner import ChaosConfig, ChaosRun, Interrupted
-    from kactor.children import install_stop_signals
 
     zk_servers = args.zookeeper_ensemble or 1
     work = os.path.abspath(args.work_dir) if args.work_dir else tempfile.mkdtemp(prefix="kactor-chaos-")

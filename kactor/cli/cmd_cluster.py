@@ -30,7 +30,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from kactor.children import install_stop_signals
+    from edges.children import install_stop_signals
     from kactor.cluster import ClusterError, LocalCluster
     from kactor.config import ConfigError, load_config
     from zk_bridge.server import ZooKeeperUnavailable

@@ -108,7 +108,7 @@ def _produce_partition(admin: AdminZkClient, tp: TopicPartition, values: list[st
                        args: argparse.Namespace) -> tuple[int, int, int]:
     """Send ``values`` to ``tp``'s leader in requests of at most MAX_RECORDS_PER_REQUEST; (first base offset,
     last high watermark, leader)."""
-    from kactor.edges.transport import TransportError, request
+    from edges.transport import TransportError, request
     from messages.replication import ProduceRequest, ProduceResponse
 
     first_base: int | None = None

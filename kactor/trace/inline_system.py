@@ -88,7 +88,7 @@ class _Ref:
 
 
 class InlineActorSystem:
-    """The subset of thespian's ``ActorSystem`` that `kactor.runtime.Runtime` uses (``createActor``, ``tell``,
+    """The subset of thespian's ``ActorSystem`` that `actors.runtime.Runtime` uses (``createActor``, ``tell``,
     ``shutdown``), delivering in simpleSystemBase's order."""
 
     def __init__(self) -> None:

@@ -30,8 +30,8 @@ from typing import Any
 import attrs
 import orjson
 
-from kactor.clock import ManualClock
-from kactor.runtime import Runtime
+from actors.clock import ManualClock
+from actors.runtime import Runtime
 from kactor.trace.fastdecode import from_json
 from kactor.trace.inline_system import InlineActorSystem
 from kactor.trace.orjson_lines import encode_record_bytes
@@ -181,7 +181,7 @@ def _parse(path: str, text: str | bytes, lineno: int) -> dict[str, Any]:
         raise TraceError(f"{path}:{lineno}: corrupt trace line ({e.__class__.__name__}: {e})") from None
 
 
-# Inputs whose body the live transport decoded from JSON text (kactor/edges/transport.py notes it for the trace).
+# Inputs whose body the live transport decoded from JSON text (edges/transport.py notes it for the trace).
 _FROM_THE_WIRE = frozenset({"NetRequest", "NetResponse"})
 
 

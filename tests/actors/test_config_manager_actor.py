@@ -6,11 +6,11 @@ from __future__ import annotations
 from typing import Any
 
 from actors.base import KActor
+from actors.clock import ManualClock
 from actors.config_manager_actor import ConfigManagerActor
 from actors.controller_actor import ControllerActor
+from actors.runtime import Runtime
 from core.controller.config import ControllerConfig
-from kactor.clock import ManualClock
-from kactor.runtime import Runtime
 from messages import controller_events as ev
 from messages.broker_lifecycle import ControllerInit
 from messages.dynamic_config import ConfigManagerInit, LogConfigDefaultsChanged, TopicConfigChanged

@@ -16,11 +16,11 @@ from typing import Any
 import pytest
 
 from actors.base import KActor
+from actors.clock import ManualClock
 from actors.controller_actor import ControllerActor
 from actors.metrics_actor import MetricsActor
+from actors.runtime import Runtime
 from core.controller.config import ControllerConfig
-from kactor.clock import ManualClock
-from kactor.runtime import Runtime
 from messages import controller_events as ev
 from messages.broker_lifecycle import ControllerInit
 from messages.common import Errors
@@ -98,7 +98,7 @@ def h() -> Iterator[Harness]:
 
 
 def _runtime_keys() -> set[str]:
-    from kactor import runtime
+    from actors import runtime
 
     return set(runtime._RUNTIMES)
 

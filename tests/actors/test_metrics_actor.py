@@ -8,10 +8,10 @@ from collections.abc import Iterator
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
+from actors.clock import ManualClock
 from actors.metrics_actor import BrokerMetrics, ChannelMetrics, MetricsActor, MetricsSnapshot
-from kactor.clock import ManualClock
-from kactor.edges.metrics_http import MetricsEdge, metric_families
-from kactor.runtime import Runtime
+from actors.runtime import Runtime
+from edges.metrics_http import MetricsEdge, metric_families
 from messages.broker_lifecycle import BrokerRegistered
 from messages.observability import (
     ChannelRequestCompleted,

@@ -10,9 +10,9 @@ from pathlib import Path
 from typing import Any
 
 from actors.base import KActor
+from actors.clock import ManualClock
 from actors.replica_manager_actor import ReplicaManagerActor
-from kactor.clock import ManualClock
-from kactor.runtime import Runtime
+from actors.runtime import Runtime
 from messages.broker_lifecycle import BrokerShutdownComplete, ReplicaManagerInit
 from messages.partition import LogDirFailure, ReplicaManagerShuttingDown, ShardShuttingDown
 

@@ -10,8 +10,8 @@ import pytest
 from kazoo.client import KazooClient
 
 from actors.base import KActor
+from actors.runtime import Runtime
 from actors.zk_bridge_actor import ZkBridgeActor, path_matches
-from kactor.runtime import Runtime
 from messages.zk import (
     OK,
     Create,

@@ -142,7 +142,7 @@ def run_kactor(*args: str, check: bool = True, timeout: float = 120) -> subproce
 # -- appended for issue #6 (topic deletion / reassignment tests) -------------------------------------------------------
 def produce(c: Cluster, topic: str, partition: int, records: tuple[str, ...], acks: int = -1) -> Any:
     """A ProduceRequest to the partition's current leader over kactor's transport; returns the ProduceResponse."""
-    from kactor.edges.transport import request
+    from edges.transport import request
     from messages.common import TopicPartition
     from messages.replication import ProduceRequest
 

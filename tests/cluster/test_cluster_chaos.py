@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
+from edges.net_faults import FAULTS_ENV
 from kactor.chaos.schedule import make_schedule
-from kactor.edges.net_faults import FAULTS_ENV
 from kactor.sweep import marked_pids
 
 pytestmark = [pytest.mark.cluster, pytest.mark.slow]

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from cluster_helpers import DEFAULT_WAIT_S, TEST_SESSION_TIMEOUT_MS, Cluster, run_kactor, segment_records, topic_dirs
 
-from kactor.edges.transport import request
+from edges.transport import request
 from messages.common import Errors, TopicPartition
 from messages.replication import ProduceRequest
 

@@ -18,7 +18,7 @@ import pytest
 from cluster_helpers import TEST_SESSION_TIMEOUT_MS, Cluster, run_kactor
 
 from core.broker.log import REPLICATION_OFFSET_CHECKPOINT, SEGMENT_FILE, read_offset_checkpoint
-from kactor.edges.transport import TransportError, request
+from edges.transport import TransportError, request
 from messages.common import Errors, TopicPartition
 from messages.replication import DescribeMetadataCacheRequest, ProduceRequest, ProduceResponse
 

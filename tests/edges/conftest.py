@@ -10,10 +10,10 @@ import pytest
 from edge_support import Echo, Node, Recorder, Sink, poll
 
 from actors.network_actor import NetworkActor
+from actors.runtime import Runtime
 from actors.timer_actor import TimerActor
-from kactor.edges.timer import TimerEdge
-from kactor.edges.transport import Transport
-from kactor.runtime import Runtime
+from edges.timer import TimerEdge
+from edges.transport import Transport
 
 
 @pytest.fixture

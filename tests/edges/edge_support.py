@@ -9,9 +9,9 @@ from typing import Any
 import attrs
 
 from actors.base import KActor
-from kactor.edges.timer import TimerEdge
-from kactor.edges.transport import Transport
-from kactor.runtime import Runtime
+from actors.runtime import Runtime
+from edges.timer import TimerEdge
+from edges.transport import Transport
 from messages.net import NetReply, NetRequest, NetSend
 from messages.registry import message
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from kactor.edges.transport import (
+from edges.transport import (
     MalformedFrameError,
     body_text,
     decode_frame,

@@ -1,4 +1,4 @@
-"""Fault injection at the transport edge (kactor/edges/net_faults.py): the rules of a fault file, and two live
+"""Fault injection at the transport edge (edges/net_faults.py): the rules of a fault file, and two live
 runtimes partitioned from each other and healed through it."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from edge_support import poll
 
-from kactor.edges.net_faults import PARTITIONED, parse_rules, write_rules
+from edges.net_faults import PARTITIONED, parse_rules, write_rules
 from messages.net import NetResponse, NetSend, NetSendFailed
 
 LOOPBACK = "127.0.0.1"

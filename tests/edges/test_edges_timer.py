@@ -9,9 +9,9 @@ from typing import Any
 
 from edge_support import Arming, EdgeTestArm, EdgeTestDisarm, Recorder, poll
 
+from actors.runtime import Runtime
 from actors.timer_actor import TimerActor
-from kactor.edges.timer import TimerEdge
-from kactor.runtime import Runtime
+from edges.timer import TimerEdge
 from messages.runtime import ActorFailed, ScheduleTimer, TimerFired
 
 

@@ -18,8 +18,8 @@ import pytest
 from edge_support import EdgeTestBench, Pump, Recorder, poll
 
 from actors.network_actor import NetworkActor
-from kactor.edges.transport import Transport, TransportError, encode_frame, request
-from kactor.runtime import Runtime
+from actors.runtime import Runtime
+from edges.transport import Transport, TransportError, encode_frame, request
 from messages.net import (
     NetClose,
     NetReply,
@@ -250,8 +250,8 @@ _PEER = """
 import sys, time
 from actors.base import KActor
 from actors.network_actor import NetworkActor
-from kactor.edges.transport import Transport
-from kactor.runtime import Runtime
+from edges.transport import Transport
+from actors.runtime import Runtime
 
 class Hole(KActor):
     def on_NetRequest(self, msg, sender):

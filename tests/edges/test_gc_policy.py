@@ -1,4 +1,4 @@
-"""kactor.edges.gc_policy: a live broker's full collections walk only objects they have not seen survive before."""
+"""edges.gc_policy: a live broker's full collections walk only objects they have not seen survive before."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from kactor.edges import gc_policy
+from edges import gc_policy
 
 
 class _Node:
@@ -87,9 +87,9 @@ def _start_server(with_process_edge: bool) -> None:
     from typing import Any
 
     from actors.base import KActor
+    from actors.clock import ManualClock
     from actors.kafka_server_actor import KafkaServerActor
-    from kactor.clock import ManualClock
-    from kactor.runtime import Runtime
+    from actors.runtime import Runtime
     from messages.broker_lifecycle import BrokerStartup
 
     class Sink(KActor):

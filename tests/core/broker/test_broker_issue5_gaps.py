@@ -12,12 +12,12 @@ from datetime import timedelta
 import pytest
 from freezegun import freeze_time
 
+from actors.clock import SystemClock
 from core.broker.config import BrokerSideConfig
 from core.broker.fetcher_state import TRUNCATING, FollowerFetchState
 from core.broker.isr_propagation import IsrChangePropagation
 from core.broker.log import REPLICATION_OFFSET_CHECKPOINT, LogManager, read_offset_checkpoint
 from core.broker.replica_manager import OFFLINE, ReplicaManager
-from kactor.clock import SystemClock
 from messages.common import Errors, TopicPartition
 from messages.replication import (
     DescribeMetadataCacheRequest,

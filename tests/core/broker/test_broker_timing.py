@@ -8,9 +8,9 @@ from datetime import timedelta
 
 from freezegun import freeze_time
 
+from actors.clock import ManualClock, SystemClock
 from core.broker.isr_propagation import IsrChangePropagation
 from core.broker.log import REPLICATION_OFFSET_CHECKPOINT, read_offset_checkpoint
-from kactor.clock import ManualClock, SystemClock
 from messages.common import TopicPartition
 from messages.replication import FetchPartition, FetchRequest, ProduceRequest
 from tests.support.broker import broker_zk, drive, lai_request, lai_state, make_rm

@@ -19,7 +19,7 @@ from typing import Any
 
 from thespian.actors import ActorExitRequest, ActorSystem
 
-from kactor.clock import Clock, ManualClock, SystemClock
+from actors.clock import Clock, ManualClock, SystemClock
 from kactor.trace.writer import TraceWriter
 from messages.runtime import ActorInit, Envelope
 

@@ -38,7 +38,7 @@ from typing import Any
 
 import orjson
 
-from kactor.edges.net_faults import PARTITIONED, FaultFile, endpoint
+from edges.net_faults import PARTITIONED, FaultFile, endpoint
 from kactor.trace.fastcodec import encode_json, from_json
 from kactor.trace.orjson_lines import encode_value_bytes
 from messages.codec import CodecError
@@ -264,7 +264,7 @@ class Transport:
             raise ListenError(e.errno, e.strerror or str(e), host, port) from e
         self._listener.setblocking(False)
         self._host, self._port = self._listener.getsockname()[:2]
-        # `kactor chaos` cuts links here (kactor/edges/net_faults.py); None in every ordinary process
+        # `kactor chaos` cuts links here (edges/net_faults.py); None in every ordinary process
         own = endpoint(self._host, self._port)
         self._faults = FaultFile(fault_file, own) if fault_file else FaultFile.from_env(own)
         self._blocked: frozenset[str] = frozenset()

@@ -1,0 +1,14 @@
+"""Edges: the threads and process-wide facilities outside the actor system; I/O happens here and results come back
+to the actors with ``Runtime.inject``.
+
+- `edges.timer.TimerEdge` ("timer"): one heap and one thread for every timer of a process.
+- `edges.transport.Transport` ("net"): framed codec JSON over TCP between processes, plus the blocking `request`
+  for CLI tools; `edges.net_faults` is its fault point for `kactor chaos`.
+- `edges.metrics_http.MetricsEdge`: the Prometheus endpoint.
+- `edges.gc_policy`: the process's garbage-collection policy.
+- `edges.children`: child processes bound to their parent's life (PDEATHSIG and a janitor).
+
+A broker process (``kactor.broker_process``) creates them and registers them with its runtime; in replay they are
+absent and the actors that front them (``actors.timer_actor``, ``actors.network_actor``) do nothing. Nothing is
+imported here eagerly, so a process that only needs `edges.children` does not load the transport.
+"""
