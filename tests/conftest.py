@@ -2,18 +2,16 @@
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Iterator
 
 import pytest
 from kazoo.client import KazooClient
 
+from tests.support.kazoo_clients import kazoo_client, new_chroot
 from zk_bridge.server import EmbeddedZooKeeper, ZooKeeperUnavailable, check_prerequisites
 
 # tickTime 200 ms lets the server grant sessions of 0.4–4 s, so expiry tests run in well under a second.
 TEST_TICK_MS = 200
-# The largest session tickTime=200 allows: generous, so a busy 2-core CI box does not drop sessions by accident.
-TEST_SESSION_TIMEOUT_S = 4.0
 
 
 @pytest.fixture(scope="session")
@@ -51,24 +49,11 @@ def _stop_leaked_clients(connect_string: str) -> None:
 @pytest.fixture
 def zk_chroot(zk_server: EmbeddedZooKeeper) -> str:
     """A connect string ``127.0.0.1:PORT/t-<uuid>`` whose chroot exists and is this test's alone."""
-    chroot = f"/t-{uuid.uuid4().hex}"
-    root = KazooClient(hosts=zk_server.connect_string, timeout=TEST_SESSION_TIMEOUT_S)
-    root.start(timeout=15)
-    try:
-        root.ensure_path(chroot)
-    finally:
-        root.stop()
-        root.close()
-    return zk_server.connect_string + chroot
+    return new_chroot(zk_server.connect_string)
 
 
 @pytest.fixture
 def zk(zk_chroot: str) -> Iterator[KazooClient]:
     """A started KazooClient bound to this test's chroot; stopped and closed after the test."""
-    client = KazooClient(hosts=zk_chroot, timeout=TEST_SESSION_TIMEOUT_S)
-    client.start(timeout=15)
-    try:
+    with kazoo_client(zk_chroot) as client:
         yield client
-    finally:
-        client.stop()
-        client.close()

@@ -10,6 +10,8 @@ import pytest
 from admin_helpers import one_line, register_broker, run_cli, snapshot, write_state
 from kazoo.client import KazooClient
 
+from tests.support.kazoo_clients import kazoo_client
+
 TOPIC_V2_ORDERS = b'{"version":2,"partitions":{"0":[1,2],"1":[2,3],"2":[3,1]},"adding_replicas":{},' \
                   b'"removing_replicas":{}}'
 
@@ -296,15 +298,10 @@ def test_describe_unknown_topic(kactor, zk: KazooClient, brokers) -> None:
 def test_chroot_is_honoured(kactor, zk: KazooClient, zk_chroot: str, brokers, zk_server) -> None:
     assert kactor("topics", "--create", "--topic", "t", "--partitions", "1", "--replication-factor", "1"
                   ).returncode == 0
-    root = KazooClient(hosts=zk_server.connect_string)
-    root.start(timeout=15)
-    try:
+    with kazoo_client(zk_server.connect_string) as root:
         chroot = zk_chroot[zk_chroot.index("/"):]
         assert root.exists(f"{chroot}/brokers/topics/t")
         assert not root.exists("/brokers/topics/t")
-    finally:
-        root.stop()
-        root.close()
 
 
 def test_rack_aware_placement_and_mixed_racks(kactor, zk: KazooClient) -> None:

@@ -16,7 +16,6 @@ import subprocess
 import sys
 import threading
 import time
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -26,6 +25,7 @@ from cluster_helpers import DEFAULT_WAIT_S, TEST_SESSION_TIMEOUT_MS, Cluster, ru
 from kazoo.client import KazooClient
 
 from kactor.cluster import LocalCluster
+from tests.support.kazoo_clients import new_chroot
 
 pytestmark = pytest.mark.cluster
 
@@ -39,17 +39,10 @@ ROLLBACK_HINT = "Save this to use as the --reassignment-json-file option during 
 
 @pytest.fixture(scope="module")
 def cluster(zk_server, tmp_path_factory: pytest.TempPathFactory, cluster_trace_root: Path) -> Iterator[Cluster]:
-    chroot = f"/t-{uuid.uuid4().hex}"
-    root = KazooClient(hosts=zk_server.connect_string, timeout=5.0)
-    root.start(timeout=15)
-    try:
-        root.ensure_path(chroot)
-    finally:
-        root.stop()
-        root.close()
+    connect = new_chroot(zk_server.connect_string)
     # No automatic rebalance, so the preferred election below is the tools' doing; no controlled shutdown, so a
     # teardown with an imbalanced cluster does not spend its retries.
-    lc = LocalCluster(3, zookeeper=zk_server.connect_string + chroot,
+    lc = LocalCluster(3, zookeeper=connect,
                       base_dir=str(tmp_path_factory.mktemp("admin-cli-cluster")),
                       trace_dir=str(cluster_trace_root / "test_cluster_admin_cli-0"),
                       overrides=[f"zookeeper.session.timeout.ms={TEST_SESSION_TIMEOUT_MS}",

@@ -20,6 +20,7 @@ from cluster_helpers import Cluster, run_kactor, topic_dirs
 from kazoo.client import KazooClient
 
 from kactor.cluster import LocalCluster
+from tests.support.kazoo_clients import kazoo_client
 
 pytestmark = [pytest.mark.cluster, pytest.mark.slow]
 
@@ -111,11 +112,6 @@ def test_ensemble_leader_crash_during_deletion_and_reassignment(ensemble_cluster
     # The crashed server comes back and follows, with the state written while it was down.
     ens.restart(leader)
     assert ens.servers[leader].mode() == "follower"
-    direct = KazooClient(hosts=ens.servers[leader].connect_string, timeout=5.0)
-    direct.start(timeout=15)
-    try:
+    with kazoo_client(ens.servers[leader].connect_string, timeout=5.0) as direct:
         direct.sync("/brokers/topics")
         assert direct.get_children("/brokers/topics") == ["moving"]
-    finally:
-        direct.stop()
-        direct.close()

@@ -18,27 +18,21 @@ import pytest
 from test_spark_report import png_size
 
 from kactor.cluster import LocalCluster
+from tests.support.kazoo_clients import new_chroot
 
 pytestmark = [pytest.mark.spark, pytest.mark.cluster]
 
 
 @pytest.fixture(scope="module")
 def killed_broker_run(zk_server, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:  # noqa: ANN001
-    import uuid
 
-    from kazoo.client import KazooClient
 
     from kactor.trace.scenario import Scenario
 
-    chroot = f"/spark-{uuid.uuid4().hex}"
-    root = KazooClient(hosts=zk_server.connect_string, timeout=4.0)
-    root.start(timeout=15)
-    root.ensure_path(chroot)
-    root.stop()
-    root.close()
+    connect = new_chroot(zk_server.connect_string, "spark")
     base = tmp_path_factory.mktemp("spark-cluster")
     traces = str(base / "traces")
-    lc = LocalCluster(3, zookeeper=zk_server.connect_string + chroot, base_dir=str(base / "data"), trace_dir=traces,
+    lc = LocalCluster(3, zookeeper=connect, base_dir=str(base / "data"), trace_dir=traces,
                       overrides=["zookeeper.session.timeout.ms=4000"])
     sc = Scenario(lc, partitions=4, say=lambda _: None)
     try:

@@ -5,28 +5,22 @@ from __future__ import annotations
 
 import glob
 import os
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from kazoo.client import KazooClient
 
 from kactor.cluster import LocalCluster
+from tests.support.kazoo_clients import new_chroot
 
 
 @pytest.fixture(scope="session")
 def recorded_trace(zk_server, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:  # noqa: ANN001
     """The path of broker-0.jsonl of a one-broker run that created topics ``t`` (3 partitions) and demo-doomed."""
-    chroot = f"/trace-{uuid.uuid4().hex}"
-    root = KazooClient(hosts=zk_server.connect_string, timeout=4.0)
-    root.start(timeout=15)
-    root.ensure_path(chroot)
-    root.stop()
-    root.close()
+    connect = new_chroot(zk_server.connect_string, "trace")
     base: Path = tmp_path_factory.mktemp("trace-cluster")
     trace_dir = str(base / "traces")
-    lc = LocalCluster(1, zookeeper=zk_server.connect_string + chroot, base_dir=str(base / "data"),
+    lc = LocalCluster(1, zookeeper=connect, base_dir=str(base / "data"),
                       trace_dir=trace_dir, overrides=["zookeeper.session.timeout.ms=4000"])
     from kactor.trace.scenario import Scenario
 

@@ -7,7 +7,6 @@ survives the leader's crash, a restarted server rejoins with its data, and no JV
 
 from __future__ import annotations
 
-import contextlib
 import os
 import queue
 import signal
@@ -15,7 +14,6 @@ import subprocess
 import sys
 import textwrap
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -24,21 +22,11 @@ from kazoo.retry import ForceRetryError
 from zk_test_helpers import DEADLINE_S, LOOPBACK_HEX, Recorder, listening_addresses, pid_alive, wait_for
 
 from messages.zk import NODEEXISTS, OK, Create, GetChildren, GetData, SetData, ZkBatch, ZkWatchEvent
+from tests.support.kazoo_clients import kazoo_client
 from zk_bridge.executor import RECONNECT_MAX_DELAY_S, ZkExecutor, connect, reconnect_policy
 from zk_bridge.server import ZooKeeperEnsemble, ZooKeeperUnavailable, four_letter
 
 REPO = Path(__file__).resolve().parents[2]
-
-
-@contextlib.contextmanager
-def _client(hosts: str, timeout: float = 6.0) -> Iterator[KazooClient]:
-    c = KazooClient(hosts=hosts, timeout=timeout)
-    c.start(timeout=15)
-    try:
-        yield c
-    finally:
-        c.stop()
-        c.close()
 
 
 @pytest.mark.slow
@@ -60,14 +48,14 @@ def test_ensemble_quorum_leader_crash_and_restart() -> None:
 
         # A write through one server is read through another: one replicated state.
         follower = next(i for i in range(3) if i != leader)
-        with _client(ens.servers[follower].connect_string) as writer, \
-                _client(ens.servers[leader].connect_string) as reader:
+        with kazoo_client(ens.servers[follower].connect_string, timeout=6.0) as writer, \
+                kazoo_client(ens.servers[leader].connect_string, timeout=6.0) as reader:
             writer.create("/written-via-follower", b"v1")
             reader.sync("/written-via-follower")
             assert reader.get("/written-via-follower")[0] == b"v1"
 
         # A session on the whole ensemble survives the leader's crash: same session, its ephemeral kept.
-        with _client(ens.connect_string, timeout=8.0) as c:
+        with kazoo_client(ens.connect_string, timeout=8.0) as c:
             _crash_leader_and_restart(ens, c, leader)
 
         # Two of three down: no quorum, so the ensemble is not ready.
@@ -104,7 +92,7 @@ def _crash_leader_and_restart(ens: ZooKeeperEnsemble, c: KazooClient, leader: in
     ens.restart(leader)
     assert ens.servers[leader].mode() == "follower"
     assert ens.leader() == new_leader
-    with _client(ens.servers[leader].connect_string) as back:
+    with kazoo_client(ens.servers[leader].connect_string, timeout=6.0) as back:
         back.sync("/written-via-follower")
         assert back.get("/written-via-follower")[0] == b"v2"
 

@@ -34,6 +34,7 @@ from messages.zk import (
     ZkOpResult,
     ZkWatchEvent,
 )
+from tests.support.kazoo_clients import kazoo_client
 from zk_bridge.executor import FENCED_CHUNK, READ_CHUNK, ZkExecutor, ZooKeeperUnreachable, connect
 from zk_bridge.server import free_port
 
@@ -352,25 +353,20 @@ def test_register_broker(ex: ZkExecutor, zk: KazooClient, zk_chroot: str) -> Non
     again = run(ex, RegisterBroker("/brokers/ids/1", '{"version":4}'))[0]
     assert again.code == OK and again.stat.czxid == stat.czxid
     # another session cannot take it
-    other = KazooClient(hosts=zk_chroot, timeout=4.0)
-    other.start(10)
-    ex2 = ZkExecutor(other)
-    try:
-        assert run(ex2, RegisterBroker("/brokers/ids/1", "{}"))[0].code == NODEEXISTS
-        assert run(ex2, RegisterBroker("/brokers/ids/2", "{}"))[0].code == OK
-    finally:
-        ex2.close()
-        other.stop()
-        other.close()
+    with kazoo_client(zk_chroot) as other:
+        ex2 = ZkExecutor(other)
+        try:
+            assert run(ex2, RegisterBroker("/brokers/ids/1", "{}"))[0].code == NODEEXISTS
+            assert run(ex2, RegisterBroker("/brokers/ids/2", "{}"))[0].code == OK
+        finally:
+            ex2.close()
     wait_for(lambda: zk.exists("/brokers/ids/2") is None, what="other session's ephemeral to vanish")
 
 
 def expire_session(zk: KazooClient, hosts: str) -> None:
     """Clone the session and close the clone: the server expires the session for real (ecosystem notes §3 A)."""
-    clone = KazooClient(hosts=hosts, client_id=zk.client_id, timeout=4.0)
-    clone.start(10)
-    clone.stop()
-    clone.close()
+    with kazoo_client(hosts, client_id=zk.client_id):
+        pass
 
 
 def test_session_expiry_then_reestablished(ex: ZkExecutor, zk: KazooClient, zk_chroot: str) -> None:
@@ -486,14 +482,9 @@ def test_change_while_disconnected_is_reported_after_reconnection(ex: ZkExecutor
     rec = Recorder(ex)
     zk.create("/u", b"0")
     run(ex, GetData("/u", watch=True))
-    other = KazooClient(hosts=zk_chroot, timeout=4.0)
-    other.start(10)
-    try:
+    with kazoo_client(zk_chroot) as other:
         zk._connection._socket.shutdown(socket.SHUT_RDWR)
         other.set("/u", b"1")  # before or after kazoo reconnects: exactly one CHANGED either way
         wait_for(lambda: rec.watches, what="CHANGED of /u")
         _quiet(zk)
         assert rec.watches == [ZkWatchEvent("/u", "CHANGED")]
-    finally:
-        other.stop()
-        other.close()
