@@ -1,5 +1,7 @@
 """Ports of Kafka's ReplicaManagerTest (becomeLeaderOrFollower / stopReplicas / purgatory scenarios, §11.11) plus the
-§9 request-handling rules (admission, error codes, UpdateMetadata, log dir failure)."""
+§9 request-handling rules (admission, error codes, UpdateMetadata, log dir failure), the deferred-I/O-error mode the
+PartitionActors use (a dir goes offline only through a recorded LogDirFailure), the metadata-cache introspection
+request and the cost of idle follower fetches (fetch sessions)."""
 
 from __future__ import annotations
 
@@ -9,16 +11,21 @@ import shutil
 
 import pytest
 
+from core.broker.config import BrokerSideConfig
 from core.broker.fetcher_state import FETCHING, TRUNCATING, FollowerFetchState
-from core.broker.log import RECOVERY_POINT_CHECKPOINT, read_offset_checkpoint
+from core.broker.log import RECOVERY_POINT_CHECKPOINT, REPLICATION_OFFSET_CHECKPOINT, LogManager, read_offset_checkpoint
 from core.broker.replica_manager import OFFLINE, ReplicaManager
 from messages.common import Errors, TopicPartition
 from messages.replication import (
+    DescribeMetadataCacheRequest,
+    DescribeMetadataCacheResponse,
     FetchPartition,
     FetchRequest,
     OffsetForLeaderPartition,
     OffsetForLeaderPartitionResult,
+    OffsetForLeaderTopic,
     OffsetForLeaderTopicResult,
+    OffsetsForLeaderEpochRequest,
     OffsetsForLeaderEpochResponse,
     ProduceRequest,
 )
@@ -496,3 +503,208 @@ def test_becoming_follower_when_not_shutting_down_adds_a_fetcher(tmp_path):
         OffsetForLeaderPartitionResult(Errors.NONE, 0, 0, 0),)),))
     drive(rm.handle_epoch_response(1, answer, T0), zk)
     assert {fp.tp for fp in rm.next_request_for(1).partitions} == {TP0, TP1}
+
+
+# ------------------------------------------------------------------------------------ ReplicaManagerTest (§11.11)
+
+
+@pytest.mark.parametrize("epoch_bumps", [0, 1, 10])
+def test_fencedErrorCausedByBecomeLeader(tmp_path, epoch_bumps):
+    """testFencedErrorCausedByBecomeLeader (0, 1, 10 epoch bumps). Kafka's version moves a future replica between
+    log dirs (AlterReplicaLogDirs, not modelled); what it guards is kept: repeated LeaderAndIsr with increasing
+    leader epochs are all accepted, leadership and the log stay, nothing is fenced or offline, no fetcher runs."""
+    rm = make_rm(tmp_path)
+    zk = broker_zk()
+    assert errors(become(rm, lai_state(TP0, 0, 0, [0, 1], [0, 1], is_new=True), zk=zk)) == {TP0: Errors.NONE}
+    drive(rm.handle_produce(ProduceRequest(TP0, ("a", "b")), T0), zk)
+    for epoch in range(1, epoch_bumps + 1):
+        assert errors(become(rm, lai_state(TP0, 0, epoch, [0, 1], [0, 1]), zk=zk)) == {TP0: Errors.NONE}
+    p = rm.online_partition(TP0)
+    assert p.is_leader and p.get_leader_epoch() == epoch_bumps and p.log.log_end_offset == 2
+    assert rm.offline_replica_count == 0 and rm.fetch_states == {}
+    assert p.log.leader_epoch_entries[-1] == (epoch_bumps, 0 if epoch_bumps == 0 else 2)
+
+
+def test_becomeFollowerWhenLeaderIsUnchangedButMissedLeaderUpdate(tmp_path):
+    """testBecomeFollowerWhenLeaderIsUnchangedButMissedLeaderUpdate (2.6): same leader 1, epoch 1 → 3: the
+    become-follower steps run (epoch taken, fetcher restarted at the new epoch, Truncating at the HW); the fetcher
+    asks the leader for its latest epoch (1) under current epoch 3, keeps what the leader has, then fetches."""
+    rm = make_rm(tmp_path)
+    become(rm, lai_state(TP0, 1, 1, [0, 1], [0, 1], is_new=True))
+    p = rm.online_partition(TP0)
+    p.log.append(["a", "b"], 1)
+    p.log.update_high_watermark(2)
+    assert errors(become(rm, lai_state(TP0, 1, 3, [0, 1], [0, 1]))) == {TP0: Errors.NONE}
+    assert p.get_leader_epoch() == 3 and p.leader_replica_id == 1 and not p.is_leader
+    assert rm.fetch_states[TP0] == FollowerFetchState(1, 3, 2, TRUNCATING)
+    request = rm.epoch_request_for(1)
+    assert request == OffsetsForLeaderEpochRequest((OffsetForLeaderTopic("foo", (OffsetForLeaderPartition(0, 3, 1),)),),
+                                                   replica_id=0)
+    assert rm.fetch_request_for(1) is None  # the fetcher waits for the answer
+    answer = OffsetsForLeaderEpochResponse((OffsetForLeaderTopicResult("foo", (
+        OffsetForLeaderPartitionResult(Errors.NONE, 0, 1, 2),)),))
+    assert drive(rm.handle_epoch_response(1, answer, T0)) == 0
+    assert p.log.log_end_offset == 2 and rm.fetch_states[TP0].is_ready_for_fetch
+    assert rm.fetch_request_for(1).partitions == (FetchPartition(TP0, 2, 3, high_watermark=2),)
+
+
+@pytest.mark.parametrize("kafka_test", [
+    "testPartitionMetadataFile", "testPartitionMetadataFileCreatedWithExistingLog",
+    "testPartitionMetadataFileCreatedAfterPreviousRequestWithoutIds", "testInconsistentIdReturnsError"])
+def test_partition_metadata_file_topic_id_scenarios(kafka_test):
+    """ReplicaManagerTest #29–#32 need topic IDs (KIP-516, LeaderAndIsr v5, Kafka 2.8+); 2.6's LeaderAndIsr v4 has
+    none, so there is nothing to port. #33 (no file without ids) is ported below."""
+    pytest.skip(f"{kafka_test}: topic IDs are Kafka 2.8+ (LeaderAndIsr v5); kactor implements 2.6")
+
+
+def test_partitionMetadataFileNotCreated(tmp_path):
+    """testPartitionMetadataFileNotCreated: a request without topic ids creates the log, NONE, and no
+    partition.metadata file."""
+    rm = make_rm(tmp_path)
+    assert errors(become(rm, lai_state(TP0, 0, 0, [0], [0], is_new=True))) == {TP0: Errors.NONE}
+    log_dir = rm.online_partition(TP0).log.dir
+    assert os.path.isdir(log_dir) and not os.path.exists(os.path.join(log_dir, "partition.metadata"))
+
+
+# ------------------------------------------------------------------------------------- deferred I/O errors
+
+
+def _deferring_rm(tmp_path, n_dirs=2):
+    dirs = tuple(str(tmp_path / f"logs{i}") for i in range(n_dirs))
+    config = BrokerSideConfig(0, dirs, replica_high_watermark_checkpoint_interval_ms=5000)
+    rm = ReplicaManager(config, T0, LogManager(dirs, defer_io_errors=True))
+    drive(rm.handle_update_metadata(um_request(), T0))
+    return rm
+
+
+def test_deferred_io_errors_change_no_decision_until_log_dir_failure(tmp_path):
+    """With defer_io_errors (the PartitionActors' mode) a dir replaced by a file changes nothing the broker answers:
+    appends and reads go on in memory and the dir is only remembered; the checkpoint skips it. Only
+    handle_log_dir_failure (the recorded LogDirFailure) takes its partitions offline and notifies the controller —
+    so a replay on healthy scratch dirs makes the same decisions."""
+    rm = _deferring_rm(tmp_path)
+    zk = broker_zk()
+    become(rm, lai_state(TP0, 0, 0, [0], [0], is_new=True), lai_state(TP1, 0, 0, [0], [0], is_new=True), zk=zk)
+    broken = rm.online_partition(TP0).log.parent_dir
+    assert rm.online_partition(TP1).log.parent_dir != broken  # one log per dir (fewest logs first)
+    shutil.rmtree(broken)
+    with open(broken, "w") as f:
+        f.write("x")
+    resp = drive(rm.handle_produce(ProduceRequest(TP0, ("a", "b")), T0), zk)
+    assert resp.error == Errors.NONE and resp.base_offset == 0
+    assert rm.log_manager.deferred_io_failures == {broken}
+    assert rm.online_partition(TP0).read_records(0, -1, 10) == (("a", "b"), 2, 2)
+    drive(rm.run_scheduled_tasks(T0 + 5000), zk)  # HW checkpoint: the broken dir is skipped, the other written
+    assert rm.get_partition(TP0) is not OFFLINE and zk.children("/log_dir_event_notification") == []
+    other = rm.online_partition(TP1).log.parent_dir
+    assert read_offset_checkpoint(os.path.join(other, REPLICATION_OFFSET_CHECKPOINT)) == {TP1: 0}
+
+    assert drive(rm.handle_log_dir_failure(broken), zk) == [TP0]
+    assert rm.get_partition(TP0) is OFFLINE and rm.online_partition(TP1) is not None
+    assert drive(rm.handle_produce(ProduceRequest(TP0, ("c",)), T0), zk).error == Errors.KAFKA_STORAGE_ERROR
+    (child,) = zk.children("/log_dir_event_notification")
+    assert zk.get(f"/log_dir_event_notification/{child}") == '{"version":1,"broker":0,"event":1}'
+
+
+def test_log_reads_come_from_memory_and_survive_recovery(tmp_path):
+    """Log.read serves records from memory; a reopened log recovers the same records from its segment."""
+    rm = _deferring_rm(tmp_path, n_dirs=1)
+    become(rm, lai_state(TP0, 0, 0, [0], [0], is_new=True))
+    log = rm.online_partition(TP0).log
+    log.append(["x", "y", "z"], 0)
+    log.truncate_to(2)
+    assert log.read(0, 10) == ("x", "y") and log.read(1, 1) == ("y",)
+    again = LogManager(rm.config.log_dirs).get_log(TP0)
+    assert again.read(0, 10) == ("x", "y") and again.log_end_offset == 2
+
+
+# ---------------------------------------------------------------------------------------- introspection
+
+
+def test_describe_metadata_cache_returns_states_as_sent(tmp_path):
+    """DescribeMetadataCacheRequest: the cached UpdateMetadata partition states (ISR not filtered by liveness),
+    the alive brokers and the controller id."""
+    rm = make_rm(tmp_path)
+    st0 = um_state(TP0, 1, [1, 2], [1, 2], leader_epoch=4)
+    st1 = um_state(TP1, 2, [2], [1, 2])
+    drive(rm.handle_update_metadata(um_request([st0, st1], live=(0, 1)), T0))
+    resp = drive(rm.handle_describe_metadata_cache(DescribeMetadataCacheRequest(("foo",))))
+    assert isinstance(resp, DescribeMetadataCacheResponse)
+    assert resp.alive_brokers == (0, 1) and resp.partition_states == (st0, st1)
+    assert drive(rm.handle_describe_metadata_cache(DescribeMetadataCacheRequest(("bar",)))).partition_states == ()
+    assert drive(rm.handle_describe_metadata_cache(DescribeMetadataCacheRequest())).partition_states == (st0, st1)
+
+
+# ----------------------------------------------------------------------------------------- idle fetch cost
+
+
+def test_idle_follower_fetch_leaves_out_partitions_with_nothing_new(tmp_path):
+    """A follower that states its high watermark gets back only the partitions with news (records, a new HW, an
+    error); caught-up idle partitions are left out (the effect of KIP-227's incremental fetch sessions), yet its
+    fetch still counts as caught up for each of them. Consumers (replica id −1) always get every partition."""
+    rm = make_rm(tmp_path)
+    zk = broker_zk()
+    become(rm, lai_state(TP0, 0, 0, [0, 1], [0, 1], is_new=True), lai_state(TP1, 0, 0, [0, 1], [0, 1], is_new=True),
+           zk=zk)
+    drive(rm.handle_produce(ProduceRequest(TP0, ("a",)), T0), zk)
+    both = (FetchPartition(TP0, 0, 0, high_watermark=0), FetchPartition(TP1, 0, 0, high_watermark=0))
+    resp = drive(rm.handle_fetch(FetchRequest(1, both), T0 + 10), zk)
+    assert [(d.tp, d.records) for d in resp.partitions] == [(TP0, ("a",))]  # TP1: nothing new, left out
+    caught_up = (FetchPartition(TP0, 1, 0, high_watermark=0), FetchPartition(TP1, 0, 0, high_watermark=0))
+    resp = drive(rm.handle_fetch(FetchRequest(1, caught_up), T0 + 20), zk)
+    assert [(d.tp, d.high_watermark) for d in resp.partitions] == [(TP0, 1)]  # the HW moved to 1: news
+    resp = drive(rm.handle_fetch(FetchRequest(1, (FetchPartition(TP0, 1, 0, high_watermark=1),) + caught_up[1:]),
+                                 T0 + 30), zk)
+    assert resp.partitions == ()
+    assert rm.online_partition(TP1).remote_replicas[1].last_caught_up_time_ms == T0 + 30
+    consumer = FetchRequest(-1, (FetchPartition(TP1, 0, high_watermark=0),))
+    assert [d.tp for d in drive(rm.handle_fetch(consumer, T0 + 40), zk).partitions] == [TP1]
+
+
+def test_fetch_sessions_incremental_requests_carry_only_changes(tmp_path):
+    """KIP-227 fetch sessions between a follower (broker 1) and a leader (broker 0): the first request is full and
+    opens a session; the next ones carry only changed partitions (and forgotten ones) and stand for the whole
+    session; an unknown session or a wrong epoch is a top-level error after which the follower starts over."""
+    from core.broker.replica_manager import FETCH_SESSION_ID_NOT_FOUND, INVALID_FETCH_SESSION_EPOCH
+    from messages.replication import INITIAL_EPOCH
+
+    zk = broker_zk()
+    leader = make_rm(tmp_path / "l", broker_id=0)
+    follower = make_rm(tmp_path / "f", broker_id=1, replica_fetch_wait_max_ms=0)  # answered at once
+    states = [lai_state(tp, 0, 0, [0, 1], [0, 1], is_new=True) for tp in (TP0, TP1)]
+    become(leader, *states, zk=zk)
+    become(follower, *states, zk=zk)
+
+    def round_trip(now):
+        req = follower.fetch_request_for(0)
+        resp = drive(leader.handle_fetch(req, now, "f"), zk)
+        drive(follower.handle_fetch_response(0, resp, now), zk)
+        return req, resp
+
+    assert follower.epoch_request_for(0) is None  # new logs: no epochs, truncated to the HW and fetching
+    req, resp = round_trip(T0)
+    assert req.session_epoch == INITIAL_EPOCH and [fp.tp for fp in req.partitions] == [TP0, TP1]
+    assert resp.session_id != 0 and resp.partitions == ()  # both idle: nothing new
+    req, resp = round_trip(T0 + 1)
+    assert (req.session_id, req.session_epoch, req.partitions, req.forgotten) == (resp.session_id, 1, (), ())
+    drive(leader.handle_produce(ProduceRequest(TP1, ("x",)), T0 + 2), zk)
+    req, resp = round_trip(T0 + 3)
+    assert req.partitions == () and [(d.tp, d.records) for d in resp.partitions] == [(TP1, ("x",))]
+    req, resp = round_trip(T0 + 4)  # the follower's LEO of TP1 moved: only TP1 in the request; the HW moves
+    assert [fp.tp for fp in req.partitions] == [TP1] and [(d.tp, d.high_watermark) for d in resp.partitions] == [
+        (TP1, 1)]
+    req, resp = round_trip(T0 + 5)
+    assert [fp.tp for fp in req.partitions] == [TP1] and resp.partitions == ()
+    p1 = follower.online_partition(TP1)
+    assert p1.log.read(0, 10) == ("x",) and p1.high_watermark == 1
+    follower.remove_fetchers([TP0])
+    req, resp = round_trip(T0 + 6)
+    assert req.partitions == () and req.forgotten == (TP0,)
+    # errors: a wrong epoch, an unknown session
+    bad = FetchRequest(1, (), session_id=req.session_id, session_epoch=99)
+    assert drive(leader.handle_fetch(bad, T0 + 7), zk).error == INVALID_FETCH_SESSION_EPOCH
+    unknown = FetchRequest(1, (), session_id=req.session_id + 1024, session_epoch=1)
+    assert drive(leader.handle_fetch(unknown, T0 + 7), zk).error == FETCH_SESSION_ID_NOT_FOUND
+    follower.fetch_request_for(0)
+    drive(follower.handle_fetch_response(0, drive(leader.handle_fetch(unknown, T0 + 8), zk), T0 + 8), zk)
+    assert follower.fetch_request_for(0).session_epoch == INITIAL_EPOCH  # starts over with a full request

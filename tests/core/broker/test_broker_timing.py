@@ -12,11 +12,16 @@ from actors.clock import ManualClock, SystemClock
 from core.broker.isr_propagation import IsrChangePropagation
 from core.broker.log import REPLICATION_OFFSET_CHECKPOINT, read_offset_checkpoint
 from messages.common import TopicPartition
-from messages.replication import FetchPartition, FetchRequest, ProduceRequest
+from messages.replication import (
+    FetchPartition,
+    FetchRequest,
+    ProduceRequest,
+)
 from tests.support.broker import broker_zk, drive, lai_request, lai_state, make_rm
 
 TP = TopicPartition("t", 0)
 TP2 = TopicPartition("u", 3)
+FOO = TopicPartition("foo", 0)
 LAG = 30000
 
 
@@ -154,3 +159,58 @@ def test_hw_checkpoint_interval_with_freezegun(tmp_path):
         with open(path) as f:
             assert f.read() == "0\n1\nt 0 3\n"
         assert read_offset_checkpoint(path) == {TP: 3}
+
+
+def _leader_with_follower(tmp_path, clock, zk):
+    rm = make_rm(tmp_path, now_ms=clock.now_ms())
+    zk.put_partition_state(FOO, leader=0, isr=[0, 1], leader_epoch=0, controller_epoch=0)
+    drive(rm.handle_leader_and_isr(lai_request([lai_state(FOO, 0, 0, [0, 1], [0, 1], is_new=True)]),
+                                   clock.now_ms()), zk)
+    return rm
+
+
+def test_isr_expiry_at_1x_and_1_5x_lag_with_freezegun(tmp_path):
+    """Partition.getOutOfSyncReplicas under freezegun: a follower whose last caught-up fetch is exactly
+    replica.lag.time.max.ms old is still in sync (strictly more is required); 1 ms later it is out of sync; the
+    isr-expiration task (every lag/2) removes it by 1.5× the lag — not at 1×, where the task has not run yet."""
+    with freeze_time("2020-06-01 00:00:00") as frozen:
+        clock = SystemClock()
+        zk = broker_zk()
+        rm = _leader_with_follower(tmp_path, clock, zk)
+        start = clock.now_ms()
+        drive(rm.handle_fetch(FetchRequest(1, (FetchPartition(FOO, 0, 0),)), start), zk)  # caught up at start
+        drive(rm.handle_produce(ProduceRequest(FOO, ("a",)), start), zk)  # then it lags
+        p = rm.online_partition(FOO)
+        frozen.tick(timedelta(milliseconds=LAG))
+        assert p.get_out_of_sync_replicas(clock.now_ms()) == ()
+        if clock.now_ms() >= rm.next_task_due_ms():
+            drive(rm.run_scheduled_tasks(clock.now_ms()), zk)
+        assert p.isr == (0, 1)  # at 1×: still in the ISR
+        frozen.tick(timedelta(milliseconds=1))
+        assert p.get_out_of_sync_replicas(clock.now_ms()) == (1,)
+        while p.isr != (0,) and clock.now_ms() < start + 2 * LAG:  # jump from one due task to the next
+            frozen.tick(timedelta(milliseconds=rm.next_task_due_ms() - clock.now_ms()))
+            drive(rm.run_scheduled_tasks(clock.now_ms()), zk)
+        assert p.isr == (0,) and clock.now_ms() == start + 1.5 * LAG
+        assert zk.get("/brokers/topics/foo/partitions/0/state") == (
+            '{"controller_epoch":0,"leader":0,"version":1,"leader_epoch":0,"isr":[0]}')
+        assert zk.version("/brokers/topics/foo/partitions/0/state") == 1
+
+
+def test_isr_change_propagation_max_interval_with_freezegun():
+    """maybePropagateIsrChanges under freezegun: changes every 2 s never leave the 5 s blackout, yet once 60 s
+    passed since the last publication the checks (every 2.5 s) publish anyway: at 62.5 s, then 125 s."""
+    with freeze_time("2020-06-01 00:00:00") as frozen:
+        clock = SystemClock()
+        t0 = clock.now_ms()
+        prop = IsrChangePropagation(t0)
+        zk = broker_zk()
+        published = []
+        for step in range(1, 261):  # 500 ms steps up to 130 s
+            frozen.tick(timedelta(milliseconds=500))
+            elapsed = step * 500
+            if elapsed % 2000 == 0:
+                prop.record_isr_change(FOO, clock.now_ms())
+            if elapsed % 2500 == 0 and drive(prop.maybe_propagate_isr_changes(clock.now_ms()), zk):
+                published.append(elapsed)
+        assert published == [62_500, 125_000]
