@@ -9,17 +9,12 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from actors.base import KActor
 from actors.clock import ManualClock
 from actors.replica_manager_actor import ReplicaManagerActor
 from actors.runtime import Runtime
 from messages.broker_lifecycle import BrokerShutdownComplete, ReplicaManagerInit
 from messages.partition import LogDirFailure, ReplicaManagerShuttingDown, ShardShuttingDown
-
-
-class _Sink(KActor):
-    def on_unhandled(self, body: Any, sender: str) -> None:
-        pass
+from tests.support.actors import Sink
 
 
 @contextmanager
@@ -31,7 +26,7 @@ def _replica_manager(dirs: tuple[str, ...], shards: int) -> Iterator[tuple[Runti
     rt.observer = lambda seq, ts, sender, receiver, body, cause: seen.append((receiver, body))
     try:
         for name in ("kafka-server", "timer", "zk", "metrics", "net"):
-            rt.spawn(_Sink, name)
+            rt.spawn(Sink, name)
         rt.spawn(ReplicaManagerActor, "replica-manager")
         rt.deliver("replica-manager", ReplicaManagerInit(0, dirs, partition_actors=shards), "edge:process")
         yield rt, seen

@@ -7,13 +7,14 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
-from edge_support import Echo, Node, Recorder, Sink, poll
+from edge_support import Echo, Node, Recorder, poll
 
 from actors.network_actor import NetworkActor
 from actors.runtime import Runtime
 from actors.timer_actor import TimerActor
 from edges.timer import TimerEdge
 from edges.transport import Transport
+from tests.support.actors import Sink
 
 
 @pytest.fixture

@@ -94,13 +94,6 @@ def poll(pred: Callable[[], bool], timeout_s: float = 3.0, interval_s: float = 0
 
 
 # -- test actors ---------------------------------------------------------------------------------------------------
-class Sink(KActor):
-    """Takes anything and does nothing (a reply_to target, or a remote actor that never answers)."""
-
-    def on_unhandled(self, body: Any, sender: str) -> None:
-        pass
-
-
 class Echo(KActor):
     """Answers every NetRequest with its own body."""
 
