@@ -9,13 +9,9 @@ Layers, lowest first (issue #21); a module may import from its own layer or a lo
 1. vocabulary: ``messages``, ``protocol``, ZooKeeper's vocabulary ``zk_bridge.paths`` + ``zk_bridge.znodes`` and the
    ``zk_bridge`` package itself (importing ``zk_bridge.paths`` runs ``zk_bridge/__init__.py``, so it stays as pure)
 2. ``core``
-3. ``actors`` (with ``actors.runtime``, ``actors.clock`` after the move out of ``kactor``)
+3. ``actors`` (with the runtime they run on: ``actors.runtime``, ``actors.clock``)
 4. edges: ``edges`` and the rest of ``zk_bridge``
 5. shell: ``kactor``, ``bench``, ``spark``
-
-Modules are named as they are after the runtime move (``kactor.runtime`` → ``actors.runtime``, ``kactor.clock`` →
-``actors.clock``, ``kactor.edges.*`` → ``edges.*``, ``kactor.children`` → ``edges.children``), so the checks and the
-KNOWN_VIOLATIONS below read the same before and after it.
 """
 
 from __future__ import annotations
@@ -47,14 +43,6 @@ LAYER_RULES: tuple[tuple[int, str], ...] = (
 EXACT_LAYERS = {"zk_bridge": 1}
 LAYER_NAMES = {1: "vocabulary", 2: "core", 3: "actors", 4: "edges", 5: "shell"}
 
-# where a module lived before the runtime move → where it lives after it (issue #21, engineer "runtime")
-MOVED = (
-    ("kactor.runtime", "actors.runtime"),
-    ("kactor.clock", "actors.clock"),
-    ("kactor.edges", "edges"),
-    ("kactor.children", "edges.children"),
-)
-
 # Today's imports that run upwards: (importer, imported) -> why, and the engineer who removes it.
 # The list only shrinks: test_known_violations_still_exist fails when an entry no longer happens.
 KNOWN_VIOLATIONS: dict[tuple[str, str], str] = {
@@ -75,14 +63,6 @@ KNOWN_CYCLES: dict[tuple[str, ...], str] = {
 }
 
 
-def canonical(module: str) -> str:
-    """The module's name after the runtime move (a no-op once it has happened)."""
-    for old, new in MOVED:
-        if module == old or module.startswith(old + "."):
-            return new + module[len(old):]
-    return module
-
-
 def layer_of(module: str) -> int | None:
     if module in EXACT_LAYERS:
         return EXACT_LAYERS[module]
@@ -94,7 +74,7 @@ def layer_of(module: str) -> int | None:
 
 
 def source_modules() -> dict[str, Path]:
-    """Every module of the source packages by its dotted name as written today (packages by their own name)."""
+    """Every module of the source packages by its dotted name (a package by its own name)."""
     modules: dict[str, Path] = {}
     for package in PACKAGES:
         base = ROOT / package
@@ -115,7 +95,7 @@ def _is_package(path: Path) -> bool:
 
 
 def imports_of(module: str, path: Path, known: set[str]) -> Iterator[str]:
-    """The source modules ``module`` imports (as written), wherever the import statement stands in the file."""
+    """The source modules ``module`` imports, wherever the import statement stands in the file."""
     tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
     package = module if _is_package(path) else module.rpartition(".")[0]
     for node in ast.walk(tree):
@@ -151,15 +131,12 @@ def _resolve(name: str, known: set[str]) -> Iterator[str]:
 
 
 def import_graph() -> dict[str, set[str]]:
-    """Canonical module name -> the canonical names of the source modules it imports (itself excluded)."""
+    """Module name -> the names of the source modules it imports (itself excluded)."""
     modules = source_modules()
     known = set(modules)
     graph: dict[str, set[str]] = {}
     for module, path in modules.items():
-        targets = graph.setdefault(canonical(module), set())
-        for imported in imports_of(module, path, known):
-            if imported != module:
-                targets.add(canonical(imported))
+        graph[module] = {imported for imported in imports_of(module, path, known) if imported != module}
     return graph
 
 
@@ -255,14 +232,6 @@ def test_known_cycles_still_exist(graph: dict[str, set[str]]) -> None:
 
 
 # --- the checker itself, on made-up import graphs -------------------------------------------------------------------
-
-def test_canonical_maps_the_runtime_move() -> None:
-    assert canonical("kactor.runtime") == "actors.runtime"
-    assert canonical("kactor.edges.transport") == "edges.transport"
-    assert canonical("kactor.children") == "edges.children"
-    assert canonical("kactor.cli") == "kactor.cli"
-    assert canonical("kactor.runtimes") == "kactor.runtimes"
-
 
 def test_layer_of_takes_the_longest_prefix() -> None:
     assert layer_of("zk_bridge.paths") == 1
