@@ -4,7 +4,7 @@ AbstractFetcherThreadTest and ReplicaFetcherThreadTest, the leader's OffsetsForL
 every acknowledged record and, elected after the leader dies, still has them.
 
 Leader and followers are real core ReplicaManagers over real logs in a temp dir, exchanging the requests the
-PartitionActor would carry; ZooKeeper is the in-memory FakeZooKeeper of broker_support."""
+PartitionActor would carry; ZooKeeper is the in-memory FakeZooKeeper (tests/support/fake_zookeeper.py)."""
 
 from __future__ import annotations
 
