@@ -51,6 +51,7 @@ class BrokerChannelActor(KActor):
 
     def on_ChannelStart(self, msg: ChannelStart, sender: str) -> None:
         self.broker, self.controller, self.timeout_ms = msg.broker, msg.controller, msg.request_timeout_ms
+        self._maybe_send()  # a request that arrived before the channel knew its broker waits for no other
 
     def on_SendRequest(self, msg: SendRequest, sender: str) -> None:
         if self.stopped:

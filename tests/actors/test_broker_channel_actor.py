@@ -146,11 +146,13 @@ def test_removing_the_broker_drops_the_queue_and_the_in_flight_request(bed: Acto
     assert bed.rt.instances[CHANNEL].queue_size == 0
 
 
-def test_nothing_is_sent_before_the_channel_knows_its_broker() -> None:
+def test_a_request_waits_for_the_channel_to_know_its_broker_then_goes() -> None:
     bed = ActorTestbed("controller-1", start_ms=T0, sinks=("net", "timer", "controller", "metrics"))
     try:
         bed.rt.spawn(BrokerChannelActor, CHANNEL)
         assert out(bed.deliver(CHANNEL, SendRequest(2, LAI), "controller")) == []
         assert bed.rt.instances[CHANNEL].queue_size == 1
+        assert out(bed.deliver(CHANNEL, ChannelStart(BROKER, "controller", TIMEOUT_MS), "controller")) == [
+            ("net", send(LAI, 1)), ("timer", ScheduleTimer("request-timeout", TIMEOUT_MS))]
     finally:
         bed.shutdown()
