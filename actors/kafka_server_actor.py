@@ -9,13 +9,13 @@ controlled.shutdown.retry.backoff.ms between attempts, then tell the process it 
 
 from __future__ import annotations
 
-import json
 import logging
 from typing import Any
 
 from actors.base import KActor
 from actors.proc_driver import ProcDriver
 from core.effects import Proc
+from core.zk_client import KafkaZkClient
 from edges import gc_policy
 from messages import controller_events as ev
 from messages.broker_lifecycle import BrokerRegistered, BrokerShutdownComplete, BrokerShutdownRequested, BrokerStartup
@@ -24,7 +24,7 @@ from messages.net import NetResponse, NetSend, NetSendFailed
 from messages.partition import ReplicaManagerShutdown, ReplicaManagerShuttingDown
 from messages.requests import ControlledShutdownRequest, ControlledShutdownResponse
 from messages.runtime import TimerFired
-from messages.zk import NODEEXISTS, OK, Create, GetData, RegisterBroker, ZkBatch, ZkResponse
+from messages.zk import NODEEXISTS, OK, ZkResponse
 from zk_bridge import paths
 
 log = logging.getLogger("kactor.server")
@@ -62,26 +62,26 @@ class KafkaServerActor(KActor):
         self.driver.run(self._register(msg), self._registered)
 
     def _register(self, msg: BrokerStartup) -> Proc[int]:
-        """KafkaZkClient.createTopLevelPaths + registerBroker."""
-        results = yield ZkBatch(tuple(Create(p, make_parents=True) for p in paths.PERSISTENT_ZK_PATHS))
-        for p, r in zip(paths.PERSISTENT_ZK_PATHS, results, strict=True):
-            if r.code not in (OK, NODEEXISTS):
-                raise RuntimeError(f"cannot create {p}: {r.code}")
-        (reg,) = yield ZkBatch((RegisterBroker(paths.BrokerIdZNode.path(msg.broker_id), msg.registration_json),))
+        """KafkaZkClient.createTopLevelPaths + registerBroker: the broker epoch, or -1 if a previous session still
+        holds the registration."""
+        zk = KafkaZkClient()
+        yield from zk.create_top_level_paths()
+        reg = yield from zk.register_broker(msg.broker_id, msg.registration_json)
         if reg.code == NODEEXISTS:
             return -1
         if reg.code != OK or reg.stat is None:
-            raise RuntimeError(f"cannot register broker {msg.broker_id} at /brokers/ids/{msg.broker_id}: {reg.code}")
+            raise RuntimeError(f"cannot register broker {msg.broker_id} at "
+                               f"{paths.BrokerIdZNode.path(msg.broker_id)}: {reg.code}")
         return reg.stat.czxid
 
     def _registered(self, epoch: Any, error: BaseException | None) -> None:
         if error is None and epoch == -1:
             if self.now_ms() < self.register_deadline_ms:
-                log.info("broker %d: /brokers/ids/%d is held by a previous session; waiting for it to expire",
-                         self.broker_id, self.broker_id)
+                log.info("broker %d: %s is held by a previous session; waiting for it to expire",
+                         self.broker_id, paths.BrokerIdZNode.path(self.broker_id))
                 self.schedule("register-retry", 250)
                 return
-            error = RuntimeError(f"/brokers/ids/{self.broker_id} is registered by another live broker")
+            error = RuntimeError(f"{paths.BrokerIdZNode.path(self.broker_id)} is registered by another live broker")
         if error is not None:
             log.error("broker %d: %s", self.broker_id, error)
             self._complete(False, f"registration failed: {error}", error=True)
@@ -113,17 +113,16 @@ class KafkaServerActor(KActor):
         self.driver.run(self._find_controller(), self._send_to_controller)
 
     def _find_controller(self) -> Proc[tuple[str, int] | None]:
-        (ctrl,) = yield ZkBatch((GetData(paths.ControllerZNode),))
-        if ctrl.code != OK or not ctrl.data:
+        """KafkaServer.controlledShutdown's lookup: getControllerId, then getBroker of it (its first endpoint)."""
+        zk = KafkaZkClient()
+        controller_id = yield from zk.get_controller_id()
+        if controller_id < 0:
             return None
-        controller_id = int(json.loads(ctrl.data)["brokerid"])
-        (reg,) = yield ZkBatch((GetData(paths.BrokerIdZNode.path(controller_id)),))
-        if reg.code != OK or not reg.data:
+        broker = yield from zk.get_broker(controller_id)
+        if broker is None or not broker.endpoints:
             return None
-        data = json.loads(reg.data)
-        endpoint = data["endpoints"][0]
-        host, _, port = endpoint.split("://", 1)[1].rpartition(":")
-        return host, int(port)
+        endpoint = broker.endpoints[0]
+        return endpoint.host, endpoint.port
 
     def _send_to_controller(self, endpoint: Any, error: BaseException | None) -> None:
         if error is not None or endpoint is None:

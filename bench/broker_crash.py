@@ -15,14 +15,19 @@ for a partition the dead broker led. Ceiling: as many fenced conditional writes,
 
 from __future__ import annotations
 
-import json
 import time
 
 from bench import common as c
 from bench.controller_shutdown import restore_preferred
+from zk_bridge import paths, znodes
 
 ANCHOR = ("no exact Kafka figure; 0.8 design budget 10k partitions × 2 ms/sync write ≈ 20 s; KRaft vs ZK recovery "
           "at 2M partitions 37 s vs 503 s")
+
+
+def _leader(state_data: str) -> int:
+    info = znodes.decode_partition_state(state_data, 0)
+    return info.leader_and_isr.leader if info is not None else -1
 
 
 def measure_run(bc: c.BenchCluster, victim: int, controller: int, led: set[str], t_start_ms: float
@@ -30,11 +35,11 @@ def measure_run(bc: c.BenchCluster, victim: int, controller: int, led: set[str],
     path = bc.trace_file(controller)
     expiry = None
     for r in c.scan(path, ["ZkWatchEvent"], t_start_ms):
-        if r["sender"] == "edge:zk" and r["payload"]["path"] == "/brokers/ids":
+        if r["sender"] == "edge:zk" and r["payload"]["path"] == paths.BrokerIdsZNode:
             expiry = r
             break
     if expiry is None:
-        raise RuntimeError(f"no /brokers/ids watch after the kill in {path}")
+        raise RuntimeError(f"no {paths.BrokerIdsZNode} watch after the kill in {path}")
     leader_reqs: dict[int, int] = {}  # request_id → leader writes in it
     all_writes = 0
     for r in c.scan(path, ["ZkRequest"], expiry["ts"]):
@@ -46,7 +51,7 @@ def measure_run(bc: c.BenchCluster, victim: int, controller: int, led: set[str],
             for o in ops:
                 if o.get("@") == "SetData" and o["path"].endswith("/state"):
                     all_writes += 1
-                    if o["path"] in led and json.loads(o["data"])["leader"] != victim:
+                    if o["path"] in led and _leader(o["data"]) != victim:
                         n += 1
         if n:
             leader_reqs[r["payload"]["request_id"]] = n
@@ -86,8 +91,7 @@ def run(scale: float = 1.0, runs: int = 3, tmpfs: bool = False) -> c.Result:
         for i in range(runs):
             victim = victims[i % len(victims)]
             states = c.read_states(bc.zk, layout)
-            led = {f"/brokers/topics/{t}/partitions/{p}/state" for (t, p), (st, _) in states.items()
-                   if st and st["leader"] == victim}
+            led = {c.state_path(t, p) for (t, p), (st, _) in states.items() if st and st.leader == victim}
             t_start = c.now_ms()
             bc.lc.kill_broker(victim)
             c.wait_for(lambda v=victim: v not in bc.live(), 120, f"broker {victim}'s session to expire")

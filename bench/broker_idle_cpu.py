@@ -14,7 +14,6 @@ replica.fetch.wait.max.ms), and the periodic tasks (isr-expiration, isr-change-p
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import shutil
 import sys
@@ -24,6 +23,8 @@ import time
 from kazoo.client import KazooClient
 
 from kactor.cluster import LocalCluster
+from messages.common import ReplicaAssignment, TopicPartition
+from zk_bridge import paths, znodes
 
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 
@@ -51,10 +52,10 @@ def create_partitions(zk: KazooClient, brokers: int, partitions: int, per_topic:
     while left > 0:
         n = min(per_topic, left)
         topic = f"idle-{t}"
-        assignment = {str(p): [(p + i) % brokers for i in range(min(3, brokers))] for p in range(n)}
-        data = json.dumps({"version": 2, "partitions": assignment, "adding_replicas": {}, "removing_replicas": {}},
-                          separators=(",", ":"))
-        zk.create(f"/brokers/topics/{topic}", data.encode())
+        rf = min(3, brokers)
+        assignment = {TopicPartition(topic, p): ReplicaAssignment(tuple((p + i) % brokers for i in range(rf)))
+                      for p in range(n)}
+        zk.create(paths.TopicZNode.path(topic), znodes.encode_topic_assignment(assignment).encode())
         topics.append(topic)
         left -= n
         t += 1
@@ -66,17 +67,17 @@ def count_settled(zk: KazooClient, topics: list[str], per_topic: int, rf: int) -
     done = 0
     for topic in topics:
         try:
-            children = zk.get_children(f"/brokers/topics/{topic}/partitions")
+            children = zk.get_children(paths.TopicPartitionsZNode.path(topic))
         except Exception:  # noqa: BLE001 - not created yet
             continue
-        futures = [zk.get_async(f"/brokers/topics/{topic}/partitions/{p}/state") for p in children]
+        futures = [zk.get_async(paths.TopicPartitionStateZNode.path(TopicPartition(topic, int(p)))) for p in children]
         for fut in futures:
             try:
                 data, _ = fut.get(timeout=30)
             except Exception:  # noqa: BLE001 - state not written yet
                 continue
-            st = json.loads(data)
-            if st["leader"] >= 0 and len(st["isr"]) == rf:
+            info = znodes.decode_partition_state(data.decode(), 0)
+            if info is not None and info.leader_and_isr.leader >= 0 and len(info.leader_and_isr.isr) == rf:
                 done += 1
     return done
 
@@ -131,7 +132,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         lc.start()
         zk = lc.client()
-        lc.wait_for(lambda: len(zk.get_children("/brokers/ids")) == args.brokers, 60, "brokers to register")
+        lc.wait_for(lambda: len(zk.get_children(paths.BrokerIdsZNode)) == args.brokers, 60, "brokers to register")
         lc.wait_for(lambda: lc.controller_id(zk) is not None, 60, "a controller")
         pids = {b: p.pid for b, p in lc.procs.items()}
         time.sleep(args.settle)

@@ -28,10 +28,14 @@ from typing import Any
 
 from kazoo.client import KazooClient
 
+from messages.common import LeaderAndIsr, LeaderIsrAndControllerEpoch, ReplicaAssignment, TopicPartition
+from zk_bridge import paths, znodes
+
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PERF_DOC = os.path.join(REPO, "docs", "performance.md")
 SECTION = "## Benchmarks"
-FAKE_CONTROLLER = json.dumps({"version": 1, "brokerid": 999, "timestamp": "0"}).encode()
+FAKE_CONTROLLER_ID = 999
+FAKE_CONTROLLER = znodes.encode_controller(FAKE_CONTROLLER_ID, 0).encode()
 
 
 # -- machine / provenance --------------------------------------------------------------------------------------------
@@ -238,14 +242,20 @@ def close(c: KazooClient) -> None:
 
 
 # -- Kafka's znodes, written as the admin tool and a controller would -----------------------------------------------
-def topic_json(partitions: dict[int, list[int]]) -> bytes:
-    return json.dumps({"version": 2, "partitions": {str(p): r for p, r in sorted(partitions.items())},
-                       "adding_replicas": {}, "removing_replicas": {}}, separators=(",", ":")).encode()
+def topic_json(topic: str, partitions: dict[int, list[int]]) -> bytes:
+    """TopicZNode.encode of a topic without reassignments."""
+    return znodes.encode_topic_assignment(
+        {TopicPartition(topic, p): ReplicaAssignment(tuple(r)) for p, r in partitions.items()}).encode()
 
 
 def state_json(leader: int, isr: list[int], controller_epoch: int = 1, leader_epoch: int = 0) -> bytes:
-    return json.dumps({"controller_epoch": controller_epoch, "leader": leader, "version": 1,
-                       "leader_epoch": leader_epoch, "isr": isr}, separators=(",", ":")).encode()
+    """TopicPartitionStateZNode.encode."""
+    return znodes.encode_partition_state(LeaderIsrAndControllerEpoch(
+        LeaderAndIsr(leader, leader_epoch, tuple(isr), 0), controller_epoch)).encode()
+
+
+def state_path(topic: str, partition: int) -> str:
+    return paths.TopicPartitionStateZNode.path(TopicPartition(topic, partition))
 
 
 def assignment(topics: int, partitions: int, rf: int, brokers: int,
@@ -267,17 +277,16 @@ def populate(zk: KazooClient, layout: dict[str, dict[int, list[int]]], with_stat
              controller_epoch: int = 1, ops_per_multi: int = 200) -> float:
     """Write /brokers/topics/<t> (JSON v2) and, with ``with_state``, /partitions/<p>/state (leader = first replica,
     ISR = all replicas) directly, in multi() batches pipelined with kazoo async. Returns seconds."""
-    zk.ensure_path("/brokers/topics")
+    zk.ensure_path(paths.TopicsZNode)
     t0 = time.perf_counter()
     batches: list[list[tuple[str, bytes]]] = [[]]
     for topic, parts in layout.items():
-        nodes = [(f"/brokers/topics/{topic}", topic_json(parts))]
+        nodes = [(paths.TopicZNode.path(topic), topic_json(topic, parts))]
         if with_state:
-            nodes.append((f"/brokers/topics/{topic}/partitions", b""))
+            nodes.append((paths.TopicPartitionsZNode.path(topic), b""))
             for p, replicas in sorted(parts.items()):
-                base = f"/brokers/topics/{topic}/partitions/{p}"
-                nodes.append((base, b""))
-                nodes.append((base + "/state", state_json(replicas[0], list(replicas), controller_epoch)))
+                nodes.append((paths.TopicPartitionZNode.path(TopicPartition(topic, p)), b""))
+                nodes.append((state_path(topic, p), state_json(replicas[0], list(replicas), controller_epoch)))
         if len(batches[-1]) + len(nodes) > ops_per_multi and batches[-1]:
             batches.append([])
         batches[-1].extend(nodes)
@@ -300,20 +309,20 @@ def populate(zk: KazooClient, layout: dict[str, dict[int, list[int]]], with_stat
 def hold_controller(zk: KazooClient) -> None:
     """Occupy /controller with an ephemeral of this session (broker 999), so no broker becomes controller before all
     have registered; release_controller() then starts one clean election among the live brokers."""
-    zk.create("/controller", FAKE_CONTROLLER, ephemeral=True)
+    zk.create(paths.ControllerZNode, FAKE_CONTROLLER, ephemeral=True)
 
 
 def release_controller(zk: KazooClient) -> None:
-    zk.delete("/controller")
+    zk.delete(paths.ControllerZNode)
 
 
 def controller_id(zk: KazooClient) -> int | None:
     try:
-        data, _ = zk.get("/controller")
+        data, _ = zk.get(paths.ControllerZNode)
     except Exception:  # noqa: BLE001 - NoNode
         return None
-    bid = int(json.loads(data)["brokerid"])
-    return None if bid == 999 else bid
+    bid = znodes.decode_controller(data.decode())
+    return None if bid == FAKE_CONTROLLER_ID else bid
 
 
 def wait_for(pred: Callable[[], Any], timeout: float, what: str, interval: float = 0.1) -> Any:
@@ -331,20 +340,21 @@ def wait_for(pred: Callable[[], Any], timeout: float, what: str, interval: float
 
 
 def read_states(zk: KazooClient, layout: dict[str, dict[int, list[int]]], window: int = 2000
-                ) -> dict[tuple[str, int], tuple[dict[str, Any] | None, int]]:
-    """Every partition's state znode, pipelined: (topic, p) → (json or None, zkVersion)."""
+                ) -> dict[tuple[str, int], tuple[LeaderAndIsr | None, int]]:
+    """Every partition's state znode, pipelined: (topic, p) → (leader, epoch and ISR, or None; zkVersion)."""
     keys = [(t, p) for t, parts in layout.items() for p in parts]
-    out: dict[tuple[str, int], tuple[dict[str, Any] | None, int]] = {}
+    out: dict[tuple[str, int], tuple[LeaderAndIsr | None, int]] = {}
     lock = threading.Lock()
 
     def call(k: tuple[str, int]) -> Callable[[], Any]:
         def go() -> Any:
-            ar = zk.get_async(f"/brokers/topics/{k[0]}/partitions/{k[1]}/state")
+            ar = zk.get_async(state_path(*k))
 
             def store(a: Any) -> None:
                 try:
                     data, stat = a.get_nowait()
-                    v = (json.loads(data), stat.version)
+                    info = znodes.decode_partition_state(data.decode(), stat)
+                    v = (info.leader_and_isr if info is not None else None, stat.version)
                 except Exception:  # noqa: BLE001
                     v = (None, -1)
                 with lock:
@@ -362,9 +372,9 @@ def ceiling_failover_reads(zk: KazooClient, layout: dict[str, dict[int, list[int
     """What KafkaController.initializeControllerContext reads, pipelined: /brokers/topics' children, every topic
     znode, every partition state znode."""
     t0 = time.perf_counter()
-    zk.get_children("/brokers/topics")
-    _, r1 = pipelined((lambda t=t: zk.get_async(f"/brokers/topics/{t}")) for t in layout)
-    _, r2 = pipelined(((lambda t=t, p=p: zk.get_async(f"/brokers/topics/{t}/partitions/{p}/state"))
+    zk.get_children(paths.TopicsZNode)
+    _, r1 = pipelined((lambda t=t: zk.get_async(paths.TopicZNode.path(t))) for t in layout)
+    _, r2 = pipelined(((lambda t=t, p=p: zk.get_async(state_path(t, p)))
                        for t, parts in layout.items() for p in parts), window=window)
     if errors(r1) or errors(r2):
         raise RuntimeError(f"ceiling reads failed: {(errors(r1) + errors(r2))[0]!r}")
@@ -379,9 +389,9 @@ def ceiling_conditional_writes(zk: KazooClient, payloads: Sequence[bytes], fence
     seconds of the writes alone (creating and removing the scratch znodes is not timed)."""
     base = f"/kactor-bench-ceiling-{os.getpid()}"
     zk.ensure_path(base)
-    epoch_stat = zk.exists("/controller_epoch")
-    paths = [f"{base}/{i}" for i in range(len(payloads))]
-    _, r = pipelined((lambda p=p, d=d: zk.create_async(p, d)) for p, d in zip(paths, payloads, strict=True))
+    epoch_stat = zk.exists(paths.ControllerEpochZNode)
+    scratch = [f"{base}/{i}" for i in range(len(payloads))]
+    _, r = pipelined((lambda p=p, d=d: zk.create_async(p, d)) for p, d in zip(scratch, payloads, strict=True))
     if errors(r):
         raise RuntimeError(f"ceiling setup failed: {errors(r)[0]!r}")
 
@@ -389,15 +399,15 @@ def ceiling_conditional_writes(zk: KazooClient, payloads: Sequence[bytes], fence
         def go() -> Any:
             if fenced and epoch_stat is not None:
                 t = zk.transaction()
-                t.check("/controller_epoch", epoch_stat.version)
+                t.check(paths.ControllerEpochZNode, epoch_stat.version)
                 t.set_data(p, d, 0)
                 return t.commit_async()
             return zk.set_async(p, d, 0)
         return go
 
-    secs, r = pipelined((write(p, d) for p, d in zip(paths, payloads, strict=True)), window=window)
+    secs, r = pipelined((write(p, d) for p, d in zip(scratch, payloads, strict=True)), window=window)
     bad = errors(r) + [x for res in r if isinstance(res, list) for x in res if isinstance(x, BaseException)]
-    pipelined((lambda p=p: zk.delete_async(p)) for p in paths)
+    pipelined((lambda p=p: zk.delete_async(p)) for p in scratch)
     zk.delete(base)
     if bad:
         raise RuntimeError(f"ceiling writes failed: {bad[0]!r}")
@@ -536,7 +546,8 @@ class BenchCluster:
                                trace_dir=self.trace_dir, overrides=self.overrides, log_level="WARNING")
         t0 = time.monotonic()
         self.lc.start()
-        wait_for(lambda: len(self.zk.get_children("/brokers/ids")) == self.n, 120, f"{self.n} brokers registered")
+        wait_for(lambda: len(self.zk.get_children(paths.BrokerIdsZNode)) == self.n, 120,
+                 f"{self.n} brokers registered")
         release_controller(self.zk)
         wait_for(lambda: controller_id(self.zk) is not None, 120, "a controller")
         self.settle()
@@ -560,7 +571,7 @@ class BenchCluster:
         return controller_id(self.zk)
 
     def live(self) -> list[int]:
-        return sorted(int(b) for b in self.zk.get_children("/brokers/ids"))
+        return sorted(int(b) for b in self.zk.get_children(paths.BrokerIdsZNode))
 
     def restart(self, broker_id: int) -> None:
         self.lc.start_broker(broker_id)

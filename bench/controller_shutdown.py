@@ -22,24 +22,25 @@ the end of the cascade that answered it). Ceiling: as many fenced conditional wr
 
 from __future__ import annotations
 
-import json
 import time
 from typing import Any
 
 from bench import common as c
+from messages.common import TopicPartition
+from zk_bridge import paths, znodes
 
 ANCHOR = "Kafka 1.1: 3 s for ~10,000 replicas / ~5,000 leaders on the broker (1.0: 6.5 min); KAFKA-3436: 2,500 in 3 s"
 
 
 def restore_preferred(bc: c.BenchCluster) -> int:
     states = c.read_states(bc.zk, bc.layout)
-    moved = [(t, p) for (t, p), (st, _) in states.items() if st and st["leader"] != bc.layout[t][p][0]]
+    moved = [(t, p) for (t, p), (st, _) in states.items() if st and st.leader != bc.layout[t][p][0]]
     if moved:
-        data = json.dumps({"version": 1, "partitions": [{"topic": t, "partition": p} for t, p in moved]}).encode()
-        c.wait_for(lambda: not bc.zk.exists("/admin/preferred_replica_election"), 120, "no pending election")
-        bc.zk.ensure_path("/admin")
-        bc.zk.create("/admin/preferred_replica_election", data)
-        c.wait_for(lambda: not bc.zk.exists("/admin/preferred_replica_election"), 300, "preferred election done")
+        data = znodes.encode_preferred_replica_election(TopicPartition(t, p) for t, p in moved).encode()
+        c.wait_for(lambda: not bc.zk.exists(paths.PreferredReplicaElectionZNode), 120, "no pending election")
+        bc.zk.ensure_path(paths.AdminZNode)
+        bc.zk.create(paths.PreferredReplicaElectionZNode, data)
+        c.wait_for(lambda: not bc.zk.exists(paths.PreferredReplicaElectionZNode), 300, "preferred election done")
         bc.settle()
     return len(moved)
 
@@ -126,7 +127,7 @@ def run(scale: float = 1.0, runs: int = 3, tmpfs: bool = False, keep: bool = Fal
         for i in range(runs):
             victim, case = order[i % len(order)]
             states = c.read_states(bc.zk, layout)
-            leaders = sum(1 for st, _ in states.values() if st and st["leader"] == victim)
+            leaders = sum(1 for st, _ in states.values() if st and st.leader == victim)
             replicas = sum(1 for parts in layout.values() for r in parts.values() if victim in r)
             t_start = c.now_ms()
             code = bc.lc.stop_broker(victim, timeout=600)

@@ -11,10 +11,11 @@ Anchors: about 10 ms per IsrChangeNotification event (KAFKA-5879); 2 s = "except
 
 from __future__ import annotations
 
-import json
 import time
 
 from bench import common as c
+from messages.common import Broker, EndPoint, TopicPartition
+from zk_bridge import paths, znodes
 
 ANCHOR = "≈10 ms per IsrChangeNotification event when healthy (KAFKA-5879); > 2 s per event = exceptionally slow"
 
@@ -44,24 +45,22 @@ def run(scale: float = 1.0, runs: int = 3, tmpfs: bool = False) -> c.Result:
         zk = bc.zk
         controller = bc.controller()
         assert controller is not None
-        broker_json = json.dumps({"listener_security_protocol_map": {"PLAINTEXT": "PLAINTEXT"},
-                                  "endpoints": ["PLAINTEXT://127.0.0.1:1"], "jmx_port": -1, "host": "127.0.0.1",
-                                  "port": 1, "timestamp": "0", "version": 4}).encode()
+        # an unreachable endpoint: the controller's channel to it never connects
+        broker_json = znodes.encode_broker(Broker(1000, (EndPoint("127.0.0.1", 1),)), timestamp_ms=0).encode()
         for i in range(runs):
             notes = []
             for k in range(n_notes):
                 tps = [keys[(k * 7 + j * 131) % len(keys)] for j in range(5)]
-                notes.append(json.dumps({"version": 1, "partitions": [{"topic": t, "partition": p}
-                                                                       for t, p in tps]}).encode())
+                notes.append(znodes.encode_isr_change(TopicPartition(t, p) for t, p in tps).encode())
             t_start = c.now_ms()
             t0 = time.perf_counter()
-            c.pipelined(lambda d=d: zk.create_async("/isr_change_notification/isr_change_", d, sequence=True)
+            c.pipelined(lambda d=d: zk.create_async(paths.IsrChangeNotificationSequenceZNode.path(), d, sequence=True)
                         for d in notes)
             for f in range(n_flaps):
-                path = f"/brokers/ids/{1000 + f}"
+                path = paths.BrokerIdZNode.path(1000 + f)
                 zk.create(path, broker_json, ephemeral=True)
                 zk.delete(path)
-            c.wait_for(lambda: not zk.get_children("/isr_change_notification"), 600, "notifications consumed")
+            c.wait_for(lambda: not zk.get_children(paths.IsrChangeNotificationZNode), 600, "notifications consumed")
             bc.settle()
             time.sleep(1.5)
             path = bc.trace_file(controller)
@@ -72,7 +71,8 @@ def run(scale: float = 1.0, runs: int = 3, tmpfs: bool = False) -> c.Result:
             n_reads = 0
             for r in c.scan(path, ["ZkRequest"], t_start):
                 n_reads += sum(1 for op in r["payload"]["batch"]["ops"]
-                               if op.get("@") == "GetData" and op["path"].startswith("/isr_change_notification/"))
+                               if op.get("@") == "GetData"
+                               and op["path"].startswith(paths.IsrChangeNotificationSequenceZNode.path()))
             totals.append(total)
             q99.append(_pct(queue, 0.99))
             qmax.append(max(queue, default=0.0))
@@ -84,8 +84,8 @@ def run(scale: float = 1.0, runs: int = 3, tmpfs: bool = False) -> c.Result:
             c.pipelined(lambda d=d, k=k: zk.create_async(f"/kactor-bench-storm/{k}", d) for k, d in enumerate(notes))
             t1 = time.perf_counter()
             c.pipelined(lambda k=k: zk.get_async(f"/kactor-bench-storm/{k}") for k in range(n_notes))
-            named = {(d["topic"], d["partition"]) for n in notes for d in json.loads(n)["partitions"]}
-            c.pipelined(lambda k=k: zk.get_async(f"/brokers/topics/{k[0]}/partitions/{k[1]}/state") for k in named)
+            named = {tp for n in notes for tp in znodes.decode_isr_change(n.decode())}
+            c.pipelined(lambda k=k: zk.get_async(paths.TopicPartitionStateZNode.path(k)) for k in named)
             ceilings.append(time.perf_counter() - t1)
             zk.delete("/kactor-bench-storm", recursive=True)
             print(f"  run {i + 1}: {len(events)} events in {total:.2f} s; queue p99 {q99[-1]:.0f} ms max "

@@ -12,6 +12,7 @@ from __future__ import annotations
 import time
 
 from bench import common as c
+from zk_bridge import paths
 
 ANCHOR = "no published per-topic rate; Kafka 2.2 deleting 50 × 100 partitions wrote 158 MB of controller log (PR #6738)"
 
@@ -22,7 +23,7 @@ def _missing_states(zk, missing):  # type: ignore[no-untyped-def]
 
     def call(k):  # type: ignore[no-untyped-def]
         def go():  # type: ignore[no-untyped-def]
-            ar = zk.exists_async(f"/brokers/topics/{k[0]}/partitions/{k[1]}/state")
+            ar = zk.exists_async(c.state_path(*k))
             ar.rawlink(lambda a: found.add(k) if a.successful() and a.get_nowait() is not None else None)
             return ar
         return go
@@ -60,12 +61,12 @@ def run(scale: float = 1.0, runs: int = 3, tmpfs: bool = False) -> c.Result:
     ceil_delete: list[float] = []
     with c.BenchCluster(3, {}, tmpfs=tmpfs) as bc:
         zk = bc.zk
-        zk.ensure_path("/admin/delete_topics")
+        zk.ensure_path(paths.DeleteTopicsZNode)
         for i in range(runs):
             layout = c.assignment(n_topics, partitions, 3, 3, prefix=f"churn{i}-")
             keys = [(t, p) for t, parts in layout.items() for p in parts]
             t0 = time.perf_counter()
-            c.pipelined(lambda t=t, parts=parts: zk.create_async(f"/brokers/topics/{t}", c.topic_json(parts))
+            c.pipelined(lambda t=t, parts=parts: zk.create_async(paths.TopicZNode.path(t), c.topic_json(t, parts))
                         for t, parts in layout.items())
             missing = keys
             while missing:
@@ -76,8 +77,8 @@ def run(scale: float = 1.0, runs: int = 3, tmpfs: bool = False) -> c.Result:
             bc.layout = layout  # quiet at the idle fetch load of these partitions (BenchCluster.idle_busy)
             bc.settle()
             t0 = time.perf_counter()
-            c.pipelined(lambda t=t: zk.create_async(f"/admin/delete_topics/{t}") for t in layout)
-            c.wait_for(lambda: not zk.get_children("/brokers/topics"), 1800, "every topic deleted", interval=0.2)
+            c.pipelined(lambda t=t: zk.create_async(paths.DeleteTopicsTopicZNode.path(t)) for t in layout)
+            c.wait_for(lambda: not zk.get_children(paths.TopicsZNode), 1800, "every topic deleted", interval=0.2)
             delete_s = time.perf_counter() - t0
             bc.layout = {}
             bc.settle()

@@ -24,11 +24,12 @@ controller, the brokers and their round trips cost on top.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import time
 
 from bench import common as c
+from messages.common import TopicPartition
+from zk_bridge import paths, znodes
 
 ANCHOR = ("Kafka 2.2 PR #6738: this workload wrote ~158 MB of controller log, ~1.5 MB after batched StopReplica "
           "(≈300 B/partition)")
@@ -37,6 +38,14 @@ CHROOT = "/kactor-bench-deletion-ceiling"
 
 def _trace_bytes(trace_dir: str, brokers: int) -> dict[int, int]:
     return {b: sum(os.path.getsize(p) for p in c.trace_files(trace_dir, b)) for b in range(brokers)}
+
+
+TOPIC_CONFIGS = paths.ConfigEntityTypeZNode.path("topics")
+EMPTY_CONFIG = znodes.encode_config_entity({}).encode()
+
+
+def _config_path(topic: str) -> str:
+    return paths.ConfigEntityZNode.path("topics", topic)
 
 
 def _leftover_dirs(bc: c.BenchCluster, topics: set[str]) -> list[str]:
@@ -50,8 +59,8 @@ def _leftover_dirs(bc: c.BenchCluster, topics: set[str]) -> list[str]:
 
 
 def _all_gone(zk) -> bool:  # type: ignore[no-untyped-def]
-    return not (zk.get_children("/brokers/topics") or zk.get_children("/admin/delete_topics")
-                or zk.get_children("/config/topics"))
+    return not (zk.get_children(paths.TopicsZNode) or zk.get_children(paths.DeleteTopicsZNode)
+                or zk.get_children(TOPIC_CONFIGS))
 
 
 def ceiling_deletes(server_connect: str, layout: dict[str, dict[int, list[int]]]) -> float:
@@ -62,19 +71,18 @@ def ceiling_deletes(server_connect: str, layout: dict[str, dict[int, list[int]]]
     zk = c.connect(server_connect + CHROOT)
     try:
         c.populate(zk, layout, with_state=True)
-        zk.ensure_path("/config/topics")
-        zk.ensure_path("/admin/delete_topics")
-        config = json.dumps({"version": 1, "config": {}}).encode()
-        _, r = c.pipelined((lambda t=t: zk.create_async(f"/config/topics/{t}", config)) for t in layout)
-        _, r2 = c.pipelined((lambda t=t: zk.create_async(f"/admin/delete_topics/{t}", b"")) for t in layout)
+        zk.ensure_path(TOPIC_CONFIGS)
+        zk.ensure_path(paths.DeleteTopicsZNode)
+        _, r = c.pipelined((lambda t=t: zk.create_async(_config_path(t), EMPTY_CONFIG)) for t in layout)
+        _, r2 = c.pipelined((lambda t=t: zk.create_async(paths.DeleteTopicsTopicZNode.path(t), b"")) for t in layout)
         if c.errors(r) or c.errors(r2):
             raise RuntimeError(f"ceiling set-up failed: {(c.errors(r) + c.errors(r2))[0]!r}")
         order: list[str] = []
         for t, parts in layout.items():
             for p in sorted(parts):
-                order += [f"/brokers/topics/{t}/partitions/{p}/state", f"/brokers/topics/{t}/partitions/{p}"]
-            order += [f"/brokers/topics/{t}/partitions", f"/brokers/topics/{t}", f"/config/topics/{t}",
-                      f"/admin/delete_topics/{t}"]
+                order += [c.state_path(t, p), paths.TopicPartitionZNode.path(TopicPartition(t, p))]
+            order += [paths.TopicPartitionsZNode.path(t), paths.TopicZNode.path(t), _config_path(t),
+                      paths.DeleteTopicsTopicZNode.path(t)]
         # one session's requests are applied in order, so children issued first are gone before their parent
         secs, r = c.pipelined((lambda p=p: zk.delete_async(p)) for p in order)
         if c.errors(r):
@@ -123,9 +131,8 @@ def run_once(topics: int, partitions: int, tmpfs: bool, keep: bool = False,
         zk = bc.zk
         assert zk is not None and bc.trace_dir is not None
         # the controller creates /config/topics/<t> only through the admin path: write them as kafka-topics does
-        zk.ensure_path("/config/topics")
-        config = json.dumps({"version": 1, "config": {}}).encode()
-        c.pipelined((lambda t=t: zk.create_async(f"/config/topics/{t}", config)) for t in layout)
+        zk.ensure_path(TOPIC_CONFIGS)
+        c.pipelined((lambda t=t: zk.create_async(_config_path(t), EMPTY_CONFIG)) for t in layout)
         c.wait_for(lambda: all(len(os.listdir(os.path.join(bc.lc.base_dir, f"broker-{b}"))) >= len(layout)
                                * partitions for b in range(3)), 600, "every broker's logs created")
         bc.settle()
@@ -133,11 +140,11 @@ def run_once(topics: int, partitions: int, tmpfs: bool, keep: bool = False,
         controller = bc.controller()
         before = _trace_bytes(bc.trace_dir, 3)
 
-        zk.ensure_path("/admin/delete_topics")
+        zk.ensure_path(paths.DeleteTopicsZNode)
         profilers = _start_profilers(bc, controller, profile) if profile else []
         txn = zk.transaction()
         for t in sorted(layout):
-            txn.create(f"/admin/delete_topics/{t}", b"")
+            txn.create(paths.DeleteTopicsTopicZNode.path(t), b"")
         t0 = time.monotonic()
         results = txn.commit()
         if any(isinstance(r, BaseException) for r in results):

@@ -19,7 +19,6 @@ run's two figures moved by ±20 % with the load (2026-11-25: per-run ratios 0.75
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import shutil
@@ -31,6 +30,8 @@ from typing import Any
 
 from bench.common import cpu_seconds, git_commit, load_average, topic_json, wait_quiet
 from kactor.cluster import LocalCluster
+from messages.common import TopicPartition
+from zk_bridge import paths, znodes
 
 TOPIC = "trace-overhead-live"
 BROKERS = 3
@@ -42,17 +43,18 @@ def _leaders_and_endpoints(zk: Any, partitions: int) -> tuple[dict[int, int], di
     leaders = {}
     for p in range(partitions):
         try:
-            data, _ = zk.get(f"/brokers/topics/{TOPIC}/partitions/{p}/state")
+            data, _ = zk.get(paths.TopicPartitionStateZNode.path(TopicPartition(TOPIC, p)))
         except Exception:  # noqa: BLE001 - not written yet
             return None
-        st = json.loads(data)
-        if st["leader"] < 0 or len(st["isr"]) != BROKERS:
+        info = znodes.decode_partition_state(data.decode(), 0)
+        if info is None or info.leader_and_isr.leader < 0 or len(info.leader_and_isr.isr) != BROKERS:
             return None
-        leaders[p] = st["leader"]
+        leaders[p] = info.leader_and_isr.leader
     endpoints = {}
-    for b in zk.get_children("/brokers/ids"):
-        reg = json.loads(zk.get(f"/brokers/ids/{b}")[0])
-        endpoints[int(b)] = (reg["host"], reg["port"])
+    for b in zk.get_children(paths.BrokerIdsZNode):
+        broker = znodes.decode_broker(int(b), zk.get(paths.BrokerIdZNode.path(int(b)))[0].decode())
+        plaintext = next(ep for ep in broker.endpoints if ep.security_protocol == "PLAINTEXT")
+        endpoints[int(b)] = (plaintext.host, plaintext.port)
     return leaders, endpoints
 
 
@@ -127,10 +129,10 @@ class _Cluster:
         lc.start()
         zk = lc.client()
         try:
-            lc.wait_for(lambda: len(zk.get_children("/brokers/ids")) == BROKERS, 60, "brokers to register")
+            lc.wait_for(lambda: len(zk.get_children(paths.BrokerIdsZNode)) == BROKERS, 60, "brokers to register")
             lc.wait_for(lambda: lc.controller_id(zk) is not None, 60, "a controller")
-            zk.create(f"/brokers/topics/{TOPIC}", topic_json({p: [(p + i) % BROKERS for i in range(BROKERS)]
-                                                              for p in range(self.partitions)}))
+            zk.create(paths.TopicZNode.path(TOPIC), topic_json(TOPIC, {p: [(p + i) % BROKERS for i in range(BROKERS)]
+                                                                      for p in range(self.partitions)}))
             self.leaders, self.endpoints = lc.wait_for(lambda: _leaders_and_endpoints(zk, self.partitions), 120,
                                                        "every partition led with a full ISR")
         finally:

@@ -229,6 +229,15 @@ class KafkaZkClient:
             raise ControllerMovedError("Controller moved to another broker. Aborting controller startup procedure")
         raise KeeperError(m.code, paths.ControllerZNode)
 
+    def get_controller_epoch(self) -> Proc[tuple[int, int] | None]:
+        """KafkaZkClient.getControllerEpoch: (epoch, zkVersion of /controller_epoch), None if it does not exist."""
+        (r,) = yield from self._zk((GetData(paths.ControllerEpochZNode),))
+        if r.code == NONODE:
+            return None
+        if r.code != OK or r.stat is None:
+            raise KeeperError(r.code, paths.ControllerEpochZNode)
+        return znodes.decode_controller_epoch(r.data), r.stat.version
+
     def _get_or_create_controller_epoch(self) -> Proc[tuple[int, int]]:
         """getControllerEpoch, else maybeCreateControllerEpochZNode: (epoch, zkVersion); a new node holds 0 at
         version 0 (a create that loses a race reads again)."""
@@ -272,6 +281,11 @@ class KafkaZkClient:
             elif r.code != NONODE:
                 raise KeeperError(r.code, paths.BrokerIdZNode.path(b))
         return brokers
+
+    def get_sorted_broker_list(self) -> Proc[list[int]]:
+        """KafkaZkClient.getSortedBrokerList: the registered broker ids, sorted."""
+        children = yield from self.get_children(paths.BrokerIdsZNode)
+        return sorted(int(c) for c in children if c.isdigit())
 
     def get_broker(self, broker_id: int) -> Proc[Broker | None]:
         """KafkaZkClient.getBroker: the registration of ``broker_id`` (epoch = czxid), None if absent. A registration
@@ -545,6 +559,20 @@ class KafkaZkClient:
         """KafkaZkClient.deleteLogDirEventNotifications(sequenceNumbers, epochZkVersion) (fenced)."""
         yield from self._delete_children(paths.LogDirEventNotificationZNode, children,
                                          expected_controller_epoch_zk_version)
+
+    def propagate_isr_changes(self, partitions: Iterable[TopicPartition]) -> Proc[bool]:
+        """KafkaZkClient.propagateIsrChanges: create one persistent-sequential isr_change_<seq> node listing the
+        partitions; returns success."""
+        (r,) = yield from self._zk((Create(paths.IsrChangeNotificationSequenceZNode.path(),
+                                           znodes.encode_isr_change(partitions), sequential=True),))
+        return r.ok
+
+    def propagate_log_dir_event(self, broker_id: int) -> Proc[bool]:
+        """KafkaZkClient.propagateLogDirEvent: create a persistent-sequential log_dir_event_<seq> node naming the
+        broker; returns success."""
+        (r,) = yield from self._zk((Create(paths.LogDirEventNotificationSequenceZNode.path(),
+                                           znodes.encode_log_dir_event(broker_id), sequential=True),))
+        return r.ok
 
     def delete_all_notifications(self, expected_controller_epoch_zk_version: int) -> Proc[None]:
         """KafkaZkClient.deleteLogDirEventNotifications + deleteIsrChangeNotifications (epochZkVersion), as

@@ -9,7 +9,6 @@ launcher, even a SIGKILLed one.
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import signal
@@ -22,6 +21,7 @@ from collections.abc import Iterable
 from kazoo.client import KazooClient
 
 from edges.children import janitor, spawn
+from zk_bridge import blocking
 from zk_bridge.server import ZooKeeperEnsemble, free_port
 
 # the trace writer flushes every second (kactor/trace/writer.py); an idle broker may write nothing for longer
@@ -223,10 +223,8 @@ class LocalCluster:
                            + (f" (last error: {last_error})" if last_error else ""))
 
     def controller_id(self, zk: KazooClient) -> int | None:
-        if not zk.exists("/controller"):
-            return None
-        data, _ = zk.get("/controller")
-        return int(json.loads(data)["brokerid"])
+        """The active controller's broker id (KafkaZkClient.getControllerId), None if there is none."""
+        return blocking.controller_id(zk)
 
     def __enter__(self) -> LocalCluster:
         return self.start()

@@ -19,6 +19,8 @@ import random
 from dataclasses import dataclass
 
 from kactor.trace import TRACE_VERSION
+from messages.common import Broker, EndPoint, LeaderAndIsr, LeaderIsrAndControllerEpoch, TopicPartition
+from zk_bridge import paths, znodes
 
 BASE_MS = 1_767_225_600_000  # 2026-01-01T00:00:00Z
 PARTITIONS_PER_TOPIC = 8
@@ -43,6 +45,13 @@ def _b(v: bool) -> str:
 class _LimitReachedError(Exception):
     pass
 
+
+def _watch_event(path: str, kind: str) -> str:
+    return '{"@":"ZkWatchEvent","path":' + json.dumps(path) + ',"kind":"' + kind + '"}'
+
+
+def _get_children(path: str) -> str:
+    return '{"@":"GetChildren","path":' + json.dumps(path) + ',"watch":true}'
 
 @dataclass
 class GenerateStats:
@@ -224,9 +233,9 @@ class Generator:
 
     def set_partition_state(self, i: int) -> str:
         topic, p = self.tp_name[i]
-        data = json.dumps({"controller_epoch": self.cepoch, "leader": self.leader[i], "version": 1,
-                           "leader_epoch": self.epoch[i], "isr": self.isr[i]}, separators=(",", ":"))
-        return ('{"@":"SetData","path":' + json.dumps(f"/brokers/topics/{topic}/partitions/{p}/state")
+        data = znodes.encode_partition_state(LeaderIsrAndControllerEpoch(
+            LeaderAndIsr(self.leader[i], self.epoch[i], tuple(self.isr[i]), 0), self.cepoch))
+        return ('{"@":"SetData","path":' + json.dumps(paths.TopicPartitionStateZNode.path(TopicPartition(topic, p)))
                 + ',"data":' + json.dumps(data) + ',"version":' + str(self.zkv[i] - 1) + "}")
 
     def request(self, cause: int, b: int, kind: str, payload: str, response: str, error: str = "NONE",
@@ -367,13 +376,13 @@ class Generator:
                       None)
         c = self.controller
         cause = self.emit(c, "edge:zk", "controller", "ZkWatchEvent",
-                          '{"@":"ZkWatchEvent","path":"/controller","kind":"DELETED"}', None)
+                          _watch_event(paths.ControllerZNode, "DELETED"), None)
         self.emit(c, "controller", "metrics", "ControllerChanged",
                   '{"@":"ControllerChanged","broker_id":' + str(c) + ',"controller_epoch":' + str(self.cepoch)
                   + ',"active":true}', cause)
 
         def work(cause: int) -> None:
-            resp = self.zk_roundtrip(cause, [self.get_data("/brokers/ids"), self.get_data("/brokers/topics")])
+            resp = self.zk_roundtrip(cause, [self.get_data(paths.BrokerIdsZNode), self.get_data(paths.TopicsZNode)])
             parts = list(range(self.np))
             elections = [self.election(i, "InitialLeader") for i in parts[:200]]
             self.emit(c, "controller", "state-change-log", "StateChangeBatch",
@@ -387,7 +396,7 @@ class Generator:
 
     def ep_isr_change(self) -> None:
         def work(cause: int) -> None:
-            resp = self.zk_roundtrip(cause, [self.get_data("/isr_change_notification")])
+            resp = self.zk_roundtrip(cause, [self.get_data(paths.IsrChangeNotificationZNode)])
             changed = []
             # mostly lagging followers catching up (a batch of under-replicated partitions), now and then a shrink
             if self.urp and self.rng.random() < 0.8:
@@ -414,12 +423,12 @@ class Generator:
             if changed:
                 self.send_um(resp, changed)
 
-        self.event("edge:zk", "ZkWatchEvent", '{"@":"ZkWatchEvent","path":"/isr_change_notification","kind":"CHILD"}',
+        self.event("edge:zk", "ZkWatchEvent", _watch_event(paths.IsrChangeNotificationZNode, "CHILD"),
                    "IsrChangeNotification", "IsrChange", work)
 
     def ep_auto_balance(self, manual: bool = False) -> None:
         def work(cause: int) -> None:
-            resp = self.zk_roundtrip(cause, [self.get_data("/brokers/topics")])
+            resp = self.zk_roundtrip(cause, [self.get_data(paths.TopicsZNode)])
             moved = [i for i in sorted(self.imbalanced)[:10]
                      if self.replicas[i][0] in self.alive and self.replicas[i][0] in self.isr[i]]
             if not moved:
@@ -435,7 +444,7 @@ class Generator:
 
         if manual:
             self.event("edge:zk", "ZkWatchEvent",
-                       '{"@":"ZkWatchEvent","path":"/admin/preferred_replica_election","kind":"CREATED"}',
+                       _watch_event(paths.PreferredReplicaElectionZNode, "CREATED"),
                        "ReplicaLeaderElection", "ManualLeaderBalance", work)
         else:
             self.event("edge:timer", "TimerFired", '{"@":"TimerFired","key":"auto-leader-rebalance-task"}',
@@ -443,7 +452,7 @@ class Generator:
 
     def ep_topic_change(self) -> None:
         def work(cause: int) -> None:
-            resp = self.zk_roundtrip(cause, [self.get_data("/brokers/topics")])
+            resp = self.zk_roundtrip(cause, [self.get_data(paths.TopicsZNode)])
             if not self.deleted:
                 return
             topic = self.deleted.pop(0)
@@ -467,7 +476,7 @@ class Generator:
             self.send_lair(resp, parts, is_new=True)
             self.send_um(resp, parts)
 
-        self.event("edge:zk", "ZkWatchEvent", '{"@":"ZkWatchEvent","path":"/brokers/topics","kind":"CHILD"}',
+        self.event("edge:zk", "ZkWatchEvent", _watch_event(paths.TopicsZNode, "CHILD"),
                    "TopicChange", "TopicChange", work)
 
     def deletion_progress(self, cause: int, topic: str, phase: str, reason: str = "") -> None:
@@ -483,12 +492,12 @@ class Generator:
         topic = candidates[int(self.rng.random() * len(candidates))]
 
         def work(cause: int) -> None:
-            resp = self.zk_roundtrip(cause, [self.get_data("/admin/delete_topics")])
+            resp = self.zk_roundtrip(cause, [self.get_data(paths.DeleteTopicsZNode)])
             self.deleting[topic] = "Queued"
             self.deletion_progress(resp, topic, "Queued")
             self.resume_deletion(resp, topic)
 
-        self.event("edge:zk", "ZkWatchEvent", '{"@":"ZkWatchEvent","path":"/admin/delete_topics","kind":"CHILD"}',
+        self.event("edge:zk", "ZkWatchEvent", _watch_event(paths.DeleteTopicsZNode, "CHILD"),
                    "TopicDeletion", "TopicDeletion", work)
 
     def resume_deletion(self, cause: int, topic: str) -> None:
@@ -520,7 +529,7 @@ class Generator:
         pc += [self.pchange(i, "OfflinePartition", "NonExistentPartition") for i in parts]
         self.emit(self.controller, "controller", "state-change-log", "StateChangeBatch", self.batch(pc, rc, []),
                   cause)
-        self.zk_roundtrip(cause, ['{"@":"Delete","path":' + json.dumps(f"/brokers/topics/{topic}")
+        self.zk_roundtrip(cause, ['{"@":"Delete","path":' + json.dumps(paths.TopicZNode.path(topic))
                                   + ',"version":-1,"recursive":true}'], fenced=True)
         for i in parts:
             self.offline.discard(i)
@@ -544,7 +553,7 @@ class Generator:
             return self.ep_isr_change()
 
         def work(cause: int) -> None:
-            resp = self.zk_roundtrip(cause, [self.get_data("/admin/reassign_partitions")])
+            resp = self.zk_roundtrip(cause, [self.get_data(paths.ReassignPartitionsZNode)])
             for i in picks:
                 pool = self.alive if len(self.alive) >= self.rf else list(range(self.nb))
                 target = self.rng.sample(sorted(pool), min(self.rf, len(pool)))
@@ -565,7 +574,7 @@ class Generator:
                 self.send_lair(resp, [i])
 
         self.event("edge:zk", "ZkWatchEvent",
-                   '{"@":"ZkWatchEvent","path":"/admin/reassign_partitions","kind":"CREATED"}',
+                   _watch_event(paths.ReassignPartitionsZNode, "CREATED"),
                    "ZkPartitionReassignment", "AlterPartitionReassignment", work)
 
     def complete_reassignment(self, cause: int, i: int, target: list[int]) -> None:
@@ -616,7 +625,7 @@ class Generator:
         self.load[b] = 0
 
         def work(cause: int) -> None:
-            resp = self.zk_roundtrip(cause, ['{"@":"GetChildren","path":"/brokers/ids","watch":true}'])
+            resp = self.zk_roundtrip(cause, [_get_children(paths.BrokerIdsZNode)])
             parts = [i for i in self.live_partitions() if b in self.replicas[i]]
             led = [i for i in parts if self.leader[i] == b]
             pc, rc, el = [], [], []
@@ -649,7 +658,7 @@ class Generator:
                 self.send_lair(resp, led)
             self.send_um(resp, led)
 
-        self.event("edge:zk", "ZkWatchEvent", '{"@":"ZkWatchEvent","path":"/brokers/ids","kind":"CHILD"}',
+        self.event("edge:zk", "ZkWatchEvent", _watch_event(paths.BrokerIdsZNode, "CHILD"),
                    "BrokerChange", "BrokerChange", work)
 
     def ep_broker_failure(self) -> None:
@@ -707,15 +716,14 @@ class Generator:
         cause = self.emit(b, "edge:zk", "zk-bridge", "ZkSessionEvent",
                           '{"@":"ZkSessionEvent","state":"CONNECTED","session_id":' + str(72057594037927936 + b)
                           + "}", None)
-        reg = json.dumps(json.dumps({"version": 4, "host": "127.0.0.1", "port": 9092 + b,
-                                     "endpoints": [f"PLAINTEXT://127.0.0.1:{9092 + b}"]}, separators=(",", ":")))
+        reg = json.dumps(znodes.encode_broker(Broker(b, (EndPoint("127.0.0.1", 9092 + b),)), timestamp_ms=0))
         self.emit(b, "broker-lifecycle", "zk-bridge", "ZkRequest",
                   '{"@":"ZkRequest","request_id":1,"batch":{"@":"ZkBatch","ops":[{"@":"RegisterBroker","path":'
-                  '"/brokers/ids/' + str(b) + '","data":' + reg + '}],"fence_version":-1},"reply_to":'
+                  + json.dumps(paths.BrokerIdZNode.path(b)) + ',"data":' + reg + '}],"fence_version":-1},"reply_to":'
                   '"broker-lifecycle"}', cause)
 
         def work(cause: int) -> None:
-            resp = self.zk_roundtrip(cause, ['{"@":"GetChildren","path":"/brokers/ids","watch":true}'])
+            resp = self.zk_roundtrip(cause, [_get_children(paths.BrokerIdsZNode)])
             parts = [i for i in self.live_partitions() if b in self.replicas[i]]
             rc = [self.rchange(i, b, "OfflineReplica", "OnlineReplica") for i in parts]
             pc, el = [], []
@@ -736,7 +744,7 @@ class Generator:
                 if self.deleting[t] == "Ineligible":
                     self.resume_deletion(resp, t)
 
-        self.event("edge:zk", "ZkWatchEvent", '{"@":"ZkWatchEvent","path":"/brokers/ids","kind":"CHILD"}',
+        self.event("edge:zk", "ZkWatchEvent", _watch_event(paths.BrokerIdsZNode, "CHILD"),
                    "BrokerChange", "BrokerChange", work)
 
     def failover(self) -> None:
@@ -759,7 +767,7 @@ class Generator:
                          '{"@":"LeaderAndIsrResponse","error":' + _err("STALE_CONTROLLER_EPOCH")
                          + ',"partition_errors":[]}', error="STALE_CONTROLLER_EPOCH", stale=True)
         cause = self.emit(old, "edge:zk", "controller", "ZkWatchEvent",
-                          '{"@":"ZkWatchEvent","path":"/controller","kind":"CHANGED"}', None)
+                          _watch_event(paths.ControllerZNode, "CHANGED"), None)
         self.emit(old, "controller", "metrics", "ControllerChanged",
                   '{"@":"ControllerChanged","broker_id":' + str(old) + ',"controller_epoch":-1,"active":false}', cause)
         self.emit(old, "controller", "metrics", "ControllerGauges",
@@ -771,14 +779,14 @@ class Generator:
         self.cepoch += 1
         self.invalidate()
         cause = self.emit(new, "edge:zk", "controller", "ZkWatchEvent",
-                          '{"@":"ZkWatchEvent","path":"/controller","kind":"DELETED"}', None)
+                          _watch_event(paths.ControllerZNode, "DELETED"), None)
         self.emit(new, "controller", "metrics", "ControllerChanged",
                   '{"@":"ControllerChanged","broker_id":' + str(new) + ',"controller_epoch":' + str(self.cepoch)
                   + ',"active":true}', cause)
 
         def work(cause: int) -> None:
-            resp = self.zk_roundtrip(cause, [self.get_data("/brokers/ids"), self.get_data("/brokers/topics"),
-                                             self.get_data("/admin/delete_topics")])
+            resp = self.zk_roundtrip(cause, [self.get_data(paths.BrokerIdsZNode), self.get_data(paths.TopicsZNode),
+                                             self.get_data(paths.DeleteTopicsZNode)])
             parts = self.live_partitions()
             self.now += int(self.rng.random() * 1_500_000)  # loading the whole context from ZooKeeper
             self.send_um(resp, parts)

@@ -358,18 +358,53 @@ def encode_config_change(entity_path: str) -> str:
     return _dumps({"version": 2, "entity_path": entity_path})
 
 
-def decode_config_change(data: str | None, path: str = paths.ConfigEntityChangeNotificationZNode) -> str:
-    """ConfigChangeNotification: v2 → entity_path; v1 (entity_type + entity_name) → ``<type>/<name>``."""
+# ConfigType.all as DynamicConfigManager's handlers in ZooKeeper mode (2.6), and the two types version 1 names.
+CONFIG_CHANGE_TYPES = ("topics", "clients", "users", "brokers")
+CONFIG_CHANGE_V1_TYPES = ("topics", "clients")
+
+
+def decode_config_change(data: str | None, path: str = paths.ConfigEntityChangeNotificationZNode,
+                         config_types: Sequence[str] = CONFIG_CHANGE_TYPES) -> tuple[str, str] | None:
+    """A config change notification as ConfigChangedNotificationHandler.processNotification reads it: (entity type,
+    entity name); v1 ``{"entity_type","entity_name"}``, v2 ``{"entity_path":"<type>/<name>"}``. None for data that is
+    not JSON (Kafka ignores it: the deprecated TopicConfigManager's format). JSON of the wrong shape raises
+    ZnodeDecodeError whose ``reason`` is Kafka's IllegalArgumentException message."""
     if data is None:
-        raise ZnodeDecodeError(path, "no data")
-    js = _object(data, path)
-    version = _int(_require(js, "version", path), "version", path)
-    if version == 1:
-        return (f"{_str(_require(js, 'entity_type', path), 'entity_type', path)}/"
-                f"{_str(_require(js, 'entity_name', path), 'entity_name', path)}")
-    if version == 2:
-        return _str(_require(js, "entity_path", path), "entity_path", path)
-    raise ZnodeDecodeError(path, f"unsupported config change notification version {version}")
+        return None
+    try:
+        js = json.loads(data)
+    except ValueError:
+        return None
+    if not isinstance(js, dict):
+        raise ZnodeDecodeError(path, (
+            "Config change notification has an unexpected value. The format is:"
+            '{"version" : 1, "entity_type":"topics/clients", "entity_name" : "topic_name/client_id"} or '
+            '{"version" : 2, "entity_path":"entity_type/entity_name"}. '
+            f"Received: {data}"))
+    version = js.get("version")
+    if version == 1 and not isinstance(version, bool):
+        entity_type = js.get("entity_type")
+        if entity_type not in CONFIG_CHANGE_V1_TYPES:
+            raise ZnodeDecodeError(path, "Version 1 config change notification must have 'entity_type' set to "
+                                         f"'clients' or 'topics'. Received: {data}")
+        name = js.get("entity_name")
+        if not isinstance(name, str):
+            raise ZnodeDecodeError(path, "Version 1 config change notification does not specify 'entity_name'. "
+                                         f"Received: {data}")
+        return entity_type, name
+    if version == 2 and not isinstance(version, bool):
+        entity_path = js.get("entity_path")
+        if not isinstance(entity_path, str):
+            raise ZnodeDecodeError(path, "Version 2 config change notification must specify 'entity_path'. "
+                                         f"Received: {data}")
+        root, sep, name = entity_path.partition("/")
+        if not sep or root not in config_types:
+            types = ", ".join(f"'{t}'/" for t in config_types)
+            raise ZnodeDecodeError(path, "Version 2 config change notification must have 'entity_path' starting "
+                                         f"with one of {types}. Received: {data}")
+        return root, name
+    raise ZnodeDecodeError(path, f"Config change notification has unsupported version '{version}', supported "
+                                 "versions are 1 and 2.")
 
 
 # -- /cluster/id -----------------------------------------------------------------------------------------------------

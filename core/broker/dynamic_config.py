@@ -15,7 +15,6 @@ UncleanLeaderElectionEnable to the controller of this process (which acts on the
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Callable, Mapping
 
@@ -54,41 +53,11 @@ def change_number(name: str) -> int:
 def entity_of_notification(data: str) -> tuple[str, str] | None:
     """ConfigChangedNotificationHandler.processNotification: (entity type, entity name) of a notification, None
     for data that is not JSON (ignored: it may come from the deprecated TopicConfigManager). Raises
-    NotificationError for JSON of the wrong shape, with Kafka's message."""
+    NotificationError for JSON of the wrong shape, with Kafka's message (zk_bridge.znodes decodes it)."""
     try:
-        js = json.loads(data)
-    except ValueError:
-        return None
-    if not isinstance(js, dict):
-        raise NotificationError(
-            "Config change notification has an unexpected value. The format is:"
-            '{"version" : 1, "entity_type":"topics/clients", "entity_name" : "topic_name/client_id"} or '
-            '{"version" : 2, "entity_path":"entity_type/entity_name"}. '
-            f"Received: {data}")
-    version = js.get("version")
-    if version == 1 and not isinstance(version, bool):
-        entity_type = js.get("entity_type")
-        if entity_type not in (TOPIC, CLIENT):
-            raise NotificationError("Version 1 config change notification must have 'entity_type' set to "
-                                    f"'clients' or 'topics'. Received: {data}")
-        name = js.get("entity_name")
-        if not isinstance(name, str):
-            raise NotificationError(f"Version 1 config change notification does not specify 'entity_name'. "
-                                    f"Received: {data}")
-        return entity_type, name
-    if version == 2 and not isinstance(version, bool):
-        entity_path = js.get("entity_path")
-        if not isinstance(entity_path, str):
-            raise NotificationError(f"Version 2 config change notification must specify 'entity_path'. "
-                                    f"Received: {data}")
-        root, sep, name = entity_path.partition("/")
-        if not sep or root not in CONFIG_TYPES:
-            types = ", ".join(f"'{t}'/" for t in CONFIG_TYPES)
-            raise NotificationError("Version 2 config change notification must have 'entity_path' starting with "
-                                    f"one of {types}. Received: {data}")
-        return root, name
-    raise NotificationError(f"Config change notification has unsupported version '{version}', supported versions "
-                            "are 1 and 2.")
+        return znodes.decode_config_change(data, config_types=CONFIG_TYPES)
+    except znodes.ZnodeDecodeError as e:
+        raise NotificationError(e.reason) from None
 
 
 class ConfigManager:

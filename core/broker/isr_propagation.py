@@ -10,40 +10,17 @@ listing all recorded partitions when the set is non-empty and either no change w
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterable
-
 from core.effects import Proc
+from core.zk_client import KafkaZkClient
 from messages.common import TopicPartition
-from messages.zk import Create, ZkBatch
 
 ISR_CHANGE_PROPAGATION_CHECK_MS = 2500  # the "isr-change-propagation" task period
 ISR_CHANGE_PROPAGATION_BLACKOUT_MS = 5000  # ReplicaManager.IsrChangePropagationBlackOut
 ISR_CHANGE_PROPAGATION_INTERVAL_MS = 60000  # ReplicaManager.IsrChangePropagationInterval
 
-ISR_CHANGE_NOTIFICATION_PATH = "/isr_change_notification"
-ISR_CHANGE_NOTIFICATION_PREFIX = ISR_CHANGE_NOTIFICATION_PATH + "/isr_change_"
-LOG_DIR_EVENT_NOTIFICATION_PATH = "/log_dir_event_notification"
-LOG_DIR_EVENT_NOTIFICATION_PREFIX = LOG_DIR_EVENT_NOTIFICATION_PATH + "/log_dir_event_"
-LOG_DIR_FAILURE_EVENT = 1  # LogDirEventNotificationHandler.LogDirFailureEvent
-
-
-def encode_isr_change_notification(partitions: Iterable[TopicPartition]) -> str:
-    """IsrChangeNotificationSequenceZNode.encode: ``{"version":1,"partitions":[{"topic":"a","partition":0}]}``."""
-    parts = [{"topic": tp.topic, "partition": tp.partition} for tp in sorted(partitions)]
-    return json.dumps({"version": 1, "partitions": parts}, separators=(",", ":"))
-
-
-def encode_log_dir_event(broker_id: int) -> str:
-    """LogDirEventNotificationSequenceZNode.encode: ``{"version":1,"broker":3,"event":1}``."""
-    return json.dumps({"version": 1, "broker": broker_id, "event": LOG_DIR_FAILURE_EVENT}, separators=(",", ":"))
-
-
 def propagate_log_dir_event(broker_id: int) -> Proc[bool]:
     """KafkaZkClient.propagateLogDirEvent: create a persistent-sequential log_dir_event node; returns success."""
-    results = yield ZkBatch((Create(LOG_DIR_EVENT_NOTIFICATION_PREFIX, encode_log_dir_event(broker_id),
-                                    sequential=True),))
-    return bool(results and results[0].ok)
+    return (yield from KafkaZkClient().propagate_log_dir_event(broker_id))
 
 
 class IsrChangePropagation:
@@ -73,9 +50,7 @@ class IsrChangePropagation:
         if not self.should_propagate(now_ms):
             return ()
         published = tuple(sorted(self.isr_change_set))
-        results = yield ZkBatch((Create(ISR_CHANGE_NOTIFICATION_PREFIX, encode_isr_change_notification(published),
-                                        sequential=True),))
-        if not (results and results[0].ok):
+        if not (yield from KafkaZkClient().propagate_isr_changes(published)):
             return ()
         self.isr_change_set.difference_update(published)
         self.last_isr_propagation_ms = now_ms

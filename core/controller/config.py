@@ -70,7 +70,3 @@ class ControllerConfig:
     @property
     def leader_imbalance_check_interval_ms(self) -> int:
         return self.leader_imbalance_check_interval_seconds * 1000
-
-    @property
-    def broker_path(self) -> str:
-        return f"/brokers/ids/{self.broker_id}"

@@ -38,6 +38,8 @@ from kactor.chaos.history import (
 )
 from kactor.chaos.schedule import Step, make_schedule
 from kactor.cluster import LocalCluster
+from messages.common import LeaderAndIsr, TopicPartition
+from zk_bridge import paths, znodes
 
 log = logging.getLogger("kactor.chaos")
 
@@ -246,7 +248,7 @@ class ChaosRun:
             try:
                 admin.delete_topic(topic)
             except Exception:
-                if not self.zk.exists(f"/admin/delete_topics/{topic}"):  # type: ignore[union-attr]
+                if not self.zk.exists(paths.DeleteTopicsTopicZNode.path(topic)):  # type: ignore[union-attr]
                     with self._lock:
                         if partitions is not None:
                             self.live_topics[topic] = partitions
@@ -330,10 +332,9 @@ class ChaosRun:
             raise Interrupted()
 
     def _endpoint(self, broker_id: int) -> str:
-        data, _ = self.zk.get(f"/brokers/ids/{broker_id}")  # type: ignore[union-attr]
-        host_port = json.loads(data)["endpoints"][0].split("://", 1)[1]
-        host, _, port = host_port.rpartition(":")
-        return endpoint(host, int(port))
+        data, _ = self.zk.get(paths.BrokerIdZNode.path(broker_id))  # type: ignore[union-attr]
+        ep = znodes.decode_broker(broker_id, data.decode()).endpoints[0]
+        return endpoint(ep.host, ep.port)
 
     def _log_dir(self, broker_id: int) -> str:
         assert self.cluster is not None
@@ -384,11 +385,9 @@ class ChaosRun:
         """Every broker registered by the process running now: a crashed broker's znode lingers until its
         session expires, so the registration's timestamp must be later than the process's start."""
         for b in range(self.cfg.brokers):
-            try:
-                reg = _json(self.zk, f"/brokers/ids/{b}")  # type: ignore[arg-type]
-            except NoNodeError:
-                return False
-            if int(reg["timestamp"]) < self._started_ms[b]:
+            # the znode's creation time: the registration of a broker process is created after that process started
+            stat = self.zk.exists(paths.BrokerIdZNode.path(b))  # type: ignore[union-attr]
+            if stat is None or stat.ctime < self._started_ms[b]:
                 return False
         return True
 
@@ -585,81 +584,76 @@ class ChaosRun:
 
 
 # -- ZooKeeper readers (also used by the tests) ---------------------------------------------------------------------
-def _json(zk: KazooClient, path: str) -> Any:
-    data, _ = zk.get(path)
-    return json.loads(data)
+def _text(zk: KazooClient, path: str) -> str | None:
+    """A znode's data as text, None if it does not exist."""
+    try:
+        data, _ = zk.get(path)
+    except NoNodeError:
+        return None
+    return None if data is None else data.decode("utf-8")
 
 
 def _assignment(zk: KazooClient, topic: str) -> dict[int, list[int]]:
-    try:
-        return {int(p): r for p, r in _json(zk, f"/brokers/topics/{topic}")["partitions"].items()}
-    except NoNodeError:
-        return {}
+    decoded = znodes.decode_topic_assignment(topic, _text(zk, paths.TopicZNode.path(topic)))
+    return {tp.partition: list(ra.replicas) for tp, ra in decoded.items()}
+
+
+def _state(zk: KazooClient, topic: str, p: int) -> LeaderAndIsr | None:
+    info = znodes.decode_partition_state(_text(zk, paths.TopicPartitionStateZNode.path(TopicPartition(topic, p))), 0)
+    return info.leader_and_isr if info is not None else None
 
 
 def sample_cluster(zk: KazooClient, ts: float) -> Sample:
     """The controller epoch and every partition's state, each between two reads of its topic's replicas."""
-    try:
-        controller_epoch: int | None = int(zk.get("/controller_epoch")[0])
-    except NoNodeError:
-        controller_epoch = None
+    epoch = _text(zk, paths.ControllerEpochZNode)
+    controller_epoch: int | None = znodes.decode_controller_epoch(epoch) if epoch is not None else None
     partitions: dict[TP, PartitionSample] = {}
-    for topic in zk.get_children("/brokers/topics"):
+    for topic in zk.get_children(paths.TopicsZNode):
         before = _assignment(zk, topic)
         states = {}
         for p in before:
-            try:
-                states[p] = _json(zk, f"/brokers/topics/{topic}/partitions/{p}/state")
-            except NoNodeError:
-                continue
+            st = _state(zk, topic, p)
+            if st is not None:
+                states[p] = st
         after = _assignment(zk, topic)
         for p, st in states.items():
             replicas = frozenset(before.get(p, ())) | frozenset(after.get(p, ()))
-            partitions[(topic, p)] = PartitionSample(st["leader"], st["leader_epoch"], tuple(st["isr"]), replicas)
+            partitions[(topic, p)] = PartitionSample(st.leader, st.leader_epoch, tuple(st.isr), replicas)
     return Sample(ts, controller_epoch, partitions)
 
 
 def snapshot_cluster(zk: KazooClient, deleted: set[str]) -> ClusterSnapshot:
-    pending = tuple(sorted(zk.get_children("/admin/delete_topics"))) if zk.exists("/admin/delete_topics") else ()
-    topics = zk.get_children("/brokers/topics")
-    reassignment: tuple[TP, ...] = ()
-    if zk.exists("/admin/reassign_partitions"):
-        try:
-            reassignment = tuple(sorted((e["topic"], e["partition"])
-                                        for e in _json(zk, "/admin/reassign_partitions")["partitions"]))
-        except NoNodeError:
-            pass
+    pending = tuple(sorted(zk.get_children(paths.DeleteTopicsZNode))) if zk.exists(paths.DeleteTopicsZNode) else ()
+    topics = zk.get_children(paths.TopicsZNode)
+    reassignment: tuple[TP, ...] = tuple(sorted(
+        (tp.topic, tp.partition)
+        for tp in znodes.decode_reassign_partitions(_text(zk, paths.ReassignPartitionsZNode))))
     reassigning: list[TP] = []
     leaderless: list[TP] = []
     for topic in sorted(topics):
         if topic in deleted:
             continue
-        try:
-            data = _json(zk, f"/brokers/topics/{topic}")
-        except NoNodeError:
+        data = _text(zk, paths.TopicZNode.path(topic))
+        if data is None:
             continue
-        for p in sorted(int(x) for x in data["partitions"]):
-            if data.get("adding_replicas", {}).get(str(p)) or data.get("removing_replicas", {}).get(str(p)):
-                reassigning.append((topic, p))
-            try:
-                leader = _json(zk, f"/brokers/topics/{topic}/partitions/{p}/state")["leader"]
-            except NoNodeError:
-                leader = -1
-            if leader < 0:
-                leaderless.append((topic, p))
+        for tp, ra in sorted(znodes.decode_topic_assignment(topic, data).items()):
+            if ra.adding_replicas or ra.removing_replicas:
+                reassigning.append((topic, tp.partition))
+            st = _state(zk, topic, tp.partition)
+            if st is None or st.leader < 0:
+                leaderless.append((topic, tp.partition))
     return ClusterSnapshot(pending, tuple(sorted(t for t in deleted if t in topics)), reassignment,
-                           tuple(reassigning), tuple(leaderless), bool(zk.exists("/admin/preferred_replica_election")))
+                           tuple(reassigning), tuple(leaderless),
+                           bool(zk.exists(paths.PreferredReplicaElectionZNode)))
 
 
 def final_partitions(zk: KazooClient, deleted: set[str]) -> dict[TP, FinalPartition]:
     out: dict[TP, FinalPartition] = {}
-    for topic in zk.get_children("/brokers/topics"):
+    for topic in zk.get_children(paths.TopicsZNode):
         if topic in deleted:
             continue
         for p, replicas in _assignment(zk, topic).items():
-            try:
-                isr = tuple(_json(zk, f"/brokers/topics/{topic}/partitions/{p}/state")["isr"])
-            except NoNodeError:
-                isr = ()
+            st = _state(zk, topic, p)
+            isr = tuple(st.isr) if st is not None else ()
             out[(topic, p)] = FinalPartition(isr, tuple(replicas))
     return out

@@ -33,6 +33,7 @@ def run(args: argparse.Namespace) -> int:
     from edges.children import install_stop_signals
     from kactor.cluster import ClusterError, LocalCluster
     from kactor.config import ConfigError, load_config
+    from zk_bridge.blocking import BlockingZk
     from zk_bridge.server import ZooKeeperUnavailable
 
     if args.brokers < 1:
@@ -55,8 +56,9 @@ def run(args: argparse.Namespace) -> int:
         cluster.start()
         zk = cluster.client()
         try:
-            cluster.wait_for(lambda: len(zk.get_children("/brokers/ids")) == args.brokers, 30,
-                             f"{args.brokers} brokers to register")
+            with BlockingZk(zk) as b:
+                cluster.wait_for(lambda: len(b.run(b.zk.get_sorted_broker_list())) == args.brokers, 30,
+                                 f"{args.brokers} brokers to register")
             cluster.wait_for(lambda: cluster.controller_id(zk) is not None, 30, "a controller")
             controller = cluster.controller_id(zk)
         finally:

@@ -9,21 +9,25 @@ still ends with its report; tests read `ScenarioResult` to assert.
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterable
-from typing import Any
+from collections.abc import Callable, Generator, Iterable
+from typing import Any, TypeVar
 
 import attrs
 from kazoo.client import KazooClient
 
+from core.zk_client import KafkaZkClient
 from kactor.cluster import ClusterError, LocalCluster
+from messages.common import LeaderAndIsr, TopicPartition
+from zk_bridge import paths
+from zk_bridge.blocking import BlockingZk
 
 Say = Callable[[str], None]
+R = TypeVar("R")
 
 ALL_STEPS = ("create", "produce", "kill", "restart", "preferred", "reassign", "failover", "delete")
 
@@ -37,7 +41,7 @@ class ScenarioResult:
     victim: int | None = None
     led_by_victim: list[str] = attrs.field(factory=list)  # "topic-p" the killed broker led when it died
     controllers: list[tuple[int, int]] = attrs.field(factory=list)  # (broker, epoch) seen in order
-    states: dict[str, dict[str, Any]] = attrs.field(factory=dict)  # step → {"topic-p": state znode}
+    states: dict[str, dict[str, LeaderAndIsr]] = attrs.field(factory=dict)  # step → {"topic-p": state znode}
     produced: int = 0
 
 
@@ -54,53 +58,61 @@ class Scenario:
         self.wait_s = wait_s
         self.result = ScenarioResult()
         self._zk: KazooClient | None = None
+        self._blocking: BlockingZk | None = None
+        self._kzk = KafkaZkClient()
 
-    # -- ZooKeeper readers ---------------------------------------------------------------------------------------
+    # -- ZooKeeper readers (KafkaZkClient's, run synchronously) -------------------------------------------------------
     @property
     def zk(self) -> KazooClient:
         if self._zk is None:
             self._zk = self.lc.client()
         return self._zk
 
+    def _run(self, proc: Generator[Any, Any, R]) -> R:
+        if self._blocking is None:
+            self._blocking = BlockingZk(self.zk)
+        return self._blocking.run(proc)
+
     def close(self) -> None:
+        if self._blocking is not None:
+            self._blocking.close()
+            self._blocking = None
         if self._zk is not None:
             self._zk.stop()
             self._zk.close()
             self._zk = None
 
     def live(self) -> list[int]:
-        return sorted(int(b) for b in self.zk.get_children("/brokers/ids"))
+        return self._run(self._kzk.get_sorted_broker_list())
 
     def controller(self) -> tuple[int, int] | None:
-        if not self.zk.exists("/controller") or not self.zk.exists("/controller_epoch"):
+        """(controller's broker id, controller epoch), None while there is no controller."""
+        cid = self._run(self._kzk.get_controller_id())
+        epoch = self._run(self._kzk.get_controller_epoch())
+        if cid < 0 or epoch is None:
             return None
-        data, _ = self.zk.get("/controller")
-        epoch, _ = self.zk.get("/controller_epoch")
-        return int(json.loads(data)["brokerid"]), int(epoch)
+        return cid, epoch[0]
+
+    def exists(self, path: str) -> bool:
+        return self._run(self._kzk.path_exists(path))
 
     def assignment(self, topic: str) -> dict[int, list[int]]:
-        data, _ = self.zk.get(f"/brokers/topics/{topic}")
-        return {int(p): r for p, r in json.loads(data)["partitions"].items()}
+        assignment = self._run(self._kzk.get_full_replica_assignment_for_topics((topic,)))
+        return {tp.partition: list(ra.replicas) for tp, ra in sorted(assignment.items())}
 
-    def state(self, topic: str, p: int) -> dict[str, Any] | None:
-        path = f"/brokers/topics/{topic}/partitions/{p}/state"
-        if not self.zk.exists(path):
-            return None
-        data, _ = self.zk.get(path)
-        return json.loads(data)
+    def state(self, topic: str, p: int) -> LeaderAndIsr | None:
+        """The partition's leader, leader epoch and ISR (its state znode), None if it has none."""
+        tp = TopicPartition(topic, p)
+        info = self._run(self._kzk.get_topic_partition_states((tp,))).get(tp)
+        return info.leader_and_isr if info is not None else None
 
-    def states(self, topics: Iterable[str]) -> dict[str, dict[str, Any]]:
-        out = {}
-        for t in topics:
-            if self.zk.exists(f"/brokers/topics/{t}"):
-                for p in sorted(self.assignment(t)):
-                    st = self.state(t, p)
-                    if st is not None:
-                        out[f"{t}-{p}"] = st
-        return out
+    def states(self, topics: Iterable[str]) -> dict[str, LeaderAndIsr]:
+        parts = [TopicPartition(t, p) for t in topics for p in sorted(self.assignment(t))]
+        infos = self._run(self._kzk.get_topic_partition_states(parts))
+        return {f"{tp.topic}-{tp.partition}": infos[tp].leader_and_isr for tp in parts if tp in infos}
 
     def topics(self) -> list[str]:
-        return [t for t in (self.topic, self.doomed) if self.zk.exists(f"/brokers/topics/{t}")]
+        return [t for t in (self.topic, self.doomed) if self.exists(paths.TopicZNode.path(t))]
 
     def wait(self, predicate: Callable[[], Any], what: str, timeout: float | None = None) -> Any:
         return self.lc.wait_for(predicate, timeout or self.wait_s, what, interval=0.1)
@@ -109,7 +121,7 @@ class Scenario:
         for t in self.topics():
             for p, replicas in self.assignment(t).items():
                 st = self.state(t, p)
-                if st is None or sorted(st["isr"]) != sorted(replicas) or st["leader"] == -1:
+                if st is None or sorted(st.isr) != sorted(replicas) or st.leader == -1:
                     return False
         return True
 
@@ -152,9 +164,9 @@ class Scenario:
         ctrl = self.controller()
         before = self.states(self.topics())
         candidates = [b for b in sorted(self.lc.procs) if ctrl is None or b != ctrl[0]] or sorted(self.lc.procs)
-        victim = max(candidates, key=lambda b: sum(1 for st in before.values() if st["leader"] == b))
+        victim = max(candidates, key=lambda b: sum(1 for st in before.values() if st.leader == b))
         self.result.victim = victim
-        self.result.led_by_victim = sorted(tp for tp, st in before.items() if st["leader"] == victim)
+        self.result.led_by_victim = sorted(tp for tp, st in before.items() if st.leader == victim)
         self.result.states["before_kill"] = before
         # its trace writer flushes every second and a crash loses what it had not written: wait for one more write,
         # so the whole story so far (possibly all in the victim's first second) is in its trace for replay
@@ -166,7 +178,7 @@ class Scenario:
 
         def moved() -> bool:
             sts = self.states(self.topics())
-            return all(st["leader"] != victim and victim not in st["isr"] for st in sts.values())
+            return all(st.leader != victim and victim not in st.isr for st in sts.values())
         self.wait(moved, f"leaders and ISRs to move off broker {victim}")
         after = self.states(self.topics())
         self.result.states["after_kill"] = after
@@ -186,21 +198,21 @@ class Scenario:
 
     def preferred(self) -> str:
         from kactor.admin.admin_zk import AdminZkClient
-        from messages.common import TopicPartition
 
         topics = self.topics()
         parts = {TopicPartition(t, p) for t in topics for p in self.assignment(t)}
         off = [tp for tp in parts if (st := self.state(tp.topic, tp.partition)) is not None
-               and st["leader"] != self.assignment(tp.topic)[tp.partition][0]]
+               and st.leader != self.assignment(tp.topic)[tp.partition][0]]
         self.result.states["before_preferred"] = self.states(topics)
         if not off:
             return "every leader already on its preferred replica"
         AdminZkClient(self.zk).create_preferred_replica_election(parts)
 
         def done() -> bool:
-            if self.zk.exists("/admin/preferred_replica_election"):
+            if self.exists(paths.PreferredReplicaElectionZNode):
                 return False
-            return all(self.state(t, p)["leader"] == r[0] for t in topics for p, r in self.assignment(t).items())
+            return all((st := self.state(t, p)) is not None and st.leader == r[0]
+                       for t in topics for p, r in self.assignment(t).items())
         self.wait(done, "leaders back on their preferred replicas")
         self.result.states["after_preferred"] = self.states(topics)
         return f"preferred replica election moved {len(off)} leaders back"
@@ -209,7 +221,6 @@ class Scenario:
         """Move partition 0 of the doomed topic to another pair of brokers (Kafka's reassignment with a new
         replica: AR grows to RS + adding, then shrinks once the new replica is in sync)."""
         from kactor.admin.admin_zk import AdminZkClient
-        from messages.common import TopicPartition
 
         if self.lc.n < 3:
             return "skipped: needs 3 brokers"
@@ -219,7 +230,7 @@ class Scenario:
         AdminZkClient(self.zk).create_partition_reassignment({TopicPartition(self.doomed, 0): target})
 
         def done() -> bool:
-            return not self.zk.exists("/admin/reassign_partitions") and self.assignment(self.doomed)[0] == target
+            return not self.exists(paths.ReassignPartitionsZNode) and self.assignment(self.doomed)[0] == target
         self.wait(done, f"{self.doomed}-0 reassigned to {target}")
         return f"{self.doomed}-0 reassigned {current} → {target}"
 
@@ -251,8 +262,8 @@ class Scenario:
         AdminZkClient(self.zk).delete_topic(self.doomed)
 
         def gone() -> bool:
-            return not self.zk.exists(f"/brokers/topics/{self.doomed}") and \
-                not self.zk.exists(f"/admin/delete_topics/{self.doomed}")
+            return not self.exists(paths.TopicZNode.path(self.doomed)) and \
+                not self.exists(paths.DeleteTopicsTopicZNode.path(self.doomed))
         self.wait(gone, f"topic {self.doomed} deleted")
         return f"topic {self.doomed} deleted (its znodes are gone)"
 

@@ -57,26 +57,26 @@ def test_elections_by_strategy_match_the_znodes(spark: Any, killed_broker_run: d
     before, after = result.states["before_kill"], result.states["after_kill"]
     victim = result.victim
     assert set(before) == set(after) == set(run["final"])
-    assert all(st["leader_epoch"] == 0 for st in before.values())  # one InitialLeader election each, no other
-    led = [tp for tp, st in before.items() if st["leader"] == victim]
-    followed = [tp for tp, st in before.items() if st["leader"] != victim and victim in st["isr"]]
+    assert all(st.leader_epoch == 0 for st in before.values())  # one InitialLeader election each, no other
+    led = [tp for tp, st in before.items() if st.leader == victim]
+    followed = [tp for tp, st in before.items() if st.leader != victim and victim in st.isr]
     assert led == result.led_by_victim and led, "the victim led partitions"
     for tp in led + followed:
-        assert after[tp]["leader_epoch"] == 1, (tp, after[tp])
-        assert victim not in after[tp]["isr"]
+        assert after[tp].leader_epoch == 1, (tp, after[tp])
+        assert victim not in after[tp].isr
 
     out = str(tmp_path / "summary")
     summary = summarize(spark, [run["traces"]], out)
     elections = {(r["strategy"], r["kind"]): r["count"] for r in summary["tables"]["leader_elections"]}
     # the orderly stop at the end: each leadership moved off a stopping broker is one ControlledShutdown election
     final, stopped = run["final"], run["stopped"]
-    moved = [tp for tp in final if stopped[tp]["leader"] != final[tp]["leader"] and stopped[tp]["leader"] != -1]
+    moved = [tp for tp in final if stopped[tp].leader != final[tp].leader and stopped[tp].leader != -1]
     expected = {("InitialLeader", "clean"): len(before), ("OfflinePartition", "clean"): len(led)}
     if moved:
         expected[("ControlledShutdownPartition", "clean")] = len(moved)
     assert elections == expected, (final, stopped)
     # every leader-epoch bump in ZooKeeper is an OfflinePartition election or an ISR shrink by the controller
-    epoch_bumps = sum(after[tp]["leader_epoch"] - before[tp]["leader_epoch"] for tp in before)
+    epoch_bumps = sum(after[tp].leader_epoch - before[tp].leader_epoch for tp in before)
     assert epoch_bumps == elections[("OfflinePartition", "clean")] + len(followed)
 
     index = build_report(out, summary)

@@ -151,8 +151,8 @@ def test_admin_and_notification_decoders() -> None:
     assert z.decode_config_entity('{"version":1,"config":{"a":"b"}}') == {"a": "b"}
     assert z.decode_config_entity(None) == {}
     assert z.decode_config_entity('{"version":1}') == {}
-    assert z.decode_config_change('{"version":2,"entity_path":"topics/foo"}') == "topics/foo"
-    assert z.decode_config_change('{"version":1,"entity_type":"topics","entity_name":"foo"}') == "topics/foo"
+    assert z.decode_config_change('{"version":2,"entity_path":"topics/foo"}') == ("topics", "foo")
+    assert z.decode_config_change('{"version":1,"entity_type":"topics","entity_name":"foo"}') == ("topics", "foo")
     assert z.decode_cluster_id('{"version":"1","id":"abc"}') == "abc"
 
 
