@@ -14,7 +14,8 @@ from core.controller.config import ControllerConfig
 from messages import controller_events as ev
 from messages.broker_lifecycle import ControllerInit
 from messages.dynamic_config import ConfigManagerInit, LogConfigDefaultsChanged, TopicConfigChanged
-from messages.zk import ZkRequest, ZkResponse, ZkWatchEvent
+from messages.zk import ZkWatchEvent
+from tests.support.actors import ReleaseHeldZkRequests, ZooKeeperModel
 from tests.support.broker import broker_zk
 from tests.support.fake_zookeeper import FakeZooKeeper
 from zk_bridge import znodes
@@ -30,39 +31,12 @@ class _Recorder(KActor):
         self.received.append(body)
 
 
-class _Zk(KActor):
-    """Answers every ZkRequest from one FakeZooKeeper; ``hold`` keeps requests unanswered (a slow ZooKeeper)."""
-
-    fake = broker_zk()
-
-    def on_start(self) -> None:
-        self.hold = False
-        self.held: list[ZkRequest] = []
-        self.requests = 0
-
-    def on_ZkRequest(self, req: ZkRequest, sender: str) -> None:
-        self.requests += 1
-        if self.hold:
-            self.held.append(req)
-        else:
-            self.answer(req)
-
-    def answer(self, req: ZkRequest) -> None:
-        self.post(req.reply_to, ZkResponse(req.request_id, self.fake(req.batch)))
-
-    def on_ZkWatchEvent(self, msg: ZkWatchEvent, sender: str) -> None:
-        """(test control) stop holding: answer what was held, and everything after."""
-        self.hold = False
-        while self.held:
-            self.answer(self.held.pop(0))
-
-
 def _runtime() -> Runtime:
-    _Zk.fake = broker_zk()
     rt = Runtime("broker-1", clock=ManualClock(1_000.0))
     for name in ("timer", "metrics", "replica-manager", "controller"):
         rt.spawn(_Recorder, name)
-    rt.spawn(_Zk, "zk")
+    rt.spawn(ZooKeeperModel, "zk")
+    rt.instances["zk"].zk = broker_zk()
     rt.spawn(ConfigManagerActor, "config-manager")
     return rt
 
@@ -76,8 +50,9 @@ def test_a_notification_reaches_the_replica_manager_and_the_controller() -> None
     rt = _runtime()
     try:
         rt.deliver("config-manager", ConfigManagerInit(1, STATIC), "edge:process")
-        assert "/config/changes" in _Zk.fake.nodes
-        _notify(_Zk.fake, "t", {"unclean.leader.election.enable": "true", "min.insync.replicas": "2"})
+        zk = rt.instances["zk"].zk
+        assert zk.exists("/config/changes")
+        _notify(zk, "t", {"unclean.leader.election.enable": "true", "min.insync.replicas": "2"})
         rt.deliver("config-manager", ZkWatchEvent("/config/changes", "CHILD"), "zk")
         assert rt.instances["replica-manager"].received == [
             TopicConfigChanged("t", (("unclean.leader.election.enable", "true"), ("min.insync.replicas", "2")))]
@@ -94,14 +69,14 @@ def test_changes_during_a_run_make_one_more_run_not_one_each() -> None:
         rt.deliver("config-manager", ConfigManagerInit(1, STATIC), "edge:process")
         zk = rt.instances["zk"]
         zk.hold = True
-        _notify(_Zk.fake, "a", {"min.insync.replicas": "2"})
+        _notify(zk.zk, "a", {"min.insync.replicas": "2"})
         rt.deliver("config-manager", ZkWatchEvent("/config/changes", "CHILD"), "zk")
-        before = zk.requests
+        before = len(zk.requests)
         for _ in range(3):  # more watches while the run waits for ZooKeeper: one queued run (addChangeNotification)
             rt.deliver("config-manager", ZkWatchEvent("/config/changes", "CHILD"), "zk")
-        assert zk.requests == before
-        _notify(_Zk.fake, "b", {"min.insync.replicas": "3"})
-        rt.deliver("zk", ZkWatchEvent("/", "release"), "test")
+        assert len(zk.requests) == before
+        _notify(zk.zk, "b", {"min.insync.replicas": "3"})
+        rt.deliver("zk", ReleaseHeldZkRequests(), "test")
         assert [m.topic for m in rt.instances["replica-manager"].received] == ["a", "b"]
         assert rt.instances["config-manager"].manager.last_executed_change == 1
         assert not rt.instances["config-manager"].running

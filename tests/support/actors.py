@@ -1,5 +1,6 @@
 """Actors under test on a real Runtime (thespian's simpleSystemBase, a ManualClock): stand-in peers that answer
-nothing, and a record of every message delivered, as the trace would hold it."""
+nothing, a ZooKeeper bridge answering from the in-memory model, and a record of every message delivered, as the trace
+would hold it."""
 
 from __future__ import annotations
 
@@ -10,6 +11,9 @@ import attrs
 from actors.base import KActor
 from actors.clock import ManualClock
 from actors.runtime import Runtime
+from messages.registry import message
+from messages.zk import ZkRequest, ZkResponse
+from tests.support.fake_zookeeper import FakeZooKeeper
 
 
 class Sink(KActor):
@@ -17,6 +21,38 @@ class Sink(KActor):
 
     def on_unhandled(self, body: Any, sender: str) -> None:
         pass
+
+
+@message
+class ReleaseHeldZkRequests:
+    """(tests) Tell a ZooKeeperModel to stop holding and answer what it held."""
+
+
+class ZooKeeperModel(KActor):
+    """Stands in for the ZkBridgeActor ("zk"): answers every ZkRequest from ``zk``, an in-memory FakeZooKeeper the
+    test may replace or seed. With ``hold`` set, requests wait in ``held`` until a ReleaseHeldZkRequests arrives (a
+    slow ZooKeeper)."""
+
+    def on_start(self) -> None:
+        self.zk = FakeZooKeeper()
+        self.hold = False
+        self.held: list[ZkRequest] = []
+        self.requests: list[ZkRequest] = []
+
+    def on_ZkRequest(self, req: ZkRequest, sender: str) -> None:
+        self.requests.append(req)
+        if self.hold:
+            self.held.append(req)
+        else:
+            self._answer(req)
+
+    def _answer(self, req: ZkRequest) -> None:
+        self.post(req.reply_to, ZkResponse(req.request_id, self.zk(req.batch)))
+
+    def on_ReleaseHeldZkRequests(self, msg: ReleaseHeldZkRequests, sender: str) -> None:
+        self.hold = False
+        while self.held:
+            self._answer(self.held.pop(0))
 
 
 @attrs.frozen

@@ -1,0 +1,129 @@
+"""KafkaServerActor (KafkaServer.startup / controlledShutdown): the top-level znodes and the broker's checked
+ephemeral registration, then the controller's Startup; on SIGTERM the controlled shutdown — find the controller in
+ZooKeeper, send it ControlledShutdownRequest, retry controlled.shutdown.max.retries times
+controlled.shutdown.retry.backoff.ms apart — and then the replica manager's shutdown. ZooKeeper is the in-memory
+model behind a stand-in "zk"; the network and timer edges are sinks the test plays, on a ManualClock."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from actors.kafka_server_actor import SHUTDOWN_DEADLINE_MS, KafkaServerActor
+from messages import controller_events as ev
+from messages.broker_lifecycle import BrokerRegistered, BrokerShutdownComplete, BrokerShutdownRequested, BrokerStartup
+from messages.common import Broker, EndPoint, Errors, TopicPartition
+from messages.net import NetResponse, NetSend, NetSendFailed
+from messages.partition import ReplicaManagerShutdown, ReplicaManagerShuttingDown
+from messages.requests import ControlledShutdownRequest, ControlledShutdownResponse
+from messages.runtime import ScheduleTimer, TimerFired
+from tests.support.actors import ActorTestbed, Delivered, ZooKeeperModel
+from tests.support.fake_zookeeper import FakeZooKeeper
+from zk_bridge import paths, znodes
+
+SERVER = "kafka-server"
+T0 = 1_000_000.0
+BACKOFF_MS = 200
+SESSION_MS = 6_000
+REGISTRATION = znodes.encode_broker(Broker(1, (EndPoint("127.0.0.1", 19091),)), timestamp_ms=0)
+
+
+def startup(max_retries: int = 3) -> BrokerStartup:
+    return BrokerStartup(1, REGISTRATION, controlled_shutdown_max_retries=max_retries,
+                         controlled_shutdown_retry_backoff_ms=BACKOFF_MS, session_timeout_ms=SESSION_MS)
+
+
+def out(caused: list[Delivered]) -> list[tuple[str, object]]:
+    """What the kafka-server sent, in order, to anyone but ZooKeeper: (receiver, body)."""
+    return [(d.receiver, d.body) for d in caused if d.sender == SERVER and d.receiver != "zk"]
+
+
+def zk_of(bed: ActorTestbed) -> FakeZooKeeper:
+    return bed.rt.instances["zk"].zk
+
+
+@pytest.fixture
+def bed() -> Iterator[ActorTestbed]:
+    bed = ActorTestbed("broker-1", start_ms=T0, sinks=("net", "timer", "controller", "replica-manager", "metrics"))
+    bed.rt.spawn(ZooKeeperModel, "zk")
+    bed.rt.spawn(KafkaServerActor, SERVER)
+    try:
+        yield bed
+    finally:
+        bed.shutdown()
+
+
+def _started(bed: ActorTestbed, max_retries: int = 3) -> int:
+    """Start the broker with broker 2 as the registered controller; returns the broker epoch."""
+    zk = zk_of(bed)
+    zk.create(paths.BrokerIdZNode.path(2), znodes.encode_broker(Broker(2, (EndPoint("127.0.0.1", 19092),)),
+                                                                timestamp_ms=0))
+    zk.create(paths.ControllerZNode, znodes.encode_controller(2, 0))
+    bed.deliver(SERVER, startup(max_retries), "edge:process", at_ms=T0)
+    return zk.nodes[paths.BrokerIdZNode.path(1)].czxid
+
+
+def test_startup_creates_the_top_level_paths_registers_and_starts_the_controller(bed: ActorTestbed) -> None:
+    caused = bed.deliver(SERVER, startup(), "edge:process", at_ms=T0)
+    zk = zk_of(bed)
+    assert all(zk.exists(p) for p in paths.PERSISTENT_ZK_PATHS)
+    node = zk.nodes[paths.BrokerIdZNode.path(1)]
+    assert node.data == REGISTRATION and node.ephemeral_owner == zk.session_id  # the checked ephemeral create
+    assert out(caused) == [("replica-manager", BrokerRegistered(1, node.czxid)),
+                           ("metrics", BrokerRegistered(1, node.czxid)),
+                           ("controller", ev.Startup())]
+
+
+def test_a_registration_held_by_an_old_session_is_waited_for_then_refused(bed: ActorTestbed) -> None:
+    zk_of(bed).create(paths.BrokerIdZNode.path(1), REGISTRATION)  # another session's node
+    assert out(bed.deliver(SERVER, startup(), "edge:process", at_ms=T0)) == [
+        ("timer", ScheduleTimer("register-retry", 250))]
+    assert out(bed.deliver(SERVER, TimerFired("register-retry"), "timer", at_ms=T0 + 250)) == [
+        ("timer", ScheduleTimer("register-retry", 250))]
+    # 1.5 session timeouts after startup the broker gives up, as Kafka fails at once ("NodeExists")
+    caused = out(bed.deliver(SERVER, TimerFired("register-retry"), "timer", at_ms=T0 + 1.5 * SESSION_MS))
+    assert caused == [("replica-manager", ReplicaManagerShutdown(BrokerShutdownComplete(
+                          False, "registration failed: /brokers/ids/1 is registered by another live broker", True))),
+                      ("timer", ScheduleTimer("shutdown-deadline", SHUTDOWN_DEADLINE_MS))]
+
+
+def test_controlled_shutdown_asks_the_controller_found_in_zookeeper(bed: ActorTestbed) -> None:
+    epoch = _started(bed)
+    assert out(bed.deliver(SERVER, BrokerShutdownRequested(), "edge:process", at_ms=T0 + 10)) == [
+        ("replica-manager", ReplicaManagerShuttingDown()),  # isShuttingDown before controlledShutdown()
+        ("net", NetSend("127.0.0.1", 19092, "controller", ControlledShutdownRequest(1, epoch), 1, SERVER))]
+    assert out(bed.deliver(SERVER, NetResponse(1, ControlledShutdownResponse(Errors.NONE)), "net")) == [
+        ("replica-manager", ReplicaManagerShutdown(BrokerShutdownComplete(True, "controlled shutdown succeeded"))),
+        ("timer", ScheduleTimer("shutdown-deadline", SHUTDOWN_DEADLINE_MS))]
+
+
+def test_controlled_shutdown_retries_after_the_backoff_then_gives_up(bed: ActorTestbed) -> None:
+    epoch = _started(bed, max_retries=3)
+    request = ControlledShutdownRequest(1, epoch)
+    bed.deliver(SERVER, BrokerShutdownRequested(), "edge:process", at_ms=T0)
+    # attempt 1: the connection fails
+    assert out(bed.deliver(SERVER, NetSendFailed(1, "connection refused"), "net", at_ms=T0 + 5)) == [
+        ("timer", ScheduleTimer("controlled-shutdown-retry", BACKOFF_MS))]
+    # attempt 2, after the backoff: the controller could not move every leadership
+    assert out(bed.deliver(SERVER, TimerFired("controlled-shutdown-retry"), "timer", at_ms=T0 + 205)) == [
+        ("net", NetSend("127.0.0.1", 19092, "controller", request, 2, SERVER))]
+    stuck = ControlledShutdownResponse(Errors.NONE, (TopicPartition("t", 0),))
+    assert out(bed.deliver(SERVER, NetResponse(2, stuck), "net", at_ms=T0 + 210)) == [
+        ("timer", ScheduleTimer("controlled-shutdown-retry", BACKOFF_MS))]
+    assert out(bed.deliver(SERVER, NetResponse(1, ControlledShutdownResponse(Errors.NONE)), "net")) == []  # stale
+    # attempt 3: the controller moved meanwhile and /controller is gone: no request, and no attempt left
+    zk_of(bed).delete(paths.ControllerZNode)
+    assert out(bed.deliver(SERVER, TimerFired("controlled-shutdown-retry"), "timer", at_ms=T0 + 410)) == [
+        ("replica-manager", ReplicaManagerShutdown(BrokerShutdownComplete(False, "no controller (absent)"))),
+        ("timer", ScheduleTimer("shutdown-deadline", SHUTDOWN_DEADLINE_MS))]
+    # a second SIGTERM starts nothing new
+    assert out(bed.deliver(SERVER, BrokerShutdownRequested(), "edge:process")) == []
+
+
+def test_without_controlled_shutdown_the_replica_manager_stops_at_once(bed: ActorTestbed) -> None:
+    bed.deliver(SERVER, BrokerStartup(1, REGISTRATION, controlled_shutdown_enable=False), "edge:process")
+    assert out(bed.deliver(SERVER, BrokerShutdownRequested(), "edge:process")) == [
+        ("replica-manager", ReplicaManagerShuttingDown()),
+        ("replica-manager", ReplicaManagerShutdown(BrokerShutdownComplete(False, "controlled shutdown disabled"))),
+        ("timer", ScheduleTimer("shutdown-deadline", SHUTDOWN_DEADLINE_MS))]
