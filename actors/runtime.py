@@ -15,12 +15,11 @@ import queue
 import threading
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 from thespian.actors import ActorExitRequest, ActorSystem
 
 from actors.clock import Clock, ManualClock, SystemClock
-from kactor.trace.writer import TraceWriter
 from messages.runtime import ActorInit, Envelope
 
 log = logging.getLogger("kactor.runtime")
@@ -32,10 +31,19 @@ _keys = itertools.count(1)
 Observer = Callable[[int, float, str, str, Any, "int | None"], None]
 
 
+class TraceSink(Protocol):
+    """Where the runtime records every received message: a trace writer (an edge, given by whoever builds the
+    runtime: the broker process, a replay recording its run), or none."""
+
+    def append(self, seq: int, ts: float, sender: str, receiver: str, body: Any, cause: int | None) -> None: ...
+
+    def close(self) -> None: ...
+
+
 class Runtime:
     """One process's actors, their directory, their trace and their inbox."""
 
-    def __init__(self, process_name: str, clock: Clock | None = None, trace: TraceWriter | None = None,
+    def __init__(self, process_name: str, clock: Clock | None = None, trace: TraceSink | None = None,
                  wall_clock: Callable[[], float] | None = None, actor_system: Any = None) -> None:
         self.process_name = process_name
         self.key = f"{process_name}#{next(_keys)}"
@@ -113,11 +121,6 @@ class Runtime:
         if self.observer is not None:
             self.observer(self.seq, ts, sender, receiver, body, cause)
         return self.seq
-
-    def note_text(self, value: Any, text: str) -> None:
-        """An edge decoded ``value`` from this JSON ``text``: the trace may write the text rather than re-encode it."""
-        if self.trace is not None:
-            self.trace.note_text(value, text)
 
     # -- external inputs ------------------------------------------------------------------------------------------
     def inject(self, to: str, body: Any, sender: str, cause: int | None = None) -> None:

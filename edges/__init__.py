@@ -4,6 +4,7 @@ to the actors with ``Runtime.inject``.
 - `edges.timer.TimerEdge` ("timer"): one heap and one thread for every timer of a process.
 - `edges.transport.Transport` ("net"): framed codec JSON over TCP between processes, plus the blocking `request`
   for CLI tools; `edges.net_faults` is its fault point for `kactor chaos`.
+- `edges.trace_writer.TraceWriter`: the process's trace (the runtime records every received message into it).
 - `edges.metrics_http.MetricsEdge`: the Prometheus endpoint.
 - `edges.gc_policy`: the process's garbage-collection policy.
 - `edges.children`: child processes bound to their parent's life (PDEATHSIG and a janitor).

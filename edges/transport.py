@@ -39,9 +39,7 @@ from typing import Any
 import orjson
 
 from edges.net_faults import PARTITIONED, FaultFile, endpoint
-from kactor.trace.fastcodec import encode_json, from_json
-from kactor.trace.orjson_lines import encode_value_bytes
-from messages.codec import CodecError
+from messages.codec import CodecError, dumps_bytes, encode_json, from_json, note_text, noting_texts
 from messages.net import (
     NetRequest,
     NetResponse,
@@ -98,10 +96,10 @@ class MalformedFrameError(ValueError):
 
 
 def encode_frame(frame: Any) -> bytes:
-    """Length-prefixed codec JSON for one NetWire* frame (CodecError if the body cannot be encoded). The text is
-    ``messages.codec.dumps``'s, built by the trace's orjson encoder (tests/trace/test_trace_orjson_lines.py): a
-    controller encodes every LeaderAndIsr and UpdateMetadata on the driver thread it shares with its broker."""
-    payload = encode_value_bytes(frame)
+    """Length-prefixed codec JSON for one NetWire* frame (CodecError if the body cannot be encoded), made by orjson
+    (messages.codec.dumps_bytes): a controller encodes every LeaderAndIsr and UpdateMetadata on the driver thread it
+    shares with its broker."""
+    payload = dumps_bytes(frame)
     return HEADER.pack(len(payload)) + payload
 
 
@@ -788,8 +786,8 @@ class Transport:
                 self._inject(p.reply_to, NetSendFailed(p.request_id, f"undecodable answer from {conn.peer}: {e}"),
                              p.cause)
                 return
-            if getattr(self._runtime, "trace", None) is not None:  # the trace writes the wire's text, not a re-encoding
-                self._runtime.note_text(body, body_text(data, wire_text))
+            if noting_texts():  # a trace writes the wire's text, not a re-encoding
+                note_text(body, body_text(data, wire_text))
             self._inject(p.reply_to, NetResponse(p.request_id, body), p.cause)
             return
         if tag != _REQ:
@@ -810,8 +808,8 @@ class Transport:
                 self._flush(conn)
             return
         # An external input: the request's cause lives in the other process's trace.
-        if getattr(self._runtime, "trace", None) is not None:
-            self._runtime.note_text(body, body_text(data, wire_text))
+        if noting_texts():
+            note_text(body, body_text(data, wire_text))
         self._inject(to, NetRequest(conn.conn_id, rid, body, reply_expected), None)
 
     def _has_actor(self, name: str) -> bool:

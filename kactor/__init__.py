@@ -1,3 +1,5 @@
 """kactor: Kafka 2.6's ZooKeeper-mode controller rebuilt as a thespian actor system."""
 
-__version__ = "0.1.0"
+from messages.version import __version__
+
+__all__ = ["__version__"]

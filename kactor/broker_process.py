@@ -16,9 +16,9 @@ import time
 from typing import Any
 
 from actors.runtime import Runtime
+from edges.trace_writer import TraceWriter
 from kactor.config import KafkaConfig
 from kactor.trace.reader import new_trace_path
-from kactor.trace.writer import TraceWriter
 from messages.broker_lifecycle import BrokerShutdownComplete, BrokerShutdownRequested, BrokerStartup, ControllerInit
 from messages.zk import WatchSubscribe
 from zk_bridge import paths

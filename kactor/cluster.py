@@ -24,7 +24,7 @@ from edges.children import janitor, spawn
 from zk_bridge import blocking
 from zk_bridge.server import ZooKeeperEnsemble, free_port
 
-# the trace writer flushes every second (kactor/trace/writer.py); an idle broker may write nothing for longer
+# the trace writer flushes every second (edges/trace_writer.py); an idle broker may write nothing for longer
 TRACE_FLUSH_WAIT_S = 3.0
 
 

@@ -4,8 +4,8 @@ A small simulation of a cluster driven by one controller: periodic auto-rebalanc
 failures and restarts (OfflinePartition elections, clean and now and then unclean), controlled shutdowns,
 preferred-replica and reassignment elections, topic deletions (StopReplica) and re-creations, controller
 fail-overs (with a zombie controller's request rejected with STALE_CONTROLLER_EPOCH), retried requests and rare
-slow events. Every line is what kactor.trace.writer.encode_record would write for a real message object: payload
-JSON is built from templates for speed, byte-identical to messages.codec (tests check every line).
+slow events. Every line is what messages.codec.encode_record would write for a real message object: payload
+JSON is built from templates for speed, byte-identical to the message codec (tests check every line).
 
 Deterministic for a given --seed. Writes one file per broker process, broker-<id>.jsonl, N record lines in all.
 """
@@ -18,7 +18,7 @@ import os
 import random
 from dataclasses import dataclass
 
-from kactor.trace import TRACE_VERSION
+from messages.codec import TRACE_VERSION
 from messages.common import Broker, EndPoint, LeaderAndIsr, LeaderIsrAndControllerEpoch, TopicPartition
 from zk_bridge import paths, znodes
 
@@ -852,6 +852,6 @@ def generate(out_dir: str, messages: int, brokers: int = 3, partitions: int = 10
 
 
 def _version() -> str:
-    from kactor import __version__
+    from messages.version import __version__
 
     return __version__

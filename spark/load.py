@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import unquote, urlparse
 
-from kactor.trace import TRACE_VERSION
+from messages.codec import TRACE_VERSION
 
 PARQUET_META = "_kactor_trace.json"
 _REQUIRED = (("seq", int), ("ts", (int, float)), ("sender", str), ("receiver", str), ("type", str))

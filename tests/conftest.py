@@ -1,8 +1,12 @@
-"""Shared fixtures: one real ZooKeeper per test session, a fresh chroot per test, and a kazoo client bound to it."""
+"""Shared fixtures: one real ZooKeeper per test session, a fresh chroot per test, a kazoo client bound to it, and a
+small real trace recorded once per session."""
 
 from __future__ import annotations
 
+import glob
+import os
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from kazoo.client import KazooClient
@@ -57,3 +61,29 @@ def zk(zk_chroot: str) -> Iterator[KazooClient]:
     """A started KazooClient bound to this test's chroot; stopped and closed after the test."""
     with kazoo_client(zk_chroot) as client:
         yield client
+
+
+@pytest.fixture(scope="session")
+def recorded_trace(zk_server: EmbeddedZooKeeper, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A small real trace, recorded once per session (tests/trace, tests/messages): the path of broker-0.jsonl of a
+    one-broker run (controller and replica manager together) on the session's ZooKeeper that created topics ``t``
+    (3 partitions) and demo-doomed, then stopped (controlled shutdown)."""
+    from kactor.cluster import LocalCluster
+    from kactor.trace.scenario import Scenario
+
+    connect = new_chroot(zk_server.connect_string, "trace")
+    base: Path = tmp_path_factory.mktemp("trace-cluster")
+    trace_dir = str(base / "traces")
+    lc = LocalCluster(1, zookeeper=connect, base_dir=str(base / "data"),
+                      trace_dir=trace_dir, overrides=["zookeeper.session.timeout.ms=4000"])
+    sc = Scenario(lc, topic="t", partitions=3, say=lambda _: None)
+    try:
+        lc.start()
+        sc.start()
+        sc.create()
+    finally:
+        sc.close()
+        lc.stop()
+    files = glob.glob(os.path.join(trace_dir, "*.jsonl"))
+    assert [os.path.basename(f) for f in files] == ["broker-0.jsonl"], files
+    yield files[0]

@@ -52,12 +52,6 @@ LAYER_NAMES = {1: "vocabulary", 2: "core", 3: "actors", 4: "edges", 5: "shell"}
 KNOWN_VIOLATIONS: dict[tuple[str, str], str] = {
     ("actors.kafka_server_actor", "edges.gc_policy"):
         "an actor installs the process-wide GC policy; the broker process must (runtime)",
-    ("actors.runtime", "kactor.trace.writer"):
-        "the runtime builds its TraceWriter; it must come in as an edge slot or live below the shell (runtime, shell)",
-    ("edges.transport", "kactor.trace.fastcodec"):
-        "the transport's fast codec lives in the shell's trace package; it moves to messages/codec/ (shell)",
-    ("edges.transport", "kactor.trace.orjson_lines"):
-        "the transport's orjson encoder lives in the shell's trace package; it moves to messages/codec/ (shell)",
 }
 
 # Today's import cycles, each the sorted modules of one strongly connected component -> why, who removes it

@@ -1,3 +1,2 @@
-"""Message traces: one JSON-lines file per process (format: docs/trace-format.md)."""
-
-TRACE_VERSION = 1
+"""Message traces: one JSON-lines file per process (format: docs/trace-format.md; its version is
+messages.codec.TRACE_VERSION)."""

@@ -1,7 +1,7 @@
 """Reading traces: the header, then one record per line, with errors that name the file and the line.
 
 A truncated last line (a process killed mid-write) is accepted with a warning; any other undecodable line is a
-TraceError. Payloads are decoded with messages.codec into the original message values.
+TraceError. Payloads are decoded with the message codec (messages.codec) into the original message values.
 """
 
 from __future__ import annotations
@@ -16,8 +16,7 @@ from typing import Any
 
 import attrs
 
-from kactor.trace import TRACE_VERSION
-from messages.codec import CodecError, from_json
+from messages.codec import TRACE_VERSION, CodecError, from_json
 
 log = logging.getLogger("kactor.trace")
 

@@ -32,9 +32,7 @@ import orjson
 
 from actors.clock import ManualClock
 from actors.runtime import Runtime
-from kactor.trace.fastdecode import from_json
 from kactor.trace.inline_system import InlineActorSystem
-from kactor.trace.orjson_lines import encode_record_bytes
 from kactor.trace.reader import (
     Record,
     TraceError,
@@ -44,7 +42,7 @@ from kactor.trace.reader import (
     read_records,
 )
 from messages.broker_lifecycle import ReplicaManagerInit
-from messages.codec import CodecError
+from messages.codec import CodecError, encode_record_bytes, from_json, note_text
 
 log = logging.getLogger("kactor.trace")
 
@@ -225,7 +223,7 @@ def replay(path: str, until: int | None = None, check: bool = True, keep_runtime
         keep = [i for i, text in enumerate(texts) if _seq_of(text) <= until]
         texts, flags, linenos = [texts[i] for i in keep], [flags[i] for i in keep], [i + 2 for i in keep]
     result = ReplayResult(path, recorded_span_ms=span)
-    from kactor.trace.writer import code_digest
+    from edges.trace_writer import code_digest
 
     if header.get("code") not in (None, code_digest()):
         log.warning("%s: recorded by other code (digest %s, this checkout %s): a divergence may be that change",
@@ -233,7 +231,7 @@ def replay(path: str, until: int | None = None, check: bool = True, keep_runtime
         result.code_changed = True
     writer = None
     if record_to is not None:
-        from kactor.trace.writer import TraceWriter
+        from edges.trace_writer import TraceWriter
 
         writer = TraceWriter(record_to, {k: v for k, v in header.items() if k not in ("trace_version", "code")})
     rt = Runtime(str(header.get("process", "replay")), clock=ManualClock(float(header.get("started_ms", 0))),
@@ -267,7 +265,7 @@ def replay(path: str, until: int | None = None, check: bool = True, keep_runtime
                 body = _rewrite_input(decoded, scratch, check_.paths if check_ is not None else {})
             if writer is not None and body is decoded and d["type"] in _FROM_THE_WIRE:
                 # as the live transport does: a network body's text is the wire's, not re-encoded (note_text)
-                rt.note_text(body.body, _wire_body_text(text, d["type"]))
+                note_text(body.body, _wire_body_text(text, d["type"]))
             if tamper is not None:
                 body = tamper(_as_record(d, lineno), body)
             deliver(d["receiver"], body, d["sender"], d.get("cause"), at_ms=float(d["ts"]))
@@ -407,27 +405,18 @@ class _Check:
 def prepare() -> None:
     """The set-up a replay needs whatever the trace, done once per process: the message types registered, the
     broker's actor modules imported, the checkout's code digest (a hash of every source file, compared with the
-    header's), and the code generated per message class — a decoder (kactor.trace.fastdecode) and the trace
-    line encoder (kactor.trace.orjson_lines). `replay_many` calls it before forking its workers, so they inherit it;
+    header's), and the code generated per message class — a decoder and the trace line encoder
+    (messages.codec.prepare). `replay_many` calls it before forking its workers, so they inherit it;
     a replay calls what it needs lazily otherwise. Nothing trace-dependent is kept: no value is encoded or decoded.
     """
     ensure_registered()
+    from edges.trace_writer import code_digest
     from kactor.broker_process import broker_actor_classes
-    from kactor.trace import fastdecode, orjson_lines
-    from kactor.trace.writer import code_digest
-    from messages.registry import registered_types
+    from messages import codec
 
     broker_actor_classes()
     code_digest()
-    fastdecode.prepare()
-    # orjson_lines generates its encoder of a class on first use (the class's field types read, its source
-    # compiled); it has no public hook for that, so this uses its own lazy step when it has one by that name
-    classify = getattr(orjson_lines, "_classify_default", None)
-    known = getattr(orjson_lines, "_DEFAULT", None)
-    if classify is not None and isinstance(known, dict):
-        for cls in registered_types().values():
-            if cls not in known:
-                classify(cls)
+    codec.prepare()
 
 
 def _take_and_replay(chains: list[list[str]], next_chain: Any, until: int | None, check: bool) -> \

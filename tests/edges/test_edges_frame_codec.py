@@ -15,7 +15,7 @@ from edges.transport import (
     decode_frame_and_body_text,
     encode_frame,
 )
-from kactor.trace.fastcodec import encode_json, to_json
+from messages.codec import encode_json, to_json
 from messages.common import TopicPartition
 from messages.net import NetWireError, NetWireRequest, NetWireResponse
 from messages.requests import LeaderAndIsrPartitionState, LeaderAndIsrRequest

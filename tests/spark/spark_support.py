@@ -1,11 +1,12 @@
-"""A small handcrafted trace (real message objects encoded by kactor.trace.writer) and its exact expectations."""
+"""A small handcrafted trace (real message objects encoded by messages.codec, as the trace writer does) and its exact
+expectations."""
 
 from __future__ import annotations
 
 import json
 import os
 
-from kactor.trace.writer import encode_record
+from messages.codec import encode_record
 from messages.common import Errors, TopicPartition
 from messages.observability import (
     ChannelRequestCompleted,

@@ -14,8 +14,7 @@ import messages.requests
 import messages.runtime
 import messages.zk  # noqa: F401 - registers every message type with the codec
 from kactor.cli import main
-from kactor.trace.writer import encode_record
-from messages.codec import from_json
+from messages.codec import encode_record, from_json
 from spark.generate import generate
 
 

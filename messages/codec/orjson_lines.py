@@ -2,7 +2,7 @@
 
 orjson writes str, int, float, bool, None, lists, tuples and (str-keyed) dicts itself and calls ``_default`` for
 what it does not know: attrs messages, frozensets, bytes, str/int subclasses. What it would write differently from
-the trace format (docs/trace-format.md, i.e. `json.dumps(messages.codec.to_json(x), separators=(",", ":"))`) is
+the trace format (docs/trace-format.md, i.e. `json.dumps(reference.to_json(x), separators=(",", ":"))`) is
 converted in Python first, and only that:
 - an Enum: orjson writes its value (an IntEnum as a bare int); the format wants ``{"@e": Class, "v": name}``;
 - a dict: the format writes ``{"@m": [[key, value], ...]}`` (keys need not be strings);
@@ -32,7 +32,9 @@ from typing import Any
 import attrs
 import orjson
 
-from kactor.trace import fastcodec
+from messages.codec import fastcodec
+from messages.codec.generated import generate
+from messages.registry import registered_types
 
 _Fragment = orjson.Fragment
 _dumps = orjson.dumps
@@ -116,9 +118,7 @@ def _attrs_default(cls: type) -> Callable[[Any], Any]:
         lines.append(f"    a{i} = v.{name}")
         items.append(f"{name!r}: (a{i} if a{i}.__class__ in S else C(a{i}))")
     lines.append("    return {" + ", ".join(items) + "}")
-    namespace: dict[str, Any] = {"S": _SAFE, "C": _convert}
-    exec(compile("\n".join(lines), f"<orjson_lines {cls.__name__}>", "exec"), namespace)  # noqa: S102 - our own
-    return namespace["enc"]  # type: ignore[no-any-return]
+    return generate("\n".join(lines) + "\n", "enc", "orjson default", cls, {"S": _SAFE, "C": _convert})
 
 
 _DEFAULT: dict[type, Callable[[Any], Any]] = {}
@@ -154,8 +154,6 @@ def _default(v: Any) -> Any:
 _BY_VALUE_MAX = 50_000  # per class; about the partitions a broker knows, cleared when it grows past that
 _BIG = 1024  # bytes: a class whose text is longer (a whole request) is not kept, it rarely recurs
 _PLAIN = (int, str, bool, type(None))
-_FROZEN_SETATTR = getattr(getattr(attrs, "_make", None) or __import__("attr._make").
-                          _make, "_frozen_setattrs", object())  # frozen attrs classes have this __setattr__
 _eligible: dict[type, tuple[bool, tuple[str, ...]]] = {}  # cls → (qualifies, guard expressions)
 
 
@@ -196,7 +194,7 @@ def _qualifies(cls: type) -> tuple[bool, tuple[str, ...]]:
     result: tuple[bool, tuple[str, ...]] = (False, ())
     try:
         hints = typing.get_type_hints(cls)
-        if attrs.has(cls) and cls.__hash__ is not None and cls.__setattr__ is _FROZEN_SETATTR:
+        if attrs.has(cls) and cls.__hash__ is not None and attrs.inspect(cls).is_frozen:
             checks = [_field_ok(f"v.{f.name}", hints[f.name]) for f in attrs.fields(cls)]
             if all(ok for ok, _ in checks):
                 result = (True, tuple(guard for _, guard in checks if guard is not None))
@@ -210,9 +208,8 @@ def _guard(cls: type, guards: tuple[str, ...]) -> Callable[[Any], bool] | None:
     if not guards:
         return None
     namespace: dict[str, Any] = dict(_ENUMS)
-    src = "def guard(v):\n    return " + " and ".join(guards)
-    exec(compile(src, f"<orjson_lines guard {cls.__name__}>", "exec"), namespace)  # noqa: S102 - our own code
-    return namespace["guard"]  # type: ignore[no-any-return]
+    src = "def guard(v):\n    return " + " and ".join(guards) + "\n"
+    return generate(src, "guard", "orjson guard", cls, namespace)  # type: ignore[return-value]
 
 
 _VALUES: dict[type, tuple[dict[Any, Any], Callable[[Any], bool] | None]] = {}  # class → (value → Fragment, guard)
@@ -376,3 +373,11 @@ def encode_records(records: Iterable[tuple[int, float, str, str, Any, int | None
         return b"".join([_record_bytes(*r) for r in records])
     finally:
         forget_texts(known)  # only its own: a live writer's remembered texts stay
+
+
+def prepare() -> None:
+    """Generate the line encoder of every registered message class now, as its first line would (a replay does
+    this before it forks its workers and starts its clock)."""
+    for cls in registered_types().values():
+        if cls not in _DEFAULT:
+            _classify_default(cls)

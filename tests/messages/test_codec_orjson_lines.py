@@ -1,4 +1,4 @@
-"""kactor.trace.orjson_lines writes, byte for byte, the lines the text encoder (fastcodec) writes: on every record of
+"""messages.codec.orjson_lines writes, byte for byte, the lines the text encoder (fastcodec) writes: on every record of
 a real trace, and on the values where orjson on its own would write something else."""
 
 from __future__ import annotations
@@ -9,9 +9,9 @@ from typing import Any
 
 import attrs
 
-from kactor.trace import fastcodec, orjson_lines
 from kactor.trace.reader import ensure_registered
-from messages import codec
+from messages.codec import fastcodec, orjson_lines
+from messages.codec import reference as codec
 from messages.common import Errors, TopicPartition
 from messages.replication import FetchPartitionData, FetchResponse
 from messages.requests import PartitionError, UpdateMetadataPartitionState
@@ -49,7 +49,7 @@ def test_orjson_lines_match_a_recorded_trace(recorded_trace: str) -> None:
         records.append((d["seq"], d["ts"], d["sender"], d["receiver"], codec.from_json(d["payload"]), d["cause"]))
     for _ in range(2):  # the second pass is served from the by-value caches the first one filled
         assert [orjson_lines.encode_record(*r) for r in records] == lines
-        # the transport's frames: every body as messages.codec.dumps writes it
+        # the transport's frames: every body as the reference codec's dumps writes it
         assert [orjson_lines.encode_value_bytes(r[4]) for r in records] == \
             [codec.dumps(r[4]).encode() for r in records]
 

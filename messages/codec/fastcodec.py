@@ -1,7 +1,7 @@
-"""Faster ``messages.codec.to_json`` and JSON text for the trace hot paths (writer flusher, replay comparison,
-transport frames); ``from_json`` is the codec's own, re-exported.
+"""Faster `reference.to_json`, and JSON text built in Python: the pure-Python fallback of `orjson_lines` (values
+orjson refuses, lines with non-ASCII text) and the text the other encoders are proved equal to.
 
-Same output, value for value, as `messages.codec.to_json` (tests/trace/test_trace_fastcodec.py checks every record
+Same output, value for value, as `reference.to_json` (tests/messages/test_codec_fastcodec.py checks every record
 of recorded traces): dispatch on the exact class through a dict instead of a chain of isinstance calls, and one
 generated function per attrs message class that reads its fields in declaration order. Classes the dispatch does
 not know yet are classified once, in the order codec.to_json tests them (Enum before int, so an IntEnum is an enum).
@@ -17,11 +17,9 @@ from typing import Any
 
 import attrs
 
-from messages.codec import (
-    _PRIM,
-    from_json,  # noqa: F401 - re-exported: the trace's decoder is the codec's
-)
-from messages.codec import to_json as _reference_to_json
+from messages.codec.generated import generate
+from messages.codec.reference import _PRIM, set_json
+from messages.codec.reference import to_json as _reference_to_json
 
 _DISPATCH: dict[type, Callable[[Any], Any]] = {}
 
@@ -56,12 +54,7 @@ def _mapping(value: dict[Any, Any]) -> dict[str, Any]:
 
 
 def _frozenset(value: frozenset[Any]) -> dict[str, Any]:
-    items = [to_json(v) for v in value]
-    try:
-        items.sort(key=lambda x: json.dumps(x, sort_keys=True))
-    except TypeError:
-        pass
-    return {"@s": items}
+    return set_json([to_json(v) for v in value])
 
 
 def _bytes(value: bytes) -> dict[str, Any]:
@@ -76,9 +69,7 @@ def _attrs_encoder(cls: type) -> Callable[[Any], Any]:
     items = [f'"@": {cls.__name__!r}']
     items += [f"{name!r}: (a{i} if a{i}.__class__ in P else E(a{i}))" for i, name in enumerate(names)]
     lines.append("    return {" + ", ".join(items) + "}")
-    namespace: dict[str, Any] = {"P": _PRIM, "E": to_json}
-    exec(compile("\n".join(lines), f"<fastcodec {cls.__name__}>", "exec"), namespace)  # noqa: S102 - our own code
-    return namespace["enc"]  # type: ignore[no-any-return]
+    return generate("\n".join(lines) + "\n", "enc", "to_json", cls, {"P": _PRIM, "E": to_json})
 
 
 def _classify(cls: type) -> Callable[[Any], Any]:
@@ -176,9 +167,7 @@ def _attrs_text_encoder(cls: type) -> Callable[[Any], str]:
         parts.append(f"(T.get(a{i}.__class__) or C(a{i}.__class__))(a{i})")
     lines.append("    r = " + " + ".join(parts) + " + '}'")
     lines += ["    if memo is not None:", "        memo[id(v)] = r", "    return r"]
-    namespace: dict[str, Any] = {"T": _TEXT, "C": _classify_text, "B": _batch}
-    exec(compile("\n".join(lines), f"<fastcodec text {cls.__name__}>", "exec"), namespace)  # noqa: S102
-    return namespace["enc"]  # type: ignore[no-any-return]
+    return generate("\n".join(lines) + "\n", "enc", "to_text", cls, {"T": _TEXT, "C": _classify_text, "B": _batch})
 
 
 def _classify_text(cls: type) -> Callable[[Any], str]:

@@ -1,5 +1,5 @@
-"""kactor.trace.fastdecode decodes exactly as messages.codec does: the same values on every record of a real trace,
-the same values or the same CodecError on what the fast path does not take."""
+"""messages.codec.fastdecode decodes exactly as the reference codec does: the same values on every record of a real
+trace, the same values or the same CodecError on what the fast path does not take."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from kactor.trace import fastdecode
 from kactor.trace.reader import ensure_registered
-from messages import codec
+from messages.codec import fastdecode
+from messages.codec import reference as codec
 
 
 def _same(a: Any, b: Any) -> bool:

@@ -1,4 +1,4 @@
-"""`from_json`: the same values as `messages.codec.from_json`, with one generated decoder per message class.
+"""`from_json`: the same values as `reference.from_json`, with one generated decoder per message class.
 
 A replay decodes every external input of the trace (a LeaderAndIsr or UpdateMetadata request holds hundreds of
 tagged objects). The codec's decoder is generic: per object a tag lookup through the registry, a dict comprehension
@@ -8,7 +8,7 @@ does not recognise — a missing or extra key, an unknown tag or member, a map (
 (``@b``), any value the class refuses — goes to the codec's own decoder, which decodes it or raises its CodecError,
 so the result and the errors are the codec's.
 
-tests/trace/test_trace_fastdecode.py checks it against the codec on every record of a real trace.
+tests/messages/test_codec_fastdecode.py checks it against the codec on every record of a real trace.
 """
 
 from __future__ import annotations
@@ -18,18 +18,17 @@ from typing import Any
 
 import attrs
 
-from messages.codec import from_json as _codec_from_json
+from messages.codec.generated import generate
+from messages.codec.reference import _PRIM
+from messages.codec.reference import from_json as _codec_from_json
 from messages.registry import lookup_type, registered_types
-
-# Exact classes that decode to themselves (the codec's _PRIM).
-_PRIM: frozenset[type] = frozenset({str, int, float, bool, type(None)})
 
 _DECODERS: dict[str, Callable[[dict[str, Any]], Any]] = {}  # type tag → decoder
 _ENUM_MEMBERS: dict[tuple[str, str], Any] = {}  # (enum name, member name) → member
 
 
 def from_json(data: Any) -> Any:
-    """Decode what ``messages.codec.to_json`` produced back into values (`messages.codec.from_json`'s result)."""
+    """Decode what ``reference.to_json`` produced back into values (`reference.from_json`'s result)."""
     cls = data.__class__
     if cls is dict:
         tag = data.get("@")
@@ -82,8 +81,7 @@ def _generate(mcls: type, names: tuple[str, ...], positional: bool = False) -> C
                      for i, name in enumerate(names))
     lines += [f"        return C({args})", "    except TypeError:", "        return S(d)  # the codec's error"]
     namespace: dict[str, Any] = {"S": _codec_from_json, "P": _PRIM, "D": from_json, "C": mcls}
-    exec(compile("\n".join(lines), f"<fastdecode {mcls.__name__}>", "exec"), namespace)  # noqa: S102 - our own
-    return namespace["dec"]  # type: ignore[no-any-return]
+    return generate("\n".join(lines) + "\n", "dec", "from_json", mcls, namespace)
 
 
 def prepare() -> None:

@@ -1,13 +1,14 @@
-"""kactor.trace.fastcodec encodes and decodes exactly as messages.codec does, on every record of a real trace."""
+"""messages.codec's front and its pure-Python text encoder (fastcodec) encode and decode exactly as the reference
+codec does, on every record of a real trace; noted wire texts are written as they arrived."""
 
 from __future__ import annotations
 
 import json
 
-from kactor.trace import fastcodec
+import messages.codec
 from kactor.trace.reader import ensure_registered
-from kactor.trace.writer import encode_record
-from messages import codec
+from messages.codec import encode_record, fastcodec
+from messages.codec import reference as codec
 
 
 def test_fastcodec_matches_the_codec_on_a_recorded_trace(recorded_trace: str) -> None:
@@ -18,8 +19,9 @@ def test_fastcodec_matches_the_codec_on_a_recorded_trace(recorded_trace: str) ->
     for line in lines:
         d = json.loads(line)
         body = codec.from_json(d["payload"])
-        assert fastcodec.from_json(d["payload"]) == body
+        assert messages.codec.from_json(d["payload"]) == body
         assert fastcodec.to_json(body) == codec.to_json(body) == d["payload"]
+        assert messages.codec.dumps(body) == codec.dumps(body)
         # the writer's line is byte for byte the recorded one
         assert encode_record(d["seq"], d["ts"], d["sender"], d["receiver"], body, d["cause"]) == line
 
@@ -58,21 +60,28 @@ def test_encode_records_reuses_shared_values_exactly() -> None:
 
 
 def test_writer_writes_noted_wire_text(tmp_path) -> None:  # type: ignore[no-untyped-def]
-    """A value an edge decoded from JSON text is written as that text (TraceWriter.note_text), once; the note is
-    forgotten after the flush."""
-    from kactor.trace.writer import TraceWriter
+    """A value an edge decoded from JSON text is written as that text (messages.codec.note_text) while a trace writer
+    is open, once; the note is forgotten after the writer's flush, and none is kept with no writer open."""
+    from edges.trace_writer import TraceWriter
+    from messages.codec import note_text, noting_texts, orjson_lines
     from messages.zk import ZkOpResult
 
-    w = TraceWriter(str(tmp_path / "p.jsonl"), {"process": "p"}, flush_interval_s=3600)
     tp = ZkOpResult("ok")  # not a class kept by value (a kept value's text may serve first: the same text, canonical)
     wire = '{"@": "ZkOpResult", "code": "ok"}'  # spaced: tells the noted text from an encoding
-    w.note_text(tp, wire)
+    assert not noting_texts()
+    note_text(tp, wire)  # no writer: nothing kept
+    assert id(tp) not in orjson_lines._known
+    w = TraceWriter(str(tmp_path / "p.jsonl"), {"process": "p"}, flush_interval_s=3600)
+    assert noting_texts()
+    note_text(tp, wire)
     w.append(1, 1.0, "edge:net", "a", (tp, tp), None)
     w.flush()
-    w.note_text(tp, '"not used: the record is already written"')
+    note_text(tp, '"not used: the record is already written"')
     w.flush()  # nothing buffered: the note goes
     w.append(2, 2.0, "edge:net", "a", tp, 1)
+    note_text(tp, '"not used: the writer is closed"')
     w.close()
+    assert not noting_texts() and id(tp) not in orjson_lines._known
     lines = (tmp_path / "p.jsonl").read_text().splitlines()[1:]
     tp_text = '{"@":"ZkOpResult","code":"ok","data":null,"stat":null,"children":null,"path":null,"results":null}'
     assert lines == [f'{{"seq":1,"ts":1.0,"sender":"edge:net","receiver":"a","type":"tuple","payload":[{wire},'

@@ -15,24 +15,23 @@ import os
 import threading
 from typing import Any
 
-from kactor.trace import TRACE_VERSION
-from kactor.trace.orjson_lines import encode_record, encode_record_bytes, forget_texts, remember_text
+from messages.codec import TRACE_VERSION, encode_record_bytes, notes
 
-__all__ = ["TraceWriter", "encode_record"]
+__all__ = ["TraceWriter"]
 
 
-_CODE_PACKAGES = ("actors", "core", "messages", "kactor", "zk_bridge")
+_CODE_PACKAGES = ("actors", "core", "edges", "messages", "kactor", "zk_bridge")
 _digest: str | None = None
 
 
 def code_digest() -> str:
-    """A short digest of the decision-making source (actors, core, messages, kactor, zk_bridge): written in the
+    """A short digest of the decision-making source (actors, core, edges, messages, kactor, zk_bridge): written in the
     header, so a replay can say when the code changed since the recording (a divergence may then be the change)."""
     global _digest
     if _digest is None:
         import hashlib
 
-        root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+        root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # the folder holding the packages
         h = hashlib.sha256()
         for pkg in _CODE_PACKAGES:
             for dirpath, dirnames, filenames in os.walk(os.path.join(root, pkg)):
@@ -59,8 +58,7 @@ class TraceWriter:
         self._file.write(line.encode())
         self._file.flush()
         self._buf: collections.deque[bytes] = collections.deque()
-        self._known: dict[int, Any] = {}  # id → a value whose text the encoder may use: kept alive until a flush
-        self._lock = threading.Lock()
+        notes.hold()  # bodies an edge decodes from text are written as that text (messages.codec.note_text)
         self._write_lock = threading.Lock()
         self._closed = threading.Event()
         self.records = 0
@@ -72,20 +70,9 @@ class TraceWriter:
         # a deque: append and popleft are atomic, no lock on the recording thread
         self._buf.append(encode_record_bytes(seq, ts, sender, receiver, body, cause))
 
-    def note_text(self, value: Any, text: str) -> None:
-        """``value`` arrived as this JSON ``text`` (an edge decoded it): its line writes the text instead of encoding
-        the value again. Kept (with the value, so its id stays unique) until the next flush."""
-        with self._lock:  # not the GIL alone: flush swaps the dict, and a note must not land in the old one
-            self._known[id(value)] = value
-            remember_text(value, text)
-
     def flush(self) -> None:
         with self._write_lock:
-            with self._lock:
-                # a text noted now belongs to a value not recorded yet: it stays for the next flush
-                known, self._known = self._known, {}
-            forget_texts([k for k in known if k not in self._known])
-            del known  # only now may those values go
+            notes.release()  # the values noted so far are recorded: their lines are in the buffer
             q = self._buf
             pop = q.popleft
             lines = [pop() for _ in range(len(q))]  # only what is there now: a racing append waits for the next
@@ -106,3 +93,4 @@ class TraceWriter:
         self._thread.join(timeout=5)
         self.flush()
         self._file.close()
+        notes.unhold()

@@ -1,0 +1,61 @@
+"""The message codec's one front: messages to JSON and back, for the transport's frames and the trace's lines.
+
+The format is `reference` (a type tag plus fields; its docstring has the rules, docs/trace-format.md the trace's
+lines); nothing is ever unpickled. Everything here gives exactly what `reference` gives — the same values, the same
+text byte for byte (tests/messages/test_codec_*.py check every record of recorded traces) — only faster:
+
+- ``dumps_bytes(value)``: a value's JSON text as ASCII bytes (a transport frame), made by orjson (`orjson_lines`);
+  ``dumps`` the same as str, ``loads`` / ``from_json`` back (one generated decoder per class, `fastdecode`);
+- ``encode_record_bytes(seq, ts, sender, receiver, body, cause)``: one trace line, newline included (`orjson_lines`;
+  frozen values that recur are written from their kept text); ``encode_record`` the same as str without newline;
+- ``note_text(value, text)``: ``value`` was decoded from this text; trace lines write the text while a trace writer
+  is open (``noting_texts()``; `notes`);
+- ``to_json`` (`fastcodec`): a value as JSON data; ``encode_json``: JSON data as compact text;
+- ``prepare()``: generate every registered class's decoder and line encoder now (a replay, before its clock).
+
+The generated functions' source is in `linecache` (`generated`): a debugger steps into them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from messages.codec import notes
+from messages.codec.fastcodec import encode_json, to_json
+from messages.codec.fastdecode import from_json
+from messages.codec.notes import note_text
+from messages.codec.notes import wanted as noting_texts
+from messages.codec.orjson_lines import encode_record, encode_record_bytes, encode_value_bytes
+from messages.codec.reference import CodecError
+
+TRACE_VERSION = 1
+"""The version of the trace format (docs/trace-format.md) this codec writes and reads: a trace's header carries it."""
+
+
+def dumps_bytes(value: Any) -> bytes:
+    """``reference.dumps(value)`` as ASCII bytes."""
+    return encode_value_bytes(value)
+
+
+def dumps(value: Any) -> str:
+    """``reference.dumps(value)``: the compact JSON text of a value."""
+    return encode_value_bytes(value).decode("ascii")
+
+
+def loads(text: str | bytes) -> Any:
+    """``reference.loads(text)``: the value of a JSON text, CodecError for anything else."""
+    from messages.codec.reference import parse
+
+    return from_json(parse(text))
+
+
+def prepare() -> None:
+    """Generate every registered message class's decoder and trace line encoder now, as their first use would."""
+    from messages.codec import fastdecode, orjson_lines
+
+    fastdecode.prepare()
+    orjson_lines.prepare()
+
+
+__all__ = ["TRACE_VERSION", "CodecError", "dumps", "dumps_bytes", "encode_json", "encode_record",
+           "encode_record_bytes", "from_json", "loads", "note_text", "notes", "noting_texts", "prepare", "to_json"]
