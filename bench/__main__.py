@@ -3,30 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import importlib
 import shlex
 import sys
 
-from bench.common import Result, report
-
-# name → (module, keyword arguments of its run())
-MODULES: dict[str, tuple[str, dict]] = {
-    "failover": ("bench.failover", {"kind": "rf1"}),
-    "failover-rf3": ("bench.failover", {"kind": "rf3"}),
-    "controlled-shutdown": ("bench.controller_shutdown", {}),
-    "broker-crash": ("bench.broker_crash", {}),
-    "zk-bridge": ("bench.zk_bridge", {}),
-    "event-storm": ("bench.event_storm", {}),
-    "topic-churn": ("bench.topic_churn", {}),
-}
-
-
-def run_workload(name: str, scale: float, runs: int, tmpfs: bool = False, write_doc: bool = True) -> Result:
-    module, kwargs = MODULES[name]
-    command = f"kactor bench {name} --scale {scale:g} --runs {runs}" + (" --tmpfs" if tmpfs else "")
-    result: Result = importlib.import_module(module).run(scale=scale, runs=runs, tmpfs=tmpfs, **kwargs)
-    report(result, command, write_doc)
-    return result
+from bench.workloads import MODULES, run_workload
 
 
 def main(argv: list[str] | None = None) -> int:

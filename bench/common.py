@@ -32,6 +32,8 @@ from messages.common import LeaderAndIsr, LeaderIsrAndControllerEpoch, ReplicaAs
 from zk_bridge import paths, znodes
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# Results are appended to the checkout's docs/performance.md; an installed kactor (bench/ in site-packages) has none.
+IN_CHECKOUT = os.path.isfile(os.path.join(REPO, "pyproject.toml")) and os.path.isdir(os.path.join(REPO, "docs"))
 PERF_DOC = os.path.join(REPO, "docs", "performance.md")
 SECTION = "## Benchmarks"
 FAKE_CONTROLLER_ID = 999
@@ -51,6 +53,11 @@ def cpu_model() -> str:
 
 
 def git_commit() -> str:
+    """The checkout's commit (``+dirty`` with uncommitted changes); an installed kactor's version outside one."""
+    if not IN_CHECKOUT:
+        from messages.version import __version__
+
+        return f"kactor {__version__}"
     try:
         head = subprocess.run(["git", "-C", REPO, "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
                               timeout=10).stdout.strip()
@@ -143,7 +150,9 @@ class Result:
 
 def report(result: Result, command: str, write_doc: bool = True) -> None:
     print("\n".join(result.lines()), flush=True)
-    if write_doc:
+    if write_doc and not IN_CHECKOUT:
+        print("(not run from a kactor checkout: no docs/performance.md to append the result to)", flush=True)
+    elif write_doc:
         append_doc_line(result.doc_line(command))
 
 
@@ -171,13 +180,13 @@ def append_doc_line(line: str) -> None:
 
 # -- a recorded cluster story -------------------------------------------------------------------------------------
 def scenario_trace(trace_dir: str | None, partitions: int, prefix: str) -> tuple[str, bool]:
-    """``trace_dir`` if given, else a new temp folder holding the traces of `kactor.trace.scenario`'s story on a
+    """``trace_dir`` if given, else a new temp folder holding the traces of `kactor.demo`'s story on a
     3-broker cluster with a ``partitions``-partition topic. Returns (folder, recorded here?)."""
     if trace_dir is not None:
         return trace_dir, False
     import tempfile
 
-    from kactor.trace.scenario import record_scenario
+    from kactor.demo import record_scenario
 
     trace_dir = tempfile.mkdtemp(prefix=prefix)
     print(f"recording: 3 brokers, scenario with a {partitions}-partition topic → {trace_dir}", flush=True)

@@ -1,7 +1,7 @@
 """Replay speed (issue #8): ``python -m bench.replay_speed [--trace DIR] [--partitions N] [--no-check]``.
 
 Records a real cluster workload — 3 broker processes on an embedded ZooKeeper running the scripted story of
-`kactor.trace.scenario` (topics created, a broker SIGKILLed and restarted, a preferred election, a reassignment, a
+`kactor.demo` (topics created, a broker SIGKILLed and restarted, a preferred election, a reassignment, a
 controller failover, a topic deleted) — unless ``--trace`` names a recorded trace folder; then replays every broker
 process's trace with ``--check`` (each emitted message compared with the recorded line) in this process, one after
 the other, and prints per file and in total: messages compared, replay seconds, messages/s, and the speed-up over

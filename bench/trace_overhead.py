@@ -7,7 +7,7 @@
 what the budget is about. Without it, the actors alone are measured, as follows.
 
 The workload is a broker process's real message mix: the traces of a recorded cluster run (3 broker processes on an
-embedded ZooKeeper running `kactor.trace.scenario`: topics created, records produced, a broker SIGKILLed and
+embedded ZooKeeper running `kactor.demo`: topics created, records produced, a broker SIGKILLed and
 restarted, a preferred election, a reassignment, a controller failover, a topic deleted), or ``--trace DIR``. Each
 broker's incarnations are replayed (no compare) on simpleSystemBase — the same actors, handlers and driver a live
 broker runs, fed the recorded inputs — once with no trace (the baseline) and once recording their own trace into a

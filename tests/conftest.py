@@ -69,7 +69,7 @@ def recorded_trace(zk_server: EmbeddedZooKeeper, tmp_path_factory: pytest.TempPa
     one-broker run (controller and replica manager together) on the session's ZooKeeper that created topics ``t``
     (3 partitions) and demo-doomed, then stopped (controlled shutdown)."""
     from kactor.cluster import LocalCluster
-    from kactor.trace.scenario import Scenario
+    from kactor.demo import Scenario
 
     connect = new_chroot(zk_server.connect_string, "trace")
     base: Path = tmp_path_factory.mktemp("trace-cluster")

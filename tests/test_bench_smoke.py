@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from bench.__main__ import MODULES, run_workload
+from bench.workloads import MODULES, run_workload
 
 pytestmark = pytest.mark.slow
 

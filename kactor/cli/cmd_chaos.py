@@ -40,8 +40,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _validate(args: argparse.Namespace) -> tuple[int, ...]:
-    from kactor.admin.cli_support import usage_error
     from kactor.chaos.schedule import parse_seeds
+    from kactor.cli.support import usage_error
 
     try:
         seeds = parse_seeds(args.seeds)

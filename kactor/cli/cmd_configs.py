@@ -8,9 +8,9 @@ import argparse
 
 from kactor.admin import configs
 from kactor.admin.admin_zk import BROKER_CONFIG_TYPE, DEFAULT_ENTITY, TOPIC_CONFIG_TYPE
-from kactor.admin.cli_support import add_zookeeper_args, admin_client, printer, usage_error
 from kactor.admin.log_config import CONFIG_NAMES
 from kactor.cli import CliError
+from kactor.cli.support import add_zookeeper_args, admin_client, printer, usage_error
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

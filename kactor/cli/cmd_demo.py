@@ -1,7 +1,7 @@
 """``kactor demo``: a 3-broker cluster on an embedded ZooKeeper runs a short story, then its traces are replayed
 with ``--check`` and summarised by Spark into an HTML report with plots.
 
-The story (kactor.trace.scenario): topics created, records produced (when `kactor produce` exists), a broker
+The story (kactor.demo): topics created, records produced with `kactor produce`, a broker
 SIGKILLed and its leaderships moved, the broker restarted, a preferred replica election, a reassignment, a
 controller failover, a topic deleted. Each step prints a progress line; a step that fails is reported and the demo
 goes on, so it always ends with traces and a report.
@@ -36,7 +36,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _all_steps() -> tuple[str, ...]:
-    from kactor.trace.scenario import ALL_STEPS
+    from kactor.demo import ALL_STEPS
 
     return ALL_STEPS
 
@@ -47,7 +47,7 @@ def _say(line: str) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from kactor.cluster import ClusterError, LocalCluster
-    from kactor.trace.scenario import ALL_STEPS, Scenario
+    from kactor.demo import ALL_STEPS, Scenario
     from zk_bridge.server import ZooKeeperUnavailable
 
     steps = [s.strip() for s in args.steps.split(",") if s.strip()]

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from kazoo.exceptions import KazooException
 
 from kactor.admin import describe
-from kactor.admin.cli_support import add_zookeeper_args, admin_client, usage_error
+from kactor.cli.support import add_zookeeper_args, admin_client, usage_error
 from zk_bridge.znodes import ZnodeDecodeError
 
 if TYPE_CHECKING:

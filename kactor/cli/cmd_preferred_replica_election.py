@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 
 from kactor.admin import preferred
-from kactor.admin.cli_support import add_zookeeper_args, admin_client, admin_errors, printer, read_text_file
+from kactor.cli.support import add_zookeeper_args, admin_client, admin_errors, printer, read_text_file
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

@@ -15,8 +15,8 @@ import argparse
 import time
 
 from kactor.admin.admin_zk import AdminZkClient
-from kactor.admin.cli_support import add_zookeeper_args, admin_client, usage_error
 from kactor.cli import CliError
+from kactor.cli.support import add_zookeeper_args, admin_client, usage_error
 from messages.common import NO_LEADER, Errors, TopicPartition
 
 FRONT = "replica-manager"

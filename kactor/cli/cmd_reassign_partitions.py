@@ -7,7 +7,7 @@ import argparse
 import sys
 
 from kactor.admin import reassign
-from kactor.admin.cli_support import (
+from kactor.cli.support import (
     add_zookeeper_args,
     admin_client,
     admin_errors,

@@ -7,7 +7,7 @@ import argparse
 from kactor.admin import log_config, topics
 from kactor.admin.admin_zk import RACK_AWARE_DISABLED, RACK_AWARE_ENFORCED
 from kactor.admin.assignment import parse_replica_assignment
-from kactor.admin.cli_support import add_zookeeper_args, admin_client, admin_errors, printer, usage_error
+from kactor.cli.support import add_zookeeper_args, admin_client, admin_errors, printer, usage_error
 
 ACTIONS = ("create", "delete", "list", "describe", "alter")
 

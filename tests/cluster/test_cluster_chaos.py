@@ -19,7 +19,7 @@ import pytest
 
 from edges.net_faults import FAULTS_ENV
 from kactor.chaos.schedule import make_schedule
-from kactor.sweep import marked_pids
+from scripts.sweep import marked_pids
 
 pytestmark = [pytest.mark.cluster, pytest.mark.slow]
 

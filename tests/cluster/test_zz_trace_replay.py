@@ -4,7 +4,7 @@
 Named ``zz`` so that it runs after the other cluster tests (pytest runs files in order), when their clusters have
 stopped and their traces are flushed under the session's `cluster_trace_root`. Run alone, it records its own: a
 3-broker story (topics created, a broker SIGKILLed and restarted, a preferred election, a reassignment, a controller
-failover, a topic deleted — kactor.trace.scenario) and replays that.
+failover, a topic deleted — kactor.demo) and replays that.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ def _recorded_folders(root: Path) -> list[Path]:
 
 
 def _run_own_scenario(start_cluster) -> list[str]:  # noqa: ANN001
-    from kactor.trace.scenario import Scenario
+    from kactor.demo import Scenario
 
     c = start_cluster(3)
     sc = Scenario(c.lc, partitions=4, say=lambda _: None, wait_s=40.0)

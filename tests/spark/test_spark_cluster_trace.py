@@ -27,7 +27,7 @@ pytestmark = [pytest.mark.spark, pytest.mark.cluster]
 def killed_broker_run(zk_server, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:  # noqa: ANN001
 
 
-    from kactor.trace.scenario import Scenario
+    from kactor.demo import Scenario
 
     connect = new_chroot(zk_server.connect_string, "spark")
     base = tmp_path_factory.mktemp("spark-cluster")

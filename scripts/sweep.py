@@ -70,7 +70,7 @@ def _alive(pid: int) -> bool:
 
 if __name__ == "__main__":
     if len(sys.argv) != 2 or not sys.argv[1]:
-        print("usage: python -m kactor.sweep MARKER", file=sys.stderr)
+        print("usage: python scripts/sweep.py MARKER", file=sys.stderr)
         sys.exit(2)
     names = {p: _cmdline(p) for p in marked_pids(sys.argv[1])}
     left = sweep(sys.argv[1])
