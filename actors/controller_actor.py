@@ -5,6 +5,11 @@ controller events and wait in a FIFO; one event is processed at a time by the fu
 (core.controller.kafka_controller.KafkaController.process), even across ZooKeeper round trips, exactly as
 Kafka's single controller-event-thread. Queue time and processing time of each event are recorded
 (Kafka's EventQueueTimeMs and per-state RateAndTimeMs) as ControllerEventProcessed messages to "metrics".
+
+Topic deletion is the TopicDeletionActor's: an event's procedure that calls the deletion manager waits for its reply
+as it waits for ZooKeeper (a TopicDeletionRequest, answered by a TopicDeletionReply), and meanwhile the controller
+carries out what the deletion actor asks of it (ControllerInstructionRequest: state transitions, znode deletes) —
+nested procedures of the event in progress, not queued events, so no other event interleaves.
 """
 
 from __future__ import annotations
@@ -19,7 +24,9 @@ from thespian.actors import ActorExitRequest
 from actors.base import KActor
 from actors.broker_channel_actor import BrokerChannelActor
 from actors.proc_driver import ProcDriver
+from actors.topic_deletion_actor import TOPIC_DELETION_ACTOR
 from core.broker.log_config import UNCLEAN_LEADER_ELECTION_ENABLE, parse_boolean
+from core.controller.errors import exception_of, raised_error
 from core.controller.kafka_controller import METRICS, REPLICA_MANAGER, KafkaController
 from core.effects import AddBrokerChannel, Cancel, Emit, RemoveBrokerChannel, Schedule, SendRequest
 from messages import controller_events as ev
@@ -37,6 +44,14 @@ from messages.requests import (
     UpdateMetadataResponse,
 )
 from messages.runtime import ActorInit, TimerFired
+from messages.topic_deletion import (
+    ControllerInstructionReply,
+    ControllerInstructionRequest,
+    DeletionStimulus,
+    TopicDeletionManagerInit,
+    TopicDeletionReply,
+    TopicDeletionRequest,
+)
 from messages.zk import ZkResponse, ZkSessionEvent, ZkWatchEvent
 
 OPTIONAL_RECIPIENTS = frozenset({REPLICA_MANAGER, METRICS})
@@ -59,13 +74,16 @@ class ControllerActor(KActor):
         self.queue: deque[_Queued] = deque()
         self.current: _Queued | None = None
         self.started_ms = 0.0
-        self.driver = ProcDriver(self, self._effect)
+        self.driver = ProcDriver(self, self._effect, {DeletionStimulus: self._ask_topic_deletion})
         self.channels: dict[int, str] = {}
         self._draining = False
 
     # -- inputs that become events ----------------------------------------------------------------------------------
     def on_ControllerInit(self, msg: ControllerInit, sender: str) -> None:
         self.controller = KafkaController(msg.config)
+        if self.runtime.has_actor(TOPIC_DELETION_ACTOR):
+            self.post(TOPIC_DELETION_ACTOR, TopicDeletionManagerInit(msg.config.broker_id,
+                                                                     msg.config.delete_topic_enable))
 
     def on_ZkWatchEvent(self, msg: ZkWatchEvent, sender: str) -> None:
         for event in self._core().events_for_watch(msg):
@@ -80,6 +98,21 @@ class ControllerActor(KActor):
 
     def on_ZkResponse(self, msg: ZkResponse, sender: str) -> None:
         self.driver.on_zk_response(msg)
+
+    # -- the TopicDeletionActor: its replies, and its instructions served while the event waits ----------------------
+    def _ask_topic_deletion(self, request_id: int, stimulus: DeletionStimulus) -> tuple[str, TopicDeletionRequest]:
+        return TOPIC_DELETION_ACTOR, TopicDeletionRequest(request_id, stimulus, self.name)
+
+    def on_TopicDeletionReply(self, msg: TopicDeletionReply, sender: str) -> None:
+        self.driver.resume(msg.request_id, msg.queue, None if msg.error is None else exception_of(msg.error))
+
+    def on_ControllerInstructionRequest(self, msg: ControllerInstructionRequest, sender: str) -> None:
+        def done(result: Any, error: BaseException | None) -> None:
+            reply = ControllerInstructionReply(msg.request_id, result) if error is None else \
+                ControllerInstructionReply(msg.request_id, None, raised_error(error))
+            self.post(msg.reply_to, reply)
+
+        self.driver.run(self._core().deletion_client.carry_out(msg.instruction), done)
 
     def on_TimerFired(self, msg: TimerFired, sender: str) -> None:
         if msg.key == AUTO_REBALANCE_TIMER:
@@ -118,7 +151,7 @@ class ControllerActor(KActor):
         if old.unclean_leader_election_enable == enabled:
             return
         new = attrs.evolve(old, unclean_leader_election_enable=enabled)
-        for holder in (core, core.partition_state_machine, core.replica_state_machine, core.topic_deletion_manager):
+        for holder in (core, core.partition_state_machine, core.replica_state_machine):
             if getattr(holder, "config", None) is old:
                 holder.config = new
 

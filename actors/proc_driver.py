@@ -1,15 +1,17 @@
 """ProcDriver: runs functional-core procedures (generators of effects, see core.effects) inside an actor.
 
-A `ZkBatch` effect becomes a ZkRequest to the ZkBridgeActor; the procedure is suspended until the matching
-ZkResponse arrives as a message. Every other effect is handed to the actor's effect handler at once and the
-procedure resumes immediately. Request ids are a per-actor counter, so a replay issues the same ids.
+Some effects are asks: the procedure waits for another actor's answer. A `ZkBatch` becomes a ZkRequest to the
+ZkBridgeActor and the procedure is suspended until the matching ZkResponse arrives; an actor may register more
+(the ControllerActor asks the TopicDeletionActor, which asks the ControllerActor back). Every other effect is handed
+to the actor's effect handler at once and the procedure resumes immediately. Request ids are a per-actor counter
+shared by every kind of ask, so a replay issues the same ids.
 """
 
 from __future__ import annotations
 
 import itertools
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from messages.zk import ZkBatch, ZkRequest, ZkResponse
@@ -17,16 +19,20 @@ from messages.zk import ZkBatch, ZkRequest, ZkResponse
 log = logging.getLogger("kactor.actors")
 
 Done = Callable[[Any, BaseException | None], None]
+# effect type → (request id, effect) → (recipient actor name, request message)
+Ask = Callable[[int, Any], tuple[str, Any]]
 
 
 class ProcDriver:
     """Drives any number of suspended procedures for one actor."""
 
-    def __init__(self, actor: Any, handle_effect: Callable[[Any], Any]) -> None:
+    def __init__(self, actor: Any, handle_effect: Callable[[Any], Any], asks: Mapping[type, Ask] | None = None) -> None:
         self._actor = actor
         self._handle_effect = handle_effect
         self._ids = itertools.count(1)
         self._waiting: dict[int, tuple[Any, Done]] = {}
+        self._asks: dict[type, Ask] = {ZkBatch: lambda rid, batch: ("zk", ZkRequest(rid, batch, actor.name))}
+        self._asks.update(asks or {})
 
     @property
     def in_flight(self) -> int:
@@ -34,15 +40,20 @@ class ProcDriver:
 
     def run(self, proc: Any, done: Done) -> None:
         """Start ``proc``; ``done(result, error)`` is called when it returns or raises."""
-        self._step(proc, done, None)
+        self._step(proc, done, None, None)
 
     def on_zk_response(self, response: ZkResponse) -> bool:
         """Resume the procedure waiting for this response; False if none was (a late or foreign response)."""
-        waiting = self._waiting.pop(response.request_id, None)
+        return self.resume(response.request_id, response.results)
+
+    def resume(self, request_id: int, value: Any, error: BaseException | None = None) -> bool:
+        """Resume the procedure waiting for ask ``request_id`` with ``value`` (or throw ``error`` into it where it
+        yielded); False if none was waiting."""
+        waiting = self._waiting.pop(request_id, None)
         if waiting is None:
             return False
         proc, done = waiting
-        self._step(proc, done, response.results)
+        self._step(proc, done, value, error)
         return True
 
     def abandon_all(self) -> None:
@@ -52,16 +63,19 @@ class ProcDriver:
             proc.close()
         self._waiting.clear()
 
-    def _step(self, proc: Any, done: Done, value: Any) -> None:
+    def _step(self, proc: Any, done: Done, value: Any, error: BaseException | None) -> None:
+        asks = self._asks
         try:
+            effect = proc.send(value) if error is None else proc.throw(error)
             while True:
-                effect = proc.send(value)
-                if isinstance(effect, ZkBatch):
+                ask = asks.get(effect.__class__)
+                if ask is not None:
                     rid = next(self._ids)
                     self._waiting[rid] = (proc, done)
-                    self._actor.post("zk", ZkRequest(rid, effect, self._actor.name))
+                    to, request = ask(rid, effect)
+                    self._actor.post(to, request)
                     return
-                value = self._handle_effect(effect)
+                effect = proc.send(self._handle_effect(effect))
         except StopIteration as stop:
             done(stop.value, None)
         except Exception as e:  # noqa: BLE001 - the owner decides (e.g. ControllerMoved → resign)

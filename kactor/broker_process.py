@@ -67,11 +67,13 @@ def broker_actor_classes() -> tuple[tuple[type, str], ...]:
     from actors.observer_actor import ObserverActor
     from actors.replica_manager_actor import ReplicaManagerActor
     from actors.timer_actor import TimerActor
+    from actors.topic_deletion_actor import TopicDeletionActor
     from actors.zk_bridge_actor import ZkBridgeActor
 
     return ((ZkBridgeActor, "zk"), (TimerActor, "timer"), (NetworkActor, "net"), (MetricsActor, "metrics"),
             (ObserverActor, "state-change-log"), (ReplicaManagerActor, "replica-manager"),
-            (ControllerActor, "controller"), (KafkaServerActor, "kafka-server"), (ConfigManagerActor, "config-manager"))
+            (ControllerActor, "controller"), (TopicDeletionActor, "topic-deletion"), (KafkaServerActor, "kafka-server"),
+            (ConfigManagerActor, "config-manager"))
 
 
 def spawn_broker_actors(rt: Runtime) -> None:

@@ -148,7 +148,7 @@ def read_records(path: str) -> Iterator[Record]:
 _REGISTERING_MODULES = (
     "messages.common", "messages.requests", "messages.partition", "messages.replication", "messages.runtime",
     "messages.broker_lifecycle", "messages.zk", "messages.channel", "messages.observability",
-    "messages.controller_events", "messages.net", "messages.dynamic_config", "core.effects", "core.controller.config",
+    "messages.controller_events", "messages.net", "messages.dynamic_config", "messages.topic_deletion", "core.effects", "core.controller.config",
     "core.controller.election", "core.controller.states",
 )
 _registered = False

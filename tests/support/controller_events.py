@@ -9,6 +9,8 @@ from typing import Any
 
 from core.controller.config import ControllerConfig
 from core.controller.kafka_controller import CONTROLLER_ACTOR, KafkaController
+from core.controller.topic_deletion import TopicDeletionManager
+from core.controller.topic_deletion_client import answer_deletions
 from core.effects import AddBrokerChannel, Emit, RemoveBrokerChannel, SendRequest
 from messages import controller_events as ev
 from messages.common import (
@@ -101,6 +103,8 @@ class Harness:
     def __init__(self, zk: FakeZooKeeper | None = None) -> None:
         self.zk = zk if zk is not None else FakeZooKeeper()
         self.controllers: dict[int, KafkaController] = {}
+        # each broker's TopicDeletionActor core, answering its controller's deletion calls in the same generator
+        self.deletion_managers: dict[int, TopicDeletionManager] = {}
         self.queues: dict[int, deque[Any]] = {}
         self.effects: dict[int, list[Any]] = {}
         self.processed: dict[int, list[Any]] = {}
@@ -109,6 +113,7 @@ class Harness:
     def add(self, broker_id: int, **config: Any) -> KafkaController:
         c = KafkaController(ControllerConfig(broker_id, **config))
         self.controllers[broker_id] = c
+        self.deletion_managers[broker_id] = TopicDeletionManager(broker_id, c.config.delete_topic_enable)
         self.queues[broker_id] = deque()
         self.effects[broker_id] = []
         self.processed[broker_id] = []
@@ -118,7 +123,8 @@ class Harness:
         """Process one event on broker_id's controller; collect its effects; queue self-enqueued events."""
         c = self.controllers[broker_id]
         self.zk.session_id = broker_id
-        result, effects = run(c.process(event, now_ms=self.now_ms), self.zk)
+        result, effects = run(answer_deletions(c.process(event, now_ms=self.now_ms), self.deletion_managers[broker_id],
+                                               c.deletion_client), self.zk)
         self.processed[broker_id].append(event)
         if c.is_active:
             assert c.ctx.preferred_replica_imbalance_count == preferred_replica_imbalance_count_2_6(c), event

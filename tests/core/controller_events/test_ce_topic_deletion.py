@@ -29,6 +29,11 @@ from core.controller.states import (
     ReplicaState,
 )
 from core.controller.topic_deletion import TopicDeletionManager
+from core.controller.topic_deletion_client import (
+    ControllerDeletionClient,
+    RemoteTopicDeletionManager,
+    answer_deletions,
+)
 from messages import controller_events as ev
 from messages.common import (
     Broker,
@@ -143,10 +148,27 @@ def _init_context(brokers: list[int], topics: list[str], num_partitions: int, rf
     return ctx
 
 
-def _manager(ctx: ControllerContext) -> tuple[TopicDeletionManager, MockReplicaStateMachine,
-                                              MockPartitionStateMachine, MockDeletionClient]:
+class _Deletion:
+    """Kafka's TopicDeletionManager(config, ctx, replicaStateMachine, partitionStateMachine, client) as the test calls
+    it: the controller's calls (RemoteTopicDeletionManager) answered by the TopicDeletionActor's core
+    (TopicDeletionManager) in the same generator, its instructions carried out on the mocks."""
+
+    def __init__(self, config: Any, ctx: ControllerContext, rsm: Any, psm: Any, client: Any) -> None:
+        self.remote = RemoteTopicDeletionManager(config, ctx)
+        self.manager = TopicDeletionManager(config.broker_id, config.delete_topic_enable)
+        self.client = ControllerDeletionClient(ctx, rsm, psm, client)
+
+    def __getattr__(self, name: str) -> Any:
+        call = getattr(self.remote, name)
+        if name == "is_topic_queued_up_for_deletion":
+            return call
+        return lambda *args: answer_deletions(call(*args), self.manager, self.client)
+
+
+def _manager(ctx: ControllerContext) -> tuple[_Deletion, MockReplicaStateMachine, MockPartitionStateMachine,
+                                              MockDeletionClient]:
     rsm, psm, client = MockReplicaStateMachine(ctx), MockPartitionStateMachine(ctx), MockDeletionClient()
-    return TopicDeletionManager(_Config(), ctx, rsm, psm, client), rsm, psm, client
+    return _Deletion(_Config(), ctx, rsm, psm, client), rsm, psm, client
 
 
 def _go(proc: Any) -> Any:
@@ -308,7 +330,7 @@ def test_deletion_disabled_removes_delete_nodes() -> None:
         delete_topic_enable = False
 
     client = MockDeletionClient()
-    dm = TopicDeletionManager(_Off(), ctx, MockReplicaStateMachine(ctx), MockPartitionStateMachine(ctx), client)
+    dm = _Deletion(_Off(), ctx, MockReplicaStateMachine(ctx), MockPartitionStateMachine(ctx), client)
     _go(dm.init({"foo"}, set()))
     assert client.deleted_topic_deletions == ["foo"] and ctx.topics_to_be_deleted == set()
     assert not dm.is_topic_queued_up_for_deletion("foo")
