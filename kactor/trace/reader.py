@@ -148,8 +148,8 @@ def read_records(path: str) -> Iterator[Record]:
 _REGISTERING_MODULES = (
     "messages.common", "messages.requests", "messages.partition", "messages.replication", "messages.runtime",
     "messages.broker_lifecycle", "messages.zk", "messages.channel", "messages.observability",
-    "messages.controller_events", "messages.net", "messages.dynamic_config", "messages.topic_deletion", "core.effects", "core.controller.config",
-    "core.controller.election", "core.controller.states",
+    "messages.controller_events", "messages.net", "messages.dynamic_config", "messages.topic_deletion", "core.effects",
+    "core.controller.config", "core.controller.election", "core.controller.states",
 )
 _registered = False
 
