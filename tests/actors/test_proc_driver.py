@@ -1,7 +1,8 @@
 """ProcDriver: a procedure (a generator of effects) runs inside an actor; each ZkBatch becomes a ZkRequest posted to
 "zk" and suspends it until the ZkResponse with that request id comes back; every other effect goes to the actor's
 effect handler, whose return value resumes the procedure at once. Request ids count per driver from 1, so a replay
-issues the same ones."""
+issues the same ones. An actor may register more asks (the ControllerActor's TopicDeletionRequest): they share the
+counter, and an answer may carry an error, thrown into the procedure where it yielded."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from typing import Any
 
 from actors.proc_driver import ProcDriver
 from core.effects import Emit, Proc
+from messages.topic_deletion import TryTopicDeletion
 from messages.zk import NONODE, OK, GetData, SetData, ZkBatch, ZkOpResult, ZkRequest, ZkResponse
 
 READ = ZkBatch((GetData("/controller"),))
@@ -32,7 +34,8 @@ class _Harness:
         self.actor = _Actor()
         self.effects: list[Any] = []
         self.done: list[tuple[Any, BaseException | None]] = []
-        self.driver = ProcDriver(self.actor, self._handle)
+        self.driver = ProcDriver(self.actor, self._handle,
+                                 {TryTopicDeletion: lambda rid, effect: ("topic-deletion", ("asked", rid, effect))})
 
     def _handle(self, effect: Any) -> Any:
         self.effects.append(effect)
@@ -141,3 +144,40 @@ def test_abandon_all_closes_every_suspended_procedure() -> None:
     assert h.driver.on_zk_response(ZkResponse(1, (ZkOpResult(OK),))) is False
     h.run(proc("c"))
     assert h.actor.posted[-1] == ("zk", ZkRequest(3, READ, "controller"))
+
+
+def test_a_registered_ask_suspends_like_a_batch_and_shares_the_request_ids() -> None:
+    def proc() -> Proc[tuple[Any, Any]]:
+        (read,) = yield READ
+        answer = yield TryTopicDeletion()
+        return read.code, answer
+
+    h = _Harness()
+    h.run(proc())
+    h.driver.on_zk_response(ZkResponse(1, (ZkOpResult(OK),)))
+    assert h.actor.posted[-1] == ("topic-deletion", ("asked", 2, TryTopicDeletion())) and h.done == []
+    assert h.driver.resume(1, "no one waits for 1") is False
+    assert h.driver.resume(2, "the queue") is True
+    assert h.done == [(("OK", "the queue"), None)] and h.driver.in_flight == 0
+
+
+def test_an_answer_with_an_error_is_thrown_where_the_procedure_waited() -> None:
+    def proc() -> Proc[str]:
+        try:
+            yield TryTopicDeletion()
+        except LookupError as e:
+            (read,) = yield READ  # it may go on after catching it
+            return f"caught {e}, then {read.code}"
+        return "not raised"
+
+    def uncaught() -> Proc[None]:
+        yield TryTopicDeletion()
+
+    h = _Harness()
+    h.run(proc())
+    h.run(uncaught())
+    h.driver.resume(1, None, LookupError("gone"))
+    h.driver.on_zk_response(ZkResponse(3, (ZkOpResult(NONODE),)))
+    error = ValueError("moved")
+    h.driver.resume(2, None, error)
+    assert h.done == [("caught gone, then NONODE", None), (None, error)]

@@ -9,7 +9,33 @@ import json
 import pytest
 from cluster_helpers import produce, run_kactor, segment_records, topic_dirs
 
-from messages.common import Errors
+from core.controller.states import (
+    NonExistentPartition,
+    NonExistentReplica,
+    OfflinePartition,
+    OfflineReplica,
+    OnlineReplica,
+    ReplicaDeletionIneligible,
+    ReplicaDeletionStarted,
+    ReplicaDeletionSuccessful,
+)
+from kactor.trace.reader import Record, decode_body, read_records, trace_file_for_broker
+from messages.common import Errors, PartitionAndReplica, TopicPartition
+from messages.observability import TopicDeletionProgress
+from messages.topic_deletion import (
+    CompleteReplicaDeletion,
+    ControllerInstructionReply,
+    ControllerInstructionRequest,
+    DeleteTopic,
+    EnqueueTopicsForDeletion,
+    MutePartitionModifications,
+    PartitionStateChanges,
+    ReplicaStateChanges,
+    SendMetadataUpdate,
+    TopicDeletionManagerInit,
+    TopicDeletionReply,
+    TopicDeletionRequest,
+)
 
 pytestmark = pytest.mark.cluster
 
@@ -61,6 +87,73 @@ def test_deletion_with_every_replica_alive_then_recreate_gets_fresh_logs(start_c
     assert all(segment_records(c, b, "t", 0) == [] for b in BROKERS)
     resp = produce(c, "t", 0, ("fresh",))
     assert resp.error == Errors.NONE and resp.base_offset == 0 and resp.high_watermark == 1
+
+
+def _messages(path: str) -> list[tuple[Record, object]]:
+    return [(r, decode_body(path, r)) for r in read_records(path)]
+
+
+def _deletion_completed_in_trace(path: str, topic: str) -> bool:
+    return any(r.type == "TopicDeletionProgress" and b == TopicDeletionProgress(topic, "Completed")
+               for r, b in _messages(path))
+
+
+def test_the_controllers_topic_deletion_actor_runs_the_deletion(start_cluster) -> None:
+    """Issue #21: the TopicDeletionActor of every broker process, and the controller broker's trace shows its messages
+    for a deletion: the controller's TopicDeletionRequests (EnqueueTopicsForDeletion with the topic's replicas as
+    facts, then one CompleteReplicaDeletion per StopReplica response), the instructions it sends back in Kafka's order
+    (partitions Offline → NonExistent, UpdateMetadata, replicas Offline → ReplicaDeletionStarted; at the end
+    NonExistentReplica and the topic's znodes deleted) and the replies; the other brokers' deletion actors stay idle."""
+    c = start_cluster(3)
+    controller = c.controller_id()
+    assert controller is not None
+    c.create_topic("t", partitions=2, replication_factor=3)
+    c.wait(lambda: all(topic_dirs(c, b, "t") == ["t-0", "t-1"] for b in BROKERS), what="t's logs on every broker")
+    assert _delete(c, "t").returncode == 0
+    c.wait(lambda: _topic_gone(c, "t"), what="t's znodes removed")
+    path = trace_file_for_broker(c.trace_dir, controller)
+    c.wait(lambda: _deletion_completed_in_trace(path, "t"), what="the deletion's last record in the controller's trace")
+
+    msgs = _messages(path)
+    tps = (TopicPartition("t", 0), TopicPartition("t", 1))
+    replicas = tuple(sorted(PartitionAndReplica(tp, b) for tp in tps for b in BROKERS))
+    asks = [b for r, b in msgs if r.sender == "controller" and r.receiver == "topic-deletion"
+            and isinstance(b, TopicDeletionRequest)]
+    enqueue, *completes = asks
+    assert enqueue.stimulus.call == EnqueueTopicsForDeletion(("t",))
+    (facts,) = enqueue.stimulus.facts
+    assert facts.topic == "t" and facts.partitions == tps
+    assert [(f.replica, f.state, f.online) for f in sorted(facts.replicas, key=lambda f: f.replica)] == \
+        [(r, OnlineReplica, True) for r in replicas]
+    assert all(isinstance(a.stimulus.call, CompleteReplicaDeletion) for a in completes)
+    assert sorted(r for a in completes for r in a.stimulus.call.replicas) == list(replicas)
+
+    ops = [b.instruction.op for r, b in msgs if r.sender == "topic-deletion" and r.receiver == "controller"
+           and isinstance(b, ControllerInstructionRequest)]
+    assert ops[:6] == [
+        PartitionStateChanges(tps, OfflinePartition), PartitionStateChanges(tps, NonExistentPartition),
+        SendMetadataUpdate(tps), ReplicaStateChanges((), ReplicaDeletionIneligible),
+        ReplicaStateChanges(replicas, OfflineReplica), ReplicaStateChanges(replicas, ReplicaDeletionStarted)]
+    assert ops[-3:] == [MutePartitionModifications("t"), ReplicaStateChanges(replicas, NonExistentReplica),
+                        DeleteTopic("t")]
+    assert sorted(r for op in ops[6:-3] if op.target == ReplicaDeletionSuccessful for r in op.replicas) == \
+        list(replicas)
+    # the controller answered each instruction; ReplicaDeletionStarted came back as the replicas' states
+    answers = {b.request_id: b for r, b in msgs if isinstance(b, ControllerInstructionReply)}
+    started = [b for r, b in msgs if isinstance(b, ControllerInstructionRequest)
+               and b.instruction.op == ReplicaStateChanges(replicas, ReplicaDeletionStarted)]
+    assert [f.state for f in answers[started[0].request_id].result] == [ReplicaDeletionStarted] * 6
+    replies = [b for r, b in msgs if r.sender == "topic-deletion" and isinstance(b, TopicDeletionReply)]
+    assert len(replies) == len(asks) and all(b.error is None for b in replies)
+    assert replies[0].queue.topics_to_be_deleted == ("t",) and replies[-1].queue.topics_to_be_deleted == ()
+    progress = [b.phase for r, b in msgs if r.sender == "topic-deletion" and r.receiver == "state-change-log"
+                and isinstance(b, TopicDeletionProgress)]
+    assert progress == ["Queued", "Started", "Completed"]
+
+    for b in BROKERS:  # a TopicDeletionActor in every broker process; only the controller's is asked
+        theirs = _messages(trace_file_for_broker(c.trace_dir, b))
+        assert any(r.receiver == "topic-deletion" and isinstance(m, TopicDeletionManagerInit) for r, m in theirs)
+        assert any(isinstance(m, TopicDeletionRequest) for _, m in theirs) == (b == controller)
 
 
 def test_deletion_halted_by_dead_follower_completes_after_restart(start_cluster) -> None:
