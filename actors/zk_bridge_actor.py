@@ -1,10 +1,10 @@
 """ZkBridgeActor: the only actor that talks to ZooKeeper, through the runtime's "zk" edge (a ZkExecutor).
 
-It plays the part of Kafka's ``ZooKeeperClient`` request pipeline plus its watcher registry: a ``ZkRequest`` is
-handed to the executor, whose answer comes back into the actor system as a ``ZkResponse`` injected to the
-requester (cause = the request's seq, so a trace links question and answer). Watch firings and session changes are
-injected to this actor and forwarded to the actors that subscribed (Kafka's ``registerZNodeChangeHandler`` /
-``registerStateChangeHandler``). In a replay there is no edge: the recorded responses are fed in instead.
+It plays the part of Kafka's ``ZooKeeperClient`` request pipeline and its watcher: a ``ZkRequest`` is handed to the
+executor, whose answer comes back into the actor system as a ``ZkResponse`` injected to the requester (cause = the
+request's seq, so a trace links question and answer). Watch firings and session changes are injected to this actor
+and forwarded to the actor whose handler armed the watch (`WATCHERS`); which event a controller watch becomes is
+core/controller/zk_watches.py's to say. In a replay there is no edge: the recorded responses are fed in instead.
 """
 
 from __future__ import annotations
@@ -12,9 +12,22 @@ from __future__ import annotations
 from typing import Any
 
 from actors.base import KActor
-from messages.zk import WatchSubscribe, ZkRequest, ZkResponse, ZkSessionEvent, ZkWatchEvent
+from messages.zk import ZkRequest, ZkResponse, ZkSessionEvent, ZkWatchEvent
+from zk_bridge import paths
 
 EDGE_SENDER = "edge:zk"
+CONTROLLER = "controller"
+CONFIG_MANAGER = "config-manager"
+
+# Who armed which watch, so who gets it when it fires (ZooKeeperClient's handler maps, per actor): the config manager
+# (DynamicConfigManager's ZkNodeChangeNotificationListener) arms the child watch of /config/changes; every other watch
+# is armed by one of the controller's handlers (core/controller/zk_watches.py). The first matching prefix wins.
+WATCHERS: tuple[tuple[str, str], ...] = (
+    (paths.ConfigEntityChangeNotificationZNode, CONFIG_MANAGER),
+    ("/", CONTROLLER),
+)
+# Who hears of session changes (registerStateChangeHandler), in this order.
+SESSION_LISTENERS = (CONTROLLER, CONFIG_MANAGER)
 
 
 def path_matches(path: str, prefix: str) -> bool:
@@ -26,11 +39,10 @@ def path_matches(path: str, prefix: str) -> bool:
 
 
 class ZkBridgeActor(KActor):
-    """Forwards ZkRequests to the executor edge and fans watch / session events out to subscribers."""
+    """Forwards ZkRequests to the executor edge and watch / session events to the actors that handle them."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.subscriptions: list[tuple[str, str]] = []  # (prefix, subscriber), in subscription order
         self._wired: Any = None
 
     def on_start(self) -> None:
@@ -58,23 +70,18 @@ class ZkBridgeActor(KActor):
 
         executor.submit(req.batch, reply)
 
-    # -- subscriptions --------------------------------------------------------------------------------------------
-    def on_WatchSubscribe(self, msg: WatchSubscribe, sender: str) -> None:
-        entry = (msg.prefix, msg.subscriber)
-        if entry not in self.subscriptions:
-            self.subscriptions.append(entry)
-
-    def _subscribers(self, path: str | None) -> list[str]:
-        seen: dict[str, None] = {}
-        for prefix, subscriber in self.subscriptions:
-            if path is None or path_matches(path, prefix):
-                seen.setdefault(subscriber, None)
-        return [s for s in seen if self.runtime.has_actor(s)]
-
+    # -- watches and session changes ---------------------------------------------------------------------------
     def on_ZkWatchEvent(self, event: ZkWatchEvent, sender: str) -> None:
-        for subscriber in self._subscribers(event.path):
-            self.post(subscriber, event)
+        watcher = watcher_of(event.path)
+        if self.runtime.has_actor(watcher):
+            self.post(watcher, event)
 
     def on_ZkSessionEvent(self, event: ZkSessionEvent, sender: str) -> None:
-        for subscriber in self._subscribers(None):
-            self.post(subscriber, event)
+        for listener in SESSION_LISTENERS:
+            if self.runtime.has_actor(listener):
+                self.post(listener, event)
+
+
+def watcher_of(path: str) -> str:
+    """The actor whose handler armed the watch on ``path`` (`WATCHERS`)."""
+    return next(actor for prefix, actor in WATCHERS if path_matches(path, prefix))

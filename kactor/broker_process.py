@@ -20,8 +20,6 @@ from edges.trace_writer import TraceWriter
 from kactor.config import KafkaConfig
 from kactor.trace.reader import new_trace_path
 from messages.broker_lifecycle import BrokerShutdownComplete, BrokerShutdownRequested, BrokerStartup, ControllerInit
-from messages.zk import WatchSubscribe
-from zk_bridge import paths
 
 log = logging.getLogger("kactor.broker")
 
@@ -153,11 +151,9 @@ class BrokerProcess:
             self._closers.insert(0, metrics.close)
         spawn_broker_actors(rt)
         rt.start_driver()
-        rt.inject("zk", WatchSubscribe("/", "controller"), EXTERNAL)
         registration = registration_json(cfg, int(time.time() * 1000), bound_port=transport.port)
         rt.inject("controller", ControllerInit(controller_config(cfg, registration)), EXTERNAL)
         rt.inject("replica-manager", _replica_manager_init(cfg), EXTERNAL)
-        rt.inject("zk", WatchSubscribe(paths.ConfigEntityChangeNotificationZNode, "config-manager"), EXTERNAL)
         rt.inject("config-manager", config_manager_init(cfg), EXTERNAL)
         rt.inject("kafka-server", BrokerStartup(
             broker_id, registration, cfg["controlled.shutdown.enable"],

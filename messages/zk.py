@@ -162,13 +162,3 @@ class ZkSessionEvent:
 
     state: str
     session_id: int = 0
-
-
-@message
-class WatchSubscribe:
-    """Ask the ZkBridgeActor to forward watch events for paths under ``prefix`` to actor ``subscriber``."""
-
-    prefix: str
-    subscriber: str
-
-

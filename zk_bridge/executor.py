@@ -201,7 +201,9 @@ class ZkExecutor:
         # The watches we armed, (path, "data" | "child") → what the arming read saw: (czxid, mzxid or pzxid), or
         # None for an exists-watch on a missing node. kazoo forgets every watch on a connection loss (it does not
         # re-send them as the Java client does), so after a reconnection within the same session we re-arm them
-        # and report what changed meanwhile.
+        # and report what changed meanwhile. This is the client's own bookkeeping (the Java client's ZKWatchManager),
+        # not a routing table: who gets a fired watch is actors/zk_bridge_actor.WATCHERS, and which controller event
+        # it becomes is core/controller/zk_watches.py.
         self._armed: dict[tuple[str, str], tuple[int, int] | None] = {}
         self._multi_read_ok = True
         client.add_listener(self._on_state)

@@ -11,12 +11,12 @@ from kazoo.client import KazooClient
 
 from actors.base import KActor
 from actors.runtime import Runtime
-from actors.zk_bridge_actor import ZkBridgeActor, path_matches
+from actors.zk_bridge_actor import ZkBridgeActor, path_matches, watcher_of
 from messages.zk import (
     OK,
     Create,
+    GetChildren,
     GetData,
-    WatchSubscribe,
     ZkBatch,
     ZkRequest,
     ZkResponse,
@@ -77,21 +77,37 @@ def test_request_response(rt: Runtime, zk: KazooClient) -> None:
     assert response_cause == request_seq
 
 
-def test_watch_and_session_fan_out(rt: Runtime, zk: KazooClient) -> None:
-    zk.create("/brokers/ids/1", b"{}", makepath=True)
-    rt.inject("zk", WatchSubscribe("/brokers/ids", "sink"), sender="test")
-    rt.inject("zk", WatchSubscribe("/brokers", "sink"), sender="test")  # overlapping: still one delivery
-    rt.inject("zk", WatchSubscribe("/controller", "other"), sender="test")
-    rt.inject("zk", ZkRequest(1, ZkBatch((GetData("/brokers/ids/1", watch=True),)), "sink"), sender="test")
-    pump_until(rt, lambda: received("sink", ZkResponse))
-    zk.set("/brokers/ids/1", b"{1}")
-    pump_until(rt, lambda: received("sink", ZkWatchEvent))
-    assert [m[0] for m in received("sink", ZkWatchEvent)] == [ZkWatchEvent("/brokers/ids/1", "CHANGED")]
-    assert received("other", ZkWatchEvent) == []
-    # session events go to every subscriber
-    rt.edges["zk"].on_session(ZkSessionEvent("SUSPENDED", 1))
-    pump_until(rt, lambda: received("other", ZkSessionEvent) and received("sink", ZkSessionEvent))
-    assert len(received("sink", ZkSessionEvent)) == 1
+def test_watches_go_to_the_actor_that_armed_them_and_session_changes_to_both(zk: KazooClient) -> None:
+    """/config/changes (the config manager's change listener) → config-manager; any other watch (the controller's
+    handlers) → controller; a session change → both, the controller first."""
+    INBOX.clear()
+    runtime = Runtime("zk-watchers")
+    executor = ZkExecutor(zk)
+    runtime.edges["zk"] = executor
+    try:
+        runtime.spawn(ZkBridgeActor, "zk")
+        runtime.spawn(Sink, "controller")
+        runtime.spawn(Sink, "config-manager")
+        zk.create("/brokers/ids/1", b"{}", makepath=True)
+        zk.ensure_path("/config/changes")
+        runtime.inject("zk", ZkRequest(1, ZkBatch((GetData("/brokers/ids/1", watch=True),
+                                                   GetChildren("/config/changes", watch=True))), "controller"),
+                       sender="test")
+        pump_until(runtime, lambda: received("controller", ZkResponse))
+        zk.set("/brokers/ids/1", b"{1}")
+        zk.create("/config/changes/config_change_", b"{}", sequence=True)
+        pump_until(runtime, lambda: received("controller", ZkWatchEvent) and received("config-manager", ZkWatchEvent))
+        assert [m[0] for m in received("controller", ZkWatchEvent)] == [ZkWatchEvent("/brokers/ids/1", "CHANGED")]
+        assert [m[0] for m in received("config-manager", ZkWatchEvent)] == [ZkWatchEvent("/config/changes", "CHILD")]
+        executor.on_session(ZkSessionEvent("SUSPENDED", 1))
+        pump_until(runtime, lambda: received("controller", ZkSessionEvent) and received("config-manager",
+                                                                                       ZkSessionEvent))
+        assert len(received("controller", ZkSessionEvent)) == len(received("config-manager", ZkSessionEvent)) == 1
+        assert watcher_of("/config/changes/config_change_0000000001") == "config-manager"
+        assert watcher_of("/config/topics/t") == "controller"
+    finally:
+        executor.close()
+        runtime.shutdown()
 
 
 def test_replay_without_executor_skips_submit() -> None:
