@@ -48,7 +48,7 @@ from core.controller.states import (
     OnlineReplica,
     ReplicaDeletionSuccessful,
 )
-from core.controller.topic_deletion_client import ControllerDeletionClient, RemoteTopicDeletionManager
+from core.controller.topic_deletion_client import ControllerDeletionClient, RemoteTopicDeletionManager, SentFacts
 from core.controller.zk_watches import (
     CONTROLLER_CHILD_HANDLERS,
     ZkWatches,
@@ -142,9 +142,10 @@ class KafkaController:
         self.partition_state_machine = ZkPartitionStateMachine(
             config, self.ctx, ControllerBrokerRequestBatch(self.broker_id, self.ctx), self.zk_client)
         # TopicDeletionManager runs in the TopicDeletionActor: the controller calls it and carries out its requests
-        self.topic_deletion_manager = RemoteTopicDeletionManager(config, self.ctx)
+        sent = SentFacts()
+        self.topic_deletion_manager = RemoteTopicDeletionManager(config, self.ctx, sent)
         self.deletion_client = ControllerDeletionClient(self.ctx, self.replica_state_machine,
-                                                        self.partition_state_machine, self)
+                                                        self.partition_state_machine, self, sent)
         self.reassignment = PartitionReassignment(self)
         self._broker_modifications_handlers: set[int] = set()
         self._partition_modifications_handlers: set[str] = set()

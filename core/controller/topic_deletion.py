@@ -3,14 +3,14 @@ core.
 
 It owns the deletion queue (topicsToBeDeleted, topicsWithDeletionStarted, topicsIneligibleForDeletion) and tracks
 every replica of a queued topic through ReplicaDeletionStarted / ReplicaDeletionSuccessful /
-ReplicaDeletionIneligible. It is called with a `DeletionStimulus` (one of Kafka's public calls plus the facts of the
-topics involved: partitions, replica states, liveness, as the controller's context has them at the call) and is a
-procedure: every step it needs of the controller — a replica or partition state transition, a znode delete, an
-UpdateMetadata — is a `DeletionInstruction` it yields and is resumed with the outcome of (a replica transition's
-answer is the replicas' states after it). Records for the state-change log are `Emit` effects. Deletion advances only
-on stimuli (StopReplica responses, broker startup, reassignment completion, failover): there is no timer.
+ReplicaDeletionIneligible. It is called with a `DeletionStimulus`: one of Kafka's public calls plus the facts of the
+topics involved (partitions, replica states, liveness, as the controller's context has them; only those that changed
+since it was last told). It is a procedure: every step it needs of the controller — a replica or partition state
+transition, a znode delete, an UpdateMetadata — is a `DeletionInstruction` it yields and is resumed with the outcome
+of (a replica transition's answer is the replicas' states after it). Records for the state-change log are `Emit`
+effects. Deletion advances only on stimuli (StopReplica responses, broker startup, reassignment completion,
+failover): there is no timer.
 """
-
 from __future__ import annotations
 
 import logging
@@ -88,8 +88,17 @@ class TopicDeletionManager:
         if stimulus.controller_epoch != self.controller_epoch:
             self.reset()
             self.controller_epoch = stimulus.controller_epoch
-        self._topics = {f.topic: _TopicView(f) for f in stimulus.facts}
-        call = stimulus.call
+        for f in stimulus.facts:
+            self._topics[f.topic] = _TopicView(f)
+        try:
+            yield from self._call(stimulus.call)
+        finally:
+            # a topic's facts are kept while it is queued (the controller sends them again only when they change)
+            for topic in [t for t in self._topics if t not in self.topics_to_be_deleted]:
+                del self._topics[topic]
+        return self.queue()
+
+    def _call(self, call: Any) -> Proc[None]:
         if isinstance(call, EnqueueTopicsForDeletion):
             yield from self.enqueue_topics_for_deletion(call.topics)
         elif isinstance(call, CompleteReplicaDeletion):
@@ -106,7 +115,6 @@ class TopicDeletionManager:
             yield from self.try_topic_deletion()
         else:
             raise TypeError(f"not a TopicDeletionManager call: {type(call).__name__}")
-        return self.queue()
 
     def queue(self) -> DeletionQueue:
         return DeletionQueue(tuple(sorted(self.topics_to_be_deleted)), tuple(sorted(self.topics_with_deletion_started)),

@@ -10,6 +10,11 @@ generator (unit tests, and anything that runs the controller core without actors
 The controller's context keeps a copy of the deletion queue, as the deletion actor sends it with every instruction
 and reply: the controller reads it synchronously (isTopicQueuedUpForDeletion, the offline-partition and preferred
 imbalance counts, the gauges), and a call that the manager would ignore by Kafka's own guards is not sent at all.
+
+The deletion actor keeps what it was told of each queued topic (partitions, replica states, liveness) and updates it
+from its own transitions' answers; the controller remembers the same (`SentFacts`) and sends a topic's facts again only
+when they changed otherwise (a broker failed or came back, a reassignment, another controllership): a StopReplica
+answer during a 5,000-partition deletion carries no facts.
 """
 
 from __future__ import annotations
@@ -86,19 +91,58 @@ def topic_facts(ctx: ControllerContext, topics: Iterable[str]) -> tuple[TopicFac
     return tuple(out)
 
 
+class SentFacts:
+    """The facts of each queued topic as the deletion actor has them: those sent, updated by the answers to its
+    replica transitions. Both sides forget a topic when it leaves the queue, and everything at a new controller
+    epoch."""
+
+    def __init__(self) -> None:
+        self.epoch: int | None = None
+        self.topics: dict[str, TopicFacts] = {}
+
+    def changed(self, ctx: ControllerContext, topics: Iterable[str]) -> tuple[TopicFacts, ...]:
+        """The facts of ``topics`` that differ from what the deletion actor has; they are taken as sent."""
+        if ctx.epoch != self.epoch:
+            self.epoch = ctx.epoch
+            self.topics = {}
+        out = tuple(f for f in topic_facts(ctx, topics) if self.topics.get(f.topic) != f)
+        for f in out:
+            self.topics[f.topic] = f
+        return out
+
+    def answered(self, facts: tuple[ReplicaFact, ...]) -> None:
+        """The deletion actor learns these replicas' facts from an instruction's answer."""
+        by_topic: dict[str, dict[PartitionAndReplica, ReplicaFact]] = {}
+        for f in facts:
+            by_topic.setdefault(f.replica.topic_partition.topic, {})[f.replica] = f
+        for topic, new in by_topic.items():
+            old = self.topics.get(topic)
+            if old is not None:
+                self.topics[topic] = TopicFacts(topic, old.partitions,
+                                                tuple(new.get(f.replica, f) for f in old.replicas))
+
+    def forget_all_but(self, queued: set[str]) -> None:
+        for topic in [t for t in self.topics if t not in queued]:
+            del self.topics[topic]
+
+
 class RemoteTopicDeletionManager:
     """TopicDeletionManager's public API as KafkaController calls it: each call that the manager would act on is a
     `DeletionStimulus` the procedure waits on; the reply's queue becomes the context's."""
 
-    def __init__(self, config: Any, ctx: ControllerContext) -> None:
+    def __init__(self, config: Any, ctx: ControllerContext, sent: SentFacts) -> None:
         self.ctx = ctx
+        self.sent = sent
         self.is_delete_topic_enabled: bool = bool(config.delete_topic_enable)
 
     def _call(self, call: Any, topics: Iterable[str] = ()) -> Proc[None]:
         ctx = self.ctx
-        facts = topic_facts(ctx, ordered(ctx.topics_to_be_deleted | set(topics)))
-        queue = yield DeletionStimulus(ctx.epoch, call, facts)
-        adopt_queue(ctx, queue)
+        facts = self.sent.changed(ctx, ordered(ctx.topics_to_be_deleted | set(topics)))
+        try:
+            queue = yield DeletionStimulus(ctx.epoch, call, facts)
+            adopt_queue(ctx, queue)
+        finally:
+            self.sent.forget_all_but(ctx.topics_to_be_deleted)
 
     def _queued(self, topics: Iterable[str]) -> list[str]:
         return ordered(set(topics) & self.ctx.topics_to_be_deleted)
@@ -160,8 +204,9 @@ class ControllerDeletionClient:
     partition state machines the manager calls."""
 
     def __init__(self, ctx: ControllerContext, replica_state_machine: Any, partition_state_machine: Any,
-                 client: DeletionClient) -> None:
+                 client: DeletionClient, sent: SentFacts) -> None:
         self.ctx = ctx
+        self.sent = sent
         self.replica_state_machine = replica_state_machine
         self.partition_state_machine = partition_state_machine
         self.client = client
@@ -172,7 +217,9 @@ class ControllerDeletionClient:
         op = instruction.op
         if isinstance(op, ReplicaStateChanges):
             yield from self.replica_state_machine.handle_state_changes(list(op.replicas), op.target)
-            return replica_facts(ctx, op.replicas)
+            facts = replica_facts(ctx, op.replicas)
+            self.sent.answered(facts)
+            return facts
         if isinstance(op, PartitionStateChanges):
             yield from self.partition_state_machine.handle_state_changes(list(op.partitions), op.target)
         elif isinstance(op, SendMetadataUpdate):
@@ -182,6 +229,7 @@ class ControllerDeletionClient:
         elif isinstance(op, DeleteTopic):
             yield from self.client.delete_topic(op.topic, ctx.epoch_zk_version)
             ctx.remove_topic(op.topic)
+            self.sent.topics.pop(op.topic, None)
         elif isinstance(op, DeleteTopicDeletions):
             yield from self.client.delete_topic_deletions(list(op.topics), ctx.epoch_zk_version)
         else:

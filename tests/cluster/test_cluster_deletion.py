@@ -126,6 +126,7 @@ def test_the_controllers_topic_deletion_actor_runs_the_deletion(start_cluster) -
     assert [(f.replica, f.state, f.online) for f in sorted(facts.replicas, key=lambda f: f.replica)] == \
         [(r, OnlineReplica, True) for r in replicas]
     assert all(isinstance(a.stimulus.call, CompleteReplicaDeletion) for a in completes)
+    assert all(a.stimulus.facts == () for a in completes)  # the deletion actor already knows every replica's state
     assert sorted(r for a in completes for r in a.stimulus.call.replicas) == list(replicas)
 
     ops = [b.instruction.op for r, b in msgs if r.sender == "topic-deletion" and r.receiver == "controller"

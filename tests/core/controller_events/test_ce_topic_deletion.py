@@ -32,6 +32,7 @@ from core.controller.topic_deletion import TopicDeletionManager
 from core.controller.topic_deletion_client import (
     ControllerDeletionClient,
     RemoteTopicDeletionManager,
+    SentFacts,
     answer_deletions,
 )
 from messages import controller_events as ev
@@ -154,9 +155,10 @@ class _Deletion:
     (TopicDeletionManager) in the same generator, its instructions carried out on the mocks."""
 
     def __init__(self, config: Any, ctx: ControllerContext, rsm: Any, psm: Any, client: Any) -> None:
-        self.remote = RemoteTopicDeletionManager(config, ctx)
+        sent = SentFacts()
+        self.remote = RemoteTopicDeletionManager(config, ctx, sent)
         self.manager = TopicDeletionManager(config.broker_id, config.delete_topic_enable)
-        self.client = ControllerDeletionClient(ctx, rsm, psm, client)
+        self.client = ControllerDeletionClient(ctx, rsm, psm, client, sent)
 
     def __getattr__(self, name: str) -> Any:
         call = getattr(self.remote, name)
