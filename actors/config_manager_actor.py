@@ -3,7 +3,8 @@
 It runs the change listener's procedure one run at a time, as Kafka's single
 ``/config/changes-event-process-thread`` does: a child watch on /config/changes or a new ZooKeeper session
 (afterInitializingSession) asks for one more run, and at most one run waits behind the current one (Kafka's
-addChangeNotification only queues when the queue is empty). Its core's Emit effects are posted as they are.
+addChangeNotification only queues when the queue is empty). Its core's effects (an event for the controller, a
+config change) go where actors/core_effects.py routes them, to those of the actors this process has.
 """
 
 from __future__ import annotations
@@ -12,9 +13,9 @@ import logging
 from typing import Any
 
 from actors.base import KActor
+from actors.core_effects import routes
 from actors.proc_driver import ProcDriver
 from core.broker.dynamic_config import ConfigManager
-from core.effects import Emit
 from messages.dynamic_config import ConfigManagerInit
 from messages.zk import ZkResponse, ZkSessionEvent, ZkWatchEvent
 from zk_bridge import paths
@@ -64,8 +65,10 @@ class ConfigManagerActor(KActor):
             self._add_change_notification()
 
     def _effect(self, effect: Any) -> None:
-        if isinstance(effect, Emit):
-            if self.runtime.has_actor(effect.to):
-                self.post(effect.to, effect.body)
+        delivered = routes(effect)
+        if delivered is not None:
+            for to, body in delivered:
+                if self.runtime.has_actor(to):
+                    self.post(to, body)
             return None
         raise TypeError(f"config-manager: unexpected effect {type(effect).__name__}")

@@ -21,14 +21,16 @@ from typing import Any
 import attrs
 from thespian.actors import ActorExitRequest
 
+from actors import names
 from actors.base import KActor
 from actors.broker_channel_actor import BrokerChannelActor
+from actors.core_effects import routes
 from actors.proc_driver import ProcDriver
 from actors.topic_deletion_actor import TOPIC_DELETION_ACTOR
 from core.broker.log_config import UNCLEAN_LEADER_ELECTION_ENABLE, parse_boolean
 from core.controller.errors import exception_of, raised_error
-from core.controller.kafka_controller import METRICS, REPLICA_MANAGER, KafkaController
-from core.effects import AddBrokerChannel, Cancel, Emit, RemoveBrokerChannel, Schedule, SendRequest
+from core.controller.kafka_controller import KafkaController
+from core.effects import AddBrokerChannel, Cancel, RemoveBrokerChannel, Schedule, SendRequest
 from messages import controller_events as ev
 from messages.broker_lifecycle import ControllerInit
 from messages.channel import ChannelResponse, ChannelStart, ChannelStop
@@ -54,7 +56,7 @@ from messages.topic_deletion import (
 )
 from messages.zk import ZkResponse, ZkSessionEvent, ZkWatchEvent
 
-OPTIONAL_RECIPIENTS = frozenset({REPLICA_MANAGER, METRICS})
+OPTIONAL_RECIPIENTS = frozenset(names.BROKER_EPOCH_LISTENERS)
 
 log = logging.getLogger("kactor.controller")
 
@@ -231,10 +233,11 @@ class ControllerActor(KActor):
             self.schedule(effect.key, effect.delay_ms)
         elif isinstance(effect, Cancel):
             self.cancel_timer(effect.key)
-        elif isinstance(effect, Emit):
-            if effect.to in OPTIONAL_RECIPIENTS and not self.runtime.has_actor(effect.to):
-                return  # a controller without the broker side (unit tests): nobody to tell
-            self.post(effect.to, effect.body)
+        elif (delivered := routes(effect)) is not None:
+            for to, body in delivered:
+                if to in OPTIONAL_RECIPIENTS and not self.runtime.has_actor(to):
+                    continue  # a controller without the broker side (unit tests): nobody to tell
+                self.post(to, body)
         else:
             raise TypeError(f"unknown effect {type(effect).__name__}")
 

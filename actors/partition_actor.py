@@ -21,7 +21,7 @@ from actors.proc_driver import ProcDriver
 from core.broker.config import BrokerSideConfig
 from core.broker.log import LogManager
 from core.broker.replica_manager import ReplicaManager
-from core.effects import Emit
+from core.effects import Respond
 from messages.broker_lifecycle import ReplicaManagerInit
 from messages.common import Errors, TopicPartition
 from messages.dynamic_config import LogConfigDefaultsChanged, TopicConfigChanged
@@ -271,7 +271,7 @@ class PartitionActor(KActor):
         if error is not None:
             log.error("%s: %s failed: %s", self.name, type(body).__name__, error, exc_info=error)
             result = error_response(body)
-        if result is not None:  # None: a delayed fetch/produce, answered later through Emit
+        if result is not None:  # None: a delayed fetch/produce, answered later through Respond
             self.post(FRONT, ShardReply(token, self.shard, result))
         if isinstance(body, (LeaderAndIsrRequest, StopReplicaRequest)):
             self._publish_gauges()
@@ -300,11 +300,8 @@ class PartitionActor(KActor):
         self.post(FRONT, ShardStopped(self.shard))
 
     def _effect(self, effect: Any) -> None:
-        if isinstance(effect, Emit):
-            if effect.to.startswith("token:"):
-                self.post(FRONT, ShardReply(int(effect.to[6:]), self.shard, effect.body))
-            else:
-                self.post(effect.to, effect.body)
+        if isinstance(effect, Respond):
+            self.post(FRONT, ShardReply(int(effect.reply_to[6:]), self.shard, effect.response))
             return None
         raise TypeError(f"{self.name}: unexpected effect {type(effect).__name__}")
 

@@ -5,7 +5,7 @@ It owns the deletion queue and the deletion states of the queued topics' replica
 The ControllerActor's procedures call it with a TopicDeletionRequest (a stimulus: one of Kafka's calls, with the
 facts of the topics involved) and wait for its TopicDeletionReply. While it runs a stimulus, each state transition,
 znode delete or UpdateMetadata it needs is a ControllerInstructionRequest to the controller, which carries it out and
-answers with a ControllerInstructionReply. Records for the state-change log go straight to it.
+answers with a ControllerInstructionReply. Records for the state-change log go straight to it (StateChange effects).
 
 The controller waits for one reply at a time; a request that arrives while an earlier one is unanswered means the
 controller gave that one up (it only happens after its own failure), so the earlier one is dropped.
@@ -16,12 +16,12 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from actors import names
 from actors.base import KActor
+from actors.core_effects import routes
 from actors.proc_driver import ProcDriver
 from core.controller.errors import exception_of, raised_error
-from core.controller.kafka_controller import CONTROLLER_ACTOR
 from core.controller.topic_deletion import TopicDeletionManager
-from core.effects import Emit
 from messages.topic_deletion import (
     ControllerInstructionReply,
     ControllerInstructionRequest,
@@ -67,10 +67,12 @@ class TopicDeletionActor(KActor):
         self.driver.resume(msg.request_id, msg.result, None if msg.error is None else exception_of(msg.error))
 
     def _instruct(self, request_id: int, instruction: DeletionInstruction) -> tuple[str, ControllerInstructionRequest]:
-        return CONTROLLER_ACTOR, ControllerInstructionRequest(request_id, instruction, self.name)
+        return names.CONTROLLER, ControllerInstructionRequest(request_id, instruction, self.name)
 
     def _effect(self, effect: Any) -> None:
-        if isinstance(effect, Emit):
-            self.post(effect.to, effect.body)
+        delivered = routes(effect)
+        if delivered is not None:
+            for to, body in delivered:
+                self.post(to, body)
         else:
             raise TypeError(f"unknown effect {type(effect).__name__}")

@@ -8,7 +8,13 @@ A core procedure is a generator of type ``Proc[R] = Generator[Effect, Any, R]``.
   with None (responses come back later as controller events).
 - `AddBrokerChannel` / `RemoveBrokerChannel` — start or stop a BrokerChannelActor; resumed with None.
 - `Schedule` / `Cancel` — a named timer of the controller; resumed with None.
-- `Emit` — a record for an observer actor (state-change log, metrics); resumed with None.
+- `Enqueue` — put an event on the controller's event queue (Kafka's ``eventManager.put``); resumed with None.
+- `StateChange` — a record for the state-change log (Kafka's ``stateChangeLogger``); resumed with None.
+- `BrokerEpochChanged` — the broker re-registered: its own broker side learns the new epoch; resumed with None.
+- `Reconfigure` — a dynamic config change for the components that hold that config; resumed with None.
+- `Respond` — the response of a delayed operation, to the handle its request came with; resumed with None.
+
+The core never names an actor: the actors decide where each effect goes (actors/core_effects.py).
 
 Procedures compose with ``yield from``. `run_sync` drives one against a function that answers ZkBatch effects
 (unit tests use it with an in-memory ZooKeeper model).
@@ -57,11 +63,45 @@ class Cancel:
 
 
 @message
-class Emit:
-    """A record for the actor named ``to`` (e.g. "state-change-log", "metrics")."""
+class Enqueue:
+    """Put ``event`` (a controller event) on the controller's event queue: KafkaController's ``eventManager.put``
+    from inside an event (a follow-up it enqueues itself) or from the broker side (TopicConfigHandler's
+    ``enableTopicUncleanLeaderElection``, DynamicLogConfig's ``enableDefaultUncleanLeaderElection``)."""
 
-    to: str
-    body: Any
+    event: Any
+
+
+@message
+class StateChange:
+    """A record for the state-change log (Kafka's ``stateChangeLogger``): a StateChangeBatch, ControllerChanged,
+    TopicDeletionProgress or ReassignmentProgress."""
+
+    record: Any
+
+
+@message
+class BrokerEpochChanged:
+    """processRegisterBrokerAndReelect re-registered the broker: the broker side of this process (KafkaApis' broker
+    epoch check, the metrics) learns ``registered.broker_epoch``, as Kafka's read ``KafkaController.brokerEpoch``."""
+
+    registered: Any
+
+
+@message
+class Reconfigure:
+    """A dynamic config change (TopicConfigChanged, LogConfigDefaultsChanged) for the components that hold that
+    config: Kafka's TopicConfigHandler → ``logManager.updateTopicConfig``, DynamicBrokerConfig's reconfigurables."""
+
+    change: Any
+
+
+@message
+class Respond:
+    """A delayed operation completed (DelayedProduce / DelayedFetch's ``responseCallback``): ``response`` answers
+    the request that came with the opaque handle ``reply_to``."""
+
+    reply_to: str
+    response: Any
 
 
 def run_sync(proc: Proc[R], zk: Callable[[ZkBatch], tuple[ZkOpResult, ...]],

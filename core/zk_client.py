@@ -591,6 +591,47 @@ class KafkaZkClient:
                          ) -> Proc[None]:
         yield from self._zk((Delete(f"{parent}/{c}") for c in children), expected_controller_epoch_zk_version)
 
+    # ================================================================================================================
+    # partition reassignment: /admin/reassign_partitions (the controller's; maintained by controller-seams)
+    # ================================================================================================================
+    def reassign_partitions_in_progress(self) -> Proc[bool]:
+        """KafkaZkClient.reassignPartitionsInProgress: /admin/reassign_partitions exists (an exists watch is armed if
+        its handler is registered). Any answer but OK counts as "not in progress"."""
+        path = paths.ReassignPartitionsZNode
+        (r,) = yield from self._zk((Exists(path, self.watches.watch_data(path)),))
+        return r.code == OK
+
+    def get_partition_reassignment(self) -> Proc[dict[TopicPartition, tuple[int, ...]]]:
+        """KafkaZkClient.getPartitionReassignment: the partitions and target replicas listed (none if the znode is
+        absent); JSON that does not decode is logged and treated as empty, as Kafka does."""
+        path = paths.ReassignPartitionsZNode
+        (r,) = yield from self._zk((self.get_data(path),))
+        if r.code == NONODE:
+            return {}
+        if r.code != OK:
+            raise KeeperError(r.code, path)
+        try:
+            return znodes.decode_reassign_partitions(r.data)
+        except ZnodeDecodeError as e:
+            log.warning("Ignoring partition reassignment due to invalid json: %s", e)
+            return {}
+
+    def set_or_create_partition_reassignment(self, reassignment: Mapping[TopicPartition, Sequence[int]],
+                                             expected_controller_epoch_zk_version: int) -> Proc[None]:
+        """KafkaZkClient.setOrCreatePartitionReassignment (fenced): set the znode's data, or create it if it is
+        gone; any other failure raises KeeperError."""
+        path = paths.ReassignPartitionsZNode
+        data = znodes.encode_reassign_partitions(reassignment)
+        (r,) = yield from self._zk((SetData(path, data),), expected_controller_epoch_zk_version)
+        if r.code == NONODE:
+            (r,) = yield from self._zk((Create(path, data),), expected_controller_epoch_zk_version)
+        if r.code != OK:
+            raise KeeperError(r.code, path)
+
+    def delete_partition_reassignment(self, expected_controller_epoch_zk_version: int) -> Proc[None]:
+        """KafkaZkClient.deletePartitionReassignment (fenced; a znode already gone is not an error)."""
+        yield from self._zk((Delete(paths.ReassignPartitionsZNode),), expected_controller_epoch_zk_version)
+
 
 def _topic_config_path(topic: str) -> str:
     return paths.ConfigEntityZNode.path(TOPIC_CONFIG_TYPE, topic)

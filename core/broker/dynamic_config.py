@@ -8,9 +8,9 @@ notification that cannot be processed is logged and skipped, as Kafka does), the
 ``changeExpirationMs`` (15 minutes). A change notification names an entity (``topics/<t>``, ``brokers/<id>``,
 ``brokers/<default>``); its handler re-reads that entity's whole config from ``/config/<type>/<name>``.
 
-What the handlers decide goes out as `Emit` effects: TopicConfigChanged / LogConfigDefaultsChanged to the replica
-manager, LogConfigDefaultsChanged and the controller events TopicUncleanLeaderElectionEnable /
-UncleanLeaderElectionEnable to the controller of this process (which acts on them only while it is active).
+What the handlers decide goes out as effects: `Reconfigure` (TopicConfigChanged / LogConfigDefaultsChanged, for the
+logs and, the defaults, the controller) and `Enqueue` (the controller events TopicUncleanLeaderElectionEnable /
+UncleanLeaderElectionEnable for the controller of this process, which acts on them only while it is active).
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from core.broker.log_config import (
     log_defaults_from_broker_config,
     scala_to_boolean,
 )
-from core.effects import Emit, Proc
+from core.effects import Enqueue, Proc, Reconfigure
 from messages import controller_events as ev
 from messages.dynamic_config import LogConfigDefaultsChanged, TopicConfigChanged
 from messages.zk import NODEEXISTS, NONODE, OK, Create, Delete, Exists, GetChildren, GetData, ZkBatch, ZkOpResult
@@ -33,8 +33,6 @@ from zk_bridge import paths, znodes
 
 log = logging.getLogger("kactor.config")
 
-CONTROLLER = "controller"
-REPLICA_MANAGER = "replica-manager"
 CHANGE_EXPIRATION_MS = 15 * 60 * 1000  # DynamicConfigManager's changeExpirationMs
 DEFAULT_ENTITY = "<default>"  # ConfigEntityName.Default
 TOPIC, CLIENT, USER, BROKER = "topics", "clients", "users", "brokers"  # ConfigType
@@ -102,7 +100,7 @@ class ConfigManager:
                     continue
                 if entity_type == TOPIC:
                     if scala_to_boolean(config.get(UNCLEAN_LEADER_ELECTION_ENABLE)):
-                        yield Emit(CONTROLLER, ev.TopicUncleanLeaderElectionEnable(name))
+                        yield Enqueue(ev.TopicUncleanLeaderElectionEnable(name))
                 else:
                     yield from self._broker_config_changed(name, config)
 
@@ -188,9 +186,9 @@ class ConfigManager:
     def _topic_config_changed(self, topic: str, config: dict[str, str]) -> Proc[None]:
         """TopicConfigHandler.processConfigChanges: the hosted logs take the new overrides; unclean leader election
         enabled for the topic → the controller (if active) elects leaders for its offline partitions."""
-        yield Emit(REPLICA_MANAGER, TopicConfigChanged(topic, tuple(config.items())))
+        yield Reconfigure(TopicConfigChanged(topic, tuple(config.items())))
         if scala_to_boolean(config.get(UNCLEAN_LEADER_ELECTION_ENABLE)):
-            yield Emit(CONTROLLER, ev.TopicUncleanLeaderElectionEnable(topic))
+            yield Enqueue(ev.TopicUncleanLeaderElectionEnable(topic))
 
     def _broker_config_changed(self, name: str, config: dict[str, str]) -> Proc[None]:
         """BrokerConfigHandler.processConfigChanges → DynamicBrokerConfig.updateDefaultConfig / updateBrokerConfig →
@@ -219,9 +217,8 @@ class ConfigManager:
         if after == before:
             return
         change = LogConfigDefaultsChanged(tuple(sorted(after.items())))
-        yield Emit(REPLICA_MANAGER, change)
-        yield Emit(CONTROLLER, change)
+        yield Reconfigure(change)
         if new_config.unclean_leader_election_enable and not LogConfig.from_props(before, {}).\
                 unclean_leader_election_enable:
-            yield Emit(CONTROLLER, ev.UncleanLeaderElectionEnable())
+            yield Enqueue(ev.UncleanLeaderElectionEnable())
 

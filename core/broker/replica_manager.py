@@ -2,7 +2,7 @@
 
 Every public mutator is a generator (`core.effects.Proc`): it yields `messages.zk.ZkBatch` effects (ISR writes to
 partition state znodes, ``isr_change_<seq>`` / ``log_dir_event_<seq>`` notifications) answered with the op results,
-and `core.effects.Emit` effects (a delayed produce/fetch completing: ``Emit(reply_to, response)``) answered with
+and `core.effects.Respond` effects (a delayed produce/fetch completing: ``Respond(reply_to, response)``) answered with
 None. Time is always passed in as ``now_ms``. The only I/O is the local log's (core/broker/log.py).
 
 Request admission (KafkaApis, §9.1) is in the ``handle_*`` methods: a control request whose broker epoch is older
@@ -48,7 +48,7 @@ from core.broker.partition import (
     _err,
     submit_isr_updates,
 )
-from core.effects import Emit, Proc
+from core.effects import Proc, Respond
 from messages.common import EPOCH_DURING_DELETE, NO_EPOCH, Errors, TopicPartition
 from messages.replication import (
     DEBUGGING_REPLICA_ID,
@@ -624,7 +624,7 @@ class ReplicaManager:
     def handle_fetch(self, request: FetchRequest, now_ms: float, reply_to: str = "") -> Proc[FetchResponse | None]:
         """ReplicaManager.fetchMessages: read, update follower fetch state (LEO, lastCaughtUpTime, HW), expand ISRs
         (one ZooKeeper batch for the whole request), then answer — or park in the fetch purgatory (None is
-        returned; the response is emitted later as ``Emit(reply_to, FetchResponse)``)."""
+        returned; the response is emitted later as ``Respond(reply_to, FetchResponse)``)."""
         is_follower = request.replica_id >= 0
         if is_follower and (request.session_id != INVALID_SESSION_ID or request.session_epoch == INITIAL_EPOCH):
             resolved = self._resolve_fetch_session(request)
@@ -677,7 +677,7 @@ class ReplicaManager:
                        ) -> Proc[ProduceResponse | None]:
         """ReplicaManager.appendRecords (one partition): append to the leader log; acks=1 answers at once, acks=all
         waits in the produce purgatory until the HW covers the records (None returned; the response is emitted as
-        ``Emit(reply_to, ProduceResponse)``)."""
+        ``Respond(reply_to, ProduceResponse)``)."""
         tp = request.tp
         try:
             p = self._get_partition_or_error(tp, expect_leader=True)
@@ -719,7 +719,7 @@ class ReplicaManager:
             else:
                 p = self.online_partition(tp)
                 hw = p.high_watermark if p is not None else -1
-                yield Emit(op.reply_to, ProduceResponse(tp, outcome, op.base_offset, hw))
+                yield Respond(op.reply_to, ProduceResponse(tp, outcome, op.base_offset, hw))
         self._delayed_produce = keep_p
         keep_f: list[DelayedFetch] = []
         for op in self._delayed_fetch:
@@ -732,7 +732,7 @@ class ReplicaManager:
                         if d.tp == tp and d.error == Errors.UNKNOWN_TOPIC_OR_PARTITION else d for d in data]
             if (leadership_changed or any(d.error != Errors.NONE for d in data)
                     or sum(len(d.records) for d in data) >= op.request.min_records):
-                yield Emit(op.reply_to, self._fetch_response(op.request, data))
+                yield Respond(op.reply_to, self._fetch_response(op.request, data))
             else:
                 keep_f.append(op)
         self._delayed_fetch = keep_f
@@ -743,14 +743,14 @@ class ReplicaManager:
         keep_p = []
         for op in self._delayed_produce:
             if op.deadline_ms <= now_ms:
-                yield Emit(op.reply_to, ProduceResponse(op.tp, REQUEST_TIMED_OUT, op.base_offset))
+                yield Respond(op.reply_to, ProduceResponse(op.tp, REQUEST_TIMED_OUT, op.base_offset))
             else:
                 keep_p.append(op)
         self._delayed_produce = keep_p
         keep_f = []
         for op in self._delayed_fetch:
             if op.deadline_ms <= now_ms:
-                yield Emit(op.reply_to, self._fetch_response(op.request, self._read_all(op.request)))
+                yield Respond(op.reply_to, self._fetch_response(op.request, self._read_all(op.request)))
             else:
                 keep_f.append(op)
         self._delayed_fetch = keep_f

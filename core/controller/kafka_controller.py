@@ -4,8 +4,8 @@
 exactly as Kafka's ``process(event)`` on the controller event thread: ZooKeeper reads/writes are yielded as ZkBatch
 effects (pipelined, one batch per step covering every partition of the step), requests leave through the request
 batches as SendRequest effects, broker channels are started/stopped with AddBrokerChannel / RemoveBrokerChannel, the
-auto-rebalance timer is a Schedule / Cancel, and follow-up events the controller enqueues itself are
-``Emit(CONTROLLER_ACTOR, event)``.
+auto-rebalance timer is a Schedule / Cancel, follow-up events the controller enqueues itself are ``Enqueue(event)``
+and state-change log records ``StateChange(record)``: the core names no actor.
 
 ZooKeeper: reads and writes go through `self.zk_client` (core.zk_client.KafkaZkClient). Watches: Kafka registers
 ZNodeChangeHandler / ZNodeChildChangeHandler objects per path and its ZooKeeperClient arms a watch on every read of a
@@ -59,7 +59,16 @@ from core.controller.zk_watches import (
     partition_reassignment_handler,
     preferred_replica_election_handler,
 )
-from core.effects import AddBrokerChannel, Cancel, Emit, Proc, RemoveBrokerChannel, Schedule
+from core.effects import (
+    AddBrokerChannel,
+    BrokerEpochChanged,
+    Cancel,
+    Enqueue,
+    Proc,
+    RemoveBrokerChannel,
+    Schedule,
+    StateChange,
+)
 from core.zk_client import KafkaZkClient
 from messages import controller_events as ev
 from messages.broker_lifecycle import BrokerRegistered
@@ -94,12 +103,6 @@ from zk_bridge import paths
 log = logging.getLogger("kactor.controller")
 state_change_log = logging.getLogger("kactor.state.change")
 
-# The actor the controller's self-enqueued events go to (Kafka's eventManager.put from inside an event).
-CONTROLLER_ACTOR = "controller"
-STATE_CHANGE_LOG = "state-change-log"
-# The broker side's actors of this process, told of a re-registration (absent in controller-only set-ups).
-REPLICA_MANAGER = "replica-manager"
-METRICS = "metrics"
 
 
 class StaleBrokerEpochError(Exception):
@@ -146,7 +149,9 @@ class KafkaController:
         self.topic_deletion_manager = RemoteTopicDeletionManager(config, self.ctx, sent)
         self.deletion_client = ControllerDeletionClient(self.ctx, self.replica_state_machine,
                                                         self.partition_state_machine, self, sent)
-        self.reassignment = PartitionReassignment(self)
+        self.reassignment = PartitionReassignment(self.ctx, self.broker_request_batch, self.replica_state_machine,
+                                                  self.partition_state_machine, self.topic_deletion_manager,
+                                                  self.zk_client, self)
         self._broker_modifications_handlers: set[int] = set()
         self._partition_modifications_handlers: set[str] = set()
         # ControllerChannelManager: the brokers that have a channel
@@ -286,10 +291,6 @@ class KafkaController:
         version = fence_version if fence_version is not None else (self.ctx.epoch_zk_version if fenced else -1)
         return (yield from self.zk_client.retry_requests_until_connected(ops, version))
 
-    def watch_data(self, path: str) -> bool:
-        """ZooKeeperClient.shouldWatch for GetData / Exists: a node handler is registered for the path."""
-        return self.watches.watch_data(path)
-
     def register_node_handler(self, handler: ZNodeChangeHandler) -> None:
         self.watches.register_node_handler(handler)
 
@@ -350,9 +351,7 @@ class KafkaController:
                 self.broker_epoch = r.stat.czxid
                 # the broker side learns its new epoch too (KafkaController.brokerEpoch is what KafkaApis checks
                 # requests against), so a request from before the expiry is refused as stale
-                registered = BrokerRegistered(self.broker_id, self.broker_epoch)
-                yield Emit(REPLICA_MANAGER, registered)
-                yield Emit(METRICS, registered)
+                yield BrokerEpochChanged(BrokerRegistered(self.broker_id, self.broker_epoch))
         else:
             log.warning("No broker registration to re-register for broker %d", self.broker_id)
         yield from self.process_reelect()
@@ -384,7 +383,7 @@ class KafkaController:
             self._was_active = True
             log.info("%d successfully elected as the controller. Epoch incremented to %d and epoch zk version is now "
                      "%d", self.broker_id, epoch, epoch_zk_version)
-            yield Emit(STATE_CHANGE_LOG, ControllerChanged(self.broker_id, epoch, True))
+            yield StateChange(ControllerChanged(self.broker_id, epoch, True))
             yield from self.on_controller_failover()
         except GeneratorExit:
             raise
@@ -487,15 +486,12 @@ class KafkaController:
         self.ctx.reset_context()
         if self._was_active:
             self._was_active = False
-            yield Emit(STATE_CHANGE_LOG, ControllerChanged(self.broker_id, -1, False))
+            yield StateChange(ControllerChanged(self.broker_id, -1, False))
         log.info("Resigned")
 
     # ================================================================================================================
     # handlers registry
     # ================================================================================================================
-    def _partition_reassignment_handler(self) -> ZNodeChangeHandler:
-        return partition_reassignment_handler()
-
     def register_broker_modifications_handler(self, broker_ids: Iterable[int]) -> None:
         """registerBrokerModificationsHandler (the data watches are armed by the reads of the registrations)."""
         for b in broker_ids:
@@ -928,7 +924,7 @@ class KafkaController:
         if not is_triggered_by_auto_rebalance:
             yield from self.zk_client.delete_preferred_replica_election(self.ctx.epoch_zk_version)
             # Ensure we detect future preferred replica leader elections
-            yield Emit(CONTROLLER_ACTOR, ev.ReplicaLeaderElection(None, ev.PREFERRED, ev.ZK_TRIGGERED))
+            yield Enqueue(ev.ReplicaLeaderElection(None, ev.PREFERRED, ev.ZK_TRIGGERED))
 
     def process_replica_leader_election(self, partitions_opt: tuple[TopicPartition, ...] | None, election_type: str,
                                         trigger: str) -> Proc[tuple[ev.ReplicaElectionResult, ...]]:

@@ -8,10 +8,10 @@ all partitions, requests leave through the machine's own ControllerBrokerRequest
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
-from core.controller.context import ControllerContext
+from core.controller.context import ControllerContext, ordered
 from core.controller.election import (
     ControlledShutdownPartitionLeaderElectionStrategy,
     ElectionResult,
@@ -27,9 +27,9 @@ from core.controller.election import (
 from core.controller.errors import ControllerMovedError, IllegalStateError, KeeperError, StateChangeFailedError
 from core.controller.request_batch import ControllerBrokerRequestBatch
 from core.controller.states import PartitionState
-from core.effects import Emit, Proc
+from core.effects import Proc, StateChange
 from core.zk_client import UNCLEAN_LEADER_ELECTION_ENABLE, KafkaZkClient, partition_state_or_none
-from messages.common import LeaderAndIsr, LeaderIsrAndControllerEpoch, PartitionAndReplica, TopicPartition
+from messages.common import LeaderAndIsr, LeaderIsrAndControllerEpoch, TopicPartition
 from messages.observability import LeaderElection, PartitionStateChange, StateChangeBatch
 from messages.zk import NODEEXISTS, NONODE, OK
 from zk_bridge import paths
@@ -43,25 +43,6 @@ OfflinePartition = PartitionState.OfflinePartition
 NonExistentPartition = PartitionState.NonExistentPartition
 
 ElectionOutcome = LeaderAndIsr | Exception
-
-
-def _tp_key(tp: TopicPartition) -> tuple[str, int]:
-    return (tp.topic, tp.partition)
-
-
-# The order their __lt__ gives, as a key: one call per item instead of a comparison per pair (a controlled shutdown
-# sorts thousands of partitions and replicas per state change).
-_SORT_KEYS: dict[type, Callable[[Any], Any]] = {TopicPartition: _tp_key,
-                                                PartitionAndReplica: PartitionAndReplica.sort_key}
-
-
-def ordered(items: Iterable[Any]) -> list[Any]:
-    """Caller order for sequences; sets are sorted so that a run is deterministic (str hashes are randomised)."""
-    if isinstance(items, set | frozenset):
-        classes = set(map(type, items))
-        key = _SORT_KEYS.get(classes.pop()) if len(classes) == 1 else None
-        return sorted(items, key=key) if key is not None else sorted(items)
-    return list(items)
 
 
 class ZkPartitionStateMachine:
@@ -140,7 +121,7 @@ class ZkPartitionStateMachine:
         except Exception as e:
             log.error("Error while moving some partitions to %s state", target_state, exc_info=True)
             result = {tp: e for tp in parts}
-        yield Emit("state-change-log", StateChangeBatch(self.ctx.epoch, partition_changes=tuple(self._changes),
+        yield StateChange(StateChangeBatch(self.ctx.epoch, partition_changes=tuple(self._changes),
                                                         elections=tuple(self._elections)))
         self._changes = []
         self._elections = []

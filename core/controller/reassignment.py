@@ -23,11 +23,12 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
+from core.controller.context import ControllerContext
 from core.controller.election import OfflinePartitionLeaderElectionStrategy, ReassignPartitionLeaderElectionStrategy
 from core.controller.errors import ControllerMovedError, IllegalStateError, KeeperError, StateChangeFailedError
-from core.controller.partition_state_machine import ordered
+from core.controller.request_batch import ControllerBrokerRequestBatch
 from core.controller.states import (
     NewReplica,
     NonExistentReplica,
@@ -37,7 +38,13 @@ from core.controller.states import (
     ReplicaDeletionStarted,
     ReplicaDeletionSuccessful,
 )
-from core.effects import Emit, Proc
+from core.controller.zk_watches import (
+    ZNodeChangeHandler,
+    partition_reassignment_handler,
+    partition_reassignment_isr_change_handler,
+)
+from core.effects import Enqueue, Proc, StateChange
+from core.zk_client import KafkaZkClient
 from messages import controller_events as ev
 from messages.common import (
     Errors,
@@ -47,45 +54,65 @@ from messages.common import (
     TopicPartition,
 )
 from messages.observability import ReassignmentProgress
-from messages.zk import NONODE, OK, Delete, Exists, GetData, SetData
-from zk_bridge import paths, znodes
-from zk_bridge.znodes import ZnodeDecodeError
-
-if TYPE_CHECKING:
-    from core.controller.kafka_controller import KafkaController
-    from core.controller.zk_watches import ZNodeChangeHandler
+from messages.zk import NONODE, OK
+from zk_bridge import paths
 
 log = logging.getLogger("kactor.controller.reassignment")
-STATE_CHANGE_LOG = "state-change-log"
-CONTROLLER_ACTOR = "controller"
 
 ApiError = tuple[Errors, str]
 NONE_ERROR: ApiError = (Errors.NONE, "")
 
 
-class PartitionReassignment:
-    """The reassignment part of KafkaController (same method names), bound to one controller."""
-
-    def __init__(self, controller: KafkaController) -> None:
-        self.controller = controller
+class ReassignmentClient(Protocol):
+    """The KafkaController operations PartitionReassignment needs, as TopicDeletionManager's DeletionClient: whether
+    it is the active controller, ZooKeeperClient's handler registry, sendUpdateMetadataRequest and
+    handleIllegalState. (Kafka's reassignment code is part of KafkaController; here it has a module of its own and
+    this is its only way back into the controller.)"""
 
     @property
-    def ctx(self) -> Any:
-        return self.controller.ctx
+    def is_active(self) -> bool: ...
+
+    def register_node_handler(self, handler: ZNodeChangeHandler) -> None: ...
+
+    def unregister_node_handler(self, path: str) -> None: ...
+
+    def register_node_handler_and_check_existence(self, handler: ZNodeChangeHandler) -> Proc[bool]: ...
+
+    def send_update_metadata_request(self, brokers: Iterable[int], partitions: Iterable[TopicPartition]
+                                     ) -> Proc[None]: ...
+
+    def handle_illegal_state(self, e: Exception) -> Proc[None]: ...
+
+
+class PartitionReassignment:
+    """The reassignment part of KafkaController (same method names). Like TopicDeletionManager it is given the
+    controller's context, request batch, state machines, deletion manager and KafkaZkClient, and reaches the rest of
+    the controller through ``client``."""
+
+    def __init__(self, ctx: ControllerContext, broker_request_batch: ControllerBrokerRequestBatch,
+                 replica_state_machine: Any, partition_state_machine: Any, topic_deletion_manager: Any,
+                 zk_client: KafkaZkClient, client: ReassignmentClient) -> None:
+        self.ctx = ctx
+        self.broker_request_batch = broker_request_batch
+        self.replica_state_machine = replica_state_machine
+        self.partition_state_machine = partition_state_machine
+        self.topic_deletion_manager = topic_deletion_manager
+        self.zk_client = zk_client
+        self.client = client
 
     # -- events ------------------------------------------------------------------------------------------------------
     def process_zk_partition_reassignment(self) -> Proc[set[TopicPartition]]:
         """processZkPartitionReassignment: start every reassignment listed in /admin/reassign_partitions (re-arming
         its exists watch); entries that fail are removed from the znode. Returns the partitions started."""
-        c = self.controller
+        c = self.client
         if not c.is_active:
             return set()
-        exists = yield from c.register_node_handler_and_check_existence(c._partition_reassignment_handler())
+        exists = yield from c.register_node_handler_and_check_existence(partition_reassignment_handler())
         if not exists:
             return set()
         results: dict[TopicPartition, ApiError] = {}
         to_reassign: dict[TopicPartition, ReplicaAssignment] = {}
-        zk_reassignment = yield from self.get_partition_reassignment()
+        zk_reassignment = yield from self.zk_client.get_partition_reassignment()
         for tp, target in sorted(zk_reassignment.items()):
             invalid = self.validate_replica_list(target)
             if invalid is not None:
@@ -102,7 +129,7 @@ class PartitionReassignment:
             log.warning("Failed reassignment through zk with the following errors: %s",
                         {str(tp): f"{e.name}: {m}" for tp, (e, m) in sorted(failed.items())})
             for tp, (e, m) in sorted(failed.items()):
-                yield Emit(STATE_CHANGE_LOG, ReassignmentProgress(tp, "Dropped", tuple(zk_reassignment.get(tp, ())),
+                yield StateChange(ReassignmentProgress(tp, "Dropped", tuple(zk_reassignment.get(tp, ())),
                                                                   f"{e.name}: {m}".rstrip(": ")))
             yield from self.maybe_remove_from_zk_reassignment(lambda tp, _replicas: tp in failed)
         return {tp for tp, e in results.items() if e[0] == Errors.NONE}
@@ -112,8 +139,7 @@ class PartitionReassignment:
     ) -> Proc[ev.AlterReassignmentsReply]:
         """processApiPartitionReassignment (AlterPartitionReassignments): validate, cancel (None) or start; the latest
         request wins over a ZooKeeper-submitted reassignment of the same partition."""
-        c = self.controller
-        if not c.is_active:
+        if not self.client.is_active:
             return ev.AlterReassignmentsReply(Errors.NOT_CONTROLLER)
         results: dict[TopicPartition, ApiError] = {}
         to_reassign: dict[TopicPartition, ReplicaAssignment] = {}
@@ -135,8 +161,7 @@ class PartitionReassignment:
     def process_list_partition_reassignments(self, partitions: Iterable[TopicPartition] | None
                                              ) -> Proc[ev.ListReassignmentsReply]:
         """processListPartitionReassignments"""
-        c = self.controller
-        if not c.is_active:
+        if not self.client.is_active:
             return ev.ListReassignmentsReply(Errors.NOT_CONTROLLER)
         to_list = self.ctx.partitions_being_reassigned if partitions is None else set(partitions)
         out = []
@@ -149,8 +174,7 @@ class PartitionReassignment:
 
     def process_partition_reassignment_isr_change(self, tp: TopicPartition) -> Proc[None]:
         """processPartitionReassignmentIsrChange: complete the reassignment once TRS ⊆ ISR."""
-        c = self.controller
-        if not c.is_active:
+        if not self.client.is_active:
             return
         if tp in self.ctx.partitions_being_reassigned:
             reassignment = self.ctx.partition_full_replica_assignment(tp)
@@ -213,10 +237,9 @@ class PartitionReassignment:
                                              ) -> Proc[dict[TopicPartition, ApiError]]:
         """maybeTriggerPartitionReassignment: topics being deleted / unknown partitions → UNKNOWN_TOPIC_OR_PARTITION;
         ControllerMovedError propagates; any other failure → UNKNOWN_SERVER_ERROR."""
-        c = self.controller
         out: dict[TopicPartition, ApiError] = {}
         for tp, reassignment in sorted(reassignments.items()):
-            if c.topic_deletion_manager.is_topic_queued_up_for_deletion(tp.topic):
+            if self.topic_deletion_manager.is_topic_queued_up_for_deletion(tp.topic):
                 log.info("Skipping reassignment of %s since the topic is currently being deleted", tp)
                 out[tp] = (Errors.UNKNOWN_TOPIC_OR_PARTITION, "The partition does not exist.")
             elif self.ctx.partition_replica_assignment(tp):
@@ -241,8 +264,7 @@ class PartitionReassignment:
     # -- the reassignment procedure ----------------------------------------------------------------------------------
     def on_partition_reassignment(self, tp: TopicPartition, reassignment: ReplicaAssignment) -> Proc[None]:
         """KafkaController.onPartitionReassignment (phases U, A, B)."""
-        c = self.controller
-        rsm, tdm = c.replica_state_machine, c.topic_deletion_manager
+        rsm, tdm = self.replica_state_machine, self.topic_deletion_manager
         # While a reassignment is in progress, deletion is not allowed
         yield from tdm.mark_topic_ineligible_for_deletion({tp.topic}, "topic reassignment in progress")
         if self.ctx.partition_leadership_info(tp) is None:
@@ -251,7 +273,7 @@ class PartitionReassignment:
         started = tp not in self.ctx.partitions_being_reassigned
         yield from self.update_current_reassignment(tp, reassignment)
         if started and reassignment.is_being_reassigned:
-            yield Emit(STATE_CHANGE_LOG, ReassignmentProgress(tp, "Started", reassignment.target_replicas))
+            yield StateChange(ReassignmentProgress(tp, "Started", reassignment.target_replicas))
         adding = reassignment.adding_replicas
         removing = reassignment.removing_replicas
         if not (yield from self.is_reassignment_complete(tp, reassignment)):
@@ -275,9 +297,9 @@ class PartitionReassignment:
             # B7. Remove the ISR reassign listener and maybe update the /admin/reassign_partitions path in ZK
             yield from self.remove_partition_from_reassigning_partitions(tp, completed)
             # B8. resend the update metadata request to every broker
-            yield from c.send_update_metadata_request(self.ctx.live_or_shutting_down_broker_ids(), (tp,))
+            yield from self.client.send_update_metadata_request(self.ctx.live_or_shutting_down_broker_ids(), (tp,))
             if reassignment.is_being_reassigned:
-                yield Emit(STATE_CHANGE_LOG, ReassignmentProgress(tp, "Completed", completed.replicas))
+                yield StateChange(ReassignmentProgress(tp, "Completed", completed.replicas))
             # signal delete topic thread if reassignment for some partitions belonging to topics being deleted completed
             yield from tdm.resume_deletion_for_topics({tp.topic})
 
@@ -292,13 +314,13 @@ class PartitionReassignment:
         NewPartition → OnlinePartition, elected among the live target replicas as at creation) → Online. If no
         target replica is live the partition stays NewPartition and comes online when one registers
         (onBrokerStartup's triggerOnlinePartitionStateChange), as a new partition does."""
-        c = self.controller
-        rsm, psm = c.replica_state_machine, c.partition_state_machine
+        c = self.client
+        rsm, psm = self.replica_state_machine, self.partition_state_machine
         started = tp not in self.ctx.partitions_being_reassigned
         current = self.ctx.partition_full_replica_assignment(tp)
         target = ReplicaAssignment(reassignment.target_replicas)
         if started and reassignment.is_being_reassigned:
-            yield Emit(STATE_CHANGE_LOG, ReassignmentProgress(tp, "Started", target.replicas))
+            yield StateChange(ReassignmentProgress(tp, "Started", target.replicas))
         log.info("Partition %s being reassigned from %s to %s has never had a leader: applying the target replicas "
                  "directly", tp, list(current.replicas), list(target.replicas))
         if current != target:
@@ -316,8 +338,8 @@ class PartitionReassignment:
             lambda p, replicas: p == tp and tuple(replicas) == target.replicas)
         self.ctx.partitions_being_reassigned.discard(tp)
         yield from c.send_update_metadata_request(self.ctx.live_or_shutting_down_broker_ids(), (tp,))
-        yield Emit(STATE_CHANGE_LOG, ReassignmentProgress(tp, "Completed", target.replicas))
-        yield from c.topic_deletion_manager.resume_deletion_for_topics({tp.topic})
+        yield StateChange(ReassignmentProgress(tp, "Completed", target.replicas))
+        yield from self.topic_deletion_manager.resume_deletion_for_topics({tp.topic})
 
     def roll_back_reassignment(self, tp: TopicPartition, previous: ReplicaAssignment) -> Proc[None]:
         """kactor's own, not in Kafka 2.6 (which leaves a failed reassignment half-applied): after a reassignment
@@ -327,7 +349,7 @@ class PartitionReassignment:
         started), so the context stays consistent even when the rollback's own write fails: the partition then
         stays reassigning, to be resumed by a target broker's startup or the next controller. A
         ControllerMovedError propagates (the next controller reads the topic znode afresh)."""
-        c = self.controller
+        c = self.client
         ctx = self.ctx
         current = ctx.partition_full_replica_assignment(tp)
         try:
@@ -345,16 +367,16 @@ class PartitionReassignment:
         except Exception as e:
             log.error("Failed to roll back the reassignment of partition %s: %s", tp, e, exc_info=True)
         in_force = ctx.partition_full_replica_assignment(tp)
-        yield from c.replica_state_machine.handle_state_changes(
+        yield from self.replica_state_machine.handle_state_changes(
             [PartitionAndReplica(tp, r) for r in in_force.replicas
              if PartitionAndReplica(tp, r) not in ctx.replica_states], NewReplica)
         if in_force.is_being_reassigned:
             ctx.partitions_being_reassigned.add(tp)
-            c.register_node_handler(self._isr_change_handler(tp))
+            c.register_node_handler(partition_reassignment_isr_change_handler(tp))
         else:
             c.unregister_node_handler(paths.TopicPartitionStateZNode.path(tp))
             ctx.partitions_being_reassigned.discard(tp)
-            yield from c.topic_deletion_manager.resume_deletion_for_topics({tp.topic})
+            yield from self.topic_deletion_manager.resume_deletion_for_topics({tp.topic})
 
     def update_current_reassignment(self, tp: TopicPartition, reassignment: ReplicaAssignment) -> Proc[None]:
         """updateCurrentReassignment: ZooKeeper before memory (U1, U2); stop replicas no longer needed (U3)."""
@@ -369,40 +391,34 @@ class PartitionReassignment:
             unneeded = [r for r in current.replicas if r not in reassignment.replicas]
             if unneeded:
                 yield from self.stop_removed_replicas_of_reassigned_partition(tp, unneeded)
-        self.controller.register_node_handler(self._isr_change_handler(tp))
+        self.client.register_node_handler(partition_reassignment_isr_change_handler(tp))
         self.ctx.partitions_being_reassigned.add(tp)
-
-    def _isr_change_handler(self, tp: TopicPartition) -> ZNodeChangeHandler:
-        from core.controller.zk_watches import ZNodeChangeHandler
-        return ZNodeChangeHandler(paths.TopicPartitionStateZNode.path(tp),
-                                  on_data_change=ev.PartitionReassignmentIsrChange(tp))
 
     def unregister_partition_reassignment_isr_change_handlers(self) -> None:
         """unregisterPartitionReassignmentIsrChangeHandlers"""
         for tp in self.ctx.partitions_being_reassigned:
-            self.controller.unregister_node_handler(paths.TopicPartitionStateZNode.path(tp))
+            self.client.unregister_node_handler(paths.TopicPartitionStateZNode.path(tp))
 
     def is_reassignment_complete(self, tp: TopicPartition, assignment: ReplicaAssignment) -> Proc[bool]:
         """isReassignmentComplete: not being reassigned, or TRS ⊆ ISR as read from ZooKeeper (the read arms the
         partition's ISR-change watch)."""
         if not assignment.is_being_reassigned:
             return True
-        states = yield from self.controller.get_topic_partition_states((tp,))
+        states = yield from self.zk_client.get_topic_partition_states((tp,))
         info = states.get(tp)
         return info is not None and set(assignment.target_replicas) <= set(info.leader_and_isr.isr)
 
     def move_reassigned_partition_leader_if_required(self, tp: TopicPartition,
                                                      new_assignment: ReplicaAssignment) -> Proc[None]:
         """moveReassignedPartitionLeaderIfRequired (B3)."""
-        c = self.controller
+        psm = self.partition_state_machine
         info = self.ctx.partition_leadership_info(tp)
         current_leader = info.leader_and_isr.leader if info is not None else -1
         replicas = new_assignment.replicas
         if current_leader not in replicas:
             log.info("Leader %d for partition %s being reassigned, is not in the new list of replicas %s. Re-electing "
                      "leader", current_leader, tp, list(replicas))
-            yield from c.partition_state_machine.handle_state_changes(
-                [tp], OnlinePartition, ReassignPartitionLeaderElectionStrategy())
+            yield from psm.handle_state_changes([tp], OnlinePartition, ReassignPartitionLeaderElectionStrategy())
         elif self.ctx.is_replica_online(current_leader, tp):
             log.info("Leader %d for partition %s being reassigned, is already in the new list of replicas %s and is "
                      "alive", current_leader, tp, list(replicas))
@@ -410,14 +426,13 @@ class PartitionReassignment:
         else:
             log.info("Leader %d for partition %s being reassigned, is already in the new list of replicas %s but is "
                      "dead", current_leader, tp, list(replicas))
-            yield from c.partition_state_machine.handle_state_changes(
-                [tp], OnlinePartition, ReassignPartitionLeaderElectionStrategy())
+            yield from psm.handle_state_changes([tp], OnlinePartition, ReassignPartitionLeaderElectionStrategy())
 
     def stop_removed_replicas_of_reassigned_partition(self, tp: TopicPartition,
                                                       removed: Iterable[int]) -> Proc[None]:
         """stopRemovedReplicasOfReassignedPartition (B4, B5, U3): Offline → DeletionStarted → DeletionSuccessful →
         NonExistent, without waiting for the StopReplica responses."""
-        rsm = self.controller.replica_state_machine
+        rsm = self.replica_state_machine
         replicas = [PartitionAndReplica(tp, r) for r in removed]
         if not replicas:
             return
@@ -430,7 +445,7 @@ class PartitionReassignment:
         """updateReplicaAssignmentForPartition: write the topic znode with this partition's new assignment (fenced)."""
         topic_assignment = self.ctx.partition_full_replica_assignment_for_topic(tp.topic)
         topic_assignment[tp] = assignment
-        r = yield from self.controller.set_topic_assignment(tp.topic, topic_assignment)
+        r = yield from self.zk_client.set_topic_assignment_raw(tp.topic, topic_assignment, self.ctx.epoch_zk_version)
         if r.code == OK:
             log.info("Successfully updated assignment of partition %s to %s", tp, assignment)
         elif r.code == NONODE:
@@ -441,32 +456,31 @@ class PartitionReassignment:
     def start_new_replicas_for_reassigned_partition(self, tp: TopicPartition, new_replicas: Iterable[int]
                                                     ) -> Proc[None]:
         """startNewReplicasForReassignedPartition (A2): AR → NewReplica (LeaderAndIsr isNew=true to each)."""
-        yield from self.controller.replica_state_machine.handle_state_changes(
+        yield from self.replica_state_machine.handle_state_changes(
             [PartitionAndReplica(tp, r) for r in new_replicas], NewReplica)
 
     def update_leader_epoch_and_send_request(self, tp: TopicPartition, assignment: ReplicaAssignment) -> Proc[None]:
         """updateLeaderEpochAndSendRequest (A1, B3): bump the leader epoch, LeaderAndIsr to RS (isNew=false)."""
-        c = self.controller
+        batch = self.broker_request_batch
         updated = yield from self.update_leader_epoch(tp)
         if updated is None:
             log.error("Failed to send LeaderAndIsr request with new replica assignment %s to leader for partition "
                       "being reassigned %s", assignment, tp)
             return
         try:
-            c.broker_request_batch.new_batch()
-            c.broker_request_batch.add_leader_and_isr_request_for_brokers(assignment.replicas, tp, updated,
-                                                                          assignment, False)
-            yield from c.broker_request_batch.send_requests_to_brokers(self.ctx.epoch)
+            batch.new_batch()
+            batch.add_leader_and_isr_request_for_brokers(assignment.replicas, tp, updated, assignment, False)
+            yield from batch.send_requests_to_brokers(self.ctx.epoch)
         except IllegalStateError as e:
-            yield from c.handle_illegal_state(e)
+            yield from self.client.handle_illegal_state(e)
 
     def update_leader_epoch(self, tp: TopicPartition) -> Proc[LeaderIsrAndControllerEpoch | None]:
         """updateLeaderEpoch: same leader and ISR, epoch + 1, conditional write (retried on BADVERSION); aborted if a
         newer controller wrote the state; IllegalStateError if the state znode is missing."""
-        c = self.controller
+        zk = self.zk_client
         ctx = self.ctx
         while True:
-            states = yield from c.get_topic_partition_states((tp,))
+            states = yield from zk.get_topic_partition_states((tp,))
             info = states.get(tp)
             if info is None:
                 raise IllegalStateError(f"Cannot update leader epoch for partition {tp} as leaderAndIsr path is empty. "
@@ -477,7 +491,7 @@ class PartitionReassignment:
                     f"with epoch {ctx.epoch} went through a soft failure and another controller was elected with "
                     f"epoch {info.controller_epoch}. Aborting state change by this controller")
             new_lai = info.leader_and_isr.new_epoch_and_zk_version()
-            result = yield from c.zk_client.update_leader_and_isr({tp: new_lai}, ctx.epoch, ctx.epoch_zk_version)
+            result = yield from zk.update_leader_and_isr({tp: new_lai}, ctx.epoch, ctx.epoch_zk_version)
             outcome = result.finished_partitions.get(tp)
             if outcome is None:
                 continue  # BADVERSION: re-read and retry
@@ -493,54 +507,27 @@ class PartitionReassignment:
         """removePartitionFromReassigningPartitions (B7)."""
         if tp not in self.ctx.partitions_being_reassigned:
             raise IllegalStateError("Cannot remove a reassigning partition because it is not present in memory")
-        self.controller.unregister_node_handler(paths.TopicPartitionStateZNode.path(tp))
+        self.client.unregister_node_handler(paths.TopicPartitionStateZNode.path(tp))
         yield from self.maybe_remove_from_zk_reassignment(
             lambda p, replicas: p == tp and tuple(replicas) == tuple(assignment.replicas))
         self.ctx.partitions_being_reassigned.discard(tp)
 
     # -- /admin/reassign_partitions ----------------------------------------------------------------------------------
-    def get_partition_reassignment(self) -> Proc[dict[TopicPartition, tuple[int, ...]]]:
-        """KafkaZkClient.getPartitionReassignment: invalid JSON → logged, treated as empty."""
-        c = self.controller
-        path = paths.ReassignPartitionsZNode
-        (r,) = yield from c.zk((GetData(path, c.watch_data(path)),))
-        if r.code == NONODE:
-            return {}
-        if r.code != OK:
-            raise KeeperError(r.code, path)
-        try:
-            return znodes.decode_reassign_partitions(r.data)
-        except ZnodeDecodeError as e:
-            log.warning("Ignoring partition reassignment due to invalid json: %s", e)
-            return {}
-
     def maybe_remove_from_zk_reassignment(self, should_remove: Callable[[TopicPartition, tuple[int, ...]], bool]
                                           ) -> Proc[None]:
         """maybeRemoveFromZkReassignment: rewrite /admin/reassign_partitions without the matching partitions; delete
         it (fenced) when it becomes empty and enqueue ZkPartitionReassignment to re-arm its creation watch."""
-        c = self.controller
-        path = paths.ReassignPartitionsZNode
-        (ex,) = yield from c.zk((Exists(path, c.watch_data(path)),))
-        if ex.code != OK:
+        zk = self.zk_client
+        if not (yield from zk.reassign_partitions_in_progress()):
             return
-        current = yield from self.get_partition_reassignment()
+        current = yield from zk.get_partition_reassignment()
         removing = {tp for tp, replicas in current.items() if should_remove(tp, replicas)}
         remaining = {tp: replicas for tp, replicas in current.items() if tp not in removing}
         log.info("Removing partitions %s from the list of reassigned partitions in zookeeper", sorted(removing))
         if not remaining:
-            log.info("No more partitions need to be reassigned. Deleting zk path %s", path)
-            yield from c.zk((Delete(path),), fenced=True)
+            log.info("No more partitions need to be reassigned. Deleting zk path %s", paths.ReassignPartitionsZNode)
+            yield from zk.delete_partition_reassignment(self.ctx.epoch_zk_version)
             # Ensure we detect future reassignments
-            yield Emit(CONTROLLER_ACTOR, ev.ZkPartitionReassignment())
+            yield Enqueue(ev.ZkPartitionReassignment())
         elif removing:
-            data = znodes.encode_reassign_partitions(remaining)
-            (r,) = yield from c.zk((SetData(path, data),), fenced=True)
-            if r.code == NONODE:
-                from messages.zk import Create
-                (r,) = yield from c.zk((Create(path, data),), fenced=True)
-            if r.code != OK:
-                raise KeeperError(r.code, path)
-
-
-def ordered_partitions(partitions: Iterable[TopicPartition]) -> list[TopicPartition]:
-    return ordered(set(partitions))
+            yield from zk.set_or_create_partition_reassignment(remaining, self.ctx.epoch_zk_version)

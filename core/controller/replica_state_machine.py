@@ -11,12 +11,11 @@ import logging
 from collections.abc import Iterable
 from typing import Any
 
-from core.controller.context import ControllerContext
+from core.controller.context import ControllerContext, ordered
 from core.controller.errors import ControllerMovedError, IllegalStateError, KeeperError, StateChangeFailedError
-from core.controller.partition_state_machine import ordered
 from core.controller.request_batch import ControllerBrokerRequestBatch
 from core.controller.states import ReplicaState
-from core.effects import Emit, Proc
+from core.effects import Proc, StateChange
 from core.zk_client import KafkaZkClient, partition_state_or_none
 from messages.common import NO_LEADER, LeaderAndIsr, LeaderIsrAndControllerEpoch, PartitionAndReplica, TopicPartition
 from messages.observability import ReplicaStateChange, StateChangeBatch
@@ -92,7 +91,7 @@ class ZkReplicaStateMachine:
             raise
         except Exception:
             log.error("Error while moving some replicas to %s state", target_state, exc_info=True)
-        yield Emit("state-change-log", StateChangeBatch(self.ctx.epoch, replica_changes=tuple(self._changes)))
+        yield StateChange(StateChangeBatch(self.ctx.epoch, replica_changes=tuple(self._changes)))
         self._changes = []
 
     def _mark(self, replica: PartitionAndReplica, target: ReplicaState) -> None:

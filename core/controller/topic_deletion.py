@@ -7,10 +7,11 @@ ReplicaDeletionIneligible. It is called with a `DeletionStimulus`: one of Kafka'
 topics involved (partitions, replica states, liveness, as the controller's context has them; only those that changed
 since it was last told). It is a procedure: every step it needs of the controller — a replica or partition state
 transition, a znode delete, an UpdateMetadata — is a `DeletionInstruction` it yields and is resumed with the outcome
-of (a replica transition's answer is the replicas' states after it). Records for the state-change log are `Emit`
-effects. Deletion advances only on stimuli (StopReplica responses, broker startup, reassignment completion,
-failover): there is no timer.
+of (a replica transition's answer is the replicas' states after it). Records for the state-change log are
+`StateChange` effects. Deletion advances only on stimuli (StopReplica responses, broker startup, reassignment
+completion, failover): there is no timer.
 """
+
 from __future__ import annotations
 
 import logging
@@ -28,7 +29,7 @@ from core.controller.states import (
     ReplicaDeletionSuccessful,
     ReplicaState,
 )
-from core.effects import Emit, Proc
+from core.effects import Proc, StateChange
 from messages.common import PartitionAndReplica, TopicPartition
 from messages.observability import TopicDeletionProgress
 from messages.topic_deletion import (
@@ -53,8 +54,6 @@ from messages.topic_deletion import (
 )
 
 log = logging.getLogger("kactor.controller.topic_deletion")
-
-STATE_CHANGE_LOG = "state-change-log"
 
 
 class _TopicView:
@@ -165,7 +164,7 @@ class TopicDeletionManager:
             new = [t for t in ordered(set(topics)) if t not in self.topics_to_be_deleted]
             self.topics_to_be_deleted.update(new)
             for t in new:
-                yield Emit(STATE_CHANGE_LOG, TopicDeletionProgress(t, "Queued"))
+                yield StateChange(TopicDeletionProgress(t, "Queued"))
             yield from self.resume_deletions()
 
     def resume_deletion_for_topics(self, topics: Iterable[str] = ()) -> Proc[None]:
@@ -197,7 +196,7 @@ class TopicDeletionManager:
             if new_halted:
                 log.info("Halted deletion of topics %s due to %s", ",".join(sorted(new_halted)), reason)
             for t in sorted(fresh):
-                yield Emit(STATE_CHANGE_LOG, TopicDeletionProgress(t, "Ineligible", reason))
+                yield StateChange(TopicDeletionProgress(t, "Ineligible", reason))
 
     def is_topic_queued_up_for_deletion(self, topic: str) -> bool:
         """TopicDeletionManager.isTopicQueuedUpForDeletion (always false with deletion disabled)."""
@@ -274,7 +273,7 @@ class TopicDeletionManager:
         self.topics_with_deletion_started.discard(topic)
         yield from self._instruct(DeleteTopic(topic))
         self._topics.pop(topic, None)
-        yield Emit(STATE_CHANGE_LOG, TopicDeletionProgress(topic, "Completed"))
+        yield StateChange(TopicDeletionProgress(topic, "Completed"))
 
     def _on_topic_deletion(self, topics: set[str]) -> Proc[None]:
         """onTopicDeletion: first time → partitions Offline → NonExistent, then mark deletion started; UpdateMetadata
@@ -289,7 +288,7 @@ class TopicDeletionManager:
             # after the partition moves, so the offline-partition count is decremented correctly
             self.topics_with_deletion_started.update(unseen)
             for t in unseen:
-                yield Emit(STATE_CHANGE_LOG, TopicDeletionProgress(t, "Started"))
+                yield StateChange(TopicDeletionProgress(t, "Started"))
         partitions: list[TopicPartition] = []
         for t in sorted(topics):
             partitions.extend(sorted(self._partitions_for_topic(t)))

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from actors.proc_driver import ProcDriver
-from core.effects import Emit, Proc
+from core.effects import Proc, StateChange
 from messages.topic_deletion import TryTopicDeletion
 from messages.zk import NONODE, OK, GetData, SetData, ZkBatch, ZkOpResult, ZkRequest, ZkResponse
 
@@ -39,7 +39,7 @@ class _Harness:
 
     def _handle(self, effect: Any) -> Any:
         self.effects.append(effect)
-        return f"handled {effect.body}"  # what the effect handler answers is sent into the procedure
+        return f"handled {effect.record}"  # what the effect handler answers is sent into the procedure
 
     def run(self, proc: Proc[Any]) -> None:
         self.driver.run(proc, lambda result, error: self.done.append((result, error)))
@@ -49,16 +49,16 @@ def test_a_zookeeper_batch_suspends_the_procedure_until_its_response() -> None:
     seen: list[Any] = []
 
     def proc() -> Proc[str]:
-        seen.append((yield Emit("metrics", "before")))
+        seen.append((yield StateChange("before")))
         (read,) = yield READ
         seen.append(read)
-        seen.append((yield Emit("metrics", "after")))
+        seen.append((yield StateChange("after")))
         return f"leader is {read.data}"
 
     h = _Harness()
     h.run(proc())
     assert h.actor.posted == [("zk", ZkRequest(1, READ, "controller"))]
-    assert h.effects == [Emit("metrics", "before")] and seen == ["handled before"]
+    assert h.effects == [StateChange("before")] and seen == ["handled before"]
     assert h.driver.in_flight == 1 and h.done == []
 
     answer = ZkOpResult(OK, data='{"brokerid":1}')

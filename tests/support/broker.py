@@ -5,9 +5,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from actors.core_effects import routes
 from core.broker.config import BrokerSideConfig
 from core.broker.replica_manager import ReplicaManager
-from core.effects import Emit, Proc, run_sync
+from core.effects import Proc, Respond, run_sync
 from messages.common import Broker, EndPoint, TopicPartition
 from messages.requests import (
     LeaderAndIsrPartitionState,
@@ -43,7 +44,13 @@ def settle_truncation(zk: FakeZooKeeper, leader: ReplicaManager, follower: Repli
 
 
 def emitted(effects: Sequence[Any], to: str | None = None) -> list[Any]:
-    return [e.body for e in effects if isinstance(e, Emit) and (to is None or e.to == to)]
+    """What ``effects`` deliver to the actor ``to`` (to anyone if None) as the actors route them
+    (actors/core_effects.py); a Respond goes to its reply handle."""
+    out: list[Any] = []
+    for e in effects:
+        delivered = ((e.reply_to, e.response),) if isinstance(e, Respond) else routes(e) or ()
+        out.extend(body for name, body in delivered if to is None or name == to)
+    return out
 
 
 def broker(broker_id: int) -> Broker:

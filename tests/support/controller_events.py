@@ -8,10 +8,10 @@ from collections import deque
 from typing import Any
 
 from core.controller.config import ControllerConfig
-from core.controller.kafka_controller import CONTROLLER_ACTOR, KafkaController
+from core.controller.kafka_controller import KafkaController
 from core.controller.topic_deletion import TopicDeletionManager
 from core.controller.topic_deletion_client import answer_deletions
-from core.effects import AddBrokerChannel, Emit, RemoveBrokerChannel, SendRequest
+from core.effects import AddBrokerChannel, Enqueue, RemoveBrokerChannel, SendRequest
 from messages import controller_events as ev
 from messages.common import (
     Broker,
@@ -131,8 +131,8 @@ class Harness:
             assert_context_consistent(c)
         for e in effects:
             self.effects[broker_id].append(e)
-            if isinstance(e, Emit) and e.to == CONTROLLER_ACTOR:
-                self.queues[broker_id].append(e.body)
+            if isinstance(e, Enqueue):
+                self.queues[broker_id].append(e.event)
         return result
 
     def deliver_watches(self) -> None:

@@ -70,7 +70,7 @@ def fetch_round(zk: FakeZooKeeper, leader: ReplicaManager, follower: ReplicaMana
         (response,) = emitted(effects, "f")
     assert isinstance(response, FetchResponse)
     if client_effects is not None:
-        client_effects.extend(e for e in effects if getattr(e, "to", "f") != "f")
+        client_effects.extend(e for e in effects if getattr(e, "reply_to", "f") != "f")
     drive(follower.handle_fetch_response(leader_id, response, now), zk)
 
 

@@ -24,7 +24,7 @@ from core.controller.states import (
     OnlinePartition,
     PartitionState,
 )
-from core.effects import Emit
+from core.effects import StateChange
 from messages.common import LeaderAndIsr, LeaderIsrAndControllerEpoch, ReplicaAssignment, TopicPartition
 from messages.observability import StateChangeBatch
 from messages.requests import LeaderAndIsrRequest, StopReplicaRequest, UpdateMetadataRequest
@@ -273,7 +273,7 @@ def test_offline_partition_to_unclean_online_partition_transition(h: Harness) ->
     assert [e.broker_id for e in sent(h.effects, LeaderAndIsrRequest)] == [BROKER_ID]
     assert h.ctx.partition_state(PARTITION) == OnlinePartition
     assert h.ctx.stats.unclean_leader_elections == 1
-    [scb] = [e.body for e in h.effects if isinstance(e, Emit)]
+    [scb] = [e.record for e in h.effects if isinstance(e, StateChange)]
     assert scb.elections[0].unclean and scb.elections[0].strategy == "OfflinePartition"
 
 
@@ -484,10 +484,9 @@ def test_trigger_online_partition_state_change_skips_topics_queued_for_deletion(
 
 def test_state_change_batch_emitted(h: Harness) -> None:
     h.handle([PARTITION], NewPartition)
-    [emit] = [e for e in h.effects if isinstance(e, Emit)]
-    assert emit.to == "state-change-log"
-    assert isinstance(emit.body, StateChangeBatch) and emit.body.controller_epoch == CONTROLLER_EPOCH
-    assert [(c.topic_partition, c.from_state, c.to_state) for c in emit.body.partition_changes] == \
+    [record] = [e.record for e in h.effects if isinstance(e, StateChange)]
+    assert isinstance(record, StateChangeBatch) and record.controller_epoch == CONTROLLER_EPOCH
+    assert [(c.topic_partition, c.from_state, c.to_state) for c in record.partition_changes] == \
         [(PARTITION, "NonExistentPartition", "NewPartition")]
 
 

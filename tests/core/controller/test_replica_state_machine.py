@@ -21,7 +21,7 @@ from core.controller.states import (
     ReplicaDeletionSuccessful,
     ReplicaState,
 )
-from core.effects import Emit
+from core.effects import StateChange
 from messages.common import (
     LeaderAndIsr,
     LeaderIsrAndControllerEpoch,
@@ -465,8 +465,8 @@ def test_replicas_grouped_by_broker_in_one_batch(h: Harness) -> None:
     stops = sent(h.effects, StopReplicaRequest)
     assert sorted(s.broker_id for s in stops) == [1, 2, 3]
     assert all(len(s.request.partition_states) == 6 for s in stops)
-    [emit] = [e for e in h.effects if isinstance(e, Emit)]
-    assert len(emit.body.replica_changes) == 18
+    [record] = [e.record for e in h.effects if isinstance(e, StateChange)]
+    assert len(record.replica_changes) == 18
 
 
 def test_replica_state_values() -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 from core.controller.config import AUTO_LEADER_REBALANCE_TIMER
-from core.effects import AddBrokerChannel, Cancel, Emit, RemoveBrokerChannel, Schedule
+from core.effects import AddBrokerChannel, BrokerEpochChanged, Cancel, RemoveBrokerChannel, Schedule, StateChange
 from messages import controller_events as ev
 from messages.broker_lifecycle import BrokerRegistered
 from messages.common import TopicPartition
@@ -35,7 +35,7 @@ def test_first_controller_gets_epoch_1_and_exact_controller_json() -> None:
     assert h.zk.get("/controller_epoch") == "1" and h.zk.version("/controller_epoch") == 1
     assert h.zk.get("/controller") == f'{{"version":1,"brokerid":1,"timestamp":"{h.now_ms}"}}'
     assert h.zk.nodes["/controller"].ephemeral_owner == 1
-    assert any(isinstance(e, Emit) and e.body == ControllerChanged(1, 1, True) for e in h.effects[1])
+    assert StateChange(ControllerChanged(1, 1, True)) in h.effects[1]
     # failover: channels to every broker, UpdateMetadata (no partitions) to all, auto-rebalance timer in 5 s
     assert sorted(e.broker.id for e in h.effects[1] if isinstance(e, AddBrokerChannel)) == [1, 2, 3]
     ums = h.sent(1, UpdateMetadataRequest)
@@ -146,7 +146,7 @@ def test_fenced_write_controller_moved_resigns() -> None:
     assert not c.is_active and c.active_controller_id == 2
     assert Cancel(AUTO_LEADER_REBALANCE_TIMER) in h.effects[1]
     assert sorted(e.broker_id for e in h.effects[1] if isinstance(e, RemoveBrokerChannel)) == [1, 2, 3]
-    assert any(isinstance(e, Emit) and e.body == ControllerChanged(1, -1, False) for e in h.effects[1])
+    assert StateChange(ControllerChanged(1, -1, False)) in h.effects[1]
     assert c.ctx.all_topics == set() and c.ctx.epoch == 0
     assert not c.gauges().active
 
@@ -175,8 +175,7 @@ def test_session_expiry_expire_then_register_broker_and_reelect() -> None:
     assert c.broker_epoch == h.zk.nodes["/brokers/ids/1"].czxid
     # the broker side and the metrics learn the new broker epoch
     registered = BrokerRegistered(1, c.broker_epoch)
-    assert [e for e in h.effects[1] if isinstance(e, Emit) and isinstance(e.body, BrokerRegistered)] == [
-        Emit("replica-manager", registered), Emit("metrics", registered)]
+    assert [e for e in h.effects[1] if isinstance(e, BrokerEpochChanged)] == [BrokerEpochChanged(registered)]
     assert c.is_active and c.ctx.epoch == 2
 
 

@@ -11,10 +11,9 @@ from typing import Any
 import pytest
 
 from core.controller.config import ControllerConfig
-from core.controller.context import ControllerContext
+from core.controller.context import ControllerContext, ordered
 from core.controller.errors import ControllerMovedError, KeeperError
 from core.controller.kafka_controller import KafkaController
-from core.controller.partition_state_machine import ordered
 from core.controller.states import (
     NonExistentPartition,
     NonExistentReplica,
