@@ -16,6 +16,7 @@ from typing import Any
 
 from thespian.actors import Actor, ActorExitRequest, ChildActorExited
 
+from actors import names
 from messages.runtime import ActorFailed, ActorInit, CancelTimer, Envelope, ScheduleTimer
 
 log = logging.getLogger("kactor.actors")
@@ -112,7 +113,7 @@ class KActor(Actor):
 
     def schedule(self, key: str, delay_ms: float) -> None:
         """Ask the timer edge for TimerFired(key) after delay_ms (an earlier timer with that key is replaced)."""
-        self.post("timer", ScheduleTimer(key, delay_ms))
+        self.post(names.TIMER, ScheduleTimer(key, delay_ms))
 
     def cancel_timer(self, key: str) -> None:
-        self.post("timer", CancelTimer(key))
+        self.post(names.TIMER, CancelTimer(key))

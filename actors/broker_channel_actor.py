@@ -13,6 +13,7 @@ from typing import Any
 
 import attrs
 
+from actors import names
 from actors.base import KActor
 from core.effects import SendRequest
 from messages.channel import ChannelResponse, ChannelStart, ChannelStop
@@ -23,7 +24,6 @@ from messages.requests import StopReplicaRequest
 from messages.runtime import TimerFired
 
 RETRY_BACKOFF_MS = 100.0
-BROKER_REQUEST_HANDLER = "replica-manager"
 
 
 @attrs.define
@@ -37,7 +37,7 @@ class _Queued:
 class BrokerChannelActor(KActor):
     def on_start(self) -> None:
         self.broker: Broker | None = None
-        self.controller = "controller"
+        self.controller = names.CONTROLLER
         self.timeout_ms = 30000.0
         self.queue: deque[_Queued] = deque()
         self.in_flight: _Queued | None = None
@@ -73,7 +73,7 @@ class BrokerChannelActor(KActor):
             item.sent_ms = self.now_ms()
         self.request_id += 1
         ep = self.broker.endpoints[0]
-        self.post("net", NetSend(ep.host, ep.port, BROKER_REQUEST_HANDLER, item.request, self.request_id, self.name))
+        self.post(names.NET, NetSend(ep.host, ep.port, names.REPLICA_MANAGER, item.request, self.request_id, self.name))
         self.schedule("request-timeout", self.timeout_ms)
 
     def on_NetResponse(self, msg: NetResponse, sender: str) -> None:
@@ -100,7 +100,7 @@ class BrokerChannelActor(KActor):
             # Kafka's NetworkClient disconnects on request timeout; the send thread then resends the same request.
             if self.broker is not None:
                 ep = self.broker.endpoints[0]
-                self.post("net", NetClose(ep.host, ep.port))
+                self.post(names.NET, NetClose(ep.host, ep.port))
             self.schedule("retry", RETRY_BACKOFF_MS)
         elif msg.key == "retry":
             self._send()
@@ -115,10 +115,10 @@ class BrokerChannelActor(KActor):
         self.queue.clear()
         if self.broker is not None:
             ep = self.broker.endpoints[0]
-            self.post("net", NetClose(ep.host, ep.port))
+            self.post(names.NET, NetClose(ep.host, ep.port))
 
     def _completed(self, item: _Queued, error: str) -> None:
         assert self.broker is not None
-        self.post("metrics", ChannelRequestCompleted(
+        self.post(names.METRICS, ChannelRequestCompleted(
             self.broker.id, type(item.request).__name__, item.enqueued_ms, item.sent_ms, self.now_ms(),
             item.attempts, error, self.queue_size))

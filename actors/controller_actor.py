@@ -26,7 +26,6 @@ from actors.base import KActor
 from actors.broker_channel_actor import BrokerChannelActor
 from actors.core_effects import routes
 from actors.proc_driver import ProcDriver
-from actors.topic_deletion_actor import TOPIC_DELETION_ACTOR
 from core.broker.log_config import UNCLEAN_LEADER_ELECTION_ENABLE, parse_boolean
 from core.controller.errors import exception_of, raised_error
 from core.controller.kafka_controller import KafkaController
@@ -83,8 +82,8 @@ class ControllerActor(KActor):
     # -- inputs that become events ----------------------------------------------------------------------------------
     def on_ControllerInit(self, msg: ControllerInit, sender: str) -> None:
         self.controller = KafkaController(msg.config)
-        if self.runtime.has_actor(TOPIC_DELETION_ACTOR):
-            self.post(TOPIC_DELETION_ACTOR, TopicDeletionManagerInit(msg.config.broker_id,
+        if self.runtime.has_actor(names.TOPIC_DELETION):
+            self.post(names.TOPIC_DELETION, TopicDeletionManagerInit(msg.config.broker_id,
                                                                      msg.config.delete_topic_enable))
 
     def on_ZkWatchEvent(self, msg: ZkWatchEvent, sender: str) -> None:
@@ -103,7 +102,7 @@ class ControllerActor(KActor):
 
     # -- the TopicDeletionActor: its replies, and its instructions served while the event waits ----------------------
     def _ask_topic_deletion(self, request_id: int, stimulus: DeletionStimulus) -> tuple[str, TopicDeletionRequest]:
-        return TOPIC_DELETION_ACTOR, TopicDeletionRequest(request_id, stimulus, self.name)
+        return names.TOPIC_DELETION, TopicDeletionRequest(request_id, stimulus, self.name)
 
     def on_TopicDeletionReply(self, msg: TopicDeletionReply, sender: str) -> None:
         self.driver.resume(msg.request_id, msg.queue, None if msg.error is None else exception_of(msg.error))
@@ -176,7 +175,7 @@ class ControllerActor(KActor):
 
     def _preempt(self, item: _Queued) -> None:
         if item.reply is not None:  # ControlledShutdown's preempt: callback(Failure(ControllerMovedException))
-            self.post("net", NetReply(*item.reply, ControlledShutdownResponse(Errors.STALE_CONTROLLER_EPOCH)))
+            self.post(names.NET, NetReply(*item.reply, ControlledShutdownResponse(Errors.STALE_CONTROLLER_EPOCH)))
 
     def _process_queue(self) -> None:
         # A loop, not recursion: events that need no ZooKeeper round trip complete synchronously, inside
@@ -193,7 +192,7 @@ class ControllerActor(KActor):
                 item = self.current
                 self.driver.run(core.process(item.event), self._event_done)
                 if self.current is item:  # waiting for ZooKeeper: the ControllerState gauge shows it meanwhile
-                    self.post("metrics", ControllerEventStarted(type(item.event).__name__,
+                    self.post(names.METRICS, ControllerEventStarted(type(item.event).__name__,
                                                                 core.controller_state(item.event), self.started_ms))
         finally:
             self._draining = False
@@ -206,12 +205,12 @@ class ControllerActor(KActor):
         if item.reply is not None:
             reply = result if isinstance(result, ControlledShutdownResponse) else \
                 ControlledShutdownResponse(Errors.UNKNOWN_SERVER_ERROR)
-            self.post("net", NetReply(*item.reply, reply))
+            self.post(names.NET, NetReply(*item.reply, reply))
         core = self._core()
-        self.post("metrics", ControllerEventProcessed(
+        self.post(names.METRICS, ControllerEventProcessed(
             type(item.event).__name__, core.controller_state(item.event), item.enqueued_ms, self.started_ms,
             self.now_ms(), len(self.queue)))
-        self.post("metrics", core.gauges())
+        self.post(names.METRICS, core.gauges())
         # An event that waited for ZooKeeper completes here, from on_ZkResponse: the events queued meanwhile are
         # next (Kafka's event thread takes the next event as soon as process() returns).
         self._process_queue()
@@ -245,7 +244,7 @@ class ControllerActor(KActor):
         broker_id = effect.broker.id
         if broker_id in self.channels:
             return  # ControllerChannelManager.addBroker is idempotent
-        name = f"channel-{broker_id}"
+        name = names.channel(broker_id)
         addr = self.createActor(BrokerChannelActor)
         self.runtime.register(name, addr)
         self.send(addr, ActorInit(name, self.runtime.key))

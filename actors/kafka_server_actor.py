@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from actors import names
 from actors.base import KActor
 from actors.proc_driver import ProcDriver
 from core.effects import Proc
@@ -89,10 +90,10 @@ class KafkaServerActor(KActor):
         self.broker_epoch = int(epoch)
         log.info("broker %d registered with epoch %d", self.broker_id, self.broker_epoch)
         registered = BrokerRegistered(self.broker_id, self.broker_epoch)
-        for name in ("replica-manager", "metrics"):
+        for name in names.BROKER_EPOCH_LISTENERS:
             if self.runtime.has_actor(name):
                 self.post(name, registered)
-        self.post("controller", ev.Startup())
+        self.post(names.CONTROLLER, ev.Startup())
 
     # -- controlled shutdown (KafkaServer.controlledShutdown) --------------------------------------------------------
     def on_BrokerShutdownRequested(self, msg: BrokerShutdownRequested, sender: str) -> None:
@@ -101,8 +102,8 @@ class KafkaServerActor(KActor):
         self.shutting_down = True
         # KafkaServer.shutdown sets isShuttingDown, which its ReplicaManager shares, before controlledShutdown():
         # the LeaderAndIsr requests the controller sends meanwhile start no fetchers (makeFollowers)
-        if self.runtime.has_actor("replica-manager"):
-            self.post("replica-manager", ReplicaManagerShuttingDown())
+        if self.runtime.has_actor(names.REPLICA_MANAGER):
+            self.post(names.REPLICA_MANAGER, ReplicaManagerShuttingDown())
         if not self.controlled_enabled or self.broker_epoch < 0:
             self._complete(False, "controlled shutdown disabled" if self.broker_epoch >= 0 else "not registered")
             return
@@ -130,8 +131,9 @@ class KafkaServerActor(KActor):
             return
         self.request_id += 1
         host, port = endpoint
-        self.post("net", NetSend(host, port, "controller", ControlledShutdownRequest(self.broker_id, self.broker_epoch),
-                                 self.request_id, self.name))
+        self.post(names.NET, NetSend(host, port, names.CONTROLLER,
+                                     ControlledShutdownRequest(self.broker_id, self.broker_epoch), self.request_id,
+                                     self.name))
 
     def on_NetResponse(self, msg: NetResponse, sender: str) -> None:
         if msg.request_id != self.request_id or not self.shutting_down:
@@ -163,7 +165,7 @@ class KafkaServerActor(KActor):
             self._attempt()
         elif msg.key == "shutdown-deadline":
             log.warning("broker %d: replica manager did not stop in time; stopping anyway", self.broker_id)
-            self.post("kafka-server", BrokerShutdownComplete(False, "replica manager shutdown timed out", False))
+            self.post(names.KAFKA_SERVER, BrokerShutdownComplete(False, "replica manager shutdown timed out", False))
         elif msg.key == "register-retry" and not self.shutting_down:
             self.driver.run(self._register(self.startup), self._registered)
 
@@ -173,7 +175,7 @@ class KafkaServerActor(KActor):
     def _complete(self, controlled: bool, reason: str, error: bool = False) -> None:
         # KafkaServer.shutdown: replicaManager.shutdown() (fetchers stopped, high watermarks checkpointed) comes
         # before the ZooKeeper session is closed; the replica manager passes the completion back to us.
-        self.post("replica-manager", ReplicaManagerShutdown(BrokerShutdownComplete(controlled, reason, error)))
+        self.post(names.REPLICA_MANAGER, ReplicaManagerShutdown(BrokerShutdownComplete(controlled, reason, error)))
         self.schedule("shutdown-deadline", SHUTDOWN_DEADLINE_MS)
 
     def on_BrokerShutdownComplete(self, msg: BrokerShutdownComplete, sender: str) -> None:

@@ -17,6 +17,7 @@ METRICS = "metrics"  # MetricsActor: Kafka's metrics (ControllerStats, gauges)
 STATE_CHANGE_LOG = "state-change-log"  # ObserverActor: Kafka's state-change logger
 REPLICA_MANAGER = "replica-manager"  # ReplicaManagerActor: KafkaApis' front for the replica manager's shards
 CONTROLLER = "controller"  # ControllerActor: the controller-event-thread and its queue
+TOPIC_DELETION = "topic-deletion"  # TopicDeletionActor: TopicDeletionManager
 KAFKA_SERVER = "kafka-server"  # KafkaServerActor: KafkaServer.startup / controlledShutdown
 CONFIG_MANAGER = "config-manager"  # ConfigManagerActor: DynamicConfigManager
 

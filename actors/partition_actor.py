@@ -16,6 +16,7 @@ import zlib
 from collections import deque
 from typing import Any
 
+from actors import names
 from actors.base import KActor
 from actors.proc_driver import ProcDriver
 from core.broker.config import BrokerSideConfig
@@ -64,7 +65,6 @@ from messages.zk import ZkResponse
 log = logging.getLogger("kactor.broker")
 
 TASKS_TIMER = "replica-tasks"
-FRONT = "replica-manager"
 REPLICA_SOCKET_TIMEOUT_MS = 30000  # replica.socket.timeout.ms
 GAUGES_INTERVAL_MS = 1000
 
@@ -272,7 +272,7 @@ class PartitionActor(KActor):
             log.error("%s: %s failed: %s", self.name, type(body).__name__, error, exc_info=error)
             result = error_response(body)
         if result is not None:  # None: a delayed fetch/produce, answered later through Respond
-            self.post(FRONT, ShardReply(token, self.shard, result))
+            self.post(names.REPLICA_MANAGER, ShardReply(token, self.shard, result))
         if isinstance(body, (LeaderAndIsrRequest, StopReplicaRequest)):
             self._publish_gauges()
         self._done(None, None)
@@ -297,11 +297,11 @@ class PartitionActor(KActor):
         self.stopped = True
         self.busy = False
         self.cancel_timer(TASKS_TIMER)
-        self.post(FRONT, ShardStopped(self.shard))
+        self.post(names.REPLICA_MANAGER, ShardStopped(self.shard))
 
     def _effect(self, effect: Any) -> None:
         if isinstance(effect, Respond):
-            self.post(FRONT, ShardReply(int(effect.reply_to[6:]), self.shard, effect.response))
+            self.post(names.REPLICA_MANAGER, ShardReply(int(effect.reply_to[6:]), self.shard, effect.response))
             return None
         raise TypeError(f"{self.name}: unexpected effect {type(effect).__name__}")
 
@@ -328,7 +328,7 @@ class PartitionActor(KActor):
             rid = next(self.fetch_ids)
             self.fetches[rid] = leader
             wait_ms = request.max_wait_ms if isinstance(request, FetchRequest) else 0
-            self.post("net", NetSend(ep.host, ep.port, FRONT, request, rid, self.name,
+            self.post(names.NET, NetSend(ep.host, ep.port, names.REPLICA_MANAGER, request, rid, self.name,
                                      timeout_ms=wait_ms + REPLICA_SOCKET_TIMEOUT_MS))
 
     def _poke_log_dir_probe(self) -> None:
@@ -360,4 +360,4 @@ class PartitionActor(KActor):
         gauges = self.rm.metrics()
         if gauges != self.last_gauges:
             self.last_gauges = gauges
-            self.post("metrics", ReplicaManagerGauges(self.shard, gauges))
+            self.post(names.METRICS, ReplicaManagerGauges(self.shard, gauges))

@@ -14,6 +14,7 @@ import logging
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from actors import names
 from messages.zk import ZkBatch, ZkRequest, ZkResponse
 
 log = logging.getLogger("kactor.actors")
@@ -31,7 +32,7 @@ class ProcDriver:
         self._handle_effect = handle_effect
         self._ids = itertools.count(1)
         self._waiting: dict[int, tuple[Any, Done]] = {}
-        self._asks: dict[type, Ask] = {ZkBatch: lambda rid, batch: ("zk", ZkRequest(rid, batch, actor.name))}
+        self._asks: dict[type, Ask] = {ZkBatch: lambda rid, batch: (names.ZK, ZkRequest(rid, batch, actor.name))}
         self._asks.update(asks or {})
 
     @property

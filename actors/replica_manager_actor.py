@@ -18,6 +18,7 @@ from typing import Any
 
 import attrs
 
+from actors import names
 from actors.base import KActor
 from actors.partition_actor import PartitionActor, shard_of
 from core.broker.replica_manager import FETCH_SESSION_ID_NOT_FOUND, SESSION_ID_STRIDE
@@ -116,7 +117,7 @@ class LogDirProbe:
                 if i not in self._reported and not self.usable(d, write_test=poked):
                     self._reported.add(i)
                     log.error("log dir %s is unusable: taking its partitions offline", d)
-                    self.runtime.inject("replica-manager", LogDirFailure(i, d), "edge:log-dirs")  # type: ignore
+                    self.runtime.inject(names.REPLICA_MANAGER, LogDirFailure(i, d), names.EDGE_LOG_DIRS)  # type: ignore
 
 
 class SessionRoutingError(TypeError):
@@ -231,7 +232,7 @@ class ReplicaManagerActor(KActor):
         self.shards = max(1, msg.partition_actors)
         self.log_dirs = tuple(msg.log_dirs)
         for i in range(self.shards):
-            name = f"partition-{i}"
+            name = names.shard(i)
             addr = self.createActor(PartitionActor)
             self.runtime.register(name, addr)
             self.send(addr, ActorInit(name, self.runtime.key))
@@ -244,17 +245,17 @@ class ReplicaManagerActor(KActor):
 
     def on_LogDirFailure(self, msg: LogDirFailure, sender: str) -> None:
         for i in range(self.shards):
-            self.post(f"partition-{i}", msg)
+            self.post(names.shard(i), msg)
         self.failed_dirs.add(msg.dir_index)
         if self.log_dirs and len(self.failed_dirs) >= len(self.log_dirs):
             # LogManager.handleLogDirFailure: with no live log dir left the broker cannot serve anything and halts
             reason = f"Shutdown broker because all log dirs in {', '.join(self.log_dirs)} have failed"
             log.critical("%s", reason)
-            self.post("kafka-server", BrokerShutdownComplete(False, reason, True))
+            self.post(names.KAFKA_SERVER, BrokerShutdownComplete(False, reason, True))
 
     def on_BrokerRegistered(self, msg: BrokerRegistered, sender: str) -> None:
         for i in range(self.shards):
-            self.post(f"partition-{i}", ShardBrokerEpoch(msg.broker_epoch))
+            self.post(names.shard(i), ShardBrokerEpoch(msg.broker_epoch))
 
     def on_NetRequest(self, msg: NetRequest, sender: str) -> None:
         body = msg.body
@@ -264,7 +265,7 @@ class ReplicaManagerActor(KActor):
             parts = split_request(body, self.shards)
         except SessionRoutingError:
             if msg.reply_expected:
-                self.post("net", NetReply(msg.connection_id, msg.request_id,
+                self.post(names.NET, NetReply(msg.connection_id, msg.request_id,
                                           FetchResponse((), FETCH_SESSION_ID_NOT_FOUND)))
             return
         except TypeError as e:
@@ -272,12 +273,12 @@ class ReplicaManagerActor(KActor):
             return
         if not parts:  # a fetch with no partitions
             if msg.reply_expected:
-                self.post("net", NetReply(msg.connection_id, msg.request_id, merge_responses(body, {})))
+                self.post(names.NET, NetReply(msg.connection_id, msg.request_id, merge_responses(body, {})))
             return
         token = next(self.tokens)
         self.pending[token] = _Pending(msg.connection_id, msg.request_id, msg.reply_expected, body, set(parts))
         for i, part in parts.items():
-            self.post(f"partition-{i}", ShardRequest(token, part))
+            self.post(names.shard(i), ShardRequest(token, part))
 
     def on_ShardReply(self, msg: ShardReply, sender: str) -> None:
         p = self.pending.get(msg.token)
@@ -289,17 +290,17 @@ class ReplicaManagerActor(KActor):
             return
         del self.pending[msg.token]
         if p.reply_expected:
-            self.post("net", NetReply(p.connection_id, p.request_id, merge_responses(p.request, p.parts)))
+            self.post(names.NET, NetReply(p.connection_id, p.request_id, merge_responses(p.request, p.parts)))
 
     def on_TopicConfigChanged(self, msg: TopicConfigChanged, sender: str) -> None:
         """TopicConfigHandler → LogManager: every shard's logs of the topic take the new overrides."""
         for i in range(self.shards):
-            self.post(f"partition-{i}", msg)
+            self.post(names.shard(i), msg)
 
     def on_LogConfigDefaultsChanged(self, msg: LogConfigDefaultsChanged, sender: str) -> None:
         """DynamicLogConfig.reconfigure → LogManager: every shard's logs take the new broker defaults."""
         for i in range(self.shards):
-            self.post(f"partition-{i}", msg)
+            self.post(names.shard(i), msg)
 
     def on_ReplicaManagerShuttingDown(self, msg: ReplicaManagerShuttingDown, sender: str) -> None:
         """KafkaServer's isShuttingDown, shared with its ReplicaManager: every shard stops adding fetchers."""
@@ -307,7 +308,7 @@ class ReplicaManagerActor(KActor):
             return
         self.shutting_down = True
         for i in range(self.shards):
-            self.post(f"partition-{i}", ShardShuttingDown())
+            self.post(names.shard(i), ShardShuttingDown())
 
     def on_ReplicaManagerShutdown(self, msg: ReplicaManagerShutdown, sender: str) -> None:
         if self.shutdown is not None:
@@ -317,11 +318,11 @@ class ReplicaManagerActor(KActor):
         if probe is not None:
             probe.close()
         if self.shards == 0:
-            self.post("kafka-server", msg.complete)
+            self.post(names.KAFKA_SERVER, msg.complete)
         for i in range(self.shards):
-            self.post(f"partition-{i}", ShardShutdown())
+            self.post(names.shard(i), ShardShutdown())
 
     def on_ShardStopped(self, msg: ShardStopped, sender: str) -> None:
         self.stopped.add(msg.shard)
         if self.shutdown is not None and len(self.stopped) == self.shards:
-            self.post("kafka-server", self.shutdown.complete)
+            self.post(names.KAFKA_SERVER, self.shutdown.complete)

@@ -34,8 +34,6 @@ from messages.topic_deletion import (
 
 log = logging.getLogger("kactor.controller.topic_deletion")
 
-TOPIC_DELETION_ACTOR = "topic-deletion"
-
 
 class TopicDeletionActor(KActor):
     def on_start(self) -> None:

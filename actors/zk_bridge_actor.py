@@ -11,23 +11,20 @@ from __future__ import annotations
 
 from typing import Any
 
+from actors import names
 from actors.base import KActor
 from messages.zk import ZkRequest, ZkResponse, ZkSessionEvent, ZkWatchEvent
 from zk_bridge import paths
-
-EDGE_SENDER = "edge:zk"
-CONTROLLER = "controller"
-CONFIG_MANAGER = "config-manager"
 
 # Who armed which watch, so who gets it when it fires (ZooKeeperClient's handler maps, per actor): the config manager
 # (DynamicConfigManager's ZkNodeChangeNotificationListener) arms the child watch of /config/changes; every other watch
 # is armed by one of the controller's handlers (core/controller/zk_watches.py). The first matching prefix wins.
 WATCHERS: tuple[tuple[str, str], ...] = (
-    (paths.ConfigEntityChangeNotificationZNode, CONFIG_MANAGER),
-    ("/", CONTROLLER),
+    (paths.ConfigEntityChangeNotificationZNode, names.CONFIG_MANAGER),
+    ("/", names.CONTROLLER),
 )
 # Who hears of session changes (registerStateChangeHandler), in this order.
-SESSION_LISTENERS = (CONTROLLER, CONFIG_MANAGER)
+SESSION_LISTENERS = (names.CONTROLLER, names.CONFIG_MANAGER)
 
 
 def path_matches(path: str, prefix: str) -> bool:
@@ -53,8 +50,8 @@ class ZkBridgeActor(KActor):
         executor = getattr(self.runtime, "edges", {}).get("zk")
         if executor is not None and executor is not self._wired:
             runtime, me = self.runtime, self.name
-            executor.on_watch = lambda event: runtime.inject(me, event, sender=EDGE_SENDER)
-            executor.on_session = lambda event: runtime.inject(me, event, sender=EDGE_SENDER)
+            executor.on_watch = lambda event: runtime.inject(me, event, sender=names.EDGE_ZK)
+            executor.on_session = lambda event: runtime.inject(me, event, sender=names.EDGE_ZK)
             self._wired = executor
         return executor
 
@@ -66,7 +63,7 @@ class ZkBridgeActor(KActor):
         runtime, cause = self.runtime, self.runtime.current_seq
 
         def reply(results: tuple) -> None:  # runs on a kazoo thread: only inject
-            runtime.inject(req.reply_to, ZkResponse(req.request_id, tuple(results)), sender=EDGE_SENDER, cause=cause)
+            runtime.inject(req.reply_to, ZkResponse(req.request_id, tuple(results)), sender=names.EDGE_ZK, cause=cause)
 
         executor.submit(req.batch, reply)
 

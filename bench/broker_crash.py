@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import time
 
+from actors import names
 from bench import common as c
 from bench.controller_shutdown import restore_preferred
 from zk_bridge import paths, znodes
@@ -35,7 +36,7 @@ def measure_run(bc: c.BenchCluster, victim: int, controller: int, led: set[str],
     path = bc.trace_file(controller)
     expiry = None
     for r in c.scan(path, ["ZkWatchEvent"], t_start_ms):
-        if r["sender"] == "edge:zk" and r["payload"]["path"] == paths.BrokerIdsZNode:
+        if r["sender"] == names.EDGE_ZK and r["payload"]["path"] == paths.BrokerIdsZNode:
             expiry = r
             break
     if expiry is None:
@@ -43,7 +44,7 @@ def measure_run(bc: c.BenchCluster, victim: int, controller: int, led: set[str],
     leader_reqs: dict[int, int] = {}  # request_id → leader writes in it
     all_writes = 0
     for r in c.scan(path, ["ZkRequest"], expiry["ts"]):
-        if r["sender"] != "controller":
+        if r["sender"] != names.CONTROLLER:
             continue
         n = 0
         for op in r["payload"]["batch"]["ops"]:
@@ -58,7 +59,7 @@ def measure_run(bc: c.BenchCluster, victim: int, controller: int, led: set[str],
     written = sum(leader_reqs.values())
     end = None
     for r in c.scan(path, ["ZkResponse"], expiry["ts"]):
-        if r["receiver"] == "controller" and r["payload"]["request_id"] in leader_reqs:
+        if r["receiver"] == names.CONTROLLER and r["payload"]["request_id"] in leader_reqs:
             end = r["ts"] if end is None else max(end, r["ts"])
     lai_done = [r["payload"]["completed_ms"] for r in c.scan(path, ["ChannelRequestCompleted"], expiry["ts"])
                 if r["payload"]["request_type"] == "LeaderAndIsrRequest"

@@ -28,6 +28,7 @@ from typing import Any
 
 from kazoo.client import KazooClient
 
+from kactor.trace.reader import is_external
 from messages.common import LeaderAndIsr, LeaderIsrAndControllerEpoch, ReplicaAssignment, TopicPartition
 from zk_bridge import paths, znodes
 
@@ -455,7 +456,7 @@ def first_input_after(path: str, after_seq: int) -> float | None:
                 rec = json.loads(line)
             except ValueError:
                 continue
-            if rec["seq"] > after_seq and (rec["sender"].startswith("edge:") or rec["sender"].startswith("cli")):
+            if rec["seq"] > after_seq and is_external(rec["sender"]):
                 return float(rec["ts"])
     return None
 

@@ -25,6 +25,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from actors import names
 from bench import common as c
 from messages.common import TopicPartition
 from zk_bridge import paths, znodes
@@ -77,7 +78,7 @@ def measure_run(bc: c.BenchCluster, victim: int, controller: int, t_start_ms: fl
                 continue
             ops = p["batch"]["ops"]
             kinds = sorted({op.get("@", "?") for op in ops})
-            if r["sender"] == "controller" and len(ops) >= 10:  # the state reads and writes, not the small ones
+            if r["sender"] == names.CONTROLLER and len(ops) >= 10:  # the state reads and writes, not the small ones
                 sent_at[p["request_id"]] = (r["ts"], f"{len(ops)} {'/'.join(kinds)}")
             for op in ops:
                 if op.get("@") == "SetData" and op["path"].endswith("/state"):

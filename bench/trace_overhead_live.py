@@ -28,6 +28,7 @@ import threading
 import time
 from typing import Any
 
+from actors import names
 from bench.common import cpu_seconds, git_commit, load_average, topic_json, wait_quiet
 from kactor.cluster import LocalCluster
 from messages.common import TopicPartition
@@ -70,12 +71,12 @@ def _produce(leaders: dict[int, int], endpoints: dict[int, tuple[str, int]], par
         for i in range(records):
             p = partitions[i % len(partitions)]
             request = ProduceRequest(TopicPartition(TOPIC, p), (f"record-{i:08d}",), -1)
-            answer = clients[leaders[p]].request("replica-manager", request, 30.0)
+            answer = clients[leaders[p]].request(names.REPLICA_MANAGER, request, 30.0)
             for _ in range(retries):  # the warm-up: a leader may not have its LeaderAndIsr yet
                 if getattr(answer, "error", None) == Errors.NONE:
                     break
                 time.sleep(0.1)
-                answer = clients[leaders[p]].request("replica-manager", request, 30.0)
+                answer = clients[leaders[p]].request(names.REPLICA_MANAGER, request, 30.0)
             if getattr(answer, "error", None) != Errors.NONE:
                 errors.append(f"{TOPIC}-{p}: {answer!r}")
                 return

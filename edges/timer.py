@@ -21,11 +21,11 @@ import threading
 import time
 from typing import Any
 
+from actors import names
 from messages.runtime import TimerFired
 
 log = logging.getLogger("kactor.edges.timer")
 
-SENDER = "edge:timer"
 
 # Heap entry layout (a list so "alive" can be flipped in place; deadline then a unique counter decide the order,
 # so later fields are never compared and equal deadlines fire in scheduling order).
@@ -145,7 +145,7 @@ class TimerEdge:
                     # Inject under the lock (inject is a non-blocking queue put) so that once cancel() returns, no
                     # TimerFired for that timer can still be injected.
                     try:
-                        self._runtime.inject(entry[_OWNER], TimerFired(entry[_KEY]), sender=SENDER,
+                        self._runtime.inject(entry[_OWNER], TimerFired(entry[_KEY]), sender=names.EDGE_TIMER,
                                              cause=entry[_CAUSE])
                     except Exception:  # noqa: BLE001 - the timer thread must outlive a broken runtime
                         log.exception("injecting TimerFired(%s) into %s failed", entry[_KEY], entry[_OWNER])

@@ -38,6 +38,7 @@ from typing import Any
 
 import orjson
 
+from actors import names
 from edges.net_faults import PARTITIONED, FaultFile, endpoint
 from messages.codec import CodecError, dumps_bytes, encode_json, from_json, note_text, noting_texts
 from messages.net import (
@@ -51,7 +52,6 @@ from messages.net import (
 
 log = logging.getLogger("kactor.edges.transport")
 
-SENDER = "edge:net"
 HEADER = struct.Struct(">I")
 DEFAULT_MAX_FRAME_BYTES = 64 * 1024 * 1024
 DEFAULT_CONNECT_TIMEOUT_S = 5.0
@@ -385,7 +385,7 @@ class Transport:
 
     def _inject(self, to: str, body: Any, cause: int | None) -> None:
         try:
-            self._runtime.inject(to, body, sender=SENDER, cause=cause)
+            self._runtime.inject(to, body, sender=names.EDGE_NET, cause=cause)
         except Exception:  # noqa: BLE001 - the I/O thread must outlive a broken runtime
             log.exception("injecting %s into %s failed", type(body).__name__, to)
 

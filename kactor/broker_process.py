@@ -15,6 +15,7 @@ import threading
 import time
 from typing import Any
 
+from actors import names
 from actors.runtime import Runtime
 from edges.trace_writer import TraceWriter
 from kactor.config import KafkaConfig
@@ -23,7 +24,6 @@ from messages.broker_lifecycle import BrokerShutdownComplete, BrokerShutdownRequ
 
 log = logging.getLogger("kactor.broker")
 
-EXTERNAL = "edge:process"
 
 
 class BrokerStartError(RuntimeError):
@@ -68,10 +68,11 @@ def broker_actor_classes() -> tuple[tuple[type, str], ...]:
     from actors.topic_deletion_actor import TopicDeletionActor
     from actors.zk_bridge_actor import ZkBridgeActor
 
-    return ((ZkBridgeActor, "zk"), (TimerActor, "timer"), (NetworkActor, "net"), (MetricsActor, "metrics"),
-            (ObserverActor, "state-change-log"), (ReplicaManagerActor, "replica-manager"),
-            (ControllerActor, "controller"), (TopicDeletionActor, "topic-deletion"), (KafkaServerActor, "kafka-server"),
-            (ConfigManagerActor, "config-manager"))
+    return ((ZkBridgeActor, names.ZK), (TimerActor, names.TIMER), (NetworkActor, names.NET),
+            (MetricsActor, names.METRICS), (ObserverActor, names.STATE_CHANGE_LOG),
+            (ReplicaManagerActor, names.REPLICA_MANAGER), (ControllerActor, names.CONTROLLER),
+            (TopicDeletionActor, names.TOPIC_DELETION), (KafkaServerActor, names.KAFKA_SERVER),
+            (ConfigManagerActor, names.CONFIG_MANAGER))
 
 
 def spawn_broker_actors(rt: Runtime) -> None:
@@ -152,18 +153,18 @@ class BrokerProcess:
         spawn_broker_actors(rt)
         rt.start_driver()
         registration = registration_json(cfg, int(time.time() * 1000), bound_port=transport.port)
-        rt.inject("controller", ControllerInit(controller_config(cfg, registration)), EXTERNAL)
-        rt.inject("replica-manager", _replica_manager_init(cfg), EXTERNAL)
-        rt.inject("config-manager", config_manager_init(cfg), EXTERNAL)
-        rt.inject("kafka-server", BrokerStartup(
+        rt.inject(names.CONTROLLER, ControllerInit(controller_config(cfg, registration)), names.EDGE_PROCESS)
+        rt.inject(names.REPLICA_MANAGER, _replica_manager_init(cfg), names.EDGE_PROCESS)
+        rt.inject(names.CONFIG_MANAGER, config_manager_init(cfg), names.EDGE_PROCESS)
+        rt.inject(names.KAFKA_SERVER, BrokerStartup(
             broker_id, registration, cfg["controlled.shutdown.enable"],
             cfg["controlled.shutdown.max.retries"], cfg["controlled.shutdown.retry.backoff.ms"],
-            cfg["zookeeper.session.timeout.ms"]), EXTERNAL)
+            cfg["zookeeper.session.timeout.ms"]), names.EDGE_PROCESS)
         return rt
 
     def request_shutdown(self) -> None:
         if self.runtime is not None:
-            self.runtime.inject("kafka-server", BrokerShutdownRequested(), EXTERNAL)
+            self.runtime.inject(names.KAFKA_SERVER, BrokerShutdownRequested(), names.EDGE_PROCESS)
 
     def wait(self, timeout: float | None = None) -> bool:
         return self._done.wait(timeout)

@@ -16,7 +16,7 @@ class ChannelStart:
     """Start sending to ``broker`` (its registered endpoint); responses go to the actor named ``controller``."""
 
     broker: Broker
-    controller: str = "controller"
+    controller: str
     request_timeout_ms: float = 30000.0
 
 

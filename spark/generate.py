@@ -18,6 +18,7 @@ import os
 import random
 from dataclasses import dataclass
 
+from actors import names
 from messages.codec import TRACE_VERSION
 from messages.common import Broker, EndPoint, LeaderAndIsr, LeaderIsrAndControllerEpoch, TopicPartition
 from zk_bridge import paths, znodes
@@ -243,7 +244,7 @@ class Generator:
         """One controller → broker request: the channel gets it, the broker's replica manager gets it over the
         network, the response comes back to the channel, which records ChannelRequestCompleted."""
         c = self.controller
-        ch = f"channel-{b}"
+        ch = names.channel(b)
         self.emit(c, "controller", ch, kind + "Request", payload, cause)
         enq_ms = self.ms()
         backlog = self.load[b]

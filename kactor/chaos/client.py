@@ -11,10 +11,9 @@ from typing import Protocol
 
 from kazoo.client import KazooClient
 
+from actors import names
 from kactor.admin.admin_zk import AdminZkClient
 from messages.common import NO_LEADER, Errors, TopicPartition
-
-FRONT = "replica-manager"
 
 
 class ProduceError(Exception):
@@ -59,7 +58,7 @@ class KactorDataClient:
 
         try:
             _, host, port = self._leader(tp)
-            return request(host, port, FRONT, body, self.timeout_s)
+            return request(host, port, names.REPLICA_MANAGER, body, self.timeout_s)
         except TransportError as e:
             raise ProduceError(str(e)) from None
         except Exception as e:  # noqa: BLE001 - ZooKeeper reconnecting, a znode mid-change: not acknowledged

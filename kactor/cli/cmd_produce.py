@@ -14,12 +14,12 @@ from __future__ import annotations
 import argparse
 import time
 
+from actors import names
 from kactor.admin.admin_zk import AdminZkClient
 from kactor.cli import CliError
 from kactor.cli.support import add_zookeeper_args, admin_client, usage_error
 from messages.common import NO_LEADER, Errors, TopicPartition
 
-FRONT = "replica-manager"
 MAX_RECORDS_PER_REQUEST = 1000  # keeps one frame small; Kafka's batch.size plays this role
 # Errors after which a producer refreshes metadata and retries (Kafka's RetriableException subclasses).
 RETRIABLE = ("NOT_LEADER_OR_FOLLOWER", "LEADER_NOT_AVAILABLE", "KAFKA_STORAGE_ERROR", "NOT_ENOUGH_REPLICAS",
@@ -121,7 +121,7 @@ def _produce_partition(admin: AdminZkClient, tp: TopicPartition, values: list[st
             leader, host, port = _leader_endpoint(admin, tp)
             body = ProduceRequest(tp, chunk, acks, int(args.request_timeout * 1000))
             try:
-                answer = request(host, port, FRONT, body, args.request_timeout)
+                answer = request(host, port, names.REPLICA_MANAGER, body, args.request_timeout)
             except TransportError as e:
                 error = f"cannot reach leader {leader} of {tp.topic}-{tp.partition} at {host}:{port}: {e}"
                 retriable = True

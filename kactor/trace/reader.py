@@ -16,6 +16,7 @@ from typing import Any
 
 import attrs
 
+from actors import names
 from messages.codec import TRACE_VERSION, CodecError, from_json
 
 log = logging.getLogger("kactor.trace")
@@ -47,7 +48,7 @@ class Record:
 
 
 def is_external(sender: str) -> bool:
-    return sender.startswith("edge:") or sender.startswith("cli")
+    return sender.startswith(names.EDGE_PREFIX) or sender.startswith("cli")
 
 
 def trace_files(trace_dir: str) -> list[str]:

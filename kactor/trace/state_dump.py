@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from actors import names
+
 
 def _controller_state(controller: Any) -> dict[str, Any]:
     core = getattr(controller, "controller", None)
@@ -78,10 +80,10 @@ def _replica_manager_state(shards: list[Any]) -> dict[str, Any]:
 
 def dump_state(runtime: Any) -> dict[str, Any]:
     inst = runtime.instances
-    shards = [a for n, a in sorted(inst.items()) if n.startswith("partition-")]
+    shards = [a for n, a in sorted(inst.items()) if n.startswith(names.SHARD_PREFIX)]
     return {
         "process": runtime.process_name,
-        "controller": _controller_state(inst.get("controller")),
+        "controller": _controller_state(inst.get(names.CONTROLLER)),
         "replica_manager": _replica_manager_state(shards),
     }
 
