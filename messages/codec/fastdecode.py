@@ -57,7 +57,9 @@ def from_json(data: Any) -> Any:
 
 def _decoder(tag: str) -> Callable[[dict[str, Any]], Any]:
     """The decoder of type ``tag``: generated for a registered attrs class whose fields are keyword arguments of the
-    same name, the codec's decoder otherwise (it raises the codec's error for an unknown tag)."""
+    same name, the codec's decoder otherwise (it raises the codec's error for an unknown tag). Only a registered
+    tag's decoder is kept: the transport decodes what peers send, and a peer's made-up tags must not grow the table
+    (nor stand for a type registered later)."""
     mcls = lookup_type(tag)
     dec: Callable[[dict[str, Any]], Any] = _codec_from_json
     if mcls is not None and attrs.has(mcls):
@@ -66,7 +68,8 @@ def _decoder(tag: str) -> Callable[[dict[str, Any]], Any]:
             # positionally when every field is a positional parameter of __init__, in field order (attrs puts
             # keyword-only fields last, as keyword-only parameters): cheaper than keywords, the same call
             dec = _generate(mcls, tuple(f.name for f in fields), positional=not any(f.kw_only for f in fields))
-    _DECODERS[tag] = dec
+    if mcls is not None:
+        _DECODERS[tag] = dec
     return dec
 
 

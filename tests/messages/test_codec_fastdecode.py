@@ -51,3 +51,9 @@ def test_fastdecode_edge_values_and_errors() -> None:
         with pytest.raises(codec.CodecError) as got:
             fastdecode.from_json(data)
         assert str(got.value) == str(want.value), data
+    # the transport decodes what peers send: unknown tags are not remembered
+    known = len(fastdecode._DECODERS)
+    for i in range(100):
+        with pytest.raises(codec.CodecError):
+            fastdecode.from_json({"@": f"MadeUp{i}"})
+    assert len(fastdecode._DECODERS) == known and "MadeUp0" not in fastdecode._DECODERS
