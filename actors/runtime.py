@@ -19,7 +19,7 @@ from typing import Any, Protocol
 
 from thespian.actors import ActorExitRequest, ActorSystem
 
-from actors.clock import Clock, ManualClock, SystemClock
+from actors.clock import Clock, ManualClock
 from messages.runtime import ActorInit, Envelope
 
 log = logging.getLogger("kactor.runtime")
@@ -182,7 +182,3 @@ class Runtime:
         if self.trace is not None:
             self.trace.close()
         _RUNTIMES.pop(self.key, None)
-
-
-def system_clock() -> Clock:
-    return SystemClock()
