@@ -2,7 +2,7 @@
 
 Procedures are generators of effects (core.effects): ZooKeeper reads/writes are one pipelined ZkBatch per step for
 all partitions, requests leave through the machine's own ControllerBrokerRequestBatch, and each non-empty
-`handle_state_changes` call emits one StateChangeBatch to "state-change-log".
+`handle_state_changes` call yields one StateChange(StateChangeBatch) for the state-change log.
 """
 
 from __future__ import annotations
