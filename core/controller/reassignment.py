@@ -64,7 +64,7 @@ NONE_ERROR: ApiError = (Errors.NONE, "")
 
 
 class ReassignmentClient(Protocol):
-    """The KafkaController operations PartitionReassignment needs, as TopicDeletionManager's DeletionClient: whether
+    """The KafkaController operations PartitionReassignment needs (a seam like deletion's DeletionClient): whether
     it is the active controller, ZooKeeperClient's handler registry, sendUpdateMetadataRequest and
     handleIllegalState. (Kafka's reassignment code is part of KafkaController; here it has a module of its own and
     this is its only way back into the controller.)"""
@@ -85,9 +85,9 @@ class ReassignmentClient(Protocol):
 
 
 class PartitionReassignment:
-    """The reassignment part of KafkaController (same method names). Like TopicDeletionManager it is given the
-    controller's context, request batch, state machines, deletion manager and KafkaZkClient, and reaches the rest of
-    the controller through ``client``."""
+    """The reassignment part of KafkaController (same method names). It is given the controller's context, request
+    batch, state machines, deletion manager and KafkaZkClient, and reaches the rest of the controller only through
+    ``client``."""
 
     def __init__(self, ctx: ControllerContext, broker_request_batch: ControllerBrokerRequestBatch,
                  replica_state_machine: Any, partition_state_machine: Any, topic_deletion_manager: Any,
