@@ -592,6 +592,72 @@ class KafkaZkClient:
         yield from self._zk((Delete(f"{parent}/{c}") for c in children), expected_controller_epoch_zk_version)
 
     # ================================================================================================================
+    # what the admin tools write (AdminZkClient's calls)
+    # ================================================================================================================
+    def create_parents(self, *znode_paths: str) -> Proc[None]:
+        """ZooKeeperClient's createRecursive of each path's ancestors and itself, kept if they exist."""
+        results = yield from self._zk(Create(p, make_parents=True) for p in znode_paths)
+        for p, r in zip(znode_paths, results, strict=True):
+            if r.code not in (OK, NODEEXISTS):
+                raise KeeperError(r.code, p)
+
+    def entity_config_op(self, entity_type: str, entity_name: str, config: Mapping[str, str],
+                         exists: bool) -> SetData | Create:
+        """The op of KafkaZkClient.setOrCreateEntityConfigs: set /config/<type>/<name> if it ``exists``, else create
+        it (as part of a transaction)."""
+        path = paths.ConfigEntityZNode.path(entity_type, entity_name)
+        data = znodes.encode_config_entity(dict(config))
+        return SetData(path, data) if exists else Create(path, data)
+
+    def create_topic_assignment_with_config(self, topic: str, assignment: Mapping[TopicPartition, ReplicaAssignment],
+                                            config: Mapping[str, str], config_exists: bool) -> Proc[ZkOpResult]:
+        """AdminZkClient.createTopicWithAssignment's writes — KafkaZkClient.setOrCreateEntityConfigs, then
+        createTopicAssignment — in one transaction (same end state, no half-written topic on a race). Returns the
+        transaction's result; NODEEXISTS means the topic exists."""
+        (r,) = yield from self._zk((Multi((
+            self.entity_config_op(TOPIC_CONFIG_TYPE, topic, config, config_exists),
+            Create(paths.TopicZNode.path(topic), znodes.encode_topic_assignment(assignment)),
+        )),))
+        return r
+
+    def change_entity_config(self, entity_type: str, entity_name: str, config: Mapping[str, str],
+                             config_exists: bool) -> Proc[ZkOpResult]:
+        """AdminZkClient.changeEntityConfig's writes — KafkaZkClient.setOrCreateEntityConfigs, then
+        createConfigChangeNotification (a persistent-sequential config_change_<seq>) — in one transaction."""
+        (r,) = yield from self._zk((Multi((
+            self.entity_config_op(entity_type, entity_name, config, config_exists),
+            Create(paths.ConfigEntityChangeNotificationSequenceZNode.create_path(),
+                   znodes.encode_config_change(f"{entity_type}/{entity_name}"), sequential=True),
+        )),))
+        return r
+
+    def set_topic_assignment(self, topic: str, assignment: Mapping[TopicPartition, ReplicaAssignment],
+                             expected_version: int) -> Proc[ZkOpResult]:
+        """KafkaZkClient.setTopicAssignment, conditional on the topic znode's version (a concurrent change fails
+        with BADVERSION instead of being lost)."""
+        (r,) = yield from self._zk((SetData(paths.TopicZNode.path(topic), znodes.encode_topic_assignment(assignment),
+                                            expected_version),))
+        return r
+
+    def create_delete_topic_path(self, topic: str) -> Proc[ZkOpResult]:
+        """KafkaZkClient.createDeleteTopicPath: /admin/delete_topics/<t>, no data; NODEEXISTS if already marked."""
+        (r,) = yield from self._zk((Create(paths.DeleteTopicsTopicZNode.path(topic), ""),))
+        return r
+
+    def create_partition_reassignment(self, reassignment: Mapping[TopicPartition, Sequence[int]]
+                                      ) -> Proc[ZkOpResult]:
+        """KafkaZkClient.createPartitionReassignment: /admin/reassign_partitions; NODEEXISTS if one is pending."""
+        data = znodes.encode_reassign_partitions({tp: tuple(r) for tp, r in reassignment.items()})
+        (r,) = yield from self._zk((Create(paths.ReassignPartitionsZNode, data),))
+        return r
+
+    def create_preferred_replica_election(self, partitions: Iterable[TopicPartition]) -> Proc[ZkOpResult]:
+        """KafkaZkClient.createPreferredReplicaElection; NODEEXISTS if one is pending."""
+        (r,) = yield from self._zk((Create(paths.PreferredReplicaElectionZNode,
+                                           znodes.encode_preferred_replica_election(partitions)),))
+        return r
+
+    # ================================================================================================================
     # partition reassignment: /admin/reassign_partitions (the controller's; maintained by controller-seams)
     # ================================================================================================================
     def reassign_partitions_in_progress(self) -> Proc[bool]:

@@ -4,7 +4,9 @@ tools use, over a synchronous kazoo client.
 Every refusal is decided from reads before the first write, so a refused command leaves ZooKeeper unchanged. Where
 Kafka writes two znodes non-transactionally (topic config, then topic assignment; config, then change
 notification) this writes them in one ZooKeeper transaction: same end state, no half-written topic on a race.
-Payloads go through `zk_bridge.znodes`, byte-compatible with Kafka's ``ZkData``.
+The writes are core.zk_client.KafkaZkClient's procedures, the brokers' own, run synchronously (zk_bridge.blocking);
+a failed write raises kazoo's exception for its result code, as a kazoo call would. Payloads go through
+`zk_bridge.znodes`, byte-compatible with Kafka's ``ZkData``.
 """
 
 from __future__ import annotations
@@ -12,12 +14,25 @@ from __future__ import annotations
 import contextlib
 import logging
 from collections.abc import Iterator, Mapping, Sequence
+from typing import TypeVar
 
 from kazoo.client import KazooClient
-from kazoo.exceptions import KazooException, NodeExistsError, NoNodeError
+from kazoo.exceptions import (
+    BadVersionError,
+    ConnectionLoss,
+    KazooException,
+    NodeExistsError,
+    NoNodeError,
+    NotEmptyError,
+    SessionExpiredError,
+    ZookeeperError,
+)
 from kazoo.handlers.threading import KazooTimeoutError
 from kazoo.protocol.states import ZnodeStat
 
+from core.controller.errors import KeeperError
+from core.effects import Proc
+from core.zk_client import KafkaZkClient
 from kactor.admin import (
     AdminOperationException,
     IllegalArgumentException,
@@ -37,8 +52,21 @@ from kactor.admin.assignment import (
     validate_replica_assignment,
 )
 from messages.common import Broker, LeaderIsrAndControllerEpoch, ReplicaAssignment, TopicPartition
+from messages.zk import (
+    BADVERSION,
+    CONNECTIONLOSS,
+    NODEEXISTS,
+    NONODE,
+    NOTEMPTY,
+    OK,
+    RUNTIMEINCONSISTENCY,
+    SESSIONEXPIRED,
+    ZkOpResult,
+)
 from zk_bridge import paths, znodes
+from zk_bridge.blocking import BlockingZk
 
+R = TypeVar("R")
 DEFAULT_CONNECT_TIMEOUT_S = 5.0
 SESSION_TIMEOUT_S = 10.0
 RACK_AWARE_ENFORCED = "enforced"
@@ -77,10 +105,25 @@ def zk_session(connect: str, timeout: float = DEFAULT_CONNECT_TIMEOUT_S) -> Iter
 
 
 class AdminZkClient:
-    """kafka.zk.AdminZkClient (+ the KafkaZkClient reads it relies on) over a started kazoo client."""
+    """kafka.zk.AdminZkClient (+ the KafkaZkClient reads it relies on) over a started kazoo client.
+
+    Writes, and the reads whose KafkaZkClient procedure behaves as the tools need, run core.zk_client's procedures.
+    The reads left here decode strictly: a malformed znode stops the command with a clear message (ZnodeDecodeError),
+    where the controller's procedures log it and go on serving."""
 
     def __init__(self, zk: KazooClient) -> None:
         self.zk = zk
+
+    def _run(self, proc: Proc[R]) -> R:
+        """Run a KafkaZkClient procedure; its failure raises kazoo's exception for the result code."""
+        try:
+            with BlockingZk(self.zk) as b:
+                r = b.run(proc)
+        except KeeperError as e:
+            raise _kazoo_error(e.code, e.path) from None
+        except TimeoutError as e:
+            raise ZooKeeperUnreachable(f"ZooKeeper did not answer: {e}") from None
+        return r
 
     # -- raw helpers -----------------------------------------------------------------------------------------------
     def get_data(self, path: str) -> tuple[str | None, ZnodeStat | None]:
@@ -116,7 +159,7 @@ class AdminZkClient:
 
     def get_sorted_broker_list(self) -> list[int]:
         """KafkaZkClient.getSortedBrokerList."""
-        return sorted(int(c) for c in self.get_children(paths.BrokerIdsZNode) if c.isdigit())
+        return self._run(KafkaZkClient().get_sorted_broker_list())
 
     def get_broker_metadatas(self, rack_aware_mode: str = RACK_AWARE_ENFORCED,
                              broker_list: Sequence[int] | None = None) -> list[BrokerMetadata]:
@@ -142,15 +185,12 @@ class AdminZkClient:
 
     def get_controller_epoch(self) -> tuple[int, int] | None:
         """KafkaZkClient.getControllerEpoch: (epoch, zkVersion of /controller_epoch), or None."""
-        data, stat = self.get_data(paths.ControllerEpochZNode)
-        if stat is None or data is None:
-            return None
-        return znodes.decode_controller_epoch(data), stat.version
+        return self._run(KafkaZkClient().get_controller_epoch())
 
     # -- topics ----------------------------------------------------------------------------------------------------
     def get_all_topics_in_cluster(self) -> list[str]:
         """KafkaZkClient.getAllTopicsInCluster (sorted)."""
-        return self.get_children(paths.TopicsZNode)
+        return self._run(KafkaZkClient().get_all_topics_in_cluster())
 
     def topic_exists(self, topic: str) -> bool:
         """KafkaZkClient.topicExists."""
@@ -189,7 +229,7 @@ class AdminZkClient:
 
     def get_topic_deletions(self) -> list[str]:
         """KafkaZkClient.getTopicDeletions."""
-        return self.get_children(paths.DeleteTopicsZNode)
+        return self._run(KafkaZkClient().get_topic_deletions())
 
     def fetch_topic_config(self, topic: str) -> dict[str, str]:
         """AdminZkClient.fetchEntityConfig(ConfigType.Topic, topic)."""
@@ -219,12 +259,8 @@ class AdminZkClient:
         return self.exists(paths.ReassignPartitionsZNode)
 
     def get_preferred_replica_election(self) -> set[TopicPartition]:
-        """KafkaZkClient.getPreferredReplicaElection."""
-        data, _ = self.get_data(paths.PreferredReplicaElectionZNode)
-        try:
-            return znodes.decode_preferred_replica_election(data)
-        except znodes.ZnodeDecodeError:
-            return set()
+        """KafkaZkClient.getPreferredReplicaElection (invalid JSON → empty)."""
+        return self._run(KafkaZkClient().get_preferred_replica_election())
 
     # -- topic creation --------------------------------------------------------------------------------------------
     def validate_topic_create(self, topic: str, assignment: Mapping[int, Sequence[int]],
@@ -267,27 +303,14 @@ class AdminZkClient:
         (version 2, empty adding/removing maps); here both in one transaction."""
         if validate:
             self.validate_topic_create(topic, assignment, config)
-        self.zk.ensure_path(paths.ConfigEntityTypeZNode.path("topics"))
-        self.zk.ensure_path(paths.TopicsZNode)
-        topic_data = znodes.encode_topic_assignment(
-            {TopicPartition(topic, p): ReplicaAssignment(tuple(r)) for p, r in assignment.items()})
-        txn = self.zk.transaction()
-        self._set_or_create_entity_config(txn, "topics", topic, config)
-        txn.create(paths.TopicZNode.path(topic), topic_data.encode())
-        results = txn.commit()
-        if any(isinstance(r, NodeExistsError) for r in results):
+        kzk = KafkaZkClient()
+        self._run(kzk.create_parents(paths.ConfigEntityTypeZNode.path(TOPIC_CONFIG_TYPE), paths.TopicsZNode))
+        r = self._run(kzk.create_topic_assignment_with_config(
+            topic, {TopicPartition(topic, p): ReplicaAssignment(tuple(r)) for p, r in assignment.items()}, config,
+            self.exists(paths.ConfigEntityZNode.path(TOPIC_CONFIG_TYPE, topic))))
+        if r is not None and any(inner.code == NODEEXISTS for inner in r.results or ()):
             raise TopicExistsException(f"Topic '{topic}' already exists.")
-        _raise_first_error(results)
-
-    def _set_or_create_entity_config(self, txn: object, entity_type: str, entity: str,
-                                     config: Mapping[str, str]) -> None:
-        """KafkaZkClient.setOrCreateEntityConfigs, as an operation of ``txn``."""
-        path = paths.ConfigEntityZNode.path(entity_type, entity)
-        data = znodes.encode_config_entity(dict(config)).encode()
-        if self.exists(path):
-            txn.set_data(path, data)  # type: ignore[attr-defined]
-        else:
-            txn.create(path, data)  # type: ignore[attr-defined]
+        _raise_transaction_failure(r)
 
     def change_topic_config(self, topic: str, config: Mapping[str, str]) -> None:
         """AdminZkClient.changeTopicConfig: validateTopicConfig (legal name, existing topic, LogConfig.validate),
@@ -321,13 +344,11 @@ class AdminZkClient:
         ``{"version":1,"config":{...}}``), then createConfigChangeNotification (a persistent sequential
         /config/changes/config_change_<seq> = ``{"version":2,"entity_path":"<type>/<name>"}``); here in one
         transaction."""
-        self.zk.ensure_path(paths.ConfigEntityTypeZNode.path(entity_type))
-        self.zk.ensure_path(paths.ConfigEntityChangeNotificationZNode)
-        txn = self.zk.transaction()
-        self._set_or_create_entity_config(txn, entity_type, entity_name, config)
-        txn.create(paths.ConfigEntityChangeNotificationSequenceZNode.create_path(),
-                   znodes.encode_config_change(f"{entity_type}/{entity_name}").encode(), sequence=True)
-        _raise_first_error(txn.commit())
+        kzk = KafkaZkClient()
+        self._run(kzk.create_parents(paths.ConfigEntityTypeZNode.path(entity_type),
+                                       paths.ConfigEntityChangeNotificationZNode))
+        _raise_transaction_failure(self._run(kzk.change_entity_config(
+            entity_type, entity_name, config, self.exists(paths.ConfigEntityZNode.path(entity_type, entity_name)))))
 
     # -- partitions ------------------------------------------------------------------------------------------------
     def create_new_partitions_assignment(self, topic: str, existing: Mapping[int, ReplicaAssignment],
@@ -366,7 +387,7 @@ class AdminZkClient:
         if not validate_only:
             if stat is None:
                 raise UnknownTopicOrPartitionException(f"Topic '{topic}' does not exist")
-            self.zk.set(path, znodes.encode_topic_assignment(combined).encode(), version=stat.version)
+            _raise_for(self._run(KafkaZkClient().set_topic_assignment(topic, combined, stat.version)), path)
         return {tp.partition: list(ra.replicas) for tp, ra in sorted(combined.items())}
 
     # -- deletion --------------------------------------------------------------------------------------------------
@@ -374,25 +395,25 @@ class AdminZkClient:
         """AdminZkClient.deleteTopic: create /admin/delete_topics/<t> (no data)."""
         if not self.topic_exists(topic):
             raise UnknownTopicOrPartitionException(f"Topic `{topic}` to delete does not exist")
-        self.zk.ensure_path(paths.DeleteTopicsZNode)
-        try:
-            self.zk.create(paths.DeleteTopicsTopicZNode.path(topic), b"")
-        except NodeExistsError:
-            raise TopicAlreadyMarkedForDeletionException(
-                f"Topic {topic} is already marked for deletion.") from None
+        kzk = KafkaZkClient()
+        self._run(kzk.create_parents(paths.DeleteTopicsZNode))
+        r = self._run(kzk.create_delete_topic_path(topic))
+        if r is not None and r.code == NODEEXISTS:
+            raise TopicAlreadyMarkedForDeletionException(f"Topic {topic} is already marked for deletion.")
+        _raise_for(r, paths.DeleteTopicsTopicZNode.path(topic))
 
     # -- reassignment / election znodes ----------------------------------------------------------------------------
     def create_partition_reassignment(self, reassignment: Mapping[TopicPartition, Sequence[int]]) -> None:
         """KafkaZkClient.createPartitionReassignment: create /admin/reassign_partitions (fails if it exists)."""
-        self.zk.ensure_path(paths.AdminZNode)
-        data = znodes.encode_reassign_partitions({tp: tuple(r) for tp, r in reassignment.items()})
-        self.zk.create(paths.ReassignPartitionsZNode, data.encode())
+        kzk = KafkaZkClient()
+        self._run(kzk.create_parents(paths.AdminZNode))
+        _raise_for(self._run(kzk.create_partition_reassignment(reassignment)), paths.ReassignPartitionsZNode)
 
     def create_preferred_replica_election(self, partitions: set[TopicPartition]) -> None:
         """KafkaZkClient.createPreferredReplicaElection: raises kazoo's NodeExistsError if one is pending."""
-        self.zk.ensure_path(paths.AdminZNode)
-        data = znodes.encode_preferred_replica_election(partitions)
-        self.zk.create(paths.PreferredReplicaElectionZNode, data.encode())
+        kzk = KafkaZkClient()
+        self._run(kzk.create_parents(paths.AdminZNode))
+        _raise_for(self._run(kzk.create_preferred_replica_election(partitions)), paths.PreferredReplicaElectionZNode)
 
 
 def parse_broker(broker: str) -> int | None:
@@ -412,8 +433,26 @@ def _fmt_assignment(assignment: Mapping[int, Sequence[int]]) -> str:
     return f"Map({inner})"
 
 
-def _raise_first_error(results: Sequence[object]) -> None:
-    """kazoo's transaction commit does not raise: surface the failing operation's error."""
-    for r in results:
-        if isinstance(r, Exception) and type(r).__name__ not in ("RolledBackError", "RuntimeInconsistency"):
-            raise AdminOperationException(f"ZooKeeper transaction failed: {type(r).__name__}")
+_KAZOO_ERRORS: dict[str, type[ZookeeperError]] = {
+    NONODE: NoNodeError, NODEEXISTS: NodeExistsError, BADVERSION: BadVersionError, NOTEMPTY: NotEmptyError,
+    CONNECTIONLOSS: ConnectionLoss, SESSIONEXPIRED: SessionExpiredError,
+}
+
+
+def _kazoo_error(code: str, path: str | None) -> KazooException:
+    """kazoo's exception for a result code, as the kazoo call would have raised it."""
+    return _KAZOO_ERRORS.get(code, ZookeeperError)(path or code)
+
+
+def _raise_for(r: ZkOpResult | None, path: str) -> None:
+    if r is not None and r.code != OK:
+        raise _kazoo_error(r.code, path)
+
+
+def _raise_transaction_failure(r: ZkOpResult | None) -> None:
+    """A transaction that failed: name the operation that failed (the others only rolled back)."""
+    if r is None or r.code == OK:
+        return
+    failed = next((inner.code for inner in r.results or () if inner.code not in (OK, RUNTIMEINCONSISTENCY)),
+                  r.code)
+    raise AdminOperationException(f"ZooKeeper transaction failed: {_KAZOO_ERRORS.get(failed, ZookeeperError).__name__}")
