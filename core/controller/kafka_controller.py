@@ -77,7 +77,6 @@ from messages.common import (
     Broker,
     Errors,
     LeaderAndIsr,
-    LeaderIsrAndControllerEpoch,
     PartitionAndReplica,
     ReplicaAssignment,
     TopicPartition,
@@ -94,7 +93,6 @@ from messages.requests import (
 from messages.zk import (
     OK,
     Exists,
-    ZkOpResult,
     ZkSessionEvent,
     ZkWatchEvent,
 )
@@ -285,16 +283,12 @@ class KafkaController:
     # ================================================================================================================
     # ZooKeeper access (self.zk_client; the handler registry is self.watches)
     # ================================================================================================================
-    def zk(self, ops: Iterable[Any], fenced: bool = False,
-           fence_version: int | None = None) -> Proc[tuple[ZkOpResult, ...]]:
-        """One pipelined batch; ``fenced`` checks /controller_epoch's version (ControllerMovedError if it moved)."""
-        version = fence_version if fence_version is not None else (self.ctx.epoch_zk_version if fenced else -1)
-        return (yield from self.zk_client.retry_requests_until_connected(ops, version))
-
     def register_node_handler(self, handler: ZNodeChangeHandler) -> None:
+        """KafkaZkClient.registerZNodeChangeHandler"""
         self.watches.register_node_handler(handler)
 
     def unregister_node_handler(self, path: str) -> None:
+        """KafkaZkClient.unregisterZNodeChangeHandler"""
         self.watches.unregister_node_handler(path)
 
     def register_node_handler_and_check_existence(self, handler: ZNodeChangeHandler) -> Proc[bool]:
@@ -436,8 +430,9 @@ class KafkaController:
             self.watches.register_child_handler(path, event)
         self.register_node_handler(preferred_replica_election_handler())
         self.register_node_handler(partition_reassignment_handler())
-        yield from self.zk((Exists(paths.PreferredReplicaElectionZNode, True),
-                            Exists(paths.ReassignPartitionsZNode, True)))
+        # registerZNodeChangeHandlerAndCheckExistence of both, pipelined
+        yield from self.zk_client.retry_requests_until_connected((
+            Exists(paths.PreferredReplicaElectionZNode, True), Exists(paths.ReassignPartitionsZNode, True)))
         log.info("Deleting log dir event notifications and isr change notifications")
         yield from self.zk_client.delete_all_notifications(self.ctx.epoch_zk_version)
         log.info("Initializing controller context")
@@ -556,7 +551,7 @@ class KafkaController:
     def update_leader_and_isr_cache(self, partitions: Iterable[TopicPartition] | None = None) -> Proc[None]:
         """updateLeaderAndIsrCache: read the state znodes (all partitions by default) into the context."""
         parts = list(self.ctx.iter_all_partitions()) if partitions is None else ordered(partitions)
-        states = yield from self.get_topic_partition_states(parts)
+        states = yield from self.zk_client.get_topic_partition_states(ordered(parts))
         for tp, info in states.items():
             self.ctx.put_partition_leadership_info(tp, info)
 
@@ -782,17 +777,7 @@ class KafkaController:
         existing = set((yield from self.zk_client.get_topic_partitions(topic)))
         restored = {tp: self.ctx.partition_full_replica_assignment(tp) for tp in new_assignment
                     if str(tp.partition) in existing}
-        yield from self.set_topic_assignment(topic, restored)
-
-    def set_topic_assignment(self, topic: str, assignment: Mapping[TopicPartition, ReplicaAssignment]
-                             ) -> Proc[ZkOpResult]:
-        """KafkaZkClient.setTopicAssignmentRaw, fenced by this controller's epoch zkVersion."""
-        return (yield from self.zk_client.set_topic_assignment_raw(topic, assignment, self.ctx.epoch_zk_version))
-
-    def get_topic_partition_states(self, partitions: Iterable[TopicPartition]
-                                   ) -> Proc[dict[TopicPartition, LeaderIsrAndControllerEpoch]]:
-        """KafkaZkClient.getTopicPartitionStates, in a deterministic order."""
-        return (yield from self.zk_client.get_topic_partition_states(ordered(partitions)))
+        yield from self.zk_client.set_topic_assignment_raw(topic, restored, self.ctx.epoch_zk_version)
 
     def process_topic_deletion(self) -> Proc[None]:
         """processTopicDeletion (§3.4)."""
