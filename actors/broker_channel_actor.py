@@ -8,6 +8,7 @@ a dead or slow broker delays only its own channel.
 
 from __future__ import annotations
 
+import logging
 from collections import deque
 from typing import Any
 
@@ -17,13 +18,15 @@ from actors import names
 from actors.base import KActor
 from core.effects import SendRequest
 from messages.channel import ChannelResponse, ChannelStart, ChannelStop
-from messages.common import Broker
+from messages.common import Broker, EndPoint
 from messages.net import NetClose, NetResponse, NetSend, NetSendFailed
 from messages.observability import ChannelRequestCompleted
 from messages.requests import StopReplicaRequest
 from messages.runtime import TimerFired
 
 RETRY_BACKOFF_MS = 100.0
+
+log = logging.getLogger("kactor.channel")
 
 
 @attrs.define
@@ -43,6 +46,7 @@ class BrokerChannelActor(KActor):
         self.in_flight: _Queued | None = None
         self.request_id = 0
         self.stopped = False
+        self.endpoint: EndPoint | None = None
 
     @property
     def queue_size(self) -> int:
@@ -51,6 +55,11 @@ class BrokerChannelActor(KActor):
 
     def on_ChannelStart(self, msg: ChannelStart, sender: str) -> None:
         self.broker, self.controller, self.timeout_ms = msg.broker, msg.controller, msg.request_timeout_ms
+        # ControllerChannelManager.addNewBroker: broker.node(config.interBrokerListenerName)
+        self.endpoint = next((ep for ep in msg.broker.endpoints if ep.listener_name == msg.listener_name), None)
+        if self.endpoint is None:
+            log.error("End point with listener name %s not found for broker %d: requests to it stay queued",
+                      msg.listener_name, msg.broker.id)
         self._maybe_send()  # a request that arrived before the channel knew its broker waits for no other
 
     def on_SendRequest(self, msg: SendRequest, sender: str) -> None:
@@ -60,7 +69,7 @@ class BrokerChannelActor(KActor):
         self._maybe_send()
 
     def _maybe_send(self) -> None:
-        if self.in_flight is not None or not self.queue or self.broker is None:
+        if self.in_flight is not None or not self.queue or self.broker is None or self.endpoint is None:
             return
         self.in_flight = self.queue.popleft()
         self._send()
@@ -72,7 +81,8 @@ class BrokerChannelActor(KActor):
         if item.attempts == 1:
             item.sent_ms = self.now_ms()
         self.request_id += 1
-        ep = self.broker.endpoints[0]
+        ep = self.endpoint
+        assert ep is not None
         self.post(names.NET, NetSend(ep.host, ep.port, names.REPLICA_MANAGER, item.request, self.request_id, self.name))
         self.schedule("request-timeout", self.timeout_ms)
 
@@ -98,9 +108,8 @@ class BrokerChannelActor(KActor):
             return
         if msg.key == "request-timeout":
             # Kafka's NetworkClient disconnects on request timeout; the send thread then resends the same request.
-            if self.broker is not None:
-                ep = self.broker.endpoints[0]
-                self.post(names.NET, NetClose(ep.host, ep.port))
+            if self.endpoint is not None:
+                self.post(names.NET, NetClose(self.endpoint.host, self.endpoint.port))
             self.schedule("retry", RETRY_BACKOFF_MS)
         elif msg.key == "retry":
             self._send()
@@ -113,9 +122,8 @@ class BrokerChannelActor(KActor):
             self._completed(self.in_flight, "BROKER_REMOVED")
         self.in_flight = None
         self.queue.clear()
-        if self.broker is not None:
-            ep = self.broker.endpoints[0]
-            self.post(names.NET, NetClose(ep.host, ep.port))
+        if self.endpoint is not None:
+            self.post(names.NET, NetClose(self.endpoint.host, self.endpoint.port))
 
     def _completed(self, item: _Queued, error: str) -> None:
         assert self.broker is not None

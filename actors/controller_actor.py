@@ -249,7 +249,8 @@ class ControllerActor(KActor):
         self.runtime.register(name, addr)
         self.send(addr, ActorInit(name, self.runtime.key))
         self.channels[broker_id] = name
-        self.post(name, ChannelStart(effect.broker, self.name))
+        self.post(name, ChannelStart(effect.broker, self.name,
+                                     listener_name=self._core().config.inter_broker_listener_name))
 
     def _remove_channel(self, broker_id: int) -> None:
         name = self.channels.pop(broker_id, None)

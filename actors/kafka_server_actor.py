@@ -114,7 +114,8 @@ class KafkaServerActor(KActor):
         self.driver.run(self._find_controller(), self._send_to_controller)
 
     def _find_controller(self) -> Proc[tuple[str, int] | None]:
-        """KafkaServer.controlledShutdown's lookup: getControllerId, then getBroker of it (its first endpoint)."""
+        """KafkaServer.controlledShutdown's lookup: getControllerId, then getBroker of it (its endpoint on the
+        inter-broker listener)."""
         zk = KafkaZkClient()
         controller_id = yield from zk.get_controller_id()
         if controller_id < 0:
@@ -122,8 +123,10 @@ class KafkaServerActor(KActor):
         broker = yield from zk.get_broker(controller_id)
         if broker is None or not broker.endpoints:
             return None
-        endpoint = broker.endpoints[0]
-        return endpoint.host, endpoint.port
+        # KafkaServer.controlledShutdown: the controller's node(config.interBrokerListenerName)
+        listener = self.startup.inter_broker_listener_name
+        endpoint = next((ep for ep in broker.endpoints if ep.listener_name == listener), None)
+        return None if endpoint is None else (endpoint.host, endpoint.port)
 
     def _send_to_controller(self, endpoint: Any, error: BaseException | None) -> None:
         if error is not None or endpoint is None:

@@ -121,6 +121,7 @@ class PartitionActor(KActor):
         self.fetches: dict[int, int] = {}  # NetSend request id -> leader broker id
         self.backing_off: set[int] = set()
         self.fetch_backoff_ms = 1000
+        self.inter_broker_listener_name = "PLAINTEXT"
         self.timer_due: float | None = None
         self.last_gauges: dict[str, int] | None = None
         self.gauges_due_ms = 0.0
@@ -138,6 +139,7 @@ class PartitionActor(KActor):
                                   replica_fetch_wait_max_ms=cfg.replica_fetch_wait_max_ms,
                                   min_insync_replicas=cfg.min_insync_replicas)
         self.fetch_backoff_ms = cfg.replica_fetch_backoff_ms
+        self.inter_broker_listener_name = cfg.inter_broker_listener_name
         # I/O errors are deferred: only the log-dir probe's recorded LogDirFailure takes a dir offline
         self.rm = ReplicaManager(config, self.now_ms(), LogManager(config.log_dirs, owns, defer_io_errors=True))
         self.rm.fetcher_id = self.rm.fetch_session_shard = msg.shard  # fetch sessions live in (and name) a shard
@@ -321,10 +323,13 @@ class PartitionActor(KActor):
             broker = rm.metadata_cache.get_alive_broker(leader)
             if broker is None:
                 continue  # not in the metadata yet: the next UpdateMetadata brings it
+            # AbstractFetcherManager: the leader's brokerEndPoint(config.interBrokerListenerName)
+            ep = next((e for e in broker.endpoints if e.listener_name == self.inter_broker_listener_name), None)
+            if ep is None:
+                continue  # no such listener registered: nothing to fetch from
             request = rm.next_request_for(leader)
             if request is None:
                 continue
-            ep = broker.endpoints[0]
             rid = next(self.fetch_ids)
             self.fetches[rid] = leader
             wait_ms = request.max_wait_ms if isinstance(request, FetchRequest) else 0

@@ -250,24 +250,34 @@ class Transport:
     def __init__(self, runtime: Any, host: str = "127.0.0.1", port: int = 0, *,
                  max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES,
                  connect_timeout_s: float = DEFAULT_CONNECT_TIMEOUT_S,
-                 request_timeout_s: float = DEFAULT_REQUEST_TIMEOUT_S, fault_file: str | None = None) -> None:
+                 request_timeout_s: float = DEFAULT_REQUEST_TIMEOUT_S, fault_file: str | None = None,
+                 extra_listeners: tuple[tuple[str, int], ...] = ()) -> None:
         self._runtime = runtime
         self._name = getattr(runtime, "process_name", "kactor")
         self.max_frame_bytes = max_frame_bytes
         self.connect_timeout_s = connect_timeout_s
         self.request_timeout_s = request_timeout_s
-        try:
-            self._listener = socket.create_server((host, port), reuse_port=False)
-        except OSError as e:
-            raise ListenError(e.errno, e.strerror or str(e), host, port) from e
-        self._listener.setblocking(False)
-        self._host, self._port = self._listener.getsockname()[:2]
+        # One server socket per broker listener (Kafka's SocketServer: an Acceptor each); all serve the same actors.
+        self._listeners: list[socket.socket] = []
+        for h, p in ((host, port), *extra_listeners):
+            try:
+                sock = socket.create_server((h, p), reuse_port=False)
+            except OSError as e:
+                for s in self._listeners:
+                    s.close()
+                raise ListenError(e.errno, e.strerror or str(e), h, p) from e
+            sock.setblocking(False)
+            self._listeners.append(sock)
+        self._listener = self._listeners[0]  # the first listener's: what host and port report
+        self.bound: tuple[tuple[str, int], ...] = tuple(s.getsockname()[:2] for s in self._listeners)
+        self._host, self._port = self.bound[0]
         # `kactor chaos` cuts links here (edges/net_faults.py); None in every ordinary process
         own = endpoint(self._host, self._port)
         self._faults = FaultFile(fault_file, own) if fault_file else FaultFile.from_env(own)
         self._blocked: frozenset[str] = frozenset()
         self._sel = selectors.DefaultSelector()
-        self._sel.register(self._listener, selectors.EVENT_READ, "listener")
+        for sock in self._listeners:
+            self._sel.register(sock, selectors.EVENT_READ, "listener")
         self._wake_r, self._wake_w = socket.socketpair()
         self._wake_r.setblocking(False)
         self._wake_w.setblocking(False)
@@ -287,7 +297,7 @@ class Transport:
         self._submit_lock = threading.Lock()
         self._thread = threading.Thread(target=self._run, name=f"{self._name}-net", daemon=True)
         self._thread.start()
-        log.info("%s listening on %s:%d", self._name, self._host, self._port)
+        log.info("%s listening on %s", self._name, ", ".join(f"{h}:{p}" for h, p in self.bound))
 
     # -- API ------------------------------------------------------------------------------------------------------
     @property
@@ -410,7 +420,7 @@ class Transport:
                     if tag == "wake":
                         self._drain_wake()
                     elif tag == "listener":
-                        self._accept()
+                        self._accept(key.fileobj)  # type: ignore[arg-type]
                     else:
                         self._on_event(tag, mask)
                 self._run_commands()
@@ -619,10 +629,10 @@ class Transport:
         conn.addrs = []
         self._flush(conn)
 
-    def _accept(self) -> None:
+    def _accept(self, listener: socket.socket) -> None:
         while True:
             try:
-                sock, addr = self._listener.accept()
+                sock, addr = listener.accept()
             except (BlockingIOError, InterruptedError):
                 return
             except OSError as e:  # e.g. EMFILE: keep serving the connections we have
@@ -709,7 +719,7 @@ class Transport:
             cmd = self._cmds.popleft()
             if cmd[0] == "send":
                 self._fail_or_log(cmd[4], "transport closed")
-        for s in (self._listener, self._wake_r, self._wake_w):
+        for s in (*self._listeners, self._wake_r, self._wake_w):
             with contextlib.suppress(OSError):
                 s.close()
         with contextlib.suppress(OSError):

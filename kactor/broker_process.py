@@ -15,6 +15,8 @@ import threading
 import time
 from typing import Any
 
+import attrs
+
 from actors import names
 from actors.runtime import Runtime
 from edges.trace_writer import TraceWriter
@@ -30,19 +32,19 @@ class BrokerStartError(RuntimeError):
     """The broker cannot start (ZooKeeper unreachable, port in use, unusable log dir...): one clear line."""
 
 
-def registration_json(config: KafkaConfig, now_ms: int, bound_port: int | None = None) -> str:
-    """/brokers/ids/<id> content, version 4 (Kafka 2.6 with IBP 2.6) — KafkaServer.createBrokerInfo.
+def registration_json(config: KafkaConfig, now_ms: int, bound_ports: dict[str, int] | None = None) -> str:
+    """/brokers/ids/<id> content, version 4 (Kafka 2.6 with IBP 2.6) — KafkaServer.createBrokerInfo: every
+    advertised listener (the listeners when none is advertised) with its security protocol.
 
-    An advertised endpoint with port 0 gets ``bound_port``, the port the listener actually bound
-    (``socketServer.boundPort``): registered as 0, nobody could reach the broker.
+    An advertised endpoint with port 0 gets the port its listener actually bound (``bound_ports``: listener name →
+    port, ``socketServer.boundPort(listenerName)``): registered as 0, nobody could reach the broker.
     """
-    from messages.common import Broker, EndPoint
+    from messages.common import Broker
     from zk_bridge import znodes
 
-    name, host, port = config.advertised_listener
-    if port == 0 and bound_port is not None:
-        port = bound_port
-    broker = Broker(config.broker_id, (EndPoint(host, port, name, "PLAINTEXT"),), config["broker.rack"])
+    endpoints = tuple(attrs.evolve(ep, port=(bound_ports or {}).get(ep.listener_name, 0)) if ep.port == 0 else ep
+                      for ep in config.advertised_listeners)
+    broker = Broker(config.broker_id, endpoints, config["broker.rack"])
     return znodes.encode_broker(broker, timestamp_ms=now_ms)
 
 
@@ -109,15 +111,17 @@ class BrokerProcess:
     def start(self) -> Runtime:
         from actors.broker_channel_actor import BrokerChannelActor  # noqa: F401 - registers message types
         from edges.timer import TimerEdge
-        from edges.transport import Transport
+        from edges.transport import ListenError, Transport
         from zk_bridge.executor import ZkExecutor, ZooKeeperUnreachable, connect
 
         cfg = self.config
         broker_id = cfg.broker_id
         self._prepare_log_dirs()
         try:
+            # a broker whose listeners are all loopback talks to a loopback ZooKeeper only (nothing leaves the machine
+            # unless the user configured an address beyond it)
             client = connect(cfg["zookeeper.connect"], cfg["zookeeper.session.timeout.ms"],
-                             cfg["zookeeper.connection.timeout.ms"] / 1000.0)
+                             cfg["zookeeper.connection.timeout.ms"] / 1000.0, allow_remote=not cfg.loopback_only)
         except ZooKeeperUnreachable as e:
             raise BrokerStartError(str(e)) from None
         self._closers.append(lambda: (client.stop(), client.close()))
@@ -129,12 +133,12 @@ class BrokerProcess:
                 "config": cfg.non_default(), "kactor": _version()})
         rt = Runtime(f"broker-{broker_id}", trace=trace)
         self.runtime = rt
-        _, host, port = cfg.listener
+        first, *more = cfg.listeners
         try:
-            transport = Transport(rt, host, port)
-        except OSError as e:
+            transport = Transport(rt, first.host, first.port, extra_listeners=tuple((ep.host, ep.port) for ep in more))
+        except ListenError as e:
             self._close()
-            raise BrokerStartError(f"cannot listen on {host}:{port}: {e.strerror or e}") from None
+            raise BrokerStartError(str(e)) from None
         timer = TimerEdge(rt)
         rt.edges.update(zk=ZkExecutor(client), timer=timer, net=transport, process=self)
         self._closers[:0] = [transport.close, timer.close]
@@ -152,14 +156,15 @@ class BrokerProcess:
             self._closers.insert(0, metrics.close)
         spawn_broker_actors(rt)
         rt.start_driver()
-        registration = registration_json(cfg, int(time.time() * 1000), bound_port=transport.port)
+        bound_ports = {ep.listener_name: port for ep, (_, port) in zip(cfg.listeners, transport.bound, strict=True)}
+        registration = registration_json(cfg, int(time.time() * 1000), bound_ports)
         rt.inject(names.CONTROLLER, ControllerInit(controller_config(cfg, registration)), names.EDGE_PROCESS)
         rt.inject(names.REPLICA_MANAGER, _replica_manager_init(cfg), names.EDGE_PROCESS)
         rt.inject(names.CONFIG_MANAGER, config_manager_init(cfg), names.EDGE_PROCESS)
         rt.inject(names.KAFKA_SERVER, BrokerStartup(
             broker_id, registration, cfg["controlled.shutdown.enable"],
             cfg["controlled.shutdown.max.retries"], cfg["controlled.shutdown.retry.backoff.ms"],
-            cfg["zookeeper.session.timeout.ms"]), names.EDGE_PROCESS)
+            cfg["zookeeper.session.timeout.ms"], cfg.inter_broker_listener_name), names.EDGE_PROCESS)
         return rt
 
     def request_shutdown(self) -> None:
@@ -190,8 +195,8 @@ class BrokerProcess:
             signal.signal(sig, lambda *_: self.request_shutdown())
         cfg = self.config
         net = self.runtime.edges["net"] if self.runtime is not None else None
-        log.info("broker %d started on %s (bound %s:%s)", cfg.broker_id, cfg["listeners"][0],
-                 getattr(net, "host", "?"), getattr(net, "port", "?"))
+        log.info("broker %d started on %s (bound %s)", cfg.broker_id, ",".join(cfg["listeners"]),
+                 ", ".join(f"{h}:{p}" for h, p in getattr(net, "bound", ())))
         while not self._done.wait(0.5):
             pass
         msg = self._shutdown

@@ -3,15 +3,22 @@
 `load_config(properties_file, overrides)` reads a server.properties file (Java properties syntax, as
 ``kafka-server-start.sh`` takes) and ``key=value`` overrides. An unknown key or a malformed value is a `ConfigError`
 with one clear line, raised before anything starts.
+
+Listeners follow Kafka 2.6 (KafkaConfig.listeners / advertisedListeners / listenerSecurityProtocolMap /
+interBrokerListenerName and validateValues), with Kafka's error words. kactor serves PLAINTEXT only: a listener whose
+security protocol is SSL, SASL_PLAINTEXT or SASL_SSL is refused here rather than served as plaintext.
 """
 
 from __future__ import annotations
 
+import ipaddress
 import re
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import attrs
+
+from messages.common import EndPoint
 
 
 class ConfigError(ValueError):
@@ -61,6 +68,10 @@ CONFIG_DEFS: dict[str, tuple[Callable[[str, str], Any], Any]] = {
     "zookeeper.set.acl": (_bool, False),
     "listeners": (_list, ("PLAINTEXT://127.0.0.1:9092",)),
     "advertised.listeners": (_list, None),
+    "listener.security.protocol.map": (_str, "PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT,"
+                                             "SASL_SSL:SASL_SSL"),
+    "inter.broker.listener.name": (_opt_str, None),
+    "security.inter.broker.protocol": (_str, "PLAINTEXT"),
     "broker.rack": (_opt_str, None),
     "log.dirs": (_list, None),
     "log.dir": (_str, "/tmp/kafka-logs"),
@@ -113,14 +124,33 @@ class KafkaConfig:
         return self.values["log.dirs"] or (self.values["log.dir"],)
 
     @property
-    def listener(self) -> tuple[str, str, int]:
-        """(listener name, host, port) of the first listener — the inter-broker and controller listener."""
-        return parse_listener(self.values["listeners"][0])
+    def listener_security_protocol_map(self) -> dict[str, str]:
+        """KafkaConfig.listenerSecurityProtocolMap: normalised listener name → security protocol."""
+        return parse_security_protocol_map(self.values["listener.security.protocol.map"])
 
     @property
-    def advertised_listener(self) -> tuple[str, str, int]:
+    def listeners(self) -> tuple[EndPoint, ...]:
+        """KafkaConfig.listeners: what the broker binds, one socket per listener."""
+        return listener_list_to_end_points(self.values["listeners"], self.listener_security_protocol_map)
+
+    @property
+    def advertised_listeners(self) -> tuple[EndPoint, ...]:
+        """KafkaConfig.advertisedListeners: what /brokers/ids/<id> registers; the listeners when not set."""
         adv = self.values["advertised.listeners"]
-        return parse_listener(adv[0]) if adv else self.listener
+        if adv is None:
+            return self.listeners
+        return listener_list_to_end_points(adv, self.listener_security_protocol_map, require_distinct_ports=False)
+
+    @property
+    def inter_broker_listener_name(self) -> str:
+        """KafkaConfig.interBrokerListenerName: the listener the controller and the followers connect by."""
+        return inter_broker_listener_name_and_security_protocol(self.values, self.listener_security_protocol_map)[0]
+
+    @property
+    def loopback_only(self) -> bool:
+        """True while every listener (bound and advertised) is a loopback address: the user configured nothing
+        beyond this machine, so the broker's ZooKeeper client refuses non-loopback servers too."""
+        return all(_is_loopback(ep.host) for ep in self.listeners + self.advertised_listeners)
 
     def non_default(self) -> dict[str, Any]:
         """The keys whose value differs from the default (what a trace header records)."""
@@ -131,14 +161,109 @@ def _jsonable(v: Any) -> Any:
     return list(v) if isinstance(v, tuple) else v
 
 
-def parse_listener(text: str) -> tuple[str, str, int]:
-    m = re.fullmatch(r"([A-Z_][A-Z0-9_]*)://([^:/]*):(\d+)", text.strip())
-    if not m:
-        raise ConfigError(f"Invalid listener {text!r}: expected LISTENER_NAME://host:port, e.g. PLAINTEXT://127.0.0.1:9092")
-    name, host, port = m.group(1), m.group(2), int(m.group(3))
-    if port > 65535:
-        raise ConfigError(f"Invalid listener {text!r}: port {port} out of range")
-    return name, host or "127.0.0.1", port
+# EndPoint.uriParseExp: LISTENER_NAME://host:port, an IPv6 host in brackets, an empty host allowed.
+_ENDPOINT_RE = re.compile(r"^(.*)://\[?([0-9a-zA-Z\-%._:]*?)\]?:(-?[0-9]+)$")
+SECURITY_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
+SERVED_SECURITY_PROTOCOLS = ("PLAINTEXT",)
+
+
+def _is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def parse_security_protocol_map(text: str) -> dict[str, str]:
+    """KafkaConfig.listenerSecurityProtocolMap over CoreUtils.parseCsvMap: ``NAME:PROTOCOL,...``; names are
+    normalised to upper case (ListenerName.normalised), protocols checked (SecurityProtocol.forName)."""
+    out: dict[str, str] = {}
+    for item in (p for p in re.split(r"\s*,\s*", text.strip()) if p):
+        name, sep, protocol = item.rpartition(":")
+        if not sep:
+            raise ConfigError("Error parsing configuration property 'listener.security.protocol.map': "
+                              f"{item!r} is not NAME:PROTOCOL")
+        protocol = protocol.strip().upper()
+        if protocol not in SECURITY_PROTOCOLS:
+            raise ConfigError(f"Invalid security protocol `{protocol}` defined in listener.security.protocol.map")
+        out[name.strip().upper()] = protocol
+    return out
+
+
+def create_end_point(text: str, protocol_map: Mapping[str, str]) -> EndPoint:
+    """EndPoint.createEndPoint: ``LISTENER_NAME://host:port`` with its security protocol from ``protocol_map``.
+    An empty host binds loopback (kactor's departure: Kafka binds every interface)."""
+    m = _ENDPOINT_RE.match(text.strip())
+    if m is None:
+        raise ConfigError(f"Unable to parse {text} to a broker endpoint")
+    name, host, port = m.group(1).upper(), m.group(2), int(m.group(3))
+    if name not in protocol_map:
+        raise ConfigError(f"No security protocol defined for listener {name}")
+    if not 0 <= port <= 65535:
+        raise ConfigError(f"port {port} out of range in {text}")
+    return EndPoint(host or "127.0.0.1", port, name, protocol_map[name])
+
+
+def listener_list_to_end_points(listeners: Iterable[str], protocol_map: Mapping[str, str],
+                                require_distinct_ports: bool = True) -> tuple[EndPoint, ...]:
+    """CoreUtils.listenerListToEndPoints: every listener parsed; names distinct, ports distinct (0 excepted)."""
+    text = ",".join(listeners)
+    try:
+        end_points = tuple(create_end_point(item, protocol_map) for item in listeners)
+    except ConfigError as e:
+        raise ConfigError(f"Error creating broker listeners from '{text}': {e}") from None
+    if len({ep.listener_name for ep in end_points}) != len(end_points):
+        raise ConfigError(f"requirement failed: Each listener must have a different name, listeners: {text}")
+    ports = [ep.port for ep in end_points if ep.port != 0]
+    if require_distinct_ports and len(set(ports)) != len(ports):
+        raise ConfigError(f"requirement failed: Each listener must have a different port, listeners: {text}")
+    return end_points
+
+
+def inter_broker_listener_name_and_security_protocol(values: Mapping[str, Any], protocol_map: Mapping[str, str],
+                                                     explicit: Iterable[str] = ()) -> tuple[str, str]:
+    """KafkaConfig.getInterBrokerListenerNameAndSecurityProtocol. ``explicit``: the keys the user set (Kafka's
+    ``originals``), for the rule that only one of the two keys may be given."""
+    name = values["inter.broker.listener.name"]
+    if name is not None:
+        if "security.inter.broker.protocol" in explicit:
+            raise ConfigError("Only one of inter.broker.listener.name and security.inter.broker.protocol "
+                              "should be set.")
+        name = name.upper()
+        if name not in protocol_map:
+            raise ConfigError(f"Listener with name {name} defined in inter.broker.listener.name not found in "
+                              "listener.security.protocol.map.")
+        return name, protocol_map[name]
+    protocol = values["security.inter.broker.protocol"].upper()
+    if protocol not in SECURITY_PROTOCOLS:
+        raise ConfigError(f"Invalid security protocol `{protocol}` defined in security.inter.broker.protocol")
+    return protocol, protocol  # ListenerName.forSecurityProtocol
+
+
+def _validate_listeners(config: KafkaConfig, explicit: Iterable[str]) -> None:
+    """KafkaConfig.validateValues's listener rules, then kactor's own: every listener must be PLAINTEXT."""
+    protocol_map = config.listener_security_protocol_map
+    listeners, advertised = config.listeners, config.advertised_listeners
+    inter_broker, _ = inter_broker_listener_name_and_security_protocol(config.values, protocol_map, explicit)
+    advertised_names = list(dict.fromkeys(ep.listener_name for ep in advertised))
+    listener_names = list(dict.fromkeys(ep.listener_name for ep in listeners))
+    if inter_broker not in advertised_names:
+        raise ConfigError("requirement failed: inter.broker.listener.name must be a listener name defined in "
+                          "advertised.listeners. The valid options based on currently configured listeners are "
+                          + ",".join(advertised_names))
+    if not set(advertised_names) <= set(listener_names):
+        raise ConfigError("requirement failed: advertised.listeners listener names must be equal to or a subset of "
+                          f"the ones defined in listeners. Found {','.join(advertised_names)}. The valid options "
+                          f"based on the current configuration are {','.join(listener_names)}")
+    if any(ep.host == "0.0.0.0" for ep in advertised):
+        raise ConfigError("requirement failed: advertised.listeners cannot use the nonroutable meta-address 0.0.0.0. "
+                          "Use a routable IP address.")
+    for ep in listeners:
+        if ep.security_protocol not in SERVED_SECURITY_PROTOCOLS:
+            raise ConfigError(f"listener {ep.connection_string} uses security protocol {ep.security_protocol}: kactor "
+                              "serves PLAINTEXT listeners only (SSL and SASL are not implemented)")
 
 
 def parse_properties(text: str, source: str = "<properties>") -> dict[str, str]:
@@ -187,11 +312,11 @@ def build_config(raw: Mapping[str, str]) -> KafkaConfig:
         raise ConfigError("Missing required configuration \"zookeeper.connect\" which has no default value.")
     if values["broker.id"] < 0:
         raise ConfigError("broker.id must be set to a non-negative integer (generated broker ids are not supported)")
-    for listener in values["listeners"]:
-        parse_listener(listener)
     if values["zookeeper.connection.timeout.ms"] is None:
         values["zookeeper.connection.timeout.ms"] = values["zookeeper.session.timeout.ms"]
-    return KafkaConfig(values)
+    config = KafkaConfig(values)
+    _validate_listeners(config, raw.keys())
+    return config
 
 
 def load_config(properties_file: str | None, overrides: Iterable[str] = ()) -> KafkaConfig:

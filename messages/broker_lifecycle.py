@@ -24,6 +24,7 @@ class BrokerStartup:
     controlled_shutdown_max_retries: int = 3
     controlled_shutdown_retry_backoff_ms: int = 5000
     session_timeout_ms: int = 18000
+    inter_broker_listener_name: str = "PLAINTEXT"  # the controller's endpoint a controlled shutdown connects to
 
 
 @message
@@ -60,10 +61,11 @@ class ReplicaManagerInit:
     high_watermark_checkpoint_interval_ms: int = 5000
     partition_actors: int = 8
     min_insync_replicas: int = 1
+    inter_broker_listener_name: str = "PLAINTEXT"  # the leaders' endpoint a follower fetches from
 
     @classmethod
     def from_kafka_config(cls, cfg: Any) -> ReplicaManagerInit:
         return cls(cfg.broker_id, tuple(cfg.log_dirs), cfg["replica.lag.time.max.ms"],
                    cfg["replica.fetch.wait.max.ms"], cfg["replica.fetch.backoff.ms"],
                    cfg["replica.high.watermark.checkpoint.interval.ms"], cfg["kactor.partition.actors"],
-                   cfg["min.insync.replicas"])
+                   cfg["min.insync.replicas"], cfg.inter_broker_listener_name)

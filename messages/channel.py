@@ -13,11 +13,13 @@ from messages.registry import message
 
 @message
 class ChannelStart:
-    """Start sending to ``broker`` (its registered endpoint); responses go to the actor named ``controller``."""
+    """Start sending to ``broker`` at its endpoint of listener ``listener_name`` (the inter-broker listener);
+    responses go to the actor named ``controller``."""
 
     broker: Broker
     controller: str
     request_timeout_ms: float = 30000.0
+    listener_name: str = "PLAINTEXT"
 
 
 @message

@@ -52,6 +52,8 @@ class ControllerConfig:
     unclean_leader_election_enable: bool = DEFAULT_UNCLEAN_LEADER_ELECTION_ENABLE
     broker_registration: str | None = None
     inter_broker_protocol_version: str = "2.6"
+    # KafkaConfig.interBrokerListenerName: the listener of each broker the controller's channels connect to
+    inter_broker_listener_name: str = "PLAINTEXT"
 
     @classmethod
     def from_kafka_config(cls, config: Any, broker_registration: str | None = None) -> ControllerConfig:
@@ -65,6 +67,7 @@ class ControllerConfig:
             unclean_leader_election_enable=bool(config["unclean.leader.election.enable"]),
             broker_registration=broker_registration,
             inter_broker_protocol_version=str(config["inter.broker.protocol.version"]),
+            inter_broker_listener_name=str(config.inter_broker_listener_name),
         )
 
     @property
