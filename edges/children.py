@@ -8,9 +8,10 @@ Two mechanisms, because each alone has a hole:
   lives as long as the process (``spawn``).
 - A **janitor**: a small child that holds the read end of a pipe from us. When the pipe reaches EOF (we exited, or
   were SIGKILLed), it SIGTERMs every child we registered that is still the same process (pid + start time, so a
-  recycled pid is never hit), SIGKILLs what is left after a grace period, and removes the temporary directories we
-  registered. A SIGKILLed parent runs no cleanup code of its own, so without the janitor its temporary
-  directories would stay.
+  recycled pid is never hit), SIGKILLs what is left after a grace period, removes the temporary directories we
+  registered, and runs the undo commands we registered, newest first (``ip netns delete`` and ``ip link delete``
+  for ``--hosts netns``: edges/netns.py). A SIGKILLed parent runs no cleanup code of its own, so without
+  the janitor its temporary directories (and namespaces) would stay.
 
 The janitor ignores SIGINT and SIGHUP (a terminal's Ctrl-C or hang-up reaches the whole foreground group; the
 janitor must outlive its parent to clean up) and exits as soon as it has cleaned up.
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import json
 import os
 import queue
 import signal
@@ -129,6 +131,14 @@ class Janitor:
         """A directory that is no longer temporary (or that we removed ourselves)."""
         self._send(f"undir {os.path.abspath(path)}")
 
+    def watch_undo(self, argv: list[str]) -> None:
+        """A command to run if we die (after the pids are gone), e.g. ``["ip", "netns", "delete", name]``."""
+        self._send(f"undo {json.dumps(argv)}")
+
+    def forget_undo(self, argv: list[str]) -> None:
+        """We ran that command ourselves."""
+        self._send(f"keep {json.dumps(argv)}")
+
 
 _janitor: Janitor | None = None
 
@@ -155,7 +165,7 @@ import os, shutil, signal, sys, time
 signal.signal(signal.SIGINT, signal.SIG_IGN)
 signal.signal(signal.SIGHUP, signal.SIG_IGN)
 grace = float(sys.argv[1])
-pids, dirs = {}, []
+pids, dirs, undo = {}, [], []
 def started(pid):
     try:
         text = open(f"/proc/{pid}/stat").read()
@@ -172,6 +182,10 @@ for raw in sys.stdin.buffer:
         dirs.append(arg)
     elif kind == "undir" and arg in dirs:
         dirs.remove(arg)
+    elif kind == "undo":
+        undo.append(arg)
+    elif kind == "keep" and arg in undo:
+        undo.remove(arg)
 live = lambda: [p for p, t in pids.items() if started(p) == t]
 for sig in (signal.SIGTERM, signal.SIGKILL):
     for p in live():
@@ -184,4 +198,12 @@ for sig in (signal.SIGTERM, signal.SIGKILL):
         time.sleep(0.05)
 for d in dirs:
     shutil.rmtree(d, ignore_errors=True)
+if undo:
+    import json, subprocess
+    for argv in reversed(undo):
+        try:
+            subprocess.run(json.loads(argv), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                           stderr=subprocess.DEVNULL, timeout=30)
+        except Exception:
+            pass
 """

@@ -123,7 +123,9 @@ class BrokerProcess:
             client = connect(cfg["zookeeper.connect"], cfg["zookeeper.session.timeout.ms"],
                              cfg["zookeeper.connection.timeout.ms"] / 1000.0, allow_remote=not cfg.loopback_only)
         except ZooKeeperUnreachable as e:
-            raise BrokerStartError(str(e)) from None
+            hint = ("; this broker's listeners are all loopback, so its ZooKeeper must be too: give listeners (or "
+                    "advertised.listeners) this host's own address") if cfg.loopback_only else ""
+            raise BrokerStartError(f"{e}{hint}") from None
         self._closers.append(lambda: (client.stop(), client.close()))
         trace = None
         if self.trace_dir:

@@ -1,5 +1,7 @@
 """LocalCluster: an embedded real ZooKeeper — one server or an ensemble — (unless one is given) and N broker processes
-on loopback.
+on loopback, or (``hosts="netns"``) each broker and each ZooKeeper server on a host of its own: a network namespace
+with its own address on a private bridge (edges/netns.py), brokers on port 9092 and ZooKeeper on 2181, as on
+real machines.
 
 Used by ``kactor cluster``, ``kactor demo``, the benchmarks and the real-cluster tests. Every broker and ZooKeeper
 is a child started by edges/children.py: the kernel sends it SIGTERM if this process dies (PR_SET_PDEATHSIG), and
@@ -21,11 +23,14 @@ from collections.abc import Iterable
 from kazoo.client import KazooClient
 
 from edges.children import janitor, spawn
+from edges.netns import NetHost, NetnsLayout, NetnsUnavailable
 from zk_bridge import blocking
 from zk_bridge.server import ZooKeeperEnsemble, free_port
 
 # the trace writer flushes every second (edges/trace_writer.py); an idle broker may write nothing for longer
 TRACE_FLUSH_WAIT_S = 3.0
+HOSTS = ("loopback", "netns")
+BROKER_PORT = 9092  # Kafka's usual port: a broker in a namespace of its own has it to itself
 
 
 class ClusterError(RuntimeError):
@@ -38,11 +43,19 @@ class LocalCluster:
     def __init__(self, brokers: int = 3, zookeeper: str | None = None, base_dir: str | None = None,
                  trace_dir: str | None = None, overrides: Iterable[str] = (), zk_tick_ms: int = 2000,
                  log_level: str = "INFO", zookeeper_ensemble: int = 1,
-                 zk_max_session_timeout_ms: int | None = None) -> None:
+                 zk_max_session_timeout_ms: int | None = None, hosts: str = "loopback") -> None:
         if brokers < 1:
             raise ClusterError("--brokers must be at least 1")
         if zookeeper_ensemble < 1:
             raise ClusterError("--zookeeper-ensemble must be at least 1")
+        if hosts not in HOSTS:
+            raise ClusterError(f"--hosts must be one of {', '.join(HOSTS)}, not {hosts!r}")
+        if hosts == "netns" and zookeeper:
+            raise ClusterError("--hosts netns runs its own ZooKeeper in namespaces: --zookeeper cannot be given "
+                               "(a ZooKeeper on this machine's loopback is out of the namespaces' reach)")
+        self.hosts = hosts
+        # hosts="netns": the namespaces, created by start() and removed by stop()
+        self.layout: NetnsLayout | None = None
         self.n = brokers
         self.given_zookeeper = zookeeper
         self.zookeeper_ensemble = zookeeper_ensemble
@@ -71,28 +84,56 @@ class LocalCluster:
         return self.zk.connect_string
 
     def start(self) -> LocalCluster:
+        zk_hosts: list[NetHost] = []
+        if self.hosts == "netns":
+            zk_names = [f"zk-{i + 1}" for i in range(self.zookeeper_ensemble)]
+            try:
+                self.layout = NetnsLayout([*zk_names, *(f"broker-{b}" for b in range(self.n))]).create()
+            except NetnsUnavailable as e:
+                raise ClusterError(str(e)) from None
+            zk_hosts = [self.layout.host(name) for name in zk_names]
         if not self.given_zookeeper:
             self.zk = ZooKeeperEnsemble(self.zookeeper_ensemble, tick_ms=self.zk_tick_ms,
-                                        max_session_timeout_ms=self.zk_max_session_timeout_ms)
+                                        max_session_timeout_ms=self.zk_max_session_timeout_ms, netns=zk_hosts)
             self.zk.start()
         for broker_id in range(self.n):
             self.start_broker(broker_id)
         return self
 
+    def broker_host(self, broker_id: int) -> NetHost | None:
+        """The namespace host of broker ``broker_id`` (hosts="netns"), None on loopback."""
+        if self.layout is None:
+            return None
+        try:
+            return self.layout.host(f"broker-{broker_id}")
+        except KeyError:
+            raise ClusterError(f"broker {broker_id} has no namespace: --hosts netns made hosts for brokers "
+                               f"0..{self.n - 1}") from None
+
+    def broker_address(self, broker_id: int) -> tuple[str, int]:
+        """Where broker ``broker_id`` listens (its PLAINTEXT listener, unless an override changed it)."""
+        host = self.broker_host(broker_id)
+        if host is not None:
+            return host.address, self.ports.setdefault(broker_id, BROKER_PORT)
+        return "127.0.0.1", self.ports.setdefault(broker_id, free_port())
+
     def broker_args(self, broker_id: int) -> list[str]:
-        port = self.ports.setdefault(broker_id, free_port())
-        metrics_port = self.metrics_ports.setdefault(broker_id, free_port())
+        host, port = self.broker_address(broker_id)
         args = [sys.executable, "-m", "kactor", "broker", "--log-level", self.log_level,
                 "--override", f"broker.id={broker_id}",
                 "--override", f"zookeeper.connect={self.connect_string}",
-                "--override", f"listeners=PLAINTEXT://127.0.0.1:{port}",
-                "--override", f"log.dirs={os.path.join(self.base_dir, f'broker-{broker_id}')}",
-                "--override", f"kactor.metrics.port={metrics_port}"]
+                "--override", f"listeners=PLAINTEXT://{host}:{port}",
+                "--override", f"log.dirs={os.path.join(self.base_dir, f'broker-{broker_id}')}"]
+        if self.layout is None:
+            # the metrics endpoint binds loopback: inside a namespace nobody outside it could scrape it, so off there
+            metrics_port = self.metrics_ports.setdefault(broker_id, free_port())
+            args += ["--override", f"kactor.metrics.port={metrics_port}"]
         if self.trace_dir:
             args += ["--trace-dir", self.trace_dir]
         for o in self.overrides:
             args += ["--override", o]
-        return args
+        ns = self.broker_host(broker_id)
+        return args if ns is None else ns.command(args)
 
     def start_broker(self, broker_id: int) -> subprocess.Popen[bytes]:
         if broker_id in self.procs and self.procs[broker_id].poll() is None:
@@ -166,6 +207,9 @@ class LocalCluster:
         if self.zk is not None:
             self.zk.stop()
             self.zk = None
+        if self.layout is not None:
+            self.layout.remove()
+            self.layout = None
         if self._own_base:
             shutil.rmtree(self.base_dir, ignore_errors=True)
             janitor().forget_dir(self.base_dir)
@@ -186,6 +230,9 @@ class LocalCluster:
 
     def metrics_url(self, broker_id: int) -> str:
         """Where broker ``broker_id`` serves its Prometheus metrics (unless an override changed the port)."""
+        if broker_id not in self.metrics_ports:
+            raise ClusterError(f"broker {broker_id} serves no metrics reachable from here (--hosts netns turns the "
+                               "loopback-bound endpoint off)")
         return f"http://127.0.0.1:{self.metrics_ports[broker_id]}/metrics"
 
     def pids(self) -> list[int]:

@@ -19,17 +19,21 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Sequence
 from types import TracebackType
 
 import attrs
 
 from edges.children import install_stop_signals, janitor, spawn
+from edges.netns import NetHost
 
 # Debian's package locations (zookeeper.jar's manifest Class-Path pulls in its other jars; it lacks an SLF4J binding).
 ZOOKEEPER_JAR = "/usr/share/java/zookeeper.jar"
 LOG_JARS = ("/usr/share/java/slf4j-log4j12.jar", "/usr/share/java/log4j-1.2.jar")
 INSTALL_HINT = "apt-get install -y zookeeper default-jre-headless"
 MAIN_CLASS = "org.apache.zookeeper.server.quorum.QuorumPeerMain"
+# ZooKeeper's usual ports: a server in a network namespace of its own has them all to itself
+CLIENT_PORT, QUORUM_PORT, ELECTION_PORT = 2181, 2888, 3888
 
 _LOG4J = (
     "log4j.rootLogger=WARN, CONSOLE\n"
@@ -113,10 +117,13 @@ class QuorumPeer:
     client_port: int
     quorum_port: int
     election_port: int
+    host: str = "127.0.0.1"
 
 
 class EmbeddedZooKeeper:
     """One ZooKeeper server process bound to loopback: standalone, or a member of an ensemble (``peers`` given).
+    With ``netns`` it runs in that host's network namespace instead, bound to the host's address (port 2181 unless
+    given): edges/netns.py.
 
     ``data_dir`` given → it is used and kept; otherwise a temporary one is created and removed by stop().
     The config and server log always live in a private temporary directory that stop() removes; kill() keeps both, so
@@ -126,8 +133,13 @@ class EmbeddedZooKeeper:
 
     def __init__(self, port: int | None = None, data_dir: str | None = None, tick_ms: int = 2000,
                  bind: str = "127.0.0.1", myid: int | None = None, peers: tuple[QuorumPeer, ...] = (),
-                 max_session_timeout_ms: int | None = None) -> None:
-        _check_loopback(bind)
+                 max_session_timeout_ms: int | None = None, netns: NetHost | None = None) -> None:
+        self.netns = netns
+        if netns is not None:  # its own namespace on kactor's private bridge: nothing else binds there
+            bind = netns.address
+            port = CLIENT_PORT if port is None else port
+        else:
+            _check_loopback(bind)
         self.host = bind
         self.port = port if port is not None else free_port(bind)
         self.tick_ms = tick_ms
@@ -188,7 +200,7 @@ class EmbeddedZooKeeper:
         java = check_prerequisites()
         if self.running:
             raise RuntimeError(f"zookeeper {self.connect_string} is already running")
-        if port_in_use(self.host, self.port):
+        if self.netns is None and port_in_use(self.host, self.port):
             raise ZooKeeperUnavailable(f"port {self.port} on {self.host} is already in use: pick another with --port")
         if self.work_dir is None:
             self._write_config()
@@ -198,6 +210,8 @@ class EmbeddedZooKeeper:
                f"-Dzookeeper.log.dir={self.work_dir}", f"-Dlog4j.configuration=file:{log4j}",
                "-cp", os.pathsep.join((ZOOKEEPER_JAR, *LOG_JARS)), MAIN_CLASS,
                os.path.join(self.work_dir, "zoo.cfg")]
+        if self.netns is not None:
+            cmd = self.netns.command(cmd)
         with open(os.path.join(self.work_dir, "zk.out"), "ab") as out:
             # A session of its own: a terminal's Ctrl-C goes to us, and we stop the server in order. It still dies
             # with us (PR_SET_PDEATHSIG, and the janitor removes its directory).
@@ -226,7 +240,7 @@ class EmbeddedZooKeeper:
         if self.peers:
             # initLimit/syncLimit in ticks: how long a follower may take to sync with, and lag behind, its leader.
             cfg += "initLimit=10\nsyncLimit=5\n" + "".join(
-                f"server.{p.myid}={self.host}:{p.quorum_port}:{p.election_port}\n" for p in self.peers)
+                f"server.{p.myid}={p.host}:{p.quorum_port}:{p.election_port}\n" for p in self.peers)
             with open(os.path.join(self.data_dir, "myid"), "w", encoding="utf-8") as f:
                 f.write(f"{self.myid}\n")
         with open(os.path.join(self.work_dir, "zoo.cfg"), "w", encoding="utf-8") as f:
@@ -313,13 +327,24 @@ class ZooKeeperEnsemble:
             ens.restart(i)                       # same myid and data; returns once it serves (as a follower)
 
     ``n`` = 1 is a standalone server. ``max_session_timeout_ms`` raises ZooKeeper's cap on session timeouts
-    (default 20 ticks) so a small tickTime (fast elections) can still grant Kafka's 18 s sessions.
+    (default 20 ticks) so a small tickTime (fast elections) can still grant Kafka's 18 s sessions. ``netns``: one
+    host per server (edges/netns.py), each server in its namespace on ZooKeeper's usual ports 2181/2888/3888.
     """
 
     def __init__(self, n: int = 3, tick_ms: int = 2000, max_session_timeout_ms: int | None = None,
-                 bind: str = "127.0.0.1") -> None:
+                 bind: str = "127.0.0.1", netns: Sequence[NetHost] = ()) -> None:
         if n < 1:
             raise ValueError(f"an ensemble needs at least 1 server, not {n}")
+        if netns:
+            if len(netns) != n:
+                raise ValueError(f"{n} servers need {n} hosts, not {len(netns)}")
+            peers = tuple(QuorumPeer(i + 1, CLIENT_PORT, QUORUM_PORT, ELECTION_PORT, h.address)
+                          for i, h in enumerate(netns))
+            self.servers = [EmbeddedZooKeeper(tick_ms=tick_ms, myid=p.myid if n > 1 else None,
+                                              peers=peers if n > 1 else (),
+                                              max_session_timeout_ms=max_session_timeout_ms, netns=h)
+                            for p, h in zip(peers, netns, strict=True)]
+            return
         _check_loopback(bind)
         if n == 1:
             self.servers = [EmbeddedZooKeeper(tick_ms=tick_ms, bind=bind,

@@ -1,5 +1,6 @@
-"""``kactor cluster``: an embedded ZooKeeper (one server or an ensemble) and N broker processes; Ctrl-C, SIGTERM or
-SIGHUP stops brokers, then ZooKeeper, and removes the temporary directories."""
+"""``kactor cluster``: an embedded ZooKeeper (one server or an ensemble) and N broker processes, on loopback or
+(``--hosts netns``) each on a network namespace of its own; Ctrl-C, SIGTERM or SIGHUP stops brokers, then ZooKeeper,
+and removes the temporary directories (and the namespaces and their bridge)."""
 
 from __future__ import annotations
 
@@ -26,6 +27,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--data-dir", help="where log dirs and broker logs go (default: a temp dir, removed on exit)")
     p.add_argument("--override", action="append", default=[], metavar="KEY=VALUE",
                    help="a broker property for every broker (repeatable)")
+    p.add_argument("--hosts", choices=("loopback", "netns"), default="loopback",
+                   help="loopback (default): everything on 127.0.0.1. netns: each broker and each ZooKeeper server "
+                        "in a network namespace of its own, with its own address on a private bridge that this "
+                        "command creates and removes (root; nothing is reachable from outside the machine)")
     p.set_defaults(func=run)
 
 
@@ -42,6 +47,13 @@ def run(args: argparse.Namespace) -> int:
         raise CliError("--zookeeper-ensemble must be at least 1", 2)
     if args.zookeeper and args.zookeeper_ensemble != 1:
         raise CliError("--zookeeper and --zookeeper-ensemble exclude each other: an ensemble is embedded", 2)
+    if args.hosts == "netns":
+        from edges.netns import unavailable_reason
+
+        if args.zookeeper:
+            raise CliError("--hosts netns runs its own ZooKeeper in namespaces: --zookeeper cannot be given", 2)
+        if reason := unavailable_reason():
+            raise CliError(reason)
     try:  # validate the overrides once, here, rather than N times in N children
         load_config(None, ["broker.id=0", "zookeeper.connect=127.0.0.1:1", *args.override])
     except ConfigError as e:
@@ -51,7 +63,7 @@ def run(args: argparse.Namespace) -> int:
     # stay in place during the stop itself, so a hang-up in the middle of a Ctrl-C shutdown does not cut it short.
     install_stop_signals(lambda signum: stop.update(now=True))
     cluster = LocalCluster(args.brokers, args.zookeeper, args.data_dir, args.trace_dir, args.override,
-                           zookeeper_ensemble=args.zookeeper_ensemble)
+                           zookeeper_ensemble=args.zookeeper_ensemble, hosts=args.hosts)
     try:
         cluster.start()
         zk = cluster.client()
@@ -67,6 +79,10 @@ def run(args: argparse.Namespace) -> int:
         embedded = (f", zookeeper ensemble of {args.zookeeper_ensemble}" if args.zookeeper_ensemble > 1 else "")
         print(f"kactor cluster: {args.brokers} brokers up{embedded}, controller is broker {controller}")
         print(f"zookeeper.connect={cluster.connect_string}")
+        if cluster.layout is not None:
+            hosts = ", ".join(f"{h.name} {h.address}" for h in cluster.layout.hosts.values())
+            print(f"hosts (network namespaces on bridge {cluster.layout.bridge}, {cluster.layout.subnet}; this "
+                  f"machine is {cluster.layout.host_address}): {hosts}")
         where = cluster.base_dir + (" (removed on exit)" if args.data_dir is None else "")
         print(f"data: {where}" + (f"   traces: {args.trace_dir}" if args.trace_dir else ""))
         print("Ctrl-C to stop", flush=True)
