@@ -32,3 +32,12 @@ def test_checkpoint_write_bench_reports_both_ways(capsys: pytest.CaptureFixture[
     assert "rename (write temp + os.replace):" in out and "in place (pwrite + ftruncate):" in out
     assert "ratio rename / in place:" in out
     assert list(tmp_path.iterdir()) == []  # its scratch folder is removed
+
+
+def test_transport_receive_bench_reports_both_modes(capsys: pytest.CaptureFixture[str]) -> None:
+    from bench.transport_receive import main
+
+    assert main(["--partitions", "20", "--rounds", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "LeaderAndIsr, 20 partitions: untraced" in out and "LeaderAndIsr, 1 partition: untraced" in out
+    assert out.count("ratio traced/untraced") == 2
