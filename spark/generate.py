@@ -220,13 +220,13 @@ class Generator:
         rid = self.zk_req
         req = ('{"@":"ZkRequest","request_id":' + str(rid) + ',"batch":{"@":"ZkBatch","ops":[' + ",".join(ops)
                + '],"fence_version":' + str(self.cepoch if fenced else -1) + '},"reply_to":"controller"}')
-        self.emit(c, "controller", "zk-bridge", "ZkRequest", req, cause)
+        self.emit(c, names.CONTROLLER, "zk-bridge", "ZkRequest", req, cause)
         self.now += 300 + int(self.rng.random() * 1500)
         results = ",".join(
             '{"@":"ZkOpResult","code":"OK","data":null,"stat":{"@":"ZStat","version":' + str(k)
             + ',"czxid":0,"ephemeral_owner":0,"ctime":0,"num_children":0},"children":null,"path":null,'
             '"results":null}' for k in range(len(ops)))
-        return self.emit(c, "edge:zk", "controller", "ZkResponse",
+        return self.emit(c, names.EDGE_ZK, names.CONTROLLER, "ZkResponse",
                          '{"@":"ZkResponse","request_id":' + str(rid) + ',"results":[' + results + "]}", None)
 
     def get_data(self, path: str) -> str:
@@ -245,7 +245,7 @@ class Generator:
         network, the response comes back to the channel, which records ChannelRequestCompleted."""
         c = self.controller
         ch = names.channel(b)
-        self.emit(c, "controller", ch, kind + "Request", payload, cause)
+        self.emit(c, names.CONTROLLER, ch, kind + "Request", payload, cause)
         enq_ms = self.ms()
         backlog = self.load[b]
         self.now += 50 + backlog * 200 + int(self.rng.random() * 400)
@@ -255,21 +255,21 @@ class Generator:
             attempts = 2 + (self.rng.random() < 0.2)
             self.now += 100_000 * (attempts - 1) + int(self.rng.random() * 50_000)
         if b in self.alive:
-            self.emit(b, "edge:net", "replica-manager", kind + "Request", payload, None)
+            self.emit(b, names.EDGE_NET, names.REPLICA_MANAGER, kind + "Request", payload, None)
         self.now += 500 + int(self.rng.expovariate(1 / 2500))
-        resp = self.emit(c, "edge:net", ch, kind + "Response", response, None)
+        resp = self.emit(c, names.EDGE_NET, ch, kind + "Response", response, None)
         self.load[b] = max(0, backlog - 1)
         done = ('{"@":"ChannelRequestCompleted","broker_id":' + str(b) + ',"request_type":"' + kind
                 + '","enqueued_ms":' + repr(enq_ms) + ',"sent_ms":' + repr(sent_ms) + ',"completed_ms":'
                 + repr(self.ms()) + ',"attempts":' + str(attempts) + ',"error":"' + error + '","queue_size":'
                 + str(backlog) + "}")
-        self.emit(c, ch, "metrics", "ChannelRequestCompleted", done, resp)
+        self.emit(c, ch, names.METRICS, "ChannelRequestCompleted", done, resp)
         if kind == "LeaderAndIsr" and not stale:
-            fwd = self.emit(c, ch, "controller", "LeaderAndIsrResponse", response, resp)
+            fwd = self.emit(c, ch, names.CONTROLLER, "LeaderAndIsrResponse", response, resp)
             self.pending_events.append((self.now, "LeaderAndIsrResponseReceived", "LeaderAndIsrResponseReceived",
                                         fwd))
         elif kind == "StopReplica" and not stale:
-            fwd = self.emit(c, ch, "controller", "StopReplicaResponse", response, resp)
+            fwd = self.emit(c, ch, names.CONTROLLER, "StopReplicaResponse", response, resp)
             self.pending_events.append((self.now, "TopicDeletionStopReplicaResponseReceived", "TopicDeletion", fwd))
 
     def lair_response(self, parts: list[int]) -> str:
@@ -332,7 +332,7 @@ class Generator:
         key = (self.cepoch, len(self.offline), len(self.imbalanced), len(self.deleted), len(self.deleting),
                len(self.urp))
         if key == self._gauges_key:
-            self.emit(self.controller, "controller", "metrics", "ControllerGauges", self._gauges, cause)
+            self.emit(self.controller, names.CONTROLLER, names.METRICS, "ControllerGauges", self._gauges, cause)
             return
         self._gauges_key = key
         self._gauges = active = ('{"@":"ControllerGauges","active":true,"controller_epoch":' + str(self.cepoch)
@@ -341,11 +341,11 @@ class Generator:
                   + ',"global_partitions":' + str(self.np) + ',"topics_to_delete":' + str(len(self.deleting))
                   + ',"replicas_to_delete":' + str(sum(len(self.topic_parts[t]) for t in self.deleting) * self.rf)
                   + ',"under_replicated_partitions":' + str(len(self.urp)) + "}")
-        self.emit(self.controller, "controller", "metrics", "ControllerGauges", active, cause)
+        self.emit(self.controller, names.CONTROLLER, names.METRICS, "ControllerGauges", active, cause)
 
     def event(self, sender: str, input_type: str, input_payload: str, name: str, state: str, work) -> None:
         """An external input, the controller event it becomes, its work, then its timing record and gauges."""
-        cause = self.emit(self.controller, sender, "controller", input_type, input_payload, None)
+        cause = self.emit(self.controller, sender, names.CONTROLLER, input_type, input_payload, None)
         self.run_event(cause, name, state, work, self.now)
         self.drain()
 
@@ -361,7 +361,7 @@ class Generator:
         payload = ('{"@":"ControllerEventProcessed","event":"' + name + '","controller_state":"' + state
                    + '","enqueued_ms":' + repr(enqueued_us / 1000) + ',"started_ms":' + repr(started_us / 1000)
                    + ',"finished_ms":' + repr(self.now / 1000) + ',"queue_size":' + str(queue_size) + "}")
-        self.emit(self.controller, "controller", "metrics", "ControllerEventProcessed", payload, cause)
+        self.emit(self.controller, names.CONTROLLER, names.METRICS, "ControllerEventProcessed", payload, cause)
         self.gauges(cause)
 
     def drain(self) -> None:
@@ -372,13 +372,13 @@ class Generator:
     # -- episodes -----------------------------------------------------------------------------------------------------
     def startup(self) -> None:
         for b in range(self.nb):
-            self.emit(b, "edge:zk", "zk-bridge", "ZkSessionEvent",
+            self.emit(b, names.EDGE_ZK, "zk-bridge", "ZkSessionEvent",
                       '{"@":"ZkSessionEvent","state":"CONNECTED","session_id":' + str(72057594037927936 + b) + "}",
                       None)
         c = self.controller
-        cause = self.emit(c, "edge:zk", "controller", "ZkWatchEvent",
+        cause = self.emit(c, names.EDGE_ZK, names.CONTROLLER, "ZkWatchEvent",
                           _watch_event(paths.ControllerZNode, "DELETED"), None)
-        self.emit(c, "controller", "metrics", "ControllerChanged",
+        self.emit(c, names.CONTROLLER, names.METRICS, "ControllerChanged",
                   '{"@":"ControllerChanged","broker_id":' + str(c) + ',"controller_epoch":' + str(self.cepoch)
                   + ',"active":true}', cause)
 
@@ -386,7 +386,7 @@ class Generator:
             resp = self.zk_roundtrip(cause, [self.get_data(paths.BrokerIdsZNode), self.get_data(paths.TopicsZNode)])
             parts = list(range(self.np))
             elections = [self.election(i, "InitialLeader") for i in parts[:200]]
-            self.emit(c, "controller", "state-change-log", "StateChangeBatch",
+            self.emit(c, names.CONTROLLER, names.STATE_CHANGE_LOG, "StateChangeBatch",
                       self.batch([self.pchange(i, "NewPartition", "OnlinePartition") for i in parts[:200]], [],
                                  elections), resp)
             self.send_um(resp, parts)
@@ -437,7 +437,7 @@ class Generator:
             for i in moved:
                 self.set_state(i, self.replicas[i][0], self.isr[i])
             self.zk_roundtrip(resp, [self.set_partition_state(i) for i in moved], fenced=True)
-            self.emit(self.controller, "controller", "state-change-log", "StateChangeBatch",
+            self.emit(self.controller, names.CONTROLLER, names.STATE_CHANGE_LOG, "StateChangeBatch",
                       self.batch([self.pchange(i, "OnlinePartition", "OnlinePartition") for i in moved], [],
                                  [self.election(i, "PreferredReplicaPartition") for i in moved]), resp)
             self.send_lair(resp, moved)
@@ -472,8 +472,8 @@ class Generator:
                 if live:
                     el.append(self.election(i, "InitialLeader"))
             self.zk_roundtrip(resp, [self.set_partition_state(i) for i in parts], fenced=True)
-            self.emit(self.controller, "controller", "state-change-log", "StateChangeBatch", self.batch(pc, rc, el),
-                      resp)
+            self.emit(self.controller, names.CONTROLLER, names.STATE_CHANGE_LOG, "StateChangeBatch",
+                      self.batch(pc, rc, el), resp)
             self.send_lair(resp, parts, is_new=True)
             self.send_um(resp, parts)
 
@@ -481,7 +481,7 @@ class Generator:
                    "TopicChange", "TopicChange", work)
 
     def deletion_progress(self, cause: int, topic: str, phase: str, reason: str = "") -> None:
-        self.emit(self.controller, "controller", "metrics", "TopicDeletionProgress",
+        self.emit(self.controller, names.CONTROLLER, names.METRICS, "TopicDeletionProgress",
                   '{"@":"TopicDeletionProgress","topic":"' + topic + '","phase":"' + phase + '","reason":'
                   + json.dumps(reason) + "}", cause)
 
@@ -517,7 +517,7 @@ class Generator:
             for r in self.replicas[i]:
                 rc += [self.rchange(i, r, "OnlineReplica", "OfflineReplica"),
                        self.rchange(i, r, "OfflineReplica", "ReplicaDeletionStarted")]
-        self.emit(self.controller, "controller", "state-change-log", "StateChangeBatch", self.batch([], rc, []),
+        self.emit(self.controller, names.CONTROLLER, names.STATE_CHANGE_LOG, "StateChangeBatch", self.batch([], rc, []),
                   cause)
         for b in hosts:
             self.send_stop(cause, b, [i for i in parts if b in self.replicas[i]], True)
@@ -528,7 +528,7 @@ class Generator:
                        self.rchange(i, r, "ReplicaDeletionSuccessful", "NonExistentReplica")]
         pc = [self.pchange(i, self.partition_state(i), "OfflinePartition") for i in parts]
         pc += [self.pchange(i, "OfflinePartition", "NonExistentPartition") for i in parts]
-        self.emit(self.controller, "controller", "state-change-log", "StateChangeBatch", self.batch(pc, rc, []),
+        self.emit(self.controller, names.CONTROLLER, names.STATE_CHANGE_LOG, "StateChangeBatch", self.batch(pc, rc, []),
                   cause)
         self.zk_roundtrip(cause, ['{"@":"Delete","path":' + json.dumps(paths.TopicZNode.path(topic))
                                   + ',"version":-1,"recursive":true}'], fenced=True)
@@ -560,7 +560,7 @@ class Generator:
                 target = self.rng.sample(sorted(pool), min(self.rf, len(pool)))
                 dropped = self.rng.random() < 0.05
                 phase = "Dropped" if dropped else "Started"
-                self.emit(self.controller, "controller", "metrics", "ReassignmentProgress",
+                self.emit(self.controller, names.CONTROLLER, names.METRICS, "ReassignmentProgress",
                           '{"@":"ReassignmentProgress","topic_partition":' + self.tp[i] + ',"phase":"' + phase
                           + '","target_replicas":' + _ints(target) + ',"reason":'
                           + json.dumps("invalid replica assignment" if dropped else "") + "}", resp)
@@ -569,7 +569,7 @@ class Generator:
                 self.reassigning[i] = target
                 adding = [r for r in target if r not in self.replicas[i]]
                 if adding:
-                    self.emit(self.controller, "controller", "state-change-log", "StateChangeBatch",
+                    self.emit(self.controller, names.CONTROLLER, names.STATE_CHANGE_LOG, "StateChangeBatch",
                               self.batch([], [self.rchange(i, r, "NonExistentReplica", "NewReplica") for r in adding],
                                          []), resp)
                 self.send_lair(resp, [i])
@@ -598,14 +598,14 @@ class Generator:
                    self.rchange(i, r, "ReplicaDeletionStarted", "ReplicaDeletionSuccessful"),
                    self.rchange(i, r, "ReplicaDeletionSuccessful", "NonExistentReplica")]
         self.zk_roundtrip(cause, [self.set_partition_state(i)], fenced=True)
-        self.emit(self.controller, "controller", "state-change-log", "StateChangeBatch",
+        self.emit(self.controller, names.CONTROLLER, names.STATE_CHANGE_LOG, "StateChangeBatch",
                   self.batch([self.pchange(i, "OnlinePartition", "OnlinePartition")] if el else [], rc, el), cause)
         self.send_lair(cause, [i])
         for r in removing:
             if r in self.alive:
                 self.send_stop(cause, r, [i], True)
         del self.reassigning[i]
-        self.emit(self.controller, "controller", "metrics", "ReassignmentProgress",
+        self.emit(self.controller, names.CONTROLLER, names.METRICS, "ReassignmentProgress",
                   '{"@":"ReassignmentProgress","topic_partition":' + self.tp[i] + ',"phase":"Completed",'
                   '"target_replicas":' + _ints(target) + ',"reason":""}', cause)
 
@@ -654,7 +654,7 @@ class Generator:
                     self.set_state(i, self.leader[i], [r for r in self.isr[i] if r != b])
             if parts:
                 self.zk_roundtrip(resp, [self.set_partition_state(i) for i in led[:50] or parts[:1]], fenced=True)
-                self.emit(self.controller, "controller", "state-change-log", "StateChangeBatch",
+                self.emit(self.controller, names.CONTROLLER, names.STATE_CHANGE_LOG, "StateChangeBatch",
                           self.batch(pc, rc, el), resp)
                 self.send_lair(resp, led)
             self.send_um(resp, led)
@@ -689,14 +689,14 @@ class Generator:
                     el.append(self.election(i, "ControlledShutdownPartition"))
             if moved:
                 self.zk_roundtrip(cause, [self.set_partition_state(i) for i in moved[:50]], fenced=True)
-                self.emit(self.controller, "controller", "state-change-log", "StateChangeBatch",
+                self.emit(self.controller, names.CONTROLLER, names.STATE_CHANGE_LOG, "StateChangeBatch",
                           self.batch(pc, [], el), cause)
                 self.send_lair(cause, moved)
             follower = [i for i in self.live_partitions() if b in self.replicas[i] and self.leader[i] != b]
             if follower:
                 self.send_stop(cause, b, follower[:MAX_STATES_PER_REQUEST], False)
             remaining = [i for i in led if self.leader[i] == b]
-            self.emit(b, "edge:net", "broker-lifecycle", "ControlledShutdownResponse",
+            self.emit(b, names.EDGE_NET, "broker-lifecycle", "ControlledShutdownResponse",
                       '{"@":"ControlledShutdownResponse","error":' + NONE + ',"remaining_partitions":['
                       + ",".join(self.tp[i] for i in remaining) + "]}", None)
 
@@ -714,7 +714,7 @@ class Generator:
         self.alive.sort()
         self.broker_epoch[b] += 1000 + int(self.rng.random() * 1000)
         self.broker_json[b] = self._broker_json(b)
-        cause = self.emit(b, "edge:zk", "zk-bridge", "ZkSessionEvent",
+        cause = self.emit(b, names.EDGE_ZK, "zk-bridge", "ZkSessionEvent",
                           '{"@":"ZkSessionEvent","state":"CONNECTED","session_id":' + str(72057594037927936 + b)
                           + "}", None)
         reg = json.dumps(znodes.encode_broker(Broker(b, (EndPoint("127.0.0.1", 9092 + b),)), timestamp_ms=0))
@@ -733,8 +733,8 @@ class Generator:
                     self.set_state(i, b, [b])
                     pc.append(self.pchange(i, "OfflinePartition", "OnlinePartition"))
                     el.append(self.election(i, "OfflinePartition"))
-            self.emit(self.controller, "controller", "state-change-log", "StateChangeBatch", self.batch(pc, rc, el),
-                      resp)
+            self.emit(self.controller, names.CONTROLLER, names.STATE_CHANGE_LOG, "StateChangeBatch",
+                      self.batch(pc, rc, el), resp)
             self.send_um(resp, [])  # the live brokers learn of the new one
             self.send_um(resp, parts, to=[b])  # and the new one gets the metadata of its partitions
             self.send_lair(resp, parts, to=[b])
@@ -762,16 +762,16 @@ class Generator:
             payload = ('{"@":"LeaderAndIsrRequest","controller_id":' + str(old) + ',"controller_epoch":'
                        + str(self.cepoch) + ',"broker_epoch":' + str(self.broker_epoch[target])
                        + ',"partition_states":[' + self.lair_state(i) + '],"live_leaders":[]}')
-            cause = self.emit(old, "edge:timer", "controller", "TimerFired",
+            cause = self.emit(old, names.EDGE_TIMER, names.CONTROLLER, "TimerFired",
                               '{"@":"TimerFired","key":"auto-leader-rebalance-task"}', None)
             self.request(cause, target, "LeaderAndIsr", payload,
                          '{"@":"LeaderAndIsrResponse","error":' + _err("STALE_CONTROLLER_EPOCH")
                          + ',"partition_errors":[]}', error="STALE_CONTROLLER_EPOCH", stale=True)
-        cause = self.emit(old, "edge:zk", "controller", "ZkWatchEvent",
+        cause = self.emit(old, names.EDGE_ZK, names.CONTROLLER, "ZkWatchEvent",
                           _watch_event(paths.ControllerZNode, "CHANGED"), None)
-        self.emit(old, "controller", "metrics", "ControllerChanged",
+        self.emit(old, names.CONTROLLER, names.METRICS, "ControllerChanged",
                   '{"@":"ControllerChanged","broker_id":' + str(old) + ',"controller_epoch":-1,"active":false}', cause)
-        self.emit(old, "controller", "metrics", "ControllerGauges",
+        self.emit(old, names.CONTROLLER, names.METRICS, "ControllerGauges",
                   '{"@":"ControllerGauges","active":false,"controller_epoch":0,"offline_partitions":0,'
                   '"preferred_replica_imbalance":0,"global_topics":0,"global_partitions":0,"topics_to_delete":0,'
                   '"replicas_to_delete":0,"under_replicated_partitions":0}', cause)
@@ -779,9 +779,9 @@ class Generator:
         self.controller = new
         self.cepoch += 1
         self.invalidate()
-        cause = self.emit(new, "edge:zk", "controller", "ZkWatchEvent",
+        cause = self.emit(new, names.EDGE_ZK, names.CONTROLLER, "ZkWatchEvent",
                           _watch_event(paths.ControllerZNode, "DELETED"), None)
-        self.emit(new, "controller", "metrics", "ControllerChanged",
+        self.emit(new, names.CONTROLLER, names.METRICS, "ControllerChanged",
                   '{"@":"ControllerChanged","broker_id":' + str(new) + ',"controller_epoch":' + str(self.cepoch)
                   + ',"active":true}', cause)
 
