@@ -29,6 +29,8 @@ import ast
 from collections.abc import Iterator
 from pathlib import Path
 
+from actors import names
+
 ROOT = Path(__file__).resolve().parent.parent.parent
 NAMES_FILE = ROOT / "actors" / "names.py"
 PACKAGES = ("actors", "core", "edges", "zk_bridge", "kactor", "bench", "spark", "messages", "protocol")
@@ -111,6 +113,15 @@ def test_names_are_distinct_and_the_scan_sees_them() -> None:
                        'd = {"controller": 1}\nedges["net"]\n')
     assert sorted(violations(sample)) == [(1, "replica-manager"), (2, "net"), (3, "controller"),
                                           (4, "f'channel-'..."), (5, "metrics"), (5, "zk")]
+
+
+def test_the_names_are_what_traces_record() -> None:
+    """A name is part of the trace format (sender / receiver of every record): recorded traces replay only if the
+    names stay what they were."""
+    assert {"zk", "timer", "net", "metrics", "state-change-log", "replica-manager", "controller",
+                     "topic-deletion", "kafka-server", "config-manager",
+                     "edge:zk", "edge:net", "edge:timer", "edge:process", "edge:log-dirs"} == NAMES
+    assert (names.channel(3), names.shard(0)) == ("channel-3", "partition-0")
 
 
 def test_no_actor_name_literal_outside_actors_names() -> None:
