@@ -20,15 +20,17 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = [pytest.mark.slow, pytest.mark.cluster]
-
 REPO = Path(__file__).resolve().parent.parent
+
+
+def _included() -> list[str]:
+    with open(REPO / "pyproject.toml", "rb") as f:
+        return tomllib.load(f)["tool"]["setuptools"]["packages"]["find"]["include"]
 
 
 def _copy_source(dest: Path) -> None:
     """What a source distribution holds: pyproject.toml, README.md and the packages pyproject.toml includes."""
-    with open(REPO / "pyproject.toml", "rb") as f:
-        include = tomllib.load(f)["tool"]["setuptools"]["packages"]["find"]["include"]
+    include = _included()
     dest.mkdir()
     for name in ("pyproject.toml", "README.md"):
         shutil.copy2(REPO / name, dest / name)
@@ -55,6 +57,16 @@ def _env() -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV", "PYTHONHOME")}
 
 
+def test_every_package_of_the_checkout_is_in_the_distribution() -> None:
+    """A new top-level package left out of pyproject's include list would be missing from an installed kactor."""
+    packages = sorted(d.name for d in REPO.iterdir() if (d / "__init__.py").is_file() and d.name != "tests")
+    assert {"actors", "bench", "core", "edges", "kactor", "messages"} <= set(packages)
+    left_out = [p for p in packages if not any(fnmatch.fnmatch(p, pattern) for pattern in _included())]
+    assert not left_out, f"add to [tool.setuptools.packages.find] include in pyproject.toml: {left_out}"
+
+
+@pytest.mark.slow
+@pytest.mark.cluster
 def test_pip_install_outside_the_checkout_runs_bench_and_the_demo(tmp_path: Path) -> None:
     src, venv, work = tmp_path / "src", tmp_path / "venv", tmp_path / "work"
     _copy_source(src)
