@@ -208,3 +208,15 @@ def _pids_mentioning(text: str) -> list[int]:
             except OSError:
                 pass
     return out
+
+
+def test_hosts_netns_argument_errors() -> None:
+    """Bad combinations stop before anything starts, with one line and exit 2 (no root needed)."""
+    both = subprocess.run([sys.executable, "-m", "kactor", "cluster", "--hosts", "netns", "--zookeeper",
+                           "127.0.0.1:2181"], capture_output=True, text=True, timeout=60)
+    assert both.returncode == 2
+    assert both.stderr.strip().splitlines()[-1].endswith(
+        "--hosts netns runs its own ZooKeeper in namespaces: --zookeeper cannot be given")
+    bogus = subprocess.run([sys.executable, "-m", "kactor", "cluster", "--hosts", "vms"], capture_output=True,
+                           text=True, timeout=60)
+    assert bogus.returncode == 2 and "invalid choice: 'vms' (choose from 'loopback', 'netns')" in bogus.stderr
