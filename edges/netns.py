@@ -37,7 +37,9 @@ from edges.children import janitor
 ADDRESS_RANGE = ipaddress.ip_network("198.18.0.0/15")
 FIRST_HOST_INDEX = 10  # .1 is the bridge (the machine's shell); hosts get .10, .11, ...
 LOCK_PATH = "/run/lock/kactor-netns.lock"  # one layout at a time picks a free /24 and claims it
-_STALE = re.compile(r"^(?:kactor-|kbr|kv)(\d+)(?:-|$)")
+# the names a layout gives (the creator's pid in them): namespaces, then links (the bridge and the veths' host ends)
+STALE_NETNS = re.compile(r"^kactor-(\d+)-[a-z0-9-]+$")
+STALE_LINK = re.compile(r"^(?:kbr(\d+)|kv(\d+)-\d+)$")
 
 
 class NetnsUnavailable(RuntimeError):  # noqa: N818 - reads as the condition it reports
@@ -96,12 +98,12 @@ def remove_stale() -> list[str]:
     removed: list[str] = []
     for line in _ip("netns", "list").splitlines():
         name = line.split()[0] if line.strip() else ""
-        if (m := _STALE.match(name)) and name.startswith("kactor-") and not _pid_alive(int(m.group(1))):
+        if (m := STALE_NETNS.match(name)) and not _pid_alive(int(m.group(1))):
             _quiet_ip("netns", "delete", name)
             removed.append(name)
     for line in _ip("-o", "link", "show").splitlines():
         name = line.split(":")[1].strip().split("@")[0] if ":" in line else ""
-        if (m := _STALE.match(name)) and name.startswith(("kbr", "kv")) and not _pid_alive(int(m.group(1))):
+        if (m := STALE_LINK.match(name)) and not _pid_alive(int(m.group(1) or m.group(2))):
             _quiet_ip("link", "delete", name)
             removed.append(name)
     return removed

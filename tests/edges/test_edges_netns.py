@@ -43,7 +43,7 @@ needs_netns = pytest.mark.skipif(unavailable_reason() is not None, reason=f"{una
 
 @needs_netns
 def test_a_layout_connects_its_hosts_and_the_machine_and_nothing_else() -> None:
-    with NetnsLayout(["a", "b"], tag=f"{os.getpid()}0") as layout:
+    with NetnsLayout(["a", "b"], tag=str(os.getpid())) as layout:
         a, b = layout.host("a"), layout.host("b")
         assert layout.subnet is not None and str(layout.subnet).startswith("198.1")
         assert (a.address, b.address) == (str(layout.subnet.network_address + 10),
@@ -104,3 +104,29 @@ def test_unavailable_reason_names_what_is_missing(monkeypatch: pytest.MonkeyPatc
         NetnsLayout(["a"]).create()
     monkeypatch.setattr(netns.shutil, "which", lambda name: None)
     assert netns.unavailable_reason() == "the `ip` command (iproute2) is not installed: apt-get install -y iproute2"
+
+
+def test_only_a_layouts_own_names_count_as_leftovers() -> None:
+    from edges.netns import STALE_LINK, STALE_NETNS
+
+    assert STALE_NETNS.match("kactor-4242-broker-0").group(1) == "4242"  # type: ignore[union-attr]
+    assert STALE_NETNS.match("kactor-4242-zk-1") and not STALE_NETNS.match("kactor-probe")
+    assert STALE_LINK.match("kbr4242") and STALE_LINK.match("kv4242-3")
+    assert not any(STALE_LINK.match(n) for n in ("kbr", "kbr-1", "kvm0", "kv4242", "kv4242-x", "eth0", "docker0"))
+
+
+@needs_netns
+def test_the_next_layout_removes_a_dead_creators_leftovers_and_nothing_else() -> None:
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    orphan = NetnsLayout(["p", "q"], tag=str(dead.pid)).create()  # as if its creator and janitor were SIGKILLed
+    netns, links = _names()
+    assert f"kactor-{dead.pid}-p" in netns and f"kbr{dead.pid}" in links
+    mine = NetnsLayout(["r"], tag=str(os.getpid())).create()  # create() sweeps what a dead pid left
+    try:
+        netns, links = _names()
+        assert f"kactor-{dead.pid}-" not in netns and f"kbr{dead.pid}" not in links and f"kv{dead.pid}-" not in links
+        assert f"kactor-{mine.tag}-r" in netns and mine.bridge in links
+    finally:
+        orphan.remove()
+        mine.remove()
