@@ -592,6 +592,36 @@ class KafkaZkClient:
         yield from self._zk((Delete(f"{parent}/{c}") for c in children), expected_controller_epoch_zk_version)
 
     # ================================================================================================================
+    # dynamic configs (DynamicConfigManager and its change-notification listener; Partition.createLog's
+    # fetchTopicConfig): raw results, each caller decides what a failed read means
+    # ================================================================================================================
+    def get_children_raw(self, path: str) -> Proc[ZkOpResult]:
+        """KafkaZkClient.getChildren, raw: the GetChildren result (watched if a child handler is registered)."""
+        (r,) = yield from self._zk((self.get_children_request(path),))
+        return r
+
+    def get_all_entities_with_config_raw(self, entity_type: str) -> Proc[ZkOpResult]:
+        """KafkaZkClient.getAllEntitiesWithConfig, raw: the children of /config/<type>."""
+        return (yield from self.get_children_raw(paths.ConfigEntityTypeZNode.path(entity_type)))
+
+    def get_entity_configs_raw(self, entity_type: str, entity_names: Sequence[str]) -> Proc[tuple[ZkOpResult, ...]]:
+        """KafkaZkClient.getEntitiesConfigs, raw: one GetData of /config/<type>/<name> per entity, pipelined, in
+        order (decode each with znodes.decode_config_entity)."""
+        return (yield from self._zk(GetData(paths.ConfigEntityZNode.path(entity_type, n)) for n in entity_names))
+
+    def get_data_raw(self, znode_paths: Sequence[str]) -> Proc[tuple[ZkOpResult, ...]]:
+        """KafkaZkClient.getDataAndStat of each path, pipelined, raw."""
+        return (yield from self._zk(self.get_data(p) for p in znode_paths))
+
+    def exists_raw(self, znode_paths: Sequence[str]) -> Proc[tuple[ZkOpResult, ...]]:
+        """The stat of each path (Exists), pipelined, raw."""
+        return (yield from self._zk(Exists(p, self.watches.watch_data(p)) for p in znode_paths))
+
+    def delete_paths(self, znode_paths: Sequence[str]) -> Proc[tuple[ZkOpResult, ...]]:
+        """KafkaZkClient.deletePath of each path, pipelined (a path already gone answers NONODE)."""
+        return (yield from self._zk(Delete(p) for p in znode_paths))
+
+    # ================================================================================================================
     # what the admin tools write (AdminZkClient's calls)
     # ================================================================================================================
     def create_parents(self, *znode_paths: str) -> Proc[None]:

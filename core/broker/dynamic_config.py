@@ -25,10 +25,12 @@ from core.broker.log_config import (
     log_defaults_from_broker_config,
     scala_to_boolean,
 )
+from core.controller.errors import KeeperError
 from core.effects import Enqueue, Proc, Reconfigure
+from core.zk_client import KafkaZkClient
 from messages import controller_events as ev
 from messages.dynamic_config import LogConfigDefaultsChanged, TopicConfigChanged
-from messages.zk import NODEEXISTS, NONODE, OK, Create, Delete, Exists, GetChildren, GetData, ZkBatch, ZkOpResult
+from messages.zk import NONODE, OK, ZkOpResult
 from zk_bridge import paths, znodes
 
 log = logging.getLogger("kactor.config")
@@ -58,6 +60,17 @@ def entity_of_notification(data: str) -> tuple[str, str] | None:
         raise NotificationError(e.reason) from None
 
 
+class ChangeNotificationWatch:
+    """The handler registry of ZkNodeChangeNotificationListener: its ZNodeChildChangeHandler on /config/changes, so
+    a read of that node's children arms the child watch."""
+
+    def watch_data(self, path: str) -> bool:
+        return False
+
+    def watch_children(self, path: str) -> bool:
+        return path == paths.ConfigEntityChangeNotificationZNode
+
+
 class ConfigManager:
     """DynamicConfigManager of broker ``broker_id`` (state of its change listener and of its config handlers).
 
@@ -74,6 +87,7 @@ class ConfigManager:
         self.dynamic_default: dict[str, str] = {}  # /config/brokers/<default>
         self.dynamic_broker: dict[str, str] = {}  # /config/brokers/<broker_id>
         self.log_defaults = log_defaults_from_broker_config(self.static_config)
+        self.zk = KafkaZkClient(ChangeNotificationWatch())
 
     # -- DynamicConfigManager.startup ---------------------------------------------------------------------------------
     def startup(self) -> Proc[None]:
@@ -82,18 +96,18 @@ class ConfigManager:
         when they first host it (Partition.createLog), so the bootstrap of topics only tells the controller about
         topics with unclean leader election enabled. /config/changes is created first if missing (the broker's
         createTopLevelPaths may not have run yet): a child watch needs the node."""
-        (created,) = yield ZkBatch((Create(paths.ConfigEntityChangeNotificationZNode, make_parents=True),))
-        if created.code not in (OK, NODEEXISTS):
-            log.warning("Cannot create %s: %s", paths.ConfigEntityChangeNotificationZNode, created.code)
+        try:
+            yield from self.zk.create_parents(paths.ConfigEntityChangeNotificationZNode)
+        except KeeperError as e:
+            log.warning("Cannot create %s: %s", paths.ConfigEntityChangeNotificationZNode, e.code)
         yield from self.process_notifications()
         for entity_type in (TOPIC, BROKER):
-            type_path = paths.ConfigEntityTypeZNode.path(entity_type)
-            (children,) = yield ZkBatch((GetChildren(type_path),))
+            children = yield from self.zk.get_all_entities_with_config_raw(entity_type)
             names = sorted(children.children or ()) if children.code == OK else []
             if not names:
                 continue
             config_paths = [paths.ConfigEntityZNode.path(entity_type, n) for n in names]
-            results = yield ZkBatch(tuple(GetData(p) for p in config_paths))
+            results = yield from self.zk.get_entity_configs_raw(entity_type, names)
             for name, path, r in zip(names, config_paths, results, strict=True):
                 config = self._decode(path, r)
                 if config is None:
@@ -108,7 +122,7 @@ class ConfigManager:
     def process_notifications(self) -> Proc[int]:
         """One run of the listener; returns how many notifications were processed."""
         root = paths.ConfigEntityChangeNotificationZNode
-        (children,) = yield ZkBatch((GetChildren(root, watch=True),))
+        children = yield from self.zk.get_children_raw(root)
         if children.code != OK:
             if children.code != NONODE:
                 log.error("Error while processing notification change for path = %s: %s", root, children.code)
@@ -121,7 +135,7 @@ class ConfigManager:
         processed = 0
         if new:
             log.info("Processing notification(s) to %s", root)
-            results = yield ZkBatch(tuple(GetData(f"{root}/{n}") for n in new))
+            results = yield from self.zk.get_data_raw([f"{root}/{n}" for n in new])
             for name, r in zip(new, results, strict=True):
                 yield from self._process_notification(f"{root}/{name}", r)
                 self.last_executed_change = change_number(name)
@@ -143,7 +157,7 @@ class ConfigManager:
             return
         entity_type, name = entity
         config_path = paths.ConfigEntityZNode.path(entity_type, name)
-        (config_r,) = yield ZkBatch((GetData(config_path),))
+        (config_r,) = yield from self.zk.get_entity_configs_raw(entity_type, (name,))
         config = self._decode(config_path, config_r)
         if config is None:
             return
@@ -161,12 +175,12 @@ class ConfigManager:
         """purgeObsoleteNotifications: delete every notification created more than changeExpirationMs ago."""
         root = paths.ConfigEntityChangeNotificationZNode
         node_paths = [f"{root}/{n}" for n in notifications]
-        stats = yield ZkBatch(tuple(Exists(p) for p in node_paths))
-        expired = tuple(Delete(p) for p, s in zip(node_paths, stats, strict=True)
-                        if s.code == OK and s.stat is not None and now - s.stat.ctime > self.change_expiration_ms)
+        stats = yield from self.zk.exists_raw(node_paths)
+        expired = [p for p, s in zip(node_paths, stats, strict=True)
+                   if s.code == OK and s.stat is not None and now - s.stat.ctime > self.change_expiration_ms]
         if expired:
             log.debug("Purging %d change notification(s)", len(expired))
-            yield ZkBatch(expired)
+            yield from self.zk.delete_paths(expired)
 
     @staticmethod
     def _decode(path: str, r: ZkOpResult) -> dict[str, str] | None:

@@ -17,7 +17,8 @@ from typing import Any
 import attrs
 
 from core.effects import Proc
-from messages.zk import NONODE, OK, GetData, ZkBatch
+from core.zk_client import KafkaZkClient
+from messages.zk import NONODE, OK
 from zk_bridge import paths, znodes
 
 log = logging.getLogger("kactor.broker")
@@ -175,7 +176,7 @@ class LogConfigs:
         if not topics:
             return
         config_paths = [paths.ConfigEntityZNode.path(TOPIC_CONFIG_TYPE, t) for t in topics]
-        results = yield ZkBatch(tuple(GetData(p) for p in config_paths))
+        results = yield from KafkaZkClient().get_entity_configs_raw(TOPIC_CONFIG_TYPE, topics)
         for topic, path, r in zip(topics, config_paths, results, strict=True):
             if r.code == OK:
                 try:
