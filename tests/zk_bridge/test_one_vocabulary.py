@@ -11,7 +11,8 @@ not a second definition. The checks:
 2. no znode JSON outside znodes.py: no dict literal with a ``version`` key and a znode field, no subscript or
    ``.get`` of a field only znodes have, and no json.loads (or json.dumps of an object) in a function that also
    names a znode path;
-3. a planted example of each is caught (so the scan cannot pass by reading nothing).
+3. a planted example of each is caught (so the scan cannot pass by reading nothing);
+4. no code but core/zk_client.py builds a ZkBatch: every ZooKeeper procedure is a KafkaZkClient one.
 """
 
 from __future__ import annotations
@@ -162,3 +163,25 @@ WATCH = '{"@":"ZkWatchEvent","path":"/brokers/ids","kind":"CHILD"}'
         "a znode payload built by hand", "a znode field read by hand", "a znode field read by hand",
         "znode path spelled out", "znode path spelled out in JSON"]), kinds
 
+
+
+# Where a ZkBatch effect may be built: KafkaZkClient's procedures, and the benchmark of the executor edge itself.
+ZK_BATCH_BUILDERS = {
+    "core/zk_client.py": "every KafkaZkClient procedure",
+    "bench/zk_bridge.py": "measures the executor edge with raw batches",
+}
+
+
+def test_every_zookeeper_procedure_is_a_kafka_zk_client_one() -> None:
+    """One module holds the ZooKeeper procedures: no code elsewhere builds a ZkBatch (it calls core.zk_client)."""
+    found = []
+    for f in _source_files():
+        name = f.relative_to(REPO).as_posix()
+        if name in ZK_BATCH_BUILDERS:
+            continue
+        for node in ast.walk(ast.parse(f.read_text(encoding="utf-8"), name)):
+            func = node.func if isinstance(node, ast.Call) else None
+            if (isinstance(func, ast.Name) and func.id == "ZkBatch") or (
+                    isinstance(func, ast.Attribute) and func.attr == "ZkBatch"):
+                found.append(f"{name}:{node.lineno}")
+    assert found == [], "build ZooKeeper requests in core/zk_client.py (KafkaZkClient):\n" + "\n".join(found)
