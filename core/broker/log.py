@@ -14,10 +14,15 @@ replication protocol needs:
 * deleting a partition renames its directory to ``<topic>-<partition>.<uuid>-delete`` and then removes it;
 * any I/O failure, or a log dir that is missing / not a directory, raises `KafkaStorageError` and marks the dir offline
   (`LogDirFailureChannel.maybeAddOfflineLogDir`); the ReplicaManager later takes the dir's partitions offline.
-  A LogManager built with ``defer_io_errors=True`` (the broker's PartitionActors) does not let the file system decide
-  anything: a failed write is remembered in ``deferred_io_failures`` and the operation goes on in memory; the dir is
-  taken offline only when a recorded input says so (the log-dir probe's ``LogDirFailure``), so a trace replays the
-  same decisions on healthy scratch dirs. Records are kept in memory too, so reads never touch the disk.
+  A LogManager built with ``defer_io_errors=True`` (the broker's PartitionActors) takes a dir offline only when a
+  recorded input says so (the log-dir probe's ``LogDirFailure``), so a trace replays the same decisions on healthy
+  scratch dirs; other failed writes (checkpoints, truncation) are remembered in ``deferred_io_failures`` and the
+  operation goes on in memory. An **append** that fails is never carried on in memory: it raises
+  KafkaStorageError (the producer gets KAFKA_STORAGE_ERROR, a follower does not advance), as Kafka's does — a record
+  the leader acknowledged from memory alone was lost when the broker restarted on its disk (kactor chaos seed 39).
+  The file system's answer then decides something, so it is recorded: `AppendFaults.failed` tells the broker, which
+  records the (dir, message) pair as an input (``LogAppendFailed``), and a replay makes the same appends fail
+  (`AppendFaults.injected`). Records are kept in memory too, so reads never touch the disk.
 
 This is the only module of the broker core that touches the file system (Kafka appends on its request threads too).
 """
@@ -25,11 +30,13 @@ This is the only module of the broker core that touches the file system (Kafka a
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 import shutil
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from typing import Protocol
 
 from core.broker.leader_epoch_cache import (
     UNDEFINED_EPOCH_OFFSET,
@@ -57,6 +64,18 @@ class KafkaStorageError(Exception):
     def __init__(self, message: str, log_dir: str | None = None) -> None:
         super().__init__(message)
         self.log_dir = log_dir
+
+
+class AppendFaults(Protocol):
+    """The file system's answer to an append, as an input of the broker (see the module docstring)."""
+
+    def injected(self, log_dir: str) -> bool:
+        """True in a replay where the recorded run's append to ``log_dir`` failed at this point."""
+        ...
+
+    def failed(self, log_dir: str) -> None:
+        """An append to ``log_dir`` failed (a live broker records it for the replay)."""
+        ...
 
 
 # ---------------------------------------------------------------------------------------------------- checkpoints
@@ -199,12 +218,14 @@ class Log:
     """
 
     def __init__(self, parent_dir: str, topic_partition: TopicPartition, high_watermark: int = 0,
-                 defer: Callable[[KafkaStorageError], bool] | None = None) -> None:
+                 defer: Callable[[KafkaStorageError], bool] | None = None,
+                 append_faults: AppendFaults | None = None) -> None:
         self.parent_dir = parent_dir
         self.topic_partition = topic_partition
         self.dir = os.path.join(parent_dir, partition_dir_name(topic_partition))
         self.log_start_offset = 0
         self._defer = defer  # LogManager.defer: True = the failure was remembered, carry on in memory
+        self._append_faults = append_faults
         self._positions: list[int] = []  # byte position of each record in the segment, index = offset
         self._values: list[str] = []  # the records themselves (reads are served from memory)
         self._size = 0
@@ -320,11 +341,22 @@ class Log:
                 pos += len(line)
                 chunks.append(line)
             i = end - base
+        faults = self._append_faults
         try:
+            if faults is not None and faults.injected(self.parent_dir):
+                raise OSError(errno.EIO, "the recorded run's append failed here")
             with open(self.segment_path, "ab") as f:
                 f.write(b"".join(chunks))
         except OSError as e:
-            self._io_failed(KafkaStorageError(f"error appending to {self.dir}: {e}", self.parent_dir))
+            # never carried on in memory: what the leader acknowledges must be in the segment (see the module doc)
+            with contextlib.suppress(OSError):
+                os.truncate(self.segment_path, self._size)  # a torn write would be read back after our next append
+            error = KafkaStorageError(f"error appending to {self.dir}: {e}", self.parent_dir)
+            if faults is not None:
+                faults.failed(self.parent_dir)
+            if self._defer is not None:
+                self._defer(error)
+            raise error from None
         self._positions.extend(positions)
         self._values.extend(records)
         self._size = pos
@@ -407,7 +439,7 @@ class LogManager:
     """kafka.log.LogManager: the logs of one broker over its log dirs, offline dirs, deletion and checkpoints."""
 
     def __init__(self, log_dirs: Iterable[str], owns: Callable[[TopicPartition], bool] | None = None,
-                 defer_io_errors: bool = False) -> None:
+                 defer_io_errors: bool = False, append_faults: AppendFaults | None = None) -> None:
         # ``owns``: the partitions this manager hosts when a broker's partitions are sharded over several
         # PartitionActors (each shard loads only its own logs and leaves the others' in place).
         self.owns = owns
@@ -416,6 +448,7 @@ class LogManager:
         # defer_io_errors: failures are remembered here (for the log-dir probe), never acted upon directly
         self.defer_io_errors = defer_io_errors
         self.deferred_io_failures: set[str] = set()
+        self.append_faults = append_faults
         self._logs: dict[TopicPartition, Log] = {}
         for d in self.log_dirs:
             try:
@@ -434,7 +467,7 @@ class LogManager:
         return True
 
     def _new_log(self, log_dir: str, tp: TopicPartition, high_watermark: int) -> Log:
-        return Log(log_dir, tp, high_watermark, self.defer if self.defer_io_errors else None)
+        return Log(log_dir, tp, high_watermark, self.defer if self.defer_io_errors else None, self.append_faults)
 
     # --------------------------------------------------------------------------------------------------- startup
 

@@ -685,7 +685,8 @@ class ReplicaManager:
         except ApiError as e:
             return ProduceResponse(tp, e.error)
         except KafkaStorageError as e:
-            self._note_storage_error(e)
+            if not self.log_manager.defer(e):  # deferred: the dir goes offline on the probe's recorded input
+                self._note_storage_error(e)
             yield from self._process_log_dir_failures()
             return ProduceResponse(tp, Errors.KAFKA_STORAGE_ERROR)
         yield from self._complete_delayed_requests(tp, now_ms)
@@ -958,7 +959,8 @@ class ReplicaManager:
                                                 d.record_epochs):
                     appended += len(d.records)
             except KafkaStorageError as e:
-                self._note_storage_error(e)
+                if not self.log_manager.defer(e):  # deferred: the follower stays behind until the probe decides
+                    self._note_storage_error(e)
         yield from self._process_log_dir_failures()
         return appended
 

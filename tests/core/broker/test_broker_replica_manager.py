@@ -577,11 +577,20 @@ def _deferring_rm(tmp_path, n_dirs=2):
     return rm
 
 
-def test_deferred_io_errors_change_no_decision_until_log_dir_failure(tmp_path):
-    """With defer_io_errors (the PartitionActors' mode) a dir replaced by a file changes nothing the broker answers:
-    appends and reads go on in memory and the dir is only remembered; the checkpoint skips it. Only
-    handle_log_dir_failure (the recorded LogDirFailure) takes its partitions offline and notifies the controller —
-    so a replay on healthy scratch dirs makes the same decisions."""
+def _break(log_dir: str) -> str:
+    """As `kactor chaos`'s logdir fault: the dir moved away and a file put in its place; returns where it went."""
+    away = log_dir + ".unusable"
+    os.rename(log_dir, away)
+    with open(log_dir, "w") as f:
+        f.write("x")
+    return away
+
+
+def test_deferred_io_errors_take_no_dir_offline_until_log_dir_failure(tmp_path):
+    """With defer_io_errors (the PartitionActors' mode) a dir replaced by a file is only remembered: the broker does
+    not take it offline, the HW checkpoint skips it, and only handle_log_dir_failure (the recorded LogDirFailure)
+    takes its partitions offline and notifies the controller — so a replay on healthy scratch dirs takes it offline
+    at the same point. An append to it fails (KAFKA_STORAGE_ERROR), as in Kafka: nothing is carried on in memory."""
     rm = _deferring_rm(tmp_path)
     zk = broker_zk()
     become(rm, lai_state(TP0, 0, 0, [0], [0], is_new=True), lai_state(TP1, 0, 0, [0], [0], is_new=True), zk=zk)
@@ -591,19 +600,77 @@ def test_deferred_io_errors_change_no_decision_until_log_dir_failure(tmp_path):
     with open(broken, "w") as f:
         f.write("x")
     resp = drive(rm.handle_produce(ProduceRequest(TP0, ("a", "b")), T0), zk)
-    assert resp.error == Errors.NONE and resp.base_offset == 0
+    assert resp.error == Errors.KAFKA_STORAGE_ERROR
     assert rm.log_manager.deferred_io_failures == {broken}
-    assert rm.online_partition(TP0).read_records(0, -1, 10) == (("a", "b"), 2, 2)
+    p0 = rm.online_partition(TP0)
+    assert p0.log.log_end_offset == 0 and p0.read_records(0, -1, 10)[0] == ()
+    assert drive(rm.handle_produce(ProduceRequest(TP1, ("c",)), T0), zk).error == Errors.NONE  # the other dir serves
     drive(rm.run_scheduled_tasks(T0 + 5000), zk)  # HW checkpoint: the broken dir is skipped, the other written
     assert rm.get_partition(TP0) is not OFFLINE and zk.children("/log_dir_event_notification") == []
     other = rm.online_partition(TP1).log.parent_dir
-    assert read_offset_checkpoint(os.path.join(other, REPLICATION_OFFSET_CHECKPOINT)) == {TP1: 0}
+    assert read_offset_checkpoint(os.path.join(other, REPLICATION_OFFSET_CHECKPOINT)) == {TP1: 1}
 
     assert drive(rm.handle_log_dir_failure(broken), zk) == [TP0]
     assert rm.get_partition(TP0) is OFFLINE and rm.online_partition(TP1) is not None
     assert drive(rm.handle_produce(ProduceRequest(TP0, ("c",)), T0), zk).error == Errors.KAFKA_STORAGE_ERROR
     (child,) = zk.children("/log_dir_event_notification")
     assert zk.get(f"/log_dir_event_notification/{child}") == '{"version":1,"broker":0,"event":1}'
+
+
+def test_an_acknowledged_record_is_in_the_segment_when_the_log_dir_breaks(tmp_path):
+    """kactor chaos seed 39: a leader alone in its ISR (min.insync.replicas=1) acknowledged acks=all records after
+    its log dir had been moved away — appended in memory only — and lost them when it restarted on the restored
+    dir; the next leader wrote other records at their offsets. Now an append that cannot reach the segment is
+    refused, and the restored dir holds every record the leader acknowledged, at its offset."""
+    rm = _deferring_rm(tmp_path, n_dirs=1)
+    zk = broker_zk()
+    become(rm, lai_state(TP0, 0, 3, [0], [0], is_new=True), zk=zk)
+    acked = drive(rm.handle_produce(ProduceRequest(TP0, ("v0", "v1"), acks=-1), T0), zk)
+    assert (acked.error, acked.base_offset) == (Errors.NONE, 0)
+    log_dir = rm.online_partition(TP0).log.parent_dir
+    away = _break(log_dir)
+    for values in (("v2",), ("v3", "v4")):
+        refused = drive(rm.handle_produce(ProduceRequest(TP0, values, acks=-1), T0), zk)
+        assert refused.error == Errors.KAFKA_STORAGE_ERROR
+    assert rm.online_partition(TP0).high_watermark == 2
+
+    os.remove(log_dir)  # the operator puts the disk back; the broker restarts on it
+    os.rename(away, log_dir)
+    again = LogManager((log_dir,)).get_log(TP0)
+    assert again.read(0, 10) == ("v0", "v1") and again.log_end_offset == 2
+    assert again.leader_epoch_cache.epoch_entries == ((3, 0),)
+
+
+class _Faults:
+    def __init__(self, failing: set[str]) -> None:
+        self.failing = failing
+        self.failed_dirs: list[str] = []
+
+    def injected(self, log_dir: str) -> bool:
+        return log_dir in self.failing
+
+    def failed(self, log_dir: str) -> None:
+        self.failed_dirs.append(log_dir)
+
+
+def test_a_recorded_append_failure_is_injected_on_a_healthy_dir(tmp_path):
+    """Replay: the recorded run's append to a dir failed at this point, so the same append fails here on a healthy
+    scratch dir (AppendFaults.injected) with the same answer; a live failure is reported (AppendFaults.failed)."""
+    dirs = (str(tmp_path / "logs0"),)
+    faults = _Faults(set())
+    config = BrokerSideConfig(0, dirs)
+    rm = ReplicaManager(config, T0, LogManager(dirs, defer_io_errors=True, append_faults=faults))
+    drive(rm.handle_update_metadata(um_request(), T0))
+    zk = broker_zk()
+    become(rm, lai_state(TP0, 0, 0, [0], [0], is_new=True), zk=zk)
+    assert drive(rm.handle_produce(ProduceRequest(TP0, ("a",)), T0), zk).error == Errors.NONE
+    faults.failing.add(os.path.abspath(dirs[0]))
+    assert drive(rm.handle_produce(ProduceRequest(TP0, ("b",)), T0), zk).error == Errors.KAFKA_STORAGE_ERROR
+    assert faults.failed_dirs == [os.path.abspath(dirs[0])]
+    assert rm.log_manager.deferred_io_failures == {os.path.abspath(dirs[0])}
+    faults.failing.clear()
+    assert drive(rm.handle_produce(ProduceRequest(TP0, ("c",)), T0), zk).base_offset == 1
+    assert LogManager(dirs).get_log(TP0).read(0, 10) == ("a", "c")
 
 
 def test_log_reads_come_from_memory_and_survive_recovery(tmp_path):
