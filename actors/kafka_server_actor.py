@@ -17,7 +17,6 @@ from actors.base import KActor
 from actors.proc_driver import ProcDriver
 from core.effects import Proc
 from core.zk_client import KafkaZkClient
-from edges import gc_policy
 from messages import controller_events as ev
 from messages.broker_lifecycle import BrokerRegistered, BrokerShutdownComplete, BrokerShutdownRequested, BrokerStartup
 from messages.common import Errors
@@ -48,10 +47,6 @@ class KafkaServerActor(KActor):
 
     # -- startup ------------------------------------------------------------------------------------------------------
     def on_BrokerStartup(self, msg: BrokerStartup, sender: str) -> None:
-        if self.runtime.edges.get("process") is not None:
-            # a live broker process (not a replay or a test): full collections walk only what they have not seen
-            # (edges/gc_policy.py says why; Kafka runs on G1 with a 20 ms pause goal)
-            gc_policy.install()
         self.broker_id = msg.broker_id
         self.controlled_enabled = msg.controlled_shutdown_enable
         self.max_retries = msg.controlled_shutdown_max_retries
@@ -186,7 +181,7 @@ class KafkaServerActor(KActor):
             return
         self.finished = True
         self.cancel_timer("shutdown-deadline")
-        process = self.runtime.edges.get("process")
+        process = self.runtime.edges.process
         if process is not None:
             process.shutdown_complete(msg)
 

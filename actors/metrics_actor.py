@@ -173,7 +173,7 @@ class MetricsActor(KActor):
         self.metrics = BrokerMetrics()
 
     def _publish(self) -> None:
-        edge = self.runtime.edges.get(self.name)
+        edge = self.runtime.edges.metrics
         if edge is not None:
             edge.publish(self.metrics.snapshot())
 

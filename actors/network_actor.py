@@ -7,17 +7,16 @@ transport, so this actor does nothing and the recorded NetResponse / NetRequest 
 
 from __future__ import annotations
 
-from typing import Any
-
 from actors.base import KActor
+from actors.edge_slots import Network
 from messages.net import NetClose, NetReply, NetSend
 
 
 class NetworkActor(KActor):
     """The actor named "net": the actor-side face of `edges.transport.Transport`."""
 
-    def _transport(self) -> Any:
-        return getattr(self.runtime, "edges", {}).get("net")
+    def _transport(self) -> Network | None:
+        return self.runtime.edges.net
 
     def on_NetSend(self, msg: NetSend, sender: str) -> None:
         transport = self._transport()

@@ -20,6 +20,3 @@ class ObserverActor(KActor):
         name = type(body).__name__
         self.latest[name] = body
         self.counts[name] = self.counts.get(name, 0) + 1
-        sink = self.runtime.edges.get(self.name)
-        if sink is not None:
-            sink(body, sender)

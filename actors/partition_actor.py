@@ -343,7 +343,7 @@ class PartitionActor(KActor):
         if failures:
             log.warning("%s: I/O errors in %s", self.name, ", ".join(sorted(failures)))
             failures.clear()
-            probe = self.runtime.edges.get("log-dirs")
+            probe = self.runtime.edges.log_dirs
             if probe is not None:
                 probe.poke()
 

@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import itertools
 import logging
-import os
-import threading
 from collections import defaultdict
 from typing import Any
 
@@ -62,63 +60,6 @@ from messages.requests import (
 from messages.runtime import ActorInit
 
 log = logging.getLogger("kactor.broker")
-
-LOG_DIR_PROBE_EDGE = "log-dirs"
-LOG_DIR_PROBE_INTERVAL_S = 1.0
-
-
-class LogDirProbe:
-    """An edge (live broker processes only; absent in replay): watches ``log.dirs`` from its own thread and injects
-    one `LogDirFailure` per dir that stops being usable — missing, not a directory, not writable. It is the only
-    way a dir goes offline in a broker process (the shards' LogManagers defer I/O errors and `poke` the probe), so
-    the decision is a recorded input and a replay on healthy scratch dirs takes the same dir offline at the same
-    point. Kafka notices failures only through I/O errors (LogDirFailureChannel); the probe adds a once-a-second
-    check, O(log dirs), independent of the number of partitions."""
-
-    def __init__(self, runtime: object, log_dirs: tuple[str, ...], interval_s: float = LOG_DIR_PROBE_INTERVAL_S
-                 ) -> None:
-        self.runtime = runtime
-        self.log_dirs = tuple(os.path.abspath(d) for d in log_dirs)
-        self.interval_s = interval_s
-        self._wake = threading.Event()
-        self._closed = False
-        self._reported: set[int] = set()
-        self._thread = threading.Thread(target=self._run, name="log-dir-probe", daemon=True)
-        self._thread.start()
-
-    def poke(self) -> None:
-        """An I/O error was seen: check now, with a write test."""
-        self._wake.set()
-
-    def close(self) -> None:
-        self._closed = True
-        self._wake.set()
-
-    @staticmethod
-    def usable(log_dir: str, write_test: bool) -> bool:
-        if not (os.path.isdir(log_dir) and os.access(log_dir, os.W_OK | os.X_OK)):
-            return False
-        if write_test:
-            probe = os.path.join(log_dir, ".kactor-log-dir-probe")
-            try:
-                os.close(os.open(probe, os.O_CREAT | os.O_WRONLY | os.O_TRUNC, 0o644))
-                os.unlink(probe)
-            except OSError:
-                return False
-        return True
-
-    def _run(self) -> None:
-        while not self._closed:
-            poked = self._wake.wait(self.interval_s)
-            self._wake.clear()
-            if self._closed:
-                return
-            for i, d in enumerate(self.log_dirs):
-                if i not in self._reported and not self.usable(d, write_test=poked):
-                    self._reported.add(i)
-                    log.error("log dir %s is unusable: taking its partitions offline", d)
-                    self.runtime.inject(names.REPLICA_MANAGER, LogDirFailure(i, d), names.EDGE_LOG_DIRS)  # type: ignore
-
 
 class SessionRoutingError(TypeError):
     """An incremental fetch names a session no shard can hold, or partitions of other shards."""
@@ -239,9 +180,6 @@ class ReplicaManagerActor(KActor):
             self.post(name, ShardInit(i, self.shards, msg))
             if self.shutting_down:
                 self.post(name, ShardShuttingDown())
-        edges = self.runtime.edges
-        if "zk" in edges and LOG_DIR_PROBE_EDGE not in edges:  # a live broker process, not a replay or a unit test
-            edges[LOG_DIR_PROBE_EDGE] = LogDirProbe(self.runtime, tuple(msg.log_dirs))
 
     def on_LogDirFailure(self, msg: LogDirFailure, sender: str) -> None:
         for i in range(self.shards):
@@ -314,7 +252,8 @@ class ReplicaManagerActor(KActor):
         if self.shutdown is not None:
             return
         self.shutdown = msg
-        probe = self.runtime.edges.pop(LOG_DIR_PROBE_EDGE, None)
+        # ReplicaManager.shutdown stops its LogDirFailureHandler first: no dir goes offline after this point
+        probe = self.runtime.edges.log_dirs
         if probe is not None:
             probe.close()
         if self.shards == 0:

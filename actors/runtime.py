@@ -20,6 +20,7 @@ from typing import Any, Protocol
 from thespian.actors import ActorExitRequest, ActorSystem
 
 from actors.clock import Clock, ManualClock
+from actors.edge_slots import NO_EDGES, Edges
 from messages.runtime import ActorInit, Envelope
 
 log = logging.getLogger("kactor.runtime")
@@ -64,8 +65,9 @@ class Runtime:
         # The actor objects by name: simpleSystemBase runs them in this process, so tests, metrics endpoints and
         # `trace replay --dump-state` may read their state (never from another thread while the driver runs).
         self.instances: dict[str, Any] = {}
-        # I/O edges by name ("zk", "timer", "net"): absent in replay, where recorded results stand in for them.
-        self.edges: dict[str, Any] = {}
+        # The I/O edges, set once by the process that builds them (kactor.broker_process) before the driver starts;
+        # empty in replay, where recorded results stand in for them.
+        self.edges: Edges = NO_EDGES
         self.seq = 0
         self.current_seq: int | None = None
         self.inbox: queue.Queue = queue.Queue()

@@ -7,17 +7,16 @@ is no timer edge, so this actor does nothing and the recorded TimerFired inputs 
 
 from __future__ import annotations
 
-from typing import Any
-
 from actors.base import KActor
+from actors.edge_slots import Timers
 from messages.runtime import CancelTimer, ScheduleTimer
 
 
 class TimerActor(KActor):
     """The actor named "timer": the actor-side face of `edges.timer.TimerEdge`."""
 
-    def _edge(self) -> Any:
-        return getattr(self.runtime, "edges", {}).get("timer")
+    def _edge(self) -> Timers | None:
+        return self.runtime.edges.timer
 
     def on_ScheduleTimer(self, msg: ScheduleTimer, sender: str) -> None:
         edge = self._edge()

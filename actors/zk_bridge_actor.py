@@ -13,6 +13,7 @@ from typing import Any
 
 from actors import names
 from actors.base import KActor
+from actors.edge_slots import ZooKeeper
 from messages.zk import ZkRequest, ZkResponse, ZkSessionEvent, ZkWatchEvent
 from zk_bridge import paths
 
@@ -40,20 +41,10 @@ class ZkBridgeActor(KActor):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self._wired: Any = None
 
-    def on_start(self) -> None:
-        self._executor()
-
-    def _executor(self) -> Any:
-        """The "zk" edge, wired to inject its watch and session events to us (None in replay)."""
-        executor = getattr(self.runtime, "edges", {}).get("zk")
-        if executor is not None and executor is not self._wired:
-            runtime, me = self.runtime, self.name
-            executor.on_watch = lambda event: runtime.inject(me, event, sender=names.EDGE_ZK)
-            executor.on_session = lambda event: runtime.inject(me, event, sender=names.EDGE_ZK)
-            self._wired = executor
-        return executor
+    def _executor(self) -> ZooKeeper | None:
+        """The "zk" edge (None in replay); the broker process wires its watch and session events to us."""
+        return self.runtime.edges.zk
 
     # -- requests -------------------------------------------------------------------------------------------------
     def on_ZkRequest(self, req: ZkRequest, sender: str) -> None:

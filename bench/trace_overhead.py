@@ -108,7 +108,7 @@ def main(argv: list[str] | None = None) -> int:
             if recorded_here:
                 shutil.rmtree(trace_dir, ignore_errors=True)
     ensure_registered()
-    from kactor.broker_process import broker_actor_classes
+    from actors.broker import broker_actor_classes
 
     broker_actor_classes()  # the actors' imports outside the timed runs (the first run would pay them)
 
@@ -159,7 +159,7 @@ def _replay_only(trace_dir: str, mode: str, runs: int) -> int:
     from kactor.trace.replay import replay_chain
 
     ensure_registered()
-    from kactor.broker_process import broker_actor_classes
+    from actors.broker import broker_actor_classes
 
     broker_actor_classes()  # imported as in the timed runs
 

@@ -13,8 +13,8 @@ objects die by reference counting, not in cycles.
 So `install` freezes (``gc.freeze``) the objects alive at startup and, after every full collection, the objects
 that survived it: the next full collection walks only what was promoted since, and young collections are
 unchanged. Cyclic garbage among frozen objects is never reclaimed; the measurement above says that is a few
-hundred objects per broker lifetime. Only a live broker process installs it (KafkaServerActor at startup, when
-the process edge exists): replays and tests keep CPython's default collector.
+hundred objects per broker lifetime. Only a live broker process installs it (``kactor.broker_process`` at
+startup, never an actor): replays and tests keep CPython's default collector.
 """
 
 from __future__ import annotations

@@ -115,7 +115,7 @@ class _SnapshotCollector:
 
 
 class MetricsEdge:
-    """Serves the latest published snapshot. Register it as ``runtime.edges["metrics"]``; `close()` stops it."""
+    """Serves the latest published snapshot. The ``metrics`` slot of ``runtime.edges``; `close()` stops it."""
 
     def __init__(self, port: int, address: str = BIND_ADDRESS) -> None:
         self.snapshot = MetricsSnapshot()

@@ -38,7 +38,7 @@ _COMPACT_MIN_DEAD = 1024
 class TimerEdge:
     """Delivers ``TimerFired(key)`` to actor ``owner`` after a delay; one (owner, key) has at most one timer.
 
-    Thread-safe; ``schedule``/``cancel`` never block beyond a short lock. Register it as ``runtime.edges["timer"]``.
+    Thread-safe; ``schedule``/``cancel`` never block beyond a short lock. The ``timer`` slot of ``runtime.edges``.
     """
 
     def __init__(self, runtime: Any) -> None:

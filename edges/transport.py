@@ -242,7 +242,7 @@ class _Conn:
 
 
 class Transport:
-    """TCP server + client connections for one process. Register it as ``runtime.edges["net"]``.
+    """TCP server + client connections for one process. The ``net`` slot of ``runtime.edges``.
 
     ``send``, ``reply``, ``close_destination`` and ``close`` are thread-safe and never block on the network.
     """

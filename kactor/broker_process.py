@@ -1,7 +1,9 @@
 """One broker as one OS process (Kafka's kafka-server-start.sh): its edges, its actors, its lifecycle.
 
-Edges — the kazoo client, the loopback transport, the timer thread — are created here and handed to the
-runtime; the actors are spawned on the runtime's simpleSystemBase; the driver thread delivers every input.
+This is the composition root: every edge — the kazoo client and its executor, the loopback transport, the timer
+thread, the metrics endpoint, the log-dir probe, the process's GC policy — is created and wired here alone and handed
+to the runtime as `actors.edge_slots.Edges`; the actors (`actors.broker`) are spawned on the runtime's
+simpleSystemBase; the driver thread delivers every input.
 SIGTERM asks for an orderly stop (controlled shutdown when enabled) and the process exits 0 once it is done;
 closing the ZooKeeper session on the way out removes /brokers/ids/<id> at once, as Kafka's shutdown does.
 """
@@ -18,6 +20,8 @@ from typing import Any
 import attrs
 
 from actors import names
+from actors.broker import spawn_broker_actors
+from actors.edge_slots import Edges
 from actors.runtime import Runtime
 from edges.trace_writer import TraceWriter
 from kactor.config import KafkaConfig
@@ -54,33 +58,11 @@ def controller_config(config: KafkaConfig, registration: str) -> Any:
     return ControllerConfig.from_kafka_config(config, registration)
 
 
-def broker_actor_classes() -> tuple[tuple[type, str], ...]:
-    """Every actor class of a broker process with its name, in spawn order. The imports are here, not at the top,
-    so that CLI commands that never build a broker do not pay for them; a replay calls this before forking workers
-    or starting its clock, so the workers do not each import the actors again."""
-    from actors.broker_channel_actor import BrokerChannelActor  # noqa: F401 - registers message types
-    from actors.config_manager_actor import ConfigManagerActor
-    from actors.controller_actor import ControllerActor
-    from actors.kafka_server_actor import KafkaServerActor
-    from actors.metrics_actor import MetricsActor
-    from actors.network_actor import NetworkActor
-    from actors.observer_actor import ObserverActor
-    from actors.replica_manager_actor import ReplicaManagerActor
-    from actors.timer_actor import TimerActor
-    from actors.topic_deletion_actor import TopicDeletionActor
-    from actors.zk_bridge_actor import ZkBridgeActor
-
-    return ((ZkBridgeActor, names.ZK), (TimerActor, names.TIMER), (NetworkActor, names.NET),
-            (MetricsActor, names.METRICS), (ObserverActor, names.STATE_CHANGE_LOG),
-            (ReplicaManagerActor, names.REPLICA_MANAGER), (ControllerActor, names.CONTROLLER),
-            (TopicDeletionActor, names.TOPIC_DELETION), (KafkaServerActor, names.KAFKA_SERVER),
-            (ConfigManagerActor, names.CONFIG_MANAGER))
-
-
-def spawn_broker_actors(rt: Runtime) -> None:
-    """Every actor of a broker process, in a fixed order (a replay spawns the same set the same way)."""
-    for cls, name in broker_actor_classes():
-        rt.spawn(cls, name)
+def wire_zk_events(rt: Runtime, executor: Any, bridge: str = names.ZK) -> None:
+    """ZooKeeper's watch firings and session changes, from kazoo's threads, become inputs of the ZkBridgeActor
+    (Kafka's ZooKeeperClient hands them to its registered handlers), recorded as sent by "edge:zk"."""
+    executor.on_watch = lambda event: rt.inject(bridge, event, sender=names.EDGE_ZK)
+    executor.on_session = lambda event: rt.inject(bridge, event, sender=names.EDGE_ZK)
 
 
 class BrokerProcess:
@@ -94,7 +76,7 @@ class BrokerProcess:
         self._shutdown: BrokerShutdownComplete | None = None
         self._closers: list[Any] = []
 
-    # called by the kafka-server actor (through runtime.edges["process"])
+    # called by the kafka-server actor (through runtime.edges.process)
     def shutdown_complete(self, msg: BrokerShutdownComplete) -> None:
         self._shutdown = msg
         self._done.set()
@@ -110,6 +92,8 @@ class BrokerProcess:
 
     def start(self) -> Runtime:
         from actors.broker_channel_actor import BrokerChannelActor  # noqa: F401 - registers message types
+        from edges import gc_policy
+        from edges.log_dirs import LogDirProbe
         from edges.timer import TimerEdge
         from edges.transport import ListenError, Transport
         from zk_bridge.executor import ZkExecutor, ZooKeeperUnreachable, connect
@@ -142,8 +126,8 @@ class BrokerProcess:
             self._close()
             raise BrokerStartError(str(e)) from None
         timer = TimerEdge(rt)
-        rt.edges.update(zk=ZkExecutor(client), timer=timer, net=transport, process=self)
         self._closers[:0] = [transport.close, timer.close]
+        metrics = None
         metrics_port = cfg["kactor.metrics.port"]
         if metrics_port:  # 0: no endpoint (the actor still keeps the values, as in a replay)
             from edges.metrics_http import BIND_ADDRESS, MetricsEdge
@@ -154,19 +138,27 @@ class BrokerProcess:
                 self._close()
                 raise BrokerStartError(f"cannot serve metrics on {BIND_ADDRESS}:{metrics_port}: "
                                        f"{e.strerror or e}") from None
-            rt.edges["metrics"] = metrics
             self._closers.insert(0, metrics.close)
+        executor = ZkExecutor(client)
+        wire_zk_events(rt, executor)
+        log_dirs = LogDirProbe(rt, tuple(cfg.log_dirs))
+        self._closers.insert(0, log_dirs.close)
+        rt.edges = Edges(zk=executor, timer=timer, net=transport, metrics=metrics, log_dirs=log_dirs, process=self)
         spawn_broker_actors(rt)
         rt.start_driver()
         bound_ports = {ep.listener_name: port for ep, (_, port) in zip(cfg.listeners, transport.bound, strict=True)}
         registration = registration_json(cfg, int(time.time() * 1000), bound_ports)
         rt.inject(names.CONTROLLER, ControllerInit(controller_config(cfg, registration)), names.EDGE_PROCESS)
         rt.inject(names.REPLICA_MANAGER, _replica_manager_init(cfg), names.EDGE_PROCESS)
+        log_dirs.start()  # after ReplicaManagerInit is queued: a LogDirFailure never reaches the actor before it
         rt.inject(names.CONFIG_MANAGER, config_manager_init(cfg), names.EDGE_PROCESS)
         rt.inject(names.KAFKA_SERVER, BrokerStartup(
             broker_id, registration, cfg["controlled.shutdown.enable"],
             cfg["controlled.shutdown.max.retries"], cfg["controlled.shutdown.retry.backoff.ms"],
             cfg["zookeeper.session.timeout.ms"], cfg.inter_broker_listener_name), names.EDGE_PROCESS)
+        # full collections walk only what they have not seen survive (edges/gc_policy.py says why; Kafka runs on G1
+        # with a 20 ms pause goal); a replay or a test keeps CPython's default collector
+        gc_policy.install()
         return rt
 
     def request_shutdown(self) -> None:
@@ -196,7 +188,7 @@ class BrokerProcess:
         for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
             signal.signal(sig, lambda *_: self.request_shutdown())
         cfg = self.config
-        net = self.runtime.edges["net"] if self.runtime is not None else None
+        net = self.runtime.edges.net if self.runtime is not None else None
         log.info("broker %d started on %s (bound %s)", cfg.broker_id, ",".join(cfg["listeners"]),
                  ", ".join(f"{h}:{p}" for h, p in getattr(net, "bound", ())))
         while not self._done.wait(0.5):

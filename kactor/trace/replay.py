@@ -213,7 +213,7 @@ def replay(path: str, until: int | None = None, check: bool = True, keep_runtime
     The actors run on `InlineActorSystem` (simpleSystemBase's delivery order, less its per-message overhead), or
     with ``thespian`` on thespian's simpleSystemBase itself, as a live broker runs them.
     """
-    from kactor.broker_process import spawn_broker_actors
+    from actors.broker import spawn_broker_actors
 
     ensure_registered()
     t0 = time.perf_counter()
@@ -410,8 +410,8 @@ def prepare() -> None:
     a replay calls what it needs lazily otherwise. Nothing trace-dependent is kept: no value is encoded or decoded.
     """
     ensure_registered()
+    from actors.broker import broker_actor_classes
     from edges.trace_writer import code_digest
-    from kactor.broker_process import broker_actor_classes
     from messages import codec
 
     broker_actor_classes()

@@ -43,8 +43,6 @@ DESTINATION_CALLS = frozenset({
 # (file relative to the repository, literal) -> why it is not an actor name
 ALLOWED: dict[tuple[str, str], str] = {
     ("bench/topic_deletion.py", "controller"): "a row label of the benchmark's table (which broker was measured)",
-    ("actors/replica_manager_actor.py", "zk"): "the runtime's edge slot, not the actor (the runtime's typed edge slots "
-                                               "remove it; then delete this entry)",
 }
 
 

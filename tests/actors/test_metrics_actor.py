@@ -9,6 +9,7 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from actors.clock import ManualClock
+from actors.edge_slots import Edges
 from actors.metrics_actor import BrokerMetrics, ChannelMetrics, MetricsActor, MetricsSnapshot
 from actors.runtime import Runtime
 from edges.metrics_http import MetricsEdge, metric_families
@@ -179,7 +180,7 @@ def runtime() -> Iterator[Runtime]:
 def test_actor_publishes_snapshots_to_the_endpoint(runtime: Runtime) -> None:
     edge = MetricsEdge(0)  # port 0: the OS picks one (kactor.metrics.port=0 means "disabled" only in config)
     try:
-        runtime.edges["metrics"] = edge
+        runtime.edges = Edges(metrics=edge)
         runtime.spawn(MetricsActor, "metrics")
         runtime.inject("metrics", ACTIVE, "controller")
         runtime.inject("metrics", ReplicaManagerGauges(0, rm_values(1, 2)), "replica-manager-0")

@@ -10,8 +10,10 @@ import pytest
 from kazoo.client import KazooClient
 
 from actors.base import KActor
+from actors.edge_slots import Edges
 from actors.runtime import Runtime
 from actors.zk_bridge_actor import ZkBridgeActor, path_matches, watcher_of
+from kactor.broker_process import wire_zk_events
 from messages.zk import (
     OK,
     Create,
@@ -40,7 +42,8 @@ def rt(zk: KazooClient) -> Iterator[Runtime]:
     INBOX.clear()
     runtime = Runtime("zk-test")
     executor = ZkExecutor(zk)
-    runtime.edges["zk"] = executor
+    wire_zk_events(runtime, executor)  # as the broker process does
+    runtime.edges = Edges(zk=executor)
     runtime.spawn(ZkBridgeActor, "zk")
     runtime.spawn(Sink, "sink")
     runtime.spawn(Sink, "other")
@@ -83,7 +86,8 @@ def test_watches_go_to_the_actor_that_armed_them_and_session_changes_to_both(zk:
     INBOX.clear()
     runtime = Runtime("zk-watchers")
     executor = ZkExecutor(zk)
-    runtime.edges["zk"] = executor
+    wire_zk_events(runtime, executor)  # as the broker process does
+    runtime.edges = Edges(zk=executor)
     try:
         runtime.spawn(ZkBridgeActor, "zk")
         runtime.spawn(Sink, "controller")

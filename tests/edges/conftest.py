@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 from edge_support import Echo, Node, Recorder, poll
 
+from actors.edge_slots import Edges
 from actors.network_actor import NetworkActor
 from actors.runtime import Runtime
 from actors.timer_actor import TimerActor
@@ -29,9 +30,10 @@ def make_node() -> Iterator[Callable[..., Node]]:
         node = Node(rt, rec, None, None)
         nodes.append(node)
         if net:
-            node.net = rt.edges["net"] = Transport(rt, **transport_kw)
+            node.net = Transport(rt, **transport_kw)
         if timer:
-            node.timer = rt.edges["timer"] = TimerEdge(rt)
+            node.timer = TimerEdge(rt)
+        rt.edges = Edges(net=node.net, timer=node.timer)
         rt.spawn(NetworkActor, "net")
         rt.spawn(TimerActor, "timer")
         rt.spawn(Echo, "echo")

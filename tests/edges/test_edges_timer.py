@@ -154,7 +154,7 @@ def test_timer_actor_arms_the_edge_and_fired_names_its_cause(make_node: Any) -> 
 
 
 def test_timer_actor_without_an_edge_does_nothing() -> None:
-    """Replay: no runtime.edges["timer"], so ScheduleTimer / CancelTimer are recorded and otherwise ignored."""
+    """Replay: no timer in runtime.edges, so ScheduleTimer / CancelTimer are recorded and otherwise ignored."""
     rt = Runtime("replay")
     rec = Recorder()
     rt.observer = rec

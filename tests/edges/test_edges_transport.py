@@ -250,15 +250,16 @@ _PEER = """
 import sys, time
 from actors.base import KActor
 from actors.network_actor import NetworkActor
-from edges.transport import Transport
+from actors.edge_slots import Edges
 from actors.runtime import Runtime
+from edges.transport import Transport
 
 class Hole(KActor):
     def on_NetRequest(self, msg, sender):
         print("got", msg.request_id, flush=True)   # ...and never answer
 
 rt = Runtime("peer")
-rt.edges["net"] = t = Transport(rt)
+rt.edges = Edges(net=(t := Transport(rt)))
 rt.spawn(NetworkActor, "net")
 rt.spawn(Hole, "hole")
 rt.start_driver()

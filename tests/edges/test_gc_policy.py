@@ -83,37 +83,34 @@ def test_without_the_policy_survivors_stay_tracked(policy: None) -> None:
     assert _tracked(survivor)
 
 
-def _start_server(with_process_edge: bool) -> None:
+def test_no_actor_installs_it_even_in_a_runtime_with_a_process(policy: None) -> None:
+    """The policy is the broker process's to install (tests/kactor/test_broker_process.py): a KafkaServerActor's
+    startup, even with a process in its edge slots, leaves CPython's default collector."""
     from typing import Any
 
     from actors.base import KActor
     from actors.clock import ManualClock
+    from actors.edge_slots import Edges
     from actors.kafka_server_actor import KafkaServerActor
     from actors.runtime import Runtime
-    from messages.broker_lifecycle import BrokerStartup
+    from messages.broker_lifecycle import BrokerShutdownComplete, BrokerStartup
 
     class Sink(KActor):
         def on_unhandled(self, body: Any, sender: str) -> None:
             pass
 
+    class Process:
+        def shutdown_complete(self, msg: BrokerShutdownComplete) -> None:
+            pass
+
     rt = Runtime("broker-0", clock=ManualClock(1_000.0))
     try:
-        if with_process_edge:
-            rt.edges["process"] = object()
+        rt.edges = Edges(process=Process())
         for name in ("zk", "timer", "replica-manager", "controller", "metrics", "net"):
             rt.spawn(Sink, name)
         rt.spawn(KafkaServerActor, "kafka-server")
         rt.deliver("kafka-server", BrokerStartup(0, "{}", True, 3, 5000, 6000), "edge:process")
     finally:
         rt.shutdown()
-
-
-def test_a_live_broker_process_installs_it_at_startup(policy: None) -> None:
-    _start_server(with_process_edge=True)
-    assert gc_policy.installed()
-
-
-def test_a_replay_or_test_runtime_keeps_the_default_collector(policy: None) -> None:
-    _start_server(with_process_edge=False)
     assert not gc_policy.installed()
     assert gc.get_freeze_count() == 0
