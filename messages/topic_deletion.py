@@ -22,7 +22,8 @@ from messages.registry import message
 
 @message
 class ReplicaFact:
-    """One replica as the controller's context has it: its ReplicaState (None if it has none) and isReplicaOnline."""
+    """One replica as the controller's context has it: its ReplicaState (NonExistentReplica if it has none) and
+    isReplicaOnline."""
 
     replica: PartitionAndReplica
     state: Any
@@ -30,12 +31,21 @@ class ReplicaFact:
 
 
 @message
+class PartitionFacts:
+    """One partition: its assigned replicas, each one's ReplicaState and isReplicaOnline, in assignment order."""
+
+    partition: int
+    replicas: tuple[int, ...]
+    states: tuple[Any, ...]
+    online: tuple[bool, ...]
+
+
+@message
 class TopicFacts:
-    """A topic's partitions (partitionsForTopic) and every replica of their assignments (replicasForTopic)."""
+    """A topic's partitions (partitionsForTopic) with every replica of their assignments (replicasForTopic)."""
 
     topic: str
-    partitions: tuple[TopicPartition, ...]
-    replicas: tuple[ReplicaFact, ...]
+    partitions: tuple[PartitionFacts, ...]
 
 
 @message
@@ -126,7 +136,8 @@ class DeletionStimulus:
 
 @message
 class ReplicaStateChanges:
-    """replicaStateMachine.handleStateChanges(replicas, target); answered with the replicas' ReplicaFacts after it."""
+    """replicaStateMachine.handleStateChanges(replicas, target); answered with the ReplicaFacts of the replicas that
+    are not in ``target`` after it (usually none: an invalid transition is logged and skipped)."""
 
     replicas: tuple[PartitionAndReplica, ...]
     target: Any

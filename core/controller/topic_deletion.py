@@ -62,9 +62,17 @@ class _TopicView:
     __slots__ = ("partitions", "states", "online")
 
     def __init__(self, facts: TopicFacts) -> None:
-        self.partitions: set[TopicPartition] = set(facts.partitions)
-        self.states: dict[PartitionAndReplica, ReplicaState | None] = {f.replica: f.state for f in facts.replicas}
-        self.online: set[PartitionAndReplica] = {f.replica for f in facts.replicas if f.online}
+        self.partitions: set[TopicPartition] = set()
+        self.states: dict[PartitionAndReplica, ReplicaState] = {}
+        self.online: set[PartitionAndReplica] = set()
+        for pf in facts.partitions:
+            tp = TopicPartition(facts.topic, pf.partition)
+            self.partitions.add(tp)
+            for r, state, online in zip(pf.replicas, pf.states, pf.online, strict=True):
+                replica = PartitionAndReplica(tp, r)
+                self.states[replica] = state
+                if online:
+                    self.online.add(replica)
 
 
 class TopicDeletionManager:
@@ -130,8 +138,12 @@ class TopicDeletionManager:
         return (yield DeletionInstruction(op, self.queue()))
 
     def _replica_state_changes(self, replicas: list[PartitionAndReplica], target: ReplicaState) -> Proc[None]:
-        facts: tuple[ReplicaFact, ...] = yield from self._instruct(ReplicaStateChanges(tuple(replicas), target))
-        for f in facts:
+        missed: tuple[ReplicaFact, ...] = yield from self._instruct(ReplicaStateChanges(tuple(replicas), target))
+        for r in replicas:
+            view = self._topics.get(r.topic_partition.topic)
+            if view is not None and r in view.states:
+                view.states[r] = target
+        for f in missed:
             view = self._topics.get(f.replica.topic_partition.topic)
             if view is not None and f.replica in view.states:
                 view.states[f.replica] = f.state

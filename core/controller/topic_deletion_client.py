@@ -24,6 +24,7 @@ from typing import Any, Protocol, TypeVar
 
 from core.controller.context import ControllerContext
 from core.controller.partition_state_machine import ordered
+from core.controller.states import NonExistentReplica, ReplicaState
 from core.controller.topic_deletion import TopicDeletionManager
 from core.effects import Proc
 from messages.common import PartitionAndReplica, TopicPartition
@@ -39,6 +40,7 @@ from messages.topic_deletion import (
     InitTopicDeletion,
     MarkTopicIneligibleForDeletion,
     MutePartitionModifications,
+    PartitionFacts,
     PartitionStateChanges,
     ReplicaFact,
     ReplicaStateChanges,
@@ -76,18 +78,31 @@ def adopt_queue(ctx: ControllerContext, queue: DeletionQueue) -> None:
             mine.update(theirs)
 
 
-def replica_facts(ctx: ControllerContext, replicas: Iterable[PartitionAndReplica]) -> tuple[ReplicaFact, ...]:
+def missed_transitions(ctx: ControllerContext, replicas: Iterable[PartitionAndReplica],
+                       target: ReplicaState) -> tuple[ReplicaFact, ...]:
+    """The replicas not in ``target`` after a transition to it (a replica without a state is NonExistentReplica)."""
     states = ctx.replica_states
-    return tuple(ReplicaFact(r, states.get(r), ctx.is_replica_online(r.replica, r.topic_partition)) for r in replicas)
+    out: list[ReplicaFact] = []
+    for r in replicas:
+        state = states.get(r, NonExistentReplica)
+        if state != target:
+            out.append(ReplicaFact(r, state, ctx.is_replica_online(r.replica, r.topic_partition)))
+    return tuple(out)
 
 
 def topic_facts(ctx: ControllerContext, topics: Iterable[str]) -> tuple[TopicFacts, ...]:
     """partitionsForTopic and every replica of replicasForTopic with its state and liveness, per topic."""
+    states = ctx.replica_states
     out: list[TopicFacts] = []
     for topic in topics:
-        partitions = tuple(sorted(ctx.partitions_for_topic(topic)))
-        replicas = [PartitionAndReplica(tp, r) for tp in partitions for r in ctx.partition_replica_assignment(tp)]
-        out.append(TopicFacts(topic, partitions, replica_facts(ctx, replicas)))
+        partitions: list[PartitionFacts] = []
+        for tp in sorted(ctx.partitions_for_topic(topic)):
+            replicas = ctx.partition_replica_assignment(tp)
+            partitions.append(PartitionFacts(
+                tp.partition, replicas,
+                tuple(states.get(PartitionAndReplica(tp, r), NonExistentReplica) for r in replicas),
+                tuple(ctx.is_replica_online(r, tp) for r in replicas)))
+        out.append(TopicFacts(topic, tuple(partitions)))
     return tuple(out)
 
 
@@ -110,16 +125,27 @@ class SentFacts:
             self.topics[f.topic] = f
         return out
 
-    def answered(self, facts: tuple[ReplicaFact, ...]) -> None:
-        """The deletion actor learns these replicas' facts from an instruction's answer."""
-        by_topic: dict[str, dict[PartitionAndReplica, ReplicaFact]] = {}
-        for f in facts:
-            by_topic.setdefault(f.replica.topic_partition.topic, {})[f.replica] = f
-        for topic, new in by_topic.items():
+    def answered(self, replicas: Iterable[PartitionAndReplica], target: ReplicaState,
+                 missed: tuple[ReplicaFact, ...]) -> None:
+        """The deletion actor takes ``replicas`` to be in ``target`` now, except the ``missed`` ones."""
+        after: dict[str, dict[TopicPartition, dict[int, ReplicaState]]] = {}
+        for r in replicas:
+            after.setdefault(r.topic_partition.topic, {}).setdefault(r.topic_partition, {})[r.replica] = target
+        for f in missed:
+            after[f.replica.topic_partition.topic][f.replica.topic_partition][f.replica.replica] = f.state
+        for topic, by_partition in after.items():
             old = self.topics.get(topic)
-            if old is not None:
-                self.topics[topic] = TopicFacts(topic, old.partitions,
-                                                tuple(new.get(f.replica, f) for f in old.replicas))
+            if old is None:
+                continue
+            partitions = []
+            for pf in old.partitions:
+                new = by_partition.get(TopicPartition(topic, pf.partition))
+                if new is not None:
+                    pf = PartitionFacts(pf.partition, pf.replicas, tuple(new.get(r, state) for r, state in
+                                                                         zip(pf.replicas, pf.states, strict=True)),
+                                        pf.online)
+                partitions.append(pf)
+            self.topics[topic] = TopicFacts(topic, tuple(partitions))
 
     def forget_all_but(self, queued: set[str]) -> None:
         for topic in [t for t in self.topics if t not in queued]:
@@ -217,9 +243,9 @@ class ControllerDeletionClient:
         op = instruction.op
         if isinstance(op, ReplicaStateChanges):
             yield from self.replica_state_machine.handle_state_changes(list(op.replicas), op.target)
-            facts = replica_facts(ctx, op.replicas)
-            self.sent.answered(facts)
-            return facts
+            missed = missed_transitions(ctx, op.replicas, op.target)
+            self.sent.answered(op.replicas, op.target, missed)
+            return missed
         if isinstance(op, PartitionStateChanges):
             yield from self.partition_state_machine.handle_state_changes(list(op.partitions), op.target)
         elif isinstance(op, SendMetadataUpdate):

@@ -39,9 +39,9 @@ from messages.topic_deletion import (
     DeletionStimulus,
     EnqueueTopicsForDeletion,
     MutePartitionModifications,
+    PartitionFacts,
     PartitionStateChanges,
     RaisedError,
-    ReplicaFact,
     ReplicaStateChanges,
     SendMetadataUpdate,
     TopicDeletionManagerInit,
@@ -91,7 +91,7 @@ def _got(rt: Runtime, name: str) -> list[Any]:
 
 
 def _facts(online: tuple[bool, bool] = (True, True), state: Any = OnlineReplica) -> tuple[TopicFacts, ...]:
-    return (TopicFacts("t", (T0P0,), tuple(ReplicaFact(r, state, o) for r, o in zip(REPLICAS, online, strict=True))),)
+    return (TopicFacts("t", (PartitionFacts(0, (1, 2), (state, state), online),)),)
 
 
 def _ask(rt: Runtime, request_id: int, call: Any, facts: tuple[TopicFacts, ...] = (), epoch: int = 1) -> None:
@@ -104,14 +104,11 @@ def _instructions(rt: Runtime) -> list[ControllerInstructionRequest]:
 
 
 def _carry_out(rt: Runtime, answer: Any = None) -> Any:
-    """Answer the last instruction the deletion actor sent (a replica transition with the states it asked for)."""
+    """Answer the last instruction the deletion actor sent (a replica transition: every replica made it)."""
     last = _instructions(rt)[-1]
     op = last.instruction.op
-    if answer is None and isinstance(op, ReplicaStateChanges):
-        answer = ControllerInstructionReply(last.request_id, tuple(ReplicaFact(r, op.target, True)
-                                                                   for r in op.replicas))
-    elif answer is None:
-        answer = ControllerInstructionReply(last.request_id)
+    if answer is None:
+        answer = ControllerInstructionReply(last.request_id, () if isinstance(op, ReplicaStateChanges) else None)
     rt.deliver("topic-deletion", answer, "controller")
     return op
 
@@ -255,8 +252,7 @@ def test_controller_event_waits_for_the_deletion_reply_and_serves_instructions_m
     crt.deliver("controller", ZkResponse(children.request_id, (ZkOpResult(OK, children=("t",)),)), "zk")
     (request,) = [m for m in _got(crt, "topic-deletion") if isinstance(m, TopicDeletionRequest)]
     assert request.stimulus == DeletionStimulus(0, EnqueueTopicsForDeletion(("t",)), (
-        TopicFacts("t", (T0P0,), (ReplicaFact(REPLICAS[0], OnlineReplica, False),
-                                  ReplicaFact(REPLICAS[1], OnlineReplica, False))),))
+        TopicFacts("t", (PartitionFacts(0, (1, 2), (OnlineReplica, OnlineReplica), (False, False)),)),))
     crt.deliver("controller", ev.TopicDeletion(), EDGE)  # queued behind the waiting event
     assert len(actor.queue) == 1 and len(_zk(crt)) == 1
 
@@ -303,4 +299,4 @@ def test_the_facts_give_each_replicas_liveness(crt: Runtime) -> None:
     (children,) = _zk(crt)
     crt.deliver("controller", ZkResponse(children.request_id, (ZkOpResult(OK, children=("t",)),)), "zk")
     (request,) = [m for m in _got(crt, "topic-deletion") if isinstance(m, TopicDeletionRequest)]
-    assert [f.online for f in request.stimulus.facts[0].replicas] == [True, True]
+    assert request.stimulus.facts[0].partitions[0].online == (True, True)

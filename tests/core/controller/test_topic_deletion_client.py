@@ -11,6 +11,7 @@ from core.controller.states import (
     OnlineReplica,
     ReplicaDeletionIneligible,
     ReplicaDeletionStarted,
+    ReplicaDeletionSuccessful,
 )
 from messages import controller_events as ev
 from messages.common import Errors, PartitionAndReplica, TopicPartition
@@ -20,8 +21,9 @@ from messages.topic_deletion import (
     DeletionStimulus,
     EnqueueTopicsForDeletion,
     FailReplicaDeletion,
+    PartitionFacts,
     RaisedError,
-    ReplicaFact,
+    TopicFacts,
 )
 from tests.support.controller_events import Harness, active_cluster, create_topic
 
@@ -73,9 +75,7 @@ def test_a_topics_facts_go_once_then_only_when_they_changed_otherwise() -> None:
     h.drain()
     (enqueue,) = seen
     assert enqueue.call == EnqueueTopicsForDeletion(("foo",))
-    (facts,) = enqueue.facts
-    assert [(f.replica.replica, f.state, f.online) for f in facts.replicas] == [(b, OnlineReplica, True)
-                                                                                for b in (1, 2, 3)]
+    assert enqueue.facts == (TopicFacts("foo", (PartitionFacts(0, (1, 2, 3), (OnlineReplica,) * 3, (True,) * 3),)),)
     # broker 1's answer: the manager knows the replicas are ReplicaDeletionStarted (its own transition's answer)
     _answer_deletes(h, 1)
     assert seen[1].call == CompleteReplicaDeletion((PartitionAndReplica(FOO0, 1),)) and seen[1].facts == ()
@@ -84,9 +84,9 @@ def test_a_topics_facts_go_once_then_only_when_they_changed_otherwise() -> None:
     h.drain()
     fail = seen[2]
     assert fail.call == FailReplicaDeletion((PartitionAndReplica(FOO0, 3),))
-    (facts,) = fail.facts
-    assert [(f.replica.replica, f.online) for f in facts.replicas] == [(1, True), (2, True), (3, False)]
-    assert facts.replicas[2] == ReplicaFact(PartitionAndReplica(FOO0, 3), ReplicaDeletionStarted, False)
+    assert fail.facts == (TopicFacts("foo", (PartitionFacts(
+        0, (1, 2, 3), (ReplicaDeletionSuccessful, ReplicaDeletionStarted, ReplicaDeletionStarted),
+        (True, True, False)),)),)
     assert h.deletion_managers[1].replicas_in_state("foo", ReplicaDeletionIneligible) == {
         PartitionAndReplica(FOO0, 3)}
     assert h.controllers[1].ctx.replica_state(PartitionAndReplica(FOO0, 3)) == ReplicaDeletionIneligible
@@ -111,7 +111,7 @@ def test_deleted_topic_is_forgotten_on_both_sides() -> None:
     h.zk.create("/admin/delete_topics/foo")
     h.drain()
     assert seen[-1].call == EnqueueTopicsForDeletion(("foo",)) and len(seen[-1].facts) == 1
-    assert {f.state for f in seen[-1].facts[0].replicas} == {OnlineReplica}
+    assert seen[-1].facts[0].partitions[0].states == (OnlineReplica, OnlineReplica)
 
 
 def test_errors_cross_between_the_actors_as_the_same_exceptions() -> None:
