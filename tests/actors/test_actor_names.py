@@ -19,7 +19,7 @@ An f-string that starts with a name prefix (``f"channel-{broker_id}"``) is an er
 ``startswith`` on one: use ``names.channel()``, ``names.shard()``, ``names.SHARD_PREFIX``.
 
 Not actor names, so not checked: docstrings, log text, dict keys and subscripts (JSON fields such as describe's
-``"controller"``, the runtime's edge slots). ALLOWED lists the few literals that equal a name but mean something
+``"controller"``). ALLOWED lists the few literals that equal a name but mean something
 else, each with why. Tests are not scanned: they name the actors of the systems they build.
 """
 
