@@ -17,6 +17,7 @@ from typing import Any
 from thespian.actors import Actor, ActorExitRequest, ChildActorExited
 
 from actors import names
+from actors.runtime import Runtime
 from messages.runtime import ActorFailed, ActorInit, CancelTimer, Envelope, ScheduleTimer
 
 log = logging.getLogger("kactor.actors")
@@ -47,15 +48,14 @@ class KActor(Actor):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.runtime: Any = None
+        # set by ActorInit, before any other message: handlers may take it as there
+        self.runtime: Runtime = None  # type: ignore[assignment]
 
     # -- thespian entry point -------------------------------------------------------------------------------------
     def receiveMessage(self, msg: Any, sender: Any) -> None:  # noqa: N802 - thespian's name
         if isinstance(msg, Envelope):
             self._deliver(msg)
         elif isinstance(msg, ActorInit):
-            from actors.runtime import Runtime
-
             self.name = msg.name
             self.runtime = Runtime.lookup(msg.runtime_key)
             self.runtime.instances[msg.name] = self

@@ -3,12 +3,15 @@ with the slot empty — a replay, a unit test — it records the message and doe
 
 from __future__ import annotations
 
+import importlib
+import inspect
 from collections.abc import Callable, Iterator
 from typing import Any
 
 import attrs
 import pytest
 
+from actors import edge_slots
 from actors.base import KActor
 from actors.clock import ManualClock
 from actors.edge_slots import NO_EDGES, Edges
@@ -163,3 +166,29 @@ def test_with_every_slot_empty_the_actors_record_and_do_nothing(rt: Runtime) -> 
         rt.deliver(to, body, "test")
     assert _failures(rt) == []
     assert [(r, b) for _, s, r, b, _ in rt.seen if s == "test"] == inputs  # type: ignore[attr-defined]
+
+
+def _params(fn: Any) -> list[tuple[str, Any]]:
+    return [(p.name, p.default) for p in inspect.signature(fn).parameters.values() if p.name != "self"]
+
+
+@pytest.mark.parametrize(("protocol", "edge"), [
+    ("ZooKeeper", "zk_bridge.executor.ZkExecutor"),
+    ("Timers", "edges.timer.TimerEdge"),
+    ("Network", "edges.transport.Transport"),
+    ("MetricsPublisher", "edges.metrics_http.MetricsEdge"),
+    ("LogDirFailureHandler", "edges.log_dirs.LogDirProbe"),
+    ("BrokerProcessHandle", "kactor.broker_process.BrokerProcess"),
+])
+def test_the_edges_the_broker_process_builds_fill_their_slots(protocol: str, edge: str) -> None:
+    """Each slot's Protocol is what its edge offers: every method, its parameters by name and order (an edge may
+    add optional ones at the end)."""
+    proto = getattr(edge_slots, protocol)
+    module, _, name = edge.rpartition(".")
+    cls = getattr(importlib.import_module(module), name)
+    methods = [m for m in vars(proto) if not m.startswith("_") and callable(getattr(proto, m))]
+    assert methods
+    for method in methods:
+        wanted, offered = _params(getattr(proto, method)), _params(getattr(cls, method))
+        assert [n for n, _ in offered[:len(wanted)]] == [n for n, _ in wanted], (edge, method)
+        assert all(d is not inspect.Parameter.empty for _, d in offered[len(wanted):]), (edge, method)
