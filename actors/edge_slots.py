@@ -53,9 +53,15 @@ class MetricsPublisher(Protocol):
 
 class LogDirFailureHandler(Protocol):
     """The replica manager's log-dir watcher (``edges.log_dirs.LogDirProbe``; Kafka's ReplicaManager
-    LogDirFailureHandler): ``poke`` asks for a check now, ``close`` stops it (ReplicaManager.shutdown)."""
+    LogDirFailureHandler): ``poke`` asks for a check now, ``close`` stops it (ReplicaManager.shutdown);
+    ``append_failed`` records a refused append as an input, ``append_refused`` says whether the file system refuses
+    one (live: the write itself answers, so False; a replay's ``RecordedLogDirs``: what the trace recorded)."""
 
     def poke(self) -> None: ...
+
+    def append_failed(self, shard: str, dir_index: int, seq: int) -> None: ...
+
+    def append_refused(self, dir_index: int, seq: int) -> bool: ...
 
     def close(self) -> None: ...
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import itertools
 import logging
+import os
 import zlib
 from collections import deque
 from typing import Any
@@ -28,6 +29,7 @@ from messages.common import Errors, TopicPartition
 from messages.dynamic_config import LogConfigDefaultsChanged, TopicConfigChanged
 from messages.net import NetResponse, NetSend, NetSendFailed
 from messages.partition import (
+    LogAppendFailed,
     LogDirFailure,
     ReplicaManagerGauges,
     ShardBrokerEpoch,
@@ -140,14 +142,20 @@ class PartitionActor(KActor):
                                   min_insync_replicas=cfg.min_insync_replicas)
         self.fetch_backoff_ms = cfg.replica_fetch_backoff_ms
         self.inter_broker_listener_name = cfg.inter_broker_listener_name
-        # I/O errors are deferred: only the log-dir probe's recorded LogDirFailure takes a dir offline
-        self.rm = ReplicaManager(config, self.now_ms(), LogManager(config.log_dirs, owns, defer_io_errors=True))
+        # I/O errors are deferred: only the log-dir probe's recorded LogDirFailure takes a dir offline; a failed
+        # append is refused, and recorded (live) or re-enacted (replay) through _AppendFaults
+        self.append_faults = _AppendFaults(self.runtime, config.log_dirs)
+        self.rm = ReplicaManager(config, self.now_ms(), LogManager(config.log_dirs, owns, defer_io_errors=True,
+                                                                   append_faults=self.append_faults))
         self.rm.fetcher_id = self.rm.fetch_session_shard = msg.shard  # fetch sessions live in (and name) a shard
         self._reschedule()
 
     def on_ShardBrokerEpoch(self, msg: ShardBrokerEpoch, sender: str) -> None:
         assert self.rm is not None
         self.rm.broker_epoch = msg.broker_epoch
+
+    def on_LogAppendFailed(self, msg: LogAppendFailed, sender: str) -> None:
+        """Only recorded: a replay reads these ahead (edges.log_dirs.RecordedLogDirs); the append was refused."""
 
     def on_LogDirFailure(self, msg: LogDirFailure, sender: str) -> None:
         self._enqueue(("log-dir-failure", msg.dir_index))
@@ -340,11 +348,14 @@ class PartitionActor(KActor):
         """A deferred I/O error: ask the log-dir probe (live only) to check now; it decides, through an input."""
         assert self.rm is not None
         failures = self.rm.log_manager.deferred_io_failures
-        if failures:
+        appends = self.append_faults.take()
+        if failures or appends:
             log.warning("%s: I/O errors in %s", self.name, ", ".join(sorted(failures)))
             failures.clear()
             probe = self.runtime.edges.log_dirs
             if probe is not None:
+                for dir_index, seq in appends:
+                    probe.append_failed(self.name, dir_index, seq)
                 probe.poke()
 
     def _back_off(self, leader: int) -> None:
@@ -366,3 +377,27 @@ class PartitionActor(KActor):
         if gauges != self.last_gauges:
             self.last_gauges = gauges
             self.post(names.METRICS, ReplicaManagerGauges(self.shard, gauges))
+
+
+class _AppendFaults:
+    """core.broker.log.AppendFaults of one shard. Live, a refused append is kept as (dir index, seq of the message
+    being handled) and reported through the log-dir edge, which records it as a LogAppendFailed input; in a replay
+    that edge is the trace (edges.log_dirs.RecordedLogDirs), and the same appends are refused again."""
+
+    def __init__(self, runtime: Any, log_dirs: tuple[str, ...]) -> None:
+        self._runtime = runtime
+        self._index = {os.path.abspath(d): i for i, d in enumerate(log_dirs)}
+        self._failed: list[tuple[int, int]] = []
+
+    def injected(self, log_dir: str) -> bool:
+        edge = self._runtime.edges.log_dirs
+        return edge is not None and edge.append_refused(self._index.get(log_dir, -1), self._runtime.current_seq)
+
+    def failed(self, log_dir: str) -> None:
+        failure = (self._index.get(log_dir, -1), self._runtime.current_seq)
+        if failure not in self._failed:
+            self._failed.append(failure)
+
+    def take(self) -> list[tuple[int, int]]:
+        failed, self._failed = self._failed, []
+        return failed

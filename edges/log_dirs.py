@@ -16,7 +16,7 @@ import threading
 from typing import Any, Protocol
 
 from actors import names
-from messages.partition import LogDirFailure
+from messages.partition import LogAppendFailed, LogDirFailure
 
 log = logging.getLogger("kactor.broker")
 
@@ -48,6 +48,15 @@ class LogDirProbe:
     def poke(self) -> None:
         """An I/O error was seen: check now, with a write test."""
         self._wake.set()
+
+    def append_failed(self, shard: str, dir_index: int, seq: int) -> None:
+        """Record that ``shard``'s append to dir ``dir_index`` was refused while it handled message ``seq``: the file
+        system's answer decided something, so it becomes an input of the trace (a replay re-enacts it)."""
+        self.runtime.inject(shard, LogAppendFailed(dir_index, seq), names.EDGE_LOG_DIRS)
+
+    def append_refused(self, dir_index: int, seq: int) -> bool:
+        """Live, the write itself says whether it failed."""
+        return False
 
     def close(self, timeout_s: float | None = None) -> None:
         """Stop watching; idempotent. With ``timeout_s``, wait that long for the thread to end."""
@@ -87,3 +96,24 @@ class LogDirProbe:
             if self._closed:
                 return
             self.check(write_test=poked)
+
+
+class RecordedLogDirs:
+    """A replay's log-dir edge: the recorded run's file system, as far as it decided anything. The appends it refused
+    (the trace's LogAppendFailed inputs, read ahead) are refused again at the same message; every dir failure
+    itself arrives as the recorded LogDirFailure input, so there is nothing to probe."""
+
+    def __init__(self, refused: frozenset[tuple[int, int]]) -> None:
+        self.refused = refused
+
+    def poke(self) -> None:
+        pass
+
+    def append_failed(self, shard: str, dir_index: int, seq: int) -> None:
+        pass  # already in the trace being replayed
+
+    def append_refused(self, dir_index: int, seq: int) -> bool:
+        return (dir_index, seq) in self.refused
+
+    def close(self) -> None:
+        pass

@@ -31,7 +31,9 @@ import attrs
 import orjson
 
 from actors.clock import ManualClock
+from actors.edge_slots import Edges
 from actors.runtime import Runtime
+from edges.log_dirs import RecordedLogDirs
 from kactor.trace.inline_system import InlineActorSystem
 from kactor.trace.reader import (
     Record,
@@ -98,6 +100,20 @@ def _rewrite_input(body: Any, scratch: str, paths: dict[bytes, bytes]) -> Any:
                       for d, o in zip(dirs, body.log_dirs, strict=True)})
         return attrs.evolve(body, log_dirs=dirs)
     return body
+
+
+def _recorded_append_failures(path: str, texts: list[bytes], flags: list[bytes], linenos: list[int] | None
+                              ) -> frozenset[tuple[int, int]]:
+    """The (dir index, seq) of every append the recorded broker's file system refused (its LogAppendFailed inputs,
+    recorded after the message they happened in, so read ahead): the replay refuses them again at the same point."""
+    found = set()
+    for i in itertools.compress(range(len(texts)), flags):
+        if b"LogAppendFailed" in texts[i]:
+            d = _parse(path, texts[i], i + 2 if linenos is None else linenos[i])
+            if d["type"] == "LogAppendFailed":
+                body = from_json(d["payload"])
+                found.add((body.dir_index, body.seq))
+    return frozenset(found)
 
 
 def _read_lines(path: str) -> tuple[dict[str, Any], list[bytes], list[bytes], float]:
@@ -247,6 +263,9 @@ def replay(path: str, until: int | None = None, check: bool = True, keep_runtime
     thresholds = gc.get_threshold()
     gc.set_threshold(max(thresholds[0], _GC_YOUNG), *thresholds[1:])
     try:
+        refused = _recorded_append_failures(path, texts, flags, linenos)
+        if refused:
+            rt.edges = Edges(log_dirs=RecordedLogDirs(refused))
         spawn_broker_actors(rt)
         deliver = rt.deliver
         decode = from_json

@@ -219,6 +219,9 @@ def test_failed_log_dir_takes_replicas_offline_and_leadership_moves(start_cluste
     shutil.rmtree(path)
     with open(path, "w") as f:
         f.write("not a directory\n")
+    # at once, before the probe takes the dir offline (its answer is then a recorded LogAppendFailed input) or after:
+    # never acknowledged (before, an append to the broken dir was acknowledged from memory and lost on restart)
+    assert produce(c, victim, TopicPartition("ld", lost[0]), ["w"], acks=-1).error == Errors.KAFKA_STORAGE_ERROR
     # the broker's log-dir probe notices within a second (or at once, poked by a failed checkpoint write)
     c.wait(lambda: notifications_consumed(c, "/log_dir_event_notification", cv0), 30,
            "a log_dir_event notification, consumed by the controller")

@@ -12,8 +12,8 @@ from typing import Any
 
 from actors.names import EDGE_LOG_DIRS as EDGE_SENDER
 from actors.names import REPLICA_MANAGER
-from edges.log_dirs import LogDirProbe
-from messages.partition import LogDirFailure
+from edges.log_dirs import LogDirProbe, RecordedLogDirs
+from messages.partition import LogAppendFailed, LogDirFailure
 
 
 class Inbox:
@@ -83,3 +83,15 @@ def test_no_thread_runs_before_start(tmp_path: Path) -> None:
     probe = LogDirProbe(Inbox(), _dirs(tmp_path, 1), interval_s=0.01)
     assert not probe._thread.is_alive()
     probe.close(timeout_s=1.0)  # closing an unstarted probe is fine
+
+
+def test_a_refused_append_becomes_an_input_and_a_replay_refuses_it_again(tmp_path: Path) -> None:
+    """Live, the write answers (append_refused is False) and a refusal is injected as LogAppendFailed to the shard
+    that saw it; a replay's RecordedLogDirs refuses exactly the recorded (dir index, seq) pairs."""
+    inbox = Inbox()
+    probe = LogDirProbe(inbox, (str(tmp_path / "a"),))
+    assert probe.append_refused(0, 7) is False
+    probe.append_failed("partition-3", 0, 7)
+    assert inbox.items == [("partition-3", LogAppendFailed(0, 7), EDGE_SENDER)]
+    recorded = RecordedLogDirs(frozenset({(0, 7), (1, 9)}))
+    assert [recorded.append_refused(d, s) for d, s in ((0, 7), (1, 9), (0, 9), (1, 7))] == [True, True, False, False]
