@@ -6,11 +6,14 @@ model behind a stand-in "zk"; the network and timer edges are sinks the test pla
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Iterator
 
 import pytest
 
+from actors.edge_slots import Edges
 from actors.kafka_server_actor import SHUTDOWN_DEADLINE_MS, KafkaServerActor
+from edges import gc_policy
 from messages import controller_events as ev
 from messages.broker_lifecycle import BrokerRegistered, BrokerShutdownComplete, BrokerShutdownRequested, BrokerStartup
 from messages.common import Broker, EndPoint, Errors, TopicPartition
@@ -127,3 +130,17 @@ def test_without_controlled_shutdown_the_replica_manager_stops_at_once(bed: Acto
         ("replica-manager", ReplicaManagerShuttingDown()),
         ("replica-manager", ReplicaManagerShutdown(BrokerShutdownComplete(False, "controlled shutdown disabled"))),
         ("timer", ScheduleTimer("shutdown-deadline", SHUTDOWN_DEADLINE_MS))]
+
+
+def test_startup_leaves_the_gc_policy_to_the_broker_process(bed: ActorTestbed) -> None:
+    """The GC policy is the broker process's to install (tests/kactor/test_broker_process.py): a KafkaServerActor's
+    startup, even with a process in its edge slots, leaves CPython's default collector."""
+
+    class Process:
+        def shutdown_complete(self, msg: BrokerShutdownComplete) -> None:
+            pass
+
+    gc_policy.uninstall()
+    bed.rt.edges = Edges(process=Process())
+    bed.deliver(SERVER, startup(), "edge:process")
+    assert not gc_policy.installed() and gc.get_freeze_count() == 0

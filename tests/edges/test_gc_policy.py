@@ -81,36 +81,3 @@ def test_without_the_policy_survivors_stay_tracked(policy: None) -> None:
     survivor = _Node()
     gc.collect()
     assert _tracked(survivor)
-
-
-def test_no_actor_installs_it_even_in_a_runtime_with_a_process(policy: None) -> None:
-    """The policy is the broker process's to install (tests/kactor/test_broker_process.py): a KafkaServerActor's
-    startup, even with a process in its edge slots, leaves CPython's default collector."""
-    from typing import Any
-
-    from actors.base import KActor
-    from actors.clock import ManualClock
-    from actors.edge_slots import Edges
-    from actors.kafka_server_actor import KafkaServerActor
-    from actors.runtime import Runtime
-    from messages.broker_lifecycle import BrokerShutdownComplete, BrokerStartup
-
-    class Sink(KActor):
-        def on_unhandled(self, body: Any, sender: str) -> None:
-            pass
-
-    class Process:
-        def shutdown_complete(self, msg: BrokerShutdownComplete) -> None:
-            pass
-
-    rt = Runtime("broker-0", clock=ManualClock(1_000.0))
-    try:
-        rt.edges = Edges(process=Process())
-        for name in ("zk", "timer", "replica-manager", "controller", "metrics", "net"):
-            rt.spawn(Sink, name)
-        rt.spawn(KafkaServerActor, "kafka-server")
-        rt.deliver("kafka-server", BrokerStartup(0, "{}", True, 3, 5000, 6000), "edge:process")
-    finally:
-        rt.shutdown()
-    assert not gc_policy.installed()
-    assert gc.get_freeze_count() == 0
