@@ -363,7 +363,7 @@ def read_states(zk: KazooClient, layout: dict[str, dict[int, list[int]]], window
             def store(a: Any) -> None:
                 try:
                     data, stat = a.get_nowait()
-                    info = znodes.decode_partition_state(data.decode(), stat)
+                    info = znodes.decode_partition_state(data.decode(), stat.version)
                     v = (info.leader_and_isr if info is not None else None, stat.version)
                 except Exception:  # noqa: BLE001
                     v = (None, -1)
