@@ -573,7 +573,7 @@ class BenchCluster:
     def idle_busy(self) -> float:
         """The CPU (in cores) the cluster may use and still count as quiet: an idle broker still fetches and checks
         its ISRs, O(replicas) per round — about 17 % of a core per 10,000 replicas on this machine type (see
-        docs/performance.md, broker side); a margin on top, and never a busy core."""
+        docs/performance-log.md, broker side); a margin on top, and never a busy core."""
         replicas = sum(len(r) for parts in self.layout.values() for r in parts.values())
         return min(0.9, 0.05 + 0.04 * (self.n + 1) + 2.5e-5 * replicas)
 

@@ -582,7 +582,7 @@ class LogManager:
         checkpoints of each dir that lost a log **once**, after all the renames ("Checkpoints are updated once all
         the directories have been renamed"). Kafka 2.6 checkpointed the dir after every single log: with 1,000
         replicas deleted by one StopReplica that rewrote (and fsynced) a 1,000-line file 2,000 times, which was
-        most of a broker's deletion time (docs/performance.md, topic deletion). The files end up the same.
+        most of a broker's deletion time (docs/performance-log.md, topic deletion). The files end up the same.
 
         Returns (the partitions that had a log, the per-partition storage errors). An error marks the log's dir
         offline unless I/O errors are deferred; the log is forgotten either way.

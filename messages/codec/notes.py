@@ -1,6 +1,6 @@
 """Texts that values arrived as: a body the transport decoded from a frame is written to the trace as the frame's
 text, not encoded again (re-encoding a 1.3 MB LeaderAndIsr for the trace cost ~48 ms of the I/O thread, which
-shares the GIL with the driver; docs/performance.md).
+shares the GIL with the driver; docs/performance-log.md, "Frames split at their body").
 
 An edge that decoded a value from JSON text calls `note_text` when `wanted()` (a trace writer is open in this
 process); the trace's line encoder (`orjson_lines`) then writes the value as that text. The text is the codec's
