@@ -105,7 +105,7 @@ class ControllerActor(KActor):
         return names.TOPIC_DELETION, TopicDeletionRequest(request_id, stimulus, self.name)
 
     def on_TopicDeletionReply(self, msg: TopicDeletionReply, sender: str) -> None:
-        self.driver.resume(msg.request_id, msg.queue, None if msg.error is None else exception_of(msg.error))
+        self.driver.resume(msg.request_id, msg.change, None if msg.error is None else exception_of(msg.error))
 
     def on_ControllerInstructionRequest(self, msg: ControllerInstructionRequest, sender: str) -> None:
         def done(result: Any, error: BaseException | None) -> None:

@@ -26,7 +26,7 @@ from messages.topic_deletion import (
     ControllerInstructionReply,
     ControllerInstructionRequest,
     DeletionInstruction,
-    DeletionQueue,
+    DeletionQueueChange,
     TopicDeletionManagerInit,
     TopicDeletionReply,
     TopicDeletionRequest,
@@ -51,13 +51,12 @@ class TopicDeletionActor(KActor):
                         msg.request_id)
             self.driver.abandon_all()
 
-        def done(queue: DeletionQueue | None, error: BaseException | None) -> None:
+        def done(change: DeletionQueueChange | None, error: BaseException | None) -> None:
             if error is None:
-                assert queue is not None
-                self.post(msg.reply_to, TopicDeletionReply(msg.request_id, queue))
-            else:
-                assert self.manager is not None
-                self.post(msg.reply_to, TopicDeletionReply(msg.request_id, self.manager.queue(), raised_error(error)))
+                assert change is not None
+                self.post(msg.reply_to, TopicDeletionReply(msg.request_id, change))
+            else:  # the controller does not resume with a change: what changed is told with the next one
+                self.post(msg.reply_to, TopicDeletionReply(msg.request_id, DeletionQueueChange(), raised_error(error)))
 
         self.driver.run(self.manager.handle(msg.stimulus), done)
 

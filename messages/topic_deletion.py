@@ -49,13 +49,17 @@ class TopicFacts:
 
 
 @message
-class DeletionQueue:
-    """The deletion actor's queue: topicsToBeDeleted, topicsWithDeletionStarted, topicsIneligibleForDeletion
-    (sorted). Sent with every instruction and reply so the controller's context shows the queue as it is."""
+class DeletionQueueChange:
+    """How the deletion actor's queue (topicsToBeDeleted, topicsWithDeletionStarted, topicsIneligibleForDeletion)
+    changed since it last told the controller: sent with every instruction and reply, so the controller's context
+    shows the queue as it is when it carries out an instruction or resumes."""
 
-    topics_to_be_deleted: tuple[str, ...] = ()
-    topics_with_deletion_started: tuple[str, ...] = ()
-    topics_ineligible_for_deletion: tuple[str, ...] = ()
+    queued: tuple[str, ...] = ()
+    dequeued: tuple[str, ...] = ()
+    deletion_started: tuple[str, ...] = ()
+    deletion_start_cleared: tuple[str, ...] = ()
+    ineligible: tuple[str, ...] = ()
+    eligible_again: tuple[str, ...] = ()
 
 
 @message
@@ -181,10 +185,10 @@ class SendMetadataUpdate:
 
 @message
 class DeletionInstruction:
-    """What the deletion manager yields to have the controller carry out ``op``; ``queue`` is its queue then."""
+    """What the deletion manager yields to have the controller carry out ``op``; ``change``: its queue's change."""
 
     op: Any
-    queue: DeletionQueue
+    change: DeletionQueueChange
 
 
 # -- on the wire between the two actors -----------------------------------------------------------------------------
@@ -209,10 +213,10 @@ class TopicDeletionRequest:
 
 @message
 class TopicDeletionReply:
-    """TopicDeletionActor → ControllerActor: the stimulus is done; the queue after it, or the error it raised."""
+    """TopicDeletionActor → ControllerActor: the stimulus is done (its queue's change), or the error it raised."""
 
     request_id: int
-    queue: DeletionQueue
+    change: DeletionQueueChange
     error: RaisedError | None = None
 
 

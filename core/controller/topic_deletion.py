@@ -37,7 +37,7 @@ from messages.topic_deletion import (
     DeleteTopic,
     DeleteTopicDeletions,
     DeletionInstruction,
-    DeletionQueue,
+    DeletionQueueChange,
     DeletionStimulus,
     EnqueueTopicsForDeletion,
     FailReplicaDeletion,
@@ -87,11 +87,14 @@ class TopicDeletionManager:
         self.topics_with_deletion_started: set[str] = set()
         self.topics_ineligible_for_deletion: set[str] = set()
         self._topics: dict[str, _TopicView] = {}
+        # the sets as the controller was last told them (queued, deletion started, ineligible)
+        self._told: tuple[set[str], set[str], set[str]] = (set(), set(), set())
 
     # -- the stimulus ------------------------------------------------------------------------------------------------
-    def handle(self, stimulus: DeletionStimulus) -> Proc[DeletionQueue]:
-        """Run one of Kafka's public calls; returns the queue after it. A stimulus of another controller epoch than
-        the last one comes from a new controllership: the queue starts empty (Kafka's resetContext)."""
+    def handle(self, stimulus: DeletionStimulus) -> Proc[DeletionQueueChange]:
+        """Run one of Kafka's public calls; returns its queue's change since the controller was last told. A stimulus
+        of another controller epoch than the last one comes from a new controllership: the queue starts empty (Kafka's
+        resetContext)."""
         if stimulus.controller_epoch != self.controller_epoch:
             self.reset()
             self.controller_epoch = stimulus.controller_epoch
@@ -103,7 +106,7 @@ class TopicDeletionManager:
             # a topic's facts are kept while it is queued (the controller sends them again only when they change)
             for topic in [t for t in self._topics if t not in self.topics_to_be_deleted]:
                 del self._topics[topic]
-        return self.queue()
+        return self.queue_change()
 
     def _call(self, call: Any) -> Proc[None]:
         if isinstance(call, EnqueueTopicsForDeletion):
@@ -123,19 +126,28 @@ class TopicDeletionManager:
         else:
             raise TypeError(f"not a TopicDeletionManager call: {type(call).__name__}")
 
-    def queue(self) -> DeletionQueue:
-        return DeletionQueue(tuple(sorted(self.topics_to_be_deleted)), tuple(sorted(self.topics_with_deletion_started)),
-                             tuple(sorted(self.topics_ineligible_for_deletion)))
+    def queue_change(self) -> DeletionQueueChange:
+        """How the queue changed since the controller was last told; it is told now."""
+        now = (self.topics_to_be_deleted, self.topics_with_deletion_started, self.topics_ineligible_for_deletion)
+        added_removed: list[tuple[str, ...]] = []
+        for current, told in zip(now, self._told, strict=True):
+            added_removed += [tuple(sorted(current - told)), tuple(sorted(told - current))]
+        change = DeletionQueueChange(*added_removed)
+        self._told = (set(self.topics_to_be_deleted), set(self.topics_with_deletion_started),
+                      set(self.topics_ineligible_for_deletion))
+        return change
 
     def reset(self) -> None:
-        """TopicDeletionManager.reset (≤ 2.3; in 2.6 resetContext empties the sets): forget the queue."""
+        """TopicDeletionManager.reset (≤ 2.3; in 2.6 resetContext empties the sets): forget the queue (the controller
+        of the next epoch starts from an empty context too)."""
         self.topics_to_be_deleted.clear()
         self.topics_with_deletion_started.clear()
         self.topics_ineligible_for_deletion.clear()
+        self._told = (set(), set(), set())
         self._topics = {}
 
     def _instruct(self, op: Any) -> Proc[Any]:
-        return (yield DeletionInstruction(op, self.queue()))
+        return (yield DeletionInstruction(op, self.queue_change()))
 
     def _replica_state_changes(self, replicas: list[PartitionAndReplica], target: ReplicaState) -> Proc[None]:
         missed: tuple[ReplicaFact, ...] = yield from self._instruct(ReplicaStateChanges(tuple(replicas), target))

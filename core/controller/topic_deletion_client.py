@@ -33,7 +33,7 @@ from messages.topic_deletion import (
     DeleteTopic,
     DeleteTopicDeletions,
     DeletionInstruction,
-    DeletionQueue,
+    DeletionQueueChange,
     DeletionStimulus,
     EnqueueTopicsForDeletion,
     FailReplicaDeletion,
@@ -65,17 +65,15 @@ class DeletionClient(Protocol):
     def send_metadata_update(self, partitions: Iterable[TopicPartition]) -> Proc[None]: ...
 
 
-def adopt_queue(ctx: ControllerContext, queue: DeletionQueue) -> None:
+def adopt_queue_change(ctx: ControllerContext, change: DeletionQueueChange) -> None:
     """Make the context's deletion sets the deletion actor's: newly queued topics go through queueTopicDeletion
-    (which keeps the preferred-imbalance count), the rest is copied."""
-    wanted = set(queue.topics_to_be_deleted)
-    ctx.queue_topic_deletion([t for t in queue.topics_to_be_deleted if t not in ctx.topics_to_be_deleted])
-    ctx.topics_to_be_deleted.intersection_update(wanted)
-    for mine, theirs in ((ctx.topics_with_deletion_started, queue.topics_with_deletion_started),
-                         (ctx.topics_ineligible_for_deletion, queue.topics_ineligible_for_deletion)):
-        if len(mine) != len(theirs) or not mine.issuperset(theirs):
-            mine.clear()
-            mine.update(theirs)
+    (which keeps the preferred-imbalance count), the rest is applied as it comes."""
+    ctx.queue_topic_deletion(change.queued)
+    ctx.topics_to_be_deleted.difference_update(change.dequeued)
+    ctx.topics_with_deletion_started.update(change.deletion_started)
+    ctx.topics_with_deletion_started.difference_update(change.deletion_start_cleared)
+    ctx.topics_ineligible_for_deletion.update(change.ineligible)
+    ctx.topics_ineligible_for_deletion.difference_update(change.eligible_again)
 
 
 def missed_transitions(ctx: ControllerContext, replicas: Iterable[PartitionAndReplica],
@@ -165,8 +163,8 @@ class RemoteTopicDeletionManager:
         ctx = self.ctx
         facts = self.sent.changed(ctx, ordered(ctx.topics_to_be_deleted | set(topics)))
         try:
-            queue = yield DeletionStimulus(ctx.epoch, call, facts)
-            adopt_queue(ctx, queue)
+            change = yield DeletionStimulus(ctx.epoch, call, facts)
+            adopt_queue_change(ctx, change)
         finally:
             self.sent.forget_all_but(ctx.topics_to_be_deleted)
 
@@ -239,7 +237,7 @@ class ControllerDeletionClient:
 
     def carry_out(self, instruction: DeletionInstruction) -> Proc[Any]:
         ctx = self.ctx
-        adopt_queue(ctx, instruction.queue)
+        adopt_queue_change(ctx, instruction.change)
         op = instruction.op
         if isinstance(op, ReplicaStateChanges):
             yield from self.replica_state_machine.handle_state_changes(list(op.replicas), op.target)

@@ -35,7 +35,7 @@ from messages.topic_deletion import (
     ControllerInstructionRequest,
     DeleteTopic,
     DeletionInstruction,
-    DeletionQueue,
+    DeletionQueueChange,
     DeletionStimulus,
     EnqueueTopicsForDeletion,
     MutePartitionModifications,
@@ -127,10 +127,13 @@ def test_enqueue_waits_for_each_instruction_in_kafkas_order_then_replies_with_th
         SendMetadataUpdate((T0P0,)), ReplicaStateChanges((), ReplicaDeletionIneligible),
         ReplicaStateChanges(REPLICAS, OfflineReplica), ReplicaStateChanges(REPLICAS, ReplicaDeletionStarted)]
     # each instruction carries the queue as it was when it was sent: queued, then deletion started (after NonExistent)
-    queues = [i.instruction.queue for i in _instructions(rt)]
-    assert queues[0] == DeletionQueue(("t",), (), ()) and queues[2] == DeletionQueue(("t",), ("t",), ())
+    # each instruction tells the controller how the queue changed since it was last told: queued, then deletion
+    # started (after NonExistent), then nothing more
+    changes = [i.instruction.change for i in _instructions(rt)]
+    assert changes == [DeletionQueueChange(queued=("t",)), DeletionQueueChange(),
+                       DeletionQueueChange(deletion_started=("t",))] + [DeletionQueueChange()] * 3
     (reply,) = [m for m in _got(rt, "controller") if isinstance(m, TopicDeletionReply)]
-    assert reply == TopicDeletionReply(7, DeletionQueue(("t",), ("t",), ()))
+    assert reply == TopicDeletionReply(7, DeletionQueueChange())
     assert _got(rt, "state-change-log") == [TopicDeletionProgress("t", "Queued"), TopicDeletionProgress("t", "Started")]
     manager = rt.instances["topic-deletion"].manager
     assert manager.replicas_in_state("t", ReplicaDeletionStarted) == set(REPLICAS)
@@ -151,8 +154,9 @@ def test_complete_replica_deletion_of_every_replica_deletes_the_topic(rt: Runtim
     assert ops[1:] == [MutePartitionModifications("t"), ReplicaStateChanges(REPLICAS, NonExistentReplica),
                        DeleteTopic("t")]
     delete = _instructions(rt)[-1]
-    assert delete.instruction.queue == DeletionQueue() and len(_instructions(rt)) == before + 4
-    assert _got(rt, "controller")[-1] == TopicDeletionReply(2, DeletionQueue())
+    assert delete.instruction.change == DeletionQueueChange(dequeued=("t",), deletion_start_cleared=("t",))
+    assert len(_instructions(rt)) == before + 4
+    assert _got(rt, "controller")[-1] == TopicDeletionReply(2, DeletionQueueChange())
     assert _got(rt, "state-change-log")[-1] == TopicDeletionProgress("t", "Completed")
 
 
@@ -163,7 +167,7 @@ def test_dead_replica_makes_the_topic_ineligible(rt: Runtime) -> None:
     assert ops[3:] == [ReplicaStateChanges(REPLICAS[1:], ReplicaDeletionIneligible),
                        ReplicaStateChanges(REPLICAS[:1], OfflineReplica),
                        ReplicaStateChanges(REPLICAS[:1], ReplicaDeletionStarted)]
-    assert _got(rt, "controller")[-1] == TopicDeletionReply(1, DeletionQueue(("t",), ("t",), ("t",)))
+    assert _got(rt, "controller")[-1] == TopicDeletionReply(1, DeletionQueueChange(ineligible=("t",)))
     assert _got(rt, "state-change-log")[-1] == TopicDeletionProgress("t", "Ineligible", "offline replicas")
 
 
@@ -174,8 +178,8 @@ def test_an_instruction_that_fails_fails_the_request(rt: Runtime) -> None:
     first = _instructions(rt)[-1]
     error = RaisedError("ControllerMovedError", "Controller epoch zkVersion check fails")
     _carry_out(rt, ControllerInstructionReply(first.request_id, None, error))
-    assert len(_instructions(rt)) == 1
-    assert _got(rt, "controller")[-1] == TopicDeletionReply(1, DeletionQueue(("t",), (), ()), error)
+    assert len(_instructions(rt)) == 1 and first.instruction.change == DeletionQueueChange(queued=("t",))
+    assert _got(rt, "controller")[-1] == TopicDeletionReply(1, DeletionQueueChange(), error)
 
 
 def test_a_new_controller_epoch_starts_from_an_empty_queue(rt: Runtime) -> None:
@@ -183,12 +187,14 @@ def test_a_new_controller_epoch_starts_from_an_empty_queue(rt: Runtime) -> None:
     _ask(rt, 1, EnqueueTopicsForDeletion(("t",)), _facts(online=(False, False)))
     for _ in range(6):
         _carry_out(rt)
-    assert _got(rt, "controller")[-1].queue.topics_to_be_deleted == ("t",)
+    manager = rt.instances["topic-deletion"].manager
+    assert manager.topics_to_be_deleted == {"t"}
     _ask(rt, 2, TryTopicDeletion(), _facts(), epoch=1)
-    assert _got(rt, "controller")[-1].queue.topics_to_be_deleted == ("t",)
+    assert manager.topics_to_be_deleted == {"t"}
     n = len(_instructions(rt))
     _ask(rt, 3, TryTopicDeletion(), (), epoch=2)
-    assert _got(rt, "controller")[-1] == TopicDeletionReply(3, DeletionQueue())
+    assert _got(rt, "controller")[-1] == TopicDeletionReply(3, DeletionQueueChange())
+    assert manager.topics_to_be_deleted == set() and manager.topics_ineligible_for_deletion == set()
     assert len(_instructions(rt)) == n
 
 
@@ -198,7 +204,7 @@ def test_a_request_while_another_waits_drops_the_earlier_one(rt: Runtime) -> Non
     _ask(rt, 1, EnqueueTopicsForDeletion(("t",)), _facts())
     stale = _instructions(rt)[-1]
     _ask(rt, 2, TryTopicDeletion(), _facts(), epoch=2)
-    assert _got(rt, "controller")[-1] == TopicDeletionReply(2, DeletionQueue())
+    assert _got(rt, "controller")[-1] == TopicDeletionReply(2, DeletionQueueChange())
     rt.deliver("topic-deletion", ControllerInstructionReply(stale.request_id), "controller")
     assert [m.request_id for m in _got(rt, "controller") if isinstance(m, TopicDeletionReply)] == [2]
 
@@ -257,7 +263,7 @@ def test_controller_event_waits_for_the_deletion_reply_and_serves_instructions_m
     assert len(actor.queue) == 1 and len(_zk(crt)) == 1
 
     # an instruction while the event waits: DeleteTopic's fenced delete goes to ZooKeeper, the topic leaves the context
-    instruction = DeletionInstruction(DeleteTopic("t"), DeletionQueue())
+    instruction = DeletionInstruction(DeleteTopic("t"), DeletionQueueChange())
     crt.deliver("controller", ControllerInstructionRequest(5, instruction, "topic-deletion"), "topic-deletion")
     delete = _zk(crt)[-1]
     assert delete.batch.ops == (Delete("/brokers/topics/t", recursive=True),)
@@ -266,8 +272,8 @@ def test_controller_event_waits_for_the_deletion_reply_and_serves_instructions_m
         "ControllerMovedError", "Controller epoch zkVersion check fails. Expected zkVersion = 0"))
     assert "t" in actor.controller.ctx.all_topics and len(actor.queue) == 1
 
-    crt.deliver("controller", TopicDeletionReply(request.request_id, DeletionQueue(("t",), ("t",), ())),
-                "topic-deletion")
+    change = DeletionQueueChange(("t",), deletion_started=("t",))
+    crt.deliver("controller", TopicDeletionReply(request.request_id, change), "topic-deletion")
     ctx = actor.controller.ctx
     assert ctx.topics_to_be_deleted == {"t"} and ctx.topics_with_deletion_started == {"t"}
     # the first event is done; the queued one started: its own /admin/delete_topics read
@@ -282,7 +288,7 @@ def test_a_failed_deletion_reply_is_raised_in_the_controller_procedure(crt: Runt
     (children,) = _zk(crt)
     crt.deliver("controller", ZkResponse(children.request_id, (ZkOpResult(OK, children=("t",)),)), "zk")
     (request,) = [m for m in _got(crt, "topic-deletion") if isinstance(m, TopicDeletionRequest)]
-    crt.deliver("controller", TopicDeletionReply(request.request_id, DeletionQueue(("t",)),
+    crt.deliver("controller", TopicDeletionReply(request.request_id, DeletionQueueChange(("t",)),
                                                  RaisedError("ControllerMovedError", "moved")), "topic-deletion")
     # maybeResign reads /controller
     assert _zk(crt)[-1].batch.ops[0].path == "/controller"

@@ -27,6 +27,7 @@ from messages.topic_deletion import (
     ControllerInstructionReply,
     ControllerInstructionRequest,
     DeleteTopic,
+    DeletionQueueChange,
     EnqueueTopicsForDeletion,
     MutePartitionModifications,
     PartitionStateChanges,
@@ -148,7 +149,12 @@ def test_the_controllers_topic_deletion_actor_runs_the_deletion(start_cluster) -
         i.request_id, () if isinstance(i.instruction.op, ReplicaStateChanges) else None) for i in instructions)
     replies = [b for r, b in msgs if r.sender == "topic-deletion" and isinstance(b, TopicDeletionReply)]
     assert len(replies) == len(asks) and all(b.error is None for b in replies)
-    assert replies[0].queue.topics_to_be_deleted == ("t",) and replies[-1].queue.topics_to_be_deleted == ()
+    # the queue's changes reach the controller with the instructions: queued with the first, out with DeleteTopic
+    changes = [b.instruction.change for r, b in msgs if r.sender == "topic-deletion"
+               and isinstance(b, ControllerInstructionRequest)]
+    assert changes[0] == DeletionQueueChange(queued=("t",))
+    assert changes[-1] == DeletionQueueChange(dequeued=("t",), deletion_start_cleared=("t",))
+    assert all(b.change == DeletionQueueChange() for b in replies)
     progress = [b.phase for r, b in msgs if r.sender == "topic-deletion" and r.receiver == "state-change-log"
                 and isinstance(b, TopicDeletionProgress)]
     assert progress == ["Queued", "Started", "Completed"]
