@@ -376,13 +376,23 @@ class AdminZkClient:
                        all_brokers: Sequence[BrokerMetadata], num_partitions: int,
                        replica_assignment: Mapping[int, Sequence[int]] | None = None,
                        validate_only: bool = False, replica_shift: int | None = None) -> dict[int, list[int]]:
-        """AdminZkClient.addPartitions: the new partitions' assignment merged into /brokers/topics/<t>
-        (conditional on the version read, so a concurrent change fails instead of being lost)."""
+        """AdminZkClient.addPartitions: the new partitions' assignment merged into /brokers/topics/<t>.
+
+        Departs from Kafka 2.6 (an unconditional write of ``existing`` + the new partitions): the write is conditional
+        on the version of the assignment it is merged into, and the existing partitions are written as that read
+        found them. A reassignment the controller wrote after the caller read ``existing`` (its adding/removing
+        replicas) is kept, not clobbered (kactor chaos seed 43: the topic znode lost a running reassignment's replica
+        set, leaving an ISR member outside the replicas); a change of the partitions themselves fails clearly."""
         path = paths.TopicZNode.path(topic)
-        _, stat = self.get_data(path)
+        data, stat = self.get_data(path)
         new = self.create_new_partitions_assignment(topic, existing, all_brokers, num_partitions,
                                                     replica_assignment, replica_shift)
-        combined = {TopicPartition(topic, p): ra for p, ra in existing.items()}
+        current = {tp.partition: ra for tp, ra in znodes.decode_topic_assignment(topic, data).items()} \
+            if data is not None else dict(existing)
+        if set(current) != set(existing):
+            raise AdminOperationException(f"The partitions of topic '{topic}' changed while adding partitions "
+                                          f"({len(existing)} -> {len(current)}); nothing was written, try again")
+        combined = {TopicPartition(topic, p): ra for p, ra in current.items()}
         combined.update({TopicPartition(topic, p): ReplicaAssignment(tuple(r)) for p, r in new.items()})
         if not validate_only:
             if stat is None:
