@@ -306,6 +306,7 @@ class KafkaController:
         (/admin/delete_topics/<t>), each fenced and each answered before the next is sent. The marker goes last, so
         a controller that fails in between leaves it and the next controller completes the deletion. As in
         KafkaZkClient.deleteRecursive, a recursive delete that fails other than NONODE throws."""
+        yield from self.reassignment.remove_deleted_topic(topic)
         yield from self.zk_client.delete_topic_znode(topic, epoch_zk_version)
         yield from self.zk_client.delete_topic_configs((topic,), epoch_zk_version)
         yield from self.zk_client.delete_topic_deletions((topic,), epoch_zk_version)

@@ -256,3 +256,22 @@ def test_failover_cleans_a_half_applied_reassignment_of_a_never_led_partition() 
     assert (s.leader_and_isr.leader, s.leader_and_isr.isr, s.leader_and_isr.leader_epoch) == (2, (2,), 0)
     assert_context_consistent(c)
     _delete_topic_until_gone(h)
+
+
+def test_a_topic_deleted_while_a_partition_is_reassigned_takes_its_reassignment_with_it() -> None:
+    """kactor chaos seed 2: t0-3 was reassigned 20 ms before t0's deletion. Kafka 2.6 marks the topic ineligible
+    before queueing it (a no-op), so the deletion goes ahead and /admin/reassign_partitions kept t0-3 for ever. The
+    deletion now removes the topic's reassignment entries and ISR watches with the topic's znodes."""
+    h = _active((1, 2, 3, 4))
+    h.zk.create(paths.TopicZNode.path("t"), znodes.encode_topic_assignment({TP: _ra(1, 2)}))
+    h.drain()
+    c = h.controllers[1]
+    h.zk.create(paths.ReassignPartitionsZNode, znodes.encode_reassign_partitions({TP: (2, 4)}))
+    h.drain()
+    assert _topic_znode(h) == {"version": 2, "partitions": {"0": [2, 4, 1]}, "adding_replicas": {"0": [4]},
+                               "removing_replicas": {"0": [1]}}
+    assert c.ctx.partitions_being_reassigned == {TP}  # waits for 4 to join the ISR, which no broker here does
+    _delete_topic_until_gone(h)
+    assert not h.zk.exists(paths.ReassignPartitionsZNode)
+    assert c.ctx.partitions_being_reassigned == set()
+    assert not c.watches.watch_data(paths.TopicPartitionStateZNode.path(TP))  # its ISR watch is gone
