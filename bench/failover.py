@@ -19,7 +19,6 @@ partition state znode), in the same run against the same ZooKeeper.
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 from bench import common as c
@@ -39,24 +38,28 @@ def measure_run(bc: c.BenchCluster, t_start_ms: float, victim: int) -> dict[str,
     new = c.wait_for(lambda: (lambda x: (x,) if x not in (None, victim) else None)(bc.controller()), 180,
                      "a new controller")[0]
     bc.settle()
-    time.sleep(1.5)  # the trace writers flush every second
     path = bc.trace_file(new)
-    changed = [r for r in c.scan(path, ["ControllerChanged"], t_start_ms) if r["payload"]["active"]]
-    if not changed:
-        raise RuntimeError(f"no ControllerChanged in {path}")
-    win = changed[0]
-    epoch = win["payload"]["controller_epoch"]
     live = [b for b in bc.live()]
-    first_um: dict[int, dict[str, Any]] = {}
-    for r in c.scan(path, ["SendRequest"], win["ts"]):
-        req = r["payload"]["request"]
-        if (req.get("@") == "UpdateMetadataRequest" and req["controller_epoch"] == epoch and req["partition_states"]
-                and r["payload"]["broker_id"] not in first_um):
-            first_um[r["payload"]["broker_id"]] = r
-        if len(first_um) == len(live):
-            break
-    if set(first_um) != set(live):
-        raise RuntimeError(f"UpdateMetadata with partitions reached only {sorted(first_um)} of {live}")
+
+    def first_updates() -> tuple[dict[str, Any], dict[int, dict[str, Any]]] | None:
+        """The controller's win and its first UpdateMetadata with partitions to each live broker, once all are in the
+        trace (the writer flushes every second; at 100,000 partitions each such line is megabytes long)."""
+        changed = [r for r in c.scan(path, ["ControllerChanged"], t_start_ms) if r["payload"]["active"]]
+        if not changed:
+            return None
+        epoch = changed[0]["payload"]["controller_epoch"]
+        found: dict[int, dict[str, Any]] = {}
+        for r in c.scan(path, ["SendRequest"], changed[0]["ts"]):
+            req = r["payload"]["request"]
+            if (req.get("@") == "UpdateMetadataRequest" and req["controller_epoch"] == epoch
+                    and req["partition_states"] and r["payload"]["broker_id"] not in found):
+                found[r["payload"]["broker_id"]] = r
+            if len(found) == len(live):
+                return changed[0], found
+        return None
+
+    win, first_um = c.wait_for(first_updates, 60, f"the new controller's UpdateMetadata to {live} in {path}", 1.0)
+    epoch = win["payload"]["controller_epoch"]
     last = max(first_um.values(), key=lambda r: r["seq"])
     bound = c.first_input_after(path, last["seq"]) or last["ts"]
     received = []
