@@ -351,12 +351,10 @@ class Log:
             # never carried on in memory: what the leader acknowledges must be in the segment (see the module doc)
             with contextlib.suppress(OSError):
                 os.truncate(self.segment_path, self._size)  # a torn write would be read back after our next append
-            error = KafkaStorageError(f"error appending to {self.dir}: {e}", self.parent_dir)
             if faults is not None:
                 faults.failed(self.parent_dir)
-            if self._defer is not None:
-                self._defer(error)
-            raise error from None
+            # the caller (ReplicaManager's produce and fetcher paths) defers it or takes the dir offline
+            raise KafkaStorageError(f"error appending to {self.dir}: {e}", self.parent_dir) from None
         self._positions.extend(positions)
         self._values.extend(records)
         self._size = pos
