@@ -91,7 +91,9 @@ from messages.requests import (
     UpdateMetadataResponse,
 )
 from messages.zk import (
+    CONNECTIONLOSS,
     OK,
+    SESSIONEXPIRED,
     Exists,
     ZkSessionEvent,
     ZkWatchEvent,
@@ -223,6 +225,11 @@ class KafkaController:
         except ControllerMovedError as e:
             log.info("Controller moved to another broker when processing %s: %s", type(event).__name__, e)
             yield from self.maybe_resign()
+        except KeeperError as e:
+            # A lost session (the ensemble stopping under us, as at a Ctrl-C of `kactor cluster`) is an expected
+            # outcome, not a bug: one line, no stack. Other ZooKeeper codes keep their traceback.
+            gone = e.code in (SESSIONEXPIRED, CONNECTIONLOSS)
+            log.error("Error processing event %s: %s", type(event).__name__ if gone else event, e, exc_info=not gone)
         except Exception:
             log.error("Error processing event %s", event, exc_info=True)
         return self._error_reply(event)
