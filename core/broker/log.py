@@ -374,6 +374,10 @@ class Log:
             return ()
         return tuple(self._values[start_offset - self.log_start_offset:end - self.log_start_offset])
 
+    # The string read under the name it keeps while the log moves to record-batch bytes (issue #20): ``read`` becomes
+    # Log.read(start_offset, max_bytes, ...) -> bytes; callers of the string form move here first.
+    read_legacy = read
+
     def truncate_to(self, offset: int) -> bool:
         """Log.truncateTo: drop records at and beyond ``offset``; returns whether anything was truncated."""
         self._ensure_live()
