@@ -45,7 +45,7 @@ def _err(name: str, fallback: Errors) -> Errors:
     return getattr(Errors, name, fallback)
 
 
-# Codes the shared enum may lack: Kafka's UNKNOWN_LEADER_EPOCH (76), NOT_ENOUGH_REPLICAS (19).
+# Codes the shared enum may lack (it has both now): UNKNOWN_LEADER_EPOCH (75), NOT_ENOUGH_REPLICAS (19).
 UNKNOWN_LEADER_EPOCH = _err("UNKNOWN_LEADER_EPOCH", Errors.NOT_LEADER_OR_FOLLOWER)
 NOT_ENOUGH_REPLICAS = _err("NOT_ENOUGH_REPLICAS", Errors.NOT_LEADER_OR_FOLLOWER)
 
