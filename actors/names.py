@@ -20,6 +20,7 @@ CONTROLLER = "controller"  # ControllerActor: the controller-event-thread and it
 TOPIC_DELETION = "topic-deletion"  # TopicDeletionActor: TopicDeletionManager
 KAFKA_SERVER = "kafka-server"  # KafkaServerActor: KafkaServer.startup / controlledShutdown
 CONFIG_MANAGER = "config-manager"  # ConfigManagerActor: DynamicConfigManager
+GROUP_COORDINATOR = "group-coordinator"  # GroupCoordinatorActor: GroupCoordinator + GroupMetadataManager
 
 # -- actors spawned at run time, one per broker / shard ------------------------------------------------------------
 CHANNEL_PREFIX = "channel-"  # BrokerChannelActor: the controller's RequestSendThread to one broker
