@@ -52,12 +52,18 @@ class NetRequest:
     """A request from another process, injected into the addressed actor (sender "edge:net").
 
     Answer (when ``reply_expected``) with ``NetReply(connection_id, request_id, body)`` posted to "net".
+    ``body`` is the internal request (core/api's ``request_from_wire``); ``api_version``, ``client_id`` and
+    ``client_host`` are the Kafka request header's version and client id and the peer's address (Kafka's
+    RequestContext), -1 / "" where unknown (traces written before the Kafka protocol).
     """
 
     connection_id: int
     request_id: int
     body: Any
     reply_expected: bool
+    api_version: int = -1
+    client_id: str = ""
+    client_host: str = ""
 
 
 @message

@@ -1,0 +1,113 @@
+"""The APIs this broker serves: one ``ApiSpec`` per Kafka API key, registered by the module of its API family.
+
+Kafka's ``KafkaApis.handle`` dispatches on the request's api key; here the edge (edges/transport.py) looks the key up
+with `spec_for_key`, turns the decoded body into an internal attrs request with ``request_from_wire`` and routes it to
+the spec's ``route``: an actor name (the request is injected as a traced ``NetRequest``) or ``"edge:<handler>"`` for
+a handler the composition root plugged into the edge (e.g. AdminManager, which works through ZooKeeper on its own
+thread). The answer comes back as an internal response and leaves through ``response_to_wire``.
+
+The requests kactor itself sends (the controller's channels, the replica fetchers, controlled shutdown) go the other
+way: the edge finds the spec by the internal request's type (`spec_for_type`), encodes it with ``request_to_wire`` at
+``send_version`` and decodes the answer with ``response_from_wire``.
+
+A key without a spec is not served and not advertised in ApiVersions. Converters are pure functions of their inputs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import attrs
+
+from protocol.api_versions import API_VERSIONS
+
+EDGE_ROUTE_PREFIX = "edge:"
+
+
+@attrs.frozen(slots=True)
+class RequestContext:
+    """What Kafka's ``RequestContext`` / ``RequestHeader`` tell a handler besides the body."""
+
+    api_version: int
+    correlation_id: int = 0
+    client_id: str = ""
+    client_host: str = ""
+    connection_id: int = 0
+    listener: str = ""  # the listener name the request came in on (Metadata answers with its endpoints)
+
+
+@attrs.frozen(slots=True)
+class ApiSpec:
+    """One Kafka API as this broker serves (and, for ``request_type``, sends) it.
+
+    ``request_from_wire(version, body, ctx)``: the decoded request body → the internal request the route handles.
+    ``response_to_wire(version, response)``: the route's internal response → the response body at that version.
+    ``error_response(version, body, error_code)``: the whole answer with every item failed with ``error_code``
+    (Kafka's ``AbstractRequest.getErrorResponse``), used when the request cannot be handled (a converter raised, the
+    route is gone). ``reply_expected(version, body)``: False for requests Kafka never answers (Produce with acks=0).
+    """
+
+    api_key: int
+    route: str
+    request_from_wire: Callable[[int, dict[str, Any], RequestContext], Any]
+    response_to_wire: Callable[[int, Any], dict[str, Any]]
+    error_response: Callable[[int, dict[str, Any], int], dict[str, Any]]
+    reply_expected: Callable[[int, dict[str, Any]], bool] | None = None
+    # outbound: only for the requests kactor itself sends
+    request_type: type | None = None
+    send_version: int | None = None
+    request_to_wire: Callable[[Any], dict[str, Any]] | None = None
+    response_from_wire: Callable[[int, dict[str, Any]], Any] | None = None
+
+    @property
+    def name(self) -> str:
+        return API_VERSIONS[self.api_key].name
+
+    @property
+    def edge_handler(self) -> str | None:
+        """The edge handler's name for a route "edge:<name>", else None (the route is an actor)."""
+        return self.route[len(EDGE_ROUTE_PREFIX):] if self.route.startswith(EDGE_ROUTE_PREFIX) else None
+
+    def expects_reply(self, version: int, body: dict[str, Any]) -> bool:
+        return True if self.reply_expected is None else self.reply_expected(version, body)
+
+
+_BY_KEY: dict[int, ApiSpec] = {}
+_BY_TYPE: dict[type, ApiSpec] = {}
+
+
+def register(spec: ApiSpec) -> None:
+    """Serve ``spec.api_key`` with ``spec`` (and send ``spec.request_type`` with it). A key or request type
+    registered twice by different specs is a programming error."""
+    if spec.api_key not in API_VERSIONS:
+        raise ValueError(f"api key {spec.api_key} is not one Kafka 2.6 knows")
+    old = _BY_KEY.get(spec.api_key)
+    if old is not None and old != spec:
+        raise ValueError(f"api key {spec.api_key} ({spec.name}) is registered twice")
+    if spec.request_type is not None:
+        if spec.send_version is None or spec.request_to_wire is None or spec.response_from_wire is None:
+            raise ValueError(f"{spec.name}: an outbound spec needs send_version, request_to_wire and "
+                             "response_from_wire")
+        r = API_VERSIONS[spec.api_key]
+        if not r.min_version <= spec.send_version <= r.max_version:
+            raise ValueError(f"{spec.name}: send_version {spec.send_version} is outside {r.min_version}-"
+                             f"{r.max_version}")
+        other = _BY_TYPE.get(spec.request_type)
+        if other is not None and other.api_key != spec.api_key:
+            raise ValueError(f"{spec.request_type.__name__} is sent as both {other.name} and {spec.name}")
+        _BY_TYPE[spec.request_type] = spec
+    _BY_KEY[spec.api_key] = spec
+
+
+def spec_for_key(api_key: int) -> ApiSpec | None:
+    return _BY_KEY.get(api_key)
+
+
+def spec_for_type(request_type: type) -> ApiSpec | None:
+    return _BY_TYPE.get(request_type)
+
+
+def registered_keys() -> frozenset[int]:
+    """The api keys served (what ApiVersions advertises)."""
+    return frozenset(_BY_KEY)

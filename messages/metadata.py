@@ -1,0 +1,75 @@
+"""Internal values of the ApiVersions and Metadata APIs (core/api/api_versions.py, core/api/metadata.py)."""
+
+from __future__ import annotations
+
+from messages.common import Errors
+from messages.registry import message
+
+
+@message
+class ApiVersionsRequest:
+    """ApiVersionsRequest (KIP-511 v3 adds the client's software name and version)."""
+
+    client_software_name: str = ""
+    client_software_version: str = ""
+
+
+@message
+class ApiVersionsResponse:
+    """ApiVersionsResponse: ``api_keys`` as (api_key, min_version, max_version)."""
+
+    error: Errors
+    api_keys: tuple[tuple[int, int, int], ...]
+    throttle_time_ms: int = 0
+
+
+@message
+class MetadataRequest:
+    """MetadataRequest: ``topics`` None = every topic (v0: an empty list meant all); ``listener`` is the listener
+    name the request came in on (the brokers are answered with their endpoints of that listener)."""
+
+    topics: tuple[str, ...] | None
+    allow_auto_topic_creation: bool = True
+    listener: str = "PLAINTEXT"
+    include_cluster_authorized_operations: bool = False
+    include_topic_authorized_operations: bool = False
+
+
+@message
+class MetadataBroker:
+    node_id: int
+    host: str
+    port: int
+    rack: str | None = None
+
+
+@message
+class MetadataPartition:
+    """MetadataResponsePartition."""
+
+    partition_index: int
+    error: Errors
+    leader: int
+    leader_epoch: int
+    replicas: tuple[int, ...]
+    isr: tuple[int, ...]
+    offline_replicas: tuple[int, ...] = ()
+
+
+@message
+class MetadataTopic:
+    name: str
+    error: Errors
+    is_internal: bool = False
+    partitions: tuple[MetadataPartition, ...] = ()
+
+
+@message
+class MetadataResponse:
+    """MetadataResponse: ``controller_id`` -1 when unknown; ``cluster_id`` None before it is known."""
+
+    brokers: tuple[MetadataBroker, ...]
+    cluster_id: str | None
+    controller_id: int
+    topics: tuple[MetadataTopic, ...]
+    throttle_time_ms: int = 0
