@@ -418,3 +418,33 @@ def decode_cluster_id(data: str | None, path: str = paths.ClusterIdZNode) -> str
     if data is None:
         raise ZnodeDecodeError(path, "no data")
     return _str(_require(_object(data, path), "id", path), "id", path)
+
+
+# -- /latest_producer_id_block ---------------------------------------------------------------------------------------
+PRODUCER_ID_BLOCK_SIZE = 1000  # ProducerIdManager.PidBlockSize
+PRODUCER_ID_BLOCK_VERSION = 1  # ProducerIdManager.CurrentVersion
+
+
+def encode_producer_id_block(broker_id: int, block_start: int, block_end: int) -> str:
+    """ProducerIdManager.generateProducerIdBlockJson: ``{"version":1,"broker":0,"block_start":"0",
+    "block_end":"999"}`` (both ends inclusive, written as strings)."""
+    return _dumps({"version": PRODUCER_ID_BLOCK_VERSION, "broker": broker_id, "block_start": str(int(block_start)),
+                   "block_end": str(int(block_end))})
+
+
+def decode_producer_id_block(data: str | None,
+                             path: str = paths.ProducerIdBlockZNode) -> tuple[int, int, int] | None:
+    """ProducerIdManager.parseProducerIdBlockData: (broker, block_start, block_end). None when the node has no data
+    yet (createTopLevelPaths creates it empty: the first block is then 0-999)."""
+    if not data:
+        return None
+    js = _object(data, path)
+    broker = _int(_require(js, "broker", path), "broker", path)
+    ends = []
+    for key in ("block_start", "block_end"):
+        text = _str(_require(js, key, path), key, path)
+        try:
+            ends.append(int(text))
+        except ValueError:
+            raise ZnodeDecodeError(path, f"{key} is not a decimal integer: {text!r}") from None
+    return broker, ends[0], ends[1]

@@ -246,3 +246,26 @@ def test_paths() -> None:
     assert paths.PERSISTENT_ZK_PATHS[0] == "/consumers" and len(paths.PERSISTENT_ZK_PATHS) == 14
     with pytest.raises(ValueError, match="not a partition state path"):
         paths.topic_partition_from_state_path("/brokers/topics/x")
+
+
+# -- /latest_producer_id_block -------------------------------------------------------------------------------------
+def test_producer_id_block_exact() -> None:
+    """ProducerIdManager.generateProducerIdBlockJson's bytes (a Scala Map4 keeps its order: version, broker, start,
+    end; both ends as strings)."""
+    assert z.encode_producer_id_block(2, 1000, 1999) == \
+        '{"version":1,"broker":2,"block_start":"1000","block_end":"1999"}'
+    assert z.decode_producer_id_block('{"version":1,"broker":2,"block_start":"1000","block_end":"1999"}') == \
+        (2, 1000, 1999)
+
+
+def test_producer_id_block_empty_node_is_no_block() -> None:
+    assert z.decode_producer_id_block(None) is None
+    assert z.decode_producer_id_block("") is None
+
+
+@pytest.mark.parametrize("data", ['{"version":1,"broker":1,"block_start":0,"block_end":"9"}',
+                                  '{"version":1,"broker":1,"block_start":"x","block_end":"9"}',
+                                  '{"version":1,"block_start":"0","block_end":"9"}', "[1]"])
+def test_producer_id_block_malformed_names_the_path(data: str) -> None:
+    with pytest.raises(ZnodeDecodeError, match="/latest_producer_id_block"):
+        z.decode_producer_id_block(data)
