@@ -527,7 +527,7 @@ class ChaosRun:
                     continue
                 shutil.copytree(os.path.join(src, name), os.path.join(dst, name))
                 replica = Log(dst, TopicPartition(*tp))
-                logs[(b, tp)] = replica.read(0, replica.log_end_offset + 1)
+                logs[(b, tp)] = replica.read_legacy(0, replica.log_end_offset + 1)
                 hws[(b, tp)] = offsets.get(TopicPartition(*tp), 0)
         return logs, hws
 
