@@ -16,7 +16,7 @@ import time
 
 from actors import names
 from kactor.admin.admin_zk import AdminZkClient
-from kactor.cli import CliError
+from kactor.cli import CliError, produce_kafka
 from kactor.cli.support import add_zookeeper_args, admin_client, usage_error
 from messages.common import NO_LEADER, Errors, TopicPartition
 
@@ -31,22 +31,34 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "produce", help="append N records to a topic's partition leaders",
         description="Finds each partition's leader in ZooKeeper and appends records to it over the broker "
                     "transport; prints the base offset of each partition's records.")
-    add_zookeeper_args(p)
+    add_zookeeper_args(p, required=False)
     p.add_argument("--topic", required=True)
     p.add_argument("--partition", type=int, default=None, metavar="P",
                    help="only this partition (default: round-robin over all partitions)")
-    p.add_argument("--count", type=int, required=True, metavar="N", help="number of records")
-    p.add_argument("--acks", choices=("1", "-1", "all"), default="1",
+    p.add_argument("--count", type=int, default=None, metavar="N",
+                   help="number of records (required with --zookeeper; with --bootstrap-server, stdin otherwise)")
+    p.add_argument("--acks", choices=("0", "1", "-1", "all"), default="1",
                    help="1: the leader appended; -1/all: every ISR member has them (default 1)")
     p.add_argument("--value-prefix", default="record-", metavar="TEXT",
                    help="record values are TEXT<i> (default 'record-')")
     p.add_argument("--request-timeout", type=float, default=30.0, metavar="S",
                    help="seconds to wait for each answer (default 30)")
     p.add_argument("--retries", type=int, default=5, help="retries after a retriable error (default 5)")
+    produce_kafka.add_args(p)
     p.set_defaults(func=run, _parser=p)
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.bootstrap_server is not None:  # Kafka's protocol: kactor/cli/produce_kafka.py
+        if args.zookeeper is not None:
+            usage_error(args, "--zookeeper and --bootstrap-server can't be used together")
+        return produce_kafka.run(args)
+    if args.zookeeper is None:
+        usage_error(args, "one of --bootstrap-server or --zookeeper is required")
+    if args.count is None:
+        usage_error(args, "--count is required with --zookeeper")
+    if args.acks == "0":
+        usage_error(args, "--acks 0 needs --bootstrap-server")
     if args.count < 1:
         usage_error(args, "--count must be at least 1")
     if args.partition is not None and args.partition < 0:

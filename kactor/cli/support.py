@@ -15,9 +15,9 @@ from kactor.cli import CliError
 from zk_bridge.znodes import ZnodeDecodeError
 
 
-def add_zookeeper_args(parser: argparse.ArgumentParser) -> None:
-    """--zookeeper (required) and --connect-timeout."""
-    parser.add_argument("--zookeeper", required=True, metavar="HOSTS",
+def add_zookeeper_args(parser: argparse.ArgumentParser, required: bool = True) -> None:
+    """--zookeeper and --connect-timeout (--zookeeper optional where --bootstrap-server is the other way in)."""
+    parser.add_argument("--zookeeper", required=required, metavar="HOSTS",
                         help="ZooKeeper connect string host:port[,host:port...][/chroot]")
     parser.add_argument("--connect-timeout", type=float, default=DEFAULT_CONNECT_TIMEOUT_S, metavar="S",
                         help=f"seconds to wait for ZooKeeper (default {DEFAULT_CONNECT_TIMEOUT_S:g})")

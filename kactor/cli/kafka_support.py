@@ -1,0 +1,53 @@
+"""What the subcommands that talk Kafka's protocol share: ``--bootstrap-server``, ``key=value`` property lists
+(``--property``, ``--producer-property``, ``--consumer-property``) and librdkafka's failures as one CliError line."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from kactor.cli import CliError
+from kactor.cli.support import usage_error
+from kactor.kafka_clients import KafkaClientError, error_text, parse_bootstrap
+
+
+def add_bootstrap_args(parser: argparse.ArgumentParser, required: bool = True) -> None:
+    """--bootstrap-server, as Kafka 2.6's tools take it."""
+    parser.add_argument("--bootstrap-server", required=required, metavar="HOST:PORT",
+                        help="the broker(s) to connect to first: host:port[,host:port...]"
+                             + ("" if required else " (instead of --zookeeper: through Kafka's protocol)"))
+
+
+def bootstrap(args: argparse.Namespace) -> str:
+    """The validated --bootstrap-server value (a usage error, exit 2, when malformed)."""
+    try:
+        return parse_bootstrap(args.bootstrap_server)
+    except ValueError as e:
+        usage_error(args, f"--bootstrap-server: {e}")
+        raise  # not reached: usage_error exits
+
+
+def parse_properties(args: argparse.Namespace, option: str, values: list[str] | None) -> dict[str, str]:
+    """``key=value`` items (Kafka's CommandLineUtils.parseKeyValueArgs); a usage error names a malformed one."""
+    props: dict[str, str] = {}
+    for item in values or ():
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            usage_error(args, f"{option}: expected key=value, got {item!r}")
+        props[key.strip()] = value
+    return props
+
+
+@contextmanager
+def kafka_errors() -> Iterator[None]:
+    """KafkaClientError, librdkafka's KafkaException and its configuration errors inside the block become one
+    CliError line (exit 1)."""
+    from confluent_kafka import KafkaException
+
+    try:
+        yield
+    except KafkaClientError as e:
+        raise CliError(str(e)) from None
+    except KafkaException as e:
+        raise CliError(error_text(e)) from None

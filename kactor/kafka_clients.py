@@ -1,0 +1,85 @@
+"""Kafka's own client library — confluent-kafka, which bundles librdkafka — set up the way kactor's tools use it.
+
+`kactor consume`, `kactor produce --bootstrap-server`, `kactor consumer-groups`, `kactor describe --watch --produce`
+and the chaos runner's data client talk to a kactor cluster exactly as any Kafka application does: through Kafka's
+protocol, learning the brokers, leaders and coordinators from the cluster itself (Metadata, FindCoordinator), never
+from ZooKeeper. What they share lives here: the ``--bootstrap-server`` value's check, the common configuration
+(librdkafka's log lines go to Python logging, not to the terminal: the tools report failures themselves, once), and
+turning librdkafka's errors into one clear line.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Mapping
+from typing import Any
+
+#: librdkafka's own log lines (connection refused while a broker restarts, ...) go here, silent unless configured
+LIBRDKAFKA_LOGGER = logging.getLogger("kactor.librdkafka")
+LIBRDKAFKA_LOGGER.addHandler(logging.NullHandler())
+LIBRDKAFKA_LOGGER.propagate = False
+
+DEFAULT_TIMEOUT_S = 10.0
+_HOST_PORT = re.compile(r"^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+):(\d{1,5})$")
+
+
+class KafkaClientError(Exception):
+    """A Kafka client operation failed; the message is one line a user can act on."""
+
+
+def parse_bootstrap(value: str) -> str:
+    """``host:port[,host:port...]`` as Kafka's ``bootstrap.servers`` takes it (an optional ``PLAINTEXT://``
+    prefix is accepted, as Kafka's clients do); ValueError with the offending entry otherwise."""
+    entries = [e.strip() for e in value.split(",")]
+    if not value.strip() or any(not e for e in entries):
+        raise ValueError(f"expected host:port[,host:port...], got {value!r}")
+    out = []
+    for entry in entries:
+        bare = entry.split("://", 1)[1] if "://" in entry else entry
+        m = _HOST_PORT.match(bare)
+        if m is None or not 0 < int(m.group(2)) < 65536:
+            raise ValueError(f"{entry!r} is not host:port (a port between 1 and 65535)")
+        out.append(bare)
+    return ",".join(out)
+
+
+def client_config(bootstrap: str, client_id: str, extra: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The configuration every kactor tool's client starts from, then ``extra`` (librdkafka's property names)."""
+    conf: dict[str, Any] = {
+        "bootstrap.servers": bootstrap,
+        "client.id": client_id,
+        "logger": LIBRDKAFKA_LOGGER,
+        # a broker that is down should be noticed in seconds, not librdkafka's 30 s default
+        "socket.connection.setup.timeout.ms": 5000,
+    }
+    conf.update(extra or {})
+    return conf
+
+
+def error_text(error: Any) -> str:
+    """A KafkaError (or a KafkaException carrying one) as ``NAME: description``."""
+    err = error.args[0] if isinstance(error, Exception) and error.args else error
+    if hasattr(err, "name") and hasattr(err, "str"):
+        return f"{err.name()}: {err.str()}"
+    return str(err)
+
+
+def cluster_metadata(client: Any, bootstrap: str, timeout_s: float = DEFAULT_TIMEOUT_S,
+                     topic: str | None = None) -> Any:
+    """``client.list_topics`` (a Metadata request), or KafkaClientError naming the bootstrap servers when no
+    broker answered within ``timeout_s``."""
+    from confluent_kafka import KafkaException
+
+    try:
+        return client.list_topics(topic=topic, timeout=timeout_s)
+    except KafkaException as e:
+        raise KafkaClientError(f"cannot get metadata from the bootstrap server(s) {bootstrap} within "
+                               f"{timeout_s:g} s ({error_text(e)}): is a broker listening there?") from None
+
+
+def admin_client(bootstrap: str, client_id: str = "kactor-admin", extra: Mapping[str, Any] | None = None) -> Any:
+    """A confluent_kafka AdminClient with `client_config`."""
+    from confluent_kafka.admin import AdminClient
+
+    return AdminClient(client_config(bootstrap, client_id, extra))
