@@ -83,3 +83,22 @@ def admin_client(bootstrap: str, client_id: str = "kactor-admin", extra: Mapping
     from confluent_kafka.admin import AdminClient
 
     return AdminClient(client_config(bootstrap, client_id, extra))
+
+
+def topic_partitions(client: Any, bootstrap: str, topic: str, partition: int | None = None,
+                     timeout_s: float = DEFAULT_TIMEOUT_S) -> list[int]:
+    """The topic's partitions from the cluster's metadata — only ``partition`` when given — or KafkaClientError:
+    ``Topic T does not exist``, the topic's error, or a partition it does not have."""
+    metadata = cluster_metadata(client, bootstrap, timeout_s, topic)
+    info = metadata.topics.get(topic)
+    if info is None or (info.error is not None and info.error.name() == "UNKNOWN_TOPIC_OR_PART"):
+        raise KafkaClientError(f"Topic {topic} does not exist")
+    if info.error is not None:
+        raise KafkaClientError(f"Topic {topic}: {error_text(info.error)}")
+    partitions = sorted(info.partitions)
+    if partition is None:
+        return partitions
+    if partition not in info.partitions:
+        raise KafkaClientError(f"Partition {partition} of topic {topic} does not exist "
+                               f"(partitions 0..{max(partitions)})")
+    return [partition]

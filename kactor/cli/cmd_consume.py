@@ -26,7 +26,7 @@ from kactor.cli import CliError
 from kactor.cli.kafka_support import add_bootstrap_args, bootstrap, kafka_errors, parse_properties
 from kactor.cli.message_formatter import FormatterError, MessageFormatter
 from kactor.cli.support import usage_error
-from kactor.kafka_clients import DEFAULT_TIMEOUT_S, client_config, cluster_metadata, error_text
+from kactor.kafka_clients import DEFAULT_TIMEOUT_S, client_config, error_text, topic_partitions
 
 POLL_S = 0.2
 
@@ -148,19 +148,8 @@ def _assign(consumer: Any, args: argparse.Namespace, servers: str, offset: int, 
     """Check the topic (and partition) in the cluster's metadata, then subscribe (a group) or assign."""
     from confluent_kafka import TopicPartition
 
-    metadata = cluster_metadata(consumer, servers, args.metadata_timeout, args.topic)
-    topic = metadata.topics.get(args.topic)
-    if topic is None or (topic.error is not None and topic.error.name() == "UNKNOWN_TOPIC_OR_PART"):
-        raise CliError(f"Topic {args.topic} does not exist")
-    if topic.error is not None:
-        raise CliError(f"Topic {args.topic}: {error_text(topic.error)}")
-    partitions = sorted(topic.partitions)
-    if args.partition is not None:
-        if args.partition not in topic.partitions:
-            raise CliError(f"Partition {args.partition} of topic {args.topic} does not exist "
-                           f"(partitions 0..{max(partitions)})")
-        consumer.assign([TopicPartition(args.topic, args.partition, offset)])
-    elif args.group is not None or "group.id" in extra:
+    partitions = topic_partitions(consumer, servers, args.topic, args.partition, args.metadata_timeout)
+    if args.partition is None and (args.group is not None or "group.id" in extra):
         consumer.subscribe([args.topic])
     else:
         consumer.assign([TopicPartition(args.topic, p, offset) for p in partitions])

@@ -22,7 +22,7 @@ import attrs
 from kactor.cli import CliError
 from kactor.cli.kafka_support import add_bootstrap_args, bootstrap, kafka_errors, parse_properties
 from kactor.cli.support import usage_error
-from kactor.kafka_clients import DEFAULT_TIMEOUT_S, client_config, cluster_metadata, error_text
+from kactor.kafka_clients import DEFAULT_TIMEOUT_S, client_config, error_text, topic_partitions
 
 COMPRESSION = ("none", "gzip", "snappy", "lz4", "zstd")
 LINE_READER_PROPERTIES = ("parse.key", "key.separator", "ignore.error")
@@ -154,18 +154,7 @@ def run(args: argparse.Namespace) -> int:
             producer = Producer(producer_config(args, servers))
         except (ValueError, TypeError) as e:
             raise CliError(f"invalid producer configuration: {e}") from None
-        metadata = cluster_metadata(producer, servers, args.metadata_timeout, args.topic)
-        topic = metadata.topics.get(args.topic)
-        if topic is None or (topic.error is not None and topic.error.name() == "UNKNOWN_TOPIC_OR_PART"):
-            raise CliError(f"Topic {args.topic} does not exist")
-        if topic.error is not None:
-            raise CliError(f"Topic {args.topic}: {error_text(topic.error)}")
-        partitions = sorted(topic.partitions)
-        if args.partition is not None:
-            if args.partition not in topic.partitions:
-                raise CliError(f"Partition {args.partition} of topic {args.topic} does not exist "
-                               f"(partitions 0..{max(partitions)})")
-            partitions = [args.partition]
+        partitions = topic_partitions(producer, servers, args.topic, args.partition, args.metadata_timeout)
         records = (counted_records(args, partitions) if args.count is not None
                    else line_records(iter(sys.stdin.buffer.readline, b""), props, args.partition))
         acks = _send(producer, args, records)
