@@ -6,8 +6,15 @@ from __future__ import annotations
 import pytest
 
 from kactor.cli import main
-from kactor.cli.cmd_consumer_groups import (GroupState, Member, offset_rows, render_members, render_offsets,
-                                            render_state, state_note)
+from kactor.cli.cmd_consumer_groups import (
+    GroupState,
+    Member,
+    offset_rows,
+    render_members,
+    render_offsets,
+    render_state,
+    state_note,
+)
 from zk_bridge.server import free_port
 
 GROUP = GroupState(
