@@ -23,6 +23,13 @@ import attrs
 from protocol.api_versions import API_VERSIONS
 
 EDGE_ROUTE_PREFIX = "edge:"
+# Routes to the broker's actors. core names no actor (actors/names.py is above it): the edge maps these to the actor
+# names (edges/transport.py ROUTES). Any other route is taken as an actor name as it stands (tests' own actors).
+ROUTE_REPLICA_MANAGER = "route:replica-manager"
+ROUTE_CONTROLLER = "route:controller"
+ROUTE_GROUP_COORDINATOR = "route:group-coordinator"
+# kactor-private api keys (core/api/kactor_private.py): served with their own ``body_codec``, never advertised
+PRIVATE_API_KEY_MIN = 10000
 
 
 @attrs.frozen(slots=True)
@@ -35,6 +42,7 @@ class RequestContext:
     client_host: str = ""
     connection_id: int = 0
     listener: str = ""  # the listener name the request came in on (Metadata answers with its endpoints)
+    cluster_id: str = ""  # the cluster's id (/cluster/id), for Metadata
 
 
 @attrs.frozen(slots=True)
@@ -59,10 +67,15 @@ class ApiSpec:
     send_version: int | None = None
     request_to_wire: Callable[[Any], dict[str, Any]] | None = None
     response_from_wire: Callable[[int, dict[str, Any]], Any] | None = None
+    client_id_of: Callable[[Any], str | None] | None = None  # the header's client id for a request (else the process')
+    # the frames of a kactor-private key (kactor_private.PrivateBodyCodec: decode_request(payload) -> Request,
+    # encode_response(key, version, corr, body), encode_request(header, body), decode_response(key, version, payload))
+    body_codec: Any = None
 
     @property
     def name(self) -> str:
-        return API_VERSIONS[self.api_key].name
+        r = API_VERSIONS.get(self.api_key)
+        return r.name if r is not None else f"kactor-private-{self.api_key}"
 
     @property
     def edge_handler(self) -> str | None:
@@ -80,7 +93,11 @@ _BY_TYPE: dict[type, ApiSpec] = {}
 def register(spec: ApiSpec) -> None:
     """Serve ``spec.api_key`` with ``spec`` (and send ``spec.request_type`` with it). A key or request type
     registered twice by different specs is a programming error."""
-    if spec.api_key not in API_VERSIONS:
+    private = spec.api_key >= PRIVATE_API_KEY_MIN
+    if private != (spec.body_codec is not None):
+        raise ValueError(f"api key {spec.api_key}: a body_codec is for kactor-private keys (>= {PRIVATE_API_KEY_MIN})"
+                         " and they need one")
+    if not private and spec.api_key not in API_VERSIONS:
         raise ValueError(f"api key {spec.api_key} is not one Kafka 2.6 knows")
     old = _BY_KEY.get(spec.api_key)
     if old is not None and old != spec:
@@ -89,7 +106,7 @@ def register(spec: ApiSpec) -> None:
         if spec.send_version is None or spec.request_to_wire is None or spec.response_from_wire is None:
             raise ValueError(f"{spec.name}: an outbound spec needs send_version, request_to_wire and "
                              "response_from_wire")
-        r = API_VERSIONS[spec.api_key]
+        r = spec.body_codec if private else API_VERSIONS[spec.api_key]
         if not r.min_version <= spec.send_version <= r.max_version:
             raise ValueError(f"{spec.name}: send_version {spec.send_version} is outside {r.min_version}-"
                              f"{r.max_version}")
@@ -109,5 +126,5 @@ def spec_for_type(request_type: type) -> ApiSpec | None:
 
 
 def registered_keys() -> frozenset[int]:
-    """The api keys served (what ApiVersions advertises)."""
-    return frozenset(_BY_KEY)
+    """The Kafka api keys served (what ApiVersions advertises): kactor-private keys are not."""
+    return frozenset(k for k in _BY_KEY if k < PRIVATE_API_KEY_MIN)

@@ -76,3 +76,32 @@ def test_edge_routes_and_context_defaults():
     ctx = RequestContext(3, 7, "c", "127.0.0.1", 2, "PLAINTEXT")
     assert (ctx.api_version, ctx.correlation_id, ctx.client_id, ctx.listener) == (3, 7, "c", "PLAINTEXT")
     assert RequestContext(3).listener == ""
+
+
+@attrs.frozen
+class _Codec:
+    min_version: int = 0
+    max_version: int = 0
+
+
+def test_private_keys_need_a_body_codec_and_are_not_advertised(clean_registry):
+    with pytest.raises(ValueError, match="body_codec"):
+        registry.register(_spec(10000))
+    with pytest.raises(ValueError, match="body_codec"):
+        registry.register(_spec(3, body_codec=_Codec()))
+    private = _spec(10000, body_codec=_Codec(), request_type=_Req, send_version=0, request_to_wire=lambda r: {},
+                    response_from_wire=lambda v, b: b)
+    registry.register(private)
+    registry.register(_spec(3))
+    assert registry.spec_for_key(10000) is private and private.name == "kactor-private-10000"
+    assert registry.registered_keys() == frozenset({3})
+    with pytest.raises(ValueError, match="outside 0-0"):
+        registry.register(_spec(10001, body_codec=_Codec(), request_type=int, send_version=1,
+                                request_to_wire=lambda r: {}, response_from_wire=lambda v, b: b))
+
+
+def test_routes_to_the_brokers_actors_are_not_actor_names():
+    from actors import names
+
+    routes = (registry.ROUTE_REPLICA_MANAGER, registry.ROUTE_CONTROLLER, registry.ROUTE_GROUP_COORDINATOR)
+    assert not set(routes) & {names.REPLICA_MANAGER, names.CONTROLLER, names.GROUP_COORDINATOR}
