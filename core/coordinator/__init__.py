@@ -1,0 +1,1 @@
+"""Kafka's coordinators (kafka.coordinator): the group coordinator."""

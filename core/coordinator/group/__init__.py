@@ -1,0 +1,1 @@
+"""kafka.coordinator.group: GroupMetadata, the records of ``__consumer_offsets``, GroupCoordinator."""

@@ -1,0 +1,296 @@
+"""GroupMetadataManager (kafka.coordinator.group): the cache of groups and offsets of the ``__consumer_offsets``
+partitions this broker leads, writing them to those partitions and loading them back.
+
+The manager does no I/O. It writes through the `AppendToLog` ask (ReplicaManager.appendRecords with acks=-1 and
+offsets.commit.timeout.ms, answered with the partition's error) and loads through the `ReadLog` ask (Log.read from
+the log start to the log end, answered with the bytes read and the log's end offset); the actor turns both into
+requests to the replica manager.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+
+import attrs
+
+from core.coordinator.group.group_metadata import GroupMetadata, GroupState
+from core.coordinator.group.message_formats import (
+    FormatError,
+    GroupMetadataKey,
+    OffsetAndMetadata,
+    OffsetKey,
+    group_metadata_key,
+    group_metadata_value,
+    offset_commit_key,
+    offset_commit_value,
+    read_group_message_value,
+    read_message_key,
+    read_offset_message_value,
+    records_batch,
+)
+from core.effects import Proc
+from messages import message
+from messages.common import Errors, TopicPartition
+from protocol.errors import ProtocolError
+from protocol.records import CONTROL_BIT, TRANSACTIONAL_BIT, iter_batches, read_records
+
+log = logging.getLogger("kactor.coordinator")
+
+GROUP_METADATA_TOPIC_NAME = "__consumer_offsets"  # Topic.GROUP_METADATA_TOPIC_NAME
+LOAD_BUFFER_SIZE = 5 * 1024 * 1024  # offsets.load.buffer.size
+
+
+@message
+class AppendToLog:
+    """Ask: append ``records`` (one batch) to __consumer_offsets-``partition`` as its leader with acks=-1 (Kafka's
+    appendRecords with internalTopicsAllowed, origin Coordinator); resumed with the partition's Errors."""
+
+    partition: int
+    records: bytes
+    timeout_ms: int
+
+
+@message
+class ReadLog:
+    """Ask: read __consumer_offsets-``partition``'s log from ``offset`` (up to LOAD_BUFFER_SIZE bytes, whole
+    batches, up to the log end); resumed with a LogRead."""
+
+    partition: int
+    offset: int
+
+
+@message
+class LogRead:
+    error: Errors
+    records: bytes = b""
+    log_start_offset: int = -1
+    log_end_offset: int = -1
+
+
+@message
+class Fork:
+    """Run ``proc`` as a procedure of its own (a callback Kafka runs later): the current one resumes at once."""
+
+    proc: object
+
+
+def java_string_hash(s: str) -> int:
+    """java.lang.String.hashCode: s[0]*31^(n-1) + ... over the UTF-16 code units, in 32-bit arithmetic."""
+    h = 0
+    data = s.encode("utf-16-be")
+    for i in range(0, len(data), 2):
+        h = (31 * h + ((data[i] << 8) | data[i + 1])) & 0xFFFFFFFF
+    return h - (1 << 32) if h >= 1 << 31 else h
+
+
+def partition_for(group_id: str, num_partitions: int) -> int:
+    """GroupMetadataManager.partitionFor: Utils.abs(groupId.hashCode) % groupMetadataTopicPartitionCount, where
+    Utils.abs(Integer.MIN_VALUE) is 0."""
+    h = java_string_hash(group_id)
+    return (0 if h == -(1 << 31) else abs(h)) % num_partitions
+
+
+def _store_error(error: Errors, offsets: bool) -> Errors:
+    """The error storeGroup / storeOffsets answer for the append's error."""
+    if error in (Errors.UNKNOWN_TOPIC_OR_PARTITION, Errors.NOT_ENOUGH_REPLICAS,
+                 Errors.NOT_ENOUGH_REPLICAS_AFTER_APPEND):
+        return Errors.COORDINATOR_NOT_AVAILABLE
+    if error in (Errors.NOT_LEADER_OR_FOLLOWER, Errors.KAFKA_STORAGE_ERROR):
+        return Errors.NOT_COORDINATOR
+    if error is Errors.REQUEST_TIMED_OUT and not offsets:
+        return Errors.REBALANCE_IN_PROGRESS
+    if error in (Errors.MESSAGE_TOO_LARGE, Errors.RECORD_LIST_TOO_LARGE):
+        return Errors.INVALID_COMMIT_OFFSET_SIZE if offsets else Errors.UNKNOWN_SERVER_ERROR
+    return error
+
+
+@attrs.define
+class _Loaded:
+    """What doLoadGroupsAndOffsets has read so far of one partition."""
+
+    offsets: dict[str, dict[TopicPartition, OffsetAndMetadata]] = attrs.Factory(dict)
+    groups: dict[str, object] = attrs.Factory(dict)  # group id → GroupRecord
+    removed_groups: set[str] = attrs.Factory(set)
+
+
+class GroupMetadataManager:
+    """The groups of the partitions this broker coordinates, and which partitions those are."""
+
+    def __init__(self, broker_id: int, num_partitions: int, offset_commit_timeout_ms: int,
+                 offset_metadata_max_bytes: int, now_ms: Callable[[], float]) -> None:
+        self.broker_id = broker_id
+        self.num_partitions = num_partitions  # groupMetadataTopicPartitionCount
+        self.offset_commit_timeout_ms = offset_commit_timeout_ms
+        self.offset_metadata_max_bytes = offset_metadata_max_bytes
+        self.now_ms = now_ms
+        self.groups: dict[str, GroupMetadata] = {}
+        self.owned_partitions: set[int] = set()
+        self.loading_partitions: dict[int, int] = {}  # partition → the load under way
+        self._loads = 0
+
+    def partition_for(self, group_id: str) -> int:
+        return partition_for(group_id, self.num_partitions)
+
+    def is_group_local(self, group_id: str) -> bool:
+        return self.partition_for(group_id) in self.owned_partitions
+
+    def is_group_loading(self, group_id: str) -> bool:
+        return self.partition_for(group_id) in self.loading_partitions
+
+    def is_loading(self) -> bool:
+        return bool(self.loading_partitions)
+
+    def group_not_exists(self, group_id: str) -> bool:
+        """GroupMetadataManager.groupNotExists: this broker coordinates the group and has no live group of it."""
+        group = self.groups.get(group_id)
+        return self.is_group_local(group_id) and (group is None or group.is_(GroupState.DEAD))
+
+    def add_group(self, group: GroupMetadata) -> GroupMetadata:
+        """GroupMetadataManager.addGroup: the cached group of that id if there is one, else ``group``."""
+        return self.groups.setdefault(group.group_id, group)
+
+    # -- storing --------------------------------------------------------------------------------------------------
+    def store_group(self, group: GroupMetadata, assignment: dict[str, bytes]) -> Proc[Errors]:
+        """GroupMetadataManager.storeGroup: the group's metadata record, appended with acks=-1; the error the
+        caller answers with."""
+        partition = self.partition_for(group.group_id)
+        if partition not in self.owned_partitions:
+            return Errors.NOT_COORDINATOR
+        now = int(self.now_ms())
+        batch = records_batch([(group_metadata_key(group.group_id),
+                                group_metadata_value(group.to_record(assignment)))], now)
+        error = yield AppendToLog(partition, batch, self.offset_commit_timeout_ms)
+        if error is not Errors.NONE:
+            log.warning("Failed to write group metadata for %s (generation %d): %s", group.group_id,
+                        group.generation_id, error.name)
+        return _store_error(error, offsets=False)
+
+    def store_offsets(self, group: GroupMetadata, offsets: dict[TopicPartition, OffsetAndMetadata]
+                      ) -> Proc[dict[TopicPartition, Errors]]:
+        """GroupMetadataManager.storeOffsets: the offsets whose metadata fits offset.metadata.max.bytes, as one
+        batch of offset commit records appended with acks=-1; each partition's error."""
+        valid = {tp: om for tp, om in offsets.items()
+                 if len(om.metadata.encode("utf-8")) <= self.offset_metadata_max_bytes}
+        result = {tp: Errors.OFFSET_METADATA_TOO_LARGE for tp in offsets if tp not in valid}
+        if not valid:
+            return result
+        partition = self.partition_for(group.group_id)
+        if partition not in self.owned_partitions:
+            return {tp: Errors.NOT_COORDINATOR for tp in offsets}
+        now = int(self.now_ms())
+        batch = records_batch([(offset_commit_key(group.group_id, tp), offset_commit_value(om))
+                               for tp, om in valid.items()], now)
+        error = yield AppendToLog(partition, batch, self.offset_commit_timeout_ms)
+        if error is Errors.NONE and not group.is_(GroupState.DEAD):
+            group.offsets.update(valid)
+        mapped = _store_error(error, offsets=True)
+        result.update({tp: mapped for tp in valid})
+        return {tp: result[tp] for tp in offsets}
+
+    def delete_group(self, group: GroupMetadata) -> Proc[Errors]:
+        """cleanupGroupMetadata for a deleted group: tombstones for its offsets and (once it had a generation) its
+        metadata, then the group is gone from the cache."""
+        partition = self.partition_for(group.group_id)
+        entries: list[tuple[bytes, bytes | None]] = [(offset_commit_key(group.group_id, tp), None)
+                                                     for tp in group.offsets]
+        group.offsets.clear()
+        if group.generation_id > 0:
+            entries.append((group_metadata_key(group.group_id), None))
+        group.transition_to(GroupState.DEAD, self.now_ms())
+        if self.groups.get(group.group_id) is group:
+            del self.groups[group.group_id]
+        if not entries:
+            return Errors.NONE
+        error = yield AppendToLog(partition, records_batch(entries, int(self.now_ms())), self.offset_commit_timeout_ms)
+        return _store_error(error, offsets=False)
+
+    # -- loading --------------------------------------------------------------------------------------------------
+    def load_groups_and_offsets(self, partition: int) -> Proc[list[GroupMetadata] | None]:
+        """scheduleLoadGroupAndOffsets + doLoadGroupsAndOffsets: read the partition from its log start to its log
+        end, the last record of each key winning and tombstones removing; the groups loaded (None if the partition
+        was given up meanwhile). Requests for its groups get COORDINATOR_LOAD_IN_PROGRESS until then."""
+        if partition in self.loading_partitions:
+            return None
+        self._loads += 1
+        load = self.loading_partitions[partition] = self._loads
+        loaded = _Loaded()
+        offset = 0
+        while True:
+            read = yield ReadLog(partition, offset)
+            if self.loading_partitions.get(partition) != load:
+                return None  # resigned (or reloaded) while reading
+            if read.error is Errors.OFFSET_OUT_OF_RANGE and read.log_start_offset > offset:
+                offset = read.log_start_offset
+                continue
+            if read.error is not Errors.NONE:
+                log.error("Error loading offsets from %s-%d at offset %d: %s", GROUP_METADATA_TOPIC_NAME,
+                          partition, offset, read.error.name)
+                break
+            next_offset = self._read_batches(read.records, loaded, partition)
+            if next_offset is None or next_offset >= read.log_end_offset:
+                break
+            offset = next_offset
+        del self.loading_partitions[partition]
+        self.owned_partitions.add(partition)
+        return self._install(loaded)
+
+    def _read_batches(self, records: bytes, loaded: _Loaded, partition: int) -> int | None:
+        next_offset = None
+        try:
+            for batch in iter_batches(records):
+                next_offset = batch.base_offset + batch.last_offset_delta + 1
+                # kactor has no transactions: control batches and transactional offset commits are not replayed
+                if batch.attributes & (CONTROL_BIT | TRANSACTIONAL_BIT):
+                    continue
+                for record in read_records(batch):
+                    self._apply(record.key, record.value, loaded)
+        except (ProtocolError, FormatError) as e:
+            log.error("Error loading offsets from %s-%d: %s", GROUP_METADATA_TOPIC_NAME, partition, e)
+            return None
+        return next_offset
+
+    @staticmethod
+    def _apply(key: bytes | None, value: bytes | None, loaded: _Loaded) -> None:
+        if key is None:
+            raise FormatError("Group metadata/offset entry key should not be null")
+        k = read_message_key(key)
+        if isinstance(k, OffsetKey):
+            group_offsets = loaded.offsets.setdefault(k.group, {})
+            if value is None:
+                group_offsets.pop(k.tp, None)
+            else:
+                group_offsets[k.tp] = read_offset_message_value(value)
+        elif isinstance(k, GroupMetadataKey):
+            if value is None:
+                loaded.groups.pop(k.group, None)
+                loaded.removed_groups.add(k.group)
+            else:
+                loaded.groups[k.group] = read_group_message_value(value)
+                loaded.removed_groups.discard(k.group)
+
+    def _install(self, loaded: _Loaded) -> list[GroupMetadata]:
+        """loadGroup for every group read, and an Empty group for offsets without group metadata."""
+        now = self.now_ms()
+        out = []
+        for group_id in list(loaded.groups) + [g for g in loaded.offsets if g not in loaded.groups]:
+            record = loaded.groups.get(group_id)
+            offsets = {tp: om for tp, om in loaded.offsets.get(group_id, {}).items()}
+            if record is None and not offsets:
+                continue
+            group = (GroupMetadata.from_record(group_id, record, now) if record is not None  # type: ignore[arg-type]
+                     else GroupMetadata(group_id, GroupState.EMPTY, now))
+            group.offsets = offsets
+            self.groups[group_id] = group
+            out.append(group)
+        return out
+
+    def remove_groups_for_partition(self, partition: int) -> list[GroupMetadata]:
+        """removeGroupsForPartition: the partition is no longer ours; its groups leave the cache (returned, for
+        onGroupUnloaded)."""
+        self.loading_partitions.pop(partition, None)
+        self.owned_partitions.discard(partition)
+        gone = [g for gid, g in self.groups.items() if self.partition_for(gid) == partition]
+        for g in gone:
+            del self.groups[g.group_id]
+        return gone

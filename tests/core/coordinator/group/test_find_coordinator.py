@@ -1,0 +1,99 @@
+"""FindCoordinator against an in-memory ZooKeeper: the group's partition (Java's String.hashCode), the creation of
+__consumer_offsets with its exact znodes, COORDINATOR_NOT_AVAILABLE until a leader exists, then the leader's
+endpoint on the request's listener."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from core.coordinator.group.find_coordinator import assign_replicas, find_coordinator, offsets_topic_partition_count
+from core.coordinator.group.group_metadata_manager import java_string_hash, partition_for
+from core.effects import run_sync
+from core.zk_client import KafkaZkClient
+from messages.common import Broker, EndPoint, Errors, ReplicaAssignment, TopicPartition
+from messages.group import FindCoordinatorRequest, FindCoordinatorResponse, GroupCoordinatorConfig
+from tests.support.fake_zookeeper import FakeZooKeeper
+from zk_bridge import znodes
+
+TOPIC = "__consumer_offsets"
+
+
+@pytest.mark.parametrize("s,h", [("", 0), ("a", 97), ("ab", 3105), ("polygenelubricants", -(1 << 31)),
+                                 ("\U0001F600", 0xD83D * 31 + 0xDE00), ("hello world", 1794106052)])
+def test_java_string_hash(s, h):
+    assert java_string_hash(s) == h
+
+
+def test_partition_for_uses_utils_abs():
+    assert partition_for("polygenelubricants", 50) == 0  # Utils.abs(Integer.MIN_VALUE) = 0
+    assert partition_for("hello world", 50) == 1794106052 % 50
+    assert partition_for("ab", 7) == 3105 % 7
+
+
+def test_assign_replicas_rack_unaware_from_index_zero():
+    a = assign_replicas([1, 2, 3], 4, 2)
+    assert [a[TopicPartition(TOPIC, p)].replicas for p in range(4)] == [(1, 2), (2, 3), (3, 1), (1, 3)]
+
+
+def _zk(*brokers: int) -> FakeZooKeeper:
+    zk = FakeZooKeeper().create_top_level_paths()
+    for b in brokers:
+        zk.create(f"/brokers/ids/{b}", znodes.encode_broker(
+            Broker(b, (EndPoint("127.0.0.1", 9090 + b), EndPoint("localhost", 9190 + b, "OTHER"))), timestamp_ms=1))
+    return zk
+
+
+def _find(zk: FakeZooKeeper, key: str = "g", key_type: int = 0, listener: str = "PLAINTEXT",
+          config: GroupCoordinatorConfig | None = None, partitions: int = 5) -> tuple[FindCoordinatorResponse, int]:
+    cfg = config or GroupCoordinatorConfig(offsets_topic_num_partitions=partitions, offsets_topic_replication_factor=3)
+    return run_sync(find_coordinator(KafkaZkClient(), cfg, partitions, FindCoordinatorRequest(key, key_type, listener)),
+                    zk)
+
+
+def test_first_find_coordinator_creates_the_offsets_topic_with_min_of_rf_and_live_brokers():
+    zk = _zk(1, 2)
+    resp, count = _find(zk)
+    assert (resp.error, count) == (Errors.COORDINATOR_NOT_AVAILABLE, None)
+    assert json.loads(zk.get("/brokers/topics/__consumer_offsets")) == {
+        "version": 2, "partitions": {"0": [1, 2], "1": [2, 1], "2": [1, 2], "3": [2, 1], "4": [1, 2]},
+        "adding_replicas": {}, "removing_replicas": {}}
+    assert json.loads(zk.get("/config/topics/__consumer_offsets")) == {
+        "version": 1, "config": {"cleanup.policy": "compact", "compression.type": "producer",
+                                 "segment.bytes": "104857600"}}
+    assert run_sync(offsets_topic_partition_count(KafkaZkClient()), zk) == 5
+    # until the controller elects the partition's leader
+    assert _find(zk)[0].error is Errors.COORDINATOR_NOT_AVAILABLE
+
+
+def test_the_leader_of_the_groups_partition_answers_on_the_requests_listener():
+    zk = _zk(1, 2)
+    _find(zk)
+    p = partition_for("g", 5)
+    zk.put_partition_state(TopicPartition(TOPIC, p), 2, (2, 1))
+    assert _find(zk) == (FindCoordinatorResponse(Errors.NONE, 2, "127.0.0.1", 9092), 5)
+    assert _find(zk, listener="OTHER")[0] == FindCoordinatorResponse(Errors.NONE, 2, "localhost", 9192)
+    zk.delete("/brokers/ids/2")  # the leader is gone: not available until a new one is elected
+    assert _find(zk)[0].error is Errors.COORDINATOR_NOT_AVAILABLE
+
+
+def test_an_existing_topics_partition_count_wins_over_the_config():
+    zk = _zk(1)
+    zk.create("/brokers/topics/__consumer_offsets", znodes.encode_topic_assignment(
+        {TopicPartition(TOPIC, p): ReplicaAssignment((1,)) for p in range(3)}))
+    zk.put_partition_state(TopicPartition(TOPIC, partition_for("g", 3)), 1, (1,))
+    assert _find(zk, partitions=50) == (FindCoordinatorResponse(Errors.NONE, 1, "127.0.0.1", 9091), 3)
+
+
+def test_transaction_and_unknown_key_types():
+    zk = _zk(1)
+    assert _find(zk, key_type=1)[0].error is Errors.COORDINATOR_NOT_AVAILABLE
+    assert _find(zk, key_type=5)[0].error is Errors.INVALID_REQUEST
+    assert not zk.exists("/brokers/topics/__consumer_offsets")
+
+
+def test_no_live_broker_creates_nothing():
+    zk = _zk()
+    assert _find(zk)[0].error is Errors.COORDINATOR_NOT_AVAILABLE
+    assert not zk.exists("/brokers/topics/__consumer_offsets")

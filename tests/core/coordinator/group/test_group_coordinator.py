@@ -1,0 +1,434 @@
+"""GroupCoordinator's state machine (Kafka 2.6's classic protocol) driven through its procedures: the effects it
+yields are answered here as the actor and the replica manager would (appends go to an in-memory list of batches,
+reads read them back), timers fire when the frozen clock passes them."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import pytest
+from freezegun import freeze_time
+
+from core.coordinator.group.group_coordinator import GroupCoordinator
+from core.coordinator.group.group_metadata import GroupState
+from core.coordinator.group.group_metadata_manager import AppendToLog, Fork, LogRead, ReadLog, partition_for
+from core.coordinator.group.message_formats import (
+    GroupRecord,
+    MemberRecord,
+    OffsetAndMetadata,
+    group_metadata_key,
+    group_metadata_value,
+    offset_commit_key,
+    offset_commit_value,
+)
+from core.effects import Cancel, Respond, Schedule
+from messages.common import Errors, TopicPartition
+from messages.group import (
+    DeleteGroupsRequest,
+    DescribeGroupsRequest,
+    GroupCoordinatorConfig,
+    HeartbeatRequest,
+    JoinGroupProtocol,
+    JoinGroupRequest,
+    LeaveGroupRequest,
+    ListGroupsRequest,
+    MemberIdentity,
+    OffsetCommitPartition,
+    OffsetCommitRequest,
+    OffsetFetchRequest,
+    SyncGroupAssignment,
+    SyncGroupRequest,
+)
+from protocol.records import assign_offsets, iter_batches, read_records
+
+GROUP = "g"
+T0 = TopicPartition("t", 0)
+T1 = TopicPartition("t", 1)
+PROTOCOLS = (JoinGroupProtocol("range", b"sub-range"), JoinGroupProtocol("roundrobin", b"sub-rr"))
+
+
+class Harness:
+    """The coordinator under an actor stand-in: responses by reply handle, timers by key, a log per partition."""
+
+    def __init__(self, config: GroupCoordinatorConfig | None = None, log: dict[int, bytearray] | None = None) -> None:
+        self.config = config or GroupCoordinatorConfig(offsets_topic_num_partitions=4,
+                                                       group_initial_rebalance_delay_ms=3000)
+        self.gc = GroupCoordinator(1, self.config, lambda: time.time() * 1000)
+        self.gc.startup(None)
+        self.partition = partition_for(GROUP, self.config.offsets_topic_num_partitions)
+        self.log = log if log is not None else {}
+        self.responses: dict[str, Any] = {}
+        self.timers: dict[str, float] = {}
+        self.append_error = Errors.NONE
+        self.held: list[tuple[Any, Any]] = []  # (proc, effect) of asks held back
+        self.hold_reads = False
+        self._n = 0
+
+    # -- driving -----------------------------------------------------------------------------------------------------
+    def run(self, proc: Any, value: Any = None) -> None:
+        try:
+            effect = proc.send(value)
+            while True:
+                effect = proc.send(self._answer(proc, effect))
+        except StopIteration:
+            pass
+        except _HeldError:
+            pass
+
+    def _answer(self, proc: Any, effect: Any) -> Any:
+        if isinstance(effect, Respond):
+            assert effect.reply_to not in self.responses, f"answered twice: {effect.reply_to}"
+            self.responses[effect.reply_to] = effect.response
+        elif isinstance(effect, Schedule):
+            self.timers[effect.key] = time.time() * 1000 + effect.delay_ms
+        elif isinstance(effect, Cancel):
+            self.timers.pop(effect.key, None)
+        elif isinstance(effect, Fork):
+            self.run(effect.proc)
+        elif isinstance(effect, AppendToLog):
+            if self.append_error is not Errors.NONE:
+                return self.append_error
+            data = self.log.setdefault(effect.partition, bytearray())
+            buf = bytearray(effect.records)
+            assign_offsets(buf, 0, self.leo(effect.partition))
+            data += buf
+            return Errors.NONE
+        elif isinstance(effect, ReadLog):
+            if self.hold_reads:
+                self.held.append((proc, effect))
+                raise _HeldError
+            return self.read(effect)
+        else:
+            raise AssertionError(f"unexpected effect {effect!r}")
+        return None
+
+    def read(self, effect: ReadLog) -> LogRead:
+        data = bytes(self.log.get(effect.partition, b""))
+        out = b"".join(b.raw for b in iter_batches(data) if b.base_offset + b.last_offset_delta >= effect.offset)
+        return LogRead(Errors.NONE, out, 0, self.leo(effect.partition))
+
+    def release_reads(self) -> None:
+        self.hold_reads = False
+        held, self.held = self.held, []
+        for proc, effect in held:
+            self.run(proc, self.read(effect))
+
+    def leo(self, partition: int) -> int:
+        batches = list(iter_batches(bytes(self.log.get(partition, b""))))
+        return batches[-1].base_offset + batches[-1].last_offset_delta + 1 if batches else 0
+
+    def records(self, partition: int) -> list[tuple[bytes | None, bytes | None]]:
+        return [(r.key, r.value) for b in iter_batches(bytes(self.log.get(partition, b""))) for r in read_records(b)]
+
+    def request(self, req: Any) -> str:
+        self._n += 1
+        handle = f"r{self._n}"
+        self.run(self.gc.handle(req, handle))
+        return handle
+
+    def answer(self, handle: str) -> Any:
+        return self.responses.get(handle)
+
+    def advance(self, frozen: Any, ms: float) -> None:
+        """Move the clock by ``ms``, firing every timer that falls due on the way, in time order."""
+        end = time.time() * 1000 + ms
+        while True:
+            due = sorted((t, k) for k, t in self.timers.items() if t <= end)
+            if not due:
+                break
+            t, key = due[0]
+            frozen.tick((t - time.time() * 1000) / 1000)
+            del self.timers[key]
+            self.run(self.gc.on_timer(key))
+        frozen.tick((end - time.time() * 1000) / 1000)
+
+    def elect(self) -> None:
+        self.run(self.gc.on_election(self.partition))
+
+    # -- requests ------------------------------------------------------------------------------------------------------
+    def join(self, member_id: str = "", require_known: bool = True, session: int = 10000, rebalance: int = 30000,
+             protocols: tuple[JoinGroupProtocol, ...] = PROTOCOLS, client_id: str = "c", instance: str | None = None,
+             group: str = GROUP) -> str:
+        return self.request(JoinGroupRequest(group, session, rebalance, member_id, "consumer", protocols, instance,
+                                             require_known, client_id, "/127.0.0.1"))
+
+    def join_new(self, client_id: str = "c", **kw: Any) -> tuple[str, str]:
+        """KIP-394: the first JoinGroup gets MEMBER_ID_REQUIRED and an id; the second joins with it."""
+        first = self.answer(self.join(client_id=client_id, **kw))
+        assert first.error is Errors.MEMBER_ID_REQUIRED and first.member_id.startswith(client_id + "-")
+        return first.member_id, self.join(first.member_id, client_id=client_id, **kw)
+
+    def sync(self, member_id: str, generation: int, assignments: dict[str, bytes] | None = None) -> str:
+        return self.request(SyncGroupRequest(GROUP, generation, member_id, tuple(
+            SyncGroupAssignment(m, a) for m, a in (assignments or {}).items())))
+
+    def heartbeat(self, member_id: str, generation: int) -> Errors:
+        return self.answer(self.request(HeartbeatRequest(GROUP, generation, member_id))).error
+
+    def group(self) -> Any:
+        return self.gc.manager.groups.get(GROUP)
+
+
+class _HeldError(Exception):
+    pass
+
+
+@pytest.fixture
+def frozen():
+    with freeze_time("2026-11-25 12:00:00") as f:
+        yield f
+
+
+def stable_group_of_two(h: Harness, frozen: Any) -> tuple[str, str]:
+    """Two members join (the initial delay waits 3 s, then 3 s more for the second member), the leader syncs."""
+    h.elect()
+    m1, j1 = h.join_new("c1")
+    assert h.answer(j1) is None  # waits for the initial rebalance delay
+    assert h.group().state is GroupState.PREPARING_REBALANCE
+    h.advance(frozen, 1000)
+    m2, j2 = h.join_new("c2")
+    h.advance(frozen, 2000)  # the first delay is over, but a member came meanwhile: one more delay
+    assert h.answer(j1) is None and h.answer(j2) is None
+    h.advance(frozen, 3000)
+    r1, r2 = h.answer(j1), h.answer(j2)
+    assert (r1.error, r1.generation_id, r1.leader, r1.member_id, r1.protocol_name) == (Errors.NONE, 1, m1, m1, "range")
+    assert [(m.member_id, m.metadata) for m in r1.members] == [(m1, b"sub-range"), (m2, b"sub-range")]
+    assert (r2.error, r2.generation_id, r2.leader, r2.member_id, r2.members) == (Errors.NONE, 1, m1, m2, ())
+    assert h.group().state is GroupState.COMPLETING_REBALANCE
+    s2 = h.sync(m2, 1)
+    assert h.answer(s2) is None  # waits for the leader's assignment
+    s1 = h.sync(m1, 1, {m1: b"a1", m2: b"a2"})
+    assert (h.answer(s1).error, h.answer(s1).assignment) == (Errors.NONE, b"a1")
+    assert (h.answer(s2).error, h.answer(s2).assignment) == (Errors.NONE, b"a2")
+    assert h.group().state is GroupState.STABLE
+    return m1, m2
+
+
+def test_two_members_rebalance_and_the_group_is_written_as_kafka_writes_it(frozen):
+    h = Harness()
+    m1, m2 = stable_group_of_two(h, frozen)
+    ((key, value),) = h.records(h.partition)
+    assert key == group_metadata_key(GROUP)
+    state_ts = h.group().current_state_timestamp  # written before the move to Stable: CompletingRebalance's
+    assert value == group_metadata_value(GroupRecord("consumer", 1, "range", m1, int(time.time() * 1000) - 0, (
+        MemberRecord(m1, None, "c1", "/127.0.0.1", 30000, 10000, b"sub-range", b"a1"),
+        MemberRecord(m2, None, "c2", "/127.0.0.1", 30000, 10000, b"sub-range", b"a2"))))
+    assert state_ts == int(time.time() * 1000)
+    nobody_id = next(g for g in (f"n{i}" for i in range(100)) if partition_for(g, 4) == h.partition)
+    described = h.answer(h.request(DescribeGroupsRequest((GROUP, nobody_id))))
+    g, nobody = described.groups
+    assert (g.error, g.state, g.protocol_type, g.protocol) == (Errors.NONE, "Stable", "consumer", "range")
+    assert [(m.member_id, m.client_id, m.metadata, m.assignment) for m in g.members] == [
+        (m1, "c1", b"sub-range", b"a1"), (m2, "c2", b"sub-range", b"a2")]
+    assert (nobody.error, nobody.state, nobody.members) == (Errors.NONE, "Dead", ())
+    listed = h.answer(h.request(ListGroupsRequest()))
+    assert (listed.error, [(x.group_id, x.protocol_type, x.state) for x in listed.groups]) == (
+        Errors.NONE, [(GROUP, "consumer", "Stable")])
+    assert h.answer(h.request(ListGroupsRequest(("Empty",)))).groups == ()
+
+
+def test_session_timeout_removes_a_silent_member_and_the_survivor_rebalances_alone(frozen):
+    h = Harness()
+    m1, m2 = stable_group_of_two(h, frozen)
+    for _ in range(3):  # m1 heartbeats every 3 s, m2 says nothing
+        h.advance(frozen, 3000)
+        assert h.heartbeat(m1, 1) is Errors.NONE
+    h.advance(frozen, 1000)  # 10 s after m2's last contact (its SyncGroup)
+    assert not h.group().has(m2)
+    assert h.group().state is GroupState.PREPARING_REBALANCE
+    assert h.heartbeat(m1, 1) is Errors.REBALANCE_IN_PROGRESS
+    j = h.join(m1)  # the only member rejoined: the DelayedJoin completes at once
+    r = h.answer(j)
+    assert (r.error, r.generation_id, r.leader, [m.member_id for m in r.members]) == (Errors.NONE, 2, m1, [m1])
+    assert h.heartbeat(m2, 1) is Errors.UNKNOWN_MEMBER_ID
+    assert h.heartbeat(m1, 1) is Errors.ILLEGAL_GENERATION
+
+
+def test_a_member_that_does_not_rejoin_in_the_rebalance_timeout_is_dropped(frozen):
+    h = Harness()
+    m1, m2 = stable_group_of_two(h, frozen)
+    h.advance(frozen, 2000)
+    j1 = h.join(m1)  # the leader rejoins: a rebalance; m2 keeps heartbeating but never rejoins
+    assert h.answer(j1) is None
+    for _ in range(9):
+        h.advance(frozen, 3000)
+        assert h.heartbeat(m2, 1) is Errors.REBALANCE_IN_PROGRESS
+    h.advance(frozen, 3000)  # 30 s rebalance timeout
+    r = h.answer(j1)
+    assert (r.error, r.generation_id, [m.member_id for m in r.members]) == (Errors.NONE, 2, [m1])
+    assert h.heartbeat(m2, 2) is Errors.UNKNOWN_MEMBER_ID
+
+
+def test_join_errors(frozen):
+    h = Harness()
+    assert h.answer(h.join()).error is Errors.NOT_COORDINATOR  # no partition led yet
+    h.elect()
+    assert h.answer(h.join(group="")).error is Errors.INVALID_GROUP_ID
+    assert h.answer(h.join(session=5999)).error is Errors.INVALID_SESSION_TIMEOUT
+    assert h.answer(h.join(session=1800001)).error is Errors.INVALID_SESSION_TIMEOUT
+    assert h.answer(h.join("someone")).error is Errors.UNKNOWN_MEMBER_ID  # a member id for an unknown group
+    other = next(g for g in ("a", "b", "c", "d", "e", "f") if partition_for(g, 4) != h.partition)
+    assert h.answer(h.join(group=other)).error is Errors.NOT_COORDINATOR
+    m1, _ = h.join_new()
+    bad = h.answer(h.join(protocols=(JoinGroupProtocol("other", b""),)))
+    assert (bad.error, bad.member_id) == (Errors.INCONSISTENT_GROUP_PROTOCOL, "")
+    assert h.answer(h.join("stranger")).error is Errors.UNKNOWN_MEMBER_ID
+    h.advance(frozen, 3000)
+    assert h.group().state is GroupState.COMPLETING_REBALANCE
+    assert h.answer(h.sync(m1, 7)).error is Errors.ILLEGAL_GENERATION
+    assert h.answer(h.sync("stranger", 1)).error is Errors.UNKNOWN_MEMBER_ID
+    assert h.heartbeat(m1, 1) is Errors.REBALANCE_IN_PROGRESS
+
+
+def test_v3_join_without_member_id_is_admitted_at_once(frozen):
+    h = Harness()
+    h.elect()
+    j = h.join(require_known=False)
+    h.advance(frozen, 3000)
+    r = h.answer(j)
+    assert (r.error, r.generation_id, r.leader == r.member_id) == (Errors.NONE, 1, True)
+
+
+def test_pending_member_that_never_rejoins_expires(frozen):
+    h = Harness()
+    h.elect()
+    m1, j1 = h.join_new("c1")
+    pending = h.answer(h.join(client_id="c2")).member_id
+    assert h.group().is_pending_member(pending)
+    h.advance(frozen, 3000)  # the initial join completes without the pending member
+    assert h.answer(j1).generation_id == 1
+    h.advance(frozen, 7000)
+    assert not h.group().is_pending_member(pending)
+
+
+def test_offsets_commit_fetch_and_their_records(frozen):
+    h = Harness()
+    m1, m2 = stable_group_of_two(h, frozen)
+    c = h.answer(h.request(OffsetCommitRequest(GROUP, (OffsetCommitPartition(T0, 42, 3, "meta"),
+                                                       OffsetCommitPartition(T1, 7)), 1, m1)))
+    assert [(p.tp, p.error) for p in c.partitions] == [(T0, Errors.NONE), (T1, Errors.NONE)]
+    now = int(time.time() * 1000)
+    assert h.records(h.partition)[1:] == [(offset_commit_key(GROUP, T0), offset_commit_value(
+        OffsetAndMetadata(42, 3, "meta", now))), (offset_commit_key(GROUP, T1), offset_commit_value(
+            OffsetAndMetadata(7, -1, "", now)))]
+    f = h.answer(h.request(OffsetFetchRequest(GROUP, (T0, T1, TopicPartition("u", 0)))))
+    assert (f.error, [(p.tp, p.offset, p.leader_epoch, p.metadata, p.error) for p in f.partitions]) == (
+        Errors.NONE, [(T0, 42, 3, "meta", Errors.NONE), (T1, 7, -1, "", Errors.NONE),
+                      (TopicPartition("u", 0), -1, -1, "", Errors.NONE)])
+    everything = h.answer(h.request(OffsetFetchRequest(GROUP, None)))
+    assert [(p.tp, p.offset) for p in everything.partitions] == [(T0, 42), (T1, 7)]
+    stale = h.answer(h.request(OffsetCommitRequest(GROUP, (OffsetCommitPartition(T0, 1),), 0, m1)))
+    assert stale.partitions[0].error is Errors.ILLEGAL_GENERATION
+    unknown = h.answer(h.request(OffsetCommitRequest(GROUP, (OffsetCommitPartition(T0, 1),), 1, "x")))
+    assert unknown.partitions[0].error is Errors.UNKNOWN_MEMBER_ID
+    big = h.answer(h.request(OffsetCommitRequest(GROUP, (OffsetCommitPartition(T0, 1, -1, "x" * 4097),), 1, m1)))
+    assert big.partitions[0].error is Errors.OFFSET_METADATA_TOO_LARGE
+    h.append_error = Errors.NOT_ENOUGH_REPLICAS
+    failed = h.answer(h.request(OffsetCommitRequest(GROUP, (OffsetCommitPartition(T0, 99),), 1, m1)))
+    assert failed.partitions[0].error is Errors.COORDINATOR_NOT_AVAILABLE
+    assert h.group().offsets[T0].offset == 42  # a failed append commits nothing
+
+
+def test_standalone_commit_with_retention_writes_value_v1(frozen):
+    h = Harness()
+    h.elect()
+    c = h.answer(h.request(OffsetCommitRequest(GROUP, (OffsetCommitPartition(T0, 5),), retention_time_ms=60000)))
+    assert c.partitions[0].error is Errors.NONE
+    now = int(time.time() * 1000)
+    assert h.records(h.partition) == [(offset_commit_key(GROUP, T0),
+                                       offset_commit_value(OffsetAndMetadata(5, -1, "", now, now + 60000)))]
+    assert h.group().state is GroupState.EMPTY
+
+
+def test_load_on_election_restores_groups_and_offsets_and_resignation_drops_them(frozen):
+    h = Harness()
+    m1, m2 = stable_group_of_two(h, frozen)
+    h.request(OffsetCommitRequest(GROUP, (OffsetCommitPartition(T0, 42),), 1, m1))
+    h.request(OffsetCommitRequest(GROUP, (OffsetCommitPartition(T0, 43),), 1, m1))  # the later record wins
+    h.request(OffsetCommitRequest("solo", (OffsetCommitPartition(T1, 9),))) if partition_for("solo", 4) == \
+        h.partition else None
+    # a new coordinator (another broker) becomes the partition's leader: reads come back later
+    h2 = Harness(h.config, h.log)
+    h2.hold_reads = True
+    h2.elect()
+    assert h2.answer(h2.join(m1)).error is Errors.COORDINATOR_LOAD_IN_PROGRESS
+    assert h2.answer(h2.request(OffsetFetchRequest(GROUP, (T0,)))).error is Errors.COORDINATOR_LOAD_IN_PROGRESS
+    assert h2.heartbeat(m1, 1) is Errors.NONE  # answered blindly while loading
+    assert h2.answer(h2.sync(m1, 1)).error is Errors.REBALANCE_IN_PROGRESS
+    assert h2.answer(h2.request(ListGroupsRequest())).error is Errors.COORDINATOR_LOAD_IN_PROGRESS
+    h2.release_reads()
+    g = h2.group()
+    assert (g.state, g.generation_id, g.leader_id, g.protocol_name, list(g.members)) == (
+        GroupState.STABLE, 1, m1, "range", [m1, m2])
+    assert (g.get(m1).assignment, g.get(m2).assignment) == (b"a1", b"a2")
+    f = h2.answer(h2.request(OffsetFetchRequest(GROUP, (T0,))))
+    assert [(p.offset, p.error) for p in f.partitions] == [(43, Errors.NONE)]
+    assert h2.heartbeat(m1, 1) is Errors.NONE
+    # the loaded members' sessions run: m2 stays silent and is removed after 10 s
+    h2.advance(frozen, 3000)
+    assert h2.heartbeat(m1, 1) is Errors.NONE
+    h2.advance(frozen, 7000)
+    assert not h2.group().has(m2)
+    # resignation: the groups go, and a member waiting in a JoinGroup is told NOT_COORDINATOR
+    j = h2.join(require_known=False)  # a new member waits for m1 to rejoin
+    assert h2.answer(j) is None
+    h2.run(h2.gc.on_resignation(h2.partition))
+    assert h2.group() is None
+    assert h2.answer(j).error is Errors.NOT_COORDINATOR
+    assert h2.heartbeat(m1, 2) is Errors.NOT_COORDINATOR
+    assert h2.answer(h2.request(OffsetFetchRequest(GROUP, (T0,)))).error is Errors.NOT_COORDINATOR
+
+
+def test_resignation_during_load_abandons_it(frozen):
+    h = Harness()
+    stable_group_of_two(h, frozen)
+    h2 = Harness(h.config, h.log)
+    h2.hold_reads = True
+    h2.elect()
+    h2.run(h2.gc.on_resignation(h2.partition))
+    h2.release_reads()
+    assert h2.group() is None
+    assert h2.answer(h2.join()).error is Errors.NOT_COORDINATOR
+
+
+def test_leave_group_batch_and_delete_groups_with_tombstones(frozen):
+    h = Harness()
+    m1, m2 = stable_group_of_two(h, frozen)
+    h.request(OffsetCommitRequest(GROUP, (OffsetCommitPartition(T0, 42),), 1, m1))
+    assert h.answer(h.request(DeleteGroupsRequest((GROUP,)))).results == ((GROUP, Errors.NON_EMPTY_GROUP),)
+    emptied_at = int(time.time() * 1000)  # the last member leaves: the rebalance completes at once, Empty
+    left = h.answer(h.request(LeaveGroupRequest(GROUP, (MemberIdentity(m1), MemberIdentity("x"),
+                                                        MemberIdentity(m2)))))
+    assert (left.error, [(m.member_id, m.error) for m in left.members]) == (
+        Errors.NONE, [(m1, Errors.NONE), ("x", Errors.UNKNOWN_MEMBER_ID), (m2, Errors.NONE)])
+    assert (h.group().state, h.group().generation_id) == (GroupState.EMPTY, 2)
+    assert h.records(h.partition)[-1] == (group_metadata_key(GROUP), group_metadata_value(
+        GroupRecord("consumer", 2, None, None, emptied_at, ())))
+    assert h.answer(h.request(DeleteGroupsRequest((GROUP,)))).results == ((GROUP, Errors.NONE),)
+    assert h.records(h.partition)[-2:] == [(offset_commit_key(GROUP, T0), None), (group_metadata_key(GROUP), None)]
+    assert h.answer(h.request(DeleteGroupsRequest((GROUP,)))).results == ((GROUP, Errors.GROUP_ID_NOT_FOUND),)
+    h2 = Harness(h.config, h.log)  # tombstones honoured on load
+    h2.elect()
+    assert h2.group() is None
+    assert h2.answer(h2.request(OffsetFetchRequest(GROUP, (T0,)))).partitions[0].offset == -1
+
+
+def test_static_member_rejoining_without_id_keeps_its_assignment(frozen):
+    h = Harness()
+    h.elect()
+    # KafkaApis asks for a known member id only of dynamic members (v4+, no group.instance.id)
+    j = h.join(require_known=False, instance="i1")
+    h.advance(frozen, 3000)
+    r = h.answer(j)
+    assert (r.error, r.generation_id) == (Errors.NONE, 1)
+    old = r.member_id
+    assert old.startswith("i1-")
+    h.answer(h.sync(old, 1, {old: b"mine"}))
+    again = h.answer(h.join(require_known=False, instance="i1"))
+    assert (again.error, again.generation_id, again.leader) == (Errors.NONE, 1, old)
+    assert again.member_id != old and h.group().state is GroupState.STABLE
+    assert h.heartbeat(old, 1) is Errors.UNKNOWN_MEMBER_ID
+    fenced = h.answer(h.request(HeartbeatRequest(GROUP, 1, old, "i1")))
+    assert fenced.error is Errors.FENCED_INSTANCE_ID
+    assert h.answer(h.sync(again.member_id, 1)).assignment == b"mine"
