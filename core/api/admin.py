@@ -1,0 +1,125 @@
+"""The admin APIs, served by the AdminManager edge handler (route "edge:admin"): CreateTopics, DeleteTopics,
+CreatePartitions, DescribeConfigs, AlterConfigs, IncrementalAlterConfigs, ElectLeaders, AlterPartitionReassignments,
+ListPartitionReassignments (and InitProducerId, core/api/init_producer_id.py).
+
+Kafka's AdminManager works on the request's generated data objects; so does the handler here: the decoded body is the
+request (``request_from_wire`` passes it through), and the handler answers with a body holding every field of the
+API's newest version, which ``response_to_wire`` fits to the request's version (`fit_response`: a field the version
+does not have is left out, as Kafka's generated writers skip it; DescribeConfigs v0's ``is_default`` is what the
+handler computes for it). ``error_response`` is Kafka's ``getErrorResponse`` of each request.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from core.api.registry import ApiSpec, RequestContext, register
+from protocol.api_versions import API_VERSIONS
+from protocol.schema import StructSpec, message_spec
+
+ROUTE = "edge:admin"
+Body = dict[str, Any]
+
+CREATE_TOPICS = 19
+DELETE_TOPICS = 20
+DESCRIBE_CONFIGS = 32
+ALTER_CONFIGS = 33
+CREATE_PARTITIONS = 37
+ELECT_LEADERS = 43
+INCREMENTAL_ALTER_CONFIGS = 44
+ALTER_PARTITION_REASSIGNMENTS = 45
+LIST_PARTITION_REASSIGNMENTS = 46
+
+
+def fit(spec: StructSpec, value: Body) -> Body:
+    """``value`` with only the fields ``spec`` has, recursively (struct arrays item by item)."""
+    out: Body = {}
+    for f in spec.fields:
+        if f.name not in value:
+            continue
+        v = value[f.name]
+        if f.kind == "struct_array" and v is not None and f.struct is not None:
+            v = [fit(f.struct, item) for item in v]
+        elif f.kind == "struct" and v is not None and f.struct is not None:
+            v = fit(f.struct, v)
+        out[f.name] = v
+    return out
+
+
+def fit_response(api_key: int, version: int, body: Body) -> Body:
+    """The handler's answer as the response of ``version``."""
+    return fit(message_spec(api_key, version, "response"), body)
+
+
+def passthrough(version: int, body: Body, ctx: RequestContext) -> Body:
+    """The decoded request is what the AdminManager takes."""
+    return body
+
+
+def _response_to_wire(api_key: int) -> Callable[[int, Any], Body]:
+    return lambda version, body: fit_response(api_key, version, body)
+
+
+# -- error responses (AbstractRequest.getErrorResponse of each request) ------------------------------------------------
+def create_topics_error(version: int, body: Body, error_code: int) -> Body:
+    return fit_response(CREATE_TOPICS, version, {"throttle_time_ms": 0, "topics": [
+        {"name": t["name"], "error_code": error_code, "error_message": None} for t in body.get("topics") or []]})
+
+
+def delete_topics_error(version: int, body: Body, error_code: int) -> Body:
+    return fit_response(DELETE_TOPICS, version, {"throttle_time_ms": 0, "responses": [
+        {"name": n, "error_code": error_code} for n in body.get("topic_names") or []]})
+
+
+def create_partitions_error(version: int, body: Body, error_code: int) -> Body:
+    return fit_response(CREATE_PARTITIONS, version, {"throttle_time_ms": 0, "results": [
+        {"name": t["name"], "error_code": error_code, "error_message": None} for t in body.get("topics") or []]})
+
+
+def describe_configs_error(version: int, body: Body, error_code: int) -> Body:
+    return fit_response(DESCRIBE_CONFIGS, version, {"throttle_time_ms": 0, "results": [
+        {"error_code": error_code, "error_message": None, "resource_type": r["resource_type"],
+         "resource_name": r["resource_name"], "configs": []} for r in body.get("resources") or []]})
+
+
+def _alter_configs_error(api_key: int) -> Callable[[int, Body, int], Body]:
+    def error(version: int, body: Body, error_code: int) -> Body:
+        return fit_response(api_key, version, {"throttle_time_ms": 0, "responses": [
+            {"error_code": error_code, "error_message": None, "resource_type": r["resource_type"],
+             "resource_name": r["resource_name"]} for r in body.get("resources") or []]})
+    return error
+
+
+def elect_leaders_error(version: int, body: Body, error_code: int) -> Body:
+    """ElectLeadersRequest.getErrorResponse: every named partition with the error, and the error at the top (v1+)."""
+    return fit_response(ELECT_LEADERS, version, {"throttle_time_ms": 0, "error_code": error_code,
+                                                 "replica_election_results": [
+        {"topic": t["topic"], "partition_result": [
+            {"partition_id": p, "error_code": error_code, "error_message": None} for p in t["partitions"]]}
+        for t in body.get("topic_partitions") or []]})
+
+
+def _top_level_error(api_key: int, items: str) -> Callable[[int, Body, int], Body]:
+    def error(version: int, body: Body, error_code: int) -> Body:
+        return fit_response(api_key, version, {"throttle_time_ms": 0, "error_code": error_code,
+                                               "error_message": None, items: []})
+    return error
+
+
+ERROR_RESPONSES: dict[int, Callable[[int, Body, int], Body]] = {
+    CREATE_TOPICS: create_topics_error,
+    DELETE_TOPICS: delete_topics_error,
+    CREATE_PARTITIONS: create_partitions_error,
+    DESCRIBE_CONFIGS: describe_configs_error,
+    ALTER_CONFIGS: _alter_configs_error(ALTER_CONFIGS),
+    INCREMENTAL_ALTER_CONFIGS: _alter_configs_error(INCREMENTAL_ALTER_CONFIGS),
+    ELECT_LEADERS: elect_leaders_error,
+    ALTER_PARTITION_REASSIGNMENTS: _top_level_error(ALTER_PARTITION_REASSIGNMENTS, "responses"),
+    LIST_PARTITION_REASSIGNMENTS: _top_level_error(LIST_PARTITION_REASSIGNMENTS, "topics"),
+}
+
+for _key, _error in ERROR_RESPONSES.items():
+    assert _key in API_VERSIONS
+    register(ApiSpec(api_key=_key, route=ROUTE, request_from_wire=passthrough,
+                     response_to_wire=_response_to_wire(_key), error_response=_error))

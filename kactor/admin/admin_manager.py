@@ -1,0 +1,335 @@
+"""AdminManager: the admin APIs of a broker (Kafka 2.6's ``kafka.server.AdminManager`` with the admin parts of
+``KafkaApis``), answering Kafka requests through ZooKeeper as `AdminZkClient` does.
+
+The transport calls `AdminManager.handle(api_key, version, body, ctx)` on a thread of its own for every request the
+registry routes to "edge:admin" (core/api/admin.py); ``body`` is the decoded request and the answer is the response
+body (every field of the newest version: core/api/admin.py fits it to the request's version). Nothing here blocks an
+actor: it waits on its own kazoo session, as Kafka's request handler threads wait on KafkaZkClient.
+
+It lives in the shell layer, beside the AdminZkClient it runs (edges may not import kactor): the broker process, the
+composition root, builds it and plugs it into the transport. Where Kafka consults the broker's metadata cache (does
+the topic exist, are its leaders elected) this reads ZooKeeper, which the cache follows.
+
+The per-API answers mirror 2.6: NOT_CONTROLLER from a broker that is not the controller for CreateTopics, DeleteTopics
+and CreatePartitions (``controller.isActive``: here /controller names this broker); a successful CreateTopics /
+CreatePartitions waits up to ``timeout_ms`` for the new partitions' leaders (DelayedCreatePartitions) and a
+DeleteTopics for the topics to be gone (DelayedDeleteTopics), else REQUEST_TIMED_OUT; ``timeout_ms <= 0`` answers
+REQUEST_TIMED_OUT at once for what was started, as 2.6 does.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from kazoo.client import KazooClient
+from kazoo.exceptions import KazooException
+
+from kactor.admin import (
+    InvalidPartitionsException,
+    InvalidReplicaAssignmentException,
+    TopicAlreadyMarkedForDeletionException,
+    TopicExistsException,
+    UnknownTopicOrPartitionException,
+    admin_configs,
+    admin_reassign,
+    topic_name,
+)
+from kactor.admin.admin_zk import AdminZkClient
+from kactor.admin.api_errors import Body, InvalidRequestException, ReassignmentInProgressException, api_error
+from kactor.admin.assignment import BrokerMetadata, assign_replicas_to_brokers
+from kactor.admin.config_entries import BrokerConfigView, topic_config_entries
+from kactor.config import KafkaConfig
+from messages.common import NO_LEADER, Errors, TopicPartition
+
+log = logging.getLogger("kactor.admin_manager")
+
+NO_NUM_PARTITIONS = -1  # CreateTopicsRequest.NO_NUM_PARTITIONS
+NO_REPLICATION_FACTOR = -1  # CreateTopicsRequest.NO_REPLICATION_FACTOR
+POLL_S = 0.05
+
+
+class AdminManager:
+    """kafka.server.AdminManager for one broker. ``zk`` is a started KazooClient of its own; ``producer_ids`` hands
+    out producer ids for InitProducerId (edges.producer_id_manager.ProducerIdManager)."""
+
+    def __init__(self, zk: KazooClient, config: KafkaConfig, producer_ids: Any = None,
+                 clock: Callable[[], float] = time.monotonic, sleep: Callable[[float], None] = time.sleep) -> None:
+        self.admin = AdminZkClient(zk)
+        self.config = config
+        self.broker_id = config.broker_id
+        self.producer_ids = producer_ids
+        self.clock = clock
+        self.sleep = sleep
+        self._handlers: dict[int, Callable[[int, Body], Body]] = {
+            19: self.create_topics,
+            20: self.delete_topics,
+            22: self.init_producer_id,
+            37: self.create_partitions,
+            32: lambda v, b: admin_configs.describe_configs(self, v, b),
+            33: lambda v, b: admin_configs.alter_configs(self, v, b),
+            44: lambda v, b: admin_configs.incremental_alter_configs(self, v, b),
+            43: lambda v, b: admin_reassign.elect_leaders(self, v, b),
+            45: lambda v, b: admin_reassign.alter_partition_reassignments(self, v, b),
+            46: lambda v, b: admin_reassign.list_partition_reassignments(self, v, b),
+        }
+
+    @property
+    def api_keys(self) -> frozenset[int]:
+        return frozenset(self._handlers)
+
+    def handle(self, api_key: int, version: int, body: Body, ctx: Any = None) -> Body:
+        """KafkaApis.handle for the admin APIs: the response body (newest version's fields) to ``body``."""
+        handler = self._handlers.get(api_key)
+        if handler is None:
+            raise ValueError(f"api key {api_key} is not an admin API")
+        return handler(version, body)
+
+    # -- shared ----------------------------------------------------------------------------------------------------
+    def is_controller(self) -> bool:
+        """KafkaController.isActive, seen from ZooKeeper: /controller names this broker."""
+        try:
+            return self.admin.get_controller_id() == self.broker_id
+        except (KazooException, ValueError):
+            return False
+
+    def wait_until(self, done: Callable[[], bool], timeout_ms: int) -> bool:
+        """A delayed operation's wait: True once ``done()`` holds, False if ``timeout_ms`` passes first."""
+        deadline = self.clock() + timeout_ms / 1000.0
+        while True:
+            if done():
+                return True
+            if self.clock() >= deadline:
+                return False
+            self.sleep(POLL_S)
+
+    def alive_brokers(self) -> list[BrokerMetadata]:
+        """metadataCache.getAliveBrokers as BrokerMetadata (id, rack), sorted by id."""
+        return sorted(BrokerMetadata(b.id, b.rack) for b in self.admin.get_all_brokers_in_cluster())
+
+    def has_leader(self, tp: TopicPartition) -> bool:
+        state = self.admin.get_topic_partition_state(tp)
+        return state is not None and state.leader_and_isr.leader != NO_LEADER
+
+    def broker_view(self) -> BrokerConfigView:
+        """This broker's config layers, read now (DynamicBrokerConfig follows the same znodes)."""
+        return BrokerConfigView(self.config, self.admin.fetch_entity_config("brokers", str(self.broker_id)),
+                                self.admin.fetch_entity_config("brokers", "<default>"))
+
+    # -- CreateTopics ------------------------------------------------------------------------------------------------
+    def create_topics(self, version: int, body: Body) -> Body:
+        """KafkaApis.handleCreateTopicsRequest + AdminManager.createTopics."""
+        requested = body.get("topics") or []
+        results: dict[str, Body] = {}
+        for t in requested:
+            results[t["name"]] = {"name": t["name"], "error_code": 0, "error_message": None,
+                                  "topic_config_error_code": 0, "num_partitions": -1, "replication_factor": -1,
+                                  "configs": None}
+        if not self.is_controller():
+            for r in results.values():
+                r["error_code"] = Errors.NOT_CONTROLLER
+            return {"throttle_time_ms": 0, "topics": list(results.values())}
+        names = [t["name"] for t in requested]
+        to_create = []
+        for t in requested:
+            if names.count(t["name"]) > 1:
+                results[t["name"]].update(error_code=Errors.INVALID_REQUEST,
+                                          error_message="Found multiple entries for this topic.")
+            else:
+                to_create.append(t)
+        validate_only = bool(body.get("validate_only"))
+        started: list[tuple[str, list[int]]] = []
+        for t in to_create:
+            result = results[t["name"]]
+            try:
+                partitions = self._create_topic(t, validate_only, result)
+                started.append((t["name"], partitions))
+            except Exception as e:  # noqa: BLE001 - every failure is the topic's answer (ApiError.fromThrowable)
+                error, message = api_error(e)
+                result.update(error_code=error, error_message=message, configs=[], num_partitions=-1,
+                              replication_factor=-1)
+        timeout_ms = int(body.get("timeout_ms", 0))
+        if not validate_only:
+            self._wait_for_leaders([(n, ps) for n, ps in started], timeout_ms, results)
+        return {"throttle_time_ms": 0, "topics": list(results.values())}
+
+    def _create_topic(self, t: Body, validate_only: bool, result: Body) -> list[int]:
+        """One topic of AdminManager.createTopics: checks, assignment, validateTopicCreate, the v5 metadata, the
+        write. Returns the partition ids."""
+        name = t["name"]
+        topic_name.validate(name)
+        if self.admin.topic_exists(name):
+            raise TopicExistsException(f"Topic '{name}' already exists.")
+        configs = t.get("configs") or []
+        null_configs = [c["name"] for c in configs if c.get("value") is None]
+        if null_configs:
+            raise InvalidRequestException(f"Null value not supported for topic configs : {','.join(null_configs)}")
+        num_partitions = t.get("num_partitions", NO_NUM_PARTITIONS)
+        replication_factor = t.get("replication_factor", NO_REPLICATION_FACTOR)
+        assignments = t.get("assignments") or []
+        if (num_partitions != NO_NUM_PARTITIONS or replication_factor != NO_REPLICATION_FACTOR) and assignments:
+            raise InvalidRequestException("Both numPartitions or replicationFactor and replicasAssignments were set. "
+                                          "Both cannot be used at the same time.")
+        if assignments:
+            assignment = {a["partition_index"]: list(a["broker_ids"]) for a in assignments}
+        else:
+            n = self.config["num.partitions"] if num_partitions == NO_NUM_PARTITIONS else num_partitions
+            rf = self.config["default.replication.factor"] if replication_factor == NO_REPLICATION_FACTOR \
+                else replication_factor
+            assignment = assign_replicas_to_brokers(self.alive_brokers(), n, rf)
+        props = {c["name"]: c["value"] for c in configs}
+        self.admin.validate_topic_create(name, assignment, props)
+        result["configs"] = [
+            {"name": e["name"], "value": e["value"], "read_only": e["read_only"],
+             "config_source": e["config_source"], "is_sensitive": e["is_sensitive"]}
+            for e in topic_config_entries(self.broker_view(), props, include_synonyms=False)]
+        result["num_partitions"] = len(assignment)
+        result["replication_factor"] = len(assignment[0]) if 0 in assignment else len(next(iter(assignment.values())))
+        if not validate_only:
+            self.admin.create_topic_with_assignment(name, props, assignment, validate=False)
+        return sorted(assignment)
+
+    def _wait_for_leaders(self, started: Sequence[tuple[str, Sequence[int]]], timeout_ms: int,
+                          results: Mapping[str, Body]) -> None:
+        """DelayedCreatePartitions: done when every new partition has a leader; what is not done by ``timeout_ms``
+        (at once when it is <= 0) answers REQUEST_TIMED_OUT."""
+        pending = {TopicPartition(n, p) for n, ps in started for p in ps}
+
+        def done() -> bool:
+            for tp in sorted(pending):
+                if self.has_leader(tp):
+                    pending.discard(tp)
+            return not pending
+
+        if timeout_ms <= 0 or not self.wait_until(done, timeout_ms):
+            for topic in sorted({tp.topic for tp in pending} if timeout_ms > 0 else {n for n, _ in started}):
+                results[topic].update(error_code=Errors.REQUEST_TIMED_OUT, error_message=None)
+
+    # -- DeleteTopics ------------------------------------------------------------------------------------------------
+    def delete_topics(self, version: int, body: Body) -> Body:
+        """KafkaApis.handleDeleteTopicsRequest + AdminManager.deleteTopics: mark each topic for deletion and wait,
+        up to ``timeout_ms``, for it to be gone (DelayedDeleteTopics)."""
+        names = list(dict.fromkeys(body.get("topic_names") or []))
+        results = {n: {"name": n, "error_code": 0} for n in names}
+        if not self.is_controller():
+            for r in results.values():
+                r["error_code"] = Errors.NOT_CONTROLLER
+            return {"throttle_time_ms": 0, "responses": list(results.values())}
+        if not self.config["delete.topic.enable"]:
+            error = Errors.INVALID_REQUEST if version < 3 else Errors.TOPIC_DELETION_DISABLED
+            for r in results.values():
+                r["error_code"] = error
+            return {"throttle_time_ms": 0, "responses": list(results.values())}
+        marked = []
+        for n in names:
+            if not topic_name.is_valid(n) or not self.admin.topic_exists(n):
+                results[n]["error_code"] = Errors.UNKNOWN_TOPIC_OR_PARTITION
+                continue
+            try:
+                self.admin.delete_topic(n)
+            except TopicAlreadyMarkedForDeletionException:
+                pass  # still tracked, so that several calls can wait for the same deletion
+            except Exception as e:  # noqa: BLE001 - Errors.forException
+                results[n]["error_code"] = api_error(e)[0]
+                continue
+            marked.append(n)
+        timeout_ms = int(body.get("timeout_ms", 0))
+        pending = set(marked)
+
+        def done() -> bool:
+            for n in sorted(pending):
+                if not self.admin.topic_exists(n):
+                    pending.discard(n)
+            return not pending
+
+        if timeout_ms <= 0 or not marked or not self.wait_until(done, timeout_ms):
+            for n in (pending if timeout_ms > 0 else marked):
+                results[n]["error_code"] = Errors.REQUEST_TIMED_OUT
+        return {"throttle_time_ms": 0, "responses": list(results.values())}
+
+    # -- CreatePartitions --------------------------------------------------------------------------------------------
+    def create_partitions(self, version: int, body: Body) -> Body:
+        """KafkaApis.handleCreatePartitionsRequest + AdminManager.createPartitions."""
+        topics = body.get("topics") or []
+        results = {t["name"]: {"name": t["name"], "error_code": 0, "error_message": None} for t in topics}
+        if not self.is_controller():
+            for r in results.values():
+                r["error_code"] = Errors.NOT_CONTROLLER
+            return {"throttle_time_ms": 0, "results": list(results.values())}
+        names = [t["name"] for t in topics]
+        validate_only = bool(body.get("validate_only"))
+        started: list[tuple[str, list[int]]] = []
+        deleting = set(self.admin.get_topic_deletions())
+        for t in topics:
+            name = t["name"]
+            if names.count(name) > 1:
+                results[name].update(error_code=Errors.INVALID_REQUEST, error_message="Duplicate topic in request.")
+                continue
+            if name in deleting:
+                results[name].update(error_code=Errors.INVALID_TOPIC_EXCEPTION,
+                                     error_message="The topic is queued for deletion.")
+                continue
+            try:
+                started.append((name, self._create_partitions(t, validate_only)))
+            except Exception as e:  # noqa: BLE001 - ApiError.fromThrowable
+                error, message = api_error(e)
+                results[name].update(error_code=error, error_message=message)
+        if not validate_only:
+            self._wait_for_leaders(started, int(body.get("timeout_ms", 0)), results)
+        return {"throttle_time_ms": 0, "results": list(results.values())}
+
+    def _create_partitions(self, t: Body, validate_only: bool) -> list[int]:
+        """One topic of AdminManager.createPartitions: the new partitions' ids."""
+        name = t["name"]
+        existing = self.admin.get_full_replica_assignment(name)
+        if any(ra.adding_replicas or ra.removing_replicas for ra in existing.values()):
+            raise ReassignmentInProgressException(f"A partition reassignment is in progress for the topic '{name}'.")
+        if not existing:
+            raise UnknownTopicOrPartitionException(f"The topic '{name}' does not exist.")
+        old, new = len(existing), int(t["count"])
+        if new < old:
+            raise InvalidPartitionsException(f"Topic currently has {old} partitions, which is higher than the "
+                                             f"requested {new}.")
+        if new == old:
+            raise InvalidPartitionsException(f"Topic already has {old} partitions.")
+        brokers = self.alive_brokers()
+        manual = None
+        if t.get("assignments") is not None:
+            lists = [list(a["broker_ids"]) for a in t["assignments"]]
+            unknown = sorted({b for r in lists for b in r} - {b.id for b in brokers})
+            if unknown:
+                raise InvalidReplicaAssignmentException(
+                    f"Unknown broker(s) in replica assignment: {', '.join(map(str, unknown))}.")
+            if len(lists) != new - old:
+                raise InvalidReplicaAssignmentException(
+                    f"Increasing the number of partitions by {new - old} but {len(lists)} assignments provided.")
+            manual = {old + i: r for i, r in enumerate(lists)}
+        combined = self.admin.add_partitions(name, existing, brokers, new, manual, validate_only=validate_only)
+        return [p for p in combined if p >= old]
+
+    # -- InitProducerId ----------------------------------------------------------------------------------------------
+    def init_producer_id(self, version: int, body: Body) -> Body:
+        """KafkaApis.handleInitProducerIdRequest + TransactionCoordinator.handleInitProducerId without transactions.
+
+        An idempotent producer (null transactional id) gets a new producer id with epoch 0, as 2.6. kactor has no
+        transaction coordinator (no ``__transaction_state``): a transactional id is answered
+        COORDINATOR_NOT_AVAILABLE, what 2.6 answers while no transaction coordinator can serve it; "" is
+        INVALID_REQUEST and a producer id without an epoch (or the reverse) INVALID_REQUEST, as 2.6."""
+        def answer(error: Errors, pid: int = -1, epoch: int = -1) -> Body:
+            return {"throttle_time_ms": 0, "error_code": error, "producer_id": pid, "producer_epoch": epoch}
+
+        pid, epoch = body.get("producer_id", -1), body.get("producer_epoch", -1)
+        if (pid == -1) != (epoch == -1):
+            return answer(Errors.INVALID_REQUEST)
+        txn_id = body.get("transactional_id")
+        if txn_id is not None:
+            return answer(Errors.INVALID_REQUEST if txn_id == "" else Errors.COORDINATOR_NOT_AVAILABLE)
+        if self.producer_ids is None:
+            return answer(Errors.COORDINATOR_NOT_AVAILABLE)
+        try:
+            return answer(Errors.NONE, self.producer_ids.generate_producer_id(), 0)
+        except Exception as e:  # noqa: BLE001 - ZooKeeper unreachable, ids exhausted: the producer retries
+            log.error("cannot generate a producer id: %s", e)
+            return answer(Errors.UNKNOWN_SERVER_ERROR)

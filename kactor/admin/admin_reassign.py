@@ -1,0 +1,220 @@
+"""ElectLeaders, AlterPartitionReassignments and ListPartitionReassignments: Kafka 2.6 hands these to the controller
+(``KafkaController.electLeaders`` / ``alterPartitionReassignments`` / ``listPartitionReassignments``); `AdminManager`
+answers them on the controller's broker (NOT_CONTROLLER elsewhere, as the controller's ``isActive`` check does) and
+reaches the controller through ZooKeeper, the route 2.6's tools take:
+
+* a preferred election is written to ``/admin/preferred_replica_election`` (the controller's ZK-triggered
+  ReplicaLeaderElection, which deletes the znode when done), and each partition is answered from its state znode
+  afterwards, as ``processReplicaLeaderElection`` answers (ELECTION_NOT_NEEDED, PREFERRED_LEADER_NOT_AVAILABLE, ...);
+* a reassignment is written to ``/admin/reassign_partitions``; a cancellation (null replicas) is a reassignment back
+  to the partition's origin replicas, what ``maybeBuildReassignment`` does for it;
+* ongoing reassignments are read from the topics' znodes (their adding / removing replicas, which the controller
+  writes for every reassignment).
+
+Departures (docs/kafka-2.6-departures.md): an UNCLEAN election has no ZooKeeper route in 2.6, so a partition that
+would need one is answered INVALID_REQUEST with that reason; the answer to a reassignment comes once the znode is
+written, not once the controller has started it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from kazoo.exceptions import NodeExistsError
+
+from core.controller.reassignment import PartitionReassignment
+from kactor.admin.api_errors import AdminOps, Body
+from messages.common import NO_LEADER, Errors, ReplicaAssignment, TopicPartition
+from zk_bridge import paths
+
+PREFERRED = 0  # ElectionType.PREFERRED
+UNCLEAN = 1  # ElectionType.UNCLEAN
+Answer = tuple[Errors, str | None]
+
+
+def _by_topic(results: dict[TopicPartition, Answer]) -> list[Body]:
+    topics: dict[str, list[Body]] = {}
+    for tp, (error, message) in sorted(results.items()):
+        topics.setdefault(tp.topic, []).append(
+            {"partition_id": tp.partition, "error_code": error, "error_message": message})
+    return [{"topic": t, "partition_result": ps} for t, ps in topics.items()]
+
+
+# -- ElectLeaders ------------------------------------------------------------------------------------------------------
+def elect_leaders(m: AdminOps, version: int, body: Body) -> Body:
+    """KafkaApis.handleElectReplicaLeader + KafkaController.processReplicaLeaderElection (AdminClientTriggered): one
+    answer per partition; with no partitions named (every partition), those that needed no election are left out."""
+    election_type = body.get("election_type", PREFERRED)
+    requested = body.get("topic_partitions")
+    if requested is None:
+        partitions = m.admin.get_all_partitions()
+    else:
+        partitions = {TopicPartition(t["topic"], p) for t in requested for p in t["partitions"]}
+    if not m.is_controller():
+        results = {tp: (Errors.NOT_CONTROLLER, None) for tp in partitions} if requested is not None else {}
+    else:
+        results = _elect(m, partitions, election_type, int(body.get("timeout_ms", 60000)))
+    if requested is None:
+        results = {tp: r for tp, r in results.items() if r[0] != Errors.ELECTION_NOT_NEEDED}
+    return {"throttle_time_ms": 0, "error_code": 0, "replica_election_results": _by_topic(results)}
+
+
+def _elect(m: AdminOps, partitions: Iterable[TopicPartition], election_type: int,
+           timeout_ms: int) -> dict[TopicPartition, Answer]:
+    results: dict[TopicPartition, Answer] = {}
+    deleting = set(m.admin.get_topic_deletions())
+    live = set(m.admin.get_sorted_broker_list())
+    assignments: dict[str, dict[int, ReplicaAssignment]] = {}
+    electable: dict[TopicPartition, int] = {}  # partition -> its preferred replica
+    for tp in sorted(partitions):
+        if tp.topic not in assignments:
+            assignments[tp.topic] = m.admin.get_full_replica_assignment(tp.topic) if _legal(tp.topic) else {}
+        ra = assignments[tp.topic].get(tp.partition)
+        if ra is None:
+            results[tp] = (Errors.UNKNOWN_TOPIC_OR_PARTITION, "The partition does not exist.")
+            continue
+        if tp.topic in deleting:
+            results[tp] = (Errors.INVALID_TOPIC_EXCEPTION, "The topic is being deleted")
+            continue
+        state = m.admin.get_topic_partition_state(tp)
+        leader = state.leader_and_isr.leader if state is not None else NO_LEADER
+        unclean_needed = leader == NO_LEADER or leader not in live
+        needed = leader != ra.replicas[0] if election_type == PREFERRED else unclean_needed
+        if not needed:
+            results[tp] = (Errors.ELECTION_NOT_NEEDED, None)
+        elif election_type == PREFERRED:
+            electable[tp] = ra.replicas[0]
+        else:
+            results[tp] = (Errors.INVALID_REQUEST, "kactor elects unclean leaders only through the controller's own "
+                           "path (unclean.leader.election.enable=true on the topic): Kafka 2.6 has no ZooKeeper "
+                           "route for an admin-triggered unclean election")
+    if electable:
+        results.update(_elect_preferred(m, electable, timeout_ms))
+    return results
+
+
+def _legal(topic: str) -> bool:
+    from kactor.admin import topic_name
+
+    return topic_name.is_valid(topic)
+
+
+def _elect_preferred(m: AdminOps, electable: dict[TopicPartition, int],
+                     timeout_ms: int) -> dict[TopicPartition, Answer]:
+    """The ZK-triggered preferred election for ``electable``: wait for a pending one to finish, write ours, wait for
+    the controller to remove the znode (its election done), then answer from each partition's leader."""
+    timed_out = {tp: (Errors.REQUEST_TIMED_OUT, None) for tp in electable}
+    znode = paths.PreferredReplicaElectionZNode
+    deadline_ms = timeout_ms
+    started = m.clock()
+    while True:
+        if not m.wait_until(lambda: not m.admin.exists(znode), deadline_ms):
+            return timed_out
+        try:
+            m.admin.create_preferred_replica_election(set(electable))
+            break
+        except NodeExistsError:  # another election was written meanwhile: wait for it too
+            deadline_ms = max(0, timeout_ms - int((m.clock() - started) * 1000))
+    remaining = max(0, timeout_ms - int((m.clock() - started) * 1000))
+    if not m.wait_until(lambda: not m.admin.exists(znode), remaining):
+        return timed_out
+    results: dict[TopicPartition, Answer] = {}
+    for tp, preferred in electable.items():
+        state = m.admin.get_topic_partition_state(tp)
+        if state is not None and state.leader_and_isr.leader == preferred:
+            results[tp] = (Errors.NONE, None)
+        else:
+            results[tp] = (Errors.PREFERRED_LEADER_NOT_AVAILABLE,
+                           f"Failed to elect leader for partition {tp} under strategy "
+                           "PreferredReplicaPartitionLeaderElectionStrategy")
+    return results
+
+
+# -- AlterPartitionReassignments --------------------------------------------------------------------------------------
+def alter_partition_reassignments(m: AdminOps, version: int, body: Body) -> Body:
+    """KafkaApis.handleAlterPartitionReassignmentsRequest + KafkaController.processApiPartitionReassignment."""
+    if not m.is_controller():
+        return {"throttle_time_ms": 0, "error_code": Errors.NOT_CONTROLLER, "error_message": None, "responses": []}
+    live = set(m.admin.get_sorted_broker_list())
+    deleting = set(m.admin.get_topic_deletions())
+    results: dict[TopicPartition, Answer] = {}
+    targets: dict[TopicPartition, tuple[int, ...]] = {}
+    requested: dict[TopicPartition, list[int] | None] = {}  # the request as a map: a later entry wins, as 2.6's toMap
+    for topic in body.get("topics") or []:
+        for p in topic.get("partitions") or []:
+            requested[TopicPartition(topic["name"], p["partition_index"])] = p.get("replicas")
+    assignments: dict[str, dict[int, ReplicaAssignment]] = {}
+    for tp, replicas in requested.items():
+        if tp.topic not in assignments:
+            assignments[tp.topic] = m.admin.get_full_replica_assignment(tp.topic) if _legal(tp.topic) else {}
+        current = assignments[tp.topic].get(tp.partition)
+        error = _validate_replicas(replicas, current, live) if replicas is not None else None
+        if error is not None:
+            results[tp] = (Errors.INVALID_REPLICA_ASSIGNMENT, error)
+        elif current is None or tp.topic in deleting:
+            results[tp] = (Errors.UNKNOWN_TOPIC_OR_PARTITION, "The partition does not exist.")
+        elif replicas is None and not (current.is_being_reassigned):
+            results[tp] = (Errors.NO_REASSIGNMENT_IN_PROGRESS, None)
+        else:
+            targets[tp] = tuple(replicas) if replicas is not None else current.origin_replicas
+    if targets:
+        written = _write_reassignment(m, targets, int(body.get("timeout_ms", 60000)))
+        results.update({tp: (Errors.NONE, None) if written else (Errors.REQUEST_TIMED_OUT, None) for tp in targets})
+    responses: dict[str, list[Body]] = {}
+    for tp, (error, message) in sorted(results.items()):
+        responses.setdefault(tp.topic, []).append(
+            {"partition_index": tp.partition, "error_code": error, "error_message": message})
+    return {"throttle_time_ms": 0, "error_code": 0, "error_message": None,
+            "responses": [{"name": t, "partitions": ps} for t, ps in responses.items()]}
+
+
+def _validate_replicas(replicas: list[int], current: ReplicaAssignment | None, live: set[int]) -> str | None:
+    """KafkaController.validateReplicas: the controller's own structural checks, then the adding replicas' liveness
+    against /brokers/ids."""
+    err = PartitionReassignment.validate_replica_list(tuple(replicas))
+    if err is not None:
+        return err[1]
+    adding = (current or ReplicaAssignment(())).reassign_to(tuple(replicas)).adding_replicas
+    if not set(adding) <= live:
+        return (f"Replica assignment has brokers that are not alive. Replica list: {list(adding)}, live broker list: "
+                f"{sorted(live)}")
+    return None
+
+
+def _write_reassignment(m: AdminOps, targets: dict[TopicPartition, tuple[int, ...]], timeout_ms: int) -> bool:
+    """/admin/reassign_partitions with ``targets``, once a reassignment written there before is taken up (the
+    controller acts on the znode's creation only). False if that did not happen within ``timeout_ms``."""
+    znode = paths.ReassignPartitionsZNode
+    started = m.clock()
+    while True:
+        remaining = max(0, timeout_ms - int((m.clock() - started) * 1000))
+        if not m.wait_until(lambda: not m.admin.exists(znode), remaining):
+            return False
+        try:
+            m.admin.create_partition_reassignment(targets)
+            return True
+        except NodeExistsError:
+            continue
+
+
+# -- ListPartitionReassignments ---------------------------------------------------------------------------------------
+def list_partition_reassignments(m: AdminOps, version: int, body: Body) -> Body:
+    """KafkaApis.handleListPartitionReassignmentsRequest + KafkaController.processListPartitionReassignments: the
+    partitions (of those named, else all) whose topic znode shows adding or removing replicas."""
+    if not m.is_controller():
+        return {"throttle_time_ms": 0, "error_code": Errors.NOT_CONTROLLER, "error_message": None, "topics": []}
+    requested = body.get("topics")
+    if requested is None:
+        wanted = {t: None for t in m.admin.get_all_topics_in_cluster()}
+    else:
+        wanted = {t["name"]: set(t["partition_indexes"]) for t in requested}
+    topics = []
+    for topic, parts in wanted.items():
+        assignment = m.admin.get_full_replica_assignment(topic) if _legal(topic) else {}
+        ongoing = [{"partition_index": p, "replicas": list(ra.replicas), "adding_replicas": list(ra.adding_replicas),
+                    "removing_replicas": list(ra.removing_replicas)}
+                   for p, ra in sorted(assignment.items())
+                   if (parts is None or p in parts) and (ra.adding_replicas or ra.removing_replicas)]
+        if ongoing:
+            topics.append({"name": topic, "partitions": ongoing})
+    return {"throttle_time_ms": 0, "error_code": 0, "error_message": None, "topics": topics}
