@@ -1,12 +1,17 @@
-"""A minimal Kafka-like local log: one append-only segment per partition, offset checkpoints, deletion, recovery.
+"""The broker's local log: Kafka's on-disk layout of record batches, offset checkpoints, deletion, recovery.
 
 Mirrors the parts of `kafka.log.Log` / `kafka.log.LogManager` / `kafka.server.checkpoints.OffsetCheckpointFile` that the
-replication protocol needs:
+broker needs:
 
-* a partition's log lives in ``<log.dir>/<topic>-<partition>/``; records are appended to ``00000000000000000000.log``
-  one JSON line per record (``[offset, leader_epoch, value]``); recovery re-reads the file and truncates a torn tail;
+* a partition's log lives in ``<log.dir>/<topic>-<partition>/`` as segments ``%020d.log`` (Kafka v2 record batches,
+  concatenated exactly as Kafka writes them), ``.index`` and ``.timeindex`` (core/broker/log_segment.py,
+  core/broker/offset_index.py), rolled at segment.bytes / segment.ms and deleted by retention.ms / retention.bytes
+  (LogConfig, core/broker/log_config.py). Reads come from the files (``os.pread``); the log holds no record bytes,
+  only per-segment scalars and the active segment's index, so memory does not grow with the data kept. Recovery on
+  open re-reads every batch from the recovery point, checks its CRC and truncates a torn or corrupt tail;
 * ``leader-epoch-checkpoint`` in the partition directory (`LeaderEpochFileCache`): version ``0``, count, then
-  ``epoch start_offset`` lines;
+  ``epoch start_offset`` lines; idempotent producers' state (core/broker/producer_state.py) is rebuilt from the
+  batches on open;
 * ``replication-offset-checkpoint`` (high watermarks, written by the ReplicaManager),
   ``recovery-point-offset-checkpoint`` and ``log-start-offset-checkpoint`` per log dir, exactly in Kafka's format:
   line 1 version ``0``, line 2 the count, then
@@ -22,22 +27,28 @@ replication protocol needs:
   the leader acknowledged from memory alone was lost when the broker restarted on its disk (kactor chaos seed 39).
   The file system's answer then decides something, so it is recorded: `AppendFaults.failed` tells the broker, which
   records the (dir, message) pair as an input (``LogAppendFailed``), and a replay makes the same appends fail
-  (`AppendFaults.injected`). Records are kept in memory too, so reads never touch the disk.
+  (`AppendFaults.injected`).
+* invalid batches are refused with Kafka's errors as `ApiError` (CORRUPT_MESSAGE, INVALID_RECORD,
+  UNSUPPORTED_COMPRESSION_TYPE, MESSAGE_TOO_LARGE, OFFSET_OUT_OF_RANGE, the idempotent producer's), checked with
+  protocol/records.py.
 
 This is the only module of the broker core that touches the file system (Kafka appends on its request threads too).
 """
 
 from __future__ import annotations
 
+import bisect
 import contextlib
 import errno
-import json
 import os
 import shutil
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Protocol
 
+import attrs
+
+from core.broker.api_error import ApiError
 from core.broker.leader_epoch_cache import (
     UNDEFINED_EPOCH_OFFSET,
     EpochEntry,
@@ -45,9 +56,22 @@ from core.broker.leader_epoch_cache import (
     decode_leader_epoch_checkpoint,
     encode_leader_epoch_checkpoint,
 )
-from messages.common import TopicPartition
+from core.broker.log_config import LOG_APPEND_TIME, LogConfig
+from core.broker.log_segment import (
+    NO_TIMESTAMP,
+    Frame,
+    LogSegment,
+    crc_valid,
+    frames_in,
+    producer_fields,
+    set_log_append_time,
+)
+from core.broker.producer_state import ProducerBatch, ProducerStateManager
+from messages.common import Errors, TopicPartition
+from protocol.errors import ProtocolError
+from protocol.records import HEADER_SIZE, Record, RecordBatch, assign_offsets, build_batch, check_batch, iter_batches
 
-SEGMENT_FILE = "00000000000000000000.log"
+SEGMENT_FILE = "00000000000000000000.log"  # the first segment of a log starting at 0 (TO BE REMOVED with the shims)
 LEADER_EPOCH_CHECKPOINT = "leader-epoch-checkpoint"
 REPLICATION_OFFSET_CHECKPOINT = "replication-offset-checkpoint"
 RECOVERY_POINT_CHECKPOINT = "recovery-point-offset-checkpoint"
@@ -198,6 +222,15 @@ class LeaderEpochCheckpointFile:
             self._on_error(e)
 
 
+def _read_checkpoint_or_empty(path: str) -> dict[TopicPartition, int]:
+    """A recovery-point or log-start-offset checkpoint; an unreadable one as empty (a full recovery, start at the
+    first segment)."""
+    try:
+        return read_offset_checkpoint(path)
+    except KafkaStorageError:
+        return {}
+
+
 def _check_dir(log_dir: str) -> None:
     if not os.path.isdir(log_dir):
         raise KafkaStorageError(f"log dir {log_dir} is not available", log_dir)
@@ -210,90 +243,163 @@ def partition_dir_name(tp: TopicPartition) -> str:
 # ------------------------------------------------------------------------------------------------------------------ Log
 
 
-class Log:
-    """kafka.log.Log for one partition, with a single segment and the leader-epoch cache.
+@attrs.frozen
+class LogAppendInfo:
+    """kafka.log.LogAppendInfo: what an append wrote (or, for a duplicate idempotent batch, what it had written)."""
 
-    Offsets start at 0 (no retention, so the log start offset stays 0). ``high_watermark`` is kept in memory and
-    checkpointed by the ReplicaManager.
-    """
+    first_offset: int
+    last_offset: int
+    max_timestamp: int
+    offset_of_max_timestamp: int
+    log_append_time: int
+    num_records: int
+    shallow_count: int
+    valid_bytes: int
+    last_leader_epoch: int
+
+
+class OffsetsOutOfOrderError(ApiError):
+    """Kafka's OffsetsOutOfOrderException / UnexpectedAppendOffsetException: a follower's batches that do not
+    follow the log end offset or each other (no error code of its own in Kafka: UNKNOWN_SERVER_ERROR)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(Errors.UNKNOWN_SERVER_ERROR, message)
+
+
+_INT_MAX = 2**31 - 1
+
+
+def _api_error(e: ProtocolError) -> ApiError:
+    """A record-batch ProtocolError as the ApiError Kafka answers (its code is Kafka's: CORRUPT_MESSAGE,
+    INVALID_RECORD, UNSUPPORTED_COMPRESSION_TYPE)."""
+    try:
+        error = Errors(e.error_code)
+    except ValueError:
+        error = Errors.CORRUPT_MESSAGE
+    if error == Errors.INVALID_REQUEST:
+        error = Errors.CORRUPT_MESSAGE
+    return ApiError(error, str(e))
+
+
+def _segment_bases(directory: str) -> list[int]:
+    """The base offsets of the ``%020d.log`` files in a partition dir; leftovers of deletions go."""
+    bases = []
+    for name in os.listdir(directory):
+        stem, dot, suffix = name.partition(".")
+        if suffix in ("deleted", "cleaned", "swap", "log.deleted", "index.deleted", "timeindex.deleted", "log.swap"):
+            with contextlib.suppress(OSError):
+                os.unlink(os.path.join(directory, name))
+        elif dot and suffix == "log" and len(stem) == 20 and stem.isdigit():
+            bases.append(int(stem))
+    return sorted(bases)
+
+
+class Log:
+    """kafka.log.Log for one partition: segments of record batches on disk (core/broker/log_segment.py), the
+    leader-epoch cache and the idempotent producers' state. ``high_watermark`` is kept in memory and checkpointed
+    by the ReplicaManager; ``config`` (a LogConfig) may be replaced at any time (Log.updateConfig)."""
 
     def __init__(self, parent_dir: str, topic_partition: TopicPartition, high_watermark: int = 0,
                  defer: Callable[[KafkaStorageError], bool] | None = None,
-                 append_faults: AppendFaults | None = None) -> None:
+                 append_faults: AppendFaults | None = None, *, config: LogConfig | None = None,
+                 recovery_point: int = 0, log_start_offset: int = 0, now_ms: int = 0) -> None:
         self.parent_dir = parent_dir
         self.topic_partition = topic_partition
         self.dir = os.path.join(parent_dir, partition_dir_name(topic_partition))
-        self.log_start_offset = 0
+        self.config = config if config is not None else LogConfig()
+        self.log_start_offset = log_start_offset
         self._defer = defer  # LogManager.defer: True = the failure was remembered, carry on in memory
         self._append_faults = append_faults
-        self._positions: list[int] = []  # byte position of each record in the segment, index = offset
-        self._values: list[str] = []  # the records themselves (reads are served from memory)
-        self._size = 0
+        self._segments: list[LogSegment] = []
+        self._bases: list[int] = []
+        self._leo = 0
+        self._now_ms = now_ms  # the latest time the log was told (for the string shims, which get none)
         self._high_watermark = 0
         self._deleted = False
-        self._recover()
+        self.recovery_point = recovery_point
+        self.producer_state = ProducerStateManager()
+        self._load(recovery_point, now_ms)
         self.update_high_watermark(high_watermark)
 
     # -------------------------------------------------------------------------------------------- load and recovery
-
-    @property
-    def segment_path(self) -> str:
-        return os.path.join(self.dir, SEGMENT_FILE)
 
     def _io_failed(self, error: KafkaStorageError) -> None:
         """Raise ``error`` unless the LogManager defers I/O failures (then the caller carries on in memory)."""
         if self._defer is None or not self._defer(error):
             raise error
 
-    def _recover(self) -> None:
-        """Log.loadSegments / recoverSegment: keep the longest valid prefix of records, truncate a torn tail, and
-        rebuild the leader-epoch cache from the records' epochs (what recoverSegment's ``leaderEpochCache.assign``
-        per batch does for an unflushed segment; kactor has one segment and no recovery point for it). The cache
-        therefore ends at the log end, like Kafka's ``truncateFromEnd(logEndOffset)`` after loading, and a
-        checkpoint a crash left stale is rewritten."""
-        derived: list[EpochEntry] = []
-        try:
-            os.makedirs(self.dir, exist_ok=True)
-            with open(self.segment_path, "a+b") as f:
-                f.seek(0)
-                data = f.read()
-                pos = 0
-                valid_end = 0
-                while pos < len(data):
-                    nl = data.find(b"\n", pos)
-                    if nl < 0:
-                        break
-                    try:
-                        offset, epoch, value = json.loads(data[pos:nl])
-                    except (ValueError, TypeError):
-                        break
-                    if offset != len(self._positions):
-                        break
-                    if isinstance(epoch, int) and epoch >= 0 and (not derived or derived[-1][0] != epoch):
-                        # LeaderEpochFileCache.assign's monotonicity: a lower epoch replaces the later entries
-                        derived = [(e, o) for e, o in derived if e < epoch and o < offset]
-                        derived.append((epoch, offset))
-                    self._positions.append(pos)
-                    self._values.append(value)
-                    pos = nl + 1
-                    valid_end = pos
-                if valid_end != len(data):
-                    f.truncate(valid_end)
-                self._size = valid_end
-        except OSError as e:
-            self._positions, self._values, self._size, derived = [], [], 0, []
-            self._io_failed(KafkaStorageError(f"error loading log {self.dir}: {e}", self.parent_dir))
+    def _load(self, recovery_point: int, now_ms: int) -> None:
+        """Log.loadSegments + recoverLog: segments wholly before the recovery point are trusted (their indexes
+        sanity-checked, rebuilt if corrupt); from the segment holding the recovery point on, every batch is re-read
+        and CRC-checked, a torn or corrupt tail truncated and the segments after it deleted. Recovered batches
+        re-assign their epochs in the leader-epoch cache, which then ends at the log end (truncateFromEnd) and
+        starts at the log start; the producers' state is rebuilt from every batch."""
         checkpoint = LeaderEpochCheckpointFile(os.path.join(self.dir, LEADER_EPOCH_CHECKPOINT), self.parent_dir,
                                                self._io_failed)
-        self.leader_epoch_cache = LeaderEpochFileCache(lambda: self.log_end_offset, checkpoint, derived)
-        if not self._deleted and checkpoint.read() != derived:
-            checkpoint.write(derived)
+        self.leader_epoch_cache = LeaderEpochFileCache(lambda: self._leo, checkpoint)
+        try:
+            os.makedirs(self.dir, exist_ok=True)
+            bases = _segment_bases(self.dir)
+            interval = self.config.index_interval_bytes
+            for i, base in enumerate(bases):
+                segment = LogSegment(self.dir, base, interval, now_ms)
+                next_base = bases[i + 1] if i + 1 < len(bases) else None
+                self._segments.append(segment)
+                if next_base is not None and next_base <= recovery_point:
+                    segment.load_trusted(next_base)
+                    self._load_producers(segment)
+                    continue
+                if segment.recover(self._recovered_batch):
+                    for later in bases[i + 1:]:
+                        LogSegment(self.dir, later, interval, now_ms).delete()
+                    break
+            if not self._segments:
+                segment = LogSegment(self.dir, self.log_start_offset, interval, now_ms)
+                segment.create()
+                self._segments.append(segment)
+            self._bases = [seg.base_offset for seg in self._segments]
+            active = self._segments[-1]
+            active.make_active()
+            self._leo = max(active.next_offset, active.base_offset)
+        except OSError as e:
+            for seg in self._segments:
+                seg.close()
+            self._segments, self._bases, self._leo = [], [], 0
+            self.producer_state.truncate()
+            self._io_failed(KafkaStorageError(f"error loading log {self.dir}: {e}", self.parent_dir))
+            return
+        self.log_start_offset = max(self.log_start_offset, self._segments[0].base_offset)
+        self.recovery_point = self._leo
+        if not self._deleted:
+            self.leader_epoch_cache.truncate_from_end(self._leo)
+            self.leader_epoch_cache.truncate_from_start(self.log_start_offset)
+
+    def _recovered_batch(self, batch: RecordBatch) -> None:
+        if batch.partition_leader_epoch >= 0:
+            self.leader_epoch_cache.assign(batch.partition_leader_epoch, batch.base_offset)
+        if batch.producer_id >= 0:
+            self.producer_state.load_batch(_producer_batch(batch.producer_id, batch.producer_epoch,
+                                                           batch.base_sequence, batch.last_offset_delta,
+                                                           batch.base_offset, batch.max_timestamp))
+
+    def _load_producers(self, segment: LogSegment, start_position: int = 0) -> None:
+        """ProducerStateManager's loadProducersFromLog over a trusted segment (batch headers only)."""
+        for position, base, last, _size in segment.frames(start_position):
+            fields = producer_fields(segment.read(position, HEADER_SIZE))
+            if fields[0] >= 0:
+                self.producer_state.load_batch(_producer_batch(fields[0], fields[1], fields[2], last - base, base,
+                                                               fields[3]))
+
+    def _rebuild_producer_state(self) -> None:
+        self.producer_state.truncate()
+        for segment in self._segments:
+            self._load_producers(segment)
 
     # ------------------------------------------------------------------------------------------------------ offsets
 
     @property
     def log_end_offset(self) -> int:
-        return self.log_start_offset + len(self._positions)
+        return self._leo
 
     @property
     def high_watermark(self) -> int:
@@ -314,89 +420,333 @@ class Log:
             return True
         return False
 
-    # ---------------------------------------------------------------------------------------------- append and read
+    @property
+    def last_stable_offset(self) -> int:
+        """Log.lastStableOffset: the high watermark (no transactions here)."""
+        return self._high_watermark
 
-    def append(self, records: Iterable[str], leader_epoch: int) -> tuple[int, int]:
-        """Log.appendAsLeader: append ``records`` in ``leader_epoch``; return (first offset, last offset)."""
-        records = list(records)
-        return self.append_batches(records, ((leader_epoch, self.log_end_offset),))
-
-    def append_batches(self, records: Sequence[str], batches: Sequence[EpochEntry]) -> tuple[int, int]:
-        """Log.appendAsFollower: append ``records`` whose epochs are given as (partitionLeaderEpoch, baseOffset)
-        runs, as the leader's record batches carry them; each run assigns its epoch in the leader-epoch cache
-        (Log.append → maybeAssignEpochStartOffset per batch). Returns (first offset, last offset)."""
+    def maybe_increment_log_start_offset(self, offset: int) -> bool:
+        """Log.maybeIncrementLogStartOffset (a follower following the leader's log start, DeleteRecords): the log
+        start only moves forward, up to the high watermark; segments wholly below it go with the next
+        delete_old_segments. Returns whether it moved. OFFSET_OUT_OF_RANGE beyond the high watermark."""
         self._ensure_live()
-        base = self.log_end_offset
-        if not records:
-            return base, base - 1
-        bounds = [max(o, base) for _, o in batches[1:]] + [base + len(records)]
-        chunks = []
-        positions = []
-        pos = self._size
-        i = 0
-        for (epoch, _), end in zip(batches, bounds, strict=True):
-            for offset in range(base + i, end):
-                line = (json.dumps([offset, epoch, records[offset - base]], separators=(",", ":")) + "\n").encode()
-                positions.append(pos)
-                pos += len(line)
-                chunks.append(line)
-            i = end - base
+        if offset > self._high_watermark:
+            raise ApiError(Errors.OFFSET_OUT_OF_RANGE, f"Cannot increment the log start offset to {offset} of "
+                                                       f"{self.topic_partition} beyond the high watermark "
+                                                       f"{self._high_watermark}")
+        if offset <= self.log_start_offset:
+            return False
+        self.log_start_offset = offset
+        self.leader_epoch_cache.truncate_from_start(offset)
+        return True
+
+    @property
+    def size(self) -> int:
+        """Log.size: the bytes of all segments."""
+        return sum(seg.size for seg in self._segments)
+
+    @property
+    def segments(self) -> tuple[LogSegment, ...]:
+        return tuple(self._segments)
+
+    # ------------------------------------------------------------------------------------------------------ append
+
+    def append_as_leader(self, records: bytes, leader_epoch: int, now_ms: int) -> LogAppendInfo:
+        """Log.appendAsLeader: validate (LogValidator, in place), assign offsets from the log end and
+        ``leader_epoch`` as every batch's partitionLeaderEpoch, check idempotent producers' sequences (a duplicate
+        batch is answered with its original offsets and not appended), write, and update the epoch cache."""
+        return self._append(records, leader_epoch, now_ms, client=True)
+
+    def append_as_follower(self, records: bytes, now_ms: int | None = None) -> LogAppendInfo:
+        """Log.appendAsFollower: batches with the leader's offsets and epochs (CRC-checked only); each batch's
+        partitionLeaderEpoch goes into the epoch cache. A batch below the log end, or out of order, is refused
+        (OffsetsOutOfOrderError)."""
+        return self._append(records, None, self._now_ms if now_ms is None else now_ms)
+
+    def _append(self, records: bytes, leader_epoch: int | None, now_ms: int, client: bool = False) -> LogAppendInfo:
+        """Log.append: analyzeAndValidateRecords, validation/offsets, producer state, maybeRoll, segment append."""
+        self._ensure_live()
+        self._now_ms = max(self._now_ms, now_ms)
+        as_leader = leader_epoch is not None
+        config = self.config
+        batches: list[RecordBatch] = []
+        try:
+            for batch in iter_batches(records):
+                if len(batch.raw) > config.max_message_bytes:
+                    raise ApiError(Errors.MESSAGE_TOO_LARGE,
+                                   f"The batch size {len(batch.raw)} exceeds max.message.bytes "
+                                   f"{config.max_message_bytes} of {self.topic_partition}")
+                if as_leader:
+                    check_batch(batch)
+                    _validate_client_batch(batch)
+                elif not crc_valid(batch):
+                    raise ApiError(Errors.CORRUPT_MESSAGE, f"record batch at offset {batch.base_offset} of "
+                                                           f"{self.topic_partition} fails its CRC")
+                batches.append(batch)
+        except ProtocolError as e:
+            raise _api_error(e) from None
+        if not batches:
+            return LogAppendInfo(-1, -1, NO_TIMESTAMP, -1, NO_TIMESTAMP, 0, 0, 0, -1)
+        if client and len(batches) > 1:
+            raise ApiError(Errors.INVALID_RECORD, "Compressed outer record has more than one batch")
+        if as_leader:
+            for batch in batches:
+                if batch.producer_id >= 0:
+                    duplicate = self.producer_state.find_duplicate(_producer_batch(
+                        batch.producer_id, batch.producer_epoch, batch.base_sequence, batch.last_offset_delta, 0,
+                        batch.max_timestamp))
+                    if duplicate is not None:
+                        return LogAppendInfo(duplicate.first_offset, duplicate.last_offset, duplicate.timestamp,
+                                             duplicate.last_offset, NO_TIMESTAMP, batch.records_count, 1, 0,
+                                             batch.partition_leader_epoch)
+        buf = bytearray(records) if as_leader else records
+        log_append_time = now_ms if as_leader and config.message_timestamp_type == LOG_APPEND_TIME else NO_TIMESTAMP
+        position = 0
+        offset = self._leo
+        max_timestamp, offset_of_max = NO_TIMESTAMP, -1
+        producer_batches = []
+        epochs = []
+        for batch in batches:
+            size = len(batch.raw)
+            if as_leader:
+                base = offset
+                offset = assign_offsets(buf, position, base, leader_epoch)  # type: ignore[arg-type]
+                if log_append_time != NO_TIMESTAMP:
+                    set_log_append_time(buf, position, size, now_ms)  # type: ignore[arg-type]
+                batch_max_ts = log_append_time if log_append_time != NO_TIMESTAMP else batch.max_timestamp
+                epoch = leader_epoch
+            else:
+                base = batch.base_offset
+                if base < offset:
+                    raise OffsetsOutOfOrderError(
+                        f"batch at offset {base} of {self.topic_partition} is below the expected offset {offset}")
+                offset = batch.next_offset
+                batch_max_ts = batch.max_timestamp
+                epoch = batch.partition_leader_epoch
+            if batch_max_ts > max_timestamp:
+                max_timestamp, offset_of_max = batch_max_ts, offset - 1
+            epochs.append((epoch, base))
+            if batch.producer_id >= 0:
+                producer_batches.append(_producer_batch(batch.producer_id, batch.producer_epoch, batch.base_sequence,
+                                                        batch.last_offset_delta, base, batch_max_ts))
+            position += size
+        first_offset = epochs[0][1]
+        last_offset = offset - 1
+        updates = self.producer_state.prepare(producer_batches, from_client=as_leader) if producer_batches else {}
         faults = self._append_faults
         try:
+            segment = self._maybe_roll(len(buf), first_offset, last_offset, max_timestamp, now_ms)
             if faults is not None and faults.injected(self.parent_dir):
                 raise OSError(errno.EIO, "the recorded run's append failed here")
-            with open(self.segment_path, "ab") as f:
-                f.write(b"".join(chunks))
+            segment.append(buf, last_offset, max_timestamp, offset_of_max)
         except OSError as e:
             # never carried on in memory: what the leader acknowledges must be in the segment (see the module doc)
-            with contextlib.suppress(OSError):
-                os.truncate(self.segment_path, self._size)  # a torn write would be read back after our next append
             if faults is not None:
                 faults.failed(self.parent_dir)
             # the caller (ReplicaManager's produce and fetcher paths) defers it or takes the dir offline
             raise KafkaStorageError(f"error appending to {self.dir}: {e}", self.parent_dir) from None
-        self._positions.extend(positions)
-        self._values.extend(records)
-        self._size = pos
+        self._leo = offset
         cache = self.leader_epoch_cache
-        for (epoch, start), end in zip(batches, bounds, strict=True):
-            start = max(start, base)
-            if start < end:
-                cache.assign(epoch, start)
-        return base, base + len(chunks) - 1
+        for epoch, base in epochs:
+            if epoch is not None and epoch >= 0:
+                cache.assign(epoch, base)
+        if updates:
+            self.producer_state.update(updates)
+        return LogAppendInfo(first_offset, last_offset, max_timestamp, offset_of_max, log_append_time,
+                             sum(b.records_count for b in batches), len(batches), len(buf),
+                             epochs[-1][0] if epochs[-1][0] is not None else -1)
 
-    def read(self, start_offset: int, max_records: int, max_offset: int | None = None) -> tuple[str, ...]:
-        """Log.read: records from ``start_offset`` (at most ``max_records``; not at or beyond ``max_offset``)."""
+    def _maybe_roll(self, size: int, first_offset: int, last_offset: int, max_timestamp: int,
+                    now_ms: int) -> LogSegment:
+        """Log.maybeRoll / LogSegment.shouldRoll: a new segment when this append would overflow segment.bytes, the
+        segment is older than segment.ms, its index is full, or the offsets would not fit its relative index."""
+        segment = self._segments[-1]
+        config = self.config
+        if not (segment.size > config.segment_bytes - size
+                or (segment.size > 0 and segment.time_waited_for_roll(now_ms, max_timestamp) > config.segment_ms)
+                or segment.offset_index.entries >= config.segment_index_bytes // 8
+                or last_offset - segment.base_offset > _INT_MAX):
+            return segment
+        return self._roll(max(first_offset, self._leo), now_ms)
+
+    def _roll(self, new_base: int, now_ms: int) -> LogSegment:
+        """Log.roll: the active segment becomes inactive (final time-index entry, memory released)."""
+        old = self._segments[-1]
+        if old.size == 0 and old.base_offset == new_base:
+            return old
+        old.become_inactive()
+        if old.size == 0:
+            old.delete()
+            self._segments.pop()
+            self._bases.pop()
+        segment = LogSegment(self.dir, new_base, self.config.index_interval_bytes, now_ms)
+        segment.create()
+        self._segments.append(segment)
+        self._bases.append(new_base)
+        return segment
+
+    # -------------------------------------------------------------------------------------------------------- read
+
+    def read(self, start_offset: int, max_bytes: int, max_offset: int | None = None,
+             min_one_message: bool = True) -> bytes:
+        """Log.read: whole batches from the one holding ``start_offset``, from one segment, stopping before the batch
+        holding ``max_offset`` (the high watermark for consumers) and at ``max_bytes`` — but at least one batch when
+        ``min_one_message``. OFFSET_OUT_OF_RANGE outside [log_start_offset, log_end_offset]."""
         self._ensure_live()
-        end = self.log_end_offset if max_offset is None else min(max_offset, self.log_end_offset)
-        end = min(end, start_offset + max_records)
-        if start_offset < self.log_start_offset or start_offset >= end:
-            return ()
-        return tuple(self._values[start_offset - self.log_start_offset:end - self.log_start_offset])
+        leo = self._leo
+        if start_offset < self.log_start_offset or start_offset > leo:
+            raise ApiError(Errors.OFFSET_OUT_OF_RANGE,
+                           f"Received request for offset {start_offset} for partition {self.topic_partition}, but "
+                           f"we only have log segments in the range {self.log_start_offset} to {leo}.")
+        limit = leo if max_offset is None else min(max_offset, leo)
+        if start_offset >= limit:
+            return b""
+        i = max(0, bisect.bisect_right(self._bases, start_offset) - 1)
+        while i < len(self._segments):
+            segment = self._segments[i]
+            frame = segment.translate_offset(start_offset)
+            if frame is not None:
+                return self._read_from(segment, frame, limit, max_bytes, min_one_message)
+            i += 1
+        return b""
 
-    # The string read under the name it keeps while the log moves to record-batch bytes (issue #20): ``read`` becomes
-    # Log.read(start_offset, max_bytes, ...) -> bytes; callers of the string form move here first.
-    read_legacy = read
+    @staticmethod
+    def _read_from(segment: LogSegment, first: Frame, limit: int, max_bytes: int, min_one_message: bool) -> bytes:
+        start = first[0]
+        if first[2] >= limit:
+            return b""
+        if first[3] > max_bytes:
+            return segment.read(start, first[3]) if min_one_message else b""
+        data = segment.read(start, min(max_bytes, segment.size - start))
+        end = 0
+        for _pos, _base, last, size in frames_in(data):
+            if last >= limit:
+                break
+            end += size
+        return data[:end] if end < len(data) else data
+
+    # ------------------------------------------------------------------------------------------------- truncation
 
     def truncate_to(self, offset: int) -> bool:
-        """Log.truncateTo: drop records at and beyond ``offset``; returns whether anything was truncated."""
+        """Log.truncateTo: drop the batches holding ``offset`` and beyond (a batch is never cut: the log end is then
+        that batch's base offset); returns whether anything was truncated."""
         self._ensure_live()
-        if offset >= self.log_end_offset:
+        if offset >= self._leo:
             return False
-        offset = max(offset, self.log_start_offset)
-        new_size = self._positions[offset - self.log_start_offset]
+        if offset < self.log_start_offset:
+            self.truncate_fully_and_start_at(offset)
+            return True
         try:
-            with open(self.segment_path, "r+b") as f:
-                f.truncate(new_size)
+            while len(self._segments) > 1 and self._segments[-1].base_offset > offset:
+                self._segments.pop().delete()
+                self._bases.pop()
+            active = self._segments[-1]
+            if not active.active:
+                active.make_active()
+            self._leo = active.truncate_to(offset)
         except OSError as e:
             self._io_failed(KafkaStorageError(f"error truncating {self.dir}: {e}", self.parent_dir))
-        del self._positions[offset - self.log_start_offset:]
-        del self._values[offset - self.log_start_offset:]
-        self._size = new_size
-        if self._high_watermark > offset:
-            self._high_watermark = offset
-        self.leader_epoch_cache.truncate_from_end(offset)
+            self._leo = min(self._leo, offset)
+        if self._high_watermark > self._leo:
+            self._high_watermark = self._leo
+        self.recovery_point = min(self.recovery_point, self._leo)
+        self.leader_epoch_cache.truncate_from_end(self._leo)
+        if self.producer_state.truncation_affects(self._leo):
+            self._rebuild_producer_state()
         return True
+
+    def truncate_fully_and_start_at(self, offset: int) -> None:
+        """Log.truncateFullyAndStartAt: every segment goes; an empty one starts at ``offset``, which becomes the log
+        start offset, log end offset and high watermark; the epoch cache and producer state are cleared."""
+        self._ensure_live()
+        try:
+            for segment in self._segments:
+                segment.delete()
+            segment = LogSegment(self.dir, offset, self.config.index_interval_bytes, self._now_ms)
+            segment.create()
+        except OSError as e:
+            self._io_failed(KafkaStorageError(f"error truncating {self.dir}: {e}", self.parent_dir))
+            segment = LogSegment(self.dir, offset, self.config.index_interval_bytes, self._now_ms)
+        self._segments, self._bases = [segment], [offset]
+        self._leo = self.log_start_offset = self._high_watermark = self.recovery_point = offset
+        self.leader_epoch_cache.clear_and_flush()
+        self.producer_state.truncate()
+
+    # -------------------------------------------------------------------------------------------------- retention
+
+    def delete_old_segments(self, now_ms: int) -> int:
+        """Log.deleteOldSegments (cleanup.policy=delete): the oldest segments past retention.ms, then those beyond
+        retention.bytes, then those wholly below the log start offset — never a segment reaching past the high
+        watermark, nor the empty active one. The log start offset moves to the first remaining segment. Returns
+        the number of segments deleted."""
+        self._ensure_live()
+        self._now_ms = max(self._now_ms, now_ms)
+        config = self.config
+        if not config.delete:
+            return self._delete_segments(lambda seg, nxt: nxt is not None and nxt.base_offset <= self.log_start_offset)
+        deleted = 0
+        if config.retention_ms >= 0:
+            deleted += self._delete_segments(lambda seg, nxt: now_ms - seg.largest_timestamp() > config.retention_ms)
+        if config.retention_bytes >= 0:
+            excess = [self.size - config.retention_bytes]
+
+            def over_size(seg: LogSegment, nxt: LogSegment | None) -> bool:
+                if excess[0] - seg.size >= 0:
+                    excess[0] -= seg.size
+                    return True
+                return False
+
+            deleted += self._delete_segments(over_size)
+        deleted += self._delete_segments(lambda seg, nxt: nxt is not None and nxt.base_offset <= self.log_start_offset)
+        return deleted
+
+    def _delete_segments(self, predicate: Callable[[LogSegment, LogSegment | None], bool]) -> int:
+        """Log.deletableSegments + deleteSegments."""
+        count = 0
+        for i, segment in enumerate(self._segments):
+            nxt = self._segments[i + 1] if i + 1 < len(self._segments) else None
+            upper = nxt.base_offset if nxt is not None else self._leo
+            if self._high_watermark < upper or not predicate(segment, nxt) or (nxt is None and segment.size == 0):
+                break
+            count += 1
+        if not count:
+            return 0
+        try:
+            if count == len(self._segments):
+                self._roll(self._leo, self._now_ms)
+            for segment in self._segments[:count]:
+                segment.delete()
+        except OSError as e:
+            self._io_failed(KafkaStorageError(f"error deleting segments of {self.dir}: {e}", self.parent_dir))
+        del self._segments[:count]
+        del self._bases[:count]
+        new_start = self._segments[0].base_offset
+        if new_start > self.log_start_offset:
+            self.log_start_offset = new_start
+            self.leader_epoch_cache.truncate_from_start(new_start)
+        return count
+
+    # -------------------------------------------------------------------------------------------------- timestamps
+
+    def fetch_offset_by_timestamp(self, timestamp: int) -> tuple[int, int, int] | None:
+        """Log.fetchOffsetByTimestamp: (offset, timestamp, leader epoch) for ListOffsets. LATEST (-1): the log end
+        offset with the latest epoch; EARLIEST (-2): the log start offset with the epoch of the first entry if it
+        starts there; else the first record at or after the log start whose timestamp is ≥ ``timestamp`` (None if
+        none). Timestamps of LATEST/EARLIEST answers are -1; an unknown epoch is -1."""
+        self._ensure_live()
+        if timestamp == LATEST_TIMESTAMP:
+            latest = self.leader_epoch_cache.latest_epoch
+            return self._leo, NO_TIMESTAMP, latest if latest is not None else -1
+        if timestamp == EARLIEST_TIMESTAMP:
+            earliest = self.leader_epoch_cache.earliest_entry
+            epoch = earliest[0] if earliest is not None and earliest[1] <= self.log_start_offset else -1
+            return self.log_start_offset, NO_TIMESTAMP, epoch
+        for segment in self._segments:
+            if segment.largest_timestamp() >= timestamp and segment.size > 0:
+                found = segment.find_offset_by_timestamp(timestamp, self.log_start_offset)
+                if found is not None:
+                    return found
+        return None
 
     # ----------------------------------------------------------------------------------------------- leader epochs
 
@@ -419,11 +769,63 @@ class Log:
         return None if offset == UNDEFINED_EPOCH_OFFSET else (offset, epoch)
 
     def epochs_of(self, start_offset: int, count: int) -> tuple[EpochEntry, ...]:
-        """The (partitionLeaderEpoch, baseOffset) runs of ``count`` records from ``start_offset`` (what the
-        record batches of a fetch response carry)."""
+        """TO BE REMOVED when callers use record-batch bytes: the (partitionLeaderEpoch, baseOffset) runs of
+        ``count`` records from ``start_offset``."""
         return self.leader_epoch_cache.epochs_between(start_offset, start_offset + count)
 
+    # ------------------------------------------------- string-record shims (TO BE REMOVED when "batches" switches)
+
+    def append(self, records: Iterable[str], leader_epoch: int) -> tuple[int, int]:
+        """Old string API: ``records`` as one batch appended as leader; (first offset, last offset)."""
+        values = list(records)
+        if not values:
+            return self._leo, self._leo - 1
+        info = self._append(b"".join(_string_batch((v,), 0, -1) for v in values), leader_epoch, self._now_ms)
+        return info.first_offset, info.last_offset
+
+    def append_batches(self, records: Sequence[str], batches: Sequence[EpochEntry]) -> tuple[int, int]:
+        """Old string API: ``records`` whose epochs are (partitionLeaderEpoch, baseOffset) runs, appended as a
+        follower's batches."""
+        base = self._leo
+        if not records:
+            return base, base - 1
+        bounds = [max(o, base) for _, o in batches[1:]] + [base + len(records)]
+        start = base
+        chunks = []
+        for (epoch, _), end in zip(batches, bounds, strict=True):
+            chunks += [_string_batch((records[o - base],), o, epoch) for o in range(start, end)]
+            start = max(start, end)
+        self.append_as_follower(b"".join(chunks))
+        return base, base + len(records) - 1
+
+    def read_legacy(self, start_offset: int, max_records: int, max_offset: int | None = None) -> tuple[str, ...]:
+        """Old string API: the values of up to ``max_records`` records from ``start_offset`` (not at or beyond
+        ``max_offset``)."""
+        self._ensure_live()
+        end = self._leo if max_offset is None else min(max_offset, self._leo)
+        end = min(end, start_offset + max_records)
+        if start_offset < self.log_start_offset or start_offset >= end:
+            return ()
+        out: list[str] = []
+        offset = start_offset
+        while offset < end:
+            data = self.read(offset, 1 << 20, end)
+            if not data:
+                break
+            for batch in iter_batches(data):
+                for record in batch.records():
+                    o = batch.base_offset + record.offset_delta
+                    if offset <= o < end:
+                        out.append((record.value or b"").decode())
+                offset = max(offset, batch.next_offset)
+        return tuple(out)
+
     # ------------------------------------------------------------------------------------------------------ misc
+
+    def close(self) -> None:
+        """Log.close: release the segments' file descriptors (the files stay)."""
+        for segment in self._segments:
+            segment.close()
 
     def _ensure_live(self) -> None:
         if self._deleted:
@@ -432,6 +834,35 @@ class Log:
     def __repr__(self) -> str:
         return (f"Log({self.topic_partition}, dir={self.parent_dir}, leo={self.log_end_offset}, "
                 f"hw={self.high_watermark})")
+
+
+LATEST_TIMESTAMP = -1  # ListOffsetRequest.LATEST_TIMESTAMP
+EARLIEST_TIMESTAMP = -2  # ListOffsetRequest.EARLIEST_TIMESTAMP
+
+
+def _producer_batch(producer_id: int, producer_epoch: int, base_sequence: int, last_offset_delta: int,
+                    base_offset: int, max_timestamp: int) -> ProducerBatch:
+    return ProducerBatch(producer_id, producer_epoch, base_sequence, last_offset_delta, base_offset, max_timestamp)
+
+
+def _validate_client_batch(batch: RecordBatch) -> None:
+    """LogValidator.validateBatch for a client's v2 batch (INVALID_RECORD)."""
+    count = batch.last_offset_delta + 1
+    if count <= 0 or batch.records_count <= 0 or count != batch.records_count:
+        raise ApiError(Errors.INVALID_RECORD, f"Inconsistent batch offset range [{batch.base_offset}, "
+                                              f"{batch.last_offset}] and count of records {batch.records_count}")
+    if batch.is_control:
+        raise ApiError(Errors.INVALID_RECORD, "Clients are not allowed to write control records")
+    if batch.producer_id >= 0 and batch.base_sequence < 0:
+        raise ApiError(Errors.INVALID_RECORD, f"Invalid sequence number {batch.base_sequence} in record batch "
+                                              f"with producerId {batch.producer_id}")
+
+
+def _string_batch(values: Sequence[str], base_offset: int, epoch: int) -> bytes:
+    """A v2 batch of string values (the string shims' encoding: value = UTF-8, no key, no timestamp; one record a
+    batch, so that the old per-record truncation still holds)."""
+    return build_batch([Record(i, 0, None, v.encode()) for i, v in enumerate(values)], base_offset=base_offset,
+                       first_timestamp=NO_TIMESTAMP, partition_leader_epoch=epoch)
 
 
 # ----------------------------------------------------------------------------------------------------------- LogManager
@@ -451,6 +882,8 @@ class LogManager:
         self.defer_io_errors = defer_io_errors
         self.deferred_io_failures: set[str] = set()
         self.append_faults = append_faults
+        # the LogConfig of new logs until their topic's config is applied (LogConfigs sets each log's own)
+        self.default_config: LogConfig | None = None
         self._logs: dict[TopicPartition, Log] = {}
         for d in self.log_dirs:
             try:
@@ -468,8 +901,10 @@ class LogManager:
             self.deferred_io_failures.add(error.log_dir)
         return True
 
-    def _new_log(self, log_dir: str, tp: TopicPartition, high_watermark: int) -> Log:
-        return Log(log_dir, tp, high_watermark, self.defer if self.defer_io_errors else None, self.append_faults)
+    def _new_log(self, log_dir: str, tp: TopicPartition, high_watermark: int, recovery_point: int = 0,
+                 log_start_offset: int = 0) -> Log:
+        return Log(log_dir, tp, high_watermark, self.defer if self.defer_io_errors else None, self.append_faults,
+                   config=self.default_config, recovery_point=recovery_point, log_start_offset=log_start_offset)
 
     # --------------------------------------------------------------------------------------------------- startup
 
@@ -479,6 +914,8 @@ class LogManager:
             try:
                 hws = read_offset_checkpoint(os.path.join(d, REPLICATION_OFFSET_CHECKPOINT))
                 names = sorted(os.listdir(d))
+                recovery_points = _read_checkpoint_or_empty(os.path.join(d, RECOVERY_POINT_CHECKPOINT))
+                start_offsets = _read_checkpoint_or_empty(os.path.join(d, LOG_START_OFFSET_CHECKPOINT))
             except (KafkaStorageError, OSError) as e:
                 if not self.defer(KafkaStorageError(str(e), d)):
                     self.offline_dirs.add(d)
@@ -498,7 +935,8 @@ class LogManager:
                 if self.owns is not None and not self.owns(tp):
                     continue
                 try:
-                    self._logs[tp] = self._new_log(d, tp, hws.get(tp, 0))
+                    self._logs[tp] = self._new_log(d, tp, hws.get(tp, 0), recovery_points.get(tp, 0),
+                                                   start_offsets.get(tp, 0))
                 except KafkaStorageError:
                     self.offline_dirs.add(d)
 
@@ -597,6 +1035,7 @@ class LogManager:
             if log is None:
                 continue
             existed.add(tp)
+            log.close()
             log._deleted = True
             if log.parent_dir in self.offline_dirs:
                 errors[tp] = KafkaStorageError(f"log dir {log.parent_dir} is offline", log.parent_dir)
@@ -635,6 +1074,16 @@ class LogManager:
                                     {tp: lg.log_end_offset for tp, lg in logs.items()})
             write_offset_checkpoint(os.path.join(d, LOG_START_OFFSET_CHECKPOINT),
                                     {tp: lg.log_start_offset for tp, lg in logs.items() if lg.log_start_offset > 0})
+
+    def cleanup_logs(self, now_ms: int) -> int:
+        """LogManager.cleanupLogs (every log.retention.check.interval.ms): delete_old_segments of every log; returns
+        the number of segments deleted. A log whose dir fails is skipped (its error deferred or raised)."""
+        return sum(log.delete_old_segments(now_ms) for log in list(self._logs.values()))
+
+    def close(self) -> None:
+        """LogManager.shutdown's Log.close of every log (file descriptors released)."""
+        for log in self._logs.values():
+            log.close()
 
     def read_high_watermark_checkpoints(self) -> LazyOffsetCheckpoints:
         """LazyOffsetCheckpoints over the live dirs' ``replication-offset-checkpoint`` files: a dir's file is read

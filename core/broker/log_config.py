@@ -76,6 +76,30 @@ def scala_to_boolean(text: str | None) -> bool:
     return text is not None and text.lower() == "true"
 
 
+# Kafka 2.6's defaults (Defaults.scala / LogConfig) for the settings the log acts on.
+DEFAULT_SEGMENT_BYTES = 1024 * 1024 * 1024  # log.segment.bytes
+DEFAULT_SEGMENT_MS = 7 * 24 * 60 * 60 * 1000  # log.roll.hours = 168
+DEFAULT_RETENTION_MS = 7 * 24 * 60 * 60 * 1000  # log.retention.hours = 168
+DEFAULT_RETENTION_BYTES = -1  # log.retention.bytes
+DEFAULT_MAX_MESSAGE_BYTES = 1024 * 1024 + 12  # message.max.bytes = 1048588 (1 MiB + Records.LOG_OVERHEAD)
+DEFAULT_INDEX_INTERVAL_BYTES = 4096  # log.index.interval.bytes
+DEFAULT_SEGMENT_INDEX_BYTES = 10 * 1024 * 1024  # log.index.size.max.bytes
+DEFAULT_FILE_DELETE_DELAY_MS = 60000  # log.segment.delete.delay.ms
+CREATE_TIME, LOG_APPEND_TIME = "CreateTime", "LogAppendTime"
+
+# topic config name -> (attribute, minimum) of the integer settings
+_INT_SETTINGS: dict[str, tuple[str, int]] = {
+    "segment.bytes": ("segment_bytes", 14),  # LegacyRecord.RECORD_OVERHEAD_V0
+    "segment.ms": ("segment_ms", 1),
+    "retention.ms": ("retention_ms", -1),
+    "retention.bytes": ("retention_bytes", -(2**63)),
+    "max.message.bytes": ("max_message_bytes", 0),
+    "index.interval.bytes": ("index_interval_bytes", 0),
+    "segment.index.bytes": ("segment_index_bytes", 4),
+    "file.delete.delay.ms": ("file_delete_delay_ms", 0),
+}
+
+
 @attrs.frozen
 class LogConfig:
     """kafka.log.LogConfig: the typed settings the broker uses, and every property as text (``originals``)."""
@@ -83,6 +107,21 @@ class LogConfig:
     min_insync_replicas: int = 1
     unclean_leader_election_enable: bool = False
     originals: tuple[tuple[str, str], ...] = ()
+    segment_bytes: int = DEFAULT_SEGMENT_BYTES
+    segment_ms: int = DEFAULT_SEGMENT_MS
+    retention_ms: int = DEFAULT_RETENTION_MS
+    retention_bytes: int = DEFAULT_RETENTION_BYTES
+    max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES
+    index_interval_bytes: int = DEFAULT_INDEX_INTERVAL_BYTES
+    segment_index_bytes: int = DEFAULT_SEGMENT_INDEX_BYTES
+    file_delete_delay_ms: int = DEFAULT_FILE_DELETE_DELAY_MS
+    message_timestamp_type: str = CREATE_TIME
+    cleanup_policy: str = "delete"
+
+    @property
+    def delete(self) -> bool:
+        """LogConfig.delete: cleanup.policy includes delete (time/size retention applies)."""
+        return "delete" in [p.strip().lower() for p in self.cleanup_policy.split(",")]
 
     @staticmethod
     def from_props(defaults: Props, overrides: Props) -> LogConfig:
@@ -104,13 +143,40 @@ class LogConfig:
         except ValueError:
             raise ValueError(f"Invalid value {unclean_text} for configuration {UNCLEAN_LEADER_ELECTION_ENABLE}: "
                              "Expected value to be either true or false") from None
-        return LogConfig(min_isr, unclean, tuple(merged.items()))
+        typed: dict[str, Any] = {}
+        for name, (attribute, minimum) in _INT_SETTINGS.items():
+            text = merged.get(name)
+            if text is None:
+                continue
+            try:
+                value = int(text.strip())
+            except ValueError:
+                raise ValueError(f"Invalid value {text} for configuration {name}: Not a number of type LONG") from None
+            if value < minimum:
+                raise ValueError(f"Invalid value {value} for configuration {name}: Value must be at least {minimum}")
+            typed[attribute] = value
+        timestamp_type = merged.get("message.timestamp.type", CREATE_TIME).strip()
+        if timestamp_type not in (CREATE_TIME, LOG_APPEND_TIME):
+            raise ValueError(f"Invalid value {timestamp_type} for configuration message.timestamp.type: String must "
+                             f"be one of: {CREATE_TIME}, {LOG_APPEND_TIME}")
+        return LogConfig(min_isr, unclean, tuple(merged.items()), message_timestamp_type=timestamp_type,
+                         cleanup_policy=merged.get("cleanup.policy", "delete"), **typed)
 
 
 def log_defaults_from_broker_config(broker_props: Props) -> dict[str, str]:
     """KafkaServer.copyKafkaConfigToLog / DynamicLogConfig.reconfigure: the broker configs that are log defaults,
     renamed to their topic config names."""
-    return {_TOPIC_NAME_OF[k]: v for k, v in broker_props.items() if k in _TOPIC_NAME_OF}
+    result = {_TOPIC_NAME_OF[k]: v for k, v in broker_props.items() if k in _TOPIC_NAME_OF}
+    # KafkaConfig.logRetentionTimeMillis / logRollTimeMillis: the ms setting wins, then minutes, then hours
+    for topic_name, prefix in (("retention.ms", "log.retention"), ("segment.ms", "log.roll")):
+        if topic_name in result:
+            continue
+        for unit, factor in (("minutes", 60_000), ("hours", 3_600_000)):
+            text = broker_props.get(f"{prefix}.{unit}")
+            if text is not None and text.strip().lstrip("-").isdigit():
+                result[topic_name] = str(int(text) * factor)
+                break
+    return result
 
 
 def effective_broker_config(static: Props, dynamic_default: Props, dynamic_broker: Props) -> dict[str, str]:
@@ -152,7 +218,7 @@ class LogConfigs:
             return False
         self.overrides[topic] = dict(overrides)
         for p in hosted:
-            p.min_insync_replicas = config.min_insync_replicas
+            _apply(p, config)
         return True
 
     def reconfigure_defaults(self, defaults: Props, partitions: Iterable[Any]) -> None:
@@ -165,7 +231,7 @@ class LogConfigs:
             return
         self.defaults = dict(defaults)
         for p in partitions:
-            p.min_insync_replicas = self.for_topic(p.topic_partition.topic).min_insync_replicas
+            _apply(p, self.for_topic(p.topic_partition.topic))
 
     def fetch_topic_configs(self, partitions: Iterable[Any]) -> Proc[None]:
         """Partition.createLog's ``fetchTopicConfig`` for partitions hosted for the first time: one pipelined read
@@ -194,4 +260,12 @@ class LogConfigs:
             except ValueError as e:
                 log.error("Ignoring the config of topic %s: %s", topic, e)
         for p in fresh:
-            p.min_insync_replicas = self.for_topic(p.topic_partition.topic).min_insync_replicas
+            _apply(p, self.for_topic(p.topic_partition.topic))
+
+
+def _apply(partition: Any, config: LogConfig) -> None:
+    """A partition and its log take a (new) effective config (Log.updateConfig)."""
+    partition.min_insync_replicas = config.min_insync_replicas
+    log_ = getattr(partition, "log", None)
+    if log_ is not None:
+        log_.config = config

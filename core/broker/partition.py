@@ -458,7 +458,7 @@ class Partition:
         log = self.local_log_with_epoch(current_leader_epoch, fetch_only_from_leader)
         hw, leo = log.high_watermark, log.log_end_offset
         limit = hw if committed_only else leo
-        records = log.read(fetch_offset, max_records, limit) if fetch_offset <= leo else ()
+        records = log.read_legacy(fetch_offset, max_records, limit) if fetch_offset <= leo else ()
         return records, hw, leo
 
     def last_offset_for_leader_epoch(self, current_leader_epoch: int, leader_epoch: int,

@@ -24,14 +24,14 @@ TP = TopicPartition("my-topic", 2)
 def test_log_append_read_recover_torn_tail(tmp_path):
     log = Log(str(tmp_path), TP)
     assert log.append(["a", "b\nwith newline", "c"], 0) == (0, 2)
-    assert log.read(1, 10) == ("b\nwith newline", "c")
-    assert log.read(0, 2, max_offset=1) == ("a",)
+    assert log.read_legacy(1, 10) == ("b\nwith newline", "c")
+    assert log.read_legacy(0, 2, max_offset=1) == ("a",)
     with open(os.path.join(log.dir, SEGMENT_FILE), "ab") as f:
         f.write(b'[3,0,"tor')  # a torn write
     again = Log(str(tmp_path), TP)
-    assert again.log_end_offset == 3 and again.read(0, 10) == ("a", "b\nwith newline", "c")
+    assert again.log_end_offset == 3 and again.read_legacy(0, 10) == ("a", "b\nwith newline", "c")
     again.append(["d"], 1)
-    assert Log(str(tmp_path), TP).read(3, 10) == ("d",)
+    assert Log(str(tmp_path), TP).read_legacy(3, 10) == ("d",)
     assert again.leader_epoch_entries == ((0, 0), (1, 3))
     again.truncate_to(2)
     assert again.log_end_offset == 2 and again.leader_epoch_entries == ((0, 0),)
@@ -184,7 +184,7 @@ def test_replication_expands_isr_and_advances_hw(tmp_path):
     assert lp.high_watermark == 3  # ISR [0]: committed at once
     _round(zk, leader, follower, 10)  # follower gets the records
     assert fp.log.log_end_offset == 3 and fp.high_watermark == 3
-    assert fp.log.read(0, 10) == ("a", "b", "c")
+    assert fp.log.read_legacy(0, 10) == ("a", "b", "c")
     _round(zk, leader, follower, 20)  # fetch at 3: caught up → ISR expansion in ZooKeeper
     assert lp.isr == (0, 1) and leader.isr_propagation.isr_change_set == {TP}
     assert '"isr":[0,1]' in zk.get("/brokers/topics/my-topic/partitions/2/state")

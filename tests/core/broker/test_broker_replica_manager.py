@@ -121,7 +121,7 @@ def test_becomeFollowerWhenLeaderIsUnchangedButMissedLeaderUpdate_truncates_by_e
     answer = OffsetsForLeaderEpochResponse((OffsetForLeaderTopicResult("foo", (
         OffsetForLeaderPartitionResult(Errors.NONE, 0, 1, leader_end),)),))
     drive(rm.handle_epoch_response(1, answer, T0))
-    assert p.log.log_end_offset == kept and p.log.read(0, 10) == ("a", "b", "c")[:kept]
+    assert p.log.log_end_offset == kept and p.log.read_legacy(0, 10) == ("a", "b", "c")[:kept]
     assert rm.fetch_states[TP0] == FollowerFetchState(1, 3, kept, FETCHING)
     assert rm.fetch_request_for(1).partitions == (FetchPartition(TP0, kept, 3, high_watermark=1),)
 
@@ -637,7 +637,7 @@ def test_an_acknowledged_record_is_in_the_segment_when_the_log_dir_breaks(tmp_pa
     os.remove(log_dir)  # the operator puts the disk back; the broker restarts on it
     os.rename(away, log_dir)
     again = LogManager((log_dir,)).get_log(TP0)
-    assert again.read(0, 10) == ("v0", "v1") and again.log_end_offset == 2
+    assert again.read_legacy(0, 10) == ("v0", "v1") and again.log_end_offset == 2
     assert again.leader_epoch_cache.epoch_entries == ((3, 0),)
 
 
@@ -670,7 +670,7 @@ def test_a_recorded_append_failure_is_injected_on_a_healthy_dir(tmp_path):
     assert rm.log_manager.deferred_io_failures == {os.path.abspath(dirs[0])}
     faults.failing.clear()
     assert drive(rm.handle_produce(ProduceRequest(TP0, ("c",)), T0), zk).base_offset == 1
-    assert LogManager(dirs).get_log(TP0).read(0, 10) == ("a", "c")
+    assert LogManager(dirs).get_log(TP0).read_legacy(0, 10) == ("a", "c")
 
 
 def test_log_reads_come_from_memory_and_survive_recovery(tmp_path):
@@ -680,9 +680,9 @@ def test_log_reads_come_from_memory_and_survive_recovery(tmp_path):
     log = rm.online_partition(TP0).log
     log.append(["x", "y", "z"], 0)
     log.truncate_to(2)
-    assert log.read(0, 10) == ("x", "y") and log.read(1, 1) == ("y",)
+    assert log.read_legacy(0, 10) == ("x", "y") and log.read_legacy(1, 1) == ("y",)
     again = LogManager(rm.config.log_dirs).get_log(TP0)
-    assert again.read(0, 10) == ("x", "y") and again.log_end_offset == 2
+    assert again.read_legacy(0, 10) == ("x", "y") and again.log_end_offset == 2
 
 
 # ---------------------------------------------------------------------------------------- introspection
@@ -763,7 +763,7 @@ def test_fetch_sessions_incremental_requests_carry_only_changes(tmp_path):
     req, resp = round_trip(T0 + 5)
     assert [fp.tp for fp in req.partitions] == [TP1] and resp.partitions == ()
     p1 = follower.online_partition(TP1)
-    assert p1.log.read(0, 10) == ("x",) and p1.high_watermark == 1
+    assert p1.log.read_legacy(0, 10) == ("x",) and p1.high_watermark == 1
     follower.remove_fetchers([TP0])
     req, resp = round_trip(T0 + 6)
     assert req.partitions == () and req.forgotten == (TP0,)

@@ -8,10 +8,13 @@ PartitionActor would carry; ZooKeeper is the in-memory FakeZooKeeper (tests/supp
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from core.broker.fetcher_state import FETCHING, TRUNCATING, OffsetTruncationState, offset_truncation_state
 from core.broker.leader_epoch_cache import UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET
+from core.broker.log import SEGMENT_FILE
 from core.broker.replica_manager import ReplicaManager
 from messages.common import Errors, TopicPartition
 from messages.replication import (
@@ -25,6 +28,7 @@ from messages.replication import (
     OffsetsForLeaderEpochResponse,
     ProduceRequest,
 )
+from protocol.records import iter_batches
 from tests.support.broker import broker_zk, drive, emitted, lai_request, lai_state, make_rm, settle_truncation
 from tests.support.fake_zookeeper import FakeZooKeeper
 
@@ -123,7 +127,7 @@ def test_truncation_multiple_rounds_to_diverging_point(tmp_path):
     fp = follower.online_partition(TP)
     assert fp.log.log_end_offset == 0 and follower.fetch_states[TP].state == FETCHING
     fetch_round(zk, leader, follower, 0, T0 + 1)
-    assert fp.log.read(0, 10) == ("a", "b", "c")
+    assert fp.log.read_legacy(0, 10) == ("a", "b", "c")
     assert fp.log.leader_epoch_entries == leader.online_partition(TP).log.leader_epoch_entries == (
         (1, 0), (3, 1), (5, 2))
 
@@ -397,10 +401,10 @@ def test_epoch_bump_then_leader_death_keeps_every_acknowledged_record(tmp_path, 
         become(rms[b], elect, zk=zk, now=T0 + 30)
     new_leader = rms[1].online_partition(TP)
     assert new_leader.is_leader and new_leader.leader_epoch == 2
-    assert {o: new_leader.log.read(o, 1)[0] for o in acknowledged} == acknowledged
+    assert {o: new_leader.log.read_legacy(o, 1)[0] for o in acknowledged} == acknowledged
     # the other follower truncates against the new leader and keeps them too
     settle_truncation(zk, rms[1], rms[2], 1, T0 + 31)
-    assert rms[2].online_partition(TP).log.read(0, 10) == tuple(acknowledged.values())
+    assert rms[2].online_partition(TP).log.read_legacy(0, 10) == tuple(acknowledged.values())
     assert new_leader.log.leader_epoch_entries == ((0, 0), (2, 6))
 
 
@@ -418,8 +422,9 @@ def test_follower_appends_records_with_the_leaders_batch_epochs(tmp_path):
     settle_truncation(zk, leader, follower, 0, T0)
     fetch_round(zk, leader, follower, 0, T0 + 1)
     log = follower.online_partition(TP).log
-    with open(log.segment_path, encoding="utf-8") as fh:
-        assert fh.read().splitlines() == ['[0,1,"a"]', '[1,1,"b"]', '[2,2,"c"]', '[3,2,"d"]']
+    with open(os.path.join(log.dir, SEGMENT_FILE), "rb") as fh:
+        assert [(b.base_offset, b.partition_leader_epoch, [r.value for r in b.records()])
+                for b in iter_batches(fh.read())] == [(0, 1, [b"a"]), (1, 1, [b"b"]), (2, 2, [b"c"]), (3, 2, [b"d"])]
     assert log.leader_epoch_entries == ((1, 0), (2, 2))
     assert leader.online_partition(TP).log.leader_epoch_entries == ((1, 0), (2, 2), (3, 4))
     drive(leader.handle_produce(ProduceRequest(TP, ("e",)), T0 + 2), zk)
@@ -455,8 +460,8 @@ def test_divergent_suffix_of_a_dead_leader_is_truncated_before_new_records_are_a
     fetch_round(zk, b, c, 1, T0 + 2, effects)
     (ack,) = emitted(effects, "client")
     assert ack.error == Errors.NONE and ack.base_offset == 9
-    assert c_log.read(0, 20) == b.online_partition(TP).log.read(0, 20)
-    assert c_log.read(9, 3) == ("b-9", "b-10", "b-11")
+    assert c_log.read_legacy(0, 20) == b.online_partition(TP).log.read_legacy(0, 20)
+    assert c_log.read_legacy(9, 3) == ("b-9", "b-10", "b-11")
     assert c_log.leader_epoch_entries == b.online_partition(TP).log.leader_epoch_entries == ((1, 0), (3, 9))
 
 

@@ -344,7 +344,7 @@ def test_checkpoint_stays_exact_across_truncations_and_restarts(tmp_path):
     log.append(["f"], 7)
     again = Log(str(tmp_path), TP)
     assert again.leader_epoch_entries == ((0, 0), (2, 2), (7, 4)) and _file(again) == "0\n3\n0 0\n2 2\n7 4\n"
-    assert again.read(0, 10) == ("a", "b", "c", "d", "f")
+    assert again.read_legacy(0, 10) == ("a", "b", "c", "d", "f")
     assert again.end_offset_for_epoch(2) == (4, 2) and again.end_offset_for_epoch(7) == (5, 7)
 
 

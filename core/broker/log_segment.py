@@ -1,0 +1,369 @@
+"""kafka.log.LogSegment: one ``%020d.log`` file of record batches exactly as Kafka writes them, with its ``.index``
+and ``.timeindex`` (core/broker/offset_index.py).
+
+Batches are read from the file with ``os.pread``; the segment keeps only scalars in memory (size, next offset, max
+timestamp) plus, while active, its index entries. Batch framing (baseOffset, batchLength, lastOffsetDelta at their
+fixed places in the v2 header) is read here without building a `RecordBatch`; whole batches are checked with
+protocol/records.py.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import struct
+from collections.abc import Callable, Iterator
+
+from crc32c import crc32c
+
+from core.broker.offset_index import CorruptIndexError, OffsetIndex, TimeIndex
+from protocol.errors import ProtocolError
+from protocol.records import HEADER_SIZE, LOG_OVERHEAD, TIMESTAMP_TYPE_BIT, RecordBatch, read_batch_header
+
+LOG_FILE_SUFFIX = ".log"
+INDEX_FILE_SUFFIX = ".index"
+TIME_INDEX_FILE_SUFFIX = ".timeindex"
+DELETED_FILE_SUFFIX = ".deleted"
+NO_TIMESTAMP = -1  # RecordBatch.NO_TIMESTAMP
+
+# Fixed places in a v2 batch header (DefaultRecordBatch): what framing, indexing and the search need.
+_FRAME = struct.Struct(">qiiB")  # baseOffset, batchLength, partitionLeaderEpoch, magic
+_CRC_AT, _ATTRIBUTES_AT, _LAST_OFFSET_DELTA_AT, _MAX_TIMESTAMP_AT = 17, 21, 23, 35
+_I32 = struct.Struct(">i")
+_I64 = struct.Struct(">q")
+_H16 = struct.Struct(">h")
+_U32 = struct.Struct(">I")
+
+# A batch's frame: (position in the segment, base offset, last offset, size in bytes)
+Frame = tuple[int, int, int, int]
+
+
+def file_name(base_offset: int, suffix: str) -> str:
+    """Log.filenamePrefixFromOffset: the offset zero-padded to 20 digits."""
+    return f"{base_offset:020d}{suffix}"
+
+
+def frame_at(header: bytes | bytearray | memoryview, pos: int, position: int) -> Frame | None:
+    """The frame of the batch whose header starts at ``header[pos:]``, or None if fewer than a v2 header's bytes
+    remain or its length cannot be a batch."""
+    if len(header) - pos < HEADER_SIZE:
+        return None
+    base, length, _epoch, _magic = _FRAME.unpack_from(header, pos)
+    if length < HEADER_SIZE - LOG_OVERHEAD:
+        return None
+    last = base + _I32.unpack_from(header, pos + _LAST_OFFSET_DELTA_AT)[0]
+    return position, base, last, LOG_OVERHEAD + length
+
+
+def frames_in(data: bytes | bytearray | memoryview) -> Iterator[Frame]:
+    """The whole batches in ``data`` (positions relative to it); stops at the first incomplete one."""
+    pos = 0
+    while True:
+        frame = frame_at(data, pos, pos)
+        if frame is None or pos + frame[3] > len(data):
+            return
+        yield frame
+        pos += frame[3]
+
+
+def set_log_append_time(buf: bytearray, pos: int, size: int, now_ms: int) -> None:
+    """DefaultRecordBatch.setMaxTimestamp(LOG_APPEND_TIME, now): the timestamp type bit and maxTimestamp are
+    covered by the CRC, so it is recomputed (Kafka does the same)."""
+    attributes = _H16.unpack_from(buf, pos + _ATTRIBUTES_AT)[0] | TIMESTAMP_TYPE_BIT
+    _H16.pack_into(buf, pos + _ATTRIBUTES_AT, attributes)
+    _I64.pack_into(buf, pos + _MAX_TIMESTAMP_AT, now_ms)
+    _U32.pack_into(buf, pos + _CRC_AT, crc32c(memoryview(buf)[pos + _ATTRIBUTES_AT:pos + size]))
+
+
+def crc_valid(batch: RecordBatch) -> bool:
+    """DefaultRecordBatch.isValid: the CRC-32C over attributes..end (what LogSegment.recover checks per batch)."""
+    return crc32c(memoryview(batch.raw)[_ATTRIBUTES_AT:]) == batch.crc
+
+
+class LogSegment:
+    """kafka.log.LogSegment. ``next_offset`` and the timestamps are kept here; the Log decides when to roll."""
+
+    def __init__(self, directory: str, base_offset: int, index_interval_bytes: int, created_ms: int) -> None:
+        self.dir = directory
+        self.base_offset = base_offset
+        self.index_interval_bytes = index_interval_bytes
+        self.log_path = os.path.join(directory, file_name(base_offset, LOG_FILE_SUFFIX))
+        self.offset_index = OffsetIndex(os.path.join(directory, file_name(base_offset, INDEX_FILE_SUFFIX)),
+                                        base_offset)
+        self.time_index = TimeIndex(os.path.join(directory, file_name(base_offset, TIME_INDEX_FILE_SUFFIX)),
+                                    base_offset)
+        self.created_ms = created_ms
+        self.size = 0
+        self.next_offset = base_offset
+        self.max_timestamp = NO_TIMESTAMP  # maxTimestampSoFar
+        self.offset_of_max_timestamp = base_offset
+        self._rolling_timestamp: int | None = None  # the first batch's max timestamp (rollingBasedTimestamp)
+        self._bytes_since_last_index_entry = 0
+        self._fd: int | None = None
+        self.active = False
+
+    # ------------------------------------------------------------------------------------------------- files
+
+    def create(self) -> None:
+        """A new empty segment (Log.roll): truncates whatever files of this name a crash left."""
+        for path in (self.log_path, self.offset_index.path, self.time_index.path):
+            with open(path, "wb"):
+                pass
+        self.offset_index.load(in_memory=True)
+        self.time_index.load(in_memory=True)
+        self.active = True
+
+    def load_trusted(self, next_offset: int) -> None:
+        """Open a segment before the recovery point: its size from the file, its max timestamp from the time
+        index (what Kafka reads lazily). Indexes failing their sanity check are rebuilt (recover)."""
+        self.size = os.path.getsize(self.log_path)
+        self.next_offset = next_offset
+        if not (os.path.exists(self.offset_index.path) and os.path.exists(self.time_index.path)):
+            self.recover(lambda batch: None)
+            return
+        try:
+            self.offset_index.load(in_memory=False)
+            self.time_index.load(in_memory=False)
+            self.offset_index.check(next_offset, self.size)
+            self.time_index.check(next_offset)
+        except CorruptIndexError:
+            self.recover(lambda batch: None)
+            return
+        last = self.time_index.last_entry()
+        if last is not None:
+            self.max_timestamp, self.offset_of_max_timestamp = last[0], self.base_offset + last[1]
+
+    def make_active(self) -> None:
+        """The segment becomes the log's active one (after loading, or a truncation back into it)."""
+        self.active = True
+        self.offset_index.make_active()
+        self.time_index.make_active()
+        last = self.offset_index.last_entry()
+        indexed_position = last[1] if last is not None else 0
+        self._bytes_since_last_index_entry = max(0, self.size - indexed_position)
+
+    def become_inactive(self) -> None:
+        """LogSegment.onBecomeInactiveSegment: a last time-index entry for the max timestamp; memory released."""
+        if self.max_timestamp >= 0:
+            self.time_index.maybe_append(self.max_timestamp, self.offset_of_max_timestamp)
+        self.offset_index.make_inactive()
+        self.time_index.make_inactive()
+        self.close()
+        self.active = False
+
+    def close(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+        self.offset_index.close()
+        self.time_index.close()
+
+    def delete(self) -> None:
+        """LogSegment.deleteIfExists (Kafka renames to ``.deleted`` and unlinks after file.delete.delay.ms; the
+        files go at once here)."""
+        self.close()
+        for path in (self.log_path, self.offset_index.path, self.time_index.path):
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(path)
+
+    # ------------------------------------------------------------------------------------------------ append
+
+    def append(self, data: bytes | bytearray, largest_offset: int, largest_timestamp: int,
+               offset_of_largest_timestamp: int) -> None:
+        """LogSegment.append: one write of the validated batches; an index entry every index.interval.bytes.
+        On a failed write the file is cut back to its old size and OSError propagates."""
+        position = self.size
+        # opened per append, by path: a log dir that has gone away (moved, unmounted) must fail the append, as the
+        # broker's dir probe and the acknowledged-records guarantee expect, not write on through an old descriptor
+        fd = os.open(self.log_path, os.O_WRONLY | os.O_APPEND)
+        try:
+            written = 0
+            view = memoryview(data)
+            while written < len(data):
+                written += os.write(fd, view[written:])
+        except OSError:
+            with contextlib.suppress(OSError):
+                os.ftruncate(fd, position)  # a torn write would be read back after our next append
+            raise
+        finally:
+            os.close(fd)
+        if self.size == 0 and self._rolling_timestamp is None:
+            self._rolling_timestamp = largest_timestamp
+        self.size += len(data)
+        self.next_offset = largest_offset + 1
+        if largest_timestamp > self.max_timestamp:
+            self.max_timestamp, self.offset_of_max_timestamp = largest_timestamp, offset_of_largest_timestamp
+        if self._bytes_since_last_index_entry > self.index_interval_bytes:
+            self.offset_index.append(largest_offset, position)
+            self.time_index.maybe_append(self.max_timestamp, self.offset_of_max_timestamp)
+            self._bytes_since_last_index_entry = 0
+        self._bytes_since_last_index_entry += len(data)
+
+    def time_waited_for_roll(self, now_ms: int, message_timestamp: int) -> int:
+        """LogSegment.timeWaitedForRoll: against the first batch's timestamp when it has one, else creation."""
+        if self._rolling_timestamp is None and self.size > 0:
+            frame = self.read(0, HEADER_SIZE)
+            self._rolling_timestamp = _I64.unpack_from(frame, _MAX_TIMESTAMP_AT)[0] if len(frame) == HEADER_SIZE \
+                else NO_TIMESTAMP
+        if self._rolling_timestamp is not None and self._rolling_timestamp >= 0:
+            return message_timestamp - self._rolling_timestamp
+        return now_ms - self.created_ms
+
+    # ------------------------------------------------------------------------------------------------- reads
+
+    def read(self, position: int, size: int) -> bytes:
+        """``size`` bytes (fewer at the end) from ``position`` of the .log file."""
+        if size <= 0:
+            return b""
+        if self._fd is not None:
+            return os.pread(self._fd, size, position)
+        fd = os.open(self.log_path, os.O_RDONLY)
+        try:
+            return os.pread(fd, size, position)
+        finally:
+            os.close(fd)
+
+    def frames(self, start_position: int = 0, end_position: int | None = None) -> Iterator[Frame]:
+        """The batch frames from ``start_position``, reading the file 64 KiB at a time; stops at a frame that does
+        not fit before ``end_position`` (default: the segment's size)."""
+        end = self.size if end_position is None else end_position
+        pos = start_position
+        chunk_size = 65536
+        while pos < end:
+            chunk = self.read(pos, min(chunk_size, end - pos))
+            consumed = 0
+            for rel, base, last, size in frames_in(chunk):
+                yield pos + rel, base, last, size
+                consumed = rel + size
+            if consumed == 0:
+                frame = frame_at(chunk, 0, pos)  # a batch bigger than the chunk
+                if frame is None or pos + frame[3] > end:
+                    return
+                yield frame
+                consumed = frame[3]
+            pos += consumed
+
+    def translate_offset(self, offset: int, start_position: int = 0) -> Frame | None:
+        """LogSegment.translateOffset: the frame of the first batch whose last offset is ≥ ``offset``, searching
+        from the index entry below it."""
+        _, position = self.offset_index.lookup(offset)
+        for frame in self.frames(max(position, start_position)):
+            if frame[2] >= offset:
+                return frame
+        return None
+
+    def find_offset_by_timestamp(self, timestamp: int, starting_offset: int) -> tuple[int, int, int] | None:
+        """LogSegment.findOffsetByTimestamp: (offset, timestamp, partitionLeaderEpoch) of the first record at or
+        after ``starting_offset`` whose timestamp is ≥ ``timestamp``, in the first batch whose max timestamp is."""
+        _, indexed_offset = self.time_index.lookup(timestamp)
+        start = self.translate_offset(max(indexed_offset, starting_offset))
+        if start is None:
+            return None
+        for position, _base, _last, size in self.frames(start[0]):
+            head = self.read(position, HEADER_SIZE)
+            if _I64.unpack_from(head, _MAX_TIMESTAMP_AT)[0] < timestamp:
+                continue
+            batch = read_batch_header(self.read(position, size))
+            log_append = bool(batch.attributes & TIMESTAMP_TYPE_BIT)
+            for record in batch.records():
+                offset = batch.base_offset + record.offset_delta
+                ts = batch.max_timestamp if log_append else batch.first_timestamp + record.timestamp_delta
+                if ts >= timestamp and offset >= starting_offset:
+                    return offset, ts, batch.partition_leader_epoch
+        return None
+
+    def largest_timestamp(self) -> int:
+        """LogSegment.largestTimestamp: the max timestamp, or the file's modification time if none."""
+        if self.max_timestamp >= 0:
+            return self.max_timestamp
+        try:
+            return int(os.path.getmtime(self.log_path) * 1000)
+        except OSError:
+            return NO_TIMESTAMP
+
+    # --------------------------------------------------------------------------------------- recovery, truncation
+
+    def recover(self, on_batch: Callable[[RecordBatch], None]) -> int:
+        """LogSegment.recover: re-read every batch, check its frame, CRC and offset order, rebuild both indexes,
+        and cut the file after the last valid batch. ``on_batch`` sees each valid batch (epoch cache, producer
+        state). Returns the number of bytes truncated."""
+        self.close()
+        file_size = os.path.getsize(self.log_path)
+        index_entries: list[tuple[int, int]] = []
+        time_entries: list[tuple[int, int]] = []
+        self.max_timestamp, self.offset_of_max_timestamp = NO_TIMESTAMP, self.base_offset
+        self._rolling_timestamp = None
+        next_offset = self.base_offset
+        valid = 0
+        since_index = 0
+        with open(self.log_path, "rb", buffering=1 << 20) as f:
+            while True:
+                head = f.read(HEADER_SIZE)
+                frame = frame_at(head, 0, valid)
+                if frame is None or valid + frame[3] > file_size:
+                    break
+                try:
+                    batch = read_batch_header(head + f.read(frame[3] - HEADER_SIZE))
+                except ProtocolError:
+                    break
+                if not crc_valid(batch) or batch.base_offset < next_offset or batch.last_offset < batch.base_offset:
+                    break
+                if since_index > self.index_interval_bytes:
+                    index_entries.append((batch.last_offset - self.base_offset, valid))
+                    if self.max_timestamp >= 0 and (not time_entries or self.max_timestamp > time_entries[-1][0]):
+                        time_entries.append((self.max_timestamp, self.offset_of_max_timestamp - self.base_offset))
+                    since_index = 0
+                since_index += frame[3]
+                if self._rolling_timestamp is None:
+                    self._rolling_timestamp = batch.max_timestamp
+                if batch.max_timestamp > self.max_timestamp:
+                    self.max_timestamp, self.offset_of_max_timestamp = batch.max_timestamp, batch.last_offset
+                on_batch(batch)
+                next_offset = batch.next_offset
+                valid += frame[3]
+        truncated = file_size - valid
+        if truncated:
+            os.truncate(self.log_path, valid)
+        self.size = valid
+        self.next_offset = next_offset
+        self._bytes_since_last_index_entry = since_index
+        self.offset_index.reset(index_entries)
+        self.time_index.reset(time_entries)
+        return truncated
+
+    def truncate_to(self, offset: int) -> int:
+        """LogSegment.truncateTo: drop the batch holding ``offset`` and everything after; returns the new next
+        offset (the base offset of the first dropped batch)."""
+        frame = self.translate_offset(offset)
+        if frame is None:
+            return self.next_offset
+        position, base = frame[0], frame[1]
+        self.close()
+        os.truncate(self.log_path, position)
+        self.offset_index.truncate_to(base)
+        self.time_index.truncate_to(base)
+        self.size = position
+        self.next_offset = base if position > 0 else self.base_offset
+        last = self.time_index.last_entry()
+        if last is not None:
+            self.max_timestamp, self.offset_of_max_timestamp = last[0], self.base_offset + last[1]
+        else:
+            self.max_timestamp, self.offset_of_max_timestamp = NO_TIMESTAMP, self.base_offset
+        if position == 0:
+            self._rolling_timestamp = None
+        last_index = self.offset_index.last_entry()
+        self._bytes_since_last_index_entry = position - (last_index[1] if last_index else 0)
+        return self.next_offset
+
+    def __repr__(self) -> str:
+        return f"LogSegment(base={self.base_offset}, size={self.size}, next={self.next_offset})"
+
+
+_PRODUCER = struct.Struct(">qhi")  # producerId, producerEpoch, baseSequence
+_PRODUCER_AT = 43
+
+
+def producer_fields(header: bytes) -> tuple[int, int, int, int]:
+    """(producerId, producerEpoch, baseSequence, maxTimestamp) of a v2 batch header."""
+    pid, epoch, seq = _PRODUCER.unpack_from(header, _PRODUCER_AT)
+    return pid, epoch, seq, _I64.unpack_from(header, _MAX_TIMESTAMP_AT)[0]

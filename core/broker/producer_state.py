@@ -1,0 +1,197 @@
+"""Idempotent producers' state of one partition: Kafka 2.6's ``ProducerStateManager`` / ``ProducerAppendInfo`` /
+``ProducerStateEntry``, reduced to what non-transactional idempotence needs.
+
+Per producer id: its epoch and the metadata of its last 5 batches (first/last sequence, first/last offset). A client
+batch that repeats one of them is a duplicate (the log answers with the original offsets and appends nothing); a
+sequence that does not follow the last one is OUT_OF_ORDER_SEQUENCE_NUMBER; an older epoch INVALID_PRODUCER_EPOCH
+(2.6's ProducerFencedException); a producer the partition does not know starting at a sequence other than 0
+UNKNOWN_PRODUCER_ID. Replicated batches (a follower's appends, recovery) update the state without these checks.
+The state is rebuilt from the log's batches when the log is opened or truncated (Kafka: from a ``.snapshot`` file
+plus the tail; no snapshot is written here).
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Iterable
+
+import attrs
+
+from core.broker.api_error import ApiError
+from messages.common import Errors
+
+NUM_BATCHES_TO_RETAIN = 5  # ProducerStateEntry.NumBatchesToRetain
+NO_PRODUCER_EPOCH = -1
+NO_SEQUENCE = -1
+INT_MAX = 2**31 - 1
+
+
+def increment_sequence(sequence: int, increment: int) -> int:
+    """DefaultRecordBatch.incrementSequence: sequences wrap from Int.MaxValue to 0."""
+    if sequence > INT_MAX - increment:
+        return increment - (INT_MAX - sequence) - 1
+    return sequence + increment
+
+
+def in_sequence(last_seq: int, next_seq: int) -> bool:
+    """ProducerAppendInfo.inSequence."""
+    return next_seq == last_seq + 1 or (next_seq == 0 and last_seq == INT_MAX)
+
+
+@attrs.frozen(slots=True)
+class BatchMetadata:
+    """kafka.log.BatchMetadata."""
+
+    first_seq: int
+    last_seq: int
+    first_offset: int
+    last_offset: int
+    timestamp: int
+
+
+@attrs.frozen(slots=True)
+class ProducerBatch:
+    """What the state needs of one record batch (its header fields and where the log put it)."""
+
+    producer_id: int
+    producer_epoch: int
+    base_sequence: int
+    last_offset_delta: int
+    base_offset: int
+    max_timestamp: int
+
+    @property
+    def last_seq(self) -> int:
+        return increment_sequence(self.base_sequence, self.last_offset_delta)
+
+    @property
+    def last_offset(self) -> int:
+        return self.base_offset + self.last_offset_delta
+
+
+class ProducerStateEntry:
+    """kafka.log.ProducerStateEntry: a producer's epoch and its last batches."""
+
+    __slots__ = ("producer_id", "producer_epoch", "batches")
+
+    def __init__(self, producer_id: int, producer_epoch: int = NO_PRODUCER_EPOCH,
+                 batches: Iterable[BatchMetadata] = ()) -> None:
+        self.producer_id = producer_id
+        self.producer_epoch = producer_epoch
+        self.batches: deque[BatchMetadata] = deque(batches, maxlen=NUM_BATCHES_TO_RETAIN)
+
+    @property
+    def last_seq(self) -> int:
+        return self.batches[-1].last_seq if self.batches else NO_SEQUENCE
+
+    @property
+    def last_offset(self) -> int:
+        return self.batches[-1].last_offset if self.batches else -1
+
+    def add_batch(self, epoch: int, metadata: BatchMetadata) -> None:
+        """ProducerStateEntry.addBatch: a new epoch forgets the old epoch's batches."""
+        if epoch != self.producer_epoch:
+            self.batches.clear()
+            self.producer_epoch = epoch
+        self.batches.append(metadata)
+
+    def find_duplicate_batch(self, batch: ProducerBatch) -> BatchMetadata | None:
+        """ProducerStateEntry.findDuplicateBatch: same epoch and exactly the same sequence range."""
+        if batch.producer_epoch != self.producer_epoch:
+            return None
+        last_seq = batch.last_seq
+        for metadata in self.batches:
+            if metadata.first_seq == batch.base_sequence and metadata.last_seq == last_seq:
+                return metadata
+        return None
+
+    def copy(self) -> ProducerStateEntry:
+        return ProducerStateEntry(self.producer_id, self.producer_epoch, self.batches)
+
+
+class ProducerStateManager:
+    """kafka.log.ProducerStateManager (no transactions, no snapshots)."""
+
+    def __init__(self) -> None:
+        self.producers: dict[int, ProducerStateEntry] = {}
+
+    def last_entry(self, producer_id: int) -> ProducerStateEntry | None:
+        return self.producers.get(producer_id)
+
+    def find_duplicate(self, batch: ProducerBatch) -> BatchMetadata | None:
+        """Log.analyzeAndValidateProducerState's duplicate check for a client batch."""
+        entry = self.producers.get(batch.producer_id)
+        return entry.find_duplicate_batch(batch) if entry is not None else None
+
+    def prepare(self, batches: Iterable[ProducerBatch], from_client: bool) -> dict[int, ProducerStateEntry]:
+        """ProducerAppendInfo.append for each batch (offsets already assigned): the producers' updated entries,
+        not yet applied. A client batch is checked (ApiError with OUT_OF_ORDER_SEQUENCE_NUMBER,
+        INVALID_PRODUCER_EPOCH or UNKNOWN_PRODUCER_ID)."""
+        updated: dict[int, ProducerStateEntry] = {}
+        for batch in batches:
+            pid = batch.producer_id
+            current = self.producers.get(pid)
+            entry = updated.get(pid)
+            if entry is None:
+                # ProducerAppendInfo's updatedEntry: the current epoch, none of its batches yet
+                entry = updated[pid] = ProducerStateEntry(
+                    pid, current.producer_epoch if current is not None else NO_PRODUCER_EPOCH)
+            if from_client:
+                self._check(batch, current, entry)
+            entry.add_batch(batch.producer_epoch, BatchMetadata(batch.base_sequence, batch.last_seq, batch.base_offset,
+                                                                batch.last_offset, batch.max_timestamp))
+        return updated
+
+    @staticmethod
+    def _check(batch: ProducerBatch, current: ProducerStateEntry | None, updated: ProducerStateEntry) -> None:
+        """ProducerAppendInfo.checkProducerEpoch + checkSequence (client appends)."""
+        epoch, first_seq = batch.producer_epoch, batch.base_sequence
+        if epoch < updated.producer_epoch:
+            raise ApiError(Errors.INVALID_PRODUCER_EPOCH,
+                           f"Producer's epoch at offset {batch.base_offset} is {epoch}, which is smaller than the "
+                           f"last seen epoch {updated.producer_epoch}")
+        if epoch != updated.producer_epoch:
+            if first_seq != 0:
+                if updated.producer_epoch != NO_PRODUCER_EPOCH:
+                    raise ApiError(Errors.OUT_OF_ORDER_SEQUENCE_NUMBER,
+                                   f"Invalid sequence number for new epoch: {epoch} (request epoch), {first_seq} "
+                                   "(seq. number)")
+                raise ApiError(Errors.UNKNOWN_PRODUCER_ID,
+                               f"Found no record of producerId={batch.producer_id} on the broker. It is possible "
+                               "that the last message with the producerId has been removed due to hitting the "
+                               "retention limit.")
+            return
+        if updated.batches:
+            current_last_seq = updated.last_seq
+        elif current is not None and epoch == current.producer_epoch:
+            current_last_seq = current.last_seq
+        else:
+            current_last_seq = NO_SEQUENCE
+        if (current_last_seq == NO_SEQUENCE and first_seq != 0) or (
+                current_last_seq != NO_SEQUENCE and not in_sequence(current_last_seq, first_seq)):
+            raise ApiError(Errors.OUT_OF_ORDER_SEQUENCE_NUMBER,
+                           f"Out of order sequence number for producerId {batch.producer_id}: {first_seq} "
+                           f"(incoming seq. number), {current_last_seq} (current end sequence number)")
+
+    def update(self, updated: dict[int, ProducerStateEntry]) -> None:
+        """ProducerStateManager.update / ProducerStateEntry.update: apply prepared entries."""
+        for pid, entry in updated.items():
+            current = self.producers.get(pid)
+            if current is None:
+                self.producers[pid] = entry
+                continue
+            for metadata in entry.batches:
+                current.add_batch(entry.producer_epoch, metadata)
+            current.producer_epoch = entry.producer_epoch
+
+    def load_batch(self, batch: ProducerBatch) -> None:
+        """A batch re-read from the log (loadProducersFromLog): no checks."""
+        self.update(self.prepare((batch,), from_client=False))
+
+    def truncation_affects(self, offset: int) -> bool:
+        """Whether truncating the log at ``offset`` removes a batch some producer's state remembers."""
+        return any(entry.last_offset >= offset for entry in self.producers.values())
+
+    def truncate(self) -> None:
+        """ProducerStateManager.truncate: forget everything (the log reloads it)."""
+        self.producers.clear()

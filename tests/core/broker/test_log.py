@@ -1,0 +1,270 @@
+"""core/broker/log.py's record-batch Log (issue #20 item 4): Kafka's segment layout, reads by bytes, validation with
+Kafka's errors, rolling, recovery of a torn tail, retention, timestamps and idempotent producers."""
+
+from __future__ import annotations
+
+import os
+import struct
+
+import pytest
+
+from core.broker.api_error import ApiError
+from core.broker.log import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, Log, LogManager, OffsetsOutOfOrderError
+from core.broker.log_config import LogConfig
+from messages.common import Errors, TopicPartition
+from protocol.records import Record, build_batch, iter_batches
+
+TP = TopicPartition("t", 0)
+T0 = 1_700_000_000_000
+
+
+def batch(n: int = 3, size: int = 10, ts: int = T0, pid: int = -1, epoch: int = -1, seq: int = -1,
+          tag: str = "v") -> bytes:
+    return build_batch([Record(i, i, None, f"{tag}{i}".encode().ljust(size, b".")) for i in range(n)],
+                       first_timestamp=ts, producer_id=pid, producer_epoch=epoch, base_sequence=seq)
+
+
+def values(data: bytes) -> list[tuple[int, bytes]]:
+    return [(b.base_offset + r.offset_delta, r.value) for b in iter_batches(data) for r in b.records()]
+
+
+def small(**kw) -> LogConfig:
+    return LogConfig(**kw)
+
+
+def test_leader_append_assigns_offsets_and_epoch_in_place_and_reads_whole_batches(tmp_path):
+    log = Log(str(tmp_path), TP)
+    first = log.append_as_leader(batch(3, tag="a"), leader_epoch=5, now_ms=T0)
+    assert (first.first_offset, first.last_offset, first.num_records, first.shallow_count) == (0, 2, 3, 1)
+    assert (first.max_timestamp, first.offset_of_max_timestamp, first.last_leader_epoch) == (T0 + 2, 2, 5)
+    second = log.append_as_leader(batch(2, tag="b"), leader_epoch=6, now_ms=T0)
+    assert (second.first_offset, second.last_offset) == (3, 4) and log.log_end_offset == 5
+    data = log.read(0, 1 << 20)
+    got = list(iter_batches(data))
+    assert [(b.base_offset, b.partition_leader_epoch) for b in got] == [(0, 5), (3, 6)]
+    assert values(data)[3] == (3, b"b0".ljust(10, b"."))
+    # on disk: the same bytes, in Kafka's file name
+    with open(os.path.join(log.dir, "00000000000000000000.log"), "rb") as f:
+        assert f.read() == data
+    assert log.leader_epoch_entries == ((5, 0), (6, 3))
+    # a read from inside the second batch returns that whole batch; max_offset stops before the batch holding it
+    assert [b.base_offset for b in iter_batches(log.read(4, 1 << 20))] == [3]
+    assert [b.base_offset for b in iter_batches(log.read(0, 1 << 20, max_offset=3))] == [0]
+    assert log.read(0, 1 << 20, max_offset=2) == b""  # the first batch holds offset 2: not visible yet
+    assert log.read(5, 100) == b""  # at the log end
+    # max_bytes: one batch at least, whole batches only
+    assert [b.base_offset for b in iter_batches(log.read(0, 10))] == [0]
+    assert log.read(0, 10, min_one_message=False) == b""
+    for bad in (-1, 6):
+        with pytest.raises(ApiError) as e:
+            log.read(bad, 100)
+        assert e.value.error == Errors.OFFSET_OUT_OF_RANGE
+
+
+def test_invalid_batches_get_kafkas_errors_and_nothing_is_written(tmp_path):
+    log = Log(str(tmp_path), TP, config=small(max_message_bytes=200))
+    good = batch(1)
+    corrupt = bytearray(good)
+    corrupt[-1] ^= 0xFF
+    bad_codec = bytearray(good)
+    bad_codec[22] |= 0x07  # compression codec 7 (the CRC is checked first in Kafka too, so fix it up)
+    from crc32c import crc32c
+    struct.pack_into(">I", bad_codec, 17, crc32c(bytes(bad_codec[21:])))
+    cases = [(bytes(corrupt), Errors.CORRUPT_MESSAGE), (bytes(bad_codec), Errors.UNSUPPORTED_COMPRESSION_TYPE),
+             (good[:-3], Errors.CORRUPT_MESSAGE), (batch(1, size=300), Errors.MESSAGE_TOO_LARGE),
+             (good + good, Errors.INVALID_RECORD)]
+    for records, error in cases:
+        with pytest.raises(ApiError) as e:
+            log.append_as_leader(records, 0, T0)
+        assert e.value.error == error, records
+    assert log.log_end_offset == 0 and os.path.getsize(os.path.join(log.dir, "00000000000000000000.log")) == 0
+
+
+def test_segments_roll_with_kafka_files_and_indexes(tmp_path):
+    log = Log(str(tmp_path), TP, config=small(segment_bytes=1000, index_interval_bytes=100))
+    for i in range(20):
+        log.append_as_leader(batch(2, size=50, ts=T0 + i), 0, T0)
+    names = sorted(os.listdir(log.dir))
+    bases = [seg.base_offset for seg in log.segments]
+    assert len(bases) > 3 and bases[0] == 0
+    for base in bases:
+        for suffix in (".log", ".index", ".timeindex"):
+            assert f"{base:020d}{suffix}" in names
+    for seg in log.segments:
+        assert seg.size <= 1000
+    # the index's entries point at batch starts holding their offsets (relative offset, position)
+    seg = log.segments[1]
+    with open(seg.offset_index.path, "rb") as f:
+        entries = list(struct.iter_unpack(">ii", f.read()))
+    assert entries
+    with open(seg.log_path, "rb") as f:
+        raw = f.read()
+    for rel, pos in entries:
+        b = next(iter_batches(raw[pos:]))
+        assert b.base_offset <= seg.base_offset + rel
+    # time index: increasing timestamps
+    with open(seg.time_index.path, "rb") as f:
+        times = list(struct.iter_unpack(">qi", f.read()))
+    assert times == sorted(times) and times[-1][0] == seg.max_timestamp
+    # every offset reads back across segments
+    offset, seen = 0, []
+    while offset < log.log_end_offset:
+        data = log.read(offset, 1 << 20)
+        for o, _ in values(data):
+            if o >= offset:
+                seen.append(o)
+        offset = seen[-1] + 1
+    assert seen == list(range(40))
+
+
+def test_recovery_truncates_a_torn_or_corrupt_tail(tmp_path):
+    log = Log(str(tmp_path), TP)
+    for i in range(3):
+        log.append_as_leader(batch(2, tag=f"{i}-"), 1, T0)
+    path = os.path.join(log.dir, "00000000000000000000.log")
+    good_size = os.path.getsize(path)
+    log.close()
+    with open(path, "ab") as f:
+        f.write(batch(2)[:40])  # a torn write
+    again = Log(str(tmp_path), TP)
+    assert again.log_end_offset == 6 and os.path.getsize(path) == good_size
+    assert [o for o, _ in values(again.read(0, 1 << 20))] == list(range(6))
+    again.close()
+    # a flipped byte in the last batch: its CRC fails, it goes
+    with open(path, "r+b") as f:
+        f.seek(good_size - 2)
+        f.write(b"\x00\x01")
+    third = Log(str(tmp_path), TP)
+    assert third.log_end_offset == 4 and third.leader_epoch_entries == ((1, 0),)
+    assert third.append_as_leader(batch(1), 2, T0).first_offset == 4
+
+
+def test_missing_or_corrupt_index_is_rebuilt(tmp_path):
+    config = small(segment_bytes=600, index_interval_bytes=50)
+    log = Log(str(tmp_path), TP, config=config)
+    for _ in range(10):
+        log.append_as_leader(batch(2, size=40), 0, T0)
+    before = log.read(7, 1 << 20)
+    first = log.segments[0]
+    log.close()
+    os.unlink(first.offset_index.path)
+    with open(log.segments[1].offset_index.path, "ab") as f:
+        f.write(b"\x01\x02\x03")  # not a whole entry
+    again = Log(str(tmp_path), TP, config=config, recovery_point=log.log_end_offset)
+    assert again.read(7, 1 << 20) == before and again.log_end_offset == 20
+    assert os.path.getsize(again.segments[0].offset_index.path) % 8 == 0
+
+
+def test_follower_append_keeps_leader_offsets_and_epochs(tmp_path):
+    leader = Log(str(tmp_path / "l"), TP)
+    leader.append_as_leader(batch(2), 3, T0)
+    leader.append_as_leader(batch(2), 4, T0)
+    follower = Log(str(tmp_path / "f"), TP)
+    info = follower.append_as_follower(leader.read(0, 1 << 20))
+    assert (info.first_offset, info.last_offset, info.shallow_count) == (0, 3, 2)
+    assert follower.leader_epoch_entries == ((3, 0), (4, 2)) and follower.read(0, 1 << 20) == leader.read(0, 1 << 20)
+    with pytest.raises(OffsetsOutOfOrderError):
+        follower.append_as_follower(leader.read(2, 1 << 20))
+
+
+def test_truncate_to_drops_whole_batches(tmp_path):
+    log = Log(str(tmp_path), TP, config=small(segment_bytes=300))
+    for epoch in range(6):
+        log.append_as_leader(batch(2), epoch, T0)
+    assert len(log.segments) > 1
+    assert log.truncate_to(5)  # inside the batch [4, 5]: the whole batch goes
+    assert log.log_end_offset == 4 and log.leader_epoch_entries == ((0, 0), (1, 2))
+    assert [o for o, _ in values(log.read(0, 1 << 20))][-1] <= 3
+    assert log.append_as_leader(batch(1), 9, T0).first_offset == 4
+    log.truncate_fully_and_start_at(42)
+    assert (log.log_start_offset, log.log_end_offset, log.leader_epoch_entries) == (42, 42, ())
+    assert [seg.base_offset for seg in log.segments] == [42]
+    assert log.append_as_leader(batch(1), 10, T0).first_offset == 42
+
+
+def test_retention_by_time_and_size_never_past_the_high_watermark(tmp_path):
+    config = small(segment_bytes=300, retention_ms=1000)
+    log = Log(str(tmp_path), TP, config=config)
+    for i in range(6):
+        log.append_as_leader(batch(2, ts=T0 + i), 0, T0 + i)
+    n = len(log.segments)
+    assert log.delete_old_segments(T0 + 5000) == 0  # the high watermark is 0: nothing may go
+    log.update_high_watermark(log.log_end_offset)
+    deleted = log.delete_old_segments(T0 + 5000)
+    assert deleted == n and log.log_start_offset == log.log_end_offset == 12
+    assert [seg.base_offset for seg in log.segments] == [12]  # rolled first, as Kafka does when all go
+    # retention.bytes: whole segments go while the log stays above it (Kafka: only if the excess covers them)
+    sized = Log(str(tmp_path / "s"), TP, config=small(segment_bytes=300, retention_bytes=250, retention_ms=-1))
+    for i in range(6):
+        sized.append_as_leader(batch(2, ts=T0 + i), 0, T0)
+    assert [seg.size for seg in sized.segments] == [285, 285]
+    sized.update_high_watermark(sized.log_end_offset)
+    assert sized.delete_old_segments(T0) == 1
+    assert (sized.size, sized.log_start_offset, sized.segments[0].base_offset) == (285, 6, 6)
+    assert sized.delete_old_segments(T0) == 0
+
+
+def test_fetch_offset_by_timestamp(tmp_path):
+    log = Log(str(tmp_path), TP, config=small(segment_bytes=300))
+    for i in range(5):
+        log.append_as_leader(batch(2, ts=T0 + 10 * i), i, T0)  # records at T0+10i, T0+10i+1
+    assert log.fetch_offset_by_timestamp(LATEST_TIMESTAMP) == (10, -1, 4)
+    assert log.fetch_offset_by_timestamp(EARLIEST_TIMESTAMP) == (0, -1, 0)
+    assert log.fetch_offset_by_timestamp(T0 + 21) == (5, T0 + 21, 2)
+    assert log.fetch_offset_by_timestamp(T0 + 22) == (6, T0 + 30, 3)
+    assert log.fetch_offset_by_timestamp(T0 + 100) is None
+
+
+def test_log_append_time(tmp_path):
+    log = Log(str(tmp_path), TP, config=small(message_timestamp_type="LogAppendTime"))
+    info = log.append_as_leader(batch(2, ts=5), 0, T0)
+    assert info.log_append_time == T0 and info.max_timestamp == T0
+    b = next(iter_batches(log.read(0, 1 << 20)))
+    assert b.max_timestamp == T0 and b.attributes & 0x08
+    from protocol.records import check_batch
+    check_batch(b)  # the CRC was recomputed
+
+
+def test_idempotent_producer_dedupe_and_sequence_errors(tmp_path):
+    log = Log(str(tmp_path), TP)
+    first = log.append_as_leader(batch(3, pid=7, epoch=0, seq=0), 0, T0)
+    again = log.append_as_leader(batch(3, pid=7, epoch=0, seq=0), 0, T0)
+    assert (again.first_offset, again.last_offset) == (first.first_offset, first.last_offset) == (0, 2)
+    assert log.log_end_offset == 3
+    for records, error in [(batch(1, pid=7, epoch=0, seq=5), Errors.OUT_OF_ORDER_SEQUENCE_NUMBER),
+                           (batch(1, pid=8, epoch=0, seq=4), Errors.UNKNOWN_PRODUCER_ID)]:
+        with pytest.raises(ApiError) as e:
+            log.append_as_leader(records, 0, T0)
+        assert e.value.error == error
+    assert log.append_as_leader(batch(1, pid=7, epoch=1, seq=0), 0, T0).first_offset == 3
+    with pytest.raises(ApiError) as e:
+        log.append_as_leader(batch(1, pid=7, epoch=0, seq=3), 0, T0)
+    assert e.value.error == Errors.INVALID_PRODUCER_EPOCH
+    # rebuilt on open: the duplicate is still recognised
+    reopened = Log(str(tmp_path), TP)
+    dup = reopened.append_as_leader(batch(1, pid=7, epoch=1, seq=0), 0, T0)
+    assert (dup.first_offset, reopened.log_end_offset) == (3, 4)
+
+
+def test_log_holds_no_record_bytes(tmp_path):
+    import tracemalloc
+    log = Log(str(tmp_path), TP, config=small(segment_bytes=1 << 20))
+    payload = batch(16, size=1000)
+    tracemalloc.start()
+    base = tracemalloc.get_traced_memory()[0]
+    for _ in range(640):  # 10 MB
+        log.append_as_leader(payload, 0, T0)
+    grown = tracemalloc.get_traced_memory()[0] - base
+    tracemalloc.stop()
+    assert log.size >= 10_000_000
+    assert grown < 500_000, grown
+
+
+def test_log_manager_recovers_from_checkpoints(tmp_path):
+    lm = LogManager([str(tmp_path)])
+    log = lm.get_or_create_log(TP, is_new=True)
+    log.append_as_leader(batch(2), 0, T0)
+    lm.checkpoint_log_offsets()
+    lm.close()
+    again = LogManager([str(tmp_path)])
+    assert again.get_log(TP).log_end_offset == 2 and again.get_log(TP).recovery_point == 2
