@@ -33,6 +33,8 @@ class MetadataRequest:
     listener: str = "PLAINTEXT"
     include_cluster_authorized_operations: bool = False
     include_topic_authorized_operations: bool = False
+    api_version: int = 9  # v0 answers only replicas that are alive (errorUnavailableEndpoints), v6+ LISTENER_NOT_FOUND
+    cluster_id: str = ""  # the cluster's id as the edge knows it (/cluster/id)
 
 
 @message
@@ -56,12 +58,16 @@ class MetadataPartition:
     offline_replicas: tuple[int, ...] = ()
 
 
+AUTHORIZED_OPERATIONS_OMITTED = -2147483648  # MetadataResponse.AUTHORIZED_OPERATIONS_OMITTED (Integer.MIN_VALUE)
+
+
 @message
 class MetadataTopic:
     name: str
     error: Errors
     is_internal: bool = False
     partitions: tuple[MetadataPartition, ...] = ()
+    topic_authorized_operations: int = AUTHORIZED_OPERATIONS_OMITTED
 
 
 @message
@@ -73,3 +79,4 @@ class MetadataResponse:
     controller_id: int
     topics: tuple[MetadataTopic, ...]
     throttle_time_ms: int = 0
+    cluster_authorized_operations: int = AUTHORIZED_OPERATIONS_OMITTED

@@ -1,5 +1,7 @@
 """Kafka's APIs as this broker serves them: one module per API family, each registering its ``ApiSpec``
 (core/api/registry.py) at import. Importing this package registers them all; add one line per new module.
 """
+# ruff: noqa: F401, I001 - one import per line, so that each API family's line is its own one-line change
 
-from core.api import api_versions  # noqa: F401
+from core.api import api_versions
+from core.api import metadata

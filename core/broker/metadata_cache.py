@@ -40,6 +40,15 @@ class MetadataCache:
     def __init__(self, broker_id: int) -> None:
         self.broker_id = broker_id
         self.snapshot = MetadataSnapshot({}, None, {})
+        self.controller_epoch = -1  # of the last UpdateMetadata taken by maybe_update
+
+    def maybe_update(self, request: UpdateMetadataRequest) -> list[TopicPartition] | None:
+        """ReplicaManager.maybeUpdateMetadataCache for a cache of its own (the replica manager's front answers
+        Metadata from one): a request from an older controller epoch is ignored (None), else `update_metadata`."""
+        if request.controller_epoch < self.controller_epoch:
+            return None
+        self.controller_epoch = request.controller_epoch
+        return self.update_metadata(request)
 
     # ------------------------------------------------------------------------------------------------------ update
 
@@ -120,25 +129,41 @@ class MetadataCache:
     def get_non_existing_topics(self, topics: Iterable[str]) -> set[str]:
         return {t for t in topics if t not in self.snapshot.partition_states}
 
-    def get_topic_metadata(self, topics: Iterable[str]) -> list[PartitionMetadata]:
-        """MetadataCache.getPartitionMetadata for ``topics`` (unknown topics are skipped).
+    def get_topic_metadata(self, topics: Iterable[str], listener: str | None = None,
+                           error_unavailable_endpoints: bool = True,
+                           error_unavailable_listeners: bool = False) -> list[PartitionMetadata]:
+        """MetadataCache.getPartitionMetadata for ``topics`` (unknown topics are skipped), partitions in order.
 
-        Leader not alive → LEADER_NOT_AVAILABLE (leader reported as −1); some replica or ISR member not alive →
-        REPLICA_NOT_AVAILABLE (only the alive ones listed); else NONE.
+        A broker counts as available when it is alive and (``listener`` given) has that listener. Leader not
+        available → LEADER_NOT_AVAILABLE, leader −1 (an alive leader without the listener: LISTENER_NOT_FOUND when
+        ``error_unavailable_listeners``, Metadata v6+); with ``error_unavailable_endpoints`` (Metadata v0) the
+        replicas, ISR and offline replicas list only available brokers, and a missing one makes
+        REPLICA_NOT_AVAILABLE; otherwise every id is listed and the leader's presence decides.
         """
         alive = self.snapshot.alive_brokers
+
+        def available(broker_id: int) -> bool:
+            b = alive.get(broker_id)
+            return b is not None and (listener is None or any(ep.listener_name == listener for ep in b.endpoints))
+
+        def endpoints(ids: Iterable[int]) -> tuple[int, ...]:
+            return tuple(r for r in ids if available(r)) if error_unavailable_endpoints else tuple(ids)
+
         result: list[PartitionMetadata] = []
         for topic in topics:
             for p, st in sorted(self.snapshot.partition_states.get(topic, {}).items()):
                 tp = TopicPartition(topic, p)
-                replicas = tuple(r for r in st.replicas if r in alive)
-                isr = tuple(r for r in st.isr if r in alive)
-                offline = tuple(st.offline_replicas)
-                if st.leader not in alive:
-                    error, leader = Errors.LEADER_NOT_AVAILABLE, NO_LEADER
-                elif len(replicas) < len(st.replicas) or len(isr) < len(st.isr):
-                    error, leader = Errors.REPLICA_NOT_AVAILABLE, st.leader
+                replicas, isr = endpoints(st.replicas), endpoints(st.isr)
+                offline = endpoints(st.offline_replicas)
+                if not available(st.leader):
+                    error = Errors.LEADER_NOT_AVAILABLE
+                    if st.leader in alive and error_unavailable_listeners:
+                        error = Errors.LISTENER_NOT_FOUND
+                    result.append(PartitionMetadata(tp, error, NO_LEADER, st.leader_epoch, replicas, isr, offline))
+                    continue
+                if len(replicas) < len(st.replicas) or len(isr) < len(st.isr):
+                    error = Errors.REPLICA_NOT_AVAILABLE
                 else:
-                    error, leader = Errors.NONE, st.leader
-                result.append(PartitionMetadata(tp, error, leader, st.leader_epoch, replicas, isr, offline))
+                    error = Errors.NONE
+                result.append(PartitionMetadata(tp, error, st.leader, st.leader_epoch, replicas, isr, offline))
         return result

@@ -1,0 +1,152 @@
+"""Metadata (key 3, v0-9): KafkaApis.handleTopicMetadataRequest over the broker's MetadataCache, and its converters.
+
+The replica manager holds the cache (fed by UpdateMetadata); the request is routed there. Brokers are answered with
+their endpoint of the listener the request came in on; partitions as MetadataCache.getPartitionMetadata (leader epoch,
+offline replicas, LEADER_NOT_AVAILABLE / REPLICA_NOT_AVAILABLE / LISTENER_NOT_FOUND).
+
+Topic auto-creation (``auto.create.topics.enable``, 2.6's default true) is not done here: a topic the cache does not
+know is answered UNKNOWN_TOPIC_OR_PARTITION whatever ``allow_auto_topic_creation`` says (docs/kafka-2.6-departures.md).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from core.api.registry import ROUTE_REPLICA_MANAGER, ApiSpec, RequestContext, register
+from core.broker.metadata_cache import MetadataCache
+from messages.common import NO_LEADER, Errors
+from messages.metadata import (
+    AUTHORIZED_OPERATIONS_OMITTED,
+    MetadataBroker,
+    MetadataPartition,
+    MetadataRequest,
+    MetadataResponse,
+    MetadataTopic,
+)
+
+METADATA_KEY = 3
+INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state"})  # Topic.isInternal
+
+# AclOperation codes; with no authorizer every operation a resource supports is authorized
+# (KafkaApis.authorizedOperations, Authorizer absent)
+_READ, _WRITE, _CREATE, _DELETE, _ALTER, _DESCRIBE, _CLUSTER_ACTION, _DESCRIBE_CONFIGS, _ALTER_CONFIGS, \
+    _IDEMPOTENT_WRITE = 3, 4, 5, 6, 7, 8, 9, 10, 11, 12
+TOPIC_OPERATIONS = sum(1 << op for op in (_READ, _WRITE, _CREATE, _DELETE, _ALTER, _DESCRIBE, _DESCRIBE_CONFIGS,
+                                          _ALTER_CONFIGS))
+CLUSTER_OPERATIONS = sum(1 << op for op in (_CREATE, _ALTER, _DESCRIBE, _CLUSTER_ACTION, _DESCRIBE_CONFIGS,
+                                            _ALTER_CONFIGS, _IDEMPOTENT_WRITE))
+
+
+def request_from_wire(version: int, body: dict[str, Any], ctx: RequestContext) -> MetadataRequest:
+    """MetadataRequest: v0's empty topic list means every topic; from v1 null means every topic, empty none."""
+    raw = body.get("topics")
+    topics = None if raw is None or (version == 0 and not raw) else tuple(t["name"] for t in raw)
+    return MetadataRequest(topics, bool(body.get("allow_auto_topic_creation", True)), ctx.listener,
+                           bool(body.get("include_cluster_authorized_operations", False)),
+                           bool(body.get("include_topic_authorized_operations", False)), version, ctx.cluster_id)
+
+
+def handle_metadata_request(cache: MetadataCache, request: MetadataRequest) -> MetadataResponse:
+    """KafkaApis.handleTopicMetadataRequest (2.6) without auto-creation: the requested topics the cache knows, each
+    partition as getPartitionMetadata says, unknown ones UNKNOWN_TOPIC_OR_PARTITION; alive brokers with an
+    endpoint on the request's listener; the controller id (-1 unknown); the cluster id."""
+    version = request.api_version
+    listener = request.listener or None
+    known = cache.get_all_topics()
+    wanted = sorted(known) if request.topics is None else list(dict.fromkeys(request.topics))
+    by_topic: dict[str, list[MetadataPartition]] = {}
+    for pm in cache.get_topic_metadata([t for t in wanted if t in known], listener,
+                                       error_unavailable_endpoints=version == 0,
+                                       error_unavailable_listeners=version >= 6):
+        by_topic.setdefault(pm.topic_partition.topic, []).append(MetadataPartition(
+            pm.topic_partition.partition, pm.error, pm.leader, pm.leader_epoch, pm.replicas, pm.isr,
+            pm.offline_replicas))
+    topic_ops = TOPIC_OPERATIONS if request.include_topic_authorized_operations else AUTHORIZED_OPERATIONS_OMITTED
+    topics = tuple(
+        MetadataTopic(t, Errors.NONE, t in INTERNAL_TOPICS, tuple(by_topic.get(t, ())), topic_ops) if t in known
+        else MetadataTopic(t, Errors.UNKNOWN_TOPIC_OR_PARTITION, t in INTERNAL_TOPICS, (), topic_ops)
+        for t in wanted)
+    brokers = []
+    for b in sorted(cache.get_alive_brokers(), key=lambda b: b.id):
+        ep = next((e for e in b.endpoints if listener is None or e.listener_name == listener), None)
+        if ep is not None:
+            brokers.append(MetadataBroker(b.id, ep.host, ep.port, b.rack))
+    controller = cache.get_controller_id()
+    cluster_ops = CLUSTER_OPERATIONS if request.include_cluster_authorized_operations \
+        else AUTHORIZED_OPERATIONS_OMITTED
+    return MetadataResponse(tuple(brokers), request.cluster_id or None, NO_LEADER if controller is None else controller,
+                            topics, 0, cluster_ops)
+
+
+def response_to_wire(version: int, response: MetadataResponse) -> dict[str, Any]:
+    brokers = []
+    for b in response.brokers:
+        broker: dict[str, Any] = {"node_id": b.node_id, "host": b.host, "port": b.port}
+        if version >= 1:
+            broker["rack"] = b.rack
+        brokers.append(broker)
+    topics = []
+    for t in response.topics:
+        partitions = []
+        for p in t.partitions:
+            part: dict[str, Any] = {"error_code": int(p.error), "partition_index": p.partition_index,
+                                    "leader_id": p.leader, "replica_nodes": list(p.replicas), "isr_nodes": list(p.isr)}
+            if version >= 7:
+                part["leader_epoch"] = p.leader_epoch
+            if version >= 5:
+                part["offline_replicas"] = list(p.offline_replicas)
+            partitions.append(part)
+        topic: dict[str, Any] = {"error_code": int(t.error), "name": t.name, "partitions": partitions}
+        if version >= 1:
+            topic["is_internal"] = t.is_internal
+        if version >= 8:
+            topic["topic_authorized_operations"] = t.topic_authorized_operations
+        topics.append(topic)
+    body: dict[str, Any] = {"brokers": brokers, "topics": topics}
+    if version >= 1:
+        body["controller_id"] = response.controller_id
+    if version >= 2:
+        body["cluster_id"] = response.cluster_id
+    if version >= 3:
+        body["throttle_time_ms"] = response.throttle_time_ms
+    if version >= 8:
+        body["cluster_authorized_operations"] = response.cluster_authorized_operations
+    return body
+
+
+def error_response(version: int, body: dict[str, Any], error: int) -> dict[str, Any]:
+    """MetadataRequest.getErrorResponse: every requested topic with ``error``, no brokers, no controller."""
+    raw = body.get("topics") or []
+    topics = tuple(MetadataTopic(t["name"], Errors(error)) for t in raw)
+    return response_to_wire(version, MetadataResponse((), None, NO_LEADER, topics))
+
+
+def response_from_wire(version: int, body: dict[str, Any]) -> MetadataResponse:
+    """The answer to a Metadata request kactor sends (its tools and tests)."""
+    brokers = tuple(MetadataBroker(b["node_id"], b["host"], b["port"], b.get("rack")) for b in body["brokers"])
+    topics = tuple(
+        MetadataTopic(t["name"], Errors(t["error_code"]), t.get("is_internal", False), tuple(
+            MetadataPartition(p["partition_index"], Errors(p["error_code"]), p["leader_id"], p.get("leader_epoch", -1),
+                              tuple(p["replica_nodes"]), tuple(p["isr_nodes"]), tuple(p.get("offline_replicas", ())))
+            for p in t["partitions"]), t.get("topic_authorized_operations", AUTHORIZED_OPERATIONS_OMITTED))
+        for t in body["topics"])
+    return MetadataResponse(brokers, body.get("cluster_id"), body.get("controller_id", NO_LEADER), topics,
+                            body.get("throttle_time_ms", 0),
+                            body.get("cluster_authorized_operations", AUTHORIZED_OPERATIONS_OMITTED))
+
+
+SEND_VERSION = 9
+
+
+def request_to_wire(request: MetadataRequest) -> dict[str, Any]:
+    """Metadata v9 as kactor's tools send it."""
+    return {"topics": None if request.topics is None else [{"name": t} for t in request.topics],
+            "allow_auto_topic_creation": request.allow_auto_topic_creation,
+            "include_cluster_authorized_operations": request.include_cluster_authorized_operations,
+            "include_topic_authorized_operations": request.include_topic_authorized_operations}
+
+
+SPEC = ApiSpec(METADATA_KEY, ROUTE_REPLICA_MANAGER, request_from_wire, response_to_wire, error_response,
+               request_type=MetadataRequest, send_version=SEND_VERSION, request_to_wire=request_to_wire,
+               response_from_wire=response_from_wire)
+register(SPEC)
