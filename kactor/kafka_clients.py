@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 #: librdkafka's own log lines (connection refused while a broker restarts, ...) go here, silent unless configured
@@ -102,3 +102,21 @@ def topic_partitions(client: Any, bootstrap: str, topic: str, partition: int | N
         raise KafkaClientError(f"Partition {partition} of topic {topic} does not exist "
                                f"(partitions 0..{max(partitions)})")
     return [partition]
+
+
+def end_offsets(admin: Any, partitions: Iterable[tuple[str, int]], timeout_s: float) -> dict[tuple[str, int], int]:
+    """ListOffsets(latest) for ``partitions`` through an AdminClient: each partition's log end as a consumer sees
+    it (the high watermark); a partition whose leader did not answer is left out."""
+    from confluent_kafka import TopicPartition
+    from confluent_kafka.admin import OffsetSpec
+
+    wanted = {TopicPartition(t, p): OffsetSpec.latest() for t, p in partitions}
+    if not wanted:
+        return {}
+    out: dict[tuple[str, int], int] = {}
+    for tp, future in admin.list_offsets(wanted, request_timeout=timeout_s).items():
+        try:
+            out[(tp.topic, tp.partition)] = future.result(timeout_s + 5).offset
+        except Exception:  # noqa: BLE001 - no leader now, a broker down: unknown this time
+            continue
+    return out

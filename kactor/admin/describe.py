@@ -6,10 +6,12 @@ and reassigning partitions marked. There is no single Kafka tool for this; it co
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import attrs
 
+from kactor.admin.acks import AckSnapshot, PartitionAcks
 from kactor.admin.admin_zk import AdminZkClient
 from kactor.admin.topics import PartitionInfo, read_partitions
 from messages.common import TopicPartition
@@ -95,8 +97,9 @@ def read_cluster(admin: AdminZkClient, zookeeper: str = "") -> ClusterView:
                        frozenset(admin.get_preferred_replica_election()))
 
 
-def to_json(view: ClusterView) -> dict[str, Any]:
-    """A machine-readable form of the view (stable keys)."""
+def to_json(view: ClusterView, end_offsets: Mapping[tuple[str, int], int] | None = None) -> dict[str, Any]:
+    """A machine-readable form of the view (stable keys); ``end_offset`` per partition only when ``end_offsets``
+    were read (--bootstrap-server), None for a partition whose leader did not answer."""
     return {
         "zookeeper": view.zookeeper,
         "controller": {"id": view.controller_id, "epoch": view.controller_epoch},
@@ -111,6 +114,7 @@ def to_json(view: ClusterView) -> dict[str, Any]:
                 "removing_replicas": list(p.info.removing),
                 "reassignment_target": None if p.pending_target is None else list(p.pending_target),
                 "under_replicated": p.under_replicated, "offline": p.offline, "reassigning": p.reassigning,
+                **({} if end_offsets is None else {"end_offset": end_offsets.get((t.name, p.info.partition))}),
             } for p in t.partitions]} for t in view.topics],
         "pending_reassignment": [{"topic": tp.topic, "partition": tp.partition, "replicas": list(r)}
                                  for tp, r in sorted(view.pending_reassignment.items())],
@@ -120,9 +124,12 @@ def to_json(view: ClusterView) -> dict[str, Any]:
     }
 
 
-def render(view: ClusterView) -> Any:
+def render(view: ClusterView, acks: AckSnapshot | None = None,
+           end_offsets: Mapping[tuple[str, int], int] | None = None) -> Any:
     """A rich renderable: header panel, brokers table, partitions table (colors: red offline, yellow
-    under-replicated, cyan reassigning)."""
+    under-replicated, cyan reassigning). With ``end_offsets`` (ListOffsets through Kafka's protocol) an "End
+    offset" column; with ``acks`` (a live producer's delivery reports, kactor/admin/acks.py) a producer line in the
+    header and its columns on the produced topic's rows."""
     from rich.console import Group
     from rich.panel import Panel
     from rich.table import Table
@@ -146,6 +153,9 @@ def render(view: ClusterView) -> Any:
     if view.pending_preferred_election:
         head.append(f"   Preferred election pending: {len(view.pending_preferred_election)} partitions",
                     style="magenta")
+    if acks is not None:
+        head.append("\n")
+        head.append_text(_producer_line(acks))
     header = Panel(head, title=f"kactor cluster @ {view.zookeeper}" if view.zookeeper else "kactor cluster",
                    expand=False)
 
@@ -160,8 +170,9 @@ def render(view: ClusterView) -> Any:
 
     live = {b.id for b in view.brokers}
     parts = Table(title="Partitions", title_justify="left")
-    for col in ("Topic", "Partition", "Leader", "Leader epoch", "ISR", "Replicas", "Status"):
-        parts.add_column(col, justify="right" if col in ("Partition", "Leader epoch") else "left")
+    extra = (("End offset",) if end_offsets is not None else ()) + (ACK_COLUMNS if acks is not None else ())
+    for col in ("Topic", "Partition", "Leader", "Leader epoch", "ISR", "Replicas", "Status", *extra):
+        parts.add_column(col, justify="left" if col in ("Topic", "ISR", "Replicas", "Status") else "right")
     for t in view.topics:
         for p in t.partitions:
             i = p.info
@@ -179,12 +190,52 @@ def render(view: ClusterView) -> Any:
                 status += f" (+{','.join(map(str, i.adding)) or '-'} -{','.join(map(str, i.removing)) or '-'})"
             if t.marked_for_deletion:
                 status += " [deleting]"
+            cells: list[Any] = []
+            if end_offsets is not None:
+                end = end_offsets.get((t.name, i.partition))
+                cells.append("-" if end is None else str(end))
+            if acks is not None:
+                cells += _ack_cells(acks.partitions.get(i.partition) if t.name == acks.topic else None)
             parts.add_row(t.name, str(i.partition), "none" if i.leader is None else str(i.leader),
                           "-" if i.leader_epoch is None else str(i.leader_epoch), ",".join(map(str, i.isr)),
-                          replicas, Text(status, style=style or "green"))
+                          replicas, Text(status, style=style or "green"), *cells)
     if not view.topics:
-        parts.add_row(Text("no topic", style="dim"), "", "", "", "", "", "")
+        parts.add_row(Text("no topic", style="dim"), *([""] * (6 + len(extra))))
     return Group(header, brokers, parts)
+
+
+ACK_COLUMNS = ("Acked", "Acks/s", "Last ack", "Max gap", "Waiting", "Failed")
+STALL_S = 1.0  # records waiting this long without an acknowledgement are shown as a stall
+
+
+def _seconds(s: float | None) -> str:
+    return "-" if s is None else f"{s:.1f}s"
+
+
+def _ack_cells(p: PartitionAcks | None) -> list[Any]:
+    """The producer's columns for one partition: the last acknowledged offset, acks/s over the last seconds, the
+    time since the last ack (red while records wait longer than STALL_S), the longest pause between two acks,
+    records waiting for an answer, failed records with the last error."""
+    from rich.text import Text
+
+    if p is None:
+        return [""] * len(ACK_COLUMNS)
+    stalled = p.in_flight > 0 and (p.since_last_ack_s is None or p.since_last_ack_s >= STALL_S)
+    last = Text(_seconds(p.since_last_ack_s) + (" waiting" if stalled else ""), style="bold red" if stalled else "")
+    failed = Text(f"{p.failed} ({p.last_error})" if p.failed else "0", style="yellow" if p.failed else "")
+    return ["-" if p.last_offset < 0 else str(p.last_offset), f"{p.rate:.1f}", last,
+            Text(_seconds(p.max_gap_s), style="yellow" if p.max_gap_s >= STALL_S else ""), str(p.in_flight), failed]
+
+
+def _producer_line(acks: AckSnapshot) -> Any:
+    from rich.text import Text
+
+    line = Text()
+    line.append("Producer → ", style="bold")
+    line.append(f"{acks.topic} (acks={acks.acks}, {acks.target_rate:g}/s): {acks.acked} acknowledged, ")
+    line.append(f"{acks.failed} failed", style="bold yellow" if acks.failed else "")
+    line.append(f", {acks.in_flight} waiting, longest pause {acks.max_gap_s:.1f}s")
+    return line
 
 
 def render_error(zookeeper: str, message: str) -> Any:

@@ -19,7 +19,7 @@ import attrs
 
 from kactor.cli.kafka_support import add_bootstrap_args, bootstrap, kafka_errors
 from kactor.cli.support import usage_error
-from kactor.kafka_clients import KafkaClientError, admin_client, cluster_metadata, error_text
+from kactor.kafka_clients import KafkaClientError, admin_client, cluster_metadata, end_offsets, error_text
 
 MISSING = "-"  # ConsumerGroupCommand's MISSING_COLUMN_VALUE
 # ConsumerGroupState as Kafka's tool prints it
@@ -207,8 +207,7 @@ def list_groups(admin: Any, timeout_s: float) -> list[str]:
 
 def describe_group(admin: Any, group: str, timeout_s: float) -> GroupState:
     """DescribeGroups + OffsetFetch at the coordinator, ListOffsets (latest) at the partitions' leaders."""
-    from confluent_kafka import ConsumerGroupTopicPartitions, TopicPartition
-    from confluent_kafka.admin import OffsetSpec
+    from confluent_kafka import ConsumerGroupTopicPartitions
 
     desc = admin.describe_consumer_groups([group], request_timeout=timeout_s)[group].result(timeout_s + 5)
     state = STATES.get(getattr(desc.state, "name", str(desc.state)), str(desc.state))
@@ -221,15 +220,7 @@ def describe_group(admin: Any, group: str, timeout_s: float) -> GroupState:
                                                     request_timeout=timeout_s)[group].result(timeout_s + 5)
         committed = {(tp.topic, tp.partition): tp.offset for tp in fetched.topic_partitions or () if tp.offset >= 0}
     tps = sorted(set(committed) | {tp for m in members for tp in m.assignment})
-    log_end: dict[tuple[str, int], int] = {}
-    if tps:
-        futures = admin.list_offsets({TopicPartition(t, p): OffsetSpec.latest() for t, p in tps},
-                                     request_timeout=timeout_s)
-        for tp, future in futures.items():
-            try:
-                log_end[(tp.topic, tp.partition)] = future.result(timeout_s + 5).offset
-            except Exception:  # noqa: BLE001 - a partition without a leader now: its LOG-END-OFFSET shows "-"
-                continue
+    log_end = end_offsets(admin, tps, timeout_s)
     c = desc.coordinator
     coordinator = f"{c.host}:{c.port} ({c.id})" if c is not None else MISSING
     return GroupState(group, state, desc.partition_assignor, coordinator, members, committed, log_end)
