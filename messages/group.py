@@ -211,6 +211,7 @@ class OffsetFetchResponse:
 @message
 class DescribeGroupsRequest:
     groups: tuple[str, ...]
+    include_authorized_operations: bool = False  # v3+
 
 
 @message
@@ -236,6 +237,7 @@ class DescribedGroup:
 @message
 class DescribeGroupsResponse:
     groups: tuple[DescribedGroup, ...]
+    include_authorized_operations: bool = False  # the request's: the answer then carries the allowed operations
 
 
 @message

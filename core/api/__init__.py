@@ -5,3 +5,6 @@
 
 from core.api import api_versions
 from core.api import metadata
+from core.api import find_coordinator
+from core.api import group
+from core.api import offsets

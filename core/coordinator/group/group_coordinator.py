@@ -659,8 +659,9 @@ class GroupCoordinator:
         """GroupCoordinator.handleFetchOffsets + GroupMetadataManager.getOffsets: the committed offset of each
         partition asked (-1 with empty metadata when there is none), or every committed one (partitions None)."""
         error = self._validate(req.group_id, allow_empty_id=True)
-        if error is not None:
-            yield Respond(reply_to, OffsetFetchResponse(error))
+        if error is not None:  # each partition asked carries the error too (what OffsetFetch v0-1 answer)
+            yield Respond(reply_to, OffsetFetchResponse(error, tuple(OffsetFetchPartitionData(tp, error=error)
+                                                                     for tp in req.partitions or ())))
             return
         group = self.manager.groups.get(req.group_id)
         committed = {} if group is None or group.is_(GroupState.DEAD) else group.offsets
@@ -687,7 +688,7 @@ class GroupCoordinator:
                 stable = group.is_(GroupState.STABLE)
                 out.append(DescribedGroup(Errors.NONE, group_id, group.state.value, group.protocol_type or "",
                                           (group.protocol_name or "") if stable else "", group.summary_members()))
-        yield Respond(reply_to, DescribeGroupsResponse(tuple(out)))
+        yield Respond(reply_to, DescribeGroupsResponse(tuple(out), req.include_authorized_operations))
 
     def handle_list_groups(self, req: ListGroupsRequest, reply_to: str) -> Proc[None]:
         """GroupCoordinator.handleListGroups (v4: only the groups in one of ``states_filter``)."""

@@ -1,0 +1,39 @@
+"""FindCoordinator (10, v0-3) as Kafka 2.6 serves it, routed to the group coordinator: v0 asks for a group's
+coordinator by group id; v1+ name the key type (0 group, 1 transaction) and answer an error message."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from core.api.admin import fit_response
+from core.api.registry import ROUTE_GROUP_COORDINATOR, ApiSpec, RequestContext, register
+from messages.common import Errors
+from messages.group import COORDINATOR_TYPE_GROUP, FindCoordinatorRequest, FindCoordinatorResponse
+
+FIND_COORDINATOR = 10
+# Errors.message() of the errors FindCoordinator answers (Kafka writes it as the response's error message)
+_MESSAGES = {Errors.COORDINATOR_NOT_AVAILABLE: "The coordinator is not available.",
+             Errors.NOT_COORDINATOR: "This is not the correct coordinator.",
+             Errors.COORDINATOR_LOAD_IN_PROGRESS: "The coordinator is loading and hence can't process requests."}
+
+
+def find_coordinator_from_wire(version: int, body: dict[str, Any], ctx: RequestContext) -> FindCoordinatorRequest:
+    return FindCoordinatorRequest(body["key"], body.get("key_type", COORDINATOR_TYPE_GROUP) if version >= 1
+                                  else COORDINATOR_TYPE_GROUP, ctx.listener)
+
+
+def find_coordinator_to_wire(version: int, r: FindCoordinatorResponse) -> dict[str, Any]:
+    """An error answers Node.noNode(): id -1, host "", port -1."""
+    ok = r.error is Errors.NONE
+    return fit_response(FIND_COORDINATOR, version, {
+        "throttle_time_ms": 0, "error_code": int(r.error),
+        "error_message": r.error_message if r.error_message is not None else _MESSAGES.get(r.error),
+        "node_id": r.node_id if ok else -1, "host": r.host if ok else "", "port": r.port if ok else -1})
+
+
+def find_coordinator_error(version: int, body: dict[str, Any], error: int) -> dict[str, Any]:
+    return find_coordinator_to_wire(version, FindCoordinatorResponse(Errors(error)))
+
+
+register(ApiSpec(FIND_COORDINATOR, ROUTE_GROUP_COORDINATOR, find_coordinator_from_wire, find_coordinator_to_wire,
+                 find_coordinator_error))
