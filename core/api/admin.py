@@ -3,7 +3,8 @@ CreatePartitions, DescribeConfigs, AlterConfigs, IncrementalAlterConfigs, ElectL
 ListPartitionReassignments (and InitProducerId, core/api/init_producer_id.py).
 
 Kafka's AdminManager works on the request's generated data objects; so does the handler here: the decoded body is the
-request (``request_from_wire`` passes it through), and the handler answers with a body holding every field of the
+request (``request_from_wire`` passes it through, in an `AdminRequest` naming the API and version, since one handler
+serves them all), and the handler answers with a body holding every field of the
 API's newest version, which ``response_to_wire`` fits to the request's version (`fit_response`: a field the version
 does not have is left out, as Kafka's generated writers skip it; DescribeConfigs v0's ``is_default`` is what the
 handler computes for it). ``error_response`` is Kafka's ``getErrorResponse`` of each request.
@@ -13,6 +14,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any
+
+import attrs
 
 from core.api.registry import ApiSpec, RequestContext, register
 from protocol.api_versions import API_VERSIONS
@@ -52,9 +55,18 @@ def fit_response(api_key: int, version: int, body: Body) -> Body:
     return fit(message_spec(api_key, version, "response"), body)
 
 
-def passthrough(version: int, body: Body, ctx: RequestContext) -> Body:
+@attrs.frozen(slots=True)
+class AdminRequest:
+    """A request for the admin handler: the decoded body as it is, with its api key and version."""
+
+    api_key: int
+    version: int
+    body: Body = attrs.field(eq=False)
+
+
+def passthrough(api_key: int) -> Callable[[int, Body, RequestContext], AdminRequest]:
     """The decoded request is what the AdminManager takes."""
-    return body
+    return lambda version, body, ctx: AdminRequest(api_key, version, body)
 
 
 def _response_to_wire(api_key: int) -> Callable[[int, Any], Body]:
@@ -121,5 +133,5 @@ ERROR_RESPONSES: dict[int, Callable[[int, Body, int], Body]] = {
 
 for _key, _error in ERROR_RESPONSES.items():
     assert _key in API_VERSIONS
-    register(ApiSpec(api_key=_key, route=ROUTE, request_from_wire=passthrough,
+    register(ApiSpec(api_key=_key, route=ROUTE, request_from_wire=passthrough(_key),
                      response_to_wire=_response_to_wire(_key), error_response=_error))

@@ -22,5 +22,5 @@ def error_response(version: int, body: Body, error_code: int) -> Body:
                                                     "producer_epoch": NO_PRODUCER_EPOCH})
 
 
-register(ApiSpec(api_key=INIT_PRODUCER_ID, route=ROUTE, request_from_wire=passthrough,
+register(ApiSpec(api_key=INIT_PRODUCER_ID, route=ROUTE, request_from_wire=passthrough(INIT_PRODUCER_ID),
                  response_to_wire=response_to_wire, error_response=error_response))

@@ -27,6 +27,7 @@ from typing import Any
 from kazoo.client import KazooClient
 from kazoo.exceptions import KazooException
 
+from core.api.admin import AdminRequest
 from kactor.admin import (
     InvalidPartitionsException,
     InvalidReplicaAssignmentException,
@@ -79,6 +80,10 @@ class AdminManager:
     @property
     def api_keys(self) -> frozenset[int]:
         return frozenset(self._handlers)
+
+    def handle_request(self, ctx: Any, request: AdminRequest) -> Body:
+        """The transport's edge-handler call (``transport.add_edge_handler("admin", ...)``)."""
+        return self.handle(request.api_key, request.version, request.body, ctx)
 
     def handle(self, api_key: int, version: int, body: Body, ctx: Any = None) -> Body:
         """KafkaApis.handle for the admin APIs: the response body (newest version's fields) to ``body``."""

@@ -14,6 +14,9 @@ import pytest
 from admin_helpers import snapshot, write_state
 from kazoo.client import KazooClient
 
+import core.api.init_producer_id  # noqa: F401 - registers InitProducerId
+from core.api import registry
+from core.api.registry import RequestContext
 from edges.producer_id_manager import ProducerIdManager
 from kactor.admin.admin_manager import AdminManager
 from kactor.admin.config_entries import DEFAULT_CONFIG, DYNAMIC_DEFAULT_BROKER_CONFIG, TOPIC_CONFIG
@@ -328,7 +331,9 @@ def test_incremental_alter_configs(zk: KazooClient, m: AdminManager) -> None:
 def test_init_producer_id(zk: KazooClient, m: AdminManager) -> None:
     assert m.handle(22, 0, {"transactional_id": None, "transaction_timeout_ms": 60000}) == \
         {"throttle_time_ms": 0, "error_code": 0, "producer_id": 0, "producer_epoch": 0}
-    assert m.handle(22, 3, {"transactional_id": None, "producer_id": -1, "producer_epoch": -1})["producer_id"] == 1
+    request = registry.spec_for_key(22).request_from_wire(3, {"transactional_id": None, "producer_id": -1,
+                                                              "producer_epoch": -1}, RequestContext(3))
+    assert m.handle_request(RequestContext(3), request)["producer_id"] == 1  # as the transport calls it
     assert get(zk, paths.ProducerIdBlockZNode) == b'{"version":1,"broker":1,"block_start":"0","block_end":"999"}'
     assert m.handle(22, 1, {"transactional_id": "tx", "transaction_timeout_ms": 60000})["error_code"] == \
         Errors.COORDINATOR_NOT_AVAILABLE
