@@ -69,7 +69,7 @@ from core.broker.log_segment import (
 from core.broker.producer_state import ProducerBatch, ProducerStateManager
 from messages.common import Errors, TopicPartition
 from protocol.errors import ProtocolError
-from protocol.records import HEADER_SIZE, Record, RecordBatch, assign_offsets, build_batch, check_batch, iter_batches
+from protocol.records import Record, RecordBatch, assign_offsets, build_batch, check_batch, iter_batches
 
 SEGMENT_FILE = "00000000000000000000.log"  # the first segment of a log starting at 0 (TO BE REMOVED with the shims)
 LEADER_EPOCH_CHECKPOINT = "leader-epoch-checkpoint"
@@ -316,7 +316,6 @@ class Log:
         self._now_ms = now_ms  # the latest time the log was told (for the string shims, which get none)
         self._high_watermark = 0
         self._deleted = False
-        self.recovery_point = recovery_point
         self.producer_state = ProducerStateManager()
         self._load(recovery_point, now_ms)
         self.update_high_watermark(high_watermark)
@@ -369,7 +368,6 @@ class Log:
             self._io_failed(KafkaStorageError(f"error loading log {self.dir}: {e}", self.parent_dir))
             return
         self.log_start_offset = max(self.log_start_offset, self._segments[0].base_offset)
-        self.recovery_point = self._leo
         if not self._deleted:
             self.leader_epoch_cache.truncate_from_end(self._leo)
             self.leader_epoch_cache.truncate_from_start(self.log_start_offset)
@@ -384,8 +382,8 @@ class Log:
 
     def _load_producers(self, segment: LogSegment, start_position: int = 0) -> None:
         """ProducerStateManager's loadProducersFromLog over a trusted segment (batch headers only)."""
-        for position, base, last, _size in segment.frames(start_position):
-            fields = producer_fields(segment.read(position, HEADER_SIZE))
+        for (_position, base, last, _size), header in segment.headers(start_position):
+            fields = producer_fields(header)
             if fields[0] >= 0:
                 self.producer_state.load_batch(_producer_batch(fields[0], fields[1], fields[2], last - base, base,
                                                                fields[3]))
@@ -419,6 +417,13 @@ class Log:
             self._high_watermark = hw
             return True
         return False
+
+    @property
+    def recovery_point(self) -> int:
+        """Log.recoveryPoint as checkpointed: every append is written before it returns, so the log end offset. Not
+        fsynced (Kafka's default flush settings do not either): what a killed process wrote survives in the page
+        cache, and the next open still CRC-checks everything from the active segment on."""
+        return self._leo
 
     @property
     def last_stable_offset(self) -> int:
@@ -649,7 +654,6 @@ class Log:
             self._leo = min(self._leo, offset)
         if self._high_watermark > self._leo:
             self._high_watermark = self._leo
-        self.recovery_point = min(self.recovery_point, self._leo)
         self.leader_epoch_cache.truncate_from_end(self._leo)
         if self.producer_state.truncation_affects(self._leo):
             self._rebuild_producer_state()
@@ -668,7 +672,7 @@ class Log:
             self._io_failed(KafkaStorageError(f"error truncating {self.dir}: {e}", self.parent_dir))
             segment = LogSegment(self.dir, offset, self.config.index_interval_bytes, self._now_ms)
         self._segments, self._bases = [segment], [offset]
-        self._leo = self.log_start_offset = self._high_watermark = self.recovery_point = offset
+        self._leo = self.log_start_offset = self._high_watermark = offset
         self.leader_epoch_cache.clear_and_flush()
         self.producer_state.truncate()
 
@@ -1071,7 +1075,7 @@ class LogManager:
         for d in ([log_dir] if log_dir else self.live_log_dirs):
             logs = {tp: lg for tp, lg in self._logs.items() if lg.parent_dir == d}
             write_offset_checkpoint(os.path.join(d, RECOVERY_POINT_CHECKPOINT),
-                                    {tp: lg.log_end_offset for tp, lg in logs.items()})
+                                    {tp: lg.recovery_point for tp, lg in logs.items()})
             write_offset_checkpoint(os.path.join(d, LOG_START_OFFSET_CHECKPOINT),
                                     {tp: lg.log_start_offset for tp, lg in logs.items() if lg.log_start_offset > 0})
 

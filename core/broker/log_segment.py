@@ -99,16 +99,19 @@ class LogSegment:
         self.offset_of_max_timestamp = base_offset
         self._rolling_timestamp: int | None = None  # the first batch's max timestamp (rollingBasedTimestamp)
         self._bytes_since_last_index_entry = 0
-        self._fd: int | None = None
         self.active = False
 
     # ------------------------------------------------------------------------------------------------- files
 
     def create(self) -> None:
-        """A new empty segment (Log.roll): truncates whatever files of this name a crash left."""
-        for path in (self.log_path, self.offset_index.path, self.time_index.path):
-            with open(path, "wb"):
-                pass
+        """A new empty segment (Log.roll): truncates whatever files of this name a crash left. Its index files
+        appear with their first entry (or when it becomes inactive): a broker creating thousands of empty logs at
+        once (a LeaderAndIsr) writes one file each, not three."""
+        with open(self.log_path, "wb"):
+            pass
+        for path in (self.offset_index.path, self.time_index.path):
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(path)
         self.offset_index.load(in_memory=True)
         self.time_index.load(in_memory=True)
         self.active = True
@@ -146,15 +149,16 @@ class LogSegment:
         """LogSegment.onBecomeInactiveSegment: a last time-index entry for the max timestamp; memory released."""
         if self.max_timestamp >= 0:
             self.time_index.maybe_append(self.max_timestamp, self.offset_of_max_timestamp)
+        for path in (self.offset_index.path, self.time_index.path):
+            with open(path, "ab"):
+                pass  # an inactive segment always has both (a missing one is rebuilt on load)
         self.offset_index.make_inactive()
         self.time_index.make_inactive()
         self.close()
         self.active = False
 
     def close(self) -> None:
-        if self._fd is not None:
-            os.close(self._fd)
-            self._fd = None
+        """No descriptor stays open between operations: a broker may host more logs than its file limit."""
         self.offset_index.close()
         self.time_index.close()
 
@@ -215,8 +219,6 @@ class LogSegment:
         """``size`` bytes (fewer at the end) from ``position`` of the .log file."""
         if size <= 0:
             return b""
-        if self._fd is not None:
-            return os.pread(self._fd, size, position)
         fd = os.open(self.log_path, os.O_RDONLY)
         try:
             return os.pread(fd, size, position)
@@ -224,22 +226,28 @@ class LogSegment:
             os.close(fd)
 
     def frames(self, start_position: int = 0, end_position: int | None = None) -> Iterator[Frame]:
-        """The batch frames from ``start_position``, reading the file 64 KiB at a time; stops at a frame that does
-        not fit before ``end_position`` (default: the segment's size)."""
+        """The batch frames from ``start_position``; stops at a frame that does not fit before ``end_position``
+        (default: the segment's size)."""
+        for frame, _header in self.headers(start_position, end_position):
+            yield frame
+
+    def headers(self, start_position: int = 0, end_position: int | None = None
+                ) -> Iterator[tuple[Frame, memoryview]]:
+        """Each batch's frame and its v2 header bytes, reading the file 64 KiB at a time."""
         end = self.size if end_position is None else end_position
         pos = start_position
         chunk_size = 65536
         while pos < end:
-            chunk = self.read(pos, min(chunk_size, end - pos))
+            chunk = memoryview(self.read(pos, min(chunk_size, end - pos)))
             consumed = 0
             for rel, base, last, size in frames_in(chunk):
-                yield pos + rel, base, last, size
+                yield (pos + rel, base, last, size), chunk[rel:rel + HEADER_SIZE]
                 consumed = rel + size
             if consumed == 0:
                 frame = frame_at(chunk, 0, pos)  # a batch bigger than the chunk
                 if frame is None or pos + frame[3] > end:
                     return
-                yield frame
+                yield frame, chunk[:HEADER_SIZE]
                 consumed = frame[3]
             pos += consumed
 
@@ -363,7 +371,7 @@ _PRODUCER = struct.Struct(">qhi")  # producerId, producerEpoch, baseSequence
 _PRODUCER_AT = 43
 
 
-def producer_fields(header: bytes) -> tuple[int, int, int, int]:
+def producer_fields(header: bytes | memoryview) -> tuple[int, int, int, int]:
     """(producerId, producerEpoch, baseSequence, maxTimestamp) of a v2 batch header."""
     pid, epoch, seq = _PRODUCER.unpack_from(header, _PRODUCER_AT)
     return pid, epoch, seq, _I64.unpack_from(header, _MAX_TIMESTAMP_AT)[0]

@@ -31,7 +31,6 @@ class _SparseIndex:
         self.base_offset = base_offset
         self._keys: array.array | None = None  # in memory only while the segment is active
         self._values: array.array | None = None
-        self._fd: int | None = None
         self._entries = 0
 
     # ------------------------------------------------------------------------------------------------- file state
@@ -76,15 +75,21 @@ class _SparseIndex:
         self._keys = self._values = None
 
     def close(self) -> None:
-        if self._fd is not None:
-            os.close(self._fd)
-            self._fd = None
+        """Nothing stays open between operations (kept for the segment's life-cycle calls)."""
 
     def reset(self, entries: list[tuple[int, int]]) -> None:
-        """Rewrite the whole file (a rebuilt index)."""
+        """Rewrite the whole file (a rebuilt index) — unless it already holds exactly these entries (recovery on
+        every open must not rewrite every log's indexes), or there are none and it does not exist yet."""
         self.close()
-        with open(self.path, "wb") as f:
-            f.write(b"".join(self._ENTRY.pack(k, v) for k, v in entries))
+        data = b"".join(self._ENTRY.pack(k, v) for k, v in entries)
+        try:
+            with open(self.path, "rb") as f:
+                unchanged = f.read() == data
+        except FileNotFoundError:
+            unchanged = not data
+        if not unchanged:
+            with open(self.path, "wb") as f:
+                f.write(data)
         self._entries = len(entries)
         if self._keys is not None:
             self._keys = array.array(self._KEY_TYPE, (k for k, _ in entries))
@@ -107,9 +112,13 @@ class _SparseIndex:
         return self._read_entry(self._entries - 1)
 
     def _append(self, key: int, value: int) -> None:
-        if self._fd is None:
-            self._fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
-        os.write(self._fd, self._ENTRY.pack(key, value))
+        # opened per entry (one every index.interval.bytes of log): a broker hosting thousands of logs keeps no
+        # descriptor per log open
+        fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        try:
+            os.write(fd, self._ENTRY.pack(key, value))
+        finally:
+            os.close(fd)
         self._entries += 1
         if self._keys is not None:
             self._keys.append(key)
