@@ -1,0 +1,103 @@
+"""Produce throughput (issue #20): ``kactor bench produce`` or ``python -m bench.produce_throughput``.
+
+librdkafka (confluent-kafka, bench/data_path.py's PRODUCER_CONFIG: acks=all, linger.ms 5, batch.size 1,000,000, no
+compression) produces 1-KB records as fast as it is let to a topic of ``--partitions`` partitions on each target:
+
+- **kactor**: 3 broker processes on a real ZooKeeper, the topic at replication factor 3 (every record appended by
+  its leader, fetched by two followers, acknowledged once the high watermark passes it), traces recorded as a
+  broker does by default (``--no-trace``: not);
+- **ceiling** (bench/ceiling.py): the same record bytes in frames of the batch size the producer really sent to
+  kactor in the same run, through a leader process to 2 follower processes over loopback sockets, each appending
+  to a file in the page cache, acknowledged once both followers have — no broker logic;
+- **Tansu** (bench/tansu.py): the same client and workload on a Rust Kafka broker that keeps records in memory
+  and cannot replicate (so RF 1 there: a lighter workload than kactor's, which the ratio does not correct for).
+
+Each run measures every target once, in rotating order, so the machine's other load falls on all alike; the
+figures are medians over ``--runs``. Throughput is acknowledged record bytes (values) / (first produce → last
+acknowledgement). Printed beside them: CPU milliseconds per MB of every process (the client is this process), and
+the load average. The ratios are kactor ÷ ceiling and kactor ÷ Tansu (higher is better for kactor).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from bench.common import load_average, machine_line
+from bench.data_path import (
+    PRODUCER_CONFIG,
+    RECORD_BYTES,
+    ProduceRun,
+    add_common_arguments,
+    check_args,
+    client_versions,
+    measure_and_report,
+    module_main,
+    parse_targets,
+    record_value,
+    run_line,
+    start_targets,
+    stop_targets,
+)
+
+TOPIC = "bench-produce"
+ALL = ("kactor", "tansu", "ceiling")
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    add_common_arguments(p, ALL, 200_000, "1-KB records produced per run and target (200,000 = 204.8 MB)")
+    p.add_argument("--max-seconds", type=float, default=30.0,
+                   help="stop producing after this long in a run (a slow target is measured over what it acked)")
+
+
+def measure(args: argparse.Namespace) -> dict[str, list[Any]]:
+    """Every target's runs: {name: [ProduceRun | CeilingRun, ...]}."""
+    from bench.ceiling import run_ceiling
+    from bench.data_path import produce_run
+
+    names = parse_targets(args.targets, ALL)
+    value = record_value()
+    results: dict[str, list[Any]] = {n: [] for n in names}
+    targets = start_targets(names, not args.no_trace, TOPIC, args.partitions)
+    try:
+        for run in range(args.runs):
+            print(f"run {run + 1} of {args.runs} (load {load_average()})", flush=True)
+            order = names[run % len(names):] + names[:run % len(names)]
+            batch_records = PRODUCER_CONFIG["batch.size"] // (RECORD_BYTES + 70)
+            measured: dict[str, Any] = {}
+            for name in sorted(order, key=lambda n: n == "ceiling"):  # the ceiling last: it uses a run's batch size
+                if name == "ceiling":
+                    sent = next((measured[n] for n in ("kactor", "tansu") if n in measured), None)
+                    if sent is not None and sent.batch_records:
+                        batch_records = round(sent.batch_records)
+                    r = run_ceiling(args.records, batch_records, value=value)
+                else:
+                    t = targets[name]
+                    r = produce_run(t.bootstrap, TOPIC, args.records, args.max_seconds, t.pids(), value)
+                    if r.errors:
+                        print(f"  {name}: delivery errors: {r.errors[:3]}", flush=True)
+                measured[name] = r
+                results[name].append(r)
+                print(run_line(name, r) + (f"; {r.batch_records:,.0f} records a batch"
+                                           if isinstance(r, ProduceRun) else ""), flush=True)
+    finally:
+        stop_targets(targets)
+    return results
+
+
+def run(args: argparse.Namespace, command: str) -> int:
+    check_args(args, ALL)
+    print(f"produce throughput: {args.records:,} records of {RECORD_BYTES} B per run, {args.partitions} partitions, "
+          f"{args.runs} runs; client {client_versions()}; {PRODUCER_CONFIG}; "
+          f"{machine_line()}; load {load_average()}", flush=True)
+    return measure_and_report(args, command, measure, ("ceiling", "tansu"), "produce throughput",
+                              f"{args.records:,} × 1 KB records, {args.partitions} partitions, acks=all")
+
+
+def main(argv: list[str] | None = None) -> int:
+    return module_main("bench.produce_throughput", __doc__, add_arguments, run, argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
