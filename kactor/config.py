@@ -97,6 +97,17 @@ CONFIG_DEFS: dict[str, tuple[Callable[[str, str], Any], Any]] = {
     "inter.broker.protocol.version": (_str, "2.6"),
     "reserved.broker.max.id": (_int(0), 1000),
     "broker.id.generation.enable": (_bool, True),
+    # the group coordinator (GroupConfig, OffsetConfig)
+    "offsets.topic.num.partitions": (_int(1), 50),
+    "offsets.topic.replication.factor": (_int(1, 32767), 3),
+    "offsets.topic.segment.bytes": (_int(1), 104857600),
+    "offsets.retention.minutes": (_int(1), 10080),
+    "offsets.commit.timeout.ms": (_int(1), 5000),
+    "offset.metadata.max.bytes": (_int(0), 4096),
+    "group.initial.rebalance.delay.ms": (_int(0), 3000),
+    "group.min.session.timeout.ms": (_int(0), 6000),
+    "group.max.session.timeout.ms": (_int(0), 1800000),
+    "group.max.size": (_int(1), 2147483647),
     # kactor's own settings (no Kafka equivalent)
     "kactor.trace.dir": (_opt_str, None),
     "kactor.metrics.port": (_int(0, 65535), 0),

@@ -6,6 +6,8 @@ Kafka's field names in snake case. Also the coordinator actor's start (GroupCoor
 
 from __future__ import annotations
 
+from typing import Any
+
 from messages.common import Errors, TopicPartition
 from messages.registry import message
 
@@ -29,6 +31,14 @@ class GroupCoordinatorConfig:
     offsets_retention_minutes: int = 10080
     offset_metadata_max_bytes: int = 4096
     offset_commit_timeout_ms: int = 5000
+
+    @classmethod
+    def from_kafka_config(cls, cfg: Any) -> GroupCoordinatorConfig:
+        """GroupCoordinator.apply's GroupConfig + OffsetConfig from the broker's KafkaConfig."""
+        return cls(cfg["offsets.topic.num.partitions"], cfg["offsets.topic.replication.factor"],
+                   cfg["offsets.topic.segment.bytes"], cfg["group.initial.rebalance.delay.ms"],
+                   cfg["group.min.session.timeout.ms"], cfg["group.max.session.timeout.ms"], cfg["group.max.size"],
+                   cfg["offsets.retention.minutes"], cfg["offset.metadata.max.bytes"], cfg["offsets.commit.timeout.ms"])
 
 
 @message
