@@ -1,12 +1,15 @@
-"""InitProducerId (v0-3): a producer id for an idempotent producer, served by the AdminManager edge handler (route
-"edge:admin"), which hands ids out of the broker's ProducerIdManager block (edges/producer_id_manager.py)."""
+"""InitProducerId (v0-3): a producer id for an idempotent producer, served by the AdminManager, which hands ids out of
+the broker's ProducerIdManager block (edges/producer_id_manager.py). Its own edge handler ("edge:producer_id"), so
+that a producer's first request never waits behind an admin request that waits for the controller (the transport
+runs each edge handler's requests in order on one thread; Kafka parks those in a purgatory instead)."""
 
 from __future__ import annotations
 
-from core.api.admin import ROUTE, Body, fit_response, passthrough
+from core.api.admin import Body, fit_response, passthrough
 from core.api.registry import ApiSpec, register
 
 INIT_PRODUCER_ID = 22
+ROUTE = "edge:producer_id"
 NO_PRODUCER_ID = -1  # RecordBatch.NO_PRODUCER_ID
 NO_PRODUCER_EPOCH = -1  # RecordBatch.NO_PRODUCER_EPOCH
 

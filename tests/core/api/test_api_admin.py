@@ -66,8 +66,8 @@ VERSIONS = [(k, v) for k in sorted(SAMPLES) for v in range(API_VERSIONS[k].min_v
 
 
 def test_every_admin_api_is_routed_to_the_admin_handler() -> None:
-    assert {k for k in SAMPLES if (s := registry.spec_for_key(k)) is not None and s.edge_handler == "admin"} == \
-        set(SAMPLES)
+    handlers = {k: s.edge_handler for k in SAMPLES if (s := registry.spec_for_key(k)) is not None}
+    assert handlers == {k: "producer_id" if k == 22 else "admin" for k in SAMPLES}
 
 
 @pytest.mark.parametrize(("api_key", "version"), VERSIONS)
