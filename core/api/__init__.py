@@ -8,3 +8,9 @@ from core.api import metadata
 from core.api import find_coordinator
 from core.api import group
 from core.api import offsets
+from core.api import leader_and_isr
+from core.api import update_metadata
+from core.api import stop_replica
+from core.api import controlled_shutdown
+from core.api import offset_for_leader_epoch
+from core.api import kactor_private

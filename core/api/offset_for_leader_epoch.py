@@ -1,0 +1,82 @@
+"""OffsetForLeaderEpoch (key 23, v0-3): the end offset of a leader epoch in the leader's log (KIP-101/279/320),
+served by the replica manager (``KafkaApis.handleOffsetForLeaderEpochRequest`` →
+``ReplicaManager.lastOffsetForLeaderEpoch``) and sent at v3 by the replica fetchers for their truncating partitions.
+
+Versions (OffsetForLeaderEpochRequest.json): v0-1 ask ``leader_epoch`` per partition; v2 adds the fetcher's
+``current_leader_epoch`` (-1 before: not fenced); v3 adds ``replica_id`` (-2 before, DEBUGGING_REPLICA_ID). The
+response's ``leader_epoch`` arrives in v1 (v0 answers only the end offset) and ``throttle_time_ms`` in v2.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from core.api.registry import ROUTE_REPLICA_MANAGER, ApiSpec, RequestContext, register
+from core.api.topic_groups import error_of
+from messages.replication import (
+    DEBUGGING_REPLICA_ID,
+    NO_LEADER_EPOCH,
+    OffsetForLeaderPartition,
+    OffsetForLeaderPartitionResult,
+    OffsetForLeaderTopic,
+    OffsetForLeaderTopicResult,
+    OffsetsForLeaderEpochRequest,
+    OffsetsForLeaderEpochResponse,
+)
+
+API_KEY = 23
+SEND_VERSION = 3  # ReplicaFetcherThread at IBP >= KAFKA_2_3_IV1
+
+
+def request_from_wire(version: int, body: dict[str, Any],
+                      ctx: RequestContext | None = None) -> OffsetsForLeaderEpochRequest:
+    return OffsetsForLeaderEpochRequest(tuple(
+        OffsetForLeaderTopic(t["topic"], tuple(
+            OffsetForLeaderPartition(p["partition"], p.get("current_leader_epoch", NO_LEADER_EPOCH), p["leader_epoch"])
+            for p in t["partitions"]))
+        for t in body["topics"]), body.get("replica_id", DEBUGGING_REPLICA_ID))
+
+
+def request_to_wire(request: OffsetsForLeaderEpochRequest) -> dict[str, Any]:
+    return {"replica_id": request.replica_id, "topics": [
+        {"topic": t.topic, "partitions": [
+            {"partition": p.partition, "current_leader_epoch": p.current_leader_epoch, "leader_epoch": p.leader_epoch}
+            for p in t.partitions]} for t in request.topics]}
+
+
+def response_to_wire(version: int, response: OffsetsForLeaderEpochResponse) -> dict[str, Any]:
+    def partition(p: OffsetForLeaderPartitionResult) -> dict[str, Any]:
+        out = {"error_code": int(p.error_code), "partition": p.partition, "end_offset": p.end_offset}
+        if version >= 1:
+            out["leader_epoch"] = p.leader_epoch
+        return out
+
+    body: dict[str, Any] = {"topics": [{"topic": t.topic, "partitions": [partition(p) for p in t.partitions]}
+                                       for t in response.topics]}
+    if version >= 2:
+        body["throttle_time_ms"] = response.throttle_time_ms
+    return body
+
+
+def response_from_wire(version: int, body: dict[str, Any]) -> OffsetsForLeaderEpochResponse:
+    return OffsetsForLeaderEpochResponse(tuple(
+        OffsetForLeaderTopicResult(t["topic"], tuple(
+            OffsetForLeaderPartitionResult(error_of(p["error_code"]), p["partition"],
+                                           p.get("leader_epoch", NO_LEADER_EPOCH), p["end_offset"])
+            for p in t["partitions"]))
+        for t in body["topics"]), body.get("throttle_time_ms", 0))
+
+
+def error_response(version: int, body: dict[str, Any], error: int) -> dict[str, Any]:
+    """OffsetsForLeaderEpochRequest.getErrorResponse: every partition with the error, UNDEFINED epoch and offset."""
+    e = error_of(error)
+    return response_to_wire(version, OffsetsForLeaderEpochResponse(tuple(
+        OffsetForLeaderTopicResult(t["topic"], tuple(
+            OffsetForLeaderPartitionResult(e, p["partition"], NO_LEADER_EPOCH, -1) for p in t["partitions"]))
+        for t in body["topics"])))
+
+
+SPEC = ApiSpec(API_KEY, ROUTE_REPLICA_MANAGER, request_from_wire, response_to_wire, error_response,
+               request_type=OffsetsForLeaderEpochRequest, send_version=SEND_VERSION, request_to_wire=request_to_wire,
+               response_from_wire=response_from_wire)
+register(SPEC)
