@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from core.broker.log_config import TOPIC_CONFIG_SYNONYMS
-from kactor.admin.dynamic_broker_config import DYNAMIC_CONFIGS
+from kactor.admin.dynamic_broker_config import DYNAMIC_CONFIGS, QUOTA_CONFIGS, THREAD_POOL_CONFIGS
 from kactor.admin.log_config import LOG_CONFIGS
 from kactor.config import CONFIG_DEFS, KafkaConfig
 
@@ -64,6 +64,9 @@ BROKER_LOG_DEFAULTS: dict[str, tuple[str | None, str]] = {
     "log.message.timestamp.difference.max.ms": (LONG_MAX, "LONG"),
     "log.message.downconversion.enable": ("true", "BOOLEAN"),
 }
+# Types of the dynamic broker configs kactor does not parse itself (KafkaConfig's ConfigDef)
+_DYNAMIC_TYPES = {**dict.fromkeys(THREAD_POOL_CONFIGS, "INT"), **dict.fromkeys(QUOTA_CONFIGS, "LONG"),
+                  "log.cleaner.threads": "INT", "max.connections": "INT", "max.connections.per.ip": "INT"}
 # LogConfig's own defaults of the topic configs with no broker synonym (the throttled-replica lists)
 _TOPIC_ONLY_DEFAULTS = {"follower.replication.throttled.replicas": "", "leader.replication.throttled.replicas": ""}
 
@@ -105,7 +108,7 @@ class BrokerConfigView:
         self.static_defaults = {k: t for k, (v, _) in BROKER_LOG_DEFAULTS.items() if (t := v) is not None}
         self.static_defaults.update({k: t for k, (_, v) in CONFIG_DEFS.items()
                                      if not k.startswith("kactor.") and (t := _text(v)) is not None})
-        self.types = {k: kind for k, (_, kind) in BROKER_LOG_DEFAULTS.items()}
+        self.types = {**_DYNAMIC_TYPES, **{k: kind for k, (_, kind) in BROKER_LOG_DEFAULTS.items()}}
         self.types.update({k: _kind_of_default(v) for k, (_, v) in CONFIG_DEFS.items() if k not in self.types})
 
     def layers(self) -> tuple[tuple[Mapping[str, str], int], ...]:
