@@ -106,14 +106,15 @@ class Target:
 class KactorTarget(Target):
     """A 3-broker kactor cluster on a real ZooKeeper (BenchCluster, as the controller benches start it). Topics are
     written to ZooKeeper as the admin tool does (leader = first replica, ISR = all), replicas rotated so the leaders
-    spread over the brokers; every broker records its trace unless ``trace`` is off."""
+    spread over the brokers. With ``trace`` every broker records its trace (kactor.trace.dir; a broker's default
+    is not to)."""
 
     name = "kactor"
     replication_factor = KACTOR_RF
 
-    def __init__(self, trace: bool = True, overrides: tuple[str, ...] = ()) -> None:
+    def __init__(self, trace: bool = False, overrides: tuple[str, ...] = ()) -> None:
         self.trace = trace
-        self.label = f"kactor, {BROKERS} brokers, RF {KACTOR_RF}" + ("" if trace else ", not recording")
+        self.label = f"kactor, {BROKERS} brokers, RF {KACTOR_RF}" + (", recording traces" if trace else "")
         self.cluster = BenchCluster(BROKERS, {}, with_state=True, trace=trace, overrides=overrides)
 
     @property
@@ -392,7 +393,7 @@ def consume_run(bootstrap: str, topic: str, end_offsets: dict[int, int], pids: d
 # -- a benchmark's targets -----------------------------------------------------------------------------------------
 def add_common_arguments(p: argparse.ArgumentParser, targets: tuple[str, ...], records: int, records_help: str,
                          partitions: bool = True) -> None:
-    """The flags every data-path bench has: --records, --runs, [--partitions], --targets, --no-trace, --no-doc."""
+    """The flags every data-path bench has: --records, --runs, [--partitions], --targets, --trace, --no-doc."""
     p.add_argument("--records", type=int, default=records, help=f"{records_help} (default {records:,})")
     p.add_argument("--runs", type=int, default=3, help="measured runs (median, min, max; default 3)")
     if partitions:
@@ -400,7 +401,8 @@ def add_common_arguments(p: argparse.ArgumentParser, targets: tuple[str, ...], r
                        help="partitions of the topic (default 3: on kactor one led by each broker)")
     p.add_argument("--targets", default=",".join(targets), help=f"comma-separated, from {', '.join(targets)} "
                    "(default all)")
-    p.add_argument("--no-trace", action="store_true", help="kactor's brokers do not record their traces")
+    p.add_argument("--trace", action="store_true",
+                   help="kactor's brokers record their traces (kactor.trace.dir; off by default, as a broker's)")
     p.add_argument("--no-doc", action="store_true",
                    help="do not append the result to docs/performance.md (only a run from a checkout appends)")
 
@@ -508,7 +510,7 @@ def measure_and_report(args: Any, command: str, measure: Callable[[Any], dict[st
     docs/performance.md unless --no-doc."""
     load_before = load_average()
     results = measure(args)
-    labels = dict(LABELS, kactor=LABELS["kactor"] + ("" if not args.no_trace else ", not recording"))
+    labels = dict(LABELS, kactor=LABELS["kactor"] + (", recording traces" if args.trace else ""))
     lines = (summarise or summary)(results, labels, baselines)
     print("\n" + "\n".join(lines) + f"\nload {load_before} (before) → {load_average()} (after)", flush=True)
     if not args.no_doc:

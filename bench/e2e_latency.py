@@ -115,7 +115,7 @@ def measure(args: argparse.Namespace) -> dict[str, list[Any]]:
     names = parse_targets(args.targets, ALL)
     value = record_value()
     results: dict[str, list[Any]] = {n: [] for n in names}
-    targets = start_targets(names, not args.no_trace, TOPIC, 1)
+    targets = start_targets(names, args.trace, TOPIC, 1)
     try:
         for r in range(args.runs):
             print(f"run {r + 1} of {args.runs} (load {load_average()})", flush=True)

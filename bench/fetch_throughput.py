@@ -49,7 +49,7 @@ def measure(args: argparse.Namespace) -> dict[str, list[Any]]:
     names = parse_targets(args.targets, ALL)
     value = record_value()
     results: dict[str, list[Any]] = {n: [] for n in names}
-    targets = start_targets(names, not args.no_trace, TOPIC, args.partitions)
+    targets = start_targets(names, args.trace, TOPIC, args.partitions)
     try:
         ends: dict[str, dict[int, int]] = {}
         for name, t in targets.items():

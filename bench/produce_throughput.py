@@ -4,8 +4,8 @@ librdkafka (confluent-kafka, bench/data_path.py's PRODUCER_CONFIG: acks=all, lin
 compression) produces 1-KB records as fast as it is let to a topic of ``--partitions`` partitions on each target:
 
 - **kactor**: 3 broker processes on a real ZooKeeper, the topic at replication factor 3 (every record appended by
-  its leader, fetched by two followers, acknowledged once the high watermark passes it), traces recorded as a
-  broker does by default (``--no-trace``: not);
+  its leader, fetched by two followers, acknowledged once the high watermark passes it), not recording traces
+  (a broker's default; ``--trace``: every broker records its trace);
 - **ceiling** (bench/ceiling.py): the same record bytes in frames of the batch size the producer really sent to
   kactor in the same run, through a leader process to 2 follower processes over loopback sockets, each appending
   to a file in the page cache, acknowledged once both followers have — no broker logic;
@@ -49,17 +49,21 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     add_common_arguments(p, ALL, 200_000, "1-KB records produced per run and target (200,000 = 204.8 MB)")
     p.add_argument("--max-seconds", type=float, default=30.0,
                    help="stop producing after this long in a run (a slow target is measured over what it acked)")
+    p.add_argument("--profile", metavar="DIR",
+                   help="record py-spy profiles of kactor's processes during each run into DIR, and print where "
+                        "their CPU went")
 
 
 def measure(args: argparse.Namespace) -> dict[str, list[Any]]:
     """Every target's runs: {name: [ProduceRun | CeilingRun, ...]}."""
     from bench.ceiling import run_ceiling
     from bench.data_path import produce_run
+    from bench.py_spy import Profiler
 
     names = parse_targets(args.targets, ALL)
     value = record_value()
     results: dict[str, list[Any]] = {n: [] for n in names}
-    targets = start_targets(names, not args.no_trace, TOPIC, args.partitions)
+    targets = start_targets(names, args.trace, TOPIC, args.partitions)
     try:
         for run in range(args.runs):
             print(f"run {run + 1} of {args.runs} (load {load_average()})", flush=True)
@@ -74,7 +78,13 @@ def measure(args: argparse.Namespace) -> dict[str, list[Any]]:
                     r = run_ceiling(args.records, batch_records, value=value)
                 else:
                     t = targets[name]
+                    profiler = None
+                    if args.profile and name == "kactor":
+                        profiler = Profiler(args.profile, t.pids(), f"run{run + 1}")
+                        profiler.start()
                     r = produce_run(t.bootstrap, TOPIC, args.records, args.max_seconds, t.pids(), value)
+                    if profiler is not None:
+                        print("\n".join(profiler.stop()), flush=True)
                     if r.errors:
                         print(f"  {name}: delivery errors: {r.errors[:3]}", flush=True)
                 measured[name] = r

@@ -28,5 +28,5 @@ def test_controller_workloads_keep_their_flags() -> None:
 
 
 def test_data_path_benches_have_their_flags() -> None:
-    args = build_parser().parse_args(["bench", "produce", "--records", "10", "--targets", "tansu", "--no-trace"])
-    assert (args.name, args.records, args.targets, args.no_trace, args.partitions) == ("produce", 10, "tansu", True, 3)
+    args = build_parser().parse_args(["bench", "produce", "--records", "10", "--targets", "tansu", "--trace"])
+    assert (args.name, args.records, args.targets, args.trace, args.partitions) == ("produce", 10, "tansu", True, 3)
