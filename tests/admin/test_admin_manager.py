@@ -14,6 +14,7 @@ import pytest
 from admin_helpers import snapshot, write_state
 from kazoo.client import KazooClient
 
+import core.api.admin  # noqa: F401 - registers the admin APIs
 import core.api.init_producer_id  # noqa: F401 - registers InitProducerId
 from core.api import registry
 from core.api.registry import RequestContext
@@ -22,6 +23,8 @@ from kactor.admin.admin_manager import AdminManager
 from kactor.admin.config_entries import DEFAULT_CONFIG, DYNAMIC_DEFAULT_BROKER_CONFIG, TOPIC_CONFIG
 from kactor.config import build_config
 from messages.common import Errors, TopicPartition
+from protocol.api_versions import API_VERSIONS
+from protocol.codec import encode_response
 from zk_bridge import paths, znodes
 
 
@@ -45,9 +48,21 @@ def clock() -> Clock:
     return Clock()
 
 
+class EncodedAdminManager(AdminManager):
+    """Every answer is also fitted to each version of its API and encoded with protocol's codec, so a field the
+    handler names wrongly fails the test that produced it."""
+
+    def handle(self, api_key: int, version: int, body: dict, ctx: object = None) -> dict:
+        response = super().handle(api_key, version, body, ctx)
+        r = API_VERSIONS[api_key]
+        for v in range(r.min_version, r.max_version + 1):
+            encode_response(api_key, v, registry.spec_for_key(api_key).response_to_wire(v, response))
+        return response
+
+
 def manager(zk: KazooClient, clock: Clock, broker_id: int = 1, **overrides: str) -> AdminManager:
     config = build_config({"broker.id": str(broker_id), "zookeeper.connect": "127.0.0.1:1", **overrides})
-    return AdminManager(zk, config, ProducerIdManager(zk, broker_id), clock=clock, sleep=clock.sleep)
+    return EncodedAdminManager(zk, config, ProducerIdManager(zk, broker_id), clock=clock, sleep=clock.sleep)
 
 
 def make_controller(zk: KazooClient, broker_id: int) -> None:
