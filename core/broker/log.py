@@ -66,7 +66,15 @@ from core.broker.log_segment import (
     producer_fields,
     set_log_append_time,
 )
-from core.broker.producer_state import ProducerBatch, ProducerStateManager
+from core.broker.producer_state import (
+    SNAPSHOT_FILE_SUFFIX,
+    CorruptSnapshotError,
+    ProducerBatch,
+    ProducerStateManager,
+    decode_snapshot,
+    encode_snapshot,
+    snapshot_file_name,
+)
 from messages.common import Errors, TopicPartition
 from protocol.errors import ProtocolError
 from protocol.records import Record, RecordBatch, assign_offsets, build_batch, check_batch, iter_batches
@@ -346,7 +354,6 @@ class Log:
                 self._segments.append(segment)
                 if next_base is not None and next_base <= recovery_point:
                     segment.load_trusted(next_base)
-                    self._load_producers(segment)
                     continue
                 if segment.recover(self._recovered_batch):
                     for later in bases[i + 1:]:
@@ -360,6 +367,7 @@ class Log:
             active = self._segments[-1]
             active.make_active()
             self._leo = max(active.next_offset, active.base_offset)
+            self._rebuild_producer_state()
         except OSError as e:
             for seg in self._segments:
                 seg.close()
@@ -375,23 +383,56 @@ class Log:
     def _recovered_batch(self, batch: RecordBatch) -> None:
         if batch.partition_leader_epoch >= 0:
             self.leader_epoch_cache.assign(batch.partition_leader_epoch, batch.base_offset)
-        if batch.producer_id >= 0:
-            self.producer_state.load_batch(_producer_batch(batch.producer_id, batch.producer_epoch,
-                                                           batch.base_sequence, batch.last_offset_delta,
-                                                           batch.base_offset, batch.max_timestamp))
 
-    def _load_producers(self, segment: LogSegment, start_position: int = 0) -> None:
-        """ProducerStateManager's loadProducersFromLog over a trusted segment (batch headers only)."""
-        for (_position, base, last, _size), header in segment.headers(start_position):
-            fields = producer_fields(header)
-            if fields[0] >= 0:
-                self.producer_state.load_batch(_producer_batch(fields[0], fields[1], fields[2], last - base, base,
-                                                               fields[3]))
+    def _snapshot_offsets(self) -> list[int]:
+        return sorted(int(name[:20]) for name in os.listdir(self.dir)
+                      if name.endswith(SNAPSHOT_FILE_SUFFIX) and len(name) == 20 + len(SNAPSHOT_FILE_SUFFIX)
+                      and name[:20].isdigit())
+
+    def _delete_snapshots(self, predicate: Callable[[int], bool]) -> None:
+        for offset in self._snapshot_offsets():
+            if predicate(offset):
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(os.path.join(self.dir, snapshot_file_name(offset)))
+
+    def _take_snapshot(self) -> None:
+        """ProducerStateManager.takeSnapshot at the log end (on roll and close), if any producer is known."""
+        if not self.producer_state.producers:
+            return
+        path = os.path.join(self.dir, snapshot_file_name(self._leo))
+        with open(path + ".tmp", "wb") as f:
+            f.write(encode_snapshot(self.producer_state.producers.values()))
+        os.replace(path + ".tmp", path)
 
     def _rebuild_producer_state(self) -> None:
+        """Log.loadProducerState: snapshots beyond the log end go; the latest readable one at or below it is loaded
+        (a corrupt one is deleted and the next tried), then the batches after it are replayed (headers only)."""
         self.producer_state.truncate()
+        self._delete_snapshots(lambda offset: offset > self._leo)
+        start = self._segments[0].base_offset if self._segments else 0
+        for offset in reversed(self._snapshot_offsets()):
+            path = os.path.join(self.dir, snapshot_file_name(offset))
+            try:
+                with open(path, "rb") as f:
+                    self.producer_state.load_snapshot(decode_snapshot(f.read()))
+                start = offset
+                break
+            except CorruptSnapshotError:
+                os.unlink(path)
         for segment in self._segments:
-            self._load_producers(segment)
+            if segment.next_offset <= start:
+                continue
+            position = 0
+            if start > segment.base_offset:
+                frame = segment.translate_offset(start)
+                if frame is None:
+                    continue
+                position = frame[0]
+            for (_position, base, last, _size), header in segment.headers(position):
+                fields = producer_fields(header)
+                if fields[0] >= 0 and base >= start:
+                    self.producer_state.load_batch(_producer_batch(fields[0], fields[1], fields[2], last - base,
+                                                                   base, fields[3]))
 
     # ------------------------------------------------------------------------------------------------------ offsets
 
@@ -588,6 +629,7 @@ class Log:
         segment.create()
         self._segments.append(segment)
         self._bases.append(new_base)
+        self._take_snapshot()
         return segment
 
     # -------------------------------------------------------------------------------------------------------- read
@@ -655,8 +697,11 @@ class Log:
         if self._high_watermark > self._leo:
             self._high_watermark = self._leo
         self.leader_epoch_cache.truncate_from_end(self._leo)
-        if self.producer_state.truncation_affects(self._leo):
-            self._rebuild_producer_state()
+        try:
+            if self.producer_state.truncation_affects(self._leo) or self._snapshot_offsets()[-1:] > [self._leo]:
+                self._rebuild_producer_state()
+        except OSError as e:
+            self._io_failed(KafkaStorageError(f"error truncating {self.dir}: {e}", self.parent_dir))
         return True
 
     def truncate_fully_and_start_at(self, offset: int) -> None:
@@ -666,6 +711,7 @@ class Log:
         try:
             for segment in self._segments:
                 segment.delete()
+            self._delete_snapshots(lambda _offset: True)
             segment = LogSegment(self.dir, offset, self.config.index_interval_bytes, self._now_ms)
             segment.create()
         except OSError as e:
@@ -728,6 +774,9 @@ class Log:
         if new_start > self.log_start_offset:
             self.log_start_offset = new_start
             self.leader_epoch_cache.truncate_from_start(new_start)
+        with contextlib.suppress(OSError):
+            latest = self._snapshot_offsets()[-1:]
+            self._delete_snapshots(lambda offset: offset < new_start and [offset] != latest)
         return count
 
     # -------------------------------------------------------------------------------------------------- timestamps
@@ -827,9 +876,16 @@ class Log:
     # ------------------------------------------------------------------------------------------------------ misc
 
     def close(self) -> None:
-        """Log.close: release the segments' file descriptors (the files stay)."""
+        """Log.close: a producer-state snapshot at the log end (the next open replays nothing)."""
+        if self._deleted:
+            return
         for segment in self._segments:
             segment.close()
+        try:
+            self._take_snapshot()
+        except OSError as e:
+            self._io_failed(KafkaStorageError(f"error writing a producer snapshot of {self.dir}: {e}",
+                                              self.parent_dir))
 
     def _ensure_live(self) -> None:
         if self._deleted:
@@ -886,8 +942,10 @@ class LogManager:
         self.defer_io_errors = defer_io_errors
         self.deferred_io_failures: set[str] = set()
         self.append_faults = append_faults
-        # the LogConfig of new logs until their topic's config is applied (LogConfigs sets each log's own)
+        # the LogConfig a new or loaded log starts with: ``config_for(topic)`` when set (the ReplicaManager's
+        # LogConfigs.for_topic), else ``default_config``; LogConfigs replaces a log's config when its topic's changes
         self.default_config: LogConfig | None = None
+        self.config_for: Callable[[str], LogConfig] | None = None
         self._logs: dict[TopicPartition, Log] = {}
         for d in self.log_dirs:
             try:
@@ -907,8 +965,9 @@ class LogManager:
 
     def _new_log(self, log_dir: str, tp: TopicPartition, high_watermark: int, recovery_point: int = 0,
                  log_start_offset: int = 0) -> Log:
+        config = self.config_for(tp.topic) if self.config_for is not None else self.default_config
         return Log(log_dir, tp, high_watermark, self.defer if self.defer_io_errors else None, self.append_faults,
-                   config=self.default_config, recovery_point=recovery_point, log_start_offset=log_start_offset)
+                   config=config, recovery_point=recovery_point, log_start_offset=log_start_offset)
 
     # --------------------------------------------------------------------------------------------------- startup
 

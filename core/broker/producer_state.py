@@ -6,16 +6,18 @@ batch that repeats one of them is a duplicate (the log answers with the original
 sequence that does not follow the last one is OUT_OF_ORDER_SEQUENCE_NUMBER; an older epoch INVALID_PRODUCER_EPOCH
 (2.6's ProducerFencedException); a producer the partition does not know starting at a sequence other than 0
 UNKNOWN_PRODUCER_ID. Replicated batches (a follower's appends, recovery) update the state without these checks.
-The state is rebuilt from the log's batches when the log is opened or truncated (Kafka: from a ``.snapshot`` file
-plus the tail; no snapshot is written here).
+The state is rebuilt when the log is opened or truncated from the latest ``%020d.snapshot`` file at or below the log
+end (Kafka's format, written when a segment rolls and when the log is closed) plus the batches after it.
 """
 
 from __future__ import annotations
 
+import struct
 from collections import deque
 from collections.abc import Iterable
 
 import attrs
+from crc32c import crc32c
 
 from core.broker.api_error import ApiError
 from messages.common import Errors
@@ -184,6 +186,9 @@ class ProducerStateManager:
                 current.add_batch(entry.producer_epoch, metadata)
             current.producer_epoch = entry.producer_epoch
 
+    def load_snapshot(self, entries: Iterable[ProducerStateEntry]) -> None:
+        self.producers = {e.producer_id: e for e in entries}
+
     def load_batch(self, batch: ProducerBatch) -> None:
         """A batch re-read from the log (loadProducersFromLog): no checks."""
         self.update(self.prepare((batch,), from_client=False))
@@ -195,3 +200,54 @@ class ProducerStateManager:
     def truncate(self) -> None:
         """ProducerStateManager.truncate: forget everything (the log reloads it)."""
         self.producers.clear()
+
+
+# ------------------------------------------------------------------------------------------------------- snapshots
+
+SNAPSHOT_FILE_SUFFIX = ".snapshot"
+PRODUCER_SNAPSHOT_VERSION = 1
+# ProducerSnapshotEntrySchema: producer_id int64, epoch int16, last_sequence int32, last_offset int64, offset_delta
+# int32, timestamp int64, coordinator_epoch int32, current_txn_first_offset int64
+_SNAPSHOT_ENTRY = struct.Struct(">qhiqiqiq")
+_SNAPSHOT_HEAD = struct.Struct(">hIi")  # version, crc (of what follows it), entry count
+
+
+class CorruptSnapshotError(Exception):
+    """Kafka's CorruptSnapshotException: the snapshot is ignored (deleted) and the log re-read instead."""
+
+
+def snapshot_file_name(offset: int) -> str:
+    """ProducerStateManager's ``%020d.snapshot``, named for the log end offset it was taken at."""
+    return f"{offset:020d}{SNAPSHOT_FILE_SUFFIX}"
+
+
+def encode_snapshot(producers: Iterable[ProducerStateEntry]) -> bytes:
+    """ProducerStateManager.writeSnapshot: each producer's epoch and LAST batch (Kafka keeps only that one), the
+    CRC-32C over the entries array."""
+    entries = [e for e in producers if e.batches]
+    body = bytearray(struct.pack(">i", len(entries)))
+    for e in entries:
+        last = e.batches[-1]
+        body += _SNAPSHOT_ENTRY.pack(e.producer_id, e.producer_epoch, last.last_seq, last.last_offset,
+                                     last.last_offset - last.first_offset, last.timestamp, -1, -1)
+    return struct.pack(">hI", PRODUCER_SNAPSHOT_VERSION, crc32c(bytes(body))) + bytes(body)
+
+
+def decode_snapshot(data: bytes) -> list[ProducerStateEntry]:
+    """ProducerStateManager.readSnapshot; CorruptSnapshotError on a wrong version, CRC or length."""
+    if len(data) < _SNAPSHOT_HEAD.size:
+        raise CorruptSnapshotError(f"snapshot of {len(data)} bytes")
+    version, crc, count = _SNAPSHOT_HEAD.unpack_from(data)
+    if version != PRODUCER_SNAPSHOT_VERSION:
+        raise CorruptSnapshotError(f"snapshot version {version}")
+    if crc32c(data[6:]) != crc:
+        raise CorruptSnapshotError("snapshot CRC mismatch")
+    if count < 0 or len(data) != _SNAPSHOT_HEAD.size + count * _SNAPSHOT_ENTRY.size:
+        raise CorruptSnapshotError(f"snapshot of {len(data)} bytes for {count} entries")
+    out = []
+    for pid, epoch, last_seq, last_offset, delta, ts, _coordinator, _txn in _SNAPSHOT_ENTRY.iter_unpack(
+            data[_SNAPSHOT_HEAD.size:]):
+        first_seq = last_seq - delta if last_seq >= delta else INT_MAX - (delta - last_seq) + 1
+        out.append(ProducerStateEntry(pid, epoch, (BatchMetadata(first_seq, last_seq, last_offset - delta,
+                                                                 last_offset, ts),)))
+    return out

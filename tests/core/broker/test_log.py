@@ -268,3 +268,78 @@ def test_log_manager_recovers_from_checkpoints(tmp_path):
     lm.close()
     again = LogManager([str(tmp_path)])
     assert again.get_log(TP).log_end_offset == 2 and again.get_log(TP).recovery_point == 2
+
+
+def test_producer_snapshots_in_kafkas_format_on_roll_and_close(tmp_path):
+    from core.broker.producer_state import decode_snapshot
+    config = small(segment_bytes=250)
+    log = Log(str(tmp_path), TP, config=config)
+    seq = 0
+    for _ in range(6):
+        log.append_as_leader(batch(2, pid=11, epoch=2, seq=seq), 0, T0)
+        seq += 2
+    snapshots = sorted(n for n in os.listdir(log.dir) if n.endswith(".snapshot"))
+    assert len(log.segments) > 2 and snapshots == [f"{seg.base_offset:020d}.snapshot" for seg in log.segments[1:]]
+    with open(os.path.join(log.dir, snapshots[0]), "rb") as f:
+        data = f.read()
+    assert struct.unpack_from(">h", data)[0] == 1 and len(data) == 2 + 4 + 4 + 46  # version, crc, count, one entry
+    (entry,) = decode_snapshot(data)
+    first_snap = int(snapshots[0][:20])
+    assert (entry.producer_id, entry.producer_epoch, entry.last_seq, entry.last_offset) == (11, 2, first_snap - 1,
+                                                                                            first_snap - 1)
+    log.close()
+    assert f"{log.log_end_offset:020d}.snapshot" in os.listdir(log.dir)
+    again = Log(str(tmp_path), TP, config=config)
+    # the last batch is known again (a retry of it is a duplicate); the next sequence follows
+    dup = again.append_as_leader(batch(2, pid=11, epoch=2, seq=10), 0, T0)
+    assert (dup.first_offset, again.log_end_offset) == (10, 12)
+    assert again.append_as_leader(batch(1, pid=11, epoch=2, seq=12), 0, T0).first_offset == 12
+    # truncation below a snapshot removes it and rebuilds from an older one plus the batches after it
+    again.truncate_to(4)
+    assert all(int(n[:20]) <= 4 for n in os.listdir(again.dir) if n.endswith(".snapshot"))
+    with pytest.raises(ApiError) as e:
+        again.append_as_leader(batch(1, pid=11, epoch=2, seq=12), 0, T0)
+    assert e.value.error == Errors.OUT_OF_ORDER_SEQUENCE_NUMBER
+    assert again.append_as_leader(batch(1, pid=11, epoch=2, seq=4), 0, T0).first_offset == 4
+
+
+def test_a_corrupt_snapshot_is_ignored(tmp_path):
+    log = Log(str(tmp_path), TP)
+    log.append_as_leader(batch(2, pid=3, epoch=0, seq=0), 0, T0)
+    log.close()
+    path = os.path.join(log.dir, f"{2:020d}.snapshot")
+    with open(path, "r+b") as f:
+        f.seek(12)
+        f.write(b"\xff")
+    again = Log(str(tmp_path), TP)
+    assert not os.path.exists(path)
+    assert again.append_as_leader(batch(2, pid=3, epoch=0, seq=0), 0, T0).first_offset == 0  # still a duplicate
+
+
+def test_segment_ms_rolls_on_the_first_batchs_timestamp(tmp_path):
+    log = Log(str(tmp_path), TP, config=small(segment_ms=1000), now_ms=T0)
+    log.append_as_leader(batch(1, ts=T0), 0, T0)
+    log.append_as_leader(batch(1, ts=T0 + 999), 0, T0 + 5000)  # LogSegment.timeWaitedForRoll: 999 ms of timestamps
+    assert len(log.segments) == 1
+    log.append_as_leader(batch(1, ts=T0 + 1001), 0, T0 + 5000)
+    assert [seg.base_offset for seg in log.segments] == [0, 2]
+
+
+def test_log_manager_checkpoints_the_log_start_after_retention_and_cleans_up(tmp_path):
+    from core.broker.log import LOG_START_OFFSET_CHECKPOINT, read_offset_checkpoint
+    lm = LogManager([str(tmp_path)])
+    lm.default_config = small(segment_bytes=300, retention_ms=1000)
+    log = lm.get_or_create_log(TP, is_new=True)
+    for i in range(6):
+        log.append_as_leader(batch(2, ts=T0 + i), 0, T0)
+    log.update_high_watermark(8)  # the segment holding offsets 8.. reaches past the HW: it stays
+    assert [seg.base_offset for seg in log.segments] == [0, 6]
+    assert lm.cleanup_logs(T0 + 10_000) == 1 and log.log_start_offset == 6
+    lm.checkpoint_log_offsets()
+    assert read_offset_checkpoint(str(tmp_path / LOG_START_OFFSET_CHECKPOINT)) == {TP: 6}
+    lm.close()
+    again = LogManager([str(tmp_path)]).get_log(TP)
+    assert (again.log_start_offset, again.log_end_offset) == (6, 12)
+    with pytest.raises(ApiError):
+        again.read(4, 100)
+    assert [o for o, _ in values(again.read(6, 1 << 20))][0] == 6
