@@ -102,6 +102,7 @@ CONFIG_DEFS: dict[str, tuple[Callable[[str, str], Any], Any]] = {
     "offsets.topic.replication.factor": (_int(1, 32767), 3),
     "offsets.topic.segment.bytes": (_int(1), 104857600),
     "offsets.retention.minutes": (_int(1), 10080),
+    "offsets.retention.check.interval.ms": (_int(1), 600000),
     "offsets.commit.timeout.ms": (_int(1), 5000),
     "offset.metadata.max.bytes": (_int(0), 4096),
     "group.initial.rebalance.delay.ms": (_int(0), 3000),

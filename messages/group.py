@@ -31,6 +31,7 @@ class GroupCoordinatorConfig:
     offsets_retention_minutes: int = 10080
     offset_metadata_max_bytes: int = 4096
     offset_commit_timeout_ms: int = 5000
+    offsets_retention_check_interval_ms: int = 600000
 
     @classmethod
     def from_kafka_config(cls, cfg: Any) -> GroupCoordinatorConfig:
@@ -38,7 +39,8 @@ class GroupCoordinatorConfig:
         return cls(cfg["offsets.topic.num.partitions"], cfg["offsets.topic.replication.factor"],
                    cfg["offsets.topic.segment.bytes"], cfg["group.initial.rebalance.delay.ms"],
                    cfg["group.min.session.timeout.ms"], cfg["group.max.session.timeout.ms"], cfg["group.max.size"],
-                   cfg["offsets.retention.minutes"], cfg["offset.metadata.max.bytes"], cfg["offsets.commit.timeout.ms"])
+                   cfg["offsets.retention.minutes"], cfg["offset.metadata.max.bytes"], cfg["offsets.commit.timeout.ms"],
+                   cfg["offsets.retention.check.interval.ms"])
 
 
 @message

@@ -15,7 +15,7 @@ def test_defaults_are_kafka_26s():
         offsets_topic_num_partitions=50, offsets_topic_replication_factor=3, offsets_topic_segment_bytes=104857600,
         group_initial_rebalance_delay_ms=3000, group_min_session_timeout_ms=6000,
         group_max_session_timeout_ms=1800000, group_max_size=2147483647, offsets_retention_minutes=10080,
-        offset_metadata_max_bytes=4096, offset_commit_timeout_ms=5000)
+        offset_metadata_max_bytes=4096, offset_commit_timeout_ms=5000, offsets_retention_check_interval_ms=600000)
 
 
 def test_a_small_cluster_overrides_them():

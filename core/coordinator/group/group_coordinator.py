@@ -17,6 +17,7 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
+from core.coordinator.group.find_coordinator import offsets_topic_partition_count
 from core.coordinator.group.group_metadata import (
     NEW_MEMBER_JOIN_TIMEOUT_MS,
     GroupMetadata,
@@ -26,6 +27,7 @@ from core.coordinator.group.group_metadata import (
 from core.coordinator.group.group_metadata_manager import Fork, GroupMetadataManager
 from core.coordinator.group.message_formats import OffsetAndMetadata
 from core.effects import Cancel, Proc, Respond, Schedule
+from core.zk_client import KafkaZkClient
 from messages.common import Errors, TopicPartition
 from messages.group import (
     NO_GENERATION,
@@ -58,6 +60,7 @@ from messages.group import (
 log = logging.getLogger("kactor.coordinator")
 
 _HEARTBEAT, _PENDING, _JOIN = "heartbeat", "pending", "join"
+OFFSETS_EXPIRATION = "offsets-expiration"
 
 
 def join_error(member_id: str, error: Errors) -> JoinGroupResponse:
@@ -80,12 +83,24 @@ class GroupCoordinator:
         self.timers: dict[str, tuple[str, str, str, float]] = {}
 
     # == lifecycle ===================================================================================================
-    def startup(self, offsets_topic_partitions: int | None) -> None:
-        """GroupCoordinator.startup; the partition count of an existing __consumer_offsets wins over the config's
-        (GroupMetadataManager.getGroupMetadataTopicPartitionCount)."""
-        if offsets_topic_partitions:
-            self.manager.num_partitions = offsets_topic_partitions
+    def startup(self, zk: KafkaZkClient) -> Proc[None]:
+        """GroupCoordinator.startup: the partition count of an existing __consumer_offsets wins over the config's
+        (GroupMetadataManager.getGroupMetadataTopicPartitionCount), and the expiration of old offsets is scheduled
+        (offsets.retention.check.interval.ms)."""
+        count = yield from offsets_topic_partition_count(zk)
+        if count:
+            self.manager.num_partitions = count
         self.is_active = True
+        self.timers[OFFSETS_EXPIRATION] = (OFFSETS_EXPIRATION, "", "", 0)
+        yield Schedule(OFFSETS_EXPIRATION, self.config.offsets_retention_check_interval_ms)
+
+    def _expire_offsets(self) -> Proc[None]:
+        """GroupMetadataManager.cleanupGroupMetadata: offsets past offsets.retention.minutes go (tombstones written),
+        and an Empty group left without offsets with them; then the next check is scheduled."""
+        for group in (yield from self.manager.cleanup_group_metadata(self.config.offsets_retention_minutes * 60000)):
+            yield from self._cancel_group_timers(group)
+        self.timers[OFFSETS_EXPIRATION] = (OFFSETS_EXPIRATION, "", "", 0)
+        yield Schedule(OFFSETS_EXPIRATION, self.config.offsets_retention_check_interval_ms)
 
     def on_election(self, partition: int) -> Proc[None]:
         """GroupCoordinator.onElection (handleGroupImmigration): load the partition's groups and offsets."""
@@ -459,6 +474,9 @@ class GroupCoordinator:
         if entry is None:
             return
         kind, group_id, member_id, deadline = entry
+        if kind == OFFSETS_EXPIRATION:
+            yield from self._expire_offsets()
+            return
         group = self.manager.groups.get(group_id)
         if group is None:
             return

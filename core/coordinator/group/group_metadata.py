@@ -326,6 +326,26 @@ class GroupMetadata:
         protocol = self.protocol_name if self.is_(GroupState.STABLE) else None
         return tuple(m.describe(protocol) for m in self.members.values())
 
+    def remove_expired_offsets(self, now_ms: int, retention_ms: int) -> dict[TopicPartition, OffsetAndMetadata]:
+        """GroupMetadata.removeExpiredOffsets (KIP-211): an offset with an expire timestamp expires then; otherwise
+        ``retention_ms`` after the group became Empty (a group with a protocol), or after the commit (a group that
+        only stores offsets). A group with members keeps its offsets (kactor does not read the consumer protocol's
+        subscriptions, which 2.6 uses to expire the offsets of topics no member subscribes to)."""
+        if self.protocol_type is not None and not self.is_(GroupState.EMPTY):
+            return {}
+
+        def base(om: OffsetAndMetadata) -> int:
+            if self.protocol_type is not None and self.current_state_timestamp is not None:
+                return self.current_state_timestamp
+            return om.commit_timestamp
+
+        expired = {tp: om for tp, om in self.offsets.items()
+                   if (now_ms >= om.expire_timestamp if om.expire_timestamp is not None
+                       else now_ms - base(om) >= retention_ms)}
+        for tp in expired:
+            del self.offsets[tp]
+        return expired
+
     # -- storage -------------------------------------------------------------------------------------------------
     def to_record(self, assignment: dict[str, bytes]) -> GroupRecord:
         """What groupMetadataValue writes for this group with ``assignment``."""

@@ -205,6 +205,33 @@ class GroupMetadataManager:
         error = yield AppendToLog(partition, records_batch(entries, int(self.now_ms())), self.offset_commit_timeout_ms)
         return _store_error(error, offsets=False)
 
+    def cleanup_group_metadata(self, retention_ms: int) -> Proc[list[GroupMetadata]]:
+        """GroupMetadataManager.cleanupGroupMetadata over every group with removeExpiredOffsets: tombstones for the
+        expired offsets of each partition in one batch, and for the groups that end Empty without offsets (which go
+        Dead and leave the cache); the groups removed."""
+        now = int(self.now_ms())
+        tombstones: dict[int, list[tuple[bytes, bytes | None]]] = {}
+        removed = []
+        for group in list(self.groups.values()):
+            expired = group.remove_expired_offsets(now, retention_ms)
+            entries = [(offset_commit_key(group.group_id, tp), None) for tp in expired]
+            if group.is_(GroupState.EMPTY) and not group.offsets:
+                group.transition_to(GroupState.DEAD, now)
+                del self.groups[group.group_id]
+                removed.append(group)
+                if group.generation_id > 0:
+                    entries.append((group_metadata_key(group.group_id), None))
+            if entries:
+                tombstones.setdefault(self.partition_for(group.group_id), []).extend(entries)
+        for partition, entries in sorted(tombstones.items()):
+            if partition not in self.owned_partitions:
+                continue
+            error = yield AppendToLog(partition, records_batch(entries, now), self.offset_commit_timeout_ms)
+            if error is not Errors.NONE:
+                log.warning("Failed to write %d tombstones to %s-%d: %s", len(entries), GROUP_METADATA_TOPIC_NAME,
+                            partition, error.name)
+        return removed
+
     # -- loading --------------------------------------------------------------------------------------------------
     def load_groups_and_offsets(self, partition: int) -> Proc[list[GroupMetadata] | None]:
         """scheduleLoadGroupAndOffsets + doLoadGroupsAndOffsets: read the partition from its log start to its log

@@ -22,8 +22,9 @@ from core.coordinator.group.message_formats import (
     offset_commit_key,
     offset_commit_value,
 )
-from core.effects import Cancel, Respond, Schedule
-from messages.common import Errors, TopicPartition
+from core.effects import Cancel, Respond, Schedule, run_sync
+from core.zk_client import KafkaZkClient
+from messages.common import Errors, ReplicaAssignment, TopicPartition
 from messages.group import (
     DeleteGroupsRequest,
     DescribeGroupsRequest,
@@ -40,7 +41,10 @@ from messages.group import (
     SyncGroupAssignment,
     SyncGroupRequest,
 )
+from messages.zk import ZkBatch
 from protocol.records import assign_offsets, iter_batches, read_records
+from tests.support.fake_zookeeper import FakeZooKeeper
+from zk_bridge import znodes
 
 GROUP = "g"
 T0 = TopicPartition("t", 0)
@@ -55,7 +59,6 @@ class Harness:
         self.config = config or GroupCoordinatorConfig(offsets_topic_num_partitions=4,
                                                        group_initial_rebalance_delay_ms=3000)
         self.gc = GroupCoordinator(1, self.config, lambda: time.time() * 1000)
-        self.gc.startup(None)
         self.partition = partition_for(GROUP, self.config.offsets_topic_num_partitions)
         self.log = log if log is not None else {}
         self.responses: dict[str, Any] = {}
@@ -64,6 +67,8 @@ class Harness:
         self.held: list[tuple[Any, Any]] = []  # (proc, effect) of asks held back
         self.hold_reads = False
         self._n = 0
+        self.zk = FakeZooKeeper().create_top_level_paths()
+        self.run(self.gc.startup(KafkaZkClient()))
 
     # -- driving -----------------------------------------------------------------------------------------------------
     def run(self, proc: Any, value: Any = None) -> None:
@@ -86,6 +91,8 @@ class Harness:
             self.timers.pop(effect.key, None)
         elif isinstance(effect, Fork):
             self.run(effect.proc)
+        elif isinstance(effect, ZkBatch):
+            return self.zk(effect)
         elif isinstance(effect, AppendToLog):
             if self.append_error is not Errors.NONE:
                 return self.append_error
@@ -432,3 +439,48 @@ def test_static_member_rejoining_without_id_keeps_its_assignment(frozen):
     fenced = h.answer(h.request(HeartbeatRequest(GROUP, 1, old, "i1")))
     assert fenced.error is Errors.FENCED_INSTANCE_ID
     assert h.answer(h.sync(again.member_id, 1)).assignment == b"mine"
+
+
+def test_offsets_expire_after_the_retention_and_the_group_with_them(frozen):
+    h = Harness(GroupCoordinatorConfig(offsets_topic_num_partitions=4, group_initial_rebalance_delay_ms=0,
+                                       offsets_retention_minutes=1, offsets_retention_check_interval_ms=10000))
+    h.elect()
+    h.request(OffsetCommitRequest(GROUP, (OffsetCommitPartition(T0, 5),)))  # a group that only stores offsets
+    h.advance(frozen, 50000)
+    assert h.group().offsets[T0].offset == 5
+    h.advance(frozen, 10000)  # the check at 60 s: one minute after the commit
+    assert h.group() is None
+    assert h.records(h.partition)[-1] == (offset_commit_key(GROUP, T0), None)
+    assert h.answer(h.request(OffsetFetchRequest(GROUP, (T0,)))).partitions[0].offset == -1
+
+
+def test_a_consumer_groups_offsets_expire_only_once_it_is_empty(frozen):
+    h = Harness(GroupCoordinatorConfig(offsets_topic_num_partitions=4, group_initial_rebalance_delay_ms=0,
+                                       offsets_retention_minutes=1, offsets_retention_check_interval_ms=10000))
+    h.elect()
+    m, j = h.join_new()
+    h.advance(frozen, 0)
+    h.sync(m, 1, {m: b"a"})
+    h.request(OffsetCommitRequest(GROUP, (OffsetCommitPartition(T0, 5),), 1, m))
+    for _ in range(40):  # two minutes of heartbeats: Stable, the offsets stay
+        h.advance(frozen, 3000)
+        assert h.heartbeat(m, 1) is Errors.NONE
+    assert h.group().offsets[T0].offset == 5
+    h.request(LeaveGroupRequest(GROUP, (MemberIdentity(m),)))
+    assert h.group().state is GroupState.EMPTY
+    h.advance(frozen, 50000)
+    assert h.group().offsets[T0].offset == 5
+    h.advance(frozen, 10000)
+    assert h.group() is None
+    assert h.records(h.partition)[-2:] == [(offset_commit_key(GROUP, T0), None), (group_metadata_key(GROUP), None)]
+
+
+def test_startup_takes_an_existing_offsets_topics_partition_count_and_schedules_expiration():
+    gc = GroupCoordinator(1, GroupCoordinatorConfig(), lambda: 0.0)
+    zk = FakeZooKeeper().create_top_level_paths()
+    zk.create("/brokers/topics/__consumer_offsets", znodes.encode_topic_assignment(
+        {TopicPartition("__consumer_offsets", p): ReplicaAssignment((1,)) for p in range(3)}))
+    effects: list[Any] = []
+    assert not gc.is_active
+    run_sync(gc.startup(KafkaZkClient()), zk, effects.append)
+    assert (gc.is_active, gc.manager.num_partitions, effects) == (True, 3, [Schedule("offsets-expiration", 600000)])
