@@ -54,14 +54,17 @@ POLL_S = 0.05
 
 class AdminManager:
     """kafka.server.AdminManager for one broker. ``zk`` is a started KazooClient of its own; ``producer_ids`` hands
-    out producer ids for InitProducerId (edges.producer_id_manager.ProducerIdManager)."""
+    out producer ids for InitProducerId (edges.producer_id_manager.ProducerIdManager); ``controller_events`` hands
+    an event to this broker's controller (the broker process injects it into the controller actor)."""
 
     def __init__(self, zk: KazooClient, config: KafkaConfig, producer_ids: Any = None,
+                 controller_events: Callable[[Any], None] | None = None,
                  clock: Callable[[], float] = time.monotonic, sleep: Callable[[float], None] = time.sleep) -> None:
         self.admin = AdminZkClient(zk)
         self.config = config
         self.broker_id = config.broker_id
         self.producer_ids = producer_ids
+        self.controller_events = controller_events
         self.clock = clock
         self.sleep = sleep
         self._handlers: dict[int, Callable[[int, Body], Body]] = {

@@ -11,9 +11,10 @@ reaches the controller through ZooKeeper, the route 2.6's tools take:
 * ongoing reassignments are read from the topics' znodes (their adding / removing replicas, which the controller
   writes for every reassignment).
 
-Departures (docs/kafka-2.6-departures.md): an UNCLEAN election has no ZooKeeper route in 2.6, so a partition that
-would need one is answered INVALID_REQUEST with that reason; the answer to a reassignment comes once the znode is
-written, not once the controller has started it.
+An UNCLEAN election has no ZooKeeper route in 2.6: it is the controller's own ReplicaLeaderElection event
+(AdminClientTriggered), injected into this broker's controller actor as an input from the network. Departure
+(docs/kafka-2.6-departures.md): the answer to a reassignment comes once the znode is written, not once the controller
+has started it.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from kazoo.exceptions import NodeExistsError
 
 from core.controller.reassignment import PartitionReassignment
 from kactor.admin.api_errors import AdminOps, Body
+from messages import controller_events as ev
 from messages.common import NO_LEADER, Errors, ReplicaAssignment, TopicPartition
 from zk_bridge import paths
 
@@ -66,6 +68,7 @@ def _elect(m: AdminOps, partitions: Iterable[TopicPartition], election_type: int
     live = set(m.admin.get_sorted_broker_list())
     assignments: dict[str, dict[int, ReplicaAssignment]] = {}
     electable: dict[TopicPartition, int] = {}  # partition -> its preferred replica
+    unclean: list[TopicPartition] = []
     for tp in sorted(partitions):
         if tp.topic not in assignments:
             assignments[tp.topic] = m.admin.get_full_replica_assignment(tp.topic) if _legal(tp.topic) else {}
@@ -84,13 +87,38 @@ def _elect(m: AdminOps, partitions: Iterable[TopicPartition], election_type: int
             results[tp] = (Errors.ELECTION_NOT_NEEDED, None)
         elif election_type == PREFERRED:
             electable[tp] = ra.replicas[0]
+        elif not set(ra.replicas) & live:
+            results[tp] = (Errors.ELIGIBLE_LEADERS_NOT_AVAILABLE, f"Failed to elect leader for partition {tp} under "
+                           "strategy OfflinePartitionLeaderElectionStrategy(true)")
         else:
-            results[tp] = (Errors.INVALID_REQUEST, "kactor elects unclean leaders only through the controller's own "
-                           "path (unclean.leader.election.enable=true on the topic): Kafka 2.6 has no ZooKeeper "
-                           "route for an admin-triggered unclean election")
+            unclean.append(tp)
     if electable:
         results.update(_elect_preferred(m, electable, timeout_ms))
+    if unclean:
+        results.update(_elect_unclean(m, unclean, timeout_ms))
     return results
+
+
+def _elect_unclean(m: AdminOps, partitions: list[TopicPartition], timeout_ms: int) -> dict[TopicPartition, Answer]:
+    """KafkaController.electLeaders(UNCLEAN): the controller's own ReplicaLeaderElection(AdminClientTriggered) event
+    (Kafka 2.6 has no ZooKeeper route for it), then DelayedElectLeader's wait: each partition answered NONE once its
+    state znode shows a live leader, REQUEST_TIMED_OUT if not within ``timeout_ms``."""
+    if m.controller_events is None:
+        return {tp: (Errors.INVALID_REQUEST, "no controller to elect unclean leaders in this process")
+                for tp in partitions}
+    m.controller_events(ev.ReplicaLeaderElection(tuple(partitions), ev.UNCLEAN, ev.ADMIN_CLIENT_TRIGGERED))
+    pending = set(partitions)
+
+    def done() -> bool:
+        live = set(m.admin.get_sorted_broker_list())
+        for tp in sorted(pending):
+            state = m.admin.get_topic_partition_state(tp)
+            if state is not None and state.leader_and_isr.leader in live:
+                pending.discard(tp)
+        return not pending
+
+    m.wait_until(done, timeout_ms)
+    return {tp: (Errors.REQUEST_TIMED_OUT, None) if tp in pending else (Errors.NONE, None) for tp in partitions}
 
 
 def _legal(topic: str) -> bool:

@@ -67,6 +67,7 @@ class AdminOps(Protocol):
     admin: AdminZkClient
     broker_id: int
     clock: Callable[[], float]
+    controller_events: Callable[[Any], None] | None
 
     def is_controller(self) -> bool: ...
 

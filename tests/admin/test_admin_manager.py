@@ -23,6 +23,7 @@ from kactor.admin.admin_manager import AdminManager
 from kactor.admin.config_entries import DEFAULT_CONFIG, DYNAMIC_DEFAULT_BROKER_CONFIG, TOPIC_CONFIG
 from kactor.config import build_config
 from messages.common import Errors, TopicPartition
+from messages.controller_events import ReplicaLeaderElection
 from protocol.api_versions import API_VERSIONS
 from protocol.codec import encode_response
 from zk_bridge import paths, znodes
@@ -380,6 +381,29 @@ def test_elect_preferred_leaders_through_the_election_znode(zk: KazooClient, m: 
     assert [(p["partition_id"], p["error_code"]) for p in results["partition_result"]] == [
         (0, Errors.NONE), (1, Errors.ELECTION_NOT_NEEDED), (7, Errors.UNKNOWN_TOPIC_OR_PARTITION)]
     assert written == [b'{"version":1,"partitions":[{"topic":"e","partition":0}]}']
+
+
+def test_elect_unclean_leaders_through_the_controllers_event(zk: KazooClient, m: AdminManager) -> None:
+    m.handle(19, 5, create_body(topic("u", assignments={0: [2, 3], 1: [9, 8], 2: [1, 2]}), timeout_ms=0))
+    write_state(zk, "u", 0, -1, [3])  # no leader, live replicas: electable
+    write_state(zk, "u", 1, -1, [9])  # no replica alive: nothing the controller could elect
+    write_state(zk, "u", 2, 1, [1, 2])  # a live leader: no election needed
+    events = []
+
+    def controller(event: object) -> None:
+        events.append(event)
+        write_state(zk, "u", 0, 2, [2], leader_epoch=1)
+
+    m.controller_events = controller
+    r = m.handle(43, 2, {"election_type": 1, "timeout_ms": 5000, "topic_partitions": [
+        {"topic": "u", "partitions": [0, 1, 2]}]})
+    assert [(p["partition_id"], p["error_code"], p["error_message"]) for p in
+            r["replica_election_results"][0]["partition_result"]] == [
+        (0, Errors.NONE, None),
+        (1, Errors.ELIGIBLE_LEADERS_NOT_AVAILABLE,
+         "Failed to elect leader for partition u-1 under strategy OfflinePartitionLeaderElectionStrategy(true)"),
+        (2, Errors.ELECTION_NOT_NEEDED, None)]
+    assert events == [ReplicaLeaderElection((TopicPartition("u", 0),), "UNCLEAN", "AdminClientTriggered")]
 
 
 def test_elect_leaders_from_a_broker_that_is_not_the_controller(zk: KazooClient, brokers: list[int],
