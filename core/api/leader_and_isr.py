@@ -30,20 +30,20 @@ API_KEY = 4
 SEND_VERSION = 4  # what an IBP 2.6 controller sends (LeaderAndIsrRequest.Builder at KAFKA_2_4_IV1+)
 
 
-def _state_from_wire(version: int, topic: str, p: dict[str, Any]) -> LeaderAndIsrPartitionState:
+def _state_from_wire(topic: str, p: dict[str, Any]) -> LeaderAndIsrPartitionState:
+    # positional, as update_metadata's: attrs' keyword calls cost 10-35 % more over 100,000 partitions
     return LeaderAndIsrPartitionState(
-        topic_partition=TopicPartition(topic, p["partition_index"]), controller_epoch=p["controller_epoch"],
-        leader=p["leader"], leader_epoch=p["leader_epoch"], isr=tuple(p["isr"]), zk_version=p["zk_version"],
-        replicas=tuple(p["replicas"]), adding_replicas=tuple(p.get("adding_replicas", ())),
-        removing_replicas=tuple(p.get("removing_replicas", ())), is_new=p.get("is_new", False))
+        TopicPartition(topic, p["partition_index"]), p["controller_epoch"], p["leader"], p["leader_epoch"],
+        tuple(p["isr"]), p["zk_version"], tuple(p["replicas"]), tuple(p.get("adding_replicas", ())),
+        tuple(p.get("removing_replicas", ())), p.get("is_new", False))
 
 
 def request_from_wire(version: int, body: dict[str, Any], ctx: RequestContext | None = None) -> LeaderAndIsrRequest:
     """LeaderAndIsrRequest.partitionStates(): v0-1's flat list or v2+'s topic groups, flattened in order."""
     if version < 2:
-        states = tuple(_state_from_wire(version, p["topic_name"], p) for p in body["ungrouped_partition_states"])
+        states = tuple(_state_from_wire(p["topic_name"], p) for p in body["ungrouped_partition_states"])
     else:
-        states = tuple(_state_from_wire(version, t["topic_name"], p)
+        states = tuple(_state_from_wire(t["topic_name"], p)
                        for t in body["topic_states"] for p in t["partition_states"])
     leaders = tuple(Broker(b["broker_id"], (EndPoint(b["host_name"], b["port"]),)) for b in body["live_leaders"])
     return LeaderAndIsrRequest(controller_id=body["controller_id"], controller_epoch=body["controller_epoch"],
@@ -53,9 +53,9 @@ def request_from_wire(version: int, body: dict[str, Any], ctx: RequestContext | 
 
 def _state_to_wire(s: LeaderAndIsrPartitionState) -> dict[str, Any]:
     return {"partition_index": s.topic_partition.partition, "controller_epoch": s.controller_epoch,
-            "leader": s.leader, "leader_epoch": s.leader_epoch, "isr": list(s.isr), "zk_version": s.zk_version,
-            "replicas": list(s.replicas), "adding_replicas": list(s.adding_replicas),
-            "removing_replicas": list(s.removing_replicas), "is_new": s.is_new}
+            "leader": s.leader, "leader_epoch": s.leader_epoch, "isr": s.isr, "zk_version": s.zk_version,
+            "replicas": s.replicas, "adding_replicas": s.adding_replicas,
+            "removing_replicas": s.removing_replicas, "is_new": s.is_new}
 
 
 def request_to_wire(request: LeaderAndIsrRequest) -> dict[str, Any]:
