@@ -1,4 +1,6 @@
-"""``kactor topics``: the twin of Kafka 2.6's ``kafka-topics.sh --zookeeper`` (kafka.admin.TopicCommand)."""
+"""``kactor topics``: the twin of Kafka 2.6's ``kafka-topics.sh`` (kafka.admin.TopicCommand): ``--zookeeper`` writes
+Kafka's ZooKeeper layout directly (ZookeeperTopicService), ``--bootstrap-server`` goes through the Kafka admin API
+(AdminClientTopicService, kactor/cli/topics_kafka.py)."""
 
 from __future__ import annotations
 
@@ -7,6 +9,8 @@ import argparse
 from kactor.admin import log_config, topics
 from kactor.admin.admin_zk import RACK_AWARE_DISABLED, RACK_AWARE_ENFORCED
 from kactor.admin.assignment import parse_replica_assignment
+from kactor.cli import topics_kafka
+from kactor.cli.kafka_support import add_bootstrap_args, bootstrap, kafka_errors
 from kactor.cli.support import add_zookeeper_args, admin_client, admin_errors, printer, usage_error
 
 ACTIONS = ("create", "delete", "list", "describe", "alter")
@@ -14,10 +18,12 @@ ACTIONS = ("create", "delete", "list", "describe", "alter")
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
-        "topics", help="create, delete, describe, or change a topic (as kafka-topics.sh --zookeeper)",
-        description="This tool helps to create, delete, describe, or change a topic. Writes Kafka 2.6's "
-                    "ZooKeeper layout directly, as kafka-topics.sh --zookeeper does.")
-    add_zookeeper_args(p)
+        "topics", help="create, delete, describe, or change a topic (as kafka-topics.sh)",
+        description="This tool helps to create, delete, describe, or change a topic. With --zookeeper it writes "
+                    "Kafka 2.6's ZooKeeper layout directly, as kafka-topics.sh --zookeeper does; with "
+                    "--bootstrap-server it asks the brokers through the Kafka admin API.")
+    add_zookeeper_args(p, required=False)
+    add_bootstrap_args(p, required=False)
     act = p.add_mutually_exclusive_group(required=True)
     act.add_argument("--create", action="store_true", help="Create a new topic.")
     act.add_argument("--delete", action="store_true", help="Delete a topic (marks it for deletion).")
@@ -60,6 +66,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def _check_args(args: argparse.Namespace) -> str:
     """TopicCommandOptions.checkArgs: which options go with which action. Returns the action."""
     action = next(a for a in ACTIONS if getattr(args, a))
+    if (args.zookeeper is None) == (args.bootstrap_server is None):
+        usage_error(args, "exactly one of --zookeeper and --bootstrap-server is required")
+    if args.bootstrap_server is not None:
+        if args.alter and (args.config or args.delete_config):
+            usage_error(args, "option --config/--delete-config can't be used with --alter and --bootstrap-server "
+                              "(use kactor configs)")
+        if args.disable_rack_aware or args.start_index != -1:
+            usage_error(args, "option --disable-rack-aware can't be used with --bootstrap-server")
     only = {
         "partitions": {"create", "alter"}, "replication_factor": {"create"}, "replica_assignment": {"create", "alter"},
         "config": {"create", "alter"}, "delete_config": {"alter"}, "if_not_exists": {"create"},
@@ -84,7 +98,7 @@ def _check_args(args: argparse.Namespace) -> str:
             if args.partitions is not None or args.replication_factor is not None:
                 usage_error(args, "option --replica-assignment can't be used with --partitions or "
                                   "--replication-factor")
-        elif args.partitions is None or args.replication_factor is None:
+        elif (args.partitions is None or args.replication_factor is None) and args.bootstrap_server is None:
             usage_error(args, "--create requires --partitions and --replication-factor (or --replica-assignment)")
     if action == "alter":
         if args.partitions is None and not args.config and not args.delete_config:
@@ -100,6 +114,8 @@ def run(args: argparse.Namespace) -> int:
     with admin_errors():
         assignment = parse_replica_assignment(args.replica_assignment) if args.replica_assignment else None
         config = log_config.parse_configs_to_add(args.config)
+    if args.bootstrap_server is not None:
+        return run_kafka(args, action, assignment, config)
     rack_mode = RACK_AWARE_DISABLED if args.disable_rack_aware else RACK_AWARE_ENFORCED
     with admin_client(args) as admin:
         if action == "create":
@@ -119,4 +135,33 @@ def run(args: argparse.Namespace) -> int:
         else:
             topics.alter_topic(admin, out, args.topic, partitions=args.partitions, replica_assignment=assignment,
                                config=config, delete_config=args.delete_config, if_exists=args.if_exists)
+    return 0
+
+
+def run_kafka(args: argparse.Namespace, action: str, assignment: dict[int, list[int]] | None,
+              config: dict[str, str]) -> int:
+    """The --bootstrap-server form: AdminClientTopicService."""
+    from kactor import kafka_clients
+
+    servers = bootstrap(args)
+    out = printer()
+    with kafka_errors(), admin_errors():
+        admin = kafka_clients.admin_client(servers, "kactor-topics")
+        if action == "create":
+            topics_kafka.create_topic(admin, out, args.topic, partitions=args.partitions,
+                                      replication_factor=args.replication_factor, replica_assignment=assignment,
+                                      config=config, if_not_exists=args.if_not_exists)
+        elif action == "list":
+            for t in topics_kafka.get_topics(admin, servers, args.topic, args.exclude_internal):
+                out(t)
+        elif action == "describe":
+            topics_kafka.describe_topics(admin, out, servers, args.topic,
+                                         under_replicated=args.under_replicated_partitions,
+                                         unavailable=args.unavailable_partitions,
+                                         with_overrides=args.topics_with_overrides,
+                                         exclude_internal=args.exclude_internal, if_exists=args.if_exists)
+        elif action == "delete":
+            topics_kafka.delete_topics(admin, servers, args.topic, args.if_exists)
+        else:
+            topics_kafka.add_partitions(admin, servers, args.topic, args.partitions, assignment, args.if_exists)
     return 0

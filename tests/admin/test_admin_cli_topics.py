@@ -319,3 +319,17 @@ def test_rack_aware_placement_and_mixed_racks(kactor, zk: KazooClient) -> None:
     assert snapshot(zk) == before
     assert kactor("topics", "--create", "--topic", "s", "--partitions", "1", "--replication-factor", "1",
                   "--disable-rack-aware").returncode == 0
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    ((), "exactly one of --zookeeper and --bootstrap-server is required"),
+    (("--zookeeper", "127.0.0.1:1", "--bootstrap-server", "127.0.0.1:2"),
+     "exactly one of --zookeeper and --bootstrap-server is required"),
+    (("--bootstrap-server", "127.0.0.1:2", "--alter", "--partitions", "2", "--config", "retention.ms=1"),
+     "can't be used with --alter and --bootstrap-server"),
+    (("--bootstrap-server", "nohost", "--list"), "--bootstrap-server: 'nohost' is not host:port"),
+])
+def test_bootstrap_server_usage_errors(args: tuple[str, ...], message: str) -> None:
+    action = () if any(a in args for a in ("--list", "--alter")) else ("--list",)
+    r = run_cli("topics", *args, *action, "--topic", "t")
+    assert r.returncode == 2 and message in r.stderr, r.stderr
