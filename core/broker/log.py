@@ -289,17 +289,23 @@ def _api_error(e: ProtocolError) -> ApiError:
     return ApiError(error, str(e))
 
 
-def _segment_bases(directory: str) -> list[int]:
-    """The base offsets of the ``%020d.log`` files in a partition dir; leftovers of deletions go."""
-    bases = []
-    for name in os.listdir(directory):
+def _scan_dir(directory: str, names: Iterable[str]) -> tuple[list[int], list[int], set[str]]:
+    """A partition dir's (segment base offsets, producer snapshot offsets, file names), each list sorted; leftovers
+    of segment deletions and swaps go."""
+    bases, snapshots, kept = [], [], set()
+    for name in names:
         stem, dot, suffix = name.partition(".")
         if suffix in ("deleted", "cleaned", "swap", "log.deleted", "index.deleted", "timeindex.deleted", "log.swap"):
             with contextlib.suppress(OSError):
                 os.unlink(os.path.join(directory, name))
-        elif dot and suffix == "log" and len(stem) == 20 and stem.isdigit():
-            bases.append(int(stem))
-    return sorted(bases)
+            continue
+        kept.add(name)
+        if dot and len(stem) == 20 and stem.isdigit():
+            if suffix == "log":
+                bases.append(int(stem))
+            elif dot + suffix == SNAPSHOT_FILE_SUFFIX:
+                snapshots.append(int(stem))
+    return sorted(bases), sorted(snapshots), kept
 
 
 class Log:
@@ -343,10 +349,21 @@ class Log:
         starts at the log start; the producers' state is rebuilt from every batch."""
         checkpoint = LeaderEpochCheckpointFile(os.path.join(self.dir, LEADER_EPOCH_CHECKPOINT), self.parent_dir,
                                                self._io_failed)
-        self.leader_epoch_cache = LeaderEpochFileCache(lambda: self._leo, checkpoint)
         try:
-            os.makedirs(self.dir, exist_ok=True)
-            bases = _segment_bases(self.dir)
+            try:
+                os.mkdir(self.dir)
+                fresh = True  # a new log (thousands at once on a LeaderAndIsr): nothing to read
+            except FileExistsError:
+                fresh = False
+            except FileNotFoundError:
+                os.makedirs(self.dir, exist_ok=True)
+                fresh = True
+            bases, snapshots, names = _scan_dir(self.dir, () if fresh else os.listdir(self.dir))
+        except OSError as e:
+            fresh, bases, snapshots, names = True, [], [], set()
+            self._io_failed(KafkaStorageError(f"error loading log {self.dir}: {e}", self.parent_dir))
+        self.leader_epoch_cache = LeaderEpochFileCache(lambda: self._leo, checkpoint, [] if fresh else None)
+        try:
             interval = self.config.index_interval_bytes
             for i, base in enumerate(bases):
                 segment = LogSegment(self.dir, base, interval, now_ms)
@@ -355,19 +372,22 @@ class Log:
                 if next_base is not None and next_base <= recovery_point:
                     segment.load_trusted(next_base)
                     continue
+                if next_base is None and segment.is_empty_without_indexes(names):
+                    break
                 if segment.recover(self._recovered_batch):
                     for later in bases[i + 1:]:
                         LogSegment(self.dir, later, interval, now_ms).delete()
                     break
             if not self._segments:
                 segment = LogSegment(self.dir, self.log_start_offset, interval, now_ms)
-                segment.create()
+                segment.create(fresh)
                 self._segments.append(segment)
             self._bases = [seg.base_offset for seg in self._segments]
             active = self._segments[-1]
             active.make_active()
             self._leo = max(active.next_offset, active.base_offset)
-            self._rebuild_producer_state()
+            if snapshots or self._leo > self._segments[0].base_offset:
+                self._rebuild_producer_state(snapshots)
         except OSError as e:
             for seg in self._segments:
                 seg.close()
@@ -404,13 +424,17 @@ class Log:
             f.write(encode_snapshot(self.producer_state.producers.values()))
         os.replace(path + ".tmp", path)
 
-    def _rebuild_producer_state(self) -> None:
+    def _rebuild_producer_state(self, snapshot_offsets: list[int] | None = None) -> None:
         """Log.loadProducerState: snapshots beyond the log end go; the latest readable one at or below it is loaded
         (a corrupt one is deleted and the next tried), then the batches after it are replayed (headers only)."""
         self.producer_state.truncate()
-        self._delete_snapshots(lambda offset: offset > self._leo)
+        offsets = self._snapshot_offsets() if snapshot_offsets is None else snapshot_offsets
+        for offset in offsets:
+            if offset > self._leo:
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(os.path.join(self.dir, snapshot_file_name(offset)))
         start = self._segments[0].base_offset if self._segments else 0
-        for offset in reversed(self._snapshot_offsets()):
+        for offset in reversed([o for o in offsets if o <= self._leo]):
             path = os.path.join(self.dir, snapshot_file_name(offset))
             try:
                 with open(path, "rb") as f:

@@ -21,8 +21,8 @@ from protocol.errors import ProtocolError
 from protocol.records import HEADER_SIZE, LOG_OVERHEAD, TIMESTAMP_TYPE_BIT, RecordBatch, read_batch_header
 
 LOG_FILE_SUFFIX = ".log"
-INDEX_FILE_SUFFIX = ".index"
-TIME_INDEX_FILE_SUFFIX = ".timeindex"
+INDEX_FILE_SUFFIX = OffsetIndex.SUFFIX
+TIME_INDEX_FILE_SUFFIX = TimeIndex.SUFFIX
 DELETED_FILE_SUFFIX = ".deleted"
 NO_TIMESTAMP = -1  # RecordBatch.NO_TIMESTAMP
 
@@ -83,15 +83,16 @@ def crc_valid(batch: RecordBatch) -> bool:
 class LogSegment:
     """kafka.log.LogSegment. ``next_offset`` and the timestamps are kept here; the Log decides when to roll."""
 
+    __slots__ = ("dir", "base_offset", "index_interval_bytes", "offset_index", "time_index", "created_ms",
+                 "size", "next_offset", "max_timestamp", "offset_of_max_timestamp", "_rolling_timestamp",
+                 "_bytes_since_last_index_entry", "active")
+
     def __init__(self, directory: str, base_offset: int, index_interval_bytes: int, created_ms: int) -> None:
         self.dir = directory
         self.base_offset = base_offset
         self.index_interval_bytes = index_interval_bytes
-        self.log_path = os.path.join(directory, file_name(base_offset, LOG_FILE_SUFFIX))
-        self.offset_index = OffsetIndex(os.path.join(directory, file_name(base_offset, INDEX_FILE_SUFFIX)),
-                                        base_offset)
-        self.time_index = TimeIndex(os.path.join(directory, file_name(base_offset, TIME_INDEX_FILE_SUFFIX)),
-                                    base_offset)
+        self.offset_index = OffsetIndex(directory, base_offset)
+        self.time_index = TimeIndex(directory, base_offset)
         self.created_ms = created_ms
         self.size = 0
         self.next_offset = base_offset
@@ -103,18 +104,32 @@ class LogSegment:
 
     # ------------------------------------------------------------------------------------------------- files
 
-    def create(self) -> None:
+    @property
+    def log_path(self) -> str:
+        return os.path.join(self.dir, file_name(self.base_offset, LOG_FILE_SUFFIX))
+
+    def create(self, fresh_dir: bool = False) -> None:
         """A new empty segment (Log.roll): truncates whatever files of this name a crash left. Its index files
         appear with their first entry (or when it becomes inactive): a broker creating thousands of empty logs at
         once (a LeaderAndIsr) writes one file each, not three."""
         with open(self.log_path, "wb"):
             pass
-        for path in (self.offset_index.path, self.time_index.path):
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(path)
-        self.offset_index.load(in_memory=True)
-        self.time_index.load(in_memory=True)
+        if not fresh_dir:
+            for path in (self.offset_index.path, self.time_index.path):
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(path)
+        self.offset_index.init_empty()
+        self.time_index.init_empty()
         self.active = True
+
+    def is_empty_without_indexes(self, names: set[str]) -> bool:
+        """An empty active segment with no index files (what a new log is): nothing to recover, it is ready."""
+        if (os.path.basename(self.offset_index.path) in names or os.path.basename(self.time_index.path) in names
+                or os.path.getsize(self.log_path)):
+            return False
+        self.offset_index.init_empty()
+        self.time_index.init_empty()
+        return True
 
     def load_trusted(self, next_offset: int) -> None:
         """Open a segment before the recovery point: its size from the file, its max timestamp from the time

@@ -23,17 +23,23 @@ class CorruptIndexError(Exception):
 class _SparseIndex:
     """AbstractIndex: (key, value) entries with strictly increasing keys, in a file and, while active, in memory."""
 
+    __slots__ = ("dir", "base_offset", "_keys", "_values", "_entries")
     _ENTRY: struct.Struct
     _KEY_TYPE: str
+    SUFFIX: str
 
-    def __init__(self, path: str, base_offset: int) -> None:
-        self.path = path
+    def __init__(self, directory: str, base_offset: int) -> None:
+        self.dir = directory  # the segment's (shared) string: a broker may hold tens of thousands of these
         self.base_offset = base_offset
         self._keys: array.array | None = None  # in memory only while the segment is active
         self._values: array.array | None = None
         self._entries = 0
 
     # ------------------------------------------------------------------------------------------------- file state
+
+    @property
+    def path(self) -> str:
+        return os.path.join(self.dir, f"{self.base_offset:020d}{self.SUFFIX}")
 
     @property
     def entries(self) -> int:
@@ -52,6 +58,11 @@ class _SparseIndex:
         self._keys = self._values = None
         if in_memory:
             self._load_arrays()
+
+    def init_empty(self) -> None:
+        """An index known to have no file yet (a new segment): empty, in memory."""
+        self._entries = 0
+        self._keys, self._values = array.array(self._KEY_TYPE), array.array("i")
 
     def _load_arrays(self) -> None:
         keys, values = array.array(self._KEY_TYPE), array.array("i")
@@ -169,6 +180,8 @@ class _SparseIndex:
 class OffsetIndex(_SparseIndex):
     """kafka.log.OffsetIndex: offset → the byte position of the append that holds it (every index.interval.bytes)."""
 
+    __slots__ = ()
+    SUFFIX = ".index"
     _ENTRY = struct.Struct(">ii")
     _KEY_TYPE = "i"
 
@@ -199,6 +212,8 @@ class OffsetIndex(_SparseIndex):
 class TimeIndex(_SparseIndex):
     """kafka.log.TimeIndex: timestamp → the offset of the record with the segment's max timestamp so far."""
 
+    __slots__ = ()
+    SUFFIX = ".timeindex"
     _ENTRY = struct.Struct(">qi")
     _KEY_TYPE = "q"
 
