@@ -17,6 +17,7 @@ from typing import Any
 from kazoo.client import KazooClient
 
 from kactor.cluster import ClusterError, LocalCluster
+from protocol.records import iter_batches
 
 TEST_SESSION_TIMEOUT_MS = 4000
 DEFAULT_WAIT_S = 30.0
@@ -163,7 +164,14 @@ def topic_dirs(c: Cluster, broker_id: int, topic: str) -> list[str]:
 
 
 def segment_records(c: Cluster, broker_id: int, topic: str, partition: int) -> list[list[Any]]:
-    """The records of a partition's segment file on a broker (``[offset, leader_epoch, value]`` lines)."""
-    path = os.path.join(c.log_dir(broker_id), f"{topic}-{partition}", "00000000000000000000.log")
-    with open(path, encoding="utf-8") as f:
-        return [json.loads(line) for line in f if line.strip()]
+    """The records of a partition's first segment file on a broker, as ``[offset, partitionLeaderEpoch, value]``
+    (the record batches Kafka's layout stores, read with protocol/records.py)."""
+    return segment_file_records(os.path.join(c.log_dir(broker_id), f"{topic}-{partition}"))
+
+
+def segment_file_records(partition_dir: str) -> list[list[Any]]:
+    """``[offset, partitionLeaderEpoch, value]`` of every record in ``partition_dir``'s first segment."""
+    with open(os.path.join(partition_dir, "00000000000000000000.log"), "rb") as f:
+        data = f.read()
+    return [[b.base_offset + r.offset_delta, b.partition_leader_epoch, (r.value or b"").decode()]
+            for b in iter_batches(data) for r in b.records()]

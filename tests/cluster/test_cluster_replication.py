@@ -15,7 +15,7 @@ import signal
 from typing import Any
 
 import pytest
-from cluster_helpers import TEST_SESSION_TIMEOUT_MS, Cluster, run_kactor
+from cluster_helpers import TEST_SESSION_TIMEOUT_MS, Cluster, run_kactor, segment_file_records
 
 from core.broker.log import REPLICATION_OFFSET_CHECKPOINT, SEGMENT_FILE, read_offset_checkpoint
 from edges.transport import TransportError, request
@@ -56,12 +56,11 @@ def wait_cached(c: Cluster, broker_id: int, tp: TopicPartition, pred: Any, what:
 
 
 def log_values(log_dir: str, tp: TopicPartition) -> list[str] | None:
-    """The record values of ``tp``'s segment in ``log_dir`` (each line ``[offset, leader_epoch, value]``)."""
-    path = os.path.join(log_dir, f"{tp.topic}-{tp.partition}", SEGMENT_FILE)
-    if not os.path.exists(path):
+    """The record values of ``tp``'s segment in ``log_dir`` (its record batches' records)."""
+    path = os.path.join(log_dir, f"{tp.topic}-{tp.partition}")
+    if not os.path.exists(os.path.join(path, SEGMENT_FILE)):
         return None
-    with open(path, encoding="utf-8") as f:
-        lines = [json.loads(line) for line in f.read().splitlines()]
+    lines = segment_file_records(path)
     assert [ln[0] for ln in lines] == list(range(len(lines))), path  # offsets are dense from 0
     return [ln[2] for ln in lines]
 
