@@ -316,7 +316,7 @@ class Log:
     def __init__(self, parent_dir: str, topic_partition: TopicPartition, high_watermark: int = 0,
                  defer: Callable[[KafkaStorageError], bool] | None = None,
                  append_faults: AppendFaults | None = None, *, config: LogConfig | None = None,
-                 recovery_point: int = 0, log_start_offset: int = 0, now_ms: int = 0) -> None:
+                 recovery_point: int = 0, log_start_offset: int = 0, now_ms: int | None = None) -> None:
         self.parent_dir = parent_dir
         self.topic_partition = topic_partition
         self.dir = os.path.join(parent_dir, partition_dir_name(topic_partition))
@@ -327,7 +327,7 @@ class Log:
         self._segments: list[LogSegment] = []
         self._bases: list[int] = []
         self._leo = 0
-        self._now_ms = now_ms  # the latest time the log was told (for the string shims, which get none)
+        self._now_ms = now_ms or 0  # the latest time the log was told (for the string shims, which get none)
         self._high_watermark = 0
         self._deleted = False
         self.producer_state = ProducerStateManager()
@@ -341,7 +341,7 @@ class Log:
         if self._defer is None or not self._defer(error):
             raise error
 
-    def _load(self, recovery_point: int, now_ms: int) -> None:
+    def _load(self, recovery_point: int, now_ms: int | None) -> None:
         """Log.loadSegments + recoverLog: segments wholly before the recovery point are trusted (their indexes
         sanity-checked, rebuilt if corrupt); from the segment holding the recovery point on, every batch is re-read
         and CRC-checked, a torn or corrupt tail truncated and the segments after it deleted. Recovered batches
@@ -631,6 +631,8 @@ class Log:
         """Log.maybeRoll / LogSegment.shouldRoll: a new segment when this append would overflow segment.bytes, the
         segment is older than segment.ms, its index is full, or the offsets would not fit its relative index."""
         segment = self._segments[-1]
+        if segment.created_ms is None:  # opened without a clock: its age counts from its first append
+            segment.created_ms = now_ms
         config = self.config
         if not (segment.size > config.segment_bytes - size
                 or (segment.size > 0 and segment.time_waited_for_roll(now_ms, max_timestamp) > config.segment_ms)

@@ -87,7 +87,7 @@ class LogSegment:
                  "size", "next_offset", "max_timestamp", "offset_of_max_timestamp", "_rolling_timestamp",
                  "_bytes_since_last_index_entry", "active")
 
-    def __init__(self, directory: str, base_offset: int, index_interval_bytes: int, created_ms: int) -> None:
+    def __init__(self, directory: str, base_offset: int, index_interval_bytes: int, created_ms: int | None) -> None:
         self.dir = directory
         self.base_offset = base_offset
         self.index_interval_bytes = index_interval_bytes
@@ -226,7 +226,7 @@ class LogSegment:
                 else NO_TIMESTAMP
         if self._rolling_timestamp is not None and self._rolling_timestamp >= 0:
             return message_timestamp - self._rolling_timestamp
-        return now_ms - self.created_ms
+        return now_ms - (self.created_ms if self.created_ms is not None else now_ms)
 
     # ------------------------------------------------------------------------------------------------- reads
 
@@ -296,9 +296,13 @@ class LogSegment:
         return None
 
     def largest_timestamp(self) -> int:
-        """LogSegment.largestTimestamp: the max timestamp, or the file's modification time if none."""
+        """LogSegment.largestTimestamp: the max timestamp, or if none the segment's creation time on the broker's
+        injected clock when known (a replay then decides retention as the recorded run did), else the file's
+        modification time as Kafka."""
         if self.max_timestamp >= 0:
             return self.max_timestamp
+        if self.created_ms is not None:
+            return self.created_ms
         try:
             return int(os.path.getmtime(self.log_path) * 1000)
         except OSError:

@@ -343,3 +343,12 @@ def test_log_manager_checkpoints_the_log_start_after_retention_and_cleans_up(tmp
     with pytest.raises(ApiError):
         again.read(4, 100)
     assert [o for o, _ in values(again.read(6, 1 << 20))][0] == 6
+
+
+def test_batches_without_timestamps_roll_on_the_segments_age_from_its_first_append(tmp_path):
+    log = Log(str(tmp_path), TP, config=small(segment_ms=1000))  # no clock at open (LogManager)
+    for now in (T0, T0 + 500, T0 + 1000):
+        log.append_as_leader(batch(1, ts=-1), 0, now)
+    assert len(log.segments) == 1
+    log.append_as_leader(batch(1, ts=-1), 0, T0 + 1001)
+    assert [seg.base_offset for seg in log.segments] == [0, 3]
