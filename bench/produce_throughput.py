@@ -9,6 +9,9 @@ compression) produces 1-KB records as fast as it is let to a topic of ``--partit
 - **ceiling** (bench/ceiling.py): the same record bytes in frames of the batch size the producer really sent to
   kactor in the same run, through a leader process to 2 follower processes over loopback sockets, each appending
   to a file in the page cache, acknowledged once both followers have — no broker logic;
+- **kactor-traced** (only when named in ``--targets``): a second such cluster beside the first whose brokers record
+  their traces; the two take turns run by run, and the cost of recording is the ratio of their records per broker
+  CPU-second (the fair measure on 2 shared cores: bench/trace_overhead_live.py's);
 - **Tansu** (bench/tansu.py): the same client and workload on a Rust Kafka broker that keeps records in memory
   and cannot replicate (so RF 1 there: a lighter workload than kactor's, which the ratio does not correct for).
 
@@ -21,6 +24,7 @@ the load average. The ratios are kactor ÷ ceiling and kactor ÷ Tansu (higher i
 from __future__ import annotations
 
 import argparse
+import statistics
 import sys
 from typing import Any
 
@@ -30,23 +34,28 @@ from bench.data_path import (
     RECORD_BYTES,
     ProduceRun,
     add_common_arguments,
+    broker_cpu,
     check_args,
     client_versions,
     measure_and_report,
+    median_text,
     module_main,
     parse_targets,
     record_value,
     run_line,
     start_targets,
     stop_targets,
+    summary,
 )
 
 TOPIC = "bench-produce"
-ALL = ("kactor", "tansu", "ceiling")
+ALL = ("kactor", "tansu", "ceiling", "kactor-traced")
+DEFAULT_TARGETS = ("kactor", "tansu", "ceiling")
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    add_common_arguments(p, ALL, 200_000, "1-KB records produced per run and target (200,000 = 204.8 MB)")
+    add_common_arguments(p, ALL, 200_000, "1-KB records produced per run and target (200,000 = 204.8 MB)",
+                         default_targets=DEFAULT_TARGETS)
     p.add_argument("--max-seconds", type=float, default=30.0,
                    help="stop producing after this long in a run (a slow target is measured over what it acked)")
     p.add_argument("--profile", metavar="DIR",
@@ -79,8 +88,8 @@ def measure(args: argparse.Namespace) -> dict[str, list[Any]]:
                 else:
                     t = targets[name]
                     profiler = None
-                    if args.profile and name == "kactor":
-                        profiler = Profiler(args.profile, t.pids(), f"run{run + 1}")
+                    if args.profile and name.startswith("kactor"):
+                        profiler = Profiler(args.profile, t.pids(), f"{name}-run{run + 1}")
                         profiler.start()
                     r = produce_run(t.bootstrap, TOPIC, args.records, args.max_seconds, t.pids(), value)
                     if profiler is not None:
@@ -102,7 +111,23 @@ def run(args: argparse.Namespace, command: str) -> int:
           f"{args.runs} runs; client {client_versions()}; {PRODUCER_CONFIG}; "
           f"{machine_line()}; load {load_average()}", flush=True)
     return measure_and_report(args, command, measure, ("ceiling", "tansu"), "produce throughput",
-                              f"{args.records:,} × 1 KB records, {args.partitions} partitions, acks=all")
+                              f"{args.records:,} × 1 KB records, {args.partitions} partitions, acks=all",
+                              produce_summary)
+
+
+def produce_summary(results: dict[str, list[Any]], labels: dict[str, str], baselines: tuple[str, ...]) -> list[str]:
+    """summary(), and for the kactor clusters their records per broker CPU-second, recording against not."""
+    out = summary(results, labels, baselines)
+    per_cpu = {n: [r.records / broker_cpu(r.cpu) for r in results[n] if broker_cpu(r.cpu) > 0]
+               for n in ("kactor", "kactor-traced") if n in results}
+    for n, rates in per_cpu.items():
+        out.append(f"{n}: {median_text(rates, '{:,.0f}')} records per broker CPU-second")
+    if len(per_cpu) == 2 and per_cpu["kactor"] and per_cpu["kactor-traced"]:
+        paired = sorted(t / b for b, t in zip(per_cpu["kactor"], per_cpu["kactor-traced"], strict=False))
+        ratio = statistics.median(paired)
+        out.append(f"recording traces: ratio of records per broker CPU-second recording/not {ratio:.3f} (median of "
+                   f"the runs' {', '.join(f'{x:.3f}' for x in paired)}) → overhead {1 - ratio:.1%} (budget ≤ 15 %)")
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -7,7 +7,8 @@ import re
 
 import pytest
 
-from bench.produce_throughput import main
+from bench.data_path import LABELS, ProduceRun
+from bench.produce_throughput import main, produce_summary
 
 pytestmark = pytest.mark.slow
 
@@ -24,3 +25,22 @@ def test_produce_bench_prints_tansu_and_the_ceiling(capsys: pytest.CaptureFixtur
     assert "CPU ms per MB (median run): client" in out and "leader" in out and "follower 2" in out
     assert re.search(r"^load [\d. ]+ \(before\) → [\d. ]+ \(after\)$", out, re.M)
     assert "ratio kactor/" not in out  # no kactor in this run: nothing to divide
+
+
+def _run(records: int, seconds: float, broker_cpu_s: float) -> ProduceRun:
+    cpu = {"client": 1.0, "broker 0": broker_cpu_s / 2, "broker 1": broker_cpu_s / 4, "broker 2": broker_cpu_s / 4,
+           "zookeeper": 0.5}
+    return ProduceRun(records, records * 1024, seconds, cpu, 900.0, 950_000.0, [], "0.5 0.5 0.5", {})
+
+
+def test_summary_divides_kactor_by_each_baseline_and_recording_by_not() -> None:
+    results = {"kactor": [_run(1000, 1.0, 2.0), _run(1000, 2.0, 4.0), _run(1000, 4.0, 1.0)],
+               "kactor-traced": [_run(1000, 1.0, 2.5), _run(1000, 2.0, 5.0), _run(1000, 4.0, 1.0)],
+               "tansu": [_run(2000, 1.0, 0.0)] * 3}
+    lines = produce_summary(results, LABELS, ("tansu",))
+    # kactor: 1.024, 0.512, 0.256 MB/s → median 0.512; Tansu 2.048 → 0.25
+    assert "ratio kactor/tansu: 0.250 (medians; per run 0.500, 0.250, 0.125)" in lines
+    # records per broker CPU-s: kactor 500, 250, 1000; recording 400, 200, 1000 → per run 0.8, 0.8, 1.0
+    assert "kactor: 500 (min 250, max 1,000, n=3) records per broker CPU-second" in lines
+    assert any(line.startswith("recording traces: ratio of records per broker CPU-second recording/not 0.800 "
+                               "(median of the runs' 0.800, 0.800, 1.000) → overhead 20.0%") for line in lines)
