@@ -92,6 +92,8 @@ def test_segments_roll_with_kafka_files_and_indexes(tmp_path):
             assert f"{base:020d}{suffix}" in names
     for seg in log.segments:
         assert seg.size <= 1000
+    # only the active segment's index entries are held in memory
+    assert [seg.offset_index._keys is not None for seg in log.segments] == [False] * (len(bases) - 1) + [True]
     # the index's entries point at batch starts holding their offsets (relative offset, position)
     seg = log.segments[1]
     with open(seg.offset_index.path, "rb") as f:

@@ -1,0 +1,73 @@
+"""core/broker/producer_state.py: Kafka 2.6's ProducerStateManager for idempotent (non-transactional) producers."""
+
+from __future__ import annotations
+
+import pytest
+
+from core.broker.api_error import ApiError
+from core.broker.producer_state import (
+    INT_MAX,
+    ProducerBatch,
+    ProducerStateManager,
+    decode_snapshot,
+    encode_snapshot,
+    increment_sequence,
+)
+from messages.common import Errors
+
+
+def pb(seq: int, n: int, offset: int, epoch: int = 0, pid: int = 1) -> ProducerBatch:
+    return ProducerBatch(pid, epoch, seq, n - 1, offset, 1000 + offset)
+
+
+def append(state: ProducerStateManager, batch: ProducerBatch) -> None:
+    state.update(state.prepare([batch], from_client=True))
+
+
+def test_duplicates_of_the_last_five_batches_only():
+    state = ProducerStateManager()
+    for i in range(6):
+        append(state, pb(i * 2, 2, i * 2))
+    assert state.find_duplicate(pb(0, 2, 99)) is None  # the sixth-latest batch is forgotten
+    dup = state.find_duplicate(pb(2, 2, 99))
+    assert (dup.first_offset, dup.last_offset, dup.first_seq, dup.last_seq) == (2, 3, 2, 3)
+    assert state.find_duplicate(pb(2, 3, 99)) is None  # a different sequence range is no duplicate
+    assert state.find_duplicate(pb(2, 2, 99, epoch=1)) is None
+
+
+def test_sequence_and_epoch_errors_as_kafka_2_6():
+    state = ProducerStateManager()
+    with pytest.raises(ApiError) as e:
+        append(state, pb(3, 1, 0))
+    assert e.value.error == Errors.UNKNOWN_PRODUCER_ID
+    append(state, pb(0, 2, 0, epoch=5))
+    for batch, error in ((pb(3, 1, 2, epoch=5), Errors.OUT_OF_ORDER_SEQUENCE_NUMBER),
+                         (pb(2, 1, 2, epoch=4), Errors.INVALID_PRODUCER_EPOCH),
+                         (pb(1, 1, 2, epoch=6), Errors.OUT_OF_ORDER_SEQUENCE_NUMBER)):
+        with pytest.raises(ApiError) as e:
+            append(state, batch)
+        assert e.value.error == error
+    append(state, pb(0, 1, 2, epoch=6))  # a new epoch starts at 0 and forgets the old batches
+    assert state.producers[1].producer_epoch == 6 and len(state.producers[1].batches) == 1
+    # replication (a follower, recovery) is not checked
+    state.update(state.prepare([pb(40, 1, 3, epoch=6)], from_client=False))
+    assert state.producers[1].last_seq == 40
+
+
+def test_sequences_wrap_at_int_max():
+    assert increment_sequence(INT_MAX, 1) == 0 and increment_sequence(INT_MAX - 1, 3) == 1
+    state = ProducerStateManager()
+    state.update(state.prepare([pb(INT_MAX - 1, 2, 0)], from_client=False))
+    append(state, pb(0, 1, 2))
+    assert state.producers[1].last_seq == 0
+
+
+def test_snapshot_round_trip_keeps_each_producers_last_batch():
+    state = ProducerStateManager()
+    append(state, pb(0, 2, 0, pid=7))
+    append(state, pb(2, 3, 2, pid=7))
+    append(state, pb(0, 1, 5, pid=9, epoch=3))
+    entries = {e.producer_id: e for e in decode_snapshot(encode_snapshot(state.producers.values()))}
+    assert [(m.first_seq, m.last_seq, m.first_offset, m.last_offset, m.timestamp) for m in entries[7].batches] == [
+        (2, 4, 2, 4, 1002)]
+    assert entries[9].producer_epoch == 3 and entries[9].last_offset == 5
