@@ -508,6 +508,7 @@ class Log:
             return False
         self.log_start_offset = offset
         self.leader_epoch_cache.truncate_from_start(offset)
+        self.producer_state.truncate_head(offset)
         return True
 
     @property
@@ -757,6 +758,7 @@ class Log:
         the number of segments deleted."""
         self._ensure_live()
         self._now_ms = max(self._now_ms, now_ms)
+        self.producer_state.remove_expired_producers(now_ms)  # Kafka: every producer.id.expiration.check.interval.ms
         config = self.config
         if not config.delete:
             return self._delete_segments(lambda seg, nxt: nxt is not None and nxt.base_offset <= self.log_start_offset)
@@ -800,6 +802,7 @@ class Log:
         if new_start > self.log_start_offset:
             self.log_start_offset = new_start
             self.leader_epoch_cache.truncate_from_start(new_start)
+            self.producer_state.truncate_head(new_start)
         with contextlib.suppress(OSError):
             latest = self._snapshot_offsets()[-1:]
             self._delete_snapshots(lambda offset: offset < new_start and [offset] != latest)

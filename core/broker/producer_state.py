@@ -23,6 +23,7 @@ from core.broker.api_error import ApiError
 from messages.common import Errors
 
 NUM_BATCHES_TO_RETAIN = 5  # ProducerStateEntry.NumBatchesToRetain
+PRODUCER_ID_EXPIRATION_MS = 7 * 24 * 60 * 60 * 1000  # transactional.id.expiration.ms
 NO_PRODUCER_EPOCH = -1
 NO_SEQUENCE = -1
 INT_MAX = 2**31 - 1
@@ -192,6 +193,17 @@ class ProducerStateManager:
     def load_batch(self, batch: ProducerBatch) -> None:
         """A batch re-read from the log (loadProducersFromLog): no checks."""
         self.update(self.prepare((batch,), from_client=False))
+
+    def truncate_head(self, log_start_offset: int) -> None:
+        """ProducerStateManager.truncateHead: producers whose last batch is below the new log start are forgotten."""
+        self.producers = {pid: e for pid, e in self.producers.items() if e.last_offset >= log_start_offset}
+
+    def remove_expired_producers(self, now_ms: int, expiration_ms: int = PRODUCER_ID_EXPIRATION_MS) -> None:
+        """ProducerStateManager.removeExpiredProducers: producers whose last batch's timestamp is older than
+        ``expiration_ms`` (transactional.id.expiration.ms) are forgotten, so the state does not grow with every
+        producer that ever wrote."""
+        self.producers = {pid: e for pid, e in self.producers.items()
+                          if not e.batches or now_ms - e.batches[-1].timestamp < expiration_ms}
 
     def truncation_affects(self, offset: int) -> bool:
         """Whether truncating the log at ``offset`` removes a batch some producer's state remembers."""

@@ -71,3 +71,14 @@ def test_snapshot_round_trip_keeps_each_producers_last_batch():
     assert [(m.first_seq, m.last_seq, m.first_offset, m.last_offset, m.timestamp) for m in entries[7].batches] == [
         (2, 4, 2, 4, 1002)]
     assert entries[9].producer_epoch == 3 and entries[9].last_offset == 5
+
+
+def test_expired_and_retained_away_producers_are_forgotten():
+    state = ProducerStateManager()
+    append(state, pb(0, 1, 0, pid=1))  # timestamp 1000
+    append(state, pb(0, 1, 50, pid=2))  # timestamp 1050
+    state.remove_expired_producers(now_ms=1049 + 7 * 24 * 3600 * 1000)
+    assert sorted(state.producers) == [2]
+    append(state, pb(0, 1, 60, pid=3))
+    state.truncate_head(55)
+    assert sorted(state.producers) == [3]
