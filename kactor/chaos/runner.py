@@ -527,7 +527,7 @@ class ChaosRun:
                     continue
                 shutil.copytree(os.path.join(src, name), os.path.join(dst, name))
                 replica = Log(dst, TopicPartition(*tp))
-                logs[(b, tp)] = replica.read_legacy(0, replica.log_end_offset + 1)
+                logs[(b, tp)] = log_values(replica)
                 hws[(b, tp)] = offsets.get(TopicPartition(*tp), 0)
         return logs, hws
 
@@ -581,6 +581,25 @@ class ChaosRun:
                 f.write(json.dumps({"ts": round(s.ts, 3), "controller_epoch": s.controller_epoch, "partitions": {
                     f"{t}-{p}": [ps.leader, ps.leader_epoch, list(ps.isr), sorted(ps.replicas)]
                     for (t, p), ps in sorted(s.partitions.items())}}) + "\n")
+
+
+def log_values(log: Any) -> tuple[str, ...]:
+    """Every record value of a (copied) replica's log from offset 0, by offset: its record batches read with
+    Log.read and decoded (protocol/records.py)."""
+    from protocol.records import iter_batches
+
+    out: list[str] = []
+    offset = 0
+    while offset < log.log_end_offset:
+        data = log.read(offset, 1 << 20)
+        if not data:
+            break
+        for batch in iter_batches(data):
+            for record in batch.records():
+                if batch.base_offset + record.offset_delta >= offset:
+                    out.append((record.value or b"").decode(errors="replace"))
+            offset = max(offset, batch.next_offset)
+    return tuple(out)
 
 
 # -- ZooKeeper readers (also used by the tests) ---------------------------------------------------------------------
