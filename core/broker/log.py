@@ -346,7 +346,9 @@ class Log:
         sanity-checked, rebuilt if corrupt); from the segment holding the recovery point on, every batch is re-read
         and CRC-checked, a torn or corrupt tail truncated and the segments after it deleted. Recovered batches
         re-assign their epochs in the leader-epoch cache, which then ends at the log end (truncateFromEnd) and
-        starts at the log start; the producers' state is rebuilt from every batch."""
+        starts at the log start; the producers' state is loaded from the latest snapshot and the batches after it.
+        A load that fails leaves an empty log whose segment file does not exist, so every later append fails
+        (KafkaStorageError) instead of being carried on in memory."""
         checkpoint = LeaderEpochCheckpointFile(os.path.join(self.dir, LEADER_EPOCH_CHECKPOINT), self.parent_dir,
                                                self._io_failed)
         try:
@@ -360,8 +362,9 @@ class Log:
                 fresh = True
             bases, snapshots, names = _scan_dir(self.dir, () if fresh else os.listdir(self.dir))
         except OSError as e:
-            fresh, bases, snapshots, names = True, [], [], set()
-            self._io_failed(KafkaStorageError(f"error loading log {self.dir}: {e}", self.parent_dir))
+            self.leader_epoch_cache = LeaderEpochFileCache(lambda: self._leo, checkpoint, [])
+            self._load_failed(e, now_ms)
+            return
         self.leader_epoch_cache = LeaderEpochFileCache(lambda: self._leo, checkpoint, [] if fresh else None)
         try:
             interval = self.config.index_interval_bytes
@@ -389,16 +392,22 @@ class Log:
             if snapshots or self._leo > self._segments[0].base_offset:
                 self._rebuild_producer_state(snapshots)
         except OSError as e:
-            for seg in self._segments:
-                seg.close()
-            self._segments, self._bases, self._leo = [], [], 0
-            self.producer_state.truncate()
-            self._io_failed(KafkaStorageError(f"error loading log {self.dir}: {e}", self.parent_dir))
+            self._load_failed(e, now_ms)
             return
         self.log_start_offset = max(self.log_start_offset, self._segments[0].base_offset)
         if not self._deleted:
             self.leader_epoch_cache.truncate_from_end(self._leo)
             self.leader_epoch_cache.truncate_from_start(self.log_start_offset)
+
+    def _load_failed(self, error: OSError, now_ms: int | None) -> None:
+        for seg in self._segments:
+            seg.close()
+        placeholder = LogSegment(self.dir, self.log_start_offset, self.config.index_interval_bytes, now_ms)
+        placeholder.offset_index.init_empty()
+        placeholder.time_index.init_empty()
+        self._segments, self._bases, self._leo = [placeholder], [self.log_start_offset], self.log_start_offset
+        self.producer_state.truncate()
+        self._io_failed(KafkaStorageError(f"error loading log {self.dir}: {error}", self.parent_dir))
 
     def _recovered_batch(self, batch: RecordBatch) -> None:
         if batch.partition_leader_epoch >= 0:

@@ -354,3 +354,15 @@ def test_batches_without_timestamps_roll_on_the_segments_age_from_its_first_appe
     assert len(log.segments) == 1
     log.append_as_leader(batch(1, ts=-1), 0, T0 + 1001)
     assert [seg.base_offset for seg in log.segments] == [0, 3]
+
+
+def test_a_log_that_cannot_load_refuses_appends_when_io_errors_are_deferred(tmp_path):
+    from core.broker.log import KafkaStorageError
+    blocker = tmp_path / "not-a-dir"
+    blocker.write_text("x")  # the log dir's parent is a file: mkdir fails
+    deferred = []
+    log = Log(str(blocker), TP, defer=lambda e: deferred.append(e) or True)
+    assert len(deferred) == 1 and log.log_end_offset == 0 and log.read(0, 100) == b""
+    with pytest.raises(KafkaStorageError):
+        log.append_as_leader(batch(1), 0, T0)
+    assert log.log_end_offset == 0
