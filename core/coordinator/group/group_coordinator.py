@@ -37,6 +37,8 @@ from messages.group import (
     DescribedGroup,
     DescribeGroupsRequest,
     DescribeGroupsResponse,
+    FindCoordinatorRequest,
+    FindCoordinatorResponse,
     GroupCoordinatorConfig,
     HeartbeatRequest,
     HeartbeatResponse,
@@ -66,6 +68,32 @@ OFFSETS_EXPIRATION = "offsets-expiration"
 def join_error(member_id: str, error: Errors) -> JoinGroupResponse:
     """GroupCoordinator.joinError."""
     return JoinGroupResponse(error, NO_GENERATION, None, "", "", member_id)
+
+
+def error_response(request: Any, error: Errors) -> Any:
+    """The whole answer to ``request`` failed with ``error`` (AbstractRequest.getErrorResponse)."""
+    if isinstance(request, JoinGroupRequest):
+        return join_error(request.member_id, error)
+    if isinstance(request, SyncGroupRequest):
+        return SyncGroupResponse(error)
+    if isinstance(request, HeartbeatRequest):
+        return HeartbeatResponse(error)
+    if isinstance(request, LeaveGroupRequest):
+        return LeaveGroupResponse(error)
+    if isinstance(request, OffsetCommitRequest):
+        return OffsetCommitResponse(tuple(OffsetCommitPartitionResponse(p.tp, error) for p in request.partitions))
+    if isinstance(request, OffsetFetchRequest):
+        return OffsetFetchResponse(error, tuple(OffsetFetchPartitionData(tp, error=error)
+                                                for tp in request.partitions or ()))
+    if isinstance(request, DescribeGroupsRequest):
+        return DescribeGroupsResponse(tuple(DescribedGroup(error, g) for g in request.groups))
+    if isinstance(request, ListGroupsRequest):
+        return ListGroupsResponse(error)
+    if isinstance(request, DeleteGroupsRequest):
+        return DeleteGroupsResponse(tuple((g, error) for g in request.groups))
+    if isinstance(request, FindCoordinatorRequest):
+        return FindCoordinatorResponse(error)
+    raise TypeError(f"not a group coordinator request: {type(request).__name__}")
 
 
 class GroupCoordinator:

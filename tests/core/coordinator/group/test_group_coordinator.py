@@ -484,3 +484,19 @@ def test_startup_takes_an_existing_offsets_topics_partition_count_and_schedules_
     assert not gc.is_active
     run_sync(gc.startup(KafkaZkClient()), zk, effects.append)
     assert (gc.is_active, gc.manager.num_partitions, effects) == (True, 3, [Schedule("offsets-expiration", 600000)])
+
+
+def test_error_response_fails_every_item_of_the_request():
+    from core.coordinator.group.group_coordinator import error_response
+    from messages.group import FindCoordinatorRequest
+
+    e = Errors.UNKNOWN_SERVER_ERROR
+    assert error_response(JoinGroupRequest(GROUP, 1, 1, "m", "consumer", ()), e).member_id == "m"
+    commit = OffsetCommitRequest(GROUP, (OffsetCommitPartition(T0, 1), OffsetCommitPartition(T1, 2)))
+    assert [p.error for p in error_response(commit, e).partitions] == [e, e]
+    assert [(p.tp, p.error) for p in error_response(OffsetFetchRequest(GROUP, (T0,)), e).partitions] == [(T0, e)]
+    assert error_response(DeleteGroupsRequest(("a", "b")), e).results == (("a", e), ("b", e))
+    assert [g.error for g in error_response(DescribeGroupsRequest(("a",)), e).groups] == [e]
+    assert error_response(FindCoordinatorRequest("g"), e).error is e
+    with pytest.raises(TypeError):
+        error_response(object(), e)
