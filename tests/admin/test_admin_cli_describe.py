@@ -97,3 +97,18 @@ def test_describe_usage_and_unreachable(kactor) -> None:
     assert r.returncode == 2 and one_line(r.stderr).startswith("kactor describe: error: ")
     r = run_cli("describe", "--zookeeper", "127.0.0.1:1", "--connect-timeout", "0.5")
     assert r.returncode == 1 and "Timed out waiting for connection to ZooKeeper" in one_line(r.stderr)
+
+
+def test_describe_bootstrap_server_errors(kactor) -> None:
+    """--produce needs --watch and --bootstrap-server (exit 2); an unreachable --bootstrap-server is one line."""
+    from zk_bridge.server import free_port
+
+    r = kactor("describe", "--produce", "orders")
+    assert r.returncode == 2 and "--produce needs --watch and --bootstrap-server" in r.stderr
+    r = kactor("describe", "--bootstrap-server", "nohost")
+    assert r.returncode == 2 and "--bootstrap-server: 'nohost' is not host:port" in r.stderr
+    port = free_port()
+    r = kactor("describe", "--bootstrap-server", f"127.0.0.1:{port}", timeout=60)
+    assert r.returncode == 1, r.stderr
+    assert one_line(r.stderr).startswith(f"kactor describe: cannot get metadata from the bootstrap server(s) "
+                                         f"127.0.0.1:{port} within 10 s")
