@@ -12,6 +12,7 @@ from typing import Any
 from actors import names
 from core.effects import BrokerEpochChanged, Enqueue, Reconfigure, StateChange
 from messages.dynamic_config import LogConfigDefaultsChanged, TopicConfigChanged
+from messages.replication import LeadershipChange
 
 # DynamicBrokerConfig's reconfigurables and TopicConfigHandler's targets: the replica manager's shards hold the logs
 # (LogManager); the controller reads unclean.leader.election.enable from the broker's log defaults.
@@ -29,6 +30,8 @@ def routes(effect: Any) -> tuple[tuple[str, Any], ...] | None:
         return ((names.CONTROLLER, effect.event),)
     if isinstance(effect, BrokerEpochChanged):
         return tuple((name, effect.registered) for name in names.BROKER_EPOCH_LISTENERS)
+    if isinstance(effect, LeadershipChange):  # KafkaApis' onLeadershipChange → GroupCoordinator
+        return ((names.GROUP_COORDINATOR, effect),)
     if isinstance(effect, Reconfigure):
         return tuple((name, effect.change) for name in RECONFIGURABLES[type(effect.change)])
     return None

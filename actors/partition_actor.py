@@ -19,8 +19,10 @@ from typing import Any
 
 from actors import names
 from actors.base import KActor
+from actors.core_effects import routes
 from actors.proc_driver import ProcDriver
 from core.broker.config import BrokerSideConfig
+from core.broker.fetch_session import FetchSessionCache
 from core.broker.log import LogManager
 from core.broker.replica_manager import ReplicaManager
 from core.effects import Respond
@@ -46,10 +48,14 @@ from messages.replication import (
     FetchPartitionData,
     FetchRequest,
     FetchResponse,
+    ListOffsetsPartitionResponse,
+    ListOffsetsRequest,
+    ListOffsetsResponse,
     OffsetForLeaderPartitionResult,
     OffsetForLeaderTopicResult,
     OffsetsForLeaderEpochRequest,
     OffsetsForLeaderEpochResponse,
+    ProducePartitionResponse,
     ProduceRequest,
     ProduceResponse,
 )
@@ -100,7 +106,9 @@ def error_response(body: Any) -> Any:
     if isinstance(body, FetchRequest):
         return FetchResponse(tuple(FetchPartitionData(fp.tp, err) for fp in body.partitions))
     if isinstance(body, ProduceRequest):
-        return ProduceResponse(body.tp, err)
+        return ProduceResponse(tuple(ProducePartitionResponse(pp.tp, err) for pp in body.partitions))
+    if isinstance(body, ListOffsetsRequest):
+        return ListOffsetsResponse(tuple(ListOffsetsPartitionResponse(q.tp, err) for q in body.partitions))
     if isinstance(body, DescribeMetadataCacheRequest):
         return DescribeMetadataCacheResponse(-1, (), ())
     if isinstance(body, OffsetsForLeaderEpochRequest):
@@ -147,7 +155,8 @@ class PartitionActor(KActor):
         self.append_faults = _AppendFaults(self.runtime, config.log_dirs)
         self.rm = ReplicaManager(config, self.now_ms(), LogManager(config.log_dirs, owns, defer_io_errors=True,
                                                                    append_faults=self.append_faults))
-        self.rm.fetcher_id = self.rm.fetch_session_shard = msg.shard  # fetch sessions live in (and name) a shard
+        self.rm.fetcher_id = msg.shard
+        self.rm.fetch_sessions = FetchSessionCache(msg.shard)  # fetch sessions live in (and name) a shard
         self._reschedule()
 
     def on_ShardBrokerEpoch(self, msg: ShardBrokerEpoch, sender: str) -> None:
@@ -229,6 +238,10 @@ class PartitionActor(KActor):
                 if any(r.error_code != Errors.NONE for t in response.topics for r in t.partitions):
                     self._back_off(leader)  # partitions in error are asked again after replica.fetch.backoff.ms
                 self.driver.run(rm.handle_epoch_response(leader, response, now), self._done)
+            elif isinstance(response, ListOffsetsResponse):
+                if any(r.error != Errors.NONE for r in response.partitions):
+                    self._back_off(leader)  # partitions in error are asked again after replica.fetch.backoff.ms
+                self.driver.run(rm.handle_list_offsets_response(leader, response, now), self._done)
             else:
                 rm.fetch_failed(leader)
                 self._back_off(leader)
@@ -275,6 +288,8 @@ class PartitionActor(KActor):
             return rm.handle_describe_metadata_cache(body)
         if isinstance(body, OffsetsForLeaderEpochRequest):
             return rm.handle_offsets_for_leader_epoch(body, now)
+        if isinstance(body, ListOffsetsRequest):
+            return rm.handle_list_offsets(body, now)
         raise TypeError(f"{self.name}: no handler for {type(body).__name__}")
 
     def _answered(self, token: int, body: Any, result: Any, error: BaseException | None) -> None:
@@ -312,6 +327,12 @@ class PartitionActor(KActor):
     def _effect(self, effect: Any) -> None:
         if isinstance(effect, Respond):
             self.post(names.REPLICA_MANAGER, ShardReply(int(effect.reply_to[6:]), self.shard, effect.response))
+            return None
+        delivered = routes(effect)
+        if delivered is not None:
+            for to, body in delivered:
+                if self.runtime.has_actor(to):  # a broker without a group coordinator (unit tests): nobody to tell
+                    self.post(to, body)
             return None
         raise TypeError(f"{self.name}: unexpected effect {type(effect).__name__}")
 

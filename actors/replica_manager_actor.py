@@ -1,5 +1,7 @@
 """ReplicaManagerActor ("replica-manager"): the broker's request front for LeaderAndIsr, UpdateMetadata,
-StopReplica, Fetch and Produce (KafkaApis → ReplicaManager).
+StopReplica, Fetch, Produce, ListOffsets and OffsetsForLeaderEpoch (KafkaApis → ReplicaManager), from the network
+(NetRequest → NetReply) or from another actor of the process (LocalRequest → LocalReply: the group coordinator
+reading and writing ``__consumer_offsets``, Kafka's in-process replicaManager.appendRecords / readFromLocalLog).
 
 The partitions themselves live in a bounded set of PartitionActor shards (``kactor.partition.actors``). This actor
 splits each request by shard, hands each shard its part, merges the parts' answers into the one response Kafka's
@@ -19,7 +21,8 @@ import attrs
 from actors import names
 from actors.base import KActor
 from actors.partition_actor import PartitionActor, shard_of
-from core.broker.replica_manager import FETCH_SESSION_ID_NOT_FOUND, SESSION_ID_STRIDE
+from core.broker.fetch_session import SESSION_ID_STRIDE
+from core.broker.replica_manager import FUTURE_LOCAL_REPLICA_ID
 from messages.broker_lifecycle import BrokerRegistered, BrokerShutdownComplete, ReplicaManagerInit
 from messages.common import Errors, TopicPartition
 from messages.dynamic_config import LogConfigDefaultsChanged, TopicConfigChanged
@@ -37,6 +40,7 @@ from messages.partition import (
     ShardStopped,
 )
 from messages.replication import (
+    DEBUGGING_REPLICA_ID,
     FINAL_EPOCH,
     INITIAL_EPOCH,
     INVALID_SESSION_ID,
@@ -44,10 +48,15 @@ from messages.replication import (
     DescribeMetadataCacheResponse,
     FetchRequest,
     FetchResponse,
+    ListOffsetsRequest,
+    ListOffsetsResponse,
+    LocalReply,
+    LocalRequest,
     OffsetForLeaderTopicResult,
     OffsetsForLeaderEpochRequest,
     OffsetsForLeaderEpochResponse,
     ProduceRequest,
+    ProduceResponse,
 )
 from messages.requests import (
     LeaderAndIsrRequest,
@@ -67,12 +76,15 @@ class SessionRoutingError(TypeError):
 
 @attrs.define
 class _Pending:
+    """A request split over shards: answered (NetReply, or LocalReply to ``local_reply_to``) once all have."""
+
     connection_id: int
     request_id: int
     reply_expected: bool
     request: Any
     waiting: set[int]
     parts: dict[int, Any] = attrs.Factory(dict)
+    local_reply_to: str | None = None
 
 
 def split_request(body: Any, shards: int) -> dict[int, Any]:
@@ -107,7 +119,15 @@ def split_request(body: Any, shards: int) -> dict[int, Any]:
         return {i: attrs.evolve(body, partitions=tuple(parts), session_epoch=epoch)
                 for i, parts in sorted(groups.items())}
     if isinstance(body, ProduceRequest):
-        return {shard_of(body.tp, shards): body}
+        produce: dict[int, list[Any]] = defaultdict(list)
+        for pp in body.partitions:
+            produce[shard_of(pp.tp, shards)].append(pp)
+        return {i: attrs.evolve(body, partitions=tuple(parts)) for i, parts in sorted(produce.items())}
+    if isinstance(body, ListOffsetsRequest):
+        offsets: dict[int, list[Any]] = defaultdict(list)
+        for q in body.partitions:
+            offsets[shard_of(q.tp, shards)].append(q)
+        return {i: attrs.evolve(body, partitions=tuple(parts)) for i, parts in sorted(offsets.items())}
     if isinstance(body, OffsetsForLeaderEpochRequest):
         per_shard: dict[int, dict[str, list[Any]]] = defaultdict(dict)
         for t in body.topics:
@@ -144,8 +164,16 @@ def merge_responses(request: Any, parts: dict[int, Any]) -> Any:
                         key=lambda st: (order.get(st.topic_partition.topic, 0) if order else st.topic_partition.topic,
                                         st.topic_partition.partition))
         return DescribeMetadataCacheResponse(first.controller_id, first.alive_brokers, tuple(states))
-    if isinstance(request, ProduceRequest):
-        return answers[0]
+    if isinstance(request, (ProduceRequest, ListOffsetsRequest)):
+        # in the request's partition order (a partition named twice: its answers in turn, as Kafka's map gives one)
+        by_tp: dict[TopicPartition, list[Any]] = defaultdict(list)
+        for a in answers:
+            for r in a.partitions:
+                by_tp[r.tp].append(r)
+        ordered = [by_tp[q.tp].pop(0) for q in request.partitions if by_tp[q.tp]]
+        if isinstance(request, ProduceRequest):
+            return ProduceResponse(tuple(ordered))
+        return ListOffsetsResponse(tuple(ordered))
     if isinstance(request, OffsetsForLeaderEpochRequest):
         # in the request's topic and partition order
         found = {(t.topic, r.partition): r for a in answers for t in a.topics for r in t.partitions}
@@ -196,25 +224,44 @@ class ReplicaManagerActor(KActor):
             self.post(names.shard(i), ShardBrokerEpoch(msg.broker_epoch))
 
     def on_NetRequest(self, msg: NetRequest, sender: str) -> None:
+        self._dispatch(msg.body, msg.connection_id, msg.request_id, msg.reply_expected, None)
+
+    def on_LocalRequest(self, msg: LocalRequest, sender: str) -> None:
+        """An in-process request (the group coordinator's): answered with LocalReply to ``msg.reply_to``, acks=0
+        included. A fetch as the debugging replica (-2) reads to the log end, as the group coordinator's loading
+        reads its own log (GroupMetadataManager.doLoadGroupsAndOffsets: FetchLogEnd)."""
         body = msg.body
+        if isinstance(body, FetchRequest) and body.replica_id == DEBUGGING_REPLICA_ID:
+            body = attrs.evolve(body, replica_id=FUTURE_LOCAL_REPLICA_ID)
+        self._dispatch(body, 0, msg.token, True, msg.reply_to)
+
+    def _reply(self, connection_id: int, request_id: int, local_reply_to: str | None, response: Any) -> None:
+        if local_reply_to is None:
+            self.post(names.NET, NetReply(connection_id, request_id, response))
+        else:
+            self.post(local_reply_to, LocalReply(request_id, response))
+
+    def _dispatch(self, body: Any, connection_id: int, request_id: int, reply_expected: bool,
+                  local_reply_to: str | None) -> None:
         if self.shutdown is not None or self.shards == 0:
             return  # shutting down: the sender's timeout / retry takes over, as with a closed socket
         try:
             parts = split_request(body, self.shards)
         except SessionRoutingError:
-            if msg.reply_expected:
-                self.post(names.NET, NetReply(msg.connection_id, msg.request_id,
-                                          FetchResponse((), FETCH_SESSION_ID_NOT_FOUND)))
+            if reply_expected:
+                self._reply(connection_id, request_id, local_reply_to,
+                            FetchResponse((), Errors.FETCH_SESSION_ID_NOT_FOUND))
             return
         except TypeError as e:
             log.warning("%s", e)
             return
-        if not parts:  # a fetch with no partitions
-            if msg.reply_expected:
-                self.post(names.NET, NetReply(msg.connection_id, msg.request_id, merge_responses(body, {})))
+        if not parts:  # a fetch, produce or list-offsets with no partitions
+            if reply_expected:
+                self._reply(connection_id, request_id, local_reply_to, merge_responses(body, {}))
             return
         token = next(self.tokens)
-        self.pending[token] = _Pending(msg.connection_id, msg.request_id, msg.reply_expected, body, set(parts))
+        self.pending[token] = _Pending(connection_id, request_id, reply_expected, body, set(parts),
+                                       local_reply_to=local_reply_to)
         for i, part in parts.items():
             self.post(names.shard(i), ShardRequest(token, part))
 
@@ -228,7 +275,7 @@ class ReplicaManagerActor(KActor):
             return
         del self.pending[msg.token]
         if p.reply_expected:
-            self.post(names.NET, NetReply(p.connection_id, p.request_id, merge_responses(p.request, p.parts)))
+            self._reply(p.connection_id, p.request_id, p.local_reply_to, merge_responses(p.request, p.parts))
 
     def on_TopicConfigChanged(self, msg: TopicConfigChanged, sender: str) -> None:
         """TopicConfigHandler → LogManager: every shard's logs of the topic take the new overrides."""

@@ -63,21 +63,27 @@ def _produce(leaders: dict[int, int], endpoints: dict[int, tuple[str, int]], par
              errors: list[str], retries: int) -> None:
     """One client: ``records`` single-record acks=all requests, round-robin over ``partitions``."""
     from edges.transport import BlockingClient
+    from kactor.records import values_batch
     from messages.common import Errors, TopicPartition
-    from messages.replication import ProduceRequest
+    from messages.replication import ProducePartition, ProduceRequest
+
+    def ok(answer: object) -> bool:
+        parts = getattr(answer, "partitions", ())
+        return len(parts) == 1 and parts[0].error == Errors.NONE
 
     clients = {b: BlockingClient(*endpoints[b]) for b in {leaders[p] for p in partitions}}
     try:
         for i in range(records):
             p = partitions[i % len(partitions)]
-            request = ProduceRequest(TopicPartition(TOPIC, p), (f"record-{i:08d}",), -1)
+            batch = values_batch([f"record-{i:08d}"])
+            request = ProduceRequest(-1, 30000, (ProducePartition(TopicPartition(TOPIC, p), batch),))
             answer = clients[leaders[p]].request(names.REPLICA_MANAGER, request, 30.0)
             for _ in range(retries):  # the warm-up: a leader may not have its LeaderAndIsr yet
-                if getattr(answer, "error", None) == Errors.NONE:
+                if ok(answer):
                     break
                 time.sleep(0.1)
                 answer = clients[leaders[p]].request(names.REPLICA_MANAGER, request, 30.0)
-            if getattr(answer, "error", None) != Errors.NONE:
+            if not ok(answer):
                 errors.append(f"{TOPIC}-{p}: {answer!r}")
                 return
     finally:

@@ -1,12 +1,14 @@
-"""Broker ↔ broker replication and client → broker produce/fetch messages (a reduced Fetch v11 / Produce v8), and
-OffsetsForLeaderEpoch v3 (field for field Kafka's OffsetForLeaderEpochRequest/Response JSON schema, snake_case).
+"""Broker ↔ broker replication and client → broker produce/fetch messages (Produce v8, Fetch v11, ListOffsets v5)
+and OffsetsForLeaderEpoch v3 (field for field Kafka's OffsetForLeaderEpochRequest/Response JSON schema, snake_case).
 
-Records are carried as text values; offsets are implied (a fetch returns the records from ``fetch_offset`` on); the
-leader epochs of the records are carried as (partitionLeaderEpoch, baseOffset) runs, what Kafka's record batch
-headers hold.
+Records are Kafka v2 record batches as ``bytes`` (protocol/records.py), stored by the log as received with offsets
+and the partitionLeaderEpoch assigned; a record's leader epoch is its batch's partitionLeaderEpoch. ListOffsets v5,
+and the in-process LocalRequest / LocalReply and LeadershipChange of the group coordinator, are here too.
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 from messages.common import Errors, TopicPartition
 from messages.registry import message
@@ -23,81 +25,186 @@ DEBUGGING_REPLICA_ID = -2  # OffsetForLeaderEpochRequest.ReplicaId's default (a 
 
 
 @message
+class ProducePartition:
+    """ProduceRequest.TopicData[].PartitionData[]: one partition's ``records``, Kafka v2 record batches as the
+    producer sent them (offsets and partitionLeaderEpoch are assigned by the leader's log)."""
+
+    tp: TopicPartition
+    records: bytes
+    # not NONE: the partition is answered with this error and nothing is appended (a v0-2 message set the wire
+    # edge could not convert: Kafka's per-partition CORRUPT_MESSAGE / UNSUPPORTED_COMPRESSION_TYPE answer)
+    error: Errors = Errors.NONE
+
+
+@message
+class ProduceRequest:
+    """ProduceRequest (v3-v8 fields): append each partition's batches on its leader. ``acks``: 0 = no answer,
+    1 = the leader appended, -1 = every ISR member has them (the request waits in the produce purgatory until the
+    high watermark passes every partition's records, at most ``timeout_ms``: Kafka's DelayedProduce)."""
+
+    acks: int
+    timeout_ms: int
+    partitions: tuple[ProducePartition, ...]
+    transactional_id: str | None = None
+
+
+@message
+class ProducePartitionResponse:
+    """ProduceResponse.Responses[].PartitionResponses[] (v8): ``base_offset`` of the partition's first record,
+    ``log_append_time_ms`` (-1 unless the topic's message.timestamp.type is LogAppendTime), ``record_errors``
+    (batch index, message) for INVALID_RECORD (KIP-467)."""
+
+    tp: TopicPartition
+    error: Errors
+    base_offset: int = -1
+    log_append_time_ms: int = -1
+    log_start_offset: int = -1
+    record_errors: tuple[tuple[int, str | None], ...] = ()
+    error_message: str | None = None
+
+
+@message
+class ProduceResponse:
+    partitions: tuple[ProducePartitionResponse, ...]
+    throttle_time_ms: int = 0
+
+
+@message
 class FetchPartition:
-    """One partition of a FetchRequest: where to read from, the fetcher's view of the leader epoch (-1 = none)."""
+    """FetchRequest.Topics[].Partitions[] (v11): where to read from and the fetcher's view of the leader epoch
+    (``leader_epoch`` = Kafka's current_leader_epoch, -1 = none); ``log_start_offset`` is a follower's own (-1 for
+    consumers)."""
 
     tp: TopicPartition
     fetch_offset: int
     leader_epoch: int = NO_LEADER_EPOCH
-    # a follower's own high watermark (-1: not given): with it the leader leaves the partition out of the response
-    # when there is nothing new (no records, same HW, follower at the leader's LEO) — see ReplicaManager._fetch_response
-    high_watermark: int = -1
+    log_start_offset: int = -1
+    partition_max_bytes: int = 1048576
 
 
 @message
 class FetchRequest:
-    """A fetch from a follower (``replica_id`` = its broker id) or a consumer (-1), batching many partitions.
+    """FetchRequest (v11) from a follower (``replica_id`` = its broker id) or a consumer (-1).
 
-    ``max_wait_ms`` / ``min_records``: a fetch that finds fewer than ``min_records`` records waits in the leader's
-    fetch purgatory up to ``max_wait_ms`` (Kafka's min_bytes / max_wait). 0 = answer at once.
+    A fetch whose read finds fewer than ``min_bytes`` waits in the leader's fetch purgatory up to ``max_wait_ms``
+    (Kafka's DelayedFetch). ``max_bytes`` bounds the whole response, ``partition_max_bytes`` each partition; at
+    least one batch is returned if the first partition with data has one (KIP-74). ``isolation_level`` 1
+    (READ_COMMITTED) reads up to the last stable offset, which is the high watermark here (no transactions).
 
-    Fetch sessions (KIP-227, reduced): a follower's full request with ``session_epoch`` 0 asks the leader for a
-    session; later requests name it (``session_id``, epoch 1, 2, ...) and carry only the partitions whose fetch
-    state changed, plus the ``forgotten`` ones, so an idle follower's request does not grow with its partition
-    count. ``fetcher_id`` tells the follower's fetchers apart (one session each; a new full request replaces it).
+    Fetch sessions (KIP-227): a full request with ``session_epoch`` 0 asks the leader for a session; the next ones
+    name it (``session_id``, epoch 1, 2, ...) and carry only the partitions whose fetch state changed, plus the
+    ``forgotten`` ones; the leader then answers only the partitions with something new. ``fetcher_id`` tells a
+    follower's fetchers apart (on the wire: the client id ``broker-<replica_id>-fetcher-<fetcher_id>``).
     """
 
     replica_id: int
     partitions: tuple[FetchPartition, ...]
     max_wait_ms: int = 0
-    min_records: int = 0
+    min_bytes: int = 0
+    max_bytes: int = 52428800
+    isolation_level: int = 0
     session_id: int = INVALID_SESSION_ID
     session_epoch: int = FINAL_EPOCH
     forgotten: tuple[TopicPartition, ...] = ()
     fetcher_id: int = 0
+    rack_id: str = ""
 
 
 @message
 class FetchPartitionData:
-    """``record_epochs``: the (partitionLeaderEpoch, baseOffset) of each run of ``records`` with one leader epoch
-    (the record batches' headers; empty in a consumer's answer). A follower appends the records with these epochs,
-    so its leader-epoch cache matches the leader's."""
+    """FetchResponse.Responses[].Partitions[] (v11): ``records`` are whole v2 batches as the leader's log holds
+    them (offsets and partitionLeaderEpoch in their headers). ``log_end_offset`` is kactor-internal (not on the
+    wire): the leader's log end offset at read time, which a follower uses to truncate after an unclean election."""
 
     tp: TopicPartition
     error: Errors
     high_watermark: int = -1
+    last_stable_offset: int = -1
+    log_start_offset: int = -1
+    records: bytes = b""
     log_end_offset: int = -1
-    records: tuple[str, ...] = ()
-    record_epochs: tuple[tuple[int, int], ...] = ()
+    preferred_read_replica: int = -1
 
 
 @message
 class FetchResponse:
-    """``error``: a top-level error (an unknown fetch session / a wrong session epoch: start a new session);
-    ``session_id``: the session the leader keeps for the fetcher (0: none)."""
+    """``error``: a top-level error (FETCH_SESSION_ID_NOT_FOUND / INVALID_FETCH_SESSION_EPOCH: start a new
+    session); ``session_id``: the session the leader keeps for the fetcher (0: none)."""
 
     partitions: tuple[FetchPartitionData, ...]
     error: Errors = Errors.NONE
     session_id: int = INVALID_SESSION_ID
+    throttle_time_ms: int = 0
+
+
+LATEST_TIMESTAMP = -1  # ListOffsetRequest.LATEST_TIMESTAMP
+EARLIEST_TIMESTAMP = -2  # ListOffsetRequest.EARLIEST_TIMESTAMP
 
 
 @message
-class ProduceRequest:
-    """Append ``records`` to ``tp``'s leader. ``acks``: 1 = leader append, -1 = all ISR members (waits in the
-    produce purgatory until the high watermark passes the records, at most ``timeout_ms``)."""
+class ListOffsetsPartition:
+    """ListOffsetRequest.Topics[].Partitions[] (v5): ``timestamp`` -1 = the latest offset, -2 = the earliest, else
+    the first offset whose batch's max timestamp is at or after it."""
 
     tp: TopicPartition
-    records: tuple[str, ...]
-    acks: int = 1
-    timeout_ms: int = 30000
+    timestamp: int
+    current_leader_epoch: int = NO_LEADER_EPOCH
 
 
 @message
-class ProduceResponse:
+class ListOffsetsRequest:
+    """ListOffsetRequest (v5): ``replica_id`` -1 for consumers (-2: debugging, any replica may answer);
+    ``isolation_level`` 1 (READ_COMMITTED) caps -1 at the last stable offset (= high watermark here)."""
+
+    replica_id: int
+    isolation_level: int
+    partitions: tuple[ListOffsetsPartition, ...]
+
+
+@message
+class ListOffsetsPartitionResponse:
     tp: TopicPartition
     error: Errors
-    base_offset: int = -1
-    high_watermark: int = -1
+    timestamp: int = -1
+    offset: int = -1
+    leader_epoch: int = -1
+
+
+@message
+class ListOffsetsResponse:
+    partitions: tuple[ListOffsetsPartitionResponse, ...]
+
+
+@message
+class LocalRequest:
+    """A request from another actor of this broker process to the replica manager (the group coordinator reading
+    and writing ``__consumer_offsets``): ``body`` is a ProduceRequest, FetchRequest or ListOffsetsRequest; the
+    answer goes to the actor named ``reply_to`` as LocalReply(token, internal response) — a ProduceResponse for
+    acks=0 too (Kafka's in-process appendRecords always calls back)."""
+
+    token: int
+    body: Any
+    reply_to: str
+
+
+@message
+class LocalReply:
+    token: int
+    body: Any
+
+
+GROUP_METADATA_TOPIC_NAME = "__consumer_offsets"  # Topic.GROUP_METADATA_TOPIC_NAME
+
+
+@message
+class LeadershipChange:
+    """KafkaApis.handleLeaderAndIsrRequest's ``onLeadershipChange`` after becomeLeaderOrFollower, for the group
+    coordinator: the ``__consumer_offsets`` partitions this broker became leader of (``elected``:
+    (partition, leader epoch), GroupCoordinator.onElection) and became a follower of (``resigned``:
+    (partition, leader epoch), onResignation). Each replica-manager shard sends its own partitions' part."""
+
+    elected: tuple[tuple[int, int], ...]
+    resigned: tuple[tuple[int, int], ...]
 
 
 @message

@@ -12,9 +12,11 @@ class BrokerSideConfig:
     replica_lag_time_max_ms: int = 30000  # replica.lag.time.max.ms (2.5+; 10000 before)
     replica_high_watermark_checkpoint_interval_ms: int = 5000  # replica.high.watermark.checkpoint.interval.ms
     min_insync_replicas: int = 1  # min.insync.replicas (broker default; acks=all check)
-    replica_fetch_max_records: int = 1000  # stand-in for replica.fetch.max.bytes / max.partition.fetch.bytes
+    replica_fetch_max_bytes: int = 1048576  # replica.fetch.max.bytes (each partition of a follower's fetch)
+    replica_fetch_response_max_bytes: int = 10485760  # replica.fetch.response.max.bytes (the whole response)
     replica_fetch_wait_max_ms: int = 500  # replica.fetch.wait.max.ms (the follower's FetchRequest max_wait_ms)
-    replica_fetch_min_records: int = 1  # stand-in for replica.fetch.min.bytes (1)
+    replica_fetch_min_bytes: int = 1  # replica.fetch.min.bytes
+    log_retention_check_interval_ms: int = 300000  # log.retention.check.interval.ms
 
     @property
     def isr_expiration_interval_ms(self) -> int:

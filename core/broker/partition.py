@@ -21,8 +21,9 @@ from typing import Protocol
 
 import attrs
 
-from core.broker.leader_epoch_cache import UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET, EpochEntry
-from core.broker.log import UNKNOWN_OFFSET, KafkaStorageError, Log, LogManager
+from core.broker.api_error import ApiError
+from core.broker.leader_epoch_cache import UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET
+from core.broker.log import UNKNOWN_OFFSET, KafkaStorageError, Log, LogAppendInfo, LogManager
 from core.effects import Proc
 from core.zk_client import KafkaZkClient
 from messages.common import (
@@ -34,10 +35,16 @@ from messages.common import (
     LeaderIsrAndControllerEpoch,
     TopicPartition,
 )
+from messages.replication import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP
 from messages.requests import LeaderAndIsrPartitionState
 from messages.zk import BADVERSION, NONODE, OK
 
 NO_LEADER_EPOCH_PROVIDED = -1  # a fetch without a current leader epoch (old clients)
+NO_TIMESTAMP = -1  # RecordBatch.NO_TIMESTAMP
+# kafka.server.FetchIsolation: how far a read may go
+FETCH_LOG_END = 0  # followers (and the group coordinator's loads)
+FETCH_HIGH_WATERMARK = 1  # consumers, READ_UNCOMMITTED
+FETCH_TXN_COMMITTED = 2  # consumers, READ_COMMITTED: the last stable offset (the high watermark: no transactions)
 
 
 def _err(name: str, fallback: Errors) -> Errors:
@@ -48,14 +55,6 @@ def _err(name: str, fallback: Errors) -> Errors:
 # Codes the shared enum may lack (it has both now): UNKNOWN_LEADER_EPOCH (75), NOT_ENOUGH_REPLICAS (19).
 UNKNOWN_LEADER_EPOCH = _err("UNKNOWN_LEADER_EPOCH", Errors.NOT_LEADER_OR_FOLLOWER)
 NOT_ENOUGH_REPLICAS = _err("NOT_ENOUGH_REPLICAS", Errors.NOT_LEADER_OR_FOLLOWER)
-
-
-class ApiError(Exception):
-    """An error a partition operation answers with (Kafka's ApiException subclasses)."""
-
-    def __init__(self, error: Errors, message: str = "") -> None:
-        super().__init__(message or error.name)
-        self.error = error
 
 
 class IsrChangeListener(Protocol):
@@ -451,15 +450,48 @@ class Partition:
             raise ApiError(Errors.NOT_LEADER_OR_FOLLOWER if require_leader else Errors.REPLICA_NOT_AVAILABLE)
         return self.log
 
-    def read_records(self, fetch_offset: int, current_leader_epoch: int, max_records: int,
-                     fetch_only_from_leader: bool = True, committed_only: bool = False
-                     ) -> tuple[tuple[str, ...], int, int]:
-        """Partition.readRecords: (records, high watermark, log end offset) captured at read time."""
+    def read_records(self, fetch_offset: int, current_leader_epoch: int, max_bytes: int, fetch_isolation: int,
+                     fetch_only_from_leader: bool = True, min_one_message: bool = True) -> LogReadInfo:
+        """Partition.readRecords: the batches from ``fetch_offset`` up to the isolation's bound (FETCH_LOG_END: the
+        log end; FETCH_HIGH_WATERMARK: the high watermark; FETCH_TXN_COMMITTED: the last stable offset, which is
+        the high watermark without transactions), with the offsets captured before the read. An offset outside
+        [log start, log end] raises ApiError(OFFSET_OUT_OF_RANGE) (Log.read's OffsetOutOfRangeException)."""
         log = self.local_log_with_epoch(current_leader_epoch, fetch_only_from_leader)
-        hw, leo = log.high_watermark, log.log_end_offset
-        limit = hw if committed_only else leo
-        records = log.read_legacy(fetch_offset, max_records, limit) if fetch_offset <= leo else ()
-        return records, hw, leo
+        hw, log_start, leo = log.high_watermark, log.log_start_offset, log.log_end_offset
+        lso = hw
+        max_offset = None if fetch_isolation == FETCH_LOG_END else hw
+        records = log.read(fetch_offset, max_bytes, max_offset, min_one_message)
+        return LogReadInfo(records, hw, lso, log_start, leo)
+
+    def fetch_offset_for_timestamp(self, timestamp: int, isolation_level: int | None, current_leader_epoch: int,
+                                   fetch_only_from_leader: bool) -> tuple[int, int, int] | None:
+        """Partition.fetchOffsetForTimestamp: (offset, timestamp, leader epoch) or None. ``isolation_level`` None
+        is a replica's request (bounded by the log end), else a client's (by the high watermark; READ_COMMITTED by
+        the last stable offset, the same here). A client asking a leader whose epoch starts beyond its high
+        watermark (a new leader not caught up yet) gets OFFSET_NOT_AVAILABLE (KIP-207)."""
+        log = self.local_log_with_epoch(current_leader_epoch, fetch_only_from_leader)
+        # a replica's request: the log end; a client's: the high watermark (READ_COMMITTED: the last stable offset,
+        # the same here)
+        last_fetchable = log.log_end_offset if isolation_level is None else log.high_watermark
+        start = self.leader_epoch_start_offset
+        if isolation_level is not None and start is not None and start > log.high_watermark:
+            not_available: ApiError | None = ApiError(
+                Errors.OFFSET_NOT_AVAILABLE,
+                f"leader epoch start offset {start} of {self.topic_partition} is beyond its high watermark")
+        else:
+            not_available = None
+        if timestamp == LATEST_TIMESTAMP:
+            if not_available is not None:
+                raise not_available
+            return last_fetchable, NO_TIMESTAMP, self.leader_epoch
+        found = log.fetch_offset_by_timestamp(timestamp)
+        if timestamp == EARLIEST_TIMESTAMP:
+            return found
+        if found is not None and found[0] < last_fetchable:
+            return found
+        if not_available is not None:
+            raise not_available
+        return None
 
     def last_offset_for_leader_epoch(self, current_leader_epoch: int, leader_epoch: int,
                                      fetch_only_from_leader: bool = True) -> tuple[Errors, int, int]:
@@ -482,40 +514,45 @@ class Partition:
         ``offset``; the high watermark follows if it was beyond."""
         return self.local_log_or_error().truncate_to(offset)
 
-    def append_records_to_leader(self, records: Sequence[str], required_acks: int, now_ms: float) -> int:
-        """Partition.appendRecordsToLeader: returns the base offset; acks=all needs ISR ≥ min.insync.replicas."""
+    def append_records_to_leader(self, records: bytes, required_acks: int, now_ms: float) -> LogAppendInfo:
+        """Partition.appendRecordsToLeader: Log.appendAsLeader at this leader epoch (offsets and
+        partitionLeaderEpoch assigned); acks=all needs ISR ≥ min.insync.replicas; then maybe advance the HW."""
         log = self.local_log_with_epoch(NO_LEADER_EPOCH_PROVIDED, require_leader=True)
         if required_acks == -1 and len(self.isr) < self.min_insync_replicas:
             raise ApiError(NOT_ENOUGH_REPLICAS, f"ISR {list(self.isr)} of {self.topic_partition} is below "
                                                 f"min.insync.replicas {self.min_insync_replicas}")
-        base, _last = log.append(records, self.leader_epoch)
+        info = log.append_as_leader(records, self.leader_epoch, int(now_ms))
         self.maybe_increment_leader_hw(now_ms)
-        return base
+        return info
 
-    def append_records_to_follower(self, fetch_offset: int, records: Sequence[str], leader_high_watermark: int,
-                                   leader_log_end_offset: int, record_epochs: Sequence[EpochEntry] = ()) -> bool:
-        """ReplicaFetcherThread.processPartitionData: append at our LEO with the leader epochs the leader's batches
-        carry (``record_epochs``: (partitionLeaderEpoch, baseOffset) runs; without them, our current leader epoch)
-        and follow the leader's HW (min(leader HW, local LEO)). A fetch for an offset that is no longer our LEO is
-        ignored (False).
-
-        If our LEO is beyond the leader's (unclean election), truncate to the leader's LEO first (the
-        OFFSET_OUT_OF_RANGE handling of the 2.6 fetcher)."""
+    def append_records_to_follower(self, fetch_offset: int, records: bytes, leader_high_watermark: int,
+                                   leader_log_start_offset: int = -1) -> bool:
+        """ReplicaFetcherThread.processPartitionData: Log.appendAsFollower (offsets and epochs as the leader's
+        batches carry them, so the leader-epoch cache follows the leader's), follow the leader's HW (min(leader HW,
+        local LEO)) and its log start offset (retention on the leader moves ours). A fetch for an offset that is no
+        longer our LEO is ignored (False)."""
         log = self.log
         if log is None or self.is_leader:
             return False
         if fetch_offset != log.log_end_offset:
             return False
-        if 0 <= leader_log_end_offset < log.log_end_offset:
-            log.truncate_to(leader_log_end_offset)
-            return False
         if records:
-            if record_epochs:
-                log.append_batches(records, record_epochs)
-            else:
-                log.append(records, self.leader_epoch)
+            log.append_as_follower(records)
         log.update_high_watermark(min(leader_high_watermark, log.log_end_offset))
+        if leader_log_start_offset > log.log_start_offset:
+            log.maybe_increment_log_start_offset(leader_log_start_offset)
         return True
+
+
+@attrs.frozen
+class LogReadInfo:
+    """kafka.log.FetchDataInfo plus the offsets Partition.readRecords captures before reading (LogReadInfo)."""
+
+    records: bytes
+    high_watermark: int
+    last_stable_offset: int
+    log_start_offset: int
+    log_end_offset: int
 
 
 # --------------------------------------------------------------------------------------------- the ZooKeeper write

@@ -22,12 +22,14 @@ highwatermark-checkpoint every 5000 ms after the first LeaderAndIsr, delayed-ope
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Iterable, Mapping, Sequence
 
 import attrs
 
 from core.broker.config import BrokerSideConfig
+from core.broker.fetch_session import FetchContext, FetchSession, FetchSessionCache, FetchSessionHandler
 from core.broker.fetcher_state import FETCHING, TRUNCATING, FollowerFetchState, offset_truncation_state
 from core.broker.isr_propagation import ISR_CHANGE_PROPAGATION_CHECK_MS, IsrChangePropagation, propagate_log_dir_event
 from core.broker.leader_epoch_cache import UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET
@@ -41,31 +43,40 @@ from core.broker.log import (
 from core.broker.log_config import MIN_IN_SYNC_REPLICAS, LogConfigs
 from core.broker.metadata_cache import MetadataCache
 from core.broker.partition import (
+    FETCH_HIGH_WATERMARK,
+    FETCH_LOG_END,
+    FETCH_TXN_COMMITTED,
     NO_LEADER_EPOCH_PROVIDED,
     ApiError,
     IsrProposal,
     Partition,
-    _err,
     submit_isr_updates,
 )
 from core.effects import Proc, Respond
 from messages.common import EPOCH_DURING_DELETE, NO_EPOCH, Errors, TopicPartition
 from messages.replication import (
     DEBUGGING_REPLICA_ID,
-    INITIAL_EPOCH,
-    INVALID_SESSION_ID,
+    EARLIEST_TIMESTAMP,
+    GROUP_METADATA_TOPIC_NAME,
+    LATEST_TIMESTAMP,
     DescribeMetadataCacheRequest,
     DescribeMetadataCacheResponse,
     FetchPartition,
     FetchPartitionData,
     FetchRequest,
     FetchResponse,
+    LeadershipChange,
+    ListOffsetsPartition,
+    ListOffsetsPartitionResponse,
+    ListOffsetsRequest,
+    ListOffsetsResponse,
     OffsetForLeaderPartition,
     OffsetForLeaderPartitionResult,
     OffsetForLeaderTopic,
     OffsetForLeaderTopicResult,
     OffsetsForLeaderEpochRequest,
     OffsetsForLeaderEpochResponse,
+    ProducePartitionResponse,
     ProduceRequest,
     ProduceResponse,
 )
@@ -82,13 +93,11 @@ from messages.requests import (
 )
 
 UNKNOWN_BROKER_EPOCH = -1  # AbstractControlRequest.UNKNOWN_BROKER_EPOCH
-REQUEST_TIMED_OUT = _err("REQUEST_TIMED_OUT", Errors.UNKNOWN_SERVER_ERROR)
-NOT_ENOUGH_REPLICAS_AFTER_APPEND = _err("NOT_ENOUGH_REPLICAS_AFTER_APPEND", Errors.NOT_LEADER_OR_FOLLOWER)
-FETCH_SESSION_ID_NOT_FOUND = _err("FETCH_SESSION_ID_NOT_FOUND", Errors.UNKNOWN_SERVER_ERROR)
-INVALID_FETCH_SESSION_EPOCH = _err("INVALID_FETCH_SESSION_EPOCH", Errors.UNKNOWN_SERVER_ERROR)
-# A fetch session id ends in the number of the leader shard that holds it (id = seq * stride + shard), so the
-# broker's request front can route an incremental request that names no partition.
-SESSION_ID_STRIDE = 1024
+FUTURE_LOCAL_REPLICA_ID = -3  # Request.FutureLocalReplicaId: a local read up to the log end, any replica
+READ_COMMITTED = 1  # IsolationLevel.READ_COMMITTED
+LOG_RETENTION_INITIAL_DELAY_MS = 30000  # LogManager.InitialTaskDelayMs: the first retention check after startup
+
+log = logging.getLogger("kactor.broker")
 
 
 class _Offline:
@@ -102,47 +111,36 @@ OFFLINE = _Offline()
 
 
 @attrs.define
+class ProducePartitionStatus:
+    """kafka.server.ProducePartitionStatus: ``required_offset`` = last appended offset + 1; ``acks_pending`` until
+    the high watermark reaches it or the partition fails."""
+
+    required_offset: int
+    response: ProducePartitionResponse
+    acks_pending: bool
+
+
+@attrs.define
 class DelayedProduce:
-    """kafka.server.DelayedProduce for one partition with acks=all."""
+    """kafka.server.DelayedProduce: an acks=all produce, answered once every partition of it is done (its high
+    watermark passed the records, or an error), or at its deadline (REQUEST_TIMED_OUT for the pending ones)."""
 
     reply_to: str
-    tp: TopicPartition
-    base_offset: int
-    required_offset: int  # last appended offset + 1: done once the HW reaches it
+    status: dict[TopicPartition, ProducePartitionStatus]
     deadline_ms: float
+
+    def response(self) -> ProduceResponse:
+        return ProduceResponse(tuple(st.response for st in self.status.values()))
 
 
 @attrs.define
 class DelayedFetch:
-    """kafka.server.DelayedFetch: a fetch waiting for ``min_records`` or its ``max_wait_ms``."""
+    """kafka.server.DelayedFetch: a fetch waiting for ``min_bytes`` or its ``max_wait_ms``."""
 
     reply_to: str
     request: FetchRequest
+    context: FetchContext
     deadline_ms: float
-
-
-@attrs.define
-class FetchSession:
-    """kafka.server.FetchSession (leader side): the partitions a follower's fetcher fetches, with the fetch state
-    it last sent for each (offset, leader epoch, its high watermark)."""
-
-    replica_id: int
-    fetcher_id: int
-    epoch: int  # the epoch the next incremental request must carry
-    partitions: dict[TopicPartition, FetchPartition]
-
-
-@attrs.define
-class FetchSessionHandler:
-    """org.apache.kafka.clients.FetchSessionHandler (follower side, one per leader): the session and what the
-    leader holds for it."""
-
-    session_id: int = INVALID_SESSION_ID
-    epoch: int = INITIAL_EPOCH
-    sent: dict[TopicPartition, FetchPartition] = attrs.Factory(dict)
-
-    def reset(self) -> None:
-        self.session_id, self.epoch, self.sent = INVALID_SESSION_ID, INITIAL_EPOCH, {}
 
 
 class ReplicaManager:
@@ -160,22 +158,24 @@ class ReplicaManager:
         self.isr_propagation = IsrChangePropagation(now_ms)
         # LogManager's log configs: broker defaults (dynamic ones applied) and the hosted topics' overrides
         self.log_configs = LogConfigs({MIN_IN_SYNC_REPLICAS: str(config.min_insync_replicas)})
+        self.log_manager.config_for = self.log_configs.for_topic  # a log starts with its topic's LogConfig
         self.is_shutting_down = False
         # follower side: the fetchers (ReplicaFetcherManager), by partition and by leader
         self.fetch_states: dict[TopicPartition, FollowerFetchState] = {}
         # the Truncating ones, in the order they became so (the fetcher pump asks after every step; a scan of
         # thousands of fetching partitions for none would double its cost)
         self._truncating: dict[TopicPartition, None] = {}
-        self._fetch_in_flight: dict[int, FetchRequest] = {}  # by leader: the full request (every partition)
+        self._fetch_in_flight: dict[int, tuple[FetchRequest, tuple[FetchPartition, ...]]] = {}  # by leader: sent, all
         self._epoch_in_flight: dict[int, OffsetsForLeaderEpochRequest] = {}  # by leader
+        # partitions answered OFFSET_OUT_OF_RANGE: the leader's latest (then earliest) offset is asked with a
+        # ListOffsets (AbstractFetcherThread.handleOutOfRangeError → fetchOffsetAndTruncate); value: the timestamp
+        self._out_of_range: dict[TopicPartition, int] = {}
+        self._list_offsets_in_flight: dict[int, ListOffsetsRequest] = {}  # by leader
         self._session_handlers: dict[int, FetchSessionHandler] = {}  # by leader
         self._fetch_leaders: set[int] | None = None
         self.fetcher_id = 0  # our fetcher's id in the sessions we open (the PartitionActor's shard)
         # leader side: fetch sessions (FetchSessionCache), ids made deterministic from a counter
-        self.fetch_session_shard = 0
-        self._fetch_sessions: dict[int, FetchSession] = {}
-        self._session_by_fetcher: dict[tuple[int, int], int] = {}
-        self._next_session_seq = 1
+        self.fetch_sessions = FetchSessionCache()
         # purgatories
         self._delayed_produce: list[DelayedProduce] = []
         self._delayed_fetch: list[DelayedFetch] = []
@@ -187,6 +187,7 @@ class ReplicaManager:
         self._next_isr_expiration_ms = now_ms + config.isr_expiration_interval_ms
         self._next_isr_propagation_ms = now_ms + ISR_CHANGE_PROPAGATION_CHECK_MS
         self._next_hw_checkpoint_ms: float | None = None
+        self._next_log_retention_ms = now_ms + LOG_RETENTION_INITIAL_DELAY_MS
         self._last_hw_checkpoint: dict[str, dict[TopicPartition, int]] = {}  # per dir: what was last written
         # metrics (meters as counts)
         self.isr_expands = 0  # IsrExpandsPerSec
@@ -357,10 +358,17 @@ class ReplicaManager:
         if not self.hw_checkpoint_started:
             self.hw_checkpoint_started = True
             self._next_hw_checkpoint_ms = now_ms + self.config.replica_high_watermark_checkpoint_interval_ms
-        del became_leaders  # (onLeadershipChange callback: group/transaction coordinators, not modelled)
         for p in became_followers:
             yield from self._complete_delayed_requests(p.topic_partition, now_ms, leadership_changed=True)
         yield from self._process_log_dir_failures()
+        # KafkaApis' onLeadershipChange: the group coordinator loads the __consumer_offsets partitions this broker
+        # now leads (GroupCoordinator.onElection) and unloads those it now follows (onResignation)
+        elected = tuple((p.topic_partition.partition, p.leader_epoch) for p in became_leaders
+                        if p.topic_partition.topic == GROUP_METADATA_TOPIC_NAME)
+        resigned = tuple((p.topic_partition.partition, p.leader_epoch) for p in became_followers
+                         if p.topic_partition.topic == GROUP_METADATA_TOPIC_NAME)
+        if elected or resigned:
+            yield LeadershipChange(elected, resigned)
         return LeaderAndIsrResponse(Errors.NONE, tuple(
             PartitionError(s.topic_partition, response.get(s.topic_partition, Errors.NONE))
             for s in request.partition_states))
@@ -466,6 +474,12 @@ class ReplicaManager:
         for st in partition_states:
             response.setdefault(st.topic_partition, Errors.NONE)
         yield from self._process_log_dir_failures()
+        # KafkaApis.handleStopReplicaRequest: a deleted __consumer_offsets partition → GroupCoordinator.onResignation
+        resigned = tuple((st.topic_partition.partition, st.leader_epoch) for st in partition_states
+                         if st.delete_partition and st.topic_partition.topic == GROUP_METADATA_TOPIC_NAME
+                         and response[st.topic_partition] == Errors.NONE)
+        if resigned:
+            yield LeadershipChange((), resigned)
         return {st.topic_partition: response[st.topic_partition] for st in partition_states}, Errors.NONE
 
     # ============================================================================================ UpdateMetadata
@@ -541,75 +555,40 @@ class ReplicaManager:
             raise ApiError(Errors.NOT_LEADER_OR_FOLLOWER if expect_leader else Errors.REPLICA_NOT_AVAILABLE)
         raise ApiError(Errors.UNKNOWN_TOPIC_OR_PARTITION)
 
-    def _read_partition(self, fp: FetchPartition, is_follower: bool) -> tuple[FetchPartitionData, int]:
-        """ReplicaManager.readFromLocalLog for one partition: (data, leader LEO at read time)."""
+    def _read_partition(self, fp: FetchPartition, max_bytes: int, min_one_message: bool, isolation: int,
+                        only_leader: bool) -> FetchPartitionData:
+        """ReplicaManager.readFromLocalLog's read() for one partition (at most min(its partition_max_bytes,
+        ``max_bytes``) bytes, at least one batch when ``min_one_message``); errors become the partition's answer."""
         try:
-            p = self._get_partition_or_error(fp.tp, expect_leader=True)
-            records, hw, leo = p.read_records(fp.fetch_offset, fp.leader_epoch, self.config.replica_fetch_max_records,
-                                              fetch_only_from_leader=True, committed_only=not is_follower)
-            epochs = p.log.epochs_of(fp.fetch_offset, len(records)) if records and is_follower and p.log else ()
-            return FetchPartitionData(fp.tp, Errors.NONE, hw, leo, records, epochs), leo
+            p = self._get_partition_or_error(fp.tp, expect_leader=only_leader)
+            info = p.read_records(fp.fetch_offset, fp.leader_epoch, min(fp.partition_max_bytes, max_bytes),
+                                  isolation, only_leader, min_one_message)
+            return FetchPartitionData(fp.tp, Errors.NONE, info.high_watermark, info.last_stable_offset,
+                                      info.log_start_offset, info.records, info.log_end_offset)
         except ApiError as e:
-            return FetchPartitionData(fp.tp, e.error), -1
+            return FetchPartitionData(fp.tp, e.error)
         except KafkaStorageError as e:
             self._note_storage_error(e)
-            return FetchPartitionData(fp.tp, Errors.KAFKA_STORAGE_ERROR), -1
+            return FetchPartitionData(fp.tp, Errors.KAFKA_STORAGE_ERROR)
 
     @staticmethod
-    def _fetch_response(request: FetchRequest, data: Sequence[FetchPartitionData]) -> FetchResponse:
-        """The FetchResponse, leaving out the partitions that tell the follower nothing new: no records, no error,
-        and the follower already at the leader's log end offset with the leader's high watermark (it said both in
-        its request). A stand-in for the incremental fetch sessions of KIP-227 (Kafka ≥ 1.1), which keep idle
-        partitions out of responses so that an idle broker's fetch cost does not grow with its partition count."""
-        if request.replica_id < 0:
-            return FetchResponse(tuple(data))
-        sent = {fp.tp: fp for fp in request.partitions}
-        return FetchResponse(tuple(
-            d for d in data
-            if d.records or d.error != Errors.NONE or sent[d.tp].high_watermark < 0
-            or d.high_watermark != sent[d.tp].high_watermark or d.log_end_offset != sent[d.tp].fetch_offset),
-            session_id=request.session_id)
+    def _fetch_isolation(request: FetchRequest) -> tuple[int, bool]:
+        """fetchMessages' FetchIsolation and fetchOnlyFromLeader for ``request``: followers and local log-end reads
+        (FUTURE_LOCAL_REPLICA_ID) read to the log end, consumers to the high watermark (READ_COMMITTED: the last
+        stable offset); followers and consumers only from the leader."""
+        if request.replica_id >= 0:
+            return FETCH_LOG_END, True
+        if request.replica_id == FUTURE_LOCAL_REPLICA_ID:
+            return FETCH_LOG_END, False
+        return (FETCH_TXN_COMMITTED if request.isolation_level == READ_COMMITTED else FETCH_HIGH_WATERMARK), True
 
-    def _resolve_fetch_session(self, request: FetchRequest) -> FetchRequest | FetchResponse:
-        """FetchManager.newContext (KIP-227): a full request with epoch 0 opens a session (replacing the fetcher's
-        previous one); an incremental one updates its session — changed partitions in, forgotten ones out — and
-        stands for every partition of the session. Returns the effective full request (naming the session), or
-        the error response for an unknown session / a wrong epoch."""
-        if request.session_id == INVALID_SESSION_ID:
-            key = (request.replica_id, request.fetcher_id)
-            old = self._session_by_fetcher.pop(key, None)
-            if old is not None:
-                self._fetch_sessions.pop(old, None)
-            sid = self._next_session_seq * SESSION_ID_STRIDE + self.fetch_session_shard
-            self._next_session_seq += 1
-            self._fetch_sessions[sid] = FetchSession(request.replica_id, request.fetcher_id, 1,
-                                                     {fp.tp: fp for fp in request.partitions})
-            self._session_by_fetcher[key] = sid
-            return attrs.evolve(request, session_id=sid)
-        session = self._fetch_sessions.get(request.session_id)
-        if session is None or session.replica_id != request.replica_id:
-            return FetchResponse((), FETCH_SESSION_ID_NOT_FOUND)
-        if request.session_epoch != session.epoch:
-            return FetchResponse((), INVALID_FETCH_SESSION_EPOCH)
-        session.epoch += 1
-        for tp in request.forgotten:
-            session.partitions.pop(tp, None)
-        for fp in request.partitions:
-            session.partitions[fp.tp] = fp
-        return attrs.evolve(request, partitions=tuple(session.partitions.values()), forgotten=())
-
-    def _read_all(self, request: FetchRequest) -> list[FetchPartitionData]:
-        """readFromLocalLog over the request; for a follower, the partitions with nothing new for it are skipped
-        (`_fetch_response` would leave them out anyway)."""
-        if request.replica_id < 0:
-            return [self._read_partition(fp, False)[0] for fp in request.partitions]
-        return [self._read_partition(fp, True)[0] for fp in request.partitions if self._nothing_new(fp) is None]
-
-    def _nothing_new(self, fp: FetchPartition) -> Partition | None:
-        """The led Partition if a follower's fetch of it can bring the follower nothing (it is at our log end offset
-        with our high watermark, at our leader epoch), else None. The fast path of an idle fetch: no read, no
-        response entry — what keeps an idle broker's cost per fetch round small with thousands of partitions."""
-        if fp.high_watermark < 0:
+    def _idle(self, context: FetchContext, fp: FetchPartition, isolation: int) -> Partition | None:
+        """In an incremental fetch session, the led Partition if reading ``fp`` can bring the fetcher nothing: it is
+        at the end of what it may read, at our leader epoch, and the session already answered our high watermark,
+        last stable offset and log start offset. The fast path of an idle fetch: no read and no response entry,
+        so an idle broker's fetch round does not cost a read per partition."""
+        cp = context.cached(fp.tp)
+        if cp is None:
             return None
         p = self.all_partitions.get(fp.tp)
         if not isinstance(p, Partition) or p.leader_replica_id != self.local_broker_id or p.log is None:
@@ -617,45 +596,74 @@ class ReplicaManager:
         if fp.leader_epoch != NO_LEADER_EPOCH_PROVIDED and fp.leader_epoch != p.leader_epoch:
             return None
         log = p.log
-        if fp.fetch_offset != log.log_end_offset or fp.high_watermark != log.high_watermark:
+        hw = log.high_watermark
+        end = log.log_end_offset if isolation == FETCH_LOG_END else hw
+        if fp.fetch_offset != end or cp.high_watermark != hw or cp.last_stable_offset != hw \
+                or cp.log_start_offset != log.log_start_offset:
             return None
         return p
 
+    def _read_all(self, request: FetchRequest, context: FetchContext) -> list[FetchPartitionData]:
+        """readFromLocalLog over the context's partitions, sharing ``max_bytes`` (KIP-74: the first partition with
+        data may exceed it by one batch); idle partitions of an incremental session are not read."""
+        isolation, only_leader = self._fetch_isolation(request)
+        limit = request.max_bytes
+        min_one = True
+        out: list[FetchPartitionData] = []
+        for fp in context.partitions:
+            if context.incremental and self._idle(context, fp, isolation) is not None:
+                continue
+            data = self._read_partition(fp, limit, min_one, isolation, only_leader)
+            size = len(data.records)
+            if size:
+                min_one = False
+                limit = max(0, limit - size)
+            out.append(data)
+        return out
+
     def handle_fetch(self, request: FetchRequest, now_ms: float, reply_to: str = "") -> Proc[FetchResponse | None]:
-        """ReplicaManager.fetchMessages: read, update follower fetch state (LEO, lastCaughtUpTime, HW), expand ISRs
-        (one ZooKeeper batch for the whole request), then answer — or park in the fetch purgatory (None is
-        returned; the response is emitted later as ``Respond(reply_to, FetchResponse)``)."""
+        """ReplicaManager.fetchMessages behind FetchManager.newContext: resolve the fetch session, read, update
+        follower fetch state (LEO, lastCaughtUpTime, HW), expand ISRs (one ZooKeeper batch for the whole request),
+        then answer — or park in the fetch purgatory (None is returned; the response is emitted later as
+        ``Respond(reply_to, FetchResponse)``) while fewer than ``min_bytes`` were read and ``max_wait_ms`` > 0."""
+        context = self.fetch_sessions.new_context(request)
+        if isinstance(context, FetchResponse):
+            return context
         is_follower = request.replica_id >= 0
-        if is_follower and (request.session_id != INVALID_SESSION_ID or request.session_epoch == INITIAL_EPOCH):
-            resolved = self._resolve_fetch_session(request)
-            if isinstance(resolved, FetchResponse):
-                return resolved
-            request = resolved
+        isolation, only_leader = self._fetch_isolation(request)
+        limit = request.max_bytes
+        min_one = True
         results: list[FetchPartitionData] = []
         proposals: list[tuple[Partition, IsrProposal]] = []
         hw_moved: list[TopicPartition] = []
-        for fp in request.partitions:
-            if is_follower:
-                idle = self._nothing_new(fp)
+        for fp in context.partitions:
+            if context.incremental:
+                idle = self._idle(context, fp, isolation)
                 if idle is not None:
+                    if not is_follower:
+                        continue
                     replica = idle.remote_replicas.get(request.replica_id)
                     if (replica is not None and replica.log_end_offset == fp.fetch_offset
                             and not idle.needs_expand_isr(request.replica_id)):
                         # Partition.updateFollowerFetchState with nothing else to do: caught up as of now
-                        replica.update_fetch_state(fp.fetch_offset, 0, now_ms, fp.fetch_offset)
+                        replica.update_fetch_state(fp.fetch_offset, fp.log_start_offset, now_ms, fp.fetch_offset)
                         continue
-            data, leo = self._read_partition(fp, is_follower)
+            data = self._read_partition(fp, limit, min_one, isolation, only_leader)
+            if data.records:
+                min_one = False
+                limit = max(0, limit - len(data.records))
             if is_follower and data.error == Errors.NONE:
                 p = self.all_partitions[fp.tp]
                 assert isinstance(p, Partition)
                 hw_before = p.high_watermark
-                if p.update_follower_fetch_state(request.replica_id, fp.fetch_offset, 0, now_ms, leo):
+                if p.update_follower_fetch_state(request.replica_id, fp.fetch_offset, fp.log_start_offset, now_ms,
+                                                 data.log_end_offset):
                     proposal = p.maybe_expand_isr(request.replica_id)
                     if proposal is not None:
                         proposals.append((p, proposal))
-                    data = attrs.evolve(data, high_watermark=p.high_watermark)
+                    data = attrs.evolve(data, high_watermark=p.high_watermark, last_stable_offset=p.high_watermark)
                 else:
-                    data = attrs.evolve(data, records=())  # not an assigned replica: withEmptyFetchInfo
+                    data = attrs.evolve(data, records=b"")  # not an assigned replica: withEmptyFetchInfo
                 if p.high_watermark != hw_before:
                     hw_moved.append(fp.tp)
             results.append(data)
@@ -664,47 +672,120 @@ class ReplicaManager:
         for tp in hw_moved:
             yield from self._complete_delayed_requests(tp, now_ms)
         yield from self._process_log_dir_failures()
-        total = sum(len(d.records) for d in results)
+        readable = sum(len(d.records) for d in results)
         has_error = any(d.error != Errors.NONE for d in results)
-        if request.max_wait_ms > 0 and total < request.min_records and not has_error and request.partitions:
-            self._delayed_fetch.append(DelayedFetch(reply_to, request, now_ms + request.max_wait_ms))
+        if request.max_wait_ms > 0 and readable < request.min_bytes and not has_error and context.partitions:
+            self._delayed_fetch.append(DelayedFetch(reply_to, request, context, now_ms + request.max_wait_ms))
             return None
-        return self._fetch_response(request, results)
+        return context.response(results)
 
     # ========================================================================================== leader: produce
 
     def handle_produce(self, request: ProduceRequest, now_ms: float, reply_to: str = ""
                        ) -> Proc[ProduceResponse | None]:
-        """ReplicaManager.appendRecords (one partition): append to the leader log; acks=1 answers at once, acks=all
-        waits in the produce purgatory until the HW covers the records (None returned; the response is emitted as
-        ``Respond(reply_to, ProduceResponse)``)."""
-        tp = request.tp
-        try:
-            p = self._get_partition_or_error(tp, expect_leader=True)
-            base = p.append_records_to_leader(request.records, request.acks, now_ms)
-        except ApiError as e:
-            return ProduceResponse(tp, e.error)
-        except KafkaStorageError as e:
-            if not self.log_manager.defer(e):  # deferred: the dir goes offline on the probe's recorded input
-                self._note_storage_error(e)
-            yield from self._process_log_dir_failures()
-            return ProduceResponse(tp, Errors.KAFKA_STORAGE_ERROR)
-        yield from self._complete_delayed_requests(tp, now_ms)
-        required = base + len(request.records)
-        if request.acks == -1 and p.high_watermark < required:
-            self._delayed_produce.append(DelayedProduce(reply_to, tp, base, required, now_ms + request.timeout_ms))
+        """ReplicaManager.appendRecords: append each partition's batches to its leader log (appendToLocalLog); acks
+        0 and 1 are answered at once (the network layer sends nothing for acks=0), acks=all waits in the produce
+        purgatory until the high watermark of every appended partition covers its records (None returned; the
+        response is emitted as ``Respond(reply_to, ProduceResponse)``, DelayedProduce)."""
+        if request.acks not in (-1, 0, 1):
+            return ProduceResponse(tuple(ProducePartitionResponse(pp.tp, Errors.INVALID_REQUIRED_ACKS)
+                                         for pp in request.partitions))
+        status: dict[TopicPartition, ProducePartitionStatus] = {}
+        appended: list[TopicPartition] = []
+        for pp in request.partitions:
+            tp = pp.tp
+            if pp.error != Errors.NONE:  # refused by the wire edge already (an unconvertible message set)
+                status[tp] = ProducePartitionStatus(-1, ProducePartitionResponse(tp, pp.error), False)
+                continue
+            try:
+                p = self._get_partition_or_error(tp, expect_leader=True)
+                info = p.append_records_to_leader(pp.records, request.acks, now_ms)
+                log_start = p.log.log_start_offset if p.log is not None else -1
+            except ApiError as e:
+                message = str(e) if e.error == Errors.INVALID_RECORD else None
+                status[tp] = ProducePartitionStatus(-1, ProducePartitionResponse(tp, e.error, error_message=message),
+                                                    False)
+                continue
+            except KafkaStorageError as e:
+                if not self.log_manager.defer(e):  # deferred: the dir goes offline on the probe's recorded input
+                    self._note_storage_error(e)
+                status[tp] = ProducePartitionStatus(-1, ProducePartitionResponse(tp, Errors.KAFKA_STORAGE_ERROR),
+                                                    False)
+                continue
+            appended.append(tp)
+            status[tp] = ProducePartitionStatus(
+                info.last_offset + 1,
+                ProducePartitionResponse(tp, Errors.NONE, info.first_offset, info.log_append_time, log_start),
+                request.acks == -1)
+        for tp in appended:
+            yield from self._complete_delayed_requests(tp, now_ms)
+        yield from self._process_log_dir_failures()
+        op = DelayedProduce(reply_to, status, now_ms + request.timeout_ms)
+        if request.acks == -1 and appended and not self._try_complete_produce(op):
+            self._delayed_produce.append(op)
             return None
-        return ProduceResponse(tp, Errors.NONE, base, p.high_watermark)
+        return op.response()
+
+    # ===================================================================================== leader: ListOffsets
+
+    def handle_list_offsets(self, request: ListOffsetsRequest, now_ms: float = 0) -> Proc[ListOffsetsResponse]:
+        """KafkaApis.handleListOffsetRequestV1AndAbove → ReplicaManager.fetchOffsetForTimestamp for each
+        partition: -1 the latest offset (a client's: the high watermark, READ_COMMITTED the last stable offset; a
+        replica's: the log end), -2 the log start, else the first offset whose batch's max timestamp is at or
+        after the timestamp. A partition named twice is INVALID_REQUEST; a client's request (replica id < 0, not
+        -2) must reach the leader."""
+        is_client = request.replica_id < 0
+        isolation = request.isolation_level if is_client else None
+        only_leader = request.replica_id != DEBUGGING_REPLICA_ID
+        seen: dict[TopicPartition, int] = {}
+        for q in request.partitions:
+            seen[q.tp] = seen.get(q.tp, 0) + 1
+        out = []
+        for q in request.partitions:
+            if seen[q.tp] > 1:
+                out.append(ListOffsetsPartitionResponse(q.tp, Errors.INVALID_REQUEST))
+                continue
+            try:
+                p = self._get_partition_or_error(q.tp, expect_leader=only_leader)
+                found = p.fetch_offset_for_timestamp(q.timestamp, isolation, q.current_leader_epoch, only_leader)
+            except ApiError as e:
+                out.append(ListOffsetsPartitionResponse(q.tp, e.error))
+                continue
+            except KafkaStorageError as e:
+                self._note_storage_error(e)
+                out.append(ListOffsetsPartitionResponse(q.tp, Errors.KAFKA_STORAGE_ERROR))
+                continue
+            if found is None:
+                out.append(ListOffsetsPartitionResponse(q.tp, Errors.NONE))
+            else:
+                offset, timestamp, epoch = found
+                out.append(ListOffsetsPartitionResponse(q.tp, Errors.NONE, timestamp, offset, epoch))
+        yield from self._process_log_dir_failures()
+        return ListOffsetsResponse(tuple(out))
 
     # ================================================================================================ purgatory
 
-    def _produce_outcome(self, op: DelayedProduce) -> Errors | None:
+    def _try_complete_produce(self, op: DelayedProduce) -> bool:
+        """DelayedProduce.tryComplete: each pending partition is done once Partition.checkEnoughReplicasReachOffset
+        says so (its HW reached the records: NONE, or NOT_ENOUGH_REPLICAS_AFTER_APPEND below min ISR) or it
+        failed (no longer leader); True when none is pending."""
+        for tp, st in op.status.items():
+            if not st.acks_pending:
+                continue
+            error = self._produce_outcome(tp, st.required_offset)
+            if error is not None:
+                st.acks_pending = False
+                if error != Errors.NONE:
+                    st.response = attrs.evolve(st.response, error=error)
+        return not any(st.acks_pending for st in op.status.values())
+
+    def _produce_outcome(self, tp: TopicPartition, required_offset: int) -> Errors | None:
         """Partition.checkEnoughReplicasReachOffset: None while still waiting."""
-        p = self.online_partition(op.tp)
+        p = self.online_partition(tp)
         if p is None or not p.is_leader:
             return Errors.NOT_LEADER_OR_FOLLOWER
-        if p.high_watermark >= op.required_offset:
-            return NOT_ENOUGH_REPLICAS_AFTER_APPEND if len(p.isr) < p.min_insync_replicas else Errors.NONE
+        if p.high_watermark >= required_offset:
+            return Errors.NOT_ENOUGH_REPLICAS_AFTER_APPEND if len(p.isr) < p.min_insync_replicas else Errors.NONE
         return None
 
     def _complete_delayed_requests(self, tp: TopicPartition, now_ms: float,
@@ -712,46 +793,50 @@ class ReplicaManager:
         """tryCompleteDelayedRequests / completeDelayedFetchOrProduceRequests for one partition."""
         keep_p: list[DelayedProduce] = []
         for op in self._delayed_produce:
-            outcome = self._produce_outcome(op) if op.tp == tp else None
-            if op.tp == tp and leadership_changed and outcome is None:
-                outcome = Errors.NOT_LEADER_OR_FOLLOWER
-            if outcome is None:
-                keep_p.append(op)
+            st = op.status.get(tp)
+            if st is not None and st.acks_pending and leadership_changed and self._produce_outcome(
+                    tp, st.required_offset) is None:
+                st.acks_pending = False
+                st.response = attrs.evolve(st.response, error=Errors.NOT_LEADER_OR_FOLLOWER)
+            if st is not None and self._try_complete_produce(op):
+                yield Respond(op.reply_to, op.response())
             else:
-                p = self.online_partition(tp)
-                hw = p.high_watermark if p is not None else -1
-                yield Respond(op.reply_to, ProduceResponse(tp, outcome, op.base_offset, hw))
+                keep_p.append(op)
         self._delayed_produce = keep_p
         keep_f: list[DelayedFetch] = []
         for op in self._delayed_fetch:
-            if all(fp.tp != tp for fp in op.request.partitions):
+            if all(fp.tp != tp for fp in op.context.partitions):
                 keep_f.append(op)
                 continue
-            data = self._read_all(op.request)
+            data = self._read_all(op.request, op.context)
             if leadership_changed:
-                data = [attrs.evolve(d, error=Errors.NOT_LEADER_OR_FOLLOWER, records=())
+                data = [attrs.evolve(d, error=Errors.NOT_LEADER_OR_FOLLOWER, records=b"")
                         if d.tp == tp and d.error == Errors.UNKNOWN_TOPIC_OR_PARTITION else d for d in data]
             if (leadership_changed or any(d.error != Errors.NONE for d in data)
-                    or sum(len(d.records) for d in data) >= op.request.min_records):
-                yield Respond(op.reply_to, self._fetch_response(op.request, data))
+                    or sum(len(d.records) for d in data) >= op.request.min_bytes):
+                yield Respond(op.reply_to, op.context.response(data))
             else:
                 keep_f.append(op)
         self._delayed_fetch = keep_f
 
     def expire_delayed_operations(self, now_ms: float) -> Proc[None]:
-        """Purgatory expiration: delayed produces time out (REQUEST_TIMED_OUT); delayed fetches answer with what
-        is there."""
+        """Purgatory expiration: a delayed produce's pending partitions time out (REQUEST_TIMED_OUT); delayed
+        fetches answer with what is there."""
         keep_p = []
         for op in self._delayed_produce:
             if op.deadline_ms <= now_ms:
-                yield Respond(op.reply_to, ProduceResponse(op.tp, REQUEST_TIMED_OUT, op.base_offset))
+                for st in op.status.values():
+                    if st.acks_pending:
+                        st.acks_pending = False
+                        st.response = attrs.evolve(st.response, error=Errors.REQUEST_TIMED_OUT)
+                yield Respond(op.reply_to, op.response())
             else:
                 keep_p.append(op)
         self._delayed_produce = keep_p
         keep_f = []
         for op in self._delayed_fetch:
             if op.deadline_ms <= now_ms:
-                yield Respond(op.reply_to, self._fetch_response(op.request, self._read_all(op.request)))
+                yield Respond(op.reply_to, op.context.response(self._read_all(op.request, op.context)))
             else:
                 keep_f.append(op)
         self._delayed_fetch = keep_f
@@ -771,6 +856,7 @@ class ReplicaManager:
         for tp in tps:
             self.fetch_states.pop(tp, None)
             self._truncating.pop(tp, None)
+            self._out_of_range.pop(tp, None)
         self._fetch_leaders = None
 
     def fetch_leaders(self) -> set[int]:
@@ -785,7 +871,7 @@ class ReplicaManager:
         (truncateToHighWatermark); for the others, the OffsetsForLeaderEpochRequest to send (their latest epoch,
         fenced by the current leader epoch: ReplicaFetcherThread.fetchEpochEndOffsets). None if nothing is
         truncating or a request to that leader is in flight (the 2.6 fetcher thread waits for it)."""
-        if leader_id in self._fetch_in_flight or leader_id in self._epoch_in_flight:
+        if self._busy(leader_id):
             return None
         asked: dict[str, list[OffsetForLeaderPartition]] = {}
         for tp in list(self._truncating):
@@ -858,24 +944,30 @@ class ReplicaManager:
         yield from self._process_log_dir_failures()
         return errors
 
-    def next_request_for(self, leader_id: int) -> OffsetsForLeaderEpochRequest | FetchRequest | None:
-        """ReplicaFetcherThread.doWork for one leader: maybeTruncate, then maybeFetch."""
-        return self.epoch_request_for(leader_id) or self.fetch_request_for(leader_id)
+    def next_request_for(self, leader_id: int
+                         ) -> OffsetsForLeaderEpochRequest | ListOffsetsRequest | FetchRequest | None:
+        """ReplicaFetcherThread.doWork for one leader: maybeTruncate, then the offsets of partitions out of range,
+        then maybeFetch."""
+        return (self.epoch_request_for(leader_id) or self.list_offsets_request_for(leader_id)
+                or self.fetch_request_for(leader_id))
+
+    def _busy(self, leader_id: int) -> bool:
+        return (leader_id in self._fetch_in_flight or leader_id in self._epoch_in_flight
+                or leader_id in self._list_offsets_in_flight)
 
     def fetch_request_for(self, leader_id: int) -> FetchRequest | None:
         """The next FetchRequest to ``leader_id`` (ReplicaFetcherThread.buildFetch + FetchSessionHandler.build):
         every partition followed from it, at the local LEO — in full when there is no session, else only the
         partitions whose fetch state changed since the last request, and the forgotten ones. None if a request to
         that leader is in flight or nothing is fetched from it."""
-        if leader_id in self._fetch_in_flight or leader_id in self._epoch_in_flight:
+        if self._busy(leader_id):
             return None
         handler = self._session_handlers.setdefault(leader_id, FetchSessionHandler())
         sent = handler.sent
+        max_bytes = self.config.replica_fetch_max_bytes
         parts: list[FetchPartition] = []
-        changed: list[FetchPartition] = []
-        new = 0  # partitions the session does not hold yet
         for tp, st in self.fetch_states.items():
-            if st.leader_id != leader_id or st.state != FETCHING:
+            if st.leader_id != leader_id or st.state != FETCHING or tp in self._out_of_range:
                 continue
             p = self.all_partitions.get(tp)
             if not isinstance(p, Partition) or p.log is None:
@@ -883,31 +975,24 @@ class ReplicaManager:
             log = p.log
             fp = sent.get(tp)  # unchanged since the last request: reuse it (no new object, no comparison of attrs)
             if (fp is None or fp.fetch_offset != log.log_end_offset or fp.leader_epoch != st.leader_epoch
-                    or fp.high_watermark != log.high_watermark):
-                new += fp is None
-                fp = FetchPartition(tp, log.log_end_offset, st.leader_epoch, log.high_watermark)
-                changed.append(fp)
+                    or fp.log_start_offset != log.log_start_offset):
+                fp = FetchPartition(tp, log.log_end_offset, st.leader_epoch, log.log_start_offset, max_bytes)
             parts.append(fp)
         if not parts:
             handler.reset()
             return None
-        full = FetchRequest(self.local_broker_id, tuple(parts), self.config.replica_fetch_wait_max_ms,
-                            self.config.replica_fetch_min_records, fetcher_id=self.fetcher_id)
-        self._fetch_in_flight[leader_id] = full
-        if handler.session_id == INVALID_SESSION_ID:
-            parts.sort(key=lambda f: (f.tp.topic, f.tp.partition))
-            return attrs.evolve(full, partitions=tuple(parts), session_epoch=INITIAL_EPOCH)
-        forgotten: tuple[TopicPartition, ...] = ()
-        if len(parts) - new != len(sent):  # some partition of the session is no longer fetched from this leader
-            current = {fp.tp for fp in parts}
-            forgotten = tuple(tp for tp in sent if tp not in current)
-        return attrs.evolve(full, partitions=tuple(changed), session_id=handler.session_id,
-                            session_epoch=handler.epoch, forgotten=forgotten)
+        base = FetchRequest(self.local_broker_id, (), self.config.replica_fetch_wait_max_ms,
+                            self.config.replica_fetch_min_bytes, self.config.replica_fetch_response_max_bytes,
+                            fetcher_id=self.fetcher_id)
+        request = handler.build(base, parts)
+        self._fetch_in_flight[leader_id] = (request, tuple(parts))
+        return request
 
-    def build_fetch_requests(self) -> dict[int, OffsetsForLeaderEpochRequest | FetchRequest]:
+    def build_fetch_requests(self) -> dict[int, OffsetsForLeaderEpochRequest | ListOffsetsRequest | FetchRequest]:
         """One request per leader broker with no request in flight (ReplicaFetcherThread.doWork): an
-        OffsetsForLeaderEpochRequest while partitions are truncating, else the FetchRequest."""
-        out: dict[int, OffsetsForLeaderEpochRequest | FetchRequest] = {}
+        OffsetsForLeaderEpochRequest while partitions are truncating, a ListOffsetsRequest for partitions out of
+        range, else the FetchRequest."""
+        out: dict[int, OffsetsForLeaderEpochRequest | ListOffsetsRequest | FetchRequest] = {}
         for leader in sorted(self.fetch_leaders()):
             req = self.next_request_for(leader)
             if req is not None:
@@ -915,29 +1000,27 @@ class ReplicaManager:
         return out
 
     def fetch_failed(self, leader_id: int) -> None:
-        """The request to ``leader_id`` (a fetch or an OffsetsForLeaderEpoch) got no response (leader gone /
-        timeout): allow a new one, in full."""
+        """The request to ``leader_id`` (a fetch, an OffsetsForLeaderEpoch or a ListOffsets) got no response
+        (leader gone / timeout): allow a new one, in full."""
         self._fetch_in_flight.pop(leader_id, None)
         self._epoch_in_flight.pop(leader_id, None)
+        self._list_offsets_in_flight.pop(leader_id, None)
         handler = self._session_handlers.get(leader_id)
         if handler is not None:
             handler.reset()
 
     def handle_fetch_response(self, leader_id: int, response: FetchResponse, now_ms: float) -> Proc[int]:
-        """ReplicaFetcherThread.processPartitionData for each partition still fetched from ``leader_id`` at the
-        offset that was requested (FENCED_LEADER_EPOCH: out of the fetcher until the next LeaderAndIsr, 2.6's
-        onPartitionFenced; other errors: fetched again after the back-off); returns the number of records
-        appended."""
-        request = self._fetch_in_flight.pop(leader_id, None)
+        """ReplicaFetcherThread.processPartitionData for each partition of the answer still fetched from
+        ``leader_id`` at the offset that was requested: Log.appendAsFollower, then the leader's HW
+        (FENCED_LEADER_EPOCH: out of the fetcher until the next LeaderAndIsr, 2.6's onPartitionFenced;
+        OFFSET_OUT_OF_RANGE: the leader's offsets are asked, handleOutOfRangeError; other errors: fetched again after
+        the back-off). Returns the number of bytes appended."""
+        in_flight = self._fetch_in_flight.pop(leader_id, None)
+        request, full = in_flight if in_flight is not None else (None, ())
         handler = self._session_handlers.get(leader_id)
         if handler is not None:
-            if response.error != Errors.NONE or request is None or response.session_id == INVALID_SESSION_ID:
-                handler.reset()  # FetchSessionHandler.handleResponse: an error or no session → full next time
-            else:
-                handler.epoch = handler.epoch + 1 if handler.session_id == response.session_id else 1
-                handler.session_id = response.session_id
-                handler.sent = {fp.tp: fp for fp in request.partitions}
-        sent = {fp.tp: fp for fp in request.partitions} if request is not None else {}
+            handler.handle_response(request, full, response)
+        sent = {fp.tp: fp for fp in full}
         appended = 0
         for d in response.partitions:
             st = self.fetch_states.get(d.tp)
@@ -949,20 +1032,87 @@ class ReplicaManager:
                 # the partition until the LeaderAndIsr that brings the new epoch
                 self.remove_fetchers((d.tp,))
                 continue
+            if d.error == Errors.OFFSET_OUT_OF_RANGE:
+                self._out_of_range[d.tp] = LATEST_TIMESTAMP
+                continue
             if d.error != Errors.NONE:
                 continue
             p = self.online_partition(d.tp)
             if p is None:
                 continue
             try:
-                if p.append_records_to_follower(fp.fetch_offset, d.records, d.high_watermark, d.log_end_offset,
-                                                d.record_epochs):
+                if p.append_records_to_follower(fp.fetch_offset, d.records, d.high_watermark, d.log_start_offset):
                     appended += len(d.records)
+            except ApiError as e:
+                # CorruptRecordException / an out-of-order batch: the partition is fetched again after the back-off
+                log.warning("follower append to %s from leader %d refused: %s", d.tp, leader_id, e)
             except KafkaStorageError as e:
                 if not self.log_manager.defer(e):  # deferred: the follower stays behind until the probe decides
                     self._note_storage_error(e)
         yield from self._process_log_dir_failures()
         return appended
+
+    def list_offsets_request_for(self, leader_id: int) -> ListOffsetsRequest | None:
+        """AbstractFetcherThread.fetchOffsetAndTruncate's questions to the leader for the partitions it answered
+        OFFSET_OUT_OF_RANGE: its latest offset (fetchLatestOffsetFromLeader), then, if that is not below ours, its
+        earliest (fetchEarliestOffsetFromLeader); as this broker (replica id), at our current leader epoch."""
+        if self._busy(leader_id) or not self._out_of_range:
+            return None
+        asked = []
+        for tp, timestamp in self._out_of_range.items():
+            st = self.fetch_states.get(tp)
+            if st is not None and st.leader_id == leader_id:
+                asked.append(ListOffsetsPartition(tp, timestamp, st.leader_epoch))
+        if not asked:
+            return None
+        request = ListOffsetsRequest(self.local_broker_id, 0, tuple(asked))
+        self._list_offsets_in_flight[leader_id] = request
+        return request
+
+    def handle_list_offsets_response(self, leader_id: int, response: ListOffsetsResponse, now_ms: float
+                                     ) -> Proc[int]:
+        """fetchOffsetAndTruncate with the leader's answer: a leader end offset below ours → truncate to it (the
+        leader lost records we have: an unclean election); else, with the leader's start offset, a log that ends
+        before it starts over there (truncateFullyAndStartAt). Errors leave the partition to be asked again after
+        the back-off. Returns the number of partitions answered with an error."""
+        request = self._list_offsets_in_flight.pop(leader_id, None)
+        if request is None:
+            return 0
+        asked = {q.tp: q for q in request.partitions}
+        errors = 0
+        for r in response.partitions:
+            q = asked.get(r.tp)
+            st = self.fetch_states.get(r.tp)
+            if (q is None or st is None or st.leader_id != leader_id or st.leader_epoch != q.current_leader_epoch
+                    or self._out_of_range.get(r.tp) != q.timestamp):
+                continue
+            p = self.online_partition(r.tp)
+            if p is None or p.log is None:
+                self._out_of_range.pop(r.tp, None)
+                continue
+            if r.error != Errors.NONE:
+                errors += 1
+                continue
+            log_ = p.log
+            try:
+                if q.timestamp == LATEST_TIMESTAMP:
+                    if r.offset < log_.log_end_offset:
+                        log.warning("%s: leader %d's end offset %d is below ours %d: truncating", r.tp, leader_id,
+                                    r.offset, log_.log_end_offset)
+                        p.truncate_to(r.offset)
+                        self._out_of_range.pop(r.tp)
+                    else:
+                        self._out_of_range[r.tp] = EARLIEST_TIMESTAMP
+                    continue
+                if r.offset > log_.log_end_offset:
+                    log_.truncate_fully_and_start_at(r.offset)
+                self._out_of_range.pop(r.tp)
+            except (KafkaStorageError, ApiError) as e:
+                if isinstance(e, KafkaStorageError):
+                    self._note_storage_error(e)
+                self.remove_fetchers((r.tp,))
+        yield from self._process_log_dir_failures()
+        return errors
 
     # ============================================================================================= ISR expiration
 
@@ -1058,7 +1208,7 @@ class ReplicaManager:
 
     def next_task_due_ms(self) -> float:
         """When `run_scheduled_tasks` has something to do next."""
-        due = [self._next_isr_expiration_ms, self._next_isr_propagation_ms]
+        due = [self._next_isr_expiration_ms, self._next_isr_propagation_ms, self._next_log_retention_ms]
         if self._next_hw_checkpoint_ms is not None:
             due.append(self._next_hw_checkpoint_ms)
         due += [op.deadline_ms for op in self._delayed_produce]
@@ -1067,7 +1217,8 @@ class ReplicaManager:
 
     def run_scheduled_tasks(self, now_ms: float) -> Proc[None]:
         """Run every periodic task that is due: isr-expiration, isr-change-propagation, highwatermark-checkpoint,
-        delayed-operation expiry. Periods are fixed-rate from the previous due time (Kafka's scheduler)."""
+        kafka-log-retention, delayed-operation expiry. Periods are fixed-rate from the previous due time (Kafka's
+        scheduler)."""
         if now_ms >= self._next_isr_expiration_ms:
             yield from self.maybe_shrink_isr(now_ms)
             self._next_isr_expiration_ms = _next_due(self._next_isr_expiration_ms, now_ms,
@@ -1080,7 +1231,23 @@ class ReplicaManager:
             yield from self.checkpoint_high_watermarks()
             self._next_hw_checkpoint_ms = _next_due(self._next_hw_checkpoint_ms, now_ms,
                                                     self.config.replica_high_watermark_checkpoint_interval_ms)
+        if now_ms >= self._next_log_retention_ms:
+            self.cleanup_logs(now_ms)
+            self._next_log_retention_ms = _next_due(self._next_log_retention_ms, now_ms,
+                                                    self.config.log_retention_check_interval_ms)
+            yield from self._process_log_dir_failures()
         yield from self.expire_delayed_operations(now_ms)
+
+    def cleanup_logs(self, now_ms: float) -> int:
+        """The "kafka-log-retention" task (LogManager.cleanupLogs): segments past retention.ms / retention.bytes
+        are deleted and the log start offset advances (never past the high watermark). Returns the segments
+        deleted."""
+        try:
+            return self.log_manager.cleanup_logs(int(now_ms))
+        except KafkaStorageError as e:
+            if not self.log_manager.defer(e):
+                self._note_storage_error(e)
+            return 0
 
     def begin_shutdown(self) -> None:
         """KafkaServer.shutdown's ``isShuttingDown.compareAndSet(false, true)``, which comes before
@@ -1100,8 +1267,11 @@ class ReplicaManager:
         self._fetch_leaders = None
         self._fetch_in_flight.clear()
         self._epoch_in_flight.clear()
+        self._list_offsets_in_flight.clear()
+        self._out_of_range.clear()
         if checkpoint_hw:
             yield from self.checkpoint_high_watermarks()
+            self.log_manager.close()  # LogManager.shutdown: producer-state snapshots written, files closed
 
 
 def _next_due(prev_due: float, now_ms: float, period: float) -> float:
@@ -1121,6 +1291,7 @@ __all__ = [
     "OFFLINE",
     "DelayedFetch",
     "DelayedProduce",
+    "FetchSession",
     "FollowerFetchState",
     "ReplicaManager",
     "NO_LEADER_EPOCH_PROVIDED",

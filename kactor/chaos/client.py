@@ -1,8 +1,9 @@
 """The data plane of a chaos run behind one small interface: produce with acks=all, read committed records.
 
-`DataClient` is what the runner uses; `KactorDataClient` speaks kactor's transport (ProduceRequest / a consumer's
-FetchRequest to the leader's replica-manager, the leader found in ZooKeeper as a Kafka client learns it from a
-Metadata response). A client for Kafka's binary protocol can take its place without touching the runner.
+`DataClient` is what the runner uses; `KactorDataClient` speaks kactor's transport (a ProduceRequest of one record
+batch / a consumer's FetchRequest to the leader's replica-manager, the leader found in ZooKeeper as a Kafka client
+learns it from a Metadata response). A client for Kafka's binary protocol can take its place without touching the
+runner.
 """
 
 from __future__ import annotations
@@ -65,26 +66,46 @@ class KactorDataClient:
             raise ProduceError(f"{type(e).__name__}: {e}") from None
 
     def produce(self, topic: str, partition: int, values: tuple[str, ...]) -> int:
-        from messages.replication import ProduceRequest, ProduceResponse
+        from kactor.records import values_batch
+        from messages.replication import ProducePartition, ProduceRequest, ProduceResponse
 
         tp = TopicPartition(topic, partition)
-        answer = self._request(tp, ProduceRequest(tp, values, -1, int(self.timeout_s * 1000)))
-        if not isinstance(answer, ProduceResponse) or answer.error != Errors.NONE:
-            raise ProduceError(f"{topic}-{partition}: {getattr(answer, 'error', answer)}")
-        return answer.base_offset
+        request = ProduceRequest(-1, int(self.timeout_s * 1000), (ProducePartition(tp, values_batch(values)),))
+        answer = self._request(tp, request)
+        if not isinstance(answer, ProduceResponse) or len(answer.partitions) != 1:
+            raise ProduceError(f"{topic}-{partition}: {answer}")
+        result = answer.partitions[0]
+        if result.error != Errors.NONE:
+            raise ProduceError(f"{topic}-{partition}: {result.error}")
+        return result.base_offset
 
     def read(self, topic: str, partition: int, offset: int) -> tuple[tuple[str, ...], int]:
+        from kactor.records import read_records
         from messages.replication import FetchPartition, FetchRequest, FetchResponse
 
         tp = TopicPartition(topic, partition)
-        try:
-            answer = self._request(tp, FetchRequest(-1, (FetchPartition(tp, offset),)))
-        except ProduceError:
-            return (), -1
-        if not isinstance(answer, FetchResponse) or not answer.partitions:
-            return (), -1
-        data = answer.partitions[0]
-        return (tuple(data.records), data.high_watermark) if data.error == Errors.NONE else ((), -1)
+        values: list[str] = []
+        hw = -1
+        while True:  # fetches of at most partition_max_bytes each, up to the high watermark
+            try:
+                answer = self._request(tp, FetchRequest(-1, (FetchPartition(tp, offset),)))
+            except ProduceError:
+                return (), -1
+            if not isinstance(answer, FetchResponse) or len(answer.partitions) != 1:
+                return (), -1
+            data = answer.partitions[0]
+            if data.error != Errors.NONE:
+                return (), -1
+            hw = data.high_watermark  # every record read so far is below it
+            # a fetch returns whole batches: the first may begin before ``offset``
+            fetched = [(o, v) for o, _, v in read_records(data.records) if o >= offset]
+            if not fetched:
+                return tuple(values), hw
+            for o, v in fetched:
+                if o != offset:
+                    return tuple(values), hw  # not contiguous (cannot happen in a log): stop at what is certain
+                values.append(v)
+                offset += 1
 
     def close(self) -> None:
         self._zk.stop()

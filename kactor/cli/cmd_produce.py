@@ -2,8 +2,9 @@
 kafka-producer-perf-test reduced to what replication needs).
 
 The leader of each partition is read from its state znode (``/brokers/topics/<t>/partitions/<p>/state``) and its
-endpoint from ``/brokers/ids/<leader>`` — what a Kafka client learns from a Metadata response — then one
-`ProduceRequest` per partition goes to the leader's ``replica-manager`` actor over the broker transport. Without
+endpoint from ``/brokers/ids/<leader>`` — what a Kafka client learns from a Metadata response — then a
+`ProduceRequest` per partition (one record batch of at most MAX_RECORDS_PER_REQUEST records) goes to the leader's
+``replica-manager`` actor over the broker transport. Without
 ``--partition`` the records are spread round-robin over the topic's partitions (the default partitioner without
 keys). A leader that moved between the read and the request (NOT_LEADER_OR_FOLLOWER, ...) is looked up again, as
 Kafka's producer refreshes its metadata and retries.
@@ -86,15 +87,15 @@ def run(args: argparse.Namespace) -> int:
                 continue
             tp = TopicPartition(args.topic, p)
             try:
-                base, hw, leader = _produce_partition(admin, tp, values[p], acks, args)
+                base, leader = _produce_partition(admin, tp, values[p], acks, args)
             except CliError as e:
                 if len(partitions) == 1:
                     raise
                 print(f"kactor produce: {e}", flush=True)
                 failed += 1
                 continue
-            print(f"{tp.topic}-{tp.partition}: {len(values[p])} records at base offset {base} "
-                  f"(leader {leader}, high watermark {hw})", flush=True)
+            print(f"{tp.topic}-{tp.partition}: {len(values[p])} records at base offset {base} (leader {leader})",
+                  flush=True)
     if failed:
         raise CliError(f"{failed} of {len(partitions)} partitions failed")
     return 0
@@ -117,39 +118,40 @@ def _leader_endpoint(admin: AdminZkClient, tp: TopicPartition) -> tuple[int, str
 
 
 def _produce_partition(admin: AdminZkClient, tp: TopicPartition, values: list[str], acks: int,
-                       args: argparse.Namespace) -> tuple[int, int, int]:
-    """Send ``values`` to ``tp``'s leader in requests of at most MAX_RECORDS_PER_REQUEST; (first base offset,
-    last high watermark, leader)."""
+                       args: argparse.Namespace) -> tuple[int, int]:
+    """Send ``values`` to ``tp``'s leader in batches of at most MAX_RECORDS_PER_REQUEST records; (first base offset,
+    leader)."""
     from edges.transport import TransportError, request
-    from messages.replication import ProduceRequest, ProduceResponse
+    from kactor.records import values_batch
+    from messages.replication import ProducePartition, ProduceRequest, ProduceResponse
 
     first_base: int | None = None
-    hw = -1
     leader = -1
     for start in range(0, len(values), MAX_RECORDS_PER_REQUEST):
-        chunk = tuple(values[start:start + MAX_RECORDS_PER_REQUEST])
+        batch = values_batch(values[start:start + MAX_RECORDS_PER_REQUEST], int(time.time() * 1000))
         attempt = 0
         while True:
             leader, host, port = _leader_endpoint(admin, tp)
-            body = ProduceRequest(tp, chunk, acks, int(args.request_timeout * 1000))
+            body = ProduceRequest(acks, int(args.request_timeout * 1000), (ProducePartition(tp, batch),))
             try:
                 answer = request(host, port, names.REPLICA_MANAGER, body, args.request_timeout)
             except TransportError as e:
                 error = f"cannot reach leader {leader} of {tp.topic}-{tp.partition} at {host}:{port}: {e}"
                 retriable = True
             else:
-                if not isinstance(answer, ProduceResponse):
-                    raise CliError(f"broker {leader} answered {type(answer).__name__}, not a ProduceResponse")
-                if answer.error == Errors.NONE:
+                if not isinstance(answer, ProduceResponse) or len(answer.partitions) != 1:
+                    raise CliError(f"broker {leader} answered {type(answer).__name__}, not a ProduceResponse for "
+                                   f"{tp.topic}-{tp.partition}")
+                result = answer.partitions[0]
+                if result.error == Errors.NONE:
                     if first_base is None:
-                        first_base = answer.base_offset
-                    hw = answer.high_watermark
+                        first_base = result.base_offset
                     break
-                error = f"{tp.topic}-{tp.partition}: broker {leader} answered {answer.error.name}"
-                retriable = answer.error.name in RETRIABLE
+                error = f"{tp.topic}-{tp.partition}: broker {leader} answered {result.error.name}"
+                retriable = result.error.name in RETRIABLE
             attempt += 1
             if not retriable or attempt > args.retries:
                 raise CliError(error)
             time.sleep(min(0.1 * 2 ** attempt, 2.0))  # retry.backoff.ms, growing
     assert first_base is not None
-    return first_base, hw, leader
+    return first_base, leader

@@ -11,6 +11,7 @@ from messages import controller_events as ev
 from messages.broker_lifecycle import BrokerRegistered
 from messages.dynamic_config import LogConfigDefaultsChanged, TopicConfigChanged
 from messages.observability import ControllerChanged
+from messages.replication import LeadershipChange
 
 
 def test_each_notification_goes_where_kafka_sends_it() -> None:
@@ -34,3 +35,8 @@ def test_a_config_change_reaches_the_components_that_hold_that_config() -> None:
 def test_other_effects_are_not_notifications() -> None:
     assert routes(SendRequest(1, object())) is None
     assert routes(Respond("token:3", object())) is None  # answered by the shard that parked the request
+
+
+def test_a_leadership_change_of_consumer_offsets_goes_to_the_group_coordinator() -> None:
+    change = LeadershipChange(((3, 7),), ((4, 2),))
+    assert routes(change) == (("group-coordinator", change),)  # KafkaApis' onLeadershipChange → GroupCoordinator

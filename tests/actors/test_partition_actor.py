@@ -63,7 +63,7 @@ def test_a_request_waits_for_the_procedure_that_waits_for_zookeeper(tmp_path: Pa
             ShardReply(3, 0, UpdateMetadataResponse(Errors.NONE))]
         # the new follower's fetcher: one full fetch asking leader 1 for a new fetch session (KIP-227: no session
         # id, epoch 0), timed out after the fetch wait plus replica.socket.timeout.ms
-        fetch = FetchRequest(0, (FetchPartition(TP, 0, 0, 0),), max_wait_ms=500, min_records=1,
+        fetch = FetchRequest(0, (FetchPartition(TP, 0, 0, 0),), max_wait_ms=500, min_bytes=1, max_bytes=10485760,
                              session_id=INVALID_SESSION_ID, session_epoch=INITIAL_EPOCH)
         assert [(to, body) for to, body in caused if to == "net"] == [
             ("net", NetSend("host1", 9093, "replica-manager", fetch, 1, SHARD, timeout_ms=30_500))]
@@ -79,7 +79,7 @@ def test_a_failed_fetch_waits_the_fetch_backoff_before_the_next(tmp_path: Path) 
         assert out(bed.deliver(SHARD, NetSendFailed(1, "connection refused"), "net", at_ms=T0 + 10)) == [
             ("timer", ScheduleTimer("fetch-backoff-1", 1000))]  # replica.fetch.backoff.ms
         # no session was opened: the next fetch is a full one again
-        fetch = FetchRequest(0, (FetchPartition(TP, 0, 0, 0),), max_wait_ms=500, min_records=1,
+        fetch = FetchRequest(0, (FetchPartition(TP, 0, 0, 0),), max_wait_ms=500, min_bytes=1, max_bytes=10485760,
                              session_id=INVALID_SESSION_ID, session_epoch=INITIAL_EPOCH)
         assert out(bed.deliver(SHARD, TimerFired("fetch-backoff-1"), "timer", at_ms=T0 + 1010)) == [
             ("net", NetSend("host1", 9093, "replica-manager", fetch, 2, SHARD, timeout_ms=30_500))]

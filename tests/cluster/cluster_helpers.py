@@ -17,7 +17,6 @@ from typing import Any
 from kazoo.client import KazooClient
 
 from kactor.cluster import ClusterError, LocalCluster
-from protocol.records import iter_batches
 
 TEST_SESSION_TIMEOUT_MS = 4000
 DEFAULT_WAIT_S = 30.0
@@ -142,15 +141,20 @@ def run_kactor(*args: str, check: bool = True, timeout: float = 120) -> subproce
 
 # -- appended for issue #6 (topic deletion / reassignment tests) -------------------------------------------------------
 def produce(c: Cluster, topic: str, partition: int, records: tuple[str, ...], acks: int = -1) -> Any:
-    """A ProduceRequest to the partition's current leader over kactor's transport; returns the ProduceResponse."""
+    """A ProduceRequest of one record batch to the partition's current leader over kactor's transport; returns the
+    partition's answer (a ProducePartitionResponse: error, base_offset)."""
     from edges.transport import request
+    from kactor.records import values_batch
     from messages.common import TopicPartition
-    from messages.replication import ProduceRequest
+    from messages.replication import ProducePartition, ProduceRequest
 
     state = c.partition_state(topic, partition)
     assert state is not None and state["leader"] >= 0, f"{topic}-{partition} has no leader: {state}"
-    return request("127.0.0.1", c.lc.ports[state["leader"]], "replica-manager",
-                   ProduceRequest(TopicPartition(topic, partition), records, acks), timeout_s=30.0)
+    tp = TopicPartition(topic, partition)
+    answer = request("127.0.0.1", c.lc.ports[state["leader"]], "replica-manager",
+                     ProduceRequest(acks, 30000, (ProducePartition(tp, values_batch(records)),)), timeout_s=30.0)
+    (result,) = answer.partitions
+    return result
 
 
 def topic_dirs(c: Cluster, broker_id: int, topic: str) -> list[str]:
@@ -164,14 +168,29 @@ def topic_dirs(c: Cluster, broker_id: int, topic: str) -> list[str]:
 
 
 def segment_records(c: Cluster, broker_id: int, topic: str, partition: int) -> list[list[Any]]:
-    """The records of a partition's first segment file on a broker, as ``[offset, partitionLeaderEpoch, value]``
-    (the record batches Kafka's layout stores, read with protocol/records.py)."""
-    return segment_file_records(os.path.join(c.log_dir(broker_id), f"{topic}-{partition}"))
+    """The records of a partition's segment files on a broker, ``[offset, leader_epoch, value]`` each."""
+    return partition_dir_records(os.path.join(c.log_dir(broker_id), f"{topic}-{partition}"))
 
 
-def segment_file_records(partition_dir: str) -> list[list[Any]]:
-    """``[offset, partitionLeaderEpoch, value]`` of every record in ``partition_dir``'s first segment."""
-    with open(os.path.join(partition_dir, "00000000000000000000.log"), "rb") as f:
-        data = f.read()
-    return [[b.base_offset + r.offset_delta, b.partition_leader_epoch, (r.value or b"").decode()]
-            for b in iter_batches(data) for r in b.records()]
+def partition_dir_records(folder: str) -> list[list[Any]]:
+    """``[offset, leader_epoch, value]`` of every record in the ``.log`` segments of a partition's directory (the
+    record batches as the log wrote them; a batch still being written ends the list)."""
+    from kactor.records import read_records
+    from protocol.errors import ProtocolError
+    from protocol.records import read_batch_header
+
+    data = b""
+    for name in sorted(os.listdir(folder)):
+        if name.endswith(".log"):
+            with open(os.path.join(folder, name), "rb") as f:
+                data += f.read()
+    out: list[list[Any]] = []
+    pos = 0
+    while pos < len(data):
+        try:
+            batch = read_batch_header(data, pos)
+            out.extend([o, e, v] for o, e, v in read_records(batch.raw))
+        except ProtocolError:
+            break
+        pos += len(batch.raw)
+    return out

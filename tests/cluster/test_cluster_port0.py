@@ -13,8 +13,9 @@ import pytest
 from cluster_helpers import DEFAULT_WAIT_S, TEST_SESSION_TIMEOUT_MS, Cluster, run_kactor, segment_records, topic_dirs
 
 from edges.transport import request
+from kactor.records import values_batch
 from messages.common import Errors, TopicPartition
-from messages.replication import ProduceRequest
+from messages.replication import ProducePartition, ProduceRequest
 
 pytestmark = [pytest.mark.cluster, pytest.mark.slow]
 
@@ -32,10 +33,12 @@ def _endpoint_port(c: Cluster, broker_id: int) -> int:
 def _produce(c: Cluster, topic: str, values: tuple[str, ...]) -> int:
     """acks=all to the leader at the endpoint it registered; returns the base offset."""
     leader = c.partition_state(topic, 0)["leader"]  # type: ignore[index]
-    resp = request("127.0.0.1", _endpoint_port(c, leader), "replica-manager",
-                   ProduceRequest(TopicPartition(topic, 0), values, -1), timeout_s=30.0)
-    assert resp.error == Errors.NONE, resp
-    return resp.base_offset
+    batch = ProducePartition(TopicPartition(topic, 0), values_batch(values))
+    resp = request("127.0.0.1", _endpoint_port(c, leader), "replica-manager", ProduceRequest(-1, 30000, (batch,)),
+                   timeout_s=30.0)
+    (result,) = resp.partitions
+    assert result.error == Errors.NONE, resp
+    return result.base_offset
 
 
 def test_port0_cluster_registers_bound_ports_and_runs_reassignment_election_deletion(start_cluster,

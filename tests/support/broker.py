@@ -9,7 +9,9 @@ from actors.core_effects import routes
 from core.broker.config import BrokerSideConfig
 from core.broker.replica_manager import ReplicaManager
 from core.effects import Proc, Respond, run_sync
+from kactor.records import read_records, read_values, values_batch
 from messages.common import Broker, EndPoint, TopicPartition
+from messages.replication import ProducePartition, ProduceRequest
 from messages.requests import (
     LeaderAndIsrPartitionState,
     LeaderAndIsrRequest,
@@ -51,6 +53,21 @@ def emitted(effects: Sequence[Any], to: str | None = None) -> list[Any]:
         delivered = ((e.reply_to, e.response),) if isinstance(e, Respond) else routes(e) or ()
         out.extend(body for name, body in delivered if to is None or name == to)
     return out
+
+
+def produce_request(tp: TopicPartition, *values: str, acks: int = 1, timeout_ms: int = 30000) -> ProduceRequest:
+    """A ProduceRequest of one batch of ``values`` for ``tp``."""
+    return ProduceRequest(acks, timeout_ms, (ProducePartition(tp, values_batch(values)),))
+
+
+def log_values(log: Any, start: int = 0, end: int | None = None) -> tuple[str, ...]:
+    """The values of a Log's records from ``start`` (to ``end``), as text."""
+    return read_values(log.read(start, 1 << 30, end))
+
+
+def log_records(log: Any, start: int = 0) -> list[tuple[int, int, str]]:
+    """(offset, leader epoch, value) of a Log's records from ``start``."""
+    return read_records(log.read(start, 1 << 30))
 
 
 def broker(broker_id: int) -> Broker:

@@ -7,34 +7,45 @@ import os
 import pytest
 
 from core.broker.log import (
-    SEGMENT_FILE,
     KafkaStorageError,
     Log,
     LogManager,
     read_offset_checkpoint,
     write_offset_checkpoint,
 )
+from kactor.records import values_batch
 from messages.common import Errors, TopicPartition
-from messages.replication import FetchPartitionData, FetchResponse, ProduceRequest
-from tests.support.broker import broker_zk, drive, emitted, lai_request, lai_state, make_rm, settle_truncation
+from messages.replication import FetchResponse, ListOffsetsResponse
+from tests.support.broker import (
+    broker_zk,
+    drive,
+    emitted,
+    lai_request,
+    lai_state,
+    log_records,
+    log_values,
+    make_rm,
+    produce_request,
+    settle_truncation,
+)
 
 TP = TopicPartition("my-topic", 2)
 
 
 def test_log_append_read_recover_torn_tail(tmp_path):
     log = Log(str(tmp_path), TP)
-    assert log.append(["a", "b\nwith newline", "c"], 0) == (0, 2)
-    assert log.read_legacy(1, 10) == ("b\nwith newline", "c")
-    assert log.read_legacy(0, 2, max_offset=1) == ("a",)
-    with open(os.path.join(log.dir, SEGMENT_FILE), "ab") as f:
-        f.write(b'[3,0,"tor')  # a torn write
+    info = log.append_as_leader(values_batch(["a", "b\nwith newline", "c"]), 0, 0)
+    assert (info.first_offset, info.last_offset) == (0, 2)
+    assert log_values(log, 1) == ("a", "b\nwith newline", "c")  # whole batches: the one holding offset 1
+    with open(log.segments[-1].log_path, "ab") as f:
+        f.write(values_batch(["torn"])[:30])  # a torn write
     again = Log(str(tmp_path), TP)
-    assert again.log_end_offset == 3 and again.read_legacy(0, 10) == ("a", "b\nwith newline", "c")
-    again.append(["d"], 1)
-    assert Log(str(tmp_path), TP).read_legacy(3, 10) == ("d",)
+    assert again.log_end_offset == 3 and log_values(again) == ("a", "b\nwith newline", "c")
+    again.append_as_leader(values_batch(["d"]), 1, 0)
+    assert log_records(Log(str(tmp_path), TP), 3) == [(3, 1, "d")]
     assert again.leader_epoch_entries == ((0, 0), (1, 3))
-    again.truncate_to(2)
-    assert again.log_end_offset == 2 and again.leader_epoch_entries == ((0, 0),)
+    again.truncate_to(3)
+    assert again.log_end_offset == 3 and again.leader_epoch_entries == ((0, 0),)
 
 
 def test_leader_epoch_checkpoint_rewritten_in_place(tmp_path):
@@ -43,7 +54,9 @@ def test_leader_epoch_checkpoint_rewritten_in_place(tmp_path):
     states its entry count."""
     log = Log(str(tmp_path), TP)
     log.assign_epoch_start_offset(0, 0)
-    log.append(["a", "b", "c"], 0)
+    log.append_as_leader(values_batch(["a"]), 0, 0)
+    log.append_as_leader(values_batch(["b"]), 0, 0)
+    log.append_as_leader(values_batch(["c"]), 0, 0)
     log.assign_epoch_start_offset(4, 3)
     log.assign_epoch_start_offset(7, 3)  # replaces epoch 4, which started at the same offset
     path = os.path.join(log.dir, "leader-epoch-checkpoint")
@@ -101,7 +114,7 @@ def test_high_watermark_checkpoints_read_lazily(tmp_path, monkeypatch):
 def test_log_manager_delete_renames_then_removes_and_reloads(tmp_path):
     d = str(tmp_path / "logs")
     lm = LogManager([d])
-    lm.get_or_create_log(TP, is_new=True).append(["x"], 0)
+    lm.get_or_create_log(TP, is_new=True).append_as_leader(values_batch(["x"]), 0, 0)
     lm.get_or_create_log(TopicPartition("other", 0), is_new=True)
     assert lm.delete_log(TP)
     assert sorted(os.listdir(d)) == ["log-start-offset-checkpoint", "other-0", "recovery-point-offset-checkpoint"]
@@ -121,7 +134,7 @@ def test_log_manager_delete_logs_checkpoints_each_dir_once(tmp_path, monkeypatch
     lm = LogManager([d1, d2, d3])
     tps = [TopicPartition("t", p) for p in range(6)]  # placed round-robin: d1 {0, 3}, d2 {1, 4}, d3 {2, 5}
     for tp in tps:
-        lm.get_or_create_log(tp, is_new=True).append(["x"] * (tp.partition + 1), 0)
+        lm.get_or_create_log(tp, is_new=True).append_as_leader(values_batch(["x"] * (tp.partition + 1)), 0, 0)
     assert {tp: lm.get_log(tp).parent_dir for tp in tps}[tps[4]] == d2
     written: list[str] = []
     real = log_module.write_offset_checkpoint
@@ -145,7 +158,7 @@ def test_log_manager_missing_dir_is_storage_error(tmp_path):
     log = lm.get_or_create_log(TP, is_new=True)
     os.rename(d, d + ".gone")
     with pytest.raises(KafkaStorageError) as e:
-        log.append(["x"], 0)
+        log.append_as_leader(values_batch(["x"]), 0, 0)
     assert e.value.log_dir == d
 
 
@@ -179,16 +192,16 @@ def _round(zk, leader, follower, now, effects=None):
 
 def test_replication_expands_isr_and_advances_hw(tmp_path):
     zk, leader, follower = _cluster(tmp_path)
-    drive(leader.handle_produce(ProduceRequest(TP, ("a", "b", "c")), B), zk)
+    drive(leader.handle_produce(produce_request(TP, "a", "b", "c"), B), zk)
     lp, fp = leader.online_partition(TP), follower.online_partition(TP)
     assert lp.high_watermark == 3  # ISR [0]: committed at once
     _round(zk, leader, follower, 10)  # follower gets the records
     assert fp.log.log_end_offset == 3 and fp.high_watermark == 3
-    assert fp.log.read_legacy(0, 10) == ("a", "b", "c")
+    assert log_records(fp.log) == [(0, 0, "a"), (1, 0, "b"), (2, 0, "c")]  # offsets and epoch as the leader's
     _round(zk, leader, follower, 20)  # fetch at 3: caught up → ISR expansion in ZooKeeper
     assert lp.isr == (0, 1) and leader.isr_propagation.isr_change_set == {TP}
     assert '"isr":[0,1]' in zk.get("/brokers/topics/my-topic/partitions/2/state")
-    drive(leader.handle_produce(ProduceRequest(TP, ("d",)), B + 30), zk)
+    drive(leader.handle_produce(produce_request(TP, "d"), B + 30), zk)
     assert lp.high_watermark == 3  # follower 1 in the ISR holds the HW
     _round(zk, leader, follower, 40)  # follower appends d
     assert lp.high_watermark == 3
@@ -198,17 +211,18 @@ def test_replication_expands_isr_and_advances_hw(tmp_path):
 
 def test_acks_all_produce_completes_when_hw_passes(tmp_path):
     zk, leader, follower = _cluster(tmp_path)
-    drive(leader.handle_produce(ProduceRequest(TP, ("a",)), B), zk)
+    drive(leader.handle_produce(produce_request(TP, "a"), B), zk)
     _round(zk, leader, follower, 1)
     _round(zk, leader, follower, 2)
     assert leader.online_partition(TP).isr == (0, 1)
-    assert drive(leader.handle_produce(ProduceRequest(TP, ("b", "c"), acks=-1), B + 3, "client"), zk) is None
+    assert drive(leader.handle_produce(produce_request(TP, "b", "c", acks=-1), B + 3, "client"), zk) is None
     assert leader.delayed_produce_count == 1
     _round(zk, leader, follower, 4)
     effects: list = []
     _round(zk, leader, follower, 5, effects)
     (done,) = emitted(effects, "client")
-    assert done.error == Errors.NONE and done.base_offset == 1 and done.high_watermark == 3
+    assert [(r.tp, r.error, r.base_offset) for r in done.partitions] == [(TP, Errors.NONE, 1)]
+    assert leader.online_partition(TP).high_watermark == 3
 
 
 def test_one_fetch_request_per_leader_batches_all_partitions(tmp_path):
@@ -229,14 +243,28 @@ def test_one_fetch_request_per_leader_batches_all_partitions(tmp_path):
 
 def test_follower_truncates_to_leader_leo_after_unclean_election(tmp_path):
     """Records of the leader's epoch the leader does not have: truncated by OffsetsForLeaderEpoch (the leader's end
-    of epoch 0 is its LEO, 0); records that appear later anyway are cut by the fetch path's out-of-range rule
-    (the leader's LEO is below ours: fetchOffsetAndTruncate)."""
+    of epoch 0 is its LEO, 0); records that appear later anyway are answered OFFSET_OUT_OF_RANGE by the leader, and
+    the follower asks the leader's latest offset (ListOffsets as replica 1) and truncates to it
+    (AbstractFetcherThread.fetchOffsetAndTruncate)."""
     zk, leader, follower = _cluster(tmp_path)
     fp = follower.online_partition(TP)
-    fp.log.append(["x", "y"], 0)  # the follower has records the new leader never had
+    fp.log.append_as_leader(values_batch(["x", "y"]), 0, 0)  # the follower has records the new leader never had
     assert settle_truncation(zk, leader, follower, 0, B) == 1
     assert fp.log.log_end_offset == 0 and fp.log.leader_epoch_entries == ()
-    fp.log.append(["x", "y"], 0)
-    assert follower.fetch_request_for(0).partitions[0].fetch_offset == 2
-    drive(follower.handle_fetch_response(0, FetchResponse((FetchPartitionData(TP, Errors.NONE, 0, 0, ()),)), B), zk)
+    fp.log.append_as_leader(values_batch(["x", "y"]), 0, 0)
+    req = follower.fetch_request_for(0)
+    assert req.partitions[0].fetch_offset == 2
+    resp = drive(leader.handle_fetch(req, B, "broker-1"), zk)
+    assert [(d.tp, d.error) for d in resp.partitions] == [(TP, Errors.OFFSET_OUT_OF_RANGE)]
+    drive(follower.handle_fetch_response(0, resp, B), zk)
+    assert fp.log.log_end_offset == 2  # nothing truncated before the leader says where its log ends
+    lo = follower.next_request_for(0)
+    assert [(q.tp, q.timestamp, q.current_leader_epoch) for q in lo.partitions] == [(TP, -1, 0)]
+    assert lo.replica_id == 1
+    answer = drive(leader.handle_list_offsets(lo, B), zk)
+    assert isinstance(answer, ListOffsetsResponse)
+    assert [(r.error, r.offset, r.leader_epoch) for r in answer.partitions] == [(Errors.NONE, 0, 0)]
+    drive(follower.handle_list_offsets_response(0, answer, B), zk)
     assert fp.log.log_end_offset == 0
+    assert follower.next_request_for(0).partitions[0].fetch_offset == 0  # fetching again, from the leader's end
+

@@ -9,9 +9,8 @@ import pytest
 
 from core.broker.log_config import LogConfig, LogConfigs, effective_broker_config, log_defaults_from_broker_config
 from messages.common import Errors, TopicPartition
-from messages.replication import ProduceRequest
 from messages.zk import GetData
-from tests.support.broker import broker_zk, drive, emitted, lai_request, lai_state, make_rm
+from tests.support.broker import broker_zk, drive, emitted, lai_request, lai_state, make_rm, produce_request
 from tests.support.fake_zookeeper import FakeZooKeeper
 from zk_bridge import znodes
 
@@ -49,7 +48,9 @@ def _leader(tmp_path, zk: FakeZooKeeper, isr=(0, 1, 2)):
 
 
 def _produce(rm, zk=None, acks=-1, effects=None, now=T0):
-    return drive(rm.handle_produce(ProduceRequest(TP, ("a", "b"), acks, 30000), now, "client"), zk, effects)
+    """The partition's answer (None: waiting in the produce purgatory)."""
+    resp = drive(rm.handle_produce(produce_request(TP, "a", "b", acks=acks), now, "client"), zk, effects)
+    return None if resp is None else resp.partitions[0]
 
 
 def test_the_topic_config_is_read_once_when_its_partition_is_first_hosted(tmp_path) -> None:
@@ -96,4 +97,5 @@ def test_isr_shrinking_below_min_while_waiting_answers_not_enough_replicas_after
     drive(rm.run_scheduled_tasks(T0 + 5000), zk, effects)  # follower 1 lagged: the ISR shrinks to [0]
     assert rm.online_partition(TP).isr == (0,)
     (resp,) = emitted(effects, "client")
-    assert resp.error == Errors.NOT_ENOUGH_REPLICAS_AFTER_APPEND
+    assert [(r.tp, r.error, r.base_offset) for r in resp.partitions] == [
+        (TP, Errors.NOT_ENOUGH_REPLICAS_AFTER_APPEND, 0)]

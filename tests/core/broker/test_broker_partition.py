@@ -14,6 +14,7 @@ import pytest
 
 from core.broker.log import LogManager
 from core.broker.partition import CountingIsrChangeListener, Partition, submit_isr_updates
+from kactor.records import values_batch
 from messages.common import Errors, TopicPartition
 from messages.zk import BADVERSION, ERROR, SetData
 from tests.support.broker import broker_zk, drive, lai_state
@@ -47,7 +48,7 @@ def make_leader(p: Partition, epoch: int, isr, replicas, now=T0, zk_version=0, c
 
 
 def append(p: Partition, n: int, now=T0) -> int:
-    return p.append_records_to_leader([f"r{i}" for i in range(n)], 1, now)
+    return p.append_records_to_leader(values_batch([f"r{i}" for i in range(n)]), 1, now).first_offset
 
 
 def fetch(p: Partition, follower: int, offset: int, now: float):

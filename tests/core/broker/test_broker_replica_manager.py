@@ -9,24 +9,32 @@ import json
 import os
 import shutil
 
+import attrs
 import pytest
 
 from core.broker.config import BrokerSideConfig
 from core.broker.fetcher_state import FETCHING, TRUNCATING, FollowerFetchState
 from core.broker.log import RECOVERY_POINT_CHECKPOINT, REPLICATION_OFFSET_CHECKPOINT, LogManager, read_offset_checkpoint
+from core.broker.partition import FETCH_LOG_END
 from core.broker.replica_manager import OFFLINE, ReplicaManager
+from kactor.records import read_records as read_records_of
+from kactor.records import read_values, values_batch
 from messages.common import Errors, TopicPartition
 from messages.replication import (
     DescribeMetadataCacheRequest,
     DescribeMetadataCacheResponse,
     FetchPartition,
     FetchRequest,
+    LeadershipChange,
+    ListOffsetsPartition,
+    ListOffsetsRequest,
     OffsetForLeaderPartition,
     OffsetForLeaderPartitionResult,
     OffsetForLeaderTopic,
     OffsetForLeaderTopicResult,
     OffsetsForLeaderEpochRequest,
     OffsetsForLeaderEpochResponse,
+    ProducePartition,
     ProduceRequest,
 )
 from tests.support.broker import (
@@ -35,7 +43,10 @@ from tests.support.broker import (
     emitted,
     lai_request,
     lai_state,
+    log_records,
+    log_values,
     make_rm,
+    produce_request,
     stop_request,
     um_request,
     um_state,
@@ -59,12 +70,20 @@ def errors(resp) -> dict[TopicPartition, Errors]:
 
 
 def produce(rm, tp, n, acks=1, now=T0, effects=None, zk=None):
-    return drive(rm.handle_produce(ProduceRequest(tp, tuple(f"v{i}" for i in range(n)), acks, 30000), now, "client"),
+    """The partition's answer (None: parked in the produce purgatory)."""
+    resp = drive(rm.handle_produce(produce_request(tp, *(f"v{i}" for i in range(n)), acks=acks), now, "client"),
                  zk, effects)
+    return None if resp is None else one(resp)
+
+
+def one(resp):
+    """The single partition answer of a ProduceResponse."""
+    (r,) = resp.partitions
+    return r
 
 
 def consumer_fetch(rm, tp, offset, epoch=-1, now=T0, effects=None, wait=0):
-    req = FetchRequest(-1, (FetchPartition(tp, offset, epoch),), max_wait_ms=wait, min_records=1 if wait else 0)
+    req = FetchRequest(-1, (FetchPartition(tp, offset, epoch),), max_wait_ms=wait, min_bytes=1 if wait else 0)
     return drive(rm.handle_fetch(req, now, "consumer"), None, effects)
 
 
@@ -80,7 +99,7 @@ def test_clearPurgatoryOnBecomingFollower(tmp_path):
     assert rm.delayed_produce_count == 1
     become(rm, lai_state(TP0, 1, 1, [0, 1], [0, 1]), effects=effects)
     (resp,) = emitted(effects, "client")
-    assert resp.error == Errors.NOT_LEADER_OR_FOLLOWER
+    assert (one(resp).error, one(resp).base_offset) == (Errors.NOT_LEADER_OR_FOLLOWER, 0)
     assert rm.delayed_produce_count == 0
 
 
@@ -95,8 +114,8 @@ def test_fetchMessagesWhenNotFollowerForOnePartition(tmp_path):
     req = FetchRequest(1, (FetchPartition(TP0, 1, 0), FetchPartition(TP1, 1, 0)))
     resp = drive(rm.handle_fetch(req, T0 + 1), zk)
     d0, d1 = resp.partitions
-    assert d0.error == Errors.NONE and d0.records == ("v1",)
-    assert d1.error == Errors.NONE and d1.records == ()
+    assert d0.error == Errors.NONE and read_records_of(d0.records) == [(0, 0, "v0"), (1, 0, "v1")]  # whole batch
+    assert d1.error == Errors.NONE and d1.records == b""
     p0, p1 = rm.online_partition(TP0), rm.online_partition(TP1)
     assert p0.remote_replicas[1].log_end_offset == 1
     assert p1.high_watermark == 0  # replica 1 is not assigned to p1: nothing changed
@@ -109,7 +128,9 @@ def test_becomeFollowerWhenLeaderIsUnchangedButMissedLeaderUpdate_truncates_by_e
     rm = make_rm(tmp_path)
     become(rm, lai_state(TP0, 1, 1, [0, 1], [0, 1], is_new=True))
     p = rm.online_partition(TP0)
-    p.log.append(["a", "b", "c"], 1)
+    p.log.append_as_leader(values_batch(["a", "b", "c"][:1]), 1, 0)
+    p.log.append_as_leader(values_batch(["b"]), 1, 0)
+    p.log.append_as_leader(values_batch(["c"]), 1, 0)
     p.log.update_high_watermark(1)
     assert rm.fetch_states[TP0].leader_epoch == 1
     become(rm, lai_state(TP0, 1, 3, [0, 1], [0, 1]))
@@ -121,9 +142,9 @@ def test_becomeFollowerWhenLeaderIsUnchangedButMissedLeaderUpdate_truncates_by_e
     answer = OffsetsForLeaderEpochResponse((OffsetForLeaderTopicResult("foo", (
         OffsetForLeaderPartitionResult(Errors.NONE, 0, 1, leader_end),)),))
     drive(rm.handle_epoch_response(1, answer, T0))
-    assert p.log.log_end_offset == kept and p.log.read_legacy(0, 10) == ("a", "b", "c")[:kept]
+    assert p.log.log_end_offset == kept and log_values(p.log) == ("a", "b", "c")[:kept]
     assert rm.fetch_states[TP0] == FollowerFetchState(1, 3, kept, FETCHING)
-    assert rm.fetch_request_for(1).partitions == (FetchPartition(TP0, kept, 3, high_watermark=1),)
+    assert rm.fetch_request_for(1).partitions == (FetchPartition(TP0, kept, 3, 0),)
 
 
 def test_becomeFollowerWhileOldClientFetchInPurgatory(tmp_path):
@@ -176,7 +197,7 @@ def test_clearProducePurgatoryOnStopReplica(tmp_path):
     produce(rm, TP0, 1, acks=-1, effects=effects)
     stop(rm, (TP0, -2, True), effects=effects)
     (resp,) = emitted(effects, "client")
-    assert resp.error == Errors.NOT_LEADER_OR_FOLLOWER
+    assert one(resp).error == Errors.NOT_LEADER_OR_FOLLOWER
 
 
 def test_oldLeaderLosesMetricsWhenReassignPartitions(tmp_path):
@@ -439,8 +460,8 @@ def test_log_dir_failure_takes_partitions_offline_and_notifies(tmp_path):
     other = TP1 if rm.online_partition(TP1).log.parent_dir != failed_dir else None
     shutil.rmtree(failed_dir)
     zk = broker_zk()
-    resp = drive(rm.handle_produce(ProduceRequest(TP0, ("x",)), T0), zk)
-    assert resp.error == Errors.KAFKA_STORAGE_ERROR
+    resp = drive(rm.handle_produce(produce_request(TP0, "x"), T0), zk)
+    assert one(resp).error == Errors.KAFKA_STORAGE_ERROR
     assert rm.get_partition(TP0) is OFFLINE
     if other is not None:
         assert rm.online_partition(other) is not None
@@ -516,7 +537,7 @@ def test_fencedErrorCausedByBecomeLeader(tmp_path, epoch_bumps):
     rm = make_rm(tmp_path)
     zk = broker_zk()
     assert errors(become(rm, lai_state(TP0, 0, 0, [0, 1], [0, 1], is_new=True), zk=zk)) == {TP0: Errors.NONE}
-    drive(rm.handle_produce(ProduceRequest(TP0, ("a", "b")), T0), zk)
+    drive(rm.handle_produce(produce_request(TP0, "a", "b"), T0), zk)
     for epoch in range(1, epoch_bumps + 1):
         assert errors(become(rm, lai_state(TP0, 0, epoch, [0, 1], [0, 1]), zk=zk)) == {TP0: Errors.NONE}
     p = rm.online_partition(TP0)
@@ -532,7 +553,7 @@ def test_becomeFollowerWhenLeaderIsUnchangedButMissedLeaderUpdate(tmp_path):
     rm = make_rm(tmp_path)
     become(rm, lai_state(TP0, 1, 1, [0, 1], [0, 1], is_new=True))
     p = rm.online_partition(TP0)
-    p.log.append(["a", "b"], 1)
+    p.log.append_as_leader(values_batch(["a", "b"]), 1, 0)
     p.log.update_high_watermark(2)
     assert errors(become(rm, lai_state(TP0, 1, 3, [0, 1], [0, 1]))) == {TP0: Errors.NONE}
     assert p.get_leader_epoch() == 3 and p.leader_replica_id == 1 and not p.is_leader
@@ -545,7 +566,7 @@ def test_becomeFollowerWhenLeaderIsUnchangedButMissedLeaderUpdate(tmp_path):
         OffsetForLeaderPartitionResult(Errors.NONE, 0, 1, 2),)),))
     assert drive(rm.handle_epoch_response(1, answer, T0)) == 0
     assert p.log.log_end_offset == 2 and rm.fetch_states[TP0].is_ready_for_fetch
-    assert rm.fetch_request_for(1).partitions == (FetchPartition(TP0, 2, 3, high_watermark=2),)
+    assert rm.fetch_request_for(1).partitions == (FetchPartition(TP0, 2, 3, 0),)
 
 
 @pytest.mark.parametrize("kafka_test", [
@@ -599,12 +620,12 @@ def test_deferred_io_errors_take_no_dir_offline_until_log_dir_failure(tmp_path):
     shutil.rmtree(broken)
     with open(broken, "w") as f:
         f.write("x")
-    resp = drive(rm.handle_produce(ProduceRequest(TP0, ("a", "b")), T0), zk)
-    assert resp.error == Errors.KAFKA_STORAGE_ERROR
+    resp = drive(rm.handle_produce(produce_request(TP0, "a", "b"), T0), zk)
+    assert one(resp).error == Errors.KAFKA_STORAGE_ERROR
     assert rm.log_manager.deferred_io_failures == {broken}
     p0 = rm.online_partition(TP0)
-    assert p0.log.log_end_offset == 0 and p0.read_records(0, -1, 10)[0] == ()
-    assert drive(rm.handle_produce(ProduceRequest(TP1, ("c",)), T0), zk).error == Errors.NONE  # the other dir serves
+    assert p0.log.log_end_offset == 0 and p0.read_records(0, -1, 1000, FETCH_LOG_END).records == b""
+    assert one(drive(rm.handle_produce(produce_request(TP1, "c"), T0), zk)).error == Errors.NONE  # the other dir
     drive(rm.run_scheduled_tasks(T0 + 5000), zk)  # HW checkpoint: the broken dir is skipped, the other written
     assert rm.get_partition(TP0) is not OFFLINE and zk.children("/log_dir_event_notification") == []
     other = rm.online_partition(TP1).log.parent_dir
@@ -612,7 +633,7 @@ def test_deferred_io_errors_take_no_dir_offline_until_log_dir_failure(tmp_path):
 
     assert drive(rm.handle_log_dir_failure(broken), zk) == [TP0]
     assert rm.get_partition(TP0) is OFFLINE and rm.online_partition(TP1) is not None
-    assert drive(rm.handle_produce(ProduceRequest(TP0, ("c",)), T0), zk).error == Errors.KAFKA_STORAGE_ERROR
+    assert one(drive(rm.handle_produce(produce_request(TP0, "c"), T0), zk)).error == Errors.KAFKA_STORAGE_ERROR
     (child,) = zk.children("/log_dir_event_notification")
     assert zk.get(f"/log_dir_event_notification/{child}") == '{"version":1,"broker":0,"event":1}'
 
@@ -625,19 +646,19 @@ def test_an_acknowledged_record_is_in_the_segment_when_the_log_dir_breaks(tmp_pa
     rm = _deferring_rm(tmp_path, n_dirs=1)
     zk = broker_zk()
     become(rm, lai_state(TP0, 0, 3, [0], [0], is_new=True), zk=zk)
-    acked = drive(rm.handle_produce(ProduceRequest(TP0, ("v0", "v1"), acks=-1), T0), zk)
+    acked = one(drive(rm.handle_produce(produce_request(TP0, "v0", "v1", acks=-1), T0), zk))
     assert (acked.error, acked.base_offset) == (Errors.NONE, 0)
     log_dir = rm.online_partition(TP0).log.parent_dir
     away = _break(log_dir)
     for values in (("v2",), ("v3", "v4")):
-        refused = drive(rm.handle_produce(ProduceRequest(TP0, values, acks=-1), T0), zk)
+        refused = one(drive(rm.handle_produce(produce_request(TP0, *values, acks=-1), T0), zk))
         assert refused.error == Errors.KAFKA_STORAGE_ERROR
     assert rm.online_partition(TP0).high_watermark == 2
 
     os.remove(log_dir)  # the operator puts the disk back; the broker restarts on it
     os.rename(away, log_dir)
     again = LogManager((log_dir,)).get_log(TP0)
-    assert again.read_legacy(0, 10) == ("v0", "v1") and again.log_end_offset == 2
+    assert log_records(again) == [(0, 3, "v0"), (1, 3, "v1")] and again.log_end_offset == 2
     assert again.leader_epoch_cache.epoch_entries == ((3, 0),)
 
 
@@ -663,26 +684,28 @@ def test_a_recorded_append_failure_is_injected_on_a_healthy_dir(tmp_path):
     drive(rm.handle_update_metadata(um_request(), T0))
     zk = broker_zk()
     become(rm, lai_state(TP0, 0, 0, [0], [0], is_new=True), zk=zk)
-    assert drive(rm.handle_produce(ProduceRequest(TP0, ("a",)), T0), zk).error == Errors.NONE
+    assert one(drive(rm.handle_produce(produce_request(TP0, "a"), T0), zk)).error == Errors.NONE
     faults.failing.add(os.path.abspath(dirs[0]))
-    assert drive(rm.handle_produce(ProduceRequest(TP0, ("b",)), T0), zk).error == Errors.KAFKA_STORAGE_ERROR
+    assert one(drive(rm.handle_produce(produce_request(TP0, "b"), T0), zk)).error == Errors.KAFKA_STORAGE_ERROR
     assert faults.failed_dirs == [os.path.abspath(dirs[0])]
     assert rm.log_manager.deferred_io_failures == {os.path.abspath(dirs[0])}
     faults.failing.clear()
-    assert drive(rm.handle_produce(ProduceRequest(TP0, ("c",)), T0), zk).base_offset == 1
-    assert LogManager(dirs).get_log(TP0).read_legacy(0, 10) == ("a", "c")
+    assert one(drive(rm.handle_produce(produce_request(TP0, "c"), T0), zk)).base_offset == 1
+    assert log_values(LogManager(dirs).get_log(TP0)) == ("a", "c")
 
 
-def test_log_reads_come_from_memory_and_survive_recovery(tmp_path):
-    """Log.read serves records from memory; a reopened log recovers the same records from its segment."""
+def test_log_reads_survive_truncation_and_recovery(tmp_path):
+    """A truncated log reads what is left; a reopened log recovers the same batches from its segment."""
     rm = _deferring_rm(tmp_path, n_dirs=1)
     become(rm, lai_state(TP0, 0, 0, [0], [0], is_new=True))
     log = rm.online_partition(TP0).log
-    log.append(["x", "y", "z"], 0)
+    for v in ("x", "y", "z"):
+        log.append_as_leader(values_batch([v]), 0, 0)
     log.truncate_to(2)
-    assert log.read_legacy(0, 10) == ("x", "y") and log.read_legacy(1, 1) == ("y",)
+    assert log_values(log) == ("x", "y") and log_values(log, 1) == ("y",)
+    assert log_values(log, 0, 1) == ("x",)  # not at or beyond max_offset
     again = LogManager(rm.config.log_dirs).get_log(TP0)
-    assert again.read_legacy(0, 10) == ("x", "y") and again.log_end_offset == 2
+    assert log_values(again) == ("x", "y") and again.log_end_offset == 2
 
 
 # ---------------------------------------------------------------------------------------- introspection
@@ -706,33 +729,165 @@ def test_describe_metadata_cache_returns_states_as_sent(tmp_path):
 
 
 def test_idle_follower_fetch_leaves_out_partitions_with_nothing_new(tmp_path):
-    """A follower that states its high watermark gets back only the partitions with news (records, a new HW, an
-    error); caught-up idle partitions are left out (the effect of KIP-227's incremental fetch sessions), yet its
-    fetch still counts as caught up for each of them. Consumers (replica id −1) always get every partition."""
+    """KIP-227: in an incremental fetch session the leader answers only the partitions with news (records, a new
+    HW, an error) and does not read the idle ones, yet a follower's fetch still counts as caught up for each of
+    them. A sessionless fetch (epoch -1) gets every partition; a consumer's session leaves idle ones out too."""
     rm = make_rm(tmp_path)
     zk = broker_zk()
     become(rm, lai_state(TP0, 0, 0, [0, 1], [0, 1], is_new=True), lai_state(TP1, 0, 0, [0, 1], [0, 1], is_new=True),
            zk=zk)
-    drive(rm.handle_produce(ProduceRequest(TP0, ("a",)), T0), zk)
-    both = (FetchPartition(TP0, 0, 0, high_watermark=0), FetchPartition(TP1, 0, 0, high_watermark=0))
-    resp = drive(rm.handle_fetch(FetchRequest(1, both), T0 + 10), zk)
-    assert [(d.tp, d.records) for d in resp.partitions] == [(TP0, ("a",))]  # TP1: nothing new, left out
-    caught_up = (FetchPartition(TP0, 1, 0, high_watermark=0), FetchPartition(TP1, 0, 0, high_watermark=0))
-    resp = drive(rm.handle_fetch(FetchRequest(1, caught_up), T0 + 20), zk)
+    drive(rm.handle_produce(produce_request(TP0, "a"), T0), zk)
+    both = (FetchPartition(TP0, 0, 0, 0), FetchPartition(TP1, 0, 0, 0))
+    resp = drive(rm.handle_fetch(FetchRequest(1, both, session_epoch=0), T0 + 10), zk)
+    assert [(d.tp, read_values(d.records), d.high_watermark) for d in resp.partitions] == [
+        (TP0, ("a",), 0), (TP1, (), 0)]  # a full answer: every partition
+    sid = resp.session_id
+    reads: list[TopicPartition] = []
+    real_read = rm._read_partition
+    rm._read_partition = lambda fp, *a: (reads.append(fp.tp), real_read(fp, *a))[1]
+    resp = drive(rm.handle_fetch(FetchRequest(1, (FetchPartition(TP0, 1, 0, 0),), session_id=sid, session_epoch=1),
+                                 T0 + 20), zk)
     assert [(d.tp, d.high_watermark) for d in resp.partitions] == [(TP0, 1)]  # the HW moved to 1: news
-    resp = drive(rm.handle_fetch(FetchRequest(1, (FetchPartition(TP0, 1, 0, high_watermark=1),) + caught_up[1:]),
-                                 T0 + 30), zk)
-    assert resp.partitions == ()
+    resp = drive(rm.handle_fetch(FetchRequest(1, (), session_id=sid, session_epoch=2), T0 + 30), zk)
+    assert resp.partitions == () and resp.session_id == sid
+    assert reads == [TP0]  # TP1 (idle throughout) and then TP0 (idle at 30) were never read in the session
     assert rm.online_partition(TP1).remote_replicas[1].last_caught_up_time_ms == T0 + 30
-    consumer = FetchRequest(-1, (FetchPartition(TP1, 0, high_watermark=0),))
+    consumer = FetchRequest(-1, (FetchPartition(TP1, 0),))
     assert [d.tp for d in drive(rm.handle_fetch(consumer, T0 + 40), zk).partitions] == [TP1]
+    opened = drive(rm.handle_fetch(attrs.evolve(consumer, session_epoch=0), T0 + 40), zk)
+    assert [d.tp for d in opened.partitions] == [TP1]
+    again = FetchRequest(-1, (), session_id=opened.session_id, session_epoch=1)
+    assert drive(rm.handle_fetch(again, T0 + 50), zk).partitions == ()
+
+
+def test_consumer_fetch_is_bounded_by_bytes_and_the_high_watermark(tmp_path):
+    """A consumer reads whole batches below the high watermark (READ_UNCOMMITTED and READ_COMMITTED alike: no
+    transactions), at most partition_max_bytes per partition and max_bytes in all — except the first batch found
+    (KIP-74); a follower reads to the log end; min_bytes parks the fetch until enough bytes are there."""
+    rm = make_rm(tmp_path)
+    zk = broker_zk()
+    become(rm, lai_state(TP0, 0, 0, [0, 1], [0, 1], is_new=True), lai_state(TP1, 0, 0, [0], [0, 1], is_new=True),
+           zk=zk)
+    for v in ("a", "b", "c"):
+        drive(rm.handle_produce(produce_request(TP0, v * 100), T0), zk)
+    drive(rm.handle_produce(produce_request(TP1, "z"), T0), zk)
+    size = len(values_batch(["a" * 100]))
+    log = rm.online_partition(TP0).log
+    log.maybe_increment_high_watermark(2)
+    for isolation in (0, 1):
+        full = FetchRequest(-1, (FetchPartition(TP0, 0), FetchPartition(TP1, 0)), isolation_level=isolation)
+        d0, d1 = drive(rm.handle_fetch(full, T0), zk).partitions
+        assert [o for o, _, _ in read_records_of(d0.records)] == [0, 1] and d0.high_watermark == 2
+        assert d0.last_stable_offset == 2 and read_values(d1.records) == ("z",)
+    small = FetchRequest(-1, (FetchPartition(TP0, 0, partition_max_bytes=size + 1), FetchPartition(TP1, 0)),
+                         max_bytes=size)
+    d0, d1 = drive(rm.handle_fetch(small, T0), zk).partitions
+    assert len(d0.records) == size and d1.records == b""  # the response's max_bytes are used up by TP0
+    tiny = FetchRequest(-1, (FetchPartition(TP0, 1, partition_max_bytes=1),))
+    (d0,) = drive(rm.handle_fetch(tiny, T0), zk).partitions
+    assert read_values(d0.records) == ("b" * 100,)  # at least one batch
+    follower = FetchRequest(1, (FetchPartition(TP0, 0, 0),))
+    assert len(drive(rm.handle_fetch(follower, T0 + 1), zk).partitions[0].records) == 3 * size
+    effects: list = []
+    waiting = FetchRequest(-1, (FetchPartition(TP0, 3),), max_wait_ms=500, min_bytes=1)
+    assert drive(rm.handle_fetch(waiting, T0 + 2, "consumer"), zk, effects) is None
+    drive(rm.handle_fetch(FetchRequest(1, (FetchPartition(TP0, 3, 0),)), T0 + 3), zk, effects)  # HW → 3 → 3: no
+    assert rm.delayed_fetch_count == 1
+    drive(rm.handle_produce(produce_request(TP0, "d"), T0 + 4), zk, effects)
+    drive(rm.handle_fetch(FetchRequest(1, (FetchPartition(TP0, 4, 0),)), T0 + 5), zk, effects)  # HW → 4
+    (done,) = emitted(effects, "consumer")
+    assert [read_values(d.records) for d in done.partitions] == [("d",)] and rm.delayed_fetch_count == 0
+    out = FetchRequest(-1, (FetchPartition(TP0, 9),))
+    assert drive(rm.handle_fetch(out, T0 + 6), zk).partitions[0].error == Errors.OFFSET_OUT_OF_RANGE
+
+
+def test_list_offsets_latest_earliest_and_by_timestamp(tmp_path):
+    """handle_list_offsets (Partition.fetchOffsetForTimestamp): -1 = the high watermark for a client, the log end
+    for a replica; -2 = the log start; a timestamp = the first batch whose max timestamp is at or after it, below
+    what the asker may read (else -1); 2.6's errors: UNKNOWN_TOPIC_OR_PARTITION, NOT_LEADER_OR_FOLLOWER,
+    FENCED_LEADER_EPOCH / UNKNOWN_LEADER_EPOCH, INVALID_REQUEST for a partition named twice."""
+    rm = make_rm(tmp_path)
+    zk = broker_zk()
+    become(rm, lai_state(TP0, 0, 2, [0, 1], [0, 1], is_new=True), zk=zk)
+    for ts, v in ((1000, "a"), (2000, "b"), (3000, "c")):
+        drive(rm.handle_produce(ProduceRequest(1, 30000, (ProducePartition(TP0, values_batch([v], ts)),)), T0), zk)
+    rm.online_partition(TP0).log.maybe_increment_high_watermark(2)
+
+    def ask(timestamp, replica_id=-1, epoch=-1, tp=TP0):
+        req = ListOffsetsRequest(replica_id, 0, (ListOffsetsPartition(tp, timestamp, epoch),))
+        (r,) = drive(rm.handle_list_offsets(req, T0), zk).partitions
+        return r.error, r.offset, r.timestamp, r.leader_epoch
+
+    assert ask(-1) == (Errors.NONE, 2, -1, 2)
+    assert ask(-1, replica_id=1) == (Errors.NONE, 3, -1, 2)
+    assert ask(-2) == (Errors.NONE, 0, -1, 2)
+    assert ask(1500) == (Errors.NONE, 1, 2000, 2)
+    assert ask(2500) == (Errors.NONE, -1, -1, -1)  # offset 2 is beyond the high watermark for a client
+    assert ask(2500, replica_id=1) == (Errors.NONE, 2, 3000, 2)
+    assert ask(9999) == (Errors.NONE, -1, -1, -1)
+    assert ask(-1, epoch=1)[0] == Errors.FENCED_LEADER_EPOCH
+    assert ask(-1, epoch=3)[0] == Errors.UNKNOWN_LEADER_EPOCH
+    assert ask(-1, tp=TP1)[0] == Errors.UNKNOWN_TOPIC_OR_PARTITION
+    drive(rm.handle_update_metadata(um_request([um_state(TP1, 1, [1], [1])]), T0))
+    assert ask(-1, tp=TP1)[0] == Errors.NOT_LEADER_OR_FOLLOWER
+    twice = ListOffsetsRequest(-1, 0, (ListOffsetsPartition(TP0, -1), ListOffsetsPartition(TP0, -2)))
+    assert [r.error for r in drive(rm.handle_list_offsets(twice, T0), zk).partitions] == [Errors.INVALID_REQUEST] * 2
+
+
+def test_multi_partition_acks_all_produce_answers_when_every_partition_is_done(tmp_path):
+    """DelayedProduce over several partitions: one answer when the last of them has its records under the high
+    watermark; a partition that fails at append is answered with its error and does not hold the others; at the
+    deadline the pending ones are REQUEST_TIMED_OUT; acks outside -1/0/1 is INVALID_REQUIRED_ACKS."""
+    rm = make_rm(tmp_path)
+    zk = broker_zk()
+    zk.put_partition_state(TP0, leader=0, isr=[0, 1], leader_epoch=0, controller_epoch=0)
+    zk.put_partition_state(TP1, leader=0, isr=[0, 1], leader_epoch=0, controller_epoch=0)
+    become(rm, lai_state(TP0, 0, 0, [0, 1], [0, 1], is_new=True), lai_state(TP1, 0, 0, [0, 1], [0, 1], is_new=True),
+           zk=zk)
+    absent = TopicPartition("absent", 0)
+    req = ProduceRequest(-1, 1000, (ProducePartition(TP0, values_batch(["a"])), ProducePartition(absent, b""),
+                                    ProducePartition(TP1, values_batch(["b", "c"]))))
+    effects: list = []
+    assert drive(rm.handle_produce(req, T0, "client"), zk, effects) is None
+    drive(rm.handle_fetch(FetchRequest(1, (FetchPartition(TP0, 1, 0),)), T0 + 1), zk, effects)
+    assert emitted(effects, "client") == []  # TP0 done, TP1 not
+    drive(rm.handle_fetch(FetchRequest(1, (FetchPartition(TP1, 2, 0),)), T0 + 2), zk, effects)
+    (done,) = emitted(effects, "client")
+    assert [(r.tp, r.error, r.base_offset) for r in done.partitions] == [
+        (TP0, Errors.NONE, 0), (absent, Errors.UNKNOWN_TOPIC_OR_PARTITION, -1), (TP1, Errors.NONE, 0)]
+    effects.clear()
+    assert drive(rm.handle_produce(req, T0 + 3, "client"), zk, effects) is None
+    drive(rm.expire_delayed_operations(T0 + 1003), zk, effects)
+    (late,) = emitted(effects, "client")
+    assert [(r.error, r.base_offset) for r in late.partitions] == [
+        (Errors.REQUEST_TIMED_OUT, 1), (Errors.UNKNOWN_TOPIC_OR_PARTITION, -1), (Errors.REQUEST_TIMED_OUT, 2)]
+    bad = drive(rm.handle_produce(attrs.evolve(req, acks=2), T0 + 4), zk)
+    assert {r.error for r in bad.partitions} == {Errors.INVALID_REQUIRED_ACKS}
+    assert rm.online_partition(TP0).log.log_end_offset == 2  # nothing appended for acks=2
+
+
+def test_leadership_change_of_consumer_offsets_partitions(tmp_path):
+    """KafkaApis' onLeadershipChange: after becomeLeaderOrFollower, the __consumer_offsets partitions this broker
+    became leader of and follower of (with their leader epochs) go to the group coordinator; other topics do not;
+    a StopReplica deleting one resigns it."""
+    rm = make_rm(tmp_path)
+    co = [TopicPartition("__consumer_offsets", p) for p in range(3)]
+    effects: list = []
+    become(rm, lai_state(co[0], 0, 4, [0, 1], [0, 1], is_new=True), lai_state(co[1], 1, 2, [1, 0], [1, 0], is_new=True),
+           lai_state(co[2], 0, 0, [0], [0], is_new=True), lai_state(TP0, 0, 0, [0], [0], is_new=True), effects=effects)
+    assert emitted(effects, "group-coordinator") == [LeadershipChange(((0, 4), (2, 0)), ((1, 2),))]
+    effects.clear()
+    become(rm, lai_state(co[0], 1, 5, [1, 0], [0, 1]), lai_state(co[2], 0, 1, [0], [0]), effects=effects)
+    assert emitted(effects, "group-coordinator") == [LeadershipChange((), ((0, 5),))]  # co-2: still leader
+    effects.clear()
+    stop(rm, (co[2], 2, True), effects=effects)
+    assert emitted(effects, "group-coordinator") == [LeadershipChange((), ((2, 2),))]
 
 
 def test_fetch_sessions_incremental_requests_carry_only_changes(tmp_path):
     """KIP-227 fetch sessions between a follower (broker 1) and a leader (broker 0): the first request is full and
     opens a session; the next ones carry only changed partitions (and forgotten ones) and stand for the whole
     session; an unknown session or a wrong epoch is a top-level error after which the follower starts over."""
-    from core.broker.replica_manager import FETCH_SESSION_ID_NOT_FOUND, INVALID_FETCH_SESSION_EPOCH
     from messages.replication import INITIAL_EPOCH
 
     zk = broker_zk()
@@ -751,27 +906,27 @@ def test_fetch_sessions_incremental_requests_carry_only_changes(tmp_path):
     assert follower.epoch_request_for(0) is None  # new logs: no epochs, truncated to the HW and fetching
     req, resp = round_trip(T0)
     assert req.session_epoch == INITIAL_EPOCH and [fp.tp for fp in req.partitions] == [TP0, TP1]
-    assert resp.session_id != 0 and resp.partitions == ()  # both idle: nothing new
+    assert resp.session_id != 0 and [d.tp for d in resp.partitions] == [TP0, TP1]  # a full answer
     req, resp = round_trip(T0 + 1)
     assert (req.session_id, req.session_epoch, req.partitions, req.forgotten) == (resp.session_id, 1, (), ())
-    drive(leader.handle_produce(ProduceRequest(TP1, ("x",)), T0 + 2), zk)
+    drive(leader.handle_produce(produce_request(TP1, "x"), T0 + 2), zk)
     req, resp = round_trip(T0 + 3)
-    assert req.partitions == () and [(d.tp, d.records) for d in resp.partitions] == [(TP1, ("x",))]
+    assert req.partitions == () and [(d.tp, read_values(d.records)) for d in resp.partitions] == [(TP1, ("x",))]
     req, resp = round_trip(T0 + 4)  # the follower's LEO of TP1 moved: only TP1 in the request; the HW moves
     assert [fp.tp for fp in req.partitions] == [TP1] and [(d.tp, d.high_watermark) for d in resp.partitions] == [
         (TP1, 1)]
-    req, resp = round_trip(T0 + 5)
-    assert [fp.tp for fp in req.partitions] == [TP1] and resp.partitions == ()
+    req, resp = round_trip(T0 + 5)  # the follower's fetch state did not change (its HW is not part of it)
+    assert req.partitions == () and resp.partitions == ()
     p1 = follower.online_partition(TP1)
-    assert p1.log.read_legacy(0, 10) == ("x",) and p1.high_watermark == 1
+    assert log_records(p1.log) == [(0, 0, "x")] and p1.high_watermark == 1
     follower.remove_fetchers([TP0])
     req, resp = round_trip(T0 + 6)
     assert req.partitions == () and req.forgotten == (TP0,)
     # errors: a wrong epoch, an unknown session
     bad = FetchRequest(1, (), session_id=req.session_id, session_epoch=99)
-    assert drive(leader.handle_fetch(bad, T0 + 7), zk).error == INVALID_FETCH_SESSION_EPOCH
+    assert drive(leader.handle_fetch(bad, T0 + 7), zk).error == Errors.INVALID_FETCH_SESSION_EPOCH
     unknown = FetchRequest(1, (), session_id=req.session_id + 1024, session_epoch=1)
-    assert drive(leader.handle_fetch(unknown, T0 + 7), zk).error == FETCH_SESSION_ID_NOT_FOUND
+    assert drive(leader.handle_fetch(unknown, T0 + 7), zk).error == Errors.FETCH_SESSION_ID_NOT_FOUND
     follower.fetch_request_for(0)
     drive(follower.handle_fetch_response(0, drive(leader.handle_fetch(unknown, T0 + 8), zk), T0 + 8), zk)
     assert follower.fetch_request_for(0).session_epoch == INITIAL_EPOCH  # starts over with a full request

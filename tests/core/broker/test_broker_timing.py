@@ -15,9 +15,8 @@ from messages.common import TopicPartition
 from messages.replication import (
     FetchPartition,
     FetchRequest,
-    ProduceRequest,
 )
-from tests.support.broker import broker_zk, drive, lai_request, lai_state, make_rm
+from tests.support.broker import broker_zk, drive, lai_request, lai_state, make_rm, produce_request
 
 TP = TopicPartition("t", 0)
 TP2 = TopicPartition("u", 3)
@@ -30,7 +29,7 @@ def _leader_with_lagging_follower(tmp_path, clock, zk):
     zk.put_partition_state(TP, leader=0, isr=[0, 1], leader_epoch=0, controller_epoch=0)
     drive(rm.handle_leader_and_isr(lai_request([lai_state(TP, 0, 0, [0, 1], [0, 1], is_new=True)]),
                                    clock.now_ms()), zk)
-    drive(rm.handle_produce(ProduceRequest(TP, ("a", "b")), clock.now_ms()), zk)
+    drive(rm.handle_produce(produce_request(TP, "a", "b"), clock.now_ms()), zk)
     return rm
 
 
@@ -66,7 +65,7 @@ def test_isr_expiry_follower_caught_up_at_last_fetch_stays(tmp_path):
     start = clock.now_ms()
     clock.advance(LAG * 0.9)
     drive(rm.handle_fetch(FetchRequest(1, (FetchPartition(TP, 2, 0),)), clock.now_ms()), zk)  # caught up
-    drive(rm.handle_produce(ProduceRequest(TP, ("c",)), clock.now_ms()), zk)  # follower lags again
+    drive(rm.handle_produce(produce_request(TP, "c"), clock.now_ms()), zk)  # follower lags again
     assert _tick(rm, clock, zk, start + 1.5 * LAG) is None  # caught up at 0.9×: not out before 1.9×
     assert _tick(rm, clock, zk, start + 2.5 * LAG) is not None
 
@@ -126,7 +125,7 @@ def test_scheduled_isr_propagation_runs_every_2500ms(tmp_path):
     rm = make_rm(tmp_path, now_ms=0)
     zk.put_partition_state(TP, leader=0, isr=[0], leader_epoch=0, controller_epoch=0)
     drive(rm.handle_leader_and_isr(lai_request([lai_state(TP, 0, 0, [0], [0, 1], is_new=True)]), 0), zk)
-    drive(rm.handle_produce(ProduceRequest(TP, ("a",)), 0), zk)
+    drive(rm.handle_produce(produce_request(TP, "a"), 0), zk)
     clock.set(1000)
     drive(rm.handle_fetch(FetchRequest(1, (FetchPartition(TP, 1, 0),)), clock.now_ms()), zk)  # expands at 1000
     while not zk.children("/isr_change_notification"):
@@ -148,7 +147,7 @@ def test_hw_checkpoint_interval_with_freezegun(tmp_path):
         assert not os.path.exists(path)  # not started before the first LeaderAndIsr
         t0 = clock.now_ms()
         drive(rm.handle_leader_and_isr(lai_request([lai_state(TP, 0, 0, [0], [0], is_new=True)]), t0), zk)
-        drive(rm.handle_produce(ProduceRequest(TP, ("a", "b", "c")), t0), zk)
+        drive(rm.handle_produce(produce_request(TP, "a", "b", "c"), t0), zk)
         frozen.tick(timedelta(milliseconds=4999))
         if clock.now_ms() >= rm.next_task_due_ms():
             drive(rm.run_scheduled_tasks(clock.now_ms()), zk)
@@ -179,7 +178,7 @@ def test_isr_expiry_at_1x_and_1_5x_lag_with_freezegun(tmp_path):
         rm = _leader_with_follower(tmp_path, clock, zk)
         start = clock.now_ms()
         drive(rm.handle_fetch(FetchRequest(1, (FetchPartition(FOO, 0, 0),)), start), zk)  # caught up at start
-        drive(rm.handle_produce(ProduceRequest(FOO, ("a",)), start), zk)  # then it lags
+        drive(rm.handle_produce(produce_request(FOO, "a"), start), zk)  # then it lags
         p = rm.online_partition(FOO)
         frozen.tick(timedelta(milliseconds=LAG))
         assert p.get_out_of_sync_replicas(clock.now_ms()) == ()

@@ -8,14 +8,12 @@ PartitionActor would carry; ZooKeeper is the in-memory FakeZooKeeper (tests/supp
 
 from __future__ import annotations
 
-import os
-
 import pytest
 
 from core.broker.fetcher_state import FETCHING, TRUNCATING, OffsetTruncationState, offset_truncation_state
 from core.broker.leader_epoch_cache import UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET
-from core.broker.log import SEGMENT_FILE
 from core.broker.replica_manager import ReplicaManager
+from kactor.records import values_batch
 from messages.common import Errors, TopicPartition
 from messages.replication import (
     DEBUGGING_REPLICA_ID,
@@ -26,10 +24,19 @@ from messages.replication import (
     OffsetForLeaderTopicResult,
     OffsetsForLeaderEpochRequest,
     OffsetsForLeaderEpochResponse,
-    ProduceRequest,
 )
-from protocol.records import iter_batches
-from tests.support.broker import broker_zk, drive, emitted, lai_request, lai_state, make_rm, settle_truncation
+from tests.support.broker import (
+    broker_zk,
+    drive,
+    emitted,
+    lai_request,
+    lai_state,
+    log_records,
+    log_values,
+    make_rm,
+    produce_request,
+    settle_truncation,
+)
 from tests.support.fake_zookeeper import FakeZooKeeper
 
 TP = TopicPartition("topic", 0)
@@ -41,9 +48,12 @@ def become(rm: ReplicaManager, *states, zk: FakeZooKeeper | None = None, now: fl
 
 
 def seed_log(rm: ReplicaManager, records: list[str], runs: tuple[tuple[int, int], ...], hw: int = 0) -> None:
-    """The broker's log of TP before it hears of the partition: ``records`` in (epoch, base offset) runs."""
+    """The broker's log of TP before it hears of the partition: ``records`` in (epoch, base offset) runs, one batch
+    per record (so that any offset is a batch boundary a log can be truncated to)."""
     log = rm.log_manager.get_or_create_log(TP, is_new=True)
-    log.append_batches(records, runs)
+    ends = [o for _, o in runs[1:]] + [len(records)]
+    log.append_as_follower(b"".join(values_batch([records[i]], base_offset=i, leader_epoch=e)
+                                    for (e, o), end in zip(runs, ends, strict=True) for i in range(o, end)))
     log.update_high_watermark(hw)
 
 
@@ -127,7 +137,7 @@ def test_truncation_multiple_rounds_to_diverging_point(tmp_path):
     fp = follower.online_partition(TP)
     assert fp.log.log_end_offset == 0 and follower.fetch_states[TP].state == FETCHING
     fetch_round(zk, leader, follower, 0, T0 + 1)
-    assert fp.log.read_legacy(0, 10) == ("a", "b", "c")
+    assert log_records(fp.log) == [(0, 1, "a"), (1, 3, "b"), (2, 5, "c")]
     assert fp.log.leader_epoch_entries == leader.online_partition(TP).log.leader_epoch_entries == (
         (1, 0), (3, 1), (5, 2))
 
@@ -150,7 +160,8 @@ def test_truncate_to_high_watermark_if_no_leader_epochs(tmp_path):
     watermark without asking the leader."""
     follower = make_rm(tmp_path, 1)
     log = follower.log_manager.get_or_create_log(TP, is_new=True)
-    log.append_batches(["a", "b", "c"], ((UNDEFINED_EPOCH, 0),))  # records without an epoch (old format)
+    log.append_as_follower(b"".join(values_batch([v], base_offset=o, leader_epoch=UNDEFINED_EPOCH)
+                                    for o, v in enumerate("abc")))  # records without an epoch (old format)
     log.update_high_watermark(1)
     become(follower, lai_state(TP, 0, 5, [0, 1], [0, 1]))
     assert log.latest_epoch is None
@@ -311,7 +322,7 @@ def test_leader_answers_from_its_leader_epoch_cache(tmp_path):
     seed_log(leader, ["a", "b", "c", "d"], ((1, 0), (3, 2)), hw=4)
     become(leader, lai_state(TP, 0, 5, [0], [0, 1]))
     assert leader.online_partition(TP).log.leader_epoch_entries == ((1, 0), (3, 2), (5, 4))
-    leader.online_partition(TP).append_records_to_leader(["e"], 1, T0)
+    leader.online_partition(TP).append_records_to_leader(values_batch(["e"]), 1, T0)
 
     def ask(current: int, epoch: int, topic: str = TP.topic, replica_id: int = 1):
         request = OffsetsForLeaderEpochRequest((OffsetForLeaderTopic(topic, (
@@ -369,18 +380,18 @@ def test_epoch_bump_then_leader_death_keeps_every_acknowledged_record(tmp_path, 
     (Truncating to the high watermark on becoming follower, as before, drops offsets 2..5 here.)"""
     zk, rms = _three_brokers(tmp_path)
     leader = rms[0]
-    drive(leader.handle_produce(ProduceRequest(TP, ("a", "b")), T0), zk)
+    drive(leader.handle_produce(produce_request(TP, "a", "b"), T0), zk)
     for i in range(3):
         _replicate(zk, rms, 0, T0 + 1 + i)
     assert leader.online_partition(TP).isr == (0, 1, 2)
     effects: list = []
-    assert drive(leader.handle_produce(ProduceRequest(TP, ("c", "d", "e", "f"), acks=-1), T0 + 10, "client"), zk,
+    assert drive(leader.handle_produce(produce_request(TP, "c", "d", "e", "f", acks=-1), T0 + 10, "client"), zk,
                  effects) is None
     _replicate(zk, rms, 0, T0 + 11, effects)  # followers append c..f
     _replicate(zk, rms, 0, T0 + 12, effects)  # their fetches at 6 move the leader's HW: the produce is acknowledged
     (ack,) = emitted(effects, "client")
     acknowledged = {0: "a", 1: "b", 2: "c", 3: "d", 4: "e", 5: "f"}
-    assert ack is not None and ack.error == Errors.NONE and ack.base_offset == 2
+    assert [(r.error, r.base_offset) for r in ack.partitions] == [(Errors.NONE, 2)]
     assert leader.online_partition(TP).high_watermark == 6
     follower = rms[1].online_partition(TP)
     assert follower.log.log_end_offset == 6 and follower.high_watermark == 2  # the HW it last heard: 2
@@ -401,10 +412,10 @@ def test_epoch_bump_then_leader_death_keeps_every_acknowledged_record(tmp_path, 
         become(rms[b], elect, zk=zk, now=T0 + 30)
     new_leader = rms[1].online_partition(TP)
     assert new_leader.is_leader and new_leader.leader_epoch == 2
-    assert {o: new_leader.log.read_legacy(o, 1)[0] for o in acknowledged} == acknowledged
+    assert {o: v for o, _, v in log_records(new_leader.log)} == acknowledged
     # the other follower truncates against the new leader and keeps them too
     settle_truncation(zk, rms[1], rms[2], 1, T0 + 31)
-    assert rms[2].online_partition(TP).log.read_legacy(0, 10) == tuple(acknowledged.values())
+    assert log_values(rms[2].online_partition(TP).log) == tuple(acknowledged.values())
     assert new_leader.log.leader_epoch_entries == ((0, 0), (2, 6))
 
 
@@ -422,12 +433,13 @@ def test_follower_appends_records_with_the_leaders_batch_epochs(tmp_path):
     settle_truncation(zk, leader, follower, 0, T0)
     fetch_round(zk, leader, follower, 0, T0 + 1)
     log = follower.online_partition(TP).log
-    with open(os.path.join(log.dir, SEGMENT_FILE), "rb") as fh:
-        assert [(b.base_offset, b.partition_leader_epoch, [r.value for r in b.records()])
-                for b in iter_batches(fh.read())] == [(0, 1, [b"a"]), (1, 1, [b"b"]), (2, 2, [b"c"]), (3, 2, [b"d"])]
+    assert log_records(log) == [(0, 1, "a"), (1, 1, "b"), (2, 2, "c"), (3, 2, "d")]
+    (segment,) = log.segments
+    with open(segment.log_path, "rb") as fh:  # the leader's batches byte for byte
+        assert fh.read() == leader.online_partition(TP).log.read(0, 1 << 20)
     assert log.leader_epoch_entries == ((1, 0), (2, 2))
     assert leader.online_partition(TP).log.leader_epoch_entries == ((1, 0), (2, 2), (3, 4))
-    drive(leader.handle_produce(ProduceRequest(TP, ("e",)), T0 + 2), zk)
+    drive(leader.handle_produce(produce_request(TP, "e"), T0 + 2), zk)
     fetch_round(zk, leader, follower, 0, T0 + 3)
     assert log.leader_epoch_entries == leader.online_partition(TP).log.leader_epoch_entries
 
@@ -446,7 +458,7 @@ def test_divergent_suffix_of_a_dead_leader_is_truncated_before_new_records_are_a
     become(b, state, zk=zk)
     become(c, state, zk=zk)
     effects: list = []
-    assert drive(b.handle_produce(ProduceRequest(TP, ("b-9", "b-10", "b-11"), acks=-1), T0, "client"), zk,
+    assert drive(b.handle_produce(produce_request(TP, "b-9", "b-10", "b-11", acks=-1), T0, "client"), zk,
                  effects) is None
     request = c.epoch_request_for(1)
     assert asked(request) == [("topic", 0, 3, 2)]
@@ -459,9 +471,9 @@ def test_divergent_suffix_of_a_dead_leader_is_truncated_before_new_records_are_a
     assert emitted(effects, "client") == []  # C appended 9-11 but has not fetched past them yet
     fetch_round(zk, b, c, 1, T0 + 2, effects)
     (ack,) = emitted(effects, "client")
-    assert ack.error == Errors.NONE and ack.base_offset == 9
-    assert c_log.read_legacy(0, 20) == b.online_partition(TP).log.read_legacy(0, 20)
-    assert c_log.read_legacy(9, 3) == ("b-9", "b-10", "b-11")
+    assert [(r.error, r.base_offset) for r in ack.partitions] == [(Errors.NONE, 9)]
+    assert c_log.read(0, 1 << 20) == b.online_partition(TP).log.read(0, 1 << 20)
+    assert log_records(c_log, 9) == [(9, 3, "b-9"), (10, 3, "b-10"), (11, 3, "b-11")]
     assert c_log.leader_epoch_entries == b.online_partition(TP).log.leader_epoch_entries == ((1, 0), (3, 9))
 
 

@@ -15,7 +15,8 @@ from core.broker.leader_epoch_cache import (
     decode_leader_epoch_checkpoint,
     encode_leader_epoch_checkpoint,
 )
-from core.broker.log import LEADER_EPOCH_CHECKPOINT, SEGMENT_FILE, Log
+from core.broker.log import LEADER_EPOCH_CHECKPOINT, Log
+from kactor.records import read_values, values_batch
 from messages.common import TopicPartition
 
 UNDEFINED = (UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET)
@@ -148,7 +149,7 @@ def test_shouldPersistEpochsBetweenInstances(tmp_path):
     log.assign_epoch_start_offset(2, 0)
     again = Log(str(tmp_path), TopicPartition("t", 0))  # no records: an entry at the log end is not kept (load)
     assert again.leader_epoch_entries == ()
-    log.append(["a"], 2)
+    log.append_as_leader(values_batch(["a"]), 2, 0)
     assert Log(str(tmp_path), TopicPartition("t", 0)).leader_epoch_entries == ((2, 0),)
     checkpoint = InMemoryLeaderEpochCheckpoint()
     LeaderEpochFileCache(lambda: 7, checkpoint).assign(2, 6)
@@ -335,16 +336,17 @@ def test_checkpoint_stays_exact_across_truncations_and_restarts(tmp_path):
     """The file always equals the cache, after leader appends, follower appends carrying the leader's epochs,
     truncations and reloads."""
     log = Log(str(tmp_path), TP)
-    log.append(["a", "b"], 0)
-    log.append_batches(["c", "d", "e"], ((2, 2), (5, 4)))
+    log.append_as_leader(values_batch(["a", "b"]), 0, 0)
+    log.append_as_follower(values_batch(["c", "d"], base_offset=2, leader_epoch=2)
+                           + values_batch(["e"], base_offset=4, leader_epoch=5))
     assert log.leader_epoch_entries == ((0, 0), (2, 2), (5, 4))
     assert _file(log) == "0\n3\n0 0\n2 2\n5 4\n"
     log.truncate_to(4)
     assert log.leader_epoch_entries == ((0, 0), (2, 2)) and _file(log) == "0\n2\n0 0\n2 2\n"
-    log.append(["f"], 7)
+    log.append_as_leader(values_batch(["f"]), 7, 0)
     again = Log(str(tmp_path), TP)
     assert again.leader_epoch_entries == ((0, 0), (2, 2), (7, 4)) and _file(again) == "0\n3\n0 0\n2 2\n7 4\n"
-    assert again.read_legacy(0, 10) == ("a", "b", "c", "d", "f")
+    assert read_values(again.read(0, 1 << 20)) == ("a", "b", "c", "d", "f")
     assert again.end_offset_for_epoch(2) == (4, 2) and again.end_offset_for_epoch(7) == (5, 7)
 
 
@@ -352,12 +354,12 @@ def test_stale_checkpoint_is_rebuilt_from_the_records_on_load(tmp_path):
     """A checkpoint a crash left behind (the in-place write is not fsynced) is rebuilt from the epochs the records
     carry (recoverSegment's assign per batch) and rewritten; a torn segment tail takes its epoch with it."""
     log = Log(str(tmp_path), TP)
-    log.append(["a"], 1)
-    log.append(["b"], 3)
+    log.append_as_leader(values_batch(["a"]), 1, 0)
+    log.append_as_leader(values_batch(["b"]), 3, 0)
     with open(os.path.join(log.dir, LEADER_EPOCH_CHECKPOINT), "w", encoding="utf-8") as fh:
         fh.write("0\n1\n1 0\n")  # lost the (3, 1) entry
-    with open(os.path.join(log.dir, SEGMENT_FILE), "ab") as fh:
-        fh.write(b'[2,9,"tor')  # a torn record of epoch 9
+    with open(log.segments[-1].log_path, "ab") as fh:
+        fh.write(values_batch(["torn"], base_offset=2, leader_epoch=9)[:40])  # a torn batch of epoch 9
     again = Log(str(tmp_path), TP)
     assert again.log_end_offset == 2
     assert again.leader_epoch_entries == ((1, 0), (3, 1))
