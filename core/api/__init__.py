@@ -14,3 +14,5 @@ from core.api import stop_replica
 from core.api import controlled_shutdown
 from core.api import offset_for_leader_epoch
 from core.api import kactor_private
+from core.api import fetch
+from core.api import list_offsets

@@ -1,0 +1,191 @@
+"""Fetch (key 1, v0-11): consumers' and followers' fetches, served by the replica manager
+(``KafkaApis.handleFetchRequest`` → ``ReplicaManager.fetchMessages``) and sent at v11 by the replica fetchers
+(``ReplicaFetcherThread``, IBP 2.6).
+
+Versions (FetchRequest.json): v3 adds the response-wide ``max_bytes`` (before: Int.MaxValue); v4 ``isolation_level``
+and, in the response, ``last_stable_offset`` and ``aborted_transactions``; v5 ``log_start_offset``; v7 fetch sessions
+(KIP-227: ``session_id`` / ``session_epoch`` / ``forgotten_topics_data``, a top-level ``error_code``); v9 the
+fetcher's ``current_leader_epoch``; v11 ``rack_id`` and ``preferred_read_replica`` (KIP-392). Before v7 a request has
+no session: id 0, epoch -1 (``FetchMetadata.LEGACY``).
+
+Which fetcher of a follower sent the request travels as Kafka's client id ``broker-<replica id>-fetcher-<fetcher id>``
+(``ReplicaFetcherBlockingSend``): ``client_id_of`` writes it, ``request_from_wire`` reads it back.
+
+Records are v2 batches as the log holds them. A v0-3 fetch gets them down-converted to message sets
+(``KafkaApis.maybeConvertFetchedData`` / ``RecordsUtil.downConvert``): magic v0 for Fetch v0-1, v1 for v2-3; control
+batches dropped, each batch's codec kept (one compressed wrapper per batch), headers dropped (v0/v1 have none),
+LogAppendTime's timestamp kept. Unlike Kafka, the records of the first batch below the fetch offset are not cut off
+(the response does not know the fetch offset): consumers skip offsets below their position, as Kafka's do. A fetch
+below v10 of a partition holding zstd batches gets UNSUPPORTED_COMPRESSION_TYPE and no records (zstd needs Fetch v10,
+KIP-110; 2.6 decides this from the topic's compression.type, here from the batches themselves).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from core.api.registry import ROUTE_REPLICA_MANAGER, ApiSpec, RequestContext, register
+from core.api.topic_groups import error_of, group_by_topic
+from messages.common import Errors, TopicPartition
+from messages.replication import (
+    FINAL_EPOCH,
+    INVALID_SESSION_ID,
+    NO_LEADER_EPOCH,
+    FetchPartition,
+    FetchPartitionData,
+    FetchRequest,
+    FetchResponse,
+)
+from protocol import compression
+from protocol.legacy_records import MAGIC_V0, MAGIC_V1, build_message, build_message_set
+from protocol.legacy_records import TIMESTAMP_TYPE_BIT as LEGACY_LOG_APPEND_TIME
+from protocol.records import TIMESTAMP_TYPE_BIT, iter_batches
+
+API_KEY = 1
+SEND_VERSION = 11  # ReplicaFetcherThread at IBP >= KAFKA_2_3_IV1
+DEFAULT_RESPONSE_MAX_BYTES = 2147483647  # FetchRequest's max_bytes before v3 (Int.MaxValue)
+ZSTD_MIN_FETCH_VERSION = 10
+
+_FETCHER_CLIENT_ID = re.compile(r"broker-(-?\d+)-fetcher-(\d+)")
+
+
+def fetcher_client_id(replica_id: int, fetcher_id: int) -> str:
+    """ReplicaFetcherBlockingSend's client id."""
+    return f"broker-{replica_id}-fetcher-{fetcher_id}"
+
+
+def client_id_of(request: FetchRequest) -> str | None:
+    """A follower's fetch carries its fetcher's client id; a consumer fetch the process' own."""
+    return fetcher_client_id(request.replica_id, request.fetcher_id) if request.replica_id >= 0 else None
+
+
+def _fetcher_id(replica_id: int, ctx: RequestContext | None) -> int:
+    if ctx is None or replica_id < 0:
+        return 0
+    m = _FETCHER_CLIENT_ID.fullmatch(ctx.client_id or "")
+    return int(m.group(2)) if m is not None and int(m.group(1)) == replica_id else 0
+
+
+def request_from_wire(version: int, body: dict[str, Any], ctx: RequestContext | None = None) -> FetchRequest:
+    replica_id = body["replica_id"]
+    return FetchRequest(
+        replica_id=replica_id,
+        partitions=tuple(FetchPartition(TopicPartition(t["topic"], p["partition"]), p["fetch_offset"],
+                                        p.get("current_leader_epoch", NO_LEADER_EPOCH), p.get("log_start_offset", -1),
+                                        p["partition_max_bytes"])
+                         for t in body["topics"] for p in t["partitions"]),
+        max_wait_ms=body["max_wait_ms"], min_bytes=body["min_bytes"],
+        max_bytes=body.get("max_bytes", DEFAULT_RESPONSE_MAX_BYTES),
+        isolation_level=body.get("isolation_level", 0),
+        session_id=body.get("session_id", INVALID_SESSION_ID), session_epoch=body.get("session_epoch", FINAL_EPOCH),
+        forgotten=tuple(TopicPartition(t["topic"], p) for t in body.get("forgotten_topics_data", ())
+                        for p in t["partitions"]),
+        fetcher_id=_fetcher_id(replica_id, ctx), rack_id=body.get("rack_id", ""))
+
+
+def _tp(x: Any) -> TopicPartition:
+    return x.tp if hasattr(x, "tp") else x
+
+
+def request_to_wire(request: FetchRequest) -> dict[str, Any]:
+    """The v11 body, partitions grouped by topic in order of first appearance."""
+    return {
+        "replica_id": request.replica_id, "max_wait_ms": request.max_wait_ms, "min_bytes": request.min_bytes,
+        "max_bytes": request.max_bytes, "isolation_level": request.isolation_level,
+        "session_id": request.session_id, "session_epoch": request.session_epoch,
+        "topics": [{"topic": topic, "partitions": [
+            {"partition": p.tp.partition, "current_leader_epoch": p.leader_epoch, "fetch_offset": p.fetch_offset,
+             "log_start_offset": p.log_start_offset, "partition_max_bytes": p.partition_max_bytes} for p in parts]}
+            for topic, parts in group_by_topic(request.partitions, _tp)],
+        "forgotten_topics_data": [{"topic": topic, "partitions": [tp.partition for tp in tps]}
+                                  for topic, tps in group_by_topic(request.forgotten, _tp)],
+        "rack_id": request.rack_id,
+    }
+
+
+# -- down-conversion (Fetch v0-3) ------------------------------------------------------------------------------------
+def magic_for(version: int) -> int:
+    """The message format a Fetch version reads: v0 for Fetch v0-1, v1 for v2-3, v2 from v4."""
+    return MAGIC_V0 if version <= 1 else MAGIC_V1 if version <= 3 else 2
+
+
+def down_convert(records: bytes, magic: int) -> bytes:
+    """``RecordsUtil.downConvert``: v2 batches as a magic ``magic`` (0 or 1) message set, batch by batch."""
+    out: list[bytes] = []
+    for batch in iter_batches(records):
+        if batch.is_control:
+            continue
+        log_append_time = bool(batch.attributes & TIMESTAMP_TYPE_BIT)
+        messages = [(batch.base_offset + r.offset_delta,
+                     batch.max_timestamp if log_append_time else batch.first_timestamp + r.timestamp_delta,
+                     r.key, r.value) for r in batch.records()]
+        if not messages:
+            continue
+        if batch.compression == compression.NONE:
+            attributes = LEGACY_LOG_APPEND_TIME if log_append_time and magic == MAGIC_V1 else 0
+            out += [build_message(o, k, v, magic=magic, timestamp=t, attributes=attributes) for o, t, k, v in messages]
+        else:
+            out.append(build_message_set(messages, magic=magic, codec=batch.compression))
+    return b"".join(out)
+
+
+def _has_zstd(records: bytes) -> bool:
+    return any(b.compression == compression.ZSTD for b in iter_batches(records))
+
+
+def _partition_to_wire(version: int, p: FetchPartitionData) -> dict[str, Any]:
+    error, records = p.error, p.records
+    if records and version < ZSTD_MIN_FETCH_VERSION and _has_zstd(records):
+        error, records = Errors.UNSUPPORTED_COMPRESSION_TYPE, b""
+    elif records and version <= 3:
+        records = down_convert(records, magic_for(version))
+    out: dict[str, Any] = {"partition_index": p.tp.partition, "error_code": int(error),
+                           "high_watermark": p.high_watermark, "records": records}
+    if version >= 4:
+        out["last_stable_offset"] = p.last_stable_offset
+        out["aborted_transactions"] = None  # no transactions: nothing aborted (null as for READ_UNCOMMITTED)
+    if version >= 5:
+        out["log_start_offset"] = p.log_start_offset
+    if version >= 11:
+        out["preferred_read_replica"] = p.preferred_read_replica
+    return out
+
+
+def response_to_wire(version: int, response: FetchResponse) -> dict[str, Any]:
+    body: dict[str, Any] = {"responses": [
+        {"topic": topic, "partitions": [_partition_to_wire(version, p) for p in parts]}
+        for topic, parts in group_by_topic(response.partitions, _tp)]}
+    if version >= 1:
+        body["throttle_time_ms"] = response.throttle_time_ms
+    if version >= 7:
+        body["error_code"] = int(response.error)
+        body["session_id"] = response.session_id
+    return body
+
+
+def response_from_wire(version: int, body: dict[str, Any]) -> FetchResponse:
+    return FetchResponse(
+        tuple(FetchPartitionData(
+            TopicPartition(t["topic"], p["partition_index"]), error_of(p["error_code"]), p["high_watermark"],
+            p.get("last_stable_offset", -1), p.get("log_start_offset", -1), p["records"] or b"",
+            preferred_read_replica=p.get("preferred_read_replica", -1))
+            for t in body["responses"] for p in t["partitions"]),
+        error_of(body.get("error_code", 0)), body.get("session_id", INVALID_SESSION_ID),
+        body.get("throttle_time_ms", 0))
+
+
+def error_response(version: int, body: dict[str, Any], error: int) -> dict[str, Any]:
+    """FetchRequest.getErrorResponse: the error at the top (v7+) and for every partition of the request, with no
+    records and undefined offsets, in the request's session."""
+    e = error_of(error)
+    return response_to_wire(version, FetchResponse(
+        tuple(FetchPartitionData(TopicPartition(t["topic"], p["partition"]), e)
+              for t in body["topics"] for p in t["partitions"]),
+        e, body.get("session_id", INVALID_SESSION_ID)))
+
+
+SPEC = ApiSpec(API_KEY, ROUTE_REPLICA_MANAGER, request_from_wire, response_to_wire, error_response,
+               request_type=FetchRequest, send_version=SEND_VERSION, request_to_wire=request_to_wire,
+               response_from_wire=response_from_wire, client_id_of=client_id_of)
+register(SPEC)
