@@ -43,7 +43,7 @@ import errno
 import os
 import shutil
 import uuid
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Protocol
 
 import attrs
@@ -77,9 +77,8 @@ from core.broker.producer_state import (
 )
 from messages.common import Errors, TopicPartition
 from protocol.errors import ProtocolError
-from protocol.records import Record, RecordBatch, assign_offsets, build_batch, check_batch, iter_batches
+from protocol.records import RecordBatch, assign_offsets, check_batch, iter_batches
 
-SEGMENT_FILE = "00000000000000000000.log"  # the first segment of a log starting at 0 (TO BE REMOVED with the shims)
 LEADER_EPOCH_CHECKPOINT = "leader-epoch-checkpoint"
 REPLICATION_OFFSET_CHECKPOINT = "replication-offset-checkpoint"
 RECOVERY_POINT_CHECKPOINT = "recovery-point-offset-checkpoint"
@@ -327,7 +326,7 @@ class Log:
         self._segments: list[LogSegment] = []
         self._bases: list[int] = []
         self._leo = 0
-        self._now_ms = now_ms or 0  # the latest time the log was told (for the string shims, which get none)
+        self._now_ms = now_ms or 0  # the latest time the log was told (a follower's append may not tell it)
         self._high_watermark = 0
         self._deleted = False
         self.producer_state = ProducerStateManager()
@@ -535,7 +534,7 @@ class Log:
         """Log.appendAsLeader: validate (LogValidator, in place), assign offsets from the log end and
         ``leader_epoch`` as every batch's partitionLeaderEpoch, check idempotent producers' sequences (a duplicate
         batch is answered with its original offsets and not appended), write, and update the epoch cache."""
-        return self._append(records, leader_epoch, now_ms, client=True)
+        return self._append(records, leader_epoch, now_ms)
 
     def append_as_follower(self, records: bytes, now_ms: int | None = None) -> LogAppendInfo:
         """Log.appendAsFollower: batches with the leader's offsets and epochs (CRC-checked only); each batch's
@@ -543,7 +542,7 @@ class Log:
         (OffsetsOutOfOrderError)."""
         return self._append(records, None, self._now_ms if now_ms is None else now_ms)
 
-    def _append(self, records: bytes, leader_epoch: int | None, now_ms: int, client: bool = False) -> LogAppendInfo:
+    def _append(self, records: bytes, leader_epoch: int | None, now_ms: int) -> LogAppendInfo:
         """Log.append: analyzeAndValidateRecords, validation/offsets, producer state, maybeRoll, segment append."""
         self._ensure_live()
         self._now_ms = max(self._now_ms, now_ms)
@@ -567,7 +566,7 @@ class Log:
             raise _api_error(e) from None
         if not batches:
             return LogAppendInfo(-1, -1, NO_TIMESTAMP, -1, NO_TIMESTAMP, 0, 0, 0, -1)
-        if client and len(batches) > 1:
+        if as_leader and len(batches) > 1:
             raise ApiError(Errors.INVALID_RECORD, "Compressed outer record has more than one batch")
         if as_leader:
             for batch in batches:
@@ -859,58 +858,6 @@ class Log:
         epoch, offset = self.leader_epoch_cache.end_offset_for(leader_epoch)
         return None if offset == UNDEFINED_EPOCH_OFFSET else (offset, epoch)
 
-    def epochs_of(self, start_offset: int, count: int) -> tuple[EpochEntry, ...]:
-        """TO BE REMOVED when callers use record-batch bytes: the (partitionLeaderEpoch, baseOffset) runs of
-        ``count`` records from ``start_offset``."""
-        return self.leader_epoch_cache.epochs_between(start_offset, start_offset + count)
-
-    # ------------------------------------------------- string-record shims (TO BE REMOVED when "batches" switches)
-
-    def append(self, records: Iterable[str], leader_epoch: int) -> tuple[int, int]:
-        """Old string API: ``records`` as one batch appended as leader; (first offset, last offset)."""
-        values = list(records)
-        if not values:
-            return self._leo, self._leo - 1
-        info = self._append(b"".join(_string_batch((v,), 0, -1) for v in values), leader_epoch, self._now_ms)
-        return info.first_offset, info.last_offset
-
-    def append_batches(self, records: Sequence[str], batches: Sequence[EpochEntry]) -> tuple[int, int]:
-        """Old string API: ``records`` whose epochs are (partitionLeaderEpoch, baseOffset) runs, appended as a
-        follower's batches."""
-        base = self._leo
-        if not records:
-            return base, base - 1
-        bounds = [max(o, base) for _, o in batches[1:]] + [base + len(records)]
-        start = base
-        chunks = []
-        for (epoch, _), end in zip(batches, bounds, strict=True):
-            chunks += [_string_batch((records[o - base],), o, epoch) for o in range(start, end)]
-            start = max(start, end)
-        self.append_as_follower(b"".join(chunks))
-        return base, base + len(records) - 1
-
-    def read_legacy(self, start_offset: int, max_records: int, max_offset: int | None = None) -> tuple[str, ...]:
-        """Old string API: the values of up to ``max_records`` records from ``start_offset`` (not at or beyond
-        ``max_offset``)."""
-        self._ensure_live()
-        end = self._leo if max_offset is None else min(max_offset, self._leo)
-        end = min(end, start_offset + max_records)
-        if start_offset < self.log_start_offset or start_offset >= end:
-            return ()
-        out: list[str] = []
-        offset = start_offset
-        while offset < end:
-            data = self.read(offset, 1 << 20, end)
-            if not data:
-                break
-            for batch in iter_batches(data):
-                for record in batch.records():
-                    o = batch.base_offset + record.offset_delta
-                    if offset <= o < end:
-                        out.append((record.value or b"").decode())
-                offset = max(offset, batch.next_offset)
-        return tuple(out)
-
     # ------------------------------------------------------------------------------------------------------ misc
 
     def close(self) -> None:
@@ -954,13 +901,6 @@ def _validate_client_batch(batch: RecordBatch) -> None:
     if batch.producer_id >= 0 and batch.base_sequence < 0:
         raise ApiError(Errors.INVALID_RECORD, f"Invalid sequence number {batch.base_sequence} in record batch "
                                               f"with producerId {batch.producer_id}")
-
-
-def _string_batch(values: Sequence[str], base_offset: int, epoch: int) -> bytes:
-    """A v2 batch of string values (the string shims' encoding: value = UTF-8, no key, no timestamp; one record a
-    batch, so that the old per-record truncation still holds)."""
-    return build_batch([Record(i, 0, None, v.encode()) for i, v in enumerate(values)], base_offset=base_offset,
-                       first_timestamp=NO_TIMESTAMP, partition_leader_epoch=epoch)
 
 
 # ----------------------------------------------------------------------------------------------------------- LogManager
