@@ -43,7 +43,7 @@ import errno
 import os
 import shutil
 import uuid
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Protocol
 
 import attrs
@@ -364,7 +364,14 @@ class Log:
             self.leader_epoch_cache = LeaderEpochFileCache(lambda: self._leo, checkpoint, [])
             self._load_failed(e, now_ms)
             return
-        self.leader_epoch_cache = LeaderEpochFileCache(lambda: self._leo, checkpoint, [] if fresh else None)
+        checkpointed = [] if fresh else checkpoint.read()
+        recovered: list[EpochEntry] = []  # the (epoch, first offset) runs of the recovered batches
+
+        def recovered_batch(batch: RecordBatch) -> None:
+            epoch = batch.partition_leader_epoch
+            if epoch >= 0 and (not recovered or recovered[-1][0] != epoch):
+                recovered.append((epoch, batch.base_offset))
+
         try:
             interval = self.config.index_interval_bytes
             for i, base in enumerate(bases):
@@ -376,7 +383,7 @@ class Log:
                     continue
                 if next_base is None and segment.is_empty_without_indexes(names):
                     break
-                if segment.recover(self._recovered_batch):
+                if segment.recover(recovered_batch):
                     for later in bases[i + 1:]:
                         LogSegment(self.dir, later, interval, now_ms).delete()
                     break
@@ -391,12 +398,14 @@ class Log:
             if snapshots or self._leo > self._segments[0].base_offset:
                 self._rebuild_producer_state(snapshots)
         except OSError as e:
+            self.leader_epoch_cache = LeaderEpochFileCache(lambda: self._leo, checkpoint, [])
             self._load_failed(e, now_ms)
             return
         self.log_start_offset = max(self.log_start_offset, self._segments[0].base_offset)
-        if not self._deleted:
-            self.leader_epoch_cache.truncate_from_end(self._leo)
-            self.leader_epoch_cache.truncate_from_start(self.log_start_offset)
+        entries = _loaded_epochs(checkpointed, recovered, self.log_start_offset, self._leo)
+        self.leader_epoch_cache = LeaderEpochFileCache(lambda: self._leo, checkpoint, entries)
+        if entries != checkpointed:
+            checkpoint.write(entries)
 
     def _load_failed(self, error: OSError, now_ms: int | None) -> None:
         for seg in self._segments:
@@ -407,10 +416,6 @@ class Log:
         self._segments, self._bases, self._leo = [placeholder], [self.log_start_offset], self.log_start_offset
         self.producer_state.truncate()
         self._io_failed(KafkaStorageError(f"error loading log {self.dir}: {error}", self.parent_dir))
-
-    def _recovered_batch(self, batch: RecordBatch) -> None:
-        if batch.partition_leader_epoch >= 0:
-            self.leader_epoch_cache.assign(batch.partition_leader_epoch, batch.base_offset)
 
     def _snapshot_offsets(self) -> list[int]:
         return sorted(int(name[:20]) for name in os.listdir(self.dir)
@@ -883,6 +888,24 @@ class Log:
 
 LATEST_TIMESTAMP = -1  # ListOffsetRequest.LATEST_TIMESTAMP
 EARLIEST_TIMESTAMP = -2  # ListOffsetRequest.EARLIEST_TIMESTAMP
+
+
+def _loaded_epochs(checkpointed: Sequence[EpochEntry], recovered: Sequence[EpochEntry], log_start: int,
+                   log_end: int) -> list[EpochEntry]:
+    """The leader-epoch cache a load leaves: the checkpointed entries, then LeaderEpochFileCache.assign of each
+    recovered batch's epoch, truncateFromEnd(log end) and truncateFromStart(log start) — computed in one go, so the
+    checkpoint is written once and only if it changes (re-assigning the epochs of an active segment the checkpoint
+    already holds would otherwise warn of a non-monotonic update and rewrite it twice on every open)."""
+    entries = list(checkpointed)
+    for epoch, start in recovered:
+        if entries and entries[-1][0] == epoch and start >= entries[-1][1]:
+            continue
+        entries = [(e, o) for e, o in entries if e < epoch and o < start] + [(epoch, start)]
+    entries = [(e, o) for e, o in entries if o < log_end]
+    before = [(e, o) for e, o in entries if o <= log_start]
+    if before:
+        entries = [(before[-1][0], log_start)] + [(e, o) for e, o in entries if o > log_start]
+    return entries
 
 
 def _producer_batch(producer_id: int, producer_epoch: int, base_sequence: int, last_offset_delta: int,

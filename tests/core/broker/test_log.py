@@ -366,3 +366,23 @@ def test_a_log_that_cannot_load_refuses_appends_when_io_errors_are_deferred(tmp_
     with pytest.raises(KafkaStorageError):
         log.append_as_leader(batch(1), 0, T0)
     assert log.log_end_offset == 0
+
+
+def test_reopening_does_not_rewrite_a_correct_epoch_checkpoint_nor_warn(tmp_path, caplog):
+    log = Log(str(tmp_path), TP)
+    log.append_as_leader(batch(2), 0, T0)
+    log.append_as_leader(batch(1), 1, T0)
+    path = os.path.join(log.dir, "leader-epoch-checkpoint")
+    before = os.stat(path).st_mtime_ns
+    with open(path) as f:
+        assert f.read() == "0\n2\n0 0\n1 2\n"
+    with caplog.at_level("WARNING"):
+        again = Log(str(tmp_path), TP)
+    assert again.leader_epoch_entries == ((0, 0), (1, 2)) and "Non-monotonic" not in caplog.text
+    assert os.stat(path).st_mtime_ns == before
+    # a stale checkpoint (a crash between the append and its write) is corrected from the batches, once
+    with open(path, "w") as f:
+        f.write("0\n1\n0 0\n")
+    assert Log(str(tmp_path), TP).leader_epoch_entries == ((0, 0), (1, 2))
+    with open(path) as f:
+        assert f.read() == "0\n2\n0 0\n1 2\n"
