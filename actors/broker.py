@@ -14,6 +14,7 @@ def broker_actor_classes() -> tuple[tuple[type, str], ...]:
     from actors.broker_channel_actor import BrokerChannelActor  # noqa: F401 - registers message types
     from actors.config_manager_actor import ConfigManagerActor
     from actors.controller_actor import ControllerActor
+    from actors.group_coordinator_actor import GroupCoordinatorActor
     from actors.kafka_server_actor import KafkaServerActor
     from actors.metrics_actor import MetricsActor
     from actors.network_actor import NetworkActor
@@ -27,7 +28,7 @@ def broker_actor_classes() -> tuple[tuple[type, str], ...]:
             (MetricsActor, names.METRICS), (ObserverActor, names.STATE_CHANGE_LOG),
             (ReplicaManagerActor, names.REPLICA_MANAGER), (ControllerActor, names.CONTROLLER),
             (TopicDeletionActor, names.TOPIC_DELETION), (KafkaServerActor, names.KAFKA_SERVER),
-            (ConfigManagerActor, names.CONFIG_MANAGER))
+            (ConfigManagerActor, names.CONFIG_MANAGER), (GroupCoordinatorActor, names.GROUP_COORDINATOR))
 
 
 def spawn_broker_actors(rt: Runtime) -> None:

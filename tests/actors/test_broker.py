@@ -6,6 +6,7 @@ from actors.broker import broker_actor_classes, spawn_broker_actors
 from actors.clock import ManualClock
 from actors.config_manager_actor import ConfigManagerActor
 from actors.controller_actor import ControllerActor
+from actors.group_coordinator_actor import GroupCoordinatorActor
 from actors.kafka_server_actor import KafkaServerActor
 from actors.metrics_actor import MetricsActor
 from actors.network_actor import NetworkActor
@@ -19,7 +20,7 @@ from actors.zk_bridge_actor import ZkBridgeActor
 EXPECTED = ((ZkBridgeActor, "zk"), (TimerActor, "timer"), (NetworkActor, "net"), (MetricsActor, "metrics"),
             (ObserverActor, "state-change-log"), (ReplicaManagerActor, "replica-manager"),
             (ControllerActor, "controller"), (TopicDeletionActor, "topic-deletion"), (KafkaServerActor, "kafka-server"),
-            (ConfigManagerActor, "config-manager"))
+            (ConfigManagerActor, "config-manager"), (GroupCoordinatorActor, "group-coordinator"))
 
 
 def test_the_broker_actors_in_spawn_order() -> None:
