@@ -152,6 +152,7 @@ class BrokerProcess:
         rt.inject(names.REPLICA_MANAGER, _replica_manager_init(cfg), names.EDGE_PROCESS)
         log_dirs.start()  # after ReplicaManagerInit is queued: a LogDirFailure never reaches the actor before it
         rt.inject(names.CONFIG_MANAGER, config_manager_init(cfg), names.EDGE_PROCESS)
+        rt.inject(names.GROUP_COORDINATOR, group_coordinator_init(cfg), names.EDGE_PROCESS)
         rt.inject(names.KAFKA_SERVER, BrokerStartup(
             broker_id, registration, cfg["controlled.shutdown.enable"],
             cfg["controlled.shutdown.max.retries"], cfg["controlled.shutdown.retry.backoff.ms"],
@@ -205,6 +206,13 @@ def _replica_manager_init(cfg: KafkaConfig) -> Any:
     from messages.broker_lifecycle import ReplicaManagerInit
 
     return ReplicaManagerInit.from_kafka_config(cfg)
+
+
+def group_coordinator_init(cfg: KafkaConfig) -> Any:
+    """The group coordinator's start: GroupCoordinator.startup with the broker's group.* and offsets.* settings."""
+    from messages.group import GroupCoordinatorConfig, GroupCoordinatorInit
+
+    return GroupCoordinatorInit(cfg.broker_id, GroupCoordinatorConfig.from_kafka_config(cfg))
 
 
 def config_manager_init(cfg: KafkaConfig) -> Any:
