@@ -58,6 +58,7 @@ from messages.group import (
     SyncGroupRequest,
     SyncGroupResponse,
 )
+from messages.replication import GROUP_METADATA_TOPIC_NAME
 
 log = logging.getLogger("kactor.coordinator")
 
@@ -360,7 +361,7 @@ class GroupCoordinator:
         initial = group.is_(GroupState.EMPTY)
         group.transition_to(GroupState.PREPARING_REBALANCE, self.now_ms())
         log.info("Preparing to rebalance group %s in state %s with old generation %d (%s-%d) (reason: %s)",
-                 group.group_id, group.state.value, group.generation_id, "__consumer_offsets",
+                 group.group_id, group.state.value, group.generation_id, GROUP_METADATA_TOPIC_NAME,
                  self.manager.partition_for(group.group_id), reason)
         if initial:
             delay = self.config.group_initial_rebalance_delay_ms

@@ -32,12 +32,12 @@ from core.coordinator.group.message_formats import (
 from core.effects import Proc
 from messages import message
 from messages.common import Errors, TopicPartition
+from messages.replication import GROUP_METADATA_TOPIC_NAME
 from protocol.errors import ProtocolError
 from protocol.records import CONTROL_BIT, TRANSACTIONAL_BIT, iter_batches, read_records
 
 log = logging.getLogger("kactor.coordinator")
 
-GROUP_METADATA_TOPIC_NAME = "__consumer_offsets"  # Topic.GROUP_METADATA_TOPIC_NAME
 LOAD_BUFFER_SIZE = 5 * 1024 * 1024  # offsets.load.buffer.size
 
 
