@@ -1,0 +1,75 @@
+"""Issue #20 item 4 on a real cluster: the log in Kafka's segment layout, rolled by a topic's segment.bytes, and a
+torn tail recovered when a killed broker restarts.
+
+3 broker processes, a topic with replication factor 3 and segment.bytes=1024. Record batches produced with acks=all
+land on every replica as the same ``%020d.log`` segments (with ``.index`` / ``.timeindex``). A follower is SIGKILLed
+and half a batch is appended to its active segment (what a write cut by a crash leaves); restarted, it truncates the
+torn bytes, rejoins the ISR and replicates the records produced meanwhile, so every replica holds exactly the
+acknowledged records at their offsets.
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+from cluster_helpers import Cluster, produce, segment_records
+
+from kactor.records import values_batch
+from messages.common import Errors
+from protocol.records import read_batch_header
+
+pytestmark = [pytest.mark.cluster, pytest.mark.slow]
+
+TOPIC = "seg"
+
+
+def _segment_files(c: Cluster, broker: int) -> list[str]:
+    return sorted(os.listdir(os.path.join(c.log_dir(broker), f"{TOPIC}-0")))
+
+
+def test_segments_roll_on_every_replica_and_a_torn_tail_is_recovered_on_restart(start_cluster) -> None:
+    c: Cluster = start_cluster(3)
+    controller = c.controller_id()
+    assert controller is not None
+    leader, follower = (b for b in range(3) if b != controller)
+    c.create_topic(TOPIC, assignment={0: [leader, follower, controller]}, configs={"segment.bytes": "1024"})
+    c.wait_partition(TOPIC, 0, lambda st: st["leader"] == leader and sorted(st["isr"]) == [0, 1, 2],
+                     what=f"{TOPIC}-0 led by {leader} with ISR of all 3")
+
+    acknowledged: list[str] = []
+    for i in range(12):
+        values = tuple(f"r{i}-{j}-" + "x" * 60 for j in range(3))
+        answer = produce(c, TOPIC, 0, values)
+        assert (answer.error, answer.base_offset) == (Errors.NONE, len(acknowledged))
+        acknowledged += values
+    expected = [[o, v] for o, v in enumerate(acknowledged)]
+    for b in range(3):
+        c.wait(lambda b=b: [[o, v] for o, _e, v in segment_records(c, b, TOPIC, 0)] == expected, 30,
+               f"broker {b} to hold the {len(expected)} acknowledged records")
+    names = _segment_files(c, leader)
+    logs = [n for n in names if n.endswith(".log")]
+    assert len(logs) >= 3 and logs[0] == "00000000000000000000.log"
+    for n in logs[:-1]:  # every rolled segment has both index files
+        assert n.replace(".log", ".index") in names and n.replace(".log", ".timeindex") in names
+    for b in (follower, controller):
+        assert [n for n in _segment_files(c, b) if n.endswith(".log")] == logs  # the same bases everywhere
+
+    c.kill(follower)
+    active = os.path.join(c.log_dir(follower), f"{TOPIC}-0", logs[-1])
+    good_size = os.path.getsize(active)
+    with open(active, "ab") as f:
+        f.write(values_batch(("torn",))[:30])  # half a batch header: a write cut by the crash
+    more = tuple(f"after-{j}" for j in range(4))
+    answer = produce(c, TOPIC, 0, more, acks=1)
+    assert (answer.error, answer.base_offset) == (Errors.NONE, len(acknowledged))
+    acknowledged += more
+    c.restart(follower)
+    c.wait_partition(TOPIC, 0, lambda st: sorted(st["isr"]) == [0, 1, 2], what=f"{follower} back in the ISR")
+    expected = [[o, v] for o, v in enumerate(acknowledged)]
+    c.wait(lambda: [[o, v] for o, _e, v in segment_records(c, follower, TOPIC, 0)] == expected, 30,
+           f"restarted broker {follower} to hold every acknowledged record")
+    with open(active, "rb") as f:
+        data = f.read()
+    # the torn bytes were cut: the file ends where the good batches did, or the next batch starts right there
+    assert len(data) == good_size or read_batch_header(data, good_size).base_offset == len(acknowledged) - len(more)
