@@ -147,7 +147,11 @@ class PartitionActor(KActor):
                                   replica_lag_time_max_ms=cfg.replica_lag_time_max_ms,
                                   replica_high_watermark_checkpoint_interval_ms=cfg.high_watermark_checkpoint_interval_ms,
                                   replica_fetch_wait_max_ms=cfg.replica_fetch_wait_max_ms,
-                                  min_insync_replicas=cfg.min_insync_replicas)
+                                  min_insync_replicas=cfg.min_insync_replicas,
+                                  replica_fetch_min_bytes=cfg.replica_fetch_min_bytes,
+                                  replica_fetch_max_bytes=cfg.replica_fetch_max_bytes,
+                                  replica_fetch_response_max_bytes=cfg.replica_fetch_response_max_bytes,
+                                  log_retention_check_interval_ms=cfg.log_retention_check_interval_ms)
         self.fetch_backoff_ms = cfg.replica_fetch_backoff_ms
         self.inter_broker_listener_name = cfg.inter_broker_listener_name
         # I/O errors are deferred: only the log-dir probe's recorded LogDirFailure takes a dir offline; a failed

@@ -62,10 +62,16 @@ class ReplicaManagerInit:
     partition_actors: int = 8
     min_insync_replicas: int = 1
     inter_broker_listener_name: str = "PLAINTEXT"  # the leaders' endpoint a follower fetches from
+    replica_fetch_min_bytes: int = 1
+    replica_fetch_max_bytes: int = 1048576
+    replica_fetch_response_max_bytes: int = 10485760
+    log_retention_check_interval_ms: int = 300000
 
     @classmethod
     def from_kafka_config(cls, cfg: Any) -> ReplicaManagerInit:
         return cls(cfg.broker_id, tuple(cfg.log_dirs), cfg["replica.lag.time.max.ms"],
                    cfg["replica.fetch.wait.max.ms"], cfg["replica.fetch.backoff.ms"],
                    cfg["replica.high.watermark.checkpoint.interval.ms"], cfg["kactor.partition.actors"],
-                   cfg["min.insync.replicas"], cfg.inter_broker_listener_name)
+                   cfg["min.insync.replicas"], cfg.inter_broker_listener_name, cfg["replica.fetch.min.bytes"],
+                   cfg["replica.fetch.max.bytes"], cfg["replica.fetch.response.max.bytes"],
+                   cfg["log.retention.check.interval.ms"])

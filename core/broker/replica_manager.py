@@ -141,6 +141,9 @@ class DelayedFetch:
     request: FetchRequest
     context: FetchContext
     deadline_ms: float
+    # its watch keys (DelayedOperationPurgatory): a produce to one partition looks at the fetches watching it only,
+    # not at every partition of every parked follower session
+    keys: frozenset[TopicPartition] = frozenset()
 
 
 class ReplicaManager:
@@ -675,7 +678,8 @@ class ReplicaManager:
         readable = sum(len(d.records) for d in results)
         has_error = any(d.error != Errors.NONE for d in results)
         if request.max_wait_ms > 0 and readable < request.min_bytes and not has_error and context.partitions:
-            self._delayed_fetch.append(DelayedFetch(reply_to, request, context, now_ms + request.max_wait_ms))
+            self._delayed_fetch.append(DelayedFetch(reply_to, request, context, now_ms + request.max_wait_ms,
+                                                    frozenset(fp.tp for fp in context.partitions)))
             return None
         return context.response(results)
 
@@ -805,7 +809,7 @@ class ReplicaManager:
         self._delayed_produce = keep_p
         keep_f: list[DelayedFetch] = []
         for op in self._delayed_fetch:
-            if all(fp.tp != tp for fp in op.context.partitions):
+            if tp not in op.keys:
                 keep_f.append(op)
                 continue
             data = self._read_all(op.request, op.context)
