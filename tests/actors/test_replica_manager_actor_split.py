@@ -4,19 +4,32 @@ query is answered from all shards at once."""
 
 from __future__ import annotations
 
+import attrs
+import pytest
+
 from actors.partition_actor import shard_of
-from actors.replica_manager_actor import merge_responses, split_request
+from actors.replica_manager_actor import SessionRoutingError, merge_responses, split_request
 from core.broker.metadata_cache import MetadataCache
 from messages.common import Broker, EndPoint, Errors, TopicPartition
 from messages.replication import (
     DescribeMetadataCacheRequest,
     DescribeMetadataCacheResponse,
+    FetchPartition,
+    FetchRequest,
+    ListOffsetsPartition,
+    ListOffsetsPartitionResponse,
+    ListOffsetsRequest,
+    ListOffsetsResponse,
     OffsetForLeaderPartition,
     OffsetForLeaderPartitionResult,
     OffsetForLeaderTopic,
     OffsetForLeaderTopicResult,
     OffsetsForLeaderEpochRequest,
     OffsetsForLeaderEpochResponse,
+    ProducePartition,
+    ProducePartitionResponse,
+    ProduceRequest,
+    ProduceResponse,
 )
 from messages.requests import UpdateMetadataPartitionState, UpdateMetadataRequest
 
@@ -112,3 +125,37 @@ def test_offsets_for_leader_epoch_split_by_shard_and_merged_in_request_order() -
         ("b", list(range(8))), ("a", list(range(8)))]
     assert all(r.end_offset == 10 * shard_of(TopicPartition(t.topic, r.partition), SHARDS)
                for t in merged.topics for r in t.partitions)
+
+
+def test_a_full_fetch_opens_a_session_only_within_one_shard() -> None:
+    """A session lives in one shard: a full request (epoch 0) whose partitions span shards is served sessionless
+    (each part epoch -1); within one shard it keeps epoch 0; an incremental request goes to the shard its session
+    id names, and one naming another shard's partition is refused (SessionRoutingError → FETCH_SESSION_ID_NOT_FOUND)."""
+    tps = [TopicPartition("t", p) for p in range(20)]
+    by_shard: dict[int, list[TopicPartition]] = {}
+    for tp in tps:
+        by_shard.setdefault(shard_of(tp, SHARDS), []).append(tp)
+    spanning = FetchRequest(-1, tuple(FetchPartition(tp, 0) for tp in tps), session_epoch=0)
+    parts = split_request(spanning, SHARDS)
+    assert sorted(parts) == sorted(by_shard) and all(p.session_epoch == -1 for p in parts.values())
+    assert {fp.tp for p in parts.values() for fp in p.partitions} == set(tps)
+    one = FetchRequest(-1, tuple(FetchPartition(tp, 0) for tp in by_shard[2]), session_epoch=0)
+    assert split_request(one, SHARDS) == {2: one}
+    incremental = FetchRequest(-1, (FetchPartition(by_shard[2][0], 5),), session_id=3 * 1024 + 2, session_epoch=1)
+    assert split_request(incremental, SHARDS) == {2: incremental}
+    with pytest.raises(SessionRoutingError):
+        split_request(attrs.evolve(incremental, partitions=(FetchPartition(by_shard[1][0], 0),)), SHARDS)
+
+
+def test_produce_and_list_offsets_answers_merge_in_request_order() -> None:
+    a, b = TopicPartition("t", 0), TopicPartition("t", 1)
+    request = ListOffsetsRequest(-1, 0, (ListOffsetsPartition(b, -1), ListOffsetsPartition(a, -2)))
+    answers = {i: ListOffsetsResponse(tuple(ListOffsetsPartitionResponse(q.tp, Errors.NONE, -1, q.tp.partition)
+                                            for q in part.partitions))
+               for i, part in split_request(request, SHARDS).items()}
+    assert merge_responses(request, answers) == ListOffsetsResponse((
+        ListOffsetsPartitionResponse(b, Errors.NONE, -1, 1), ListOffsetsPartitionResponse(a, Errors.NONE, -1, 0)))
+    produce = ProduceRequest(-1, 1000, (ProducePartition(b, b"x"), ProducePartition(a, b"y")))
+    answers = {i: ProduceResponse(tuple(ProducePartitionResponse(pp.tp, Errors.NONE, 7) for pp in part.partitions))
+               for i, part in split_request(produce, SHARDS).items()}
+    assert [r.tp for r in merge_responses(produce, answers).partitions] == [b, a]
