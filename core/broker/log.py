@@ -1099,7 +1099,6 @@ class LogManager:
             if log is None:
                 continue
             existed.add(tp)
-            log.close()
             log._deleted = True
             if log.parent_dir in self.offline_dirs:
                 errors[tp] = KafkaStorageError(f"log dir {log.parent_dir} is offline", log.parent_dir)

@@ -169,21 +169,21 @@ class LogSegment:
                 pass  # an inactive segment always has both (a missing one is rebuilt on load)
         self.offset_index.make_inactive()
         self.time_index.make_inactive()
-        self.close()
         self.active = False
 
     def close(self) -> None:
-        """No descriptor stays open between operations: a broker may host more logs than its file limit."""
-        self.offset_index.close()
-        self.time_index.close()
+        """The active segment's index entries go to their files (no descriptor stays open between operations: a
+        broker may host more logs than its file limit)."""
+        self.offset_index.flush()
+        self.time_index.flush()
 
     def delete(self) -> None:
         """LogSegment.deleteIfExists (Kafka renames to ``.deleted`` and unlinks after file.delete.delay.ms; the
         files go at once here)."""
-        self.close()
-        for path in (self.log_path, self.offset_index.path, self.time_index.path):
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(path)
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(self.log_path)
+        self.offset_index.delete()
+        self.time_index.delete()
 
     # ------------------------------------------------------------------------------------------------ append
 
@@ -314,7 +314,6 @@ class LogSegment:
         """LogSegment.recover: re-read every batch, check its frame, CRC and offset order, rebuild both indexes,
         and cut the file after the last valid batch. ``on_batch`` sees each valid batch (epoch cache, producer
         state). Returns the number of bytes truncated."""
-        self.close()
         file_size = os.path.getsize(self.log_path)
         index_entries: list[tuple[int, int]] = []
         time_entries: list[tuple[int, int]] = []
@@ -365,7 +364,6 @@ class LogSegment:
         if frame is None:
             return self.next_offset
         position, base = frame[0], frame[1]
-        self.close()
         os.truncate(self.log_path, position)
         self.offset_index.truncate_to(base)
         self.time_index.truncate_to(base)

@@ -3,8 +3,10 @@ to the segment's base offset, int32 byte position in the ``.log``) and ``kafka.l
 int64 timestamp, int32 relative offset), big-endian, entries appended in increasing key order.
 
 Kafka memory-maps every index; here only the ACTIVE segment's entries are held (two int arrays: 8-12 bytes an
-entry), so memory does not grow with the data kept. An inactive segment's index is searched on its file with
-``os.pread`` (binary search, one 8- or 12-byte read a step). Files are never preallocated: their length is always
+entry), so memory does not grow with the data kept, and they reach the file when the segment becomes inactive or the
+log is closed (`flush`): the active segment is re-read and its indexes rebuilt on every open anyway, so a file behind
+after a crash costs nothing, and an append costs no index write. An inactive segment's index is searched on its file
+with ``os.pread`` (binary search, one 8- or 12-byte read a step). Files are never preallocated: their length is always
 ``entries * entry size``, which is what Kafka leaves after trimming an index on roll or clean shutdown.
 """
 
@@ -23,7 +25,7 @@ class CorruptIndexError(Exception):
 class _SparseIndex:
     """AbstractIndex: (key, value) entries with strictly increasing keys, in a file and, while active, in memory."""
 
-    __slots__ = ("dir", "base_offset", "_keys", "_values", "_entries")
+    __slots__ = ("dir", "base_offset", "_keys", "_values", "_entries", "_flushed")
     _ENTRY: struct.Struct
     _KEY_TYPE: str
     SUFFIX: str
@@ -34,6 +36,7 @@ class _SparseIndex:
         self._keys: array.array | None = None  # in memory only while the segment is active
         self._values: array.array | None = None
         self._entries = 0
+        self._flushed = 0  # how many of the entries are in the file
 
     # ------------------------------------------------------------------------------------------------- file state
 
@@ -54,14 +57,14 @@ class _SparseIndex:
             size = 0
         if size % self._ENTRY.size:
             raise CorruptIndexError(f"index file {self.path} has length {size}, not a multiple of {self._ENTRY.size}")
-        self._entries = size // self._ENTRY.size
+        self._entries = self._flushed = size // self._ENTRY.size
         self._keys = self._values = None
         if in_memory:
             self._load_arrays()
 
     def init_empty(self) -> None:
         """An index known to have no file yet (a new segment): empty, in memory."""
-        self._entries = 0
+        self._entries = self._flushed = 0
         self._keys, self._values = array.array(self._KEY_TYPE), array.array("i")
 
     def _load_arrays(self) -> None:
@@ -82,16 +85,27 @@ class _SparseIndex:
 
     def make_inactive(self) -> None:
         """AbstractIndex.trimToValidSize + dropping the in-memory entries (the file keeps them)."""
-        self.close()
+        self.flush()
         self._keys = self._values = None
 
-    def close(self) -> None:
-        """Nothing stays open between operations (kept for the segment's life-cycle calls)."""
+    def flush(self) -> None:
+        """AbstractIndex.flush: the entries only in memory go to the file (created if missing)."""
+        if self._keys is None or self._flushed >= self._entries:
+            return
+        data = b"".join(self._ENTRY.pack(self._keys[i], self._values[i])  # type: ignore[index]
+                        for i in range(self._flushed, self._entries))
+        fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        try:
+            os.write(fd, data)
+        finally:
+            os.close(fd)
+        self._flushed = self._entries
+
+    close = flush  # nothing else stays open between operations
 
     def reset(self, entries: list[tuple[int, int]]) -> None:
         """Rewrite the whole file (a rebuilt index) — unless it already holds exactly these entries (recovery on
         every open must not rewrite every log's indexes), or there are none and it does not exist yet."""
-        self.close()
         data = b"".join(self._ENTRY.pack(k, v) for k, v in entries)
         try:
             with open(self.path, "rb") as f:
@@ -101,13 +115,14 @@ class _SparseIndex:
         if not unchanged:
             with open(self.path, "wb") as f:
                 f.write(data)
-        self._entries = len(entries)
+        self._entries = self._flushed = len(entries)
         if self._keys is not None:
             self._keys = array.array(self._KEY_TYPE, (k for k, _ in entries))
             self._values = array.array("i", (v for _, v in entries))
 
     def delete(self) -> None:
-        self.close()
+        """The file goes, with any entries not yet in it."""
+        self._flushed = self._entries
         try:
             os.unlink(self.path)
         except FileNotFoundError:
@@ -123,17 +138,17 @@ class _SparseIndex:
         return self._read_entry(self._entries - 1)
 
     def _append(self, key: int, value: int) -> None:
-        # opened per entry (one every index.interval.bytes of log): a broker hosting thousands of logs keeps no
-        # descriptor per log open
+        self._entries += 1
+        if self._keys is not None:  # active: the file gets it with the next flush
+            self._keys.append(key)
+            self._values.append(value)  # type: ignore[union-attr]
+            return
         fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
         try:
             os.write(fd, self._ENTRY.pack(key, value))
         finally:
             os.close(fd)
-        self._entries += 1
-        if self._keys is not None:
-            self._keys.append(key)
-            self._values.append(value)  # type: ignore[union-attr]
+        self._flushed = self._entries
 
     def _read_entry(self, n: int) -> tuple[int, int]:
         with open(self.path, "rb") as f:
@@ -169,8 +184,9 @@ class _SparseIndex:
     def _truncate_entries(self, keep: int) -> None:
         if keep >= self._entries:
             return
-        self.close()
-        os.truncate(self.path, keep * self._ENTRY.size)
+        if keep < self._flushed:
+            os.truncate(self.path, keep * self._ENTRY.size)
+            self._flushed = keep
         self._entries = keep
         if self._keys is not None:
             del self._keys[keep:]

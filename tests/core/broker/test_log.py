@@ -87,7 +87,7 @@ def test_segments_roll_with_kafka_files_and_indexes(tmp_path):
     names = sorted(os.listdir(log.dir))
     bases = [seg.base_offset for seg in log.segments]
     assert len(bases) > 3 and bases[0] == 0
-    for base in bases:
+    for base in bases[:-1]:  # the rolled ones; the active segment's index files come when it rolls or closes
         for suffix in (".log", ".index", ".timeindex"):
             assert f"{base:020d}{suffix}" in names
     for seg in log.segments:
