@@ -1,22 +1,27 @@
-"""The network edge: framed JSON over TCP between kactor processes (and from command-line clients).
+"""The network edge: Kafka's binary protocol over TCP — the broker's listeners and its own outbound requests.
 
-Why not thespian's multiprocTCPBase: it binds 0.0.0.0 and unpickles whatever arrives (ecosystem-notes §2). Here a
-frame is a 4-byte big-endian length followed by UTF-8 JSON written by ``messages.codec``; nothing is ever unpickled,
-a frame over ``max_frame_bytes`` or one that does not decode closes just that connection, and the server binds
-127.0.0.1 unless told otherwise.
+Inbound connections are Kafka connections (Kafka's SocketServer + the dispatch of KafkaApis.handle): size-prefixed
+frames cut by `protocol.framing`, each request decoded (header + body), its api key looked up in the core/api
+registry, the body turned into an internal attrs request by the spec's ``request_from_wire`` and routed — to an actor
+as a traced ``NetRequest`` (answered by ``NetReply`` posted to "net"), or to an edge handler ("edge:<name>",
+plugged in by the composition root; it runs on its own thread and returns the internal response). Answers leave
+through the spec's ``response_to_wire`` and are written IN REQUEST ORDER per connection, as Kafka's muted channels
+guarantee, even when routes answer out of order. Produce with acks=0 is never answered. ApiVersions is answered here:
+it needs no state (the served keys; KIP-511's v0 answer to a newer version).
 
-One daemon I/O thread runs a selector over every socket of the process: the listener, inbound connections (peers'
-requests in, our replies out), outbound connections (one per destination host:port: our requests out, replies in)
-and a wake-up socketpair. The driver thread only encodes a frame and appends a command to a deque, so an actor never
-waits on the network; a 5 MB frame is written piecewise as the socket accepts it.
+Bad input closes that connection only, as Kafka 2.6 does: a size above ``socket.request.max.bytes`` (or negative),
+a truncated or malformed request, an unknown api key or one this broker does not serve, an unsupported version of
+any API but ApiVersions. Everything else — an impossible request, a corrupt record batch — is answered with Kafka's
+error by its handler.
 
-Every request that expects a reply is recorded on its connection until it is answered. When the connection fails
-(refused, connect timeout, peer died, NetClose, request timeout, transport closed) every such request is answered
-with ``NetSendFailed`` — nothing the caller waits for is silently lost. Correlation ids on the wire are the
-transport's own (unique per transport), so two actors using the same request_id towards one broker cannot collide.
+Outbound: actors post ``NetSend`` with an internal request; its ApiSpec is found by the request's type, the body
+encoded at the spec's ``send_version`` with our own correlation id, and the answer decoded with
+``response_from_wire`` into ``NetResponse``. Connection failures, request timeouts (the connection is closed, as
+Kafka's NetworkClient does) and NetClose answer every waiting request with ``NetSendFailed``.
 
-A request timeout closes its connection, as Kafka's NetworkClient does: the peer's later answers could no longer be
-matched to a caller anyway, and the next send reconnects.
+Nothing is unpickled; the server binds 127.0.0.1 unless told otherwise. One daemon I/O thread runs a selector over
+every socket of the process (listeners, inbound and outbound connections, a wake-up socketpair); actors only hand it
+commands, so no actor waits on the network; small queued frames are coalesced into one send().
 """
 
 from __future__ import annotations
@@ -25,58 +30,63 @@ import collections
 import contextlib
 import errno
 import itertools
-import json
 import logging
 import os
-import re
+import queue
 import selectors
 import socket
 import struct
 import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
-import orjson
-
 from actors import names
+from core.api import api_versions as api_versions_api
+from core.api import registry
+from core.api.registry import ApiSpec, RequestContext, spec_for_key, spec_for_type
 from edges.net_faults import PARTITIONED, FaultFile, endpoint
-from messages.codec import CodecError, dumps_bytes, encode_json, from_json, note_text, noting_texts
-from messages.net import (
-    NetRequest,
-    NetResponse,
-    NetSendFailed,
-    NetWireError,
-    NetWireRequest,
-    NetWireResponse,
+from messages.common import Errors
+from messages.net import NetRequest, NetResponse, NetSendFailed
+from protocol.api_versions import API_VERSIONS, API_VERSIONS_KEY
+from protocol.errors import FrameTooLargeError, ProtocolError, UnsupportedVersionError
+from protocol.framing import (
+    SOCKET_REQUEST_MAX_BYTES,
+    RequestHeader,
+    api_versions_unsupported_response,
+    decode_request,
+    decode_response,
+    encode_request,
+    encode_response,
 )
 
 log = logging.getLogger("kactor.edges.transport")
 
-HEADER = struct.Struct(">I")
-DEFAULT_MAX_FRAME_BYTES = 64 * 1024 * 1024
+HEADER = struct.Struct(">i")
+DEFAULT_MAX_RESPONSE_BYTES = 1 << 30  # what we accept from a peer (Kafka's clients have no limit of their own)
 DEFAULT_CONNECT_TIMEOUT_S = 5.0
 DEFAULT_REQUEST_TIMEOUT_S = 30.0  # Kafka's request.timeout.ms default
 _RECV_BYTES = 256 * 1024
 _COALESCE_BYTES = 256 * 1024  # small queued frames are joined into one send() up to this size
 _SWEEP_S = 0.05  # how often connect / request deadlines are checked
+_INT32 = 1 << 31
 
 # (family, type, proto, sockaddr) as getaddrinfo gives them.
 _AddrInfo = tuple[int, int, int, Any]
 
-# A frame's head as encode_frame writes it, up to its body: tag, request_id (at most 18 digits: an int64 for sure),
-# and a request's "to" (a JSON string literal).
-_OWN_HEAD = re.compile(rb'\{"@":"(NetWireRequest|NetWireResponse)","request_id":(0|-?[1-9][0-9]{0,17}),'
-                       rb'(?:"to":("(?:[^"\\]|\\.)*"),)?"body":')
-# 19 digits in a row may be an integer orjson cannot hold (2**63 has 19): such bodies are parsed by json. Found by
-# mapping every digit to "0" and everything else to " " (~2 ms for 1.3 MB; a regular expression took ~19 ms).
-_DIGITS_AS_ZEROS = bytes(0x30 if 0x30 <= b <= 0x39 else 0x20 for b in range(256))
-_LONG_DIGIT_RUN = b"0" * 19
+# An edge handler: (the request's context, the internal request) -> the internal response.
+EdgeHandler = Callable[[RequestContext, Any], Any]
 
-_REQ, _RESP, _ERR = NetWireRequest.__name__, NetWireResponse.__name__, NetWireError.__name__
+# core/api's routes -> the actors that serve them (core names no actor)
+ROUTES: dict[str, str] = {
+    registry.ROUTE_REPLICA_MANAGER: names.REPLICA_MANAGER,
+    registry.ROUTE_CONTROLLER: names.CONTROLLER,
+    registry.ROUTE_GROUP_COORDINATOR: names.GROUP_COORDINATOR,
+}
 
 
 class TransportError(Exception):
-    """A blocking client request failed: connection refused, timeout, connection lost, or an error reply."""
+    """A blocking client request failed: connection refused, timeout, connection lost, or a bad answer."""
 
 
 class ListenError(OSError):
@@ -91,146 +101,110 @@ class ListenError(OSError):
         return f"cannot listen on {self.host}:{self.port}: {self.strerror}"
 
 
-class MalformedFrameError(ValueError):
-    """A frame that is not a well-formed NetWire* message; the connection that sent it is closed."""
+class BadRequestError(Exception):
+    """Input after which Kafka closes the connection (the reason is logged)."""
 
 
-def encode_frame(frame: Any) -> bytes:
-    """Length-prefixed codec JSON for one NetWire* frame (CodecError if the body cannot be encoded), made by orjson
-    (messages.codec.dumps_bytes): a controller encodes every LeaderAndIsr and UpdateMetadata on the driver thread it
-    shares with its broker."""
-    payload = dumps_bytes(frame)
-    return HEADER.pack(len(payload)) + payload
+def outbound_spec(body: Any) -> ApiSpec:
+    """The ApiSpec kactor sends ``body`` with (ValueError when no Kafka API carries that type)."""
+    spec = spec_for_type(type(body))
+    if spec is None or spec.send_version is None or spec.request_to_wire is None:
+        raise ValueError(f"no Kafka API sends a {type(body).__name__}")
+    return spec
 
 
-def decode_frame(payload: bytes | bytearray) -> tuple[str, dict[str, Any]]:
-    """Check a frame's JSON and return (tag, fields) with the body still JSON data.
-
-    The body is decoded separately (``decode_body``) so that a well-formed request carrying a body this process
-    cannot decode is answered with an error instead of killing the connection.
-    """
-    tag, data, _ = decode_frame_and_body_text(payload)
-    return tag, data
-
-
-def decode_frame_and_body_text(payload: bytes | bytearray) -> tuple[str, dict[str, Any], bytes | bytearray | None]:
-    """`decode_frame`, plus the body's JSON text as it arrived when the frame is laid out as `encode_frame` writes
-    it (None otherwise: `body_text` re-encodes it).
-
-    A frame of our own layout is split at its body — head and tail read by hand, the body parsed by orjson from its
-    slice — so the text the trace records is the wire's (the wire encoder writes the codec's text byte for byte,
-    tests/edges/test_edges_frame_codec.py) instead of a re-encoding, and the parse is orjson's (~2x json's). On the
-    I/O thread, which shares the GIL with the driver, a 1.3 MB LeaderAndIsr frame cost json.loads ~53 ms plus ~48 ms
-    to re-encode its body for the trace. The data is json's either way: a body with a run of 19 digits or more (an
-    integer orjson would read as a float) or a slice that is not exactly one JSON value (a duplicated key) goes
-    through json.loads of the whole frame, as does any other layout.
-    """
-    split = _split_own_layout(payload)
-    if split is not None:
-        return split
-    try:
-        data = json.loads(payload.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError) as e:
-        raise MalformedFrameError(f"not UTF-8 JSON: {e}") from None
-    if not isinstance(data, dict):
-        raise MalformedFrameError(f"frame is a JSON {type(data).__name__}, not an object")
-    tag = data.get("@")
-    if tag not in (_REQ, _RESP, _ERR):
-        raise MalformedFrameError(f"unknown frame type {tag!r}")
-    rid = data.get("request_id")
-    if not isinstance(rid, int) or isinstance(rid, bool):
-        raise MalformedFrameError(f"{tag} without an integer request_id")
-    if tag == _REQ and (not isinstance(data.get("to"), str) or not isinstance(data.get("reply_expected"), bool)):
-        raise MalformedFrameError(f"{tag} without a string 'to' and a boolean 'reply_expected'")
-    if tag == _ERR and not isinstance(data.get("error"), str):
-        raise MalformedFrameError(f"{tag} without a string error")
-    return tag, data, None
+def encode_outbound(spec: ApiSpec, body: Any, correlation_id: int, client_id: str) -> bytes:
+    """The whole request frame for ``body`` at the spec's send version."""
+    assert spec.request_to_wire is not None and spec.send_version is not None
+    cid = spec.client_id_of(body) if spec.client_id_of is not None else None
+    header = RequestHeader(spec.api_key, spec.send_version, correlation_id, cid or client_id)
+    wire = spec.request_to_wire(body)
+    if spec.body_codec is not None:
+        return spec.body_codec.encode_request(header, wire)  # type: ignore[no-any-return]
+    return encode_request(header, wire)
 
 
-def _split_own_layout(payload: bytes | bytearray) -> tuple[str, dict[str, Any], bytes | bytearray] | None:
-    """(tag, fields, body text) of a NetWireRequest / NetWireResponse laid out as `encode_frame` writes it, else
-    None."""
-    m = _OWN_HEAD.match(payload)
-    if m is None:
-        return None
-    tag = _REQ if m.group(1) == b"NetWireRequest" else _RESP
-    to_literal = m.group(3)
-    if tag == _REQ:
-        if to_literal is None:
-            return None
-        if payload.endswith(b',"reply_expected":true}'):
-            end, reply_expected = len(payload) - 23, True
-        elif payload.endswith(b',"reply_expected":false}'):
-            end, reply_expected = len(payload) - 24, False
-        else:
-            return None
+def decode_outbound(spec: ApiSpec, payload: bytes | bytearray) -> tuple[int, Any]:
+    """A response frame (without its size) to a request sent with ``spec`` → (correlation id, internal response)."""
+    assert spec.send_version is not None and spec.response_from_wire is not None
+    if spec.body_codec is not None:
+        corr, body = spec.body_codec.decode_response(spec.api_key, spec.send_version, payload)
     else:
-        if to_literal is not None or not payload.endswith(b"}"):
-            return None
-        end, reply_expected = len(payload) - 1, False
-    text = payload[m.end():end]
-    if text.translate(_DIGITS_AS_ZEROS).find(_LONG_DIGIT_RUN) >= 0:
-        return None
+        corr, body = decode_response(spec.api_key, spec.send_version, payload)
+    return corr, spec.response_from_wire(spec.send_version, body)
+
+
+def encode_inbound_response(spec: ApiSpec, version: int, correlation_id: int, body: dict[str, Any]) -> bytes:
+    """The whole response frame answering a request served by ``spec``."""
+    if spec.body_codec is not None:
+        return spec.body_codec.encode_response(spec.api_key, version, correlation_id, body)  # type: ignore
+    return encode_response(spec.api_key, version, correlation_id, body)
+
+
+def decode_inbound(payload: bytes) -> Any:
+    """A request frame (without its size) → protocol.framing.Request; a kactor-private key by its spec's codec.
+    Raises protocol's ProtocolErrors on bad input."""
+    if len(payload) >= 2:
+        spec = spec_for_key(int.from_bytes(payload[:2], "big", signed=True))
+        if spec is not None and spec.body_codec is not None:
+            return spec.body_codec.decode_request(payload)
+    return decode_request(payload)
+
+
+def error_code_of(e: BaseException) -> int:
+    """The Kafka error a converter's exception answers with: its ``error`` / ``error_code`` when it has one (core
+    ApiError, protocol errors), else INVALID_REQUEST (a request this broker cannot make sense of)."""
+    code = getattr(e, "error", None)
+    if code is None:
+        code = getattr(e, "error_code", None)
     try:
-        body = orjson.loads(text)  # exactly one JSON value, or the frame is not what its head says
-        to = orjson.loads(to_literal) if to_literal is not None else None
-    except orjson.JSONDecodeError:
-        return None
-    data: dict[str, Any] = {"@": tag, "request_id": int(m.group(2))}
-    if tag == _REQ:
-        data["to"] = to
-        data["body"] = body
-        data["reply_expected"] = reply_expected
-    else:
-        data["body"] = body
-    return tag, data, text
-
-
-def decode_body(data: dict[str, Any]) -> Any:
-    """Decode a frame's body with the message codec (CodecError if it names unknown types or bad fields)."""
-    if "body" not in data:
-        raise CodecError("frame has no body")
-    try:
-        return from_json(data["body"])
-    except CodecError:
-        raise
-    except (TypeError, ValueError, KeyError, AttributeError) as e:  # malformed tagged data from a peer
-        raise CodecError(f"malformed body: {e.__class__.__name__}: {e}") from None
-
-
-def body_text(data: dict[str, Any], wire_text: bytes | bytearray | None = None) -> str:
-    """The JSON text of a decoded frame's body, as the codec writes it (what the trace records for the body): the
-    text that arrived when `decode_frame_and_body_text` found it, else a re-encoding."""
-    if wire_text is not None:
-        return wire_text.decode("utf-8")
-    return encode_json(data["body"])
+        return int(code) if code is not None else int(Errors.INVALID_REQUEST)
+    except (TypeError, ValueError):
+        return int(Errors.INVALID_REQUEST)
 
 
 class _Pending:
-    """A request whose answer must reach ``reply_to`` as NetResponse or NetSendFailed."""
+    """An outbound request waiting for its answer; ``reply_to`` None = fire-and-forget (the answer is dropped)."""
 
-    __slots__ = ("reply_to", "request_id", "cause", "deadline")
+    __slots__ = ("reply_to", "request_id", "cause", "deadline", "spec")
 
-    def __init__(self, reply_to: str, request_id: int, cause: int | None, deadline: float) -> None:
+    def __init__(self, reply_to: str | None, request_id: int, cause: int | None, deadline: float,
+                 spec: ApiSpec) -> None:
         self.reply_to = reply_to
         self.request_id = request_id
         self.cause = cause
         self.deadline = deadline
+        self.spec = spec
+
+
+class _InFlight:
+    """An inbound request being handled: what its answer needs to become a response frame."""
+
+    __slots__ = ("conn_id", "spec", "version", "correlation_id", "body")
+
+    def __init__(self, conn_id: int, spec: ApiSpec, version: int, correlation_id: int, body: dict[str, Any]) -> None:
+        self.conn_id = conn_id
+        self.spec = spec
+        self.version = version
+        self.correlation_id = correlation_id
+        self.body = body  # the decoded request body: error_response needs it
 
 
 class _Conn:
     """One socket and its buffers; touched only by the I/O thread."""
 
     __slots__ = ("conn_id", "sock", "outbound", "dest", "connecting", "connect_deadline", "out", "rbuf", "pending",
-                 "closed", "events", "peer", "addrs")
+                 "closed", "events", "peer", "addrs", "listener", "host", "waiting", "ready")
 
     def __init__(self, conn_id: int, sock: socket.socket, outbound: bool, dest: tuple[str, int] | None,
-                 peer: str) -> None:
+                 peer: str, listener: str = "", host: str = "") -> None:
         self.conn_id = conn_id
         self.sock = sock
         self.outbound = outbound
         self.dest = dest
         self.peer = peer
+        self.listener = listener
+        self.host = host
         self.connecting = False
         self.connect_deadline = 0.0
         self.out: collections.deque[bytes | memoryview] = collections.deque()
@@ -239,27 +213,71 @@ class _Conn:
         self.closed = False
         self.events = 0
         self.addrs: list[_AddrInfo] = []  # addresses not tried yet, while connecting
+        # inbound: the requests awaiting an answer in arrival order, and answers that arrived before earlier ones
+        self.waiting: collections.deque[int] = collections.deque()
+        self.ready: dict[int, bytes | None] = {}
+
+
+class _EdgeWorker:
+    """One edge handler's thread: requests in order, each answer handed back through ``Transport.reply``."""
+
+    def __init__(self, transport: Transport, name: str, handler: EdgeHandler) -> None:
+        self._transport = transport
+        self._handler = handler
+        self._queue: queue.SimpleQueue[tuple[int, int, RequestContext, Any] | None] = queue.SimpleQueue()
+        self._thread = threading.Thread(target=self._run, name=f"{transport.process_name}-{name}", daemon=True)
+        self._thread.start()
+
+    def submit(self, conn_id: int, rid: int, ctx: RequestContext, request: Any) -> None:
+        self._queue.put((conn_id, rid, ctx, request))
+
+    def close(self) -> None:
+        self._queue.put(None)
+
+    def _run(self) -> None:
+        while True:
+            item = self._queue.get()
+            if item is None:
+                return
+            conn_id, rid, ctx, request = item
+            try:
+                response = self._handler(ctx, request)
+            except Exception:  # noqa: BLE001 - one failed request must not stop the handler
+                log.exception("edge handler failed on %s", type(request).__name__)
+                self._transport.reply_error(conn_id, rid, int(Errors.UNKNOWN_SERVER_ERROR))
+                continue
+            self._transport.reply(conn_id, rid, response)
 
 
 class Transport:
-    """TCP server + client connections for one process. The ``net`` slot of ``runtime.edges``.
+    """Kafka listeners + client connections for one process. The ``net`` slot of ``runtime.edges``.
 
     ``send``, ``reply``, ``close_destination`` and ``close`` are thread-safe and never block on the network.
+    ``listeners``: (host, port, listener name) of every socket to bind, the first being what ``host``/``port``
+    report; ``cluster_id`` is handed to request converters (Metadata answers with it).
     """
 
     def __init__(self, runtime: Any, host: str = "127.0.0.1", port: int = 0, *,
-                 max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES,
+                 max_request_bytes: int = SOCKET_REQUEST_MAX_BYTES,
+                 max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
                  connect_timeout_s: float = DEFAULT_CONNECT_TIMEOUT_S,
                  request_timeout_s: float = DEFAULT_REQUEST_TIMEOUT_S, fault_file: str | None = None,
-                 extra_listeners: tuple[tuple[str, int], ...] = ()) -> None:
+                 listener_name: str = "PLAINTEXT",
+                 extra_listeners: tuple[tuple[str, int] | tuple[str, int, str], ...] = (),
+                 cluster_id: str = "") -> None:
         self._runtime = runtime
         self._name = getattr(runtime, "process_name", "kactor")
-        self.max_frame_bytes = max_frame_bytes
+        self.max_request_bytes = max_request_bytes
+        self.max_response_bytes = max_response_bytes
         self.connect_timeout_s = connect_timeout_s
         self.request_timeout_s = request_timeout_s
+        self.cluster_id = cluster_id
         # One server socket per broker listener (Kafka's SocketServer: an Acceptor each); all serve the same actors.
         self._listeners: list[socket.socket] = []
-        for h, p in ((host, port), *extra_listeners):
+        self._listener_names: dict[socket.socket, str] = {}
+        wanted = [(host, port, listener_name)] + [(e[0], e[1], e[2] if len(e) > 2 else listener_name)  # type: ignore
+                                                  for e in extra_listeners]
+        for h, p, name in wanted:
             try:
                 sock = socket.create_server((h, p), reuse_port=False)
             except OSError as e:
@@ -268,6 +286,7 @@ class Transport:
                 raise ListenError(e.errno, e.strerror or str(e), h, p) from e
             sock.setblocking(False)
             self._listeners.append(sock)
+            self._listener_names[sock] = name
         self._listener = self._listeners[0]  # the first listener's: what host and port report
         self.bound: tuple[tuple[str, int], ...] = tuple(s.getsockname()[:2] for s in self._listeners)
         self._host, self._port = self.bound[0]
@@ -286,9 +305,15 @@ class Transport:
         # Commands from other threads; deque append/popleft are atomic, so no lock is needed.
         self._cmds: collections.deque[tuple[Any, ...]] = collections.deque()
         self._corr = itertools.count(1)
+        self._rids = itertools.count(1)
         self._conn_ids = itertools.count(1)
         self._inbound: dict[int, _Conn] = {}
         self._outbound: dict[tuple[str, int], _Conn] = {}
+        # inbound requests being handled, by our request id (written by the I/O thread before the request is handed
+        # on; popped by whoever answers: dict operations are atomic)
+        self._inflight: dict[int, _InFlight] = {}
+        self._edge_workers: dict[str, _EdgeWorker] = {}
+        self._inline_handlers: dict[str, EdgeHandler] = {"api_versions": self._api_versions}
         # Host-name lookups under way: the sends waiting for each, and when it started (to time it out).
         self._resolving: dict[tuple[str, int], list[tuple[Any, ...]]] = {}
         self._resolve_started: dict[tuple[str, int], float] = {}
@@ -310,49 +335,65 @@ class Transport:
         return self._host
 
     @property
+    def process_name(self) -> str:
+        return self._name
+
+    @property
     def partitioned_from(self) -> frozenset[str]:
         """The ``host:port`` endpoints a fault file currently cuts this process off from (kactor chaos)."""
         return self._blocked
 
+    def add_edge_handler(self, name: str, handler: EdgeHandler) -> None:
+        """Serve the APIs routed "edge:<name>" with ``handler(ctx, request) -> response`` on a thread of its own
+        (the composition root plugs e.g. AdminManager in here before the first client connects)."""
+        if name in self._edge_workers or name in self._inline_handlers:
+            raise ValueError(f"edge handler {name!r} is already set")
+        self._edge_workers[name] = _EdgeWorker(self, name, handler)
+
     def send(self, host: str, port: int, to: str, body: Any, request_id: int, reply_to: str | None,
              cause: int | None = None, timeout_ms: float | None = None) -> None:
-        """Queue ``body`` for actor ``to`` at host:port. With ``reply_to``, exactly one NetResponse or NetSendFailed
-        (carrying ``request_id``, caused by ``cause``) is later injected into ``reply_to``.
+        """Send the internal request ``body`` to the broker at host:port as its Kafka request. With ``reply_to``,
+        exactly one NetResponse (the decoded answer) or NetSendFailed (carrying ``request_id``, caused by
+        ``cause``) is later injected into ``reply_to``. ``to`` (the actor that will handle it there) is implied by
+        the api key on the other side; it is kept for the trace.
 
         The body is encoded here, in the caller's thread, so the frame is a snapshot of the value at send time and
         an unencodable body fails at once.
         """
         dest = (host, int(port))
-        pending = None
-        if reply_to is not None:
-            timeout_s = self.request_timeout_s if timeout_ms is None else timeout_ms / 1000.0
-            pending = _Pending(reply_to, request_id, cause, time.monotonic() + timeout_s)
-        corr = next(self._corr)
+        timeout_s = self.request_timeout_s if timeout_ms is None else timeout_ms / 1000.0
+        corr = next(self._corr) % _INT32
         try:
-            frame = encode_frame(NetWireRequest(corr, to, body, reply_to is not None))
-        except CodecError as e:
-            self._fail_or_log(pending, f"cannot encode request for {to}@{host}:{port}: {e}")
+            spec = outbound_spec(body)
+            frame = encode_outbound(spec, body, corr, self._name)
+        except Exception as e:  # noqa: BLE001 - a converter's or the codec's error: the caller is told
+            pending = _Pending(reply_to, request_id, cause, 0.0, None) if reply_to is not None else None  # type: ignore
+            self._fail_or_log(pending, f"cannot encode {type(body).__name__} for {host}:{port}: "
+                                       f"{e.__class__.__name__}: {e}")
             return
-        if len(frame) - HEADER.size > self.max_frame_bytes:
-            self._fail_or_log(pending, f"request for {to}@{host}:{port} is {len(frame)} bytes, over the "
-                                       f"{self.max_frame_bytes}-byte frame limit")
-            return
+        # a one-way request never times out: nobody waits for it, so its connection has no reason to be dropped
+        deadline = time.monotonic() + timeout_s if reply_to is not None else float("inf")
+        pending = _Pending(reply_to, request_id, cause, deadline, spec)
         if not self._submit(("send", dest, corr, frame, pending)):
             self._fail_or_log(pending, "transport closed")
 
     def reply(self, connection_id: int, request_id: int, body: Any) -> None:
-        """Answer the NetRequest (connection_id, request_id). Dropped if that connection has gone (the requester
-        has then already been told NetSendFailed)."""
-        try:
-            frame = encode_frame(NetWireResponse(request_id, body))
-        except CodecError as e:
-            log.error("cannot encode reply %d on connection %d: %s", request_id, connection_id, e)
-            frame = encode_frame(NetWireError(request_id, f"cannot encode reply: {e}"))
-        if len(frame) - HEADER.size > self.max_frame_bytes:
-            log.error("reply %d on connection %d is %d bytes, over the frame limit", request_id, connection_id,
-                      len(frame))
-            frame = encode_frame(NetWireError(request_id, f"reply is {len(frame)} bytes, over the frame limit"))
-        self._submit(("reply", connection_id, frame))
+        """Answer the NetRequest (connection_id, request_id) with the internal response ``body``. Dropped if that
+        connection has gone. A response that cannot be encoded closes the connection (Kafka's client would wait
+        for it for ever otherwise)."""
+        inflight = self._inflight.pop(request_id, None)
+        if inflight is None:
+            log.debug("%s: reply %d for a closed connection dropped", self._name, request_id)
+            return
+        frame = self._response_frame(inflight, body)
+        self._submit(("reply", inflight.conn_id, request_id, frame))
+
+    def reply_error(self, connection_id: int, request_id: int, error: int) -> None:
+        """Answer the request with its API's whole-request error response (``error_response``)."""
+        inflight = self._inflight.pop(request_id, None)
+        if inflight is None:
+            return
+        self._submit(("reply", inflight.conn_id, request_id, self._error_frame(inflight, error)))
 
     def close_destination(self, host: str, port: int) -> None:
         """Close the outbound connection to host:port; its pending requests fail. The next send reconnects."""
@@ -362,6 +403,8 @@ class Transport:
         """Close every socket, fail every pending request, and join the I/O thread. Idempotent."""
         self._closing = True
         self._wake()
+        for worker in self._edge_workers.values():
+            worker.close()
         if self._thread is not threading.current_thread():
             self._thread.join(timeout_s)
             if self._thread.is_alive():
@@ -400,7 +443,7 @@ class Transport:
             log.exception("injecting %s into %s failed", type(body).__name__, to)
 
     def _fail_or_log(self, pending: _Pending | None, error: str) -> None:
-        if pending is None:
+        if pending is None or pending.reply_to is None:
             log.warning("%s: dropped a one-way message: %s", self._name, error)
         else:
             self._inject(pending.reply_to, NetSendFailed(pending.request_id, error), pending.cause)
@@ -469,18 +512,17 @@ class Transport:
                     if conn is None:
                         self._fail_or_log(pending, self._last_connect_error)
                         continue
-                if pending is not None:
-                    conn.pending[corr] = pending
-                conn.out.append(frame)
+                self._queue_send(conn, corr, frame, pending)
                 touched[id(conn)] = conn
             elif kind == "reply":
-                _, conn_id, frame = cmd
+                _, conn_id, rid, frame = cmd
                 conn = self._inbound.get(conn_id)
                 if conn is None:
                     log.debug("%s: reply for closed connection %d dropped", self._name, conn_id)
                     continue
-                conn.out.append(frame)
-                touched[id(conn)] = conn
+                self._answer(conn, rid, frame)
+                if not conn.closed:
+                    touched[id(conn)] = conn
             elif kind == "close":
                 dest = cmd[1]
                 reason = f"connection to {dest[0]}:{dest[1]} closed on request (NetClose)"
@@ -507,23 +549,39 @@ class Transport:
                         self._fail_or_log(waiting_cmd[4], self._last_connect_error)
                     continue
                 for _, _, corr, frame, pending in waiting:
-                    if pending is not None:
-                        conn.pending[corr] = pending
-                    conn.out.append(frame)
+                    self._queue_send(conn, corr, frame, pending)
                 touched[id(conn)] = conn
         # Write at once rather than waiting a select round for writability: the socket is almost always writable.
         for conn in touched.values():
             if not conn.closed and not conn.connecting:
                 self._guarded(conn, self._flush)
 
+    @staticmethod
+    def _queue_send(conn: _Conn, corr: int, frame: bytes, pending: _Pending) -> None:
+        # every request kactor sends is answered by its peer, also a one-way one (its answer is read and dropped)
+        conn.pending[corr] = pending
+        conn.out.append(frame)
+
+    def _answer(self, conn: _Conn, rid: int, frame: bytes | None) -> None:
+        """An answer for inbound request ``rid``: queued behind the answers still owed to earlier requests of the
+        connection (Kafka answers a connection's requests in order). None closes the connection."""
+        conn.ready[rid] = frame
+        waiting, ready = conn.waiting, conn.ready
+        while waiting and waiting[0] in ready:
+            f = ready.pop(waiting.popleft())
+            if f is None:
+                self._close_conn(conn, f"could not answer a request from {conn.peer}")
+                return
+            conn.out.append(f)
+
     def _guarded(self, conn: _Conn, fn: Any) -> None:
         try:
             fn(conn)
         except OSError as e:
             self._close_conn(conn, f"connection to {conn.peer} failed: {e.strerror or e}")
-        except MalformedFrameError as e:
-            log.error("%s: malformed frame from %s, closing the connection: %s", self._name, conn.peer, e)
-            self._close_conn(conn, f"malformed frame from {conn.peer}: {e}")
+        except (BadRequestError, ProtocolError) as e:
+            log.warning("%s: closing the connection from %s: %s", self._name, conn.peer, e)
+            self._close_conn(conn, f"bad input from {conn.peer}: {e}")
         except Exception as e:  # noqa: BLE001 - one bad connection must not take the process down
             log.exception("%s: error on connection to %s", self._name, conn.peer)
             self._close_conn(conn, f"connection to {conn.peer} failed: {e}")
@@ -640,7 +698,8 @@ class Transport:
                 return
             sock.setblocking(False)
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-            conn = _Conn(next(self._conn_ids), sock, False, None, f"{addr[0]}:{addr[1]}")
+            conn = _Conn(next(self._conn_ids), sock, False, None, f"{addr[0]}:{addr[1]}",
+                         self._listener_names.get(listener, ""), str(addr[0]))
             self._inbound[conn.conn_id] = conn
             self._set_events(conn, selectors.EVENT_READ)
 
@@ -671,11 +730,16 @@ class Transport:
                 del self._outbound[conn.dest]  # type: ignore[arg-type]
         else:
             self._inbound.pop(conn.conn_id, None)
+            for rid in conn.waiting:  # answers still owed: dropped when they come
+                self._inflight.pop(rid, None)
+            conn.waiting.clear()
+            conn.ready.clear()
         pending, conn.pending = conn.pending, {}
         if pending:
             log.info("%s: %s; failing %d pending request(s)", self._name, reason, len(pending))
         for p in pending.values():
-            self._inject(p.reply_to, NetSendFailed(p.request_id, reason), p.cause)
+            if p.reply_to is not None:
+                self._inject(p.reply_to, NetSendFailed(p.request_id, reason), p.cause)
         conn.out.clear()
         conn.rbuf = bytearray()
 
@@ -683,10 +747,10 @@ class Transport:
         if self._faults is not None:
             blocked = self._faults.poll(now)
             if blocked is not None:
-                self._blocked = blocked
                 for dest, conn in list(self._outbound.items()):
                     if endpoint(*dest) in blocked:
                         self._close_conn(conn, f"connection to {conn.peer} cut: {PARTITIONED}")
+                self._blocked = blocked  # after the cut: whoever sees the new set sees its connections gone
         for dest, started in list(self._resolve_started.items()):
             if now - started >= self.connect_timeout_s:
                 del self._resolve_started[dest]
@@ -701,8 +765,7 @@ class Transport:
             if expired:
                 for c in expired:
                     p = conn.pending.pop(c)
-                    self._inject(p.reply_to, NetSendFailed(p.request_id, f"request to {conn.peer} timed out"),
-                                 p.cause)
+                    self._fail_or_log(p, f"request to {conn.peer} timed out")
                 self._close_conn(conn, f"connection to {conn.peer} closed after a request timed out")
 
     def _shutdown(self) -> None:
@@ -719,6 +782,8 @@ class Transport:
             cmd = self._cmds.popleft()
             if cmd[0] == "send":
                 self._fail_or_log(cmd[4], "transport closed")
+        for worker in self._edge_workers.values():
+            worker.close()
         for s in (*self._listeners, self._wake_r, self._wake_w):
             with contextlib.suppress(OSError):
                 s.close()
@@ -761,85 +826,150 @@ class Transport:
         buf = conn.rbuf
         buf += data
         off = 0
-        limit = self.max_frame_bytes
+        # NetworkReceive.readFrom: a size above socket.request.max.bytes (or negative) is InvalidReceiveException
+        limit = self.max_response_bytes if conn.outbound else self.max_request_bytes
         while len(buf) - off >= HEADER.size:
             (n,) = HEADER.unpack_from(buf, off)
-            if n > limit:
-                raise MalformedFrameError(f"frame of {n} bytes exceeds the {limit}-byte limit")
+            if n < 0 or n > limit:
+                raise FrameTooLargeError(f"Invalid receive (size = {n}{f' larger than {limit}' if n > 0 else ''})")
             end = off + HEADER.size + n
             if len(buf) < end:
                 break
-            payload = buf[off + HEADER.size:end]  # one copy; the frame outlives later buffer edits
+            payload = bytes(buf[off + HEADER.size:end])  # one copy; the frame outlives later buffer edits
             off = end
-            self._on_frame(conn, payload)
+            if conn.outbound:
+                self._on_response(conn, payload)
+            else:
+                self._on_request(conn, payload)
             if conn.closed:
                 return
         if off:
             del buf[:off]
+        if not conn.closed and conn.out:
+            self._flush(conn)
 
-    def _on_frame(self, conn: _Conn, payload: bytes | bytearray) -> None:
-        tag, data, wire_text = decode_frame_and_body_text(payload)
-        rid: int = data["request_id"]
-        if conn.outbound:
-            if tag == _REQ:
-                raise MalformedFrameError("a request arrived on an outbound connection")
-            p = conn.pending.pop(rid, None)
-            if p is None:
-                log.debug("%s: answer %d from %s has no waiting request (timed out?)", self._name, rid, conn.peer)
-                return
-            if tag == _ERR:
-                self._inject(p.reply_to, NetSendFailed(p.request_id, f"{conn.peer}: {data['error']}"), p.cause)
-                return
-            try:
-                body = decode_body(data)
-            except CodecError as e:
-                self._inject(p.reply_to, NetSendFailed(p.request_id, f"undecodable answer from {conn.peer}: {e}"),
-                             p.cause)
-                return
-            if noting_texts():  # a trace writes the wire's text, not a re-encoding
-                note_text(body, body_text(data, wire_text))
-            self._inject(p.reply_to, NetResponse(p.request_id, body), p.cause)
+    def _on_response(self, conn: _Conn, payload: bytes) -> None:
+        if len(payload) < 4:
+            raise BadRequestError(f"a {len(payload)}-byte response frame")
+        (corr,) = HEADER.unpack_from(payload, 0)
+        p = conn.pending.pop(corr, None)
+        if p is None:
+            log.debug("%s: answer %d from %s has no waiting request (timed out?)", self._name, corr, conn.peer)
             return
-        if tag != _REQ:
-            raise MalformedFrameError(f"{tag} arrived on an inbound connection")
-        to: str = data["to"]
-        reply_expected: bool = data["reply_expected"]
-        error = None
+        if p.reply_to is None:
+            return
         try:
-            body = decode_body(data)
-        except CodecError as e:
-            error = f"undecodable request body: {e}"
-        if error is None and not self._has_actor(to):
-            error = f"no actor named {to!r} in process {self._name}"
-        if error is not None:
-            log.warning("%s: request from %s rejected: %s", self._name, conn.peer, error)
+            _, body = decode_outbound(p.spec, payload)
+        except Exception as e:  # noqa: BLE001 - a peer's bad answer fails that request and its connection
+            self._inject(p.reply_to, NetSendFailed(p.request_id, f"undecodable {p.spec.name} answer from "
+                                                                 f"{conn.peer}: {e.__class__.__name__}: {e}"), p.cause)
+            raise BadRequestError(f"undecodable {p.spec.name} answer: {e}") from None
+        self._inject(p.reply_to, NetResponse(p.request_id, body), p.cause)
+
+    def _on_request(self, conn: _Conn, payload: bytes) -> None:
+        """KafkaApis.handle for one request frame: decode, convert, route (or close the connection, as 2.6)."""
+        try:
+            request = decode_inbound(payload)
+        except UnsupportedVersionError as e:
+            header = e.header
+            if isinstance(header, RequestHeader) and header.request_api_key == API_VERSIONS_KEY:
+                rid = next(self._rids)
+                conn.waiting.append(rid)
+                self._answer(conn, rid, api_versions_unsupported_response(header.correlation_id))
+                return
+            raise  # Kafka 2.6: "Unsupported version" InvalidRequestException -> the connection is closed
+        header, body = request.header, request.body
+        key, version = header.request_api_key, header.request_api_version
+        spec = spec_for_key(key)
+        if spec is None:
+            raise BadRequestError(f"api key {key} is not served by this broker")
+        ctx = RequestContext(version, header.correlation_id, header.client_id or "", conn.host, conn.conn_id,
+                             conn.listener, self.cluster_id)
+        reply_expected = spec.expects_reply(version, body)
+        rid = next(self._rids)
+        inflight = _InFlight(conn.conn_id, spec, version, header.correlation_id, body)
+        if reply_expected:
+            self._inflight[rid] = inflight
+            conn.waiting.append(rid)
+        try:
+            internal = spec.request_from_wire(version, body, ctx)
+        except Exception as e:  # noqa: BLE001 - a request the converter refuses: Kafka's error answer for it
+            log.info("%s: %s v%d from %s refused: %s", self._name, spec.name, version, conn.peer, e)
             if reply_expected:
-                conn.out.append(encode_frame(NetWireError(rid, error)))
-                self._flush(conn)
+                self._inflight.pop(rid, None)
+                self._answer(conn, rid, self._error_frame(inflight, error_code_of(e)))
             return
-        # An external input: the request's cause lives in the other process's trace.
-        if noting_texts():
-            note_text(body, body_text(data, wire_text))
-        self._inject(to, NetRequest(conn.conn_id, rid, body, reply_expected), None)
+        handler = spec.edge_handler
+        if handler is not None:
+            inline = self._inline_handlers.get(handler)
+            if inline is not None:
+                if reply_expected:
+                    self._inflight.pop(rid, None)
+                    self._answer(conn, rid, self._response_frame(inflight, inline(ctx, internal)))
+                return
+            worker = self._edge_workers.get(handler)
+            if worker is None:
+                log.error("%s: no edge handler %r for %s", self._name, handler, spec.name)
+                if reply_expected:
+                    self._inflight.pop(rid, None)
+                    self._answer(conn, rid, self._error_frame(inflight, int(Errors.UNKNOWN_SERVER_ERROR)))
+                return
+            worker.submit(conn.conn_id, rid, ctx, internal)
+            return
+        route = ROUTES.get(spec.route, spec.route)
+        if not self._has_actor(route):
+            log.error("%s: no actor %r for %s", self._name, route, spec.name)
+            if reply_expected:
+                self._inflight.pop(rid, None)
+                self._answer(conn, rid, self._error_frame(inflight, int(Errors.UNKNOWN_SERVER_ERROR)))
+            return
+        # An external input: the request's cause lives in the client's process.
+        self._inject(route, NetRequest(conn.conn_id, rid, internal, reply_expected, version,
+                                            header.client_id or "", conn.host), None)
+
+    def _response_frame(self, inflight: _InFlight, response: Any) -> bytes | None:
+        try:
+            wire = inflight.spec.response_to_wire(inflight.version, response)
+            return encode_inbound_response(inflight.spec, inflight.version, inflight.correlation_id, wire)
+        except Exception:  # noqa: BLE001 - our own bug: the connection is closed rather than left waiting
+            log.exception("%s: cannot encode a %s v%d response", self._name, inflight.spec.name, inflight.version)
+            return None
+
+    def _error_frame(self, inflight: _InFlight, error: int) -> bytes | None:
+        """AbstractRequest.getErrorResponse: the whole request answered with ``error``; None (close) when even
+        that cannot be built."""
+        try:
+            wire = inflight.spec.error_response(inflight.version, inflight.body, error)
+            return encode_inbound_response(inflight.spec, inflight.version, inflight.correlation_id, wire)
+        except Exception:  # noqa: BLE001
+            log.exception("%s: cannot build the %s v%d error response", self._name, inflight.spec.name,
+                          inflight.version)
+            return None
+
+    @staticmethod
+    def _api_versions(ctx: RequestContext, request: Any) -> Any:
+        return api_versions_api.handle_api_versions_request(request, ctx.api_version)
 
     def _has_actor(self, name: str) -> bool:
         has = getattr(self._runtime, "has_actor", None)
         return True if has is None else bool(has(name))
 
 
-# -- blocking client for command-line tools -------------------------------------------------------------------------
+# -- blocking client for command-line tools and tests -----------------------------------------------------------------
 class BlockingClient:
-    """One connection to a kactor process, for tools that are not actor systems. Not thread-safe."""
+    """One Kafka connection to a broker, for tools that are not actor systems: internal requests in, internal
+    responses out, through the same ApiSpecs as the transport's outbound path. Not thread-safe."""
 
     def __init__(self, host: str, port: int, connect_timeout_s: float = DEFAULT_CONNECT_TIMEOUT_S,
-                 max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES) -> None:
+                 max_frame_bytes: int = DEFAULT_MAX_RESPONSE_BYTES, client_id: str = "kactor-client") -> None:
         self.host, self.port = host, int(port)
         self.max_frame_bytes = max_frame_bytes
+        self.client_id = client_id
         self._ids = itertools.count(1)
         try:
             self._sock: socket.socket | None = socket.create_connection((host, self.port), timeout=connect_timeout_s)
         except ConnectionRefusedError:
-            raise TransportError(f"connection refused by {host}:{port} (is a kactor process listening there?)") \
+            raise TransportError(f"connection refused by {host}:{port} (is a kactor broker listening there?)") \
                 from None
         except TimeoutError:
             raise TransportError(f"connecting to {host}:{port} timed out after {connect_timeout_s:g}s") from None
@@ -847,42 +977,55 @@ class BlockingClient:
             raise TransportError(f"cannot connect to {host}:{port}: {e.strerror or e}") from None
         self._sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
-    def request(self, to: str, body: Any, timeout_s: float = 10.0) -> Any:
-        """Send ``body`` to actor ``to`` and return the decoded answer; TransportError on any failure."""
+    def request(self, body: Any, timeout_s: float = 10.0) -> Any:
+        """Send the internal request ``body`` as its Kafka request and return the decoded internal response;
+        TransportError on any failure (the connection is then closed)."""
+        try:
+            spec = outbound_spec(body)
+        except ValueError as e:
+            raise TransportError(str(e)) from None
+        corr = next(self._ids) % _INT32
+        try:
+            frame = encode_outbound(spec, body, corr, self.client_id)
+        except Exception as e:  # noqa: BLE001 - a converter's or the codec's refusal
+            raise TransportError(f"cannot encode {type(body).__name__}: {e.__class__.__name__}: {e}") from None
+        where = f"{self.host}:{self.port}"
+        payload = self._exchange(frame, corr, timeout_s, f"{spec.name}")
+        try:
+            return decode_outbound(spec, payload)[1]
+        except Exception as e:  # noqa: BLE001
+            self.close()
+            raise TransportError(f"bad {spec.name} answer from {where}: {e.__class__.__name__}: {e}") from None
+
+    def request_raw(self, api_key: int, version: int, body: dict[str, Any], timeout_s: float = 10.0) -> dict[str, Any]:
+        """One request given as its wire body at an explicit version; the decoded response body (tests, tools)."""
+        corr = next(self._ids) % _INT32
+        frame = encode_request(RequestHeader(api_key, version, corr, self.client_id), body)
+        payload = self._exchange(frame, corr, timeout_s, API_VERSIONS[api_key].name)
+        return decode_response(api_key, version, payload)[1]
+
+    def _exchange(self, frame: bytes, corr: int, timeout_s: float, what: str) -> bytes:
         if self._sock is None:
             raise TransportError("client is closed")
-        rid = next(self._ids)
-        try:
-            frame = encode_frame(NetWireRequest(rid, to, body, True))
-        except CodecError as e:
-            raise TransportError(f"cannot encode request: {e}") from None
         deadline = time.monotonic() + timeout_s
         where = f"{self.host}:{self.port}"
         try:
             self._sock.settimeout(timeout_s)
             self._sock.sendall(frame)
             while True:
-                header = self._recv_exact(HEADER.size, deadline)
-                (n,) = HEADER.unpack(header)
-                if n > self.max_frame_bytes:
-                    raise TransportError(f"{where} sent a {n}-byte frame, over the {self.max_frame_bytes} limit")
-                tag, data = decode_frame(self._recv_exact(n, deadline))
-                if data["request_id"] != rid:
-                    continue  # an answer to an earlier request we gave up on
-                if tag == _ERR:
-                    raise TransportError(f"{where} answered with an error: {data['error']}")
-                if tag != _RESP:
-                    raise TransportError(f"{where} sent an unexpected {tag}")
-                return decode_body(data)
+                (n,) = HEADER.unpack(self._recv_exact(HEADER.size, deadline))
+                if n < 4 or n > self.max_frame_bytes:
+                    raise TransportError(f"{where} sent a {n}-byte frame")
+                payload = self._recv_exact(n, deadline)
+                if HEADER.unpack_from(payload, 0)[0] == corr:
+                    return payload
+                # an answer to an earlier request we gave up on
         except TimeoutError:
             self.close()
-            raise TransportError(f"no answer from {where} ({to}) within {timeout_s:g}s") from None
+            raise TransportError(f"no answer from {where} ({what}) within {timeout_s:g}s") from None
         except TransportError:
             self.close()
             raise
-        except (MalformedFrameError, CodecError) as e:
-            self.close()
-            raise TransportError(f"bad answer from {where}: {e}") from None
         except OSError as e:
             self.close()
             raise TransportError(f"connection to {where} failed: {e.strerror or e}") from None
@@ -915,10 +1058,17 @@ class BlockingClient:
         self.close()
 
 
-def request(host: str, port: int, to: str, body: Any, timeout_s: float = 10.0) -> Any:
-    """One blocking request/answer with actor ``to`` in the process at host:port (for command-line tools).
+def request(host: str, port: int, body: Any, *more: Any, timeout_s: float = 10.0) -> Any:
+    """One blocking Kafka request/answer with the broker at host:port (for command-line tools and tests): the
+    internal request ``body`` in, its internal response out.
 
-    Raises TransportError with a one-line reason on connection refused, timeout, lost connection or error answer.
+    The JSON transport's form ``request(host, port, actor_name, body[, timeout_s])`` is still accepted (the actor
+    name is implied by the api key now and ignored) until its callers have moved.
+    Raises TransportError with a one-line reason on connection refused, timeout, lost connection or bad answer.
     """
+    if isinstance(body, str) and more:
+        body, more = more[0], more[1:]
+    if more:
+        timeout_s = float(more[0])
     with BlockingClient(host, port, connect_timeout_s=timeout_s) as client:
-        return client.request(to, body, timeout_s)
+        return client.request(body, timeout_s)

@@ -58,6 +58,28 @@ def controller_config(config: KafkaConfig, registration: str) -> Any:
     return ControllerConfig.from_kafka_config(config, registration)
 
 
+def get_or_create_cluster_id(client: Any) -> str:
+    """KafkaServer.getOrGenerateClusterId: /cluster/id's id, or a new one (a random UUID in URL-safe base64 without
+    padding, CoreUtils.generateUuidAsBase64) created there if the node is absent — the first broker's wins a race."""
+    import base64
+    import uuid
+
+    from kazoo.exceptions import NodeExistsError, NoNodeError
+
+    from zk_bridge import paths, znodes
+
+    try:
+        data, _ = client.get(paths.ClusterIdZNode)
+    except NoNodeError:
+        new = base64.urlsafe_b64encode(uuid.uuid4().bytes).rstrip(b"=").decode("ascii")
+        try:
+            client.create(paths.ClusterIdZNode, znodes.encode_cluster_id(new).encode("utf-8"), makepath=True)
+        except NodeExistsError:
+            pass
+        data, _ = client.get(paths.ClusterIdZNode)
+    return znodes.decode_cluster_id(data.decode("utf-8") if data is not None else None)
+
+
 def wire_zk_events(rt: Runtime, executor: Any, bridge: str = names.ZK) -> None:
     """ZooKeeper's watch firings and session changes, from kazoo's threads, become inputs of the ZkBridgeActor
     (Kafka's ZooKeeperClient hands them to its registered handlers), recorded as sent by "edge:zk"."""
@@ -119,9 +141,13 @@ class BrokerProcess:
                 "config": cfg.non_default(), "kactor": _version()})
         rt = Runtime(f"broker-{broker_id}", trace=trace)
         self.runtime = rt
+        cluster_id = get_or_create_cluster_id(client)
         first, *more = cfg.listeners
         try:
-            transport = Transport(rt, first.host, first.port, extra_listeners=tuple((ep.host, ep.port) for ep in more))
+            transport = Transport(rt, first.host, first.port, listener_name=first.listener_name,
+                                  extra_listeners=tuple((ep.host, ep.port, ep.listener_name) for ep in more),
+                                  max_request_bytes=cfg["socket.request.max.bytes"],
+                                  cluster_id=cluster_id)
         except ListenError as e:
             self._close()
             raise BrokerStartError(str(e)) from None

@@ -4,7 +4,8 @@ Outbound: ``NetSend`` to "net"; when ``reply_to`` is set, exactly one of ``NetRe
 back to ``reply_to`` with the caller's ``request_id`` (a reply is never silently lost). Inbound: the edge injects
 ``NetRequest`` into the addressed actor, which answers by posting ``NetReply`` to "net".
 
-The ``NetWire*`` classes are the frames on the socket (4-byte big-endian length + codec JSON); actors never see them.
+On the socket these are Kafka requests and responses (edges/transport.py): a body is an internal request or
+response, converted to and from its Kafka API by core/api's ApiSpecs; actors never see Kafka's bytes.
 """
 
 from __future__ import annotations
@@ -81,30 +82,3 @@ class NetClose:
 
     host: str
     port: int
-
-
-# -- frames on the socket ----------------------------------------------------------------------------------------
-@message
-class NetWireRequest:
-    """Frame: a request; ``request_id`` is the sending transport's own correlation id, not the actor's."""
-
-    request_id: int
-    to: str
-    body: Any
-    reply_expected: bool
-
-
-@message
-class NetWireResponse:
-    """Frame: the answer to the NetWireRequest with this ``request_id``."""
-
-    request_id: int
-    body: Any
-
-
-@message
-class NetWireError:
-    """Frame: the request with this ``request_id`` could not be handled (e.g. no such actor, undecodable body)."""
-
-    request_id: int
-    error: str

@@ -34,10 +34,15 @@ def test_checkpoint_write_bench_reports_both_ways(capsys: pytest.CaptureFixture[
     assert list(tmp_path.iterdir()) == []  # its scratch folder is removed
 
 
-def test_transport_receive_bench_reports_both_modes(capsys: pytest.CaptureFixture[str]) -> None:
+def test_transport_receive_bench_reports_edge_against_codec(capsys: pytest.CaptureFixture[str]) -> None:
     from bench.transport_receive import main
+    from core.api.registry import spec_for_key
 
     assert main(["--partitions", "20", "--rounds", "2"]) == 0
     out = capsys.readouterr().out
-    assert "LeaderAndIsr, 20 partitions: untraced" in out and "LeaderAndIsr, 1 partition: untraced" in out
-    assert out.count("ratio traced/untraced") == 2
+    assert "Metadata v9, 2 topics: edge" in out
+    frames = 1
+    if spec_for_key(4) is not None:
+        assert "LeaderAndIsr v4, 20 partitions: edge" in out and "LeaderAndIsr v4, 1 partition: edge" in out
+        frames = 3
+    assert out.count("ratio edge/codec") == frames

@@ -7,15 +7,24 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
-from edge_support import Echo, Node, Recorder, poll
+from edge_support import Echo, Node, Recorder, poll, register_test_apis
 
 from actors.edge_slots import Edges
 from actors.network_actor import NetworkActor
 from actors.runtime import Runtime
 from actors.timer_actor import TimerActor
+from core.api import registry
 from edges.timer import TimerEdge
 from edges.transport import Transport
 from tests.support.actors import Sink
+
+
+@pytest.fixture(autouse=True)
+def test_apis(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The edge tests' own APIs (edge_support.TEST_SPECS) beside the real ones, for this test only."""
+    monkeypatch.setattr(registry, "_BY_KEY", dict(registry._BY_KEY))
+    monkeypatch.setattr(registry, "_BY_TYPE", dict(registry._BY_TYPE))
+    register_test_apis()
 
 
 @pytest.fixture

@@ -10,6 +10,8 @@ import attrs
 
 from actors.base import KActor
 from actors.runtime import Runtime
+from core.api import registry
+from core.api.registry import ApiSpec
 from edges.timer import TimerEdge
 from edges.transport import Transport
 from messages.net import NetReply, NetRequest, NetSend
@@ -38,6 +40,86 @@ class EdgeTestBench:
     total: int
     window: int
     size: int
+
+
+# -- test APIs: Kafka APIs kactor does not serve (SASL, delegation tokens) carry test values to the test actors ------
+@message
+class EdgeEcho:
+    """Sent as SaslAuthenticate v1 (``auth_bytes``, UTF-8), routed to the actor "echo"; answered with itself."""
+
+    text: str
+
+
+@message
+class EdgeHole:
+    """Sent as SaslHandshake v1 (``mechanism``), routed to the actor "hole" (which never answers)."""
+
+    text: str
+
+
+@message
+class EdgeNobody:
+    """Sent as RenewDelegationToken v1, routed to an actor no test process has."""
+
+    n: int
+
+
+@message
+class EdgeHandled:
+    """Sent as ExpireDelegationToken v1, routed to the edge handler "test"."""
+
+    n: int
+
+
+@message
+class EdgeFailed:
+    """A test API's whole-request error answer."""
+
+    error_code: int
+
+
+def _echo_response(v: int, r: Any) -> dict[str, Any]:
+    body = {"error_code": 0, "error_message": None, "auth_bytes": r.text.encode()}
+    return body | {"session_lifetime_ms": 0} if v >= 1 else body
+
+
+def _hole_response(v: int, r: Any) -> dict[str, Any]:
+    return {"error_code": 0, "mechanisms": [r.text]}
+
+
+def _token_response(v: int, r: Any) -> dict[str, Any]:
+    return {"error_code": 0, "expiry_timestamp_ms": r.n, "throttle_time_ms": 0}
+
+
+def _error_or(make: Callable[[dict[str, Any]], Any]) -> Callable[[int, dict[str, Any]], Any]:
+    return lambda v, b: EdgeFailed(b["error_code"]) if b["error_code"] else make(b)
+
+
+TEST_SPECS = (
+    ApiSpec(36, "echo", lambda v, b, c: EdgeEcho(b["auth_bytes"].decode()), _echo_response,
+            lambda v, b, e: {"error_code": e, "error_message": None, "auth_bytes": b"", "session_lifetime_ms": 0},
+            request_type=EdgeEcho, send_version=1, request_to_wire=lambda r: {"auth_bytes": r.text.encode()},
+            response_from_wire=_error_or(lambda b: EdgeEcho(b["auth_bytes"].decode()))),
+    ApiSpec(17, "hole", lambda v, b, c: EdgeHole(b["mechanism"]), _hole_response,
+            lambda v, b, e: {"error_code": e, "mechanisms": []}, request_type=EdgeHole, send_version=1,
+            request_to_wire=lambda r: {"mechanism": r.text},
+            response_from_wire=_error_or(lambda b: EdgeHole(b["mechanisms"][0]))),
+    ApiSpec(39, "nobody", lambda v, b, c: EdgeNobody(b["renew_period_ms"]), _token_response,
+            lambda v, b, e: {"error_code": e, "expiry_timestamp_ms": -1, "throttle_time_ms": 0},
+            request_type=EdgeNobody, send_version=1, request_to_wire=lambda r: {"hmac": b"", "renew_period_ms": r.n},
+            response_from_wire=_error_or(lambda b: EdgeNobody(b["expiry_timestamp_ms"]))),
+    ApiSpec(40, "edge:test", lambda v, b, c: EdgeHandled(b["expiry_time_period_ms"]), _token_response,
+            lambda v, b, e: {"error_code": e, "expiry_timestamp_ms": -1, "throttle_time_ms": 0},
+            request_type=EdgeHandled, send_version=1,
+            request_to_wire=lambda r: {"hmac": b"", "expiry_time_period_ms": r.n},
+            response_from_wire=_error_or(lambda b: EdgeHandled(b["expiry_timestamp_ms"]))),
+)
+
+
+def register_test_apis() -> None:
+    """Serve the test APIs in this process (the edge tests' fixture undoes it; a peer subprocess keeps them)."""
+    for spec in TEST_SPECS:
+        registry.register(spec)
 
 
 @attrs.frozen
@@ -95,7 +177,7 @@ def poll(pred: Callable[[], bool], timeout_s: float = 3.0, interval_s: float = 0
 
 # -- test actors ---------------------------------------------------------------------------------------------------
 class Echo(KActor):
-    """Answers every NetRequest with its own body."""
+    """Answers every NetRequest with its own body (an EdgeEcho)."""
 
     def on_NetRequest(self, msg: NetRequest, sender: str) -> None:
         if msg.reply_expected:
@@ -120,7 +202,7 @@ class Pump(KActor):
 
     def on_EdgeTestBench(self, msg: EdgeTestBench, sender: str) -> None:
         self.cfg, self.sent, self.done = msg, 0, 0
-        self.payload = "x" * msg.size
+        self.payload = EdgeEcho("x" * msg.size)
         for _ in range(msg.window):
             self._next()
 

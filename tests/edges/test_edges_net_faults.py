@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from edge_support import poll
+from edge_support import EdgeEcho, poll
 
 from edges.net_faults import PARTITIONED, parse_rules, write_rules
 from messages.net import NetResponse, NetSend, NetSendFailed
@@ -33,7 +33,7 @@ def test_malformed_rules_are_an_error(text: str) -> None:
 
 def _ask(node: Any, port: int, rid: int) -> Any:
     """One echo request from ``node`` to the process on ``port``; its answer (NetResponse or NetSendFailed)."""
-    node.rt.inject("net", NetSend(LOOPBACK, port, "echo", rid, rid, "client"), sender="test")
+    node.rt.inject("net", NetSend(LOOPBACK, port, "echo", EdgeEcho(str(rid)), rid, "client"), sender="test")
     found: list[Any] = []
 
     def answered() -> bool:
@@ -49,7 +49,7 @@ def test_partition_between_two_processes_cuts_both_directions_then_heals(make_no
     a, b = make_node("a", fault_file=faults), make_node("b", fault_file=faults)
     c = make_node("c", fault_file=faults)
     ea, eb = f"{LOOPBACK}:{a.port}", f"{LOOPBACK}:{b.port}"
-    assert _ask(a, b.port, 1) == NetResponse(1, 1)
+    assert _ask(a, b.port, 1) == NetResponse(1, EdgeEcho("1"))
     assert a.net.connection_count() == (0, 1)
 
     write_rules(faults, [(ea, eb)])
@@ -60,14 +60,14 @@ def test_partition_between_two_processes_cuts_both_directions_then_heals(make_no
         failed = _ask(node, port, rid)
         assert isinstance(failed, NetSendFailed) and PARTITIONED in failed.error
     # a third process still reaches both ends
-    assert _ask(c, a.port, 4) == NetResponse(4, 4) and _ask(c, b.port, 5) == NetResponse(5, 5)
+    assert _ask(c, a.port, 4) == NetResponse(4, EdgeEcho("4")) and _ask(c, b.port, 5) == NetResponse(5, EdgeEcho("5"))
 
     # a malformed file keeps the partition in force; a good one heals it
     (tmp_path / "faults.json").write_text("{not json")
     assert not poll(lambda: a.net.partitioned_from != {eb}, 0.5)
     write_rules(faults, [])
     assert poll(lambda: not a.net.partitioned_from and not b.net.partitioned_from, 3.0)
-    assert _ask(a, b.port, 6) == NetResponse(6, 6) and _ask(b, a.port, 7) == NetResponse(7, 7)
+    assert _ask(a, b.port, 6) == NetResponse(6, EdgeEcho("6")) and _ask(b, a.port, 7) == NetResponse(7, EdgeEcho("7"))
 
 
 def test_no_fault_file_means_no_polling(make_node: Any, monkeypatch: pytest.MonkeyPatch) -> None:

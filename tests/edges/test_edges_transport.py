@@ -1,5 +1,5 @@
-"""The network edge: two runtimes in one test process talking over loopback, raw sockets, a dying peer process,
-and the blocking client for command-line tools."""
+"""The network edge: two runtimes in one test process talking Kafka's protocol over loopback (test APIs from
+edge_support), raw sockets, a dying peer process, and the blocking client for command-line tools."""
 
 from __future__ import annotations
 
@@ -14,12 +14,14 @@ import time
 from pathlib import Path
 from typing import Any
 
+import attrs
 import pytest
-from edge_support import EdgeTestBench, Pump, Recorder, poll
+from edge_support import EdgeEcho, EdgeFailed, EdgeHandled, EdgeHole, EdgeNobody, EdgeTestBench, Pump, Recorder, poll
 
 from actors.network_actor import NetworkActor
 from actors.runtime import Runtime
-from edges.transport import Transport, TransportError, encode_frame, request
+from edges.transport import BlockingClient, Transport, TransportError, request
+from messages.common import Errors
 from messages.net import (
     NetClose,
     NetReply,
@@ -27,8 +29,8 @@ from messages.net import (
     NetResponse,
     NetSend,
     NetSendFailed,
-    NetWireRequest,
 )
+from protocol.framing import RequestHeader, encode_request
 
 REPO = Path(__file__).resolve().parents[2]
 LOOPBACK = "127.0.0.1"
@@ -67,7 +69,7 @@ def recv_closed(sock: socket.socket, timeout_s: float = 2.0) -> bool:
 def test_round_trip_between_two_runtimes_with_cause_chain(make_node: Any) -> None:
     a, b = make_node("a"), make_node("b")
     assert a.port != b.port
-    body = {"topic": "t", "partitions": (0, 1, 2), "leader": None}
+    body = EdgeEcho("topic t, partitions 0-2")
     seq = send(a, NetSend(LOOPBACK, b.port, "echo", body, 7, "client"))
     (resp,) = a.rec.wait(NetResponse, "client")
     assert resp.body == NetResponse(7, body)
@@ -77,10 +79,12 @@ def test_round_trip_between_two_runtimes_with_cause_chain(make_node: Any) -> Non
     (req,) = b.rec.of(NetRequest, "echo")
     assert req.sender == "edge:net" and req.cause is None
     assert req.body.body == body and req.body.reply_expected is True
+    # the Kafka header travels with the request: version, client id (the sending process's name), peer host
+    assert (req.body.api_version, req.body.client_id, req.body.client_host) == (1, "a", "127.0.0.1")
     (reply,) = b.rec.of(NetReply, "net")
     assert reply.cause == req.seq
     # Both directions reuse connections: a second request opens nothing new.
-    send(a, NetSend(LOOPBACK, b.port, "echo", "again", 8, "client"))
+    send(a, NetSend(LOOPBACK, b.port, "echo", EdgeEcho("again"), 8, "client"))
     assert [r.body.request_id for r in a.rec.wait(NetResponse, "client", count=2)] == [7, 8]
     assert a.net.connection_count() == (0, 1) and b.net.connection_count() == (1, 0)
 
@@ -88,20 +92,25 @@ def test_round_trip_between_two_runtimes_with_cause_chain(make_node: Any) -> Non
 def test_both_directions_and_many_in_flight(make_node: Any) -> None:
     a, b = make_node("a"), make_node("b")
     for i in range(50):
-        a.rt.inject("net", NetSend(LOOPBACK, b.port, "echo", ("from-a", i), i, "client"), sender="test")
-        b.rt.inject("net", NetSend(LOOPBACK, a.port, "echo", ("from-b", i), i, "client"), sender="test")
+        a.rt.inject("net", NetSend(LOOPBACK, b.port, "echo", EdgeEcho(f"from-a {i}"), i, "client"), sender="test")
+        b.rt.inject("net", NetSend(LOOPBACK, a.port, "echo", EdgeEcho(f"from-b {i}"), i, "client"), sender="test")
     ra = a.rec.wait(NetResponse, "client", count=50)
     rb = b.rec.wait(NetResponse, "client", count=50)
     assert sorted(r.body.request_id for r in ra) == list(range(50))
-    assert all(r.body.body == ("from-a", r.body.request_id) for r in ra)
-    assert all(r.body.body == ("from-b", r.body.request_id) for r in rb)
+    assert all(r.body.body == EdgeEcho(f"from-a {r.body.request_id}") for r in ra)
+    assert all(r.body.body == EdgeEcho(f"from-b {r.body.request_id}") for r in rb)
 
 
 def test_one_way_send_arrives_without_reply_expected(make_node: Any) -> None:
     a, b = make_node("a"), make_node("b")
-    send(a, NetSend(LOOPBACK, b.port, "hole", "fire-and-forget", 1, None))
-    (req,) = b.rec.wait(NetRequest, "hole")
-    assert req.body.reply_expected is False and req.body.body == "fire-and-forget"
+    send(a, NetSend(LOOPBACK, b.port, "echo", EdgeEcho("fire-and-forget"), 1, None))
+    (req,) = b.rec.wait(NetRequest, "echo")
+    # Kafka answers every request but Produce acks=0: the echo answers, and the sender drops the answer
+    assert req.body.reply_expected is True and req.body.body == EdgeEcho("fire-and-forget")
+    b.rec.wait(NetReply, "net")
+    send(a, NetSend(LOOPBACK, b.port, "echo", EdgeEcho("next"), 2, "client"))
+    assert a.rec.wait(NetResponse, "client")[0].body == NetResponse(2, EdgeEcho("next"))
+    assert a.rec.of(NetResponse) == a.rec.of(NetResponse, "client") and len(a.rec.of(NetResponse)) == 1
 
 
 def test_host_names_are_resolved_off_the_network_thread_and_every_address_tried(make_node: Any) -> None:
@@ -109,9 +118,10 @@ def test_host_names_are_resolved_off_the_network_thread_and_every_address_tried(
     tried. Several sends queued during the lookup all go out once it finishes."""
     a, b = make_node("a"), make_node("b")
     for i in range(3):
-        a.rt.inject("net", NetSend("localhost", b.port, "echo", f"via name {i}", i, "client"), sender="test")
+        a.rt.inject("net", NetSend("localhost", b.port, "echo", EdgeEcho(f"via name {i}"), i, "client"),
+                    sender="test")
     got = a.rec.wait(NetResponse, "client", count=3)
-    assert sorted(r.body.body for r in got) == ["via name 0", "via name 1", "via name 2"]
+    assert sorted(r.body.body.text for r in got) == ["via name 0", "via name 1", "via name 2"]
 
 
 def test_a_refused_address_falls_back_to_the_next(make_node: Any, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -126,13 +136,13 @@ def test_a_refused_address_falls_back_to_the_next(make_node: Any, monkeypatch: p
                 (socket.AF_INET, socket.SOCK_STREAM, 6, "", (LOOPBACK, b.port))]
 
     monkeypatch.setattr(socket, "getaddrinfo", two_addresses)
-    send(a, NetSend("two.example", b.port, "echo", "second address", 1, "client"))
-    assert a.rec.wait(NetResponse, "client")[0].body == NetResponse(1, "second address")
+    send(a, NetSend("two.example", b.port, "echo", EdgeEcho("second address"), 1, "client"))
+    assert a.rec.wait(NetResponse, "client")[0].body == NetResponse(1, EdgeEcho("second address"))
 
 
 def test_5mb_body_round_trip(make_node: Any) -> None:
     a, b = make_node("a"), make_node("b")
-    body = tuple(f"partition-{i:07d}-" + "r" * 80 for i in range(50_000))  # ~5.2 MB of JSON, like a big LeaderAndIsr
+    body = EdgeEcho("".join(f"partition-{i:07d}-" + "r" * 80 for i in range(50_000)))  # ~5.2 MB
     t0 = time.perf_counter()
     send(a, NetSend(LOOPBACK, b.port, "echo", body, 1, "client"))
     (resp,) = a.rec.wait(NetResponse, "client", timeout_s=10.0)
@@ -155,12 +165,12 @@ def test_sequential_requests_are_not_delayed(make_node: Any) -> None:
 def test_nothing_listening_fails_with_the_send_as_cause(make_node: Any) -> None:
     a = make_node("a")
     port = free_port()
-    seq = send(a, NetSend(LOOPBACK, port, "echo", "hello", 3, "client"))
+    seq = send(a, NetSend(LOOPBACK, port, "echo", EdgeEcho("hello"), 3, "client"))
     (failed,) = a.rec.wait(NetSendFailed, "client")
     assert failed.body.request_id == 3 and "refused" in failed.body.error.lower()
     assert failed.cause == seq and failed.sender == "edge:net"
     # A later send reconnects on demand (and fails again, since still nothing listens).
-    send(a, NetSend(LOOPBACK, port, "echo", "hello", 4, "client"))
+    send(a, NetSend(LOOPBACK, port, "echo", EdgeEcho("hello"), 4, "client"))
     assert a.rec.wait(NetSendFailed, "client", count=2)[1].body.request_id == 4
 
 
@@ -179,7 +189,7 @@ def test_connect_timeout_fails(make_node: Any) -> None:
                 f.connect_ex(full.getsockname())
                 fillers.append(f)
             time.sleep(0.05)
-            send(a, NetSend(LOOPBACK, full.getsockname()[1], "echo", "x", 1, "client"))
+            send(a, NetSend(LOOPBACK, full.getsockname()[1], "echo", EdgeEcho("x"), 1, "client"))
             (failed,) = a.rec.wait(NetSendFailed, "client", timeout_s=3.0)
             assert "timed out" in failed.body.error, failed.body.error
         finally:
@@ -189,61 +199,116 @@ def test_connect_timeout_fails(make_node: Any) -> None:
 
 def test_unresolvable_host_fails(make_node: Any) -> None:
     a = make_node("a")
-    send(a, NetSend("no-such-host.invalid", 9, "echo", "x", 1, "client"))
+    send(a, NetSend("no-such-host.invalid", 9, "echo", EdgeEcho("x"), 1, "client"))
     (failed,) = a.rec.wait(NetSendFailed, "client", timeout_s=5.0)
     assert "no-such-host.invalid" in failed.body.error
 
 
-def test_remote_without_that_actor_fails(make_node: Any) -> None:
+def test_remote_without_that_actor_answers_the_apis_error_response(make_node: Any) -> None:
     a, b = make_node("a"), make_node("b")
-    send(a, NetSend(LOOPBACK, b.port, "nobody", "x", 5, "client"))
-    (failed,) = a.rec.wait(NetSendFailed, "client")
-    assert failed.body.request_id == 5 and "no actor named 'nobody'" in failed.body.error
+    send(a, NetSend(LOOPBACK, b.port, "nobody", EdgeNobody(1), 5, "client"))
+    (resp,) = a.rec.wait(NetResponse, "client")
+    assert resp.body == NetResponse(5, EdgeFailed(Errors.UNKNOWN_SERVER_ERROR))
     # The connection survives an error answer.
-    send(a, NetSend(LOOPBACK, b.port, "echo", "y", 6, "client"))
-    assert a.rec.wait(NetResponse, "client")[0].body == NetResponse(6, "y")
+    send(a, NetSend(LOOPBACK, b.port, "echo", EdgeEcho("y"), 6, "client"))
+    assert a.rec.wait(NetResponse, "client", count=2)[1].body == NetResponse(6, EdgeEcho("y"))
+
+
+def test_a_body_no_kafka_api_sends_fails_at_once(make_node: Any) -> None:
+    a = make_node("a")
+    seq = send(a, NetSend(LOOPBACK, 9, "echo", {"not": "an api"}, 4, "client"))
+    (failed,) = a.rec.wait(NetSendFailed, "client")
+    assert failed.cause == seq and "no Kafka API sends a dict" in failed.body.error
+
+
+def test_edge_handlers_answer_on_their_own_thread_in_request_order(make_node: Any) -> None:
+    import threading
+
+    b = make_node("b")
+    seen: list[tuple[str, int, str]] = []
+    release = threading.Event()
+
+    def handler(ctx: Any, req: EdgeHandled) -> EdgeHandled:
+        seen.append((threading.current_thread().name, req.n, ctx.client_id))
+        if req.n == 1:
+            release.wait(2.0)  # the first answer comes late: the echo's answer behind it must wait for it
+        if req.n == 3:
+            raise RuntimeError("handler bug")
+        return EdgeHandled(req.n * 10)
+
+    b.net.add_edge_handler("test", handler)
+    with socket.create_connection((LOOPBACK, b.port), timeout=3) as s:
+        frames = [encode_request(RequestHeader(40, 1, 101, "cli"), {"hmac": b"", "expiry_time_period_ms": 1}),
+                  encode_request(RequestHeader(36, 1, 102, "cli"), {"auth_bytes": b"second"}),
+                  encode_request(RequestHeader(40, 1, 103, "cli"), {"hmac": b"", "expiry_time_period_ms": 3})]
+        s.sendall(b"".join(frames))
+        assert poll(lambda: b.rec.count(NetReply, "net") == 1, 2.0)  # the echo has answered already...
+        time.sleep(0.05)
+        s.setblocking(False)
+        with pytest.raises(BlockingIOError):
+            s.recv(1)  # ...but nothing is written before the first request's answer
+        s.setblocking(True)
+        release.set()
+        got = _read_responses(s, [(40, 1), (36, 1), (40, 1)])
+    assert [c for c, _ in got] == [101, 102, 103]
+    assert got[0][1]["expiry_timestamp_ms"] == 10 and got[1][1]["auth_bytes"] == b"second"
+    assert got[2][1]["error_code"] == Errors.UNKNOWN_SERVER_ERROR  # the handler's failure: Kafka's error answer
+    assert [n for _, n, _ in seen] == [1, 3] and all(t == "b-test" and c == "cli" for t, _, c in seen)
+
+
+def _read_responses(s: socket.socket, keys: list[tuple[int, int]]) -> list[tuple[int, dict]]:
+    from protocol.framing import decode_response
+
+    out, buf = [], b""
+    s.settimeout(3)
+    for key, version in keys:
+        while len(buf) < 4 or len(buf) < 4 + struct.unpack(">i", buf[:4])[0]:
+            data = s.recv(65536)
+            assert data, "connection closed"
+            buf += data
+        n = struct.unpack(">i", buf[:4])[0]
+        out.append(decode_response(key, version, buf[4:4 + n]))
+        buf = buf[4 + n:]
+    return out
 
 
 def test_request_timeout_fails_and_net_close_fails_pending(make_node: Any) -> None:
     a, b = make_node("a"), make_node("b")
-    seq = send(a, NetSend(LOOPBACK, b.port, "hole", "never answered", 1, "client", timeout_ms=150))
+    seq = send(a, NetSend(LOOPBACK, b.port, "hole", EdgeHole("never answered"), 1, "client", timeout_ms=150))
     (failed,) = a.rec.wait(NetSendFailed, "client")
     assert failed.body.request_id == 1 and "timed out" in failed.body.error and failed.cause == seq
-    send(a, NetSend(LOOPBACK, b.port, "hole", "also never answered", 2, "client"))
-    b.rec.wait(NetRequest, "hole", count=2)
-    send(a, NetSend(LOOPBACK, b.port, "echo", "x", 3, "client"))  # answered: not failed by the close below
+    send(a, NetSend(LOOPBACK, b.port, "echo", EdgeEcho("x"), 3, "client"))  # answered: not failed by the close
     a.rec.wait(NetResponse, "client")
+    send(a, NetSend(LOOPBACK, b.port, "hole", EdgeHole("also never answered"), 2, "client"))
+    b.rec.wait(NetRequest, "hole", count=2)
     send(a, NetClose(LOOPBACK, b.port))  # type: ignore[arg-type]
     failed = a.rec.wait(NetSendFailed, "client", count=2)[1]
     assert failed.body.request_id == 2 and "NetClose" in failed.body.error
     # The next send reconnects.
-    send(a, NetSend(LOOPBACK, b.port, "echo", "after close", 4, "client"))
-    assert a.rec.wait(NetResponse, "client", count=2)[1].body == NetResponse(4, "after close")
+    send(a, NetSend(LOOPBACK, b.port, "echo", EdgeEcho("after close"), 4, "client"))
+    assert a.rec.wait(NetResponse, "client", count=2)[1].body == NetResponse(4, EdgeEcho("after close"))
 
 
 def test_closing_the_transport_fails_pending_and_later_sends(make_node: Any) -> None:
     a, b = make_node("a"), make_node("b")
-    send(a, NetSend(LOOPBACK, b.port, "hole", "pending", 1, "client"))
+    send(a, NetSend(LOOPBACK, b.port, "hole", EdgeHole("pending"), 1, "client"))
     b.rec.wait(NetRequest, "hole")
     a.net.close()
-    send(a, NetSend(LOOPBACK, b.port, "echo", "too late", 2, "client"))
+    send(a, NetSend(LOOPBACK, b.port, "echo", EdgeEcho("too late"), 2, "client"))
     failed = a.rec.wait(NetSendFailed, "client", count=2)
     assert {f.body.request_id for f in failed} == {1, 2}
     assert all("transport closed" in f.body.error for f in failed)
 
 
-def test_frame_limit_on_send_and_on_receive(make_node: Any) -> None:
+def test_request_size_limit_closes_the_connection(make_node: Any) -> None:
+    """socket.request.max.bytes: a request above it closes its connection (Kafka's InvalidReceiveException), so the
+    sender's request fails; the server keeps serving requests within the limit."""
     a = make_node("a")
-    small = make_node("small", max_frame_bytes=10_000)
-    # Outgoing: refused before it reaches the socket.
-    send(small, NetSend(LOOPBACK, a.port, "echo", "z" * 20_000, 1, "client"))
-    assert "frame limit" in small.rec.wait(NetSendFailed, "client")[0].body.error
-    # Incoming: a peer sending more than our limit gets its connection closed, so its request fails.
-    send(a, NetSend(LOOPBACK, small.port, "echo", "z" * 20_000, 2, "client"))
+    small = make_node("small", max_request_bytes=10_000)
+    send(a, NetSend(LOOPBACK, small.port, "echo", EdgeEcho("z" * 20_000), 2, "client"))
     assert a.rec.wait(NetSendFailed, "client")[0].body.request_id == 2
-    # ...and the server keeps serving frames within the limit.
-    send(a, NetSend(LOOPBACK, small.port, "echo", "ok", 3, "client"))
-    assert a.rec.wait(NetResponse, "client")[0].body == NetResponse(3, "ok")
+    send(a, NetSend(LOOPBACK, small.port, "echo", EdgeEcho("ok"), 3, "client"))
+    assert a.rec.wait(NetResponse, "client")[0].body == NetResponse(3, EdgeEcho("ok"))
 
 
 _PEER = """
@@ -253,6 +318,9 @@ from actors.network_actor import NetworkActor
 from actors.edge_slots import Edges
 from actors.runtime import Runtime
 from edges.transport import Transport
+sys.path.insert(0, "tests/edges")
+from edge_support import register_test_apis
+register_test_apis()
 
 class Hole(KActor):
     def on_NetRequest(self, msg, sender):
@@ -277,7 +345,7 @@ def test_remote_process_dying_mid_request_fails(make_node: Any) -> None:
         line = peer.stdout.readline()
         assert line.startswith("port "), line
         port = int(line.split()[1])
-        seq = send(a, NetSend(LOOPBACK, port, "hole", "work", 11, "client"))
+        seq = send(a, NetSend(LOOPBACK, port, "hole", EdgeHole("work"), 11, "client"))
         assert peer.stdout.readline().startswith("got")  # the request is in the peer, unanswered
         peer.send_signal(signal.SIGKILL)
         (failed,) = a.rec.wait(NetSendFailed, "client")
@@ -314,53 +382,85 @@ def test_port_in_use_is_a_clear_oserror() -> None:
         rt.shutdown()
 
 
+def _frame(key: int, version: int, corr: int, body: dict) -> bytes:
+    return encode_request(RequestHeader(key, version, corr, "bad-input-test"), body)
+
+
+_ECHO = _frame(36, 1, 1, {"auth_bytes": b"fine"})
+
+
 @pytest.mark.parametrize("garbage", [
-    struct.pack(">I", 5) + b"hello",  # not JSON
-    struct.pack(">I", 2) + b"\xff\xfe",  # not UTF-8
-    struct.pack(">I", 5) + b"[1,2]",  # JSON, not an object
-    struct.pack(">I", 29) + b'{"@":"Pickle","request_id":1}',  # not a frame type
-    struct.pack(">I", 0xFFFFFFFF),  # over the size limit
-    b"GET / HTTP/1.1\r\nHost: x\r\n\r\n",  # a stray HTTP client: a ~1.2 GB length
+    pytest.param(struct.pack(">i", 5) + b"hello", id="truncated header"),
+    pytest.param(_ECHO[:4] + _ECHO[4:12] + b"\x00\x00", id="truncated body"),
+    pytest.param(struct.pack(">i", 8) + struct.pack(">hhi", 999, 0, 1), id="unknown api key"),
+    pytest.param(struct.pack(">i", 10) + struct.pack(">hhih", 36, 9, 1, -1), id="version out of range"),
+    pytest.param(_frame(21, 1, 1, {"topics": [], "timeout_ms": 1}), id="a known api this broker does not serve"),
+    pytest.param(struct.pack(">i", -1), id="negative size"),
+    pytest.param(struct.pack(">I", 0x7FFFFFFF), id="over socket.request.max.bytes"),
+    pytest.param(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n", id="a stray HTTP client (a ~1.2 GB size)"),
 ])
-def test_malformed_frame_closes_that_connection_and_the_server_keeps_serving(make_node: Any, garbage: bytes) -> None:
+def test_bad_input_closes_that_connection_and_the_server_keeps_serving(make_node: Any, garbage: bytes) -> None:
     a, b = make_node("a"), make_node("b")
     # A good connection opened before the garbage arrives must survive it.
-    send(a, NetSend(LOOPBACK, b.port, "echo", "before", 1, "client"))
+    send(a, NetSend(LOOPBACK, b.port, "echo", EdgeEcho("before"), 1, "client"))
     a.rec.wait(NetResponse, "client")
     with socket.create_connection((LOOPBACK, b.port), timeout=2) as bad:
         bad.sendall(garbage)
+        bad.shutdown(socket.SHUT_WR)  # a truncated request is cut short by EOF, as a client dying mid-write
         assert recv_closed(bad), "the server did not close the connection that sent garbage"
-    send(a, NetSend(LOOPBACK, b.port, "echo", "after", 2, "client"))
-    assert a.rec.wait(NetResponse, "client", count=2)[1].body == NetResponse(2, "after")
-    assert request(LOOPBACK, b.port, "echo", "new connection", 2.0) == "new connection"
+    send(a, NetSend(LOOPBACK, b.port, "echo", EdgeEcho("after"), 2, "client"))
+    assert a.rec.wait(NetResponse, "client", count=2)[1].body == NetResponse(2, EdgeEcho("after"))
+    assert request(LOOPBACK, b.port, EdgeEcho("new connection"), timeout_s=2.0) == EdgeEcho("new connection")
+    assert poll(lambda: b.net.connection_count()[0] == 1, 2.0)  # only a's connection is left
 
 
-def test_undecodable_body_is_answered_with_an_error_not_a_close(make_node: Any) -> None:
+def test_a_converter_refusing_a_request_is_answered_with_the_apis_error(make_node: Any,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """request_from_wire raising (an impossible request): the whole request answered with the API's error
+    response, and the same connection keeps working."""
     b = make_node("b")
-    payload = b'{"@":"NetWireRequest","request_id":9,"to":"echo","body":{"@":"NoSuchType"},"reply_expected":true}'
+
+    class RefusedError(Exception):
+        error = Errors.INVALID_REQUEST
+
+    from core.api import registry
+
+    spec = registry.spec_for_key(36)
+
+    def picky(v: int, body: dict, ctx: Any) -> EdgeEcho:
+        if body["auth_bytes"] == b"bad":
+            raise RefusedError("no")
+        return EdgeEcho(body["auth_bytes"].decode())
+
+    monkeypatch.setitem(registry._BY_KEY, 36, attrs.evolve(spec, request_from_wire=picky))
     with socket.create_connection((LOOPBACK, b.port), timeout=2) as s:
-        s.sendall(struct.pack(">I", len(payload)) + payload)
-        s.settimeout(2)
-        data = s.recv(65536)
-        assert b"NetWireError" in data and b"NoSuchType" in data
-        # Same connection still usable.
-        s.sendall(encode_frame(NetWireRequest(10, "echo", "fine", True)))
-        assert b'"fine"' in s.recv(65536)
+        s.sendall(_frame(36, 1, 5, {"auth_bytes": b"bad"}) + _frame(36, 1, 6, {"auth_bytes": b"good"}))
+        got = _read_responses(s, [(36, 1), (36, 1)])
+    assert [(c, b["error_code"], b["auth_bytes"]) for c, b in got] == [(5, Errors.INVALID_REQUEST, b""),
+                                                                      (6, 0, b"good")]
 
 
 # -- the blocking client ---------------------------------------------------------------------------------------------
 def test_blocking_client_against_a_runtime(make_node: Any) -> None:
     b = make_node("b")
-    assert request(LOOPBACK, b.port, "echo", {"q": (1, 2)}, 2.0) == {"q": (1, 2)}
-    with pytest.raises(TransportError, match="no actor named 'nobody'"):
-        request(LOOPBACK, b.port, "nobody", "x", 2.0)
+    assert request(LOOPBACK, b.port, EdgeEcho("q"), timeout_s=2.0) == EdgeEcho("q")
+    # the JSON transport's form (an actor name first) is still accepted while its callers move
+    assert request(LOOPBACK, b.port, "echo", EdgeEcho("old form"), 2.0) == EdgeEcho("old form")
+    assert request(LOOPBACK, b.port, EdgeNobody(1), timeout_s=2.0) == EdgeFailed(Errors.UNKNOWN_SERVER_ERROR)
+    with pytest.raises(TransportError, match="no Kafka API sends a str"):
+        request(LOOPBACK, b.port, "x", timeout_s=2.0)
     t0 = time.monotonic()
     with pytest.raises(TransportError, match="within 0.3s"):
-        request(LOOPBACK, b.port, "hole", "x", 0.3)
+        request(LOOPBACK, b.port, EdgeHole("x"), timeout_s=0.3)
     assert time.monotonic() - t0 < 1.5
+    with BlockingClient(LOOPBACK, b.port) as c:
+        assert c.request_raw(36, 0, {"auth_bytes": b"raw"}) == {"error_code": 0, "error_message": None,
+                                                                "auth_bytes": b"raw"}
+        versions = c.request_raw(18, 3, {"client_software_name": "t", "client_software_version": "1"})
+        assert {k["api_key"] for k in versions["api_keys"]} >= {17, 18, 36, 39, 40}
     port = free_port()
     with pytest.raises(TransportError, match=f"connection refused by 127.0.0.1:{port}"):
-        request(LOOPBACK, port, "echo", "x", 1.0)
+        request(LOOPBACK, port, EdgeEcho("x"), timeout_s=1.0)
 
 
 # -- replay ------------------------------------------------------------------------------------------------------------
@@ -370,8 +470,8 @@ def test_network_actor_without_a_transport_does_nothing() -> None:
     rt.observer = rec
     try:
         rt.spawn(NetworkActor, "net")
-        rt.inject("net", NetSend(LOOPBACK, 1, "x", "y", 1, "client"), sender="test")
-        rt.inject("net", NetReply(1, 1, "y"), sender="test")
+        rt.inject("net", NetSend(LOOPBACK, 1, "x", EdgeEcho("y"), 1, "client"), sender="test")
+        rt.inject("net", NetReply(1, 1, EdgeEcho("y")), sender="test")
         rt.inject("net", NetClose(LOOPBACK, 1), sender="test")
         assert rt.run_until_idle() == 3
         assert len(rec.records) == 3 and rt.inbox.empty()
@@ -392,3 +492,20 @@ def test_throughput_1kb(make_node: Any, window: int, total: int) -> None:
     assert a.rec.of(NetSendFailed, "pump") == []
     print(f"\nthroughput, 1 KB bodies, window {window}: {total / elapsed:,.0f} requests/s "
           f"({total} in {elapsed:.2f}s, mean {elapsed / total * 1e6:.0f} us each)")
+
+
+def test_a_request_kafka_does_not_answer_gets_no_answer(make_node: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Produce acks=0's rule (ApiSpec.reply_expected): the actor gets NetRequest(reply_expected=False), nothing is
+    written for it, and the connection's next answer is the next request's."""
+    b = make_node("b")
+    from core.api import registry
+
+    spec = registry.spec_for_key(36)
+    monkeypatch.setitem(registry._BY_KEY, 36, attrs.evolve(spec, reply_expected=lambda v, body: body["auth_bytes"]
+                                                           != b"quiet"))
+    with socket.create_connection((LOOPBACK, b.port), timeout=2) as s:
+        s.sendall(_frame(36, 1, 21, {"auth_bytes": b"quiet"}) + _frame(36, 1, 22, {"auth_bytes": b"loud"}))
+        got = _read_responses(s, [(36, 1)])
+    assert [(c, body["auth_bytes"]) for c, body in got] == [(22, b"loud")]
+    quiet, loud = b.rec.wait(NetRequest, "echo", count=2)
+    assert quiet.body.reply_expected is False and loud.body.reply_expected is True
