@@ -16,3 +16,4 @@ from core.api import offset_for_leader_epoch
 from core.api import kactor_private
 from core.api import fetch
 from core.api import list_offsets
+from core.api import produce

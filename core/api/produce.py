@@ -1,0 +1,102 @@
+"""Produce (key 0, v0-8) both ways: client requests to the replica manager, and kactor's own tools' requests.
+
+v3+ carry v2 record batches, passed on as received (the leader's log checks them: CRC-32C, codec, record count —
+a corrupt batch is that partition's CORRUPT_MESSAGE). v0-2 carry message sets of magic v0/v1: converted here to the
+v2 batch a 2.6 broker appends (LogValidator's conversion, ``protocol.legacy_records.to_batch``); a message set that
+cannot be read (bad CRC-32, cut short, unknown codec) is that partition's error, never a closed connection.
+acks=0 is never answered (Kafka's producer does not wait for it).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from core.api.registry import ROUTE_REPLICA_MANAGER, ApiSpec, RequestContext, register
+from messages.common import Errors, TopicPartition
+from messages.replication import ProducePartition, ProducePartitionResponse, ProduceRequest, ProduceResponse
+from protocol import compression
+from protocol.errors import ProtocolError
+from protocol.legacy_records import deep_messages, iter_messages, to_batch
+
+PRODUCE_KEY = 0
+SEND_VERSION = 8
+FIRST_BATCH_VERSION = 3  # Produce v3+: record batches of magic v2 only
+
+
+def legacy_to_batch(records: bytes) -> tuple[bytes, Errors]:
+    """A v0/v1 message set as the v2 batch the log appends (offsets from 0: the leader assigns them), keeping the
+    producer's codec; ``(b"", error)`` when it cannot be read (LogValidator: CorruptRecordException →
+    CORRUPT_MESSAGE, InvalidRecordException → INVALID_RECORD, UNSUPPORTED_COMPRESSION_TYPE)."""
+    try:
+        codec = next((m.compression for m in iter_messages(records) if m.compression), compression.NONE)
+        return to_batch(deep_messages(records), 0, codec), Errors.NONE
+    except ProtocolError as e:
+        return b"", Errors(e.error_code)
+
+
+def request_from_wire(version: int, body: dict[str, Any], ctx: RequestContext) -> ProduceRequest:
+    partitions = []
+    for topic in body["topic_data"]:
+        name = topic["name"]
+        for p in topic["partition_data"]:
+            tp = TopicPartition(name, p["index"])
+            records = p["records"] or b""
+            if version < FIRST_BATCH_VERSION:
+                batch, error = legacy_to_batch(records)
+                partitions.append(ProducePartition(tp, batch, error))
+            else:
+                partitions.append(ProducePartition(tp, records))
+    return ProduceRequest(body["acks"], body["timeout_ms"], tuple(partitions), body.get("transactional_id"))
+
+
+def reply_expected(version: int, body: dict[str, Any]) -> bool:
+    return bool(body["acks"] != 0)
+
+
+def response_to_wire(version: int, response: ProduceResponse) -> dict[str, Any]:
+    topics: dict[str, list[dict[str, Any]]] = {}
+    for p in response.partitions:
+        part: dict[str, Any] = {"index": p.tp.partition, "error_code": int(p.error), "base_offset": p.base_offset}
+        if version >= 2:
+            part["log_append_time_ms"] = p.log_append_time_ms
+        if version >= 5:
+            part["log_start_offset"] = p.log_start_offset
+        if version >= 8:
+            part["record_errors"] = [{"batch_index": i, "batch_index_error_message": m} for i, m in p.record_errors]
+            part["error_message"] = p.error_message
+        topics.setdefault(p.tp.topic, []).append(part)
+    body: dict[str, Any] = {"responses": [{"name": t, "partition_responses": parts} for t, parts in topics.items()]}
+    if version >= 1:
+        body["throttle_time_ms"] = response.throttle_time_ms
+    return body
+
+
+def error_response(version: int, body: dict[str, Any], error: int) -> dict[str, Any]:
+    """ProduceRequest.getErrorResponse: every partition of the request with ``error``."""
+    return response_to_wire(version, ProduceResponse(tuple(
+        ProducePartitionResponse(TopicPartition(t["name"], p["index"]), Errors(error))
+        for t in body["topic_data"] for p in t["partition_data"])))
+
+
+def request_to_wire(request: ProduceRequest) -> dict[str, Any]:
+    """Produce v8 as kactor's tools send it (record batches as given)."""
+    topics: dict[str, list[dict[str, Any]]] = {}
+    for p in request.partitions:
+        topics.setdefault(p.tp.topic, []).append({"index": p.tp.partition, "records": p.records})
+    return {"transactional_id": request.transactional_id, "acks": request.acks, "timeout_ms": request.timeout_ms,
+            "topic_data": [{"name": t, "partition_data": parts} for t, parts in topics.items()]}
+
+
+def response_from_wire(version: int, body: dict[str, Any]) -> ProduceResponse:
+    return ProduceResponse(tuple(
+        ProducePartitionResponse(TopicPartition(t["name"], p["index"]), Errors(p["error_code"]), p["base_offset"],
+                                 p.get("log_append_time_ms", -1), p.get("log_start_offset", -1),
+                                 tuple((e["batch_index"], e["batch_index_error_message"])
+                                       for e in p.get("record_errors", ())), p.get("error_message"))
+        for t in body["responses"] for p in t["partition_responses"]), body.get("throttle_time_ms", 0))
+
+
+SPEC = ApiSpec(PRODUCE_KEY, ROUTE_REPLICA_MANAGER, request_from_wire, response_to_wire, error_response,
+               reply_expected=reply_expected, request_type=ProduceRequest, send_version=SEND_VERSION,
+               request_to_wire=request_to_wire, response_from_wire=response_from_wire)
+register(SPEC)
