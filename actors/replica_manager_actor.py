@@ -21,11 +21,14 @@ import attrs
 from actors import names
 from actors.base import KActor
 from actors.partition_actor import PartitionActor, shard_of
+from core.api.metadata import handle_metadata_request
 from core.broker.fetch_session import SESSION_ID_STRIDE
+from core.broker.metadata_cache import MetadataCache
 from core.broker.replica_manager import FUTURE_LOCAL_REPLICA_ID
 from messages.broker_lifecycle import BrokerRegistered, BrokerShutdownComplete, ReplicaManagerInit
 from messages.common import Errors, TopicPartition
 from messages.dynamic_config import LogConfigDefaultsChanged, TopicConfigChanged
+from messages.metadata import MetadataRequest
 from messages.net import NetReply, NetRequest
 from messages.partition import (
     LogDirFailure,
@@ -196,6 +199,8 @@ class ReplicaManagerActor(KActor):
         self.log_dirs: tuple[str, ...] = ()
         self.failed_dirs: set[int] = set()
         self.shutting_down = False
+        # KafkaApis' MetadataCache, whole: the shards each cache only their own partitions' states
+        self.metadata_cache = MetadataCache(-1)
 
     def on_ReplicaManagerInit(self, msg: ReplicaManagerInit, sender: str) -> None:
         self.shards = max(1, msg.partition_actors)
@@ -224,6 +229,14 @@ class ReplicaManagerActor(KActor):
             self.post(names.shard(i), ShardBrokerEpoch(msg.broker_epoch))
 
     def on_NetRequest(self, msg: NetRequest, sender: str) -> None:
+        body = msg.body
+        if isinstance(body, MetadataRequest):  # KafkaApis.handleTopicMetadataRequest, from the whole cache
+            if msg.reply_expected:
+                self.post(names.NET, NetReply(msg.connection_id, msg.request_id,
+                                              handle_metadata_request(self.metadata_cache, body)))
+            return
+        if isinstance(body, UpdateMetadataRequest):
+            self.metadata_cache.maybe_update(body)
         self._dispatch(msg.body, msg.connection_id, msg.request_id, msg.reply_expected, None)
 
     def on_LocalRequest(self, msg: LocalRequest, sender: str) -> None:
