@@ -454,6 +454,7 @@ def test_blocking_client_against_a_runtime(make_node: Any) -> None:
         request(LOOPBACK, b.port, EdgeHole("x"), timeout_s=0.3)
     assert time.monotonic() - t0 < 1.5
     with BlockingClient(LOOPBACK, b.port) as c:
+        assert c.request("echo", EdgeEcho("old"), 2.0) == EdgeEcho("old") == c.request(EdgeEcho("old"))
         assert c.request_raw(36, 0, {"auth_bytes": b"raw"}) == {"error_code": 0, "error_message": None,
                                                                 "auth_bytes": b"raw"}
         versions = c.request_raw(18, 3, {"client_software_name": "t", "client_software_version": "1"})
