@@ -4,7 +4,8 @@ same run: os.write of the same bytes to a file in the same directory (no validat
 
     python -m bench.log_append [--mb 200] [--runs 5] [--codec none|lz4|...]
 
-Prints appends/s and MB/s per run, the medians, and the ratio to the ceiling."""
+Prints appends/s and MB/s per run, the medians, and the ratio to the ceiling; then how long reopening the last run's
+log takes (recovery: every batch of the active segment re-read and CRC-checked) against reading the same file."""
 
 from __future__ import annotations
 
@@ -37,7 +38,7 @@ def main() -> None:
     n = args.mb * 1024 * 1024 // len(payload)
     print(f"batch {len(payload)} bytes (16 x 1 KB records, {args.codec}), {n} appends a run, load "
           f"{os.getloadavg()[0]:.2f}")
-    log_rates, raw_rates = [], []
+    log_rates, raw_rates, recoveries = [], [], []
     for run in range(args.runs):
         with tempfile.TemporaryDirectory(dir=os.environ.get("BENCH_DIR")) as d:
             log = Log(d, TopicPartition("bench", 0), config=LogConfig(segment_bytes=256 * 1024 * 1024))
@@ -46,6 +47,17 @@ def main() -> None:
                 log.append_as_leader(payload, 0, 0)
             log_s = time.perf_counter() - t
             log.close()
+            t = time.perf_counter()
+            reopened = Log(d, TopicPartition("bench", 0), config=LogConfig(segment_bytes=256 * 1024 * 1024))
+            recover_s = time.perf_counter() - t
+            assert reopened.log_end_offset == log.log_end_offset
+            t = time.perf_counter()
+            for seg in reopened.segments:
+                with open(seg.log_path, "rb") as f:
+                    while f.read(1 << 20):
+                        pass
+            read_s = time.perf_counter() - t
+            recoveries.append((recover_s, read_s, log.size))
             raw_path = os.path.join(d, "raw")
             fd = os.open(raw_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
             t = time.perf_counter()
@@ -58,6 +70,9 @@ def main() -> None:
         print(f"run {run}: log {n / log_s:,.0f} appends/s ({n * len(payload) / log_s / 1e6:.1f} MB/s); "
               f"raw write {n / raw_s:,.0f}/s ({n * len(payload) / raw_s / 1e6:.1f} MB/s)")
     lm, rm = statistics.median(log_rates), statistics.median(raw_rates)
+    recover_s, read_s, size = sorted(recoveries)[len(recoveries) // 2]
+    print(f"reopen (recovery of the active segment, {size / 1e6:.0f} MB): median {recover_s:.3f} s = "
+          f"{size / recover_s / 1e6:.0f} MB/s; plain read of the files {read_s:.3f} s")
     print(f"median: log {lm:,.0f} appends/s = {lm * len(payload) / 1e6:.1f} MB/s; raw {rm:,.0f}/s = "
           f"{rm * len(payload) / 1e6:.1f} MB/s; ratio log/raw {lm / rm:.2f}")
 
