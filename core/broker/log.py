@@ -651,6 +651,7 @@ class Log:
         if not (segment.size > config.segment_bytes - size
                 or (segment.size > 0 and segment.time_waited_for_roll(now_ms, max_timestamp) > config.segment_ms)
                 or segment.offset_index.entries >= config.segment_index_bytes // 8
+                or segment.time_index.entries >= config.segment_index_bytes // 12
                 or last_offset - segment.base_offset > _INT_MAX):
             return segment
         return self._roll(max(first_offset, self._leo), now_ms)

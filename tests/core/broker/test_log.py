@@ -386,3 +386,13 @@ def test_reopening_does_not_rewrite_a_correct_epoch_checkpoint_nor_warn(tmp_path
     assert Log(str(tmp_path), TP).leader_epoch_entries == ((0, 0), (1, 2))
     with open(path) as f:
         assert f.read() == "0\n2\n0 0\n1 2\n"
+
+
+def test_a_full_index_rolls_the_segment(tmp_path):
+    # segment.index.bytes 36: 4 offset-index entries, 3 time-index entries (Kafka's maxEntries of each)
+    log = Log(str(tmp_path), TP, config=small(index_interval_bytes=0, segment_index_bytes=36))
+    for i in range(5):
+        log.append_as_leader(batch(1, ts=T0 + i), 0, T0)
+    # an entry in each per append after the first (bytes since the last entry > 0): the time index is full after
+    # the 4th append, so the 5th rolls
+    assert [seg.base_offset for seg in log.segments] == [0, 4]
