@@ -396,3 +396,26 @@ def test_a_full_index_rolls_the_segment(tmp_path):
     # an entry in each per append after the first (bytes since the last entry > 0): the time index is full after
     # the 4th append, so the 5th rolls
     assert [seg.base_offset for seg in log.segments] == [0, 4]
+
+
+def test_log_append_time_records_are_found_by_the_batchs_timestamp(tmp_path):
+    log = Log(str(tmp_path), TP, config=small(message_timestamp_type="LogAppendTime"))
+    log.append_as_leader(batch(3, ts=5), 2, T0)
+    log.append_as_leader(batch(3, ts=5), 3, T0 + 100)
+    assert log.fetch_offset_by_timestamp(T0 + 1) == (3, T0 + 100, 3)  # every record of a batch has its time
+    assert log.fetch_offset_by_timestamp(T0) == (0, T0, 2)
+
+
+def test_maybe_increment_log_start_offset_only_forward_and_never_past_the_high_watermark(tmp_path):
+    log = Log(str(tmp_path), TP)
+    log.append_as_leader(batch(2), 0, T0)
+    log.append_as_leader(batch(2), 1, T0)
+    with pytest.raises(ApiError) as e:
+        log.maybe_increment_log_start_offset(1)  # the high watermark is 0
+    assert e.value.error == Errors.OFFSET_OUT_OF_RANGE
+    log.update_high_watermark(4)
+    assert log.maybe_increment_log_start_offset(3) and not log.maybe_increment_log_start_offset(2)
+    assert log.log_start_offset == 3 and log.leader_epoch_entries == ((1, 3),)
+    with pytest.raises(ApiError):
+        log.read(2, 100)
+    assert [b.base_offset for b in iter_batches(log.read(3, 100))] == [2]  # the batch holding the log start
