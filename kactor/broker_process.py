@@ -245,7 +245,7 @@ def config_manager_init(cfg: KafkaConfig) -> Any:
     """The config manager's start: the broker id and the server.properties values of the dynamic log configs."""
     from messages.dynamic_config import ConfigManagerInit
 
-    static = {"min.insync.replicas": str(cfg["min.insync.replicas"]),
+    static = {**cfg.log_props(), "min.insync.replicas": str(cfg["min.insync.replicas"]),
               "unclean.leader.election.enable": str(cfg["unclean.leader.election.enable"]).lower()}
     return ConfigManagerInit(cfg.broker_id, tuple(static.items()))
 

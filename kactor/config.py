@@ -97,6 +97,19 @@ CONFIG_DEFS: dict[str, tuple[Callable[[str, str], Any], Any]] = {
     "replica.fetch.max.bytes": (_int(0), 1048576),
     "replica.fetch.response.max.bytes": (_int(0), 10485760),
     "log.retention.check.interval.ms": (_int(1), 300000),
+    # the broker's log defaults (KafkaServer.copyKafkaConfigToLog): every log without a topic override takes them
+    "log.segment.bytes": (_int(14), 1073741824),
+    "log.roll.hours": (_int(1), 168),
+    "log.roll.ms": (_int(1), None),
+    "log.retention.hours": (_int(-1), 168),
+    "log.retention.minutes": (_int(-1), None),
+    "log.retention.ms": (_int(-1), None),
+    "log.retention.bytes": (_int(-1), -1),
+    "log.index.interval.bytes": (_int(0), 4096),
+    "log.index.size.max.bytes": (_int(4), 10485760),
+    "log.segment.delete.delay.ms": (_int(0), 60000),
+    "log.message.timestamp.type": (_str, "CreateTime"),
+    "message.max.bytes": (_int(0), 1048588),
     "replica.high.watermark.checkpoint.interval.ms": (_int(1), 5000),
     "num.replica.fetchers": (_int(1), 1),
     "inter.broker.protocol.version": (_str, "2.6"),
@@ -120,6 +133,9 @@ CONFIG_DEFS: dict[str, tuple[Callable[[str, str], Any], Any]] = {
     "kactor.partition.actors": (_int(1, 1024), 8),
 }
 
+LOG_PROPS = ("log.segment.bytes", "log.roll.hours", "log.roll.ms", "log.retention.hours", "log.retention.minutes",
+             "log.retention.ms", "log.retention.bytes", "log.index.interval.bytes", "log.index.size.max.bytes",
+             "log.segment.delete.delay.ms", "log.message.timestamp.type", "message.max.bytes")
 _KEY_RE = re.compile(r"^[a-z][a-z0-9._-]*$")
 
 
@@ -131,6 +147,12 @@ class KafkaConfig:
 
     def __getitem__(self, key: str) -> Any:
         return self.values[key]
+
+    def log_props(self) -> dict[str, str]:
+        """The server.properties log defaults set (or defaulted) here, as Kafka's property strings: what
+        core.broker.log_config.log_defaults_from_broker_config turns into the LogConfig of every log without an
+        override of its own."""
+        return {k: str(self.values[k]) for k in LOG_PROPS if self.values[k] is not None}
 
     @property
     def broker_id(self) -> int:

@@ -17,6 +17,7 @@ class BrokerSideConfig:
     replica_fetch_wait_max_ms: int = 500  # replica.fetch.wait.max.ms (the follower's FetchRequest max_wait_ms)
     replica_fetch_min_bytes: int = 1  # replica.fetch.min.bytes
     log_retention_check_interval_ms: int = 300000  # log.retention.check.interval.ms
+    log_props: tuple[tuple[str, str], ...] = ()  # the broker's log.* properties (its logs' defaults)
 
     @property
     def isr_expiration_interval_ms(self) -> int:

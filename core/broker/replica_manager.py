@@ -40,7 +40,7 @@ from core.broker.log import (
     read_offset_checkpoint,
     write_offset_checkpoint,
 )
-from core.broker.log_config import MIN_IN_SYNC_REPLICAS, LogConfigs
+from core.broker.log_config import MIN_IN_SYNC_REPLICAS, LogConfigs, log_defaults_from_broker_config
 from core.broker.metadata_cache import MetadataCache
 from core.broker.partition import (
     FETCH_HIGH_WATERMARK,
@@ -160,7 +160,9 @@ class ReplicaManager:
         self.all_partitions: dict[TopicPartition, Partition | _Offline] = {}
         self.isr_propagation = IsrChangePropagation(now_ms)
         # LogManager's log configs: broker defaults (dynamic ones applied) and the hosted topics' overrides
-        self.log_configs = LogConfigs({MIN_IN_SYNC_REPLICAS: str(config.min_insync_replicas)})
+        # KafkaServer.copyKafkaConfigToLog: the broker's log.* properties are every log's defaults
+        self.log_configs = LogConfigs({**log_defaults_from_broker_config(dict(config.log_props)),
+                                       MIN_IN_SYNC_REPLICAS: str(config.min_insync_replicas)})
         self.log_manager.config_for = self.log_configs.for_topic  # a log starts with its topic's LogConfig
         self.is_shutting_down = False
         # follower side: the fetchers (ReplicaFetcherManager), by partition and by leader

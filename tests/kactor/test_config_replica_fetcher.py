@@ -33,3 +33,13 @@ def test_overrides_reach_the_replica_manager() -> None:
 def test_bad_values_are_refused(key: str, value: str) -> None:
     with pytest.raises(ConfigError):
         build_config(dict(BASE, **{key: value}))
+
+
+def test_the_log_properties_reach_the_replica_manager_as_kafkas_text() -> None:
+    cfg = build_config(dict(BASE, **{"log.segment.bytes": "1024", "log.retention.minutes": "5"}))
+    props = dict(ReplicaManagerInit.from_kafka_config(cfg).log_props)
+    assert props["log.segment.bytes"] == "1024" and props["log.retention.minutes"] == "5"
+    assert props["log.retention.hours"] == "168" and "log.retention.ms" not in props  # unset: not passed
+    assert dict(ReplicaManagerInit.from_kafka_config(build_config(BASE)).log_props)["message.max.bytes"] == "1048588"
+    with pytest.raises(ConfigError):
+        build_config(dict(BASE, **{"log.segment.bytes": "13"}))  # below LegacyRecord.RECORD_OVERHEAD_V0

@@ -15,6 +15,7 @@ from tests.support.fake_zookeeper import FakeZooKeeper
 from zk_bridge import znodes
 
 TP = TopicPartition("foo", 0)
+BAR = TopicPartition("bar", 0)
 T0 = 1_000_000.0
 
 
@@ -99,3 +100,21 @@ def test_isr_shrinking_below_min_while_waiting_answers_not_enough_replicas_after
     (resp,) = emitted(effects, "client")
     assert [(r.tp, r.error, r.base_offset) for r in resp.partitions] == [
         (TP, Errors.NOT_ENOUGH_REPLICAS_AFTER_APPEND, 0)]
+
+
+def test_the_brokers_log_properties_are_every_logs_defaults(tmp_path) -> None:
+    """KafkaServer.copyKafkaConfigToLog: server.properties' log.segment.bytes / log.retention.minutes reach a log
+    without an override of its own (log.retention.minutes wins over the default hours), a topic override wins over
+    them, and segments roll at the broker's size."""
+    props = (("log.retention.hours", "168"), ("log.retention.minutes", "5"), ("log.segment.bytes", "200"))
+    rm = make_rm(tmp_path, log_props=props)
+    zk = broker_zk()
+    zk.create("/config/topics/bar", znodes.encode_config_entity({"segment.bytes": "100000"}))
+    drive(rm.handle_leader_and_isr(lai_request([lai_state(TP, 0, 0, (0,), [0], is_new=True),
+                                                lai_state(BAR, 0, 0, (0,), [0], is_new=True)]), T0), zk)
+    log = rm.online_partition(TP).log
+    assert (log.config.segment_bytes, log.config.retention_ms) == (200, 300_000)
+    assert rm.online_partition(BAR).log.config.segment_bytes == 100000
+    for i in range(4):
+        drive(rm.handle_produce(produce_request(TP, "x" * 100), T0 + i), zk)
+    assert len(log.segments) == 4  # each 160-byte batch would pass 200 bytes in the segment before it
