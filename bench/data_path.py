@@ -196,7 +196,9 @@ TARGETS: dict[str, Callable[..., Target]] = {"kactor": KactorTarget, "tansu": Ta
 # -- CPU accounting --------------------------------------------------------------------------------------------------
 @dataclass
 class CpuMeter:
-    """CPU seconds (utime + stime, all threads) of named processes over a span; "client" is this process."""
+    """CPU seconds (utime + stime, all threads) of named processes over a span; "client" is this process, and
+    "others" is every other process of the machine (from /proc/stat): the 2 cores are shared, and a run that found
+    them busy says so."""
 
     pids: dict[str, int]
     start: dict[str, float] = field(default_factory=dict)
@@ -204,9 +206,34 @@ class CpuMeter:
     def __post_init__(self) -> None:
         self.pids = {"client": os.getpid(), **self.pids}
         self.start = {name: cpu_seconds([pid]) for name, pid in self.pids.items()}
+        self.machine_start = machine_busy_seconds()
 
     def used(self) -> dict[str, float]:
-        return {name: cpu_seconds([pid]) - self.start[name] for name, pid in self.pids.items()}
+        out = {name: cpu_seconds([pid]) - self.start[name] for name, pid in self.pids.items()}
+        out["others"] = max(0.0, machine_busy_seconds() - self.machine_start - sum(out.values()))
+        return out
+
+
+def machine_busy_seconds() -> float:
+    """CPU seconds every core of the machine spent busy since boot (/proc/stat's first line, all but idle and
+    iowait)."""
+    try:
+        with open("/proc/stat", encoding="ascii") as f:
+            fields = [int(x) for x in f.readline().split()[1:]]
+    except (OSError, ValueError):
+        return 0.0
+    busy = sum(fields[:8]) - fields[3] - fields[4]  # user nice system idle iowait irq softirq steal
+    return busy / os.sysconf("SC_CLK_TCK")
+
+
+def machine_share(cpu: dict[str, float], seconds: float) -> str:
+    """How busy the machine's cores were over a run (all processes), and this bench's own processes' part."""
+    cores = os.cpu_count() or 1
+    if seconds <= 0:
+        return "n/a"
+    total = sum(cpu.values()) / (cores * seconds)
+    ours = (sum(cpu.values()) - cpu.get("others", 0.0)) / (cores * seconds)
+    return f"{cores} cores {total:.0%} busy, {ours:.0%} by this bench's processes"
 
 
 def broker_cpu(cpu: dict[str, float]) -> float:
@@ -481,7 +508,8 @@ def cpu_per_mb(cpu: dict[str, float], nbytes: int) -> str:
 
 def run_line(name: str, r: Any) -> str:
     return (f"  {name:<8}{r.mb_per_s:9,.1f} MB/s {r.records_per_s:11,.0f} records/s  ({r.records:,} records in "
-            f"{r.seconds:.2f} s; CPU ms/MB: {cpu_per_mb(r.cpu, r.bytes)}; load {r.load})")
+            f"{r.seconds:.2f} s; CPU ms/MB: {cpu_per_mb(r.cpu, r.bytes)}; {machine_share(r.cpu, r.seconds)}; "
+            f"load {r.load})")
 
 
 def summary(results: dict[str, list[Any]], labels: dict[str, str], baselines: tuple[str, ...]) -> list[str]:

@@ -1,10 +1,12 @@
 """Sampling profiles of running processes with py-spy (``--profile DIR`` of the data-path benches).
 
-py-spy (PyPI, the ``test`` extra) reads another Python process's stacks from outside, ``--nonblocking`` so the
-process is not paused: a broker is profiled as it runs, with no hook in its code. Each profiled process writes a
-raw file (collapsed stacks: ``frame;frame;... count``), summarised here by *self* samples (the function on top
-of the stack: where the CPU is) and *inclusive* samples (anywhere on the stack: what the time is spent under), in
-percent of the process's samples, with its threads told apart by their entry function.
+py-spy (PyPI) reads another Python process's stacks from outside, ``--nonblocking`` so the process is not paused: a
+broker is profiled as it runs, with no hook in its code. Only samples of the thread holding the GIL are kept
+(``--gil``): the Python CPU of the process (without it, threads blocked in select() or a condition wait were
+counted as busy); time in C with the GIL released (socket and file system calls) is not in these profiles. Each
+profiled process writes a raw file (collapsed stacks: ``frame;frame;... count``), summarised here by *self* samples
+(the function on top of the stack: where the CPU is) and *inclusive* samples (anywhere on the stack: what the time
+is spent under), in percent of the process's samples, with its threads told apart by their entry function.
 """
 
 from __future__ import annotations
@@ -54,7 +56,7 @@ class Profiler:
         for name, pid in self.pids.items():
             path = os.path.join(self.directory, f"{self.label}-{name.replace(' ', '-')}.txt")
             proc = spawn([self.binary, "record", "--pid", str(pid), "--rate", str(RATE), "--format", "raw",
-                          "--nolineno", "--nonblocking", "--output", path],
+                          "--nolineno", "--nonblocking", "--gil", "--output", path],
                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL)
             self.recordings.append(Recording(name, path, proc))
 
@@ -101,7 +103,7 @@ def summarise(name: str, path: str, top: int = 15) -> list[str]:
         for f in set(frames):
             under[f] += n
         threads[_thread_entry(frames)] += n
-    lines = [f"{name}: {total:,} samples at {RATE}/s ({total / RATE:.1f} s of busy threads) — {path}",
+    lines = [f"{name}: {total:,} samples at {RATE}/s holding the GIL ({total / RATE:.1f} s of Python CPU) — {path}",
              "  threads: " + "; ".join(f"{t} {100 * n / total:.0f}%" for t, n in threads.most_common(6))]
     lines += ["  self    " + f"{100 * n / total:5.1f}%  {f}" for f, n in own.most_common(top)]
     lines += ["  incl.   " + f"{100 * n / total:5.1f}%  {f}" for f, n in under.most_common(top)

@@ -16,7 +16,7 @@ from crc32c import crc32c
 
 from protocol import compression
 from protocol.errors import CorruptRecordError, InvalidRecordError, ProtocolError
-from protocol.primitives import read_varint, read_varlong, write_varint, write_varlong
+from protocol.primitives import read_uvarint, read_varint, read_varlong, write_varint, write_varlong
 
 MAGIC_V2 = 2
 # baseOffset, batchLength, partitionLeaderEpoch, magic, crc, attributes, lastOffsetDelta, firstTimestamp,
@@ -143,47 +143,49 @@ def check_batch(batch: RecordBatch) -> None:
 def check_records(body: bytes, count: int) -> None:
     """`read_records`' checks of a batch's (decompressed) records without building them: every record's fields
     fit its length, the lengths add up to the body, and there are ``count`` of them. On a leader this runs for every
-    produced record, so it reads the one-byte varints (nearly all of them) inline: 2-3× faster than read_records
-    (1 KB records: ~1.3 µs a record, where read_records spends ~3 µs building Record values and copying keys and
-    values). Raises what read_records raises for the same bytes."""
+    produced record, so it reads the one- and two-byte varints (nearly all of them: a 1-KB record's length and value
+    size take two) inline: ~4× faster than read_records, which builds Record values and copies keys and values.
+    Raises what read_records raises for the same bytes."""
     n = len(body)
     pos = i = 0
     try:
         for i in range(count):  # noqa: B007 - i names the bad record in the errors below
-            b = body[pos]
+            b = body[pos]  # length
             if b < 0x80:
-                length = (b >> 1) ^ -(b & 1)
+                raw = b
                 pos += 1
+            elif body[pos + 1] < 0x80:
+                raw = (b & 0x7F) | (body[pos + 1] << 7)
+                pos += 2
             else:
-                length, pos = read_varint(body, pos)
+                raw, pos = read_uvarint(body, pos)
+            length = (raw >> 1) ^ -(raw & 1)
             end = pos + length
             if length < 0 or end > n:
                 raise CorruptRecordError(f"record length {length} runs past the end of the batch")
             p = pos + 1  # attributes
             p = p + 1 if body[p] < 0x80 else read_varlong(body, p)[1]  # timestamp delta
-            p = p + 1 if body[p] < 0x80 else read_varint(body, p)[1]  # offset delta
-            b = body[p]  # key length
-            if b < 0x80:
-                m = (b >> 1) ^ -(b & 1)
+            if body[p] < 0x80:  # offset delta
                 p += 1
+            elif body[p + 1] < 0x80:
+                p += 2
             else:
-                m, p = read_varint(body, p)
-            if m > 0:
-                p += m
-                if p > n:
-                    raise CorruptRecordError("record field runs past the end of the batch")
-            b = body[p]  # value length
-            if b < 0x80:
-                m = (b >> 1) ^ -(b & 1)
-                p += 1
-            else:
-                m, p = read_varint(body, p)
-            if m > 0:
-                p += m
-                if p > n:
-                    raise CorruptRecordError("record field runs past the end of the batch")
-            b = body[p]  # header count
-            if b:
+                p = read_uvarint(body, p)[1]
+            for _ in (0, 1):  # key, value
+                b = body[p]
+                if b < 0x80:
+                    raw = b
+                    p += 1
+                elif body[p + 1] < 0x80:
+                    raw = (b & 0x7F) | (body[p + 1] << 7)
+                    p += 2
+                else:
+                    raw, p = read_uvarint(body, p)
+                if not raw & 1:  # zig-zag: odd is negative (a null key or value)
+                    p += raw >> 1
+                    if p > n:
+                        raise CorruptRecordError("record field runs past the end of the batch")
+            if body[p]:  # a header count other than 0
                 p = _check_headers(body, p)
             else:
                 p += 1

@@ -13,14 +13,14 @@ def test_ceiling_appends_every_frame_on_the_leader_and_both_followers() -> None:
     payload = len(batch_payload(100, value))
     assert run.frame_bytes == 4 + payload
     assert run.appended == {"leader": 20 * payload, "follower 1": 20 * payload, "follower 2": 20 * payload}
-    assert set(run.cpu) == {"client", "leader", "follower 1", "follower 2"}
+    assert set(run.cpu) == {"client", "leader", "follower 1", "follower 2", "others"}
     assert run.seconds > 0 and run.mb_per_s > 0
 
 
 def test_ceiling_rf1_has_no_followers() -> None:
     run = run_ceiling(records=250, batch_records=100, rf=1)
     assert run.records == 300  # whole frames: 3 of 100
-    assert set(run.appended) == {"leader"} and set(run.cpu) == {"client", "leader"}
+    assert set(run.appended) == {"leader"} and set(run.cpu) == {"client", "leader", "others"}
 
 
 def test_ceiling_frames_are_real_record_batches() -> None:

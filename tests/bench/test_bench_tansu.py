@@ -48,4 +48,4 @@ def test_tansu_round_trip_every_record_back_in_order() -> None:
     finally:
         t.stop()
     assert read.records == 502 and read.out_of_order == 0
-    assert set(read.cpu) == {"client", "tansu"}
+    assert set(read.cpu) == {"client", "tansu", "others"}
