@@ -73,3 +73,52 @@ def test_segments_roll_on_every_replica_and_a_torn_tail_is_recovered_on_restart(
         data = f.read()
     # the torn bytes were cut: the file ends where the good batches did, or the next batch starts right there
     assert len(data) == good_size or read_batch_header(data, good_size).base_offset == len(acknowledged) - len(more)
+
+
+def test_a_real_producers_batches_are_stored_as_sent_and_found_by_timestamp(start_cluster) -> None:
+    """librdkafka (confluent-kafka) produces lz4-compressed batches with its own timestamps, acks=all: the segments
+    hold them as sent (codec, timestamps) at consecutive offsets on every replica, and ListOffsets by timestamp
+    (Consumer.offsets_for_times, Log.fetchOffsetByTimestamp) finds the first record at or after a time."""
+    from confluent_kafka import Consumer, Producer
+    from confluent_kafka import TopicPartition as KafkaTopicPartition
+
+    from protocol.records import iter_batches
+
+    c: Cluster = start_cluster(3)
+    c.create_topic("ts", partitions=1, replication_factor=3)
+    c.wait_partition("ts", 0, lambda st: len(st["isr"]) == 3, what="ts-0 with ISR of all 3")
+    bootstrap = ",".join(f"127.0.0.1:{c.lc.ports[b]}" for b in range(3))
+    producer = Producer({"bootstrap.servers": bootstrap, "acks": "all", "compression.type": "lz4",
+                         "linger.ms": 50, "enable.idempotence": False})
+    t0 = 1_700_000_000_000
+    delivered: list[tuple[int, int]] = []
+    for i in range(30):
+        producer.produce("ts", value=f"v{i}".encode(), partition=0, timestamp=t0 + 10 * i,
+                         on_delivery=lambda err, msg: delivered.append((err, msg.offset())))
+    assert producer.flush(30) == 0
+    assert sorted(o for _, o in delivered) == list(range(30)) and all(e is None for e, _ in delivered)
+    leader = c.partition_state("ts", 0)["leader"]
+    for b in range(3):
+        c.wait(lambda b=b: len(segment_records(c, b, "ts", 0)) == 30, 30, f"broker {b} to hold the 30 records")
+    with open(os.path.join(c.log_dir(leader), "ts-0", "00000000000000000000.log"), "rb") as f:
+        batches = list(iter_batches(f.read()))
+    assert all(b.compression == 3 for b in batches)  # lz4, as librdkafka compressed them
+    assert [b.first_timestamp + r.timestamp_delta for b in batches for r in b.records()] == [
+        t0 + 10 * i for i in range(30)]
+
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "ts-check", "enable.auto.commit": False})
+    try:
+        (found,) = consumer.offsets_for_times([KafkaTopicPartition("ts", 0, t0 + 125)], timeout=30)
+        assert found.error is None and found.offset == 13  # v13 at t0+130 is the first at or after t0+125
+        (late,) = consumer.offsets_for_times([KafkaTopicPartition("ts", 0, t0 + 10_000)], timeout=30)
+        assert late.offset == -1  # none that late: Kafka answers -1
+        consumer.assign([KafkaTopicPartition("ts", 0, found.offset)])
+        got: list[str] = []
+        while len(got) < 17:
+            msg = consumer.poll(10)
+            assert msg is not None, f"consumed only {got}"
+            assert msg.error() is None, msg.error()
+            got.append(msg.value().decode())
+        assert got == [f"v{i}" for i in range(13, 30)]
+    finally:
+        consumer.close()
