@@ -146,12 +146,22 @@ def read_records(path: str) -> Iterator[Record]:
 
 # Every module that registers message types or wire enums for the codec: a trace may name any of them, and a reader
 # (replay, `trace show`, a test) may run before the broker's actors have imported them.
-_REGISTERING_MODULES = (
-    "messages.common", "messages.requests", "messages.partition", "messages.replication", "messages.runtime",
-    "messages.broker_lifecycle", "messages.zk", "messages.channel", "messages.observability",
-    "messages.controller_events", "messages.net", "messages.dynamic_config", "messages.topic_deletion", "core.effects",
-    "core.controller.config", "core.controller.election", "core.controller.states",
+# Every module of the `messages` package registers its types on import (walked, so a new one cannot be missed), plus
+# the core modules whose values travel inside messages.
+_REGISTERING_CORE_MODULES = (
+    "core.effects", "core.controller.config", "core.controller.election", "core.controller.states",
 )
+
+
+def _registering_modules() -> list[str]:
+    import pkgutil
+
+    import messages
+
+    found = [m.name for m in pkgutil.walk_packages(messages.__path__, "messages.")]
+    return sorted(found) + list(_REGISTERING_CORE_MODULES)
+
+
 _registered = False
 
 
@@ -161,7 +171,7 @@ def ensure_registered() -> None:
     if not _registered:
         import importlib
 
-        for name in _REGISTERING_MODULES:
+        for name in _registering_modules():
             importlib.import_module(name)
         _registered = True
 
