@@ -141,7 +141,7 @@ def run_kactor(*args: str, check: bool = True, timeout: float = 120) -> subproce
 
 # -- appended for issue #6 (topic deletion / reassignment tests) -------------------------------------------------------
 def produce(c: Cluster, topic: str, partition: int, records: tuple[str, ...], acks: int = -1) -> Any:
-    """A ProduceRequest of one record batch to the partition's current leader over kactor's transport; returns the
+    """A Produce request (one record batch) to the partition's current leader over Kafka's protocol; returns the
     partition's answer (a ProducePartitionResponse: error, base_offset)."""
     from edges.transport import request
     from kactor.records import values_batch
@@ -151,7 +151,7 @@ def produce(c: Cluster, topic: str, partition: int, records: tuple[str, ...], ac
     state = c.partition_state(topic, partition)
     assert state is not None and state["leader"] >= 0, f"{topic}-{partition} has no leader: {state}"
     tp = TopicPartition(topic, partition)
-    answer = request("127.0.0.1", c.lc.ports[state["leader"]], "replica-manager",
+    answer = request("127.0.0.1", c.lc.ports[state["leader"]],
                      ProduceRequest(acks, 30000, (ProducePartition(tp, values_batch(records)),)), timeout_s=30.0)
     (result,) = answer.partitions
     return result

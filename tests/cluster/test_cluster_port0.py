@@ -34,8 +34,7 @@ def _produce(c: Cluster, topic: str, values: tuple[str, ...]) -> int:
     """acks=all to the leader at the endpoint it registered; returns the base offset."""
     leader = c.partition_state(topic, 0)["leader"]  # type: ignore[index]
     batch = ProducePartition(TopicPartition(topic, 0), values_batch(values))
-    resp = request("127.0.0.1", _endpoint_port(c, leader), "replica-manager", ProduceRequest(-1, 30000, (batch,)),
-                   timeout_s=30.0)
+    resp = request("127.0.0.1", _endpoint_port(c, leader), ProduceRequest(-1, 30000, (batch,)), timeout_s=30.0)
     (result,) = resp.partitions
     assert result.error == Errors.NONE, resp
     return result.base_offset

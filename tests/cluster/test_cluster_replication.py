@@ -2,8 +2,8 @@
 ISR shrink / propagation / rejoin around a SIGSTOP'd follower, and a failed log dir taking its replicas offline.
 
 Broker state is read from outside the processes only: the partitions' log files and ``replication-offset-checkpoint``
-files (Kafka's formats), ZooKeeper's znodes, and each broker's MetadataCache through the kactor introspection request
-`DescribeMetadataCacheRequest` sent over the broker transport.
+files (Kafka's formats), ZooKeeper's znodes, and each broker's MetadataCache through the kactor-private
+DescribeMetadataCache API (api key 10000, core/api/kactor_private.py) over Kafka's protocol.
 """
 
 from __future__ import annotations
@@ -31,12 +31,10 @@ from messages.replication import (
 
 pytestmark = pytest.mark.cluster
 
-FRONT = "replica-manager"
-
-
 # -- readers -----------------------------------------------------------------------------------------------------------
 def ask(c: Cluster, broker_id: int, body: Any, timeout_s: float = 10.0) -> Any:
-    return request("127.0.0.1", c.lc.ports[broker_id], FRONT, body, timeout_s)
+    """``body`` as its Kafka request to broker ``broker_id``; the decoded internal answer."""
+    return request("127.0.0.1", c.lc.ports[broker_id], body, timeout_s=timeout_s)
 
 
 def produce(c: Cluster, broker_id: int, tp: TopicPartition, values: list[str], acks: int = 1
