@@ -54,7 +54,8 @@ def create_topic(admin: Any, out: Out, topic: str, *, partitions: int | None, re
     if partitions is not None and partitions < 1:
         raise KafkaClientError("The partitions must be greater than 0")
     if replica_assignment is not None:
-        new = NewTopic(topic, replica_assignment=[list(replica_assignment[p]) for p in sorted(replica_assignment)],
+        new = NewTopic(topic, len(replica_assignment),  # librdkafka wants the count with an assignment
+                       replica_assignment=[list(replica_assignment[p]) for p in sorted(replica_assignment)],
                        config=dict(config))
     else:
         new = NewTopic(topic, num_partitions=-1 if partitions is None else partitions,
