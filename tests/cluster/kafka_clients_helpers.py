@@ -1,0 +1,154 @@
+"""What the real-client cluster tests share: the cluster's bootstrap list, what the znodes say a Metadata answer must
+contain, kafka-python 3 and kcat as subprocesses, and a librdkafka producer thread that records every delivery
+report."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from cluster_helpers import Cluster
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent.parent
+KAFKA_PYTHON3 = Path(sys.prefix).parent / ".venv-clients" / "kafka-python3"  # beside the venv (scripts/setup)
+# librdkafka's consumers always look their group's coordinator up, and the first FindCoordinator creates
+# __consumer_offsets: 3 partitions instead of Kafka's 50 keep a test cluster light
+OVERRIDES = ("offsets.topic.num.partitions=3",)
+
+
+def bootstrap(c: Cluster) -> str:
+    """Every live broker's listener, as a user passes --bootstrap-server."""
+    live = [b for b in sorted(c.lc.procs) if c.lc.procs[b].poll() is None]
+    return ",".join("{}:{}".format(*c.lc.broker_address(b)) for b in live)
+
+
+def znode_metadata(c: Cluster, topic: str) -> dict[str, Any]:
+    """What a Metadata answer must say according to ZooKeeper: brokers (id → host, port of their registration),
+    the controller, and per partition leader / leader epoch / replicas / ISR."""
+    brokers = {}
+    for b in c.live_brokers():
+        reg = c.json(f"/brokers/ids/{b}")
+        brokers[b] = (reg["host"], reg["port"])
+    partitions = {}
+    for p, replicas in sorted((c.assignment(topic) or {}).items()):
+        st = c.partition_state(topic, p)
+        partitions[p] = None if st is None else {"leader": st["leader"], "leader_epoch": st["leader_epoch"],
+                                                  "replicas": replicas, "isr": st["isr"]}
+    return {"brokers": brokers, "controller": c.controller_id(), "partitions": partitions}
+
+
+def kafka_python3(*args: str, timeout: float = 90) -> Any:
+    """tests/cluster/kafka_python3_client.py under kafka-python 3 (its own target dir, never imported here)."""
+    if not (KAFKA_PYTHON3 / "kafka").is_dir():
+        pytest.fail(f"kafka-python 3 is not installed in {KAFKA_PYTHON3}: run scripts/setup")
+    env = dict(os.environ, PYTHONPATH=str(KAFKA_PYTHON3))
+    proc = subprocess.run([sys.executable, str(HERE / "kafka_python3_client.py"), *args], capture_output=True,
+                          text=True, timeout=timeout, env=env, cwd=str(HERE))
+    assert proc.returncode == 0, f"kafka-python 3 {' '.join(args)} exited {proc.returncode}:\n{proc.stderr[-3000:]}"
+    return json.loads(proc.stdout)
+
+
+def kcat_or_skip() -> str:
+    """kcat's path. Missing where Debian has a kcat package is a failure (scripts/setup installs it); a skip only
+    where this Debian release has none."""
+    path = shutil.which("kcat")
+    if path:
+        return path
+    policy = subprocess.run(["apt-cache", "policy", "kcat"], capture_output=True, text=True, check=False).stdout
+    candidate = next((line.split(":", 1)[1].strip() for line in policy.splitlines()
+                      if line.strip().startswith("Candidate:")), "(none)")
+    if candidate != "(none)":
+        pytest.fail(f"kcat is not installed but Debian has it (candidate {candidate}): run scripts/setup")
+    pytest.skip("this Debian release has no kcat package (apt-cache policy kcat: no candidate)")
+
+
+class ProducerThread:
+    """A librdkafka producer (acks=all) sending ``seq-<n>`` values to one partition as fast as ``pause_s`` allows
+    until stopped; every delivery report is kept: ``acked`` [(offset, value)], ``failed`` [(value, error)]."""
+
+    def __init__(self, servers: str, topic: str, partition: int = 0, pause_s: float = 0.005,
+                 extra: dict[str, Any] | None = None) -> None:
+        from confluent_kafka import Producer
+
+        from kactor.kafka_clients import client_config
+
+        self.topic = topic
+        self.partition = partition
+        self.pause_s = pause_s
+        self.producer = Producer(client_config(servers, "test-producer", {"acks": "all", **(extra or {})}))
+        self.acked: list[tuple[int, str]] = []
+        self.failed: list[tuple[str, str]] = []
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="test-producer", daemon=True)
+
+    def start(self) -> ProducerThread:
+        self._thread.start()
+        return self
+
+    def _report(self, error: Any, msg: Any) -> None:
+        with self._lock:
+            if error is None:
+                self.acked.append((msg.offset(), msg.value().decode()))
+            else:
+                self.failed.append((msg.value().decode(), error.name()))
+
+    def _run(self) -> None:
+        n = 0
+        while not self._stop.is_set():
+            try:
+                self.producer.produce(self.topic, value=f"seq-{n}".encode(), partition=self.partition,
+                                      on_delivery=self._report)
+                n += 1
+            except BufferError:
+                pass
+            self.producer.poll(self.pause_s)
+
+    def acked_count(self) -> int:
+        with self._lock:
+            return len(self.acked)
+
+    def wait_acks(self, c: Cluster, more_than: int, what: str, timeout: float = 60) -> int:
+        c.wait(lambda: self.acked_count() > more_than, timeout, f"{what}: more than {more_than} acks "
+                                                               f"(failed so far: {self.failed[-3:]})")
+        return self.acked_count()
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(30)
+        left = self.producer.flush(120)
+        assert left == 0, f"{left} records still without a delivery report"
+
+
+def read_partition(servers: str, topic: str, partition: int, timeout: float = 30) -> list[tuple[int, str]]:
+    """Every record of the partition below its high watermark, [(offset, value)], read by a librdkafka consumer
+    assigned from offset 0."""
+    from confluent_kafka import Consumer, TopicPartition
+
+    from kactor.kafka_clients import client_config
+
+    consumer = Consumer(client_config(servers, "test-reader", {
+        "group.id": "test-reader", "enable.auto.commit": False, "auto.offset.reset": "earliest"}))
+    try:
+        _, hw = consumer.get_watermark_offsets(TopicPartition(topic, partition), timeout=timeout, cached=False)
+        consumer.assign([TopicPartition(topic, partition, 0)])
+        out: list[tuple[int, str]] = []
+        deadline = time.monotonic() + timeout
+        while (not out or out[-1][0] < hw - 1) and time.monotonic() < deadline:
+            for msg in consumer.consume(num_messages=max(1, hw - len(out)), timeout=0.5):
+                if msg.error() is None:
+                    out.append((msg.offset(), msg.value().decode()))
+        assert len(out) == hw and [o for o, _ in out] == list(range(hw)), \
+            f"read {len(out)} records of {topic}-{partition} below its high watermark {hw}"
+        return out
+    finally:
+        consumer.close()

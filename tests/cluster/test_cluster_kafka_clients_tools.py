@@ -1,0 +1,159 @@
+"""kactor's own Kafka-protocol tools against a real cluster, as a user runs them: ``kactor produce
+--bootstrap-server`` and ``kactor consume`` (exact records and offsets), ``kactor consumer-groups`` after a group
+consumed, and ``kactor describe --watch --produce`` showing a live producer's acknowledgements while its leader is
+SIGKILLed."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import threading
+
+import pytest
+from cluster_helpers import Cluster, run_kactor
+from kafka_clients_helpers import OVERRIDES, bootstrap
+
+pytestmark = [pytest.mark.cluster, pytest.mark.slow]
+
+ASSIGNMENT = {0: [0, 1, 2], 1: [1, 2, 0], 2: [2, 0, 1]}
+
+
+def test_produce_and_consume_exact_records(start_cluster) -> None:
+    """--count records go round-robin (record i to partition i % 3 at offset i // 3), each partition's
+    acknowledgement line says so, and the console consumer prints every one of them from the beginning."""
+    c: Cluster = start_cluster(3, overrides=OVERRIDES)
+    c.create_topic("tools", assignment=ASSIGNMENT)
+    servers = bootstrap(c)
+    out = run_kactor("produce", "--bootstrap-server", servers, "--topic", "tools", "--count", "30", "--acks", "all")
+    assert out.stdout.splitlines() == [f"tools-{p}: 10 records acknowledged at offsets 0..9 (acks=all)"
+                                       for p in range(3)]
+    keyed = subprocess.run([sys.executable, "-m", "kactor", "produce", "--bootstrap-server", servers, "--topic",
+                            "tools", "--partition", "1", "--property", "parse.key=true", "--print-offsets"],
+                           input="alpha\tone\nbeta\ttwo\n", capture_output=True, text=True, timeout=120)
+    assert keyed.returncode == 0, keyed.stderr
+    assert keyed.stdout.splitlines() == ["tools-1@10", "tools-1@11",
+                                         "tools-1: 2 records acknowledged at offsets 10..11 (acks=1)"]
+
+    got = run_kactor("consume", "--bootstrap-server", servers, "--topic", "tools", "--from-beginning",
+                     "--max-messages", "32", "--timeout-ms", "30000", "--property", "print.partition=true",
+                     "--property", "print.offset=true", "--property", "print.key=true")
+    want = [f"Partition:{i % 3}\tOffset:{i // 3}\tnull\trecord-{i}" for i in range(30)]
+    want += ["Partition:1\tOffset:10\talpha\tone", "Partition:1\tOffset:11\tbeta\ttwo"]
+    assert sorted(got.stdout.splitlines()) == sorted(want)
+    for p in range(3):  # each partition in offset order
+        offsets = [int(line.split("\t")[1][len("Offset:"):]) for line in got.stdout.splitlines()
+                   if line.startswith(f"Partition:{p}\t")]
+        assert offsets == sorted(offsets)
+    assert got.stderr.strip().endswith("Processed a total of 32 messages")
+
+    one = run_kactor("consume", "--bootstrap-server", servers, "--topic", "tools", "--partition", "2", "--offset",
+                     "8", "--timeout-ms", "3000")
+    assert one.stdout.splitlines() == ["record-26", "record-29"]
+    missing = run_kactor("consume", "--bootstrap-server", servers, "--topic", "nope", check=False)
+    assert (missing.returncode, missing.stderr.strip()) == (1, "kactor consume: Topic nope does not exist")
+
+
+def test_consumer_groups_describe_after_a_group_consumed(start_cluster) -> None:
+    """A console consumer in group 'reporting' reads 12 of the topic's 30 records and commits; consumer-groups
+    --describe then shows its committed offsets, the log end offsets and the lag per partition, with no member."""
+    c: Cluster = start_cluster(3, overrides=OVERRIDES)
+    c.create_topic("grouped", assignment=ASSIGNMENT)
+    servers = bootstrap(c)
+    run_kactor("produce", "--bootstrap-server", servers, "--topic", "grouped", "--count", "30", "--acks", "all")
+    got = run_kactor("consume", "--bootstrap-server", servers, "--topic", "grouped", "--group", "reporting",
+                     "--from-beginning", "--max-messages", "30", "--timeout-ms", "60000")
+    assert len(got.stdout.splitlines()) == 30
+    listed = run_kactor("consumer-groups", "--bootstrap-server", servers, "--list")
+    assert "reporting" in listed.stdout.split()
+    desc = run_kactor("consumer-groups", "--bootstrap-server", servers, "--describe", "--group", "reporting")
+    assert "Consumer group 'reporting' has no active members." in desc.stderr
+    rows = [line.split() for line in desc.stdout.splitlines() if line.startswith("reporting")]
+    assert sorted(rows) == [["reporting", "grouped", str(p), "10", "10", "0", "-", "-", "-"] for p in range(3)]
+    header = next(line for line in desc.stdout.splitlines() if line.startswith("GROUP"))
+    assert header.split() == ["GROUP", "TOPIC", "PARTITION", "CURRENT-OFFSET", "LOG-END-OFFSET", "LAG",
+                              "CONSUMER-ID", "HOST", "CLIENT-ID"]
+    run_kactor("produce", "--bootstrap-server", servers, "--topic", "grouped", "--count", "6")
+    lagging = run_kactor("consumer-groups", "--bootstrap-server", servers, "--describe", "--group", "reporting")
+    rows = [line.split() for line in lagging.stdout.splitlines() if line.startswith("reporting")]
+    assert sorted(rows) == [["reporting", "grouped", str(p), "10", "12", "2", "-", "-", "-"] for p in range(3)]
+    nobody = run_kactor("consumer-groups", "--bootstrap-server", servers, "--describe", "--group", "nobody",
+                        check=False)
+    assert nobody.returncode == 1 and "Error: Consumer group 'nobody' does not exist." in nobody.stderr
+
+
+class _Lines:
+    """A subprocess's stdout collected line by line on a thread, for polling."""
+
+    def __init__(self, proc: subprocess.Popen[str]) -> None:
+        self.lines: list[str] = []
+        self._thread = threading.Thread(target=self._read, args=(proc,), daemon=True)
+        self._thread.start()
+
+    def _read(self, proc: subprocess.Popen[str]) -> None:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            self.lines.append(line.rstrip("\n"))
+
+    def frames(self) -> list[list[str]]:
+        """The frames printed so far (each starts at the time rule of _watch_log)."""
+        out: list[list[str]] = []
+        for line in list(self.lines):
+            if line.startswith("───") or line.startswith("---"):
+                out.append([])
+            elif out:
+                out[-1].append(line)
+        return out
+
+
+def _row(frame: list[str], topic: str, partition: int) -> list[str] | None:
+    for line in frame:
+        cells = [c.strip() for c in line.strip("│ ").split("│")]
+        if len(cells) > 2 and cells[0] == topic and cells[1] == str(partition):
+            return cells
+    return None
+
+
+def _producer_line(frame: list[str]) -> str | None:
+    return next((line.strip("│ ") for line in frame if "Producer →" in line), None)
+
+
+def test_describe_watch_shows_a_live_producers_acks_through_a_leader_move(start_cluster) -> None:
+    """describe --watch --produce: the partition's row carries the producer's acknowledgements; after the
+    leader's SIGKILL a frame shows the new leader and acknowledgements past those acknowledged before."""
+    c: Cluster = start_cluster(3, overrides=OVERRIDES)
+    c.create_topic("watched", assignment={0: [0, 1, 2]}, configs={"min.insync.replicas": "2"})
+    c.wait_partition("watched", 0, lambda s: len(s["isr"]) == 3, what="full ISR")
+    proc = subprocess.Popen([sys.executable, "-m", "kactor", "describe", "--zookeeper", c.connect_string, "--watch",
+                             "--interval", "0.5", "--bootstrap-server", bootstrap(c), "--produce", "watched",
+                             "--rate", "50"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    out = _Lines(proc)
+    try:
+        def acked_before() -> int | None:
+            for frame in reversed(out.frames()):
+                row = _row(frame, "watched", 0)
+                if row is not None and row[2] == "0" and row[8] not in ("", "-"):
+                    return int(row[8])
+            return None
+        before = c.wait(acked_before, 60, "a frame with acks from leader 0")
+        c.kill(0)
+
+        def after_move() -> list[str] | None:
+            for frame in reversed(out.frames()):
+                row = _row(frame, "watched", 0)
+                if row is not None and row[2] not in ("0", "none") and row[8] not in ("", "-") \
+                        and int(row[8]) > before:
+                    return frame
+            return None
+        frame = c.wait(after_move, 60, "a frame with the new leader and acks past the ones before the kill")
+        line = _producer_line(frame)
+        assert line is not None and line.startswith("Producer → watched (acks=all, 50/s):")
+        assert " 0 failed" in line
+    finally:
+        proc.send_signal(signal.SIGINT)
+        try:
+            proc.wait(30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 0, proc.stderr.read() if proc.stderr else ""
