@@ -15,6 +15,7 @@ import os
 import signal
 import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
 import attrs
@@ -50,6 +51,23 @@ def registration_json(config: KafkaConfig, now_ms: int, bound_ports: dict[str, i
                       for ep in config.advertised_listeners)
     broker = Broker(config.broker_id, endpoints, config["broker.rack"])
     return znodes.encode_broker(broker, timestamp_ms=now_ms)
+
+
+def plug_admin_manager(rt: Runtime, cfg: KafkaConfig, transport: Any) -> Callable[[], None]:
+    """The admin APIs' edge handlers: an AdminManager on a ZooKeeper session of its own (its requests wait on
+    ZooKeeper in the transport's handler threads, never in an actor), with the broker's ProducerIdManager, handing
+    controller events to this broker's controller as network inputs. Returns the closer of its session."""
+    from edges.producer_id_manager import ProducerIdManager
+    from kactor.admin.admin_manager import AdminManager
+    from zk_bridge.executor import connect
+
+    client = connect(cfg["zookeeper.connect"], cfg["zookeeper.session.timeout.ms"],
+                     cfg["zookeeper.connection.timeout.ms"] / 1000.0, allow_remote=not cfg.loopback_only)
+    manager = AdminManager(client, cfg, ProducerIdManager(client, cfg.broker_id),
+                           controller_events=lambda event: rt.inject(names.CONTROLLER, event, names.EDGE_NET))
+    transport.add_edge_handler("admin", manager.handle_request)
+    transport.add_edge_handler("producer_id", manager.handle_request)
+    return lambda: (client.stop(), client.close())
 
 
 def controller_config(config: KafkaConfig, registration: str) -> Any:
@@ -153,6 +171,11 @@ class BrokerProcess:
             raise BrokerStartError(str(e)) from None
         timer = TimerEdge(rt)
         self._closers[:0] = [transport.close, timer.close]
+        try:
+            self._closers.append(plug_admin_manager(rt, cfg, transport))
+        except ZooKeeperUnreachable as e:
+            self._close()
+            raise BrokerStartError(str(e)) from None
         metrics = None
         metrics_port = cfg["kactor.metrics.port"]
         if metrics_port:  # 0: no endpoint (the actor still keeps the values, as in a replay)
