@@ -17,3 +17,5 @@ from core.api import kactor_private
 from core.api import fetch
 from core.api import list_offsets
 from core.api import produce
+from core.api import admin
+from core.api import init_producer_id
