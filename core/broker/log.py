@@ -1140,9 +1140,25 @@ class LogManager:
                                     {tp: lg.log_start_offset for tp, lg in logs.items() if lg.log_start_offset > 0})
 
     def cleanup_logs(self, now_ms: int) -> int:
-        """LogManager.cleanupLogs (every log.retention.check.interval.ms): delete_old_segments of every log; returns
-        the number of segments deleted. A log whose dir fails is skipped (its error deferred or raised)."""
-        return sum(log.delete_old_segments(now_ms) for log in list(self._logs.values()))
+        """LogManager.cleanupLogs (every log.retention.check.interval.ms): delete_old_segments of every log, then the
+        checkpoints of the dirs whose logs' start moved; returns the number of segments deleted."""
+        deleted = 0
+        moved: list[str] = []
+        for log in list(self._logs.values()):
+            n = log.delete_old_segments(now_ms)
+            if n:
+                deleted += n
+                if log.parent_dir not in moved:
+                    moved.append(log.parent_dir)
+        # Kafka checkpoints log start offsets on a timer (log.flush.start.offset.checkpoint.interval.ms); here a dir
+        # whose log starts moved is checkpointed at once, so a restart reads them
+        for d in moved:
+            try:
+                self.checkpoint_log_offsets(d)
+            except KafkaStorageError as e:
+                if not self.defer(e):
+                    self.mark_dir_offline(d)
+        return deleted
 
     def close(self) -> None:
         """LogManager.shutdown's Log.close of every log (file descriptors released)."""

@@ -96,6 +96,7 @@ def test_a_real_producers_batches_are_stored_as_sent_and_found_by_timestamp(star
         producer.produce("ts", value=f"v{i}".encode(), partition=0, timestamp=t0 + 10 * i,
                          on_delivery=lambda err, msg: delivered.append((err, msg.offset())))
     assert producer.flush(30) == 0
+    del producer
     assert sorted(o for _, o in delivered) == list(range(30)) and all(e is None for e, _ in delivered)
     leader = c.partition_state("ts", 0)["leader"]
     for b in range(3):
@@ -120,5 +121,56 @@ def test_a_real_producers_batches_are_stored_as_sent_and_found_by_timestamp(star
             assert msg.error() is None, msg.error()
             got.append(msg.value().decode())
         assert got == [f"v{i}" for i in range(13, 30)]
+    finally:
+        consumer.close()
+
+
+def test_broker_log_defaults_roll_and_retention_deletes_old_segments_on_every_replica(start_cluster) -> None:
+    """server.properties' log.segment.bytes / log.retention.bytes are every log's defaults; the retention task
+    (first run 30 s after start, then every log.retention.check.interval.ms) deletes the oldest segments on every
+    replica, never past the high watermark, and the log start offset follows: the leader's log-start-offset checkpoint
+    and a client's earliest offset (ListOffsets -2) say so."""
+    from confluent_kafka import Consumer
+    from confluent_kafka import TopicPartition as KafkaTopicPartition
+
+    from core.broker.log import LOG_START_OFFSET_CHECKPOINT, read_offset_checkpoint
+    from messages.common import TopicPartition
+
+    c: Cluster = start_cluster(3, overrides=("log.segment.bytes=1024", "log.retention.bytes=2048",
+                                             "log.retention.check.interval.ms=1000"))
+    from confluent_kafka import Producer
+
+    c.create_topic("ret", partitions=1, replication_factor=3)
+    c.wait_partition("ret", 0, lambda st: len(st["isr"]) == 3, what="ret-0 with ISR of all 3")
+    bootstrap = ",".join(f"127.0.0.1:{c.lc.ports[b]}" for b in range(3))
+    # a real producer stamps the current time (records stamped 0 would all go by retention.ms, as in Kafka)
+    producer = Producer({"bootstrap.servers": bootstrap, "acks": "all", "linger.ms": 0})
+    produced = 0
+    for i in range(20):  # 20 batches of ~300 bytes: 6+ segments of 1 KiB
+        for j in range(3):
+            producer.produce("ret", value=(f"r{i}-{j}-" + "y" * 60).encode(), partition=0)
+        assert producer.flush(30) == 0
+        produced += 3
+    del producer  # librdkafka's threads go with it (not retrying brokers this test stops)
+    leader = c.partition_state("ret", 0)["leader"]
+
+    def kept(b: int) -> list[str]:
+        return [n for n in sorted(os.listdir(os.path.join(c.log_dir(b), "ret-0"))) if n.endswith(".log")]
+
+    assert len(kept(leader)) >= 6
+    # retention.bytes 2048: whole segments go while the rest stays above it; the first survivor is the log start
+    for b in range(3):
+        c.wait(lambda b=b: kept(b)[0] != "00000000000000000000.log" and sum(
+            os.path.getsize(os.path.join(c.log_dir(b), "ret-0", n)) for n in kept(b)) <= 2048 + 1024, 60,
+               f"broker {b} to delete its oldest segments")
+    start = int(kept(leader)[0][:20])
+    records = segment_records(c, leader, "ret", 0)
+    assert records and records[0][0] == start and records[-1][0] == produced - 1, (
+        kept(leader), [os.path.getsize(os.path.join(c.log_dir(leader), "ret-0", n)) for n in kept(leader)], records)
+    c.wait(lambda: read_offset_checkpoint(os.path.join(c.log_dir(leader), LOG_START_OFFSET_CHECKPOINT)).get(
+        TopicPartition("ret", 0)) == start, 30, "the leader's log-start-offset checkpoint")
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "ret-check"})
+    try:
+        assert consumer.get_watermark_offsets(KafkaTopicPartition("ret", 0), timeout=30) == (start, produced)
     finally:
         consumer.close()

@@ -337,7 +337,6 @@ def test_log_manager_checkpoints_the_log_start_after_retention_and_cleans_up(tmp
     log.update_high_watermark(8)  # the segment holding offsets 8.. reaches past the HW: it stays
     assert [seg.base_offset for seg in log.segments] == [0, 6]
     assert lm.cleanup_logs(T0 + 10_000) == 1 and log.log_start_offset == 6
-    lm.checkpoint_log_offsets()
     assert read_offset_checkpoint(str(tmp_path / LOG_START_OFFSET_CHECKPOINT)) == {TP: 6}
     lm.close()
     again = LogManager([str(tmp_path)]).get_log(TP)
