@@ -184,3 +184,23 @@ def test_kafka_python3_admin_client(cluster: Cluster) -> None:
     retention = out["described"]["topic"]["py3"]["retention.ms"]
     assert (retention["value"] if isinstance(retention, dict) else retention) == "60000"
     assert not c.zk.exists("/brokers/topics/py3")
+
+
+def test_idempotent_producer_gets_its_producer_id_from_a_block(cluster: Cluster) -> None:
+    """librdkafka's idempotent producer starts with InitProducerId: the broker it asks claims a block of 1000 ids in
+    /latest_producer_id_block (Kafka's JSON) and every record is acknowledged."""
+    from confluent_kafka import Producer
+
+    c = cluster
+    c.create_topic("idem", 1, 3)
+    producer = Producer({"bootstrap.servers": bootstrap(c), "enable.idempotence": True, "acks": "all"})
+    delivered: list[tuple[object, int]] = []
+    for i in range(20):
+        producer.produce("idem", value=b"v%d" % i, on_delivery=lambda err, msg: delivered.append((err, msg.offset())))
+    assert producer.flush(60) == 0
+    assert [err for err, _ in delivered] == [None] * 20
+    assert sorted(offset for _, offset in delivered) == list(range(20))
+    block = c.json("/latest_producer_id_block")
+    assert set(block) == {"version", "broker", "block_start", "block_end"}
+    assert (block["version"], block["block_start"], block["block_end"]) == (1, "0", "999")
+    assert block["broker"] in c.live_brokers()
