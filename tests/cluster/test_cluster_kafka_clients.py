@@ -3,6 +3,7 @@ kafka-python 3 and kcat, each talking Kafka's binary protocol to broker processe
 
 - bootstrap metadata (brokers, controller, leaders, leader epochs, replicas, ISR) equal to the znodes, from both
   client libraries;
+- topics created and deleted through the admin API, seen in ZooKeeper;
 - acks=all produce, then every record read back from the beginning, in order, with its exact key and value;
 - a producer that keeps going through its leader's SIGKILL and through a controlled shutdown, with every
   acknowledged record readable at its acknowledged offset afterwards;
@@ -69,9 +70,43 @@ def test_bootstrap_metadata_matches_the_znodes(start_cluster) -> None:
     c.wait(same_in_kafka_python3, 60, "kafka-python 3's metadata (with leader epochs) equal to the znodes")
 
 
+def test_topics_created_and_deleted_through_the_admin_api(start_cluster) -> None:
+    """CreateTopics from librdkafka and from kafka-python 3 writes Kafka's znodes; DeleteTopics removes them."""
+    from confluent_kafka.admin import NewTopic
+
+    from kactor.kafka_clients import admin_client
+
+    c: Cluster = start_cluster(3, overrides=OVERRIDES)
+    servers = bootstrap(c)
+    admin = admin_client(servers)
+    futures = admin.create_topics([NewTopic("by-librdkafka", num_partitions=3, replication_factor=2)],
+                                  operation_timeout=20)
+    assert futures["by-librdkafka"].result(30) is None
+    assert kafka_python3("create", servers, "by-kafka-python", "2", "3") == {"error": None}
+
+    for topic, partitions, rf in (("by-librdkafka", 3, 2), ("by-kafka-python", 2, 3)):
+        assignment = c.wait(lambda t=topic: c.assignment(t), 30, f"/brokers/topics/{topic}")
+        assert sorted(assignment) == list(range(partitions))
+        assert all(len(set(r)) == rf and set(r) <= {0, 1, 2} for r in assignment.values()), assignment
+        for p, replicas in assignment.items():
+            st = c.wait_partition(topic, p, lambda s: s["leader"] >= 0, what=f"{topic}-{p} led")
+            assert st["leader"] == replicas[0] and sorted(st["isr"]) == sorted(replicas)
+    c.wait(lambda: {"by-librdkafka", "by-kafka-python"} <= set(admin.list_topics(timeout=10).topics), 30,
+           "both topics in the metadata")
+
+    futures = admin.delete_topics(["by-kafka-python"], operation_timeout=20)
+    assert futures["by-kafka-python"].result(30) is None
+    assert kafka_python3("delete", servers, "by-librdkafka") == {"error": None}
+    for topic in ("by-librdkafka", "by-kafka-python"):
+        c.wait(lambda t=topic: not c.zk.exists(f"/brokers/topics/{t}") and not c.zk.exists(f"/admin/delete_topics/{t}"),
+               60, f"{topic} deleted from ZooKeeper")
+    c.wait(lambda: not {"by-librdkafka", "by-kafka-python"} & set(admin.list_topics(timeout=10).topics), 30,
+           "both topics gone from the metadata")
+
+
 def test_acks_all_produce_then_every_record_read_from_the_beginning_in_order(start_cluster) -> None:
-    """600 keyed records from librdkafka (acks=all): each partition's acknowledged offsets are 0..n-1 in the order
-    sent, and kafka-python 3's and librdkafka's consumers read exactly those records back."""
+    """600 keyed records from librdkafka (acks=all) and 60 from kafka-python 3: each partition's acknowledged
+    offsets are 0..n-1 in the order sent, and both consumers read exactly those records back."""
     from confluent_kafka import Producer
 
     from kactor.kafka_clients import client_config
@@ -104,7 +139,14 @@ def test_acks_all_produce_then_every_record_read_from_the_beginning_in_order(sta
         assert sent_order == sorted(sent_order), f"partition {p}: not in the order sent"
         assert all(v == "value-" + k.split("-")[1] for _, k, v in records)
 
-    read = [tuple(r) for r in kafka_python3("consume", servers, "events", "600")]
+    kp3 = kafka_python3("produce", servers, "events", "60")
+    assert len(kp3) == 60
+    for p, o, k, v in kp3:
+        by_partition.setdefault(p, []).append((o, k, v))
+    for records in by_partition.values():
+        assert [o for o, _, _ in records] == list(range(len(records)))
+
+    read = [tuple(r) for r in kafka_python3("consume", servers, "events", "660")]
     assert sorted(read) == sorted((p, o, k, v) for p, recs in by_partition.items() for o, k, v in recs)
     for p in range(3):  # kafka-python 3 reads each partition in offset order
         assert [r[1] for r in read if r[0] == p] == list(range(len(by_partition[p])))
