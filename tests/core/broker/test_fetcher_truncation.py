@@ -52,7 +52,7 @@ def seed_log(rm: ReplicaManager, records: list[str], runs: tuple[tuple[int, int]
     per record (so that any offset is a batch boundary a log can be truncated to)."""
     log = rm.log_manager.get_or_create_log(TP, is_new=True)
     ends = [o for _, o in runs[1:]] + [len(records)]
-    log.append_as_follower(b"".join(values_batch([records[i]], base_offset=i, leader_epoch=e)
+    log.append_as_follower(b"".join(values_batch([records[i]], 0, base_offset=i, leader_epoch=e)
                                     for (e, o), end in zip(runs, ends, strict=True) for i in range(o, end)))
     log.update_high_watermark(hw)
 
