@@ -19,7 +19,16 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from bench.common import BenchCluster, append_doc_line, cpu_seconds, git_commit, load_average, machine_line, wait_for
+from bench.common import (
+    BenchCluster,
+    append_doc_line,
+    cpu_seconds,
+    git_commit,
+    load_average,
+    machine_line,
+    wait_for,
+    wait_quiet,
+)
 from bench.tansu import Tansu, tansu_version
 
 RECORD_BYTES = 1024
@@ -241,6 +250,21 @@ def broker_cpu(cpu: dict[str, float]) -> float:
     return sum(s for name, s in cpu.items() if name.startswith("broker "))
 
 
+def batch_means(stats: list[str], topic: str) -> tuple[float, float]:
+    """Mean records and bytes per batch the producer sent to ``topic``, over all its statistics: each one's
+    ``batchcnt`` / ``batchsize`` window holds the batches since the one before (sum and count)."""
+    records = size = batches = 0
+    for text in stats:
+        try:
+            t = json.loads(text)["topics"][topic]
+            records += t["batchcnt"]["sum"]
+            size += t["batchsize"]["sum"]
+            batches += t["batchcnt"]["cnt"]
+        except (KeyError, ValueError, TypeError):
+            continue
+    return (records / batches, size / batches) if batches else (0.0, 0.0)
+
+
 # -- one producer run ------------------------------------------------------------------------------------------------
 @dataclass
 class ProduceRun(Rate):
@@ -345,13 +369,7 @@ def produce_run(bootstrap: str, topic: str, records: int, max_seconds: float, pi
     cpu = meter.used()
     time.sleep(1.1)  # one more statistics interval: the batch figures of the whole run
     prod.poll(0)
-    batch_records = batch_bytes = 0.0
-    if stats:
-        try:
-            t = json.loads(stats[-1])["topics"][topic]
-            batch_records, batch_bytes = float(t["batchcnt"]["avg"]), float(t["batchsize"]["avg"])
-        except (KeyError, ValueError):
-            pass
+    batch_records, batch_bytes = batch_means(stats, topic)
     del prod
     if not acked[0]:
         raise KafkaException(f"no record acknowledged by {bootstrap}: {errors[:3]}")
@@ -480,6 +498,19 @@ def start_targets(names: list[str], trace: bool, topic: str, partitions: int) ->
         stop_targets(started)
         raise
     return started
+
+
+def settle(targets: dict[str, Target], timeout: float = 120.0) -> None:
+    """Wait until every target's processes are quiet (bench.common.wait_quiet: a few % of a core each, 2 windows
+    of 0.5 s in a row), so a run does not share the cores with the one before it (a recording cluster writes its
+    trace for seconds after its run)."""
+    pids = [pid for t in targets.values() for pid in t.pids().values()]
+    if not pids:
+        return
+    try:
+        wait_quiet(lambda: pids, timeout, window_s=0.5, windows=2)
+    except TimeoutError:
+        print(f"  (targets still busy after {timeout:.0f} s: measuring anyway)", flush=True)
 
 
 def stop_targets(targets: dict[str, Target]) -> None:

@@ -35,6 +35,7 @@ from bench.data_path import (
     parse_targets,
     producer,
     record_value,
+    settle,
     start_targets,
     stop_targets,
 )
@@ -122,6 +123,7 @@ def measure(args: argparse.Namespace) -> dict[str, list[Any]]:
         for r in range(args.runs):
             print(f"run {r + 1} of {args.runs} (load {load_average()})", flush=True)
             for name in names[r % len(names):] + names[:r % len(names)]:
+                settle(targets)
                 one = latency_run(targets[name].bootstrap, args.records, value, args.warm_up)
                 results[name].append(one)
                 print(f"  {name:<8}{one.text()}", flush=True)

@@ -33,6 +33,7 @@ from bench.data_path import (
     produce_run,
     record_value,
     run_line,
+    settle,
     start_targets,
     stop_targets,
 )
@@ -66,6 +67,7 @@ def measure(args: argparse.Namespace) -> dict[str, list[Any]]:
         for run in range(args.runs):
             print(f"run {run + 1} of {args.runs} (load {load_average()})", flush=True)
             for name in names[run % len(names):] + names[:run % len(names)]:
+                settle(targets)
                 t = targets[name]
                 r = consume_run(t.bootstrap, TOPIC, ends[name], t.pids(), check=same_bytes)
                 if r.out_of_order:

@@ -43,6 +43,7 @@ from bench.data_path import (
     parse_targets,
     record_value,
     run_line,
+    settle,
     start_targets,
     stop_targets,
     summary,
@@ -80,6 +81,7 @@ def measure(args: argparse.Namespace) -> dict[str, list[Any]]:
             batch_records = PRODUCER_CONFIG["batch.size"] // (RECORD_BYTES + 70)
             measured: dict[str, Any] = {}
             for name in sorted(order, key=lambda n: n == "ceiling"):  # the ceiling last: it uses a run's batch size
+                settle(targets)
                 if name == "ceiling":
                     sent = next((measured[n] for n in ("kactor", "tansu") if n in measured), None)
                     if sent is not None and sent.batch_records:
