@@ -45,6 +45,7 @@ from messages.partition import (
 from messages.replication import (
     DEBUGGING_REPLICA_ID,
     FINAL_EPOCH,
+    GROUP_METADATA_TOPIC_NAME,
     INITIAL_EPOCH,
     INVALID_SESSION_ID,
     DescribeMetadataCacheRequest,
@@ -144,6 +145,22 @@ def split_request(body: Any, shards: int) -> dict[int, Any]:
     raise TypeError(f"replica-manager cannot handle {type(body).__name__}")
 
 
+# Topic.InternalTopics: a client's produce may not append to them (only the coordinators do, in-process, through
+# LocalRequest, and AdminUtils.AdminClientId's requests: KafkaApis' internalTopicsAllowed)
+INTERNAL_TOPICS = frozenset({GROUP_METADATA_TOPIC_NAME, "__transaction_state"})
+ADMIN_CLIENT_ID = "__admin_client"  # AdminUtils.AdminClientId
+
+
+def refuse_internal_topics(body: ProduceRequest) -> ProduceRequest:
+    """ReplicaManager.appendToLocalLog with internalTopicsAllowed=false: each partition of an internal topic is
+    answered INVALID_TOPIC_EXCEPTION ("Cannot append to internal topic") and nothing is appended to it."""
+    if not any(pp.tp.topic in INTERNAL_TOPICS for pp in body.partitions):
+        return body
+    return attrs.evolve(body, partitions=tuple(
+        attrs.evolve(pp, records=b"", error=Errors.INVALID_TOPIC_EXCEPTION) if pp.tp.topic in INTERNAL_TOPICS else pp
+        for pp in body.partitions))
+
+
 def merge_responses(request: Any, parts: dict[int, Any]) -> Any:
     """The one response for ``request`` from its shards' answers (shard order, so the result is deterministic)."""
     answers = [parts[i] for i in sorted(parts)]
@@ -237,7 +254,9 @@ class ReplicaManagerActor(KActor):
             return
         if isinstance(body, UpdateMetadataRequest):
             self.metadata_cache.maybe_update(body)
-        self._dispatch(msg.body, msg.connection_id, msg.request_id, msg.reply_expected, None)
+        if isinstance(body, ProduceRequest) and msg.client_id != ADMIN_CLIENT_ID:
+            body = refuse_internal_topics(body)
+        self._dispatch(body, msg.connection_id, msg.request_id, msg.reply_expected, None)
 
     def on_LocalRequest(self, msg: LocalRequest, sender: str) -> None:
         """An in-process request (the group coordinator's): answered with LocalReply to ``msg.reply_to``, acks=0

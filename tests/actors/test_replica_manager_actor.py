@@ -158,3 +158,22 @@ def test_leadership_of_consumer_offsets_reaches_the_group_coordinator_when_there
     caused = bed.deliver(FRONT, NetRequest(7, 3, lai_request([lai_state(co, 1, 4, [1, 0], [0, 1])]), True),
                          "edge:net")
     assert [d.body for d in caused if d.receiver == "group-coordinator"] == [LeadershipChange((), ((0, 4),))]
+
+
+def test_a_clients_produce_to_an_internal_topic_is_refused_but_the_coordinators_is_not(bed: ActorTestbed) -> None:
+    """KafkaApis' internalTopicsAllowed: a client's produce to __consumer_offsets is INVALID_TOPIC_EXCEPTION for that
+    partition (the others are appended); the group coordinator's in-process produce (LocalRequest) is appended."""
+    bed.rt.spawn(Sink, "group-coordinator")
+    co = TopicPartition("__consumer_offsets", 0)
+    states = [lai_state(tp, 0, 0, [0], [0], is_new=True) for tp in (co, TP0)]
+    bed.deliver(FRONT, NetRequest(7, 2, lai_request(states), True), "edge:net")
+    request = ProduceRequest(1, 30000, (ProducePartition(co, values_batch(["g"])),
+                                        ProducePartition(TP0, values_batch(["t"]))))
+    caused = bed.deliver(FRONT, NetRequest(7, 3, request, True, client_id="rdkafka"), "edge:net")
+    (reply,) = [body for to, body in sent_by(caused, FRONT) if to == "net"]
+    assert [(r.tp, r.error, r.base_offset) for r in reply.body.partitions] == [
+        (co, Errors.INVALID_TOPIC_EXCEPTION, -1), (TP0, Errors.NONE, 0)]
+    caused = bed.deliver(FRONT, LocalRequest(5, attrs.evolve(request, partitions=request.partitions[:1]),
+                                             "group-coordinator"), "group-coordinator")
+    (reply,) = [body for to, body in sent_by(caused, FRONT) if to == "group-coordinator"]
+    assert [(r.tp, r.error, r.base_offset) for r in reply.body.partitions] == [(co, Errors.NONE, 0)]
