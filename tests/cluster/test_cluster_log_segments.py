@@ -174,3 +174,47 @@ def test_broker_log_defaults_roll_and_retention_deletes_old_segments_on_every_re
         assert consumer.get_watermark_offsets(KafkaTopicPartition("ret", 0), timeout=30) == (start, produced)
     finally:
         consumer.close()
+
+
+def test_an_idempotent_producer_keeps_its_sequence_through_a_leader_kill(start_cluster) -> None:
+    """librdkafka with enable.idempotence (InitProducerId, then producer id / epoch / sequence in every batch): the
+    leader checks the sequences, the followers replicate the producer state with the batches, so after the leader's
+    SIGKILL the new leader accepts the producer's next sequences; every value is in the log exactly once."""
+    from confluent_kafka import Producer
+
+    from protocol.records import iter_batches
+
+    c: Cluster = start_cluster(3)
+    controller = c.controller_id()
+    assert controller is not None
+    leader, follower = (b for b in range(3) if b != controller)
+    c.create_topic("idem", assignment={0: [leader, follower, controller]})
+    c.wait_partition("idem", 0, lambda st: st["leader"] == leader and len(st["isr"]) == 3,
+                     what=f"idem-0 led by {leader} with ISR of all 3")
+    bootstrap = ",".join(f"127.0.0.1:{c.lc.ports[b]}" for b in range(3))
+    producer = Producer({"bootstrap.servers": bootstrap, "enable.idempotence": True, "linger.ms": 5,
+                         "message.timeout.ms": 60000})
+    errors: list[object] = []
+
+    def send(producer: Producer, values: list[str]) -> None:
+        for v in values:
+            producer.produce("idem", value=v.encode(), partition=0,
+                             on_delivery=lambda err, msg: err is not None and errors.append(err))
+        assert producer.flush(60) == 0 and not errors, errors
+
+    first = [f"a{i}" for i in range(50)]
+    send(producer, first)
+    for b in range(3):
+        c.wait(lambda b=b: len(segment_records(c, b, "idem", 0)) == 50, 30, f"broker {b} to hold the first 50")
+    c.kill(leader)
+    c.wait_partition("idem", 0, lambda st: st["leader"] not in (leader, -1), what="a new leader")
+    second = [f"b{i}" for i in range(50)]
+    send(producer, second)
+    del producer
+    new_leader = c.partition_state("idem", 0)["leader"]
+    assert [v for _o, _e, v in segment_records(c, new_leader, "idem", 0)] == first + second
+    with open(os.path.join(c.log_dir(new_leader), "idem-0", "00000000000000000000.log"), "rb") as f:
+        batches = list(iter_batches(f.read()))
+    assert {b.producer_id for b in batches} != {-1} and len({b.producer_id for b in batches}) == 1
+    seqs = [(b.base_sequence, b.base_sequence + b.last_offset_delta) for b in batches]
+    assert seqs[0][0] == 0 and all(nxt[0] == prev[1] + 1 for prev, nxt in zip(seqs, seqs[1:], strict=False))
