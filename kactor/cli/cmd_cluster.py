@@ -79,6 +79,9 @@ def run(args: argparse.Namespace) -> int:
         embedded = (f", zookeeper ensemble of {args.zookeeper_ensemble}" if args.zookeeper_ensemble > 1 else "")
         print(f"kactor cluster: {args.brokers} brokers up{embedded}, controller is broker {controller}")
         print(f"zookeeper.connect={cluster.connect_string}")
+        # what a Kafka client needs (kcat -b, bootstrap.servers, kactor consume --bootstrap-server)
+        addresses = [cluster.broker_address(b) for b in sorted(cluster.procs)]
+        print("bootstrap.servers=" + ",".join(f"{host}:{port}" for host, port in addresses))
         if cluster.layout is not None:
             hosts = ", ".join(f"{h.name} {h.address}" for h in cluster.layout.hosts.values())
             print(f"hosts (network namespaces on bridge {cluster.layout.bridge}, {cluster.layout.subnet}; this "

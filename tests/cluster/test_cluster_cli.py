@@ -3,6 +3,7 @@ one trace per broker) and ``kactor broker``'s start-up failures (one clear line 
 
 from __future__ import annotations
 
+import json
 import os
 import queue
 import re
@@ -116,6 +117,11 @@ def test_cluster_command_starts_three_brokers_and_ctrl_c_leaves_nothing(tmp_path
             controller = int(re.search(rb'"brokerid":(\d+)', zk.get("/controller")[0]).group(1))
             assert controller in (0, 1, 2)
             assert zk.get("/controller_epoch")[0] == b"1"
+            # the line a Kafka client needs: every broker's registered endpoint, in broker id order
+            bootstrap = out.wait_for(r"^bootstrap\.servers=(\S+)$", 5).group(1)
+            registered = [json.loads(zk.get(f"/brokers/ids/{b}")[0])["endpoints"][0].removeprefix("PLAINTEXT://")
+                          for b in range(3)]
+            assert bootstrap.split(",") == registered
             # a replicated topic, so Ctrl-C has leaderships to move (controlled shutdown for real)
             subprocess.run([*KACTOR, "topics", "--zookeeper", connect, "--create", "--topic", "t", "--partitions",
                             "3", "--replication-factor", "3"], check=True, capture_output=True, timeout=60)
@@ -229,7 +235,7 @@ def test_cluster_sighup_with_an_ensemble_stops_everything_in_order(tmp_path: Pat
     tmp = tmp_path / "tmp"
     proc, out, started, data = _start_cluster_in(tmp, "--brokers", "2", "--zookeeper-ensemble", "3")
     try:
-        connect = out.seen[-2] if out.seen[-2].startswith("zookeeper.connect=") else ""
+        connect = next((line for line in out.seen if line.startswith("zookeeper.connect=")), "")
         hosts = connect.removeprefix("zookeeper.connect=").split(",")
         assert len(hosts) == 3 and all(h.startswith("127.0.0.1:") for h in hosts), out.seen
         brokers = [p for p in started if " broker " in _cmdline(p)]
