@@ -3,11 +3,12 @@ CPU per MB, the ratios, the load), never its timings."""
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
 
-from bench.data_path import LABELS, ProduceRun
+from bench.data_path import LABELS, ProduceRun, batch_means
 from bench.produce_throughput import main, produce_summary
 
 pytestmark = pytest.mark.slow
@@ -44,3 +45,13 @@ def test_summary_divides_kactor_by_each_baseline_and_recording_by_not() -> None:
     assert "kactor: 500 (min 250, max 1,000, n=3) records per broker CPU-second" in lines
     assert any(line.startswith("recording traces: ratio of records per broker CPU-second recording/not 0.800 "
                                "(median of the runs' 0.800, 0.800, 1.000) → overhead 20.0%") for line in lines)
+
+
+def test_batch_means_pool_every_statistics_window() -> None:
+    def stats(records: int, size: int, batches: int) -> str:
+        return json.dumps({"topics": {"t": {"batchcnt": {"sum": records, "cnt": batches, "avg": 0},
+                                            "batchsize": {"sum": size, "cnt": batches, "avg": 0}}}})
+
+    windows = [stats(1800, 1_900_000, 2), stats(900, 950_000, 1), stats(0, 0, 0), json.dumps({"topics": {}})]
+    assert batch_means(windows, "t") == (900.0, 950_000.0)  # the empty last window does not make it 0
+    assert batch_means([], "t") == (0.0, 0.0)
