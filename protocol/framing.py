@@ -141,7 +141,13 @@ def decode_request(payload: bytes) -> Request:
 def encode_request(header: RequestHeader, body: dict) -> bytes:
     """A whole request frame, size prefix included."""
     encode = codec(header.request_api_key, header.request_api_version, "request")[0]
-    return frame(encode_request_header(header) + encode(body))
+    return _frame_of(encode_request_header(header), encode(body))
+
+
+def _frame_of(head: bytes, body: bytes) -> bytes:
+    """``frame(head + body)`` with one copy of the body instead of two: a Produce request or a Fetch answer carries
+    up to a megabyte of records per partition, copied on every hop."""
+    return b"".join((_SIZE.pack(len(head) + len(body)), head, body))
 
 
 def encode_response(api_key: int, api_version: int, correlation_id: int, body: dict) -> bytes:
@@ -150,7 +156,7 @@ def encode_response(api_key: int, api_version: int, correlation_id: int, body: d
     head = _SIZE.pack(correlation_id)
     if response_header_version(api_key, api_version) >= 1:
         head += b"\x00"
-    return frame(head + codec(api_key, api_version, "response")[0](body))
+    return _frame_of(head, codec(api_key, api_version, "response")[0](body))
 
 
 def decode_response(api_key: int, api_version: int, payload: bytes) -> tuple[int, dict]:
