@@ -25,7 +25,7 @@ from kazoo.exceptions import NoNodeError
 
 from edges.net_faults import FAULTS_ENV, endpoint, write_rules
 from kactor.chaos.checks import check_data, check_safety, stuck_operations
-from kactor.chaos.client import DataClient, KactorDataClient, ProduceError
+from kactor.chaos.client import DataClient, ProduceError
 from kactor.chaos.history import (
     TP,
     Ack,
@@ -80,6 +80,19 @@ class SeedResult:
         return sum(1 for v in self.violations if v.kind == kind)
 
 
+# Kafka's Topic.isInternal: the brokers' own topics, which no client produces to (the group coordinator creates
+# __consumer_offsets when the data client's consumer looks its coordinator up)
+INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state"})
+
+
+def kafka_data_client(cluster: LocalCluster) -> DataClient:
+    """The data plane of a run: Kafka's protocol (kactor/chaos/kafka_client.py), bootstrapped from every broker's
+    listener as an application is configured."""
+    from kactor.chaos.kafka_client import KafkaDataClient
+
+    return KafkaDataClient(",".join("{}:{}".format(*cluster.broker_address(b)) for b in range(cluster.n)))
+
+
 class Interrupted(Exception):  # noqa: N818 - a stop request, not an error
     pass
 
@@ -88,12 +101,12 @@ class ChaosRun:
     """Runs one seed; `run()` returns its SeedResult. ``on_step(i)`` is called after each step (progress)."""
 
     def __init__(self, config: ChaosConfig, folder: str, *, keep: bool = False,
-                 client_factory: Callable[[str], DataClient] = KactorDataClient,
+                 client_factory: Callable[[LocalCluster], DataClient] | None = None,
                  on_step: Callable[[int], None] | None = None) -> None:
         self.cfg = config
         self.folder = os.path.abspath(folder)
         self.keep = keep
-        self.client_factory = client_factory
+        self.client_factory = client_factory or kafka_data_client
         self.on_step = on_step or (lambda i: None)
         self.cluster: LocalCluster | None = None
         self.zk: KazooClient | None = None
@@ -179,7 +192,10 @@ class ChaosRun:
         overrides = [f"zookeeper.session.timeout.ms={cfg.session_timeout_ms}",
                      "controlled.shutdown.retry.backoff.ms=200",
                      "replica.lag.time.max.ms=3000",
-                     "replica.high.watermark.checkpoint.interval.ms=500"]
+                     "replica.high.watermark.checkpoint.interval.ms=500",
+                     # the data client's consumer makes the group coordinator create __consumer_offsets: Kafka's
+                     # 50 partitions would outnumber the schedule's own
+                     "offsets.topic.num.partitions=3"]
         self.cluster = LocalCluster(cfg.brokers, base_dir=os.path.join(self.folder, "cluster"),
                                     trace_dir=os.path.join(self.folder, "traces") if cfg.trace else None,
                                     overrides=overrides, zk_tick_ms=ZK_TICK_MS, zookeeper_ensemble=cfg.zk_servers)
@@ -190,7 +206,7 @@ class ChaosRun:
         self._wait(self._all_registered, cfg.settle_s, f"{cfg.brokers} brokers registered", fatal=True)
         self._event(f"started: ZooKeeper {self.cluster.connect_string} ({cfg.zk_servers} server(s)), "
                     f"{cfg.brokers} brokers")
-        self.client = self.client_factory(self.cluster.connect_string)
+        self.client = self.client_factory(self.cluster)
         self._producer = self._spawn(self._produce_loop, "chaos-producer")
         self._spawn(self._sample_loop, "chaos-sampler")
 
@@ -667,9 +683,10 @@ def snapshot_cluster(zk: KazooClient, deleted: set[str]) -> ClusterSnapshot:
 
 
 def final_partitions(zk: KazooClient, deleted: set[str]) -> dict[TP, FinalPartition]:
+    """The surviving partitions the producer could have written: internal topics are the brokers' own."""
     out: dict[TP, FinalPartition] = {}
     for topic in zk.get_children(paths.TopicsZNode):
-        if topic in deleted:
+        if topic in deleted or topic in INTERNAL_TOPICS:
             continue
         for p, replicas in _assignment(zk, topic).items():
             st = _state(zk, topic, p)

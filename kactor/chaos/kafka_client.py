@@ -1,0 +1,117 @@
+"""The chaos runner's data plane through Kafka's protocol: a DataClient (kactor/chaos/client.py) made of Kafka's own
+client library (confluent-kafka / librdkafka), as any application producing to and consuming from the cluster.
+
+Produce: a librdkafka producer with acks=all, one request in flight per broker (records stay in order through
+retries), not idempotent (kactor's answer to InitProducerId is not what this checks); the values of one call are
+produced back to back inside ``linger.ms`` so they travel in one record batch, and the delivery reports give each
+record's acknowledged offset. librdkafka retries what Kafka calls retriable (a leader that moved, a broker down)
+until ``message.timeout.ms``; a record whose report carries an error was not acknowledged.
+
+Read: a consumer with ``assign()`` at the offset (no group subscription, nothing committed) reads up to the
+partition's high watermark, which ListOffsets(latest) gives for read_uncommitted — a consumer never sees above it.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from kactor.chaos.client import ProduceError
+from kactor.kafka_clients import client_config, error_text
+
+LINGER_MS = 5
+
+
+class KafkaDataClient:
+    """DataClient over Kafka's protocol; ``bootstrap`` is ``host:port[,host:port...]``."""
+
+    def __init__(self, bootstrap: str, timeout_s: float = 5.0) -> None:
+        from confluent_kafka import Consumer, Producer
+
+        self.timeout_s = timeout_s
+        timeout_ms = int(timeout_s * 1000)
+        self._producer = Producer(client_config(bootstrap, "kactor-chaos-producer", {
+            "acks": "all",
+            "enable.idempotence": False,
+            "max.in.flight.requests.per.connection": 1,
+            "linger.ms": LINGER_MS,
+            "request.timeout.ms": timeout_ms,
+            "message.timeout.ms": timeout_ms,
+            # leaders move all the time here: learn the new one fast
+            "retry.backoff.ms": 100,
+            "topic.metadata.refresh.fast.interval.ms": 100,
+        }))
+        self._consumer = Consumer(client_config(bootstrap, "kactor-chaos-consumer", {
+            "group.id": "kactor-chaos-reader",  # librdkafka needs one; nothing is subscribed or committed
+            "enable.auto.commit": False,
+            "enable.auto.offset.store": False,
+            "auto.offset.reset": "error",
+            "isolation.level": "read_uncommitted",
+            "fetch.wait.max.ms": 50,
+            "topic.metadata.refresh.fast.interval.ms": 100,
+        }))
+
+    def produce(self, topic: str, partition: int, values: tuple[str, ...]) -> int:
+        """acks=all; the offset of the first value. ProduceError unless every value was acknowledged at
+        consecutive offsets (a batch split by a retry is reported as not acknowledged: nothing is expected of it)."""
+        reports: list[tuple[Any, int]] = []
+
+        def on_delivery(error: Any, msg: Any) -> None:
+            reports.append((error, msg.offset()))
+        try:
+            for value in values:
+                self._producer.produce(topic, value=value.encode(), partition=partition, on_delivery=on_delivery)
+        except Exception as e:  # noqa: BLE001 - an unknown partition, a full queue: not acknowledged
+            self._producer.flush(self.timeout_s + 2)
+            raise ProduceError(f"{topic}-{partition}: {type(e).__name__}: {e}") from None
+        self._producer.flush(self.timeout_s + 2)  # message.timeout.ms bounds every record's wait
+        errors = [error_text(e) for e, _ in reports if e is not None]
+        if errors or len(reports) != len(values):
+            raise ProduceError(f"{topic}-{partition}: {errors[0] if errors else 'no delivery report'}")
+        offsets = [o for _, o in reports]
+        if offsets != list(range(offsets[0], offsets[0] + len(values))):
+            raise ProduceError(f"{topic}-{partition}: acknowledged at offsets {offsets}, not consecutive")
+        return offsets[0]
+
+    def read(self, topic: str, partition: int, offset: int) -> tuple[tuple[str, ...], int]:
+        """The values from ``offset`` below the high watermark, and that high watermark; ((), -1) when the
+        partition cannot be read now (no leader, a broker down, not read within the timeout)."""
+        from confluent_kafka import KafkaException, TopicPartition
+
+        tp = TopicPartition(topic, partition, offset)
+        try:
+            _, hw = self._consumer.get_watermark_offsets(TopicPartition(topic, partition), timeout=self.timeout_s,
+                                                         cached=False)
+            if hw <= offset:
+                return (), hw
+            self._consumer.assign([tp])
+            values: list[str] = []
+            next_offset = offset
+            deadline = time.monotonic() + self.timeout_s
+            while next_offset < hw:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    return (), -1
+                batch = self._consumer.consume(num_messages=min(hw - next_offset, 10000), timeout=min(remaining, 0.5))
+                for msg in batch:
+                    if msg.error() is not None:
+                        if msg.error().name() != "_PARTITION_EOF":
+                            return (), -1
+                        continue
+                    if (msg.topic(), msg.partition()) != (topic, partition) or msg.offset() != next_offset:
+                        continue  # a stale fetch of an earlier assignment, or a gap we did not ask for
+                    if next_offset < hw:
+                        values.append(msg.value().decode())
+                    next_offset += 1
+            return tuple(values), hw
+        except KafkaException:
+            return (), -1
+        finally:
+            try:
+                self._consumer.unassign()
+            except KafkaException:
+                pass
+
+    def close(self) -> None:
+        self._producer.flush(self.timeout_s)
+        self._consumer.close()
