@@ -835,7 +835,10 @@ class Transport:
             end = off + HEADER.size + n
             if len(buf) < end:
                 break
-            payload = bytes(buf[off + HEADER.size:end])  # one copy; the frame outlives later buffer edits
+            # one copy (a bytearray slice then bytes() was two, and the slow kind: 1.6 ms per 1 MB frame against
+            # 0.03 ms, bench engineer's measurement); the view is released before the buffer is edited below
+            with memoryview(buf) as view:
+                payload = bytes(view[off + HEADER.size:end])
             off = end
             if conn.outbound:
                 self._on_response(conn, payload)
