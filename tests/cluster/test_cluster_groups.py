@@ -5,7 +5,12 @@ the committed offsets. Also the records kactor wrote to __consumer_offsets, read
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
 import time
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -148,3 +153,26 @@ def _offsets_records(c: Cluster, broker: int, partition: int) -> dict[tuple[str,
             out[("group", GROUP)] = "Empty" if not group.members else "Stable"
     consumer.close()
     return out
+
+
+@pytest.mark.parametrize("client", ["kafka-python 1.4.7", "kafka-python 3"])
+def test_kafka_python_consumers_join_commit_and_read_back_their_offset(start_cluster, client):
+    """Two more client implementations of the group protocol (kafka-python 1.4.7 speaks JoinGroup v2 / OffsetCommit
+    v2 / OffsetFetch v1 era versions, 3.x newer ones): a group member reads 5 records, commits 3, and a second
+    member of the group reads 3 back."""
+    from kafka_clients_helpers import KAFKA_PYTHON3, bootstrap
+
+    c = start_cluster(3, overrides=(f"offsets.topic.num.partitions={OFFSETS_PARTITIONS}",
+                                    "group.initial.rebalance.delay.ms=0"))
+    c.create_topic("t", partitions=1, replication_factor=3)
+    path = "" if client == "kafka-python 1.4.7" else str(KAFKA_PYTHON3)
+    if path and not (KAFKA_PYTHON3 / "kafka").is_dir():
+        pytest.fail(f"kafka-python 3 is not installed in {KAFKA_PYTHON3}: run scripts/setup")
+    proc = subprocess.run([sys.executable, str(Path(__file__).parent / "kafka_python_group_client.py"), bootstrap(c),
+                           "t", "g-" + client.replace(" ", "-")], capture_output=True, text=True, timeout=120,
+                          env=dict(os.environ, PYTHONPATH=path))
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    out = json.loads(proc.stdout)
+    assert out["version"] == "1.4.7" if path == "" else out["version"].startswith("3.")
+    assert out["got"] == [[0, i, f"v{i}"] for i in range(5)]
+    assert out["committed"] == 3
