@@ -21,6 +21,8 @@ from kactor.cluster import ClusterError, LocalCluster
 TEST_SESSION_TIMEOUT_MS = 4000
 DEFAULT_WAIT_S = 30.0
 
+KILLED_UNDER_LOAD = "KILLED-UNDER-LOAD"  # marker in a trace folder: see conftest start_cluster(killed_under_load)
+
 
 class Cluster:
     """A started LocalCluster plus a kazoo client on its chroot."""

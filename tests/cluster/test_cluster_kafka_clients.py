@@ -158,7 +158,7 @@ def test_a_producer_keeps_going_through_a_leader_sigkill_and_a_controlled_shutdo
     """One acks=all producer (librdkafka's retries, its metadata refresh) through two leader changes: the leader
     SIGKILLed (a new leader after the session timeout) and, after it is back in the ISR, the next leader's
     controlled shutdown. Afterwards every acknowledged record is at its acknowledged offset."""
-    c: Cluster = start_cluster(3, overrides=OVERRIDES)
+    c: Cluster = start_cluster(3, overrides=OVERRIDES, killed_under_load=True)
     c.create_topic("through", assignment={0: [0, 1, 2]}, configs={"min.insync.replicas": "2"})
     c.wait_partition("through", 0, lambda s: len(s["isr"]) == 3, what="full ISR")
     servers = bootstrap(c)
