@@ -11,6 +11,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -133,6 +134,12 @@ class Cluster:
         self.lc.stop()
 
 
+def now_ms() -> int:
+    """The wall clock in ms, what a producer stamps its records with: a batch stamped 0 is older than retention.ms
+    (7 days) and goes at the first retention check, 30 s after a broker starts."""
+    return int(time.time() * 1000)
+
+
 def run_kactor(*args: str, check: bool = True, timeout: float = 120) -> subprocess.CompletedProcess[str]:
     """``python -m kactor ARGS`` as a user would run it; with check, a non-zero exit fails the test with stderr."""
     proc = subprocess.run([sys.executable, "-m", "kactor", *args], capture_output=True, text=True, timeout=timeout)
@@ -154,7 +161,8 @@ def produce(c: Cluster, topic: str, partition: int, records: tuple[str, ...], ac
     assert state is not None and state["leader"] >= 0, f"{topic}-{partition} has no leader: {state}"
     tp = TopicPartition(topic, partition)
     answer = request("127.0.0.1", c.lc.ports[state["leader"]],
-                     ProduceRequest(acks, 30000, (ProducePartition(tp, values_batch(records)),)), timeout_s=30.0)
+                     ProduceRequest(acks, 30000, (ProducePartition(tp, values_batch(records, now_ms())),)),
+                     timeout_s=30.0)
     (result,) = answer.partitions
     return result
 

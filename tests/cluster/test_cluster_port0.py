@@ -10,7 +10,15 @@ import json
 from pathlib import Path
 
 import pytest
-from cluster_helpers import DEFAULT_WAIT_S, TEST_SESSION_TIMEOUT_MS, Cluster, run_kactor, segment_records, topic_dirs
+from cluster_helpers import (
+    DEFAULT_WAIT_S,
+    TEST_SESSION_TIMEOUT_MS,
+    Cluster,
+    now_ms,
+    run_kactor,
+    segment_records,
+    topic_dirs,
+)
 
 from edges.transport import request
 from kactor.records import values_batch
@@ -33,7 +41,7 @@ def _endpoint_port(c: Cluster, broker_id: int) -> int:
 def _produce(c: Cluster, topic: str, values: tuple[str, ...]) -> int:
     """acks=all to the leader at the endpoint it registered; returns the base offset."""
     leader = c.partition_state(topic, 0)["leader"]  # type: ignore[index]
-    batch = ProducePartition(TopicPartition(topic, 0), values_batch(values))
+    batch = ProducePartition(TopicPartition(topic, 0), values_batch(values, now_ms()))
     resp = request("127.0.0.1", _endpoint_port(c, leader), ProduceRequest(-1, 30000, (batch,)), timeout_s=30.0)
     (result,) = resp.partitions
     assert result.error == Errors.NONE, resp

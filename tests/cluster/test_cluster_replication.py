@@ -15,7 +15,7 @@ import signal
 from typing import Any
 
 import pytest
-from cluster_helpers import TEST_SESSION_TIMEOUT_MS, Cluster, partition_dir_records, run_kactor
+from cluster_helpers import TEST_SESSION_TIMEOUT_MS, Cluster, now_ms, partition_dir_records, run_kactor
 
 from core.broker.log import REPLICATION_OFFSET_CHECKPOINT, read_offset_checkpoint
 from edges.transport import TransportError, request
@@ -40,7 +40,8 @@ def ask(c: Cluster, broker_id: int, body: Any, timeout_s: float = 10.0) -> Any:
 def produce(c: Cluster, broker_id: int, tp: TopicPartition, values: list[str], acks: int = 1
             ) -> ProducePartitionResponse:
     """One batch of ``values`` to ``tp`` on broker ``broker_id``; the partition's answer."""
-    answer = ask(c, broker_id, ProduceRequest(acks, 10000, (ProducePartition(tp, values_batch(values)),)), 15.0)
+    answer = ask(c, broker_id, ProduceRequest(acks, 10000, (ProducePartition(tp, values_batch(values, now_ms())),)),
+                 15.0)
     assert isinstance(answer, ProduceResponse)
     (result,) = answer.partitions
     return result
