@@ -37,6 +37,9 @@ ZNODE_ONLY_FIELDS = {"brokerid", "adding_replicas", "removing_replicas", "entity
 ZNODE_FIELDS = ZNODE_ONLY_FIELDS | {"leader", "leader_epoch", "controller_epoch", "partitions", "replicas", "topic",
                                     "partition", "broker", "event", "config", "endpoints", "host", "port",
                                     "timestamp", "rack", "features", "id"}
+# ...except in Kafka's wire bodies, where LeaderAndIsr v3+ spells two of them the same (AddingReplicas,
+# RemovingReplicas): core/api's converters read those from protocol's decoded dicts, not from a znode.
+WIRE_BODY_FIELDS = {"core/api/": {"adding_replicas", "removing_replicas"}}
 JSON_CALLS = {"loads", "dumps"}
 # Functions whose JSON looks like a znode's but is not one, and why.
 NOT_ZNODES = {
@@ -104,10 +107,11 @@ def scan(source: str, name: str) -> list[str]:
             keys = {k for k in map(_const, [k for k in node.keys if k is not None]) if k is not None}
             if "version" in keys and keys & ZNODE_FIELDS:
                 found.setdefault(f"{name}:{node.lineno}: a znode payload built by hand: keys {sorted(keys)}")
-        if isinstance(node, ast.Subscript) and _const(node.slice) in ZNODE_ONLY_FIELDS:
+        wire = next((f for prefix, f in WIRE_BODY_FIELDS.items() if name.startswith(prefix)), set())
+        if isinstance(node, ast.Subscript) and _const(node.slice) in ZNODE_ONLY_FIELDS - wire:
             found.setdefault(f"{name}:{node.lineno}: a znode field read by hand: [{_const(node.slice)!r}]")
         if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get"
-                and node.args and _const(node.args[0]) in ZNODE_ONLY_FIELDS):
+                and node.args and _const(node.args[0]) in ZNODE_ONLY_FIELDS - wire):
             found.setdefault(f"{name}:{node.lineno}: a znode field read by hand: .get({_const(node.args[0])!r})")
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and _names_znode_path(node):
             for call in ast.walk(node):
