@@ -6,7 +6,10 @@ registry, the body turned into an internal attrs request by the spec's ``request
 as a traced ``NetRequest`` (answered by ``NetReply`` posted to "net"), or to an edge handler ("edge:<name>",
 plugged in by the composition root; it runs on its own thread and returns the internal response). Answers leave
 through the spec's ``response_to_wire`` and are written IN REQUEST ORDER per connection, as Kafka's muted channels
-guarantee, even when routes answer out of order. Produce with acks=0 is never answered. ApiVersions is answered here:
+guarantee, even when routes answer out of order. Produce with acks=0 is never answered, but its route's answer
+comes back here: a clean one is dropped in its turn, an error closes the connection (KafkaApis.handleProduceRequest's
+closeConnection; the spec's ``failed``). An answer may ask an edge for work after it is sent (the spec's
+``edge_task``: Metadata's topic auto-creation), handed to that edge handler's thread. ApiVersions is answered here:
 it needs no state (the served keys; KIP-511's v0 answer to a newer version).
 
 Bad input closes that connection only, as Kafka 2.6 does: a size above ``socket.request.max.bytes`` (or negative),
@@ -47,6 +50,7 @@ from core.api import registry
 from core.api.registry import ApiSpec, RequestContext, spec_for_key, spec_for_type
 from edges.net_faults import PARTITIONED, FaultFile, endpoint
 from messages.common import Errors
+from messages.metadata import AutoCreateConfig
 from messages.net import NetRequest, NetResponse, NetSendFailed
 from protocol.api_versions import API_VERSIONS, API_VERSIONS_KEY
 from protocol.errors import FrameTooLargeError, ProtocolError, UnsupportedVersionError
@@ -180,14 +184,21 @@ class _Pending:
 class _InFlight:
     """An inbound request being handled: what its answer needs to become a response frame."""
 
-    __slots__ = ("conn_id", "spec", "version", "correlation_id", "body")
+    __slots__ = ("conn_id", "spec", "version", "correlation_id", "body", "silent", "client_id")
 
-    def __init__(self, conn_id: int, spec: ApiSpec, version: int, correlation_id: int, body: dict[str, Any]) -> None:
+    def __init__(self, conn_id: int, spec: ApiSpec, version: int, correlation_id: int, body: dict[str, Any],
+                 silent: bool = False, client_id: str = "") -> None:
         self.conn_id = conn_id
         self.spec = spec
         self.version = version
         self.correlation_id = correlation_id
         self.body = body  # the decoded request body: error_response needs it
+        self.silent = silent  # the client expects no answer (acks=0): only an error is acted on, by closing
+        self.client_id = client_id
+
+
+# The answer of a request the client expects none for, in its turn (Kafka's NoOpResponse): nothing is written.
+_NO_RESPONSE = b""
 
 
 class _Conn:
@@ -224,11 +235,12 @@ class _EdgeWorker:
     def __init__(self, transport: Transport, name: str, handler: EdgeHandler) -> None:
         self._transport = transport
         self._handler = handler
-        self._queue: queue.SimpleQueue[tuple[int, int, RequestContext, Any] | None] = queue.SimpleQueue()
+        self._queue: queue.SimpleQueue[tuple[int, int | None, RequestContext, Any] | None] = queue.SimpleQueue()
         self._thread = threading.Thread(target=self._run, name=f"{transport.process_name}-{name}", daemon=True)
         self._thread.start()
 
-    def submit(self, conn_id: int, rid: int, ctx: RequestContext, request: Any) -> None:
+    def submit(self, conn_id: int, rid: int | None, ctx: RequestContext, request: Any) -> None:
+        """Handle ``request``; its answer goes back as the reply to ``rid``, or nowhere when ``rid`` is None."""
         self._queue.put((conn_id, rid, ctx, request))
 
     def close(self) -> None:
@@ -244,9 +256,11 @@ class _EdgeWorker:
                 response = self._handler(ctx, request)
             except Exception:  # noqa: BLE001 - one failed request must not stop the handler
                 log.exception("edge handler failed on %s", type(request).__name__)
-                self._transport.reply_error(conn_id, rid, int(Errors.UNKNOWN_SERVER_ERROR))
+                if rid is not None:
+                    self._transport.reply_error(conn_id, rid, int(Errors.UNKNOWN_SERVER_ERROR))
                 continue
-            self._transport.reply(conn_id, rid, response)
+            if rid is not None:
+                self._transport.reply(conn_id, rid, response)
 
 
 class Transport:
@@ -264,7 +278,7 @@ class Transport:
                  request_timeout_s: float = DEFAULT_REQUEST_TIMEOUT_S, fault_file: str | None = None,
                  listener_name: str = "PLAINTEXT",
                  extra_listeners: tuple[tuple[str, int] | tuple[str, int, str], ...] = (),
-                 cluster_id: str = "") -> None:
+                 cluster_id: str = "", auto_create: AutoCreateConfig | None = None) -> None:
         self._runtime = runtime
         self._name = getattr(runtime, "process_name", "kactor")
         self.max_request_bytes = max_request_bytes
@@ -272,6 +286,8 @@ class Transport:
         self.connect_timeout_s = connect_timeout_s
         self.request_timeout_s = request_timeout_s
         self.cluster_id = cluster_id
+        # the broker's auto.create.topics.enable etc., stamped into Metadata requests (as the cluster id)
+        self.auto_create = auto_create or AutoCreateConfig()
         # One server socket per broker listener (Kafka's SocketServer: an Acceptor each); all serve the same actors.
         self._listeners: list[socket.socket] = []
         self._listener_names: dict[socket.socket, str] = {}
@@ -385,15 +401,43 @@ class Transport:
         if inflight is None:
             log.debug("%s: reply %d for a closed connection dropped", self._name, request_id)
             return
-        frame = self._response_frame(inflight, body)
+        frame = self._silent_frame(inflight, body) if inflight.silent else self._response_frame(inflight, body)
         self._submit(("reply", inflight.conn_id, request_id, frame))
+        task = inflight.spec.edge_task(body) if inflight.spec.edge_task is not None else None
+        if task is not None:
+            self._run_edge_task(inflight, *task)
 
     def reply_error(self, connection_id: int, request_id: int, error: int) -> None:
         """Answer the request with its API's whole-request error response (``error_response``)."""
         inflight = self._inflight.pop(request_id, None)
         if inflight is None:
             return
-        self._submit(("reply", inflight.conn_id, request_id, self._error_frame(inflight, error)))
+        self._submit(("reply", inflight.conn_id, request_id,
+                      None if inflight.silent else self._error_frame(inflight, error)))
+
+    def _silent_frame(self, inflight: _InFlight, response: Any) -> bytes | None:
+        """KafkaApis.handleProduceRequest for acks=0: an answer with an error closes the connection (None), so the
+        client notices and refreshes its metadata; a clean one is dropped."""
+        try:
+            failed = inflight.spec.failed is not None and inflight.spec.failed(response)
+        except Exception:  # noqa: BLE001 - an answer we cannot read: closing is what an error would do
+            log.exception("%s: cannot read a %s answer", self._name, inflight.spec.name)
+            failed = True
+        if not failed:
+            return _NO_RESPONSE
+        log.info("%s: closing connection %d due to an error during %s request with correlation id %d from client id "
+                 "%s with ack=0: %r", self._name, inflight.conn_id, inflight.spec.name, inflight.correlation_id,
+                 inflight.client_id, response)
+        return None
+
+    def _run_edge_task(self, inflight: _InFlight, handler: str, request: Any) -> None:
+        worker = self._edge_workers.get(handler)
+        if worker is None:
+            log.error("%s: no edge handler %r for the work a %s answer asks for", self._name, handler,
+                      inflight.spec.name)
+            return
+        worker.submit(inflight.conn_id, None, RequestContext(inflight.version, inflight.correlation_id,
+                                                             inflight.client_id), request)
 
     def close_destination(self, host: str, port: int) -> None:
         """Close the outbound connection to host:port; its pending requests fail. The next send reconnects."""
@@ -572,7 +616,8 @@ class Transport:
             if f is None:
                 self._close_conn(conn, f"could not answer a request from {conn.peer}")
                 return
-            conn.out.append(f)
+            if f:
+                conn.out.append(f)
 
     def _guarded(self, conn: _Conn, fn: Any) -> None:
         try:
@@ -887,10 +932,13 @@ class Transport:
         if spec is None:
             raise BadRequestError(f"api key {key} is not served by this broker")
         ctx = RequestContext(version, header.correlation_id, header.client_id or "", conn.host, conn.conn_id,
-                             conn.listener, self.cluster_id)
-        reply_expected = spec.expects_reply(version, body)
+                             conn.listener, self.cluster_id, self.auto_create)
+        # reply_expected from here on: the route answers (also an acks=0 produce, whose answer only this edge reads)
+        silent = not spec.expects_reply(version, body)
+        reply_expected = spec.route_answers(version, body)
         rid = next(self._rids)
-        inflight = _InFlight(conn.conn_id, spec, version, header.correlation_id, body)
+        inflight = _InFlight(conn.conn_id, spec, version, header.correlation_id, body, silent,
+                             header.client_id or "")
         if reply_expected:
             self._inflight[rid] = inflight
             conn.waiting.append(rid)
@@ -900,7 +948,7 @@ class Transport:
             log.info("%s: %s v%d from %s refused: %s", self._name, spec.name, version, conn.peer, e)
             if reply_expected:
                 self._inflight.pop(rid, None)
-                self._answer(conn, rid, self._error_frame(inflight, error_code_of(e)))
+                self._answer(conn, rid, None if silent else self._error_frame(inflight, error_code_of(e)))
             return
         handler = spec.edge_handler
         if handler is not None:
@@ -908,14 +956,17 @@ class Transport:
             if inline is not None:
                 if reply_expected:
                     self._inflight.pop(rid, None)
-                    self._answer(conn, rid, self._response_frame(inflight, inline(ctx, internal)))
+                    response = inline(ctx, internal)
+                    self._answer(conn, rid, self._silent_frame(inflight, response) if silent
+                                 else self._response_frame(inflight, response))
                 return
             worker = self._edge_workers.get(handler)
             if worker is None:
                 log.error("%s: no edge handler %r for %s", self._name, handler, spec.name)
                 if reply_expected:
                     self._inflight.pop(rid, None)
-                    self._answer(conn, rid, self._error_frame(inflight, int(Errors.UNKNOWN_SERVER_ERROR)))
+                    self._answer(conn, rid, None if silent else self._error_frame(
+                        inflight, int(Errors.UNKNOWN_SERVER_ERROR)))
                 return
             worker.submit(conn.conn_id, rid, ctx, internal)
             return
@@ -924,7 +975,8 @@ class Transport:
             log.error("%s: no actor %r for %s", self._name, route, spec.name)
             if reply_expected:
                 self._inflight.pop(rid, None)
-                self._answer(conn, rid, self._error_frame(inflight, int(Errors.UNKNOWN_SERVER_ERROR)))
+                self._answer(conn, rid, None if silent else self._error_frame(
+                    inflight, int(Errors.UNKNOWN_SERVER_ERROR)))
             return
         # An external input: the request's cause lives in the client's process.
         self._inject(route, NetRequest(conn.conn_id, rid, internal, reply_expected, version,

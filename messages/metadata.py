@@ -24,6 +24,26 @@ class ApiVersionsResponse:
 
 
 @message
+class AutoCreateConfig:
+    """The broker's topic auto-creation settings: ``auto.create.topics.enable``, ``num.partitions``,
+    ``default.replication.factor`` (Kafka 2.6's defaults; ``enable`` False where no broker stamped them)."""
+
+    enable: bool = False
+    num_partitions: int = 1
+    replication_factor: int = 1
+
+
+@message
+class CreatableTopic:
+    """A topic a Metadata answer asks the edge to create (KafkaApis.createTopic); -1 partitions / replication
+    factor: an internal topic, created with its coordinator's settings (createInternalTopic)."""
+
+    name: str
+    num_partitions: int
+    replication_factor: int
+
+
+@message
 class MetadataRequest:
     """MetadataRequest: ``topics`` None = every topic (v0: an empty list meant all); ``listener`` is the listener
     name the request came in on (the brokers are answered with their endpoints of that listener)."""
@@ -35,6 +55,7 @@ class MetadataRequest:
     include_topic_authorized_operations: bool = False
     api_version: int = 9  # v0 answers only replicas that are alive (errorUnavailableEndpoints), v6+ LISTENER_NOT_FOUND
     cluster_id: str = ""  # the cluster's id as the edge knows it (/cluster/id)
+    auto_create: AutoCreateConfig = AutoCreateConfig()  # the broker's settings, stamped by the edge as cluster_id
 
 
 @message
@@ -80,3 +101,4 @@ class MetadataResponse:
     topics: tuple[MetadataTopic, ...]
     throttle_time_ms: int = 0
     cluster_authorized_operations: int = AUTHORIZED_OPERATIONS_OMITTED
+    create_topics: tuple[CreatableTopic, ...] = ()  # kactor-internal, not on the wire: for the edge to create

@@ -4,8 +4,15 @@ The replica manager holds the cache (fed by UpdateMetadata); the request is rout
 their endpoint of the listener the request came in on; partitions as MetadataCache.getPartitionMetadata (leader epoch,
 offline replicas, LEADER_NOT_AVAILABLE / REPLICA_NOT_AVAILABLE / LISTENER_NOT_FOUND).
 
-Topic auto-creation (``auto.create.topics.enable``, 2.6's default true) is not done here: a topic the cache does not
-know is answered UNKNOWN_TOPIC_OR_PARTITION whatever ``allow_auto_topic_creation`` says (docs/kafka-2.6-departures.md).
+Topic auto-creation (KafkaApis.getTopicMetadata / createTopic): a named topic the cache does not know is, when the
+request allows it (``allow_auto_topic_creation``, always for v0-3) and the broker's ``auto.create.topics.enable``
+(stamped into the request by the edge), answered LEADER_NOT_AVAILABLE and listed in the response's kactor-internal
+``create_topics``; the edge writes it with AdminZkClient after the answer is sent (``edge_task`` → the "auto_create"
+handler), as 2.6's request thread does before answering. The checks 2.6's create makes that decide the answer are
+made here, purely: an illegal or colliding name is INVALID_TOPIC_EXCEPTION, ``default.replication.factor`` above the
+live brokers INVALID_REPLICATION_FACTOR. ``__consumer_offsets`` is created whatever the settings (createInternalTopic,
+with the group coordinator's offsets.topic.* settings); kactor has no transaction coordinator, so an unknown
+``__transaction_state`` stays UNKNOWN_TOPIC_OR_PARTITION.
 """
 
 from __future__ import annotations
@@ -14,9 +21,11 @@ from typing import Any
 
 from core.api.registry import ROUTE_REPLICA_MANAGER, ApiSpec, RequestContext, register
 from core.broker.metadata_cache import MetadataCache
+from core.coordinator.group.group_metadata_manager import GROUP_METADATA_TOPIC_NAME
 from messages.common import NO_LEADER, Errors
 from messages.metadata import (
     AUTHORIZED_OPERATIONS_OMITTED,
+    CreatableTopic,
     MetadataBroker,
     MetadataPartition,
     MetadataRequest,
@@ -25,7 +34,9 @@ from messages.metadata import (
 )
 
 METADATA_KEY = 3
-INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state"})  # Topic.isInternal
+INTERNAL_TOPICS = frozenset({GROUP_METADATA_TOPIC_NAME, "__transaction_state"})  # Topic.isInternal
+MAX_NAME_LENGTH = 249  # Topic.MAX_NAME_LENGTH
+_LEGAL_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-")
 
 # AclOperation codes; with no authorizer every operation a resource supports is authorized
 # (KafkaApis.authorizedOperations, Authorizer absent)
@@ -43,13 +54,43 @@ def request_from_wire(version: int, body: dict[str, Any], ctx: RequestContext) -
     topics = None if raw is None or (version == 0 and not raw) else tuple(t["name"] for t in raw)
     return MetadataRequest(topics, bool(body.get("allow_auto_topic_creation", True)), ctx.listener,
                            bool(body.get("include_cluster_authorized_operations", False)),
-                           bool(body.get("include_topic_authorized_operations", False)), version, ctx.cluster_id)
+                           bool(body.get("include_topic_authorized_operations", False)), version, ctx.cluster_id,
+                           ctx.auto_create)
+
+
+def is_valid_topic_name(topic: str) -> bool:
+    """Topic.validate's rules: not empty, not "." or "..", at most 249 characters of [a-zA-Z0-9._-]."""
+    return bool(topic) and topic not in (".", "..") and len(topic) <= MAX_NAME_LENGTH and set(topic) <= _LEGAL_CHARS
+
+
+def unknown_topic(request: MetadataRequest, topic: str, known: set[str] | frozenset[str],
+                  alive_brokers: int) -> tuple[MetadataTopic, CreatableTopic | None]:
+    """KafkaApis.getTopicMetadata for a topic the cache does not know: its answer, and the topic to create if any
+    (createTopic / createInternalTopic; the errors 2.6's AdminZkClient.createTopic would throw are decided here)."""
+    internal = topic in INTERNAL_TOPICS
+    ops = TOPIC_OPERATIONS if request.include_topic_authorized_operations else AUTHORIZED_OPERATIONS_OMITTED
+
+    def answer(error: Errors) -> MetadataTopic:
+        return MetadataTopic(topic, error, internal, (), ops)
+
+    if topic == GROUP_METADATA_TOPIC_NAME:  # createInternalTopic, whatever auto.create.topics.enable says
+        return answer(Errors.LEADER_NOT_AVAILABLE), CreatableTopic(topic, -1, -1)
+    config = request.auto_create
+    if internal or not (request.allow_auto_topic_creation and config.enable):
+        return answer(Errors.UNKNOWN_TOPIC_OR_PARTITION), None
+    unified = topic.replace(".", "_")  # Topic.unifyCollisionChars: AdminZkClient.validateTopicCreate's collision check
+    if not is_valid_topic_name(topic) or any(k.replace(".", "_") == unified for k in known):
+        return answer(Errors.INVALID_TOPIC_EXCEPTION), None
+    if config.replication_factor > alive_brokers:
+        return answer(Errors.INVALID_REPLICATION_FACTOR), None  # AdminUtils.assignReplicasToBrokers
+    return answer(Errors.LEADER_NOT_AVAILABLE), CreatableTopic(topic, config.num_partitions,
+                                                               config.replication_factor)
 
 
 def handle_metadata_request(cache: MetadataCache, request: MetadataRequest) -> MetadataResponse:
-    """KafkaApis.handleTopicMetadataRequest (2.6) without auto-creation: the requested topics the cache knows, each
-    partition as getPartitionMetadata says, unknown ones UNKNOWN_TOPIC_OR_PARTITION; alive brokers with an
-    endpoint on the request's listener; the controller id (-1 unknown); the cluster id."""
+    """KafkaApis.handleTopicMetadataRequest (2.6): the requested topics the cache knows, each partition as
+    getPartitionMetadata says; unknown ones as `unknown_topic` decides (auto-created, or UNKNOWN_TOPIC_OR_PARTITION);
+    alive brokers with an endpoint on the request's listener; the controller id (-1 unknown); the cluster id."""
     version = request.api_version
     listener = request.listener or None
     known = cache.get_all_topics()
@@ -62,12 +103,19 @@ def handle_metadata_request(cache: MetadataCache, request: MetadataRequest) -> M
             pm.topic_partition.partition, pm.error, pm.leader, pm.leader_epoch, pm.replicas, pm.isr,
             pm.offline_replicas))
     topic_ops = TOPIC_OPERATIONS if request.include_topic_authorized_operations else AUTHORIZED_OPERATIONS_OMITTED
-    topics = tuple(
-        MetadataTopic(t, Errors.NONE, t in INTERNAL_TOPICS, tuple(by_topic.get(t, ())), topic_ops) if t in known
-        else MetadataTopic(t, Errors.UNKNOWN_TOPIC_OR_PARTITION, t in INTERNAL_TOPICS, (), topic_ops)
-        for t in wanted)
+    alive = cache.get_alive_brokers()
+    topics: list[MetadataTopic] = []
+    create: list[CreatableTopic] = []
+    for t in wanted:
+        if t in known:
+            topics.append(MetadataTopic(t, Errors.NONE, t in INTERNAL_TOPICS, tuple(by_topic.get(t, ())), topic_ops))
+            continue
+        answer, creatable = unknown_topic(request, t, known, len(alive))
+        topics.append(answer)
+        if creatable is not None:
+            create.append(creatable)
     brokers = []
-    for b in sorted(cache.get_alive_brokers(), key=lambda b: b.id):
+    for b in sorted(alive, key=lambda b: b.id):
         ep = next((e for e in b.endpoints if listener is None or e.listener_name == listener), None)
         if ep is not None:
             brokers.append(MetadataBroker(b.id, ep.host, ep.port, b.rack))
@@ -75,7 +123,7 @@ def handle_metadata_request(cache: MetadataCache, request: MetadataRequest) -> M
     cluster_ops = CLUSTER_OPERATIONS if request.include_cluster_authorized_operations \
         else AUTHORIZED_OPERATIONS_OMITTED
     return MetadataResponse(tuple(brokers), request.cluster_id or None, NO_LEADER if controller is None else controller,
-                            topics, 0, cluster_ops)
+                            tuple(topics), 0, cluster_ops, tuple(create))
 
 
 def response_to_wire(version: int, response: MetadataResponse) -> dict[str, Any]:
@@ -146,7 +194,15 @@ def request_to_wire(request: MetadataRequest) -> dict[str, Any]:
             "include_topic_authorized_operations": request.include_topic_authorized_operations}
 
 
+AUTO_CREATE_HANDLER = "auto_create"
+
+
+def edge_task(response: MetadataResponse) -> tuple[str, tuple[CreatableTopic, ...]] | None:
+    """The topics the answer promised to create, for the "auto_create" edge handler."""
+    return (AUTO_CREATE_HANDLER, response.create_topics) if response.create_topics else None
+
+
 SPEC = ApiSpec(METADATA_KEY, ROUTE_REPLICA_MANAGER, request_from_wire, response_to_wire, error_response,
-               request_type=MetadataRequest, send_version=SEND_VERSION, request_to_wire=request_to_wire,
-               response_from_wire=response_from_wire)
+               edge_task=edge_task, request_type=MetadataRequest, send_version=SEND_VERSION,
+               request_to_wire=request_to_wire, response_from_wire=response_from_wire)
 register(SPEC)

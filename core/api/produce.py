@@ -4,7 +4,9 @@ v3+ carry v2 record batches, passed on as received (the leader's log checks them
 a corrupt batch is that partition's CORRUPT_MESSAGE). v0-2 carry message sets of magic v0/v1: converted here to the
 v2 batch a 2.6 broker appends (LogValidator's conversion, ``protocol.legacy_records.to_batch``); a message set that
 cannot be read (bad CRC-32, cut short, unknown codec) is that partition's error, never a closed connection.
-acks=0 is never answered (Kafka's producer does not wait for it).
+acks=0 is never answered (Kafka's producer does not wait for it), but the replica manager's answer still reaches
+the edge: an error in it closes the connection (KafkaApis.handleProduceRequest: closeConnection, so the producer
+notices and refreshes its metadata), a clean one is dropped (sendNoOpResponseExemptThrottle).
 """
 
 from __future__ import annotations
@@ -53,6 +55,11 @@ def reply_expected(version: int, body: dict[str, Any]) -> bool:
     return bool(body["acks"] != 0)
 
 
+def failed(response: ProduceResponse) -> bool:
+    """handleProduceRequest's ``errorInResponse``: some partition was answered with an error."""
+    return any(p.error != Errors.NONE for p in response.partitions)
+
+
 def response_to_wire(version: int, response: ProduceResponse) -> dict[str, Any]:
     topics: dict[str, list[dict[str, Any]]] = {}
     for p in response.partitions:
@@ -97,6 +104,6 @@ def response_from_wire(version: int, body: dict[str, Any]) -> ProduceResponse:
 
 
 SPEC = ApiSpec(PRODUCE_KEY, ROUTE_REPLICA_MANAGER, request_from_wire, response_to_wire, error_response,
-               reply_expected=reply_expected, request_type=ProduceRequest, send_version=SEND_VERSION,
+               reply_expected=reply_expected, failed=failed, request_type=ProduceRequest, send_version=SEND_VERSION,
                request_to_wire=request_to_wire, response_from_wire=response_from_wire)
 register(SPEC)

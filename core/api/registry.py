@@ -20,6 +20,7 @@ from typing import Any
 
 import attrs
 
+from messages.metadata import AutoCreateConfig
 from protocol.api_versions import API_VERSIONS
 
 EDGE_ROUTE_PREFIX = "edge:"
@@ -43,6 +44,7 @@ class RequestContext:
     connection_id: int = 0
     listener: str = ""  # the listener name the request came in on (Metadata answers with its endpoints)
     cluster_id: str = ""  # the cluster's id (/cluster/id), for Metadata
+    auto_create: AutoCreateConfig = AutoCreateConfig()  # the broker's topic auto-creation settings, for Metadata
 
 
 @attrs.frozen(slots=True)
@@ -54,6 +56,10 @@ class ApiSpec:
     ``error_response(version, body, error_code)``: the whole answer with every item failed with ``error_code``
     (Kafka's ``AbstractRequest.getErrorResponse``), used when the request cannot be handled (a converter raised, the
     route is gone). ``reply_expected(version, body)``: False for requests Kafka never answers (Produce with acks=0).
+``failed(response)``, for such a request: whether its route's internal answer is an error, on which the connection
+is closed instead (KafkaApis.handleProduceRequest's closeConnection for acks=0); None: the route never answers it.
+``edge_task(response)``: work an answer asks an edge to do after it is sent, as (edge handler name, request), run
+on that handler's thread with no answer (Metadata's topic auto-creation); None when there is nothing to do.
     """
 
     api_key: int
@@ -62,6 +68,8 @@ class ApiSpec:
     response_to_wire: Callable[[int, Any], dict[str, Any]]
     error_response: Callable[[int, dict[str, Any], int], dict[str, Any]]
     reply_expected: Callable[[int, dict[str, Any]], bool] | None = None
+    failed: Callable[[Any], bool] | None = None
+    edge_task: Callable[[Any], tuple[str, Any] | None] | None = None
     # outbound: only for the requests kactor itself sends
     request_type: type | None = None
     send_version: int | None = None
@@ -84,6 +92,11 @@ class ApiSpec:
 
     def expects_reply(self, version: int, body: dict[str, Any]) -> bool:
         return True if self.reply_expected is None else self.reply_expected(version, body)
+
+    def route_answers(self, version: int, body: dict[str, Any]) -> bool:
+        """Whether the route answers the request: the client expects an answer, or the edge must see whether an
+        unanswered request failed (``failed``)."""
+        return self.failed is not None or self.expects_reply(version, body)
 
 
 _BY_KEY: dict[int, ApiSpec] = {}

@@ -170,6 +170,51 @@ def test_a_corrupt_batch_is_that_partitions_corrupt_message(cluster: Cluster) ->
         assert decode_response(18, 2, _read_frame(s))[0] == 14
 
 
+def _eof_without_answer(s: socket.socket, timeout_s: float = 10.0) -> bytes:
+    """Everything the broker writes on ``s`` before closing it (EOF or reset); fails if it stays open."""
+    s.settimeout(timeout_s)
+    got = b""
+    try:
+        while data := s.recv(65536):
+            got += data
+    except ConnectionResetError:
+        pass
+    except TimeoutError:
+        pytest.fail("the broker did not close the connection")
+    return got
+
+
+def test_a_failed_acks_0_produce_closes_that_connection_only(cluster: Cluster) -> None:
+    """KafkaApis.handleProduceRequest with acks=0: an error in the answer closes the connection (the producer
+    notices and refreshes its metadata), nothing is written for it; a clean one writes nothing and appends."""
+    c, port = cluster, cluster.lc.ports[0]
+    with socket.create_connection(("127.0.0.1", port)) as keeper:
+        keeper.sendall(_frame(18, 2, 1, {}))
+        assert decode_response(18, 2, _read_frame(keeper))[0] == 1
+        # a topic that does not exist (Produce never auto-creates): UNKNOWN_TOPIC_OR_PARTITION → closed, and the
+        # ApiVersions behind it is never answered
+        with socket.create_connection(("127.0.0.1", port)) as s:
+            s.sendall(_frame(0, 8, 2, _produce_body("missing", {0: _batch(b"x")}, acks=0)) + _frame(18, 2, 3, {}))
+            assert _eof_without_answer(s) == b""
+        # a corrupt batch (CORRUPT_MESSAGE) on an existing partition: closed too, and nothing of it appended
+        bad = bytearray(_batch(b"c"))
+        bad[-1] ^= 0xFF
+        with socket.create_connection(("127.0.0.1", port)) as s:
+            s.sendall(_frame(18, 2, 4, {}) + _frame(0, 8, 5, _produce_body("t", {0: bytes(bad)}, acks=0)))
+            assert decode_response(18, 2, _read_frame(s))[0] == 4  # the answer owed before it is still written
+            assert _eof_without_answer(s) == b""
+        # a clean acks=0 produce: no answer, the connection stays, its records are appended in order
+        with socket.create_connection(("127.0.0.1", port)) as s:
+            s.sendall(_frame(0, 8, 6, _produce_body("t", {0: _batch(b"a", b"b")}, acks=0))
+                      + _frame(0, 8, 7, _produce_body("t", {0: _batch(b"c")}, acks=1)))
+            corr, body = decode_response(0, 8, _read_frame(s))
+            (p0,) = body["responses"][0]["partition_responses"]
+            assert (corr, p0["error_code"], p0["base_offset"]) == (7, 0, 2)
+        keeper.sendall(_frame(18, 2, 8, {}))
+        assert decode_response(18, 2, _read_frame(keeper))[0] == 8
+    _still_serving(c, port, "t")
+
+
 def test_real_clients_bootstrap_api_versions_and_metadata_match_the_znodes(start_cluster) -> None:
     pytest.importorskip("confluent_kafka")
     from confluent_kafka.admin import AdminClient

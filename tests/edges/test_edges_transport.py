@@ -510,3 +510,54 @@ def test_a_request_kafka_does_not_answer_gets_no_answer(make_node: Any, monkeypa
     assert [(c, body["auth_bytes"]) for c, body in got] == [(22, b"loud")]
     quiet, loud = b.rec.wait(NetRequest, "echo", count=2)
     assert quiet.body.reply_expected is False and loud.body.reply_expected is True
+
+
+def test_an_unanswered_request_whose_answer_failed_closes_only_its_connection(make_node: Any,
+                                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """Produce acks=0's rule (ApiSpec.failed, KafkaApis.handleProduceRequest's closeConnection): the route answers
+    (NetRequest.reply_expected True), a clean answer writes nothing and the connection's next answer is the next
+    request's; an answer ``failed`` calls an error closes that connection, after the answers owed before it."""
+    b = make_node("b")
+    from core.api import registry
+
+    spec = registry.spec_for_key(36)
+    monkeypatch.setitem(registry._BY_KEY, 36, attrs.evolve(
+        spec, reply_expected=lambda v, body: not body["auth_bytes"].startswith(b"quiet"),
+        failed=lambda r: r.text.endswith("error")))
+    with socket.create_connection((LOOPBACK, b.port), timeout=2) as other, \
+            socket.create_connection((LOOPBACK, b.port), timeout=2) as s:
+        s.sendall(_frame(36, 1, 21, {"auth_bytes": b"quiet ok"}) + _frame(36, 1, 22, {"auth_bytes": b"loud"}))
+        assert [(c, body["auth_bytes"]) for c, body in _read_responses(s, [(36, 1)])] == [(22, b"loud")]
+        s.sendall(_frame(36, 1, 23, {"auth_bytes": b"loud 2"}) + _frame(36, 1, 24, {"auth_bytes": b"quiet error"})
+                  + _frame(36, 1, 25, {"auth_bytes": b"never answered"}))
+        assert [(c, body["auth_bytes"]) for c, body in _read_responses(s, [(36, 1)])] == [(23, b"loud 2")]
+        assert recv_closed(s), "the failed unanswered request did not close its connection"
+        # the other connection is untouched
+        other.sendall(_frame(36, 1, 31, {"auth_bytes": b"still here"}))
+        assert [(c, body["auth_bytes"]) for c, body in _read_responses(other, [(36, 1)])] == [(31, b"still here")]
+    reqs = b.rec.wait(NetRequest, "echo", count=4)
+    assert [(r.body.body.text, r.body.reply_expected) for r in reqs[:4]] == [
+        ("quiet ok", True), ("loud", True), ("loud 2", True), ("quiet error", True)]
+
+
+def test_an_answers_edge_task_runs_on_its_handler_after_the_answer(make_node: Any,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """ApiSpec.edge_task (Metadata's auto-creation): the answer is written, and the work it asks for reaches the
+    named edge handler's thread; an answer asking nothing runs nothing."""
+    import threading
+
+    b = make_node("b")
+    from core.api import registry
+
+    spec = registry.spec_for_key(36)
+    monkeypatch.setitem(registry._BY_KEY, 36, attrs.evolve(
+        spec, edge_task=lambda r: ("maker", r.text.upper()) if r.text.startswith("make") else None))
+    tasks: list[tuple[str, str, int]] = []
+    b.net.add_edge_handler("maker", lambda ctx, req: tasks.append((threading.current_thread().name, req,
+                                                                   ctx.correlation_id)))
+    with socket.create_connection((LOOPBACK, b.port), timeout=2) as s:
+        s.sendall(_frame(36, 1, 41, {"auth_bytes": b"nothing"}) + _frame(36, 1, 42, {"auth_bytes": b"make t"}))
+        got = _read_responses(s, [(36, 1), (36, 1)])
+    assert [(c, body["auth_bytes"]) for c, body in got] == [(41, b"nothing"), (42, b"make t")]
+    assert poll(lambda: len(tasks) == 1, 2.0)
+    assert tasks == [("b-maker", "MAKE T", 42)]

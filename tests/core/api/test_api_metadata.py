@@ -11,6 +11,8 @@ from core.broker.metadata_cache import MetadataCache
 from messages.common import Broker, EndPoint, Errors, TopicPartition
 from messages.metadata import (
     AUTHORIZED_OPERATIONS_OMITTED,
+    AutoCreateConfig,
+    CreatableTopic,
     MetadataBroker,
     MetadataPartition,
     MetadataRequest,
@@ -97,10 +99,67 @@ def test_all_topics_internal_flag_unknown_controller_and_authorized_operations()
     assert plain.topics == () and plain.cluster_authorized_operations == AUTHORIZED_OPERATIONS_OMITTED
 
 
-def test_auto_creation_is_not_done_the_topic_stays_unknown():
-    cache = _cache(CACHE_STATES, (_broker(1),))
-    (t,) = metadata.handle_metadata_request(cache, _request(("new-topic",), allow_auto_topic_creation=True)).topics
-    assert t.error == Errors.UNKNOWN_TOPIC_OR_PARTITION and t.partitions == ()
+ON = AutoCreateConfig(True, 3, 2)  # auto.create.topics.enable, num.partitions, default.replication.factor
+
+
+def test_an_unknown_topic_is_auto_created_leader_not_available_and_listed_for_the_edge():
+    cache = _cache(CACHE_STATES, (_broker(1), _broker(2)))
+    r = metadata.handle_metadata_request(cache, _request(("orders", "new-topic"), auto_create=ON))
+    assert [(t.name, t.error, t.partitions) for t in r.topics][1] == ("new-topic", Errors.LEADER_NOT_AVAILABLE, ())
+    assert r.topics[0].error == Errors.NONE
+    assert r.create_topics == (CreatableTopic("new-topic", 3, 2),)
+    assert metadata.edge_task(r) == ("auto_create", (CreatableTopic("new-topic", 3, 2),))
+    assert "create_topics" not in str(metadata.response_to_wire(9, r))  # kactor-internal: never on the wire
+
+
+@pytest.mark.parametrize(("auto_create", "allow"), [(AutoCreateConfig(False, 1, 1), True), (ON, False)])
+def test_without_the_broker_setting_or_the_clients_permission_the_topic_stays_unknown(auto_create, allow):
+    cache = _cache(CACHE_STATES, (_broker(1), _broker(2)))
+    r = metadata.handle_metadata_request(cache, _request(("new-topic",), auto_create=auto_create,
+                                                         allow_auto_topic_creation=allow))
+    assert [(t.name, t.error) for t in r.topics] == [("new-topic", Errors.UNKNOWN_TOPIC_OR_PARTITION)]
+    assert r.create_topics == () and metadata.edge_task(r) is None
+
+
+def test_a_request_for_every_topic_never_creates():
+    cache = _cache(CACHE_STATES, (_broker(1), _broker(2)))
+    r = metadata.handle_metadata_request(cache, _request(None, auto_create=ON))
+    assert r.create_topics == () and {t.name for t in r.topics} == {"orders", "__consumer_offsets"}
+
+
+@pytest.mark.parametrize("name", ["", ".", "..", "a" * 250, "bad/name", "ümlaut", "orders_x"])
+def test_an_illegal_or_colliding_name_is_invalid_topic_exception(name):
+    states = CACHE_STATES + (_state("orders.x", 0, 1, (1,), (1,)),)  # "orders_x" collides with "orders.x"
+    cache = _cache(states, (_broker(1), _broker(2)))
+    r = metadata.handle_metadata_request(cache, _request((name,), auto_create=ON))
+    assert [(t.name, t.error) for t in r.topics] == [(name, Errors.INVALID_TOPIC_EXCEPTION)]
+    assert r.create_topics == ()
+
+
+def test_a_249_character_name_is_legal():
+    cache = _cache(CACHE_STATES, (_broker(1), _broker(2)))
+    name = "a-b." * 62 + "c"
+    assert len(name) == 249
+    assert metadata.handle_metadata_request(cache, _request((name,), auto_create=ON)).create_topics == (
+        CreatableTopic(name, 3, 2),)
+
+
+def test_fewer_live_brokers_than_the_default_replication_factor_is_invalid_replication_factor():
+    cache = _cache(CACHE_STATES, (_broker(1),))  # one broker alive, default.replication.factor 2
+    r = metadata.handle_metadata_request(cache, _request(("new-topic",), auto_create=ON))
+    assert [(t.name, t.error) for t in r.topics] == [("new-topic", Errors.INVALID_REPLICATION_FACTOR)]
+    assert r.create_topics == ()
+
+
+def test_consumer_offsets_is_created_whatever_the_settings_and_transaction_state_never():
+    cache = _cache(CACHE_STATES[:3], (_broker(1),))
+    off = AutoCreateConfig(False, 1, 1)
+    r = metadata.handle_metadata_request(cache, _request(("__consumer_offsets", "__transaction_state"),
+                                                         auto_create=off, allow_auto_topic_creation=False))
+    assert [(t.name, t.error, t.is_internal) for t in r.topics] == [
+        ("__consumer_offsets", Errors.LEADER_NOT_AVAILABLE, True),
+        ("__transaction_state", Errors.UNKNOWN_TOPIC_OR_PARTITION, True)]
+    assert r.create_topics == (CreatableTopic("__consumer_offsets", -1, -1),)
 
 
 def test_a_stale_controller_epoch_does_not_update_the_cache():
@@ -164,3 +223,9 @@ def test_request_to_wire_is_what_request_from_wire_reads():
     req = MetadataRequest(("x",), False, include_topic_authorized_operations=True)
     wire = decode_request(3, 9, encode_request(3, 9, metadata.request_to_wire(req)))[0]
     assert metadata.request_from_wire(9, wire, RequestContext(9, listener="PLAINTEXT")) == req
+
+
+def test_the_edges_auto_creation_settings_travel_in_the_request():
+    ctx = RequestContext(4, listener="PLAINTEXT", auto_create=ON)
+    req = metadata.request_from_wire(4, {"topics": [{"name": "a"}], "allow_auto_topic_creation": True}, ctx)
+    assert req.auto_create == ON and req.allow_auto_topic_creation
