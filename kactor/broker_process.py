@@ -165,7 +165,7 @@ class BrokerProcess:
             transport = Transport(rt, first.host, first.port, listener_name=first.listener_name,
                                   extra_listeners=tuple((ep.host, ep.port, ep.listener_name) for ep in more),
                                   max_request_bytes=cfg["socket.request.max.bytes"],
-                                  cluster_id=cluster_id)
+                                  cluster_id=cluster_id, auto_create=auto_create_config(cfg))
         except ListenError as e:
             self._close()
             raise BrokerStartError(str(e)) from None
@@ -189,6 +189,7 @@ class BrokerProcess:
                                        f"{e.strerror or e}") from None
             self._closers.insert(0, metrics.close)
         executor = ZkExecutor(client)
+        plug_auto_topic_creation(cfg, transport, client)
         wire_zk_events(rt, executor)
         log_dirs = LogDirProbe(rt, tuple(cfg.log_dirs))
         self._closers.insert(0, log_dirs.close)
@@ -255,6 +256,24 @@ def _replica_manager_init(cfg: KafkaConfig) -> Any:
     from messages.broker_lifecycle import ReplicaManagerInit
 
     return ReplicaManagerInit.from_kafka_config(cfg)
+
+
+def auto_create_config(cfg: KafkaConfig) -> Any:
+    """The settings the listeners stamp into every Metadata request (KafkaApis reads them from its KafkaConfig)."""
+    from messages.metadata import AutoCreateConfig
+
+    return AutoCreateConfig(cfg["auto.create.topics.enable"], cfg["num.partitions"], cfg["default.replication.factor"])
+
+
+def plug_auto_topic_creation(cfg: KafkaConfig, transport: Any, client: Any) -> None:
+    """The "auto_create" edge handler: the ZooKeeper writes a Metadata answer promised (on the broker's session; a
+    creation is one transaction, never a wait)."""
+    from kactor.admin.admin_zk import AdminZkClient
+    from kactor.admin.auto_topic_creation import AutoTopicCreation
+    from messages.group import GroupCoordinatorConfig
+
+    transport.add_edge_handler("auto_create", AutoTopicCreation(AdminZkClient(client),
+                                                                GroupCoordinatorConfig.from_kafka_config(cfg)).handle)
 
 
 def group_coordinator_init(cfg: KafkaConfig) -> Any:
