@@ -205,7 +205,7 @@ class _Conn:
     """One socket and its buffers; touched only by the I/O thread."""
 
     __slots__ = ("conn_id", "sock", "outbound", "dest", "connecting", "connect_deadline", "out", "rbuf", "pending",
-                 "closed", "events", "peer", "addrs", "listener", "host", "waiting", "ready")
+                 "closed", "events", "peer", "addrs", "listener", "host", "waiting", "ready", "close_after")
 
     def __init__(self, conn_id: int, sock: socket.socket, outbound: bool, dest: tuple[str, int] | None,
                  peer: str, listener: str = "", host: str = "") -> None:
@@ -227,6 +227,7 @@ class _Conn:
         # inbound: the requests awaiting an answer in arrival order, and answers that arrived before earlier ones
         self.waiting: collections.deque[int] = collections.deque()
         self.ready: dict[int, bytes | None] = {}
+        self.close_after: str | None = None  # closing once the answers already queued are written: why
 
 
 class _EdgeWorker:
@@ -614,10 +615,23 @@ class Transport:
         while waiting and waiting[0] in ready:
             f = ready.pop(waiting.popleft())
             if f is None:
-                self._close_conn(conn, f"could not answer a request from {conn.peer}")
+                self._close_after_flush(conn, f"closing the connection from {conn.peer} instead of answering")
                 return
             if f:
                 conn.out.append(f)
+
+    def _close_after_flush(self, conn: _Conn, reason: str) -> None:
+        """Close once the answers queued before are written (Kafka wrote them before it read the request that
+        closes): nothing more is read or answered on the connection meanwhile."""
+        for rid in conn.waiting:
+            self._inflight.pop(rid, None)
+        conn.waiting.clear()
+        conn.ready.clear()
+        if not conn.out:
+            self._close_conn(conn, reason)
+            return
+        conn.close_after = reason
+        self._set_events(conn, selectors.EVENT_WRITE)
 
     def _guarded(self, conn: _Conn, fn: Any) -> None:
         try:
@@ -639,7 +653,7 @@ class Transport:
                 self._guarded(conn, self._finish_connect)
             elif not conn.closed:
                 self._guarded(conn, self._flush)
-        if mask & selectors.EVENT_READ and not conn.closed:
+        if mask & selectors.EVENT_READ and not conn.closed and conn.close_after is None:
             self._guarded(conn, self._read)
 
     # -- connections ----------------------------------------------------------------------------------------------
@@ -858,6 +872,10 @@ class Transport:
                 out[0] = memoryview(buf)[n:]
                 break
             out.popleft()
+        if conn.close_after is not None:
+            if not out:
+                self._close_conn(conn, conn.close_after)
+            return
         self._set_events(conn, selectors.EVENT_READ | selectors.EVENT_WRITE if out else selectors.EVENT_READ)
 
     def _read(self, conn: _Conn) -> None:
@@ -889,8 +907,8 @@ class Transport:
                 self._on_response(conn, payload)
             else:
                 self._on_request(conn, payload)
-            if conn.closed:
-                return
+            if conn.closed or conn.close_after is not None:
+                break
         if off:
             del buf[:off]
         if not conn.closed and conn.out:
