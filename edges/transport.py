@@ -201,11 +201,17 @@ class _InFlight:
 _NO_RESPONSE = b""
 
 
+def _lane(dest: tuple[str, int], pending: _Pending) -> tuple[str, int, str]:
+    """The outbound connection a request goes on: one per destination and sending actor."""
+    return dest[0], dest[1], pending.reply_to or ""
+
+
 class _Conn:
     """One socket and its buffers; touched only by the I/O thread."""
 
     __slots__ = ("conn_id", "sock", "outbound", "dest", "connecting", "connect_deadline", "out", "rbuf", "pending",
-                 "closed", "events", "peer", "addrs", "listener", "host", "waiting", "ready", "close_after")
+                 "closed", "events", "peer", "addrs", "listener", "host", "waiting", "ready", "close_after",
+                 "key")
 
     def __init__(self, conn_id: int, sock: socket.socket, outbound: bool, dest: tuple[str, int] | None,
                  peer: str, listener: str = "", host: str = "") -> None:
@@ -213,6 +219,7 @@ class _Conn:
         self.sock = sock
         self.outbound = outbound
         self.dest = dest
+        self.key: tuple[str, int, str] | None = None  # outbound: its entry in Transport._outbound
         self.peer = peer
         self.listener = listener
         self.host = host
@@ -325,7 +332,10 @@ class Transport:
         self._rids = itertools.count(1)
         self._conn_ids = itertools.count(1)
         self._inbound: dict[int, _Conn] = {}
-        self._outbound: dict[tuple[str, int], _Conn] = {}
+        # one connection per (host, port, sending actor), as each of Kafka's fetcher threads and controller channels
+        # has its own NetworkClient: a peer answers a connection's requests in order, so a follower shard's fetch
+        # parked for replica.fetch.wait.max.ms must not hold back another shard's answer behind it
+        self._outbound: dict[tuple[str, int, str], _Conn] = {}
         # inbound requests being handled, by our request id (written by the I/O thread before the request is handed
         # on; popped by whoever answers: dict operations are atomic)
         self._inflight: dict[int, _InFlight] = {}
@@ -543,7 +553,7 @@ class Transport:
                 if self._blocked and endpoint(*dest) in self._blocked:
                     self._fail_or_log(pending, f"cannot connect to {dest[0]}:{dest[1]}: {PARTITIONED}")
                     continue
-                conn = self._outbound.get(dest)
+                conn = self._outbound.get(_lane(dest, pending))
                 if conn is None:
                     waiting = self._resolving.get(dest)
                     if waiting is not None:  # a name lookup for dest is under way: wait for it
@@ -553,7 +563,7 @@ class Transport:
                     if addrs is None:
                         self._start_resolve(dest, cmd)
                         continue
-                    conn = self._connect(dest, addrs)
+                    conn = self._connect(dest, addrs, _lane(dest, pending))
                     if conn is None:
                         self._fail_or_log(pending, self._last_connect_error)
                         continue
@@ -571,8 +581,7 @@ class Transport:
             elif kind == "close":
                 dest = cmd[1]
                 reason = f"connection to {dest[0]}:{dest[1]} closed on request (NetClose)"
-                conn = self._outbound.get(dest)
-                if conn is not None:
+                for conn in [c for c in self._outbound.values() if c.dest == dest]:
                     self._close_conn(conn, reason)
                 self._resolve_started.pop(dest, None)
                 for waiting_cmd in self._resolving.pop(dest, ()):
@@ -588,14 +597,14 @@ class Transport:
                     for waiting_cmd in waiting:
                         self._fail_or_log(waiting_cmd[4], result)
                     continue
-                conn = self._connect(dest, result)
-                if conn is None:
-                    for waiting_cmd in waiting:
-                        self._fail_or_log(waiting_cmd[4], self._last_connect_error)
-                    continue
                 for _, _, corr, frame, pending in waiting:
+                    key = _lane(dest, pending)
+                    conn = self._outbound.get(key) or self._connect(dest, list(result), key)
+                    if conn is None:
+                        self._fail_or_log(pending, self._last_connect_error)
+                        continue
                     self._queue_send(conn, corr, frame, pending)
-                touched[id(conn)] = conn
+                    touched[id(conn)] = conn
         # Write at once rather than waiting a select round for writability: the socket is almost always writable.
         for conn in touched.values():
             if not conn.closed and not conn.connecting:
@@ -708,7 +717,7 @@ class Transport:
             self._last_connect_error = f"cannot connect to {dest[0]}:{dest[1]}: {os.strerror(err)}"
         return None
 
-    def _connect(self, dest: tuple[str, int], addrs: list[_AddrInfo]) -> _Conn | None:
+    def _connect(self, dest: tuple[str, int], addrs: list[_AddrInfo], key: tuple[str, int, str]) -> _Conn | None:
         """A new outbound connection to ``dest`` (its further addresses kept for a retry if this one fails)."""
         opened = self._open_socket(dest, addrs)
         if opened is None:
@@ -716,7 +725,8 @@ class Transport:
         conn = _Conn(next(self._conn_ids), opened[0], True, dest, f"{dest[0]}:{dest[1]}")
         conn.addrs = addrs
         self._start_connecting(conn, opened[1])
-        self._outbound[dest] = conn
+        conn.key = key
+        self._outbound[key] = conn
         return conn
 
     def _start_connecting(self, conn: _Conn, connecting: bool) -> None:
@@ -785,8 +795,8 @@ class Transport:
         with contextlib.suppress(OSError):
             conn.sock.close()
         if conn.outbound:
-            if self._outbound.get(conn.dest) is conn:  # type: ignore[arg-type]
-                del self._outbound[conn.dest]  # type: ignore[arg-type]
+            if conn.key is not None and self._outbound.get(conn.key) is conn:
+                del self._outbound[conn.key]
         else:
             self._inbound.pop(conn.conn_id, None)
             for rid in conn.waiting:  # answers still owed: dropped when they come
@@ -806,8 +816,8 @@ class Transport:
         if self._faults is not None:
             blocked = self._faults.poll(now)
             if blocked is not None:
-                for dest, conn in list(self._outbound.items()):
-                    if endpoint(*dest) in blocked:
+                for conn in list(self._outbound.values()):
+                    if conn.dest is not None and endpoint(*conn.dest) in blocked:
                         self._close_conn(conn, f"connection to {conn.peer} cut: {PARTITIONED}")
                 self._blocked = blocked  # after the cut: whoever sees the new set sees its connections gone
         for dest, started in list(self._resolve_started.items()):

@@ -289,6 +289,27 @@ def test_request_timeout_fails_and_net_close_fails_pending(make_node: Any) -> No
     assert a.rec.wait(NetResponse, "client", count=2)[1].body == NetResponse(4, EdgeEcho("after close"))
 
 
+def test_each_sending_actor_has_its_own_connection_so_a_parked_request_holds_back_no_other(make_node: Any) -> None:
+    """A peer answers one connection's requests in order (Kafka's muted channel). Kafka gives each fetcher thread
+    its own NetworkClient; so does the transport, per sending actor: a request parked at the peer (a follower
+    shard's long-poll Fetch) must not hold back another actor's answer (another shard's Fetch carrying records) —
+    sharing one connection made every acks=all produce wait replica.fetch.wait.max.ms. NetClose closes them all."""
+    a, b = make_node("a"), make_node("b")
+    send(a, NetSend(LOOPBACK, b.port, "hole", EdgeHole("parked"), 1, "hole"))
+    b.rec.wait(NetRequest, "hole")
+    send(a, NetSend(LOOPBACK, b.port, "echo", EdgeEcho("answered at once"), 2, "client"))
+    (resp,) = a.rec.wait(NetResponse, "client")
+    assert resp.body == NetResponse(2, EdgeEcho("answered at once"))
+    assert a.net.connection_count() == (0, 2) and b.net.connection_count() == (2, 0)
+    send(a, NetSend(LOOPBACK, b.port, "echo", EdgeEcho("same sender"), 3, "client"))  # reuses its connection
+    assert a.rec.wait(NetResponse, "client", count=2)[1].body == NetResponse(3, EdgeEcho("same sender"))
+    assert a.net.connection_count() == (0, 2)
+    send(a, NetClose(LOOPBACK, b.port))  # type: ignore[arg-type]
+    (failed,) = a.rec.wait(NetSendFailed, "hole")
+    assert failed.body.request_id == 1 and "NetClose" in failed.body.error
+    assert poll(lambda: a.net.connection_count() == (0, 0), 2.0)
+
+
 def test_closing_the_transport_fails_pending_and_later_sends(make_node: Any) -> None:
     a, b = make_node("a"), make_node("b")
     send(a, NetSend(LOOPBACK, b.port, "hole", EdgeHole("pending"), 1, "client"))

@@ -930,3 +930,38 @@ def test_fetch_sessions_incremental_requests_carry_only_changes(tmp_path):
     follower.fetch_request_for(0)
     drive(follower.handle_fetch_response(0, drive(leader.handle_fetch(unknown, T0 + 8), zk), T0 + 8), zk)
     assert follower.fetch_request_for(0).session_epoch == INITIAL_EPOCH  # starts over with a full request
+
+
+def test_acks_all_produce_completes_through_a_parked_follower_long_poll(tmp_path):
+    """The acks=all round trip of Kafka 2.6 with a follower long-polling (replica.fetch.min.bytes 1, wait 500 ms):
+    the follower's fetch parked in the purgatory is answered AT ONCE with the records when a produce appends them
+    (appendRecords → tryCompleteDelayedFetch), and the follower's next fetch at the new log end moves the HW on
+    ARRIVAL (fetchMessages → updateFollowerFetchState), answering the DelayedProduce — no timer involved."""
+    rm = make_rm(tmp_path)
+    zk = broker_zk()
+    zk.put_partition_state(TP0, leader=0, isr=[0, 1], leader_epoch=0, controller_epoch=0)
+    become(rm, lai_state(TP0, 0, 0, [0, 1], [0, 1], is_new=True), zk=zk)
+    sid = drive(rm.handle_fetch(FetchRequest(1, (FetchPartition(TP0, 0, 0, 0),), session_epoch=0), T0), zk).session_id
+    epoch = 1
+    for rnd in range(3):
+        effects: list = []
+        now = T0 + 10 * (rnd + 1)
+        if rnd == 0:  # later rounds: the fetch parked by the previous round's last step
+            poll = FetchRequest(1, (FetchPartition(TP0, 0, 0, 0),), max_wait_ms=500, min_bytes=1,
+                                session_id=sid, session_epoch=epoch)
+            epoch += 1
+            assert drive(rm.handle_fetch(poll, now, "follower"), zk, effects) is None  # parked: nothing new
+        assert rm.delayed_fetch_count == 1
+        assert produce(rm, TP0, 1, acks=-1, now=now + 1, effects=effects, zk=zk) is None  # waits for follower 1
+        (answer,) = emitted(effects, "follower")  # the parked fetch, answered at once with the record
+        assert [(d.tp, read_values(d.records)) for d in answer.partitions] == [(TP0, ("v0",))]
+        assert emitted(effects, "client") == []
+        nxt = FetchRequest(1, (FetchPartition(TP0, rnd + 1, 0, 0),), max_wait_ms=500, min_bytes=1,
+                           session_id=sid, session_epoch=epoch)
+        epoch += 1
+        effects.clear()
+        assert drive(rm.handle_fetch(nxt, now + 2, "follower"), zk, effects) is None  # parks again: nothing new
+        (done,) = emitted(effects, "client")  # ...but the produce is answered on its arrival
+        assert (one(done).error, one(done).base_offset) == (Errors.NONE, rnd)
+        assert rm.online_partition(TP0).high_watermark == rnd + 1
+        assert rm.delayed_produce_count == 0
