@@ -28,8 +28,9 @@ from messages.codec.notes import wanted as noting_texts
 from messages.codec.orjson_lines import encode_record, encode_record_bytes, encode_value_bytes
 from messages.codec.reference import CodecError
 
-TRACE_VERSION = 1
-"""The version of the trace format (docs/trace-format.md) this codec writes and reads: a trace's header carries it."""
+TRACE_VERSION = 2
+"""The version of the trace format (docs/trace-format.md) this codec writes and reads: a trace's header carries it.
+2: bytes as ``{"@b64": base64}``; version 1 wrote ``{"@b": latin-1 text}``, which the decoders still read."""
 
 
 def dumps_bytes(value: Any) -> bytes:

@@ -18,7 +18,7 @@ from typing import Any
 import attrs
 
 from messages.codec.generated import generate
-from messages.codec.reference import _PRIM, set_json
+from messages.codec.reference import _PRIM, bytes_json, set_json
 from messages.codec.reference import to_json as _reference_to_json
 
 _DISPATCH: dict[type, Callable[[Any], Any]] = {}
@@ -57,10 +57,6 @@ def _frozenset(value: frozenset[Any]) -> dict[str, Any]:
     return set_json([to_json(v) for v in value])
 
 
-def _bytes(value: bytes) -> dict[str, Any]:
-    return {"@b": value.decode("latin-1")}
-
-
 def _attrs_encoder(cls: type) -> Callable[[Any], Any]:
     names = [f.name for f in attrs.fields(cls)]
     lines = ["def enc(v):"]
@@ -88,7 +84,7 @@ def _classify(cls: type) -> Callable[[Any], Any]:
     elif issubclass(cls, frozenset):
         f = _frozenset
     elif issubclass(cls, bytes):
-        f = _bytes
+        f = bytes_json
     else:
         return _reference_to_json  # raises codec's CodecError for what it cannot encode; not cached
     _DISPATCH[cls] = f

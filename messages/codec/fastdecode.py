@@ -5,8 +5,8 @@ tagged objects). The codec's decoder is generic: per object a tag lookup through
 over the keys, then ``cls(**kwargs)``. Here a message class gets a decoder that reads its declared fields by name
 and calls the class with them; an enum member is looked up once per (enum, member) name. Whatever the fast path
 does not recognise — a missing or extra key, an unknown tag or member, a map (``@m``), a set (``@s``), bytes
-(``@b``), any value the class refuses — goes to the codec's own decoder, which decodes it or raises its CodecError,
-so the result and the errors are the codec's.
+(``@b64``; version 1's ``@b``), any value the class refuses — goes to the codec's own decoder, which decodes it or
+raises its CodecError, so the result and the errors are the codec's.
 
 tests/messages/test_codec_fastdecode.py checks it against the codec on every record of a real trace.
 """

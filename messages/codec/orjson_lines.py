@@ -34,6 +34,7 @@ import orjson
 
 from messages.codec import fastcodec
 from messages.codec.generated import generate
+from messages.codec.reference import bytes_json
 from messages.registry import registered_types
 
 _Fragment = orjson.Fragment
@@ -282,7 +283,9 @@ def _classify_default(cls: type) -> Callable[[Any], Any]:
         f = str
     elif issubclass(cls, int):
         f = int
-    elif issubclass(cls, (frozenset, bytes)):
+    elif issubclass(cls, bytes):
+        f = bytes_json  # base64 is ASCII: orjson writes the str as is, the line stays on the fast path
+    elif issubclass(cls, frozenset):
         f = _via_text
     else:
         f = fastcodec._reference_to_json  # raises the codec's error for what the format cannot hold

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import os
 
-from messages.codec import encode_record
+from messages.codec import TRACE_VERSION, encode_record
 from messages.common import Errors, TopicPartition
 from messages.observability import (
     ChannelRequestCompleted,
@@ -30,7 +30,7 @@ T1 = TopicPartition("orders", 1)
 PAYMENTS_2 = TopicPartition("payments", 2)
 
 
-def header(process: str, broker_id: int, version: int = 1) -> str:
+def header(process: str, broker_id: int, version: int = TRACE_VERSION) -> str:
     return json.dumps({"trace_version": version, "process": process, "started_ms": T0, "broker_id": broker_id,
                        "config": {}, "kactor": "0.1.0"}, separators=(",", ":"))
 

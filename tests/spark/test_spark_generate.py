@@ -14,7 +14,7 @@ import messages.requests
 import messages.runtime
 import messages.zk  # noqa: F401 - registers every message type with the codec
 from kactor.cli import main
-from messages.codec import encode_record, from_json
+from messages.codec import TRACE_VERSION, encode_record, from_json
 from spark.generate import generate
 
 
@@ -33,7 +33,7 @@ def test_every_line_decodes_and_reencodes_byte_identically(tmp_path) -> None:
     types, partitions, total = set(), set(), 0
     for name, lines in files.items():
         head = json.loads(lines[0])
-        assert head["trace_version"] == 1 and head["process"] == name[:-6]
+        assert head["trace_version"] == TRACE_VERSION and head["process"] == name[:-6]
         seqs = []
         for line in lines[1:]:
             rec = json.loads(line)

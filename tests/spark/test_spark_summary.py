@@ -10,6 +10,8 @@ from typing import Any
 import pytest
 from spark_support import T0
 
+from messages.codec import TRACE_VERSION
+
 pytestmark = pytest.mark.spark
 
 
@@ -132,4 +134,4 @@ def test_tables_written_as_json_and_csv(summary: dict[str, Any]) -> None:
             assert len(list(csv.DictReader(f))) == len(summary["tables"][name]), name
     with open(os.path.join(out, "summary.json")) as f:
         meta = json.load(f)
-    assert meta["messages"] == 23 and meta["bucket_ms"] == 1000 and meta["trace_versions"] == [1]
+    assert meta["messages"] == 23 and meta["bucket_ms"] == 1000 and meta["trace_versions"] == [TRACE_VERSION]

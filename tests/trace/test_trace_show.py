@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from messages.codec import to_json
+from messages.codec import TRACE_VERSION, to_json
 from messages.common import Errors, TopicPartition
 from messages.observability import (
     ChannelRequestCompleted,
@@ -42,7 +42,7 @@ def _line(seq: int, ts: float, sender: str, receiver: str, message: Any, cause: 
                        "payload": to_json(message), "cause": cause}, separators=(",", ":"))
 
 
-def _header(process: str, broker_id: int, started_ms: float = 1000.0, version: int = 1) -> str:
+def _header(process: str, broker_id: int, started_ms: float = 1000.0, version: int = TRACE_VERSION) -> str:
     return json.dumps({"trace_version": version, "process": process, "started_ms": started_ms,
                        "broker_id": broker_id, "config": {}, "kactor": "0.1.0"}, separators=(",", ":"))
 
@@ -251,8 +251,8 @@ def test_bad_traces_give_one_clear_error(tmp_path: Path) -> None:
     empty.mkdir()
     _fails(1, "no trace files (*.jsonl) in this folder", empty)
     _fails(1, "a.jsonl:1: not a kactor trace", _write(tmp_path / "a.jsonl", ["hello"]))
-    _fails(1, "v.jsonl:1: unsupported trace_version 2 (this kactor reads version 1)",
-           _write(tmp_path / "v.jsonl", [_header("v", 0, version=2), *BROKER_0]))
+    _fails(1, f"v.jsonl:1: unsupported trace_version 99 (this kactor reads version {TRACE_VERSION})",
+           _write(tmp_path / "v.jsonl", [_header("v", 0, version=99), *BROKER_0]))
     corrupt = _write(tmp_path / "c.jsonl", [head, BROKER_0[0], "{oops", *BROKER_0[1:]])
     # a listing streams: the rows before the bad line are out already
     _fails(1, "c.jsonl:3: corrupt trace line (JSONDecodeError", corrupt, "--json", stdout=BROKER_0[0] + "\n")
