@@ -146,20 +146,20 @@ def read_records(path: str) -> Iterator[Record]:
 
 # Every module that registers message types or wire enums for the codec: a trace may name any of them, and a reader
 # (replay, `trace show`, a test) may run before the broker's actors have imported them.
-# Every module of the `messages` package registers its types on import (walked, so a new one cannot be missed), plus
-# the core modules whose values travel inside messages.
-_REGISTERING_CORE_MODULES = (
-    "core.effects", "core.controller.config", "core.controller.election", "core.controller.states",
-)
+# Every module of the `messages` and `core` packages (walked, so a new one cannot be missed): messages register their
+# types on import, and core modules define the effects and values that travel inside messages.
 
 
 def _registering_modules() -> list[str]:
     import pkgutil
 
+    import core
     import messages
 
-    found = [m.name for m in pkgutil.walk_packages(messages.__path__, "messages.")]
-    return sorted(found) + list(_REGISTERING_CORE_MODULES)
+    found: list[str] = []
+    for package in (messages, core):
+        found += sorted(m.name for m in pkgutil.walk_packages(package.__path__, package.__name__ + "."))
+    return found
 
 
 _registered = False

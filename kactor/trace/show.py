@@ -226,7 +226,10 @@ def _brief(v: Any, nested: bool) -> str:
         return _brief_items(v["@s"], "{", "}")
     if "@m" in v and isinstance(v["@m"], list):
         return f"{{{len(v['@m'])} entries}}"
-    if "@b" in v:
+    if "@b64" in v:  # trace version 2: base64, 4 characters for each 3 bytes less the padding
+        text = str(v["@b64"])
+        return f"<{len(text) * 3 // 4 - text[-2:].count('=')} bytes>"
+    if "@b" in v:  # trace version 1: one latin-1 character a byte
         return f"<{len(str(v['@b']))} bytes>"
     tag = v.get("@")
     if tag == "TopicPartition":

@@ -300,3 +300,14 @@ def test_type_filter_matches_a_carried_message() -> None:
     assert carried_type({"@": "NetRequest", "connection_id": 3, "body": lair}) == "LeaderAndIsrRequest"
     assert carried_type({"@": "TimerFired", "key": "x"}) is None
     assert carried_type({"@": "ZkResponse", "body": [1, 2]}) is None
+
+
+def test_bytes_fields_show_their_length_in_either_trace_version() -> None:
+    import base64
+
+    from kactor.trace.show import _brief
+
+    for n in (0, 1, 2, 3, 1000):
+        data = bytes(range(256)) * 4
+        assert _brief({"@b64": base64.b64encode(data[:n]).decode()}, False) == f"<{n} bytes>"
+        assert _brief({"@b": data[:n].decode("latin-1")}, False) == f"<{n} bytes>"
