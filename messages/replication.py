@@ -193,7 +193,7 @@ class LocalReply:
     body: Any
 
 
-GROUP_METADATA_TOPIC_NAME = "__consumer_offsets"  # Topic.GROUP_METADATA_TOPIC_NAME
+from messages.topic import GROUP_METADATA_TOPIC_NAME  # noqa: E402,F401 - re-exported where it was
 
 
 @message

@@ -21,7 +21,7 @@ from typing import Any
 
 from core.api.registry import ROUTE_REPLICA_MANAGER, ApiSpec, RequestContext, register
 from core.broker.metadata_cache import MetadataCache
-from core.coordinator.group.group_metadata_manager import GROUP_METADATA_TOPIC_NAME
+from messages import topic as topic_rules
 from messages.common import NO_LEADER, Errors
 from messages.metadata import (
     AUTHORIZED_OPERATIONS_OMITTED,
@@ -34,9 +34,6 @@ from messages.metadata import (
 )
 
 METADATA_KEY = 3
-INTERNAL_TOPICS = frozenset({GROUP_METADATA_TOPIC_NAME, "__transaction_state"})  # Topic.isInternal
-MAX_NAME_LENGTH = 249  # Topic.MAX_NAME_LENGTH
-_LEGAL_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-")
 
 # AclOperation codes; with no authorizer every operation a resource supports is authorized
 # (KafkaApis.authorizedOperations, Authorizer absent)
@@ -58,28 +55,23 @@ def request_from_wire(version: int, body: dict[str, Any], ctx: RequestContext) -
                            ctx.auto_create)
 
 
-def is_valid_topic_name(topic: str) -> bool:
-    """Topic.validate's rules: not empty, not "." or "..", at most 249 characters of [a-zA-Z0-9._-]."""
-    return bool(topic) and topic not in (".", "..") and len(topic) <= MAX_NAME_LENGTH and set(topic) <= _LEGAL_CHARS
-
-
 def unknown_topic(request: MetadataRequest, topic: str, known: set[str] | frozenset[str],
                   alive_brokers: int) -> tuple[MetadataTopic, CreatableTopic | None]:
     """KafkaApis.getTopicMetadata for a topic the cache does not know: its answer, and the topic to create if any
     (createTopic / createInternalTopic; the errors 2.6's AdminZkClient.createTopic would throw are decided here)."""
-    internal = topic in INTERNAL_TOPICS
+    internal = topic in topic_rules.INTERNAL_TOPICS
     ops = TOPIC_OPERATIONS if request.include_topic_authorized_operations else AUTHORIZED_OPERATIONS_OMITTED
 
     def answer(error: Errors) -> MetadataTopic:
         return MetadataTopic(topic, error, internal, (), ops)
 
-    if topic == GROUP_METADATA_TOPIC_NAME:  # createInternalTopic, whatever auto.create.topics.enable says
+    if topic == topic_rules.GROUP_METADATA_TOPIC_NAME:  # createInternalTopic, whatever auto.create.topics.enable says
         return answer(Errors.LEADER_NOT_AVAILABLE), CreatableTopic(topic, -1, -1)
     config = request.auto_create
     if internal or not (request.allow_auto_topic_creation and config.enable):
         return answer(Errors.UNKNOWN_TOPIC_OR_PARTITION), None
     unified = topic.replace(".", "_")  # Topic.unifyCollisionChars: AdminZkClient.validateTopicCreate's collision check
-    if not is_valid_topic_name(topic) or any(k.replace(".", "_") == unified for k in known):
+    if not topic_rules.is_valid(topic) or any(k.replace(".", "_") == unified for k in known):
         return answer(Errors.INVALID_TOPIC_EXCEPTION), None
     if config.replication_factor > alive_brokers:
         return answer(Errors.INVALID_REPLICATION_FACTOR), None  # AdminUtils.assignReplicasToBrokers
@@ -108,7 +100,8 @@ def handle_metadata_request(cache: MetadataCache, request: MetadataRequest) -> M
     create: list[CreatableTopic] = []
     for t in wanted:
         if t in known:
-            topics.append(MetadataTopic(t, Errors.NONE, t in INTERNAL_TOPICS, tuple(by_topic.get(t, ())), topic_ops))
+            topics.append(MetadataTopic(t, Errors.NONE, t in topic_rules.INTERNAL_TOPICS, tuple(by_topic.get(t, ())),
+                                        topic_ops))
             continue
         answer, creatable = unknown_topic(request, t, known, len(alive))
         topics.append(answer)

@@ -3,24 +3,17 @@
 from __future__ import annotations
 
 from kactor.admin import InvalidTopicException
-
-GROUP_METADATA_TOPIC_NAME = "__consumer_offsets"
-TRANSACTION_STATE_TOPIC_NAME = "__transaction_state"
-INTERNAL_TOPICS = frozenset({GROUP_METADATA_TOPIC_NAME, TRANSACTION_STATE_TOPIC_NAME})
-LEGAL_CHARS = "[a-zA-Z0-9._-]"
-MAX_NAME_LENGTH = 249
+from messages.topic import (  # noqa: F401 - re-exported: the admin tools' names for them
+    GROUP_METADATA_TOPIC_NAME,
+    INTERNAL_TOPICS,
+    MAX_NAME_LENGTH,
+    TRANSACTION_STATE_TOPIC_NAME,
+    contains_valid_pattern,
+)
 
 # TopicCommand.createTopic prints this for a name with '.' or '_'.
 COLLISION_WARNING = ("WARNING: Due to limitations in metric names, topics with a period ('.') or underscore ('_') "
                      "could collide. To avoid issues it is best to use either, but not both.")
-
-_LEGAL = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-")
-
-
-def contains_valid_pattern(topic: str) -> bool:
-    """Topic.containsValidPattern: ASCII alphanumerics, '.', '_' and '-' only."""
-    return all(c in _LEGAL for c in topic)
-
 
 def validate(topic: str) -> None:
     """Topic.validate: raise InvalidTopicException with Kafka 2.6's message for an illegal name."""
