@@ -5,7 +5,8 @@ Produce: a librdkafka producer with acks=all, one request in flight per broker (
 retries), not idempotent (kactor's answer to InitProducerId is not what this checks); the values of one call are
 produced back to back inside ``linger.ms`` so they travel in one record batch, and the delivery reports give each
 record's acknowledged offset. librdkafka retries what Kafka calls retriable (a leader that moved, a broker down)
-until ``message.timeout.ms``; a record whose report carries an error was not acknowledged.
+until ``message.timeout.ms``; a record whose report carries an error was not acknowledged. The schedule alone creates
+and deletes topics: the producer's Metadata requests never allow auto-creation.
 
 Read: a consumer with ``assign()`` at the offset (no group subscription, nothing committed) reads up to the
 partition's high watermark, which ListOffsets(latest) gives for read_uncommitted — a consumer never sees above it.
@@ -40,6 +41,10 @@ class KafkaDataClient:
             # leaders move all the time here: learn the new one fast
             "retry.backoff.ms": 100,
             "topic.metadata.refresh.fast.interval.ms": 100,
+            # librdkafka's producer asks for every topic it ever wrote to in each Metadata request, and allows
+            # creation by default: the brokers (auto.create.topics.enable, Kafka 2.6's default true) would create
+            # again a topic the schedule deleted, with num.partitions / default.replication.factor
+            "allow.auto.create.topics": False,
         }))
         self._consumer = Consumer(client_config(bootstrap, "kactor-chaos-consumer", {
             "group.id": "kactor-chaos-reader",  # librdkafka needs one; nothing is subscribed or committed

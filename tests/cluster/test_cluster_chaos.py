@@ -18,6 +18,8 @@ from pathlib import Path
 import pytest
 
 from edges.net_faults import FAULTS_ENV
+from kactor.chaos.client import ProduceError
+from kactor.chaos.kafka_client import KafkaDataClient
 from kactor.chaos.schedule import make_schedule
 from scripts.sweep import marked_pids
 
@@ -89,6 +91,45 @@ def test_seeded_run_with_ensemble_and_partition_faults(tmp_path: Path) -> None:
     assert summary[0] == (f"2 seeds x {STEPS} steps: 0 safety violations, 0 lost records, 0 divergent records, "
                           "0 stuck operations")
     assert proc.returncode == 0 and "2 seeds clean" in out, out
+
+
+def test_the_data_client_never_recreates_a_deleted_topic(start_cluster) -> None:
+    """The schedule alone creates and deletes topics. librdkafka keeps every topic its producer ever wrote to in its
+    Metadata requests, and with auto.create.topics.enable (on, as in Kafka 2.6) a request that allows creation makes
+    the broker create a deleted topic again (seed 28: t2 deleted at 15 s, re-created by broker 0 at 32 s when a
+    leader change made the producer refresh t0, t1, t2). Here the producer writes to the deleted topic itself, which
+    makes it ask for it at once: the record is not acknowledged and the topic stays deleted."""
+    pytest.importorskip("confluent_kafka")
+    from kazoo.exceptions import NoNodeError
+
+    from kactor.admin.admin_zk import AdminZkClient
+
+    c = start_cluster(1, overrides=("offsets.topic.num.partitions=3",))
+    c.create_topic("gone", replication_factor=1)
+    client = KafkaDataClient("{}:{}".format(*c.lc.broker_address(0)), timeout_s=3.0)
+    try:
+        c.wait(lambda: _produced(client, "gone", "before") is not None, what="a leader for gone-0")
+        assert client.read("gone", 0, 0) == (("before",), 1)
+        AdminZkClient(c.zk).delete_topic("gone")
+        c.wait(lambda: c.zk.exists("/admin/delete_topics/gone") is None and c.zk.exists("/brokers/topics/gone") is None,
+               what="the deletion of gone")
+        # its Metadata answers now call the topic unknown: librdkafka holds the record for the topic to appear
+        # (topic.metadata.propagation.max.ms, 30 s) until message.timeout.ms; with creation allowed, the answer
+        # created the topic again and the record was acknowledged
+        with pytest.raises(ProduceError, match="^gone-0: _MSG_TIMED_OUT: "):
+            client.produce("gone", 0, ("after",))
+    finally:
+        client.close()
+    for path in ("/brokers/topics/gone", "/config/topics/gone"):
+        with pytest.raises(NoNodeError):
+            c.zk.get(path)
+
+
+def _produced(client: KafkaDataClient, topic: str, value: str) -> int | None:
+    try:
+        return client.produce(topic, 0, (value,))
+    except ProduceError:
+        return None
 
 
 def test_sighup_stops_the_run_and_everything_it_started(tmp_path: Path) -> None:
