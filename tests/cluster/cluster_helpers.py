@@ -9,6 +9,8 @@ from __future__ import annotations
 import json
 import os
 import signal
+import socket
+import struct
 import subprocess
 import sys
 import time
@@ -18,6 +20,7 @@ from typing import Any
 from kazoo.client import KazooClient
 
 from kactor.cluster import ClusterError, LocalCluster
+from protocol.framing import RequestHeader, decode_response, encode_request
 
 TEST_SESSION_TIMEOUT_MS = 4000
 DEFAULT_WAIT_S = 30.0
@@ -132,6 +135,27 @@ class Cluster:
             self._zk.close()
             self._zk = None
         self.lc.stop()
+
+
+def raw_request(address: str, api_key: int, version: int, body: dict, timeout: float = 30.0) -> dict:
+    """One request as Kafka frames on a fresh connection; the decoded response body."""
+    host, port = address.rsplit(":", 1)
+    with socket.create_connection((host, int(port)), timeout=timeout) as s:
+        s.sendall(encode_request(RequestHeader(api_key, version, 7, "kactor-test"), body))
+        size = struct.unpack(">i", _read(s, 4))[0]
+        correlation_id, response = decode_response(api_key, version, _read(s, size))
+    assert correlation_id == 7
+    return response
+
+
+def _read(s: socket.socket, n: int) -> bytes:
+    buf = b""
+    while len(buf) < n:
+        chunk = s.recv(n - len(buf))
+        if not chunk:
+            raise ConnectionError("the broker closed the connection")
+        buf += chunk
+    return buf
 
 
 def now_ms() -> int:

@@ -6,17 +6,13 @@ from __future__ import annotations
 
 import json
 import os
-import socket
-import struct
 import subprocess
 import sys
 import textwrap
 from pathlib import Path
 
 import pytest
-from cluster_helpers import Cluster, run_kactor
-
-from protocol.framing import RequestHeader, decode_response, encode_request
+from cluster_helpers import Cluster, raw_request, run_kactor
 
 pytestmark = [pytest.mark.cluster, pytest.mark.slow]
 pytest.importorskip("confluent_kafka")
@@ -31,27 +27,6 @@ def endpoint(c: Cluster, broker_id: int) -> str:
 
 def bootstrap(c: Cluster) -> str:
     return ",".join(endpoint(c, b) for b in c.live_brokers())
-
-
-def raw_request(address: str, api_key: int, version: int, body: dict, timeout: float = 30.0) -> dict:
-    """One request as Kafka frames on a fresh connection; the decoded response body."""
-    host, port = address.rsplit(":", 1)
-    with socket.create_connection((host, int(port)), timeout=timeout) as s:
-        s.sendall(encode_request(RequestHeader(api_key, version, 7, "kactor-test"), body))
-        size = struct.unpack(">i", _read(s, 4))[0]
-        correlation_id, response = decode_response(api_key, version, _read(s, size))
-    assert correlation_id == 7
-    return response
-
-
-def _read(s: socket.socket, n: int) -> bytes:
-    buf = b""
-    while len(buf) < n:
-        chunk = s.recv(n - len(buf))
-        if not chunk:
-            raise ConnectionError("the broker closed the connection")
-        buf += chunk
-    return buf
 
 
 @pytest.fixture
