@@ -208,6 +208,20 @@ ACK_COLUMNS = ("Acked", "Acks/s", "Last ack", "Max gap", "Waiting", "Failed")
 STALL_S = 1.0  # records waiting this long without an acknowledgement are shown as a stall
 
 
+def stalled(p: PartitionAcks) -> bool:
+    """Records wait for an answer and none came for STALL_S, or none ever came."""
+    return p.in_flight > 0 and (p.since_last_ack_s is None or p.since_last_ack_s >= STALL_S)
+
+
+def producer_health(acks: AckSnapshot) -> list[Any]:
+    """What of the producer's state is worth a new frame where ``--watch`` prints only changes: per partition
+    whether records were sent, whether any was acknowledged and whether it stalls; the failures; the longest pause
+    in whole seconds. Not every acknowledgement (that would be a frame each refresh), but the first one is: a
+    frame drawn before the producer sent anything must be followed by one with its acknowledgements."""
+    return [acks.failed, round(acks.max_gap_s),
+            sorted([n, p.acked > 0, stalled(p)] for n, p in acks.partitions.items())]
+
+
 def _seconds(s: float | None) -> str:
     return "-" if s is None else f"{s:.1f}s"
 
@@ -220,8 +234,8 @@ def _ack_cells(p: PartitionAcks | None) -> list[Any]:
 
     if p is None:
         return [""] * len(ACK_COLUMNS)
-    stalled = p.in_flight > 0 and (p.since_last_ack_s is None or p.since_last_ack_s >= STALL_S)
-    last = Text(_seconds(p.since_last_ack_s) + (" waiting" if stalled else ""), style="bold red" if stalled else "")
+    waiting = stalled(p)
+    last = Text(_seconds(p.since_last_ack_s) + (" waiting" if waiting else ""), style="bold red" if waiting else "")
     failed = Text(f"{p.failed} ({p.last_error})" if p.failed else "0", style="yellow" if p.failed else "")
     return ["-" if p.last_offset < 0 else str(p.last_offset), f"{p.rate:.1f}", last,
             Text(_seconds(p.max_gap_s), style="yellow" if p.max_gap_s >= STALL_S else ""), str(p.in_flight), failed]

@@ -13,7 +13,7 @@ from kactor.kafka_clients import client_config, error_text, topic_partitions
 
 
 class WatchProducer:
-    """start() after the topic is known to exist; stop() flushes for at most ``flush_s``."""
+    """start() after the topic is known to exist; stop() flushes for at most ``flush_s`` and closes."""
 
     def __init__(self, bootstrap: str, topic: str, rate: float, acks: str, tracker: AckTracker) -> None:
         from confluent_kafka import Producer
@@ -57,7 +57,12 @@ class WatchProducer:
             self._producer.poll(max(0.0, delay))
 
     def stop(self, flush_s: float = 5.0) -> None:
+        """Stop sending, wait up to ``flush_s`` for the records sent, then close: what is still unanswered is
+        purged (close() would wait for it), so no librdkafka thread outlives the watch reconnecting to a cluster
+        that is gone."""
         self._stop.set()
         if self._thread is not None:
             self._thread.join(10)
         self._producer.flush(flush_s)
+        self._producer.purge()
+        self._producer.close()

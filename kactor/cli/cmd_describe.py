@@ -131,7 +131,8 @@ def _run(admin: object, args: argparse.Namespace, kafka: KafkaSide | None) -> in
 
 def _read(admin: object, args: argparse.Namespace, kafka: KafkaSide | None = None) -> tuple[object, str]:
     """(renderable, change key) for one refresh; a read failure is shown, not raised (ZooKeeper may come back).
-    The key changes with the cluster and with the producer's health (failures, a pause), not with every ack."""
+    The key changes with the cluster and with the producer's health (describe.producer_health: its first
+    acknowledgements, failures, a pause), not with every ack."""
     try:
         view = describe.read_cluster(admin, args.zookeeper)  # type: ignore[arg-type]
     except (KazooException, ZnodeDecodeError) as e:
@@ -139,9 +140,7 @@ def _read(admin: object, args: argparse.Namespace, kafka: KafkaSide | None = Non
         return describe.render_error(args.zookeeper, message), message
     ends = None if kafka is None else kafka.end_offsets(view)
     acks = None if kafka is None else kafka.acks()
-    health = None if acks is None else (acks.failed, round(acks.max_gap_s), sorted(
-        n for n, p in acks.partitions.items()
-        if p.in_flight and (p.since_last_ack_s is None or p.since_last_ack_s >= describe.STALL_S)))
+    health = None if acks is None else describe.producer_health(acks)
     return (describe.render(view, acks, ends),
             json.dumps([describe.to_json(view), health], sort_keys=True))
 

@@ -9,6 +9,9 @@ import signal
 import subprocess
 import sys
 import threading
+import time
+from collections.abc import Callable
+from typing import IO, Any
 
 import pytest
 from cluster_helpers import Cluster, run_kactor
@@ -83,16 +86,16 @@ def test_consumer_groups_describe_after_a_group_consumed(start_cluster) -> None:
 
 
 class _Lines:
-    """A subprocess's stdout collected line by line on a thread, for polling."""
+    """A subprocess's stdout or stderr collected line by line on a thread, for polling."""
 
-    def __init__(self, proc: subprocess.Popen[str]) -> None:
+    def __init__(self, stream: IO[str] | None) -> None:
         self.lines: list[str] = []
-        self._thread = threading.Thread(target=self._read, args=(proc,), daemon=True)
+        self._thread = threading.Thread(target=self._read, args=(stream,), daemon=True)
         self._thread.start()
 
-    def _read(self, proc: subprocess.Popen[str]) -> None:
-        assert proc.stdout is not None
-        for line in proc.stdout:
+    def _read(self, stream: IO[str] | None) -> None:
+        assert stream is not None
+        for line in stream:
             self.lines.append(line.rstrip("\n"))
 
     def frames(self) -> list[list[str]]:
@@ -108,7 +111,7 @@ class _Lines:
 
 def _row(frame: list[str], topic: str, partition: int) -> list[str] | None:
     for line in frame:
-        cells = [c.strip() for c in line.strip("│ ").split("│")]
+        cells = [c.strip() for c in line.strip().strip("│").split("│")]  # empty last cells kept
         if len(cells) > 2 and cells[0] == topic and cells[1] == str(partition):
             return cells
     return None
@@ -116,6 +119,24 @@ def _row(frame: list[str], topic: str, partition: int) -> list[str] | None:
 
 def _producer_line(frame: list[str]) -> str | None:
     return next((line.strip("│ ") for line in frame if "Producer →" in line), None)
+
+
+def _wait_frames(proc: subprocess.Popen[str], out: _Lines, err: _Lines, find: Callable[[], Any], timeout: float,
+                 what: str) -> Any:
+    """Poll ``find()`` over the frames printed so far until it returns something; fail at once if the command
+    exited (with its stderr), or after ``timeout`` with the last frame and the stderr seen."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        found = find()
+        if found is not None:
+            return found
+        if proc.poll() is not None:
+            pytest.fail(f"kactor describe --watch exited {proc.returncode} while waiting for {what}:\n"
+                        + "\n".join(err.lines[-40:]))
+        time.sleep(0.1)
+    frames = out.frames()
+    pytest.fail(f"timed out after {timeout:.0f}s waiting for {what}; {len(frames)} frames, the last:\n"
+                + "\n".join(frames[-1] if frames else out.lines[-40:]) + "\nstderr:\n" + "\n".join(err.lines[-40:]))
 
 
 def test_describe_watch_shows_a_live_producers_acks_through_a_leader_move(start_cluster) -> None:
@@ -127,7 +148,7 @@ def test_describe_watch_shows_a_live_producers_acks_through_a_leader_move(start_
     proc = subprocess.Popen([sys.executable, "-m", "kactor", "describe", "--zookeeper", c.connect_string, "--watch",
                              "--interval", "0.5", "--bootstrap-server", bootstrap(c), "--produce", "watched",
                              "--rate", "50"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    out = _Lines(proc)
+    out, err = _Lines(proc.stdout), _Lines(proc.stderr)
     try:
         def acked_before() -> int | None:
             for frame in reversed(out.frames()):
@@ -135,7 +156,7 @@ def test_describe_watch_shows_a_live_producers_acks_through_a_leader_move(start_
                 if row is not None and row[2] == "0" and row[8] not in ("", "-"):
                     return int(row[8])
             return None
-        before = c.wait(acked_before, 60, "a frame with acks from leader 0")
+        before = _wait_frames(proc, out, err, acked_before, 60, "a frame with acks from leader 0")
         c.kill(0)
 
         def after_move() -> list[str] | None:
@@ -145,7 +166,8 @@ def test_describe_watch_shows_a_live_producers_acks_through_a_leader_move(start_
                         and int(row[8]) > before:
                     return frame
             return None
-        frame = c.wait(after_move, 60, "a frame with the new leader and acks past the ones before the kill")
+        frame = _wait_frames(proc, out, err, after_move, 60,
+                             "a frame with the new leader and acks past the ones before the kill")
         line = _producer_line(frame)
         assert line is not None and line.startswith("Producer → watched (acks=all, 50/s):")
         assert " 0 failed" in line
@@ -156,4 +178,4 @@ def test_describe_watch_shows_a_live_producers_acks_through_a_leader_move(start_
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
-    assert proc.returncode == 0, proc.stderr.read() if proc.stderr else ""
+    assert proc.returncode == 0, "\n".join(err.lines)
