@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from cluster_helpers import Cluster, raw_request, run_kactor
+from kafka_clients_helpers import closing_producer
 
 pytestmark = [pytest.mark.cluster, pytest.mark.slow]
 pytest.importorskip("confluent_kafka")
@@ -168,11 +169,13 @@ def test_idempotent_producer_gets_its_producer_id_from_a_block(cluster: Cluster)
 
     c = cluster
     c.create_topic("idem", 1, 3)
-    producer = Producer({"bootstrap.servers": bootstrap(c), "enable.idempotence": True, "acks": "all"})
     delivered: list[tuple[object, int]] = []
-    for i in range(20):
-        producer.produce("idem", value=b"v%d" % i, on_delivery=lambda err, msg: delivered.append((err, msg.offset())))
-    assert producer.flush(60) == 0
+    with closing_producer(Producer({"bootstrap.servers": bootstrap(c), "enable.idempotence": True,
+                                    "acks": "all"})) as producer:
+        for i in range(20):
+            producer.produce("idem", value=b"v%d" % i,
+                             on_delivery=lambda err, msg: delivered.append((err, msg.offset())))
+        assert producer.flush(60) == 0
     assert [err for err, _ in delivered] == [None] * 20
     assert sorted(offset for _, offset in delivered) == list(range(20))
     block = c.json("/latest_producer_id_block")

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 from cluster_helpers import Cluster
-from kafka_clients_helpers import OVERRIDES, bootstrap, read_partition
+from kafka_clients_helpers import OVERRIDES, bootstrap, closing_producer, read_partition
 from kazoo.exceptions import NoNodeError
 
 from edges.transport import BlockingClient
@@ -29,11 +29,12 @@ def _produce(servers: str, topic: str, values: list[str], timeout_s: float = 30.
         reports.append((err.code() if err is not None else 0, msg.offset() if err is None else -1,
                         msg.value().decode()))
 
-    producer = Producer(client_config(servers, "auto-create-producer", {
-        "acks": "all", "message.timeout.ms": int(timeout_s * 1000) - 5000, "topic.metadata.propagation.max.ms": 3000}))
-    for v in values:
-        producer.produce(topic, v.encode(), partition=0, on_delivery=delivered)
-    assert producer.flush(timeout_s) == 0, "records still without a delivery report"
+    with closing_producer(Producer(client_config(servers, "auto-create-producer", {
+            "acks": "all", "message.timeout.ms": int(timeout_s * 1000) - 5000,
+            "topic.metadata.propagation.max.ms": 3000}))) as producer:
+        for v in values:
+            producer.produce(topic, v.encode(), partition=0, on_delivery=delivered)
+        assert producer.flush(timeout_s) == 0, "records still without a delivery report"
     return reports
 
 

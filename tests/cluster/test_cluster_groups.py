@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 from cluster_helpers import Cluster
+from kafka_clients_helpers import closing_producer
 
 from core.coordinator.group.group_metadata_manager import partition_for
 from core.coordinator.group.message_formats import (
@@ -60,13 +61,14 @@ def _poll_until(consumers: list[Any], done: Any, what: str, got: dict[str, list[
 
 
 def _produce(c: Cluster) -> None:
-    producer = confluent_kafka.Producer({"bootstrap.servers": _bootstrap(c), "acks": "all", "linger.ms": 5})
     failed: list[Any] = []
-    for p in range(2):
-        for i in range(PER_PARTITION):
-            producer.produce(TOPIC, f"p{p}-{i}".encode(), partition=p,
-                             on_delivery=lambda err, msg: failed.append(err) if err else None)
-    assert producer.flush(DEADLINE_S) == 0 and not failed, failed
+    with closing_producer(confluent_kafka.Producer({"bootstrap.servers": _bootstrap(c), "acks": "all",
+                                                    "linger.ms": 5})) as producer:
+        for p in range(2):
+            for i in range(PER_PARTITION):
+                producer.produce(TOPIC, f"p{p}-{i}".encode(), partition=p,
+                                 on_delivery=lambda err, msg: failed.append(err) if err else None)
+        assert producer.flush(DEADLINE_S) == 0 and not failed, failed
 
 
 def test_group_commits_survive_the_coordinators_sigkill(start_cluster):

@@ -22,6 +22,7 @@ from kafka_clients_helpers import (
     OVERRIDES,
     ProducerThread,
     bootstrap,
+    closing_producer,
     kafka_python3,
     kcat_or_skip,
     read_partition,
@@ -115,7 +116,6 @@ def test_acks_all_produce_then_every_record_read_from_the_beginning_in_order(sta
     c.create_topic("events", assignment=ASSIGNMENT, configs={"min.insync.replicas": "2"})
     c.wait(lambda: all(len(c.partition_state("events", p)["isr"]) == 3 for p in range(3)), 30, "full ISRs")
     servers = bootstrap(c)
-    producer = Producer(client_config(servers, "test-producer", {"acks": "all", "linger.ms": 5}))
     acked: list[tuple[int, int, str, str]] = []
     failed: list[Any] = []
 
@@ -124,10 +124,12 @@ def test_acks_all_produce_then_every_record_read_from_the_beginning_in_order(sta
             failed.append(error)
         else:
             acked.append((msg.partition(), msg.offset(), msg.key().decode(), msg.value().decode()))
-    for i in range(600):
-        producer.produce("events", key=f"key-{i}".encode(), value=f"value-{i}".encode(), on_delivery=report)
-        producer.poll(0)
-    assert producer.flush(60) == 0 and failed == []
+    with closing_producer(Producer(client_config(servers, "test-producer", {"acks": "all", "linger.ms": 5}))) \
+            as producer:
+        for i in range(600):
+            producer.produce("events", key=f"key-{i}".encode(), value=f"value-{i}".encode(), on_delivery=report)
+            producer.poll(0)
+        assert producer.flush(60) == 0 and failed == []
     assert len(acked) == 600
     by_partition: dict[int, list[tuple[int, str, str]]] = {}
     for p, o, k, v in sorted(acked):

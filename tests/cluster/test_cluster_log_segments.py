@@ -14,6 +14,7 @@ import os
 
 import pytest
 from cluster_helpers import Cluster, produce, segment_records
+from kafka_clients_helpers import closing_producer
 
 from kactor.records import values_batch
 from messages.common import Errors
@@ -88,15 +89,14 @@ def test_a_real_producers_batches_are_stored_as_sent_and_found_by_timestamp(star
     c.create_topic("ts", partitions=1, replication_factor=3)
     c.wait_partition("ts", 0, lambda st: len(st["isr"]) == 3, what="ts-0 with ISR of all 3")
     bootstrap = ",".join(f"127.0.0.1:{c.lc.ports[b]}" for b in range(3))
-    producer = Producer({"bootstrap.servers": bootstrap, "acks": "all", "compression.type": "lz4",
-                         "linger.ms": 50, "enable.idempotence": False})
     t0 = 1_700_000_000_000
     delivered: list[tuple[int, int]] = []
-    for i in range(30):
-        producer.produce("ts", value=f"v{i}".encode(), partition=0, timestamp=t0 + 10 * i,
-                         on_delivery=lambda err, msg: delivered.append((err, msg.offset())))
-    assert producer.flush(30) == 0
-    del producer
+    with closing_producer(Producer({"bootstrap.servers": bootstrap, "acks": "all", "compression.type": "lz4",
+                                    "linger.ms": 50, "enable.idempotence": False})) as producer:
+        for i in range(30):
+            producer.produce("ts", value=f"v{i}".encode(), partition=0, timestamp=t0 + 10 * i,
+                             on_delivery=lambda err, msg: delivered.append((err, msg.offset())))
+        assert producer.flush(30) == 0
     assert sorted(o for _, o in delivered) == list(range(30)) and all(e is None for e, _ in delivered)
     leader = c.partition_state("ts", 0)["leader"]
     for b in range(3):
@@ -144,14 +144,14 @@ def test_broker_log_defaults_roll_and_retention_deletes_old_segments_on_every_re
     c.wait_partition("ret", 0, lambda st: len(st["isr"]) == 3, what="ret-0 with ISR of all 3")
     bootstrap = ",".join(f"127.0.0.1:{c.lc.ports[b]}" for b in range(3))
     # a real producer stamps the current time (records stamped 0 would all go by retention.ms, as in Kafka)
-    producer = Producer({"bootstrap.servers": bootstrap, "acks": "all", "linger.ms": 0})
     produced = 0
-    for i in range(20):  # 20 batches of ~300 bytes: 6+ segments of 1 KiB
-        for j in range(3):
-            producer.produce("ret", value=(f"r{i}-{j}-" + "y" * 60).encode(), partition=0)
-        assert producer.flush(30) == 0
-        produced += 3
-    del producer  # librdkafka's threads go with it (not retrying brokers this test stops)
+    # closed before the test stops brokers: librdkafka's threads go with it
+    with closing_producer(Producer({"bootstrap.servers": bootstrap, "acks": "all", "linger.ms": 0})) as producer:
+        for i in range(20):  # 20 batches of ~300 bytes: 6+ segments of 1 KiB
+            for j in range(3):
+                producer.produce("ret", value=(f"r{i}-{j}-" + "y" * 60).encode(), partition=0)
+            assert producer.flush(30) == 0
+            produced += 3
     leader = c.partition_state("ret", 0)["leader"]
 
     def kept(b: int) -> list[str]:
@@ -192,8 +192,6 @@ def test_an_idempotent_producer_keeps_its_sequence_through_a_leader_kill(start_c
     c.wait_partition("idem", 0, lambda st: st["leader"] == leader and len(st["isr"]) == 3,
                      what=f"idem-0 led by {leader} with ISR of all 3")
     bootstrap = ",".join(f"127.0.0.1:{c.lc.ports[b]}" for b in range(3))
-    producer = Producer({"bootstrap.servers": bootstrap, "enable.idempotence": True, "linger.ms": 5,
-                         "message.timeout.ms": 60000})
     errors: list[object] = []
 
     def send(producer: Producer, values: list[str]) -> None:
@@ -203,14 +201,15 @@ def test_an_idempotent_producer_keeps_its_sequence_through_a_leader_kill(start_c
         assert producer.flush(60) == 0 and not errors, errors
 
     first = [f"a{i}" for i in range(50)]
-    send(producer, first)
-    for b in range(3):
-        c.wait(lambda b=b: len(segment_records(c, b, "idem", 0)) == 50, 30, f"broker {b} to hold the first 50")
-    c.kill(leader)
-    c.wait_partition("idem", 0, lambda st: st["leader"] not in (leader, -1), what="a new leader")
     second = [f"b{i}" for i in range(50)]
-    send(producer, second)
-    del producer
+    with closing_producer(Producer({"bootstrap.servers": bootstrap, "enable.idempotence": True, "linger.ms": 5,
+                                    "message.timeout.ms": 60000})) as producer:
+        send(producer, first)
+        for b in range(3):
+            c.wait(lambda b=b: len(segment_records(c, b, "idem", 0)) == 50, 30, f"broker {b} to hold the first 50")
+        c.kill(leader)
+        c.wait_partition("idem", 0, lambda st: st["leader"] not in (leader, -1), what="a new leader")
+        send(producer, second)
     new_leader = c.partition_state("idem", 0)["leader"]
     assert [v for _o, _e, v in segment_records(c, new_leader, "idem", 0)] == first + second
     with open(os.path.join(c.log_dir(new_leader), "idem-0", "00000000000000000000.log"), "rb") as f:
