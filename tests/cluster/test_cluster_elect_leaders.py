@@ -51,8 +51,11 @@ def elect(c: Cluster, election_type: str,
     # no request_timeout / operation_timeout: confluent-kafka 2.16.1's binding refuses any keyword argument here
     # (SystemError "more argument specifiers than keyword list entries"); librdkafka's default is 60 s
     named = None if partitions is None else [TopicPartition(t, p) for t, p in partitions]
-    future = admin.elect_leaders(ElectionType[election_type], named)
-    return {(tp.topic, tp.partition): None if e is None else e.name() for tp, e in future.result(timeout=90).items()}
+    try:
+        results = admin.elect_leaders(ElectionType[election_type], named).result(timeout=90)
+    finally:  # AdminClient has no close(): a failed test's traceback would keep it reconnecting to a stopped cluster
+        del admin
+    return {(tp.topic, tp.partition): None if e is None else e.name() for tp, e in results.items()}
 
 
 def client_metadata(c: Cluster, topic: str | None = None) -> Any:
