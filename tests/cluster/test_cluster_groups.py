@@ -10,6 +10,7 @@ import os
 import subprocess
 import sys
 import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +40,21 @@ DEADLINE_S = 60.0
 
 def _bootstrap(c: Cluster) -> str:
     return ",".join(f"127.0.0.1:{c.lc.ports[b]}" for b in c.live_brokers())
+
+
+@pytest.fixture
+def closing() -> Iterator[Callable[[Any], Any]]:
+    """closing(consumer) → consumer, closed when the test ends, also when it fails: a failed test's frame (kept by
+    pytest) would otherwise keep a group member heartbeating to the stopped cluster for the rest of the suite.
+    Requested after start_cluster, it is torn down before the cluster stops; closing twice is harmless."""
+    consumers: list[Any] = []
+
+    def track(consumer: Any) -> Any:
+        consumers.append(consumer)
+        return consumer
+    yield track
+    for consumer in consumers:
+        consumer.close()
 
 
 def _consumer(c: Cluster, name: str) -> Any:
@@ -71,14 +87,14 @@ def _produce(c: Cluster) -> None:
         assert producer.flush(DEADLINE_S) == 0 and not failed, failed
 
 
-def test_group_commits_survive_the_coordinators_sigkill(start_cluster):
+def test_group_commits_survive_the_coordinators_sigkill(start_cluster, closing):
     c = start_cluster(3, overrides=(f"offsets.topic.num.partitions={OFFSETS_PARTITIONS}",
                                     "offsets.topic.replication.factor=3", "group.initial.rebalance.delay.ms=0"))
     c.create_topic(TOPIC, partitions=2, replication_factor=3)
     _produce(c)
 
     # two consumers split the two partitions (the first may hold both for a moment: the split is awaited first)
-    a, b = _consumer(c, "a"), _consumer(c, "b")
+    a, b = closing(_consumer(c, "a")), closing(_consumer(c, "b"))
     a.subscribe([TOPIC])
     b.subscribe([TOPIC])
     got: dict[str, list[Any]] = {}
@@ -116,7 +132,7 @@ def test_group_commits_survive_the_coordinators_sigkill(start_cluster):
                      lambda st: st["leader"] not in (-1, coordinator), what="a new coordinator")
 
     # a new member resumes exactly at the committed offsets
-    n = _consumer(c, "n")
+    n = closing(_consumer(c, "n"))
     n.subscribe([TOPIC])
     resumed: dict[str, list[Any]] = {}
     remaining = (PER_PARTITION - 6) + (PER_PARTITION - 4)
@@ -134,26 +150,28 @@ def _offsets_records(c: Cluster, broker: int, partition: int) -> dict[tuple[str,
     its high watermark by a plain consumer (kactor serves the internal topic like any other)."""
     consumer = confluent_kafka.Consumer({"bootstrap.servers": f"127.0.0.1:{c.lc.ports[broker]}",
                                          "group.id": "inspector", "enable.auto.commit": False})
-    _, high = consumer.get_watermark_offsets(confluent_kafka.TopicPartition("__consumer_offsets", partition),
-                                             timeout=10)
-    consumer.assign([confluent_kafka.TopicPartition("__consumer_offsets", partition, 0)])
-    out: dict[tuple[str, Any], Any] = {}
-    position = 0
-    deadline = time.monotonic() + DEADLINE_S
-    while position < high:
-        assert time.monotonic() < deadline, f"__consumer_offsets-{partition} read to {position} of {high}: {out}"
-        msg = consumer.poll(0.2)
-        if msg is None or msg.error() is not None:
-            continue
-        position = msg.offset() + 1
-        key = read_message_key(msg.key())
-        if isinstance(key, OffsetKey) and key.group == GROUP:
-            assert key.tp.topic == TOPIC
-            out[("offset", key.tp.partition)] = read_offset_message_value(msg.value()).offset
-        elif isinstance(key, GroupMetadataKey) and key.group == GROUP:
-            group = read_group_message_value(msg.value())
-            out[("group", GROUP)] = "Empty" if not group.members else "Stable"
-    consumer.close()
+    try:
+        _, high = consumer.get_watermark_offsets(confluent_kafka.TopicPartition("__consumer_offsets", partition),
+                                                 timeout=10)
+        consumer.assign([confluent_kafka.TopicPartition("__consumer_offsets", partition, 0)])
+        out: dict[tuple[str, Any], Any] = {}
+        position = 0
+        deadline = time.monotonic() + DEADLINE_S
+        while position < high:
+            assert time.monotonic() < deadline, f"__consumer_offsets-{partition} read to {position} of {high}: {out}"
+            msg = consumer.poll(0.2)
+            if msg is None or msg.error() is not None:
+                continue
+            position = msg.offset() + 1
+            key = read_message_key(msg.key())
+            if isinstance(key, OffsetKey) and key.group == GROUP:
+                assert key.tp.topic == TOPIC
+                out[("offset", key.tp.partition)] = read_offset_message_value(msg.value()).offset
+            elif isinstance(key, GroupMetadataKey) and key.group == GROUP:
+                group = read_group_message_value(msg.value())
+                out[("group", GROUP)] = "Empty" if not group.members else "Stable"
+    finally:
+        consumer.close()
     return out
 
 
