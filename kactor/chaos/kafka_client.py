@@ -6,7 +6,8 @@ retries), not idempotent (kactor's answer to InitProducerId is not what this che
 produced back to back inside ``linger.ms`` so they travel in one record batch, and the delivery reports give each
 record's acknowledged offset. librdkafka retries what Kafka calls retriable (a leader that moved, a broker down)
 until ``message.timeout.ms``; a record whose report carries an error was not acknowledged. The schedule alone creates
-and deletes topics: the producer's Metadata requests never allow auto-creation.
+and deletes topics: the producer's Metadata requests never allow auto-creation. It refreshes its metadata every
+second, so the partitions an expansion adds are written to within about a second.
 
 Read: a consumer with ``assign()`` at the offset (no group subscription, nothing committed) reads up to the
 partition's high watermark, which ListOffsets(latest) gives for read_uncommitted — a consumer never sees above it.
@@ -41,6 +42,9 @@ class KafkaDataClient:
             # leaders move all the time here: learn the new one fast
             "retry.backoff.ms": 100,
             "topic.metadata.refresh.fast.interval.ms": 100,
+            # a write beyond the partition count librdkafka knows fails at once (_UNKNOWN_PARTITION) without asking
+            # again: an expanded topic's new partitions would wait for this refresh (5 minutes by default)
+            "topic.metadata.refresh.interval.ms": 1000,
             # librdkafka's producer asks for every topic it ever wrote to in each Metadata request, and allows
             # creation by default: the brokers (auto.create.topics.enable, Kafka 2.6's default true) would create
             # again a topic the schedule deleted, with num.partitions / default.replication.factor

@@ -108,7 +108,7 @@ def test_the_data_client_never_recreates_a_deleted_topic(start_cluster) -> None:
     c.create_topic("gone", replication_factor=1)
     client = KafkaDataClient("{}:{}".format(*c.lc.broker_address(0)), timeout_s=3.0)
     try:
-        c.wait(lambda: _produced(client, "gone", "before") is not None, what="a leader for gone-0")
+        c.wait(lambda: _produced(client, "gone", 0, "before") is not None, what="a leader for gone-0")
         assert client.read("gone", 0, 0) == (("before",), 1)
         AdminZkClient(c.zk).delete_topic("gone")
         c.wait(lambda: c.zk.exists("/admin/delete_topics/gone") is None and c.zk.exists("/brokers/topics/gone") is None,
@@ -125,9 +125,33 @@ def test_the_data_client_never_recreates_a_deleted_topic(start_cluster) -> None:
             c.zk.get(path)
 
 
-def _produced(client: KafkaDataClient, topic: str, value: str) -> int | None:
+def test_the_data_client_writes_to_partitions_added_to_a_topic(start_cluster) -> None:
+    """librdkafka learns a topic's partition count from Metadata answers, and writing to a partition beyond it
+    fails at once (_UNKNOWN_PARTITION) without asking again; an `expand` step's new partitions could then not be
+    written until the periodic refresh (topic.metadata.refresh.interval.ms, 5 minutes by default) unless a leader
+    change made one first (seed 2: t0 expanded to 2 partitions at 8.3 s, no Metadata request for t0 after 8.4 s,
+    the liveness probe's "t0-1 accepts no acks=all write" for 90 s). The data client refreshes every second."""
+    pytest.importorskip("confluent_kafka")
+    from kactor.admin.admin_zk import AdminZkClient
+
+    c = start_cluster(1, overrides=("offsets.topic.num.partitions=3",))
+    c.create_topic("grows", replication_factor=1)
+    client = KafkaDataClient("{}:{}".format(*c.lc.broker_address(0)), timeout_s=3.0)
     try:
-        return client.produce(topic, 0, (value,))
+        c.wait(lambda: _produced(client, "grows", 0, "p0") is not None, what="a leader for grows-0")
+        admin = AdminZkClient(c.zk)
+        admin.add_partitions("grows", admin.get_full_replica_assignment("grows"), admin.get_broker_metadatas(), 2)
+        c.wait_partition("grows", 1, lambda s: s["leader"] == 0)
+        assert c.wait(lambda: _produced(client, "grows", 1, "p1") is not None, timeout=15.0,
+                      what="an acknowledged write to grows-1") is True
+        assert client.read("grows", 1, 0) == (("p1",), 1)
+    finally:
+        client.close()
+
+
+def _produced(client: KafkaDataClient, topic: str, partition: int, value: str) -> int | None:
+    try:
+        return client.produce(topic, partition, (value,))
     except ProduceError:
         return None
 
