@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import unquote, urlparse
 
-from messages.codec import TRACE_VERSION
+from messages.codec import TRACE_VERSIONS, known_trace_version
 
 PARQUET_META = "_kactor_trace.json"
 _REQUIRED = (("seq", int), ("ts", (int, float)), ("sender", str), ("receiver", str), ("type", str))
@@ -47,8 +47,9 @@ def _check_version(header: Any, where: str) -> None:
     if not isinstance(header, dict) or "trace_version" not in header:
         raise TraceInputError(f"{where}: line 1 is not a trace header (no trace_version)")
     version = header["trace_version"]
-    if version != TRACE_VERSION:
-        raise TraceInputError(f"{where}: unsupported trace_version {version!r} (this reader knows {TRACE_VERSION})")
+    if not known_trace_version(version):
+        raise TraceInputError(f"{where}: unsupported trace_version {version!r} "
+                              f"(this reader knows {', '.join(map(str, TRACE_VERSIONS))})")
 
 
 def _last_line(path: str) -> tuple[bytes, bool]:

@@ -16,8 +16,8 @@ from typing import Any
 
 import attrs
 
-from actors import names
-from messages.codec import TRACE_VERSION, CodecError, from_json
+from messages.codec import TRACE_VERSIONS, CodecError, from_json, known_trace_version
+from messages.codec.summary import is_input
 
 log = logging.getLogger("kactor.trace")
 
@@ -48,7 +48,9 @@ class Record:
 
 
 def is_external(sender: str) -> bool:
-    return sender.startswith(names.EDGE_PREFIX) or sender.startswith("cli")
+    """An input of the trace: the codec's rule (messages.codec.summary.is_input), which writes such a line's bytes
+    in full."""
+    return is_input(sender)
 
 
 def trace_files(trace_dir: str) -> list[str]:
@@ -118,9 +120,9 @@ def read_header(path: str) -> dict[str, Any]:
         raise TraceError(f"{path}:1: not a kactor trace (the first line is not a JSON header)") from None
     if not isinstance(header, dict) or "trace_version" not in header:
         raise TraceError(f"{path}:1: not a kactor trace (no trace_version in the header)")
-    if header["trace_version"] != TRACE_VERSION:
+    if not known_trace_version(header["trace_version"]):
         raise TraceError(f"{path}:1: unsupported trace_version {header['trace_version']!r} "
-                         f"(this kactor reads version {TRACE_VERSION})")
+                         f"(this kactor reads versions {', '.join(map(str, TRACE_VERSIONS))})")
     return header
 
 

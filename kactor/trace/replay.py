@@ -14,6 +14,7 @@ manager's checkpoint fsyncs cost nothing.
 
 from __future__ import annotations
 
+import functools
 import gc
 import itertools
 import json
@@ -45,6 +46,7 @@ from kactor.trace.reader import (
 )
 from messages.broker_lifecycle import ReplicaManagerInit
 from messages.codec import CodecError, encode_record_bytes, from_json, note_text
+from messages.codec.summary import EXTERNAL_SENDERS
 
 log = logging.getLogger("kactor.trace")
 
@@ -53,9 +55,11 @@ log = logging.getLogger("kactor.trace")
 # alternation tried per character).
 # The same prefix with one group: the sender's start when it makes the line an external input (reader.is_external
 # on the line's bytes: b"edge:" or b"cli"), else b"". Matched line by line (a match reads only the prefix).
-_PREFIX_INPUT = re.compile(rb'\{"seq":\d+,"ts":[^,]+,"sender":"(edge:|cli|)[^"\\]*(?:\\.[^"\\]*)*"')
+_PREFIX_INPUT = re.compile(rb'\{"seq":\d+,"ts":[^,]+,"sender":"('
+                           + b"|".join(re.escape(p.encode()) for p in EXTERNAL_SENDERS)
+                           + rb'|)[^"\\]*(?:\\.[^"\\]*)*"')
 _GROUP_1 = operator.methodcaller("group", 1)
-_EXTERNAL_SENDERS = ("edge:", "cli")  # reader.is_external, inlined in the check's loop
+_EXTERNAL_SENDERS = EXTERNAL_SENDERS  # reader.is_external, inlined in the check's loop
 _FIELDS = ("seq", "sender", "receiver", "type", "cause", "ts", "payload")
 _GC_YOUNG = 10_000  # the young generation's threshold during a replay (the default is 700 allocations)
 
@@ -252,7 +256,7 @@ def replay(path: str, until: int | None = None, check: bool = True, keep_runtime
         writer = TraceWriter(record_to, {k: v for k, v in header.items() if k not in ("trace_version", "code")})
     rt = Runtime(str(header.get("process", "replay")), clock=ManualClock(float(header.get("started_ms", 0))),
                  trace=writer, actor_system=None if thespian else InlineActorSystem())
-    check_ = _Check(path, texts, flags, linenos, result) if check else None
+    check_ = _Check(path, texts, flags, linenos, result, header.get("trace_version")) if check else None
     if check_ is not None:
         rt.observer = check_.observe
     own_scratch = scratch is None
@@ -348,11 +352,15 @@ class _Check:
     """The comparison of every message the replayed actors receive with the next recorded line, as it is recorded
     (the runtime's observer): ``j`` is the next line to compare; the first difference stops it."""
 
-    __slots__ = ("path", "texts", "flags", "linenos", "result", "paths", "j", "stopped", "error")
+    __slots__ = ("path", "texts", "flags", "linenos", "result", "paths", "j", "stopped", "error", "encode")
 
     def __init__(self, path: str, texts: list[bytes], flags: list[bytes], linenos: list[int] | None,
-                 result: ReplayResult) -> None:
+                 result: ReplayResult, version: Any = None) -> None:
         self.path = path
+        # the writer's encoder; a trace before version 3 held every line's bytes in full (version 1 as latin-1 text,
+        # so a replay of one compares its bytes as version 2's base64 and diverges where a line holds bytes)
+        self.encode: Callable[..., bytes] = encode_record_bytes if version not in (1, 2) else \
+            functools.partial(encode_record_bytes, summarise=False)
         self.texts = texts
         self.flags = flags
         self.linenos = linenos
@@ -389,7 +397,7 @@ class _Check:
                 self.j = j + 1
                 return
             expected = texts[j]
-            actual = encode_record_bytes(seq, ts, sender, receiver, body, cause)  # the writer's bytes and newline
+            actual = self.encode(seq, ts, sender, receiver, body, cause)  # the writer's bytes and newline
             # the line and its newline. Mapped back only when different: a line naming a scratch path cannot equal
             # its recorded line (which names the recorded path), and almost none names one
             if actual == expected:

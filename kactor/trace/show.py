@@ -19,6 +19,7 @@ from typing import Any, BinaryIO
 import attrs
 
 from kactor.trace.reader import TraceError, read_header
+from messages.codec import summary
 
 log = logging.getLogger("kactor.trace.show")
 
@@ -226,11 +227,10 @@ def _brief(v: Any, nested: bool) -> str:
         return _brief_items(v["@s"], "{", "}")
     if "@m" in v and isinstance(v["@m"], list):
         return f"{{{len(v['@m'])} entries}}"
-    if "@b64" in v:  # trace version 2: base64, 4 characters for each 3 bytes less the padding
-        text = str(v["@b64"])
-        return f"<{len(text) * 3 // 4 - text[-2:].count('=')} bytes>"
-    if "@b" in v:  # trace version 1: one latin-1 character a byte
-        return f"<{len(str(v['@b']))} bytes>"
+    if summary.TAG in v:  # trace version 3: bytes a line that is not an input summarises
+        return f"<{summary.describe(v)}>"
+    if "@b64" in v or "@b" in v:  # base64 (trace version 2 on), latin-1 text (version 1)
+        return f"<{_bytes_size(v)} bytes>"
     tag = v.get("@")
     if tag == "TopicPartition":
         return f"{v.get('topic')}-{v.get('partition')}"
@@ -253,9 +253,53 @@ def _fields(obj: dict[str, Any], nested: bool) -> str:
     return " ".join(f"{k}={_brief(v, nested)}" for k, v in obj.items() if k != "@")
 
 
+def _bytes_size(v: dict[str, Any]) -> int | None:
+    """The size of a bytes value's JSON in any trace version (a summary's ``size``), None for other JSON."""
+    if "@b64" in v:
+        text = str(v["@b64"])
+        return len(text) * 3 // 4 - text[-2:].count("=")
+    if "@b" in v:
+        return len(str(v["@b"]))
+    if summary.TAG in v:
+        inner = v[summary.TAG]
+        return inner.get("size") if isinstance(inner, dict) and isinstance(inner.get("size"), int) else None
+    return None
+
+
+def _nested_records(payload: Any) -> str:
+    """What a payload carries in bytes below its own fields (a FetchResponse's partitions in a NetReply, a
+    ProduceRequest's in a ShardRequest), which its row would not show: ``records 2×1,334 B offsets 10-14``
+    (offsets where the line summarised whole record batches), or ""."""
+    sizes: list[int] = []
+    offsets: list[tuple[int, int]] = []
+    stack = [v for k, v in payload.items() if k != "@"] if isinstance(payload, dict) and "@" in payload else []
+    stack = [c for v in stack for c in (v if isinstance(v, list) else v.values() if isinstance(v, dict) else ())]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, list):
+            stack.extend(v)
+        elif isinstance(v, dict):
+            size = _bytes_size(v)
+            if size is None:
+                stack.extend(v.values())
+                continue
+            sizes.append(size)
+            inner = v.get(summary.TAG)
+            if isinstance(inner, dict) and isinstance(inner.get("first_offset"), int) and inner["first_offset"] >= 0:
+                offsets.append((inner["first_offset"], inner["last_offset"]))
+    if not sizes:
+        return ""
+    text = f"records {len(sizes)}×{sum(sizes):,} B"
+    if offsets:
+        text += f" offsets {min(o[0] for o in offsets)}-{max(o[1] for o in offsets)}"
+    return f"<{text}> "
+
+
 def summarize(payload: Any, width: int = SUMMARY_WIDTH) -> str:
-    """A one-line summary of a codec payload: its top-level fields, long lists as counts, cut to ``width``."""
+    """A one-line summary of a codec payload: the bytes it carries below its fields (if any), its top-level fields,
+    long lists as counts, cut to ``width``."""
     text = _fields(payload, nested=False) if isinstance(payload, dict) and "@" in payload else _brief(payload, False)
+    text = _nested_records(payload) + text
     return text if len(text) <= width else text[:width - 1].rstrip() + "…"
 
 

@@ -8,6 +8,7 @@ text byte for byte (tests/messages/test_codec_*.py check every record of recorde
   ``dumps`` the same as str, ``loads`` / ``from_json`` back (one generated decoder per class, `fastdecode`);
 - ``encode_record_bytes(seq, ts, sender, receiver, body, cause)``: one trace line, newline included (`orjson_lines`;
   frozen values that recur are written from their kept text); ``encode_record`` the same as str without newline;
+  in a line that is not an input, long bytes are their summary (`summary`: which lines, and the summary's fields);
 - ``note_text(value, text)``: ``value`` was decoded from this text; trace lines write the text while a trace writer
   is open (``noting_texts()``; `notes`);
 - ``to_json`` (`fastcodec`): a value as JSON data; ``encode_json``: JSON data as compact text;
@@ -28,9 +29,18 @@ from messages.codec.notes import wanted as noting_texts
 from messages.codec.orjson_lines import encode_record, encode_record_bytes, encode_value_bytes
 from messages.codec.reference import CodecError
 
-TRACE_VERSION = 2
-"""The version of the trace format (docs/trace-format.md) this codec writes and reads: a trace's header carries it.
-2: bytes as ``{"@b64": base64}``; version 1 wrote ``{"@b": latin-1 text}``, which the decoders still read."""
+TRACE_VERSION = 3
+"""The version of the trace format (docs/trace-format.md) this codec writes: a trace's header carries it.
+3: in a line that is not an input, bytes longer than 64 as their summary ``{"@rec": {...}}`` (`summary`);
+2: bytes as ``{"@b64": base64}`` in every line; 1: bytes as ``{"@b": latin-1 text}``. The decoders read all three."""
+
+TRACE_VERSIONS = (1, 2, 3)
+"""Every trace version a reader accepts (the reader, replay, `trace show`, the Spark summary)."""
+
+
+def known_trace_version(version: Any) -> bool:
+    """Whether a header's ``trace_version`` is one of `TRACE_VERSIONS` (an int: JSON's true is not version 1)."""
+    return version.__class__ is int and version in TRACE_VERSIONS
 
 
 def dumps_bytes(value: Any) -> bytes:
@@ -58,5 +68,6 @@ def prepare() -> None:
     orjson_lines.prepare()
 
 
-__all__ = ["TRACE_VERSION", "CodecError", "dumps", "dumps_bytes", "encode_json", "encode_record",
-           "encode_record_bytes", "from_json", "loads", "note_text", "notes", "noting_texts", "prepare", "to_json"]
+__all__ = ["TRACE_VERSION", "TRACE_VERSIONS", "CodecError", "dumps", "dumps_bytes", "encode_json", "encode_record",
+           "encode_record_bytes", "from_json", "known_trace_version", "loads", "note_text", "notes", "noting_texts",
+           "prepare", "to_json"]

@@ -20,6 +20,7 @@ import attrs
 from messages.codec.generated import generate
 from messages.codec.reference import _PRIM, bytes_json, set_json
 from messages.codec.reference import to_json as _reference_to_json
+from messages.codec.summary import RecordsSummary, is_input, summarised, summary_json, summary_value_json
 
 _DISPATCH: dict[type, Callable[[Any], Any]] = {}
 
@@ -77,6 +78,8 @@ def _classify(cls: type) -> Callable[[Any], Any]:
         f = _identity
     elif issubclass(cls, (tuple, list)):
         f = _sequence
+    elif cls is RecordsSummary:
+        f = summary_value_json
     elif attrs.has(cls):
         f = _attrs_encoder(cls)
     elif issubclass(cls, dict):
@@ -104,6 +107,8 @@ _int_repr = int.__repr__
 
 class _Batch(threading.local):
     memo: dict[int, str] | None = None
+    memos: tuple[dict[int, str], dict[int, str]] | None = None  # a batch's (input lines', other lines') memo
+    summarise = False  # the line being written is not an input: long bytes as their summary
 
 
 _batch = _Batch()
@@ -166,10 +171,18 @@ def _attrs_text_encoder(cls: type) -> Callable[[Any], str]:
     return generate("\n".join(lines) + "\n", "enc", "to_text", cls, {"T": _TEXT, "C": _classify_text, "B": _batch})
 
 
+def _bytes_text(value: bytes) -> str:
+    return encode_json(summary_json(value) if _batch.summarise and summarised(value) else bytes_json(value))
+
+
 def _classify_text(cls: type) -> Callable[[Any], str]:
     """The text encoder for ``cls``: generated for attrs classes and sequences, else through `to_json`."""
     f: Callable[[Any], str]
-    if issubclass(cls, enum.Enum):
+    if issubclass(cls, bytes):
+        f = _bytes_text
+    elif cls is RecordsSummary:
+        f = lambda v: encode_json(summary_value_json(v))  # noqa: E731
+    elif issubclass(cls, enum.Enum):
         texts = {m: encode_json(to_json(m)) for m in cls}  # members are singletons: their text is fixed
         f = texts.__getitem__
     elif not issubclass(cls, (tuple, list)) and not attrs.has(cls):
@@ -223,22 +236,33 @@ def _ts_text(ts: float) -> str:
     return text
 
 
-def encode_record(seq: int, ts: float, sender: str, receiver: str, body: Any, cause: int | None) -> str:
+def encode_record(seq: int, ts: float, sender: str, receiver: str, body: Any, cause: int | None,
+                  summarise: bool | None = None) -> str:
     """One trace line (without its newline), exactly as docs/trace-format.md specifies: the text
-    ``encode_json({"seq": .., "ts": round(ts, 3), "sender": .., "receiver": .., "type": .., "payload": to_json(body),
-    "cause": ..})`` gives."""
-    return ('{"seq":' + _int_repr(seq) + ',"ts":' + _ts_text(ts) + ',"sender":' + _escape(sender)
-            + ',"receiver":' + _escape(receiver) + ',"type":' + _escape(body.__class__.__name__)
-            + ',"payload":' + to_text(body) + ',"cause":' + ("null" if cause is None else _int_repr(cause)) + "}")
+    ``encode_json(reference.record_json(seq, ts, sender, receiver, body, cause))`` gives — long bytes as their summary
+    unless the line is an input. ``summarise`` False writes them in full whatever the sender (trace version 2)."""
+    batch = _batch
+    outer = batch.summarise, batch.memo
+    batch.summarise = s = not is_input(sender) if summarise is None else summarise
+    if batch.memos is not None:
+        batch.memo = batch.memos[s]  # a value's text differs between the two kinds of line
+    try:
+        return ('{"seq":' + _int_repr(seq) + ',"ts":' + _ts_text(ts) + ',"sender":' + _escape(sender)
+                + ',"receiver":' + _escape(receiver) + ',"type":' + _escape(body.__class__.__name__)
+                + ',"payload":' + to_text(body) + ',"cause":' + ("null" if cause is None else _int_repr(cause))
+                + "}")
+    finally:
+        batch.summarise, batch.memo = outer
 
 
 def encode_records(records: Iterable[tuple[int, float, str, str, Any, int | None]],
                    known: dict[int, str] | None = None) -> str:
     """Trace lines for ``records`` (seq, ts, sender, receiver, body, cause), each followed by a newline, with the
     text of shared values built once (see ``_batch``). ``known``: id(value) → its JSON text, for values that arrived
-    as text (a network request's body): used as is. The caller keeps those values alive while this runs."""
-    _batch.memo = dict(known) if known else {}
+    as text (a network request's body): used as is in input lines (other lines may summarise its bytes). The caller
+    keeps those values alive while this runs."""
+    _batch.memos = (dict(known) if known else {}), {}
     try:
         return "".join([encode_record(*r) + "\n" for r in records])
     finally:
-        _batch.memo = None
+        _batch.memos = None

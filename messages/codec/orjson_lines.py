@@ -35,6 +35,13 @@ import orjson
 from messages.codec import fastcodec
 from messages.codec.generated import generate
 from messages.codec.reference import bytes_json
+from messages.codec.summary import (
+    EXTERNAL_SENDERS,
+    SUMMARY_MIN,
+    RecordsSummary,
+    summary_json,
+    summary_value_json,
+)
 from messages.registry import registered_types
 
 _Fragment = orjson.Fragment
@@ -272,9 +279,24 @@ def _small(cls: type) -> bool:
     return len(fields) <= 2 and all(hints[f.name] in _PLAIN for f in fields)
 
 
+def _default_summarising(v: Any) -> Any:
+    """`_default` for a line that is not an input: long bytes as their summary (messages/codec/summary.py), and a
+    value that arrived as text encoded afresh (its text holds its bytes in full)."""
+    if v.__class__ is bytes:
+        return summary_json(v) if len(v) > SUMMARY_MIN else bytes_json(v)
+    if _known and id(v) in _known:
+        cls = v.__class__
+        return (_DEFAULT.get(cls) or _classify_default(cls))(v)
+    if isinstance(v, bytes):  # a subclass
+        return _default_summarising(bytes(v))
+    return _default(v)
+
+
 def _classify_default(cls: type) -> Callable[[Any], Any]:
     f: Callable[[Any], Any]
-    if attrs.has(cls):
+    if cls is RecordsSummary:  # a summary read from a trace, written back as it was read
+        f = summary_value_json
+    elif attrs.has(cls):
         f = _attrs_default(cls)
         ok, guards = _qualifies(cls)
         if ok and not _small(cls):
@@ -317,19 +339,26 @@ def _ts(ts: Any) -> Any:
     return t
 
 
-def _record_bytes(seq: int, ts: float, sender: str, receiver: str, body: Any, cause: int | None) -> bytes:
+def _record_bytes(seq: int, ts: float, sender: str, receiver: str, body: Any, cause: int | None,
+                  summarise: bool | None = None) -> bytes:
+    """One line. Long bytes are written as their summary unless the line is an input (messages/codec/summary.py);
+    ``summarise`` False writes them in full whatever the sender (trace version 2, which a replay of such a trace
+    compares with)."""
     last = _last_ts
+    if summarise is None:
+        summarise = not sender.startswith(EXTERNAL_SENDERS)
     try:
         out = _dumps({"seq": seq, "ts": last[1] if last[0] is ts else _ts(ts), "sender": sender,
                       "receiver": receiver, "type": body.__class__.__name__,
                       "payload": body if body.__class__ in _SAFE else _convert(body), "cause": cause},
-                     _default, _OPT_LINE)  # positional: orjson parses keywords at a cost per call
-        # 127 as an int: `b"\x7f" in out` first tries the bytes as an index, and raises and clears a TypeError
+                     _default_summarising if summarise else _default, _OPT_LINE)  # positional: orjson parses
+        # keywords at a cost per call. 127 as an int: `b"\x7f" in out` first tries the bytes as an index, and raises
+        # and clears a TypeError
         if out.isascii() and 127 not in out:
             return out
     except orjson.JSONEncodeError:
         pass  # an int beyond 64 bits: the text encoder writes it
-    return (fastcodec.encode_record(seq, ts, sender, receiver, body, cause) + "\n").encode("ascii")
+    return (fastcodec.encode_record(seq, ts, sender, receiver, body, cause, summarise) + "\n").encode("ascii")
 
 
 def encode_value_bytes(value: Any) -> bytes:
@@ -359,9 +388,10 @@ def forget_texts(ids: Iterable[int]) -> None:
 encode_record_bytes = _record_bytes  # one line, newline included, as ASCII bytes
 
 
-def encode_record(seq: int, ts: float, sender: str, receiver: str, body: Any, cause: int | None) -> str:
+def encode_record(seq: int, ts: float, sender: str, receiver: str, body: Any, cause: int | None,
+                  summarise: bool | None = None) -> str:
     """One trace line without its newline: the text `fastcodec.encode_record` gives."""
-    return _record_bytes(seq, ts, sender, receiver, body, cause)[:-1].decode("ascii")
+    return _record_bytes(seq, ts, sender, receiver, body, cause, summarise)[:-1].decode("ascii")
 
 
 def encode_records(records: Iterable[tuple[int, float, str, str, Any, int | None]],

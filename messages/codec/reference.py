@@ -14,6 +14,10 @@ Encoding rules (``to_json`` / ``from_json``):
   latin-1 text went through JSON's escaper at up to 4.1× (every byte ≥ 0x80 a six-character escape) and made orjson's
   line non-ASCII, re-encoded by the pure-Python text encoder (docs/performance.md, trace recording).
 - int, float, str, bool, None → themselves
+
+A trace line that is not an input writes bytes longer than 64 as their summary (trace version 3):
+``{"@rec": {"size", "crc32c", "first_offset", "last_offset"}}``, which decodes to a `summary.RecordsSummary`
+(`messages/codec/summary.py`: which lines, why, and the summary's fields). ``record_json`` is one line's JSON data.
 """
 
 from __future__ import annotations
@@ -26,6 +30,15 @@ from typing import Any
 
 import attrs
 
+from messages.codec.summary import (
+    TAG,
+    RecordsSummary,
+    is_input,
+    summarised,
+    summary_from_json,
+    summary_json,
+    summary_value_json,
+)
 from messages.registry import lookup_enum, lookup_type
 
 _FIELDS_CACHE: dict[type, tuple[str, ...]] = {}
@@ -67,8 +80,9 @@ def bytes_from_json(data: dict[str, Any]) -> bytes:
         raise CodecError(f"bad bytes value: {e}") from None
 
 
-def to_json(value: Any) -> Any:
-    """Encode a message (or any field value) into JSON-compatible data."""
+def to_json(value: Any, summarise: bool = False) -> Any:
+    """Encode a message (or any field value) into JSON-compatible data; with ``summarise`` (a line that is not an
+    input), bytes longer than `summary.SUMMARY_MIN` as their summary."""
     if value is None or isinstance(value, (bool, str)):
         return value
     if isinstance(value, enum.Enum):
@@ -76,20 +90,29 @@ def to_json(value: Any) -> Any:
     if isinstance(value, (int, float)):
         return value
     if isinstance(value, (tuple, list)):
-        return [to_json(v) for v in value]
+        return [to_json(v, summarise) for v in value]
     cls = type(value)
+    if cls is RecordsSummary:
+        return summary_value_json(value)
     if attrs.has(cls):
         out: dict[str, Any] = {"@": cls.__name__}
         for name in _field_names(cls):
-            out[name] = to_json(getattr(value, name))
+            out[name] = to_json(getattr(value, name), summarise)
         return out
     if isinstance(value, dict):
-        return {"@m": [[to_json(k), to_json(v)] for k, v in value.items()]}
+        return {"@m": [[to_json(k, summarise), to_json(v, summarise)] for k, v in value.items()]}
     if isinstance(value, frozenset):
-        return set_json([to_json(v) for v in value])
+        return set_json([to_json(v, summarise) for v in value])
     if isinstance(value, bytes):
-        return bytes_json(value)
+        return summary_json(value) if summarise and summarised(value) else bytes_json(value)
     raise CodecError(f"cannot encode {cls.__name__} value {value!r}")
+
+
+def record_json(seq: int, ts: float, sender: str, receiver: str, body: Any, cause: int | None) -> dict[str, Any]:
+    """One trace line's JSON data (docs/trace-format.md): the payload summarises long bytes unless the line is an
+    input (`summary.is_input`)."""
+    return {"seq": seq, "ts": round(ts, 3), "sender": sender, "receiver": receiver, "type": type(body).__name__,
+            "payload": to_json(body, not is_input(sender)), "cause": cause}
 
 
 # Exact classes that decode to themselves: tested with one set lookup instead of a call per value (the trace reader
@@ -128,6 +151,11 @@ def from_json(data: Any) -> Any:
         return frozenset(from_json(v) for v in data["@s"])
     if "@b64" in data or "@b" in data:
         return bytes_from_json(data)
+    if TAG in data:
+        summary = summary_from_json(data)
+        if summary is None:
+            raise CodecError(f"bad records summary {data!r}"[:200])
+        return summary
     raise CodecError(f"untagged object {sorted(data)!r}")
 
 

@@ -1,6 +1,7 @@
-"""Bytes in the trace format (version 2): ``{"@b64": base64}``, written identically by the reference, the text
-encoder (fastcodec) and orjson's lines and frames, decoded back exactly; version 1's ``{"@b": latin-1}`` still
-decodes; malformed bytes values are the codec's CodecError."""
+"""Bytes in the trace format (version 3 as version 2): ``{"@b64": base64}``, written identically by the reference, the
+text encoder (fastcodec) and orjson's lines (of inputs: other lines summarise long bytes, tests/messages/
+test_codec_summary.py) and frames, decoded back exactly; version 1's ``{"@b": latin-1}`` still decodes; malformed
+bytes values are the codec's CodecError."""
 
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ _CASES = [b"", b"\x00", b"\x00\xff", b"a\x7fb\"\\", bytes(range(256)), _BATCH, b
 
 
 def test_bytes_are_base64_in_every_encoder() -> None:
-    assert TRACE_VERSION == 2
+    assert TRACE_VERSION == 3
     for b in _CASES:
         want = '{"@b64":"' + base64.b64encode(b).decode("ascii") + '"}'
         assert codec.dumps(b) == want
@@ -35,11 +36,11 @@ def test_bytes_are_base64_in_every_encoder() -> None:
 def test_lines_holding_bytes_equal_the_reference_and_decode_back() -> None:
     for i, b in enumerate(_CASES):
         body = FetchPartitionData(TopicPartition("t", i), Errors.NONE, high_watermark=5, records=b)
-        ref = json.dumps({"seq": i, "ts": 1767225600000.5, "sender": "a", "receiver": "b",
+        ref = json.dumps({"seq": i, "ts": 1767225600000.5, "sender": "edge:net", "receiver": "b",
                           "type": "FetchPartitionData", "payload": codec.to_json(body), "cause": None},
                          separators=(",", ":"))
-        assert fastcodec.encode_record(i, 1767225600000.5, "a", "b", body, None) == ref
-        line = orjson_lines.encode_record_bytes(i, 1767225600000.5, "a", "b", body, None)
+        assert fastcodec.encode_record(i, 1767225600000.5, "edge:net", "b", body, None) == ref
+        line = orjson_lines.encode_record_bytes(i, 1767225600000.5, "edge:net", "b", body, None)
         assert line == (ref + "\n").encode("ascii")
         assert len(line) < 1.34 * len(b) + 400  # base64: 4/3 of the bytes plus the line's other fields
         payload = json.loads(line)["payload"]

@@ -104,11 +104,14 @@ def test_batches_equal_their_records_one_by_one() -> None:
 
 
 def test_remembered_text_is_written_until_forgotten() -> None:
+    """In an input's line; a line that is not an input writes the value afresh (a remembered text holds its bytes in
+    full, where that line summarises them)."""
     value = _Holder("v")
     orjson_lines.remember_text(value, '{"@": "_Holder", "value": "v"}')
     try:
-        line = orjson_lines.encode_record(1, 1.0, "a", "b", (value,), None)
+        line = orjson_lines.encode_record(1, 1.0, "edge:net", "b", (value,), None)
         assert '"payload":[{"@": "_Holder", "value": "v"}' in line
+        assert '"payload":[{"@":"_Holder","value":"v"}]' in orjson_lines.encode_record(1, 1.0, "a", "b", (value,), None)
     finally:
         orjson_lines.forget_texts([id(value)])
     assert '"payload":[{"@":"_Holder","value":"v"}]' in orjson_lines.encode_record(1, 1.0, "a", "b", (value,), None)
