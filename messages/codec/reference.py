@@ -22,13 +22,13 @@ A trace line that is not an input writes bytes longer than 64 as their summary (
 
 from __future__ import annotations
 
-import base64
 import binascii
 import enum
 import json
 from typing import Any
 
 import attrs
+import pybase64
 
 from messages.codec.summary import (
     TAG,
@@ -66,15 +66,17 @@ def set_json(items: list[Any]) -> dict[str, Any]:
 
 
 def bytes_json(value: bytes) -> dict[str, str]:
-    """Bytes as the format's JSON: ``{"@b64": standard base64 with padding}`` (every encoder writes this)."""
-    return {"@b64": base64.b64encode(value).decode("ascii")}
+    """Bytes as the format's JSON: ``{"@b64": standard base64 with padding}`` (every encoder writes this). pybase64:
+    the standard library's text, in SIMD (0.04 ms a MB against 1.8: a leader's ProduceRequest and a follower's
+    FetchResponse hold their batches in full; tests/messages/test_codec_bytes.py compares it with the stdlib's)."""
+    return {"@b64": pybase64.b64encode_as_string(value)}
 
 
 def bytes_from_json(data: dict[str, Any]) -> bytes:
     """The bytes of ``{"@b64": ...}``, or of version 1's ``{"@b": latin-1 text}``; CodecError for anything else."""
     try:
         if "@b64" in data:
-            return base64.b64decode(data["@b64"], validate=True)
+            return pybase64.b64decode(data["@b64"], validate=True)
         return data["@b"].encode("latin-1")
     except (binascii.Error, TypeError, ValueError, AttributeError) as e:
         raise CodecError(f"bad bytes value: {e}") from None
