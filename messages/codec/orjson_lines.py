@@ -132,23 +132,37 @@ def _attrs_default(cls: type) -> Callable[[Any], Any]:
 _DEFAULT: dict[type, Callable[[Any], Any]] = {}
 
 
-def _default(v: Any) -> Any:
-    cls = v.__class__
-    entry = _VALUES.get(cls)  # looked up here rather than in a function of the class's: most values hit
-    if entry is not None:
-        cache, guard = entry
-        if guard is None or guard(v):
-            r = cache.get(v)
+def _make_default(summarising: bool) -> Callable[[Any], Any]:
+    """What orjson calls for a value it does not know. ``summarising``: for a line that is not an input — long bytes
+    as their summary (messages/codec/summary.py), and no remembered wire text (it holds its bytes in full)."""
+
+    def default(v: Any) -> Any:
+        cls = v.__class__
+        if summarising and cls is bytes:
+            return summary_json(v) if len(v) > SUMMARY_MIN else bytes_json(v)
+        entry = _VALUES.get(cls)  # looked up here rather than in a function of the class's: most values hit
+        if entry is not None:
+            cache, guard = entry
+            if guard is None or guard(v):
+                r = cache.get(v)
+                if r is not None:
+                    return r
+        if _known and not summarising:  # values that arrived as text (a live broker's network bodies)
+            r = _known.get(id(v))
             if r is not None:
                 return r
-    if _known:  # values that arrived as text (a live broker's network bodies)
-        r = _known.get(id(v))
-        if r is not None:
-            return r
-    f = _DEFAULT.get(cls)
-    if f is None:
-        f = _classify_default(cls)
-    return f(v)
+        f = _DEFAULT.get(cls)
+        if f is None:
+            f = _classify_default(cls)
+        if summarising and f is bytes_json:  # a bytes subclass
+            return summary_json(v) if len(v) > SUMMARY_MIN else bytes_json(v)
+        return f(v)
+
+    return default
+
+
+_default = _make_default(False)
+_default_summarising = _make_default(True)
 
 
 # Frozen values that recur everywhere are kept by value, across batches: a partition's state goes in every
@@ -277,19 +291,6 @@ def _small(cls: type) -> bool:
     fields = attrs.fields(cls)
     hints = typing.get_type_hints(cls)
     return len(fields) <= 2 and all(hints[f.name] in _PLAIN for f in fields)
-
-
-def _default_summarising(v: Any) -> Any:
-    """`_default` for a line that is not an input: long bytes as their summary (messages/codec/summary.py), and a
-    value that arrived as text encoded afresh (its text holds its bytes in full)."""
-    if v.__class__ is bytes:
-        return summary_json(v) if len(v) > SUMMARY_MIN else bytes_json(v)
-    if _known and id(v) in _known:
-        cls = v.__class__
-        return (_DEFAULT.get(cls) or _classify_default(cls))(v)
-    if isinstance(v, bytes):  # a subclass
-        return _default_summarising(bytes(v))
-    return _default(v)
 
 
 def _classify_default(cls: type) -> Callable[[Any], Any]:
