@@ -139,3 +139,13 @@ def test_big_values_written_again_by_identity() -> None:
         _same(3, 1.0, UpdateMetadataRequest(9, 2, 3, states, ()))
     assert id(req) not in orjson_lines._recent
     assert _same(1, 1.0, req) == first
+
+
+def test_fields_of_declared_small_classes_and_enums_written_inline_keep_the_text() -> None:
+    """A field declared as TopicPartition or as an Enum is written by the class's own encoder when it holds exactly
+    that (orjson_lines._field_expr); anything else in it takes the general way, with the text encoder's result."""
+    # (not TopicPartition("t", True): equal to ("t", 1), the text encoder's by-value cache serves either's text)
+    for tp in (TopicPartition("t", 1), TopicPartition(_Name("t"), 1), TopicPartition("t", 2**70), ("t", 1), None):
+        for error in (Errors.NONE, Errors.NOT_LEADER_OR_FOLLOWER, 0, _Colour.RED, "NONE"):
+            _same(1, 1.0, FetchPartitionData(tp, error, 5, records=b"\x00" * 100))  # type: ignore[arg-type]
+            _same(1, 1.0, FetchResponse((FetchPartitionData(tp, error),), error))  # type: ignore[arg-type]
