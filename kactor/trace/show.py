@@ -268,8 +268,8 @@ def _bytes_size(v: dict[str, Any]) -> int | None:
 
 def _nested_records(payload: Any) -> str:
     """What a payload carries in bytes below its own fields (a FetchResponse's partitions in a NetReply, a
-    ProduceRequest's in a ShardRequest), which its row would not show: ``records 2×1,334 B offsets 10-14``
-    (offsets where the line summarised whole record batches), or ""."""
+    ProduceRequest's in a ShardRequest), which its row would not show: ``records 1,334 B in 2 offsets 10-14``
+    (non-empty values; offsets where the line summarised whole record batches), or ""."""
     sizes: list[int] = []
     offsets: list[tuple[int, int]] = []
     stack = [v for k, v in payload.items() if k != "@"] if isinstance(payload, dict) and "@" in payload else []
@@ -283,13 +283,14 @@ def _nested_records(payload: Any) -> str:
             if size is None:
                 stack.extend(v.values())
                 continue
-            sizes.append(size)
+            if size:  # a partition with nothing to say holds b""
+                sizes.append(size)
             inner = v.get(summary.TAG)
             if isinstance(inner, dict) and isinstance(inner.get("first_offset"), int) and inner["first_offset"] >= 0:
                 offsets.append((inner["first_offset"], inner["last_offset"]))
     if not sizes:
         return ""
-    text = f"records {len(sizes)}×{sum(sizes):,} B"
+    text = f"records {sum(sizes):,} B" + (f" in {len(sizes)}" if len(sizes) > 1 else "")
     if offsets:
         text += f" offsets {min(o[0] for o in offsets)}-{max(o[1] for o in offsets)}"
     return f"<{text}> "

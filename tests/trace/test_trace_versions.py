@@ -88,11 +88,11 @@ def test_trace_show_prints_bytes_and_summaries_readably(tmp_path: Path, version:
     rows = proc.stdout.splitlines()
     assert len(rows) == 2
     n = len(BATCH)
-    assert f"<records 1×{n:,} B> connection_id=3" in rows[0]  # the input: bytes, their size
+    assert f"<records {n:,} B> connection_id=3" in rows[0]  # the input: bytes, their size
     if version == 3:
-        assert f"<records 1×{n:,} B offsets 40-43> token=1 body=ProduceRequest" in rows[1]
+        assert f"<records {n:,} B offsets 40-43> token=1 body=ProduceRequest" in rows[1]
     else:
-        assert f"<records 1×{n:,} B> token=1 body=ProduceRequest" in rows[1]
+        assert f"<records {n:,} B> token=1 body=ProduceRequest" in rows[1]
 
 
 @pytest.mark.parametrize("version", [2, 3])
@@ -115,3 +115,21 @@ def test_replay_compares_a_summarised_line_exactly(version: int) -> None:
             assert result.divergence is not None and (result.divergence.seq, result.divergence.field) == (2, "payload")
         else:
             assert result.divergence is None and check.j == 2
+
+
+def test_show_sums_the_records_a_row_carries_below_its_fields() -> None:
+    from kactor.trace.show import summarize
+    from messages.codec import reference
+    from messages.common import Errors
+    from messages.net import NetReply
+    from messages.replication import FetchPartitionData, FetchResponse
+
+    second = build_batch([Record(0, 0, None, b"x" * 100)], base_offset=7)
+    reply = NetReply(5, 9, FetchResponse((FetchPartitionData(TP, Errors.NONE, 44, records=BATCH),
+                                          FetchPartitionData(TopicPartition("orders", 2), Errors.NONE, 8),
+                                          FetchPartitionData(TopicPartition("orders", 3), Errors.NONE, 8,
+                                                             records=second))))
+    payload = reference.to_json(reply, summarise=True)
+    total = len(BATCH) + len(second)
+    assert summarize(payload, width=200).startswith(f"<records {total:,} B in 2 offsets 7-43> connection_id=5 ")
+    assert summarize(reference.to_json(reply), width=200).startswith(f"<records {total:,} B in 2> connection_id=5 ")
