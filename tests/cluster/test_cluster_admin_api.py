@@ -48,35 +48,36 @@ def test_confluent_admin_client_creates_alters_and_deletes_a_topic(cluster: Clus
 
     c = cluster
     assert c.live_brokers() == [0, 1, 2]
-    admin = AdminClient({"bootstrap.servers": bootstrap(c)})
-    futures = admin.create_topics([NewTopic("orders", 2, replica_assignment=[[0, 1], [1, 2]],
-                                            config={"cleanup.policy": "compact"})], operation_timeout=30)
-    futures["orders"].result(timeout=60)
-    assert c.zk.get("/brokers/topics/orders")[0] == \
-        b'{"version":2,"partitions":{"0":[0,1],"1":[1,2]},"adding_replicas":{},"removing_replicas":{}}'
-    assert c.zk.get("/config/topics/orders")[0] == b'{"version":1,"config":{"cleanup.policy":"compact"}}'
-    # DelayedCreatePartitions answered once every partition had a leader
-    assert [c.partition_state("orders", p)["leader"] for p in (0, 1)] == [0, 1]
+    with AdminClient({"bootstrap.servers": bootstrap(c)}) as admin:
+        futures = admin.create_topics([NewTopic("orders", 2, replica_assignment=[[0, 1], [1, 2]],
+                                                config={"cleanup.policy": "compact"})], operation_timeout=30)
+        futures["orders"].result(timeout=60)
+        assert c.zk.get("/brokers/topics/orders")[0] == \
+            b'{"version":2,"partitions":{"0":[0,1],"1":[1,2]},"adding_replicas":{},"removing_replicas":{}}'
+        assert c.zk.get("/config/topics/orders")[0] == b'{"version":1,"config":{"cleanup.policy":"compact"}}'
+        # DelayedCreatePartitions answered once every partition had a leader
+        assert [c.partition_state("orders", p)["leader"] for p in (0, 1)] == [0, 1]
 
-    (configs,) = admin.describe_configs([ConfigResource("TOPIC", "orders")]).values()
-    entries = configs.result(timeout=30)
-    assert (entries["cleanup.policy"].value, entries["cleanup.policy"].source) == ("compact", 1)
-    assert (entries["segment.bytes"].value, entries["segment.bytes"].is_default) == ("1073741824", True)
+        (configs,) = admin.describe_configs([ConfigResource("TOPIC", "orders")]).values()
+        entries = configs.result(timeout=30)
+        assert (entries["cleanup.policy"].value, entries["cleanup.policy"].source) == ("compact", 1)
+        assert (entries["segment.bytes"].value, entries["segment.bytes"].is_default) == ("1073741824", True)
 
-    resource = ConfigResource("TOPIC", "orders", incremental_configs=[
-        ConfigEntry("retention.ms", "3600000", incremental_operation=AlterConfigOpType.SET)])
-    admin.incremental_alter_configs([resource])[resource].result(timeout=30)
-    assert c.zk.get("/config/topics/orders")[0] == \
-        b'{"version":1,"config":{"cleanup.policy":"compact","retention.ms":"3600000"}}'
+        resource = ConfigResource("TOPIC", "orders", incremental_configs=[
+            ConfigEntry("retention.ms", "3600000", incremental_operation=AlterConfigOpType.SET)])
+        admin.incremental_alter_configs([resource])[resource].result(timeout=30)
+        assert c.zk.get("/config/topics/orders")[0] == \
+            b'{"version":1,"config":{"cleanup.policy":"compact","retention.ms":"3600000"}}'
 
-    refused = admin.create_partitions([NewPartitions("orders", 3, [[3, 1]])], operation_timeout=30)["orders"]
-    with pytest.raises(KafkaException, match="Unknown broker.s. in replica assignment: 3"):
-        refused.result(timeout=60)
-    admin.create_partitions([NewPartitions("orders", 3, [[2, 0]])], operation_timeout=30)["orders"].result(timeout=60)
-    assert c.assignment("orders") == {0: [0, 1], 1: [1, 2], 2: [2, 0]}
-    assert c.partition_state("orders", 2)["leader"] == 2
+        refused = admin.create_partitions([NewPartitions("orders", 3, [[3, 1]])], operation_timeout=30)["orders"]
+        with pytest.raises(KafkaException, match="Unknown broker.s. in replica assignment: 3"):
+            refused.result(timeout=60)
+        admin.create_partitions([NewPartitions("orders", 3, [[2, 0]])],
+                                operation_timeout=30)["orders"].result(timeout=60)
+        assert c.assignment("orders") == {0: [0, 1], 1: [1, 2], 2: [2, 0]}
+        assert c.partition_state("orders", 2)["leader"] == 2
 
-    admin.delete_topics(["orders"], operation_timeout=30)["orders"].result(timeout=60)
+        admin.delete_topics(["orders"], operation_timeout=30)["orders"].result(timeout=60)
     assert not c.zk.exists("/brokers/topics/orders")  # DelayedDeleteTopics answered once the topic was gone
     # completeDeleteTopic removes the topic znode, then its config and its deletion mark
     c.wait(lambda: not c.zk.exists("/config/topics/orders") and not c.zk.exists("/admin/delete_topics/orders"),
@@ -89,13 +90,13 @@ def test_confluent_admin_client_gets_kafkas_errors(cluster: Cluster) -> None:
 
     c = cluster
     c.create_topic("taken", 1, 1)
-    admin = AdminClient({"bootstrap.servers": bootstrap(c)})
-    futures = admin.create_topics([NewTopic("taken", 1, 1), NewTopic("rf4", 1, 4)], operation_timeout=30)
-    codes = {}
-    for name, future in futures.items():
-        with pytest.raises(KafkaException) as e:
-            future.result(timeout=60)
-        codes[name] = e.value.args[0].code()
+    with AdminClient({"bootstrap.servers": bootstrap(c)}) as admin:
+        futures = admin.create_topics([NewTopic("taken", 1, 1), NewTopic("rf4", 1, 4)], operation_timeout=30)
+        codes = {}
+        for name, future in futures.items():
+            with pytest.raises(KafkaException) as e:
+                future.result(timeout=60)
+            codes[name] = e.value.args[0].code()
     assert codes == {"taken": KafkaError.TOPIC_ALREADY_EXISTS, "rf4": KafkaError.INVALID_REPLICATION_FACTOR}
     assert not c.zk.exists("/brokers/topics/rf4")
 

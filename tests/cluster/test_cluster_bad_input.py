@@ -228,15 +228,14 @@ def test_real_clients_bootstrap_api_versions_and_metadata_match_the_znodes(start
     controller = c.controller_id()
 
     # librdkafka: ApiVersions (its api.version.request) then Metadata
-    admin = AdminClient({"bootstrap.servers": bootstrap})
-
-    def librdkafka_view():
-        md = admin.list_topics(timeout=10)
-        t = md.topics.get("orders")
-        if t is None or t.error is not None or len(t.partitions) != 3:
-            return None
-        return md
-    md = c.wait(librdkafka_view, what="orders in librdkafka's metadata")
+    with AdminClient({"bootstrap.servers": bootstrap}) as admin:  # destroyed also when the test fails
+        def librdkafka_view():
+            md = admin.list_topics(timeout=10)
+            t = md.topics.get("orders")
+            if t is None or t.error is not None or len(t.partitions) != 3:
+                return None
+            return md
+        md = c.wait(librdkafka_view, what="orders in librdkafka's metadata")
     assert md.cluster_id == cluster_id and md.controller_id == controller
     assert {b.id: (b.host, b.port) for b in md.brokers.values()} == {
         b: ("127.0.0.1", c.lc.ports[b]) for b in (0, 1, 2)}
