@@ -6,8 +6,8 @@ retries), not idempotent (kactor's answer to InitProducerId is not what this che
 produced back to back inside ``linger.ms`` so they travel in one record batch, and the delivery reports give each
 record's acknowledged offset. librdkafka retries what Kafka calls retriable (a leader that moved, a broker down)
 until ``message.timeout.ms``; a record whose report carries an error was not acknowledged. The schedule alone creates
-and deletes topics: the producer's Metadata requests never allow auto-creation. It refreshes its metadata every
-second, so the partitions an expansion adds are written to within about a second.
+and deletes topics: the producer's Metadata requests never allow auto-creation. Both clients refresh their metadata
+every second, so the partitions an expansion adds are written to and read within about a second.
 
 Read: a consumer with ``assign()`` at the offset (no group subscription, nothing committed) reads up to the
 partition's high watermark, which ListOffsets(latest) gives for read_uncommitted — a consumer never sees above it.
@@ -22,6 +22,10 @@ from kactor.chaos.client import ProduceError
 from kactor.kafka_clients import client_config, error_text
 
 LINGER_MS = 5
+# Both clients. Leaders move all the time here: learn the new one fast. And librdkafka refuses a partition beyond
+# the count it knows (a write fails at once with _UNKNOWN_PARTITION, a watermark query finds no leader) without
+# asking again: an expanded topic's new partitions would wait for the periodic refresh, 5 minutes by default.
+METADATA_REFRESH = {"topic.metadata.refresh.fast.interval.ms": 100, "topic.metadata.refresh.interval.ms": 1000}
 
 
 class KafkaDataClient:
@@ -39,12 +43,8 @@ class KafkaDataClient:
             "linger.ms": LINGER_MS,
             "request.timeout.ms": timeout_ms,
             "message.timeout.ms": timeout_ms,
-            # leaders move all the time here: learn the new one fast
             "retry.backoff.ms": 100,
-            "topic.metadata.refresh.fast.interval.ms": 100,
-            # a write beyond the partition count librdkafka knows fails at once (_UNKNOWN_PARTITION) without asking
-            # again: an expanded topic's new partitions would wait for this refresh (5 minutes by default)
-            "topic.metadata.refresh.interval.ms": 1000,
+            **METADATA_REFRESH,
             # librdkafka's producer asks for every topic it ever wrote to in each Metadata request, and allows
             # creation by default: the brokers (auto.create.topics.enable, Kafka 2.6's default true) would create
             # again a topic the schedule deleted, with num.partitions / default.replication.factor
@@ -57,7 +57,7 @@ class KafkaDataClient:
             "auto.offset.reset": "error",
             "isolation.level": "read_uncommitted",
             "fetch.wait.max.ms": 50,
-            "topic.metadata.refresh.fast.interval.ms": 100,
+            **METADATA_REFRESH,
         }))
 
     def produce(self, topic: str, partition: int, values: tuple[str, ...]) -> int:

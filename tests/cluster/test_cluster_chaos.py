@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 
 import pytest
+from cluster_helpers import Cluster
 
 from edges.net_faults import FAULTS_ENV
 from kactor.chaos.client import ProduceError
@@ -104,12 +105,8 @@ def test_the_data_client_never_recreates_a_deleted_topic(start_cluster) -> None:
 
     from kactor.admin.admin_zk import AdminZkClient
 
-    c = start_cluster(1, overrides=("offsets.topic.num.partitions=3",))
-    c.create_topic("gone", replication_factor=1)
-    client = KafkaDataClient("{}:{}".format(*c.lc.broker_address(0)), timeout_s=3.0)
+    c, client = _written_topic(start_cluster, "gone")
     try:
-        c.wait(lambda: _produced(client, "gone", 0, "before") is not None, what="a leader for gone-0")
-        assert client.read("gone", 0, 0) == (("before",), 1)
         AdminZkClient(c.zk).delete_topic("gone")
         c.wait(lambda: c.zk.exists("/admin/delete_topics/gone") is None and c.zk.exists("/brokers/topics/gone") is None,
                what="the deletion of gone")
@@ -130,15 +127,13 @@ def test_the_data_client_writes_to_partitions_added_to_a_topic(start_cluster) ->
     fails at once (_UNKNOWN_PARTITION) without asking again; an `expand` step's new partitions could then not be
     written until the periodic refresh (topic.metadata.refresh.interval.ms, 5 minutes by default) unless a leader
     change made one first (seed 2: t0 expanded to 2 partitions at 8.3 s, no Metadata request for t0 after 8.4 s,
-    the liveness probe's "t0-1 accepts no acks=all write" for 90 s). The data client refreshes every second."""
+    the liveness probe's "t0-1 accepts no acks=all write" for 90 s); its consumer, which has read the topic too, the
+    same. Both refresh every second."""
     pytest.importorskip("confluent_kafka")
     from kactor.admin.admin_zk import AdminZkClient
 
-    c = start_cluster(1, overrides=("offsets.topic.num.partitions=3",))
-    c.create_topic("grows", replication_factor=1)
-    client = KafkaDataClient("{}:{}".format(*c.lc.broker_address(0)), timeout_s=3.0)
+    c, client = _written_topic(start_cluster, "grows")
     try:
-        c.wait(lambda: _produced(client, "grows", 0, "p0") is not None, what="a leader for grows-0")
         admin = AdminZkClient(c.zk)
         admin.add_partitions("grows", admin.get_full_replica_assignment("grows"), admin.get_broker_metadatas(), 2)
         c.wait_partition("grows", 1, lambda s: s["leader"] == 0)
@@ -147,6 +142,21 @@ def test_the_data_client_writes_to_partitions_added_to_a_topic(start_cluster) ->
         assert client.read("grows", 1, 0) == (("p1",), 1)
     finally:
         client.close()
+
+
+def _written_topic(start_cluster, topic: str) -> tuple[Cluster, KafkaDataClient]:  # noqa: ANN001 - the fixture
+    """One broker, ``topic`` with one partition, and a data client whose first record there was acknowledged
+    and read back (so its producer has the topic in its metadata)."""
+    c = start_cluster(1, overrides=("offsets.topic.num.partitions=3",))
+    c.create_topic(topic, replication_factor=1)
+    client = KafkaDataClient("{}:{}".format(*c.lc.broker_address(0)), timeout_s=3.0)
+    try:
+        c.wait(lambda: _produced(client, topic, 0, "first") is not None, what=f"a leader for {topic}-0")
+        assert client.read(topic, 0, 0) == (("first",), 1)
+    except BaseException:
+        client.close()  # a failed test's frame would keep its librdkafka threads reconnecting to a stopped cluster
+        raise
+    return c, client
 
 
 def _produced(client: KafkaDataClient, topic: str, partition: int, value: str) -> int | None:
