@@ -150,24 +150,32 @@ def test_describe_watch_shows_a_live_producers_acks_through_a_leader_move(start_
                              "--rate", "50"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     out, err = _Lines(proc.stdout), _Lines(proc.stderr)
     try:
-        def acked_before() -> int | None:
+        def acked_at_the_leader() -> tuple[int, int, int] | None:
+            """(leader, leader epoch, last acknowledged offset) of the latest frame with acks, once it shows the
+            leader ZooKeeper has now: under load a broker's session can expire and move the leader before the
+            kill, so the test kills the leader it sees rather than assuming broker 0."""
+            state = c.partition_state("watched", 0)
             for frame in reversed(out.frames()):
                 row = _row(frame, "watched", 0)
-                if row is not None and row[2] == "0" and row[8] not in ("", "-"):
-                    return int(row[8])
+                if row is not None and row[8] not in ("", "-"):
+                    if state is not None and (row[2], row[3]) == (str(state["leader"]), str(state["leader_epoch"])):
+                        return int(row[2]), int(row[3]), int(row[8])
+                    return None
             return None
-        before = _wait_frames(proc, out, err, acked_before, 60, "a frame with acks from leader 0")
-        c.kill(0)
+        leader, epoch, before = _wait_frames(proc, out, err, acked_at_the_leader, 60,
+                                             "a frame with acks from the partition's current leader")
+        c.kill(leader)
 
         def after_move() -> list[str] | None:
             for frame in reversed(out.frames()):
                 row = _row(frame, "watched", 0)
-                if row is not None and row[2] not in ("0", "none") and row[8] not in ("", "-") \
-                        and int(row[8]) > before:
+                if row is not None and row[2] not in (str(leader), "none") and row[3].isdigit() \
+                        and int(row[3]) > epoch and row[8] not in ("", "-") and int(row[8]) > before:
                     return frame
             return None
         frame = _wait_frames(proc, out, err, after_move, 60,
-                             "a frame with the new leader and acks past the ones before the kill")
+                             f"a frame with a new leader (epoch > {epoch}) and acks past {before}, the last before "
+                             f"broker {leader}'s SIGKILL")
         line = _producer_line(frame)
         assert line is not None and line.startswith("Producer → watched (acks=all, 50/s):")
         assert " 0 failed" in line
