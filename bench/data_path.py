@@ -30,6 +30,7 @@ from bench.common import (
     wait_quiet,
 )
 from bench.tansu import Tansu, tansu_version
+from kactor.kafka_clients import LIBRDKAFKA_LOGGER
 
 RECORD_BYTES = 1024
 WARM_UP = b"warm-up"  # the value of warm_up's one record per partition
@@ -58,11 +59,6 @@ CONSUMER_CONFIG: dict[str, Any] = {
     "fetch.max.bytes": 52_428_800,
     "max.partition.fetch.bytes": 1_048_576,
 }
-
-
-def _quiet_log(*_: Any) -> None:
-    """librdkafka's log lines (a target still electing leaders says so on stderr): the benches report errors
-    through delivery reports and message errors instead."""
 
 
 def record_value(size: int = RECORD_BYTES) -> bytes:
@@ -190,7 +186,7 @@ class TansuTarget(Target):
     def create_topic(self, topic: str, partitions: int) -> None:
         from confluent_kafka.admin import AdminClient, NewTopic
 
-        admin = AdminClient({"bootstrap.servers": self.bootstrap, "logger": _quiet_log})
+        admin = AdminClient({"bootstrap.servers": self.bootstrap, "logger": LIBRDKAFKA_LOGGER})
         for f in admin.create_topics([NewTopic(topic, num_partitions=partitions, replication_factor=1)]).values():
             f.result(30)
 
@@ -282,7 +278,7 @@ class ProduceRun(Rate):
 def producer(bootstrap: str, stats: list[str] | None = None, **overrides: Any) -> Any:
     from confluent_kafka import Producer
 
-    conf = {"bootstrap.servers": bootstrap, "logger": _quiet_log, **PRODUCER_CONFIG, **overrides}
+    conf = {"bootstrap.servers": bootstrap, "logger": LIBRDKAFKA_LOGGER, **PRODUCER_CONFIG, **overrides}
     if stats is not None:
         conf["statistics.interval.ms"] = 1000
         conf["stats_cb"] = stats.append
@@ -392,7 +388,7 @@ def consumer(bootstrap: str, **overrides: Any) -> Any:
     from confluent_kafka import Consumer
 
     return Consumer({"bootstrap.servers": bootstrap, "group.id": f"kactor-bench-{uuid.uuid4().hex[:8]}",
-                     "logger": _quiet_log, **CONSUMER_CONFIG, **overrides})
+                     "logger": LIBRDKAFKA_LOGGER, **CONSUMER_CONFIG, **overrides})
 
 
 def consume_run(bootstrap: str, topic: str, end_offsets: dict[int, int], pids: dict[str, int],
