@@ -149,3 +149,36 @@ def test_fields_of_declared_small_classes_and_enums_written_inline_keep_the_text
         for error in (Errors.NONE, Errors.NOT_LEADER_OR_FOLLOWER, 0, _Colour.RED, "NONE"):
             _same(1, 1.0, FetchPartitionData(tp, error, 5, records=b"\x00" * 100))  # type: ignore[arg-type]
             _same(1, 1.0, FetchResponse((FetchPartitionData(tp, error),), error))  # type: ignore[arg-type]
+
+
+def test_classes_written_inline_keep_the_text_of_the_general_way() -> None:
+    """A wrapper's body (a field declared Any), a line's payload and the items of a field declared tuple[X, ...] are
+    written by their class's encoder called inline when they hold a class `_default` keeps no text of
+    (orjson_lines._inlined: a fetch's partitions); anything else in those fields takes the general way. Both kinds of
+    line (an input keeps its bytes in full, any other line summarises long ones), against the text encoder."""
+    from messages.net import NetReply, NetRequest
+    from messages.partition import ShardReply, ShardRequest
+    from messages.replication import FetchPartition, FetchRequest, ProducePartition, ProduceRequest
+
+    assert orjson_lines._inlined(FetchPartitionData) and orjson_lines._inlined(FetchPartition)
+    assert not orjson_lines._inlined(UpdateMetadataPartitionState)  # kept by value: it recurs
+    tp = TopicPartition("t", 3)
+    batch = bytes(range(100))
+    data = FetchPartitionData(tp, Errors.NONE, 5, 5, 0, batch, 6)
+    fetch = FetchRequest(1, (FetchPartition(tp, 5, 0), FetchPartition(tp, 6)), 500, 1, session_id=7)
+    odd_items: list[Any] = [data, _Holder(data), None, (data,)]
+    bodies: list[Any] = [
+        FetchResponse((data, FetchPartitionData(tp, Errors.NOT_LEADER_OR_FOLLOWER))), FetchResponse(()),
+        FetchResponse([data, data]),  # type: ignore[arg-type]  # a list where a tuple belongs
+        FetchResponse(tuple(odd_items)), FetchResponse((attrs.evolve(data, records=b"short"),)),
+        fetch, attrs.evolve(fetch, partitions=(FetchPartition(TopicPartition("t", 2**70), 1),)),
+        ProduceRequest(-1, 30000, (ProducePartition(tp, batch), ProducePartition(tp, b"x"))),
+        7, "s", None, (data, fetch), {tp: fetch}, _Holder(data),
+    ]
+    for sender in ("replica-manager", "edge:net"):
+        for body in bodies:
+            for value in (body, ShardRequest(1, body), ShardReply(1, 2, body), NetRequest(4, 5, body, True),
+                          NetReply(4, 5, ShardReply(1, 2, body))):
+                line = orjson_lines.encode_record(9, 1.5, sender, "b", value, None)
+                assert line == fastcodec.encode_record(9, 1.5, sender, "b", value, None), value
+                assert orjson_lines.encode_value_bytes(value) == fastcodec.to_text(value).encode(), value
