@@ -28,7 +28,6 @@ import threading
 import time
 from typing import Any
 
-from actors import names
 from bench.common import cpu_seconds, git_commit, load_average, topic_json, wait_quiet
 from kactor.cluster import LocalCluster
 from messages.common import TopicPartition
@@ -77,12 +76,12 @@ def _produce(leaders: dict[int, int], endpoints: dict[int, tuple[str, int]], par
             p = partitions[i % len(partitions)]
             batch = values_batch([f"record-{i:08d}"])
             request = ProduceRequest(-1, 30000, (ProducePartition(TopicPartition(TOPIC, p), batch),))
-            answer = clients[leaders[p]].request(names.REPLICA_MANAGER, request, 30.0)
+            answer = clients[leaders[p]].request(request, timeout_s=30.0)
             for _ in range(retries):  # the warm-up: a leader may not have its LeaderAndIsr yet
                 if ok(answer):
                     break
                 time.sleep(0.1)
-                answer = clients[leaders[p]].request(names.REPLICA_MANAGER, request, 30.0)
+                answer = clients[leaders[p]].request(request, timeout_s=30.0)
             if not ok(answer):
                 errors.append(f"{TOPIC}-{p}: {answer!r}")
                 return

@@ -1060,11 +1060,9 @@ class BlockingClient:
             raise TransportError(f"cannot connect to {host}:{port}: {e.strerror or e}") from None
         self._sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
-    def request(self, body: Any, *more: Any, timeout_s: float = 10.0) -> Any:
+    def request(self, body: Any, timeout_s: float = 10.0) -> Any:
         """Send the internal request ``body`` as its Kafka request and return the decoded internal response;
-        TransportError on any failure (the connection is then closed). The JSON transport's form
-        ``request(actor_name, body[, timeout_s])`` is still accepted (see `request`)."""
-        body, timeout_s = _old_form(body, more, timeout_s)
+        TransportError on any failure (the connection is then closed)."""
         try:
             spec = outbound_spec(body)
         except ValueError as e:
@@ -1143,24 +1141,11 @@ class BlockingClient:
         self.close()
 
 
-def request(host: str, port: int, body: Any, *more: Any, timeout_s: float = 10.0) -> Any:
+def request(host: str, port: int, body: Any, timeout_s: float = 10.0) -> Any:
     """One blocking Kafka request/answer with the broker at host:port (for command-line tools and tests): the
     internal request ``body`` in, its internal response out.
-
-    The JSON transport's form ``request(host, port, actor_name, body[, timeout_s])`` is still accepted (the actor
-    name is implied by the api key now and ignored) until its callers have moved.
     Raises TransportError with a one-line reason on connection refused, timeout, lost connection or bad answer.
     """
-    body, timeout_s = _old_form(body, more, timeout_s)
     with BlockingClient(host, port, connect_timeout_s=timeout_s) as client:
         return client.request(body, timeout_s=timeout_s)
 
-
-def _old_form(body: Any, more: tuple[Any, ...], timeout_s: float) -> tuple[Any, float]:
-    """(request, timeout) of a call in the new form (request[, timeout]) or the JSON transport's (actor name,
-    request[, timeout]), whose actor name the api key now implies."""
-    if isinstance(body, str) and more:
-        body, more = more[0], more[1:]
-    if more:
-        timeout_s = float(more[0])
-    return body, timeout_s

@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import time
 
-from actors import names
 from kactor.admin.admin_zk import AdminZkClient
 from kactor.cli import CliError, produce_kafka
 from kactor.cli.support import add_zookeeper_args, admin_client, usage_error
@@ -134,7 +133,7 @@ def _produce_partition(admin: AdminZkClient, tp: TopicPartition, values: list[st
             leader, host, port = _leader_endpoint(admin, tp)
             body = ProduceRequest(acks, int(args.request_timeout * 1000), (ProducePartition(tp, batch),))
             try:
-                answer = request(host, port, names.REPLICA_MANAGER, body, args.request_timeout)
+                answer = request(host, port, body, timeout_s=args.request_timeout)
             except TransportError as e:
                 error = f"cannot reach leader {leader} of {tp.topic}-{tp.partition} at {host}:{port}: {e}"
                 retriable = True
