@@ -14,7 +14,7 @@ import os
 
 import pytest
 from cluster_helpers import Cluster, produce, segment_records
-from kafka_clients_helpers import closing_producer
+from kafka_clients_helpers import closing_producer, read_partition
 
 from kactor.records import values_batch
 from messages.common import Errors
@@ -217,3 +217,45 @@ def test_an_idempotent_producer_keeps_its_sequence_through_a_leader_kill(start_c
     assert {b.producer_id for b in batches} != {-1} and len({b.producer_id for b in batches}) == 1
     seqs = [(b.base_sequence, b.base_sequence + b.last_offset_delta) for b in batches]
     assert seqs[0][0] == 0 and all(nxt[0] == prev[1] + 1 for prev, nxt in zip(seqs, seqs[1:], strict=False))
+
+
+def test_every_compression_codec_librdkafka_sends_is_stored_as_sent_and_read_back(start_cluster) -> None:
+    """gzip, snappy, lz4 and zstd batches from librdkafka (acks=all; Produce v7+, so zstd is allowed): each is
+    validated by decompressing it (Kafka's LogValidator), stored with its codec unchanged on every replica (a topic's
+    compression.type=producer, Kafka's default) at consecutive offsets, and read back in order by a librdkafka
+    consumer (Fetch v11, which may carry zstd)."""
+    from confluent_kafka import Producer
+
+    from kactor.kafka_clients import client_config
+    from protocol.records import iter_batches
+
+    codecs = {"gzip": 1, "snappy": 2, "lz4": 3, "zstd": 4}
+    c: Cluster = start_cluster(3)
+    c.create_topic("codecs", partitions=1, replication_factor=3)
+    c.wait_partition("codecs", 0, lambda st: len(st["isr"]) == 3, what="codecs-0 with ISR of all 3")
+    servers = ",".join(f"127.0.0.1:{c.lc.ports[b]}" for b in range(3))
+    sent: list[str] = []
+    for name in codecs:
+        acked: list[tuple[object, int]] = []
+        with closing_producer(Producer(client_config(servers, f"codec-{name}", {
+                "acks": "all", "compression.type": name, "linger.ms": 20, "enable.idempotence": False}))) as p:
+            for i in range(25):
+                value = f"{name}-{i:03d}-" + "x" * 200  # compressible, so every codec really compresses
+                p.produce("codecs", value=value.encode(), partition=0,
+                          on_delivery=lambda err, msg, acked=acked: acked.append((err, msg.offset())))
+                sent.append(value)
+            assert p.flush(30) == 0
+        assert [e for e, _ in acked] == [None] * 25, acked
+        assert sorted(o for _, o in acked) == list(range(len(sent) - 25, len(sent)))
+    for b in range(3):
+        c.wait(lambda b=b: len(segment_records(c, b, "codecs", 0)) == len(sent), 30,
+               f"broker {b} to hold the {len(sent)} records")
+        with open(os.path.join(c.log_dir(b), "codecs-0", "00000000000000000000.log"), "rb") as f:
+            batches = list(iter_batches(f.read()))
+        seen = {}
+        for batch in batches:
+            for r in batch.records():
+                seen[r.value.decode().split("-")[0]] = batch.compression
+        assert seen == codecs, f"broker {b}: codec by producer {seen}"
+        assert [v for _, _, v in segment_records(c, b, "codecs", 0)] == sent
+    assert read_partition(servers, "codecs", 0) == list(enumerate(sent))
