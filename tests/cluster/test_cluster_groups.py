@@ -196,3 +196,59 @@ def test_kafka_python_consumers_join_commit_and_read_back_their_offset(start_clu
     assert out["version"] == "1.4.7" if path == "" else out["version"].startswith("3.")
     assert out["got"] == [[0, i, f"v{i}"] for i in range(5)]
     assert out["committed"] == 3
+
+
+_MEMBER = """
+import sys, confluent_kafka
+c = confluent_kafka.Consumer({"bootstrap.servers": sys.argv[1], "group.id": sys.argv[2], "client.id": "doomed",
+                              "session.timeout.ms": int(sys.argv[3]), "heartbeat.interval.ms": 500,
+                              "auto.offset.reset": "earliest", "enable.auto.commit": False})
+c.subscribe([sys.argv[4]])
+told = False
+while True:
+    c.poll(0.2)
+    if c.assignment() and not told:
+        print(",".join(str(tp.partition) for tp in c.assignment()), flush=True)
+        told = True
+"""
+
+
+def test_a_member_that_stops_heartbeating_is_expelled_after_its_session_timeout(start_cluster, closing):
+    """Kafka 2.6's classic group protocol on a real cluster: a member in another process is SIGKILLed (no
+    LeaveGroup); the coordinator keeps it until session.timeout.ms runs out without a heartbeat, then rebalances, and
+    the surviving member is assigned both partitions; DescribeGroups then lists it alone."""
+    session_ms = 6000
+    c = start_cluster(3, overrides=(f"offsets.topic.num.partitions={OFFSETS_PARTITIONS}",
+                                    "group.initial.rebalance.delay.ms=0"))
+    c.create_topic(TOPIC, partitions=2, replication_factor=3)
+    group = "expiring"
+    doomed = subprocess.Popen([sys.executable, "-c", _MEMBER, _bootstrap(c), group, str(session_ms), TOPIC],
+                              stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    try:
+        survivor = closing(confluent_kafka.Consumer({
+            "bootstrap.servers": _bootstrap(c), "group.id": group, "client.id": "survivor",
+            "session.timeout.ms": 30000, "heartbeat.interval.ms": 500, "enable.auto.commit": False}))
+        survivor.subscribe([TOPIC])
+        _poll_until([survivor], lambda: len(survivor.assignment()) == 1, "the survivor to hold one partition", {})
+        deadline = time.monotonic() + DEADLINE_S
+        while not doomed.stdout.readline().strip():  # it prints its partitions once it has some
+            assert time.monotonic() < deadline and doomed.poll() is None, "the doomed member got no partition"
+        mine = survivor.assignment()[0].partition
+        doomed.kill()
+        killed_at = time.monotonic()
+        _poll_until([survivor], lambda: len(survivor.assignment()) == 2, "the survivor to hold both partitions", {})
+        waited = time.monotonic() - killed_at
+    finally:
+        doomed.kill()
+        doomed.wait()
+    assert sorted(tp.partition for tp in survivor.assignment()) == [0, 1] and mine in (0, 1)
+    # expelled by the session timeout, not by a LeaveGroup: the rebalance came no earlier than the timeout allows
+    # (the last heartbeat was at most heartbeat.interval.ms before the kill)
+    assert waited >= (session_ms - 500) / 1000 - 0.5, f"rebalanced {waited:.1f} s after the kill"
+    from kactor.kafka_clients import admin_client
+
+    with admin_client(_bootstrap(c)) as admin:  # kept until the answer came: a dropped AdminClient never answers
+        (future,) = admin.describe_consumer_groups([group]).values()
+        described = future.result(timeout=10)
+    assert [m.client_id for m in described.members] == ["survivor"]
+    assert described.state.name == "STABLE"
