@@ -204,7 +204,7 @@ def render(view: ClusterView, acks: AckSnapshot | None = None,
     return Group(header, brokers, parts)
 
 
-ACK_COLUMNS = ("Acked", "Acks/s", "Last ack", "Max gap", "Waiting", "Failed")
+ACK_COLUMNS = ("Acked offset", "Acks/s", "Last ack", "Max gap", "Waiting", "Failed")
 STALL_S = 1.0  # records waiting this long without an acknowledgement are shown as a stall
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
 from kactor.admin.acks import AckTracker
@@ -15,16 +16,21 @@ from kactor.kafka_clients import client_config, error_text, topic_partitions
 class WatchProducer:
     """start() after the topic is known to exist; stop() flushes for at most ``flush_s`` and closes."""
 
-    def __init__(self, bootstrap: str, topic: str, rate: float, acks: str, tracker: AckTracker) -> None:
-        from confluent_kafka import Producer
-
+    def __init__(self, bootstrap: str, topic: str, rate: float, acks: str, tracker: AckTracker, *,
+                 producer: Any = None, clock: Callable[[], float] = time.monotonic) -> None:
+        """``producer`` (a confluent_kafka.Producer's produce/poll/flush/purge/close) and ``clock`` are for tests."""
         self.bootstrap = bootstrap
         self.topic = topic
         self.rate = rate
         self.tracker = tracker
-        self._producer = Producer(client_config(bootstrap, "kactor-describe-watch", {
-            "acks": acks, "enable.idempotence": False, "linger.ms": 0, "retry.backoff.ms": 100,
-            "topic.metadata.refresh.fast.interval.ms": 100}))
+        self._clock = clock
+        if producer is None:
+            from confluent_kafka import Producer
+
+            producer = Producer(client_config(bootstrap, "kactor-describe-watch", {
+                "acks": acks, "enable.idempotence": False, "linger.ms": 0, "retry.backoff.ms": 100,
+                "topic.metadata.refresh.fast.interval.ms": 100}))
+        self._producer = producer
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self.partitions: list[int] = []
@@ -39,7 +45,7 @@ class WatchProducer:
         return self
 
     def _run(self) -> None:
-        started = time.monotonic()
+        started = self._clock()
         n = 0
         while not self._stop.is_set():
             partition = self.partitions[n % len(self.partitions)]
@@ -53,8 +59,16 @@ class WatchProducer:
             except BufferError:
                 pass  # librdkafka's queue is full (the cluster is not answering): try again at the next slot
             n += 1
-            delay = started + n / self.rate - time.monotonic()
-            self._producer.poll(max(0.0, delay))
+            self._wait_until(started + n / self.rate)
+
+    def _wait_until(self, at: float) -> None:
+        """Serve delivery reports until ``at``: poll() returns as soon as it has served one, so a single
+        poll(delay) would send the next record at the next acknowledgement instead of at the rate."""
+        while not self._stop.is_set():
+            delay = at - self._clock()
+            if delay <= 0:
+                return
+            self._producer.poll(min(delay, 0.1))
 
     def stop(self, flush_s: float = 5.0) -> None:
         """Stop sending, wait up to ``flush_s`` for the records sent, then close: what is still unanswered is

@@ -74,7 +74,7 @@ def test_render_shows_the_producer_next_to_the_leaders() -> None:
     assert "Producer → orders (acks=all, 20/s): 2 acknowledged, 0 failed, 1 waiting, longest pause 1.5s" in text
     head = next(line for line in text.splitlines() if "Leader epoch" in line)
     assert [c.strip() for c in head.strip("│┃ ").split("┃")][-7:] == [
-        "End offset", "Acked", "Acks/s", "Last ack", "Max gap", "Waiting", "Failed"]
+        "End offset", "Acked offset", "Acks/s", "Last ack", "Max gap", "Waiting", "Failed"]
     rows = [[c.strip() for c in line.strip("│ ").split("│")] for line in text.splitlines()
             if line.startswith("│ orders")]
     assert rows == [["orders", "0", "1", "3", "1,2", "1,2", "ok", "42", "41", "0.2", "1.5s", "0.5s", "0", "0"],
