@@ -277,6 +277,20 @@ _default = _make_default(False)
 _default_summarising = _make_default(True)
 
 
+def bytes_file_default(put: Callable[[bytes], int]) -> Callable[[Any], Any]:
+    """What orjson calls in an input line whose long bytes go to the trace's bytes file (trace version 4,
+    `rawbytes`): ``put(value)`` appends them there and gives their offset; the line holds the reference. Everything
+    else as `_default`. Only exact bytes: a subclass, or bytes inside a value whose text is kept, stays base64, which
+    decodes the same."""
+
+    def default(v: Any) -> Any:
+        if v.__class__ is bytes and len(v) > SUMMARY_MIN:
+            return {"@bin": {"offset": put(v), "size": len(v)}}
+        return _default(v)
+
+    return default
+
+
 # Frozen values that recur everywhere are kept by value, across batches: a partition's state goes in every
 # UpdateMetadata and LeaderAndIsr until it changes (in the scenario trace 7,254 UpdateMetadataPartitionStates hold
 # 560 distinct values), a timer key fires again and again. Equal values must have equal text, and Python's == is
@@ -454,10 +468,11 @@ def _ts(ts: Any) -> Any:
 
 
 def _record_bytes(seq: int, ts: float, sender: str, receiver: str, body: Any, cause: int | None,
-                  summarise: bool | None = None) -> bytes:
+                  summarise: bool | None = None, to_file: Callable[[Any], Any] | None = None) -> bytes:
     """One line. Long bytes are written as their summary unless the line is an input (messages/codec/summary.py);
     ``summarise`` False writes them in full whatever the sender (trace version 2, which a replay of such a trace
-    compares with)."""
+    compares with). ``to_file``: a writer's `bytes_file_default`, which puts an input line's long bytes in its bytes
+    file (trace version 4); without it they are base64 in the line."""
     last = _last_ts
     if summarise is None:
         summarise = not sender.startswith(EXTERNAL_SENDERS)
@@ -466,13 +481,15 @@ def _record_bytes(seq: int, ts: float, sender: str, receiver: str, body: Any, ca
                       "receiver": receiver, "type": body.__class__.__name__,
                       "payload": e(body) if (e := _INLINE_GET(body.__class__)) is not None else
                       body if body.__class__ in _SAFE else _convert(body), "cause": cause},
-                     _default_summarising if summarise else _default, _OPT_LINE)  # positional: orjson parses
+                     _default_summarising if summarise else to_file or _default, _OPT_LINE)  # positional: orjson parses
         # keywords at a cost per call. 127 as an int: `b"\x7f" in out` first tries the bytes as an index, and raises
         # and clears a TypeError
         if out.isascii() and 127 not in out:
             return out
     except orjson.JSONEncodeError:
         pass  # an int beyond 64 bits: the text encoder writes it
+    # (bytes this line put in the bytes file before it went here stay there unnamed: the text encoder writes them as
+    # base64, which decodes the same)
     return (fastcodec.encode_record(seq, ts, sender, receiver, body, cause, summarise) + "\n").encode("ascii")
 
 
