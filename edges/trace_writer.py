@@ -6,7 +6,7 @@ the last second. Encoding at once rather than in the background costs the same C
 out of the buffer: held for a second, every body would survive into the garbage collector's older generations and be
 walked by its collections (measured: a tenth of what recording costs).
 
-An input's bytes longer than 64 (a produced batch, a fetched one) go as they are to the trace's bytes file,
+An input's bytes longer than 1 KB (a produced batch, a fetched one) go as they are to the trace's bytes file,
 ``<process>.bin`` (trace version 4, messages/codec/rawbytes.py), through a buffered file: a big batch is written
 straight from its bytes object, in the recording thread, with the GIL released; small ones are gathered. A flush
 writes that file out before the lines it takes, so a written line never names bytes the file does not hold yet.

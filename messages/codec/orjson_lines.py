@@ -42,6 +42,7 @@ import orjson
 
 from messages.codec import fastcodec
 from messages.codec.generated import generate
+from messages.codec.rawbytes import FILE_MIN
 from messages.codec.reference import bytes_json
 from messages.codec.summary import (
     EXTERNAL_SENDERS,
@@ -244,14 +245,20 @@ def _attrs_default_source(cls: type) -> Callable[[Any], Any]:
 _DEFAULT: dict[type, Callable[[Any], Any]] = {}
 
 
-def _make_default(summarising: bool) -> Callable[[Any], Any]:
+def _make_default(summarising: bool, put: Callable[[bytes], int] | None = None) -> Callable[[Any], Any]:
     """What orjson calls for a value it does not know. ``summarising``: for a line that is not an input — long bytes
-    as their summary (messages/codec/summary.py), and no remembered wire text (it holds its bytes in full)."""
+    as their summary (messages/codec/summary.py), and no remembered wire text (it holds its bytes in full). ``put``:
+    for an input line of a trace writer (trace version 4, `bytes_file_default`) — bytes longer than
+    `rawbytes.FILE_MIN` appended to its bytes file, the line holding their place."""
 
     def default(v: Any) -> Any:
         cls = v.__class__
-        if summarising and cls is bytes:
-            return summary_json(v) if len(v) > SUMMARY_MIN else bytes_json(v)
+        if cls is bytes:  # before the kept values: bytes are never kept, and a fetch's line holds some
+            if summarising:
+                return _summary(v) if len(v) > SUMMARY_MIN else bytes_json(v)
+            if put is not None and len(v) > FILE_MIN:
+                return {"@bin": {"offset": put(v), "size": len(v)}}
+            return bytes_json(v)
         entry = _VALUES.get(cls)  # looked up here rather than in a function of the class's: most values hit
         if entry is not None:
             cache, guard = entry
@@ -273,22 +280,26 @@ def _make_default(summarising: bool) -> Callable[[Any], Any]:
     return default
 
 
+def _summary(v: bytes) -> Any:
+    """The summary of long bytes, kept by identity for the next line that holds the same object: a fetch's answer
+    goes from the shard (ShardReply) to the network (NetReply) with the same bytes, and each summary is a CRC-32C
+    and a walk of the batch headers in Python (`offset_range`)."""
+    r = _recent.get(id(v))
+    if r is not None and r[0] is v:
+        return r[1]
+    return _remember_recent(v, summary_json(v))
+
+
 _default = _make_default(False)
 _default_summarising = _make_default(True)
 
 
 def bytes_file_default(put: Callable[[bytes], int]) -> Callable[[Any], Any]:
-    """What orjson calls in an input line whose long bytes go to the trace's bytes file (trace version 4,
-    `rawbytes`): ``put(value)`` appends them there and gives their offset; the line holds the reference. Everything
-    else as `_default`. Only exact bytes: a subclass, or bytes inside a value whose text is kept, stays base64, which
-    decodes the same."""
-
-    def default(v: Any) -> Any:
-        if v.__class__ is bytes and len(v) > SUMMARY_MIN:
-            return {"@bin": {"offset": put(v), "size": len(v)}}
-        return _default(v)
-
-    return default
+    """What orjson calls in an input line of a trace writer whose bytes file ``put`` appends to (trace version 4,
+    `rawbytes`): ``put(value)`` gives their offset there; the line holds the reference. Everything else as
+    `_default`. Only exact bytes: a subclass, or bytes inside a value whose text is kept, stays base64, which decodes
+    the same."""
+    return _make_default(False, put)
 
 
 # Frozen values that recur everywhere are kept by value, across batches: a partition's state goes in every

@@ -4,7 +4,7 @@ decoding.
 A replay feeds the inputs and needs their bytes in full (`summary` covers every other line). Written into the line
 as base64 they were 1.33x the produced bytes, encoded, copied by orjson into a growing line, scanned for non-ASCII
 and joined again at the flush: recording cost the data path 27-33 % of a broker's throughput (docs/performance.md).
-Now an input's bytes longer than `summary.SUMMARY_MIN` go, as they are, to ``<process>.bin`` beside
+Now an input's bytes longer than `FILE_MIN` go, as they are, to ``<process>.bin`` beside
 ``<process>.jsonl``, and the line holds where they are:
 
     {"@bin":{"offset":O,"size":N}}
@@ -25,6 +25,11 @@ from typing import Any
 
 TAG = "@bin"
 SUFFIX = ".bin"
+FILE_MIN = 1024
+"""An input's bytes longer than this go to the bytes file; shorter ones stay in the line as base64, as in version 3
+(`summary.SUMMARY_MIN` and up: a live broker's single-record batches, group metadata). For those the file saves
+nothing: on the live bench (83-byte batches) appending each to the file — a lock, a copy, the offset — and the extra
+callback cost more than its base64 (py-spy, 2026-11-25: about 5 % of what recording cost a broker)."""
 
 _source: Any = None  # the bytes file's contents (bytes, or an mmap) while a reader decodes its trace's payloads
 

@@ -15,11 +15,13 @@ import pytest
 from edges.trace_writer import TraceWriter, _BytesFile
 from kactor.trace.reader import decode_body, read_records
 from messages.codec import rawbytes
+from messages.codec.rawbytes import FILE_MIN
 from messages.common import TopicPartition
 from messages.net import NetRequest
 from messages.replication import ProducePartition, ProduceRequest
 
-_SIZES = [65, 4096, 1, 3 * 4096 + 7, _BytesFile.SIZE - 100, 200, _BytesFile.SIZE + 5, 2 * _BytesFile.SIZE, 64, 1000]
+_SIZES = [FILE_MIN + 1, 4096, 1, 3 * 4096 + 7, _BytesFile.SIZE - 100, 200, _BytesFile.SIZE + 5, 2 * _BytesFile.SIZE,
+          FILE_MIN, 65, 64, 5000]
 
 
 @pytest.mark.parametrize("where", ["tmp", "shm"])
@@ -41,7 +43,7 @@ def test_the_bytes_file_holds_every_inputs_bytes_where_its_line_says(tmp_path: P
             if i % 3 == 1:
                 writer.flush()  # the buffer in progress written, padded, then written again as it fills
         writer.close()
-        long = [b.body.partitions[0].records for b in sent if len(b.body.partitions[0].records) > 64]
+        long = [b.body.partitions[0].records for b in sent if len(b.body.partitions[0].records) > FILE_MIN]
         assert (base / "broker-0.bin").read_bytes() == b"".join(long)  # cut to its length: no padding left
         lines = path.read_text().splitlines()[1:]
         assert sum(rawbytes.TAG in line for line in lines) == len(long)

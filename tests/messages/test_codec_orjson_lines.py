@@ -182,3 +182,25 @@ def test_classes_written_inline_keep_the_text_of_the_general_way() -> None:
                 line = orjson_lines.encode_record(9, 1.5, sender, "b", value, None)
                 assert line == fastcodec.encode_record(9, 1.5, sender, "b", value, None), value
                 assert orjson_lines.encode_value_bytes(value) == fastcodec.to_text(value).encode(), value
+
+
+def test_a_summary_written_again_by_identity_is_the_text_encoders() -> None:
+    """The same bytes object in the next line (a fetch's answer: ShardReply, then NetReply) reuses its summary; an
+    equal object, or other bytes, are summarised afresh; every line is the text encoder's."""
+    from messages.net import NetReply
+    from messages.partition import ShardReply
+    from protocol.records import Record, build_batch
+
+    batch = build_batch([Record(0, 0, None, b"x" * 100)], base_offset=7)
+    equal = bytes(bytearray(batch))
+    other = build_batch([Record(0, 0, None, b"y" * 100)], base_offset=8)
+    lines = []
+    for i, records in enumerate((batch, batch, equal, other, batch)):
+        answer = FetchResponse((FetchPartitionData(TopicPartition("t", 0), Errors.NONE, 9, records=records),))
+        body = ShardReply(i, 0, answer) if i % 2 == 0 else NetReply(1, i, answer)
+        line = orjson_lines.encode_record(i, 1000.0, "partition-0", "net", body, None)
+        assert line == fastcodec.encode_record(i, 1000.0, "partition-0", "net", body, None)
+        lines.append(line)
+        if i == 0:
+            assert orjson_lines._recent[id(batch)][0] is batch  # kept for the next line
+    assert '"first_offset":8' in lines[3] and '"first_offset":7' in lines[4]

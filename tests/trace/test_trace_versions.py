@@ -24,7 +24,8 @@ from protocol.records import Record, build_batch
 from spark.load import TraceInputError, discover
 
 TP = TopicPartition("orders", 1)
-BATCH = build_batch([Record(i, 0, None, b"value-%d" % i * 20) for i in range(4)], base_offset=40)
+BATCH = build_batch([Record(i, 0, None, b"value-%d" % i * 40) for i in range(4)], base_offset=40)  # > 1 KB: in
+# version 4, an input's bytes go to the bytes file (messages.codec.rawbytes.FILE_MIN)
 PRODUCE = ProduceRequest(-1, 30000, (ProducePartition(TP, BATCH),))
 LINES = [(1, 1000.5, "edge:net", "replica-manager", NetRequest(3, 1, PRODUCE, True), None),
          (2, 1000.5, "replica-manager", "partition-1", ShardRequest(1, PRODUCE), 1)]
@@ -73,6 +74,7 @@ def test_this_kactor_writes_version_4_and_reads_every_version() -> None:
 
 
 def test_version_4_writes_an_inputs_bytes_in_the_bytes_file_and_every_other_line_as_version_3(tmp_path: Path) -> None:
+    assert len(BATCH) > rawbytes.FILE_MIN
     path = _trace_4(tmp_path)
     assert read_header(str(path))["trace_version"] == 4
     assert (tmp_path / "v4" / "broker-0.bin").read_bytes() == BATCH  # as it came, not base64
