@@ -204,3 +204,31 @@ def test_a_summary_written_again_by_identity_is_the_text_encoders() -> None:
         if i == 0:
             assert orjson_lines._recent[id(batch)][0] is batch  # kept for the next line
     assert '"first_offset":8' in lines[3] and '"first_offset":7' in lines[4]
+
+
+@attrs.frozen
+class _Answer:
+    """Qualifies to be kept by value (plain fields, frozen), but no value recurs: a produce's answer."""
+
+    topic: str
+    base_offset: int
+    error: Errors
+
+
+def test_a_class_whose_values_do_not_recur_is_written_plainly_with_the_same_text(monkeypatch: Any) -> None:
+    monkeypatch.setattr(orjson_lines, "_SAMPLE", 8)
+
+    def line(i: int) -> str:  # one encoding a value: each is a miss (_same would hit it twice more)
+        body = _Holder(_Answer("t", i, Errors.NONE))
+        text = orjson_lines.encode_record(i, 1.0, "a", "b", body, None)
+        assert text == fastcodec.encode_record(i, 1.0, "a", "b", body, None)
+        return text
+
+    first = [line(i) for i in range(3)]
+    assert _Answer in orjson_lines._VALUES and _Answer not in orjson_lines._DEMOTED  # kept at first
+    rest = [line(i) for i in range(3, 20)]
+    assert _Answer in orjson_lines._DEMOTED and _Answer not in orjson_lines._VALUES  # 8 misses, no hit
+    assert orjson_lines._INLINE[_Answer] is orjson_lines._ENCODERS[_Answer]  # a wrapper's body: written in its line
+    assert [line(i) for i in range(20)] == first + rest
+    direct = _same(1, 1.0, _Answer("t", 5, Errors.UNKNOWN_SERVER_ERROR))  # as a line's payload too
+    assert '"error":{"@e":"Errors","v":"UNKNOWN_SERVER_ERROR"}' in direct
