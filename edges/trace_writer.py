@@ -15,6 +15,8 @@ writes that file out before the lines it takes, so a written line never names by
 from __future__ import annotations
 
 import collections
+import errno
+import fcntl
 import json
 import mmap
 import os
@@ -179,24 +181,38 @@ class _BytesFile:
     def write_full(self) -> None:
         """Write the full buffers (the flusher thread, woken by put)."""
         self.wake.clear()
-        with self.write_lock:
-            while True:
-                with self.lock:
-                    if not self.full:
-                        return
-                    buf, start = self.full.popleft()
-                os.pwrite(self.fd, buf, start)
-                with self.lock:
-                    if len(self.spare) < self.SPARE:
-                        self.spare.append(buf)
+        self._write(current=False)
 
     def write_all(self) -> None:
-        """Write every byte put so far (the buffer in progress padded to the alignment; rewritten as it fills)."""
-        self.write_full()
-        with self.write_lock, self.lock:  # the buffer in progress, held still while it is written
-            if self.fill:
-                n = -(-self.fill // self.ALIGN) * self.ALIGN
-                os.pwrite(self.fd, memoryview(self.buf)[:n], self.start)
+        """Write every byte put so far: the full buffers, then the one in progress, padded to the alignment (and
+        written again as it fills)."""
+        self._write(current=True)
+
+    def _write(self, current: bool) -> None:
+        with self.write_lock:  # one writer at a time, so a buffer goes back to the spares only once written
+            with self.lock:  # what was put until now; put goes on meanwhile, after it
+                full = list(self.full)
+                self.full.clear()
+                buf, start, fill = self.buf, self.start, self.fill
+            for b, at in full:
+                self._pwrite(b, at)
+            # The buffer in progress, without holding put back for a disk write: bytes before `fill` do not change
+            # any more; those after it may be landing as this reads them, and are written again, whole, later.
+            if current and fill:
+                padded = (fill + self.ALIGN - 1) // self.ALIGN * self.ALIGN
+                self._pwrite(memoryview(buf)[:padded], start)
+            with self.lock:
+                self.spare.extend(b for b, _ in full[:max(0, self.SPARE - len(self.spare))])
+
+    def _pwrite(self, data: Any, at: int) -> None:
+        try:
+            os.pwrite(self.fd, data, at)
+        except OSError as e:  # O_DIRECT opened but refused on write (some file systems): the page cache after all
+            direct = getattr(os, "O_DIRECT", 0)
+            if e.errno != errno.EINVAL or not fcntl.fcntl(self.fd, fcntl.F_GETFL) & direct:
+                raise
+            fcntl.fcntl(self.fd, fcntl.F_SETFL, fcntl.fcntl(self.fd, fcntl.F_GETFL) & ~direct)
+            os.pwrite(self.fd, data, at)
 
     def close(self) -> None:
         self.write_all()

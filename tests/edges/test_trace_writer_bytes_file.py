@@ -51,3 +51,51 @@ def test_the_bytes_file_holds_every_inputs_bytes_where_its_line_says(tmp_path: P
     finally:
         if where == "shm":
             shutil.rmtree(base, ignore_errors=True)
+
+
+def test_a_file_system_refusing_o_direct_writes_gets_the_same_bytes_through_the_page_cache(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import fcntl
+
+    import edges.trace_writer as writer_module
+
+    real = os.pwrite
+    direct = getattr(os, "O_DIRECT", 0)
+
+    def refusing(fd: int, data: object, at: int) -> int:
+        if fcntl.fcntl(fd, fcntl.F_GETFL) & direct:
+            raise OSError(22, "Invalid argument")  # EINVAL, as such a file system answers
+        return real(fd, data, at)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(writer_module.os, "pwrite", refusing)
+    f = _BytesFile(str(tmp_path / "b.bin"))
+    data = random.Random(1).randbytes(_BytesFile.SIZE + 999)
+    assert f.put(data[:10]) == 0 and f.put(data[10:]) == 10
+    f.close()
+    assert (tmp_path / "b.bin").read_bytes() == data
+
+
+def test_puts_from_one_thread_while_another_writes_keep_their_offsets(tmp_path: Path) -> None:
+    import threading
+
+    f = _BytesFile(str(tmp_path / "b.bin"))
+    rng = random.Random(2)
+    values = [rng.randbytes(rng.choice((1500, 70_000, 900_000))) for _ in range(60)]
+    offsets: list[int] = []
+    done = threading.Event()
+
+    def writer() -> None:
+        while not done.is_set():
+            f.write_all()  # the flusher's flush, racing the puts
+
+    t = threading.Thread(target=writer)
+    t.start()
+    try:
+        offsets = [f.put(v) for v in values]
+    finally:
+        done.set()
+        t.join()
+    f.close()
+    content = (tmp_path / "b.bin").read_bytes()
+    assert len(content) == sum(map(len, values))
+    assert all(content[o:o + len(v)] == v for o, v in zip(offsets, values, strict=True))
