@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -34,7 +35,8 @@ LINES = [(1, 1000.5, "edge:net", "replica-manager", NetRequest(3, 1, PRODUCE, Tr
 def _lines(version: int) -> list[str]:
     """The two lines as a writer of ``version`` wrote them (version 4: as its writer wrote them with `_trace`)."""
     if version == 4:
-        return _written_lines(_trace_4(Path(__import__("tempfile").mkdtemp())))
+        with tempfile.TemporaryDirectory() as d:
+            return _written_lines(_trace_4(Path(d)))
     out = []
     for r in LINES:
         line = orjson_lines.encode_record(*r, summarise=None if version == 3 else False)
