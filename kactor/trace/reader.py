@@ -9,14 +9,16 @@ from __future__ import annotations
 import glob
 import json
 import logging
+import mmap
 import os
 import re
 from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import attrs
 
-from messages.codec import TRACE_VERSIONS, CodecError, from_json, known_trace_version
+from messages.codec import TRACE_VERSIONS, CodecError, from_json, known_trace_version, rawbytes
 from messages.codec.summary import is_input
 
 log = logging.getLogger("kactor.trace")
@@ -178,9 +180,32 @@ def ensure_registered() -> None:
         _registered = True
 
 
+@contextmanager
+def bytes_file(path: str) -> Iterator[None]:
+    """Decode payloads of the trace at ``path`` inside the block with its bytes file (``<process>.bin``, trace version
+    4: messages/codec/rawbytes.py) mapped, read-only; without one (an older trace) a reference is the codec's error."""
+    try:
+        f = open(rawbytes.bytes_path(path), "rb")  # noqa: SIM115 - closed below, after the map
+    except FileNotFoundError:
+        yield
+        return
+    except OSError as e:
+        raise TraceError(f"{rawbytes.bytes_path(path)}: {e.strerror}") from None
+    with f:
+        size = os.fstat(f.fileno()).st_size
+        contents: Any = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) if size else b""
+        try:
+            with rawbytes.source(contents):
+                yield
+        finally:
+            if size:
+                contents.close()
+
+
 def decode_body(path: str, rec: Record) -> Any:
     ensure_registered()
     try:
-        return rec.body
+        with bytes_file(path):
+            return rec.body
     except CodecError as e:
         raise TraceError(f"{path}:{rec.line}: {e}") from None

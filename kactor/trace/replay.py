@@ -39,6 +39,7 @@ from kactor.trace.inline_system import InlineActorSystem
 from kactor.trace.reader import (
     Record,
     TraceError,
+    bytes_file,
     decode_body,
     ensure_registered,
     read_header,
@@ -266,49 +267,52 @@ def replay(path: str, until: int | None = None, check: bool = True, keep_runtime
     # collector decides nothing the actors send
     thresholds = gc.get_threshold()
     gc.set_threshold(max(thresholds[0], _GC_YOUNG), *thresholds[1:])
-    try:
-        refused = _recorded_append_failures(path, texts, flags, linenos)
-        if refused:
-            rt.edges = Edges(log_dirs=RecordedLogDirs(refused))
-        spawn_broker_actors(rt)
-        deliver = rt.deliver
-        decode = from_json
-        for i in itertools.compress(range(len(texts)), flags):  # the external inputs, in file order
-            text = texts[i]
-            lineno = i + 2 if linenos is None else linenos[i]
-            d = _parse(path, text, lineno)
-            try:
-                decoded = decode(d["payload"])
-            except CodecError as e:
-                raise TraceError(f"{path}:{lineno}: {e}") from None
-            except KeyError:  # no payload: as Record.payload would have been read
-                raise TraceError(f"{path}:{lineno}: corrupt trace line (KeyError: 'payload')") from None
-            body = decoded
-            if decoded.__class__ is ReplicaManagerInit:
-                body = _rewrite_input(decoded, scratch, check_.paths if check_ is not None else {})
-            if writer is not None and body is decoded and d["type"] in _FROM_THE_WIRE:
-                # as the live transport does: a network body's text is the wire's, not re-encoded (note_text)
-                note_text(body.body, _wire_body_text(text, d["type"]))
-            if tamper is not None:
-                body = tamper(_as_record(d, lineno), body)
-            deliver(d["receiver"], body, d["sender"], d.get("cause"), at_ms=float(d["ts"]))
-            result.delivered += 1
-            if check_ is not None and check_.stopped:
-                if check_.error is not None:
-                    raise check_.error
-                break
-        if check_ is not None:
-            check_.finish()
-        result.compared = check_.j if check_ is not None else 0
-    finally:
-        gc.set_threshold(*thresholds)
-        result.wall_s = time.perf_counter() - t0
-        if keep_runtime:
-            result.runtime = rt
-        else:
-            rt.shutdown()
-        if own_scratch:
-            shutil.rmtree(scratch, ignore_errors=True)
+    with bytes_file(path):  # the inputs' long bytes, from trace version 4 on
+        try:
+            refused = _recorded_append_failures(path, texts, flags, linenos)
+            if refused:
+                rt.edges = Edges(log_dirs=RecordedLogDirs(refused))
+            spawn_broker_actors(rt)
+            deliver = rt.deliver
+            decode = from_json
+            for i in itertools.compress(range(len(texts)), flags):  # the external inputs, in file order
+                text = texts[i]
+                lineno = i + 2 if linenos is None else linenos[i]
+                d = _parse(path, text, lineno)
+                try:
+                    decoded = decode(d["payload"])
+                except CodecError as e:
+                    raise TraceError(f"{path}:{lineno}: {e}") from None
+                except KeyError:  # no payload: as Record.payload would have been read
+                    raise TraceError(f"{path}:{lineno}: corrupt trace line (KeyError: 'payload')") from None
+                body = decoded
+                if decoded.__class__ is ReplicaManagerInit:
+                    body = _rewrite_input(decoded, scratch, check_.paths if check_ is not None else {})
+                if writer is not None and body is decoded and d["type"] in _FROM_THE_WIRE and b'"@bin"' not in text:
+                    # as the live transport did with JSON frames: a network body's text is the wire's, not
+                    # re-encoded (note_text); not a text naming the recorded bytes file, whose offsets are not this
+                    # writer's
+                    note_text(body.body, _wire_body_text(text, d["type"]))
+                if tamper is not None:
+                    body = tamper(_as_record(d, lineno), body)
+                deliver(d["receiver"], body, d["sender"], d.get("cause"), at_ms=float(d["ts"]))
+                result.delivered += 1
+                if check_ is not None and check_.stopped:
+                    if check_.error is not None:
+                        raise check_.error
+                    break
+            if check_ is not None:
+                check_.finish()
+            result.compared = check_.j if check_ is not None else 0
+        finally:
+            gc.set_threshold(*thresholds)
+            result.wall_s = time.perf_counter() - t0
+            if keep_runtime:
+                result.runtime = rt
+            else:
+                rt.shutdown()
+            if own_scratch:
+                shutil.rmtree(scratch, ignore_errors=True)
     return result
 
 

@@ -19,7 +19,7 @@ from typing import Any, BinaryIO
 import attrs
 
 from kactor.trace.reader import TraceError, read_header
-from messages.codec import summary
+from messages.codec import rawbytes, summary
 
 log = logging.getLogger("kactor.trace.show")
 
@@ -229,7 +229,7 @@ def _brief(v: Any, nested: bool) -> str:
         return f"{{{len(v['@m'])} entries}}"
     if summary.TAG in v:  # trace version 3: bytes a line that is not an input summarises
         return f"<{summary.describe(v)}>"
-    if "@b64" in v or "@b" in v:  # base64 (trace version 2 on), latin-1 text (version 1)
+    if "@b64" in v or "@b" in v or rawbytes.TAG in v:  # base64 (version 2 on), latin-1 text (1), the bytes file (4)
         return f"<{_bytes_size(v)} bytes>"
     tag = v.get("@")
     if tag == "TopicPartition":
@@ -260,6 +260,8 @@ def _bytes_size(v: dict[str, Any]) -> int | None:
         return len(text) * 3 // 4 - text[-2:].count("=")
     if "@b" in v:
         return len(str(v["@b"]))
+    if rawbytes.TAG in v:
+        return rawbytes.size_of(v)
     if summary.TAG in v:
         inner = v[summary.TAG]
         return inner.get("size") if isinstance(inner, dict) and isinstance(inner.get("size"), int) else None

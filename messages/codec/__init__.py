@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from messages.codec import notes
+from messages.codec import notes, rawbytes
 from messages.codec.fastcodec import encode_json, to_json
 from messages.codec.fastdecode import from_json
 from messages.codec.notes import note_text
@@ -29,12 +29,14 @@ from messages.codec.notes import wanted as noting_texts
 from messages.codec.orjson_lines import encode_record, encode_record_bytes, encode_value_bytes
 from messages.codec.reference import CodecError
 
-TRACE_VERSION = 3
+TRACE_VERSION = 4
 """The version of the trace format (docs/trace-format.md) this codec writes: a trace's header carries it.
-3: in a line that is not an input, bytes longer than 64 as their summary ``{"@rec": {...}}`` (`summary`);
-2: bytes as ``{"@b64": base64}`` in every line; 1: bytes as ``{"@b": latin-1 text}``. The decoders read all three."""
+4: as 3, and a trace writer puts an input's bytes longer than 64 in the trace's bytes file, the line holding
+``{"@bin": {"offset": O, "size": N}}`` (`rawbytes`); 3: in a line that is not an input, bytes longer than 64 as their
+summary ``{"@rec": {...}}`` (`summary`); 2: bytes as ``{"@b64": base64}`` in every line; 1: bytes as
+``{"@b": latin-1 text}``. The decoders read all four."""
 
-TRACE_VERSIONS = (1, 2, 3)
+TRACE_VERSIONS = (1, 2, 3, 4)
 """Every trace version a reader accepts (the reader, replay, `trace show`, the Spark summary)."""
 
 
@@ -70,4 +72,4 @@ def prepare() -> None:
 
 __all__ = ["TRACE_VERSION", "TRACE_VERSIONS", "CodecError", "dumps", "dumps_bytes", "encode_json", "encode_record",
            "encode_record_bytes", "from_json", "known_trace_version", "loads", "note_text", "notes", "noting_texts",
-           "prepare", "to_json"]
+           "prepare", "rawbytes", "to_json"]

@@ -42,6 +42,7 @@ import orjson
 
 from messages.codec import fastcodec
 from messages.codec.generated import generate
+from messages.codec.rawbytes import FILE_MIN
 from messages.codec.reference import bytes_json
 from messages.codec.summary import (
     EXTERNAL_SENDERS,
@@ -197,7 +198,7 @@ def _inlined(cls: Any) -> bool:
     line before."""
     try:
         return (isinstance(cls, type) and attrs.has(cls) and cls is not RecordsSummary and cls not in _generating
-                and not _small(cls) and not _kept(cls))
+                and not _small(cls) and (cls in _DEMOTED or not _kept(cls)))
     except Exception:  # noqa: BLE001 - an annotation that does not resolve: the general way
         return False
 
@@ -244,20 +245,27 @@ def _attrs_default_source(cls: type) -> Callable[[Any], Any]:
 _DEFAULT: dict[type, Callable[[Any], Any]] = {}
 
 
-def _make_default(summarising: bool) -> Callable[[Any], Any]:
+def _make_default(summarising: bool, put: Callable[[bytes], int] | None = None) -> Callable[[Any], Any]:
     """What orjson calls for a value it does not know. ``summarising``: for a line that is not an input — long bytes
-    as their summary (messages/codec/summary.py), and no remembered wire text (it holds its bytes in full)."""
+    as their summary (messages/codec/summary.py), and no remembered wire text (it holds its bytes in full). ``put``:
+    for an input line of a trace writer (trace version 4, `bytes_file_default`) — bytes longer than
+    `rawbytes.FILE_MIN` appended to its bytes file, the line holding their place."""
 
     def default(v: Any) -> Any:
         cls = v.__class__
-        if summarising and cls is bytes:
-            return summary_json(v) if len(v) > SUMMARY_MIN else bytes_json(v)
+        if cls is bytes:  # before the kept values: bytes are never kept, and a fetch's line holds some
+            if summarising:
+                return _summary(v) if len(v) > SUMMARY_MIN else bytes_json(v)
+            if put is not None and len(v) > FILE_MIN:
+                return {"@bin": {"offset": put(v), "size": len(v)}}
+            return bytes_json(v)
         entry = _VALUES.get(cls)  # looked up here rather than in a function of the class's: most values hit
         if entry is not None:
-            cache, guard = entry
+            cache, guard, hits = entry
             if guard is None or guard(v):
                 r = cache.get(v)
                 if r is not None:
+                    hits[0] += 1
                     return r
         if _known and not summarising:  # values that arrived as text (a live broker's network bodies)
             r = _known.get(id(v))
@@ -273,8 +281,26 @@ def _make_default(summarising: bool) -> Callable[[Any], Any]:
     return default
 
 
+def _summary(v: bytes) -> Any:
+    """The summary of long bytes, kept by identity for the next line that holds the same object: a fetch's answer
+    goes from the shard (ShardReply) to the network (NetReply) with the same bytes, and each summary is a CRC-32C
+    and a walk of the batch headers in Python (`offset_range`)."""
+    r = _recent.get(id(v))
+    if r is not None and r[0] is v:
+        return r[1]
+    return _remember_recent(v, summary_json(v))
+
+
 _default = _make_default(False)
 _default_summarising = _make_default(True)
+
+
+def bytes_file_default(put: Callable[[bytes], int]) -> Callable[[Any], Any]:
+    """What orjson calls in an input line of a trace writer whose bytes file ``put`` appends to (trace version 4,
+    `rawbytes`): ``put(value)`` gives their offset there; the line holds the reference. Everything else as
+    `_default`. Only exact bytes: a subclass, or bytes inside a value whose text is kept, stays base64, which decodes
+    the same."""
+    return _make_default(False, put)
 
 
 # Frozen values that recur everywhere are kept by value, across batches: a partition's state goes in every
@@ -346,16 +372,45 @@ def _guard(cls: type, guards: tuple[str, ...]) -> Callable[[Any], bool] | None:
     return generate(src, "guard", "orjson guard", cls, namespace)  # type: ignore[return-value]
 
 
-_VALUES: dict[type, tuple[dict[Any, Any], Callable[[Any], bool] | None]] = {}  # class → (value → Fragment, guard)
+# class → (value → Fragment, guard, [hits since the last look at the misses])
+_VALUES: dict[type, tuple[dict[Any, Any], Callable[[Any], bool] | None, list[int]]] = {}
+
+# A class whose values do not recur is written plainly, like a class that does not qualify: a produce's answer
+# (ProduceResponse, ProducePartitionResponse: each a new base offset), a timer's delay. Looking each value up
+# (attrs' __hash__ in Python, its fields' too), writing it apart and keeping it cost more than writing it in its line:
+# on the live bench, where a leader answers every record, they were about 7 % of what recording cost a broker
+# (py-spy, 2026-11-25). After every `_SAMPLE` misses, a class with fewer than one hit for `_MISSES_PER_HIT` misses
+# is no longer kept (`_demote`); the text is the same either way.
+_SAMPLE = 512
+_MISSES_PER_HIT = 8
+_DEMOTED: set[type] = set()
+
+
+def _demote(cls: type, enc: Callable[[Any], Any]) -> None:
+    _DEMOTED.add(cls)
+    entry = _VALUES.pop(cls, None)
+    if entry is not None:
+        entry[0].clear()
+    _DEFAULT[cls] = enc
+    if _inlined(cls):  # now written in its holder's line where that holder's encoder asks (a wrapper's body)
+        _INLINE[cls] = enc
 
 
 def _memo_by_value(cls: type, enc: Callable[[Any], Any], guards: tuple[str, ...]) -> Callable[[Any], Any]:
     """What `_default` calls for a value of ``cls`` not in the cache: writes it, and keeps it if its guard allows."""
     cache: dict[Any, Any] = {}
     guard = _guard(cls, guards)
-    _VALUES[cls] = (cache, guard)
+    hits = [0]
+    _VALUES[cls] = (cache, guard, hits)
+    misses = 0
 
     def f(v: Any) -> Any:
+        nonlocal misses
+        misses += 1
+        if misses >= _SAMPLE:
+            if hits[0] * _MISSES_PER_HIT < misses:
+                _demote(cls, enc)
+            misses = hits[0] = 0
         text = _dumps(enc(v), _default, _OPT)
         if len(text) > _BIG:  # hashing it again each time would cost about what writing it does
             _DEFAULT[cls] = _by_identity(enc)
@@ -454,10 +509,11 @@ def _ts(ts: Any) -> Any:
 
 
 def _record_bytes(seq: int, ts: float, sender: str, receiver: str, body: Any, cause: int | None,
-                  summarise: bool | None = None) -> bytes:
+                  summarise: bool | None = None, to_file: Callable[[Any], Any] | None = None) -> bytes:
     """One line. Long bytes are written as their summary unless the line is an input (messages/codec/summary.py);
     ``summarise`` False writes them in full whatever the sender (trace version 2, which a replay of such a trace
-    compares with)."""
+    compares with). ``to_file``: a writer's `bytes_file_default`, which puts an input line's long bytes in its bytes
+    file (trace version 4); without it they are base64 in the line."""
     last = _last_ts
     if summarise is None:
         summarise = not sender.startswith(EXTERNAL_SENDERS)
@@ -466,13 +522,15 @@ def _record_bytes(seq: int, ts: float, sender: str, receiver: str, body: Any, ca
                       "receiver": receiver, "type": body.__class__.__name__,
                       "payload": e(body) if (e := _INLINE_GET(body.__class__)) is not None else
                       body if body.__class__ in _SAFE else _convert(body), "cause": cause},
-                     _default_summarising if summarise else _default, _OPT_LINE)  # positional: orjson parses
+                     _default_summarising if summarise else to_file or _default, _OPT_LINE)  # positional: orjson parses
         # keywords at a cost per call. 127 as an int: `b"\x7f" in out` first tries the bytes as an index, and raises
         # and clears a TypeError
         if out.isascii() and 127 not in out:
             return out
     except orjson.JSONEncodeError:
         pass  # an int beyond 64 bits: the text encoder writes it
+    # (bytes this line put in the bytes file before it went here stay there unnamed: the text encoder writes them as
+    # base64, which decodes the same)
     return (fastcodec.encode_record(seq, ts, sender, receiver, body, cause, summarise) + "\n").encode("ascii")
 
 

@@ -18,6 +18,9 @@ Encoding rules (``to_json`` / ``from_json``):
 A trace line that is not an input writes bytes longer than 64 as their summary (trace version 3):
 ``{"@rec": {"size", "crc32c", "first_offset", "last_offset"}}``, which decodes to a `summary.RecordsSummary`
 (`messages/codec/summary.py`: which lines, why, and the summary's fields). ``record_json`` is one line's JSON data.
+A trace writer puts an input's bytes longer than 64 in the trace's bytes file instead (trace version 4), the line
+holding ``{"@bin": {"offset", "size"}}``, which decodes to those bytes while a reader has that file open
+(`messages/codec/rawbytes.py`); this encoder, which has no file, writes them as base64, which every reader takes.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from typing import Any
 import attrs
 import pybase64
 
+from messages.codec import rawbytes
 from messages.codec.summary import (
     TAG,
     RecordsSummary,
@@ -153,6 +157,11 @@ def from_json(data: Any) -> Any:
         return frozenset(from_json(v) for v in data["@s"])
     if "@b64" in data or "@b" in data:
         return bytes_from_json(data)
+    if rawbytes.TAG in data:  # trace version 4: an input's bytes in the trace's bytes file
+        try:
+            return rawbytes.raw_from_json(data)
+        except ValueError as e:
+            raise CodecError(str(e)) from None
     if TAG in data:
         summary = summary_from_json(data)
         if summary is None:

@@ -182,3 +182,53 @@ def test_classes_written_inline_keep_the_text_of_the_general_way() -> None:
                 line = orjson_lines.encode_record(9, 1.5, sender, "b", value, None)
                 assert line == fastcodec.encode_record(9, 1.5, sender, "b", value, None), value
                 assert orjson_lines.encode_value_bytes(value) == fastcodec.to_text(value).encode(), value
+
+
+def test_a_summary_written_again_by_identity_is_the_text_encoders() -> None:
+    """The same bytes object in the next line (a fetch's answer: ShardReply, then NetReply) reuses its summary; an
+    equal object, or other bytes, are summarised afresh; every line is the text encoder's."""
+    from messages.net import NetReply
+    from messages.partition import ShardReply
+    from protocol.records import Record, build_batch
+
+    batch = build_batch([Record(0, 0, None, b"x" * 100)], base_offset=7)
+    equal = bytes(bytearray(batch))
+    other = build_batch([Record(0, 0, None, b"y" * 100)], base_offset=8)
+    lines = []
+    for i, records in enumerate((batch, batch, equal, other, batch)):
+        answer = FetchResponse((FetchPartitionData(TopicPartition("t", 0), Errors.NONE, 9, records=records),))
+        body = ShardReply(i, 0, answer) if i % 2 == 0 else NetReply(1, i, answer)
+        line = orjson_lines.encode_record(i, 1000.0, "partition-0", "net", body, None)
+        assert line == fastcodec.encode_record(i, 1000.0, "partition-0", "net", body, None)
+        lines.append(line)
+        if i == 0:
+            assert orjson_lines._recent[id(batch)][0] is batch  # kept for the next line
+    assert '"first_offset":8' in lines[3] and '"first_offset":7' in lines[4]
+
+
+@attrs.frozen
+class _Answer:
+    """Qualifies to be kept by value (plain fields, frozen), but no value recurs: a produce's answer."""
+
+    topic: str
+    base_offset: int
+    error: Errors
+
+
+def test_a_class_whose_values_do_not_recur_is_written_plainly_with_the_same_text(monkeypatch: Any) -> None:
+    monkeypatch.setattr(orjson_lines, "_SAMPLE", 8)
+
+    def line(i: int) -> str:  # one encoding a value: each is a miss (_same would hit it twice more)
+        body = _Holder(_Answer("t", i, Errors.NONE))
+        text = orjson_lines.encode_record(i, 1.0, "a", "b", body, None)
+        assert text == fastcodec.encode_record(i, 1.0, "a", "b", body, None)
+        return text
+
+    first = [line(i) for i in range(3)]
+    assert _Answer in orjson_lines._VALUES and _Answer not in orjson_lines._DEMOTED  # kept at first
+    rest = [line(i) for i in range(3, 20)]
+    assert _Answer in orjson_lines._DEMOTED and _Answer not in orjson_lines._VALUES  # 8 misses, no hit
+    assert orjson_lines._INLINE[_Answer] is orjson_lines._ENCODERS[_Answer]  # a wrapper's body: written in its line
+    assert [line(i) for i in range(20)] == first + rest
+    direct = _same(1, 1.0, _Answer("t", 5, Errors.UNKNOWN_SERVER_ERROR))  # as a line's payload too
+    assert '"error":{"@e":"Errors","v":"UNKNOWN_SERVER_ERROR"}' in direct

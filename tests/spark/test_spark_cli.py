@@ -40,7 +40,7 @@ def test_unknown_trace_version(tmp_path, capsys) -> None:
     (tmp_path / "broker-0.jsonl").write_text(header("broker-0", 0, version=99) + "\n")
     assert summarize(str(tmp_path), "--out", str(tmp_path / "o")) == 1
     err = one_line(capsys.readouterr().err)
-    assert "broker-0.jsonl: unsupported trace_version 99 (this reader knows 1, 2, 3)" in err
+    assert "broker-0.jsonl: unsupported trace_version 99 (this reader knows 1, 2, 3, 4)" in err
 
 
 def test_corrupt_header(tmp_path, capsys) -> None:

@@ -251,7 +251,7 @@ def test_bad_traces_give_one_clear_error(tmp_path: Path) -> None:
     empty.mkdir()
     _fails(1, "no trace files (*.jsonl) in this folder", empty)
     _fails(1, "a.jsonl:1: not a kactor trace", _write(tmp_path / "a.jsonl", ["hello"]))
-    _fails(1, "v.jsonl:1: unsupported trace_version 99 (this kactor reads versions 1, 2, 3)",
+    _fails(1, "v.jsonl:1: unsupported trace_version 99 (this kactor reads versions 1, 2, 3, 4)",
            _write(tmp_path / "v.jsonl", [_header("v", 0, version=99), *BROKER_0]))
     corrupt = _write(tmp_path / "c.jsonl", [head, BROKER_0[0], "{oops", *BROKER_0[1:]])
     # a listing streams: the rows before the bad line are out already
