@@ -15,6 +15,7 @@ writes that file out before the lines it takes, so a written line never names by
 from __future__ import annotations
 
 import collections
+import contextlib
 import errno
 import fcntl
 import json
@@ -140,11 +141,13 @@ class _BytesFile:
     BEHIND = 16  # full buffers waiting for the flusher: beyond that, put writes them itself
 
     def __init__(self, path: str) -> None:
-        flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC
-        try:
-            self.fd = os.open(path, flags | getattr(os, "O_DIRECT", 0), 0o644)
-        except OSError:
-            self.fd = os.open(path, flags, 0o644)
+        # Created at the first write: a trace whose inputs never carry more than FILE_MIN bytes (a controller's,
+        # a live cluster's single-record batches) has no bytes file beside it. One left by an earlier trace of the
+        # same name goes now, as the .jsonl it belonged to is overwritten.
+        self.path = path
+        self.fd: int | None = None
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(path)
         self.lock = threading.Lock()  # put: an offset and its copy go together, whichever thread records
         self.write_lock = threading.Lock()  # the writes, in file order
         self.wake = threading.Event()
@@ -204,7 +207,18 @@ class _BytesFile:
             with self.lock:
                 self.spare.extend(b for b, _ in full[:max(0, self.SPARE - len(self.spare))])
 
+    def _open(self) -> int:
+        flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC
+        try:
+            self.fd = os.open(self.path, flags | getattr(os, "O_DIRECT", 0), 0o644)
+        except OSError:
+            self.fd = os.open(self.path, flags, 0o644)
+        return self.fd
+
     def _pwrite(self, data: Any, at: int) -> None:
+        if self.fd is None:  # under write_lock: one opener
+            self._open()
+        assert self.fd is not None
         try:
             os.pwrite(self.fd, data, at)
         except OSError as e:  # O_DIRECT opened but refused on write (some file systems): the page cache after all
@@ -216,5 +230,7 @@ class _BytesFile:
 
     def close(self) -> None:
         self.write_all()
+        if self.fd is None:  # nothing was ever put
+            return
         os.ftruncate(self.fd, self.pos)  # the padding of the last buffer
         os.close(self.fd)

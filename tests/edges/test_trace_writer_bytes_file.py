@@ -99,3 +99,24 @@ def test_puts_from_one_thread_while_another_writes_keep_their_offsets(tmp_path: 
     content = (tmp_path / "b.bin").read_bytes()
     assert len(content) == sum(map(len, values))
     assert all(content[o:o + len(v)] == v for o, v in zip(offsets, values, strict=True))
+
+
+def test_no_bytes_file_until_bytes_go_to_it_and_none_left_from_an_earlier_trace(tmp_path: Path) -> None:
+    """A trace whose inputs carry no more than FILE_MIN bytes has no bytes file beside it; a bytes file left by an
+    earlier trace of the same name goes when the writer starts (its .jsonl is overwritten); the first long bytes
+    create it."""
+    path = tmp_path / "broker-0.jsonl"
+    (tmp_path / "broker-0.bin").write_bytes(b"an earlier trace's bytes")
+    writer = TraceWriter(str(path), {"process": "broker-0"}, flush_interval_s=3600)
+    assert not (tmp_path / "broker-0.bin").exists()
+    small = NetRequest(1, 1, ProduceRequest(-1, 1000, (ProducePartition(TopicPartition("t", 0), b"x" * FILE_MIN),)),
+                       True)
+    writer.append(1, 1000.0, "edge:net", "replica-manager", small, None)
+    writer.flush()
+    assert not (tmp_path / "broker-0.bin").exists()
+    big = NetRequest(1, 2, ProduceRequest(-1, 1000, (ProducePartition(TopicPartition("t", 0),
+                                                                      b"y" * (FILE_MIN + 1)),)), True)
+    writer.append(2, 1001.0, "edge:net", "replica-manager", big, None)
+    writer.close()
+    assert (tmp_path / "broker-0.bin").read_bytes() == b"y" * (FILE_MIN + 1)
+    assert [decode_body(str(path), r) for r in read_records(str(path))] == [small, big]
