@@ -121,7 +121,6 @@ class TraceWriter:
         notes.unhold()
 
 
-
 class _BytesFile:
     """The trace's bytes file, written around the page cache (O_DIRECT) from a few reused aligned buffers.
 

@@ -47,6 +47,7 @@ from kactor.trace.reader import (
 )
 from messages.broker_lifecycle import ReplicaManagerInit
 from messages.codec import CodecError, encode_record_bytes, from_json, note_text
+from messages.codec.rawbytes import TAG as BYTES_FILE_TAG
 from messages.codec.summary import EXTERNAL_SENDERS
 
 log = logging.getLogger("kactor.trace")
@@ -60,7 +61,7 @@ _PREFIX_INPUT = re.compile(rb'\{"seq":\d+,"ts":[^,]+,"sender":"('
                            + b"|".join(re.escape(p.encode()) for p in EXTERNAL_SENDERS)
                            + rb'|)[^"\\]*(?:\\.[^"\\]*)*"')
 _GROUP_1 = operator.methodcaller("group", 1)
-_EXTERNAL_SENDERS = EXTERNAL_SENDERS  # reader.is_external, inlined in the check's loop
+_BYTES_FILE_REF = f'"{BYTES_FILE_TAG}"'.encode()  # an input line naming its trace's bytes file
 _FIELDS = ("seq", "sender", "receiver", "type", "cause", "ts", "payload")
 _GC_YOUNG = 10_000  # the young generation's threshold during a replay (the default is 700 allocations)
 
@@ -288,7 +289,8 @@ def replay(path: str, until: int | None = None, check: bool = True, keep_runtime
                 body = decoded
                 if decoded.__class__ is ReplicaManagerInit:
                     body = _rewrite_input(decoded, scratch, check_.paths if check_ is not None else {})
-                if writer is not None and body is decoded and d["type"] in _FROM_THE_WIRE and b'"@bin"' not in text:
+                if (writer is not None and body is decoded and d["type"] in _FROM_THE_WIRE
+                        and _BYTES_FILE_REF not in text):
                     # as the live transport did with JSON frames: a network body's text is the wire's, not
                     # re-encoded (note_text); not a text naming the recorded bytes file, whose offsets are not this
                     # writer's
@@ -389,7 +391,7 @@ class _Check:
             if j >= len(texts):
                 self.stopped = True  # the trace ends here (a crash, --until): what the replay adds cannot be checked
                 return
-            if sender.startswith(_EXTERNAL_SENDERS):
+            if sender.startswith(EXTERNAL_SENDERS):  # reader.is_external, inlined in the loop
                 # the input itself (possibly tampered), delivered from this very line: its consequences are what is
                 # checked; it only has to come at the recorded place
                 if not self.flags[j] or _seq_of(texts[j]) != seq:

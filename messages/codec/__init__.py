@@ -31,7 +31,7 @@ from messages.codec.reference import CodecError
 
 TRACE_VERSION = 4
 """The version of the trace format (docs/trace-format.md) this codec writes: a trace's header carries it.
-4: as 3, and a trace writer puts an input's bytes longer than 64 in the trace's bytes file, the line holding
+4: as 3, and a trace writer puts an input's bytes longer than 1 KB in the trace's bytes file, the line holding
 ``{"@bin": {"offset": O, "size": N}}`` (`rawbytes`); 3: in a line that is not an input, bytes longer than 64 as their
 summary ``{"@rec": {...}}`` (`summary`); 2: bytes as ``{"@b64": base64}`` in every line; 1: bytes as
 ``{"@b": latin-1 text}``. The decoders read all four."""

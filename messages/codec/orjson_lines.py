@@ -42,7 +42,7 @@ import orjson
 
 from messages.codec import fastcodec
 from messages.codec.generated import generate
-from messages.codec.rawbytes import FILE_MIN
+from messages.codec.rawbytes import FILE_MIN, raw_json
 from messages.codec.reference import bytes_json
 from messages.codec.summary import (
     EXTERNAL_SENDERS,
@@ -156,15 +156,13 @@ def _field_expr(i: int, t: Any, namespace: dict[str, Any]) -> str:
             namespace[f"T{i}"], namespace[f"N{i}"] = t, _encoder(t)
             return f"(N{i}(a{i}) if a{i}.__class__ is T{i} else {general})"
         return general
-    if small:
-        hints = typing.get_type_hints(t)
-        names = [f.name for f in attrs.fields(t)]
-        namespace[f"T{i}"] = t
-        checks = " and ".join([f"a{i}.__class__ is T{i}"] + [f"a{i}.{n}.__class__ is {hints[n].__name__}" for n in names
-                                                            if hints[n] is not type(None)])
-        items = ", ".join([f'"@": {t.__name__!r}'] + [f"{n!r}: a{i}.{n}" for n in names])
-        return f"({{{items}}} if {checks} else {general})"
-    return general
+    hints = typing.get_type_hints(t)
+    names = [f.name for f in attrs.fields(t)]
+    namespace[f"T{i}"] = t
+    checks = " and ".join([f"a{i}.__class__ is T{i}"] + [f"a{i}.{n}.__class__ is {hints[n].__name__}" for n in names
+                                                        if hints[n] is not type(None)])
+    items = ", ".join([f'"@": {t.__name__!r}'] + [f"{n!r}: a{i}.{n}" for n in names])
+    return f"({{{items}}} if {checks} else {general})"
 
 
 def _declared_item(t: Any) -> Any:
@@ -257,7 +255,7 @@ def _make_default(summarising: bool, put: Callable[[bytes], int] | None = None) 
             if summarising:
                 return _summary(v) if len(v) > SUMMARY_MIN else bytes_json(v)
             if put is not None and len(v) > FILE_MIN:
-                return {"@bin": {"offset": put(v), "size": len(v)}}
+                return raw_json(put(v), len(v))
             return bytes_json(v)
         entry = _VALUES.get(cls)  # looked up here rather than in a function of the class's: most values hit
         if entry is not None:

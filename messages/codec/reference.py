@@ -18,9 +18,10 @@ Encoding rules (``to_json`` / ``from_json``):
 A trace line that is not an input writes bytes longer than 64 as their summary (trace version 3):
 ``{"@rec": {"size", "crc32c", "first_offset", "last_offset"}}``, which decodes to a `summary.RecordsSummary`
 (`messages/codec/summary.py`: which lines, why, and the summary's fields). ``record_json`` is one line's JSON data.
-A trace writer puts an input's bytes longer than 64 in the trace's bytes file instead (trace version 4), the line
-holding ``{"@bin": {"offset", "size"}}``, which decodes to those bytes while a reader has that file open
-(`messages/codec/rawbytes.py`); this encoder, which has no file, writes them as base64, which every reader takes.
+A trace writer puts an input's bytes longer than 1 KB (`rawbytes.FILE_MIN`) in the trace's bytes file instead
+(trace version 4), the line holding ``{"@bin": {"offset", "size"}}``, which decodes to those bytes while a reader
+has that file open (`messages/codec/rawbytes.py`); this encoder, which has no file, writes them as base64, which
+every reader takes.
 """
 
 from __future__ import annotations
