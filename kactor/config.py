@@ -1,8 +1,11 @@
 """KafkaConfig: the broker's configuration, with Kafka's names and Kafka 2.6's defaults.
 
 `load_config(properties_file, overrides)` reads a server.properties file (Java properties syntax, as
-``kafka-server-start.sh`` takes) and ``key=value`` overrides. An unknown key or a malformed value is a `ConfigError`
-with one clear line, raised before anything starts.
+``kafka-server-start.sh`` takes) and ``key=value`` overrides. Every Kafka 2.6.3 broker config is known
+(`kactor.kafka_configs`): the keys of `CONFIG_DEFS` are the ones kactor acts on, with its own parsers; any other known
+key is parsed and validated as Kafka does and noted at start-up with what kactor does instead
+(`kactor.config_notes`); a key Kafka does not know is kept and warned about in Kafka's words. A malformed value is a
+`ConfigError` with one clear line, raised before anything starts.
 
 Listeners follow Kafka 2.6 (KafkaConfig.listeners / advertisedListeners / listenerSecurityProtocolMap /
 interBrokerListenerName and validateValues), with Kafka's error words. kactor serves PLAINTEXT only: a listener whose
@@ -12,17 +15,20 @@ security protocol is SSL, SASL_PLAINTEXT or SASL_SSL is refused here rather than
 from __future__ import annotations
 
 import ipaddress
+import logging
 import re
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import attrs
 
+from kactor.config_notes import REFUSED, note_for
+from kactor.kafka_configs import KAFKA_CONFIGS, ConfigError, text_of
 from messages.common import EndPoint
 
+__all__ = ["CONFIG_DEFS", "ConfigError", "KafkaConfig", "build_config", "load_config"]
 
-class ConfigError(ValueError):
-    """A bad broker configuration: unknown key, malformed value or value out of range."""
+
 
 
 def _int(lo: int | None = None, hi: int | None = None) -> Callable[[str, str], int]:
@@ -141,9 +147,11 @@ _KEY_RE = re.compile(r"^[a-z][a-z0-9._-]*$")
 
 @attrs.frozen
 class KafkaConfig:
-    """The parsed configuration: ``values`` maps every known key to its effective value."""
+    """The parsed configuration: ``values`` maps every known key to its effective value; ``originals`` is what the user
+    supplied, as written (Kafka's ``originals``: unknown keys included)."""
 
     values: Mapping[str, Any]
+    originals: Mapping[str, str] = attrs.field(factory=dict)
 
     def __getitem__(self, key: str) -> Any:
         return self.values[key]
@@ -193,7 +201,37 @@ class KafkaConfig:
 
     def non_default(self) -> dict[str, Any]:
         """The keys whose value differs from the default (what a trace header records)."""
-        return {k: _jsonable(v) for k, v in self.values.items() if v != CONFIG_DEFS[k][1]}
+        return {k: _jsonable(v) for k, v in self.values.items() if v != default_of(k)}
+
+    @property
+    def unknown(self) -> tuple[str, ...]:
+        """The supplied keys Kafka 2.6.3 does not know (AbstractConfig.unused, for a broker)."""
+        return tuple(k for k in self.originals if k not in self.values)
+
+    def startup_notes(self) -> list[tuple[int, str]]:
+        """(log level, line) for every supplied key Kafka does not know (AbstractConfig.logUnused's words) and every
+        known key kactor does not act on (what kactor does instead), in the order supplied."""
+        notes = []
+        for key, text in self.originals.items():
+            if key not in self.values:
+                notes.append((logging.WARNING, f"The configuration '{key}' was supplied but isn't a known config."))
+            elif key not in CONFIG_DEFS:
+                shown = "[hidden]" if KAFKA_CONFIGS[key].sensitive else text.strip()
+                notes.append((logging.INFO, f"{key}={shown}: {note_for(key)}"))
+        return notes
+
+    def log_startup_notes(self, logger: logging.Logger | None = None) -> None:
+        """Log `startup_notes` once, when the broker starts (its logging is set up after the config is read)."""
+        logger = logger or logging.getLogger("kactor.config")
+        for level, line in self.startup_notes():
+            logger.log(level, "%s", line)
+
+
+def default_of(key: str) -> Any:
+    """The value of ``key`` when nobody sets it: kactor's for a key it acts on, else Kafka's (parsed)."""
+    if key in CONFIG_DEFS:
+        return CONFIG_DEFS[key][1]
+    return KAFKA_CONFIGS[key].default_value()
 
 
 def _jsonable(v: Any) -> Any:
@@ -340,20 +378,29 @@ def parse_overrides(items: Iterable[str]) -> dict[str, str]:
 
 
 def build_config(raw: Mapping[str, str]) -> KafkaConfig:
-    """Validate raw string settings against CONFIG_DEFS and fill in defaults."""
-    values: dict[str, Any] = {k: d for k, (_, d) in CONFIG_DEFS.items()}
+    """Validate raw string settings and fill in defaults: a key of CONFIG_DEFS by kactor's parser, any other Kafka
+    2.6.3 config by its type and validator (ConfigDef.parse); a key Kafka does not know is kept in ``originals``
+    only. ``kactor.*`` is kactor's own namespace, where an unknown key is a typo and refused."""
+    values: dict[str, Any] = {k: row.default_value() for k, row in KAFKA_CONFIGS.items()}
+    values.update({k: d for k, (_, d) in CONFIG_DEFS.items()})
     for key, text in raw.items():
-        if key not in CONFIG_DEFS:
+        if key in CONFIG_DEFS:
+            values[key] = CONFIG_DEFS[key][0](key, text)
+        elif key in KAFKA_CONFIGS:
+            values[key] = KAFKA_CONFIGS[key].parse(text)
+        elif key.startswith("kactor."):
             hint = "" if _KEY_RE.match(key) else " (malformed key)"
             raise ConfigError(f"Unknown configuration {key!r}{hint}")
-        values[key] = CONFIG_DEFS[key][0](key, text)
+    for key, (refused, why) in REFUSED.items():
+        if key in raw and refused(values[key]):
+            raise ConfigError(f"{key}={text_of(values[key])} is refused: {why}")
     if not values["zookeeper.connect"]:
         raise ConfigError("Missing required configuration \"zookeeper.connect\" which has no default value.")
     if values["broker.id"] < 0:
         raise ConfigError("broker.id must be set to a non-negative integer (generated broker ids are not supported)")
     if values["zookeeper.connection.timeout.ms"] is None:
         values["zookeeper.connection.timeout.ms"] = values["zookeeper.session.timeout.ms"]
-    config = KafkaConfig(values)
+    config = KafkaConfig(values, dict(raw))
     _validate_listeners(config, raw.keys())
     return config
 

@@ -33,6 +33,7 @@ def run(args: argparse.Namespace) -> int:
     except ConfigError as e:
         raise CliError(str(e)) from None
     setup_logging(args.log_level, prefix=f"broker-{config.broker_id} ")
+    config.log_startup_notes()
     process = BrokerProcess(config, args.trace_dir)
     # Until the first session is up, kazoo's per-attempt connection warnings would bury the one line that says why
     # the broker cannot start (BrokerStartError); once started, they are worth logging again.
