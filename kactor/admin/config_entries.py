@@ -6,8 +6,10 @@ A topic's value is its ``/config/topics/<t>`` override, else the broker's log de
 (``/config/brokers/<default>``), ``server.properties``, else Kafka's default. The source of an entry is the first
 synonym found in that order (DescribeConfigsResponse.ConfigSource ids below); synonyms are listed in that order.
 
-What kactor knows of server.properties is `kactor.config.KafkaConfig`: the keys whose value differs from Kafka's
-default count as set there (STATIC_BROKER_CONFIG); the log defaults kactor does not parse are Kafka 2.6's.
+Every broker config is a row of `kactor.kafka_configs` (Kafka 2.6.3's KafkaConfig): its type, its default and whether
+it is dynamic. What the broker was started with is `kactor.config.KafkaConfig.originals`: every key supplied counts as
+STATIC_BROKER_CONFIG, also when its value is the default, and a key Kafka does not know is described too (its type
+UNKNOWN, so sensitive, as KafkaConfig.maybeSensitive treats it).
 """
 
 from __future__ import annotations
@@ -16,9 +18,10 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from core.broker.log_config import TOPIC_CONFIG_SYNONYMS
-from kactor.admin.dynamic_broker_config import DYNAMIC_CONFIGS, QUOTA_CONFIGS, THREAD_POOL_CONFIGS
+from kactor.admin.dynamic_broker_config import QUOTA_CONFIG_KEYS
 from kactor.admin.log_config import LOG_CONFIGS
-from kactor.config import CONFIG_DEFS, KafkaConfig
+from kactor.config import KafkaConfig
+from kactor.kafka_configs import DYNAMIC_CONFIGS, KAFKA_CONFIGS, NO_DEFAULT, PASSWORD, text_of
 
 # DescribeConfigsResponse.ConfigSource
 TOPIC_CONFIG = 1
@@ -27,48 +30,12 @@ DYNAMIC_DEFAULT_BROKER_CONFIG = 3
 STATIC_BROKER_CONFIG = 4
 DEFAULT_CONFIG = 5
 # DescribeConfigsResponse.ConfigType (v3's config_type)
-CONFIG_TYPE_IDS = {"BOOLEAN": 1, "STRING": 2, "INT": 3, "SHORT": 4, "LONG": 5, "DOUBLE": 6, "LIST": 7, "CLASS": 8,
-                   "PASSWORD": 9}
-LONG_MAX = str(2**63 - 1)
-
-# KafkaConfig's defaults of the broker configs that are topic-config defaults (KafkaConfig.scala, 2.6), and their
-# types; None: no default (the synonym that follows supplies it: log.roll.hours for log.roll.ms, ...).
-BROKER_LOG_DEFAULTS: dict[str, tuple[str | None, str]] = {
-    "log.segment.bytes": ("1073741824", "INT"),
-    "log.roll.ms": (None, "LONG"),
-    "log.roll.hours": ("168", "INT"),
-    "log.roll.jitter.ms": (None, "LONG"),
-    "log.roll.jitter.hours": ("0", "INT"),
-    "log.index.size.max.bytes": ("10485760", "INT"),
-    "log.flush.interval.messages": (LONG_MAX, "LONG"),
-    "log.flush.interval.ms": (None, "LONG"),
-    "log.flush.scheduler.interval.ms": (LONG_MAX, "LONG"),
-    "log.retention.bytes": ("-1", "LONG"),
-    "log.retention.ms": (None, "LONG"),
-    "log.retention.minutes": (None, "INT"),
-    "log.retention.hours": ("168", "INT"),
-    "message.max.bytes": ("1048588", "INT"),
-    "log.index.interval.bytes": ("4096", "INT"),
-    "log.cleaner.delete.retention.ms": ("86400000", "LONG"),
-    "log.cleaner.min.compaction.lag.ms": ("0", "LONG"),
-    "log.cleaner.max.compaction.lag.ms": (LONG_MAX, "LONG"),
-    "log.segment.delete.delay.ms": ("60000", "LONG"),
-    "log.cleaner.min.cleanable.ratio": ("0.5", "DOUBLE"),
-    "log.cleanup.policy": ("delete", "LIST"),
-    "unclean.leader.election.enable": ("false", "BOOLEAN"),
-    "min.insync.replicas": ("1", "INT"),
-    "compression.type": ("producer", "STRING"),
-    "log.preallocate": ("false", "BOOLEAN"),
-    "log.message.format.version": ("2.6-IV0", "STRING"),
-    "log.message.timestamp.type": ("CreateTime", "STRING"),
-    "log.message.timestamp.difference.max.ms": (LONG_MAX, "LONG"),
-    "log.message.downconversion.enable": ("true", "BOOLEAN"),
-}
-# Types of the dynamic broker configs kactor does not parse itself (KafkaConfig's ConfigDef)
-_DYNAMIC_TYPES = {**dict.fromkeys(THREAD_POOL_CONFIGS, "INT"), **dict.fromkeys(QUOTA_CONFIGS, "LONG"),
-                  "log.cleaner.threads": "INT", "max.connections": "INT", "max.connections.per.ip": "INT"}
+CONFIG_TYPE_IDS = {"UNKNOWN": 0, "BOOLEAN": 1, "STRING": 2, "INT": 3, "SHORT": 4, "LONG": 5, "DOUBLE": 6, "LIST": 7,
+                   "CLASS": 8, "PASSWORD": 9}
 # LogConfig's own defaults of the topic configs with no broker synonym (the throttled-replica lists)
 _TOPIC_ONLY_DEFAULTS = {"follower.replication.throttled.replicas": "", "leader.replication.throttled.replicas": ""}
+# KafkaConfig's rows and DynamicConfig.Broker's own (KafkaConfig.configTypeExact looks in both)
+_BROKER_KEYS = {**KAFKA_CONFIGS, **QUOTA_CONFIG_KEYS}
 
 
 def broker_synonyms(name: str) -> list[str]:
@@ -84,32 +51,35 @@ def broker_synonyms(name: str) -> list[str]:
     return [name]
 
 
-def _text(value: Any) -> str | None:
-    """ConfigDef.convertToString: lists comma-joined, booleans lower-case, None stays null."""
-    if value is None:
-        return None
-    if isinstance(value, bool):
-        return str(value).lower()
-    if isinstance(value, (tuple, list)):
-        return ",".join(map(str, value))
-    return str(value)
+def config_type(name: str) -> str:
+    """KafkaConfig.configType: the type of ``name``, of its base config for a listener override, else UNKNOWN."""
+    row = _BROKER_KEYS.get(name)
+    if row is None and name.startswith("listener.name."):
+        row = _BROKER_KEYS.get(name[len("listener.name."):].partition(".")[2])
+    return row.type if row is not None else "UNKNOWN"
+
+
+def is_sensitive(name: str) -> bool:
+    """KafkaConfig.maybeSensitive: a PASSWORD, or a config whose type is unknown (to be safe)."""
+    return config_type(name) in (PASSWORD, "UNKNOWN")
 
 
 class BrokerConfigView:
     """DynamicBrokerConfig's four layers of one broker: its dynamic configs, the cluster's dynamic defaults, its
-    server.properties and Kafka's static defaults."""
+    server.properties (staticBrokerConfigs: what was supplied, unknown keys included) and Kafka's defaults
+    (staticDefaultConfigs: the non-null ones)."""
 
     def __init__(self, config: KafkaConfig, dynamic_broker: Mapping[str, str],
                  dynamic_default: Mapping[str, str]) -> None:
         self.dynamic_broker = dict(dynamic_broker)
         self.dynamic_default = dict(dynamic_default)
-        self.static = {k: t for k, v in config.non_default().items()
-                       if not k.startswith("kactor.") and (t := _text(config[k])) is not None}
-        self.static_defaults = {k: t for k, (v, _) in BROKER_LOG_DEFAULTS.items() if (t := v) is not None}
-        self.static_defaults.update({k: t for k, (_, v) in CONFIG_DEFS.items()
-                                     if not k.startswith("kactor.") and (t := _text(v)) is not None})
-        self.types = {**_DYNAMIC_TYPES, **{k: kind for k, (_, kind) in BROKER_LOG_DEFAULTS.items()}}
-        self.types.update({k: _kind_of_default(v) for k, (_, v) in CONFIG_DEFS.items() if k not in self.types})
+        self.static = {k: v.strip() for k, v in config.originals.items() if not k.startswith("kactor.")}
+        self.static_defaults = {k: row.default for k, row in KAFKA_CONFIGS.items()
+                                if row.default is not None and row.default != NO_DEFAULT}
+        # kactor's one default that is not Kafka's: the listener it binds when none is configured (docs)
+        if "listeners" not in self.static:
+            self.static_defaults["listeners"] = text_of(config.values["listeners"]) or ""
+        self.types = {k: row.type for k, row in _BROKER_KEYS.items()}
 
     def layers(self) -> tuple[tuple[Mapping[str, str], int], ...]:
         return ((self.dynamic_broker, DYNAMIC_BROKER_CONFIG), (self.dynamic_default, DYNAMIC_DEFAULT_BROKER_CONFIG),
@@ -164,16 +134,6 @@ def _retention_ms(view: BrokerConfigView) -> str:
     return str(int(view.current("log.retention.hours") or "168") * 3_600_000)
 
 
-def _kind_of_default(default: Any) -> str:
-    if isinstance(default, bool):
-        return "BOOLEAN"
-    if isinstance(default, int):
-        return "INT"
-    if isinstance(default, tuple):
-        return "LIST"
-    return "STRING"
-
-
 def topic_config_entries(view: BrokerConfigView, overrides: Mapping[str, str], include_synonyms: bool,
                          names: Sequence[str] | None = None) -> list[dict[str, Any]]:
     """AdminManager.createTopicConfigEntry for every LogConfig name (or those asked for), in name order."""
@@ -198,25 +158,29 @@ def topic_config_entries(view: BrokerConfigView, overrides: Mapping[str, str], i
 
 def broker_config_entries(view: BrokerConfigView, per_broker: bool, include_synonyms: bool,
                           names: Sequence[str] | None = None) -> list[dict[str, Any]]:
-    """AdminManager.createBrokerConfigEntry over the broker's configs (per broker) or over the cluster's dynamic
-    defaults (the "" resource: only the configs set in /config/brokers/<default>)."""
+    """AdminManager.createBrokerConfigEntry over the broker's configs (per broker: every KafkaConfig key and every
+    key supplied or set dynamically) or over the cluster's dynamic defaults (the "" resource: only the configs set in
+    /config/brokers/<default>)."""
     if per_broker:
-        all_names = sorted({*view.static_defaults, *view.static, *view.dynamic_default, *view.dynamic_broker})
+        all_names = sorted({*KAFKA_CONFIGS, *view.static, *view.dynamic_default, *view.dynamic_broker})
     else:
         all_names = sorted(view.dynamic_default)
     entries = []
     for name in all_names:
         if names is not None and name not in names:
             continue
+        sensitive = is_sensitive(name)
         synonyms = view.synonyms(name)
         if not per_broker:
             synonyms = [s for s in synonyms if s["source"] == DYNAMIC_DEFAULT_BROKER_CONFIG]
+        if sensitive:
+            synonyms = [{**s, "value": None} for s in synonyms]
         value = view.current(name) if per_broker else view.dynamic_default[name]
         source = synonyms[0]["source"] if synonyms else DEFAULT_CONFIG
         entries.append({
-            "name": name, "value": value, "read_only": name not in DYNAMIC_CONFIGS, "is_sensitive": False,
-            "config_source": source, "is_default": source == DEFAULT_CONFIG,
+            "name": name, "value": None if sensitive else value, "read_only": name not in DYNAMIC_CONFIGS,
+            "is_sensitive": sensitive, "config_source": source, "is_default": source == DEFAULT_CONFIG,
             "synonyms": synonyms if include_synonyms else [],
-            "config_type": CONFIG_TYPE_IDS.get(view.types.get(name, "STRING"), 2), "documentation": None,
+            "config_type": CONFIG_TYPE_IDS[config_type(name)], "documentation": None,
         })
     return entries

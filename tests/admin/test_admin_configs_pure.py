@@ -65,6 +65,13 @@ def test_entity_names_as_config_command_prints_them(entity, text) -> None:
     ({"log.retention.ms": "-2"}, False, "Invalid value -2 for configuration log.retention.ms: Value must be at least "
                                         "-1"),
     ({"num.io.threads": "0"}, True, "Invalid value 0 for configuration num.io.threads: Value must be at least 1"),
+    # every KafkaConfig key is known now: a read-only one is not taken for a custom config
+    ({"socket.send.buffer.bytes": "1", "num.io.threads": "4"}, True,
+     "Cannot update these configs dynamically: Set(socket.send.buffer.bytes)"),
+    ({"ssl.cipher.suites": "x"}, False,
+     "Cannot update these configs at default cluster level, broker id must be specified: Set(ssl.cipher.suites)"),
+    ({"num.network.threads": "many"}, False,
+     "Invalid value many for configuration num.network.threads: Not a number of type INT"),
     ({"leader.replication.throttled.rate": "fast"}, True,
      "Invalid value fast for configuration leader.replication.throttled.rate: Not a number of type LONG"),
 ])
@@ -79,3 +86,5 @@ def test_dynamic_broker_config_accepts_dynamic_and_custom_configs() -> None:
                       "log.cleanup.policy": "compact", "my.custom.setting": "anything"}, per_broker_config=False)
     validate_configs({"listener.name.plaintext.ssl.keystore.location": "k", "listeners": "PLAINTEXT://h:1"},
                      per_broker_config=True)
+    validate_configs({"num.io.threads": "16", "max.connections": "100", "listener.name.plaintext.max.connections": "9"},
+                     per_broker_config=False)
