@@ -29,8 +29,6 @@ from messages.common import EndPoint
 __all__ = ["CONFIG_DEFS", "ConfigError", "KafkaConfig", "build_config", "load_config"]
 
 
-
-
 def _int(lo: int | None = None, hi: int | None = None) -> Callable[[str, str], int]:
     def parse(key: str, text: str) -> int:
         try:

@@ -144,3 +144,18 @@ def test_dynamic_broker_configs_per_broker_and_cluster_wide_as_2_6_validates_the
     assert (entries["num.io.threads"].value, entries["num.io.threads"].source) == ("4", DYNAMIC_BROKER_CONFIG)
     assert (entries["log.cleaner.threads"].value, entries["log.cleaner.threads"].source) == \
         ("2", DYNAMIC_DEFAULT_BROKER_CONFIG)
+
+
+def test_an_unknown_key_is_warned_about_and_the_broker_starts(start_cluster) -> None:
+    c = start_cluster(1, overrides=("made.up.key=1",))
+    assert c.live_brokers() == [0]
+    log = Path(c.lc.logs[0]).read_text(errors="replace")
+    assert log.count("The configuration 'made.up.key' was supplied but isn't a known config.") == 1
+    # kept among the originals and described as 2.6 describes a config of unknown type: sensitive, value null
+    answer = raw_request("{}:{}".format(*c.lc.broker_address(0)), 32, 1, {"resources": [
+        {"resource_type": 4, "resource_name": "0", "configuration_keys": ["made.up.key", "num.io.threads"]}],
+        "include_synonyms": False})
+    (result,) = answer["results"]
+    assert {e["name"]: (e["value"], e["config_source"], e["is_sensitive"], e["read_only"])
+            for e in result["configs"]} == {"made.up.key": (None, STATIC_BROKER_CONFIG, True, True),
+                                            "num.io.threads": ("8", DEFAULT_CONFIG, False, False)}
