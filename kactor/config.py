@@ -341,6 +341,35 @@ def _validate_listeners(config: KafkaConfig, explicit: Iterable[str]) -> None:
                               "serves PLAINTEXT listeners only (SSL and SASL are not implemented)")
 
 
+_BROKER_COMPRESSION_OPTIONS = ("uncompressed", "zstd", "lz4", "snappy", "gzip", "producer")
+
+
+def _validate_values(values: Mapping[str, Any]) -> None:
+    """KafkaConfig.validateValues' rules over the keys kactor reads but does not act on (those over the listeners
+    are `_validate_listeners`), with Kafka's words."""
+    def require(ok: bool, message: str) -> None:
+        if not ok:
+            raise ConfigError(f"requirement failed: {message}")
+
+    acks, rf = values["offsets.commit.required.acks"], values["offsets.topic.replication.factor"]
+    require(-1 <= acks <= rf, "offsets.commit.required.acks must be greater or equal -1 and less or equal to "
+                              "offsets.topic.replication.factor")
+    compression = values["compression.type"]
+    require(compression in _BROKER_COMPRESSION_OPTIONS, f"compression.type : {compression} is not valid. Valid "
+                                                        f"options are {','.join(_BROKER_COMPRESSION_OPTIONS)}")
+    queued = values["queued.max.request.bytes"]
+    require(queued <= 0 or queued >= values["socket.request.max.bytes"],
+            "queued.max.request.bytes must be larger or equal to socket.request.max.bytes")
+    if values["max.connections.per.ip"] == 0:
+        require(bool(values["max.connections.per.ip.overrides"]), "max.connections.per.ip can be set to zero only if "
+                                                                  "max.connections.per.ip.overrides property is set.")
+    idle, delay = values["connections.max.idle.ms"], values["connection.failed.authentication.delay.ms"]
+    if idle >= 0:
+        require(delay < idle, f"connection.failed.authentication.delay.ms={delay} should always be less than "
+                              f"connections.max.idle.ms={idle} to prevent failed authentication responses from "
+                              "timing out")
+
+
 def parse_properties(text: str, source: str = "<properties>") -> dict[str, str]:
     """Parse Java .properties text (``key=value`` or ``key: value``, # and ! comments, backslash continuations)."""
     out: dict[str, str] = {}
@@ -398,6 +427,7 @@ def build_config(raw: Mapping[str, str]) -> KafkaConfig:
         raise ConfigError("broker.id must be set to a non-negative integer (generated broker ids are not supported)")
     if values["zookeeper.connection.timeout.ms"] is None:
         values["zookeeper.connection.timeout.ms"] = values["zookeeper.session.timeout.ms"]
+    _validate_values(values)
     config = KafkaConfig(values, dict(raw))
     _validate_listeners(config, raw.keys())
     return config

@@ -108,6 +108,26 @@ def test_a_malformed_known_key_fails_with_kafkas_words(key: str, value: str, mes
     assert str(e.value) == message
 
 
+@pytest.mark.parametrize(("settings", "message"), [
+    ({"compression.type": "zip"}, "requirement failed: compression.type : zip is not valid. Valid options are "
+                                  "uncompressed,zstd,lz4,snappy,gzip,producer"),
+    ({"offsets.topic.replication.factor": "1", "offsets.commit.required.acks": "2"},
+     "requirement failed: offsets.commit.required.acks must be greater or equal -1 and less or equal to "
+     "offsets.topic.replication.factor"),
+    ({"queued.max.request.bytes": "1000"},
+     "requirement failed: queued.max.request.bytes must be larger or equal to socket.request.max.bytes"),
+    ({"max.connections.per.ip": "0"}, "requirement failed: max.connections.per.ip can be set to zero only if "
+                                      "max.connections.per.ip.overrides property is set."),
+    ({"connections.max.idle.ms": "50"}, "requirement failed: connection.failed.authentication.delay.ms=100 should "
+     "always be less than connections.max.idle.ms=50 to prevent failed authentication responses from timing out"),
+])
+def test_kafkas_cross_checks_of_the_keys_kactor_reads(settings: dict[str, str], message: str) -> None:
+    """KafkaConfig.validateValues over keys that parse one by one but not together."""
+    with pytest.raises(ConfigError) as e:
+        build_config({**BASE, **settings})
+    assert str(e.value) == message
+
+
 def test_the_keys_kactor_acts_on_keep_their_messages() -> None:
     with pytest.raises(ConfigError) as e:
         build_config({**BASE, "num.partitions": "0"})
