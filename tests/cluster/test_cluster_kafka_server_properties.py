@@ -36,7 +36,11 @@ def shipped_cluster(zk_chroot: str, tmp_path: Path) -> Iterator[Cluster]:
     lc.broker_args = lambda broker_id: [*own_args(broker_id), str(SHIPPED)]  # type: ignore[method-assign]
     cluster = Cluster(lc)
     try:
-        yield cluster.start()
+        cluster.start()
+        for b in range(3):  # every broker serving its admin requests before a client sends it one
+            answered(cluster, 32, 1, {"resources": [{"resource_type": 4, "resource_name": str(b),
+                                                     "configuration_keys": ["broker.id"]}]}, broker=b)
+        yield cluster
     finally:
         cluster.stop()
 
@@ -126,7 +130,7 @@ def test_dynamic_broker_configs_per_broker_and_cluster_wide_as_2_6_validates_the
         mine = setting("1", "num.io.threads", "4")
         admin.incremental_alter_configs([mine])[mine].result(timeout=30)
         # librdkafka refuses an empty resource name: the cluster default goes as a raw IncrementalAlterConfigs v1
-        answer = raw_request("{}:{}".format(*c.lc.broker_address(0)), 44, 1, {"resources": [
+        answer = answered(c, 44, 1, {"resources": [
             {"resource_type": 4, "resource_name": "", "configs": [
                 {"name": "log.cleaner.threads", "config_operation": 0, "value": "2"}]}], "validate_only": False})
         assert [(r["error_code"], r["resource_name"]) for r in answer["responses"]] == [(0, "")]
@@ -152,10 +156,25 @@ def test_an_unknown_key_is_warned_about_and_the_broker_starts(start_cluster) -> 
     log = Path(c.lc.logs[0]).read_text(errors="replace")
     assert log.count("The configuration 'made.up.key' was supplied but isn't a known config.") == 1
     # kept among the originals and described as 2.6 describes a config of unknown type: sensitive, value null
-    answer = raw_request("{}:{}".format(*c.lc.broker_address(0)), 32, 1, {"resources": [
+    answer = answered(c, 32, 1, {"resources": [
         {"resource_type": 4, "resource_name": "0", "configuration_keys": ["made.up.key", "num.io.threads"]}],
         "include_synonyms": False})
     (result,) = answer["results"]
     assert {e["name"]: (e["value"], e["config_source"], e["is_sensitive"], e["read_only"])
             for e in result["configs"]} == {"made.up.key": (None, STATIC_BROKER_CONFIG, True, True),
                                             "num.io.threads": ("8", DEFAULT_CONFIG, False, False)}
+
+
+def answered(c: Cluster, api_key: int, version: int, body: dict, broker: int = 0) -> dict:
+    """A broker's answer to a raw request, asked again while it answers UNKNOWN_SERVER_ERROR: a broker just started
+    may still read requests before its actors exist (issue #26's start-up defect, not what these tests are about);
+    librdkafka retries such an answer the same way."""
+    answers: list[dict] = []
+
+    def ask() -> bool:
+        answers.append(raw_request("{}:{}".format(*c.lc.broker_address(broker)), api_key, version, body))
+        results = answers[-1].get("responses") or answers[-1].get("results") or []
+        return all(r["error_code"] != -1 for r in results)
+
+    c.wait(ask, 30, f"an answer other than UNKNOWN_SERVER_ERROR to api key {api_key} (last: {answers[-1:]})")
+    return answers[-1]
