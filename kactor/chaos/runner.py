@@ -485,8 +485,10 @@ class ChaosRun:
         self._traffic_done.set()
         if self._producer is not None:
             self._producer.join(60)
+        fatal = getattr(getattr(self, "client", None), "fatal_errors", 0)
         self._event(f"producer stopped: {len(self.acks)} records acknowledged, {self.produce_failures} "
-                    f"requests not acknowledged")
+                    f"requests not acknowledged" + (f", {fatal} fatal producer errors (producer replaced)"
+                                                    if fatal else ""))
 
     # -- producer and sampler threads ---------------------------------------------------------------------------
     def _produce_loop(self) -> None:
