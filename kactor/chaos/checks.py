@@ -3,14 +3,15 @@
 Safety (sampled throughout): at most one leader per partition per leader epoch; leader epochs and the controller
 epoch never go back; leader ∈ ISR ⊆ replicas (a topic allowed unclean election is exempt from leader ∈ ISR).
 Data (after healing): every acknowledged record at its offset on every ISR replica; the ISR replicas' logs
-identical up to the high watermark; no offset ever seen with two values. Liveness: nothing stuck.
+identical up to the high watermark; no offset ever seen with two values; no record written twice (the producer is
+idempotent). Liveness: nothing stuck. Answers: none with UNKNOWN_SERVER_ERROR. The acknowledgement gap: gaps.py.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 
-from kactor.chaos.history import TP, Ack, ClusterSnapshot, FinalPartition, Read, Sample, Violation
+from kactor.chaos.history import TP, Ack, ClusterSnapshot, ErrorAnswer, FinalPartition, Read, Sample, Violation
 
 
 def _name(tp: TP) -> str:
@@ -125,3 +126,45 @@ def stuck_operations(snap: ClusterSnapshot) -> list[Violation]:
 def _dedup(found: list[Violation]) -> list[Violation]:
     """Each violation once, in the order found (the same broken state read twice is one finding)."""
     return list(dict.fromkeys(found))
+
+
+def check_duplicates(final: Mapping[TP, FinalPartition], logs: Mapping[tuple[int, TP], Sequence[str]],
+                     reads: Iterable[Read] = ()) -> list[Violation]:
+    """Every value the run sends is unique (``s<seed>-<n>``, one probe per partition), so a value at two offsets
+    of a partition was written twice: by a retry the idempotent producer's sequence numbers should have made a
+    no-op. Each source is looked at alone (each ISR replica's final log; the consumer's reads, which also cover
+    deleted topics), so a replica disagreeing with another is divergence, not a duplicate; a partition's
+    duplicates are those of the source that shows most."""
+    sources: dict[TP, list[tuple[str, dict[str, list[int]]]]] = {}
+    for tp, part in sorted(final.items()):
+        for b in part.isr:
+            log = logs.get((b, tp))
+            if log is None:
+                continue
+            where: dict[str, list[int]] = {}
+            for o, v in enumerate(log):
+                where.setdefault(v, []).append(o)
+            sources.setdefault(tp, []).append((f"broker {b}'s log", where))
+    read_offsets: dict[TP, dict[str, set[int]]] = {}
+    for r in reads:
+        read_offsets.setdefault((r.topic, r.partition), {}).setdefault(r.value, set()).add(r.offset)
+    for tp, values in sorted(read_offsets.items()):
+        sources.setdefault(tp, []).append(("the consumer's reads", {v: sorted(o) for v, o in values.items()}))
+    out: list[Violation] = []
+    for tp, found in sorted(sources.items()):
+        worst: list[Violation] = []
+        for source, where in found:
+            dups = [Violation("duplicate", f"{_name(tp)}: {v!r} at offsets {', '.join(map(str, offsets))} "
+                                           f"({source})")
+                    for v, offsets in where.items() if len(offsets) > 1 for _ in offsets[1:]]
+            if len(dups) > len(worst):
+                worst = dups
+        out += worst
+    return out
+
+
+def check_server_errors(answers: Iterable[ErrorAnswer]) -> list[Violation]:
+    """Each UNKNOWN_SERVER_ERROR answer is a violation: Kafka answers -1 only for a failure it did not foresee,
+    and clients take it as fatal (an idempotent producer fails every record it holds)."""
+    return [Violation("server-error", f"{a.source}" + (f" at {a.ts:.1f}s" if a.ts is not None else "")
+                      + f": {a.detail}") for a in answers]

@@ -1,4 +1,5 @@
-"""The data plane of a chaos run behind one small interface: produce with acks=all, read committed records.
+"""The data plane of a chaos run behind one small interface: produce with acks=all, read committed records, tell
+the UNKNOWN_SERVER_ERROR answers received.
 
 `DataClient` is what the runner uses; `kactor.chaos.kafka_client.KafkaDataClient` is the one it runs with, made of
 Kafka's own client library (`ChaosRun(..., client_factory=...)` takes another).
@@ -7,6 +8,8 @@ Kafka's own client library (`ChaosRun(..., client_factory=...)` takes another).
 from __future__ import annotations
 
 from typing import Protocol
+
+from kactor.chaos.history import ErrorAnswer
 
 
 class ProduceError(Exception):
@@ -22,5 +25,8 @@ class DataClient(Protocol):
     def read(self, topic: str, partition: int, offset: int) -> tuple[tuple[str, ...], int]:
         """(records from ``offset`` below the leader's high watermark, that high watermark), as a consumer's
         fetch sees them; ((), -1) when the partition cannot be read now."""
+
+    def error_answers(self) -> tuple[ErrorAnswer, ...]:
+        """The UNKNOWN_SERVER_ERROR answers the client received so far (``ts``: time.monotonic())."""
 
     def close(self) -> None: ...

@@ -72,8 +72,51 @@ class ClusterSnapshot:
 
 
 @attrs.frozen(slots=True)
+class Send:
+    """One produce call of the run's producer (times in seconds of the run): ``count`` records to one partition,
+    from the call to its delivery reports; ``acked`` when every record was acknowledged."""
+
+    start: float
+    end: float
+    topic: str
+    partition: int
+    count: int
+    acked: bool
+
+
+@attrs.frozen(slots=True)
+class Outage:
+    """A broker not serving, as the runner caused it: from the fault (SIGKILL, SIGTERM, SIGSTOP, its log dir made
+    unusable) until the runner saw it registered again by a running process (``end`` None: never seen)."""
+
+    broker: int
+    start: float
+    end: float | None
+    cause: str
+
+
+@attrs.frozen(slots=True)
+class MinIsrSetting:
+    """A topic's min.insync.replicas from ``ts`` on, as the run set it (a topic starts with the brokers' 1)."""
+
+    ts: float
+    topic: str
+    value: int
+
+
+@attrs.frozen(slots=True)
+class ErrorAnswer:
+    """An answer with UNKNOWN_SERVER_ERROR (-1): one a run's client received, or one a broker's log records."""
+
+    ts: float | None  # seconds of the run (None: read from a broker's log afterwards)
+    source: str  # "the producer", "the consumer", "broker 1's log"
+    detail: str
+
+
+@attrs.frozen(slots=True)
 class Violation:
-    """A broken invariant: kind is "safety", "lost", "divergent" or "stuck"."""
+    """A broken invariant: kind is "safety", "lost", "divergent", "stuck", "gap" (an acknowledgement gap over the
+    bound), "duplicate" (a record in a log twice) or "server-error" (an UNKNOWN_SERVER_ERROR answer)."""
 
     kind: str
     detail: str

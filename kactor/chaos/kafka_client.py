@@ -1,24 +1,34 @@
 """The chaos runner's data plane through Kafka's protocol: a DataClient (kactor/chaos/client.py) made of Kafka's own
 client library (confluent-kafka / librdkafka), as any application producing to and consuming from the cluster.
 
-Produce: a librdkafka producer with acks=all, one request in flight per broker (records stay in order through
-retries), not idempotent (kactor's answer to InitProducerId is not what this checks); the values of one call are
-produced back to back inside ``linger.ms`` so they travel in one record batch, and the delivery reports give each
-record's acknowledged offset. librdkafka retries what Kafka calls retriable (a leader that moved, a broker down)
-until ``message.timeout.ms``; a record whose report carries an error was not acknowledged. The schedule alone creates
-and deletes topics: the producer's Metadata requests never allow auto-creation. Both clients refresh their metadata
-every second, so the partitions an expansion adds are written to and read within about a second.
+Produce: an idempotent librdkafka producer (enable.idempotence, acks=all, one request in flight per broker: records
+stay in order through retries, and a retry the broker already appended is dropped by its sequence number, so a
+record in a log twice is a broker's fault); the values of one call are produced back to back inside ``linger.ms`` so
+they travel in one record batch, and the delivery reports give each record's acknowledged offset. librdkafka
+retries what Kafka calls retriable (a leader that moved, a broker down) until ``message.timeout.ms``; a record whose
+report carries an error was not acknowledged. The run's client waits Kafka's ``request.timeout.ms`` (30 s) for an
+answer, as an application does, so a broker holding an acks=all produce shows as the wait it is (the runner
+measures it, kactor/chaos/gaps.py). An error that makes the idempotent producer fail for good (librdkafka's fatal
+errors: an UNKNOWN_SERVER_ERROR answer is one) is counted, and the producer is replaced so the run goes on writing.
+The schedule alone creates and deletes topics: the producer's Metadata requests never allow auto-creation. Both
+clients refresh their metadata every second, so the partitions an expansion adds are written to and read within
+about a second.
 
 Read: a consumer with ``assign()`` at the offset (no group subscription, nothing committed) reads up to the
 partition's high watermark, which ListOffsets(latest) gives for read_uncommitted — a consumer never sees above it.
+
+Every UNKNOWN_SERVER_ERROR (-1) the producer or the consumer receives is recorded (``error_answers()``).
 """
 
 from __future__ import annotations
 
+import threading
 import time
 from typing import Any
 
+from kactor.chaos.answers import UNKNOWN_SERVER_ERROR
 from kactor.chaos.client import ProduceError
+from kactor.chaos.history import ErrorAnswer
 from kactor.kafka_clients import client_config, error_text
 
 LINGER_MS = 5
@@ -28,17 +38,29 @@ LINGER_MS = 5
 METADATA_REFRESH = {"topic.metadata.refresh.fast.interval.ms": 100, "topic.metadata.refresh.interval.ms": 1000}
 
 
-class KafkaDataClient:
-    """DataClient over Kafka's protocol; ``bootstrap`` is ``host:port[,host:port...]``."""
+def _is_unknown_server_error(error: Any) -> bool:
+    """A KafkaError of an UNKNOWN_SERVER_ERROR answer: its code, or a fatal error whose reason names it
+    (librdkafka's text for -1 is "Unknown broker error")."""
+    return error.code() == UNKNOWN_SERVER_ERROR or "Unknown broker error" in (error.str() or "")
 
-    def __init__(self, bootstrap: str, timeout_s: float = 5.0) -> None:
-        from confluent_kafka import Consumer, Producer
+
+class KafkaDataClient:
+    """DataClient over Kafka's protocol; ``bootstrap`` is ``host:port[,host:port...]``. ``timeout_s`` bounds a read;
+    ``request_timeout_s`` (default ``timeout_s``) is the producer's request.timeout.ms and message.timeout.ms."""
+
+    def __init__(self, bootstrap: str, timeout_s: float = 5.0, request_timeout_s: float | None = None) -> None:
+        from confluent_kafka import Consumer
 
         self.timeout_s = timeout_s
-        timeout_ms = int(timeout_s * 1000)
-        self._producer = Producer(client_config(bootstrap, "kactor-chaos-producer", {
+        self.request_timeout_s = timeout_s if request_timeout_s is None else request_timeout_s
+        timeout_ms = int(self.request_timeout_s * 1000)
+        self._answers: list[ErrorAnswer] = []
+        self._answers_lock = threading.Lock()
+        self._fatal: list[Any] = []  # the producer's fatal error, from librdkafka's error callback
+        self.fatal_errors = 0
+        self._producer_config = client_config(bootstrap, "kactor-chaos-producer", {
             "acks": "all",
-            "enable.idempotence": False,
+            "enable.idempotence": True,
             "max.in.flight.requests.per.connection": 1,
             "linger.ms": LINGER_MS,
             "request.timeout.ms": timeout_ms,
@@ -49,7 +71,9 @@ class KafkaDataClient:
             # creation by default: the brokers (auto.create.topics.enable, Kafka 2.6's default true) would create
             # again a topic the schedule deleted, with num.partitions / default.replication.factor
             "allow.auto.create.topics": False,
-        }))
+            "error_cb": self._on_producer_error,
+        })
+        self._producer = self._new_producer()
         self._consumer = Consumer(client_config(bootstrap, "kactor-chaos-consumer", {
             "group.id": "kactor-chaos-reader",  # librdkafka needs one; nothing is subscribed or committed
             "enable.auto.commit": False,
@@ -58,7 +82,34 @@ class KafkaDataClient:
             "isolation.level": "read_uncommitted",
             "fetch.wait.max.ms": 50,
             **METADATA_REFRESH,
+            "error_cb": self._on_consumer_error,
         }))
+
+    def _new_producer(self) -> Any:
+        from confluent_kafka import Producer
+
+        self._fatal.clear()
+        return Producer(self._producer_config)
+
+    def _on_producer_error(self, error: Any) -> None:
+        # confluent-kafka hands a fatal error over with the broker's code that caused it (rd_kafka_fatal_error)
+        if error.fatal():
+            self._fatal.append(error)
+        elif _is_unknown_server_error(error):
+            self._record("the producer", error_text(error))
+
+    def _on_consumer_error(self, error: Any) -> None:
+        if _is_unknown_server_error(error):
+            self._record("the consumer", error_text(error))
+
+    def _record(self, source: str, detail: str) -> None:
+        with self._answers_lock:
+            self._answers.append(ErrorAnswer(time.monotonic(), source, detail))
+
+    def error_answers(self) -> tuple[ErrorAnswer, ...]:
+        """The UNKNOWN_SERVER_ERROR answers received so far (``ts``: time.monotonic())."""
+        with self._answers_lock:
+            return tuple(self._answers)
 
     def produce(self, topic: str, partition: int, values: tuple[str, ...]) -> int:
         """acks=all; the offset of the first value. ProduceError unless every value was acknowledged at
@@ -71,9 +122,11 @@ class KafkaDataClient:
             for value in values:
                 self._producer.produce(topic, value=value.encode(), partition=partition, on_delivery=on_delivery)
         except Exception as e:  # noqa: BLE001 - an unknown partition, a full queue: not acknowledged
-            self._producer.flush(self.timeout_s + 2)
+            self._producer.flush(self.request_timeout_s + 2)
+            self._after_produce(topic, partition, reports)
             raise ProduceError(f"{topic}-{partition}: {type(e).__name__}: {e}") from None
-        self._producer.flush(self.timeout_s + 2)  # message.timeout.ms bounds every record's wait
+        self._producer.flush(self.request_timeout_s + 2)  # message.timeout.ms bounds every record's wait
+        self._after_produce(topic, partition, reports)
         errors = [error_text(e) for e, _ in reports if e is not None]
         if errors or len(reports) != len(values):
             raise ProduceError(f"{topic}-{partition}: {errors[0] if errors else 'no delivery report'}")
@@ -81,6 +134,20 @@ class KafkaDataClient:
         if offsets != list(range(offsets[0], offsets[0] + len(values))):
             raise ProduceError(f"{topic}-{partition}: acknowledged at offsets {offsets}, not consecutive")
         return offsets[0]
+
+    def _after_produce(self, topic: str, partition: int, reports: list[tuple[Any, int]]) -> None:
+        """One -1 answer per call (its records travelled in one batch), from the delivery reports or else the
+        fatal error it caused; a producer failed for good is replaced."""
+        unknown = [e for e, _ in reports if e is not None and _is_unknown_server_error(e)]
+        fatal = list(self._fatal)
+        if unknown:
+            self._record("the producer", f"Produce to {topic}-{partition}: {error_text(unknown[0])}")
+        elif any(_is_unknown_server_error(e) for e in fatal):
+            self._record("the producer", f"Produce to {topic}-{partition}: {error_text(fatal[0])} (fatal)")
+        if fatal:
+            self.fatal_errors += 1
+            self._producer.flush(0)
+            self._producer = self._new_producer()
 
     def read(self, topic: str, partition: int, offset: int) -> tuple[tuple[str, ...], int]:
         """The values from ``offset`` below the high watermark, and that high watermark; ((), -1) when the
@@ -104,6 +171,8 @@ class KafkaDataClient:
                 batch = self._consumer.consume(num_messages=min(hw - next_offset, 10000), timeout=min(remaining, 0.5))
                 for msg in batch:
                     if msg.error() is not None:
+                        if _is_unknown_server_error(msg.error()):
+                            self._record("the consumer", f"Fetch from {topic}-{partition}: {error_text(msg.error())}")
                         if msg.error().name() != "_PARTITION_EOF":
                             return (), -1
                         continue
@@ -113,7 +182,9 @@ class KafkaDataClient:
                         values.append(msg.value().decode())
                     next_offset += 1
             return tuple(values), hw
-        except KafkaException:
+        except KafkaException as e:
+            if e.args and hasattr(e.args[0], "code") and _is_unknown_server_error(e.args[0]):
+                self._record("the consumer", f"ListOffsets / Fetch of {topic}-{partition}: {error_text(e)}")
             return (), -1
         finally:
             try:
@@ -122,5 +193,5 @@ class KafkaDataClient:
                 pass
 
     def close(self) -> None:
-        self._producer.flush(self.timeout_s)
+        self._producer.flush(self.request_timeout_s)
         self._consumer.close()

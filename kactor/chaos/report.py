@@ -1,5 +1,7 @@
 """What `kactor chaos` prints: a progress bar while it runs, one line per seed, the violations and the replay command
-of a failing seed, and the summary."""
+of a failing seed, and the summary. Beside the invariants' counts, each seed line and the summary show the three
+figures of issue #26: the longest acknowledgement gap against its bound, the records written twice, the
+UNKNOWN_SERVER_ERROR answers."""
 
 from __future__ import annotations
 
@@ -14,6 +16,12 @@ from kactor.chaos.runner import SeedResult
 KINDS = (("safety", "safety violations"), ("lost", "lost records"), ("divergent", "divergent records"),
          ("stuck", "stuck operations"))
 SHOWN_VIOLATIONS = 10
+
+
+def _gap(r: SeedResult) -> str:
+    if r.longest_gap_s is None:
+        return "gap -"
+    return f"gap {r.longest_gap_s:.1f}/{r.gap_bound_s:.1f} s"
 
 
 def replay_command(seed: int, steps: int, brokers: int, zk_servers: int) -> str:
@@ -31,7 +39,8 @@ def seed_lines(r: SeedResult, brokers: int, zk_servers: int) -> list[str]:
     counts = "  ".join(f"{kind} {r.count(kind)}" for kind, _ in KINDS)
     status = "ok  " if r.ok else "FAIL"
     lines = [f"seed {r.seed:<4} {status}  {r.steps} steps, {sum(r.faults.values())} faults, {r.acked} acked  "
-             f"{counts}  {r.duration_s:.1f} s"]
+             f"{counts}  {_gap(r)}  duplicates {r.count('duplicate')}  unknown-server-error "
+             f"{r.count('server-error')}  {r.duration_s:.1f} s"]
     if r.error:
         lines.append(f"  the run failed: {r.error}")
     for v in r.violations[:SHOWN_VIOLATIONS]:
@@ -54,9 +63,16 @@ def summary_lines(results: Sequence[SeedResult], total_s: float) -> list[str]:
     failed = [r.seed for r in results if not r.ok]
     totals = ", ".join(f"{sum(r.count(kind) for r in results)} {label}" for kind, label in KINDS)
     per_seed = [r.duration_s for r in results]
+    measured = [r for r in results if r.longest_gap_s is not None]
+    worst = max(measured, key=lambda r: r.longest_gap_s or 0.0, default=None)
+    gap = "longest acknowledgement gap -" if worst is None else \
+        (f"longest acknowledgement gap {worst.longest_gap_s:.1f} s (seed {worst.seed}; bound {worst.gap_bound_s:.1f} s"
+         f", {sum(r.count('gap') for r in results)} over it)")
     lines = [f"{len(results)} seeds x {results[0].steps} steps: {totals}",
              f"faults: {_faults(faults)}",
-             f"acknowledged records checked: {sum(r.acked for r in results)}",
+             f"acknowledged records checked: {sum(r.acked for r in results)}; {gap}, "
+             f"{sum(r.count('duplicate') for r in results)} duplicated records, "
+             f"{sum(r.count('server-error') for r in results)} UNKNOWN_SERVER_ERROR answers",
              f"{len(results) - len(failed)} seeds clean" + (f", {len(failed)} failed: "
                                                             f"{', '.join(map(str, failed))}" if failed else ""),
              f"time: {total_s:.0f} s in all, {statistics.median(per_seed):.1f} s per seed (median; "

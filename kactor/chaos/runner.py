@@ -24,16 +24,22 @@ from kazoo.client import KazooClient
 from kazoo.exceptions import NoNodeError
 
 from edges.net_faults import FAULTS_ENV, endpoint, write_rules
-from kactor.chaos.checks import check_data, check_safety, stuck_operations
+from kactor.chaos.answers import broker_log_answers
+from kactor.chaos.checks import check_data, check_duplicates, check_safety, check_server_errors, stuck_operations
 from kactor.chaos.client import DataClient, ProduceError
+from kactor.chaos.gaps import ack_gaps, check_gaps, gap_bound_s, longest
 from kactor.chaos.history import (
     TP,
     Ack,
     ClusterSnapshot,
+    ErrorAnswer,
     FinalPartition,
+    MinIsrSetting,
+    Outage,
     PartitionSample,
     Read,
     Sample,
+    Send,
     Violation,
 )
 from kactor.chaos.schedule import Step, make_schedule
@@ -55,6 +61,8 @@ class ChaosConfig:
     brokers: int = 3
     zk_servers: int = 1
     session_timeout_ms: int = 3000
+    replica_lag_time_max_ms: int = 3000  # a cut or frozen follower leaves the ISR within the fault
+    request_timeout_s: float = 30.0  # the producer's request.timeout.ms: Kafka's default, what an application waits
     settle_s: float = 30.0  # after a step: every broker back and registered
     liveness_s: float = 90.0  # after healing: deletions, reassignments, elections done and every partition led
     quiesce_s: float = 30.0  # then: full ISRs with equal logs, before the logs are read
@@ -71,6 +79,8 @@ class SeedResult:
     duration_s: float
     folder: str | None  # kept folder (traces, logs, events) or None
     error: str | None = None  # the run itself failed (not an invariant)
+    longest_gap_s: float | None = None  # the producer's longest acknowledgement gap (kactor/chaos/gaps.py)
+    gap_bound_s: float | None = None
 
     @property
     def ok(self) -> bool:
@@ -85,12 +95,13 @@ class SeedResult:
 INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state"})
 
 
-def kafka_data_client(cluster: LocalCluster) -> DataClient:
+def kafka_data_client(cluster: LocalCluster, request_timeout_s: float = 30.0) -> DataClient:
     """The data plane of a run: Kafka's protocol (kactor/chaos/kafka_client.py), bootstrapped from every broker's
     listener as an application is configured."""
     from kactor.chaos.kafka_client import KafkaDataClient
 
-    return KafkaDataClient(",".join("{}:{}".format(*cluster.broker_address(b)) for b in range(cluster.n)))
+    return KafkaDataClient(",".join("{}:{}".format(*cluster.broker_address(b)) for b in range(cluster.n)),
+                           request_timeout_s=request_timeout_s)
 
 
 class Interrupted(Exception):  # noqa: N818 - a stop request, not an error
@@ -106,7 +117,8 @@ class ChaosRun:
         self.cfg = config
         self.folder = os.path.abspath(folder)
         self.keep = keep
-        self.client_factory = client_factory or kafka_data_client
+        self.client_factory = client_factory or (
+            lambda cluster: kafka_data_client(cluster, config.request_timeout_s))
         self.on_step = on_step or (lambda i: None)
         self.cluster: LocalCluster | None = None
         self.zk: KazooClient | None = None
@@ -122,6 +134,11 @@ class ChaosRun:
         self.acks: list[Ack] = []
         self.reads: list[Read] = []
         self.produce_failures = 0
+        self.sends: list[Send] = []
+        self.outages: list[Outage] = []
+        self._down: dict[int, tuple[float, str]] = {}  # broker → (since, cause), until seen registered again
+        self._continued_ms: dict[int, float] = {}  # a frozen broker's SIGCONT: up once registered after it
+        self.min_isr: list[MinIsrSetting] = []
         self.live_topics: dict[str, int] = {}  # topic → partitions, as the producer targets them
         self.deleted: set[str] = set()
         self.faults: dict[str, int] = {}
@@ -137,6 +154,7 @@ class ChaosRun:
         os.makedirs(self.folder, exist_ok=True)
         self._events = open(os.path.join(self.folder, "events.log"), "w", encoding="utf-8")  # noqa: SIM115
         violations: list[Violation] = []
+        figures: dict[str, float] = {}
         error = None
         try:
             self._start()
@@ -152,7 +170,12 @@ class ChaosRun:
             for t in self._threads:
                 t.join(10)
             violations = check_safety(self.samples) + check_data(self.acks, final, logs, hws, self.reads) \
-                + violations
+                + violations + check_duplicates(final, logs, self.reads)
+            gaps = ack_gaps(self.sends, self.samples, self._all_outages(), self.min_isr)
+            bound = gap_bound_s(cfg.session_timeout_ms, cfg.replica_lag_time_max_ms)
+            violations += check_gaps(gaps, bound)
+            g = longest(gaps)
+            figures = {"longest_gap_s": 0.0 if g is None else g.seconds, "gap_bound_s": bound}
         except Interrupted:
             raise
         except Exception as e:  # noqa: BLE001 - the seed fails with its reason; the next seed still runs
@@ -161,14 +184,28 @@ class ChaosRun:
             self._event(f"run failed: {error}")
         finally:
             self.close()
+        if error is None:
+            violations += check_server_errors(self.error_answers())
         duration = time.monotonic() - self._t0
         result = SeedResult(cfg.seed, cfg.steps, dict(self.faults), len(self.acks), tuple(violations), duration,
-                            self.folder, error)
+                            self.folder, error, figures.get("longest_gap_s"), figures.get("gap_bound_s"))
         self._write_artifacts(result)
         if result.ok and not self.keep:
             shutil.rmtree(self.folder, ignore_errors=True)
             result = attrs.evolve(result, folder=None)
         return result
+
+    def error_answers(self) -> list[ErrorAnswer]:
+        """The UNKNOWN_SERVER_ERROR answers: the client's (in the run's time) and those in the brokers' logs."""
+        client = getattr(self, "client", None)
+        out = [attrs.evolve(a, ts=None if a.ts is None else a.ts - self._t0)
+               for a in (client.error_answers() if client is not None else ())]
+        for b in range(self.cfg.brokers):
+            path = os.path.join(self.folder, "cluster", f"broker-{b}.log")
+            if os.path.exists(path):
+                with open(path, encoding="utf-8", errors="replace") as f:
+                    out += broker_log_answers(b, f)
+        return out
 
     def _event(self, text: str) -> None:
         line = f"{time.monotonic() - self._t0:8.2f}s {text}"
@@ -191,7 +228,7 @@ class ChaosRun:
         os.environ[FAULTS_ENV] = self.fault_file  # inherited by every broker process this run starts
         overrides = [f"zookeeper.session.timeout.ms={cfg.session_timeout_ms}",
                      "controlled.shutdown.retry.backoff.ms=200",
-                     "replica.lag.time.max.ms=3000",
+                     f"replica.lag.time.max.ms={cfg.replica_lag_time_max_ms}",
                      "replica.high.watermark.checkpoint.interval.ms=500",
                      # the data client's consumer makes the group coordinator create __consumer_offsets: Kafka's
                      # 50 partitions would outnumber the schedule's own
@@ -287,6 +324,9 @@ class ChaosRun:
                     self.live_topics[topic] = int(step.args[0])
         elif step.op == "config":
             admin.change_topic_config(topic, {str(step.args[0]): str(step.args[1])})
+            if step.args[0] == "min.insync.replicas":
+                with self._lock:
+                    self.min_isr.append(MinIsrSetting(self._now(), topic, int(step.args[1])))
 
     def _fault(self, step: Step) -> None:
         assert self.cluster is not None and self.cluster.zk is not None
@@ -300,16 +340,19 @@ class ChaosRun:
                 self._event("  no controller to kill")
                 return
             self._event(f"  SIGKILL controller {ctrl}")
+            self._down_from(ctrl, fault)
             c.kill_broker(ctrl)
             self._hold(hold)
             self._restart(ctrl)
         elif fault == "sigkill":
             (b,) = step.targets
+            self._down_from(b, fault)
             c.kill_broker(b)
             self._hold(hold)
             self._restart(b)
         elif fault == "sigterm":
             (b,) = step.targets
+            self._down_from(b, fault)
             code = c.stop_broker(b, timeout=60.0)
             self._event(f"  broker {b} stopped with exit code {code}")
             self._hold(hold)
@@ -317,9 +360,11 @@ class ChaosRun:
         elif fault == "sigstop":
             (b,) = step.targets
             self._stopped_broker = b
+            self._down_from(b, fault)
             c.signal_broker(b, signal.SIGSTOP)
             self._hold(self.cfg.session_timeout_ms / 1000.0 + hold)
             c.signal_broker(b, signal.SIGCONT)
+            self._continued_ms[b] = time.time() * 1000
             self._stopped_broker = None
         elif fault == "partition":
             a, b = step.targets
@@ -330,6 +375,7 @@ class ChaosRun:
             write_rules(self.fault_file, [])
         elif fault == "logdir":
             (b,) = step.targets
+            self._down_from(b, fault)
             self._break_log_dir(b)
             self._hold(hold)
             self._heal_log_dir(b)
@@ -341,6 +387,20 @@ class ChaosRun:
             self._hold(hold)
             ensemble.restart(index)
         self._event(f"  {fault} healed")
+
+    def _now(self) -> float:
+        """Seconds of the run: the clock of samples, sends and outages."""
+        return time.monotonic() - self._t0
+
+    def _all_outages(self) -> list[Outage]:
+        """The outages, those still open (a broker never seen back) ending with the run."""
+        with self._lock:
+            return [*self.outages, *(Outage(b, since, None, cause) for b, (since, cause) in self._down.items())]
+
+    def _down_from(self, broker: int, cause: str) -> None:
+        """``broker`` stops serving now, until it is seen registered again by a running process."""
+        with self._lock:
+            self._down.setdefault(broker, (self._now(), cause))
 
     def _hold(self, seconds: float) -> None:
         """The fault's duration: the cluster runs with it meanwhile."""
@@ -389,6 +449,7 @@ class ChaosRun:
         for b, proc in list(c.procs.items()):
             if proc.poll() is not None:
                 self._event(f"  broker {b} exited with {proc.returncode}; starting it again")
+                self._down_from(b, "exited")
                 self._restart(b)
         self._wait(self._all_registered, self.cfg.settle_s, "every broker registered by its current process")
 
@@ -399,13 +460,19 @@ class ChaosRun:
 
     def _all_registered(self) -> bool:
         """Every broker registered by the process running now: a crashed broker's znode lingers until its
-        session expires, so the registration's timestamp must be later than the process's start."""
+        session expires, so the registration's timestamp must be later than the process's start. A broker down
+        since a fault is up again from the first poll that finds it registered so (and, if frozen, continued)."""
+        registered = True
         for b in range(self.cfg.brokers):
             # the znode's creation time: the registration of a broker process is created after that process started
             stat = self.zk.exists(paths.BrokerIdZNode.path(b))  # type: ignore[union-attr]
             if stat is None or stat.ctime < self._started_ms[b]:
-                return False
-        return True
+                registered = False
+            elif b in self._down and self._stopped_broker != b and stat.ctime >= self._continued_ms.get(b, 0):
+                with self._lock:
+                    since, cause = self._down.pop(b)
+                    self.outages.append(Outage(b, since, self._now(), cause))
+        return registered
 
     def _heal_all(self) -> None:
         write_rules(self.fault_file, [])
@@ -418,8 +485,10 @@ class ChaosRun:
         self._traffic_done.set()
         if self._producer is not None:
             self._producer.join(60)
+        fatal = getattr(getattr(self, "client", None), "fatal_errors", 0)
         self._event(f"producer stopped: {len(self.acks)} records acknowledged, {self.produce_failures} "
-                    f"requests not acknowledged")
+                    f"requests not acknowledged" + (f", {fatal} fatal producer errors (producer replaced)"
+                                                    if fatal else ""))
 
     # -- producer and sampler threads ---------------------------------------------------------------------------
     def _produce_loop(self) -> None:
@@ -435,13 +504,17 @@ class ChaosRun:
             turn += 1
             values = tuple(f"s{self.cfg.seed}-{n + k}" for k in range(1 + turn % 3))
             n += len(values)
+            start = self._now()
             try:
                 base = self.client.produce(topic, partition, values)
             except ProduceError:
+                with self._lock:
+                    self.sends.append(Send(start, self._now(), topic, partition, len(values), False))
                 self.produce_failures += 1
                 self._stop.wait(0.1)
                 continue
             with self._lock:
+                self.sends.append(Send(start, self._now(), topic, partition, len(values), True))
                 self.acks.extend(Ack(topic, partition, base + k, v) for k, v in enumerate(values))
             if turn % 10 == 0:  # a consumer reading committed records now and then
                 records, _ = self.client.read(topic, partition, 0)
@@ -588,10 +661,18 @@ class ChaosRun:
         with open(os.path.join(self.folder, "result.json"), "w", encoding="utf-8") as f:
             json.dump({"seed": result.seed, "steps": result.steps, "faults": result.faults, "acked": result.acked,
                        "duration_s": round(result.duration_s, 1), "error": result.error,
+                       "longest_gap_s": None if result.longest_gap_s is None else round(result.longest_gap_s, 3),
+                       "gap_bound_s": result.gap_bound_s, "duplicates": result.count("duplicate"),
+                       "server_errors": result.count("server-error"),
+                       "outages": [attrs.asdict(o) for o in self._all_outages()],
+                       "min_insync_replicas": [attrs.asdict(m) for m in self.min_isr],
                        "violations": [attrs.asdict(v) for v in result.violations]}, f, indent=1)
         with open(os.path.join(self.folder, "acks.jsonl"), "w", encoding="utf-8") as f:
             for a in self.acks:
                 f.write(json.dumps(attrs.astuple(a)) + "\n")
+        with open(os.path.join(self.folder, "sends.jsonl"), "w", encoding="utf-8") as f:
+            for send in self.sends:
+                f.write(json.dumps([round(send.start, 3), round(send.end, 3), *attrs.astuple(send)[2:]]) + "\n")
         with open(os.path.join(self.folder, "samples.jsonl"), "w", encoding="utf-8") as f:
             for s in self.samples:
                 f.write(json.dumps({"ts": round(s.ts, 3), "controller_epoch": s.controller_epoch, "partitions": {

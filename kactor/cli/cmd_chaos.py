@@ -3,7 +3,9 @@
 ``kactor chaos --seeds 1-50 --steps 25 [--brokers 3] [--zookeeper-ensemble 3]`` runs each seed's schedule
 (kactor/chaos/schedule.py) on a fresh cluster, prints one line per seed and a summary, keeps the folder of a
 failing seed (traces, logs, events, violations) and prints the command that replays it. Ctrl-C, SIGTERM and
-SIGHUP stop the run and everything it started. Exit 0 when every seed is clean, 1 otherwise.
+SIGHUP stop the run and everything it started. Exit 0 when every seed is clean, 1 otherwise. Each seed line and
+the summary also show the longest acknowledgement gap, the duplicated records and the UNKNOWN_SERVER_ERROR answers
+(docs/reliability.md); the seed's result.json carries them.
 """
 
 from __future__ import annotations
@@ -23,7 +25,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "chaos", help="seeded fault runs with data invariants against a real cluster",
         description="Starts ZooKeeper and broker processes for each seed, produces with acks=all while it applies "
                     "the seed's operations and faults, heals, and checks safety (leaders, epochs, ISR), data "
-                    "(every acknowledged record on every ISR replica, identical logs) and liveness.")
+                    "(every acknowledged record on every ISR replica, identical logs, no record written twice by "
+                    "the idempotent producer), liveness, the producer's longest acknowledgement gap against "
+                    "max(zookeeper.session.timeout.ms, 1.5 x replica.lag.time.max.ms) + 3 s, and that no answer "
+                    "was UNKNOWN_SERVER_ERROR.")
     p.add_argument("--seeds", default="1", metavar="SEEDS", help="seeds to run: N, N-M or a list (default 1)")
     p.add_argument("--steps", type=int, default=25, metavar="N", help="steps per seed (default 25)")
     p.add_argument("--brokers", type=int, default=3, metavar="N", help="brokers per cluster (default 3)")

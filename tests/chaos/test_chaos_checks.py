@@ -3,8 +3,17 @@ exactly it."""
 
 from __future__ import annotations
 
-from kactor.chaos.checks import check_data, check_safety, stuck_operations
-from kactor.chaos.history import Ack, ClusterSnapshot, FinalPartition, PartitionSample, Read, Sample, Violation
+from kactor.chaos.checks import check_data, check_duplicates, check_safety, check_server_errors, stuck_operations
+from kactor.chaos.history import (
+    Ack,
+    ClusterSnapshot,
+    ErrorAnswer,
+    FinalPartition,
+    PartitionSample,
+    Read,
+    Sample,
+    Violation,
+)
 
 TP = ("t", 0)
 R = frozenset({0, 1, 2})
@@ -102,6 +111,42 @@ def test_no_log_at_all_on_an_isr_replica() -> None:
     assert Violation("lost", "t-0: acknowledged 'a' at offset 0 is missing on ISR replica 1 (log of 0)") in found
     # an empty partition whose replicas never made a log loses nothing (liveness's write probe catches it)
     assert check_data([], FINAL, {}, {}) == []
+
+
+# -- duplicates ------------------------------------------------------------------------------------------------
+def test_no_duplicates_in_clean_logs_and_reads() -> None:
+    logs = {(0, TP): ("a", "b", "c"), (1, TP): ("a", "b", "c")}
+    assert check_duplicates(FINAL, logs, [Read("t", 0, 1, "b", "a consumer"), Read("t", 0, 1, "b", "again")]) == []
+    assert check_duplicates({}, {}) == []
+
+
+def test_a_record_written_twice_is_one_duplicate() -> None:
+    # a retry appended "b" again at offset 2, on both ISR replicas: one duplicate, not one per replica
+    logs = {(0, TP): ("a", "b", "b", "c"), (1, TP): ("a", "b", "b", "c")}
+    assert check_duplicates(FINAL, logs) == [Violation("duplicate", "t-0: 'b' at offsets 1, 2 (broker 0's log)")]
+    # a replica outside the ISR is not looked at
+    assert check_duplicates({TP: FinalPartition((1,), (0, 1))}, {(0, TP): ("a", "a"), (1, TP): ("a",)}) == []
+
+
+def test_a_duplicate_the_consumer_read_in_a_topic_deleted_since() -> None:
+    reads = [Read("gone", 0, 0, "x", "a consumer at 3.0s"), Read("gone", 0, 4, "x", "a consumer at 9.0s")]
+    assert check_duplicates({}, {}, reads) == [
+        Violation("duplicate", "gone-0: 'x' at offsets 0, 4 (the consumer's reads)")]
+
+
+def test_a_record_three_times_is_two_duplicates() -> None:
+    found = check_duplicates(FINAL, {(0, TP): ("a", "a", "b", "a"), (1, TP): ("a", "a", "b", "a")})
+    assert len(found) == 2 and {v.kind for v in found} == {"duplicate"}
+
+
+# -- UNKNOWN_SERVER_ERROR answers ------------------------------------------------------------------------------
+def test_each_unknown_server_error_answer_is_a_violation() -> None:
+    answers = [ErrorAnswer(12.34, "the producer", "Produce to t-0: UNKNOWN: Unknown broker error"),
+               ErrorAnswer(None, "broker 1's log", "no actor 'replica-manager' for Produce")]
+    assert check_server_errors(answers) == [
+        Violation("server-error", "the producer at 12.3s: Produce to t-0: UNKNOWN: Unknown broker error"),
+        Violation("server-error", "broker 1's log: no actor 'replica-manager' for Produce")]
+    assert check_server_errors([]) == []
 
 
 # -- liveness ----------------------------------------------------------------------------------------------------
