@@ -1,7 +1,8 @@
 """KafkaServerActor ("kafka-server"): a broker's lifecycle, as Kafka's KafkaServer.startup / controlledShutdown.
 
 Startup: create the persistent top-level znodes, register /brokers/ids/<id> with a checked ephemeral create (the
-znode's czxid is the broker epoch), then start the controller candidate and tell the broker side its epoch.
+znode's czxid is the broker epoch), then start the controller candidate, tell the broker side its epoch, and tell
+the process that start-up has ended (its listeners start reading requests: socketServer.startProcessingRequests).
 Shutdown (SIGTERM): with controlled.shutdown.enable, ask the active controller to move leaderships away
 (ControlledShutdownRequest over the broker transport), retrying controlled.shutdown.max.retries times with
 controlled.shutdown.retry.backoff.ms between attempts, then tell the process it may exit.
@@ -89,6 +90,9 @@ class KafkaServerActor(KActor):
             if self.runtime.has_actor(name):
                 self.post(name, registered)
         self.post(names.CONTROLLER, ev.Startup())
+        process = self.runtime.edges.process
+        if process is not None:
+            process.startup_complete()
 
     # -- controlled shutdown (KafkaServer.controlledShutdown) --------------------------------------------------------
     def on_BrokerShutdownRequested(self, msg: BrokerShutdownRequested, sender: str) -> None:
@@ -171,8 +175,12 @@ class KafkaServerActor(KActor):
         self.driver.on_zk_response(msg)
 
     def _complete(self, controlled: bool, reason: str, error: bool = False) -> None:
-        # KafkaServer.shutdown: replicaManager.shutdown() (fetchers stopped, high watermarks checkpointed) comes
+        # KafkaServer.shutdown: after controlledShutdown, socketServer.stopProcessingRequests closes every client
+        # connection; then replicaManager.shutdown() (fetchers stopped, high watermarks checkpointed) comes
         # before the ZooKeeper session is closed; the replica manager passes the completion back to us.
+        process = self.runtime.edges.process
+        if process is not None:
+            process.stop_processing_requests()
         self.post(names.REPLICA_MANAGER, ReplicaManagerShutdown(BrokerShutdownComplete(controlled, reason, error)))
         self.schedule("shutdown-deadline", SHUTDOWN_DEADLINE_MS)
 

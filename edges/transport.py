@@ -12,6 +12,12 @@ closeConnection; the spec's ``failed``). An answer may ask an edge for work afte
 ``edge_task``: Metadata's topic auto-creation), handed to that edge handler's thread. ApiVersions is answered here:
 it needs no state (the served keys; KIP-511's v0 answer to a newer version).
 
+A broker binds its listeners at once but reads no request before its start-up has ended (Kafka's
+SocketServer.startProcessingRequests, here ``start_processing_requests``, called by the composition root);
+connections accepted meanwhile are held unread. After the controlled shutdown ``stop_processing_requests`` closes
+every inbound connection and the listeners. A request for an actor or edge handler this process lacks closes its
+connection too: it is never answered UNKNOWN_SERVER_ERROR, which clients take as fatal.
+
 Bad input closes that connection only, as Kafka 2.6 does: a size above ``socket.request.max.bytes`` (or negative),
 a truncated or malformed request, an unknown api key or one this broker does not serve, an unsupported version of
 any API but ApiVersions. Everything else — an impossible request, a corrupt record batch — is answered with Kafka's
@@ -286,7 +292,8 @@ class Transport:
                  request_timeout_s: float = DEFAULT_REQUEST_TIMEOUT_S, fault_file: str | None = None,
                  listener_name: str = "PLAINTEXT",
                  extra_listeners: tuple[tuple[str, int] | tuple[str, int, str], ...] = (),
-                 cluster_id: str = "", auto_create: AutoCreateConfig | None = None) -> None:
+                 cluster_id: str = "", auto_create: AutoCreateConfig | None = None,
+                 process_requests: bool = True) -> None:
         self._runtime = runtime
         self._name = getattr(runtime, "process_name", "kactor")
         self.max_request_bytes = max_request_bytes
@@ -344,6 +351,9 @@ class Transport:
         # Host-name lookups under way: the sends waiting for each, and when it started (to time it out).
         self._resolving: dict[tuple[str, int], list[tuple[Any, ...]]] = {}
         self._resolve_started: dict[tuple[str, int], float] = {}
+        # SocketServer.startup(startProcessingRequests): a broker binds at once (its registration names the bound
+        # ports) but reads no request before start-up ends; until then accepted connections are held unread
+        self._processing = process_requests
         self._closing = False
         self._shut_down = False
         self._submit_lock = threading.Lock()
@@ -376,6 +386,16 @@ class Transport:
         if name in self._edge_workers or name in self._inline_handlers:
             raise ValueError(f"edge handler {name!r} is already set")
         self._edge_workers[name] = _EdgeWorker(self, name, handler)
+
+    def start_processing_requests(self) -> None:
+        """SocketServer.startProcessingRequests: start reading the requests of inbound connections (those accepted
+        meanwhile included). Called by the composition root once the broker's start-up has ended."""
+        self._submit(("start",))
+
+    def stop_processing_requests(self) -> None:
+        """SocketServer.stopProcessingRequests (KafkaServer.shutdown, after the controlled shutdown): accept no
+        more connections and close every inbound one; answers still owed are dropped. Outbound requests go on."""
+        self._submit(("stop",))
 
     def send(self, host: str, port: int, to: str, body: Any, request_id: int, reply_to: str | None,
              cause: int | None = None, timeout_ms: float | None = None) -> None:
@@ -578,6 +598,10 @@ class Transport:
                 self._answer(conn, rid, frame)
                 if not conn.closed:
                     touched[id(conn)] = conn
+            elif kind == "start":
+                self._start_processing()
+            elif kind == "stop":
+                self._stop_processing()
             elif kind == "close":
                 dest = cmd[1]
                 reason = f"connection to {dest[0]}:{dest[1]} closed on request (NetClose)"
@@ -770,7 +794,27 @@ class Transport:
             conn = _Conn(next(self._conn_ids), sock, False, None, f"{addr[0]}:{addr[1]}",
                          self._listener_names.get(listener, ""), str(addr[0]))
             self._inbound[conn.conn_id] = conn
-            self._set_events(conn, selectors.EVENT_READ)
+            if self._processing:
+                self._set_events(conn, selectors.EVENT_READ)
+
+    def _start_processing(self) -> None:
+        if self._processing:
+            return
+        self._processing = True
+        for conn in list(self._inbound.values()):
+            if not conn.closed and conn.events == 0:
+                self._set_events(conn, selectors.EVENT_READ)
+
+    def _stop_processing(self) -> None:
+        self._processing = False
+        for sock in self._listeners:
+            with contextlib.suppress(KeyError, ValueError, OSError):
+                self._sel.unregister(sock)
+            with contextlib.suppress(OSError):
+                sock.close()
+        for conn in list(self._inbound.values()):
+            self._close_conn(conn, "the broker is shutting down")
+        log.info("%s: stopped processing requests", self._name)
 
     def _unregister(self, conn: _Conn) -> None:
         if conn.events:
@@ -990,25 +1034,28 @@ class Transport:
                 return
             worker = self._edge_workers.get(handler)
             if worker is None:
-                log.error("%s: no edge handler %r for %s", self._name, handler, spec.name)
-                if reply_expected:
-                    self._inflight.pop(rid, None)
-                    self._answer(conn, rid, None if silent else self._error_frame(
-                        inflight, int(Errors.UNKNOWN_SERVER_ERROR)))
+                self._unserved(conn, rid, reply_expected, f"no edge handler {handler!r} for {spec.name}")
                 return
             worker.submit(conn.conn_id, rid, ctx, internal)
             return
         route = ROUTES.get(spec.route, spec.route)
         if not self._has_actor(route):
-            log.error("%s: no actor %r for %s", self._name, route, spec.name)
-            if reply_expected:
-                self._inflight.pop(rid, None)
-                self._answer(conn, rid, None if silent else self._error_frame(
-                    inflight, int(Errors.UNKNOWN_SERVER_ERROR)))
+            self._unserved(conn, rid, reply_expected, f"no actor {route!r} for {spec.name}")
             return
         # An external input: the request's cause lives in the client's process.
         self._inject(route, NetRequest(conn.conn_id, rid, internal, reply_expected, version,
                                             header.client_id or "", conn.host), None)
+
+    def _unserved(self, conn: _Conn, rid: int, reply_expected: bool, why: str) -> None:
+        """A request nobody in this process can serve (a broker not started or stopping, a wiring bug): the
+        connection is closed, as Kafka's stopped SocketServer closes it, never answered UNKNOWN_SERVER_ERROR —
+        clients take that as fatal (an idempotent producer fails its batch), a closed connection as retriable."""
+        log.error("%s: %s; closing the connection from %s", self._name, why, conn.peer)
+        if reply_expected:
+            self._inflight.pop(rid, None)
+            self._answer(conn, rid, None)
+        else:
+            self._close_after_flush(conn, f"closing the connection from {conn.peer}: {why}")
 
     def _response_frame(self, inflight: _InFlight, response: Any) -> bytes | None:
         try:

@@ -137,6 +137,12 @@ def test_startup_leaves_the_gc_policy_to_the_broker_process(bed: ActorTestbed) -
     startup, even with a process in its edge slots, leaves CPython's default collector."""
 
     class Process:
+        def startup_complete(self) -> None:
+            pass
+
+        def stop_processing_requests(self) -> None:
+            pass
+
         def shutdown_complete(self, msg: BrokerShutdownComplete) -> None:
             pass
 
@@ -144,3 +150,44 @@ def test_startup_leaves_the_gc_policy_to_the_broker_process(bed: ActorTestbed) -
     bed.rt.edges = Edges(process=Process())
     bed.deliver(SERVER, startup(), "edge:process")
     assert not gc_policy.installed() and gc.get_freeze_count() == 0
+
+
+class RecordingProcess:
+    """The broker process's handle: what the kafka-server told it, in order."""
+
+    def __init__(self) -> None:
+        self.calls: list[str] = []
+
+    def startup_complete(self) -> None:
+        self.calls.append("startup_complete")
+
+    def stop_processing_requests(self) -> None:
+        self.calls.append("stop_processing_requests")
+
+    def shutdown_complete(self, msg: BrokerShutdownComplete) -> None:
+        self.calls.append(f"shutdown_complete: {msg.reason}")
+
+
+def test_requests_are_processed_only_once_registered_and_no_more_after_the_controlled_shutdown(
+        bed: ActorTestbed) -> None:
+    """KafkaServer.startup ends with socketServer.startProcessingRequests, after registerBroker; KafkaServer.shutdown
+    calls socketServer.stopProcessingRequests after controlledShutdown, before replicaManager.shutdown."""
+    process = RecordingProcess()
+    bed.rt.edges = Edges(process=process)
+    zk = zk_of(bed)
+    zk.create(paths.BrokerIdZNode.path(2), znodes.encode_broker(Broker(2, (EndPoint("127.0.0.1", 19092),)),
+                                                                timestamp_ms=0))
+    zk.create(paths.ControllerZNode, znodes.encode_controller(2, 0))
+    zk.create(paths.BrokerIdZNode.path(1), REGISTRATION)  # a previous session's registration
+    bed.deliver(SERVER, startup(), "edge:process", at_ms=T0)
+    assert process.calls == []  # still waiting for the old session to expire: no request read yet
+    zk.delete(paths.BrokerIdZNode.path(1))
+    bed.deliver(SERVER, TimerFired("register-retry"), "timer", at_ms=T0 + 250)
+    assert process.calls == ["startup_complete"]
+    bed.deliver(SERVER, BrokerShutdownRequested(), "edge:process")
+    assert process.calls == ["startup_complete"]  # the controlled shutdown still serves clients
+    caused = bed.deliver(SERVER, NetResponse(1, ControlledShutdownResponse(Errors.NONE)), "net")
+    assert process.calls == ["startup_complete", "stop_processing_requests"]
+    assert out(caused) == [
+        ("replica-manager", ReplicaManagerShutdown(BrokerShutdownComplete(True, "controlled shutdown succeeded"))),
+        ("timer", ScheduleTimer("shutdown-deadline", SHUTDOWN_DEADLINE_MS))]

@@ -16,7 +16,7 @@ from typing import Any
 
 import attrs
 import pytest
-from edge_support import EdgeEcho, EdgeFailed, EdgeHandled, EdgeHole, EdgeNobody, EdgeTestBench, Pump, Recorder, poll
+from edge_support import EdgeEcho, EdgeHandled, EdgeHole, EdgeNobody, EdgeTestBench, Pump, Recorder, poll
 
 from actors.network_actor import NetworkActor
 from actors.runtime import Runtime
@@ -204,14 +204,71 @@ def test_unresolvable_host_fails(make_node: Any) -> None:
     assert "no-such-host.invalid" in failed.body.error
 
 
-def test_remote_without_that_actor_answers_the_apis_error_response(make_node: Any) -> None:
+def test_a_request_for_an_actor_this_process_lacks_closes_its_connection(make_node: Any) -> None:
+    """Never UNKNOWN_SERVER_ERROR for a missing actor (clients take -1 as fatal: an idempotent producer fails its
+    batch): the connection is closed, as Kafka's stopped SocketServer closes it, and a new one serves."""
     a, b = make_node("a"), make_node("b")
     send(a, NetSend(LOOPBACK, b.port, "nobody", EdgeNobody(1), 5, "client"))
-    (resp,) = a.rec.wait(NetResponse, "client")
-    assert resp.body == NetResponse(5, EdgeFailed(Errors.UNKNOWN_SERVER_ERROR))
-    # The connection survives an error answer.
+    (failed,) = a.rec.wait(NetSendFailed, "client")
+    assert failed.body.request_id == 5 and a.rec.of(NetResponse, "client") == []
     send(a, NetSend(LOOPBACK, b.port, "echo", EdgeEcho("y"), 6, "client"))
-    assert a.rec.wait(NetResponse, "client", count=2)[1].body == NetResponse(6, EdgeEcho("y"))
+    assert a.rec.wait(NetResponse, "client")[0].body == NetResponse(6, EdgeEcho("y"))
+
+
+def test_no_request_is_read_before_start_up_ends(make_node: Any) -> None:
+    """SocketServer.startProcessingRequests: a broker's listener accepts at once, but a request sent before its
+    start-up has ended (here: before the actor serving it exists) is read only afterwards, and answered by that
+    actor — not with UNKNOWN_SERVER_ERROR, as a restarted broker answered before."""
+    from edge_support import Echo
+
+    from actors.edge_slots import Edges
+
+    rt = Runtime("starting")
+    rec = Recorder()
+    rt.observer = rec
+    t = Transport(rt, process_requests=False)
+    rt.edges = Edges(net=t)
+    rt.spawn(NetworkActor, "net")
+    rt.start_driver()
+    try:
+        with socket.create_connection((LOOPBACK, t.port), timeout=3) as s:
+            s.sendall(_frame(18, 3, 1, {"client_software_name": "t", "client_software_version": "1"})
+                      + _frame(36, 1, 2, {"auth_bytes": b"early"}))
+            assert poll(lambda: t.connection_count()[0] == 1, 2.0)  # accepted...
+            time.sleep(0.2)
+            s.setblocking(False)
+            with pytest.raises(BlockingIOError):
+                s.recv(1)  # ...but not even ApiVersions is answered yet
+            s.setblocking(True)
+            assert rec.of(NetRequest) == []
+            rt.spawn(Echo, "echo")  # the actors of a broker come up...
+            t.start_processing_requests()  # ...then the composition root says start-up has ended
+            (_, versions), (corr, echo) = _read_responses(s, [(18, 3), (36, 1)])
+        assert versions["error_code"] == 0
+        assert (corr, echo["error_code"], echo["auth_bytes"]) == (2, 0, b"early")
+    finally:
+        t.close()
+        rt.shutdown()
+
+
+def test_stop_processing_requests_closes_every_inbound_connection_and_the_listener(make_node: Any) -> None:
+    """SocketServer.stopProcessingRequests (after the controlled shutdown): clients are disconnected, new ones
+    refused, a late answer is dropped; the process's own outbound requests still work."""
+    a, b = make_node("a"), make_node("b")
+    send(a, NetSend(LOOPBACK, b.port, "hole", EdgeHole("parked"), 1, "client"))
+    b.rec.wait(NetRequest, "hole")
+    a.net.stop_processing_requests()
+    send(b, NetSend(LOOPBACK, a.port, "echo", EdgeEcho("in"), 2, "client"))
+    (failed,) = b.rec.wait(NetSendFailed, "client")
+    assert failed.body.request_id == 2
+    b.net.stop_processing_requests()
+    (failed,) = a.rec.wait(NetSendFailed, "client")
+    assert failed.body.request_id == 1
+    with pytest.raises(ConnectionRefusedError):
+        socket.create_connection((LOOPBACK, b.port), timeout=2).close()
+    (req,) = b.rec.of(NetRequest, "hole")
+    b.net.reply(req.body.connection_id, req.body.request_id, EdgeHole("late"))  # dropped, nothing breaks
+    assert poll(lambda: b.net.connection_count()[0] == 0, 2.0)
 
 
 def test_a_body_no_kafka_api_sends_fails_at_once(make_node: Any) -> None:
@@ -465,7 +522,8 @@ def test_a_converter_refusing_a_request_is_answered_with_the_apis_error(make_nod
 def test_blocking_client_against_a_runtime(make_node: Any) -> None:
     b = make_node("b")
     assert request(LOOPBACK, b.port, EdgeEcho("q"), timeout_s=2.0) == EdgeEcho("q")
-    assert request(LOOPBACK, b.port, EdgeNobody(1), timeout_s=2.0) == EdgeFailed(Errors.UNKNOWN_SERVER_ERROR)
+    with pytest.raises(TransportError, match="closed before the answer"):
+        request(LOOPBACK, b.port, EdgeNobody(1), timeout_s=2.0)
     with pytest.raises(TransportError, match="no Kafka API sends a str"):
         request(LOOPBACK, b.port, "x", timeout_s=2.0)
     t0 = time.monotonic()
