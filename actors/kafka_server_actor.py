@@ -87,12 +87,20 @@ class KafkaServerActor(KActor):
         log.info("broker %d registered with epoch %d", self.broker_id, self.broker_epoch)
         registered = BrokerRegistered(self.broker_id, self.broker_epoch)
         for name in names.BROKER_EPOCH_LISTENERS:
-            if self.runtime.has_actor(name):
+            if name != self.name and self.runtime.has_actor(name):
                 self.post(name, registered)
         self.post(names.CONTROLLER, ev.Startup())
         process = self.runtime.edges.process
         if process is not None:
             process.startup_complete()
+
+    def on_BrokerRegistered(self, msg: BrokerRegistered, sender: str) -> None:
+        """The controller re-registered the broker after a session expiry (processRegisterBrokerAndReelect): a
+        controlled shutdown from now on sends the new epoch, as KafkaServer.controlledShutdown reads
+        kafkaController.brokerEpoch; the old one is refused with STALE_BROKER_EPOCH."""
+        if msg.broker_id == self.broker_id and msg.broker_epoch > self.broker_epoch:
+            log.info("broker %d re-registered with epoch %d", self.broker_id, msg.broker_epoch)
+            self.broker_epoch = msg.broker_epoch
 
     # -- controlled shutdown (KafkaServer.controlledShutdown) --------------------------------------------------------
     def on_BrokerShutdownRequested(self, msg: BrokerShutdownRequested, sender: str) -> None:

@@ -191,3 +191,25 @@ def test_requests_are_processed_only_once_registered_and_no_more_after_the_contr
     assert out(caused) == [
         ("replica-manager", ReplicaManagerShutdown(BrokerShutdownComplete(True, "controlled shutdown succeeded"))),
         ("timer", ScheduleTimer("shutdown-deadline", SHUTDOWN_DEADLINE_MS))]
+
+
+def test_controlled_shutdown_after_a_session_expiry_sends_the_epoch_of_the_new_registration(
+        bed: ActorTestbed) -> None:
+    """After a session expiry the controller re-registers the broker (processRegisterBrokerAndReelect: a new czxid,
+    a new broker epoch) and tells the broker side; the controlled shutdown then sends that epoch, as
+    KafkaServer.controlledShutdown reads kafkaController.brokerEpoch — the old one is refused STALE_BROKER_EPOCH."""
+    first = _started(bed)
+    zk = zk_of(bed)
+    zk.delete(paths.BrokerIdZNode.path(1))  # the session expired; the controller's re-registration:
+    zk.create(paths.BrokerIdZNode.path(1), REGISTRATION)
+    second = zk.nodes[paths.BrokerIdZNode.path(1)].czxid
+    assert second > first
+    assert out(bed.deliver(SERVER, BrokerRegistered(1, second), "controller", at_ms=T0 + 5)) == []
+    sent = out(bed.deliver(SERVER, BrokerShutdownRequested(), "edge:process", at_ms=T0 + 10))
+    assert sent[-1] == ("net", NetSend("127.0.0.1", 19092, "controller", ControlledShutdownRequest(1, second), 1,
+                                       SERVER))
+    # an epoch older than the one the broker holds (a late message) changes nothing
+    bed.deliver(SERVER, BrokerRegistered(1, first), "controller")
+    bed.deliver(SERVER, NetSendFailed(1, "connection refused"), "net", at_ms=T0 + 20)
+    assert out(bed.deliver(SERVER, TimerFired("controlled-shutdown-retry"), "timer", at_ms=T0 + 220)) == [
+        ("net", NetSend("127.0.0.1", 19092, "controller", ControlledShutdownRequest(1, second), 2, SERVER))]
