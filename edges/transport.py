@@ -5,9 +5,13 @@ frames cut by `protocol.framing`, each request decoded (header + body), its api 
 registry, the body turned into an internal attrs request by the spec's ``request_from_wire`` and routed — to an actor
 as a traced ``NetRequest`` (answered by ``NetReply`` posted to "net"), or to an edge handler ("edge:<name>",
 plugged in by the composition root; it runs on its own thread and returns the internal response). Answers leave
-through the spec's ``response_to_wire`` and are written IN REQUEST ORDER per connection, as Kafka's muted channels
-guarantee, even when routes answer out of order. Produce with acks=0 is never answered, but its route's answer
-comes back here: a clean one is dropped in its turn, an error closes the connection (KafkaApis.handleProduceRequest's
+through the spec's ``response_to_wire``. ONE REQUEST IN FLIGHT PER CONNECTION, as Kafka's SocketServer Processor
+mutes a channel from the moment it reads a request until its response has been sent: a connection is not read
+further until its request's answer is written to the socket, so its requests are handled and answered in order and a
+client that never reads costs the broker one answer; with ``queued.max.requests`` requests handed on and unanswered
+over all connections, none is read (Kafka's full RequestChannel). Produce with acks=0 is never answered, but its
+route's answer comes back here (and releases the connection): a clean one is dropped, an error closes the
+connection (KafkaApis.handleProduceRequest's
 closeConnection; the spec's ``failed``). An answer may ask an edge for work after it is sent (the spec's
 ``edge_task``: Metadata's topic auto-creation), handed to that edge handler's thread. ApiVersions is answered here:
 it needs no state (the served keys; KIP-511's v0 answer to a newer version).
@@ -76,6 +80,7 @@ HEADER = struct.Struct(">i")
 DEFAULT_MAX_RESPONSE_BYTES = 1 << 30  # what we accept from a peer (Kafka's clients have no limit of their own)
 DEFAULT_CONNECT_TIMEOUT_S = 5.0
 DEFAULT_REQUEST_TIMEOUT_S = 30.0  # Kafka's request.timeout.ms default
+QUEUED_MAX_REQUESTS = 500  # queued.max.requests default
 _RECV_BYTES = 256 * 1024
 _COALESCE_BYTES = 256 * 1024  # small queued frames are joined into one send() up to this size
 _SWEEP_S = 0.05  # how often connect / request deadlines are checked
@@ -217,7 +222,7 @@ class _Conn:
 
     __slots__ = ("conn_id", "sock", "outbound", "dest", "connecting", "connect_deadline", "out", "rbuf", "pending",
                  "closed", "events", "peer", "addrs", "listener", "host", "waiting", "ready", "close_after",
-                 "key")
+                 "key", "roff")
 
     def __init__(self, conn_id: int, sock: socket.socket, outbound: bool, dest: tuple[str, int] | None,
                  peer: str, listener: str = "", host: str = "") -> None:
@@ -233,6 +238,7 @@ class _Conn:
         self.connect_deadline = 0.0
         self.out: collections.deque[bytes | memoryview] = collections.deque()
         self.rbuf = bytearray()
+        self.roff = 0  # where in rbuf the next frame starts (frames are cut without moving the bytes after them)
         self.pending: dict[int, _Pending] = {}
         self.closed = False
         self.events = 0
@@ -287,6 +293,7 @@ class Transport:
 
     def __init__(self, runtime: Any, host: str = "127.0.0.1", port: int = 0, *,
                  max_request_bytes: int = SOCKET_REQUEST_MAX_BYTES,
+                 queued_max_requests: int = QUEUED_MAX_REQUESTS,
                  max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
                  connect_timeout_s: float = DEFAULT_CONNECT_TIMEOUT_S,
                  request_timeout_s: float = DEFAULT_REQUEST_TIMEOUT_S, fault_file: str | None = None,
@@ -297,6 +304,7 @@ class Transport:
         self._runtime = runtime
         self._name = getattr(runtime, "process_name", "kactor")
         self.max_request_bytes = max_request_bytes
+        self.queued_max_requests = queued_max_requests
         self.max_response_bytes = max_response_bytes
         self.connect_timeout_s = connect_timeout_s
         self.request_timeout_s = request_timeout_s
@@ -346,6 +354,10 @@ class Transport:
         # inbound requests being handled, by our request id (written by the I/O thread before the request is handed
         # on; popped by whoever answers: dict operations are atomic)
         self._inflight: dict[int, _InFlight] = {}
+        # inbound requests handed on and not answered yet, over every connection (Kafka's RequestChannel queue,
+        # queued.max.requests long: when it is full no connection is read); touched by the I/O thread only
+        self._queued = 0
+        self._queue_was_full = False
         self._edge_workers: dict[str, _EdgeWorker] = {}
         self._inline_handlers: dict[str, EdgeHandler] = {"api_versions": self._api_versions}
         # Host-name lookups under way: the sends waiting for each, and when it started (to time it out).
@@ -542,6 +554,10 @@ class Transport:
                     else:
                         self._on_event(tag, mask)
                 self._run_commands()
+                if self._queue_was_full and self._queued < self.queued_max_requests:
+                    self._queue_was_full = False
+                    for conn in list(self._inbound.values()):
+                        self._guarded(conn, self._serve)
                 now = time.monotonic()
                 if now >= next_sweep:
                     self._sweep(now)
@@ -647,6 +663,7 @@ class Transport:
         waiting, ready = conn.waiting, conn.ready
         while waiting and waiting[0] in ready:
             f = ready.pop(waiting.popleft())
+            self._dequeued(1)
             if f is None:
                 self._close_after_flush(conn, f"closing the connection from {conn.peer} instead of answering")
                 return
@@ -656,15 +673,30 @@ class Transport:
     def _close_after_flush(self, conn: _Conn, reason: str) -> None:
         """Close once the answers queued before are written (Kafka wrote them before it read the request that
         closes): nothing more is read or answered on the connection meanwhile."""
-        for rid in conn.waiting:
-            self._inflight.pop(rid, None)
-        conn.waiting.clear()
-        conn.ready.clear()
+        self._forget_waiting(conn)
         if not conn.out:
             self._close_conn(conn, reason)
             return
         conn.close_after = reason
         self._set_events(conn, selectors.EVENT_WRITE)
+
+    def _forget_waiting(self, conn: _Conn) -> None:
+        """The answers a connection is still owed will not be written: dropped when they come."""
+        for rid in conn.waiting:
+            self._inflight.pop(rid, None)
+        self._dequeued(len(conn.waiting))
+        conn.waiting.clear()
+        conn.ready.clear()
+
+    def _expect_answer(self, conn: _Conn, rid: int) -> None:
+        """A request of ``conn`` handed on: the connection is muted until its answer has been written."""
+        conn.waiting.append(rid)
+        self._queued += 1
+        if self._queued >= self.queued_max_requests:
+            self._queue_was_full = True
+
+    def _dequeued(self, n: int) -> None:
+        self._queued -= n
 
     def _guarded(self, conn: _Conn, fn: Any) -> None:
         try:
@@ -794,16 +826,14 @@ class Transport:
             conn = _Conn(next(self._conn_ids), sock, False, None, f"{addr[0]}:{addr[1]}",
                          self._listener_names.get(listener, ""), str(addr[0]))
             self._inbound[conn.conn_id] = conn
-            if self._processing:
-                self._set_events(conn, selectors.EVENT_READ)
+            self._update_interest(conn)
 
     def _start_processing(self) -> None:
         if self._processing:
             return
         self._processing = True
         for conn in list(self._inbound.values()):
-            if not conn.closed and conn.events == 0:
-                self._set_events(conn, selectors.EVENT_READ)
+            self._guarded(conn, self._serve)
 
     def _stop_processing(self) -> None:
         self._processing = False
@@ -825,6 +855,9 @@ class Transport:
     def _set_events(self, conn: _Conn, events: int) -> None:
         if events == conn.events:
             return
+        if events == 0:  # muted with nothing to write: out of the selector
+            self._unregister(conn)
+            return
         if conn.events == 0:
             self._sel.register(conn.sock, events, conn)
         else:
@@ -843,10 +876,7 @@ class Transport:
                 del self._outbound[conn.key]
         else:
             self._inbound.pop(conn.conn_id, None)
-            for rid in conn.waiting:  # answers still owed: dropped when they come
-                self._inflight.pop(rid, None)
-            conn.waiting.clear()
-            conn.ready.clear()
+            self._forget_waiting(conn)  # answers still owed: dropped when they come
         pending, conn.pending = conn.pending, {}
         if pending:
             log.info("%s: %s; failing %d pending request(s)", self._name, reason, len(pending))
@@ -855,6 +885,7 @@ class Transport:
                 self._inject(p.reply_to, NetSendFailed(p.request_id, reason), p.cause)
         conn.out.clear()
         conn.rbuf = bytearray()
+        conn.roff = 0
 
     def _sweep(self, now: float) -> None:
         if self._faults is not None:
@@ -906,6 +937,14 @@ class Transport:
 
     # -- reading and writing --------------------------------------------------------------------------------------
     def _flush(self, conn: _Conn) -> None:
+        """Write what is queued; an inbound connection whose answers are all written is read again."""
+        self._write(conn)
+        if conn.outbound or conn.close_after is not None:
+            self._update_interest(conn)
+        else:
+            self._serve(conn)
+
+    def _write(self, conn: _Conn) -> None:
         out = conn.out
         sock = conn.sock
         while out:
@@ -926,13 +965,34 @@ class Transport:
                 out[0] = memoryview(buf)[n:]
                 break
             out.popleft()
-        if conn.close_after is not None:
-            if not out:
-                self._close_conn(conn, conn.close_after)
+
+    def _may_read(self, conn: _Conn) -> bool:
+        """Whether an inbound connection may be read: Kafka's Processor mutes a channel from the moment a request
+        is read until its response has been sent (so a connection has one request in flight, handled and answered
+        in order, and a client that never reads costs one answer, not a queue of them), and reads no channel while
+        the request queue holds queued.max.requests."""
+        return (self._processing and conn.close_after is None and not conn.waiting and not conn.out
+                and self._queued < self.queued_max_requests)
+
+    def _update_interest(self, conn: _Conn) -> None:
+        """The selector events ``conn`` waits for: writable while it has bytes queued; readable while it may be
+        read (an outbound connection always: its peer's answers)."""
+        if conn.closed or conn.connecting:
             return
-        self._set_events(conn, selectors.EVENT_READ | selectors.EVENT_WRITE if out else selectors.EVENT_READ)
+        if conn.close_after is not None:
+            if not conn.out:
+                self._close_conn(conn, conn.close_after)
+            else:
+                self._set_events(conn, selectors.EVENT_WRITE)
+            return
+        events = selectors.EVENT_WRITE if conn.out else 0
+        if conn.outbound or self._may_read(conn):
+            events |= selectors.EVENT_READ
+        self._set_events(conn, events)
 
     def _read(self, conn: _Conn) -> None:
+        if not conn.outbound and not self._may_read(conn):
+            return  # muted since the select: what arrived stays in the socket
         try:
             data = conn.sock.recv(_RECV_BYTES)
         except (BlockingIOError, InterruptedError):
@@ -940,33 +1000,53 @@ class Transport:
         if not data:
             self._close_conn(conn, f"connection to {conn.peer} closed by the peer")
             return
-        buf = conn.rbuf
-        buf += data
-        off = 0
-        # NetworkReceive.readFrom: a size above socket.request.max.bytes (or negative) is InvalidReceiveException
-        limit = self.max_response_bytes if conn.outbound else self.max_request_bytes
-        while len(buf) - off >= HEADER.size:
-            (n,) = HEADER.unpack_from(buf, off)
-            if n < 0 or n > limit:
-                raise FrameTooLargeError(f"Invalid receive (size = {n}{f' larger than {limit}' if n > 0 else ''})")
-            end = off + HEADER.size + n
-            if len(buf) < end:
-                break
-            # one copy (a bytearray slice then bytes() was two, and the slow kind: 1.6 ms per 1 MB frame against
-            # 0.03 ms, bench engineer's measurement); the view is released before the buffer is edited below
-            with memoryview(buf) as view:
-                payload = bytes(view[off + HEADER.size:end])
-            off = end
-            if conn.outbound:
+        if conn.roff:
+            del conn.rbuf[:conn.roff]
+            conn.roff = 0
+        conn.rbuf += data
+        if conn.outbound:
+            while (payload := self._next_frame(conn, self.max_response_bytes)) is not None:
                 self._on_response(conn, payload)
-            else:
-                self._on_request(conn, payload)
-            if conn.closed or conn.close_after is not None:
+                if conn.closed:
+                    return
+            if conn.out:
+                self._flush(conn)
+        else:
+            self._serve(conn)
+
+    def _serve(self, conn: _Conn) -> None:
+        """Hand on the requests read from an inbound connection one at a time: the next only once the answer to
+        the one before has been written (answers written at once if the socket takes them)."""
+        while not conn.closed:
+            if conn.out:
+                self._write(conn)
+            if not self._may_read(conn):
                 break
-        if off:
-            del buf[:off]
-        if not conn.closed and conn.out:
-            self._flush(conn)
+            payload = self._next_frame(conn, self.max_request_bytes)
+            if payload is None:
+                break
+            self._on_request(conn, payload)
+        self._update_interest(conn)
+
+    @staticmethod
+    def _next_frame(conn: _Conn, limit: int) -> bytes | None:
+        """The next whole frame of ``conn.rbuf`` (without its size), or None until one has arrived."""
+        buf, off = conn.rbuf, conn.roff
+        if len(buf) - off < HEADER.size:
+            return None
+        (n,) = HEADER.unpack_from(buf, off)
+        # NetworkReceive.readFrom: a size above socket.request.max.bytes (or negative) is InvalidReceiveException
+        if n < 0 or n > limit:
+            raise FrameTooLargeError(f"Invalid receive (size = {n}{f' larger than {limit}' if n > 0 else ''})")
+        end = off + HEADER.size + n
+        if len(buf) < end:
+            return None
+        # one copy (a bytearray slice then bytes() was two, and the slow kind: 1.6 ms per 1 MB frame against
+        # 0.03 ms, bench engineer's measurement); the view is released before the buffer is edited
+        with memoryview(buf) as view:
+            payload = bytes(view[off + HEADER.size:end])
+        conn.roff = end
+        return payload
 
     def _on_response(self, conn: _Conn, payload: bytes) -> None:
         if len(payload) < 4:
@@ -994,7 +1074,7 @@ class Transport:
             header = e.header
             if isinstance(header, RequestHeader) and header.request_api_key == API_VERSIONS_KEY:
                 rid = next(self._rids)
-                conn.waiting.append(rid)
+                self._expect_answer(conn, rid)
                 self._answer(conn, rid, api_versions_unsupported_response(header.correlation_id))
                 return
             raise  # Kafka 2.6: "Unsupported version" InvalidRequestException -> the connection is closed
@@ -1013,7 +1093,7 @@ class Transport:
                              header.client_id or "")
         if reply_expected:
             self._inflight[rid] = inflight
-            conn.waiting.append(rid)
+            self._expect_answer(conn, rid)
         try:
             internal = spec.request_from_wire(version, body, ctx)
         except Exception as e:  # noqa: BLE001 - a request the converter refuses: Kafka's error answer for it

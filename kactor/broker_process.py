@@ -181,6 +181,7 @@ class BrokerProcess:
             transport = Transport(rt, first.host, first.port, listener_name=first.listener_name,
                                   extra_listeners=tuple((ep.host, ep.port, ep.listener_name) for ep in more),
                                   max_request_bytes=cfg["socket.request.max.bytes"],
+                                  queued_max_requests=cfg["queued.max.requests"],
                                   cluster_id=cluster_id, auto_create=auto_create_config(cfg),
                                   process_requests=False)
         except ListenError as e:
