@@ -67,7 +67,13 @@ class LogDirFailureHandler(Protocol):
 
 
 class BrokerProcessHandle(Protocol):
-    """The process a KafkaServerActor runs in: told when the broker's shutdown is complete, so it may exit."""
+    """The process a KafkaServerActor runs in: told when the broker's start-up has ended (its listeners start
+    reading requests), when its controlled shutdown is over (they stop), and when its shutdown is complete, so it
+    may exit."""
+
+    def startup_complete(self) -> None: ...
+
+    def stop_processing_requests(self) -> None: ...
 
     def shutdown_complete(self, msg: BrokerShutdownComplete) -> None: ...
 

@@ -1,7 +1,8 @@
 """KafkaServerActor ("kafka-server"): a broker's lifecycle, as Kafka's KafkaServer.startup / controlledShutdown.
 
 Startup: create the persistent top-level znodes, register /brokers/ids/<id> with a checked ephemeral create (the
-znode's czxid is the broker epoch), then start the controller candidate and tell the broker side its epoch.
+znode's czxid is the broker epoch), then start the controller candidate, tell the broker side its epoch, and tell
+the process that start-up has ended (its listeners start reading requests: socketServer.startProcessingRequests).
 Shutdown (SIGTERM): with controlled.shutdown.enable, ask the active controller to move leaderships away
 (ControlledShutdownRequest over the broker transport), retrying controlled.shutdown.max.retries times with
 controlled.shutdown.retry.backoff.ms between attempts, then tell the process it may exit.
@@ -86,9 +87,20 @@ class KafkaServerActor(KActor):
         log.info("broker %d registered with epoch %d", self.broker_id, self.broker_epoch)
         registered = BrokerRegistered(self.broker_id, self.broker_epoch)
         for name in names.BROKER_EPOCH_LISTENERS:
-            if self.runtime.has_actor(name):
+            if name != self.name and self.runtime.has_actor(name):
                 self.post(name, registered)
         self.post(names.CONTROLLER, ev.Startup())
+        process = self.runtime.edges.process
+        if process is not None:
+            process.startup_complete()
+
+    def on_BrokerRegistered(self, msg: BrokerRegistered, sender: str) -> None:
+        """The controller re-registered the broker after a session expiry (processRegisterBrokerAndReelect): a
+        controlled shutdown from now on sends the new epoch, as KafkaServer.controlledShutdown reads
+        kafkaController.brokerEpoch; the old one is refused with STALE_BROKER_EPOCH."""
+        if msg.broker_id == self.broker_id and msg.broker_epoch > self.broker_epoch:
+            log.info("broker %d re-registered with epoch %d", self.broker_id, msg.broker_epoch)
+            self.broker_epoch = msg.broker_epoch
 
     # -- controlled shutdown (KafkaServer.controlledShutdown) --------------------------------------------------------
     def on_BrokerShutdownRequested(self, msg: BrokerShutdownRequested, sender: str) -> None:
@@ -171,8 +183,12 @@ class KafkaServerActor(KActor):
         self.driver.on_zk_response(msg)
 
     def _complete(self, controlled: bool, reason: str, error: bool = False) -> None:
-        # KafkaServer.shutdown: replicaManager.shutdown() (fetchers stopped, high watermarks checkpointed) comes
+        # KafkaServer.shutdown: after controlledShutdown, socketServer.stopProcessingRequests closes every client
+        # connection; then replicaManager.shutdown() (fetchers stopped, high watermarks checkpointed) comes
         # before the ZooKeeper session is closed; the replica manager passes the completion back to us.
+        process = self.runtime.edges.process
+        if process is not None:
+            process.stop_processing_requests()
         self.post(names.REPLICA_MANAGER, ReplicaManagerShutdown(BrokerShutdownComplete(controlled, reason, error)))
         self.schedule("shutdown-deadline", SHUTDOWN_DEADLINE_MS)
 

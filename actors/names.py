@@ -47,5 +47,6 @@ EDGE_LOG_DIRS = "edge:log-dirs"  # the log-dir probe: a failed log directory
 
 # -- who is told what -------------------------------------------------------------------------------------------------
 # The broker side's actors that learn the broker's epoch when it registers (KafkaServer.startup) or re-registers
-# (processRegisterBrokerAndReelect); absent in controller-only set-ups.
-BROKER_EPOCH_LISTENERS = (REPLICA_MANAGER, METRICS)
+# (processRegisterBrokerAndReelect); absent in controller-only set-ups. The kafka-server sends it in its
+# ControlledShutdown (KafkaServer.controlledShutdown reads kafkaController.brokerEpoch).
+BROKER_EPOCH_LISTENERS = (REPLICA_MANAGER, METRICS, KAFKA_SERVER)

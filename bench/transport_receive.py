@@ -1,5 +1,5 @@
 """``python -m bench.transport_receive [--partitions 1000] [--rounds 7]``: what a Kafka request frame costs the
-transport's I/O thread as it arrives — `Transport._on_request`: the frame decoded (header + body), its ApiSpec found,
+transport's I/O thread as it arrives — `Inbound.on_request`: the frame decoded (header + body), its ApiSpec found,
 the body converted to the internal request (core/api) and the NetRequest handed to the runtime — against the codec's
 decode alone (`protocol.framing.decode_request`) of the same frame, measured in the same run.
 
@@ -23,6 +23,7 @@ import core.api  # noqa: F401 - registers every API family
 from bench.common import git_commit, load_average, machine_line
 from core.api.registry import spec_for_key
 from edges import transport as transport_module
+from edges.net.selector import Conn
 from messages.common import Broker, EndPoint, TopicPartition
 from messages.metadata import MetadataRequest
 from messages.requests import LeaderAndIsrPartitionState, LeaderAndIsrRequest
@@ -79,12 +80,12 @@ def main(argv: list[str] | None = None) -> int:
                                                max(20, 200_000 // topics))
     t = transport_module.Transport(_Runtime(), "127.0.0.1", 0)
     a_sock, b_sock = socket.socketpair()
-    conn = transport_module._Conn(1, a_sock, False, None, "bench-peer", "PLAINTEXT", "127.0.0.1")
+    conn = Conn(1, a_sock, False, None, "bench-peer", "PLAINTEXT", "127.0.0.1")
 
     def edge(payload: bytes) -> None:
-        t._on_request(conn, payload)
+        t.inbound.on_request(conn, payload)
         conn.waiting.clear()  # nobody answers the stand-in runtime's requests
-        t._inflight.clear()
+        t.inbound.inflight.clear()
 
     ways: dict[str, Callable[[bytes], Any]] = {"edge": edge, "codec": decode_request}
     times: dict[tuple[str, str], list[float]] = {(f, w): [] for f in frames for w in ways}
@@ -97,7 +98,7 @@ def main(argv: list[str] | None = None) -> int:
         t.close()
         a_sock.close()
         b_sock.close()
-    print(f"transport receive path (Transport._on_request vs protocol.framing.decode_request), {a.rounds} rounds; "
+    print(f"transport receive path (Inbound.on_request vs protocol.framing.decode_request), {a.rounds} rounds; "
           f"commit {git_commit()}; {machine_line()}; load {load_before} → {load_average()}")
     for name in frames:
         e = statistics.median(times[(name, "edge")])

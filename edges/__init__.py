@@ -2,8 +2,10 @@
 to the actors with ``Runtime.inject``.
 
 - `edges.timer.TimerEdge` ("timer"): one heap and one thread for every timer of a process.
-- `edges.transport.Transport` ("net"): framed codec JSON over TCP between processes, plus the blocking `request`
-  for CLI tools; `edges.net_faults` is its fault point for `kactor chaos`.
+- `edges.transport.Transport` ("net"): Kafka's protocol over TCP — the broker's listeners and the process's own
+  requests — plus the blocking `request` for CLI tools; a facade over the thin layers of `edges.net` (selector loop,
+  framing, inbound dispatch, outbound client, blocking client); `edges.net_faults` is its fault point for
+  `kactor chaos`.
 - `edges.trace_writer.TraceWriter`: the process's trace (the runtime records every received message into it).
 - `edges.metrics_http.MetricsEdge`: the Prometheus endpoint.
 - `edges.gc_policy`: the process's garbage-collection policy.

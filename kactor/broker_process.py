@@ -117,6 +117,22 @@ class BrokerProcess:
         self._closers: list[Any] = []
 
     # called by the kafka-server actor (through runtime.edges.process)
+    def startup_complete(self) -> None:
+        """KafkaServer.startup's last step, socketServer.startProcessingRequests: the listeners, bound since the
+        start (the registration names their ports), start reading requests now that every actor exists and the
+        broker is registered. Before, a client's request could reach an actor not yet spawned or initialised."""
+        net = self.runtime.edges.net if self.runtime is not None else None
+        if net is not None:
+            net.start_processing_requests()  # type: ignore[attr-defined]
+        log.info("broker %d: start-up complete, processing requests", self.config.broker_id)
+
+    def stop_processing_requests(self) -> None:
+        """KafkaServer.shutdown after controlledShutdown: socketServer.stopProcessingRequests closes every client
+        connection and stops accepting, before the replica manager and the rest stop."""
+        net = self.runtime.edges.net if self.runtime is not None else None
+        if net is not None:
+            net.stop_processing_requests()  # type: ignore[attr-defined]
+
     def shutdown_complete(self, msg: BrokerShutdownComplete) -> None:
         self._shutdown = msg
         self._done.set()
@@ -165,7 +181,9 @@ class BrokerProcess:
             transport = Transport(rt, first.host, first.port, listener_name=first.listener_name,
                                   extra_listeners=tuple((ep.host, ep.port, ep.listener_name) for ep in more),
                                   max_request_bytes=cfg["socket.request.max.bytes"],
-                                  cluster_id=cluster_id, auto_create=auto_create_config(cfg))
+                                  queued_max_requests=cfg["queued.max.requests"],
+                                  cluster_id=cluster_id, auto_create=auto_create_config(cfg),
+                                  process_requests=False)
         except ListenError as e:
             self._close()
             raise BrokerStartError(str(e)) from None

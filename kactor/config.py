@@ -94,6 +94,7 @@ CONFIG_DEFS: dict[str, tuple[Callable[[str, str], Any], Any]] = {
     "controller.socket.timeout.ms": (_int(0), 30000),
     "request.timeout.ms": (_int(0), 30000),
     "socket.request.max.bytes": (_int(1), 104857600),
+    "queued.max.requests": (_int(1), 500),
     "replica.lag.time.max.ms": (_int(1), 30000),
     "replica.fetch.wait.max.ms": (_int(0), 500),
     "replica.fetch.backoff.ms": (_int(0), 1000),

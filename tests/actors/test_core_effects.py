@@ -20,7 +20,8 @@ def test_each_notification_goes_where_kafka_sends_it() -> None:
     record = ControllerChanged(1, 2, True)
     assert routes(StateChange(record)) == ((names.STATE_CHANGE_LOG, record),)
     registered = BrokerRegistered(1, 42)
-    assert routes(BrokerEpochChanged(registered)) == (("replica-manager", registered), ("metrics", registered))
+    assert routes(BrokerEpochChanged(registered)) == (("replica-manager", registered), ("metrics", registered),
+                                                      ("kafka-server", registered))
 
 
 def test_a_config_change_reaches_the_components_that_hold_that_config() -> None:

@@ -137,6 +137,12 @@ def test_startup_leaves_the_gc_policy_to_the_broker_process(bed: ActorTestbed) -
     startup, even with a process in its edge slots, leaves CPython's default collector."""
 
     class Process:
+        def startup_complete(self) -> None:
+            pass
+
+        def stop_processing_requests(self) -> None:
+            pass
+
         def shutdown_complete(self, msg: BrokerShutdownComplete) -> None:
             pass
 
@@ -144,3 +150,66 @@ def test_startup_leaves_the_gc_policy_to_the_broker_process(bed: ActorTestbed) -
     bed.rt.edges = Edges(process=Process())
     bed.deliver(SERVER, startup(), "edge:process")
     assert not gc_policy.installed() and gc.get_freeze_count() == 0
+
+
+class RecordingProcess:
+    """The broker process's handle: what the kafka-server told it, in order."""
+
+    def __init__(self) -> None:
+        self.calls: list[str] = []
+
+    def startup_complete(self) -> None:
+        self.calls.append("startup_complete")
+
+    def stop_processing_requests(self) -> None:
+        self.calls.append("stop_processing_requests")
+
+    def shutdown_complete(self, msg: BrokerShutdownComplete) -> None:
+        self.calls.append(f"shutdown_complete: {msg.reason}")
+
+
+def test_requests_are_processed_only_once_registered_and_no_more_after_the_controlled_shutdown(
+        bed: ActorTestbed) -> None:
+    """KafkaServer.startup ends with socketServer.startProcessingRequests, after registerBroker; KafkaServer.shutdown
+    calls socketServer.stopProcessingRequests after controlledShutdown, before replicaManager.shutdown."""
+    process = RecordingProcess()
+    bed.rt.edges = Edges(process=process)
+    zk = zk_of(bed)
+    zk.create(paths.BrokerIdZNode.path(2), znodes.encode_broker(Broker(2, (EndPoint("127.0.0.1", 19092),)),
+                                                                timestamp_ms=0))
+    zk.create(paths.ControllerZNode, znodes.encode_controller(2, 0))
+    zk.create(paths.BrokerIdZNode.path(1), REGISTRATION)  # a previous session's registration
+    bed.deliver(SERVER, startup(), "edge:process", at_ms=T0)
+    assert process.calls == []  # still waiting for the old session to expire: no request read yet
+    zk.delete(paths.BrokerIdZNode.path(1))
+    bed.deliver(SERVER, TimerFired("register-retry"), "timer", at_ms=T0 + 250)
+    assert process.calls == ["startup_complete"]
+    bed.deliver(SERVER, BrokerShutdownRequested(), "edge:process")
+    assert process.calls == ["startup_complete"]  # the controlled shutdown still serves clients
+    caused = bed.deliver(SERVER, NetResponse(1, ControlledShutdownResponse(Errors.NONE)), "net")
+    assert process.calls == ["startup_complete", "stop_processing_requests"]
+    assert out(caused) == [
+        ("replica-manager", ReplicaManagerShutdown(BrokerShutdownComplete(True, "controlled shutdown succeeded"))),
+        ("timer", ScheduleTimer("shutdown-deadline", SHUTDOWN_DEADLINE_MS))]
+
+
+def test_controlled_shutdown_after_a_session_expiry_sends_the_epoch_of_the_new_registration(
+        bed: ActorTestbed) -> None:
+    """After a session expiry the controller re-registers the broker (processRegisterBrokerAndReelect: a new czxid,
+    a new broker epoch) and tells the broker side; the controlled shutdown then sends that epoch, as
+    KafkaServer.controlledShutdown reads kafkaController.brokerEpoch — the old one is refused STALE_BROKER_EPOCH."""
+    first = _started(bed)
+    zk = zk_of(bed)
+    zk.delete(paths.BrokerIdZNode.path(1))  # the session expired; the controller's re-registration:
+    zk.create(paths.BrokerIdZNode.path(1), REGISTRATION)
+    second = zk.nodes[paths.BrokerIdZNode.path(1)].czxid
+    assert second > first
+    assert out(bed.deliver(SERVER, BrokerRegistered(1, second), "controller", at_ms=T0 + 5)) == []
+    sent = out(bed.deliver(SERVER, BrokerShutdownRequested(), "edge:process", at_ms=T0 + 10))
+    assert sent[-1] == ("net", NetSend("127.0.0.1", 19092, "controller", ControlledShutdownRequest(1, second), 1,
+                                       SERVER))
+    # an epoch older than the one the broker holds (a late message) changes nothing
+    bed.deliver(SERVER, BrokerRegistered(1, first), "controller")
+    bed.deliver(SERVER, NetSendFailed(1, "connection refused"), "net", at_ms=T0 + 20)
+    assert out(bed.deliver(SERVER, TimerFired("controlled-shutdown-retry"), "timer", at_ms=T0 + 220)) == [
+        ("net", NetSend("127.0.0.1", 19092, "controller", ControlledShutdownRequest(1, second), 2, SERVER))]

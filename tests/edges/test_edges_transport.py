@@ -16,7 +16,7 @@ from typing import Any
 
 import attrs
 import pytest
-from edge_support import EdgeEcho, EdgeFailed, EdgeHandled, EdgeHole, EdgeNobody, EdgeTestBench, Pump, Recorder, poll
+from edge_support import EdgeEcho, EdgeHandled, EdgeHole, EdgeNobody, EdgeTestBench, Pump, Recorder, poll
 
 from actors.network_actor import NetworkActor
 from actors.runtime import Runtime
@@ -204,14 +204,71 @@ def test_unresolvable_host_fails(make_node: Any) -> None:
     assert "no-such-host.invalid" in failed.body.error
 
 
-def test_remote_without_that_actor_answers_the_apis_error_response(make_node: Any) -> None:
+def test_a_request_for_an_actor_this_process_lacks_closes_its_connection(make_node: Any) -> None:
+    """Never UNKNOWN_SERVER_ERROR for a missing actor (clients take -1 as fatal: an idempotent producer fails its
+    batch): the connection is closed, as Kafka's stopped SocketServer closes it, and a new one serves."""
     a, b = make_node("a"), make_node("b")
     send(a, NetSend(LOOPBACK, b.port, "nobody", EdgeNobody(1), 5, "client"))
-    (resp,) = a.rec.wait(NetResponse, "client")
-    assert resp.body == NetResponse(5, EdgeFailed(Errors.UNKNOWN_SERVER_ERROR))
-    # The connection survives an error answer.
+    (failed,) = a.rec.wait(NetSendFailed, "client")
+    assert failed.body.request_id == 5 and a.rec.of(NetResponse, "client") == []
     send(a, NetSend(LOOPBACK, b.port, "echo", EdgeEcho("y"), 6, "client"))
-    assert a.rec.wait(NetResponse, "client", count=2)[1].body == NetResponse(6, EdgeEcho("y"))
+    assert a.rec.wait(NetResponse, "client")[0].body == NetResponse(6, EdgeEcho("y"))
+
+
+def test_no_request_is_read_before_start_up_ends(make_node: Any) -> None:
+    """SocketServer.startProcessingRequests: a broker's listener accepts at once, but a request sent before its
+    start-up has ended (here: before the actor serving it exists) is read only afterwards, and answered by that
+    actor — not with UNKNOWN_SERVER_ERROR, as a restarted broker answered before."""
+    from edge_support import Echo
+
+    from actors.edge_slots import Edges
+
+    rt = Runtime("starting")
+    rec = Recorder()
+    rt.observer = rec
+    t = Transport(rt, process_requests=False)
+    rt.edges = Edges(net=t)
+    rt.spawn(NetworkActor, "net")
+    rt.start_driver()
+    try:
+        with socket.create_connection((LOOPBACK, t.port), timeout=3) as s:
+            s.sendall(_frame(18, 3, 1, {"client_software_name": "t", "client_software_version": "1"})
+                      + _frame(36, 1, 2, {"auth_bytes": b"early"}))
+            assert poll(lambda: t.connection_count()[0] == 1, 2.0)  # accepted...
+            time.sleep(0.2)
+            s.setblocking(False)
+            with pytest.raises(BlockingIOError):
+                s.recv(1)  # ...but not even ApiVersions is answered yet
+            s.setblocking(True)
+            assert rec.of(NetRequest) == []
+            rt.spawn(Echo, "echo")  # the actors of a broker come up...
+            t.start_processing_requests()  # ...then the composition root says start-up has ended
+            (_, versions), (corr, echo) = _read_responses(s, [(18, 3), (36, 1)])
+        assert versions["error_code"] == 0
+        assert (corr, echo["error_code"], echo["auth_bytes"]) == (2, 0, b"early")
+    finally:
+        t.close()
+        rt.shutdown()
+
+
+def test_stop_processing_requests_closes_every_inbound_connection_and_the_listener(make_node: Any) -> None:
+    """SocketServer.stopProcessingRequests (after the controlled shutdown): clients are disconnected, new ones
+    refused, a late answer is dropped; the process's own outbound requests still work."""
+    a, b = make_node("a"), make_node("b")
+    send(a, NetSend(LOOPBACK, b.port, "hole", EdgeHole("parked"), 1, "client"))
+    b.rec.wait(NetRequest, "hole")
+    a.net.stop_processing_requests()
+    send(b, NetSend(LOOPBACK, a.port, "echo", EdgeEcho("in"), 2, "client"))
+    (failed,) = b.rec.wait(NetSendFailed, "client")
+    assert failed.body.request_id == 2
+    b.net.stop_processing_requests()
+    (failed,) = a.rec.wait(NetSendFailed, "client")
+    assert failed.body.request_id == 1
+    with pytest.raises(ConnectionRefusedError):
+        socket.create_connection((LOOPBACK, b.port), timeout=2).close()
+    (req,) = b.rec.of(NetRequest, "hole")
+    b.net.reply(req.body.connection_id, req.body.request_id, EdgeHole("late"))  # dropped, nothing breaks
+    assert poll(lambda: b.net.connection_count()[0] == 0, 2.0)
 
 
 def test_a_body_no_kafka_api_sends_fails_at_once(make_node: Any) -> None:
@@ -231,7 +288,7 @@ def test_edge_handlers_answer_on_their_own_thread_in_request_order(make_node: An
     def handler(ctx: Any, req: EdgeHandled) -> EdgeHandled:
         seen.append((threading.current_thread().name, req.n, ctx.client_id))
         if req.n == 1:
-            release.wait(2.0)  # the first answer comes late: the echo's answer behind it must wait for it
+            release.wait(2.0)  # the first answer comes late: the echo behind it must wait for it
         if req.n == 3:
             raise RuntimeError("handler bug")
         return EdgeHandled(req.n * 10)
@@ -242,11 +299,13 @@ def test_edge_handlers_answer_on_their_own_thread_in_request_order(make_node: An
                   encode_request(RequestHeader(36, 1, 102, "cli"), {"auth_bytes": b"second"}),
                   encode_request(RequestHeader(40, 1, 103, "cli"), {"hmac": b"", "expiry_time_period_ms": 3})]
         s.sendall(b"".join(frames))
-        assert poll(lambda: b.rec.count(NetReply, "net") == 1, 2.0)  # the echo has answered already...
-        time.sleep(0.05)
+        assert poll(lambda: len(seen) == 1, 2.0)
+        time.sleep(0.1)
+        # one request in flight per connection (Kafka mutes it): the echo is not even read before the first answer
+        assert b.rec.of(NetRequest) == [] and len(seen) == 1
         s.setblocking(False)
         with pytest.raises(BlockingIOError):
-            s.recv(1)  # ...but nothing is written before the first request's answer
+            s.recv(1)
         s.setblocking(True)
         release.set()
         got = _read_responses(s, [(40, 1), (36, 1), (40, 1)])
@@ -256,11 +315,11 @@ def test_edge_handlers_answer_on_their_own_thread_in_request_order(make_node: An
     assert [n for _, n, _ in seen] == [1, 3] and all(t == "b-test" and c == "cli" for t, _, c in seen)
 
 
-def _read_responses(s: socket.socket, keys: list[tuple[int, int]]) -> list[tuple[int, dict]]:
+def _read_responses(s: socket.socket, keys: list[tuple[int, int]], timeout_s: float = 3.0) -> list[tuple[int, dict]]:
     from protocol.framing import decode_response
 
     out, buf = [], b""
-    s.settimeout(3)
+    s.settimeout(timeout_s)
     for key, version in keys:
         while len(buf) < 4 or len(buf) < 4 + struct.unpack(">i", buf[:4])[0]:
             data = s.recv(65536)
@@ -465,7 +524,8 @@ def test_a_converter_refusing_a_request_is_answered_with_the_apis_error(make_nod
 def test_blocking_client_against_a_runtime(make_node: Any) -> None:
     b = make_node("b")
     assert request(LOOPBACK, b.port, EdgeEcho("q"), timeout_s=2.0) == EdgeEcho("q")
-    assert request(LOOPBACK, b.port, EdgeNobody(1), timeout_s=2.0) == EdgeFailed(Errors.UNKNOWN_SERVER_ERROR)
+    with pytest.raises(TransportError, match="closed before the answer"):
+        request(LOOPBACK, b.port, EdgeNobody(1), timeout_s=2.0)
     with pytest.raises(TransportError, match="no Kafka API sends a str"):
         request(LOOPBACK, b.port, "x", timeout_s=2.0)
     t0 = time.monotonic()
@@ -581,3 +641,70 @@ def test_an_answers_edge_task_runs_on_its_handler_after_the_answer(make_node: An
     assert [(c, body["auth_bytes"]) for c, body in got] == [(41, b"nothing"), (42, b"make t")]
     assert poll(lambda: len(tasks) == 1, 2.0)
     assert tasks == [("b-maker", "MAKE T", 42)]
+
+
+# -- one request in flight per connection (Kafka's Processor mutes a channel until its response is sent) ------------
+def test_a_connection_is_not_read_while_one_of_its_requests_is_in_flight(make_node: Any) -> None:
+    """A pipelining client's second request is read only once the first is answered (kafkajs sends several
+    JoinGroups of one member on one connection: they must not be handled concurrently); another connection is
+    served meanwhile; the answers come in request order."""
+    b = make_node("b")
+    with socket.create_connection((LOOPBACK, b.port), timeout=3) as s, \
+            socket.create_connection((LOOPBACK, b.port), timeout=3) as other:
+        s.sendall(_frame(17, 1, 1, {"mechanism": "parked"}) + _frame(36, 1, 2, {"auth_bytes": b"behind"})
+                  + _frame(36, 1, 3, {"auth_bytes": b"last"}))
+        (parked,) = b.rec.wait(NetRequest, "hole")
+        other.sendall(_frame(36, 1, 9, {"auth_bytes": b"other"}))
+        assert [(c, r["auth_bytes"]) for c, r in _read_responses(other, [(36, 1)])] == [(9, b"other")]
+        time.sleep(0.1)
+        assert [r.body.body for r in b.rec.of(NetRequest, "echo")] == [EdgeEcho("other")]  # s is muted
+        b.net.reply(parked.body.connection_id, parked.body.request_id, EdgeHole("answered"))
+        got = _read_responses(s, [(17, 1), (36, 1), (36, 1)])
+    assert [c for c, _ in got] == [1, 2, 3] and got[0][1]["mechanisms"] == ["answered"]
+    assert [r.body.body for r in b.rec.of(NetRequest, "echo")] == [EdgeEcho("other"), EdgeEcho("behind"),
+                                                                  EdgeEcho("last")]
+
+
+def test_a_client_that_never_reads_costs_the_broker_one_answer_not_a_queue_of_them(
+        make_node: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A client pipelines 60 small requests whose answers are 1 MB each and reads nothing: the connection stays
+    muted while an answer is unwritten, so only the answers the sockets' buffers take are made (before: all 60,
+    60 MB queued in the broker). Once the client reads, every answer comes, in order."""
+    from core.api import registry
+
+    spec = registry.spec_for_key(36)
+    big = b"x" * (1 << 20)
+    monkeypatch.setitem(registry._BY_KEY, 36, attrs.evolve(
+        spec, response_to_wire=lambda v, r: {"error_code": 0, "error_message": None,
+                                             "auth_bytes": r.text.encode() + big, "session_lifetime_ms": 0}))
+    b = make_node("b")
+    with socket.socket() as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 64 * 1024)
+        s.connect((LOOPBACK, b.port))
+        s.sendall(b"".join(_frame(36, 1, i, {"auth_bytes": str(i).encode()}) for i in range(60)))
+        assert poll(lambda: b.rec.count(NetRequest, "echo") >= 1, 2.0)
+        time.sleep(0.5)  # time enough for the broker to make every answer, were it not muted
+        handled = b.rec.count(NetRequest, "echo")
+        assert handled <= 12, f"{handled} of 60 requests handled while the client read nothing"
+        got = _read_responses(s, [(36, 1)] * 60, timeout_s=20)
+    assert [c for c, _ in got] == list(range(60))
+    assert all(r["auth_bytes"] == str(i).encode() + big for i, (_, r) in enumerate(got))
+
+
+def test_queued_max_requests_bounds_the_requests_in_flight_over_every_connection(make_node: Any) -> None:
+    """queued.max.requests: with that many requests handed on and unanswered, no connection is read; one answer
+    lets the next request in."""
+    b = make_node("b", queued_max_requests=2)
+    socks = [socket.create_connection((LOOPBACK, b.port), timeout=3) for _ in range(3)]
+    try:
+        for i, s in enumerate(socks):
+            s.sendall(_frame(17, 1, i, {"mechanism": f"m{i}"}))
+        first = b.rec.wait(NetRequest, "hole", count=2)
+        time.sleep(0.2)
+        assert len(b.rec.of(NetRequest, "hole")) == 2
+        b.net.reply(first[0].body.connection_id, first[0].body.request_id, EdgeHole("done"))
+        b.rec.wait(NetRequest, "hole", count=3)
+        assert sorted(r.body.body.text for r in b.rec.of(NetRequest, "hole")) == ["m0", "m1", "m2"]
+    finally:
+        for s in socks:
+            s.close()

@@ -1,0 +1,97 @@
+"""Kafka frames: a size-prefixed frame cut from a connection's read buffer (NetworkReceive), and a request or answer
+turned into a frame, or back, by its ApiSpec (the body codec of a kactor-private key, else `protocol.framing`)."""
+
+from __future__ import annotations
+
+import struct
+from typing import Any
+
+from core.api.registry import ApiSpec, spec_for_key, spec_for_type
+from messages.common import Errors
+from protocol.errors import FrameTooLargeError
+from protocol.framing import RequestHeader, decode_request, decode_response, encode_request, encode_response
+
+HEADER = struct.Struct(">i")
+INT32 = 1 << 31
+DEFAULT_MAX_RESPONSE_BYTES = 1 << 30  # what we accept from a peer (Kafka's clients have no limit of their own)
+
+
+class BadRequestError(Exception):
+    """Input after which Kafka closes the connection (the reason is logged)."""
+
+
+def cut_frame(buf: bytearray, off: int, limit: int) -> tuple[bytes, int] | None:
+    """The frame starting at ``buf[off:]`` without its size, and where the next one starts; None until it has
+    wholly arrived. The bytes after it are not moved (the caller drops what it has cut in one go).
+    NetworkReceive.readFrom: a size above ``limit`` (socket.request.max.bytes) or negative is
+    InvalidReceiveException, here FrameTooLargeError."""
+    if len(buf) - off < HEADER.size:
+        return None
+    (n,) = HEADER.unpack_from(buf, off)
+    if n < 0 or n > limit:
+        raise FrameTooLargeError(f"Invalid receive (size = {n}{f' larger than {limit}' if n > 0 else ''})")
+    end = off + HEADER.size + n
+    if len(buf) < end:
+        return None
+    # one copy (a bytearray slice then bytes() was two, and the slow kind: 1.6 ms per 1 MB frame against 0.03 ms,
+    # bench engineer's measurement); the view is released before the buffer is edited
+    with memoryview(buf) as view:
+        return bytes(view[off + HEADER.size:end]), end
+
+
+def outbound_spec(body: Any) -> ApiSpec:
+    """The ApiSpec kactor sends ``body`` with (ValueError when no Kafka API carries that type)."""
+    spec = spec_for_type(type(body))
+    if spec is None or spec.send_version is None or spec.request_to_wire is None:
+        raise ValueError(f"no Kafka API sends a {type(body).__name__}")
+    return spec
+
+
+def encode_outbound(spec: ApiSpec, body: Any, correlation_id: int, client_id: str) -> bytes:
+    """The whole request frame for ``body`` at the spec's send version."""
+    assert spec.request_to_wire is not None and spec.send_version is not None
+    cid = spec.client_id_of(body) if spec.client_id_of is not None else None
+    header = RequestHeader(spec.api_key, spec.send_version, correlation_id, cid or client_id)
+    wire = spec.request_to_wire(body)
+    if spec.body_codec is not None:
+        return spec.body_codec.encode_request(header, wire)  # type: ignore[no-any-return]
+    return encode_request(header, wire)
+
+
+def decode_outbound(spec: ApiSpec, payload: bytes | bytearray) -> tuple[int, Any]:
+    """A response frame (without its size) to a request sent with ``spec`` → (correlation id, internal response)."""
+    assert spec.send_version is not None and spec.response_from_wire is not None
+    if spec.body_codec is not None:
+        corr, body = spec.body_codec.decode_response(spec.api_key, spec.send_version, payload)
+    else:
+        corr, body = decode_response(spec.api_key, spec.send_version, payload)
+    return corr, spec.response_from_wire(spec.send_version, body)
+
+
+def encode_inbound_response(spec: ApiSpec, version: int, correlation_id: int, body: dict[str, Any]) -> bytes:
+    """The whole response frame answering a request served by ``spec``."""
+    if spec.body_codec is not None:
+        return spec.body_codec.encode_response(spec.api_key, version, correlation_id, body)  # type: ignore
+    return encode_response(spec.api_key, version, correlation_id, body)
+
+
+def decode_inbound(payload: bytes) -> Any:
+    """A request frame (without its size) → protocol.framing.Request; a kactor-private key by its spec's codec.
+    Raises protocol's ProtocolErrors on bad input."""
+    if len(payload) >= 2:
+        spec = spec_for_key(int.from_bytes(payload[:2], "big", signed=True))
+        if spec is not None and spec.body_codec is not None:
+            return spec.body_codec.decode_request(payload)
+    return decode_request(payload)
+
+
+def error_code_of(e: BaseException) -> int:
+    """The Kafka error a converter's exception answers with: its ``error`` / ``error_code`` when it has one (core
+    ApiError, protocol errors), else INVALID_REQUEST (a request this broker cannot make sense of)."""
+    code = getattr(e, "error", None)
+    if code is None:
+        code = getattr(e, "error_code", None)
+    try:
+        return int(code) if code is not None else int(Errors.INVALID_REQUEST)
+    except (TypeError, ValueError):
+        return int(Errors.INVALID_REQUEST)

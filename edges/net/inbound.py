@@ -1,0 +1,458 @@
+"""The broker's side of the network edge: Kafka's SocketServer Processor and the dispatch of KafkaApis.handle.
+
+A request frame is decoded (header + body), its api key looked up in the core/api registry, the body turned into an
+internal attrs request by the spec's ``request_from_wire`` and routed — to an actor as a traced ``NetRequest``
+(answered by ``NetReply`` posted to "net"), or to an edge handler ("edge:<name>", plugged in by the composition root;
+it runs on its own thread and returns the internal response). Answers leave through the spec's ``response_to_wire``.
+ApiVersions is answered here: it needs no state (the served keys; KIP-511's v0 answer to a newer version).
+
+ONE REQUEST IN FLIGHT PER CONNECTION, as the Processor mutes a channel from the moment it reads a request until its
+response has been sent: a connection is not read further until its request's answer is written to the socket, so its
+requests are handled and answered in order and a client that never reads costs the broker one answer; with
+``queued.max.requests`` requests handed on and unanswered over all connections, none is read (Kafka's full
+RequestChannel). Produce with acks=0 is never answered, but its route's answer comes back here (and releases the
+connection): a clean one is dropped, an error closes the connection (KafkaApis.handleProduceRequest's
+closeConnection; the spec's ``failed``). An answer may ask an edge for work after it is sent (the spec's
+``edge_task``: Metadata's topic auto-creation), handed to that edge handler's thread.
+
+Nothing is read before start-up ends (``start``: SocketServer.startProcessingRequests); ``stop`` closes every client
+connection and the listeners (stopProcessingRequests). A request for an actor or edge handler this process lacks
+closes its connection: it is never answered UNKNOWN_SERVER_ERROR, which clients take as fatal. Bad input closes that
+connection only, as Kafka 2.6 does: a size above ``socket.request.max.bytes`` (or negative), a truncated or malformed
+request, an unknown api key or one this broker does not serve, an unsupported version of any API but ApiVersions.
+Everything else — an impossible request, a corrupt record batch — is answered with Kafka's error by its handler.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import queue
+import selectors
+import socket
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from actors import names
+from core.api import api_versions as api_versions_api
+from core.api import registry
+from core.api.registry import ApiSpec, RequestContext, spec_for_key
+from edges.net.framing import BadRequestError, cut_frame, decode_inbound, encode_inbound_response, error_code_of
+from edges.net.selector import Conn, Loop
+from messages.common import Errors
+from messages.metadata import AutoCreateConfig
+from messages.net import NetRequest
+from protocol.api_versions import API_VERSIONS_KEY
+from protocol.errors import UnsupportedVersionError
+from protocol.framing import RequestHeader, api_versions_unsupported_response
+
+log = logging.getLogger("kactor.edges.transport")
+
+# An edge handler: (the request's context, the internal request) -> the internal response.
+EdgeHandler = Callable[[RequestContext, Any], Any]
+
+# core/api's routes -> the actors that serve them (core names no actor)
+ROUTES: dict[str, str] = {
+    registry.ROUTE_REPLICA_MANAGER: names.REPLICA_MANAGER,
+    registry.ROUTE_CONTROLLER: names.CONTROLLER,
+    registry.ROUTE_GROUP_COORDINATOR: names.GROUP_COORDINATOR,
+}
+
+# The answer of a request the client expects none for, in its turn (Kafka's NoOpResponse): nothing is written.
+_NO_RESPONSE = b""
+
+
+class InFlight:
+    """An inbound request being handled: what its answer needs to become a response frame."""
+
+    __slots__ = ("conn_id", "spec", "version", "correlation_id", "body", "silent", "client_id")
+
+    def __init__(self, conn_id: int, spec: ApiSpec, version: int, correlation_id: int, body: dict[str, Any],
+                 silent: bool = False, client_id: str = "") -> None:
+        self.conn_id = conn_id
+        self.spec = spec
+        self.version = version
+        self.correlation_id = correlation_id
+        self.body = body  # the decoded request body: error_response needs it
+        self.silent = silent  # the client expects no answer (acks=0): only an error is acted on, by closing
+        self.client_id = client_id
+
+
+class EdgeWorker:
+    """One edge handler's thread: requests in order, each answer handed back through ``Inbound.reply``."""
+
+    def __init__(self, inbound: Inbound, name: str, handler: EdgeHandler) -> None:
+        self._inbound = inbound
+        self._handler = handler
+        self._queue: queue.SimpleQueue[tuple[int, int | None, RequestContext, Any] | None] = queue.SimpleQueue()
+        self._thread = threading.Thread(target=self._run, name=f"{inbound.name}-{name}", daemon=True)
+        self._thread.start()
+
+    def submit(self, conn_id: int, rid: int | None, ctx: RequestContext, request: Any) -> None:
+        """Handle ``request``; its answer goes back as the reply to ``rid``, or nowhere when ``rid`` is None."""
+        self._queue.put((conn_id, rid, ctx, request))
+
+    def close(self) -> None:
+        self._queue.put(None)
+
+    def _run(self) -> None:
+        while True:
+            item = self._queue.get()
+            if item is None:
+                return
+            conn_id, rid, ctx, request = item
+            try:
+                response = self._handler(ctx, request)
+            except Exception:  # noqa: BLE001 - one failed request must not stop the handler
+                log.exception("edge handler failed on %s", type(request).__name__)
+                if rid is not None:
+                    self._inbound.reply_error(conn_id, rid, int(Errors.UNKNOWN_SERVER_ERROR))
+                continue
+            if rid is not None:
+                self._inbound.reply(conn_id, rid, response)
+
+
+class Inbound:
+    """The inbound connections of a process's listeners and the requests read from them. ``reply``,
+    ``reply_error``, ``start`` and ``stop`` are thread-safe; the rest runs on the I/O thread."""
+
+    def __init__(self, loop: Loop, runtime: Any, name: str, listeners: list[tuple[socket.socket, str]],
+                 conn_ids: itertools.count[int], *, max_request_bytes: int, queued_max_requests: int,
+                 cluster_id: str, auto_create: AutoCreateConfig, processing: bool) -> None:
+        self.loop = loop
+        self.name = name
+        self._runtime = runtime
+        self._listeners = listeners
+        self._listener_names = dict(listeners)
+        self._conn_ids = conn_ids
+        self.max_request_bytes = max_request_bytes
+        self.queued_max_requests = queued_max_requests
+        self.cluster_id = cluster_id
+        self.auto_create = auto_create
+        self.conns: dict[int, Conn] = {}
+        self._rids = itertools.count(1)
+        # requests being handled, by our request id (written by the I/O thread before the request is handed on;
+        # popped by whoever answers: dict operations are atomic)
+        self.inflight: dict[int, InFlight] = {}
+        # requests handed on and not answered yet, over every connection (Kafka's RequestChannel queue,
+        # queued.max.requests long: when it is full no connection is read); touched by the I/O thread only
+        self._queued = 0
+        self._queue_was_full = False
+        self.edge_workers: dict[str, EdgeWorker] = {}
+        self._inline_handlers: dict[str, EdgeHandler] = {"api_versions": self._api_versions}
+        # SocketServer.startup(startProcessingRequests): a broker binds at once (its registration names the bound
+        # ports) but reads no request before start-up ends; until then accepted connections are held unread
+        self._processing = processing
+
+    # -- from any thread --------------------------------------------------------------------------------------------
+    def add_edge_handler(self, name: str, handler: EdgeHandler) -> None:
+        if name in self.edge_workers or name in self._inline_handlers:
+            raise ValueError(f"edge handler {name!r} is already set")
+        self.edge_workers[name] = EdgeWorker(self, name, handler)
+
+    def reply(self, connection_id: int, request_id: int, body: Any) -> None:
+        """Answer request ``request_id`` with the internal response ``body``; dropped if its connection has gone. A
+        response that cannot be encoded closes the connection (Kafka's client would wait for it for ever)."""
+        inflight = self.inflight.pop(request_id, None)
+        if inflight is None:
+            log.debug("%s: reply %d for a closed connection dropped", self.name, request_id)
+            return
+        frame = self._silent_frame(inflight, body) if inflight.silent else self._response_frame(inflight, body)
+        self.loop.submit(("reply", inflight.conn_id, request_id, frame))
+        task = inflight.spec.edge_task(body) if inflight.spec.edge_task is not None else None
+        if task is not None:
+            self._run_edge_task(inflight, *task)
+
+    def reply_error(self, connection_id: int, request_id: int, error: int) -> None:
+        """Answer the request with its API's whole-request error response (``error_response``)."""
+        inflight = self.inflight.pop(request_id, None)
+        if inflight is None:
+            return
+        self.loop.submit(("reply", inflight.conn_id, request_id,
+                          None if inflight.silent else self._error_frame(inflight, error)))
+
+    def close_workers(self) -> None:
+        for worker in self.edge_workers.values():
+            worker.close()
+
+    # -- commands and events on the I/O thread ---------------------------------------------------------------------
+    def on_reply(self, conn_id: int, rid: int, frame: bytes | None) -> Conn | None:
+        """The "reply" command: the connection to write to now, if it is still open."""
+        conn = self.conns.get(conn_id)
+        if conn is None:
+            log.debug("%s: reply for closed connection %d dropped", self.name, conn_id)
+            return None
+        self.answer(conn, rid, frame)
+        return None if conn.closed else conn
+
+    def start(self) -> None:
+        """SocketServer.startProcessingRequests: read the connections accepted meanwhile too."""
+        if self._processing:
+            return
+        self._processing = True
+        for conn in list(self.conns.values()):
+            self.loop.guarded(conn, self.serve, self.close)
+
+    def stop(self) -> None:
+        """SocketServer.stopProcessingRequests: no more connections, every client's closed."""
+        self._processing = False
+        for sock, _ in self._listeners:
+            self.loop.unregister_listener(sock)
+        for conn in list(self.conns.values()):
+            self.close(conn, "the broker is shutting down")
+        log.info("%s: stopped processing requests", self.name)
+
+    def after_commands(self) -> None:
+        """Once queued.max.requests is no longer reached, the connections it held are read again."""
+        if self._queue_was_full and self._queued < self.queued_max_requests:
+            self._queue_was_full = False
+            for conn in list(self.conns.values()):
+                self.loop.guarded(conn, self.serve, self.close)
+
+    def accept(self, listener: socket.socket) -> None:
+        while True:
+            try:
+                sock, addr = listener.accept()
+            except (BlockingIOError, InterruptedError):
+                return
+            except OSError as e:  # e.g. EMFILE: keep serving the connections we have
+                log.error("%s: accept failed: %s", self.name, e)
+                return
+            sock.setblocking(False)
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            conn = Conn(next(self._conn_ids), sock, False, None, f"{addr[0]}:{addr[1]}",
+                        self._listener_names.get(listener, ""), str(addr[0]))
+            self.conns[conn.conn_id] = conn
+            self.update_interest(conn)
+
+    def on_event(self, conn: Conn, mask: int) -> None:
+        if mask & selectors.EVENT_WRITE and not conn.closed:
+            self.loop.guarded(conn, self.flush, self.close)
+        if mask & selectors.EVENT_READ and not conn.closed and conn.close_after is None:
+            self.loop.guarded(conn, self._read, self.close)
+
+    def close(self, conn: Conn, reason: str) -> None:
+        if self.loop.close_socket(conn):
+            self.conns.pop(conn.conn_id, None)
+            self._forget_waiting(conn)  # answers still owed: dropped when they come
+
+    # -- reading one request at a time -----------------------------------------------------------------------------
+    def flush(self, conn: Conn) -> None:
+        """Write what is queued; once every answer is written the connection is read again."""
+        conn.write()
+        if conn.close_after is not None:
+            self.update_interest(conn)
+        else:
+            self.serve(conn)
+
+    def _may_read(self, conn: Conn) -> bool:
+        """Whether the connection may be read: Kafka's Processor mutes a channel from the moment a request is read
+        until its response has been sent (so a connection has one request in flight, handled and answered in order,
+        and a client that never reads costs one answer, not a queue of them), and reads no channel while the request
+        queue holds queued.max.requests."""
+        return (self._processing and conn.close_after is None and not conn.waiting and not conn.out
+                and self._queued < self.queued_max_requests)
+
+    def update_interest(self, conn: Conn) -> None:
+        """Writable while it has bytes queued; readable while it may be read."""
+        if conn.closed:
+            return
+        if conn.close_after is not None:
+            if not conn.out:
+                self.close(conn, conn.close_after)
+            else:
+                self.loop.set_events(conn, selectors.EVENT_WRITE)
+            return
+        events = selectors.EVENT_WRITE if conn.out else 0
+        if self._may_read(conn):
+            events |= selectors.EVENT_READ
+        self.loop.set_events(conn, events)
+
+    def _read(self, conn: Conn) -> None:
+        if not self._may_read(conn):
+            return  # muted since the select: what arrived stays in the socket
+        data = conn.receive()
+        if data is None:
+            return
+        if not data:
+            self.close(conn, f"connection to {conn.peer} closed by the peer")
+            return
+        self.serve(conn)
+
+    def serve(self, conn: Conn) -> None:
+        """Hand on the requests read from the connection one at a time: the next only once the answer to the one
+        before has been written (answers written at once if the socket takes them)."""
+        while not conn.closed:
+            if conn.out:
+                conn.write()
+            if not self._may_read(conn):
+                break
+            cut = cut_frame(conn.rbuf, conn.roff, self.max_request_bytes)
+            if cut is None:
+                break
+            payload, conn.roff = cut
+            self.on_request(conn, payload)
+        self.update_interest(conn)
+
+    # -- one request: KafkaApis.handle's dispatch -------------------------------------------------------------------
+    def on_request(self, conn: Conn, payload: bytes) -> None:
+        """KafkaApis.handle for one request frame: decode, convert, route (or close the connection, as 2.6)."""
+        try:
+            request = decode_inbound(payload)
+        except UnsupportedVersionError as e:
+            header = e.header
+            if isinstance(header, RequestHeader) and header.request_api_key == API_VERSIONS_KEY:
+                rid = next(self._rids)
+                self._expect_answer(conn, rid)
+                self.answer(conn, rid, api_versions_unsupported_response(header.correlation_id))
+                return
+            raise  # Kafka 2.6: "Unsupported version" InvalidRequestException -> the connection is closed
+        header, body = request.header, request.body
+        key, version = header.request_api_key, header.request_api_version
+        spec = spec_for_key(key)
+        if spec is None:
+            raise BadRequestError(f"api key {key} is not served by this broker")
+        ctx = RequestContext(version, header.correlation_id, header.client_id or "", conn.host, conn.conn_id,
+                             conn.listener, self.cluster_id, self.auto_create)
+        # reply_expected from here on: the route answers (also an acks=0 produce, whose answer only this edge reads)
+        silent = not spec.expects_reply(version, body)
+        reply_expected = spec.route_answers(version, body)
+        rid = next(self._rids)
+        inflight = InFlight(conn.conn_id, spec, version, header.correlation_id, body, silent, header.client_id or "")
+        if reply_expected:
+            self.inflight[rid] = inflight
+            self._expect_answer(conn, rid)
+        try:
+            internal = spec.request_from_wire(version, body, ctx)
+        except Exception as e:  # noqa: BLE001 - a request the converter refuses: Kafka's error answer for it
+            log.info("%s: %s v%d from %s refused: %s", self.name, spec.name, version, conn.peer, e)
+            if reply_expected:
+                self.inflight.pop(rid, None)
+                self.answer(conn, rid, None if silent else self._error_frame(inflight, error_code_of(e)))
+            return
+        handler = spec.edge_handler
+        if handler is not None:
+            inline = self._inline_handlers.get(handler)
+            if inline is not None:
+                if reply_expected:
+                    self.inflight.pop(rid, None)
+                    response = inline(ctx, internal)
+                    self.answer(conn, rid, self._silent_frame(inflight, response) if silent
+                                else self._response_frame(inflight, response))
+                return
+            worker = self.edge_workers.get(handler)
+            if worker is None:
+                self._unserved(conn, rid, reply_expected, f"no edge handler {handler!r} for {spec.name}")
+                return
+            worker.submit(conn.conn_id, rid, ctx, internal)
+            return
+        route = ROUTES.get(spec.route, spec.route)
+        if not self._has_actor(route):
+            self._unserved(conn, rid, reply_expected, f"no actor {route!r} for {spec.name}")
+            return
+        # An external input: the request's cause lives in the client's process.
+        self.loop.inject(route, NetRequest(conn.conn_id, rid, internal, reply_expected, version,
+                                           header.client_id or "", conn.host), None)
+
+    def _unserved(self, conn: Conn, rid: int, reply_expected: bool, why: str) -> None:
+        """A request nobody in this process can serve (a broker not started or stopping, a wiring bug): the
+        connection is closed, as Kafka's stopped SocketServer closes it, never answered UNKNOWN_SERVER_ERROR —
+        clients take that as fatal (an idempotent producer fails its batch), a closed connection as retriable."""
+        log.error("%s: %s; closing the connection from %s", self.name, why, conn.peer)
+        if reply_expected:
+            self.inflight.pop(rid, None)
+            self.answer(conn, rid, None)
+        else:
+            self._close_after_flush(conn, f"closing the connection from {conn.peer}: {why}")
+
+    # -- answers, in request order ------------------------------------------------------------------------------------
+    def answer(self, conn: Conn, rid: int, frame: bytes | None) -> None:
+        """An answer for request ``rid``: queued behind the answers still owed to earlier requests of the
+        connection (Kafka answers a connection's requests in order). None closes the connection."""
+        conn.ready[rid] = frame
+        waiting, ready = conn.waiting, conn.ready
+        while waiting and waiting[0] in ready:
+            f = ready.pop(waiting.popleft())
+            self._queued -= 1
+            if f is None:
+                self._close_after_flush(conn, f"closing the connection from {conn.peer} instead of answering")
+                return
+            if f:
+                conn.out.append(f)
+
+    def _expect_answer(self, conn: Conn, rid: int) -> None:
+        """A request of ``conn`` handed on: the connection is muted until its answer has been written."""
+        conn.waiting.append(rid)
+        self._queued += 1
+        if self._queued >= self.queued_max_requests:
+            self._queue_was_full = True
+
+    def _close_after_flush(self, conn: Conn, reason: str) -> None:
+        """Close once the answers queued before are written (Kafka wrote them before it read the request that
+        closes): nothing more is read or answered on the connection meanwhile."""
+        self._forget_waiting(conn)
+        if not conn.out:
+            self.close(conn, reason)
+            return
+        conn.close_after = reason
+        self.loop.set_events(conn, selectors.EVENT_WRITE)
+
+    def _forget_waiting(self, conn: Conn) -> None:
+        """The answers a connection is still owed will not be written: dropped when they come."""
+        for rid in conn.waiting:
+            self.inflight.pop(rid, None)
+        self._queued -= len(conn.waiting)
+        conn.waiting.clear()
+        conn.ready.clear()
+
+    def _silent_frame(self, inflight: InFlight, response: Any) -> bytes | None:
+        """KafkaApis.handleProduceRequest for acks=0: an answer with an error closes the connection (None), so the
+        client notices and refreshes its metadata; a clean one is dropped."""
+        try:
+            failed = inflight.spec.failed is not None and inflight.spec.failed(response)
+        except Exception:  # noqa: BLE001 - an answer we cannot read: closing is what an error would do
+            log.exception("%s: cannot read a %s answer", self.name, inflight.spec.name)
+            failed = True
+        if not failed:
+            return _NO_RESPONSE
+        log.info("%s: closing connection %d due to an error during %s request with correlation id %d from client id "
+                 "%s with ack=0: %r", self.name, inflight.conn_id, inflight.spec.name, inflight.correlation_id,
+                 inflight.client_id, response)
+        return None
+
+    def _response_frame(self, inflight: InFlight, response: Any) -> bytes | None:
+        try:
+            wire = inflight.spec.response_to_wire(inflight.version, response)
+            return encode_inbound_response(inflight.spec, inflight.version, inflight.correlation_id, wire)
+        except Exception:  # noqa: BLE001 - our own bug: the connection is closed rather than left waiting
+            log.exception("%s: cannot encode a %s v%d response", self.name, inflight.spec.name, inflight.version)
+            return None
+
+    def _error_frame(self, inflight: InFlight, error: int) -> bytes | None:
+        """AbstractRequest.getErrorResponse: the whole request answered with ``error``; None (close) when even
+        that cannot be built."""
+        try:
+            wire = inflight.spec.error_response(inflight.version, inflight.body, error)
+            return encode_inbound_response(inflight.spec, inflight.version, inflight.correlation_id, wire)
+        except Exception:  # noqa: BLE001
+            log.exception("%s: cannot build the %s v%d error response", self.name, inflight.spec.name,
+                          inflight.version)
+            return None
+
+    def _run_edge_task(self, inflight: InFlight, handler: str, request: Any) -> None:
+        worker = self.edge_workers.get(handler)
+        if worker is None:
+            log.error("%s: no edge handler %r for the work a %s answer asks for", self.name, handler,
+                      inflight.spec.name)
+            return
+        worker.submit(inflight.conn_id, None, RequestContext(inflight.version, inflight.correlation_id,
+                                                             inflight.client_id), request)
+
+    @staticmethod
+    def _api_versions(ctx: RequestContext, request: Any) -> Any:
+        return api_versions_api.handle_api_versions_request(request, ctx.api_version)
+
+    def _has_actor(self, name: str) -> bool:
+        has = getattr(self._runtime, "has_actor", None)
+        return True if has is None else bool(has(name))
