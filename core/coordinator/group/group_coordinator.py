@@ -248,15 +248,21 @@ class GroupCoordinator:
 
     def _update_static_member_and_rebalance(self, group: GroupMetadata, new_member_id: str, req: JoinGroupRequest,
                                             reply_to: str) -> Proc[None]:
-        """A static member rejoining without its member id takes its old place under a new id
-        (GroupCoordinator.updateStaticMemberAndRebalance, 2.6): no rebalance while the group is Stable or awaiting
-        its assignment, the member's current assignment comes back with the old leader's id."""
+        """GroupCoordinator.updateStaticMemberAndRebalance (2.6.3): a static member rejoining without its member id
+        takes its old place under a new id. In a Stable group whose selected protocol stays, the replacement is
+        written with storeGroup before the answer (KAFKA-10284: else a coordinator that loads the group later knows
+        only the old id and fences the new one), and reverted if the write fails; the answer carries the member's
+        current generation and the old leader's id, so no member reassigns. A changed protocol makes every member
+        rejoin; a group awaiting its assignment answers at once (2.6.0's way, see below)."""
         assert req.group_instance_id is not None
-        old_member_id = group.get_static_member_id(req.group_instance_id)
+        instance = req.group_instance_id
+        old_member_id = group.get_static_member_id(instance)
+        log.info("Static member %s of group %s with unknown member id rejoins, assigning new member id %s, while "
+                 "old member id %s will be removed.", instance, group.group_id, new_member_id, old_member_id)
         current_leader = group.leader_id or ""
         old = group.get(old_member_id)
         yield from self._remove_heartbeat(old, leaving=False)
-        member = group.replace_group_instance(old_member_id, new_member_id, req.group_instance_id)
+        member = group.replace_group_instance(old_member_id, new_member_id, instance)
         old_join = member.awaiting_join
         if old_join is not None:  # the old instance's JoinGroup is fenced
             member.awaiting_join = None
@@ -265,18 +271,47 @@ class GroupCoordinator:
         old_sync = group.take_sync_reply(member)
         if old_sync is not None:
             yield Respond(old_sync, SyncGroupResponse(Errors.FENCED_INSTANCE_ID))
+        old_protocols, old_timeouts = member.supported_protocols, (member.rebalance_timeout_ms,
+                                                                   member.session_timeout_ms)
         member.rebalance_timeout_ms = req.rebalance_timeout_ms
         member.session_timeout_ms = req.session_timeout_ms
-        group.update_member(member, req.protocols, reply_to)
         yield from self._complete_and_schedule_next_heartbeat(group, member)
-        if group.state in (GroupState.STABLE, GroupState.COMPLETING_REBALANCE):
+        group.update_member(member, req.protocols, reply_to)
+        if group.is_(GroupState.STABLE):
+            if group.protocol_name != group.select_protocol():
+                yield from self._maybe_prepare_rebalance(
+                    group, f"Group's selectedProtocol will change because static member {new_member_id} with "
+                           f"instance id {instance} joined with change of protocol")
+                return
+            log.info("Static member which joins during Stable stage and doesn't affect selectProtocol will not "
+                     "trigger rebalance.")
+            assignment = {m.member_id: m.assignment for m in group.all_members()}
+            error = yield from self.manager.store_group(group, assignment)
+            if error is not Errors.NONE:
+                log.warning("Failed to persist metadata for group %s: %s", group.group_id, error.name)
+                handle = group.take_join_reply(member)
+                # the replacement is undone, unless the group moved on while the write was under way
+                if group.has(new_member_id) and group.static_members.get(instance) == new_member_id:
+                    group.update_member(member, old_protocols, None)
+                    member.rebalance_timeout_ms, member.session_timeout_ms = old_timeouts
+                    reverted = group.replace_group_instance(new_member_id, old_member_id, instance)
+                    yield from self._complete_and_schedule_next_heartbeat(group, reverted)
+                if handle is not None:
+                    yield Respond(handle, JoinGroupResponse(error, group.generation_id, group.protocol_type,
+                                                            group.protocol_name, current_leader, UNKNOWN_MEMBER_ID))
+            else:
+                handle = group.take_join_reply(member)
+                if handle is not None:
+                    yield Respond(handle, JoinGroupResponse(Errors.NONE, group.generation_id, group.protocol_type,
+                                                            group.protocol_name, current_leader, new_member_id))
+        elif group.is_(GroupState.COMPLETING_REBALANCE):
             handle = group.take_join_reply(member)
             assert handle is not None
             yield Respond(handle, JoinGroupResponse(Errors.NONE, group.generation_id, group.protocol_type,
                                                     group.protocol_name, current_leader, new_member_id))
-        elif group.is_(GroupState.EMPTY):  # cannot be: a static member's group has members
-            raise ValueError(f"Group {group.group_id} was not supposed to be Empty when the unknown static member "
-                             f"{req.group_instance_id} rejoins.")
+        elif group.state in (GroupState.EMPTY, GroupState.DEAD):  # cannot be: a static member's group has members
+            raise ValueError(f"Group {group.group_id} was not supposed to be in the state {group.state.value} when "
+                             f"the unknown static member {instance} rejoins.")
 
     def _do_join_group(self, group: GroupMetadata, req: JoinGroupRequest, reply_to: str) -> Proc[None]:
         """GroupCoordinator.doJoinGroup: a member that has an id."""

@@ -195,14 +195,18 @@ class GroupMetadata:
         if self.is_leader(member_id):
             self.leader_id = next(iter(self.members), None)
 
-    def update_member(self, member: MemberMetadata, protocols: tuple[JoinGroupProtocol, ...], reply_to: str) -> None:
-        """GroupMetadata.updateMember: new protocols, and the member now waits in the rebalance."""
+    def update_member(self, member: MemberMetadata, protocols: tuple[JoinGroupProtocol, ...],
+                      reply_to: str | None) -> None:
+        """GroupMetadata.updateMember: new protocols, and the member now waits in the rebalance (with no reply
+        handle: it no longer waits)."""
         self.supported_protocols.subtract(member.protocols())
         self.supported_protocols += Counter()
         member.supported_protocols = protocols
         self.supported_protocols.update(member.protocols())
-        if not member.is_awaiting_join:
+        if reply_to is not None and not member.is_awaiting_join:
             self.num_members_awaiting_join += 1
+        elif reply_to is None and member.is_awaiting_join:
+            self.num_members_awaiting_join -= 1
         member.awaiting_join = reply_to
 
     def take_join_reply(self, member: MemberMetadata) -> str | None:

@@ -421,24 +421,84 @@ def test_leave_group_batch_and_delete_groups_with_tombstones(frozen):
     assert h2.answer(h2.request(OffsetFetchRequest(GROUP, (T0,)))).partitions[0].offset == -1
 
 
-def test_static_member_rejoining_without_id_keeps_its_assignment(frozen):
-    h = Harness()
+def stable_static_group(h: Harness, frozen: Any, instances: tuple[str, ...] = ("i1",),
+                        protocols: tuple[JoinGroupProtocol, ...] = PROTOCOLS) -> list[str]:
+    """Static members (no KIP-394 round: KafkaApis asks a known member id only of dynamic members) join one
+    generation; the first is the leader and assigns ``a-<instance>`` to each."""
     h.elect()
-    # KafkaApis asks for a known member id only of dynamic members (v4+, no group.instance.id)
-    j = h.join(require_known=False, instance="i1")
-    h.advance(frozen, 3000)
-    r = h.answer(j)
-    assert (r.error, r.generation_id) == (Errors.NONE, 1)
-    old = r.member_id
-    assert old.startswith("i1-")
-    h.answer(h.sync(old, 1, {old: b"mine"}))
-    again = h.answer(h.join(require_known=False, instance="i1"))
-    assert (again.error, again.generation_id, again.leader) == (Errors.NONE, 1, old)
-    assert again.member_id != old and h.group().state is GroupState.STABLE
+    joins = [h.join(require_known=False, instance=i, client_id=f"c-{i}", protocols=protocols) for i in instances]
+    h.advance(frozen, 6000)  # the initial delay, once more for the members that came during it
+    answers = [h.answer(j) for j in joins]
+    assert [(a.error, a.generation_id) for a in answers] == [(Errors.NONE, 1)] * len(instances)
+    ids = [a.member_id for a in answers]
+    syncs = [h.sync(m, 1) for m in ids[1:]]
+    h.sync(ids[0], 1, {m: f"a-{i}".encode() for m, i in zip(ids, instances, strict=True)})
+    assert [h.answer(s).error for s in syncs] == [Errors.NONE] * len(syncs)
+    assert h.group().state is GroupState.STABLE
+    return ids
+
+
+def test_static_member_rejoin_is_written_before_the_answer_and_survives_a_coordinator_move(frozen):
+    """KAFKA-10284 (2.6.1): the replacement of the member id is stored with storeGroup, so the coordinator that
+    loads the group next knows the new id (2.6.0 wrote nothing: the new id was fenced after the move)."""
+    h = Harness()
+    (old,) = stable_static_group(h, frozen)
+    written = len(h.records(h.partition))
+    again = h.answer(h.join(require_known=False, instance="i1", client_id="c-i1"))
+    assert (again.error, again.generation_id, again.leader, again.members) == (Errors.NONE, 1, old, ())
+    new = again.member_id
+    assert new != old and new.startswith("i1-") and h.group().state is GroupState.STABLE
+    ((key, value),) = h.records(h.partition)[written:]
+    assert key == group_metadata_key(GROUP)
+    assert value == group_metadata_value(GroupRecord("consumer", 1, "range", new, h.group().current_state_timestamp, (
+        MemberRecord(new, "i1", "c-i1", "/127.0.0.1", 30000, 10000, b"sub-range", b"a-i1"),)))
     assert h.heartbeat(old, 1) is Errors.UNKNOWN_MEMBER_ID
-    fenced = h.answer(h.request(HeartbeatRequest(GROUP, 1, old, "i1")))
-    assert fenced.error is Errors.FENCED_INSTANCE_ID
-    assert h.answer(h.sync(again.member_id, 1)).assignment == b"mine"
+    assert h.answer(h.request(HeartbeatRequest(GROUP, 1, old, "i1"))).error is Errors.FENCED_INSTANCE_ID
+    assert h.answer(h.sync(new, 1)).assignment == b"a-i1"
+    # the coordinator moves: the partition's new leader loads the group
+    h2 = Harness(h.config, h.log)
+    h2.elect()
+    assert h2.answer(h2.request(HeartbeatRequest(GROUP, 1, new, "i1"))).error is Errors.NONE
+    assert h2.answer(h2.request(HeartbeatRequest(GROUP, 1, old, "i1"))).error is Errors.FENCED_INSTANCE_ID
+    assert h2.answer(h2.sync(new, 1)).assignment == b"a-i1"
+
+
+def test_static_member_rejoin_whose_write_fails_is_reverted(frozen):
+    h = Harness()
+    (old,) = stable_static_group(h, frozen)
+    written = len(h.records(h.partition))
+    h.append_error = Errors.NOT_ENOUGH_REPLICAS
+    failed = h.answer(h.join(require_known=False, instance="i1", client_id="c-i1"))
+    assert (failed.error, failed.member_id, failed.generation_id, failed.leader) == (
+        Errors.COORDINATOR_NOT_AVAILABLE, "", 1, old)
+    g = h.group()
+    assert (list(g.members), g.static_members, g.leader_id, g.num_members_awaiting_join, g.state) == (
+        [old], {"i1": old}, old, 0, GroupState.STABLE)
+    assert len(h.records(h.partition)) == written
+    h.append_error = Errors.NONE
+    # the old id carries on: its session runs again, its assignment is kept
+    assert h.answer(h.request(HeartbeatRequest(GROUP, 1, old, "i1"))).error is Errors.NONE
+    assert h.answer(h.sync(old, 1)).assignment == b"a-i1"
+    h.advance(frozen, 9000)
+    assert h.heartbeat(old, 1) is Errors.NONE and g.has(old)
+
+
+def test_static_member_rejoin_that_changes_the_selected_protocol_rebalances(frozen):
+    h = Harness()
+    old, other = stable_static_group(h, frozen, ("i1", "i2"), protocols=(JoinGroupProtocol("range", b"r"),
+                                                                         JoinGroupProtocol("roundrobin", b"rr")))
+    written = len(h.records(h.partition))
+    j = h.join(require_known=False, instance="i1", client_id="c-i1",
+               protocols=(JoinGroupProtocol("roundrobin", b"rr"),))
+    # roundrobin is now the only protocol every member supports: no longer the group's range
+    assert h.answer(j) is None and h.group().state is GroupState.PREPARING_REBALANCE
+    assert len(h.records(h.partition)) == written
+    assert h.heartbeat(other, 1) is Errors.REBALANCE_IN_PROGRESS
+    j2 = h.join(other, instance="i2", client_id="c-i2", protocols=(JoinGroupProtocol("range", b"r"),
+                                                                   JoinGroupProtocol("roundrobin", b"rr")))
+    r, r2 = h.answer(j), h.answer(j2)
+    assert (r.error, r.generation_id, r2.generation_id, r.protocol_name) == (Errors.NONE, 2, 2, "roundrobin")
+    assert r.member_id != old
 
 
 def test_offsets_expire_after_the_retention_and_the_group_with_them(frozen):
