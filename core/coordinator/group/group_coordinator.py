@@ -252,8 +252,8 @@ class GroupCoordinator:
         takes its old place under a new id. In a Stable group whose selected protocol stays, the replacement is
         written with storeGroup before the answer (KAFKA-10284: else a coordinator that loads the group later knows
         only the old id and fences the new one), and reverted if the write fails; the answer carries the member's
-        current generation and the old leader's id, so no member reassigns. A changed protocol makes every member
-        rejoin; a group awaiting its assignment answers at once (2.6.0's way, see below)."""
+        current generation and the old leader's id, so no member reassigns. A changed protocol, or a group awaiting
+        its assignment (the leader may have been handed the old id), makes every member rejoin."""
         assert req.group_instance_id is not None
         instance = req.group_instance_id
         old_member_id = group.get_static_member_id(instance)
@@ -305,10 +305,8 @@ class GroupCoordinator:
                     yield Respond(handle, JoinGroupResponse(Errors.NONE, group.generation_id, group.protocol_type,
                                                             group.protocol_name, current_leader, new_member_id))
         elif group.is_(GroupState.COMPLETING_REBALANCE):
-            handle = group.take_join_reply(member)
-            assert handle is not None
-            yield Respond(handle, JoinGroupResponse(Errors.NONE, group.generation_id, group.protocol_type,
-                                                    group.protocol_name, current_leader, new_member_id))
+            yield from self._prepare_rebalance(
+                group, f"Updating metadata for static member {new_member_id} with instance id {instance}")
         elif group.state in (GroupState.EMPTY, GroupState.DEAD):  # cannot be: a static member's group has members
             raise ValueError(f"Group {group.group_id} was not supposed to be in the state {group.state.value} when "
                              f"the unknown static member {instance} rejoins.")

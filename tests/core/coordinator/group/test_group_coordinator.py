@@ -501,6 +501,32 @@ def test_static_member_rejoin_that_changes_the_selected_protocol_rebalances(froz
     assert r.member_id != old
 
 
+def test_static_member_rejoin_while_the_group_awaits_its_assignment_makes_every_member_rejoin(frozen):
+    """2.6's updateStaticMemberAndRebalance, CompletingRebalance: the leader may have been handed the old member
+    id, so the group rebalances (kactor answered at once and the restarted member was assigned nothing)."""
+    h = Harness()
+    h.elect()
+    j1 = h.join(require_known=False, instance="i1", client_id="c-i1")
+    j2 = h.join(require_known=False, instance="i2", client_id="c-i2")
+    h.advance(frozen, 6000)
+    leader, old2 = h.answer(j1).member_id, h.answer(j2).member_id
+    assert h.answer(j1).leader == leader and h.group().state is GroupState.COMPLETING_REBALANCE
+    rejoin = h.join(require_known=False, instance="i2", client_id="c-i2")  # i2 restarted
+    assert h.answer(rejoin) is None and h.group().state is GroupState.PREPARING_REBALANCE
+    stale = h.answer(h.sync(leader, 1, {leader: b"p0", old2: b"p1"}))
+    assert stale.error is Errors.REBALANCE_IN_PROGRESS
+    again = h.join(leader, instance="i1", client_id="c-i1")
+    r1, r2 = h.answer(again), h.answer(rejoin)
+    new2 = r2.member_id
+    assert (r1.error, r1.generation_id, r1.leader, r2.error, r2.generation_id) == (Errors.NONE, 2, leader,
+                                                                                    Errors.NONE, 2)
+    assert [m.member_id for m in r1.members] == [leader, new2] and new2 != old2
+    s2 = h.sync(new2, 2)
+    assert h.answer(h.sync(leader, 2, {leader: b"p0", new2: b"p1"})).assignment == b"p0"
+    assert (h.answer(s2).error, h.answer(s2).assignment) == (Errors.NONE, b"p1")
+    assert h.group().state is GroupState.STABLE
+
+
 def test_offsets_expire_after_the_retention_and_the_group_with_them(frozen):
     h = Harness(GroupCoordinatorConfig(offsets_topic_num_partitions=4, group_initial_rebalance_delay_ms=0,
                                        offsets_retention_minutes=1, offsets_retention_check_interval_ms=10000))
