@@ -626,7 +626,8 @@ class GroupCoordinator:
 
     # == Heartbeat ===================================================================================================
     def handle_heartbeat(self, req: HeartbeatRequest, reply_to: str) -> Proc[None]:
-        """GroupCoordinator.handleHeartbeat."""
+        """GroupCoordinator.handleHeartbeat (2.6.3): NONE in Stable and CompletingRebalance, REBALANCE_IN_PROGRESS
+        while the group prepares a rebalance; each restarts the member's session timer."""
         error = self._validate(req.group_id)
         if error is not None:
             # while the group loads, heartbeats are answered blindly
@@ -646,9 +647,9 @@ class GroupCoordinator:
             error = Errors.ILLEGAL_GENERATION
         elif group.is_(GroupState.EMPTY):
             error = Errors.UNKNOWN_MEMBER_ID
-        elif group.is_(GroupState.COMPLETING_REBALANCE):
-            error = Errors.REBALANCE_IN_PROGRESS
         else:
+            # CompletingRebalance too (KAFKA-10134, 2.6.1): a consumer heartbeats once it has its JoinGroup answer,
+            # and a leader whose assignor outlasts the session must not be expired for it
             yield from self._complete_and_schedule_next_heartbeat(group, group.get(req.member_id))
             error = Errors.REBALANCE_IN_PROGRESS if group.is_(GroupState.PREPARING_REBALANCE) else Errors.NONE
         yield Respond(reply_to, HeartbeatResponse(error))

@@ -285,7 +285,7 @@ def test_join_errors(frozen):
     assert h.group().state is GroupState.COMPLETING_REBALANCE
     assert h.answer(h.sync(m1, 7)).error is Errors.ILLEGAL_GENERATION
     assert h.answer(h.sync("stranger", 1)).error is Errors.UNKNOWN_MEMBER_ID
-    assert h.heartbeat(m1, 1) is Errors.REBALANCE_IN_PROGRESS
+    assert h.heartbeat(m1, 1) is Errors.NONE  # CompletingRebalance: KAFKA-10134
 
 
 def test_v3_join_without_member_id_is_admitted_at_once(frozen):
@@ -525,6 +525,23 @@ def test_static_member_rejoin_while_the_group_awaits_its_assignment_makes_every_
     assert h.answer(h.sync(leader, 2, {leader: b"p0", new2: b"p1"})).assignment == b"p0"
     assert (h.answer(s2).error, h.answer(s2).assignment) == (Errors.NONE, b"p1")
     assert h.group().state is GroupState.STABLE
+
+
+def test_heartbeat_while_the_group_awaits_its_assignment_is_answered_none_and_keeps_the_member(frozen):
+    """KAFKA-10134 (2.6.1): a heartbeat in CompletingRebalance restarts the session timer; 2.6.0 answered
+    REBALANCE_IN_PROGRESS and let a leader whose assignor outlasted the session expire."""
+    h = Harness()
+    h.elect()
+    m, j = h.join_new()
+    h.advance(frozen, 3000)
+    assert h.answer(j).generation_id == 1 and h.group().state is GroupState.COMPLETING_REBALANCE
+    for _ in range(5):  # 15 s of heartbeats, session 10 s, no SyncGroup yet
+        h.advance(frozen, 3000)
+        assert h.heartbeat(m, 1) is Errors.NONE
+    assert h.group().has(m) and h.group().state is GroupState.COMPLETING_REBALANCE
+    assert h.answer(h.sync(m, 1, {m: b"a"})).assignment == b"a"
+    h.advance(frozen, 10000)  # silent for a whole session: expired
+    assert not h.group().has(m)
 
 
 def test_offsets_expire_after_the_retention_and_the_group_with_them(frozen):
