@@ -45,7 +45,8 @@ from tests.support.actors import ZooKeeperModel
 from zk_bridge import znodes
 
 TOPIC = "__consumer_offsets"
-CONFIG = GroupCoordinatorConfig(offsets_topic_num_partitions=3, group_initial_rebalance_delay_ms=100)
+CONFIG = GroupCoordinatorConfig(offsets_topic_num_partitions=3, offsets_topic_replication_factor=1,
+                                group_initial_rebalance_delay_ms=100)  # one broker, as server.properties sets it
 
 
 class Recorder(KActor):
