@@ -2,9 +2,9 @@
 partitions this broker leads, writing them to those partitions and loading them back.
 
 The manager does no I/O. It writes through the `AppendToLog` ask (ReplicaManager.appendRecords with acks=-1 and
-offsets.commit.timeout.ms, answered with the partition's error) and loads through the `ReadLog` ask (Log.read from
-the log start to the log end, answered with the bytes read and the log's end offset); the actor turns both into
-requests to the replica manager.
+offsets.commit.timeout.ms, answered with the partition's error) and loads through the `ReadLogStart` ask (the log's
+start offset, Log.logStartOffset) and the `ReadLog` ask (Log.read from an offset towards the log end, answered with
+the bytes read and the log's end offset); the actor turns them into requests to the replica manager.
 """
 
 from __future__ import annotations
@@ -58,6 +58,20 @@ class ReadLog:
 
     partition: int
     offset: int
+
+
+@message
+class ReadLogStart:
+    """Ask: the log start offset of __consumer_offsets-``partition`` (ListOffsets EARLIEST on this broker's replica);
+    resumed with a LogStart."""
+
+    partition: int
+
+
+@message
+class LogStart:
+    error: Errors
+    offset: int = -1
 
 
 @message
@@ -234,22 +248,34 @@ class GroupMetadataManager:
 
     # -- loading --------------------------------------------------------------------------------------------------
     def load_groups_and_offsets(self, partition: int) -> Proc[list[GroupMetadata] | None]:
-        """scheduleLoadGroupAndOffsets + doLoadGroupsAndOffsets: read the partition from its log start to its log
-        end, the last record of each key winning and tombstones removing; the groups loaded (None if the partition
-        was given up meanwhile). Requests for its groups get COORDINATOR_LOAD_IN_PROGRESS until then."""
+        """scheduleLoadGroupAndOffsets + doLoadGroupsAndOffsets: read the partition from its log start
+        (log.logStartOffset: retention or DeleteRecords may have moved it above 0) to its log end, the last record of
+        each key winning and tombstones removing; the groups loaded (None if the partition was given up meanwhile).
+        Requests for its groups get COORDINATOR_LOAD_IN_PROGRESS until then."""
         if partition in self.loading_partitions:
             return None
         self._loads += 1
         load = self.loading_partitions[partition] = self._loads
         loaded = _Loaded()
-        offset = 0
-        while True:
+        start = yield ReadLogStart(partition)
+        if self.loading_partitions.get(partition) != load:
+            return None
+        offset = max(start.offset, 0)
+        if start.error is not Errors.NONE:
+            log.error("Error reading the log start offset of %s-%d: %s", GROUP_METADATA_TOPIC_NAME, partition,
+                      start.error.name)
+        while start.error is Errors.NONE:
             read = yield ReadLog(partition, offset)
             if self.loading_partitions.get(partition) != load:
                 return None  # resigned (or reloaded) while reading
-            if read.error is Errors.OFFSET_OUT_OF_RANGE and read.log_start_offset > offset:
-                offset = read.log_start_offset
-                continue
+            if read.error is Errors.OFFSET_OUT_OF_RANGE:
+                # the log start moved past ``offset`` while the load ran (retention): go on from the new one
+                moved = yield ReadLogStart(partition)
+                if self.loading_partitions.get(partition) != load:
+                    return None
+                if moved.error is Errors.NONE and moved.offset > offset:
+                    offset = moved.offset
+                    continue
             if read.error is not Errors.NONE:
                 log.error("Error loading offsets from %s-%d at offset %d: %s", GROUP_METADATA_TOPIC_NAME,
                           partition, offset, read.error.name)

@@ -12,7 +12,15 @@ from freezegun import freeze_time
 
 from core.coordinator.group.group_coordinator import GroupCoordinator
 from core.coordinator.group.group_metadata import GroupState
-from core.coordinator.group.group_metadata_manager import AppendToLog, Fork, LogRead, ReadLog, partition_for
+from core.coordinator.group.group_metadata_manager import (
+    AppendToLog,
+    Fork,
+    LogRead,
+    LogStart,
+    ReadLog,
+    ReadLogStart,
+    partition_for,
+)
 from core.coordinator.group.message_formats import (
     GroupRecord,
     MemberRecord,
@@ -61,6 +69,7 @@ class Harness:
         self.gc = GroupCoordinator(1, self.config, lambda: time.time() * 1000)
         self.partition = partition_for(GROUP, self.config.offsets_topic_num_partitions)
         self.log = log if log is not None else {}
+        self.log_start: dict[int, int] = {}  # partition → its log start offset (retention moved it), else 0
         self.responses: dict[str, Any] = {}
         self.timers: dict[str, float] = {}
         self.append_error = Errors.NONE
@@ -101,6 +110,8 @@ class Harness:
             assign_offsets(buf, 0, self.leo(effect.partition))
             data += buf
             return Errors.NONE
+        elif isinstance(effect, ReadLogStart):
+            return LogStart(Errors.NONE, self.log_start.get(effect.partition, 0))
         elif isinstance(effect, ReadLog):
             if self.hold_reads:
                 self.held.append((proc, effect))
@@ -111,9 +122,14 @@ class Harness:
         return None
 
     def read(self, effect: ReadLog) -> LogRead:
+        """Log.read as the replica manager answers it: below the log start OFFSET_OUT_OF_RANGE with no log start
+        (Kafka's fetch error answer); else the whole batches from the one holding the offset."""
+        start = self.log_start.get(effect.partition, 0)
+        if effect.offset < start:
+            return LogRead(Errors.OFFSET_OUT_OF_RANGE)
         data = bytes(self.log.get(effect.partition, b""))
         out = b"".join(b.raw for b in iter_batches(data) if b.base_offset + b.last_offset_delta >= effect.offset)
-        return LogRead(Errors.NONE, out, 0, self.leo(effect.partition))
+        return LogRead(Errors.NONE, out, start, self.leo(effect.partition))
 
     def release_reads(self) -> None:
         self.hold_reads = False
@@ -190,6 +206,10 @@ def frozen():
 def stable_group_of_two(h: Harness, frozen: Any) -> tuple[str, str]:
     """Two members join (the initial delay waits 3 s, then 3 s more for the second member), the leader syncs."""
     h.elect()
+    return stable_group_of_two_already_elected(h, frozen)
+
+
+def stable_group_of_two_already_elected(h: Harness, frozen: Any) -> tuple[str, str]:
     m1, j1 = h.join_new("c1")
     assert h.answer(j1) is None  # waits for the initial rebalance delay
     assert h.group().state is GroupState.PREPARING_REBALANCE
@@ -385,6 +405,28 @@ def test_load_on_election_restores_groups_and_offsets_and_resignation_drops_them
     assert h2.answer(j).error is Errors.NOT_COORDINATOR
     assert h2.heartbeat(m1, 2) is Errors.NOT_COORDINATOR
     assert h2.answer(h2.request(OffsetFetchRequest(GROUP, (T0,)))).error is Errors.NOT_COORDINATOR
+
+
+def test_load_starts_at_the_log_start_offset(frozen):
+    """GroupMetadataManager.doLoadGroupsAndOffsets reads from log.logStartOffset: once retention (or DeleteRecords)
+    moved it above 0, the groups after it load (kactor read from offset 0, got OFFSET_OUT_OF_RANGE and took the
+    partition over empty: every group of it lost its offsets)."""
+    h = Harness()
+    h.elect()
+    other = next(g for g in (f"x{i}" for i in range(100)) if partition_for(g, 4) == h.partition)
+    h.request(OffsetCommitRequest(other, (OffsetCommitPartition(T0, 1),)))  # offset 0: retention removes it
+    m1, m2 = stable_group_of_two_already_elected(h, frozen)
+    h.request(OffsetCommitRequest(GROUP, (OffsetCommitPartition(T0, 42),), 1, m1))
+    h.log_start[h.partition] = 1
+    h2 = Harness(h.config, h.log)
+    h2.log_start = h.log_start
+    h2.elect()
+    g = h2.group()
+    assert g is not None and (g.state, g.generation_id, list(g.members)) == (GroupState.STABLE, 1, [m1, m2])
+    assert [(p.offset, p.error) for p in h2.answer(h2.request(OffsetFetchRequest(GROUP, (T0,)))).partitions] == [
+        (42, Errors.NONE)]
+    assert other not in h2.gc.manager.groups
+    assert h2.heartbeat(m1, 1) is Errors.NONE
 
 
 def test_resignation_during_load_abandons_it(frozen):
