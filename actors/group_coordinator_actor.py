@@ -67,9 +67,10 @@ def _ids(handle: str) -> tuple[int, int]:
 
 
 def produce_request(append: AppendToLog) -> ProduceRequest:
-    """GroupMetadataManager.appendForGroup: acks=-1 within offsets.commit.timeout.ms."""
+    """GroupMetadataManager.appendForGroup (acks=-1 within offsets.commit.timeout.ms), or the tombstones' append
+    with requiredAcks 0 (cleanupGroupMetadata)."""
     tp = TopicPartition(GROUP_METADATA_TOPIC_NAME, append.partition)
-    return ProduceRequest(-1, append.timeout_ms, (ProducePartition(tp, append.records),))
+    return ProduceRequest(append.acks, append.timeout_ms, (ProducePartition(tp, append.records),))
 
 
 def fetch_request(read: ReadLog) -> FetchRequest:

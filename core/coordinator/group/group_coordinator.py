@@ -126,8 +126,14 @@ class GroupCoordinator:
     def _expire_offsets(self) -> Proc[None]:
         """GroupMetadataManager.cleanupGroupMetadata: offsets past offsets.retention.minutes go (tombstones written),
         and an Empty group left without offsets with them; then the next check is scheduled."""
-        for group in (yield from self.manager.cleanup_group_metadata(self.config.offsets_retention_minutes * 60000)):
+        now = int(self.now_ms())
+        retention_ms = self.config.offsets_retention_minutes * 60000
+        removed, gone = yield from self.manager.cleanup_group_metadata(
+            self.manager.groups.values(), lambda group: group.remove_expired_offsets(now, retention_ms))
+        for group in gone:
             yield from self._cancel_group_timers(group)
+        if removed:
+            log.info("Removed %d expired offsets in %d milliseconds.", removed, int(self.now_ms()) - now)
         self.timers[OFFSETS_EXPIRATION] = (OFFSETS_EXPIRATION, "", "", 0)
         yield Schedule(OFFSETS_EXPIRATION, self.config.offsets_retention_check_interval_ms)
 
@@ -783,8 +789,10 @@ class GroupCoordinator:
         yield Respond(reply_to, ListGroupsResponse(error, groups))
 
     def handle_delete_groups(self, req: DeleteGroupsRequest, reply_to: str) -> Proc[None]:
-        """GroupCoordinator.handleDeleteGroups: an Empty group goes with its offsets (tombstones written)."""
+        """GroupCoordinator.handleDeleteGroups: each Empty group goes Dead and then, with its offsets, from the cache
+        (tombstones appended with requiredAcks 0: the answer is NONE whatever the append's fate)."""
         results = []
+        eligible = []
         for group_id in req.groups:
             error = self._validate(group_id, allow_empty_id=True)
             group = self.manager.groups.get(group_id)
@@ -793,11 +801,18 @@ class GroupCoordinator:
                     error = (Errors.GROUP_ID_NOT_FOUND if self.manager.group_not_exists(group_id)
                              else Errors.NOT_COORDINATOR)
                 elif group.is_(GroupState.EMPTY):
-                    yield from self._cancel_group_timers(group)
-                    error = yield from self.manager.delete_group(group)
+                    group.transition_to(GroupState.DEAD, self.now_ms())
+                    eligible.append(group)
+                    error = Errors.NONE
                 else:
                     error = Errors.NON_EMPTY_GROUP
             results.append((group_id, error))
+        if eligible:
+            for group in eligible:
+                yield from self._cancel_group_timers(group)
+            removed, _ = yield from self.manager.cleanup_group_metadata(eligible, GroupMetadata.remove_all_offsets)
+            log.info("The following groups were deleted: %s. A total of %d offsets were removed.",
+                     ", ".join(g.group_id for g in eligible), removed)
         yield Respond(reply_to, DeleteGroupsResponse(tuple(results)))
 
     def handle(self, request: Any, reply_to: str) -> Proc[None]:

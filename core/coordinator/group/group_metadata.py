@@ -350,6 +350,14 @@ class GroupMetadata:
             del self.offsets[tp]
         return expired
 
+    def remove_offsets(self, tps: Iterable[TopicPartition]) -> dict[TopicPartition, OffsetAndMetadata]:
+        """GroupMetadata.removeOffsets: the committed offsets of ``tps`` go; those removed."""
+        return {tp: self.offsets.pop(tp) for tp in list(tps) if tp in self.offsets}
+
+    def remove_all_offsets(self) -> dict[TopicPartition, OffsetAndMetadata]:
+        """GroupMetadata.removeAllOffsets."""
+        return self.remove_offsets(self.offsets)
+
     # -- storage -------------------------------------------------------------------------------------------------
     def to_record(self, assignment: dict[str, bytes]) -> GroupRecord:
         """What groupMetadataValue writes for this group with ``assignment``."""

@@ -73,6 +73,7 @@ class Harness:
         self.responses: dict[str, Any] = {}
         self.timers: dict[str, float] = {}
         self.append_error = Errors.NONE
+        self.appends: list[AppendToLog] = []
         self.held: list[tuple[Any, Any]] = []  # (proc, effect) of asks held back
         self.hold_reads = False
         self._n = 0
@@ -103,6 +104,7 @@ class Harness:
         elif isinstance(effect, ZkBatch):
             return self.zk(effect)
         elif isinstance(effect, AppendToLog):
+            self.appends.append(effect)
             if self.append_error is not Errors.NONE:
                 return self.append_error
             data = self.log.setdefault(effect.partition, bytearray())
@@ -480,6 +482,28 @@ def stable_static_group(h: Harness, frozen: Any, instances: tuple[str, ...] = ("
     return ids
 
 
+def test_delete_groups_answers_none_whatever_the_tombstones_fate(frozen):
+    """2.6.3's cleanupGroupMetadata appends the tombstones with requiredAcks 0, one batch per group, and
+    handleDeleteGroups answers NONE (kactor appended with acks=-1 and answered COORDINATOR_NOT_AVAILABLE when the
+    offsets partition lacked its min.insync.replicas, after the group had already left the cache)."""
+    h = Harness()
+    h.elect()
+    others = [g for g in (f"x{i}" for i in range(200)) if partition_for(g, 4) == h.partition][:2]
+    for g in others:
+        h.request(OffsetCommitRequest(g, (OffsetCommitPartition(T0, 5), OffsetCommitPartition(T1, 6))))
+    written = len(h.appends)
+    h.append_error = Errors.NOT_ENOUGH_REPLICAS
+    assert h.answer(h.request(DeleteGroupsRequest(tuple(others)))).results == tuple((g, Errors.NONE) for g in others)
+    assert [(a.partition, a.acks) for a in h.appends[written:]] == [(h.partition, 0), (h.partition, 0)]
+    assert all(g not in h.gc.manager.groups for g in others)
+    assert h.answer(h.request(DeleteGroupsRequest(tuple(others)))).results == tuple(
+        (g, Errors.GROUP_ID_NOT_FOUND) for g in others)
+    h.append_error = Errors.NONE
+    first, second = h.appends[written:]
+    assert [(r.key, r.value) for b in iter_batches(first.records) for r in read_records(b)] == [
+        (offset_commit_key(others[0], T0), None), (offset_commit_key(others[0], T1), None)]
+
+
 def test_static_member_rejoin_is_written_before_the_answer_and_survives_a_coordinator_move(frozen):
     """KAFKA-10284 (2.6.1): the replacement of the member id is stored with storeGroup, so the coordinator that
     loads the group next knows the new id (2.6.0 wrote nothing: the new id was fenced after the move)."""
@@ -596,6 +620,7 @@ def test_offsets_expire_after_the_retention_and_the_group_with_them(frozen):
     h.advance(frozen, 10000)  # the check at 60 s: one minute after the commit
     assert h.group() is None
     assert h.records(h.partition)[-1] == (offset_commit_key(GROUP, T0), None)
+    assert h.appends[-1].acks == 0  # cleanupGroupMetadata's requiredAcks
     assert h.answer(h.request(OffsetFetchRequest(GROUP, (T0,)))).partitions[0].offset == -1
 
 
