@@ -115,7 +115,10 @@ def find_coordinator(zk: KafkaZkClient, config: GroupCoordinatorConfig, num_part
     state = partition_state_or_none(state_r, tp) if state_r.code == OK else None
     leader = state.leader_and_isr.leader if state is not None else -1
     broker = (yield from zk.get_broker(leader)) if leader >= 0 else None
-    if broker is None or not broker.endpoints:
+    # KafkaApis: getAliveBroker(leader).flatMap(_.getNode(request.context.listenerName)): a coordinator without an
+    # endpoint on the client's listener is not available to it (the client could not reach another listener's)
+    endpoint = None if broker is None else next(
+        (ep for ep in broker.endpoints if ep.listener_name == req.listener), None)
+    if broker is None or endpoint is None:
         return FindCoordinatorResponse(Errors.COORDINATOR_NOT_AVAILABLE), count or None
-    endpoint = next((ep for ep in broker.endpoints if ep.listener_name == req.listener), broker.endpoints[0])
     return FindCoordinatorResponse(Errors.NONE, broker.id, endpoint.host, endpoint.port), count or None

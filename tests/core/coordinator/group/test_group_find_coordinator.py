@@ -1,6 +1,6 @@
 """FindCoordinator against an in-memory ZooKeeper: the group's partition (Java's String.hashCode), the creation of
 __consumer_offsets with its exact znodes, COORDINATOR_NOT_AVAILABLE until a leader exists, then the leader's
-endpoint on the request's listener."""
+endpoint on the request's listener (COORDINATOR_NOT_AVAILABLE if it has none there)."""
 
 from __future__ import annotations
 
@@ -95,6 +95,9 @@ def test_the_leader_of_the_groups_partition_answers_on_the_requests_listener():
     zk.put_partition_state(TopicPartition(TOPIC, p), 2, (2, 1))
     assert _find(zk) == (FindCoordinatorResponse(Errors.NONE, 2, "127.0.0.1", 9092), 5)
     assert _find(zk, listener="OTHER")[0] == FindCoordinatorResponse(Errors.NONE, 2, "localhost", 9192)
+    # KafkaApis' getNode(listenerName): no endpoint on the request's listener, no coordinator (kactor answered the
+    # first endpoint, an address of another listener the client may not reach)
+    assert _find(zk, listener="EXTERNAL") == (FindCoordinatorResponse(Errors.COORDINATOR_NOT_AVAILABLE), 5)
     zk.delete("/brokers/ids/2")  # the leader is gone: not available until a new one is elected
     assert _find(zk)[0].error is Errors.COORDINATOR_NOT_AVAILABLE
 
