@@ -52,6 +52,8 @@ from messages.group import (
     OffsetCommitPartitionResponse,
     OffsetCommitRequest,
     OffsetCommitResponse,
+    OffsetDeleteRequest,
+    OffsetDeleteResponse,
     OffsetFetchPartitionData,
     OffsetFetchRequest,
     OffsetFetchResponse,
@@ -94,6 +96,8 @@ def error_response(request: Any, error: Errors) -> Any:
         return DeleteGroupsResponse(tuple((g, error) for g in request.groups))
     if isinstance(request, FindCoordinatorRequest):
         return FindCoordinatorResponse(error)
+    if isinstance(request, OffsetDeleteRequest):
+        return OffsetDeleteResponse(error)
     raise TypeError(f"not a group coordinator request: {type(request).__name__}")
 
 
@@ -815,6 +819,54 @@ class GroupCoordinator:
                      ", ".join(g.group_id for g in eligible), removed)
         yield Respond(reply_to, DeleteGroupsResponse(tuple(results)))
 
+    def handle_delete_offsets(self, req: OffsetDeleteRequest, reply_to: str) -> Proc[None]:
+        """KafkaApis.handleOffsetDeleteRequest over GroupCoordinator.handleDeleteOffsets: a partition whose topic
+        does not have it is UNKNOWN_TOPIC_OR_PARTITION (2.6 asks its metadata cache, kactor ZooKeeper's topic
+        assignments, which that cache follows); an Empty group's offsets go; a consumer group with members keeps
+        those of the topics its members subscribe to (GROUP_SUBSCRIBED_TO_TOPIC) and loses the others; any other
+        group with members answers NON_EMPTY_GROUP, a missing one GROUP_ID_NOT_FOUND (or NOT_COORDINATOR). The
+        offsets removed are tombstoned as DeleteGroups' are."""
+        errors: dict[TopicPartition, Errors] = {}
+        assignment = yield from KafkaZkClient().get_full_replica_assignment_for_topics(
+            sorted({tp.topic for tp in req.partitions}))
+        wanted = []
+        for tp in req.partitions:
+            if tp in assignment:
+                wanted.append(tp)
+            else:
+                errors[tp] = Errors.UNKNOWN_TOPIC_OR_PARTITION
+        group_error = self._validate(req.group_id)
+        group = self.manager.groups.get(req.group_id) if group_error is None else None
+        eligible: list[TopicPartition] = []
+        if group_error is None and (group is None or group.is_(GroupState.DEAD)):
+            group_error = (Errors.GROUP_ID_NOT_FOUND if self.manager.group_not_exists(req.group_id)
+                           else Errors.NOT_COORDINATOR)
+        elif group is not None and group_error is None:
+            if group.is_(GroupState.EMPTY):
+                eligible = wanted
+            elif group.is_consumer_group():
+                for tp in wanted:
+                    if group.is_subscribed_to_topic(tp.topic):
+                        errors[tp] = Errors.GROUP_SUBSCRIBED_TO_TOPIC
+                    else:
+                        eligible.append(tp)
+            else:
+                group_error = Errors.NON_EMPTY_GROUP
+        if group_error is not None:
+            yield Respond(reply_to, OffsetDeleteResponse(group_error))
+            return
+        assert group is not None
+        if eligible:
+            removed, gone = yield from self.manager.cleanup_group_metadata(
+                [group], lambda g: g.remove_offsets(eligible))
+            for g in gone:
+                yield from self._cancel_group_timers(g)
+            errors.update(dict.fromkeys(eligible, Errors.NONE))
+            log.info("The following offsets of the group %s were deleted: %s. A total of %d offsets were removed.",
+                     req.group_id, ", ".join(f"{tp.topic}-{tp.partition}" for tp in eligible), removed)
+        yield Respond(reply_to, OffsetDeleteResponse(Errors.NONE, tuple((tp, errors[tp]) for tp in req.partitions
+                                                                        if tp in errors)))
+
     def handle(self, request: Any, reply_to: str) -> Proc[None]:
         """The handler of ``request``'s type."""
         handler = _HANDLERS.get(type(request))
@@ -833,4 +885,5 @@ _HANDLERS: dict[type, Callable[[GroupCoordinator, Any, str], Proc[None]]] = {
     DescribeGroupsRequest: GroupCoordinator.handle_describe_groups,
     ListGroupsRequest: GroupCoordinator.handle_list_groups,
     DeleteGroupsRequest: GroupCoordinator.handle_delete_groups,
+    OffsetDeleteRequest: GroupCoordinator.handle_delete_offsets,
 }

@@ -15,12 +15,16 @@ its request (Kafka's awaitingJoinCallback / awaitingSyncCallback); the coordinat
 from __future__ import annotations
 
 import enum
+import logging
+import struct
 from collections import Counter
 from collections.abc import Iterable
 
 from core.coordinator.group.message_formats import GroupRecord, MemberRecord, OffsetAndMetadata
 from messages.common import TopicPartition
 from messages.group import DescribedGroupMember, JoinGroupMember, JoinGroupProtocol, ListedGroup
+
+log = logging.getLogger("kactor.coordinator")
 
 NEW_MEMBER_JOIN_TIMEOUT_MS = 5 * 60 * 1000  # GroupCoordinator.NewMemberJoinTimeoutMs
 
@@ -42,6 +46,26 @@ _VALID_PREVIOUS: dict[GroupState, frozenset[GroupState]] = {
     GroupState.STABLE: frozenset({GroupState.COMPLETING_REBALANCE}),
     GroupState.DEAD: frozenset(GroupState),
 }
+
+
+CONSUMER_PROTOCOL_TYPE = "consumer"  # ConsumerProtocol.PROTOCOL_TYPE
+
+
+def subscription_topics(metadata: bytes) -> set[str]:
+    """ConsumerProtocol.deserializeVersion + deserializeSubscriptionV0's topics: an int16 version, then an int32
+    count of int16-length UTF-8 strings (what follows, user data and later versions' fields, is not read)."""
+    try:
+        (count,) = struct.unpack_from(">i", metadata, 2)
+        pos, topics = 6, set()
+        for _ in range(count):
+            (length,) = struct.unpack_from(">h", metadata, pos)
+            if length < 0 or pos + 2 + length > len(metadata):
+                raise ValueError(f"a topic name of {length} bytes at {pos} overruns the subscription")
+            topics.add(metadata[pos + 2:pos + 2 + length].decode("utf-8"))
+            pos += 2 + length
+    except struct.error as e:
+        raise ValueError(f"truncated subscription: {e}") from None
+    return topics
 
 
 class MemberMetadata:
@@ -136,6 +160,8 @@ class GroupMetadata:
         self.supported_protocols: Counter[str] = Counter()
         self.new_member_added = False
         self.offsets: dict[TopicPartition, OffsetAndMetadata] = {}
+        # the topics the members of a consumer group subscribe to (None: unknown, or not a consumer group)
+        self.subscribed_topics: set[str] | None = None
         # the pending join: which kind of delayed join waits (InitialDelayedJoin or DelayedJoin), and its timer
         self.join_timer = ""
         self.join_delay_ms = 0
@@ -308,10 +334,35 @@ class GroupMetadata:
         self.generation_id += 1
         if self.members:
             self.protocol_name = self.select_protocol()
+            self.subscribed_topics = self.compute_subscribed_topics()
             self.transition_to(GroupState.COMPLETING_REBALANCE, now_ms)
         else:
             self.protocol_name = None
+            self.subscribed_topics = None
             self.transition_to(GroupState.EMPTY, now_ms)
+
+    def is_consumer_group(self) -> bool:
+        return self.protocol_type == CONSUMER_PROTOCOL_TYPE
+
+    def compute_subscribed_topics(self) -> set[str] | None:
+        """GroupMetadata.computeSubscribedTopics: for a consumer group, the union of its members' subscriptions
+        (each read as the consumer protocol's version-0 prefix, which every version starts with); None otherwise, or
+        when a subscription does not parse."""
+        if not self.is_consumer_group() or not self.members or self.protocol_name is None:
+            return None
+        topics: set[str] = set()
+        for m in self.members.values():
+            try:
+                topics |= subscription_topics(m.metadata(self.protocol_name))
+            except ValueError as e:
+                log.warning("Failed to parse Consumer Protocol %s metadata of group %s: %s", self.protocol_name,
+                            self.group_id, e)
+                return None
+        return topics
+
+    def is_subscribed_to_topic(self, topic: str) -> bool:
+        """GroupMetadata.isSubscribedToTopic: unknown subscriptions count as subscribed."""
+        return self.subscribed_topics is None or topic in self.subscribed_topics
 
     def current_member_metadata(self) -> tuple[JoinGroupMember, ...]:
         """GroupMetadata.currentMemberMetadata: what the leader's JoinGroup answer lists."""
@@ -389,4 +440,5 @@ class GroupMetadata:
             group.members[m.member_id] = member
             group.supported_protocols.update(member.protocols())
             group.add_static_member(m.group_instance_id, m.member_id)
+        group.subscribed_topics = group.compute_subscribed_topics()
         return group

@@ -4,6 +4,7 @@ reads read them back), timers fire when the frozen clock passes them."""
 
 from __future__ import annotations
 
+import struct
 import time
 from typing import Any
 
@@ -45,6 +46,8 @@ from messages.group import (
     MemberIdentity,
     OffsetCommitPartition,
     OffsetCommitRequest,
+    OffsetDeleteRequest,
+    OffsetDeleteResponse,
     OffsetFetchRequest,
     SyncGroupAssignment,
     SyncGroupRequest,
@@ -670,3 +673,78 @@ def test_error_response_fails_every_item_of_the_request():
     assert error_response(FindCoordinatorRequest("g"), e).error is e
     with pytest.raises(TypeError):
         error_response(object(), e)
+
+
+def subscription(*topics: str) -> bytes:
+    """ConsumerProtocol's Subscription v1 (a later version than the v0 prefix the coordinator reads): version,
+    topics, user data, owned partitions."""
+    out = struct.pack(">hi", 1, len(topics))
+    for t in topics:
+        out += struct.pack(">h", len(t)) + t.encode()
+    return out + struct.pack(">ii", -1, 0)
+
+
+def _topics(h: Harness, **partitions: int) -> None:
+    for topic, n in partitions.items():
+        h.zk.create(f"/brokers/topics/{topic}", znodes.encode_topic_assignment(
+            {TopicPartition(topic, p): ReplicaAssignment((1,)) for p in range(n)}))
+
+
+def test_offset_delete_keeps_the_subscribed_topics_of_a_consumer_group_with_members(frozen):
+    """GroupCoordinator.handleDeleteOffsets (KIP-496) for a Stable consumer group: the offsets of topics its members
+    subscribe to stay (GROUP_SUBSCRIBED_TO_TOPIC), the others go with a tombstone; partitions the cluster does not
+    have are UNKNOWN_TOPIC_OR_PARTITION (KafkaApis' metadata cache check)."""
+    h = Harness()
+    _topics(h, t=2, u=1)
+    h.elect()
+    protocols = (JoinGroupProtocol("range", subscription("t")),)
+    m, j = h.join_new(protocols=protocols)
+    h.advance(frozen, 3000)
+    h.sync(m, 1, {m: b"a"})
+    assert h.group().subscribed_topics == {"t"}
+    u0 = TopicPartition("u", 0)
+    h.request(OffsetCommitRequest(GROUP, (OffsetCommitPartition(T0, 1), OffsetCommitPartition(u0, 2)), 1, m))
+    written = len(h.appends)
+    missing = (TopicPartition("t", 9), TopicPartition("nope", 0))
+    r = h.answer(h.request(OffsetDeleteRequest(GROUP, (T0, u0, *missing))))
+    assert r == OffsetDeleteResponse(Errors.NONE, ((T0, Errors.GROUP_SUBSCRIBED_TO_TOPIC), (u0, Errors.NONE),
+                                                   (missing[0], Errors.UNKNOWN_TOPIC_OR_PARTITION),
+                                                   (missing[1], Errors.UNKNOWN_TOPIC_OR_PARTITION)))
+    assert list(h.group().offsets) == [T0] and h.group().state is GroupState.STABLE
+    (append,) = h.appends[written:]
+    assert append.acks == 0 and h.records(h.partition)[-1] == (offset_commit_key(GROUP, u0), None)
+    assert h.heartbeat(m, 1) is Errors.NONE  # the member is untouched
+
+
+def test_offset_delete_of_an_empty_groups_last_offsets_removes_the_group(frozen):
+    h = Harness()
+    _topics(h, t=2)
+    m1, m2 = stable_group_of_two(h, frozen)
+    h.request(OffsetCommitRequest(GROUP, (OffsetCommitPartition(T0, 1), OffsetCommitPartition(T1, 2)), 1, m1))
+    # members whose metadata is not a consumer subscription: every topic counts as subscribed
+    assert h.answer(h.request(OffsetDeleteRequest(GROUP, (T0,)))).partitions == (
+        (T0, Errors.GROUP_SUBSCRIBED_TO_TOPIC),)
+    h.request(LeaveGroupRequest(GROUP, (MemberIdentity(m1), MemberIdentity(m2))))
+    assert h.group().state is GroupState.EMPTY
+    assert h.answer(h.request(OffsetDeleteRequest(GROUP, (T0,)))) == OffsetDeleteResponse(Errors.NONE,
+                                                                                          ((T0, Errors.NONE),))
+    assert list(h.group().offsets) == [T1]
+    assert h.answer(h.request(OffsetDeleteRequest(GROUP, (T1,)))).partitions == ((T1, Errors.NONE),)
+    assert h.group() is None  # Empty without offsets: Dead, gone, its metadata tombstoned
+    assert h.records(h.partition)[-2:] == [(offset_commit_key(GROUP, T1), None), (group_metadata_key(GROUP), None)]
+    assert h.answer(h.request(OffsetDeleteRequest(GROUP, (T1,)))) == OffsetDeleteResponse(Errors.GROUP_ID_NOT_FOUND)
+
+
+def test_offset_delete_group_errors(frozen):
+    h = Harness()
+    _topics(h, t=2)
+    assert h.answer(h.request(OffsetDeleteRequest(GROUP, (T0,)))) == OffsetDeleteResponse(Errors.NOT_COORDINATOR)
+    h.elect()
+    assert h.answer(h.request(OffsetDeleteRequest("", (T0,)))) == OffsetDeleteResponse(Errors.INVALID_GROUP_ID)
+    assert h.answer(h.request(OffsetDeleteRequest(GROUP, (T0,)))) == OffsetDeleteResponse(Errors.GROUP_ID_NOT_FOUND)
+    # a group with members that is not a consumer group (Kafka Connect's workers)
+    j = h.request(JoinGroupRequest(GROUP, 10000, 30000, "", "connect", (JoinGroupProtocol("default", b""),), None,
+                                   False, "c", "/127.0.0.1"))
+    h.advance(frozen, 3000)
+    assert h.answer(j).error is Errors.NONE and h.group().protocol_type == "connect"
+    assert h.answer(h.request(OffsetDeleteRequest(GROUP, (T0,)))) == OffsetDeleteResponse(Errors.NON_EMPTY_GROUP)
