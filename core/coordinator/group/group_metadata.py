@@ -382,21 +382,29 @@ class GroupMetadata:
         return tuple(m.describe(protocol) for m in self.members.values())
 
     def remove_expired_offsets(self, now_ms: int, retention_ms: int) -> dict[TopicPartition, OffsetAndMetadata]:
-        """GroupMetadata.removeExpiredOffsets (KIP-211): an offset with an expire timestamp expires then; otherwise
-        ``retention_ms`` after the group became Empty (a group with a protocol), or after the commit (a group that
-        only stores offsets). A group with members keeps its offsets (kactor does not read the consumer protocol's
-        subscriptions, which 2.6 uses to expire the offsets of topics no member subscribes to)."""
-        if self.protocol_type is not None and not self.is_(GroupState.EMPTY):
+        """GroupMetadata.removeExpiredOffsets (KIP-211, KIP-496): an offset with an expire timestamp expires then;
+        otherwise ``retention_ms`` after the group became Empty (a group with a protocol and no members), after the
+        commit for the topics no member of a consumer group with known subscriptions subscribes to, or after the
+        commit (a group that only stores offsets). Any other group with members keeps its offsets."""
+        subscribed: set[str] = set()
+        if self.protocol_type is not None and self.is_(GroupState.EMPTY):
+            state_ts = self.current_state_timestamp
+
+            def base(om: OffsetAndMetadata) -> int:
+                return state_ts if state_ts is not None else om.commit_timestamp
+        elif self.is_consumer_group() and self.subscribed_topics is not None:
+            subscribed = self.subscribed_topics
+
+            def base(om: OffsetAndMetadata) -> int:
+                return om.commit_timestamp
+        elif self.protocol_type is None:
+            def base(om: OffsetAndMetadata) -> int:
+                return om.commit_timestamp
+        else:
             return {}
-
-        def base(om: OffsetAndMetadata) -> int:
-            if self.protocol_type is not None and self.current_state_timestamp is not None:
-                return self.current_state_timestamp
-            return om.commit_timestamp
-
         expired = {tp: om for tp, om in self.offsets.items()
-                   if (now_ms >= om.expire_timestamp if om.expire_timestamp is not None
-                       else now_ms - base(om) >= retention_ms)}
+                   if tp.topic not in subscribed and (now_ms >= om.expire_timestamp if om.expire_timestamp is not None
+                                                      else now_ms - base(om) >= retention_ms)}
         for tp in expired:
             del self.offsets[tp]
         return expired

@@ -748,3 +748,25 @@ def test_offset_delete_group_errors(frozen):
     h.advance(frozen, 3000)
     assert h.answer(j).error is Errors.NONE and h.group().protocol_type == "connect"
     assert h.answer(h.request(OffsetDeleteRequest(GROUP, (T0,)))) == OffsetDeleteResponse(Errors.NON_EMPTY_GROUP)
+
+
+def test_a_consumer_groups_offsets_of_topics_no_member_subscribes_to_expire(frozen):
+    """KIP-496 (2.6's removeExpiredOffsets): in a consumer group with members, the offsets of topics none of them
+    subscribes to expire offsets.retention.minutes after their commit; the subscribed topics' stay (kactor kept
+    every offset of a group with members)."""
+    h = Harness(GroupCoordinatorConfig(offsets_topic_num_partitions=4, group_initial_rebalance_delay_ms=0,
+                                       offsets_retention_minutes=1, offsets_retention_check_interval_ms=10000))
+    h.elect()
+    m, j = h.join_new(protocols=(JoinGroupProtocol("range", subscription("t")),))
+    h.advance(frozen, 0)
+    h.sync(m, 1, {m: b"a"})
+    u0 = TopicPartition("u", 0)
+    h.request(OffsetCommitRequest(GROUP, (OffsetCommitPartition(T0, 5), OffsetCommitPartition(u0, 6)), 1, m))
+    for _ in range(19):  # heartbeats: Stable, both offsets kept until the check at 60 s
+        h.advance(frozen, 3000)
+        assert h.heartbeat(m, 1) is Errors.NONE
+    assert list(h.group().offsets) == [T0, u0]
+    h.advance(frozen, 3000)
+    assert h.heartbeat(m, 1) is Errors.NONE
+    assert list(h.group().offsets) == [T0] and h.group().state is GroupState.STABLE
+    assert h.records(h.partition)[-1] == (offset_commit_key(GROUP, u0), None)
