@@ -2,11 +2,12 @@
 (core.coordinator.group), and FindCoordinator.
 
 It only moves messages: a NetRequest's group request runs as a procedure of the core, whose `Respond` effects become
-NetReply to "net" (the reply handle is the request's connection and request ids); the core's timers are this
-actor's timers; its appends and reads of ``__consumer_offsets`` are asks to the replica manager (LocalRequest →
-LocalReply, acks=-1 for appends, reads to the log end); FindCoordinator's and startup's ZooKeeper reads and the
-creation of ``__consumer_offsets`` are ZkRequests to "zk". The replica manager tells it which ``__consumer_offsets``
-partitions this broker now leads or follows (LeadershipChange, after becomeLeaderOrFollower and StopReplica).
+NetReply to "net" (the reply handle is the request's connection and request ids); the core's timers are this actor's
+timers; its appends and reads of ``__consumer_offsets`` are asks to the replica manager (LocalRequest → LocalReply,
+acks=-1 for appends, reads to the log end, the log start as a ListOffsets EARLIEST); FindCoordinator's and startup's
+ZooKeeper reads and the creation of ``__consumer_offsets`` are ZkRequests to "zk". The replica manager tells it which
+``__consumer_offsets`` partitions this broker now leads or follows (LeadershipChange, after becomeLeaderOrFollower and
+StopReplica).
 """
 
 from __future__ import annotations
@@ -25,7 +26,9 @@ from core.coordinator.group.group_metadata_manager import (
     AppendToLog,
     Fork,
     LogRead,
+    LogStart,
     ReadLog,
+    ReadLogStart,
 )
 from core.effects import Cancel, Respond, Schedule
 from core.zk_client import KafkaZkClient
@@ -34,10 +37,14 @@ from messages.group import FindCoordinatorRequest, FindCoordinatorResponse, Grou
 from messages.net import NetReply, NetRequest
 from messages.replication import (
     DEBUGGING_REPLICA_ID,
+    EARLIEST_TIMESTAMP,
     FetchPartition,
     FetchRequest,
     FetchResponse,
     LeadershipChange,
+    ListOffsetsPartition,
+    ListOffsetsRequest,
+    ListOffsetsResponse,
     LocalReply,
     LocalRequest,
     ProducePartition,
@@ -60,9 +67,10 @@ def _ids(handle: str) -> tuple[int, int]:
 
 
 def produce_request(append: AppendToLog) -> ProduceRequest:
-    """GroupMetadataManager.appendForGroup: acks=-1 within offsets.commit.timeout.ms."""
+    """GroupMetadataManager.appendForGroup (acks=-1 within offsets.commit.timeout.ms), or the tombstones' append
+    with requiredAcks 0 (cleanupGroupMetadata)."""
     tp = TopicPartition(GROUP_METADATA_TOPIC_NAME, append.partition)
-    return ProduceRequest(-1, append.timeout_ms, (ProducePartition(tp, append.records),))
+    return ProduceRequest(append.acks, append.timeout_ms, (ProducePartition(tp, append.records),))
 
 
 def fetch_request(read: ReadLog) -> FetchRequest:
@@ -71,6 +79,20 @@ def fetch_request(read: ReadLog) -> FetchRequest:
     tp = TopicPartition(GROUP_METADATA_TOPIC_NAME, read.partition)
     return FetchRequest(DEBUGGING_REPLICA_ID, (FetchPartition(tp, read.offset, partition_max_bytes=LOAD_BUFFER_SIZE),),
                         max_bytes=LOAD_BUFFER_SIZE)
+
+
+def log_start_request(ask: ReadLogStart) -> ListOffsetsRequest:
+    """Log.logStartOffset of this broker's replica: ListOffsets EARLIEST as the debugging replica (any replica
+    answers, as the coordinator's own log read does not ask for leadership)."""
+    tp = TopicPartition(GROUP_METADATA_TOPIC_NAME, ask.partition)
+    return ListOffsetsRequest(DEBUGGING_REPLICA_ID, 0, (ListOffsetsPartition(tp, EARLIEST_TIMESTAMP),))
+
+
+def log_start_result(response: Any) -> LogStart:
+    if isinstance(response, ListOffsetsResponse) and response.partitions:
+        p = response.partitions[0]
+        return LogStart(p.error, p.offset)
+    return LogStart(Errors.UNKNOWN_SERVER_ERROR)
 
 
 def append_result(response: Any) -> Errors:
@@ -96,6 +118,7 @@ class GroupCoordinatorActor(KActor):
         self.driver = ProcDriver(self, self._effect, asks={
             AppendToLog: lambda rid, e: (names.REPLICA_MANAGER, LocalRequest(rid, produce_request(e), self.name)),
             ReadLog: lambda rid, e: (names.REPLICA_MANAGER, LocalRequest(rid, fetch_request(e), self.name)),
+            ReadLogStart: lambda rid, e: (names.REPLICA_MANAGER, LocalRequest(rid, log_start_request(e), self.name)),
         })
 
     def on_GroupCoordinatorInit(self, msg: GroupCoordinatorInit, sender: str) -> None:
@@ -131,7 +154,12 @@ class GroupCoordinatorActor(KActor):
         self.driver.on_zk_response(msg)
 
     def on_LocalReply(self, msg: LocalReply, sender: str) -> None:
-        value = read_result(msg.body) if isinstance(msg.body, FetchResponse) else append_result(msg.body)
+        if isinstance(msg.body, FetchResponse):
+            value: Any = read_result(msg.body)
+        elif isinstance(msg.body, ListOffsetsResponse):
+            value = log_start_result(msg.body)
+        else:
+            value = append_result(msg.body)
         self.driver.resume(msg.token, value)
 
     # -- outputs -----------------------------------------------------------------------------------------------------

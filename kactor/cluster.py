@@ -3,7 +3,10 @@ on loopback, or (``hosts="netns"``) each broker and each ZooKeeper server on a h
 with its own address on a private bridge (edges/netns.py), brokers on port 9092 and ZooKeeper on 2181, as on
 real machines.
 
-Used by ``kactor cluster``, ``kactor demo``, the benchmarks and the real-cluster tests. Every broker and ZooKeeper
+Used by ``kactor cluster``, ``kactor demo``, the benchmarks and the real-cluster tests. A cluster of fewer than 3
+brokers gets ``offsets.topic.replication.factor`` = its broker count unless an override sets it, as Kafka's
+single-broker ``config/server.properties`` sets it to 1: with 2.6's default of 3, ``__consumer_offsets`` is created
+only once 3 brokers are alive, so a smaller cluster would have no consumer groups at all. Every broker and ZooKeeper
 is a child started by edges/children.py: the kernel sends it SIGTERM if this process dies (PR_SET_PDEATHSIG), and
 the janitor SIGKILLs what lingers and removes the temporary directories, so nothing of a cluster outlives its
 launcher, even a SIGKILLed one.
@@ -11,6 +14,7 @@ launcher, even a SIGKILLed one.
 
 from __future__ import annotations
 
+import logging
 import os
 import shutil
 import signal
@@ -33,8 +37,26 @@ HOSTS = ("loopback", "netns")
 BROKER_PORT = 9092  # Kafka's usual port: a broker in a namespace of its own has it to itself
 
 
+log = logging.getLogger("kactor.cluster")
+
+OFFSETS_TOPIC_RF = "offsets.topic.replication.factor"
+OFFSETS_TOPIC_RF_DEFAULT = 3  # Kafka 2.6's default (kactor/config.py)
+
+
 class ClusterError(RuntimeError):
     pass
+
+
+def small_cluster_overrides(brokers: int, overrides: Iterable[str]) -> list[str]:
+    """``overrides``, preceded by offsets.topic.replication.factor=<brokers> for a cluster of fewer brokers than its
+    default needs, unless ``overrides`` set it."""
+    given = list(overrides)
+    if brokers >= OFFSETS_TOPIC_RF_DEFAULT or any(o.split("=", 1)[0].strip() == OFFSETS_TOPIC_RF for o in given):
+        return given
+    log.warning("%s=%d for a cluster of %d broker%s (Kafka's default, %d, would leave __consumer_offsets uncreated "
+                "and consumer groups without a coordinator until %d brokers are alive)", OFFSETS_TOPIC_RF, brokers,
+                brokers, "" if brokers == 1 else "s", OFFSETS_TOPIC_RF_DEFAULT, OFFSETS_TOPIC_RF_DEFAULT)
+    return [f"{OFFSETS_TOPIC_RF}={brokers}", *given]
 
 
 class LocalCluster:
@@ -65,7 +87,7 @@ class LocalCluster:
         if self._own_base:  # removed by stop(), or by the janitor if we die first
             janitor().watch_dir(self.base_dir)
         self.trace_dir = trace_dir
-        self.overrides = list(overrides)
+        self.overrides = small_cluster_overrides(brokers, overrides)
         self.zk_tick_ms = zk_tick_ms
         self.log_level = log_level
         # The embedded ZooKeeper: one server (an ensemble of 1) or a quorum of zookeeper_ensemble servers.

@@ -278,3 +278,19 @@ class DeleteGroupsRequest:
 @message
 class DeleteGroupsResponse:
     results: tuple[tuple[str, Errors], ...]
+
+
+@message
+class OffsetDeleteRequest:
+    """OffsetDeleteRequest (KIP-496): the committed offsets of ``partitions`` go from ``group_id``."""
+
+    group_id: str
+    partitions: tuple[TopicPartition, ...]
+
+
+@message
+class OffsetDeleteResponse:
+    """The group's error (then no partitions), or each partition's."""
+
+    error: Errors
+    partitions: tuple[tuple[TopicPartition, Errors], ...] = ()

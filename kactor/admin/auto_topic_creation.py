@@ -3,7 +3,8 @@
 The Metadata answer decides (core/api/metadata.py: LEADER_NOT_AVAILABLE, the topic listed in the response's
 ``create_topics``); after the answer is sent the transport hands that list here, on the handler's own thread, so no
 actor waits on ZooKeeper. A topic is created as 2.6's AdminZkClient.createTopic does (rack-aware mode Safe, a random
-start index); ``__consumer_offsets`` as the group coordinator creates it (its offsets.topic.* settings). A topic
+start index); ``__consumer_offsets`` as the group coordinator creates it (its offsets.topic.* settings, and only once
+offsets.topic.replication.factor brokers are alive, as 2.6's createInternalTopic). A topic
 that exists by now (another broker, or an earlier request, created it) is fine, as in 2.6; any other failure is
 logged, and the client's next Metadata request meets the same decision again.
 """

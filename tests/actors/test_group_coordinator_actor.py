@@ -33,6 +33,10 @@ from messages.replication import (
     FetchRequest,
     FetchResponse,
     LeadershipChange,
+    ListOffsetsPartition,
+    ListOffsetsPartitionResponse,
+    ListOffsetsRequest,
+    ListOffsetsResponse,
     LocalReply,
     LocalRequest,
     ProducePartitionResponse,
@@ -45,7 +49,8 @@ from tests.support.actors import ZooKeeperModel
 from zk_bridge import znodes
 
 TOPIC = "__consumer_offsets"
-CONFIG = GroupCoordinatorConfig(offsets_topic_num_partitions=3, group_initial_rebalance_delay_ms=100)
+CONFIG = GroupCoordinatorConfig(offsets_topic_num_partitions=3, offsets_topic_replication_factor=1,
+                                group_initial_rebalance_delay_ms=100)  # one broker, as server.properties sets it
 
 
 class Recorder(KActor):
@@ -64,6 +69,7 @@ class ReplicaManagerModel(KActor):
         self.requests: list[Any] = []
         self.hold = False
         self.held: list[LocalRequest] = []
+        self.log_start = 0
 
     def on_LocalRequest(self, msg: LocalRequest, sender: str) -> None:
         self.requests.append(msg.body)
@@ -83,6 +89,10 @@ class ReplicaManagerModel(KActor):
             data += buf
             self.post(msg.reply_to, LocalReply(msg.token, ProduceResponse((ProducePartitionResponse(
                 p.tp, Errors.NONE, base),))))
+        elif isinstance(body, ListOffsetsRequest):  # EARLIEST: the log start
+            (q,) = body.partitions
+            self.post(msg.reply_to, LocalReply(msg.token, ListOffsetsResponse((ListOffsetsPartitionResponse(
+                q.tp, Errors.NONE, -1, self.log_start),))))
         else:
             (fp,) = body.partitions
             data = bytes(self.logs.get(fp.tp.partition, b""))
@@ -142,10 +152,15 @@ def test_a_group_forms_its_metadata_goes_to_the_log_and_a_resignation_ends_it(rt
     rm = rt.instances["replica-manager"]
     rm.hold = True
     rt.deliver("group-coordinator", LeadershipChange(((p, 0),), ()), "replica-manager")
-    assert rm.requests == [FetchRequest(DEBUGGING_REPLICA_ID, rm.requests[0].partitions, max_bytes=5242880)]
-    assert (rm.requests[0].partitions[0].tp, rm.requests[0].partitions[0].fetch_offset) == (TopicPartition(TOPIC, p), 0)
+    # the load reads the log start first (Log.logStartOffset), then the log from there
+    assert rm.requests == [ListOffsetsRequest(DEBUGGING_REPLICA_ID, 0, (ListOffsetsPartition(TopicPartition(TOPIC, p),
+                                                                                             -2),))]
+    rm.log_start = 7
+    rm.answer(rm.held.pop())  # delivered with the next input
     _request(rt, 2, JoinGroupRequest("g", 10000, 30000, "", "consumer", (JoinGroupProtocol("range", b"s"),)))
     assert _replies(rt)[2].error is Errors.COORDINATOR_LOAD_IN_PROGRESS
+    assert rm.requests[1:] == [FetchRequest(DEBUGGING_REPLICA_ID, rm.requests[1].partitions, max_bytes=5242880)]
+    assert (rm.requests[1].partitions[0].tp, rm.requests[1].partitions[0].fetch_offset) == (TopicPartition(TOPIC, p), 7)
     rm.hold = False
     rm.answer(rm.held.pop())  # an empty log: loaded
     _request(rt, 3, JoinGroupRequest("g", 10000, 30000, "", "consumer", (JoinGroupProtocol("range", b"s"),),

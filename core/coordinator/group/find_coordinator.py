@@ -5,13 +5,12 @@ The coordinator of a group is the leader of partition ``abs(javaHash(groupId)) %
 ``__consumer_offsets``. kactor reads that leader and its registration from ZooKeeper (the partition's state znode
 and /brokers/ids/<leader>): the group coordinator's actor holds no metadata cache of its own; ZooKeeper is what
 the controller's UpdateMetadata carries to the cache, a moment later. While the topic does not exist it is created
-(AdminZkClient.createTopic: the assignment and its config in one transaction) and the answer is
+(KafkaApis.createInternalTopic: only once offsets.topic.replication.factor brokers are alive, with that replication
+factor; AdminZkClient.createTopic: the assignment and its config in one transaction) and the answer is
 COORDINATOR_NOT_AVAILABLE until the controller has elected the partition's leader.
 
-Departures from 2.6, both for small clusters and exact replay: the replication factor is min(offsets.topic.
-replication.factor, live brokers) (2.6 refuses with COORDINATOR_NOT_AVAILABLE while fewer brokers are alive), and
-the replicas are placed from start index 0 (AdminUtils' rack-unaware placement with fixedStartIndex 0; 2.6 draws
-the start index at random).
+Departure from 2.6, for exact replay: the replicas are placed from start index 0 (AdminUtils' rack-unaware
+placement with fixedStartIndex 0; 2.6 draws the start index at random).
 """
 
 from __future__ import annotations
@@ -70,11 +69,16 @@ def offsets_topic_partition_count(zk: KafkaZkClient) -> Proc[int | None]:
 
 
 def create_offsets_topic(zk: KafkaZkClient, config: GroupCoordinatorConfig) -> Proc[None]:
-    """getOrCreateInternalTopic's creation: offsets.topic.num.partitions partitions over the live brokers."""
+    """KafkaApis.createInternalTopic(__consumer_offsets): offsets.topic.num.partitions partitions with
+    offsets.topic.replication.factor replicas over the live brokers; while fewer brokers are alive, nothing (the
+    caller answers COORDINATOR_NOT_AVAILABLE), so the topic never gets fewer replicas than configured."""
     brokers = yield from zk.get_sorted_broker_list()
-    if not brokers:
+    rf = config.offsets_topic_replication_factor
+    if len(brokers) < rf:
+        log.error("Number of alive brokers '%d' does not meet the required replication factor '%d' for the offsets "
+                  "topic (configured via 'offsets.topic.replication.factor'). This error can be ignored if the "
+                  "cluster is starting up and not all brokers are up yet.", len(brokers), rf)
         return
-    rf = min(config.offsets_topic_replication_factor, len(brokers))
     assignment = assign_replicas(brokers, config.offsets_topic_num_partitions, rf)
     r = yield from zk.create_topic_assignment_with_config(GROUP_METADATA_TOPIC_NAME, assignment,
                                                           offsets_topic_configs(config), config_exists=False)
@@ -111,7 +115,10 @@ def find_coordinator(zk: KafkaZkClient, config: GroupCoordinatorConfig, num_part
     state = partition_state_or_none(state_r, tp) if state_r.code == OK else None
     leader = state.leader_and_isr.leader if state is not None else -1
     broker = (yield from zk.get_broker(leader)) if leader >= 0 else None
-    if broker is None or not broker.endpoints:
+    # KafkaApis: getAliveBroker(leader).flatMap(_.getNode(request.context.listenerName)): a coordinator without an
+    # endpoint on the client's listener is not available to it (the client could not reach another listener's)
+    endpoint = None if broker is None else next(
+        (ep for ep in broker.endpoints if ep.listener_name == req.listener), None)
+    if broker is None or endpoint is None:
         return FindCoordinatorResponse(Errors.COORDINATOR_NOT_AVAILABLE), count or None
-    endpoint = next((ep for ep in broker.endpoints if ep.listener_name == req.listener), broker.endpoints[0])
     return FindCoordinatorResponse(Errors.NONE, broker.id, endpoint.host, endpoint.port), count or None

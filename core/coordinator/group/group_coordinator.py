@@ -52,6 +52,8 @@ from messages.group import (
     OffsetCommitPartitionResponse,
     OffsetCommitRequest,
     OffsetCommitResponse,
+    OffsetDeleteRequest,
+    OffsetDeleteResponse,
     OffsetFetchPartitionData,
     OffsetFetchRequest,
     OffsetFetchResponse,
@@ -94,6 +96,8 @@ def error_response(request: Any, error: Errors) -> Any:
         return DeleteGroupsResponse(tuple((g, error) for g in request.groups))
     if isinstance(request, FindCoordinatorRequest):
         return FindCoordinatorResponse(error)
+    if isinstance(request, OffsetDeleteRequest):
+        return OffsetDeleteResponse(error)
     raise TypeError(f"not a group coordinator request: {type(request).__name__}")
 
 
@@ -126,8 +130,14 @@ class GroupCoordinator:
     def _expire_offsets(self) -> Proc[None]:
         """GroupMetadataManager.cleanupGroupMetadata: offsets past offsets.retention.minutes go (tombstones written),
         and an Empty group left without offsets with them; then the next check is scheduled."""
-        for group in (yield from self.manager.cleanup_group_metadata(self.config.offsets_retention_minutes * 60000)):
+        now = int(self.now_ms())
+        retention_ms = self.config.offsets_retention_minutes * 60000
+        removed, gone = yield from self.manager.cleanup_group_metadata(
+            self.manager.groups.values(), lambda group: group.remove_expired_offsets(now, retention_ms))
+        for group in gone:
             yield from self._cancel_group_timers(group)
+        if removed:
+            log.info("Removed %d expired offsets in %d milliseconds.", removed, int(self.now_ms()) - now)
         self.timers[OFFSETS_EXPIRATION] = (OFFSETS_EXPIRATION, "", "", 0)
         yield Schedule(OFFSETS_EXPIRATION, self.config.offsets_retention_check_interval_ms)
 
@@ -248,15 +258,21 @@ class GroupCoordinator:
 
     def _update_static_member_and_rebalance(self, group: GroupMetadata, new_member_id: str, req: JoinGroupRequest,
                                             reply_to: str) -> Proc[None]:
-        """A static member rejoining without its member id takes its old place under a new id
-        (GroupCoordinator.updateStaticMemberAndRebalance, 2.6): no rebalance while the group is Stable or awaiting
-        its assignment, the member's current assignment comes back with the old leader's id."""
+        """GroupCoordinator.updateStaticMemberAndRebalance (2.6.3): a static member rejoining without its member id
+        takes its old place under a new id. In a Stable group whose selected protocol stays, the replacement is
+        written with storeGroup before the answer (KAFKA-10284: else a coordinator that loads the group later knows
+        only the old id and fences the new one), and reverted if the write fails; the answer carries the member's
+        current generation and the old leader's id, so no member reassigns. A changed protocol, or a group awaiting
+        its assignment (the leader may have been handed the old id), makes every member rejoin."""
         assert req.group_instance_id is not None
-        old_member_id = group.get_static_member_id(req.group_instance_id)
+        instance = req.group_instance_id
+        old_member_id = group.get_static_member_id(instance)
+        log.info("Static member %s of group %s with unknown member id rejoins, assigning new member id %s, while "
+                 "old member id %s will be removed.", instance, group.group_id, new_member_id, old_member_id)
         current_leader = group.leader_id or ""
         old = group.get(old_member_id)
         yield from self._remove_heartbeat(old, leaving=False)
-        member = group.replace_group_instance(old_member_id, new_member_id, req.group_instance_id)
+        member = group.replace_group_instance(old_member_id, new_member_id, instance)
         old_join = member.awaiting_join
         if old_join is not None:  # the old instance's JoinGroup is fenced
             member.awaiting_join = None
@@ -265,18 +281,45 @@ class GroupCoordinator:
         old_sync = group.take_sync_reply(member)
         if old_sync is not None:
             yield Respond(old_sync, SyncGroupResponse(Errors.FENCED_INSTANCE_ID))
+        old_protocols, old_timeouts = member.supported_protocols, (member.rebalance_timeout_ms,
+                                                                   member.session_timeout_ms)
         member.rebalance_timeout_ms = req.rebalance_timeout_ms
         member.session_timeout_ms = req.session_timeout_ms
-        group.update_member(member, req.protocols, reply_to)
         yield from self._complete_and_schedule_next_heartbeat(group, member)
-        if group.state in (GroupState.STABLE, GroupState.COMPLETING_REBALANCE):
-            handle = group.take_join_reply(member)
-            assert handle is not None
-            yield Respond(handle, JoinGroupResponse(Errors.NONE, group.generation_id, group.protocol_type,
-                                                    group.protocol_name, current_leader, new_member_id))
-        elif group.is_(GroupState.EMPTY):  # cannot be: a static member's group has members
-            raise ValueError(f"Group {group.group_id} was not supposed to be Empty when the unknown static member "
-                             f"{req.group_instance_id} rejoins.")
+        group.update_member(member, req.protocols, reply_to)
+        if group.is_(GroupState.STABLE):
+            if group.protocol_name != group.select_protocol():
+                yield from self._maybe_prepare_rebalance(
+                    group, f"Group's selectedProtocol will change because static member {new_member_id} with "
+                           f"instance id {instance} joined with change of protocol")
+                return
+            log.info("Static member which joins during Stable stage and doesn't affect selectProtocol will not "
+                     "trigger rebalance.")
+            assignment = {m.member_id: m.assignment for m in group.all_members()}
+            error = yield from self.manager.store_group(group, assignment)
+            if error is not Errors.NONE:
+                log.warning("Failed to persist metadata for group %s: %s", group.group_id, error.name)
+                handle = group.take_join_reply(member)
+                # the replacement is undone, unless the group moved on while the write was under way
+                if group.has(new_member_id) and group.static_members.get(instance) == new_member_id:
+                    group.update_member(member, old_protocols, None)
+                    member.rebalance_timeout_ms, member.session_timeout_ms = old_timeouts
+                    reverted = group.replace_group_instance(new_member_id, old_member_id, instance)
+                    yield from self._complete_and_schedule_next_heartbeat(group, reverted)
+                if handle is not None:
+                    yield Respond(handle, JoinGroupResponse(error, group.generation_id, group.protocol_type,
+                                                            group.protocol_name, current_leader, UNKNOWN_MEMBER_ID))
+            else:
+                handle = group.take_join_reply(member)
+                if handle is not None:
+                    yield Respond(handle, JoinGroupResponse(Errors.NONE, group.generation_id, group.protocol_type,
+                                                            group.protocol_name, current_leader, new_member_id))
+        elif group.is_(GroupState.COMPLETING_REBALANCE):
+            yield from self._prepare_rebalance(
+                group, f"Updating metadata for static member {new_member_id} with instance id {instance}")
+        elif group.state in (GroupState.EMPTY, GroupState.DEAD):  # cannot be: a static member's group has members
+            raise ValueError(f"Group {group.group_id} was not supposed to be in the state {group.state.value} when "
+                             f"the unknown static member {instance} rejoins.")
 
     def _do_join_group(self, group: GroupMetadata, req: JoinGroupRequest, reply_to: str) -> Proc[None]:
         """GroupCoordinator.doJoinGroup: a member that has an id."""
@@ -593,7 +636,8 @@ class GroupCoordinator:
 
     # == Heartbeat ===================================================================================================
     def handle_heartbeat(self, req: HeartbeatRequest, reply_to: str) -> Proc[None]:
-        """GroupCoordinator.handleHeartbeat."""
+        """GroupCoordinator.handleHeartbeat (2.6.3): NONE in Stable and CompletingRebalance, REBALANCE_IN_PROGRESS
+        while the group prepares a rebalance; each restarts the member's session timer."""
         error = self._validate(req.group_id)
         if error is not None:
             # while the group loads, heartbeats are answered blindly
@@ -613,9 +657,9 @@ class GroupCoordinator:
             error = Errors.ILLEGAL_GENERATION
         elif group.is_(GroupState.EMPTY):
             error = Errors.UNKNOWN_MEMBER_ID
-        elif group.is_(GroupState.COMPLETING_REBALANCE):
-            error = Errors.REBALANCE_IN_PROGRESS
         else:
+            # CompletingRebalance too (KAFKA-10134, 2.6.1): a consumer heartbeats once it has its JoinGroup answer,
+            # and a leader whose assignor outlasts the session must not be expired for it
             yield from self._complete_and_schedule_next_heartbeat(group, group.get(req.member_id))
             error = Errors.REBALANCE_IN_PROGRESS if group.is_(GroupState.PREPARING_REBALANCE) else Errors.NONE
         yield Respond(reply_to, HeartbeatResponse(error))
@@ -749,8 +793,10 @@ class GroupCoordinator:
         yield Respond(reply_to, ListGroupsResponse(error, groups))
 
     def handle_delete_groups(self, req: DeleteGroupsRequest, reply_to: str) -> Proc[None]:
-        """GroupCoordinator.handleDeleteGroups: an Empty group goes with its offsets (tombstones written)."""
+        """GroupCoordinator.handleDeleteGroups: each Empty group goes Dead and then, with its offsets, from the cache
+        (tombstones appended with requiredAcks 0: the answer is NONE whatever the append's fate)."""
         results = []
+        eligible = []
         for group_id in req.groups:
             error = self._validate(group_id, allow_empty_id=True)
             group = self.manager.groups.get(group_id)
@@ -759,12 +805,67 @@ class GroupCoordinator:
                     error = (Errors.GROUP_ID_NOT_FOUND if self.manager.group_not_exists(group_id)
                              else Errors.NOT_COORDINATOR)
                 elif group.is_(GroupState.EMPTY):
-                    yield from self._cancel_group_timers(group)
-                    error = yield from self.manager.delete_group(group)
+                    group.transition_to(GroupState.DEAD, self.now_ms())
+                    eligible.append(group)
+                    error = Errors.NONE
                 else:
                     error = Errors.NON_EMPTY_GROUP
             results.append((group_id, error))
+        if eligible:
+            for group in eligible:
+                yield from self._cancel_group_timers(group)
+            removed, _ = yield from self.manager.cleanup_group_metadata(eligible, GroupMetadata.remove_all_offsets)
+            log.info("The following groups were deleted: %s. A total of %d offsets were removed.",
+                     ", ".join(g.group_id for g in eligible), removed)
         yield Respond(reply_to, DeleteGroupsResponse(tuple(results)))
+
+    def handle_delete_offsets(self, req: OffsetDeleteRequest, reply_to: str) -> Proc[None]:
+        """KafkaApis.handleOffsetDeleteRequest over GroupCoordinator.handleDeleteOffsets: a partition whose topic
+        does not have it is UNKNOWN_TOPIC_OR_PARTITION (2.6 asks its metadata cache, kactor ZooKeeper's topic
+        assignments, which that cache follows); an Empty group's offsets go; a consumer group with members keeps
+        those of the topics its members subscribe to (GROUP_SUBSCRIBED_TO_TOPIC) and loses the others; any other
+        group with members answers NON_EMPTY_GROUP, a missing one GROUP_ID_NOT_FOUND (or NOT_COORDINATOR). The
+        offsets removed are tombstoned as DeleteGroups' are."""
+        errors: dict[TopicPartition, Errors] = {}
+        assignment = yield from KafkaZkClient().get_full_replica_assignment_for_topics(
+            sorted({tp.topic for tp in req.partitions}))
+        wanted = []
+        for tp in req.partitions:
+            if tp in assignment:
+                wanted.append(tp)
+            else:
+                errors[tp] = Errors.UNKNOWN_TOPIC_OR_PARTITION
+        group_error = self._validate(req.group_id)
+        group = self.manager.groups.get(req.group_id) if group_error is None else None
+        eligible: list[TopicPartition] = []
+        if group_error is None and (group is None or group.is_(GroupState.DEAD)):
+            group_error = (Errors.GROUP_ID_NOT_FOUND if self.manager.group_not_exists(req.group_id)
+                           else Errors.NOT_COORDINATOR)
+        elif group is not None and group_error is None:
+            if group.is_(GroupState.EMPTY):
+                eligible = wanted
+            elif group.is_consumer_group():
+                for tp in wanted:
+                    if group.is_subscribed_to_topic(tp.topic):
+                        errors[tp] = Errors.GROUP_SUBSCRIBED_TO_TOPIC
+                    else:
+                        eligible.append(tp)
+            else:
+                group_error = Errors.NON_EMPTY_GROUP
+        if group_error is not None:
+            yield Respond(reply_to, OffsetDeleteResponse(group_error))
+            return
+        assert group is not None
+        if eligible:
+            removed, gone = yield from self.manager.cleanup_group_metadata(
+                [group], lambda g: g.remove_offsets(eligible))
+            for g in gone:
+                yield from self._cancel_group_timers(g)
+            errors.update(dict.fromkeys(eligible, Errors.NONE))
+            log.info("The following offsets of the group %s were deleted: %s. A total of %d offsets were removed.",
+                     req.group_id, ", ".join(f"{tp.topic}-{tp.partition}" for tp in eligible), removed)
+        yield Respond(reply_to, OffsetDeleteResponse(Errors.NONE, tuple((tp, errors[tp]) for tp in req.partitions
+                                                                        if tp in errors)))
 
     def handle(self, request: Any, reply_to: str) -> Proc[None]:
         """The handler of ``request``'s type."""
@@ -784,4 +885,5 @@ _HANDLERS: dict[type, Callable[[GroupCoordinator, Any, str], Proc[None]]] = {
     DescribeGroupsRequest: GroupCoordinator.handle_describe_groups,
     ListGroupsRequest: GroupCoordinator.handle_list_groups,
     DeleteGroupsRequest: GroupCoordinator.handle_delete_groups,
+    OffsetDeleteRequest: GroupCoordinator.handle_delete_offsets,
 }

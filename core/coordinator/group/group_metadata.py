@@ -15,12 +15,16 @@ its request (Kafka's awaitingJoinCallback / awaitingSyncCallback); the coordinat
 from __future__ import annotations
 
 import enum
+import logging
+import struct
 from collections import Counter
 from collections.abc import Iterable
 
 from core.coordinator.group.message_formats import GroupRecord, MemberRecord, OffsetAndMetadata
 from messages.common import TopicPartition
 from messages.group import DescribedGroupMember, JoinGroupMember, JoinGroupProtocol, ListedGroup
+
+log = logging.getLogger("kactor.coordinator")
 
 NEW_MEMBER_JOIN_TIMEOUT_MS = 5 * 60 * 1000  # GroupCoordinator.NewMemberJoinTimeoutMs
 
@@ -42,6 +46,26 @@ _VALID_PREVIOUS: dict[GroupState, frozenset[GroupState]] = {
     GroupState.STABLE: frozenset({GroupState.COMPLETING_REBALANCE}),
     GroupState.DEAD: frozenset(GroupState),
 }
+
+
+CONSUMER_PROTOCOL_TYPE = "consumer"  # ConsumerProtocol.PROTOCOL_TYPE
+
+
+def subscription_topics(metadata: bytes) -> set[str]:
+    """ConsumerProtocol.deserializeVersion + deserializeSubscriptionV0's topics: an int16 version, then an int32
+    count of int16-length UTF-8 strings (what follows, user data and later versions' fields, is not read)."""
+    try:
+        (count,) = struct.unpack_from(">i", metadata, 2)
+        pos, topics = 6, set()
+        for _ in range(count):
+            (length,) = struct.unpack_from(">h", metadata, pos)
+            if length < 0 or pos + 2 + length > len(metadata):
+                raise ValueError(f"a topic name of {length} bytes at {pos} overruns the subscription")
+            topics.add(metadata[pos + 2:pos + 2 + length].decode("utf-8"))
+            pos += 2 + length
+    except struct.error as e:
+        raise ValueError(f"truncated subscription: {e}") from None
+    return topics
 
 
 class MemberMetadata:
@@ -136,6 +160,8 @@ class GroupMetadata:
         self.supported_protocols: Counter[str] = Counter()
         self.new_member_added = False
         self.offsets: dict[TopicPartition, OffsetAndMetadata] = {}
+        # the topics the members of a consumer group subscribe to (None: unknown, or not a consumer group)
+        self.subscribed_topics: set[str] | None = None
         # the pending join: which kind of delayed join waits (InitialDelayedJoin or DelayedJoin), and its timer
         self.join_timer = ""
         self.join_delay_ms = 0
@@ -195,14 +221,18 @@ class GroupMetadata:
         if self.is_leader(member_id):
             self.leader_id = next(iter(self.members), None)
 
-    def update_member(self, member: MemberMetadata, protocols: tuple[JoinGroupProtocol, ...], reply_to: str) -> None:
-        """GroupMetadata.updateMember: new protocols, and the member now waits in the rebalance."""
+    def update_member(self, member: MemberMetadata, protocols: tuple[JoinGroupProtocol, ...],
+                      reply_to: str | None) -> None:
+        """GroupMetadata.updateMember: new protocols, and the member now waits in the rebalance (with no reply
+        handle: it no longer waits)."""
         self.supported_protocols.subtract(member.protocols())
         self.supported_protocols += Counter()
         member.supported_protocols = protocols
         self.supported_protocols.update(member.protocols())
-        if not member.is_awaiting_join:
+        if reply_to is not None and not member.is_awaiting_join:
             self.num_members_awaiting_join += 1
+        elif reply_to is None and member.is_awaiting_join:
+            self.num_members_awaiting_join -= 1
         member.awaiting_join = reply_to
 
     def take_join_reply(self, member: MemberMetadata) -> str | None:
@@ -304,10 +334,35 @@ class GroupMetadata:
         self.generation_id += 1
         if self.members:
             self.protocol_name = self.select_protocol()
+            self.subscribed_topics = self.compute_subscribed_topics()
             self.transition_to(GroupState.COMPLETING_REBALANCE, now_ms)
         else:
             self.protocol_name = None
+            self.subscribed_topics = None
             self.transition_to(GroupState.EMPTY, now_ms)
+
+    def is_consumer_group(self) -> bool:
+        return self.protocol_type == CONSUMER_PROTOCOL_TYPE
+
+    def compute_subscribed_topics(self) -> set[str] | None:
+        """GroupMetadata.computeSubscribedTopics: for a consumer group, the union of its members' subscriptions
+        (each read as the consumer protocol's version-0 prefix, which every version starts with); None otherwise, or
+        when a subscription does not parse."""
+        if not self.is_consumer_group() or not self.members or self.protocol_name is None:
+            return None
+        topics: set[str] = set()
+        for m in self.members.values():
+            try:
+                topics |= subscription_topics(m.metadata(self.protocol_name))
+            except ValueError as e:
+                log.warning("Failed to parse Consumer Protocol %s metadata of group %s: %s", self.protocol_name,
+                            self.group_id, e)
+                return None
+        return topics
+
+    def is_subscribed_to_topic(self, topic: str) -> bool:
+        """GroupMetadata.isSubscribedToTopic: unknown subscriptions count as subscribed."""
+        return self.subscribed_topics is None or topic in self.subscribed_topics
 
     def current_member_metadata(self) -> tuple[JoinGroupMember, ...]:
         """GroupMetadata.currentMemberMetadata: what the leader's JoinGroup answer lists."""
@@ -327,24 +382,40 @@ class GroupMetadata:
         return tuple(m.describe(protocol) for m in self.members.values())
 
     def remove_expired_offsets(self, now_ms: int, retention_ms: int) -> dict[TopicPartition, OffsetAndMetadata]:
-        """GroupMetadata.removeExpiredOffsets (KIP-211): an offset with an expire timestamp expires then; otherwise
-        ``retention_ms`` after the group became Empty (a group with a protocol), or after the commit (a group that
-        only stores offsets). A group with members keeps its offsets (kactor does not read the consumer protocol's
-        subscriptions, which 2.6 uses to expire the offsets of topics no member subscribes to)."""
-        if self.protocol_type is not None and not self.is_(GroupState.EMPTY):
+        """GroupMetadata.removeExpiredOffsets (KIP-211, KIP-496): an offset with an expire timestamp expires then;
+        otherwise ``retention_ms`` after the group became Empty (a group with a protocol and no members), after the
+        commit for the topics no member of a consumer group with known subscriptions subscribes to, or after the
+        commit (a group that only stores offsets). Any other group with members keeps its offsets."""
+        subscribed: set[str] = set()
+        if self.protocol_type is not None and self.is_(GroupState.EMPTY):
+            state_ts = self.current_state_timestamp
+
+            def base(om: OffsetAndMetadata) -> int:
+                return state_ts if state_ts is not None else om.commit_timestamp
+        elif self.is_consumer_group() and self.subscribed_topics is not None:
+            subscribed = self.subscribed_topics
+
+            def base(om: OffsetAndMetadata) -> int:
+                return om.commit_timestamp
+        elif self.protocol_type is None:
+            def base(om: OffsetAndMetadata) -> int:
+                return om.commit_timestamp
+        else:
             return {}
-
-        def base(om: OffsetAndMetadata) -> int:
-            if self.protocol_type is not None and self.current_state_timestamp is not None:
-                return self.current_state_timestamp
-            return om.commit_timestamp
-
         expired = {tp: om for tp, om in self.offsets.items()
-                   if (now_ms >= om.expire_timestamp if om.expire_timestamp is not None
-                       else now_ms - base(om) >= retention_ms)}
+                   if tp.topic not in subscribed and (now_ms >= om.expire_timestamp if om.expire_timestamp is not None
+                                                      else now_ms - base(om) >= retention_ms)}
         for tp in expired:
             del self.offsets[tp]
         return expired
+
+    def remove_offsets(self, tps: Iterable[TopicPartition]) -> dict[TopicPartition, OffsetAndMetadata]:
+        """GroupMetadata.removeOffsets: the committed offsets of ``tps`` go; those removed."""
+        return {tp: self.offsets.pop(tp) for tp in list(tps) if tp in self.offsets}
+
+    def remove_all_offsets(self) -> dict[TopicPartition, OffsetAndMetadata]:
+        """GroupMetadata.removeAllOffsets."""
+        return self.remove_offsets(self.offsets)
 
     # -- storage -------------------------------------------------------------------------------------------------
     def to_record(self, assignment: dict[str, bytes]) -> GroupRecord:
@@ -377,4 +448,5 @@ class GroupMetadata:
             group.members[m.member_id] = member
             group.supported_protocols.update(member.protocols())
             group.add_static_member(m.group_instance_id, m.member_id)
+        group.subscribed_topics = group.compute_subscribed_topics()
         return group

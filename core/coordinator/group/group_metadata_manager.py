@@ -2,15 +2,15 @@
 partitions this broker leads, writing them to those partitions and loading them back.
 
 The manager does no I/O. It writes through the `AppendToLog` ask (ReplicaManager.appendRecords with acks=-1 and
-offsets.commit.timeout.ms, answered with the partition's error) and loads through the `ReadLog` ask (Log.read from
-the log start to the log end, answered with the bytes read and the log's end offset); the actor turns both into
-requests to the replica manager.
+offsets.commit.timeout.ms, answered with the partition's error) and loads through the `ReadLogStart` ask (the log's
+start offset, Log.logStartOffset) and the `ReadLog` ask (Log.read from an offset towards the log end, answered with
+the bytes read and the log's end offset); the actor turns them into requests to the replica manager.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 import attrs
 
@@ -43,12 +43,14 @@ LOAD_BUFFER_SIZE = 5 * 1024 * 1024  # offsets.load.buffer.size
 
 @message
 class AppendToLog:
-    """Ask: append ``records`` (one batch) to __consumer_offsets-``partition`` as its leader with acks=-1 (Kafka's
-    appendRecords with internalTopicsAllowed, origin Coordinator); resumed with the partition's Errors."""
+    """Ask: append ``records`` (one batch) to __consumer_offsets-``partition`` as its leader (Kafka's appendRecords
+    with internalTopicsAllowed, origin Coordinator) with ``acks`` -1 (stores) or 0 (tombstones: the local append's
+    result only); resumed with the partition's Errors."""
 
     partition: int
     records: bytes
     timeout_ms: int
+    acks: int = -1
 
 
 @message
@@ -58,6 +60,20 @@ class ReadLog:
 
     partition: int
     offset: int
+
+
+@message
+class ReadLogStart:
+    """Ask: the log start offset of __consumer_offsets-``partition`` (ListOffsets EARLIEST on this broker's replica);
+    resumed with a LogStart."""
+
+    partition: int
+
+
+@message
+class LogStart:
+    error: Errors
+    offset: int = -1
 
 
 @message
@@ -188,68 +204,75 @@ class GroupMetadataManager:
         result.update({tp: mapped for tp in valid})
         return {tp: result[tp] for tp in offsets}
 
-    def delete_group(self, group: GroupMetadata) -> Proc[Errors]:
-        """cleanupGroupMetadata for a deleted group: tombstones for its offsets and (once it had a generation) its
-        metadata, then the group is gone from the cache."""
-        partition = self.partition_for(group.group_id)
-        entries: list[tuple[bytes, bytes | None]] = [(offset_commit_key(group.group_id, tp), None)
-                                                     for tp in group.offsets]
-        group.offsets.clear()
-        if group.generation_id > 0:
-            entries.append((group_metadata_key(group.group_id), None))
-        group.transition_to(GroupState.DEAD, self.now_ms())
-        if self.groups.get(group.group_id) is group:
-            del self.groups[group.group_id]
-        if not entries:
-            return Errors.NONE
-        error = yield AppendToLog(partition, records_batch(entries, int(self.now_ms())), self.offset_commit_timeout_ms)
-        return _store_error(error, offsets=False)
-
-    def cleanup_group_metadata(self, retention_ms: int) -> Proc[list[GroupMetadata]]:
-        """GroupMetadataManager.cleanupGroupMetadata over every group with removeExpiredOffsets: tombstones for the
-        expired offsets of each partition in one batch, and for the groups that end Empty without offsets (which go
-        Dead and leave the cache); the groups removed."""
-        now = int(self.now_ms())
-        tombstones: dict[int, list[tuple[bytes, bytes | None]]] = {}
-        removed = []
-        for group in list(self.groups.values()):
-            expired = group.remove_expired_offsets(now, retention_ms)
-            entries = [(offset_commit_key(group.group_id, tp), None) for tp in expired]
+    def cleanup_group_metadata(self, groups: Iterable[GroupMetadata],
+                               selector: Callable[[GroupMetadata], dict[TopicPartition, OffsetAndMetadata]]
+                               ) -> Proc[tuple[int, list[GroupMetadata]]]:
+        """GroupMetadataManager.cleanupGroupMetadata: ``selector`` removes offsets of each group; a group left Empty
+        without offsets goes Dead; a Dead group leaves the cache. Each group's tombstones (its removed offsets, and
+        its metadata once it had a generation) are appended as one batch with requiredAcks 0 — "even if the
+        tombstone is lost, it will be appended again in the next purge cycle" — so a failed append is logged and
+        nothing else. The number of offsets removed, and the groups that left the cache."""
+        removed_count = 0
+        gone = []
+        for group in list(groups):
+            removed = selector(group)
             if group.is_(GroupState.EMPTY) and not group.offsets:
-                group.transition_to(GroupState.DEAD, now)
-                del self.groups[group.group_id]
-                removed.append(group)
-                if group.generation_id > 0:
-                    entries.append((group_metadata_key(group.group_id), None))
-            if entries:
-                tombstones.setdefault(self.partition_for(group.group_id), []).extend(entries)
-        for partition, entries in sorted(tombstones.items()):
+                log.info("Group %s transitioned to Dead in generation %d", group.group_id, group.generation_id)
+                group.transition_to(GroupState.DEAD, self.now_ms())
+            partition = self.partition_for(group.group_id)
             if partition not in self.owned_partitions:
+                log.info("BrokerId %d is no longer a coordinator for the group %s. Proceeding cleanup for other "
+                         "alive groups", self.broker_id, group.group_id)
                 continue
-            error = yield AppendToLog(partition, records_batch(entries, now), self.offset_commit_timeout_ms)
-            if error is not Errors.NONE:
-                log.warning("Failed to write %d tombstones to %s-%d: %s", len(entries), GROUP_METADATA_TOPIC_NAME,
-                            partition, error.name)
-        return removed
+            entries: list[tuple[bytes, bytes | None]] = [(offset_commit_key(group.group_id, tp), None)
+                                                         for tp in removed]
+            if group.is_(GroupState.DEAD) and self.groups.get(group.group_id) is group:
+                del self.groups[group.group_id]
+                gone.append(group)
+                if group.generation_id > 0:  # a group that only stores offsets never wrote its metadata
+                    entries.append((group_metadata_key(group.group_id), None))
+            if not entries:
+                continue
+            error = yield AppendToLog(partition, records_batch(entries, int(self.now_ms())),
+                                      self.offset_commit_timeout_ms, acks=0)
+            if error is Errors.NONE:
+                removed_count += len(removed)
+            else:
+                log.error("Failed to append %d tombstones to %s-%d for expired/deleted offsets and/or metadata for "
+                          "group %s: %s", len(entries), GROUP_METADATA_TOPIC_NAME, partition, group.group_id,
+                          error.name)
+        return removed_count, gone
 
     # -- loading --------------------------------------------------------------------------------------------------
     def load_groups_and_offsets(self, partition: int) -> Proc[list[GroupMetadata] | None]:
-        """scheduleLoadGroupAndOffsets + doLoadGroupsAndOffsets: read the partition from its log start to its log
-        end, the last record of each key winning and tombstones removing; the groups loaded (None if the partition
-        was given up meanwhile). Requests for its groups get COORDINATOR_LOAD_IN_PROGRESS until then."""
+        """scheduleLoadGroupAndOffsets + doLoadGroupsAndOffsets: read the partition from its log start
+        (log.logStartOffset: retention or DeleteRecords may have moved it above 0) to its log end, the last record of
+        each key winning and tombstones removing; the groups loaded (None if the partition was given up meanwhile).
+        Requests for its groups get COORDINATOR_LOAD_IN_PROGRESS until then."""
         if partition in self.loading_partitions:
             return None
         self._loads += 1
         load = self.loading_partitions[partition] = self._loads
         loaded = _Loaded()
-        offset = 0
-        while True:
+        start = yield ReadLogStart(partition)
+        if self.loading_partitions.get(partition) != load:
+            return None
+        offset = max(start.offset, 0)
+        if start.error is not Errors.NONE:
+            log.error("Error reading the log start offset of %s-%d: %s", GROUP_METADATA_TOPIC_NAME, partition,
+                      start.error.name)
+        while start.error is Errors.NONE:
             read = yield ReadLog(partition, offset)
             if self.loading_partitions.get(partition) != load:
                 return None  # resigned (or reloaded) while reading
-            if read.error is Errors.OFFSET_OUT_OF_RANGE and read.log_start_offset > offset:
-                offset = read.log_start_offset
-                continue
+            if read.error is Errors.OFFSET_OUT_OF_RANGE:
+                # the log start moved past ``offset`` while the load ran (retention): go on from the new one
+                moved = yield ReadLogStart(partition)
+                if self.loading_partitions.get(partition) != load:
+                    return None
+                if moved.error is Errors.NONE and moved.offset > offset:
+                    offset = moved.offset
+                    continue
             if read.error is not Errors.NONE:
                 log.error("Error loading offsets from %s-%d at offset %d: %s", GROUP_METADATA_TOPIC_NAME,
                           partition, offset, read.error.name)

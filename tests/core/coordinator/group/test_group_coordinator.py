@@ -4,6 +4,7 @@ reads read them back), timers fire when the frozen clock passes them."""
 
 from __future__ import annotations
 
+import struct
 import time
 from typing import Any
 
@@ -12,7 +13,15 @@ from freezegun import freeze_time
 
 from core.coordinator.group.group_coordinator import GroupCoordinator
 from core.coordinator.group.group_metadata import GroupState
-from core.coordinator.group.group_metadata_manager import AppendToLog, Fork, LogRead, ReadLog, partition_for
+from core.coordinator.group.group_metadata_manager import (
+    AppendToLog,
+    Fork,
+    LogRead,
+    LogStart,
+    ReadLog,
+    ReadLogStart,
+    partition_for,
+)
 from core.coordinator.group.message_formats import (
     GroupRecord,
     MemberRecord,
@@ -37,6 +46,8 @@ from messages.group import (
     MemberIdentity,
     OffsetCommitPartition,
     OffsetCommitRequest,
+    OffsetDeleteRequest,
+    OffsetDeleteResponse,
     OffsetFetchRequest,
     SyncGroupAssignment,
     SyncGroupRequest,
@@ -61,9 +72,11 @@ class Harness:
         self.gc = GroupCoordinator(1, self.config, lambda: time.time() * 1000)
         self.partition = partition_for(GROUP, self.config.offsets_topic_num_partitions)
         self.log = log if log is not None else {}
+        self.log_start: dict[int, int] = {}  # partition → its log start offset (retention moved it), else 0
         self.responses: dict[str, Any] = {}
         self.timers: dict[str, float] = {}
         self.append_error = Errors.NONE
+        self.appends: list[AppendToLog] = []
         self.held: list[tuple[Any, Any]] = []  # (proc, effect) of asks held back
         self.hold_reads = False
         self._n = 0
@@ -94,6 +107,7 @@ class Harness:
         elif isinstance(effect, ZkBatch):
             return self.zk(effect)
         elif isinstance(effect, AppendToLog):
+            self.appends.append(effect)
             if self.append_error is not Errors.NONE:
                 return self.append_error
             data = self.log.setdefault(effect.partition, bytearray())
@@ -101,6 +115,8 @@ class Harness:
             assign_offsets(buf, 0, self.leo(effect.partition))
             data += buf
             return Errors.NONE
+        elif isinstance(effect, ReadLogStart):
+            return LogStart(Errors.NONE, self.log_start.get(effect.partition, 0))
         elif isinstance(effect, ReadLog):
             if self.hold_reads:
                 self.held.append((proc, effect))
@@ -111,9 +127,14 @@ class Harness:
         return None
 
     def read(self, effect: ReadLog) -> LogRead:
+        """Log.read as the replica manager answers it: below the log start OFFSET_OUT_OF_RANGE with no log start
+        (Kafka's fetch error answer); else the whole batches from the one holding the offset."""
+        start = self.log_start.get(effect.partition, 0)
+        if effect.offset < start:
+            return LogRead(Errors.OFFSET_OUT_OF_RANGE)
         data = bytes(self.log.get(effect.partition, b""))
         out = b"".join(b.raw for b in iter_batches(data) if b.base_offset + b.last_offset_delta >= effect.offset)
-        return LogRead(Errors.NONE, out, 0, self.leo(effect.partition))
+        return LogRead(Errors.NONE, out, start, self.leo(effect.partition))
 
     def release_reads(self) -> None:
         self.hold_reads = False
@@ -190,6 +211,10 @@ def frozen():
 def stable_group_of_two(h: Harness, frozen: Any) -> tuple[str, str]:
     """Two members join (the initial delay waits 3 s, then 3 s more for the second member), the leader syncs."""
     h.elect()
+    return stable_group_of_two_already_elected(h, frozen)
+
+
+def stable_group_of_two_already_elected(h: Harness, frozen: Any) -> tuple[str, str]:
     m1, j1 = h.join_new("c1")
     assert h.answer(j1) is None  # waits for the initial rebalance delay
     assert h.group().state is GroupState.PREPARING_REBALANCE
@@ -285,7 +310,7 @@ def test_join_errors(frozen):
     assert h.group().state is GroupState.COMPLETING_REBALANCE
     assert h.answer(h.sync(m1, 7)).error is Errors.ILLEGAL_GENERATION
     assert h.answer(h.sync("stranger", 1)).error is Errors.UNKNOWN_MEMBER_ID
-    assert h.heartbeat(m1, 1) is Errors.REBALANCE_IN_PROGRESS
+    assert h.heartbeat(m1, 1) is Errors.NONE  # CompletingRebalance: KAFKA-10134
 
 
 def test_v3_join_without_member_id_is_admitted_at_once(frozen):
@@ -387,6 +412,28 @@ def test_load_on_election_restores_groups_and_offsets_and_resignation_drops_them
     assert h2.answer(h2.request(OffsetFetchRequest(GROUP, (T0,)))).error is Errors.NOT_COORDINATOR
 
 
+def test_load_starts_at_the_log_start_offset(frozen):
+    """GroupMetadataManager.doLoadGroupsAndOffsets reads from log.logStartOffset: once retention (or DeleteRecords)
+    moved it above 0, the groups after it load (kactor read from offset 0, got OFFSET_OUT_OF_RANGE and took the
+    partition over empty: every group of it lost its offsets)."""
+    h = Harness()
+    h.elect()
+    other = next(g for g in (f"x{i}" for i in range(100)) if partition_for(g, 4) == h.partition)
+    h.request(OffsetCommitRequest(other, (OffsetCommitPartition(T0, 1),)))  # offset 0: retention removes it
+    m1, m2 = stable_group_of_two_already_elected(h, frozen)
+    h.request(OffsetCommitRequest(GROUP, (OffsetCommitPartition(T0, 42),), 1, m1))
+    h.log_start[h.partition] = 1
+    h2 = Harness(h.config, h.log)
+    h2.log_start = h.log_start
+    h2.elect()
+    g = h2.group()
+    assert g is not None and (g.state, g.generation_id, list(g.members)) == (GroupState.STABLE, 1, [m1, m2])
+    assert [(p.offset, p.error) for p in h2.answer(h2.request(OffsetFetchRequest(GROUP, (T0,)))).partitions] == [
+        (42, Errors.NONE)]
+    assert other not in h2.gc.manager.groups
+    assert h2.heartbeat(m1, 1) is Errors.NONE
+
+
 def test_resignation_during_load_abandons_it(frozen):
     h = Harness()
     stable_group_of_two(h, frozen)
@@ -421,24 +468,149 @@ def test_leave_group_batch_and_delete_groups_with_tombstones(frozen):
     assert h2.answer(h2.request(OffsetFetchRequest(GROUP, (T0,)))).partitions[0].offset == -1
 
 
-def test_static_member_rejoining_without_id_keeps_its_assignment(frozen):
+def stable_static_group(h: Harness, frozen: Any, instances: tuple[str, ...] = ("i1",),
+                        protocols: tuple[JoinGroupProtocol, ...] = PROTOCOLS) -> list[str]:
+    """Static members (no KIP-394 round: KafkaApis asks a known member id only of dynamic members) join one
+    generation; the first is the leader and assigns ``a-<instance>`` to each."""
+    h.elect()
+    joins = [h.join(require_known=False, instance=i, client_id=f"c-{i}", protocols=protocols) for i in instances]
+    h.advance(frozen, 6000)  # the initial delay, once more for the members that came during it
+    answers = [h.answer(j) for j in joins]
+    assert [(a.error, a.generation_id) for a in answers] == [(Errors.NONE, 1)] * len(instances)
+    ids = [a.member_id for a in answers]
+    syncs = [h.sync(m, 1) for m in ids[1:]]
+    h.sync(ids[0], 1, {m: f"a-{i}".encode() for m, i in zip(ids, instances, strict=True)})
+    assert [h.answer(s).error for s in syncs] == [Errors.NONE] * len(syncs)
+    assert h.group().state is GroupState.STABLE
+    return ids
+
+
+def test_delete_groups_answers_none_whatever_the_tombstones_fate(frozen):
+    """2.6.3's cleanupGroupMetadata appends the tombstones with requiredAcks 0, one batch per group, and
+    handleDeleteGroups answers NONE (kactor appended with acks=-1 and answered COORDINATOR_NOT_AVAILABLE when the
+    offsets partition lacked its min.insync.replicas, after the group had already left the cache)."""
     h = Harness()
     h.elect()
-    # KafkaApis asks for a known member id only of dynamic members (v4+, no group.instance.id)
-    j = h.join(require_known=False, instance="i1")
-    h.advance(frozen, 3000)
-    r = h.answer(j)
-    assert (r.error, r.generation_id) == (Errors.NONE, 1)
-    old = r.member_id
-    assert old.startswith("i1-")
-    h.answer(h.sync(old, 1, {old: b"mine"}))
-    again = h.answer(h.join(require_known=False, instance="i1"))
-    assert (again.error, again.generation_id, again.leader) == (Errors.NONE, 1, old)
-    assert again.member_id != old and h.group().state is GroupState.STABLE
+    others = [g for g in (f"x{i}" for i in range(200)) if partition_for(g, 4) == h.partition][:2]
+    for g in others:
+        h.request(OffsetCommitRequest(g, (OffsetCommitPartition(T0, 5), OffsetCommitPartition(T1, 6))))
+    written = len(h.appends)
+    h.append_error = Errors.NOT_ENOUGH_REPLICAS
+    assert h.answer(h.request(DeleteGroupsRequest(tuple(others)))).results == tuple((g, Errors.NONE) for g in others)
+    assert [(a.partition, a.acks) for a in h.appends[written:]] == [(h.partition, 0), (h.partition, 0)]
+    assert all(g not in h.gc.manager.groups for g in others)
+    assert h.answer(h.request(DeleteGroupsRequest(tuple(others)))).results == tuple(
+        (g, Errors.GROUP_ID_NOT_FOUND) for g in others)
+    h.append_error = Errors.NONE
+    first, second = h.appends[written:]
+    assert [(r.key, r.value) for b in iter_batches(first.records) for r in read_records(b)] == [
+        (offset_commit_key(others[0], T0), None), (offset_commit_key(others[0], T1), None)]
+
+
+def test_static_member_rejoin_is_written_before_the_answer_and_survives_a_coordinator_move(frozen):
+    """KAFKA-10284 (2.6.1): the replacement of the member id is stored with storeGroup, so the coordinator that
+    loads the group next knows the new id (2.6.0 wrote nothing: the new id was fenced after the move)."""
+    h = Harness()
+    (old,) = stable_static_group(h, frozen)
+    written = len(h.records(h.partition))
+    again = h.answer(h.join(require_known=False, instance="i1", client_id="c-i1"))
+    assert (again.error, again.generation_id, again.leader, again.members) == (Errors.NONE, 1, old, ())
+    new = again.member_id
+    assert new != old and new.startswith("i1-") and h.group().state is GroupState.STABLE
+    ((key, value),) = h.records(h.partition)[written:]
+    assert key == group_metadata_key(GROUP)
+    assert value == group_metadata_value(GroupRecord("consumer", 1, "range", new, h.group().current_state_timestamp, (
+        MemberRecord(new, "i1", "c-i1", "/127.0.0.1", 30000, 10000, b"sub-range", b"a-i1"),)))
     assert h.heartbeat(old, 1) is Errors.UNKNOWN_MEMBER_ID
-    fenced = h.answer(h.request(HeartbeatRequest(GROUP, 1, old, "i1")))
-    assert fenced.error is Errors.FENCED_INSTANCE_ID
-    assert h.answer(h.sync(again.member_id, 1)).assignment == b"mine"
+    assert h.answer(h.request(HeartbeatRequest(GROUP, 1, old, "i1"))).error is Errors.FENCED_INSTANCE_ID
+    assert h.answer(h.sync(new, 1)).assignment == b"a-i1"
+    # the coordinator moves: the partition's new leader loads the group
+    h2 = Harness(h.config, h.log)
+    h2.elect()
+    assert h2.answer(h2.request(HeartbeatRequest(GROUP, 1, new, "i1"))).error is Errors.NONE
+    assert h2.answer(h2.request(HeartbeatRequest(GROUP, 1, old, "i1"))).error is Errors.FENCED_INSTANCE_ID
+    assert h2.answer(h2.sync(new, 1)).assignment == b"a-i1"
+
+
+def test_static_member_rejoin_whose_write_fails_is_reverted(frozen):
+    h = Harness()
+    (old,) = stable_static_group(h, frozen)
+    written = len(h.records(h.partition))
+    h.append_error = Errors.NOT_ENOUGH_REPLICAS
+    failed = h.answer(h.join(require_known=False, instance="i1", client_id="c-i1"))
+    assert (failed.error, failed.member_id, failed.generation_id, failed.leader) == (
+        Errors.COORDINATOR_NOT_AVAILABLE, "", 1, old)
+    g = h.group()
+    assert (list(g.members), g.static_members, g.leader_id, g.num_members_awaiting_join, g.state) == (
+        [old], {"i1": old}, old, 0, GroupState.STABLE)
+    assert len(h.records(h.partition)) == written
+    h.append_error = Errors.NONE
+    # the old id carries on: its session runs again, its assignment is kept
+    assert h.answer(h.request(HeartbeatRequest(GROUP, 1, old, "i1"))).error is Errors.NONE
+    assert h.answer(h.sync(old, 1)).assignment == b"a-i1"
+    h.advance(frozen, 9000)
+    assert h.heartbeat(old, 1) is Errors.NONE and g.has(old)
+
+
+def test_static_member_rejoin_that_changes_the_selected_protocol_rebalances(frozen):
+    h = Harness()
+    old, other = stable_static_group(h, frozen, ("i1", "i2"), protocols=(JoinGroupProtocol("range", b"r"),
+                                                                         JoinGroupProtocol("roundrobin", b"rr")))
+    written = len(h.records(h.partition))
+    j = h.join(require_known=False, instance="i1", client_id="c-i1",
+               protocols=(JoinGroupProtocol("roundrobin", b"rr"),))
+    # roundrobin is now the only protocol every member supports: no longer the group's range
+    assert h.answer(j) is None and h.group().state is GroupState.PREPARING_REBALANCE
+    assert len(h.records(h.partition)) == written
+    assert h.heartbeat(other, 1) is Errors.REBALANCE_IN_PROGRESS
+    j2 = h.join(other, instance="i2", client_id="c-i2", protocols=(JoinGroupProtocol("range", b"r"),
+                                                                   JoinGroupProtocol("roundrobin", b"rr")))
+    r, r2 = h.answer(j), h.answer(j2)
+    assert (r.error, r.generation_id, r2.generation_id, r.protocol_name) == (Errors.NONE, 2, 2, "roundrobin")
+    assert r.member_id != old
+
+
+def test_static_member_rejoin_while_the_group_awaits_its_assignment_makes_every_member_rejoin(frozen):
+    """2.6's updateStaticMemberAndRebalance, CompletingRebalance: the leader may have been handed the old member
+    id, so the group rebalances (kactor answered at once and the restarted member was assigned nothing)."""
+    h = Harness()
+    h.elect()
+    j1 = h.join(require_known=False, instance="i1", client_id="c-i1")
+    j2 = h.join(require_known=False, instance="i2", client_id="c-i2")
+    h.advance(frozen, 6000)
+    leader, old2 = h.answer(j1).member_id, h.answer(j2).member_id
+    assert h.answer(j1).leader == leader and h.group().state is GroupState.COMPLETING_REBALANCE
+    rejoin = h.join(require_known=False, instance="i2", client_id="c-i2")  # i2 restarted
+    assert h.answer(rejoin) is None and h.group().state is GroupState.PREPARING_REBALANCE
+    stale = h.answer(h.sync(leader, 1, {leader: b"p0", old2: b"p1"}))
+    assert stale.error is Errors.REBALANCE_IN_PROGRESS
+    again = h.join(leader, instance="i1", client_id="c-i1")
+    r1, r2 = h.answer(again), h.answer(rejoin)
+    new2 = r2.member_id
+    assert (r1.error, r1.generation_id, r1.leader, r2.error, r2.generation_id) == (Errors.NONE, 2, leader,
+                                                                                    Errors.NONE, 2)
+    assert [m.member_id for m in r1.members] == [leader, new2] and new2 != old2
+    s2 = h.sync(new2, 2)
+    assert h.answer(h.sync(leader, 2, {leader: b"p0", new2: b"p1"})).assignment == b"p0"
+    assert (h.answer(s2).error, h.answer(s2).assignment) == (Errors.NONE, b"p1")
+    assert h.group().state is GroupState.STABLE
+
+
+def test_heartbeat_while_the_group_awaits_its_assignment_is_answered_none_and_keeps_the_member(frozen):
+    """KAFKA-10134 (2.6.1): a heartbeat in CompletingRebalance restarts the session timer; 2.6.0 answered
+    REBALANCE_IN_PROGRESS and let a leader whose assignor outlasted the session expire."""
+    h = Harness()
+    h.elect()
+    m, j = h.join_new()
+    h.advance(frozen, 3000)
+    assert h.answer(j).generation_id == 1 and h.group().state is GroupState.COMPLETING_REBALANCE
+    for _ in range(5):  # 15 s of heartbeats, session 10 s, no SyncGroup yet
+        h.advance(frozen, 3000)
+        assert h.heartbeat(m, 1) is Errors.NONE
+    assert h.group().has(m) and h.group().state is GroupState.COMPLETING_REBALANCE
+    assert h.answer(h.sync(m, 1, {m: b"a"})).assignment == b"a"
+    h.advance(frozen, 10000)  # silent for a whole session: expired
+    assert not h.group().has(m)
 
 
 def test_offsets_expire_after_the_retention_and_the_group_with_them(frozen):
@@ -451,6 +623,7 @@ def test_offsets_expire_after_the_retention_and_the_group_with_them(frozen):
     h.advance(frozen, 10000)  # the check at 60 s: one minute after the commit
     assert h.group() is None
     assert h.records(h.partition)[-1] == (offset_commit_key(GROUP, T0), None)
+    assert h.appends[-1].acks == 0  # cleanupGroupMetadata's requiredAcks
     assert h.answer(h.request(OffsetFetchRequest(GROUP, (T0,)))).partitions[0].offset == -1
 
 
@@ -500,3 +673,100 @@ def test_error_response_fails_every_item_of_the_request():
     assert error_response(FindCoordinatorRequest("g"), e).error is e
     with pytest.raises(TypeError):
         error_response(object(), e)
+
+
+def subscription(*topics: str) -> bytes:
+    """ConsumerProtocol's Subscription v1 (a later version than the v0 prefix the coordinator reads): version,
+    topics, user data, owned partitions."""
+    out = struct.pack(">hi", 1, len(topics))
+    for t in topics:
+        out += struct.pack(">h", len(t)) + t.encode()
+    return out + struct.pack(">ii", -1, 0)
+
+
+def _topics(h: Harness, **partitions: int) -> None:
+    for topic, n in partitions.items():
+        h.zk.create(f"/brokers/topics/{topic}", znodes.encode_topic_assignment(
+            {TopicPartition(topic, p): ReplicaAssignment((1,)) for p in range(n)}))
+
+
+def test_offset_delete_keeps_the_subscribed_topics_of_a_consumer_group_with_members(frozen):
+    """GroupCoordinator.handleDeleteOffsets (KIP-496) for a Stable consumer group: the offsets of topics its members
+    subscribe to stay (GROUP_SUBSCRIBED_TO_TOPIC), the others go with a tombstone; partitions the cluster does not
+    have are UNKNOWN_TOPIC_OR_PARTITION (KafkaApis' metadata cache check)."""
+    h = Harness()
+    _topics(h, t=2, u=1)
+    h.elect()
+    protocols = (JoinGroupProtocol("range", subscription("t")),)
+    m, j = h.join_new(protocols=protocols)
+    h.advance(frozen, 3000)
+    h.sync(m, 1, {m: b"a"})
+    assert h.group().subscribed_topics == {"t"}
+    u0 = TopicPartition("u", 0)
+    h.request(OffsetCommitRequest(GROUP, (OffsetCommitPartition(T0, 1), OffsetCommitPartition(u0, 2)), 1, m))
+    written = len(h.appends)
+    missing = (TopicPartition("t", 9), TopicPartition("nope", 0))
+    r = h.answer(h.request(OffsetDeleteRequest(GROUP, (T0, u0, *missing))))
+    assert r == OffsetDeleteResponse(Errors.NONE, ((T0, Errors.GROUP_SUBSCRIBED_TO_TOPIC), (u0, Errors.NONE),
+                                                   (missing[0], Errors.UNKNOWN_TOPIC_OR_PARTITION),
+                                                   (missing[1], Errors.UNKNOWN_TOPIC_OR_PARTITION)))
+    assert list(h.group().offsets) == [T0] and h.group().state is GroupState.STABLE
+    (append,) = h.appends[written:]
+    assert append.acks == 0 and h.records(h.partition)[-1] == (offset_commit_key(GROUP, u0), None)
+    assert h.heartbeat(m, 1) is Errors.NONE  # the member is untouched
+
+
+def test_offset_delete_of_an_empty_groups_last_offsets_removes_the_group(frozen):
+    h = Harness()
+    _topics(h, t=2)
+    m1, m2 = stable_group_of_two(h, frozen)
+    h.request(OffsetCommitRequest(GROUP, (OffsetCommitPartition(T0, 1), OffsetCommitPartition(T1, 2)), 1, m1))
+    # members whose metadata is not a consumer subscription: every topic counts as subscribed
+    assert h.answer(h.request(OffsetDeleteRequest(GROUP, (T0,)))).partitions == (
+        (T0, Errors.GROUP_SUBSCRIBED_TO_TOPIC),)
+    h.request(LeaveGroupRequest(GROUP, (MemberIdentity(m1), MemberIdentity(m2))))
+    assert h.group().state is GroupState.EMPTY
+    assert h.answer(h.request(OffsetDeleteRequest(GROUP, (T0,)))) == OffsetDeleteResponse(Errors.NONE,
+                                                                                          ((T0, Errors.NONE),))
+    assert list(h.group().offsets) == [T1]
+    assert h.answer(h.request(OffsetDeleteRequest(GROUP, (T1,)))).partitions == ((T1, Errors.NONE),)
+    assert h.group() is None  # Empty without offsets: Dead, gone, its metadata tombstoned
+    assert h.records(h.partition)[-2:] == [(offset_commit_key(GROUP, T1), None), (group_metadata_key(GROUP), None)]
+    assert h.answer(h.request(OffsetDeleteRequest(GROUP, (T1,)))) == OffsetDeleteResponse(Errors.GROUP_ID_NOT_FOUND)
+
+
+def test_offset_delete_group_errors(frozen):
+    h = Harness()
+    _topics(h, t=2)
+    assert h.answer(h.request(OffsetDeleteRequest(GROUP, (T0,)))) == OffsetDeleteResponse(Errors.NOT_COORDINATOR)
+    h.elect()
+    assert h.answer(h.request(OffsetDeleteRequest("", (T0,)))) == OffsetDeleteResponse(Errors.INVALID_GROUP_ID)
+    assert h.answer(h.request(OffsetDeleteRequest(GROUP, (T0,)))) == OffsetDeleteResponse(Errors.GROUP_ID_NOT_FOUND)
+    # a group with members that is not a consumer group (Kafka Connect's workers)
+    j = h.request(JoinGroupRequest(GROUP, 10000, 30000, "", "connect", (JoinGroupProtocol("default", b""),), None,
+                                   False, "c", "/127.0.0.1"))
+    h.advance(frozen, 3000)
+    assert h.answer(j).error is Errors.NONE and h.group().protocol_type == "connect"
+    assert h.answer(h.request(OffsetDeleteRequest(GROUP, (T0,)))) == OffsetDeleteResponse(Errors.NON_EMPTY_GROUP)
+
+
+def test_a_consumer_groups_offsets_of_topics_no_member_subscribes_to_expire(frozen):
+    """KIP-496 (2.6's removeExpiredOffsets): in a consumer group with members, the offsets of topics none of them
+    subscribes to expire offsets.retention.minutes after their commit; the subscribed topics' stay (kactor kept
+    every offset of a group with members)."""
+    h = Harness(GroupCoordinatorConfig(offsets_topic_num_partitions=4, group_initial_rebalance_delay_ms=0,
+                                       offsets_retention_minutes=1, offsets_retention_check_interval_ms=10000))
+    h.elect()
+    m, j = h.join_new(protocols=(JoinGroupProtocol("range", subscription("t")),))
+    h.advance(frozen, 0)
+    h.sync(m, 1, {m: b"a"})
+    u0 = TopicPartition("u", 0)
+    h.request(OffsetCommitRequest(GROUP, (OffsetCommitPartition(T0, 5), OffsetCommitPartition(u0, 6)), 1, m))
+    for _ in range(19):  # heartbeats: Stable, both offsets kept until the check at 60 s
+        h.advance(frozen, 3000)
+        assert h.heartbeat(m, 1) is Errors.NONE
+    assert list(h.group().offsets) == [T0, u0]
+    h.advance(frozen, 3000)
+    assert h.heartbeat(m, 1) is Errors.NONE
+    assert list(h.group().offsets) == [T0] and h.group().state is GroupState.STABLE
+    assert h.records(h.partition)[-1] == (offset_commit_key(GROUP, u0), None)

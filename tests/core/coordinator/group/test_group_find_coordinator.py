@@ -1,6 +1,6 @@
 """FindCoordinator against an in-memory ZooKeeper: the group's partition (Java's String.hashCode), the creation of
 __consumer_offsets with its exact znodes, COORDINATOR_NOT_AVAILABLE until a leader exists, then the leader's
-endpoint on the request's listener."""
+endpoint on the request's listener (COORDINATOR_NOT_AVAILABLE if it has none there)."""
 
 from __future__ import annotations
 
@@ -52,12 +52,12 @@ def _find(zk: FakeZooKeeper, key: str = "g", key_type: int = 0, listener: str = 
                     zk)
 
 
-def test_first_find_coordinator_creates_the_offsets_topic_with_min_of_rf_and_live_brokers():
-    zk = _zk(1, 2)
+def test_first_find_coordinator_creates_the_offsets_topic_with_its_replication_factor():
+    zk = _zk(1, 2, 3)
     resp, count = _find(zk)
     assert (resp.error, count) == (Errors.COORDINATOR_NOT_AVAILABLE, None)
     assert json.loads(zk.get("/brokers/topics/__consumer_offsets")) == {
-        "version": 2, "partitions": {"0": [1, 2], "1": [2, 1], "2": [1, 2], "3": [2, 1], "4": [1, 2]},
+        "version": 2, "partitions": {"0": [1, 2, 3], "1": [2, 3, 1], "2": [3, 1, 2], "3": [1, 3, 2], "4": [2, 1, 3]},
         "adding_replicas": {}, "removing_replicas": {}}
     assert json.loads(zk.get("/config/topics/__consumer_offsets")) == {
         "version": 1, "config": {"cleanup.policy": "compact", "compression.type": "producer",
@@ -67,13 +67,37 @@ def test_first_find_coordinator_creates_the_offsets_topic_with_min_of_rf_and_liv
     assert _find(zk)[0].error is Errors.COORDINATOR_NOT_AVAILABLE
 
 
-def test_the_leader_of_the_groups_partition_answers_on_the_requests_listener():
+def test_the_offsets_topic_waits_for_as_many_live_brokers_as_its_replication_factor(caplog):
+    """KafkaApis.createInternalTopic: with fewer live brokers than offsets.topic.replication.factor nothing is
+    created (kactor created it with fewer replicas, for ever) and FindCoordinator answers COORDINATOR_NOT_AVAILABLE,
+    with 2.6's log line."""
     zk = _zk(1, 2)
+    assert _find(zk)[0].error is Errors.COORDINATOR_NOT_AVAILABLE
+    assert not zk.exists("/brokers/topics/__consumer_offsets")
+    assert ("Number of alive brokers '2' does not meet the required replication factor '3' for the offsets topic "
+            "(configured via 'offsets.topic.replication.factor'). This error can be ignored if the cluster is "
+            "starting up and not all brokers are up yet.") in caplog.messages
+    # the third broker comes up: the next FindCoordinator creates it with 3 replicas per partition
+    zk.create("/brokers/ids/3", znodes.encode_broker(Broker(3, (EndPoint("127.0.0.1", 9093),)), timestamp_ms=1))
+    assert _find(zk)[0].error is Errors.COORDINATOR_NOT_AVAILABLE
+    assert {len(r) for r in json.loads(zk.get("/brokers/topics/__consumer_offsets"))["partitions"].values()} == {3}
+    # a setting the live brokers meet: created at once
+    zk2 = _zk(1, 2)
+    _find(zk2, config=GroupCoordinatorConfig(offsets_topic_num_partitions=5, offsets_topic_replication_factor=2))
+    assert json.loads(zk2.get("/brokers/topics/__consumer_offsets"))["partitions"] == {
+        "0": [1, 2], "1": [2, 1], "2": [1, 2], "3": [2, 1], "4": [1, 2]}
+
+
+def test_the_leader_of_the_groups_partition_answers_on_the_requests_listener():
+    zk = _zk(1, 2, 3)
     _find(zk)
     p = partition_for("g", 5)
     zk.put_partition_state(TopicPartition(TOPIC, p), 2, (2, 1))
     assert _find(zk) == (FindCoordinatorResponse(Errors.NONE, 2, "127.0.0.1", 9092), 5)
     assert _find(zk, listener="OTHER")[0] == FindCoordinatorResponse(Errors.NONE, 2, "localhost", 9192)
+    # KafkaApis' getNode(listenerName): no endpoint on the request's listener, no coordinator (kactor answered the
+    # first endpoint, an address of another listener the client may not reach)
+    assert _find(zk, listener="EXTERNAL") == (FindCoordinatorResponse(Errors.COORDINATOR_NOT_AVAILABLE), 5)
     zk.delete("/brokers/ids/2")  # the leader is gone: not available until a new one is elected
     assert _find(zk)[0].error is Errors.COORDINATOR_NOT_AVAILABLE
 

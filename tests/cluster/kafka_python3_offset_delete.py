@@ -1,0 +1,69 @@
+"""kafka-python 3's KafkaAdminClient.delete_group_offsets (OffsetDelete, key 47) against a kactor cluster, as a
+subprocess (``PYTHONPATH=.venv-clients/kafka-python3``): ``python kafka_python3_offset_delete.py BOOTSTRAP`` prints one
+JSON document:
+
+- "empty": a group that only stores offsets (t-0, t-1 committed) deletes t-0: the answer per partition, then what
+  the group still has committed;
+- "subscribed": a group whose consumer subscribes to t (Stable, holding t-0 and t-1) with offsets on t-0 and u-0
+  deletes both: t-0 is GROUP_SUBSCRIBED_TO_TOPIC, u-0 goes; then what the group still has committed;
+- "missing": a group that does not exist: the error the admin client raises.
+"""
+
+import json
+import sys
+import time
+
+
+def committed(bootstrap, group, tps):
+    from kafka import KafkaConsumer
+
+    c = KafkaConsumer(bootstrap_servers=bootstrap, group_id=group, enable_auto_commit=False)
+    try:
+        return {f"{tp.topic}-{tp.partition}": c.committed(tp) for tp in tps}
+    finally:
+        c.close(autocommit=False)
+
+
+def answer(result):
+    return {f"{tp.topic}-{tp.partition}": error.__name__ for tp, error in sorted(result.items())}
+
+
+def main(bootstrap):
+    import kafka
+    from kafka import KafkaAdminClient, KafkaConsumer, OffsetAndMetadata, TopicPartition
+
+    assert kafka.__version__.startswith("3."), kafka.__file__
+    t0, t1, u0 = TopicPartition("t", 0), TopicPartition("t", 1), TopicPartition("u", 0)
+    admin = KafkaAdminClient(bootstrap_servers=bootstrap, client_id="kp3-offset-delete")
+    out = {}
+    try:
+        storer = KafkaConsumer(bootstrap_servers=bootstrap, group_id="od-empty", enable_auto_commit=False)
+        storer.commit({t0: OffsetAndMetadata(5, "", -1), t1: OffsetAndMetadata(6, "", -1)})
+        storer.close(autocommit=False)
+        out["empty"] = {"deleted": answer(admin.delete_group_offsets("od-empty", [t0])),
+                        "committed": committed(bootstrap, "od-empty", [t0, t1])}
+
+        member = KafkaConsumer(bootstrap_servers=bootstrap, group_id="od-subscribed", enable_auto_commit=False,
+                               session_timeout_ms=10000, heartbeat_interval_ms=1000)
+        member.subscribe(["t"])
+        deadline = time.monotonic() + 60
+        while len(member.assignment()) < 2:
+            assert time.monotonic() < deadline, "the member never got t-0 and t-1"
+            member.poll(timeout_ms=200)
+        member.commit({t0: OffsetAndMetadata(7, "", -1), u0: OffsetAndMetadata(8, "", -1)})
+        out["subscribed"] = {"deleted": answer(admin.delete_group_offsets("od-subscribed", [t0, u0]))}
+        member.close(autocommit=False)
+        out["subscribed"]["committed"] = committed(bootstrap, "od-subscribed", [t0, u0])
+
+        try:
+            admin.delete_group_offsets("od-missing", [t0])
+            out["missing"] = None
+        except kafka.errors.KafkaError as e:
+            out["missing"] = type(e).__name__
+    finally:
+        admin.close()
+    print(json.dumps(out))
+
+
+if __name__ == "__main__":
+    main(*sys.argv[1:])
