@@ -352,6 +352,10 @@ class ReplicaManager:
         hw_checkpoints = self.log_manager.read_high_watermark_checkpoints()
         to_lead = [(p, s) for p, s in accepted if s.leader == self.local_broker_id]
         to_follow = [(p, s) for p, s in accepted if s.leader != self.local_broker_id]
+        # Partition.makeLeader: `if (leaderHWIncremented) tryCompleteDelayedRequests()` -- a LeaderAndIsr that
+        # shrinks the ISR (a dead follower removed by the controller) or bumps the epoch can commit what acks=all
+        # produces and fetches wait for; nothing else would wake them before their timeout
+        hw_before = {p.topic_partition: p.high_watermark for p, _ in to_lead}
         became_leaders = self.make_leaders(to_lead, response, now_ms, hw_checkpoints) if to_lead else []
         became_followers = self.make_followers(to_follow, response, now_ms, hw_checkpoints) if to_follow else []
         # a Partition whose log could not be created (offline dir) is mapped to Offline
@@ -363,6 +367,9 @@ class ReplicaManager:
         if not self.hw_checkpoint_started:
             self.hw_checkpoint_started = True
             self._next_hw_checkpoint_ms = now_ms + self.config.replica_high_watermark_checkpoint_interval_ms
+        for p, _ in to_lead:
+            if p.is_leader and p.high_watermark != hw_before[p.topic_partition]:
+                yield from self._complete_delayed_requests(p.topic_partition, now_ms)
         for p in became_followers:
             yield from self._complete_delayed_requests(p.topic_partition, now_ms, leadership_changed=True)
         yield from self._process_log_dir_failures()

@@ -103,6 +103,39 @@ def test_clearPurgatoryOnBecomingFollower(tmp_path):
     assert rm.delayed_produce_count == 0
 
 
+def test_leader_and_isr_shrinking_the_isr_completes_delayed_produce_and_fetch(tmp_path):
+    """Partition.makeLeader (2.6.3) `if (leaderHWIncremented) tryCompleteDelayedRequests()`: the controller removes
+    a dead follower from the ISR (same leader, epoch + 1, ISR [0]); the HW moves to the log end, so the acks=all
+    produce that waited on the dead follower is answered NONE at once, and a consumer's delayed fetch gets the
+    records, instead of both waiting for their timeouts (issue #26: a 30 s stall at every follower crash)."""
+    rm = make_rm(tmp_path)
+    become(rm, lai_state(TP0, 0, 0, [0, 1], [0, 1], is_new=True))
+    effects: list = []
+    assert produce(rm, TP0, 2, acks=-1, effects=effects) is None
+    assert consumer_fetch(rm, TP0, 0, wait=500, effects=effects) is None
+    assert (rm.delayed_produce_count, rm.delayed_fetch_count) == (1, 1)
+    resp = become(rm, lai_state(TP0, 0, 1, [0], [0, 1], zk_version=1), now=T0 + 100, effects=effects)
+    assert errors(resp) == {TP0: Errors.NONE}
+    assert rm.online_partition(TP0).high_watermark == 2
+    (produced,) = emitted(effects, "client")
+    assert (one(produced).error, one(produced).base_offset) == (Errors.NONE, 0)
+    (fetched,) = emitted(effects, "consumer")
+    (data,) = fetched.partitions
+    assert (data.error, data.high_watermark) == (Errors.NONE, 2)
+    assert read_records_of(data.records) == [(0, 0, "v0"), (1, 0, "v1")]
+    assert (rm.delayed_produce_count, rm.delayed_fetch_count) == (0, 0)
+
+
+def test_leader_and_isr_leaving_the_hw_unchanged_keeps_delayed_produce_waiting(tmp_path):
+    """An epoch bump with the same ISR moves no HW: the acks=all produce keeps waiting for follower 1."""
+    rm = make_rm(tmp_path)
+    become(rm, lai_state(TP0, 0, 0, [0, 1], [0, 1], is_new=True))
+    effects: list = []
+    assert produce(rm, TP0, 2, acks=-1, effects=effects) is None
+    become(rm, lai_state(TP0, 0, 1, [0, 1], [0, 1], zk_version=1), now=T0 + 100, effects=effects)
+    assert emitted(effects, "client") == [] and rm.delayed_produce_count == 1
+
+
 def test_fetchMessagesWhenNotFollowerForOnePartition(tmp_path):
     """testFetchMessagesWhenNotFollowerForOnePartition."""
     rm = make_rm(tmp_path)
