@@ -717,9 +717,15 @@ class Log:
 
     def truncate_to(self, offset: int) -> bool:
         """Log.truncateTo: drop the batches holding ``offset`` and beyond (a batch is never cut: the log end is then
-        that batch's base offset); returns whether anything was truncated."""
+        that batch's base offset); returns whether anything was truncated.
+
+        At or past the log end nothing is truncated but the epoch cache still is, from the log end (2.6.3,
+        KAFKA-10706): an epoch this replica assigned as leader without writing a record would otherwise stay the
+        last entry, and a follower asking OffsetsForLeaderEpoch with it truncates to its own log end (a no-op) and
+        asks again with the same epoch for ever."""
         self._ensure_live()
         if offset >= self._leo:
+            self.leader_epoch_cache.truncate_from_end(self._leo)
             return False
         if offset < self.log_start_offset:
             self.truncate_fully_and_start_at(offset)

@@ -184,6 +184,22 @@ def test_truncate_to_drops_whole_batches(tmp_path):
     assert log.append_as_leader(batch(1), 10, T0).first_offset == 42
 
 
+def test_truncate_to_end_offset_clears_epoch_cache(tmp_path):
+    """LogTest.testTruncateToEndOffsetClearsEpochCache (2.6.3, KAFKA-10706): a truncation at or past the log end
+    truncates nothing but still drops the epoch entries starting at the log end (an epoch this replica started as
+    leader without writing a record)."""
+    log = Log(str(tmp_path), TP)
+    seed = build_batch([Record(0, 0, None, b"a"), Record(1, 1, None, b"b")], base_offset=27,
+                       partition_leader_epoch=19, first_timestamp=T0)
+    log.append_as_follower(seed)
+    assert log.leader_epoch_entries[-1] == (19, 27) and log.log_end_offset == 29
+    for epoch, target in ((20, log.log_end_offset), (24, log.log_end_offset + 1)):
+        log.assign_epoch_start_offset(epoch, log.log_end_offset)  # becoming leader
+        assert log.leader_epoch_entries[-1] == (epoch, 29) and log.log_end_offset == 29
+        assert log.truncate_to(target) is False  # then follower, truncating to the log end or past it
+        assert log.leader_epoch_entries[-1] == (19, 27) and log.log_end_offset == 29
+
+
 def test_retention_by_time_and_size_never_past_the_high_watermark(tmp_path):
     config = small(segment_bytes=300, retention_ms=1000)
     log = Log(str(tmp_path), TP, config=config)
