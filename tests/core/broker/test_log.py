@@ -249,11 +249,10 @@ def test_idempotent_producer_dedupe_and_sequence_errors(tmp_path):
     again = log.append_as_leader(batch(3, pid=7, epoch=0, seq=0), 0, T0)
     assert (again.first_offset, again.last_offset) == (first.first_offset, first.last_offset) == (0, 2)
     assert log.log_end_offset == 3
-    for records, error in [(batch(1, pid=7, epoch=0, seq=5), Errors.OUT_OF_ORDER_SEQUENCE_NUMBER),
-                           (batch(1, pid=8, epoch=0, seq=4), Errors.UNKNOWN_PRODUCER_ID)]:
-        with pytest.raises(ApiError) as e:
-            log.append_as_leader(records, 0, T0)
-        assert e.value.error == error
+    with pytest.raises(ApiError) as e:
+        log.append_as_leader(batch(1, pid=7, epoch=0, seq=5), 0, T0)
+    assert e.value.error == Errors.OUT_OF_ORDER_SEQUENCE_NUMBER
+    assert log.log_end_offset == 3
     assert log.append_as_leader(batch(1, pid=7, epoch=1, seq=0), 0, T0).first_offset == 3
     with pytest.raises(ApiError) as e:
         log.append_as_leader(batch(1, pid=7, epoch=0, seq=3), 0, T0)
@@ -262,6 +261,22 @@ def test_idempotent_producer_dedupe_and_sequence_errors(tmp_path):
     reopened = Log(str(tmp_path), TP)
     dup = reopened.append_as_leader(batch(1, pid=7, epoch=1, seq=0), 0, T0)
     assert (dup.first_offset, reopened.log_end_offset) == (3, 4)
+
+
+def test_an_idempotent_producer_whose_batches_retention_deleted_continues(tmp_path):
+    """KIP-360 (Kafka 2.5+, ProducerAppendInfo.checkSequence): retention deletes the segment holding producer 8's
+    only batch, so the partition forgets it; its next batch, sequence 3, is appended (2.4 answered
+    UNKNOWN_PRODUCER_ID), and a retry of that batch is still a duplicate."""
+    log = Log(str(tmp_path), TP, config=small(segment_bytes=1, retention_ms=1000))
+    log.append_as_leader(batch(3, pid=8, epoch=0, seq=0, ts=T0), 0, T0)
+    log.append_as_leader(batch(3, pid=7, epoch=0, seq=0, ts=T0 + 5000), 0, T0 + 5000)
+    log.update_high_watermark(log.log_end_offset)
+    assert log.delete_old_segments(T0 + 5000) == 1 and log.log_start_offset == 3
+    assert 8 not in log.producer_state.producers
+    info = log.append_as_leader(batch(2, pid=8, epoch=0, seq=3, ts=T0 + 6000), 0, T0 + 6000)
+    assert (info.first_offset, info.last_offset) == (6, 7)
+    again = log.append_as_leader(batch(2, pid=8, epoch=0, seq=3, ts=T0 + 6000), 0, T0 + 6000)
+    assert (again.first_offset, again.last_offset, log.log_end_offset) == (6, 7, 8)
 
 
 def test_log_holds_no_record_bytes(tmp_path):
