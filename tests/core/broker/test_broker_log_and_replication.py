@@ -148,7 +148,8 @@ def test_log_manager_delete_logs_checkpoints_each_dir_once(tmp_path, monkeypatch
                                      for f in ("recovery-point-offset-checkpoint", "log-start-offset-checkpoint"))
     assert sorted(os.listdir(d1)) == ["log-start-offset-checkpoint", "recovery-point-offset-checkpoint"]
     assert read_offset_checkpoint(os.path.join(d1, "recovery-point-offset-checkpoint")) == {}
-    assert read_offset_checkpoint(os.path.join(d2, "recovery-point-offset-checkpoint")) == {tps[4]: 5}
+    # nothing was flushed (flush.messages / flush.ms never by default): the recovery point stays at 0
+    assert read_offset_checkpoint(os.path.join(d2, "recovery-point-offset-checkpoint")) == {tps[4]: 0}
     assert set(lm.all_logs) == {tps[2], tps[4]}
 
 
