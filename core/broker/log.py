@@ -18,7 +18,8 @@ broker needs:
   ``recovery-point-offset-checkpoint`` and ``log-start-offset-checkpoint`` per log dir, exactly in Kafka's format:
   line 1 version ``0``, line 2 the count, then
   ``topic partition offset`` lines; written to ``<file>.tmp`` then renamed, as Kafka does;
-* deleting a partition renames its directory to ``<topic>-<partition>.<uuid>-delete`` and then removes it;
+* deleting a partition renames its directory to ``<topic>-<partition>.<uuid>-delete`` (the topic cut so the name
+  fits 255 bytes) and then removes it;
 * any I/O failure, or a log dir that is missing / not a directory, raises `KafkaStorageError` and marks the dir offline
   (`LogDirFailureChannel.maybeAddOfflineLogDir`); the ReplicaManager later takes the dir's partitions offline.
   A LogManager built with ``defer_io_errors=True`` (the broker's PartitionActors) takes a dir offline only when a
@@ -245,6 +246,13 @@ def _read_checkpoint_or_empty(path: str) -> dict[TopicPartition, int]:
 def _check_dir(log_dir: str) -> None:
     if not os.path.isdir(log_dir):
         raise KafkaStorageError(f"log dir {log_dir} is not available", log_dir)
+
+
+def log_delete_dir_name(tp: TopicPartition) -> str:
+    """Log.logDeleteDirName (2.3+, KAFKA-4893): ``<topic>-<partition>.<uuid>-delete``, the topic cut short so that
+    the name fits a file name's 255 bytes (a topic name may have 249 characters)."""
+    suffix = f"-{tp.partition}.{uuid.uuid4().hex}{DELETE_DIR_SUFFIX}"
+    return tp.topic[:max(0, min(len(tp.topic), 255 - len(suffix)))] + suffix
 
 
 def partition_dir_name(tp: TopicPartition) -> str:
@@ -1207,8 +1215,7 @@ class LogManager:
             if log.parent_dir in self.offline_dirs:
                 errors[tp] = KafkaStorageError(f"log dir {log.parent_dir} is offline", log.parent_dir)
                 continue
-            target = os.path.join(log.parent_dir,
-                                  f"{partition_dir_name(tp)}.{uuid.uuid4().hex}{DELETE_DIR_SUFFIX}")
+            target = os.path.join(log.parent_dir, log_delete_dir_name(tp))
             try:
                 _check_dir(log.parent_dir)
                 os.rename(log.dir, target)
