@@ -600,12 +600,15 @@ class ReplicaManager:
     def _fetch_isolation(request: FetchRequest) -> tuple[int, bool]:
         """fetchMessages' FetchIsolation and fetchOnlyFromLeader for ``request``: followers and local log-end reads
         (FUTURE_LOCAL_REPLICA_ID) read to the log end, consumers to the high watermark (READ_COMMITTED: the last
-        stable offset); followers and consumers only from the leader."""
+        stable offset); followers only from the leader, consumers too unless the request has client metadata
+        (``isFromFollower || (isFromConsumer && clientMetadata.isEmpty)``: a Fetch v11+ may read a follower, up to
+        the follower's high watermark)."""
         if request.replica_id >= 0:
             return FETCH_LOG_END, True
         if request.replica_id == FUTURE_LOCAL_REPLICA_ID:
             return FETCH_LOG_END, False
-        return (FETCH_TXN_COMMITTED if request.isolation_level == READ_COMMITTED else FETCH_HIGH_WATERMARK), True
+        isolation = FETCH_TXN_COMMITTED if request.isolation_level == READ_COMMITTED else FETCH_HIGH_WATERMARK
+        return isolation, not request.client_metadata
 
     def _idle(self, context: FetchContext, fp: FetchPartition, isolation: int) -> Partition | None:
         """In an incremental fetch session, the led Partition if reading ``fp`` can bring the fetcher nothing: it is

@@ -136,6 +136,34 @@ def test_leader_and_isr_leaving_the_hw_unchanged_keeps_delayed_produce_waiting(t
     assert emitted(effects, "client") == [] and rm.delayed_produce_count == 1
 
 
+def test_a_consumer_fetch_v11_is_served_by_a_follower_up_to_its_high_watermark(tmp_path):
+    """ReplicaManager.fetchMessages (2.6.3): fetchOnlyFromLeader = isFromFollower || (isFromConsumer &&
+    clientMetadata.isEmpty), and KafkaApis gives every Fetch v11+ a ClientMetadata: a v11 consumer reading a
+    follower gets the records below the follower's high watermark; a v10 one (and the group coordinator's local
+    reads) NOT_LEADER_OR_FOLLOWER; a stale leader epoch FENCED_LEADER_EPOCH, as on a leader."""
+    from core.api.fetch import request_from_wire
+
+    rm = make_rm(tmp_path)
+    become(rm, lai_state(TP0, 1, 3, [1, 0], [1, 0], is_new=True))
+    log = rm.online_partition(TP0).log
+    log.append_as_follower(b"".join(values_batch([v], 0, base_offset=i, leader_epoch=3)
+                                    for i, v in enumerate(["a", "b", "c"])))
+    log.update_high_watermark(2)
+    body = {"replica_id": -1, "max_wait_ms": 0, "min_bytes": 0, "max_bytes": 1 << 20, "isolation_level": 0,
+            "topics": [{"topic": TP0.topic, "partitions": [
+                {"partition": 0, "fetch_offset": 0, "current_leader_epoch": 3, "partition_max_bytes": 1 << 20}]}]}
+    v11, v10 = request_from_wire(11, body), request_from_wire(10, body)
+    assert (v11.client_metadata, v10.client_metadata) == (True, False)
+    (served,) = drive(rm.handle_fetch(v11, T0, "consumer")).partitions
+    assert (served.error, served.high_watermark) == (Errors.NONE, 2)
+    assert read_values(served.records) == ("a", "b")
+    (refused,) = drive(rm.handle_fetch(v10, T0, "consumer")).partitions
+    assert (refused.error, refused.records) == (Errors.NOT_LEADER_OR_FOLLOWER, b"")
+    stale = attrs.evolve(v11, partitions=(attrs.evolve(v11.partitions[0], leader_epoch=2),))
+    (fenced,) = drive(rm.handle_fetch(stale, T0, "consumer")).partitions
+    assert fenced.error == Errors.FENCED_LEADER_EPOCH
+
+
 def test_fetchMessagesWhenNotFollowerForOnePartition(tmp_path):
     """testFetchMessagesWhenNotFollowerForOnePartition."""
     rm = make_rm(tmp_path)
