@@ -638,8 +638,9 @@ class Log:
                         batch.producer_id, batch.producer_epoch, batch.base_sequence, batch.last_offset_delta, 0,
                         batch.max_timestamp))
                     if duplicate is not None:
+                        # analyzeAndValidateProducerState: appendInfo.logAppendTime = duplicate.timestamp
                         return LogAppendInfo(duplicate.first_offset, duplicate.last_offset, duplicate.timestamp,
-                                             duplicate.last_offset, NO_TIMESTAMP, batch.records_count, 1, 0,
+                                             duplicate.last_offset, duplicate.timestamp, batch.records_count, 1, 0,
                                              batch.partition_leader_epoch)
         buf = bytearray(records) if as_leader else records
         log_append_time = now_ms if as_leader and config.message_timestamp_type == LOG_APPEND_TIME else NO_TIMESTAMP

@@ -279,6 +279,20 @@ def test_an_idempotent_producer_whose_batches_retention_deleted_continues(tmp_pa
     assert (again.first_offset, again.last_offset, log.log_end_offset) == (6, 7, 8)
 
 
+@pytest.mark.parametrize("timestamp_type", ["LogAppendTime", "CreateTime"])
+def test_a_duplicate_batchs_answer_carries_the_original_timestamp(tmp_path, timestamp_type):
+    """Log.analyzeAndValidateProducerState (2.6): a duplicate's appendInfo.logAppendTime = duplicate.timestamp, the
+    stored batch's max timestamp: the original append time on a LogAppendTime topic (kactor answered -1), and, as
+    in Kafka, the batch's max create time on a CreateTime topic."""
+    log = Log(str(tmp_path), TP, config=small(message_timestamp_type=timestamp_type))
+    first = log.append_as_leader(batch(2, ts=5, pid=3, epoch=0, seq=0), 0, T0)
+    again = log.append_as_leader(batch(2, ts=5, pid=3, epoch=0, seq=0), 0, T0 + 7000)
+    original = T0 if timestamp_type == "LogAppendTime" else 6
+    assert first.log_append_time == (T0 if timestamp_type == "LogAppendTime" else -1)
+    assert (again.first_offset, again.last_offset, again.log_append_time) == (0, 1, original)
+    assert log.log_end_offset == 2
+
+
 def test_log_holds_no_record_bytes(tmp_path):
     import tracemalloc
     log = Log(str(tmp_path), TP, config=small(segment_bytes=1 << 20))
