@@ -754,12 +754,16 @@ class Log:
         if start_offset >= limit:
             return b""
         i = max(0, bisect.bisect_right(self._bases, start_offset) - 1)
-        while i < len(self._segments):
-            segment = self._segments[i]
-            frame = segment.translate_offset(start_offset)
-            if frame is not None:
-                return self._read_from(segment, frame, limit, max_bytes, min_one_message)
-            i += 1
+        try:
+            while i < len(self._segments):
+                segment = self._segments[i]
+                frame = segment.translate_offset(start_offset)
+                if frame is not None:
+                    return self._read_from(segment, frame, limit, max_bytes, min_one_message)
+                i += 1
+        except OSError as e:
+            # Log.read's maybeHandleIOException: the reader answers KAFKA_STORAGE_ERROR for this partition only
+            raise KafkaStorageError(f"error reading {self.dir}: {e}", self.parent_dir) from e
         return b""
 
     @staticmethod

@@ -593,7 +593,9 @@ class ReplicaManager:
         except ApiError as e:
             return FetchPartitionData(fp.tp, e.error)
         except KafkaStorageError as e:
-            self._note_storage_error(e)
+            # deferred (the PartitionActors): only the log-dir probe's recorded LogDirFailure takes the dir offline
+            if not self.log_manager.defer(e):
+                self._note_storage_error(e)
             return FetchPartitionData(fp.tp, Errors.KAFKA_STORAGE_ERROR)
 
     @staticmethod

@@ -1026,3 +1026,22 @@ def test_acks_all_produce_completes_through_a_parked_follower_long_poll(tmp_path
         assert (one(done).error, one(done).base_offset) == (Errors.NONE, rnd)
         assert rm.online_partition(TP0).high_watermark == rnd + 1
         assert rm.delayed_produce_count == 0
+
+
+def test_a_read_from_a_broken_log_dir_fails_only_that_partition(tmp_path):
+    """Log.read's maybeHandleIOException (2.6): between a dir breaking and the probe's recorded LogDirFailure, a
+    consumer fetch of a partition in it answers KAFKA_STORAGE_ERROR for that partition only; the other partition
+    of the same request is served, and (deferred mode) the dir is only remembered, not taken offline. Before, the
+    raw OSError escaped the whole fetch."""
+    rm = _deferring_rm(tmp_path)
+    zk = broker_zk()
+    become(rm, lai_state(TP0, 0, 0, [0], [0], is_new=True), lai_state(TP1, 0, 0, [0], [0], is_new=True), zk=zk)
+    for tp in (TP0, TP1):
+        drive(rm.handle_produce(produce_request(tp, f"{tp.partition}a", f"{tp.partition}b"), T0), zk)
+    broken = rm.online_partition(TP0).log.parent_dir
+    _break(broken)
+    request = FetchRequest(-1, (FetchPartition(TP0, 0, -1), FetchPartition(TP1, 0, -1)))
+    d0, d1 = drive(rm.handle_fetch(request, T0, "consumer"), zk).partitions
+    assert (d0.tp, d0.error, d0.records) == (TP0, Errors.KAFKA_STORAGE_ERROR, b"")
+    assert (d1.tp, d1.error, read_values(d1.records)) == (TP1, Errors.NONE, ("1a", "1b"))
+    assert rm.log_manager.deferred_io_failures == {broken} and rm.get_partition(TP0) is not OFFLINE
