@@ -553,15 +553,14 @@ class ReplicaManager:
     def handle_offsets_for_leader_epoch(self, request: OffsetsForLeaderEpochRequest, now_ms: float = 0
                                         ) -> Proc[OffsetsForLeaderEpochResponse]:
         """KafkaApis.handleOffsetForLeaderEpochRequest → ReplicaManager.lastOffsetForLeaderEpoch: each partition's
-        answer from its leader-epoch cache; a request from a replica (``replica_id`` ≠ -2) must reach the
-        leader."""
-        only_leader = request.replica_id != DEBUGGING_REPLICA_ID
+        answer from its leader-epoch cache, on the leader only (fetchOnlyFromLeader = true for every request, a
+        consumer's with replica id -2 too: KIP-320's truncation check must not read a follower's cache)."""
         topics = []
         for t in request.topics:
             results = []
             for q in t.partitions:
                 error, epoch, end_offset = self.last_offset_for_leader_epoch(
-                    TopicPartition(t.topic, q.partition), q.current_leader_epoch, q.leader_epoch, only_leader)
+                    TopicPartition(t.topic, q.partition), q.current_leader_epoch, q.leader_epoch)
                 results.append(OffsetForLeaderPartitionResult(error, q.partition, epoch, end_offset))
             topics.append(OffsetForLeaderTopicResult(t.topic, tuple(results)))
         yield from self._process_log_dir_failures()

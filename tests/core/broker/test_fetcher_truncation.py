@@ -316,7 +316,7 @@ def test_filter_partitions_made_leader_during_leader_epoch_request(tmp_path):
 def test_leader_answers_from_its_leader_epoch_cache(tmp_path):
     """Partition.lastOffsetForLeaderEpoch on the leader: the end of the largest epoch ≤ the one asked; its own
     (current) epoch ends at its LEO; an epoch below all → the first epoch's start; checked against the current
-    leader epoch (FENCED / UNKNOWN_LEADER_EPOCH); a follower's request to a non-leader → NOT_LEADER_FOR_PARTITION;
+    leader epoch (FENCED / UNKNOWN_LEADER_EPOCH); any request to a non-leader → NOT_LEADER_FOR_PARTITION;
     an unknown partition → UNKNOWN_TOPIC_OR_PARTITION."""
     leader = make_rm(tmp_path, 0)
     seed_log(leader, ["a", "b", "c", "d"], ((1, 0), (3, 2)), hw=4)
@@ -345,8 +345,9 @@ def test_leader_answers_from_its_leader_epoch_cache(tmp_path):
     become(follower, lai_state(TP, 0, 5, [0, 1], [0, 1], is_new=True))
     request = OffsetsForLeaderEpochRequest((OffsetForLeaderTopic(TP.topic, (OffsetForLeaderPartition(0, 5, 5),)),), 2)
     assert answer(follower, request) == one(Errors.NOT_LEADER_OR_FOLLOWER, UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET)
-    debug = OffsetsForLeaderEpochRequest(request.topics, DEBUGGING_REPLICA_ID)  # allowed on a follower
-    assert answer(follower, debug) == one(Errors.NONE, UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET)
+    # a consumer's (replica id -2) is refused by a follower too: 2.6.3 passes fetchOnlyFromLeader = true for all
+    debug = OffsetsForLeaderEpochRequest(request.topics, DEBUGGING_REPLICA_ID)
+    assert answer(follower, debug) == one(Errors.NOT_LEADER_OR_FOLLOWER, UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET)
 
 
 # ------------------------------------------------------------------------------------------- issue #19's scenario
