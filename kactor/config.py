@@ -114,6 +114,11 @@ CONFIG_DEFS: dict[str, tuple[Callable[[str, str], Any], Any]] = {
     "log.index.size.max.bytes": (_int(4), 10485760),
     "log.segment.delete.delay.ms": (_int(0), 60000),
     "log.message.timestamp.type": (_str, "CreateTime"),
+    "log.flush.interval.messages": (_int(1), 2**63 - 1),
+    "log.flush.interval.ms": (_int(), None),
+    "log.flush.scheduler.interval.ms": (_int(), 2**63 - 1),
+    "log.flush.offset.checkpoint.interval.ms": (_int(0), 60000),
+    "log.flush.start.offset.checkpoint.interval.ms": (_int(0), 60000),
     "message.max.bytes": (_int(0), 1048588),
     "replica.high.watermark.checkpoint.interval.ms": (_int(1), 5000),
     "num.replica.fetchers": (_int(1), 1),
@@ -140,7 +145,9 @@ CONFIG_DEFS: dict[str, tuple[Callable[[str, str], Any], Any]] = {
 
 LOG_PROPS = ("log.segment.bytes", "log.roll.hours", "log.roll.ms", "log.retention.hours", "log.retention.minutes",
              "log.retention.ms", "log.retention.bytes", "log.index.interval.bytes", "log.index.size.max.bytes",
-             "log.segment.delete.delay.ms", "log.message.timestamp.type", "message.max.bytes")
+             "log.segment.delete.delay.ms", "log.message.timestamp.type", "message.max.bytes",
+             "log.flush.interval.messages", "log.flush.interval.ms", "log.flush.scheduler.interval.ms",
+             "log.flush.offset.checkpoint.interval.ms", "log.flush.start.offset.checkpoint.interval.ms")
 _KEY_RE = re.compile(r"^[a-z][a-z0-9._-]*$")
 
 

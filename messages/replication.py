@@ -108,6 +108,8 @@ class FetchRequest:
     forgotten: tuple[TopicPartition, ...] = ()
     fetcher_id: int = 0
     rack_id: str = ""
+    # a consumer's Fetch v11+: KafkaApis gives it a ClientMetadata, so it may read a follower (up to its HW)
+    client_metadata: bool = False
 
 
 @message

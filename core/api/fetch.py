@@ -81,7 +81,8 @@ def request_from_wire(version: int, body: dict[str, Any], ctx: RequestContext | 
         session_id=body.get("session_id", INVALID_SESSION_ID), session_epoch=body.get("session_epoch", FINAL_EPOCH),
         forgotten=tuple(TopicPartition(t["topic"], p) for t in body.get("forgotten_topics_data", ())
                         for p in t["partitions"]),
-        fetcher_id=_fetcher_id(replica_id, ctx), rack_id=body.get("rack_id", ""))
+        fetcher_id=_fetcher_id(replica_id, ctx), rack_id=body.get("rack_id", ""),
+        client_metadata=version >= 11 and replica_id < 0)  # only a consumer's matters (fetchOnlyFromLeader)
 
 
 def _tp(x: Any) -> TopicPartition:

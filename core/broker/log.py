@@ -8,7 +8,9 @@ broker needs:
   core/broker/offset_index.py), rolled at segment.bytes / segment.ms and deleted by retention.ms / retention.bytes
   (LogConfig, core/broker/log_config.py). Reads come from the files (``os.pread``); the log holds no record bytes,
   only per-segment scalars and the active segment's index, so memory does not grow with the data kept. Recovery on
-  open re-reads every batch from the recovery point, checks its CRC and truncates a torn or corrupt tail;
+  open re-reads every batch from the recovery point, checks its CRC and truncates a torn or corrupt tail; the
+  recovery point moves only past data forced to disk (a rolled segment, flush.messages, flush.ms, shutdown), and a
+  clean shutdown's ``.kafka_cleanshutdown`` marker spares the next open any recovery;
 * ``leader-epoch-checkpoint`` in the partition directory (`LeaderEpochFileCache`): version ``0``, count, then
   ``epoch start_offset`` lines; idempotent producers' state (core/broker/producer_state.py) is rebuilt from the
   batches on open;
@@ -16,7 +18,8 @@ broker needs:
   ``recovery-point-offset-checkpoint`` and ``log-start-offset-checkpoint`` per log dir, exactly in Kafka's format:
   line 1 version ``0``, line 2 the count, then
   ``topic partition offset`` lines; written to ``<file>.tmp`` then renamed, as Kafka does;
-* deleting a partition renames its directory to ``<topic>-<partition>.<uuid>-delete`` and then removes it;
+* deleting a partition renames its directory to ``<topic>-<partition>.<uuid>-delete`` (the topic cut so the name
+  fits 255 bytes) and then removes it;
 * any I/O failure, or a log dir that is missing / not a directory, raises `KafkaStorageError` and marks the dir offline
   (`LogDirFailureChannel.maybeAddOfflineLogDir`); the ReplicaManager later takes the dir's partitions offline.
   A LogManager built with ``defer_io_errors=True`` (the broker's PartitionActors) takes a dir offline only when a
@@ -63,6 +66,7 @@ from core.broker.log_segment import (
     LogSegment,
     crc_valid,
     frames_in,
+    fsync_file,
     producer_fields,
     set_log_append_time,
 )
@@ -83,6 +87,7 @@ LEADER_EPOCH_CHECKPOINT = "leader-epoch-checkpoint"
 REPLICATION_OFFSET_CHECKPOINT = "replication-offset-checkpoint"
 RECOVERY_POINT_CHECKPOINT = "recovery-point-offset-checkpoint"
 LOG_START_OFFSET_CHECKPOINT = "log-start-offset-checkpoint"
+CLEAN_SHUTDOWN_FILE = ".kafka_cleanshutdown"  # Log.CleanShutdownFile
 DELETE_DIR_SUFFIX = "-delete"
 CHECKPOINT_VERSION = 0
 
@@ -243,6 +248,13 @@ def _check_dir(log_dir: str) -> None:
         raise KafkaStorageError(f"log dir {log_dir} is not available", log_dir)
 
 
+def log_delete_dir_name(tp: TopicPartition) -> str:
+    """Log.logDeleteDirName (2.3+, KAFKA-4893): ``<topic>-<partition>.<uuid>-delete``, the topic cut short so that
+    the name fits a file name's 255 bytes (a topic name may have 249 characters)."""
+    suffix = f"-{tp.partition}.{uuid.uuid4().hex}{DELETE_DIR_SUFFIX}"
+    return tp.topic[:max(0, min(len(tp.topic), 255 - len(suffix)))] + suffix
+
+
 def partition_dir_name(tp: TopicPartition) -> str:
     return f"{tp.topic}-{tp.partition}"
 
@@ -315,7 +327,8 @@ class Log:
     def __init__(self, parent_dir: str, topic_partition: TopicPartition, high_watermark: int = 0,
                  defer: Callable[[KafkaStorageError], bool] | None = None,
                  append_faults: AppendFaults | None = None, *, config: LogConfig | None = None,
-                 recovery_point: int = 0, log_start_offset: int = 0, now_ms: int | None = None) -> None:
+                 recovery_point: int = 0, log_start_offset: int = 0, now_ms: int | None = None,
+                 clean_shutdown: bool = False) -> None:
         self.parent_dir = parent_dir
         self.topic_partition = topic_partition
         self.dir = os.path.join(parent_dir, partition_dir_name(topic_partition))
@@ -330,7 +343,10 @@ class Log:
         self._high_watermark = 0
         self._deleted = False
         self.producer_state = ProducerStateManager()
-        self._load(recovery_point, now_ms)
+        self._recovery_point = 0
+        # Log.lastFlushedTime: the log's creation (when the log first learns the time), then every flush
+        self._last_flush_ms: int | None = now_ms
+        self._load(recovery_point, now_ms, clean_shutdown)
         self.update_high_watermark(high_watermark)
 
     # -------------------------------------------------------------------------------------------- load and recovery
@@ -340,10 +356,12 @@ class Log:
         if self._defer is None or not self._defer(error):
             raise error
 
-    def _load(self, recovery_point: int, now_ms: int | None) -> None:
+    def _load(self, recovery_point: int, now_ms: int | None, clean_shutdown: bool = False) -> None:
         """Log.loadSegments + recoverLog: segments wholly before the recovery point are trusted (their indexes
         sanity-checked, rebuilt if corrupt); from the segment holding the recovery point on, every batch is re-read
-        and CRC-checked, a torn or corrupt tail truncated and the segments after it deleted. Recovered batches
+        and CRC-checked, a torn or corrupt tail truncated and the segments after it deleted — unless the log was
+        shut down cleanly (its dir's clean-shutdown marker names it): then nothing is recovered, as in Kafka. The
+        recovery point is then the log end. Recovered batches
         re-assign their epochs in the leader-epoch cache, which then ends at the log end (truncateFromEnd) and
         starts at the log start; the producers' state is loaded from the latest snapshot and the batches after it.
         A load that fails leaves an empty log whose segment file does not exist, so every later append fails
@@ -378,10 +396,13 @@ class Log:
                 segment = LogSegment(self.dir, base, interval, now_ms)
                 next_base = bases[i + 1] if i + 1 < len(bases) else None
                 self._segments.append(segment)
-                if next_base is not None and next_base <= recovery_point:
+                if next_base is not None and (clean_shutdown or next_base <= recovery_point):
                     segment.load_trusted(next_base)
                     continue
                 if next_base is None and segment.is_empty_without_indexes(names):
+                    break
+                if clean_shutdown:
+                    segment.load_clean()
                     break
                 if segment.recover(recovered_batch):
                     for later in bases[i + 1:]:
@@ -402,6 +423,7 @@ class Log:
             self._load_failed(e, now_ms)
             return
         self.log_start_offset = max(self.log_start_offset, self._segments[0].base_offset)
+        self._recovery_point = self._leo  # recoverLog: activeSegment.readNextOffset
         entries = _loaded_epochs(checkpointed, recovered, self.log_start_offset, self._leo)
         self.leader_epoch_cache = LeaderEpochFileCache(lambda: self._leo, checkpoint, entries)
         if entries != checkpointed:
@@ -414,6 +436,7 @@ class Log:
         placeholder.offset_index.init_empty()
         placeholder.time_index.init_empty()
         self._segments, self._bases, self._leo = [placeholder], [self.log_start_offset], self.log_start_offset
+        self._recovery_point = self._leo
         self.producer_state.truncate()
         self._io_failed(KafkaStorageError(f"error loading log {self.dir}: {error}", self.parent_dir))
 
@@ -498,10 +521,43 @@ class Log:
 
     @property
     def recovery_point(self) -> int:
-        """Log.recoveryPoint as checkpointed: every append is written before it returns, so the log end offset. Not
-        fsynced (Kafka's default flush settings do not either): what a killed process wrote survives in the page
-        cache, and the next open still CRC-checks everything from the active segment on."""
-        return self._leo
+        """Log.recoveryPoint: everything below it is on disk (fsynced by `flush`), so a load trusts the segments
+        wholly below it and recovers the rest."""
+        return self._recovery_point
+
+    @property
+    def unflushed_messages(self) -> int:
+        """Log.unflushedMessages: logEndOffset - recoveryPoint."""
+        return self._leo - self._recovery_point
+
+    def flush(self, offset: int | None = None) -> None:
+        """Log.flush(offset): force the segments holding offsets from the recovery point up to ``offset`` (default:
+        the log end) to disk; the recovery point moves to ``offset``."""
+        self._ensure_live()
+        offset = self._leo if offset is None else offset
+        if offset <= self._recovery_point:
+            return
+        try:
+            for segment in self._segments:
+                if segment.next_offset > self._recovery_point and segment.base_offset < offset:
+                    segment.flush()
+            fsync_file(os.path.join(self.dir, LEADER_EPOCH_CHECKPOINT))
+        except OSError as e:
+            self._io_failed(KafkaStorageError(f"error flushing {self.dir}: {e}", self.parent_dir))
+            return
+        self._recovery_point = offset
+        self._last_flush_ms = self._now_ms
+
+    def maybe_flush_by_time(self, now_ms: int) -> bool:
+        """LogManager.flushDirtyLogs for this log: flushed if its last flush is flush.ms or longer ago. Returns
+        whether it was due."""
+        self._now_ms = max(self._now_ms, now_ms)
+        if self._last_flush_ms is None:
+            self._last_flush_ms = now_ms
+        if now_ms - self._last_flush_ms < self.config.flush_ms:
+            return False
+        self.flush()
+        return True
 
     @property
     def last_stable_offset(self) -> int:
@@ -551,6 +607,8 @@ class Log:
         """Log.append: analyzeAndValidateRecords, validation/offsets, producer state, maybeRoll, segment append."""
         self._ensure_live()
         self._now_ms = max(self._now_ms, now_ms)
+        if self._last_flush_ms is None:
+            self._last_flush_ms = now_ms
         as_leader = leader_epoch is not None
         config = self.config
         batches: list[RecordBatch] = []
@@ -580,8 +638,9 @@ class Log:
                         batch.producer_id, batch.producer_epoch, batch.base_sequence, batch.last_offset_delta, 0,
                         batch.max_timestamp))
                     if duplicate is not None:
+                        # analyzeAndValidateProducerState: appendInfo.logAppendTime = duplicate.timestamp
                         return LogAppendInfo(duplicate.first_offset, duplicate.last_offset, duplicate.timestamp,
-                                             duplicate.last_offset, NO_TIMESTAMP, batch.records_count, 1, 0,
+                                             duplicate.last_offset, duplicate.timestamp, batch.records_count, 1, 0,
                                              batch.partition_leader_epoch)
         buf = bytearray(records) if as_leader else records
         log_append_time = now_ms if as_leader and config.message_timestamp_type == LOG_APPEND_TIME else NO_TIMESTAMP
@@ -636,6 +695,8 @@ class Log:
                 cache.assign(epoch, base)
         if updates:
             self.producer_state.update(updates)
+        if self.unflushed_messages >= config.flush_messages:  # Log.append: flush.messages
+            self.flush()
         return LogAppendInfo(first_offset, last_offset, max_timestamp, offset_of_max, log_append_time,
                              sum(b.records_count for b in batches), len(batches), len(buf),
                              epochs[-1][0] if epochs[-1][0] is not None else -1)
@@ -671,6 +732,9 @@ class Log:
         self._segments.append(segment)
         self._bases.append(new_base)
         self._take_snapshot()
+        # Log.roll: scheduler.schedule("flush-log", () => flush(newOffset)): the rolled segment goes to disk and the
+        # recovery point moves past it (synchronously here)
+        self.flush(new_base)
         return segment
 
     # -------------------------------------------------------------------------------------------------------- read
@@ -690,12 +754,16 @@ class Log:
         if start_offset >= limit:
             return b""
         i = max(0, bisect.bisect_right(self._bases, start_offset) - 1)
-        while i < len(self._segments):
-            segment = self._segments[i]
-            frame = segment.translate_offset(start_offset)
-            if frame is not None:
-                return self._read_from(segment, frame, limit, max_bytes, min_one_message)
-            i += 1
+        try:
+            while i < len(self._segments):
+                segment = self._segments[i]
+                frame = segment.translate_offset(start_offset)
+                if frame is not None:
+                    return self._read_from(segment, frame, limit, max_bytes, min_one_message)
+                i += 1
+        except OSError as e:
+            # Log.read's maybeHandleIOException: the reader answers KAFKA_STORAGE_ERROR for this partition only
+            raise KafkaStorageError(f"error reading {self.dir}: {e}", self.parent_dir) from e
         return b""
 
     @staticmethod
@@ -717,9 +785,15 @@ class Log:
 
     def truncate_to(self, offset: int) -> bool:
         """Log.truncateTo: drop the batches holding ``offset`` and beyond (a batch is never cut: the log end is then
-        that batch's base offset); returns whether anything was truncated."""
+        that batch's base offset); returns whether anything was truncated.
+
+        At or past the log end nothing is truncated but the epoch cache still is, from the log end (2.6.3,
+        KAFKA-10706): an epoch this replica assigned as leader without writing a record would otherwise stay the
+        last entry, and a follower asking OffsetsForLeaderEpoch with it truncates to its own log end (a no-op) and
+        asks again with the same epoch for ever."""
         self._ensure_live()
         if offset >= self._leo:
+            self.leader_epoch_cache.truncate_from_end(self._leo)
             return False
         if offset < self.log_start_offset:
             self.truncate_fully_and_start_at(offset)
@@ -737,6 +811,7 @@ class Log:
             self._leo = min(self._leo, offset)
         if self._high_watermark > self._leo:
             self._high_watermark = self._leo
+        self._recovery_point = min(self._recovery_point, self._leo)
         self.leader_epoch_cache.truncate_from_end(self._leo)
         try:
             if self.producer_state.truncation_affects(self._leo) or self._snapshot_offsets()[-1:] > [self._leo]:
@@ -759,7 +834,7 @@ class Log:
             self._io_failed(KafkaStorageError(f"error truncating {self.dir}: {e}", self.parent_dir))
             segment = LogSegment(self.dir, offset, self.config.index_interval_bytes, self._now_ms)
         self._segments, self._bases = [segment], [offset]
-        self._leo = self.log_start_offset = self._high_watermark = offset
+        self._leo = self.log_start_offset = self._high_watermark = self._recovery_point = offset
         self.leader_epoch_cache.clear_and_flush()
         self.producer_state.truncate()
 
@@ -867,9 +942,11 @@ class Log:
     # ------------------------------------------------------------------------------------------------------ misc
 
     def close(self) -> None:
-        """Log.close: a producer-state snapshot at the log end (the next open replays nothing)."""
+        """LogManager.shutdown's ``log.flush(); log.close()``: everything forced to disk (the recovery point is the
+        log end), then a producer-state snapshot at the log end (the next open replays nothing)."""
         if self._deleted:
             return
+        self.flush()
         for segment in self._segments:
             segment.close()
         try:
@@ -930,6 +1007,31 @@ def _validate_client_batch(batch: RecordBatch) -> None:
 # ----------------------------------------------------------------------------------------------------------- LogManager
 
 
+def _read_clean_shutdown(log_dir: str, names: Sequence[str] | None) -> set[str]:
+    """The partition dirs the clean-shutdown marker vouches for: those it lists, or (an empty marker, Kafka's) every
+    partition dir in ``names``; none without a marker."""
+    path = os.path.join(log_dir, CLEAN_SHUTDOWN_FILE)
+    try:
+        with open(path, encoding="utf-8") as f:
+            listed = {line.strip() for line in f if line.strip()}
+    except FileNotFoundError:
+        return set()
+    if listed or names is None:
+        return listed
+    return {n for n in names if not n.endswith(DELETE_DIR_SUFFIX) and os.path.isdir(os.path.join(log_dir, n))}
+
+
+def _write_clean_shutdown(log_dir: str, names: Sequence[str]) -> None:
+    """The marker with ``names`` (written like a checkpoint), or none when there are none: kactor never writes an
+    empty marker, which would vouch for every log of the dir, those of a shard that did not shut down too."""
+    path = os.path.join(log_dir, CLEAN_SHUTDOWN_FILE)
+    if not names:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(path)
+        return
+    _atomic_write(path, "".join(f"{n}\n" for n in names))
+
+
 class LogManager:
     """kafka.log.LogManager: the logs of one broker over its log dirs, offline dirs, deletion and checkpoints."""
 
@@ -966,21 +1068,26 @@ class LogManager:
         return True
 
     def _new_log(self, log_dir: str, tp: TopicPartition, high_watermark: int, recovery_point: int = 0,
-                 log_start_offset: int = 0) -> Log:
+                 log_start_offset: int = 0, clean_shutdown: bool = False) -> Log:
         config = self.config_for(tp.topic) if self.config_for is not None else self.default_config
         return Log(log_dir, tp, high_watermark, self.defer if self.defer_io_errors else None, self.append_faults,
-                   config=config, recovery_point=recovery_point, log_start_offset=log_start_offset)
+                   config=config, recovery_point=recovery_point, log_start_offset=log_start_offset,
+                   clean_shutdown=clean_shutdown)
 
     # --------------------------------------------------------------------------------------------------- startup
 
     def load_logs(self) -> None:
-        """LogManager.loadLogs: open every ``<topic>-<partition>`` dir; finish deletions of ``*-delete`` dirs."""
+        """LogManager.loadLogs: open every ``<topic>-<partition>`` dir; finish deletions of ``*-delete`` dirs.
+
+        The dir's clean-shutdown marker (``.kafka_cleanshutdown``) spares the logs it names their recovery; it is
+        then removed (the names of logs this manager does not own stay in it), before anything is appended."""
         for d in self.live_log_dirs:
             try:
                 hws = read_offset_checkpoint(os.path.join(d, REPLICATION_OFFSET_CHECKPOINT))
                 names = sorted(os.listdir(d))
                 recovery_points = _read_checkpoint_or_empty(os.path.join(d, RECOVERY_POINT_CHECKPOINT))
                 start_offsets = _read_checkpoint_or_empty(os.path.join(d, LOG_START_OFFSET_CHECKPOINT))
+                clean = _read_clean_shutdown(d, names)
             except (KafkaStorageError, OSError) as e:
                 if not self.defer(KafkaStorageError(str(e), d)):
                     self.offline_dirs.add(d)
@@ -1001,9 +1108,18 @@ class LogManager:
                     continue
                 try:
                     self._logs[tp] = self._new_log(d, tp, hws.get(tp, 0), recovery_points.get(tp, 0),
-                                                   start_offsets.get(tp, 0))
+                                                   start_offsets.get(tp, 0), name in clean)
                 except KafkaStorageError:
                     self.offline_dirs.add(d)
+            if clean:
+                # what another shard (or a later start) still has to load stays marked; what no longer exists goes
+                others = sorted(n for n in clean if n in names and self.owns is not None
+                                and not self.owns(TopicPartition.parse(n)))
+                try:
+                    _write_clean_shutdown(d, others)
+                except OSError as e:
+                    if not self.defer(KafkaStorageError(str(e), d)):
+                        self.offline_dirs.add(d)
 
     # ----------------------------------------------------------------------------------------------------- dirs
 
@@ -1104,8 +1220,7 @@ class LogManager:
             if log.parent_dir in self.offline_dirs:
                 errors[tp] = KafkaStorageError(f"log dir {log.parent_dir} is offline", log.parent_dir)
                 continue
-            target = os.path.join(log.parent_dir,
-                                  f"{partition_dir_name(tp)}.{uuid.uuid4().hex}{DELETE_DIR_SUFFIX}")
+            target = os.path.join(log.parent_dir, log_delete_dir_name(tp))
             try:
                 _check_dir(log.parent_dir)
                 os.rename(log.dir, target)
@@ -1128,16 +1243,44 @@ class LogManager:
     # ----------------------------------------------------------------------------------------------- checkpoints
 
     def checkpoint_log_offsets(self, log_dir: str | None = None) -> None:
-        """checkpointRecoveryOffsetsAndCleanSnapshot + checkpointLogStartOffsets for one dir (or all live dirs).
+        """checkpointRecoveryOffsetsAndCleanSnapshot + checkpointLogStartOffsets for one dir (or all live dirs)."""
+        self.checkpoint_recovery_offsets(log_dir)
+        self.checkpoint_log_start_offsets(log_dir)
 
-        Every record is appended before the call returns, so the recovery point is the log end offset.
-        """
+    def checkpoint_recovery_offsets(self, log_dir: str | None = None) -> None:
+        """LogManager.checkpointLogRecoveryOffsets ("kafka-recovery-point-checkpoint", every
+        log.flush.offset.checkpoint.interval.ms): each log's recovery point, which only moves past flushed data."""
         for d in ([log_dir] if log_dir else self.live_log_dirs):
-            logs = {tp: lg for tp, lg in self._logs.items() if lg.parent_dir == d}
-            write_offset_checkpoint(os.path.join(d, RECOVERY_POINT_CHECKPOINT),
-                                    {tp: lg.recovery_point for tp, lg in logs.items()})
-            write_offset_checkpoint(os.path.join(d, LOG_START_OFFSET_CHECKPOINT),
-                                    {tp: lg.log_start_offset for tp, lg in logs.items() if lg.log_start_offset > 0})
+            self._write_checkpoint(d, RECOVERY_POINT_CHECKPOINT,
+                                   {tp: lg.recovery_point for tp, lg in self._logs.items() if lg.parent_dir == d})
+
+    def checkpoint_log_start_offsets(self, log_dir: str | None = None) -> None:
+        """LogManager.checkpointLogStartOffsets ("kafka-log-start-offset-checkpoint", every
+        log.flush.start.offset.checkpoint.interval.ms)."""
+        for d in ([log_dir] if log_dir else self.live_log_dirs):
+            self._write_checkpoint(d, LOG_START_OFFSET_CHECKPOINT,
+                                   {tp: lg.log_start_offset for tp, lg in self._logs.items()
+                                    if lg.parent_dir == d and lg.log_start_offset > 0})
+
+    def _write_checkpoint(self, log_dir: str, name: str, offsets: dict[TopicPartition, int]) -> None:
+        """One dir's checkpoint; sharded, the other shards' entries are kept (all shards run on one thread)."""
+        path = os.path.join(log_dir, name)
+        if self.owns is not None:
+            owns = self.owns
+            offsets = {**{tp: o for tp, o in _read_checkpoint_or_empty(path).items() if not owns(tp)}, **offsets}
+        write_offset_checkpoint(path, offsets)
+
+    def flush_dirty_logs(self, now_ms: int) -> None:
+        """LogManager.flushDirtyLogs ("kafka-log-flusher", every log.flush.scheduler.interval.ms): a log whose last
+        flush is flush.ms or longer ago is flushed."""
+        for log in list(self._logs.values()):
+            if log.parent_dir in self.offline_dirs:
+                continue
+            try:
+                log.maybe_flush_by_time(now_ms)
+            except KafkaStorageError as e:
+                if not self.defer(e):
+                    self.mark_dir_offline(log.parent_dir)
 
     def cleanup_logs(self, now_ms: int) -> int:
         """LogManager.cleanupLogs (every log.retention.check.interval.ms): delete_old_segments of every log, then the
@@ -1161,9 +1304,31 @@ class LogManager:
         return deleted
 
     def close(self) -> None:
-        """LogManager.shutdown's Log.close of every log (file descriptors released)."""
+        """LogManager.shutdown: every log flushed and closed; then, per live dir, the recovery points (now the log
+        ends) and log start offsets checkpointed and the clean-shutdown marker written, so the next start recovers
+        nothing. The marker lists the logs closed here (a sharded broker's shards each add theirs; Kafka's is
+        empty and means every log of the dir); a dir where something failed gets no marker entry."""
+        failed: set[str] = set(self.offline_dirs)
         for log in self._logs.values():
-            log.close()
+            try:
+                log.close()
+            except KafkaStorageError:
+                failed.add(log.parent_dir)
+            if log.parent_dir in self.deferred_io_failures:
+                failed.add(log.parent_dir)
+        for d in self.log_dirs:
+            if d in failed:
+                continue
+            try:
+                self.checkpoint_log_offsets(d)
+                names = [partition_dir_name(tp) for tp, lg in self._logs.items() if lg.parent_dir == d]
+                if self.owns is not None:
+                    names += _read_clean_shutdown(d, None)
+                _write_clean_shutdown(d, sorted(set(names)))
+            except (KafkaStorageError, OSError) as e:
+                log_error = e if isinstance(e, KafkaStorageError) else KafkaStorageError(str(e), d)
+                if not self.defer(log_error):
+                    self.mark_dir_offline(d)
 
     def read_high_watermark_checkpoints(self) -> LazyOffsetCheckpoints:
         """LazyOffsetCheckpoints over the live dirs' ``replication-offset-checkpoint`` files: a dir's file is read

@@ -85,6 +85,9 @@ DEFAULT_MAX_MESSAGE_BYTES = 1024 * 1024 + 12  # message.max.bytes = 1048588 (1 M
 DEFAULT_INDEX_INTERVAL_BYTES = 4096  # log.index.interval.bytes
 DEFAULT_SEGMENT_INDEX_BYTES = 10 * 1024 * 1024  # log.index.size.max.bytes
 DEFAULT_FILE_DELETE_DELAY_MS = 60000  # log.segment.delete.delay.ms
+LONG_MAX = 2**63 - 1
+DEFAULT_FLUSH_MESSAGES = LONG_MAX  # log.flush.interval.messages: never
+DEFAULT_FLUSH_MS = LONG_MAX  # log.flush.interval.ms, else log.flush.scheduler.interval.ms: never
 CREATE_TIME, LOG_APPEND_TIME = "CreateTime", "LogAppendTime"
 
 # topic config name -> (attribute, minimum) of the integer settings
@@ -97,6 +100,8 @@ _INT_SETTINGS: dict[str, tuple[str, int]] = {
     "index.interval.bytes": ("index_interval_bytes", 0),
     "segment.index.bytes": ("segment_index_bytes", 4),
     "file.delete.delay.ms": ("file_delete_delay_ms", 0),
+    "flush.messages": ("flush_messages", 0),
+    "flush.ms": ("flush_ms", 0),
 }
 
 
@@ -115,6 +120,8 @@ class LogConfig:
     index_interval_bytes: int = DEFAULT_INDEX_INTERVAL_BYTES
     segment_index_bytes: int = DEFAULT_SEGMENT_INDEX_BYTES
     file_delete_delay_ms: int = DEFAULT_FILE_DELETE_DELAY_MS
+    flush_messages: int = DEFAULT_FLUSH_MESSAGES  # Log.append flushes once this many messages are unflushed
+    flush_ms: int = DEFAULT_FLUSH_MS  # LogManager.flushDirtyLogs flushes a log this long after its last flush
     message_timestamp_type: str = CREATE_TIME
     cleanup_policy: str = "delete"
 
@@ -167,6 +174,9 @@ def log_defaults_from_broker_config(broker_props: Props) -> dict[str, str]:
     """KafkaServer.copyKafkaConfigToLog / DynamicLogConfig.reconfigure: the broker configs that are log defaults,
     renamed to their topic config names."""
     result = {_TOPIC_NAME_OF[k]: v for k, v in broker_props.items() if k in _TOPIC_NAME_OF}
+    # KafkaConfig.logFlushIntervalMs: log.flush.interval.ms, else log.flush.scheduler.interval.ms
+    if "flush.ms" not in result and "log.flush.scheduler.interval.ms" in broker_props:
+        result["flush.ms"] = broker_props["log.flush.scheduler.interval.ms"]
     # KafkaConfig.logRetentionTimeMillis / logRollTimeMillis: the ms setting wins, then minutes, then hours
     for topic_name, prefix in (("retention.ms", "log.retention"), ("segment.ms", "log.roll")):
         if topic_name in result:

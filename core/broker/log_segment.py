@@ -75,6 +75,19 @@ def set_log_append_time(buf: bytearray, pos: int, size: int, now_ms: int) -> Non
     _U32.pack_into(buf, pos + _CRC_AT, crc32c(memoryview(buf)[pos + _ATTRIBUTES_AT:pos + size]))
 
 
+def fsync_file(path: str) -> None:
+    """FileChannel.force / MappedByteBuffer.force of one file: its written bytes reach the disk. A file that does
+    not exist (an index with no entry yet) has nothing to force."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except FileNotFoundError:
+        return
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
 def crc_valid(batch: RecordBatch) -> bool:
     """DefaultRecordBatch.isValid: the CRC-32C over attributes..end (what LogSegment.recover checks per batch)."""
     return crc32c(memoryview(batch.raw)[_ATTRIBUTES_AT:]) == batch.crc
@@ -150,6 +163,46 @@ class LogSegment:
         last = self.time_index.last_entry()
         if last is not None:
             self.max_timestamp, self.offset_of_max_timestamp = last[0], self.base_offset + last[1]
+
+    def load_clean(self) -> None:
+        """Open the active segment of a log that was shut down cleanly (Kafka's loadSegments without recoverLog):
+        its size from the file, its next offset and max timestamp read from its last index entries on
+        (LogSegment.readNextOffset). Indexes failing their sanity check, or a tail that is not whole batches, are
+        rebuilt by a recovery after all."""
+        self.size = os.path.getsize(self.log_path)
+        try:
+            for index in (self.offset_index, self.time_index):
+                if os.path.exists(index.path):
+                    index.load(in_memory=False)
+                else:
+                    index.init_empty()
+            last_index = self.offset_index.last_entry()
+            position = last_index[1] if last_index is not None else 0
+            next_offset = self.base_offset if last_index is None else self.base_offset + last_index[0] + 1
+            last_time = self.time_index.last_entry()
+            if last_time is not None:
+                self.max_timestamp, self.offset_of_max_timestamp = last_time[0], self.base_offset + last_time[1]
+            end = position
+            for (pos, _base, last, size), header in self.headers(position):
+                next_offset, end = last + 1, pos + size
+                timestamp = _I64.unpack_from(header, _MAX_TIMESTAMP_AT)[0]
+                if timestamp > self.max_timestamp:
+                    self.max_timestamp, self.offset_of_max_timestamp = timestamp, last
+            if end != self.size:
+                raise CorruptIndexError(f"{self.log_path} does not end with a whole batch")
+            self.next_offset = next_offset
+            self.offset_index.check(next_offset, self.size)
+            self.time_index.check(next_offset)
+        except CorruptIndexError:
+            self.recover(lambda batch: None)
+
+    def flush(self) -> None:
+        """LogSegment.flush: the file and both indexes forced to disk (the active segment's in-memory index
+        entries written first)."""
+        self.offset_index.flush()
+        self.time_index.flush()
+        for path in (self.log_path, self.offset_index.path, self.time_index.path):
+            fsync_file(path)
 
     def make_active(self) -> None:
         """The segment becomes the log's active one (after loading, or a truncation back into it)."""

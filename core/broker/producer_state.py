@@ -4,8 +4,9 @@
 Per producer id: its epoch and the metadata of its last 5 batches (first/last sequence, first/last offset). A client
 batch that repeats one of them is a duplicate (the log answers with the original offsets and appends nothing); a
 sequence that does not follow the last one is OUT_OF_ORDER_SEQUENCE_NUMBER; an older epoch INVALID_PRODUCER_EPOCH
-(2.6's ProducerFencedException); a producer the partition does not know starting at a sequence other than 0
-UNKNOWN_PRODUCER_ID. Replicated batches (a follower's appends, recovery) update the state without these checks.
+(2.6's ProducerFencedException). A producer the partition knows no epoch of (its batches went with retention, or
+it expired) may continue at any sequence (KIP-360: 2.5 and later never answer UNKNOWN_PRODUCER_ID). Replicated
+batches (a follower's appends, recovery) update the state without these checks.
 The state is rebuilt when the log is opened or truncated from the latest ``%020d.snapshot`` file at or below the log
 end (Kafka's format, written when a segment rolls and when the log is closed) plus the batches after it.
 """
@@ -128,8 +129,8 @@ class ProducerStateManager:
 
     def prepare(self, batches: Iterable[ProducerBatch], from_client: bool) -> dict[int, ProducerStateEntry]:
         """ProducerAppendInfo.append for each batch (offsets already assigned): the producers' updated entries,
-        not yet applied. A client batch is checked (ApiError with OUT_OF_ORDER_SEQUENCE_NUMBER,
-        INVALID_PRODUCER_EPOCH or UNKNOWN_PRODUCER_ID)."""
+        not yet applied. A client batch is checked (ApiError with OUT_OF_ORDER_SEQUENCE_NUMBER or
+        INVALID_PRODUCER_EPOCH)."""
         updated: dict[int, ProducerStateEntry] = {}
         for batch in batches:
             pid = batch.producer_id
@@ -147,22 +148,20 @@ class ProducerStateManager:
 
     @staticmethod
     def _check(batch: ProducerBatch, current: ProducerStateEntry | None, updated: ProducerStateEntry) -> None:
-        """ProducerAppendInfo.checkProducerEpoch + checkSequence (client appends)."""
+        """ProducerAppendInfo.checkProducerEpoch + checkSequence (client appends), as in 2.6.3."""
         epoch, first_seq = batch.producer_epoch, batch.base_sequence
         if epoch < updated.producer_epoch:
             raise ApiError(Errors.INVALID_PRODUCER_EPOCH,
                            f"Producer's epoch at offset {batch.base_offset} is {epoch}, which is smaller than the "
                            f"last seen epoch {updated.producer_epoch}")
         if epoch != updated.producer_epoch:
-            if first_seq != 0:
-                if updated.producer_epoch != NO_PRODUCER_EPOCH:
-                    raise ApiError(Errors.OUT_OF_ORDER_SEQUENCE_NUMBER,
-                                   f"Invalid sequence number for new epoch: {epoch} (request epoch), {first_seq} "
-                                   "(seq. number)")
-                raise ApiError(Errors.UNKNOWN_PRODUCER_ID,
-                               f"Found no record of producerId={batch.producer_id} on the broker. It is possible "
-                               "that the last message with the producerId has been removed due to hitting the "
-                               "retention limit.")
+            # a new epoch starts at sequence 0, unless the partition knows no epoch of the producer (KIP-360, 2.5+):
+            # its state went with retention, DeleteRecords or expiry, and the producer just continues
+            if first_seq != 0 and updated.producer_epoch != NO_PRODUCER_EPOCH:
+                raise ApiError(Errors.OUT_OF_ORDER_SEQUENCE_NUMBER,
+                               f"Invalid sequence number for new epoch of producer {batch.producer_id} at offset "
+                               f"{batch.base_offset}: {epoch} (request epoch), {first_seq} (seq. number), "
+                               f"{updated.producer_epoch} (current producer epoch)")
             return
         if updated.batches:
             current_last_seq = updated.last_seq
@@ -170,8 +169,10 @@ class ProducerStateManager:
             current_last_seq = current.last_seq
         else:
             current_last_seq = NO_SEQUENCE
-        if (current_last_seq == NO_SEQUENCE and first_seq != 0) or (
-                current_last_seq != NO_SEQUENCE and not in_sequence(current_last_seq, first_seq)):
+        # "If there is no current producer epoch (possibly because all producer records have been deleted due to
+        # retention or the DeleteRecords API) accept writes with any sequence number"
+        current_epoch = current.producer_epoch if current is not None else NO_PRODUCER_EPOCH
+        if current_epoch != NO_PRODUCER_EPOCH and not in_sequence(current_last_seq, first_seq):
             raise ApiError(Errors.OUT_OF_ORDER_SEQUENCE_NUMBER,
                            f"Out of order sequence number for producerId {batch.producer_id}: {first_seq} "
                            f"(incoming seq. number), {current_last_seq} (current end sequence number)")

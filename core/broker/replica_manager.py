@@ -16,7 +16,8 @@ truncates by the answer (`handle_epoch_response`), then builds ONE FetchRequest 
 (`handle_offsets_for_leader_epoch`) and fetches (`handle_fetch`), updating follower state, expanding ISRs and
 advancing high watermarks. The
 periodic tasks (isr-expiration every replica.lag.time.max.ms/2, isr-change-propagation every 2500 ms,
-highwatermark-checkpoint every 5000 ms after the first LeaderAndIsr, delayed-operation expiry) run from
+highwatermark-checkpoint every 5000 ms after the first LeaderAndIsr, the LogManager's retention, flusher,
+recovery-point and log-start-offset checkpoints, delayed-operation expiry) run from
 `run_scheduled_tasks(now_ms)`; `next_task_due_ms()` says when to call it next.
 """
 
@@ -24,7 +25,7 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 import attrs
 
@@ -96,6 +97,13 @@ UNKNOWN_BROKER_EPOCH = -1  # AbstractControlRequest.UNKNOWN_BROKER_EPOCH
 FUTURE_LOCAL_REPLICA_ID = -3  # Request.FutureLocalReplicaId: a local read up to the log end, any replica
 READ_COMMITTED = 1  # IsolationLevel.READ_COMMITTED
 LOG_RETENTION_INITIAL_DELAY_MS = 30000  # LogManager.InitialTaskDelayMs: the first retention check after startup
+# the LogManager's other periodic tasks (KafkaConfig names and 2.6 defaults; read from the broker's log.* properties)
+LOG_FLUSH_OFFSET_CHECKPOINT_INTERVAL_MS = "log.flush.offset.checkpoint.interval.ms"  # 60000
+LOG_FLUSH_START_OFFSET_CHECKPOINT_INTERVAL_MS = "log.flush.start.offset.checkpoint.interval.ms"  # 60000
+LOG_FLUSH_SCHEDULER_INTERVAL_MS = "log.flush.scheduler.interval.ms"  # Long.MaxValue: never
+_LOG_TASK_DEFAULTS = {LOG_FLUSH_OFFSET_CHECKPOINT_INTERVAL_MS: 60000,
+                      LOG_FLUSH_START_OFFSET_CHECKPOINT_INTERVAL_MS: 60000,
+                      LOG_FLUSH_SCHEDULER_INTERVAL_MS: 2**63 - 1}
 
 log = logging.getLogger("kactor.broker")
 
@@ -193,6 +201,11 @@ class ReplicaManager:
         self._next_isr_propagation_ms = now_ms + ISR_CHANGE_PROPAGATION_CHECK_MS
         self._next_hw_checkpoint_ms: float | None = None
         self._next_log_retention_ms = now_ms + LOG_RETENTION_INITIAL_DELAY_MS
+        props = dict(config.log_props)
+        # a period of 0 would run the task on every pass (Kafka's scheduler refuses it): at least 1 ms
+        self._log_task_periods = {k: max(1, int(props.get(k, default))) for k, default in _LOG_TASK_DEFAULTS.items()}
+        # kafka-recovery-point-checkpoint, kafka-log-start-offset-checkpoint, kafka-log-flusher
+        self._next_log_task_ms = {k: now_ms + LOG_RETENTION_INITIAL_DELAY_MS for k in _LOG_TASK_DEFAULTS}
         self._last_hw_checkpoint: dict[str, dict[TopicPartition, int]] = {}  # per dir: what was last written
         # metrics (meters as counts)
         self.isr_expands = 0  # IsrExpandsPerSec
@@ -352,6 +365,10 @@ class ReplicaManager:
         hw_checkpoints = self.log_manager.read_high_watermark_checkpoints()
         to_lead = [(p, s) for p, s in accepted if s.leader == self.local_broker_id]
         to_follow = [(p, s) for p, s in accepted if s.leader != self.local_broker_id]
+        # Partition.makeLeader: `if (leaderHWIncremented) tryCompleteDelayedRequests()` -- a LeaderAndIsr that
+        # shrinks the ISR (a dead follower removed by the controller) or bumps the epoch can commit what acks=all
+        # produces and fetches wait for; nothing else would wake them before their timeout
+        hw_before = {p.topic_partition: p.high_watermark for p, _ in to_lead}
         became_leaders = self.make_leaders(to_lead, response, now_ms, hw_checkpoints) if to_lead else []
         became_followers = self.make_followers(to_follow, response, now_ms, hw_checkpoints) if to_follow else []
         # a Partition whose log could not be created (offline dir) is mapped to Offline
@@ -363,6 +380,9 @@ class ReplicaManager:
         if not self.hw_checkpoint_started:
             self.hw_checkpoint_started = True
             self._next_hw_checkpoint_ms = now_ms + self.config.replica_high_watermark_checkpoint_interval_ms
+        for p, _ in to_lead:
+            if p.is_leader and p.high_watermark != hw_before[p.topic_partition]:
+                yield from self._complete_delayed_requests(p.topic_partition, now_ms)
         for p in became_followers:
             yield from self._complete_delayed_requests(p.topic_partition, now_ms, leadership_changed=True)
         yield from self._process_log_dir_failures()
@@ -533,15 +553,14 @@ class ReplicaManager:
     def handle_offsets_for_leader_epoch(self, request: OffsetsForLeaderEpochRequest, now_ms: float = 0
                                         ) -> Proc[OffsetsForLeaderEpochResponse]:
         """KafkaApis.handleOffsetForLeaderEpochRequest → ReplicaManager.lastOffsetForLeaderEpoch: each partition's
-        answer from its leader-epoch cache; a request from a replica (``replica_id`` ≠ -2) must reach the
-        leader."""
-        only_leader = request.replica_id != DEBUGGING_REPLICA_ID
+        answer from its leader-epoch cache, on the leader only (fetchOnlyFromLeader = true for every request, a
+        consumer's with replica id -2 too: KIP-320's truncation check must not read a follower's cache)."""
         topics = []
         for t in request.topics:
             results = []
             for q in t.partitions:
                 error, epoch, end_offset = self.last_offset_for_leader_epoch(
-                    TopicPartition(t.topic, q.partition), q.current_leader_epoch, q.leader_epoch, only_leader)
+                    TopicPartition(t.topic, q.partition), q.current_leader_epoch, q.leader_epoch)
                 results.append(OffsetForLeaderPartitionResult(error, q.partition, epoch, end_offset))
             topics.append(OffsetForLeaderTopicResult(t.topic, tuple(results)))
         yield from self._process_log_dir_failures()
@@ -573,19 +592,24 @@ class ReplicaManager:
         except ApiError as e:
             return FetchPartitionData(fp.tp, e.error)
         except KafkaStorageError as e:
-            self._note_storage_error(e)
+            # deferred (the PartitionActors): only the log-dir probe's recorded LogDirFailure takes the dir offline
+            if not self.log_manager.defer(e):
+                self._note_storage_error(e)
             return FetchPartitionData(fp.tp, Errors.KAFKA_STORAGE_ERROR)
 
     @staticmethod
     def _fetch_isolation(request: FetchRequest) -> tuple[int, bool]:
         """fetchMessages' FetchIsolation and fetchOnlyFromLeader for ``request``: followers and local log-end reads
         (FUTURE_LOCAL_REPLICA_ID) read to the log end, consumers to the high watermark (READ_COMMITTED: the last
-        stable offset); followers and consumers only from the leader."""
+        stable offset); followers only from the leader, consumers too unless the request has client metadata
+        (``isFromFollower || (isFromConsumer && clientMetadata.isEmpty)``: a Fetch v11+ may read a follower, up to
+        the follower's high watermark)."""
         if request.replica_id >= 0:
             return FETCH_LOG_END, True
         if request.replica_id == FUTURE_LOCAL_REPLICA_ID:
             return FETCH_LOG_END, False
-        return (FETCH_TXN_COMMITTED if request.isolation_level == READ_COMMITTED else FETCH_HIGH_WATERMARK), True
+        isolation = FETCH_TXN_COMMITTED if request.isolation_level == READ_COMMITTED else FETCH_HIGH_WATERMARK
+        return isolation, not request.client_metadata
 
     def _idle(self, context: FetchContext, fp: FetchPartition, isolation: int) -> Partition | None:
         """In an incremental fetch session, the led Partition if reading ``fp`` can bring the fetcher nothing: it is
@@ -1214,7 +1238,8 @@ class ReplicaManager:
 
     def next_task_due_ms(self) -> float:
         """When `run_scheduled_tasks` has something to do next."""
-        due = [self._next_isr_expiration_ms, self._next_isr_propagation_ms, self._next_log_retention_ms]
+        due = [self._next_isr_expiration_ms, self._next_isr_propagation_ms, self._next_log_retention_ms,
+               *self._next_log_task_ms.values()]
         if self._next_hw_checkpoint_ms is not None:
             due.append(self._next_hw_checkpoint_ms)
         due += [op.deadline_ms for op in self._delayed_produce]
@@ -1223,7 +1248,8 @@ class ReplicaManager:
 
     def run_scheduled_tasks(self, now_ms: float) -> Proc[None]:
         """Run every periodic task that is due: isr-expiration, isr-change-propagation, highwatermark-checkpoint,
-        kafka-log-retention, delayed-operation expiry. Periods are fixed-rate from the previous due time (Kafka's
+        kafka-log-retention, kafka-log-flusher, kafka-recovery-point-checkpoint, kafka-log-start-offset-checkpoint,
+        delayed-operation expiry. Periods are fixed-rate from the previous due time (Kafka's
         scheduler)."""
         if now_ms >= self._next_isr_expiration_ms:
             yield from self.maybe_shrink_isr(now_ms)
@@ -1242,6 +1268,15 @@ class ReplicaManager:
             self._next_log_retention_ms = _next_due(self._next_log_retention_ms, now_ms,
                                                     self.config.log_retention_check_interval_ms)
             yield from self._process_log_dir_failures()
+        lm = self.log_manager
+        for task, run in ((LOG_FLUSH_SCHEDULER_INTERVAL_MS, lambda: lm.flush_dirty_logs(int(now_ms))),
+                          (LOG_FLUSH_OFFSET_CHECKPOINT_INTERVAL_MS, lm.checkpoint_recovery_offsets),
+                          (LOG_FLUSH_START_OFFSET_CHECKPOINT_INTERVAL_MS, lm.checkpoint_log_start_offsets)):
+            if now_ms >= self._next_log_task_ms[task]:
+                self._run_log_task(run)
+                self._next_log_task_ms[task] = _next_due(self._next_log_task_ms[task], now_ms,
+                                                         self._log_task_periods[task])
+                yield from self._process_log_dir_failures()
         yield from self.expire_delayed_operations(now_ms)
 
     def cleanup_logs(self, now_ms: float) -> int:
@@ -1254,6 +1289,14 @@ class ReplicaManager:
             if not self.log_manager.defer(e):
                 self._note_storage_error(e)
             return 0
+
+    def _run_log_task(self, run: Callable[[], None]) -> None:
+        """One of the LogManager's periodic tasks; a storage error defers or takes its dir offline."""
+        try:
+            run()
+        except KafkaStorageError as e:
+            if not self.log_manager.defer(e):
+                self._note_storage_error(e)
 
     def begin_shutdown(self) -> None:
         """KafkaServer.shutdown's ``isShuttingDown.compareAndSet(false, true)``, which comes before

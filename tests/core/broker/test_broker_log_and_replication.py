@@ -124,6 +124,29 @@ def test_log_manager_delete_renames_then_removes_and_reloads(tmp_path):
     assert not os.path.exists(os.path.join(d, "stale-0.abc-delete"))
 
 
+@pytest.mark.parametrize("defer_io_errors", [True, False])
+@pytest.mark.parametrize("length", [209, 210, 249])
+def test_deleting_a_topic_with_a_long_name_removes_its_data(tmp_path, length, defer_io_errors):
+    """Log.logDeleteDirName (KAFKA-4893, 2.3+): the topic part of ``<topic>-<partition>.<uuid>-delete`` is cut so the
+    name fits 255 bytes. Before, a name of 210-249 characters could not be renamed: the data stayed (the broker's
+    deferred mode) or the dir went offline, and a re-created topic served the old records."""
+    from core.broker.log import log_delete_dir_name
+
+    d = str(tmp_path / "logs")
+    tp = TopicPartition("t" * length, 12)
+    name = log_delete_dir_name(tp)
+    assert len(name.encode()) <= 255 and name.endswith("-delete") and "-12." in name
+    if length <= 209:
+        assert name.startswith(f"{tp.topic}-12.")
+    lm = LogManager([d], defer_io_errors=defer_io_errors)
+    lm.get_or_create_log(tp, is_new=True).append_as_leader(values_batch(["old"]), 0, 0)
+    existed, errors = lm.delete_logs([tp])
+    assert (existed, errors, lm.offline_dirs, lm.deferred_io_failures) == ({tp}, {}, set(), set())
+    assert not [n for n in os.listdir(d) if n.startswith("ttt")]
+    again = lm.get_or_create_log(tp, is_new=True)
+    assert (again.log_end_offset, log_values(again)) == (0, ())
+
+
 def test_log_manager_delete_logs_checkpoints_each_dir_once(tmp_path, monkeypatch):
     """delete_logs (LogManager.asyncDelete(Set), Kafka 2.7+): every log renamed and removed, then the two checkpoint
     files of each dir that lost a log written once, holding the logs that remain; a broken dir is a per-partition
@@ -148,7 +171,8 @@ def test_log_manager_delete_logs_checkpoints_each_dir_once(tmp_path, monkeypatch
                                      for f in ("recovery-point-offset-checkpoint", "log-start-offset-checkpoint"))
     assert sorted(os.listdir(d1)) == ["log-start-offset-checkpoint", "recovery-point-offset-checkpoint"]
     assert read_offset_checkpoint(os.path.join(d1, "recovery-point-offset-checkpoint")) == {}
-    assert read_offset_checkpoint(os.path.join(d2, "recovery-point-offset-checkpoint")) == {tps[4]: 5}
+    # nothing was flushed (flush.messages / flush.ms never by default): the recovery point stays at 0
+    assert read_offset_checkpoint(os.path.join(d2, "recovery-point-offset-checkpoint")) == {tps[4]: 0}
     assert set(lm.all_logs) == {tps[2], tps[4]}
 
 

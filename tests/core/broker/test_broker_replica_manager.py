@@ -103,6 +103,67 @@ def test_clearPurgatoryOnBecomingFollower(tmp_path):
     assert rm.delayed_produce_count == 0
 
 
+def test_leader_and_isr_shrinking_the_isr_completes_delayed_produce_and_fetch(tmp_path):
+    """Partition.makeLeader (2.6.3) `if (leaderHWIncremented) tryCompleteDelayedRequests()`: the controller removes
+    a dead follower from the ISR (same leader, epoch + 1, ISR [0]); the HW moves to the log end, so the acks=all
+    produce that waited on the dead follower is answered NONE at once, and a consumer's delayed fetch gets the
+    records, instead of both waiting for their timeouts (issue #26: a 30 s stall at every follower crash)."""
+    rm = make_rm(tmp_path)
+    become(rm, lai_state(TP0, 0, 0, [0, 1], [0, 1], is_new=True))
+    effects: list = []
+    assert produce(rm, TP0, 2, acks=-1, effects=effects) is None
+    assert consumer_fetch(rm, TP0, 0, wait=500, effects=effects) is None
+    assert (rm.delayed_produce_count, rm.delayed_fetch_count) == (1, 1)
+    resp = become(rm, lai_state(TP0, 0, 1, [0], [0, 1], zk_version=1), now=T0 + 100, effects=effects)
+    assert errors(resp) == {TP0: Errors.NONE}
+    assert rm.online_partition(TP0).high_watermark == 2
+    (produced,) = emitted(effects, "client")
+    assert (one(produced).error, one(produced).base_offset) == (Errors.NONE, 0)
+    (fetched,) = emitted(effects, "consumer")
+    (data,) = fetched.partitions
+    assert (data.error, data.high_watermark) == (Errors.NONE, 2)
+    assert read_records_of(data.records) == [(0, 0, "v0"), (1, 0, "v1")]
+    assert (rm.delayed_produce_count, rm.delayed_fetch_count) == (0, 0)
+
+
+def test_leader_and_isr_leaving_the_hw_unchanged_keeps_delayed_produce_waiting(tmp_path):
+    """An epoch bump with the same ISR moves no HW: the acks=all produce keeps waiting for follower 1."""
+    rm = make_rm(tmp_path)
+    become(rm, lai_state(TP0, 0, 0, [0, 1], [0, 1], is_new=True))
+    effects: list = []
+    assert produce(rm, TP0, 2, acks=-1, effects=effects) is None
+    become(rm, lai_state(TP0, 0, 1, [0, 1], [0, 1], zk_version=1), now=T0 + 100, effects=effects)
+    assert emitted(effects, "client") == [] and rm.delayed_produce_count == 1
+
+
+def test_a_consumer_fetch_v11_is_served_by_a_follower_up_to_its_high_watermark(tmp_path):
+    """ReplicaManager.fetchMessages (2.6.3): fetchOnlyFromLeader = isFromFollower || (isFromConsumer &&
+    clientMetadata.isEmpty), and KafkaApis gives every Fetch v11+ a ClientMetadata: a v11 consumer reading a
+    follower gets the records below the follower's high watermark; a v10 one (and the group coordinator's local
+    reads) NOT_LEADER_OR_FOLLOWER; a stale leader epoch FENCED_LEADER_EPOCH, as on a leader."""
+    from core.api.fetch import request_from_wire
+
+    rm = make_rm(tmp_path)
+    become(rm, lai_state(TP0, 1, 3, [1, 0], [1, 0], is_new=True))
+    log = rm.online_partition(TP0).log
+    log.append_as_follower(b"".join(values_batch([v], 0, base_offset=i, leader_epoch=3)
+                                    for i, v in enumerate(["a", "b", "c"])))
+    log.update_high_watermark(2)
+    body = {"replica_id": -1, "max_wait_ms": 0, "min_bytes": 0, "max_bytes": 1 << 20, "isolation_level": 0,
+            "topics": [{"topic": TP0.topic, "partitions": [
+                {"partition": 0, "fetch_offset": 0, "current_leader_epoch": 3, "partition_max_bytes": 1 << 20}]}]}
+    v11, v10 = request_from_wire(11, body), request_from_wire(10, body)
+    assert (v11.client_metadata, v10.client_metadata) == (True, False)
+    (served,) = drive(rm.handle_fetch(v11, T0, "consumer")).partitions
+    assert (served.error, served.high_watermark) == (Errors.NONE, 2)
+    assert read_values(served.records) == ("a", "b")
+    (refused,) = drive(rm.handle_fetch(v10, T0, "consumer")).partitions
+    assert (refused.error, refused.records) == (Errors.NOT_LEADER_OR_FOLLOWER, b"")
+    stale = attrs.evolve(v11, partitions=(attrs.evolve(v11.partitions[0], leader_epoch=2),))
+    (fenced,) = drive(rm.handle_fetch(stale, T0, "consumer")).partitions
+    assert fenced.error == Errors.FENCED_LEADER_EPOCH
+
+
 def test_fetchMessagesWhenNotFollowerForOnePartition(tmp_path):
     """testFetchMessagesWhenNotFollowerForOnePartition."""
     rm = make_rm(tmp_path)
@@ -965,3 +1026,22 @@ def test_acks_all_produce_completes_through_a_parked_follower_long_poll(tmp_path
         assert (one(done).error, one(done).base_offset) == (Errors.NONE, rnd)
         assert rm.online_partition(TP0).high_watermark == rnd + 1
         assert rm.delayed_produce_count == 0
+
+
+def test_a_read_from_a_broken_log_dir_fails_only_that_partition(tmp_path):
+    """Log.read's maybeHandleIOException (2.6): between a dir breaking and the probe's recorded LogDirFailure, a
+    consumer fetch of a partition in it answers KAFKA_STORAGE_ERROR for that partition only; the other partition
+    of the same request is served, and (deferred mode) the dir is only remembered, not taken offline. Before, the
+    raw OSError escaped the whole fetch."""
+    rm = _deferring_rm(tmp_path)
+    zk = broker_zk()
+    become(rm, lai_state(TP0, 0, 0, [0], [0], is_new=True), lai_state(TP1, 0, 0, [0], [0], is_new=True), zk=zk)
+    for tp in (TP0, TP1):
+        drive(rm.handle_produce(produce_request(tp, f"{tp.partition}a", f"{tp.partition}b"), T0), zk)
+    broken = rm.online_partition(TP0).log.parent_dir
+    _break(broken)
+    request = FetchRequest(-1, (FetchPartition(TP0, 0, -1), FetchPartition(TP1, 0, -1)))
+    d0, d1 = drive(rm.handle_fetch(request, T0, "consumer"), zk).partitions
+    assert (d0.tp, d0.error, d0.records) == (TP0, Errors.KAFKA_STORAGE_ERROR, b"")
+    assert (d1.tp, d1.error, read_values(d1.records)) == (TP1, Errors.NONE, ("1a", "1b"))
+    assert rm.log_manager.deferred_io_failures == {broken} and rm.get_partition(TP0) is not OFFLINE

@@ -316,7 +316,7 @@ def test_filter_partitions_made_leader_during_leader_epoch_request(tmp_path):
 def test_leader_answers_from_its_leader_epoch_cache(tmp_path):
     """Partition.lastOffsetForLeaderEpoch on the leader: the end of the largest epoch ≤ the one asked; its own
     (current) epoch ends at its LEO; an epoch below all → the first epoch's start; checked against the current
-    leader epoch (FENCED / UNKNOWN_LEADER_EPOCH); a follower's request to a non-leader → NOT_LEADER_FOR_PARTITION;
+    leader epoch (FENCED / UNKNOWN_LEADER_EPOCH); any request to a non-leader → NOT_LEADER_FOR_PARTITION;
     an unknown partition → UNKNOWN_TOPIC_OR_PARTITION."""
     leader = make_rm(tmp_path, 0)
     seed_log(leader, ["a", "b", "c", "d"], ((1, 0), (3, 2)), hw=4)
@@ -345,8 +345,9 @@ def test_leader_answers_from_its_leader_epoch_cache(tmp_path):
     become(follower, lai_state(TP, 0, 5, [0, 1], [0, 1], is_new=True))
     request = OffsetsForLeaderEpochRequest((OffsetForLeaderTopic(TP.topic, (OffsetForLeaderPartition(0, 5, 5),)),), 2)
     assert answer(follower, request) == one(Errors.NOT_LEADER_OR_FOLLOWER, UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET)
-    debug = OffsetsForLeaderEpochRequest(request.topics, DEBUGGING_REPLICA_ID)  # allowed on a follower
-    assert answer(follower, debug) == one(Errors.NONE, UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET)
+    # a consumer's (replica id -2) is refused by a follower too: 2.6.3 passes fetchOnlyFromLeader = true for all
+    debug = OffsetsForLeaderEpochRequest(request.topics, DEBUGGING_REPLICA_ID)
+    assert answer(follower, debug) == one(Errors.NOT_LEADER_OR_FOLLOWER, UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET)
 
 
 # ------------------------------------------------------------------------------------------- issue #19's scenario
@@ -500,3 +501,45 @@ def test_fenced_fetch_removes_the_partition_until_the_next_leader_and_isr(tmp_pa
     assert [(d.tp, d.error) for d in response.partitions] == [(TP, Errors.UNKNOWN_LEADER_EPOCH)]
     drive(unknown.handle_fetch_response(0, response, T0), zk)
     assert unknown.fetch_states[TP].is_ready_for_fetch  # retried after the back-off
+
+
+def test_an_epoch_led_without_writing_does_not_keep_the_follower_truncating_for_ever(tmp_path):
+    """KAFKA-10706 (2.6.1) on two replica managers: A leads epoch 1 and writes 0..9, B copies 0..4; B leads epoch 2
+    and writes 5..9 (A never fetches them); A leads epoch 3 writing nothing; B leads epoch 4. A asks for epoch 3, B
+    answers (2, 10) and A truncates to its log end: a no-op that must still drop A's trailing (3, 10) entry, so the
+    next round asks for epoch 1, B answers (1, 5), A truncates to 5 and fetches epoch 2's records. Before the fix A
+    asked for epoch 3 for ever and never fetched again."""
+    zk = broker_zk()
+    a, b = make_rm(tmp_path / "a", 0), make_rm(tmp_path / "b", 1)
+
+    def lai(rm: ReplicaManager, leader: int, epoch: int) -> None:
+        become(rm, lai_state(TP, leader, epoch, [0, 1], [0, 1], zk_version=epoch - 1, is_new=epoch == 1), zk=zk,
+               now=1000.0 * epoch)
+
+    def produce(rm: ReplicaManager, value: str, now: float) -> None:
+        drive(rm.handle_produce(produce_request(TP, *[value] * 5, acks=1), now), zk)
+
+    lai(a, 0, 1)
+    lai(b, 0, 1)
+    produce(a, "a1", 1000)
+    settle_truncation(zk, a, b, 0, 1000)
+    fetch_round(zk, a, b, 0, 1001)
+    produce(a, "a1-lost", 1002)  # 5..9 in epoch 1, never fetched by B
+    lai(b, 1, 2)
+    lai(a, 1, 2)
+    produce(b, "b2", 2000)  # 5..9 in epoch 2
+    lai(a, 0, 3)  # A leads epoch 3 and writes nothing
+    lai(b, 0, 3)
+    lai(b, 1, 4)
+    lai(a, 1, 4)
+    log_a = a.online_partition(TP).log
+    assert log_a.leader_epoch_entries == ((1, 0), (3, 10)) and log_a.log_end_offset == 10
+    epochs_asked = []
+    while (request := a.epoch_request_for(1)) is not None and len(epochs_asked) < 5:
+        epochs_asked.append(asked(request)[0][3])
+        drive(a.handle_epoch_response(1, answer(b, request), 5000), zk)
+    assert epochs_asked == [3, 1]
+    assert log_a.log_end_offset == 5 and log_a.leader_epoch_entries == ((1, 0),)
+    fetch_round(zk, b, a, 1, 5001)
+    assert log_values(log_a) == ("a1",) * 5 + ("b2",) * 5
+    assert log_a.leader_epoch_entries == ((1, 0), (2, 5))

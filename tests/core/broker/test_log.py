@@ -184,6 +184,22 @@ def test_truncate_to_drops_whole_batches(tmp_path):
     assert log.append_as_leader(batch(1), 10, T0).first_offset == 42
 
 
+def test_truncate_to_end_offset_clears_epoch_cache(tmp_path):
+    """LogTest.testTruncateToEndOffsetClearsEpochCache (2.6.3, KAFKA-10706): a truncation at or past the log end
+    truncates nothing but still drops the epoch entries starting at the log end (an epoch this replica started as
+    leader without writing a record)."""
+    log = Log(str(tmp_path), TP)
+    seed = build_batch([Record(0, 0, None, b"a"), Record(1, 1, None, b"b")], base_offset=27,
+                       partition_leader_epoch=19, first_timestamp=T0)
+    log.append_as_follower(seed)
+    assert log.leader_epoch_entries[-1] == (19, 27) and log.log_end_offset == 29
+    for epoch, target in ((20, log.log_end_offset), (24, log.log_end_offset + 1)):
+        log.assign_epoch_start_offset(epoch, log.log_end_offset)  # becoming leader
+        assert log.leader_epoch_entries[-1] == (epoch, 29) and log.log_end_offset == 29
+        assert log.truncate_to(target) is False  # then follower, truncating to the log end or past it
+        assert log.leader_epoch_entries[-1] == (19, 27) and log.log_end_offset == 29
+
+
 def test_retention_by_time_and_size_never_past_the_high_watermark(tmp_path):
     config = small(segment_bytes=300, retention_ms=1000)
     log = Log(str(tmp_path), TP, config=config)
@@ -233,11 +249,10 @@ def test_idempotent_producer_dedupe_and_sequence_errors(tmp_path):
     again = log.append_as_leader(batch(3, pid=7, epoch=0, seq=0), 0, T0)
     assert (again.first_offset, again.last_offset) == (first.first_offset, first.last_offset) == (0, 2)
     assert log.log_end_offset == 3
-    for records, error in [(batch(1, pid=7, epoch=0, seq=5), Errors.OUT_OF_ORDER_SEQUENCE_NUMBER),
-                           (batch(1, pid=8, epoch=0, seq=4), Errors.UNKNOWN_PRODUCER_ID)]:
-        with pytest.raises(ApiError) as e:
-            log.append_as_leader(records, 0, T0)
-        assert e.value.error == error
+    with pytest.raises(ApiError) as e:
+        log.append_as_leader(batch(1, pid=7, epoch=0, seq=5), 0, T0)
+    assert e.value.error == Errors.OUT_OF_ORDER_SEQUENCE_NUMBER
+    assert log.log_end_offset == 3
     assert log.append_as_leader(batch(1, pid=7, epoch=1, seq=0), 0, T0).first_offset == 3
     with pytest.raises(ApiError) as e:
         log.append_as_leader(batch(1, pid=7, epoch=0, seq=3), 0, T0)
@@ -246,6 +261,36 @@ def test_idempotent_producer_dedupe_and_sequence_errors(tmp_path):
     reopened = Log(str(tmp_path), TP)
     dup = reopened.append_as_leader(batch(1, pid=7, epoch=1, seq=0), 0, T0)
     assert (dup.first_offset, reopened.log_end_offset) == (3, 4)
+
+
+def test_an_idempotent_producer_whose_batches_retention_deleted_continues(tmp_path):
+    """KIP-360 (Kafka 2.5+, ProducerAppendInfo.checkSequence): retention deletes the segment holding producer 8's
+    only batch, so the partition forgets it; its next batch, sequence 3, is appended (2.4 answered
+    UNKNOWN_PRODUCER_ID), and a retry of that batch is still a duplicate."""
+    log = Log(str(tmp_path), TP, config=small(segment_bytes=1, retention_ms=1000))
+    log.append_as_leader(batch(3, pid=8, epoch=0, seq=0, ts=T0), 0, T0)
+    log.append_as_leader(batch(3, pid=7, epoch=0, seq=0, ts=T0 + 5000), 0, T0 + 5000)
+    log.update_high_watermark(log.log_end_offset)
+    assert log.delete_old_segments(T0 + 5000) == 1 and log.log_start_offset == 3
+    assert 8 not in log.producer_state.producers
+    info = log.append_as_leader(batch(2, pid=8, epoch=0, seq=3, ts=T0 + 6000), 0, T0 + 6000)
+    assert (info.first_offset, info.last_offset) == (6, 7)
+    again = log.append_as_leader(batch(2, pid=8, epoch=0, seq=3, ts=T0 + 6000), 0, T0 + 6000)
+    assert (again.first_offset, again.last_offset, log.log_end_offset) == (6, 7, 8)
+
+
+@pytest.mark.parametrize("timestamp_type", ["LogAppendTime", "CreateTime"])
+def test_a_duplicate_batchs_answer_carries_the_original_timestamp(tmp_path, timestamp_type):
+    """Log.analyzeAndValidateProducerState (2.6): a duplicate's appendInfo.logAppendTime = duplicate.timestamp, the
+    stored batch's max timestamp: the original append time on a LogAppendTime topic (kactor answered -1), and, as
+    in Kafka, the batch's max create time on a CreateTime topic."""
+    log = Log(str(tmp_path), TP, config=small(message_timestamp_type=timestamp_type))
+    first = log.append_as_leader(batch(2, ts=5, pid=3, epoch=0, seq=0), 0, T0)
+    again = log.append_as_leader(batch(2, ts=5, pid=3, epoch=0, seq=0), 0, T0 + 7000)
+    original = T0 if timestamp_type == "LogAppendTime" else 6
+    assert first.log_append_time == (T0 if timestamp_type == "LogAppendTime" else -1)
+    assert (again.first_offset, again.last_offset, again.log_append_time) == (0, 1, original)
+    assert log.log_end_offset == 2
 
 
 def test_log_holds_no_record_bytes(tmp_path):

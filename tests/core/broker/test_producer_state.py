@@ -35,11 +35,16 @@ def test_duplicates_of_the_last_five_batches_only():
     assert state.find_duplicate(pb(2, 2, 99, epoch=1)) is None
 
 
-def test_sequence_and_epoch_errors_as_kafka_2_6():
+def test_sequence_and_epoch_errors_as_kafka_2_6_3():
+    """ProducerAppendInfo.checkSequence (2.6.3): an unknown producer may start at any sequence (KIP-360: its state
+    may have gone with retention); after that its sequences must follow on."""
     state = ProducerStateManager()
+    append(state, pb(3, 1, 0, pid=9))
+    assert state.producers[9].last_seq == 3
     with pytest.raises(ApiError) as e:
-        append(state, pb(3, 1, 0))
-    assert e.value.error == Errors.UNKNOWN_PRODUCER_ID
+        append(state, pb(5, 1, 1, pid=9))
+    assert e.value.error == Errors.OUT_OF_ORDER_SEQUENCE_NUMBER
+    append(state, pb(4, 1, 1, pid=9))
     append(state, pb(0, 2, 0, epoch=5))
     for batch, error in ((pb(3, 1, 2, epoch=5), Errors.OUT_OF_ORDER_SEQUENCE_NUMBER),
                          (pb(2, 1, 2, epoch=4), Errors.INVALID_PRODUCER_EPOCH),
@@ -52,6 +57,20 @@ def test_sequence_and_epoch_errors_as_kafka_2_6():
     # replication (a follower, recovery) is not checked
     state.update(state.prepare([pb(40, 1, 3, epoch=6)], from_client=False))
     assert state.producers[1].last_seq == 40
+
+
+def test_a_producer_whose_state_went_with_retention_continues_at_its_sequence():
+    """KIP-360 (2.5+): truncate_head forgets a producer whose last batch is below the new log start; its next batch
+    (sequence 7, same epoch) is accepted, and then followed on (2.4 answered UNKNOWN_PRODUCER_ID)."""
+    state = ProducerStateManager()
+    append(state, pb(0, 7, 0, epoch=2))
+    state.truncate_head(10)
+    assert state.producers == {}
+    append(state, pb(7, 1, 10, epoch=2))
+    assert (state.producers[1].producer_epoch, state.producers[1].last_seq) == (2, 7)
+    with pytest.raises(ApiError) as e:
+        append(state, pb(9, 1, 11, epoch=2))
+    assert e.value.error == Errors.OUT_OF_ORDER_SEQUENCE_NUMBER
 
 
 def test_sequences_wrap_at_int_max():
