@@ -142,13 +142,14 @@ def raw_request(address: str, api_key: int, version: int, body: dict, timeout: f
     host, port = address.rsplit(":", 1)
     with socket.create_connection((host, int(port)), timeout=timeout) as s:
         s.sendall(encode_request(RequestHeader(api_key, version, 7, "kactor-test"), body))
-        size = struct.unpack(">i", _read(s, 4))[0]
-        correlation_id, response = decode_response(api_key, version, _read(s, size))
+        size = struct.unpack(">i", recv_exact(s, 4))[0]
+        correlation_id, response = decode_response(api_key, version, recv_exact(s, size))
     assert correlation_id == 7
     return response
 
 
-def _read(s: socket.socket, n: int) -> bytes:
+def recv_exact(s: socket.socket, n: int) -> bytes:
+    """Exactly n bytes from a blocking socket; ConnectionError if the broker closes it first."""
     buf = b""
     while len(buf) < n:
         chunk = s.recv(n - len(buf))

@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from cluster_helpers import Cluster
+from cluster_helpers import Cluster, recv_exact
 from kafka_clients_helpers import OVERRIDES, ProducerThread, bootstrap, read_partition
 
 from messages.common import Errors
@@ -51,8 +51,8 @@ class MetadataProbe:
                     s.settimeout(30.0)  # a broker still starting holds the request: its answer comes later
                     corr += 1
                     s.sendall(frame_of(corr))
-                    size = struct.unpack(">i", _read(s, 4))[0]
-                    _, body = decode_response(3, METADATA_V1, _read(s, size))
+                    size = struct.unpack(">i", recv_exact(s, 4))[0]
+                    _, body = decode_response(3, METADATA_V1, recv_exact(s, size))
             except OSError:
                 time.sleep(0.01)  # refused (the broker is down), reset, or closed: try again at once
                 continue
@@ -61,16 +61,6 @@ class MetadataProbe:
                 self.codes.append(t["error_code"])
                 self.codes.extend(p["error_code"] for p in t["partitions"])
             time.sleep(0.02)
-
-
-def _read(s: socket.socket, n: int) -> bytes:
-    buf = b""
-    while len(buf) < n:
-        chunk = s.recv(n - len(buf))
-        if not chunk:
-            raise ConnectionError("closed")
-        buf += chunk
-    return buf
 
 
 def test_producers_keep_writing_while_a_broker_is_killed_and_restarted(start_cluster: Any) -> None:
