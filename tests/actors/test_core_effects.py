@@ -6,7 +6,7 @@ import pytest
 
 from actors import names
 from actors.core_effects import routes
-from core.effects import BrokerEpochChanged, Enqueue, Reconfigure, Respond, SendRequest, StateChange
+from core.effects import BrokerEpochChanged, Enqueue, Reconfigure, ReplyHandle, Respond, SendRequest, StateChange
 from messages import controller_events as ev
 from messages.broker_lifecycle import BrokerRegistered
 from messages.dynamic_config import LogConfigDefaultsChanged, TopicConfigChanged
@@ -34,7 +34,7 @@ def test_a_config_change_reaches_the_components_that_hold_that_config() -> None:
 
 def test_other_effects_are_not_notifications() -> None:
     assert routes(SendRequest(1, object())) is None
-    assert routes(Respond("token:3", object())) is None  # answered by the shard that parked the request
+    assert routes(Respond(ReplyHandle(3), object())) is None  # answered by the shard that parked the request
 
 
 def test_a_leadership_change_of_consumer_offsets_goes_to_the_group_coordinator() -> None:
