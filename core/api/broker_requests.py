@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from core.api import (
+    describe_log_dirs,
     fetch,
     kactor_private,
     leader_and_isr,
@@ -29,6 +30,7 @@ BROKER_REQUESTS: dict[type, ShardedRequest] = {unit.request_type: unit for unit 
     list_offsets.SHARDED,
     offset_for_leader_epoch.SHARDED,
     kactor_private.SHARDED,
+    describe_log_dirs.SHARDED,
 )}
 
 # the answers the shards' follower fetchers get back, by their type
