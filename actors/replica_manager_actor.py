@@ -1,5 +1,6 @@
-"""ReplicaManagerActor ("replica-manager"): the broker's request front for LeaderAndIsr, UpdateMetadata,
-StopReplica, Fetch, Produce, ListOffsets and OffsetsForLeaderEpoch (KafkaApis → ReplicaManager), from the network
+"""ReplicaManagerActor ("replica-manager"): the broker's request front for the request types of
+core/api/broker_requests.py — LeaderAndIsr, UpdateMetadata, StopReplica, Fetch, Produce, ListOffsets,
+OffsetsForLeaderEpoch, DescribeLogDirs (KafkaApis → ReplicaManager) — and Metadata, from the network
 (NetRequest → NetReply) or from another actor of the process (LocalRequest → LocalReply: the group coordinator
 reading and writing ``__consumer_offsets``, Kafka's in-process replicaManager.appendRecords / readFromLocalLog).
 
