@@ -13,7 +13,7 @@ import logging
 from typing import Any
 
 from actors.base import KActor
-from actors.core_effects import routes
+from actors.core_effects import EVERY_RECIPIENT, EffectInterpreter
 from actors.proc_driver import ProcDriver
 from core.broker.dynamic_config import ConfigManager
 from messages.dynamic_config import ConfigManagerInit
@@ -26,7 +26,7 @@ log = logging.getLogger("kactor.config")
 class ConfigManagerActor(KActor):
     def on_start(self) -> None:
         self.manager: ConfigManager | None = None
-        self.driver = ProcDriver(self, self._effect)
+        self.driver = ProcDriver(self, EffectInterpreter(self, optional=EVERY_RECIPIENT))
         self.running = False
         self.run_pending = False
 
@@ -63,12 +63,3 @@ class ConfigManagerActor(KActor):
         if self.run_pending:
             self.run_pending = False
             self._add_change_notification()
-
-    def _effect(self, effect: Any) -> None:
-        delivered = routes(effect)
-        if delivered is not None:
-            for to, body in delivered:
-                if self.runtime.has_actor(to):
-                    self.post(to, body)
-            return None
-        raise TypeError(f"config-manager: unexpected effect {type(effect).__name__}")

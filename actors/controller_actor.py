@@ -24,12 +24,12 @@ from thespian.actors import ActorExitRequest
 from actors import names
 from actors.base import KActor
 from actors.broker_channel_actor import BrokerChannelActor
-from actors.core_effects import routes
+from actors.core_effects import EffectInterpreter
 from actors.proc_driver import ProcDriver
 from core.broker.log_config import UNCLEAN_LEADER_ELECTION_ENABLE, parse_boolean
 from core.controller.errors import exception_of, raised_error
 from core.controller.kafka_controller import KafkaController
-from core.effects import AddBrokerChannel, Cancel, RemoveBrokerChannel, Schedule, SendRequest
+from core.effects import AddBrokerChannel, RemoveBrokerChannel, SendRequest
 from messages import controller_events as ev
 from messages.broker_lifecycle import ControllerInit
 from messages.channel import ChannelResponse, ChannelStart, ChannelStop
@@ -75,7 +75,11 @@ class ControllerActor(KActor):
         self.queue: deque[_Queued] = deque()
         self.current: _Queued | None = None
         self.started_ms = 0.0
-        self.driver = ProcDriver(self, self._effect, {DeletionStimulus: self._ask_topic_deletion})
+        self.driver = ProcDriver(self, EffectInterpreter(self, optional=OPTIONAL_RECIPIENTS, own={
+            SendRequest: self._send_request,
+            AddBrokerChannel: self._add_channel,
+            RemoveBrokerChannel: lambda effect: self._remove_channel(effect.broker_id),
+        }), {DeletionStimulus: self._ask_topic_deletion})
         self.channels: dict[int, str] = {}
         self._draining = False
 
@@ -216,29 +220,13 @@ class ControllerActor(KActor):
         self._process_queue()
 
     # -- effects of the core -----------------------------------------------------------------------------------------
-    def _effect(self, effect: Any) -> None:
-        if isinstance(effect, SendRequest):
-            name = self.channels.get(effect.broker_id)
-            if name is None:
-                log.info("Not sending request %s to broker %d, since it is offline.",
-                         type(effect.request).__name__, effect.broker_id)
-            else:
-                self.post(name, effect)
-        elif isinstance(effect, AddBrokerChannel):
-            self._add_channel(effect)
-        elif isinstance(effect, RemoveBrokerChannel):
-            self._remove_channel(effect.broker_id)
-        elif isinstance(effect, Schedule):
-            self.schedule(effect.key, effect.delay_ms)
-        elif isinstance(effect, Cancel):
-            self.cancel_timer(effect.key)
-        elif (delivered := routes(effect)) is not None:
-            for to, body in delivered:
-                if to in OPTIONAL_RECIPIENTS and not self.runtime.has_actor(to):
-                    continue  # a controller without the broker side (unit tests): nobody to tell
-                self.post(to, body)
+    def _send_request(self, effect: SendRequest) -> None:
+        name = self.channels.get(effect.broker_id)
+        if name is None:
+            log.info("Not sending request %s to broker %d, since it is offline.",
+                     type(effect.request).__name__, effect.broker_id)
         else:
-            raise TypeError(f"unknown effect {type(effect).__name__}")
+            self.post(name, effect)
 
     def _add_channel(self, effect: AddBrokerChannel) -> None:
         broker_id = effect.broker.id

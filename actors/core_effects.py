@@ -1,5 +1,6 @@
-"""Where the functional core's notifications go: each typed effect of core/effects.py that tells another component
-something becomes (actor name, message) pairs, in the order they are posted.
+"""Where the functional core's effects go: each typed effect of core/effects.py that tells another component
+something becomes (actor name, message) pairs, in the order they are posted (`routes`), and `EffectInterpreter`
+is the one interpreter of the effects every actor running a core handles alike (timers, answers, notifications).
 
 The core says what it means (an event for the controller's queue, a state-change record, a config change); this
 module alone maps that to the actors of actors/names.py.
@@ -7,10 +8,11 @@ module alone maps that to the actors of actors/names.py.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Container, Mapping
 from typing import Any
 
 from actors import names
-from core.effects import BrokerEpochChanged, Enqueue, Reconfigure, StateChange
+from core.effects import BrokerEpochChanged, Cancel, Enqueue, Reconfigure, Respond, Schedule, StateChange
 from messages.dynamic_config import LogConfigDefaultsChanged, TopicConfigChanged
 from messages.replication import LeadershipChange
 
@@ -35,3 +37,47 @@ def routes(effect: Any) -> tuple[tuple[str, Any], ...] | None:
     if isinstance(effect, Reconfigure):
         return tuple((name, effect.change) for name in RECONFIGURABLES[type(effect.change)])
     return None
+
+
+class _Everyone:
+    def __contains__(self, name: object) -> bool:
+        return True
+
+
+# optional= for an actor whose process may lack any recipient (a shard without a group coordinator in unit tests)
+EVERY_RECIPIENT: Container[str] = _Everyone()
+
+
+class EffectInterpreter:
+    """The handler a ProcDriver calls with each effect of an actor's core: ``Schedule`` / ``Cancel`` set and cancel
+    the actor's own timers, ``Respond`` goes to ``respond`` (the actor that made the `core.effects.ReplyHandle`
+    knows where its answer goes), a notification goes where `routes` sends it, and the effects only this actor
+    handles (``own``, by type) to their handlers. A recipient in ``optional`` that this process does not have is
+    skipped (nobody to tell); any other effect is a programming error (TypeError)."""
+
+    def __init__(self, actor: Any, *, own: Mapping[type, Callable[[Any], Any]] | None = None,
+                 respond: Callable[[Respond], None] | None = None, optional: Container[str] = ()) -> None:
+        self._actor = actor
+        self._own = dict(own or {})
+        self._respond = respond
+        self._optional = optional
+
+    def __call__(self, effect: Any) -> Any:
+        own = self._own.get(type(effect))
+        if own is not None:
+            return own(effect)
+        actor = self._actor
+        if isinstance(effect, Schedule):
+            actor.schedule(effect.key, effect.delay_ms)
+        elif isinstance(effect, Cancel):
+            actor.cancel_timer(effect.key)
+        elif isinstance(effect, Respond) and self._respond is not None:
+            self._respond(effect)
+        elif (delivered := routes(effect)) is not None:
+            for to, body in delivered:
+                if to in self._optional and not actor.runtime.has_actor(to):
+                    continue
+                actor.post(to, body)
+        else:
+            raise TypeError(f"{actor.name}: unexpected effect {type(effect).__name__}")
+        return None

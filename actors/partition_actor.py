@@ -13,21 +13,24 @@ from __future__ import annotations
 import itertools
 import logging
 import os
-import zlib
 from collections import deque
 from typing import Any
 
+import attrs
+
 from actors import names
 from actors.base import KActor
-from actors.core_effects import routes
+from actors.core_effects import EVERY_RECIPIENT, EffectInterpreter
 from actors.proc_driver import ProcDriver
+from core.api.broker_requests import FOLLOWER_RESPONSES, unit_of
 from core.broker.config import BrokerSideConfig
 from core.broker.fetch_session import FetchSessionCache
 from core.broker.log import LogManager
 from core.broker.replica_manager import ReplicaManager
-from core.effects import Respond
+from core.broker.shards import ShardedRequest, shard_of
+from core.effects import ReplyHandle, Respond
 from messages.broker_lifecycle import ReplicaManagerInit
-from messages.common import Errors, TopicPartition
+from messages.common import Errors
 from messages.dynamic_config import LogConfigDefaultsChanged, TopicConfigChanged
 from messages.net import NetResponse, NetSend, NetSendFailed
 from messages.partition import (
@@ -42,33 +45,11 @@ from messages.partition import (
     ShardShuttingDown,
     ShardStopped,
 )
-from messages.replication import (
-    DescribeMetadataCacheRequest,
-    DescribeMetadataCacheResponse,
-    FetchPartitionData,
-    FetchRequest,
-    FetchResponse,
-    ListOffsetsPartitionResponse,
-    ListOffsetsRequest,
-    ListOffsetsResponse,
-    OffsetForLeaderPartitionResult,
-    OffsetForLeaderTopicResult,
-    OffsetsForLeaderEpochRequest,
-    OffsetsForLeaderEpochResponse,
-    ProducePartitionResponse,
-    ProduceRequest,
-    ProduceResponse,
-)
-from messages.requests import (
-    LeaderAndIsrRequest,
-    LeaderAndIsrResponse,
-    StopReplicaRequest,
-    StopReplicaResponse,
-    UpdateMetadataRequest,
-    UpdateMetadataResponse,
-)
+from messages.replication import FetchRequest
 from messages.runtime import TimerFired
 from messages.zk import ZkResponse
+
+__all__ = ["PartitionActor", "shard_of"]
 
 log = logging.getLogger("kactor.broker")
 
@@ -77,45 +58,42 @@ REPLICA_SOCKET_TIMEOUT_MS = 30000  # replica.socket.timeout.ms
 GAUGES_INTERVAL_MS = 1000
 
 
-# (topic, partition, its class, shards) → shard: shard_of, computed once (the class: True == 1, but not as text)
-_SHARDS: dict[tuple[str, int, type, int], int] = {}
-_SHARDS_MAX = 200_000  # entries; cleared when full (a broker's partitions times a shard count or two)
+# The shard's work queue: one item at a time runs as a core procedure (not traced: the messages that made them are)
+@attrs.frozen(slots=True)
+class _Request:
+    """A shard's part of a request (ShardRequest), served by its unit's ReplicaManager handler."""
+
+    token: int
+    body: Any
+    unit: ShardedRequest
 
 
-def shard_of(tp: TopicPartition, shards: int) -> int:
-    """The shard hosting ``tp``: a hash that is the same in every process and every run (not Python's hash())."""
-    key = (tp.topic, tp.partition, tp.partition.__class__, shards)
-    shard = _SHARDS.get(key)
-    if shard is None:
-        shard = zlib.crc32(f"{tp.topic}-{tp.partition}".encode()) % shards
-        if len(_SHARDS) >= _SHARDS_MAX:
-            _SHARDS.clear()
-        _SHARDS[key] = shard
-    return shard
+@attrs.frozen(slots=True)
+class _Tasks:
+    """The periodic tasks are due (isr expiration and propagation, checkpoints, delayed-operation expiry)."""
 
 
-def error_response(body: Any) -> Any:
-    """What a shard answers when its core procedure failed (Kafka: UNKNOWN_SERVER_ERROR from the request handler)."""
-    err = Errors.UNKNOWN_SERVER_ERROR
-    if isinstance(body, LeaderAndIsrRequest):
-        return LeaderAndIsrResponse(err)
-    if isinstance(body, UpdateMetadataRequest):
-        return UpdateMetadataResponse(err)
-    if isinstance(body, StopReplicaRequest):
-        return StopReplicaResponse(err)
-    if isinstance(body, FetchRequest):
-        return FetchResponse(tuple(FetchPartitionData(fp.tp, err) for fp in body.partitions))
-    if isinstance(body, ProduceRequest):
-        return ProduceResponse(tuple(ProducePartitionResponse(pp.tp, err) for pp in body.partitions))
-    if isinstance(body, ListOffsetsRequest):
-        return ListOffsetsResponse(tuple(ListOffsetsPartitionResponse(q.tp, err) for q in body.partitions))
-    if isinstance(body, DescribeMetadataCacheRequest):
-        return DescribeMetadataCacheResponse(-1, (), ())
-    if isinstance(body, OffsetsForLeaderEpochRequest):
-        return OffsetsForLeaderEpochResponse(tuple(
-            OffsetForLeaderTopicResult(t.topic, tuple(OffsetForLeaderPartitionResult(err, q.partition, -1, -1)
-                                                      for q in t.partitions)) for t in body.topics))
-    return None
+@attrs.frozen(slots=True)
+class _Fetched:
+    """A follower fetcher's answer from ``leader`` (its request's unit applies it)."""
+
+    leader: int
+    response: Any
+
+
+@attrs.frozen(slots=True)
+class _DirFailed:
+    dir_index: int
+
+
+@attrs.frozen(slots=True)
+class _Shutdown:
+    pass
+
+
+@attrs.frozen(slots=True)
+class _Config:
+    change: TopicConfigChanged | LogConfigDefaultsChanged
 
 
 class PartitionActor(KActor):
@@ -124,9 +102,9 @@ class PartitionActor(KActor):
     def on_start(self) -> None:
         self.rm: ReplicaManager | None = None
         self.shard = 0
-        self.queue: deque[tuple[Any, ...]] = deque()
+        self.queue: deque[Any] = deque()
         self.busy = False
-        self.driver = ProcDriver(self, self._effect)
+        self.driver = ProcDriver(self, EffectInterpreter(self, respond=self._respond, optional=EVERY_RECIPIENT))
         self.fetch_ids = itertools.count(1)
         self.fetches: dict[int, int] = {}  # NetSend request id -> leader broker id
         self.backing_off: set[int] = set()
@@ -172,10 +150,10 @@ class PartitionActor(KActor):
         """Only recorded: a replay reads these ahead (edges.log_dirs.RecordedLogDirs); the append was refused."""
 
     def on_LogDirFailure(self, msg: LogDirFailure, sender: str) -> None:
-        self._enqueue(("log-dir-failure", msg.dir_index))
+        self._enqueue(_DirFailed(msg.dir_index))
 
     def on_ShardShutdown(self, msg: ShardShutdown, sender: str) -> None:
-        self._enqueue(("shutdown",))
+        self._enqueue(_Shutdown())
 
     def on_ShardShuttingDown(self, msg: ShardShuttingDown, sender: str) -> None:
         # KafkaServer's isShuttingDown, shared with its ReplicaManager: set at once, not queued behind the shard's
@@ -184,19 +162,19 @@ class PartitionActor(KActor):
             self.rm.begin_shutdown()
 
     def on_TopicConfigChanged(self, msg: TopicConfigChanged, sender: str) -> None:
-        self._enqueue(("config", msg))
+        self._enqueue(_Config(msg))
 
     def on_LogConfigDefaultsChanged(self, msg: LogConfigDefaultsChanged, sender: str) -> None:
-        self._enqueue(("config", msg))
+        self._enqueue(_Config(msg))
 
     # -- work ---------------------------------------------------------------------------------------------------------
     def on_ShardRequest(self, msg: ShardRequest, sender: str) -> None:
-        self._enqueue(("request", msg.token, msg.body))
+        self._enqueue(_Request(msg.token, msg.body, unit_of(msg.body)))
 
     def on_TimerFired(self, msg: TimerFired, sender: str) -> None:
         if msg.key == TASKS_TIMER:
             self.timer_due = None
-            self._enqueue(("tasks",))
+            self._enqueue(_Tasks())
         elif msg.key.startswith("fetch-backoff-"):
             self.backing_off.discard(int(msg.key.rsplit("-", 1)[1]))
             self._after()
@@ -204,7 +182,7 @@ class PartitionActor(KActor):
     def on_NetResponse(self, msg: NetResponse, sender: str) -> None:
         leader = self.fetches.pop(msg.request_id, None)
         if leader is not None:
-            self._enqueue(("fetched", leader, msg.body))
+            self._enqueue(_Fetched(leader, msg.body))
 
     def on_NetSendFailed(self, msg: NetSendFailed, sender: str) -> None:
         leader = self.fetches.pop(msg.request_id, None)
@@ -216,7 +194,7 @@ class PartitionActor(KActor):
     def on_ZkResponse(self, msg: ZkResponse, sender: str) -> None:
         self.driver.on_zk_response(msg)
 
-    def _enqueue(self, item: tuple[Any, ...]) -> None:
+    def _enqueue(self, item: Any) -> None:
         self.queue.append(item)
         self._next()
 
@@ -225,46 +203,46 @@ class PartitionActor(KActor):
             return
         item = self.queue.popleft()
         self.busy = True
-        rm, now = self.rm, self.now_ms()
-        kind = item[0]
-        if kind == "request":
-            token, body = item[1], item[2]
-            proc = self._request_proc(rm, token, body, now)
-            self.driver.run(proc, lambda result, error: self._answered(token, body, result, error))
-        elif kind == "tasks":
-            self.driver.run(rm.run_scheduled_tasks(now), self._tasks_done)
-        elif kind == "fetched":
-            leader, response = item[1], item[2]
-            if isinstance(response, FetchResponse):
-                if any(d.error != Errors.NONE for d in response.partitions):
-                    self._back_off(leader)  # ReplicaFetcherThread: partitions in error wait replica.fetch.backoff.ms
-                self.driver.run(rm.handle_fetch_response(leader, response, now), self._done)
-            elif isinstance(response, OffsetsForLeaderEpochResponse):
-                if any(r.error_code != Errors.NONE for t in response.topics for r in t.partitions):
-                    self._back_off(leader)  # partitions in error are asked again after replica.fetch.backoff.ms
-                self.driver.run(rm.handle_epoch_response(leader, response, now), self._done)
-            elif isinstance(response, ListOffsetsResponse):
-                if any(r.error != Errors.NONE for r in response.partitions):
-                    self._back_off(leader)  # partitions in error are asked again after replica.fetch.backoff.ms
-                self.driver.run(rm.handle_list_offsets_response(leader, response, now), self._done)
-            else:
-                rm.fetch_failed(leader)
-                self._back_off(leader)
-                self._done(None, None)
-        elif kind == "log-dir-failure":
-            log_dirs = rm.log_manager.log_dirs
-            if 0 <= item[1] < len(log_dirs):
-                # one /log_dir_event_notification per failed dir, written by shard 0 (every shard gets the failure
-                # before any later controller request, which queues behind it)
-                self.driver.run(rm.handle_log_dir_failure(log_dirs[item[1]], send_zk_notification=self.shard == 0),
-                                self._done)
-            else:
-                self._done(None, None)
-        elif kind == "shutdown":
-            self.driver.run(rm.shutdown(), self._stopped)
-        elif kind == "config":
-            self._apply_config(rm, item[1])
+        self._START[type(item)](self, item, self.rm, self.now_ms())
+
+    def _start_request(self, item: _Request, rm: ReplicaManager, now: float) -> None:
+        proc = item.unit.handle(rm, item.body, now, ReplyHandle(item.token))
+        self.driver.run(proc, lambda result, error: self._answered(item, result, error))
+
+    def _start_tasks(self, item: _Tasks, rm: ReplicaManager, now: float) -> None:
+        self.driver.run(rm.run_scheduled_tasks(now), self._tasks_done)
+
+    def _start_fetched(self, item: _Fetched, rm: ReplicaManager, now: float) -> None:
+        unit = FOLLOWER_RESPONSES.get(type(item.response))
+        if unit is None or unit.handle_response is None:
+            rm.fetch_failed(item.leader)
+            self._back_off(item.leader)
             self._done(None, None)
+            return
+        if unit.response_failed is not None and unit.response_failed(item.response):
+            # ReplicaFetcherThread: partitions in error are asked again after replica.fetch.backoff.ms
+            self._back_off(item.leader)
+        self.driver.run(unit.handle_response(rm, item.leader, item.response, now), self._done)
+
+    def _start_dir_failed(self, item: _DirFailed, rm: ReplicaManager, now: float) -> None:
+        log_dirs = rm.log_manager.log_dirs
+        if 0 <= item.dir_index < len(log_dirs):
+            # one /log_dir_event_notification per failed dir, written by shard 0 (every shard gets the failure
+            # before any later controller request, which queues behind it)
+            self.driver.run(rm.handle_log_dir_failure(log_dirs[item.dir_index], send_zk_notification=self.shard == 0),
+                            self._done)
+        else:
+            self._done(None, None)
+
+    def _start_shutdown(self, item: _Shutdown, rm: ReplicaManager, now: float) -> None:
+        self.driver.run(rm.shutdown(), self._stopped)
+
+    def _start_config(self, item: _Config, rm: ReplicaManager, now: float) -> None:
+        self._apply_config(rm, item.change)
+        self._done(None, None)
+
+    _START = {_Request: _start_request, _Tasks: _start_tasks, _Fetched: _start_fetched, _DirFailed: _start_dir_failed,
+              _Shutdown: _start_shutdown, _Config: _start_config}
 
     def _apply_config(self, rm: ReplicaManager, msg: TopicConfigChanged | LogConfigDefaultsChanged) -> None:
         """A topic's new overrides (TopicConfigHandler) or new broker log defaults (DynamicLogConfig) for the logs
@@ -277,33 +255,14 @@ class PartitionActor(KActor):
         if changed:
             self._publish_gauges()  # UnderMinIsrPartitionCount / AtMinIsrPartitionCount may have moved
 
-    def _request_proc(self, rm: ReplicaManager, token: int, body: Any, now: float) -> Any:
-        reply_to = f"token:{token}"
-        if isinstance(body, LeaderAndIsrRequest):
-            return rm.handle_leader_and_isr(body, now)
-        if isinstance(body, UpdateMetadataRequest):
-            return rm.handle_update_metadata(body, now)
-        if isinstance(body, StopReplicaRequest):
-            return rm.handle_stop_replica(body, now)
-        if isinstance(body, FetchRequest):
-            return rm.handle_fetch(body, now, reply_to)
-        if isinstance(body, ProduceRequest):
-            return rm.handle_produce(body, now, reply_to)
-        if isinstance(body, DescribeMetadataCacheRequest):
-            return rm.handle_describe_metadata_cache(body)
-        if isinstance(body, OffsetsForLeaderEpochRequest):
-            return rm.handle_offsets_for_leader_epoch(body, now)
-        if isinstance(body, ListOffsetsRequest):
-            return rm.handle_list_offsets(body, now)
-        raise TypeError(f"{self.name}: no handler for {type(body).__name__}")
-
-    def _answered(self, token: int, body: Any, result: Any, error: BaseException | None) -> None:
+    def _answered(self, item: _Request, result: Any, error: BaseException | None) -> None:
         if error is not None:
-            log.error("%s: %s failed: %s", self.name, type(body).__name__, error, exc_info=error)
-            result = error_response(body)
+            log.error("%s: %s failed: %s", self.name, type(item.body).__name__, error, exc_info=error)
+            # Kafka: UNKNOWN_SERVER_ERROR from the request handler
+            result = item.unit.error(item.body, Errors.UNKNOWN_SERVER_ERROR)
         if result is not None:  # None: a delayed fetch/produce, answered later through Respond
-            self.post(names.REPLICA_MANAGER, ShardReply(token, self.shard, result))
-        if isinstance(body, (LeaderAndIsrRequest, StopReplicaRequest)):
+            self.post(names.REPLICA_MANAGER, ShardReply(item.token, self.shard, result))
+        if item.unit.changes_partitions:
             self._publish_gauges()
         self._done(None, None)
 
@@ -329,17 +288,10 @@ class PartitionActor(KActor):
         self.cancel_timer(TASKS_TIMER)
         self.post(names.REPLICA_MANAGER, ShardStopped(self.shard))
 
-    def _effect(self, effect: Any) -> None:
-        if isinstance(effect, Respond):
-            self.post(names.REPLICA_MANAGER, ShardReply(int(effect.reply_to[6:]), self.shard, effect.response))
-            return None
-        delivered = routes(effect)
-        if delivered is not None:
-            for to, body in delivered:
-                if self.runtime.has_actor(to):  # a broker without a group coordinator (unit tests): nobody to tell
-                    self.post(to, body)
-            return None
-        raise TypeError(f"{self.name}: unexpected effect {type(effect).__name__}")
+    def _respond(self, effect: Respond) -> None:
+        handle = effect.reply_to
+        assert isinstance(handle, ReplyHandle)
+        self.post(names.REPLICA_MANAGER, ShardReply(handle.token, self.shard, effect.response))
 
     # -- fetchers and timers ------------------------------------------------------------------------------------------
     def _after(self) -> None:

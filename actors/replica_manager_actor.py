@@ -1,11 +1,13 @@
-"""ReplicaManagerActor ("replica-manager"): the broker's request front for LeaderAndIsr, UpdateMetadata,
-StopReplica, Fetch, Produce, ListOffsets and OffsetsForLeaderEpoch (KafkaApis → ReplicaManager), from the network
+"""ReplicaManagerActor ("replica-manager"): the broker's request front for the request types of
+core/api/broker_requests.py — LeaderAndIsr, UpdateMetadata, StopReplica, Fetch, Produce, ListOffsets,
+OffsetsForLeaderEpoch, DescribeLogDirs (KafkaApis → ReplicaManager) — and Metadata, from the network
 (NetRequest → NetReply) or from another actor of the process (LocalRequest → LocalReply: the group coordinator
 reading and writing ``__consumer_offsets``, Kafka's in-process replicaManager.appendRecords / readFromLocalLog).
 
 The partitions themselves live in a bounded set of PartitionActor shards (``kactor.partition.actors``). This actor
 splits each request by shard, hands each shard its part, merges the parts' answers into the one response Kafka's
-ReplicaManager gives, and sends it back over the transport. Controller requests reach every shard (even with no
+ReplicaManager gives, and sends it back over the transport; how each request type is split and merged is its unit's
+(core/api/broker_requests.py), so this actor knows none of them. Controller requests reach every shard (even with no
 partitions for it) so each shard tracks the controller epoch and fences stale controllers on its own.
 """
 
@@ -13,20 +15,20 @@ from __future__ import annotations
 
 import itertools
 import logging
-from collections import defaultdict
 from typing import Any
 
 import attrs
 
 from actors import names
 from actors.base import KActor
-from actors.partition_actor import PartitionActor, shard_of
+from actors.partition_actor import PartitionActor
+from core.api.broker_requests import unit_of
 from core.api.metadata import handle_metadata_request
-from core.broker.fetch_session import SESSION_ID_STRIDE
 from core.broker.metadata_cache import MetadataCache
 from core.broker.replica_manager import FUTURE_LOCAL_REPLICA_ID
+from core.broker.shards import ShardedRequest, SplitRefused
 from messages.broker_lifecycle import BrokerRegistered, BrokerShutdownComplete, ReplicaManagerInit
-from messages.common import Errors, TopicPartition
+from messages.common import Errors
 from messages.dynamic_config import LogConfigDefaultsChanged, TopicConfigChanged
 from messages.metadata import MetadataRequest
 from messages.net import NetReply, NetRequest
@@ -44,39 +46,18 @@ from messages.partition import (
 )
 from messages.replication import (
     DEBUGGING_REPLICA_ID,
-    FINAL_EPOCH,
     GROUP_METADATA_TOPIC_NAME,
-    INITIAL_EPOCH,
-    INVALID_SESSION_ID,
-    DescribeMetadataCacheRequest,
-    DescribeMetadataCacheResponse,
     FetchRequest,
-    FetchResponse,
-    ListOffsetsRequest,
-    ListOffsetsResponse,
     LocalReply,
     LocalRequest,
-    OffsetForLeaderTopicResult,
-    OffsetsForLeaderEpochRequest,
-    OffsetsForLeaderEpochResponse,
     ProduceRequest,
-    ProduceResponse,
 )
 from messages.requests import (
-    LeaderAndIsrRequest,
-    LeaderAndIsrResponse,
-    StopReplicaRequest,
-    StopReplicaResponse,
     UpdateMetadataRequest,
-    UpdateMetadataResponse,
 )
 from messages.runtime import ActorInit
 
 log = logging.getLogger("kactor.broker")
-
-class SessionRoutingError(TypeError):
-    """An incremental fetch names a session no shard can hold, or partitions of other shards."""
-
 
 @attrs.define
 class _Pending:
@@ -86,63 +67,10 @@ class _Pending:
     request_id: int
     reply_expected: bool
     request: Any
+    unit: ShardedRequest
     waiting: set[int]
     parts: dict[int, Any] = attrs.Factory(dict)
     local_reply_to: str | None = None
-
-
-def split_request(body: Any, shards: int) -> dict[int, Any]:
-    """Each shard's part of ``body``; controller requests give every shard a part, client requests only the shards
-    that host one of their partitions."""
-    if isinstance(body, (LeaderAndIsrRequest, StopReplicaRequest)):
-        by_shard: dict[int, list[Any]] = defaultdict(list)
-        for st in body.partition_states:
-            by_shard[shard_of(st.topic_partition, shards)].append(st)
-        return {i: attrs.evolve(body, partition_states=tuple(by_shard.get(i, ()))) for i in range(shards)}
-    if isinstance(body, UpdateMetadataRequest):
-        # Each shard caches the metadata of its own partitions (the only ones it is asked about) and every live
-        # broker (leaders' endpoints); a shard without partitions in the request updates its brokers only. One
-        # copy of a 10,000-partition request instead of one per shard, in memory, per update and in the trace.
-        by_shard = defaultdict(list)
-        for st in body.partition_states:
-            by_shard[shard_of(st.topic_partition, shards)].append(st)
-        return {i: attrs.evolve(body, partition_states=tuple(by_shard.get(i, ()))) for i in range(shards)}
-    if isinstance(body, FetchRequest):
-        if body.session_id != INVALID_SESSION_ID:
-            # an incremental fetch goes to the shard holding its session, and may only name that shard's partitions
-            shard = body.session_id % SESSION_ID_STRIDE
-            if shard >= shards or any(shard_of(fp.tp, shards) != shard for fp in body.partitions):
-                raise SessionRoutingError(body.session_id)
-            return {shard: body}
-        groups: dict[int, list[Any]] = defaultdict(list)
-        for fp in body.partitions:
-            groups[shard_of(fp.tp, shards)].append(fp)
-        # a session lives in one shard: a full request spanning several (brokers with different shard counts)
-        # is served without one
-        epoch = FINAL_EPOCH if len(groups) > 1 and body.session_epoch == INITIAL_EPOCH else body.session_epoch
-        return {i: attrs.evolve(body, partitions=tuple(parts), session_epoch=epoch)
-                for i, parts in sorted(groups.items())}
-    if isinstance(body, ProduceRequest):
-        produce: dict[int, list[Any]] = defaultdict(list)
-        for pp in body.partitions:
-            produce[shard_of(pp.tp, shards)].append(pp)
-        return {i: attrs.evolve(body, partitions=tuple(parts)) for i, parts in sorted(produce.items())}
-    if isinstance(body, ListOffsetsRequest):
-        offsets: dict[int, list[Any]] = defaultdict(list)
-        for q in body.partitions:
-            offsets[shard_of(q.tp, shards)].append(q)
-        return {i: attrs.evolve(body, partitions=tuple(parts)) for i, parts in sorted(offsets.items())}
-    if isinstance(body, OffsetsForLeaderEpochRequest):
-        per_shard: dict[int, dict[str, list[Any]]] = defaultdict(dict)
-        for t in body.topics:
-            for q in t.partitions:
-                per_shard[shard_of(TopicPartition(t.topic, q.partition), shards)].setdefault(t.topic, []).append(q)
-        return {i: attrs.evolve(body, topics=tuple(attrs.evolve(t, partitions=tuple(per_shard[i][t.topic]))
-                                                   for t in body.topics if t.topic in per_shard[i]))
-                for i in sorted(per_shard)}
-    if isinstance(body, DescribeMetadataCacheRequest):
-        return dict.fromkeys(range(shards), body)  # each shard holds its partitions' part of the cache
-    raise TypeError(f"replica-manager cannot handle {type(body).__name__}")
 
 
 # Topic.InternalTopics: a client's produce may not append to them (only the coordinators do, in-process, through
@@ -159,51 +87,6 @@ def refuse_internal_topics(body: ProduceRequest) -> ProduceRequest:
     return attrs.evolve(body, partitions=tuple(
         attrs.evolve(pp, records=b"", error=Errors.INVALID_TOPIC_EXCEPTION) if pp.tp.topic in INTERNAL_TOPICS else pp
         for pp in body.partitions))
-
-
-def merge_responses(request: Any, parts: dict[int, Any]) -> Any:
-    """The one response for ``request`` from its shards' answers (shard order, so the result is deterministic)."""
-    answers = [parts[i] for i in sorted(parts)]
-    if isinstance(request, (LeaderAndIsrRequest, StopReplicaRequest)):
-        cls = LeaderAndIsrResponse if isinstance(request, LeaderAndIsrRequest) else StopReplicaResponse
-        error = next((a.error for a in answers if a.error != Errors.NONE), Errors.NONE)
-        errors = tuple(sorted((pe for a in answers for pe in a.partition_errors), key=lambda pe: pe.topic_partition))
-        return cls(error, errors)
-    if isinstance(request, UpdateMetadataRequest):
-        return UpdateMetadataResponse(next((a.error for a in answers if a.error != Errors.NONE), Errors.NONE))
-    if isinstance(request, FetchRequest):
-        if len(answers) == 1:
-            return answers[0]  # one shard (a session's): its answer as is
-        data = {d.tp: d for a in answers for d in a.partitions}
-        error = next((a.error for a in answers if a.error != Errors.NONE), Errors.NONE)
-        return FetchResponse(tuple(data[fp.tp] for fp in request.partitions if fp.tp in data), error)
-    if isinstance(request, DescribeMetadataCacheRequest):
-        first = answers[0]
-        order = {t: i for i, t in enumerate(request.topics)}
-        states = sorted((st for a in answers for st in a.partition_states),
-                        key=lambda st: (order.get(st.topic_partition.topic, 0) if order else st.topic_partition.topic,
-                                        st.topic_partition.partition))
-        return DescribeMetadataCacheResponse(first.controller_id, first.alive_brokers, tuple(states))
-    if isinstance(request, (ProduceRequest, ListOffsetsRequest)):
-        # in the request's partition order (a partition named twice: its answers in turn, as Kafka's map gives one)
-        by_tp: dict[TopicPartition, list[Any]] = defaultdict(list)
-        for a in answers:
-            for r in a.partitions:
-                by_tp[r.tp].append(r)
-        ordered = [by_tp[q.tp].pop(0) for q in request.partitions if by_tp[q.tp]]
-        if isinstance(request, ProduceRequest):
-            return ProduceResponse(tuple(ordered))
-        return ListOffsetsResponse(tuple(ordered))
-    if isinstance(request, OffsetsForLeaderEpochRequest):
-        # in the request's topic and partition order
-        found = {(t.topic, r.partition): r for a in answers for t in a.topics for r in t.partitions}
-        topics = []
-        for rt in request.topics:
-            results = tuple(found[(rt.topic, q.partition)] for q in rt.partitions if (rt.topic, q.partition) in found)
-            if results:
-                topics.append(OffsetForLeaderTopicResult(rt.topic, results))
-        return OffsetsForLeaderEpochResponse(tuple(topics))
-    raise TypeError(type(request).__name__)
 
 
 class ReplicaManagerActor(KActor):
@@ -278,21 +161,21 @@ class ReplicaManagerActor(KActor):
         if self.shutdown is not None or self.shards == 0:
             return  # shutting down: the sender's timeout / retry takes over, as with a closed socket
         try:
-            parts = split_request(body, self.shards)
-        except SessionRoutingError:
+            unit = unit_of(body)
+            parts = unit.split(body, self.shards)
+        except SplitRefused as refused:
             if reply_expected:
-                self._reply(connection_id, request_id, local_reply_to,
-                            FetchResponse((), Errors.FETCH_SESSION_ID_NOT_FOUND))
+                self._reply(connection_id, request_id, local_reply_to, refused.response)
             return
         except TypeError as e:
             log.warning("%s", e)
             return
         if not parts:  # a fetch, produce or list-offsets with no partitions
             if reply_expected:
-                self._reply(connection_id, request_id, local_reply_to, merge_responses(body, {}))
+                self._reply(connection_id, request_id, local_reply_to, unit.merge(body, {}))
             return
         token = next(self.tokens)
-        self.pending[token] = _Pending(connection_id, request_id, reply_expected, body, set(parts),
+        self.pending[token] = _Pending(connection_id, request_id, reply_expected, body, unit, set(parts),
                                        local_reply_to=local_reply_to)
         for i, part in parts.items():
             self.post(names.shard(i), ShardRequest(token, part))
@@ -307,7 +190,7 @@ class ReplicaManagerActor(KActor):
             return
         del self.pending[msg.token]
         if p.reply_expected:
-            self._reply(p.connection_id, p.request_id, p.local_reply_to, merge_responses(p.request, p.parts))
+            self._reply(p.connection_id, p.request_id, p.local_reply_to, p.unit.merge(p.request, p.parts))
 
     def on_TopicConfigChanged(self, msg: TopicConfigChanged, sender: str) -> None:
         """TopicConfigHandler → LogManager: every shard's logs of the topic take the new overrides."""

@@ -14,11 +14,10 @@ controller gave that one up (it only happens after its own failure), so the earl
 from __future__ import annotations
 
 import logging
-from typing import Any
 
 from actors import names
 from actors.base import KActor
-from actors.core_effects import routes
+from actors.core_effects import EffectInterpreter
 from actors.proc_driver import ProcDriver
 from core.controller.errors import exception_of, raised_error
 from core.controller.topic_deletion import TopicDeletionManager
@@ -38,7 +37,7 @@ log = logging.getLogger("kactor.controller.topic_deletion")
 class TopicDeletionActor(KActor):
     def on_start(self) -> None:
         self.manager: TopicDeletionManager | None = None
-        self.driver = ProcDriver(self, self._effect, {DeletionInstruction: self._instruct})
+        self.driver = ProcDriver(self, EffectInterpreter(self), {DeletionInstruction: self._instruct})
 
     def on_TopicDeletionManagerInit(self, msg: TopicDeletionManagerInit, sender: str) -> None:
         self.manager = TopicDeletionManager(msg.broker_id, msg.delete_topic_enable)
@@ -65,11 +64,3 @@ class TopicDeletionActor(KActor):
 
     def _instruct(self, request_id: int, instruction: DeletionInstruction) -> tuple[str, ControllerInstructionRequest]:
         return names.CONTROLLER, ControllerInstructionRequest(request_id, instruction, self.name)
-
-    def _effect(self, effect: Any) -> None:
-        delivered = routes(effect)
-        if delivered is not None:
-            for to, body in delivered:
-                self.post(to, body)
-        else:
-            raise TypeError(f"unknown effect {type(effect).__name__}")

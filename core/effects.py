@@ -12,7 +12,7 @@ A core procedure is a generator of type ``Proc[R] = Generator[Effect, Any, R]``.
 - `StateChange` — a record for the state-change log (Kafka's ``stateChangeLogger``); resumed with None.
 - `BrokerEpochChanged` — the broker re-registered: its own broker side learns the new epoch; resumed with None.
 - `Reconfigure` — a dynamic config change for the components that hold that config; resumed with None.
-- `Respond` — the response of a delayed operation, to the handle its request came with; resumed with None.
+- `Respond` — the response of a delayed operation, to the `ReplyHandle` its request came with; resumed with None.
 
 The core never names an actor: the actors decide where each effect goes (actors/core_effects.py).
 
@@ -96,11 +96,21 @@ class Reconfigure:
 
 
 @message
+class ReplyHandle:
+    """Where the answer to a request a core procedure may park goes (Kafka's ``responseCallback``): the request of
+    that ``token`` (the replica manager's shard request). The core keeps it with the parked operation and hands it
+    back in ``Respond``; only the actor that made it reads it."""
+
+    token: int
+
+
+@message
 class Respond:
     """A delayed operation completed (DelayedProduce / DelayedFetch's ``responseCallback``): ``response`` answers
-    the request that came with the opaque handle ``reply_to``."""
+    the request that came with ``reply_to`` (a `ReplyHandle`; the group coordinator's handles are still its own
+    "connection/request" strings)."""
 
-    reply_to: str
+    reply_to: ReplyHandle | str
     response: Any
 
 

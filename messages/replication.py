@@ -279,3 +279,46 @@ class OffsetsForLeaderEpochResponse:
 
     topics: tuple[OffsetForLeaderTopicResult, ...]
     throttle_time_ms: int = 0
+
+
+INVALID_OFFSET_LAG = -1  # DescribeLogDirsResponse.INVALID_OFFSET_LAG: no local replica to measure against
+
+
+@message
+class DescribeLogDirsRequest:
+    """DescribeLogDirsRequest (API key 35): the log dirs of this broker and, in each, the logs of ``partitions``
+    (every log the broker has when None: the request's null topics, ``isAllTopicPartitions``)."""
+
+    partitions: tuple[TopicPartition, ...] | None = None
+
+
+@message
+class LogDirPartition:
+    """DescribeLogDirsResponse.Results[].Topics[].Partitions[]: a log's size in bytes, how far its end is behind
+    (the high watermark for a current replica, the current log's end for a future one) and whether it is the
+    ``-future`` log of a replica moving between dirs."""
+
+    partition: int
+    size: int
+    offset_lag: int
+    is_future: bool = False
+
+
+@message
+class LogDirTopic:
+    name: str
+    partitions: tuple[LogDirPartition, ...]
+
+
+@message
+class LogDirResult:
+    """One log dir (its absolute path): NONE with its logs, or KAFKA_STORAGE_ERROR when it is offline."""
+
+    error: Errors
+    log_dir: str
+    topics: tuple[LogDirTopic, ...] = ()
+
+
+@message
+class DescribeLogDirsResponse:
+    results: tuple[LogDirResult, ...]

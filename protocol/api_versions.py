@@ -45,7 +45,7 @@ API_VERSIONS: dict[int, ApiRange] = {
     18: ApiRange("ApiVersions", 0, 3, 3),
     19: ApiRange("CreateTopics", 0, 5, 5),
     20: ApiRange("DeleteTopics", 0, 4, 4),
-    21: ApiRange("DeleteRecords", 0, 1, None),
+    21: ApiRange("DeleteRecords", 0, 2, 2),
     22: ApiRange("InitProducerId", 0, 3, 2),
     23: ApiRange("OffsetForLeaderEpoch", 0, 3, None),
     24: ApiRange("AddPartitionsToTxn", 0, 1, None),

@@ -19,4 +19,13 @@ from core.api import list_offsets
 from core.api import produce
 from core.api import admin
 from core.api import init_producer_id
+from core.api import sasl
+from core.api import acls
+from core.api import delegation_tokens
+from core.api import transactions
+from core.api import delete_records
+from core.api import alter_replica_log_dirs
+from core.api import describe_log_dirs
 from core.api import offset_delete
+from core.api import client_quotas
+

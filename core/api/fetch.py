@@ -25,11 +25,16 @@ from __future__ import annotations
 import re
 from typing import Any
 
+import attrs
+
 from core.api.registry import ROUTE_REPLICA_MANAGER, ApiSpec, RequestContext, register
 from core.api.topic_groups import error_of, group_by_topic
+from core.broker.fetch_session import SESSION_ID_STRIDE
+from core.broker.shards import ShardedRequest, SplitRefused, answers_of, by_shard, first_error, shard_of
 from messages.common import Errors, TopicPartition
 from messages.replication import (
     FINAL_EPOCH,
+    INITIAL_EPOCH,
     INVALID_SESSION_ID,
     NO_LEADER_EPOCH,
     FetchPartition,
@@ -190,3 +195,43 @@ SPEC = ApiSpec(API_KEY, ROUTE_REPLICA_MANAGER, request_from_wire, response_to_wi
                request_type=FetchRequest, send_version=SEND_VERSION, request_to_wire=request_to_wire,
                response_from_wire=response_from_wire, client_id_of=client_id_of)
 register(SPEC)
+
+
+def split(request: FetchRequest, shards: int) -> dict[int, FetchRequest]:
+    """An incremental fetch goes to the shard holding its session and may only name that shard's partitions
+    (FETCH_SESSION_ID_NOT_FOUND otherwise); a full one to the shards of its partitions, and, as a session lives in
+    one shard, without a session when it spans several (brokers with different shard counts)."""
+    if request.session_id != INVALID_SESSION_ID:
+        shard = request.session_id % SESSION_ID_STRIDE
+        if shard >= shards or any(shard_of(fp.tp, shards) != shard for fp in request.partitions):
+            raise SplitRefused(FetchResponse((), Errors.FETCH_SESSION_ID_NOT_FOUND))
+        return {shard: request}
+    groups = by_shard(request.partitions, lambda fp: fp.tp, shards)
+    epoch = FINAL_EPOCH if len(groups) > 1 and request.session_epoch == INITIAL_EPOCH else request.session_epoch
+    return {i: attrs.evolve(request, partitions=tuple(parts), session_epoch=epoch)
+            for i, parts in sorted(groups.items())}
+
+
+def merge(request: FetchRequest, parts: dict[int, FetchResponse]) -> FetchResponse:
+    """One shard's (a session's) answer as it is; several shards' in the request's partition order."""
+    answers = answers_of(parts)
+    if len(answers) == 1:
+        return answers[0]
+    data = {d.tp: d for a in answers for d in a.partitions}
+    return FetchResponse(tuple(data[fp.tp] for fp in request.partitions if fp.tp in data),
+                         first_error(a.error for a in answers))
+
+
+def error(request: FetchRequest, code: Errors) -> FetchResponse:
+    return FetchResponse(tuple(FetchPartitionData(fp.tp, code) for fp in request.partitions))
+
+
+def response_failed(response: FetchResponse) -> bool:
+    return any(d.error != Errors.NONE for d in response.partitions)
+
+
+SHARDED = ShardedRequest(FetchRequest, split, merge, error,
+                         lambda rm, part, now_ms, reply: rm.handle_fetch(part, now_ms, reply),
+                         response_type=FetchResponse, response_failed=response_failed,
+                         handle_response=lambda rm, leader, response, now_ms:
+                         rm.handle_fetch_response(leader, response, now_ms))

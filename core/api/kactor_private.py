@@ -21,6 +21,7 @@ from typing import Any
 import attrs
 
 from core.api.registry import ROUTE_REPLICA_MANAGER, ApiSpec, RequestContext, register
+from core.broker.shards import ShardedRequest, answers_of
 from messages.codec import CodecError, dumps_bytes, loads
 from messages.replication import DescribeMetadataCacheRequest, DescribeMetadataCacheResponse
 from protocol import primitives as p
@@ -128,3 +129,20 @@ SPEC = ApiSpec(DESCRIBE_METADATA_CACHE_KEY, ROUTE_REPLICA_MANAGER, request_from_
                error_response, request_type=DescribeMetadataCacheRequest, send_version=0,
                request_to_wire=request_to_wire, response_from_wire=response_from_wire, body_codec=PRIVATE_CODEC)
 register(SPEC)
+
+
+def merge(request: DescribeMetadataCacheRequest, parts: dict[int, DescribeMetadataCacheResponse]
+          ) -> DescribeMetadataCacheResponse:
+    """Every shard's partitions, in the request's topic order (by name when it names none)."""
+    answers = answers_of(parts)
+    order = {t: i for i, t in enumerate(request.topics)}
+    states = sorted((st for a in answers for st in a.partition_states),
+                    key=lambda st: (order.get(st.topic_partition.topic, 0) if order else st.topic_partition.topic,
+                                    st.topic_partition.partition))
+    return DescribeMetadataCacheResponse(answers[0].controller_id, answers[0].alive_brokers, tuple(states))
+
+
+# each shard holds its partitions' part of the cache
+SHARDED = ShardedRequest(DescribeMetadataCacheRequest, lambda request, shards: dict.fromkeys(range(shards), request),
+                         merge, lambda request, code: DescribeMetadataCacheResponse(-1, (), ()),
+                         lambda rm, part, now_ms, reply: rm.handle_describe_metadata_cache(part))

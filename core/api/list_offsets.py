@@ -17,8 +17,11 @@ from __future__ import annotations
 
 from typing import Any
 
+import attrs
+
 from core.api.registry import ROUTE_REPLICA_MANAGER, ApiSpec, RequestContext, register
 from core.api.topic_groups import error_of, group_by_topic
+from core.broker.shards import ShardedRequest, answers_of, by_shard, in_request_order
 from messages.common import Errors, TopicPartition
 from messages.replication import (
     NO_LEADER_EPOCH,
@@ -100,3 +103,28 @@ SPEC = ApiSpec(API_KEY, ROUTE_REPLICA_MANAGER, request_from_wire, response_to_wi
                request_type=ListOffsetsRequest, send_version=SEND_VERSION, request_to_wire=request_to_wire,
                response_from_wire=response_from_wire)
 register(SPEC)
+
+
+def split(request: ListOffsetsRequest, shards: int) -> dict[int, ListOffsetsRequest]:
+    return {i: attrs.evolve(request, partitions=tuple(parts))
+            for i, parts in sorted(by_shard(request.partitions, lambda q: q.tp, shards).items())}
+
+
+def merge(request: ListOffsetsRequest, parts: dict[int, ListOffsetsResponse]) -> ListOffsetsResponse:
+    return ListOffsetsResponse(tuple(in_request_order((q.tp for q in request.partitions),
+                                                      (r for a in answers_of(parts) for r in a.partitions))))
+
+
+def error(request: ListOffsetsRequest, code: Errors) -> ListOffsetsResponse:
+    return ListOffsetsResponse(tuple(ListOffsetsPartitionResponse(q.tp, code) for q in request.partitions))
+
+
+def response_failed(response: ListOffsetsResponse) -> bool:
+    return any(r.error != Errors.NONE for r in response.partitions)
+
+
+SHARDED = ShardedRequest(ListOffsetsRequest, split, merge, error,
+                         lambda rm, part, now_ms, reply: rm.handle_list_offsets(part, now_ms),
+                         response_type=ListOffsetsResponse, response_failed=response_failed,
+                         handle_response=lambda rm, leader, response, now_ms:
+                         rm.handle_list_offsets_response(leader, response, now_ms))

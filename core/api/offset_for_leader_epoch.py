@@ -11,8 +11,12 @@ from __future__ import annotations
 
 from typing import Any
 
+import attrs
+
 from core.api.registry import ROUTE_REPLICA_MANAGER, ApiSpec, RequestContext, register
 from core.api.topic_groups import error_of
+from core.broker.shards import ShardedRequest, answers_of, shard_of
+from messages.common import Errors, TopicPartition
 from messages.replication import (
     DEBUGGING_REPLICA_ID,
     NO_LEADER_EPOCH,
@@ -80,3 +84,43 @@ SPEC = ApiSpec(API_KEY, ROUTE_REPLICA_MANAGER, request_from_wire, response_to_wi
                request_type=OffsetsForLeaderEpochRequest, send_version=SEND_VERSION, request_to_wire=request_to_wire,
                response_from_wire=response_from_wire)
 register(SPEC)
+
+
+def split(request: OffsetsForLeaderEpochRequest, shards: int) -> dict[int, OffsetsForLeaderEpochRequest]:
+    per_shard: dict[int, dict[str, list[OffsetForLeaderPartition]]] = {}
+    for t in request.topics:
+        for q in t.partitions:
+            shard = shard_of(TopicPartition(t.topic, q.partition), shards)
+            per_shard.setdefault(shard, {}).setdefault(t.topic, []).append(q)
+    return {i: attrs.evolve(request, topics=tuple(attrs.evolve(t, partitions=tuple(per_shard[i][t.topic]))
+                                                  for t in request.topics if t.topic in per_shard[i]))
+            for i in sorted(per_shard)}
+
+
+def merge(request: OffsetsForLeaderEpochRequest, parts: dict[int, OffsetsForLeaderEpochResponse]
+          ) -> OffsetsForLeaderEpochResponse:
+    """In the request's topic and partition order."""
+    found = {(t.topic, r.partition): r for a in answers_of(parts) for t in a.topics for r in t.partitions}
+    topics = []
+    for rt in request.topics:
+        results = tuple(found[(rt.topic, q.partition)] for q in rt.partitions if (rt.topic, q.partition) in found)
+        if results:
+            topics.append(OffsetForLeaderTopicResult(rt.topic, results))
+    return OffsetsForLeaderEpochResponse(tuple(topics))
+
+
+def error(request: OffsetsForLeaderEpochRequest, code: Errors) -> OffsetsForLeaderEpochResponse:
+    return OffsetsForLeaderEpochResponse(tuple(
+        OffsetForLeaderTopicResult(t.topic, tuple(OffsetForLeaderPartitionResult(code, q.partition, -1, -1)
+                                                  for q in t.partitions)) for t in request.topics))
+
+
+def response_failed(response: OffsetsForLeaderEpochResponse) -> bool:
+    return any(r.error_code != Errors.NONE for t in response.topics for r in t.partitions)
+
+
+SHARDED = ShardedRequest(OffsetsForLeaderEpochRequest, split, merge, error,
+                         lambda rm, part, now_ms, reply: rm.handle_offsets_for_leader_epoch(part, now_ms),
+                         response_type=OffsetsForLeaderEpochResponse, response_failed=response_failed,
+                         handle_response=lambda rm, leader, response, now_ms:
+                         rm.handle_epoch_response(leader, response, now_ms))

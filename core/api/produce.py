@@ -13,7 +13,10 @@ from __future__ import annotations
 
 from typing import Any
 
+import attrs
+
 from core.api.registry import ROUTE_REPLICA_MANAGER, ApiSpec, RequestContext, register
+from core.broker.shards import ShardedRequest, answers_of, by_shard, in_request_order
 from messages.common import Errors, TopicPartition
 from messages.replication import ProducePartition, ProducePartitionResponse, ProduceRequest, ProduceResponse
 from protocol import compression
@@ -107,3 +110,21 @@ SPEC = ApiSpec(PRODUCE_KEY, ROUTE_REPLICA_MANAGER, request_from_wire, response_t
                reply_expected=reply_expected, failed=failed, request_type=ProduceRequest, send_version=SEND_VERSION,
                request_to_wire=request_to_wire, response_from_wire=response_from_wire)
 register(SPEC)
+
+
+def split(request: ProduceRequest, shards: int) -> dict[int, ProduceRequest]:
+    return {i: attrs.evolve(request, partitions=tuple(parts))
+            for i, parts in sorted(by_shard(request.partitions, lambda pp: pp.tp, shards).items())}
+
+
+def merge(request: ProduceRequest, parts: dict[int, ProduceResponse]) -> ProduceResponse:
+    return ProduceResponse(tuple(in_request_order((pp.tp for pp in request.partitions),
+                                                  (r for a in answers_of(parts) for r in a.partitions))))
+
+
+def error(request: ProduceRequest, code: Errors) -> ProduceResponse:
+    return ProduceResponse(tuple(ProducePartitionResponse(pp.tp, code) for pp in request.partitions))
+
+
+SHARDED = ShardedRequest(ProduceRequest, split, merge, error,
+                         lambda rm, part, now_ms, reply: rm.handle_produce(part, now_ms, reply))

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import attrs
+
 from core.api.registry import ROUTE_REPLICA_MANAGER, ApiSpec, RequestContext, register
 from core.api.topic_groups import (
     control_request_to_wire,
@@ -20,6 +22,7 @@ from core.api.topic_groups import (
     partition_errors_response_from_wire,
     partition_errors_response_to_wire,
 )
+from core.broker.shards import ShardedRequest, answers_of, by_shard, first_error
 from messages.common import NO_EPOCH, TopicPartition
 from messages.requests import StopReplicaPartitionState, StopReplicaRequest, StopReplicaResponse
 
@@ -72,3 +75,20 @@ SPEC = ApiSpec(API_KEY, ROUTE_REPLICA_MANAGER, request_from_wire, response_to_wi
                request_type=StopReplicaRequest, send_version=SEND_VERSION, request_to_wire=request_to_wire,
                response_from_wire=response_from_wire)
 register(SPEC)
+
+
+def split(request: StopReplicaRequest, shards: int) -> dict[int, StopReplicaRequest]:
+    """Every shard's part: its partitions' states, maybe none (each shard fences stale controllers on its own)."""
+    groups = by_shard(request.partition_states, lambda st: st.topic_partition, shards)
+    return {i: attrs.evolve(request, partition_states=tuple(groups.get(i, ()))) for i in range(shards)}
+
+
+def merge(request: StopReplicaRequest, parts: dict[int, StopReplicaResponse]) -> StopReplicaResponse:
+    answers = answers_of(parts)
+    return StopReplicaResponse(first_error(a.error for a in answers), tuple(sorted(
+        (pe for a in answers for pe in a.partition_errors), key=lambda pe: pe.topic_partition)))
+
+
+SHARDED = ShardedRequest(StopReplicaRequest, split, merge, lambda part, error: StopReplicaResponse(error),
+                         lambda rm, part, now_ms, reply: rm.handle_stop_replica(part, now_ms),
+                         changes_partitions=True)

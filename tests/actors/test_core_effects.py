@@ -5,8 +5,18 @@ from __future__ import annotations
 import pytest
 
 from actors import names
-from actors.core_effects import routes
-from core.effects import BrokerEpochChanged, Enqueue, Reconfigure, Respond, SendRequest, StateChange
+from actors.core_effects import EVERY_RECIPIENT, EffectInterpreter, routes
+from core.effects import (
+    BrokerEpochChanged,
+    Cancel,
+    Enqueue,
+    Reconfigure,
+    ReplyHandle,
+    Respond,
+    Schedule,
+    SendRequest,
+    StateChange,
+)
 from messages import controller_events as ev
 from messages.broker_lifecycle import BrokerRegistered
 from messages.dynamic_config import LogConfigDefaultsChanged, TopicConfigChanged
@@ -35,9 +45,59 @@ def test_a_config_change_reaches_the_components_that_hold_that_config() -> None:
 
 def test_other_effects_are_not_notifications() -> None:
     assert routes(SendRequest(1, object())) is None
-    assert routes(Respond("token:3", object())) is None  # answered by the shard that parked the request
+    assert routes(Respond(ReplyHandle(3), object())) is None  # answered by the shard that parked the request
 
 
 def test_a_leadership_change_of_consumer_offsets_goes_to_the_group_coordinator() -> None:
     change = LeadershipChange(((3, 7),), ((4, 2),))
     assert routes(change) == (("group-coordinator", change),)  # KafkaApis' onLeadershipChange → GroupCoordinator
+
+
+class _Actor:
+    """What EffectInterpreter uses of an actor: its name, timers, posting and the process's actors."""
+
+    name = "a"
+
+    def __init__(self, present: set[str]) -> None:
+        self.present = present
+        self.done: list[tuple[str, object]] = []
+        self.runtime = self
+
+    def has_actor(self, name: str) -> bool:
+        return name in self.present
+
+    def schedule(self, key: str, delay_ms: float) -> None:
+        self.done.append(("schedule", (key, delay_ms)))
+
+    def cancel_timer(self, key: str) -> None:
+        self.done.append(("cancel", key))
+
+    def post(self, to: str, body: object) -> None:
+        self.done.append((to, body))
+
+
+def test_one_interpreter_for_timers_answers_notifications_and_an_actors_own_effects() -> None:
+    actor = _Actor({names.CONTROLLER})
+    answered: list[Respond] = []
+    sent: list[SendRequest] = []
+    interpret = EffectInterpreter(actor, own={SendRequest: sent.append}, respond=answered.append,
+                                  optional=frozenset(names.BROKER_EPOCH_LISTENERS))
+    event = ev.ZkPartitionReassignment()
+    registered = BrokerRegistered(1, 42)
+    for effect in (Schedule("k", 5.0), Cancel("k"), Enqueue(event), BrokerEpochChanged(registered),
+                   Respond(ReplyHandle(7), "answer"), SendRequest(2, "req")):
+        assert interpret(effect) is None
+    # the broker-epoch listeners are optional and absent here: nobody to tell
+    assert actor.done == [("schedule", ("k", 5.0)), ("cancel", "k"), (names.CONTROLLER, event)]
+    assert answered == [Respond(ReplyHandle(7), "answer")] and sent == [SendRequest(2, "req")]
+    # an actor that answers nothing and has no own effects refuses them; a recipient not optional is always posted to
+    strict = EffectInterpreter(actor)
+    with pytest.raises(TypeError, match="a: unexpected effect Respond"):
+        strict(Respond(ReplyHandle(1), None))
+    with pytest.raises(TypeError, match="unexpected effect SendRequest"):
+        strict(SendRequest(1, None))
+    strict(StateChange(ControllerChanged(1, 2, True)))
+    assert actor.done[-1] == (names.STATE_CHANGE_LOG, ControllerChanged(1, 2, True))
+    before = len(actor.done)
+    EffectInterpreter(actor, optional=EVERY_RECIPIENT)(StateChange(ControllerChanged(1, 2, True)))
+    assert len(actor.done) == before  # this process has no state-change log: skipped

@@ -11,8 +11,8 @@ from pathlib import Path
 import attrs
 import pytest
 
-from actors.partition_actor import shard_of
 from actors.replica_manager_actor import ReplicaManagerActor
+from core.broker.shards import shard_of
 from kactor.records import read_values, values_batch
 from messages.broker_lifecycle import BrokerShutdownComplete, ReplicaManagerInit
 from messages.common import Errors, TopicPartition

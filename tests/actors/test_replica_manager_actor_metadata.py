@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import test_replica_manager_actor
 
-from actors.partition_actor import shard_of
+from core.broker.shards import shard_of
 from messages.common import Errors, TopicPartition
 from messages.metadata import MetadataBroker, MetadataPartition, MetadataRequest, MetadataResponse, MetadataTopic
 from messages.net import NetReply, NetRequest

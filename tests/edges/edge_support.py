@@ -117,8 +117,10 @@ TEST_SPECS = (
 
 
 def register_test_apis() -> None:
-    """Serve the test APIs in this process (the edge tests' fixture undoes it; a peer subprocess keeps them)."""
+    """Serve the test APIs in this process, in place of the real specs of their keys (the edge tests' fixture undoes
+    it; a peer subprocess keeps them)."""
     for spec in TEST_SPECS:
+        registry._BY_KEY.pop(spec.api_key, None)
         registry.register(spec)
 
 

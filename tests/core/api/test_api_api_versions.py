@@ -57,3 +57,35 @@ def test_error_response_carries_api_versions_own_range_for_unsupported_version()
         "error_code": 35, "api_keys": [{"api_key": 18, "min_version": 0, "max_version": 3}]}
     assert api_versions.error_response(1, {}, Errors.INVALID_REQUEST) == {
         "error_code": 42, "api_keys": [], "throttle_time_ms": 0}
+
+
+# Kafka 2.6.3's ApiKeys as its brokers advertise them: apiKey -> (name, validVersions) of
+# clients/src/main/resources/common/message/<Name>Request.json at tag 2.6.3 (the same as kafka-python 3's recorded
+# ApiVersions answer of a 2.6 broker, BROKER_API_VERSIONS[(2, 6)]). Written out here, not read from kactor's table.
+KAFKA_2_6_3: dict[int, tuple[str, int, int]] = {
+    0: ("Produce", 0, 8), 1: ("Fetch", 0, 11), 2: ("ListOffsets", 0, 5), 3: ("Metadata", 0, 9),
+    4: ("LeaderAndIsr", 0, 4), 5: ("StopReplica", 0, 3), 6: ("UpdateMetadata", 0, 6), 7: ("ControlledShutdown", 0, 3),
+    8: ("OffsetCommit", 0, 8), 9: ("OffsetFetch", 0, 7), 10: ("FindCoordinator", 0, 3), 11: ("JoinGroup", 0, 7),
+    12: ("Heartbeat", 0, 4), 13: ("LeaveGroup", 0, 4), 14: ("SyncGroup", 0, 5), 15: ("DescribeGroups", 0, 5),
+    16: ("ListGroups", 0, 4), 17: ("SaslHandshake", 0, 1), 18: ("ApiVersions", 0, 3), 19: ("CreateTopics", 0, 5),
+    20: ("DeleteTopics", 0, 4), 21: ("DeleteRecords", 0, 2), 22: ("InitProducerId", 0, 3),
+    23: ("OffsetForLeaderEpoch", 0, 3), 24: ("AddPartitionsToTxn", 0, 1), 25: ("AddOffsetsToTxn", 0, 1),
+    26: ("EndTxn", 0, 1), 27: ("WriteTxnMarkers", 0, 0), 28: ("TxnOffsetCommit", 0, 3), 29: ("DescribeAcls", 0, 2),
+    30: ("CreateAcls", 0, 2), 31: ("DeleteAcls", 0, 2), 32: ("DescribeConfigs", 0, 3), 33: ("AlterConfigs", 0, 1),
+    34: ("AlterReplicaLogDirs", 0, 1), 35: ("DescribeLogDirs", 0, 2), 36: ("SaslAuthenticate", 0, 2),
+    37: ("CreatePartitions", 0, 2), 38: ("CreateDelegationToken", 0, 2), 39: ("RenewDelegationToken", 0, 2),
+    40: ("ExpireDelegationToken", 0, 2), 41: ("DescribeDelegationToken", 0, 2), 42: ("DeleteGroups", 0, 2),
+    43: ("ElectLeaders", 0, 2), 44: ("IncrementalAlterConfigs", 0, 1), 45: ("AlterPartitionReassignments", 0, 0),
+    46: ("ListPartitionReassignments", 0, 0), 47: ("OffsetDelete", 0, 0), 48: ("DescribeClientQuotas", 0, 0),
+    49: ("AlterClientQuotas", 0, 0),
+}
+
+
+def test_every_kafka_2_6_3_api_key_is_advertised_at_its_2_6_3_range():
+    """Kafka 2.6 advertises all 50 keys on every listener (a feature that is off is answered with its error, never
+    left out): a client that reads fewer takes the broker for an older one."""
+    resp = api_versions.handle_api_versions_request(ApiVersionsRequest("kafka-python", "3.0.12"), 3)
+    assert resp.error == Errors.NONE
+    assert resp.api_keys == tuple((k, lo, hi) for k, (_, lo, hi) in sorted(KAFKA_2_6_3.items()))
+    from protocol.api_versions import API_VERSIONS
+    assert {k: (r.name, r.min_version, r.max_version) for k, r in API_VERSIONS.items()} == KAFKA_2_6_3

@@ -1,21 +1,24 @@
-"""How the replica-manager actor splits controller requests over its PartitionActor shards and merges the answers:
-UpdateMetadata goes to each shard with only that shard's partitions (and every live broker), and the metadata-cache
-query is answered from all shards at once."""
+"""The replica manager's request units (core/api/broker_requests.py): how each request type is split over the
+PartitionActor shards and its answers merged (UpdateMetadata goes to each shard with only that shard's partitions and
+every live broker, the metadata-cache query is answered from all shards at once), and what a failed part answers."""
 
 from __future__ import annotations
 
 import attrs
 import pytest
 
-from actors.partition_actor import shard_of
-from actors.replica_manager_actor import SessionRoutingError, merge_responses, split_request
+from core.api.broker_requests import BROKER_REQUESTS, FOLLOWER_RESPONSES, merge_responses, split_request, unit_of
 from core.broker.metadata_cache import MetadataCache
+from core.broker.shards import SplitRefused, shard_of
 from messages.common import Broker, EndPoint, Errors, TopicPartition
 from messages.replication import (
+    DescribeLogDirsRequest,
     DescribeMetadataCacheRequest,
     DescribeMetadataCacheResponse,
     FetchPartition,
+    FetchPartitionData,
     FetchRequest,
+    FetchResponse,
     ListOffsetsPartition,
     ListOffsetsPartitionResponse,
     ListOffsetsRequest,
@@ -31,7 +34,15 @@ from messages.replication import (
     ProduceRequest,
     ProduceResponse,
 )
-from messages.requests import UpdateMetadataPartitionState, UpdateMetadataRequest
+from messages.requests import (
+    LeaderAndIsrRequest,
+    LeaderAndIsrResponse,
+    StopReplicaRequest,
+    StopReplicaResponse,
+    UpdateMetadataPartitionState,
+    UpdateMetadataRequest,
+    UpdateMetadataResponse,
+)
 
 SHARDS = 4
 BROKERS = (Broker(0, (EndPoint("127.0.0.1", 9092),)), Broker(1, (EndPoint("127.0.0.1", 9093),)))
@@ -130,7 +141,7 @@ def test_offsets_for_leader_epoch_split_by_shard_and_merged_in_request_order() -
 def test_a_full_fetch_opens_a_session_only_within_one_shard() -> None:
     """A session lives in one shard: a full request (epoch 0) whose partitions span shards is served sessionless
     (each part epoch -1); within one shard it keeps epoch 0; an incremental request goes to the shard its session
-    id names, and one naming another shard's partition is refused (SessionRoutingError → FETCH_SESSION_ID_NOT_FOUND)."""
+    id names, and one naming another shard's partition is refused (answered FETCH_SESSION_ID_NOT_FOUND, as a whole)."""
     tps = [TopicPartition("t", p) for p in range(20)]
     by_shard: dict[int, list[TopicPartition]] = {}
     for tp in tps:
@@ -143,8 +154,9 @@ def test_a_full_fetch_opens_a_session_only_within_one_shard() -> None:
     assert split_request(one, SHARDS) == {2: one}
     incremental = FetchRequest(-1, (FetchPartition(by_shard[2][0], 5),), session_id=3 * 1024 + 2, session_epoch=1)
     assert split_request(incremental, SHARDS) == {2: incremental}
-    with pytest.raises(SessionRoutingError):
+    with pytest.raises(SplitRefused) as refused:
         split_request(attrs.evolve(incremental, partitions=(FetchPartition(by_shard[1][0], 0),)), SHARDS)
+    assert refused.value.response == FetchResponse((), Errors.FETCH_SESSION_ID_NOT_FOUND)
 
 
 def test_produce_and_list_offsets_answers_merge_in_request_order() -> None:
@@ -159,3 +171,41 @@ def test_produce_and_list_offsets_answers_merge_in_request_order() -> None:
     answers = {i: ProduceResponse(tuple(ProducePartitionResponse(pp.tp, Errors.NONE, 7) for pp in part.partitions))
                for i, part in split_request(produce, SHARDS).items()}
     assert [r.tp for r in merge_responses(produce, answers).partitions] == [b, a]
+
+
+def test_the_table_holds_every_request_type_the_replica_manager_serves_once() -> None:
+    """One unit per request type, and each answer a follower fetcher gets back names the unit that applies it."""
+    assert set(BROKER_REQUESTS) == {LeaderAndIsrRequest, UpdateMetadataRequest, StopReplicaRequest, FetchRequest,
+                                    ProduceRequest, ListOffsetsRequest, OffsetsForLeaderEpochRequest,
+                                    DescribeMetadataCacheRequest, DescribeLogDirsRequest}
+    assert all(unit.request_type is t for t, unit in BROKER_REQUESTS.items())
+    assert {t: u.request_type for t, u in FOLLOWER_RESPONSES.items()} == {
+        FetchResponse: FetchRequest, ListOffsetsResponse: ListOffsetsRequest,
+        OffsetsForLeaderEpochResponse: OffsetsForLeaderEpochRequest}
+    # only the controller's partition changes move a shard's partition gauges
+    assert {t for t, u in BROKER_REQUESTS.items() if u.changes_partitions} == {LeaderAndIsrRequest, StopReplicaRequest}
+    with pytest.raises(TypeError, match="cannot handle MetadataCache"):
+        unit_of(MetadataCache(0))
+
+
+def test_a_failed_part_answers_every_item_with_the_error() -> None:
+    """A shard whose handler raised answers its part as Kafka's request handler does: each partition (or the
+    controller request as a whole) with the error."""
+    a, b = TopicPartition("t", 0), TopicPartition("u", 3)
+    err = Errors.UNKNOWN_SERVER_ERROR
+    assert unit_of(FetchRequest(-1, (FetchPartition(a, 0), FetchPartition(b, 9)))).error(
+        FetchRequest(-1, (FetchPartition(a, 0), FetchPartition(b, 9))), err) == \
+        FetchResponse((FetchPartitionData(a, err), FetchPartitionData(b, err)))
+    produce = ProduceRequest(-1, 1000, (ProducePartition(b, b"x"),))
+    assert unit_of(produce).error(produce, err) == ProduceResponse((ProducePartitionResponse(b, err),))
+    offsets = ListOffsetsRequest(-1, 0, (ListOffsetsPartition(a, -1),))
+    assert unit_of(offsets).error(offsets, err) == ListOffsetsResponse((ListOffsetsPartitionResponse(a, err),))
+    epochs = OffsetsForLeaderEpochRequest((OffsetForLeaderTopic("u", (OffsetForLeaderPartition(3, 5, 5),)),))
+    assert unit_of(epochs).error(epochs, err) == OffsetsForLeaderEpochResponse(
+        (OffsetForLeaderTopicResult("u", (OffsetForLeaderPartitionResult(err, 3, -1, -1),)),))
+    um = UpdateMetadataRequest(0, 1, 7, (), BROKERS)
+    assert unit_of(um).error(um, err) == UpdateMetadataResponse(err)
+    assert BROKER_REQUESTS[LeaderAndIsrRequest].error(None, err) == LeaderAndIsrResponse(err)
+    assert BROKER_REQUESTS[StopReplicaRequest].error(None, err) == StopReplicaResponse(err)
+    cache = DescribeMetadataCacheRequest(())
+    assert unit_of(cache).error(cache, err) == DescribeMetadataCacheResponse(-1, (), ())

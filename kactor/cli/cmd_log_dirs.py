@@ -1,0 +1,113 @@
+"""``kactor log-dirs --describe``: kafka-log-dirs.sh (Kafka 2.6's LogDirsCommand) through Kafka's protocol.
+
+Asks each broker of ``--broker-list`` (every broker of the cluster by default) for its log dirs (DescribeLogDirs, all
+partitions) and prints what LogDirsCommand prints: two lines, then one JSON document —
+``{"version":1,"brokers":[{"broker":B,"logDirs":[{"logDir":D,"error":null|exception class,"partitions":[{"partition":
+"topic-P","size":S,"offsetLag":L,"isFuture":F}]}]}]}`` — keeping only the topics of ``--topic-list`` when it is given.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+from edges.transport import BlockingClient, TransportError
+from kactor.cli import CliError
+from kactor.cli.kafka_support import add_bootstrap_args, bootstrap
+from kactor.cli.support import usage_error
+from protocol.api_versions import API_KEYS
+
+METADATA = API_KEYS["Metadata"]
+DESCRIBE_LOG_DIRS = API_KEYS["DescribeLogDirs"]
+DESCRIBE_LOG_DIRS_VERSION = 1  # what Kafka 2.6's admin client sends a 2.6 broker (v2 is the flexible v1)
+CLIENT_ID = "kactor-log-dirs"
+# LogDirInfo.error as LogDirsCommand prints it: the exception's class (Errors.exception of the dir's error code)
+_EXCEPTIONS = {56: "org.apache.kafka.common.errors.KafkaStorageException",
+               57: "org.apache.kafka.common.errors.LogDirNotFoundException"}
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser(
+        "log-dirs", help="describe the brokers' log directories (kafka-log-dirs.sh)",
+        description="Queries the brokers for their log directories and, in each, the size, offset lag and "
+                    "future flag of every partition's log, and prints them as Kafka's kafka-log-dirs.sh does (JSON).")
+    add_bootstrap_args(p)
+    p.add_argument("--describe", action="store_true", help="describe the specified log directories on the brokers")
+    p.add_argument("--broker-list", metavar="B1,B2",
+                   help="the brokers to query, comma-separated (default: every broker of the cluster)")
+    p.add_argument("--topic-list", default="", metavar="T1,T2",
+                   help="only these topics, comma-separated (default: every topic)")
+    p.add_argument("--timeout", type=int, default=10000, metavar="MS",
+                   help="milliseconds to wait for each answer (default 10000)")
+    p.set_defaults(func=run, _parser=p)
+
+
+def run(args: argparse.Namespace) -> int:
+    if not args.describe:
+        usage_error(args, "Command must include exactly one action: --describe")
+    servers = bootstrap(args)
+    timeout_s = args.timeout / 1000.0
+    wanted: list[int] | None = None
+    if args.broker_list is not None:
+        try:
+            wanted = [int(b) for b in args.broker_list.split(",") if b.strip()]
+        except ValueError:
+            usage_error(args, f"--broker-list: expected broker ids separated by commas, got {args.broker_list!r}")
+    topics = {t for t in args.topic_list.split(",") if t}
+    brokers = _alive_brokers(servers, timeout_s)
+    broker_ids = sorted(brokers) if wanted is None else wanted
+    print("Querying brokers for log directories information")
+    described = {}
+    for broker_id in broker_ids:
+        if broker_id not in brokers:
+            raise CliError(f"broker {broker_id} is not alive (alive: {','.join(map(str, sorted(brokers)))})")
+        described[broker_id] = _describe(*brokers[broker_id], timeout_s)
+    print(f"Received log directory information from brokers {','.join(map(str, broker_ids))}")
+    print(format_as_json(described, topics))
+    return 0
+
+
+def format_as_json(by_broker: dict[int, list[dict[str, Any]]], topics: set[str]) -> str:
+    """LogDirsCommand.formatAsJson: each broker's dirs, each dir's error (null when none) and partitions."""
+    return json.dumps({"version": 1, "brokers": [
+        {"broker": broker, "logDirs": [
+            {"logDir": d["log_dir"], "error": _error(d["error_code"]), "partitions": [
+                {"partition": f"{t['name']}-{p['partition_index']}", "size": p["partition_size"],
+                 "offsetLag": p["offset_lag"], "isFuture": p["is_future_key"]}
+                for t in d["topics"] if not topics or t["name"] in topics for p in t["partitions"]]}
+            for d in dirs]}
+        for broker, dirs in by_broker.items()]}, separators=(",", ":"))
+
+
+def _error(code: int) -> str | None:
+    if code == 0:
+        return None
+    return _EXCEPTIONS.get(code, f"error code {code}")
+
+
+def _alive_brokers(servers: str, timeout_s: float) -> dict[int, tuple[str, int]]:
+    """Broker id -> (host, port) from the first bootstrap server that answers a Metadata request."""
+    failures = []
+    for server in servers.split(","):
+        host, _, port = server.rpartition(":")
+        try:
+            with BlockingClient(host, int(port), client_id=CLIENT_ID) as client:
+                body = client.request_raw(METADATA, 9, {"topics": [], "allow_auto_topic_creation": False,
+                                                        "include_cluster_authorized_operations": False,
+                                                        "include_topic_authorized_operations": False},
+                                          timeout_s=timeout_s)
+            return {b["node_id"]: (b["host"], b["port"]) for b in body["brokers"]}
+        except (TransportError, OSError) as e:
+            failures.append(f"{server}: {e}")
+    raise CliError(f"no broker answered at {servers} ({'; '.join(failures)}): is a broker listening there?")
+
+
+def _describe(host: str, port: int, timeout_s: float) -> list[dict[str, Any]]:
+    try:
+        with BlockingClient(host, port, client_id=CLIENT_ID) as client:
+            body = client.request_raw(DESCRIBE_LOG_DIRS, DESCRIBE_LOG_DIRS_VERSION, {"topics": None},
+                                      timeout_s=timeout_s)
+    except (TransportError, OSError) as e:
+        raise CliError(f"cannot describe the log dirs of {host}:{port}: {e}") from None
+    return list(body["results"])

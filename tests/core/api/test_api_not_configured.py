@@ -1,0 +1,117 @@
+"""The APIs whose feature is not configured here (SASL on a PLAINTEXT listener, no authorizer, delegation tokens over
+PLAINTEXT, no transaction coordinator) and those not served yet: each request is answered, whole, item by item, with
+the error Kafka 2.6.3's KafkaApis answers then, at every version, as the edge answers it (the converter raises
+NotConfigured; the spec's error_response builds the answer)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from core.api.admin import fit
+from core.api.not_configured import NotConfigured
+from core.api.registry import RequestContext, spec_for_key
+from messages.common import Errors
+from protocol.api_versions import API_VERSIONS
+from protocol.codec import decode_request, decode_response, encode_request, encode_response
+from protocol.schema import message_spec
+
+ACL = {"resource_type": 2, "resource_name": "t", "resource_pattern_type": 3, "principal": "User:a", "host": "*",
+       "operation": 2, "permission_type": 3}
+ACL_FILTER = {"resource_type_filter": 2, "resource_name_filter": "t", "pattern_type_filter": 3,
+              "principal_filter": None, "host_filter": None, "operation": 2, "permission_type": 3}
+
+# api key -> (a request body at the highest version, the error, the answer's error codes in order)
+CASES: dict[int, tuple[dict[str, Any], Errors, int]] = {
+    17: ({"mechanism": "PLAIN"}, Errors.ILLEGAL_SASL_STATE, 1),
+    36: ({"auth_bytes": b"\x00a\x00b"}, Errors.ILLEGAL_SASL_STATE, 1),
+    29: (ACL_FILTER, Errors.SECURITY_DISABLED, 1),
+    30: ({"creations": [ACL, dict(ACL, resource_name="u")]}, Errors.SECURITY_DISABLED, 2),
+    31: ({"filters": [ACL_FILTER, ACL_FILTER, ACL_FILTER]}, Errors.SECURITY_DISABLED, 3),
+    38: ({"renewers": [], "max_lifetime_ms": -1}, Errors.DELEGATION_TOKEN_REQUEST_NOT_ALLOWED, 1),
+    39: ({"hmac": b"h", "renew_period_ms": 1000}, Errors.DELEGATION_TOKEN_REQUEST_NOT_ALLOWED, 1),
+    40: ({"hmac": b"h", "expiry_time_period_ms": 1000}, Errors.DELEGATION_TOKEN_REQUEST_NOT_ALLOWED, 1),
+    41: ({"owners": None}, Errors.DELEGATION_TOKEN_REQUEST_NOT_ALLOWED, 1),
+    24: ({"v3_and_below_transactional_id": "tx", "v3_and_below_producer_id": 5, "v3_and_below_producer_epoch": 0,
+          "v3_and_below_topics": [{"name": "t", "partitions": [0, 1]}, {"name": "u", "partitions": [3]}]},
+         Errors.NOT_COORDINATOR, 3),
+    25: ({"transactional_id": "tx", "producer_id": 5, "producer_epoch": 0, "group_id": "g"},
+         Errors.NOT_COORDINATOR, 1),
+    26: ({"transactional_id": "tx", "producer_id": 5, "producer_epoch": 0, "committed": True},
+         Errors.NOT_COORDINATOR, 1),
+    27: ({"markers": [{"producer_id": 5, "producer_epoch": 0, "transaction_result": True, "coordinator_epoch": 1,
+                       "topics": [{"name": "t", "partition_indexes": [0, 2]}]}]},
+         Errors.UNKNOWN_TOPIC_OR_PARTITION, 2),
+    28: ({"transactional_id": "tx", "group_id": "g", "producer_id": 5, "producer_epoch": 0, "generation_id": -1,
+          "member_id": "", "group_instance_id": None, "topics": [{"name": "t", "partitions": [
+              {"partition_index": 0, "committed_offset": 10, "committed_leader_epoch": -1,
+               "committed_metadata": ""}]}]}, Errors.NOT_COORDINATOR, 1),
+    21: ({"topics": [{"name": "t", "partitions": [{"partition_index": 0, "offset": 5},
+                                                   {"partition_index": 1, "offset": -1}]}], "timeout_ms": 1000},
+         Errors.UNSUPPORTED_VERSION, 2),
+    34: ({"dirs": [{"path": "/d1", "topics": [{"name": "t", "partitions": [0, 1]}]},
+                   {"path": "/d2", "topics": [{"name": "t", "partitions": [2]}]}]}, Errors.UNSUPPORTED_VERSION, 3),
+    48: ({"components": [], "strict": False}, Errors.UNSUPPORTED_VERSION, 1),
+    49: ({"entries": [{"entity": [{"entity_type": "user", "entity_name": "a"}],
+                       "ops": [{"key": "producer_byte_rate", "value": 1024.0, "remove": False}]}],
+           "validate_only": False}, Errors.UNSUPPORTED_VERSION, 1),
+}
+
+
+def _error_codes(value: Any) -> list[int]:
+    """Every error code in a response body, depth first (a top-level one, then each item's)."""
+    codes: list[int] = []
+    if isinstance(value, dict):
+        for k, v in value.items():
+            if k in ("error_code", "partition_error_code"):
+                codes.append(v)
+            else:
+                codes.extend(_error_codes(v))
+    elif isinstance(value, list):
+        for item in value:
+            codes.extend(_error_codes(item))
+    return codes
+
+
+@pytest.mark.parametrize("key, version", [(k, v) for k in sorted(CASES)
+                                          for v in range(API_VERSIONS[k].min_version, API_VERSIONS[k].max_version + 1)])
+def test_each_item_is_answered_with_the_error_kafka_answers(key: int, version: int) -> None:
+    body, error, items = CASES[key]
+    spec = spec_for_key(key)
+    assert spec is not None
+    wire = fit(message_spec(key, version, "request"), body)
+    decoded = decode_request(key, version, encode_request(key, version, wire))[0]
+    with pytest.raises(NotConfigured) as refused:
+        spec.request_from_wire(version, decoded, RequestContext(version))
+    assert refused.value.error == error
+    answer = spec.error_response(version, decoded, int(refused.value.error))
+    back = decode_response(key, version, encode_response(key, version, answer))[0]
+    codes = _error_codes(back)
+    # one error per item; OffsetDelete's answer also has its top-level one
+    assert codes == [int(error)] * items
+
+
+def test_the_answers_carry_kafkas_messages_and_empty_results() -> None:
+    acls = spec_for_key(29).error_response(2, {}, int(Errors.SECURITY_DISABLED))
+    assert acls["error_message"] == "No Authorizer is configured on the broker" and acls["resources"] == []
+    sasl = spec_for_key(36).error_response(2, {}, int(Errors.ILLEGAL_SASL_STATE))
+    assert sasl["error_message"] == "SaslAuthenticate request received after successful authentication"
+    assert spec_for_key(17).error_response(1, {}, int(Errors.ILLEGAL_SASL_STATE)) == {"error_code": 34,
+                                                                                      "mechanisms": []}
+    token = spec_for_key(38).error_response(2, {}, int(Errors.DELEGATION_TOKEN_REQUEST_NOT_ALLOWED))
+    assert (token["principal_type"], token["principal_name"], token["token_id"], token["expiry_timestamp_ms"]) == \
+        ("User", "ANONYMOUS", "", -1)
+    assert spec_for_key(39).error_response(1, {}, 64)["expiry_timestamp_ms"] == -1
+    deleted = spec_for_key(21).error_response(0, CASES[21][0], int(Errors.UNSUPPORTED_VERSION))
+    assert [p["low_watermark"] for p in deleted["topics"][0]["partitions"]] == [-1, -1]
+
+
+@pytest.mark.parametrize("key", [24, 25, 26])
+def test_a_transaction_request_with_an_empty_transactional_id_is_invalid(key: int) -> None:
+    """TransactionCoordinator: an empty transactional id is INVALID_REQUEST before any coordinator look-up."""
+    body = dict(CASES[key][0])
+    body["v3_and_below_transactional_id" if key == 24 else "transactional_id"] = ""
+    with pytest.raises(NotConfigured) as refused:
+        spec_for_key(key).request_from_wire(1, body, RequestContext(1))
+    assert refused.value.error == Errors.INVALID_REQUEST
