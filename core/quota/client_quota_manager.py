@@ -24,10 +24,10 @@ from __future__ import annotations
 import enum
 import logging
 import math
-from collections.abc import Mapping
 
 import attrs
 
+from core.quota.quota_configs import CONSUMER_BYTE_RATE, PRODUCER_BYTE_RATE, REQUEST_PERCENTAGE
 from core.quota.rate import QuotaSensor, QuotaViolationError, QuotaWindow
 
 log = logging.getLogger("kactor.quota")
@@ -40,12 +40,6 @@ DEFAULT_QUOTA_WINDOW_SIZE_SECONDS = 1
 INACTIVE_SENSOR_EXPIRATION_MS = 3600 * 1000
 NANOS_TO_PERCENTAGE_PER_SECOND = 100.0 / 1e9
 
-# DynamicConfig.Client / DynamicConfig.User: the quota configs and their types
-PRODUCER_BYTE_RATE = "producer_byte_rate"
-CONSUMER_BYTE_RATE = "consumer_byte_rate"
-REQUEST_PERCENTAGE = "request_percentage"
-QUOTA_CONFIG_TYPES: dict[str, str] = {PRODUCER_BYTE_RATE: "LONG", CONSUMER_BYTE_RATE: "LONG",
-                                      REQUEST_PERCENTAGE: "DOUBLE"}
 
 
 class QuotaType(enum.Enum):
@@ -326,7 +320,3 @@ def desanitize(name: str) -> str:
 
     return unquote_plus(name, encoding="utf-8")
 
-
-def quota_configs(config: Mapping[str, str]) -> dict[str, str]:
-    """The quota keys of an entity's config (QuotaConfigs.isQuotaConfig)."""
-    return {k: v for k, v in config.items() if k in QUOTA_CONFIG_TYPES}
