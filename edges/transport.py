@@ -48,10 +48,13 @@ from actors import names
 from core.api import api_versions as api_versions_api
 from core.api import registry
 from core.api.registry import ApiSpec, RequestContext, spec_for_key, spec_for_type
+from core.quota.enforcement import ChannelMute
+from edges.client_quotas import ClientQuotas
 from edges.net_faults import PARTITIONED, FaultFile, endpoint
 from messages.common import Errors
 from messages.metadata import AutoCreateConfig
 from messages.net import NetRequest, NetResponse, NetSendFailed
+from messages.quota import ClientQuotaConfigChanged
 from protocol.api_versions import API_VERSIONS, API_VERSIONS_KEY
 from protocol.errors import FrameTooLargeError, ProtocolError, UnsupportedVersionError
 from protocol.framing import (
@@ -184,10 +187,10 @@ class _Pending:
 class _InFlight:
     """An inbound request being handled: what its answer needs to become a response frame."""
 
-    __slots__ = ("conn_id", "spec", "version", "correlation_id", "body", "silent", "client_id")
+    __slots__ = ("conn_id", "spec", "version", "correlation_id", "body", "silent", "client_id", "size", "net_ns")
 
     def __init__(self, conn_id: int, spec: ApiSpec, version: int, correlation_id: int, body: dict[str, Any],
-                 silent: bool = False, client_id: str = "") -> None:
+                 silent: bool = False, client_id: str = "", size: int = 0) -> None:
         self.conn_id = conn_id
         self.spec = spec
         self.version = version
@@ -195,6 +198,8 @@ class _InFlight:
         self.body = body  # the decoded request body: error_response needs it
         self.silent = silent  # the client expects no answer (acks=0): only an error is acted on, by closing
         self.client_id = client_id
+        self.size = size  # the request's size in bytes (the produce quota's measure)
+        self.net_ns = 0  # the time this edge spent decoding and converting it (the request quota's measure)
 
 
 # The answer of a request the client expects none for, in its turn (Kafka's NoOpResponse): nothing is written.
@@ -211,7 +216,7 @@ class _Conn:
 
     __slots__ = ("conn_id", "sock", "outbound", "dest", "connecting", "connect_deadline", "out", "rbuf", "pending",
                  "closed", "events", "peer", "addrs", "listener", "host", "waiting", "ready", "close_after",
-                 "key")
+                 "key", "mute")
 
     def __init__(self, conn_id: int, sock: socket.socket, outbound: bool, dest: tuple[str, int] | None,
                  peer: str, listener: str = "", host: str = "") -> None:
@@ -235,6 +240,7 @@ class _Conn:
         self.waiting: collections.deque[int] = collections.deque()
         self.ready: dict[int, bytes | None] = {}
         self.close_after: str | None = None  # closing once the answers already queued are written: why
+        self.mute = ChannelMute()  # inbound: nothing is read while a client quota's throttle lasts (KIP-219)
 
 
 class _EdgeWorker:
@@ -286,8 +292,11 @@ class Transport:
                  request_timeout_s: float = DEFAULT_REQUEST_TIMEOUT_S, fault_file: str | None = None,
                  listener_name: str = "PLAINTEXT",
                  extra_listeners: tuple[tuple[str, int] | tuple[str, int, str], ...] = (),
-                 cluster_id: str = "", auto_create: AutoCreateConfig | None = None) -> None:
+                 cluster_id: str = "", auto_create: AutoCreateConfig | None = None,
+                 client_quotas: ClientQuotas | None = None) -> None:
         self._runtime = runtime
+        # Kafka's client quotas, measured and enforced on the answers (None: no quotas, as before any is set)
+        self.client_quotas = client_quotas
         self._name = getattr(runtime, "process_name", "kactor")
         self.max_request_bytes = max_request_bytes
         self.max_response_bytes = max_response_bytes
@@ -332,6 +341,7 @@ class Transport:
         self._rids = itertools.count(1)
         self._conn_ids = itertools.count(1)
         self._inbound: dict[int, _Conn] = {}
+        self._muted: dict[int, _Conn] = {}  # inbound connections muted for a quota throttle
         # one connection per (host, port, sending actor), as each of Kafka's fetcher threads and controller channels
         # has its own NetworkClient: a peer answers a connection's requests in order, so a follower shard's fetch
         # parked for replica.fetch.wait.max.ms must not hold back another shard's answer behind it
@@ -412,8 +422,8 @@ class Transport:
         if inflight is None:
             log.debug("%s: reply %d for a closed connection dropped", self._name, request_id)
             return
-        frame = self._silent_frame(inflight, body) if inflight.silent else self._response_frame(inflight, body)
-        self._submit(("reply", inflight.conn_id, request_id, frame))
+        frame, throttle_ms = self._quota_frame(inflight, body)
+        self._submit(("reply", inflight.conn_id, request_id, frame, throttle_ms))
         task = inflight.spec.edge_task(body) if inflight.spec.edge_task is not None else None
         if task is not None:
             self._run_edge_task(inflight, *task)
@@ -424,7 +434,7 @@ class Transport:
         if inflight is None:
             return
         self._submit(("reply", inflight.conn_id, request_id,
-                      None if inflight.silent else self._error_frame(inflight, error)))
+                      None if inflight.silent else self._error_frame(inflight, error), 0))
 
     def _silent_frame(self, inflight: _InFlight, response: Any) -> bytes | None:
         """KafkaApis.handleProduceRequest for acks=0: an answer with an error closes the connection (None), so the
@@ -570,12 +580,13 @@ class Transport:
                 self._queue_send(conn, corr, frame, pending)
                 touched[id(conn)] = conn
             elif kind == "reply":
-                _, conn_id, rid, frame = cmd
+                _, conn_id, rid, frame, throttle_ms = cmd
                 conn = self._inbound.get(conn_id)
                 if conn is None:
                     log.debug("%s: reply for closed connection %d dropped", self._name, conn_id)
                     continue
                 self._answer(conn, rid, frame)
+                self._throttle(conn, throttle_ms)
                 if not conn.closed:
                     touched[id(conn)] = conn
             elif kind == "close":
@@ -662,7 +673,8 @@ class Transport:
                 self._guarded(conn, self._finish_connect)
             elif not conn.closed:
                 self._guarded(conn, self._flush)
-        if mask & selectors.EVENT_READ and not conn.closed and conn.close_after is None:
+        if mask & selectors.EVENT_READ and not conn.closed and conn.close_after is None and conn.conn_id not in \
+                self._muted:
             self._guarded(conn, self._read)
 
     # -- connections ----------------------------------------------------------------------------------------------
@@ -781,6 +793,9 @@ class Transport:
     def _set_events(self, conn: _Conn, events: int) -> None:
         if events == conn.events:
             return
+        if events == 0:  # nothing to wait for (a muted connection with nothing to write)
+            self._unregister(conn)
+            return
         if conn.events == 0:
             self._sel.register(conn.sock, events, conn)
         else:
@@ -799,6 +814,7 @@ class Transport:
                 del self._outbound[conn.key]
         else:
             self._inbound.pop(conn.conn_id, None)
+            self._muted.pop(conn.conn_id, None)
             for rid in conn.waiting:  # answers still owed: dropped when they come
                 self._inflight.pop(rid, None)
             conn.waiting.clear()
@@ -813,6 +829,8 @@ class Transport:
         conn.rbuf = bytearray()
 
     def _sweep(self, now: float) -> None:
+        if self._muted:
+            self._unmute_expired()
         if self._faults is not None:
             blocked = self._faults.poll(now)
             if blocked is not None:
@@ -886,7 +904,8 @@ class Transport:
             if not out:
                 self._close_conn(conn, conn.close_after)
             return
-        self._set_events(conn, selectors.EVENT_READ | selectors.EVENT_WRITE if out else selectors.EVENT_READ)
+        read = 0 if conn.conn_id in self._muted else selectors.EVENT_READ
+        self._set_events(conn, read | selectors.EVENT_WRITE if out else read)
 
     def _read(self, conn: _Conn) -> None:
         try:
@@ -944,6 +963,7 @@ class Transport:
 
     def _on_request(self, conn: _Conn, payload: bytes) -> None:
         """KafkaApis.handle for one request frame: decode, convert, route (or close the connection, as 2.6)."""
+        started_ns = time.perf_counter_ns()
         try:
             request = decode_inbound(payload)
         except UnsupportedVersionError as e:
@@ -966,7 +986,7 @@ class Transport:
         reply_expected = spec.route_answers(version, body)
         rid = next(self._rids)
         inflight = _InFlight(conn.conn_id, spec, version, header.correlation_id, body, silent,
-                             header.client_id or "")
+                             header.client_id or "", len(payload))
         if reply_expected:
             self._inflight[rid] = inflight
             conn.waiting.append(rid)
@@ -978,6 +998,7 @@ class Transport:
                 self._inflight.pop(rid, None)
                 self._answer(conn, rid, None if silent else self._error_frame(inflight, error_code_of(e)))
             return
+        inflight.net_ns = time.perf_counter_ns() - started_ns
         handler = spec.edge_handler
         if handler is not None:
             inline = self._inline_handlers.get(handler)
@@ -985,8 +1006,10 @@ class Transport:
                 if reply_expected:
                     self._inflight.pop(rid, None)
                     response = inline(ctx, internal)
-                    self._answer(conn, rid, self._silent_frame(inflight, response) if silent
-                                 else self._response_frame(inflight, response))
+                    inflight.net_ns = time.perf_counter_ns() - started_ns
+                    frame, throttle_ms = self._quota_frame(inflight, response)
+                    self._answer(conn, rid, frame)
+                    self._throttle(conn, throttle_ms)
                 return
             worker = self._edge_workers.get(handler)
             if worker is None:
@@ -1009,6 +1032,50 @@ class Transport:
         # An external input: the request's cause lives in the client's process.
         self._inject(route, NetRequest(conn.conn_id, rid, internal, reply_expected, version,
                                             header.client_id or "", conn.host), None)
+
+    # -- client quotas: measured on each answer, enforced by muting the connection (KIP-219) ---------------------------
+    def update_client_quota(self, change: ClientQuotaConfigChanged) -> None:
+        """A quota entity's new configuration (the "net" actor's ClientQuotaConfigChanged)."""
+        if self.client_quotas is not None:
+            self.client_quotas.update(change)
+
+    def _quota_frame(self, inflight: _InFlight, response: Any) -> tuple[bytes | None, int]:
+        """The answer's frame (as _silent_frame / _response_frame) with the client quotas applied: its
+        throttle_time_ms set and the time to mute the connection for (core/quota/enforcement.py)."""
+        quotas = self.client_quotas
+        if inflight.silent:
+            frame = self._silent_frame(inflight, response)
+            if quotas is None or frame is None:
+                return frame, 0
+            return frame, quotas.silent(inflight.spec.api_key, inflight.client_id, inflight.size, inflight.body,
+                                        inflight.net_ns)
+        if quotas is None:
+            return self._response_frame(inflight, response), 0
+        try:
+            wire = inflight.spec.response_to_wire(inflight.version, response)
+            return quotas.answer(inflight.spec.api_key, inflight.client_id, wire, inflight.size, inflight.body,
+                                 inflight.net_ns, lambda body: encode_inbound_response(
+                                     inflight.spec, inflight.version, inflight.correlation_id, body))
+        except Exception:  # noqa: BLE001 - our own bug: the connection is closed rather than left waiting
+            log.exception("%s: cannot encode a %s v%d response", self._name, inflight.spec.name, inflight.version)
+            return None, 0
+
+    def _throttle(self, conn: _Conn, throttle_ms: int) -> None:
+        """Mute ``conn`` for a throttle once its answer is queued (ThrottledChannel's StartThrottlingResponse)."""
+        if throttle_ms <= 0 or conn.closed:
+            return
+        conn.mute = conn.mute.throttled(time.monotonic() * 1000.0, throttle_ms)
+        self._muted[conn.conn_id] = conn
+        self._set_events(conn, selectors.EVENT_WRITE if conn.out else 0)
+
+    def _unmute_expired(self) -> None:
+        """EndThrottlingResponse: connections whose throttle is over are read again."""
+        now_ms = time.monotonic() * 1000.0
+        for conn_id, conn in list(self._muted.items()):
+            if not conn.mute.muted(now_ms):
+                del self._muted[conn_id]
+                if not conn.closed and conn.close_after is None:
+                    self._set_events(conn, selectors.EVENT_READ | (selectors.EVENT_WRITE if conn.out else 0))
 
     def _response_frame(self, inflight: _InFlight, response: Any) -> bytes | None:
         try:

@@ -165,7 +165,8 @@ class BrokerProcess:
             transport = Transport(rt, first.host, first.port, listener_name=first.listener_name,
                                   extra_listeners=tuple((ep.host, ep.port, ep.listener_name) for ep in more),
                                   max_request_bytes=cfg["socket.request.max.bytes"],
-                                  cluster_id=cluster_id, auto_create=auto_create_config(cfg))
+                                  cluster_id=cluster_id, auto_create=auto_create_config(cfg),
+                                  client_quotas=client_quotas(cfg))
         except ListenError as e:
             self._close()
             raise BrokerStartError(str(e)) from None
@@ -263,6 +264,19 @@ def auto_create_config(cfg: KafkaConfig) -> Any:
     from messages.metadata import AutoCreateConfig
 
     return AutoCreateConfig(cfg["auto.create.topics.enable"], cfg["num.partitions"], cfg["default.replication.factor"])
+
+
+def client_quotas(cfg: KafkaConfig) -> Any:
+    """The listeners' client quota managers (KafkaServer's QuotaFactory.instantiate), from ClientQuotaManagerConfig's
+    settings; the quotas themselves arrive from ZooKeeper through the config manager."""
+    from core.quota.client_quota_manager import QuotaConfig
+    from edges.client_quotas import ClientQuotas
+
+    if cfg["client.quota.callback.class"]:
+        log.warning("client.quota.callback.class=%s is a Java class kactor cannot load; the default quota callback "
+                    "(2.6's entity resolution) is used", cfg["client.quota.callback.class"])
+    return ClientQuotas(QuotaConfig(cfg["quota.producer.default"], cfg["quota.window.num"],
+                                    cfg["quota.window.size.seconds"]), cfg["quota.consumer.default"])
 
 
 def plug_auto_topic_creation(cfg: KafkaConfig, transport: Any, client: Any) -> None:

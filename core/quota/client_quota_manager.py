@@ -29,6 +29,7 @@ import attrs
 
 from core.quota.quota_configs import CONSUMER_BYTE_RATE, PRODUCER_BYTE_RATE, REQUEST_PERCENTAGE
 from core.quota.rate import QuotaSensor, QuotaViolationError, QuotaWindow
+from messages.quota import ClientQuotaConfigChanged
 
 log = logging.getLogger("kactor.quota")
 
@@ -249,16 +250,6 @@ class ClientRequestQuotaManager(ClientQuotaManager):
         return nanos * NANOS_TO_PERCENTAGE_PER_SECOND
 
 
-@attrs.frozen(slots=True)
-class ClientQuotaChange:
-    """One quota entity's configuration as read from its znode: what QuotaConfigHandler.updateQuotaConfig takes.
-    ``user`` / ``client_id`` are sanitized znode names (or DEFAULT), None when not part of the entity."""
-
-    user: str | None
-    client_id: str | None
-    config: tuple[tuple[str, str], ...] = ()
-
-
 class QuotaManagers:
     """QuotaManagers' client part: the produce, fetch and request managers of a broker."""
 
@@ -268,7 +259,7 @@ class QuotaManagers:
                                         QuotaType.FETCH)
         self.request = ClientRequestQuotaManager(config)
 
-    def update_quota_config(self, change: ClientQuotaChange) -> None:
+    def update_quota_config(self, change: ClientQuotaConfigChanged) -> None:
         """QuotaConfigHandler.updateQuotaConfig: each type's quota from the entity's config (absent = removed).
         The client id of a sensor is the raw one: the znode's sanitized name is desanitized (not <default>)."""
         config = dict(change.config)

@@ -10,7 +10,6 @@ from actors.clock import SystemClock
 from core.quota.client_quota_manager import (
     DEFAULT,
     LONG_MAX,
-    ClientQuotaChange,
     ClientQuotaManager,
     ClientRequestQuotaManager,
     QuotaConfig,
@@ -20,6 +19,7 @@ from core.quota.client_quota_manager import (
     desanitize,
     sanitize,
 )
+from messages.quota import ClientQuotaConfigChanged
 
 CONFIG = QuotaConfig(quota_bytes_per_second_default=500)
 UNLIMITED = QuotaConfig()
@@ -245,12 +245,12 @@ def test_quota_config_handler_reads_znode_values(clock):
     """QuotaConfigHandler.updateQuotaConfig: each type from its key, a missing key removes that type's quota, the
     znode's sanitized client id is desanitized."""
     q = QuotaManagers(UNLIMITED)
-    q.update_quota_config(ClientQuotaChange(None, sanitize("app 1*"), (("producer_byte_rate", "1048576"),
+    q.update_quota_config(ClientQuotaConfigChanged(None, sanitize("app 1*"), (("producer_byte_rate", "1048576"),
                                                                        ("request_percentage", "12.5"))))
     assert q.produce.quota("ANONYMOUS", "app 1*") == 1048576
     assert q.request.quota("ANONYMOUS", "app 1*") == 12.5
     assert q.fetch.quota("ANONYMOUS", "app 1*") == float(LONG_MAX)
-    q.update_quota_config(ClientQuotaChange(None, sanitize("app 1*"), (("consumer_byte_rate", "2000"),)))
+    q.update_quota_config(ClientQuotaConfigChanged(None, sanitize("app 1*"), (("consumer_byte_rate", "2000"),)))
     assert q.produce.quota("ANONYMOUS", "app 1*") == float(LONG_MAX)
     assert q.fetch.quota("ANONYMOUS", "app 1*") == 2000
 
