@@ -31,8 +31,8 @@ def endpoint(c: Cluster, broker_id: int) -> str:
     return c.json(f"/brokers/ids/{broker_id}")["endpoints"][0].split("://", 1)[1]
 
 
-def test_a_producer_quota_of_1_mb_s_holds_a_producer_to_about_1_mb_s(start_cluster) -> None:
-    from confluent_kafka import KafkaError, Producer
+def test_producer_and_consumer_quotas_of_1_mb_s_hold_clients_to_about_1_mb_s(start_cluster) -> None:
+    from confluent_kafka import Consumer, KafkaError, Producer, TopicPartition
 
     from kactor.kafka_clients import client_config
 
@@ -90,3 +90,38 @@ def test_a_producer_quota_of_1_mb_s_holds_a_producer_to_about_1_mb_s(start_clust
     print(f"steady {steady:.2f} MB/s from {steady_from - started:.1f} s, {total:.1f} MB in {ended - started:.1f} s, "
           f"throttles {[t for _, t in throttles]}")
     assert 0.5 <= steady <= 1.6, f"{steady:.2f} MB/s over the steady part ({total:.1f} MB in all)"
+
+    # a consumer quota on another client id: its fetches from the records just written are held to it (a throttled
+    # Fetch is answered empty), while the producer's quota does not touch it
+    assert raw_request(endpoint(c, 0), 49, 0, {"entries": [{
+        "entity": [{"entity_type": "client-id", "entity_name": "quota-consumer"}],
+        "ops": [{"key": "consumer_byte_rate", "value": float(MB), "remove": False}]}],
+        "validate_only": False})["entries"][0]["error_code"] == 0
+    c.wait(lambda: raw_request(endpoint(c, 0), 48, 0, {"components": [
+        {"entity_type": "client-id", "match_type": 2, "match": None}], "strict": False})["entries"] is not None
+        and len(raw_request(endpoint(c, 0), 48, 0, {"components": [], "strict": False})["entries"]) == 2, 10,
+        "both quotas described")
+    assert total > 4, "too few records to fetch for the consumer's run"
+    read: list[tuple[float, int]] = []
+    consumer_throttles: list[tuple[float, float]] = []
+    consumer = Consumer(client_config(bootstrap, "quota-consumer", {
+        "group.id": "quota-test", "enable.auto.commit": False, "auto.offset.reset": "earliest",
+        # a throttled Fetch returns nothing: answers small against the quota window keep the steady rate near it
+        "max.partition.fetch.bytes": 131072,
+        "throttle_cb": lambda event: consumer_throttles.append((time.monotonic(), event.throttle_time))}))
+    try:
+        consumer.assign([TopicPartition("quota", 0, 0)])
+        started = time.monotonic()
+        while time.monotonic() - started < 7.0:
+            msg = consumer.poll(0.1)
+            if msg is not None and msg.error() is None:
+                read.append((time.monotonic(), len(msg.value())))
+        ended = time.monotonic()
+    finally:
+        consumer.close()
+    assert consumer_throttles and max(t for _, t in consumer_throttles) > 0, "no throttle_time_ms on fetches"
+    steady_from = consumer_throttles[0][0] + 1.0
+    assert ended - steady_from >= 3.0, f"first throttle only {consumer_throttles[0][0] - started:.1f} s in"
+    fetched = sum(n for t, n in read if t >= steady_from) / (ended - steady_from) / MB
+    print(f"consumer steady {fetched:.2f} MB/s, {sum(n for _, n in read) / MB:.1f} MB read")
+    assert 0.5 <= fetched <= 1.6, f"{fetched:.2f} MB/s fetched over the steady part"
