@@ -51,6 +51,12 @@ class ClientQuotas:
     def managers(self) -> QuotaManagers:
         return self._quotas
 
+    @property
+    def enabled(self) -> bool:
+        """Whether any client quota was set since start-up (read without the lock: a flag that only turns on)."""
+        q = self._quotas
+        return q.produce.quotas_enabled or q.fetch.quotas_enabled or q.request.quotas_enabled
+
     def update(self, change: ClientQuotaConfigChanged) -> None:
         """QuotaConfigHandler.updateQuotaConfig for one entity."""
         with self._lock:
@@ -62,6 +68,8 @@ class ClientQuotas:
         for). ``body`` is the answer's wire body, ``encode`` turns a body into the whole frame."""
         started = time.perf_counter_ns()
         frame = encode(body)
+        if not self.enabled:  # no quota was ever set: nothing to measure (ClientQuotaManager.quotasEnabled)
+            return frame, 0
         request = self._answered(api_key, client_id, request_bytes, request_body, len(frame),
                                  net_ns + time.perf_counter_ns() - started)
         decision = self._decide(request)
@@ -77,6 +85,8 @@ class ClientQuotas:
     def silent(self, api_key: int, client_id: str, request_bytes: int, request_body: dict[str, Any],
                net_ns: int) -> int:
         """The throttle of a request that gets no answer (Produce with acks=0): its bytes still count."""
+        if not self.enabled:
+            return 0
         request = self._answered(api_key, client_id, request_bytes, request_body, 0, net_ns)
         return self._decide(request).throttle_time_ms
 
