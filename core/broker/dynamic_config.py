@@ -129,9 +129,11 @@ class ConfigManager:
             children = yield from self.zk.get_all_entities_with_config_raw(entity_type)
             entities += [(entity_type, n) for n in sorted(children.children or ()) if children.code == OK]
         for user in [n for t, n in entities if t == USER]:
-            children = yield from self.zk.get_all_entities_with_config_raw(f"{USER}/{user}/{CLIENT}")
+            children = yield from self.zk.get_all_entities_with_config_raw(
+                paths.UserClientIdQuotaEntity.children_type(user))
             if children.code == OK:
-                entities += [(USER, f"{user}/{CLIENT}/{c}") for c in sorted(children.children or ())]
+                entities += [(USER, paths.UserClientIdQuotaEntity.name(user, c))
+                             for c in sorted(children.children or ())]
         for entity_type, name in entities:
             (r,) = yield from self.zk.get_entity_configs_raw(entity_type, (name,))
             config = self._decode(paths.ConfigEntityZNode.path(entity_type, name), r)
@@ -268,8 +270,7 @@ def quota_config_changed(entity_type: str, name: str, config: dict[str, str]) ->
     IllegalArgumentException)."""
     if entity_type == CLIENT:
         return Reconfigure(ClientQuotaConfigChanged(None, name, tuple(config.items())))
-    parts = name.split("/")
-    if len(parts) not in (1, 3):
+    entity = paths.UserClientIdQuotaEntity.parse(name)
+    if entity is None:
         raise ValueError(f"Invalid quota entity path: {name}")
-    return Reconfigure(ClientQuotaConfigChanged(parts[0], parts[2] if len(parts) == 3 else None,
-                                                tuple(config.items())))
+    return Reconfigure(ClientQuotaConfigChanged(entity[0], entity[1], tuple(config.items())))

@@ -23,6 +23,7 @@ from core.quota.quota_configs import QUOTA_CONFIG_TYPES, USER_CONFIG_TYPES, is_q
 from kactor.admin import AdminError
 from kactor.admin.api_errors import AdminOps, Body, InvalidRequestException, api_error
 from messages.common import Errors
+from zk_bridge import paths
 
 log = logging.getLogger("kactor.admin_manager")
 
@@ -129,14 +130,14 @@ def _describe(ops: AdminOps, body: Body) -> list[tuple[dict[str, str | None], di
         for name, props in admin.fetch_all_entity_configs(CLIENT_CONFIG_TYPE).items():
             found[(_ABSENT, desanitize_entity_name(name))] = props
     if exact_user and exact_client:
-        path = f"{sanitize_entity_name(user)}/clients/{sanitize_entity_name(client)}"
+        path = paths.UserClientIdQuotaEntity.name(sanitize_entity_name(user), sanitize_entity_name(client))
         found[(user, client)] = admin.fetch_entity_config(USER_CONFIG_TYPE, path)
     elif not exclude_user and not exclude_client:
         for name, props in admin.fetch_all_child_entity_configs(USER_CONFIG_TYPE, CLIENT_CONFIG_TYPE).items():
-            parts = name.split("/")
-            if len(parts) != 3 or parts[1] != "clients":
+            entity = paths.UserClientIdQuotaEntity.parse(name)
+            if entity is None or entity[1] is None:
                 raise _UnexpectedError(f"Unexpected config path: {name}")
-            found[(desanitize_entity_name(parts[0]), desanitize_entity_name(parts[2]))] = props
+            found[(desanitize_entity_name(entity[0]), desanitize_entity_name(entity[1]))] = props
 
     def matches(component: list[Any], name: Any) -> bool:
         if component:
@@ -210,7 +211,7 @@ def _alter_entity_quotas(ops: AdminOps, entity: dict[str, str | None], alteratio
                          validate_only: bool) -> None:
     user, client = _entity_to_sanitized_user_client_id(entity)
     if user is not None and client is not None:
-        path, config_type, types = f"{user}/clients/{client}", USER_CONFIG_TYPE, USER_CONFIG_TYPES
+        path, config_type, types = paths.UserClientIdQuotaEntity.name(user, client), USER_CONFIG_TYPE, USER_CONFIG_TYPES
     elif user is not None:
         path, config_type, types = user, USER_CONFIG_TYPE, USER_CONFIG_TYPES
     elif client is not None:
