@@ -112,3 +112,36 @@ def _acks0_frame(c: BlockingClient) -> bytes:
     return encode_request(RequestHeader(PRODUCE, 8, 999, c.client_id), body)
 
 
+
+
+def test_the_net_actor_hands_quota_changes_to_the_transport_and_ignores_them_in_replay(transport):
+    """ClientQuotaConfigChanged (from the config manager, traced) reaches the transport's quota managers through the
+    "net" actor; without a transport (a replay) it is only recorded."""
+    from actors.edge_slots import Edges
+    from actors.network_actor import NetworkActor
+    from actors.runtime import Runtime
+
+    change = ClientQuotaConfigChanged(None, "app", (("producer_byte_rate", "5000"),))
+    for net in (transport, None):
+        rt = Runtime("quota-net")
+        rt.edges = Edges(net=net)
+        try:
+            rt.spawn(NetworkActor, "net")
+            rt.inject("net", change, sender="test")
+            assert rt.run_until_idle() == 1
+        finally:
+            rt.shutdown()
+    assert transport.client_quotas.managers.produce.quota("ANONYMOUS", "app") == 5000
+
+
+def test_request_quota_throttles_any_api_for_at_most_one_window(transport):
+    """request_percentage: the edge's time on a request counts; 2.6 throttles every other API (here ApiVersions,
+    answered on the I/O thread) with the request quota, capped at one quota window (1,000 ms)."""
+    transport.update_client_quota(ClientQuotaConfigChanged(None, "busy", (("request_percentage", "0.00001"),)))
+    with BlockingClient(transport.host, transport.port, client_id="busy") as busy:
+        throttle = busy.request_raw(18, 3, {"client_software_name": "t", "client_software_version": "1"})[
+            "throttle_time_ms"]
+        assert 0 < throttle <= 1000
+        sent = time.monotonic()
+        busy.request_raw(18, 3, {"client_software_name": "t", "client_software_version": "1"})
+        assert (time.monotonic() - sent) * 1000 >= throttle * 0.9
