@@ -12,6 +12,7 @@ from typing import Any
 from actors import names
 from core.effects import BrokerEpochChanged, Enqueue, Reconfigure, StateChange
 from messages.dynamic_config import LogConfigDefaultsChanged, TopicConfigChanged
+from messages.quota import ClientQuotaConfigChanged
 from messages.replication import LeadershipChange
 
 # DynamicBrokerConfig's reconfigurables and TopicConfigHandler's targets: the replica manager's shards hold the logs
@@ -19,6 +20,7 @@ from messages.replication import LeadershipChange
 RECONFIGURABLES: dict[type, tuple[str, ...]] = {
     TopicConfigChanged: (names.REPLICA_MANAGER,),
     LogConfigDefaultsChanged: (names.REPLICA_MANAGER, names.CONTROLLER),
+    ClientQuotaConfigChanged: (names.NET,),  # the quota managers live beside the listeners (edges/client_quotas.py)
 }
 
 

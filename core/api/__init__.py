@@ -19,3 +19,4 @@ from core.api import list_offsets
 from core.api import produce
 from core.api import admin
 from core.api import init_producer_id
+from core.api import client_quotas

@@ -10,9 +10,13 @@ ONE REQUEST IN FLIGHT PER CONNECTION, as the Processor mutes a channel from the 
 response has been sent: a connection is not read further until its request's answer is written to the socket, so its
 requests are handled and answered in order and a client that never reads costs the broker one answer; with
 ``queued.max.requests`` requests handed on and unanswered over all connections, none is read (Kafka's full
-RequestChannel). Produce with acks=0 is never answered, but its route's answer comes back here (and releases the
-connection): a clean one is dropped, an error closes the connection (KafkaApis.handleProduceRequest's
-closeConnection; the spec's ``failed``). An answer may ask an edge for work after it is sent (the spec's
+RequestChannel). A client quota's throttle mutes the connection too, for the throttle time (KIP-219: the answer
+carries throttle_time_ms and is written at once; edges/client_quotas.py measures it). Every reason a connection is
+not read is one ``Mute`` of one model (``Inbound.mute``), as Kafka's ChannelMuteState.
+
+Produce with acks=0 is never answered, but its route's answer comes back here (and releases the connection): a
+clean one is dropped, an error closes the connection (KafkaApis.handleProduceRequest's closeConnection; the spec's
+``failed``). An answer may ask an edge for work after it is sent (the spec's
 ``edge_task``: Metadata's topic auto-creation), handed to that edge handler's thread.
 
 Nothing is read before start-up ends (``start``: SocketServer.startProcessingRequests); ``stop`` closes every client
@@ -25,12 +29,14 @@ Everything else — an impossible request, a corrupt record batch — is answere
 
 from __future__ import annotations
 
+import enum
 import itertools
 import logging
 import queue
 import selectors
 import socket
 import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -38,11 +44,13 @@ from actors import names
 from core.api import api_versions as api_versions_api
 from core.api import registry
 from core.api.registry import ApiSpec, RequestContext, spec_for_key
+from edges.client_quotas import ClientQuotas
 from edges.net.framing import BadRequestError, cut_frame, decode_inbound, encode_inbound_response, error_code_of
 from edges.net.selector import Conn, Loop
 from messages.common import Errors
 from messages.metadata import AutoCreateConfig
 from messages.net import NetRequest
+from messages.quota import ClientQuotaConfigChanged
 from protocol.api_versions import API_VERSIONS_KEY
 from protocol.errors import UnsupportedVersionError
 from protocol.framing import RequestHeader, api_versions_unsupported_response
@@ -63,13 +71,28 @@ ROUTES: dict[str, str] = {
 _NO_RESPONSE = b""
 
 
+class Mute(enum.Enum):
+    """Why an inbound connection is not read now (Kafka's ChannelMuteState and the Processor's reasons to read no
+    channel); the first that applies, in this order, is the one reported."""
+
+    NOT_STARTED = "start-up has not ended"  # SocketServer before startProcessingRequests
+    CLOSING = "closing once its answers are written"
+    RESPONSE_PENDING = "a request of it is being handled or its answer written"  # MUTED_AND_RESPONSE_PENDING
+    THROTTLED = "a client quota's throttle"  # MUTED_AND_THROTTLED (KIP-219)
+    QUEUE_FULL = "queued.max.requests requests are being handled"  # the RequestChannel is full
+
+
+def _now_ms() -> float:
+    return time.monotonic() * 1000.0
+
+
 class InFlight:
     """An inbound request being handled: what its answer needs to become a response frame."""
 
-    __slots__ = ("conn_id", "spec", "version", "correlation_id", "body", "silent", "client_id")
+    __slots__ = ("conn_id", "spec", "version", "correlation_id", "body", "silent", "client_id", "size", "net_ns")
 
     def __init__(self, conn_id: int, spec: ApiSpec, version: int, correlation_id: int, body: dict[str, Any],
-                 silent: bool = False, client_id: str = "") -> None:
+                 silent: bool = False, client_id: str = "", size: int = 0) -> None:
         self.conn_id = conn_id
         self.spec = spec
         self.version = version
@@ -77,6 +100,8 @@ class InFlight:
         self.body = body  # the decoded request body: error_response needs it
         self.silent = silent  # the client expects no answer (acks=0): only an error is acted on, by closing
         self.client_id = client_id
+        self.size = size  # the request's size in bytes (the produce quota's measure)
+        self.net_ns = 0  # the time this edge spent decoding and converting it (the request quota's measure)
 
 
 class EdgeWorker:
@@ -119,7 +144,8 @@ class Inbound:
 
     def __init__(self, loop: Loop, runtime: Any, name: str, listeners: list[tuple[socket.socket, str]],
                  conn_ids: itertools.count[int], *, max_request_bytes: int, queued_max_requests: int,
-                 cluster_id: str, auto_create: AutoCreateConfig, processing: bool) -> None:
+                 cluster_id: str, auto_create: AutoCreateConfig, processing: bool,
+                 client_quotas: ClientQuotas | None = None) -> None:
         self.loop = loop
         self.name = name
         self._runtime = runtime
@@ -144,6 +170,11 @@ class Inbound:
         # SocketServer.startup(startProcessingRequests): a broker binds at once (its registration names the bound
         # ports) but reads no request before start-up ends; until then accepted connections are held unread
         self._processing = processing
+        # Kafka's client quotas, measured and enforced on the answers (None: no quotas, as before any is set)
+        self.client_quotas = client_quotas
+        # the connections a throttle mutes, for the sweep that reads them again once it is over (ThrottledChannel's
+        # EndThrottlingResponse); whether a connection is muted is Inbound.mute's answer alone
+        self._throttled: dict[int, Conn] = {}
 
     # -- from any thread --------------------------------------------------------------------------------------------
     def add_edge_handler(self, name: str, handler: EdgeHandler) -> None:
@@ -158,8 +189,8 @@ class Inbound:
         if inflight is None:
             log.debug("%s: reply %d for a closed connection dropped", self.name, request_id)
             return
-        frame = self._silent_frame(inflight, body) if inflight.silent else self._response_frame(inflight, body)
-        self.loop.submit(("reply", inflight.conn_id, request_id, frame))
+        frame, throttle_ms = self._quota_frame(inflight, body)
+        self.loop.submit(("reply", inflight.conn_id, request_id, frame, throttle_ms))
         task = inflight.spec.edge_task(body) if inflight.spec.edge_task is not None else None
         if task is not None:
             self._run_edge_task(inflight, *task)
@@ -170,20 +201,26 @@ class Inbound:
         if inflight is None:
             return
         self.loop.submit(("reply", inflight.conn_id, request_id,
-                          None if inflight.silent else self._error_frame(inflight, error)))
+                          None if inflight.silent else self._error_frame(inflight, error), 0))
+
+    def update_client_quota(self, change: ClientQuotaConfigChanged) -> None:
+        """A quota entity's new configuration (the "net" actor's ClientQuotaConfigChanged)."""
+        if self.client_quotas is not None:
+            self.client_quotas.update(change)
 
     def close_workers(self) -> None:
         for worker in self.edge_workers.values():
             worker.close()
 
     # -- commands and events on the I/O thread ---------------------------------------------------------------------
-    def on_reply(self, conn_id: int, rid: int, frame: bytes | None) -> Conn | None:
+    def on_reply(self, conn_id: int, rid: int, frame: bytes | None, throttle_ms: int) -> Conn | None:
         """The "reply" command: the connection to write to now, if it is still open."""
         conn = self.conns.get(conn_id)
         if conn is None:
             log.debug("%s: reply for closed connection %d dropped", self.name, conn_id)
             return None
         self.answer(conn, rid, frame)
+        self._throttle(conn, throttle_ms)
         return None if conn.closed else conn
 
     def start(self) -> None:
@@ -208,6 +245,16 @@ class Inbound:
         if self._queue_was_full and self._queued < self.queued_max_requests:
             self._queue_was_full = False
             for conn in list(self.conns.values()):
+                self.loop.guarded(conn, self.serve, self.close)
+
+    def sweep(self, now: float) -> None:
+        """EndThrottlingResponse: the connections whose throttle is over are read again."""
+        if not self._throttled:
+            return
+        now_ms = now * 1000.0
+        for conn in list(self._throttled.values()):
+            if not conn.throttle.muted(now_ms):
+                del self._throttled[conn.conn_id]
                 self.loop.guarded(conn, self.serve, self.close)
 
     def accept(self, listener: socket.socket) -> None:
@@ -235,6 +282,7 @@ class Inbound:
     def close(self, conn: Conn, reason: str) -> None:
         if self.loop.close_socket(conn):
             self.conns.pop(conn.conn_id, None)
+            self._throttled.pop(conn.conn_id, None)
             self._forget_waiting(conn)  # answers still owed: dropped when they come
 
     # -- reading one request at a time -----------------------------------------------------------------------------
@@ -246,13 +294,26 @@ class Inbound:
         else:
             self.serve(conn)
 
+    def mute(self, conn: Conn) -> Mute | None:
+        """Why the connection is not read now, None when it may be. Kafka's Processor mutes a channel from the
+        moment a request is read until its response has been sent (so a connection has one request in flight,
+        handled and answered in order, and a client that never reads costs one answer, not a queue of them), and
+        for a client quota's throttle (KIP-219); it reads no channel while the request queue holds
+        queued.max.requests, nor before start-up ends."""
+        if not self._processing:
+            return Mute.NOT_STARTED
+        if conn.close_after is not None:
+            return Mute.CLOSING
+        if conn.waiting or conn.out:
+            return Mute.RESPONSE_PENDING
+        if conn.throttle.until_ms and conn.throttle.muted(_now_ms()):
+            return Mute.THROTTLED
+        if self._queued >= self.queued_max_requests:
+            return Mute.QUEUE_FULL
+        return None
+
     def _may_read(self, conn: Conn) -> bool:
-        """Whether the connection may be read: Kafka's Processor mutes a channel from the moment a request is read
-        until its response has been sent (so a connection has one request in flight, handled and answered in order,
-        and a client that never reads costs one answer, not a queue of them), and reads no channel while the request
-        queue holds queued.max.requests."""
-        return (self._processing and conn.close_after is None and not conn.waiting and not conn.out
-                and self._queued < self.queued_max_requests)
+        return self.mute(conn) is None
 
     def update_interest(self, conn: Conn) -> None:
         """Writable while it has bytes queued; readable while it may be read."""
@@ -298,6 +359,7 @@ class Inbound:
     # -- one request: KafkaApis.handle's dispatch -------------------------------------------------------------------
     def on_request(self, conn: Conn, payload: bytes) -> None:
         """KafkaApis.handle for one request frame: decode, convert, route (or close the connection, as 2.6)."""
+        started_ns = time.perf_counter_ns()
         try:
             request = decode_inbound(payload)
         except UnsupportedVersionError as e:
@@ -319,7 +381,8 @@ class Inbound:
         silent = not spec.expects_reply(version, body)
         reply_expected = spec.route_answers(version, body)
         rid = next(self._rids)
-        inflight = InFlight(conn.conn_id, spec, version, header.correlation_id, body, silent, header.client_id or "")
+        inflight = InFlight(conn.conn_id, spec, version, header.correlation_id, body, silent, header.client_id or "",
+                            len(payload))
         if reply_expected:
             self.inflight[rid] = inflight
             self._expect_answer(conn, rid)
@@ -331,6 +394,7 @@ class Inbound:
                 self.inflight.pop(rid, None)
                 self.answer(conn, rid, None if silent else self._error_frame(inflight, error_code_of(e)))
             return
+        inflight.net_ns = time.perf_counter_ns() - started_ns
         handler = spec.edge_handler
         if handler is not None:
             inline = self._inline_handlers.get(handler)
@@ -338,8 +402,10 @@ class Inbound:
                 if reply_expected:
                     self.inflight.pop(rid, None)
                     response = inline(ctx, internal)
-                    self.answer(conn, rid, self._silent_frame(inflight, response) if silent
-                                else self._response_frame(inflight, response))
+                    inflight.net_ns = time.perf_counter_ns() - started_ns
+                    frame, throttle_ms = self._quota_frame(inflight, response)
+                    self.answer(conn, rid, frame)
+                    self._throttle(conn, throttle_ms)
                 return
             worker = self.edge_workers.get(handler)
             if worker is None:
@@ -405,6 +471,37 @@ class Inbound:
         self._queued -= len(conn.waiting)
         conn.waiting.clear()
         conn.ready.clear()
+
+    # -- client quotas: measured on each answer, enforced by muting the connection (KIP-219) -----------------------
+    def _quota_frame(self, inflight: InFlight, response: Any) -> tuple[bytes | None, int]:
+        """The answer's frame (as _silent_frame / _response_frame) with the client quotas applied: its
+        throttle_time_ms set, and the time to mute the connection for (core/quota/enforcement.py)."""
+        quotas = self.client_quotas
+        if inflight.silent:
+            frame = self._silent_frame(inflight, response)
+            if quotas is None or frame is None:
+                return frame, 0
+            return frame, quotas.silent(inflight.spec.api_key, inflight.client_id, inflight.size, inflight.body,
+                                        inflight.net_ns)
+        if quotas is None:
+            return self._response_frame(inflight, response), 0
+        try:
+            wire = inflight.spec.response_to_wire(inflight.version, response)
+            return quotas.answer(inflight.spec.api_key, inflight.client_id, wire, inflight.size, inflight.body,
+                                 inflight.net_ns, lambda body: encode_inbound_response(
+                                     inflight.spec, inflight.version, inflight.correlation_id, body))
+        except Exception:  # noqa: BLE001 - our own bug: the connection is closed rather than left waiting
+            log.exception("%s: cannot encode a %s v%d response", self.name, inflight.spec.name, inflight.version)
+            return None, 0
+
+    def _throttle(self, conn: Conn, throttle_ms: int) -> None:
+        """Mute ``conn`` for a throttle from now, its answer being queued already (ThrottledChannel's
+        StartThrottlingResponse); overlapping throttles extend the mute. The connection's interest is updated by
+        whoever writes that answer (``serve``)."""
+        if throttle_ms <= 0 or conn.closed:
+            return
+        conn.throttle = conn.throttle.throttled(_now_ms(), throttle_ms)
+        self._throttled[conn.conn_id] = conn
 
     def _silent_frame(self, inflight: InFlight, response: Any) -> bytes | None:
         """KafkaApis.handleProduceRequest for acks=0: an answer with an error closes the connection (None), so the
