@@ -9,10 +9,13 @@ ApiVersions is answered here: it needs no state (the served keys; KIP-511's v0 a
 ONE REQUEST IN FLIGHT PER CONNECTION, as the Processor mutes a channel from the moment it reads a request until its
 response has been sent: a connection is not read further until its request's answer is written to the socket, so its
 requests are handled and answered in order and a client that never reads costs the broker one answer; with
-``queued.max.requests`` requests handed on and unanswered over all connections, none is read (Kafka's full
-RequestChannel). A client quota's throttle mutes the connection too, for the throttle time (KIP-219: the answer
-carries throttle_time_ms and is written at once; edges/client_quotas.py measures it). Every reason a connection is
-not read is one ``Mute`` of one model (``Inbound.mute``), as Kafka's ChannelMuteState.
+``queued.max.requests`` client requests handed on and unanswered over all connections, no connection's next client
+request is read (Kafka's full RequestChannel); inter-broker requests (a follower's Fetch, the controller's
+LeaderAndIsr / UpdateMetadata / StopReplica, ControlledShutdown) are neither held back nor counted, so a produce
+parked for its followers can always be completed by them. A client quota's throttle mutes the connection too, for
+the throttle time (KIP-219: the answer carries throttle_time_ms and is written at once; edges/client_quotas.py
+measures it). Every reason a connection is not read is one ``Mute`` of one model (``Inbound.mute``), as Kafka's
+ChannelMuteState.
 
 Produce with acks=0 is never answered, but its route's answer comes back here (and releases the connection): a
 clean one is dropped, an error closes the connection (KafkaApis.handleProduceRequest's closeConnection; the spec's
@@ -45,7 +48,15 @@ from core.api import api_versions as api_versions_api
 from core.api import registry
 from core.api.registry import ApiSpec, RequestContext, spec_for_key
 from edges.client_quotas import ClientQuotas
-from edges.net.framing import BadRequestError, cut_frame, decode_inbound, encode_inbound_response, error_code_of
+from edges.net.framing import (
+    HEADER,
+    BadRequestError,
+    cut_frame,
+    decode_inbound,
+    encode_inbound_response,
+    error_code_of,
+    inter_broker_request,
+)
 from edges.net.selector import Conn, Loop
 from messages.common import Errors
 from messages.metadata import AutoCreateConfig
@@ -79,7 +90,7 @@ class Mute(enum.Enum):
     CLOSING = "closing once its answers are written"
     RESPONSE_PENDING = "a request of it is being handled or its answer written"  # MUTED_AND_RESPONSE_PENDING
     THROTTLED = "a client quota's throttle"  # MUTED_AND_THROTTLED (KIP-219)
-    QUEUE_FULL = "queued.max.requests requests are being handled"  # the RequestChannel is full
+    QUEUE_FULL = "its next request is a client's and queued.max.requests are being handled"  # a full RequestChannel
 
 
 def _now_ms() -> float:
@@ -161,9 +172,10 @@ class Inbound:
         # requests being handled, by our request id (written by the I/O thread before the request is handed on;
         # popped by whoever answers: dict operations are atomic)
         self.inflight: dict[int, InFlight] = {}
-        # requests handed on and not answered yet, over every connection (Kafka's RequestChannel queue,
-        # queued.max.requests long: when it is full no connection is read); touched by the I/O thread only
-        self._queued = 0
+        # the client requests handed on and not answered yet, over every connection, by request id (Kafka's
+        # RequestChannel queue, queued.max.requests long: when it is full no client request is read; inter-broker
+        # requests take no place in it); touched by the I/O thread only
+        self._queued: set[int] = set()
         self._queue_was_full = False
         self.edge_workers: dict[str, EdgeWorker] = {}
         self._inline_handlers: dict[str, EdgeHandler] = {"api_versions": self._api_versions}
@@ -242,7 +254,7 @@ class Inbound:
 
     def after_commands(self) -> None:
         """Once queued.max.requests is no longer reached, the connections it held are read again."""
-        if self._queue_was_full and self._queued < self.queued_max_requests:
+        if self._queue_was_full and len(self._queued) < self.queued_max_requests:
             self._queue_was_full = False
             for conn in list(self.conns.values()):
                 self.loop.guarded(conn, self.serve, self.close)
@@ -308,9 +320,24 @@ class Inbound:
             return Mute.RESPONSE_PENDING
         if conn.throttle.until_ms and conn.throttle.muted(_now_ms()):
             return Mute.THROTTLED
-        if self._queued >= self.queued_max_requests:
+        if len(self._queued) >= self.queued_max_requests and self._client_request_next(conn):
             return Mute.QUEUE_FULL
         return None
+
+    @staticmethod
+    def _client_request_next(conn: Conn) -> bool:
+        """Whether the next request of ``conn`` has wholly arrived and is a client's. Once the queue is full a
+        connection is still read until its next request is whole, and that request is handed on if it is
+        inter-broker traffic: so a follower's fetch is never held behind the client requests parked in purgatories
+        (Kafka counts only requests waiting for a handler thread, which a parked one no longer is)."""
+        buf, off = conn.rbuf, conn.roff
+        if len(buf) - off < HEADER.size:
+            return False
+        (n,) = HEADER.unpack_from(buf, off)
+        start = off + HEADER.size
+        if n < 0 or len(buf) - start < n:
+            return False  # not whole yet (or a bad size, which cutting the frame refuses)
+        return not inter_broker_request(buf, start, start + n)
 
     def _may_read(self, conn: Conn) -> bool:
         return self.mute(conn) is None
@@ -366,7 +393,7 @@ class Inbound:
             header = e.header
             if isinstance(header, RequestHeader) and header.request_api_key == API_VERSIONS_KEY:
                 rid = next(self._rids)
-                self._expect_answer(conn, rid)
+                self._expect_answer(conn, rid, queued=True)
                 self.answer(conn, rid, api_versions_unsupported_response(header.correlation_id))
                 return
             raise  # Kafka 2.6: "Unsupported version" InvalidRequestException -> the connection is closed
@@ -385,7 +412,7 @@ class Inbound:
                             len(payload))
         if reply_expected:
             self.inflight[rid] = inflight
-            self._expect_answer(conn, rid)
+            self._expect_answer(conn, rid, queued=not inter_broker_request(payload, 0, len(payload)))
         try:
             internal = spec.request_from_wire(version, body, ctx)
         except Exception as e:  # noqa: BLE001 - a request the converter refuses: Kafka's error answer for it
@@ -439,20 +466,23 @@ class Inbound:
         conn.ready[rid] = frame
         waiting, ready = conn.waiting, conn.ready
         while waiting and waiting[0] in ready:
-            f = ready.pop(waiting.popleft())
-            self._queued -= 1
+            answered = waiting.popleft()
+            f = ready.pop(answered)
+            self._queued.discard(answered)
             if f is None:
                 self._close_after_flush(conn, f"closing the connection from {conn.peer} instead of answering")
                 return
             if f:
                 conn.out.append(f)
 
-    def _expect_answer(self, conn: Conn, rid: int) -> None:
-        """A request of ``conn`` handed on: the connection is muted until its answer has been written."""
+    def _expect_answer(self, conn: Conn, rid: int, queued: bool) -> None:
+        """A request of ``conn`` handed on: the connection is muted until its answer has been written. ``queued``:
+        it takes a place in queued.max.requests until then (a client's request; inter-broker ones take none)."""
         conn.waiting.append(rid)
-        self._queued += 1
-        if self._queued >= self.queued_max_requests:
-            self._queue_was_full = True
+        if queued:
+            self._queued.add(rid)
+            if len(self._queued) >= self.queued_max_requests:
+                self._queue_was_full = True
 
     def _close_after_flush(self, conn: Conn, reason: str) -> None:
         """Close once the answers queued before are written (Kafka wrote them before it read the request that
@@ -468,7 +498,7 @@ class Inbound:
         """The answers a connection is still owed will not be written: dropped when they come."""
         for rid in conn.waiting:
             self.inflight.pop(rid, None)
-        self._queued -= len(conn.waiting)
+            self._queued.discard(rid)
         conn.waiting.clear()
         conn.ready.clear()
 
