@@ -10,6 +10,7 @@ from __future__ import annotations
 from actors.base import KActor
 from actors.edge_slots import Network
 from messages.net import NetClose, NetReply, NetSend
+from messages.quota import ClientQuotaConfigChanged
 
 
 class NetworkActor(KActor):
@@ -33,3 +34,10 @@ class NetworkActor(KActor):
         transport = self._transport()
         if transport is not None:
             transport.close_destination(msg.host, msg.port)
+
+    def on_ClientQuotaConfigChanged(self, msg: ClientQuotaConfigChanged, sender: str) -> None:
+        """QuotaConfigHandler: the transport's quota managers take the entity's new quotas."""
+        transport = self._transport()
+        update = getattr(transport, "update_client_quota", None)
+        if update is not None:
+            update(msg)

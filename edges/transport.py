@@ -10,7 +10,8 @@ layers in `edges.net`, each a module with one job:
 - `edges.net.inbound`: Kafka's SocketServer Processor + KafkaApis.handle's dispatch: one request in flight per
   connection, routed to an actor (a traced ``NetRequest``) or an edge handler, answered in order; nothing read
   before start-up ends (``start_processing_requests``), every client closed after the controlled shutdown
-  (``stop_processing_requests``);
+  (``stop_processing_requests``); client quotas applied to the answers and a throttled connection muted (KIP-219,
+  with `edges.client_quotas`);
 - `edges.net.outbound`: Kafka's NetworkClient: ``NetSend`` → ``NetResponse`` / ``NetSendFailed``;
 - `edges.net.blocking_client`: one blocking connection for tools and tests (``request``, ``BlockingClient``).
 
@@ -25,6 +26,7 @@ import logging
 import socket
 from typing import Any
 
+from edges.client_quotas import ClientQuotas
 from edges.net.blocking_client import DEFAULT_CONNECT_TIMEOUT_S, BlockingClient, TransportError, request
 from edges.net.framing import (
     DEFAULT_MAX_RESPONSE_BYTES,
@@ -42,6 +44,7 @@ from edges.net.outbound import Outbound
 from edges.net.selector import Conn, ListenError, Loop, bind_listeners
 from edges.net_faults import FaultFile, endpoint
 from messages.metadata import AutoCreateConfig
+from messages.quota import ClientQuotaConfigChanged
 from protocol.framing import SOCKET_REQUEST_MAX_BYTES
 
 __all__ = [
@@ -64,7 +67,8 @@ class Transport:
     ``close`` are thread-safe and never block on the network. ``listeners``: (host, port, listener name) of every
     socket to bind, the first being what ``host``/``port`` report; ``cluster_id`` is handed to request converters
     (Metadata answers with it). ``process_requests`` False holds accepted connections unread until
-    ``start_processing_requests`` (a broker's start-up).
+    ``start_processing_requests`` (a broker's start-up). ``client_quotas``: the quota managers the answers are
+    measured by (None: no client quotas).
     """
 
     def __init__(self, runtime: Any, host: str = "127.0.0.1", port: int = 0, *,
@@ -76,7 +80,7 @@ class Transport:
                  listener_name: str = "PLAINTEXT",
                  extra_listeners: tuple[tuple[str, int] | tuple[str, int, str], ...] = (),
                  cluster_id: str = "", auto_create: AutoCreateConfig | None = None,
-                 process_requests: bool = True) -> None:
+                 process_requests: bool = True, client_quotas: ClientQuotas | None = None) -> None:
         self._name = getattr(runtime, "process_name", "kactor")
         # One server socket per broker listener (Kafka's SocketServer: an Acceptor each); all serve the same actors.
         wanted = [(host, port, listener_name)] + [(e[0], e[1], e[2] if len(e) > 2 else listener_name)  # type: ignore
@@ -93,7 +97,7 @@ class Transport:
         self.inbound = Inbound(self._loop, runtime, self._name, listeners, conn_ids,
                                max_request_bytes=max_request_bytes, queued_max_requests=queued_max_requests,
                                cluster_id=cluster_id, auto_create=auto_create or AutoCreateConfig(),
-                               processing=process_requests)
+                               processing=process_requests, client_quotas=client_quotas)
         self.outbound = Outbound(self._loop, self._name, conn_ids, faults, max_response_bytes=max_response_bytes,
                                  connect_timeout_s=connect_timeout_s, request_timeout_s=request_timeout_s)
         self._loop.start()
@@ -130,6 +134,14 @@ class Transport:
     @property
     def _faults(self) -> FaultFile | None:
         return self.outbound.faults
+
+    @property
+    def client_quotas(self) -> ClientQuotas | None:
+        return self.inbound.client_quotas
+
+    def update_client_quota(self, change: ClientQuotaConfigChanged) -> None:
+        """A quota entity's new configuration (the "net" actor's ClientQuotaConfigChanged). Thread-safe."""
+        self.inbound.update_client_quota(change)
 
     def add_edge_handler(self, name: str, handler: EdgeHandler) -> None:
         """Serve the APIs routed "edge:<name>" with ``handler(ctx, request) -> response`` on a thread of its own
@@ -199,7 +211,7 @@ class Transport:
                 if conn is not None:
                     touched[id(conn)] = conn
             elif kind == "reply":
-                conn = self.inbound.on_reply(cmd[1], cmd[2], cmd[3])
+                conn = self.inbound.on_reply(cmd[1], cmd[2], cmd[3], cmd[4])
                 if conn is not None:
                     touched[id(conn)] = conn
             elif kind == "close":
@@ -222,6 +234,7 @@ class Transport:
 
     def on_sweep(self, now: float) -> None:
         self.outbound.sweep(now)
+        self.inbound.sweep(now)
 
     def on_shutdown(self) -> None:
         self.outbound.shutdown()

@@ -183,7 +183,7 @@ class BrokerProcess:
                                   max_request_bytes=cfg["socket.request.max.bytes"],
                                   queued_max_requests=cfg["queued.max.requests"],
                                   cluster_id=cluster_id, auto_create=auto_create_config(cfg),
-                                  process_requests=False)
+                                  process_requests=False, client_quotas=client_quotas(cfg))
         except ListenError as e:
             self._close()
             raise BrokerStartError(str(e)) from None
@@ -281,6 +281,19 @@ def auto_create_config(cfg: KafkaConfig) -> Any:
     from messages.metadata import AutoCreateConfig
 
     return AutoCreateConfig(cfg["auto.create.topics.enable"], cfg["num.partitions"], cfg["default.replication.factor"])
+
+
+def client_quotas(cfg: KafkaConfig) -> Any:
+    """The listeners' client quota managers (KafkaServer's QuotaFactory.instantiate), from ClientQuotaManagerConfig's
+    settings; the quotas themselves arrive from ZooKeeper through the config manager."""
+    from core.quota.client_quota_manager import QuotaConfig
+    from edges.client_quotas import ClientQuotas
+
+    if cfg["client.quota.callback.class"]:
+        log.warning("client.quota.callback.class=%s is a Java class kactor cannot load; the default quota callback "
+                    "(2.6's entity resolution) is used", cfg["client.quota.callback.class"])
+    return ClientQuotas(QuotaConfig(cfg["quota.producer.default"], cfg["quota.window.num"],
+                                    cfg["quota.window.size.seconds"]), cfg["quota.consumer.default"])
 
 
 def plug_auto_topic_creation(cfg: KafkaConfig, transport: Any, client: Any) -> None:

@@ -137,6 +137,12 @@ CONFIG_DEFS: dict[str, tuple[Callable[[str, str], Any], Any]] = {
     "group.min.session.timeout.ms": (_int(0), 6000),
     "group.max.session.timeout.ms": (_int(0), 1800000),
     "group.max.size": (_int(1), 2147483647),
+    # client quotas (ClientQuotaManagerConfig; quota.*.default are 2.6's deprecated static client-id defaults)
+    "quota.window.num": (_int(1), 11),
+    "quota.window.size.seconds": (_int(1), 1),
+    "quota.producer.default": (_int(1), (1 << 63) - 1),
+    "quota.consumer.default": (_int(1), (1 << 63) - 1),
+    "client.quota.callback.class": (_opt_str, None),
     # kactor's own settings (no Kafka equivalent)
     "kactor.trace.dir": (_opt_str, None),
     "kactor.metrics.port": (_int(0, 65535), 0),

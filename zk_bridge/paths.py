@@ -149,6 +149,34 @@ class ConfigEntityZNode:
         return f"{ConfigEntityTypeZNode.path(entity_type)}/{entity_name}"
 
 
+class UserClientIdQuotaEntity:
+    """The entity name of a <user, client-id> quota under /config/users (ConfigType.User with ConfigType.Client as
+    its child type, as AdminZkClient.fetchAllChildEntityConfigs and UserConfigHandler read it):
+    ``<sanitized user>/clients/<sanitized client-id>``."""
+
+    CHILD_TYPE = "clients"  # ConfigType.Client
+
+    @staticmethod
+    def name(sanitized_user: str, sanitized_client_id: str) -> str:
+        return f"{sanitized_user}/{UserClientIdQuotaEntity.CHILD_TYPE}/{sanitized_client_id}"
+
+    @staticmethod
+    def children_type(sanitized_user: str) -> str:
+        """The "entity type" whose entities are the user's client ids: /config/users/<user>/clients."""
+        return f"users/{sanitized_user}/{UserClientIdQuotaEntity.CHILD_TYPE}"
+
+    @staticmethod
+    def parse(name: str) -> tuple[str, str | None] | None:
+        """(user, client id) of a /config/users entity name (``<user>`` or ``<user>/clients/<client-id>``); None
+        for any other shape (UserConfigHandler's "Invalid quota entity path")."""
+        parts = name.split("/")
+        if len(parts) == 1:
+            return parts[0], None
+        if len(parts) == 3 and parts[1] == UserClientIdQuotaEntity.CHILD_TYPE:
+            return parts[0], parts[2]
+        return None
+
+
 class ConfigEntityChangeNotificationSequenceZNode:
     """ConfigEntityChangeNotificationSequenceZNode: /config/changes/config_change_<seq>."""
 

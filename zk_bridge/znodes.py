@@ -343,8 +343,9 @@ def encode_config_entity(config: Mapping[str, str]) -> str:
 
 
 def decode_config_entity(data: str | None, path: str = paths.ConfigZNode) -> dict[str, str]:
-    """ConfigEntityZNode.decode: no data, or no ``config`` object, is an empty config (as Kafka)."""
-    if data is None:
+    """ConfigEntityZNode.decode: no data, or no ``config`` object, is an empty config (as Kafka). Zero-length data
+    is no data: a parent created on the way to a child (``/config/users/<user>`` of a <user, client-id> quota)."""
+    if not data:
         return {}
     js = _loads(data, path)
     config = js.get("config") if isinstance(js, dict) else None

@@ -28,4 +28,3 @@ from core.api import alter_replica_log_dirs
 from core.api import describe_log_dirs
 from core.api import offset_delete
 from core.api import client_quotas
-

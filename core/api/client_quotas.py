@@ -1,32 +1,64 @@
-"""DescribeClientQuotas (48, v0) and AlterClientQuotas (49, v0): not served yet (issue #26 brings them in full, with
-quota enforcement). Until then they are answered UNSUPPORTED_VERSION — DescribeClientQuotas as a whole,
-AlterClientQuotas for each entity — what Kafka answers a request it cannot serve
-(``AbstractRequest.getErrorResponse`` of an UnsupportedVersionException). The implementation replaces this module."""
+"""DescribeClientQuotas (key 48) and AlterClientQuotas (key 49), KIP-546, served by the AdminManager edge handler
+(route "edge:admin", kactor/admin/admin_quotas.py) as Kafka 2.6.3's KafkaApis hands them to AdminManager.
+
+As for the other admin APIs (core/api/admin.py), the decoded body is the request and the handler answers with the
+response body. ``error_response`` is each request's ``getErrorResponse``: DescribeClientQuotas answers the error at
+the top with null entries; AlterClientQuotas answers every entity of the request with it (entity entries collapsed
+per entity type as ``ClientQuotaEntity``'s map does).
+"""
 
 from __future__ import annotations
 
-from core.api.admin import fit_response
-from core.api.not_configured import ROUTE, Body, always, answered_with, no_response
+from typing import Any
+
+from core.api.admin import ROUTE, fit_response, passthrough
 from core.api.registry import ApiSpec, register
-from messages.common import Errors
-from protocol.api_versions import API_KEYS
 
-DESCRIBE_CLIENT_QUOTAS = API_KEYS["DescribeClientQuotas"]
-ALTER_CLIENT_QUOTAS = API_KEYS["AlterClientQuotas"]
-
-
-def describe_error(version: int, body: Body, error: int) -> Body:
-    return fit_response(DESCRIBE_CLIENT_QUOTAS, version, {"throttle_time_ms": 0, "error_code": error,
-                                                          "error_message": Errors(error).name, "entries": None})
+DESCRIBE_CLIENT_QUOTAS = 48
+ALTER_CLIENT_QUOTAS = 49
+Body = dict[str, Any]
 
 
-def alter_error(version: int, body: Body, error: int) -> Body:
+def entity_entries(entity: list[Body]) -> dict[str, str | None]:
+    """A request's entity as ClientQuotaEntity holds it: entity type → name (null for the default), the last of a
+    type repeated winning (a HashMap's put)."""
+    out: dict[str, str | None] = {}
+    for e in entity:
+        out[e["entity_type"]] = e["entity_name"]
+    return out
+
+
+def filter_components(body: Body) -> list[tuple[str, int, str | None]]:
+    """DescribeClientQuotasRequest's components as (entity type, match type, match)."""
+    return [(c["entity_type"], c["match_type"], c.get("match")) for c in body.get("components") or []]
+
+
+def entity_data(entries: dict[str, str | None]) -> list[Body]:
+    """The response's entity array of a ClientQuotaEntity."""
+    return [{"entity_type": t, "entity_name": n} for t, n in entries.items()]
+
+
+def describe_error(version: int, body: Body, error_code: int) -> Body:
+    """DescribeClientQuotasRequest.getErrorResponse."""
+    return fit_response(DESCRIBE_CLIENT_QUOTAS, version, {"throttle_time_ms": 0, "error_code": error_code,
+                                                          "error_message": None, "entries": None})
+
+
+def alter_error(version: int, body: Body, error_code: int) -> Body:
+    """AlterClientQuotasRequest.getErrorResponse: every entity of the request with the error."""
+    entities: list[dict[str, str | None]] = []
+    for entry in body.get("entries") or []:
+        e = entity_entries(entry.get("entity") or [])
+        if e not in entities:
+            entities.append(e)
     return fit_response(ALTER_CLIENT_QUOTAS, version, {"throttle_time_ms": 0, "entries": [
-        {"error_code": error, "error_message": Errors(error).name,
-         "entity": entry["entity"]}  # the response's entity is the request's (type, name) pairs
-        for entry in body.get("entries") or []]})
+        {"error_code": error_code, "error_message": None, "entity": entity_data(e)} for e in entities]})
 
 
-_UNSUPPORTED = answered_with(always(Errors.UNSUPPORTED_VERSION))
-register(ApiSpec(DESCRIBE_CLIENT_QUOTAS, ROUTE, _UNSUPPORTED, no_response, describe_error))
-register(ApiSpec(ALTER_CLIENT_QUOTAS, ROUTE, _UNSUPPORTED, no_response, alter_error))
+def _response_to_wire(api_key: int) -> Any:
+    return lambda version, body: fit_response(api_key, version, body)
+
+
+for _key, _error in ((DESCRIBE_CLIENT_QUOTAS, describe_error), (ALTER_CLIENT_QUOTAS, alter_error)):
+    register(ApiSpec(api_key=_key, route=ROUTE, request_from_wire=passthrough(_key),
+                     response_to_wire=_response_to_wire(_key), error_response=_error))

@@ -30,6 +30,7 @@ from core.effects import Enqueue, Proc, Reconfigure
 from core.zk_client import KafkaZkClient
 from messages import controller_events as ev
 from messages.dynamic_config import LogConfigDefaultsChanged, TopicConfigChanged
+from messages.quota import ClientQuotaConfigChanged
 from messages.zk import NONODE, OK, ZkOpResult
 from zk_bridge import paths, znodes
 
@@ -101,6 +102,7 @@ class ConfigManager:
         except KeeperError as e:
             log.warning("Cannot create %s: %s", paths.ConfigEntityChangeNotificationZNode, e.code)
         yield from self.process_notifications()
+        yield from self._bootstrap_quotas()
         for entity_type in (TOPIC, BROKER):
             children = yield from self.zk.get_all_entities_with_config_raw(entity_type)
             names = sorted(children.children or ()) if children.code == OK else []
@@ -117,6 +119,30 @@ class ConfigManager:
                         yield Enqueue(ev.TopicUncleanLeaderElectionEnable(name))
                 else:
                     yield from self._broker_config_changed(name, config)
+
+    def _bootstrap_quotas(self) -> Proc[None]:
+        """DynamicConfigManager.startup for the ClientIdConfigHandler and UserConfigHandler: every
+        /config/clients/<client-id>, /config/users/<user> and /config/users/<user>/clients/<client-id>
+        (fetchAllEntityConfigs, fetchAllChildEntityConfigs) applied to the quota managers."""
+        entities: list[tuple[str, str]] = []
+        for entity_type in (CLIENT, USER):
+            children = yield from self.zk.get_all_entities_with_config_raw(entity_type)
+            entities += [(entity_type, n) for n in sorted(children.children or ()) if children.code == OK]
+        for user in [n for t, n in entities if t == USER]:
+            children = yield from self.zk.get_all_entities_with_config_raw(
+                paths.UserClientIdQuotaEntity.children_type(user))
+            if children.code == OK:
+                entities += [(USER, paths.UserClientIdQuotaEntity.name(user, c))
+                             for c in sorted(children.children or ())]
+        for entity_type, name in entities:
+            (r,) = yield from self.zk.get_entity_configs_raw(entity_type, (name,))
+            config = self._decode(paths.ConfigEntityZNode.path(entity_type, name), r)
+            if config is None:
+                continue
+            try:
+                yield quota_config_changed(entity_type, name, config)
+            except ValueError as e:
+                log.error("Cannot apply the quotas of %s/%s: %s", entity_type, name, e)
 
     # -- ZkNodeChangeNotificationListener.processNotifications -------------------------------------------------------
     def process_notifications(self) -> Proc[int]:
@@ -167,7 +193,8 @@ class ConfigManager:
                 yield from self._topic_config_changed(name, config)
             elif entity_type == BROKER:
                 yield from self._broker_config_changed(name, config)
-            # clients and users: quota overrides, which kactor does not model
+            else:
+                yield quota_config_changed(entity_type, name, config)
         except ValueError as e:
             log.error("error processing change notification %s from %s: %s", r.data, path, e)
 
@@ -236,3 +263,14 @@ class ConfigManager:
                 unclean_leader_election_enable:
             yield Enqueue(ev.UncleanLeaderElectionEnable())
 
+
+def quota_config_changed(entity_type: str, name: str, config: dict[str, str]) -> Reconfigure:
+    """ClientIdConfigHandler / UserConfigHandler.processConfigChanges: the quota change for the broker's quota
+    managers; a user entity path is ``<user>`` or ``<user>/clients/<client-id>`` (ValueError otherwise, Kafka's
+    IllegalArgumentException)."""
+    if entity_type == CLIENT:
+        return Reconfigure(ClientQuotaConfigChanged(None, name, tuple(config.items())))
+    entity = paths.UserClientIdQuotaEntity.parse(name)
+    if entity is None:
+        raise ValueError(f"Invalid quota entity path: {name}")
+    return Reconfigure(ClientQuotaConfigChanged(entity[0], entity[1], tuple(config.items())))

@@ -8,12 +8,20 @@ from typing import Any
 
 from core.api.registry import ApiSpec, spec_for_key, spec_for_type
 from messages.common import Errors
+from protocol.api_versions import request_header_version
 from protocol.errors import FrameTooLargeError
 from protocol.framing import RequestHeader, decode_request, decode_response, encode_request, encode_response
 
 HEADER = struct.Struct(">i")
 INT32 = 1 << 31
 DEFAULT_MAX_RESPONSE_BYTES = 1 << 30  # what we accept from a peer (Kafka's clients have no limit of their own)
+
+FETCH_KEY = 1
+# the controller's requests to a broker and a broker's ControlledShutdown to the controller (ApiKeys' clusterAction
+# APIs a ZooKeeper-mode 2.6 cluster sends): LeaderAndIsr, StopReplica, UpdateMetadata, ControlledShutdown
+CONTROLLER_API_KEYS = frozenset({4, 5, 6, 7})
+_REQUEST_HEAD = struct.Struct(">hhi")  # api key, api version, correlation id
+_INT16 = struct.Struct(">h")
 
 
 class BadRequestError(Exception):
@@ -37,6 +45,34 @@ def cut_frame(buf: bytearray, off: int, limit: int) -> tuple[bytes, int] | None:
     # bench engineer's measurement); the view is released before the buffer is edited
     with memoryview(buf) as view:
         return bytes(view[off + HEADER.size:end]), end
+
+
+def inter_broker_request(buf: bytes | bytearray, start: int, end: int) -> bool:
+    """Whether the request frame in ``buf[start:end]`` (without its size) is inter-broker traffic: one of
+    CONTROLLER_API_KEYS, or a Fetch from a follower (replica_id >= 0, the first field of every Fetch version's body).
+    Read from the bytes in place, without decoding the request; a frame too short or malformed to tell is not (its
+    decoding refuses it later)."""
+    if end - start < _REQUEST_HEAD.size:
+        return False
+    key, version, _ = _REQUEST_HEAD.unpack_from(buf, start)
+    if key in CONTROLLER_API_KEYS:
+        return True
+    if key != FETCH_KEY:
+        return False
+    try:
+        if request_header_version(key, version) != 1:
+            return False  # a Fetch version 2.6 does not serve (flexible from v12): refused when decoded
+    except Exception:  # noqa: BLE001 - a version the table does not know: refused when decoded
+        return False
+    pos = start + _REQUEST_HEAD.size
+    if end - pos < _INT16.size:
+        return False
+    (client_id_len,) = _INT16.unpack_from(buf, pos)
+    pos += _INT16.size + max(client_id_len, 0)
+    if end - pos < HEADER.size:
+        return False
+    (replica_id,) = HEADER.unpack_from(buf, pos)
+    return bool(replica_id >= 0)
 
 
 def outbound_spec(body: Any) -> ApiSpec:

@@ -9,10 +9,17 @@ ApiVersions is answered here: it needs no state (the served keys; KIP-511's v0 a
 ONE REQUEST IN FLIGHT PER CONNECTION, as the Processor mutes a channel from the moment it reads a request until its
 response has been sent: a connection is not read further until its request's answer is written to the socket, so its
 requests are handled and answered in order and a client that never reads costs the broker one answer; with
-``queued.max.requests`` requests handed on and unanswered over all connections, none is read (Kafka's full
-RequestChannel). Produce with acks=0 is never answered, but its route's answer comes back here (and releases the
-connection): a clean one is dropped, an error closes the connection (KafkaApis.handleProduceRequest's
-closeConnection; the spec's ``failed``). An answer may ask an edge for work after it is sent (the spec's
+``queued.max.requests`` client requests handed on and unanswered over all connections, no connection's next client
+request is read (Kafka's full RequestChannel); inter-broker requests (a follower's Fetch, the controller's
+LeaderAndIsr / UpdateMetadata / StopReplica, ControlledShutdown) are neither held back nor counted, so a produce
+parked for its followers can always be completed by them. A client quota's throttle mutes the connection too, for
+the throttle time (KIP-219: the answer carries throttle_time_ms and is written at once; edges/client_quotas.py
+measures it). Every reason a connection is not read is one ``Mute`` of one model (``Inbound.mute``), as Kafka's
+ChannelMuteState.
+
+Produce with acks=0 is never answered, but its route's answer comes back here (and releases the connection): a
+clean one is dropped, an error closes the connection (KafkaApis.handleProduceRequest's closeConnection; the spec's
+``failed``). An answer may ask an edge for work after it is sent (the spec's
 ``edge_task``: Metadata's topic auto-creation), handed to that edge handler's thread.
 
 Nothing is read before start-up ends (``start``: SocketServer.startProcessingRequests); ``stop`` closes every client
@@ -25,12 +32,14 @@ Everything else — an impossible request, a corrupt record batch — is answere
 
 from __future__ import annotations
 
+import enum
 import itertools
 import logging
 import queue
 import selectors
 import socket
 import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -38,11 +47,21 @@ from actors import names
 from core.api import api_versions as api_versions_api
 from core.api import registry
 from core.api.registry import ApiSpec, RequestContext, spec_for_key
-from edges.net.framing import BadRequestError, cut_frame, decode_inbound, encode_inbound_response, error_code_of
+from edges.client_quotas import ClientQuotas
+from edges.net.framing import (
+    HEADER,
+    BadRequestError,
+    cut_frame,
+    decode_inbound,
+    encode_inbound_response,
+    error_code_of,
+    inter_broker_request,
+)
 from edges.net.selector import Conn, Loop
 from messages.common import Errors
 from messages.metadata import AutoCreateConfig
 from messages.net import NetRequest
+from messages.quota import ClientQuotaConfigChanged
 from protocol.api_versions import API_VERSIONS_KEY
 from protocol.errors import UnsupportedVersionError
 from protocol.framing import RequestHeader, api_versions_unsupported_response
@@ -63,13 +82,28 @@ ROUTES: dict[str, str] = {
 _NO_RESPONSE = b""
 
 
+class Mute(enum.Enum):
+    """Why an inbound connection is not read now (Kafka's ChannelMuteState and the Processor's reasons to read no
+    channel); the first that applies, in this order, is the one reported."""
+
+    NOT_STARTED = "start-up has not ended"  # SocketServer before startProcessingRequests
+    CLOSING = "closing once its answers are written"
+    RESPONSE_PENDING = "a request of it is being handled or its answer written"  # MUTED_AND_RESPONSE_PENDING
+    THROTTLED = "a client quota's throttle"  # MUTED_AND_THROTTLED (KIP-219)
+    QUEUE_FULL = "its next request is a client's and queued.max.requests are being handled"  # a full RequestChannel
+
+
+def _now_ms() -> float:
+    return time.monotonic() * 1000.0
+
+
 class InFlight:
     """An inbound request being handled: what its answer needs to become a response frame."""
 
-    __slots__ = ("conn_id", "spec", "version", "correlation_id", "body", "silent", "client_id")
+    __slots__ = ("conn_id", "spec", "version", "correlation_id", "body", "silent", "client_id", "size", "net_ns")
 
     def __init__(self, conn_id: int, spec: ApiSpec, version: int, correlation_id: int, body: dict[str, Any],
-                 silent: bool = False, client_id: str = "") -> None:
+                 silent: bool = False, client_id: str = "", size: int = 0) -> None:
         self.conn_id = conn_id
         self.spec = spec
         self.version = version
@@ -77,6 +111,8 @@ class InFlight:
         self.body = body  # the decoded request body: error_response needs it
         self.silent = silent  # the client expects no answer (acks=0): only an error is acted on, by closing
         self.client_id = client_id
+        self.size = size  # the request's size in bytes (the produce quota's measure)
+        self.net_ns = 0  # the time this edge spent decoding and converting it (the request quota's measure)
 
 
 class EdgeWorker:
@@ -119,7 +155,8 @@ class Inbound:
 
     def __init__(self, loop: Loop, runtime: Any, name: str, listeners: list[tuple[socket.socket, str]],
                  conn_ids: itertools.count[int], *, max_request_bytes: int, queued_max_requests: int,
-                 cluster_id: str, auto_create: AutoCreateConfig, processing: bool) -> None:
+                 cluster_id: str, auto_create: AutoCreateConfig, processing: bool,
+                 client_quotas: ClientQuotas | None = None) -> None:
         self.loop = loop
         self.name = name
         self._runtime = runtime
@@ -135,15 +172,21 @@ class Inbound:
         # requests being handled, by our request id (written by the I/O thread before the request is handed on;
         # popped by whoever answers: dict operations are atomic)
         self.inflight: dict[int, InFlight] = {}
-        # requests handed on and not answered yet, over every connection (Kafka's RequestChannel queue,
-        # queued.max.requests long: when it is full no connection is read); touched by the I/O thread only
-        self._queued = 0
+        # the client requests handed on and not answered yet, over every connection, by request id (Kafka's
+        # RequestChannel queue, queued.max.requests long: when it is full no client request is read; inter-broker
+        # requests take no place in it); touched by the I/O thread only
+        self._queued: set[int] = set()
         self._queue_was_full = False
         self.edge_workers: dict[str, EdgeWorker] = {}
         self._inline_handlers: dict[str, EdgeHandler] = {"api_versions": self._api_versions}
         # SocketServer.startup(startProcessingRequests): a broker binds at once (its registration names the bound
         # ports) but reads no request before start-up ends; until then accepted connections are held unread
         self._processing = processing
+        # Kafka's client quotas, measured and enforced on the answers (None: no quotas, as before any is set)
+        self.client_quotas = client_quotas
+        # the connections a throttle mutes, for the sweep that reads them again once it is over (ThrottledChannel's
+        # EndThrottlingResponse); whether a connection is muted is Inbound.mute's answer alone
+        self._throttled: dict[int, Conn] = {}
 
     # -- from any thread --------------------------------------------------------------------------------------------
     def add_edge_handler(self, name: str, handler: EdgeHandler) -> None:
@@ -158,8 +201,8 @@ class Inbound:
         if inflight is None:
             log.debug("%s: reply %d for a closed connection dropped", self.name, request_id)
             return
-        frame = self._silent_frame(inflight, body) if inflight.silent else self._response_frame(inflight, body)
-        self.loop.submit(("reply", inflight.conn_id, request_id, frame))
+        frame, throttle_ms = self._quota_frame(inflight, body)
+        self.loop.submit(("reply", inflight.conn_id, request_id, frame, throttle_ms))
         task = inflight.spec.edge_task(body) if inflight.spec.edge_task is not None else None
         if task is not None:
             self._run_edge_task(inflight, *task)
@@ -170,20 +213,26 @@ class Inbound:
         if inflight is None:
             return
         self.loop.submit(("reply", inflight.conn_id, request_id,
-                          None if inflight.silent else self._error_frame(inflight, error)))
+                          None if inflight.silent else self._error_frame(inflight, error), 0))
+
+    def update_client_quota(self, change: ClientQuotaConfigChanged) -> None:
+        """A quota entity's new configuration (the "net" actor's ClientQuotaConfigChanged)."""
+        if self.client_quotas is not None:
+            self.client_quotas.update(change)
 
     def close_workers(self) -> None:
         for worker in self.edge_workers.values():
             worker.close()
 
     # -- commands and events on the I/O thread ---------------------------------------------------------------------
-    def on_reply(self, conn_id: int, rid: int, frame: bytes | None) -> Conn | None:
+    def on_reply(self, conn_id: int, rid: int, frame: bytes | None, throttle_ms: int) -> Conn | None:
         """The "reply" command: the connection to write to now, if it is still open."""
         conn = self.conns.get(conn_id)
         if conn is None:
             log.debug("%s: reply for closed connection %d dropped", self.name, conn_id)
             return None
         self.answer(conn, rid, frame)
+        self._throttle(conn, throttle_ms)
         return None if conn.closed else conn
 
     def start(self) -> None:
@@ -205,9 +254,19 @@ class Inbound:
 
     def after_commands(self) -> None:
         """Once queued.max.requests is no longer reached, the connections it held are read again."""
-        if self._queue_was_full and self._queued < self.queued_max_requests:
+        if self._queue_was_full and len(self._queued) < self.queued_max_requests:
             self._queue_was_full = False
             for conn in list(self.conns.values()):
+                self.loop.guarded(conn, self.serve, self.close)
+
+    def sweep(self, now: float) -> None:
+        """EndThrottlingResponse: the connections whose throttle is over are read again."""
+        if not self._throttled:
+            return
+        now_ms = now * 1000.0
+        for conn in list(self._throttled.values()):
+            if not conn.throttle.muted(now_ms):
+                del self._throttled[conn.conn_id]
                 self.loop.guarded(conn, self.serve, self.close)
 
     def accept(self, listener: socket.socket) -> None:
@@ -235,6 +294,7 @@ class Inbound:
     def close(self, conn: Conn, reason: str) -> None:
         if self.loop.close_socket(conn):
             self.conns.pop(conn.conn_id, None)
+            self._throttled.pop(conn.conn_id, None)
             self._forget_waiting(conn)  # answers still owed: dropped when they come
 
     # -- reading one request at a time -----------------------------------------------------------------------------
@@ -246,13 +306,41 @@ class Inbound:
         else:
             self.serve(conn)
 
+    def mute(self, conn: Conn) -> Mute | None:
+        """Why the connection is not read now, None when it may be. Kafka's Processor mutes a channel from the
+        moment a request is read until its response has been sent (so a connection has one request in flight,
+        handled and answered in order, and a client that never reads costs one answer, not a queue of them), and
+        for a client quota's throttle (KIP-219); it reads no channel while the request queue holds
+        queued.max.requests, nor before start-up ends."""
+        if not self._processing:
+            return Mute.NOT_STARTED
+        if conn.close_after is not None:
+            return Mute.CLOSING
+        if conn.waiting or conn.out:
+            return Mute.RESPONSE_PENDING
+        if conn.throttle.until_ms and conn.throttle.muted(_now_ms()):
+            return Mute.THROTTLED
+        if len(self._queued) >= self.queued_max_requests and self._client_request_next(conn):
+            return Mute.QUEUE_FULL
+        return None
+
+    @staticmethod
+    def _client_request_next(conn: Conn) -> bool:
+        """Whether the next request of ``conn`` has wholly arrived and is a client's. Once the queue is full a
+        connection is still read until its next request is whole, and that request is handed on if it is
+        inter-broker traffic: so a follower's fetch is never held behind the client requests parked in purgatories
+        (Kafka counts only requests waiting for a handler thread, which a parked one no longer is)."""
+        buf, off = conn.rbuf, conn.roff
+        if len(buf) - off < HEADER.size:
+            return False
+        (n,) = HEADER.unpack_from(buf, off)
+        start = off + HEADER.size
+        if n < 0 or len(buf) - start < n:
+            return False  # not whole yet (or a bad size, which cutting the frame refuses)
+        return not inter_broker_request(buf, start, start + n)
+
     def _may_read(self, conn: Conn) -> bool:
-        """Whether the connection may be read: Kafka's Processor mutes a channel from the moment a request is read
-        until its response has been sent (so a connection has one request in flight, handled and answered in order,
-        and a client that never reads costs one answer, not a queue of them), and reads no channel while the request
-        queue holds queued.max.requests."""
-        return (self._processing and conn.close_after is None and not conn.waiting and not conn.out
-                and self._queued < self.queued_max_requests)
+        return self.mute(conn) is None
 
     def update_interest(self, conn: Conn) -> None:
         """Writable while it has bytes queued; readable while it may be read."""
@@ -298,13 +386,14 @@ class Inbound:
     # -- one request: KafkaApis.handle's dispatch -------------------------------------------------------------------
     def on_request(self, conn: Conn, payload: bytes) -> None:
         """KafkaApis.handle for one request frame: decode, convert, route (or close the connection, as 2.6)."""
+        started_ns = time.perf_counter_ns()
         try:
             request = decode_inbound(payload)
         except UnsupportedVersionError as e:
             header = e.header
             if isinstance(header, RequestHeader) and header.request_api_key == API_VERSIONS_KEY:
                 rid = next(self._rids)
-                self._expect_answer(conn, rid)
+                self._expect_answer(conn, rid, queued=True)
                 self.answer(conn, rid, api_versions_unsupported_response(header.correlation_id))
                 return
             raise  # Kafka 2.6: "Unsupported version" InvalidRequestException -> the connection is closed
@@ -319,10 +408,11 @@ class Inbound:
         silent = not spec.expects_reply(version, body)
         reply_expected = spec.route_answers(version, body)
         rid = next(self._rids)
-        inflight = InFlight(conn.conn_id, spec, version, header.correlation_id, body, silent, header.client_id or "")
+        inflight = InFlight(conn.conn_id, spec, version, header.correlation_id, body, silent, header.client_id or "",
+                            len(payload))
         if reply_expected:
             self.inflight[rid] = inflight
-            self._expect_answer(conn, rid)
+            self._expect_answer(conn, rid, queued=not inter_broker_request(payload, 0, len(payload)))
         try:
             internal = spec.request_from_wire(version, body, ctx)
         except Exception as e:  # noqa: BLE001 - a request the converter refuses: Kafka's error answer for it
@@ -331,6 +421,7 @@ class Inbound:
                 self.inflight.pop(rid, None)
                 self.answer(conn, rid, None if silent else self._error_frame(inflight, error_code_of(e)))
             return
+        inflight.net_ns = time.perf_counter_ns() - started_ns
         handler = spec.edge_handler
         if handler is not None:
             inline = self._inline_handlers.get(handler)
@@ -338,8 +429,10 @@ class Inbound:
                 if reply_expected:
                     self.inflight.pop(rid, None)
                     response = inline(ctx, internal)
-                    self.answer(conn, rid, self._silent_frame(inflight, response) if silent
-                                else self._response_frame(inflight, response))
+                    inflight.net_ns = time.perf_counter_ns() - started_ns
+                    frame, throttle_ms = self._quota_frame(inflight, response)
+                    self.answer(conn, rid, frame)
+                    self._throttle(conn, throttle_ms)
                 return
             worker = self.edge_workers.get(handler)
             if worker is None:
@@ -373,20 +466,23 @@ class Inbound:
         conn.ready[rid] = frame
         waiting, ready = conn.waiting, conn.ready
         while waiting and waiting[0] in ready:
-            f = ready.pop(waiting.popleft())
-            self._queued -= 1
+            answered = waiting.popleft()
+            f = ready.pop(answered)
+            self._queued.discard(answered)
             if f is None:
                 self._close_after_flush(conn, f"closing the connection from {conn.peer} instead of answering")
                 return
             if f:
                 conn.out.append(f)
 
-    def _expect_answer(self, conn: Conn, rid: int) -> None:
-        """A request of ``conn`` handed on: the connection is muted until its answer has been written."""
+    def _expect_answer(self, conn: Conn, rid: int, queued: bool) -> None:
+        """A request of ``conn`` handed on: the connection is muted until its answer has been written. ``queued``:
+        it takes a place in queued.max.requests until then (a client's request; inter-broker ones take none)."""
         conn.waiting.append(rid)
-        self._queued += 1
-        if self._queued >= self.queued_max_requests:
-            self._queue_was_full = True
+        if queued:
+            self._queued.add(rid)
+            if len(self._queued) >= self.queued_max_requests:
+                self._queue_was_full = True
 
     def _close_after_flush(self, conn: Conn, reason: str) -> None:
         """Close once the answers queued before are written (Kafka wrote them before it read the request that
@@ -402,9 +498,40 @@ class Inbound:
         """The answers a connection is still owed will not be written: dropped when they come."""
         for rid in conn.waiting:
             self.inflight.pop(rid, None)
-        self._queued -= len(conn.waiting)
+            self._queued.discard(rid)
         conn.waiting.clear()
         conn.ready.clear()
+
+    # -- client quotas: measured on each answer, enforced by muting the connection (KIP-219) -----------------------
+    def _quota_frame(self, inflight: InFlight, response: Any) -> tuple[bytes | None, int]:
+        """The answer's frame (as _silent_frame / _response_frame) with the client quotas applied: its
+        throttle_time_ms set, and the time to mute the connection for (core/quota/enforcement.py)."""
+        quotas = self.client_quotas
+        if inflight.silent:
+            frame = self._silent_frame(inflight, response)
+            if quotas is None or frame is None:
+                return frame, 0
+            return frame, quotas.silent(inflight.spec.api_key, inflight.client_id, inflight.size, inflight.body,
+                                        inflight.net_ns)
+        if quotas is None:
+            return self._response_frame(inflight, response), 0
+        try:
+            wire = inflight.spec.response_to_wire(inflight.version, response)
+            return quotas.answer(inflight.spec.api_key, inflight.client_id, wire, inflight.size, inflight.body,
+                                 inflight.net_ns, lambda body: encode_inbound_response(
+                                     inflight.spec, inflight.version, inflight.correlation_id, body))
+        except Exception:  # noqa: BLE001 - our own bug: the connection is closed rather than left waiting
+            log.exception("%s: cannot encode a %s v%d response", self.name, inflight.spec.name, inflight.version)
+            return None, 0
+
+    def _throttle(self, conn: Conn, throttle_ms: int) -> None:
+        """Mute ``conn`` for a throttle from now, its answer being queued already (ThrottledChannel's
+        StartThrottlingResponse); overlapping throttles extend the mute. The connection's interest is updated by
+        whoever writes that answer (``serve``)."""
+        if throttle_ms <= 0 or conn.closed:
+            return
+        conn.throttle = conn.throttle.throttled(_now_ms(), throttle_ms)
+        self._throttled[conn.conn_id] = conn
 
     def _silent_frame(self, inflight: InFlight, response: Any) -> bytes | None:
         """KafkaApis.handleProduceRequest for acks=0: an answer with an error closes the connection (None), so the

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from typing import Any, Protocol
 
 from actors import names
+from core.quota.enforcement import ChannelMute
 from edges.net.framing import BadRequestError
 from protocol.errors import ProtocolError
 
@@ -63,7 +64,7 @@ class Conn:
 
     __slots__ = ("conn_id", "sock", "outbound", "dest", "connecting", "connect_deadline", "out", "rbuf", "pending",
                  "closed", "events", "peer", "addrs", "listener", "host", "waiting", "ready", "close_after",
-                 "key", "roff")
+                 "key", "roff", "throttle")
 
     def __init__(self, conn_id: int, sock: socket.socket, outbound: bool, dest: tuple[str, int] | None,
                  peer: str, listener: str = "", host: str = "") -> None:
@@ -88,6 +89,7 @@ class Conn:
         self.waiting: collections.deque[int] = collections.deque()
         self.ready: dict[int, bytes | None] = {}
         self.close_after: str | None = None  # closing once the answers already queued are written: why
+        self.throttle = ChannelMute()  # inbound: not read until a client quota's throttle is over (KIP-219)
 
     def receive(self) -> bytes | None:
         """One recv() appended to the read buffer (the frames cut before dropped first): the bytes, b"" at the

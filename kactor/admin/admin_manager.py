@@ -35,6 +35,7 @@ from kactor.admin import (
     TopicExistsException,
     UnknownTopicOrPartitionException,
     admin_configs,
+    admin_quotas,
     admin_reassign,
     topic_name,
 )
@@ -78,6 +79,8 @@ class AdminManager:
             43: lambda v, b: admin_reassign.elect_leaders(self, v, b),
             45: lambda v, b: admin_reassign.alter_partition_reassignments(self, v, b),
             46: lambda v, b: admin_reassign.list_partition_reassignments(self, v, b),
+            48: lambda v, b: admin_quotas.describe_client_quotas(self, v, b),
+            49: lambda v, b: admin_quotas.alter_client_quotas(self, v, b),
         }
 
     @property

@@ -32,6 +32,7 @@ from kazoo.protocol.states import ZnodeStat
 
 from core.controller.errors import KeeperError
 from core.effects import Proc
+from core.quota import quota_configs
 from core.zk_client import KafkaZkClient
 from kactor.admin import (
     AdminOperationException,
@@ -74,6 +75,8 @@ RACK_AWARE_DISABLED = "disabled"
 RACK_AWARE_SAFE = "safe"
 TOPIC_CONFIG_TYPE = "topics"  # ConfigType.Topic
 BROKER_CONFIG_TYPE = "brokers"  # ConfigType.Broker
+CLIENT_CONFIG_TYPE = "clients"  # ConfigType.Client
+USER_CONFIG_TYPE = "users"  # ConfigType.User
 DEFAULT_ENTITY = "<default>"  # ConfigEntityName.Default
 
 
@@ -330,14 +333,46 @@ class AdminZkClient:
         self._change_entity_config(BROKER_CONFIG_TYPE, DEFAULT_ENTITY if broker is None else str(broker), config)
 
     def change_configs(self, entity_type: str, entity_name: str, config: Mapping[str, str]) -> None:
-        """AdminZkClient.changeConfigs for the entity types kactor has (topics, brokers)."""
+        """AdminZkClient.changeConfigs for the entity types kactor has (topics, clients, users, brokers)."""
         if entity_type == TOPIC_CONFIG_TYPE:
             self.change_topic_config(entity_name, config)
+        elif entity_type == CLIENT_CONFIG_TYPE:
+            self.change_client_id_config(entity_name, config)
+        elif entity_type == USER_CONFIG_TYPE:
+            self.change_user_or_user_client_id_config(entity_name, config)
         elif entity_type == BROKER_CONFIG_TYPE:
             self.change_broker_config(parse_broker(entity_name), config)
         else:
             raise IllegalArgumentException(f"{entity_type} is not a known entityType. Should be one of "
-                                           f"{TOPIC_CONFIG_TYPE}, {BROKER_CONFIG_TYPE}")
+                                           f"{TOPIC_CONFIG_TYPE}, {CLIENT_CONFIG_TYPE}, {BROKER_CONFIG_TYPE}")
+
+    # -- client quotas (the admin_quotas module decides; these are AdminZkClient's writes and reads for it) ----------
+    def change_client_id_config(self, sanitized_client_id: str, config: Mapping[str, str]) -> None:
+        """AdminZkClient.changeClientIdConfig: DynamicConfig.Client.validate, then /config/clients/<client-id>."""
+        _validate_quota_config(config, user=False)
+        self._change_entity_config(CLIENT_CONFIG_TYPE, sanitized_client_id, config)
+
+    def change_user_or_user_client_id_config(self, sanitized_entity_name: str, config: Mapping[str, str]) -> None:
+        """AdminZkClient.changeUserOrUserClientIdConfig: /config/users/<user> (DynamicConfig.User.validate) or
+        /config/users/<user>/clients/<client-id> and the <default> user (DynamicConfig.Client.validate)."""
+        _validate_quota_config(config, user=not (sanitized_entity_name == DEFAULT_ENTITY
+                                                or "/clients" in sanitized_entity_name))
+        self._change_entity_config(USER_CONFIG_TYPE, sanitized_entity_name, config)
+
+    def fetch_all_entity_configs(self, entity_type: str) -> dict[str, dict[str, str]]:
+        """AdminZkClient.fetchAllEntityConfigs: every /config/<type>/<name>'s config, by name."""
+        return {name: self.fetch_entity_config(entity_type, name)
+                for name in self.get_all_entities_with_config(entity_type)}
+
+    def fetch_all_child_entity_configs(self, root_type: str, child_type: str) -> dict[str, dict[str, str]]:
+        """AdminZkClient.fetchAllChildEntityConfigs: /config/<root>/<name>/<child>/<child name>'s configs, by
+        "<name>/<child>/<child name>" (the <user, client-id> quotas)."""
+        out: dict[str, dict[str, str]] = {}
+        for name in self.get_all_entities_with_config(root_type):
+            for child in self.get_all_entities_with_config(f"{root_type}/{name}/{child_type}"):
+                path = f"{name}/{child_type}/{child}"
+                out[path] = self.fetch_entity_config(root_type, path)
+        return out
 
     def _change_entity_config(self, entity_type: str, entity_name: str, config: Mapping[str, str]) -> None:
         """AdminZkClient.changeEntityConfig: setOrCreateEntityConfigs (/config/<type>/<name> =
@@ -345,8 +380,9 @@ class AdminZkClient:
         /config/changes/config_change_<seq> = ``{"version":2,"entity_path":"<type>/<name>"}``); here in one
         transaction."""
         kzk = KafkaZkClient()
-        self._run(kzk.create_parents(paths.ConfigEntityTypeZNode.path(entity_type),
-                                       paths.ConfigEntityChangeNotificationZNode))
+        # the entity's parent: /config/<type>, or /config/users/<user>/clients for a <user, client-id> quota
+        parent = paths.ConfigEntityZNode.path(entity_type, entity_name).rsplit("/", 1)[0]
+        self._run(kzk.create_parents(parent, paths.ConfigEntityChangeNotificationZNode))
         _raise_transaction_failure(self._run(kzk.change_entity_config(
             entity_type, entity_name, config, self.exists(paths.ConfigEntityZNode.path(entity_type, entity_name)))))
 
@@ -424,6 +460,13 @@ class AdminZkClient:
         kzk = KafkaZkClient()
         self._run(kzk.create_parents(paths.AdminZNode))
         _raise_for(self._run(kzk.create_preferred_replica_election(partitions)), paths.PreferredReplicaElectionZNode)
+
+
+def _validate_quota_config(config: Mapping[str, str], user: bool) -> None:
+    try:
+        quota_configs.validate(config, user)
+    except ValueError as e:
+        raise IllegalArgumentException(str(e)) from None
 
 
 def parse_broker(broker: str) -> int | None:

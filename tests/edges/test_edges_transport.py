@@ -18,6 +18,7 @@ import attrs
 import pytest
 from edge_support import EdgeEcho, EdgeHandled, EdgeHole, EdgeNobody, EdgeTestBench, Pump, Recorder, poll
 
+from actors import names
 from actors.network_actor import NetworkActor
 from actors.runtime import Runtime
 from edges.transport import BlockingClient, Transport, TransportError, request
@@ -708,3 +709,65 @@ def test_queued_max_requests_bounds_the_requests_in_flight_over_every_connection
     finally:
         for s in socks:
             s.close()
+
+def _fetch_frame(corr: int, replica_id: int) -> bytes:
+    from core.api import fetch
+    from messages.common import TopicPartition
+    from messages.replication import FetchPartition, FetchRequest
+
+    req = FetchRequest(replica_id=replica_id, partitions=(FetchPartition(TopicPartition("t", 0), 0, 1, 0, 1048576),),
+                       max_wait_ms=500, min_bytes=1, max_bytes=10485760, isolation_level=0, session_id=0,
+                       session_epoch=0)
+    return _frame(1, 11, corr, fetch.request_to_wire(req))
+
+
+def test_queued_max_requests_never_holds_back_a_followers_fetch(make_node: Any) -> None:
+    """queued.max.requests reached by parked client requests (acks=all produces, long polls): a follower's fetch on
+    another connection is still read, handled and answered, and read again after that, so a parked produce can
+    always be completed by its followers; the replica fetch takes no place in the count (one client answer lets
+    the held consumer fetch in although a replica fetch is parked too), while a client's fetch waits for a place."""
+    from tests.support.actors import Sink
+
+    b = make_node("b", queued_max_requests=2, extra={names.REPLICA_MANAGER: Sink})
+    socks = [socket.create_connection((LOOPBACK, b.port), timeout=3) for _ in range(4)]
+    parked1, parked2, follower, consumer = socks
+    try:
+        parked1.sendall(_frame(17, 1, 1, {"mechanism": "p1"}))
+        parked2.sendall(_frame(17, 1, 2, {"mechanism": "p2"}))
+        held = b.rec.wait(NetRequest, "hole", count=2)  # the cap is reached
+        follower.sendall(_fetch_frame(7, replica_id=1))
+        (fetch1,) = b.rec.wait(NetRequest, names.REPLICA_MANAGER)
+        assert (fetch1.body.body.replica_id, fetch1.body.request_id > 0) == (1, True)
+        consumer.sendall(_fetch_frame(9, replica_id=-1))
+        time.sleep(0.2)
+        assert b.rec.count(NetRequest, names.REPLICA_MANAGER) == 1  # the consumer's fetch waits for a place
+        b.net.reply_error(fetch1.body.connection_id, fetch1.body.request_id, int(Errors.NOT_LEADER_OR_FOLLOWER))
+        [(corr, answer)] = _read_responses(follower, [(1, 11)])
+        assert corr == 7 and answer["responses"][0]["partitions"][0]["error_code"] == Errors.NOT_LEADER_OR_FOLLOWER
+        follower.sendall(_fetch_frame(8, replica_id=1))  # the follower's next fetch: read, and left parked
+        fetches = b.rec.wait(NetRequest, names.REPLICA_MANAGER, count=2)
+        assert [f.body.body.replica_id for f in fetches] == [1, 1]
+        b.net.reply(held[0].body.connection_id, held[0].body.request_id, EdgeHole("done"))
+        fetches = b.rec.wait(NetRequest, names.REPLICA_MANAGER, count=3)
+        assert [f.body.body.replica_id for f in fetches] == [1, 1, -1]
+    finally:
+        for s in socks:
+            s.close()
+
+
+@pytest.mark.parametrize(("payload", "inter_broker"), [
+    pytest.param(struct.pack(">hhih", 4, 4, 1, -1), True, id="LeaderAndIsr"),
+    pytest.param(struct.pack(">hhih", 5, 3, 1, -1), True, id="StopReplica"),
+    pytest.param(struct.pack(">hhih", 6, 6, 1, -1), True, id="UpdateMetadata"),
+    pytest.param(struct.pack(">hhi", 7, 0, 1), True, id="ControlledShutdown v0 (no client id)"),
+    pytest.param(_fetch_frame(1, replica_id=2)[4:], True, id="a follower's Fetch"),
+    pytest.param(_fetch_frame(1, replica_id=-1)[4:], False, id="a consumer's Fetch"),
+    pytest.param(_fetch_frame(1, replica_id=2)[4:22], False, id="a Fetch cut before its replica id"),
+    pytest.param(_frame(17, 1, 1, {"mechanism": "x"})[4:], False, id="a client request"),
+    pytest.param(b"\x00\x04", False, id="too short to tell"),
+])
+def test_inter_broker_requests_are_told_from_their_first_bytes(payload: bytes, inter_broker: bool) -> None:
+    from edges.net.framing import inter_broker_request
+
+    buf = bytearray(b"junk" + payload + b"next frame")
+    assert inter_broker_request(buf, 4, 4 + len(payload)) is inter_broker

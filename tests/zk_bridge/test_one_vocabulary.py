@@ -38,8 +38,9 @@ ZNODE_FIELDS = ZNODE_ONLY_FIELDS | {"leader", "leader_epoch", "controller_epoch"
                                     "partition", "broker", "event", "config", "endpoints", "host", "port",
                                     "timestamp", "rack", "features", "id"}
 # ...except in Kafka's wire bodies, where LeaderAndIsr v3+ spells two of them the same (AddingReplicas,
-# RemovingReplicas): core/api's converters read those from protocol's decoded dicts, not from a znode.
-WIRE_BODY_FIELDS = {"core/api/": {"adding_replicas", "removing_replicas"}}
+# RemovingReplicas) and Describe/AlterClientQuotas two more (EntityType, EntityName): core/api's converters read
+# those from protocol's decoded dicts, not from a znode.
+WIRE_BODY_FIELDS = {"core/api/": {"adding_replicas", "removing_replicas", "entity_type", "entity_name"}}
 JSON_CALLS = {"loads", "dumps"}
 # Functions whose JSON looks like a znode's but is not one, and why.
 NOT_ZNODES = {

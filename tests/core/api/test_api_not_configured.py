@@ -52,10 +52,6 @@ CASES: dict[int, tuple[dict[str, Any], Errors, int]] = {
          Errors.UNSUPPORTED_VERSION, 2),
     34: ({"dirs": [{"path": "/d1", "topics": [{"name": "t", "partitions": [0, 1]}]},
                    {"path": "/d2", "topics": [{"name": "t", "partitions": [2]}]}]}, Errors.UNSUPPORTED_VERSION, 3),
-    48: ({"components": [], "strict": False}, Errors.UNSUPPORTED_VERSION, 1),
-    49: ({"entries": [{"entity": [{"entity_type": "user", "entity_name": "a"}],
-                       "ops": [{"key": "producer_byte_rate", "value": 1024.0, "remove": False}]}],
-           "validate_only": False}, Errors.UNSUPPORTED_VERSION, 1),
 }
 
 

@@ -1,0 +1,19 @@
+"""Messages of client quotas: the config manager tells the network edge (through the "net" actor) that a quota
+entity's configuration changed, as Kafka's ClientIdConfigHandler / UserConfigHandler tell the quota managers."""
+
+from __future__ import annotations
+
+from messages.registry import message
+
+ConfigPairs = tuple[tuple[str, str], ...]
+
+
+@message
+class ClientQuotaConfigChanged:
+    """QuotaConfigHandler.updateQuotaConfig's input: the whole config of one quota entity as its znode holds it.
+    ``user`` / ``client_id``: the znode's sanitized names (``<default>`` for a default entity), None when the entity
+    has no such part (``/config/clients/<client-id>`` has no user; ``/config/users/<user>`` no client id)."""
+
+    user: str | None
+    client_id: str | None
+    config: ConfigPairs = ()
