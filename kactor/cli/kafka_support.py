@@ -9,6 +9,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from kactor.cli import CliError
+from kactor.cli.java_errors import java_exception_text
 from kactor.cli.support import usage_error
 from kactor.kafka_clients import KafkaClientError, error_text, parse_bootstrap
 
@@ -54,29 +55,12 @@ def kafka_errors() -> Iterator[None]:
         raise CliError(error_text(e)) from None
 
 
-# The Java exception a Kafka error code becomes in Kafka's clients (Errors.java), where its name is not simply the
-# error's name in CamelCase followed by "Exception".
-_JAVA_EXCEPTIONS = {
-    "UNKNOWN_TOPIC_OR_PART": "UnknownTopicOrPartitionException",
-    "UNKNOWN_SERVER_ERROR": "UnknownServerException",
-    "REQUEST_TIMED_OUT": "TimeoutException",
-    "_TIMED_OUT": "TimeoutException",
-    "NOT_CONTROLLER": "NotControllerException",
-    "INVALID_CONFIG": "InvalidConfigurationException",
-    "NON_EMPTY_GROUP": "GroupNotEmptyException",
-    "INVALID_TOPIC_EXCEPTION": "InvalidTopicException",
-    "NOT_COORDINATOR": "NotCoordinatorException",
-    "COORDINATOR_NOT_AVAILABLE": "CoordinatorNotAvailableException",
-    "COORDINATOR_LOAD_IN_PROGRESS": "CoordinatorLoadInProgressException",
-}
-
 
 def java_exception(error: Any) -> str:
     """A librdkafka KafkaError as Kafka's Java tools print the exception it becomes (``Throwable.toString``):
-    ``org.apache.kafka.common.errors.ElectionNotNeededException: Leader election not needed for topic partition``.
-    librdkafka prefixes an error without the broker's message with "Broker: "; Java shows the bare text."""
-    name = error.name()
-    cls = _JAVA_EXCEPTIONS.get(name) or "".join(w.capitalize() for w in name.strip("_").split("_")) + "Exception"
+    ``org.apache.kafka.common.errors.ElectionNotNeededException: Leader election not needed for topic partition.``.
+    librdkafka says "Broker: <its own description>" when the broker sent no message; Java then uses its default."""
     text = error.str()
-    text = text[len("Broker: "):] if text.startswith("Broker: ") else text
-    return f"org.apache.kafka.common.errors.{cls}: {text}"
+    if error.code() == -185:  # librdkafka's _TIMED_OUT: Kafka's client times out the same way
+        return java_exception_text(7, text)
+    return java_exception_text(error.code(), None if text.startswith("Broker: ") else text)

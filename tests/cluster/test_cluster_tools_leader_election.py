@@ -15,7 +15,8 @@ pytest.importorskip("confluent_kafka")
 
 # the elections are the tool's to make: no AutoTriggered preferred election may move a leader behind its back
 OVERRIDES = ("auto.leader.rebalance.enable=false",)
-NOT_NEEDED = "org.apache.kafka.common.errors.ElectionNotNeededException: Leader election not needed for topic partition"
+NOT_NEEDED = ("org.apache.kafka.common.errors.ElectionNotNeededException: Leader election not needed for topic "
+              "partition.")
 
 
 def elect(c: Cluster, *args: str) -> tuple[int, list[str], str]:

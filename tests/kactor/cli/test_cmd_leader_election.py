@@ -68,7 +68,7 @@ def test_a_failed_partition_is_printed_as_the_java_exception_kafkas_client_makes
     from confluent_kafka import KafkaError
 
     assert java_exception(KafkaError(84)) == ("org.apache.kafka.common.errors.ElectionNotNeededException: "
-                                              "Leader election not needed for topic partition")
+                                              "Leader election not needed for topic partition.")
     assert java_exception(KafkaError(3, "The partition does not exist.")) == (
         "org.apache.kafka.common.errors.UnknownTopicOrPartitionException: The partition does not exist.")
     assert java_exception(KafkaError(83)).startswith(
