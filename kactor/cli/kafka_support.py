@@ -14,11 +14,14 @@ from kactor.cli.support import usage_error
 from kactor.kafka_clients import KafkaClientError, error_text, parse_bootstrap
 
 
-def add_bootstrap_args(parser: argparse.ArgumentParser, required: bool = True) -> None:
-    """--bootstrap-server, as Kafka 2.6's tools take it."""
+def add_bootstrap_args(parser: argparse.ArgumentParser, required: bool = True, note: str | None = None) -> None:
+    """--bootstrap-server, as Kafka 2.6's tools take it; ``note`` says how it relates to the command's other options
+    (by default, when optional: the Kafka-protocol alternative to --zookeeper)."""
+    if note is None and not required:
+        note = "instead of --zookeeper: through Kafka's protocol"
     parser.add_argument("--bootstrap-server", required=required, metavar="HOST:PORT",
                         help="the broker(s) to connect to first: host:port[,host:port...]"
-                             + ("" if required else " (instead of --zookeeper: through Kafka's protocol)"))
+                             + (f" ({note})" if note else ""))
 
 
 def bootstrap(args: argparse.Namespace) -> str:

@@ -116,3 +116,27 @@ def coordinator_request(bootstrap: str, group: str, api_key: int, version: int, 
         elif found["error_code"] not in COORDINATOR_RETRIABLE or time.monotonic() > deadline:
             return {"error_code": found["error_code"]}
         time.sleep(0.2)
+
+
+def node_request(bootstrap: str, node_id: int | None, api_key: int, version: int, body: dict[str, Any],
+                 timeout_s: float) -> dict[str, Any]:
+    """``body`` to broker ``node_id`` (a broker resource's configs go to that broker, as the AdminClient sends
+    them), or to the first broker of the metadata when None."""
+    meta = metadata(bootstrap, timeout_s)
+    if node_id is None:
+        node_id = meta["brokers"][0]["node_id"]
+    return exchange(_node(meta, node_id), api_key, version, body, timeout_s)
+
+
+def topic_names(bootstrap: str, timeout_s: float) -> list[str]:
+    """Every topic, internal ones too (ListTopics with listInternal)."""
+    meta = exchange(_node(*_first(bootstrap, timeout_s)), *METADATA,
+                    {"topics": None, "allow_auto_topic_creation": False,
+                     "include_cluster_authorized_operations": False,
+                     "include_topic_authorized_operations": False}, timeout_s)
+    return sorted(t["name"] for t in meta["topics"] if t["error_code"] == 0)
+
+
+def _first(bootstrap: str, timeout_s: float) -> tuple[dict[str, Any], int]:
+    meta = metadata(bootstrap, timeout_s)
+    return meta, meta["brokers"][0]["node_id"]
