@@ -63,3 +63,34 @@ def test_quota_lines() -> None:
                        ) == ["Configs for user-principal 'alice' are producer_byte_rate=1024.0",
                              "Configs for the default user-principal, client-id 'app' are consumer_byte_rate=2.0E7, "
                              "request_percentage=50.0"]
+
+
+def test_quotas_through_the_client_quota_apis(monkeypatch: pytest.MonkeyPatch) -> None:
+    """AlterClientQuotas after DescribeClientQuotas found the keys to delete set; the requests' bodies as 2.6's
+    AdminClient builds them (a default entity is a null name)."""
+    from kactor.cli import configs_kafka, kafka_wire
+
+    sent: list[tuple[int, dict]] = []
+    answers = {48: {"error_code": 0, "error_message": None, "entries": [
+        {"entity": [{"entity_type": "client-id", "entity_name": None}], "values": [
+            {"key": "consumer_byte_rate", "value": 2e7}]}]},
+        49: {"entries": [{"error_code": 0, "error_message": None, "entity": []}]}}
+    monkeypatch.setattr(kafka_wire, "supports", lambda bootstrap, api, timeout_s: True)
+
+    def node_request(bootstrap, node, api_key, version, body, timeout_s):  # type: ignore[no-untyped-def]
+        sent.append((api_key, body))
+        return answers[api_key]
+    monkeypatch.setattr(kafka_wire, "node_request", node_request)
+    out: list[str] = []
+    configs_kafka.alter_quotas("b:1", out.append, ["clients"], [""], {"producer_byte_rate": "1024"},
+                               ["consumer_byte_rate"], 5)
+    assert out == ["Completed updating default config for clients in the cluster."]
+    assert sent == [
+        (48, {"components": [{"entity_type": "client-id", "match_type": 1, "match": None}], "strict": True}),
+        (49, {"entries": [{"entity": [{"entity_type": "client-id", "entity_name": None}], "ops": [
+            {"key": "producer_byte_rate", "value": 1024.0, "remove": False},
+            {"key": "consumer_byte_rate", "value": 0.0, "remove": True}]}], "validate_only": False})]
+    with pytest.raises(Exception, match="^Invalid config\\(s\\): request_percentage$"):
+        configs_kafka.alter_quotas("b:1", out.append, ["clients"], [""], {}, ["request_percentage"], 5)
+    with pytest.raises(Exception, match="^Cannot parse quota configuration value for producer_byte_rate: fast$"):
+        configs_kafka.alter_quotas("b:1", out.append, ["clients"], [""], {"producer_byte_rate": "fast"}, [], 5)

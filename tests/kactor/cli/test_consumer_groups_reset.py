@@ -171,3 +171,84 @@ def test_the_plan_as_kafka_prints_it() -> None:
 def test_no_scenario_is_a_usage_error() -> None:
     with pytest.raises(CliError):
         prepare_offsets(Scenario("from-file"), PARTS, view())
+
+
+class _Topics:
+    """AdminView.partitions_of for a cluster with topic t (2 partitions) and nothing else."""
+
+    def partitions_of(self, topic: str) -> list[int]:
+        if topic != "t":
+            raise CommandFailedError("org.apache.kafka.common.errors.UnknownTopicOrPartitionException: This server "
+                                     "does not host this topic-partition.")
+        return [0, 1]
+
+
+def _offset_delete(monkeypatch: pytest.MonkeyPatch, answer: dict | None, supported: bool = True) -> list[dict]:
+    from kactor.cli import kafka_wire
+
+    sent: list[dict] = []
+    monkeypatch.setattr(kafka_wire, "supports", lambda bootstrap, api, timeout_s: supported)
+
+    def request(bootstrap, group, api_key, version, body, timeout_s):  # type: ignore[no-untyped-def]
+        sent.append(body)
+        return answer
+    monkeypatch.setattr(kafka_wire, "coordinator_request", request)
+    return sent
+
+
+ROW = "{:<30} {:<15} {:<15}".format
+
+
+def test_delete_offsets_prints_kafkas_table(monkeypatch: pytest.MonkeyPatch,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    from kactor.cli.consumer_groups_reset import delete_offsets
+
+    sent = _offset_delete(monkeypatch, {"error_code": 0, "topics": [
+        {"name": "t", "partitions": [{"partition_index": 0, "error_code": 0}, {"partition_index": 1,
+                                                                                "error_code": 86}]}]})
+    delete_offsets("b:1", _Topics(), "g", ["t", "nope"], 5)  # type: ignore[arg-type]
+    assert sent == [{"group_id": "g", "topics": [{"name": "t", "partitions": [{"partition_index": 0},
+                                                                             {"partition_index": 1}]}]}]
+    assert capsys.readouterr().out.splitlines() == [
+        "", "Error: Encounter some partition level error, see the follow-up details:",
+        "", ROW("TOPIC", "PARTITION", "STATUS"),
+        ROW("nope", "Not Provided", "Error: org.apache.kafka.common.errors.UnknownTopicOrPartitionException: This "
+                                    "server does not host this topic-partition."),
+        ROW("t", "0", "Successful"),
+        ROW("t", "1", "Error: org.apache.kafka.common.errors.GroupSubscribedToTopicException: Deleting offsets of a "
+                      "topic is forbidden while the consumer group is actively subscribed to it.")]
+
+
+def test_delete_offsets_of_a_group_that_does_not_exist(monkeypatch: pytest.MonkeyPatch,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    from kactor.cli.consumer_groups_reset import delete_offsets
+
+    _offset_delete(monkeypatch, {"error_code": 69, "topics": []})
+    delete_offsets("b:1", _Topics(), "g", ["t:1"], 5)  # type: ignore[arg-type]
+    assert capsys.readouterr().out.splitlines() == [
+        "", "Error: 'g' does not exist.", "", ROW("TOPIC", "PARTITION", "STATUS"),
+        ROW("t", "1", "Error: org.apache.kafka.common.errors.GroupIdNotFoundException: The group id does not exist.")]
+
+
+def test_delete_offsets_on_a_broker_without_offset_delete(monkeypatch: pytest.MonkeyPatch,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    from kactor.cli.consumer_groups_reset import delete_offsets
+
+    sent = _offset_delete(monkeypatch, None, supported=False)
+    delete_offsets("b:1", _Topics(), "g", ["t:0"], 5)  # type: ignore[arg-type]
+    assert sent == []
+    assert capsys.readouterr().out.splitlines() == [
+        "", "Error: Encounter some unknown error: UNSUPPORTED_VERSION", "", ROW("TOPIC", "PARTITION", "STATUS"),
+        ROW("t", "0", "Error: org.apache.kafka.common.errors.UnsupportedVersionException: The broker does not "
+                      "support OFFSET_DELETE")]
+
+
+def test_delete_offsets_done(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    from kactor.cli.consumer_groups_reset import delete_offsets
+
+    _offset_delete(monkeypatch, {"error_code": 0, "topics": [{"name": "t", "partitions": [
+        {"partition_index": 0, "error_code": 0}, {"partition_index": 1, "error_code": 0}]}]})
+    delete_offsets("b:1", _Topics(), "g", ["t"], 5)  # type: ignore[arg-type]
+    assert capsys.readouterr().out.splitlines() == [
+        "Request succeed for deleting offsets with topic t group g", "", ROW("TOPIC", "PARTITION", "STATUS"),
+        ROW("t", "0", "Successful"), ROW("t", "1", "Successful")]
