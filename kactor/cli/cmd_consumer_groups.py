@@ -45,6 +45,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--all-topics", action="store_true",
                    help="Consider all topics assigned to a group in the `reset-offsets` process.")
     for name, metavar, text in (("to-offset", "OFFSET", "Reset offsets to a specific offset."),
+                                ("from-file", "CSV", "Reset offsets to values defined in CSV file."),
                                 ("shift-by", "N", "Reset offsets shifting current offset by 'n', where 'n' can be "
                                                   "positive or negative."),
                                 ("to-datetime", "DATETIME", "Reset offsets to offset from datetime. Format: "
@@ -57,7 +58,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                        ("to-current", "Reset offsets to current offset."),
                        ("dry-run", "Only show results without executing changes on Consumer Groups. Supported "
                                    "operations: reset-offsets."),
-                       ("execute", "Execute operation. Supported operations: reset-offsets.")):
+                       ("execute", "Execute operation. Supported operations: reset-offsets."),
+                       ("export", "Export operation execution to a CSV file. Supported operations: reset-offsets.")):
         p.add_argument(f"--{name}", action="store_true", help=text)
     view = p.add_mutually_exclusive_group()
     view.add_argument("--offsets", action="store_true", help="the offsets table (the default)")
@@ -94,7 +96,7 @@ def check_args(args: argparse.Namespace) -> list[str]:
 
     given = {a for a in ACTIONS if getattr(args, a.replace("-", "_"))}
     scenarios = [s for s in ("to-offset", "shift-by", "to-datetime", "by-duration", "to-earliest", "to-latest",
-                             "to-current") if getattr(args, s.replace("-", "_")) not in (None, False)]
+                             "to-current", "from-file") if getattr(args, s.replace("-", "_")) not in (None, False)]
     if "delete" in given:
         if not args.group and not args.all_groups:
             die(f"Option [delete] takes one of these options: {SCOPE}")
@@ -283,7 +285,7 @@ def run_changes(args: argparse.Namespace, servers: str, scenarios: list[str]) ->
     if args.reset_offsets and not scenarios:
         raise CliError("Option '[reset-offsets]' requires one of the following scenarios: "
                        f"Set({', '.join(f'[{s}]' for s in reset.SCENARIOS)})")
-    if args.reset_offsets and args.topic is None and not args.all_topics:
+    if args.reset_offsets and args.topic is None and not args.all_topics and not args.from_file:
         raise CliError("One of the reset scopes should be defined: --all-topics, --topic.")
     with kafka_errors():
         admin = admin_client(servers, "kactor-consumer-groups")
@@ -298,16 +300,25 @@ def run_changes(args: argparse.Namespace, servers: str, scenarios: list[str]) ->
             else:
                 name = scenarios[0]
                 scenario = reset.Scenario(name, getattr(args, name.replace("-", "_")) if name in VALUED else None)
+                from_file = None
+                if args.from_file:
+                    from kactor.cli.support import read_text_file
+
+                    from_file = reset.parse_reset_plan(read_text_file(args.from_file, "reset plan CSV file"),
+                                                       args.group)
                 plan = reset.reset_offsets(view, groups, scenario, None if args.all_topics else args.topic,
-                                           execute=args.execute)
-                for line in reset.render_plan(plan):
-                    print(line, flush=True)
+                                           execute=args.execute, from_file=from_file)
+                if args.export:
+                    print(reset.export_csv(plan, len(args.group) == 1), flush=True)
+                else:
+                    for line in reset.render_plan(plan):
+                        print(line, flush=True)
         except reset.CommandFailedError as e:
             reset.error(f"Executing consumer group command failed due to {e}")
     return 0
 
 
-VALUED = ("to-offset", "shift-by", "to-datetime", "by-duration")
+VALUED = ("to-offset", "shift-by", "to-datetime", "by-duration", "from-file")
 
 
 def list_groups(admin: Any, timeout_s: float) -> list[str]:

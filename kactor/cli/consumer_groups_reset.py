@@ -183,6 +183,39 @@ def prepare_offsets(scenario: Scenario, partitions: list[TP], view: OffsetsView)
                    f"Set({', '.join(f'[{s}]' for s in SCENARIOS)})")
 
 
+def parse_reset_plan(text: str, groups: list[str]) -> dict[str, dict[TP, int]]:
+    """ConsumerGroupCommand.parseResetPlan: ``topic,partition,offset`` lines for a single --group (the format
+    --export writes for one group), else ``group,topic,partition,offset``."""
+    lines = text.split("\n")
+
+    def fields(line: str, n: int) -> list[str] | None:
+        parts = line.split(",")
+        if len(parts) != n:
+            return None
+        try:
+            int(parts[-2]), int(parts[-1])
+        except ValueError:
+            return None
+        return parts
+    plan: dict[str, dict[TP, int]] = {}
+    old_format = len(groups) == 1 and fields(lines[0], 3) is not None
+    for line in lines:
+        if not line.strip():
+            continue
+        parts = fields(line, 3 if old_format else 4)
+        if parts is None:
+            raise CommandFailedError(f"Cannot parse reset plan line: {line}")
+        group, topic, partition, offset = ([groups[0], *parts] if old_format else parts)
+        plan.setdefault(group, {})[(topic, int(partition))] = int(offset)
+    return plan
+
+
+def export_csv(plan: Mapping[str, Mapping[TP, int]], single_group: bool) -> str:
+    """ConsumerGroupCommand.exportOffsetsToCsv: one line per partition, the group column only for several groups."""
+    return "".join((f"{t},{p},{o}\n" if single_group else f"{g},{t},{p},{o}\n")
+                   for g in sorted(plan) for (t, p), o in sorted(plan[g].items()))
+
+
 def render_plan(plan: Mapping[str, Mapping[TP, int]]) -> list[str]:
     """ConsumerGroupCommand.printOffsetsToReset: ``%-30s %-30s %-10s %-15s`` lines (padding kept), after a blank
     line; nothing at all for no group."""
@@ -287,7 +320,7 @@ class AdminView:
 
 
 def reset_offsets(view: AdminView, groups: list[str], scenario: Scenario, topics: list[str] | None,
-                  execute: bool) -> dict[str, dict[TP, int]]:
+                  execute: bool, from_file: Mapping[str, Mapping[TP, int]] | None = None) -> dict[str, dict[TP, int]]:
     """ConsumerGroupCommand.resetOffsets: each Empty or Dead group's plan (committed with ``execute``); any other
     group gets Kafka's error line and an empty plan."""
     plan: dict[str, dict[TP, int]] = {}
@@ -298,10 +331,20 @@ def reset_offsets(view: AdminView, groups: list[str], scenario: Scenario, topics
                   f"{state}.")
             plan[group] = {}
             continue
-        partitions = (parse_topic_args(topics, view.partitions_of) if topics is not None
-                      else sorted(view.committed(group)))
-        offsets = prepare_offsets(scenario, partitions, view.offsets_view(group))
-        if execute:
+        if from_file is not None:
+            if group not in from_file:
+                error(f"No reset plan for group {group} found")
+                offsets: dict[TP, int] = {}
+            else:
+                requested = dict(from_file[group])
+                offsets_view = view.offsets_view(group)
+                offsets = check_offsets_range(requested, offsets_view.earliest(sorted(requested)),
+                                              offsets_view.latest(sorted(requested)))
+        else:
+            partitions = (parse_topic_args(topics, view.partitions_of) if topics is not None
+                          else sorted(view.committed(group)))
+            offsets = prepare_offsets(scenario, partitions, view.offsets_view(group))
+        if execute and offsets:
             view.commit(group, offsets)
         plan[group] = offsets
     return plan

@@ -37,7 +37,7 @@ def committed(c: Cluster, group: str) -> dict[int, int]:
     return {tp.partition: tp.offset for tp in got.topic_partitions or () if tp.offset >= 0}
 
 
-def test_reset_offsets_every_scenario_then_delete(start_cluster) -> None:
+def test_reset_offsets_every_scenario_then_delete(start_cluster, tmp_path) -> None:
     from confluent_kafka import Consumer, Producer
 
     from kactor.kafka_clients import client_config
@@ -97,6 +97,18 @@ def test_reset_offsets_every_scenario_then_delete(start_cluster) -> None:
     assert got.stdout.splitlines() == plan("app", {0: 0, 1: 10, 2: 0})
     assert committed(c, "app") == {0: 0, 1: 10, 2: 0}
 
+    # --export writes the plan as the CSV --from-file reads
+    got = groups(c, "--reset-offsets", "--group", "app", "--topic", "resets", "--to-earliest", "--dry-run",
+                 "--export")
+    assert got.stdout == "resets,0,0\nresets,1,0\nresets,2,0\n\n"
+    plan_file = tmp_path / "plan.csv"
+    plan_file.write_text("resets,0,4\nresets,2,20\n")
+    got = groups(c, "--reset-offsets", "--group", "app", "--from-file", str(plan_file), "--execute")
+    assert got.stdout.splitlines() == plan("app", {0: 4, 2: 10})
+    assert got.stderr == ("WARN New offset (20) is higher than latest offset for topic partition resets-2. "
+                          "Value will be set to 10\n")
+    assert committed(c, "app") == {0: 4, 1: 10, 2: 10}
+
     got = groups(c, "--reset-offsets", "--group", "app", "--topic", "nope", "--to-latest", "--execute")
     assert (got.returncode, got.stdout) == (0, "\nError: Executing consumer group command failed due to "
                                                "org.apache.kafka.common.errors.UnknownTopicOrPartitionException: "
@@ -117,7 +129,7 @@ def test_reset_offsets_every_scenario_then_delete(start_cluster) -> None:
             "", "Error: Deletion of some consumer groups failed:",
             "* Group 'app' could not be deleted due to: java.util.concurrent.ExecutionException: "
             "org.apache.kafka.common.errors.GroupNotEmptyException: The group is not empty."]
-        assert committed(c, "app") == {0: 0, 1: 10, 2: 0}
+        assert committed(c, "app") == {0: 4, 1: 10, 2: 10}
     finally:
         consumer.close()
 

@@ -252,3 +252,16 @@ def test_delete_offsets_done(monkeypatch: pytest.MonkeyPatch, capsys: pytest.Cap
     assert capsys.readouterr().out.splitlines() == [
         "Request succeed for deleting offsets with topic t group g", "", ROW("TOPIC", "PARTITION", "STATUS"),
         ROW("t", "0", "Successful"), ROW("t", "1", "Successful")]
+
+
+def test_a_reset_plan_file_as_export_writes_it() -> None:
+    from kactor.cli.consumer_groups_reset import export_csv, parse_reset_plan
+
+    plan = {"g": {("t", 1): 5, ("t", 0): 7}}
+    assert export_csv(plan, single_group=True) == "t,0,7\nt,1,5\n"
+    assert parse_reset_plan(export_csv(plan, single_group=True), ["g"]) == plan
+    two = {"g": {("t", 0): 7}, "h": {("u", 2): 0}}
+    assert export_csv(two, single_group=False) == "g,t,0,7\nh,u,2,0\n"
+    assert parse_reset_plan(export_csv(two, single_group=False), ["g", "h"]) == two
+    with pytest.raises(CommandFailedError, match="^Cannot parse reset plan line: t,x,1$"):
+        parse_reset_plan("t,0,1\nt,x,1\n", ["g"])
