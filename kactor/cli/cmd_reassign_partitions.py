@@ -76,9 +76,13 @@ def run(args: argparse.Namespace) -> int:
         raise CliError("Command must include exactly one action: --generate, --execute, --verify, --cancel, --list")
     if args.zookeeper is None:
         raise CliError("Please specify --bootstrap-server")
-    for dest in ("list", "cancel", "additional", "throttle", "preserve_throttles"):
+    for dest in ("additional", "cancel", "list"):  # 2.6's bootstrapServerOnlyArgs
+        if getattr(args, dest):
+            raise CliError(f'You must specify --bootstrap-server when using "[{dest}]"')
+    for dest in ("throttle", "preserve_throttles"):  # 2.6's ZooKeeper path has them; kactor's does not
         if getattr(args, dest) not in (None, False):
-            raise CliError(f'You must specify --bootstrap-server when using "[{dest.replace("_", "-")}]"')
+            raise CliError(f"--{dest.replace('_', '-')} needs --bootstrap-server: kactor's --zookeeper path writes "
+                           "and clears no replication throttles")
     action = actions[0]
     allowed = {
         "generate": {"topics_to_move_json_file", "broker_list", "disable_rack_aware"},

@@ -52,6 +52,13 @@ def test_list_and_cancel_need_the_bootstrap_server(option: str, capsys: pytest.C
                                        f'"[{option[2:]}]"\n')
 
 
+def test_throttles_need_the_bootstrap_server(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["reassign-partitions", "--zookeeper", "127.0.0.1:1", "--execute", "--reassignment-json-file", "f",
+                 "--throttle", "100"]) == 1
+    assert capsys.readouterr().err == ("kactor reassign-partitions: --throttle needs --bootstrap-server: kactor's "
+                                       "--zookeeper path writes and clears no replication throttles\n")
+
+
 def test_the_move_map_and_its_throttles() -> None:
     # t-0 moves from 0,1 to 1,2; t-1 (already moving from 2 to 0,2) is not in the new plan
     moves = calculate_move_map({TP1: Ongoing((0, 2), adding=(0,), removing=())}, {TP0: [1, 2]},
