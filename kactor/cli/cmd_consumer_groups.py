@@ -6,6 +6,8 @@ HOST CLIENT-ID — from DescribeGroups (members and their assignments, at the gr
 (committed offsets) and ListOffsets (each partition's log end as a consumer sees it, the high watermark);
 ``--members`` and ``--state`` print the other two tables. The notes on stderr are Kafka's: a group that does not
 exist, has no active members, or is rebalancing.
+
+``--reset-offsets``, ``--delete`` and ``--delete-offsets``: kactor/cli/consumer_groups_reset.py.
 """
 
 from __future__ import annotations
@@ -30,10 +32,12 @@ STATES = reset.STATES
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
-        "consumer-groups", help="list and describe consumer groups (kafka-consumer-groups.sh)",
+        "consumer-groups", help="list, describe, delete consumer groups, reset their offsets "
+                                "(kafka-consumer-groups.sh)",
         description="Lists consumer groups, or describes them: committed offsets, log end offsets and lag per "
                     "partition with the member that owns it (default), the members (--members) or the group's "
-                    "state (--state), through Kafka's protocol.")
+                    "state (--state); resets an inactive group's offsets (--reset-offsets), deletes groups "
+                    "(--delete) or a group's offsets of some topics (--delete-offsets), through Kafka's protocol.")
     add_bootstrap_args(p)
     for action in ACTIONS:
         p.add_argument(f"--{action}", action="store_true", help=ACTION_HELP[action])
