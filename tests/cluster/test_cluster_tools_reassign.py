@@ -21,8 +21,8 @@ pytest.importorskip("confluent_kafka")
 OVERRIDES = ("auto.leader.rebalance.enable=false",)
 
 
-def tool(c: Cluster, *args: str) -> tuple[int, list[str]]:
-    proc = run_kactor("reassign-partitions", "--bootstrap-server", bootstrap(c), *args, check=False)
+def tool(c: Cluster, *args: str, servers: str | None = None) -> tuple[int, list[str]]:
+    proc = run_kactor("reassign-partitions", "--bootstrap-server", servers or bootstrap(c), *args, check=False)
     assert proc.stderr == ""
     return proc.returncode, proc.stdout.splitlines()
 
@@ -89,30 +89,34 @@ def test_generate_execute_with_throttle_verify(start_cluster, tmp_path) -> None:
 
 def test_list_verify_and_cancel_of_a_reassignment_that_cannot_finish_yet(start_cluster, tmp_path, capsys) -> None:
     c: Cluster = start_cluster(3, overrides=OVERRIDES)
-    c.create_topic("moving", assignment={0: [0, 1]})
-    c.wait_partition("moving", 0, lambda st: st["isr"] == [0, 1], what="moving-0 in sync")
-    target = plan(tmp_path, "p.json", {0: [0, 1, 2]})
-    # broker 2 stops answering but stays registered until its session expires: the reassignment starts (it is a
+    # the broker to stop is not the controller: the reassignment requests go to the controller
+    controller = c.controller_id()
+    a, stopped = (b for b in c.live_brokers() if b != controller)
+    c.create_topic("moving", assignment={0: [controller, a]})
+    c.wait_partition("moving", 0, lambda st: st["isr"] == [controller, a], what="moving-0 in sync")
+    target = plan(tmp_path, "p.json", {0: [controller, a, stopped]})
+    up = ",".join("{}:{}".format(*c.lc.broker_address(b)) for b in (controller, a))  # not the stopped broker
+    # the broker stops answering but stays registered until its session expires: the reassignment starts (it is a
     # known broker) and cannot finish. In-process, so that it starts well before the expiry.
-    c.lc.signal_broker(2, signal.SIGSTOP)
+    c.lc.signal_broker(stopped, signal.SIGSTOP)
     try:
-        assert main(["reassign-partitions", "--bootstrap-server", bootstrap(c), "--execute",
+        assert main(["reassign-partitions", "--bootstrap-server", up, "--execute",
                      "--reassignment-json-file", target]) == 0
         assert capsys.readouterr().out.splitlines()[-1] == "Successfully started partition reassignment for moving-0"
-        assert tool(c, "--list") == (0, ["Current partition reassignments:",
-                                         "moving-0: replicas: 0,1,2. adding: 2."])
-        assert tool(c, "--execute", "--reassignment-json-file", target) == (1, [
+        assert tool(c, "--list", servers=up) == (0, [
+            "Current partition reassignments:", f"moving-0: replicas: {controller},{a},{stopped}. adding: {stopped}."])
+        assert tool(c, "--execute", "--reassignment-json-file", target, servers=up) == (1, [
             "Cannot execute because there is an existing partition assignment.  Use --additional to override this "
             "and create a new partition assignment in addition to the existing one."])
-        assert tool(c, "--verify", "--reassignment-json-file", target) == (0, [
+        assert tool(c, "--verify", "--reassignment-json-file", target, servers=up) == (0, [
             "Status of partition reassignment:", "Reassignment of partition moving-0 is still in progress."])
     finally:
-        c.lc.signal_broker(2, signal.SIGCONT)
+        c.lc.signal_broker(stopped, signal.SIGCONT)
     # Cancelling it here would wait for /admin/reassign_partitions to go (kactor's controller takes API reassignments
-    # through that znode: kactor/admin/admin_reassign.py), that is for the reassignment to finish; broker 2 resumes
+    # through that znode: kactor/admin/admin_reassign.py), that is for the reassignment to finish; the broker resumes
     # and finishes it, and a cancel then finds nothing to cancel.
-    c.wait(lambda: c.assignment("moving") == {0: [0, 1, 2]} and not c.zk.exists("/admin/reassign_partitions"),
-           60, what="the reassignment done once broker 2 resumed")
+    c.wait(lambda: c.assignment("moving") == {0: [controller, a, stopped]}
+           and not c.zk.exists("/admin/reassign_partitions"), 60, what="the reassignment done once the broker resumed")
     assert tool(c, "--list") == (0, ["No partition reassignments found."])
     assert tool(c, "--cancel", "--reassignment-json-file", target) == (0, [
         "None of the specified partition reassignments are active.",
