@@ -16,13 +16,14 @@ from __future__ import annotations
 
 import logging
 import os
+import shlex
 import shutil
 import signal
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 from kazoo.client import KazooClient
 
@@ -65,7 +66,8 @@ class LocalCluster:
     def __init__(self, brokers: int = 3, zookeeper: str | None = None, base_dir: str | None = None,
                  trace_dir: str | None = None, overrides: Iterable[str] = (), zk_tick_ms: int = 2000,
                  log_level: str = "INFO", zookeeper_ensemble: int = 1,
-                 zk_max_session_timeout_ms: int | None = None, hosts: str = "loopback") -> None:
+                 zk_max_session_timeout_ms: int | None = None, hosts: str = "loopback",
+                 ports: Mapping[int, int] | None = None, metrics_ports: Mapping[int, int] | None = None) -> None:
         if brokers < 1:
             raise ClusterError("--brokers must be at least 1")
         if zookeeper_ensemble < 1:
@@ -92,9 +94,10 @@ class LocalCluster:
         self.log_level = log_level
         # The embedded ZooKeeper: one server (an ensemble of 1) or a quorum of zookeeper_ensemble servers.
         self.zk: ZooKeeperEnsemble | None = None
-        self.ports: dict[int, int] = {}
+        # broker id → its listener's port: chosen by the caller, else a free one at the broker's first start
+        self.ports: dict[int, int] = dict(ports or {})
         # broker id → its Prometheus endpoint's port (kactor.metrics.port), kept across restarts like ``ports``
-        self.metrics_ports: dict[int, int] = {}
+        self.metrics_ports: dict[int, int] = dict(metrics_ports or {})
         self.procs: dict[int, subprocess.Popen[bytes]] = {}
         self.logs: dict[int, str] = {}
 
@@ -156,6 +159,14 @@ class LocalCluster:
             args += ["--override", o]
         ns = self.broker_host(broker_id)
         return args if ns is None else ns.command(args)
+
+    def restart_command(self, broker_id: int) -> str:
+        """The shell command that starts broker ``broker_id`` again as this cluster started it (same id, listener,
+        metrics port, log dir and overrides): what a user runs to bring back one broker that died."""
+        args = self.broker_args(broker_id)
+        if self.layout is None and args[:3] == [sys.executable, "-m", "kactor"]:
+            return shlex.join(["kactor", *args[3:]])
+        return shlex.join(args)
 
     def start_broker(self, broker_id: int) -> subprocess.Popen[bytes]:
         if broker_id in self.procs and self.procs[broker_id].poll() is None:

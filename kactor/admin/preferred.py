@@ -21,12 +21,24 @@ DEPRECATION = ("This tool is deprecated. Please use kafka-leader-election tool. 
 def parse_preferred_replica_election_data(text: str) -> set[TopicPartition]:
     """PreferredReplicaLeaderElectionCommand.parsePreferredReplicaElectionData:
     ``{"partitions":[{"topic":"foo","partition":0}]}``; duplicates are refused."""
+    return _parse_election_data(text, "Preferred replica election data")
+
+
+def parse_replica_election_data(text: str) -> set[TopicPartition]:
+    """LeaderElectionCommand.parseReplicaElectionData: the same file as kafka-preferred-replica-election.sh's, with
+    that tool's messages."""
+    return _parse_election_data(text, "Replica election data", 'Replica election data is missing "partition" field')
+
+
+def _parse_election_data(text: str, what: str, missing: str | None = None) -> set[TopicPartition]:
     try:
         js = json.loads(text)
     except ValueError:
         js = None
-    if not isinstance(js, dict) or "partitions" not in js:
-        raise AdminOperationException("Preferred replica election data is empty")
+    if not isinstance(js, dict):
+        raise AdminOperationException(f"{what} is empty")
+    if "partitions" not in js:
+        raise AdminOperationException(missing or f"{what} is empty")
     items = js["partitions"]
     if not isinstance(items, list):
         raise AdminOperationException('"partitions" must be a list of {"topic": ..., "partition": ...} objects')
@@ -39,8 +51,7 @@ def parse_preferred_replica_election_data(text: str) -> set[TopicPartition]:
         partitions.append(TopicPartition(item["topic"], item["partition"]))
     dup = duplicates(partitions)
     if dup:
-        raise AdminOperationException("Preferred replica election data contains duplicate partitions: "
-                                      + ",".join(map(str, dup)))
+        raise AdminOperationException(f"{what} contains duplicate partitions: " + ",".join(map(str, dup)))
     return set(partitions)
 
 

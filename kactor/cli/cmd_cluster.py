@@ -1,6 +1,10 @@
 """``kactor cluster``: an embedded ZooKeeper (one server or an ensemble) and N broker processes, on loopback or
 (``--hosts netns``) each on a network namespace of its own; Ctrl-C, SIGTERM or SIGHUP stops brokers, then ZooKeeper,
-and removes the temporary directories (and the namespaces and their bridge)."""
+and removes the temporary directories (and the namespaces and their bridge).
+
+A broker that dies does not stop the others, as in a real cluster: the command prints how it ended and the exact
+``kactor broker ...`` line that starts it again (same id, listener, metrics port and log dir), or, with
+``--restart-dead-brokers``, starts it again itself. ``--port-base`` / ``--metrics-port-base`` choose the ports."""
 
 from __future__ import annotations
 
@@ -8,8 +12,14 @@ import argparse
 import signal
 import sys
 import time
+from typing import TYPE_CHECKING
 
 from kactor.cli import CliError
+
+if TYPE_CHECKING:
+    from kactor.cluster import LocalCluster
+
+MIN_LIFE_S = 5.0  # --restart-dead-brokers restarts a broker that had run at least this long
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -17,8 +27,17 @@ def register(sub: argparse._SubParsersAction) -> None:
                        description="Start a real ZooKeeper on loopback (unless --zookeeper is given; "
                                    "--zookeeper-ensemble N for N servers in one quorum) and N broker processes. "
                                    "Prints the connect string; Ctrl-C (or SIGTERM, or closing the terminal) stops "
-                                   "everything it started.")
-    p.add_argument("--brokers", type=int, default=3)
+                                   "everything it started. A broker that dies leaves the others serving: the command "
+                                   "prints the line that starts it again, or restarts it (--restart-dead-brokers).")
+    p.add_argument("--brokers", type=int, default=3, metavar="N", help="how many brokers, ids 0..N-1 (default 3)")
+    p.add_argument("--port-base", type=int, default=None, metavar="PORT",
+                   help="broker i listens on PORT+i (default: free ports, different on every start)")
+    p.add_argument("--metrics-port-base", type=int, default=None, metavar="PORT",
+                   help="broker i serves its Prometheus metrics on PORT+i (default: free ports)")
+    p.add_argument("--restart-dead-brokers", action="store_true",
+                   help="start a broker that died again, with the same id, ports and log dir (default: keep "
+                        "serving without it and print the command that restarts it)")
+    p.add_argument("--restart-min-life", type=float, default=MIN_LIFE_S, help=argparse.SUPPRESS)
     p.add_argument("--zookeeper", metavar="HOST:PORT[/chroot]", help="use this ZooKeeper instead of an embedded one")
     p.add_argument("--zookeeper-ensemble", type=int, default=1, metavar="N",
                    help="embed N ZooKeeper servers forming one quorum (default 1: standalone); brokers get all N "
@@ -54,6 +73,17 @@ def run(args: argparse.Namespace) -> int:
             raise CliError("--hosts netns runs its own ZooKeeper in namespaces: --zookeeper cannot be given", 2)
         if reason := unavailable_reason():
             raise CliError(reason)
+    ports = _port_range(args.port_base, args.brokers, "--port-base")
+    metrics_ports = _port_range(args.metrics_port_base, args.brokers, "--metrics-port-base")
+    if (ports or metrics_ports) and args.hosts == "netns":
+        raise CliError("--port-base and --metrics-port-base are for --hosts loopback: in a namespace a broker has "
+                       f"port {9092} to itself and serves no metrics", 2)
+    taken = set(ports.values()) & set(metrics_ports.values())
+    if taken:
+        raise CliError(f"--port-base and --metrics-port-base overlap on port {min(taken)}", 2)
+    for port in sorted({*ports.values(), *metrics_ports.values()}):
+        if not _free(port):
+            raise CliError(f"port {port} is already in use on 127.0.0.1")
     try:  # validate the overrides once, here, rather than N times in N children
         load_config(None, ["broker.id=0", "zookeeper.connect=127.0.0.1:1", *args.override])
     except ConfigError as e:
@@ -63,7 +93,8 @@ def run(args: argparse.Namespace) -> int:
     # stay in place during the stop itself, so a hang-up in the middle of a Ctrl-C shutdown does not cut it short.
     install_stop_signals(lambda signum: stop.update(now=True))
     cluster = LocalCluster(args.brokers, args.zookeeper, args.data_dir, args.trace_dir, args.override,
-                           zookeeper_ensemble=args.zookeeper_ensemble, hosts=args.hosts)
+                           zookeeper_ensemble=args.zookeeper_ensemble, hosts=args.hosts, ports=ports,
+                           metrics_ports=metrics_ports)
     try:
         cluster.start()
         zk = cluster.client()
@@ -82,6 +113,10 @@ def run(args: argparse.Namespace) -> int:
         # what a Kafka client needs (kcat -b, bootstrap.servers, kactor consume --bootstrap-server)
         addresses = [cluster.broker_address(b) for b in sorted(cluster.procs)]
         print("bootstrap.servers=" + ",".join(f"{host}:{port}" for host, port in addresses))
+        for b in sorted(cluster.procs):
+            host, port = cluster.broker_address(b)
+            metrics = f"   metrics {cluster.metrics_url(b)}" if b in cluster.metrics_ports else ""
+            print(f"broker {b}: {host}:{port}{metrics}   pid {cluster.procs[b].pid}   log {cluster.logs[b]}")
         if cluster.layout is not None:
             hosts = ", ".join(f"{h.name} {h.address}" for h in cluster.layout.hosts.values())
             print(f"hosts (network namespaces on bridge {cluster.layout.bridge}, {cluster.layout.subnet}; this "
@@ -89,12 +124,20 @@ def run(args: argparse.Namespace) -> int:
         where = cluster.base_dir + (" (removed on exit)" if args.data_dir is None else "")
         print(f"data: {where}" + (f"   traces: {args.trace_dir}" if args.trace_dir else ""))
         print("Ctrl-C to stop", flush=True)
+        reported: set[int] = set()
+        started = {b: time.monotonic() for b in cluster.procs}
         while not stop["now"]:
-            for broker_id, proc in cluster.procs.items():
-                if proc.poll() is not None:
-                    print(f"broker {broker_id} exited with {proc.returncode}; the end of its log:\n"
-                          f"{cluster.log_tail(broker_id, 2000)}", file=sys.stderr)
-                    stop["now"] = True
+            for broker_id, proc in list(cluster.procs.items()):
+                if proc.poll() is not None and broker_id not in reported:
+                    reported.add(broker_id)
+                    # a broker that cannot even start (a port taken, a bad disk) is not restarted in a loop
+                    lived = time.monotonic() - started[broker_id]
+                    restart = args.restart_dead_brokers and lived >= args.restart_min_life
+                    _broker_died(cluster, broker_id, proc.returncode, restart)
+                    if restart:
+                        cluster.start_broker(broker_id)
+                        started[broker_id] = time.monotonic()
+                        reported.discard(broker_id)
             time.sleep(0.2)
     except KeyboardInterrupt:
         pass
@@ -106,3 +149,36 @@ def run(args: argparse.Namespace) -> int:
         print("stopping brokers, then ZooKeeper...", flush=True)
         cluster.stop()
     return 0
+
+
+def _port_range(base: int | None, brokers: int, option: str) -> dict[int, int]:
+    """Broker id → base + id; a usage error when the range leaves 1..65535."""
+    if base is None:
+        return {}
+    if base < 1 or base + brokers - 1 > 65535:
+        raise CliError(f"{option} {base}: brokers 0..{brokers - 1} need ports {base}..{base + brokers - 1}, within "
+                       "1..65535", 2)
+    return {b: base + b for b in range(brokers)}
+
+
+def _free(port: int) -> bool:
+    import socket
+
+    with socket.socket() as s:
+        try:
+            s.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
+
+
+def _broker_died(cluster: LocalCluster, broker_id: int, code: int, restart: bool) -> None:
+    """A broker exited: how (stderr, with the end of its log), then what happens now (stdout)."""
+    print(f"broker {broker_id} exited with {code}; the end of its log:\n{cluster.log_tail(broker_id, 2000)}",
+          file=sys.stderr, flush=True)
+    command = cluster.restart_command(broker_id)
+    if restart:
+        print(f"broker {broker_id} died (exit {code}); restarting it: {command}", flush=True)
+        return
+    print(f"broker {broker_id} died (exit {code}); the other brokers keep serving. To start it again (same id, "
+          f"ports and log dir), run:\n  {command}", flush=True)

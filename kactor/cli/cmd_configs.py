@@ -1,31 +1,45 @@
-"""``kactor configs``: the twin of Kafka 2.6's ``kafka-configs.sh --zookeeper`` (kafka.admin.ConfigCommand) for
-topics and brokers: describe a config, or add / delete config entries and notify every broker through
-``/config/changes``."""
+"""``kactor configs``: Kafka 2.6.3's ``kafka-configs.sh`` (kafka.admin.ConfigCommand). With ``--bootstrap-server``
+through the admin API for topics, brokers, users and clients (kactor/cli/configs_kafka.py); with ``--zookeeper`` its
+ZooKeeper path for topics and brokers: describe a config, or add / delete config entries and notify every broker
+through ``/config/changes`` (kactor/admin/configs.py)."""
 
 from __future__ import annotations
 
 import argparse
+import sys
 
 from kactor.admin import configs
 from kactor.admin.admin_zk import BROKER_CONFIG_TYPE, DEFAULT_ENTITY, TOPIC_CONFIG_TYPE
 from kactor.admin.log_config import CONFIG_NAMES
-from kactor.cli import CliError
+from kactor.cli import CliError, configs_kafka
+from kactor.cli.kafka_support import add_bootstrap_args, bootstrap
 from kactor.cli.support import add_zookeeper_args, admin_client, printer, usage_error
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
-        "configs", help="describe or change topic and broker configs (as kafka-configs.sh --zookeeper)",
-        description="This tool helps to manipulate and describe entity config for a topic or broker. Writes Kafka "
-                    "2.6's ZooKeeper layout directly, as kafka-configs.sh --zookeeper does.")
-    add_zookeeper_args(p)
+        "configs", help="describe or change topic, broker, user and client configs (as kafka-configs.sh)",
+        description="This tool helps to manipulate and describe entity config for a topic, client, user or broker. "
+                    "--bootstrap-server goes through Kafka's admin API (DescribeConfigs, IncrementalAlterConfigs, "
+                    "client quotas); --zookeeper writes Kafka 2.6's ZooKeeper layout directly (topics and brokers).")
+    add_bootstrap_args(p, required=False)
+    add_zookeeper_args(p, required=False)
+    p.add_argument("--all", action="store_true",
+                   help="List all configs for the given topic, broker, or broker-logger entity (includes static "
+                        "configuration when the entity type is brokers). (--bootstrap-server)")
+    p.add_argument("--user", metavar="USER", help="The user's principal name. (--bootstrap-server)")
+    p.add_argument("--client", metavar="CLIENT", help="The client's ID. (--bootstrap-server)")
+    p.add_argument("--user-defaults", action="store_true",
+                   help="The config defaults for all users. (--bootstrap-server)")
+    p.add_argument("--client-defaults", action="store_true",
+                   help="The config defaults for all clients. (--bootstrap-server)")
     act = p.add_mutually_exclusive_group()
     act.add_argument("--alter", action="store_true", help="Alter the configuration for the entity.")
     act.add_argument("--describe", action="store_true", help="List configs for the given entity.")
     p.add_argument("--entity-type", action="append", default=[], metavar="TYPE",
-                   help="Type of entity (topics/brokers)")
+                   help="Type of entity (topics/clients/users/brokers/broker-loggers)")
     p.add_argument("--entity-name", action="append", default=[], metavar="NAME",
-                   help="Name of entity (topic name/broker id)")
+                   help="Name of entity (topic name/client id/user principal name/broker id)")
     p.add_argument("--entity-default", action="store_true",
                    help="Default entity name for brokers (applies to corresponding entity type in command line)")
     p.add_argument("--topic", metavar="TOPIC", help="The topic's name.")
@@ -41,50 +55,71 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def entity_of(args: argparse.Namespace) -> configs.Entity:
-    """ConfigCommandOptions.checkArgs + parseEntity: the one entity the command is about. IllegalArgumentException
+    """The --zookeeper path's one entity (`entities`, as a configs.Entity)."""
+    types, names = entities(args)
+    name = names[0] if names else None
+    return configs.Entity(types[0], DEFAULT_ENTITY if name == "" else name)
+
+
+def entities(args: argparse.Namespace) -> tuple[list[str], list[str]]:
+    """ConfigCommandOptions.checkArgs: the entity types and names the command is about. IllegalArgumentException
     cases become one CliError line (exit 1), as ConfigCommand prints them."""
+    by_server = args.bootstrap_server is not None
     if not args.alter and not args.describe:
         usage_error(args, "Command must include exactly one action: --describe, --alter")
     if args.describe:
         for dest in ("add_config", "delete_config"):
             if getattr(args, dest) not in (None, []):
                 usage_error(args, f"option --{dest.replace('_', '-')} can't be used with --describe")
-    flags = [(args.topic, TOPIC_CONFIG_TYPE), (args.broker, BROKER_CONFIG_TYPE)]
-    defaults_flags = [(args.broker_defaults, BROKER_CONFIG_TYPE)]
+    flags = [(args.topic, TOPIC_CONFIG_TYPE), (args.client, "clients"), (args.user, "users"),
+             (args.broker, BROKER_CONFIG_TYPE)]
+    defaults_flags = [(args.client_defaults, "clients"), (args.user_defaults, "users"),
+                      (args.broker_defaults, BROKER_CONFIG_TYPE)]
     types = list(args.entity_type) + [t for v, t in flags if v is not None] + [t for v, t in defaults_flags if v]
     dupes = sorted({t for t in types if types.count(t) > 1})
     if dupes:
         raise CliError(f"Duplicate entity type(s) specified: {','.join(dupes)}")
+    allowed, connect = (configs_kafka.ENTITY_TYPES, "--bootstrap-server") if by_server else (configs.ENTITY_TYPES,
+                                                                                             "--zookeeper")
     for t in types:
-        if t not in configs.ENTITY_TYPES:
-            raise CliError(f"Invalid entity type {t}, the entity type must be one of "
-                           f"{','.join(configs.ENTITY_TYPES)} with the --zookeeper argument")
+        if t not in allowed:
+            raise CliError(f"Invalid entity type {t}, the entity type must be one of {','.join(allowed)} with the "
+                           f"{connect} argument")
     if not types:
         raise CliError("At least one entity type must be specified")
-    if len(types) > 1:
+    if len(types) > 1 and set(types) != {"users", "clients"}:
         raise CliError("Only 'users' and 'clients' entity types may be specified together")
     if (args.entity_name or args.entity_type or args.entity_default) and \
             (any(v is not None for v, _ in flags) or any(v for v, _ in defaults_flags)):
         raise CliError("--entity-{type,name,default} should not be used in conjunction with specific entity flags")
     names = list(args.entity_name) + ([""] if args.entity_default else []) + \
         [v for v, _ in flags if v is not None] + ["" for v, _ in defaults_flags if v]
+    if args.zookeeper is None and not by_server:
+        raise CliError("One of the required --bootstrap-server or --zookeeper arguments must be specified")
+    if args.zookeeper is not None and by_server:
+        raise CliError("Only one of --bootstrap-server or --zookeeper must be specified")
+    if args.all and not by_server:
+        raise CliError("--bootstrap-server must be specified for --all")
+    if args.all and args.alter:
+        raise CliError('Option "[all]" can\'t be used with option "[alter]"')
     entity_type = types[0]
-    if entity_type == BROKER_CONFIG_TYPE:
+    if entity_type in (BROKER_CONFIG_TYPE, "broker-loggers"):
         for name in names:
             if name and not _is_int(name):
                 raise CliError(f"The entity name for {entity_type} must be a valid integer broker id, but it is: "
                                f"{name}")
+    if args.describe and entity_type == "broker-loggers" and not any(names):
+        raise CliError(f"an entity name must be specified with --describe of {','.join(types)}")
     if args.alter:
-        if entity_type == BROKER_CONFIG_TYPE:
+        if entity_type in (BROKER_CONFIG_TYPE, "users", "clients"):
             if not names:
                 raise CliError("an entity-name or default entity must be specified with --alter of users, clients "
                                "or brokers")
         elif not any(names):
-            raise CliError(f"an entity name must be specified with --alter of {entity_type}")
+            raise CliError(f"an entity name must be specified with --alter of {','.join(types)}")
         if args.add_config is None and not args.delete_config:
             raise CliError("At least one of --add-config or --delete-config must be specified with --alter")
-    name = names[0] if names else None
-    return configs.Entity(entity_type, DEFAULT_ENTITY if name == "" else name)
+    return types, names
 
 
 def _is_int(text: str) -> bool:
@@ -97,6 +132,11 @@ def _is_int(text: str) -> bool:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.bootstrap_server is not None:
+        types, names = entities(args)
+        argv = " ".join(sys.argv[2:]) if len(sys.argv) > 2 else ""
+        return configs_kafka.run(argv, bootstrap(args), args.alter, types, names, args.add_config,
+                                 args.delete_config, args.all)
     entity = entity_of(args)
     out = printer()
     with admin_client(args) as admin:

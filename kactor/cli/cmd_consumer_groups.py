@@ -6,39 +6,65 @@ HOST CLIENT-ID — from DescribeGroups (members and their assignments, at the gr
 (committed offsets) and ListOffsets (each partition's log end as a consumer sees it, the high watermark);
 ``--members`` and ``--state`` print the other two tables. The notes on stderr are Kafka's: a group that does not
 exist, has no active members, or is rebalancing.
+
+``--reset-offsets``, ``--delete`` and ``--delete-offsets``: kactor/cli/consumer_groups_reset.py.
 """
 
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from collections.abc import Iterable
 from typing import Any
 
 import attrs
 
+from kactor.cli import CliError
+from kactor.cli import consumer_groups_reset as reset
 from kactor.cli.kafka_support import add_bootstrap_args, bootstrap, kafka_errors
 from kactor.cli.support import usage_error
 from kactor.kafka_clients import KafkaClientError, admin_client, cluster_metadata, end_offsets, error_text
 
 MISSING = "-"  # ConsumerGroupCommand's MISSING_COLUMN_VALUE
-# ConsumerGroupState as Kafka's tool prints it
-STATES = {"UNKNOWN": "Unknown", "PREPARING_REBALANCING": "PreparingRebalance",
-          "COMPLETING_REBALANCING": "CompletingRebalance", "STABLE": "Stable", "DEAD": "Dead", "EMPTY": "Empty"}
+STATES = reset.STATES
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
-        "consumer-groups", help="list and describe consumer groups (kafka-consumer-groups.sh)",
+        "consumer-groups", help="list, describe, delete consumer groups, reset their offsets "
+                                "(kafka-consumer-groups.sh)",
         description="Lists consumer groups, or describes them: committed offsets, log end offsets and lag per "
                     "partition with the member that owns it (default), the members (--members) or the group's "
-                    "state (--state), through Kafka's protocol.")
+                    "state (--state); resets an inactive group's offsets (--reset-offsets), deletes groups "
+                    "(--delete) or a group's offsets of some topics (--delete-offsets), through Kafka's protocol.")
     add_bootstrap_args(p)
-    action = p.add_mutually_exclusive_group(required=True)
-    action.add_argument("--list", action="store_true", help="list all consumer groups")
-    action.add_argument("--describe", action="store_true", help="describe consumer groups")
-    p.add_argument("--group", action="append", default=[], metavar="GROUP", help="the group to describe (repeatable)")
-    p.add_argument("--all-groups", action="store_true", help="describe every group")
+    for action in ACTIONS:
+        p.add_argument(f"--{action}", action="store_true", help=ACTION_HELP[action])
+    p.add_argument("--group", action="append", default=[], metavar="GROUP", help="the group (repeatable)")
+    p.add_argument("--all-groups", action="store_true", help="every group (--describe, --delete, --reset-offsets)")
+    p.add_argument("--topic", action="append", default=None, metavar="TOPIC[:P,...]",
+                   help="with --reset-offsets or --delete-offsets: a topic, or some of its partitions as "
+                        "topic1:0,1,2 (repeatable)")
+    p.add_argument("--all-topics", action="store_true",
+                   help="Consider all topics assigned to a group in the `reset-offsets` process.")
+    for name, metavar, text in (("to-offset", "OFFSET", "Reset offsets to a specific offset."),
+                                ("from-file", "CSV", "Reset offsets to values defined in CSV file."),
+                                ("shift-by", "N", "Reset offsets shifting current offset by 'n', where 'n' can be "
+                                                  "positive or negative."),
+                                ("to-datetime", "DATETIME", "Reset offsets to offset from datetime. Format: "
+                                                            "'YYYY-MM-DDTHH:mm:SS.sss'"),
+                                ("by-duration", "DURATION", "Reset offsets to offset by duration from current "
+                                                            "timestamp. Format: 'PnDTnHnMnS'")):
+        p.add_argument(f"--{name}", metavar=metavar, help=text)
+    for name, text in (("to-earliest", "Reset offsets to earliest offset."),
+                       ("to-latest", "Reset offsets to latest offset."),
+                       ("to-current", "Reset offsets to current offset."),
+                       ("dry-run", "Only show results without executing changes on Consumer Groups. Supported "
+                                   "operations: reset-offsets."),
+                       ("execute", "Execute operation. Supported operations: reset-offsets."),
+                       ("export", "Export operation execution to a CSV file. Supported operations: reset-offsets.")):
+        p.add_argument(f"--{name}", action="store_true", help=text)
     view = p.add_mutually_exclusive_group()
     view.add_argument("--offsets", action="store_true", help="the offsets table (the default)")
     view.add_argument("--members", action="store_true", help="the members table")
@@ -47,6 +73,62 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--timeout", type=int, default=5000, metavar="MS",
                    help="milliseconds to wait for each answer (default 5000)")
     p.set_defaults(func=run, _parser=p)
+
+
+ACTIONS = ("list", "describe", "delete", "reset-offsets", "delete-offsets")
+ACTION_HELP = {
+    "list": "List all consumer groups.",
+    "describe": "Describe consumer group and list offset lag (number of messages not yet processed) related to "
+                "given group.",
+    "delete": "Pass in groups to delete topic partition offsets and ownership information over the entire consumer "
+              "group. For instance --group g1 --group g2",
+    "reset-offsets": "Reset offsets of consumer group. Supports one consumer group at the time, and instances should "
+                     "be inactive. Has 2 execution options: --dry-run (the default) to plan which offsets to reset, "
+                     "and --execute to update the offsets. One of the reset specifications: --to-datetime, "
+                     "--by-duration, --to-earliest, --to-latest, --shift-by, --to-offset, --to-current.",
+    "delete-offsets": "Delete offsets of consumer group. Supports one consumer group at the time, and multiple "
+                      "topics.",
+}
+SCOPE = "[group], [all-groups]"  # allGroupSelectionScopeOpts as Scala prints it
+
+
+def check_args(args: argparse.Namespace) -> list[str]:
+    """ConsumerGroupCommandOptions.checkArgs for the actions it shares with 2.6 beyond --list/--describe, then the
+    one-action rule; each violation is CommandLineUtils.printUsageAndDie's message (exit 1). The scenarios given."""
+    def die(message: str) -> None:
+        raise CliError(message)
+
+    given = {a for a in ACTIONS if getattr(args, a.replace("-", "_"))}
+    scenarios = [s for s in ("to-offset", "shift-by", "to-datetime", "by-duration", "to-earliest", "to-latest",
+                             "to-current", "from-file") if getattr(args, s.replace("-", "_")) not in (None, False)]
+    if "delete" in given:
+        if not args.group and not args.all_groups:
+            die(f"Option [delete] takes one of these options: {SCOPE}")
+        if args.topic is not None:
+            die("The consumer does not support topic-specific offset deletion from a consumer group.")
+    if "delete-offsets" in given and (not args.group or args.topic is None):
+        die("Option [delete-offsets] takes the following options: [group], [topic]")
+    if "reset-offsets" in given:
+        if args.dry_run and args.execute:
+            die("Option [reset-offsets] only accepts one of [execute] and [dry-run]")
+        if not args.dry_run and not args.execute:
+            print(reset.NO_EXECUTE_WARNING, file=sys.stderr, flush=True)
+        if not args.group and not args.all_groups:
+            die(f"Option [reset-offsets] takes one of these options: {SCOPE}")
+        if len(scenarios) > 1:
+            die(f'Option "[{scenarios[0]}]" can\'t be used with option "[{scenarios[1]}]"')
+    for name in ("to-offset", "shift-by"):  # joptsimple's ofType(classOf[Long])
+        value = getattr(args, name.replace("-", "_"))
+        if value is not None and not re.fullmatch(r"[-+]?\d+", value):
+            die(f"Cannot parse argument '{value}' of option {name}")
+    if args.group and args.all_groups:
+        die('Option "[group]" can\'t be used with option "[all-groups]"')
+    if args.topic is not None and given & {"list", "describe"}:
+        die(f'Option "[topic]" can\'t be used with option "[{sorted(given & {"list", "describe"})[0]}]"')
+    if len(given) != 1:
+        die("Command must include exactly one action: --list, --describe, --delete, --reset-offsets, "
+            "--delete-offsets")
+    return scenarios
 
 
 @attrs.frozen(slots=True)
@@ -164,9 +246,12 @@ def state_note(group: str, state: str, rows: int) -> tuple[str | None, bool]:
 
 
 def run(args: argparse.Namespace) -> int:
+    scenarios = check_args(args)
     servers = bootstrap(args)
     if args.timeout <= 0:
         usage_error(args, "--timeout must be positive")
+    if args.reset_offsets or args.delete or args.delete_offsets:
+        return run_changes(args, servers, scenarios)
     if args.list and (args.group or args.all_groups or args.members or args.state or args.offsets):
         usage_error(args, "--list takes no --group, --all-groups, --offsets, --members or --state")
     if args.describe and bool(args.group) == args.all_groups:
@@ -195,6 +280,49 @@ def run(args: argparse.Namespace) -> int:
                      else render_offsets(rows))
             print("\n" + "\n".join(lines) + "\n", flush=True)
     return 1 if missing else 0
+
+
+def run_changes(args: argparse.Namespace, servers: str, scenarios: list[str]) -> int:
+    """--reset-offsets, --delete and --delete-offsets (kactor/cli/consumer_groups_reset.py). A failure inside is
+    ConsumerGroupCommand.run's "Error: Executing consumer group command failed due to ...", exit 0 as in 2.6."""
+    timeout_s = args.timeout / 1000
+    if args.reset_offsets and not scenarios:
+        raise CliError("Option '[reset-offsets]' requires one of the following scenarios: "
+                       f"Set({', '.join(f'[{s}]' for s in reset.SCENARIOS)})")
+    if args.reset_offsets and args.topic is None and not args.all_topics and not args.from_file:
+        raise CliError("One of the reset scopes should be defined: --all-topics, --topic.")
+    with kafka_errors():
+        admin = admin_client(servers, "kactor-consumer-groups")
+        cluster_metadata(admin, servers, timeout_s)
+        groups = args.group or sorted(list_groups(admin, timeout_s))
+        view = reset.AdminView(admin, timeout_s)
+        try:
+            if args.delete:
+                reset.delete_groups(admin, groups, timeout_s)
+            elif args.delete_offsets:
+                reset.delete_offsets(servers, view, groups[0], args.topic, timeout_s)
+            else:
+                name = scenarios[0]
+                scenario = reset.Scenario(name, getattr(args, name.replace("-", "_")) if name in VALUED else None)
+                from_file = None
+                if args.from_file:
+                    from kactor.cli.support import read_text_file
+
+                    from_file = reset.parse_reset_plan(read_text_file(args.from_file, "reset plan CSV file"),
+                                                       args.group)
+                plan = reset.reset_offsets(view, groups, scenario, None if args.all_topics else args.topic,
+                                           execute=args.execute, from_file=from_file)
+                if args.export:
+                    print(reset.export_csv(plan, len(args.group) == 1), flush=True)
+                else:
+                    for line in reset.render_plan(plan):
+                        print(line, flush=True)
+        except reset.CommandFailedError as e:
+            reset.error(f"Executing consumer group command failed due to {e}")
+    return 0
+
+
+VALUED = ("to-offset", "shift-by", "to-datetime", "by-duration", "from-file")
 
 
 def list_groups(admin: Any, timeout_s: float) -> list[str]:

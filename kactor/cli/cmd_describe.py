@@ -43,7 +43,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--watch", action="store_true", help="refresh until Ctrl-C")
     p.add_argument("--interval", type=float, default=1.0, metavar="S", help="refresh interval (default 1 s)")
     p.add_argument("--json", action="store_true", help="print the view as JSON")
-    add_bootstrap_args(p, required=False)
+    add_bootstrap_args(p, required=False, note="with --zookeeper, which it does not replace: adds each partition's "
+                                               "end offset and --watch --produce, through Kafka's protocol")
     p.add_argument("--produce", default=None, metavar="TOPIC",
                    help="with --watch --bootstrap-server: run a producer to TOPIC and show its acknowledgements")
     p.add_argument("--rate", type=float, default=20.0, metavar="N", help="--produce: records per second (default 20)")

@@ -20,6 +20,7 @@ from kactor.cli import CliError, produce_kafka
 from kactor.cli.support import add_zookeeper_args, admin_client, usage_error
 from messages.common import NO_LEADER, Errors, TopicPartition
 
+ZK_RETRIES = 5  # the --zookeeper form's retries when --retries is not given
 MAX_RECORDS_PER_REQUEST = 1000  # keeps one frame small; Kafka's batch.size plays this role
 # Errors after which a producer refreshes metadata and retries (Kafka's RetriableException subclasses).
 RETRIABLE = ("NOT_LEADER_OR_FOLLOWER", "LEADER_NOT_AVAILABLE", "KAFKA_STORAGE_ERROR", "NOT_ENOUGH_REPLICAS",
@@ -29,10 +30,12 @@ RETRIABLE = ("NOT_LEADER_OR_FOLLOWER", "LEADER_NOT_AVAILABLE", "KAFKA_STORAGE_ER
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
         "produce", help="append N records to a topic's partition leaders",
-        description="Finds each partition's leader in ZooKeeper and appends records to it over the broker "
-                    "transport; prints the base offset of each partition's records.")
+        description="Appends records to a topic and prints what was acknowledged. With --bootstrap-server as "
+                    "kafka-console-producer through Kafka's protocol (records from --count or stdin); with "
+                    "--zookeeper each partition's leader is read from ZooKeeper and --count records are appended "
+                    "to it over the broker transport.")
     add_zookeeper_args(p, required=False)
-    p.add_argument("--topic", required=True)
+    p.add_argument("--topic", required=True, help="the topic to write to")
     p.add_argument("--partition", type=int, default=None, metavar="P",
                    help="only this partition (default: round-robin over all partitions)")
     p.add_argument("--count", type=int, default=None, metavar="N",
@@ -43,7 +46,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="record values are TEXT<i> (default 'record-')")
     p.add_argument("--request-timeout", type=float, default=30.0, metavar="S",
                    help="seconds to wait for each answer (default 30)")
-    p.add_argument("--retries", type=int, default=5, help="retries after a retriable error (default 5)")
+    p.add_argument("--retries", type=int, default=None,
+                   help="retries after a retriable error (default: with --zookeeper 5; with --bootstrap-server "
+                        "librdkafka's, as kcat: until the delivery timeout, 120 s)")
     produce_kafka.add_args(p)
     p.set_defaults(func=run, _parser=p)
 
@@ -61,6 +66,8 @@ def run(args: argparse.Namespace) -> int:
         usage_error(args, "--acks 0 needs --bootstrap-server")
     if args.count < 1:
         usage_error(args, "--count must be at least 1")
+    if args.retries is None:
+        args.retries = ZK_RETRIES
     if args.partition is not None and args.partition < 0:
         usage_error(args, "--partition must not be negative")
     if args.request_timeout <= 0:

@@ -1,5 +1,6 @@
-"""``kactor reassign-partitions``: the twin of Kafka 2.6's ``kafka-reassign-partitions.sh --zookeeper``
-(kafka.admin.ReassignPartitionsCommand, legacy ZooKeeper path)."""
+"""``kactor reassign-partitions``: Kafka 2.6.3's ``kafka-reassign-partitions.sh`` (ReassignPartitionsCommand) — with
+``--bootstrap-server`` through the admin API (kactor/cli/reassign_kafka.py: --generate, --execute [--throttle],
+--verify, --list, --cancel), with ``--zookeeper`` its legacy ZooKeeper path (kactor/admin/reassign.py)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,8 @@ import argparse
 import sys
 
 from kactor.admin import reassign
+from kactor.cli import CliError, reassign_kafka
+from kactor.cli.kafka_support import add_bootstrap_args, bootstrap
 from kactor.cli.support import (
     add_zookeeper_args,
     admin_client,
@@ -19,17 +22,32 @@ from kactor.cli.support import (
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
-        "reassign-partitions", help="move partitions between brokers (as kafka-reassign-partitions.sh --zookeeper)",
+        "reassign-partitions", help="move partitions between brokers (as kafka-reassign-partitions.sh)",
         description="This tool helps to move topic partitions between replicas: --generate a proposal, --execute "
-                    "it (writes /admin/reassign_partitions), --verify its progress.")
-    add_zookeeper_args(p)
-    act = p.add_mutually_exclusive_group(required=True)
+                    "it, --verify its progress; with --bootstrap-server also --list and --cancel. --bootstrap-server "
+                    "goes through Kafka's admin API (AlterPartitionReassignments); --zookeeper writes "
+                    "/admin/reassign_partitions, as 2.6's deprecated path.")
+    add_bootstrap_args(p, required=False)
+    add_zookeeper_args(p, required=False)
+    act = p
     act.add_argument("--generate", action="store_true",
                      help="Generate a candidate partition reassignment configuration (writes nothing).")
     act.add_argument("--execute", action="store_true",
                      help="Kick off the reassignment as specified by the --reassignment-json-file option.")
     act.add_argument("--verify", action="store_true",
                      help="Verify if the reassignment completed as specified by --reassignment-json-file.")
+    act.add_argument("--list", action="store_true",
+                     help="List all active partition reassignments. (--bootstrap-server)")
+    act.add_argument("--cancel", action="store_true",
+                     help="Cancel an active reassignment: the partitions of --reassignment-json-file go back to their "
+                          "replicas before it started. (--bootstrap-server)")
+    p.add_argument("--throttle", type=int, default=None, metavar="B/s",
+                   help="The movement of partitions between brokers will be throttled to this value (bytes/sec); "
+                        "--verify removes the throttle once the reassignment is done. (--execute, --bootstrap-server)")
+    p.add_argument("--additional", action="store_true",
+                   help="Execute this reassignment in addition to any other ongoing ones. (--bootstrap-server)")
+    p.add_argument("--preserve-throttles", action="store_true",
+                   help="Do not modify broker or topic throttles. (--verify, --cancel)")
     p.add_argument("--topics-to-move-json-file", metavar="FILE",
                    help='Generate a reassignment for these topics: {"topics":[{"topic":"foo"}],"version":1}')
     p.add_argument("--broker-list", metavar="0,1,2", help="The brokers to which the partitions are to be moved "
@@ -47,7 +65,25 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    action = "generate" if args.generate else "execute" if args.execute else "verify"
+    if args.bootstrap_server is not None:
+        if args.zookeeper is not None:
+            usage_error(args, "--zookeeper and --bootstrap-server can't be used together")
+        given = {dest: getattr(args, dest) not in (None, False) for dest in reassign_kafka.OPTIONS}
+        given["timeout"] = args.timeout != reassign.DEFAULT_WAIT_TIMEOUT_S
+        return reassign_kafka.run(args, bootstrap(args), given.__getitem__)
+    actions = [a for a in reassign_kafka.ACTIONS if getattr(args, a)]
+    if len(actions) != 1:
+        raise CliError("Command must include exactly one action: --generate, --execute, --verify, --cancel, --list")
+    if args.zookeeper is None:
+        raise CliError("Please specify --bootstrap-server")
+    for dest in ("additional", "cancel", "list"):  # 2.6's bootstrapServerOnlyArgs
+        if getattr(args, dest):
+            raise CliError(f'You must specify --bootstrap-server when using "[{dest}]"')
+    for dest in ("throttle", "preserve_throttles"):  # 2.6's ZooKeeper path has them; kactor's does not
+        if getattr(args, dest) not in (None, False):
+            raise CliError(f"--{dest.replace('_', '-')} needs --bootstrap-server: kactor's --zookeeper path writes "
+                           "and clears no replication throttles")
+    action = actions[0]
     allowed = {
         "generate": {"topics_to_move_json_file", "broker_list", "disable_rack_aware"},
         "execute": {"reassignment_json_file"},

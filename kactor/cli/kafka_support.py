@@ -6,17 +6,22 @@ from __future__ import annotations
 import argparse
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any
 
 from kactor.cli import CliError
+from kactor.cli.java_errors import java_exception_text
 from kactor.cli.support import usage_error
 from kactor.kafka_clients import KafkaClientError, error_text, parse_bootstrap
 
 
-def add_bootstrap_args(parser: argparse.ArgumentParser, required: bool = True) -> None:
-    """--bootstrap-server, as Kafka 2.6's tools take it."""
+def add_bootstrap_args(parser: argparse.ArgumentParser, required: bool = True, note: str | None = None) -> None:
+    """--bootstrap-server, as Kafka 2.6's tools take it; ``note`` says how it relates to the command's other options
+    (by default, when optional: the Kafka-protocol alternative to --zookeeper)."""
+    if note is None and not required:
+        note = "instead of --zookeeper: through Kafka's protocol"
     parser.add_argument("--bootstrap-server", required=required, metavar="HOST:PORT",
                         help="the broker(s) to connect to first: host:port[,host:port...]"
-                             + ("" if required else " (instead of --zookeeper: through Kafka's protocol)"))
+                             + (f" ({note})" if note else ""))
 
 
 def bootstrap(args: argparse.Namespace) -> str:
@@ -51,3 +56,14 @@ def kafka_errors() -> Iterator[None]:
         raise CliError(str(e)) from None
     except KafkaException as e:
         raise CliError(error_text(e)) from None
+
+
+
+def java_exception(error: Any) -> str:
+    """A librdkafka KafkaError as Kafka's Java tools print the exception it becomes (``Throwable.toString``):
+    ``org.apache.kafka.common.errors.ElectionNotNeededException: Leader election not needed for topic partition.``.
+    librdkafka says "Broker: <its own description>" when the broker sent no message; Java then uses its default."""
+    text = error.str()
+    if error.code() == -185:  # librdkafka's _TIMED_OUT: Kafka's client times out the same way
+        return java_exception_text(7, text)
+    return java_exception_text(error.code(), None if text.startswith("Broker: ") else text)

@@ -5,8 +5,9 @@ Records come from ``--count N`` (values ``<value-prefix><i>``, or exactly ``--re
 round-robin over the partitions as the ZooKeeper form does, or all to ``--partition``) or else from stdin, one per
 line as kafka-console-producer reads them (``--property parse.key=true`` splits a key off at ``key.separator``,
 keyed records go to Kafka's murmur2 partition). The producer waits for ``--acks`` (Kafka's acks: 0, 1, -1/all) and
-retries as Kafka's producer does (a leader that moved, a broker down); at the end one line per partition says how
-many records were acknowledged and at which offsets, and records that were not get their error and exit 1.
+retries a retriable error as kcat does — librdkafka's own retries, unbounded but by the delivery timeout (a leader that
+moved, a broker down, a topic being auto-created), unless ``--retries`` bounds them; at the end one line per partition
+says how many records were acknowledged and at which offsets, and records that were not get their error and exit 1.
 """
 
 from __future__ import annotations
@@ -22,11 +23,14 @@ import attrs
 from kactor.cli import CliError
 from kactor.cli.kafka_support import add_bootstrap_args, bootstrap, kafka_errors, parse_properties
 from kactor.cli.support import usage_error
-from kactor.kafka_clients import DEFAULT_TIMEOUT_S, client_config, error_text, topic_partitions
+from kactor.kafka_clients import DEFAULT_TIMEOUT_S, KafkaClientError, client_config, error_text, topic_partitions
 
 COMPRESSION = ("none", "gzip", "snappy", "lz4", "zstd")
 LINE_READER_PROPERTIES = ("parse.key", "key.separator", "ignore.error")
 DELIVERY_TIMEOUT_MS = 120000  # Kafka's delivery.timeout.ms
+# a topic's metadata errors after which librdkafka asks again rather than failing the records
+RETRIABLE_TOPIC_ERRORS = ("LEADER_NOT_AVAILABLE", "UNKNOWN_TOPIC_OR_PART", "NOT_LEADER_FOR_PARTITION",
+                          "REQUEST_TIMED_OUT")
 
 
 def add_args(parser: argparse.ArgumentParser) -> None:
@@ -89,11 +93,12 @@ def producer_config(args: argparse.Namespace, servers: str) -> dict[str, Any]:
         "acks": "all" if args.acks in ("-1", "all") else args.acks,
         "compression.type": args.compression_codec,
         "request.timeout.ms": int(args.request_timeout * 1000),
-        "retries": args.retries,
         "delivery.timeout.ms": DELIVERY_TIMEOUT_MS,
         "partitioner": "murmur2_random",  # Kafka's DefaultPartitioner for keyed records
         "enable.idempotence": False,  # Kafka 2.6's producer default
     }
+    if args.retries is not None:  # otherwise librdkafka's default (INT32_MAX): bounded by delivery.timeout.ms only
+        conf["retries"] = args.retries
     conf.update(parse_properties(args, "--producer-property", args.producer_property))
     return client_config(servers, "console-producer", conf)
 
@@ -154,7 +159,7 @@ def run(args: argparse.Namespace) -> int:
             producer = Producer(producer_config(args, servers))
         except (ValueError, TypeError) as e:
             raise CliError(f"invalid producer configuration: {e}") from None
-        partitions = topic_partitions(producer, servers, args.topic, args.partition, args.metadata_timeout)
+        partitions = _partitions(producer, servers, args)
         records = (counted_records(args, partitions) if args.count is not None
                    else line_records(iter(sys.stdin.buffer.readline, b""), props, args.partition))
         acks = _send(producer, args, records)
@@ -166,6 +171,23 @@ def run(args: argparse.Namespace) -> int:
     if failed:
         raise CliError(f"{failed} of {sum(a.acked + a.failed for a in acks.values())} records were not acknowledged")
     return 0
+
+
+def _partitions(producer: Any, servers: str, args: argparse.Namespace) -> list[int]:
+    """The topic's partitions once its metadata has them, as librdkafka waits for a topic's metadata before it sends:
+    a topic that the broker is auto-creating (LEADER_NOT_AVAILABLE, or not yet known) is asked again until
+    --metadata-timeout, then the last error is the answer."""
+    deadline = time.monotonic() + args.metadata_timeout
+    remaining = args.metadata_timeout
+    while True:
+        try:
+            return topic_partitions(producer, servers, args.topic, args.partition, remaining)
+        except KafkaClientError as e:
+            retriable = str(e).endswith("does not exist") or any(name in str(e) for name in RETRIABLE_TOPIC_ERRORS)
+            if not retriable or time.monotonic() >= deadline:
+                raise
+        time.sleep(0.2)
+        remaining = max(0.1, deadline - time.monotonic())
 
 
 def _send(producer: Any, args: argparse.Namespace,

@@ -173,13 +173,18 @@ def test_verify_wait_times_out(kactor, zk: KazooClient, brokers, tmp_path: Path)
     ["--generate", "--broker-list", "1"],
     ["--execute"],
     ["--verify"],
-    ["--execute", "--verify", "--reassignment-json-file", "x"],
     ["--execute", "--reassignment-json-file", "x", "--broker-list", "1"],
     ["--execute", "--reassignment-json-file", "x", "--wait"],
 ])
 def test_reassign_usage_errors(kactor, args) -> None:
     r = kactor("reassign-partitions", *args)
     assert r.returncode == 2 and one_line(r.stderr).startswith("kactor reassign-partitions: error: ")
+
+
+def test_two_actions_get_kafkas_message(kactor) -> None:
+    r = kactor("reassign-partitions", "--execute", "--verify", "--reassignment-json-file", "x")
+    assert (r.returncode, r.stderr) == (1, "kactor reassign-partitions: Command must include exactly one action: "
+                                           "--generate, --execute, --verify, --cancel, --list\n")
 
 
 def test_missing_file_is_one_line(kactor) -> None:

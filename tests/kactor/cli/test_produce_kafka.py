@@ -75,6 +75,19 @@ def test_producer_config_from_the_flags() -> None:
     assert producer_config(args, "127.0.0.1:9092")["acks"] == "all"
 
 
+def test_without_retries_librdkafkas_own_retry_as_kcat() -> None:
+    """kcat sets no retries: librdkafka retries a retriable error until delivery.timeout.ms (its retries default is
+    INT32_MAX); kactor produce --bootstrap-server leaves it so unless --retries is given."""
+    from confluent_kafka import Producer
+
+    args = argparse.Namespace(acks="1", compression_codec="none", request_timeout=30.0, retries=None,
+                              producer_property=[])
+    conf = producer_config(args, "127.0.0.1:9092")
+    assert "retries" not in conf and "message.send.max.retries" not in conf
+    assert conf["delivery.timeout.ms"] == 120000
+    Producer(conf)  # librdkafka accepts the configuration as it is
+
+
 @pytest.mark.parametrize(("argv", "message"), [
     (["--topic", "t", "--count", "1"], "one of --bootstrap-server or --zookeeper is required"),
     (["--topic", "t", "--zookeeper", "127.0.0.1:2181", "--bootstrap-server", "127.0.0.1:9092", "--count", "1"],

@@ -1,0 +1,142 @@
+"""Kafka requests the bundled client (librdkafka, through confluent-kafka) does not send, for the tools that need them:
+ListPartitionReassignments, AlterPartitionReassignments, OffsetDelete, Describe/AlterClientQuotas. One request per
+fresh connection, framed by ``protocol.framing`` at an explicit version, to the node Kafka's AdminClient would send it
+to: the controller (found by Metadata) or a group's coordinator (found by FindCoordinator, retried while the
+coordinator is loading or moving, as the AdminClient retries). A failure is one `KafkaClientError` line.
+"""
+
+from __future__ import annotations
+
+import socket
+import struct
+import time
+from typing import Any
+
+from kactor.kafka_clients import KafkaClientError
+from protocol.framing import RequestHeader, decode_response, encode_request
+
+CLIENT_ID = "kactor-admin"
+METADATA = (3, 9)
+FIND_COORDINATOR = (10, 2)
+API_VERSIONS = (18, 2)
+# FindCoordinator's and a group request's errors after which Kafka's AdminClient looks the coordinator up again
+COORDINATOR_RETRIABLE = {14, 15, 16}  # COORDINATOR_LOAD_IN_PROGRESS, COORDINATOR_NOT_AVAILABLE, NOT_COORDINATOR
+
+
+def exchange(address: tuple[str, int], api_key: int, version: int, body: dict[str, Any],
+             timeout_s: float) -> dict[str, Any]:
+    """One request on a fresh connection; the decoded response body, or KafkaClientError."""
+    host, port = address
+    try:
+        with socket.create_connection((host, port), timeout=timeout_s) as s:
+            s.sendall(encode_request(RequestHeader(api_key, version, 1, CLIENT_ID), body))
+            (size,) = struct.unpack(">i", _read(s, 4))
+            _, answer = decode_response(api_key, version, _read(s, size))
+            return answer
+    except (OSError, ConnectionError) as e:
+        raise KafkaClientError(f"request to {host}:{port} failed: {e.strerror or e}"
+                               if isinstance(e, OSError) and e.strerror else
+                               f"request to {host}:{port} failed: {e}") from None
+
+
+def _read(s: socket.socket, n: int) -> bytes:
+    buf = b""
+    while len(buf) < n:
+        chunk = s.recv(n - len(buf))
+        if not chunk:
+            raise ConnectionError("the broker closed the connection")
+        buf += chunk
+    return buf
+
+
+def _bootstrap_addresses(bootstrap: str) -> list[tuple[str, int]]:
+    out = []
+    for entry in bootstrap.split(","):
+        host, _, port = entry.rpartition(":")
+        out.append((host.strip("[]"), int(port)))
+    return out
+
+
+def metadata(bootstrap: str, timeout_s: float) -> dict[str, Any]:
+    """A Metadata answer (no topics) from the first bootstrap server that answers."""
+    errors = []
+    for address in _bootstrap_addresses(bootstrap):
+        try:
+            return exchange(address, *METADATA, {"topics": [], "allow_auto_topic_creation": False,
+                                                 "include_cluster_authorized_operations": False,
+                                                 "include_topic_authorized_operations": False}, timeout_s)
+        except KafkaClientError as e:
+            errors.append(str(e))
+    raise KafkaClientError(f"no bootstrap server answered ({'; '.join(errors)}): is a broker listening there?")
+
+
+def _node(meta: dict[str, Any], node_id: int) -> tuple[str, int]:
+    for b in meta["brokers"]:
+        if b["node_id"] == node_id:
+            return b["host"], b["port"]
+    raise KafkaClientError(f"broker {node_id} is not in the cluster's metadata")
+
+
+def supports(bootstrap: str, api_key: int, timeout_s: float) -> bool:
+    """Whether the first broker that answers advertises ``api_key`` in ApiVersions."""
+    meta = metadata(bootstrap, timeout_s)
+    answer = exchange(_node(meta, meta["brokers"][0]["node_id"]), *API_VERSIONS, {}, timeout_s)
+    return any(k["api_key"] == api_key for k in answer["api_keys"])
+
+
+def controller_request(bootstrap: str, api_key: int, version: int, body: dict[str, Any],
+                       timeout_s: float) -> dict[str, Any]:
+    """``body`` to the active controller (as the AdminClient's ControllerNodeProvider); retried once the controller
+    is known again when the answer is NOT_CONTROLLER (41)."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        meta = metadata(bootstrap, timeout_s)
+        if meta["controller_id"] >= 0:
+            answer = exchange(_node(meta, meta["controller_id"]), api_key, version, body, timeout_s)
+            if answer.get("error_code") != 41 or time.monotonic() > deadline:
+                return answer
+        elif time.monotonic() > deadline:
+            raise KafkaClientError("no controller in the cluster's metadata")
+        time.sleep(0.2)
+
+
+def coordinator_request(bootstrap: str, group: str, api_key: int, version: int, body: dict[str, Any],
+                        timeout_s: float) -> dict[str, Any]:
+    """``body`` to ``group``'s coordinator; FindCoordinator and the request itself are retried on the coordinator
+    errors the AdminClient retries, until ``timeout_s`` (then the last error is the answer)."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        meta = metadata(bootstrap, timeout_s)
+        found = exchange(_node(meta, meta["brokers"][0]["node_id"]), *FIND_COORDINATOR,
+                         {"key": group, "key_type": 0}, timeout_s)
+        if found["error_code"] == 0:
+            answer = exchange((found["host"], found["port"]), api_key, version, body, timeout_s)
+            if answer.get("error_code") not in COORDINATOR_RETRIABLE or time.monotonic() > deadline:
+                return answer
+        elif found["error_code"] not in COORDINATOR_RETRIABLE or time.monotonic() > deadline:
+            return {"error_code": found["error_code"]}
+        time.sleep(0.2)
+
+
+def node_request(bootstrap: str, node_id: int | None, api_key: int, version: int, body: dict[str, Any],
+                 timeout_s: float) -> dict[str, Any]:
+    """``body`` to broker ``node_id`` (a broker resource's configs go to that broker, as the AdminClient sends
+    them), or to the first broker of the metadata when None."""
+    meta = metadata(bootstrap, timeout_s)
+    if node_id is None:
+        node_id = meta["brokers"][0]["node_id"]
+    return exchange(_node(meta, node_id), api_key, version, body, timeout_s)
+
+
+def topic_names(bootstrap: str, timeout_s: float) -> list[str]:
+    """Every topic, internal ones too (ListTopics with listInternal)."""
+    meta = exchange(_node(*_first(bootstrap, timeout_s)), *METADATA,
+                    {"topics": None, "allow_auto_topic_creation": False,
+                     "include_cluster_authorized_operations": False,
+                     "include_topic_authorized_operations": False}, timeout_s)
+    return sorted(t["name"] for t in meta["topics"] if t["error_code"] == 0)
+
+
+def _first(bootstrap: str, timeout_s: float) -> tuple[dict[str, Any], int]:
+    meta = metadata(bootstrap, timeout_s)
+    return meta, meta["brokers"][0]["node_id"]
