@@ -837,7 +837,8 @@ class ReplicaManager:
         for q in request.partitions:
             tp = q.tp
             try:
-                if tp.topic in INTERNAL_TOPICS:
+                # KafkaApis answers a partition it does not know before the replica manager refuses internal topics
+                if tp.topic in INTERNAL_TOPICS and self.metadata_cache.contains(tp):
                     raise ApiError(Errors.INVALID_TOPIC_EXCEPTION,
                                    f"Cannot delete records of internal topic {tp.topic}")
                 p = self._get_partition_or_error(tp, expect_leader=True)

@@ -29,6 +29,7 @@ from tests.support.broker import (
     produce_request,
     settle_truncation,
     um_request,
+    um_state,
 )
 
 TP0 = TopicPartition("foo", 0)
@@ -143,7 +144,9 @@ def test_a_follower_answers_not_leader_or_follower_and_an_internal_topic_invalid
     internal = TopicPartition("__consumer_offsets", 0)
     resp = delete(rm, (TP0, 0), (internal, 0))
     assert {r.tp: r.error for r in resp.partitions} == {TP0: Errors.NOT_LEADER_OR_FOLLOWER,
-                                                       internal: Errors.INVALID_TOPIC_EXCEPTION}
+                                                       internal: Errors.UNKNOWN_TOPIC_OR_PARTITION}
+    drive(rm.handle_update_metadata(um_request([um_state(internal, 0, (0,), (0,))]), T0))
+    assert delete(rm, (internal, 0)).partitions[0].error == Errors.INVALID_TOPIC_EXCEPTION
 
 
 def test_the_purgatory_times_out_with_request_timed_out_and_the_low_watermark_it_had(tmp_path):
