@@ -847,7 +847,8 @@ class ReplicaManager:
                 status[tp] = DeleteRecordsPartitionStatus(-1, DeleteRecordsPartitionResult(tp, e.error), False)
                 continue
             except KafkaStorageError as e:
-                self._note_storage_error(e)
+                if not self.log_manager.defer(e):  # deferred: the dir goes offline on the probe's recorded input
+                    self._note_storage_error(e)
                 status[tp] = DeleteRecordsPartitionStatus(
                     -1, DeleteRecordsPartitionResult(tp, Errors.KAFKA_STORAGE_ERROR), False)
                 continue
