@@ -322,3 +322,37 @@ class LogDirResult:
 @message
 class DescribeLogDirsResponse:
     results: tuple[LogDirResult, ...]
+
+
+HIGH_WATERMARK = -1  # DeleteRecordsRequest.HIGH_WATERMARK: delete up to the partition's high watermark
+INVALID_LOW_WATERMARK = -1  # DeleteRecordsResponse.INVALID_LOW_WATERMARK
+
+
+@message
+class DeleteRecordsPartition:
+    """DeleteRecordsRequest.Topics[].Partitions[]: delete the records before ``offset`` (-1: the high watermark)."""
+
+    tp: TopicPartition
+    offset: int
+
+
+@message
+class DeleteRecordsRequest:
+    """DeleteRecordsRequest (API key 21): answered once every partition's low watermark (the smallest log start
+    offset of its replicas) reached its offset, or at ``timeout_ms``."""
+
+    timeout_ms: int
+    partitions: tuple[DeleteRecordsPartition, ...]
+
+
+@message
+class DeleteRecordsPartitionResult:
+    tp: TopicPartition
+    error: Errors
+    low_watermark: int = INVALID_LOW_WATERMARK
+
+
+@message
+class DeleteRecordsResponse:
+    partitions: tuple[DeleteRecordsPartitionResult, ...]
+    throttle_time_ms: int = 0

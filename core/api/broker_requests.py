@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from core.api import (
+    delete_records,
     describe_log_dirs,
     fetch,
     kactor_private,
@@ -31,6 +32,7 @@ BROKER_REQUESTS: dict[type, ShardedRequest] = {unit.request_type: unit for unit 
     offset_for_leader_epoch.SHARDED,
     kactor_private.SHARDED,
     describe_log_dirs.SHARDED,
+    delete_records.SHARDED,
 )}
 
 # the answers the shards' follower fetchers get back, by their type

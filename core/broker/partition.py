@@ -16,7 +16,7 @@ ISR-change outcomes go to an `IsrChangeListener` (Kafka's IsrChangeListener + Re
 from __future__ import annotations
 
 import itertools
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Protocol
 
 import attrs
@@ -35,7 +35,7 @@ from messages.common import (
     LeaderIsrAndControllerEpoch,
     TopicPartition,
 )
-from messages.replication import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP
+from messages.replication import EARLIEST_TIMESTAMP, HIGH_WATERMARK, LATEST_TIMESTAMP
 from messages.requests import LeaderAndIsrPartitionState
 from messages.zk import BADVERSION, NONODE, OK
 
@@ -524,6 +524,37 @@ class Partition:
         info = log.append_as_leader(records, self.leader_epoch, int(now_ms))
         self.maybe_increment_leader_hw(now_ms)
         return info
+
+    def low_watermark_if_leader(self, is_alive: Callable[[int], bool]) -> int:
+        """Partition.lowWatermarkIfLeader: the smallest log start offset over the leader's log and the remote
+        replicas on live brokers (as their fetches last told it); NOT_LEADER_OR_FOLLOWER on a follower."""
+        if not self.is_leader or self.log is None:
+            raise ApiError(Errors.NOT_LEADER_OR_FOLLOWER, f"broker {self.local_broker_id} is not the leader of "
+                                                          f"{self.topic_partition}")
+        low = self.log.log_start_offset
+        for replica in self.remote_replicas.values():
+            if replica.log_start_offset < low and is_alive(replica.broker_id):
+                low = replica.log_start_offset
+        return low
+
+    def delete_records_on_leader(self, offset: int, is_alive: Callable[[int], bool]) -> tuple[int, int]:
+        """Partition.deleteRecordsOnLeader: move the leader's log start offset to ``offset`` (-1: the high
+        watermark); returns (the offset asked, after that conversion; the low watermark now). POLICY_VIOLATION when
+        the topic's cleanup.policy lacks delete, OFFSET_OUT_OF_RANGE below 0 or beyond the high watermark
+        (Log.maybeIncrementLogStartOffset), NOT_LEADER_OR_FOLLOWER when the leader is not local."""
+        log = self.log
+        if not self.is_leader or log is None:
+            raise ApiError(Errors.NOT_LEADER_OR_FOLLOWER, f"Leader not local for partition {self.topic_partition} "
+                                                          f"on broker {self.local_broker_id}")
+        if not log.config.delete:
+            raise ApiError(Errors.POLICY_VIOLATION, f"Records of partition {self.topic_partition} can not be "
+                                                    f"deleted due to the configured policy")
+        converted = log.high_watermark if offset == HIGH_WATERMARK else offset
+        if converted < 0:
+            raise ApiError(Errors.OFFSET_OUT_OF_RANGE, f"The offset {converted} for partition "
+                                                       f"{self.topic_partition} is not valid")
+        log.maybe_increment_log_start_offset(converted)
+        return converted, self.low_watermark_if_leader(is_alive)
 
     def append_records_to_follower(self, fetch_offset: int, records: bytes, leader_high_watermark: int,
                                    leader_log_start_offset: int = -1) -> bool:

@@ -59,7 +59,11 @@ from messages.replication import (
     DEBUGGING_REPLICA_ID,
     EARLIEST_TIMESTAMP,
     GROUP_METADATA_TOPIC_NAME,
+    INVALID_LOW_WATERMARK,
     LATEST_TIMESTAMP,
+    DeleteRecordsPartitionResult,
+    DeleteRecordsRequest,
+    DeleteRecordsResponse,
     DescribeMetadataCacheRequest,
     DescribeMetadataCacheResponse,
     FetchPartition,
@@ -92,6 +96,7 @@ from messages.requests import (
     UpdateMetadataRequest,
     UpdateMetadataResponse,
 )
+from messages.topic import INTERNAL_TOPICS
 
 UNKNOWN_BROKER_EPOCH = -1  # AbstractControlRequest.UNKNOWN_BROKER_EPOCH
 FUTURE_LOCAL_REPLICA_ID = -3  # Request.FutureLocalReplicaId: a local read up to the log end, any replica
@@ -139,6 +144,30 @@ class DelayedProduce:
 
     def response(self) -> ProduceResponse:
         return ProduceResponse(tuple(st.response for st in self.status.values()))
+
+
+@attrs.define
+class DeleteRecordsPartitionStatus:
+    """kafka.server.DeleteRecordsPartitionStatus: ``required_offset`` the offset asked (the high watermark for -1);
+    ``acks_pending`` until the partition's low watermark reaches it or the partition fails."""
+
+    required_offset: int
+    response: DeleteRecordsPartitionResult
+    acks_pending: bool
+
+
+@attrs.define
+class DelayedDeleteRecords:
+    """kafka.server.DelayedDeleteRecords: a DeleteRecords whose leaders moved their log start, answered once every
+    replica's log start (the low watermark) reached the offset asked, or an error, or at its deadline
+    (REQUEST_TIMED_OUT for the pending ones)."""
+
+    reply_to: str
+    status: dict[TopicPartition, DeleteRecordsPartitionStatus]
+    deadline_ms: float
+
+    def response(self) -> DeleteRecordsResponse:
+        return DeleteRecordsResponse(tuple(st.response for st in self.status.values()))
 
 
 @attrs.define
@@ -192,6 +221,7 @@ class ReplicaManager:
         # purgatories
         self._delayed_produce: list[DelayedProduce] = []
         self._delayed_fetch: list[DelayedFetch] = []
+        self._delayed_delete_records: list[DelayedDeleteRecords] = []
         # log dir failures noticed but not yet handled (LogDirFailureChannel's queue)
         self._failed_dirs: list[str] = []
         self._handled_failed_dirs: set[str] = set()
@@ -700,6 +730,8 @@ class ReplicaManager:
             yield from submit_isr_updates(proposals, now_ms)
         for tp in hw_moved:
             yield from self._complete_delayed_requests(tp, now_ms)
+        if is_follower and self._delayed_delete_records:  # a follower's log start moves the low watermark
+            yield from self._complete_delayed_delete_records({fp.tp for fp in context.partitions})
         yield from self._process_log_dir_failures()
         readable = sum(len(d.records) for d in results)
         has_error = any(d.error != Errors.NONE for d in results)
@@ -793,6 +825,80 @@ class ReplicaManager:
         yield from self._process_log_dir_failures()
         return ListOffsetsResponse(tuple(out))
 
+    # ================================================================================== leader: DeleteRecords
+
+    def handle_delete_records(self, request: DeleteRecordsRequest, now_ms: float, reply_to: str = ""
+                              ) -> Proc[DeleteRecordsResponse | None]:
+        """ReplicaManager.deleteRecords: each partition's leader moves its log start offset (deleteRecordsOnLocalLog
+        → Partition.deleteRecordsOnLeader; an internal topic is INVALID_TOPIC_EXCEPTION), then the answer waits in
+        the purgatory until every replica's log start reached the offset (DelayedDeleteRecords: None returned, the
+        response emitted as ``Respond(reply_to, DeleteRecordsResponse)``) unless every partition failed."""
+        status: dict[TopicPartition, DeleteRecordsPartitionStatus] = {}
+        for q in request.partitions:
+            tp = q.tp
+            try:
+                # KafkaApis answers a partition it does not know before the replica manager refuses internal topics
+                if tp.topic in INTERNAL_TOPICS and self.metadata_cache.contains(tp):
+                    raise ApiError(Errors.INVALID_TOPIC_EXCEPTION,
+                                   f"Cannot delete records of internal topic {tp.topic}")
+                p = self._get_partition_or_error(tp, expect_leader=True)
+                required, low = p.delete_records_on_leader(q.offset, self.metadata_cache.has_alive_broker)
+            except ApiError as e:
+                status[tp] = DeleteRecordsPartitionStatus(-1, DeleteRecordsPartitionResult(tp, e.error), False)
+                continue
+            except KafkaStorageError as e:
+                if not self.log_manager.defer(e):  # deferred: the dir goes offline on the probe's recorded input
+                    self._note_storage_error(e)
+                status[tp] = DeleteRecordsPartitionStatus(
+                    -1, DeleteRecordsPartitionResult(tp, Errors.KAFKA_STORAGE_ERROR), False)
+                continue
+            status[tp] = DeleteRecordsPartitionStatus(required, DeleteRecordsPartitionResult(tp, Errors.NONE, low),
+                                                      True)
+        yield from self._process_log_dir_failures()
+        op = DelayedDeleteRecords(reply_to, status, now_ms + request.timeout_ms)
+        # delayedDeleteRecordsRequired: some partition's leader took the deletion
+        if any(st.acks_pending for st in status.values()) and not self._try_complete_delete_records(op):
+            self._delayed_delete_records.append(op)
+            return None
+        return op.response()
+
+    def _try_complete_delete_records(self, op: DelayedDeleteRecords) -> bool:
+        """DelayedDeleteRecords.tryComplete: a pending partition is done once its low watermark reached the offset
+        asked (NONE with it), or it is no longer led here (NOT_LEADER_OR_FOLLOWER), offline (KAFKA_STORAGE_ERROR)
+        or gone (UNKNOWN_TOPIC_OR_PARTITION), with an invalid low watermark; True when none is pending."""
+        for tp, st in op.status.items():
+            if not st.acks_pending:
+                continue
+            hosted = self.all_partitions.get(tp)
+            low = INVALID_LOW_WATERMARK
+            if isinstance(hosted, Partition):
+                if hosted.is_leader and hosted.log is not None:
+                    low = hosted.low_watermark_if_leader(self.metadata_cache.has_alive_broker)
+                    error = Errors.NONE if low >= st.required_offset else None
+                else:
+                    error = Errors.NOT_LEADER_OR_FOLLOWER
+            else:
+                error = Errors.KAFKA_STORAGE_ERROR if hosted is OFFLINE else Errors.UNKNOWN_TOPIC_OR_PARTITION
+            if error is not None:
+                st.acks_pending = False
+                st.response = DeleteRecordsPartitionResult(tp, error, low)
+        return not any(st.acks_pending for st in op.status.values())
+
+    def _complete_delayed_delete_records(self, tps: set[TopicPartition] | frozenset[TopicPartition]
+                                         ) -> Proc[None]:
+        """delayedDeleteRecordsPurgatory.checkAndComplete for the partitions ``tps``."""
+        keep: list[DelayedDeleteRecords] = []
+        for op in self._delayed_delete_records:
+            if not tps.isdisjoint(op.status) and self._try_complete_delete_records(op):
+                yield Respond(op.reply_to, op.response())
+            else:
+                keep.append(op)
+        self._delayed_delete_records = keep
+
+    @property
+    def delayed_delete_records_count(self) -> int:
+        return len(self._delayed_delete_records)
+
     # ================================================================================================ purgatory
 
     def _try_complete_produce(self, op: DelayedProduce) -> bool:
@@ -848,6 +954,8 @@ class ReplicaManager:
             else:
                 keep_f.append(op)
         self._delayed_fetch = keep_f
+        if self._delayed_delete_records:
+            yield from self._complete_delayed_delete_records(frozenset((tp,)))
 
     def expire_delayed_operations(self, now_ms: float) -> Proc[None]:
         """Purgatory expiration: a delayed produce's pending partitions time out (REQUEST_TIMED_OUT); delayed
@@ -870,6 +978,17 @@ class ReplicaManager:
             else:
                 keep_f.append(op)
         self._delayed_fetch = keep_f
+        keep_d = []
+        for op in self._delayed_delete_records:
+            if op.deadline_ms <= now_ms:  # DelayedDeleteRecords.onExpiration
+                for st in op.status.values():
+                    if st.acks_pending:
+                        st.acks_pending = False
+                        st.response = attrs.evolve(st.response, error=Errors.REQUEST_TIMED_OUT)
+                yield Respond(op.reply_to, op.response())
+            else:
+                keep_d.append(op)
+        self._delayed_delete_records = keep_d
 
     @property
     def delayed_produce_count(self) -> int:
@@ -1244,6 +1363,7 @@ class ReplicaManager:
             due.append(self._next_hw_checkpoint_ms)
         due += [op.deadline_ms for op in self._delayed_produce]
         due += [op.deadline_ms for op in self._delayed_fetch]
+        due += [op.deadline_ms for op in self._delayed_delete_records]
         return min(due)
 
     def run_scheduled_tasks(self, now_ms: float) -> Proc[None]:
@@ -1338,6 +1458,7 @@ def _lai_error_response(request: LeaderAndIsrRequest, error: Errors) -> LeaderAn
 
 __all__ = [
     "OFFLINE",
+    "DelayedDeleteRecords",
     "DelayedFetch",
     "DelayedProduce",
     "FetchSession",

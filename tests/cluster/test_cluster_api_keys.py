@@ -101,10 +101,6 @@ def test_every_key_is_advertised_and_answered_as_kafka_2_6_3(start_cluster) -> N
                    )["error_code"] == 16
         assert ask(26, {"transactional_id": "", "producer_id": 1, "producer_epoch": 0, "committed": True}
                    )["error_code"] == 42
-        # not served yet: UNSUPPORTED_VERSION per item, as Kafka answers a request it cannot serve
-        deleted = ask(21, {"topics": [{"name": TOPIC, "partitions": [{"partition_index": 0, "offset": 1}]}],
-                           "timeout_ms": 1000})
-        assert deleted["topics"][0]["partitions"] == [{"partition_index": 0, "low_watermark": -1, "error_code": 35}]
         # served: DescribeClientQuotas with no quota set anywhere answers no entries
         described = ask(48, {"components": [], "strict": False})
         assert (described["error_code"], described["entries"]) == (0, [])

@@ -47,9 +47,6 @@ CASES: dict[int, tuple[dict[str, Any], Errors, int]] = {
           "member_id": "", "group_instance_id": None, "topics": [{"name": "t", "partitions": [
               {"partition_index": 0, "committed_offset": 10, "committed_leader_epoch": -1,
                "committed_metadata": ""}]}]}, Errors.NOT_COORDINATOR, 1),
-    21: ({"topics": [{"name": "t", "partitions": [{"partition_index": 0, "offset": 5},
-                                                   {"partition_index": 1, "offset": -1}]}], "timeout_ms": 1000},
-         Errors.UNSUPPORTED_VERSION, 2),
     34: ({"dirs": [{"path": "/d1", "topics": [{"name": "t", "partitions": [0, 1]}]},
                    {"path": "/d2", "topics": [{"name": "t", "partitions": [2]}]}]}, Errors.UNSUPPORTED_VERSION, 3),
 }
@@ -99,8 +96,6 @@ def test_the_answers_carry_kafkas_messages_and_empty_results() -> None:
     assert (token["principal_type"], token["principal_name"], token["token_id"], token["expiry_timestamp_ms"]) == \
         ("User", "ANONYMOUS", "", -1)
     assert spec_for_key(39).error_response(1, {}, 64)["expiry_timestamp_ms"] == -1
-    deleted = spec_for_key(21).error_response(0, CASES[21][0], int(Errors.UNSUPPORTED_VERSION))
-    assert [p["low_watermark"] for p in deleted["topics"][0]["partitions"]] == [-1, -1]
 
 
 @pytest.mark.parametrize("key", [24, 25, 26])
