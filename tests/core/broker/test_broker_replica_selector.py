@@ -25,7 +25,7 @@ from kactor.records import read_values, values_batch
 from messages.common import Broker, EndPoint, Errors, TopicPartition
 from messages.replication import INITIAL_EPOCH, FetchPartition, FetchRequest
 from messages.requests import UpdateMetadataRequest
-from tests.support.broker import drive, lai_request, lai_state, produce_request, um_state
+from tests.support.broker import drive, emitted, lai_request, lai_state, produce_request, um_state
 
 TP = TopicPartition("foo", 0)
 T0 = 1_000_000.0
@@ -209,3 +209,34 @@ def test_an_incremental_session_answers_the_preferred_replica_every_time(tmp_pat
     again = drive(rm.handle_fetch(FetchRequest(-1, (), session_id=full.session_id, session_epoch=1, rack_id="r2",
                                                client_metadata=True), T0 + 30, "c"))
     assert [(d.tp, d.preferred_read_replica) for d in again.partitions] == [(TP, 2)]
+
+
+def test_follower_fetch_with_a_selector_forces_no_hw_propagation(tmp_path):
+    """testFollowerFetchWithDefaultSelectorNoForcedHwPropagation (the part kactor shares): a follower fetching at
+    the log end with min_bytes it cannot have parks in the purgatory even with a replica selector configured, and
+    its answer after max_wait carries the high watermark. (kactor's first answer to a follower already carries the
+    high watermark its own fetch moved; Kafka's carries the one read before the update.)"""
+    rm = _rm(tmp_path)
+    drive(rm.handle_leader_and_isr(lai_request([lai_state(TP, 0, 1, [0, 1], [0, 1, 2], is_new=True)]), T0))
+    drive(rm.handle_produce(produce_request(TP, "a", "b"), T0, "producer"))
+    follower = FetchRequest(1, (FetchPartition(TP, 2, 1),), max_wait_ms=1000, min_bytes=1000)
+    effects: list = []
+    assert drive(rm.handle_fetch(follower, T0 + 10, "follower-1"), None, effects) is None
+    assert rm.delayed_fetch_count == 1
+    drive(rm.expire_delayed_operations(T0 + 1011), None, effects)
+    (answer,) = emitted(effects, "follower-1")
+    assert [(d.error, d.high_watermark, d.preferred_read_replica) for d in answer.partitions] == [
+        (Errors.NONE, 2, -1)]
+
+
+def test_become_follower_while_a_new_client_fetch_is_in_purgatory(tmp_path):
+    """testBecomeFollowerWhileNewClientFetchInPurgatory: a consumer's v11 fetch (epoch 1) parked on the leader is
+    answered FENCED_LEADER_EPOCH when the broker becomes a follower at epoch 2 (it may read a follower, so the
+    re-read fails on the epoch, not on leadership)."""
+    rm = _rm(tmp_path)
+    drive(rm.handle_leader_and_isr(lai_request([lai_state(TP, 0, 1, [0, 1], [0, 1], is_new=True)]), T0))
+    effects: list = []
+    assert drive(rm.handle_fetch(_consumer("", max_wait_ms=10, min_bytes=1), T0, "consumer"), None, effects) is None
+    drive(rm.handle_leader_and_isr(lai_request([lai_state(TP, 1, 2, [0, 1], [0, 1])]), T0 + 1), None, effects)
+    (answer,) = emitted(effects, "consumer")
+    assert [d.error for d in answer.partitions] == [Errors.FENCED_LEADER_EPOCH]
