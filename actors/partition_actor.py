@@ -130,7 +130,8 @@ class PartitionActor(KActor):
                                   replica_fetch_max_bytes=cfg.replica_fetch_max_bytes,
                                   replica_fetch_response_max_bytes=cfg.replica_fetch_response_max_bytes,
                                   log_retention_check_interval_ms=cfg.log_retention_check_interval_ms,
-                                  log_props=cfg.log_props)
+                                  log_props=cfg.log_props,
+                                  replica_selector_class=cfg.replica_selector_class)
         self.fetch_backoff_ms = cfg.replica_fetch_backoff_ms
         self.inter_broker_listener_name = cfg.inter_broker_listener_name
         # I/O errors are deferred: only the log-dir probe's recorded LogDirFailure takes a dir offline; a failed

@@ -22,6 +22,7 @@ from typing import Any
 
 import attrs
 
+from core.broker.replica_selector import replica_selector_for
 from kactor.config_notes import REFUSED, note_for
 from kactor.kafka_configs import KAFKA_CONFIGS, ConfigError, text_of
 from messages.common import EndPoint
@@ -58,6 +59,16 @@ def _opt_str(key: str, text: str) -> str | None:
     return text.strip() or None
 
 
+def _replica_selector_class(key: str, text: str) -> str | None:
+    """A replica selector kactor has (ReplicaManager.createReplicaSelector loads the class at start-up)."""
+    name = _opt_str(key, text)
+    try:
+        replica_selector_for(name)
+    except ValueError as e:
+        raise ConfigError(f"Invalid value {text!r} for configuration {key}: {e}") from None
+    return name
+
+
 def _list(key: str, text: str) -> tuple[str, ...]:
     return tuple(p.strip() for p in text.split(",") if p.strip())
 
@@ -77,6 +88,7 @@ CONFIG_DEFS: dict[str, tuple[Callable[[str, str], Any], Any]] = {
     "inter.broker.listener.name": (_opt_str, None),
     "security.inter.broker.protocol": (_str, "PLAINTEXT"),
     "broker.rack": (_opt_str, None),
+    "replica.selector.class": (_replica_selector_class, None),
     "log.dirs": (_list, None),
     "log.dir": (_str, "/tmp/kafka-logs"),
     "num.partitions": (_int(1), 1),

@@ -64,7 +64,6 @@ NOTES: dict[str, str] = {
     "create.topic.policy.class.name": "kactor loads no Java class: no create-topic policy is applied",
     "alter.config.policy.class.name": "kactor loads no Java class: no alter-config policy is applied",
     "client.quota.callback.class": _NO_QUOTAS,
-    "replica.selector.class": "kactor's consumers fetch from the leader",
     "log.preallocate": "kactor does not preallocate segment files",
     "log.flush.offset.checkpoint.interval.ms": "kactor does not checkpoint the recovery point on a timer",
     "log.flush.start.offset.checkpoint.interval.ms": "kactor does not checkpoint the log start offset on a timer",

@@ -67,6 +67,7 @@ class ReplicaManagerInit:
     replica_fetch_response_max_bytes: int = 10485760
     log_retention_check_interval_ms: int = 300000
     log_props: tuple[tuple[str, str], ...] = ()  # server.properties' log.* defaults, Kafka's names and text
+    replica_selector_class: str | None = None  # replica.selector.class (KIP-392)
 
     @classmethod
     def from_kafka_config(cls, cfg: Any) -> ReplicaManagerInit:
@@ -75,4 +76,5 @@ class ReplicaManagerInit:
                    cfg["replica.high.watermark.checkpoint.interval.ms"], cfg["kactor.partition.actors"],
                    cfg["min.insync.replicas"], cfg.inter_broker_listener_name, cfg["replica.fetch.min.bytes"],
                    cfg["replica.fetch.max.bytes"], cfg["replica.fetch.response.max.bytes"],
-                   cfg["log.retention.check.interval.ms"], tuple(sorted(cfg.log_props().items())))
+                   cfg["log.retention.check.interval.ms"], tuple(sorted(cfg.log_props().items())),
+                   cfg["replica.selector.class"])

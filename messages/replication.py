@@ -110,6 +110,7 @@ class FetchRequest:
     rack_id: str = ""
     # a consumer's Fetch v11+: KafkaApis gives it a ClientMetadata, so it may read a follower (up to its HW)
     client_metadata: bool = False
+    listener: str = ""  # the listener the request came in on (ClientMetadata.listenerName: the replicas' endpoints)
 
 
 @message

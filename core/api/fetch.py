@@ -87,7 +87,8 @@ def request_from_wire(version: int, body: dict[str, Any], ctx: RequestContext | 
         forgotten=tuple(TopicPartition(t["topic"], p) for t in body.get("forgotten_topics_data", ())
                         for p in t["partitions"]),
         fetcher_id=_fetcher_id(replica_id, ctx), rack_id=body.get("rack_id", ""),
-        client_metadata=version >= 11 and replica_id < 0)  # only a consumer's matters (fetchOnlyFromLeader)
+        client_metadata=version >= 11 and replica_id < 0,  # only a consumer's matters (fetchOnlyFromLeader)
+        listener=ctx.listener if ctx is not None else "")
 
 
 def _tp(x: Any) -> TopicPartition:

@@ -18,6 +18,7 @@ class BrokerSideConfig:
     replica_fetch_min_bytes: int = 1  # replica.fetch.min.bytes
     log_retention_check_interval_ms: int = 300000  # log.retention.check.interval.ms
     log_props: tuple[tuple[str, str], ...] = ()  # the broker's log.* properties (its logs' defaults)
+    replica_selector_class: str | None = None  # replica.selector.class (KIP-392; None: no preferred read replica)
 
     @property
     def isr_expiration_interval_ms(self) -> int:

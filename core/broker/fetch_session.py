@@ -46,8 +46,9 @@ class CachedPartition:
 
     def maybe_update_response_data(self, data: FetchPartitionData) -> bool:
         """CachedPartition.maybeUpdateResponseData: whether an incremental response must carry ``data`` (records,
-        an error, or a changed offset); the cached offsets become the answered ones."""
-        must = bool(data.records) or data.error != Errors.NONE
+        an error, a changed offset or a preferred read replica); the cached offsets become the answered ones."""
+        # a preferred read replica (KIP-392) is always answered
+        must = bool(data.records) or data.error != Errors.NONE or data.preferred_read_replica >= 0
         if (data.high_watermark != self.high_watermark or data.last_stable_offset != self.last_stable_offset
                 or data.log_start_offset != self.log_start_offset):
             must = True

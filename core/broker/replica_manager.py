@@ -53,6 +53,7 @@ from core.broker.partition import (
     Partition,
     submit_isr_updates,
 )
+from core.broker.replica_selector import ClientMetadata, PartitionView, ReplicaView, replica_selector_for
 from core.effects import Proc, Respond
 from messages.common import EPOCH_DURING_DELETE, NO_EPOCH, Errors, TopicPartition
 from messages.replication import (
@@ -218,6 +219,8 @@ class ReplicaManager:
         self.fetcher_id = 0  # our fetcher's id in the sessions we open (the PartitionActor's shard)
         # leader side: fetch sessions (FetchSessionCache), ids made deterministic from a counter
         self.fetch_sessions = FetchSessionCache()
+        # KIP-392: replica.selector.class (None: consumers are never sent to a follower)
+        self.replica_selector = replica_selector_for(config.replica_selector_class)
         # purgatories
         self._delayed_produce: list[DelayedProduce] = []
         self._delayed_fetch: list[DelayedFetch] = []
@@ -609,12 +612,59 @@ class ReplicaManager:
             raise ApiError(Errors.NOT_LEADER_OR_FOLLOWER if expect_leader else Errors.REPLICA_NOT_AVAILABLE)
         raise ApiError(Errors.UNKNOWN_TOPIC_OR_PARTITION)
 
+    def _replica_racks(self, tp: TopicPartition, listener: str) -> dict[int, str | None]:
+        """MetadataCache.getPartitionReplicaEndpoints, the part a selector reads: the rack of each of the partition's
+        replicas whose broker is alive and (``listener`` given) has an endpoint on the client's listener; the others
+        are Node.noNode and cannot be chosen."""
+        info = self.metadata_cache.get_partition_info(tp)
+        if info is None:
+            return {}
+        racks: dict[int, str | None] = {}
+        for r in info.replicas:
+            b = self.metadata_cache.get_alive_broker(r)
+            if b is not None and (not listener or any(ep.listener_name == listener for ep in b.endpoints)):
+                racks[r] = b.rack
+        return racks
+
+    def find_preferred_read_replica(self, p: Partition, request: FetchRequest, fetch_offset: int, now_ms: float
+                                    ) -> int | None:
+        """ReplicaManager.findPreferredReadReplica (KIP-392): for a consumer's Fetch v11+ (it has client metadata)
+        to the leader, with a ``replica.selector.class``, the replica the selector prefers, unless that is the leader
+        itself. The candidates are the followers holding ``fetch_offset`` (log start ≤ it ≤ log end offset, in the
+        ISR or not) and the leader; only a replica whose broker has an endpoint on the client's listener can be
+        named. A follower names none (Kafka 2.6 asks ``leaderReplicaIdOpt``, which a follower also has; the
+        followers' states it would then read are stale or unknown, and later versions ask leaderIdIfLocal)."""
+        if (self.replica_selector is None or not request.client_metadata or request.replica_id >= 0
+                or not p.is_leader or p.log is None):
+            return None
+        racks = self._replica_racks(p.topic_partition, request.listener)
+        leader = ReplicaView(self.local_broker_id, racks.get(self.local_broker_id), p.log.log_end_offset, 0)
+        followers = tuple(ReplicaView(r.broker_id, racks[r.broker_id], r.log_end_offset,
+                                      now_ms - r.last_caught_up_time_ms)
+                          for r in sorted(p.remote_replicas.values(), key=lambda r: r.broker_id)
+                          if r.broker_id in racks and r.log_start_offset <= fetch_offset <= r.log_end_offset)
+        selected = self.replica_selector.select(p.topic_partition, ClientMetadata(request.rack_id, request.listener),
+                                                PartitionView((*followers, leader), leader))
+        if selected is None or selected == leader or selected.broker_id not in racks:
+            return None
+        return selected.broker_id
+
     def _read_partition(self, fp: FetchPartition, max_bytes: int, min_one_message: bool, isolation: int,
-                        only_leader: bool) -> FetchPartitionData:
+                        only_leader: bool, request: FetchRequest | None = None, now_ms: float = 0
+                        ) -> FetchPartitionData:
         """ReplicaManager.readFromLocalLog's read() for one partition (at most min(its partition_max_bytes,
-        ``max_bytes``) bytes, at least one batch when ``min_one_message``); errors become the partition's answer."""
+        ``max_bytes``) bytes, at least one batch when ``min_one_message``); errors become the partition's answer.
+        When the leader prefers another replica for a consumer (``find_preferred_read_replica``), nothing is read:
+        the answer is empty, with the offsets of fetchOffsetSnapshot and the preferred read replica."""
         try:
             p = self._get_partition_or_error(fp.tp, expect_leader=only_leader)
+            preferred = None if request is None else self.find_preferred_read_replica(p, request, fp.fetch_offset,
+                                                                                      now_ms)
+            if preferred is not None:
+                log = p.local_log_with_epoch(fp.leader_epoch, require_leader=False)
+                return FetchPartitionData(fp.tp, Errors.NONE, log.high_watermark, log.high_watermark,
+                                          log.log_start_offset, b"", log.log_end_offset,
+                                          preferred_read_replica=preferred)
             info = p.read_records(fp.fetch_offset, fp.leader_epoch, min(fp.partition_max_bytes, max_bytes),
                                   isolation, only_leader, min_one_message)
             return FetchPartitionData(fp.tp, Errors.NONE, info.high_watermark, info.last_stable_offset,
@@ -641,6 +691,11 @@ class ReplicaManager:
         isolation = FETCH_TXN_COMMITTED if request.isolation_level == READ_COMMITTED else FETCH_HIGH_WATERMARK
         return isolation, not request.client_metadata
 
+    def _selects_replica(self, request: FetchRequest) -> bool:
+        """Whether the leader may name a preferred read replica for ``request`` (a consumer's Fetch v11+ with a
+        replica selector configured): its partitions are never skipped as idle, since each answer may redirect."""
+        return self.replica_selector is not None and request.client_metadata and request.replica_id < 0
+
     def _idle(self, context: FetchContext, fp: FetchPartition, isolation: int) -> Partition | None:
         """In an incremental fetch session, the led Partition if reading ``fp`` can bring the fetcher nothing: it is
         at the end of what it may read, at our leader epoch, and the session already answered our high watermark,
@@ -662,17 +717,18 @@ class ReplicaManager:
             return None
         return p
 
-    def _read_all(self, request: FetchRequest, context: FetchContext) -> list[FetchPartitionData]:
+    def _read_all(self, request: FetchRequest, context: FetchContext, now_ms: float) -> list[FetchPartitionData]:
         """readFromLocalLog over the context's partitions, sharing ``max_bytes`` (KIP-74: the first partition with
         data may exceed it by one batch); idle partitions of an incremental session are not read."""
         isolation, only_leader = self._fetch_isolation(request)
+        skip_idle = context.incremental and not self._selects_replica(request)
         limit = request.max_bytes
         min_one = True
         out: list[FetchPartitionData] = []
         for fp in context.partitions:
-            if context.incremental and self._idle(context, fp, isolation) is not None:
+            if skip_idle and self._idle(context, fp, isolation) is not None:
                 continue
-            data = self._read_partition(fp, limit, min_one, isolation, only_leader)
+            data = self._read_partition(fp, limit, min_one, isolation, only_leader, request, now_ms)
             size = len(data.records)
             if size:
                 min_one = False
@@ -690,13 +746,14 @@ class ReplicaManager:
             return context
         is_follower = request.replica_id >= 0
         isolation, only_leader = self._fetch_isolation(request)
+        skip_idle = context.incremental and not self._selects_replica(request)
         limit = request.max_bytes
         min_one = True
         results: list[FetchPartitionData] = []
         proposals: list[tuple[Partition, IsrProposal]] = []
         hw_moved: list[TopicPartition] = []
         for fp in context.partitions:
-            if context.incremental:
+            if skip_idle:
                 idle = self._idle(context, fp, isolation)
                 if idle is not None:
                     if not is_follower:
@@ -707,7 +764,7 @@ class ReplicaManager:
                         # Partition.updateFollowerFetchState with nothing else to do: caught up as of now
                         replica.update_fetch_state(fp.fetch_offset, fp.log_start_offset, now_ms, fp.fetch_offset)
                         continue
-            data = self._read_partition(fp, limit, min_one, isolation, only_leader)
+            data = self._read_partition(fp, limit, min_one, isolation, only_leader, request, now_ms)
             if data.records:
                 min_one = False
                 limit = max(0, limit - len(data.records))
@@ -735,7 +792,10 @@ class ReplicaManager:
         yield from self._process_log_dir_failures()
         readable = sum(len(d.records) for d in results)
         has_error = any(d.error != Errors.NONE for d in results)
-        if request.max_wait_ms > 0 and readable < request.min_bytes and not has_error and context.partitions:
+        # a partition answered with a preferred read replica was not read here and will not be: no use waiting
+        redirected = any(d.preferred_read_replica >= 0 for d in results)
+        if (request.max_wait_ms > 0 and readable < request.min_bytes and not has_error and not redirected
+                and context.partitions):
             self._delayed_fetch.append(DelayedFetch(reply_to, request, context, now_ms + request.max_wait_ms,
                                                     frozenset(fp.tp for fp in context.partitions)))
             return None
@@ -944,11 +1004,11 @@ class ReplicaManager:
             if tp not in op.keys:
                 keep_f.append(op)
                 continue
-            data = self._read_all(op.request, op.context)
+            data = self._read_all(op.request, op.context, now_ms)
             if leadership_changed:
                 data = [attrs.evolve(d, error=Errors.NOT_LEADER_OR_FOLLOWER, records=b"")
                         if d.tp == tp and d.error == Errors.UNKNOWN_TOPIC_OR_PARTITION else d for d in data]
-            if (leadership_changed or any(d.error != Errors.NONE for d in data)
+            if (leadership_changed or any(d.error != Errors.NONE or d.preferred_read_replica >= 0 for d in data)
                     or sum(len(d.records) for d in data) >= op.request.min_bytes):
                 yield Respond(op.reply_to, op.context.response(data))
             else:
@@ -974,7 +1034,7 @@ class ReplicaManager:
         keep_f = []
         for op in self._delayed_fetch:
             if op.deadline_ms <= now_ms:
-                yield Respond(op.reply_to, op.context.response(self._read_all(op.request, op.context)))
+                yield Respond(op.reply_to, op.context.response(self._read_all(op.request, op.context, now_ms)))
             else:
                 keep_f.append(op)
         self._delayed_fetch = keep_f

@@ -168,3 +168,25 @@ def test_error_response_fails_every_partition(version: int) -> None:
     assert [(p.tp, p.error, p.high_watermark, p.records) for p in back.partitions] == [
         (tp, Errors.UNKNOWN_SERVER_ERROR, -1, b"") for tp in (T0, T1, U0)]
     assert back.error == (Errors.UNKNOWN_SERVER_ERROR if version >= 7 else Errors.NONE)
+
+
+def test_a_consumers_v11_request_carries_its_rack_and_listener_and_the_answer_its_preferred_replica() -> None:
+    """KIP-392: a consumer's Fetch v11 (built by hand: replica -1, one partition, no forgotten ones, rack_id "r2")
+    reads as a request with client metadata, its rack and the listener it came in on (ClientMetadata); an answer
+    naming a preferred read replica puts it after the aborted transactions."""
+    data = (i32(-1) + i32(500) + i32(1) + i32(52428800) + i8(0) + i32(0) + i32(-1)
+            + arr([string("t") + arr([i32(0) + i32(4) + i64(7) + i64(-1) + i32(1048576)])])
+            + arr([]) + string("r2"))
+    decoded, end = decode_request(1, 11, data)
+    assert end == len(data)
+    req = fetch.request_from_wire(11, decoded, RequestContext(api_version=11, client_id="rdkafka",
+                                                              listener="EXTERNAL"))
+    assert req == FetchRequest(-1, (FetchPartition(T0, 7, 4, -1, 1048576),), max_wait_ms=500, min_bytes=1,
+                               max_bytes=52428800, session_id=0, session_epoch=-1, rack_id="r2",
+                               client_metadata=True, listener="EXTERNAL")
+    resp = FetchResponse((FetchPartitionData(T0, Errors.NONE, 9, 9, 0, b"", preferred_read_replica=2),))
+    wire, decoded_resp = response_through_wire(1, 11, fetch.response_to_wire(11, resp))
+    assert wire == (i32(0) + i16(0) + i32(0)
+                    + arr([string("t") + arr([i32(0) + i16(0) + i64(9) + i64(9) + i64(0) + i32(-1) + i32(2)
+                                              + blob(b"")])]))
+    assert fetch.response_from_wire(11, decoded_resp) == resp
