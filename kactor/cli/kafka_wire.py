@@ -78,10 +78,17 @@ def _node(meta: dict[str, Any], node_id: int) -> tuple[str, int]:
 
 
 def supports(bootstrap: str, api_key: int, timeout_s: float) -> bool:
-    """Whether the first broker that answers advertises ``api_key`` in ApiVersions."""
-    meta = metadata(bootstrap, timeout_s)
-    answer = exchange(_node(meta, meta["brokers"][0]["node_id"]), *API_VERSIONS, {}, timeout_s)
-    return any(k["api_key"] == api_key for k in answer["api_keys"])
+    """Whether the first bootstrap server that answers advertises ``api_key`` in ApiVersions. (Asked directly: a
+    broker that has just started can answer Metadata before it knows the cluster's brokers.)"""
+    errors = []
+    for address in _bootstrap_addresses(bootstrap):
+        try:
+            answer = exchange(address, *API_VERSIONS, {}, timeout_s)
+        except (OSError, KafkaClientError) as e:
+            errors.append(f"{address[0]}:{address[1]}: {e}")
+            continue
+        return any(k["api_key"] == api_key for k in answer["api_keys"])
+    raise KafkaClientError("no bootstrap server answered ApiVersions: " + "; ".join(errors))
 
 
 def controller_request(bootstrap: str, api_key: int, version: int, body: dict[str, Any],

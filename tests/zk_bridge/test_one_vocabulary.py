@@ -40,7 +40,11 @@ ZNODE_FIELDS = ZNODE_ONLY_FIELDS | {"leader", "leader_epoch", "controller_epoch"
 # ...except in Kafka's wire bodies, where LeaderAndIsr v3+ spells two of them the same (AddingReplicas,
 # RemovingReplicas) and Describe/AlterClientQuotas two more (EntityType, EntityName): core/api's converters read
 # those from protocol's decoded dicts, not from a znode.
-WIRE_BODY_FIELDS = {"core/api/": {"adding_replicas", "removing_replicas", "entity_type", "entity_name"}}
+# The Kafka-protocol tools read the same fields from the answers they get (ListPartitionReassignments,
+# DescribeClientQuotas).
+WIRE_BODY_FIELDS = {"core/api/": {"adding_replicas", "removing_replicas", "entity_type", "entity_name"},
+                    "kactor/cli/reassign_kafka.py": {"adding_replicas", "removing_replicas"},
+                    "kactor/cli/configs_kafka.py": {"entity_type", "entity_name"}}
 JSON_CALLS = {"loads", "dumps"}
 # Functions whose JSON looks like a znode's but is not one, and why.
 NOT_ZNODES = {
