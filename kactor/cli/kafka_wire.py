@@ -30,8 +30,8 @@ def exchange(address: tuple[str, int], api_key: int, version: int, body: dict[st
     try:
         with socket.create_connection((host, port), timeout=timeout_s) as s:
             s.sendall(encode_request(RequestHeader(api_key, version, 1, CLIENT_ID), body))
-            (size,) = struct.unpack(">i", _read(s, 4))
-            _, answer = decode_response(api_key, version, _read(s, size))
+            (size,) = struct.unpack(">i", recv_exact(s, 4))
+            _, answer = decode_response(api_key, version, recv_exact(s, size))
             return answer
     except (OSError, ConnectionError) as e:
         raise KafkaClientError(f"request to {host}:{port} failed: {e.strerror or e}"
@@ -39,7 +39,8 @@ def exchange(address: tuple[str, int], api_key: int, version: int, body: dict[st
                                f"request to {host}:{port} failed: {e}") from None
 
 
-def _read(s: socket.socket, n: int) -> bytes:
+def recv_exact(s: socket.socket, n: int) -> bytes:
+    """Exactly n bytes from a blocking socket; ConnectionError if the broker closes it first."""
     buf = b""
     while len(buf) < n:
         chunk = s.recv(n - len(buf))

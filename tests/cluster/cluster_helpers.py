@@ -19,6 +19,7 @@ from typing import Any
 
 from kazoo.client import KazooClient
 
+from kactor.cli.kafka_wire import recv_exact
 from kactor.cluster import ClusterError, LocalCluster
 from protocol.framing import RequestHeader, decode_response, encode_request
 
@@ -146,17 +147,6 @@ def raw_request(address: str, api_key: int, version: int, body: dict, timeout: f
         correlation_id, response = decode_response(api_key, version, recv_exact(s, size))
     assert correlation_id == 7
     return response
-
-
-def recv_exact(s: socket.socket, n: int) -> bytes:
-    """Exactly n bytes from a blocking socket; ConnectionError if the broker closes it first."""
-    buf = b""
-    while len(buf) < n:
-        chunk = s.recv(n - len(buf))
-        if not chunk:
-            raise ConnectionError("the broker closed the connection")
-        buf += chunk
-    return buf
 
 
 def now_ms() -> int:
