@@ -1,4 +1,4 @@
-"""``kactor trace replay TRACE_DIR [--broker N] [--until SEQ] [--check] [--dump-state [--json]] [--jobs N]``."""
+"""``kactor trace replay TRACE_DIR... [--broker N] [--until SEQ] [--check] [--dump-state [--json]] [--jobs N]``."""
 
 from __future__ import annotations
 
@@ -15,7 +15,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("replay", help="replay a broker process's trace (optionally checking every message)",
                        description="Rebuild one broker process's actors, feed the trace's external inputs in order "
                                    "and, with --check, compare every message the actors emit with the recorded one.")
-    p.add_argument("trace_dir", help="a trace folder (or one .jsonl file)")
+    p.add_argument("trace_dir", nargs="+",
+                   help="a trace folder (or one .jsonl file); several are replayed by one process and its --jobs")
     p.add_argument("--broker", type=int, help="the broker whose trace to replay (default: every trace file)")
     p.add_argument("--until", type=int, metavar="SEQ", help="stop after the message with this sequence number")
     p.add_argument("--check", action="store_true", help="compare every emitted message with the recorded one")
@@ -44,8 +45,9 @@ def run(args: argparse.Namespace) -> int:
         root.setLevel(logging.WARNING)
     jobs = args.jobs if args.jobs > 0 else (os.cpu_count() or 1)
     try:
-        files = trace_files_for_broker(args.trace_dir, args.broker) if args.broker is not None \
-            else trace_files(args.trace_dir)
+        # one process for many folders: a replay's start (imports, forking workers) costs more than a small trace
+        files = [f for d in args.trace_dir
+                 for f in (trace_files_for_broker(d, args.broker) if args.broker is not None else trace_files(d))]
         rc = 0
         if args.dump_state or jobs <= 1:
             # a broker's incarnations in order, on one scratch folder: a restarted broker reads its log dirs

@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from cluster_helpers import Cluster, run_kactor, topic_dirs
+from cluster_helpers import Cluster, topic_dirs
 from kazoo.client import KazooClient
 
 from kactor.cluster import LocalCluster
@@ -61,7 +61,7 @@ def _snapshot(zk: KazooClient) -> dict[str, object]:
     return out
 
 
-def test_ensemble_leader_crash_during_deletion_and_reassignment(ensemble_cluster: Cluster, tmp_path: Path) -> None:
+def test_ensemble_leader_crash_during_deletion_and_reassignment(ensemble_cluster: Cluster) -> None:
     c = ensemble_cluster
     ens = c.lc.zk
     assert ens is not None and len(c.connect_string.split(",")) == 3
@@ -77,13 +77,14 @@ def test_ensemble_leader_crash_during_deletion_and_reassignment(ensemble_cluster
     assert before["/controller_epoch"][0] == 1  # type: ignore[index]
 
     # Both operations are started, then the ensemble's leader is SIGKILLed while they are still in flight.
-    plan = tmp_path / "plan.json"
-    plan.write_text(json.dumps({"version": 1, "partitions": [
-        {"topic": "moving", "partition": p, "replicas": r} for p, r in target.items()]}))
+    # Both znodes are written in one ZooKeeper transaction, as `kactor reassign-partitions --execute` and `kactor
+    # topics --delete` write them: two tool processes took ~2 s, enough for an empty partition's reassignment to end.
+    plan = {"version": 1, "partitions": [{"topic": "moving", "partition": p, "replicas": r} for p, r in target.items()]}
     leader = ens.leader()
-    run_kactor("reassign-partitions", "--zookeeper", c.connect_string, "--execute",
-               "--reassignment-json-file", str(plan))
-    run_kactor("topics", "--zookeeper", c.connect_string, "--delete", "--topic", "doomed")
+    tx = c.zk.transaction()
+    tx.create("/admin/reassign_partitions", json.dumps(plan).encode())
+    tx.create("/admin/delete_topics/doomed", b"")
+    assert all(r for r in tx.commit())
     in_flight = [c.zk.exists(p) is not None for p in ("/admin/reassign_partitions", "/brokers/topics/doomed")]
     ens.kill(leader)
     assert in_flight == [True, True], "an operation finished before the ZooKeeper leader was killed"

@@ -108,3 +108,17 @@ def test_replay_parses_lines_as_the_stdlib_does(recorded_trace: str) -> None:
         got, want = _loads(text), json.loads(text)
         assert repr(got) == repr(want), text  # repr: nan != nan, and 1 == 1.0 would hide an int read as a float
     assert type(_loads(odd[0])["a"]) is int
+
+
+def test_several_folders_replay_in_one_command(recorded_trace: str, tmp_path) -> None:  # noqa: ANN001
+    import shutil
+
+    recs = _records(recorded_trace)
+    folders = [tmp_path / name for name in ("a", "b")]
+    for folder in folders:
+        folder.mkdir()
+        shutil.copy(recorded_trace, folder / os.path.basename(recorded_trace))
+    proc = _kactor("trace", "replay", *map(str, folders), "--check", "--jobs", "2")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    for folder in folders:
+        assert f"{folder / os.path.basename(recorded_trace)}: identical: {len(recs)} messages" in proc.stdout
