@@ -1,14 +1,14 @@
 """The ZooKeeper model's differential test: the same seeded random request sequences on sim.zookeeper and on a real
 ZooKeeper server (through kazoo, as the ZkExecutor talks to it) must give the same results and watch events.
 
-A sequence: 2-3 sessions, ~25 requests over a small path space (creates of every mode, sets / deletes with the
+A sequence: 2-3 sessions, 30 requests over a small path space (creates of every mode, sets / deletes with the
 right, a wrong and no version, multis that succeed and fail, reads that arm watches, a session closed). Compared:
 each reply's code, data, created path, children (sorted), Stat (version, cversion, aversion, dataLength,
 numChildren, the ephemeral owner as a session index, czxid/mzxid/pzxid as their rank among the sequence's zxids),
 each multi's per-op results, and every session's watch events in the order kazoo delivered them. The model sees the
 sequence's subtree as its root ("/").
 
-    python -m sim.zk_differential --sequences 1000 [--seed 0] [--zookeeper HOST:PORT]
+    python -m sim.zk_differential --sequences 1000 [--seed 0] [--steps 30] [--jobs 4] [--zookeeper HOST:PORT]
 
 starts a real ZooKeeper (zk_bridge.server.EmbeddedZooKeeper) unless one is given, and exits non-zero on the first
 disagreement, printing the seed, the sequence and both sides.
@@ -23,6 +23,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import attrs
@@ -39,7 +40,7 @@ from kazoo.exceptions import (
     RuntimeInconsistency,
     SessionExpiredError,
 )
-from kazoo.protocol.states import EventType, WatchedEvent, ZnodeStat
+from kazoo.protocol.states import Callback, EventType, WatchedEvent, ZnodeStat
 
 from messages.zk import (
     BADVERSION,
@@ -62,6 +63,7 @@ from messages.zk import (
 from sim.zookeeper import BADARGUMENTS, NOCHILDRENFOREPHEMERALS, ROLLEDBACK, Reply, Stat, ZooKeeperModel
 
 PATHS = ("/a", "/b", "/a/x", "/a/y", "/b/x", "/a/x/z", "/c/d")
+NAMES = ("a", "b", "x", "e1", "e2", "e3", "e4")
 SEQUENTIAL = ("/a/q-", "/q-", "/b/x/q-")
 DATA = (None, "", "d", "data-2")
 KINDS = {EventType.CREATED: "CREATED", EventType.DELETED: "DELETED", EventType.CHANGED: "CHANGED",
@@ -83,7 +85,7 @@ class Outcome:
 
 
 # -- generation (driven by the model, so "the right version" is known) -----------------------------------------------
-def generate(seed: int, steps: int = 25, chroot: str = "") -> tuple[list[Step], Outcome]:
+def generate(seed: int, steps: int = 30, chroot: str = "") -> tuple[list[Step], Outcome]:
     """A random sequence and the model's outcome of it."""
     rng = random.Random(seed)
     zk = ZooKeeperModel(chroot=chroot)
@@ -94,8 +96,21 @@ def generate(seed: int, steps: int = 25, chroot: str = "") -> tuple[list[Step], 
     replies: list[Reply] = []
 
     def some_path() -> str:
-        existing = [p for p in zk.nodes if p != "/"]
-        return rng.choice(existing) if existing and rng.random() < 0.6 else rng.choice(PATHS)
+        """Mostly an existing node (reads and writes that succeed, watches that fire)."""
+        existing = sorted(zk.nodes)
+        roll = rng.random()
+        if roll < 0.1:
+            return "/"
+        if roll < 0.75 and len(existing) > 1:
+            return rng.choice(existing[1:])
+        return new_path()
+
+    def new_path() -> str:
+        """Mostly a child of an existing node: creates that succeed, parents with children."""
+        if rng.random() < 0.8:
+            parent = rng.choice(sorted(zk.nodes))
+            return f"{parent.rstrip('/')}/{rng.choice(NAMES)}"
+        return rng.choice(PATHS)
 
     def version_for(path: str) -> int:
         node = zk.nodes.get(path)
@@ -106,13 +121,15 @@ def generate(seed: int, steps: int = 25, chroot: str = "") -> tuple[list[Step], 
         roll = rng.random()
         if roll < 0.45:
             sequential = rng.random() < 0.25
-            path = rng.choice(SEQUENTIAL) if sequential else some_path()
-            return Create(path, rng.choice(DATA), ephemeral=rng.random() < 0.3, sequential=sequential)
+            path = rng.choice(SEQUENTIAL) if sequential else new_path()
+            return Create(path, rng.choice(DATA), ephemeral=rng.random() < 0.4, sequential=sequential)
         if roll < 0.7:
             path = some_path()
             return SetData(path, rng.choice(DATA) or "v", version_for(path))
         if roll < 0.9:
             path = some_path()
+            if path == "/":  # the sequence's root is a plain node on the server
+                path = new_path()
             return Delete(path, version_for(path))
         path = some_path()
         return Check(path, version_for(path))
@@ -121,7 +138,7 @@ def generate(seed: int, steps: int = 25, chroot: str = "") -> tuple[list[Step], 
         live = [i for i in range(n_sessions) if i not in closed]
         i = rng.choice(live)
         roll = rng.random()
-        if roll < 0.03 and len(live) > 1:
+        if roll < 0.04 and len(live) > 1:
             sequence.append(Step(i, CLOSE))
             zk.close_session(sids[i])
             closed.add(i)
@@ -139,6 +156,12 @@ def generate(seed: int, steps: int = 25, chroot: str = "") -> tuple[list[Step], 
                 op = attrs.evolve(op, make_parents=True)
         sequence.append(Step(i, op))
         replies.append(zk.request(sids[i], op))
+    # the end: the session owning most ephemerals closes (ZooKeeper deletes them in its HashSet order)
+    live = [i for i in range(n_sessions) if i not in closed]
+    if len(live) > 1:
+        i = max(live, key=lambda j: (len(zk.sessions[sids[j]].ephemerals), j))
+        sequence.append(Step(i, CLOSE))
+        zk.close_session(sids[i])
     events = tuple(tuple(e for e in zk.events(sid) if isinstance(e, ZkWatchEvent)) for sid in sids)
     return sequence, Outcome(tuple(replies), events, {sid: i for i, sid in enumerate(sids)})
 
@@ -171,10 +194,10 @@ def _bytes(data: str | None) -> bytes | None:
 
 
 class _Session:
-    """One kazoo client of a sequence, recording the watch events it delivers."""
+    """One kazoo client, recording the watch events it delivers under the current sequence's ``base``."""
 
-    def __init__(self, hosts: str, base: str) -> None:
-        self.base = base
+    def __init__(self, hosts: str) -> None:
+        self.base = ""
         self.events: list[ZkWatchEvent] = []
         self._last: WatchedEvent | None = None
         self.client = KazooClient(hosts=hosts, timeout=10.0)
@@ -184,7 +207,7 @@ class _Session:
 
     def watch(self, event: WatchedEvent) -> None:
         # kazoo calls a path's data and child watchers with the one event object ZooKeeper sent (a NodeDeleted)
-        if event is self._last or event.type not in KINDS:
+        if event is self._last or event.type not in KINDS or not event.path.startswith(self.base):
             return
         self._last = event
         path = event.path[len(self.base):] or "/"
@@ -197,7 +220,6 @@ class _Session:
             return
         self.client.exists("/")
         done = threading.Event()
-        from kazoo.protocol.states import Callback
         self.client.handler.dispatch_callback(Callback("watch", done.set, ()))
         if not done.wait(10):
             raise TimeoutError("kazoo's callback queue did not drain")
@@ -210,11 +232,41 @@ class _Session:
             self.client.close()
 
 
-def run_real(hosts: str, base: str, n_sessions: int, sequence: list[Step]) -> Outcome:
-    """Run ``sequence`` on the server at ``hosts`` (a connect string, chroot allowed) under ``base``."""
-    sessions = [_Session(hosts, base) for _ in range(n_sessions)]
+class SessionPool:
+    """Sessions kept open between sequences (a sequence's subtree is never touched again, so its watches never fire
+    later); a sequence that closes one gets a new one next time. About twice as fast as new sessions every time."""
+
+    def __init__(self, hosts: str) -> None:
+        self.hosts = hosts
+        self._idle: list[_Session] = []
+        self._lock = threading.Lock()
+
+    def take(self, n: int, base: str) -> list[_Session]:
+        with self._lock:
+            taken, self._idle = self._idle[:n], self._idle[n:]
+        taken += [_Session(self.hosts) for _ in range(n - len(taken))]
+        for s in taken:
+            s.base, s.events, s._last = base, [], None
+        return taken
+
+    def give_back(self, sessions: list[_Session]) -> None:
+        with self._lock:
+            self._idle += [s for s in sessions if not s.closed]
+
+    def close(self) -> None:
+        with self._lock:
+            idle, self._idle = self._idle, []
+        for s in idle:
+            s.closed = True
+            s.client.stop()
+            s.client.close()
+
+
+def run_real(pool: SessionPool, base: str, n_sessions: int, sequence: list[Step]) -> Outcome:
+    """Run ``sequence`` with sessions of ``pool`` under ``base``."""
+    sessions = pool.take(n_sessions, base)
     try:
-        sessions[0].client.create(base)
+        sessions[0].client.create(base, None)  # the model's root holds no data
         replies = [_request(sessions[s.session], s.op) if s.op != CLOSE else sessions[s.session].close()
                    for s in sequence]
         for s in sessions:
@@ -223,11 +275,7 @@ def run_real(hosts: str, base: str, n_sessions: int, sequence: list[Step]) -> Ou
         return Outcome(tuple(r for r in replies if r is not None), tuple(tuple(s.events) for s in sessions),
                        owners)
     finally:
-        for s in sessions:
-            if not s.closed:
-                s.closed = True
-                s.client.stop()
-                s.client.close()
+        pool.give_back(sessions)
 
 
 def _request(session: _Session, op: Any) -> Reply:
@@ -316,14 +364,14 @@ def normalise(outcome: Outcome) -> tuple:
     return tuple(norm(r) for r in outcome.replies), outcome.events
 
 
-def check_sequence(hosts: str, seed: int, steps: int = 25) -> str | None:
+def check_sequence(pool: SessionPool, seed: int, steps: int = 30) -> str | None:
     """Run sequence ``seed`` on both; None if they agree, else a report of the first disagreement."""
     base = f"/s{seed}-{uuid.uuid4().hex[:8]}"
-    chroot = hosts.partition("/")[2]
+    chroot = pool.hosts.partition("/")[2]
     server_base = (f"/{chroot}" if chroot else "") + base
     sequence, expected = generate(seed, steps, chroot=server_base)
     n_sessions = len(expected.events)
-    actual = run_real(hosts, base, n_sessions, sequence)
+    actual = run_real(pool, base, n_sessions, sequence)
     (model_replies, model_events), (real_replies, real_events) = normalise(expected), normalise(actual)
     if model_replies == real_replies and model_events == real_events:
         return None
@@ -341,23 +389,34 @@ def check_sequence(hosts: str, seed: int, steps: int = 25) -> str | None:
     return "\n".join(lines)
 
 
-def run(hosts: str, sequences: int, first_seed: int = 0, steps: int = 25,
+def run(hosts: str, sequences: int, first_seed: int = 0, steps: int = 30, jobs: int = 4,
         say: Callable[[str], None] = print) -> tuple[int, str | None]:
-    """Check seeds first_seed .. first_seed+sequences-1; returns (how many agreed, the first disagreement)."""
-    for k in range(sequences):
-        report = check_sequence(hosts, first_seed + k, steps)
-        if report is not None:
-            return k, report
-        if (k + 1) % 100 == 0:
-            say(f"{k + 1} sequences agree")
-    return sequences, None
+    """Check seeds first_seed .. first_seed+sequences-1, ``jobs`` sequences at a time (each has its own sessions and
+    subtree; zxids compare by rank, so the others' txns in between do not matter). Returns (how many agreed, the
+    report of the lowest disagreeing seed or None)."""
+    agreed = 0
+    sessions = SessionPool(hosts)
+    try:
+        with ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="zk-differential") as workers:
+            for k, report in enumerate(workers.map(lambda seed: check_sequence(sessions, seed, steps),
+                                                   range(first_seed, first_seed + sequences))):
+                if report is not None:
+                    workers.shutdown(wait=True, cancel_futures=True)
+                    return agreed, report
+                agreed += 1
+                if (k + 1) % 100 == 0:
+                    say(f"{k + 1} sequences agree")
+        return agreed, None
+    finally:
+        sessions.close()
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m sim.zk_differential", description=__doc__.split("\n\n")[0])
     parser.add_argument("--sequences", type=int, default=1000)
     parser.add_argument("--seed", type=int, default=0, help="the first seed")
-    parser.add_argument("--steps", type=int, default=25, help="requests per sequence")
+    parser.add_argument("--steps", type=int, default=30, help="requests per sequence")
+    parser.add_argument("--jobs", type=int, default=4, help="sequences run at once")
     parser.add_argument("--zookeeper", help="HOST:PORT of a running server (default: start one)")
     args = parser.parse_args(argv)
     server = None
@@ -374,7 +433,7 @@ def main(argv: list[str] | None = None) -> int:
         root.stop()
         root.close()
         start = time.monotonic()
-        agreed, report = run(hosts + chroot, args.sequences, args.seed, args.steps)
+        agreed, report = run(hosts + chroot, args.sequences, args.seed, args.steps, args.jobs)
         took = time.monotonic() - start
     finally:
         if server is not None:
