@@ -234,17 +234,21 @@ class _Session:
 
 class SessionPool:
     """Sessions kept open between sequences (a sequence's subtree is never touched again, so its watches never fire
-    later); a sequence that closes one gets a new one next time. About twice as fast as new sessions every time."""
+    later); a session a sequence closes is a new one. About twice as fast as new sessions every time."""
 
     def __init__(self, hosts: str) -> None:
         self.hosts = hosts
         self._idle: list[_Session] = []
         self._lock = threading.Lock()
 
-    def take(self, n: int, base: str) -> list[_Session]:
+    def take(self, n: int, base: str, closing: set[int]) -> list[_Session]:
+        """``n`` sessions; those at the indexes in ``closing`` are new: a session closing with ephemerals of earlier
+        sequences would have ZooKeeper delete them too, in an order that depends on all of them."""
+        reused = n - len(closing)
         with self._lock:
-            taken, self._idle = self._idle[:n], self._idle[n:]
-        taken += [_Session(self.hosts) for _ in range(n - len(taken))]
+            idle, self._idle = self._idle[:reused], self._idle[reused:]
+        idle += [_Session(self.hosts) for _ in range(reused - len(idle))]
+        taken = [_Session(self.hosts) if i in closing else idle.pop() for i in range(n)]
         for s in taken:
             s.base, s.events, s._last = base, [], None
         return taken
@@ -264,7 +268,7 @@ class SessionPool:
 
 def run_real(pool: SessionPool, base: str, n_sessions: int, sequence: list[Step]) -> Outcome:
     """Run ``sequence`` with sessions of ``pool`` under ``base``."""
-    sessions = pool.take(n_sessions, base)
+    sessions = pool.take(n_sessions, base, {s.session for s in sequence if s.op == CLOSE})
     try:
         sessions[0].client.create(base, None)  # the model's root holds no data
         replies = [_request(sessions[s.session], s.op) if s.op != CLOSE else sessions[s.session].close()
