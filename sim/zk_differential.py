@@ -160,6 +160,10 @@ def generate(seed: int, steps: int = 30, chroot: str = "") -> tuple[list[Step], 
     live = [i for i in range(n_sessions) if i not in closed]
     if len(live) > 1:
         i = max(live, key=lambda j: (len(zk.sessions[sids[j]].ephemerals), j))
+        for j in live:  # the others watch its ephemerals: the order of their deletion shows
+            for path in sorted(zk.sessions[sids[i]].ephemerals) if j != i else ():
+                sequence.append(Step(j, Exists(path, watch=True)))
+                replies.append(zk.request(sids[j], sequence[-1].op))
         sequence.append(Step(i, CLOSE))
         zk.close_session(sids[i])
     events = tuple(tuple(e for e in zk.events(sid) if isinstance(e, ZkWatchEvent)) for sid in sids)
