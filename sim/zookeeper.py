@@ -109,7 +109,7 @@ class Reply:
 
 
 @attrs.define
-class _Node:
+class Node:
     data: str | None
     czxid: int
     ctime: int
@@ -183,17 +183,24 @@ class ZooKeeperModel:
         self.zxid = 0
         self.clock_ms = clock_ms if clock_ms is not None else (lambda: 0)
         self.chroot = chroot.rstrip("/")
-        self.nodes: dict[str, _Node] = {"/": _Node(None, 0, 0, 0)}
+        self.nodes: dict[str, Node] = {"/": Node(None, 0, 0, 0)}
         self.sessions: dict[int, Session] = {}
         self._next_session = first_session_id
         self.data_watches: dict[str, set[int]] = {}
         self.child_watches: dict[str, set[int]] = {}
+        # a multi's undo log: the nodes and sessions' ephemerals as they were before its first change to them
+        self._journal: dict[str, Node | None] | None = None
+        self._session_journal: dict[int, tuple[list[str], int]] | None = None
+        # told of every watch event as ZooKeeper fires it (a trace of all sessions' events in one order)
+        self.on_watch_event: Callable[[int, ZkWatchEvent], None] | None = None
 
     # -- sessions ---------------------------------------------------------------------------------------------------
-    def open_session(self, timeout_ms: int = 18000, earlier: tuple[int, ...] = ()) -> int:
-        """A new session (createSession is a txn: it takes a zxid); returns its id."""
-        sid = self._next_session
-        self._next_session += 1
+    def open_session(self, timeout_ms: int = 18000, earlier: tuple[int, ...] = (), session_id: int = 0) -> int:
+        """A new session (createSession is a txn: it takes a zxid); returns its id (``session_id`` if given)."""
+        sid = session_id or self._next_session
+        if sid in self.sessions:
+            raise ValueError(f"session {sid:#x} exists")
+        self._next_session = max(self._next_session, sid + 1)
         self.zxid += 1
         self.sessions[sid] = Session(sid, timeout_ms, earlier=earlier)
         return sid
@@ -316,8 +323,7 @@ class ZooKeeperModel:
         zxid = self._next_zxid()
         # Applied on the tree and undone on failure: ZooKeeper's PrepRequestProcessor validates each op against the
         # changes of the ones before it, and a failed multi applies nothing.
-        saved_nodes = {p: attrs.evolve(n, children=set(n.children)) for p, n in self.nodes.items()}
-        saved_eph = {s.session_id: (list(s.ephemerals), s.most_ephemerals) for s in self.sessions.values()}
+        self._journal, self._session_journal = {}, {}
         fired: list[tuple[str, str]] = []
         results: list[Reply] = []
         for i, op in enumerate(ops):
@@ -330,19 +336,43 @@ class ZooKeeperModel:
                 # a multi's create answers its path only (kazoo's transaction: a string, no Stat)
                 results.append(attrs.evolve(reply, stat=None) if isinstance(op, Create) else reply)
             except _Failed as f:
-                self.nodes = saved_nodes
-                for s in self.sessions.values():
-                    s.ephemerals, s.most_ephemerals = saved_eph[s.session_id]
+                self._undo()
                 inner = [Reply(ROLLEDBACK)] * i + [Reply(f.code)] + [Reply(RUNTIMEINCONSISTENCY)] * (len(ops) - i - 1)
                 return Reply(f.code, results=tuple(inner))
+        self._journal = self._session_journal = None
         self._deliver(fired)
         return Reply(OK, results=tuple(results))
+
+    def _touch(self, *touched: str) -> None:
+        """Keep a node's state before a multi's op first changes it (None: it did not exist)."""
+        if self._journal is not None:
+            for path in touched:
+                if path not in self._journal:
+                    node = self.nodes.get(path)
+                    self._journal[path] = None if node is None else attrs.evolve(node, children=set(node.children))
+
+    def _touch_session(self, session: Session) -> None:
+        if self._session_journal is not None and session.session_id not in self._session_journal:
+            self._session_journal[session.session_id] = (list(session.ephemerals), session.most_ephemerals)
+
+    def _undo(self) -> None:
+        assert self._journal is not None and self._session_journal is not None
+        for path, node in self._journal.items():
+            if node is None:
+                self.nodes.pop(path, None)
+            else:
+                self.nodes[path] = node
+        for sid, (ephemerals, most) in self._session_journal.items():
+            self.sessions[sid].ephemerals, self.sessions[sid].most_ephemerals = ephemerals, most
+        self._journal = self._session_journal = None
 
     def _apply(self, sid: int, op: Any, zxid: int, fired: list[tuple[str, str]]) -> Reply:
         if isinstance(op, Create):
             return self._create(sid, op, zxid, fired)
         if isinstance(op, SetData):
-            node = self._versioned(op.path, op.version)
+            self._versioned(op.path, op.version)
+            self._touch(op.path)
+            node = self.nodes[op.path]
             node.data = op.data
             node.version += 1
             node.mzxid = zxid
@@ -364,7 +394,7 @@ class ZooKeeperModel:
             return Reply(OK)
         raise TypeError(f"not a ZooKeeper write: {op!r}")
 
-    def _versioned(self, path: str, version: int) -> _Node:
+    def _versioned(self, path: str, version: int) -> Node:
         node = self.nodes.get(path)
         if node is None:
             raise _Failed(NONODE)
@@ -382,8 +412,10 @@ class ZooKeeperModel:
         path = f"{op.path}{parent.creations:010d}" if op.sequential else op.path
         if path in self.nodes:
             raise _Failed(NODEEXISTS)
+        self._touch(path, parent_path)
+        parent = self.nodes[parent_path]
         now = self.clock_ms()
-        node = _Node(op.data, zxid, now, sid if op.ephemeral else 0, mzxid=zxid, mtime=now, pzxid=zxid)
+        node = Node(op.data, zxid, now, sid if op.ephemeral else 0, mzxid=zxid, mtime=now, pzxid=zxid)
         self.nodes[path] = node
         parent.children.add(path.rsplit("/", 1)[1])
         parent.cversion += 1
@@ -391,14 +423,16 @@ class ZooKeeperModel:
         parent.pzxid = zxid
         if op.ephemeral:
             s = self.sessions[sid]
+            self._touch_session(s)
             s.ephemerals.append(path)
             s.most_ephemerals = max(s.most_ephemerals, len(s.ephemerals))
         fired += [(path, CREATED), (parent_path, CHILD)]
         return Reply(OK, path=path, stat=node.stat())
 
     def _delete_node(self, path: str, zxid: int, fired: list[tuple[str, str]] | None = None) -> None:
-        node = self.nodes.pop(path)
         parent_path = paths.parent(path)
+        self._touch(path, parent_path)
+        node = self.nodes.pop(path)
         parent = self.nodes[parent_path]
         parent.children.discard(path.rsplit("/", 1)[1])
         parent.cversion += 1
@@ -406,6 +440,7 @@ class ZooKeeperModel:
         if node.ephemeral_owner:
             owner = self.sessions.get(node.ephemeral_owner)
             if owner is not None and path in owner.ephemerals:
+                self._touch_session(owner)
                 owner.ephemerals.remove(path)
         events = [(path, DELETED), (parent_path, CHILD)]
         if fired is None:
@@ -427,6 +462,8 @@ class ZooKeeperModel:
                 s = self.sessions[sid]
                 event = ZkWatchEvent(path, kind)
                 (s.events if s.connected else s.held).append(event)
+                if self.on_watch_event is not None:
+                    self.on_watch_event(sid, event)
 
     def _next_zxid(self) -> int:
         self.zxid += 1
