@@ -133,3 +133,18 @@ def test_register_broker_is_kafkas_checked_ephemeral_create() -> None:
     renewed = zk.renew_session(first)
     [r] = zk.execute(renewed, ZkBatch((RegisterBroker("/brokers/ids/1", "b1"),)))
     assert r.code == OK and r.stat.ephemeral_owner == renewed and r.stat.czxid > epoch
+
+
+def test_the_model_imports_only_the_vocabulary() -> None:
+    """The model runs inside the simulator's one process: no kazoo, no I/O, only messages/ and ZooKeeper's paths."""
+    import ast
+    import sys
+    from pathlib import Path
+
+    import sim.zookeeper
+
+    tree = ast.parse(Path(sim.zookeeper.__file__).read_text())
+    imported = {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
+    imported |= {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.module}
+    ours = {m for m in imported if m.split(".")[0] not in sys.stdlib_module_names and m != "attrs"}
+    assert ours <= {"messages.zk", "zk_bridge", "zk_bridge.paths", "zk_bridge.znodes"}, ours
