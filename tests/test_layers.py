@@ -38,6 +38,7 @@ LAYER_RULES: tuple[tuple[int, str], ...] = (
     (3, "actors"),
     (4, "edges"),
     (4, "zk_bridge"),
+    (4, "sim"),  # the simulator stands in for the edges (issue #28)
     (5, "kactor"),
     (5, "bench"),
     (5, "spark"),
