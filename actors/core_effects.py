@@ -2,8 +2,9 @@
 something becomes (actor name, message) pairs, in the order they are posted (`routes`), and `EffectInterpreter`
 is the one interpreter of the effects every actor running a core handles alike (timers, answers, notifications).
 
-The core says what it means (an event for the controller's queue, a state-change record, a config change); this
-module alone maps that to the actors of actors/names.py.
+The core says what it means (an event for the controller's queue, a state-change record, a config change, the
+broker component an API is routed to: core.api.registry.Route); this module alone maps that to the actors of
+actors/names.py.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from collections.abc import Callable, Container, Mapping
 from typing import Any
 
 from actors import names
+from core.api.registry import Route
 from core.effects import BrokerEpochChanged, Cancel, Enqueue, Reconfigure, Respond, Schedule, StateChange
 from messages.dynamic_config import LogConfigDefaultsChanged, TopicConfigChanged
 from messages.quota import ClientQuotaConfigChanged
@@ -24,6 +26,20 @@ RECONFIGURABLES: dict[type, tuple[str, ...]] = {
     LogConfigDefaultsChanged: (names.REPLICA_MANAGER, names.CONTROLLER),
     ClientQuotaConfigChanged: (names.NET,),  # the quota managers live beside the listeners (edges/client_quotas.py)
 }
+
+
+# The actor of each broker component an API is routed to (core.api.registry.Route): KafkaApis' collaborators
+ROUTE_ACTORS: dict[Route, str] = {
+    Route.REPLICA_MANAGER: names.REPLICA_MANAGER,
+    Route.CONTROLLER: names.CONTROLLER,
+    Route.GROUP_COORDINATOR: names.GROUP_COORDINATOR,
+}
+
+
+def actor_for(route: Route | str) -> str:
+    """The actor that serves requests routed ``route`` (an ApiSpec's): a `Route`'s actor; a string route is an
+    actor's name as it stands (tests' own actors)."""
+    return ROUTE_ACTORS[route] if isinstance(route, Route) else route
 
 
 def routes(effect: Any) -> tuple[tuple[str, Any], ...] | None:

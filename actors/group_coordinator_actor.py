@@ -1,24 +1,28 @@
 """GroupCoordinatorActor ("group-coordinator"): Kafka's GroupCoordinator and GroupMetadataManager on one broker
 (core.coordinator.group), and FindCoordinator.
 
-It only moves messages: a NetRequest's group request runs as a procedure of the core, whose `Respond` effects become
-NetReply to "net" (the reply handle is the request's connection and request ids); the core's timers are this actor's
-timers; its appends and reads of ``__consumer_offsets`` are asks to the replica manager (LocalRequest → LocalReply,
-acks=-1 for appends, reads to the log end, the log start as a ListOffsets EARLIEST); FindCoordinator's and startup's
-ZooKeeper reads and the creation of ``__consumer_offsets`` are ZkRequests to "zk". The replica manager tells it which
-``__consumer_offsets`` partitions this broker now leads or follows (LeadershipChange, after becomeLeaderOrFollower and
-StopReplica).
+It only moves messages: a NetRequest's group request runs as the procedure of its type's handler in the core
+(`core.coordinator.group.group_coordinator.GROUP_REQUESTS`, FindCoordinator included), whose `Respond` effects become
+NetReply to "net" (the typed `core.effects.ReplyHandle` names the request; this actor alone knows its connection and
+request ids); the core's effects go through the shared `actors.core_effects.EffectInterpreter` (its timers are this
+actor's timers); its appends and reads of ``__consumer_offsets`` are asks to the replica manager (LocalRequest →
+LocalReply, acks=-1 for appends, reads to the log end, the log start as a ListOffsets EARLIEST), each answer read as
+the ask that made it expects; FindCoordinator's and startup's ZooKeeper reads and the creation of
+``__consumer_offsets`` are ZkRequests to "zk". The replica manager tells it which ``__consumer_offsets`` partitions
+this broker now leads or follows (LeadershipChange, after becomeLeaderOrFollower and StopReplica).
 """
 
 from __future__ import annotations
 
+import itertools
 import logging
+from collections.abc import Callable
 from typing import Any
 
 from actors import names
 from actors.base import KActor
+from actors.core_effects import EffectInterpreter
 from actors.proc_driver import ProcDriver
-from core.coordinator.group.find_coordinator import find_coordinator
 from core.coordinator.group.group_coordinator import GroupCoordinator, error_response
 from core.coordinator.group.group_metadata_manager import (
     GROUP_METADATA_TOPIC_NAME,
@@ -30,10 +34,9 @@ from core.coordinator.group.group_metadata_manager import (
     ReadLog,
     ReadLogStart,
 )
-from core.effects import Cancel, Respond, Schedule
-from core.zk_client import KafkaZkClient
+from core.effects import ReplyHandle, Respond
 from messages.common import Errors, TopicPartition
-from messages.group import FindCoordinatorRequest, FindCoordinatorResponse, GroupCoordinatorConfig, GroupCoordinatorInit
+from messages.group import GroupCoordinatorConfig, GroupCoordinatorInit
 from messages.net import NetReply, NetRequest
 from messages.replication import (
     DEBUGGING_REPLICA_ID,
@@ -55,15 +58,6 @@ from messages.runtime import TimerFired
 from messages.zk import ZkResponse
 
 log = logging.getLogger("kactor.coordinator")
-
-
-def _handle(connection_id: int, request_id: int) -> str:
-    return f"{connection_id}/{request_id}"
-
-
-def _ids(handle: str) -> tuple[int, int]:
-    connection_id, request_id = handle.split("/")
-    return int(connection_id), int(request_id)
 
 
 def produce_request(append: AppendToLog) -> ProduceRequest:
@@ -113,32 +107,29 @@ class GroupCoordinatorActor(KActor):
     def on_start(self) -> None:
         # until GroupCoordinatorInit: not active, every group request is answered COORDINATOR_NOT_AVAILABLE
         self.coordinator = GroupCoordinator(-1, GroupCoordinatorConfig(), self.now_ms)
-        self.zk = KafkaZkClient()
-        self.outstanding: set[str] = set()  # reply handles of requests not answered yet
-        self.driver = ProcDriver(self, self._effect, asks={
-            AppendToLog: lambda rid, e: (names.REPLICA_MANAGER, LocalRequest(rid, produce_request(e), self.name)),
-            ReadLog: lambda rid, e: (names.REPLICA_MANAGER, LocalRequest(rid, fetch_request(e), self.name)),
-            ReadLogStart: lambda rid, e: (names.REPLICA_MANAGER, LocalRequest(rid, log_start_request(e), self.name)),
+        self.tokens = itertools.count(1)
+        self.outstanding: dict[int, tuple[int, int]] = {}  # token → (connection, request) of a request not answered
+        self.reading: dict[int, Callable[[Any], Any]] = {}  # ask id → what its LocalReply's body becomes
+        self.driver = ProcDriver(self, EffectInterpreter(self, respond=self._respond, own={Fork: self._fork}), asks={
+            AppendToLog: lambda rid, e: self._ask(rid, produce_request(e), append_result),
+            ReadLog: lambda rid, e: self._ask(rid, fetch_request(e), read_result),
+            ReadLogStart: lambda rid, e: self._ask(rid, log_start_request(e), log_start_result),
         })
 
     def on_GroupCoordinatorInit(self, msg: GroupCoordinatorInit, sender: str) -> None:
         self.coordinator = GroupCoordinator(msg.broker_id, msg.config, self.now_ms)
-        self.driver.run(self.coordinator.startup(self.zk), self._done)
+        self.driver.run(self.coordinator.startup(self.coordinator.zk), self._done)
 
     # -- inputs ------------------------------------------------------------------------------------------------------
     def on_NetRequest(self, msg: NetRequest, sender: str) -> None:
-        handle = _handle(msg.connection_id, msg.request_id)
-        self.outstanding.add(handle)
-        if isinstance(msg.body, FindCoordinatorRequest):
-            self.driver.run(find_coordinator(self.zk, self.coordinator.config, self.coordinator.manager.num_partitions,
-                                             msg.body), lambda result, error: self._found(handle, result, error))
-            return
+        token = next(self.tokens)
+        handle = ReplyHandle(token)
         try:
             proc = self.coordinator.handle(msg.body, handle)
         except TypeError as e:
             log.error("group-coordinator: %s", e)
-            self.outstanding.discard(handle)
             return
+        self.outstanding[token] = (msg.connection_id, msg.request_id)
         self.driver.run(proc, lambda result, error: self._handled(handle, msg.body, error))
 
     def on_LeadershipChange(self, msg: LeadershipChange, sender: str) -> None:
@@ -154,47 +145,34 @@ class GroupCoordinatorActor(KActor):
         self.driver.on_zk_response(msg)
 
     def on_LocalReply(self, msg: LocalReply, sender: str) -> None:
-        if isinstance(msg.body, FetchResponse):
-            value: Any = read_result(msg.body)
-        elif isinstance(msg.body, ListOffsetsResponse):
-            value = log_start_result(msg.body)
-        else:
-            value = append_result(msg.body)
-        self.driver.resume(msg.token, value)
+        result = self.reading.pop(msg.token, None)
+        if result is not None:
+            self.driver.resume(msg.token, result(msg.body))
 
     # -- outputs -----------------------------------------------------------------------------------------------------
-    def _found(self, handle: str, result: Any, error: BaseException | None) -> None:
-        if error is not None:
-            log.warning("FindCoordinator failed: %s", error)
-            response = FindCoordinatorResponse(Errors.COORDINATOR_NOT_AVAILABLE)
-        else:
-            response, count = result
-            if count is not None:
-                self.coordinator.manager.num_partitions = count
-        self._effect(Respond(handle, response))
+    def _ask(self, rid: int, request: Any, result: Callable[[Any], Any]) -> tuple[str, LocalRequest]:
+        """An ask of the replica manager; its answer is read by ``result`` when it comes."""
+        self.reading[rid] = result
+        return names.REPLICA_MANAGER, LocalRequest(rid, request, self.name)
 
-    def _handled(self, handle: str, request: Any, error: BaseException | None) -> None:
+    def _respond(self, effect: Respond) -> None:
+        handle = effect.reply_to
+        assert isinstance(handle, ReplyHandle)
+        ids = self.outstanding.pop(handle.token, None)
+        if ids is not None:
+            self.post(names.NET, NetReply(ids[0], ids[1], effect.response))
+
+    def _fork(self, effect: Fork) -> None:
+        self.driver.run(effect.proc, self._done)
+
+    def _handled(self, handle: ReplyHandle, request: Any, error: BaseException | None) -> None:
         """A request's procedure ended; if it failed before answering, the request gets UNKNOWN_SERVER_ERROR
         rather than no answer (its connection would wait for ever)."""
         if error is not None:
             self._done(None, error)
-            if handle in self.outstanding:
-                self._effect(Respond(handle, error_response(request, Errors.UNKNOWN_SERVER_ERROR)))
+            if handle.token in self.outstanding:
+                self._respond(Respond(handle, error_response(request, Errors.UNKNOWN_SERVER_ERROR)))
 
     def _done(self, result: Any, error: BaseException | None) -> None:
         if error is not None:
             log.error("group coordinator procedure failed: %s", error, exc_info=error)
-
-    def _effect(self, effect: Any) -> None:
-        if isinstance(effect, Respond):
-            self.outstanding.discard(effect.reply_to)
-            connection_id, request_id = _ids(effect.reply_to)
-            self.post(names.NET, NetReply(connection_id, request_id, effect.response))
-        elif isinstance(effect, Schedule):
-            self.schedule(effect.key, effect.delay_ms)
-        elif isinstance(effect, Cancel):
-            self.cancel_timer(effect.key)
-        elif isinstance(effect, Fork):
-            self.driver.run(effect.proc, self._done)
-        else:
-            raise TypeError(f"group-coordinator: unexpected effect {type(effect).__name__}")

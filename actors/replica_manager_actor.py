@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import itertools
 import logging
+from collections.abc import Callable
 from typing import Any
 
 import attrs
@@ -129,17 +130,26 @@ class ReplicaManagerActor(KActor):
             self.post(names.shard(i), ShardBrokerEpoch(msg.broker_epoch))
 
     def on_NetRequest(self, msg: NetRequest, sender: str) -> None:
-        body = msg.body
-        if isinstance(body, MetadataRequest):  # KafkaApis.handleTopicMetadataRequest, from the whole cache
-            if msg.reply_expected:
-                self.post(names.NET, NetReply(msg.connection_id, msg.request_id,
-                                              handle_metadata_request(self.metadata_cache, body)))
-            return
-        if isinstance(body, UpdateMetadataRequest):
-            self.metadata_cache.maybe_update(body)
-        if isinstance(body, ProduceRequest) and msg.client_id != ADMIN_CLIENT_ID:
-            body = refuse_internal_topics(body)
-        self._dispatch(body, msg.connection_id, msg.request_id, msg.reply_expected, None)
+        front = _FRONT.get(type(msg.body))
+        body = msg.body if front is None else front(self, msg)
+        if body is not None:
+            self._dispatch(body, msg.connection_id, msg.request_id, msg.reply_expected, None)
+
+    # -- KafkaApis' steps of a request before (or instead of) ReplicaManager's, by request type (`_FRONT`) ----------
+    def _metadata(self, msg: NetRequest) -> None:
+        """KafkaApis.handleTopicMetadataRequest, from the whole cache: answered here, no shard sees it."""
+        if msg.reply_expected:
+            self.post(names.NET, NetReply(msg.connection_id, msg.request_id,
+                                          handle_metadata_request(self.metadata_cache, msg.body)))
+
+    def _update_metadata(self, msg: NetRequest) -> UpdateMetadataRequest:
+        """KafkaApis.handleUpdateMetadataRequest: the whole cache is updated here, the shards' parts by them."""
+        self.metadata_cache.maybe_update(msg.body)
+        return msg.body
+
+    def _produce(self, msg: NetRequest) -> ProduceRequest:
+        """KafkaApis.handleProduceRequest's internalTopicsAllowed: only AdminUtils.AdminClientId's may append."""
+        return msg.body if msg.client_id == ADMIN_CLIENT_ID else refuse_internal_topics(msg.body)
 
     def on_LocalRequest(self, msg: LocalRequest, sender: str) -> None:
         """An in-process request (the group coordinator's): answered with LocalReply to ``msg.reply_to``, acks=0
@@ -227,3 +237,12 @@ class ReplicaManagerActor(KActor):
         self.stopped.add(msg.shard)
         if self.shutdown is not None and len(self.stopped) == self.shards:
             self.post(names.KAFKA_SERVER, self.shutdown.complete)
+
+
+# the request types KafkaApis handles partly or wholly before ReplicaManager: what the front does with a NetRequest of
+# that type, returning the request its shards then serve (None: answered here)
+_FRONT: dict[type, Callable[[ReplicaManagerActor, NetRequest], Any]] = {
+    MetadataRequest: ReplicaManagerActor._metadata,
+    UpdateMetadataRequest: ReplicaManagerActor._update_metadata,
+    ProduceRequest: ReplicaManagerActor._produce,
+}

@@ -98,19 +98,18 @@ class Reconfigure:
 @message
 class ReplyHandle:
     """Where the answer to a request a core procedure may park goes (Kafka's ``responseCallback``): the request of
-    that ``token`` (the replica manager's shard request). The core keeps it with the parked operation and hands it
-    back in ``Respond``; only the actor that made it reads it."""
+    that ``token`` (a replica manager's shard request, a group coordinator's client request). The core keeps it with
+    the parked operation and hands it back in ``Respond``; only the actor that made it reads it."""
 
     token: int
 
 
 @message
 class Respond:
-    """A delayed operation completed (DelayedProduce / DelayedFetch's ``responseCallback``): ``response`` answers
-    the request that came with ``reply_to`` (a `ReplyHandle`; the group coordinator's handles are still its own
-    "connection/request" strings)."""
+    """A delayed operation completed (DelayedProduce / DelayedFetch's ``responseCallback``, a group's join or sync):
+    ``response`` answers the request that came with ``reply_to``."""
 
-    reply_to: ReplyHandle | str
+    reply_to: ReplyHandle
     response: Any
 
 

@@ -39,7 +39,7 @@ from edges.net.framing import (
     error_code_of,
     outbound_spec,
 )
-from edges.net.inbound import ROUTES, EdgeHandler, Inbound
+from edges.net.inbound import EdgeHandler, Inbound
 from edges.net.outbound import Outbound
 from edges.net.selector import Conn, ListenError, Loop, bind_listeners
 from edges.net_faults import FaultFile, endpoint
@@ -49,7 +49,7 @@ from protocol.framing import SOCKET_REQUEST_MAX_BYTES
 
 __all__ = [
     "DEFAULT_CONNECT_TIMEOUT_S", "DEFAULT_MAX_RESPONSE_BYTES", "DEFAULT_REQUEST_TIMEOUT_S", "HEADER",
-    "QUEUED_MAX_REQUESTS", "ROUTES", "BadRequestError", "BlockingClient", "EdgeHandler", "ListenError", "Transport",
+    "QUEUED_MAX_REQUESTS", "BadRequestError", "BlockingClient", "EdgeHandler", "ListenError", "Transport",
     "TransportError", "decode_inbound", "decode_outbound", "encode_inbound_response", "encode_outbound",
     "error_code_of", "outbound_spec", "request",
 ]

@@ -280,7 +280,8 @@ def auto_create_config(cfg: KafkaConfig) -> Any:
     """The settings the listeners stamp into every Metadata request (KafkaApis reads them from its KafkaConfig)."""
     from messages.metadata import AutoCreateConfig
 
-    return AutoCreateConfig(cfg["auto.create.topics.enable"], cfg["num.partitions"], cfg["default.replication.factor"])
+    return AutoCreateConfig(cfg["auto.create.topics.enable"], cfg["num.partitions"], cfg["default.replication.factor"],
+                            cfg["offsets.topic.replication.factor"])
 
 
 def client_quotas(cfg: KafkaConfig) -> Any:

@@ -26,11 +26,13 @@ class ApiVersionsResponse:
 @message
 class AutoCreateConfig:
     """The broker's topic auto-creation settings: ``auto.create.topics.enable``, ``num.partitions``,
-    ``default.replication.factor`` (Kafka 2.6's defaults; ``enable`` False where no broker stamped them)."""
+    ``default.replication.factor`` and ``offsets.topic.replication.factor`` (the live brokers ``__consumer_offsets``
+    waits for: createInternalTopic) (Kafka 2.6's defaults; ``enable`` False where no broker stamped them)."""
 
     enable: bool = False
     num_partitions: int = 1
     replication_factor: int = 1
+    offsets_topic_replication_factor: int = 3
 
 
 @message

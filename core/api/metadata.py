@@ -11,8 +11,9 @@ request allows it (``allow_auto_topic_creation``, always for v0-3) and the broke
 handler), as 2.6's request thread does before answering. The checks 2.6's create makes that decide the answer are
 made here, purely: an illegal or colliding name is INVALID_TOPIC_EXCEPTION, ``default.replication.factor`` above the
 live brokers INVALID_REPLICATION_FACTOR. ``__consumer_offsets`` is created whatever the settings (createInternalTopic,
-with the group coordinator's offsets.topic.* settings); kactor has no transaction coordinator, so an unknown
-``__transaction_state`` stays UNKNOWN_TOPIC_OR_PARTITION.
+with the group coordinator's offsets.topic.* settings) once ``offsets.topic.replication.factor`` brokers are alive;
+until then it is answered COORDINATOR_NOT_AVAILABLE and nothing is created. kactor has no transaction coordinator, so
+an unknown ``__transaction_state`` stays UNKNOWN_TOPIC_OR_PARTITION.
 """
 
 from __future__ import annotations
@@ -65,9 +66,11 @@ def unknown_topic(request: MetadataRequest, topic: str, known: set[str] | frozen
     def answer(error: Errors) -> MetadataTopic:
         return MetadataTopic(topic, error, internal, (), ops)
 
-    if topic == topic_rules.GROUP_METADATA_TOPIC_NAME:  # createInternalTopic, whatever auto.create.topics.enable says
-        return answer(Errors.LEADER_NOT_AVAILABLE), CreatableTopic(topic, -1, -1)
     config = request.auto_create
+    if topic == topic_rules.GROUP_METADATA_TOPIC_NAME:  # createInternalTopic, whatever auto.create.topics.enable says
+        if alive_brokers < config.offsets_topic_replication_factor:  # not created until that many brokers are alive
+            return answer(Errors.COORDINATOR_NOT_AVAILABLE), None
+        return answer(Errors.LEADER_NOT_AVAILABLE), CreatableTopic(topic, -1, -1)
     if internal or not (request.allow_auto_topic_creation and config.enable):
         return answer(Errors.UNKNOWN_TOPIC_OR_PARTITION), None
     unified = topic.replace(".", "_")  # Topic.unifyCollisionChars: AdminZkClient.validateTopicCreate's collision check

@@ -1,10 +1,11 @@
 """The APIs this broker serves: one ``ApiSpec`` per Kafka API key, registered by the module of its API family.
 
-Kafka's ``KafkaApis.handle`` dispatches on the request's api key; here the edge (edges/transport.py) looks the key up
-with `spec_for_key`, turns the decoded body into an internal attrs request with ``request_from_wire`` and routes it to
-the spec's ``route``: an actor name (the request is injected as a traced ``NetRequest``) or ``"edge:<handler>"`` for
-a handler the composition root plugged into the edge (e.g. AdminManager, which works through ZooKeeper on its own
-thread). The answer comes back as an internal response and leaves through ``response_to_wire``.
+Kafka's ``KafkaApis.handle`` dispatches on the request's api key; here the edge (edges/net/inbound.py) looks the key
+up with `spec_for_key`, turns the decoded body into an internal attrs request with ``request_from_wire`` and routes it
+to the spec's ``route``, the one statement of where that API is served: a `Route` (the broker component KafkaApis
+hands it to; the request is injected into that component's actor as a traced ``NetRequest``) or ``"edge:<handler>"``
+for a handler the composition root plugged into the edge (e.g. AdminManager, which works through ZooKeeper on its
+own thread). The answer comes back as an internal response and leaves through ``response_to_wire``.
 
 The requests kactor itself sends (the controller's channels, the replica fetchers, controlled shutdown) go the other
 way: the edge finds the spec by the internal request's type (`spec_for_type`), encodes it with ``request_to_wire`` at
@@ -15,6 +16,7 @@ A key without a spec is not served and not advertised in ApiVersions. Converters
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Callable
 from typing import Any
 
@@ -24,11 +26,22 @@ from messages.metadata import AutoCreateConfig
 from protocol.api_versions import API_VERSIONS
 
 EDGE_ROUTE_PREFIX = "edge:"
-# Routes to the broker's actors. core names no actor (actors/names.py is above it): the edge maps these to the actor
-# names (edges/transport.py ROUTES). Any other route is taken as an actor name as it stands (tests' own actors).
-ROUTE_REPLICA_MANAGER = "route:replica-manager"
-ROUTE_CONTROLLER = "route:controller"
-ROUTE_GROUP_COORDINATOR = "route:group-coordinator"
+
+
+class Route(enum.Enum):
+    """The broker components KafkaApis hands requests to. core names no actor (actors/names.py is above it): which
+    actor is each component is said once, by `actors.core_effects.actor_for`. A route given as a string other than
+    ``"edge:<handler>"`` is an actor's name as it stands (tests' own actors)."""
+
+    REPLICA_MANAGER = enum.auto()  # ReplicaManager (and KafkaApis' MetadataCache)
+    CONTROLLER = enum.auto()  # KafkaController
+    GROUP_COORDINATOR = enum.auto()  # GroupCoordinator
+
+
+# the names the API modules route by
+ROUTE_REPLICA_MANAGER = Route.REPLICA_MANAGER
+ROUTE_CONTROLLER = Route.CONTROLLER
+ROUTE_GROUP_COORDINATOR = Route.GROUP_COORDINATOR
 # kactor-private api keys (core/api/kactor_private.py): served with their own ``body_codec``, never advertised
 PRIVATE_API_KEY_MIN = 10000
 
@@ -63,7 +76,7 @@ on that handler's thread with no answer (Metadata's topic auto-creation); None w
     """
 
     api_key: int
-    route: str
+    route: Route | str
     request_from_wire: Callable[[int, dict[str, Any], RequestContext], Any]
     response_to_wire: Callable[[int, Any], dict[str, Any]]
     error_response: Callable[[int, dict[str, Any], int], dict[str, Any]]
@@ -88,7 +101,9 @@ on that handler's thread with no answer (Metadata's topic auto-creation); None w
     @property
     def edge_handler(self) -> str | None:
         """The edge handler's name for a route "edge:<name>", else None (the route is an actor)."""
-        return self.route[len(EDGE_ROUTE_PREFIX):] if self.route.startswith(EDGE_ROUTE_PREFIX) else None
+        route = self.route
+        return route[len(EDGE_ROUTE_PREFIX):] if isinstance(route, str) and route.startswith(EDGE_ROUTE_PREFIX) \
+            else None
 
     def expects_reply(self, version: int, body: dict[str, Any]) -> bool:
         return True if self.reply_expected is None else self.reply_expected(version, body)

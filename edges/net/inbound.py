@@ -1,7 +1,8 @@
 """The broker's side of the network edge: Kafka's SocketServer Processor and the dispatch of KafkaApis.handle.
 
 A request frame is decoded (header + body), its api key looked up in the core/api registry, the body turned into an
-internal attrs request by the spec's ``request_from_wire`` and routed — to an actor as a traced ``NetRequest``
+internal attrs request by the spec's ``request_from_wire`` and routed by the spec's ``route`` — to the actor of its
+component (actors.core_effects.actor_for) as a traced ``NetRequest``
 (answered by ``NetReply`` posted to "net"), or to an edge handler ("edge:<name>", plugged in by the composition root;
 it runs on its own thread and returns the internal response). Answers leave through the spec's ``response_to_wire``.
 ApiVersions is answered here: it needs no state (the served keys; KIP-511's v0 answer to a newer version).
@@ -43,9 +44,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from actors import names
+from actors.core_effects import actor_for
 from core.api import api_versions as api_versions_api
-from core.api import registry
 from core.api.registry import ApiSpec, RequestContext, spec_for_key
 from edges.client_quotas import ClientQuotas
 from edges.net.framing import (
@@ -70,13 +70,6 @@ log = logging.getLogger("kactor.edges.transport")
 
 # An edge handler: (the request's context, the internal request) -> the internal response.
 EdgeHandler = Callable[[RequestContext, Any], Any]
-
-# core/api's routes -> the actors that serve them (core names no actor)
-ROUTES: dict[str, str] = {
-    registry.ROUTE_REPLICA_MANAGER: names.REPLICA_MANAGER,
-    registry.ROUTE_CONTROLLER: names.CONTROLLER,
-    registry.ROUTE_GROUP_COORDINATOR: names.GROUP_COORDINATOR,
-}
 
 # The answer of a request the client expects none for, in its turn (Kafka's NoOpResponse): nothing is written.
 _NO_RESPONSE = b""
@@ -440,7 +433,7 @@ class Inbound:
                 return
             worker.submit(conn.conn_id, rid, ctx, internal)
             return
-        route = ROUTES.get(spec.route, spec.route)
+        route = actor_for(spec.route)
         if not self._has_actor(route):
             self._unserved(conn, rid, reply_expected, f"no actor {route!r} for {spec.name}")
             return

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from actors import names
-from actors.core_effects import EVERY_RECIPIENT, EffectInterpreter, routes
+from actors.core_effects import EVERY_RECIPIENT, EffectInterpreter, actor_for, routes
 from core.effects import (
     BrokerEpochChanged,
     Cancel,
@@ -101,3 +101,19 @@ def test_one_interpreter_for_timers_answers_notifications_and_an_actors_own_effe
     before = len(actor.done)
     EffectInterpreter(actor, optional=EVERY_RECIPIENT)(StateChange(ControllerChanged(1, 2, True)))
     assert len(actor.done) == before  # this process has no state-change log: skipped
+
+
+def test_each_apis_route_is_served_by_its_components_actor() -> None:
+    """An ApiSpec's route names the broker component (core.api.registry.Route); which actor that is is said here
+    alone. Every API key a broker serves reaches an actor of actors/names.py or an edge handler."""
+    import core.api  # noqa: F401 - registers every API
+    from core.api import registry
+
+    assert {r: actor_for(r) for r in registry.Route} == {
+        registry.Route.REPLICA_MANAGER: names.REPLICA_MANAGER, registry.Route.CONTROLLER: names.CONTROLLER,
+        registry.Route.GROUP_COORDINATOR: names.GROUP_COORDINATOR}
+    assert actor_for("some-test-actor") == "some-test-actor"
+    specs = [registry.spec_for_key(k) for k in sorted(registry.registered_keys())]
+    assert all(s is not None and (s.edge_handler is not None or isinstance(s.route, registry.Route)) for s in specs)
+    assert registry.spec_for_key(3).route is registry.Route.REPLICA_MANAGER  # Metadata: KafkaApis' MetadataCache
+    assert actor_for(registry.spec_for_key(10).route) == names.GROUP_COORDINATOR  # FindCoordinator

@@ -217,3 +217,22 @@ def test_a_request_whose_procedure_fails_is_answered_unknown_server_error(rt):
     rt.instances["group-coordinator"].coordinator.handle = broken
     _request(rt, 1, HeartbeatRequest("g", 1, "m"))
     assert _replies(rt)[1].error is Errors.UNKNOWN_SERVER_ERROR
+
+
+def test_answers_parked_in_a_rebalance_go_to_their_own_connection_and_request(rt):
+    """Each request's answer reaches the connection and request it came on (its ReplyHandle), also when two
+    connections use the same request id and both answers are parked until the rebalance completes."""
+    rt.deliver("group-coordinator", GroupCoordinatorInit(1, CONFIG), "edge:process")
+    rt.deliver("group-coordinator", LeadershipChange(((partition_for("g", 3), 0),), ()), "replica-manager")
+    for connection_id, client in ((7, "a"), (8, "b")):
+        rt.deliver("group-coordinator", NetRequest(connection_id, 1, JoinGroupRequest(
+            "g", 10000, 30000, "", "consumer", (JoinGroupProtocol("range", b"s"),), None, False, client,
+            "/127.0.0.1"), True, 4, client, "/127.0.0.1"), "edge:net")
+    assert not [m for m in rt.instances["net"].received if isinstance(m, NetReply)]  # the initial rebalance delay
+    _fire_join_timers(rt)  # a member joined during the delay: InitialDelayedJoin waits once more
+    _fire_join_timers(rt)
+    answers = {(m.connection_id, m.request_id): m.body for m in rt.instances["net"].received
+               if isinstance(m, NetReply)}
+    assert sorted(answers) == [(7, 1), (8, 1)]
+    assert answers[(7, 1)].member_id.startswith("a-") and answers[(8, 1)].member_id.startswith("b-")
+    assert {a.error for a in answers.values()} == {Errors.NONE} and answers[(7, 1)].generation_id == 1

@@ -17,7 +17,9 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
-from core.coordinator.group.find_coordinator import offsets_topic_partition_count
+import attrs
+
+from core.coordinator.group.find_coordinator import find_coordinator, offsets_topic_partition_count
 from core.coordinator.group.group_metadata import (
     NEW_MEMBER_JOIN_TIMEOUT_MS,
     GroupMetadata,
@@ -26,7 +28,7 @@ from core.coordinator.group.group_metadata import (
 )
 from core.coordinator.group.group_metadata_manager import Fork, GroupMetadataManager
 from core.coordinator.group.message_formats import OffsetAndMetadata
-from core.effects import Cancel, Proc, Respond, Schedule
+from core.effects import Cancel, Proc, ReplyHandle, Respond, Schedule
 from core.zk_client import KafkaZkClient
 from messages.common import Errors, TopicPartition
 from messages.group import (
@@ -74,31 +76,9 @@ def join_error(member_id: str, error: Errors) -> JoinGroupResponse:
 
 
 def error_response(request: Any, error: Errors) -> Any:
-    """The whole answer to ``request`` failed with ``error`` (AbstractRequest.getErrorResponse)."""
-    if isinstance(request, JoinGroupRequest):
-        return join_error(request.member_id, error)
-    if isinstance(request, SyncGroupRequest):
-        return SyncGroupResponse(error)
-    if isinstance(request, HeartbeatRequest):
-        return HeartbeatResponse(error)
-    if isinstance(request, LeaveGroupRequest):
-        return LeaveGroupResponse(error)
-    if isinstance(request, OffsetCommitRequest):
-        return OffsetCommitResponse(tuple(OffsetCommitPartitionResponse(p.tp, error) for p in request.partitions))
-    if isinstance(request, OffsetFetchRequest):
-        return OffsetFetchResponse(error, tuple(OffsetFetchPartitionData(tp, error=error)
-                                                for tp in request.partitions or ()))
-    if isinstance(request, DescribeGroupsRequest):
-        return DescribeGroupsResponse(tuple(DescribedGroup(error, g) for g in request.groups))
-    if isinstance(request, ListGroupsRequest):
-        return ListGroupsResponse(error)
-    if isinstance(request, DeleteGroupsRequest):
-        return DeleteGroupsResponse(tuple((g, error) for g in request.groups))
-    if isinstance(request, FindCoordinatorRequest):
-        return FindCoordinatorResponse(error)
-    if isinstance(request, OffsetDeleteRequest):
-        return OffsetDeleteResponse(error)
-    raise TypeError(f"not a group coordinator request: {type(request).__name__}")
+    """The whole answer to ``request`` failed with ``error`` (AbstractRequest.getErrorResponse): its type's
+    `GroupApi` says how."""
+    return api_of(request).error(request, error)
 
 
 class GroupCoordinator:
@@ -111,6 +91,7 @@ class GroupCoordinator:
         self.manager = GroupMetadataManager(broker_id, config.offsets_topic_num_partitions,
                                             config.offset_commit_timeout_ms, config.offset_metadata_max_bytes, now_ms)
         self.is_active = False
+        self.zk = KafkaZkClient()  # FindCoordinator's and start-up's reads, and the creation of __consumer_offsets
         self._ids = itertools.count(1)
         # timer key → (kind, group id, member id or "", deadline ms)
         self.timers: dict[str, tuple[str, str, str, float]] = {}
@@ -200,7 +181,7 @@ class GroupCoordinator:
                f"{uuid.UUID(bytes=hashlib.md5(seed).digest(), version=4)}"
 
     # == JoinGroup ===================================================================================================
-    def handle_join_group(self, req: JoinGroupRequest, reply_to: str) -> Proc[None]:
+    def handle_join_group(self, req: JoinGroupRequest, reply_to: ReplyHandle) -> Proc[None]:
         """GroupCoordinator.handleJoinGroup."""
         error = self._validate(req.group_id)
         if error is not None:
@@ -235,7 +216,7 @@ class GroupCoordinator:
         if group.is_(GroupState.PREPARING_REBALANCE):
             yield from self._try_complete_join(group)
 
-    def _do_unknown_join_group(self, group: GroupMetadata, req: JoinGroupRequest, reply_to: str) -> Proc[None]:
+    def _do_unknown_join_group(self, group: GroupMetadata, req: JoinGroupRequest, reply_to: ReplyHandle) -> Proc[None]:
         """GroupCoordinator.doUnknownJoinGroup."""
         protocols = {p.name for p in req.protocols}
         if group.is_(GroupState.DEAD):
@@ -257,7 +238,7 @@ class GroupCoordinator:
             yield from self._add_member_and_rebalance(group, new_member_id, req, reply_to)
 
     def _update_static_member_and_rebalance(self, group: GroupMetadata, new_member_id: str, req: JoinGroupRequest,
-                                            reply_to: str) -> Proc[None]:
+                                            reply_to: ReplyHandle) -> Proc[None]:
         """GroupCoordinator.updateStaticMemberAndRebalance (2.6.3): a static member rejoining without its member id
         takes its old place under a new id. In a Stable group whose selected protocol stays, the replacement is
         written with storeGroup before the answer (KAFKA-10284: else a coordinator that loads the group later knows
@@ -321,7 +302,7 @@ class GroupCoordinator:
             raise ValueError(f"Group {group.group_id} was not supposed to be in the state {group.state.value} when "
                              f"the unknown static member {instance} rejoins.")
 
-    def _do_join_group(self, group: GroupMetadata, req: JoinGroupRequest, reply_to: str) -> Proc[None]:
+    def _do_join_group(self, group: GroupMetadata, req: JoinGroupRequest, reply_to: ReplyHandle) -> Proc[None]:
         """GroupCoordinator.doJoinGroup: a member that has an id."""
         member_id = req.member_id
         if group.is_(GroupState.DEAD):
@@ -364,7 +345,7 @@ class GroupCoordinator:
                                  group.current_member_metadata() if group.is_leader(member.member_id) else ())
 
     def _add_member_and_rebalance(self, group: GroupMetadata, member_id: str, req: JoinGroupRequest,
-                                  reply_to: str) -> Proc[None]:
+                                  reply_to: ReplyHandle) -> Proc[None]:
         """GroupCoordinator.addMemberAndRebalance."""
         member = MemberMetadata(member_id, group.group_id, req.group_instance_id, req.client_id, req.client_host,
                                 req.rebalance_timeout_ms, req.session_timeout_ms, req.protocol_type, req.protocols)
@@ -381,7 +362,7 @@ class GroupCoordinator:
         yield from self._maybe_prepare_rebalance(group, f"Adding new member {member_id}")
 
     def _update_member_and_rebalance(self, group: GroupMetadata, member: MemberMetadata, req: JoinGroupRequest,
-                                     reply_to: str) -> Proc[None]:
+                                     reply_to: ReplyHandle) -> Proc[None]:
         old = member.awaiting_join
         if old is not None and old != reply_to:
             # a second JoinGroup of the same member replaces the first (its client gave up on it)
@@ -572,7 +553,7 @@ class GroupCoordinator:
                 yield from self._remove_member_and_update_group(group, member)
 
     # == SyncGroup ===================================================================================================
-    def handle_sync_group(self, req: SyncGroupRequest, reply_to: str) -> Proc[None]:
+    def handle_sync_group(self, req: SyncGroupRequest, reply_to: ReplyHandle) -> Proc[None]:
         """GroupCoordinator.handleSyncGroup."""
         error = self._validate(req.group_id)
         if error is Errors.COORDINATOR_LOAD_IN_PROGRESS:
@@ -635,7 +616,7 @@ class GroupCoordinator:
         return None
 
     # == Heartbeat ===================================================================================================
-    def handle_heartbeat(self, req: HeartbeatRequest, reply_to: str) -> Proc[None]:
+    def handle_heartbeat(self, req: HeartbeatRequest, reply_to: ReplyHandle) -> Proc[None]:
         """GroupCoordinator.handleHeartbeat (2.6.3): NONE in Stable and CompletingRebalance, REBALANCE_IN_PROGRESS
         while the group prepares a rebalance; each restarts the member's session timer."""
         error = self._validate(req.group_id)
@@ -665,7 +646,7 @@ class GroupCoordinator:
         yield Respond(reply_to, HeartbeatResponse(error))
 
     # == LeaveGroup ==================================================================================================
-    def handle_leave_group(self, req: LeaveGroupRequest, reply_to: str) -> Proc[None]:
+    def handle_leave_group(self, req: LeaveGroupRequest, reply_to: ReplyHandle) -> Proc[None]:
         """GroupCoordinator.handleLeaveGroup (v3+: a batch of members, each answered)."""
         error = self._validate(req.group_id)
         if error is not None:
@@ -704,7 +685,7 @@ class GroupCoordinator:
         yield Respond(reply_to, LeaveGroupResponse(Errors.NONE, tuple(answers)))
 
     # == offsets =====================================================================================================
-    def handle_commit_offsets(self, req: OffsetCommitRequest, reply_to: str) -> Proc[None]:
+    def handle_commit_offsets(self, req: OffsetCommitRequest, reply_to: ReplyHandle) -> Proc[None]:
         """GroupCoordinator.handleCommitOffsets + doCommitOffsets (KafkaApis fills the timestamps: the commit time
         is now unless the request gives one, the expire time now + retention when the request gives one)."""
         tps = tuple(p.tp for p in req.partitions)
@@ -746,7 +727,7 @@ class GroupCoordinator:
             yield from self._complete_and_schedule_next_heartbeat(group, group.get(req.member_id))
             yield answer((yield from self.manager.store_offsets(group, offsets)))
 
-    def handle_fetch_offsets(self, req: OffsetFetchRequest, reply_to: str) -> Proc[None]:
+    def handle_fetch_offsets(self, req: OffsetFetchRequest, reply_to: ReplyHandle) -> Proc[None]:
         """GroupCoordinator.handleFetchOffsets + GroupMetadataManager.getOffsets: the committed offset of each
         partition asked (-1 with empty metadata when there is none), or every committed one (partitions None)."""
         error = self._validate(req.group_id, allow_empty_id=True)
@@ -765,7 +746,7 @@ class GroupCoordinator:
         yield Respond(reply_to, OffsetFetchResponse(Errors.NONE, tuple(data)))
 
     # == describing, listing, deleting ===============================================================================
-    def handle_describe_groups(self, req: DescribeGroupsRequest, reply_to: str) -> Proc[None]:
+    def handle_describe_groups(self, req: DescribeGroupsRequest, reply_to: ReplyHandle) -> Proc[None]:
         """KafkaApis.handleDescribeGroupRequest over GroupCoordinator.handleDescribeGroup."""
         out = []
         for group_id in req.groups:
@@ -781,7 +762,7 @@ class GroupCoordinator:
                                           (group.protocol_name or "") if stable else "", group.summary_members()))
         yield Respond(reply_to, DescribeGroupsResponse(tuple(out), req.include_authorized_operations))
 
-    def handle_list_groups(self, req: ListGroupsRequest, reply_to: str) -> Proc[None]:
+    def handle_list_groups(self, req: ListGroupsRequest, reply_to: ReplyHandle) -> Proc[None]:
         """GroupCoordinator.handleListGroups (v4: only the groups in one of ``states_filter``)."""
         if not self.is_active:
             yield Respond(reply_to, ListGroupsResponse(Errors.COORDINATOR_NOT_AVAILABLE))
@@ -792,7 +773,7 @@ class GroupCoordinator:
                        if not wanted or g.state.value in wanted)
         yield Respond(reply_to, ListGroupsResponse(error, groups))
 
-    def handle_delete_groups(self, req: DeleteGroupsRequest, reply_to: str) -> Proc[None]:
+    def handle_delete_groups(self, req: DeleteGroupsRequest, reply_to: ReplyHandle) -> Proc[None]:
         """GroupCoordinator.handleDeleteGroups: each Empty group goes Dead and then, with its offsets, from the cache
         (tombstones appended with requiredAcks 0: the answer is NONE whatever the append's fate)."""
         results = []
@@ -819,7 +800,7 @@ class GroupCoordinator:
                      ", ".join(g.group_id for g in eligible), removed)
         yield Respond(reply_to, DeleteGroupsResponse(tuple(results)))
 
-    def handle_delete_offsets(self, req: OffsetDeleteRequest, reply_to: str) -> Proc[None]:
+    def handle_delete_offsets(self, req: OffsetDeleteRequest, reply_to: ReplyHandle) -> Proc[None]:
         """KafkaApis.handleOffsetDeleteRequest over GroupCoordinator.handleDeleteOffsets: a partition whose topic
         does not have it is UNKNOWN_TOPIC_OR_PARTITION (2.6 asks its metadata cache, kactor ZooKeeper's topic
         assignments, which that cache follows); an Empty group's offsets go; a consumer group with members keeps
@@ -867,23 +848,56 @@ class GroupCoordinator:
         yield Respond(reply_to, OffsetDeleteResponse(Errors.NONE, tuple((tp, errors[tp]) for tp in req.partitions
                                                                         if tp in errors)))
 
-    def handle(self, request: Any, reply_to: str) -> Proc[None]:
-        """The handler of ``request``'s type."""
-        handler = _HANDLERS.get(type(request))
-        if handler is None:
-            raise TypeError(f"the group coordinator does not handle {type(request).__name__}")
-        return handler(self, request, reply_to)
+    def handle_find_coordinator(self, req: FindCoordinatorRequest, reply_to: ReplyHandle) -> Proc[None]:
+        """KafkaApis.handleFindCoordinatorRequest (`find_coordinator`, from ZooKeeper); the partition count of
+        ``__consumer_offsets`` it read wins over the one known. A lookup that fails is COORDINATOR_NOT_AVAILABLE,
+        which the client retries."""
+        try:
+            response, count = yield from find_coordinator(self.zk, self.config, self.manager.num_partitions, req)
+        except Exception as e:  # noqa: BLE001 - e.g. an undecodable znode: the client asks again
+            log.warning("FindCoordinator failed: %s", e)
+            response, count = FindCoordinatorResponse(Errors.COORDINATOR_NOT_AVAILABLE), None
+        if count is not None:
+            self.manager.num_partitions = count
+        yield Respond(reply_to, response)
+
+    def handle(self, request: Any, reply_to: ReplyHandle) -> Proc[None]:
+        """The handler of ``request``'s type (its `GroupApi`); TypeError for a request it does not serve."""
+        return api_of(request).handle(self, request, reply_to)
 
 
-_HANDLERS: dict[type, Callable[[GroupCoordinator, Any, str], Proc[None]]] = {
-    JoinGroupRequest: GroupCoordinator.handle_join_group,
-    SyncGroupRequest: GroupCoordinator.handle_sync_group,
-    HeartbeatRequest: GroupCoordinator.handle_heartbeat,
-    LeaveGroupRequest: GroupCoordinator.handle_leave_group,
-    OffsetCommitRequest: GroupCoordinator.handle_commit_offsets,
-    OffsetFetchRequest: GroupCoordinator.handle_fetch_offsets,
-    DescribeGroupsRequest: GroupCoordinator.handle_describe_groups,
-    ListGroupsRequest: GroupCoordinator.handle_list_groups,
-    DeleteGroupsRequest: GroupCoordinator.handle_delete_groups,
-    OffsetDeleteRequest: GroupCoordinator.handle_delete_offsets,
+@attrs.frozen(slots=True)
+class GroupApi:
+    """One request type the group coordinator serves (KafkaApis.handle's case for it): its handler, and its whole
+    answer failed with an error (AbstractRequest.getErrorResponse)."""
+
+    handle: Callable[[GroupCoordinator, Any, ReplyHandle], Proc[None]]
+    error: Callable[[Any, Errors], Any]
+
+
+GROUP_REQUESTS: dict[type, GroupApi] = {
+    JoinGroupRequest: GroupApi(GroupCoordinator.handle_join_group, lambda r, e: join_error(r.member_id, e)),
+    SyncGroupRequest: GroupApi(GroupCoordinator.handle_sync_group, lambda r, e: SyncGroupResponse(e)),
+    HeartbeatRequest: GroupApi(GroupCoordinator.handle_heartbeat, lambda r, e: HeartbeatResponse(e)),
+    LeaveGroupRequest: GroupApi(GroupCoordinator.handle_leave_group, lambda r, e: LeaveGroupResponse(e)),
+    OffsetCommitRequest: GroupApi(GroupCoordinator.handle_commit_offsets, lambda r, e: OffsetCommitResponse(
+        tuple(OffsetCommitPartitionResponse(p.tp, e) for p in r.partitions))),
+    OffsetFetchRequest: GroupApi(GroupCoordinator.handle_fetch_offsets, lambda r, e: OffsetFetchResponse(
+        e, tuple(OffsetFetchPartitionData(tp, error=e) for tp in r.partitions or ()))),
+    DescribeGroupsRequest: GroupApi(GroupCoordinator.handle_describe_groups, lambda r, e: DescribeGroupsResponse(
+        tuple(DescribedGroup(e, g) for g in r.groups))),
+    ListGroupsRequest: GroupApi(GroupCoordinator.handle_list_groups, lambda r, e: ListGroupsResponse(e)),
+    DeleteGroupsRequest: GroupApi(GroupCoordinator.handle_delete_groups, lambda r, e: DeleteGroupsResponse(
+        tuple((g, e) for g in r.groups))),
+    FindCoordinatorRequest: GroupApi(GroupCoordinator.handle_find_coordinator,
+                                     lambda r, e: FindCoordinatorResponse(e)),
+    OffsetDeleteRequest: GroupApi(GroupCoordinator.handle_delete_offsets, lambda r, e: OffsetDeleteResponse(e)),
 }
+
+
+def api_of(request: Any) -> GroupApi:
+    """The `GroupApi` of ``request``'s type; TypeError for a request the group coordinator does not serve."""
+    api = GROUP_REQUESTS.get(type(request))
+    if api is None:
+        raise TypeError(f"the group coordinator does not handle {type(request).__name__}")
+    return api

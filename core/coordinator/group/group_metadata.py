@@ -21,6 +21,7 @@ from collections import Counter
 from collections.abc import Iterable
 
 from core.coordinator.group.message_formats import GroupRecord, MemberRecord, OffsetAndMetadata
+from core.effects import ReplyHandle
 from messages.common import TopicPartition
 from messages.group import DescribedGroupMember, JoinGroupMember, JoinGroupProtocol, ListedGroup
 
@@ -84,8 +85,8 @@ class MemberMetadata:
         self.protocol_type = protocol_type
         self.supported_protocols = supported_protocols
         self.assignment = b""
-        self.awaiting_join: str | None = None  # reply handle of a JoinGroup waiting for the rebalance
-        self.awaiting_sync: str | None = None  # reply handle of a SyncGroup waiting for the leader's assignment
+        self.awaiting_join: ReplyHandle | None = None  # reply handle of a JoinGroup waiting for the rebalance
+        self.awaiting_sync: ReplyHandle | None = None  # reply handle of a SyncGroup waiting for the leader's assignment
         self.latest_heartbeat = 0.0
         self.is_leaving = False
         self.is_new = False
@@ -196,7 +197,7 @@ class GroupMetadata:
     def size(self) -> int:
         return len(self.members)
 
-    def add(self, member: MemberMetadata, reply_to: str | None = None) -> None:
+    def add(self, member: MemberMetadata, reply_to: ReplyHandle | None = None) -> None:
         """GroupMetadata.add."""
         if not self.members:
             self.protocol_type = member.protocol_type
@@ -222,7 +223,7 @@ class GroupMetadata:
             self.leader_id = next(iter(self.members), None)
 
     def update_member(self, member: MemberMetadata, protocols: tuple[JoinGroupProtocol, ...],
-                      reply_to: str | None) -> None:
+                      reply_to: ReplyHandle | None) -> None:
         """GroupMetadata.updateMember: new protocols, and the member now waits in the rebalance (with no reply
         handle: it no longer waits)."""
         self.supported_protocols.subtract(member.protocols())
@@ -235,7 +236,7 @@ class GroupMetadata:
             self.num_members_awaiting_join -= 1
         member.awaiting_join = reply_to
 
-    def take_join_reply(self, member: MemberMetadata) -> str | None:
+    def take_join_reply(self, member: MemberMetadata) -> ReplyHandle | None:
         """The half of maybeInvokeJoinCallback that is state: the member stops waiting; its handle is returned."""
         handle = member.awaiting_join
         if handle is not None:
@@ -243,7 +244,7 @@ class GroupMetadata:
             self.num_members_awaiting_join -= 1
         return handle
 
-    def take_sync_reply(self, member: MemberMetadata) -> str | None:
+    def take_sync_reply(self, member: MemberMetadata) -> ReplyHandle | None:
         handle = member.awaiting_sync
         member.awaiting_sync = None
         return handle

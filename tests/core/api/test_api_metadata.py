@@ -153,13 +153,36 @@ def test_fewer_live_brokers_than_the_default_replication_factor_is_invalid_repli
 
 def test_consumer_offsets_is_created_whatever_the_settings_and_transaction_state_never():
     cache = _cache(CACHE_STATES[:3], (_broker(1),))
-    off = AutoCreateConfig(False, 1, 1)
+    off = AutoCreateConfig(False, 1, 1, offsets_topic_replication_factor=1)
     r = metadata.handle_metadata_request(cache, _request(("__consumer_offsets", "__transaction_state"),
                                                          auto_create=off, allow_auto_topic_creation=False))
     assert [(t.name, t.error, t.is_internal) for t in r.topics] == [
         ("__consumer_offsets", Errors.LEADER_NOT_AVAILABLE, True),
         ("__transaction_state", Errors.UNKNOWN_TOPIC_OR_PARTITION, True)]
     assert r.create_topics == (CreatableTopic("__consumer_offsets", -1, -1),)
+
+
+@pytest.mark.parametrize("alive", [1, 2])
+def test_consumer_offsets_waits_for_offsets_topic_replication_factor_live_brokers(alive):
+    """KafkaApis.createInternalTopic: fewer live brokers than offsets.topic.replication.factor is
+    COORDINATOR_NOT_AVAILABLE (an internal topic, no partitions) and nothing is created; with that many it is."""
+    cache = _cache(CACHE_STATES[:3], tuple(_broker(i) for i in range(1, alive + 1)))
+    config = AutoCreateConfig(True, 1, 1, offsets_topic_replication_factor=2)
+    r = metadata.handle_metadata_request(cache, _request(("__consumer_offsets",), auto_create=config))
+    created = alive >= 2
+    assert [(t.name, t.error, t.is_internal, t.partitions) for t in r.topics] == [
+        ("__consumer_offsets", Errors.LEADER_NOT_AVAILABLE if created else Errors.COORDINATOR_NOT_AVAILABLE, True, ())]
+    assert r.create_topics == ((CreatableTopic("__consumer_offsets", -1, -1),) if created else ())
+    assert metadata.edge_task(r) == (("auto_create", r.create_topics) if created else None)
+
+
+def test_the_broker_stamps_offsets_topic_replication_factor_into_metadata_requests():
+    from kactor.broker_process import auto_create_config
+    from kactor.config import build_config
+
+    cfg = build_config({"broker.id": "1", "zookeeper.connect": "127.0.0.1:1", "offsets.topic.replication.factor": "2"})
+    assert auto_create_config(cfg).offsets_topic_replication_factor == 2
+    assert AutoCreateConfig().offsets_topic_replication_factor == 3  # Kafka 2.6's default
 
 
 def test_a_stale_controller_epoch_does_not_update_the_cache():

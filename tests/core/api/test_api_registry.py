@@ -100,8 +100,7 @@ def test_private_keys_need_a_body_codec_and_are_not_advertised(clean_registry):
                                 request_to_wire=lambda r: {}, response_from_wire=lambda v, b: b))
 
 
-def test_routes_to_the_brokers_actors_are_not_actor_names():
-    from actors import names
-
-    routes = (registry.ROUTE_REPLICA_MANAGER, registry.ROUTE_CONTROLLER, registry.ROUTE_GROUP_COORDINATOR)
-    assert not set(routes) & {names.REPLICA_MANAGER, names.CONTROLLER, names.GROUP_COORDINATOR}
+def test_a_route_to_a_component_is_no_edge_handler_and_edge_routes_name_their_handler():
+    assert _spec(1, route=registry.Route.CONTROLLER).edge_handler is None
+    assert _spec(1, route="edge:admin").edge_handler == "admin"
+    assert _spec(1, route="some-actor").edge_handler is None

@@ -121,3 +121,35 @@ def test_no_live_broker_creates_nothing():
     zk = _zk()
     assert _find(zk)[0].error is Errors.COORDINATOR_NOT_AVAILABLE
     assert not zk.exists("/brokers/topics/__consumer_offsets")
+
+
+def test_the_group_coordinator_serves_find_coordinator_and_keeps_the_partition_count_it_read():
+    """FindCoordinator is one of the coordinator's request types (GROUP_REQUESTS): its answer goes to the request's
+    reply handle, and the partition count read from ZooKeeper becomes the coordinator's."""
+    from core.coordinator.group.group_coordinator import GroupCoordinator
+    from core.effects import ReplyHandle, Respond
+
+    zk = _zk(1)
+    zk.create("/brokers/topics/__consumer_offsets", znodes.encode_topic_assignment(
+        {TopicPartition(TOPIC, p): ReplicaAssignment((1,)) for p in range(3)}))
+    zk.put_partition_state(TopicPartition(TOPIC, partition_for("g", 3)), 1, (1,))
+    gc = GroupCoordinator(1, GroupCoordinatorConfig(offsets_topic_num_partitions=50), lambda: 0.0)
+    effects: list = []
+    run_sync(gc.handle(FindCoordinatorRequest("g", 0, "PLAINTEXT"), ReplyHandle(7)), zk, effects.append)
+    assert effects == [Respond(ReplyHandle(7), FindCoordinatorResponse(Errors.NONE, 1, "127.0.0.1", 9091))]
+    assert gc.manager.num_partitions == 3
+
+
+def test_a_find_coordinator_whose_lookup_fails_is_coordinator_not_available():
+    from core.coordinator.group.group_coordinator import GroupCoordinator
+    from core.effects import ReplyHandle, Respond
+
+    zk = _zk()
+    zk.create("/brokers/topics/__consumer_offsets", znodes.encode_topic_assignment(
+        {TopicPartition(TOPIC, p): ReplicaAssignment((1,)) for p in range(3)}))
+    zk.put_partition_state(TopicPartition(TOPIC, partition_for("g", 3)), 1, (1,))
+    zk.create("/brokers/ids/1", b"not json")  # the leader's registration does not decode: ZnodeDecodeError
+    gc = GroupCoordinator(1, GroupCoordinatorConfig(offsets_topic_num_partitions=3), lambda: 0.0)
+    effects: list = []
+    run_sync(gc.handle(FindCoordinatorRequest("g"), ReplyHandle(1)), zk, effects.append)
+    assert effects == [Respond(ReplyHandle(1), FindCoordinatorResponse(Errors.COORDINATOR_NOT_AVAILABLE))]
