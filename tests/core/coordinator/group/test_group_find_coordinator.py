@@ -148,7 +148,7 @@ def test_a_find_coordinator_whose_lookup_fails_is_coordinator_not_available():
     zk.create("/brokers/topics/__consumer_offsets", znodes.encode_topic_assignment(
         {TopicPartition(TOPIC, p): ReplicaAssignment((1,)) for p in range(3)}))
     zk.put_partition_state(TopicPartition(TOPIC, partition_for("g", 3)), 1, (1,))
-    zk.create("/brokers/ids/1", b"not json")  # the leader's registration does not decode: ZnodeDecodeError
+    zk.create("/brokers/ids/1", "not json")  # the leader's registration does not decode: ZnodeDecodeError
     gc = GroupCoordinator(1, GroupCoordinatorConfig(offsets_topic_num_partitions=3), lambda: 0.0)
     effects: list = []
     run_sync(gc.handle(FindCoordinatorRequest("g"), ReplyHandle(1)), zk, effects.append)
