@@ -29,6 +29,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 
 import attrs
 
+from core.broker import alter_log_dirs
 from core.broker.config import BrokerSideConfig
 from core.broker.fetch_session import FetchContext, FetchSession, FetchSessionCache, FetchSessionHandler
 from core.broker.fetcher_state import FETCHING, TRUNCATING, FollowerFetchState, offset_truncation_state
@@ -62,6 +63,8 @@ from messages.replication import (
     GROUP_METADATA_TOPIC_NAME,
     INVALID_LOW_WATERMARK,
     LATEST_TIMESTAMP,
+    AlterReplicaLogDirsRequest,
+    AlterReplicaLogDirsResponse,
     DeleteRecordsPartitionResult,
     DeleteRecordsRequest,
     DeleteRecordsResponse,
@@ -1424,6 +1427,8 @@ class ReplicaManager:
         due += [op.deadline_ms for op in self._delayed_produce]
         due += [op.deadline_ms for op in self._delayed_fetch]
         due += [op.deadline_ms for op in self._delayed_delete_records]
+        if self.log_manager.future_logs and alter_log_dirs.moving(self):
+            due.append(0)  # ReplicaAlterLogDirsThread: copying until every moving replica is swapped in
         return min(due)
 
     def run_scheduled_tasks(self, now_ms: float) -> Proc[None]:
@@ -1457,7 +1462,17 @@ class ReplicaManager:
                 self._next_log_task_ms[task] = _next_due(self._next_log_task_ms[task], now_ms,
                                                          self._log_task_periods[task])
                 yield from self._process_log_dir_failures()
+        if self.log_manager.future_logs:
+            self._run_log_task(lambda: alter_log_dirs.copy_step(self, now_ms))
+            yield from self._process_log_dir_failures()
         yield from self.expire_delayed_operations(now_ms)
+
+    def handle_alter_replica_log_dirs(self, request: AlterReplicaLogDirsRequest, now_ms: float = 0
+                                      ) -> Proc[AlterReplicaLogDirsResponse]:
+        """KafkaApis.handleAlterReplicaLogDirsRequest → ReplicaManager.alterReplicaLogDirs (core/broker/
+        alter_log_dirs.py); the copy runs from the scheduled tasks."""
+        yield from ()
+        return alter_log_dirs.alter_replica_log_dirs(self, request)
 
     def cleanup_logs(self, now_ms: float) -> int:
         """The "kafka-log-retention" task (LogManager.cleanupLogs): segments past retention.ms / retention.bytes
