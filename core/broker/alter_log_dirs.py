@@ -28,6 +28,9 @@ from messages.common import Errors, TopicPartition
 from messages.replication import AlterReplicaLogDirResult, AlterReplicaLogDirsRequest, AlterReplicaLogDirsResponse
 
 MAX_FILE_NAME_BYTES = 255
+# a copy round that met a storage error is tried again after replica.fetch.backoff.ms (its default): the fetcher's
+# partitionsWithError back-off, so that a dir the log-dir probe still finds usable is not retried in a busy loop
+STORAGE_ERROR_BACKOFF_MS = 1000
 
 log = logging.getLogger("kactor.broker")
 

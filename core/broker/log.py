@@ -1147,7 +1147,7 @@ class LogManager:
             if clean:
                 # what another shard (or a later start) still has to load stays marked; what no longer exists goes
                 others = sorted(n for n in clean if n in names and self.owns is not None
-                                and not self.owns(TopicPartition.parse(n)))
+                                and not self.owns(parse_log_dir_name(n)[0]))
                 try:
                     _write_clean_shutdown(d, others)
                 except OSError as e:

@@ -243,6 +243,7 @@ class ReplicaManager:
         # kafka-recovery-point-checkpoint, kafka-log-start-offset-checkpoint, kafka-log-flusher
         self._next_log_task_ms = {k: now_ms + LOG_RETENTION_INITIAL_DELAY_MS for k in _LOG_TASK_DEFAULTS}
         self._last_hw_checkpoint: dict[str, dict[TopicPartition, int]] = {}  # per dir: what was last written
+        self._alter_log_dirs_due_ms = 0.0  # the next future-log copy round (core/broker/alter_log_dirs.py)
         # metrics (meters as counts)
         self.isr_expands = 0  # IsrExpandsPerSec
         self.isr_shrinks = 0  # IsrShrinksPerSec
@@ -1428,7 +1429,9 @@ class ReplicaManager:
         due += [op.deadline_ms for op in self._delayed_fetch]
         due += [op.deadline_ms for op in self._delayed_delete_records]
         if self.log_manager.future_logs and alter_log_dirs.moving(self):
-            due.append(0)  # ReplicaAlterLogDirsThread: copying until every moving replica is swapped in
+            # ReplicaAlterLogDirsThread: copying until every moving replica is swapped in (after a storage error,
+            # once replica.fetch.backoff.ms is over)
+            due.append(self._alter_log_dirs_due_ms)
         return min(due)
 
     def run_scheduled_tasks(self, now_ms: float) -> Proc[None]:
@@ -1462,8 +1465,13 @@ class ReplicaManager:
                 self._next_log_task_ms[task] = _next_due(self._next_log_task_ms[task], now_ms,
                                                          self._log_task_periods[task])
                 yield from self._process_log_dir_failures()
-        if self.log_manager.future_logs:
-            self._run_log_task(lambda: alter_log_dirs.copy_step(self, now_ms))
+        if self.log_manager.future_logs and now_ms >= self._alter_log_dirs_due_ms:
+            try:
+                alter_log_dirs.copy_step(self, now_ms)
+            except KafkaStorageError as e:
+                self._alter_log_dirs_due_ms = now_ms + alter_log_dirs.STORAGE_ERROR_BACKOFF_MS
+                if not self.log_manager.defer(e):
+                    self._note_storage_error(e)
             yield from self._process_log_dir_failures()
         yield from self.expire_delayed_operations(now_ms)
 

@@ -10,7 +10,7 @@ from core.api import alter_replica_log_dirs as api
 from core.api.broker_requests import merge_responses, split_request
 from core.api.describe_log_dirs import describe_log_dirs
 from core.broker import alter_log_dirs
-from core.broker.log import LogManager
+from core.broker.log import KafkaStorageError, LogManager
 from core.broker.replica_manager import ReplicaManager
 from messages.common import Errors, TopicPartition
 from messages.replication import (
@@ -208,3 +208,55 @@ def test_wire_round_trip_and_shards() -> None:
                for i, part in parts.items()}
     assert [r.tp for r in merge_responses(request, answers).results] == [TP, OTHER, TopicPartition("bar", 0)]
 
+
+
+def test_a_storage_error_in_the_future_dir_takes_that_dir_offline_and_the_replica_stays(tmp_path) -> None:
+    rm = leading(tmp_path)
+    d0, d1 = rm.log_manager.log_dirs
+    alter(rm, (TP, d1))
+    future = rm.log_manager.get_log(TP, is_future=True)
+
+    def broken(records, now_ms=None):
+        raise KafkaStorageError(f"error appending to {future.dir}", d1)
+    future.append_as_follower = broken  # type: ignore[method-assign]
+    drive(rm.run_scheduled_tasks(T0))
+    assert rm.log_manager.offline_dirs == {d1} and rm.log_manager.future_logs == {}
+    log = rm.online_partition(TP).log
+    assert log.parent_dir == d0 and [v for _, _, v in log_records(log)] == ["v0", "v1", "v2"]
+
+
+def test_a_deferred_storage_error_backs_off_instead_of_spinning(tmp_path) -> None:
+    rm = leading(tmp_path)
+    d0, d1 = rm.log_manager.log_dirs
+    alter(rm, (TP, d1))
+    rm.log_manager.defer_io_errors = True  # as a broker's shards: the log-dir probe decides
+    future = rm.log_manager.get_log(TP, is_future=True)
+    calls = []
+
+    def broken(records, now_ms=None):
+        calls.append(now_ms)
+        raise KafkaStorageError(f"error appending to {future.dir}", d1)
+    future.append_as_follower = broken  # type: ignore[method-assign]
+    drive(rm.run_scheduled_tasks(T0))
+    assert rm.next_task_due_ms() == T0 + alter_log_dirs.STORAGE_ERROR_BACKOFF_MS
+    drive(rm.run_scheduled_tasks(T0 + 10))
+    assert len(calls) == 1  # not again before the back-off is over
+    drive(rm.run_scheduled_tasks(T0 + alter_log_dirs.STORAGE_ERROR_BACKOFF_MS))
+    assert len(calls) == 2 and rm.log_manager.deferred_io_failures == {d1}
+
+
+def test_a_sharded_restart_loads_each_future_log_in_its_shard(tmp_path) -> None:
+    dirs = [str(tmp_path / "d0"), str(tmp_path / "d1")]
+    tps = [TopicPartition("t", p) for p in range(6)]
+    owners = [lambda tp, i=i: tp.partition % 2 == i for i in range(2)]
+    shards = [LogManager(dirs, owns) for owns in owners]
+    for tp in tps:
+        shard = shards[tp.partition % 2]
+        shard.get_or_create_log(tp, is_new=True)
+        other = next(d for d in shard.log_dirs if d != shard.get_log(tp).parent_dir)
+        shard.create_future_log(tp, other)
+    for shard in shards:
+        shard.close()  # clean-shutdown markers name the future logs too
+    again = [LogManager(dirs, owns) for owns in owners]
+    assert [sorted(s.future_logs) for s in again] == [[tp for tp in tps if tp.partition % 2 == i] for i in range(2)]
+    assert all(s.get_log(tp) is not None for s in again for tp in s.future_logs)
