@@ -58,6 +58,8 @@ def _alter_one(rm: Any, tp: TopicPartition, log_dir: str) -> Errors:
     if not lm.is_log_dir_online(log_dir):
         return Errors.KAFKA_STORAGE_ERROR
     partition = rm.online_partition(tp)
+    if partition is None and rm.get_partition(tp) is not None:
+        return Errors.KAFKA_STORAGE_ERROR  # HostedPartition.Offline, before any preference is recorded
     future = lm.get_log(tp, is_future=True)
     if partition is not None and future is not None and future.parent_dir != log_dir:
         # Partition.futureReplicaDirChanged: the move that was under way is abandoned

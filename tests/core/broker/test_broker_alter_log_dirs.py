@@ -77,6 +77,14 @@ def test_errors_per_partition(tmp_path) -> None:
     assert alter(rm, (TP, d1)) == {TP: Errors.KAFKA_STORAGE_ERROR}
 
 
+def test_an_offline_partition_is_a_storage_error_and_records_no_preference(tmp_path) -> None:
+    rm = leading(tmp_path)
+    d0, d1 = rm.log_manager.log_dirs
+    drive(rm.handle_log_dir_failure(d0, send_zk_notification=False))
+    assert alter(rm, (TP, d1)) == {TP: Errors.KAFKA_STORAGE_ERROR}
+    assert rm.log_manager.preferred_log_dirs == {}
+
+
 def test_a_partition_not_hosted_yet_is_created_in_the_dir_asked_for(tmp_path) -> None:
     rm = make_rm(tmp_path, n_dirs=2)
     d0, d1 = rm.log_manager.log_dirs
