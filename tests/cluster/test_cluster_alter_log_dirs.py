@@ -1,6 +1,7 @@
 """A replica moved between its broker's log dirs keeps every record (AlterReplicaLogDirs, issue #26), on a real broker
-with two ``log.dirs``: while an idempotent librdkafka producer keeps writing, ``kactor reassign-partitions --execute``
-with the plan's ``log_dirs`` moves the partition's replica to the other dir (a ``-future`` log copied and swapped in),
+with two ``log.dirs``: while an idempotent librdkafka producer keeps writing, kafka-python 3's admin client
+(``alter_replica_log_dirs``) moves the partition's replica to the other dir and ``kactor reassign-partitions
+--execute`` with the plan's ``log_dirs`` moves it back (each time a ``-future`` log copied and swapped in);
 ``--verify`` reports the move done, the partition's directory is in the new dir and gone from the old one,
 ``kactor log-dirs --describe`` lists it there, and a consumer reads every acknowledged record exactly once, in offset
 order — also after the broker restarts on its dirs. One broker, one cluster for the whole file."""
@@ -9,17 +10,39 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
 
 import pytest
 from cluster_helpers import Cluster, run_kactor
-from kafka_clients_helpers import bootstrap
+from kafka_clients_helpers import KAFKA_PYTHON3, bootstrap
 
 pytestmark = [pytest.mark.cluster, pytest.mark.slow]
 
 TOPIC = "moving"
+
+KP3_MOVE = """
+import json, sys
+from kafka import KafkaAdminClient
+admin = KafkaAdminClient(bootstrap_servers=sys.argv[1], client_id="kp3-log-dirs")
+answers = admin.alter_replica_log_dirs({(sys.argv[2], 0, 0): path for path in sys.argv[3:]})
+admin.close()
+print(json.dumps({tpr.topic + "-" + str(tpr.partition) + "-" + str(tpr.broker_id): e.__name__
+                  for tpr, e in answers.items()}))
+"""
+
+
+def kafka_python3_move(servers: str, topic: str, to: str) -> dict[str, str]:
+    """kafka-python 3's KafkaAdminClient.alter_replica_log_dirs of the topic's partition 0 on broker 0: each
+    replica's answer, by its error class."""
+    env = dict(os.environ, PYTHONPATH=str(KAFKA_PYTHON3))
+    proc = subprocess.run([sys.executable, "-c", KP3_MOVE, servers, topic, to], capture_output=True, text=True,
+                          timeout=90, env=env)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return json.loads(proc.stdout)
 
 
 class Writer:
@@ -105,12 +128,19 @@ def test_a_replica_moved_between_log_dirs_keeps_every_record(start_cluster, tmp_
     c: Cluster = start_cluster(brokers=1, overrides=[f"log.dirs={','.join(dirs)}"])
     c.create_topic(TOPIC, assignment={0: [0]}, configs={"segment.bytes": "30000"})
     servers = bootstrap(c)
-    (source,) = [d for d in dirs if where(dirs)[d] == [f"{TOPIC}-0"]]
-    (target,) = [d for d in dirs if d != source]
+    (target,) = [d for d in dirs if where(dirs)[d] == [f"{TOPIC}-0"]]  # where kactor moves it back to
+    (source,) = [d for d in dirs if d != target]
 
     writer = Writer(servers).start()
     try:
-        c.wait(lambda: len(writer.acked) >= 1500, 60, "1500 records acknowledged before the move")
+        c.wait(lambda: len(writer.acked) >= 1500, 60, "1500 records acknowledged before the first move")
+        # kafka-python 3's admin client: a dir not in log.dirs is refused, the other dir taken
+        assert kafka_python3_move(servers, TOPIC, str(tmp_path / "not-a-log-dir")) == {
+            f"{TOPIC}-0-0": "LogDirNotFoundError"}
+        assert kafka_python3_move(servers, TOPIC, source) == {f"{TOPIC}-0-0": "NoError"}
+        c.wait(lambda: where(dirs) == {source: [f"{TOPIC}-0"], target: []}, 60, "the first move swapped in")
+        moved_at = len(writer.acked)
+        c.wait(lambda: len(writer.acked) >= moved_at + 500, 60, "500 more records acknowledged after it")
         plan = tmp_path / "plan.json"
         plan.write_text(json.dumps({"version": 1, "partitions": [
             {"topic": TOPIC, "partition": 0, "replicas": [0], "log_dirs": [target]}]}))
