@@ -330,6 +330,33 @@ INVALID_LOW_WATERMARK = -1  # DeleteRecordsResponse.INVALID_LOW_WATERMARK
 
 
 @message
+class AlterReplicaLogDir:
+    """AlterReplicaLogDirsRequest.Dirs[]: move ``tp``'s replica on this broker to ``log_dir`` (an absolute path)."""
+
+    tp: TopicPartition
+    log_dir: str
+
+
+@message
+class AlterReplicaLogDirsRequest:
+    """AlterReplicaLogDirsRequest (API key 34): each partition once (the request's map: the last dir named wins)."""
+
+    dirs: tuple[AlterReplicaLogDir, ...]
+
+
+@message
+class AlterReplicaLogDirResult:
+    tp: TopicPartition
+    error: Errors
+
+
+@message
+class AlterReplicaLogDirsResponse:
+    results: tuple[AlterReplicaLogDirResult, ...]
+    throttle_time_ms: int = 0
+
+
+@message
 class DeleteRecordsPartition:
     """DeleteRecordsRequest.Topics[].Partitions[]: delete the records before ``offset`` (-1: the high watermark)."""
 

@@ -1,28 +1,96 @@
-"""AlterReplicaLogDirs (34, v0-1): not served yet (issue #26 brings it in full: the ``-future`` replica and its swap).
-Until then every partition is answered UNSUPPORTED_VERSION, what Kafka answers a request it cannot serve
-(``AbstractRequest.getErrorResponse`` of an UnsupportedVersionException). The implementation replaces this module."""
+"""AlterReplicaLogDirs (34, v0-1): move replicas of this broker to other dirs of its ``log.dirs``, served by the
+replica manager (``KafkaApis.handleAlterReplicaLogDirsRequest`` → ``ReplicaManager.alterReplicaLogDirs``; the move
+itself, the ``-future`` log and its swap, is core/broker/alter_log_dirs.py). What ``kafka-reassign-partitions.sh``
+sends for a plan's ``log_dirs`` and the admin clients' ``alterReplicaLogDirs``.
+
+Each partition goes to the shard hosting it; the answer lists every partition once (the request's map), grouped by
+topic. Versions (AlterReplicaLogDirsRequest.json): v1 is v0 (the response may be throttled first).
+"""
 
 from __future__ import annotations
 
-from core.api.admin import fit_response
-from core.api.not_configured import ROUTE, Body, always, answered_with, no_response
-from core.api.registry import ApiSpec, register
-from messages.common import Errors
+from typing import Any
+
+import attrs
+
+from core.api.registry import ROUTE_REPLICA_MANAGER, ApiSpec, RequestContext, register
+from core.api.topic_groups import error_of, group_by_topic
+from core.broker.shards import ShardedRequest, answers_of, by_shard
+from messages.common import Errors, TopicPartition
+from messages.replication import (
+    AlterReplicaLogDir,
+    AlterReplicaLogDirResult,
+    AlterReplicaLogDirsRequest,
+    AlterReplicaLogDirsResponse,
+)
 from protocol.api_versions import API_KEYS
 
 ALTER_REPLICA_LOG_DIRS = API_KEYS["AlterReplicaLogDirs"]
+SEND_VERSION = 1  # what Kafka 2.6's admin client sends
 
 
-def error_response(version: int, body: Body, error: int) -> Body:
-    """AlterReplicaLogDirsRequest.getErrorResponse: every partition of every dir with the error, by topic."""
-    partitions: dict[str, list[int]] = {}
-    for d in body.get("dirs") or []:
-        for t in d["topics"]:
-            partitions.setdefault(t["name"], []).extend(t["partitions"])
-    return fit_response(ALTER_REPLICA_LOG_DIRS, version, {"throttle_time_ms": 0, "results": [
-        {"topic_name": name, "partitions": [{"partition_index": p, "error_code": error} for p in ps]}
-        for name, ps in partitions.items()]})
+def request_from_wire(version: int, body: dict[str, Any],
+                      ctx: RequestContext | None = None) -> AlterReplicaLogDirsRequest:
+    return AlterReplicaLogDirsRequest(tuple(AlterReplicaLogDir(TopicPartition(t["name"], p), d["path"])
+                                            for d in body["dirs"] for t in d["topics"] for p in t["partitions"]))
 
 
-register(ApiSpec(ALTER_REPLICA_LOG_DIRS, ROUTE, answered_with(always(Errors.UNSUPPORTED_VERSION)), no_response,
-                 error_response))
+def request_to_wire(request: AlterReplicaLogDirsRequest) -> dict[str, Any]:
+    by_dir: dict[str, list[AlterReplicaLogDir]] = {}
+    for d in request.dirs:
+        by_dir.setdefault(d.log_dir, []).append(d)
+    return {"dirs": [{"path": path, "topics": [
+        {"name": topic, "partitions": [d.tp.partition for d in ds]} for topic, ds in group_by_topic(items, _tp)]}
+        for path, items in by_dir.items()]}
+
+
+def _tp(item: AlterReplicaLogDir | AlterReplicaLogDirResult) -> TopicPartition:
+    return item.tp
+
+
+def response_to_wire(version: int, response: AlterReplicaLogDirsResponse) -> dict[str, Any]:
+    return {"throttle_time_ms": response.throttle_time_ms, "results": [
+        {"topic_name": topic, "partitions": [{"partition_index": r.tp.partition, "error_code": int(r.error)}
+                                             for r in results]}
+        for topic, results in group_by_topic(response.results, _tp)]}
+
+
+def response_from_wire(version: int, body: dict[str, Any]) -> AlterReplicaLogDirsResponse:
+    return AlterReplicaLogDirsResponse(tuple(
+        AlterReplicaLogDirResult(TopicPartition(t["topic_name"], p["partition_index"]), error_of(p["error_code"]))
+        for t in body["results"] for p in t["partitions"]), body.get("throttle_time_ms", 0))
+
+
+def error_response(version: int, body: dict[str, Any], error: int) -> dict[str, Any]:
+    """AlterReplicaLogDirsRequest.getErrorResponse: every partition of every dir with the error."""
+    e = error_of(error)
+    return response_to_wire(version, AlterReplicaLogDirsResponse(tuple(
+        AlterReplicaLogDirResult(TopicPartition(t["name"], p), e)
+        for d in body.get("dirs") or [] for t in d["topics"] for p in t["partitions"])))
+
+
+SPEC = ApiSpec(ALTER_REPLICA_LOG_DIRS, ROUTE_REPLICA_MANAGER, request_from_wire, response_to_wire, error_response,
+               request_type=AlterReplicaLogDirsRequest, send_version=SEND_VERSION, request_to_wire=request_to_wire,
+               response_from_wire=response_from_wire)
+register(SPEC)
+
+
+def split(request: AlterReplicaLogDirsRequest, shards: int) -> dict[int, AlterReplicaLogDirsRequest]:
+    return {i: attrs.evolve(request, dirs=tuple(ds)) for i, ds in sorted(by_shard(request.dirs, _tp, shards).items())}
+
+
+def merge(request: AlterReplicaLogDirsRequest,
+          parts: dict[int, AlterReplicaLogDirsResponse]) -> AlterReplicaLogDirsResponse:
+    """Each partition once, in the order the request first named it."""
+    by_tp = {r.tp: r for a in answers_of(parts) for r in a.results}
+    order = dict.fromkeys(d.tp for d in request.dirs)
+    return AlterReplicaLogDirsResponse(tuple(by_tp[tp] for tp in order if tp in by_tp))
+
+
+def error(request: AlterReplicaLogDirsRequest, code: Errors) -> AlterReplicaLogDirsResponse:
+    return AlterReplicaLogDirsResponse(tuple(AlterReplicaLogDirResult(tp, code)
+                                             for tp in dict.fromkeys(d.tp for d in request.dirs)))
+
+
+SHARDED = ShardedRequest(AlterReplicaLogDirsRequest, split, merge, error,
+                         lambda rm, part, now_ms, reply: rm.handle_alter_replica_log_dirs(part, now_ms))

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from core.api import (
+    alter_replica_log_dirs,
     delete_records,
     describe_log_dirs,
     fetch,
@@ -33,6 +34,7 @@ BROKER_REQUESTS: dict[type, ShardedRequest] = {unit.request_type: unit for unit 
     kactor_private.SHARDED,
     describe_log_dirs.SHARDED,
     delete_records.SHARDED,
+    alter_replica_log_dirs.SHARDED,
 )}
 
 # the answers the shards' follower fetchers get back, by their type

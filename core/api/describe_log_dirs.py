@@ -7,8 +7,8 @@ and the parts merge per dir. Per configured dir (absolute path, in ``log.dirs`` 
 is offline, else NONE with its logs grouped by topic — the partitions asked for (all when the request's topics are
 null), a topic whose logs in that dir are all left out still listed with none, as Kafka's groupBy-then-filter does.
 Each log: its size in bytes (all segments), its offset lag — ``max(high watermark - log end offset, 0)`` for a current
-replica (so 0), -1 when no partition is hosted for it — and ``is_future_key`` (kactor has no ``-future`` logs yet:
-AlterReplicaLogDirs is not served, so always false).
+replica (so 0), ``max(current log end - its log end, 0)`` for the ``-future`` log of a replica being moved to that dir
+(AlterReplicaLogDirs), -1 when no partition is hosted for it — and ``is_future_key``, true for that future log.
 
 Versions (DescribeLogDirsRequest.json): v1 is v0 (the response may be throttled first), v2 is v1 made flexible.
 """
@@ -62,12 +62,15 @@ def describe_log_dirs(replica_manager: Any, request: DescribeLogDirsRequest) -> 
     log_manager = replica_manager.log_manager
     by_dir: dict[str, dict[str, list[LogDirPartition]]] = {}
     wanted = None if request.partitions is None else frozenset(request.partitions)
-    for tp, log in sorted(log_manager.all_logs.items()):
+    logs = [(tp, False, log) for tp, log in log_manager.all_logs.items()]
+    logs += [(tp, True, log) for tp, log in log_manager.future_logs.items()]
+    for tp, future, log in sorted(logs, key=lambda item: (item[0], item[1])):
         topics = by_dir.setdefault(log.parent_dir, {})
         partitions = topics.setdefault(tp.topic, [])
         if wanted is not None and tp not in wanted:
             continue
-        partitions.append(LogDirPartition(tp.partition, log.size, _offset_lag(replica_manager, tp, log)))
+        partitions.append(LogDirPartition(tp.partition, log.size, _offset_lag(replica_manager, tp, log, future),
+                                          future))
     results = []
     for log_dir in log_manager.log_dirs:
         if not log_manager.is_log_dir_online(log_dir):
@@ -79,13 +82,14 @@ def describe_log_dirs(replica_manager: Any, request: DescribeLogDirsRequest) -> 
     return DescribeLogDirsResponse(tuple(results))
 
 
-def _offset_lag(replica_manager: Any, tp: TopicPartition, log: Any) -> int:
-    """ReplicaManager.getLogEndOffsetLag for a current (not future) log: against its hosted partition's log."""
+def _offset_lag(replica_manager: Any, tp: TopicPartition, log: Any, future: bool) -> int:
+    """ReplicaManager.getLogEndOffsetLag: against the hosted partition's log — its high watermark for the current
+    log, its log end for the future one."""
     partition = replica_manager.get_partition(tp)
     local = getattr(partition, "log", None)
     if local is None:
         return INVALID_OFFSET_LAG
-    return max(local.high_watermark - log.log_end_offset, 0)
+    return max((local.log_end_offset if future else local.high_watermark) - log.log_end_offset, 0)
 
 
 def merge(request: DescribeLogDirsRequest, parts: dict[int, DescribeLogDirsResponse]) -> DescribeLogDirsResponse:
@@ -106,7 +110,8 @@ def merge(request: DescribeLogDirsRequest, parts: dict[int, DescribeLogDirsRespo
             for t in r.topics:
                 topics.setdefault(t.name, []).extend(t.partitions)
         merged.append(LogDirResult(Errors.NONE, first.log_dir, tuple(
-            LogDirTopic(name, tuple(sorted(ps, key=lambda p: p.partition))) for name, ps in sorted(topics.items()))))
+            LogDirTopic(name, tuple(sorted(ps, key=lambda p: (p.partition, p.is_future))))
+            for name, ps in sorted(topics.items()))))
     return DescribeLogDirsResponse(tuple(merged))
 
 

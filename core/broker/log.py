@@ -89,6 +89,7 @@ RECOVERY_POINT_CHECKPOINT = "recovery-point-offset-checkpoint"
 LOG_START_OFFSET_CHECKPOINT = "log-start-offset-checkpoint"
 CLEAN_SHUTDOWN_FILE = ".kafka_cleanshutdown"  # Log.CleanShutdownFile
 DELETE_DIR_SUFFIX = "-delete"
+FUTURE_DIR_SUFFIX = "-future"  # Log.FutureDirSuffix: a replica being moved to this dir (AlterReplicaLogDirs)
 CHECKPOINT_VERSION = 0
 
 UNKNOWN_OFFSET = -1  # kafka.log.Log.UnknownOffset
@@ -255,6 +256,22 @@ def log_delete_dir_name(tp: TopicPartition) -> str:
     return tp.topic[:max(0, min(len(tp.topic), 255 - len(suffix)))] + suffix
 
 
+def log_future_dir_name(tp: TopicPartition) -> str:
+    """Log.logFutureDirName: ``<topic>-<partition>.<uuid>-future`` (ReplicaManager.alterReplicaLogDirs refuses a
+    partition whose name would not fit 255 bytes)."""
+    return f"{tp.topic}-{tp.partition}.{uuid.uuid4().hex}{FUTURE_DIR_SUFFIX}"
+
+
+def parse_log_dir_name(name: str) -> tuple[TopicPartition, bool]:
+    """Log.parseTopicPartitionName: (partition, is_future) of a log's dir name; ValueError for any other name."""
+    if name.endswith(FUTURE_DIR_SUFFIX):
+        stem, dot, unique = name[:-len(FUTURE_DIR_SUFFIX)].rpartition(".")
+        if not dot or not unique:
+            raise ValueError(f"not a future log dir: {name!r}")
+        return TopicPartition.parse(stem), True
+    return TopicPartition.parse(name), False
+
+
 def partition_dir_name(tp: TopicPartition) -> str:
     return f"{tp.topic}-{tp.partition}"
 
@@ -328,10 +345,11 @@ class Log:
                  defer: Callable[[KafkaStorageError], bool] | None = None,
                  append_faults: AppendFaults | None = None, *, config: LogConfig | None = None,
                  recovery_point: int = 0, log_start_offset: int = 0, now_ms: int | None = None,
-                 clean_shutdown: bool = False) -> None:
+                 clean_shutdown: bool = False, dir_name: str | None = None) -> None:
         self.parent_dir = parent_dir
         self.topic_partition = topic_partition
-        self.dir = os.path.join(parent_dir, partition_dir_name(topic_partition))
+        # dir_name: a future log's ``<topic>-<partition>.<uuid>-future`` (else the partition's own name)
+        self.dir = os.path.join(parent_dir, dir_name or partition_dir_name(topic_partition))
         self.config = config if config is not None else LogConfig()
         self.log_start_offset = log_start_offset
         self._defer = defer  # LogManager.defer: True = the failure was remembered, carry on in memory
@@ -955,6 +973,11 @@ class Log:
             self._io_failed(KafkaStorageError(f"error writing a producer snapshot of {self.dir}: {e}",
                                               self.parent_dir))
 
+    @property
+    def is_future(self) -> bool:
+        """Log.isFuture: the ``-future`` log of a replica moving to this dir."""
+        return self.dir.endswith(FUTURE_DIR_SUFFIX)
+
     def _ensure_live(self) -> None:
         if self._deleted:
             raise KafkaStorageError(f"log {self.dir} has been deleted", self.parent_dir)
@@ -1051,6 +1074,11 @@ class LogManager:
         self.default_config: LogConfig | None = None
         self.config_for: Callable[[str], LogConfig] | None = None
         self._logs: dict[TopicPartition, Log] = {}
+        # LogManager.futureLogs: the replicas being moved to another dir, by partition (at most one each)
+        self._future_logs: dict[TopicPartition, Log] = {}
+        # LogManager.preferredLogDirs: where AlterReplicaLogDirs asked a partition to live; its log (or future log) is
+        # created there, and the preference is then forgotten
+        self.preferred_log_dirs: dict[TopicPartition, str] = {}
         for d in self.log_dirs:
             try:
                 os.makedirs(d, exist_ok=True)
@@ -1068,11 +1096,11 @@ class LogManager:
         return True
 
     def _new_log(self, log_dir: str, tp: TopicPartition, high_watermark: int, recovery_point: int = 0,
-                 log_start_offset: int = 0, clean_shutdown: bool = False) -> Log:
+                 log_start_offset: int = 0, clean_shutdown: bool = False, dir_name: str | None = None) -> Log:
         config = self.config_for(tp.topic) if self.config_for is not None else self.default_config
         return Log(log_dir, tp, high_watermark, self.defer if self.defer_io_errors else None, self.append_faults,
                    config=config, recovery_point=recovery_point, log_start_offset=log_start_offset,
-                   clean_shutdown=clean_shutdown)
+                   clean_shutdown=clean_shutdown, dir_name=dir_name)
 
     # --------------------------------------------------------------------------------------------------- startup
 
@@ -1101,20 +1129,25 @@ class LogManager:
                         shutil.rmtree(path, ignore_errors=True)
                     continue
                 try:
-                    tp = TopicPartition.parse(name)
+                    tp, future = parse_log_dir_name(name)
                 except ValueError:
                     continue
                 if self.owns is not None and not self.owns(tp):
                     continue
                 try:
-                    self._logs[tp] = self._new_log(d, tp, hws.get(tp, 0), recovery_points.get(tp, 0),
-                                                   start_offsets.get(tp, 0), name in clean)
+                    # LogManager.loadLog: a ``-future`` dir is a move that was under way; its copy resumes once the
+                    # partition is hosted again (ReplicaManager.becomeLeaderOrFollower)
+                    log = self._new_log(d, tp, 0 if future else hws.get(tp, 0),
+                                        0 if future else recovery_points.get(tp, 0),
+                                        0 if future else start_offsets.get(tp, 0), name in clean,
+                                        dir_name=name if future else None)
+                    (self._future_logs if future else self._logs)[tp] = log
                 except KafkaStorageError:
                     self.offline_dirs.add(d)
             if clean:
                 # what another shard (or a later start) still has to load stays marked; what no longer exists goes
                 others = sorted(n for n in clean if n in names and self.owns is not None
-                                and not self.owns(TopicPartition.parse(n)))
+                                and not self.owns(parse_log_dir_name(n)[0]))
                 try:
                     _write_clean_shutdown(d, others)
                 except OSError as e:
@@ -1143,21 +1176,115 @@ class LogManager:
         gone = [tp for tp, log in self._logs.items() if log.parent_dir == log_dir]
         for tp in gone:
             del self._logs[tp]
+        for tp in [tp for tp, log in self._future_logs.items() if log.parent_dir == log_dir]:
+            del self._future_logs[tp]
         return gone
 
     # ----------------------------------------------------------------------------------------------------- logs
 
-    def get_log(self, tp: TopicPartition) -> Log | None:
-        return self._logs.get(tp)
+    def get_log(self, tp: TopicPartition, is_future: bool = False) -> Log | None:
+        return (self._future_logs if is_future else self._logs).get(tp)
 
     @property
     def all_logs(self) -> dict[TopicPartition, Log]:
         return dict(self._logs)
 
+    @property
+    def future_logs(self) -> dict[TopicPartition, Log]:
+        return dict(self._future_logs)
+
+    def maybe_update_preferred_log_dir(self, tp: TopicPartition, log_dir: str) -> None:
+        """LogManager.maybeUpdatePreferredLogDir: remembered unless the partition's current or future log is already
+        in ``log_dir``; the next creation of its log (or future log) lands there and forgets it."""
+        if all(lg is None or lg.parent_dir != log_dir for lg in (self._logs.get(tp), self._future_logs.get(tp))):
+            self.preferred_log_dirs[tp] = log_dir
+
+    def create_future_log(self, tp: TopicPartition, log_dir: str) -> Log:
+        """LogManager.getOrCreateLog(isFuture = true): an empty ``<tp>.<uuid>-future`` log in ``log_dir`` (never the
+        current log's dir); KafkaStorageError while any dir is offline (the replica might exist there too)."""
+        current = self._logs.get(tp)
+        if current is None or current.parent_dir == log_dir or tp in self._future_logs:
+            raise ValueError(f"Can not create the future log for {tp} in {log_dir}")
+        if self.offline_dirs:
+            raise KafkaStorageError(f"Can not create log for {tp} because log directories "
+                                    f"{','.join(sorted(self.offline_dirs))} are offline")
+        if not self.is_log_dir_online(log_dir):
+            raise KafkaStorageError(f"log dir {log_dir} is offline", log_dir)
+        try:
+            _check_dir(log_dir)
+            log = self._new_log(log_dir, tp, 0, dir_name=log_future_dir_name(tp))
+        except KafkaStorageError as e:
+            e.log_dir = log_dir
+            raise
+        self._future_logs[tp] = log
+        self.preferred_log_dirs.pop(tp, None)
+        return log
+
+    def remove_future_log(self, tp: TopicPartition) -> bool:
+        """Partition.removeFutureLocalReplica → LogManager.asyncDelete(tp, isFuture = true): the move is abandoned,
+        its ``-future`` dir deleted. Returns whether there was one."""
+        log = self._future_logs.pop(tp, None)
+        if log is None:
+            return False
+        self._remove_log_dir(log)
+        return True
+
+    def _remove_log_dir(self, log: Log) -> None:
+        """Close ``log``, rename its dir to Kafka's ``-delete`` name and remove it."""
+        with contextlib.suppress(KafkaStorageError):
+            log.close()
+        log._deleted = True
+        target = os.path.join(log.parent_dir, log_delete_dir_name(log.topic_partition))
+        try:
+            os.rename(log.dir, target)
+        except OSError as e:
+            error = KafkaStorageError(f"error deleting log {log.dir}: {e}", log.parent_dir)
+            if not self.defer(error):
+                raise error from None
+            return
+        shutil.rmtree(target, ignore_errors=True)
+
+    def replace_current_with_future_log(self, tp: TopicPartition) -> Log:
+        """LogManager.replaceCurrentWithFutureLog, once the future log has caught up with the current one (same
+        log end; the caller holds the partition, as Partition.maybeReplaceCurrentWithFutureReplica holds its lock):
+        the future dir takes the partition's own name, the current dir is renamed to ``-delete`` and removed, and
+        both dirs' checkpoints are written. The high watermark, log start offset and any leader epoch the copy could
+        not bring (one begun with no batch yet) are carried over; the producers' state was rebuilt from the copied
+        batches and survives the rename through its snapshot. Returns the partition's log from now on."""
+        source = self._logs[tp]
+        future = self._future_logs[tp]
+        if future.log_end_offset != source.log_end_offset:
+            raise ValueError(f"the future log of {tp} is at {future.log_end_offset}, not {source.log_end_offset}")
+        future.update_high_watermark(source.high_watermark)
+        if source.log_start_offset > future.log_start_offset:
+            future.maybe_increment_log_start_offset(source.log_start_offset)
+        future.close()  # flushed, producers snapshotted: the reopened log recovers nothing
+        dest = os.path.join(future.parent_dir, partition_dir_name(tp))
+        try:
+            os.rename(future.dir, dest)
+            log = self._new_log(future.parent_dir, tp, source.high_watermark, future.log_end_offset,
+                                future.log_start_offset, clean_shutdown=True)
+        except OSError as e:
+            raise KafkaStorageError(f"error renaming {future.dir} to {dest}: {e}", future.parent_dir) from None
+        # after the reopen, whose load drops an epoch starting at the log end (truncateFromEnd)
+        latest = log.latest_epoch
+        for epoch, start in source.leader_epoch_entries:
+            if latest is None or epoch > latest:
+                log.assign_epoch_start_offset(epoch, start)
+        future._deleted = True
+        del self._future_logs[tp]
+        self._logs[tp] = log
+        self._remove_log_dir(source)
+        for d in (source.parent_dir, log.parent_dir):
+            if d not in self.offline_dirs:
+                self.checkpoint_log_offsets(d)
+        return log
+
     def get_or_create_log(self, tp: TopicPartition, is_new: bool = False,
                           high_watermark_checkpoints: Mapping[str, Mapping[TopicPartition, int]] | None = None) -> Log:
-        """LogManager.getOrCreateLog: a missing log is created in the live dir with the fewest logs — unless some dir
-        is offline and ``is_new`` is false (the replica may have lived there: KafkaStorageException)."""
+        """LogManager.getOrCreateLog: a missing log is created in its preferred dir (AlterReplicaLogDirs asked for one
+        before the partition was hosted), else in the live dir with the fewest logs — unless some dir is offline and
+        ``is_new`` is false (the replica may have lived there: KafkaStorageException)."""
         log = self._logs.get(tp)
         if log is not None:
             return log
@@ -1172,7 +1299,8 @@ class LogManager:
         for lg in self._logs.values():
             if lg.parent_dir in counts:
                 counts[lg.parent_dir] += 1
-        log_dir = min(live, key=lambda d: (counts[d], live.index(d)))
+        preferred = self.preferred_log_dirs.get(tp)
+        log_dir = preferred if preferred in live else min(live, key=lambda d: (counts[d], live.index(d)))
         try:
             if not self.defer_io_errors:
                 _check_dir(log_dir)
@@ -1185,6 +1313,7 @@ class LogManager:
             self.mark_dir_offline(log_dir)
             raise
         self._logs[tp] = log
+        self.preferred_log_dirs.pop(tp, None)  # satisfied
         return log
 
     def delete_log(self, tp: TopicPartition) -> bool:
@@ -1212,6 +1341,10 @@ class LogManager:
         errors: dict[TopicPartition, KafkaStorageError] = {}
         dirs: list[str] = []
         for tp in tps:
+            if tp in self._future_logs:
+                with contextlib.suppress(KafkaStorageError):
+                    self.remove_future_log(tp)
+            self.preferred_log_dirs.pop(tp, None)
             log = self._logs.pop(tp, None)
             if log is None:
                 continue
@@ -1309,7 +1442,7 @@ class LogManager:
         nothing. The marker lists the logs closed here (a sharded broker's shards each add theirs; Kafka's is
         empty and means every log of the dir); a dir where something failed gets no marker entry."""
         failed: set[str] = set(self.offline_dirs)
-        for log in self._logs.values():
+        for log in [*self._logs.values(), *self._future_logs.values()]:
             try:
                 log.close()
             except KafkaStorageError:
@@ -1321,7 +1454,8 @@ class LogManager:
                 continue
             try:
                 self.checkpoint_log_offsets(d)
-                names = [partition_dir_name(tp) for tp, lg in self._logs.items() if lg.parent_dir == d]
+                names = [os.path.basename(lg.dir) for lg in [*self._logs.values(), *self._future_logs.values()]
+                         if lg.parent_dir == d]
                 if self.owns is not None:
                     names += _read_clean_shutdown(d, None)
                 _write_clean_shutdown(d, sorted(set(names)))

@@ -29,6 +29,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 
 import attrs
 
+from core.broker import alter_log_dirs
 from core.broker.config import BrokerSideConfig
 from core.broker.fetch_session import FetchContext, FetchSession, FetchSessionCache, FetchSessionHandler
 from core.broker.fetcher_state import FETCHING, TRUNCATING, FollowerFetchState, offset_truncation_state
@@ -62,6 +63,8 @@ from messages.replication import (
     GROUP_METADATA_TOPIC_NAME,
     INVALID_LOW_WATERMARK,
     LATEST_TIMESTAMP,
+    AlterReplicaLogDirsRequest,
+    AlterReplicaLogDirsResponse,
     DeleteRecordsPartitionResult,
     DeleteRecordsRequest,
     DeleteRecordsResponse,
@@ -240,6 +243,7 @@ class ReplicaManager:
         # kafka-recovery-point-checkpoint, kafka-log-start-offset-checkpoint, kafka-log-flusher
         self._next_log_task_ms = {k: now_ms + LOG_RETENTION_INITIAL_DELAY_MS for k in _LOG_TASK_DEFAULTS}
         self._last_hw_checkpoint: dict[str, dict[TopicPartition, int]] = {}  # per dir: what was last written
+        self._alter_log_dirs_due_ms = 0.0  # the next future-log copy round (core/broker/alter_log_dirs.py)
         # metrics (meters as counts)
         self.isr_expands = 0  # IsrExpandsPerSec
         self.isr_shrinks = 0  # IsrShrinksPerSec
@@ -1424,6 +1428,10 @@ class ReplicaManager:
         due += [op.deadline_ms for op in self._delayed_produce]
         due += [op.deadline_ms for op in self._delayed_fetch]
         due += [op.deadline_ms for op in self._delayed_delete_records]
+        if self.log_manager.future_logs and alter_log_dirs.moving(self):
+            # ReplicaAlterLogDirsThread: copying until every moving replica is swapped in (after a storage error,
+            # once replica.fetch.backoff.ms is over)
+            due.append(self._alter_log_dirs_due_ms)
         return min(due)
 
     def run_scheduled_tasks(self, now_ms: float) -> Proc[None]:
@@ -1457,7 +1465,22 @@ class ReplicaManager:
                 self._next_log_task_ms[task] = _next_due(self._next_log_task_ms[task], now_ms,
                                                          self._log_task_periods[task])
                 yield from self._process_log_dir_failures()
+        if self.log_manager.future_logs and now_ms >= self._alter_log_dirs_due_ms:
+            try:
+                alter_log_dirs.copy_step(self, now_ms)
+            except KafkaStorageError as e:
+                self._alter_log_dirs_due_ms = now_ms + alter_log_dirs.STORAGE_ERROR_BACKOFF_MS
+                if not self.log_manager.defer(e):
+                    self._note_storage_error(e)
+            yield from self._process_log_dir_failures()
         yield from self.expire_delayed_operations(now_ms)
+
+    def handle_alter_replica_log_dirs(self, request: AlterReplicaLogDirsRequest, now_ms: float = 0
+                                      ) -> Proc[AlterReplicaLogDirsResponse]:
+        """KafkaApis.handleAlterReplicaLogDirsRequest → ReplicaManager.alterReplicaLogDirs (core/broker/
+        alter_log_dirs.py); the copy runs from the scheduled tasks."""
+        yield from ()
+        return alter_log_dirs.alter_replica_log_dirs(self, request)
 
     def cleanup_logs(self, now_ms: float) -> int:
         """The "kafka-log-retention" task (LogManager.cleanupLogs): segments past retention.ms / retention.bytes

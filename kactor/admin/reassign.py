@@ -95,7 +95,19 @@ def parse_partition_reassignment_data(text: str) -> tuple[list[tuple[TopicPartit
 
 
 def parse_execute_assignment(text: str) -> dict[TopicPartition, list[int]]:
-    """ReassignPartitionsCommand.parseExecuteAssignmentArgs (ZooKeeper path: log dirs are refused)."""
+    """The ZooKeeper path's executeAssignment: parseExecuteAssignmentArgs, then log dirs other than "any" refused
+    (AlterReplicaLogDirs goes to the brokers: --bootstrap-server)."""
+    parts, log_dirs = parse_execute_assignment_args(text)
+    if log_dirs:
+        raise AdminCommandFailedException("bootstrap-server needs to be provided when replica reassignments are "
+                                          "present.")
+    return parts
+
+
+def parse_execute_assignment_args(text: str) -> tuple[dict[TopicPartition, list[int]],
+                                                      dict[tuple[TopicPartition, int], str]]:
+    """ReassignPartitionsCommand.parseExecuteAssignmentArgs: the partitions' target replicas and the log dir of
+    each (partition, broker) replica whose ``log_dirs`` entry is not "any"."""
     parts, log_dirs = parse_partition_reassignment_data(text)
     if not parts:
         raise AdminCommandFailedException("Partition reassignment list cannot be empty")
@@ -109,10 +121,7 @@ def parse_execute_assignment(text: str) -> dict[TopicPartition, list[int]]:
     if dup_entries:
         msg = ". ".join(f"{tp} contains multiple entries for {','.join(map(str, d))}" for tp, d in dup_entries)
         raise AdminCommandFailedException(f"Partition replica lists may not contain duplicate entries: {msg}")
-    if log_dirs:
-        raise AdminCommandFailedException("bootstrap-server needs to be provided when replica reassignments are "
-                                          "present (log_dirs other than \"any\" are not supported over ZooKeeper).")
-    return dict(parts)
+    return dict(parts), log_dirs
 
 
 def format_as_reassignment_json(assignment: Mapping[TopicPartition, Sequence[int]]) -> str:

@@ -58,7 +58,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--disable-rack-aware", action="store_true", help="Disable rack aware replica assignment")
     p.add_argument("--wait", action="store_true", help="with --verify: poll until every partition is done")
     p.add_argument("--timeout", type=float, default=reassign.DEFAULT_WAIT_TIMEOUT_S, metavar="S",
-                   help=f"with --verify --wait: give up after S seconds (default {reassign.DEFAULT_WAIT_TIMEOUT_S:g})")
+                   help=f"with --verify --wait: give up after S seconds (default {reassign.DEFAULT_WAIT_TIMEOUT_S:g}); "
+                        "with --execute --bootstrap-server: how long to keep starting the plan's log-dir moves "
+                        "(default 10)")
     p.add_argument("--poll-interval", type=float, default=0.5, metavar="S", help=argparse.SUPPRESS)
     p.add_argument("--start-index", type=int, default=-1, help=argparse.SUPPRESS)
     p.set_defaults(func=run, _parser=p)

@@ -10,6 +10,11 @@ file and, once nothing is moving, removes every throttle (unless ``--preserve-th
 ongoing reassignments; ``--cancel`` sends AlterPartitionReassignments with no target replicas for the file's partitions
 that are moving. librdkafka sends neither reassignment request: kactor.cli.kafka_wire does.
 
+A plan's ``log_dirs`` (one per replica, "any" for no preference) are replica moves between a broker's log dirs:
+``--execute`` sends AlterReplicaLogDirs to each broker after the partition reassignment started, again every 100 ms
+while a broker answers REPLICA_NOT_AVAILABLE (the replica is not there yet), until ``--timeout`` (executeMoves);
+``--verify`` asks each broker's DescribeLogDirs where the replica and its ``-future`` log are (findLogDirMoveStates).
+
 Errors are printed as the tool prints them: a TerseReassignmentFailureException's message alone, anything else as
 "Error: <message>", both on stdout, exit 1.
 """
@@ -17,6 +22,7 @@ Errors are printed as the tool prints them: a TerseReassignmentFailureException'
 from __future__ import annotations
 
 import argparse
+import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
@@ -32,6 +38,11 @@ from messages.common import TopicPartition
 
 ALTER = (45, 0)
 LIST = (46, 0)
+ALTER_REPLICA_LOG_DIRS = (34, 1)  # what Kafka 2.6's admin client sends
+DESCRIBE_LOG_DIRS = (35, 1)
+REPLICA_NOT_AVAILABLE = 9
+MOVE_START_TIMEOUT_S = 10.0  # --timeout's default (10000 ms): how long --execute retries to start log-dir moves
+MOVE_RETRY_S = 0.1
 TIMEOUT_MS = 30000
 BROKER_LEADER_THROTTLE = "leader.replication.throttled.rate"
 BROKER_FOLLOWER_THROTTLE = "follower.replication.throttled.rate"
@@ -97,6 +108,48 @@ def reassignments_to_lines(current: Mapping[TopicPartition, Ongoing]) -> list[st
                      + (f" adding: {','.join(map(str, r.adding))}." if r.adding else "")
                      + (f" removing: {','.join(map(str, r.removing))}." if r.removing else ""))
     return lines
+
+
+Replica = tuple[TopicPartition, int]  # TopicPartitionReplica: a partition's replica on a broker
+
+
+def replica_text(replica: Replica) -> str:
+    """TopicPartitionReplica.toString: ``topic-partition-broker``."""
+    tp, broker = replica
+    return f"{tp.topic}-{tp.partition}-{broker}"
+
+
+def _replica_order(replica: Replica) -> tuple[str, int, int]:
+    """compareTopicPartitionReplicas: by topic, partition, broker."""
+    return replica[0].topic, replica[0].partition, replica[1]
+
+
+def replica_move_lines(targets: Mapping[Replica, str],
+                       found: Mapping[Replica, tuple[str | None, str | None]]) -> tuple[list[str], bool]:
+    """findLogDirMoveStates + replicaMoveStatesToString: each replica move's state from where its broker holds the
+    replica (current dir, future dir; None when not found), and whether every move is done."""
+    lines, done = [], True
+    for replica in sorted(targets, key=_replica_order):
+        target = targets[replica]
+        (tp, broker), (current, future) = replica, found.get(replica, (None, None))
+        if current is None:
+            lines.append(f"Partition {tp} is not found in any live log dir on broker {broker}. There is likely an "
+                         "offline log directory on the broker.")
+            done = False
+        elif future is None:
+            if current == target:
+                lines.append(f"Reassignment of replica {replica_text(replica)} completed successfully.")
+            else:
+                lines.append(f"Partition {tp} on broker {broker} is not being moved from log dir {current} to "
+                             f"{target}.")
+        else:
+            done = False
+            if future == target:
+                lines.append(f"Reassignment of replica {replica_text(replica)} is still in progress.")
+            else:
+                lines.append(f"Partition {tp} on broker {broker} is being moved to log dir {future} instead of "
+                             f"{target}.")
+    return lines, done
 
 
 MoveMap = dict[str, dict[int, tuple[set[int], set[int]]]]  # topic -> partition -> (sources, destinations)
@@ -220,6 +273,44 @@ class Cluster:
         return {TopicPartition(t["name"], p["partition_index"]): _message(p["error_code"], p.get("error_message"))
                 for t in answer["responses"] for p in t["partitions"] if p["error_code"]}
 
+    def alter_replica_log_dirs(self, moves: Mapping[Replica, str]) -> dict[Replica, int]:
+        """AdminClient.alterReplicaLogDirs: one AlterReplicaLogDirs per broker; each replica's error code."""
+        by_broker: dict[int, dict[str, dict[str, list[int]]]] = {}
+        for (tp, broker), log_dir in sorted(moves.items(), key=lambda m: _replica_order(m[0])):
+            by_broker.setdefault(broker, {}).setdefault(log_dir, {}).setdefault(tp.topic, []).append(tp.partition)
+        errors: dict[Replica, int] = {}
+        for broker, dirs in sorted(by_broker.items()):
+            body = {"dirs": [{"path": d, "topics": [{"name": t, "partitions": ps} for t, ps in topics.items()]}
+                             for d, topics in dirs.items()]}
+            answer = kafka_wire.node_request(self.bootstrap, broker, *ALTER_REPLICA_LOG_DIRS, body, self.timeout_s)
+            for t in answer["results"]:
+                for p in t["partitions"]:
+                    errors[(TopicPartition(t["topic_name"], p["partition_index"]), broker)] = p["error_code"]
+        return errors
+
+    def describe_replica_log_dirs(self, replicas: Iterable[Replica]) -> dict[Replica, tuple[str | None, str | None]]:
+        """AdminClient.describeReplicaLogDirs: DescribeLogDirs of each replica's broker for its partitions; the
+        (current, future) dir holding each replica (None where there is none)."""
+        by_broker: dict[int, list[TopicPartition]] = {}
+        for tp, broker in replicas:
+            by_broker.setdefault(broker, []).append(tp)
+        found: dict[Replica, tuple[str | None, str | None]] = {}
+        for broker, tps in sorted(by_broker.items()):
+            topics: dict[str, list[int]] = {}
+            for tp in tps:
+                topics.setdefault(tp.topic, []).append(tp.partition)
+            body = {"topics": [{"topic": t, "partitions": ps} for t, ps in topics.items()]}
+            answer = kafka_wire.node_request(self.bootstrap, broker, *DESCRIBE_LOG_DIRS, body, self.timeout_s)
+            for d in answer["results"]:
+                if d["error_code"]:
+                    continue
+                for t in d["topics"]:
+                    for p in t["partitions"]:
+                        replica = (TopicPartition(t["name"], p["partition_index"]), broker)
+                        current, future = found.get(replica, (None, None))
+                        found[replica] = (current, d["log_dir"]) if p["is_future_key"] else (d["log_dir"], future)
+        return found
+
     def alter_configs(self, kind: str, changes: Mapping[str, Sequence[tuple[str, str | None]]]) -> None:
         """IncrementalAlterConfigs: SET a value, DELETE for None, per resource of ``kind`` (BROKER, TOPIC)."""
         from confluent_kafka import KafkaException
@@ -276,9 +367,9 @@ def generate(cluster: Cluster, out: Callable[[str], None], topics_json: str, bro
 
 
 def execute(cluster: Cluster, out: Callable[[str], None], reassignment_json: str, additional: bool,
-            throttle: int) -> None:
-    """ReassignPartitionsCommand.executeAssignment (admin client; log-dir moves are not part of kactor's tool)."""
-    proposed = reassign.parse_execute_assignment(reassignment_json)
+            throttle: int, move_timeout_s: float = MOVE_START_TIMEOUT_S) -> None:
+    """ReassignPartitionsCommand.executeAssignment (admin client), its log-dir moves last (executeMoves)."""
+    proposed, replica_moves = reassign.parse_execute_assignment_args(reassignment_json)
     current_reassignments = cluster.list_reassignments()
     if not additional and current_reassignments:
         raise TerseFailureError(CANNOT_EXECUTE_BECAUSE_OF_EXISTING)
@@ -309,6 +400,38 @@ def execute(cluster: Cluster, out: Callable[[str], None], reassignment_json: str
                                 + "\n".join(f"{tp}: {errors[tp]}" for tp in sorted(errors)))
     parts = sorted(proposed)
     out(f"Successfully started {_plural(len(parts), 'partition reassignment')} for {_set(parts)}")
+    if replica_moves:
+        execute_moves(cluster, out, replica_moves, move_timeout_s)
+
+
+def execute_moves(cluster: Cluster, out: Callable[[str], None], moves: Mapping[Replica, str], timeout_s: float,
+                  sleep: Callable[[float], None] = time.sleep, clock: Callable[[], float] = time.monotonic) -> None:
+    """ReassignPartitionsCommand.executeMoves: AlterReplicaLogDirs for the pending replicas until each is started;
+    REPLICA_NOT_AVAILABLE (the replica is not on its broker yet) is asked again after 100 ms, until ``timeout_s``;
+    any other error fails the command (AdminCommandFailedException "Failed to alter dir for ...")."""
+    start = clock()
+    pending = dict(moves)
+    while True:
+        errors = cluster.alter_replica_log_dirs(pending)
+        failed = sorted((r for r, code in errors.items() if code not in (0, REPLICA_NOT_AVAILABLE)),
+                        key=_replica_order)
+        if failed:
+            code = errors[failed[0]]
+            raise AdminCommandFailedException(f"Failed to alter dir for {replica_text(failed[0])}: "
+                                              f"{java_exception_text(code)}")
+        completed = sorted((r for r in pending if errors.get(r) == 0), key=_replica_order)
+        if completed:
+            out(f"Successfully started {_plural(len(completed), 'log directory move')} for: "
+                + ",".join(map(replica_text, completed)))
+        for r in completed:
+            del pending[r]
+        if not pending:
+            return
+        if clock() >= start + timeout_s:
+            left = sorted(pending, key=_replica_order)
+            raise TerseFailureError(f"Timed out before {_plural(len(left), 'log directory move')} could be started "
+                                    "for: " + ",".join(map(replica_text, left)))
+        sleep(MOVE_RETRY_S)
 
 
 def clear_all_throttles(cluster: Cluster, out: Callable[[str], None],
@@ -324,8 +447,9 @@ def clear_all_throttles(cluster: Cluster, out: Callable[[str], None],
 
 
 def verify(cluster: Cluster, out: Callable[[str], None], reassignment_json: str, preserve_throttles: bool) -> bool:
-    """ReassignPartitionsCommand.verifyAssignment (admin client): True when nothing moves any more."""
-    targets, _ = reassign.parse_partition_reassignment_data(reassignment_json)
+    """ReassignPartitionsCommand.verifyAssignment (admin client): True when nothing moves any more — no partition
+    reassignment, no replica between log dirs (verifyReplicaMoves)."""
+    targets, moves = reassign.parse_partition_reassignment_data(reassignment_json)
     current = cluster.list_reassignments()
     meta = cluster.metadata()
 
@@ -337,9 +461,13 @@ def verify(cluster: Cluster, out: Callable[[str], None], reassignment_json: str,
 
     states = reassignment_states(targets, current, replicas_now)
     out("\n".join(reassign.states_to_lines(states)))
-    if not current and not preserve_throttles:
+    moves_done = True
+    if moves:
+        lines, moves_done = replica_move_lines(moves, cluster.describe_replica_log_dirs(moves))
+        out("\n".join(lines))
+    if not current and moves_done and not preserve_throttles:
         clear_all_throttles(cluster, out, targets)
-    return not current
+    return not current and moves_done
 
 
 def cancel(cluster: Cluster, out: Callable[[str], None], reassignment_json: str, preserve_throttles: bool) -> None:
@@ -382,7 +510,8 @@ def run(args: argparse.Namespace, servers: str, given: Callable[[str], bool]) ->
             generate(cluster, out, texts["topics_to_move_json_file"], args.broker_list, not args.disable_rack_aware)
         elif action == "execute":
             execute(cluster, out, texts["reassignment_json_file"], args.additional,
-                    -1 if args.throttle is None else args.throttle)
+                    -1 if args.throttle is None else args.throttle,
+                    args.timeout if given("timeout") else MOVE_START_TIMEOUT_S)
         elif action == "verify":
             verify(cluster, out, texts["reassignment_json_file"], args.preserve_throttles)
         elif action == "cancel":

@@ -49,6 +49,8 @@ from messages.broker_lifecycle import ReplicaManagerInit
 from messages.codec import CodecError, encode_record_bytes, from_json, note_text
 from messages.codec.rawbytes import TAG as BYTES_FILE_TAG
 from messages.codec.summary import EXTERNAL_SENDERS
+from messages.net import NetRequest
+from messages.replication import AlterReplicaLogDirsRequest
 
 log = logging.getLogger("kactor.trace")
 
@@ -96,15 +98,24 @@ def _scratch_dir() -> str:
     return tempfile.mkdtemp(prefix="kactor-replay-", dir=base)
 
 
-def _rewrite_input(body: Any, scratch: str, paths: dict[bytes, bytes]) -> Any:
+_NAMING_PATHS = frozenset((ReplicaManagerInit, NetRequest))  # the inputs that may name a log dir
+
+
+def _rewrite_input(body: Any, scratch: str, paths: dict[bytes, bytes], dirs_seen: dict[str, str]) -> Any:
     """External inputs that name local paths are pointed at a scratch folder, so a replay never touches the
-    recorded broker's log dirs; ``paths`` learns scratch → recorded, to map them back before comparing."""
+    recorded broker's log dirs; ``paths`` learns scratch → recorded, to map them back before comparing, and
+    ``dirs_seen`` recorded → scratch, for the requests that name a log dir (AlterReplicaLogDirs)."""
     if body.__class__ is ReplicaManagerInit:
         dirs = tuple(f"{scratch}/log-dir-{i}" for i in range(len(body.log_dirs)))
         # JSON-escaped forms too: the comparison runs on encoded lines
         paths.update({json.dumps(d)[1:-1].encode(): json.dumps(o)[1:-1].encode()
                       for d, o in zip(dirs, body.log_dirs, strict=True)})
+        for d, o in zip(dirs, body.log_dirs, strict=True):
+            dirs_seen[o] = dirs_seen[os.path.abspath(o)] = d
         return attrs.evolve(body, log_dirs=dirs)
+    if body.__class__ is NetRequest and body.body.__class__ is AlterReplicaLogDirsRequest:
+        return attrs.evolve(body, body=attrs.evolve(body.body, dirs=tuple(
+            attrs.evolve(d, log_dir=dirs_seen.get(d.log_dir, d.log_dir)) for d in body.body.dirs)))
     return body
 
 
@@ -274,6 +285,7 @@ def replay(path: str, until: int | None = None, check: bool = True, keep_runtime
             if refused:
                 rt.edges = Edges(log_dirs=RecordedLogDirs(refused))
             spawn_broker_actors(rt)
+            dirs_seen: dict[str, str] = {}  # recorded log dir → its scratch dir
             deliver = rt.deliver
             decode = from_json
             for i in itertools.compress(range(len(texts)), flags):  # the external inputs, in file order
@@ -287,8 +299,8 @@ def replay(path: str, until: int | None = None, check: bool = True, keep_runtime
                 except KeyError:  # no payload: as Record.payload would have been read
                     raise TraceError(f"{path}:{lineno}: corrupt trace line (KeyError: 'payload')") from None
                 body = decoded
-                if decoded.__class__ is ReplicaManagerInit:
-                    body = _rewrite_input(decoded, scratch, check_.paths if check_ is not None else {})
+                if decoded.__class__ in _NAMING_PATHS:  # most inputs name no path: one set lookup
+                    body = _rewrite_input(decoded, scratch, check_.paths if check_ is not None else {}, dirs_seen)
                 if (writer is not None and body is decoded and d["type"] in _FROM_THE_WIRE
                         and _BYTES_FILE_REF not in text):
                     # as the live transport did with JSON frames: a network body's text is the wire's, not

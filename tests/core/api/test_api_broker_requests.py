@@ -12,6 +12,7 @@ from core.broker.metadata_cache import MetadataCache
 from core.broker.shards import SplitRefused, shard_of
 from messages.common import Broker, EndPoint, Errors, TopicPartition
 from messages.replication import (
+    AlterReplicaLogDirsRequest,
     DeleteRecordsRequest,
     DescribeLogDirsRequest,
     DescribeMetadataCacheRequest,
@@ -178,7 +179,8 @@ def test_the_table_holds_every_request_type_the_replica_manager_serves_once() ->
     """One unit per request type, and each answer a follower fetcher gets back names the unit that applies it."""
     assert set(BROKER_REQUESTS) == {LeaderAndIsrRequest, UpdateMetadataRequest, StopReplicaRequest, FetchRequest,
                                     ProduceRequest, ListOffsetsRequest, OffsetsForLeaderEpochRequest,
-                                    DescribeMetadataCacheRequest, DescribeLogDirsRequest, DeleteRecordsRequest}
+                                    DescribeMetadataCacheRequest, DescribeLogDirsRequest, DeleteRecordsRequest,
+                                    AlterReplicaLogDirsRequest}
     assert all(unit.request_type is t for t, unit in BROKER_REQUESTS.items())
     assert {t: u.request_type for t, u in FOLLOWER_RESPONSES.items()} == {
         FetchResponse: FetchRequest, ListOffsetsResponse: ListOffsetsRequest,

@@ -47,8 +47,6 @@ CASES: dict[int, tuple[dict[str, Any], Errors, int]] = {
           "member_id": "", "group_instance_id": None, "topics": [{"name": "t", "partitions": [
               {"partition_index": 0, "committed_offset": 10, "committed_leader_epoch": -1,
                "committed_metadata": ""}]}]}, Errors.NOT_COORDINATOR, 1),
-    34: ({"dirs": [{"path": "/d1", "topics": [{"name": "t", "partitions": [0, 1]}]},
-                   {"path": "/d2", "topics": [{"name": "t", "partitions": [2]}]}]}, Errors.UNSUPPORTED_VERSION, 3),
 }
 
 

@@ -592,19 +592,36 @@ def test_becoming_follower_when_not_shutting_down_adds_a_fetcher(tmp_path):
 
 @pytest.mark.parametrize("epoch_bumps", [0, 1, 10])
 def test_fencedErrorCausedByBecomeLeader(tmp_path, epoch_bumps):
-    """testFencedErrorCausedByBecomeLeader (0, 1, 10 epoch bumps). Kafka's version moves a future replica between
-    log dirs (AlterReplicaLogDirs, not modelled); what it guards is kept: repeated LeaderAndIsr with increasing
-    leader epochs are all accepted, leadership and the log stay, nothing is fenced or offline, no fetcher runs."""
-    rm = make_rm(tmp_path)
+    """testFencedErrorCausedByBecomeLeader (0, 1, 10 epoch bumps): a replica moving to the broker's other log dir
+    (AlterReplicaLogDirs) while LeaderAndIsr bumps the leader epoch is not fenced: the move completes into the new
+    dir with the epochs the current log had, and the replica can be moved back at once."""
+    from core.broker.alter_log_dirs import alter_replica_log_dirs
+    from messages.replication import AlterReplicaLogDir, AlterReplicaLogDirsRequest
+
+    def move(to: str) -> dict[TopicPartition, Errors]:
+        response = alter_replica_log_dirs(rm, AlterReplicaLogDirsRequest((AlterReplicaLogDir(TP0, to),)))
+        return {r.tp: r.error for r in response.results}
+
+    rm = make_rm(tmp_path, n_dirs=2)
     zk = broker_zk()
     assert errors(become(rm, lai_state(TP0, 0, 0, [0, 1], [0, 1], is_new=True), zk=zk)) == {TP0: Errors.NONE}
     drive(rm.handle_produce(produce_request(TP0, "a", "b"), T0), zk)
+    p = rm.online_partition(TP0)
+    previous = p.log.parent_dir
+    (new,) = [d for d in rm.log_manager.live_log_dirs if d != previous]
+    assert move(new) == {TP0: Errors.NONE}
+    assert rm.log_manager.get_log(TP0, is_future=True) is not None  # the future log is created
     for epoch in range(1, epoch_bumps + 1):
         assert errors(become(rm, lai_state(TP0, 0, epoch, [0, 1], [0, 1]), zk=zk)) == {TP0: Errors.NONE}
-    p = rm.online_partition(TP0)
+    drive(rm.run_scheduled_tasks(T0), zk)  # the copy round that catches up swaps the logs
+    assert rm.log_manager.future_logs == {}
     assert p.is_leader and p.get_leader_epoch() == epoch_bumps and p.log.log_end_offset == 2
+    assert p.log.parent_dir == new and p.log is rm.log_manager.get_log(TP0)
     assert rm.offline_replica_count == 0 and rm.fetch_states == {}
     assert p.log.leader_epoch_entries[-1] == (epoch_bumps, 0 if epoch_bumps == 0 else 2)
+    # moved back: a new future log in the first dir
+    assert move(previous) == {TP0: Errors.NONE}
+    assert rm.log_manager.get_log(TP0, is_future=True).parent_dir == previous
 
 
 def test_becomeFollowerWhenLeaderIsUnchangedButMissedLeaderUpdate(tmp_path):

@@ -129,3 +129,87 @@ def test_execute_refuses_while_another_reassignment_runs_unless_additional() -> 
     # the ongoing t-0 counts too: its sources lead, its adding replica 2 follows
     assert cluster.configs[0] == ("TOPIC", {"t": [("leader.replication.throttled.replicas", "0:0,0:1,0:2,1:0,1:1"),
                                                   ("follower.replication.throttled.replicas", "1:2")]})
+
+
+class MovingCluster(FakeCluster):
+    """FakeCluster whose brokers answer AlterReplicaLogDirs from ``answers`` (one dict per call, replica -> code)
+    and DescribeLogDirs from ``found``."""
+
+    def __init__(self, answers, found=None) -> None:
+        super().__init__()
+        self.answers = list(answers)
+        self.log_dir_calls: list[dict] = []
+        self.found = found or {}
+
+    def list_reassignments(self, partitions=None):
+        return {}
+
+    def alter_replica_log_dirs(self, moves):
+        self.log_dir_calls.append(dict(moves))
+        return self.answers.pop(0)
+
+    def describe_replica_log_dirs(self, replicas):
+        return self.found
+
+    def metadata(self):
+        from types import SimpleNamespace
+        return SimpleNamespace(topics={"t": SimpleNamespace(error=None, partitions={
+            0: SimpleNamespace(replicas=[1, 2]), 1: SimpleNamespace(replicas=[0, 1])})})
+
+
+PLAN_WITH_DIRS = json.dumps({"version": 1, "partitions": [
+    {"topic": "t", "partition": 0, "replicas": [1, 2], "log_dirs": ["/b1/d2", "any"]},
+    {"topic": "t", "partition": 1, "replicas": [0, 1], "log_dirs": ["/b0/d1", "/b1/d1"]}]})
+
+
+def test_execute_starts_the_log_dir_moves_retrying_replica_not_available() -> None:
+    from kactor.cli.reassign_kafka import execute_moves
+
+    cluster = MovingCluster([{(TP0, 1): 0, (TP1, 0): 9, (TP1, 1): 0}, {(TP1, 0): 0}])
+    out: list[str] = []
+    execute(cluster, out.append, PLAN_WITH_DIRS, additional=False, throttle=-1)  # type: ignore[arg-type]
+    assert cluster.altered == [{TP0: [1, 2], TP1: [0, 1]}]
+    assert cluster.log_dir_calls == [{(TP0, 1): "/b1/d2", (TP1, 0): "/b0/d1", (TP1, 1): "/b1/d1"},
+                                     {(TP1, 0): "/b0/d1"}]
+    assert out[-3:] == ["Successfully started partition reassignments for t-0,t-1",
+                        "Successfully started log directory moves for: t-0-1,t-1-1",
+                        "Successfully started log directory move for: t-1-0"]
+    # a replica that never arrives times out; another error fails at once
+    now = [0.0]
+    cluster = MovingCluster([{(TP1, 0): 9}] * 100)
+    with pytest.raises(TerseFailureError) as e:
+        execute_moves(cluster, out.append, {(TP1, 0): "/d"}, 1.0,  # type: ignore[arg-type]
+                      sleep=lambda s: now.__setitem__(0, now[0] + s), clock=lambda: now[0])
+    assert str(e.value) == "Timed out before log directory move could be started for: t-1-0"
+    assert 10 <= len(cluster.log_dir_calls) <= 12  # every 100 ms for 1 s
+    from kactor.admin import AdminCommandFailedException
+    with pytest.raises(AdminCommandFailedException) as failed:
+        execute_moves(MovingCluster([{(TP1, 0): 57}]), out.append, {(TP1, 0): "/x"}, 1.0)  # type: ignore[arg-type]
+    assert str(failed.value).startswith("Failed to alter dir for t-1-0: ")
+
+
+def test_verify_reports_each_log_dir_move() -> None:
+    from kactor.cli.reassign_kafka import verify
+
+    found = {(TP0, 1): ("/b1/d1", "/b1/d2"), (TP1, 0): ("/b0/d1", None), (TP1, 1): ("/b1/d2", None)}
+    cluster, out = MovingCluster([], found), []
+    assert verify(cluster, out.append, PLAN_WITH_DIRS, preserve_throttles=False) is False  # type: ignore[arg-type]
+    assert out == ["Status of partition reassignment:\n"
+                   "Reassignment of partition t-0 is complete.\n"
+                   "Reassignment of partition t-1 is complete.",
+                   "Reassignment of replica t-0-1 is still in progress.\n"
+                   "Reassignment of replica t-1-0 completed successfully.\n"
+                   "Partition t-1 on broker 1 is not being moved from log dir /b1/d2 to /b1/d1."]
+    assert cluster.configs == []  # a move still runs: the throttles stay
+    found[(TP0, 1)] = ("/b1/d2", None)
+    out.clear()
+    assert verify(cluster, out.append, PLAN_WITH_DIRS, preserve_throttles=False) is True  # type: ignore[arg-type]
+    assert "Reassignment of replica t-0-1 completed successfully." in out[1]
+
+
+def test_log_dirs_over_zookeeper_need_the_bootstrap_server(tmp_path, capsys: pytest.CaptureFixture[str]) -> None:
+    plan = tmp_path / "plan.json"
+    plan.write_text(PLAN_WITH_DIRS)
+    assert main(["reassign-partitions", "--zookeeper", "127.0.0.1:1", "--execute", "--reassignment-json-file",
+                 str(plan)]) == 1
+    assert "bootstrap-server needs to be provided when replica reassignments are present." in capsys.readouterr().err
