@@ -106,7 +106,7 @@ class ReplicationQuotaManager:
     def update_quota(self, bytes_per_second: int) -> None:
         """updateQuota(Quota.upperBound(rate)): the sensor keeps what it measured."""
         if float(bytes_per_second) != self._bound:
-            log.info("%s: replication quota set to %d B/s", self.quota_type, bytes_per_second)
+            log.debug("%s: replication quota set to %d B/s", self.quota_type, bytes_per_second)
         self._bound = float(bytes_per_second)
 
     @property
