@@ -692,7 +692,7 @@ class ReplicaManager:
             info = p.read_records(fp.fetch_offset, fp.leader_epoch, min(fp.partition_max_bytes, max_bytes),
                                   isolation, only_leader, min_one_message)
             records = info.records
-            if (records and request is not None and request.replica_id >= 0
+            if (records and request is not None and request.replica_id >= 0 and self.leader_quota.limited
                     and self.leader_quota.should_throttle(fp.tp, request.replica_id in p.isr, now_ms)):
                 records = b""  # shouldLeaderThrottle: "If the partition is being throttled, simply return an empty set"
             return FetchPartitionData(fp.tp, Errors.NONE, info.high_watermark, info.last_stable_offset,
@@ -832,8 +832,9 @@ class ReplicaManager:
     def _fetch_response(self, request: FetchRequest, context: FetchContext, data: list[FetchPartitionData],
                         now_ms: float) -> FetchResponse:
         """The answer to a fetch; a follower's throttled partitions' bytes are recorded against the leader quota
-        (KafkaApis' ``quotas.leader.record(sizeOfThrottledPartitions(...))``, counting their records)."""
-        if request.replica_id >= 0:
+        (KafkaApis' ``quotas.leader.record(sizeOfThrottledPartitions(...))``, counting their records) while a quota
+        is set (without one Kafka's recording only feeds the byte-rate metric, which kactor does not export)."""
+        if request.replica_id >= 0 and self.leader_quota.limited:
             quota = self.leader_quota
             throttled = sum(len(d.records) for d in data if d.records and quota.is_throttled(d.tp))
             if throttled:
@@ -1225,6 +1226,7 @@ class ReplicaManager:
         max_bytes = self.config.replica_fetch_max_bytes
         parts: list[FetchPartition] = []
         quota = self.follower_quota
+        limited = quota.limited  # no follower quota: no look-up per partition
         exceeded: bool | None = None  # the quota's check, made once per request and only if a partition needs it
         throttled_out = False
         for tp, st in self.fetch_states.items():
@@ -1233,7 +1235,7 @@ class ReplicaManager:
             p = self.all_partitions.get(tp)
             if not isinstance(p, Partition) or p.log is None:
                 continue
-            if quota.is_throttled(tp) and self._fetch_lag.get(tp, 1) > 0:
+            if limited and quota.is_throttled(tp) and self._fetch_lag.get(tp, 1) > 0:
                 if exceeded is None:
                     exceeded = quota.is_quota_exceeded(now_ms)
                 if exceeded:
@@ -1315,7 +1317,8 @@ class ReplicaManager:
                     log_ = p.log
                     if log_ is not None:
                         self._fetch_lag[d.tp] = max(0, d.high_watermark - log_.log_end_offset)
-                    if self.follower_quota.is_throttled(d.tp):  # processPartitionData: quota.record(sizeInBytes)
+                    if self.follower_quota.limited and self.follower_quota.is_throttled(d.tp):
+                        # processPartitionData's quota.record(records.sizeInBytes)
                         self.follower_quota.record(len(d.records), now_ms)
             except ApiError as e:
                 # CorruptRecordException / an out-of-order batch: the partition is fetched again after the back-off

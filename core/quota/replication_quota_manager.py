@@ -110,13 +110,20 @@ class ReplicationQuotaManager:
         self._bound = float(bytes_per_second)
 
     @property
+    def limited(self) -> bool:
+        """Whether a quota is set: without one the quota is never exceeded, so no partition is ever held back, and
+        the callers skip the throttled-replicas look-up and the recording (which then only feeds Kafka's byte-rate
+        metric, not exported by kactor)."""
+        return self._bound < LONG_MAX
+
+    @property
     def upper_bound(self) -> int:
         """upperBound."""
         return int(self._bound) if self._bound < LONG_MAX else LONG_MAX
 
     def is_quota_exceeded(self, now_ms: float) -> bool:
         """isQuotaExceeded: the sensor's checkQuotas (the measured rate above the bound)."""
-        if self._bound >= LONG_MAX:
+        if not self.limited:
             return False
         return not self.byte_rate(now_ms) <= self._bound
 
@@ -152,4 +159,4 @@ class ReplicationQuotaManager:
     def should_throttle(self, tp: TopicPartition, in_sync: bool, now_ms: float) -> bool:
         """ReplicaManager.shouldLeaderThrottle / ReplicaFetcherThread.shouldFollowerThrottle: the replica is not in
         sync, the partition is throttled, and the quota is exceeded."""
-        return not in_sync and self.is_throttled(tp) and self.is_quota_exceeded(now_ms)
+        return not in_sync and self.limited and self.is_throttled(tp) and self.is_quota_exceeded(now_ms)
