@@ -366,7 +366,7 @@ class PartitionActor(KActor):
     def _publish_gauges(self) -> None:
         # O(partitions): only after the periodic tasks and after controller requests, not after every fetch
         assert self.rm is not None
-        gauges = self.rm.metrics()
+        gauges = {**self.rm.metrics(), **self.rm.replication_quota_metrics(self.now_ms())}
         if gauges != self.last_gauges:
             self.last_gauges = gauges
             self.post(names.METRICS, ReplicaManagerGauges(self.shard, gauges))

@@ -338,6 +338,12 @@ class ReplicaManager:
             "FailedIsrUpdatesPerSec": self.failed_isr_updates,
         }
 
+    def replication_quota_metrics(self, now_ms: float) -> dict[str, int]:
+        """The ReplicationQuotaManagers' ``byte-rate`` metrics (bytes/s of throttled replication, whole bytes), named
+        ``<QuotaType>.byte-rate`` (kafka.server:type=LeaderReplication|FollowerReplication,name=byte-rate); a
+        broker's value is the sum over its shards."""
+        return {f"{q.quota_type}.byte-rate": int(q.byte_rate(now_ms)) for q in (self.leader_quota, self.follower_quota)}
+
     # IsrChangeListener (Partition → ReplicaManager)
     def mark_expand(self) -> None:
         self.isr_expands += 1
@@ -833,7 +839,7 @@ class ReplicaManager:
                         now_ms: float) -> FetchResponse:
         """The answer to a fetch; a follower's throttled partitions' bytes are recorded against the leader quota
         (KafkaApis' ``quotas.leader.record(sizeOfThrottledPartitions(...))``, counting their records) while a quota
-        is set (without one Kafka's recording only feeds the byte-rate metric, which kactor does not export)."""
+        is set (without one the recording only feeds the byte-rate metric: ReplicationQuotaManager.limited)."""
         if request.replica_id >= 0 and self.leader_quota.limited:
             quota = self.leader_quota
             throttled = sum(len(d.records) for d in data if d.records and quota.is_throttled(d.tp))

@@ -112,8 +112,8 @@ class ReplicationQuotaManager:
     @property
     def limited(self) -> bool:
         """Whether a quota is set: without one the quota is never exceeded, so no partition is ever held back, and
-        the callers skip the throttled-replicas look-up and the recording (which then only feeds Kafka's byte-rate
-        metric, not exported by kactor)."""
+        the callers skip the throttled-replicas look-up and the recording (which then only feeds the byte-rate
+        metric: it reads 0 while no rate is set)."""
         return self._bound < LONG_MAX
 
     @property

@@ -95,6 +95,8 @@ def test_leader_answers_a_throttled_partition_empty_while_its_quota_is_exceeded(
         assert (d.error, d.records, d.high_watermark, d.log_end_offset) == (Errors.NONE, b"", 2, 2)
         assert part(throttled, OTHER).records  # an unthrottled partition of the same fetch gets its data
         assert leader.leader_quota.byte_rate(now_ms()) == sent  # nothing more recorded
+        assert leader.replication_quota_metrics(now_ms()) == {"LeaderReplication.byte-rate": sent,
+                                                              "FollowerReplication.byte-rate": 0}
         assert log_values(follower.online_partition(TP).log) == ("x" * BIG,)
         # a consumer is never throttled by the replication quota
         consumer = FetchRequest(-1, (FetchPartition(TP, 1, 0, -1, 1 << 20),), 0, 1, 1 << 20)
