@@ -342,7 +342,8 @@ class ReplicaManager:
         """The ReplicationQuotaManagers' ``byte-rate`` metrics (bytes/s of throttled replication, whole bytes), named
         ``<QuotaType>.byte-rate`` (kafka.server:type=LeaderReplication|FollowerReplication,name=byte-rate); a
         broker's value is the sum over its shards."""
-        return {f"{q.quota_type}.byte-rate": int(q.byte_rate(now_ms)) for q in (self.leader_quota, self.follower_quota)}
+        return {f"{q.quota_type}.byte-rate": int(q.metric_value(now_ms))
+                for q in (self.leader_quota, self.follower_quota)}
 
     # IsrChangeListener (Partition → ReplicaManager)
     def mark_expand(self) -> None:

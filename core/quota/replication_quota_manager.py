@@ -52,6 +52,17 @@ class SimpleRate(Rate):
         elapsed = now_ms - self._oldest(now_ms).last_window_ms
         return int(max(elapsed, window.window_ms))
 
+    def peek(self, window: QuotaWindow, now_ms: int) -> float:
+        """The rate ``measure`` would give, read without touching the samples: a measurement starts a sample when
+        there is none and restarts expired ones, which moves the start of the window this rate divides by (a metric
+        read every second would keep an empty sample seconds old, and the first bytes after it would look slow)."""
+        expire_age = window.samples * window.window_ms
+        live = [s for s in self._samples if now_ms - s.last_window_ms < expire_age]
+        if not live:
+            return 0.0
+        elapsed = now_ms - min(s.last_window_ms for s in live)
+        return sum(s.value for s in live) / (max(elapsed, window.window_ms) / 1000.0)
+
 
 @attrs.frozen(slots=True)
 class ReplicationQuotaConfig:
@@ -128,8 +139,12 @@ class ReplicationQuotaManager:
         return not self.byte_rate(now_ms) <= self._bound
 
     def byte_rate(self, now_ms: float) -> float:
-        """The ``byte-rate`` metric of the sensor (bytes/s)."""
+        """The sensor's rate as checkQuotas measures it (bytes/s)."""
         return self._rate.measure(self._window, int(now_ms))
+
+    def metric_value(self, now_ms: float) -> float:
+        """The ``byte-rate`` metric (bytes/s), read without disturbing the quota's measurement (SimpleRate.peek)."""
+        return self._rate.peek(self._window, int(now_ms))
 
     def record(self, value: int, now_ms: float) -> None:
         """record: add ``value`` bytes to the rate, whatever the quota (sensor.record(value, now, false))."""

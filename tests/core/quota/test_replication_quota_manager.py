@@ -71,6 +71,18 @@ def test_quota_exceeded_while_the_rate_is_above_the_bound_then_not() -> None:
         assert q.byte_rate(now_ms()) == 0.0 and not q.is_quota_exceeded(now_ms())  # all 11 windows old
 
 
+def test_reading_the_metric_does_not_move_the_window_the_quota_is_measured_over() -> None:
+    """A byte-rate read long before the first bytes must not start a sample the quota's rate would then divide by."""
+    with freeze_time("2026-01-01 00:00:00") as clock:
+        q = manager({})
+        q.update_quota(1000)
+        assert q.metric_value(now_ms()) == 0.0
+        clock.tick(9.0)
+        q.record(3000, now_ms())
+        assert q.metric_value(now_ms()) == 3000.0
+        assert q.is_quota_exceeded(now_ms())  # 3000 B over one window, not over the 9 s since the read
+
+
 def test_window_settings_are_replication_quota_window_num_and_size() -> None:
     with freeze_time("2026-01-01 00:00:00") as clock:
         q = manager({}, config=ReplicationQuotaConfig(num_quota_samples=2, quota_window_size_seconds=2))
