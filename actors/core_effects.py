@@ -16,7 +16,7 @@ from actors import names
 from core.api.registry import Route
 from core.effects import BrokerEpochChanged, Cancel, Enqueue, Reconfigure, Respond, Schedule, StateChange
 from messages.dynamic_config import LogConfigDefaultsChanged, TopicConfigChanged
-from messages.quota import ClientQuotaConfigChanged
+from messages.quota import ClientQuotaConfigChanged, ReplicationQuotasChanged
 from messages.replication import LeadershipChange
 
 # DynamicBrokerConfig's reconfigurables and TopicConfigHandler's targets: the replica manager's shards hold the logs
@@ -25,6 +25,7 @@ RECONFIGURABLES: dict[type, tuple[str, ...]] = {
     TopicConfigChanged: (names.REPLICA_MANAGER,),
     LogConfigDefaultsChanged: (names.REPLICA_MANAGER, names.CONTROLLER),
     ClientQuotaConfigChanged: (names.NET,),  # the quota managers live beside the listeners (edges/client_quotas.py)
+    ReplicationQuotasChanged: (names.REPLICA_MANAGER,),  # each shard's leader / follower ReplicationQuotaManager
 }
 
 

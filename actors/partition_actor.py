@@ -45,6 +45,7 @@ from messages.partition import (
     ShardShuttingDown,
     ShardStopped,
 )
+from messages.quota import ReplicationQuotasChanged
 from messages.replication import FetchRequest
 from messages.runtime import TimerFired
 from messages.zk import ZkResponse
@@ -93,7 +94,7 @@ class _Shutdown:
 
 @attrs.frozen(slots=True)
 class _Config:
-    change: TopicConfigChanged | LogConfigDefaultsChanged
+    change: TopicConfigChanged | LogConfigDefaultsChanged | ReplicationQuotasChanged
 
 
 class PartitionActor(KActor):
@@ -131,7 +132,9 @@ class PartitionActor(KActor):
                                   replica_fetch_response_max_bytes=cfg.replica_fetch_response_max_bytes,
                                   log_retention_check_interval_ms=cfg.log_retention_check_interval_ms,
                                   log_props=cfg.log_props,
-                                  replica_selector_class=cfg.replica_selector_class)
+                                  replica_selector_class=cfg.replica_selector_class,
+                                  replication_quota_window_num=cfg.replication_quota_window_num,
+                                  replication_quota_window_size_seconds=cfg.replication_quota_window_size_seconds)
         self.fetch_backoff_ms = cfg.replica_fetch_backoff_ms
         self.inter_broker_listener_name = cfg.inter_broker_listener_name
         # I/O errors are deferred: only the log-dir probe's recorded LogDirFailure takes a dir offline; a failed
@@ -166,6 +169,9 @@ class PartitionActor(KActor):
         self._enqueue(_Config(msg))
 
     def on_LogConfigDefaultsChanged(self, msg: LogConfigDefaultsChanged, sender: str) -> None:
+        self._enqueue(_Config(msg))
+
+    def on_ReplicationQuotasChanged(self, msg: ReplicationQuotasChanged, sender: str) -> None:
         self._enqueue(_Config(msg))
 
     # -- work ---------------------------------------------------------------------------------------------------------
@@ -245,9 +251,14 @@ class PartitionActor(KActor):
     _START = {_Request: _start_request, _Tasks: _start_tasks, _Fetched: _start_fetched, _DirFailed: _start_dir_failed,
               _Shutdown: _start_shutdown, _Config: _start_config}
 
-    def _apply_config(self, rm: ReplicaManager, msg: TopicConfigChanged | LogConfigDefaultsChanged) -> None:
+    def _apply_config(self, rm: ReplicaManager,
+                      msg: TopicConfigChanged | LogConfigDefaultsChanged | ReplicationQuotasChanged) -> None:
         """A topic's new overrides (TopicConfigHandler) or new broker log defaults (DynamicLogConfig) for the logs
-        of this shard, in turn with its other work; min.insync.replicas takes effect on the next produce."""
+        of this shard, or the broker's replication quotas, in turn with its other work; min.insync.replicas takes
+        effect on the next produce."""
+        if isinstance(msg, ReplicationQuotasChanged):
+            rm.update_replication_quotas(msg.leader_bytes_per_second, msg.follower_bytes_per_second)
+            return
         if isinstance(msg, TopicConfigChanged):
             changed = rm.log_configs.update_topic(msg.topic, dict(msg.config), rm.online_partitions())
         else:
@@ -314,8 +325,11 @@ class PartitionActor(KActor):
             ep = next((e for e in broker.endpoints if e.listener_name == self.inter_broker_listener_name), None)
             if ep is None:
                 continue  # no such listener registered: nothing to fetch from
-            request = rm.next_request_for(leader)
+            request = rm.next_request_for(leader, self.now_ms())
             if request is None:
+                if leader in rm.throttled_fetch_leaders:
+                    # AbstractFetcherThread.maybeFetch: no request (all throttled) → wait replica.fetch.backoff.ms
+                    self._back_off(leader)
                 continue
             rid = next(self.fetch_ids)
             self.fetches[rid] = leader
@@ -352,7 +366,7 @@ class PartitionActor(KActor):
     def _publish_gauges(self) -> None:
         # O(partitions): only after the periodic tasks and after controller requests, not after every fetch
         assert self.rm is not None
-        gauges = self.rm.metrics()
+        gauges = {**self.rm.metrics(), **self.rm.replication_quota_metrics(self.now_ms())}
         if gauges != self.last_gauges:
             self.last_gauges = gauges
             self.post(names.METRICS, ReplicaManagerGauges(self.shard, gauges))

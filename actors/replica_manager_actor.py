@@ -45,6 +45,7 @@ from messages.partition import (
     ShardShuttingDown,
     ShardStopped,
 )
+from messages.quota import ReplicationQuotasChanged
 from messages.replication import (
     DEBUGGING_REPLICA_ID,
     GROUP_METADATA_TOPIC_NAME,
@@ -209,6 +210,11 @@ class ReplicaManagerActor(KActor):
 
     def on_LogConfigDefaultsChanged(self, msg: LogConfigDefaultsChanged, sender: str) -> None:
         """DynamicLogConfig.reconfigure → LogManager: every shard's logs take the new broker defaults."""
+        for i in range(self.shards):
+            self.post(names.shard(i), msg)
+
+    def on_ReplicationQuotasChanged(self, msg: ReplicationQuotasChanged, sender: str) -> None:
+        """BrokerConfigHandler → the ReplicationQuotaManagers: every shard takes the broker's new rates."""
         for i in range(self.shards):
             self.post(names.shard(i), msg)
 

@@ -95,7 +95,11 @@ def metric_families(snap: MetricsSnapshot) -> Iterator[Metric]:
 
     for name in sorted(snap.replica_manager):
         value = snap.replica_manager[name]
-        if name in REPLICA_MANAGER_METERS:
+        if "." in name:  # a ReplicationQuotaManager's metric: kafka.server:type=<QuotaType>,name=byte-rate
+            quota_type, metric = name.split(".", 1)
+            yield _gauge(f"kafka_server_{quota_type}_{metric.replace('-', '_')}",
+                         f"{quota_type} {metric} of throttled replicas (B/s)", value)
+        elif name in REPLICA_MANAGER_METERS:
             yield CounterMetricFamily(RM + name, f"ReplicaManager {name} (meter count)", value=value)
         else:
             yield _gauge(RM + name, f"ReplicaManager {name}", value)

@@ -155,6 +155,9 @@ CONFIG_DEFS: dict[str, tuple[Callable[[str, str], Any], Any]] = {
     "quota.producer.default": (_int(1), (1 << 63) - 1),
     "quota.consumer.default": (_int(1), (1 << 63) - 1),
     "client.quota.callback.class": (_opt_str, None),
+    # replication throttles (ReplicationQuotaManagerConfig)
+    "replication.quota.window.num": (_int(1), 11),
+    "replication.quota.window.size.seconds": (_int(1), 1),
     # kactor's own settings (no Kafka equivalent)
     "kactor.trace.dir": (_opt_str, None),
     "kactor.metrics.port": (_int(0, 65535), 0),

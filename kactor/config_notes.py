@@ -24,7 +24,6 @@ _PREFIX_NOTES: tuple[tuple[str, str], ...] = (
     ("transactional.", _NO_TRANSACTIONS),
     ("log.cleaner.", _NO_CLEANER),
     ("quota.", _NO_QUOTAS),
-    ("replication.quota.", _NO_QUOTAS),
     ("alter.log.dirs.replication.quota.", _NO_QUOTAS),
     ("ssl.", _NO_SSL_SASL),
     ("sasl.", _NO_SSL_SASL),

@@ -68,6 +68,8 @@ class ReplicaManagerInit:
     log_retention_check_interval_ms: int = 300000
     log_props: tuple[tuple[str, str], ...] = ()  # server.properties' log.* defaults, Kafka's names and text
     replica_selector_class: str | None = None  # replica.selector.class (KIP-392)
+    replication_quota_window_num: int = 11  # replication.quota.window.num
+    replication_quota_window_size_seconds: int = 1  # replication.quota.window.size.seconds
 
     @classmethod
     def from_kafka_config(cls, cfg: Any) -> ReplicaManagerInit:
@@ -77,4 +79,5 @@ class ReplicaManagerInit:
                    cfg["min.insync.replicas"], cfg.inter_broker_listener_name, cfg["replica.fetch.min.bytes"],
                    cfg["replica.fetch.max.bytes"], cfg["replica.fetch.response.max.bytes"],
                    cfg["log.retention.check.interval.ms"], tuple(sorted(cfg.log_props().items())),
-                   cfg["replica.selector.class"])
+                   cfg["replica.selector.class"], cfg["replication.quota.window.num"],
+                   cfg["replication.quota.window.size.seconds"])

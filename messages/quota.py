@@ -17,3 +17,13 @@ class ClientQuotaConfigChanged:
     user: str | None
     client_id: str | None
     config: ConfigPairs = ()
+
+
+@message
+class ReplicationQuotasChanged:
+    """BrokerConfigHandler.processConfigChanges for this broker's own ``/config/brokers/<id>``: the replication
+    quotas (bytes/s; Long.MaxValue when the config is absent) the leader and follower ReplicationQuotaManagers of
+    every shard take."""
+
+    leader_bytes_per_second: int
+    follower_bytes_per_second: int

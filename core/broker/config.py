@@ -19,6 +19,8 @@ class BrokerSideConfig:
     log_retention_check_interval_ms: int = 300000  # log.retention.check.interval.ms
     log_props: tuple[tuple[str, str], ...] = ()  # the broker's log.* properties (its logs' defaults)
     replica_selector_class: str | None = None  # replica.selector.class (KIP-392; None: no preferred read replica)
+    replication_quota_window_num: int = 11  # replication.quota.window.num
+    replication_quota_window_size_seconds: int = 1  # replication.quota.window.size.seconds
 
     @property
     def isr_expiration_interval_ms(self) -> int:

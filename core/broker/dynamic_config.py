@@ -27,10 +27,15 @@ from core.broker.log_config import (
 )
 from core.controller.errors import KeeperError
 from core.effects import Enqueue, Proc, Reconfigure
+from core.quota.replication_quota_manager import (
+    DEFAULT_REPLICATION_THROTTLED_RATE,
+    FOLLOWER_REPLICATION_THROTTLED_RATE,
+    LEADER_REPLICATION_THROTTLED_RATE,
+)
 from core.zk_client import KafkaZkClient
 from messages import controller_events as ev
 from messages.dynamic_config import LogConfigDefaultsChanged, TopicConfigChanged
-from messages.quota import ClientQuotaConfigChanged
+from messages.quota import ClientQuotaConfigChanged, ReplicationQuotasChanged
 from messages.zk import NONODE, OK, ZkOpResult
 from zk_bridge import paths, znodes
 
@@ -246,6 +251,12 @@ class ConfigManager:
             if broker_id != self.broker_id:
                 return
             self.dynamic_broker = dict(config)
+            try:
+                quotas = replication_quotas_changed(config)
+            except ValueError as e:  # the other updates still apply; Kafka's handler would stop at its toLong
+                log.error("Cannot apply the replication quotas of broker %s: %s", name, e)
+            else:
+                yield quotas
         before = self.log_defaults
         after = log_defaults_from_broker_config(
             effective_broker_config(self.static_config, self.dynamic_default, self.dynamic_broker))
@@ -262,6 +273,23 @@ class ConfigManager:
         if new_config.unclean_leader_election_enable and not LogConfig.from_props(before, {}).\
                 unclean_leader_election_enable:
             yield Enqueue(ev.UncleanLeaderElectionEnable())
+
+
+def replication_quotas_changed(config: Mapping[str, str]) -> Reconfigure:
+    """BrokerConfigHandler.processConfigChanges' quota updates (2.6.3): ``getOrDefault`` of the broker's own
+    entity only (``<default>`` does not set a replication quota in 2.6), Long.MaxValue when absent; ValueError for a
+    value that is not a long (Kafka's toLong throws)."""
+    def get_or_default(prop: str) -> int:
+        text = config.get(prop)
+        if text is None:
+            return DEFAULT_REPLICATION_THROTTLED_RATE
+        try:
+            return int(text.strip())
+        except ValueError:
+            raise ValueError(f"For input string: \"{text}\"") from None
+
+    return Reconfigure(ReplicationQuotasChanged(get_or_default(LEADER_REPLICATION_THROTTLED_RATE),
+                                                get_or_default(FOLLOWER_REPLICATION_THROTTLED_RATE)))
 
 
 def quota_config_changed(entity_type: str, name: str, config: dict[str, str]) -> Reconfigure:

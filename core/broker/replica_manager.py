@@ -56,6 +56,14 @@ from core.broker.partition import (
 )
 from core.broker.replica_selector import ClientMetadata, PartitionView, ReplicaView, replica_selector_for
 from core.effects import Proc, Respond
+from core.quota.replication_quota_manager import (
+    FOLLOWER_REPLICATION,
+    FOLLOWER_REPLICATION_THROTTLED_REPLICAS,
+    LEADER_REPLICATION,
+    LEADER_REPLICATION_THROTTLED_REPLICAS,
+    ReplicationQuotaConfig,
+    ReplicationQuotaManager,
+)
 from messages.common import EPOCH_DURING_DELETE, NO_EPOCH, Errors, TopicPartition
 from messages.replication import (
     DEBUGGING_REPLICA_ID,
@@ -205,6 +213,15 @@ class ReplicaManager:
         self.log_configs = LogConfigs({**log_defaults_from_broker_config(dict(config.log_props)),
                                        MIN_IN_SYNC_REPLICAS: str(config.min_insync_replicas)})
         self.log_manager.config_for = self.log_configs.for_topic  # a log starts with its topic's LogConfig
+        # QuotaFactory's leader and follower ReplicationQuotaManagers; the throttled replicas are read from the hosted
+        # topics' overrides (TopicConfigHandler), the rates come with update_replication_quotas (BrokerConfigHandler)
+        quota_config = ReplicationQuotaConfig(config.replication_quota_window_num,
+                                              config.replication_quota_window_size_seconds)
+        self.leader_quota = ReplicationQuotaManager(quota_config, LEADER_REPLICATION, config.broker_id,
+                                                    LEADER_REPLICATION_THROTTLED_REPLICAS, self.log_configs.overrides)
+        self.follower_quota = ReplicationQuotaManager(quota_config, FOLLOWER_REPLICATION, config.broker_id,
+                                                      FOLLOWER_REPLICATION_THROTTLED_REPLICAS,
+                                                      self.log_configs.overrides)
         self.is_shutting_down = False
         # follower side: the fetchers (ReplicaFetcherManager), by partition and by leader
         self.fetch_states: dict[TopicPartition, FollowerFetchState] = {}
@@ -219,6 +236,11 @@ class ReplicaManager:
         self._list_offsets_in_flight: dict[int, ListOffsetsRequest] = {}  # by leader
         self._session_handlers: dict[int, FetchSessionHandler] = {}  # by leader
         self._fetch_leaders: set[int] | None = None
+        # PartitionFetchState.lag: the leader's high watermark minus our log end after the last append that added
+        # data (absent until then: not in sync, as Kafka's None); isReplicaInSync for the follower throttle
+        self._fetch_lag: dict[TopicPartition, int] = {}
+        # leaders whose last fetch round left every partition out for the follower throttle (the fetcher backs off)
+        self.throttled_fetch_leaders: set[int] = set()
         self.fetcher_id = 0  # our fetcher's id in the sessions we open (the PartitionActor's shard)
         # leader side: fetch sessions (FetchSessionCache), ids made deterministic from a counter
         self.fetch_sessions = FetchSessionCache()
@@ -319,6 +341,13 @@ class ReplicaManager:
             "IsrShrinksPerSec": self.isr_shrinks,
             "FailedIsrUpdatesPerSec": self.failed_isr_updates,
         }
+
+    def replication_quota_metrics(self, now_ms: float) -> dict[str, int]:
+        """The ReplicationQuotaManagers' ``byte-rate`` metrics (bytes/s of throttled replication, whole bytes), named
+        ``<QuotaType>.byte-rate`` (kafka.server:type=LeaderReplication|FollowerReplication,name=byte-rate); a
+        broker's value is the sum over its shards."""
+        return {f"{q.quota_type}.byte-rate": int(q.metric_value(now_ms))
+                for q in (self.leader_quota, self.follower_quota)}
 
     # IsrChangeListener (Partition → ReplicaManager)
     def mark_expand(self) -> None:
@@ -659,7 +688,9 @@ class ReplicaManager:
         """ReplicaManager.readFromLocalLog's read() for one partition (at most min(its partition_max_bytes,
         ``max_bytes``) bytes, at least one batch when ``min_one_message``); errors become the partition's answer.
         When the leader prefers another replica for a consumer (``find_preferred_read_replica``), nothing is read:
-        the answer is empty, with the offsets of fetchOffsetSnapshot and the preferred read replica."""
+        the answer is empty, with the offsets of fetchOffsetSnapshot and the preferred read replica. A follower's
+        read of a throttled partition while the leader's replication quota is exceeded is answered with no records
+        and no error (readFromLocalLog with ``quota = replicationQuota(...)``, shouldLeaderThrottle)."""
         try:
             p = self._get_partition_or_error(fp.tp, expect_leader=only_leader)
             preferred = None if request is None else self.find_preferred_read_replica(p, request, fp.fetch_offset,
@@ -671,8 +702,12 @@ class ReplicaManager:
                                           preferred_read_replica=preferred)
             info = p.read_records(fp.fetch_offset, fp.leader_epoch, min(fp.partition_max_bytes, max_bytes),
                                   isolation, only_leader, min_one_message)
+            records = info.records
+            if (records and request is not None and request.replica_id >= 0 and self.leader_quota.limited
+                    and self.leader_quota.should_throttle(fp.tp, request.replica_id in p.isr, now_ms)):
+                records = b""  # shouldLeaderThrottle: "If the partition is being throttled, simply return an empty set"
             return FetchPartitionData(fp.tp, Errors.NONE, info.high_watermark, info.last_stable_offset,
-                                      info.log_start_offset, info.records, info.log_end_offset)
+                                      info.log_start_offset, records, info.log_end_offset)
         except ApiError as e:
             return FetchPartitionData(fp.tp, e.error)
         except KafkaStorageError as e:
@@ -803,7 +838,19 @@ class ReplicaManager:
             self._delayed_fetch.append(DelayedFetch(reply_to, request, context, now_ms + request.max_wait_ms,
                                                     frozenset(fp.tp for fp in context.partitions)))
             return None
-        return context.response(results)
+        return self._fetch_response(request, context, results, now_ms)
+
+    def _fetch_response(self, request: FetchRequest, context: FetchContext, data: list[FetchPartitionData],
+                        now_ms: float) -> FetchResponse:
+        """The answer to a fetch; a follower's throttled partitions' bytes are recorded against the leader quota
+        (KafkaApis' ``quotas.leader.record(sizeOfThrottledPartitions(...))``, counting their records) while a quota
+        is set (without one the recording only feeds the byte-rate metric: ReplicationQuotaManager.limited)."""
+        if request.replica_id >= 0 and self.leader_quota.limited:
+            quota = self.leader_quota
+            throttled = sum(len(d.records) for d in data if d.records and quota.is_throttled(d.tp))
+            if throttled:
+                quota.record(throttled, now_ms)
+        return context.response(data)
 
     # ========================================================================================== leader: produce
 
@@ -1014,7 +1061,7 @@ class ReplicaManager:
                         if d.tp == tp and d.error == Errors.UNKNOWN_TOPIC_OR_PARTITION else d for d in data]
             if (leadership_changed or any(d.error != Errors.NONE or d.preferred_read_replica >= 0 for d in data)
                     or sum(len(d.records) for d in data) >= op.request.min_bytes):
-                yield Respond(op.reply_to, op.context.response(data))
+                yield Respond(op.reply_to, self._fetch_response(op.request, op.context, data, now_ms))
             else:
                 keep_f.append(op)
         self._delayed_fetch = keep_f
@@ -1038,7 +1085,8 @@ class ReplicaManager:
         keep_f = []
         for op in self._delayed_fetch:
             if op.deadline_ms <= now_ms:
-                yield Respond(op.reply_to, op.context.response(self._read_all(op.request, op.context, now_ms)))
+                yield Respond(op.reply_to, self._fetch_response(op.request, op.context,
+                                                                self._read_all(op.request, op.context, now_ms), now_ms))
             else:
                 keep_f.append(op)
         self._delayed_fetch = keep_f
@@ -1070,7 +1118,13 @@ class ReplicaManager:
             self.fetch_states.pop(tp, None)
             self._truncating.pop(tp, None)
             self._out_of_range.pop(tp, None)
+            self._fetch_lag.pop(tp, None)
         self._fetch_leaders = None
+
+    def update_replication_quotas(self, leader_bytes_per_second: int, follower_bytes_per_second: int) -> None:
+        """BrokerConfigHandler: the leader and follower ReplicationQuotaManagers take the broker's rates."""
+        self.leader_quota.update_quota(leader_bytes_per_second)
+        self.follower_quota.update_quota(follower_bytes_per_second)
 
     def fetch_leaders(self) -> set[int]:
         """The leaders fetched from (cached: asked after every step of a PartitionActor)."""
@@ -1157,34 +1211,47 @@ class ReplicaManager:
         yield from self._process_log_dir_failures()
         return errors
 
-    def next_request_for(self, leader_id: int
+    def next_request_for(self, leader_id: int, now_ms: float = 0
                          ) -> OffsetsForLeaderEpochRequest | ListOffsetsRequest | FetchRequest | None:
         """ReplicaFetcherThread.doWork for one leader: maybeTruncate, then the offsets of partitions out of range,
         then maybeFetch."""
         return (self.epoch_request_for(leader_id) or self.list_offsets_request_for(leader_id)
-                or self.fetch_request_for(leader_id))
+                or self.fetch_request_for(leader_id, now_ms))
 
     def _busy(self, leader_id: int) -> bool:
         return (leader_id in self._fetch_in_flight or leader_id in self._epoch_in_flight
                 or leader_id in self._list_offsets_in_flight)
 
-    def fetch_request_for(self, leader_id: int) -> FetchRequest | None:
+    def fetch_request_for(self, leader_id: int, now_ms: float = 0) -> FetchRequest | None:
         """The next FetchRequest to ``leader_id`` (ReplicaFetcherThread.buildFetch + FetchSessionHandler.build):
         every partition followed from it, at the local LEO — in full when there is no session, else only the
-        partitions whose fetch state changed since the last request, and the forgotten ones. None if a request to
-        that leader is in flight or nothing is fetched from it."""
+        partitions whose fetch state changed since the last request, and the forgotten ones. A throttled partition
+        that is not in sync is left out while the follower quota is exceeded (shouldFollowerThrottle); when that
+        leaves nothing, the leader is in ``throttled_fetch_leaders`` (the fetcher backs off, as Kafka's does when
+        buildFetch gives no request). None if a request to that leader is in flight or nothing is fetched from it."""
         if self._busy(leader_id):
             return None
+        self.throttled_fetch_leaders.discard(leader_id)
         handler = self._session_handlers.setdefault(leader_id, FetchSessionHandler())
         sent = handler.sent
         max_bytes = self.config.replica_fetch_max_bytes
         parts: list[FetchPartition] = []
+        quota = self.follower_quota
+        limited = quota.limited  # no follower quota: no look-up per partition
+        exceeded: bool | None = None  # the quota's check, made once per request and only if a partition needs it
+        throttled_out = False
         for tp, st in self.fetch_states.items():
             if st.leader_id != leader_id or st.state != FETCHING or tp in self._out_of_range:
                 continue
             p = self.all_partitions.get(tp)
             if not isinstance(p, Partition) or p.log is None:
                 continue
+            if limited and quota.is_throttled(tp) and self._fetch_lag.get(tp, 1) > 0:
+                if exceeded is None:
+                    exceeded = quota.is_quota_exceeded(now_ms)
+                if exceeded:
+                    throttled_out = True
+                    continue
             log = p.log
             fp = sent.get(tp)  # unchanged since the last request: reuse it (no new object, no comparison of attrs)
             if (fp is None or fp.fetch_offset != log.log_end_offset or fp.leader_epoch != st.leader_epoch
@@ -1193,6 +1260,8 @@ class ReplicaManager:
             parts.append(fp)
         if not parts:
             handler.reset()
+            if throttled_out:
+                self.throttled_fetch_leaders.add(leader_id)
             return None
         base = FetchRequest(self.local_broker_id, (), self.config.replica_fetch_wait_max_ms,
                             self.config.replica_fetch_min_bytes, self.config.replica_fetch_response_max_bytes,
@@ -1256,6 +1325,12 @@ class ReplicaManager:
             try:
                 if p.append_records_to_follower(fp.fetch_offset, d.records, d.high_watermark, d.log_start_offset):
                     appended += len(d.records)
+                    log_ = p.log
+                    if log_ is not None:
+                        self._fetch_lag[d.tp] = max(0, d.high_watermark - log_.log_end_offset)
+                    if self.follower_quota.limited and self.follower_quota.is_throttled(d.tp):
+                        # processPartitionData's quota.record(records.sizeInBytes)
+                        self.follower_quota.record(len(d.records), now_ms)
             except ApiError as e:
                 # CorruptRecordException / an out-of-order batch: the partition is fetched again after the back-off
                 log.warning("follower append to %s from leader %d refused: %s", d.tp, leader_id, e)

@@ -163,6 +163,20 @@ def test_rendering_uses_kafka_names() -> None:
     assert v[("kactor_server_BrokerEpoch", ())] == 77
 
 
+def test_replication_byte_rates_are_summed_over_shards_under_their_quota_types() -> None:
+    """ReplicationQuotaManager's byte-rate (kafka.server:type=LeaderReplication|FollowerReplication): each shard
+    measures the throttled replicas it hosts; the broker's rate is the sum."""
+    m = BrokerMetrics()
+    m.replica_manager_gauges(ReplicaManagerGauges(0, {"LeaderReplication.byte-rate": 700,
+                                                      "FollowerReplication.byte-rate": 0}))
+    m.replica_manager_gauges(ReplicaManagerGauges(1, {"LeaderReplication.byte-rate": 300,
+                                                      "FollowerReplication.byte-rate": 5}))
+    v = _render(m.snapshot())
+    assert v[("kafka_server_LeaderReplication_byte_rate", ())] == 1000
+    assert v[("kafka_server_FollowerReplication_byte_rate", ())] == 5
+    assert not [k for k in v if "ReplicaManager_LeaderReplication" in k[0]]
+
+
 def test_a_fresh_broker_serves_zeros() -> None:
     v = _render(MetricsSnapshot())
     assert v[("kafka_controller_KafkaController_ActiveControllerCount", ())] == 0

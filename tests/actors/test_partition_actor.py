@@ -12,16 +12,27 @@ from actors.clock import ManualClock
 from actors.partition_actor import PartitionActor
 from actors.replica_manager_actor import ReplicaManagerActor
 from actors.runtime import Runtime
+from core.quota.replication_quota_manager import LONG_MAX
+from kactor.records import values_batch
 from messages.broker_lifecycle import ReplicaManagerInit
 from messages.common import Errors, TopicPartition
-from messages.net import NetSend, NetSendFailed
+from messages.net import NetResponse, NetSend, NetSendFailed
 from messages.partition import ReplicaManagerShuttingDown, ShardInit, ShardReply, ShardRequest
-from messages.replication import INITIAL_EPOCH, INVALID_SESSION_ID, FetchPartition, FetchRequest
+from messages.quota import ReplicationQuotasChanged
+from messages.replication import (
+    INITIAL_EPOCH,
+    INVALID_SESSION_ID,
+    FetchPartition,
+    FetchPartitionData,
+    FetchRequest,
+    FetchResponse,
+)
 from messages.requests import LeaderAndIsrResponse, PartitionError, UpdateMetadataResponse
 from messages.runtime import ScheduleTimer, TimerFired
 from messages.zk import GetData, ZkBatch, ZkRequest
 from tests.support.actors import ActorTestbed, Delivered, ReleaseHeldZkRequests, Sink, ZooKeeperModel
 from tests.support.broker import lai_request, lai_state, um_request
+from zk_bridge.znodes import encode_config_entity
 
 SHARD = "partition-0"
 T0 = 1_000_000.0
@@ -101,3 +112,28 @@ def test_every_shard_begins_its_shutdown(tmp_path: Path) -> None:
         assert [s.rm.is_shutting_down for s in shards] == [True] * 3
     finally:
         rt.shutdown()
+
+
+def test_a_follower_whose_only_partition_is_throttled_backs_off_until_its_quota_allows(tmp_path: Path) -> None:
+    """ReplicaFetcherThread.buildFetch leaves a throttled partition out while the follower quota is exceeded; with
+    nothing left to fetch the fetcher waits replica.fetch.backoff.ms (AbstractFetcherThread.maybeFetch) and asks
+    again, until the rate (SimpleRate over the elapsed time) is back within the quota."""
+    bed = _shard(tmp_path)
+    try:
+        bed.rt.instances["zk"].zk.create("/config/topics/t", encode_config_entity(
+            {"follower.replication.throttled.replicas": "0:0"}))
+        bed.deliver(SHARD, ReplicationQuotasChanged(LONG_MAX, 1000), "replica-manager", at_ms=T0)
+        bed.deliver(SHARD, ShardRequest(2, lai_request([lai_state(TP, 1, 0, [1], [1, 0], is_new=True)])),
+                    "replica-manager", at_ms=T0 + 1)
+        records = values_batch(["x" * 3000, "y"], int(T0), base_offset=0, leader_epoch=0)
+        answer = FetchResponse((FetchPartitionData(TP, Errors.NONE, 5, 5, 0, records),), session_id=7)
+        # 3 kB fetched in the first second of a 1000 B/s quota, the leader's HW (5) ahead: throttled, nothing to send
+        assert out(bed.deliver(SHARD, NetResponse(1, answer), "net", at_ms=T0 + 20)) == [
+            ("timer", ScheduleTimer("fetch-backoff-1", 1000))]
+        assert out(bed.deliver(SHARD, TimerFired("fetch-backoff-1"), "timer", at_ms=T0 + 1030)) == [
+            ("timer", ScheduleTimer("fetch-backoff-1", 1000))]  # 3 kB over 1 s: still above
+        sent = out(bed.deliver(SHARD, TimerFired("fetch-backoff-1"), "timer", at_ms=T0 + 4040))  # 3.1 kB over 4 s
+        sends = [body.body for to, body in sent if to == "net"]
+        assert [[(fp.tp, fp.fetch_offset) for fp in r.partitions] for r in sends] == [[(TP, 2)]]
+    finally:
+        bed.shutdown()

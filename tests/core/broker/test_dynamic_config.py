@@ -12,6 +12,7 @@ from freezegun import freeze_time
 from core.broker.dynamic_config import ConfigManager, NotificationError, change_number, entity_of_notification
 from messages import controller_events as ev
 from messages.dynamic_config import LogConfigDefaultsChanged, TopicConfigChanged
+from messages.quota import ReplicationQuotasChanged
 from messages.zk import GetChildren
 from tests.support.broker import drive, emitted
 from tests.support.fake_zookeeper import FakeZooKeeper
@@ -19,6 +20,7 @@ from zk_bridge import znodes
 
 STATIC = {"min.insync.replicas": "1", "unclean.leader.election.enable": "false"}
 MINUTE_MS = 60_000
+LONG_MAX = (1 << 63) - 1
 
 
 def timed_zk() -> FakeZooKeeper:
@@ -149,11 +151,37 @@ def test_broker_config_applies_only_to_its_broker_and_wins_over_the_default() ->
         notify(zk, "brokers/<default>")
         notify(zk, "brokers/1")
         effects = run(mgr, zk)
-        assert [dict(m.config)["min.insync.replicas"] for m in emitted(effects, "replica-manager")] == ["2", "3"]
+        assert [dict(m.config)["min.insync.replicas"] for m in log_defaults(effects)] == ["2", "3"]
         assert mgr.log_defaults["min.insync.replicas"] == "3"
         set_config(zk, "brokers", "1", {})  # the broker's own value removed: the cluster default again
         notify(zk, "brokers/1")
-        assert [dict(m.config)["min.insync.replicas"] for m in emitted(run(mgr, zk), "replica-manager")] == ["2"]
+        assert [dict(m.config)["min.insync.replicas"] for m in log_defaults(run(mgr, zk))] == ["2"]
+
+
+def log_defaults(effects: list) -> list:
+    return [m for m in emitted(effects, "replica-manager") if isinstance(m, LogConfigDefaultsChanged)]
+
+
+def test_replication_rates_come_from_the_brokers_own_config_only() -> None:
+    """BrokerConfigHandler (2.6.3): the rates of /config/brokers/<id>, Long.MaxValue when absent; <default> and
+    another broker's config set none; a value that is no long is refused and the log defaults still apply."""
+    with freeze_time("2026-01-01 00:00:00"):
+        zk, mgr = timed_zk(), manager(broker_id=1)
+        set_config(zk, "brokers", "<default>", {"leader.replication.throttled.rate": "5"})
+        notify(zk, "brokers/<default>")
+        set_config(zk, "brokers", "2", {"leader.replication.throttled.rate": "6"})
+        notify(zk, "brokers/2")
+        assert run(mgr, zk) == []
+        set_config(zk, "brokers", "1", {"leader.replication.throttled.rate": "1000000",
+                                        "follower.replication.throttled.rate": "2000000"})
+        notify(zk, "brokers/1")
+        assert emitted(run(mgr, zk), "replica-manager") == [ReplicationQuotasChanged(1000000, 2000000)]
+        set_config(zk, "brokers", "1", {"follower.replication.throttled.rate": "7"})
+        notify(zk, "brokers/1")
+        assert emitted(run(mgr, zk), "replica-manager") == [ReplicationQuotasChanged(LONG_MAX, 7)]
+        set_config(zk, "brokers", "1", {"follower.replication.throttled.rate": "x", "min.insync.replicas": "2"})
+        notify(zk, "brokers/1")
+        assert [type(m) for m in emitted(run(mgr, zk), "replica-manager")] == [LogConfigDefaultsChanged]
 
 
 def test_startup_creates_the_changes_node_and_bootstraps_existing_configs() -> None:
@@ -169,6 +197,7 @@ def test_startup_creates_the_changes_node_and_bootstraps_existing_configs() -> N
             ev.TopicUncleanLeaderElectionEnable("loose"),
             LogConfigDefaultsChanged((("min.insync.replicas", "2"), ("unclean.leader.election.enable", "false")))]
         assert emitted(effects, "replica-manager") == [
+            ReplicationQuotasChanged(LONG_MAX, LONG_MAX),  # the broker's own config bootstraps its rates (none)
             LogConfigDefaultsChanged((("min.insync.replicas", "2"), ("unclean.leader.election.enable", "false")))]
 
 
