@@ -14,7 +14,9 @@ from typing import Any
 _OS_BUFFERS = "kactor leaves the socket buffers at the operating system's sizes"
 _NO_TRANSACTIONS = "kactor has no transaction coordinator yet, so no __transaction_state topic is created"
 _NO_CLEANER = "kactor has no log cleaner: compacted topics are not compacted"
-_NO_QUOTAS = "kactor enforces no client or replication quotas"
+_CLIENT_QUOTAS = ("kactor takes client quotas from /config/users and /config/clients only; the static defaults and "
+                  "quota.window.* keep Kafka's defaults")
+_NO_LOG_DIR_THROTTLE = "kactor does not throttle moves between log dirs (AlterReplicaLogDirs copies at full speed)"
 _NO_SSL_SASL = "kactor serves PLAINTEXT listeners only, so SSL and SASL settings have nothing to apply to"
 _LISTENERS_ONLY = ("kactor binds what listeners says (Kafka 2.6 reads port, host.name and their advertised forms only "
                    "when listeners is not set)")
@@ -23,8 +25,8 @@ _PREFIX_NOTES: tuple[tuple[str, str], ...] = (
     ("transaction.", _NO_TRANSACTIONS),
     ("transactional.", _NO_TRANSACTIONS),
     ("log.cleaner.", _NO_CLEANER),
-    ("quota.", _NO_QUOTAS),
-    ("alter.log.dirs.replication.quota.", _NO_QUOTAS),
+    ("quota.", _CLIENT_QUOTAS),
+    ("alter.log.dirs.replication.quota.", _NO_LOG_DIR_THROTTLE),
     ("ssl.", _NO_SSL_SASL),
     ("sasl.", _NO_SSL_SASL),
     ("zookeeper.ssl.", "kactor connects to ZooKeeper without TLS (zookeeper.ssl.client.enable=true is refused)"),
@@ -62,7 +64,7 @@ NOTES: dict[str, str] = {
     "authorizer.class.name": "kactor authorizes nothing (an authorizer is refused)",
     "create.topic.policy.class.name": "kactor loads no Java class: no create-topic policy is applied",
     "alter.config.policy.class.name": "kactor loads no Java class: no alter-config policy is applied",
-    "client.quota.callback.class": _NO_QUOTAS,
+    "client.quota.callback.class": _CLIENT_QUOTAS,
     "log.preallocate": "kactor does not preallocate segment files",
     "log.flush.offset.checkpoint.interval.ms": "kactor does not checkpoint the recovery point on a timer",
     "log.flush.start.offset.checkpoint.interval.ms": "kactor does not checkpoint the log start offset on a timer",
