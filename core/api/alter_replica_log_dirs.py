@@ -13,7 +13,7 @@ from typing import Any
 
 import attrs
 
-from core.api.registry import ROUTE_REPLICA_MANAGER, ApiSpec, RequestContext, register
+from core.api.registry import ApiSpec, RequestContext, Route, register
 from core.api.topic_groups import error_of, group_by_topic
 from core.broker.shards import ShardedRequest, answers_of, by_shard
 from messages.common import Errors, TopicPartition
@@ -69,7 +69,7 @@ def error_response(version: int, body: dict[str, Any], error: int) -> dict[str, 
         for d in body.get("dirs") or [] for t in d["topics"] for p in t["partitions"])))
 
 
-SPEC = ApiSpec(ALTER_REPLICA_LOG_DIRS, ROUTE_REPLICA_MANAGER, request_from_wire, response_to_wire, error_response,
+SPEC = ApiSpec(ALTER_REPLICA_LOG_DIRS, Route.REPLICA_MANAGER, request_from_wire, response_to_wire, error_response,
                request_type=AlterReplicaLogDirsRequest, send_version=SEND_VERSION, request_to_wire=request_to_wire,
                response_from_wire=response_from_wire)
 register(SPEC)

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from core.api.registry import ROUTE_CONTROLLER, ApiSpec, RequestContext, register
+from core.api.registry import ApiSpec, RequestContext, Route, register
 from core.api.topic_groups import error_of
 from messages.common import NO_EPOCH, TopicPartition
 from messages.requests import ControlledShutdownRequest, ControlledShutdownResponse
@@ -49,7 +49,7 @@ def error_response(version: int, body: dict[str, Any], error: int) -> dict[str, 
     return {"error_code": error, "remaining_partitions": []}
 
 
-SPEC = ApiSpec(API_KEY, ROUTE_CONTROLLER, request_from_wire, response_to_wire, error_response,
+SPEC = ApiSpec(API_KEY, Route.CONTROLLER, request_from_wire, response_to_wire, error_response,
                request_type=ControlledShutdownRequest, send_version=SEND_VERSION, request_to_wire=request_to_wire,
                response_from_wire=response_from_wire)
 register(SPEC)

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from core.api.registry import ROUTE_REPLICA_MANAGER, ApiSpec, RequestContext, register
+from core.api.registry import ApiSpec, RequestContext, Route, register
 from core.broker.shards import ShardedRequest, answers_of
 from core.effects import Proc
 from messages.common import Errors, TopicPartition
@@ -120,4 +120,4 @@ SHARDED = ShardedRequest(DescribeLogDirsRequest, lambda request, shards: dict.fr
                          merge, lambda request, code: DescribeLogDirsResponse(()),
                          lambda rm, part, now_ms, reply: describe_log_dirs(rm, part))
 
-register(ApiSpec(DESCRIBE_LOG_DIRS, ROUTE_REPLICA_MANAGER, request_from_wire, response_to_wire, error_response))
+register(ApiSpec(DESCRIBE_LOG_DIRS, Route.REPLICA_MANAGER, request_from_wire, response_to_wire, error_response))

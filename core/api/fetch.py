@@ -27,7 +27,7 @@ from typing import Any
 
 import attrs
 
-from core.api.registry import ROUTE_REPLICA_MANAGER, ApiSpec, RequestContext, register
+from core.api.registry import ApiSpec, RequestContext, Route, register
 from core.api.topic_groups import error_of, group_by_topic
 from core.broker.fetch_session import SESSION_ID_STRIDE
 from core.broker.shards import ShardedRequest, SplitRefused, answers_of, by_shard, first_error, shard_of
@@ -192,7 +192,7 @@ def error_response(version: int, body: dict[str, Any], error: int) -> dict[str, 
         e, body.get("session_id", INVALID_SESSION_ID)))
 
 
-SPEC = ApiSpec(API_KEY, ROUTE_REPLICA_MANAGER, request_from_wire, response_to_wire, error_response,
+SPEC = ApiSpec(API_KEY, Route.REPLICA_MANAGER, request_from_wire, response_to_wire, error_response,
                request_type=FetchRequest, send_version=SEND_VERSION, request_to_wire=request_to_wire,
                response_from_wire=response_from_wire, client_id_of=client_id_of)
 register(SPEC)

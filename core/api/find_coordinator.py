@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from core.api.admin import fit_response
-from core.api.registry import ROUTE_GROUP_COORDINATOR, ApiSpec, RequestContext, register
+from core.api.registry import ApiSpec, RequestContext, Route, register
 from messages.common import Errors
 from messages.group import COORDINATOR_TYPE_GROUP, FindCoordinatorRequest, FindCoordinatorResponse
 
@@ -35,5 +35,5 @@ def find_coordinator_error(version: int, body: dict[str, Any], error: int) -> di
     return find_coordinator_to_wire(version, FindCoordinatorResponse(Errors(error)))
 
 
-register(ApiSpec(FIND_COORDINATOR, ROUTE_GROUP_COORDINATOR, find_coordinator_from_wire, find_coordinator_to_wire,
+register(ApiSpec(FIND_COORDINATOR, Route.GROUP_COORDINATOR, find_coordinator_from_wire, find_coordinator_to_wire,
                  find_coordinator_error))

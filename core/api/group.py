@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from core.api.admin import fit_response
-from core.api.registry import ROUTE_GROUP_COORDINATOR, ApiSpec, RequestContext, register
+from core.api.registry import ApiSpec, RequestContext, Route, register
 from messages.common import Errors
 from messages.group import (
     DeleteGroupsRequest,
@@ -182,4 +182,4 @@ for _key, _from, _to, _err in (
         (DESCRIBE_GROUPS, describe_groups_from_wire, describe_groups_to_wire, describe_groups_error),
         (LIST_GROUPS, list_groups_from_wire, list_groups_to_wire, list_groups_error),
         (DELETE_GROUPS, delete_groups_from_wire, delete_groups_to_wire, delete_groups_error)):
-    register(ApiSpec(_key, ROUTE_GROUP_COORDINATOR, _from, _to, _err))  # type: ignore[arg-type]
+    register(ApiSpec(_key, Route.GROUP_COORDINATOR, _from, _to, _err))  # type: ignore[arg-type]

@@ -20,7 +20,7 @@ from typing import Any
 
 import attrs
 
-from core.api.registry import ROUTE_REPLICA_MANAGER, ApiSpec, RequestContext, register
+from core.api.registry import ApiSpec, RequestContext, Route, register
 from core.broker.shards import ShardedRequest, answers_of
 from messages.codec import CodecError, dumps_bytes, loads
 from messages.replication import DescribeMetadataCacheRequest, DescribeMetadataCacheResponse
@@ -125,7 +125,7 @@ def error_response(version: int, body: dict[str, Any], error: int) -> dict[str, 
     return response_to_wire(version, DescribeMetadataCacheResponse(-1, (), ()))
 
 
-SPEC = ApiSpec(DESCRIBE_METADATA_CACHE_KEY, ROUTE_REPLICA_MANAGER, request_from_wire, response_to_wire,
+SPEC = ApiSpec(DESCRIBE_METADATA_CACHE_KEY, Route.REPLICA_MANAGER, request_from_wire, response_to_wire,
                error_response, request_type=DescribeMetadataCacheRequest, send_version=0,
                request_to_wire=request_to_wire, response_from_wire=response_from_wire, body_codec=PRIVATE_CODEC)
 register(SPEC)

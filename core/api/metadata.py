@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from core.api.registry import ROUTE_REPLICA_MANAGER, ApiSpec, RequestContext, register
+from core.api.registry import ApiSpec, RequestContext, Route, register
 from core.broker.metadata_cache import MetadataCache
 from messages import topic as topic_rules
 from messages.common import NO_LEADER, Errors
@@ -198,7 +198,7 @@ def edge_task(response: MetadataResponse) -> tuple[str, tuple[CreatableTopic, ..
     return (AUTO_CREATE_HANDLER, response.create_topics) if response.create_topics else None
 
 
-SPEC = ApiSpec(METADATA_KEY, ROUTE_REPLICA_MANAGER, request_from_wire, response_to_wire, error_response,
+SPEC = ApiSpec(METADATA_KEY, Route.REPLICA_MANAGER, request_from_wire, response_to_wire, error_response,
                edge_task=edge_task, request_type=MetadataRequest, send_version=SEND_VERSION,
                request_to_wire=request_to_wire, response_from_wire=response_from_wire)
 register(SPEC)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from core.api.admin import fit_response
-from core.api.registry import ROUTE_GROUP_COORDINATOR, ApiSpec, RequestContext, register
+from core.api.registry import ApiSpec, RequestContext, Route, register
 from messages.common import Errors, TopicPartition
 from messages.group import OffsetDeleteRequest, OffsetDeleteResponse
 
@@ -33,5 +33,5 @@ def offset_delete_error(version: int, body: dict[str, Any], error: int) -> dict[
     return offset_delete_to_wire(version, OffsetDeleteResponse(Errors(error)))
 
 
-register(ApiSpec(OFFSET_DELETE, ROUTE_GROUP_COORDINATOR, offset_delete_from_wire, offset_delete_to_wire,
+register(ApiSpec(OFFSET_DELETE, Route.GROUP_COORDINATOR, offset_delete_from_wire, offset_delete_to_wire,
                  offset_delete_error))

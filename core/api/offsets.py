@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from core.api.admin import fit_response
-from core.api.registry import ROUTE_GROUP_COORDINATOR, ApiSpec, RequestContext, register
+from core.api.registry import ApiSpec, RequestContext, Route, register
 from messages.common import Errors, TopicPartition
 from messages.group import (
     NO_GENERATION,
@@ -96,7 +96,7 @@ def offset_fetch_error(version: int, body: dict[str, Any], error: int) -> dict[s
         for t in topics for p in t["partition_indexes"])))
 
 
-register(ApiSpec(OFFSET_COMMIT, ROUTE_GROUP_COORDINATOR, offset_commit_from_wire, offset_commit_to_wire,
+register(ApiSpec(OFFSET_COMMIT, Route.GROUP_COORDINATOR, offset_commit_from_wire, offset_commit_to_wire,
                  offset_commit_error))
-register(ApiSpec(OFFSET_FETCH, ROUTE_GROUP_COORDINATOR, offset_fetch_from_wire, offset_fetch_to_wire,
+register(ApiSpec(OFFSET_FETCH, Route.GROUP_COORDINATOR, offset_fetch_from_wire, offset_fetch_to_wire,
                  offset_fetch_error))

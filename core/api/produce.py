@@ -15,7 +15,7 @@ from typing import Any
 
 import attrs
 
-from core.api.registry import ROUTE_REPLICA_MANAGER, ApiSpec, RequestContext, register
+from core.api.registry import ApiSpec, RequestContext, Route, register
 from core.broker.shards import ShardedRequest, answers_of, by_shard, in_request_order
 from messages.common import Errors, TopicPartition
 from messages.replication import ProducePartition, ProducePartitionResponse, ProduceRequest, ProduceResponse
@@ -106,7 +106,7 @@ def response_from_wire(version: int, body: dict[str, Any]) -> ProduceResponse:
         for t in body["responses"] for p in t["partition_responses"]), body.get("throttle_time_ms", 0))
 
 
-SPEC = ApiSpec(PRODUCE_KEY, ROUTE_REPLICA_MANAGER, request_from_wire, response_to_wire, error_response,
+SPEC = ApiSpec(PRODUCE_KEY, Route.REPLICA_MANAGER, request_from_wire, response_to_wire, error_response,
                reply_expected=reply_expected, failed=failed, request_type=ProduceRequest, send_version=SEND_VERSION,
                request_to_wire=request_to_wire, response_from_wire=response_from_wire)
 register(SPEC)

@@ -38,10 +38,6 @@ class Route(enum.Enum):
     GROUP_COORDINATOR = enum.auto()  # GroupCoordinator
 
 
-# the names the API modules route by
-ROUTE_REPLICA_MANAGER = Route.REPLICA_MANAGER
-ROUTE_CONTROLLER = Route.CONTROLLER
-ROUTE_GROUP_COORDINATOR = Route.GROUP_COORDINATOR
 # kactor-private api keys (core/api/kactor_private.py): served with their own ``body_codec``, never advertised
 PRIVATE_API_KEY_MIN = 10000
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import attrs
 
-from core.api.registry import ROUTE_REPLICA_MANAGER, ApiSpec, RequestContext, register
+from core.api.registry import ApiSpec, RequestContext, Route, register
 from core.api.topic_groups import control_request_to_wire, error_of
 from core.broker.shards import ShardedRequest, answers_of, by_shard, first_error
 from messages.common import NO_EPOCH, Broker, EndPoint, TopicPartition
@@ -97,7 +97,7 @@ def error_response(version: int, body: dict[str, Any], error: int) -> dict[str, 
     return {"error_code": error}
 
 
-SPEC = ApiSpec(API_KEY, ROUTE_REPLICA_MANAGER, request_from_wire, response_to_wire, error_response,
+SPEC = ApiSpec(API_KEY, Route.REPLICA_MANAGER, request_from_wire, response_to_wire, error_response,
                request_type=UpdateMetadataRequest, send_version=SEND_VERSION, request_to_wire=request_to_wire,
                response_from_wire=response_from_wire)
 register(SPEC)

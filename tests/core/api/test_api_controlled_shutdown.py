@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from core.api import controlled_shutdown
-from core.api.registry import ROUTE_CONTROLLER
+from core.api.registry import Route
 from messages.common import Errors, TopicPartition
 from messages.requests import ControlledShutdownRequest, ControlledShutdownResponse
 from tests.protocol.wire_by_hand import TAGS, arr, carr, cstr, i16, i32, i64, string
@@ -50,5 +50,5 @@ def test_a_non_controllers_answer_and_the_error_response() -> None:
 
 
 def test_routed_to_the_controller() -> None:
-    assert controlled_shutdown.SPEC.route == ROUTE_CONTROLLER
+    assert controlled_shutdown.SPEC.route == Route.CONTROLLER
     assert controlled_shutdown.SPEC.request_type is ControlledShutdownRequest

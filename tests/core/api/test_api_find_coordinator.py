@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 import core.api  # noqa: F401 - registers every spec
-from core.api.registry import ROUTE_GROUP_COORDINATOR, RequestContext, spec_for_key
+from core.api.registry import RequestContext, Route, spec_for_key
 from messages.common import Errors
 from messages.group import FindCoordinatorRequest, FindCoordinatorResponse
 from protocol.codec import decode_request, decode_response, encode_request, encode_response
@@ -14,7 +14,7 @@ from protocol.codec import decode_request, decode_response, encode_request, enco
 @pytest.mark.parametrize("version", range(4))
 def test_find_coordinator(version):
     spec = spec_for_key(10)
-    assert spec is not None and spec.route == ROUTE_GROUP_COORDINATOR
+    assert spec is not None and spec.route == Route.GROUP_COORDINATOR
     body = {"key": "g", "key_type": 1} if version >= 1 else {"key": "g"}
     decoded, _ = decode_request(10, version, encode_request(10, version, body))
     assert spec.request_from_wire(version, decoded, RequestContext(version, listener="L")) == FindCoordinatorRequest(

@@ -8,7 +8,7 @@ import pytest
 
 import core.api  # noqa: F401 - registers every spec
 from core.api.group import GROUP_AUTHORIZED_OPERATIONS
-from core.api.registry import ROUTE_GROUP_COORDINATOR, RequestContext, spec_for_key
+from core.api.registry import RequestContext, Route, spec_for_key
 from messages.common import Errors
 from messages.group import (
     DeleteGroupsRequest,
@@ -43,7 +43,7 @@ def inbound(key: int, version: int, body: dict):
     """The body as a client sends it (encoded and decoded by the codec), converted."""
     decoded, _ = decode_request(key, version, encode_request(key, version, body))
     spec = spec_for_key(key)
-    assert spec is not None and spec.route == ROUTE_GROUP_COORDINATOR
+    assert spec is not None and spec.route == Route.GROUP_COORDINATOR
     return spec.request_from_wire(version, decoded, CTX)
 
 

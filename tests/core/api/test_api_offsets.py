@@ -6,7 +6,7 @@ import attrs
 import pytest
 
 import core.api  # noqa: F401 - registers every spec
-from core.api.registry import ROUTE_GROUP_COORDINATOR, RequestContext, spec_for_key
+from core.api.registry import RequestContext, Route, spec_for_key
 from messages.common import Errors, TopicPartition
 from messages.group import (
     OffsetCommitPartition,
@@ -26,7 +26,7 @@ T0, T1, U0 = TopicPartition("t", 0), TopicPartition("t", 1), TopicPartition("u",
 def inbound(key: int, version: int, body: dict):
     decoded, _ = decode_request(key, version, encode_request(key, version, body))
     spec = spec_for_key(key)
-    assert spec is not None and spec.route == ROUTE_GROUP_COORDINATOR
+    assert spec is not None and spec.route == Route.GROUP_COORDINATOR
     return spec.request_from_wire(version, decoded, CTX)
 
 
