@@ -28,6 +28,7 @@ class Ack:
     value: str
     sent_ms: float
     answered_ms: float
+    healthy_since_ms: float | None  # the cluster healthy all along since then (None: not when it was sent)
 
 
 @attrs.define
@@ -36,6 +37,7 @@ class Outstanding:
     value: str
     leader: int
     sent_ms: float
+    healthy_since_ms: float | None
 
 
 def zk_partition_state(sim: Sim, tp: TopicPartition) -> dict | None:
@@ -56,6 +58,8 @@ class SimClient:
         self.acks: list[Ack] = []
         self.answers: list[tuple[TopicPartition, str, str]] = []
         self.outstanding: dict[str, Outstanding] = {}
+        # (answer time, healthy since, sent at, value, error) of every answered produce
+        self.latencies: list[tuple[float, float | None, float, str, str]] = []
         self._n = 0
 
     def produce(self, tp: TopicPartition) -> bool:
@@ -69,7 +73,8 @@ class SimClient:
         # one uncompressed record, no key, no producer id, stamped now (a producer's CreateTime)
         batch = build_batch([Record(0, 0, None, value.encode())], first_timestamp=int(now))
         request = ProduceRequest(-1, PRODUCE_TIMEOUT_MS, (ProducePartition(tp, batch),))
-        self.outstanding[value] = Outstanding(tp, value, leader, now)
+        healthy = self.sim.last_fault_ms - START_MS if self.sim.healthy() else None
+        self.outstanding[value] = Outstanding(tp, value, leader, now, healthy)
         self.sim.note(f"client produce {value} to {tp.topic}-{tp.partition} at b{leader}")
         self.sim.client_request(leader, request, PRODUCE_VERSION, lambda answer: self._answered(value, answer))
         return True
@@ -82,6 +87,11 @@ class SimClient:
             return
         part = answer.partitions[0]  # type: ignore[attr-defined]
         self.answers.append((out.tp, value, part.error.name))
+        self.latencies.append((self.sim.now - out.sent_ms, out.healthy_since_ms
+                               if self.sim.last_fault_ms - START_MS == out.healthy_since_ms else None,
+                               out.sent_ms - START_MS, value, part.error.name))
         self.sim.note(f"client {value}: {part.error.name} offset {part.base_offset}")
         if part.error == Errors.NONE:
-            self.acks.append(Ack(out.tp, part.base_offset, value, out.sent_ms - START_MS, self.sim.now - START_MS))
+            healthy = out.healthy_since_ms if self.sim.last_fault_ms - START_MS == out.healthy_since_ms else None
+            self.acks.append(Ack(out.tp, part.base_offset, value, out.sent_ms - START_MS, self.sim.now - START_MS,
+                                 healthy))

@@ -6,6 +6,8 @@
 - every acknowledged record at its offset, with its value, on every ISR replica that is up, below its high
   watermark;
 - an acks=all produce answered within its request timeout (+ ANSWER_SLACK_MS): the DelayedProduce expires by then;
+- and within HEALTHY_BOUND_MS when the ISR can satisfy it: sent once every broker had been serving, with no link cut,
+  for HEALTHY_SETTLE_MS, and the cluster still so while it waits;
 - no answer is UNKNOWN_SERVER_ERROR;
 - at the end (every broker up, every link healed, the cluster quiet): every acknowledged record on the leader.
 """
@@ -17,9 +19,11 @@ from typing import Any
 from messages.common import TopicPartition
 from protocol.records import iter_batches
 from sim.client import PRODUCE_TIMEOUT_MS, SimClient, zk_partition_state
-from sim.runtime import Sim
+from sim.runtime import START_MS, Sim
 
 ANSWER_SLACK_MS = 1000.0
+HEALTHY_SETTLE_MS = 2000.0
+HEALTHY_BOUND_MS = 1000.0  # twice replica.fetch.wait.max.ms: an append wakes the followers' parked fetches at once
 
 
 def hosted_partition(sim: Sim, broker_id: int, tp: TopicPartition) -> Any:
@@ -93,6 +97,15 @@ class Checker:
         for o in self.client.outstanding.values():
             if sim.now - o.sent_ms > PRODUCE_TIMEOUT_MS + ANSWER_SLACK_MS:
                 out.append(f"produce {o.value!r} to b{o.leader} unanswered after {sim.now - o.sent_ms:.0f} ms")
+        for took, healthy_since, sent, value, error in self.client.latencies:
+            if healthy_since is not None and sent - healthy_since >= HEALTHY_SETTLE_MS and took > HEALTHY_BOUND_MS:
+                out.append(f"produce {value!r} answered {error} after {took:.0f} ms with the cluster healthy")
+        for o in self.client.outstanding.values():
+            since = o.healthy_since_ms
+            if (since is not None and sim.last_fault_ms - START_MS == since and o.sent_ms - START_MS - since
+                    >= HEALTHY_SETTLE_MS and sim.now - o.sent_ms > HEALTHY_BOUND_MS):
+                out.append(f"produce {o.value!r} unanswered after {sim.now - o.sent_ms:.0f} ms with the cluster "
+                           f"healthy")
         for tp, value, error in self.client.answers:
             if error == "UNKNOWN_SERVER_ERROR":
                 out.append(f"{tp.topic}-{tp.partition}: produce {value!r} answered UNKNOWN_SERVER_ERROR")

@@ -238,6 +238,7 @@ class Sim:
         self._lane_free: dict[tuple[int, int, str], float] = {}
         self.pending: dict[int, Pending] = {}  # by the inbound request id the target's actors answer with
         self.delivered = 0
+        self.last_fault_ms = START_MS  # when a broker last started, stopped or crashed, or a link was cut or healed
 
     # -- the event loop ---------------------------------------------------------------------------------------------
     @property
@@ -319,6 +320,7 @@ class Sim:
         rt.edges = Edges(zk=SimZooKeeper(self, broker), timer=SimTimers(self, broker), net=SimNetwork(self, broker),
                          log_dirs=SimLogDirs(self, broker), process=SimProcess(self, broker))
         self.note(f"b{broker_id} start (incarnation {broker.incarnation})")
+        self.last_fault_ms = self.now
         spawn_broker_actors(rt)
         inc = broker.incarnation
         inputs = self.boot.startup_inputs(cfg, int(self.now))
@@ -334,6 +336,7 @@ class Sim:
         rt = broker.rt
         assert rt is not None
         self.note(f"b{broker_id} {reason}")
+        self.last_fault_ms = self.now
         broker.rt = None
         broker.serving = False
         self._close_trace(rt)
@@ -383,12 +386,18 @@ class Sim:
         """Cut the link between brokers a and b both ways; what is in flight on it fails."""
         self.cut.add(frozenset((a, b)))
         self.note(f"partition b{a}|b{b}")
+        self.last_fault_ms = self.now
         self.fail_in_flight(lambda p: p.src is not None and frozenset((p.src.id, p.dst)) == frozenset((a, b)),
                             "connection lost (partitioned)")
 
     def heal(self, a: int, b: int) -> None:
         self.cut.discard(frozenset((a, b)))
         self.note(f"heal b{a}|b{b}")
+        self.last_fault_ms = self.now
+
+    def healthy(self) -> bool:
+        """Every broker up and serving, no link cut."""
+        return not self.cut and all(b.serving for b in self.brokers.values())
 
     def reachable(self, a: int, b: int) -> bool:
         return frozenset((a, b)) not in self.cut and self.brokers[b].up

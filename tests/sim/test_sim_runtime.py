@@ -104,3 +104,50 @@ def _batch_of(values: list[str]) -> bytes:
 
     return build_batch([Record(i, 0, None, v.encode()) for i, v in enumerate(values)], first_timestamp=0,
                        base_offset=0, partition_leader_epoch=0)
+
+
+def test_a_produce_slow_while_the_cluster_is_healthy_is_caught() -> None:
+    """The liveness bound: once the cluster has been healthy for HEALTHY_SETTLE_MS, an acks=all produce is answered
+    within HEALTHY_BOUND_MS; one answered later (here recorded as such) is reported, one sent just after a fault
+    is not."""
+    from sim.invariants import HEALTHY_BOUND_MS, HEALTHY_SETTLE_MS
+
+    sim = Sim(1, SimBoot())
+    try:
+        client = SimClient(sim)
+        checker = Checker(sim, client, [], {})
+        slow = HEALTHY_BOUND_MS + 500
+        client.latencies.append((slow, 1000.0, 1000.0 + HEALTHY_SETTLE_MS - 1, "early", "NONE"))
+        assert checker.check() == []
+        client.latencies.append((slow, 1000.0, 1000.0 + HEALTHY_SETTLE_MS, "late", "NONE"))
+        assert checker.check() == [f"produce 'late' answered NONE after {slow:.0f} ms with the cluster healthy"]
+    finally:
+        sim.close()
+
+
+def test_kactor_sim_prints_a_line_per_seed_the_rerun_command_and_a_summary(
+        capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    import sim.run
+    from kactor.cli import main
+
+    real = sim.run.run_seed
+
+    def broken_seed_4(seed: int, steps: int, boot: SimBoot, **kw: object) -> object:
+        def lose(s: Sim, step: int) -> None:
+            if step == steps - 1:
+                hosted = hosted_partition(s, 1, TopicPartition("sim", 0))  # a follower
+                hosted.log.truncate_to(0)
+                hosted.log.append_as_follower(_batch_of(["forged"]))
+                hosted.log.update_high_watermark(1)
+        return real(seed, steps, boot, tamper=lose if seed == 4 else None, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(sim.run, "run_seed", broken_seed_4)
+    assert main(["sim", "--seeds", "3-4", "--steps", "3", "--trace-dir", str(tmp_path)]) == 1
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith("seed 3: ok  ") and "/ 6 answers, " in out[0]
+    assert out[1].startswith("seed 4: FAILED  ")
+    assert "sim-0: acknowledged 's4-1' at offset 0, ISR replica b1 has 'forged'" in out[2]
+    assert f"  traces: {tmp_path}/seed-4 (kactor trace replay --check {tmp_path}/seed-4)" in out
+    assert "  rerun: kactor sim --seeds 4 --steps 3 --brokers 3" in out
+    assert out[-1].startswith("2 seeds, 1 clean, 1 failing (4) in ") and out[-1].endswith(" seeds/s")
+    assert (tmp_path / "seed-4" / "broker-0.jsonl").exists()
