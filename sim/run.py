@@ -5,6 +5,7 @@ check that nothing acknowledged is lost."""
 from __future__ import annotations
 
 import hashlib
+import logging
 import time
 from collections.abc import Callable
 
@@ -21,6 +22,20 @@ from zk_bridge import paths, znodes
 TOPIC = "sim"
 PARTITIONS = 2
 SETTLE_MS = 20000.0  # the end: time for restarted brokers to catch up and rejoin the ISR
+
+
+class ActorErrors(logging.Handler):
+    """Every error an actor logs with its exception during a run (a handler that raised: KActor, the controller's
+    event loop, a shard's procedure catch and log it): a defect whatever the fault, so a violation."""
+
+    def __init__(self, sim: Sim) -> None:
+        super().__init__(logging.ERROR)
+        self.sim = sim
+        self.found: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if record.exc_info:
+            self.found.append(f"at {self.sim.now - START_MS:.3f} ms: {record.getMessage()}")
 
 
 @attrs.frozen
@@ -55,6 +70,8 @@ def run_seed(seed: int, steps: int, boot: Boot, brokers: int = 3, trace_dir: str
     """``tamper(sim, step)``, for tests: called before each step's check (a deliberately broken run)."""
     t0 = time.perf_counter()
     sim = Sim(seed, boot, brokers, trace_dir=trace_dir)
+    errors = ActorErrors(sim)
+    logging.getLogger().addHandler(errors)
     try:
         for b in sim.brokers:
             sim.start(b)
@@ -80,7 +97,7 @@ def run_seed(seed: int, steps: int, boot: Boot, brokers: int = 3, trace_dir: str
             sim.run_for(STEP_MS)
             if tamper is not None:
                 tamper(sim, step)
-            violations = checker.check()
+            violations = [f"an actor raised {e}" for e in errors.found] + checker.check()
             if violations:
                 break
         if not violations:
@@ -92,9 +109,10 @@ def run_seed(seed: int, steps: int, boot: Boot, brokers: int = 3, trace_dir: str
                 for b in down:
                     sim.start(b)
             sim.run_for(SETTLE_MS)
-            violations = checker.check_final()
+            violations = [f"an actor raised {e}" for e in errors.found] + checker.check_final()
         digest = hashlib.sha256("\n".join(sim.events).encode()).hexdigest()[:16]
         return SeedResult(seed, steps, tuple(violations), len(client.acks), len(client.answers), sim.delivered,
                           sim.now - START_MS, time.perf_counter() - t0, digest)
     finally:
+        logging.getLogger().removeHandler(errors)
         sim.close()

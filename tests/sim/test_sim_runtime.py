@@ -151,3 +151,21 @@ def test_kactor_sim_prints_a_line_per_seed_the_rerun_command_and_a_summary(
     assert "  rerun: kactor sim --seeds 4 --steps 3 --brokers 3" in out
     assert out[-1].startswith("2 seeds, 1 clean, 1 failing (4) in ") and out[-1].endswith(" seeds/s")
     assert (tmp_path / "seed-4" / "broker-0.jsonl").exists()
+
+
+def test_an_actor_that_raises_is_a_violation() -> None:
+    from actors import names
+    from messages.net import NetRequest
+    from messages.replication import ProduceRequest
+
+    def bad_request(sim: Sim, step: int) -> None:
+        if step == 1:
+            b = sim.brokers[0]
+            # a request no converter would build: the handler raises
+            bad = NetRequest(1, 1, ProduceRequest(-1, 30000, None), True)  # type: ignore[arg-type]
+            sim.deliver(b, b.incarnation, names.REPLICA_MANAGER, bad, "edge:net")
+
+    r = run_seed(2, 3, SimBoot(), tamper=bad_request)
+    assert len(r.violations) == 1
+    assert r.violations[0].startswith("an actor raised at 6000.000 ms: actor replica-manager failed on NetRequest: "
+                                    "'NoneType' object is not iterable")
