@@ -49,6 +49,10 @@ def run(args: argparse.Namespace) -> int:
         usage_error(args, "--steps must be at least 1")
     if not 3 <= args.brokers <= 9:
         usage_error(args, "--brokers must be between 3 and 9 (the topic has 3 replicas)")
+    from kactor.hashseed import ensure_fixed_hash_seed
+
+    # as a broker and a replay run: a rerun in another process, and a replay of the traces, iterate sets alike
+    ensure_fixed_hash_seed()
     import logging
 
     # the actors' warnings about the faults this run injects (connections refused, fetches failed) are not news

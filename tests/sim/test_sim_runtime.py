@@ -142,6 +142,7 @@ def test_kactor_sim_prints_a_line_per_seed_the_rerun_command_and_a_summary(
         return real(seed, steps, boot, tamper=lose if seed == 4 else None, **kw)  # type: ignore[arg-type]
 
     monkeypatch.setattr(sim.run, "run_seed", broken_seed_4)
+    monkeypatch.setenv("PYTHONHASHSEED", "0")  # the command re-executes itself with it otherwise
     assert main(["sim", "--seeds", "3-4", "--steps", "3", "--trace-dir", str(tmp_path)]) == 1
     out = capsys.readouterr().out.splitlines()
     assert out[0].startswith("seed 3: ok  ") and "/ 6 answers, " in out[0]
