@@ -48,9 +48,7 @@ from edges.net.inbound import ROUTES
 from messages.net import NetRequest, NetResponse, NetSendFailed
 from messages.partition import LogAppendFailed
 from messages.runtime import TimerFired
-from messages.zk import Create
 from sim.zookeeper import ZooKeeperModel
-from zk_bridge import paths
 
 log = logging.getLogger("kactor.sim")
 
@@ -220,9 +218,9 @@ class Sim:
         self.boot = boot
         self.rng = random.Random(seed)
         self.clock = ManualClock(START_MS)
+        # a fresh ensemble: the brokers create the persistent paths themselves (KafkaZkClient.createTopLevelPaths)
         self.zk = ZooKeeperModel(clock_ms=lambda: int(self.clock.now_ms()))
-        for path in paths.PERSISTENT_ZK_PATHS:
-            self.zk.request(self._admin_session(), Create(path, "", make_parents=True))
+        self.admin_session = self.zk.open_session(SESSION_TIMEOUT_MS)  # the tools' own (kafka-topics --zookeeper)
         shm = "/dev/shm"
         base = shm if os.path.isdir(shm) and os.access(shm, os.W_OK) else None
         self.root = tempfile.mkdtemp(prefix=f"kactor-sim-{seed}-", dir=base)
@@ -368,16 +366,10 @@ class Sim:
         self.zk.tick()
         self.pump_zk_events()
 
-    def _admin_session(self) -> int:
-        sid = getattr(self, "_admin_sid", 0)
-        if not sid:
-            sid = self._admin_sid = self.zk.open_session(SESSION_TIMEOUT_MS)
-        return sid
-
     def zk_admin(self, op: Any) -> Any:
         """A request on the tools' own session (kafka-topics --zookeeper), its watch events pumped."""
-        reply = self.zk.request(self._admin_session(), op)
-        self.zk.events(self._admin_session())
+        reply = self.zk.request(self.admin_session, op)
+        self.zk.events(self.admin_session)
         self.pump_zk_events()
         return reply
 
