@@ -42,6 +42,25 @@ def hosted_partition(sim: Sim, broker_id: int, tp: TopicPartition) -> Any:
     return rm.online_partition(tp) if rm is not None else None
 
 
+def values_below_hw(log: Any) -> dict[int, str | None]:
+    """Every record's value by offset, from the log start offset to the high watermark (a read per segment)."""
+    out: dict[int, str | None] = {}
+    start, hw = log.log_start_offset, log.high_watermark
+    while start < hw:
+        # no max_offset: a read stops before the batch holding it, and a batch may straddle the high watermark
+        data = log.read(start, 1 << 20)
+        before = start
+        for batch in iter_batches(data):
+            for r in batch.records():
+                offset = batch.base_offset + r.offset_delta
+                if offset < hw:
+                    out[offset] = None if r.value is None else r.value.decode("utf-8", "replace")
+            start = max(start, batch.last_offset + 1)
+        if start == before:  # nothing (more) below the high watermark
+            break
+    return out
+
+
 def value_at(log: Any, offset: int) -> str | None:
     if offset < log.log_start_offset or offset >= log.log_end_offset:
         return None
@@ -85,12 +104,16 @@ class Checker:
                 out.append(f"{name}: leader b{leader} not in ISR {isr}")
             if not set(isr) <= set(self.assignment[tp]):
                 out.append(f"{name}: ISR {isr} not within replicas {list(self.assignment[tp])}")
-            for ack in (a for a in self.client.acks if a.tp == tp):
-                for b in isr:
-                    p = hosted_partition(sim, b, tp)
-                    if p is None or p.log is None or ack.offset >= p.log.high_watermark:
+            acks = [a for a in self.client.acks if a.tp == tp]
+            for b in isr:
+                p = hosted_partition(sim, b, tp)
+                if p is None or p.log is None or not acks:
+                    continue
+                values = values_below_hw(p.log)
+                for ack in acks:
+                    if ack.offset >= p.log.high_watermark:
                         continue
-                    found = value_at(p.log, ack.offset)
+                    found = values.get(ack.offset)
                     if found != ack.value:
                         out.append(f"{name}: acknowledged {ack.value!r} at offset {ack.offset}, ISR replica b{b} "
                                    f"has {found!r} (its HW {p.log.high_watermark})")
