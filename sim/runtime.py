@@ -173,7 +173,8 @@ class SimProcess(_Edge):
     def shutdown_complete(self, msg: Any) -> None:
         if self.broker.alive(self.incarnation):
             self.sim.note(f"b{self.broker.id} shutdown complete: {msg.reason}")
-            self.sim.crash(self.broker.id, reason="stopped")
+            # the process exits once the cascade that told it is over (BrokerProcess.run's wait), not inside it
+            self.sim.at(0.0, lambda: self.sim.crash(self.broker.id, reason="stopped"))
 
 
 class SimBroker:

@@ -170,3 +170,25 @@ def test_an_actor_that_raises_is_a_violation() -> None:
     assert len(r.violations) == 1
     assert r.violations[0].startswith("an actor raised at 6000.000 ms: actor replica-manager failed on NetRequest: "
                                     "'NoneType' object is not iterable")
+
+
+def test_an_orderly_stop_ends_the_incarnation_and_closes_its_session() -> None:
+    """SIGTERM's input (BrokerShutdownRequested): a controlled shutdown through the controller, then the process
+    handle is told the shutdown is complete; the broker is down and its registration gone at once."""
+    from actors import names
+    from messages.broker_lifecycle import BrokerShutdownRequested
+
+    sim = Sim(1, SimBoot())
+    try:
+        for b in sim.brokers:
+            sim.start(b)
+        sim.run_for(2000)
+        assert sorted(sim.zk.nodes["/brokers/ids"].children) == ["0", "1", "2"]
+        b2 = sim.brokers[2]
+        sim.deliver(b2, b2.incarnation, names.KAFKA_SERVER, BrokerShutdownRequested(), names.EDGE_PROCESS)
+        sim.run_for(5000)
+        assert not b2.up
+        assert sorted(sim.zk.nodes["/brokers/ids"].children) == ["0", "1"]
+        assert any(e.endswith("b2 stopped") for e in sim.events)
+    finally:
+        sim.close()
