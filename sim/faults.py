@@ -1,0 +1,51 @@
+"""The seeded fault schedule of a `kactor sim` run: which step crashes, restarts, cuts or heals what.
+
+A schedule is a pure function of (seed, steps, brokers): the same seed gives the same faults. At most one broker is
+down and one link cut at a time, so an RF-3 partition with min.insync.replicas=2 can always satisfy acks=all
+somewhere; a crashed broker comes back after RESTART_AFTER_STEPS steps (its ZooKeeper session must have expired
+first: a restarted broker cannot register over its old ephemeral), a cut link heals after 2 to 6 steps.
+"""
+
+from __future__ import annotations
+
+import random
+
+import attrs
+
+STEP_MS = 1000.0  # simulated time per step
+RESTART_AFTER_STEPS = 8  # > zookeeper.session.timeout.ms (sim.runtime.SESSION_TIMEOUT_MS) in steps
+
+
+@attrs.frozen
+class Fault:
+    step: int
+    kind: str  # "crash", "restart", "partition", "heal"
+    a: int
+    b: int = -1
+
+    def __str__(self) -> str:
+        return f"{self.kind} b{self.a}" + (f"|b{self.b}" if self.b >= 0 else "")
+
+
+def schedule(seed: int, steps: int, brokers: int) -> list[Fault]:
+    rng = random.Random(f"faults-{seed}")
+    faults: list[Fault] = []
+    down_until: tuple[int, int] | None = None  # (broker, restart step)
+    cut_until: tuple[int, int, int] | None = None  # (a, b, heal step)
+    for step in range(steps):
+        if down_until is not None and step >= down_until[1]:
+            faults.append(Fault(step, "restart", down_until[0]))
+            down_until = None
+        if cut_until is not None and step >= cut_until[2]:
+            faults.append(Fault(step, "heal", cut_until[0], cut_until[1]))
+            cut_until = None
+        roll = rng.random()
+        if roll < 0.12 and down_until is None:
+            b = rng.randrange(brokers)
+            faults.append(Fault(step, "crash", b))
+            down_until = (b, step + RESTART_AFTER_STEPS)
+        elif roll < 0.24 and cut_until is None and brokers > 1:
+            a, b = sorted(rng.sample(range(brokers), 2))
+            faults.append(Fault(step, "partition", a, b))
+            cut_until = (a, b, step + rng.randint(2, 6))
+    return faults

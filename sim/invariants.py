@@ -1,0 +1,148 @@
+"""The invariants `kactor sim` checks after every step, on the brokers' real state and ZooKeeper's.
+
+- one leader per partition per leader epoch (every broker that ever led an epoch, over the whole run);
+- leader epochs in ZooKeeper never go back; leader ∈ ISR ⊆ replicas there (no unclean election: the leader is -1
+  when none of the ISR is alive);
+- every acknowledged record at its offset, with its value, on every ISR replica that is up, below its high
+  watermark;
+- an acks=all produce answered within its request timeout (+ ANSWER_SLACK_MS): the DelayedProduce expires by then;
+- and within HEALTHY_BOUND_MS when the ISR can satisfy it: sent once every broker had been serving, with no link cut,
+  for HEALTHY_SETTLE_MS, and the cluster still so while it waits;
+- no answer is UNKNOWN_SERVER_ERROR;
+- at the end (every broker up, every link healed, the cluster quiet): every acknowledged record on the leader.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from messages.common import TopicPartition
+from protocol.records import iter_batches
+from sim.client import PRODUCE_TIMEOUT_MS, SimClient, zk_partition_state
+from sim.runtime import START_MS, Sim
+
+ANSWER_SLACK_MS = 1000.0
+HEALTHY_SETTLE_MS = 2000.0
+HEALTHY_BOUND_MS = 1000.0  # twice replica.fetch.wait.max.ms: an append wakes the followers' parked fetches at once
+
+
+def hosted_partition(sim: Sim, broker_id: int, tp: TopicPartition) -> Any:
+    """The online Partition ``tp`` of a live broker (its shard's replica manager), or None."""
+    from actors import names
+    from core.broker.shards import shard_of
+
+    rt = sim.brokers[broker_id].rt
+    if rt is None:
+        return None
+    shards = sorted(n for n in rt.instances if n.startswith(names.SHARD_PREFIX))
+    if not shards:
+        return None
+    shard = rt.instances.get(names.shard(shard_of(tp, len(shards))))
+    rm = getattr(shard, "rm", None)
+    return rm.online_partition(tp) if rm is not None else None
+
+
+def values_below_hw(log: Any) -> dict[int, str | None]:
+    """Every record's value by offset, from the log start offset to the high watermark (a read per segment)."""
+    out: dict[int, str | None] = {}
+    start, hw = log.log_start_offset, log.high_watermark
+    while start < hw:
+        # no max_offset: a read stops before the batch holding it, and a batch may straddle the high watermark
+        data = log.read(start, 1 << 20)
+        before = start
+        for batch in iter_batches(data):
+            for r in batch.records():
+                offset = batch.base_offset + r.offset_delta
+                if offset < hw:
+                    out[offset] = None if r.value is None else r.value.decode("utf-8", "replace")
+            start = max(start, batch.last_offset + 1)
+        if start == before:  # nothing (more) below the high watermark
+            break
+    return out
+
+
+def value_at(log: Any, offset: int) -> str | None:
+    if offset < log.log_start_offset or offset >= log.log_end_offset:
+        return None
+    for batch in iter_batches(log.read(offset, 1 << 16)):
+        for r in batch.records():
+            if batch.base_offset + r.offset_delta == offset:
+                return None if r.value is None else r.value.decode("utf-8", "replace")
+    return None
+
+
+class Checker:
+    """Keeps what the invariants need across steps (who led which epoch, the last epoch seen in ZooKeeper)."""
+
+    def __init__(self, sim: Sim, client: SimClient, partitions: list[TopicPartition],
+                 assignment: dict[TopicPartition, tuple[int, ...]]) -> None:
+        self.sim = sim
+        self.client = client
+        self.partitions = partitions
+        self.assignment = assignment
+        self.epoch_leaders: dict[tuple[TopicPartition, int], int] = {}
+        self.zk_epochs: dict[TopicPartition, int] = {}
+
+    def check(self) -> list[str]:
+        sim, out = self.sim, []
+        for tp in self.partitions:
+            name = f"{tp.topic}-{tp.partition}"
+            for b in sim.brokers:
+                p = hosted_partition(sim, b, tp)
+                if p is not None and p.is_leader:
+                    first = self.epoch_leaders.setdefault((tp, p.leader_epoch), b)
+                    if first != b:
+                        out.append(f"{name}: leader epoch {p.leader_epoch} led by b{first} and b{b}")
+            state = zk_partition_state(sim, tp)
+            if state is None:
+                continue
+            epoch, leader, isr = state["leader_epoch"], state["leader"], state["isr"]
+            if epoch < self.zk_epochs.get(tp, -1):
+                out.append(f"{name}: leader epoch went back from {self.zk_epochs[tp]} to {epoch}")
+            self.zk_epochs[tp] = epoch
+            if leader >= 0 and leader not in isr:
+                out.append(f"{name}: leader b{leader} not in ISR {isr}")
+            if not set(isr) <= set(self.assignment[tp]):
+                out.append(f"{name}: ISR {isr} not within replicas {list(self.assignment[tp])}")
+            acks = [a for a in self.client.acks if a.tp == tp]
+            for b in isr:
+                p = hosted_partition(sim, b, tp)
+                if p is None or p.log is None or not acks:
+                    continue
+                values = values_below_hw(p.log)
+                for ack in acks:
+                    if ack.offset >= p.log.high_watermark:
+                        continue
+                    found = values.get(ack.offset)
+                    if found != ack.value:
+                        out.append(f"{name}: acknowledged {ack.value!r} at offset {ack.offset}, ISR replica b{b} "
+                                   f"has {found!r} (its HW {p.log.high_watermark})")
+        for o in self.client.outstanding.values():
+            if sim.now - o.sent_ms > PRODUCE_TIMEOUT_MS + ANSWER_SLACK_MS:
+                out.append(f"produce {o.value!r} to b{o.leader} unanswered after {sim.now - o.sent_ms:.0f} ms")
+        for took, healthy_since, sent, value, error in self.client.latencies:
+            if healthy_since is not None and sent - healthy_since >= HEALTHY_SETTLE_MS and took > HEALTHY_BOUND_MS:
+                out.append(f"produce {value!r} answered {error} after {took:.0f} ms with the cluster healthy")
+        for o in self.client.outstanding.values():
+            since = o.healthy_since_ms
+            if (since is not None and sim.last_fault_ms - START_MS == since and o.sent_ms - START_MS - since
+                    >= HEALTHY_SETTLE_MS and sim.now - o.sent_ms > HEALTHY_BOUND_MS):
+                out.append(f"produce {o.value!r} unanswered after {sim.now - o.sent_ms:.0f} ms with the cluster "
+                           f"healthy")
+        for tp, value, error in self.client.answers:
+            if error == "UNKNOWN_SERVER_ERROR":
+                out.append(f"{tp.topic}-{tp.partition}: produce {value!r} answered UNKNOWN_SERVER_ERROR")
+        return out
+
+    def check_final(self) -> list[str]:
+        """Nothing acknowledged is lost: with every broker up and every link healed, the leader has it all."""
+        out = self.check()
+        for ack in self.client.acks:
+            state = zk_partition_state(self.sim, ack.tp)
+            leader = -1 if state is None else state["leader"]
+            p = hosted_partition(self.sim, leader, ack.tp) if leader >= 0 else None
+            found = value_at(p.log, ack.offset) if p is not None and p.log is not None else None
+            if found != ack.value:
+                out.append(f"{ack.tp.topic}-{ack.tp.partition}: acknowledged {ack.value!r} at offset {ack.offset}, "
+                           f"leader b{leader} has {found!r}")
+        return out

@@ -1,0 +1,524 @@
+"""The deterministic runtime of `kactor sim` (issue #28): N brokers' real actors in one thread on simulated time.
+
+Every broker is the same `actors.broker.spawn_broker_actors` set a live broker spawns, on a `Runtime` with replay's
+`InlineActorSystem` (simpleSystemBase's delivery order) and one shared `ManualClock`. What a live broker's edges do
+from their threads, `Sim` does as events of one discrete-event loop ordered by (simulated time, sequence):
+
+- ZooKeeper: each broker's "zk" edge runs its batch on the `sim.zookeeper.ZooKeeperModel` (one session per broker
+  incarnation) after ``ZK_LATENCY_MS``; the watch and session events the model hands a session are delivered to that
+  broker's ZkBridgeActor, as `kactor.broker_process.wire_zk_events` injects kazoo's;
+- timers: ScheduleTimer becomes an event at now + delay (a replaced or cancelled one is dropped when it comes up);
+- network: a NetSend is encoded to its Kafka request frame and decoded on the other side with the live transport's
+  own functions (edges/net/framing.py, the ApiSpec's converters) and reaches the route actor as a ``NetRequest``
+  after the link's seeded latency, in order per connection (sender, destination, sending actor); the answer goes
+  back the same way. A send to a broker that is down or cut off by a partition, and every request in flight on a
+  link when it is cut or its target crashes, is answered ``NetSendFailed`` (as the transport's connection errors);
+- log dirs: the actors' real files, under a per-run temp dir (tmpfs when there is one). A crash keeps every byte
+  written (the logs write with os.write, unbuffered): no fsync semantics yet (a simulated disk is a later step).
+
+The run's event log (`Sim.events`: one line per external input delivered and per fault) is deterministic for a seed.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import logging
+import os
+import random
+import shutil
+import tempfile
+from collections.abc import Callable
+from typing import Any, Protocol
+
+from actors import names
+from actors.broker import spawn_broker_actors
+from actors.clock import ManualClock
+from actors.edge_slots import Edges
+from actors.runtime import _RUNTIMES, Runtime
+from core.api.registry import RequestContext, spec_for_key
+from edges.net.framing import (
+    decode_inbound,
+    decode_outbound,
+    encode_inbound_response,
+    encode_outbound,
+    outbound_spec,
+)
+from edges.net.inbound import ROUTES
+from messages.net import NetRequest, NetResponse, NetSendFailed
+from messages.partition import LogAppendFailed
+from messages.runtime import TimerFired
+from sim.zookeeper import ZooKeeperModel
+
+log = logging.getLogger("kactor.sim")
+
+START_MS = 1_700_000_000_000.0  # the simulated epoch every run starts at
+ZK_LATENCY_MS = 1.0
+CLIENT_LATENCY_MS = 0.5
+BASE_PORT = 9092  # broker b listens (in name only: nothing is bound) on 127.0.0.1:BASE_PORT + b
+HOST = "127.0.0.1"
+SESSION_TIMEOUT_MS = 6000  # zookeeper.session.timeout.ms of the simulated brokers (kactor/sim_boot.py)
+TRACE_ROOT = "/sim-root"  # what a trace names the run's temp dir
+
+
+class Boot(Protocol):
+    """What builds one simulated broker, given by the composition root (kactor/sim_boot.py): the sim sits below the
+    shell (tests/test_layers.py), so the config parser, the start-up inputs a broker process sends its actors and
+    the actor system replay runs on are handed in, not imported."""
+
+    def config(self, broker_id: int, log_dir: str) -> Any:
+        """The broker's KafkaConfig: ``listeners`` on HOST:BASE_PORT + broker_id, ``log.dirs`` ``log_dir``."""
+        ...
+
+    def actor_system(self) -> Any:
+        """A deterministic in-process actor system (kactor.trace.inline_system.InlineActorSystem)."""
+        ...
+
+    def startup_inputs(self, config: Any, now_ms: int) -> list[tuple[str, Any]]:
+        """(actor name, body) of every input BrokerProcess.start sends its actors, in its order."""
+        ...
+
+
+class _Edge:
+    """What every simulated edge of one broker incarnation knows: its cluster, broker and incarnation."""
+
+    def __init__(self, sim: Sim, broker: SimBroker) -> None:
+        self.sim = sim
+        self.broker = broker
+        self.incarnation = broker.incarnation
+
+
+class SimZooKeeper(_Edge):
+    """The "zk" slot: a ZkBatch run on the model on this incarnation's session, answered after ZK_LATENCY_MS."""
+
+    def submit(self, batch: Any, callback: Callable[[tuple[Any, ...]], None]) -> None:
+        sid = self.broker.session
+
+        def run() -> None:
+            if not self.broker.alive(self.incarnation):
+                return
+            callback(self.sim.zk.execute(sid, batch))
+            self.sim.drain(self.broker, self.incarnation)
+
+        self.sim.at(ZK_LATENCY_MS, run)
+
+
+class SimTimers(_Edge):
+    """The "timer" slot: TimerFired(key) into ``owner`` after ``delay_ms`` of simulated time; one per (owner, key)."""
+
+    def __init__(self, sim: Sim, broker: SimBroker) -> None:
+        super().__init__(sim, broker)
+        self.live: dict[tuple[str, str], int] = {}
+        self._tokens = itertools.count(1)
+
+    def schedule(self, owner: str, key: str, delay_ms: float, cause: int | None = None) -> None:
+        token = next(self._tokens)
+        self.live[(owner, key)] = token
+
+        def fire() -> None:
+            if self.live.get((owner, key)) != token:
+                return
+            del self.live[(owner, key)]
+            self.sim.deliver(self.broker, self.incarnation, owner, TimerFired(key), names.EDGE_TIMER, cause)
+
+        self.sim.at(max(0.0, float(delay_ms)), fire)
+
+    def cancel(self, owner: str, key: str) -> bool:
+        return self.live.pop((owner, key), None) is not None
+
+
+class SimNetwork(_Edge):
+    """The "net" slot: the broker's outbound requests (Kafka's NetworkClient) and its answers to inbound ones."""
+
+    def send(self, host: str, port: int, to: str, body: Any, request_id: int, reply_to: str | None,
+             cause: int | None = None, timeout_ms: float | None = None) -> None:
+        self.sim.net_send(self.broker, self.incarnation, port - BASE_PORT, body, request_id, reply_to, cause)
+
+    def reply(self, connection_id: int, request_id: int, body: Any) -> None:
+        self.sim.net_reply(self.broker, request_id, body)
+
+    def close_destination(self, host: str, port: int) -> None:
+        self.sim.fail_in_flight(lambda p: p.src is self.broker and p.dst == port - BASE_PORT, "connection closed")
+
+
+class SimLogDirs(_Edge):
+    """The "log_dirs" slot: no probe (the temp dirs do not fail yet); a refused append is still an input."""
+
+    def poke(self) -> None:
+        pass
+
+    def append_failed(self, shard: str, dir_index: int, seq: int) -> None:
+        self.sim.at(0.0, lambda: self.sim.deliver(self.broker, self.incarnation, shard,
+                                                  LogAppendFailed(dir_index, seq), names.EDGE_LOG_DIRS))
+
+    def append_refused(self, dir_index: int, seq: int) -> bool:
+        return False
+
+    def close(self) -> None:
+        pass
+
+
+class SimProcess(_Edge):
+    """The "process" slot: what `kactor.broker_process.BrokerProcess` is told by the kafka-server actor."""
+
+    def startup_complete(self) -> None:
+        if self.broker.alive(self.incarnation):
+            self.broker.serving = True
+            self.sim.note(f"b{self.broker.id} serving")
+
+    def stop_processing_requests(self) -> None:
+        if self.broker.alive(self.incarnation):
+            self.broker.serving = False
+
+    def shutdown_complete(self, msg: Any) -> None:
+        if self.broker.alive(self.incarnation):
+            self.sim.note(f"b{self.broker.id} shutdown complete: {msg.reason}")
+            # the process exits once the cascade that told it is over (BrokerProcess.run's wait), not inside it
+            self.sim.at(0.0, lambda: self.sim.crash(self.broker.id, reason="stopped"))
+
+
+class SimBroker:
+    """One broker id across its incarnations: the current runtime (None while down) and its ZooKeeper session."""
+
+    def __init__(self, broker_id: int, log_dir: str) -> None:
+        self.id = broker_id
+        self.log_dir = log_dir
+        self.rt: Runtime | None = None
+        self.session = 0
+        self.incarnation = 0
+        self.serving = False
+
+    @property
+    def up(self) -> bool:
+        return self.rt is not None
+
+    def alive(self, incarnation: int) -> bool:
+        return self.rt is not None and self.incarnation == incarnation
+
+
+class Pending:
+    """A request on its way or being handled: who waits for its answer and how to decode it."""
+
+    __slots__ = ("src", "incarnation", "dst", "reply_to", "request_id", "cause", "spec", "version", "corr",
+                 "on_answer", "lane")
+
+    def __init__(self, src: SimBroker | None, incarnation: int, dst: int, reply_to: str | None, request_id: int,
+                 cause: int | None, spec: Any, version: int, corr: int,
+                 on_answer: Callable[[Any], None] | None = None) -> None:
+        self.src, self.incarnation, self.dst, self.reply_to = src, incarnation, dst, reply_to
+        self.request_id, self.cause, self.spec, self.version, self.corr = request_id, cause, spec, version, corr
+        self.on_answer = on_answer  # a simulated client's request: its callback (None: failed)
+        self.lane = (src.id if src is not None else -1, dst, reply_to or "")
+
+
+class Sim:
+    """One seeded run: the event loop, the ZooKeeper model, the brokers and the links between them."""
+
+    def __init__(self, seed: int, boot: Boot, brokers: int = 3, trace_dir: str | None = None) -> None:
+        self.seed = seed
+        self.boot = boot
+        self.rng = random.Random(seed)
+        self.clock = ManualClock(START_MS)
+        # a fresh ensemble: the brokers create the persistent paths themselves (KafkaZkClient.createTopLevelPaths)
+        self.zk = ZooKeeperModel(clock_ms=lambda: int(self.clock.now_ms()))
+        self.admin_session = self.zk.open_session(SESSION_TIMEOUT_MS)  # the tools' own (kafka-topics --zookeeper)
+        shm = "/dev/shm"
+        base = shm if os.path.isdir(shm) and os.access(shm, os.W_OK) else None
+        self.root = tempfile.mkdtemp(prefix=f"kactor-sim-{seed}-", dir=base)
+        self.trace_dir = trace_dir
+        self.brokers = {b: SimBroker(b, os.path.join(self.root, f"broker-{b}")) for b in range(brokers)}
+        # seeded per-link latency (ms), both directions alike
+        self.latency = {(a, b): round(self.rng.uniform(0.2, 3.0), 3) for a in self.brokers for b in self.brokers}
+        self.cut: set[frozenset[int]] = set()
+        self.events: list[str] = []
+        self._queue: list[tuple[float, int, Callable[[], None]]] = []
+        self._seq = itertools.count()
+        self._request_ids = itertools.count(1)
+        self._lane_free: dict[tuple[int, int, str], float] = {}
+        self.pending: dict[int, Pending] = {}  # by the inbound request id the target's actors answer with
+        self.delivered = 0
+        self.last_fault_ms = START_MS  # when a broker last started, stopped or crashed, or a link was cut or healed
+
+    # -- the event loop ---------------------------------------------------------------------------------------------
+    @property
+    def now(self) -> float:
+        return self.clock.now_ms()
+
+    def at(self, delay_ms: float, fn: Callable[[], None]) -> None:
+        # rounded to the trace's precision (µs), as a live runtime rounds its clock: a replay sets the clock from the
+        # recorded timestamp, so the actors must have seen exactly that value
+        heapq.heappush(self._queue, (round(self.now + delay_ms, 3), next(self._seq), fn))
+
+    def run_for(self, ms: float) -> None:
+        """Run every event due within the next ``ms`` of simulated time; the clock ends at now + ms."""
+        end = round(self.now + ms, 3)
+        queue = self._queue
+        while queue and queue[0][0] <= end:
+            t, _, fn = heapq.heappop(queue)
+            self.clock.set(t)
+            fn()
+        self.clock.set(end)
+
+    def note(self, text: str) -> None:
+        self.events.append(f"{self.now - START_MS:.3f} {text}")
+
+    def deliver(self, broker: SimBroker, incarnation: int, to: str, body: Any, sender: str,
+                cause: int | None = None) -> None:
+        """One external input into a live broker incarnation, and everything it causes; what its edges inject on the
+        way (the "zk" edge's callback) follows at once, then the ZooKeeper events the cascade fired."""
+        if not broker.alive(incarnation):
+            return
+        rt = broker.rt
+        assert rt is not None
+        self.events.append(f"{self.now - START_MS:.3f} b{broker.id} {sender}>{to} {type(body).__name__}")
+        self.delivered += 1
+        rt.deliver(to, body, sender, cause, at_ms=self.now)
+        self.drain(broker, incarnation)
+
+    def drain(self, broker: SimBroker, incarnation: int) -> None:
+        """Deliver what the broker's edges injected (`Runtime.inject`: the "zk" edge's answers), in order, then
+        hand the ZooKeeper events fired so far to their sessions."""
+        rt = broker.rt
+        while rt is not None and broker.alive(incarnation) and not rt.inbox.empty():
+            to, body, sender, cause = rt.inbox.get_nowait()
+            self.events.append(f"{self.now - START_MS:.3f} b{broker.id} {sender}>{to} {type(body).__name__}")
+            self.delivered += 1
+            rt.deliver(to, body, sender, cause, at_ms=self.now)
+        self.pump_zk_events()
+
+    def pump_zk_events(self) -> None:
+        """The watch and session events every live session has been handed, to its broker's ZkBridgeActor."""
+        for broker in self.brokers.values():
+            if broker.up and broker.session in self.zk.sessions:
+                for event in self.zk.events(broker.session):
+                    inc = broker.incarnation
+                    self.at(ZK_LATENCY_MS, lambda b=broker, i=inc, e=event:
+                            self.deliver(b, i, names.ZK, e, names.EDGE_ZK))
+
+    # -- brokers -----------------------------------------------------------------------------------------------
+    def start(self, broker_id: int) -> None:
+        """BrokerProcess.start without sockets or threads: a new session, the actors, their start-up inputs."""
+        broker = self.brokers[broker_id]
+        assert not broker.up
+        os.makedirs(broker.log_dir, exist_ok=True)
+        cfg = self.boot.config(broker_id, broker.log_dir)
+        broker.incarnation += 1
+        trace = None
+        if self.trace_dir is not None:
+            from edges.trace_writer import TraceWriter
+
+            os.makedirs(self.trace_dir, exist_ok=True)
+            suffix = "" if broker.incarnation == 1 else f".{broker.incarnation - 1}"
+            trace = TraceWriter(os.path.join(self.trace_dir, f"broker-{broker_id}{suffix}.jsonl"), {
+                "process": f"broker-{broker_id}", "broker_id": broker_id, "started_ms": round(self.now),
+                "config": cfg.non_default(), "sim_seed": self.seed})
+        rt = Runtime(f"broker-{broker_id}", clock=self.clock, trace=trace, actor_system=self.boot.actor_system())
+        broker.rt = rt
+        broker.serving = False
+        broker.session = self.zk.open_session(cfg["zookeeper.session.timeout.ms"])
+        rt.edges = Edges(zk=SimZooKeeper(self, broker), timer=SimTimers(self, broker), net=SimNetwork(self, broker),
+                         log_dirs=SimLogDirs(self, broker), process=SimProcess(self, broker))
+        self.note(f"b{broker_id} start (incarnation {broker.incarnation})")
+        self.last_fault_ms = self.now
+        spawn_broker_actors(rt)
+        inc = broker.incarnation
+        inputs = self.boot.startup_inputs(cfg, int(self.now))
+        for to, body in inputs:
+            self.at(0.0, lambda to=to, body=body: self.deliver(broker, inc, to, body, names.EDGE_PROCESS))
+
+    def crash(self, broker_id: int, reason: str = "crash") -> None:
+        """The process dies: every actor and in-memory value is gone, its files stay as written; its ZooKeeper
+        session lives on until the server expires it (its timeout later); its connections break."""
+        broker = self.brokers[broker_id]
+        if not broker.up:
+            return
+        rt = broker.rt
+        assert rt is not None
+        self.note(f"b{broker_id} {reason}")
+        self.last_fault_ms = self.now
+        broker.rt = None
+        broker.serving = False
+        self._close_trace(rt)
+        _RUNTIMES.pop(rt.key, None)
+        if reason == "stopped":  # an orderly stop closes the session: the ephemerals go at once
+            self.zk.close_session(broker.session)
+        else:
+            sid = broker.session
+            self.zk.disconnect(sid)
+            self.at(self.zk.sessions[sid].timeout_ms + 1.0, self._expire_check)
+            self.zk.events(sid)  # what the dead client would have been told
+        self.pump_zk_events()
+        self.fail_in_flight(lambda p: p.dst == broker_id or p.src is broker, "connection reset")
+
+    def _close_trace(self, rt: Runtime) -> None:
+        """Close an incarnation's trace, its per-run temp dir's name replaced by TRACE_ROOT: the only bytes of a
+        trace that differ between two runs of a seed (a replay points the log dirs at a scratch dir anyway)."""
+        trace = rt.trace
+        if trace is None:
+            return
+        trace.close()
+        path = trace.path  # type: ignore[attr-defined]
+        with open(path, "rb") as f:
+            text = f.read()
+        with open(path, "wb") as f:
+            f.write(text.replace(self.root.encode(), TRACE_ROOT.encode()))
+
+    def _expire_check(self) -> None:
+        self.zk.tick()
+        self.pump_zk_events()
+
+    def zk_admin(self, op: Any) -> Any:
+        """A request on the tools' own session (kafka-topics --zookeeper), its watch events pumped."""
+        reply = self.zk.request(self.admin_session, op)
+        self.zk.events(self.admin_session)
+        self.pump_zk_events()
+        return reply
+
+    # -- network -----------------------------------------------------------------------------------------------
+    def partition(self, a: int, b: int) -> None:
+        """Cut the link between brokers a and b both ways; what is in flight on it fails."""
+        self.cut.add(frozenset((a, b)))
+        self.note(f"partition b{a}|b{b}")
+        self.last_fault_ms = self.now
+        self.fail_in_flight(lambda p: p.src is not None and frozenset((p.src.id, p.dst)) == frozenset((a, b)),
+                            "connection lost (partitioned)")
+
+    def heal(self, a: int, b: int) -> None:
+        self.cut.discard(frozenset((a, b)))
+        self.note(f"heal b{a}|b{b}")
+        self.last_fault_ms = self.now
+
+    def healthy(self) -> bool:
+        """Every broker up and serving, no link cut."""
+        return not self.cut and all(b.serving for b in self.brokers.values())
+
+    def reachable(self, a: int, b: int) -> bool:
+        return frozenset((a, b)) not in self.cut and self.brokers[b].up
+
+    def _lane_delay(self, lane: tuple[int, int, str], latency: float) -> float:
+        """In order within a connection: never before what was sent on it earlier."""
+        arrive = max(round(self.now + latency, 3), self._lane_free.get(lane, 0.0))
+        self._lane_free[lane] = arrive
+        return arrive - self.now
+
+    def net_send(self, src: SimBroker, incarnation: int, dst: int, body: Any, request_id: int, reply_to: str | None,
+                 cause: int | None) -> None:
+        """Outbound.send: the frame encoded now; it arrives after the link's latency unless the link is cut."""
+        corr = next(self._request_ids)
+        spec = outbound_spec(body)
+        frame = encode_outbound(spec, body, corr, f"broker-{src.id}")
+        pending = Pending(src, incarnation, dst, reply_to, request_id, cause, spec, spec.send_version, corr)
+        if dst not in self.brokers or not self.reachable(src.id, dst):
+            self._fail(pending, f"cannot connect to {HOST}:{BASE_PORT + dst}")
+            return
+        rid = corr
+        self.pending[rid] = pending
+        self.at(self._lane_delay(pending.lane, self.latency[(src.id, dst)]),
+                lambda: self._arrive(rid, frame))
+
+    def client_request(self, dst: int, body: Any, version: int, on_answer: Callable[[Any], None],
+                       client_id: str = "sim-client") -> None:
+        """A simulated client's request, already the internal request its Kafka request converts to; the answer
+        (the route's internal response, or None when the connection failed) goes to ``on_answer``."""
+        rid = next(self._request_ids)
+        pending = Pending(None, 0, dst, None, rid, None, None, version, rid, on_answer)
+        pending.lane = (-1, dst, client_id)
+        if not self.brokers[dst].serving:
+            self.at(CLIENT_LATENCY_MS, lambda: on_answer(None))
+            return
+        self.pending[rid] = pending
+
+        def arrive() -> None:
+            target = self.brokers[dst]
+            if rid not in self.pending or not target.serving:
+                self.pending.pop(rid, None)
+                on_answer(None)
+                return
+            self.deliver(target, target.incarnation, names.REPLICA_MANAGER,
+                         NetRequest(rid, rid, body, True, version, client_id, HOST), names.EDGE_NET)
+
+        self.at(self._lane_delay(pending.lane, CLIENT_LATENCY_MS), arrive)
+
+    def _arrive(self, rid: int, frame: bytes) -> None:
+        """Inbound.on_request on the target: decoded, converted and routed as a NetRequest."""
+        pending = self.pending.get(rid)
+        if pending is None:
+            return
+        target = self.brokers[pending.dst]
+        assert pending.src is not None
+        if not self.reachable(pending.src.id, pending.dst):
+            del self.pending[rid]
+            self._fail(pending, "connection lost")
+            return
+        request = decode_inbound(frame[4:])  # without its size, as cut_frame hands it on
+        header = request.header
+        spec = spec_for_key(header.request_api_key)
+        ctx = RequestContext(header.request_api_version, header.correlation_id, header.client_id or "", HOST, rid,
+                             "PLAINTEXT")
+        internal = spec.request_from_wire(header.request_api_version, request.body, ctx)
+        expects = spec.route_answers(header.request_api_version, request.body)
+        if not expects:
+            del self.pending[rid]
+        route = ROUTES.get(spec.route, spec.route)
+        self.deliver(target, target.incarnation, route,
+                     NetRequest(rid, rid, internal, expects, header.request_api_version, header.client_id or "",
+                                HOST), names.EDGE_NET)
+
+    def net_reply(self, broker: SimBroker, rid: int, body: Any) -> None:
+        """Inbound.reply then Outbound's answer: encoded by the target, decoded by the sender after the latency."""
+        pending = self.pending.get(rid)
+        if pending is None or pending.dst != broker.id:
+            return
+        if pending.src is None:
+            del self.pending[rid]
+            callback = pending.on_answer
+            assert callback is not None
+            self.at(CLIENT_LATENCY_MS, lambda: callback(body))
+            return
+        wire = pending.spec.response_to_wire(pending.version, body)
+        frame = encode_inbound_response(pending.spec, pending.version, pending.corr, wire)
+        src = pending.src
+
+        def back() -> None:
+            if self.pending.pop(rid, None) is None:
+                return
+            if not self.reachable(pending.dst, src.id):
+                self._fail(pending, "connection lost")
+                return
+            _, answer = decode_outbound(pending.spec, frame[4:])
+            if pending.reply_to is not None:
+                self.deliver(src, pending.incarnation, pending.reply_to, NetResponse(pending.request_id, answer),
+                             names.EDGE_NET, pending.cause)
+
+        lane = (pending.dst, src.id, f"reply:{pending.lane}")
+        self.at(self._lane_delay(lane, self.latency[(pending.dst, src.id)]), back)
+
+    def fail_in_flight(self, which: Callable[[Pending], bool], error: str) -> None:
+        for rid in sorted(rid for rid, p in self.pending.items() if which(p)):
+            self._fail(self.pending.pop(rid), error)
+
+    def _fail(self, pending: Pending, error: str) -> None:
+        if pending.src is None:
+            callback = pending.on_answer
+            assert callback is not None
+            self.at(0.0, lambda: callback(None))
+            return
+        if pending.reply_to is None:
+            return
+        src, inc = pending.src, pending.incarnation
+        self.at(0.0, lambda: self.deliver(src, inc, pending.reply_to, NetSendFailed(pending.request_id, error),
+                                          names.EDGE_NET, pending.cause))
+
+    # -- the end ---------------------------------------------------------------------------------------------------
+    def close(self) -> None:
+        for broker in self.brokers.values():
+            if broker.rt is not None:
+                self._close_trace(broker.rt)
+                _RUNTIMES.pop(broker.rt.key, None)
+                broker.rt = None
+        self._queue.clear()
+        shutil.rmtree(self.root, ignore_errors=True)
+
+
+__all__ = ["Boot", "Sim", "SimBroker"]
+
