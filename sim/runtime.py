@@ -34,6 +34,7 @@ from typing import Any, Protocol
 from actors import names
 from actors.broker import spawn_broker_actors
 from actors.clock import ManualClock
+from actors.core_effects import actor_for
 from actors.edge_slots import Edges
 from actors.runtime import _RUNTIMES, Runtime
 from core.api.registry import RequestContext, spec_for_key
@@ -44,7 +45,6 @@ from edges.net.framing import (
     encode_outbound,
     outbound_spec,
 )
-from edges.net.inbound import ROUTES
 from messages.net import NetRequest, NetResponse, NetSendFailed
 from messages.partition import LogAppendFailed
 from messages.runtime import TimerFired
@@ -459,7 +459,7 @@ class Sim:
         expects = spec.route_answers(header.request_api_version, request.body)
         if not expects:
             del self.pending[rid]
-        route = ROUTES.get(spec.route, spec.route)
+        route = actor_for(spec.route)
         self.deliver(target, target.incarnation, route,
                      NetRequest(rid, rid, internal, expects, header.request_api_version, header.client_id or "",
                                 HOST), names.EDGE_NET)
