@@ -417,6 +417,7 @@ class LogSegment:
         if frame is None:
             return self.next_offset
         position, base = frame[0], frame[1]
+        had_timestamp = self.max_timestamp >= 0
         os.truncate(self.log_path, position)
         self.offset_index.truncate_to(base)
         self.time_index.truncate_to(base)
@@ -427,11 +428,24 @@ class LogSegment:
             self.max_timestamp, self.offset_of_max_timestamp = last[0], self.base_offset + last[1]
         else:
             self.max_timestamp, self.offset_of_max_timestamp = NO_TIMESTAMP, self.base_offset
+        if had_timestamp:
+            self._load_largest_timestamp()
         if position == 0:
             self._rolling_timestamp = None
         last_index = self.offset_index.last_entry()
         self._bytes_since_last_index_entry = position - (last_index[1] if last_index else 0)
         return self.next_offset
+
+    def _load_largest_timestamp(self) -> None:
+        """LogSegment.loadLargestTimestamp: the batches after the last time-index entry may hold a later timestamp
+        (an entry is written every index.interval.bytes only). Without this scan a truncated segment of small
+        batches kept no timestamp, and retention judged it by its creation time: a follower that truncated to the
+        high watermark could delete the records below it (found by `kactor sim --seeds 7 --steps 20`)."""
+        start = self.offset_index.lookup(self.offset_of_max_timestamp)[1]
+        for (_pos, _base, last_offset, _size), header in self.headers(start, self.size):
+            timestamp = _I64.unpack_from(header, _MAX_TIMESTAMP_AT)[0]
+            if timestamp > self.max_timestamp:
+                self.max_timestamp, self.offset_of_max_timestamp = timestamp, last_offset
 
     def __repr__(self) -> str:
         return f"LogSegment(base={self.base_offset}, size={self.size}, next={self.next_offset})"

@@ -557,7 +557,7 @@ class Partition:
         return converted, self.low_watermark_if_leader(is_alive)
 
     def append_records_to_follower(self, fetch_offset: int, records: bytes, leader_high_watermark: int,
-                                   leader_log_start_offset: int = -1) -> bool:
+                                   leader_log_start_offset: int = -1, now_ms: float | None = None) -> bool:
         """ReplicaFetcherThread.processPartitionData: Log.appendAsFollower (offsets and epochs as the leader's
         batches carry them, so the leader-epoch cache follows the leader's), follow the leader's HW (min(leader HW,
         local LEO)) and its log start offset (retention on the leader moves ours). A fetch for an offset that is no
@@ -568,7 +568,8 @@ class Partition:
         if fetch_offset != log.log_end_offset:
             return False
         if records:
-            log.append_as_follower(records)
+            # the time rolls a segment (segment.ms) and dates a new one, as the leader's append is told it
+            log.append_as_follower(records, None if now_ms is None else int(now_ms))
         log.update_high_watermark(min(leader_high_watermark, log.log_end_offset))
         if leader_log_start_offset > log.log_start_offset:
             log.maybe_increment_log_start_offset(leader_log_start_offset)

@@ -1323,7 +1323,8 @@ class ReplicaManager:
             if p is None:
                 continue
             try:
-                if p.append_records_to_follower(fp.fetch_offset, d.records, d.high_watermark, d.log_start_offset):
+                if p.append_records_to_follower(fp.fetch_offset, d.records, d.high_watermark, d.log_start_offset,
+                                               now_ms):
                     appended += len(d.records)
                     log_ = p.log
                     if log_ is not None:

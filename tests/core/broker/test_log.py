@@ -200,6 +200,23 @@ def test_truncate_to_end_offset_clears_epoch_cache(tmp_path):
         assert log.leader_epoch_entries[-1] == (19, 27) and log.log_end_offset == 29
 
 
+def test_a_truncated_segment_keeps_the_largest_timestamp_of_its_batches(tmp_path):
+    """LogSegment.truncateTo → loadLargestTimestamp: batches smaller than index.interval.bytes leave no time-index
+    entry, so the largest timestamp after a truncation must be read from the batches themselves. Found by
+    `kactor sim --seeds 7 --steps 20`: a follower that truncated to its high watermark judged its segment by its
+    creation time (0), and retention deleted acknowledged records below the high watermark of an ISR replica."""
+    follower = Log(str(tmp_path), TP, config=small(retention_ms=7 * 24 * 3600 * 1000))
+    for i in range(4):
+        follower.append_as_follower(build_batch([Record(0, 0, None, b"r")], base_offset=i, partition_leader_epoch=0,
+                                                first_timestamp=T0 + i))
+    assert follower.segments[0].time_index.last_entry() is None  # small batches: no index entry
+    follower.update_high_watermark(2)
+    assert follower.truncate_to(2)  # becoming a follower of a new leader: truncate to the high watermark
+    assert follower.segments[0].largest_timestamp() == T0 + 1
+    assert follower.delete_old_segments(T0 + 60_000) == 0
+    assert (follower.log_start_offset, [o for o, _ in values(follower.read(0, 1 << 20))]) == (0, [0, 1])
+
+
 def test_retention_by_time_and_size_never_past_the_high_watermark(tmp_path):
     config = small(segment_bytes=300, retention_ms=1000)
     log = Log(str(tmp_path), TP, config=config)
