@@ -11,9 +11,10 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from cluster_helpers import KILLED_UNDER_LOAD, TEST_SESSION_TIMEOUT_MS, Cluster
+from cluster_helpers import KILLED_UNDER_LOAD, SHARED_CLUSTERS, TEST_SESSION_TIMEOUT_MS, Cluster
 
 from kactor.cluster import LocalCluster
+from tests.support.kazoo_clients import new_chroot
 
 pytestmark = pytest.mark.cluster
 
@@ -65,3 +66,34 @@ def start_cluster(request: pytest.FixtureRequest, zk_chroot: str, tmp_path: Path
     finally:
         for lc in made:
             lc.stop()
+
+
+# What the tests on the shared cluster need of it, together (each file's own overrides were a subset of these).
+SHARED_OVERRIDES = (f"zookeeper.session.timeout.ms={TEST_SESSION_TIMEOUT_MS}",
+                    "controlled.shutdown.retry.backoff.ms=200",
+                    "offsets.topic.num.partitions=3",  # kafka_clients_helpers.OVERRIDES: a group coordinator in ~1 s
+                    "group.initial.rebalance.delay.ms=0",
+                    "auto.leader.rebalance.enable=false")  # leaders move only when a test moves them
+
+
+@pytest.fixture(scope="session")
+def shared_cluster(zk_server, tmp_path_factory: pytest.TempPathFactory,  # noqa: ANN001
+                   cluster_trace_root: Path) -> Iterator[Cluster]:
+    """One 3-broker cluster for every test that only needs a healthy cluster: it starts in ~5 s (more under load) and
+    stops in as long, more than most such tests take.
+
+    A test on it uses topic and group names of its own, leaves every broker running (no kill, restart, SIGSTOP) and
+    changes no cluster-wide or broker config; what it asserts holds whatever the tests before it created (it never
+    expects a cluster that is empty). Its trace folder (``shared-0``) is replayed by test_zz_trace_replay like any
+    other: it stops it first (`stop_shared_clusters`), so that every trace is flushed and closed.
+    """
+    lc = LocalCluster(3, zookeeper=new_chroot(zk_server.connect_string),
+                      base_dir=str(tmp_path_factory.mktemp("shared-cluster")),
+                      trace_dir=str(cluster_trace_root / "shared-0"), overrides=list(SHARED_OVERRIDES))
+    c = Cluster(lc)
+    SHARED_CLUSTERS.append(c)
+    try:
+        c.start()
+        yield c
+    finally:
+        c.stop()  # again, if test_zz_trace_replay stopped it (a no-op then)
