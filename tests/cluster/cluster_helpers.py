@@ -31,8 +31,8 @@ SHARED_CLUSTERS: list[Cluster] = []  # conftest's session-wide shared_cluster, o
 
 
 def stop_shared_clusters() -> None:
-    """Stop the session's shared cluster (conftest shared_cluster) before its trace is replayed: its brokers flush and
-    close their traces as they stop. No test may use it afterwards (test_zz_trace_replay runs last)."""
+    """Stop the session's shared cluster (conftest shared_cluster): after the last test on it, and before its trace is
+    replayed (its brokers flush and close their traces as they stop)."""
     for c in SHARED_CLUSTERS:
         c.stop()
 
