@@ -1,8 +1,7 @@
 """OffsetDelete (key 47, KIP-496) on a real cluster through kafka-python 3's admin client (delete_group_offsets):
 advertised by ApiVersions, answered by the group's coordinator as 2.6.3's GroupCoordinator.handleDeleteOffsets; the
 offsets deleted are gone for a consumer of the group, the subscribed topic's kept (GROUP_SUBSCRIBED_TO_TOPIC), a
-group that does not exist is GROUP_ID_NOT_FOUND. On the session's shared cluster (conftest shared_cluster: 3
-offsets-topic partitions, no initial rebalance delay), with topics t and u and groups od-* of its own."""
+group that does not exist is GROUP_ID_NOT_FOUND."""
 
 from __future__ import annotations
 
@@ -18,10 +17,10 @@ from kafka_clients_helpers import KAFKA_PYTHON3, bootstrap
 pytestmark = [pytest.mark.cluster, pytest.mark.slow]
 
 
-def test_kafka_python3_deletes_a_groups_offsets(shared_cluster):
+def test_kafka_python3_deletes_a_groups_offsets(start_cluster):
     if not (KAFKA_PYTHON3 / "kafka").is_dir():
         pytest.fail(f"kafka-python 3 is not installed in {KAFKA_PYTHON3}: run scripts/setup")
-    c = shared_cluster
+    c = start_cluster(3, overrides=("offsets.topic.num.partitions=3", "group.initial.rebalance.delay.ms=0"))
     c.create_topic("t", partitions=2, replication_factor=3)
     c.create_topic("u", partitions=1, replication_factor=3)
     script = Path(__file__).parent / "kafka_python3_offset_delete.py"
