@@ -218,23 +218,37 @@ class LocalCluster:
         proc = self.procs[broker_id]
         if proc.poll() is None:
             proc.send_signal(sig)
-            try:
-                proc.wait(timeout)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+            self._wait_exit(broker_id, timeout)
         return proc.returncode
 
-    def stop(self) -> None:
+    def _wait_exit(self, broker_id: int, timeout: float) -> None:
+        """Wait for a signalled broker to exit; SIGKILL it after ``timeout``."""
+        proc = self.procs[broker_id]
+        try:
+            proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+    def stop(self, concurrent: bool = False) -> None:
         """Stop every broker in order, the controller's last, then ZooKeeper.
 
         One at a time, as an operator rolls a cluster: stopped all at once, each broker's controlled shutdown asks a
         controller that is itself going away and retries until controlled.shutdown.max.retries runs out (30–40 s).
+        ``concurrent`` (a test's teardown): the brokers other than the controller together, then the controller; a
+        leadership none of the stopping brokers can take stays where it is, and their shutdowns overlap.
         """
         live = [b for b, p in self.procs.items() if p.poll() is None]
         for b in live:
             self.procs[b].send_signal(signal.SIGCONT)  # a SIGSTOPped broker cannot act on SIGTERM
         controller = self._controller_or_none()
+        if concurrent:
+            others = [b for b in live if b != controller]
+            for b in others:
+                self.procs[b].send_signal(signal.SIGTERM)
+            for b in others:
+                self._wait_exit(b, timeout=30.0)
+            live = [b for b in live if b == controller]
         for b in sorted(live, key=lambda b: (b == controller, b)):
             self.stop_broker(b, timeout=30.0)
         if self.zk is not None:

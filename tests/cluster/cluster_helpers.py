@@ -27,6 +27,14 @@ TEST_SESSION_TIMEOUT_MS = 4000
 DEFAULT_WAIT_S = 30.0
 
 KILLED_UNDER_LOAD = "KILLED-UNDER-LOAD"  # marker in a trace folder: see conftest start_cluster(killed_under_load)
+SHARED_CLUSTERS: list[Cluster] = []  # conftest's session-wide shared_cluster, once started
+
+
+def stop_shared_clusters() -> None:
+    """Stop the session's shared cluster (conftest shared_cluster): after the last test on it, and before its trace is
+    replayed (its brokers flush and close their traces as they stop)."""
+    for c in SHARED_CLUSTERS:
+        c.stop()
 
 
 class Cluster:

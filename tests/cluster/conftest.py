@@ -11,9 +11,10 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from cluster_helpers import KILLED_UNDER_LOAD, TEST_SESSION_TIMEOUT_MS, Cluster
+from cluster_helpers import KILLED_UNDER_LOAD, SHARED_CLUSTERS, TEST_SESSION_TIMEOUT_MS, Cluster, stop_shared_clusters
 
 from kactor.cluster import LocalCluster
+from tests.support.kazoo_clients import new_chroot
 
 pytestmark = pytest.mark.cluster
 
@@ -64,4 +65,64 @@ def start_cluster(request: pytest.FixtureRequest, zk_chroot: str, tmp_path: Path
         yield start
     finally:
         for lc in made:
-            lc.stop()
+            lc.stop(concurrent=True)  # a test's cluster needs no rolling stop: the non-controllers together
+
+
+# What the tests on the shared cluster need of it, together (each file's own overrides were a subset of these).
+SHARED_OVERRIDES = (f"zookeeper.session.timeout.ms={TEST_SESSION_TIMEOUT_MS}",
+                    "controlled.shutdown.retry.backoff.ms=200",
+                    "offsets.topic.num.partitions=3",  # kafka_clients_helpers.OVERRIDES: a group coordinator in ~1 s
+                    "group.initial.rebalance.delay.ms=0",
+                    "auto.leader.rebalance.enable=false")  # leaders move only when a test moves them
+
+
+SHARED = "shared_cluster"
+
+
+@pytest.fixture(scope="session")
+def _shared_cluster(zk_server, tmp_path_factory: pytest.TempPathFactory,  # noqa: ANN001
+                    cluster_trace_root: Path) -> Iterator[Cluster]:
+    lc = LocalCluster(3, zookeeper=new_chroot(zk_server.connect_string),
+                      base_dir=str(tmp_path_factory.mktemp("shared-cluster")),
+                      trace_dir=str(cluster_trace_root / "shared-0"), overrides=list(SHARED_OVERRIDES))
+    c = Cluster(lc)
+    SHARED_CLUSTERS.append(c)
+    try:
+        yield c
+    finally:
+        c.stop()  # a no-op once stopped
+
+
+@pytest.fixture
+def shared_cluster(_shared_cluster: Cluster) -> Cluster:
+    """One 3-broker cluster for every test that only needs a healthy cluster: a cluster takes 11-17 s to start on a
+    loaded 2-core machine, more than most such tests take.
+
+    A test on it uses topic and group names of its own, leaves every broker running (no kill, restart, SIGSTOP) and
+    changes no cluster-wide or broker config; what it asserts holds whatever the tests before it created (it never
+    expects an empty cluster). The tests on it run one after another (pytest_collection_modifyitems below) and the
+    cluster stops after the last of them (pytest_runtest_teardown), so its brokers neither idle beside the other
+    clusters nor trace that idling; its trace folder (``shared-0``) is replayed by test_zz_trace_replay like any
+    other. Stopped, it starts again (the same brokers, a new incarnation each) if a test asks for it once more.
+    """
+    c = _shared_cluster
+    if not any(p.poll() is None for p in c.lc.procs.values()):
+        c.start()
+    return c
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The tests on the shared cluster, in their files' order, where the first of them was."""
+    shared = [item for item in items if SHARED in getattr(item, "fixturenames", ())]
+    if not shared:
+        return
+    first = items.index(shared[0])
+    rest = [item for item in items if SHARED not in getattr(item, "fixturenames", ())]
+    items[:] = [*rest[:first], *shared, *rest[first:]]
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
+    yield
+    if SHARED in getattr(item, "fixturenames", ()) and SHARED not in getattr(nextitem, "fixturenames", ()):
+        stop_shared_clusters()

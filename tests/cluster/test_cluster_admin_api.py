@@ -1,6 +1,9 @@
 """The admin API on a real 3-broker cluster, driven by real clients: confluent-kafka's AdminClient (librdkafka),
 kafka-python 3's KafkaAdminClient (a subprocess on .venv-clients/kafka-python3), `kactor topics --bootstrap-server`
-and raw Kafka frames — each answer checked against the znodes the controller and the AdminManager wrote."""
+and raw Kafka frames — each answer checked against the znodes the controller and the AdminManager wrote.
+
+The tests share the session's cluster (conftest shared_cluster), each with topics of its own; the idempotent
+producer's test has a cluster of its own, as it asserts the first producer-id block a cluster claims."""
 
 from __future__ import annotations
 
@@ -31,8 +34,14 @@ def bootstrap(c: Cluster) -> str:
 
 
 @pytest.fixture
-def cluster(start_cluster) -> Cluster:
-    return start_cluster(3)
+def cluster(shared_cluster: Cluster) -> Cluster:
+    return shared_cluster
+
+
+def listed_topics(c: Cluster) -> list[str]:
+    """What ``kafka-topics --list`` must print: every topic in ZooKeeper not marked for deletion, sorted."""
+    marked = set(c.zk.get_children("/admin/delete_topics")) if c.zk.exists("/admin/delete_topics") else set()
+    return sorted(set(c.zk.get_children("/brokers/topics")) - marked)
 
 
 def test_confluent_admin_client_creates_alters_and_deletes_a_topic(cluster: Cluster) -> None:
@@ -122,7 +131,9 @@ def test_kactor_topics_bootstrap_server(cluster: Cluster) -> None:
     assert created.stdout == "Created topic cli.\n"
     assert c.assignment("cli") == {0: [0, 1], 1: [1, 2], 2: [2, 0]}
     # the brokers' metadata caches follow the controller's UpdateMetadata a moment after the leaders are elected
-    c.wait(lambda: run_kactor("topics", "--bootstrap-server", servers, "--list").stdout == "cli\n", 30, "cli listed")
+    c.wait(lambda: "cli" in listed_topics(c)
+           and run_kactor("topics", "--bootstrap-server", servers, "--list").stdout.splitlines() == listed_topics(c),
+           30, "cli listed with every other topic")
     expected = ["Topic: cli\tPartitionCount: 3\tReplicationFactor: 2\tConfigs: min.insync.replicas=2",
                 "\tTopic: cli\tPartition: 0\tLeader: 0\tReplicas: 0,1\tIsr: 0,1",
                 "\tTopic: cli\tPartition: 1\tLeader: 1\tReplicas: 1,2\tIsr: 1,2",
@@ -163,12 +174,12 @@ def test_kafka_python3_admin_client(cluster: Cluster) -> None:
     assert not c.zk.exists("/brokers/topics/py3")
 
 
-def test_idempotent_producer_gets_its_producer_id_from_a_block(cluster: Cluster) -> None:
+def test_idempotent_producer_gets_its_producer_id_from_a_block(start_cluster) -> None:
     """librdkafka's idempotent producer starts with InitProducerId: the broker it asks claims a block of 1000 ids in
     /latest_producer_id_block (Kafka's JSON) and every record is acknowledged."""
     from confluent_kafka import Producer
 
-    c = cluster
+    c = start_cluster(3)
     c.create_topic("idem", 1, 3)
     delivered: list[tuple[object, int]] = []
     with closing_producer(Producer({"bootstrap.servers": bootstrap(c), "enable.idempotence": True,

@@ -1,7 +1,8 @@
 """All 50 of Kafka 2.6.3's API keys on a real cluster (issue #26): ApiVersions lists each at 2.6.3's range, so
 kafka-python 3 takes the brokers for 2.6; each key whose feature is not configured answers 2.6's error to a raw
 request; DescribeLogDirs answers each broker's log dir with the size of its logs on disk, as read by a raw request,
-kafka-python 3's admin client and ``kactor log-dirs``. One cluster for all of it."""
+kafka-python 3's admin client and ``kactor log-dirs``. On the session's shared 3-broker cluster (conftest
+shared_cluster): a topic of its own, and no test sets a quota, ACL or delegation token there."""
 
 from __future__ import annotations
 
@@ -57,16 +58,16 @@ def _on_disk(c: Cluster, broker: int) -> dict[tuple[str, int], int]:
     return sizes
 
 
-def test_every_key_is_advertised_and_answered_as_kafka_2_6_3(start_cluster) -> None:
-    c = start_cluster(2)
-    c.create_topic(TOPIC, partitions=2, replication_factor=2)
+def test_every_key_is_advertised_and_answered_as_kafka_2_6_3(shared_cluster: Cluster) -> None:
+    c = shared_cluster
+    c.create_topic(TOPIC, assignment={0: [0, 1], 1: [1, 0]})  # broker 0 holds both, broker 2 none
     for p, n in ((0, 3), (1, 5)):
         c.wait(lambda p=p, n=n: produce(c, TOPIC, p, tuple(f"r{i}" for i in range(n))).error == 0, what="produced")
-    port = {b: c.lc.broker_address(b)[1] for b in (0, 1)}
+    port = {b: c.lc.broker_address(b)[1] for b in (0, 1, 2)}
 
     with BlockingClient("127.0.0.1", port[0], client_id="api-keys-test") as client:
         # ApiVersions: every key 0-49 at 2.6.3's range, on every broker
-        for b in (0, 1):
+        for b in (0, 1, 2):
             with BlockingClient("127.0.0.1", port[b]) as other:
                 versions = other.request_raw(18, 3, {"client_software_name": "t", "client_software_version": "1"})
             assert versions["error_code"] == 0
@@ -118,8 +119,8 @@ def test_every_key_is_advertised_and_answered_as_kafka_2_6_3(start_cluster) -> N
     kp3 = _kafka_python3(bootstrap(c))
     assert kp3["version"] == [2, 6]
     by_broker = {d["broker"]: d["log_dirs"] for d in kp3["log_dirs"]}
-    assert sorted(by_broker) == [0, 1]
-    for b in (0, 1):
+    assert sorted(by_broker) == [0, 1, 2]
+    for b in (0, 1, 2):
         [only] = by_broker[b]
         assert only["log_dir"] == os.path.abspath(c.log_dir(b)) and only["error_code"] == 0
         seen = {(t["name"], p["partition_index"]): p["partition_size"] for t in only["topics"] if t["name"] == TOPIC
@@ -129,9 +130,9 @@ def test_every_key_is_advertised_and_answered_as_kafka_2_6_3(start_cluster) -> N
     # kactor log-dirs --describe: kafka-log-dirs.sh's two lines and JSON
     out = run_kactor("log-dirs", "--bootstrap-server", bootstrap(c), "--describe").stdout.splitlines()
     assert out[:2] == ["Querying brokers for log directories information",
-                       "Received log directory information from brokers 0,1"]
+                       "Received log directory information from brokers 0,1,2"]
     report = json.loads(out[2])
-    assert report["version"] == 1 and [b["broker"] for b in report["brokers"]] == [0, 1]
+    assert report["version"] == 1 and [b["broker"] for b in report["brokers"]] == [0, 1, 2]
     for entry in report["brokers"]:
         [d] = entry["logDirs"]
         assert d["logDir"] == os.path.abspath(c.log_dir(entry["broker"])) and d["error"] is None

@@ -8,6 +8,8 @@ kafka-python 3 and kcat, each talking Kafka's binary protocol to broker processe
 - a producer that keeps going through its leader's SIGKILL and through a controlled shutdown, with every
   acknowledged record readable at its acknowledged offset afterwards;
 - ``kcat -L`` and a kcat produce/consume round trip.
+
+All but the SIGKILL test run on the session's shared cluster (conftest shared_cluster), each with topics of its own.
 """
 
 from __future__ import annotations
@@ -44,40 +46,40 @@ def _confluent_metadata(servers: str, topic: str) -> dict[str, Any]:
                            for p, m in sorted(parts.items())}}
 
 
-def test_bootstrap_metadata_matches_the_znodes(start_cluster) -> None:
+def test_bootstrap_metadata_matches_the_znodes(shared_cluster: Cluster) -> None:
     """librdkafka's and kafka-python 3's Metadata answers say what ZooKeeper says (polled: the brokers' metadata
     caches follow UpdateMetadata)."""
-    c: Cluster = start_cluster(3, overrides=OVERRIDES)
-    c.create_topic("orders", assignment=ASSIGNMENT)
+    c = shared_cluster
+    c.create_topic("listed", assignment=ASSIGNMENT)
     servers = bootstrap(c)
 
     def same_in_confluent() -> bool:
-        zk = znode_metadata(c, "orders")
-        seen = _confluent_metadata(servers, "orders")
+        zk = znode_metadata(c, "listed")
+        seen = _confluent_metadata(servers, "listed")
         want = {p: {k: v[k] for k in ("leader", "replicas", "isr")} for p, v in zk["partitions"].items()}
         return seen == {"brokers": zk["brokers"], "controller": zk["controller"], "partitions": want}
     c.wait(same_in_confluent, 30, "confluent-kafka's metadata equal to the znodes")
-    zk = znode_metadata(c, "orders")
+    zk = znode_metadata(c, "listed")
     assert sorted(zk["brokers"]) == [0, 1, 2] and zk["controller"] in (0, 1, 2)
     assert [zk["partitions"][p]["leader"] for p in range(3)] == [0, 1, 2]
 
     def same_in_kafka_python3() -> bool:
-        zk = znode_metadata(c, "orders")
-        seen = kafka_python3("metadata", servers, "orders")
+        zk = znode_metadata(c, "listed")
+        seen = kafka_python3("metadata", servers, "listed")
         want = {str(p): {**v, "offline": [], "error": 0} for p, v in zk["partitions"].items()}
         return (seen["controller_id"] == zk["controller"]
                 and seen["brokers"] == [[b, h, port] for b, (h, port) in sorted(zk["brokers"].items())]
-                and seen["topics"] == {"orders": want})
+                and seen["topics"] == {"listed": want})
     c.wait(same_in_kafka_python3, 60, "kafka-python 3's metadata (with leader epochs) equal to the znodes")
 
 
-def test_topics_created_and_deleted_through_the_admin_api(start_cluster) -> None:
+def test_topics_created_and_deleted_through_the_admin_api(shared_cluster: Cluster) -> None:
     """CreateTopics from librdkafka and from kafka-python 3 writes Kafka's znodes; DeleteTopics removes them."""
     from confluent_kafka.admin import NewTopic
 
     from kactor.kafka_clients import admin_client
 
-    c: Cluster = start_cluster(3, overrides=OVERRIDES)
+    c = shared_cluster
     servers = bootstrap(c)
     admin = admin_client(servers)
     futures = admin.create_topics([NewTopic("by-librdkafka", num_partitions=3, replication_factor=2)],
@@ -105,14 +107,14 @@ def test_topics_created_and_deleted_through_the_admin_api(start_cluster) -> None
            "both topics gone from the metadata")
 
 
-def test_acks_all_produce_then_every_record_read_from_the_beginning_in_order(start_cluster) -> None:
+def test_acks_all_produce_then_every_record_read_from_the_beginning_in_order(shared_cluster: Cluster) -> None:
     """600 keyed records from librdkafka (acks=all) and 60 from kafka-python 3: each partition's acknowledged
     offsets are 0..n-1 in the order sent, and both consumers read exactly those records back."""
     from confluent_kafka import Producer
 
     from kactor.kafka_clients import client_config
 
-    c: Cluster = start_cluster(3, overrides=OVERRIDES)
+    c = shared_cluster
     c.create_topic("events", assignment=ASSIGNMENT, configs={"min.insync.replicas": "2"})
     c.wait(lambda: all(len(c.partition_state("events", p)["isr"]) == 3 for p in range(3)), 30, "full ISRs")
     servers = bootstrap(c)
@@ -189,11 +191,11 @@ def test_a_producer_keeps_going_through_a_leader_sigkill_and_a_controlled_shutdo
     assert len(producer.acked) >= 150
 
 
-def test_kcat_metadata_and_a_produce_consume_round_trip(start_cluster) -> None:
+def test_kcat_metadata_and_a_produce_consume_round_trip(shared_cluster: Cluster) -> None:
     """``kcat -L -J`` lists the brokers, controller and partitions as ZooKeeper has them; lines piped into
     ``kcat -P`` come back from ``kcat -C`` with their partitions, offsets, keys and values."""
     kcat = kcat_or_skip()
-    c: Cluster = start_cluster(3, overrides=OVERRIDES)
+    c = shared_cluster
     c.create_topic("kcat", assignment=ASSIGNMENT)
     servers = bootstrap(c)
 

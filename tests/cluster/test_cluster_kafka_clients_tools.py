@@ -1,7 +1,8 @@
 """kactor's own Kafka-protocol tools against a real cluster, as a user runs them: ``kactor produce
 --bootstrap-server`` and ``kactor consume`` (exact records and offsets), ``kactor consumer-groups`` after a group
 consumed, and ``kactor describe --watch --produce`` showing a live producer's acknowledgements while its leader is
-SIGKILLed."""
+SIGKILLed. The first two run on the session's shared cluster (conftest shared_cluster), with topics and a group of
+their own; the SIGKILL test has a cluster of its own."""
 
 from __future__ import annotations
 
@@ -22,10 +23,10 @@ pytestmark = [pytest.mark.cluster, pytest.mark.slow]
 ASSIGNMENT = {0: [0, 1, 2], 1: [1, 2, 0], 2: [2, 0, 1]}
 
 
-def test_produce_and_consume_exact_records(start_cluster) -> None:
+def test_produce_and_consume_exact_records(shared_cluster: Cluster) -> None:
     """--count records go round-robin (record i to partition i % 3 at offset i // 3), each partition's
     acknowledgement line says so, and the console consumer prints every one of them from the beginning."""
-    c: Cluster = start_cluster(3, overrides=OVERRIDES)
+    c = shared_cluster
     c.create_topic("tools", assignment=ASSIGNMENT)
     servers = bootstrap(c)
     out = run_kactor("produce", "--bootstrap-server", servers, "--topic", "tools", "--count", "30", "--acks", "all")
@@ -57,10 +58,10 @@ def test_produce_and_consume_exact_records(start_cluster) -> None:
     assert (missing.returncode, missing.stderr.strip()) == (1, "kactor consume: Topic nope does not exist")
 
 
-def test_consumer_groups_describe_after_a_group_consumed(start_cluster) -> None:
+def test_consumer_groups_describe_after_a_group_consumed(shared_cluster: Cluster) -> None:
     """A console consumer in group 'reporting' reads 12 of the topic's 30 records and commits; consumer-groups
     --describe then shows its committed offsets, the log end offsets and the lag per partition, with no member."""
-    c: Cluster = start_cluster(3, overrides=OVERRIDES)
+    c = shared_cluster
     c.create_topic("grouped", assignment=ASSIGNMENT)
     servers = bootstrap(c)
     run_kactor("produce", "--bootstrap-server", servers, "--topic", "grouped", "--count", "30", "--acks", "all")

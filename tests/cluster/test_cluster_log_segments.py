@@ -219,18 +219,19 @@ def test_an_idempotent_producer_keeps_its_sequence_through_a_leader_kill(start_c
     assert seqs[0][0] == 0 and all(nxt[0] == prev[1] + 1 for prev, nxt in zip(seqs, seqs[1:], strict=False))
 
 
-def test_every_compression_codec_librdkafka_sends_is_stored_as_sent_and_read_back(start_cluster) -> None:
+def test_every_compression_codec_librdkafka_sends_is_stored_as_sent_and_read_back(shared_cluster: Cluster) -> None:
     """gzip, snappy, lz4 and zstd batches from librdkafka (acks=all; Produce v7+, so zstd is allowed): each is
     validated by decompressing it (Kafka's LogValidator), stored with its codec unchanged on every replica (a topic's
     compression.type=producer, Kafka's default) at consecutive offsets, and read back in order by a librdkafka
-    consumer (Fetch v11, which may carry zstd)."""
+    consumer (Fetch v11, which may carry zstd). On the session's shared cluster (conftest shared_cluster): its records
+    are stamped now, so no retention check there deletes them (the timestamp test's, stamped 2023, would be)."""
     from confluent_kafka import Producer
 
     from kactor.kafka_clients import client_config
     from protocol.records import iter_batches
 
     codecs = {"gzip": 1, "snappy": 2, "lz4": 3, "zstd": 4}
-    c: Cluster = start_cluster(3)
+    c = shared_cluster
     c.create_topic("codecs", partitions=1, replication_factor=3)
     c.wait_partition("codecs", 0, lambda st: len(st["isr"]) == 3, what="codecs-0 with ISR of all 3")
     servers = ",".join(f"127.0.0.1:{c.lc.ports[b]}" for b in range(3))

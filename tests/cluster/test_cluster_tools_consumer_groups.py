@@ -1,6 +1,7 @@
 """``kactor consumer-groups --reset-offsets / --delete / --delete-offsets`` (Kafka 2.6.3's ConsumerGroupCommand) on a
 real 3-broker cluster: the plan it prints, and the offsets the group's coordinator then holds (read back through
-librdkafka's OffsetFetch), for every scenario; the refusals while a member is active; DeleteGroups; OffsetDelete."""
+librdkafka's OffsetFetch), for every scenario; the refusals while a member is active; DeleteGroups; OffsetDelete.
+On the session's shared cluster (conftest shared_cluster), each test with a topic and a group of its own."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from typing import Any
 
 import pytest
 from cluster_helpers import Cluster, run_kactor
-from kafka_clients_helpers import OVERRIDES, bootstrap, closing_producer
+from kafka_clients_helpers import bootstrap, closing_producer
 
 pytestmark = [pytest.mark.cluster, pytest.mark.slow]
 pytest.importorskip("confluent_kafka")
@@ -37,12 +38,12 @@ def committed(c: Cluster, group: str) -> dict[int, int]:
     return {tp.partition: tp.offset for tp in got.topic_partitions or () if tp.offset >= 0}
 
 
-def test_reset_offsets_every_scenario_then_delete(start_cluster, tmp_path) -> None:
+def test_reset_offsets_every_scenario_then_delete(shared_cluster: Cluster, tmp_path) -> None:
     from confluent_kafka import Consumer, Producer
 
     from kactor.kafka_clients import client_config
 
-    c: Cluster = start_cluster(3, overrides=OVERRIDES)
+    c = shared_cluster
     c.create_topic("resets", assignment=ASSIGNMENT)
     servers = bootstrap(c)
     # 10 records per partition, record i stamped t0 + i seconds
@@ -149,40 +150,40 @@ def offset_delete_served(c: Cluster) -> bool:
     return kafka_wire.supports(bootstrap(c), 47, 10)
 
 
-def test_delete_offsets(start_cluster) -> None:
+def test_delete_offsets(shared_cluster: Cluster) -> None:
     """OffsetDelete: refused per partition while a member subscribes to the topic (GROUP_SUBSCRIBED_TO_TOPIC), done
     once it left; a group that does not exist is GROUP_ID_NOT_FOUND."""
     from confluent_kafka import Consumer
 
     from kactor.kafka_clients import client_config
 
-    c: Cluster = start_cluster(3, overrides=OVERRIDES)
+    c = shared_cluster
     if not offset_delete_served(c):
         pytest.skip("the brokers do not advertise OffsetDelete (API 47) in ApiVersions yet")
-    c.create_topic("resets", assignment=ASSIGNMENT)
+    c.create_topic("pruned", assignment=ASSIGNMENT)
     servers = bootstrap(c)
-    groups(c, "--reset-offsets", "--group", "app", "--topic", "resets", "--to-latest", "--execute")
+    groups(c, "--reset-offsets", "--group", "pruner", "--topic", "pruned", "--to-latest", "--execute")
     row = "{:<30} {:<15} {:<15}".format
-    consumer = Consumer(client_config(servers, "test-member", {"group.id": "app", "enable.auto.commit": False,
+    consumer = Consumer(client_config(servers, "test-member", {"group.id": "pruner", "enable.auto.commit": False,
                                                                "session.timeout.ms": 6000}))
     try:
-        consumer.subscribe(["resets"])
+        consumer.subscribe(["pruned"])
         c.wait(lambda: consumer.poll(0.2) is not None or consumer.assignment(), 60, "the member's assignment")
-        got = groups(c, "--delete-offsets", "--group", "app", "--topic", "resets:0")
+        got = groups(c, "--delete-offsets", "--group", "pruner", "--topic", "pruned:0")
         subscribed = ("Error: org.apache.kafka.common.errors.GroupSubscribedToTopicException: Deleting offsets of a "
                       "topic is forbidden while the consumer group is actively subscribed to it.")
         assert got.stdout.splitlines() == [
             "", "Error: Encounter some partition level error, see the follow-up details:",
-            "", row("TOPIC", "PARTITION", "STATUS"), row("resets", "0", subscribed)]
+            "", row("TOPIC", "PARTITION", "STATUS"), row("pruned", "0", subscribed)]
     finally:
         consumer.close()
-    got = groups(c, "--delete-offsets", "--group", "app", "--topic", "resets:0", "--topic", "nope")
+    got = groups(c, "--delete-offsets", "--group", "pruner", "--topic", "pruned:0", "--topic", "nope")
     assert got.stdout.splitlines() == [
-        "Request succeed for deleting offsets with topic resets:0, nope group app",
+        "Request succeed for deleting offsets with topic pruned:0, nope group pruner",
         "", row("TOPIC", "PARTITION", "STATUS"),
         row("nope", "Not Provided", "Error: org.apache.kafka.common.errors.UnknownTopicOrPartitionException: This "
                                     "server does not host this topic-partition."),
-        row("resets", "0", "Successful")]
-    assert committed(c, "app") == {1: 0, 2: 0}
-    got = groups(c, "--delete-offsets", "--group", "never", "--topic", "resets")
+        row("pruned", "0", "Successful")]
+    assert committed(c, "pruner") == {1: 0, 2: 0}
+    got = groups(c, "--delete-offsets", "--group", "never", "--topic", "pruned")
     assert got.stdout.splitlines()[:2] == ["", "Error: 'never' does not exist."]

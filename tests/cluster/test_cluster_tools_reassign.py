@@ -2,7 +2,8 @@
 real 3-broker cluster: --generate from Metadata; --execute --throttle writing the brokers' and the topic's throttle
 configs, then the reassignment in the topic znode, and --verify removing the throttles once it is done; --list,
 --execute's refusal and --verify of a reassignment that cannot finish while its new replica's broker is stopped;
---cancel once it finished. (Cancelling an active one: tests/kactor/cli/test_reassign_kafka.py.)"""
+--cancel once it finished. (Cancelling an active one: tests/kactor/cli/test_reassign_kafka.py.) The first test runs
+on the session's shared cluster (conftest shared_cluster); the second stops a broker, so it has a cluster of its own."""
 
 from __future__ import annotations
 
@@ -39,8 +40,8 @@ def plan(tmp_path, name: str, partitions: dict[int, list[int]], topic: str = "mo
     return str(f)
 
 
-def test_generate_execute_with_throttle_verify(start_cluster, tmp_path) -> None:
-    c: Cluster = start_cluster(3, overrides=OVERRIDES)
+def test_generate_execute_with_throttle_verify(shared_cluster: Cluster, tmp_path) -> None:
+    c = shared_cluster
     c.create_topic("moving", assignment={0: [0, 1], 1: [1, 2]})
     moves = tmp_path / "move.json"
     moves.write_text('{"topics":[{"topic":"moving"}],"version":1}')

@@ -15,7 +15,7 @@ import re
 from pathlib import Path
 
 import pytest
-from cluster_helpers import KILLED_UNDER_LOAD, run_kactor
+from cluster_helpers import KILLED_UNDER_LOAD, run_kactor, stop_shared_clusters
 
 pytestmark = pytest.mark.cluster
 
@@ -45,6 +45,7 @@ def _run_own_scenario(start_cluster) -> list[str]:  # noqa: ANN001
 
 
 def test_every_recorded_broker_trace_replays_identically(cluster_trace_root: Path, start_cluster) -> None:  # noqa: ANN001
+    stop_shared_clusters()
     others = [p for p in _recorded_folders(cluster_trace_root) if not p.name.startswith(OWN)]
     if not others:
         steps = _run_own_scenario(start_cluster)
