@@ -45,15 +45,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _validate(args: argparse.Namespace) -> tuple[int, ...]:
-    from kactor.chaos.schedule import parse_seeds
-    from kactor.cli.support import usage_error
+    from kactor.cli.support import seeds_of, usage_error
 
-    try:
-        seeds = parse_seeds(args.seeds)
-    except ValueError as e:
-        usage_error(args, f"--seeds: {e}")
-    if args.steps < 1:
-        usage_error(args, "--steps must be at least 1")
+    seeds = seeds_of(args)
     if not 2 <= args.brokers <= 9:
         usage_error(args, "--brokers must be between 2 and 9")
     if args.zookeeper_ensemble and (args.zookeeper_ensemble < 3 or args.zookeeper_ensemble % 2 == 0):

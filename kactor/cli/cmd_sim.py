@@ -40,15 +40,9 @@ def rerun_command(seed: int, steps: int, brokers: int) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from kactor.chaos.schedule import parse_seeds
-    from kactor.cli.support import usage_error
+    from kactor.cli.support import seeds_of, usage_error
 
-    try:
-        seeds = parse_seeds(args.seeds)
-    except ValueError as e:
-        usage_error(args, f"--seeds: {e}")
-    if args.steps < 1:
-        usage_error(args, "--steps must be at least 1")
+    seeds = seeds_of(args)
     if not 3 <= args.brokers <= 9:
         usage_error(args, "--brokers must be between 3 and 9 (the topic has 3 replicas)")
     from kactor.hashseed import ensure_fixed_hash_seed

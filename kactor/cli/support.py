@@ -28,6 +28,19 @@ def usage_error(args: argparse.Namespace, message: str) -> None:
     args._parser.error(message)
 
 
+def seeds_of(args: argparse.Namespace) -> list[int]:
+    """``--seeds`` parsed and ``--steps`` checked, for the commands that run fault schedules (chaos, sim)."""
+    from kactor.chaos.schedule import parse_seeds
+
+    try:
+        seeds = parse_seeds(args.seeds)
+    except ValueError as e:
+        usage_error(args, f"--seeds: {e}")
+    if args.steps < 1:
+        usage_error(args, "--steps must be at least 1")
+    return seeds
+
+
 @contextmanager
 def admin_errors() -> Iterator[None]:
     """AdminError, kazoo and znode-decode failures inside the block become one CliError line (exit 1)."""
