@@ -136,6 +136,7 @@ class ChaosRun:
         self.produce_failures = 0
         self.sends: list[Send] = []
         self.outages: list[Outage] = []
+        self.fault_starts: list[float] = []  # the run's time each fault struck (a gap's bound counts them)
         self._down: dict[int, tuple[float, str]] = {}  # broker → (since, cause), until seen registered again
         self._continued_ms: dict[int, float] = {}  # a frozen broker's SIGCONT: up once registered after it
         self.min_isr: list[MinIsrSetting] = []
@@ -173,7 +174,7 @@ class ChaosRun:
                 + violations + check_duplicates(final, logs, self.reads)
             gaps = ack_gaps(self.sends, self.samples, self._all_outages(), self.min_isr)
             bound = gap_bound_s(cfg.session_timeout_ms, cfg.replica_lag_time_max_ms)
-            violations += check_gaps(gaps, bound)
+            violations += check_gaps(gaps, bound, self.fault_starts)
             g = longest(gaps)
             figures = {"longest_gap_s": 0.0 if g is None else g.seconds, "gap_bound_s": bound}
         except Interrupted:
@@ -333,6 +334,7 @@ class ChaosRun:
         fault, hold = step.fault, step.hold_s
         assert fault is not None
         self.faults[fault] = self.faults.get(fault, 0) + 1
+        self.fault_starts.append(self._now())
         c = self.cluster
         if fault == "kill-controller":
             ctrl = c.controller_id(self.zk)

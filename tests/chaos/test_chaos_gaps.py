@@ -109,3 +109,20 @@ def test_a_partition_not_yet_in_the_samples_is_unavailable() -> None:
     gaps = ack_gaps([send(0.0, 0.1), send(0.2, 20.0, tp=other)], samples, [])
     assert gaps == [Gap(0.1, 0.0, 0.1, TP, True), Gap(0.0, 0.1, 20.0, other, True)]
     assert ack_gaps([], samples, []) == []
+
+
+def test_faults_struck_one_after_another_each_get_a_bound() -> None:
+    """Chaos seed 4 (25 steps, ensemble 3): a follower cut off from its leader at 49.62 s for 4.8 s, leadership moved
+    meanwhile, then the controller killed at 54.48 s before its LeaderAndIsr reached the cut-off broker: the produce
+    sent at 49.75 s was acknowledged at 59.25 s, each stall within one bound."""
+    gaps = [Gap(9.5, 49.75, 59.25, TP, True)]
+    assert check_gaps(gaps, BOUND, fault_starts=[49.62, 54.48]) == []
+    # one fault behind it: over its bound
+    assert check_gaps(gaps, BOUND, fault_starts=[49.62])[0].detail.startswith(
+        "9.5 s waiting on live leaders without an acknowledgement (bound 7.5 s), ")
+    # a fault more than a bound before the gap began holds nothing back; one after its end neither
+    assert len(check_gaps(gaps, BOUND, fault_starts=[40.0, 49.62, 60.0])) == 1
+    # the 30 s stall of issue #26 stays a violation behind two faults
+    stall = [Gap(30.0, 0.55, 31.0, TP, True)]
+    assert check_gaps(stall, BOUND, fault_starts=[1.5, 5.0])[0].detail.startswith(
+        "30.0 s waiting on live leaders without an acknowledgement (bound 15.0 s for 2 faults), ")
