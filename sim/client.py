@@ -7,15 +7,13 @@ Metadata would eventually show it: in the partition's state znode (a Metadata re
 
 from __future__ import annotations
 
-import json
-
 import attrs
 
-from messages.common import Errors, TopicPartition
+from messages.common import Errors, LeaderAndIsr, TopicPartition
 from messages.replication import ProducePartition, ProduceRequest
 from protocol.records import Record, build_batch
 from sim.runtime import START_MS, Sim
-from zk_bridge import paths
+from zk_bridge import paths, znodes
 
 PRODUCE_VERSION = 8
 PRODUCE_TIMEOUT_MS = 30000  # the producer's request.timeout.ms
@@ -40,13 +38,14 @@ class Outstanding:
     healthy_since_ms: float | None
 
 
-def zk_partition_state(sim: Sim, tp: TopicPartition) -> dict | None:
-    """The partition's /brokers/topics/<t>/partitions/<p>/state as JSON, read straight from the model (no request,
-    no watch, no zxid: an observer's read)."""
+def zk_partition_state(sim: Sim, tp: TopicPartition) -> LeaderAndIsr | None:
+    """The partition's /brokers/topics/<t>/partitions/<p>/state, read straight from the model (no request, no watch,
+    no zxid: an observer's read)."""
     node = sim.zk.nodes.get(paths.TopicPartitionStateZNode.path(tp))
     if node is None or node.data is None:
         return None
-    return json.loads(node.data)  # type: ignore[no-any-return]
+    state = znodes.decode_partition_state(node.data, node.version)
+    return None if state is None else state.leader_and_isr
 
 
 class SimClient:
@@ -64,9 +63,9 @@ class SimClient:
 
     def produce(self, tp: TopicPartition) -> bool:
         state = zk_partition_state(self.sim, tp)
-        if state is None or state["leader"] < 0:
+        if state is None or state.leader < 0:
             return False
-        leader = state["leader"]
+        leader = state.leader
         self._n += 1
         value = f"s{self.sim.seed}-{self._n}"
         now = self.sim.now

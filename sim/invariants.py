@@ -96,7 +96,7 @@ class Checker:
             state = zk_partition_state(sim, tp)
             if state is None:
                 continue
-            epoch, leader, isr = state["leader_epoch"], state["leader"], state["isr"]
+            epoch, leader, isr = state.leader_epoch, state.leader, list(state.isr)
             if epoch < self.zk_epochs.get(tp, -1):
                 out.append(f"{name}: leader epoch went back from {self.zk_epochs[tp]} to {epoch}")
             self.zk_epochs[tp] = epoch
@@ -139,7 +139,7 @@ class Checker:
         out = self.check()
         for ack in self.client.acks:
             state = zk_partition_state(self.sim, ack.tp)
-            leader = -1 if state is None else state["leader"]
+            leader = -1 if state is None else state.leader
             p = hosted_partition(self.sim, leader, ack.tp) if leader >= 0 else None
             found = value_at(p.log, ack.offset) if p is not None and p.log is not None else None
             if found != ack.value:

@@ -8,11 +8,16 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 
+import freezegun
 import pytest
 from kazoo.client import KazooClient
 
 from tests.support.kazoo_clients import kazoo_client, new_chroot
 from zk_bridge.server import EmbeddedZooKeeper, ZooKeeperUnavailable, check_prerequisites
+
+# pytest times each test phase with _pytest.timing's clocks: a test that freezes time with freezegun would otherwise
+# report a setup of years in --durations (the list scripts/test prints)
+freezegun.configure(extend_ignore_list=["_pytest.timing"])
 
 # tickTime 200 ms lets the server grant sessions of 0.4–4 s, so expiry tests run in well under a second.
 TEST_TICK_MS = 200

@@ -128,7 +128,9 @@ def test_a_replica_moved_between_log_dirs_keeps_every_record(start_cluster, tmp_
     c: Cluster = start_cluster(brokers=1, overrides=[f"log.dirs={','.join(dirs)}"])
     c.create_topic(TOPIC, assignment={0: [0]}, configs={"segment.bytes": "30000"})
     servers = bootstrap(c)
-    (target,) = [d for d in dirs if where(dirs)[d] == [f"{TOPIC}-0"]]  # where kactor moves it back to
+    # the broker creates the partition's directory when its LeaderAndIsr arrives, after the topic znode is written
+    placed = c.wait(lambda: [d for d in dirs if where(dirs)[d] == [f"{TOPIC}-0"]], 30, f"{TOPIC}-0's directory")
+    (target,) = placed  # where kactor moves it back to
     (source,) = [d for d in dirs if d != target]
 
     writer = Writer(servers).start()

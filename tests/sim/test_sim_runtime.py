@@ -68,7 +68,7 @@ def test_a_follower_that_loses_an_acknowledged_record_is_caught() -> None:
         if step == 5:
             state = zk_partition_state(sim, tp)
             assert state is not None
-            p = next(p for b in state["isr"] if b != state["leader"]
+            p = next(p for b in state.isr if b != state.leader
                      and (p := hosted_partition(sim, b, tp)) is not None)
             p.log.truncate_to(0)
             p.log.append_as_follower(_batch_of(["forged"] * 3))
@@ -92,9 +92,9 @@ def test_an_isr_outside_the_replicas_is_caught() -> None:
         checker = Checker(sim, SimClient(sim), [tp], assignment)
         assert checker.check() == []
         state = zk_partition_state(sim, tp)
-        assert state is not None and state["leader"] in state["isr"] and sorted(state["isr"]) == [0, 1, 2]
+        assert state is not None and state.leader in state.isr and sorted(state.isr) == [0, 1, 2]
         checker.assignment = {tp: (0, 1)}  # as if the controller had put broker 2 in the ISR of a 2-replica partition
-        assert checker.check() == [f"t-0: ISR {state['isr']} not within replicas [0, 1]"]
+        assert checker.check() == [f"t-0: ISR {list(state.isr)} not within replicas [0, 1]"]
     finally:
         sim.close()
 
