@@ -216,15 +216,11 @@ class BrokerProcess:
         rt.start_driver()
         bound_ports = {ep.listener_name: port for ep, (_, port) in zip(cfg.listeners, transport.bound, strict=True)}
         registration = registration_json(cfg, int(time.time() * 1000), bound_ports)
-        rt.inject(names.CONTROLLER, ControllerInit(controller_config(cfg, registration)), names.EDGE_PROCESS)
-        rt.inject(names.REPLICA_MANAGER, _replica_manager_init(cfg), names.EDGE_PROCESS)
-        log_dirs.start()  # after ReplicaManagerInit is queued: a LogDirFailure never reaches the actor before it
-        rt.inject(names.CONFIG_MANAGER, config_manager_init(cfg), names.EDGE_PROCESS)
-        rt.inject(names.GROUP_COORDINATOR, group_coordinator_init(cfg), names.EDGE_PROCESS)
-        rt.inject(names.KAFKA_SERVER, BrokerStartup(
-            broker_id, registration, cfg["controlled.shutdown.enable"],
-            cfg["controlled.shutdown.max.retries"], cfg["controlled.shutdown.retry.backoff.ms"],
-            cfg["zookeeper.session.timeout.ms"], cfg.inter_broker_listener_name), names.EDGE_PROCESS)
+        for actor, message in startup_inputs(cfg, registration):
+            rt.inject(actor, message, names.EDGE_PROCESS)
+            if actor == names.REPLICA_MANAGER:
+                # after ReplicaManagerInit is queued: a LogDirFailure never reaches the actor before it
+                log_dirs.start()
         # full collections walk only what they have not seen survive (edges/gc_policy.py says why; Kafka runs on G1
         # with a 20 ms pause goal); a replay or a test keeps CPython's default collector
         gc_policy.install()
@@ -306,6 +302,19 @@ def plug_auto_topic_creation(cfg: KafkaConfig, transport: Any, client: Any) -> N
 
     transport.add_edge_handler("auto_create", AutoTopicCreation(AdminZkClient(client),
                                                                 GroupCoordinatorConfig.from_kafka_config(cfg)).handle)
+
+
+def startup_inputs(cfg: KafkaConfig, registration: str) -> list[tuple[str, Any]]:
+    """The messages a broker's start-up injects, in order (KafkaServer.startup's sequence): a live broker
+    (BrokerProcess.start) and a simulated one (kactor/sim_boot.py) start from the same list."""
+    return [(names.CONTROLLER, ControllerInit(controller_config(cfg, registration))),
+            (names.REPLICA_MANAGER, _replica_manager_init(cfg)),
+            (names.CONFIG_MANAGER, config_manager_init(cfg)),
+            (names.GROUP_COORDINATOR, group_coordinator_init(cfg)),
+            (names.KAFKA_SERVER, BrokerStartup(
+                cfg.broker_id, registration, cfg["controlled.shutdown.enable"],
+                cfg["controlled.shutdown.max.retries"], cfg["controlled.shutdown.retry.backoff.ms"],
+                cfg["zookeeper.session.timeout.ms"], cfg.inter_broker_listener_name))]
 
 
 def group_coordinator_init(cfg: KafkaConfig) -> Any:

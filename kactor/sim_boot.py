@@ -6,17 +6,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from actors import names
-from kactor.broker_process import (
-    _replica_manager_init,
-    config_manager_init,
-    controller_config,
-    group_coordinator_init,
-    registration_json,
-)
+from kactor.broker_process import registration_json, startup_inputs
 from kactor.config import build_config
 from kactor.trace.inline_system import InlineActorSystem
-from messages.broker_lifecycle import BrokerStartup, ControllerInit
 from sim.runtime import BASE_PORT, HOST, SESSION_TIMEOUT_MS
 
 # The simulated brokers' server.properties beyond broker.id, listeners and log.dirs (Kafka's defaults otherwise):
@@ -40,12 +32,4 @@ class SimBoot:
 
     def startup_inputs(self, config: Any, now_ms: int) -> list[tuple[str, Any]]:
         """BrokerProcess.start's inputs, in its order (the registration names the configured port: nothing binds)."""
-        registration = registration_json(config, now_ms)
-        return [(names.CONTROLLER, ControllerInit(controller_config(config, registration))),
-                (names.REPLICA_MANAGER, _replica_manager_init(config)),
-                (names.CONFIG_MANAGER, config_manager_init(config)),
-                (names.GROUP_COORDINATOR, group_coordinator_init(config)),
-                (names.KAFKA_SERVER, BrokerStartup(
-                    config.broker_id, registration, config["controlled.shutdown.enable"],
-                    config["controlled.shutdown.max.retries"], config["controlled.shutdown.retry.backoff.ms"],
-                    config["zookeeper.session.timeout.ms"], config.inter_broker_listener_name))]
+        return startup_inputs(config, registration_json(config, now_ms))
