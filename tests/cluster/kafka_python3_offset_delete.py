@@ -29,10 +29,15 @@ def answer(result):
 
 
 def main(bootstrap):
+    import logging
+
     import kafka
     from kafka import KafkaAdminClient, KafkaConsumer, OffsetAndMetadata, TopicPartition
 
     assert kafka.__version__.startswith("3."), kafka.__file__
+    # the coordinator's own log (JoinGroup / SyncGroup sent and answered) on stderr, which the test shows on failure
+    logging.basicConfig(stream=sys.stderr, format="%(asctime)s %(name)s %(message)s")
+    logging.getLogger("kafka.coordinator").setLevel(logging.DEBUG)
     t0, t1, u0 = TopicPartition("t", 0), TopicPartition("t", 1), TopicPartition("u", 0)
     admin = KafkaAdminClient(bootstrap_servers=bootstrap, client_id="kp3-offset-delete")
     out = {}
@@ -48,7 +53,14 @@ def main(bootstrap):
         member.subscribe(["t"])
         deadline = time.monotonic() + 60
         while len(member.assignment()) < 2:
-            assert time.monotonic() < deadline, "the member never got t-0 and t-1"
+            if time.monotonic() >= deadline:
+                coordinator = member._coordinator
+                groups = admin.describe_consumer_groups(["od-subscribed"])
+                raise AssertionError(
+                    f"the member never got t-0 and t-1: assignment {member.assignment()}, member state "
+                    f"{coordinator.state} generation {coordinator._generation} coordinator "
+                    f"{coordinator.coordinator_id}, its metadata of t "
+                    f"{member._client.cluster.partitions_for_topic('t')}, the group as described {groups}")
             member.poll(timeout_ms=200)
         member.commit({t0: OffsetAndMetadata(7, "", -1), u0: OffsetAndMetadata(8, "", -1)})
         out["subscribed"] = {"deleted": answer(admin.delete_group_offsets("od-subscribed", [t0, u0]))}

@@ -42,7 +42,7 @@ def test_kafka_python3_deletes_a_groups_offsets(start_cluster):
     script = Path(__file__).parent / "kafka_python3_offset_delete.py"
     proc = subprocess.run([sys.executable, str(script), bootstrap(c)], capture_output=True, text=True, timeout=180,
                           env=dict(os.environ, PYTHONPATH=str(KAFKA_PYTHON3)))
-    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert proc.returncode == 0, proc.stderr[-8000:]
     out = json.loads(proc.stdout)
     assert out["empty"] == {"deleted": {"t-0": "NoError"}, "committed": {"t-0": None, "t-1": 6}}
     assert out["subscribed"] == {"deleted": {"t-0": "GroupSubscribedToTopicError", "u-0": "NoError"},
