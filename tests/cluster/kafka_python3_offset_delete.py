@@ -51,7 +51,7 @@ def main(bootstrap):
         member = KafkaConsumer(bootstrap_servers=bootstrap, group_id="od-subscribed", enable_auto_commit=False,
                                session_timeout_ms=10000, heartbeat_interval_ms=1000)
         member.subscribe(["t"])
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + 120
         while len(member.assignment()) < 2:
             if time.monotonic() >= deadline:
                 coordinator = member._coordinator

@@ -40,7 +40,7 @@ def test_kafka_python3_deletes_a_groups_offsets(start_cluster):
 
     c.wait(every_broker_knows, 60, "every broker's metadata for t and u")
     script = Path(__file__).parent / "kafka_python3_offset_delete.py"
-    proc = subprocess.run([sys.executable, str(script), bootstrap(c)], capture_output=True, text=True, timeout=180,
+    proc = subprocess.run([sys.executable, str(script), bootstrap(c)], capture_output=True, text=True, timeout=240,
                           env=dict(os.environ, PYTHONPATH=str(KAFKA_PYTHON3)))
     assert proc.returncode == 0, proc.stderr[-8000:]
     out = json.loads(proc.stdout)
