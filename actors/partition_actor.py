@@ -257,7 +257,8 @@ class PartitionActor(KActor):
         of this shard, or the broker's replication quotas, in turn with its other work; min.insync.replicas takes
         effect on the next produce."""
         if isinstance(msg, ReplicationQuotasChanged):
-            rm.update_replication_quotas(msg.leader_bytes_per_second, msg.follower_bytes_per_second)
+            rm.update_replication_quotas(msg.leader_bytes_per_second, msg.follower_bytes_per_second,
+                                         msg.alter_log_dirs_bytes_per_second)
             return
         if isinstance(msg, TopicConfigChanged):
             changed = rm.log_configs.update_topic(msg.topic, dict(msg.config), rm.online_partitions())

@@ -22,8 +22,9 @@ class ClientQuotaConfigChanged:
 @message
 class ReplicationQuotasChanged:
     """BrokerConfigHandler.processConfigChanges for this broker's own ``/config/brokers/<id>``: the replication
-    quotas (bytes/s; Long.MaxValue when the config is absent) the leader and follower ReplicationQuotaManagers of
-    every shard take."""
+    quotas (bytes/s; Long.MaxValue when the config is absent) the leader, follower and alter-log-dirs
+    ReplicationQuotaManagers of every shard take."""
 
     leader_bytes_per_second: int
     follower_bytes_per_second: int
+    alter_log_dirs_bytes_per_second: int = 2**63 - 1  # Long.MaxValue: replica.alter.log.dirs.io.max.bytes.per.second

@@ -31,6 +31,10 @@ MAX_FILE_NAME_BYTES = 255
 # a copy round that met a storage error is tried again after replica.fetch.backoff.ms (its default): the fetcher's
 # partitionsWithError back-off, so that a dir the log-dir probe still finds usable is not retried in a busy loop
 STORAGE_ERROR_BACKOFF_MS = 1000
+# while replica.alter.log.dirs.io.max.bytes.per.second is exceeded the thread builds no fetch and waits
+# replica.fetch.backoff.ms (AbstractFetcherThread.maybeFetch); a tenth of it keeps the measured rate close to the quota
+# at the cost of a few more passes
+QUOTA_BACKOFF_MS = 100
 
 log = logging.getLogger("kactor.broker")
 
@@ -101,7 +105,8 @@ def copy_step(rm: Any, now_ms: float) -> TopicPartition | None:
     assert partition is not None and partition.log is not None and future is not None
     current = partition.log
     try:
-        catch_up(current, future, rm.config.replica_fetch_max_bytes, int(now_ms))
+        copied = catch_up(current, future, rm.config.replica_fetch_max_bytes, int(now_ms))
+        rm.alter_log_dirs_quota.record(copied, now_ms)  # processPartitionData's quota.record
     except (ApiError, ValueError) as e:
         # AbstractFetcherThread marks the partition failed and stops moving it; its future log goes here, so that
         # the shard does not retry it for ever and a new AlterReplicaLogDirs can start over
@@ -114,9 +119,9 @@ def copy_step(rm: Any, now_ms: float) -> TopicPartition | None:
     return tp
 
 
-def catch_up(current: Log, future: Log, max_bytes: int, now_ms: int) -> None:
+def catch_up(current: Log, future: Log, max_bytes: int, now_ms: int) -> int:
     """Bring ``future`` towards ``current``: ReplicaAlterLogDirsThread.maybeTruncate, handleOffsetOutOfRange,
-    fetch (a local read at the future log's end) and processPartitionData."""
+    fetch (a local read at the future log's end) and processPartitionData. Returns the bytes copied."""
     _truncate_to_common_prefix(current, future)
     if future.log_end_offset < current.log_start_offset:
         future.truncate_fully_and_start_at(current.log_start_offset)
@@ -135,6 +140,7 @@ def catch_up(current: Log, future: Log, max_bytes: int, now_ms: int) -> None:
     future.update_high_watermark(min(future.log_end_offset, current.high_watermark))
     if future.log_start_offset < current.log_start_offset <= future.high_watermark:
         future.maybe_increment_log_start_offset(current.log_start_offset)
+    return copied
 
 
 def _truncate_to_common_prefix(current: Log, future: Log) -> None:

@@ -28,6 +28,7 @@ from core.broker.log_config import (
 from core.controller.errors import KeeperError
 from core.effects import Enqueue, Proc, Reconfigure
 from core.quota.replication_quota_manager import (
+    ALTER_LOG_DIRS_IO_MAX_BYTES_PER_SECOND,
     DEFAULT_REPLICATION_THROTTLED_RATE,
     FOLLOWER_REPLICATION_THROTTLED_RATE,
     LEADER_REPLICATION_THROTTLED_RATE,
@@ -289,7 +290,8 @@ def replication_quotas_changed(config: Mapping[str, str]) -> Reconfigure:
             raise ValueError(f"For input string: \"{text}\"") from None
 
     return Reconfigure(ReplicationQuotasChanged(get_or_default(LEADER_REPLICATION_THROTTLED_RATE),
-                                                get_or_default(FOLLOWER_REPLICATION_THROTTLED_RATE)))
+                                                get_or_default(FOLLOWER_REPLICATION_THROTTLED_RATE),
+                                                get_or_default(ALTER_LOG_DIRS_IO_MAX_BYTES_PER_SECOND)))
 
 
 def quota_config_changed(entity_type: str, name: str, config: dict[str, str]) -> Reconfigure:

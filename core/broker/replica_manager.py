@@ -57,6 +57,9 @@ from core.broker.partition import (
 from core.broker.replica_selector import ClientMetadata, PartitionView, ReplicaView, replica_selector_for
 from core.effects import Proc, Respond
 from core.quota.replication_quota_manager import (
+    ALTER_LOG_DIRS_IO_MAX_BYTES_PER_SECOND,
+    ALTER_LOG_DIRS_REPLICATION,
+    DEFAULT_REPLICATION_THROTTLED_RATE,
     FOLLOWER_REPLICATION,
     FOLLOWER_REPLICATION_THROTTLED_REPLICAS,
     LEADER_REPLICATION,
@@ -222,6 +225,9 @@ class ReplicaManager:
         self.follower_quota = ReplicationQuotaManager(quota_config, FOLLOWER_REPLICATION, config.broker_id,
                                                       FOLLOWER_REPLICATION_THROTTLED_REPLICAS,
                                                       self.log_configs.overrides)
+        # QuotaFactory's alterLogDirs quota: ReplicaAlterLogDirsThread holds back every move while it is exceeded
+        self.alter_log_dirs_quota = ReplicationQuotaManager(quota_config, ALTER_LOG_DIRS_REPLICATION, config.broker_id,
+                                                            ALTER_LOG_DIRS_IO_MAX_BYTES_PER_SECOND, {})
         self.is_shutting_down = False
         # follower side: the fetchers (ReplicaFetcherManager), by partition and by leader
         self.fetch_states: dict[TopicPartition, FollowerFetchState] = {}
@@ -344,10 +350,10 @@ class ReplicaManager:
 
     def replication_quota_metrics(self, now_ms: float) -> dict[str, int]:
         """The ReplicationQuotaManagers' ``byte-rate`` metrics (bytes/s of throttled replication, whole bytes), named
-        ``<QuotaType>.byte-rate`` (kafka.server:type=LeaderReplication|FollowerReplication,name=byte-rate); a
-        broker's value is the sum over its shards."""
+        ``<QuotaType>.byte-rate`` (kafka.server:type=LeaderReplication|FollowerReplication|AlterLogDirsReplication,
+        name=byte-rate); a broker's value is the sum over its shards."""
         return {f"{q.quota_type}.byte-rate": int(q.metric_value(now_ms))
-                for q in (self.leader_quota, self.follower_quota)}
+                for q in (self.leader_quota, self.follower_quota, self.alter_log_dirs_quota)}
 
     # IsrChangeListener (Partition → ReplicaManager)
     def mark_expand(self) -> None:
@@ -1121,10 +1127,13 @@ class ReplicaManager:
             self._fetch_lag.pop(tp, None)
         self._fetch_leaders = None
 
-    def update_replication_quotas(self, leader_bytes_per_second: int, follower_bytes_per_second: int) -> None:
-        """BrokerConfigHandler: the leader and follower ReplicationQuotaManagers take the broker's rates."""
+    def update_replication_quotas(self, leader_bytes_per_second: int, follower_bytes_per_second: int,
+                                  alter_log_dirs_bytes_per_second: int = DEFAULT_REPLICATION_THROTTLED_RATE) -> None:
+        """BrokerConfigHandler: the leader, follower and alter-log-dirs ReplicationQuotaManagers take the broker's
+        rates."""
         self.leader_quota.update_quota(leader_bytes_per_second)
         self.follower_quota.update_quota(follower_bytes_per_second)
+        self.alter_log_dirs_quota.update_quota(alter_log_dirs_bytes_per_second)
 
     def fetch_leaders(self) -> set[int]:
         """The leaders fetched from (cached: asked after every step of a PartitionActor)."""
@@ -1543,7 +1552,11 @@ class ReplicaManager:
                 yield from self._process_log_dir_failures()
         if self.log_manager.future_logs and now_ms >= self._alter_log_dirs_due_ms:
             try:
-                alter_log_dirs.copy_step(self, now_ms)
+                if self.alter_log_dirs_quota.is_quota_exceeded(now_ms):
+                    # ReplicaAlterLogDirsThread.buildFetch builds no fetch; the thread waits replica.fetch.backoff.ms
+                    self._alter_log_dirs_due_ms = now_ms + alter_log_dirs.QUOTA_BACKOFF_MS
+                else:
+                    alter_log_dirs.copy_step(self, now_ms)
             except KafkaStorageError as e:
                 self._alter_log_dirs_due_ms = now_ms + alter_log_dirs.STORAGE_ERROR_BACKOFF_MS
                 if not self.log_manager.defer(e):

@@ -37,6 +37,9 @@ LEADER_REPLICATION_THROTTLED_REPLICAS = "leader.replication.throttled.replicas"
 FOLLOWER_REPLICATION_THROTTLED_REPLICAS = "follower.replication.throttled.replicas"
 LEADER_REPLICATION = "LeaderReplication"  # QuotaType.LeaderReplication: the metric group of its byte-rate
 FOLLOWER_REPLICATION = "FollowerReplication"
+ALTER_LOG_DIRS_REPLICATION = "AlterLogDirsReplication"
+# DynamicConfig.Broker.ReplicaAlterLogDirsIoMaxBytesPerSecondProp: the alter-log-dirs quota, every moving replica's
+ALTER_LOG_DIRS_IO_MAX_BYTES_PER_SECOND = "replica.alter.log.dirs.io.max.bytes.per.second"
 ALL_REPLICAS = "*"  # ReplicationQuotaManagerConfig.AllThrottledReplicasValue
 
 

@@ -44,6 +44,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--throttle", type=int, default=None, metavar="B/s",
                    help="The movement of partitions between brokers will be throttled to this value (bytes/sec); "
                         "--verify removes the throttle once the reassignment is done. (--execute, --bootstrap-server)")
+    p.add_argument("--replica-alter-log-dirs-throttle", type=int, default=None, metavar="B/s",
+                   help="The movement of replicas between log directories on the same broker will be throttled to "
+                        "this value (bytes/sec); --verify removes the throttle once the reassignment is done. "
+                        "(--execute, --bootstrap-server)")
     p.add_argument("--additional", action="store_true",
                    help="Execute this reassignment in addition to any other ongoing ones. (--bootstrap-server)")
     p.add_argument("--preserve-throttles", action="store_true",
@@ -81,7 +85,7 @@ def run(args: argparse.Namespace) -> int:
     for dest in ("additional", "cancel", "list"):  # 2.6's bootstrapServerOnlyArgs
         if getattr(args, dest):
             raise CliError(f'You must specify --bootstrap-server when using "[{dest}]"')
-    for dest in ("throttle", "preserve_throttles"):  # 2.6's ZooKeeper path has them; kactor's does not
+    for dest in ("throttle", "replica_alter_log_dirs_throttle", "preserve_throttles"):  # 2.6's ZooKeeper path has them
         if getattr(args, dest) not in (None, False):
             raise CliError(f"--{dest.replace('_', '-')} needs --bootstrap-server: kactor's --zookeeper path writes "
                            "and clears no replication throttles")

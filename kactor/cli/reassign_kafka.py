@@ -28,6 +28,7 @@ from typing import Any
 
 import attrs
 
+from core.quota.replication_quota_manager import ALTER_LOG_DIRS_IO_MAX_BYTES_PER_SECOND
 from kactor.admin import AdminCommandFailedException, AdminError, AdminOperationException, reassign
 from kactor.admin.assignment import BrokerMetadata
 from kactor.cli import CliError, kafka_wire
@@ -46,7 +47,7 @@ MOVE_RETRY_S = 0.1
 TIMEOUT_MS = 30000
 BROKER_LEADER_THROTTLE = "leader.replication.throttled.rate"
 BROKER_FOLLOWER_THROTTLE = "follower.replication.throttled.rate"
-BROKER_LOG_DIR_THROTTLE = "replica.alter.log.dirs.io.max.bytes.per.second"
+BROKER_LOG_DIR_THROTTLE = ALTER_LOG_DIRS_IO_MAX_BYTES_PER_SECOND
 BROKER_THROTTLES = (BROKER_LEADER_THROTTLE, BROKER_FOLLOWER_THROTTLE, BROKER_LOG_DIR_THROTTLE)
 TOPIC_LEADER_THROTTLE = "leader.replication.throttled.replicas"
 TOPIC_FOLLOWER_THROTTLE = "follower.replication.throttled.replicas"
@@ -60,11 +61,11 @@ ACTIONS = ("generate", "execute", "verify", "cancel", "list")
 REQUIRED = {"verify": ("reassignment_json_file",), "generate": ("topics_to_move_json_file", "broker_list"),
             "execute": ("reassignment_json_file",), "cancel": ("reassignment_json_file",), "list": ()}
 PERMITTED = {"verify": ("preserve_throttles",), "generate": ("broker_list", "disable_rack_aware"),
-             "execute": ("additional", "throttle", "timeout"), "cancel": ("preserve_throttles", "timeout"),
-             "list": ()}
+             "execute": ("additional", "throttle", "replica_alter_log_dirs_throttle", "timeout"),
+             "cancel": ("preserve_throttles", "timeout"), "list": ()}
 # every option a user may give with --bootstrap-server, by dest (the action flags aside)
 OPTIONS = ("reassignment_json_file", "topics_to_move_json_file", "broker_list", "disable_rack_aware", "additional",
-           "throttle", "preserve_throttles", "timeout", "wait")
+           "throttle", "replica_alter_log_dirs_throttle", "preserve_throttles", "timeout", "wait")
 
 
 class TerseFailureError(Exception):
@@ -367,8 +368,10 @@ def generate(cluster: Cluster, out: Callable[[str], None], topics_json: str, bro
 
 
 def execute(cluster: Cluster, out: Callable[[str], None], reassignment_json: str, additional: bool,
-            throttle: int, move_timeout_s: float = MOVE_START_TIMEOUT_S) -> None:
-    """ReassignPartitionsCommand.executeAssignment (admin client), its log-dir moves last (executeMoves)."""
+            throttle: int, move_timeout_s: float = MOVE_START_TIMEOUT_S, log_dir_throttle: int = -1) -> None:
+    """ReassignPartitionsCommand.executeAssignment (admin client), its log-dir moves last (executeMoves); with
+    ``log_dir_throttle`` ≥ 0 every broker with a log-dir move gets that replica.alter.log.dirs.io.max.bytes.per.second
+    (modifyLogDirThrottle)."""
     proposed, replica_moves = reassign.parse_execute_assignment_args(reassignment_json)
     current_reassignments = cluster.list_reassignments()
     if not additional and current_reassignments:
@@ -383,8 +386,9 @@ def execute(cluster: Cluster, out: Callable[[str], None], reassignment_json: str
         raise AdminOperationException(java_exception_text(3))
     out("Current partition replica assignment\n\n" + reassign.format_as_reassignment_json(current_parts)
         + "\n\nSave this to use as the --reassignment-json-file option during rollback")
-    if throttle >= 0:
+    if throttle >= 0 or log_dir_throttle >= 0:
         out(RUN_VERIFY_PERIODICALLY)
+    if throttle >= 0:
         moves = calculate_move_map(current_reassignments, proposed, current_parts)
         leaders, followers = leader_throttles(moves), follower_throttles(moves)
         cluster.alter_configs("TOPIC", {t: [(TOPIC_LEADER_THROTTLE, leaders[t]), (TOPIC_FOLLOWER_THROTTLE,
@@ -394,6 +398,11 @@ def execute(cluster: Cluster, out: Callable[[str], None], reassignment_json: str
                                                   (BROKER_FOLLOWER_THROTTLE, str(throttle))]
                                          for b in sorted(reassigning_brokers(moves))})
         out(f"The inter-broker throttle limit was set to {throttle} B/s")
+    if log_dir_throttle >= 0:
+        moving_brokers = sorted({broker for _, broker in replica_moves})  # calculateMovingBrokers
+        cluster.alter_configs("BROKER", {str(b): [(BROKER_LOG_DIR_THROTTLE, str(log_dir_throttle))]
+                                         for b in moving_brokers})
+        out(f"The replica-alter-dir throttle limit was set to {log_dir_throttle} B/s")
     errors = cluster.alter(proposed)
     if errors:
         raise TerseFailureError("Error reassigning partition(s):\n"
@@ -497,6 +506,9 @@ def run(args: argparse.Namespace, servers: str, given: Callable[[str], bool]) ->
     action = check_options(args, given)
     if args.throttle is not None and args.throttle < 0:
         args.throttle = -1
+    log_dir_throttle = args.replica_alter_log_dirs_throttle
+    if log_dir_throttle is None or log_dir_throttle < 0:
+        log_dir_throttle = -1
     texts = {dest: read_text_file(getattr(args, dest), dest.replace("_", "-").replace("-file", " file"))
              for dest in ("reassignment_json_file", "topics_to_move_json_file") if getattr(args, dest)}
 
@@ -511,7 +523,7 @@ def run(args: argparse.Namespace, servers: str, given: Callable[[str], bool]) ->
         elif action == "execute":
             execute(cluster, out, texts["reassignment_json_file"], args.additional,
                     -1 if args.throttle is None else args.throttle,
-                    args.timeout if given("timeout") else MOVE_START_TIMEOUT_S)
+                    args.timeout if given("timeout") else MOVE_START_TIMEOUT_S, log_dir_throttle)
         elif action == "verify":
             verify(cluster, out, texts["reassignment_json_file"], args.preserve_throttles)
         elif action == "cancel":

@@ -147,8 +147,11 @@ def test_a_replica_moved_between_log_dirs_keeps_every_record(start_cluster, tmp_
         plan.write_text(json.dumps({"version": 1, "partitions": [
             {"topic": TOPIC, "partition": 0, "replicas": [0], "log_dirs": [target]}]}))
         execute = run_kactor("reassign-partitions", "--bootstrap-server", servers, "--execute",
-                             "--reassignment-json-file", str(plan)).stdout
+                             "--reassignment-json-file", str(plan), "--replica-alter-log-dirs-throttle",
+                             "50000000").stdout
         assert f"Successfully started log directory move for: {TOPIC}-0-0" in execute, execute
+        assert "The replica-alter-dir throttle limit was set to 50000000 B/s" in execute, execute
+        assert c.json("/config/brokers/0")["config"] == {"replica.alter.log.dirs.io.max.bytes.per.second": "50000000"}
 
         def verified() -> bool:
             out = run_kactor("reassign-partitions", "--bootstrap-server", servers, "--verify",
@@ -157,6 +160,7 @@ def test_a_replica_moved_between_log_dirs_keeps_every_record(start_cluster, tmp_
                     or f"Reassignment of replica {TOPIC}-0-0 is still in progress." in out), out
             return "completed successfully" in out
         c.wait(verified, 60, "the log-dir move verified complete")
+        assert c.json("/config/brokers/0")["config"] == {}  # --verify cleared the throttle once the move was done
         moved_at = len(writer.acked)
         c.wait(lambda: len(writer.acked) >= moved_at + 500, 60, "500 more records acknowledged after the move")
     finally:

@@ -268,3 +268,46 @@ def test_a_sharded_restart_loads_each_future_log_in_its_shard(tmp_path) -> None:
     again = [LogManager(dirs, owns) for owns in owners]
     assert [sorted(s.future_logs) for s in again] == [[tp for tp in tps if tp.partition % 2 == i] for i in range(2)]
     assert all(s.get_log(tp) is not None for s in again for tp in s.future_logs)
+
+
+def test_the_alter_log_dirs_quota_holds_a_move_back_while_exceeded(tmp_path) -> None:
+    """replica.alter.log.dirs.io.max.bytes.per.second (ReplicaAlterLogDirsThread): a round records the bytes it
+    copied; while the measured rate is above the quota no round runs (the thread builds no fetch) and the move waits,
+    then resumes; the copy keeps every record. Without a quota the same move runs round after round."""
+    rm = leading(tmp_path, n=20, replica_fetch_max_bytes=200)
+    d0, d1 = rm.log_manager.log_dirs
+    rm.update_replication_quotas(2**63 - 1, 2**63 - 1, 100)  # 100 B/s: one 200-byte round exceeds it
+    alter(rm, (TP, d1))
+    future = rm.log_manager.get_log(TP, is_future=True)
+    drive(rm.run_scheduled_tasks(T0))
+    after_one = future.log_end_offset
+    assert 0 < after_one < 20
+    assert rm.alter_log_dirs_quota.is_quota_exceeded(T0)
+    assert rm.next_task_due_ms() <= T0  # the copy is due: it finds the quota exceeded and backs off
+    drive(rm.run_scheduled_tasks(T0))
+    assert future.log_end_offset == after_one  # held back
+    assert rm.next_task_due_ms() == T0 + alter_log_dirs.QUOTA_BACKOFF_MS
+    assert rm.replication_quota_metrics(T0)["AlterLogDirsReplication.byte-rate"] > 100
+    # the measured rate falls below 100 B/s as time passes: the move goes on, a round at a time, to its end
+    now, rounds = T0, 0
+    while rm.log_manager.future_logs:
+        now = max(now, rm.next_task_due_ms()) + 1000
+        drive(rm.run_scheduled_tasks(now))
+        rounds += 1
+        assert rounds < 1000
+    log = rm.online_partition(TP).log
+    assert log.parent_dir == d1 and [v for _, _, v in log_records(log, 0)] == [f"v{i}" for i in range(20)]
+    assert now - T0 >= 10_000  # ~2 KB at 100 B/s
+
+
+def test_without_an_alter_log_dirs_quota_a_move_runs_round_after_round(tmp_path) -> None:
+    rm = leading(tmp_path, n=20, replica_fetch_max_bytes=200)
+    _, d1 = rm.log_manager.log_dirs
+    alter(rm, (TP, d1))
+    rounds = 0
+    while rm.log_manager.future_logs:
+        assert rm.next_task_due_ms() <= T0
+        drive(rm.run_scheduled_tasks(T0))
+        rounds += 1
+        assert rounds < 100
+    assert rounds > 2 and rm.online_partition(TP).log.parent_dir == d1

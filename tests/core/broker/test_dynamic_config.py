@@ -179,6 +179,9 @@ def test_replication_rates_come_from_the_brokers_own_config_only() -> None:
         set_config(zk, "brokers", "1", {"follower.replication.throttled.rate": "7"})
         notify(zk, "brokers/1")
         assert emitted(run(mgr, zk), "replica-manager") == [ReplicationQuotasChanged(LONG_MAX, 7)]
+        set_config(zk, "brokers", "1", {"replica.alter.log.dirs.io.max.bytes.per.second": "3000"})
+        notify(zk, "brokers/1")
+        assert emitted(run(mgr, zk), "replica-manager") == [ReplicationQuotasChanged(LONG_MAX, LONG_MAX, 3000)]
         set_config(zk, "brokers", "1", {"follower.replication.throttled.rate": "x", "min.insync.replicas": "2"})
         notify(zk, "brokers/1")
         assert [type(m) for m in emitted(run(mgr, zk), "replica-manager")] == [LogConfigDefaultsChanged]

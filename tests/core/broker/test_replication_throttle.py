@@ -96,7 +96,8 @@ def test_leader_answers_a_throttled_partition_empty_while_its_quota_is_exceeded(
         assert part(throttled, OTHER).records  # an unthrottled partition of the same fetch gets its data
         assert leader.leader_quota.byte_rate(now_ms()) == sent  # nothing more recorded
         assert leader.replication_quota_metrics(now_ms()) == {"LeaderReplication.byte-rate": sent,
-                                                              "FollowerReplication.byte-rate": 0}
+                                                              "FollowerReplication.byte-rate": 0,
+                                                              "AlterLogDirsReplication.byte-rate": 0}
         assert log_values(follower.online_partition(TP).log) == ("x" * BIG,)
         # a consumer is never throttled by the replication quota
         consumer = FetchRequest(-1, (FetchPartition(TP, 1, 0, -1, 1 << 20),), 0, 1, 1 << 20)

@@ -11,6 +11,7 @@ import pytest
 from kactor.cli import main
 from kactor.cli.reassign_kafka import (
     CANNOT_EXECUTE_BECAUSE_OF_EXISTING,
+    RUN_VERIFY_PERIODICALLY,
     Ongoing,
     TerseFailureError,
     calculate_move_map,
@@ -213,3 +214,18 @@ def test_log_dirs_over_zookeeper_need_the_bootstrap_server(tmp_path, capsys: pyt
     assert main(["reassign-partitions", "--zookeeper", "127.0.0.1:1", "--execute", "--reassignment-json-file",
                  str(plan)]) == 1
     assert "bootstrap-server needs to be provided when replica reassignments are present." in capsys.readouterr().err
+
+
+def test_execute_sets_the_log_dir_throttle_on_the_brokers_with_a_log_dir_move() -> None:
+    """--replica-alter-log-dirs-throttle (2.6's modifyLogDirThrottle): replica.alter.log.dirs.io.max.bytes.per.second
+    on every broker of a replica whose log_dirs entry is not "any" (calculateMovingBrokers), with the verify warning;
+    the inter-broker throttles stay untouched without --throttle."""
+    cluster = MovingCluster([{(TP0, 1): 0, (TP1, 0): 0, (TP1, 1): 0}])
+    out: list[str] = []
+    execute(cluster, out.append, PLAN_WITH_DIRS, additional=False, throttle=-1,  # type: ignore[arg-type]
+            log_dir_throttle=2048)
+    assert cluster.configs == [("BROKER", {"0": [("replica.alter.log.dirs.io.max.bytes.per.second", "2048")],
+                                           "1": [("replica.alter.log.dirs.io.max.bytes.per.second", "2048")]})]
+    assert RUN_VERIFY_PERIODICALLY in out
+    assert "The replica-alter-dir throttle limit was set to 2048 B/s" in out
+    assert not any(line.startswith("The inter-broker throttle") for line in out)
