@@ -64,6 +64,9 @@ class ChaosConfig:
     replica_lag_time_max_ms: int = 3000  # a cut or frozen follower leaves the ISR within the fault
     request_timeout_s: float = 30.0  # the producer's request.timeout.ms: Kafka's default, what an application waits
     settle_s: float = 30.0  # after a step: every broker back and registered
+    # before the first step: nothing is measured yet, and on a loaded machine (load 15: seven seeds of one campaign)
+    # three brokers and a ZooKeeper ensemble took over 30 s to start and register
+    startup_s: float = 120.0
     liveness_s: float = 90.0  # after healing: deletions, reassignments, elections done and every partition led
     quiesce_s: float = 30.0  # then: full ISRs with equal logs, before the logs are read
     trace: bool = True
@@ -243,7 +246,7 @@ class ChaosRun:
         self.cluster.start()
         self.zk = KazooClient(hosts=self.cluster.connect_string, timeout=10.0)
         self.zk.start(timeout=15)
-        self._wait(self._all_registered, cfg.settle_s, f"{cfg.brokers} brokers registered", fatal=True)
+        self._wait(self._all_registered, cfg.startup_s, f"{cfg.brokers} brokers registered", fatal=True)
         self._event(f"started: ZooKeeper {self.cluster.connect_string} ({cfg.zk_servers} server(s)), "
                     f"{cfg.brokers} brokers")
         self.client = self.client_factory(self.cluster)
