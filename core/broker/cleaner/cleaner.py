@@ -205,7 +205,7 @@ def batches(segment: LogSegment, check_done: Callable[[], None], start_position:
 def build_offset_map(segments: Sequence[LogSegment], start: int, end: int, offset_map: SkimpyOffsetMap,
                      load_factor: float, stats: CleanerStats, txn: TransactionFilter | None = None,
                      throttle: Callable[[int], None] = lambda n: None,
-                     check_done: Callable[[], None] = lambda: None) -> bool:
+                     check_done: Callable[[], None] = lambda: None, chunk_bytes: int = READ_CHUNK_BYTES) -> bool:
     """Cleaner.buildOffsetMap: every keyed record of the segments overlapping [start, end) at or after ``start``,
     until the map holds slots × load factor keys (then True: the segment being read is mapped only partly, and the
     map's latest offset says how far). Batches of aborted transactions are not mapped."""
@@ -215,7 +215,7 @@ def build_offset_map(segments: Sequence[LogSegment], start: int, end: int, offse
     max_desired = int(offset_map.slots * load_factor)
     for i, segment in enumerate(dirty):
         next_start = dirty[i + 1].base_offset if i + 1 < len(dirty) else end
-        for chunk, size in batches(segment, check_done):
+        for chunk, size in batches(segment, check_done, chunk_bytes=chunk_bytes):
             throttle(size)
             for batch in chunk:
                 if batch.is_control:
@@ -316,10 +316,10 @@ def _empty_batch(batch: RecordBatch) -> bytes:
 def clean_into(source: LogSegment, dest: LogSegment, offset_map: SkimpyOffsetMap, retain_deletes: bool,
                producer_last_offsets: frozenset[int], stats: CleanerStats, txn: TransactionFilter,
                throttle: Callable[[int], None] = lambda n: None,
-               check_done: Callable[[], None] = lambda: None) -> None:
+               check_done: Callable[[], None] = lambda: None, chunk_bytes: int = READ_CHUNK_BYTES) -> None:
     """Cleaner.cleanInto: recopy ``source`` into ``dest``, a read chunk at a time."""
     latest = offset_map.latest_offset
-    for chunk, size in batches(source, check_done):
+    for chunk, size in batches(source, check_done, chunk_bytes=chunk_bytes):
         throttle(size)
         out: list[bytes] = []
         largest_offset, max_ts, offset_of_max = -1, -1, -1
@@ -372,7 +372,7 @@ def _should_retain(record: Record, batch: RecordBatch, offset_map: SkimpyOffsetM
 def clean_segments(group: Sequence[LogSegment], plan: CleaningPlan, offset_map: SkimpyOffsetMap,
                    last_modified: dict[int, int], stats: CleanerStats, txn: TransactionFilter,
                    index_interval_bytes: int, throttle: Callable[[int], None] = lambda n: None,
-                   check_done: Callable[[], None] = lambda: None) -> None:
+                   check_done: Callable[[], None] = lambda: None, chunk_bytes: int = READ_CHUNK_BYTES) -> None:
     """Cleaner.cleanSegments: one ``.cleaned`` segment from the group, named after its first segment, flushed, its
     modification time the group's last segment's (so the delete horizon does not move)."""
     first = group[0]
@@ -382,7 +382,8 @@ def clean_segments(group: Sequence[LogSegment], plan: CleaningPlan, offset_map: 
     try:
         for segment in group:
             retain_deletes = last_modified[segment.base_offset] > plan.delete_horizon_ms
-            clean_into(segment, cleaned, offset_map, retain_deletes, producers, stats, txn, throttle, check_done)
+            clean_into(segment, cleaned, offset_map, retain_deletes, producers, stats, txn, throttle, check_done,
+                       chunk_bytes)
         cleaned.become_inactive()
         cleaned.flush()
         modified = last_modified[group[-1].base_offset] / 1000
@@ -395,7 +396,7 @@ def clean_segments(group: Sequence[LogSegment], plan: CleaningPlan, offset_map: 
 def clean_log(segments: Sequence[LogSegment], plan: CleaningPlan, index_interval_bytes: int,
               offset_map: SkimpyOffsetMap | None = None, txn: TransactionFilter | None = None,
               throttle: Callable[[int], None] = lambda n: None, check_done: Callable[[], None] = lambda: None,
-              clock: Callable[[], float] = time.monotonic) -> CleanResult:
+              clock: Callable[[], float] = time.monotonic, chunk_bytes: int = READ_CHUNK_BYTES) -> CleanResult:
     """Cleaner.doClean of ``plan`` over ``segments`` (the log's, in order; the active one may be among them and is
     never touched). Writes the ``.cleaned`` segments; the caller swaps them in (or deletes them on abort)."""
     stats = CleanerStats(clock)
@@ -403,7 +404,7 @@ def clean_log(segments: Sequence[LogSegment], plan: CleaningPlan, index_interval
     offset_map = offset_map if offset_map is not None else SkimpyOffsetMap(plan.map_memory)
     last_modified = {fp.base_offset: fp.last_modified_ms for fp in plan.segments}
     build_offset_map(segments, plan.first_dirty_offset, plan.first_uncleanable_offset, offset_map,
-                     plan.load_factor, stats, txn, throttle, check_done)
+                     plan.load_factor, stats, txn, throttle, check_done, chunk_bytes)
     end_offset = offset_map.latest_offset + 1
     stats.map_done = clock()
     candidates = [s for s in _overlapping(segments, 0, end_offset) if not s.active]
@@ -413,7 +414,7 @@ def clean_log(segments: Sequence[LogSegment], plan: CleaningPlan, index_interval
     try:
         for group in groups:
             clean_segments(group, plan, offset_map, last_modified, stats, txn, index_interval_bytes, throttle,
-                           check_done)
+                           check_done, chunk_bytes)
             written.append(group[0])
     except BaseException:
         for first in written:

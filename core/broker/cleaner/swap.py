@@ -11,10 +11,14 @@ them), else its ``.cleaned`` files are dropped, as Kafka drops an aborted cleani
 from __future__ import annotations
 
 import logging
+from typing import TYPE_CHECKING
 
 from core.broker.cleaner.cleaner import CleaningAbortedError, clean_log, delete_cleaned, same_segment
-from core.broker.log import Log
+from core.broker.log import KafkaStorageError, Log
 from messages.log_cleaner import LogCleaned
+
+if TYPE_CHECKING:
+    from core.broker.replica_manager import ReplicaManager
 
 log = logging.getLogger("kactor.log_cleaner")
 
@@ -60,3 +64,18 @@ def _drop(target: Log, msg: LogCleaned) -> None:
             delete_cleaned(target.dir, group[0])
         except OSError:
             pass
+
+
+def swap_cleaned(rm: ReplicaManager, msg: LogCleaned, clean_here: bool) -> bool:
+    """A shard's turn for a LogCleaned: `apply_cleaning` on the partition's current log; a storage error is the
+    shard's like any other (deferred to the log-dir probe, or the dir taken offline)."""
+    lm = rm.log_manager
+    target = lm.get_log(msg.plan.topic_partition)
+    if target is None or target.parent_dir in lm.offline_dirs:
+        return False
+    try:
+        return apply_cleaning(target, msg, clean_here)
+    except KafkaStorageError as e:
+        if not lm.defer(e):
+            rm._note_storage_error(e)
+        return False
