@@ -214,6 +214,8 @@ class BrokerProcess:
         cleaner = log_cleaner(rt, cfg)
         if cleaner is not None:
             self._closers.insert(0, cleaner.close)
+            if metrics is not None:
+                metrics.add_gauges("kafka_log", cleaner.gauges)
         rt.edges = Edges(zk=executor, timer=timer, net=transport, metrics=metrics, log_dirs=log_dirs, process=self,
                          log_cleaner=cleaner)
         spawn_broker_actors(rt)

@@ -86,3 +86,34 @@ def test_the_throttler_sleeps_to_keep_the_rate():
     now[0] += 1.0
     throttle(100)  # 100 bytes in 1 s: under the rate
     assert slept == [1.5]
+
+
+def test_the_cleaners_gauges_are_served_under_kafkas_names(tmp_path):
+    import urllib.request
+
+    from edges.metrics_http import MetricsEdge
+
+    lm = LogManager([str(tmp_path)])
+    compacted = lm.get_or_create_log(TP, is_new=True)
+    compacted.config = LogConfig(cleanup_policy="compact", segment_bytes=1024)
+    fill(compacted, 50)
+    shard = ShardStandIn(lm)
+    edge = LogCleanerEdge(shard, CleanerConfig(dedupe_buffer_size=1 << 20), (str(tmp_path),),
+                          clock=lambda: T0 / 1000)
+    shard.edge = edge
+    edge.register_shard("partition-0", lm)
+    assert edge.clean_filthiest_log(0)
+    metrics = MetricsEdge(0)
+    try:
+        metrics.add_gauges("kafka_log", edge.gauges)
+        with urllib.request.urlopen(f"http://127.0.0.1:{metrics.port}/metrics", timeout=10) as r:
+            lines = {line.split(" ")[0]: float(line.split(" ")[1]) for line in r.read().decode().splitlines()
+                     if line.startswith("kafka_log_")}
+    finally:
+        metrics.close()
+    gauges = edge.gauges()
+    assert lines["kafka_log_LogCleaner_cleaner_recopy_percent"] == gauges["LogCleaner"]["cleaner-recopy-percent"] > 0
+    assert lines["kafka_log_LogCleanerManager_max_dirty_percent"] == 100
+    assert lines["kafka_log_LogCleanerManager_uncleanable_partitions_count"] == 0
+    assert {"kafka_log_LogCleaner_max_buffer_utilization_percent", "kafka_log_LogCleaner_max_clean_time_secs"} <= set(
+        lines)
