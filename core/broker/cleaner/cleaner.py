@@ -27,6 +27,9 @@ from core.broker.log import CLEANED_FILE_SUFFIX
 from core.broker.log_segment import LOG_FILE_SUFFIX, LogSegment, file_name
 from core.broker.offset_index import OffsetIndex, TimeIndex
 from messages.log_cleaner import CleaningPlan, SegmentFingerprint
+from protocol import compression
+from protocol.errors import CorruptRecordError
+from protocol.primitives import read_uvarint
 from protocol.records import (
     CONTROL_BIT,
     HEADER_SIZE,
@@ -199,6 +202,54 @@ def batches(segment: LogSegment, check_done: Callable[[], None], start_position:
         position += pos
 
 
+# (offset delta, key, has a value) of each record of a batch, read without building Record values: the cleaner
+# reads every record twice (the map, the recopy) and keeps few of them, so it parses only what it decides on
+Scanned = tuple[int, bytes | None, bool]
+
+
+def scan_records(batch: RecordBatch) -> list[Scanned]:
+    """The (offset delta, key, has a value) of every record of ``batch`` (decompressed); CorruptRecordError when
+    they do not add up to its records count."""
+    body = compression.decompress(batch.compression, batch.raw[HEADER_SIZE:])
+    out: list[Scanned] = []
+    pos, n = 0, len(body)
+    try:
+        for _ in range(batch.records_count):
+            # the varints inline for their one-byte form (nearly every length, offset delta and key size)
+            raw = body[pos]
+            p = pos + 1
+            if raw >= 0x80:
+                raw, p = read_uvarint(body, pos)
+            end = p + ((raw >> 1) ^ -(raw & 1))
+            p += 1  # attributes
+            while body[p] >= 0x80:  # timestamp delta (a varlong, skipped)
+                p += 1
+            p += 1
+            raw = body[p]
+            p += 1
+            if raw >= 0x80:
+                raw, p = read_uvarint(body, p - 1)
+            offset_delta = (raw >> 1) ^ -(raw & 1)
+            raw = body[p]
+            p += 1
+            if raw >= 0x80:
+                raw, p = read_uvarint(body, p - 1)
+            if raw & 1:
+                key = None
+            else:
+                key = body[p:p + (raw >> 1)]
+                p += raw >> 1
+            out.append((offset_delta, key, not body[p] & 1))
+            if end <= pos or end > n:
+                raise CorruptRecordError(f"record {len(out) - 1} of {batch.records_count} overruns its batch")
+            pos = end
+    except IndexError:
+        raise CorruptRecordError(f"a record of {batch.records_count} runs past the end of the batch") from None
+    if pos != n:
+        raise CorruptRecordError(f"{n - pos} bytes after the batch's {batch.records_count} records")
+    return out
+
+
 # ------------------------------------------------------------------------------------------------- offset map
 
 
@@ -224,12 +275,12 @@ def build_offset_map(segments: Sequence[LogSegment], start: int, end: int, offse
                 elif txn.on_batch_read(batch):
                     stats.map_messages_read += batch.records_count
                 else:
-                    for record in read_records(batch):
-                        offset = batch.base_offset + record.offset_delta
-                        if record.key is not None and offset >= start:
+                    base = batch.base_offset
+                    for offset_delta, key, _has_value in scan_records(batch):
+                        if key is not None and base + offset_delta >= start:
                             if offset_map.size >= max_desired:
                                 return True
-                            offset_map.put(record.key, offset)
+                            offset_map.put(key, base + offset_delta)
                         stats.map_messages_read += 1
                 if batch.last_offset >= start:
                     offset_map.update_latest_offset(batch.last_offset)
@@ -333,13 +384,15 @@ def clean_into(source: LogSegment, dest: LogSegment, offset_map: SkimpyOffsetMap
             retain_empty = batch.producer_id >= 0 and batch.last_offset in producer_last_offsets
             if discard and not retain_empty:
                 continue
-            records = [] if discard else read_records(batch)
+            records = [] if discard else scan_records(batch)
             stats.messages_read += len(records)
-            kept = [r for r in records if _should_retain(r, batch, offset_map, latest, retain_deletes, stats)]
+            kept = [i for i, r in enumerate(records)
+                    if _should_retain(r, batch, offset_map, latest, retain_deletes, stats)]
             if kept and len(kept) == len(records):
                 data = batch.raw
             elif kept:
-                data = _retained_batch(batch, kept)
+                full = read_records(batch)
+                data = _retained_batch(batch, [full[i] for i in kept])
             elif retain_empty:
                 data = _empty_batch(batch)
             else:
@@ -356,17 +409,18 @@ def clean_into(source: LogSegment, dest: LogSegment, offset_map: SkimpyOffsetMap
             throttle(len(data))
 
 
-def _should_retain(record: Record, batch: RecordBatch, offset_map: SkimpyOffsetMap, latest: int,
+def _should_retain(record: Scanned, batch: RecordBatch, offset_map: SkimpyOffsetMap, latest: int,
                    retain_deletes: bool, stats: CleanerStats) -> bool:
     """Cleaner.shouldRetainRecord: past the map's end, kept; a key's record only if it is the key's latest offset,
     and a tombstone only while deletes are retained; a record without a key is invalid in a compacted log (dropped)."""
-    offset = batch.base_offset + record.offset_delta
+    offset_delta, key, has_value = record
+    offset = batch.base_offset + offset_delta
     if offset > latest:
         return True
-    if record.key is None:
+    if key is None:
         stats.invalid_messages_read += 1
         return False
-    return offset >= offset_map.get(record.key) and (record.value is not None or retain_deletes)
+    return offset >= offset_map.get(key) and (has_value or retain_deletes)
 
 
 def clean_segments(group: Sequence[LogSegment], plan: CleaningPlan, offset_map: SkimpyOffsetMap,

@@ -1,16 +1,17 @@
 """kafka.log.SkimpyOffsetMap: the log cleaner's dedupe buffer, key → the latest offset seen for it, in a fixed
 number of bytes.
 
-Kafka's layout exactly: one buffer of ``memory`` bytes holding ``memory // 24`` slots of (the key's MD5 digest,
-a big-endian int64 offset); a key's slot is found by probing with successive 4-byte words of its digest, then
-linearly. Nothing but the digest of a key is kept, so the map's memory is its buffer whatever the keys' sizes
-(``log.cleaner.dedupe.buffer.size`` / ``log.cleaner.threads``); the cleaner fills it to at most
-``log.cleaner.io.buffer.load.factor`` (0.9) of its slots and cleans the part of the dirty section that fitted.
+Kafka's layout exactly: one buffer of ``memory`` bytes (anonymous memory, see `_zeroed`) holding ``memory // 24``
+slots of (the key's MD5 digest, a big-endian int64 offset); a key's slot is found by probing with successive 4-byte
+words of its digest, then linearly. Nothing but the digest of a key is kept, so the map's memory is its buffer
+whatever the keys' sizes (``log.cleaner.dedupe.buffer.size`` / ``log.cleaner.threads``); the cleaner fills it to at
+most ``log.cleaner.io.buffer.load.factor`` (0.9) of its slots and cleans the part of the dirty section that fitted.
 """
 
 from __future__ import annotations
 
 import hashlib
+import mmap
 import struct
 
 HASH_SIZE = 16  # MD5, Kafka's default log.cleaner hash algorithm
@@ -18,6 +19,12 @@ BYTES_PER_ENTRY = HASH_SIZE + 8
 _EMPTY = bytes(BYTES_PER_ENTRY)
 _INT = struct.Struct(">i")
 _LONG = struct.Struct(">q")
+
+
+def _zeroed(size: int) -> mmap.mmap:
+    """``size`` zero bytes in anonymous memory: pages are only backed once written, so a large dedupe buffer costs
+    what the keys put in it touch, and clearing it is a new mapping, not a pass over the old one."""
+    return mmap.mmap(-1, size)
 
 
 class OffsetMapFullError(Exception):
@@ -34,7 +41,7 @@ class SkimpyOffsetMap:
         self.slots = memory // BYTES_PER_ENTRY
         if self.slots < 1:
             raise ValueError(f"an offset map of {memory} bytes holds no entry of {BYTES_PER_ENTRY} bytes")
-        self._bytes = bytearray(self.slots * BYTES_PER_ENTRY)
+        self._bytes = _zeroed(self.slots * BYTES_PER_ENTRY)
         self._entries = 0
         self._last_offset = -1
 
@@ -99,7 +106,9 @@ class SkimpyOffsetMap:
         return -1
 
     def clear(self) -> None:
-        """SkimpyOffsetMap.clear: empty, the buffer zeroed."""
-        self._bytes[:] = bytes(len(self._bytes))
+        """SkimpyOffsetMap.clear: empty, the buffer zeroed (a map never written to is zero already)."""
+        if self._entries:
+            self._bytes.close()
+            self._bytes = _zeroed(self.slots * BYTES_PER_ENTRY)
         self._entries = 0
         self._last_offset = -1

@@ -322,3 +322,15 @@ def test_a_cleaning_interrupted_before_its_swap_leaves_the_old_segments(tmp_path
     assert not [n for n in os.listdir(reopened.dir) if n.endswith(".cleaned")]
     reopened.update_high_watermark(reopened.log_end_offset)
     assert read_all(reopened) == before
+
+
+@pytest.mark.parametrize("codec", [0, 1, 3])
+def test_the_cleaners_record_scan_reads_what_read_records_reads(codec):
+    from core.broker.cleaner.cleaner import scan_records
+    from protocol.records import Header, read_batch_header, read_records
+
+    records = [Record(i * 70, (-1) ** i * i * 10**9, None if i % 5 == 0 else b"k" * (i * 13),
+                      None if i % 3 == 0 else b"v" * (i * 29), (Header("h", b"x"),) if i % 4 == 0 else ())
+               for i in range(40)]
+    batch = read_batch_header(build_batch(records, first_timestamp=T0, compression_codec=codec))
+    assert scan_records(batch) == [(r.offset_delta, r.key, r.value is not None) for r in read_records(batch)]
