@@ -202,7 +202,11 @@ class LogCleanerEdge:
                                SkimpyOffsetMap(plan.map_memory), throttle=self.throttler,
                                check_done=self._check_done, chunk_bytes=self.config.read_chunk_bytes)
             groups = result.groups
-            ok = self._swap(shard, LogCleaned(plan, result.groups, result.end_offset))
+            msg = LogCleaned(plan, result.groups, result.end_offset)
+            # from here on the shard owns the cleaned files: it swaps them in or drops them, whenever it gets to the
+            # message (a load drops any it never got to)
+            groups = ()
+            ok = self._swap(shard, msg)
             if ok:
                 live = set(self._all_logs())
                 with self._lock:
