@@ -66,6 +66,16 @@ class LogDirFailureHandler(Protocol):
     def close(self) -> None: ...
 
 
+class LogCleaner(Protocol):
+    """The log cleaner's threads (``edges.log_cleaner.LogCleanerEdge``; Kafka's LogCleaner): a partition shard
+    registers the LogManager whose logs it hosts, and answers each LogCleaned with ``swapped``. Absent in a replay:
+    the shard then redoes the cleaning from the recorded plan."""
+
+    def register_shard(self, shard: str, log_manager: Any) -> None: ...
+
+    def swapped(self, tp: Any, ok: bool) -> None: ...
+
+
 class BrokerProcessHandle(Protocol):
     """The process a KafkaServerActor runs in: told when the broker's start-up has ended (its listeners start
     reading requests), when its controlled shutdown is over (they stop), and when its shutdown is complete, so it
@@ -88,6 +98,7 @@ class Edges:
     metrics: MetricsPublisher | None = None
     log_dirs: LogDirFailureHandler | None = None
     process: BrokerProcessHandle | None = None
+    log_cleaner: LogCleaner | None = None
 
 
 NO_EDGES = Edges()

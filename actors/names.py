@@ -44,6 +44,7 @@ EDGE_NET = "edge:net"  # requests and responses from other processes (the transp
 EDGE_TIMER = "edge:timer"  # fired timers
 EDGE_PROCESS = "edge:process"  # the broker process itself: init messages, SIGTERM
 EDGE_LOG_DIRS = "edge:log-dirs"  # the log-dir probe: a failed log directory
+EDGE_LOG_CLEANER = "edge:log-cleaner"  # the log cleaner's threads: a cleaning to swap in
 
 # -- who is told what -------------------------------------------------------------------------------------------------
 # The broker side's actors that learn the broker's epoch when it registers (KafkaServer.startup) or re-registers

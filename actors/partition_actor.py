@@ -23,6 +23,7 @@ from actors.base import KActor
 from actors.core_effects import EVERY_RECIPIENT, EffectInterpreter
 from actors.proc_driver import ProcDriver
 from core.api.broker_requests import FOLLOWER_RESPONSES, unit_of
+from core.broker.cleaner import swap as log_cleaning
 from core.broker.config import BrokerSideConfig
 from core.broker.fetch_session import FetchSessionCache
 from core.broker.log import LogManager
@@ -32,6 +33,7 @@ from core.effects import ReplyHandle, Respond
 from messages.broker_lifecycle import ReplicaManagerInit
 from messages.common import Errors
 from messages.dynamic_config import LogConfigDefaultsChanged, TopicConfigChanged
+from messages.log_cleaner import LogCleaned
 from messages.net import NetResponse, NetSend, NetSendFailed
 from messages.partition import (
     LogAppendFailed,
@@ -93,6 +95,13 @@ class _Shutdown:
 
 
 @attrs.frozen(slots=True)
+class _Cleaned:
+    """The log cleaner has cleaned a log of this shard: swap it in (Log.replaceSegments), in turn with the rest."""
+
+    msg: LogCleaned
+
+
+@attrs.frozen(slots=True)
 class _Config:
     change: TopicConfigChanged | LogConfigDefaultsChanged | ReplicationQuotasChanged
 
@@ -144,6 +153,9 @@ class PartitionActor(KActor):
                                                                    append_faults=self.append_faults))
         self.rm.fetcher_id = msg.shard
         self.rm.fetch_sessions = FetchSessionCache(msg.shard)  # fetch sessions live in (and name) a shard
+        cleaner = self.runtime.edges.log_cleaner
+        if cleaner is not None:
+            cleaner.register_shard(self.name, self.rm.log_manager)
         self._reschedule()
 
     def on_ShardBrokerEpoch(self, msg: ShardBrokerEpoch, sender: str) -> None:
@@ -173,6 +185,9 @@ class PartitionActor(KActor):
 
     def on_ReplicationQuotasChanged(self, msg: ReplicationQuotasChanged, sender: str) -> None:
         self._enqueue(_Config(msg))
+
+    def on_LogCleaned(self, msg: LogCleaned, sender: str) -> None:
+        self._enqueue(_Cleaned(msg))
 
     # -- work ---------------------------------------------------------------------------------------------------------
     def on_ShardRequest(self, msg: ShardRequest, sender: str) -> None:
@@ -248,8 +263,15 @@ class PartitionActor(KActor):
         self._apply_config(rm, item.change)
         self._done(None, None)
 
+    def _start_cleaned(self, item: _Cleaned, rm: ReplicaManager, now: float) -> None:
+        cleaner = self.runtime.edges.log_cleaner
+        swapped = log_cleaning.swap_cleaned(rm, item.msg, clean_here=cleaner is None)
+        if cleaner is not None:
+            cleaner.swapped(item.msg.plan.topic_partition, swapped)
+        self._done(None, None)
+
     _START = {_Request: _start_request, _Tasks: _start_tasks, _Fetched: _start_fetched, _DirFailed: _start_dir_failed,
-              _Shutdown: _start_shutdown, _Config: _start_config}
+              _Shutdown: _start_shutdown, _Config: _start_config, _Cleaned: _start_cleaned}
 
     def _apply_config(self, rm: ReplicaManager,
                       msg: TopicConfigChanged | LogConfigDefaultsChanged | ReplicationQuotasChanged) -> None:

@@ -11,7 +11,7 @@ ms) and its meters counters (``_total``).
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from prometheus_client import CollectorRegistry, start_http_server
@@ -118,6 +118,20 @@ class _SnapshotCollector:
         return metric_families(self._edge.snapshot)
 
 
+class _GaugesCollector:
+    """Gauges another edge reads live on each scrape (the log cleaner's threads: kafka.log:type=LogCleaner...),
+    named as the JMX exporter names Kafka's: ``<domain>_<type>_<name>``, dashes as underscores."""
+
+    def __init__(self, domain: str, source: Callable[[], dict[str, dict[str, float]]]) -> None:
+        self._domain, self._source = domain, source
+
+    def collect(self) -> Iterator[Metric]:
+        for mbean_type, values in sorted(self._source().items()):
+            for name, value in sorted(values.items()):
+                yield _gauge(f"{self._domain}_{mbean_type}_{name.replace('-', '_')}",
+                             f"{self._domain.replace('_', '.')}:type={mbean_type},name={name}", value)
+
+
 class MetricsEdge:
     """Serves the latest published snapshot. The ``metrics`` slot of ``runtime.edges``; `close()` stops it."""
 
@@ -128,6 +142,10 @@ class MetricsEdge:
         self._server: Any
         self._server, self._thread = start_http_server(port, addr=address, registry=self.registry)
         self.port: int = self._server.server_port
+
+    def add_gauges(self, domain: str, source: Callable[[], dict[str, dict[str, float]]]) -> None:
+        """Serve ``source()``'s gauges too ({MBean type: {name: value}}) under ``domain`` (e.g. ``kafka_log``)."""
+        self.registry.register(_GaugesCollector(domain, source))  # type: ignore[arg-type]
 
     def publish(self, snapshot: MetricsSnapshot) -> None:
         """Called by the MetricsActor (driver thread): replace the reference the HTTP thread reads."""

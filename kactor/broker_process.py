@@ -211,9 +211,17 @@ class BrokerProcess:
         wire_zk_events(rt, executor)
         log_dirs = LogDirProbe(rt, tuple(cfg.log_dirs))
         self._closers.insert(0, log_dirs.close)
-        rt.edges = Edges(zk=executor, timer=timer, net=transport, metrics=metrics, log_dirs=log_dirs, process=self)
+        cleaner = log_cleaner(rt, cfg)
+        if cleaner is not None:
+            self._closers.insert(0, cleaner.close)
+            if metrics is not None:
+                metrics.add_gauges("kafka_log", cleaner.gauges)
+        rt.edges = Edges(zk=executor, timer=timer, net=transport, metrics=metrics, log_dirs=log_dirs, process=self,
+                         log_cleaner=cleaner)
         spawn_broker_actors(rt)
         rt.start_driver()
+        if cleaner is not None:
+            cleaner.start()
         bound_ports = {ep.listener_name: port for ep, (_, port) in zip(cfg.listeners, transport.bound, strict=True)}
         registration = registration_json(cfg, int(time.time() * 1000), bound_ports)
         for actor, message in startup_inputs(cfg, registration):
@@ -264,6 +272,18 @@ class BrokerProcess:
         if msg is not None and msg.error:
             raise BrokerStartError(msg.reason)
         return 0
+
+
+def log_cleaner(rt: Runtime, cfg: KafkaConfig) -> Any:
+    """LogManager's ``cleaner``: a LogCleaner when log.cleaner.enable, with log.cleaner.threads threads (none: no
+    compaction, as Kafka)."""
+    from core.broker.cleaner.config import CleanerConfig
+    from edges.log_cleaner import LogCleanerEdge
+
+    config = CleanerConfig.from_broker_config(cfg.values)
+    if not config.enable_cleaner or config.num_threads < 1:
+        return None
+    return LogCleanerEdge(rt, config, tuple(cfg.log_dirs))
 
 
 def _replica_manager_init(cfg: KafkaConfig) -> Any:

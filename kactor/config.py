@@ -73,6 +73,12 @@ def _list(key: str, text: str) -> tuple[str, ...]:
     return tuple(p.strip() for p in text.split(",") if p.strip())
 
 
+def _kafka(key: str) -> tuple[Callable[[str, str], Any], Any]:
+    """A key kactor acts on exactly as Kafka 2.6.3 defines it: its type, validator and default
+    (`kactor.kafka_configs`, their one home)."""
+    return (lambda _key, text: KAFKA_CONFIGS[key].parse(text)), KAFKA_CONFIGS[key].default_value()
+
+
 # name → (parser, default). Defaults are Kafka 2.6's, except the listener, which binds loopback (see docs).
 CONFIG_DEFS: dict[str, tuple[Callable[[str, str], Any], Any]] = {
     "broker.id": (_int(-1), -1),
@@ -132,6 +138,13 @@ CONFIG_DEFS: dict[str, tuple[Callable[[str, str], Any], Any]] = {
     "log.flush.offset.checkpoint.interval.ms": (_int(0), 60000),
     "log.flush.start.offset.checkpoint.interval.ms": (_int(0), 60000),
     "message.max.bytes": (_int(0), 1048588),
+    # the log cleaner's topic defaults (the log.cleaner.* synonyms of the topic configs) and the cleaner's own
+    # settings (LogCleaner.cleanerConfig: edges/log_cleaner.py)
+    **{key: _kafka(key) for key in (
+        "log.cleanup.policy", "log.cleaner.delete.retention.ms", "log.cleaner.min.compaction.lag.ms",
+        "log.cleaner.max.compaction.lag.ms", "log.cleaner.min.cleanable.ratio", "log.cleaner.enable",
+        "log.cleaner.threads", "log.cleaner.dedupe.buffer.size", "log.cleaner.io.buffer.size",
+        "log.cleaner.io.buffer.load.factor", "log.cleaner.io.max.bytes.per.second", "log.cleaner.backoff.ms")},
     "replica.high.watermark.checkpoint.interval.ms": (_int(1), 5000),
     "num.replica.fetchers": (_int(1), 1),
     "inter.broker.protocol.version": (_str, "2.6"),
@@ -168,7 +181,9 @@ LOG_PROPS = ("log.segment.bytes", "log.roll.hours", "log.roll.ms", "log.retentio
              "log.retention.ms", "log.retention.bytes", "log.index.interval.bytes", "log.index.size.max.bytes",
              "log.segment.delete.delay.ms", "log.message.timestamp.type", "message.max.bytes",
              "log.flush.interval.messages", "log.flush.interval.ms", "log.flush.scheduler.interval.ms",
-             "log.flush.offset.checkpoint.interval.ms", "log.flush.start.offset.checkpoint.interval.ms")
+             "log.flush.offset.checkpoint.interval.ms", "log.flush.start.offset.checkpoint.interval.ms",
+             "log.cleanup.policy", "log.cleaner.delete.retention.ms", "log.cleaner.min.compaction.lag.ms",
+             "log.cleaner.max.compaction.lag.ms", "log.cleaner.min.cleanable.ratio")
 _KEY_RE = re.compile(r"^[a-z][a-z0-9._-]*$")
 
 
@@ -187,7 +202,7 @@ class KafkaConfig:
         """The server.properties log defaults set (or defaulted) here, as Kafka's property strings: what
         core.broker.log_config.log_defaults_from_broker_config turns into the LogConfig of every log without an
         override of its own."""
-        return {k: str(self.values[k]) for k in LOG_PROPS if self.values[k] is not None}
+        return {k: str(text_of(self.values[k])) for k in LOG_PROPS if self.values[k] is not None}
 
     @property
     def broker_id(self) -> int:

@@ -13,7 +13,6 @@ from typing import Any
 
 _OS_BUFFERS = "kactor leaves the socket buffers at the operating system's sizes"
 _NO_TRANSACTIONS = "kactor has no transaction coordinator yet, so no __transaction_state topic is created"
-_NO_CLEANER = "kactor has no log cleaner: compacted topics are not compacted"
 _CLIENT_QUOTAS = ("kactor takes client quotas from /config/users and /config/clients only; the static defaults and "
                   "quota.window.* keep Kafka's defaults")
 _NO_LOG_DIR_THROTTLE = "kactor does not throttle moves between log dirs (AlterReplicaLogDirs copies at full speed)"
@@ -24,7 +23,6 @@ _LISTENERS_ONLY = ("kactor binds what listeners says (Kafka 2.6 reads port, host
 _PREFIX_NOTES: tuple[tuple[str, str], ...] = (
     ("transaction.", _NO_TRANSACTIONS),
     ("transactional.", _NO_TRANSACTIONS),
-    ("log.cleaner.", _NO_CLEANER),
     ("quota.", _CLIENT_QUOTAS),
     ("alter.log.dirs.replication.quota.", _NO_LOG_DIR_THROTTLE),
     ("ssl.", _NO_SSL_SASL),

@@ -329,11 +329,18 @@ def build_batch(
     producer_epoch: int = NO_PRODUCER_EPOCH,
     base_sequence: int = NO_SEQUENCE,
     attributes: int = 0,
+    last_offset_delta: int | None = None,
+    max_timestamp: int | None = None,
 ) -> bytes:
-    """A magic-v2 batch as ``MemoryRecordsBuilder`` writes it, CRC included."""
+    """A magic-v2 batch as ``MemoryRecordsBuilder`` writes it, CRC included. ``last_offset_delta``:
+    MemoryRecordsBuilder.overrideLastOffset (a cleaned batch keeps its original last offset, so the producer's last
+    sequence stays where it was); by default its last record's. ``max_timestamp``: by default the records' (an
+    empty batch the log cleaner keeps carries its original's, DefaultRecordBatch.writeEmptyHeader)."""
     body = compression.compress(compression_codec, b"".join(encode_record(r) for r in records))
-    last_offset_delta = max((r.offset_delta for r in records), default=0)
-    max_timestamp = first_timestamp + max((r.timestamp_delta for r in records), default=0)
+    if last_offset_delta is None:
+        last_offset_delta = max((r.offset_delta for r in records), default=0)
+    if max_timestamp is None:
+        max_timestamp = first_timestamp + max((r.timestamp_delta for r in records), default=0)
     attrs_ = (attributes & ~0x07) | compression_codec
     size = HEADER_SIZE + len(body)
     head = bytearray(

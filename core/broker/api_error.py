@@ -9,8 +9,10 @@ from messages.common import Errors
 
 
 class ApiError(Exception):
-    """An error a partition or log operation answers with (Kafka's ApiException subclasses)."""
+    """An error a partition or log operation answers with (Kafka's ApiException subclasses). ``record_errors``:
+    (index of the record in its batch, message) of the records LogValidator refused (RecordValidationException)."""
 
-    def __init__(self, error: Errors, message: str = "") -> None:
+    def __init__(self, error: Errors, message: str = "", record_errors: tuple[tuple[int, str], ...] = ()) -> None:
         super().__init__(message or error.name)
         self.error = error
+        self.record_errors = record_errors

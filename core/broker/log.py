@@ -61,10 +61,16 @@ from core.broker.leader_epoch_cache import (
 )
 from core.broker.log_config import LOG_APPEND_TIME, LogConfig
 from core.broker.log_segment import (
+    DELETED_FILE_SUFFIX,
+    INDEX_FILE_SUFFIX,
+    LOG_FILE_SUFFIX,
     NO_TIMESTAMP,
+    TIME_INDEX_FILE_SUFFIX,
     Frame,
     LogSegment,
     crc_valid,
+    file_name,
+    frame_at,
     frames_in,
     fsync_file,
     producer_fields,
@@ -81,12 +87,15 @@ from core.broker.producer_state import (
 )
 from messages.common import Errors, TopicPartition
 from protocol.errors import ProtocolError
-from protocol.records import RecordBatch, assign_offsets, check_batch, iter_batches
+from protocol.records import HEADER_SIZE, RecordBatch, assign_offsets, check_batch, iter_batches
 
 LEADER_EPOCH_CHECKPOINT = "leader-epoch-checkpoint"
 REPLICATION_OFFSET_CHECKPOINT = "replication-offset-checkpoint"
 RECOVERY_POINT_CHECKPOINT = "recovery-point-offset-checkpoint"
 LOG_START_OFFSET_CHECKPOINT = "log-start-offset-checkpoint"
+CLEANER_OFFSET_CHECKPOINT = "cleaner-offset-checkpoint"  # LogCleanerManager.offsetCheckpointFile
+CLEANED_FILE_SUFFIX = ".cleaned"  # Log.CleanedFileSuffix: a segment the log cleaner is writing
+SWAP_FILE_SUFFIX = ".swap"  # Log.SwapFileSuffix: a cleaned segment being swapped in
 CLEAN_SHUTDOWN_FILE = ".kafka_cleanshutdown"  # Log.CleanShutdownFile
 DELETE_DIR_SUFFIX = "-delete"
 FUTURE_DIR_SUFFIX = "-future"  # Log.FutureDirSuffix: a replica being moved to this dir (AlterReplicaLogDirs)
@@ -244,6 +253,42 @@ def _read_checkpoint_or_empty(path: str) -> dict[TopicPartition, int]:
         return {}
 
 
+def _complete_interrupted_swaps(directory: str, names: Iterable[str]) -> list[str]:
+    """Log.removeTempFilesAndCollectSwapFiles + completeSwapOperations: a ``<base>.log.swap`` left by a crash in the
+    middle of a swap is a whole cleaned segment (written, flushed, then renamed from ``.cleaned``), so the swap is
+    completed: the segments it replaces (those starting in [base, its next offset)) go, it becomes ``<base>.log``
+    and its indexes are rebuilt by the load (index ``.swap`` files are dropped). ``.cleaned`` files (a cleaning that
+    had not reached its swap) are dropped by the caller. Returns the dir's names afterwards."""
+    names = list(names)
+    swaps = sorted(n for n in names if n.endswith(LOG_FILE_SUFFIX + SWAP_FILE_SUFFIX) and n[:20].isdigit()
+                   and len(n) == 20 + len(LOG_FILE_SUFFIX + SWAP_FILE_SUFFIX))
+    if not swaps:
+        return names
+    for name in swaps:
+        base = int(name[:20])
+        path = os.path.join(directory, name)
+        next_offset = base
+        with open(path, "rb") as f:
+            position, size = 0, os.fstat(f.fileno()).st_size
+            while True:
+                frame = frame_at(os.pread(f.fileno(), HEADER_SIZE, position), 0, position)
+                if frame is None or position + frame[3] > size:
+                    break
+                next_offset, position = frame[2] + 1, position + frame[3]
+        for other in names:
+            if other.endswith(LOG_FILE_SUFFIX) and len(other) == 20 + len(LOG_FILE_SUFFIX) and other[:20].isdigit():
+                old = int(other[:20])
+                if base < old < next_offset:
+                    for suffix in (LOG_FILE_SUFFIX, INDEX_FILE_SUFFIX, TIME_INDEX_FILE_SUFFIX):
+                        with contextlib.suppress(FileNotFoundError):
+                            os.unlink(os.path.join(directory, file_name(old, suffix)))
+        for suffix in (INDEX_FILE_SUFFIX, TIME_INDEX_FILE_SUFFIX):
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(os.path.join(directory, file_name(base, suffix)))
+        os.replace(path, os.path.join(directory, file_name(base, LOG_FILE_SUFFIX)))
+    return os.listdir(directory)
+
+
 def _check_dir(log_dir: str) -> None:
     if not os.path.isdir(log_dir):
         raise KafkaStorageError(f"log dir {log_dir} is not available", log_dir)
@@ -321,9 +366,11 @@ def _scan_dir(directory: str, names: Iterable[str]) -> tuple[list[int], list[int
     """A partition dir's (segment base offsets, producer snapshot offsets, file names), each list sorted; leftovers
     of segment deletions and swaps go."""
     bases, snapshots, kept = [], [], set()
+    names = _complete_interrupted_swaps(directory, names)
     for name in names:
         stem, dot, suffix = name.partition(".")
-        if suffix in ("deleted", "cleaned", "swap", "log.deleted", "index.deleted", "timeindex.deleted", "log.swap"):
+        if suffix in ("deleted", "cleaned", "swap") or suffix.endswith(
+                (DELETED_FILE_SUFFIX, CLEANED_FILE_SUFFIX, SWAP_FILE_SUFFIX)):
             with contextlib.suppress(OSError):
                 os.unlink(os.path.join(directory, name))
             continue
@@ -914,6 +961,38 @@ class Log:
             latest = self._snapshot_offsets()[-1:]
             self._delete_snapshots(lambda offset: offset < new_start and [offset] != latest)
         return count
+
+    # ------------------------------------------------------------------------------------------- the log cleaner
+
+    def replace_segments(self, new_base: int, old_bases: Sequence[int]) -> None:
+        """Log.replaceSegments for one cleaned segment: its ``<new_base>.*.cleaned`` files become ``.swap``, the
+        consecutive segments at ``old_bases`` (never the active one) go, the ``.swap`` files take the segment names
+        and the new segment takes the old ones' place. A crash at any point leaves either the old segments, or a
+        ``.log.swap`` that the next load completes (`_complete_interrupted_swaps`). The caller (the shard owning the
+        log, so nothing reads or appends meanwhile) has checked that the old segments are what was cleaned."""
+        self._ensure_live()
+        first = bisect.bisect_left(self._bases, old_bases[0])
+        n = len(old_bases)
+        if (self._bases[first:first + n] != list(old_bases) or first + n >= len(self._segments)
+                or new_base != old_bases[0]):
+            raise ValueError(f"{self.topic_partition}: segments {list(old_bases)} cannot be replaced")
+        old = self._segments[first:first + n]
+        names = [(file_name(new_base, s), s) for s in (LOG_FILE_SUFFIX, INDEX_FILE_SUFFIX, TIME_INDEX_FILE_SUFFIX)]
+        try:
+            for name, _ in names:
+                os.replace(os.path.join(self.dir, name + CLEANED_FILE_SUFFIX),
+                           os.path.join(self.dir, name + SWAP_FILE_SUFFIX))
+            for segment in old:
+                segment.delete()
+            for name, _ in names:
+                os.replace(os.path.join(self.dir, name + SWAP_FILE_SUFFIX), os.path.join(self.dir, name))
+            segment = LogSegment(self.dir, new_base, self.config.index_interval_bytes, old[0].created_ms)
+            segment.load_trusted(self._segments[first + n].base_offset)
+        except OSError as e:
+            raise KafkaStorageError(f"error swapping cleaned segment {new_base} into {self.dir}: {e}",
+                                    self.parent_dir) from None
+        self._segments[first:first + n] = [segment]
+        self._bases[first:first + n] = [new_base]
 
     # -------------------------------------------------------------------------------------------------- timestamps
 

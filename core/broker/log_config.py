@@ -88,6 +88,10 @@ DEFAULT_FILE_DELETE_DELAY_MS = 60000  # log.segment.delete.delay.ms
 LONG_MAX = 2**63 - 1
 DEFAULT_FLUSH_MESSAGES = LONG_MAX  # log.flush.interval.messages: never
 DEFAULT_FLUSH_MS = LONG_MAX  # log.flush.interval.ms, else log.flush.scheduler.interval.ms: never
+DEFAULT_DELETE_RETENTION_MS = 24 * 60 * 60 * 1000  # log.cleaner.delete.retention.ms
+DEFAULT_MIN_COMPACTION_LAG_MS = 0  # log.cleaner.min.compaction.lag.ms
+DEFAULT_MAX_COMPACTION_LAG_MS = LONG_MAX  # log.cleaner.max.compaction.lag.ms
+DEFAULT_MIN_CLEANABLE_DIRTY_RATIO = 0.5  # log.cleaner.min.cleanable.ratio
 CREATE_TIME, LOG_APPEND_TIME = "CreateTime", "LogAppendTime"
 
 # topic config name -> (attribute, minimum) of the integer settings
@@ -102,6 +106,9 @@ _INT_SETTINGS: dict[str, tuple[str, int]] = {
     "file.delete.delay.ms": ("file_delete_delay_ms", 0),
     "flush.messages": ("flush_messages", 0),
     "flush.ms": ("flush_ms", 0),
+    "delete.retention.ms": ("delete_retention_ms", 0),
+    "min.compaction.lag.ms": ("min_compaction_lag_ms", 0),
+    "max.compaction.lag.ms": ("max_compaction_lag_ms", 1),
 }
 
 
@@ -124,11 +131,20 @@ class LogConfig:
     flush_ms: int = DEFAULT_FLUSH_MS  # LogManager.flushDirtyLogs flushes a log this long after its last flush
     message_timestamp_type: str = CREATE_TIME
     cleanup_policy: str = "delete"
+    delete_retention_ms: int = DEFAULT_DELETE_RETENTION_MS  # tombstones kept this long after their segment's clean
+    min_compaction_lag_ms: int = DEFAULT_MIN_COMPACTION_LAG_MS
+    max_compaction_lag_ms: int = DEFAULT_MAX_COMPACTION_LAG_MS
+    min_cleanable_dirty_ratio: float = DEFAULT_MIN_CLEANABLE_DIRTY_RATIO
 
     @property
     def delete(self) -> bool:
         """LogConfig.delete: cleanup.policy includes delete (time/size retention applies)."""
         return "delete" in [p.strip().lower() for p in self.cleanup_policy.split(",")]
+
+    @property
+    def compact(self) -> bool:
+        """LogConfig.compact: cleanup.policy includes compact (the log cleaner dedupes the log by key)."""
+        return "compact" in [p.strip().lower() for p in self.cleanup_policy.split(",")]
 
     @staticmethod
     def from_props(defaults: Props, overrides: Props) -> LogConfig:
@@ -166,6 +182,18 @@ class LogConfig:
         if timestamp_type not in (CREATE_TIME, LOG_APPEND_TIME):
             raise ValueError(f"Invalid value {timestamp_type} for configuration message.timestamp.type: String must "
                              f"be one of: {CREATE_TIME}, {LOG_APPEND_TIME}")
+        ratio_text = merged.get("min.cleanable.dirty.ratio")
+        if ratio_text is not None:
+            try:
+                ratio = float(ratio_text.strip())
+            except ValueError:
+                raise ValueError(f"Invalid value {ratio_text} for configuration min.cleanable.dirty.ratio: Not a "
+                                 "number of type DOUBLE") from None
+            if not 0 <= ratio <= 1:
+                bound = "be no more than 1" if ratio > 1 else "be at least 0"
+                raise ValueError(f"Invalid value {ratio} for configuration min.cleanable.dirty.ratio: Value must "
+                                 f"{bound}")
+            typed["min_cleanable_dirty_ratio"] = ratio
         return LogConfig(min_isr, unclean, tuple(merged.items()), message_timestamp_type=timestamp_type,
                          cleanup_policy=merged.get("cleanup.policy", "delete"), **typed)
 

@@ -22,6 +22,7 @@ from typing import Protocol
 import attrs
 
 from core.broker.api_error import ApiError
+from core.broker.cleaner.keys import validate_keys
 from core.broker.leader_epoch_cache import UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET
 from core.broker.log import UNKNOWN_OFFSET, KafkaStorageError, Log, LogAppendInfo, LogManager
 from core.effects import Proc
@@ -521,6 +522,8 @@ class Partition:
         if required_acks == -1 and len(self.isr) < self.min_insync_replicas:
             raise ApiError(NOT_ENOUGH_REPLICAS, f"ISR {list(self.isr)} of {self.topic_partition} is below "
                                                 f"min.insync.replicas {self.min_insync_replicas}")
+        if log.config.compact:
+            validate_keys(records, log.config, self.topic_partition)  # LogValidator.validateKey
         info = log.append_as_leader(records, self.leader_epoch, int(now_ms))
         self.maybe_increment_leader_hw(now_ms)
         return info

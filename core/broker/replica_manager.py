@@ -882,8 +882,10 @@ class ReplicaManager:
                 log_start = p.log.log_start_offset if p.log is not None else -1
             except ApiError as e:
                 message = str(e) if e.error == Errors.INVALID_RECORD else None
-                status[tp] = ProducePartitionStatus(-1, ProducePartitionResponse(tp, e.error, error_message=message),
-                                                    False)
+                # a RecordValidationException also answers the partition's log start offset
+                start = p.log.log_start_offset if e.record_errors and p.log is not None else -1
+                status[tp] = ProducePartitionStatus(-1, ProducePartitionResponse(
+                    tp, e.error, log_start_offset=start, record_errors=e.record_errors, error_message=message), False)
                 continue
             except KafkaStorageError as e:
                 if not self.log_manager.defer(e):  # deferred: the dir goes offline on the probe's recorded input

@@ -23,6 +23,8 @@ DATA_PATH: dict[str, tuple[str, str]] = {
                 "and Tansu"),
     "fetch": ("bench.fetch_throughput", "consumer fetch throughput from the beginning, against Tansu"),
     "e2e-latency": ("bench.e2e_latency", "end-to-end latency p50/p99 (produce acks=all → consumed), against Tansu"),
+    "cleaner": ("bench.cleaner", "the log cleaner's MB/s against a plain read-and-rewrite of the same segments, and "
+                                 "a group load of a compacted against an uncompacted __consumer_offsets partition"),
 }
 
 

@@ -118,7 +118,7 @@ def test_the_names_are_what_traces_record() -> None:
     names stay what they were."""
     assert {"zk", "timer", "net", "metrics", "state-change-log", "replica-manager", "controller",
                      "topic-deletion", "kafka-server", "config-manager", "group-coordinator",
-                     "edge:zk", "edge:net", "edge:timer", "edge:process", "edge:log-dirs"} == NAMES
+                     "edge:zk", "edge:net", "edge:timer", "edge:process", "edge:log-dirs", "edge:log-cleaner"} == NAMES
     assert (names.channel(3), names.shard(0)) == ("channel-3", "partition-0")
 
 
