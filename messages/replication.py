@@ -114,6 +114,15 @@ class FetchRequest:
 
 
 @message
+class AbortedTransaction:
+    """FetchResponse.Responses[].Partitions[].AbortedTransactions[] (v4+): a transaction of ``producer_id``
+    aborted, whose first record is at ``first_offset``."""
+
+    producer_id: int
+    first_offset: int
+
+
+@message
 class FetchPartitionData:
     """FetchResponse.Responses[].Partitions[] (v11): ``records`` are whole v2 batches as the leader's log holds
     them (offsets and partitionLeaderEpoch in their headers). ``log_end_offset`` is kactor-internal (not on the
@@ -127,6 +136,8 @@ class FetchPartitionData:
     records: bytes = b""
     log_end_offset: int = -1
     preferred_read_replica: int = -1
+    # READ_COMMITTED reads: the aborted transactions overlapping ``records`` (None otherwise: null on the wire)
+    aborted_transactions: tuple[AbortedTransaction, ...] | None = None
 
 
 @message

@@ -6,7 +6,9 @@ import pytest
 
 from core.broker.api_error import ApiError
 from core.broker.producer_state import (
+    CLIENT,
     INT_MAX,
+    REPLICATION,
     ProducerBatch,
     ProducerStateManager,
     decode_snapshot,
@@ -21,7 +23,7 @@ def pb(seq: int, n: int, offset: int, epoch: int = 0, pid: int = 1) -> ProducerB
 
 
 def append(state: ProducerStateManager, batch: ProducerBatch) -> None:
-    state.update(state.prepare([batch], from_client=True))
+    state.update(state.prepare([batch], CLIENT))
 
 
 def test_duplicates_of_the_last_five_batches_only():
@@ -55,7 +57,7 @@ def test_sequence_and_epoch_errors_as_kafka_2_6_3():
     append(state, pb(0, 1, 2, epoch=6))  # a new epoch starts at 0 and forgets the old batches
     assert state.producers[1].producer_epoch == 6 and len(state.producers[1].batches) == 1
     # replication (a follower, recovery) is not checked
-    state.update(state.prepare([pb(40, 1, 3, epoch=6)], from_client=False))
+    state.update(state.prepare([pb(40, 1, 3, epoch=6)], REPLICATION))
     assert state.producers[1].last_seq == 40
 
 
@@ -76,7 +78,7 @@ def test_a_producer_whose_state_went_with_retention_continues_at_its_sequence():
 def test_sequences_wrap_at_int_max():
     assert increment_sequence(INT_MAX, 1) == 0 and increment_sequence(INT_MAX - 1, 3) == 1
     state = ProducerStateManager()
-    state.update(state.prepare([pb(INT_MAX - 1, 2, 0)], from_client=False))
+    state.update(state.prepare([pb(INT_MAX - 1, 2, 0)], REPLICATION))
     append(state, pb(0, 1, 2))
     assert state.producers[1].last_seq == 0
 
