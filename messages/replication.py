@@ -168,7 +168,7 @@ class ListOffsetsPartition:
 @message
 class ListOffsetsRequest:
     """ListOffsetRequest (v5): ``replica_id`` -1 for consumers (-2: debugging, any replica may answer);
-    ``isolation_level`` 1 (READ_COMMITTED) caps -1 at the last stable offset (= high watermark here)."""
+    ``isolation_level`` 1 (READ_COMMITTED) caps -1 at the last stable offset."""
 
     replica_id: int
     isolation_level: int
