@@ -89,7 +89,8 @@ class FetchRequest:
     A fetch whose read finds fewer than ``min_bytes`` waits in the leader's fetch purgatory up to ``max_wait_ms``
     (Kafka's DelayedFetch). ``max_bytes`` bounds the whole response, ``partition_max_bytes`` each partition; at
     least one batch is returned if the first partition with data has one (KIP-74). ``isolation_level`` 1
-    (READ_COMMITTED) reads up to the last stable offset, which is the high watermark here (no transactions).
+    (READ_COMMITTED) reads up to the last stable offset (the high watermark bounded by the first open or not yet
+    replicated transaction) and is answered the aborted transactions overlapping what it read.
 
     Fetch sessions (KIP-227): a full request with ``session_epoch`` 0 asks the leader for a session; the next ones
     name it (``session_id``, epoch 1, 2, ...) and carry only the partitions whose fetch state changed, plus the
