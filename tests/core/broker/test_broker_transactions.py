@@ -5,6 +5,7 @@ offset with the aborted transactions, followers keeping the same state, delayed 
 
 from __future__ import annotations
 
+from actors import names
 from core.broker.replica_manager import ReplicaManager
 from messages.common import Errors, TopicPartition
 from messages.replication import (
@@ -84,6 +85,7 @@ def test_write_txn_markers_waits_for_the_isr_then_answers_and_tells_the_group_co
     follower_fetch(rm, 1, tp=OFFSETS0, effects=effects)
     written = [e for e in effects if isinstance(e, TxnMarkersWritten)]
     assert written == [TxnMarkersWritten(7, True, (0,))]
+    assert emitted(effects, names.GROUP_COORDINATOR) == written  # GroupCoordinator.scheduleHandleTxnCompletion
     (response,) = emitted(effects, "coordinator")
     assert response == WriteTxnMarkersResponse((
         TxnMarkerPartitionResult(7, TP1, Errors.UNKNOWN_TOPIC_OR_PARTITION),  # no log here (getMagic)
