@@ -197,3 +197,22 @@ def test_a_transactional_produce_without_a_transactional_id_is_refused_as_kafka_
     rm = leader(tmp_path, replicas=(0,))
     answer = drive(rm.handle_produce(ProduceRequest(1, 1000, (ProducePartition(TP0, records),), "tx"), T0, "p"))
     assert answer.partitions[0].error == Errors.NONE and rm.online_partition(TP0).log.first_unstable_offset == 0
+
+
+def test_an_incremental_read_committed_session_skips_the_partition_until_its_lso_moves(tmp_path):
+    """KIP-227 sessions: a partition at the end of what READ_COMMITTED may read is idle (not read, not answered)
+    until a marker moves its last stable offset; then the session answers it with the records up to the LSO."""
+    rm = leader(tmp_path, replicas=(0,))
+    drive(rm.handle_produce(txn_produce(TP0, 7, 0), T0, "p"))
+    full = consumer_fetch_session(rm, (FetchPartition(TP0, 0, -1, -1, 1 << 20),), 0, 0)
+    assert full.session_id != 0 and full.partitions[0].last_stable_offset == 0 and full.partitions[0].records == b""
+    assert consumer_fetch_session(rm, (), full.session_id, 1).partitions == ()
+    drive(rm.handle_write_txn_markers(markers((7, True, (TP0,))), T0, "c"))
+    moved = consumer_fetch_session(rm, (), full.session_id, 2)
+    assert [d.last_stable_offset for d in moved.partitions] == [3] and offsets_of(moved) == [0, 1, 2]
+
+
+def consumer_fetch_session(rm, partitions, session_id, epoch):
+    request = FetchRequest(-1, partitions, max_wait_ms=0, isolation_level=1, session_id=session_id,
+                           session_epoch=epoch)
+    return drive(rm.handle_fetch(request, T0, "consumer"))
