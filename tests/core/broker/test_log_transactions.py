@@ -197,3 +197,22 @@ def test_read_committed_data_ends_before_the_lso(tmp_path):
     log.update_high_watermark(9)
     data = log.read(0, 1 << 20, max_offset=log.last_stable_offset)
     assert [b.base_offset for b in iter_batches(data)] == [0]  # batches below the LSO (2) only
+
+
+def test_recovering_only_the_last_segment_starts_from_the_snapshot_at_its_base(tmp_path):
+    """Log.recoverSegment: the producer state a recovered segment is replayed on is the one at its base offset
+    (the snapshot the roll wrote there), so an ABORT marker in it gets its transaction's first offset from an earlier
+    segment and the LSO of another producer's transaction still open."""
+    config = LogConfig(segment_bytes=100)
+    log = Log(str(tmp_path), TP, config=config)
+    log.append_as_leader(txn_batch(1, 0, n=1), 0, T0)  # segment 0: producer 1's transaction from 0
+    log.append_as_leader(txn_batch(2, 0, n=1), 0, T0)  # segment 1: producer 2's from 1
+    assert end(log, 1, commit=False) == 2  # segment 2: producer 1 aborts
+    assert [s.base_offset for s in log.segments] == [0, 1, 2]
+    assert log.segments[2].txn_index.entries() == [AbortedTxn(1, 0, 2, 1)]
+    assert "00000000000000000002.snapshot" in os.listdir(log.dir)
+    os.unlink(os.path.join(log.dir, "00000000000000000002.txnindex"))
+    # a crash after the roll to segment 2: segments 0-1 are below the recovery point, segment 2 is recovered
+    reopened = Log(str(tmp_path), TP, config=config, recovery_point=2)
+    assert reopened.segments[2].txn_index.entries() == [AbortedTxn(1, 0, 2, 1)]
+    assert state_of(reopened.producer_state) == state_of(log.producer_state)
