@@ -2,16 +2,16 @@
 protocol with a producer id from InitProducerId, COMMIT / ABORT markers written straight to the leader with
 WriteTxnMarkers (as a transaction coordinator sends them), then librdkafka consumers: read_committed sees exactly
 the committed and plain records in order and stops at a transaction still open (the last stable offset),
-read_uncommitted sees every record. The leader is SIGKILLed and another replica leads: it rebuilt the same producer
-state from the replicated batches (the open transaction still bounds read_committed), and a COMMIT written to it
-then makes that transaction visible."""
+read_uncommitted sees every record, and so does ``kactor consume --isolation-level``. The leader is SIGKILLed and
+another replica leads: it rebuilt the same producer state from the replicated batches (the open transaction still
+bounds read_committed), and a COMMIT written to it then makes that transaction visible."""
 
 from __future__ import annotations
 
 import time
 from typing import Any
 
-from cluster_helpers import Cluster, now_ms, raw_request
+from cluster_helpers import Cluster, now_ms, raw_request, run_kactor
 from kafka_clients_helpers import bootstrap
 
 from edges.transport import request
@@ -103,6 +103,10 @@ def test_read_committed_sees_exactly_the_committed_records_before_and_after_a_le
     everything = ["a0", "a1", "b0", "b1", "a2", "p0", "d0", "p1"]
     assert consume(c, "read_committed", 3) == ["b0", "b1", "p0"]
     assert consume(c, "read_uncommitted", 8) == everything
+    for isolation, values in (("read_committed", ["b0", "b1", "p0"]), ("read_uncommitted", everything)):
+        printed = run_kactor("consume", "--bootstrap-server", bootstrap(c), "--topic", TOPIC, "--from-beginning",
+                             "--timeout-ms", "5000", "--isolation-level", isolation)
+        assert printed.stdout.splitlines() == values
 
     old_leader, _ = leader_port(c)
     c.wait_partition(TOPIC, 0, lambda st: len(st["isr"]) == 3, what="every replica in sync")
