@@ -46,6 +46,9 @@ class ProduceRequest:
     timeout_ms: int
     partitions: tuple[ProducePartition, ...]
     transactional_id: str | None = None
+    # an in-process coordinator's append (Kafka's AppendOrigin.Coordinator: the group coordinator's transactional
+    # offset commits): producer epochs are checked, sequences are not; never set from the wire
+    coordinator: bool = False
 
 
 @message

@@ -55,7 +55,7 @@ from core.broker.partition import (
     Partition,
     submit_isr_updates,
 )
-from core.broker.producer_state import COORDINATOR
+from core.broker.producer_state import CLIENT, COORDINATOR
 from core.broker.replica_selector import ClientMetadata, PartitionView, ReplicaView, replica_selector_for
 from core.effects import Proc, Respond
 from core.quota.replication_quota_manager import (
@@ -905,7 +905,8 @@ class ReplicaManager:
         """ReplicaManager.appendRecords: append each partition's batches to its leader log (appendToLocalLog); acks
         0 and 1 are answered at once (the network layer sends nothing for acks=0), acks=all waits in the produce
         purgatory until the high watermark of every appended partition covers its records (None returned; the
-        response is emitted as ``Respond(reply_to, ProduceResponse)``, DelayedProduce)."""
+        response is emitted as ``Respond(reply_to, ProduceResponse)``, DelayedProduce). A coordinator's request
+        (``request.coordinator``) appends with origin Coordinator: epochs checked, sequences not."""
         if request.acks not in (-1, 0, 1):
             return ProduceResponse(tuple(ProducePartitionResponse(pp.tp, Errors.INVALID_REQUIRED_ACKS)
                                          for pp in request.partitions))
@@ -918,7 +919,8 @@ class ReplicaManager:
                 continue
             try:
                 p = self._get_partition_or_error(tp, expect_leader=True)
-                info = p.append_records_to_leader(pp.records, request.acks, now_ms)
+                info = p.append_records_to_leader(pp.records, request.acks, now_ms,
+                                                  COORDINATOR if request.coordinator else CLIENT)
                 log_start = p.log.log_start_offset if p.log is not None else -1
             except ApiError as e:
                 message = str(e) if e.error == Errors.INVALID_RECORD else None

@@ -5,6 +5,8 @@ offset with the aborted transactions, followers keeping the same state, delayed 
 
 from __future__ import annotations
 
+import attrs
+
 from actors import names
 from core.broker.replica_manager import ReplicaManager
 from messages.common import Errors, TopicPartition
@@ -216,3 +218,18 @@ def consumer_fetch_session(rm, partitions, session_id, epoch):
     request = FetchRequest(-1, partitions, max_wait_ms=0, isolation_level=1, session_id=session_id,
                            session_epoch=epoch)
     return drive(rm.handle_fetch(request, T0, "consumer"))
+
+
+def test_a_coordinators_transactional_appends_are_epoch_checked_but_not_sequence_checked(tmp_path):
+    """GroupMetadataManager's transactional offset commits append with AppendOrigin.Coordinator (every batch at
+    sequence 0): a client's second batch at sequence 0 is OUT_OF_ORDER_SEQUENCE_NUMBER, a coordinator's is
+    appended; an older producer epoch is refused from both."""
+    rm = leader(tmp_path, replicas=(0,))
+    for request in (txn_produce(TP0, 7, 0), txn_produce(TP0, 7, 0, n=3)):  # (n=3: not a duplicate of the first)
+        client = drive(rm.handle_produce(attrs.evolve(request, acks=1), T0, "p"))
+        coordinator = drive(rm.handle_produce(attrs.evolve(request, acks=1, coordinator=True), T0, "p"))
+        assert coordinator.partitions[0].error == Errors.NONE
+    assert client.partitions[0].error == Errors.OUT_OF_ORDER_SEQUENCE_NUMBER
+    drive(rm.handle_write_txn_markers(markers((7, True, (TP0,)), producer_epoch=1), T0, "c"))
+    fenced = drive(rm.handle_produce(attrs.evolve(txn_produce(TP0, 7, 0), acks=1, coordinator=True), T0, "p"))
+    assert fenced.partitions[0].error == Errors.INVALID_PRODUCER_EPOCH
