@@ -18,6 +18,7 @@ from core.effects import BrokerEpochChanged, Cancel, Enqueue, Reconfigure, Respo
 from messages.dynamic_config import LogConfigDefaultsChanged, TopicConfigChanged
 from messages.quota import ClientQuotaConfigChanged, ReplicationQuotasChanged
 from messages.replication import LeadershipChange
+from messages.txn_markers import TxnMarkersWritten
 
 # DynamicBrokerConfig's reconfigurables and TopicConfigHandler's targets: the replica manager's shards hold the logs
 # (LogManager); the controller reads unclean.leader.election.enable from the broker's log defaults.
@@ -52,6 +53,8 @@ def routes(effect: Any) -> tuple[tuple[str, Any], ...] | None:
     if isinstance(effect, BrokerEpochChanged):
         return tuple((name, effect.registered) for name in names.BROKER_EPOCH_LISTENERS)
     if isinstance(effect, LeadershipChange):  # KafkaApis' onLeadershipChange → GroupCoordinator
+        return ((names.GROUP_COORDINATOR, effect),)
+    if isinstance(effect, TxnMarkersWritten):  # WriteTxnMarkers → GroupCoordinator.scheduleHandleTxnCompletion
         return ((names.GROUP_COORDINATOR, effect),)
     if isinstance(effect, Reconfigure):
         return tuple((name, effect.change) for name in RECONFIGURABLES[type(effect.change)])

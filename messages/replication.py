@@ -46,6 +46,9 @@ class ProduceRequest:
     timeout_ms: int
     partitions: tuple[ProducePartition, ...]
     transactional_id: str | None = None
+    # an in-process coordinator's append (Kafka's AppendOrigin.Coordinator: the group coordinator's transactional
+    # offset commits): producer epochs are checked, sequences are not; never set from the wire
+    coordinator: bool = False
 
 
 @message
@@ -89,7 +92,8 @@ class FetchRequest:
     A fetch whose read finds fewer than ``min_bytes`` waits in the leader's fetch purgatory up to ``max_wait_ms``
     (Kafka's DelayedFetch). ``max_bytes`` bounds the whole response, ``partition_max_bytes`` each partition; at
     least one batch is returned if the first partition with data has one (KIP-74). ``isolation_level`` 1
-    (READ_COMMITTED) reads up to the last stable offset, which is the high watermark here (no transactions).
+    (READ_COMMITTED) reads up to the last stable offset (the high watermark bounded by the first open or not yet
+    replicated transaction) and is answered the aborted transactions overlapping what it read.
 
     Fetch sessions (KIP-227): a full request with ``session_epoch`` 0 asks the leader for a session; the next ones
     name it (``session_id``, epoch 1, 2, ...) and carry only the partitions whose fetch state changed, plus the
@@ -114,6 +118,15 @@ class FetchRequest:
 
 
 @message
+class AbortedTransaction:
+    """FetchResponse.Responses[].Partitions[].AbortedTransactions[] (v4+): a transaction of ``producer_id``
+    aborted, whose first record is at ``first_offset``."""
+
+    producer_id: int
+    first_offset: int
+
+
+@message
 class FetchPartitionData:
     """FetchResponse.Responses[].Partitions[] (v11): ``records`` are whole v2 batches as the leader's log holds
     them (offsets and partitionLeaderEpoch in their headers). ``log_end_offset`` is kactor-internal (not on the
@@ -127,6 +140,8 @@ class FetchPartitionData:
     records: bytes = b""
     log_end_offset: int = -1
     preferred_read_replica: int = -1
+    # READ_COMMITTED reads: the aborted transactions overlapping ``records`` (None otherwise: null on the wire)
+    aborted_transactions: tuple[AbortedTransaction, ...] | None = None
 
 
 @message
@@ -157,7 +172,7 @@ class ListOffsetsPartition:
 @message
 class ListOffsetsRequest:
     """ListOffsetRequest (v5): ``replica_id`` -1 for consumers (-2: debugging, any replica may answer);
-    ``isolation_level`` 1 (READ_COMMITTED) caps -1 at the last stable offset (= high watermark here)."""
+    ``isolation_level`` 1 (READ_COMMITTED) caps -1 at the last stable offset."""
 
     replica_id: int
     isolation_level: int

@@ -360,3 +360,87 @@ def assign_offsets(buf: bytearray, pos: int, base_offset: int, partition_leader_
         _I.pack_into(buf, pos + _EPOCH_AT, partition_leader_epoch)
     (last_offset_delta,) = _I.unpack_from(buf, pos + 23)
     return base_offset + last_offset_delta + 1
+
+
+# ------------------------------------------------------------------------------------------------ control records
+# ControlRecordType (its key: version int16 0, type int16) and EndTransactionMarker (its value: version int16 0,
+# coordinator epoch int32), as org.apache.kafka.common.record writes and reads them.
+CONTROL_ABORT = 0  # ControlRecordType.ABORT
+CONTROL_COMMIT = 1  # ControlRecordType.COMMIT
+CONTROL_UNKNOWN = -1  # ControlRecordType.UNKNOWN: any other type id
+CONTROL_RECORD_KEY_VERSION = 0  # ControlRecordType.CURRENT_CONTROL_RECORD_KEY_VERSION
+END_TXN_MARKER_VERSION = 0  # EndTransactionMarker.CURRENT_END_TXN_MARKER_VERSION
+_CONTROL_KEY = struct.Struct(">hh")
+_END_TXN_VALUE = struct.Struct(">hi")
+
+
+@attrs.frozen(slots=True)
+class EndTransactionMarker:
+    """org.apache.kafka.common.record.EndTransactionMarker: COMMIT or ABORT, by the coordinator of ``epoch``."""
+
+    control_type: int
+    coordinator_epoch: int
+
+    @property
+    def is_abort(self) -> bool:
+        return self.control_type == CONTROL_ABORT
+
+
+def control_record_type(key: bytes | None) -> int:
+    """ControlRecordType.parse: the type id of a control record's key (CONTROL_UNKNOWN for one Kafka 2.6 does not
+    know); InvalidRecordError for a key shorter than 4 bytes or of a negative version."""
+    if key is None or len(key) < _CONTROL_KEY.size:
+        raise InvalidRecordError(f"Invalid value size found for end control record key. Must have at least "
+                                 f"{_CONTROL_KEY.size} bytes, but found only {0 if key is None else len(key)}")
+    version, type_id = _CONTROL_KEY.unpack_from(key)
+    if version < 0:
+        raise InvalidRecordError(f"Invalid version found for control record: {version}. May indicate data "
+                                 "corruption")
+    return type_id if type_id in (CONTROL_ABORT, CONTROL_COMMIT) else CONTROL_UNKNOWN
+
+
+def encode_control_key(control_type: int) -> bytes:
+    """ControlRecordType.recordKey written out."""
+    return _CONTROL_KEY.pack(CONTROL_RECORD_KEY_VERSION, control_type)
+
+
+def encode_end_txn_marker_value(marker: EndTransactionMarker) -> bytes:
+    """EndTransactionMarker.serializeValue."""
+    return _END_TXN_VALUE.pack(END_TXN_MARKER_VERSION, marker.coordinator_epoch)
+
+
+def end_txn_marker(record: Record) -> EndTransactionMarker | None:
+    """EndTransactionMarker.deserialize of a control record: None for a control record that is no marker (an
+    unknown type, skipped as Kafka's readers skip it); InvalidRecordError for a value too short or of a negative
+    version."""
+    control_type = control_record_type(record.key)
+    if control_type == CONTROL_UNKNOWN:
+        return None
+    value = record.value
+    if value is None or len(value) < _END_TXN_VALUE.size:
+        raise InvalidRecordError(f"Invalid value size found for end transaction marker. Must have at least "
+                                 f"{_END_TXN_VALUE.size} bytes, but found only {0 if value is None else len(value)}")
+    version, coordinator_epoch = _END_TXN_VALUE.unpack_from(value)
+    if version < 0:
+        raise InvalidRecordError(f"Invalid version found for end transaction marker: {version}. May indicate data "
+                                 "corruption")
+    return EndTransactionMarker(control_type, coordinator_epoch)
+
+
+def batch_end_txn_marker(batch: RecordBatch) -> EndTransactionMarker | None:
+    """The marker of a control batch (its first record), None for an empty control batch (a transaction the
+    cleaner removed whole) or a control record of an unknown type."""
+    records = batch.records()
+    return end_txn_marker(records[0]) if records else None
+
+
+def build_end_txn_marker_batch(producer_id: int, producer_epoch: int, marker: EndTransactionMarker,
+                               timestamp: int, base_offset: int = 0,
+                               partition_leader_epoch: int = NO_PARTITION_LEADER_EPOCH) -> bytes:
+    """MemoryRecords.withEndTransactionMarker: one transactional control batch of one record (key: the control
+    type, value: the marker), no sequence, CREATE_TIME ``timestamp``."""
+    record = Record(0, 0, encode_control_key(marker.control_type), encode_end_txn_marker_value(marker))
+    return build_batch([record], base_offset=base_offset, first_timestamp=timestamp,
+                       partition_leader_epoch=partition_leader_epoch, producer_id=producer_id,
+                       producer_epoch=producer_epoch, base_sequence=NO_SEQUENCE,
+                       attributes=TRANSACTIONAL_BIT | CONTROL_BIT)

@@ -23,6 +23,7 @@ from core.api import sasl
 from core.api import acls
 from core.api import delegation_tokens
 from core.api import transactions
+from core.api import write_txn_markers
 from core.api import delete_records
 from core.api import alter_replica_log_dirs
 from core.api import describe_log_dirs

@@ -20,6 +20,7 @@ from core.api import (
     produce,
     stop_replica,
     update_metadata,
+    write_txn_markers,
 )
 from core.broker.shards import ShardedRequest
 
@@ -35,6 +36,7 @@ BROKER_REQUESTS: dict[type, ShardedRequest] = {unit.request_type: unit for unit 
     describe_log_dirs.SHARDED,
     delete_records.SHARDED,
     alter_replica_log_dirs.SHARDED,
+    write_txn_markers.SHARDED,
 )}
 
 # the answers the shards' follower fetchers get back, by their type

@@ -3,10 +3,11 @@
 (``ReplicaFetcherThread``, IBP 2.6).
 
 Versions (FetchRequest.json): v3 adds the response-wide ``max_bytes`` (before: Int.MaxValue); v4 ``isolation_level``
-and, in the response, ``last_stable_offset`` and ``aborted_transactions``; v5 ``log_start_offset``; v7 fetch sessions
-(KIP-227: ``session_id`` / ``session_epoch`` / ``forgotten_topics_data``, a top-level ``error_code``); v9 the
-fetcher's ``current_leader_epoch``; v11 ``rack_id`` and ``preferred_read_replica`` (KIP-392). Before v7 a request has
-no session: id 0, epoch -1 (``FetchMetadata.LEGACY``).
+and, in the response, ``last_stable_offset`` and ``aborted_transactions`` (READ_COMMITTED: read up to the last stable
+offset, the aborted transactions overlapping what was read listed; READ_UNCOMMITTED: null); v5
+``log_start_offset``; v7 fetch sessions (KIP-227: ``session_id`` / ``session_epoch`` / ``forgotten_topics_data``, a
+top-level ``error_code``); v9 the fetcher's ``current_leader_epoch``; v11 ``rack_id`` and ``preferred_read_replica``
+(KIP-392). Before v7 a request has no session: id 0, epoch -1 (``FetchMetadata.LEGACY``).
 
 Which fetcher of a follower sent the request travels as Kafka's client id ``broker-<replica id>-fetcher-<fetcher id>``
 (``ReplicaFetcherBlockingSend``): ``client_id_of`` writes it, ``request_from_wire`` reads it back.
@@ -37,6 +38,7 @@ from messages.replication import (
     INITIAL_EPOCH,
     INVALID_SESSION_ID,
     NO_LEADER_EPOCH,
+    AbortedTransaction,
     FetchPartition,
     FetchPartitionData,
     FetchRequest,
@@ -151,7 +153,9 @@ def _partition_to_wire(version: int, p: FetchPartitionData) -> dict[str, Any]:
                            "high_watermark": p.high_watermark, "records": records}
     if version >= 4:
         out["last_stable_offset"] = p.last_stable_offset
-        out["aborted_transactions"] = None  # no transactions: nothing aborted (null as for READ_UNCOMMITTED)
+        # READ_COMMITTED: the aborted transactions overlapping the records (a list, maybe empty); else null
+        out["aborted_transactions"] = None if p.aborted_transactions is None else [
+            {"producer_id": t.producer_id, "first_offset": t.first_offset} for t in p.aborted_transactions]
     if version >= 5:
         out["log_start_offset"] = p.log_start_offset
     if version >= 11:
@@ -176,7 +180,9 @@ def response_from_wire(version: int, body: dict[str, Any]) -> FetchResponse:
         tuple(FetchPartitionData(
             TopicPartition(t["topic"], p["partition_index"]), error_of(p["error_code"]), p["high_watermark"],
             p.get("last_stable_offset", -1), p.get("log_start_offset", -1), p["records"] or b"",
-            preferred_read_replica=p.get("preferred_read_replica", -1))
+            preferred_read_replica=p.get("preferred_read_replica", -1),
+            aborted_transactions=None if p.get("aborted_transactions") is None else tuple(
+                AbortedTransaction(t["producer_id"], t["first_offset"]) for t in p["aborted_transactions"]))
             for t in body["responses"] for p in t["partitions"]),
         error_of(body.get("error_code", 0)), body.get("session_id", INVALID_SESSION_ID),
         body.get("throttle_time_ms", 0))

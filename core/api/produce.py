@@ -22,6 +22,9 @@ from messages.replication import ProducePartition, ProducePartitionResponse, Pro
 from protocol import compression
 from protocol.errors import ProtocolError
 from protocol.legacy_records import deep_messages, iter_messages, to_batch
+from protocol.records import TRANSACTIONAL_BIT
+
+_ATTRIBUTES_AT = 21  # a v2 batch header's attributes (DefaultRecordBatch.ATTRIBUTES_OFFSET)
 
 PRODUCE_KEY = 0
 SEND_VERSION = 8
@@ -39,7 +42,22 @@ def legacy_to_batch(records: bytes) -> tuple[bytes, Errors]:
         return b"", Errors(e.error_code)
 
 
+def _is_transactional(records: bytes) -> bool:
+    """Whether the first batch of a partition's records (v2: a produce carries one) has the transactional bit."""
+    return len(records) >= _ATTRIBUTES_AT + 2 and bool(
+        int.from_bytes(records[_ATTRIBUTES_AT:_ATTRIBUTES_AT + 2], "big") & TRANSACTIONAL_BIT)
+
+
 def request_from_wire(version: int, body: dict[str, Any], ctx: RequestContext) -> ProduceRequest:
+    """KafkaApis.handleProduceRequest's admission too: transactional records from a request without a
+    ``transactional_id`` are TRANSACTIONAL_ID_AUTHORIZATION_FAILED (``authorize`` of a null transactional id fails:
+    every partition of the request answers it and nothing is appended). With one, they are appended as any
+    idempotent batch (2.6 checks neither acks nor that AddPartitionsToTxn named the partition)."""
+    if version >= FIRST_BATCH_VERSION and body.get("transactional_id") is None and any(
+            _is_transactional(p["records"] or b"") for t in body["topic_data"] for p in t["partition_data"]):
+        return ProduceRequest(body["acks"], body["timeout_ms"], tuple(
+            ProducePartition(TopicPartition(t["name"], p["index"]), b"", Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
+            for t in body["topic_data"] for p in t["partition_data"]), None)
     partitions = []
     for topic in body["topic_data"]:
         name = topic["name"]

@@ -7,8 +7,7 @@ that coordinates no ``__transaction_state`` partition:
   AddPartitionsToTxn for each of its partitions.
 - TxnOffsetCommit (28, v0-3): NOT_COORDINATOR for each partition (2.6 would store the offsets as pending on the
   group's coordinator until the transaction's marker: nothing here can write that marker).
-- WriteTxnMarkers (27, v0): UNKNOWN_TOPIC_OR_PARTITION for each partition of each marker (2.6 appends the markers to
-  the partitions it leads; only a transaction coordinator sends this request, and kactor's log writes no markers).
+WriteTxnMarkers (27) is the replica manager's (core/api/write_txn_markers.py).
 InitProducerId (22) with a transactional id is the AdminManager's (core/api/init_producer_id.py).
 """
 
@@ -23,7 +22,6 @@ from protocol.api_versions import API_KEYS
 ADD_PARTITIONS_TO_TXN = API_KEYS["AddPartitionsToTxn"]
 ADD_OFFSETS_TO_TXN = API_KEYS["AddOffsetsToTxn"]
 END_TXN = API_KEYS["EndTxn"]
-WRITE_TXN_MARKERS = API_KEYS["WriteTxnMarkers"]
 TXN_OFFSET_COMMIT = API_KEYS["TxnOffsetCommit"]
 
 
@@ -52,14 +50,6 @@ def end_txn_error(version: int, body: Body, error: int) -> Body:
     return fit_response(END_TXN, version, {"throttle_time_ms": 0, "error_code": error})
 
 
-def write_txn_markers_error(version: int, body: Body, error: int) -> Body:
-    return fit_response(WRITE_TXN_MARKERS, version, {"markers": [
-        {"producer_id": m["producer_id"], "topics": [
-            {"name": t["name"], "partitions": [{"partition_index": p, "error_code": error}
-                                               for p in t["partition_indexes"]]} for t in m["topics"]]}
-        for m in body.get("markers") or []]})
-
-
 def txn_offset_commit_error(version: int, body: Body, error: int) -> Body:
     return fit_response(TXN_OFFSET_COMMIT, version, {"throttle_time_ms": 0, "topics": [
         {"name": t["name"], "partitions": [{"partition_index": p["partition_index"], "error_code": error}
@@ -69,7 +59,5 @@ def txn_offset_commit_error(version: int, body: Body, error: int) -> Body:
 register(ApiSpec(ADD_PARTITIONS_TO_TXN, ROUTE, answered_with(coordinator_error), no_response, add_partitions_error))
 register(ApiSpec(ADD_OFFSETS_TO_TXN, ROUTE, answered_with(coordinator_error), no_response, add_offsets_error))
 register(ApiSpec(END_TXN, ROUTE, answered_with(coordinator_error), no_response, end_txn_error))
-register(ApiSpec(WRITE_TXN_MARKERS, ROUTE, answered_with(always(Errors.UNKNOWN_TOPIC_OR_PARTITION)), no_response,
-                 write_txn_markers_error))
 register(ApiSpec(TXN_OFFSET_COMMIT, ROUTE, answered_with(always(Errors.NOT_COORDINATOR)), no_response,
                  txn_offset_commit_error))

@@ -12,8 +12,10 @@ broker needs:
   recovery point moves only past data forced to disk (a rolled segment, flush.messages, flush.ms, shutdown), and a
   clean shutdown's ``.kafka_cleanshutdown`` marker spares the next open any recovery;
 * ``leader-epoch-checkpoint`` in the partition directory (`LeaderEpochFileCache`): version ``0``, count, then
-  ``epoch start_offset`` lines; idempotent producers' state (core/broker/producer_state.py) is rebuilt from the
-  batches on open;
+  ``epoch start_offset`` lines; producers' state (core/broker/producer_state.py: idempotence, open transactions,
+  the first unstable and last stable offsets) is loaded on open from the latest ``%020d.snapshot`` and the batches
+  after it; each segment's ``.txnindex`` lists the transactions aborted in it (core/broker/transaction_index.py),
+  written as ABORT markers are appended, rebuilt when a segment is recovered, read by READ_COMMITTED fetches;
 * ``replication-offset-checkpoint`` (high watermarks, written by the ReplicaManager),
   ``recovery-point-offset-checkpoint`` and ``log-start-offset-checkpoint`` per log dir, exactly in Kafka's format:
   line 1 version ``0``, line 2 the count, then
@@ -68,6 +70,7 @@ from core.broker.log_segment import (
     TIME_INDEX_FILE_SUFFIX,
     Frame,
     LogSegment,
+    batch_attributes,
     crc_valid,
     file_name,
     frame_at,
@@ -77,17 +80,31 @@ from core.broker.log_segment import (
     set_log_append_time,
 )
 from core.broker.producer_state import (
+    CLIENT,
+    REPLICATION,
     SNAPSHOT_FILE_SUFFIX,
     CorruptSnapshotError,
+    ProducerAppendInfos,
     ProducerBatch,
     ProducerStateManager,
     decode_snapshot,
     encode_snapshot,
     snapshot_file_name,
 )
+from core.broker.transaction_index import TXN_INDEX_FILE_SUFFIX, AbortedTxn
 from messages.common import Errors, TopicPartition
 from protocol.errors import ProtocolError
-from protocol.records import HEADER_SIZE, RecordBatch, assign_offsets, check_batch, iter_batches
+from protocol.records import (
+    CONTROL_BIT,
+    HEADER_SIZE,
+    TRANSACTIONAL_BIT,
+    RecordBatch,
+    assign_offsets,
+    batch_end_txn_marker,
+    check_batch,
+    iter_batches,
+    read_batch_header,
+)
 
 LEADER_EPOCH_CHECKPOINT = "leader-epoch-checkpoint"
 REPLICATION_OFFSET_CHECKPOINT = "replication-offset-checkpoint"
@@ -279,12 +296,16 @@ def _complete_interrupted_swaps(directory: str, names: Iterable[str]) -> list[st
             if other.endswith(LOG_FILE_SUFFIX) and len(other) == 20 + len(LOG_FILE_SUFFIX) and other[:20].isdigit():
                 old = int(other[:20])
                 if base < old < next_offset:
-                    for suffix in (LOG_FILE_SUFFIX, INDEX_FILE_SUFFIX, TIME_INDEX_FILE_SUFFIX):
+                    for suffix in (LOG_FILE_SUFFIX, INDEX_FILE_SUFFIX, TIME_INDEX_FILE_SUFFIX, TXN_INDEX_FILE_SUFFIX):
                         with contextlib.suppress(FileNotFoundError):
                             os.unlink(os.path.join(directory, file_name(old, suffix)))
         for suffix in (INDEX_FILE_SUFFIX, TIME_INDEX_FILE_SUFFIX):
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(os.path.join(directory, file_name(base, suffix)))
+        # the cleaned segment's aborted transactions (those of every segment it replaces) take the first one's place
+        txn_swap = os.path.join(directory, file_name(base, TXN_INDEX_FILE_SUFFIX) + SWAP_FILE_SUFFIX)
+        if os.path.exists(txn_swap):
+            os.replace(txn_swap, os.path.join(directory, file_name(base, TXN_INDEX_FILE_SUFFIX)))
         os.replace(path, os.path.join(directory, file_name(base, LOG_FILE_SUFFIX)))
     return os.listdir(directory)
 
@@ -449,11 +470,21 @@ class Log:
             return
         checkpointed = [] if fresh else checkpoint.read()
         recovered: list[EpochEntry] = []  # the (epoch, first offset) runs of the recovered batches
+        # LogSegment.recover's producer state (Log.recoverSegment: rebuilt up to the first recovered segment), from
+        # which the recovered segments' aborted transactions are found again
+        recovery_state: list[ProducerStateManager] = []
+        aborted: list[AbortedTxn] = []
 
         def recovered_batch(batch: RecordBatch) -> None:
             epoch = batch.partition_leader_epoch
             if epoch >= 0 and (not recovered or recovered[-1][0] != epoch):
                 recovered.append((epoch, batch.base_offset))
+            if batch.producer_id >= 0:
+                state = recovery_state[0]
+                for txn in state.load_batch(_producer_batch_of(batch)):
+                    if txn.is_aborted:
+                        aborted.append(AbortedTxn(txn.producer_id, txn.first_offset, txn.last_offset,
+                                                  state.last_stable_offset(txn)))
 
         try:
             interval = self.config.index_interval_bytes
@@ -469,7 +500,12 @@ class Log:
                 if clean_shutdown:
                     segment.load_clean()
                     break
-                if segment.recover(recovered_batch):
+                if not recovery_state:
+                    recovery_state.append(self._producer_state_at(segment.base_offset, snapshots))
+                aborted.clear()
+                truncated = segment.recover(recovered_batch)
+                segment.txn_index.reset(aborted)
+                if truncated:
                     for later in bases[i + 1:]:
                         LogSegment(self.dir, later, interval, now_ms).delete()
                     break
@@ -527,25 +563,34 @@ class Log:
 
     def _rebuild_producer_state(self, snapshot_offsets: list[int] | None = None) -> None:
         """Log.loadProducerState: snapshots beyond the log end go; the latest readable one at or below it is loaded
-        (a corrupt one is deleted and the next tried), then the batches after it are replayed (headers only)."""
-        self.producer_state.truncate()
+        (a corrupt one is deleted and the next tried), then the batches after it are replayed (headers only, and a
+        control batch's marker); transactions their markers completed below the high watermark are stable."""
         offsets = self._snapshot_offsets() if snapshot_offsets is None else snapshot_offsets
         for offset in offsets:
             if offset > self._leo:
                 with contextlib.suppress(FileNotFoundError):
                     os.unlink(os.path.join(self.dir, snapshot_file_name(offset)))
+        self.producer_state = self._producer_state_at(self._leo, [o for o in offsets if o <= self._leo])
+        self.producer_state.on_high_watermark_updated(self._high_watermark)
+
+    def _producer_state_at(self, end: int, snapshot_offsets: list[int]) -> ProducerStateManager:
+        """The producers' state after the batches below ``end``: the latest readable snapshot at or below ``end``
+        (a corrupt one is deleted and the next tried), then the loaded segments' batches from it up to ``end``."""
+        state = ProducerStateManager()
         start = self._segments[0].base_offset if self._segments else 0
-        for offset in reversed([o for o in offsets if o <= self._leo]):
+        for offset in reversed([o for o in snapshot_offsets if o <= end]):
             path = os.path.join(self.dir, snapshot_file_name(offset))
             try:
                 with open(path, "rb") as f:
-                    self.producer_state.load_snapshot(decode_snapshot(f.read()))
+                    state.load_snapshot(decode_snapshot(f.read()))
                 start = offset
                 break
+            except FileNotFoundError:
+                continue
             except CorruptSnapshotError:
                 os.unlink(path)
         for segment in self._segments:
-            if segment.next_offset <= start:
+            if segment.next_offset <= start or segment.base_offset >= end:
                 continue
             position = 0
             if start > segment.base_offset:
@@ -553,11 +598,20 @@ class Log:
                 if frame is None:
                     continue
                 position = frame[0]
-            for (_position, base, last, _size), header in segment.headers(position):
+            for (pos, base, last, size), header in segment.headers(position):
+                if base >= end:
+                    break
                 fields = producer_fields(header)
-                if fields[0] >= 0 and base >= start:
-                    self.producer_state.load_batch(_producer_batch(fields[0], fields[1], fields[2], last - base,
-                                                                   base, fields[3]))
+                if fields[0] < 0 or base < start:
+                    continue
+                attributes = batch_attributes(header)
+                if attributes & CONTROL_BIT:
+                    batch = _producer_batch_of(read_batch_header(segment.read(pos, size)))
+                else:
+                    batch = ProducerBatch(fields[0], fields[1], fields[2], last - base, base, fields[3],
+                                          bool(attributes & TRANSACTIONAL_BIT))
+                state.load_batch(batch)
+        return state
 
     # ------------------------------------------------------------------------------------------------------ offsets
 
@@ -572,6 +626,7 @@ class Log:
     def update_high_watermark(self, hw: int) -> int:
         """Log.updateHighWatermark: clamp to [logStartOffset, logEndOffset] and set (may go down, e.g. truncation)."""
         self._high_watermark = max(self.log_start_offset, min(hw, self.log_end_offset))
+        self.producer_state.on_high_watermark_updated(self._high_watermark)
         return self._high_watermark
 
     def maybe_increment_high_watermark(self, hw: int) -> bool:
@@ -581,6 +636,7 @@ class Log:
                              f"of {self.topic_partition}")
         if hw > self._high_watermark:
             self._high_watermark = hw
+            self.producer_state.on_high_watermark_updated(hw)
             return True
         return False
 
@@ -625,9 +681,34 @@ class Log:
         return True
 
     @property
+    def first_unstable_offset(self) -> int | None:
+        """Log.firstUnstableOffset (maybeIncrementFirstUnstableOffset): the first offset of the earliest open or
+        not yet replicated transaction, not below the log start; None when there is none."""
+        first = self.producer_state.first_unstable_offset
+        return None if first is None else max(first, self.log_start_offset)
+
+    @property
     def last_stable_offset(self) -> int:
-        """Log.lastStableOffset: the high watermark (no transactions here)."""
-        return self._high_watermark
+        """Log.lastStableOffset: the first unstable offset when it is below the high watermark, else the high
+        watermark — what a READ_COMMITTED consumer may read up to."""
+        first = self.first_unstable_offset
+        return first if first is not None and first < self._high_watermark else self._high_watermark
+
+    def collect_aborted_transactions(self, start_offset: int, upper_bound_offset: int) -> list[AbortedTxn]:
+        """Log.collectAbortedTransactions: the aborted transactions overlapping [start_offset, upper_bound_offset),
+        from the txnindex of the segment holding ``start_offset`` on, until an entry's last stable offset reaches
+        the bound."""
+        out: list[AbortedTxn] = []
+        i = max(0, bisect.bisect_right(self._bases, start_offset) - 1)
+        try:
+            for segment in self._segments[i:]:
+                result = segment.collect_aborted_txns(start_offset, upper_bound_offset)
+                out.extend(result.aborted)
+                if result.is_complete:
+                    break
+        except OSError as e:
+            raise KafkaStorageError(f"error reading {self.dir}: {e}", self.parent_dir) from e
+        return out
 
     def maybe_increment_log_start_offset(self, offset: int) -> bool:
         """Log.maybeIncrementLogStartOffset (a follower following the leader's log start, DeleteRecords): the log
@@ -656,19 +737,22 @@ class Log:
 
     # ------------------------------------------------------------------------------------------------------ append
 
-    def append_as_leader(self, records: bytes, leader_epoch: int, now_ms: int) -> LogAppendInfo:
+    def append_as_leader(self, records: bytes, leader_epoch: int, now_ms: int, origin: str = CLIENT
+                         ) -> LogAppendInfo:
         """Log.appendAsLeader: validate (LogValidator, in place), assign offsets from the log end and
-        ``leader_epoch`` as every batch's partitionLeaderEpoch, check idempotent producers' sequences (a duplicate
-        batch is answered with its original offsets and not appended), write, and update the epoch cache."""
-        return self._append(records, leader_epoch, now_ms)
+        ``leader_epoch`` as every batch's partitionLeaderEpoch, check producers' epochs and (a client's) sequences
+        (a duplicate batch is answered with its original offsets and not appended), write, and update the epoch
+        cache, the producers' state and the txnindex. ``origin``: producer_state.CLIENT (a Produce) or COORDINATOR
+        (WriteTxnMarkers' control batches, which only a coordinator may write)."""
+        return self._append(records, leader_epoch, now_ms, origin)
 
     def append_as_follower(self, records: bytes, now_ms: int | None = None) -> LogAppendInfo:
         """Log.appendAsFollower: batches with the leader's offsets and epochs (CRC-checked only); each batch's
         partitionLeaderEpoch goes into the epoch cache. A batch below the log end, or out of order, is refused
         (OffsetsOutOfOrderError)."""
-        return self._append(records, None, self._now_ms if now_ms is None else now_ms)
+        return self._append(records, None, self._now_ms if now_ms is None else now_ms, REPLICATION)
 
-    def _append(self, records: bytes, leader_epoch: int | None, now_ms: int) -> LogAppendInfo:
+    def _append(self, records: bytes, leader_epoch: int | None, now_ms: int, origin: str) -> LogAppendInfo:
         """Log.append: analyzeAndValidateRecords, validation/offsets, producer state, maybeRoll, segment append."""
         self._ensure_live()
         self._now_ms = max(self._now_ms, now_ms)
@@ -685,7 +769,8 @@ class Log:
                                    f"{config.max_message_bytes} of {self.topic_partition}")
                 if as_leader:
                     check_batch(batch)
-                    _validate_client_batch(batch)
+                    if origin == CLIENT:
+                        _validate_client_batch(batch)
                 elif not crc_valid(batch):
                     raise ApiError(Errors.CORRUPT_MESSAGE, f"record batch at offset {batch.base_offset} of "
                                                            f"{self.topic_partition} fails its CRC")
@@ -696,7 +781,7 @@ class Log:
             return LogAppendInfo(-1, -1, NO_TIMESTAMP, -1, NO_TIMESTAMP, 0, 0, 0, -1)
         if as_leader and len(batches) > 1:
             raise ApiError(Errors.INVALID_RECORD, "Compressed outer record has more than one batch")
-        if as_leader:
+        if origin == CLIENT:
             for batch in batches:
                 if batch.producer_id >= 0:
                     duplicate = self.producer_state.find_duplicate(_producer_batch(
@@ -735,12 +820,14 @@ class Log:
                 max_timestamp, offset_of_max = batch_max_ts, offset - 1
             epochs.append((epoch, base))
             if batch.producer_id >= 0:
-                producer_batches.append(_producer_batch(batch.producer_id, batch.producer_epoch, batch.base_sequence,
-                                                        batch.last_offset_delta, base, batch_max_ts))
+                try:
+                    producer_batches.append(_producer_batch_of(batch, base, batch_max_ts))
+                except ProtocolError as e:
+                    raise _api_error(e) from None
             position += size
         first_offset = epochs[0][1]
         last_offset = offset - 1
-        updates = self.producer_state.prepare(producer_batches, from_client=as_leader) if producer_batches else {}
+        updates = self.producer_state.prepare(producer_batches, origin) if producer_batches else None
         faults = self._append_faults
         try:
             segment = self._maybe_roll(len(buf), first_offset, last_offset, max_timestamp, now_ms)
@@ -759,12 +846,31 @@ class Log:
             if epoch is not None and epoch >= 0:
                 cache.assign(epoch, base)
         if updates:
-            self.producer_state.update(updates)
+            self._update_producers(segment, updates)
         if self.unflushed_messages >= config.flush_messages:  # Log.append: flush.messages
             self.flush()
         return LogAppendInfo(first_offset, last_offset, max_timestamp, offset_of_max, log_append_time,
                              sum(b.records_count for b in batches), len(batches), len(buf),
                              epochs[-1][0] if epochs[-1][0] is not None else -1)
+
+    def _update_producers(self, segment: LogSegment, updates: ProducerAppendInfos) -> None:
+        """Log.append after the write: the producers' entries applied, then each completed transaction's
+        ``.txnindex`` entry (an aborted one, with the last stable offset it leaves) before it stops being ongoing.
+        A txnindex that cannot be written fails like a checkpoint (the batches are in the segment already)."""
+        state = self.producer_state
+        state.update(updates)
+        failure: OSError | None = None
+        for txn in updates.completed:
+            if txn.is_aborted:
+                try:
+                    segment.update_txn_index(AbortedTxn(txn.producer_id, txn.first_offset, txn.last_offset,
+                                                        state.last_stable_offset(txn)))
+                except OSError as e:
+                    failure = e
+            state.complete_txn(txn)
+        if failure is not None:
+            self._io_failed(KafkaStorageError(f"error writing the transaction index of {self.dir}: {failure}",
+                                              self.parent_dir))
 
     def _maybe_roll(self, size: int, first_offset: int, last_offset: int, max_timestamp: int,
                     now_ms: int) -> LogSegment:
@@ -978,7 +1084,18 @@ class Log:
             raise ValueError(f"{self.topic_partition}: segments {list(old_bases)} cannot be replaced")
         old = self._segments[first:first + n]
         names = [(file_name(new_base, s), s) for s in (LOG_FILE_SUFFIX, INDEX_FILE_SUFFIX, TIME_INDEX_FILE_SUFFIX)]
+        # Cleaner.cleanSegments gives the cleaned segment the aborted transactions of the segments it replaces: the
+        # cleaner keeps every control batch and aborted record (TransactionFilter), so every entry still holds
+        aborted = b"".join(t.encode() for segment in old for t in segment.txn_index.entries())
         try:
+            if aborted:
+                txn_name = file_name(new_base, TXN_INDEX_FILE_SUFFIX)
+                with open(os.path.join(self.dir, txn_name + CLEANED_FILE_SUFFIX), "wb") as f:
+                    f.write(aborted)
+                    f.flush()
+                    os.fsync(f.fileno())
+                # first, so that it is in place before the log: a .txnindex.swap without a .log.swap is dropped
+                names.insert(0, (txn_name, TXN_INDEX_FILE_SUFFIX))
             for name, _ in names:
                 os.replace(os.path.join(self.dir, name + CLEANED_FILE_SUFFIX),
                            os.path.join(self.dir, name + SWAP_FILE_SUFFIX))
@@ -1091,6 +1208,16 @@ def _loaded_epochs(checkpointed: Sequence[EpochEntry], recovered: Sequence[Epoch
 def _producer_batch(producer_id: int, producer_epoch: int, base_sequence: int, last_offset_delta: int,
                     base_offset: int, max_timestamp: int) -> ProducerBatch:
     return ProducerBatch(producer_id, producer_epoch, base_sequence, last_offset_delta, base_offset, max_timestamp)
+
+
+def _producer_batch_of(batch: RecordBatch, base_offset: int | None = None,
+                       max_timestamp: int | None = None) -> ProducerBatch:
+    """What the producers' state needs of ``batch`` (at ``base_offset`` when the log assigns it), a control batch's
+    EndTransactionMarker read from its record (ProtocolError for a malformed one)."""
+    return ProducerBatch(batch.producer_id, batch.producer_epoch, batch.base_sequence, batch.last_offset_delta,
+                         batch.base_offset if base_offset is None else base_offset,
+                         batch.max_timestamp if max_timestamp is None else max_timestamp, batch.is_transactional,
+                         batch.is_control, batch_end_txn_marker(batch) if batch.is_control else None)
 
 
 def _validate_client_batch(batch: RecordBatch) -> None:

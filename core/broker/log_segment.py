@@ -1,5 +1,6 @@
 """kafka.log.LogSegment: one ``%020d.log`` file of record batches exactly as Kafka writes them, with its ``.index``
-and ``.timeindex`` (core/broker/offset_index.py).
+and ``.timeindex`` (core/broker/offset_index.py) and its ``.txnindex`` of aborted transactions
+(core/broker/transaction_index.py).
 
 Batches are read from the file with ``os.pread``; the segment keeps only scalars in memory (size, next offset, max
 timestamp) plus, while active, its index entries. Batch framing (baseOffset, batchLength, lastOffsetDelta at their
@@ -17,6 +18,7 @@ from collections.abc import Callable, Iterator
 from crc32c import crc32c
 
 from core.broker.offset_index import CorruptIndexError, OffsetIndex, TimeIndex
+from core.broker.transaction_index import AbortedTxn, TransactionIndex, TxnIndexSearchResult
 from protocol.errors import ProtocolError
 from protocol.records import HEADER_SIZE, LOG_OVERHEAD, TIMESTAMP_TYPE_BIT, RecordBatch, read_batch_header
 
@@ -96,7 +98,7 @@ def crc_valid(batch: RecordBatch) -> bool:
 class LogSegment:
     """kafka.log.LogSegment. ``next_offset`` and the timestamps are kept here; the Log decides when to roll."""
 
-    __slots__ = ("dir", "base_offset", "index_interval_bytes", "offset_index", "time_index", "created_ms",
+    __slots__ = ("dir", "base_offset", "index_interval_bytes", "offset_index", "time_index", "txn_index", "created_ms",
                  "size", "next_offset", "max_timestamp", "offset_of_max_timestamp", "_rolling_timestamp",
                  "_bytes_since_last_index_entry", "active")
 
@@ -106,6 +108,7 @@ class LogSegment:
         self.index_interval_bytes = index_interval_bytes
         self.offset_index = OffsetIndex(directory, base_offset)
         self.time_index = TimeIndex(directory, base_offset)
+        self.txn_index = TransactionIndex(directory, base_offset)
         self.created_ms = created_ms
         self.size = 0
         self.next_offset = base_offset
@@ -128,7 +131,7 @@ class LogSegment:
         with open(self.log_path, "wb"):
             pass
         if not fresh_dir:
-            for path in (self.offset_index.path, self.time_index.path):
+            for path in (self.offset_index.path, self.time_index.path, self.txn_index.path):
                 with contextlib.suppress(FileNotFoundError):
                     os.unlink(path)
         self.offset_index.init_empty()
@@ -149,6 +152,7 @@ class LogSegment:
         index (what Kafka reads lazily). Indexes failing their sanity check are rebuilt (recover)."""
         self.size = os.path.getsize(self.log_path)
         self.next_offset = next_offset
+        self.txn_index.load()
         if not (os.path.exists(self.offset_index.path) and os.path.exists(self.time_index.path)):
             self.recover(lambda batch: None)
             return
@@ -170,6 +174,7 @@ class LogSegment:
         (LogSegment.readNextOffset). Indexes failing their sanity check, or a tail that is not whole batches, are
         rebuilt by a recovery after all."""
         self.size = os.path.getsize(self.log_path)
+        self.txn_index.load()
         try:
             for index in (self.offset_index, self.time_index):
                 if os.path.exists(index.path):
@@ -203,6 +208,7 @@ class LogSegment:
         self.time_index.flush()
         for path in (self.log_path, self.offset_index.path, self.time_index.path):
             fsync_file(path)
+        self.txn_index.flush()
 
     def make_active(self) -> None:
         """The segment becomes the log's active one (after loading, or a truncation back into it)."""
@@ -237,6 +243,7 @@ class LogSegment:
             os.unlink(self.log_path)
         self.offset_index.delete()
         self.time_index.delete()
+        self.txn_index.delete()
 
     # ------------------------------------------------------------------------------------------------ append
 
@@ -434,7 +441,18 @@ class LogSegment:
             self._rolling_timestamp = None
         last_index = self.offset_index.last_entry()
         self._bytes_since_last_index_entry = position - (last_index[1] if last_index else 0)
+        self.txn_index.truncate_to(self.next_offset)
         return self.next_offset
+
+    # ------------------------------------------------------------------------------------------- transactions
+
+    def update_txn_index(self, aborted: AbortedTxn) -> None:
+        """LogSegment.updateTxnIndex for an aborted transaction whose marker is in this segment."""
+        self.txn_index.append(aborted)
+
+    def collect_aborted_txns(self, fetch_offset: int, upper_bound_offset: int) -> TxnIndexSearchResult:
+        """LogSegment.collectAbortedTxns."""
+        return self.txn_index.collect_aborted_txns(fetch_offset, upper_bound_offset)
 
     def _load_largest_timestamp(self) -> None:
         """LogSegment.loadLargestTimestamp: the batches after the last time-index entry may hold a later timestamp
@@ -459,3 +477,8 @@ def producer_fields(header: bytes | memoryview) -> tuple[int, int, int, int]:
     """(producerId, producerEpoch, baseSequence, maxTimestamp) of a v2 batch header."""
     pid, epoch, seq = _PRODUCER.unpack_from(header, _PRODUCER_AT)
     return pid, epoch, seq, _I64.unpack_from(header, _MAX_TIMESTAMP_AT)[0]
+
+
+def batch_attributes(header: bytes | memoryview) -> int:
+    """The attributes of a v2 batch header (codec, timestamp type, transactional and control bits)."""
+    return _H16.unpack_from(header, _ATTRIBUTES_AT)[0]

@@ -25,6 +25,8 @@ from core.broker.api_error import ApiError
 from core.broker.cleaner.keys import validate_keys
 from core.broker.leader_epoch_cache import UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET
 from core.broker.log import UNKNOWN_OFFSET, KafkaStorageError, Log, LogAppendInfo, LogManager
+from core.broker.producer_state import CLIENT
+from core.broker.transaction_index import AbortedTxn
 from core.effects import Proc
 from core.zk_client import KafkaZkClient
 from messages.common import (
@@ -39,13 +41,15 @@ from messages.common import (
 from messages.replication import EARLIEST_TIMESTAMP, HIGH_WATERMARK, LATEST_TIMESTAMP
 from messages.requests import LeaderAndIsrPartitionState
 from messages.zk import BADVERSION, NONODE, OK
+from protocol.records import offset_range
 
 NO_LEADER_EPOCH_PROVIDED = -1  # a fetch without a current leader epoch (old clients)
 NO_TIMESTAMP = -1  # RecordBatch.NO_TIMESTAMP
 # kafka.server.FetchIsolation: how far a read may go
 FETCH_LOG_END = 0  # followers (and the group coordinator's loads)
 FETCH_HIGH_WATERMARK = 1  # consumers, READ_UNCOMMITTED
-FETCH_TXN_COMMITTED = 2  # consumers, READ_COMMITTED: the last stable offset (the high watermark: no transactions)
+FETCH_TXN_COMMITTED = 2  # consumers, READ_COMMITTED: the last stable offset
+READ_COMMITTED = 1  # IsolationLevel.READ_COMMITTED (a ListOffsets / Fetch request's isolation_level)
 
 
 def _err(name: str, fallback: Errors) -> Errors:
@@ -454,26 +458,31 @@ class Partition:
     def read_records(self, fetch_offset: int, current_leader_epoch: int, max_bytes: int, fetch_isolation: int,
                      fetch_only_from_leader: bool = True, min_one_message: bool = True) -> LogReadInfo:
         """Partition.readRecords: the batches from ``fetch_offset`` up to the isolation's bound (FETCH_LOG_END: the
-        log end; FETCH_HIGH_WATERMARK: the high watermark; FETCH_TXN_COMMITTED: the last stable offset, which is
-        the high watermark without transactions), with the offsets captured before the read. An offset outside
-        [log start, log end] raises ApiError(OFFSET_OUT_OF_RANGE) (Log.read's OffsetOutOfRangeException)."""
+        log end; FETCH_HIGH_WATERMARK: the high watermark; FETCH_TXN_COMMITTED: the last stable offset), with the
+        offsets captured before the read. A FETCH_TXN_COMMITTED read also answers the aborted transactions
+        overlapping what it read (Log.read's addAbortedTransactions; an empty list when it read nothing). An offset
+        outside [log start, log end] raises ApiError(OFFSET_OUT_OF_RANGE) (Log.read's OffsetOutOfRangeException)."""
         log = self.local_log_with_epoch(current_leader_epoch, fetch_only_from_leader)
         hw, log_start, leo = log.high_watermark, log.log_start_offset, log.log_end_offset
-        lso = hw
-        max_offset = None if fetch_isolation == FETCH_LOG_END else hw
+        lso = log.last_stable_offset
+        max_offset = None if fetch_isolation == FETCH_LOG_END else lso if fetch_isolation == FETCH_TXN_COMMITTED \
+            else hw
         records = log.read(fetch_offset, max_bytes, max_offset, min_one_message)
-        return LogReadInfo(records, hw, lso, log_start, leo)
+        aborted: tuple[AbortedTxn, ...] | None = None
+        if fetch_isolation == FETCH_TXN_COMMITTED:
+            read = offset_range(records) if records else None
+            aborted = () if read is None else tuple(log.collect_aborted_transactions(fetch_offset, read[1] + 1))
+        return LogReadInfo(records, hw, lso, log_start, leo, aborted)
 
     def fetch_offset_for_timestamp(self, timestamp: int, isolation_level: int | None, current_leader_epoch: int,
                                    fetch_only_from_leader: bool) -> tuple[int, int, int] | None:
         """Partition.fetchOffsetForTimestamp: (offset, timestamp, leader epoch) or None. ``isolation_level`` None
         is a replica's request (bounded by the log end), else a client's (by the high watermark; READ_COMMITTED by
-        the last stable offset, the same here). A client asking a leader whose epoch starts beyond its high
-        watermark (a new leader not caught up yet) gets OFFSET_NOT_AVAILABLE (KIP-207)."""
+        the last stable offset). A client asking a leader whose epoch starts beyond its high watermark (a new
+        leader not caught up yet) gets OFFSET_NOT_AVAILABLE (KIP-207)."""
         log = self.local_log_with_epoch(current_leader_epoch, fetch_only_from_leader)
-        # a replica's request: the log end; a client's: the high watermark (READ_COMMITTED: the last stable offset,
-        # the same here)
-        last_fetchable = log.log_end_offset if isolation_level is None else log.high_watermark
+        last_fetchable = log.log_end_offset if isolation_level is None else log.last_stable_offset \
+            if isolation_level == READ_COMMITTED else log.high_watermark
         start = self.leader_epoch_start_offset
         if isolation_level is not None and start is not None and start > log.high_watermark:
             not_available: ApiError | None = ApiError(
@@ -515,16 +524,18 @@ class Partition:
         ``offset``; the high watermark follows if it was beyond."""
         return self.local_log_or_error().truncate_to(offset)
 
-    def append_records_to_leader(self, records: bytes, required_acks: int, now_ms: float) -> LogAppendInfo:
+    def append_records_to_leader(self, records: bytes, required_acks: int, now_ms: float, origin: str = CLIENT
+                                 ) -> LogAppendInfo:
         """Partition.appendRecordsToLeader: Log.appendAsLeader at this leader epoch (offsets and
-        partitionLeaderEpoch assigned); acks=all needs ISR ≥ min.insync.replicas; then maybe advance the HW."""
+        partitionLeaderEpoch assigned) for ``origin`` (producer_state.CLIENT or COORDINATOR); acks=all needs
+        ISR ≥ min.insync.replicas; then maybe advance the HW."""
         log = self.local_log_with_epoch(NO_LEADER_EPOCH_PROVIDED, require_leader=True)
         if required_acks == -1 and len(self.isr) < self.min_insync_replicas:
             raise ApiError(NOT_ENOUGH_REPLICAS, f"ISR {list(self.isr)} of {self.topic_partition} is below "
                                                 f"min.insync.replicas {self.min_insync_replicas}")
         if log.config.compact:
             validate_keys(records, log.config, self.topic_partition)  # LogValidator.validateKey
-        info = log.append_as_leader(records, self.leader_epoch, int(now_ms))
+        info = log.append_as_leader(records, self.leader_epoch, int(now_ms), origin)
         self.maybe_increment_leader_hw(now_ms)
         return info
 
@@ -588,6 +599,7 @@ class LogReadInfo:
     last_stable_offset: int
     log_start_offset: int
     log_end_offset: int
+    aborted_transactions: tuple[AbortedTxn, ...] | None = None  # READ_COMMITTED reads only
 
 
 # --------------------------------------------------------------------------------------------- the ZooKeeper write

@@ -1,12 +1,24 @@
-"""Idempotent producers' state of one partition: Kafka 2.6's ``ProducerStateManager`` / ``ProducerAppendInfo`` /
-``ProducerStateEntry``, reduced to what non-transactional idempotence needs.
+"""Producers' state of one partition: Kafka 2.6's ``ProducerStateManager`` / ``ProducerAppendInfo`` /
+``ProducerStateEntry``, idempotence and transactions.
 
-Per producer id: its epoch and the metadata of its last 5 batches (first/last sequence, first/last offset). A client
-batch that repeats one of them is a duplicate (the log answers with the original offsets and appends nothing); a
-sequence that does not follow the last one is OUT_OF_ORDER_SEQUENCE_NUMBER; an older epoch INVALID_PRODUCER_EPOCH
-(2.6's ProducerFencedException). A producer the partition knows no epoch of (its batches went with retention, or
-it expired) may continue at any sequence (KIP-360: 2.5 and later never answer UNKNOWN_PRODUCER_ID). Replicated
-batches (a follower's appends, recovery) update the state without these checks.
+Per producer id: its epoch, the metadata of its last 5 batches (first/last sequence, first/last offset), the epoch
+of the transaction coordinator that wrote its last marker and, while it has a transaction open in this partition,
+that transaction's first offset. A client batch that repeats one of the last batches is a duplicate (the log
+answers with the original offsets and appends nothing); a sequence that does not follow the last one is
+OUT_OF_ORDER_SEQUENCE_NUMBER; an older epoch INVALID_PRODUCER_EPOCH (2.6's ProducerFencedException). A producer the
+partition knows no epoch of (its batches went with retention, or it expired) may continue at any sequence (KIP-360:
+2.5 and later never answer UNKNOWN_PRODUCER_ID). Replicated batches (a follower's appends, recovery) update the
+state without these checks (`REPLICATION`); a coordinator's (WriteTxnMarkers: `COORDINATOR`) have their epochs
+checked but not their sequences.
+
+Transactions: a transactional batch of a producer with no open transaction opens one at its offset (an ongoing
+`TxnMetadata`); a COMMIT / ABORT control batch (its EndTransactionMarker) completes it (`CompletedTxn`), checked
+against the producer's epoch and the coordinator's (an older coordinator epoch is TRANSACTION_COORDINATOR_FENCED).
+A completed transaction stays "unreplicated" until the high watermark passes its marker; the first offset of the
+earliest ongoing or unreplicated transaction is the partition's first unstable offset, and the last stable offset
+is the least of it and the high watermark (the log's). A non-transactional batch of a producer with an open
+transaction is INVALID_TXN_STATE.
+
 The state is rebuilt when the log is opened or truncated from the latest ``%020d.snapshot`` file at or below the log
 end (Kafka's format, written when a segment rolls and when the log is closed) plus the batches after it.
 """
@@ -22,12 +34,20 @@ from crc32c import crc32c
 
 from core.broker.api_error import ApiError
 from messages.common import Errors
+from protocol.records import EndTransactionMarker
 
 NUM_BATCHES_TO_RETAIN = 5  # ProducerStateEntry.NumBatchesToRetain
 PRODUCER_ID_EXPIRATION_MS = 7 * 24 * 60 * 60 * 1000  # transactional.id.expiration.ms
 NO_PRODUCER_EPOCH = -1
 NO_SEQUENCE = -1
+NO_TIMESTAMP = -1
+NO_COORDINATOR_EPOCH = -1  # RecordBatch.NO_PARTITION_LEADER_EPOCH, ProducerStateEntry's initial coordinatorEpoch
 INT_MAX = 2**31 - 1
+
+# kafka.log.AppendOrigin: who appends decides which checks a batch gets
+CLIENT = "Client"  # a producer's Produce: epochs and sequences checked, duplicates found
+COORDINATOR = "Coordinator"  # a coordinator's own appends (WriteTxnMarkers' markers): epochs checked
+REPLICATION = "Replication"  # a follower's appends and a log's recovery: nothing checked
 
 
 def increment_sequence(sequence: int, increment: int) -> int:
@@ -55,7 +75,8 @@ class BatchMetadata:
 
 @attrs.frozen(slots=True)
 class ProducerBatch:
-    """What the state needs of one record batch (its header fields and where the log put it)."""
+    """What the state needs of one record batch (its header fields, where the log put it and, for a control
+    batch, its marker: None for an empty control batch or one of an unknown type)."""
 
     producer_id: int
     producer_epoch: int
@@ -63,6 +84,9 @@ class ProducerBatch:
     last_offset_delta: int
     base_offset: int
     max_timestamp: int
+    is_transactional: bool = False
+    is_control: bool = False
+    marker: EndTransactionMarker | None = None
 
     @property
     def last_seq(self) -> int:
@@ -73,16 +97,43 @@ class ProducerBatch:
         return self.base_offset + self.last_offset_delta
 
 
-class ProducerStateEntry:
-    """kafka.log.ProducerStateEntry: a producer's epoch and its last batches."""
+@attrs.frozen(slots=True)
+class CompletedTxn:
+    """kafka.log.CompletedTxn: a transaction a marker at ``last_offset`` ended."""
 
-    __slots__ = ("producer_id", "producer_epoch", "batches")
+    producer_id: int
+    first_offset: int
+    last_offset: int
+    is_aborted: bool
+
+
+@attrs.define(slots=True)
+class TxnMetadata:
+    """kafka.log.TxnMetadata: an ongoing transaction (``last_offset`` None) or one completed whose marker the high
+    watermark has not passed yet."""
+
+    producer_id: int
+    first_offset: int
+    last_offset: int | None = None
+
+
+class ProducerStateEntry:
+    """kafka.log.ProducerStateEntry: a producer's epoch, its last batches, its coordinator's epoch, the time of
+    its last append and its open transaction's first offset (None: none open)."""
+
+    __slots__ = ("producer_id", "producer_epoch", "batches", "coordinator_epoch", "last_timestamp",
+                 "current_txn_first_offset")
 
     def __init__(self, producer_id: int, producer_epoch: int = NO_PRODUCER_EPOCH,
-                 batches: Iterable[BatchMetadata] = ()) -> None:
+                 batches: Iterable[BatchMetadata] = (), coordinator_epoch: int = NO_COORDINATOR_EPOCH,
+                 last_timestamp: int | None = None, current_txn_first_offset: int | None = None) -> None:
         self.producer_id = producer_id
         self.producer_epoch = producer_epoch
         self.batches: deque[BatchMetadata] = deque(batches, maxlen=NUM_BATCHES_TO_RETAIN)
+        self.coordinator_epoch = coordinator_epoch
+        self.last_timestamp = (self.batches[-1].timestamp if self.batches else NO_TIMESTAMP) \
+            if last_timestamp is None else last_timestamp
+        self.current_txn_first_offset = current_txn_first_offset
 
     @property
     def last_seq(self) -> int:
@@ -90,14 +141,20 @@ class ProducerStateEntry:
 
     @property
     def last_offset(self) -> int:
+        """ProducerStateEntry.lastDataOffset (-1: only markers known)."""
         return self.batches[-1].last_offset if self.batches else -1
 
-    def add_batch(self, epoch: int, metadata: BatchMetadata) -> None:
-        """ProducerStateEntry.addBatch: a new epoch forgets the old epoch's batches."""
+    def maybe_update_producer_epoch(self, epoch: int) -> None:
+        """ProducerStateEntry.maybeUpdateProducerEpoch: a new epoch forgets the old epoch's batches."""
         if epoch != self.producer_epoch:
             self.batches.clear()
             self.producer_epoch = epoch
+
+    def add_batch(self, epoch: int, metadata: BatchMetadata) -> None:
+        """ProducerStateEntry.addBatch."""
+        self.maybe_update_producer_epoch(epoch)
         self.batches.append(metadata)
+        self.last_timestamp = metadata.timestamp
 
     def find_duplicate_batch(self, batch: ProducerBatch) -> BatchMetadata | None:
         """ProducerStateEntry.findDuplicateBatch: same epoch and exactly the same sequence range."""
@@ -109,15 +166,41 @@ class ProducerStateEntry:
                 return metadata
         return None
 
+    def update(self, next_entry: ProducerStateEntry) -> None:
+        """ProducerStateEntry.update: a prepared entry applied."""
+        self.maybe_update_producer_epoch(next_entry.producer_epoch)
+        for metadata in next_entry.batches:
+            self.batches.append(metadata)
+        self.coordinator_epoch = next_entry.coordinator_epoch
+        self.current_txn_first_offset = next_entry.current_txn_first_offset
+        self.last_timestamp = next_entry.last_timestamp
+
     def copy(self) -> ProducerStateEntry:
-        return ProducerStateEntry(self.producer_id, self.producer_epoch, self.batches)
+        return ProducerStateEntry(self.producer_id, self.producer_epoch, self.batches, self.coordinator_epoch,
+                                  self.last_timestamp, self.current_txn_first_offset)
+
+
+@attrs.define(slots=True)
+class ProducerAppendInfos:
+    """The ProducerAppendInfos of one append, not yet applied: each producer's updated entry, the transactions its
+    batches opened, and those its markers completed (in order)."""
+
+    entries: dict[int, ProducerStateEntry] = attrs.Factory(dict)
+    started: list[TxnMetadata] = attrs.Factory(list)
+    completed: list[CompletedTxn] = attrs.Factory(list)
+
+    def __bool__(self) -> bool:
+        return bool(self.entries)
 
 
 class ProducerStateManager:
-    """kafka.log.ProducerStateManager (no transactions, no snapshots)."""
+    """kafka.log.ProducerStateManager (the snapshot files are the Log's)."""
 
     def __init__(self) -> None:
         self.producers: dict[int, ProducerStateEntry] = {}
+        # first offset -> transaction, each dict in offset order (transactions open in offset order)
+        self.ongoing_txns: dict[int, TxnMetadata] = {}
+        self.unreplicated_txns: dict[int, TxnMetadata] = {}
 
     def last_entry(self, producer_id: int) -> ProducerStateEntry | None:
         return self.producers.get(producer_id)
@@ -127,33 +210,76 @@ class ProducerStateManager:
         entry = self.producers.get(batch.producer_id)
         return entry.find_duplicate_batch(batch) if entry is not None else None
 
-    def prepare(self, batches: Iterable[ProducerBatch], from_client: bool) -> dict[int, ProducerStateEntry]:
-        """ProducerAppendInfo.append for each batch (offsets already assigned): the producers' updated entries,
-        not yet applied. A client batch is checked (ApiError with OUT_OF_ORDER_SEQUENCE_NUMBER or
-        INVALID_PRODUCER_EPOCH)."""
-        updated: dict[int, ProducerStateEntry] = {}
+    def prepare(self, batches: Iterable[ProducerBatch], origin: str) -> ProducerAppendInfos:
+        """ProducerAppendInfo.append for each batch (offsets already assigned): the updated entries, opened and
+        completed transactions, not yet applied. Raises ApiError for what ``origin`` checks
+        (OUT_OF_ORDER_SEQUENCE_NUMBER, INVALID_PRODUCER_EPOCH, TRANSACTION_COORDINATOR_FENCED) and INVALID_TXN_STATE
+        for a non-transactional batch inside a transaction."""
+        infos = ProducerAppendInfos()
         for batch in batches:
             pid = batch.producer_id
             current = self.producers.get(pid)
-            entry = updated.get(pid)
+            entry = infos.entries.get(pid)
             if entry is None:
-                # ProducerAppendInfo's updatedEntry: the current epoch, none of its batches yet
-                entry = updated[pid] = ProducerStateEntry(
-                    pid, current.producer_epoch if current is not None else NO_PRODUCER_EPOCH)
-            if from_client:
-                self._check(batch, current, entry)
-            entry.add_batch(batch.producer_epoch, BatchMetadata(batch.base_sequence, batch.last_seq, batch.base_offset,
-                                                                batch.last_offset, batch.max_timestamp))
-        return updated
+                # ProducerAppendInfo's updatedEntry: the current epoch, coordinator epoch, last timestamp and open
+                # transaction, none of its batches yet
+                entry = infos.entries[pid] = ProducerStateEntry(pid) if current is None else ProducerStateEntry(
+                    pid, current.producer_epoch, (), current.coordinator_epoch, current.last_timestamp,
+                    current.current_txn_first_offset)
+            if batch.is_control:
+                if batch.marker is not None:  # an empty control batch: its transaction was cleaned away
+                    infos.completed.append(self._append_end_txn_marker(batch, entry, infos, origin))
+                continue
+            self._check_producer_epoch(batch.producer_epoch, batch.base_offset, entry, origin)
+            if origin == CLIENT:
+                self._check_sequence(batch, current, entry)
+            entry.add_batch(batch.producer_epoch, BatchMetadata(batch.base_sequence, batch.last_seq,
+                                                                batch.base_offset, batch.last_offset,
+                                                                batch.max_timestamp))
+            if entry.current_txn_first_offset is not None and not batch.is_transactional:
+                raise ApiError(Errors.INVALID_TXN_STATE,
+                               f"Expected transactional write from producer {pid} at offset {batch.base_offset}")
+            if entry.current_txn_first_offset is None and batch.is_transactional:
+                entry.current_txn_first_offset = batch.base_offset
+                infos.started.append(TxnMetadata(pid, batch.base_offset))
+        return infos
 
     @staticmethod
-    def _check(batch: ProducerBatch, current: ProducerStateEntry | None, updated: ProducerStateEntry) -> None:
-        """ProducerAppendInfo.checkProducerEpoch + checkSequence (client appends), as in 2.6.3."""
-        epoch, first_seq = batch.producer_epoch, batch.base_sequence
-        if epoch < updated.producer_epoch:
+    def _check_producer_epoch(epoch: int, offset: int, entry: ProducerStateEntry, origin: str) -> None:
+        """ProducerAppendInfo.checkProducerEpoch: an older epoch than the producer's is fenced, except in a
+        replica's append (Kafka only warns)."""
+        if epoch < entry.producer_epoch and origin != REPLICATION:
             raise ApiError(Errors.INVALID_PRODUCER_EPOCH,
-                           f"Producer's epoch at offset {batch.base_offset} is {epoch}, which is smaller than the "
-                           f"last seen epoch {updated.producer_epoch}")
+                           f"Producer's epoch at offset {offset} is {epoch}, which is smaller than the last seen "
+                           f"epoch {entry.producer_epoch}")
+
+    def _append_end_txn_marker(self, batch: ProducerBatch, entry: ProducerStateEntry, infos: ProducerAppendInfos,
+                               origin: str) -> CompletedTxn:
+        """ProducerAppendInfo.appendEndTxnMarker: the marker completes the producer's open transaction (a marker
+        with none open completes an empty one at its own offset)."""
+        marker = batch.marker
+        assert marker is not None
+        offset = batch.base_offset
+        self._check_producer_epoch(batch.producer_epoch, offset, entry, origin)
+        if entry.coordinator_epoch > marker.coordinator_epoch and origin != REPLICATION:
+            raise ApiError(Errors.TRANSACTION_COORDINATOR_FENCED,
+                           f"Invalid coordinator epoch for producerId {batch.producer_id} at offset {offset}: "
+                           f"{marker.coordinator_epoch} (zombie), {entry.coordinator_epoch} (current)")
+        first_offset = entry.current_txn_first_offset
+        if first_offset is None:
+            first_offset = offset
+            infos.started.append(TxnMetadata(batch.producer_id, offset))
+        entry.maybe_update_producer_epoch(batch.producer_epoch)
+        entry.current_txn_first_offset = None
+        entry.coordinator_epoch = marker.coordinator_epoch
+        entry.last_timestamp = batch.max_timestamp
+        return CompletedTxn(batch.producer_id, first_offset, offset, marker.is_abort)
+
+    @staticmethod
+    def _check_sequence(batch: ProducerBatch, current: ProducerStateEntry | None,
+                        updated: ProducerStateEntry) -> None:
+        """ProducerAppendInfo.checkSequence (client appends), as in 2.6.3."""
+        epoch, first_seq = batch.producer_epoch, batch.base_sequence
         if epoch != updated.producer_epoch:
             # a new epoch starts at sequence 0, unless the partition knows no epoch of the producer (KIP-360, 2.5+):
             # its state went with retention, DeleteRecords or expiry, and the producer just continues
@@ -177,42 +303,118 @@ class ProducerStateManager:
                            f"Out of order sequence number for producerId {batch.producer_id}: {first_seq} "
                            f"(incoming seq. number), {current_last_seq} (current end sequence number)")
 
-    def update(self, updated: dict[int, ProducerStateEntry]) -> None:
-        """ProducerStateManager.update / ProducerStateEntry.update: apply prepared entries."""
-        for pid, entry in updated.items():
+    def update(self, infos: ProducerAppendInfos) -> None:
+        """ProducerStateManager.update for each prepared entry: applied, the transactions it opened ongoing."""
+        for pid, entry in infos.entries.items():
             current = self.producers.get(pid)
             if current is None:
                 self.producers[pid] = entry
-                continue
-            for metadata in entry.batches:
-                current.add_batch(entry.producer_epoch, metadata)
-            current.producer_epoch = entry.producer_epoch
+            else:
+                current.update(entry)
+        for txn in infos.started:
+            self.ongoing_txns[txn.first_offset] = txn
+
+    # ------------------------------------------------------------------------------------------ transactions
+
+    def last_stable_offset(self, completed: CompletedTxn) -> int:
+        """ProducerStateManager.lastStableOffset(completedTxn): the first offset of the earliest transaction of
+        another producer still open, else the offset after the marker (what the txnindex entry records)."""
+        for txn in self.ongoing_txns.values():
+            if txn.producer_id != completed.producer_id:
+                return txn.first_offset
+        return completed.last_offset + 1
+
+    def complete_txn(self, completed: CompletedTxn) -> None:
+        """ProducerStateManager.completeTxn: the transaction is no longer ongoing, but unstable until the high
+        watermark passes its marker."""
+        txn = self.ongoing_txns.pop(completed.first_offset, None)
+        if txn is None:
+            raise ValueError(f"Attempted to complete transaction {completed} on partition which was not started")
+        txn.last_offset = completed.last_offset
+        self.unreplicated_txns[completed.first_offset] = txn
+        self.unreplicated_txns = dict(sorted(self.unreplicated_txns.items()))
+
+    def on_high_watermark_updated(self, high_watermark: int) -> None:
+        """ProducerStateManager.onHighWatermarkUpdated: completed transactions whose marker is below it are stable."""
+        if self.unreplicated_txns:
+            self.unreplicated_txns = {o: t for o, t in self.unreplicated_txns.items()
+                                      if t.last_offset is None or t.last_offset >= high_watermark}
+
+    @property
+    def first_unstable_offset(self) -> int | None:
+        """ProducerStateManager.firstUnstableOffset: the first offset of the earliest ongoing or unreplicated
+        transaction."""
+        first = [next(iter(d)) for d in (self.ongoing_txns, self.unreplicated_txns) if d]
+        return min(first) if first else None
+
+    @property
+    def has_ongoing_transactions(self) -> bool:
+        return bool(self.ongoing_txns)
+
+    # ------------------------------------------------------------------------------------- loading, truncation
 
     def load_snapshot(self, entries: Iterable[ProducerStateEntry]) -> None:
-        self.producers = {e.producer_id: e for e in entries}
+        """ProducerStateManager.loadFromSnapshot → loadProducerEntry: each open transaction is ongoing again."""
+        self.producers = {}
+        self.ongoing_txns = {}
+        self.unreplicated_txns = {}
+        for e in entries:
+            self.producers[e.producer_id] = e
+            if e.current_txn_first_offset is not None:
+                self.ongoing_txns[e.current_txn_first_offset] = TxnMetadata(e.producer_id, e.current_txn_first_offset)
+        self.ongoing_txns = dict(sorted(self.ongoing_txns.items()))
 
-    def load_batch(self, batch: ProducerBatch) -> None:
-        """A batch re-read from the log (loadProducersFromLog): no checks."""
-        self.update(self.prepare((batch,), from_client=False))
+    def load_batches(self, batches: Iterable[ProducerBatch]) -> list[CompletedTxn]:
+        """Batches re-read from the log (Log.loadProducersFromLog / LogSegment.updateProducerState): no checks; the
+        transactions their markers complete, in order."""
+        completed: list[CompletedTxn] = []
+        for batch in batches:
+            infos = self.prepare((batch,), REPLICATION)
+            self.update(infos)
+            for txn in infos.completed:
+                completed.append(txn)
+                self.complete_txn(txn)
+        return completed
+
+    def load_batch(self, batch: ProducerBatch) -> list[CompletedTxn]:
+        return self.load_batches((batch,))
 
     def truncate_head(self, log_start_offset: int) -> None:
-        """ProducerStateManager.truncateHead: producers whose last batch is below the new log start are forgotten."""
-        self.producers = {pid: e for pid, e in self.producers.items() if e.last_offset >= log_start_offset}
+        """ProducerStateManager.truncateHead: producers whose last data batch is below the new log start are
+        forgotten (their open transactions too), as are completed transactions whose marker is below it."""
+        kept = {}
+        for pid, e in self.producers.items():
+            # ProducerStateEntry.removeBatchesOlderThan, then isProducerRetained
+            while e.batches and e.batches[0].last_offset < log_start_offset:
+                e.batches.popleft()
+            if e.last_offset >= log_start_offset:
+                kept[pid] = e
+        evicted = self.producers.keys() - kept.keys()
+        self.producers = kept
+        if evicted:
+            self.ongoing_txns = {o: t for o, t in self.ongoing_txns.items() if t.producer_id not in evicted}
+        self.unreplicated_txns = {o: t for o, t in self.unreplicated_txns.items()
+                                  if t.last_offset is None or t.last_offset >= log_start_offset}
 
     def remove_expired_producers(self, now_ms: int, expiration_ms: int = PRODUCER_ID_EXPIRATION_MS) -> None:
-        """ProducerStateManager.removeExpiredProducers: producers whose last batch's timestamp is older than
-        ``expiration_ms`` (transactional.id.expiration.ms) are forgotten, so the state does not grow with every
-        producer that ever wrote."""
+        """ProducerStateManager.removeExpiredProducers: producers with no open transaction whose last append is
+        ``expiration_ms`` (transactional.id.expiration.ms) or longer ago are forgotten, so the state does not grow
+        with every producer that ever wrote."""
         self.producers = {pid: e for pid, e in self.producers.items()
-                          if not e.batches or now_ms - e.batches[-1].timestamp < expiration_ms}
+                          if e.current_txn_first_offset is not None or now_ms - e.last_timestamp < expiration_ms}
 
     def truncation_affects(self, offset: int) -> bool:
-        """Whether truncating the log at ``offset`` removes a batch some producer's state remembers."""
-        return any(entry.last_offset >= offset for entry in self.producers.values())
+        """Whether truncating the log at ``offset`` may remove a batch or a marker some state remembers (a
+        producer that ever had a marker is assumed to: its entry does not say where its last marker was)."""
+        return (bool(self.ongoing_txns) or bool(self.unreplicated_txns)
+                or any(entry.last_offset >= offset or entry.coordinator_epoch != NO_COORDINATOR_EPOCH
+                       for entry in self.producers.values()))
 
     def truncate(self) -> None:
         """ProducerStateManager.truncate: forget everything (the log reloads it)."""
         self.producers.clear()
+        self.ongoing_txns.clear()
+        self.unreplicated_txns.clear()
 
 
 # ------------------------------------------------------------------------------------------------------- snapshots
@@ -235,14 +437,20 @@ def snapshot_file_name(offset: int) -> str:
 
 
 def encode_snapshot(producers: Iterable[ProducerStateEntry]) -> bytes:
-    """ProducerStateManager.writeSnapshot: each producer's epoch and LAST batch (Kafka keeps only that one), the
-    CRC-32C over the entries array."""
-    entries = [e for e in producers if e.batches]
+    """ProducerStateManager.writeSnapshot: each producer's epoch, LAST batch (Kafka keeps only that one; -1s for a
+    producer known only by its markers), last timestamp, coordinator epoch and open transaction's first offset
+    (-1: none), the CRC-32C over the entries array."""
+    entries = list(producers)
     body = bytearray(struct.pack(">i", len(entries)))
     for e in entries:
-        last = e.batches[-1]
-        body += _SNAPSHOT_ENTRY.pack(e.producer_id, e.producer_epoch, last.last_seq, last.last_offset,
-                                     last.last_offset - last.first_offset, last.timestamp, -1, -1)
+        if e.batches:
+            last = e.batches[-1]
+            last_seq, last_offset, delta = last.last_seq, last.last_offset, last.last_offset - last.first_offset
+        else:
+            last_seq, last_offset, delta = NO_SEQUENCE, -1, 0
+        txn = e.current_txn_first_offset
+        body += _SNAPSHOT_ENTRY.pack(e.producer_id, e.producer_epoch, last_seq, last_offset, delta, e.last_timestamp,
+                                     e.coordinator_epoch, -1 if txn is None else txn)
     return struct.pack(">hI", PRODUCER_SNAPSHOT_VERSION, crc32c(bytes(body))) + bytes(body)
 
 
@@ -258,9 +466,11 @@ def decode_snapshot(data: bytes) -> list[ProducerStateEntry]:
     if count < 0 or len(data) != _SNAPSHOT_HEAD.size + count * _SNAPSHOT_ENTRY.size:
         raise CorruptSnapshotError(f"snapshot of {len(data)} bytes for {count} entries")
     out = []
-    for pid, epoch, last_seq, last_offset, delta, ts, _coordinator, _txn in _SNAPSHOT_ENTRY.iter_unpack(
+    for pid, epoch, last_seq, last_offset, delta, ts, coordinator_epoch, txn in _SNAPSHOT_ENTRY.iter_unpack(
             data[_SNAPSHOT_HEAD.size:]):
-        first_seq = last_seq - delta if last_seq >= delta else INT_MAX - (delta - last_seq) + 1
-        out.append(ProducerStateEntry(pid, epoch, (BatchMetadata(first_seq, last_seq, last_offset - delta,
-                                                                 last_offset, ts),)))
+        batches = []
+        if last_offset >= 0:
+            first_seq = last_seq - delta if last_seq >= delta else INT_MAX - (delta - last_seq) + 1
+            batches.append(BatchMetadata(first_seq, last_seq, last_offset - delta, last_offset, ts))
+        out.append(ProducerStateEntry(pid, epoch, batches, coordinator_epoch, ts, txn if txn >= 0 else None))
     return out

@@ -49,11 +49,13 @@ from core.broker.partition import (
     FETCH_LOG_END,
     FETCH_TXN_COMMITTED,
     NO_LEADER_EPOCH_PROVIDED,
+    READ_COMMITTED,
     ApiError,
     IsrProposal,
     Partition,
     submit_isr_updates,
 )
+from core.broker.producer_state import CLIENT, COORDINATOR
 from core.broker.replica_selector import ClientMetadata, PartitionView, ReplicaView, replica_selector_for
 from core.effects import Proc, Respond
 from core.quota.replication_quota_manager import (
@@ -74,6 +76,7 @@ from messages.replication import (
     GROUP_METADATA_TOPIC_NAME,
     INVALID_LOW_WATERMARK,
     LATEST_TIMESTAMP,
+    AbortedTransaction,
     AlterReplicaLogDirsRequest,
     AlterReplicaLogDirsResponse,
     DeleteRecordsPartitionResult,
@@ -112,10 +115,17 @@ from messages.requests import (
     UpdateMetadataResponse,
 )
 from messages.topic import INTERNAL_TOPICS
+from messages.txn_markers import (
+    TxnMarkerEntry,
+    TxnMarkerPartitionResult,
+    TxnMarkersWritten,
+    WriteTxnMarkersRequest,
+    WriteTxnMarkersResponse,
+)
+from protocol.records import CONTROL_ABORT, CONTROL_COMMIT, EndTransactionMarker, build_end_txn_marker_batch
 
 UNKNOWN_BROKER_EPOCH = -1  # AbstractControlRequest.UNKNOWN_BROKER_EPOCH
 FUTURE_LOCAL_REPLICA_ID = -3  # Request.FutureLocalReplicaId: a local read up to the log end, any replica
-READ_COMMITTED = 1  # IsolationLevel.READ_COMMITTED
 LOG_RETENTION_INITIAL_DELAY_MS = 30000  # LogManager.InitialTaskDelayMs: the first retention check after startup
 # the LogManager's other periodic tasks (KafkaConfig names and 2.6 defaults; read from the broker's log.* properties)
 LOG_FLUSH_OFFSET_CHECKPOINT_INTERVAL_MS = "log.flush.offset.checkpoint.interval.ms"  # 60000
@@ -124,6 +134,9 @@ LOG_FLUSH_SCHEDULER_INTERVAL_MS = "log.flush.scheduler.interval.ms"  # Long.MaxV
 _LOG_TASK_DEFAULTS = {LOG_FLUSH_OFFSET_CHECKPOINT_INTERVAL_MS: 60000,
                       LOG_FLUSH_START_OFFSET_CHECKPOINT_INTERVAL_MS: 60000,
                       LOG_FLUSH_SCHEDULER_INTERVAL_MS: 2**63 - 1}
+
+# KafkaConfig.requestTimeoutMs (request.timeout.ms, 30000): how long WriteTxnMarkers' appends wait for the ISR
+WRITE_TXN_MARKERS_TIMEOUT_MS = 30000
 
 log = logging.getLogger("kactor.broker")
 
@@ -159,6 +172,32 @@ class DelayedProduce:
 
     def response(self) -> ProduceResponse:
         return ProduceResponse(tuple(st.response for st in self.status.values()))
+
+
+@attrs.define
+class DelayedWriteTxnMarkers:
+    """KafkaApis.handleWriteTxnMarkersRequest's appends: one acks=all append (a DelayedProduce) per marker, the
+    response sent once all are done; ``errors`` the partitions refused before any append (no local log)."""
+
+    reply_to: str
+    markers: list[tuple[TxnMarkerEntry, DelayedProduce]]
+    errors: list[TxnMarkerPartitionResult]
+    deadline_ms: float
+
+    def response(self) -> WriteTxnMarkersResponse:
+        return WriteTxnMarkersResponse((*self.errors, *(
+            TxnMarkerPartitionResult(marker.producer_id, tp, st.response.error)
+            for marker, op in self.markers for tp, st in op.status.items())))
+
+    def written_offsets_partitions(self) -> list[TxnMarkersWritten]:
+        """scheduleHandleTxnCompletion's arguments: per marker, the ``__consumer_offsets`` partitions it reached."""
+        out = []
+        for marker, op in self.markers:
+            parts = tuple(tp.partition for tp, st in op.status.items()
+                          if tp.topic == GROUP_METADATA_TOPIC_NAME and st.response.error == Errors.NONE)
+            if parts:
+                out.append(TxnMarkersWritten(marker.producer_id, marker.committed, parts))
+        return out
 
 
 @attrs.define
@@ -256,6 +295,7 @@ class ReplicaManager:
         self._delayed_produce: list[DelayedProduce] = []
         self._delayed_fetch: list[DelayedFetch] = []
         self._delayed_delete_records: list[DelayedDeleteRecords] = []
+        self._delayed_txn_markers: list[DelayedWriteTxnMarkers] = []
         # log dir failures noticed but not yet handled (LogDirFailureChannel's queue)
         self._failed_dirs: list[str] = []
         self._handled_failed_dirs: set[str] = set()
@@ -703,7 +743,7 @@ class ReplicaManager:
                                                                                       now_ms)
             if preferred is not None:
                 log = p.local_log_with_epoch(fp.leader_epoch, require_leader=False)
-                return FetchPartitionData(fp.tp, Errors.NONE, log.high_watermark, log.high_watermark,
+                return FetchPartitionData(fp.tp, Errors.NONE, log.high_watermark, log.last_stable_offset,
                                           log.log_start_offset, b"", log.log_end_offset,
                                           preferred_read_replica=preferred)
             info = p.read_records(fp.fetch_offset, fp.leader_epoch, min(fp.partition_max_bytes, max_bytes),
@@ -712,8 +752,11 @@ class ReplicaManager:
             if (records and request is not None and request.replica_id >= 0 and self.leader_quota.limited
                     and self.leader_quota.should_throttle(fp.tp, request.replica_id in p.isr, now_ms)):
                 records = b""  # shouldLeaderThrottle: "If the partition is being throttled, simply return an empty set"
+            aborted = None if info.aborted_transactions is None else tuple(
+                AbortedTransaction(t.producer_id, t.first_offset) for t in info.aborted_transactions)
             return FetchPartitionData(fp.tp, Errors.NONE, info.high_watermark, info.last_stable_offset,
-                                      info.log_start_offset, records, info.log_end_offset)
+                                      info.log_start_offset, records, info.log_end_offset,
+                                      aborted_transactions=aborted)
         except ApiError as e:
             return FetchPartitionData(fp.tp, e.error)
         except KafkaStorageError as e:
@@ -756,8 +799,9 @@ class ReplicaManager:
             return None
         log = p.log
         hw = log.high_watermark
-        end = log.log_end_offset if isolation == FETCH_LOG_END else hw
-        if fp.fetch_offset != end or cp.high_watermark != hw or cp.last_stable_offset != hw \
+        lso = log.last_stable_offset
+        end = log.log_end_offset if isolation == FETCH_LOG_END else lso if isolation == FETCH_TXN_COMMITTED else hw
+        if fp.fetch_offset != end or cp.high_watermark != hw or cp.last_stable_offset != lso \
                 or cp.log_start_offset != log.log_start_offset:
             return None
         return p
@@ -822,7 +866,9 @@ class ReplicaManager:
                     proposal = p.maybe_expand_isr(request.replica_id)
                     if proposal is not None:
                         proposals.append((p, proposal))
-                    data = attrs.evolve(data, high_watermark=p.high_watermark, last_stable_offset=p.high_watermark)
+                    data = attrs.evolve(data, high_watermark=p.high_watermark,
+                                        last_stable_offset=p.log.last_stable_offset if p.log is not None
+                                        else p.high_watermark)
                 else:
                     data = attrs.evolve(data, records=b"")  # not an assigned replica: withEmptyFetchInfo
                 if p.high_watermark != hw_before:
@@ -865,7 +911,8 @@ class ReplicaManager:
         """ReplicaManager.appendRecords: append each partition's batches to its leader log (appendToLocalLog); acks
         0 and 1 are answered at once (the network layer sends nothing for acks=0), acks=all waits in the produce
         purgatory until the high watermark of every appended partition covers its records (None returned; the
-        response is emitted as ``Respond(reply_to, ProduceResponse)``, DelayedProduce)."""
+        response is emitted as ``Respond(reply_to, ProduceResponse)``, DelayedProduce). A coordinator's request
+        (``request.coordinator``) appends with origin Coordinator: epochs checked, sequences not."""
         if request.acks not in (-1, 0, 1):
             return ProduceResponse(tuple(ProducePartitionResponse(pp.tp, Errors.INVALID_REQUIRED_ACKS)
                                          for pp in request.partitions))
@@ -878,7 +925,8 @@ class ReplicaManager:
                 continue
             try:
                 p = self._get_partition_or_error(tp, expect_leader=True)
-                info = p.append_records_to_leader(pp.records, request.acks, now_ms)
+                info = p.append_records_to_leader(pp.records, request.acks, now_ms,
+                                                  COORDINATOR if request.coordinator else CLIENT)
                 log_start = p.log.log_start_offset if p.log is not None else -1
             except ApiError as e:
                 message = str(e) if e.error == Errors.INVALID_RECORD else None
@@ -906,6 +954,69 @@ class ReplicaManager:
             self._delayed_produce.append(op)
             return None
         return op.response()
+
+    # ================================================================================= leader: WriteTxnMarkers
+
+    def handle_write_txn_markers(self, request: WriteTxnMarkersRequest, now_ms: float, reply_to: str = ""
+                                 ) -> Proc[WriteTxnMarkersResponse | None]:
+        """KafkaApis.handleWriteTxnMarkersRequest: for each marker, a COMMIT / ABORT control batch
+        (MemoryRecords.withEndTransactionMarker, timestamped now) appended to each of its partitions through
+        ReplicaManager.appendRecords(requiredAcks = -1, internalTopicsAllowed = true, origin = Coordinator): the
+        producer's epoch and the coordinator's are checked (INVALID_PRODUCER_EPOCH, TRANSACTION_COORDINATOR_FENCED),
+        the answer waits until the ISR has every marker (None returned; ``Respond(reply_to, response)`` later) or
+        request.timeout.ms. A partition with no log here is UNKNOWN_TOPIC_OR_PARTITION (getMagic), one led elsewhere
+        NOT_LEADER_OR_FOLLOWER. Once a marker is in ``__consumer_offsets`` partitions, the group coordinator is told
+        (`TxnMarkersWritten`, GroupCoordinator.scheduleHandleTxnCompletion) before the answer."""
+        errors: list[TxnMarkerPartitionResult] = []
+        markers: list[tuple[TxnMarkerEntry, DelayedProduce]] = []
+        appended: list[TopicPartition] = []
+        deadline = now_ms + WRITE_TXN_MARKERS_TIMEOUT_MS
+        for marker in request.markers:
+            status: dict[TopicPartition, ProducePartitionStatus] = {}
+            control = EndTransactionMarker(CONTROL_COMMIT if marker.committed else CONTROL_ABORT,
+                                           marker.coordinator_epoch)
+            for tp in marker.partitions:
+                hosted = self.all_partitions.get(tp)
+                if not isinstance(hosted, Partition) or hosted.log is None:
+                    errors.append(TxnMarkerPartitionResult(marker.producer_id, tp, Errors.UNKNOWN_TOPIC_OR_PARTITION))
+                    continue
+                records = build_end_txn_marker_batch(marker.producer_id, marker.producer_epoch, control, int(now_ms))
+                try:
+                    p = self._get_partition_or_error(tp, expect_leader=True)
+                    info = p.append_records_to_leader(records, -1, now_ms, COORDINATOR)
+                except ApiError as e:
+                    status[tp] = ProducePartitionStatus(-1, ProducePartitionResponse(tp, e.error), False)
+                    continue
+                except KafkaStorageError as e:
+                    if not self.log_manager.defer(e):
+                        self._note_storage_error(e)
+                    status[tp] = ProducePartitionStatus(-1, ProducePartitionResponse(tp, Errors.KAFKA_STORAGE_ERROR),
+                                                        False)
+                    continue
+                appended.append(tp)
+                status[tp] = ProducePartitionStatus(info.last_offset + 1,
+                                                    ProducePartitionResponse(tp, Errors.NONE, info.first_offset), True)
+            markers.append((marker, DelayedProduce(reply_to, status, deadline)))
+        for tp in dict.fromkeys(appended):
+            yield from self._complete_delayed_requests(tp, now_ms)
+        yield from self._process_log_dir_failures()
+        op = DelayedWriteTxnMarkers(reply_to, markers, errors, deadline)
+        if not self._try_complete_txn_markers(op):
+            self._delayed_txn_markers.append(op)
+            return None
+        yield from op.written_offsets_partitions()
+        return op.response()
+
+    def _try_complete_txn_markers(self, op: DelayedWriteTxnMarkers) -> bool:
+        """Each marker's DelayedProduce.tryComplete; True when none is pending."""
+        done = True
+        for _marker, produce in op.markers:
+            done = self._try_complete_produce(produce) and done
+        return done
+
+    @property
+    def delayed_txn_markers_count(self) -> int:
+        return len(self._delayed_txn_markers)
 
     # ===================================================================================== leader: ListOffsets
 
@@ -1058,6 +1169,23 @@ class ReplicaManager:
             else:
                 keep_p.append(op)
         self._delayed_produce = keep_p
+        if self._delayed_txn_markers:
+            keep_m: list[DelayedWriteTxnMarkers] = []
+            for mop in self._delayed_txn_markers:
+                watched = [op.status[tp] for _m, op in mop.markers if tp in op.status]
+                if not watched:
+                    keep_m.append(mop)
+                    continue
+                for st in watched:
+                    if st.acks_pending and leadership_changed and self._produce_outcome(tp, st.required_offset) is None:
+                        st.acks_pending = False
+                        st.response = attrs.evolve(st.response, error=Errors.NOT_LEADER_OR_FOLLOWER)
+                if self._try_complete_txn_markers(mop):
+                    yield from mop.written_offsets_partitions()
+                    yield Respond(mop.reply_to, mop.response())
+                else:
+                    keep_m.append(mop)
+            self._delayed_txn_markers = keep_m
         keep_f: list[DelayedFetch] = []
         for op in self._delayed_fetch:
             if tp not in op.keys:
@@ -1109,6 +1237,19 @@ class ReplicaManager:
             else:
                 keep_d.append(op)
         self._delayed_delete_records = keep_d
+        keep_m = []
+        for mop in self._delayed_txn_markers:
+            if mop.deadline_ms <= now_ms:
+                for _marker, op in mop.markers:
+                    for st in op.status.values():
+                        if st.acks_pending:
+                            st.acks_pending = False
+                            st.response = attrs.evolve(st.response, error=Errors.REQUEST_TIMED_OUT)
+                yield from mop.written_offsets_partitions()
+                yield Respond(mop.reply_to, mop.response())
+            else:
+                keep_m.append(mop)
+        self._delayed_txn_markers = keep_m
 
     @property
     def delayed_produce_count(self) -> int:
@@ -1515,6 +1656,7 @@ class ReplicaManager:
         due += [op.deadline_ms for op in self._delayed_produce]
         due += [op.deadline_ms for op in self._delayed_fetch]
         due += [op.deadline_ms for op in self._delayed_delete_records]
+        due += [op.deadline_ms for op in self._delayed_txn_markers]
         if self.log_manager.future_logs and alter_log_dirs.moving(self):
             # ReplicaAlterLogDirsThread: copying until every moving replica is swapped in (after a storage error,
             # once replica.fetch.backoff.ms is over)

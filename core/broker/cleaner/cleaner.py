@@ -140,6 +140,9 @@ class CleanedSegment(LogSegment):
         super().__init__(directory, base_offset, index_interval_bytes, created_ms)
         self.offset_index = _CleanedOffsetIndex(directory, base_offset)
         self.time_index = _CleanedTimeIndex(directory, base_offset)
+        # never the live segment's .txnindex (create() would remove it from under the shard): Log.replace_segments
+        # writes the cleaned segment's aborted transactions under this name
+        self.txn_index.path += CLEANED_FILE_SUFFIX
 
     @property
     def log_path(self) -> str:

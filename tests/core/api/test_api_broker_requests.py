@@ -45,6 +45,7 @@ from messages.requests import (
     UpdateMetadataRequest,
     UpdateMetadataResponse,
 )
+from messages.txn_markers import WriteTxnMarkersRequest
 
 SHARDS = 4
 BROKERS = (Broker(0, (EndPoint("127.0.0.1", 9092),)), Broker(1, (EndPoint("127.0.0.1", 9093),)))
@@ -180,7 +181,7 @@ def test_the_table_holds_every_request_type_the_replica_manager_serves_once() ->
     assert set(BROKER_REQUESTS) == {LeaderAndIsrRequest, UpdateMetadataRequest, StopReplicaRequest, FetchRequest,
                                     ProduceRequest, ListOffsetsRequest, OffsetsForLeaderEpochRequest,
                                     DescribeMetadataCacheRequest, DescribeLogDirsRequest, DeleteRecordsRequest,
-                                    AlterReplicaLogDirsRequest}
+                                    AlterReplicaLogDirsRequest, WriteTxnMarkersRequest}
     assert all(unit.request_type is t for t, unit in BROKER_REQUESTS.items())
     assert {t: u.request_type for t, u in FOLLOWER_RESPONSES.items()} == {
         FetchResponse: FetchRequest, ListOffsetsResponse: ListOffsetsRequest,

@@ -13,7 +13,7 @@ from kafka.record import MemoryRecords
 from core.api import fetch
 from core.api.registry import RequestContext
 from messages.common import Errors, TopicPartition
-from messages.replication import FetchPartition, FetchPartitionData, FetchRequest, FetchResponse
+from messages.replication import AbortedTransaction, FetchPartition, FetchPartitionData, FetchRequest, FetchResponse
 from protocol import compression
 from protocol.codec import decode_request
 from protocol.legacy_records import deep_messages, iter_messages
@@ -190,3 +190,23 @@ def test_a_consumers_v11_request_carries_its_rack_and_listener_and_the_answer_it
                     + arr([string("t") + arr([i32(0) + i16(0) + i64(9) + i64(9) + i64(0) + i32(-1) + i32(2)
                                               + blob(b"")])]))
     assert fetch.response_from_wire(11, decoded_resp) == resp
+
+
+def test_a_read_committed_answer_carries_its_aborted_transactions_and_a_read_uncommitted_one_null() -> None:
+    """FetchResponse v4+: ``aborted_transactions`` (producer_id int64, first_offset int64 each) after
+    log_start_offset: an array for READ_COMMITTED (empty when nothing was aborted in the range read), null (-1) for
+    READ_UNCOMMITTED; both read back."""
+    aborted = (AbortedTransaction(7, 0), AbortedTransaction(9, 4))
+    resp = FetchResponse((FetchPartitionData(T0, Errors.NONE, 13, 6, 0, b"", aborted_transactions=aborted),
+                          FetchPartitionData(T1, Errors.NONE, 13, 6, 0, b"", aborted_transactions=()),
+                          FetchPartitionData(U0, Errors.NONE, 13, 13, 0, b"")), Errors.NONE, 0, 0)
+    data, decoded = response_through_wire(1, 11, fetch.response_to_wire(11, resp))
+
+    def part(p: int, lso: int, aborted: bytes) -> bytes:
+        return i32(p) + i16(0) + i64(13) + i64(lso) + i64(0) + aborted + i32(-1) + blob(b"")
+
+    assert data == (i32(0) + i16(0) + i32(0)
+                    + arr([string("t") + arr([part(0, 6, arr([i64(7) + i64(0), i64(9) + i64(4)])),
+                                              part(1, 6, arr([]))]),
+                           string("u") + arr([part(0, 13, i32(-1))])]))
+    assert fetch.response_from_wire(11, decoded) == resp

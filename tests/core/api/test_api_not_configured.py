@@ -40,9 +40,6 @@ CASES: dict[int, tuple[dict[str, Any], Errors, int]] = {
          Errors.NOT_COORDINATOR, 1),
     26: ({"transactional_id": "tx", "producer_id": 5, "producer_epoch": 0, "committed": True},
          Errors.NOT_COORDINATOR, 1),
-    27: ({"markers": [{"producer_id": 5, "producer_epoch": 0, "transaction_result": True, "coordinator_epoch": 1,
-                       "topics": [{"name": "t", "partition_indexes": [0, 2]}]}]},
-         Errors.UNKNOWN_TOPIC_OR_PARTITION, 2),
     28: ({"transactional_id": "tx", "group_id": "g", "producer_id": 5, "producer_epoch": 0, "generation_id": -1,
           "member_id": "", "group_instance_id": None, "topics": [{"name": "t", "partitions": [
               {"partition_index": 0, "committed_offset": 10, "committed_leader_epoch": -1,
