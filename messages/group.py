@@ -10,6 +10,7 @@ from typing import Any
 
 from messages.common import Errors, TopicPartition
 from messages.registry import message
+from messages.transaction import TransactionCoordinatorConfig
 
 UNKNOWN_MEMBER_ID = ""  # JoinGroupRequest.UNKNOWN_MEMBER_ID
 NO_GENERATION = -1  # GroupCoordinator.NoGeneration / OffsetCommitRequest.DEFAULT_GENERATION_ID
@@ -45,10 +46,12 @@ class GroupCoordinatorConfig:
 
 @message
 class GroupCoordinatorInit:
-    """The broker process starts its group coordinator (GroupCoordinator.startup)."""
+    """The broker process starts its group coordinator (GroupCoordinator.startup). FindCoordinator, which it serves,
+    creates ``__transaction_state`` with ``transaction_config``'s settings."""
 
     broker_id: int
     config: GroupCoordinatorConfig
+    transaction_config: TransactionCoordinatorConfig = TransactionCoordinatorConfig()
 
 
 @message

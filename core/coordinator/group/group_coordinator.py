@@ -32,6 +32,7 @@ from core.effects import Cancel, Proc, ReplyHandle, Respond, Schedule
 from core.zk_client import KafkaZkClient
 from messages.common import Errors, TopicPartition
 from messages.group import (
+    COORDINATOR_TYPE_TRANSACTION,
     NO_GENERATION,
     UNKNOWN_MEMBER_ID,
     DeleteGroupsRequest,
@@ -63,6 +64,7 @@ from messages.group import (
     SyncGroupResponse,
 )
 from messages.replication import GROUP_METADATA_TOPIC_NAME
+from messages.transaction import TransactionCoordinatorConfig
 
 log = logging.getLogger("kactor.coordinator")
 
@@ -84,9 +86,13 @@ def error_response(request: Any, error: Errors) -> Any:
 class GroupCoordinator:
     """One broker's group coordinator: the groups of the __consumer_offsets partitions it leads."""
 
-    def __init__(self, broker_id: int, config: GroupCoordinatorConfig, now_ms: Callable[[], float]) -> None:
+    def __init__(self, broker_id: int, config: GroupCoordinatorConfig, now_ms: Callable[[], float],
+                 transaction_config: TransactionCoordinatorConfig | None = None) -> None:
         self.broker_id = broker_id
         self.config = config
+        # FindCoordinator's for transactional ids: __transaction_state's settings and partition count as read
+        self.transaction_config = transaction_config or TransactionCoordinatorConfig()
+        self.transaction_topic_partitions = self.transaction_config.transaction_log_num_partitions
         self.now_ms = now_ms
         self.manager = GroupMetadataManager(broker_id, config.offsets_topic_num_partitions,
                                             config.offset_commit_timeout_ms, config.offset_metadata_max_bytes, now_ms)
@@ -850,14 +856,18 @@ class GroupCoordinator:
 
     def handle_find_coordinator(self, req: FindCoordinatorRequest, reply_to: ReplyHandle) -> Proc[None]:
         """KafkaApis.handleFindCoordinatorRequest (`find_coordinator`, from ZooKeeper); the partition count of
-        ``__consumer_offsets`` it read wins over the one known. A lookup that fails is COORDINATOR_NOT_AVAILABLE,
-        which the client retries."""
+        ``__consumer_offsets`` (or ``__transaction_state``, for a transactional id) it read wins over the one known.
+        A lookup that fails is COORDINATOR_NOT_AVAILABLE, which the client retries."""
+        txn = req.key_type == COORDINATOR_TYPE_TRANSACTION
+        known = self.transaction_topic_partitions if txn else self.manager.num_partitions
         try:
-            response, count = yield from find_coordinator(self.zk, self.config, self.manager.num_partitions, req)
+            response, count = yield from find_coordinator(self.zk, self.config, known, req, self.transaction_config)
         except Exception as e:  # noqa: BLE001 - e.g. an undecodable znode: the client asks again
             log.warning("FindCoordinator failed: %s", e)
             response, count = FindCoordinatorResponse(Errors.COORDINATOR_NOT_AVAILABLE), None
-        if count is not None:
+        if count is not None and txn:
+            self.transaction_topic_partitions = count
+        elif count is not None:
             self.manager.num_partitions = count
         yield Respond(reply_to, response)
 
