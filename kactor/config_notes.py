@@ -12,7 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 _OS_BUFFERS = "kactor leaves the socket buffers at the operating system's sizes"
-_NO_TRANSACTIONS = "kactor has no transaction coordinator yet, so no __transaction_state topic is created"
+_NO_TRANSACTIONS = "kactor's transaction coordinator does not act on this setting"
 _NO_CLEANER = "kactor has no log cleaner: compacted topics are not compacted"
 _CLIENT_QUOTAS = ("kactor takes client quotas from /config/users and /config/clients only; the static defaults and "
                   "quota.window.* keep Kafka's defaults")

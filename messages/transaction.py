@@ -48,6 +48,7 @@ class TransactionCoordinatorInit:
     broker_id: int
     config: TransactionCoordinatorConfig
     offsets_topic_num_partitions: int = 50  # for AddOffsetsToTxn's __consumer_offsets partition of a group
+    inter_broker_listener_name: str = "PLAINTEXT"  # the listener the markers are sent on
 
 
 @message
@@ -113,3 +114,40 @@ class TxnMarkerEntry:
     coordinator_epoch: int
     committed: bool
     partitions: tuple[TopicPartition, ...]
+
+
+@message
+class WriteTxnMarkersOutbound:
+    """The WriteTxnMarkers request (key 27) a transaction coordinator sends to a partition leader
+    (core/api/write_txn_markers_sender.py puts it on the wire)."""
+
+    markers: tuple[TxnMarkerEntry, ...]
+
+
+@message
+class WriteTxnMarkersOutboundResponse:
+    """Its answer: each partition's error, as (producer id, partition, error)."""
+
+    errors: tuple[tuple[int, TopicPartition, Errors], ...]
+
+
+@message
+class TxnMarkerChannelStart:
+    """A TransactionMarkerChannelActor's broker, the listener it reaches it on, and how long it waits for an answer
+    (request.timeout.ms)."""
+
+    broker: Any
+    listener_name: str
+    request_timeout_ms: float
+    coordinator: str
+
+
+@message
+class TxnMarkersAnswered:
+    """A TransactionMarkerChannelActor to its coordinator: the answer to ``markers`` (each partition's error as
+    (producer id, partition, error)), or None when the request failed (disconnected, timed out): the markers are
+    sent again, to the leaders found then."""
+
+    broker_id: int
+    markers: tuple[TxnMarkerEntry, ...]
+    errors: tuple[tuple[int, TopicPartition, Errors], ...] | None
