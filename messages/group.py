@@ -202,6 +202,26 @@ class OffsetCommitResponse:
 
 
 @message
+class TxnOffsetCommitRequest:
+    """TxnOffsetCommit (KIP-98; KIP-447's member, generation and instance id from v3): offsets committed inside the
+    producer's transaction, pending until its marker."""
+
+    transactional_id: str
+    group_id: str
+    producer_id: int
+    producer_epoch: int
+    partitions: tuple[OffsetCommitPartition, ...]
+    generation_id: int = NO_GENERATION
+    member_id: str = UNKNOWN_MEMBER_ID
+    group_instance_id: str | None = None
+
+
+@message
+class TxnOffsetCommitResponse:
+    partitions: tuple[OffsetCommitPartitionResponse, ...]
+
+
+@message
 class OffsetFetchRequest:
     group_id: str
     partitions: tuple[TopicPartition, ...] | None  # None: every partition the group committed (v2+)

@@ -62,6 +62,8 @@ from messages.group import (
     OffsetFetchResponse,
     SyncGroupRequest,
     SyncGroupResponse,
+    TxnOffsetCommitRequest,
+    TxnOffsetCommitResponse,
 )
 from messages.replication import GROUP_METADATA_TOPIC_NAME
 from messages.transaction import TransactionCoordinatorConfig
@@ -733,6 +735,47 @@ class GroupCoordinator:
             yield from self._complete_and_schedule_next_heartbeat(group, group.get(req.member_id))
             yield answer((yield from self.manager.store_offsets(group, offsets)))
 
+    def handle_txn_commit_offsets(self, req: TxnOffsetCommitRequest, reply_to: ReplyHandle) -> Proc[None]:
+        """GroupCoordinator.handleTxnCommitOffsets + doTxnCommitOffsets: the offsets are written in the producer's
+        transaction (a transactional batch) and stay pending in the group until its marker
+        (`GroupMetadataManager.handle_txn_completion`). A group that does not exist is created Empty."""
+        tps = tuple(p.tp for p in req.partitions)
+
+        def answer(errors: dict[TopicPartition, Errors] | Errors) -> Respond:
+            per = errors if isinstance(errors, dict) else dict.fromkeys(tps, errors)
+            return Respond(reply_to, TxnOffsetCommitResponse(tuple(OffsetCommitPartitionResponse(tp, per[tp])
+                                                                   for tp in tps)))
+
+        error = self._validate(req.group_id)
+        if error is not None:
+            yield answer(error)
+            return
+        now = int(self.now_ms())
+        offsets = {p.tp: OffsetAndMetadata(p.committed_offset, p.committed_leader_epoch, p.committed_metadata or "",
+                                           now) for p in req.partitions}
+        group = self.manager.groups.get(req.group_id)
+        if group is None:
+            group = self.manager.add_group(GroupMetadata(req.group_id, GroupState.EMPTY, self.now_ms()))
+        if group.is_(GroupState.DEAD):
+            yield answer(Errors.COORDINATOR_NOT_AVAILABLE)
+        elif group.is_static_member_fenced(req.member_id, req.group_instance_id):
+            yield answer(Errors.FENCED_INSTANCE_ID)
+        elif req.member_id != UNKNOWN_MEMBER_ID and not group.has(req.member_id):
+            yield answer(Errors.UNKNOWN_MEMBER_ID)
+        elif req.generation_id >= 0 and req.generation_id != group.generation_id:
+            yield answer(Errors.ILLEGAL_GENERATION)
+        else:
+            yield answer((yield from self.manager.store_offsets(group, offsets, req.producer_id, req.producer_epoch)))
+
+    def handle_txn_completion(self, producer_id: int, completed_partitions: set[int], is_commit: bool) -> Proc[None]:
+        """GroupCoordinator.scheduleHandleTxnCompletion: a transaction's COMMIT / ABORT marker was written to these
+        __consumer_offsets partitions (the entry point for the leader's marker effect)."""
+        done = self.manager.handle_txn_completion(producer_id, completed_partitions, is_commit)
+        log.debug("Completed transactional offsets of producer %d in groups %s (%s)", producer_id, done,
+                  "commit" if is_commit else "abort")
+        return
+        yield
+
     def handle_fetch_offsets(self, req: OffsetFetchRequest, reply_to: ReplyHandle) -> Proc[None]:
         """GroupCoordinator.handleFetchOffsets + GroupMetadataManager.getOffsets: the committed offset of each
         partition asked (-1 with empty metadata when there is none), or every committed one (partitions None)."""
@@ -902,6 +945,8 @@ GROUP_REQUESTS: dict[type, GroupApi] = {
     FindCoordinatorRequest: GroupApi(GroupCoordinator.handle_find_coordinator,
                                      lambda r, e: FindCoordinatorResponse(e)),
     OffsetDeleteRequest: GroupApi(GroupCoordinator.handle_delete_offsets, lambda r, e: OffsetDeleteResponse(e)),
+    TxnOffsetCommitRequest: GroupApi(GroupCoordinator.handle_txn_commit_offsets, lambda r, e: TxnOffsetCommitResponse(
+        tuple(OffsetCommitPartitionResponse(p.tp, e) for p in r.partitions))),
 }
 
 
