@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 
 import pytest
-from kafka_clients_helpers import bootstrap
+from kafka_clients_helpers import bootstrap, closing_producer
 
 from core.coordinator.group.group_metadata_manager import partition_for
 from core.coordinator.transaction.transaction_log import read_txn_record_key, read_txn_record_value
@@ -50,18 +50,18 @@ def test_a_transactional_producer_initialises_and_commits_through_the_coordinato
     c = start_cluster(1, overrides=(f"transaction.state.log.num.partitions={PARTITIONS}",
                                     "transaction.state.log.replication.factor=1", "transaction.state.log.min.isr=1"))
     c.create_topic("t", partitions=1, replication_factor=1)
-    producer = Producer({"bootstrap.servers": bootstrap(c), "transactional.id": TXN_ID,
-                         "transaction.timeout.ms": 60000})
-    producer.init_transactions(60)
-    # FindCoordinator created __transaction_state with the transaction topic's configs
-    assert c.assignment("__transaction_state") == {p: [0] for p in range(PARTITIONS)}
-    assert c.json("/config/topics/__transaction_state")["config"] == {
-        "unclean.leader.election.enable": "false", "compression.type": "uncompressed", "cleanup.policy": "compact",
-        "min.insync.replicas": "1", "segment.bytes": "104857600"}
-    producer.begin_transaction()
-    for i in range(3):
-        producer.produce("t", value=f"v{i}".encode(), partition=0)
-    producer.commit_transaction(60)  # EndTxn answered once PrepareCommit is written
+    with closing_producer(Producer({"bootstrap.servers": bootstrap(c), "transactional.id": TXN_ID,
+                                    "transaction.timeout.ms": 60000})) as producer:
+        producer.init_transactions(60)
+        # FindCoordinator created __transaction_state with the transaction topic's configs
+        assert c.assignment("__transaction_state") == {p: [0] for p in range(PARTITIONS)}
+        assert c.json("/config/topics/__transaction_state")["config"] == {
+            "unclean.leader.election.enable": "false", "compression.type": "uncompressed",
+            "cleanup.policy": "compact", "min.insync.replicas": "1", "segment.bytes": "104857600"}
+        producer.begin_transaction()
+        for i in range(3):
+            producer.produce("t", value=f"v{i}".encode(), partition=0)
+        producer.commit_transaction(60)  # EndTxn answered once PrepareCommit is written
 
     p = partition_for(TXN_ID, PARTITIONS)
     records = c.wait(lambda: (r := _txn_records(c, p)) and len(r) >= 3 and r, what="three transaction records")
@@ -74,9 +74,9 @@ def test_a_transactional_producer_initialises_and_commits_through_the_coordinato
     assert ongoing.topic_partitions == prepare.topic_partitions == frozenset({TopicPartition("t", 0)})
     assert prepare.txn_start_timestamp == ongoing.txn_start_timestamp > 0
 
-    # an idempotent producer gets its producer id from the same coordinator, a different one
-    idem = Producer({"bootstrap.servers": bootstrap(c), "enable.idempotence": True})
+    # an idempotent producer gets its producer id from the same coordinator, and its records are acknowledged
     delivered = []
-    idem.produce("t", value=b"idem", partition=0, on_delivery=lambda err, msg: delivered.append(err))
-    assert idem.flush(60) == 0
+    with closing_producer(Producer({"bootstrap.servers": bootstrap(c), "enable.idempotence": True})) as idem:
+        idem.produce("t", value=b"idem", partition=0, on_delivery=lambda err, msg: delivered.append(err))
+        assert idem.flush(60) == 0
     assert delivered == [None]
