@@ -20,8 +20,8 @@ from messages.net import NetClose, NetResponse, NetSend, NetSendFailed
 from messages.runtime import TimerFired
 from messages.transaction import (
     TxnMarkerChannelStart,
-    TxnMarkerEntry,
     TxnMarkersAnswered,
+    TxnMarkerToWrite,
     WriteTxnMarkersOutbound,
     WriteTxnMarkersOutboundResponse,
 )
@@ -36,8 +36,8 @@ class TransactionMarkerChannelActor(KActor):
         self.endpoint: EndPoint | None = None
         self.coordinator = names.TRANSACTION_COORDINATOR
         self.timeout_ms = 30000.0
-        self.queue: list[TxnMarkerEntry] = []
-        self.in_flight: tuple[TxnMarkerEntry, ...] | None = None
+        self.queue: list[TxnMarkerToWrite] = []
+        self.in_flight: tuple[TxnMarkerToWrite, ...] | None = None
         self.request_id = 0
 
     def on_TxnMarkerChannelStart(self, msg: TxnMarkerChannelStart, sender: str) -> None:

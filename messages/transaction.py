@@ -106,8 +106,8 @@ class EndTxnResponse:
 
 
 @message
-class TxnMarkerEntry:
-    """One marker of a WriteTxnMarkers request (Kafka's WriteTxnMarkersRequest.TxnMarkerEntry)."""
+class TxnMarkerToWrite:
+    """One marker of a WriteTxnMarkers request the coordinator sends (Kafka's WriteTxnMarkersRequest.TxnMarkerEntry)."""
 
     producer_id: int
     producer_epoch: int
@@ -121,7 +121,7 @@ class WriteTxnMarkersOutbound:
     """The WriteTxnMarkers request (key 27) a transaction coordinator sends to a partition leader
     (core/api/write_txn_markers_sender.py puts it on the wire)."""
 
-    markers: tuple[TxnMarkerEntry, ...]
+    markers: tuple[TxnMarkerToWrite, ...]
 
 
 @message
@@ -149,5 +149,5 @@ class TxnMarkersAnswered:
     sent again, to the leaders found then."""
 
     broker_id: int
-    markers: tuple[TxnMarkerEntry, ...]
+    markers: tuple[TxnMarkerToWrite, ...]
     errors: tuple[tuple[int, TopicPartition, Errors], ...] | None

@@ -28,7 +28,7 @@ from messages.transaction import (
     InitProducerIdResponse,
     TransactionCoordinatorConfig,
     TransactionCoordinatorInit,
-    TxnMarkerEntry,
+    TxnMarkerToWrite,
     WriteTxnMarkersOutbound,
     WriteTxnMarkersOutboundResponse,
 )
@@ -90,7 +90,7 @@ def test_a_transaction_commits_through_the_marker_channel_of_the_partitions_lead
     # the marker goes to t-0's leader, broker 2, through its channel, at coordinator epoch 4
     (send,) = _sends(rt)
     assert (send.host, send.port, send.reply_to) == ("127.0.0.1", 9092, "txn-marker-channel-2")
-    assert send.body == WriteTxnMarkersOutbound((TxnMarkerEntry(0, 0, 4, True, (T0,)),))
+    assert send.body == WriteTxnMarkersOutbound((TxnMarkerToWrite(0, 0, 4, True, (T0,)),))
     # the connection fails: the markers go back to the coordinator, which sends them again after its backoff
     rt.deliver("txn-marker-channel-2", NetSendFailed(send.request_id, "refused"), "edge:net")
     retry = [m for m in rt.instances["timer"].received if getattr(m, "key", "") == "txn-markers-retry"]

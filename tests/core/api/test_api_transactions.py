@@ -21,7 +21,7 @@ from messages.transaction import (
     EndTxnResponse,
     InitProducerIdRequest,
     InitProducerIdResponse,
-    TxnMarkerEntry,
+    TxnMarkerToWrite,
     WriteTxnMarkersOutbound,
     WriteTxnMarkersOutboundResponse,
 )
@@ -90,8 +90,8 @@ def test_an_idempotent_producers_init_producer_id_has_no_transactional_id():
 def test_write_txn_markers_as_the_coordinator_sends_it():
     spec = spec_for_type(WriteTxnMarkersOutbound)
     assert (spec.api_key, spec.send_version) == (27, 0)
-    request = WriteTxnMarkersOutbound((TxnMarkerEntry(5, 1, 7, True, (T0, U3, T1)),
-                                       TxnMarkerEntry(6, 0, 7, False, (T0,))))
+    request = WriteTxnMarkersOutbound((TxnMarkerToWrite(5, 1, 7, True, (T0, U3, T1)),
+                                       TxnMarkerToWrite(6, 0, 7, False, (T0,))))
     decoded, _ = decode_request(27, 0, encode_request(27, 0, spec.request_to_wire(request)))
     assert decoded["markers"] == [
         {"producer_id": 5, "producer_epoch": 1, "transaction_result": True, "coordinator_epoch": 7,
