@@ -22,13 +22,15 @@ def broker_actor_classes() -> tuple[tuple[type, str], ...]:
     from actors.replica_manager_actor import ReplicaManagerActor
     from actors.timer_actor import TimerActor
     from actors.topic_deletion_actor import TopicDeletionActor
+    from actors.transaction_coordinator_actor import TransactionCoordinatorActor
     from actors.zk_bridge_actor import ZkBridgeActor
 
     return ((ZkBridgeActor, names.ZK), (TimerActor, names.TIMER), (NetworkActor, names.NET),
             (MetricsActor, names.METRICS), (ObserverActor, names.STATE_CHANGE_LOG),
             (ReplicaManagerActor, names.REPLICA_MANAGER), (ControllerActor, names.CONTROLLER),
             (TopicDeletionActor, names.TOPIC_DELETION), (KafkaServerActor, names.KAFKA_SERVER),
-            (ConfigManagerActor, names.CONFIG_MANAGER), (GroupCoordinatorActor, names.GROUP_COORDINATOR))
+            (ConfigManagerActor, names.CONFIG_MANAGER), (GroupCoordinatorActor, names.GROUP_COORDINATOR),
+            (TransactionCoordinatorActor, names.TRANSACTION_COORDINATOR))
 
 
 def spawn_broker_actors(rt: Runtime) -> None:

@@ -18,6 +18,7 @@ from core.effects import BrokerEpochChanged, Cancel, Enqueue, Reconfigure, Respo
 from messages.dynamic_config import LogConfigDefaultsChanged, TopicConfigChanged
 from messages.quota import ClientQuotaConfigChanged, ReplicationQuotasChanged
 from messages.replication import LeadershipChange
+from messages.topic import GROUP_METADATA_TOPIC_NAME, TRANSACTION_STATE_TOPIC_NAME
 from messages.txn_markers import TxnMarkersWritten
 
 # DynamicBrokerConfig's reconfigurables and TopicConfigHandler's targets: the replica manager's shards hold the logs
@@ -35,6 +36,13 @@ ROUTE_ACTORS: dict[Route, str] = {
     Route.REPLICA_MANAGER: names.REPLICA_MANAGER,
     Route.CONTROLLER: names.CONTROLLER,
     Route.GROUP_COORDINATOR: names.GROUP_COORDINATOR,
+    Route.TRANSACTION_COORDINATOR: names.TRANSACTION_COORDINATOR,
+}
+
+# KafkaApis' onLeadershipChange: the coordinator of each internal topic's partitions
+LEADERSHIP_LISTENERS: dict[str, str] = {
+    GROUP_METADATA_TOPIC_NAME: names.GROUP_COORDINATOR,
+    TRANSACTION_STATE_TOPIC_NAME: names.TRANSACTION_COORDINATOR,
 }
 
 
@@ -52,8 +60,8 @@ def routes(effect: Any) -> tuple[tuple[str, Any], ...] | None:
         return ((names.CONTROLLER, effect.event),)
     if isinstance(effect, BrokerEpochChanged):
         return tuple((name, effect.registered) for name in names.BROKER_EPOCH_LISTENERS)
-    if isinstance(effect, LeadershipChange):  # KafkaApis' onLeadershipChange → GroupCoordinator
-        return ((names.GROUP_COORDINATOR, effect),)
+    if isinstance(effect, LeadershipChange):  # KafkaApis' onLeadershipChange → Group/TransactionCoordinator
+        return ((LEADERSHIP_LISTENERS[effect.topic], effect),)
     if isinstance(effect, TxnMarkersWritten):  # WriteTxnMarkers → GroupCoordinator.scheduleHandleTxnCompletion
         return ((names.GROUP_COORDINATOR, effect),)
     if isinstance(effect, Reconfigure):

@@ -117,7 +117,7 @@ class GroupCoordinatorActor(KActor):
         })
 
     def on_GroupCoordinatorInit(self, msg: GroupCoordinatorInit, sender: str) -> None:
-        self.coordinator = GroupCoordinator(msg.broker_id, msg.config, self.now_ms)
+        self.coordinator = GroupCoordinator(msg.broker_id, msg.config, self.now_ms, msg.transaction_config)
         self.driver.run(self.coordinator.startup(self.coordinator.zk), self._done)
 
     # -- inputs ------------------------------------------------------------------------------------------------------

@@ -21,15 +21,22 @@ TOPIC_DELETION = "topic-deletion"  # TopicDeletionActor: TopicDeletionManager
 KAFKA_SERVER = "kafka-server"  # KafkaServerActor: KafkaServer.startup / controlledShutdown
 CONFIG_MANAGER = "config-manager"  # ConfigManagerActor: DynamicConfigManager
 GROUP_COORDINATOR = "group-coordinator"  # GroupCoordinatorActor: GroupCoordinator + GroupMetadataManager
+TRANSACTION_COORDINATOR = "transaction-coordinator"  # TransactionCoordinatorActor: TransactionCoordinator
 
 # -- actors spawned at run time, one per broker / shard ------------------------------------------------------------
 CHANNEL_PREFIX = "channel-"  # BrokerChannelActor: the controller's RequestSendThread to one broker
 SHARD_PREFIX = "partition-"  # PartitionActor: one shard of the replica manager's partitions
+TXN_MARKER_CHANNEL_PREFIX = "txn-marker-channel-"  # TransactionMarkerChannelActor: markers to one broker
 
 
 def channel(broker_id: int) -> str:
     """The BrokerChannelActor of the controller's channel to ``broker_id``."""
     return f"{CHANNEL_PREFIX}{broker_id}"
+
+
+def txn_marker_channel(broker_id: int) -> str:
+    """The TransactionMarkerChannelActor sending the transaction coordinator's markers to ``broker_id``."""
+    return f"{TXN_MARKER_CHANNEL_PREFIX}{broker_id}"
 
 
 def shard(index: int) -> str:

@@ -54,19 +54,17 @@ def registration_json(config: KafkaConfig, now_ms: int, bound_ports: dict[str, i
 
 
 def plug_admin_manager(rt: Runtime, cfg: KafkaConfig, transport: Any) -> Callable[[], None]:
-    """The admin APIs' edge handlers: an AdminManager on a ZooKeeper session of its own (its requests wait on
-    ZooKeeper in the transport's handler threads, never in an actor), with the broker's ProducerIdManager, handing
-    controller events to this broker's controller as network inputs. Returns the closer of its session."""
-    from edges.producer_id_manager import ProducerIdManager
+    """The admin APIs' edge handler: an AdminManager on a ZooKeeper session of its own (its requests wait on
+    ZooKeeper in the transport's handler threads, never in an actor), handing controller events to this broker's
+    controller as network inputs. Returns the closer of its session."""
     from kactor.admin.admin_manager import AdminManager
     from zk_bridge.executor import connect
 
     client = connect(cfg["zookeeper.connect"], cfg["zookeeper.session.timeout.ms"],
                      cfg["zookeeper.connection.timeout.ms"] / 1000.0, allow_remote=not cfg.loopback_only)
-    manager = AdminManager(client, cfg, ProducerIdManager(client, cfg.broker_id),
+    manager = AdminManager(client, cfg,
                            controller_events=lambda event: rt.inject(names.CONTROLLER, event, names.EDGE_NET))
     transport.add_edge_handler("admin", manager.handle_request)
-    transport.add_edge_handler("producer_id", manager.handle_request)
     return lambda: (client.stop(), client.close())
 
 
@@ -331,6 +329,7 @@ def startup_inputs(cfg: KafkaConfig, registration: str) -> list[tuple[str, Any]]
             (names.REPLICA_MANAGER, _replica_manager_init(cfg)),
             (names.CONFIG_MANAGER, config_manager_init(cfg)),
             (names.GROUP_COORDINATOR, group_coordinator_init(cfg)),
+            (names.TRANSACTION_COORDINATOR, transaction_coordinator_init(cfg)),
             (names.KAFKA_SERVER, BrokerStartup(
                 cfg.broker_id, registration, cfg["controlled.shutdown.enable"],
                 cfg["controlled.shutdown.max.retries"], cfg["controlled.shutdown.retry.backoff.ms"],
@@ -338,10 +337,21 @@ def startup_inputs(cfg: KafkaConfig, registration: str) -> list[tuple[str, Any]]
 
 
 def group_coordinator_init(cfg: KafkaConfig) -> Any:
-    """The group coordinator's start: GroupCoordinator.startup with the broker's group.* and offsets.* settings."""
+    """The group coordinator's start: GroupCoordinator.startup with the broker's group.* and offsets.* settings (and
+    transaction.state.log.*, for FindCoordinator's creation of __transaction_state)."""
     from messages.group import GroupCoordinatorConfig, GroupCoordinatorInit
+    from messages.transaction import TransactionCoordinatorConfig
 
-    return GroupCoordinatorInit(cfg.broker_id, GroupCoordinatorConfig.from_kafka_config(cfg))
+    return GroupCoordinatorInit(cfg.broker_id, GroupCoordinatorConfig.from_kafka_config(cfg),
+                                TransactionCoordinatorConfig.from_kafka_config(cfg))
+
+
+def transaction_coordinator_init(cfg: KafkaConfig) -> Any:
+    """The transaction coordinator's start: TransactionCoordinator.startup with the broker's transaction.* settings."""
+    from messages.transaction import TransactionCoordinatorConfig, TransactionCoordinatorInit
+
+    return TransactionCoordinatorInit(cfg.broker_id, TransactionCoordinatorConfig.from_kafka_config(cfg),
+                                      cfg["offsets.topic.num.partitions"], cfg.inter_broker_listener_name)
 
 
 def config_manager_init(cfg: KafkaConfig) -> Any:

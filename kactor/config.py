@@ -44,6 +44,11 @@ def _int(lo: int | None = None, hi: int | None = None) -> Callable[[str, str], i
     return parse
 
 
+def _kafkas(key: str, text: str) -> Any:
+    """Kafka's own parser and validator of the key (its type, range and words)."""
+    return KAFKA_CONFIGS[key].parse(text)
+
+
 def _bool(key: str, text: str) -> bool:
     t = text.strip().lower()
     if t not in ("true", "false"):
@@ -162,6 +167,16 @@ CONFIG_DEFS: dict[str, tuple[Callable[[str, str], Any], Any]] = {
     "group.min.session.timeout.ms": (_int(0), 6000),
     "group.max.session.timeout.ms": (_int(0), 1800000),
     "group.max.size": (_int(1), 2147483647),
+    # the transaction coordinator (TransactionConfig)
+    "transactional.id.expiration.ms": (_kafkas, 604800000),
+    "transaction.max.timeout.ms": (_kafkas, 900000),
+    "transaction.state.log.num.partitions": (_kafkas, 50),
+    "transaction.state.log.replication.factor": (_kafkas, 3),
+    "transaction.state.log.segment.bytes": (_kafkas, 104857600),
+    "transaction.state.log.load.buffer.size": (_kafkas, 5242880),
+    "transaction.state.log.min.isr": (_kafkas, 2),
+    "transaction.abort.timed.out.transaction.cleanup.interval.ms": (_kafkas, 10000),
+    "transaction.remove.expired.transaction.cleanup.interval.ms": (_kafkas, 3600000),
     # client quotas (ClientQuotaManagerConfig; quota.*.default are 2.6's deprecated static client-id defaults)
     "quota.window.num": (_int(1), 11),
     "quota.window.size.seconds": (_int(1), 1),

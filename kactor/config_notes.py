@@ -12,10 +12,11 @@ from collections.abc import Callable
 from typing import Any
 
 _OS_BUFFERS = "kactor leaves the socket buffers at the operating system's sizes"
-_NO_TRANSACTIONS = "kactor has no transaction coordinator yet, so no __transaction_state topic is created"
+_NO_TRANSACTIONS = "kactor's transaction coordinator does not act on this setting"
 _CLIENT_QUOTAS = ("kactor takes client quotas from /config/users and /config/clients only; the static defaults and "
                   "quota.window.* keep Kafka's defaults")
-_NO_LOG_DIR_THROTTLE = "kactor does not throttle moves between log dirs (AlterReplicaLogDirs copies at full speed)"
+_NO_LOG_DIR_THROTTLE = ("kactor measures replica.alter.log.dirs.io.max.bytes.per.second over the replication quota's "
+                        "window (replication.quota.window.*)")
 _NO_SSL_SASL = "kactor serves PLAINTEXT listeners only, so SSL and SASL settings have nothing to apply to"
 _LISTENERS_ONLY = ("kactor binds what listeners says (Kafka 2.6 reads port, host.name and their advertised forms only "
                    "when listeners is not set)")
@@ -40,7 +41,8 @@ NOTES: dict[str, str] = {
                       "not in a request-handler pool",
     "background.threads": "kactor runs its periodic tasks in its actors",
     "num.recovery.threads.per.data.dir": "kactor loads each log in the actor that hosts its partition",
-    "num.replica.alter.log.dirs.threads": "kactor moves no replica between log directories",
+    "num.replica.alter.log.dirs.threads": "kactor's partition shards copy the replicas moving between log dirs in "
+                                          "their scheduled tasks, one at a time per shard",
     "socket.send.buffer.bytes": _OS_BUFFERS,
     "socket.receive.buffer.bytes": _OS_BUFFERS,
     "replica.socket.receive.buffer.bytes": _OS_BUFFERS,

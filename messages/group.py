@@ -10,6 +10,7 @@ from typing import Any
 
 from messages.common import Errors, TopicPartition
 from messages.registry import message
+from messages.transaction import TransactionCoordinatorConfig
 
 UNKNOWN_MEMBER_ID = ""  # JoinGroupRequest.UNKNOWN_MEMBER_ID
 NO_GENERATION = -1  # GroupCoordinator.NoGeneration / OffsetCommitRequest.DEFAULT_GENERATION_ID
@@ -45,10 +46,12 @@ class GroupCoordinatorConfig:
 
 @message
 class GroupCoordinatorInit:
-    """The broker process starts its group coordinator (GroupCoordinator.startup)."""
+    """The broker process starts its group coordinator (GroupCoordinator.startup). FindCoordinator, which it serves,
+    creates ``__transaction_state`` with ``transaction_config``'s settings."""
 
     broker_id: int
     config: GroupCoordinatorConfig
+    transaction_config: TransactionCoordinatorConfig = TransactionCoordinatorConfig()
 
 
 @message
@@ -195,6 +198,26 @@ class OffsetCommitPartitionResponse:
 
 @message
 class OffsetCommitResponse:
+    partitions: tuple[OffsetCommitPartitionResponse, ...]
+
+
+@message
+class TxnOffsetCommitRequest:
+    """TxnOffsetCommit (KIP-98; KIP-447's member, generation and instance id from v3): offsets committed inside the
+    producer's transaction, pending until its marker."""
+
+    transactional_id: str
+    group_id: str
+    producer_id: int
+    producer_epoch: int
+    partitions: tuple[OffsetCommitPartition, ...]
+    generation_id: int = NO_GENERATION
+    member_id: str = UNKNOWN_MEMBER_ID
+    group_instance_id: str | None = None
+
+
+@message
+class TxnOffsetCommitResponse:
     partitions: tuple[OffsetCommitPartitionResponse, ...]
 
 

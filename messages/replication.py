@@ -216,13 +216,15 @@ from messages.topic import GROUP_METADATA_TOPIC_NAME  # noqa: E402,F401 - re-exp
 
 @message
 class LeadershipChange:
-    """KafkaApis.handleLeaderAndIsrRequest's ``onLeadershipChange`` after becomeLeaderOrFollower, for the group
-    coordinator: the ``__consumer_offsets`` partitions this broker became leader of (``elected``:
-    (partition, leader epoch), GroupCoordinator.onElection) and became a follower of (``resigned``:
-    (partition, leader epoch), onResignation). Each replica-manager shard sends its own partitions' part."""
+    """KafkaApis.handleLeaderAndIsrRequest's ``onLeadershipChange`` after becomeLeaderOrFollower, for the
+    coordinator of ``topic`` (``__consumer_offsets``: the group coordinator; ``__transaction_state``: the transaction
+    coordinator): the partitions this broker became leader of (``elected``: (partition, leader epoch), onElection)
+    and became a follower of (``resigned``: (partition, leader epoch), onResignation). Each replica-manager shard
+    sends its own partitions' part."""
 
     elected: tuple[tuple[int, int], ...]
     resigned: tuple[tuple[int, int], ...]
+    topic: str = GROUP_METADATA_TOPIC_NAME
 
 
 @message

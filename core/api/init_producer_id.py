@@ -1,29 +1,37 @@
-"""InitProducerId (v0-3): a producer id for an idempotent producer, served by the AdminManager, which hands ids out of
-the broker's ProducerIdManager block (edges/producer_id_manager.py). Its own edge handler ("edge:producer_id"), so
-that a producer's first request never waits behind an admin request that waits for the controller (the transport
-runs each edge handler's requests in order on one thread; Kafka parks those in a purgatory instead)."""
+"""InitProducerId (22, v0-3) as Kafka 2.6 serves it, routed to the transaction coordinator
+(KafkaApis.handleInitProducerIdRequest → TransactionCoordinator.handleInitProducerId): an idempotent producer (no
+transactional id) gets a new producer id at epoch 0; a transactional one its id's producer id with the epoch bumped
+(KIP-360 on v3: with the producer's current id and epoch). v1 is v0; v2 is flexible; v3 adds the producer's id and
+epoch."""
 
 from __future__ import annotations
 
-from core.api.admin import Body, fit_response, passthrough
-from core.api.registry import ApiSpec, register
+from typing import Any
+
+from core.api.admin import fit_response
+from core.api.registry import ApiSpec, RequestContext, Route, register
+from core.api.topic_groups import error_of
+from messages.transaction import NO_PRODUCER_EPOCH, NO_PRODUCER_ID, InitProducerIdRequest, InitProducerIdResponse
 
 INIT_PRODUCER_ID = 22
-ROUTE = "edge:producer_id"
-NO_PRODUCER_ID = -1  # RecordBatch.NO_PRODUCER_ID
-NO_PRODUCER_EPOCH = -1  # RecordBatch.NO_PRODUCER_EPOCH
 
 
-def response_to_wire(version: int, body: Body) -> Body:
-    return fit_response(INIT_PRODUCER_ID, version, body)
+def request_from_wire(version: int, body: dict[str, Any], ctx: RequestContext | None = None
+                      ) -> InitProducerIdRequest:
+    return InitProducerIdRequest(body.get("transactional_id"), body.get("transaction_timeout_ms", 0),
+                                 body.get("producer_id", NO_PRODUCER_ID), body.get("producer_epoch", NO_PRODUCER_EPOCH))
 
 
-def error_response(version: int, body: Body, error_code: int) -> Body:
+def response_to_wire(version: int, response: InitProducerIdResponse) -> dict[str, Any]:
+    return fit_response(INIT_PRODUCER_ID, version, {"throttle_time_ms": 0, "error_code": int(response.error),
+                                                    "producer_id": response.producer_id,
+                                                    "producer_epoch": response.producer_epoch})
+
+
+def error_response(version: int, body: dict[str, Any], error_code: int) -> dict[str, Any]:
     """InitProducerIdRequest.getErrorResponse: the error with no producer id and no epoch."""
-    return fit_response(INIT_PRODUCER_ID, version, {"throttle_time_ms": 0, "error_code": error_code,
-                                                    "producer_id": NO_PRODUCER_ID,
-                                                    "producer_epoch": NO_PRODUCER_EPOCH})
+    return response_to_wire(version, InitProducerIdResponse(error_of(error_code)))
 
 
-register(ApiSpec(api_key=INIT_PRODUCER_ID, route=ROUTE, request_from_wire=passthrough(INIT_PRODUCER_ID),
+register(ApiSpec(api_key=INIT_PRODUCER_ID, route=Route.TRANSACTION_COORDINATOR, request_from_wire=request_from_wire,
                  response_to_wire=response_to_wire, error_response=error_response))

@@ -36,6 +36,7 @@ class Route(enum.Enum):
     REPLICA_MANAGER = enum.auto()  # ReplicaManager (and KafkaApis' MetadataCache)
     CONTROLLER = enum.auto()  # KafkaController
     GROUP_COORDINATOR = enum.auto()  # GroupCoordinator
+    TRANSACTION_COORDINATOR = enum.auto()  # TransactionCoordinator
 
 
 # kactor-private api keys (core/api/kactor_private.py): served with their own ``body_codec``, never advertised
@@ -139,6 +140,20 @@ def register(spec: ApiSpec) -> None:
             raise ValueError(f"{spec.request_type.__name__} is sent as both {other.name} and {spec.name}")
         _BY_TYPE[spec.request_type] = spec
     _BY_KEY[spec.api_key] = spec
+
+
+def register_outbound(spec: ApiSpec) -> None:
+    """Send ``spec.request_type`` as ``spec.api_key`` for an API whose serving side another module registers (or
+    that this broker does not serve): WriteTxnMarkers, which the transaction coordinator sends and the partition
+    leader's module serves. Only `spec_for_type` finds it."""
+    if spec.request_type is None or spec.send_version is None or spec.request_to_wire is None \
+            or spec.response_from_wire is None:
+        raise ValueError(f"{spec.name}: an outbound spec needs request_type, send_version, request_to_wire and "
+                         "response_from_wire")
+    other = _BY_TYPE.get(spec.request_type)
+    if other is not None and other != spec:
+        raise ValueError(f"{spec.request_type.__name__} is sent by two specs")
+    _BY_TYPE[spec.request_type] = spec
 
 
 def spec_for_key(api_key: int) -> ApiSpec | None:

@@ -114,7 +114,7 @@ from messages.requests import (
     UpdateMetadataRequest,
     UpdateMetadataResponse,
 )
-from messages.topic import INTERNAL_TOPICS
+from messages.topic import INTERNAL_TOPICS, TRANSACTION_STATE_TOPIC_NAME
 from messages.txn_markers import (
     TxnMarkerEntry,
     TxnMarkerPartitionResult,
@@ -498,14 +498,16 @@ class ReplicaManager:
         for p in became_followers:
             yield from self._complete_delayed_requests(p.topic_partition, now_ms, leadership_changed=True)
         yield from self._process_log_dir_failures()
-        # KafkaApis' onLeadershipChange: the group coordinator loads the __consumer_offsets partitions this broker
-        # now leads (GroupCoordinator.onElection) and unloads those it now follows (onResignation)
-        elected = tuple((p.topic_partition.partition, p.leader_epoch) for p in became_leaders
-                        if p.topic_partition.topic == GROUP_METADATA_TOPIC_NAME)
-        resigned = tuple((p.topic_partition.partition, p.leader_epoch) for p in became_followers
-                         if p.topic_partition.topic == GROUP_METADATA_TOPIC_NAME)
-        if elected or resigned:
-            yield LeadershipChange(elected, resigned)
+        # KafkaApis' onLeadershipChange: the group (transaction) coordinator loads the __consumer_offsets
+        # (__transaction_state) partitions this broker now leads (onElection) and unloads those it now follows
+        # (onResignation)
+        for topic in (GROUP_METADATA_TOPIC_NAME, TRANSACTION_STATE_TOPIC_NAME):
+            elected = tuple((p.topic_partition.partition, p.leader_epoch) for p in became_leaders
+                            if p.topic_partition.topic == topic)
+            resigned = tuple((p.topic_partition.partition, p.leader_epoch) for p in became_followers
+                             if p.topic_partition.topic == topic)
+            if elected or resigned:
+                yield LeadershipChange(elected, resigned, topic)
         return LeaderAndIsrResponse(Errors.NONE, tuple(
             PartitionError(s.topic_partition, response.get(s.topic_partition, Errors.NONE))
             for s in request.partition_states))
@@ -611,12 +613,14 @@ class ReplicaManager:
         for st in partition_states:
             response.setdefault(st.topic_partition, Errors.NONE)
         yield from self._process_log_dir_failures()
-        # KafkaApis.handleStopReplicaRequest: a deleted __consumer_offsets partition → GroupCoordinator.onResignation
-        resigned = tuple((st.topic_partition.partition, st.leader_epoch) for st in partition_states
-                         if st.delete_partition and st.topic_partition.topic == GROUP_METADATA_TOPIC_NAME
-                         and response[st.topic_partition] == Errors.NONE)
-        if resigned:
-            yield LeadershipChange((), resigned)
+        # KafkaApis.handleStopReplicaRequest: a deleted __consumer_offsets (__transaction_state) partition →
+        # GroupCoordinator (TransactionCoordinator).onResignation
+        for topic in (GROUP_METADATA_TOPIC_NAME, TRANSACTION_STATE_TOPIC_NAME):
+            resigned = tuple((st.topic_partition.partition, st.leader_epoch) for st in partition_states
+                             if st.delete_partition and st.topic_partition.topic == topic
+                             and response[st.topic_partition] == Errors.NONE)
+            if resigned:
+                yield LeadershipChange((), resigned, topic)
         return {st.topic_partition: response[st.topic_partition] for st in partition_states}, Errors.NONE
 
     # ============================================================================================ UpdateMetadata

@@ -54,24 +54,21 @@ POLL_S = 0.05
 
 
 class AdminManager:
-    """kafka.server.AdminManager for one broker. ``zk`` is a started KazooClient of its own; ``producer_ids`` hands
-    out producer ids for InitProducerId (edges.producer_id_manager.ProducerIdManager); ``controller_events`` hands
-    an event to this broker's controller (the broker process injects it into the controller actor)."""
+    """kafka.server.AdminManager for one broker. ``zk`` is a started KazooClient of its own; ``controller_events``
+    hands an event to this broker's controller (the broker process injects it into the controller actor)."""
 
-    def __init__(self, zk: KazooClient, config: KafkaConfig, producer_ids: Any = None,
+    def __init__(self, zk: KazooClient, config: KafkaConfig,
                  controller_events: Callable[[Any], None] | None = None,
                  clock: Callable[[], float] = time.monotonic, sleep: Callable[[float], None] = time.sleep) -> None:
         self.admin = AdminZkClient(zk)
         self.config = config
         self.broker_id = config.broker_id
-        self.producer_ids = producer_ids
         self.controller_events = controller_events
         self.clock = clock
         self.sleep = sleep
         self._handlers: dict[int, Callable[[int, Body], Body]] = {
             19: self.create_topics,
             20: self.delete_topics,
-            22: self.init_producer_id,
             37: self.create_partitions,
             32: lambda v, b: admin_configs.describe_configs(self, v, b),
             33: lambda v, b: admin_configs.alter_configs(self, v, b),
@@ -320,27 +317,3 @@ class AdminManager:
         combined = self.admin.add_partitions(name, existing, brokers, new, manual, validate_only=validate_only)
         return [p for p in combined if p >= old]
 
-    # -- InitProducerId ----------------------------------------------------------------------------------------------
-    def init_producer_id(self, version: int, body: Body) -> Body:
-        """KafkaApis.handleInitProducerIdRequest + TransactionCoordinator.handleInitProducerId without transactions.
-
-        An idempotent producer (null transactional id) gets a new producer id with epoch 0, as 2.6. kactor has no
-        transaction coordinator (no ``__transaction_state``): a transactional id is answered
-        COORDINATOR_NOT_AVAILABLE, what 2.6 answers while no transaction coordinator can serve it; "" is
-        INVALID_REQUEST and a producer id without an epoch (or the reverse) INVALID_REQUEST, as 2.6."""
-        def answer(error: Errors, pid: int = -1, epoch: int = -1) -> Body:
-            return {"throttle_time_ms": 0, "error_code": error, "producer_id": pid, "producer_epoch": epoch}
-
-        pid, epoch = body.get("producer_id", -1), body.get("producer_epoch", -1)
-        if (pid == -1) != (epoch == -1):
-            return answer(Errors.INVALID_REQUEST)
-        txn_id = body.get("transactional_id")
-        if txn_id is not None:
-            return answer(Errors.INVALID_REQUEST if txn_id == "" else Errors.COORDINATOR_NOT_AVAILABLE)
-        if self.producer_ids is None:
-            return answer(Errors.COORDINATOR_NOT_AVAILABLE)
-        try:
-            return answer(Errors.NONE, self.producer_ids.generate_producer_id(), 0)
-        except Exception as e:  # noqa: BLE001 - ZooKeeper unreachable, ids exhausted: the producer retries
-            log.error("cannot generate a producer id: %s", e)
-            return answer(Errors.UNKNOWN_SERVER_ERROR)

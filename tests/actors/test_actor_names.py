@@ -105,7 +105,7 @@ def _sources() -> Iterator[Path]:
 
 def test_names_are_distinct_and_the_scan_sees_them() -> None:
     assert {"controller", "replica-manager", "state-change-log", "edge:zk"} <= NAMES
-    assert set(PREFIXES) == {"channel-", "partition-", "edge:"}
+    assert set(PREFIXES) == {"channel-", "partition-", "txn-marker-channel-", "edge:"}
     sample = ast.parse('FRONT = "replica-manager"\nself.post("net", x)\nif r["sender"] == "controller": pass\n'
                        'name = f"channel-{b}"\nfor n in ("metrics", "zk"): pass\nlog.info("controller")\n'
                        'd = {"controller": 1}\nedges["net"]\n')
@@ -118,8 +118,10 @@ def test_the_names_are_what_traces_record() -> None:
     names stay what they were."""
     assert {"zk", "timer", "net", "metrics", "state-change-log", "replica-manager", "controller",
                      "topic-deletion", "kafka-server", "config-manager", "group-coordinator",
-                     "edge:zk", "edge:net", "edge:timer", "edge:process", "edge:log-dirs", "edge:log-cleaner"} == NAMES
-    assert (names.channel(3), names.shard(0)) == ("channel-3", "partition-0")
+                     "transaction-coordinator", "edge:zk", "edge:net", "edge:timer", "edge:process",
+                     "edge:log-dirs", "edge:log-cleaner"} == NAMES
+    assert (names.channel(3), names.shard(0), names.txn_marker_channel(2)) == ("channel-3", "partition-0",
+                                                                              "txn-marker-channel-2")
 
 
 def test_no_actor_name_literal_outside_actors_names() -> None:

@@ -15,12 +15,14 @@ from actors.replica_manager_actor import ReplicaManagerActor
 from actors.runtime import Runtime
 from actors.timer_actor import TimerActor
 from actors.topic_deletion_actor import TopicDeletionActor
+from actors.transaction_coordinator_actor import TransactionCoordinatorActor
 from actors.zk_bridge_actor import ZkBridgeActor
 
 EXPECTED = ((ZkBridgeActor, "zk"), (TimerActor, "timer"), (NetworkActor, "net"), (MetricsActor, "metrics"),
             (ObserverActor, "state-change-log"), (ReplicaManagerActor, "replica-manager"),
             (ControllerActor, "controller"), (TopicDeletionActor, "topic-deletion"), (KafkaServerActor, "kafka-server"),
-            (ConfigManagerActor, "config-manager"), (GroupCoordinatorActor, "group-coordinator"))
+            (ConfigManagerActor, "config-manager"), (GroupCoordinatorActor, "group-coordinator"),
+            (TransactionCoordinatorActor, "transaction-coordinator"))
 
 
 def test_the_broker_actors_in_spawn_order() -> None:

@@ -111,7 +111,8 @@ def test_each_apis_route_is_served_by_its_components_actor() -> None:
 
     assert {r: actor_for(r) for r in registry.Route} == {
         registry.Route.REPLICA_MANAGER: names.REPLICA_MANAGER, registry.Route.CONTROLLER: names.CONTROLLER,
-        registry.Route.GROUP_COORDINATOR: names.GROUP_COORDINATOR}
+        registry.Route.GROUP_COORDINATOR: names.GROUP_COORDINATOR,
+        registry.Route.TRANSACTION_COORDINATOR: names.TRANSACTION_COORDINATOR}
     assert actor_for("some-test-actor") == "some-test-actor"
     specs = [registry.spec_for_key(k) for k in sorted(registry.registered_keys())]
     assert all(s is not None and (s.edge_handler is not None or isinstance(s.route, registry.Route)) for s in specs)

@@ -160,6 +160,18 @@ def test_leadership_of_consumer_offsets_reaches_the_group_coordinator_when_there
     assert [d.body for d in caused if d.receiver == "group-coordinator"] == [LeadershipChange((), ((0, 4),))]
 
 
+def test_leadership_of_transaction_state_reaches_the_transaction_coordinator(bed: ActorTestbed) -> None:
+    """onLeadershipChange: a __transaction_state partition this broker now leads goes to the transaction
+    coordinator (its leader epoch is the coordinator epoch), not to the group coordinator."""
+    bed.rt.spawn(Sink, "group-coordinator")
+    bed.rt.spawn(Sink, "transaction-coordinator")
+    ts = TopicPartition("__transaction_state", 2)
+    caused = bed.deliver(FRONT, NetRequest(7, 2, lai_request([lai_state(ts, 0, 6, [0], [0], is_new=True)]), True),
+                         "edge:net")
+    assert [(d.receiver, d.body) for d in caused if isinstance(d.body, LeadershipChange)] == [
+        ("transaction-coordinator", LeadershipChange(((2, 6),), (), "__transaction_state"))]
+
+
 def test_a_clients_produce_to_an_internal_topic_is_refused_but_the_coordinators_is_not(bed: ActorTestbed) -> None:
     """KafkaApis' internalTopicsAllowed: a client's produce to __consumer_offsets is INVALID_TOPIC_EXCEPTION for that
     partition (the others are appended); the group coordinator's in-process produce (LocalRequest) is appended."""

@@ -15,10 +15,7 @@ from admin_helpers import snapshot, write_state
 from kazoo.client import KazooClient
 
 import core.api.admin  # noqa: F401 - registers the admin APIs
-import core.api.init_producer_id  # noqa: F401 - registers InitProducerId
 from core.api import registry
-from core.api.registry import RequestContext
-from edges.producer_id_manager import ProducerIdManager
 from kactor.admin.admin_manager import AdminManager
 from kactor.admin.config_entries import DEFAULT_CONFIG, DYNAMIC_DEFAULT_BROKER_CONFIG, TOPIC_CONFIG
 from kactor.config import build_config
@@ -63,7 +60,7 @@ class EncodedAdminManager(AdminManager):
 
 def manager(zk: KazooClient, clock: Clock, broker_id: int = 1, **overrides: str) -> AdminManager:
     config = build_config({"broker.id": str(broker_id), "zookeeper.connect": "127.0.0.1:1", **overrides})
-    return EncodedAdminManager(zk, config, ProducerIdManager(zk, broker_id), clock=clock, sleep=clock.sleep)
+    return EncodedAdminManager(zk, config, clock=clock, sleep=clock.sleep)
 
 
 def make_controller(zk: KazooClient, broker_id: int) -> None:
@@ -341,22 +338,6 @@ def test_incremental_alter_configs(zk: KazooClient, m: AdminManager) -> None:
     assert get(zk, "/config/topics/i") == b'{"version":1,"config":{"segment.ms":"120000","cleanup.policy":' \
                                           b'"delete,compact"}}'
     assert get(zk, "/config/brokers/<default>") == b'{"version":1,"config":{"log.cleaner.threads":"3"}}'
-
-
-# -- InitProducerId ------------------------------------------------------------------------------------------------
-def test_init_producer_id(zk: KazooClient, m: AdminManager) -> None:
-    assert m.handle(22, 0, {"transactional_id": None, "transaction_timeout_ms": 60000}) == \
-        {"throttle_time_ms": 0, "error_code": 0, "producer_id": 0, "producer_epoch": 0}
-    request = registry.spec_for_key(22).request_from_wire(3, {"transactional_id": None, "producer_id": -1,
-                                                              "producer_epoch": -1}, RequestContext(3))
-    assert m.handle_request(RequestContext(3), request)["producer_id"] == 1  # as the transport calls it
-    assert get(zk, paths.ProducerIdBlockZNode) == b'{"version":1,"broker":1,"block_start":"0","block_end":"999"}'
-    assert m.handle(22, 1, {"transactional_id": "tx", "transaction_timeout_ms": 60000})["error_code"] == \
-        Errors.COORDINATOR_NOT_AVAILABLE
-    assert m.handle(22, 1, {"transactional_id": "", "transaction_timeout_ms": 60000})["error_code"] == \
-        Errors.INVALID_REQUEST
-    assert m.handle(22, 3, {"transactional_id": None, "producer_id": 5, "producer_epoch": -1}) == \
-        {"throttle_time_ms": 0, "error_code": Errors.INVALID_REQUEST, "producer_id": -1, "producer_epoch": -1}
 
 
 # -- ElectLeaders and reassignments --------------------------------------------------------------------------------

@@ -22,8 +22,7 @@ from kactor.kafka_configs import (
 SHIPPED = Path(__file__).resolve().parent.parent / "cluster" / "data" / "kafka-2.6.3-server.properties"
 BASE = {"broker.id": "0", "zookeeper.connect": "127.0.0.1:2181"}
 NOT_ACTED_ON_IN_SHIPPED = ("num.network.threads", "num.io.threads", "socket.send.buffer.bytes",
-                           "socket.receive.buffer.bytes", "num.recovery.threads.per.data.dir",
-                           "transaction.state.log.replication.factor", "transaction.state.log.min.isr")
+                           "socket.receive.buffer.bytes", "num.recovery.threads.per.data.dir")
 
 
 def test_the_table_has_every_kafka_263_config_with_its_default_and_mode() -> None:

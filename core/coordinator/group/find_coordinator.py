@@ -1,8 +1,10 @@
-"""FindCoordinator for groups (KafkaApis.handleFindCoordinatorRequest + getOrCreateInternalTopic), and the
-creation of ``__consumer_offsets`` on the first request.
+"""FindCoordinator for groups and transactional ids (KafkaApis.handleFindCoordinatorRequest +
+getOrCreateInternalTopic), and the creation of ``__consumer_offsets`` / ``__transaction_state`` on the first request.
 
 The coordinator of a group is the leader of partition ``abs(javaHash(groupId)) % partitions`` of
-``__consumer_offsets``. kactor reads that leader and its registration from ZooKeeper (the partition's state znode
+``__consumer_offsets``; of a transactional id (key type 1), the leader of its partition of ``__transaction_state``
+(transaction.state.log.num.partitions 50, replication factor 3, min.insync.replicas 2, compacted, uncompressed).
+kactor reads that leader and its registration from ZooKeeper (the partition's state znode
 and /brokers/ids/<leader>): the group coordinator's actor holds no metadata cache of its own; ZooKeeper is what
 the controller's UpdateMetadata carries to the cache, a moment later. While the topic does not exist it is created
 (KafkaApis.createInternalTopic: only once offsets.topic.replication.factor brokers are alive, with that replication
@@ -18,6 +20,8 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 
+import attrs
+
 from core.coordinator.group.group_metadata_manager import GROUP_METADATA_TOPIC_NAME, partition_for
 from core.effects import Proc
 from core.zk_client import KafkaZkClient, partition_state_or_none
@@ -29,11 +33,27 @@ from messages.group import (
     FindCoordinatorResponse,
     GroupCoordinatorConfig,
 )
+from messages.topic import TRANSACTION_STATE_TOPIC_NAME
+from messages.transaction import TransactionCoordinatorConfig
 from messages.zk import NODEEXISTS, NONODE, OK
 from zk_bridge import paths, znodes
 from zk_bridge.znodes import ZnodeDecodeError
 
 log = logging.getLogger("kactor.coordinator")
+
+
+@attrs.frozen
+class InternalTopic:
+    """An internal topic KafkaApis.createInternalTopic creates on the first FindCoordinator for it: its name, its
+    partition and replica counts, the config its creation writes, and the setting named when too few brokers are
+    alive."""
+
+    name: str
+    num_partitions: int
+    replication_factor: int
+    configs: tuple[tuple[str, str], ...]
+    replication_factor_setting: str
+    what: str
 
 
 def offsets_topic_configs(config: GroupCoordinatorConfig) -> dict[str, str]:
@@ -42,8 +62,27 @@ def offsets_topic_configs(config: GroupCoordinatorConfig) -> dict[str, str]:
             "segment.bytes": str(config.offsets_topic_segment_bytes)}
 
 
-def assign_replicas(brokers: Sequence[int], partitions: int, replication_factor: int
-                    ) -> dict[TopicPartition, ReplicaAssignment]:
+def offsets_topic(config: GroupCoordinatorConfig) -> InternalTopic:
+    return InternalTopic(GROUP_METADATA_TOPIC_NAME, config.offsets_topic_num_partitions,
+                         config.offsets_topic_replication_factor, tuple(offsets_topic_configs(config).items()),
+                         "offsets.topic.replication.factor", "offsets topic")
+
+
+def transaction_topic_configs(config: TransactionCoordinatorConfig) -> dict[str, str]:
+    """TransactionStateManager.transactionTopicConfigs."""
+    return {"unclean.leader.election.enable": "false", "compression.type": "uncompressed",
+            "cleanup.policy": "compact", "min.insync.replicas": str(config.transaction_log_min_isr),
+            "segment.bytes": str(config.transaction_log_segment_bytes)}
+
+
+def transaction_topic(config: TransactionCoordinatorConfig) -> InternalTopic:
+    return InternalTopic(TRANSACTION_STATE_TOPIC_NAME, config.transaction_log_num_partitions,
+                         config.transaction_log_replication_factor, tuple(transaction_topic_configs(config).items()),
+                         "transaction.state.log.replication.factor", "transactions topic")
+
+
+def assign_replicas(brokers: Sequence[int], partitions: int, replication_factor: int,
+                    topic: str = GROUP_METADATA_TOPIC_NAME) -> dict[TopicPartition, ReplicaAssignment]:
     """AdminUtils.assignReplicasToBrokersRackUnaware with fixedStartIndex 0: partition p's first replica is
     broker p mod n, the others follow it with a shift that grows each time p wraps around the broker list."""
     n = len(brokers)
@@ -52,65 +91,80 @@ def assign_replicas(brokers: Sequence[int], partitions: int, replication_factor:
         first, shift = p % n, p // n
         replicas = [brokers[first]] + [brokers[(first + 1 + (shift + j) % (n - 1)) % n]
                                        for j in range(replication_factor - 1)]
-        out[TopicPartition(GROUP_METADATA_TOPIC_NAME, p)] = ReplicaAssignment(tuple(replicas))
+        out[TopicPartition(topic, p)] = ReplicaAssignment(tuple(replicas))
     return out
+
+
+def topic_partition_count(zk: KafkaZkClient, topic: str) -> Proc[int | None]:
+    """KafkaZkClient.getTopicPartitionCount: None when the topic does not exist."""
+    (r,) = yield from zk.get_data_raw([paths.TopicZNode.path(topic)])
+    if r.code != OK:
+        return None
+    try:
+        return len(znodes.decode_topic_assignment(topic, r.data)) or None
+    except ZnodeDecodeError as e:
+        log.error("Ignoring the assignment of %s: %s", topic, e)
+        return None
 
 
 def offsets_topic_partition_count(zk: KafkaZkClient) -> Proc[int | None]:
     """KafkaZkClient.getTopicPartitionCount(__consumer_offsets): None when the topic does not exist."""
-    (r,) = yield from zk.get_data_raw([paths.TopicZNode.path(GROUP_METADATA_TOPIC_NAME)])
-    if r.code != OK:
-        return None
-    try:
-        return len(znodes.decode_topic_assignment(GROUP_METADATA_TOPIC_NAME, r.data)) or None
-    except ZnodeDecodeError as e:
-        log.error("Ignoring the assignment of %s: %s", GROUP_METADATA_TOPIC_NAME, e)
-        return None
+    return (yield from topic_partition_count(zk, GROUP_METADATA_TOPIC_NAME))
+
+
+def create_internal_topic(zk: KafkaZkClient, topic: InternalTopic) -> Proc[None]:
+    """KafkaApis.createInternalTopic: its partitions with its replication factor over the live brokers; while fewer
+    brokers are alive, nothing (the caller answers COORDINATOR_NOT_AVAILABLE), so the topic never gets fewer
+    replicas than configured."""
+    brokers = yield from zk.get_sorted_broker_list()
+    rf = topic.replication_factor
+    if len(brokers) < rf:
+        log.error("Number of alive brokers '%d' does not meet the required replication factor '%d' for the %s "
+                  "(configured via '%s'). This error can be ignored if the cluster is starting up and not all "
+                  "brokers are up yet.", len(brokers), rf, topic.what, topic.replication_factor_setting)
+        return
+    assignment = assign_replicas(brokers, topic.num_partitions, rf, topic.name)
+    r = yield from zk.create_topic_assignment_with_config(topic.name, assignment, dict(topic.configs),
+                                                          config_exists=False)
+    if r.code == OK:
+        log.info("Created topic %s with %d partitions and replication factor %d", topic.name, topic.num_partitions,
+                 rf)
+    elif r.code != NODEEXISTS:  # NODEEXISTS: another broker created it first
+        log.warning("Could not create %s: %s", topic.name, r.code)
 
 
 def create_offsets_topic(zk: KafkaZkClient, config: GroupCoordinatorConfig) -> Proc[None]:
-    """KafkaApis.createInternalTopic(__consumer_offsets): offsets.topic.num.partitions partitions with
-    offsets.topic.replication.factor replicas over the live brokers; while fewer brokers are alive, nothing (the
-    caller answers COORDINATOR_NOT_AVAILABLE), so the topic never gets fewer replicas than configured."""
-    brokers = yield from zk.get_sorted_broker_list()
-    rf = config.offsets_topic_replication_factor
-    if len(brokers) < rf:
-        log.error("Number of alive brokers '%d' does not meet the required replication factor '%d' for the offsets "
-                  "topic (configured via 'offsets.topic.replication.factor'). This error can be ignored if the "
-                  "cluster is starting up and not all brokers are up yet.", len(brokers), rf)
-        return
-    assignment = assign_replicas(brokers, config.offsets_topic_num_partitions, rf)
-    r = yield from zk.create_topic_assignment_with_config(GROUP_METADATA_TOPIC_NAME, assignment,
-                                                          offsets_topic_configs(config), config_exists=False)
-    if r.code == OK:
-        log.info("Created topic %s with %d partitions and replication factor %d", GROUP_METADATA_TOPIC_NAME,
-                 config.offsets_topic_num_partitions, rf)
-    elif r.code != NODEEXISTS:  # NODEEXISTS: another broker created it first
-        log.warning("Could not create %s: %s", GROUP_METADATA_TOPIC_NAME, r.code)
+    """KafkaApis.createInternalTopic(__consumer_offsets)."""
+    yield from create_internal_topic(zk, offsets_topic(config))
 
 
 def find_coordinator(zk: KafkaZkClient, config: GroupCoordinatorConfig, num_partitions: int,
-                     req: FindCoordinatorRequest) -> Proc[tuple[FindCoordinatorResponse, int | None]]:
-    """The answer to ``req``, and the partition count of __consumer_offsets as read (None: not read)."""
+                     req: FindCoordinatorRequest, txn_config: TransactionCoordinatorConfig | None = None
+                     ) -> Proc[tuple[FindCoordinatorResponse, int | None]]:
+    """The answer to ``req``, and the partition count of the key type's topic as read (None: not read): a group's
+    coordinator leads its __consumer_offsets partition, a transactional id's its __transaction_state partition
+    (``num_partitions`` is the count known of that topic)."""
     if req.key_type == COORDINATOR_TYPE_TRANSACTION:
-        return FindCoordinatorResponse(Errors.COORDINATOR_NOT_AVAILABLE,
-                                       error_message="kactor has no transaction coordinator"), None
-    if req.key_type != COORDINATOR_TYPE_GROUP:
+        topic = transaction_topic(txn_config or TransactionCoordinatorConfig())
+    elif req.key_type == COORDINATOR_TYPE_GROUP:
+        topic = offsets_topic(config)
+    else:
         return FindCoordinatorResponse(Errors.INVALID_REQUEST,
                                        error_message=f"Unknown coordinator type: {req.key_type}"), None
-    topic_path = paths.TopicZNode.path(GROUP_METADATA_TOPIC_NAME)
-    tp = TopicPartition(GROUP_METADATA_TOPIC_NAME, partition_for(req.key, num_partitions))
+    name = topic.name
+    topic_path = paths.TopicZNode.path(name)
+    tp = TopicPartition(name, partition_for(req.key, num_partitions))
     topic_r, state_r = yield from zk.get_data_raw([topic_path, paths.TopicPartitionStateZNode.path(tp)])
     if topic_r.code == NONODE:
-        yield from create_offsets_topic(zk, config)
+        yield from create_internal_topic(zk, topic)
         return FindCoordinatorResponse(Errors.COORDINATOR_NOT_AVAILABLE), None
     try:
-        count = len(znodes.decode_topic_assignment(GROUP_METADATA_TOPIC_NAME, topic_r.data))
+        count = len(znodes.decode_topic_assignment(name, topic_r.data))
     except ZnodeDecodeError as e:
-        log.error("Ignoring the assignment of %s: %s", GROUP_METADATA_TOPIC_NAME, e)
+        log.error("Ignoring the assignment of %s: %s", name, e)
         return FindCoordinatorResponse(Errors.COORDINATOR_NOT_AVAILABLE), None
     if count and count != num_partitions:
-        tp = TopicPartition(GROUP_METADATA_TOPIC_NAME, partition_for(req.key, count))
+        tp = TopicPartition(name, partition_for(req.key, count))
         (state_r,) = yield from zk.get_data_raw([paths.TopicPartitionStateZNode.path(tp)])
     state = partition_state_or_none(state_r, tp) if state_r.code == OK else None
     leader = state.leader_and_isr.leader if state is not None else -1

@@ -32,6 +32,7 @@ from core.effects import Cancel, Proc, ReplyHandle, Respond, Schedule
 from core.zk_client import KafkaZkClient
 from messages.common import Errors, TopicPartition
 from messages.group import (
+    COORDINATOR_TYPE_TRANSACTION,
     NO_GENERATION,
     UNKNOWN_MEMBER_ID,
     DeleteGroupsRequest,
@@ -61,8 +62,11 @@ from messages.group import (
     OffsetFetchResponse,
     SyncGroupRequest,
     SyncGroupResponse,
+    TxnOffsetCommitRequest,
+    TxnOffsetCommitResponse,
 )
 from messages.replication import GROUP_METADATA_TOPIC_NAME
+from messages.transaction import TransactionCoordinatorConfig
 
 log = logging.getLogger("kactor.coordinator")
 
@@ -84,9 +88,13 @@ def error_response(request: Any, error: Errors) -> Any:
 class GroupCoordinator:
     """One broker's group coordinator: the groups of the __consumer_offsets partitions it leads."""
 
-    def __init__(self, broker_id: int, config: GroupCoordinatorConfig, now_ms: Callable[[], float]) -> None:
+    def __init__(self, broker_id: int, config: GroupCoordinatorConfig, now_ms: Callable[[], float],
+                 transaction_config: TransactionCoordinatorConfig | None = None) -> None:
         self.broker_id = broker_id
         self.config = config
+        # FindCoordinator's for transactional ids: __transaction_state's settings and partition count as read
+        self.transaction_config = transaction_config or TransactionCoordinatorConfig()
+        self.transaction_topic_partitions = self.transaction_config.transaction_log_num_partitions
         self.now_ms = now_ms
         self.manager = GroupMetadataManager(broker_id, config.offsets_topic_num_partitions,
                                             config.offset_commit_timeout_ms, config.offset_metadata_max_bytes, now_ms)
@@ -727,6 +735,47 @@ class GroupCoordinator:
             yield from self._complete_and_schedule_next_heartbeat(group, group.get(req.member_id))
             yield answer((yield from self.manager.store_offsets(group, offsets)))
 
+    def handle_txn_commit_offsets(self, req: TxnOffsetCommitRequest, reply_to: ReplyHandle) -> Proc[None]:
+        """GroupCoordinator.handleTxnCommitOffsets + doTxnCommitOffsets: the offsets are written in the producer's
+        transaction (a transactional batch) and stay pending in the group until its marker
+        (`GroupMetadataManager.handle_txn_completion`). A group that does not exist is created Empty."""
+        tps = tuple(p.tp for p in req.partitions)
+
+        def answer(errors: dict[TopicPartition, Errors] | Errors) -> Respond:
+            per = errors if isinstance(errors, dict) else dict.fromkeys(tps, errors)
+            return Respond(reply_to, TxnOffsetCommitResponse(tuple(OffsetCommitPartitionResponse(tp, per[tp])
+                                                                   for tp in tps)))
+
+        error = self._validate(req.group_id)
+        if error is not None:
+            yield answer(error)
+            return
+        now = int(self.now_ms())
+        offsets = {p.tp: OffsetAndMetadata(p.committed_offset, p.committed_leader_epoch, p.committed_metadata or "",
+                                           now) for p in req.partitions}
+        group = self.manager.groups.get(req.group_id)
+        if group is None:
+            group = self.manager.add_group(GroupMetadata(req.group_id, GroupState.EMPTY, self.now_ms()))
+        if group.is_(GroupState.DEAD):
+            yield answer(Errors.COORDINATOR_NOT_AVAILABLE)
+        elif group.is_static_member_fenced(req.member_id, req.group_instance_id):
+            yield answer(Errors.FENCED_INSTANCE_ID)
+        elif req.member_id != UNKNOWN_MEMBER_ID and not group.has(req.member_id):
+            yield answer(Errors.UNKNOWN_MEMBER_ID)
+        elif req.generation_id >= 0 and req.generation_id != group.generation_id:
+            yield answer(Errors.ILLEGAL_GENERATION)
+        else:
+            yield answer((yield from self.manager.store_offsets(group, offsets, req.producer_id, req.producer_epoch)))
+
+    def handle_txn_completion(self, producer_id: int, completed_partitions: set[int], is_commit: bool) -> Proc[None]:
+        """GroupCoordinator.scheduleHandleTxnCompletion: a transaction's COMMIT / ABORT marker was written to these
+        __consumer_offsets partitions (the entry point for the leader's marker effect)."""
+        done = self.manager.handle_txn_completion(producer_id, completed_partitions, is_commit)
+        log.debug("Completed transactional offsets of producer %d in groups %s (%s)", producer_id, done,
+                  "commit" if is_commit else "abort")
+        return
+        yield
+
     def handle_fetch_offsets(self, req: OffsetFetchRequest, reply_to: ReplyHandle) -> Proc[None]:
         """GroupCoordinator.handleFetchOffsets + GroupMetadataManager.getOffsets: the committed offset of each
         partition asked (-1 with empty metadata when there is none), or every committed one (partitions None)."""
@@ -850,14 +899,18 @@ class GroupCoordinator:
 
     def handle_find_coordinator(self, req: FindCoordinatorRequest, reply_to: ReplyHandle) -> Proc[None]:
         """KafkaApis.handleFindCoordinatorRequest (`find_coordinator`, from ZooKeeper); the partition count of
-        ``__consumer_offsets`` it read wins over the one known. A lookup that fails is COORDINATOR_NOT_AVAILABLE,
-        which the client retries."""
+        ``__consumer_offsets`` (or ``__transaction_state``, for a transactional id) it read wins over the one known.
+        A lookup that fails is COORDINATOR_NOT_AVAILABLE, which the client retries."""
+        txn = req.key_type == COORDINATOR_TYPE_TRANSACTION
+        known = self.transaction_topic_partitions if txn else self.manager.num_partitions
         try:
-            response, count = yield from find_coordinator(self.zk, self.config, self.manager.num_partitions, req)
+            response, count = yield from find_coordinator(self.zk, self.config, known, req, self.transaction_config)
         except Exception as e:  # noqa: BLE001 - e.g. an undecodable znode: the client asks again
             log.warning("FindCoordinator failed: %s", e)
             response, count = FindCoordinatorResponse(Errors.COORDINATOR_NOT_AVAILABLE), None
-        if count is not None:
+        if count is not None and txn:
+            self.transaction_topic_partitions = count
+        elif count is not None:
             self.manager.num_partitions = count
         yield Respond(reply_to, response)
 
@@ -892,6 +945,8 @@ GROUP_REQUESTS: dict[type, GroupApi] = {
     FindCoordinatorRequest: GroupApi(GroupCoordinator.handle_find_coordinator,
                                      lambda r, e: FindCoordinatorResponse(e)),
     OffsetDeleteRequest: GroupApi(GroupCoordinator.handle_delete_offsets, lambda r, e: OffsetDeleteResponse(e)),
+    TxnOffsetCommitRequest: GroupApi(GroupCoordinator.handle_txn_commit_offsets, lambda r, e: TxnOffsetCommitResponse(
+        tuple(OffsetCommitPartitionResponse(p.tp, e) for p in r.partitions))),
 }
 
 

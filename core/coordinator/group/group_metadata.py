@@ -161,6 +161,9 @@ class GroupMetadata:
         self.supported_protocols: Counter[str] = Counter()
         self.new_member_added = False
         self.offsets: dict[TopicPartition, OffsetAndMetadata] = {}
+        # KIP-98: per producer id, the offsets its transaction committed, not yet completed by a marker, each with
+        # whether its append was acknowledged (Kafka's CommitRecordMetadataAndOffset.appendedBatchOffset defined)
+        self.pending_transactional_offset_commits: dict[int, dict[TopicPartition, tuple[bool, OffsetAndMetadata]]] = {}
         # the topics the members of a consumer group subscribe to (None: unknown, or not a consumer group)
         self.subscribed_topics: set[str] | None = None
         # the pending join: which kind of delayed join waits (InitialDelayedJoin or DelayedJoin), and its timer
@@ -409,6 +412,42 @@ class GroupMetadata:
         for tp in expired:
             del self.offsets[tp]
         return expired
+
+    # -- transactional offset commits ----------------------------------------------------------------------------
+    def prepare_txn_offset_commit(self, producer_id: int, offsets: dict[TopicPartition, OffsetAndMetadata]) -> None:
+        """GroupMetadata.prepareTxnOffsetCommit: the offsets are pending for the producer until the append, then
+        until its transaction's marker."""
+        pending = self.pending_transactional_offset_commits.setdefault(producer_id, {})
+        for tp, om in offsets.items():
+            pending[tp] = (False, om)
+
+    def on_txn_offset_commit_append(self, producer_id: int, tp: TopicPartition, om: OffsetAndMetadata) -> None:
+        """GroupMetadata.onTxnOffsetCommitAppend: the append was acknowledged (unless another commit of the partition
+        replaced this one meanwhile)."""
+        pending = self.pending_transactional_offset_commits.get(producer_id)
+        if pending is not None and tp in pending and pending[tp][1] == om:
+            pending[tp] = (True, om)
+
+    def fail_pending_txn_offset_commit(self, producer_id: int, tp: TopicPartition) -> None:
+        """GroupMetadata.failPendingTxnOffsetCommit: the append failed; the offset is forgotten."""
+        pending = self.pending_transactional_offset_commits.get(producer_id)
+        if pending is not None:
+            pending.pop(tp, None)
+            if not pending:
+                del self.pending_transactional_offset_commits[producer_id]
+
+    def complete_pending_txn_offset_commit(self, producer_id: int, is_commit: bool) -> None:
+        """GroupMetadata.completePendingTxnOffsetCommit: the producer's transaction ended; on COMMIT its appended
+        offsets become the group's committed offsets, on ABORT they go."""
+        pending = self.pending_transactional_offset_commits.pop(producer_id, None)
+        if is_commit and pending:
+            for tp, (appended, om) in pending.items():
+                if appended:
+                    self.offsets[tp] = om
+
+    def has_pending_offset_commits_for_topic_partition(self, tp: TopicPartition) -> bool:
+        """GroupMetadata.hasPendingOffsetCommitsForTopicPartition (transactional ones only here)."""
+        return any(tp in p for p in self.pending_transactional_offset_commits.values())
 
     def remove_offsets(self, tps: Iterable[TopicPartition]) -> dict[TopicPartition, OffsetAndMetadata]:
         """GroupMetadata.removeOffsets: the committed offsets of ``tps`` go; those removed."""

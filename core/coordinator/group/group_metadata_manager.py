@@ -121,6 +121,11 @@ def _store_error(error: Errors, offsets: bool) -> Errors:
     return error
 
 
+NO_PRODUCER_ID = -1  # RecordBatch.NO_PRODUCER_ID
+NO_PRODUCER_EPOCH = -1
+CONTROL_COMMIT = 1  # ControlRecordType.COMMIT (ABORT is 0)
+
+
 @attrs.define
 class _Loaded:
     """What doLoadGroupsAndOffsets has read so far of one partition."""
@@ -128,6 +133,15 @@ class _Loaded:
     offsets: dict[str, dict[TopicPartition, OffsetAndMetadata]] = attrs.Factory(dict)
     groups: dict[str, object] = attrs.Factory(dict)  # group id → GroupRecord
     removed_groups: set[str] = attrs.Factory(set)
+    # producer id → group id → the transactional offsets no marker has completed yet
+    pending: dict[int, dict[str, dict[TopicPartition, OffsetAndMetadata]]] = attrs.Factory(dict)
+
+
+def control_record_type(key: bytes | None) -> int | None:
+    """ControlRecordType.parse: a control record's key is int16 version, int16 type (None: not one)."""
+    if key is None or len(key) < 4:
+        return None
+    return int.from_bytes(key[2:4], "big", signed=True)
 
 
 class GroupMetadataManager:
@@ -144,6 +158,8 @@ class GroupMetadataManager:
         self.owned_partitions: set[int] = set()
         self.loading_partitions: dict[int, int] = {}  # partition → the load under way
         self._loads = 0
+        # openGroupsForProducer: producer id → the groups it has transactional offsets pending in
+        self.open_groups_for_producer: dict[int, set[str]] = {}
 
     def partition_for(self, group_id: str) -> int:
         return partition_for(group_id, self.num_partitions)
@@ -182,10 +198,13 @@ class GroupMetadataManager:
                         group.generation_id, error.name)
         return _store_error(error, offsets=False)
 
-    def store_offsets(self, group: GroupMetadata, offsets: dict[TopicPartition, OffsetAndMetadata]
+    def store_offsets(self, group: GroupMetadata, offsets: dict[TopicPartition, OffsetAndMetadata],
+                      producer_id: int = NO_PRODUCER_ID, producer_epoch: int = NO_PRODUCER_EPOCH
                       ) -> Proc[dict[TopicPartition, Errors]]:
         """GroupMetadataManager.storeOffsets: the offsets whose metadata fits offset.metadata.max.bytes, as one
-        batch of offset commit records appended with acks=-1; each partition's error."""
+        batch of offset commit records appended with acks=-1; each partition's error. With a producer id
+        (TxnOffsetCommit) the batch is transactional (the producer's id and epoch, base sequence 0) and the offsets
+        stay pending in the group until the transaction's marker (`handle_txn_completion`)."""
         valid = {tp: om for tp, om in offsets.items()
                  if len(om.metadata.encode("utf-8")) <= self.offset_metadata_max_bytes}
         result = {tp: Errors.OFFSET_METADATA_TOO_LARGE for tp in offsets if tp not in valid}
@@ -195,14 +214,45 @@ class GroupMetadataManager:
         if partition not in self.owned_partitions:
             return {tp: Errors.NOT_COORDINATOR for tp in offsets}
         now = int(self.now_ms())
-        batch = records_batch([(offset_commit_key(group.group_id, tp), offset_commit_value(om))
-                               for tp, om in valid.items()], now)
+        entries = [(offset_commit_key(group.group_id, tp), offset_commit_value(om)) for tp, om in valid.items()]
+        txn = producer_id != NO_PRODUCER_ID
+        if txn:
+            batch = records_batch(entries, now, producer_id, producer_epoch)
+            self.open_groups_for_producer.setdefault(producer_id, set()).add(group.group_id)
+            group.prepare_txn_offset_commit(producer_id, valid)
+        else:
+            batch = records_batch(entries, now)
         error = yield AppendToLog(partition, batch, self.offset_commit_timeout_ms)
         if error is Errors.NONE and not group.is_(GroupState.DEAD):
-            group.offsets.update(valid)
+            if txn:
+                for tp, om in valid.items():
+                    group.on_txn_offset_commit_append(producer_id, tp, om)
+            else:
+                group.offsets.update(valid)
+        elif txn:
+            for tp in valid:
+                group.fail_pending_txn_offset_commit(producer_id, tp)
         mapped = _store_error(error, offsets=True)
         result.update({tp: mapped for tp in valid})
         return {tp: result[tp] for tp in offsets}
+
+    def handle_txn_completion(self, producer_id: int, completed_partitions: set[int], is_commit: bool) -> list[str]:
+        """GroupMetadataManager.handleTxnCompletion: a COMMIT / ABORT marker of ``producer_id`` was written to these
+        __consumer_offsets partitions: its pending offsets in their groups are made committed (COMMIT) or dropped
+        (ABORT). The entry point for the marker's effect (the WriteTxnMarkers leader side); the groups completed."""
+        done = []
+        open_groups = self.open_groups_for_producer.get(producer_id, set())
+        for group_id in sorted(open_groups):
+            if self.partition_for(group_id) not in completed_partitions:
+                continue
+            group = self.groups.get(group_id)
+            if group is not None and not group.is_(GroupState.DEAD):
+                group.complete_pending_txn_offset_commit(producer_id, is_commit)
+                done.append(group_id)
+            open_groups.discard(group_id)
+        if not open_groups:
+            self.open_groups_for_producer.pop(producer_id, None)
+        return done
 
     def cleanup_group_metadata(self, groups: Iterable[GroupMetadata],
                                selector: Callable[[GroupMetadata], dict[TopicPartition, OffsetAndMetadata]]
@@ -290,23 +340,30 @@ class GroupMetadataManager:
         try:
             for batch in iter_batches(records):
                 next_offset = batch.base_offset + batch.last_offset_delta + 1
-                # kactor has no transactions: control batches and transactional offset commits are not replayed
-                if batch.attributes & (CONTROL_BIT | TRANSACTIONAL_BIT):
+                if batch.attributes & CONTROL_BIT:
+                    # a transaction's marker: its offsets become committed (COMMIT) or go (ABORT)
+                    records = read_records(batch)
+                    pending = loaded.pending.pop(batch.producer_id, {})
+                    if records and control_record_type(records[0].key) == CONTROL_COMMIT:
+                        for group_id, offsets in pending.items():
+                            loaded.offsets.setdefault(group_id, {}).update(offsets)
                     continue
+                txn_producer = batch.producer_id if batch.attributes & TRANSACTIONAL_BIT else None
                 for record in read_records(batch):
-                    self._apply(record.key, record.value, loaded)
+                    self._apply(record.key, record.value, loaded, txn_producer)
         except (ProtocolError, FormatError) as e:
             log.error("Error loading offsets from %s-%d: %s", GROUP_METADATA_TOPIC_NAME, partition, e)
             return None
         return next_offset
 
     @staticmethod
-    def _apply(key: bytes | None, value: bytes | None, loaded: _Loaded) -> None:
+    def _apply(key: bytes | None, value: bytes | None, loaded: _Loaded, txn_producer: int | None = None) -> None:
         if key is None:
             raise FormatError("Group metadata/offset entry key should not be null")
         k = read_message_key(key)
         if isinstance(k, OffsetKey):
-            group_offsets = loaded.offsets.setdefault(k.group, {})
+            group_offsets = (loaded.offsets if txn_producer is None
+                             else loaded.pending.setdefault(txn_producer, {})).setdefault(k.group, {})
             if value is None:
                 group_offsets.pop(k.tp, None)
             else:
@@ -323,14 +380,27 @@ class GroupMetadataManager:
         """loadGroup for every group read, and an Empty group for offsets without group metadata."""
         now = self.now_ms()
         out = []
-        for group_id in list(loaded.groups) + [g for g in loaded.offsets if g not in loaded.groups]:
+        pending_by_group: dict[str, dict[int, dict[TopicPartition, OffsetAndMetadata]]] = {}
+        for producer_id, groups in loaded.pending.items():
+            for group_id, offsets in groups.items():
+                if offsets:
+                    pending_by_group.setdefault(group_id, {})[producer_id] = offsets
+        ids = list(loaded.groups) + [g for g in loaded.offsets if g not in loaded.groups]
+        ids += [g for g in pending_by_group if g not in loaded.groups and g not in loaded.offsets]
+        for group_id in ids:
             record = loaded.groups.get(group_id)
             offsets = {tp: om for tp, om in loaded.offsets.get(group_id, {}).items()}
-            if record is None and not offsets:
+            pending = pending_by_group.get(group_id, {})
+            if record is None and not offsets and not pending:
                 continue
             group = (GroupMetadata.from_record(group_id, record, now) if record is not None  # type: ignore[arg-type]
                      else GroupMetadata(group_id, GroupState.EMPTY, now))
             group.offsets = offsets
+            # loadGroup: the transactional offsets whose marker is not in the log yet stay pending (appended)
+            for producer_id, txn_offsets in pending.items():
+                group.pending_transactional_offset_commits[producer_id] = {tp: (True, om)
+                                                                           for tp, om in txn_offsets.items()}
+                self.open_groups_for_producer.setdefault(producer_id, set()).add(group_id)
             self.groups[group_id] = group
             out.append(group)
         return out
@@ -343,4 +413,9 @@ class GroupMetadataManager:
         gone = [g for gid, g in self.groups.items() if self.partition_for(gid) == partition]
         for g in gone:
             del self.groups[g.group_id]
+            # removeGroupFromAllProducers
+            for producer_id, group_ids in list(self.open_groups_for_producer.items()):
+                group_ids.discard(g.group_id)
+                if not group_ids:
+                    del self.open_groups_for_producer[producer_id]
         return gone

@@ -20,7 +20,7 @@ from collections.abc import Sequence
 import attrs
 
 from messages.common import TopicPartition
-from protocol.records import Record, build_batch
+from protocol.records import TRANSACTIONAL_BIT, Record, build_batch
 
 OFFSET_KEY_VERSION = 1  # CURRENT_OFFSET_KEY_SCHEMA_VERSION
 GROUP_KEY_VERSION = 2  # CURRENT_GROUP_KEY_SCHEMA_VERSION
@@ -131,11 +131,17 @@ def group_metadata_value(group: GroupRecord) -> bytes:
     return b"".join(out)
 
 
-def records_batch(entries: Sequence[tuple[bytes, bytes | None]], timestamp_ms: int) -> bytes:
-    """One magic-v2 batch of (key, value) records, all stamped ``timestamp_ms``, uncompressed, no producer id: what
-    storeGroup / storeOffsets hand to appendRecords (offsets.topic.compression.codec's default, none)."""
-    return build_batch([Record(i, 0, key, value) for i, (key, value) in enumerate(entries)],
-                       first_timestamp=timestamp_ms)
+def records_batch(entries: Sequence[tuple[bytes, bytes | None]], timestamp_ms: int, producer_id: int = -1,
+                  producer_epoch: int = -1) -> bytes:
+    """One magic-v2 batch of (key, value) records, all stamped ``timestamp_ms``, uncompressed: what storeGroup /
+    storeOffsets hand to appendRecords (offsets.topic.compression.codec's default, none). Without a producer id; with
+    one (a TxnOffsetCommit), transactional, with its epoch and base sequence 0 (storeOffsets' MemoryRecords.builder
+    with isTransactional)."""
+    records = [Record(i, 0, key, value) for i, (key, value) in enumerate(entries)]
+    if producer_id < 0:
+        return build_batch(records, first_timestamp=timestamp_ms)
+    return build_batch(records, first_timestamp=timestamp_ms, producer_id=producer_id, producer_epoch=producer_epoch,
+                       base_sequence=0, attributes=TRANSACTIONAL_BIT)
 
 
 # -- reading -------------------------------------------------------------------------------------------------------

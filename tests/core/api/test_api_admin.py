@@ -1,4 +1,4 @@
-"""core/api/admin.py and init_producer_id.py against protocol's codec: requests pass through as decoded, the
+"""core/api/admin.py against protocol's codec: requests pass through as decoded, the
 handler's answers (every field of the newest version) fit every version 2.6 serves and survive the codec both ways,
 and every error response is a valid response of its version."""
 
@@ -7,7 +7,6 @@ from __future__ import annotations
 import pytest
 
 import core.api.admin as admin
-import core.api.init_producer_id as ipid
 from core.api import registry
 from core.api.registry import RequestContext
 from protocol.api_versions import API_VERSIONS
@@ -58,8 +57,6 @@ SAMPLES: dict[int, tuple[dict, dict]] = {
          {"throttle_time_ms": 0, "error_code": 0, "error_message": None, "topics": [
              {"name": "t", "partitions": [{"partition_index": 0, "replicas": [1, 2], "adding_replicas": [2],
                                            "removing_replicas": []}]}]}),
-    22: ({"transactional_id": None, "transaction_timeout_ms": 60000, "producer_id": -1, "producer_epoch": -1},
-         {"throttle_time_ms": 0, "error_code": 0, "producer_id": 4000, "producer_epoch": 0}),
 }
 VERSIONS = [(k, v) for k in sorted(SAMPLES) for v in range(API_VERSIONS[k].min_version,
                                                              API_VERSIONS[k].max_version + 1)]
@@ -67,7 +64,7 @@ VERSIONS = [(k, v) for k in sorted(SAMPLES) for v in range(API_VERSIONS[k].min_v
 
 def test_every_admin_api_is_routed_to_the_admin_handler() -> None:
     handlers = {k: s.edge_handler for k in SAMPLES if (s := registry.spec_for_key(k)) is not None}
-    assert handlers == {k: "producer_id" if k == 22 else "admin" for k in SAMPLES}
+    assert handlers == dict.fromkeys(SAMPLES, "admin")
 
 
 @pytest.mark.parametrize(("api_key", "version"), VERSIONS)
@@ -111,8 +108,3 @@ def test_describe_configs_v0_answers_is_default_where_later_versions_answer_the_
     (v3,) = spec.response_to_wire(3, SAMPLES[32][1])["results"][0]["configs"]
     assert "config_source" not in v0 and v0["is_default"] is False and "synonyms" not in v0
     assert "is_default" not in v3 and v3["config_source"] == 1 and len(v3["synonyms"]) == 2
-
-
-def test_init_producer_id_error_response_has_no_producer() -> None:
-    assert ipid.error_response(3, {}, 15) == {"throttle_time_ms": 0, "error_code": 15, "producer_id": -1,
-                                              "producer_epoch": -1}

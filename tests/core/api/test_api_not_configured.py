@@ -1,7 +1,7 @@
 """The APIs whose feature is not configured here (SASL on a PLAINTEXT listener, no authorizer, delegation tokens over
-PLAINTEXT, no transaction coordinator) and those not served yet: each request is answered, whole, item by item, with
-the error Kafka 2.6.3's KafkaApis answers then, at every version, as the edge answers it (the converter raises
-NotConfigured; the spec's error_response builds the answer)."""
+PLAINTEXT) and those not served yet (WriteTxnMarkers, TxnOffsetCommit): each request is answered, whole, item by
+item, with the error Kafka 2.6.3's KafkaApis answers then, at every version, as the edge answers it (the converter
+raises NotConfigured; the spec's error_response builds the answer)."""
 
 from __future__ import annotations
 
@@ -33,13 +33,6 @@ CASES: dict[int, tuple[dict[str, Any], Errors, int]] = {
     39: ({"hmac": b"h", "renew_period_ms": 1000}, Errors.DELEGATION_TOKEN_REQUEST_NOT_ALLOWED, 1),
     40: ({"hmac": b"h", "expiry_time_period_ms": 1000}, Errors.DELEGATION_TOKEN_REQUEST_NOT_ALLOWED, 1),
     41: ({"owners": None}, Errors.DELEGATION_TOKEN_REQUEST_NOT_ALLOWED, 1),
-    24: ({"v3_and_below_transactional_id": "tx", "v3_and_below_producer_id": 5, "v3_and_below_producer_epoch": 0,
-          "v3_and_below_topics": [{"name": "t", "partitions": [0, 1]}, {"name": "u", "partitions": [3]}]},
-         Errors.NOT_COORDINATOR, 3),
-    25: ({"transactional_id": "tx", "producer_id": 5, "producer_epoch": 0, "group_id": "g"},
-         Errors.NOT_COORDINATOR, 1),
-    26: ({"transactional_id": "tx", "producer_id": 5, "producer_epoch": 0, "committed": True},
-         Errors.NOT_COORDINATOR, 1),
     28: ({"transactional_id": "tx", "group_id": "g", "producer_id": 5, "producer_epoch": 0, "generation_id": -1,
           "member_id": "", "group_instance_id": None, "topics": [{"name": "t", "partitions": [
               {"partition_index": 0, "committed_offset": 10, "committed_leader_epoch": -1,
@@ -91,13 +84,3 @@ def test_the_answers_carry_kafkas_messages_and_empty_results() -> None:
     assert (token["principal_type"], token["principal_name"], token["token_id"], token["expiry_timestamp_ms"]) == \
         ("User", "ANONYMOUS", "", -1)
     assert spec_for_key(39).error_response(1, {}, 64)["expiry_timestamp_ms"] == -1
-
-
-@pytest.mark.parametrize("key", [24, 25, 26])
-def test_a_transaction_request_with_an_empty_transactional_id_is_invalid(key: int) -> None:
-    """TransactionCoordinator: an empty transactional id is INVALID_REQUEST before any coordinator look-up."""
-    body = dict(CASES[key][0])
-    body["v3_and_below_transactional_id" if key == 24 else "transactional_id"] = ""
-    with pytest.raises(NotConfigured) as refused:
-        spec_for_key(key).request_from_wire(1, body, RequestContext(1))
-    assert refused.value.error == Errors.INVALID_REQUEST

@@ -14,6 +14,7 @@ from core.effects import run_sync
 from core.zk_client import KafkaZkClient
 from messages.common import Broker, EndPoint, Errors, ReplicaAssignment, TopicPartition
 from messages.group import FindCoordinatorRequest, FindCoordinatorResponse, GroupCoordinatorConfig
+from messages.transaction import TransactionCoordinatorConfig
 from tests.support.fake_zookeeper import FakeZooKeeper
 from zk_bridge import znodes
 
@@ -110,11 +111,39 @@ def test_an_existing_topics_partition_count_wins_over_the_config():
     assert _find(zk, partitions=50) == (FindCoordinatorResponse(Errors.NONE, 1, "127.0.0.1", 9091), 3)
 
 
-def test_transaction_and_unknown_key_types():
+def test_unknown_key_type():
     zk = _zk(1)
-    assert _find(zk, key_type=1)[0].error is Errors.COORDINATOR_NOT_AVAILABLE
     assert _find(zk, key_type=5)[0].error is Errors.INVALID_REQUEST
     assert not zk.exists("/brokers/topics/__consumer_offsets")
+
+
+def _find_txn(zk: FakeZooKeeper, key: str, partitions: int = 4,
+              config: TransactionCoordinatorConfig | None = None) -> tuple[FindCoordinatorResponse, int | None]:
+    cfg = config or TransactionCoordinatorConfig(transaction_log_num_partitions=partitions)
+    return run_sync(find_coordinator(KafkaZkClient(), GroupCoordinatorConfig(), partitions,
+                                     FindCoordinatorRequest(key, 1, "PLAINTEXT"), cfg), zk)
+
+
+def test_a_transactional_ids_coordinator_leads_its_transaction_state_partition():
+    """Key type 1: __transaction_state is created as TransactionStateManager.transactionTopicConfigs says (only
+    once transaction.state.log.replication.factor brokers are alive), COORDINATOR_NOT_AVAILABLE until its
+    partition has a leader, then that leader; __consumer_offsets is not touched."""
+    zk = _zk(1, 2)
+    assert _find_txn(zk, "txn-a") == (FindCoordinatorResponse(Errors.COORDINATOR_NOT_AVAILABLE), None)
+    assert not zk.exists("/brokers/topics/__transaction_state")
+    zk.create("/brokers/ids/3", znodes.encode_broker(Broker(3, (EndPoint("127.0.0.1", 9093),)), timestamp_ms=1))
+    assert _find_txn(zk, "txn-a")[0].error is Errors.COORDINATOR_NOT_AVAILABLE
+    assert json.loads(zk.get("/brokers/topics/__transaction_state"))["partitions"] == {
+        "0": [1, 2, 3], "1": [2, 3, 1], "2": [3, 1, 2], "3": [1, 3, 2]}
+    assert json.loads(zk.get("/config/topics/__transaction_state")) == {
+        "version": 1, "config": {"unclean.leader.election.enable": "false", "compression.type": "uncompressed",
+                                 "cleanup.policy": "compact", "min.insync.replicas": "2",
+                                 "segment.bytes": "104857600"}}
+    assert not zk.exists("/brokers/topics/__consumer_offsets")
+    p = partition_for("txn-a", 4)
+    assert p == abs(java_string_hash("txn-a")) % 4
+    zk.put_partition_state(TopicPartition("__transaction_state", p), 3, (3, 1))
+    assert _find_txn(zk, "txn-a") == (FindCoordinatorResponse(Errors.NONE, 3, "127.0.0.1", 9093), 4)
 
 
 def test_no_live_broker_creates_nothing():

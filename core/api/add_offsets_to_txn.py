@@ -1,0 +1,33 @@
+"""AddOffsetsToTxn (25, v0-1) as Kafka 2.6 serves it, routed to the transaction coordinator
+(KafkaApis.handleAddOffsetsToTxnRequest): the group's ``__consumer_offsets`` partition joins the producer's
+transaction, so that its TxnOffsetCommit is completed by the transaction's marker. v1 is v0."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from core.api.admin import fit_response
+from core.api.registry import ApiSpec, RequestContext, Route, register
+from core.api.topic_groups import error_of
+from messages.transaction import AddOffsetsToTxnRequest, AddOffsetsToTxnResponse
+from protocol.api_versions import API_KEYS
+
+ADD_OFFSETS_TO_TXN = API_KEYS["AddOffsetsToTxn"]
+
+
+def request_from_wire(version: int, body: dict[str, Any], ctx: RequestContext | None = None
+                      ) -> AddOffsetsToTxnRequest:
+    return AddOffsetsToTxnRequest(body["transactional_id"], body["producer_id"], body["producer_epoch"],
+                                  body["group_id"])
+
+
+def response_to_wire(version: int, response: AddOffsetsToTxnResponse) -> dict[str, Any]:
+    return fit_response(ADD_OFFSETS_TO_TXN, version, {"throttle_time_ms": 0, "error_code": int(response.error)})
+
+
+def error_response(version: int, body: dict[str, Any], error: int) -> dict[str, Any]:
+    return response_to_wire(version, AddOffsetsToTxnResponse(error_of(error)))
+
+
+register(ApiSpec(ADD_OFFSETS_TO_TXN, Route.TRANSACTION_COORDINATOR, request_from_wire, response_to_wire,
+                 error_response))

@@ -1,0 +1,45 @@
+"""AddPartitionsToTxn (24, v0-1) as Kafka 2.6 serves it, routed to the transaction coordinator
+(KafkaApis.handleAddPartitionToTxnRequest → TransactionCoordinator.handleAddPartitionsToTransaction): the partitions
+join the producer's transaction, written to ``__transaction_state`` before the answer. v1 is v0 (the throttle time
+is answered after throttling)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from core.api.admin import fit_response
+from core.api.registry import ApiSpec, RequestContext, Route, register
+from core.api.topic_groups import error_of
+from messages.common import TopicPartition
+from messages.transaction import AddPartitionsToTxnRequest, AddPartitionsToTxnResponse
+from protocol.api_versions import API_KEYS
+
+ADD_PARTITIONS_TO_TXN = API_KEYS["AddPartitionsToTxn"]
+
+
+def request_from_wire(version: int, body: dict[str, Any], ctx: RequestContext | None = None
+                      ) -> AddPartitionsToTxnRequest:
+    # kio (Kafka 3.9's schemas) names the v0-3 fields "v3_and_below_..."
+    return AddPartitionsToTxnRequest(
+        body["v3_and_below_transactional_id"], body["v3_and_below_producer_id"], body["v3_and_below_producer_epoch"],
+        tuple(TopicPartition(t["name"], p) for t in body["v3_and_below_topics"] for p in t["partitions"]))
+
+
+def response_to_wire(version: int, response: AddPartitionsToTxnResponse) -> dict[str, Any]:
+    topics: dict[str, list[dict[str, Any]]] = {}
+    for tp, error in response.errors:
+        topics.setdefault(tp.topic, []).append({"partition_index": tp.partition,
+                                                "partition_error_code": int(error)})
+    return fit_response(ADD_PARTITIONS_TO_TXN, version, {"throttle_time_ms": 0, "results_by_topic_v3_and_below": [
+        {"name": t, "results_by_partition": ps} for t, ps in topics.items()]})
+
+
+def error_response(version: int, body: dict[str, Any], error: int) -> dict[str, Any]:
+    """AddPartitionsToTxnRequest.getErrorResponse: every partition with the error."""
+    e = error_of(error)
+    return response_to_wire(version, AddPartitionsToTxnResponse(tuple(
+        (TopicPartition(t["name"], p), e) for t in body.get("v3_and_below_topics") or [] for p in t["partitions"])))
+
+
+register(ApiSpec(ADD_PARTITIONS_TO_TXN, Route.TRANSACTION_COORDINATOR, request_from_wire, response_to_wire,
+                 error_response))

@@ -1,0 +1,31 @@
+"""EndTxn (26, v0-1) as Kafka 2.6 serves it, routed to the transaction coordinator (KafkaApis.handleEndTxnRequest →
+TransactionCoordinator.handleEndTransaction): PrepareCommit / PrepareAbort is written to ``__transaction_state``
+(acks=-1) before the answer; the markers follow. v1 is v0."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from core.api.admin import fit_response
+from core.api.registry import ApiSpec, RequestContext, Route, register
+from core.api.topic_groups import error_of
+from messages.transaction import EndTxnRequest, EndTxnResponse
+from protocol.api_versions import API_KEYS
+
+END_TXN = API_KEYS["EndTxn"]
+
+
+def request_from_wire(version: int, body: dict[str, Any], ctx: RequestContext | None = None) -> EndTxnRequest:
+    return EndTxnRequest(body["transactional_id"], body["producer_id"], body["producer_epoch"],
+                         bool(body["committed"]))
+
+
+def response_to_wire(version: int, response: EndTxnResponse) -> dict[str, Any]:
+    return fit_response(END_TXN, version, {"throttle_time_ms": 0, "error_code": int(response.error)})
+
+
+def error_response(version: int, body: dict[str, Any], error: int) -> dict[str, Any]:
+    return response_to_wire(version, EndTxnResponse(error_of(error)))
+
+
+register(ApiSpec(END_TXN, Route.TRANSACTION_COORDINATOR, request_from_wire, response_to_wire, error_response))

@@ -1,0 +1,153 @@
+"""The transaction coordinator's requests and responses (Kafka 2.6's InitProducerId with a transactional id,
+AddPartitionsToTxn, AddOffsetsToTxn, EndTxn), as the coordinator sees them: one internal value per API whatever the
+wire version (core/api/{init_producer_id,add_partitions_to_txn,add_offsets_to_txn,end_txn}.py convert), with Kafka's
+field names in snake case. Also the coordinator actor's start (TransactionCoordinatorInit) and its configuration.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from messages.common import Errors, TopicPartition
+from messages.registry import message
+
+NO_PRODUCER_ID = -1  # RecordBatch.NO_PRODUCER_ID
+NO_PRODUCER_EPOCH = -1  # RecordBatch.NO_PRODUCER_EPOCH
+
+
+@message
+class TransactionCoordinatorConfig:
+    """KafkaConfig's transaction.* settings (Kafka's TransactionConfig), Kafka 2.6's defaults."""
+
+    transactional_id_expiration_ms: int = 604800000
+    transaction_max_timeout_ms: int = 900000
+    transaction_log_num_partitions: int = 50
+    transaction_log_replication_factor: int = 3
+    transaction_log_segment_bytes: int = 104857600
+    transaction_log_load_buffer_size: int = 5242880
+    transaction_log_min_isr: int = 2
+    abort_timed_out_transactions_interval_ms: int = 10000
+    remove_expired_transactional_ids_interval_ms: int = 3600000
+    request_timeout_ms: int = 30000
+
+    @classmethod
+    def from_kafka_config(cls, cfg: Any) -> TransactionCoordinatorConfig:
+        """TransactionCoordinator.apply's TransactionConfig from the broker's KafkaConfig."""
+        return cls(cfg["transactional.id.expiration.ms"], cfg["transaction.max.timeout.ms"],
+                   cfg["transaction.state.log.num.partitions"], cfg["transaction.state.log.replication.factor"],
+                   cfg["transaction.state.log.segment.bytes"], cfg["transaction.state.log.load.buffer.size"],
+                   cfg["transaction.state.log.min.isr"],
+                   cfg["transaction.abort.timed.out.transaction.cleanup.interval.ms"],
+                   cfg["transaction.remove.expired.transaction.cleanup.interval.ms"], cfg["request.timeout.ms"])
+
+
+@message
+class TransactionCoordinatorInit:
+    """The broker process starts its transaction coordinator (TransactionCoordinator.startup)."""
+
+    broker_id: int
+    config: TransactionCoordinatorConfig
+    offsets_topic_num_partitions: int = 50  # for AddOffsetsToTxn's __consumer_offsets partition of a group
+    inter_broker_listener_name: str = "PLAINTEXT"  # the listener the markers are sent on
+
+
+@message
+class InitProducerIdRequest:
+    transactional_id: str | None
+    transaction_timeout_ms: int
+    producer_id: int = NO_PRODUCER_ID  # v3: the producer's current id and epoch (KIP-360), else -1
+    producer_epoch: int = NO_PRODUCER_EPOCH
+
+
+@message
+class InitProducerIdResponse:
+    error: Errors
+    producer_id: int = NO_PRODUCER_ID
+    producer_epoch: int = NO_PRODUCER_EPOCH
+
+
+@message
+class AddPartitionsToTxnRequest:
+    transactional_id: str
+    producer_id: int
+    producer_epoch: int
+    partitions: tuple[TopicPartition, ...]
+
+
+@message
+class AddPartitionsToTxnResponse:
+    errors: tuple[tuple[TopicPartition, Errors], ...]
+
+
+@message
+class AddOffsetsToTxnRequest:
+    transactional_id: str
+    producer_id: int
+    producer_epoch: int
+    group_id: str
+
+
+@message
+class AddOffsetsToTxnResponse:
+    error: Errors
+
+
+@message
+class EndTxnRequest:
+    transactional_id: str
+    producer_id: int
+    producer_epoch: int
+    committed: bool  # TransactionResult.COMMIT, else ABORT
+
+
+@message
+class EndTxnResponse:
+    error: Errors
+
+
+@message
+class TxnMarkerToWrite:
+    """One marker of a WriteTxnMarkers request the coordinator sends (Kafka's WriteTxnMarkersRequest.TxnMarkerEntry)."""
+
+    producer_id: int
+    producer_epoch: int
+    coordinator_epoch: int
+    committed: bool
+    partitions: tuple[TopicPartition, ...]
+
+
+@message
+class WriteTxnMarkersOutbound:
+    """The WriteTxnMarkers request (key 27) a transaction coordinator sends to a partition leader
+    (core/api/write_txn_markers_sender.py puts it on the wire)."""
+
+    markers: tuple[TxnMarkerToWrite, ...]
+
+
+@message
+class WriteTxnMarkersOutboundResponse:
+    """Its answer: each partition's error, as (producer id, partition, error)."""
+
+    errors: tuple[tuple[int, TopicPartition, Errors], ...]
+
+
+@message
+class TxnMarkerChannelStart:
+    """A TransactionMarkerChannelActor's broker, the listener it reaches it on, and how long it waits for an answer
+    (request.timeout.ms)."""
+
+    broker: Any
+    listener_name: str
+    request_timeout_ms: float
+    coordinator: str
+
+
+@message
+class TxnMarkersAnswered:
+    """A TransactionMarkerChannelActor to its coordinator: the answer to ``markers`` (each partition's error as
+    (producer id, partition, error)), or None when the request failed (disconnected, timed out): the markers are
+    sent again, to the leaders found then."""
+
+    broker_id: int
+    markers: tuple[TxnMarkerToWrite, ...]
+    errors: tuple[tuple[int, TopicPartition, Errors], ...] | None

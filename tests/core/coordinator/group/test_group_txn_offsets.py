@@ -1,0 +1,122 @@
+"""TxnOffsetCommit at the group coordinator (Kafka 2.6.3's GroupCoordinator.handleTxnCommitOffsets and
+GroupMetadataManager's transactional offsets): the offsets are written as a transactional batch of the producer,
+stay pending (invisible to OffsetFetch) until the transaction's marker, become committed on COMMIT and go on ABORT
+(handleTxnCompletion); a load replays the markers it finds in the log and keeps pending what none completed."""
+
+from __future__ import annotations
+
+from freezegun import freeze_time
+
+from core.coordinator.group.message_formats import OffsetAndMetadata
+from messages.common import Errors, TopicPartition
+from messages.group import (
+    OffsetCommitPartition,
+    OffsetCommitPartitionResponse,
+    OffsetCommitRequest,
+    OffsetFetchRequest,
+    TxnOffsetCommitRequest,
+    TxnOffsetCommitResponse,
+)
+from protocol.records import CONTROL_BIT, TRANSACTIONAL_BIT, Record, assign_offsets, build_batch, iter_batches
+from tests.core.coordinator.group.test_group_coordinator import GROUP, T0, T1, Harness
+
+PID, EPOCH = 42, 3
+
+
+def _commit(h: Harness, *offsets: tuple[TopicPartition, int], pid: int = PID, generation: int = -1,
+            member: str = "") -> TxnOffsetCommitResponse:
+    return h.answer(h.request(TxnOffsetCommitRequest("tx", GROUP, pid, EPOCH, tuple(
+        OffsetCommitPartition(tp, o) for tp, o in offsets), generation, member)))
+
+
+def _fetched(h: Harness) -> dict[TopicPartition, int]:
+    r = h.answer(h.request(OffsetFetchRequest(GROUP, None)))
+    return {p.tp: p.offset for p in r.partitions}
+
+
+def _marker(h: Harness, pid: int, commit: bool) -> None:
+    """A COMMIT / ABORT control batch as the partition leader writes it (key: version 0, type; value: version 0,
+    coordinator epoch)."""
+    batch = bytearray(build_batch([Record(0, 0, b"\x00\x00\x00" + (b"\x01" if commit else b"\x00"),
+                                          b"\x00\x00\x00\x00\x00\x05")],
+                                  producer_id=pid, producer_epoch=EPOCH,
+                                  attributes=CONTROL_BIT | TRANSACTIONAL_BIT))
+    assign_offsets(batch, 0, h.leo(h.partition))
+    h.log.setdefault(h.partition, bytearray()).extend(batch)
+
+
+def test_offsets_committed_in_a_transaction_are_pending_until_the_commit_marker():
+    with freeze_time("2026-11-25 12:00:00"):
+        h = Harness()
+        h.elect()
+        assert _commit(h, (T0, 10), (T1, 20)) == TxnOffsetCommitResponse((
+            OffsetCommitPartitionResponse(T0, Errors.NONE), OffsetCommitPartitionResponse(T1, Errors.NONE)))
+        (batch,) = list(iter_batches(bytes(h.log[h.partition])))
+        assert (batch.producer_id, batch.producer_epoch, batch.base_sequence, batch.is_transactional) == (
+            PID, EPOCH, 0, True)
+        assert _fetched(h) == {}  # not committed yet
+        assert h.group().has_pending_offset_commits_for_topic_partition(T0)
+        assert h.gc.manager.open_groups_for_producer == {PID: {GROUP}}
+        # a marker of another partition, or of another producer, changes nothing
+        h.run(h.gc.handle_txn_completion(PID, {h.partition + 1}, True))
+        h.run(h.gc.handle_txn_completion(7, {h.partition}, True))
+        assert _fetched(h) == {}
+        h.run(h.gc.handle_txn_completion(PID, {h.partition}, True))
+        assert _fetched(h) == {T0: 10, T1: 20}
+        assert h.group().pending_transactional_offset_commits == {}
+        assert h.gc.manager.open_groups_for_producer == {}
+
+
+def test_an_abort_marker_drops_the_pending_offsets():
+    with freeze_time("2026-11-25 12:00:00"):
+        h = Harness()
+        h.elect()
+        h.request(OffsetCommitRequest(GROUP, (OffsetCommitPartition(T0, 5),)))
+        _commit(h, (T0, 10))
+        h.run(h.gc.handle_txn_completion(PID, {h.partition}, False))
+        assert _fetched(h) == {T0: 5}
+
+
+def test_a_failed_append_forgets_the_pending_offsets_and_answers_the_error():
+    with freeze_time("2026-11-25 12:00:00"):
+        h = Harness()
+        h.elect()
+        h.append_error = Errors.NOT_ENOUGH_REPLICAS
+        assert {p.error for p in _commit(h, (T0, 10)).partitions} == {Errors.COORDINATOR_NOT_AVAILABLE}
+        h.append_error = Errors.NONE
+        h.run(h.gc.handle_txn_completion(PID, {h.partition}, True))
+        assert _fetched(h) == {}
+
+
+def test_txn_offset_commit_errors():
+    with freeze_time("2026-11-25 12:00:00"):
+        h = Harness()
+        assert {p.error for p in _commit(h, (T0, 1)).partitions} == {Errors.NOT_COORDINATOR}
+        h.elect()
+        assert {p.error for p in _commit(h, (T0, 1), member="nobody").partitions} == {Errors.UNKNOWN_MEMBER_ID}
+        assert {p.error for p in _commit(h, (T0, 1), generation=3).partitions} == {Errors.ILLEGAL_GENERATION}
+        assert h.log.get(h.partition) is None
+
+
+def test_a_load_completes_pending_offsets_with_the_markers_in_the_log():
+    with freeze_time("2026-11-25 12:00:00"):
+        h = Harness()
+        h.elect()
+        _commit(h, (T0, 10), pid=1)  # committed by its marker below
+        _commit(h, (T1, 20), pid=2)  # aborted
+        _commit(h, (T1, 30), pid=3)  # no marker yet: pending after the load
+        _marker(h, 1, commit=True)
+        _marker(h, 2, commit=False)
+        loaded = Harness(log=h.log)
+        loaded.elect()
+        assert _fetched(loaded) == {T0: 10}
+        group = loaded.group()
+        assert group.pending_transactional_offset_commits == {3: {T1: (True, OffsetAndMetadata(
+            30, -1, "", group.offsets[T0].commit_timestamp))}}
+        assert loaded.gc.manager.open_groups_for_producer == {3: {GROUP}}
+        loaded.run(loaded.gc.handle_txn_completion(3, {loaded.partition}, True))
+        assert _fetched(loaded) == {T0: 10, T1: 30}
+        # the partition moves away: the producer no longer has the group open here
+        _commit(loaded, (T0, 50), pid=4)
+        loaded.run(loaded.gc.on_resignation(loaded.partition))
+        assert loaded.gc.manager.open_groups_for_producer == {}
