@@ -14,10 +14,12 @@
 
 from __future__ import annotations
 
+import struct
+from collections.abc import Iterator
 from typing import Any
 
 from messages.common import TopicPartition
-from protocol.records import iter_batches
+from protocol.records import LOG_OVERHEAD, iter_batches, read_batch_header
 from sim.client import PRODUCE_TIMEOUT_MS, SimClient, zk_partition_state
 from sim.runtime import START_MS, Sim
 
@@ -42,7 +44,39 @@ def hosted_partition(sim: Sim, broker_id: int, tp: TopicPartition) -> Any:
     return rm.online_partition(tp) if rm is not None else None
 
 
-def values_below_hw(log: Any) -> dict[int, str | None]:
+Parsed = tuple[int, tuple[tuple[int, "str | None"], ...]]  # a batch's last offset, (offset, value) of its records
+_LENGTH = struct.Struct(">i")
+
+
+def _parse(batch: Any) -> Parsed:
+    return batch.last_offset, tuple((batch.base_offset + r.offset_delta,
+                                     None if r.value is None else r.value.decode("utf-8", "replace"))
+                                    for r in batch.records())
+
+
+def _batches(data: bytes, cache: dict[bytes, Parsed] | None) -> Iterator[Parsed]:
+    """Every batch of a read, parsed; with ``cache`` (raw batch bytes -> parsed) a batch read before is not parsed
+    again: the same bytes parse the same, so the answer is the plain path's (tests/sim/test_sim_speed.py)."""
+    if cache is None:
+        for batch in iter_batches(data):
+            yield _parse(batch)
+        return
+    pos, end = 0, len(data)
+    while pos < end:
+        if end - pos >= LOG_OVERHEAD:
+            size = LOG_OVERHEAD + _LENGTH.unpack_from(data, pos + 8)[0]
+            hit = cache.get(data[pos:pos + size]) if size > LOG_OVERHEAD else None
+            if hit is not None:
+                pos += size
+                yield hit
+                continue
+        batch = read_batch_header(data, pos)  # validates, and raises as iter_batches would
+        parsed = cache[batch.raw] = _parse(batch)
+        pos += len(batch.raw)
+        yield parsed
+
+
+def values_below_hw(log: Any, cache: dict[bytes, Parsed] | None = None) -> dict[int, str | None]:
     """Every record's value by offset, from the log start offset to the high watermark (a read per segment)."""
     out: dict[int, str | None] = {}
     start, hw = log.log_start_offset, log.high_watermark
@@ -50,12 +84,11 @@ def values_below_hw(log: Any) -> dict[int, str | None]:
         # no max_offset: a read stops before the batch holding it, and a batch may straddle the high watermark
         data = log.read(start, 1 << 20)
         before = start
-        for batch in iter_batches(data):
-            for r in batch.records():
-                offset = batch.base_offset + r.offset_delta
+        for last, records in _batches(data, cache):
+            for offset, value in records:
                 if offset < hw:
-                    out[offset] = None if r.value is None else r.value.decode("utf-8", "replace")
-            start = max(start, batch.last_offset + 1)
+                    out[offset] = value
+            start = max(start, last + 1)
         if start == before:  # nothing (more) below the high watermark
             break
     return out
@@ -75,13 +108,15 @@ class Checker:
     """Keeps what the invariants need across steps (who led which epoch, the last epoch seen in ZooKeeper)."""
 
     def __init__(self, sim: Sim, client: SimClient, partitions: list[TopicPartition],
-                 assignment: dict[TopicPartition, tuple[int, ...]]) -> None:
+                 assignment: dict[TopicPartition, tuple[int, ...]], fast: bool = True) -> None:
         self.sim = sim
         self.client = client
         self.partitions = partitions
         self.assignment = assignment
         self.epoch_leaders: dict[tuple[TopicPartition, int], int] = {}
         self.zk_epochs: dict[TopicPartition, int] = {}
+        # every batch the checks have parsed, by its bytes (None: parse every read, the plain path)
+        self.batches: dict[bytes, Parsed] | None = {} if fast else None
 
     def check(self) -> list[str]:
         sim, out = self.sim, []
@@ -109,7 +144,7 @@ class Checker:
                 p = hosted_partition(sim, b, tp)
                 if p is None or p.log is None or not acks:
                     continue
-                values = values_below_hw(p.log)
+                values = values_below_hw(p.log, self.batches)
                 for ack in acks:
                     if ack.offset >= p.log.high_watermark:
                         continue

@@ -279,8 +279,10 @@ class Sim:
         """Deliver what the broker's edges injected (`Runtime.inject`: the "zk" edge's answers), in order, then
         hand the ZooKeeper events fired so far to their sessions."""
         rt = broker.rt
-        while rt is not None and broker.alive(incarnation) and not rt.inbox.empty():
-            to, body, sender, cause = rt.inbox.get_nowait()
+        # the inbox's deque itself: this loop is its only reader and the edges that fill it run in this thread
+        pending = rt.inbox.queue if rt is not None else None
+        while rt is not None and broker.alive(incarnation) and pending:
+            to, body, sender, cause = pending.popleft()
             self.events.append(f"{self.now - START_MS:.3f} b{broker.id} {sender}>{to} {type(body).__name__}")
             self.delivered += 1
             rt.deliver(to, body, sender, cause, at_ms=self.now)
@@ -288,8 +290,10 @@ class Sim:
 
     def pump_zk_events(self) -> None:
         """The watch and session events every live session has been handed, to its broker's ZkBridgeActor."""
+        sessions = self.zk.sessions
         for broker in self.brokers.values():
-            if broker.up and broker.session in self.zk.sessions:
+            session = sessions.get(broker.session) if broker.rt is not None else None
+            if session is not None and session.events:  # (none is the common case: no list to swap)
                 for event in self.zk.events(broker.session):
                     inc = broker.incarnation
                     self.at(ZK_LATENCY_MS, lambda b=broker, i=inc, e=event:
