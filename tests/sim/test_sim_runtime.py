@@ -143,15 +143,35 @@ def test_kactor_sim_prints_a_line_per_seed_the_rerun_command_and_a_summary(
 
     monkeypatch.setattr(sim.run, "run_seed", broken_seed_4)
     monkeypatch.setenv("PYTHONHASHSEED", "0")  # the command re-executes itself with it otherwise
-    assert main(["sim", "--seeds", "3-4", "--steps", "3", "--trace-dir", str(tmp_path)]) == 1
+    assert main(["sim", "--seeds", "3-4", "--steps", "3", "--jobs", "1", "--trace-dir", str(tmp_path)]) == 1
     out = capsys.readouterr().out.splitlines()
-    assert out[0].startswith("seed 3: ok  ") and "/ 6 answers, " in out[0]
-    assert out[1].startswith("seed 4: FAILED  ")
-    assert "sim-0: acknowledged 's4-1' at offset 0, ISR replica b1 has 'forged'" in out[2]
+    assert out[0].startswith("seed 4: FAILED  ")  # a clean seed has no line of its own: the progress bar counts it
+    assert "sim-0: acknowledged 's4-1' at offset 0, ISR replica b1 has 'forged'" in out[1]
     assert f"  traces: {tmp_path}/seed-4 (kactor trace replay --check {tmp_path}/seed-4)" in out
     assert "  rerun: kactor sim --seeds 4 --steps 3 --brokers 3" in out
-    assert out[-1].startswith("2 seeds, 1 clean, 1 failing (4) in ") and out[-1].endswith(" seeds/s")
+    assert out[-2].startswith("2 seeds, 1 clean, 1 failing (4) in ") and out[-2].endswith(" seeds/s")
+    assert out[-1].startswith("  3 steps a seed, 1 jobs; per seed ")
+    assert out[-1].endswith("7 acks of 9 answers, 1165 inputs")
     assert (tmp_path / "seed-4" / "broker-0.jsonl").exists()
+
+
+def test_kactor_sim_runs_seeds_in_worker_processes_in_seed_order(
+        capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """--jobs 2: the seeds run in two forked workers; a mutation is applied in each, the first failing seed in seed
+    order is reported with the command that reruns it (its --mutation too), and --stop-at-first ends the run."""
+    from kactor.cli import main
+
+    monkeypatch.setenv("PYTHONHASHSEED", "0")
+    assert main(["sim", "--seeds", "1-4", "--steps", "6", "--jobs", "2", "--trace-dir", str(tmp_path)]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith("4 seeds, 4 clean, 0 failing in ")
+    assert out[1].startswith("  6 steps a seed, 2 jobs; per seed ")
+    assert main(["sim", "--seeds", "1-6", "--steps", "20", "--jobs", "2", "--trace-dir", str(tmp_path),
+                 "--mutation", "make-leader-completes-nothing", "--stop-at-first"]) == 1
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith("seed 1: FAILED  ")
+    assert "  rerun: kactor sim --seeds 1 --steps 20 --brokers 3 --mutation make-leader-completes-nothing" in out
+    assert any(line.startswith("1 seeds of 6, 0 clean, 1 failing (1) in ") for line in out)
 
 
 def test_an_actor_that_raises_is_a_violation() -> None:
@@ -192,3 +212,36 @@ def test_an_orderly_stop_ends_the_incarnation_and_closes_its_session() -> None:
         assert any(e.endswith("b2 stopped") for e in sim.events)
     finally:
         sim.close()
+
+
+def test_a_replica_left_out_of_the_isr_at_the_end_is_caught() -> None:
+    sim = Sim(1, SimBoot())
+    try:
+        for b in sim.brokers:
+            sim.start(b)
+        sim.run_for(2000)
+        assignment = create_topic(sim, "t", 1, 3)
+        sim.run_for(2000)
+        tp = TopicPartition("t", 0)
+        checker = Checker(sim, SimClient(sim), [tp], assignment)
+        assert checker.check_final() == []
+        checker.assignment = {tp: (0, 1, 2, 3)}  # as if a fourth replica had never caught up
+        assert checker.check_final() == ["t-0: ISR [0, 1, 2] at the end, not every replica [0, 1, 2, 3]"]
+    finally:
+        sim.close()
+
+
+def test_each_mutation_patches_and_its_undo_restores_the_code() -> None:
+    from core.broker.log import Log
+    from core.broker.log_segment import LogSegment
+    from core.broker.partition import Partition
+    from core.broker.replica_manager import ReplicaManager
+    from sim.mutations import MUTATIONS, apply
+
+    owners = (Log, LogSegment, Partition, ReplicaManager)
+    before = [dict(vars(o)) for o in owners]
+    for name in MUTATIONS:
+        undo = apply(name)
+        assert [dict(vars(o)) for o in owners] != before, name
+        undo()
+        assert [dict(vars(o)) for o in owners] == before, name
