@@ -12,6 +12,8 @@
   once a dead follower's session expires, or by the leader after replica.lag.time.max.ms) can always satisfy it
   before then; a produce that waits its timeout out is parked on a defect (e.g. a LeaderAndIsr that shrinks the ISR
   without completing the produces waiting for the removed follower);
+- a controlled shutdown the controller acknowledged leaves the stopping broker leading no partition in ZooKeeper
+  (KafkaServer.controlledShutdown succeeds only once no partition it leads remains);
 - no answer is UNKNOWN_SERVER_ERROR;
 - at the end (every broker up, every link healed, the cluster quiet): every acknowledged record on the leader, and
   every replica back in its partition's ISR (a follower rejoins the ISR once healed: one that stops fetching for
@@ -121,11 +123,23 @@ class Checker:
         self.assignment = assignment
         self.epoch_leaders: dict[tuple[TopicPartition, int], int] = {}
         self.zk_epochs: dict[TopicPartition, int] = {}
+        self.stop_violations: list[str] = []
+        sim.on_stopped = self._stopped
         # every batch the checks have parsed, by its bytes (None: parse every read, the plain path)
         self.batches: dict[bytes, Parsed] | None = {} if fast else None
 
+    def _stopped(self, broker_id: int, msg: Any) -> None:
+        if not msg.controlled:
+            return
+        for tp in self.partitions:
+            state = zk_partition_state(self.sim, tp)
+            if state is not None and state.leader == broker_id:
+                self.stop_violations.append(
+                    f"{tp.topic}-{tp.partition}: b{broker_id}'s controlled shutdown succeeded at "
+                    f"{self.sim.now - START_MS:.0f} ms but it still leads (ISR {list(state.isr)})")
+
     def check(self) -> list[str]:
-        sim, out = self.sim, []
+        sim, out = self.sim, list(self.stop_violations)
         for tp in self.partitions:
             name = f"{tp.topic}-{tp.partition}"
             for b in sim.brokers:

@@ -65,6 +65,21 @@ def create_topic(sim: Sim, topic: str, partitions: int, rf: int) -> dict[TopicPa
     return assignment
 
 
+def _restart(sim: Sim, due: list[int]) -> list[int]:
+    """Start the brokers due that are down and whose last session is gone; the others stay due (a stop still
+    running its controlled shutdown is ended by a kill first, as an operator's script would)."""
+    later = []
+    for b in due:
+        broker = sim.brokers[b]
+        if broker.up and broker.stopping:
+            sim.crash(b, reason="killed (its controlled shutdown still running)")
+        if broker.up or not sim.session_gone(b):
+            later.append(b)
+        else:
+            sim.start(b)
+    return later
+
+
 def run_seed(seed: int, steps: int, boot: Boot, brokers: int = 3, trace_dir: str | None = None,
              tamper: Callable[[Sim, int], None] | None = None, fast: bool = True) -> SeedResult:
     """``tamper(sim, step)``, for tests: called before each step's check (a deliberately broken run). ``fast=False``
@@ -83,16 +98,21 @@ def run_seed(seed: int, steps: int, boot: Boot, brokers: int = 3, trace_dir: str
         checker = Checker(sim, client, sorted(assignment), assignment, fast=fast)
         faults = schedule(seed, steps, brokers)
         violations: list[str] = []
+        restarts: list[int] = []  # brokers due to start again (once down, and their old session gone)
         for step in range(steps):
+            restarts = _restart(sim, restarts)
             for f in (f for f in faults if f.step == step):
                 if f.kind == "crash":
                     sim.crash(f.a)
+                elif f.kind == "stop":
+                    sim.stop(f.a)
                 elif f.kind == "restart":
-                    sim.start(f.a)
+                    restarts.append(f.a)
                 elif f.kind == "partition":
                     sim.partition(f.a, f.b)
                 else:
                     sim.heal(f.a, f.b)
+            restarts = _restart(sim, restarts)
             for tp in sorted(assignment):
                 client.produce(tp)
             sim.run_for(STEP_MS)
@@ -104,11 +124,13 @@ def run_seed(seed: int, steps: int, boot: Boot, brokers: int = 3, trace_dir: str
         if not violations:
             for a, b in sorted(tuple(sorted(c)) for c in sim.cut):
                 sim.heal(a, b)
-            down = [b for b, br in sim.brokers.items() if not br.up]
+            down = [b for b, br in sim.brokers.items() if not br.up or b in restarts]
             if down:
                 sim.run_for(RESTART_AFTER_STEPS * STEP_MS)
-                for b in down:
-                    sim.start(b)
+                while down:
+                    down = _restart(sim, down)
+                    if down:
+                        sim.run_for(STEP_MS)
             sim.run_for(SETTLE_MS)
             violations = [f"an actor raised {e}" for e in errors.found] + checker.check_final()
         digest = hashlib.sha256("\n".join(sim.events).encode()).hexdigest()[:16]
