@@ -69,11 +69,13 @@ def _restart(sim: Sim, due: list[int]) -> list[int]:
     """Start the brokers due that are down and whose last session is gone; the others stay due (a stop still
     running its controlled shutdown is ended by a kill first, as an operator's script would)."""
     later = []
-    for b in due:
+    for b in dict.fromkeys(due):  # once each: an outage scheduled while a deferred restart waited adds it again
         broker = sim.brokers[b]
         if broker.up and broker.stopping:
             sim.crash(b, reason="killed (its controlled shutdown still running)")
-        if broker.up or not sim.session_gone(b):
+        if broker.up:
+            continue  # running already: nothing to start (an entry left from a crash or stop that found it down)
+        if not sim.session_gone(b):
             later.append(b)
         else:
             sim.start(b)

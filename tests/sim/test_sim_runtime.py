@@ -283,3 +283,26 @@ def test_a_stop_is_a_controlled_shutdown_and_a_broker_that_still_leads_after_one
                                    f"(ISR {list(zk_partition_state(sim, tp).isr)})"]
     finally:
         sim.close()
+
+
+def test_a_restart_starts_a_broker_once_and_waits_for_its_old_session() -> None:
+    """A restart due twice (an outage scheduled while a deferred restart waited) starts the broker once, and a
+    broker still stopping at its restart is killed, then started once its session has expired."""
+    from sim.run import _restart
+
+    sim = Sim(1, SimBoot())
+    try:
+        for b in sim.brokers:
+            sim.start(b)
+        sim.run_for(2000)
+        sim.crash(1)
+        sim.run_for(7000)  # past the session timeout
+        assert _restart(sim, [1, 1]) == [] and sim.brokers[1].up and sim.brokers[1].incarnation == 2
+        assert _restart(sim, [1]) == []  # up already: nothing to do, nothing left due
+        sim.run_for(2000)
+        sim.brokers[2].stopping = True  # as if its controlled shutdown were still running
+        assert _restart(sim, [2]) == [2] and not sim.brokers[2].up  # killed; its session lives on
+        sim.run_for(7000)
+        assert _restart(sim, [2]) == [] and sim.brokers[2].incarnation == 2
+    finally:
+        sim.close()
