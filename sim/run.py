@@ -126,7 +126,8 @@ def run_seed(seed: int, steps: int, boot: Boot, brokers: int = 3, trace_dir: str
         if not violations:
             for a, b in sorted(tuple(sorted(c)) for c in sim.cut):
                 sim.heal(a, b)
-            down = [b for b, br in sim.brokers.items() if not br.up or b in restarts]
+            # a broker still in its controlled shutdown is about to be down too: it restarts with the others
+            down = [b for b, br in sim.brokers.items() if not br.up or br.stopping or b in restarts]
             if down:
                 sim.run_for(RESTART_AFTER_STEPS * STEP_MS)
                 while down:

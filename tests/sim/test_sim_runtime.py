@@ -306,3 +306,10 @@ def test_a_restart_starts_a_broker_once_and_waits_for_its_old_session() -> None:
         assert _restart(sim, [2]) == [] and sim.brokers[2].incarnation == 2
     finally:
         sim.close()
+
+
+def test_a_broker_still_in_its_controlled_shutdown_at_the_end_restarts_with_the_others() -> None:
+    """Seed 23 stops broker 0 at the last step, cut off from broker 1: its controlled shutdown retries and ends
+    during the settling; it must be started again before the final checks (every replica back in the ISR)."""
+    assert [str(f) for f in schedule(23, 50, 3)][-2:] == ["partition b0|b1", "stop b0"]
+    assert run_seed(23, 50, SimBoot()).violations == ()
