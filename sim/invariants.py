@@ -7,11 +7,13 @@
   watermark;
 - an acks=all produce answered within HEALTHY_BOUND_MS when the ISR can satisfy it: sent once every broker had been
   serving, with no link cut, for HEALTHY_SETTLE_MS, and the cluster still so while it waits;
-- and within LIVENESS_BOUND_MS (below the producer's 30 s request timeout) whatever the faults: at most one broker
-  is down and one link cut at a time, each for a few seconds (sim/faults.py), so the ISR (shrunk by the controller
-  once a dead follower's session expires, or by the leader after replica.lag.time.max.ms) can always satisfy it
-  before then; a produce that waits its timeout out is parked on a defect (e.g. a LeaderAndIsr that shrinks the ISR
-  without completing the produces waiting for the removed follower);
+- an acks=all produce answered within its request timeout (+ ANSWER_SLACK_MS): the DelayedProduce expires by then;
+- and answered once it is committed: a produce whose record has been below its leader's high watermark for a step
+  (ANSWER_SLACK_MS) is no longer waiting (Kafka completes the DelayedProduces of a partition whenever its high
+  watermark moves: a produce left parked after a LeaderAndIsr shrank the ISR is a defect), and at the end none
+  committed is waiting at all. A time bound below the
+  timeout would not do: with the controller cut off from a leader, the leader alone removes a follower it cannot
+  reach, after replica.lag.time.max.ms (30 s), so a produce can legitimately wait out its timeout (seed 228);
 - a controlled shutdown the controller acknowledged leaves the stopping broker leading no partition in ZooKeeper
   (KafkaServer.controlledShutdown succeeds only once no partition it leads remains);
 - no answer is UNKNOWN_SERVER_ERROR;
@@ -28,11 +30,11 @@ from typing import Any
 
 from messages.common import TopicPartition
 from protocol.records import LOG_OVERHEAD, iter_batches, read_batch_header
-from sim.client import SimClient, zk_partition_state
+from sim.client import PRODUCE_TIMEOUT_MS, SimClient, zk_partition_state
 from sim.runtime import START_MS, Sim
 
 HEALTHY_SETTLE_MS = 2000.0
-LIVENESS_BOUND_MS = 25000.0  # the longest seen in seeds 1-79 of 50 steps: 17 s (a cut, then a crash, a new leader)
+ANSWER_SLACK_MS = 1000.0
 HEALTHY_BOUND_MS = 1000.0  # twice replica.fetch.wait.max.ms: an append wakes the followers' parked fetches at once
 
 
@@ -124,6 +126,7 @@ class Checker:
         self.epoch_leaders: dict[tuple[TopicPartition, int], int] = {}
         self.zk_epochs: dict[TopicPartition, int] = {}
         self.stop_violations: list[str] = []
+        self.committed_at: dict[str, float] = {}  # an outstanding produce's value -> when first seen committed
         sim.on_stopped = self._stopped
         # every batch the checks have parsed, by its bytes (None: parse every read, the plain path)
         self.batches: dict[bytes, Parsed] | None = {} if fast else None
@@ -173,11 +176,9 @@ class Checker:
                         out.append(f"{name}: acknowledged {ack.value!r} at offset {ack.offset}, ISR replica b{b} "
                                    f"has {found!r} (its HW {p.log.high_watermark})")
         for o in self.client.outstanding.values():
-            if sim.now - o.sent_ms > LIVENESS_BOUND_MS:
+            if sim.now - o.sent_ms > PRODUCE_TIMEOUT_MS + ANSWER_SLACK_MS:
                 out.append(f"produce {o.value!r} to b{o.leader} unanswered after {sim.now - o.sent_ms:.0f} ms")
-        for took, _healthy, sent, value, error in self.client.latencies:
-            if took > LIVENESS_BOUND_MS:
-                out.append(f"produce {value!r} sent at {sent:.0f} ms answered {error} after {took:.0f} ms")
+        out += self._committed_but_waiting()
         for took, healthy_since, sent, value, error in self.client.latencies:
             if healthy_since is not None and sent - healthy_since >= HEALTHY_SETTLE_MS and took > HEALTHY_BOUND_MS:
                 out.append(f"produce {value!r} answered {error} after {took:.0f} ms with the cluster healthy")
@@ -192,9 +193,35 @@ class Checker:
                 out.append(f"{tp.topic}-{tp.partition}: produce {value!r} answered UNKNOWN_SERVER_ERROR")
         return out
 
+    def _committed_but_waiting(self, final: bool = False) -> list[str]:
+        """Outstanding produces whose record has been below the high watermark of the leader they were sent to for
+        ANSWER_SLACK_MS (seen at two checks), or at all at the end (the cluster quiet for SETTLE_MS by then)."""
+        sim, out = self.sim, []
+        waiting = [o for o in self.client.outstanding.values() if sim.now - o.sent_ms > ANSWER_SLACK_MS]
+        for key in [k for k in self.committed_at if k not in self.client.outstanding]:
+            del self.committed_at[key]
+        for tp in {o.tp for o in waiting}:
+            by_leader: dict[int, set[str]] = {}
+            for o in waiting:
+                if o.tp == tp:
+                    by_leader.setdefault(o.leader, set()).add(o.value)
+            for leader, values in sorted(by_leader.items()):
+                p = hosted_partition(sim, leader, tp)
+                if p is None or p.log is None or not p.is_leader:
+                    continue
+                committed = {v: offset for offset, v in values_below_hw(p.log, self.batches).items() if v in values}
+                for value, offset in sorted(committed.items(), key=lambda kv: kv[1]):
+                    since = self.committed_at.setdefault(value, sim.now)
+                    if final or sim.now - since >= ANSWER_SLACK_MS:
+                        out.append(f"{tp.topic}-{tp.partition}: produce {value!r} at offset {offset} below leader "
+                                   f"b{leader}'s high watermark {p.log.high_watermark} since "
+                                   f"{since - START_MS:.0f} ms, still unanswered")
+        return out
+
     def check_final(self) -> list[str]:
         """Nothing acknowledged is lost: with every broker up and every link healed, the leader has it all."""
         out = self.check()
+        out += [v for v in self._committed_but_waiting(final=True) if v not in out]
         for ack in self.client.acks:
             state = zk_partition_state(self.sim, ack.tp)
             leader = -1 if state is None else state.leader
