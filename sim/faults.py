@@ -4,6 +4,10 @@ A schedule is a pure function of (seed, steps, brokers): the same seed gives the
 down and one link cut at a time, so an RF-3 partition with min.insync.replicas=2 can always satisfy acks=all
 somewhere; a crashed broker comes back after RESTART_AFTER_STEPS steps (its ZooKeeper session must have expired
 first: a restarted broker cannot register over its old ephemeral), a cut link heals after 2 to 6 steps.
+
+A quarter of the broker outages are orderly stops instead of crashes: SIGTERM's controlled shutdown (the controller
+moves the broker's leaderships away first, then the broker closes its session). Which ones is drawn from a stream of
+its own, so the steps and brokers of every fault are those of the schedules before stops existed.
 """
 
 from __future__ import annotations
@@ -13,13 +17,14 @@ import random
 import attrs
 
 STEP_MS = 1000.0  # simulated time per step
+STOP_SHARE = 0.25  # of the broker outages: orderly stops (controlled shutdown) rather than crashes
 RESTART_AFTER_STEPS = 8  # > zookeeper.session.timeout.ms (sim.runtime.SESSION_TIMEOUT_MS) in steps
 
 
 @attrs.frozen
 class Fault:
     step: int
-    kind: str  # "crash", "restart", "partition", "heal"
+    kind: str  # "crash", "stop", "restart", "partition", "heal"
     a: int
     b: int = -1
 
@@ -29,6 +34,7 @@ class Fault:
 
 def schedule(seed: int, steps: int, brokers: int) -> list[Fault]:
     rng = random.Random(f"faults-{seed}")
+    stops = random.Random(f"stops-{seed}")
     faults: list[Fault] = []
     down_until: tuple[int, int] | None = None  # (broker, restart step)
     cut_until: tuple[int, int, int] | None = None  # (a, b, heal step)
@@ -42,7 +48,7 @@ def schedule(seed: int, steps: int, brokers: int) -> list[Fault]:
         roll = rng.random()
         if roll < 0.12 and down_until is None:
             b = rng.randrange(brokers)
-            faults.append(Fault(step, "crash", b))
+            faults.append(Fault(step, "stop" if stops.random() < STOP_SHARE else "crash", b))
             down_until = (b, step + RESTART_AFTER_STEPS)
         elif roll < 0.24 and cut_until is None and brokers > 1:
             a, b = sorted(rng.sample(range(brokers), 2))

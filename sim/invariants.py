@@ -5,24 +5,36 @@
   when none of the ISR is alive);
 - every acknowledged record at its offset, with its value, on every ISR replica that is up, below its high
   watermark;
+- an acks=all produce answered within HEALTHY_BOUND_MS when the ISR can satisfy it: sent once every broker had been
+  serving, with no link cut, for HEALTHY_SETTLE_MS, and the cluster still so while it waits;
 - an acks=all produce answered within its request timeout (+ ANSWER_SLACK_MS): the DelayedProduce expires by then;
-- and within HEALTHY_BOUND_MS when the ISR can satisfy it: sent once every broker had been serving, with no link cut,
-  for HEALTHY_SETTLE_MS, and the cluster still so while it waits;
+- and answered once it is committed: a produce whose record has been below its leader's high watermark for a step
+  (ANSWER_SLACK_MS) is no longer waiting (Kafka completes the DelayedProduces of a partition whenever its high
+  watermark moves: a produce left parked after a LeaderAndIsr shrank the ISR is a defect), and at the end none
+  committed is waiting at all. A time bound below the
+  timeout would not do: with the controller cut off from a leader, the leader alone removes a follower it cannot
+  reach, after replica.lag.time.max.ms (30 s), so a produce can legitimately wait out its timeout (seed 228);
+- a controlled shutdown the controller acknowledged leaves the stopping broker leading no partition in ZooKeeper
+  (KafkaServer.controlledShutdown succeeds only once no partition it leads remains);
 - no answer is UNKNOWN_SERVER_ERROR;
-- at the end (every broker up, every link healed, the cluster quiet): every acknowledged record on the leader.
+- at the end (every broker up, every link healed, the cluster quiet): every acknowledged record on the leader, and
+  every replica back in its partition's ISR (a follower rejoins the ISR once healed: one that stops fetching for
+  good, e.g. asking OffsetsForLeaderEpoch again and again, stays out).
 """
 
 from __future__ import annotations
 
+import struct
+from collections.abc import Iterator
 from typing import Any
 
 from messages.common import TopicPartition
-from protocol.records import iter_batches
+from protocol.records import LOG_OVERHEAD, iter_batches, read_batch_header
 from sim.client import PRODUCE_TIMEOUT_MS, SimClient, zk_partition_state
 from sim.runtime import START_MS, Sim
 
-ANSWER_SLACK_MS = 1000.0
 HEALTHY_SETTLE_MS = 2000.0
+ANSWER_SLACK_MS = 1000.0
 HEALTHY_BOUND_MS = 1000.0  # twice replica.fetch.wait.max.ms: an append wakes the followers' parked fetches at once
 
 
@@ -42,7 +54,39 @@ def hosted_partition(sim: Sim, broker_id: int, tp: TopicPartition) -> Any:
     return rm.online_partition(tp) if rm is not None else None
 
 
-def values_below_hw(log: Any) -> dict[int, str | None]:
+Parsed = tuple[int, tuple[tuple[int, "str | None"], ...]]  # a batch's last offset, (offset, value) of its records
+_LENGTH = struct.Struct(">i")
+
+
+def _parse(batch: Any) -> Parsed:
+    return batch.last_offset, tuple((batch.base_offset + r.offset_delta,
+                                     None if r.value is None else r.value.decode("utf-8", "replace"))
+                                    for r in batch.records())
+
+
+def _batches(data: bytes, cache: dict[bytes, Parsed] | None) -> Iterator[Parsed]:
+    """Every batch of a read, parsed; with ``cache`` (raw batch bytes -> parsed) a batch read before is not parsed
+    again: the same bytes parse the same, so the answer is the plain path's (tests/sim/test_sim_speed.py)."""
+    if cache is None:
+        for batch in iter_batches(data):
+            yield _parse(batch)
+        return
+    pos, end = 0, len(data)
+    while pos < end:
+        if end - pos >= LOG_OVERHEAD:
+            size = LOG_OVERHEAD + _LENGTH.unpack_from(data, pos + 8)[0]
+            hit = cache.get(data[pos:pos + size]) if size > LOG_OVERHEAD else None
+            if hit is not None:
+                pos += size
+                yield hit
+                continue
+        batch = read_batch_header(data, pos)  # validates, and raises as iter_batches would
+        parsed = cache[batch.raw] = _parse(batch)
+        pos += len(batch.raw)
+        yield parsed
+
+
+def values_below_hw(log: Any, cache: dict[bytes, Parsed] | None = None) -> dict[int, str | None]:
     """Every record's value by offset, from the log start offset to the high watermark (a read per segment)."""
     out: dict[int, str | None] = {}
     start, hw = log.log_start_offset, log.high_watermark
@@ -50,12 +94,11 @@ def values_below_hw(log: Any) -> dict[int, str | None]:
         # no max_offset: a read stops before the batch holding it, and a batch may straddle the high watermark
         data = log.read(start, 1 << 20)
         before = start
-        for batch in iter_batches(data):
-            for r in batch.records():
-                offset = batch.base_offset + r.offset_delta
+        for last, records in _batches(data, cache):
+            for offset, value in records:
                 if offset < hw:
-                    out[offset] = None if r.value is None else r.value.decode("utf-8", "replace")
-            start = max(start, batch.last_offset + 1)
+                    out[offset] = value
+            start = max(start, last + 1)
         if start == before:  # nothing (more) below the high watermark
             break
     return out
@@ -75,16 +118,31 @@ class Checker:
     """Keeps what the invariants need across steps (who led which epoch, the last epoch seen in ZooKeeper)."""
 
     def __init__(self, sim: Sim, client: SimClient, partitions: list[TopicPartition],
-                 assignment: dict[TopicPartition, tuple[int, ...]]) -> None:
+                 assignment: dict[TopicPartition, tuple[int, ...]], fast: bool = True) -> None:
         self.sim = sim
         self.client = client
         self.partitions = partitions
         self.assignment = assignment
         self.epoch_leaders: dict[tuple[TopicPartition, int], int] = {}
         self.zk_epochs: dict[TopicPartition, int] = {}
+        self.stop_violations: list[str] = []
+        self.committed_at: dict[str, float] = {}  # an outstanding produce's value -> when first seen committed
+        sim.on_stopped = self._stopped
+        # every batch the checks have parsed, by its bytes (None: parse every read, the plain path)
+        self.batches: dict[bytes, Parsed] | None = {} if fast else None
+
+    def _stopped(self, broker_id: int, msg: Any) -> None:
+        if not msg.controlled:
+            return
+        for tp in self.partitions:
+            state = zk_partition_state(self.sim, tp)
+            if state is not None and state.leader == broker_id:
+                self.stop_violations.append(
+                    f"{tp.topic}-{tp.partition}: b{broker_id}'s controlled shutdown succeeded at "
+                    f"{self.sim.now - START_MS:.0f} ms but it still leads (ISR {list(state.isr)})")
 
     def check(self) -> list[str]:
-        sim, out = self.sim, []
+        sim, out = self.sim, list(self.stop_violations)
         for tp in self.partitions:
             name = f"{tp.topic}-{tp.partition}"
             for b in sim.brokers:
@@ -109,7 +167,7 @@ class Checker:
                 p = hosted_partition(sim, b, tp)
                 if p is None or p.log is None or not acks:
                     continue
-                values = values_below_hw(p.log)
+                values = values_below_hw(p.log, self.batches)
                 for ack in acks:
                     if ack.offset >= p.log.high_watermark:
                         continue
@@ -120,6 +178,7 @@ class Checker:
         for o in self.client.outstanding.values():
             if sim.now - o.sent_ms > PRODUCE_TIMEOUT_MS + ANSWER_SLACK_MS:
                 out.append(f"produce {o.value!r} to b{o.leader} unanswered after {sim.now - o.sent_ms:.0f} ms")
+        out += self._committed_but_waiting()
         for took, healthy_since, sent, value, error in self.client.latencies:
             if healthy_since is not None and sent - healthy_since >= HEALTHY_SETTLE_MS and took > HEALTHY_BOUND_MS:
                 out.append(f"produce {value!r} answered {error} after {took:.0f} ms with the cluster healthy")
@@ -134,9 +193,35 @@ class Checker:
                 out.append(f"{tp.topic}-{tp.partition}: produce {value!r} answered UNKNOWN_SERVER_ERROR")
         return out
 
+    def _committed_but_waiting(self, final: bool = False) -> list[str]:
+        """Outstanding produces whose record has been below the high watermark of the leader they were sent to for
+        ANSWER_SLACK_MS (seen at two checks), or at all at the end (the cluster quiet for SETTLE_MS by then)."""
+        sim, out = self.sim, []
+        waiting = [o for o in self.client.outstanding.values() if sim.now - o.sent_ms > ANSWER_SLACK_MS]
+        for key in [k for k in self.committed_at if k not in self.client.outstanding]:
+            del self.committed_at[key]
+        for tp in {o.tp for o in waiting}:
+            by_leader: dict[int, set[str]] = {}
+            for o in waiting:
+                if o.tp == tp:
+                    by_leader.setdefault(o.leader, set()).add(o.value)
+            for leader, values in sorted(by_leader.items()):
+                p = hosted_partition(sim, leader, tp)
+                if p is None or p.log is None or not p.is_leader:
+                    continue
+                committed = {v: offset for offset, v in values_below_hw(p.log, self.batches).items() if v in values}
+                for value, offset in sorted(committed.items(), key=lambda kv: kv[1]):
+                    since = self.committed_at.setdefault(value, sim.now)
+                    if final or sim.now - since >= ANSWER_SLACK_MS:
+                        out.append(f"{tp.topic}-{tp.partition}: produce {value!r} at offset {offset} below leader "
+                                   f"b{leader}'s high watermark {p.log.high_watermark} since "
+                                   f"{since - START_MS:.0f} ms, still unanswered")
+        return out
+
     def check_final(self) -> list[str]:
         """Nothing acknowledged is lost: with every broker up and every link healed, the leader has it all."""
         out = self.check()
+        out += [v for v in self._committed_but_waiting(final=True) if v not in out]
         for ack in self.client.acks:
             state = zk_partition_state(self.sim, ack.tp)
             leader = -1 if state is None else state.leader
@@ -145,4 +230,10 @@ class Checker:
             if found != ack.value:
                 out.append(f"{ack.tp.topic}-{ack.tp.partition}: acknowledged {ack.value!r} at offset {ack.offset}, "
                            f"leader b{leader} has {found!r}")
+        for tp in self.partitions:
+            state = zk_partition_state(self.sim, tp)
+            isr = [] if state is None else sorted(state.isr)
+            if isr != sorted(self.assignment[tp]):
+                out.append(f"{tp.topic}-{tp.partition}: ISR {isr} at the end, not every replica "
+                           f"{sorted(self.assignment[tp])}")
         return out

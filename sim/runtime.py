@@ -45,10 +45,11 @@ from edges.net.framing import (
     encode_outbound,
     outbound_spec,
 )
+from messages.broker_lifecycle import BrokerShutdownRequested
 from messages.net import NetRequest, NetResponse, NetSendFailed
 from messages.partition import LogAppendFailed
 from messages.runtime import TimerFired
-from sim.zookeeper import ZooKeeperModel
+from sim.zookeeper import OPEN, ZooKeeperModel
 
 log = logging.getLogger("kactor.sim")
 
@@ -173,6 +174,8 @@ class SimProcess(_Edge):
     def shutdown_complete(self, msg: Any) -> None:
         if self.broker.alive(self.incarnation):
             self.sim.note(f"b{self.broker.id} shutdown complete: {msg.reason}")
+            if self.sim.on_stopped is not None:
+                self.sim.on_stopped(self.broker.id, msg)
             # the process exits once the cascade that told it is over (BrokerProcess.run's wait), not inside it
             self.sim.at(0.0, lambda: self.sim.crash(self.broker.id, reason="stopped"))
 
@@ -187,6 +190,7 @@ class SimBroker:
         self.session = 0
         self.incarnation = 0
         self.serving = False
+        self.stopping = False  # told to stop (SIGTERM), its controlled shutdown under way
 
     @property
     def up(self) -> bool:
@@ -238,6 +242,8 @@ class Sim:
         self.pending: dict[int, Pending] = {}  # by the inbound request id the target's actors answer with
         self.delivered = 0
         self.last_fault_ms = START_MS  # when a broker last started, stopped or crashed, or a link was cut or healed
+        # told when a broker's orderly stop completes, before its process exits: (broker id, BrokerShutdownComplete)
+        self.on_stopped: Callable[[int, Any], None] | None = None
 
     # -- the event loop ---------------------------------------------------------------------------------------------
     @property
@@ -279,8 +285,10 @@ class Sim:
         """Deliver what the broker's edges injected (`Runtime.inject`: the "zk" edge's answers), in order, then
         hand the ZooKeeper events fired so far to their sessions."""
         rt = broker.rt
-        while rt is not None and broker.alive(incarnation) and not rt.inbox.empty():
-            to, body, sender, cause = rt.inbox.get_nowait()
+        # the inbox's deque itself: this loop is its only reader and the edges that fill it run in this thread
+        pending = rt.inbox.queue if rt is not None else None
+        while rt is not None and broker.alive(incarnation) and pending:
+            to, body, sender, cause = pending.popleft()
             self.events.append(f"{self.now - START_MS:.3f} b{broker.id} {sender}>{to} {type(body).__name__}")
             self.delivered += 1
             rt.deliver(to, body, sender, cause, at_ms=self.now)
@@ -288,8 +296,10 @@ class Sim:
 
     def pump_zk_events(self) -> None:
         """The watch and session events every live session has been handed, to its broker's ZkBridgeActor."""
+        sessions = self.zk.sessions
         for broker in self.brokers.values():
-            if broker.up and broker.session in self.zk.sessions:
+            session = sessions.get(broker.session) if broker.rt is not None else None
+            if session is not None and session.events:  # (none is the common case: no list to swap)
                 for event in self.zk.events(broker.session):
                     inc = broker.incarnation
                     self.at(ZK_LATENCY_MS, lambda b=broker, i=inc, e=event:
@@ -315,6 +325,7 @@ class Sim:
         rt = Runtime(f"broker-{broker_id}", clock=self.clock, trace=trace, actor_system=self.boot.actor_system())
         broker.rt = rt
         broker.serving = False
+        broker.stopping = False
         broker.session = self.zk.open_session(cfg["zookeeper.session.timeout.ms"])
         rt.edges = Edges(zk=SimZooKeeper(self, broker), timer=SimTimers(self, broker), net=SimNetwork(self, broker),
                          log_dirs=SimLogDirs(self, broker), process=SimProcess(self, broker))
@@ -325,6 +336,22 @@ class Sim:
         inputs = self.boot.startup_inputs(cfg, int(self.now))
         for to, body in inputs:
             self.at(0.0, lambda to=to, body=body: self.deliver(broker, inc, to, body, names.EDGE_PROCESS))
+
+    def stop(self, broker_id: int) -> None:
+        """SIGTERM: the process edge's BrokerShutdownRequested (a controlled shutdown, then the session closed and
+        the process gone once the kafka-server actor says so)."""
+        broker = self.brokers[broker_id]
+        if not broker.up or broker.stopping:
+            return
+        self.note(f"b{broker_id} stop")
+        self.last_fault_ms = self.now
+        broker.stopping = True
+        self.deliver(broker, broker.incarnation, names.KAFKA_SERVER, BrokerShutdownRequested(), names.EDGE_PROCESS)
+
+    def session_gone(self, broker_id: int) -> bool:
+        """The broker's last ZooKeeper session is closed or expired (a new incarnation can register)."""
+        session = self.zk.sessions.get(self.brokers[broker_id].session)
+        return session is None or session.state != OPEN
 
     def crash(self, broker_id: int, reason: str = "crash") -> None:
         """The process dies: every actor and in-memory value is gone, its files stay as written; its ZooKeeper

@@ -1,19 +1,29 @@
 """``kactor sim``: seeded fault runs of a whole cluster in one process on simulated time (issue #28, sim/).
 
-``kactor sim --seeds 1-20 --steps 20 [--brokers 3] [--trace-dir DIR]`` runs each seed (sim/run.py): the brokers'
-real actors, ZooKeeper's model, a simulated network with crashes, restarts and partitions, an acks=all producer, the
-invariants checked after every step. One line per seed; a failing seed's line names its first violations and the
-command that reruns it, and its brokers' traces are recorded by running it again (the run is deterministic) into
-``--trace-dir`` (default: a new temporary folder), for ``kactor trace replay`` / ``trace show``. Exit 0 when every
-seed is clean, 1 otherwise.
+``kactor sim --seeds 1-10000 --steps 50 [--brokers 3] [--jobs N] [--trace-dir DIR] [--mutation NAME]`` runs each
+seed (sim/run.py): the brokers' real actors, ZooKeeper's model, a simulated network with crashes, restarts and
+partitions, an acks=all producer, the invariants checked after every step. Seeds run in ``--jobs`` worker processes
+(default: one per core), answered in seed order; a progress bar (kactor chaos's) shows the steps done, the seeds
+failed so far, the rate and the time left. A failing seed prints its first violations, the folder its brokers'
+traces were recorded into by running it again (the run is deterministic; ``--trace-dir``, default a new temporary
+folder) for ``kactor trace replay`` / ``trace show``, and the command that reruns it; a summary line ends the run.
+``--mutation NAME`` first puts back one of the historical defects of sim/mutations.py (``--mutation list`` names
+them) and ``--stop-at-first`` ends the run at the first failing seed: how the simulator's power is measured. Exit 0
+when every seed is clean, 1 otherwise.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import statistics
+import sys
 import tempfile
 import time
+from collections.abc import Iterator
+from typing import Any
+
+import attrs
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -28,23 +38,106 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--steps", type=int, default=20, metavar="N", help="steps (1 s of simulated time each) per seed "
                                                                       "(default 20)")
     p.add_argument("--brokers", type=int, default=3, metavar="N", help="brokers per cluster (default 3)")
+    p.add_argument("--jobs", type=int, default=os.cpu_count() or 1, metavar="N",
+                   help="worker processes running seeds (default: the number of cores)")
     p.add_argument("--trace-dir", default=None, metavar="DIR",
                    help="where a failing seed's traces go (default: a new temporary folder)")
+    p.add_argument("--mutation", default=None, metavar="NAME",
+                   help="run with one historical defect put back (sim/mutations.py; 'list' names them)")
+    p.add_argument("--stop-at-first", action="store_true", help="stop at the first failing seed (in seed order)")
     p.add_argument("--verbose", action="store_true",
                    help="show the log lines the simulated brokers write (warnings and errors)")
     p.set_defaults(func=run, _parser=p)
 
 
-def rerun_command(seed: int, steps: int, brokers: int) -> str:
-    return f"kactor sim --seeds {seed} --steps {steps} --brokers {brokers}"
+def rerun_command(seed: int, steps: int, brokers: int, mutation: str | None = None) -> str:
+    return f"kactor sim --seeds {seed} --steps {steps} --brokers {brokers}" + \
+        (f" --mutation {mutation}" if mutation else "")
+
+
+@attrs.frozen
+class Job:
+    """What every seed of a run shares (handed to each worker once)."""
+    steps: int
+    brokers: int
+    trace_root: str
+    mutation: str | None
+
+
+@attrs.frozen
+class Outcome:
+    """A seed's result as the parent prints it (sim.run.SeedResult, and where a failing seed's traces are)."""
+    result: Any
+    trace_dir: str | None
+
+
+_job: Job | None = None
+_boot: Any = None
+
+
+def _init_worker(job: Job) -> None:
+    """A worker's (or the single process's) set-up: the composition root, and the mutation if any."""
+    global _job, _boot
+    from kactor.sim_boot import SimBoot
+
+    _job, _boot = job, SimBoot()
+    if job.mutation:
+        from sim.mutations import apply
+
+        apply(job.mutation)
+
+
+def _run_seed(seed: int) -> Outcome:
+    from sim.run import run_seed
+
+    job = _job
+    assert job is not None
+    r = run_seed(seed, job.steps, _boot, brokers=job.brokers)
+    if r.ok:
+        return Outcome(r, None)
+    trace_dir = os.path.join(job.trace_root, f"seed-{seed}")
+    run_seed(seed, job.steps, _boot, brokers=job.brokers, trace_dir=trace_dir)
+    return Outcome(r, trace_dir)
+
+
+def _outcomes(seeds: list[int], job: Job, jobs: int) -> Iterator[Outcome]:
+    """Every seed's outcome in seed order: in this process (one job), else in ``jobs`` forked workers (they
+    inherit the imported modules and PYTHONHASHSEED)."""
+    if jobs <= 1 or len(seeds) <= 1:
+        _init_worker(job)
+        for seed in seeds:
+            yield _run_seed(seed)
+        return
+    import multiprocessing
+
+    with multiprocessing.get_context("fork").Pool(min(jobs, len(seeds)), _init_worker, (job,)) as pool:
+        yield from pool.imap(_run_seed, seeds, chunksize=1)
+
+
+def _duration(s: float) -> str:
+    s = max(0, int(s))
+    return f"{s // 3600}:{s // 60 % 60:02d}:{s % 60:02d}" if s >= 3600 else f"{s // 60}:{s % 60:02d}"
 
 
 def run(args: argparse.Namespace) -> int:
     from kactor.cli.support import seeds_of, usage_error
 
+    if args.mutation == "list":
+        from sim.mutations import MUTATIONS
+
+        for m in MUTATIONS.values():
+            print(f"{m.name:<28} {m.defect}")
+        return 0
     seeds = seeds_of(args)
     if not 3 <= args.brokers <= 9:
         usage_error(args, "--brokers must be between 3 and 9 (the topic has 3 replicas)")
+    if args.jobs < 1:
+        usage_error(args, "--jobs must be at least 1")
+    if args.mutation is not None:
+        from sim.mutations import MUTATIONS
+
+        if args.mutation not in MUTATIONS:
+            usage_error(args, f"--mutation: no mutation {args.mutation!r} ({', '.join(MUTATIONS)})")
     from kactor.hashseed import ensure_fixed_hash_seed
 
     # as a broker and a replay run: a rerun in another process, and a replay of the traces, iterate sets alike
@@ -56,28 +149,67 @@ def run(args: argparse.Namespace) -> int:
     # checked: an actor handler that raises is a violation of its seed.
     logging.basicConfig(level=logging.WARNING if args.verbose else logging.CRITICAL,
                         format="%(levelname)s %(name)s: %(message)s")
-    from kactor.sim_boot import SimBoot
-    from sim.run import run_seed
+    import sim.run  # noqa: F401 - imported once here, before the workers fork
+    from kactor.chaos.report import Progress
 
-    boot = SimBoot()
+    trace_root = os.path.abspath(args.trace_dir) if args.trace_dir else tempfile.mkdtemp(prefix="kactor-sim-")
+    job = Job(args.steps, args.brokers, trace_root, args.mutation)
+    progress = Progress(len(seeds) * args.steps)
+    results: list[Any] = []
     failing: list[int] = []
     t0 = time.perf_counter()
-    for seed in seeds:
-        r = run_seed(seed, args.steps, boot, brokers=args.brokers)
-        head = (f"seed {seed}: {'ok' if r.ok else 'FAILED'}  {r.acks} acks / {r.answers} answers, "
-                f"{r.delivered} inputs, {r.sim_ms / 1000:.0f} s simulated in {r.wall_s:.2f} s")
-        print(head, flush=True)
-        if not r.ok:
-            failing.append(seed)
-            for v in r.violations[:5]:
-                print(f"  {v}")
-            trace_dir = os.path.join(os.path.abspath(args.trace_dir) if args.trace_dir
-                                     else tempfile.mkdtemp(prefix="kactor-sim-"), f"seed-{seed}")
-            run_seed(seed, args.steps, boot, brokers=args.brokers, trace_dir=trace_dir)
-            print(f"  traces: {trace_dir} (kactor trace replay --check {trace_dir})")
-            print(f"  rerun: {rerun_command(seed, args.steps, args.brokers)}", flush=True)
+    interrupted = False
+    try:
+        for outcome in _outcomes(seeds, job, args.jobs):
+            r = outcome.result
+            results.append(r)
+            if not r.ok:
+                failing.append(r.seed)
+                progress.clear()
+                _print_failure(outcome, args)
+            elapsed = time.perf_counter() - t0
+            rate = len(results) / elapsed
+            progress.update(len(results) * args.steps,
+                            f"{len(results)}/{len(seeds)} seeds, {len(failing)} failed, {rate:.2f} seeds/s, "
+                            f"ETA {_duration((len(seeds) - len(results)) / rate)}")
+            if failing and args.stop_at_first:
+                break
+    except KeyboardInterrupt:
+        interrupted = True
+    progress.clear()
     wall = time.perf_counter() - t0
-    print(f"{len(seeds)} seeds, {len(seeds) - len(failing)} clean, {len(failing)} failing"
-          f"{' (' + ','.join(map(str, failing)) + ')' if failing else ''} in {wall:.1f} s: "
-          f"{len(seeds) / wall:.2f} seeds/s")
+    for line in summary_lines(results, len(seeds), failing, wall, args.jobs, args.mutation):
+        print(line, flush=True)
+    if interrupted:
+        print("kactor sim: interrupted", file=sys.stderr, flush=True)
+        return 130
+    if not args.trace_dir and not failing and not os.listdir(trace_root):
+        os.rmdir(trace_root)
     return 1 if failing else 0
+
+
+def _print_failure(outcome: Outcome, args: argparse.Namespace) -> None:
+    r = outcome.result
+    print(f"seed {r.seed}: FAILED  {r.acks} acks / {r.answers} answers, {r.delivered} inputs, "
+          f"{r.sim_ms / 1000:.0f} s simulated in {r.wall_s:.2f} s", flush=True)
+    for v in r.violations[:5]:
+        print(f"  {v}")
+    print(f"  traces: {outcome.trace_dir} (kactor trace replay --check {outcome.trace_dir})")
+    print(f"  rerun: {rerun_command(r.seed, args.steps, args.brokers, args.mutation)}", flush=True)
+
+
+def summary_lines(results: list[Any], planned: int, failing: list[int], wall: float, jobs: int,
+                  mutation: str | None) -> list[str]:
+    if not results:
+        return ["no seed ran"]
+    walls = [r.wall_s for r in results]
+    head = f"{len(results)} seeds" + (f" of {planned}" if len(results) < planned else "")
+    lines = [f"{head}, {len(results) - len(failing)} clean, {len(failing)} failing"
+             f"{' (' + ','.join(map(str, sorted(failing))) + ')' if failing else ''} in {wall:.1f} s: "
+             f"{len(results) / wall:.2f} seeds/s",
+             f"  {results[0].steps} steps a seed, {jobs} jobs{', mutation ' + mutation if mutation else ''}; "
+             f"per seed {statistics.median(walls):.2f} s (median; {min(walls):.2f}-{max(walls):.2f}), "
+             f"{statistics.median(r.sim_ms for r in results) / 1000:.0f} s simulated; "
+             f"{sum(r.acks for r in results)} acks of {sum(r.answers for r in results)} answers, "
+             f"{sum(r.delivered for r in results)} inputs"]
+    return lines

@@ -143,15 +143,35 @@ def test_kactor_sim_prints_a_line_per_seed_the_rerun_command_and_a_summary(
 
     monkeypatch.setattr(sim.run, "run_seed", broken_seed_4)
     monkeypatch.setenv("PYTHONHASHSEED", "0")  # the command re-executes itself with it otherwise
-    assert main(["sim", "--seeds", "3-4", "--steps", "3", "--trace-dir", str(tmp_path)]) == 1
+    assert main(["sim", "--seeds", "3-4", "--steps", "3", "--jobs", "1", "--trace-dir", str(tmp_path)]) == 1
     out = capsys.readouterr().out.splitlines()
-    assert out[0].startswith("seed 3: ok  ") and "/ 6 answers, " in out[0]
-    assert out[1].startswith("seed 4: FAILED  ")
-    assert "sim-0: acknowledged 's4-1' at offset 0, ISR replica b1 has 'forged'" in out[2]
+    assert out[0].startswith("seed 4: FAILED  ")  # a clean seed has no line of its own: the progress bar counts it
+    assert "sim-0: acknowledged 's4-1' at offset 0, ISR replica b1 has 'forged'" in out[1]
     assert f"  traces: {tmp_path}/seed-4 (kactor trace replay --check {tmp_path}/seed-4)" in out
     assert "  rerun: kactor sim --seeds 4 --steps 3 --brokers 3" in out
-    assert out[-1].startswith("2 seeds, 1 clean, 1 failing (4) in ") and out[-1].endswith(" seeds/s")
+    assert out[-2].startswith("2 seeds, 1 clean, 1 failing (4) in ") and out[-2].endswith(" seeds/s")
+    assert out[-1].startswith("  3 steps a seed, 1 jobs; per seed ")
+    assert out[-1].endswith("7 acks of 9 answers, 1165 inputs")
     assert (tmp_path / "seed-4" / "broker-0.jsonl").exists()
+
+
+def test_kactor_sim_runs_seeds_in_worker_processes_in_seed_order(
+        capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """--jobs 2: the seeds run in two forked workers; a mutation is applied in each, the first failing seed in seed
+    order is reported with the command that reruns it (its --mutation too), and --stop-at-first ends the run."""
+    from kactor.cli import main
+
+    monkeypatch.setenv("PYTHONHASHSEED", "0")
+    assert main(["sim", "--seeds", "1-4", "--steps", "6", "--jobs", "2", "--trace-dir", str(tmp_path)]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith("4 seeds, 4 clean, 0 failing in ")
+    assert out[1].startswith("  6 steps a seed, 2 jobs; per seed ")
+    assert main(["sim", "--seeds", "1-6", "--steps", "20", "--jobs", "2", "--trace-dir", str(tmp_path),
+                 "--mutation", "make-leader-completes-nothing", "--stop-at-first"]) == 1
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith("seed 1: FAILED  ")
+    assert "  rerun: kactor sim --seeds 1 --steps 20 --brokers 3 --mutation make-leader-completes-nothing" in out
+    assert any(line.startswith("1 seeds of 6, 0 clean, 1 failing (1) in ") for line in out)
 
 
 def test_an_actor_that_raises_is_a_violation() -> None:
@@ -192,3 +212,104 @@ def test_an_orderly_stop_ends_the_incarnation_and_closes_its_session() -> None:
         assert any(e.endswith("b2 stopped") for e in sim.events)
     finally:
         sim.close()
+
+
+def test_a_replica_left_out_of_the_isr_at_the_end_is_caught() -> None:
+    sim = Sim(1, SimBoot())
+    try:
+        for b in sim.brokers:
+            sim.start(b)
+        sim.run_for(2000)
+        assignment = create_topic(sim, "t", 1, 3)
+        sim.run_for(2000)
+        tp = TopicPartition("t", 0)
+        checker = Checker(sim, SimClient(sim), [tp], assignment)
+        assert checker.check_final() == []
+        checker.assignment = {tp: (0, 1, 2, 3)}  # as if a fourth replica had never caught up
+        assert checker.check_final() == ["t-0: ISR [0, 1, 2] at the end, not every replica [0, 1, 2, 3]"]
+    finally:
+        sim.close()
+
+
+def test_each_mutation_patches_and_its_undo_restores_the_code() -> None:
+    from core.broker.log import Log
+    from core.broker.log_segment import LogSegment
+    from core.broker.partition import Partition
+    from core.broker.replica_manager import ReplicaManager
+    from sim.mutations import MUTATIONS, apply
+
+    owners = (Log, LogSegment, Partition, ReplicaManager)
+    before = [dict(vars(o)) for o in owners]
+    for name in MUTATIONS:
+        undo = apply(name)
+        assert [dict(vars(o)) for o in owners] != before, name
+        undo()
+        assert [dict(vars(o)) for o in owners] == before, name
+
+
+def test_a_stop_is_a_controlled_shutdown_and_a_broker_that_still_leads_after_one_is_caught() -> None:
+    """Seed 5 stops broker 1 at step 1 (faults.py: a quarter of the outages are SIGTERMs): the controller moves its
+    leaderships away, the broker closes its session and exits, and it starts again 8 steps later. The invariant:
+    a controlled shutdown that succeeded leaves the broker leading nothing in ZooKeeper."""
+    from messages.broker_lifecycle import BrokerShutdownComplete
+
+    assert [str(f) for f in schedule(5, 12, 3)][:3] == ["stop b1", "partition b0|b1", "restart b1"]
+    seen: list[Sim] = []
+
+    def keep(sim: Sim, step: int) -> None:
+        seen[:] = [sim]
+
+    r = run_seed(5, 12, SimBoot(), tamper=keep)
+    assert r.violations == ()
+    events = seen[0].events
+    assert any(e.endswith("b1 shutdown complete: controlled shutdown succeeded") for e in events), \
+        [e for e in events if "b1" in e and "shutdown" in e]
+    assert any(e.endswith("b1 start (incarnation 2)") for e in events)
+
+    sim = Sim(1, SimBoot())
+    try:
+        for b in sim.brokers:
+            sim.start(b)
+        sim.run_for(2000)
+        assignment = create_topic(sim, "t", 1, 3)
+        sim.run_for(2000)
+        tp = TopicPartition("t", 0)
+        checker = Checker(sim, SimClient(sim), [tp], assignment)
+        leader = zk_partition_state(sim, tp).leader
+        sim.on_stopped(leader, BrokerShutdownComplete(False, "gave up"))  # not acknowledged: nothing to check
+        assert checker.check() == []
+        sim.on_stopped(leader, BrokerShutdownComplete(True, "controlled shutdown succeeded"))
+        assert checker.check() == [f"t-0: b{leader}'s controlled shutdown succeeded at 4000 ms but it still leads "
+                                   f"(ISR {list(zk_partition_state(sim, tp).isr)})"]
+    finally:
+        sim.close()
+
+
+def test_a_restart_starts_a_broker_once_and_waits_for_its_old_session() -> None:
+    """A restart due twice (an outage scheduled while a deferred restart waited) starts the broker once, and a
+    broker still stopping at its restart is killed, then started once its session has expired."""
+    from sim.run import _restart
+
+    sim = Sim(1, SimBoot())
+    try:
+        for b in sim.brokers:
+            sim.start(b)
+        sim.run_for(2000)
+        sim.crash(1)
+        sim.run_for(7000)  # past the session timeout
+        assert _restart(sim, [1, 1]) == [] and sim.brokers[1].up and sim.brokers[1].incarnation == 2
+        assert _restart(sim, [1]) == []  # up already: nothing to do, nothing left due
+        sim.run_for(2000)
+        sim.brokers[2].stopping = True  # as if its controlled shutdown were still running
+        assert _restart(sim, [2]) == [2] and not sim.brokers[2].up  # killed; its session lives on
+        sim.run_for(7000)
+        assert _restart(sim, [2]) == [] and sim.brokers[2].incarnation == 2
+    finally:
+        sim.close()
+
+
+def test_a_broker_still_in_its_controlled_shutdown_at_the_end_restarts_with_the_others() -> None:
+    """Seed 23 stops broker 0 at the last step, cut off from broker 1: its controlled shutdown retries and ends
+    during the settling; it must be started again before the final checks (every replica back in the ISR)."""
+    assert [str(f) for f in schedule(23, 50, 3)][-2:] == ["partition b0|b1", "stop b0"]
+    assert run_seed(23, 50, SimBoot()).violations == ()

@@ -1,0 +1,122 @@
+"""Historical defects of kactor, put back one at a time as small monkeypatches: how the simulator's power is measured
+(issue #28: the simulator finds each within 1,000 seeds). ``kactor sim --mutation NAME --seeds 1-1000 --steps 50
+--stop-at-first`` runs with one applied and stops at the first seed that catches it; ``--mutation list`` names them.
+
+Each mutation undoes exactly the fix its commit made, in the code the simulator runs (a live broker's actors and
+core); nothing here is imported by the broker itself, and nothing is applied unless asked for.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from typing import Any
+
+import attrs
+
+
+@attrs.frozen
+class Mutation:
+    name: str
+    fix: str  # the commit that fixed it
+    defect: str
+    apply: Callable[[], Callable[[], None]]  # patches, and returns what undoes the patch
+
+
+def _patch(owner: Any, attr: str, replacement: Any) -> Callable[[], None]:
+    original = owner.__dict__[attr]
+    setattr(owner, attr, replacement)
+    return lambda: setattr(owner, attr, original)
+
+
+def _segment_truncate_keeps_no_timestamp() -> Callable[[], None]:
+    """9461e5d: LogSegment.truncate_to does not reload the largest timestamp of the batches after the last time-index
+    entry, and a follower's append does not date the segment it creates, so a truncated segment of small batches is
+    judged by a creation time of 0 and retention deletes it."""
+    from core.broker.log_segment import LogSegment
+    from core.broker.partition import Partition
+
+    original = Partition.append_records_to_follower
+
+    def append_records_to_follower(self: Any, fetch_offset: int, records: bytes, leader_high_watermark: int,
+                                   leader_log_start_offset: int = -1, now_ms: float | None = None) -> bool:
+        # the commit's second half: the follower's append was not told the time (its segment dated 0)
+        return original(self, fetch_offset, records, leader_high_watermark, leader_log_start_offset)
+
+    undo = (_patch(LogSegment, "_load_largest_timestamp", lambda self: None),
+            _patch(Partition, "append_records_to_follower", append_records_to_follower))
+    return lambda: [u() for u in undo] and None
+
+
+def _make_leader_completes_nothing() -> Callable[[], None]:
+    """f9f9c20: a LeaderAndIsr that moves a led partition's high watermark (the ISR shrunk by the controller) does
+    not complete the delayed produces waiting for it (Partition.makeLeader's tryCompleteDelayedRequests)."""
+    from core.broker.replica_manager import ReplicaManager
+
+    original = ReplicaManager._complete_delayed_requests
+
+    def complete(self: Any, tp: Any, now_ms: float, leadership_changed: bool = False) -> Any:
+        if not leadership_changed and sys._getframe(1).f_code.co_name == "become_leader_or_follower":
+            return iter(())
+        return original(self, tp, now_ms, leadership_changed)
+
+    return _patch(ReplicaManager, "_complete_delayed_requests", complete)
+
+
+def _truncate_to_end_keeps_epoch_cache() -> Callable[[], None]:
+    """5d23a47 (KAFKA-10706): Log.truncate_to at or past the log end leaves the leader-epoch cache untrimmed, so a
+    follower whose cache ends with an epoch it led without writing asks OffsetsForLeaderEpoch with it for ever."""
+    from core.broker.log import Log
+
+    original = Log.truncate_to
+
+    def truncate_to(self: Any, offset: int) -> bool:
+        if offset >= self.log_end_offset:
+            self._ensure_live()
+            return False
+        return original(self, offset)
+
+    return _patch(Log, "truncate_to", truncate_to)
+
+
+def _follower_truncates_to_high_watermark() -> Callable[[], None]:
+    """The pre-KIP-101 follower (the defect the issue names first): on becoming follower it truncates to its high
+    watermark instead of asking the leader for the end offset of its latest epoch (OffsetsForLeaderEpoch), so it
+    drops acknowledged records its high watermark had not reached yet."""
+    from core.broker.replica_manager import ReplicaManager
+
+    original = ReplicaManager.epoch_request_for
+
+    def epoch_request_for(self: Any, leader_id: int) -> Any:
+        for tp in list(self._truncating):
+            st = self.fetch_states[tp]
+            p = self.all_partitions.get(tp)
+            if st.leader_id == leader_id and not self._busy(leader_id) and getattr(p, "log", None) is not None:
+                self._truncate_and_update(p, st, st.fetch_offset, True)  # the branch of a log with no epoch
+        return original(self, leader_id)
+
+    return _patch(ReplicaManager, "epoch_request_for", epoch_request_for)
+
+
+MUTATIONS = {m.name: m for m in (
+    Mutation("truncate-to-high-watermark", "KIP-101",
+             "a new follower truncates to its high watermark, not by OffsetsForLeaderEpoch",
+             _follower_truncates_to_high_watermark),
+    Mutation("make-leader-completes-nothing", "f9f9c20",
+             "a LeaderAndIsr shrinking a led partition's ISR leaves its delayed produces parked",
+             _make_leader_completes_nothing),
+    Mutation("truncate-to-end-keeps-epochs", "5d23a47",
+             "Log.truncate_to past the log end leaves the epoch cache untrimmed (KAFKA-10706)",
+             _truncate_to_end_keeps_epoch_cache),
+    Mutation("segment-truncate-timestamp", "9461e5d",
+             "LogSegment.truncate_to forgets the largest timestamp of its batches; retention deletes them",
+             _segment_truncate_keeps_no_timestamp),
+)}
+
+
+def apply(name: str) -> Callable[[], None]:
+    """Put the named defect back (in this process); returns what takes it out again."""
+    return MUTATIONS[name].apply()
+
+
+__all__ = ["MUTATIONS", "Mutation", "apply"]

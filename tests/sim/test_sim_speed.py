@@ -1,0 +1,88 @@
+"""`kactor sim`'s faster paths give the plain path's answers: the invariant checks' parsed-batch cache
+(sim/invariants.py) changes no outcome, no event and no violation of a seed, and catches a forged log as the plain
+parse does."""
+
+from __future__ import annotations
+
+import logging
+
+import attrs
+import pytest
+
+from kactor.sim_boot import SimBoot
+from messages.common import TopicPartition
+from sim.client import zk_partition_state
+from sim.invariants import hosted_partition, values_below_hw
+from sim.run import SeedResult, create_topic, run_seed
+from sim.runtime import Sim
+
+
+@pytest.fixture(autouse=True)
+def _quiet() -> None:
+    logging.getLogger("kactor").setLevel(logging.ERROR)
+
+
+def _outcome(r: SeedResult) -> SeedResult:
+    return attrs.evolve(r, wall_s=0.0)
+
+
+@pytest.mark.parametrize("seed", [2, 7])
+def test_a_seed_gives_the_same_result_and_event_log_on_the_fast_and_the_plain_path(seed: int) -> None:
+    fast = run_seed(seed, 15, SimBoot())
+    plain = run_seed(seed, 15, SimBoot(), fast=False)
+    assert _outcome(fast) == _outcome(plain)
+    assert fast.acks > 0 and fast.violations == ()
+
+
+def test_a_forged_log_gives_the_same_violation_on_both_paths() -> None:
+    tp = TopicPartition("sim", 0)
+
+    def forge(sim: Sim, step: int) -> None:
+        if step == 6:
+            state = zk_partition_state(sim, tp)
+            assert state is not None
+            p = next(p for b in state.isr if b != state.leader and (p := hosted_partition(sim, b, tp)) is not None)
+            p.log.truncate_to(0)
+            p.log.append_as_follower(_batch_of(["forged", "forged"]))
+            p.log.update_high_watermark(2)
+
+    fast = run_seed(3, 8, SimBoot(), tamper=forge)
+    plain = run_seed(3, 8, SimBoot(), tamper=forge, fast=False)
+    assert fast.violations and _outcome(fast) == _outcome(plain)
+    assert "has 'forged'" in fast.violations[0]
+
+
+def test_the_batch_cache_reads_every_log_as_the_plain_parse_does_as_it_changes() -> None:
+    """One cache across the reads of three replicas' logs, before and after one is rewritten under it."""
+    sim = Sim(4, SimBoot())
+    try:
+        for b in sim.brokers:
+            sim.start(b)
+        sim.run_for(2000)
+        create_topic(sim, "t", 1, 3)
+        sim.run_for(2000)
+        tp = TopicPartition("t", 0)
+        logs = [hosted_partition(sim, b, tp).log for b in sim.brokers]
+        for log in logs:
+            log.append_as_follower(_batch_of([f"v{i}" for i in range(3)], base=log.log_end_offset))
+            log.append_as_follower(_batch_of(["w"], base=log.log_end_offset))
+            log.update_high_watermark(4)
+        cache: dict = {}
+        for log in logs:
+            assert values_below_hw(log, cache) == values_below_hw(log) == {0: "v0", 1: "v1", 2: "v2", 3: "w"}
+        assert len(cache) == 2  # the replicas' identical batches parsed once
+        logs[1].truncate_to(3)
+        logs[1].append_as_follower(_batch_of(["x"], base=3))
+        logs[1].update_high_watermark(4)
+        assert values_below_hw(logs[1], cache) == values_below_hw(logs[1]) == {0: "v0", 1: "v1", 2: "v2", 3: "x"}
+        logs[2].update_high_watermark(2)
+        assert values_below_hw(logs[2], cache) == values_below_hw(logs[2]) == {0: "v0", 1: "v1"}
+    finally:
+        sim.close()
+
+
+def _batch_of(values: list[str], base: int = 0) -> bytes:
+    from protocol.records import Record, build_batch
+
+    return build_batch([Record(i, 0, None, v.encode()) for i, v in enumerate(values)], first_timestamp=0,
+                       base_offset=base, partition_leader_epoch=0)
