@@ -177,17 +177,24 @@ def produce(c: Cluster, topic: str, partition: int, records: tuple[str, ...], ac
     partition's answer (a ProducePartitionResponse: error, base_offset)."""
     from edges.transport import request
     from kactor.records import values_batch
-    from messages.common import TopicPartition
+    from messages.common import Errors, TopicPartition
     from messages.replication import ProducePartition, ProduceRequest
 
-    state = c.partition_state(topic, partition)
-    assert state is not None and state["leader"] >= 0, f"{topic}-{partition} has no leader: {state}"
     tp = TopicPartition(topic, partition)
-    answer = request("127.0.0.1", c.lc.ports[state["leader"]],
-                     ProduceRequest(acks, 30000, (ProducePartition(tp, values_batch(records, now_ms())),)),
-                     timeout_s=30.0)
-    (result,) = answer.partitions
-    return result
+    deadline = time.monotonic() + 30
+    while True:
+        state = c.partition_state(topic, partition)
+        assert state is not None and state["leader"] >= 0, f"{topic}-{partition} has no leader: {state}"
+        answer = request("127.0.0.1", c.lc.ports[state["leader"]],
+                         ProduceRequest(acks, 30000, (ProducePartition(tp, values_batch(records, now_ms())),)),
+                         timeout_s=30.0)
+        (result,) = answer.partitions
+        # the state znode names a leader before it has handled its LeaderAndIsr: nothing was written, and a client
+        # retries these (a CI failure: NOT_LEADER_OR_FOLLOWER right after the znode said the broker leads)
+        if result.error not in (Errors.NOT_LEADER_OR_FOLLOWER, Errors.UNKNOWN_TOPIC_OR_PARTITION) \
+                or time.monotonic() > deadline:
+            return result
+        time.sleep(0.1)
 
 
 def topic_dirs(c: Cluster, broker_id: int, topic: str) -> list[str]:

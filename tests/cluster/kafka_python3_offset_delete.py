@@ -35,9 +35,9 @@ def main(bootstrap):
     from kafka import KafkaAdminClient, KafkaConsumer, OffsetAndMetadata, TopicPartition
 
     assert kafka.__version__.startswith("3."), kafka.__file__
-    # the coordinator's own log (JoinGroup / SyncGroup sent and answered) on stderr, which the test shows on failure
+    # the coordinator's own log (joins, syncs, errors) on stderr, which the test shows on failure
     logging.basicConfig(stream=sys.stderr, format="%(asctime)s %(name)s %(message)s")
-    logging.getLogger("kafka.coordinator").setLevel(logging.DEBUG)
+    logging.getLogger("kafka.coordinator").setLevel(logging.INFO)
     t0, t1, u0 = TopicPartition("t", 0), TopicPartition("t", 1), TopicPartition("u", 0)
     admin = KafkaAdminClient(bootstrap_servers=bootstrap, client_id="kp3-offset-delete")
     out = {}
@@ -48,20 +48,26 @@ def main(bootstrap):
         out["empty"] = {"deleted": answer(admin.delete_group_offsets("od-empty", [t0])),
                         "committed": committed(bootstrap, "od-empty", [t0, t1])}
 
-        member = KafkaConsumer(bootstrap_servers=bootstrap, group_id="od-subscribed", enable_auto_commit=False,
-                               session_timeout_ms=10000, heartbeat_interval_ms=1000)
-        member.subscribe(["t"])
-        deadline = time.monotonic() + 120
-        while len(member.assignment()) < 2:
-            if time.monotonic() >= deadline:
-                coordinator = member._coordinator
-                groups = admin.describe_consumer_groups(["od-subscribed"])
-                raise AssertionError(
-                    f"the member never got t-0 and t-1: assignment {member.assignment()}, member state "
-                    f"{coordinator.state} generation {coordinator._generation} coordinator "
-                    f"{coordinator.coordinator_id}, its metadata of t "
-                    f"{member._client.cluster.partitions_for_topic('t')}, the group as described {groups}")
-            member.poll(timeout_ms=200)
+        # kafka-python 3.0.12 can end a rejoin believing itself joined (need_rejoin False, its assignment snapshot
+        # {'t': {0, 1}}) with no partition assigned and no heartbeat sent, polling in a busy loop while the
+        # coordinator expires it (CI, 2026-11-26): a member not assigned within 30 s is replaced, as an application
+        # restarting its consumer would
+        member = None
+        for _attempt in range(4):
+            member = KafkaConsumer(bootstrap_servers=bootstrap, group_id="od-subscribed", enable_auto_commit=False,
+                                   session_timeout_ms=10000, heartbeat_interval_ms=1000)
+            member.subscribe(["t"])
+            deadline = time.monotonic() + 30
+            while len(member.assignment()) < 2 and time.monotonic() < deadline:
+                member.poll(timeout_ms=200)
+            if len(member.assignment()) == 2:
+                break
+            coordinator = member._coordinator
+            print(f"the member got {member.assignment()} in 30 s: state {coordinator.state}, generation "
+                  f"{coordinator._generation}, its metadata of t {member._client.cluster.partitions_for_topic('t')}",
+                  file=sys.stderr)
+            member.close(autocommit=False)
+        assert member is not None and len(member.assignment()) == 2, "the member never got t-0 and t-1"
         member.commit({t0: OffsetAndMetadata(7, "", -1), u0: OffsetAndMetadata(8, "", -1)})
         out["subscribed"] = {"deleted": answer(admin.delete_group_offsets("od-subscribed", [t0, u0]))}
         member.close(autocommit=False)
