@@ -575,7 +575,10 @@ class BenchCluster:
         its ISRs, O(replicas) per round — about 17 % of a core per 10,000 replicas on this machine type (see
         docs/performance-log.md, broker side); a margin on top, and never a busy core."""
         replicas = sum(len(r) for parts in self.layout.values() for r in parts.values())
-        return min(0.9, 0.05 + 0.04 * (self.n + 1) + 2.5e-5 * replicas)
+        # and the idle replica fetchers: every partition shard of a follower parks a fetch at each leader for
+        # replica.fetch.wait.max.ms, ~64 traced fetch round trips a second per broker with 8 shards and 2 leaders —
+        # ~11 % of a core a broker here (2026-11-26), over the 0.23 core this allowed 3 such brokers in all
+        return min(0.9, 0.05 + 0.04 * (self.n + 1) + 2.5e-5 * replicas + 0.06 * self.n)
 
     def controller(self) -> int | None:
         return controller_id(self.zk)
