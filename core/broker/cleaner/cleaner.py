@@ -265,7 +265,7 @@ def build_offset_map(segments: Sequence[LogSegment], start: int, end: int, offse
     map's latest offset says how far). Batches of aborted transactions are not mapped."""
     txn = txn or NoTransactions()
     offset_map.clear()
-    dirty = _overlapping(segments, start, end)
+    dirty = segments_in(segments, start, end)
     max_desired = int(offset_map.slots * load_factor)
     for i, segment in enumerate(dirty):
         next_start = dirty[i + 1].base_offset if i + 1 < len(dirty) else end
@@ -293,7 +293,7 @@ def build_offset_map(segments: Sequence[LogSegment], start: int, end: int, offse
     return False
 
 
-def _overlapping(segments: Sequence[LogSegment], start: int, end: int) -> list[LogSegment]:
+def segments_in(segments: Sequence[LogSegment], start: int, end: int) -> list[LogSegment]:
     """Log.logSegments(from, to): the segment holding ``start`` (the last one beginning at or before it) and those
     after it beginning before ``end``."""
     if start >= end:
@@ -464,7 +464,7 @@ def clean_log(segments: Sequence[LogSegment], plan: CleaningPlan, index_interval
                      plan.load_factor, stats, txn, throttle, check_done, chunk_bytes)
     end_offset = offset_map.latest_offset + 1
     stats.map_done = clock()
-    candidates = [s for s in _overlapping(segments, 0, end_offset) if not s.active]
+    candidates = [s for s in segments_in(segments, 0, end_offset) if not s.active]
     groups = group_segments_by_size(candidates, plan.segment_bytes, plan.segment_index_bytes,
                                     plan.first_uncleanable_offset)
     written: list[LogSegment] = []

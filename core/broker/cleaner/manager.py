@@ -19,7 +19,7 @@ from collections.abc import Iterable, Mapping, Sequence
 
 import attrs
 
-from core.broker.cleaner.cleaner import fingerprint, last_modified_ms
+from core.broker.cleaner.cleaner import fingerprint, last_modified_ms, segments_in
 from core.broker.log import CLEANER_OFFSET_CHECKPOINT, Log, read_offset_checkpoint, write_offset_checkpoint
 from core.broker.log_segment import LogSegment
 from messages.common import TopicPartition
@@ -58,23 +58,9 @@ class LogToClean:
         return self.cleanable_bytes / self.total_bytes if self.total_bytes else 0.0
 
 
-def _segments_in(segments: Sequence[LogSegment], start: int, end: int) -> list[LogSegment]:
-    """Log.logSegments(from, to): the segment holding ``start`` and the following ones beginning before ``end``."""
-    if start >= end:
-        return []
-    out = []
-    for i, segment in enumerate(segments):
-        if segment.base_offset >= end:
-            break
-        if i + 1 < len(segments) and segments[i + 1].base_offset <= start:
-            continue
-        out.append(segment)
-    return out
-
-
 def _non_active_from(segments: Sequence[LogSegment], start: int) -> list[LogSegment]:
     """Log.nonActiveLogSegmentsFrom."""
-    return _segments_in(segments, start, segments[-1].base_offset) if segments else []
+    return segments_in(segments, start, segments[-1].base_offset) if segments else []
 
 
 def _first_batch_timestamp(segment: LogSegment) -> int:
@@ -120,13 +106,13 @@ def calculate_cleanable_bytes(segments: Sequence[LogSegment], first_dirty_offset
     segments from the first dirty offset up to it)."""
     after = _non_active_from(segments, uncleanable_offset)
     first_uncleanable = after[0].base_offset if after else segments[-1].base_offset
-    cleanable = _segments_in(segments, min(first_dirty_offset, first_uncleanable), first_uncleanable)
+    cleanable = segments_in(segments, min(first_dirty_offset, first_uncleanable), first_uncleanable)
     return first_uncleanable, sum(s.size for s in cleanable)
 
 
 def log_to_clean(tp: TopicPartition, log: Log, segments: Sequence[LogSegment], offsets: OffsetsToClean,
                  need_compaction_now: bool) -> LogToClean:
-    clean_bytes = sum(s.size for s in _segments_in(segments, -1, offsets.first_dirty_offset))
+    clean_bytes = sum(s.size for s in segments_in(segments, -1, offsets.first_dirty_offset))
     first_uncleanable, cleanable = calculate_cleanable_bytes(segments, offsets.first_dirty_offset,
                                                              offsets.first_uncleanable_dirty_offset)
     return LogToClean(tp, log, offsets.first_dirty_offset, first_uncleanable, clean_bytes, cleanable,
@@ -181,7 +167,7 @@ def plan_cleaning(ltc: LogToClean, map_memory: int, load_factor: float) -> Clean
     its fingerprint, and the last offsets of the active producers (lastRecordsOfActiveProducers)."""
     log = ltc.log
     segments = [s for s in log.segments if s.base_offset < ltc.first_uncleanable_offset and not s.active]
-    clean = _segments_in(segments, 0, ltc.first_dirty_offset)
+    clean = segments_in(segments, 0, ltc.first_dirty_offset)
     horizon = last_modified_ms(clean[-1]) - log.config.delete_retention_ms if clean else 0
     producers = dict(log.producer_state.producers)
     last_offsets = tuple(sorted(o for o in (e.last_offset for e in producers.values()) if o >= 0))
