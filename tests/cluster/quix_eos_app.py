@@ -4,8 +4,9 @@ key (RocksDB state with its compacted changelog topic), its output to another to
 Run by tests/cluster/test_cluster_quix_eos.py in a subprocess whose sys.path starts with .venv-clients/quixstreams
 (Quix Streams pins a confluent-kafka older than the project's own): ``python quix_eos_app.py BOOTSTRAP GROUP IN OUT
 STATE_DIR``. Its transactional id is ``GROUP-txn`` (a user's stable choice, so the test knows its coordinator's
-partition); Quix prefixes nothing outside its own cloud. Each input value is ``{"seq": n}``; each output value is ``{"seq": n, "count": c}``, c the number of
-input records of that key so far. It runs until killed, as a stream processor does.
+partition); Quix prefixes nothing outside its own cloud. Each input value is ``{"seq": n}``; each output value is
+``{"seq": n, "count": c}``, c the number of input records of that key so far.
+It runs until killed, as a stream processor does.
 """
 
 from __future__ import annotations
