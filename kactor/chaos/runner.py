@@ -43,6 +43,8 @@ from kactor.chaos.history import (
     Violation,
 )
 from kactor.chaos.schedule import Step, make_schedule
+from kactor.chaos.txn_workload import OUTPUT as TXN_OUTPUT
+from kactor.chaos.txn_workload import TxnWorkload
 from kactor.cluster import LocalCluster
 from messages.common import LeaderAndIsr, TopicPartition
 from zk_bridge import paths, znodes
@@ -70,6 +72,7 @@ class ChaosConfig:
     liveness_s: float = 90.0  # after healing: deletions, reassignments, elections done and every partition led
     quiesce_s: float = 30.0  # then: full ISRs with equal logs, before the logs are read
     trace: bool = True
+    transactions: bool = True  # a consume-transform-produce loop with transactions beside the producer
 
 
 @attrs.frozen(slots=True)
@@ -132,6 +135,7 @@ class ChaosRun:
         self._stop = threading.Event()
         self._traffic_done = threading.Event()
         self._producer: threading.Thread | None = None
+        self.txn: TxnWorkload | None = None
         self._threads: list[threading.Thread] = []
         self.samples: list[Sample] = []
         self.acks: list[Ack] = []
@@ -175,6 +179,8 @@ class ChaosRun:
                 t.join(10)
             violations = check_safety(self.samples) + check_data(self.acks, final, logs, hws, self.reads) \
                 + violations + check_duplicates(final, logs, self.reads)
+            if self.txn is not None:
+                violations += self._check_transactions()
             gaps = ack_gaps(self.sends, self.samples, self._all_outages(), self.min_isr)
             bound = gap_bound_s(cfg.session_timeout_ms, cfg.replica_lag_time_max_ms)
             violations += check_gaps(gaps, bound, self.fault_starts)
@@ -204,8 +210,9 @@ class ChaosRun:
     def error_answers(self) -> list[ErrorAnswer]:
         """The UNKNOWN_SERVER_ERROR answers: the client's (in the run's time) and those in the brokers' logs."""
         client = getattr(self, "client", None)
+        txn_answers = self.txn.error_answers() if self.txn is not None else ()
         out = [attrs.evolve(a, ts=None if a.ts is None else a.ts - self._t0)
-               for a in (client.error_answers() if client is not None else ())]
+               for a in (*(client.error_answers() if client is not None else ()), *txn_answers)]
         for b in range(self.cfg.brokers):
             path = os.path.join(self.folder, "cluster", f"broker-{b}.log")
             if os.path.exists(path):
@@ -238,7 +245,11 @@ class ChaosRun:
                      "replica.high.watermark.checkpoint.interval.ms=500",
                      # the data client's consumer makes the group coordinator create __consumer_offsets: Kafka's
                      # 50 partitions would outnumber the schedule's own
-                     "offsets.topic.num.partitions=3"]
+                     "offsets.topic.num.partitions=3",
+                     # the transactional loop's one transactional id needs one of these; 50 would outnumber the rest
+                     "transaction.state.log.num.partitions=3",
+                     f"transaction.state.log.replication.factor={min(3, cfg.brokers)}",
+                     f"transaction.state.log.min.isr={min(2, cfg.brokers)}"]
         self.cluster = LocalCluster(cfg.brokers, base_dir=os.path.join(self.folder, "cluster"),
                                     trace_dir=os.path.join(self.folder, "traces") if cfg.trace else None,
                                     overrides=overrides, zk_tick_ms=ZK_TICK_MS, zookeeper_ensemble=cfg.zk_servers)
@@ -251,7 +262,43 @@ class ChaosRun:
                     f"{cfg.brokers} brokers")
         self.client = self.client_factory(self.cluster)
         self._producer = self._spawn(self._produce_loop, "chaos-producer")
+        if cfg.transactions:
+            self._start_transactions()
         self._spawn(self._sample_loop, "chaos-sampler")
+
+    def _start_transactions(self) -> None:
+        """The transactional loop's input and output topics (RF 3 where there are 3 brokers), then the loop."""
+        from kactor.admin.admin_zk import AdminZkClient
+        from kactor.admin.assignment import assign_replicas_to_brokers
+        from kactor.chaos import txn_workload as tw
+
+        assert self.cluster is not None
+        admin = AdminZkClient(self.zk)
+        brokers = list(range(self.cfg.brokers))
+        for i, topic in enumerate((tw.INPUT, tw.OUTPUT)):
+            admin.create_topic_with_assignment(
+                topic, {}, assign_replicas_to_brokers(brokers, tw.PARTITIONS, min(3, len(brokers)), i))
+        bootstrap = ",".join("{}:{}".format(*self.cluster.broker_address(b)) for b in brokers)
+        self.txn = TxnWorkload(bootstrap, self.cfg.seed, self._stop).start()
+        self._event(f"transactional loop started: {tw.INPUT} → {tw.OUTPUT}, group {tw.GROUP}")
+
+    def _check_transactions(self) -> list[Violation]:
+        """The transactional loop's output against its input and the group's offsets (txn_workload.py)."""
+        from kactor.chaos import txn_workload as tw
+
+        assert self.cluster is not None and self.txn is not None
+        bootstrap = ",".join("{}:{}".format(*self.cluster.broker_address(b)) for b in range(self.cfg.brokers))
+        inputs = tw.read_topic(bootstrap, tw.INPUT, "read_uncommitted")
+        committed = tw.committed_offsets(bootstrap)
+        output = tw.read_topic(bootstrap, tw.OUTPUT, "read_committed")
+        outcomes = dict(self.txn.outcomes)
+        counts = {o: sum(1 for v in outcomes.values() if v == o) for o in (tw.COMMITTED, tw.ABORTED, tw.UNKNOWN)}
+        self._event(f"transactions: {counts[tw.COMMITTED]} committed, {counts[tw.ABORTED]} aborted, "
+                    f"{counts[tw.UNKNOWN]} ended by a new producer; {len(self.txn.errors)} errors recovered from; "
+                    f"group {tw.GROUP} at {committed} of {({p: len(v) for p, v in inputs.items()})} input records")
+        for e in self.txn.errors[:20]:
+            self._event(f"  {e}")
+        return tw.check_transactions(inputs, committed, output, outcomes)
 
     def _spawn(self, fn: Callable[[], None], name: str) -> threading.Thread:
         t = threading.Thread(target=fn, name=name, daemon=True)
@@ -492,6 +539,8 @@ class ChaosRun:
         self._traffic_done.set()
         if self._producer is not None:
             self._producer.join(60)
+        if self.txn is not None:
+            self.txn.stop()
         fatal = getattr(getattr(self, "client", None), "fatal_errors", 0)
         self._event(f"producer stopped: {len(self.acks)} records acknowledged, {self.produce_failures} "
                     f"requests not acknowledged" + (f", {fatal} fatal producer errors (producer replaced)"
@@ -774,7 +823,9 @@ def final_partitions(zk: KazooClient, deleted: set[str]) -> dict[TP, FinalPartit
     """The surviving partitions the producer could have written: internal topics are the brokers' own."""
     out: dict[TP, FinalPartition] = {}
     for topic in zk.get_children(paths.TopicsZNode):
-        if topic in deleted or topic in INTERNAL_TOPICS:
+        # the transactional loop's output holds control batches and aborted records: its own check reads it as a
+        # consumer does (txn_workload.check_transactions), not replica by replica as the plain producer's
+        if topic in deleted or topic in INTERNAL_TOPICS or topic == TXN_OUTPUT:
             continue
         for p, replicas in _assignment(zk, topic).items():
             st = _state(zk, topic, p)
