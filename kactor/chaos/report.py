@@ -14,7 +14,7 @@ from typing import TextIO
 from kactor.chaos.runner import SeedResult
 
 KINDS = (("safety", "safety violations"), ("lost", "lost records"), ("divergent", "divergent records"),
-         ("stuck", "stuck operations"))
+         ("stuck", "stuck operations"), ("txn", "transaction violations"))
 SHOWN_VIOLATIONS = 10
 
 

@@ -90,7 +90,7 @@ def test_seeded_run_with_ensemble_and_partition_faults(tmp_path: Path) -> None:
     violations = [(seed, v) for seed, r in results.items() for v in r["violations"]]
     assert violations == [], out
     assert summary[0] == (f"2 seeds x {STEPS} steps: 0 safety violations, 0 lost records, 0 divergent records, "
-                          "0 stuck operations")
+                          "0 stuck operations, 0 transaction violations")
     assert proc.returncode == 0 and "2 seeds clean" in out, out
 
 
