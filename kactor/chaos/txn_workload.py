@@ -29,6 +29,7 @@ from typing import Any
 
 from kactor.chaos.answers import UNKNOWN_SERVER_ERROR
 from kactor.chaos.history import ErrorAnswer, Violation
+from kactor.chaos.kafka_client import METADATA_REFRESH
 from kactor.kafka_clients import client_config, error_text
 
 INPUT = "chaos-txn-in"
@@ -123,7 +124,8 @@ class TxnWorkload:
 
         p = Producer(client_config(self.bootstrap, "kactor-chaos-txn", {
             "transactional.id": f"kactor-chaos-{self.seed}", "transaction.timeout.ms": TXN_TIMEOUT_MS,
-            "allow.auto.create.topics": False, "error_cb": self._on_error("the transactional producer")}))
+            "allow.auto.create.topics": False, **METADATA_REFRESH,
+            "error_cb": self._on_error("the transactional producer")}))
         p.init_transactions(60)
         return p
 
@@ -132,6 +134,7 @@ class TxnWorkload:
 
         return Producer(client_config(self.bootstrap, "kactor-chaos-txn-feed", {
             "enable.idempotence": True, "acks": "all", "linger.ms": 5, "allow.auto.create.topics": False,
+            **METADATA_REFRESH,
             "error_cb": self._on_error("the transactional loop's feeder")}))
 
     def _consumer(self) -> Any:
@@ -140,6 +143,9 @@ class TxnWorkload:
         c = Consumer(client_config(self.bootstrap, "kactor-chaos-txn-reader", {
             "group.id": GROUP, "enable.auto.commit": False, "auto.offset.reset": "earliest",
             "isolation.level": "read_committed", "fetch.wait.max.ms": 50,
+            # the loop starts as the run creates its topics, and leaders move all the time: without a fast refresh
+            # librdkafka waits 5 minutes to learn the partitions it was assigned before they had leaders
+            **METADATA_REFRESH,
             "error_cb": self._on_error("the transactional loop's consumer")}))
         c.assign([TopicPartition(INPUT, p) for p in range(PARTITIONS)])
         return c
