@@ -120,3 +120,22 @@ def test_a_load_completes_pending_offsets_with_the_markers_in_the_log():
         _commit(loaded, (T0, 50), pid=4)
         loaded.run(loaded.gc.on_resignation(loaded.partition))
         assert loaded.gc.manager.open_groups_for_producer == {}
+
+
+def test_a_stable_fetch_of_a_partition_with_pending_offsets_is_unstable_offset_commit():
+    """GroupMetadataManager.getOffsets with requireStable (KIP-447): UNSTABLE_OFFSET_COMMIT (offset -1, no
+    metadata) for a partition a transaction has offsets pending for, until its marker; the others as committed."""
+    with freeze_time("2026-11-25 12:00:00"):
+        h = Harness()
+        h.elect()
+        h.request(OffsetCommitRequest(GROUP, (OffsetCommitPartition(T0, 5), OffsetCommitPartition(T1, 6))))
+        _commit(h, (T0, 10))
+
+        def stable() -> list[tuple[TopicPartition, int, str | None, Errors]]:
+            r = h.answer(h.request(OffsetFetchRequest(GROUP, (T0, T1), require_stable=True)))
+            return [(p.tp, p.offset, p.metadata, p.error) for p in r.partitions]
+
+        assert stable() == [(T0, -1, "", Errors.UNSTABLE_OFFSET_COMMIT), (T1, 6, "", Errors.NONE)]
+        assert _fetched(h) == {T0: 5, T1: 6}  # without require_stable: the committed one
+        h.run(h.gc.handle_txn_completion(PID, {h.partition}, True))
+        assert stable() == [(T0, 10, "", Errors.NONE), (T1, 6, "", Errors.NONE)]
