@@ -28,6 +28,7 @@ from core.coordinator.group.group_coordinator import GroupCoordinator, error_res
 from core.coordinator.group.group_metadata_manager import (
     GROUP_METADATA_TOPIC_NAME,
     LOAD_BUFFER_SIZE,
+    Appended,
     AppendToLog,
     Fork,
     LogRead,
@@ -98,6 +99,14 @@ def append_result(response: Any) -> Errors:
     return Errors.UNKNOWN_SERVER_ERROR
 
 
+def appended_result(response: Any) -> Appended:
+    """The partition's error and the batch's base offset (appendedBatchOffset)."""
+    if isinstance(response, ProduceResponse) and response.partitions:
+        p = response.partitions[0]
+        return Appended(p.error, p.base_offset)
+    return Appended(Errors.UNKNOWN_SERVER_ERROR)
+
+
 def read_result(response: Any) -> LogRead:
     if isinstance(response, FetchResponse) and response.partitions:
         p = response.partitions[0]
@@ -114,7 +123,7 @@ class GroupCoordinatorActor(KActor):
         self.outstanding: dict[int, tuple[int, int]] = {}  # token → (connection, request) of a request not answered
         self.reading: dict[int, Callable[[Any], Any]] = {}  # ask id → what its LocalReply's body becomes
         self.driver = ProcDriver(self, EffectInterpreter(self, respond=self._respond, own={Fork: self._fork}), asks={
-            AppendToLog: lambda rid, e: self._ask(rid, produce_request(e), append_result),
+            AppendToLog: lambda rid, e: self._ask(rid, produce_request(e), appended_result),
             ReadLog: lambda rid, e: self._ask(rid, fetch_request(e), read_result),
             ReadLogStart: lambda rid, e: self._ask(rid, log_start_request(e), log_start_result),
         })

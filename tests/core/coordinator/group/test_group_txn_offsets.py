@@ -111,7 +111,8 @@ def test_a_load_completes_pending_offsets_with_the_markers_in_the_log():
         loaded.elect()
         assert _fetched(loaded) == {T0: 10}
         group = loaded.group()
-        assert group.pending_transactional_offset_commits == {3: {T1: (True, OffsetAndMetadata(
+        # pending, with the offset of the batch it was appended in (the third)
+        assert group.pending_transactional_offset_commits == {3: {T1: (2, OffsetAndMetadata(
             30, -1, "", group.offsets[T0].commit_timestamp))}}
         assert loaded.gc.manager.open_groups_for_producer == {3: {GROUP}}
         loaded.run(loaded.gc.handle_txn_completion(3, {loaded.partition}, True))
@@ -139,3 +140,34 @@ def test_a_stable_fetch_of_a_partition_with_pending_offsets_is_unstable_offset_c
         assert _fetched(h) == {T0: 5, T1: 6}  # without require_stable: the committed one
         h.run(h.gc.handle_txn_completion(PID, {h.partition}, True))
         assert stable() == [(T0, 10, "", Errors.NONE), (T1, 6, "", Errors.NONE)]
+
+
+def test_of_a_transactional_and_a_plain_commit_the_later_append_wins():
+    """CommitRecordMetadataAndOffset.olderThan: a COMMIT completes a transaction's offset only if no commit of the
+    partition was appended after it (here a plain OffsetCommit while the transaction was open); an offset the
+    transaction appended after a plain commit does replace it. A load of the same log decides the same."""
+    with freeze_time("2026-11-25 12:00:00"):
+        h = Harness()
+        h.elect()
+        _commit(h, (T0, 10), (T1, 11))  # batch 0, pending
+        h.request(OffsetCommitRequest(GROUP, (OffsetCommitPartition(T0, 5),)))  # batch 1: committed at once
+        assert _fetched(h) == {T0: 5}
+        h.run(h.gc.handle_txn_completion(PID, {h.partition}, True))
+        assert _fetched(h) == {T0: 5, T1: 11}  # T0's plain commit is the later append
+        h.request(OffsetCommitRequest(GROUP, (OffsetCommitPartition(T1, 6),)))  # batch 2
+        _commit(h, (T1, 12))  # batch 3
+        h.run(h.gc.handle_txn_completion(PID, {h.partition}, True))
+        assert _fetched(h) == {T0: 5, T1: 12}
+
+        # the same log loaded, its markers written where the completions happened above
+        replay = Harness()
+        replay.elect()
+        _commit(replay, (T0, 10), (T1, 11))
+        replay.request(OffsetCommitRequest(GROUP, (OffsetCommitPartition(T0, 5),)))
+        _marker(replay, PID, commit=True)
+        replay.request(OffsetCommitRequest(GROUP, (OffsetCommitPartition(T1, 6),)))
+        _commit(replay, (T1, 12))
+        _marker(replay, PID, commit=True)
+        loaded = Harness(log=replay.log)
+        loaded.elect()
+        assert _fetched(loaded) == {T0: 5, T1: 12}
