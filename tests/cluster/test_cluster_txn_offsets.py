@@ -5,16 +5,21 @@ a separate consumer's ``committed()``, moves only when the transaction commits; 
 (v7 require_stable) answers UNSTABLE_OFFSET_COMMIT; an aborted transaction leaves the offset where it was and its
 records unread by read_committed; ``kactor consumer-groups --describe`` shows the committed offset; and after the
 broker restarts, the group's load replays the markers: the committed transaction's offset is there, the aborted one's
-never is."""
+never is. Then the same with kafka-python 3's send_offsets_to_transaction."""
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
 import time
+from pathlib import Path
 from typing import Any
 
 import pytest
 from cluster_helpers import Cluster, produce, raw_request, run_kactor
-from kafka_clients_helpers import OVERRIDES, bootstrap, closing_producer
+from kafka_clients_helpers import KAFKA_PYTHON3, OVERRIDES, bootstrap, closing_producer
 
 from messages.common import Errors
 
@@ -24,25 +29,25 @@ GROUP, TXN_ID = "ctp", "ctp-tx"
 UNSTABLE_OFFSET_COMMIT = 88
 
 
-def _committed(c: Cluster) -> int:
-    """The group's committed offset of in-0 (-1001: none), as a separate consumer that is not a member reads it
-    (read_uncommitted: no require_stable)."""
+def _committed(c: Cluster, group: str = GROUP, topic: str = "in") -> int:
+    """The group's committed offset of ``topic``-0 (-1001: none), as a separate consumer that is not a member reads
+    it (read_uncommitted: no require_stable)."""
     from confluent_kafka import Consumer
     from confluent_kafka import TopicPartition as CkTopicPartition
 
-    checker = Consumer({"bootstrap.servers": bootstrap(c), "group.id": GROUP, "enable.auto.commit": False,
+    checker = Consumer({"bootstrap.servers": bootstrap(c), "group.id": group, "enable.auto.commit": False,
                         "isolation.level": "read_uncommitted"})
     try:
-        (tp,) = checker.committed([CkTopicPartition("in", 0)], timeout=30)
+        (tp,) = checker.committed([CkTopicPartition(topic, 0)], timeout=30)
         return tp.offset
     finally:
         checker.close()
 
 
-def _stable_fetch(c: Cluster) -> tuple[int, int]:
+def _stable_fetch(c: Cluster, group: str = GROUP, topic: str = "in") -> tuple[int, int]:
     """OffsetFetch v7 with require_stable at the group's coordinator (the one broker): (error code, offset)."""
-    answer = raw_request(bootstrap(c), 9, 7, {"group_id": GROUP, "require_stable": True,
-                                              "topics": [{"name": "in", "partition_indexes": [0]}]})
+    answer = raw_request(bootstrap(c), 9, 7, {"group_id": group, "require_stable": True,
+                                              "topics": [{"name": topic, "partition_indexes": [0]}]})
     assert answer["error_code"] == 0, answer
     (p,) = answer["topics"][0]["partitions"]
     return p["error_code"], p["committed_offset"]
@@ -69,9 +74,9 @@ def _transform(producer: Any, consumer: Any, n: int) -> None:
                                          consumer.consumer_group_metadata(), 60)
 
 
-def _out_values(c: Cluster, expected: int, settle_s: float = 3.0) -> list[bytes]:
-    """What a read_committed consumer reads of ``out`` from its start: ``expected`` records, then nothing more for
-    ``settle_s``."""
+def _out_values(c: Cluster, expected: int, topic: str = "out", settle_s: float = 3.0) -> list[bytes]:
+    """What a read_committed consumer reads of ``topic``-0 from its start: ``expected`` records, then nothing more
+    for ``settle_s``."""
     from confluent_kafka import Consumer
     from confluent_kafka import TopicPartition as CkTopicPartition
 
@@ -79,7 +84,7 @@ def _out_values(c: Cluster, expected: int, settle_s: float = 3.0) -> list[bytes]
                        "isolation.level": "read_committed"})
     values: list[bytes] = []
     try:
-        reader.assign([CkTopicPartition("out", 0, 0)])
+        reader.assign([CkTopicPartition(topic, 0, 0)])
         deadline, settle_until = time.monotonic() + 60, None
         while time.monotonic() < (settle_until or deadline):
             message = reader.poll(0.2)
@@ -92,14 +97,20 @@ def _out_values(c: Cluster, expected: int, settle_s: float = 3.0) -> list[bytes]
     return values
 
 
+def _cluster(start_cluster: Any, topic_in: str, topic_out: str) -> Cluster:
+    """One broker (its own __consumer_offsets and __transaction_state, 3 partitions each); ``topic_in`` holds r0-r9."""
+    c = start_cluster(1, overrides=(*OVERRIDES, "transaction.state.log.num.partitions=3",
+                                    "transaction.state.log.replication.factor=1", "transaction.state.log.min.isr=1"))
+    c.create_topic(topic_in, partitions=1, replication_factor=1)
+    c.create_topic(topic_out, partitions=1, replication_factor=1)
+    assert produce(c, topic_in, 0, tuple(f"r{i}" for i in range(10))).error is Errors.NONE
+    return c
+
+
 def test_offsets_sent_in_a_transaction_are_committed_with_it_and_dropped_with_an_abort(start_cluster):
     from confluent_kafka import Consumer, Producer
 
-    c = start_cluster(1, overrides=(*OVERRIDES, "transaction.state.log.num.partitions=3",
-                                    "transaction.state.log.replication.factor=1", "transaction.state.log.min.isr=1"))
-    c.create_topic("in", partitions=1, replication_factor=1)
-    c.create_topic("out", partitions=1, replication_factor=1)
-    assert produce(c, "in", 0, tuple(f"r{i}" for i in range(10))).error is Errors.NONE
+    c = _cluster(start_cluster, "in", "out")
 
     consumer = Consumer({"bootstrap.servers": bootstrap(c), "group.id": GROUP, "enable.auto.commit": False,
                          "auto.offset.reset": "earliest", "isolation.level": "read_committed"})
@@ -147,3 +158,19 @@ def _safe(probe: Any) -> Any:
         return probe()
     except (OSError, AssertionError):
         return None
+
+
+def test_kafka_python3_send_offsets_to_transaction(start_cluster):
+    """The same loop with kafka-python 3 (tests/cluster/kafka_python3_txn_offsets.py, a consumer assigned its
+    partition: no generation or member id in its TxnOffsetCommit): pending until the commit, committed with it, and
+    an aborted transaction's offset dropped."""
+    c = _cluster(start_cluster, "kin", "kout")
+    script = Path(__file__).parent / "kafka_python3_txn_offsets.py"
+    proc = subprocess.run([sys.executable, str(script), bootstrap(c), "kp3-ctp", "kin", "kout"], capture_output=True,
+                          text=True, timeout=240, env=dict(os.environ, PYTHONPATH=str(KAFKA_PYTHON3)))
+    assert proc.returncode == 0, proc.stderr[-8000:]
+    assert json.loads(proc.stdout) == {"pending": None, "committed": 4, "pending_abort": 4}
+    c.wait(lambda: _stable_fetch(c, "kp3-ctp", "kin")[0] == 0, what="the aborted transaction's offsets dropped")
+    assert _stable_fetch(c, "kp3-ctp", "kin") == (0, 4)
+    assert _committed(c, "kp3-ctp", "kin") == 4
+    assert _out_values(c, 4, "kout") == [b"R0", b"R1", b"R2", b"R3"]
