@@ -462,6 +462,11 @@ class GroupMetadata:
                 if batch_offset is not None:
                     self.on_offset_commit_append(tp, batch_offset, om)
 
+    def has_offsets(self) -> bool:
+        """GroupMetadata.hasOffsets: committed offsets, or offsets a transaction has pending (a group created by a
+        TxnOffsetCommit has only those until its marker)."""
+        return bool(self.offsets) or bool(self.pending_transactional_offset_commits)
+
     def has_pending_offset_commits_for_topic_partition(self, tp: TopicPartition) -> bool:
         """GroupMetadata.hasPendingOffsetCommitsForTopicPartition (transactional ones only here)."""
         return any(tp in p for p in self.pending_transactional_offset_commits.values())

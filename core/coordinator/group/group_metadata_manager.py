@@ -281,7 +281,7 @@ class GroupMetadataManager:
         gone = []
         for group in list(groups):
             removed = selector(group)
-            if group.is_(GroupState.EMPTY) and not group.offsets:
+            if group.is_(GroupState.EMPTY) and not group.has_offsets():
                 log.info("Group %s transitioned to Dead in generation %d", group.group_id, group.generation_id)
                 group.transition_to(GroupState.DEAD, self.now_ms())
             partition = self.partition_for(group.group_id)

@@ -10,6 +10,7 @@ from freezegun import freeze_time
 from core.coordinator.group.message_formats import OffsetAndMetadata
 from messages.common import Errors, TopicPartition
 from messages.group import (
+    GroupCoordinatorConfig,
     OffsetCommitPartition,
     OffsetCommitPartitionResponse,
     OffsetCommitRequest,
@@ -171,3 +172,16 @@ def test_of_a_transactional_and_a_plain_commit_the_later_append_wins():
         loaded = Harness(log=replay.log)
         loaded.elect()
         assert _fetched(loaded) == {T0: 5, T1: 12}
+
+
+def test_a_group_with_only_pending_offsets_outlives_the_expiration_check():
+    """cleanupGroupMetadata turns an Empty group without offsets Dead; GroupMetadata.hasOffsets counts a
+    transaction's pending ones, so the group a TxnOffsetCommit created is still there when the COMMIT comes."""
+    with freeze_time("2026-11-25 12:00:00") as frozen:
+        h = Harness(GroupCoordinatorConfig(offsets_topic_num_partitions=4, offsets_retention_check_interval_ms=1000))
+        h.elect()
+        _commit(h, (T0, 10))
+        h.advance(frozen, 3000)  # three expiration checks
+        assert h.group() is not None and h.group().state.value == "Empty"
+        h.run(h.gc.handle_txn_completion(PID, {h.partition}, True))
+        assert _fetched(h) == {T0: 10}
