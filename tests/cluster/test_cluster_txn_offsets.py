@@ -167,7 +167,7 @@ def test_kafka_python3_send_offsets_to_transaction(start_cluster):
     c = _cluster(start_cluster, "kin", "kout")
     script = Path(__file__).parent / "kafka_python3_txn_offsets.py"
     proc = subprocess.run([sys.executable, str(script), bootstrap(c), "kp3-ctp", "kin", "kout"], capture_output=True,
-                          text=True, timeout=240, env=dict(os.environ, PYTHONPATH=str(KAFKA_PYTHON3)))
+                          text=True, timeout=120, env=dict(os.environ, PYTHONPATH=str(KAFKA_PYTHON3)))
     assert proc.returncode == 0, proc.stderr[-8000:]
     assert json.loads(proc.stdout) == {"pending": None, "committed": 4, "pending_abort": 4}
     c.wait(lambda: _stable_fetch(c, "kp3-ctp", "kin")[0] == 0, what="the aborted transaction's offsets dropped")
