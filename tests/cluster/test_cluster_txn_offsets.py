@@ -26,7 +26,7 @@ from messages.common import Errors
 pytestmark = [pytest.mark.cluster]
 
 GROUP, TXN_ID = "ctp", "ctp-tx"
-UNSTABLE_OFFSET_COMMIT = 88
+UNSTABLE_OFFSET_COMMIT, INVALID_PRODUCER_EPOCH = 88, 47
 
 
 def _committed(c: Cluster, group: str = GROUP, topic: str = "in") -> int:
@@ -51,6 +51,18 @@ def _stable_fetch(c: Cluster, group: str = GROUP, topic: str = "in") -> tuple[in
     assert answer["error_code"] == 0, answer
     (p,) = answer["topics"][0]["partitions"]
     return p["error_code"], p["committed_offset"]
+
+
+def _txn_offset_commit(c: Cluster, producer_id: int, epoch: int, offset: int) -> int:
+    """TxnOffsetCommit v3 of in-0 for group ``fenced`` as that producer: the partition's error code."""
+    answer = raw_request(bootstrap(c), 28, 3, {
+        "transactional_id": "fenced-tx", "group_id": "fenced", "producer_id": producer_id, "producer_epoch": epoch,
+        "generation_id": -1, "member_id": "", "group_instance_id": None, "topics": [{"name": "in", "partitions": [
+            {"partition_index": 0, "committed_offset": offset, "committed_leader_epoch": -1,
+             "committed_metadata": ""}]}]})
+    (topic,) = answer["topics"]
+    (partition,) = topic["partitions"]
+    return partition["error_code"]
 
 
 def _read(consumer: Any, n: int, timeout_s: float = 60.0) -> list[Any]:
@@ -150,6 +162,14 @@ def test_offsets_sent_in_a_transaction_are_committed_with_it_and_dropped_with_an
     c.restart(0)
     assert c.wait(lambda: _safe(lambda: _stable_fetch(c)), what="the group loaded") == (0, 4)
     assert _committed(c) == 4
+
+    # the coordinator's append checks the producer's epoch: once a batch of epoch 1 is in the group's partition, a
+    # TxnOffsetCommit of epoch 0 (a fenced producer's) is INVALID_PRODUCER_EPOCH
+    init = raw_request(bootstrap(c), 22, 1, {"transactional_id": None, "transaction_timeout_ms": 60000})
+    assert init["error_code"] == 0, init
+    pid = init["producer_id"]
+    assert [_txn_offset_commit(c, pid, epoch, offset) for epoch, offset in ((1, 5), (1, 6), (0, 7))] == [
+        0, 0, INVALID_PRODUCER_EPOCH]
 
 
 def _safe(probe: Any) -> Any:
