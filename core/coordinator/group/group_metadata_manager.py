@@ -244,9 +244,11 @@ class GroupMetadataManager:
                     group.on_txn_offset_commit_append(producer_id, tp, appended.base_offset, om)
                 else:
                     group.on_offset_commit_append(tp, appended.base_offset, om)
-        elif txn:
+        elif txn and not group.is_(GroupState.DEAD):
             for tp in valid:
                 group.fail_pending_txn_offset_commit(producer_id, tp)
+            if producer_id not in group.pending_transactional_offset_commits:  # removeProducerGroup
+                self._remove_producer_group(producer_id, group.group_id)
         mapped = _store_error(error, offsets=True)
         result.update({tp: mapped for tp in valid})
         return {tp: result[tp] for tp in offsets}
@@ -268,6 +270,14 @@ class GroupMetadataManager:
         if not open_groups:
             self.open_groups_for_producer.pop(producer_id, None)
         return done
+
+    def _remove_producer_group(self, producer_id: int, group_id: str) -> None:
+        """removeProducerGroup: the producer has no offsets pending in the group any more."""
+        group_ids = self.open_groups_for_producer.get(producer_id)
+        if group_ids is not None:
+            group_ids.discard(group_id)
+            if not group_ids:
+                del self.open_groups_for_producer[producer_id]
 
     def cleanup_group_metadata(self, groups: Iterable[GroupMetadata],
                                selector: Callable[[GroupMetadata], dict[TopicPartition, OffsetAndMetadata]]

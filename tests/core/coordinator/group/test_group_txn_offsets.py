@@ -84,6 +84,8 @@ def test_a_failed_append_forgets_the_pending_offsets_and_answers_the_error():
         h.elect()
         h.append_error = Errors.NOT_ENOUGH_REPLICAS
         assert {p.error for p in _commit(h, (T0, 10)).partitions} == {Errors.COORDINATOR_NOT_AVAILABLE}
+        assert h.group().pending_transactional_offset_commits == {}
+        assert h.gc.manager.open_groups_for_producer == {}  # removeProducerGroup
         h.append_error = Errors.NONE
         h.run(h.gc.handle_txn_completion(PID, {h.partition}, True))
         assert _fetched(h) == {}
