@@ -9,7 +9,8 @@ actor's timers); its appends and reads of ``__consumer_offsets`` are asks to the
 LocalReply, acks=-1 for appends, reads to the log end, the log start as a ListOffsets EARLIEST), each answer read as
 the ask that made it expects; FindCoordinator's and startup's ZooKeeper reads and the creation of
 ``__consumer_offsets`` are ZkRequests to "zk". The replica manager tells it which ``__consumer_offsets`` partitions
-this broker now leads or follows (LeadershipChange, after becomeLeaderOrFollower and StopReplica).
+this broker now leads or follows (LeadershipChange, after becomeLeaderOrFollower and StopReplica), and when a
+transaction's markers reached them (TxnMarkersWritten: the offsets committed in it become the groups' or go).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from core.coordinator.group.group_coordinator import GroupCoordinator, error_res
 from core.coordinator.group.group_metadata_manager import (
     GROUP_METADATA_TOPIC_NAME,
     LOAD_BUFFER_SIZE,
+    Appended,
     AppendToLog,
     Fork,
     LogRead,
@@ -55,6 +57,7 @@ from messages.replication import (
     ProduceResponse,
 )
 from messages.runtime import TimerFired
+from messages.txn_markers import TxnMarkersWritten
 from messages.zk import ZkResponse
 
 log = logging.getLogger("kactor.coordinator")
@@ -62,9 +65,10 @@ log = logging.getLogger("kactor.coordinator")
 
 def produce_request(append: AppendToLog) -> ProduceRequest:
     """GroupMetadataManager.appendForGroup (acks=-1 within offsets.commit.timeout.ms), or the tombstones' append
-    with requiredAcks 0 (cleanupGroupMetadata)."""
+    with requiredAcks 0 (cleanupGroupMetadata); appendRecords' origin is Coordinator, so a TxnOffsetCommit's
+    transactional batch (base sequence 0 each time) has its producer epoch checked and no sequence."""
     tp = TopicPartition(GROUP_METADATA_TOPIC_NAME, append.partition)
-    return ProduceRequest(append.acks, append.timeout_ms, (ProducePartition(tp, append.records),))
+    return ProduceRequest(append.acks, append.timeout_ms, (ProducePartition(tp, append.records),), coordinator=True)
 
 
 def fetch_request(read: ReadLog) -> FetchRequest:
@@ -95,6 +99,14 @@ def append_result(response: Any) -> Errors:
     return Errors.UNKNOWN_SERVER_ERROR
 
 
+def appended_result(response: Any) -> Appended:
+    """The partition's error and the batch's base offset (appendedBatchOffset)."""
+    if isinstance(response, ProduceResponse) and response.partitions:
+        p = response.partitions[0]
+        return Appended(p.error, p.base_offset)
+    return Appended(Errors.UNKNOWN_SERVER_ERROR)
+
+
 def read_result(response: Any) -> LogRead:
     if isinstance(response, FetchResponse) and response.partitions:
         p = response.partitions[0]
@@ -111,7 +123,7 @@ class GroupCoordinatorActor(KActor):
         self.outstanding: dict[int, tuple[int, int]] = {}  # token → (connection, request) of a request not answered
         self.reading: dict[int, Callable[[Any], Any]] = {}  # ask id → what its LocalReply's body becomes
         self.driver = ProcDriver(self, EffectInterpreter(self, respond=self._respond, own={Fork: self._fork}), asks={
-            AppendToLog: lambda rid, e: self._ask(rid, produce_request(e), append_result),
+            AppendToLog: lambda rid, e: self._ask(rid, produce_request(e), appended_result),
             ReadLog: lambda rid, e: self._ask(rid, fetch_request(e), read_result),
             ReadLogStart: lambda rid, e: self._ask(rid, log_start_request(e), log_start_result),
         })
@@ -137,6 +149,12 @@ class GroupCoordinatorActor(KActor):
             self.driver.run(self.coordinator.on_election(partition), self._done)
         for partition, _epoch in msg.resigned:
             self.driver.run(self.coordinator.on_resignation(partition), self._done)
+
+    def on_TxnMarkersWritten(self, msg: TxnMarkersWritten, sender: str) -> None:
+        """GroupCoordinator.scheduleHandleTxnCompletion: the replica manager wrote a transaction's markers to these
+        ``__consumer_offsets`` partitions."""
+        self.driver.run(self.coordinator.handle_txn_completion(msg.producer_id, set(msg.offsets_partitions),
+                                                               msg.committed), self._done)
 
     def on_TimerFired(self, msg: TimerFired, sender: str) -> None:
         self.driver.run(self.coordinator.on_timer(msg.key), self._done)

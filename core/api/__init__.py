@@ -22,7 +22,7 @@ from core.api import init_producer_id
 from core.api import sasl
 from core.api import acls
 from core.api import delegation_tokens
-from core.api import transactions
+from core.api import txn_offset_commit
 from core.api import write_txn_markers
 from core.api import add_partitions_to_txn
 from core.api import add_offsets_to_txn

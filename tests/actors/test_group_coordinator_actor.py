@@ -236,3 +236,38 @@ def test_answers_parked_in_a_rebalance_go_to_their_own_connection_and_request(rt
     assert sorted(answers) == [(7, 1), (8, 1)]
     assert answers[(7, 1)].member_id.startswith("a-") and answers[(8, 1)].member_id.startswith("b-")
     assert {a.error for a in answers.values()} == {Errors.NONE} and answers[(7, 1)].generation_id == 1
+
+
+def test_txn_offsets_are_the_coordinators_transactional_append_and_complete_on_txn_markers_written(rt):
+    """TxnOffsetCommit goes to the log as the coordinator's own append (origin Coordinator: the producer's epoch is
+    checked, its sequence is not) of a transactional batch of the producer; the offsets stay invisible until the
+    replica manager's TxnMarkersWritten for their partition: COMMIT makes them the group's, ABORT drops them."""
+    from messages.group import OffsetCommitPartition, OffsetFetchRequest, TxnOffsetCommitRequest
+    from messages.txn_markers import TxnMarkersWritten
+
+    rt.deliver("group-coordinator", GroupCoordinatorInit(1, CONFIG), "edge:process")
+    p = partition_for("g", 3)
+    rt.deliver("group-coordinator", LeadershipChange(((p, 0),), ()), "replica-manager")
+    rm = rt.instances["replica-manager"]
+    tp = TopicPartition("t", 0)
+
+    def committed(request_id: int) -> tuple[int, Errors]:
+        _request(rt, request_id, OffsetFetchRequest("g", (tp,), require_stable=request_id % 2 == 0))
+        (data,) = _replies(rt)[request_id].partitions
+        return data.offset, data.error
+
+    _request(rt, 1, TxnOffsetCommitRequest("tx", "g", 42, 3, (OffsetCommitPartition(tp, 9),)))
+    assert _replies(rt)[1].partitions[0].error is Errors.NONE
+    produce = rm.requests[-1]
+    assert (produce.coordinator, produce.acks) == (True, -1)
+    (batch,) = iter_batches(bytes(rm.logs[p]))
+    assert (batch.producer_id, batch.producer_epoch, batch.base_sequence, batch.is_transactional) == (42, 3, 0, True)
+    assert committed(3) == (-1, Errors.NONE)
+    assert committed(4) == (-1, Errors.UNSTABLE_OFFSET_COMMIT)  # require_stable: the client waits for the marker
+    rt.deliver("group-coordinator", TxnMarkersWritten(42, True, (p + 1,)), "replica-manager")  # another partition
+    assert committed(5) == (-1, Errors.NONE)
+    rt.deliver("group-coordinator", TxnMarkersWritten(42, True, (p,)), "replica-manager")
+    assert committed(7) == (9, Errors.NONE) and committed(8) == (9, Errors.NONE)
+    _request(rt, 9, TxnOffsetCommitRequest("tx", "g", 42, 4, (OffsetCommitPartition(tp, 20),)))
+    rt.deliver("group-coordinator", TxnMarkersWritten(42, False, (p,)), "replica-manager")
+    assert committed(11) == (9, Errors.NONE)

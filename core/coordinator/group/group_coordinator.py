@@ -778,7 +778,9 @@ class GroupCoordinator:
 
     def handle_fetch_offsets(self, req: OffsetFetchRequest, reply_to: ReplyHandle) -> Proc[None]:
         """GroupCoordinator.handleFetchOffsets + GroupMetadataManager.getOffsets: the committed offset of each
-        partition asked (-1 with empty metadata when there is none), or every committed one (partitions None)."""
+        partition asked (-1 with empty metadata when there is none), or every committed one (partitions None). With
+        ``require_stable`` (KIP-447, v7) a partition with offsets pending in a transaction answers
+        UNSTABLE_OFFSET_COMMIT (offset -1), which the client retries until the transaction ends."""
         error = self._validate(req.group_id, allow_empty_id=True)
         if error is not None:  # each partition asked carries the error too (what OffsetFetch v0-1 answer)
             yield Respond(reply_to, OffsetFetchResponse(error, tuple(OffsetFetchPartitionData(tp, error=error)
@@ -790,8 +792,12 @@ class GroupCoordinator:
         data = []
         for tp in tps:
             om = committed.get(tp)
-            data.append(OffsetFetchPartitionData(tp) if om is None
-                        else OffsetFetchPartitionData(tp, om.offset, om.leader_epoch, om.metadata))
+            if req.require_stable and group is not None and group.has_pending_offset_commits_for_topic_partition(tp):
+                data.append(OffsetFetchPartitionData(tp, error=Errors.UNSTABLE_OFFSET_COMMIT))
+            elif om is None:
+                data.append(OffsetFetchPartitionData(tp))
+            else:
+                data.append(OffsetFetchPartitionData(tp, om.offset, om.leader_epoch, om.metadata))
         yield Respond(reply_to, OffsetFetchResponse(Errors.NONE, tuple(data)))
 
     # == describing, listing, deleting ===============================================================================

@@ -161,9 +161,13 @@ class GroupMetadata:
         self.supported_protocols: Counter[str] = Counter()
         self.new_member_added = False
         self.offsets: dict[TopicPartition, OffsetAndMetadata] = {}
+        # the offset in __consumer_offsets of the batch each committed offset was appended in (Kafka's
+        # CommitRecordMetadataAndOffset.appendedBatchOffset): of two commits of a partition the later append wins
+        self.offset_batches: dict[TopicPartition, int] = {}
         # KIP-98: per producer id, the offsets its transaction committed, not yet completed by a marker, each with
-        # whether its append was acknowledged (Kafka's CommitRecordMetadataAndOffset.appendedBatchOffset defined)
-        self.pending_transactional_offset_commits: dict[int, dict[TopicPartition, tuple[bool, OffsetAndMetadata]]] = {}
+        # its batch's offset once the append was acknowledged (None until then)
+        self.pending_transactional_offset_commits: dict[
+            int, dict[TopicPartition, tuple[int | None, OffsetAndMetadata]]] = {}
         # the topics the members of a consumer group subscribe to (None: unknown, or not a consumer group)
         self.subscribed_topics: set[str] | None = None
         # the pending join: which kind of delayed join waits (InitialDelayedJoin or DelayedJoin), and its timer
@@ -411,7 +415,17 @@ class GroupMetadata:
                                                       else now_ms - base(om) >= retention_ms)}
         for tp in expired:
             del self.offsets[tp]
+            self.offset_batches.pop(tp, None)
         return expired
+
+    # -- committed offsets ---------------------------------------------------------------------------------------
+    def on_offset_commit_append(self, tp: TopicPartition, batch_offset: int, om: OffsetAndMetadata) -> None:
+        """GroupMetadata.onOffsetCommitAppend: the offset appended in the batch at ``batch_offset`` is committed,
+        unless the partition's committed offset came from a later batch (CommitRecordMetadataAndOffset.olderThan:
+        a transaction's offsets, appended earlier, may complete after a plain commit)."""
+        if tp not in self.offsets or self.offset_batches.get(tp, -1) < batch_offset:
+            self.offsets[tp] = om
+            self.offset_batches[tp] = batch_offset
 
     # -- transactional offset commits ----------------------------------------------------------------------------
     def prepare_txn_offset_commit(self, producer_id: int, offsets: dict[TopicPartition, OffsetAndMetadata]) -> None:
@@ -419,14 +433,15 @@ class GroupMetadata:
         until its transaction's marker."""
         pending = self.pending_transactional_offset_commits.setdefault(producer_id, {})
         for tp, om in offsets.items():
-            pending[tp] = (False, om)
+            pending[tp] = (None, om)
 
-    def on_txn_offset_commit_append(self, producer_id: int, tp: TopicPartition, om: OffsetAndMetadata) -> None:
-        """GroupMetadata.onTxnOffsetCommitAppend: the append was acknowledged (unless another commit of the partition
-        replaced this one meanwhile)."""
+    def on_txn_offset_commit_append(self, producer_id: int, tp: TopicPartition, batch_offset: int,
+                                    om: OffsetAndMetadata) -> None:
+        """GroupMetadata.onTxnOffsetCommitAppend: the append (its batch at ``batch_offset``) was acknowledged, unless
+        another commit of the partition replaced this one meanwhile."""
         pending = self.pending_transactional_offset_commits.get(producer_id)
         if pending is not None and tp in pending and pending[tp][1] == om:
-            pending[tp] = (True, om)
+            pending[tp] = (batch_offset, om)
 
     def fail_pending_txn_offset_commit(self, producer_id: int, tp: TopicPartition) -> None:
         """GroupMetadata.failPendingTxnOffsetCommit: the append failed; the offset is forgotten."""
@@ -438,12 +453,19 @@ class GroupMetadata:
 
     def complete_pending_txn_offset_commit(self, producer_id: int, is_commit: bool) -> None:
         """GroupMetadata.completePendingTxnOffsetCommit: the producer's transaction ended; on COMMIT its appended
-        offsets become the group's committed offsets, on ABORT they go."""
+        offsets become the group's committed offsets unless a later batch committed the partition (olderThan), on
+        ABORT they go. (An offset whose append is still unacknowledged cannot be in a transaction being completed:
+        Kafka throws there; it is skipped here.)"""
         pending = self.pending_transactional_offset_commits.pop(producer_id, None)
         if is_commit and pending:
-            for tp, (appended, om) in pending.items():
-                if appended:
-                    self.offsets[tp] = om
+            for tp, (batch_offset, om) in pending.items():
+                if batch_offset is not None:
+                    self.on_offset_commit_append(tp, batch_offset, om)
+
+    def has_offsets(self) -> bool:
+        """GroupMetadata.hasOffsets: committed offsets, or offsets a transaction has pending (a group created by a
+        TxnOffsetCommit has only those until its marker)."""
+        return bool(self.offsets) or bool(self.pending_transactional_offset_commits)
 
     def has_pending_offset_commits_for_topic_partition(self, tp: TopicPartition) -> bool:
         """GroupMetadata.hasPendingOffsetCommitsForTopicPartition (transactional ones only here)."""
@@ -451,7 +473,10 @@ class GroupMetadata:
 
     def remove_offsets(self, tps: Iterable[TopicPartition]) -> dict[TopicPartition, OffsetAndMetadata]:
         """GroupMetadata.removeOffsets: the committed offsets of ``tps`` go; those removed."""
-        return {tp: self.offsets.pop(tp) for tp in list(tps) if tp in self.offsets}
+        removed = {tp: self.offsets.pop(tp) for tp in list(tps) if tp in self.offsets}
+        for tp in removed:
+            self.offset_batches.pop(tp, None)
+        return removed
 
     def remove_all_offsets(self) -> dict[TopicPartition, OffsetAndMetadata]:
         """GroupMetadata.removeAllOffsets."""

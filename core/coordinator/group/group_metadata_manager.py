@@ -45,12 +45,21 @@ LOAD_BUFFER_SIZE = 5 * 1024 * 1024  # offsets.load.buffer.size
 class AppendToLog:
     """Ask: append ``records`` (one batch) to __consumer_offsets-``partition`` as its leader (Kafka's appendRecords
     with internalTopicsAllowed, origin Coordinator) with ``acks`` -1 (stores) or 0 (tombstones: the local append's
-    result only); resumed with the partition's Errors."""
+    result only); resumed with an `Appended`."""
 
     partition: int
     records: bytes
     timeout_ms: int
     acks: int = -1
+
+
+@message
+class Appended:
+    """The partition's answer to an `AppendToLog`: its error, and the offset the batch was appended at
+    (PartitionResponse.baseOffset; -1 on an error)."""
+
+    error: Errors
+    base_offset: int = -1
 
 
 @message
@@ -126,15 +135,19 @@ NO_PRODUCER_EPOCH = -1
 CONTROL_COMMIT = 1  # ControlRecordType.COMMIT (ABORT is 0)
 
 
+# an offset as loaded: the offset of the batch it was read in (appendedBatchOffset), and the offset
+_BatchOffset = tuple[int, OffsetAndMetadata]
+
+
 @attrs.define
 class _Loaded:
     """What doLoadGroupsAndOffsets has read so far of one partition."""
 
-    offsets: dict[str, dict[TopicPartition, OffsetAndMetadata]] = attrs.Factory(dict)
+    offsets: dict[str, dict[TopicPartition, _BatchOffset]] = attrs.Factory(dict)
     groups: dict[str, object] = attrs.Factory(dict)  # group id → GroupRecord
     removed_groups: set[str] = attrs.Factory(set)
     # producer id → group id → the transactional offsets no marker has completed yet
-    pending: dict[int, dict[str, dict[TopicPartition, OffsetAndMetadata]]] = attrs.Factory(dict)
+    pending: dict[int, dict[str, dict[TopicPartition, _BatchOffset]]] = attrs.Factory(dict)
 
 
 def control_record_type(key: bytes | None) -> int | None:
@@ -192,7 +205,8 @@ class GroupMetadataManager:
         now = int(self.now_ms())
         batch = records_batch([(group_metadata_key(group.group_id),
                                 group_metadata_value(group.to_record(assignment)))], now)
-        error = yield AppendToLog(partition, batch, self.offset_commit_timeout_ms)
+        appended: Appended = yield AppendToLog(partition, batch, self.offset_commit_timeout_ms)
+        error = appended.error
         if error is not Errors.NONE:
             log.warning("Failed to write group metadata for %s (generation %d): %s", group.group_id,
                         group.generation_id, error.name)
@@ -222,16 +236,19 @@ class GroupMetadataManager:
             group.prepare_txn_offset_commit(producer_id, valid)
         else:
             batch = records_batch(entries, now)
-        error = yield AppendToLog(partition, batch, self.offset_commit_timeout_ms)
+        appended: Appended = yield AppendToLog(partition, batch, self.offset_commit_timeout_ms)
+        error = appended.error
         if error is Errors.NONE and not group.is_(GroupState.DEAD):
-            if txn:
-                for tp, om in valid.items():
-                    group.on_txn_offset_commit_append(producer_id, tp, om)
-            else:
-                group.offsets.update(valid)
-        elif txn:
+            for tp, om in valid.items():
+                if txn:
+                    group.on_txn_offset_commit_append(producer_id, tp, appended.base_offset, om)
+                else:
+                    group.on_offset_commit_append(tp, appended.base_offset, om)
+        elif txn and not group.is_(GroupState.DEAD):
             for tp in valid:
                 group.fail_pending_txn_offset_commit(producer_id, tp)
+            if producer_id not in group.pending_transactional_offset_commits:  # removeProducerGroup
+                self._remove_producer_group(producer_id, group.group_id)
         mapped = _store_error(error, offsets=True)
         result.update({tp: mapped for tp in valid})
         return {tp: result[tp] for tp in offsets}
@@ -254,6 +271,14 @@ class GroupMetadataManager:
             self.open_groups_for_producer.pop(producer_id, None)
         return done
 
+    def _remove_producer_group(self, producer_id: int, group_id: str) -> None:
+        """removeProducerGroup: the producer has no offsets pending in the group any more."""
+        group_ids = self.open_groups_for_producer.get(producer_id)
+        if group_ids is not None:
+            group_ids.discard(group_id)
+            if not group_ids:
+                del self.open_groups_for_producer[producer_id]
+
     def cleanup_group_metadata(self, groups: Iterable[GroupMetadata],
                                selector: Callable[[GroupMetadata], dict[TopicPartition, OffsetAndMetadata]]
                                ) -> Proc[tuple[int, list[GroupMetadata]]]:
@@ -266,7 +291,7 @@ class GroupMetadataManager:
         gone = []
         for group in list(groups):
             removed = selector(group)
-            if group.is_(GroupState.EMPTY) and not group.offsets:
+            if group.is_(GroupState.EMPTY) and not group.has_offsets():
                 log.info("Group %s transitioned to Dead in generation %d", group.group_id, group.generation_id)
                 group.transition_to(GroupState.DEAD, self.now_ms())
             partition = self.partition_for(group.group_id)
@@ -283,8 +308,9 @@ class GroupMetadataManager:
                     entries.append((group_metadata_key(group.group_id), None))
             if not entries:
                 continue
-            error = yield AppendToLog(partition, records_batch(entries, int(self.now_ms())),
-                                      self.offset_commit_timeout_ms, acks=0)
+            appended: Appended = yield AppendToLog(partition, records_batch(entries, int(self.now_ms())),
+                                                   self.offset_commit_timeout_ms, acks=0)
+            error = appended.error
             if error is Errors.NONE:
                 removed_count += len(removed)
             else:
@@ -346,18 +372,26 @@ class GroupMetadataManager:
                     pending = loaded.pending.pop(batch.producer_id, {})
                     if records and control_record_type(records[0].key) == CONTROL_COMMIT:
                         for group_id, offsets in pending.items():
-                            loaded.offsets.setdefault(group_id, {}).update(offsets)
+                            group_offsets = loaded.offsets.setdefault(group_id, {})
+                            for tp, (batch_offset, om) in offsets.items():
+                                # olderThan: a plain commit appended after the transaction's offsets wins
+                                if tp not in group_offsets or group_offsets[tp][0] < batch_offset:
+                                    group_offsets[tp] = (batch_offset, om)
                     continue
                 txn_producer = batch.producer_id if batch.attributes & TRANSACTIONAL_BIT else None
-                for record in read_records(batch):
-                    self._apply(record.key, record.value, loaded, txn_producer)
+                batch_records = read_records(batch)
+                # batchBaseOffset: the batch's first record's offset (the cleaner may have removed those before it)
+                batch_offset = batch.base_offset + (batch_records[0].offset_delta if batch_records else 0)
+                for record in batch_records:
+                    self._apply(record.key, record.value, loaded, batch_offset, txn_producer)
         except (ProtocolError, FormatError) as e:
             log.error("Error loading offsets from %s-%d: %s", GROUP_METADATA_TOPIC_NAME, partition, e)
             return None
         return next_offset
 
     @staticmethod
-    def _apply(key: bytes | None, value: bytes | None, loaded: _Loaded, txn_producer: int | None = None) -> None:
+    def _apply(key: bytes | None, value: bytes | None, loaded: _Loaded, batch_offset: int,
+               txn_producer: int | None = None) -> None:
         if key is None:
             raise FormatError("Group metadata/offset entry key should not be null")
         k = read_message_key(key)
@@ -367,7 +401,7 @@ class GroupMetadataManager:
             if value is None:
                 group_offsets.pop(k.tp, None)
             else:
-                group_offsets[k.tp] = read_offset_message_value(value)
+                group_offsets[k.tp] = (batch_offset, read_offset_message_value(value))
         elif isinstance(k, GroupMetadataKey):
             if value is None:
                 loaded.groups.pop(k.group, None)
@@ -380,7 +414,7 @@ class GroupMetadataManager:
         """loadGroup for every group read, and an Empty group for offsets without group metadata."""
         now = self.now_ms()
         out = []
-        pending_by_group: dict[str, dict[int, dict[TopicPartition, OffsetAndMetadata]]] = {}
+        pending_by_group: dict[str, dict[int, dict[TopicPartition, _BatchOffset]]] = {}
         for producer_id, groups in loaded.pending.items():
             for group_id, offsets in groups.items():
                 if offsets:
@@ -389,17 +423,17 @@ class GroupMetadataManager:
         ids += [g for g in pending_by_group if g not in loaded.groups and g not in loaded.offsets]
         for group_id in ids:
             record = loaded.groups.get(group_id)
-            offsets = {tp: om for tp, om in loaded.offsets.get(group_id, {}).items()}
+            offsets = loaded.offsets.get(group_id, {})
             pending = pending_by_group.get(group_id, {})
             if record is None and not offsets and not pending:
                 continue
             group = (GroupMetadata.from_record(group_id, record, now) if record is not None  # type: ignore[arg-type]
                      else GroupMetadata(group_id, GroupState.EMPTY, now))
-            group.offsets = offsets
+            group.offsets = {tp: om for tp, (_, om) in offsets.items()}
+            group.offset_batches = {tp: batch_offset for tp, (batch_offset, _) in offsets.items()}
             # loadGroup: the transactional offsets whose marker is not in the log yet stay pending (appended)
             for producer_id, txn_offsets in pending.items():
-                group.pending_transactional_offset_commits[producer_id] = {tp: (True, om)
-                                                                           for tp, om in txn_offsets.items()}
+                group.pending_transactional_offset_commits[producer_id] = dict(txn_offsets)
                 self.open_groups_for_producer.setdefault(producer_id, set()).add(group_id)
             self.groups[group_id] = group
             out.append(group)

@@ -1,7 +1,7 @@
 """The APIs whose feature is not configured here (SASL on a PLAINTEXT listener, no authorizer, delegation tokens over
-PLAINTEXT) and those not served yet (WriteTxnMarkers, TxnOffsetCommit): each request is answered, whole, item by
-item, with the error Kafka 2.6.3's KafkaApis answers then, at every version, as the edge answers it (the converter
-raises NotConfigured; the spec's error_response builds the answer)."""
+PLAINTEXT): each request is answered, whole, item by item, with the error Kafka 2.6.3's KafkaApis answers then, at
+every version, as the edge answers it (the converter raises NotConfigured; the spec's error_response builds the
+answer)."""
 
 from __future__ import annotations
 
@@ -33,10 +33,6 @@ CASES: dict[int, tuple[dict[str, Any], Errors, int]] = {
     39: ({"hmac": b"h", "renew_period_ms": 1000}, Errors.DELEGATION_TOKEN_REQUEST_NOT_ALLOWED, 1),
     40: ({"hmac": b"h", "expiry_time_period_ms": 1000}, Errors.DELEGATION_TOKEN_REQUEST_NOT_ALLOWED, 1),
     41: ({"owners": None}, Errors.DELEGATION_TOKEN_REQUEST_NOT_ALLOWED, 1),
-    28: ({"transactional_id": "tx", "group_id": "g", "producer_id": 5, "producer_epoch": 0, "generation_id": -1,
-          "member_id": "", "group_instance_id": None, "topics": [{"name": "t", "partitions": [
-              {"partition_index": 0, "committed_offset": 10, "committed_leader_epoch": -1,
-               "committed_metadata": ""}]}]}, Errors.NOT_COORDINATOR, 1),
 }
 
 

@@ -14,6 +14,7 @@ from freezegun import freeze_time
 from core.coordinator.group.group_coordinator import GroupCoordinator
 from core.coordinator.group.group_metadata import GroupState
 from core.coordinator.group.group_metadata_manager import (
+    Appended,
     AppendToLog,
     Fork,
     LogRead,
@@ -109,12 +110,13 @@ class Harness:
         elif isinstance(effect, AppendToLog):
             self.appends.append(effect)
             if self.append_error is not Errors.NONE:
-                return self.append_error
+                return Appended(self.append_error)
             data = self.log.setdefault(effect.partition, bytearray())
             buf = bytearray(effect.records)
-            assign_offsets(buf, 0, self.leo(effect.partition))
+            base = self.leo(effect.partition)
+            assign_offsets(buf, 0, base)
             data += buf
-            return Errors.NONE
+            return Appended(Errors.NONE, base)
         elif isinstance(effect, ReadLogStart):
             return LogStart(Errors.NONE, self.log_start.get(effect.partition, 0))
         elif isinstance(effect, ReadLog):

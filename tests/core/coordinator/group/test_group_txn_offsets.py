@@ -10,6 +10,7 @@ from freezegun import freeze_time
 from core.coordinator.group.message_formats import OffsetAndMetadata
 from messages.common import Errors, TopicPartition
 from messages.group import (
+    GroupCoordinatorConfig,
     OffsetCommitPartition,
     OffsetCommitPartitionResponse,
     OffsetCommitRequest,
@@ -83,6 +84,8 @@ def test_a_failed_append_forgets_the_pending_offsets_and_answers_the_error():
         h.elect()
         h.append_error = Errors.NOT_ENOUGH_REPLICAS
         assert {p.error for p in _commit(h, (T0, 10)).partitions} == {Errors.COORDINATOR_NOT_AVAILABLE}
+        assert h.group().pending_transactional_offset_commits == {}
+        assert h.gc.manager.open_groups_for_producer == {}  # removeProducerGroup
         h.append_error = Errors.NONE
         h.run(h.gc.handle_txn_completion(PID, {h.partition}, True))
         assert _fetched(h) == {}
@@ -111,7 +114,8 @@ def test_a_load_completes_pending_offsets_with_the_markers_in_the_log():
         loaded.elect()
         assert _fetched(loaded) == {T0: 10}
         group = loaded.group()
-        assert group.pending_transactional_offset_commits == {3: {T1: (True, OffsetAndMetadata(
+        # pending, with the offset of the batch it was appended in (the third)
+        assert group.pending_transactional_offset_commits == {3: {T1: (2, OffsetAndMetadata(
             30, -1, "", group.offsets[T0].commit_timestamp))}}
         assert loaded.gc.manager.open_groups_for_producer == {3: {GROUP}}
         loaded.run(loaded.gc.handle_txn_completion(3, {loaded.partition}, True))
@@ -120,3 +124,66 @@ def test_a_load_completes_pending_offsets_with_the_markers_in_the_log():
         _commit(loaded, (T0, 50), pid=4)
         loaded.run(loaded.gc.on_resignation(loaded.partition))
         assert loaded.gc.manager.open_groups_for_producer == {}
+
+
+def test_a_stable_fetch_of_a_partition_with_pending_offsets_is_unstable_offset_commit():
+    """GroupMetadataManager.getOffsets with requireStable (KIP-447): UNSTABLE_OFFSET_COMMIT (offset -1, no
+    metadata) for a partition a transaction has offsets pending for, until its marker; the others as committed."""
+    with freeze_time("2026-11-25 12:00:00"):
+        h = Harness()
+        h.elect()
+        h.request(OffsetCommitRequest(GROUP, (OffsetCommitPartition(T0, 5), OffsetCommitPartition(T1, 6))))
+        _commit(h, (T0, 10))
+
+        def stable() -> list[tuple[TopicPartition, int, str | None, Errors]]:
+            r = h.answer(h.request(OffsetFetchRequest(GROUP, (T0, T1), require_stable=True)))
+            return [(p.tp, p.offset, p.metadata, p.error) for p in r.partitions]
+
+        assert stable() == [(T0, -1, "", Errors.UNSTABLE_OFFSET_COMMIT), (T1, 6, "", Errors.NONE)]
+        assert _fetched(h) == {T0: 5, T1: 6}  # without require_stable: the committed one
+        h.run(h.gc.handle_txn_completion(PID, {h.partition}, True))
+        assert stable() == [(T0, 10, "", Errors.NONE), (T1, 6, "", Errors.NONE)]
+
+
+def test_of_a_transactional_and_a_plain_commit_the_later_append_wins():
+    """CommitRecordMetadataAndOffset.olderThan: a COMMIT completes a transaction's offset only if no commit of the
+    partition was appended after it (here a plain OffsetCommit while the transaction was open); an offset the
+    transaction appended after a plain commit does replace it. A load of the same log decides the same."""
+    with freeze_time("2026-11-25 12:00:00"):
+        h = Harness()
+        h.elect()
+        _commit(h, (T0, 10), (T1, 11))  # batch 0, pending
+        h.request(OffsetCommitRequest(GROUP, (OffsetCommitPartition(T0, 5),)))  # batch 1: committed at once
+        assert _fetched(h) == {T0: 5}
+        h.run(h.gc.handle_txn_completion(PID, {h.partition}, True))
+        assert _fetched(h) == {T0: 5, T1: 11}  # T0's plain commit is the later append
+        h.request(OffsetCommitRequest(GROUP, (OffsetCommitPartition(T1, 6),)))  # batch 2
+        _commit(h, (T1, 12))  # batch 3
+        h.run(h.gc.handle_txn_completion(PID, {h.partition}, True))
+        assert _fetched(h) == {T0: 5, T1: 12}
+
+        # the same log loaded, its markers written where the completions happened above
+        replay = Harness()
+        replay.elect()
+        _commit(replay, (T0, 10), (T1, 11))
+        replay.request(OffsetCommitRequest(GROUP, (OffsetCommitPartition(T0, 5),)))
+        _marker(replay, PID, commit=True)
+        replay.request(OffsetCommitRequest(GROUP, (OffsetCommitPartition(T1, 6),)))
+        _commit(replay, (T1, 12))
+        _marker(replay, PID, commit=True)
+        loaded = Harness(log=replay.log)
+        loaded.elect()
+        assert _fetched(loaded) == {T0: 5, T1: 12}
+
+
+def test_a_group_with_only_pending_offsets_outlives_the_expiration_check():
+    """cleanupGroupMetadata turns an Empty group without offsets Dead; GroupMetadata.hasOffsets counts a
+    transaction's pending ones, so the group a TxnOffsetCommit created is still there when the COMMIT comes."""
+    with freeze_time("2026-11-25 12:00:00") as frozen:
+        h = Harness(GroupCoordinatorConfig(offsets_topic_num_partitions=4, offsets_retention_check_interval_ms=1000))
+        h.elect()
+        _commit(h, (T0, 10))
+        h.advance(frozen, 3000)  # three expiration checks
+        assert h.group() is not None and h.group().state.value == "Empty"
+        h.run(h.gc.handle_txn_completion(PID, {h.partition}, True))
+        assert _fetched(h) == {T0: 10}
