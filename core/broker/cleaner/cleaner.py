@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterator, Sequence
 import attrs
 
 from core.broker.cleaner.offset_map import SkimpyOffsetMap
-from core.broker.cleaner.transactions import CleanedTransactionMetadata, collect_aborted_transactions
+from core.broker.cleaner.transactions import AbortedTransactions, CleanedTransactionMetadata
 from core.broker.log import CLEANED_FILE_SUFFIX
 from core.broker.log_segment import LOG_FILE_SUFFIX, LogSegment, file_name
 from core.broker.offset_index import OffsetIndex, TimeIndex
@@ -232,14 +232,16 @@ def scan_records(batch: RecordBatch) -> list[Scanned]:
 
 
 def build_offset_map(segments: Sequence[LogSegment], start: int, end: int, offset_map: SkimpyOffsetMap,
-                     load_factor: float, stats: CleanerStats, throttle: Callable[[int], None] = lambda n: None,
+                     load_factor: float, stats: CleanerStats, aborted: AbortedTransactions | None = None,
+                     throttle: Callable[[int], None] = lambda n: None,
                      check_done: Callable[[], None] = lambda: None, chunk_bytes: int = READ_CHUNK_BYTES) -> bool:
     """Cleaner.buildOffsetMap: every keyed record of the segments overlapping [start, end) at or after ``start``,
     until the map holds slots × load factor keys (then True: the segment being read is mapped only partly, and the
     map's latest offset says how far). Batches of aborted transactions (the ``.txnindex`` entries overlapping the
     section) are not mapped."""
     offset_map.clear()
-    txn = CleanedTransactionMetadata(collect_aborted_transactions(segments, start, end))
+    aborted = aborted if aborted is not None else AbortedTransactions(segments)
+    txn = CleanedTransactionMetadata(aborted.collect(start, end))
     dirty = segments_in(segments, start, end)
     max_desired = int(offset_map.slots * load_factor)
     for i, segment in enumerate(dirty):
@@ -405,7 +407,7 @@ def _should_retain(record: Scanned, batch: RecordBatch, offset_map: SkimpyOffset
     return offset >= offset_map.get(key) and (has_value or retain_deletes)
 
 
-def clean_segments(segments: Sequence[LogSegment], group: Sequence[LogSegment], plan: CleaningPlan,
+def clean_segments(aborted: AbortedTransactions, group: Sequence[LogSegment], plan: CleaningPlan,
                    offset_map: SkimpyOffsetMap, last_modified: dict[int, int], stats: CleanerStats,
                    index_interval_bytes: int, throttle: Callable[[int], None] = lambda n: None,
                    check_done: Callable[[], None] = lambda: None, chunk_bytes: int = READ_CHUNK_BYTES) -> None:
@@ -420,8 +422,7 @@ def clean_segments(segments: Sequence[LogSegment], group: Sequence[LogSegment], 
     try:
         for i, segment in enumerate(group):
             upper = group[i + 1].base_offset if i + 1 < len(group) else offset_map.latest_offset + 1
-            txn = CleanedTransactionMetadata(collect_aborted_transactions(segments, segment.base_offset, upper),
-                                             cleaned.txn_index)
+            txn = CleanedTransactionMetadata(aborted.collect(segment.base_offset, upper), cleaned.txn_index)
             retain_deletes = last_modified[segment.base_offset] > plan.delete_horizon_ms
             clean_into(segment, cleaned, offset_map, retain_deletes, producers, stats, txn, throttle, check_done,
                        chunk_bytes)
@@ -443,8 +444,9 @@ def clean_log(segments: Sequence[LogSegment], plan: CleaningPlan, index_interval
     stats = CleanerStats(clock)
     offset_map = offset_map if offset_map is not None else SkimpyOffsetMap(plan.map_memory)
     last_modified = {fp.base_offset: fp.last_modified_ms for fp in plan.segments}
+    aborted = AbortedTransactions(segments)
     build_offset_map(segments, plan.first_dirty_offset, plan.first_uncleanable_offset, offset_map,
-                     plan.load_factor, stats, throttle, check_done, chunk_bytes)
+                     plan.load_factor, stats, aborted, throttle, check_done, chunk_bytes)
     end_offset = offset_map.latest_offset + 1
     stats.map_done = clock()
     candidates = [s for s in segments_in(segments, 0, end_offset) if not s.active]
@@ -453,7 +455,7 @@ def clean_log(segments: Sequence[LogSegment], plan: CleaningPlan, index_interval
     written: list[LogSegment] = []
     try:
         for group in groups:
-            clean_segments(segments, group, plan, offset_map, last_modified, stats, index_interval_bytes, throttle,
+            clean_segments(aborted, group, plan, offset_map, last_modified, stats, index_interval_bytes, throttle,
                            check_done, chunk_bytes)
             written.append(group[0])
     except BaseException:

@@ -1,7 +1,7 @@
 """kafka.log.CleanedTransactionMetadata: the transaction state the cleaner tracks while it reads a log, which decides
 what of a transaction a cleaning may drop.
 
-Built from the aborted transactions of the log's ``.txnindex`` files (`collect_aborted_transactions`, Kafka's
+Built from the aborted transactions of the log's ``.txnindex`` files (`AbortedTransactions`, Kafka's
 Log.collectAbortedTransactions) for the range read: the offset map's [first dirty, first uncleanable), or one segment
 being recopied, [its base, the next segment's base or the map's end). As the cleaner reads batches in offset order:
 
@@ -17,6 +17,7 @@ being recopied, [its base, the next segment's base or the map's end). As the cle
 
 from __future__ import annotations
 
+import bisect
 import heapq
 from collections.abc import Sequence
 
@@ -25,28 +26,35 @@ from core.broker.transaction_index import AbortedTxn, TransactionIndex
 from protocol.records import CONTROL_ABORT, CONTROL_COMMIT, RecordBatch, control_record_type, read_records
 
 
-def collect_aborted_transactions(segments: Sequence[LogSegment], start_offset: int,
-                                 upper_bound_offset: int) -> list[AbortedTxn]:
-    """Log.collectAbortedTransactions(start, upper) over ``segments`` (the log's, in order): the ``.txnindex``
-    entries of the segment holding ``start_offset`` and those after it that overlap [log start, upper bound), until
-    an entry's last stable offset reaches the bound. The log start is the first segment's base here (Kafka's
-    logStartOffset may lie inside it: an entry wholly below it names records no reader sees either way)."""
-    if not segments or start_offset >= upper_bound_offset:
-        return []
-    log_start = segments[0].base_offset
-    first = 0
-    for i, segment in enumerate(segments):
-        if segment.base_offset <= start_offset:
-            first = i
-        else:
-            break
-    out: list[AbortedTxn] = []
-    for segment in segments[first:]:
-        result = segment.collect_aborted_txns(log_start, upper_bound_offset)
-        out.extend(result.aborted)
-        if result.is_complete:
-            break
-    return out
+class AbortedTransactions:
+    """Log.collectAbortedTransactions over ``segments`` (the log's, in order), for the many ranges of one cleaning:
+    the segments with ``.txnindex`` entries are found once, so a log of thousands of segments and no transaction
+    costs nothing per range."""
+
+    __slots__ = ("_bases", "_indexed", "_log_start")
+
+    def __init__(self, segments: Sequence[LogSegment]) -> None:
+        self._bases = [s.base_offset for s in segments]
+        self._indexed = [s for s in segments if s.txn_index.size]
+        self._log_start = segments[0].base_offset if segments else 0
+
+    def collect(self, start_offset: int, upper_bound_offset: int) -> list[AbortedTxn]:
+        """The ``.txnindex`` entries of the segment holding ``start_offset`` and those after it that overlap [log
+        start, upper bound), until an entry's last stable offset reaches the bound. The log start is the first
+        segment's base here (Kafka's logStartOffset may lie inside it: an entry wholly below it names records no
+        reader sees either way)."""
+        if not self._indexed or start_offset >= upper_bound_offset:
+            return []
+        floor = self._bases[max(0, bisect.bisect_right(self._bases, start_offset) - 1)]
+        out: list[AbortedTxn] = []
+        for segment in self._indexed:
+            if segment.base_offset < floor:
+                continue
+            result = segment.collect_aborted_txns(self._log_start, upper_bound_offset)
+            out.extend(result.aborted)
+            if result.is_complete:
+                break
+        return out
 
 
 class CleanedTransactionMetadata:

@@ -15,7 +15,7 @@ import os
 from core.broker.cleaner.cleaner import clean_log
 from core.broker.cleaner.manager import grab_filthiest_compacted_log, plan_cleaning
 from core.broker.cleaner.swap import apply_cleaning
-from core.broker.cleaner.transactions import CleanedTransactionMetadata
+from core.broker.cleaner.transactions import AbortedTransactions, CleanedTransactionMetadata
 from core.broker.log import Log
 from core.broker.log_config import LogConfig
 from core.broker.producer_state import COORDINATOR, SNAPSHOT_FILE_SUFFIX
@@ -388,6 +388,29 @@ def _batch(pid: int, base: int, transactional: bool = True) -> RecordBatch:
 def _marker(pid: int, base: int, commit: bool) -> RecordBatch:
     marker = EndTransactionMarker(CONTROL_COMMIT if commit else CONTROL_ABORT, 0)
     return read_batch_header(build_end_txn_marker_batch(pid, 0, marker, T0, base_offset=base))
+
+
+def test_the_cleaners_aborted_transactions_are_the_logs_for_every_range(tmp_path):
+    """AbortedTransactions.collect is Log.collectAbortedTransactions (the log starting at its first segment)."""
+    log = Log(str(tmp_path), TP, config=config())
+    w = Writer(log)
+    for r in range(6):
+        w.txn(3, [("a", f"{r}")])
+        w.plain([("p", f"{r}")])
+        w.txn(4, [("b", f"{r}")])
+        if r % 2:
+            w.roll()
+        w.end(3, commit=r % 3 == 0)
+        w.end(4, commit=r % 2 == 0)
+    w.roll()
+    w.plain([("tail", "t")])
+    aborted = AbortedTransactions(log.segments)
+    ends = [0, *(s.base_offset for s in log.segments), log.log_end_offset]
+    for start in ends:
+        for upper in ends:
+            assert aborted.collect(start, upper) == (log.collect_aborted_transactions(start, upper)
+                                                     if start < upper else []), (start, upper)
+    assert len(aborted.collect(0, log.log_end_offset)) == 7
 
 
 def test_cleaned_transaction_metadata_decides_as_kafkas(tmp_path):
