@@ -8,8 +8,9 @@ directory and times, alternating: (a) the cleaner on it (core/broker/cleaner: of
 segments, swap) and (b) every non-active segment read batch by batch, its records parsed and the batch written to a
 new file (the same reads, parsing and writes without the offset map and the rebuilt batches). MB/s is over the
 bytes read. Then a ``__consumer_offsets`` partition holding one group's ``--commits`` offset commits over 10
-partitions is loaded the way GroupMetadataManager.doLoadGroupsAndOffsets does (read from the log start, each key's
-last record wins), before and after cleaning.
+partitions is loaded by the group coordinator's own load (GroupMetadataManager.load_groups_and_offsets, Kafka's
+doLoadGroupsAndOffsets: read from the log start in offsets.load.buffer.size reads, each key's last record winning),
+before and after cleaning.
 """
 
 from __future__ import annotations
@@ -29,17 +30,23 @@ from core.broker.cleaner.manager import grab_filthiest_compacted_log, plan_clean
 from core.broker.cleaner.swap import apply_cleaning
 from core.broker.log import Log
 from core.broker.log_config import LogConfig
+from core.coordinator.group.group_metadata_manager import (
+    LOAD_BUFFER_SIZE,
+    GroupMetadataManager,
+    LogRead,
+    LogStart,
+    ReadLog,
+    ReadLogStart,
+)
 from core.coordinator.group.message_formats import (
     OffsetAndMetadata,
     offset_commit_key,
     offset_commit_value,
-    read_message_key,
-    read_offset_message_value,
     records_batch,
 )
-from messages.common import TopicPartition
+from messages.common import Errors, TopicPartition
 from messages.log_cleaner import LogCleaned
-from protocol.records import Record, build_batch, iter_batches, read_records
+from protocol.records import Record, build_batch, read_records
 
 TP = TopicPartition("bench-compacted", 0)
 OFFSETS_TP = TopicPartition("__consumer_offsets", 0)
@@ -109,23 +116,25 @@ def _rewrite(log: Log, out_dir: str) -> tuple[float, int]:
 
 
 def _load_groups(log: Log) -> tuple[float, int]:
-    """(seconds, offsets loaded) of doLoadGroupsAndOffsets over the whole partition."""
+    """(seconds, offsets loaded) of the group coordinator's own load of the partition
+    (GroupMetadataManager.load_groups_and_offsets, doLoadGroupsAndOffsets), its reads answered from the log in
+    offsets.load.buffer.size reads as the coordinator's actor answers them."""
+    manager = GroupMetadataManager(0, 1, 5000, 4096, lambda: T0)
     start = time.perf_counter()
-    offsets: dict[Any, OffsetAndMetadata] = {}
-    offset = log.log_start_offset
-    while offset < log.log_end_offset:
-        data = log.read(offset, 5 * 1024 * 1024)
-        if not data:
-            break
-        for batch in iter_batches(data):
-            for record in read_records(batch):
-                key = read_message_key(record.key)  # type: ignore[arg-type]
-                if record.value is None:
-                    offsets.pop(key, None)
-                else:
-                    offsets[key] = read_offset_message_value(record.value)
-            offset = batch.next_offset
-    return time.perf_counter() - start, len(offsets)
+    proc = manager.load_groups_and_offsets(OFFSETS_TP.partition)
+    effect: Any = next(proc)
+    try:
+        while True:
+            if isinstance(effect, ReadLogStart):
+                effect = proc.send(LogStart(Errors.NONE, log.log_start_offset))
+            elif isinstance(effect, ReadLog):
+                effect = proc.send(LogRead(Errors.NONE, log.read(effect.offset, LOAD_BUFFER_SIZE),
+                                           log.log_start_offset, log.log_end_offset))
+            else:
+                raise AssertionError(f"the load asked for {effect!r}")
+    except StopIteration as done:
+        groups = done.value or []
+    return time.perf_counter() - start, sum(len(g.offsets) for g in groups)
 
 
 def _median(xs: list[float]) -> str:

@@ -1084,16 +1084,16 @@ class Log:
             raise ValueError(f"{self.topic_partition}: segments {list(old_bases)} cannot be replaced")
         old = self._segments[first:first + n]
         names = [(file_name(new_base, s), s) for s in (LOG_FILE_SUFFIX, INDEX_FILE_SUFFIX, TIME_INDEX_FILE_SUFFIX)]
-        # Cleaner.cleanSegments gives the cleaned segment the aborted transactions of the segments it replaces: the
-        # cleaner keeps every control batch and aborted record (TransactionFilter), so every entry still holds
-        aborted = b"".join(t.encode() for segment in old for t in segment.txn_index.entries())
+        # the cleaner wrote the cleaned segment's .txnindex (the aborted transactions whose markers it kept with
+        # batches of theirs: CleanedTransactionMetadata), if it has any entry; an empty one replaces an old one, so
+        # that a crash's completed swap never leaves the first old segment's entries under the new segment
+        txn_name = file_name(new_base, TXN_INDEX_FILE_SUFFIX)
+        txn_cleaned = os.path.join(self.dir, txn_name + CLEANED_FILE_SUFFIX)
         try:
-            if aborted:
-                txn_name = file_name(new_base, TXN_INDEX_FILE_SUFFIX)
-                with open(os.path.join(self.dir, txn_name + CLEANED_FILE_SUFFIX), "wb") as f:
-                    f.write(aborted)
-                    f.flush()
-                    os.fsync(f.fileno())
+            if old[0].txn_index.size and not os.path.exists(txn_cleaned):
+                with open(txn_cleaned, "wb"):
+                    pass
+            if os.path.exists(txn_cleaned):
                 # first, so that it is in place before the log: a .txnindex.swap without a .log.swap is dropped
                 names.insert(0, (txn_name, TXN_INDEX_FILE_SUFFIX))
             for name, _ in names:

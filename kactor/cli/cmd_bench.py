@@ -25,6 +25,8 @@ DATA_PATH: dict[str, tuple[str, str]] = {
     "e2e-latency": ("bench.e2e_latency", "end-to-end latency p50/p99 (produce acks=all → consumed), against Tansu"),
     "cleaner": ("bench.cleaner", "the log cleaner's MB/s against a plain read-and-rewrite of the same segments, and "
                                  "a group load of a compacted against an uncompacted __consumer_offsets partition"),
+    "txn-produce": ("bench.txn_produce", "transactional produce (100 records a transaction) against idempotent "
+                                         "produce, acks=all, RF 3, records/s and their ratio"),
 }
 
 

@@ -4,13 +4,17 @@
 section [first dirty, first uncleanable) until the map is full (load factor), group the segments below the map's end
 by size (groupSegmentsBySize) and recopy each group into one ``<base>.log.cleaned`` segment with its indexes
 (cleanSegments / cleanInto), keeping a record only if no later offset of its key is in the map, and a tombstone only
-while its segment was last modified after the delete horizon. Every batch keeps its producer id, epoch, base sequence
-and last offset; the last batch of each active producer is kept even when it has no record left (an empty batch,
-MemoryRecords' RETAIN_EMPTY), so an idempotent producer's state survives the cleaning. The segments are swapped into
-the log elsewhere (core/broker/cleaner/swap.py, in the shard that owns the log).
+while its segment was last modified after the delete horizon. Records of aborted transactions go, and transaction
+markers once their transaction's batches are gone and their segment is past the delete horizon
+(core/broker/cleaner/transactions.py, CleanedTransactionMetadata). Every batch keeps its producer id, epoch, base
+sequence and last offset; the last batch of each active producer is kept even when it has no record left (an empty
+batch, MemoryRecords' RETAIN_EMPTY), so a producer's state survives the cleaning. The segments are swapped into the
+log elsewhere (core/broker/cleaner/swap.py, in the shard that owns the log).
 
-Reads only files of non-active segments, which nothing but a truncation or a deletion changes; the swap checks that
-the log still holds exactly the segments read (their fingerprints) before using the result.
+Reads only files of non-active segments, which nothing but a truncation or a deletion changes, and ``.txnindex``
+entries of later segments overlapping them (the active one's may grow meanwhile, but only with transactions begun
+at or after the first uncleanable offset, which the cleaning never reads); the swap checks that the log still holds
+exactly the segments read (their fingerprints) before using the result.
 """
 
 from __future__ import annotations
@@ -18,11 +22,11 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable, Iterator, Sequence
-from typing import Protocol
 
 import attrs
 
 from core.broker.cleaner.offset_map import SkimpyOffsetMap
+from core.broker.cleaner.transactions import AbortedTransactions, CleanedTransactionMetadata
 from core.broker.log import CLEANED_FILE_SUFFIX
 from core.broker.log_segment import LOG_FILE_SUFFIX, LogSegment, file_name
 from core.broker.offset_index import OffsetIndex, TimeIndex
@@ -49,35 +53,6 @@ INT_MAX = 2**31 - 1
 
 class CleaningAbortedError(Exception):
     """kafka.common.LogCleaningAbortedException: the cleaning stops, its ``.cleaned`` files are dropped."""
-
-
-class TransactionFilter(Protocol):
-    """Kafka's CleanedTransactionMetadata as the cleaner consults it.
-
-    TODO(transactions): the transaction work (branch txnlog: control batches, the .txnindex's aborted transactions)
-    supplies the real one, built per cleaning from ``log.collectAbortedTransactions``; records of aborted
-    transactions are then dropped whatever their keys, and markers once their transaction's batches are gone and
-    the segment is past the delete horizon (``retain_markers`` false). Until then `NoTransactions` keeps every
-    control batch and treats every batch as committed.
-    """
-
-    def on_control_batch_read(self, batch: RecordBatch) -> bool:
-        """A control batch was read; True if it may be discarded."""
-        ...
-
-    def on_batch_read(self, batch: RecordBatch) -> bool:
-        """A data batch was read; True if it belongs to an aborted transaction (discarded whole)."""
-        ...
-
-
-class NoTransactions:
-    """No transaction state: control batches are kept, no batch is aborted."""
-
-    def on_control_batch_read(self, batch: RecordBatch) -> bool:
-        return False
-
-    def on_batch_read(self, batch: RecordBatch) -> bool:
-        return False
 
 
 @attrs.define
@@ -257,14 +232,16 @@ def scan_records(batch: RecordBatch) -> list[Scanned]:
 
 
 def build_offset_map(segments: Sequence[LogSegment], start: int, end: int, offset_map: SkimpyOffsetMap,
-                     load_factor: float, stats: CleanerStats, txn: TransactionFilter | None = None,
+                     load_factor: float, stats: CleanerStats, aborted: AbortedTransactions | None = None,
                      throttle: Callable[[int], None] = lambda n: None,
                      check_done: Callable[[], None] = lambda: None, chunk_bytes: int = READ_CHUNK_BYTES) -> bool:
     """Cleaner.buildOffsetMap: every keyed record of the segments overlapping [start, end) at or after ``start``,
     until the map holds slots × load factor keys (then True: the segment being read is mapped only partly, and the
-    map's latest offset says how far). Batches of aborted transactions are not mapped."""
-    txn = txn or NoTransactions()
+    map's latest offset says how far). Batches of aborted transactions (the ``.txnindex`` entries overlapping the
+    section) are not mapped."""
     offset_map.clear()
+    aborted = aborted if aborted is not None else AbortedTransactions(segments)
+    txn = CleanedTransactionMetadata(aborted.collect(start, end))
     dirty = segments_in(segments, start, end)
     max_desired = int(offset_map.slots * load_factor)
     for i, segment in enumerate(dirty):
@@ -368,10 +345,13 @@ def _empty_batch(batch: RecordBatch) -> bytes:
 
 
 def clean_into(source: LogSegment, dest: LogSegment, offset_map: SkimpyOffsetMap, retain_deletes: bool,
-               producer_last_offsets: frozenset[int], stats: CleanerStats, txn: TransactionFilter,
+               producer_last_offsets: frozenset[int], stats: CleanerStats, txn: CleanedTransactionMetadata,
                throttle: Callable[[int], None] = lambda n: None,
                check_done: Callable[[], None] = lambda: None, chunk_bytes: int = READ_CHUNK_BYTES) -> None:
-    """Cleaner.cleanInto: recopy ``source`` into ``dest``, a read chunk at a time."""
+    """Cleaner.cleanInto: recopy ``source`` into ``dest``, a read chunk at a time. A batch of an aborted
+    transaction goes whole, a marker once ``txn`` lets it and its segment is past the delete horizon
+    (checkBatchRetention's DELETE); a producer's last batch stays, emptied if it would go (RETAIN_EMPTY); of the
+    others only the records `_should_retain` keeps (DELETE_EMPTY)."""
     latest = offset_map.latest_offset
     for chunk, size in batches(source, check_done, chunk_bytes=chunk_bytes):
         throttle(size)
@@ -379,7 +359,8 @@ def clean_into(source: LogSegment, dest: LogSegment, offset_map: SkimpyOffsetMap
         largest_offset, max_ts, offset_of_max = -1, -1, -1
         for batch in chunk:
             stats.bytes_read += len(batch.raw)
-            # checkBatchRetention: the last batch of an active producer stays (even emptied) for its sequence
+            # checkBatchRetention: markers age out as tombstones do, and only once their transaction's batches are
+            # gone; the last batch of an active producer stays (even emptied) for its sequence
             if batch.is_control:
                 discard = txn.on_control_batch_read(batch) and not retain_deletes
             else:
@@ -426,18 +407,22 @@ def _should_retain(record: Scanned, batch: RecordBatch, offset_map: SkimpyOffset
     return offset >= offset_map.get(key) and (has_value or retain_deletes)
 
 
-def clean_segments(group: Sequence[LogSegment], plan: CleaningPlan, offset_map: SkimpyOffsetMap,
-                   last_modified: dict[int, int], stats: CleanerStats, txn: TransactionFilter,
+def clean_segments(aborted: AbortedTransactions, group: Sequence[LogSegment], plan: CleaningPlan,
+                   offset_map: SkimpyOffsetMap, last_modified: dict[int, int], stats: CleanerStats,
                    index_interval_bytes: int, throttle: Callable[[int], None] = lambda n: None,
                    check_done: Callable[[], None] = lambda: None, chunk_bytes: int = READ_CHUNK_BYTES) -> None:
     """Cleaner.cleanSegments: one ``.cleaned`` segment from the group, named after its first segment, flushed, its
-    modification time the group's last segment's (so the delete horizon does not move)."""
+    modification time the group's last segment's (so the delete horizon does not move). Each segment is read with
+    the transaction state of the aborted transactions overlapping it ([its base, the next one's base or the map's
+    end)); the ABORT markers kept with batches of theirs write their transaction to the cleaned ``.txnindex``."""
     first = group[0]
     cleaned = CleanedSegment(first.dir, first.base_offset, index_interval_bytes, first.created_ms)
     cleaned.create()
     producers = frozenset(plan.producer_last_offsets)
     try:
-        for segment in group:
+        for i, segment in enumerate(group):
+            upper = group[i + 1].base_offset if i + 1 < len(group) else offset_map.latest_offset + 1
+            txn = CleanedTransactionMetadata(aborted.collect(segment.base_offset, upper), cleaned.txn_index)
             retain_deletes = last_modified[segment.base_offset] > plan.delete_horizon_ms
             clean_into(segment, cleaned, offset_map, retain_deletes, producers, stats, txn, throttle, check_done,
                        chunk_bytes)
@@ -451,17 +436,17 @@ def clean_segments(group: Sequence[LogSegment], plan: CleaningPlan, offset_map: 
 
 
 def clean_log(segments: Sequence[LogSegment], plan: CleaningPlan, index_interval_bytes: int,
-              offset_map: SkimpyOffsetMap | None = None, txn: TransactionFilter | None = None,
+              offset_map: SkimpyOffsetMap | None = None,
               throttle: Callable[[int], None] = lambda n: None, check_done: Callable[[], None] = lambda: None,
               clock: Callable[[], float] = time.monotonic, chunk_bytes: int = READ_CHUNK_BYTES) -> CleanResult:
     """Cleaner.doClean of ``plan`` over ``segments`` (the log's, in order; the active one may be among them and is
     never touched). Writes the ``.cleaned`` segments; the caller swaps them in (or deletes them on abort)."""
     stats = CleanerStats(clock)
-    txn = txn or NoTransactions()
     offset_map = offset_map if offset_map is not None else SkimpyOffsetMap(plan.map_memory)
     last_modified = {fp.base_offset: fp.last_modified_ms for fp in plan.segments}
+    aborted = AbortedTransactions(segments)
     build_offset_map(segments, plan.first_dirty_offset, plan.first_uncleanable_offset, offset_map,
-                     plan.load_factor, stats, txn, throttle, check_done, chunk_bytes)
+                     plan.load_factor, stats, aborted, throttle, check_done, chunk_bytes)
     end_offset = offset_map.latest_offset + 1
     stats.map_done = clock()
     candidates = [s for s in segments_in(segments, 0, end_offset) if not s.active]
@@ -470,7 +455,7 @@ def clean_log(segments: Sequence[LogSegment], plan: CleaningPlan, index_interval
     written: list[LogSegment] = []
     try:
         for group in groups:
-            clean_segments(group, plan, offset_map, last_modified, stats, txn, index_interval_bytes, throttle,
+            clean_segments(aborted, group, plan, offset_map, last_modified, stats, index_interval_bytes, throttle,
                            check_done, chunk_bytes)
             written.append(group[0])
     except BaseException:

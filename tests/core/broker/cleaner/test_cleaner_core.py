@@ -334,33 +334,3 @@ def test_the_cleaners_record_scan_reads_what_read_records_reads(codec):
                for i in range(40)]
     batch = read_batch_header(build_batch(records, first_timestamp=T0, compression_codec=codec))
     assert scan_records(batch) == [(r.offset_delta, r.key, r.value is not None) for r in read_records(batch)]
-
-
-def test_a_cleaned_segment_keeps_the_aborted_transactions_of_the_segments_it_replaces(tmp_path):
-    """Cleaner.cleanSegments' txnIndex: the segments cleaned into one keep their aborted transactions (the cleaner
-    keeps control batches and aborted records), so a READ_COMMITTED fetch still skips the aborted records after a
-    cleaning and after a restart."""
-    from core.broker.producer_state import COORDINATOR
-    from protocol.records import CONTROL_ABORT, EndTransactionMarker, build_end_txn_marker_batch
-
-    log = Log(str(tmp_path), TP, config=compact_config())
-    aborted = []
-    for pid in (7, 8):
-        batch = build_batch([Record(i, 0, f"t{pid}-{i}".encode(), b"aborted") for i in range(3)], first_timestamp=T0,
-                            producer_id=pid, producer_epoch=0, base_sequence=0, attributes=0x10)
-        first = log.append_as_leader(batch, 0, T0).first_offset
-        fill(log, 12)
-        marker = build_end_txn_marker_batch(pid, 0, EndTransactionMarker(CONTROL_ABORT, 0), T0)
-        log.append_as_leader(marker, 0, T0, COORDINATOR)
-        aborted.append((pid, first))
-    fill(log, 20)
-    before = [(t.producer_id, t.first_offset) for t in log.collect_aborted_transactions(0, log.log_end_offset)]
-    assert before == aborted
-    size_before = log.size
-    assert clean(log) is not None and log.size < size_before / 2
-    assert [(t.producer_id, t.first_offset)
-            for t in log.collect_aborted_transactions(0, log.log_end_offset)] == aborted
-    log.close()
-    reopened = Log(str(tmp_path), TP, config=compact_config())
-    assert [(t.producer_id, t.first_offset)
-            for t in reopened.collect_aborted_transactions(0, reopened.log_end_offset)] == aborted

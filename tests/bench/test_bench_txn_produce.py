@@ -1,0 +1,26 @@
+"""``kactor bench txn-produce``: its flags (bad ones refused with one line); at a tiny size on a real cluster, both
+ways and the ratio are printed (never a timing asserted)."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from kactor.cli import main
+
+
+def test_bad_flags_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["bench", "txn-produce", "--per-txn", "0"]) == 2
+    assert "--per-txn" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+@pytest.mark.cluster
+def test_the_txn_produce_bench_reports_both_ways_and_their_ratio(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["bench", "txn-produce", "--records", "600", "--per-txn", "100", "--partitions", "1", "--runs", "1",
+                 "--no-doc"]) == 0
+    out = capsys.readouterr().out
+    assert re.search(r"^  idempotent +[\d.]+ MB/s +[\d,]+ records/s \(600 records in", out, re.M)
+    assert re.search(r"^  transactional +[\d.]+ MB/s +[\d,]+ records/s \(600 records in", out, re.M)
+    assert re.search(r"^ratio transactional/idempotent: [\d.]+ \(medians; per run [\d.]+\)$", out, re.M)
