@@ -1,0 +1,286 @@
+"""AclAuthorizer's ZooKeeper side as procedures (generators of `ZkBatch` effects, see core/effects.py): create the ACL
+paths, load every resource's ACLs into a cache, and add or remove ACLs with conditional writes and a change
+notification, as Kafka 2.6.3's ``AclAuthorizer`` and the ``KafkaZkClient`` ACL methods behind it do.
+
+`ZkAclAuthorizer` holds the cache (resource pattern → `VersionedAcls`) the way AclAuthorizer does; `kactor acls`
+drives it synchronously (zk_bridge.blocking), and the broker's authorizer will drive it from an actor.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterable, Sequence
+
+import attrs
+
+from core.controller.errors import KeeperError
+from core.effects import Proc
+from core.security import acl_znodes
+from core.security.acl import (
+    RESOURCE_TYPES,
+    AccessControlEntry,
+    AclBinding,
+    AclBindingFilter,
+    PatternType,
+    ResourcePattern,
+    ResourcePatternFilter,
+    ResourceType,
+    in_cache_order,
+    validate_acl_binding,
+)
+from messages.zk import BADVERSION, NODEEXISTS, NONODE, OK, Create, Delete, GetChildren, GetData, SetData, ZkBatch
+from zk_bridge import paths
+from zk_bridge.znodes import ZnodeDecodeError
+
+log = logging.getLogger(__name__)
+
+UNKNOWN_VERSION = -2  # ZkVersion.UnknownVersion
+MAX_UPDATE_RETRIES = 10  # AclAuthorizer.maxUpdateRetries
+STORE_PATTERN_TYPES = (PatternType.LITERAL, PatternType.PREFIXED)  # ZkAclStore.stores: the specific pattern types
+
+
+@attrs.frozen(slots=True)
+class VersionedAcls:
+    """AclAuthorizer.VersionedAcls: a resource's entries and the zkVersion of its znode (UNKNOWN_VERSION: none)."""
+
+    acls: tuple[AccessControlEntry, ...]
+    zk_version: int
+
+    @property
+    def exists(self) -> bool:
+        return self.zk_version != UNKNOWN_VERSION
+
+
+NO_ACLS = VersionedAcls((), UNKNOWN_VERSION)
+
+
+class AclUpdateError(Exception):
+    """AclAuthorizer's IllegalStateException after ``maxUpdateRetries`` failed conditional writes."""
+
+
+def _zk(*ops: object) -> Proc[tuple]:
+    """One pipelined batch (none sent for no op)."""
+    if not ops:
+        return ()
+    return (yield ZkBatch(tuple(ops)))
+
+
+def acl_paths() -> list[str]:
+    """What KafkaZkClient.createAclPaths creates: each store's root and one node per resource type, then the two
+    change paths."""
+    out: list[str] = []
+    for pattern_type in STORE_PATTERN_TYPES:
+        out.append(paths.ZkAclStore.acl_path(pattern_type.name))
+        out.extend(acl_znodes.resource_type_path(pattern_type, t) for t in RESOURCE_TYPES)
+    out += [paths.LiteralAclChangeZNode, paths.ExtendedAclChangeZNode]
+    return out
+
+
+def create_acl_paths() -> Proc[None]:
+    """KafkaZkClient.createAclPaths (createRecursive, existing nodes kept; no data)."""
+    wanted = acl_paths()
+    results = yield from _zk(*(Create(p, None, make_parents=True) for p in wanted))
+    for p, r in zip(wanted, results, strict=True):
+        if r.code not in (OK, NODEEXISTS):
+            raise KeeperError(r.code, p)
+
+
+def get_versioned_acls(pattern: ResourcePattern) -> Proc[VersionedAcls]:
+    """KafkaZkClient.getVersionedAclsForResource."""
+    path = acl_znodes.resource_path(pattern)
+    (r,) = yield from _zk(GetData(path))
+    if r.code == NONODE:
+        return NO_ACLS
+    if r.code != OK:
+        raise KeeperError(r.code, path)
+    return VersionedAcls(acl_znodes.decode_acls(r.data, path), r.stat.version)
+
+
+def _children(path: str) -> Proc[list[str]]:
+    (r,) = yield from _zk(GetChildren(path))
+    if r.code == NONODE:
+        return []
+    if r.code != OK:
+        raise KeeperError(r.code, path)
+    return sorted(r.children or ())
+
+
+def load_acls() -> Proc[dict[ResourcePattern, VersionedAcls]]:
+    """AclAuthorizer.loadCache: every resource of both stores with its ACLs. A resource type Kafka does not know is
+    skipped with a warning ("Ignoring unknown ResourceType"); an empty resource node is left out of the cache."""
+    cache: dict[ResourcePattern, VersionedAcls] = {}
+    for pattern_type in STORE_PATTERN_TYPES:
+        for type_name in (yield from _children(paths.ZkAclStore.acl_path(pattern_type.name))):
+            resource_type = ResourceType.from_name(type_name)
+            if resource_type not in RESOURCE_TYPES:
+                log.warning("Ignoring unknown ResourceType: %s", type_name)
+                continue
+            names = yield from _children(acl_znodes.resource_type_path(pattern_type, resource_type))
+            patterns = [ResourcePattern(resource_type, n, pattern_type) for n in names]
+            results = yield from _zk(*(GetData(acl_znodes.resource_path(p)) for p in patterns))
+            for pattern, r in zip(patterns, results, strict=True):
+                if r.code == NONODE:
+                    continue
+                if r.code != OK:
+                    raise KeeperError(r.code, acl_znodes.resource_path(pattern))
+                versioned = VersionedAcls(acl_znodes.decode_acls(r.data, acl_znodes.resource_path(pattern)),
+                                          r.stat.version)
+                if versioned.acls:
+                    cache[pattern] = versioned
+    return cache
+
+
+def filter_to_resources(pattern_filter: ResourcePatternFilter) -> list[ResourcePattern]:
+    """AclAuthorizer.filterToResources: the patterns a filter that matches at most one resource names."""
+    assert pattern_filter.name is not None
+    if pattern_filter.pattern_type in STORE_PATTERN_TYPES:
+        return [ResourcePattern(pattern_filter.resource_type, pattern_filter.name, pattern_filter.pattern_type)]
+    if pattern_filter.pattern_type is PatternType.ANY:
+        return [ResourcePattern(pattern_filter.resource_type, pattern_filter.name, t) for t in STORE_PATTERN_TYPES]
+    raise ValueError(f"Cannot determine matching resources for patternType {pattern_filter}")
+
+
+@attrs.frozen(slots=True)
+class DeletedBinding:
+    """AclBindingDeleteResult: a binding a filter removed, or the error that kept it."""
+
+    binding: AclBinding
+    error: Exception | None = None
+
+
+class ZkAclAuthorizer:
+    """AclAuthorizer's cache and its ZooKeeper writes. ``cache`` is filled by `load` (AclAuthorizer.configure's
+    loadCache) and kept current by this authorizer's own writes."""
+
+    def __init__(self, max_update_retries: int = MAX_UPDATE_RETRIES) -> None:
+        self.cache: dict[ResourcePattern, VersionedAcls] = {}
+        self.max_update_retries = max_update_retries
+
+    def load(self) -> Proc[None]:
+        """AclAuthorizer.configure: createAclPaths, then loadCache."""
+        yield from create_acl_paths()
+        self.cache = yield from load_acls()
+
+    # -- reads ---------------------------------------------------------------------------------------------------------
+    def acls(self, binding_filter: AclBindingFilter) -> list[AclBinding]:
+        """AclAuthorizer.acls: the cached bindings the filter matches, in the cache's order."""
+        return [AclBinding(pattern, entry) for pattern in in_cache_order(self.cache)
+                for entry in self.cache[pattern].acls if binding_filter.matches(AclBinding(pattern, entry))]
+
+    # -- writes --------------------------------------------------------------------------------------------------------
+    def update_resource_acls(self, pattern: ResourcePattern,
+                             new_acls: Callable[[tuple[AccessControlEntry, ...]], tuple[AccessControlEntry, ...]]
+                             ) -> Proc[bool]:
+        """AclAuthorizer.updateResourceAcls: compute the resource's new entries from its current ones, then create,
+        conditionally set (at the zkVersion read) or conditionally delete (no entry left) its znode; a lost race
+        re-reads the znode and tries again, up to ``max_update_retries`` times (AclUpdateError after). A change
+        of the entries writes a change notification. Returns whether the entries changed."""
+        current = self.cache[pattern] if pattern in self.cache else (yield from get_versioned_acls(pattern))
+        path = acl_znodes.resource_path(pattern)
+        retries = 0
+        while True:
+            acls = new_acls(current.acls)
+            if acls:
+                data = acl_znodes.encode_acls(acls)
+                op = SetData(path, data, current.zk_version) if current.exists else Create(path, data)
+            else:
+                op = Delete(path, current.zk_version)
+            (r,) = yield from _zk(op)
+            if r.code == OK:
+                version = (r.stat.version if r.stat is not None else current.zk_version + 1) \
+                    if isinstance(op, SetData) else 0
+                break
+            if isinstance(op, Delete) and r.code == NONODE:
+                version = 0
+                break
+            if r.code not in (BADVERSION, NONODE, NODEEXISTS):
+                raise KeeperError(r.code, path)
+            retries += 1
+            if retries > self.max_update_retries:
+                raise AclUpdateError(f"Failed to update ACLs for {pattern} after trying a maximum of "
+                                     f"{self.max_update_retries} times")
+            current = yield from get_versioned_acls(pattern)
+        updated = VersionedAcls(acls, version if acls else UNKNOWN_VERSION)
+        if updated.acls:
+            self.cache[pattern] = updated
+        else:
+            self.cache.pop(pattern, None)
+        if set(updated.acls) == set(current.acls):
+            return False
+        yield from self._change_notification(pattern)
+        return True
+
+    def _change_notification(self, pattern: ResourcePattern) -> Proc[None]:
+        """KafkaZkClient.createAclChangeNotification: a persistent-sequential acl_changes_<seq> in the pattern's
+        change store."""
+        path = acl_znodes.change_create_path(pattern.pattern_type)
+        (r,) = yield from _zk(Create(path, acl_znodes.encode_acl_change(pattern), sequential=True))
+        if r.code != OK:
+            raise KeeperError(r.code, path)
+
+    def create_acls(self, bindings: Sequence[AclBinding]) -> Proc[list[Exception | None]]:
+        """AclAuthorizer.createAcls: each binding validated (a refused one gets its ValueError), then one update per
+        resource adding its entries after the current ones. One result per binding, None for success."""
+        results: list[Exception | None] = [None] * len(bindings)
+        by_pattern: dict[ResourcePattern, list[int]] = {}
+        for i, binding in enumerate(bindings):
+            try:
+                validate_acl_binding(binding)
+            except ValueError as e:
+                results[i] = e
+                continue
+            by_pattern.setdefault(binding.pattern, []).append(i)
+        for pattern, indexes in by_pattern.items():
+            added = tuple(bindings[i].entry for i in indexes)
+            try:
+                yield from self.update_resource_acls(pattern, lambda cur, added=added: _union(cur, added))
+            except (AclUpdateError, KeeperError, ZnodeDecodeError) as e:
+                for i in indexes:
+                    results[i] = e
+        return results
+
+    def delete_acls(self, filters: Sequence[AclBindingFilter]) -> Proc[list[list[DeletedBinding]]]:
+        """AclAuthorizer.deleteAcls: every cached resource, and each resource a filter names exactly, that some
+        filter's pattern matches has the entries those filters match removed. One list per filter of the bindings it
+        removed (a binding is credited to the first filter that matched it)."""
+        candidates = list(self.cache)
+        for f in filters:
+            if f.pattern_filter.matches_at_most_one:
+                candidates.extend(p for p in filter_to_resources(f.pattern_filter) if p not in candidates)
+        deleted: dict[AclBinding, int] = {}
+        errors: dict[AclBinding, Exception] = {}
+        for pattern in in_cache_order(dict.fromkeys(candidates)):
+            matching = [(f, i) for i, f in enumerate(filters) if f.pattern_filter.matches(pattern)]
+            if not matching:
+                continue
+            being_deleted: dict[AclBinding, int] = {}
+
+            def remove(current: tuple[AccessControlEntry, ...], pattern: ResourcePattern = pattern,
+                       matching: list = matching, being_deleted: dict = being_deleted
+                       ) -> tuple[AccessControlEntry, ...]:
+                kept = []
+                for entry in current:
+                    hit = next((i for f, i in matching if f.entry_filter.matches(entry)), None)
+                    if hit is None:
+                        kept.append(entry)
+                    else:
+                        binding = AclBinding(pattern, entry)
+                        deleted.setdefault(binding, hit)
+                        being_deleted.setdefault(binding, hit)
+                return tuple(kept)
+
+            try:
+                yield from self.update_resource_acls(pattern, remove)
+            except (AclUpdateError, KeeperError, ZnodeDecodeError) as e:
+                for binding in being_deleted:
+                    errors.setdefault(binding, e)
+        out: list[list[DeletedBinding]] = [[] for _ in filters]
+        for binding, i in deleted.items():
+            out[i].append(DeletedBinding(binding, errors.get(binding)))
+        return out
+
+
+def _union(current: Iterable[AccessControlEntry], added: Iterable[AccessControlEntry]
+           ) -> tuple[AccessControlEntry, ...]:
+    """``currentAcls ++ newAcls`` keeping the znode's order, new entries last."""
+    return tuple(dict.fromkeys((*current, *added)))
