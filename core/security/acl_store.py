@@ -70,6 +70,8 @@ def acl_paths() -> list[str]:
     change paths."""
     out: list[str] = []
     for pattern_type in STORE_PATTERN_TYPES:
+        if pattern_type is not PatternType.LITERAL:  # its parent, created without data as createRecursive does
+            out.append(paths.ExtendedAclZNode)
         out.append(paths.ZkAclStore.acl_path(pattern_type.name))
         out.extend(acl_znodes.resource_type_path(pattern_type, t) for t in RESOURCE_TYPES)
     out += [paths.LiteralAclChangeZNode, paths.ExtendedAclChangeZNode]

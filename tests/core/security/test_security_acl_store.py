@@ -50,7 +50,7 @@ def test_load_creates_the_acl_paths() -> None:
               "/kafka-acl/DelegationToken", "/kafka-acl-extended/prefixed/Topic",
               "/kafka-acl-extended/prefixed/DelegationToken", "/kafka-acl-changes", "/kafka-acl-extended-changes"):
         assert zk.exists(p) and zk.get(p) is None, p
-    assert len(acl_paths()) == 14
+    assert len(acl_paths()) == 15 and zk.get("/kafka-acl-extended") is None
     loaded(zk)  # again: existing paths are kept
 
 
