@@ -307,3 +307,34 @@ def server_final(state: ScramServerState, message: bytes) -> bytes:
     if not hmac.compare_digest(computed, cred.stored_key):
         raise SaslException("Invalid client credentials")
     return f"v={_b64(hmac_digest(mech, cred.server_key, auth))}".encode()
+
+
+# -- ConfigCommand's SCRAM users -------------------------------------------------------------------------------------
+_CREDENTIAL_PROPERTY = re.compile(r"(?:iterations=([0-9]*),)?password=(.*)")
+
+
+def scram_credential_config(mechanism: ScramMechanism, value: str) -> str:
+    """ConfigCommand.preProcessScramCredentials' ``scramCredential``: ``[iterations=N,]password=P`` (the value of a
+    ``SCRAM-SHA-256=[...]`` entry of --add-config) becomes the credential string to store; ValueError with Kafka's
+    message for another shape or fewer iterations than the mechanism's minimum."""
+    m = _CREDENTIAL_PROPERTY.fullmatch(value)
+    if m is None:
+        raise ValueError(f"Invalid credential property {mechanism}={value}")
+    text, password = m.group(1), m.group(2)
+    if text is not None and not (text and int(text) < 2 ** 31):
+        raise ValueError(f'For input string: "{text}"')  # Scala's toInt
+    iterations = DEFAULT_ITERATIONS if text is None else int(text)
+    if iterations < mechanism.min_iterations:
+        raise ValueError(f"Iterations {iterations} is less than the minimum {mechanism.min_iterations} required for "
+                         f"{mechanism}")
+    return credential_to_string(generate_credential(mechanism, password, iterations))
+
+
+def preprocess_scram_credentials(configs: dict[str, str]) -> dict[str, str]:
+    """ConfigCommand.preProcessScramCredentials: each SCRAM mechanism's entry replaced by its credential string (the
+    other entries, quotas, as they are)."""
+    out = dict(configs)
+    for mechanism in ScramMechanism:
+        if mechanism.mechanism_name in out:
+            out[mechanism.mechanism_name] = scram_credential_config(mechanism, out[mechanism.mechanism_name])
+    return out

@@ -4,6 +4,7 @@ AclAuthorizer and ConfigCommand write, the change notifications, ACLs written by
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import subprocess
@@ -11,6 +12,9 @@ import sys
 from pathlib import Path
 
 from kazoo.client import KazooClient
+
+from core.security import scram
+from core.security.scram import ScramMechanism
 
 REPO = Path(__file__).resolve().parents[2]
 TOPIC_ORDERS = "ResourcePattern(resourceType=TOPIC, name=orders, patternType=LITERAL)"
@@ -119,3 +123,43 @@ def test_refusals_leave_zookeeper_unchanged(zk_chroot: str, zk: KazooClient) -> 
     r = acls(zk_chroot, "--add", "--topic", "t")
     assert r.returncode == 2 and "You must specify one of: --allow-principal, --deny-principal" in r.stderr
 
+
+def test_scram_credentials_through_configs(zk_chroot: str, zk: KazooClient) -> None:
+    user = ["configs", "--zookeeper", zk_chroot, "--entity-type", "users", "--entity-name", "alice"]
+    r = kactor(*user, "--alter", "--add-config",
+               "SCRAM-SHA-256=[iterations=8192,password=alice-secret],SCRAM-SHA-512=[password=alice-secret]")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == "Completed updating config for entity: user-principal 'alice'.\n"
+    stored = json.loads(zk.get("/config/users/alice")[0])
+    assert list(stored) == ["version", "config"] and stored["version"] == 1
+    assert sorted(stored["config"]) == ["SCRAM-SHA-256", "SCRAM-SHA-512"]
+    for name, iterations in (("SCRAM-SHA-256", 8192), ("SCRAM-SHA-512", 4096)):
+        text = stored["config"][name]
+        cred = scram.credential_from_string(text)
+        assert text == scram.credential_to_string(cred) and cred.iterations == iterations
+        mechanism = ScramMechanism.for_mechanism_name(name)
+        assert mechanism is not None
+        assert scram.generate_credential(mechanism, "alice-secret", iterations, cred.salt) == cred
+        assert base64.b64decode(text.split(",")[0][len("salt="):]) == cred.salt
+    assert children(zk, "/config/changes") == {
+        "config_change_0000000000": b'{"version":2,"entity_path":"users/alice"}'}
+
+    r = kactor(*user, "--describe")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == (f"Configs for user-principal 'alice' are SCRAM-SHA-256={stored['config']['SCRAM-SHA-256']},"
+                        f"SCRAM-SHA-512={stored['config']['SCRAM-SHA-512']}\n")
+
+    r = kactor(*user, "--alter", "--delete-config", "SCRAM-SHA-256")
+    assert r.returncode == 0, r.stderr
+    assert json.loads(zk.get("/config/users/alice")[0])["config"] == {"SCRAM-SHA-512":
+                                                                     stored["config"]["SCRAM-SHA-512"]}
+    assert len(children(zk, "/config/changes")) == 2
+
+    before = zk.get("/config/users/alice")
+    r = kactor(*user, "--alter", "--add-config", "SCRAM-SHA-256=[iterations=1000,password=x]")
+    assert r.returncode == 1
+    assert r.stderr == ("kactor configs: Iterations 1000 is less than the minimum 4096 required for "
+                        "SCRAM_SHA_256\n")
+    r = kactor(*user, "--alter", "--add-config", "SCRAM-SHA-256=[pass=x]")
+    assert (r.returncode, r.stderr) == (1, "kactor configs: Invalid credential property SCRAM_SHA_256=pass=x\n")
+    assert zk.get("/config/users/alice") == before and len(children(zk, "/config/changes")) == 2

@@ -135,3 +135,22 @@ def test_malformed_client_final_messages(message: bytes) -> None:
 def test_invalid_credential_strings(text: str) -> None:
     with pytest.raises(ValueError, match="Credentials not valid"):
         scram.credential_from_string(text)
+
+
+def test_configs_add_config_values_become_credentials() -> None:
+    """ConfigCommand.preProcessScramCredentials: ``[iterations=N,]password=P``, 4096 iterations by default."""
+    out = scram.preprocess_scram_credentials({"SCRAM-SHA-256": "iterations=8192,password=a,b=c",
+                                              "SCRAM-SHA-512": "password=x", "producer_byte_rate": "1024"})
+    assert out["producer_byte_rate"] == "1024"
+    c256 = scram.credential_from_string(out["SCRAM-SHA-256"])
+    c512 = scram.credential_from_string(out["SCRAM-SHA-512"])
+    assert (c256.iterations, c512.iterations) == (8192, 4096)
+    assert scram.generate_credential(SHA256, "a,b=c", 8192, c256.salt) == c256  # the password is all after password=
+    assert scram.generate_credential(SHA512, "x", 4096, c512.salt) == c512
+    for value, message in (("password", "Invalid credential property SCRAM_SHA_256=password"),
+                           ("iterations=8192", "Invalid credential property SCRAM_SHA_256=iterations=8192"),
+                           ("iterations=4095,password=p", "Iterations 4095 is less than the minimum 4096 required "
+                                                          "for SCRAM_SHA_256"),
+                           ("iterations=,password=p", 'For input string: ""')):
+        with pytest.raises(ValueError, match=re.escape(message)):
+            scram.scram_credential_config(SHA256, value)
