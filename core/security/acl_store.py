@@ -188,12 +188,7 @@ class ZkAclAuthorizer:
             else:
                 op = Delete(path, current.zk_version)
             (r,) = yield from _zk(op)
-            if r.code == OK:
-                version = (r.stat.version if r.stat is not None else current.zk_version + 1) \
-                    if isinstance(op, SetData) else 0
-                break
-            if isinstance(op, Delete) and r.code == NONODE:
-                version = 0
+            if r.code == OK or (isinstance(op, Delete) and r.code == NONODE):
                 break
             if r.code not in (BADVERSION, NONODE, NODEEXISTS):
                 raise KeeperError(r.code, path)
@@ -202,7 +197,8 @@ class ZkAclAuthorizer:
                 raise AclUpdateError(f"Failed to update ACLs for {pattern} after trying a maximum of "
                                      f"{self.max_update_retries} times")
             current = yield from get_versioned_acls(pattern)
-        updated = VersionedAcls(acls, version if acls else UNKNOWN_VERSION)
+        # a set answers the new version, a create makes version 0, a delete leaves none
+        updated = VersionedAcls(acls, r.stat.version if isinstance(op, SetData) else 0 if acls else UNKNOWN_VERSION)
         if updated.acls:
             self.cache[pattern] = updated
         else:

@@ -256,3 +256,11 @@ def test_bindings_the_authorizer_refuses(name: str, message: str) -> None:
         validate_acl_binding(AclBinding(ResourcePattern(GROUP, name, LITERAL), ace(ALICE, Op.READ)))
     with pytest.raises(ValueError, match="ACL binding contains unknown elements"):
         validate_acl_binding(AclBinding(RESOURCE, ace(ALICE, Op.UNKNOWN)))
+
+
+def test_an_empty_prefix_applies_to_the_empty_name_only() -> None:
+    """matchingAcls scans its ordered cache from the name down to the name's first character: a PREFIXED "" pattern
+    is outside that range for any non-empty name."""
+    acls = {ResourcePattern(TOPIC, "", PREFIXED): [ace(ALICE, Op.READ)]}
+    assert not allowed(ALICE, "h", Op.READ, acls)
+    assert allowed(ALICE, "h", Op.READ, acls, resource=ResourcePattern(TOPIC, "", LITERAL))
