@@ -1,6 +1,6 @@
-"""AclAuthorizer's ZooKeeper side as procedures (generators of `ZkBatch` effects, see core/effects.py): create the ACL
-paths, load every resource's ACLs into a cache, and add or remove ACLs with conditional writes and a change
-notification, as Kafka 2.6.3's ``AclAuthorizer`` and the ``KafkaZkClient`` ACL methods behind it do.
+"""AclAuthorizer's ZooKeeper side as procedures (generators of effects, see core/effects.py) on KafkaZkClient's ACL
+methods (core/zk_client.py): create the ACL paths, load every resource's ACLs into a cache, and add or remove ACLs with
+conditional writes and a change notification, as Kafka 2.6.3's ``AclAuthorizer`` does.
 
 `ZkAclAuthorizer` holds the cache (resource pattern → `VersionedAcls`) the way AclAuthorizer does; `kactor acls`
 drives it synchronously (zk_bridge.blocking), and the broker's authorizer will drive it from an actor.
@@ -28,15 +28,15 @@ from core.security.acl import (
     in_cache_order,
     validate_acl_binding,
 )
-from messages.zk import BADVERSION, NODEEXISTS, NONODE, OK, Create, Delete, GetChildren, GetData, SetData, ZkBatch
-from zk_bridge import paths
+from core.security.acl_znodes import STORE_PATTERN_TYPES
+from core.zk_client import KafkaZkClient
+from messages.zk import BADVERSION, NODEEXISTS, NONODE, OK, ZkOpResult
 from zk_bridge.znodes import ZnodeDecodeError
 
 log = logging.getLogger(__name__)
 
 UNKNOWN_VERSION = -2  # ZkVersion.UnknownVersion
 MAX_UPDATE_RETRIES = 10  # AclAuthorizer.maxUpdateRetries
-STORE_PATTERN_TYPES = (PatternType.LITERAL, PatternType.PREFIXED)  # ZkAclStore.stores: the specific pattern types
 
 
 @attrs.frozen(slots=True)
@@ -58,39 +58,14 @@ class AclUpdateError(Exception):
     """AclAuthorizer's IllegalStateException after ``maxUpdateRetries`` failed conditional writes."""
 
 
-def _zk(*ops: object) -> Proc[tuple]:
-    """One pipelined batch (none sent for no op)."""
-    if not ops:
-        return ()
-    return (yield ZkBatch(tuple(ops)))
-
-
-def acl_paths() -> list[str]:
-    """What KafkaZkClient.createAclPaths creates: each store's root and one node per resource type, then the two
-    change paths."""
-    out: list[str] = []
-    for pattern_type in STORE_PATTERN_TYPES:
-        if pattern_type is not PatternType.LITERAL:  # its parent, created without data as createRecursive does
-            out.append(paths.ExtendedAclZNode)
-        out.append(paths.ZkAclStore.acl_path(pattern_type.name))
-        out.extend(acl_znodes.resource_type_path(pattern_type, t) for t in RESOURCE_TYPES)
-    out += [paths.LiteralAclChangeZNode, paths.ExtendedAclChangeZNode]
-    return out
-
-
-def create_acl_paths() -> Proc[None]:
-    """KafkaZkClient.createAclPaths (createRecursive, existing nodes kept; no data)."""
-    wanted = acl_paths()
-    results = yield from _zk(*(Create(p, None, make_parents=True) for p in wanted))
-    for p, r in zip(wanted, results, strict=True):
-        if r.code not in (OK, NODEEXISTS):
-            raise KeeperError(r.code, p)
-
-
-def get_versioned_acls(pattern: ResourcePattern) -> Proc[VersionedAcls]:
+def get_versioned_acls(pattern: ResourcePattern, kzk: KafkaZkClient | None = None) -> Proc[VersionedAcls]:
     """KafkaZkClient.getVersionedAclsForResource."""
     path = acl_znodes.resource_path(pattern)
-    (r,) = yield from _zk(GetData(path))
+    (r,) = yield from (kzk or KafkaZkClient()).get_data_raw((path,))
+    return _versioned(r, path)
+
+
+def _versioned(r: ZkOpResult, path: str) -> VersionedAcls:
     if r.code == NONODE:
         return NO_ACLS
     if r.code != OK:
@@ -98,35 +73,23 @@ def get_versioned_acls(pattern: ResourcePattern) -> Proc[VersionedAcls]:
     return VersionedAcls(acl_znodes.decode_acls(r.data, path), r.stat.version)
 
 
-def _children(path: str) -> Proc[list[str]]:
-    (r,) = yield from _zk(GetChildren(path))
-    if r.code == NONODE:
-        return []
-    if r.code != OK:
-        raise KeeperError(r.code, path)
-    return sorted(r.children or ())
-
-
-def load_acls() -> Proc[dict[ResourcePattern, VersionedAcls]]:
+def load_acls(kzk: KafkaZkClient | None = None) -> Proc[dict[ResourcePattern, VersionedAcls]]:
     """AclAuthorizer.loadCache: every resource of both stores with its ACLs. A resource type Kafka does not know is
     skipped with a warning ("Ignoring unknown ResourceType"); an empty resource node is left out of the cache."""
+    kzk = kzk or KafkaZkClient()
     cache: dict[ResourcePattern, VersionedAcls] = {}
     for pattern_type in STORE_PATTERN_TYPES:
-        for type_name in (yield from _children(paths.ZkAclStore.acl_path(pattern_type.name))):
+        for type_name in (yield from kzk.get_children(acl_znodes.store_path(pattern_type))):
             resource_type = ResourceType.from_name(type_name)
             if resource_type not in RESOURCE_TYPES:
                 log.warning("Ignoring unknown ResourceType: %s", type_name)
                 continue
-            names = yield from _children(acl_znodes.resource_type_path(pattern_type, resource_type))
+            names = yield from kzk.get_children(acl_znodes.resource_type_path(pattern_type, resource_type))
             patterns = [ResourcePattern(resource_type, n, pattern_type) for n in names]
-            results = yield from _zk(*(GetData(acl_znodes.resource_path(p)) for p in patterns))
-            for pattern, r in zip(patterns, results, strict=True):
-                if r.code == NONODE:
-                    continue
-                if r.code != OK:
-                    raise KeeperError(r.code, acl_znodes.resource_path(pattern))
-                versioned = VersionedAcls(acl_znodes.decode_acls(r.data, acl_znodes.resource_path(pattern)),
-                                          r.stat.version)
+            node_paths = [acl_znodes.resource_path(p) for p in patterns]
+            results = (yield from kzk.get_data_raw(node_paths)) if node_paths else ()
+            for pattern, path, r in zip(patterns, node_paths, results, strict=True):
+                versioned = _versioned(r, path)
                 if versioned.acls:
                     cache[pattern] = versioned
     return cache
@@ -154,14 +117,15 @@ class ZkAclAuthorizer:
     """AclAuthorizer's cache and its ZooKeeper writes. ``cache`` is filled by `load` (AclAuthorizer.configure's
     loadCache) and kept current by this authorizer's own writes."""
 
-    def __init__(self, max_update_retries: int = MAX_UPDATE_RETRIES) -> None:
+    def __init__(self, max_update_retries: int = MAX_UPDATE_RETRIES, kzk: KafkaZkClient | None = None) -> None:
         self.cache: dict[ResourcePattern, VersionedAcls] = {}
         self.max_update_retries = max_update_retries
+        self.kzk = kzk or KafkaZkClient()
 
     def load(self) -> Proc[None]:
         """AclAuthorizer.configure: createAclPaths, then loadCache."""
-        yield from create_acl_paths()
-        self.cache = yield from load_acls()
+        yield from self.kzk.create_acl_paths()
+        self.cache = yield from load_acls(self.kzk)
 
     # -- reads ---------------------------------------------------------------------------------------------------------
     def acls(self, binding_filter: AclBindingFilter) -> list[AclBinding]:
@@ -177,44 +141,38 @@ class ZkAclAuthorizer:
         conditionally set (at the zkVersion read) or conditionally delete (no entry left) its znode; a lost race
         re-reads the znode and tries again, up to ``max_update_retries`` times (AclUpdateError after). A change
         of the entries writes a change notification. Returns whether the entries changed."""
-        current = self.cache[pattern] if pattern in self.cache else (yield from get_versioned_acls(pattern))
-        path = acl_znodes.resource_path(pattern)
+        kzk = self.kzk
+        current = self.cache[pattern] if pattern in self.cache else (yield from get_versioned_acls(pattern, kzk))
         retries = 0
         while True:
             acls = new_acls(current.acls)
-            if acls:
-                data = acl_znodes.encode_acls(acls)
-                op = SetData(path, data, current.zk_version) if current.exists else Create(path, data)
+            if not acls:
+                r = yield from kzk.conditional_delete_acls_for_resource(pattern, current.zk_version)
+                done = r.code in (OK, NONODE)
+            elif current.exists:
+                r = yield from kzk.conditional_set_acls_for_resource(pattern, acls, current.zk_version)
+                done = r.code == OK
             else:
-                op = Delete(path, current.zk_version)
-            (r,) = yield from _zk(op)
-            if r.code == OK or (isinstance(op, Delete) and r.code == NONODE):
+                r = yield from kzk.create_acls_for_resource_if_not_exists(pattern, acls)
+                done = r.code == OK
+            if done:
                 break
             if r.code not in (BADVERSION, NONODE, NODEEXISTS):
-                raise KeeperError(r.code, path)
+                raise KeeperError(r.code, acl_znodes.resource_path(pattern))
             retries += 1
             if retries > self.max_update_retries:
                 raise AclUpdateError(f"Failed to update ACLs for {pattern} after trying a maximum of "
                                      f"{self.max_update_retries} times")
-            current = yield from get_versioned_acls(pattern)
+            current = yield from get_versioned_acls(pattern, kzk)
         # a set answers the new version, a create makes version 0, a delete leaves none
-        updated = VersionedAcls(acls, r.stat.version if isinstance(op, SetData) else 0 if acls else UNKNOWN_VERSION)
-        if updated.acls:
-            self.cache[pattern] = updated
+        if acls:
+            self.cache[pattern] = VersionedAcls(acls, r.stat.version if current.exists else 0)
         else:
             self.cache.pop(pattern, None)
-        if set(updated.acls) == set(current.acls):
+        if set(acls) == set(current.acls):
             return False
-        yield from self._change_notification(pattern)
+        yield from kzk.create_acl_change_notification(pattern)
         return True
-
-    def _change_notification(self, pattern: ResourcePattern) -> Proc[None]:
-        """KafkaZkClient.createAclChangeNotification: a persistent-sequential acl_changes_<seq> in the pattern's
-        change store."""
-        path = acl_znodes.change_create_path(pattern.pattern_type)
-        (r,) = yield from _zk(Create(path, acl_znodes.encode_acl_change(pattern), sequential=True))
-        if r.code != OK:
-            raise KeeperError(r.code, path)
 
     def create_acls(self, bindings: Sequence[AclBinding]) -> Proc[list[Exception | None]]:
         """AclAuthorizer.createAcls: each binding validated (a refused one gets its ValueError), then one update per

@@ -1,22 +1,17 @@
-"""The ACL znodes' payloads and paths, byte-compatible with Kafka 2.6.3's ``kafka.zk`` (ResourceZNode,
-LiteralAclChangeStore, ExtendedAclChangeStore) and ``AclEntry.toJsonCompatibleMap`` / ``fromBytes``.
+"""The ACL znodes in terms of the ACL values: their paths (zk_bridge.paths.ZkAclStore) and payloads
+(zk_bridge.znodes' ACL codecs, which spell Kafka 2.6.3's bytes) for resource patterns and entries.
 
 A resource's ACLs: ``{"version":1,"acls":[{"principal":"User:alice","permissionType":"Allow","operation":"Read",
-"host":"*"}]}`` — Jackson's compact output of Scala maps, which keep these keys in this order. The entries keep the
-order given (a set's order in Kafka: insertion order up to four entries, JVM hash order beyond; readers parse JSON).
-A literal pattern's change notification is the text ``<RESOURCE_TYPE>:<name>`` (``TOPIC:orders``: the Java enum's
-toString); a prefixed one's is ``{"version":1,"resourceType":"TOPIC","name":"orders-","patternType":"PREFIXED"}``
-(ExtendedAclChangeEvent's bean properties in declaration order).
+"host":"*"}]}``. A literal pattern's change notification is the text ``TOPIC:orders`` (the Java enum's toString); a
+prefixed one's is ``{"version":1,"resourceType":"TOPIC","name":"orders-","patternType":"PREFIXED"}``.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
-from typing import Any
 
 from core.security.acl import (
-    RESOURCE_SEPARATOR,
+    RESOURCE_TYPES,
     AccessControlEntry,
     AclOperation,
     AclPermissionType,
@@ -25,15 +20,10 @@ from core.security.acl import (
     ResourceType,
     parse_kafka_principal,
 )
-from zk_bridge import paths
+from zk_bridge import paths, znodes
 from zk_bridge.znodes import ZnodeDecodeError
 
-ACL_VERSION = 1  # AclEntry.CurrentVersion
-ACL_CHANGE_EVENT_VERSION = 1  # ExtendedAclChangeEvent.currentVersion
-
-
-def _dumps(obj: Any) -> str:
-    return json.dumps(obj, separators=(",", ":"), ensure_ascii=False)
+STORE_PATTERN_TYPES = (PatternType.LITERAL, PatternType.PREFIXED)  # ZkAclStore.stores: the specific pattern types
 
 
 def resource_path(pattern: ResourcePattern) -> str:
@@ -46,53 +36,46 @@ def resource_type_path(pattern_type: PatternType, resource_type: ResourceType) -
     return paths.ZkAclStore.path(pattern_type.name, resource_type.pascal_name)
 
 
+def store_path(pattern_type: PatternType) -> str:
+    """ZkAclStore.aclPath: /kafka-acl, /kafka-acl-extended/prefixed."""
+    return paths.ZkAclStore.acl_path(pattern_type.name)
+
+
 def change_create_path(pattern_type: PatternType) -> str:
     """ZkAclChangeStore.createPath of the pattern type's change store (the sequential node's prefix)."""
     return paths.ZkAclStore.change_create_path(pattern_type.name)
 
 
+def acl_paths() -> list[str]:
+    """What KafkaZkClient.createAclPaths creates: each store's root (and /kafka-acl-extended above the extended ones,
+    which createRecursive creates without data) and one node per resource type, then the two change paths."""
+    out: list[str] = []
+    for pattern_type in STORE_PATTERN_TYPES:
+        if pattern_type is not PatternType.LITERAL:
+            out.append(paths.ExtendedAclZNode)
+        out.append(store_path(pattern_type))
+        out.extend(resource_type_path(pattern_type, t) for t in RESOURCE_TYPES)
+    out += [paths.LiteralAclChangeZNode, paths.ExtendedAclChangeZNode]
+    return out
+
+
 def encode_acls(entries: Iterable[AccessControlEntry]) -> str:
-    """ResourceZNode.encode (AclEntry.toJsonCompatibleMap)."""
-    return _dumps({"version": ACL_VERSION, "acls": [
-        {"principal": e.principal, "permissionType": e.permission_type.pascal_name,
-         "operation": e.operation.pascal_name, "host": e.host} for e in entries]})
+    """ResourceZNode.encode."""
+    return znodes.encode_acls((e.principal, e.permission_type.pascal_name, e.operation.pascal_name, e.host)
+                              for e in entries)
 
 
 def decode_acls(data: str | None, path: str) -> tuple[AccessControlEntry, ...]:
-    """AclEntry.fromBytes: no data, or data that is not JSON, is no ACL (Kafka's Json.parseBytes swallows the
-    failure); a version other than 1 or an entry without its keys raises ZnodeDecodeError. Unknown operation or
-    permission names decode as UNKNOWN, as SecurityUtils does. Duplicates collapse (Kafka keeps a set)."""
-    if not data:
-        return ()
-    try:
-        js = json.loads(data)
-    except ValueError:
-        return ()
-    if not isinstance(js, dict):
-        raise ZnodeDecodeError(path, f"expected a JSON object: {data[:200]!r}")
-    if js.get("version") != ACL_VERSION or isinstance(js.get("version"), bool):
-        raise ZnodeDecodeError(path, f"requirement failed: ACL version {js.get('version')!r} is not {ACL_VERSION}")
-    items = js.get("acls")
-    if not isinstance(items, list):
-        raise ZnodeDecodeError(path, "no 'acls' array")
+    """AclEntry.fromBytes: unknown operation or permission names decode as UNKNOWN (SecurityUtils), a principal
+    that is not ``type:name`` raises ZnodeDecodeError; duplicates collapse (Kafka keeps a set)."""
     out: dict[AccessControlEntry, None] = {}
-    for item in items:
-        if not isinstance(item, dict):
-            raise ZnodeDecodeError(path, f"an ACL is not a JSON object: {item!r}")
-        try:
-            principal, permission, host, operation = (item[k] for k in ("principal", "permissionType", "host",
-                                                                        "operation"))
-        except KeyError as e:
-            raise ZnodeDecodeError(path, f"an ACL has no {e.args[0]!r}") from None
-        if not all(isinstance(v, str) for v in (principal, permission, host, operation)):
-            raise ZnodeDecodeError(path, f"an ACL's values are not all strings: {item!r}")
+    for principal, permission, operation, host in znodes.decode_acls(data, path):
         try:
             kafka_principal = parse_kafka_principal(principal)
         except ValueError as e:
             raise ZnodeDecodeError(path, str(e)) from None
-        entry = AccessControlEntry(str(kafka_principal), host, AclOperation.from_name(operation),
-                                   AclPermissionType.from_name(permission))
-        out[entry] = None
+        out[AccessControlEntry(str(kafka_principal), host, AclOperation.from_name(operation),
+                               AclPermissionType.from_name(permission))] = None
     return tuple(out)
 
 
@@ -100,33 +83,19 @@ def encode_acl_change(pattern: ResourcePattern) -> str:
     """The change notification of the pattern's store: LiteralAclChangeStore.encode or ExtendedAclChangeStore.encode
     (ValueError for a pattern type that is not specific)."""
     if pattern.pattern_type is PatternType.LITERAL:
-        return f"{pattern.resource_type}{RESOURCE_SEPARATOR}{pattern.name}"
+        return znodes.encode_literal_acl_change(pattern.resource_type.name, pattern.name)
     if not pattern.pattern_type.is_specific:
         raise ValueError(f"Invalid pattern type: {pattern.pattern_type}")
-    return _dumps({"version": ACL_CHANGE_EVENT_VERSION, "resourceType": pattern.resource_type.name,
-                   "name": pattern.name, "patternType": pattern.pattern_type.name})
+    return znodes.encode_extended_acl_change(pattern.resource_type.name, pattern.name, pattern.pattern_type.name)
 
 
-def decode_literal_acl_change(data: str | None, path: str = paths.LiteralAclChangeZNode) -> ResourcePattern:
-    """LiteralAclChangeStore.decode: ``<type>:<name>``, split at the first ``:`` (a name may hold more)."""
-    text = data or ""
-    resource_type, sep, name = text.partition(RESOURCE_SEPARATOR)
-    if not sep:
-        raise ZnodeDecodeError(path, f"expected a string in format ResourceType:ResourceName but got {text}")
+def decode_literal_acl_change(data: str | None) -> ResourcePattern:
+    """LiteralAclChangeStore.decode."""
+    resource_type, name = znodes.decode_literal_acl_change(data)
     return ResourcePattern(ResourceType.from_string(resource_type), name, PatternType.LITERAL)
 
 
-def decode_extended_acl_change(data: str | None, path: str = paths.ExtendedAclChangeZNode) -> ResourcePattern:
-    """ExtendedAclChangeStore.decode: the JSON change event (a version above 1 is refused)."""
-    try:
-        js = json.loads(data or "")
-    except ValueError:
-        raise ZnodeDecodeError(path, f"Failed to parse ACL change event: {data!r}") from None
-    if not isinstance(js, dict) or not all(isinstance(js.get(k), str) for k in ("resourceType", "name",
-                                                                                  "patternType")):
-        raise ZnodeDecodeError(path, f"Failed to parse ACL change event: {data!r}")
-    version = js.get("version")
-    if not isinstance(version, int) or isinstance(version, bool) or version > ACL_CHANGE_EVENT_VERSION:
-        raise ZnodeDecodeError(path, f"Acl change event received for unsupported version: {version}")
-    return ResourcePattern(ResourceType.from_string(js["resourceType"]), js["name"],
-                           PatternType.from_string(js["patternType"]))
+def decode_extended_acl_change(data: str | None) -> ResourcePattern:
+    """ExtendedAclChangeStore.decode."""
+    resource_type, name, pattern_type = znodes.decode_extended_acl_change(data)
+    return ResourcePattern(ResourceType.from_string(resource_type), name, PatternType.from_string(pattern_type))

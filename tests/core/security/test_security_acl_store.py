@@ -21,7 +21,8 @@ from core.security.acl import (
     ResourcePatternFilter,
     ResourceType,
 )
-from core.security.acl_store import AclUpdateError, VersionedAcls, ZkAclAuthorizer, acl_paths, load_acls
+from core.security.acl_store import AclUpdateError, VersionedAcls, ZkAclAuthorizer, load_acls
+from core.security.acl_znodes import acl_paths
 from messages.zk import NODEEXISTS, Create, ZkBatch, ZkOpResult
 from tests.support.fake_zookeeper import FakeZooKeeper
 
