@@ -323,9 +323,10 @@ def add_acls(authorizer: ZkAclAuthorizer, blocking: BlockingZk, args: argparse.N
     for pattern, entries in to_add.items():
         out(adding_text(pattern, entries))
         results = blocking.run(authorizer.create_acls([AclBinding(pattern, e) for e in entries]))
-        for error in dict.fromkeys(e for e in results if e is not None):
-            out("Error while adding ACLs: Failed to create ACL")
-            out(f"Caused by: {error}")
+        for error in results:  # one report per binding that failed, as Kafka prints each result's exception
+            if error is not None:
+                out("Error while adding ACLs: Failed to create ACL")
+                out(f"Caused by: {error}")
     list_acls(authorizer, args, out)
 
 

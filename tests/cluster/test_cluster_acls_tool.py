@@ -163,3 +163,21 @@ def test_scram_credentials_through_configs(zk_chroot: str, zk: KazooClient) -> N
     r = kactor(*user, "--alter", "--add-config", "SCRAM-SHA-256=[pass=x]")
     assert (r.returncode, r.stderr) == (1, "kactor configs: Invalid credential property SCRAM_SHA_256=pass=x\n")
     assert zk.get("/config/users/alice") == before and len(children(zk, "/config/changes")) == 2
+
+
+def test_match_lists_and_removes_every_pattern_that_applies(zk_chroot: str, zk: KazooClient) -> None:
+    for extra in (["--topic", "orders"], ["--topic", "ord", "--resource-pattern-type", "prefixed"],
+                  ["--topic", "*"], ["--topic", "other"]):
+        r = acls(zk_chroot, "--add", "--allow-principal", "User:a", "--operation", "Describe", *extra)
+        assert r.returncode == 0, r.stderr
+    r = acls(zk_chroot, "--list", "--topic", "orders", "--resource-pattern-type", "match")
+    assert r.returncode == 0, r.stderr
+    assert [line.split("`")[1] for line in r.stdout.splitlines() if line.startswith("Current")] == [
+        TOPIC_ORDERS, "ResourcePattern(resourceType=TOPIC, name=*, patternType=LITERAL)",
+        "ResourcePattern(resourceType=TOPIC, name=ord, patternType=PREFIXED)"]
+    r = acls(zk_chroot, "--remove", "--topic", "orders", "--resource-pattern-type", "match", "--force")
+    assert (r.returncode, r.stdout) == (0, ""), r.stderr
+    assert zk.get_children("/kafka-acl/Topic") == ["other"]
+    assert zk.get_children("/kafka-acl-extended/prefixed/Topic") == []
+    assert len(zk.get_children("/kafka-acl-changes")) == 3 + 2  # three adds, two removals
+    assert len(zk.get_children("/kafka-acl-extended-changes")) == 2
