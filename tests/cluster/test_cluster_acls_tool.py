@@ -149,6 +149,14 @@ def test_scram_credentials_through_configs(zk_chroot: str, zk: KazooClient) -> N
     assert r.stdout == (f"Configs for user-principal 'alice' are SCRAM-SHA-256={stored['config']['SCRAM-SHA-256']},"
                         f"SCRAM-SHA-512={stored['config']['SCRAM-SHA-512']}\n")
 
+    # every user: one with only <user, client-id> quotas (an empty /config/users/<user>) is left out, as Kafka does
+    zk.create("/config/users/bob/clients/app", b'{"version":1,"config":{"producer_byte_rate":"1024"}}',
+              makepath=True)
+    r = kactor("configs", "--zookeeper", zk_chroot, "--entity-type", "users", "--describe")
+    assert (r.returncode, r.stdout.splitlines()) == (0, [f"Configs for user-principal 'alice' are "
+                                                         f"SCRAM-SHA-256={stored['config']['SCRAM-SHA-256']},"
+                                                         f"SCRAM-SHA-512={stored['config']['SCRAM-SHA-512']}"])
+
     r = kactor(*user, "--alter", "--delete-config", "SCRAM-SHA-256")
     assert r.returncode == 0, r.stderr
     assert json.loads(zk.get("/config/users/alice")[0])["config"] == {"SCRAM-SHA-512":
