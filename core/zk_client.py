@@ -23,6 +23,8 @@ import attrs
 
 from core.controller.errors import ConfigError, ControllerMovedError, KeeperError
 from core.effects import Proc
+from core.security import acl_znodes
+from core.security.acl import AccessControlEntry, ResourcePattern
 from messages.common import Broker, LeaderAndIsr, LeaderIsrAndControllerEpoch, ReplicaAssignment, TopicPartition
 from messages.zk import (
     BADVERSION,
@@ -728,6 +730,42 @@ class KafkaZkClient:
         """KafkaZkClient.deletePartitionReassignment (fenced; a znode already gone is not an error)."""
         yield from self._zk((Delete(paths.ReassignPartitionsZNode),), expected_controller_epoch_zk_version)
 
+
+    # ================================================================================================================
+    # ACLs (KafkaZkClient's "Acl management methods", AclAuthorizer's storage; the caller reads a resource's znode
+    # with get_data_raw and decodes it with core.security.acl_znodes)
+    # ================================================================================================================
+    def create_acl_paths(self) -> Proc[None]:
+        """KafkaZkClient.createAclPaths: each store's root and resource-type nodes, and the two change paths."""
+        yield from self.create_parents(*acl_znodes.acl_paths())
+
+    def conditional_set_acls_for_resource(self, resource: ResourcePattern, acls: Sequence[AccessControlEntry],
+                                          expected_version: int) -> Proc[ZkOpResult]:
+        """KafkaZkClient.conditionalSetAclsForResource: the set's result (BADVERSION / NONODE: a lost race)."""
+        (r,) = yield from self._zk((SetData(acl_znodes.resource_path(resource), acl_znodes.encode_acls(acls),
+                                            expected_version),))
+        return r
+
+    def create_acls_for_resource_if_not_exists(self, resource: ResourcePattern, acls: Sequence[AccessControlEntry]
+                                               ) -> Proc[ZkOpResult]:
+        """KafkaZkClient.createAclsForResourceIfNotExists: the create's result (NODEEXISTS: a lost race)."""
+        (r,) = yield from self._zk((Create(acl_znodes.resource_path(resource), acl_znodes.encode_acls(acls)),))
+        return r
+
+    def conditional_delete_acls_for_resource(self, resource: ResourcePattern, expected_version: int
+                                             ) -> Proc[ZkOpResult]:
+        """KafkaZkClient.conditionalDelete of a resource's znode: the delete's result (NONODE: already gone,
+        BADVERSION: a lost race)."""
+        (r,) = yield from self._zk((Delete(acl_znodes.resource_path(resource), expected_version),))
+        return r
+
+    def create_acl_change_notification(self, resource: ResourcePattern) -> Proc[None]:
+        """KafkaZkClient.createAclChangeNotification: a persistent-sequential acl_changes_<seq> in the change store
+        of the resource's pattern type."""
+        path = acl_znodes.change_create_path(resource.pattern_type)
+        (r,) = yield from self._zk((Create(path, acl_znodes.encode_acl_change(resource), sequential=True),))
+        if r.code != OK:
+            raise KeeperError(r.code, path)
 
 def _topic_config_path(topic: str) -> str:
     return paths.ConfigEntityZNode.path(TOPIC_CONFIG_TYPE, topic)

@@ -187,6 +187,41 @@ class ConfigEntityChangeNotificationSequenceZNode:
         return f"{ConfigEntityChangeNotificationZNode}/{CONFIG_CHANGE_PREFIX}"
 
 
+# -- ACLs (ZkData.scala's ZkAclStore / ZkAclChangeStore, AclAuthorizer's storage) ----------------------------------
+LiteralAclZNode = "/kafka-acl"  # LiteralAclStore.aclPath
+ExtendedAclZNode = "/kafka-acl-extended"
+LiteralAclChangeZNode = "/kafka-acl-changes"  # LiteralAclChangeStore.aclChangePath
+ExtendedAclChangeZNode = "/kafka-acl-extended-changes"  # ExtendedAclChangeStore.aclChangePath
+ACL_CHANGE_PREFIX = "acl_changes_"  # ZkAclChangeStore.SequenceNumberPrefix
+
+
+class ZkAclStore:
+    """ZkAclStore for a specific pattern type, named as PatternType's constant (``LITERAL``, ``PREFIXED``): LITERAL
+    ACLs live under /kafka-acl, the others under /kafka-acl-extended/<pattern type in lower case>; a resource's node
+    is ``<store>/<ResourceType in Pascal case>/<name>``. Its change notifications go to /kafka-acl-changes (LITERAL)
+    or /kafka-acl-extended-changes."""
+
+    @staticmethod
+    def acl_path(pattern_type: str) -> str:
+        return LiteralAclZNode if pattern_type == "LITERAL" else f"{ExtendedAclZNode}/{pattern_type.lower()}"
+
+    @staticmethod
+    def path(pattern_type: str, resource_type: str, name: str | None = None) -> str:
+        """ZkAclStore.path(resourceType) or path(resourceType, resourceName) (ResourceZNode.path)."""
+        base = f"{ZkAclStore.acl_path(pattern_type)}/{resource_type}"
+        return base if name is None else f"{base}/{name}"
+
+    @staticmethod
+    def change_path(pattern_type: str) -> str:
+        """The aclChangePath of the store's ZkAclChangeStore."""
+        return LiteralAclChangeZNode if pattern_type == "LITERAL" else ExtendedAclChangeZNode
+
+    @staticmethod
+    def change_create_path(pattern_type: str) -> str:
+        """ZkAclChangeStore.createPath: the prefix of a persistent-sequential acl_changes_<seq> node."""
+        return f"{ZkAclStore.change_path(pattern_type)}/{ACL_CHANGE_PREFIX}"
+
+
 # -- parsers ---------------------------------------------------------------------------------------------------------
 _STATE_RE = re.compile(r"^/brokers/topics/([^/]+)/partitions/(\d+)/state$")
 _TOPIC_RE = re.compile(r"^/brokers/topics/([^/]+)$")

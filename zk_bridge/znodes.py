@@ -408,6 +408,88 @@ def decode_config_change(data: str | None, path: str = paths.ConfigEntityChangeN
                                  "versions are 1 and 2.")
 
 
+# -- ACLs: /kafka-acl/<Type>/<name>, /kafka-acl-extended/<pattern>/<Type>/<name> and their change notifications ------
+ACL_VERSION = 1  # AclEntry.CurrentVersion
+ACL_CHANGE_EVENT_VERSION = 1  # ExtendedAclChangeEvent.currentVersion
+ACL_RESOURCE_SEPARATOR = ":"  # AclEntry.ResourceSeparator
+AclEntryNames = tuple[str, str, str, str]  # (principal, permissionType, operation, host) as the znode spells them
+
+
+def encode_acls(entries: Iterable[AclEntryNames]) -> str:
+    """ResourceZNode.encode (AclEntry.toJsonCompatibleMap): ``{"version":1,"acls":[{"principal":"User:alice",
+    "permissionType":"Allow","operation":"Read","host":"*"}]}``, the entries in the order given (Kafka's is a set's:
+    insertion order up to four entries, the JVM's hash order beyond)."""
+    return _dumps({"version": ACL_VERSION, "acls": [
+        {"principal": principal, "permissionType": permission, "operation": operation, "host": host}
+        for principal, permission, operation, host in entries]})
+
+
+def decode_acls(data: str | None, path: str) -> tuple[AclEntryNames, ...]:
+    """AclEntry.fromBytes, the JSON part: no data, or data that is not JSON, is no ACL (Kafka's Json.parseBytes
+    swallows the failure); another version than 1 or an entry without its four strings raises ZnodeDecodeError."""
+    if not data:
+        return ()
+    try:
+        js = json.loads(data)
+    except ValueError:
+        return ()
+    if not isinstance(js, dict):
+        raise ZnodeDecodeError(path, f"expected a JSON object: {data[:200]!r}")
+    version = js.get("version")
+    if version != ACL_VERSION or isinstance(version, bool):
+        raise ZnodeDecodeError(path, f"requirement failed: ACL version {version!r} is not {ACL_VERSION}")
+    items = js.get("acls")
+    if not isinstance(items, list):
+        raise ZnodeDecodeError(path, "no 'acls' array")
+    out: list[AclEntryNames] = []
+    for item in items:
+        if not isinstance(item, dict):
+            raise ZnodeDecodeError(path, f"an ACL is not a JSON object: {item!r}")
+        values = []
+        for key in ("principal", "permissionType", "operation", "host"):
+            if key not in item:
+                raise ZnodeDecodeError(path, f"an ACL has no {key!r}")
+            values.append(_str(item[key], key, path))
+        out.append((values[0], values[1], values[2], values[3]))
+    return tuple(out)
+
+
+def encode_literal_acl_change(resource_type: str, name: str) -> str:
+    """LiteralAclChangeStore.encode: ``<ResourceType constant>:<name>`` (``TOPIC:orders``), as text."""
+    return f"{resource_type}{ACL_RESOURCE_SEPARATOR}{name}"
+
+
+def decode_literal_acl_change(data: str | None, path: str = paths.LiteralAclChangeZNode) -> tuple[str, str]:
+    """LiteralAclChangeStore.decode: (resource type, name), split at the first ``:`` (a name may hold more)."""
+    text = data or ""
+    resource_type, sep, name = text.partition(ACL_RESOURCE_SEPARATOR)
+    if not sep:
+        raise ZnodeDecodeError(path, f"expected a string in format ResourceType:ResourceName but got {text}")
+    return resource_type, name
+
+
+def encode_extended_acl_change(resource_type: str, name: str, pattern_type: str) -> str:
+    """ExtendedAclChangeStore.encode (ExtendedAclChangeEvent's bean properties in declaration order):
+    ``{"version":1,"resourceType":"TOPIC","name":"orders-","patternType":"PREFIXED"}``."""
+    return _dumps({"version": ACL_CHANGE_EVENT_VERSION, "resourceType": resource_type, "name": name,
+                   "patternType": pattern_type})
+
+
+def decode_extended_acl_change(data: str | None, path: str = paths.ExtendedAclChangeZNode) -> tuple[str, str, str]:
+    """ExtendedAclChangeStore.decode: (resource type, name, pattern type); a version above 1 is refused."""
+    try:
+        js = json.loads(data or "")
+    except ValueError:
+        raise ZnodeDecodeError(path, f"Failed to parse ACL change event: {data!r}") from None
+    fields = ("resourceType", "name", "patternType")
+    if not isinstance(js, dict) or not all(isinstance(js.get(k), str) for k in fields):
+        raise ZnodeDecodeError(path, f"Failed to parse ACL change event: {data!r}")
+    version = js.get("version")
+    if not isinstance(version, int) or isinstance(version, bool) or version > ACL_CHANGE_EVENT_VERSION:
+        raise ZnodeDecodeError(path, f"Acl change event received for unsupported version: {version}")
+    return js["resourceType"], js["name"], js["patternType"]
+
+
 # -- /cluster/id -----------------------------------------------------------------------------------------------------
 def encode_cluster_id(cluster_id: str) -> str:
     """ClusterIdZNode.toJson: ``{"version":"1","id":"..."}`` (version is a string here)."""

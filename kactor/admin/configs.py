@@ -13,8 +13,17 @@ from collections.abc import Callable, Iterable, Sequence
 
 import attrs
 
+from core.quota.client_quota_manager import desanitize
+from core.security.scram import preprocess_scram_credentials
 from kactor.admin import IllegalArgumentException, InvalidConfigurationException
-from kactor.admin.admin_zk import BROKER_CONFIG_TYPE, DEFAULT_ENTITY, TOPIC_CONFIG_TYPE, AdminZkClient, parse_broker
+from kactor.admin.admin_zk import (
+    BROKER_CONFIG_TYPE,
+    DEFAULT_ENTITY,
+    TOPIC_CONFIG_TYPE,
+    USER_CONFIG_TYPE,
+    AdminZkClient,
+    parse_broker,
+)
 from kactor.admin.dynamic_broker_config import (
     UPDATABLE_WHILE_BROKER_RUNNING,
     is_password_config,
@@ -24,7 +33,8 @@ from kactor.admin.dynamic_broker_config import (
 from kactor.admin.log_config import MESSAGE_FORMAT_VERSION
 
 Out = Callable[[str], None]
-ENTITY_TYPES = (TOPIC_CONFIG_TYPE, BROKER_CONFIG_TYPE)  # what kactor has of ConfigType.all (no quotas, no users)
+# what kactor has of ConfigType.all: users for their SCRAM credentials (and quotas), not clients
+ENTITY_TYPES = (TOPIC_CONFIG_TYPE, USER_CONFIG_TYPE, BROKER_CONFIG_TYPE)
 PASSWORD_ENCODER_PREFIX = "password.encoder."
 PASSWORD_ENCODER_SECRET = "password.encoder.secret"
 # "Split list by commas, but avoid those in []": a separator is followed by no ']' before the next '[' or the end.
@@ -43,12 +53,13 @@ class Entity:
     name: str | None
 
     def __str__(self) -> str:
-        type_name = "topic" if self.entity_type == TOPIC_CONFIG_TYPE else self.entity_type
+        type_name = {TOPIC_CONFIG_TYPE: "topic", USER_CONFIG_TYPE: "user-principal"}.get(self.entity_type,
+                                                                                        self.entity_type)
         if self.name is None:
             return self.entity_type
         if self.name == DEFAULT_ENTITY:
             return f"default {type_name}"
-        return f"{type_name} '{self.name}'"
+        return f"{type_name} '{desanitize(self.name) if self.entity_type == USER_CONFIG_TYPE else self.name}'"
 
 
 def warning_for(props: dict[str, str]) -> str | None:
@@ -124,6 +135,11 @@ def alter_config(admin: AdminZkClient, out: Out, entity: Entity, add_config: str
     if warning:
         out(warning)
     to_delete = parse_configs_to_be_deleted(delete_config)
+    if entity.entity_type == USER_CONFIG_TYPE:
+        try:
+            to_add = preprocess_scram_credentials(to_add)
+        except ValueError as e:
+            raise IllegalArgumentException(str(e)) from None
     if entity.entity_type == BROKER_CONFIG_TYPE and (to_add or to_delete):
         _check_brokers_not_running(admin, entity.name, to_add)
     configs = _fetch(admin, entity.entity_type, entity.name)
@@ -143,6 +159,8 @@ def describe_config(admin: AdminZkClient, out: Out, entity: Entity) -> None:
     names = [entity.name] if entity.name is not None else admin.get_all_entities_with_config(entity.entity_type)
     for name in names:
         configs = _fetch(admin, entity.entity_type, name)
+        if not configs and entity.name is None and entity.entity_type == USER_CONFIG_TYPE:
+            continue  # describing all users leaves out users with only <user, client-id> quotas
         text = ",".join(f"{k}={v}" for k, v in configs.items())
         out(f"Configs for {Entity(entity.entity_type, name)} are {text}")
 

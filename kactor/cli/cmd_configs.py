@@ -1,6 +1,7 @@
 """``kactor configs``: Kafka 2.6.3's ``kafka-configs.sh`` (kafka.admin.ConfigCommand). With ``--bootstrap-server``
 through the admin API for topics, brokers, users and clients (kactor/cli/configs_kafka.py); with ``--zookeeper`` its
-ZooKeeper path for topics and brokers: describe a config, or add / delete config entries and notify every broker
+ZooKeeper path for topics, brokers and users (their SCRAM credentials, ConfigCommand.preProcessScramCredentials):
+describe a config, or add / delete config entries and notify every broker
 through ``/config/changes`` (kactor/admin/configs.py)."""
 
 from __future__ import annotations
@@ -8,6 +9,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from core.quota.client_quota_manager import sanitize
 from kactor.admin import configs
 from kactor.admin.admin_zk import BROKER_CONFIG_TYPE, DEFAULT_ENTITY, TOPIC_CONFIG_TYPE
 from kactor.admin.log_config import CONFIG_NAMES
@@ -21,7 +23,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "configs", help="describe or change topic, broker, user and client configs (as kafka-configs.sh)",
         description="This tool helps to manipulate and describe entity config for a topic, client, user or broker. "
                     "--bootstrap-server goes through Kafka's admin API (DescribeConfigs, IncrementalAlterConfigs, "
-                    "client quotas); --zookeeper writes Kafka 2.6's ZooKeeper layout directly (topics and brokers).")
+                    "client quotas); --zookeeper writes Kafka 2.6's ZooKeeper layout directly (topics, brokers, and "
+                    "users: their SCRAM credentials, 'SCRAM-SHA-256=[iterations=8192,password=...]').")
     add_bootstrap_args(p, required=False)
     add_zookeeper_args(p, required=False)
     p.add_argument("--all", action="store_true",
@@ -58,6 +61,8 @@ def entity_of(args: argparse.Namespace) -> configs.Entity:
     """The --zookeeper path's one entity (`entities`, as a configs.Entity)."""
     types, names = entities(args)
     name = names[0] if names else None
+    if name and types[0] == "users":  # ConfigCommand.parseClientQuotaEntity's Sanitizer.sanitize
+        name = sanitize(name)
     return configs.Entity(types[0], DEFAULT_ENTITY if name == "" else name)
 
 

@@ -149,7 +149,8 @@ def test_broker_config_refusals(kactor, zk: KazooClient, args, message) -> None:
 @pytest.mark.parametrize(("args", "message", "code"), [
     (["--entity-type", "topics", "--entity-name", "t"], "Command must include exactly one action", 2),
     (["--entity-type", "clients", "--describe"],
-     "Invalid entity type clients, the entity type must be one of topics,brokers with the --zookeeper argument", 1),
+     "Invalid entity type clients, the entity type must be one of topics,users,brokers with the --zookeeper "
+     "argument", 1),
     (["--describe"], "At least one entity type must be specified", 1),
     (["--entity-type", "topics", "--entity-type", "brokers", "--describe"],
      "Only 'users' and 'clients' entity types may be specified together", 1),
