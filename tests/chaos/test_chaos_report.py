@@ -35,12 +35,14 @@ def test_seed_lines() -> None:
         "  kept: /w/seed-7 (events.log, result.json, traces/, cluster/)",
         "  replay: kactor chaos --seeds 7 --steps 25 --brokers 3 --zookeeper-ensemble 3 --keep"]
     # a run that failed before its checks has no gap to show
-    assert seed_lines(FAILED_RUN, 3, 1)[0].endswith("stuck 0  txn 0  gap -  duplicates 0  unknown-server-error 0  3.0 s")
+    assert seed_lines(FAILED_RUN, 3, 1)[0].endswith(
+        "stuck 0  txn 0  gap -  duplicates 0  unknown-server-error 0  3.0 s")
 
 
 def test_summary() -> None:
     assert summary_lines([CLEAN, BROKEN], 176.2) == [
-        "2 seeds x 25 steps: 0 safety violations, 1 lost records, 0 divergent records, 1 stuck operations, 0 transaction violations",
+        "2 seeds x 25 steps: 0 safety violations, 1 lost records, 0 divergent records, 1 stuck operations, "
+        "0 transaction violations",
         "faults: partition 1, sigkill 2, zk-kill 1",
         "acknowledged records checked: 1400; longest acknowledgement gap 30.0 s (seed 7; bound 7.5 s, 1 over it), "
         "2 duplicated records, 1 UNKNOWN_SERVER_ERROR answers",
