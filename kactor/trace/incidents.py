@@ -605,7 +605,8 @@ def detect(records: Iterable[Rec], runs: Sequence[ProcessRun],
                                     "every broker shut down in order (changes from here on are the stop's)"))
     # process starts and ends, merged into the records by time: an end counts when the run went on without it
     marks = sorted([(r.first_ts, 0, r) for r in runs]
-                   + [(r.last_ts, 1, r) for r in runs if r.last_ts < end - ENDED_BEFORE_MS])
+                   + [(r.last_ts, 1, r) for r in runs if r.last_ts < end - ENDED_BEFORE_MS],
+                   key=lambda m: (m[0], m[1]))
     mi = 0
     for rec in records:
         while mi < len(marks) and marks[mi][0] <= rec.ts:
