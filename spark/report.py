@@ -15,6 +15,7 @@ from typing import Any
 from spark.summarize import TABLES
 
 PLOTS = {
+    "incidents.png": "Incidents over time",
     "event_queue_time.png": "Controller event queue time over time",
     "request_latency.png": "Request latency per broker",
     "offline_partitions.png": "Offline and under-replicated partitions over time",
@@ -31,7 +32,7 @@ HTML_TABLES = (
     ("leader_elections", "Leader elections", 50),
     ("topic_deletions", "Topic deletions (ms)", 100),
     ("reassignments", "Reassignments (ms)", 100),
-    ("errors", "Errors", 100),
+    ("errors", "Errors in every record (each hop of an answer counts)", 100),
     ("anomaly_counts", "Anomalies", 50),
     ("anomalies", "Anomalies (first 200)", 200),
     ("messages_by_route", "Messages by sender → receiver", 200),
@@ -102,12 +103,14 @@ def _plots(out_dir: str, tables: dict[str, list[dict[str, Any]]], t0: float) -> 
         ax.legend(loc="upper right", fontsize="small")
     save(fig, "request_latency.png")
 
+    _incident_plot(plt, tables.get("incidents", []), t0, save)
+
     rows = tables.get("gauges_timeline", [])
     fig, ax = plt.subplots(figsize=(9, 4))
     if rows:
         x = secs(rows)
-        ax.step(x, [r["offline_partitions_max"] or 0 for r in rows], where="post", label="offline (max)")
-        ax.step(x, [r["under_replicated_partitions_max"] or 0 for r in rows], where="post",
+        ax.step(x, [r.get("offline_partitions_max") or 0 for r in rows], where="post", label="offline (max)")
+        ax.step(x, [r.get("under_replicated_partitions_max") or 0 for r in rows], where="post",
                 label="under-replicated (max)")
         ax.legend(loc="upper right")
     ax.set_xlabel("seconds since first message")
@@ -126,6 +129,75 @@ def _plots(out_dir: str, tables: dict[str, list[dict[str, Any]]], t0: float) -> 
     ax.set_xlabel("count (P: partition, R: replica)")
     ax.set_title(PLOTS["state_transitions.png"])
     save(fig, "state_transitions.png")
+
+
+# the timeline's lanes, top to bottom, and their colours: what needs attention in warm colours
+INCIDENT_LANES = (
+    ("partition_offline", "tab:red"), ("broker_down", "tab:brown"), ("produce_stall", "tab:orange"),
+    ("under_replicated", "gold"), ("isr_shrink", "tab:purple"), ("isr_expand", "tab:green"),
+    ("controller_change", "tab:blue"), ("reassignment", "tab:cyan"), ("topic_deletion", "tab:gray"),
+    ("cluster_stop", "lightgray"),
+)
+
+
+def _incident_plot(plt: Any, rows: list[dict[str, Any]], t0: float, save: Any) -> None:
+    """A lane per kind of incident, a bar per incident from its start to its end (at least a visible sliver)."""
+    lanes = [(k, c) for k, c in INCIDENT_LANES if any(r["kind"] == k for r in rows)]
+    end = max([(r["end_ts"] or r["start_ts"]) for r in rows], default=t0)
+    span = max((end - t0) / 1000, 1.0)
+    fig, ax = plt.subplots(figsize=(9, max(2.5, 0.45 * len(lanes) + 1.2)))
+    for y, (kind, colour) in enumerate(lanes):
+        bars = []
+        for r in rows:
+            if r["kind"] != kind:
+                continue
+            start = (r["start_ts"] - t0) / 1000
+            stop = ((r["end_ts"] if r["end_ts"] is not None else end) - t0) / 1000
+            bars.append((start, max(stop - start, span / 300)))
+        ax.broken_barh(bars, (y - 0.35, 0.7), facecolors=colour)
+    ax.set_yticks(range(len(lanes)), [k.replace("_", " ") for k, _ in lanes])
+    ax.invert_yaxis()
+    ax.set_xlim(0, span * 1.02)
+    ax.set_xlabel("seconds since first message")
+    ax.grid(axis="x", alpha=0.3)
+    ax.set_title(PLOTS["incidents.png"] + ("" if rows else ": none"))
+    save(fig, "incidents.png")
+
+
+def _fmt_duration(ms: float | None) -> str:
+    if ms is None:
+        return "ongoing"
+    return "instant" if ms == 0 else f"{ms / 1000:.2f} s"
+
+
+def _incidents_html(tables: dict[str, list[dict[str, Any]]], t0: float) -> str:
+    """The first screen: the incidents, a row each, then the errors once per answer, attention first."""
+    rows = tables.get("incidents", [])
+    body = "".join(
+        f"<tr class={html.escape(r['kind'])}><td>{_fmt_ts(r['start_ts'])}</td>"
+        f"<td>+{(r['start_ts'] - t0) / 1000:.2f} s</td><td>{_fmt_duration(r['duration_ms'])}</td>"
+        f"<td>{html.escape(r['kind'])}</td><td>{html.escape(r['subject'])}</td>"
+        f"<td class=l>{html.escape(r['partitions'])}</td><td class=l>{html.escape(r['detail'])}</td></tr>"
+        for r in rows)
+    parts = ['<h2 id="incidents">Incidents</h2>',
+             "<table><thead><tr><th>start</th><th>since first</th><th>duration</th><th>kind</th><th>subject</th>"
+             f"<th>partitions</th><th>what and why</th></tr></thead><tbody>{body}</tbody></table>"
+             if rows else "<p class=empty>none</p>",
+             f'<img src="incidents.png" alt="{html.escape(PLOTS["incidents.png"])}">']
+    errors = tables.get("error_answers", [])
+    for expected, title in ((False, "Errors that need attention"), (True, "Expected protocol answers")):
+        chosen = [e for e in errors if bool(e["expected"]) == expected]
+        parts.append(f"<h3>{title} (once per answer)</h3>")
+        if not chosen:
+            parts.append("<p class=empty>none</p>")
+            continue
+        parts.append("<table><thead><tr><th>error</th><th>request</th><th>answers</th><th>partitions</th>"
+                     "<th>meaning (Kafka's)</th></tr></thead><tbody>" + "".join(
+                         f"<tr><td>{html.escape(e['error'])}</td><td>{html.escape(e['request'])}</td>"
+                         f"<td>{e['answers']:,}</td><td>{e['partitions']:,}</td>"
+                         f"<td class=l>{html.escape(e['meaning'])}</td></tr>" for e in chosen)
+                     + "</tbody></table>")
+    return "".join(parts)
 
 
 def _html_table(rows: list[dict[str, Any]], limit: int) -> str:
@@ -167,16 +239,21 @@ def build_report(out_dir: str, result: dict[str, Any] | None = None) -> str:
         "body{font-family:sans-serif;margin:2em;max-width:1200px}table{border-collapse:collapse;margin:.5em 0}"
         "td,th{border:1px solid #ccc;padding:2px 6px;font-size:13px;text-align:right}th{background:#eee}"
         "td:first-child,th:first-child{text-align:left}img{max-width:100%;border:1px solid #ddd}"
-        ".warn{color:#a40}.empty,.more{color:#777}",
+        ".warn{color:#a40}.empty,.more{color:#777}td.l{text-align:left}"
+        "tr.partition_offline td,tr.broker_down td,tr.produce_stall td{background:#fde8e4}"
+        "tr.under_replicated td{background:#fff6d5}",
         "</style></head><body><h1>kactor trace summary</h1><table>",
         "".join(f"<tr><th>{k}</th><td>{html.escape(str(v))}</td></tr>" for k, v in facts),
         "</table>",
         f"<h2 class=warn>Warnings</h2><ul class=warn>{warn}</ul>" if warn else "",
+        _incidents_html(tables, meta.get("first_ts") or 0.0),
         "<h2>Plots</h2>",
         "".join(f'<h3>{html.escape(title)}</h3><img src="{name}" alt="{html.escape(title)}">'
-                for name, title in PLOTS.items()),
+                for name, title in PLOTS.items() if name != "incidents.png"),
     ]
     for name, title, limit in HTML_TABLES:
+        if name in ("incidents", "error_answers"):
+            continue
         parts.append(f'<h2 id="{name}">{html.escape(title)}</h2>'
                      f'<p><a href="{name}.csv">{name}.csv</a> · <a href="{name}.json">{name}.json</a></p>')
         parts.append(_html_table(tables.get(name, []), limit))
@@ -185,6 +262,27 @@ def build_report(out_dir: str, result: dict[str, Any] | None = None) -> str:
     with open(path, "w", encoding="utf-8") as f:
         f.write("\n".join(parts))
     return path
+
+
+def _print_incidents(console: Any, t: dict[str, list[dict[str, Any]]], t0: float | None) -> None:
+    from rich.markup import escape
+    from rich.table import Table
+
+    rows = t.get("incidents", [])
+    tab = Table(title=f"Incidents ({len(rows)})", title_justify="left")
+    for c in ("start", "duration", "kind", "subject", "what and why"):
+        tab.add_column(c, justify="right" if c in ("start", "duration") else "left",
+                       overflow="fold", ratio=4 if c == "what and why" else None)
+    for r in rows:
+        rel = f"+{(r['start_ts'] - t0) / 1000:.2f} s" if t0 is not None else _fmt_ts(r["start_ts"])
+        subject = r["subject"] + (f" [{r['partitions']}]" if r["partitions"] else "")
+        tab.add_row(rel, _fmt_duration(r["duration_ms"]), r["kind"], escape(subject), escape(r["detail"]))
+    console.print(tab)
+    errors = t.get("error_answers", [])
+    for expected, title in ((False, "Errors that need attention"), (True, "Expected protocol answers")):
+        chosen = ", ".join(f"{e['error']} ({e['request']}): {e['answers']:,}" for e in errors
+                           if bool(e["expected"]) == expected)
+        console.print(f"{title} (once per answer): {chosen or 'none'}")
 
 
 def print_summary(result: dict[str, Any], out_dir: str | None = None, console: Any = None) -> None:
@@ -199,6 +297,7 @@ def print_summary(result: dict[str, Any], out_dir: str | None = None, console: A
                   f"{span:,.1f} s ({_fmt_ts(meta.get('first_ts'))} → {_fmt_ts(meta.get('last_ts'))})")
     for w in meta.get("warnings", []):
         console.print(f"[yellow]warning:[/] {w}")
+    _print_incidents(console, t, meta.get("first_ts"))
 
     tab = Table(title="Top message types")
     tab.add_column("type")
@@ -218,8 +317,10 @@ def print_summary(result: dict[str, Any], out_dir: str | None = None, console: A
 
     elections = ", ".join(f"{r['strategy']}/{r['kind']}: {r['count']:,}" for r in t.get("leader_elections", []))
     console.print(f"Leader elections: {elections or 'none'}")
-    anomalies = ", ".join(f"{r['kind']}: {r['count']:,}" for r in t.get("anomaly_counts", []))
-    console.print(f"Anomalies: {anomalies or 'none'}")
+    # errors and controller changes are above, once per answer and with their cause
+    anomalies = ", ".join(f"{r['kind']}: {r['count']:,}" for r in t.get("anomaly_counts", [])
+                          if r["kind"] not in ("error", "stale_controller_epoch", "controller_change"))
+    console.print(f"Other signals: {anomalies or 'none'}")
     if out_dir:
         console.print(f"Tables (JSON, CSV) in {out_dir}" + (
             f"; report: {os.path.join(out_dir, 'index.html')}"
