@@ -404,7 +404,7 @@ class _Detector:
         if phase == "Completed":
             self.incidents.append(Incident(
                 "topic_deletion", d.get("Queued", d.get("Started", r.ts)), r.ts, f"topic {topic}",
-                f"deleted (queued → completed; {int(d.get('Ineligible', 0) and 1)} ineligible phase)"
+                "deleted (queued → completed; ineligible for a while: a replica was offline)"
                 if "Ineligible" in d else "deleted (queued → completed)"))
             del self.deletions[topic]
             self.deleting.discard(topic)
