@@ -135,7 +135,8 @@ def _plots(out_dir: str, tables: dict[str, list[dict[str, Any]]], t0: float) -> 
 INCIDENT_LANES = (
     ("partition_offline", "tab:red"), ("broker_down", "tab:brown"), ("produce_stall", "tab:orange"),
     ("under_replicated", "gold"), ("isr_shrink", "tab:purple"), ("isr_expand", "tab:green"),
-    ("controller_change", "tab:blue"), ("reassignment", "tab:cyan"), ("topic_deletion", "tab:gray"),
+    ("controller_change", "tab:blue"), ("group_rebalance", "tab:pink"), ("reassignment", "tab:cyan"),
+    ("topic_deletion", "tab:gray"),
     ("cluster_stop", "lightgray"),
 )
 

@@ -15,6 +15,9 @@ without decoding the rest. What is found:
   or /controller was deleted);
 - ``produce_stall``: produce requests answered more than ``late_produce_ms`` after they arrived, grouped per broker
   into stalls, with the incidents that overlap them (an acks=all produce waits for every ISR member);
+- ``group_rebalance``: a consumer group's join phase, from the first JoinGroup request to the leader's JoinGroup
+  answer of the new generation, and why (the group formed, members joined, left with a LeaveGroup or without one,
+  the coordinator moved);
 - ``topic_deletion`` / ``reassignment``: from the controller's progress records, with their durations.
 
 Errors are counted once per request: in the answers a process sends back (``NetReply``), each error code once per
@@ -195,6 +198,11 @@ def _result_ok(results: list[Any], idx: tuple[int, ...]) -> bool:
     return r.get("code") == "OK"
 
 
+def _member(member_id: str) -> str:
+    """A member id without most of its UUID: client id and 8 hex digits (``consumer-1-3f2a…``)."""
+    return member_id[:-28] if len(member_id) > 36 and member_id[-37] == "-" else member_id
+
+
 def _fmt_brokers(bs: Iterable[int]) -> str:
     bs = sorted(bs)
     return ("broker " if len(bs) == 1 else "brokers ") + ", ".join(map(str, bs))
@@ -231,6 +239,12 @@ class _Detector:
     reassigning: dict[str, tuple[float, tuple[int, ...]]] = attrs.field(factory=dict)
     reassigned: set[str] = attrs.field(factory=set)
     errors: dict[tuple[str, str], list[float]] = attrs.field(factory=dict)
+    # group -> its rebalance in progress: (first JoinGroup's arrival, process), its last generation's members and
+    # process, the members that left with a LeaveGroup
+    joining: dict[str, tuple[float, str]] = attrs.field(factory=dict)
+    generations: dict[str, tuple[int, frozenset[str], str]] = attrs.field(factory=dict)
+    leaving: dict[str, set[str]] = attrs.field(factory=dict)
+    join_requests: dict[tuple[str, int, int], str] = attrs.field(factory=dict)
 
     def broker_of(self, process: str) -> int | None:
         for r in self.runs:
@@ -335,6 +349,13 @@ class _Detector:
                     self.leader[tp] = st.get("leader", -1)
                     self.isr[tp] = tuple(st.get("isr", ()))
                 self.check_under(tp, r.ts)
+        elif kind == "JoinGroupRequest":
+            self.joining.setdefault(body.get("group_id", ""), (r.ts, r.process))
+            self.join_requests[(r.process, r.payload.get("connection_id"), r.payload.get("request_id"))] = \
+                body.get("group_id", "")
+        elif kind == "LeaveGroupRequest":
+            gone = self.leaving.setdefault(body.get("group_id", ""), set())
+            gone.update(m.get("member_id", "") for m in body.get("members", []))
         elif kind == "ProduceRequest" and r.payload.get("reply_expected", True):
             tps = tuple(sorted({tp_name(p["tp"]) for p in body.get("partitions", [])}))
             key = (r.process, r.payload.get("connection_id"), r.payload.get("request_id"))
@@ -350,12 +371,48 @@ class _Detector:
             counts[0] += 1
             counts[1] += errs.count(e)
             counts[3] = r.ts
+        if kind == "JoinGroupResponse":
+            if body.get("members") and errs == []:
+                self.rebalanced(r, body)
+            else:  # a follower's answer, or an error: the join goes on
+                self.join_requests.pop((r.process, r.payload.get("connection_id"), r.payload.get("request_id")), None)
         if kind == "ProduceResponse":
             key = (r.process, r.payload.get("connection_id"), r.payload.get("request_id"))
             if (asked := self.produce.pop(key, None)) is not None:
                 arrived, acks, tps = asked
                 if r.ts - arrived > self.late_produce_ms:
                     self.late.append((r.process, arrived, r.ts, acks, tps))
+
+    def rebalanced(self, r: Rec, body: dict[str, Any]) -> None:
+        """The group leader's JoinGroup answer: the join phase of a generation is over (Kafka's
+        GroupCoordinator.onCompleteJoin); why it began, from the members that came and went."""
+        generation = int(body.get("generation_id", -1))
+        members = frozenset(m.get("member_id", "") for m in body.get("members", []))
+        group = self.join_requests.pop((r.process, r.payload.get("connection_id"), r.payload.get("request_id")), None)
+        if group is None or group not in self.joining:
+            return
+        since, _ = self.joining.pop(group)
+        before = self.generations.get(group)
+        self.generations[group] = (generation, members, r.process)
+        if before is None:
+            why = f"the group formed: {len(members)} member{'s' if len(members) != 1 else ''}"
+        else:
+            joined, left = members - before[1], before[1] - members
+            left_in_order = left & self.leaving.pop(group, set())
+            causes = []
+            if before[2] != r.process:
+                causes.append(f"its coordinator moved to broker {self.broker_of(r.process)}")
+            if joined:
+                causes.append(f"joined: {', '.join(sorted(map(_member, joined)))}")
+            if left_in_order:
+                causes.append(f"left (LeaveGroup): {', '.join(sorted(map(_member, left_in_order)))}")
+            if left - left_in_order:
+                causes.append(f"left without a LeaveGroup (session.timeout.ms passed or the member was replaced): "
+                              f"{', '.join(sorted(map(_member, left - left_in_order)))}")
+            why = "; ".join(causes) or "the members rejoined (a member's metadata or subscription changed)"
+        self.incidents.append(Incident("group_rebalance", since, r.ts, f"group {group}",
+                                       f"generation {generation}, {len(members)} member"
+                                       f"{'s' if len(members) != 1 else ''}: {why}"))
 
     def on_ZkRequest(self, r: Rec) -> None:  # noqa: N802
         writes = _writes((r.payload.get("batch") or {}).get("ops", []))
@@ -638,8 +695,10 @@ _WANTED: dict[str, Any] = {
     "ZkRequest": lambda line: "/state" in line,
     "ZkResponse": None,  # paired with a pending state write: parsed only when one is pending (below)
     "ZkWatchEvent": lambda line: '"kind":"DELETED"' in line,
-    "NetRequest": lambda line: '"@":"LeaderAndIsrRequest"' in line or '"@":"ProduceRequest"' in line,
-    "NetReply": lambda line: '"@":"ProduceResponse"' in line or _ANY_ERROR.search(line) is not None,
+    "NetRequest": lambda line: any(f'"body":{{"@":"{t}Request"' in line
+                                   for t in ("LeaderAndIsr", "Produce", "JoinGroup", "LeaveGroup")),
+    "NetReply": lambda line: '"@":"ProduceResponse"' in line or '"@":"JoinGroupResponse"' in line
+    or _ANY_ERROR.search(line) is not None,
 }
 _ANY_ERROR = re.compile(r'"@e":"Errors","v":"(?!NONE")')
 _REQUEST_ID = re.compile(r'"request_id":(\d+)')
@@ -752,8 +811,9 @@ def incident_line(i: Incident, t0: float | None = None) -> str:
 
 
 def error_line(e: ErrorCount) -> str:
-    return (f"{e.error:<28} {e.request:<24} {e.requests:>6} answer{'s' if e.requests != 1 else ' '} "
-            f"({e.partitions} partition{'s' if e.partitions != 1 else ''})" + (f": {e.meaning}" if e.meaning else ""))
+    carried = f" ({e.partitions} partitions)" if e.partitions != e.requests else ""
+    return (f"{e.error:<28} {e.request:<24} {e.requests:>6} answer{'s' if e.requests != 1 else ''}{carried}"
+            + (f": {e.meaning}" if e.meaning else ""))
 
 
 def report_lines(f: Findings) -> Iterator[str]:

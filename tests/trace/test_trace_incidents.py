@@ -225,6 +225,40 @@ def test_the_clusters_own_stop_at_the_end_is_one_incident() -> None:
     assert (stop.kind, stop.start_ms, stop.end_ms) == ("cluster_stop", T0 + 5_000, T0 + 9_000)
 
 
+def join(process: str, ts: float, rid: int, member: str) -> Rec:
+    body = {"@": "JoinGroupRequest", "group_id": "g", "session_timeout_ms": 10000, "member_id": member}
+    return rec(process, ts, "edge:net", "group-coordinator",
+               {"@": "NetRequest", "connection_id": rid, "request_id": rid, "body": body, "reply_expected": True})
+
+
+def joined(process: str, ts: float, rid: int, generation: int, members: list[str], leader: bool = True) -> Rec:
+    body = {"@": "JoinGroupResponse", "error": {"@e": "Errors", "v": "NONE"}, "generation_id": generation,
+            "members": [{"@": "JoinGroupMember", "member_id": m} for m in members] if leader else []}
+    return rec(process, ts, "group-coordinator", "net",
+               {"@": "NetReply", "connection_id": rid, "request_id": rid, "body": body})
+
+
+A = "a-0123456789abcdef0123456789abcdef0123"  # client id "a" and a 36-character UUID's length
+B = "b-0123456789abcdef0123456789abcdef0123"
+
+
+def test_group_rebalances_with_their_causes() -> None:
+    leave = {"@": "LeaveGroupRequest", "group_id": "g", "members": [{"@": "MemberIdentity", "member_id": B}]}
+    recs = [join("broker-0", 1_000, 1, ""), joined("broker-0", 1_050, 1, 1, [A]),
+            join("broker-0", 2_000, 2, ""), join("broker-0", 2_100, 3, A),
+            joined("broker-0", 2_600, 3, 2, [A, B]), joined("broker-0", 2_600, 2, 2, [], leader=False),
+            rec("broker-0", 4_000, "edge:net", "group-coordinator",
+                {"@": "NetRequest", "connection_id": 5, "request_id": 5, "body": leave, "reply_expected": True}),
+            join("broker-0", 4_010, 6, A), joined("broker-0", 4_400, 6, 3, [A]),
+            join("broker-2", 9_000, 7, A), joined("broker-2", 9_300, 7, 4, [A])]
+    found = detect(recs, [run("broker-0", 0, 0, 10_000), run("broker-2", 2, 0, 10_000)])
+    assert [(i.subject, i.start_ms - T0, i.end_ms - T0, i.detail) for i in kinds(found, "group_rebalance")] == [
+        ("group g", 1_000, 1_050, "generation 1, 1 member: the group formed: 1 member"),
+        ("group g", 2_000, 2_600, "generation 2, 2 members: joined: b-01234567"),
+        ("group g", 4_010, 4_400, "generation 3, 1 member: left (LeaveGroup): b-01234567"),
+        ("group g", 9_000, 9_300, "generation 4, 1 member: its coordinator moved to broker 2")]
+
+
 def write_trace(folder: Path, name: str, broker: int, recs: list[Rec]) -> None:
     lines = [json.dumps({"trace_version": 4, "process": name.split(".")[0], "broker_id": broker})]
     for r in recs:
