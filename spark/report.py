@@ -12,7 +12,10 @@ import os
 from datetime import UTC, datetime
 from typing import Any
 
-from spark.summarize import TABLES
+from spark.summarize import TABLES, write_table
+
+# the tables the report adds to the summary's (add_incidents): not Spark's, so not in spark.bench's comparison
+INCIDENT_TABLES = ("incidents", "error_answers")
 
 PLOTS = {
     "incidents.png": "Incidents over time",
@@ -44,12 +47,75 @@ def load_result(out_dir: str) -> dict[str, Any]:
     with open(os.path.join(out_dir, "summary.json"), encoding="utf-8") as f:
         meta = json.load(f)
     tables = {}
-    for name in TABLES:
+    for name in (*TABLES, *INCIDENT_TABLES):
         path = os.path.join(out_dir, f"{name}.json")
         if os.path.exists(path):
             with open(path, encoding="utf-8") as f:
                 tables[name] = json.load(f)
     return {"meta": meta, "tables": tables}
+
+
+def incident_tables(inputs: list[str], bucket_ms: int, gauges: list[dict[str, Any]],
+                    warnings: list[str]) -> dict[str, list[dict[str, Any]]]:
+    """The incidents and the errors once per answer (kactor/trace/incidents.py: a pure-Python pass over the
+    JSON-lines traces that reads only the records it needs), and the gauges' under-replicated series filled from the
+    under-replicated intervals: each bucket's largest number of partitions under-replicated at one time (the
+    controller's gauge is 0 in its traces). A Parquet input has no incidents (a warning says so)."""
+    from kactor.trace.incidents import errors_json, find_incidents, incidents_json
+    from kactor.trace.reader import TraceError
+
+    try:
+        found = find_incidents(inputs)
+    except (TraceError, OSError, ValueError) as e:
+        warnings.append(f"incidents not found: {e}")
+        return {"incidents": [], "error_answers": []}
+    edges: list[tuple[float, int]] = []
+    last = found.last_ms or 0.0
+    for i in found.incidents:
+        if i.kind == "under_replicated":
+            edges += [(i.start_ms, len(i.partitions)), (i.end_ms if i.end_ms is not None else last, -len(i.partitions))]
+    if edges:
+        peak: dict[int, int] = {}
+        level = 0
+        steps = sorted(edges, key=lambda e: (e[0], -e[1]))  # a start before an end at the same time
+        for (ts, step), nxt in zip(steps, [*steps[1:], None], strict=True):
+            b = int(ts // bucket_ms * bucket_ms)
+            peak[b] = max(peak.get(b, 0), level)  # the level up to ts, in this bucket
+            level += step
+            peak[b] = max(peak[b], level)
+            if nxt is not None and level > 0:  # the buckets the level spans without an edge in them
+                for between in range(b + bucket_ms, int(nxt[0] // bucket_ms * bucket_ms), bucket_ms):
+                    peak[between] = max(peak.get(between, 0), level)
+        rows = {r["bucket_start_ms"]: r for r in gauges}
+        for b, n in peak.items():
+            row = rows.get(b)
+            if row is None:
+                row = rows[b] = {k: None for k in (gauges[0] if gauges else ("bucket_start_ms",))}
+                row.update(bucket_start_ms=b, samples=0)
+            row["under_replicated_partitions_max"] = max(row.get("under_replicated_partitions_max") or 0, n)
+        gauges[:] = [rows[b] for b in sorted(rows)]
+    return {"incidents": incidents_json(found), "error_answers": errors_json(found)}
+
+
+def add_incidents(result: dict[str, Any], out_dir: str | None = None) -> dict[str, Any]:
+    """Add the incident tables to ``result`` (once), from the JSON-lines traces its meta names, and write them (and
+    the gauges filled from the under-replicated intervals) to ``out_dir``. A pure-Python pass after Spark's: the
+    summary's own tables stay what Spark and DuckDB both compute."""
+    tables, meta = result["tables"], result["meta"]
+    if all(name in tables for name in INCIDENT_TABLES):
+        return result
+    warnings = meta.setdefault("warnings", [])
+    tables.setdefault("gauges_timeline", [])
+    tables.update(incident_tables(list(meta.get("inputs", [])), int(meta.get("bucket_ms") or 1000),
+                                  tables["gauges_timeline"], warnings))
+    if out_dir:
+        os.makedirs(out_dir, exist_ok=True)
+        for name in (*INCIDENT_TABLES, "gauges_timeline"):
+            write_table(out_dir, name, tables[name])
+        with open(os.path.join(out_dir, "summary.json"), "w", encoding="utf-8") as f:
+            json.dump(meta, f, indent=1)
+            f.write("\n")
+    return result
 
 
 def _fmt_ts(ms: float | None) -> str:
@@ -221,7 +287,7 @@ def _html_table(rows: list[dict[str, Any]], limit: int) -> str:
 
 def build_report(out_dir: str, result: dict[str, Any] | None = None) -> str:
     """Write index.html and the PNG plots into ``out_dir``; return the path of index.html."""
-    result = result or load_result(out_dir)
+    result = add_incidents(result or load_result(out_dir), out_dir)
     meta, tables = result["meta"], result["tables"]
     os.makedirs(out_dir, exist_ok=True)
     _plots(out_dir, tables, meta.get("first_ts") or 0.0)
@@ -292,7 +358,7 @@ def print_summary(result: dict[str, Any], out_dir: str | None = None, console: A
     from rich.table import Table
 
     console = console or Console()
-    meta, t = result["meta"], result["tables"]
+    meta, t = add_incidents(result, out_dir)["meta"], result["tables"]
     span = ((meta["last_ts"] - meta["first_ts"]) / 1000) if meta.get("first_ts") is not None else 0.0
     console.print(f"[bold]{meta['messages']:,}[/] messages from {len(meta['processes'])} process(es) over "
                   f"{span:,.1f} s ({_fmt_ts(meta.get('first_ts'))} → {_fmt_ts(meta.get('last_ts'))})")

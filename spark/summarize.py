@@ -36,7 +36,7 @@ TABLES = (
     "messages_by_type", "messages_by_route", "messages_by_process", "controller_event_times",
     "controller_event_timeline", "request_latency", "request_latency_by_broker", "channel_queue_timeline",
     "partition_transitions", "replica_transitions", "leader_elections", "topic_deletions", "reassignments",
-    "gauges_timeline", "errors", "anomalies", "anomaly_counts", "incidents", "error_answers",
+    "gauges_timeline", "errors", "anomalies", "anomaly_counts",
 )
 
 
@@ -343,48 +343,6 @@ def _spans(df: DataFrame, end_col: str, status: str) -> DataFrame:
     )
 
 
-def incident_tables(inputs: list[str], bucket_ms: int, gauges: list[dict[str, Any]],
-                    warnings: list[str]) -> dict[str, list[dict[str, Any]]]:
-    """The incidents and the errors once per answer (kactor/trace/incidents.py: a pure-Python pass over the
-    JSON-lines traces that reads only the records it needs), and the gauges' under-replicated series filled from the
-    under-replicated intervals: each bucket's largest number of partitions under-replicated at one time (the
-    controller's gauge is 0 in its traces). A Parquet input has no incidents (a warning says so)."""
-    from kactor.trace.incidents import errors_json, find_incidents, incidents_json
-    from kactor.trace.reader import TraceError
-
-    try:
-        found = find_incidents(inputs)
-    except (TraceError, OSError, ValueError) as e:
-        warnings.append(f"incidents not found: {e}")
-        return {"incidents": [], "error_answers": []}
-    edges: list[tuple[float, int]] = []
-    last = found.last_ms or 0.0
-    for i in found.incidents:
-        if i.kind == "under_replicated":
-            edges += [(i.start_ms, len(i.partitions)), (i.end_ms if i.end_ms is not None else last, -len(i.partitions))]
-    if edges:
-        peak: dict[int, int] = {}
-        level = 0
-        steps = sorted(edges, key=lambda e: (e[0], -e[1]))  # a start before an end at the same time
-        for (ts, step), nxt in zip(steps, [*steps[1:], None], strict=True):
-            b = int(ts // bucket_ms * bucket_ms)
-            peak[b] = max(peak.get(b, 0), level)  # the level up to ts, in this bucket
-            level += step
-            peak[b] = max(peak[b], level)
-            if nxt is not None and level > 0:  # the buckets the level spans without an edge in them
-                for between in range(b + bucket_ms, int(nxt[0] // bucket_ms * bucket_ms), bucket_ms):
-                    peak[between] = max(peak.get(between, 0), level)
-        rows = {r["bucket_start_ms"]: r for r in gauges}
-        for b, n in peak.items():
-            row = rows.get(b)
-            if row is None:
-                row = rows[b] = {k: None for k in (gauges[0] if gauges else ("bucket_start_ms",))}
-                row.update(bucket_start_ms=b, samples=0)
-            row["under_replicated_partitions_max"] = max(row.get("under_replicated_partitions_max") or 0, n)
-        gauges[:] = [rows[b] for b in sorted(rows)]
-    return {"incidents": incidents_json(found), "error_answers": errors_json(found)}
-
-
 def write_table(out_dir: str, name: str, rows: list[dict[str, Any]]) -> None:
     with open(os.path.join(out_dir, f"{name}.json"), "w", encoding="utf-8") as f:
         json.dump(rows, f, indent=1)
@@ -456,8 +414,6 @@ def summarize(spark: Any, inputs: list[str], out_dir: str | None = None, bucket_
         pool.shutdown(wait=True)
         spark.catalog.clearCache()
     tables["messages_by_process"] = processes
-    warnings = list(src.warnings)
-    tables.update(incident_tables(inputs, bucket, tables.get("gauges_timeline", []), warnings))
     meta = {
         "inputs": list(inputs),
         "processes": [p["process"] for p in processes],
@@ -466,7 +422,7 @@ def summarize(spark: Any, inputs: list[str], out_dir: str | None = None, bucket_
         "last_ts": max(lasts) if lasts else None,
         "bucket_ms": bucket,
         "slow_event_ms": SLOW_EVENT_MS,
-        "warnings": warnings,
+        "warnings": src.warnings,
         "trace_versions": sorted({h.get("trace_version") for h in src.headers}),
         "elapsed_s": round(time.monotonic() - t0, 3),
         # where the time went: counting every line; what reading and caching the observed records took beyond the

@@ -47,7 +47,7 @@ def _trace(folder: Path) -> str:
 
 
 def test_the_under_replicated_series_is_filled_from_the_intervals(tmp_path: Path) -> None:
-    from spark.summarize import incident_tables
+    from spark.report import incident_tables
 
     gauges = [{"bucket_start_ms": T0 + 1000, "samples": 1, "offline_partitions_max": 0,
                "under_replicated_partitions_max": 0}]
@@ -64,7 +64,7 @@ def test_the_under_replicated_series_is_filled_from_the_intervals(tmp_path: Path
 
 
 def test_a_parquet_input_has_no_incidents_and_says_so(tmp_path: Path) -> None:
-    from spark.summarize import incident_tables
+    from spark.report import incident_tables
 
     warnings: list[str] = []
     (tmp_path / "part-0.parquet").write_bytes(b"PAR1")
@@ -75,8 +75,7 @@ def test_a_parquet_input_has_no_incidents_and_says_so(tmp_path: Path) -> None:
 def test_the_reports_first_screen_lists_the_incidents(tmp_path: Path) -> None:
     from rich.console import Console
 
-    from spark.report import build_report, print_summary
-    from spark.summarize import incident_tables
+    from spark.report import build_report, incident_tables, print_summary
 
     gauges: list[dict[str, Any]] = []
     (tmp_path / "t").mkdir()
