@@ -292,6 +292,12 @@ def test_the_reader_and_the_command_find_the_same(tmp_path: Path) -> None:
     assert [line.strip() for line in proc.stdout.splitlines()[1:5]] == \
         [incident_line(i, found.first_ms) for i in found.incidents]
     assert "partition_offline 1 partition [t-0]: its leader, broker 1, was killed" in proc.stdout
+    as_json = json.loads(subprocess.run([sys.executable, "-m", "kactor", "trace", "incidents", str(tmp_path), "--json"],
+                                        capture_output=True, text=True, check=True).stdout)
+    assert [(i["kind"], i["start_ts"], i["duration_ms"], i["partitions"]) for i in as_json["incidents"]] == [
+        ("broker_down", T0 + 1_001, None, ""), ("partition_offline", T0 + 1_001, 2_000.0, "t-0"),
+        ("isr_shrink", T0 + 3_001, 0.0, "t-0"), ("under_replicated", T0 + 3_001, None, "t-0")]
+    assert as_json["errors"] == []
     bad = subprocess.run([sys.executable, "-m", "kactor", "trace", "incidents", str(tmp_path / "nope")],
                          capture_output=True, text=True)
     assert bad.returncode == 1 and "no such trace folder" in bad.stderr
