@@ -1,7 +1,8 @@
 """The trace summary as an HTML report (index.html + matplotlib PNGs) and as a short terminal summary (rich).
 
 Both work from the tables ``spark.summarize`` returns or wrote (``load_result(out_dir)`` reads them back), so a
-report can be rebuilt without Spark.
+report can be rebuilt without Spark. Both open with the incidents (``add_incidents``: kactor/trace/incidents.py over
+the traces the summary read) and the errors once per answer.
 """
 
 from __future__ import annotations
