@@ -656,9 +656,13 @@ def detect(records: Iterable[Rec], runs: Sequence[ProcessRun],
     d = _Detector(runs, late_produce_ms, end)
     finals = [r for r in runs if r.broker_id is not None
               and not any(o.broker_id == r.broker_id and o.first_ts > r.first_ts for o in runs)]
-    if finals and all(r.shutdown_ts is not None for r in finals):
-        d.stopping_ms = min(r.shutdown_ts for r in finals if r.shutdown_ts is not None)
-        d.incidents.append(Incident("cluster_stop", d.stopping_ms, end, f"{len(finals)} brokers",
+    # the cluster's own stop: from the first orderly shutdown of a last incarnation, every broker still running
+    # then was shut down in order (one killed before and never restarted does not count)
+    stop = min((r.shutdown_ts for r in finals if r.shutdown_ts is not None), default=None)
+    if stop is not None and all(r.shutdown_ts is not None for r in finals if r.last_ts >= stop):
+        d.stopping_ms = stop
+        stopped = sum(1 for r in finals if r.last_ts >= stop)
+        d.incidents.append(Incident("cluster_stop", stop, end, f"{stopped} broker{'s' if stopped != 1 else ''}",
                                     "every broker shut down in order (changes from here on are the stop's)"))
     # process starts and ends, merged into the records by time: an end counts when the run went on without it
     marks = sorted([(r.first_ts, 0, r) for r in runs]

@@ -222,7 +222,14 @@ def test_the_clusters_own_stop_at_the_end_is_one_incident() -> None:
     runs = [run("broker-1", 1, 0, 5_600, shutdown=5_000), run("broker-0", 0, 0, 9_000, shutdown=8_000)]
     found = detect(sorted(recs, key=lambda r: r.ts), runs)
     (stop,) = found.incidents
-    assert (stop.kind, stop.start_ms, stop.end_ms) == ("cluster_stop", T0 + 5_000, T0 + 9_000)
+    assert (stop.kind, stop.subject, stop.start_ms, stop.end_ms) == ("cluster_stop", "2 brokers", T0 + 5_000,
+                                                                     T0 + 9_000)
+    # a broker killed earlier and never restarted does not hide the stop; one killed during it does
+    killed = run("broker-2", 2, 0, 3_000)
+    assert [i.kind for i in detect(sorted(recs, key=lambda r: r.ts), [*runs, killed]).incidents] == \
+        ["broker_down", "cluster_stop"]
+    crashed = run("broker-2", 2, 0, 9_000)
+    assert "cluster_stop" not in [i.kind for i in detect(sorted(recs, key=lambda r: r.ts), [*runs, crashed]).incidents]
 
 
 def join(process: str, ts: float, rid: int, member: str) -> Rec:
