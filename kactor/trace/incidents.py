@@ -21,8 +21,8 @@ without decoding the rest. What is found:
 - ``topic_deletion`` / ``reassignment``: from the controller's progress records, with their durations.
 
 Errors are counted once per request: in the answers a process sends back (``NetReply``), each error code once per
-answer, with how many partitions carried it; ``EXPECTED_ERRORS`` are the protocol's ordinary answers (their meaning
-is Kafka's), every other code needs attention.
+answer, with how many partitions carried it; ``EXPECTED_ERRORS`` are the protocol's ordinary answers, every other
+code needs attention (``ATTENTION_ERRORS`` says what the common ones mean; the meanings are Kafka's).
 """
 
 from __future__ import annotations
@@ -76,6 +76,30 @@ EXPECTED_ERRORS: dict[str, str] = {
     "FETCH_SESSION_ID_NOT_FOUND": "the fetch session was evicted or the broker restarted: the client starts a new one",
     "INVALID_FETCH_SESSION_EPOCH": "the fetch session's epoch is out of step: the client starts a new one",
     "CONCURRENT_TRANSACTIONS": "a previous transaction of the producer is still completing",
+}
+
+
+# Kafka 2.6's meaning of codes that say something went wrong (Errors.java's messages), for the ones most seen; any
+# code not in EXPECTED_ERRORS needs attention, described here or not.
+ATTENTION_ERRORS: dict[str, str] = {
+    "UNKNOWN_SERVER_ERROR": "the server experienced an unexpected error when processing the request",
+    "CORRUPT_MESSAGE": "the message failed its CRC checksum, exceeds the valid size, has a null key for a "
+                       "compacted topic, or is otherwise corrupt",
+    "KAFKA_STORAGE_ERROR": "disk error when trying to access a log file on the disk",
+    "LOG_DIR_NOT_FOUND": "the user-specified log directory is not found in the broker config",
+    "NOT_ENOUGH_REPLICAS": "messages are rejected since there are fewer in-sync replicas than required",
+    "NOT_ENOUGH_REPLICAS_AFTER_APPEND": "messages are written to the log, but to fewer in-sync replicas than "
+                                        "required",
+    "REQUEST_TIMED_OUT": "the request timed out",
+    "MESSAGE_TOO_LARGE": "the request included a message larger than the max message size the server will accept",
+    "RECORD_LIST_TOO_LARGE": "the request included message batch larger than the configured segment size",
+    "INVALID_RECORD": "the record failed the broker's validation and was rejected",
+    "OUT_OF_ORDER_SEQUENCE_NUMBER": "the broker received an out of order sequence number",
+    "INVALID_PRODUCER_EPOCH": "the producer attempted to produce with an old epoch",
+    "INVALID_REQUEST": "the request is malformed or has a field the broker does not understand",
+    "UNSUPPORTED_VERSION": "the version of the API is not supported",
+    "BROKER_NOT_AVAILABLE": "the broker is not available",
+    "POLICY_VIOLATION": "the request parameters do not satisfy the configured policy",
 }
 
 
@@ -677,7 +701,8 @@ def detect(records: Iterable[Rec], runs: Sequence[ProcessRun],
     for m in marks[mi:]:
         _mark(d, m)
     incidents = d.finish()
-    errors = sorted((ErrorCount(e, req, c[0], c[1], e in EXPECTED_ERRORS, EXPECTED_ERRORS.get(e, ""), c[2], c[3])
+    errors = sorted((ErrorCount(e, req, c[0], c[1], e in EXPECTED_ERRORS,
+                                EXPECTED_ERRORS.get(e) or ATTENTION_ERRORS.get(e, ""), c[2], c[3])
                      for (e, req), c in d.errors.items()), key=lambda x: (x.expected, -x.requests, x.error))
     return Findings(tuple(incidents), tuple(errors), first, last, late_produce_ms)
 

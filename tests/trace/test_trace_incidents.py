@@ -187,6 +187,7 @@ def test_errors_are_counted_once_per_answer_expected_apart() -> None:
     attention, expected = found.errors
     assert (attention.error, attention.request, attention.requests, attention.partitions, attention.expected) == \
         ("UNKNOWN_SERVER_ERROR", "Produce", 1, 1, False)
+    assert attention.meaning == "the server experienced an unexpected error when processing the request"
     assert (expected.error, expected.request, expected.requests, expected.partitions, expected.expected) == \
         ("STALE_CONTROLLER_EPOCH", "LeaderAndIsr", 1, 3, True)
     assert "controller" in expected.meaning
