@@ -1,7 +1,7 @@
 """The trace summary as an HTML report (index.html + matplotlib PNGs) and as a short terminal summary (rich).
 
 Both work from the tables ``spark.summarize`` returns or wrote (``load_result(out_dir)`` reads them back), so a
-report can be rebuilt without Spark. Both open with the incidents (``add_incidents``: kactor/trace/incidents.py over
+report can be rebuilt without Spark. Both open with the incidents (``add_incidents``: kactor/trace/incidents/ over
 the traces the summary read) and the errors once per answer.
 """
 
@@ -58,7 +58,7 @@ def load_result(out_dir: str) -> dict[str, Any]:
 
 def incident_tables(inputs: list[str], bucket_ms: int, gauges: list[dict[str, Any]],
                     warnings: list[str]) -> dict[str, list[dict[str, Any]]]:
-    """The incidents and the errors once per answer (kactor/trace/incidents.py: a pure-Python pass over the
+    """The incidents and the errors once per answer (kactor/trace/incidents/: a pure-Python pass over the
     JSON-lines traces that reads only the records it needs), and the gauges' under-replicated series filled from the
     under-replicated intervals: each bucket's largest number of partitions under-replicated at one time (the
     controller's gauge is 0 in its traces). A Parquet input has no incidents (a warning says so)."""

@@ -1,5 +1,5 @@
 """``kactor trace incidents TRACE_DIR... [--late-produce-ms MS] [--json]``: what happened, a line per incident
-(kactor/trace/incidents.py), then the errors once per answer, split into those that need attention and the
+(kactor/trace/incidents/), then the errors once per answer, split into those that need attention and the
 protocol's expected answers."""
 
 from __future__ import annotations
