@@ -59,9 +59,11 @@ def load_result(out_dir: str) -> dict[str, Any]:
 def incident_tables(inputs: list[str], bucket_ms: int, gauges: list[dict[str, Any]],
                     warnings: list[str]) -> dict[str, list[dict[str, Any]]]:
     """The incidents and the errors once per answer (kactor/trace/incidents/: a pure-Python pass over the
-    JSON-lines traces that reads only the records it needs), and the gauges' under-replicated series filled from the
-    under-replicated intervals: each bucket's largest number of partitions under-replicated at one time (the
-    controller's gauge is 0 in its traces). A Parquet input has no incidents (a warning says so)."""
+    JSON-lines traces that reads only the records it needs), and the gauges' under-replicated and offline series
+    filled from the intervals: each bucket's largest number of partitions under-replicated (offline) at one time (the
+    controller's under-replicated gauge is 0 in its traces, and its offline gauge counts only the moments between
+    its OfflinePartition and OnlinePartition transitions, not the time since the leader died). A Parquet input has no
+    incidents (a warning says so)."""
     from kactor.trace.incidents import errors_json, find_incidents, incidents_json
     from kactor.trace.reader import TraceError
 
@@ -70,32 +72,39 @@ def incident_tables(inputs: list[str], bucket_ms: int, gauges: list[dict[str, An
     except (TraceError, OSError, ValueError) as e:
         warnings.append(f"incidents not found: {e}")
         return {"incidents": [], "error_answers": []}
-    edges: list[tuple[float, int]] = []
     last = found.last_ms or 0.0
-    for i in found.incidents:
-        if i.kind == "under_replicated":
-            edges += [(i.start_ms, len(i.partitions)), (i.end_ms if i.end_ms is not None else last, -len(i.partitions))]
-    if edges:
-        peak: dict[int, int] = {}
-        level = 0
-        steps = sorted(edges, key=lambda e: (e[0], -e[1]))  # a start before an end at the same time
-        for (ts, step), nxt in zip(steps, [*steps[1:], None], strict=True):
-            b = int(ts // bucket_ms * bucket_ms)
-            peak[b] = max(peak.get(b, 0), level)  # the level up to ts, in this bucket
-            level += step
-            peak[b] = max(peak[b], level)
-            if nxt is not None and level > 0:  # the buckets the level spans without an edge in them
-                for between in range(b + bucket_ms, int(nxt[0] // bucket_ms * bucket_ms), bucket_ms):
-                    peak[between] = max(peak.get(between, 0), level)
-        rows = {r["bucket_start_ms"]: r for r in gauges}
-        for b, n in peak.items():
+    rows = {r["bucket_start_ms"]: r for r in gauges}
+    for kind, column in (("under_replicated", "under_replicated_partitions_max"),
+                         ("partition_offline", "offline_partitions_max")):
+        spans = [(i.start_ms, i.end_ms if i.end_ms is not None else last, len(i.partitions))
+                 for i in found.incidents if i.kind == kind]
+        for b, n in _peaks(spans, bucket_ms).items():
             row = rows.get(b)
             if row is None:
                 row = rows[b] = {k: None for k in (gauges[0] if gauges else ("bucket_start_ms",))}
                 row.update(bucket_start_ms=b, samples=0)
-            row["under_replicated_partitions_max"] = max(row.get("under_replicated_partitions_max") or 0, n)
-        gauges[:] = [rows[b] for b in sorted(rows)]
+            row[column] = max(row.get(column) or 0, n)
+    gauges[:] = [rows[b] for b in sorted(rows)]
     return {"incidents": incidents_json(found), "error_answers": errors_json(found)}
+
+
+def _peaks(spans: list[tuple[float, float, int]], bucket_ms: int) -> dict[int, int]:
+    """Each bucket's largest sum of the ``spans`` (start, end, count) covering one instant of it."""
+    edges = [e for start, end, n in spans for e in ((start, n), (end, -n))]
+    steps = sorted(edges, key=lambda e: (e[0], -e[1]))  # a start before an end at the same time
+    peak: dict[int, int] = {}
+    level = 0
+    if not steps:
+        return peak
+    for (ts, step), nxt in zip(steps, [*steps[1:], None], strict=True):
+        b = int(ts // bucket_ms * bucket_ms)
+        peak[b] = max(peak.get(b, 0), level)  # the level up to ts, in this bucket
+        level += step
+        peak[b] = max(peak[b], level)
+        if nxt is not None and level > 0:  # the buckets the level spans without an edge in them
+            for between in range(b + bucket_ms, int(nxt[0] // bucket_ms * bucket_ms), bucket_ms):
+                peak[between] = max(peak.get(between, 0), level)
+    return peak
 
 
 def add_incidents(result: dict[str, Any], out_dir: str | None = None) -> dict[str, Any]:

@@ -63,6 +63,14 @@ def test_the_under_replicated_series_is_filled_from_the_intervals(tmp_path: Path
     assert gauges[0]["offline_partitions_max"] == 0
 
 
+def test_peaks_per_bucket() -> None:
+    from spark.report import _peaks
+
+    # 2 partitions from 1.5 s to 4.2 s, 1 more from 4.0 s to 4.1 s, 3 from 7.0 s to 7.0 s (an instant)
+    assert _peaks([(1500, 4200, 2), (4000, 4100, 1), (7000, 7000, 3)], 1000) == {
+        1000: 2, 2000: 2, 3000: 2, 4000: 3, 7000: 3}
+
+
 def test_a_parquet_input_has_no_incidents_and_says_so(tmp_path: Path) -> None:
     from spark.report import incident_tables
 
