@@ -229,6 +229,12 @@ def test_the_clusters_own_stop_at_the_end_is_one_incident() -> None:
     killed = run("broker-2", 2, 0, 3_000)
     assert [i.kind for i in detect(sorted(recs, key=lambda r: r.ts), [*runs, killed]).incidents] == \
         ["broker_down", "cluster_stop"]
+    # a broker stopping in order during the stop leaves its partitions without a leader: not an incident either
+    leader_stops = [run("broker-1", 1, 0, 7_000, shutdown=5_000), run("broker-0", 0, 0, 9_000, shutdown=8_000)]
+    lead = [leader_and_isr("broker-0", 10, {"t-1": (1, [1], [1])}), *state_write("broker-0", 30, "controller", 3,
+                                                                                   "t-1", 1, [1])]
+    assert [i.kind for i in detect(sorted(recs + lead, key=lambda r: r.ts), leader_stops).incidents] == \
+        ["cluster_stop"]
     crashed = run("broker-2", 2, 0, 9_000)
     assert "cluster_stop" not in [i.kind for i in detect(sorted(recs, key=lambda r: r.ts), [*runs, crashed]).incidents]
 

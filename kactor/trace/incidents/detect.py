@@ -195,6 +195,8 @@ class _Detector:
         how = "stopped (orderly shutdown)" if run.orderly else "killed (its trace ends without a shutdown: " \
                                                                 "SIGKILL or a crash)"
         self.dead[b] = (run.last_ts, how)
+        if self.stopping_ms is not None and run.last_ts >= self.stopping_ms:
+            return  # the cluster's own stop: the last brokers' leaderships end with it
         for tp, leader in self.leader.items():
             if leader == b and tp not in self.offline:
                 self.offline[tp] = (run.last_ts, f"its leader, broker {b}, was {how}")
