@@ -1,7 +1,8 @@
 """The trace summary as an HTML report (index.html + matplotlib PNGs) and as a short terminal summary (rich).
 
 Both work from the tables ``spark.summarize`` returns or wrote (``load_result(out_dir)`` reads them back), so a
-report can be rebuilt without Spark.
+report can be rebuilt without Spark. Both open with the incidents (``add_incidents``: kactor/trace/incidents/ over
+the traces the summary read) and the errors once per answer.
 """
 
 from __future__ import annotations
@@ -12,9 +13,13 @@ import os
 from datetime import UTC, datetime
 from typing import Any
 
-from spark.summarize import TABLES
+from spark.summarize import TABLES, write_table
+
+# the tables the report adds to the summary's (add_incidents): not Spark's, so not in spark.bench's comparison
+INCIDENT_TABLES = ("incidents", "error_answers")
 
 PLOTS = {
+    "incidents.png": "Incidents over time",
     "event_queue_time.png": "Controller event queue time over time",
     "request_latency.png": "Request latency per broker",
     "offline_partitions.png": "Offline and under-replicated partitions over time",
@@ -31,7 +36,7 @@ HTML_TABLES = (
     ("leader_elections", "Leader elections", 50),
     ("topic_deletions", "Topic deletions (ms)", 100),
     ("reassignments", "Reassignments (ms)", 100),
-    ("errors", "Errors", 100),
+    ("errors", "Errors in every record (each hop of an answer counts)", 100),
     ("anomaly_counts", "Anomalies", 50),
     ("anomalies", "Anomalies (first 200)", 200),
     ("messages_by_route", "Messages by sender → receiver", 200),
@@ -43,12 +48,84 @@ def load_result(out_dir: str) -> dict[str, Any]:
     with open(os.path.join(out_dir, "summary.json"), encoding="utf-8") as f:
         meta = json.load(f)
     tables = {}
-    for name in TABLES:
+    for name in (*TABLES, *INCIDENT_TABLES):
         path = os.path.join(out_dir, f"{name}.json")
         if os.path.exists(path):
             with open(path, encoding="utf-8") as f:
                 tables[name] = json.load(f)
     return {"meta": meta, "tables": tables}
+
+
+def incident_tables(inputs: list[str], bucket_ms: int, gauges: list[dict[str, Any]],
+                    warnings: list[str]) -> dict[str, list[dict[str, Any]]]:
+    """The incidents and the errors once per answer (kactor/trace/incidents/: a pure-Python pass over the
+    JSON-lines traces that reads only the records it needs), and the gauges' under-replicated and offline series
+    filled from the intervals: each bucket's largest number of partitions under-replicated (offline) at one time (the
+    controller's under-replicated gauge is 0 in its traces, and its offline gauge counts only the moments between
+    its OfflinePartition and OnlinePartition transitions, not the time since the leader died). A Parquet input has no
+    incidents (a warning says so)."""
+    from kactor.trace.incidents import errors_json, find_incidents, incidents_json
+    from kactor.trace.reader import TraceError
+
+    try:
+        found = find_incidents(inputs)
+    except (TraceError, OSError, ValueError) as e:
+        warnings.append(f"incidents not found: {e}")
+        return {"incidents": [], "error_answers": []}
+    last = found.last_ms or 0.0
+    rows = {r["bucket_start_ms"]: r for r in gauges}
+    for kind, column in (("under_replicated", "under_replicated_partitions_max"),
+                         ("partition_offline", "offline_partitions_max")):
+        spans = [(i.start_ms, i.end_ms if i.end_ms is not None else last, len(i.partitions))
+                 for i in found.incidents if i.kind == kind]
+        for b, n in _peaks(spans, bucket_ms).items():
+            row = rows.get(b)
+            if row is None:
+                row = rows[b] = {k: None for k in (gauges[0] if gauges else ("bucket_start_ms",))}
+                row.update(bucket_start_ms=b, samples=0)
+            row[column] = max(row.get(column) or 0, n)
+    gauges[:] = [rows[b] for b in sorted(rows)]
+    return {"incidents": incidents_json(found), "error_answers": errors_json(found)}
+
+
+def _peaks(spans: list[tuple[float, float, int]], bucket_ms: int) -> dict[int, int]:
+    """Each bucket's largest sum of the ``spans`` (start, end, count) covering one instant of it."""
+    edges = [e for start, end, n in spans for e in ((start, n), (end, -n))]
+    steps = sorted(edges, key=lambda e: (e[0], -e[1]))  # a start before an end at the same time
+    peak: dict[int, int] = {}
+    level = 0
+    if not steps:
+        return peak
+    for (ts, step), nxt in zip(steps, [*steps[1:], None], strict=True):
+        b = int(ts // bucket_ms * bucket_ms)
+        peak[b] = max(peak.get(b, 0), level)  # the level up to ts, in this bucket
+        level += step
+        peak[b] = max(peak[b], level)
+        if nxt is not None and level > 0:  # the buckets the level spans without an edge in them
+            for between in range(b + bucket_ms, int(nxt[0] // bucket_ms * bucket_ms), bucket_ms):
+                peak[between] = max(peak.get(between, 0), level)
+    return peak
+
+
+def add_incidents(result: dict[str, Any], out_dir: str | None = None) -> dict[str, Any]:
+    """Add the incident tables to ``result`` (once), from the JSON-lines traces its meta names, and write them (and
+    the gauges filled from the under-replicated intervals) to ``out_dir``. A pure-Python pass after Spark's: the
+    summary's own tables stay what Spark and DuckDB both compute."""
+    tables, meta = result["tables"], result["meta"]
+    if all(name in tables for name in INCIDENT_TABLES):
+        return result
+    warnings = meta.setdefault("warnings", [])
+    tables.setdefault("gauges_timeline", [])
+    tables.update(incident_tables(list(meta.get("inputs", [])), int(meta.get("bucket_ms") or 1000),
+                                  tables["gauges_timeline"], warnings))
+    if out_dir:
+        os.makedirs(out_dir, exist_ok=True)
+        for name in (*INCIDENT_TABLES, "gauges_timeline"):
+            write_table(out_dir, name, tables[name])
+        with open(os.path.join(out_dir, "summary.json"), "w", encoding="utf-8") as f:
+            json.dump(meta, f, indent=1)
+            f.write("\n")
+    return result
 
 
 def _fmt_ts(ms: float | None) -> str:
@@ -102,12 +179,14 @@ def _plots(out_dir: str, tables: dict[str, list[dict[str, Any]]], t0: float) -> 
         ax.legend(loc="upper right", fontsize="small")
     save(fig, "request_latency.png")
 
+    _incident_plot(plt, tables.get("incidents", []), t0, save)
+
     rows = tables.get("gauges_timeline", [])
     fig, ax = plt.subplots(figsize=(9, 4))
     if rows:
         x = secs(rows)
-        ax.step(x, [r["offline_partitions_max"] or 0 for r in rows], where="post", label="offline (max)")
-        ax.step(x, [r["under_replicated_partitions_max"] or 0 for r in rows], where="post",
+        ax.step(x, [r.get("offline_partitions_max") or 0 for r in rows], where="post", label="offline (max)")
+        ax.step(x, [r.get("under_replicated_partitions_max") or 0 for r in rows], where="post",
                 label="under-replicated (max)")
         ax.legend(loc="upper right")
     ax.set_xlabel("seconds since first message")
@@ -126,6 +205,76 @@ def _plots(out_dir: str, tables: dict[str, list[dict[str, Any]]], t0: float) -> 
     ax.set_xlabel("count (P: partition, R: replica)")
     ax.set_title(PLOTS["state_transitions.png"])
     save(fig, "state_transitions.png")
+
+
+# the timeline's lanes, top to bottom, and their colours: what needs attention in warm colours
+INCIDENT_LANES = (
+    ("partition_offline", "tab:red"), ("broker_down", "tab:brown"), ("produce_stall", "tab:orange"),
+    ("under_replicated", "gold"), ("isr_shrink", "tab:purple"), ("isr_expand", "tab:green"),
+    ("controller_change", "tab:blue"), ("group_rebalance", "tab:pink"), ("reassignment", "tab:cyan"),
+    ("topic_deletion", "tab:gray"),
+    ("cluster_stop", "lightgray"),
+)
+
+
+def _incident_plot(plt: Any, rows: list[dict[str, Any]], t0: float, save: Any) -> None:
+    """A lane per kind of incident, a bar per incident from its start to its end (at least a visible sliver)."""
+    lanes = [(k, c) for k, c in INCIDENT_LANES if any(r["kind"] == k for r in rows)]
+    end = max([(r["end_ts"] or r["start_ts"]) for r in rows], default=t0)
+    span = max((end - t0) / 1000, 1.0)
+    fig, ax = plt.subplots(figsize=(9, max(2.5, 0.45 * len(lanes) + 1.2)))
+    for y, (kind, colour) in enumerate(lanes):
+        bars = []
+        for r in rows:
+            if r["kind"] != kind:
+                continue
+            start = (r["start_ts"] - t0) / 1000
+            stop = ((r["end_ts"] if r["end_ts"] is not None else end) - t0) / 1000
+            bars.append((start, max(stop - start, span / 300)))
+        ax.broken_barh(bars, (y - 0.35, 0.7), facecolors=colour)
+    ax.set_yticks(range(len(lanes)), [k.replace("_", " ") for k, _ in lanes])
+    ax.invert_yaxis()
+    ax.set_xlim(0, span * 1.02)
+    ax.set_xlabel("seconds since first message")
+    ax.grid(axis="x", alpha=0.3)
+    ax.set_title(PLOTS["incidents.png"] + ("" if rows else ": none"))
+    save(fig, "incidents.png")
+
+
+def _fmt_duration(ms: float | None) -> str:
+    if ms is None:
+        return "ongoing"
+    return "instant" if ms == 0 else f"{ms / 1000:.2f} s"
+
+
+def _incidents_html(tables: dict[str, list[dict[str, Any]]], t0: float) -> str:
+    """The first screen: the incidents, a row each, then the errors once per answer, attention first."""
+    rows = tables.get("incidents", [])
+    body = "".join(
+        f"<tr class={html.escape(r['kind'])}><td>{_fmt_ts(r['start_ts'])}</td>"
+        f"<td>+{(r['start_ts'] - t0) / 1000:.2f} s</td><td>{_fmt_duration(r['duration_ms'])}</td>"
+        f"<td>{html.escape(r['kind'])}</td><td>{html.escape(r['subject'])}</td>"
+        f"<td class=l>{html.escape(r['partitions'])}</td><td class=l>{html.escape(r['detail'])}</td></tr>"
+        for r in rows)
+    parts = ['<h2 id="incidents">Incidents</h2>',
+             "<table><thead><tr><th>start</th><th>since first</th><th>duration</th><th>kind</th><th>subject</th>"
+             f"<th>partitions</th><th>what and why</th></tr></thead><tbody>{body}</tbody></table>"
+             if rows else "<p class=empty>none</p>",
+             f'<img src="incidents.png" alt="{html.escape(PLOTS["incidents.png"])}">']
+    errors = tables.get("error_answers", [])
+    for expected, title in ((False, "Errors that need attention"), (True, "Expected protocol answers")):
+        chosen = [e for e in errors if bool(e["expected"]) == expected]
+        parts.append(f"<h3>{title} (once per answer)</h3>")
+        if not chosen:
+            parts.append("<p class=empty>none</p>")
+            continue
+        parts.append("<table><thead><tr><th>error</th><th>request</th><th>answers</th><th>partitions</th>"
+                     "<th>meaning (Kafka's)</th></tr></thead><tbody>" + "".join(
+                         f"<tr><td>{html.escape(e['error'])}</td><td>{html.escape(e['request'])}</td>"
+                         f"<td>{e['answers']:,}</td><td>{e['partitions']:,}</td>"
+                         f"<td class=l>{html.escape(e['meaning'])}</td></tr>" for e in chosen)
+                     + "</tbody></table>")
+    return "".join(parts)
 
 
 def _html_table(rows: list[dict[str, Any]], limit: int) -> str:
@@ -148,7 +297,7 @@ def _html_table(rows: list[dict[str, Any]], limit: int) -> str:
 
 def build_report(out_dir: str, result: dict[str, Any] | None = None) -> str:
     """Write index.html and the PNG plots into ``out_dir``; return the path of index.html."""
-    result = result or load_result(out_dir)
+    result = add_incidents(result or load_result(out_dir), out_dir)
     meta, tables = result["meta"], result["tables"]
     os.makedirs(out_dir, exist_ok=True)
     _plots(out_dir, tables, meta.get("first_ts") or 0.0)
@@ -167,16 +316,21 @@ def build_report(out_dir: str, result: dict[str, Any] | None = None) -> str:
         "body{font-family:sans-serif;margin:2em;max-width:1200px}table{border-collapse:collapse;margin:.5em 0}"
         "td,th{border:1px solid #ccc;padding:2px 6px;font-size:13px;text-align:right}th{background:#eee}"
         "td:first-child,th:first-child{text-align:left}img{max-width:100%;border:1px solid #ddd}"
-        ".warn{color:#a40}.empty,.more{color:#777}",
+        ".warn{color:#a40}.empty,.more{color:#777}td.l{text-align:left}"
+        "tr.partition_offline td,tr.broker_down td,tr.produce_stall td{background:#fde8e4}"
+        "tr.under_replicated td{background:#fff6d5}",
         "</style></head><body><h1>kactor trace summary</h1><table>",
         "".join(f"<tr><th>{k}</th><td>{html.escape(str(v))}</td></tr>" for k, v in facts),
         "</table>",
         f"<h2 class=warn>Warnings</h2><ul class=warn>{warn}</ul>" if warn else "",
+        _incidents_html(tables, meta.get("first_ts") or 0.0),
         "<h2>Plots</h2>",
         "".join(f'<h3>{html.escape(title)}</h3><img src="{name}" alt="{html.escape(title)}">'
-                for name, title in PLOTS.items()),
+                for name, title in PLOTS.items() if name != "incidents.png"),
     ]
     for name, title, limit in HTML_TABLES:
+        if name in ("incidents", "error_answers"):
+            continue
         parts.append(f'<h2 id="{name}">{html.escape(title)}</h2>'
                      f'<p><a href="{name}.csv">{name}.csv</a> · <a href="{name}.json">{name}.json</a></p>')
         parts.append(_html_table(tables.get(name, []), limit))
@@ -187,18 +341,40 @@ def build_report(out_dir: str, result: dict[str, Any] | None = None) -> str:
     return path
 
 
+def _print_incidents(console: Any, t: dict[str, list[dict[str, Any]]], t0: float | None) -> None:
+    from rich.markup import escape
+    from rich.table import Table
+
+    rows = t.get("incidents", [])
+    tab = Table(title=f"Incidents ({len(rows)})", title_justify="left")
+    for c in ("start", "duration", "kind", "subject", "what and why"):
+        tab.add_column(c, justify="right" if c in ("start", "duration") else "left",
+                       overflow="fold", ratio=4 if c == "what and why" else None)
+    for r in rows:
+        rel = f"+{(r['start_ts'] - t0) / 1000:.2f} s" if t0 is not None else _fmt_ts(r["start_ts"])
+        subject = r["subject"] + (f" [{r['partitions']}]" if r["partitions"] else "")
+        tab.add_row(rel, _fmt_duration(r["duration_ms"]), r["kind"], escape(subject), escape(r["detail"]))
+    console.print(tab)
+    errors = t.get("error_answers", [])
+    for expected, title in ((False, "Errors that need attention"), (True, "Expected protocol answers")):
+        chosen = ", ".join(f"{e['error']} ({e['request']}): {e['answers']:,}" for e in errors
+                           if bool(e["expected"]) == expected)
+        console.print(f"{title} (once per answer): {chosen or 'none'}")
+
+
 def print_summary(result: dict[str, Any], out_dir: str | None = None, console: Any = None) -> None:
     """A short summary on the terminal: totals, top message types, slowest events, elections, anomalies."""
     from rich.console import Console
     from rich.table import Table
 
     console = console or Console()
-    meta, t = result["meta"], result["tables"]
+    meta, t = add_incidents(result, out_dir)["meta"], result["tables"]
     span = ((meta["last_ts"] - meta["first_ts"]) / 1000) if meta.get("first_ts") is not None else 0.0
     console.print(f"[bold]{meta['messages']:,}[/] messages from {len(meta['processes'])} process(es) over "
                   f"{span:,.1f} s ({_fmt_ts(meta.get('first_ts'))} → {_fmt_ts(meta.get('last_ts'))})")
     for w in meta.get("warnings", []):
         console.print(f"[yellow]warning:[/] {w}")
+    _print_incidents(console, t, meta.get("first_ts"))
 
     tab = Table(title="Top message types")
     tab.add_column("type")
@@ -218,8 +394,10 @@ def print_summary(result: dict[str, Any], out_dir: str | None = None, console: A
 
     elections = ", ".join(f"{r['strategy']}/{r['kind']}: {r['count']:,}" for r in t.get("leader_elections", []))
     console.print(f"Leader elections: {elections or 'none'}")
-    anomalies = ", ".join(f"{r['kind']}: {r['count']:,}" for r in t.get("anomaly_counts", []))
-    console.print(f"Anomalies: {anomalies or 'none'}")
+    # errors and controller changes are above, once per answer and with their cause
+    anomalies = ", ".join(f"{r['kind']}: {r['count']:,}" for r in t.get("anomaly_counts", [])
+                          if r["kind"] not in ("error", "stale_controller_epoch", "controller_change"))
+    console.print(f"Other signals: {anomalies or 'none'}")
     if out_dir:
         console.print(f"Tables (JSON, CSV) in {out_dir}" + (
             f"; report: {os.path.join(out_dir, 'index.html')}"

@@ -88,4 +88,16 @@ def test_elections_by_strategy_match_the_znodes(spark: Any, killed_broker_run: d
         assert 300 <= w <= 4000 and 200 <= h <= 4000, (name, w, h)
         assert os.path.getsize(os.path.join(out, name)) > 5_000, name  # a plot, not an empty canvas
     assert "OfflinePartition" in page
+    # issue #30: the report's first screen flags the kill, with the partitions the victim led and how long they had
+    # no leader, and the under-replicated series is not 0 while the victim was down
+    incidents = summary["tables"]["incidents"]  # added by build_report (add_incidents)
+    (down,) = [i for i in incidents if i["kind"] == "broker_down"]
+    assert down["subject"] == f"broker {victim}" and "killed" in down["detail"]
+    (offline,) = [i for i in incidents if i["kind"] == "partition_offline"]
+    assert offline["partitions"].split() == sorted(led) and offline["start_ts"] == down["start_ts"]
+    assert offline["duration_ms"] > 0 and f"its leader, broker {victim}, was killed" in offline["detail"]
+    assert any(i["kind"] == "under_replicated" and f"broker {victim} not in the ISR" in i["detail"]
+               and i["duration_ms"] != 0 for i in incidents)
+    assert max(r["under_replicated_partitions_max"] or 0 for r in summary["tables"]["gauges_timeline"]) > 0
+    assert page.index('id="incidents"') < page.index("<h2>Plots</h2>") and "<td>partition_offline</td>" in page
     shutil.rmtree(out, ignore_errors=True)

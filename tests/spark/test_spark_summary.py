@@ -123,6 +123,20 @@ def test_errors_and_anomalies(summary: dict[str, Any]) -> None:
     assert an[("controller_change", "broker-0", 2)]["detail"] == "broker 0 became controller (epoch 1)"
 
 
+def test_incidents_are_the_reports_not_the_summarys(summary: dict[str, Any]) -> None:
+    import copy
+
+    from spark.report import INCIDENT_TABLES, add_incidents
+
+    assert not set(INCIDENT_TABLES) & set(summary["tables"])  # spark.bench compares Spark's tables with DuckDB's
+    t = add_incidents(copy.deepcopy({"meta": summary["meta"], "tables": summary["tables"]}))["tables"]
+    assert [(r["kind"], r["start_ts"] - T0, r["duration_ms"], r["subject"], r["partitions"]) for r in t["incidents"]] \
+        == [("controller_change", 1.0, 0.0, "broker 0", ""), ("topic_deletion", 6000.0, 600.0, "topic payments", ""),
+            ("reassignment", 7000.0, 250.0, "payments-2", "payments-2")]
+    assert t["incidents"][0]["detail"] == "became the controller (epoch 1): the first controller election of this trace"
+    assert t["error_answers"] == []  # the trace's STALE_CONTROLLER_EPOCH is a hop of an answer, not a NetReply
+
+
 def test_tables_written_as_json_and_csv(summary: dict[str, Any]) -> None:
     from spark.summarize import TABLES
 
