@@ -7,6 +7,7 @@ the traces the summary read) and the errors once per answer.
 
 from __future__ import annotations
 
+import copy
 import html
 import json
 import os
@@ -108,14 +109,17 @@ def _peaks(spans: list[tuple[float, float, int]], bucket_ms: int) -> dict[int, i
 
 
 def add_incidents(result: dict[str, Any], out_dir: str | None = None) -> dict[str, Any]:
-    """Add the incident tables to ``result`` (once), from the JSON-lines traces its meta names, and write them (and
-    the gauges filled from the under-replicated intervals) to ``out_dir``. A pure-Python pass after Spark's: the
+    """``result`` with the incident tables added (a copy; once), from the JSON-lines traces its meta names; written
+    (with the gauges filled from the under-replicated intervals) to ``out_dir``. A pure-Python pass after Spark's: the
     summary's own tables stay what Spark and DuckDB both compute."""
-    tables, meta = result["tables"], result["meta"]
-    if all(name in tables for name in INCIDENT_TABLES):
+    if all(name in result["tables"] for name in INCIDENT_TABLES):
         return result
+    # a new result: the caller's (Spark's tables, which spark.bench and the tests compare) is left as it was
+    meta = copy.deepcopy(result["meta"])
+    tables = dict(result["tables"])
+    tables["gauges_timeline"] = copy.deepcopy(tables.get("gauges_timeline", []))
+    result = {**result, "meta": meta, "tables": tables}
     warnings = meta.setdefault("warnings", [])
-    tables.setdefault("gauges_timeline", [])
     tables.update(incident_tables(list(meta.get("inputs", [])), int(meta.get("bucket_ms") or 1000),
                                   tables["gauges_timeline"], warnings))
     if out_dir:
@@ -368,7 +372,8 @@ def print_summary(result: dict[str, Any], out_dir: str | None = None, console: A
     from rich.table import Table
 
     console = console or Console()
-    meta, t = add_incidents(result, out_dir)["meta"], result["tables"]
+    result = add_incidents(result, out_dir)
+    meta, t = result["meta"], result["tables"]
     span = ((meta["last_ts"] - meta["first_ts"]) / 1000) if meta.get("first_ts") is not None else 0.0
     console.print(f"[bold]{meta['messages']:,}[/] messages from {len(meta['processes'])} process(es) over "
                   f"{span:,.1f} s ({_fmt_ts(meta.get('first_ts'))} → {_fmt_ts(meta.get('last_ts'))})")

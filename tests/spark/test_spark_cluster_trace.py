@@ -49,7 +49,7 @@ def killed_broker_run(zk_server, tmp_path_factory: pytest.TempPathFactory) -> di
 
 
 def test_elections_by_strategy_match_the_znodes(spark: Any, killed_broker_run: dict[str, Any], tmp_path) -> None:  # noqa: ANN001
-    from spark.report import PLOTS, build_report
+    from spark.report import PLOTS, add_incidents, build_report
     from spark.summarize import summarize
 
     run = killed_broker_run
@@ -90,7 +90,8 @@ def test_elections_by_strategy_match_the_znodes(spark: Any, killed_broker_run: d
     assert "OfflinePartition" in page
     # issue #30: the report's first screen flags the kill, with the partitions the victim led and how long they had
     # no leader, and the under-replicated series is not 0 while the victim was down
-    incidents = summary["tables"]["incidents"]  # added by build_report (add_incidents)
+    with_incidents = add_incidents(summary)  # what build_report showed: a copy of the summary with the incidents
+    incidents = with_incidents["tables"]["incidents"]
     (down,) = [i for i in incidents if i["kind"] == "broker_down"]
     assert down["subject"] == f"broker {victim}" and "killed" in down["detail"]
     (offline,) = [i for i in incidents if i["kind"] == "partition_offline"]
@@ -98,6 +99,6 @@ def test_elections_by_strategy_match_the_znodes(spark: Any, killed_broker_run: d
     assert offline["duration_ms"] > 0 and f"its leader, broker {victim}, was killed" in offline["detail"]
     assert any(i["kind"] == "under_replicated" and f"broker {victim} not in the ISR" in i["detail"]
                and i["duration_ms"] != 0 for i in incidents)
-    assert max(r["under_replicated_partitions_max"] or 0 for r in summary["tables"]["gauges_timeline"]) > 0
+    assert max(r["under_replicated_partitions_max"] or 0 for r in with_incidents["tables"]["gauges_timeline"]) > 0
     assert page.index('id="incidents"') < page.index("<h2>Plots</h2>") and "<td>partition_offline</td>" in page
     shutil.rmtree(out, ignore_errors=True)

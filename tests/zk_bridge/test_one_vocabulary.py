@@ -41,8 +41,9 @@ ZNODE_FIELDS = ZNODE_ONLY_FIELDS | {"leader", "leader_epoch", "controller_epoch"
 # RemovingReplicas) and Describe/AlterClientQuotas two more (EntityType, EntityName): core/api's converters read
 # those from protocol's decoded dicts, not from a znode.
 # The Kafka-protocol tools read the same fields from the answers they get (ListPartitionReassignments,
-# DescribeClientQuotas).
-WIRE_BODY_FIELDS = {"core/api/": {"adding_replicas", "removing_replicas", "entity_type", "entity_name"},
+# DescribeClientQuotas). The trace's incident detector reads a traced LeaderAndIsr's partition states (message fields).
+WIRE_BODY_FIELDS = {"kactor/trace/incidents/detect.py": {"adding_replicas"},
+                    "core/api/": {"adding_replicas", "removing_replicas", "entity_type", "entity_name"},
                     "kactor/cli/reassign_kafka.py": {"adding_replicas", "removing_replicas"},
                     "kactor/cli/configs_kafka.py": {"entity_type", "entity_name"}}
 JSON_CALLS = {"loads", "dumps"}

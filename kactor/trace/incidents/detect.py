@@ -9,8 +9,10 @@ from typing import Any
 
 import attrs
 
+from actors import names
 from kactor.trace.incidents.errors import ATTENTION_ERRORS, EXPECTED_ERRORS
 from kactor.trace.incidents.model import LATE_PRODUCE_MS, ErrorCount, Findings, Incident, ProcessRun, Rec
+from zk_bridge import paths
 
 # a process whose trace ends this long before the last record of the run ended while the cluster went on
 ENDED_BEFORE_MS = 1000.0
@@ -18,7 +20,7 @@ ENDED_BEFORE_MS = 1000.0
 ISR_GROUP_MS = 1000.0
 
 _STATE_PATH = re.compile(r"^/brokers/topics/([^/]+)/partitions/(\d+)/state$")
-_BROKER_PATH = re.compile(r"^/brokers/ids/(\d+)$")
+_BROKER_PATH = re.compile(rf"^{re.escape(paths.BrokerIdsZNode)}/(\d+)$")
 
 
 def tp_name(tp: Any) -> str:
@@ -300,7 +302,7 @@ class _Detector:
         results = r.payload.get("results") or []
         for idx, tp, data in writes:
             if _result_ok(results, idx):
-                who = "the controller" if writer == "controller" else \
+                who = "the controller" if writer == names.CONTROLLER else \
                     f"the leader, broker {self.broker_of(r.process)}"
                 self.set_state(tp, r.ts, int(data.get("leader", -1)), tuple(data.get("isr", ())), who)
 
@@ -308,7 +310,7 @@ class _Detector:
         path, kind = r.payload.get("path", ""), r.payload.get("kind")
         if kind == "DELETED" and (m := _BROKER_PATH.match(path)):
             self.vanished.append((r.ts, int(m.group(1))))
-        elif kind == "DELETED" and path == "/controller":
+        elif kind == "DELETED" and path == paths.ControllerZNode:
             self.controller_deleted.append(r.ts)
 
     def on_StateChangeBatch(self, r: Rec) -> None:  # noqa: N802
