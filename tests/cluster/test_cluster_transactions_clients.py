@@ -57,7 +57,10 @@ def cluster(zk_server, tmp_path_factory: pytest.TempPathFactory, cluster_trace_r
                                  f"transaction.abort.timed.out.transaction.cleanup.interval.ms={ABORT_INTERVAL_MS}"])
     c = Cluster(lc)
     try:
-        c.start()
+        # Cluster.start, with a deadline for a machine loaded by other clusters
+        lc.start()
+        c.wait(lambda: len(c.zk.get_children("/brokers/ids")) == 3, 120, "3 brokers registered")
+        c.wait(lambda: c.controller_id() is not None, 60, "a controller")
         yield c
     finally:
         c.stop()
