@@ -163,6 +163,33 @@ def test_kafka_python3_read_committed_reads_exactly_the_committed_records(cluste
         == {p: [f"{k}-{p}-{i}" for k in ("c0", "c1") for i in range(2)] for p in range(PARTITIONS)}
 
 
+def test_interleaved_transactions_on_the_same_partitions(cluster: Cluster) -> None:
+    """Two producers' transactions interleaved batch by batch on every partition, one committed and one aborted,
+    then both again the other way round: read_committed skips exactly the aborted batches (the aborted transactions
+    index), whichever transaction ended first."""
+    c = cluster
+    c.create_topic("txn-mix", PARTITIONS, 3)
+    with closing_producer(txn_producer(c, "mix-a")) as a, closing_producer(txn_producer(c, "mix-b")) as b:
+        a.init_transactions(60)
+        b.init_transactions(60)
+        for rnd, (first, second) in enumerate(((a, b), (b, a))):
+            first.begin_transaction()
+            second.begin_transaction()
+            for i in range(3):
+                produce_all(a, "txn-mix", [(p, f"a{rnd}-{p}-{i}") for p in range(PARTITIONS)])
+                produce_all(b, "txn-mix", [(p, f"b{rnd}-{p}-{i}") for p in range(PARTITIONS)])
+            # round 0: a commits first, then b aborts; round 1: b aborts first, then a commits
+            for producer in (first, second):
+                if producer is a:
+                    a.commit_transaction(60)
+                else:
+                    b.abort_transaction(60)
+    committed = {p: [f"a{rnd}-{p}-{i}" for rnd in range(2) for i in range(3)] for p in range(PARTITIONS)}
+    assert consume(c, "txn-mix", "read_committed", 18) == committed
+    assert consume(c, "txn-mix", "read_uncommitted", 36) == {
+        p: [f"{x}{rnd}-{p}-{i}" for rnd in range(2) for i in range(3) for x in "ab"] for p in range(PARTITIONS)}
+
+
 # -- 2. fencing ------------------------------------------------------------------------------------------------------
 def test_librdkafka_a_second_producer_fences_the_first(cluster: Cluster) -> None:
     from confluent_kafka import KafkaException
@@ -248,6 +275,44 @@ def _coordinator(c: Cluster, txn_id: str) -> int:
                           lambda st: st["leader"] >= 0 and len(st["isr"]) == 3,
                           what="the transaction log partition led and fully replicated")
     return int(st["leader"])
+
+
+def test_the_coordinators_broker_killed_during_open_transactions(cluster: Cluster) -> None:
+    """The next coordinator loads the Ongoing transactions: the live producer commits through it, and the dead
+    producer's transaction is aborted after its timeout by it (read_committed gets past it)."""
+    c = cluster
+    c.create_topic("txn-ongoing", PARTITIONS, 3)
+    live_id, dead_id = "ongoing-live", "ongoing-zombie"
+    # both transactional ids on the same __transaction_state partition, so that one kill moves both
+    assert partition_for(live_id, TXN_PARTITIONS) == partition_for(dead_id, TXN_PARTITIONS)
+    env = dict(os.environ, PYTHONPATH=str(KAFKA_PYTHON3))
+    proc = subprocess.Popen([sys.executable, str(HERE / "kafka_python3_txn_client.py"), "open", bootstrap(c),
+                             "txn-ongoing", dead_id, "5000"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, env=env, cwd=str(HERE))
+    try:
+        with closing_producer(txn_producer(c, live_id)) as producer:
+            producer.init_transactions(60)
+            producer.begin_transaction()
+            produce_all(producer, "txn-ongoing", [(p, f"live-{p}") for p in range(PARTITIONS)])
+            assert proc.stdout is not None
+            line = proc.stdout.readline()
+            assert json.loads(line) == {"ready": True}, proc.stderr.read() if proc.stderr else line
+            proc.send_signal(signal.SIGKILL)
+            proc.wait(30)
+            coordinator = _coordinator(c, live_id)
+            c.lc.kill_broker(coordinator)
+            producer.commit_transaction(90)
+        # the open transaction bounds partition 0 until the new coordinator aborts it
+        seen = c.wait(lambda: (r := consume(c, "txn-ongoing", "read_committed", 3, settle_s=0.5, timeout_s=8))[0]
+                      and r, 120, "read_committed past the dead producer's transaction")
+        assert seen == {p: [f"live-{p}"] for p in range(PARTITIONS)}
+        assert consume(c, "txn-ongoing", "read_uncommitted", 5)[0] in (["open-0", "open-1", "live-0"],
+                                                                       ["live-0", "open-0", "open-1"])
+        c.restart(coordinator)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(30)
 
 
 def _crash_during_commit(c: Cluster, producer: Any, txn_id: str, tag: str, kill_after_commit: bool) -> bool:
