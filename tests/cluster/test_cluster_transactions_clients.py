@@ -15,6 +15,7 @@ The tests share the cluster and run in this order; the last one kills a broker.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -231,6 +232,22 @@ def test_kafka_python3_a_second_producer_fences_the_first(cluster: Cluster) -> N
     assert errors["commit"] is not None, errors
     assert consume(c, "txn-fence-kp3", "read_committed", 1) == {0: ["fencer-0"], 1: [], 2: []}
     assert consume(c, "txn-fence-kp3", "read_uncommitted", 2) == {0: ["zombie-0", "fencer-0"], 1: [], 2: []}
+
+
+def test_a_timeout_above_transaction_max_timeout_ms_is_refused(cluster: Cluster) -> None:
+    """InitProducerId with a transaction.timeout.ms above the broker's transaction.max.timeout.ms (900000):
+    INVALID_TRANSACTION_TIMEOUT, which librdkafka reports from init_transactions."""
+    from confluent_kafka import KafkaException
+
+    producer = txn_producer(cluster, "too-long", **{"transaction.timeout.ms": 900001})
+    try:
+        with pytest.raises(KafkaException) as raised:
+            producer.init_transactions(60)
+    finally:
+        with contextlib.suppress(KafkaException):  # a producer in a fatal state raises it again from close
+            producer.close()
+    error = raised.value.args[0]
+    assert (error.name(), error.fatal()) == ("INVALID_TRANSACTION_TIMEOUT", True), error
 
 
 # -- 3. a transaction left open by a dead producer -------------------------------------------------------------------
