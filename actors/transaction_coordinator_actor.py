@@ -50,8 +50,8 @@ from messages.transaction import (
     TransactionCoordinatorInit,
     TxnMarkerChannelStart,
     TxnMarkersAnswered,
-    WriteTxnMarkersOutbound,
 )
+from messages.txn_markers import WriteTxnMarkersRequest
 from messages.zk import ZkResponse
 
 log = logging.getLogger("kactor.coordinator")
@@ -119,7 +119,7 @@ class TransactionCoordinatorActor(KActor):
         if msg.errors is None:
             self.driver.run(self.coordinator.on_markers_disconnect(msg.markers), self._done)
         else:
-            errors = {(pid, tp): error for pid, tp, error in msg.errors}
+            errors = {(r.producer_id, r.tp): r.error for r in msg.errors}
             self.driver.run(self.coordinator.on_markers_response(msg.markers, errors), self._done)
 
     def on_TimerFired(self, msg: TimerFired, sender: str) -> None:
@@ -149,7 +149,7 @@ class TransactionCoordinatorActor(KActor):
             self.send(addr, ActorInit(name, self.runtime.key))
         self.post(name, TxnMarkerChannelStart(broker, self.listener_name, self.coordinator.config.request_timeout_ms,
                                               self.name))
-        self.post(name, WriteTxnMarkersOutbound(effect.markers))
+        self.post(name, WriteTxnMarkersRequest(effect.markers))
 
     def _respond(self, effect: Respond) -> None:
         handle = effect.reply_to

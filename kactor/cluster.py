@@ -4,9 +4,11 @@ with its own address on a private bridge (edges/netns.py), brokers on port 9092 
 real machines.
 
 Used by ``kactor cluster``, ``kactor demo``, the benchmarks and the real-cluster tests. A cluster of fewer than 3
-brokers gets ``offsets.topic.replication.factor`` = its broker count unless an override sets it, as Kafka's
-single-broker ``config/server.properties`` sets it to 1: with 2.6's default of 3, ``__consumer_offsets`` is created
-only once 3 brokers are alive, so a smaller cluster would have no consumer groups at all. Every broker and ZooKeeper
+brokers gets ``offsets.topic.replication.factor`` and ``transaction.state.log.replication.factor`` = its broker count
+(and a single broker ``transaction.state.log.min.isr`` = 1) unless an override sets them, as Kafka's single-broker
+``config/server.properties`` sets them to 1: with 2.6's default of 3, ``__consumer_offsets`` and
+``__transaction_state`` are created only once 3 brokers are alive, so a smaller cluster would have no consumer groups
+and no transactions at all. Every broker and ZooKeeper
 is a child started by edges/children.py: the kernel sends it SIGTERM if this process dies (PR_SET_PDEATHSIG), and
 the janitor SIGKILLs what lingers and removes the temporary directories, so nothing of a cluster outlives its
 launcher, even a SIGKILLed one.
@@ -42,6 +44,9 @@ log = logging.getLogger("kactor.cluster")
 
 OFFSETS_TOPIC_RF = "offsets.topic.replication.factor"
 OFFSETS_TOPIC_RF_DEFAULT = 3  # Kafka 2.6's default (kactor/config.py)
+TXN_TOPIC_RF = "transaction.state.log.replication.factor"  # its default is 3 too
+TXN_TOPIC_MIN_ISR = "transaction.state.log.min.isr"
+TXN_TOPIC_MIN_ISR_DEFAULT = 2
 
 
 class ClusterError(RuntimeError):
@@ -49,15 +54,21 @@ class ClusterError(RuntimeError):
 
 
 def small_cluster_overrides(brokers: int, overrides: Iterable[str]) -> list[str]:
-    """``overrides``, preceded by offsets.topic.replication.factor=<brokers> for a cluster of fewer brokers than its
-    default needs, unless ``overrides`` set it."""
+    """``overrides``, preceded by what Kafka's single-broker ``config/server.properties`` lowers for a cluster of fewer
+    brokers than the defaults need, each unless ``overrides`` set it: offsets.topic.replication.factor and
+    transaction.state.log.replication.factor = <brokers>, and transaction.state.log.min.isr = <brokers> below its
+    default of 2. (With 2.6's defaults, __consumer_offsets and __transaction_state are created only once 3 brokers
+    are alive: a smaller cluster would have no consumer groups and no transactions at all.)"""
     given = list(overrides)
-    if brokers >= OFFSETS_TOPIC_RF_DEFAULT or any(o.split("=", 1)[0].strip() == OFFSETS_TOPIC_RF for o in given):
-        return given
-    log.warning("%s=%d for a cluster of %d broker%s (Kafka's default, %d, would leave __consumer_offsets uncreated "
-                "and consumer groups without a coordinator until %d brokers are alive)", OFFSETS_TOPIC_RF, brokers,
-                brokers, "" if brokers == 1 else "s", OFFSETS_TOPIC_RF_DEFAULT, OFFSETS_TOPIC_RF_DEFAULT)
-    return [f"{OFFSETS_TOPIC_RF}={brokers}", *given]
+    named = {o.split("=", 1)[0].strip() for o in given}
+    lowered = [(key, default) for key, default in ((OFFSETS_TOPIC_RF, OFFSETS_TOPIC_RF_DEFAULT),
+                                                   (TXN_TOPIC_RF, OFFSETS_TOPIC_RF_DEFAULT),
+                                                   (TXN_TOPIC_MIN_ISR, TXN_TOPIC_MIN_ISR_DEFAULT))
+               if brokers < default and key not in named]
+    for key, default in lowered:
+        log.warning("%s=%d for a cluster of %d broker%s (Kafka's default, %d, needs %d brokers alive)", key, brokers,
+                    brokers, "" if brokers == 1 else "s", default, default)
+    return [*(f"{key}={brokers}" for key, _ in lowered), *given]
 
 
 class LocalCluster:

@@ -10,6 +10,7 @@ from typing import Any
 
 from messages.common import Errors, TopicPartition
 from messages.registry import message
+from messages.txn_markers import TxnMarkerEntry, TxnMarkerPartitionResult
 
 NO_PRODUCER_ID = -1  # RecordBatch.NO_PRODUCER_ID
 NO_PRODUCER_EPOCH = -1  # RecordBatch.NO_PRODUCER_EPOCH
@@ -106,32 +107,6 @@ class EndTxnResponse:
 
 
 @message
-class TxnMarkerToWrite:
-    """One marker of a WriteTxnMarkers request the coordinator sends (Kafka's WriteTxnMarkersRequest.TxnMarkerEntry)."""
-
-    producer_id: int
-    producer_epoch: int
-    coordinator_epoch: int
-    committed: bool
-    partitions: tuple[TopicPartition, ...]
-
-
-@message
-class WriteTxnMarkersOutbound:
-    """The WriteTxnMarkers request (key 27) a transaction coordinator sends to a partition leader
-    (core/api/write_txn_markers_sender.py puts it on the wire)."""
-
-    markers: tuple[TxnMarkerToWrite, ...]
-
-
-@message
-class WriteTxnMarkersOutboundResponse:
-    """Its answer: each partition's error, as (producer id, partition, error)."""
-
-    errors: tuple[tuple[int, TopicPartition, Errors], ...]
-
-
-@message
 class TxnMarkerChannelStart:
     """A TransactionMarkerChannelActor's broker, the listener it reaches it on, and how long it waits for an answer
     (request.timeout.ms)."""
@@ -144,10 +119,10 @@ class TxnMarkerChannelStart:
 
 @message
 class TxnMarkersAnswered:
-    """A TransactionMarkerChannelActor to its coordinator: the answer to ``markers`` (each partition's error as
-    (producer id, partition, error)), or None when the request failed (disconnected, timed out): the markers are
-    sent again, to the leaders found then."""
+    """A TransactionMarkerChannelActor to its coordinator: the answer to ``markers`` (each partition's error, as the
+    WriteTxnMarkersResponse said), or None when the request failed (disconnected, timed out): the markers are sent
+    again, to the leaders found then."""
 
     broker_id: int
-    markers: tuple[TxnMarkerToWrite, ...]
-    errors: tuple[tuple[int, TopicPartition, Errors], ...] | None
+    markers: tuple[TxnMarkerEntry, ...]
+    errors: tuple[TxnMarkerPartitionResult, ...] | None

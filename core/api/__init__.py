@@ -27,7 +27,6 @@ from core.api import write_txn_markers
 from core.api import add_partitions_to_txn
 from core.api import add_offsets_to_txn
 from core.api import end_txn
-from core.api import write_txn_markers_sender
 from core.api import delete_records
 from core.api import alter_replica_log_dirs
 from core.api import describe_log_dirs

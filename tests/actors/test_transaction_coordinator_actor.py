@@ -28,9 +28,12 @@ from messages.transaction import (
     InitProducerIdResponse,
     TransactionCoordinatorConfig,
     TransactionCoordinatorInit,
-    TxnMarkerToWrite,
-    WriteTxnMarkersOutbound,
-    WriteTxnMarkersOutboundResponse,
+)
+from messages.txn_markers import (
+    TxnMarkerEntry,
+    TxnMarkerPartitionResult,
+    WriteTxnMarkersRequest,
+    WriteTxnMarkersResponse,
 )
 from protocol.records import iter_batches, read_records
 from tests.actors.test_group_coordinator_actor import Recorder, ReplicaManagerModel
@@ -90,7 +93,7 @@ def test_a_transaction_commits_through_the_marker_channel_of_the_partitions_lead
     # the marker goes to t-0's leader, broker 2, through its channel, at coordinator epoch 4
     (send,) = _sends(rt)
     assert (send.host, send.port, send.reply_to) == ("127.0.0.1", 9092, "txn-marker-channel-2")
-    assert send.body == WriteTxnMarkersOutbound((TxnMarkerToWrite(0, 0, 4, True, (T0,)),))
+    assert send.body == WriteTxnMarkersRequest((TxnMarkerEntry(0, 0, True, 4, (T0,)),))
     # the connection fails: the markers go back to the coordinator, which sends them again after its backoff
     rt.deliver("txn-marker-channel-2", NetSendFailed(send.request_id, "refused"), "edge:net")
     retry = [m for m in rt.instances["timer"].received if getattr(m, "key", "") == "txn-markers-retry"]
@@ -98,8 +101,8 @@ def test_a_transaction_commits_through_the_marker_channel_of_the_partitions_lead
     rt.deliver(NAME, TimerFired("txn-markers-retry"), "edge:timer")
     sends = _sends(rt)
     assert len(sends) == 2 and sends[1].body == send.body
-    rt.deliver("txn-marker-channel-2", NetResponse(sends[1].request_id, WriteTxnMarkersOutboundResponse(
-        ((0, T0, Errors.NONE),))), "edge:net")
+    rt.deliver("txn-marker-channel-2", NetResponse(sends[1].request_id, WriteTxnMarkersResponse(
+        (TxnMarkerPartitionResult(0, T0, Errors.NONE),))), "edge:net")
     assert _states(rt, p)[-1] is TransactionState.COMPLETE_COMMIT
     # a resignation: the ids are gone from here
     rt.deliver(NAME, LeadershipChange((), ((p, 5),), TXN_TOPIC), "replica-manager")

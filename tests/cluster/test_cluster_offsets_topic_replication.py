@@ -3,7 +3,8 @@ KafkaApis.createInternalTopic): a 3-broker cluster with one broker still down an
 COORDINATOR_NOT_AVAILABLE and creates nothing, logging 2.6's "can be ignored if the cluster is starting up" line;
 once the third broker is up the topic is created with 3 replicas per partition and the group finds its coordinator.
 (kactor created the topic at once with the 2 live brokers, for ever.) Also: a LocalCluster of fewer than 3 brokers
-sets offsets.topic.replication.factor to its broker count, as Kafka's single-broker server.properties does."""
+sets offsets.topic.replication.factor (and the transaction log's) to its broker count, as Kafka's single-broker
+server.properties does."""
 
 from __future__ import annotations
 
@@ -45,7 +46,13 @@ def test_the_offsets_topic_waits_for_enough_live_brokers(start_cluster):
 
 
 def test_a_cluster_of_fewer_than_three_brokers_lowers_the_offsets_topics_replication_factor():
-    assert small_cluster_overrides(1, ["a=b"]) == ["offsets.topic.replication.factor=1", "a=b"]
-    assert small_cluster_overrides(2, []) == ["offsets.topic.replication.factor=2"]
+    # and the transaction log's, as Kafka's single-broker server.properties (tests/cluster/data) sets all three
+    assert small_cluster_overrides(1, ["a=b"]) == ["offsets.topic.replication.factor=1",
+                                                   "transaction.state.log.replication.factor=1",
+                                                   "transaction.state.log.min.isr=1", "a=b"]
+    assert small_cluster_overrides(2, []) == ["offsets.topic.replication.factor=2",
+                                              "transaction.state.log.replication.factor=2"]
     assert small_cluster_overrides(3, ["a=b"]) == ["a=b"]
-    assert small_cluster_overrides(1, ["offsets.topic.replication.factor=1"]) == ["offsets.topic.replication.factor=1"]
+    assert small_cluster_overrides(1, ["offsets.topic.replication.factor=1", "transaction.state.log.min.isr=1"]) \
+        == ["transaction.state.log.replication.factor=1", "offsets.topic.replication.factor=1",
+            "transaction.state.log.min.isr=1"]

@@ -120,6 +120,9 @@ class TransactionCoordinator:
             return
         for metadata in list(entry.metadata_per_transactional_id.values()):
             if metadata.state in (S.PREPARE_COMMIT, S.PREPARE_ABORT) and metadata.pending_state is None:
+                log.info("Sending the transaction markers of %s (producer id %d, epoch %d) found in %s at coordinator "
+                         "epoch %d", metadata.transactional_id, metadata.producer_id, metadata.producer_epoch,
+                         metadata.state.kafka_name, coordinator_epoch)
                 transit = metadata.prepare_complete(self._now())
                 yield from self.markers.add_txn_markers_to_send(coordinator_epoch, metadata, transit)
 

@@ -27,7 +27,7 @@ from core.effects import Proc, Schedule
 from core.zk_client import KafkaZkClient, partition_state_or_none
 from messages import message
 from messages.common import Broker, Errors, TopicPartition
-from messages.transaction import TxnMarkerToWrite
+from messages.txn_markers import TxnMarkerEntry
 from messages.zk import OK
 from zk_bridge import paths
 from zk_bridge.znodes import ZnodeDecodeError
@@ -51,7 +51,7 @@ class SendTxnMarkers:
     answer comes back as `on_response` (or `on_disconnect`)."""
 
     broker: Broker
-    markers: tuple[TxnMarkerToWrite, ...]
+    markers: tuple[TxnMarkerEntry, ...]
 
 
 @attrs.define
@@ -112,8 +112,9 @@ class TxnMarkerChannelManager:
                 by_broker.setdefault(found.id, (found, []))[1].append(tp)
         for broker, tps in by_broker.values():
             t = pending.transit
-            yield SendTxnMarkers(broker, (TxnMarkerToWrite(t.producer_id, t.producer_epoch, pending.coordinator_epoch,
-                                                         t.txn_state is TransactionState.COMPLETE_COMMIT, tuple(tps)),))
+            yield SendTxnMarkers(broker, (TxnMarkerEntry(t.producer_id, t.producer_epoch,
+                                                       t.txn_state is TransactionState.COMPLETE_COMMIT,
+                                                       pending.coordinator_epoch, tuple(tps)),))
         yield from self._schedule_retry()
         if not pending.remaining:
             yield from self._complete(pending)
@@ -162,7 +163,7 @@ class TxnMarkerChannelManager:
                 continue
             yield from self._send(pending, [tp for tp in tps if tp in pending.remaining])
 
-    def on_response(self, markers: tuple[TxnMarkerToWrite, ...],
+    def on_response(self, markers: tuple[TxnMarkerEntry, ...],
                     errors: dict[tuple[int, TopicPartition], Errors]) -> Proc[None]:
         """TransactionMarkerRequestCompletionHandler.onComplete: ``errors`` by (producer id, partition)."""
         for entry in markers:
@@ -197,7 +198,7 @@ class TxnMarkerChannelManager:
                 yield from self._complete(pending)
         yield from self._schedule_retry()
 
-    def on_disconnect(self, markers: tuple[TxnMarkerToWrite, ...]) -> Proc[None]:
+    def on_disconnect(self, markers: tuple[TxnMarkerEntry, ...]) -> Proc[None]:
         """onComplete for a disconnected request: every marker of it is sent again (to the leaders found then)."""
         for entry in markers:
             pending = self._pending_for(entry)
@@ -206,7 +207,7 @@ class TxnMarkerChannelManager:
                                      if tp in pending.remaining)
         yield from self._schedule_retry()
 
-    def _pending_for(self, entry: TxnMarkerToWrite) -> PendingCompleteTxn | None:
+    def _pending_for(self, entry: TxnMarkerEntry) -> PendingCompleteTxn | None:
         """The pending transaction an answered marker is for, if the coordinator still owns it at that epoch."""
         for pending in self.pending.values():
             if pending.transit.producer_id == entry.producer_id \

@@ -1,6 +1,6 @@
 """The transaction coordinator's APIs against protocol's codec, at every version 2.6 serves: a request decodes into
 the coordinator's internal request, its answer (and the whole-request error answer) encodes as a valid response of
-that version, and the WriteTxnMarkers the coordinator sends encodes as 2.6's v0 and its answer decodes back."""
+that version. (The WriteTxnMarkers the coordinator sends: test_api_write_txn_markers.py.)"""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 
 import core.api  # noqa: F401 - registers every API
 from core.api.admin import fit
-from core.api.registry import RequestContext, Route, spec_for_key, spec_for_type
+from core.api.registry import RequestContext, Route, spec_for_key
 from messages.common import Errors, TopicPartition
 from messages.transaction import (
     AddOffsetsToTxnRequest,
@@ -21,9 +21,6 @@ from messages.transaction import (
     EndTxnResponse,
     InitProducerIdRequest,
     InitProducerIdResponse,
-    TxnMarkerToWrite,
-    WriteTxnMarkersOutbound,
-    WriteTxnMarkersOutboundResponse,
 )
 from protocol.api_versions import API_VERSIONS
 from protocol.codec import decode_request, decode_response, encode_request, encode_response
@@ -85,21 +82,3 @@ def test_an_idempotent_producers_init_producer_id_has_no_transactional_id():
     assert spec_for_key(22).request_from_wire(0, decoded, RequestContext(0)) == InitProducerIdRequest(None, 2147483647)
     assert spec_for_key(22).error_response(3, {}, 15) == {"throttle_time_ms": 0, "error_code": 15,
                                                           "producer_id": -1, "producer_epoch": -1}
-
-
-def test_write_txn_markers_as_the_coordinator_sends_it():
-    spec = spec_for_type(WriteTxnMarkersOutbound)
-    assert (spec.api_key, spec.send_version) == (27, 0)
-    request = WriteTxnMarkersOutbound((TxnMarkerToWrite(5, 1, 7, True, (T0, U3, T1)),
-                                       TxnMarkerToWrite(6, 0, 7, False, (T0,))))
-    decoded, _ = decode_request(27, 0, encode_request(27, 0, spec.request_to_wire(request)))
-    assert decoded["markers"] == [
-        {"producer_id": 5, "producer_epoch": 1, "transaction_result": True, "coordinator_epoch": 7,
-         "topics": [{"name": "t", "partition_indexes": [0, 1]}, {"name": "u", "partition_indexes": [3]}]},
-        {"producer_id": 6, "producer_epoch": 0, "transaction_result": False, "coordinator_epoch": 7,
-         "topics": [{"name": "t", "partition_indexes": [0]}]}]
-    answer = {"markers": [{"producer_id": 5, "topics": [{"name": "t", "partitions": [
-        {"partition_index": 0, "error_code": 0}, {"partition_index": 1, "error_code": 6}]}]}]}
-    raw, _ = decode_response(27, 0, encode_response(27, 0, answer))
-    assert spec.response_from_wire(0, raw) == WriteTxnMarkersOutboundResponse(
-        ((5, T0, Errors.NONE), (5, T1, Errors.NOT_LEADER_OR_FOLLOWER)))

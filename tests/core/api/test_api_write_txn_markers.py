@@ -5,7 +5,7 @@ merged answer keeps the request's order; the error response fails every (produce
 from __future__ import annotations
 
 from core.api import write_txn_markers as wtm
-from core.api.registry import spec_for_key
+from core.api.registry import spec_for_key, spec_for_type
 from messages.common import Errors, TopicPartition
 from messages.txn_markers import (
     TxnMarkerEntry,
@@ -22,6 +22,8 @@ REQUEST = WriteTxnMarkersRequest((TxnMarkerEntry(5, 2, True, 9, (A0, B0, A1)), T
 
 def test_the_request_is_kafkas_bytes_and_reads_back() -> None:
     assert spec_for_key(27) is wtm.SPEC and wtm.SPEC.request_type is WriteTxnMarkersRequest
+    # the one spec both ways: the transaction coordinator's marker channel sends what the leader serves, at v0
+    assert spec_for_type(WriteTxnMarkersRequest) is wtm.SPEC and wtm.SPEC.send_version == 0
     data, decoded = request_through_wire(27, 0, wtm.request_to_wire(REQUEST))
     marker5 = i64(5) + i16(2) + i8(1) + arr([string("a") + arr([i32(0), i32(1)]), string("b") + arr([i32(0)])]) \
         + i32(9)

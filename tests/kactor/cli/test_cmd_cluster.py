@@ -39,5 +39,7 @@ def test_the_restart_line_starts_the_same_broker(tmp_path) -> None:
         "kactor", "broker", "--log-level", "INFO", "--override", "broker.id=1",
         "--override", "zookeeper.connect=127.0.0.1:2181/c", "--override", "listeners=PLAINTEXT://127.0.0.1:9093",
         "--override", f"log.dirs={tmp_path / 'broker-1'}", "--override", "kactor.metrics.port=9201",
-        # fewer than 3 brokers: __consumer_offsets gets as many replicas as there are brokers, as the cluster started
-        "--override", "offsets.topic.replication.factor=2", "--override", "num.io.threads=8"]
+        # fewer than 3 brokers: __consumer_offsets and __transaction_state get as many replicas as there are brokers,
+        # as the cluster started
+        "--override", "offsets.topic.replication.factor=2", "--override", "transaction.state.log.replication.factor=2",
+        "--override", "num.io.threads=8"]

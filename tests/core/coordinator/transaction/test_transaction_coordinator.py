@@ -17,8 +17,8 @@ from messages.transaction import (
     AddPartitionsToTxnRequest,
     InitProducerIdResponse,
     TransactionCoordinatorConfig,
-    TxnMarkerToWrite,
 )
+from messages.txn_markers import TxnMarkerEntry
 from tests.core.coordinator.transaction.harness import PARTITIONS, T0, T1, TXN, Harness
 
 S = TransactionState
@@ -102,7 +102,7 @@ def test_add_partitions_then_commit_writes_prepare_then_markers_then_complete(h,
     assert (value.state_byte, value.topic_partitions) == (S.PREPARE_COMMIT.byte, frozenset({T0, T1}))
     # one WriteTxnMarkers per leader: t-0 on broker 1, t-1 on broker 2, at coordinator epoch 5
     assert sorted((s.broker.id, s.markers) for s in h.sent) == [
-        (1, (TxnMarkerToWrite(0, 0, 5, True, (T0,)),)), (2, (TxnMarkerToWrite(0, 0, 5, True, (T1,)),))]
+        (1, (TxnMarkerEntry(0, 0, True, 5, (T0,)),)), (2, (TxnMarkerEntry(0, 0, True, 5, (T1,)),))]
     assert _state(h)[0] is S.PREPARE_COMMIT
     h.answer_markers()
     value = h.records()[-1][1]
@@ -179,8 +179,8 @@ def test_a_second_producer_fences_the_zombie_by_aborting_its_transaction(h):
     value = h.records()[-1][1]
     assert (value.state_byte, value.producer_epoch, value.topic_partitions) == (S.PREPARE_ABORT.byte, 1,
                                                                               frozenset({T0, T1}))
-    assert {m for s in h.sent for m in s.markers} == {TxnMarkerToWrite(0, 1, 5, False, (T0,)),
-                                                      TxnMarkerToWrite(0, 1, 5, False, (T1,))}
+    assert {m for s in h.sent for m in s.markers} == {TxnMarkerEntry(0, 1, False, 5, (T0,)),
+                                                      TxnMarkerEntry(0, 1, False, 5, (T1,))}
     assert h.add_error(0, 0, T0) is Errors.INVALID_PRODUCER_EPOCH
     assert h.end(0, 0) is Errors.INVALID_PRODUCER_EPOCH
     assert h.init().error is Errors.CONCURRENT_TRANSACTIONS  # still aborting
@@ -226,7 +226,7 @@ def test_a_timed_out_transaction_is_aborted_with_an_epoch_bump(h, frozen):
     h.advance(frozen, 10000)
     value = h.records()[-1][1]
     assert (value.state_byte, value.producer_epoch) == (S.PREPARE_ABORT.byte, 1)
-    assert [s.markers for s in h.sent] == [(TxnMarkerToWrite(0, 1, 5, False, (T0,)),)]
+    assert [s.markers for s in h.sent] == [(TxnMarkerEntry(0, 1, False, 5, (T0,)),)]
     h.answer_markers()
     assert _state(h) == (S.COMPLETE_ABORT, 0, 1, frozenset())
     # the producer that let it time out is fenced
@@ -265,7 +265,7 @@ def test_a_new_coordinator_loads_the_ids_and_completes_a_prepared_commit(frozen)
     other.elect(epoch=6)
     assert _state(other) == (S.PREPARE_COMMIT, 0, 0, frozenset({T0}))
     assert other.metadata().last_producer_epoch == -1  # not in the record (value version 0)
-    assert [s.markers for s in other.sent] == [(TxnMarkerToWrite(0, 0, 6, True, (T0,)),)]
+    assert [s.markers for s in other.sent] == [(TxnMarkerEntry(0, 0, True, 6, (T0,)),)]
     other.answer_markers()
     assert _state(other) == (S.COMPLETE_COMMIT, 0, 0, frozenset())
     # the old coordinator's answers, at epoch 5, after it lost the partition: ignored
@@ -305,7 +305,7 @@ def test_markers_answered_not_leader_are_sent_again(h, frozen):
     assert h.sent == [] and RETRY_KEY in h.timers
     h.zk.put_partition_state(T1, 1, (1,))  # t-1's new leader: broker 1
     h.advance(frozen, 100)
-    assert [(s.broker.id, s.markers) for s in h.sent] == [(1, (TxnMarkerToWrite(0, 0, 5, True, (T1,)),))]
+    assert [(s.broker.id, s.markers) for s in h.sent] == [(1, (TxnMarkerEntry(0, 0, True, 5, (T1,)),))]
     h.answer_markers()
     assert _state(h)[0] is S.COMPLETE_COMMIT
 
@@ -328,7 +328,7 @@ def test_a_marker_for_a_deleted_topic_is_skipped(h):
     h.end(0, 0)
     h.sent.clear()
     h.zk.delete("/brokers/topics/t")
-    h.run(h.tc.on_markers_disconnect((TxnMarkerToWrite(0, 0, 5, True, (T0,)),)))
+    h.run(h.tc.on_markers_disconnect((TxnMarkerEntry(0, 0, True, 5, (T0,)),)))
     h.run(h.tc.on_timer(RETRY_KEY))
     assert h.sent == []
     assert _state(h)[0] is S.COMPLETE_COMMIT
