@@ -191,6 +191,7 @@ class SimBroker:
         self.incarnation = 0
         self.serving = False
         self.stopping = False  # told to stop (SIGTERM), its controlled shutdown under way
+        self.shard_count: tuple[int, int] | None = None  # (incarnation, its partition shards): sim/invariants.py
 
     @property
     def up(self) -> bool:
@@ -272,14 +273,17 @@ class Sim:
                 cause: int | None = None) -> None:
         """One external input into a live broker incarnation, and everything it causes; what its edges inject on the
         way (the "zk" edge's callback) follows at once, then the ZooKeeper events the cascade fired."""
-        if not broker.alive(incarnation):
-            return
         rt = broker.rt
-        assert rt is not None
-        self.events.append(f"{self.now - START_MS:.3f} b{broker.id} {sender}>{to} {type(body).__name__}")
+        if rt is None or broker.incarnation != incarnation:  # (broker.alive, inline: one call per input)
+            return
+        now = self.clock.now_ms()
+        self.events.append(f"{now - START_MS:.3f} b{broker.id} {sender}>{to} {body.__class__.__name__}")
         self.delivered += 1
-        rt.deliver(to, body, sender, cause, at_ms=self.now)
-        self.drain(broker, incarnation)
+        rt.deliver(to, body, sender, cause, at_ms=now)
+        if rt.inbox.queue:
+            self.drain(broker, incarnation)
+        else:
+            self.pump_zk_events()
 
     def drain(self, broker: SimBroker, incarnation: int) -> None:
         """Deliver what the broker's edges injected (`Runtime.inject`: the "zk" edge's answers), in order, then
