@@ -91,9 +91,24 @@ def _batches(data: bytes, cache: dict[bytes, Parsed] | None) -> Iterator[Parsed]
 
 
 def values_below_hw(log: Any, cache: dict[bytes, Parsed] | None = None) -> dict[int, str | None]:
-    """Every record's value by offset, from the log start offset to the high watermark (a read per segment)."""
+    """Every record's value by offset, from the log start offset to the high watermark. With ``cache``, each
+    segment's file is read whole (`LogSegment.read`), as a disk inspector would, and each distinct batch parsed
+    once; without, through `Log.read` from the log start offset (the plain path: the same values, and a tenth of a
+    seed's time went into its offset translations)."""
     out: dict[int, str | None] = {}
     start, hw = log.log_start_offset, log.high_watermark
+    if cache is not None:
+        for segment in log.segments:
+            if start >= hw:
+                break
+            for last, records in _batches(segment.read(0, segment.size), cache):
+                if last < start:  # below the log start offset (as Log.read, from the batch holding it on)
+                    continue
+                for offset, value in records:
+                    if offset < hw:
+                        out[offset] = value
+                start = last + 1
+        return out
     while start < hw:
         # no max_offset: a read stops before the batch holding it, and a batch may straddle the high watermark
         data = log.read(start, 1 << 20)
