@@ -51,6 +51,7 @@ class SeedResult:
     sim_ms: float
     wall_s: float
     event_digest: str
+    cpu_s: float = 0.0  # the process's CPU time for the seed (wall_s less what other work took of the cores)
 
     @property
     def ok(self) -> bool:
@@ -145,19 +146,20 @@ def run_seed(seed: int, steps: int, boot: Boot, brokers: int = 3, trace_dir: str
     """One seed from scratch: the cluster started, then `play`. ``tamper(sim, step)``, for tests: called before each
     step's check (a deliberately broken run). ``fast=False`` runs the plain path of what has a faster one (the
     checks' parsed-batch cache), to prove them equal."""
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     cluster = start_cluster(seed, boot, brokers, trace_dir=trace_dir)
     try:
-        return play(cluster, seed, steps, tamper=tamper, fast=fast, t0=t0)
+        return play(cluster, seed, steps, tamper=tamper, fast=fast, t0=t0, c0=c0)
     finally:
         cluster.close()
 
 
 def play(cluster: Cluster, seed: int, steps: int, tamper: Callable[[Sim, int], None] | None = None,
-         fast: bool = True, t0: float | None = None) -> SeedResult:
+         fast: bool = True, t0: float | None = None, c0: float | None = None) -> SeedResult:
     """A seed's faults, produces and checks on a started cluster, then the healing, the settling and the final
     checks."""
     t0 = time.perf_counter() if t0 is None else t0
+    c0 = time.process_time() if c0 is None else c0
     sim, errors, assignment = cluster.sim, cluster.errors, cluster.assignment
     client = SimClient(sim)
     checker = Checker(sim, client, sorted(assignment), assignment, fast=fast)
@@ -205,4 +207,4 @@ def play(cluster: Cluster, seed: int, steps: int, tamper: Callable[[Sim, int], N
         violations = [f"an actor raised {e}" for e in errors.found] + checker.check_final()
     digest = hashlib.sha256("\n".join(sim.events).encode()).hexdigest()[:16]
     return SeedResult(seed, steps, tuple(violations), len(client.acks), len(client.answers), sim.delivered,
-                      sim.now - START_MS, time.perf_counter() - t0, digest)
+                      sim.now - START_MS, time.perf_counter() - t0, digest, time.process_time() - c0)

@@ -71,6 +71,7 @@ class Outcome:
     trace_dir: str | None
 
 
+GC_YOUNG = 10_000  # a worker's young-generation threshold (the default is 700 allocations)
 _job: Job | None = None
 _boot: Any = None
 
@@ -78,9 +79,17 @@ _boot: Any = None
 def _init_worker(job: Job) -> None:
     """A worker's (or the single process's) set-up: the composition root, and the mutation if any."""
     global _job, _boot
+    import gc
+
     from kactor.sim_boot import SimBoot
 
     _job, _boot = job, SimBoot()
+    # what is imported lives as long as the worker: no full collection walks it again (edges/gc_policy.py's reason);
+    # and fewer young collections, as a trace replay runs (the collector decides nothing the actors send)
+    gc.collect()
+    gc.freeze()
+    threshold = gc.get_threshold()
+    gc.set_threshold(max(threshold[0], GC_YOUNG), *threshold[1:])
     if job.mutation:
         from sim.mutations import apply
 
@@ -104,9 +113,16 @@ def _outcomes(seeds: list[int], job: Job, jobs: int) -> Iterator[Outcome]:
     """Every seed's outcome in seed order: in this process (one job), else in ``jobs`` forked workers (they
     inherit the imported modules and PYTHONHASHSEED)."""
     if jobs <= 1 or len(seeds) <= 1:
+        import gc
+
+        threshold = gc.get_threshold()
         _init_worker(job)
-        for seed in seeds:
-            yield _run_seed(seed)
+        try:
+            for seed in seeds:
+                yield _run_seed(seed)
+        finally:  # this process goes on (a test calling the command): its collector as it was
+            gc.unfreeze()
+            gc.set_threshold(*threshold)
         return
     import multiprocessing
 
@@ -209,6 +225,7 @@ def summary_lines(results: list[Any], planned: int, failing: list[int], wall: fl
              f"{len(results) / wall:.2f} seeds/s",
              f"  {results[0].steps} steps a seed, {jobs} jobs{', mutation ' + mutation if mutation else ''}; "
              f"per seed {statistics.median(walls):.2f} s (median; {min(walls):.2f}-{max(walls):.2f}), "
+             f"{statistics.mean(r.cpu_s for r in results):.2f} s of CPU (mean), "
              f"{statistics.median(r.sim_ms for r in results) / 1000:.0f} s simulated; "
              f"{sum(r.acks for r in results)} acks of {sum(r.answers for r in results)} answers, "
              f"{sum(r.delivered for r in results)} inputs"]
