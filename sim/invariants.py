@@ -243,7 +243,7 @@ class Checker:
         no produce waiting for an answer (a parked one keeps the settling going to its end: the final check then
         names it)."""
         sim = self.sim
-        if self.client.outstanding or not all(b.serving for b in sim.brokers.values()):
+        if self.client.outstanding or not all(b.serving and not b.paused for b in sim.brokers.values()):
             return False
         for tp in self.partitions:
             state = zk_partition_state(sim, tp)

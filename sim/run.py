@@ -175,6 +175,10 @@ def play(cluster: Cluster, seed: int, steps: int, tamper: Callable[[Sim, int], N
                 sim.stop(f.a)
             elif f.kind == "restart":
                 restarts.append(f.a)
+            elif f.kind == "pause":
+                sim.pause(f.a)
+            elif f.kind == "resume":
+                sim.resume(f.a)
             elif f.kind == "partition":
                 sim.partition(f.a, f.b)
             else:
@@ -191,6 +195,8 @@ def play(cluster: Cluster, seed: int, steps: int, tamper: Callable[[Sim, int], N
     if not violations:
         for a, b in sorted(tuple(sorted(c)) for c in sim.cut):
             sim.heal(a, b)
+        for b in [b for b, br in sim.brokers.items() if br.paused]:
+            sim.resume(b)
         # a broker still in its controlled shutdown is about to be down too: it restarts with the others
         down = [b for b, br in sim.brokers.items() if not br.up or br.stopping or b in restarts]
         # each down broker starts as soon as its old session is gone (a crashed one's expires within the session
