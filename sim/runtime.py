@@ -474,8 +474,11 @@ class Sim:
         self.last_fault_ms = self.now
 
     def healthy(self) -> bool:
-        """Every broker up and serving, no link cut."""
-        return not self.cut and all(b.serving and not b.paused for b in self.brokers.values())
+        """Every broker up and serving (not paused, not in its controlled shutdown), no link cut. A broker shutting
+        down starts no fetcher for what it comes to follow (Kafka's ReplicaManager.makeFollowers once isShuttingDown
+        is set) yet stays in those partitions' ISR until its next ControlledShutdown attempt, so an acks=all produce
+        can wait for it (seeds 1633 and 1928)."""
+        return not self.cut and all(b.serving and not b.paused and not b.stopping for b in self.brokers.values())
 
     def reachable(self, a: int, b: int) -> bool:
         return frozenset((a, b)) not in self.cut and self.brokers[b].up

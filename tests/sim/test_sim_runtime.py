@@ -276,9 +276,10 @@ def test_each_mutation_patches_and_its_undo_restores_the_code() -> None:
     from core.broker.log_segment import LogSegment
     from core.broker.partition import Partition
     from core.broker.replica_manager import ReplicaManager
+    from core.zk_client import KafkaZkClient
     from sim.mutations import MUTATIONS, apply
 
-    owners = (Log, LogSegment, Partition, ReplicaManager)
+    owners = (Log, LogSegment, Partition, ReplicaManager, KafkaZkClient)
     before = [dict(vars(o)) for o in owners]
     for name in MUTATIONS:
         undo = apply(name)
@@ -418,3 +419,14 @@ def _schedule_without_pauses(seed: int, steps: int, brokers: int) -> list:
         return schedule(seed, steps, brokers)
     finally:
         sim.faults.PAUSE_SHARE = share
+
+
+@pytest.mark.parametrize("seed", [1633, 1928])
+def test_a_broker_in_its_controlled_shutdown_is_not_a_healthy_cluster(seed: int) -> None:
+    """Seeds 1633 and 1928 of the 2026-11-26 campaign: broker 2 is stopped; its first ControlledShutdown cannot move
+    its leaderships, a preferred-replica election then does, and as a shutting-down broker it starts no fetcher for
+    the partitions it now follows (Kafka's makeFollowers) while it stays in their ISR until its next attempt 5 s later
+    (controlled.shutdown.retry.backoff.ms): acks=all produces wait for it, as they would on Kafka. The liveness bound
+    (answered within 1 s when the cluster is healthy) no longer counts such a cluster as healthy."""
+    assert "stop b2" in [str(f) for f in schedule(seed, 50, 3)]
+    assert run_seed(seed, 50, SimBoot()).violations == ()
