@@ -121,10 +121,11 @@ def _topic_ready(sim: Sim, assignment: dict[TopicPartition, tuple[int, ...]]) ->
     return True
 
 
-def start_cluster(seed: int, boot: Boot, brokers: int = 3, trace_dir: str | None = None) -> Cluster:
+def start_cluster(seed: int, boot: Boot, brokers: int = 3, trace_dir: str | None = None,
+                  scratch: str | None = None) -> Cluster:
     """Start ``brokers`` brokers on an empty ZooKeeper, wait for them to serve with a controller, create the topic
     and wait for its partitions to be led with every replica in sync (a few hundred ms of simulated time)."""
-    sim = Sim(seed, boot, brokers, trace_dir=trace_dir)
+    sim = Sim(seed, boot, brokers, trace_dir=trace_dir, scratch=scratch)
     errors = ActorErrors(sim)
     logging.getLogger().addHandler(errors)
     try:
@@ -142,12 +143,14 @@ def start_cluster(seed: int, boot: Boot, brokers: int = 3, trace_dir: str | None
 
 
 def run_seed(seed: int, steps: int, boot: Boot, brokers: int = 3, trace_dir: str | None = None,
-             tamper: Callable[[Sim, int], None] | None = None, fast: bool = True) -> SeedResult:
+             tamper: Callable[[Sim, int], None] | None = None, fast: bool = True,
+             scratch: str | None = None) -> SeedResult:
     """One seed from scratch: the cluster started, then `play`. ``tamper(sim, step)``, for tests: called before each
     step's check (a deliberately broken run). ``fast=False`` runs the plain path of what has a faster one (the
-    checks' parsed-batch cache), to prove them equal."""
+    checks' parsed-batch cache), to prove them equal. ``scratch``: the folder the run's log dirs go under (default
+    tmpfs)."""
     t0, c0 = time.perf_counter(), time.process_time()
-    cluster = start_cluster(seed, boot, brokers, trace_dir=trace_dir)
+    cluster = start_cluster(seed, boot, brokers, trace_dir=trace_dir, scratch=scratch)
     try:
         return play(cluster, seed, steps, tamper=tamper, fast=fast, t0=t0, c0=c0)
     finally:

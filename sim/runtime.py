@@ -62,6 +62,12 @@ SESSION_TIMEOUT_MS = 6000  # zookeeper.session.timeout.ms of the simulated broke
 TRACE_ROOT = "/sim-root"  # what a trace names the run's temp dir
 
 
+def scratch_base() -> str | None:
+    """Where a run's log dirs go: tmpfs when there is one (else the system's temp dir)."""
+    shm = "/dev/shm"
+    return shm if os.path.isdir(shm) and os.access(shm, os.W_OK) else None
+
+
 class Boot(Protocol):
     """What builds one simulated broker, given by the composition root (kactor/sim_boot.py): the sim sits below the
     shell (tests/test_layers.py), so the config parser, the start-up inputs a broker process sends its actors and
@@ -221,7 +227,8 @@ class Pending:
 class Sim:
     """One seeded run: the event loop, the ZooKeeper model, the brokers and the links between them."""
 
-    def __init__(self, seed: int, boot: Boot, brokers: int = 3, trace_dir: str | None = None) -> None:
+    def __init__(self, seed: int, boot: Boot, brokers: int = 3, trace_dir: str | None = None,
+                 scratch: str | None = None) -> None:
         self.seed = seed
         self.boot = boot
         self.rng = random.Random(seed)
@@ -229,9 +236,7 @@ class Sim:
         # a fresh ensemble: the brokers create the persistent paths themselves (KafkaZkClient.createTopLevelPaths)
         self.zk = ZooKeeperModel(clock_ms=lambda: int(self.clock.now_ms()))
         self.admin_session = self.zk.open_session(SESSION_TIMEOUT_MS)  # the tools' own (kafka-topics --zookeeper)
-        shm = "/dev/shm"
-        base = shm if os.path.isdir(shm) and os.access(shm, os.W_OK) else None
-        self.root = tempfile.mkdtemp(prefix=f"kactor-sim-{seed}-", dir=base)
+        self.root = tempfile.mkdtemp(prefix=f"kactor-sim-{seed}-", dir=scratch or scratch_base())
         self.trace_dir = trace_dir
         self.brokers = {b: SimBroker(b, os.path.join(self.root, f"broker-{b}")) for b in range(brokers)}
         # seeded per-link latency (ms), both directions alike
@@ -608,5 +613,5 @@ class Sim:
         shutil.rmtree(self.root, ignore_errors=True)
 
 
-__all__ = ["Boot", "Sim", "SimBroker"]
+__all__ = ["Boot", "Sim", "SimBroker", "scratch_base"]
 

@@ -62,6 +62,7 @@ class Job:
     brokers: int
     trace_root: str
     mutation: str | None
+    scratch: str | None = None  # the run's folder for the seeds' log dirs, removed at its end whatever happened
 
 
 @attrs.frozen
@@ -101,11 +102,11 @@ def _run_seed(seed: int) -> Outcome:
 
     job = _job
     assert job is not None
-    r = run_seed(seed, job.steps, _boot, brokers=job.brokers)
+    r = run_seed(seed, job.steps, _boot, brokers=job.brokers, scratch=job.scratch)
     if r.ok:
         return Outcome(r, None)
     trace_dir = os.path.join(job.trace_root, f"seed-{seed}")
-    run_seed(seed, job.steps, _boot, brokers=job.brokers, trace_dir=trace_dir)
+    run_seed(seed, job.steps, _boot, brokers=job.brokers, trace_dir=trace_dir, scratch=job.scratch)
     return Outcome(r, trace_dir)
 
 
@@ -169,7 +170,11 @@ def run(args: argparse.Namespace) -> int:
     from kactor.chaos.report import Progress
 
     trace_root = os.path.abspath(args.trace_dir) if args.trace_dir else tempfile.mkdtemp(prefix="kactor-sim-")
-    job = Job(args.steps, args.brokers, trace_root, args.mutation)
+    from sim.runtime import scratch_base
+
+    # a worker ended early (--stop-at-first, Ctrl-C: the pool is terminated) leaves its seed's log dirs: here
+    scratch = tempfile.mkdtemp(prefix="kactor-sim-run-", dir=scratch_base())
+    job = Job(args.steps, args.brokers, trace_root, args.mutation, scratch)
     progress = Progress(len(seeds) * args.steps)
     results: list[Any] = []
     failing: list[int] = []
@@ -192,6 +197,10 @@ def run(args: argparse.Namespace) -> int:
                 break
     except KeyboardInterrupt:
         interrupted = True
+    finally:
+        import shutil
+
+        shutil.rmtree(scratch, ignore_errors=True)
     progress.clear()
     wall = time.perf_counter() - t0
     for line in summary_lines(results, len(seeds), failing, wall, args.jobs, args.mutation):

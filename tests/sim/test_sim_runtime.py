@@ -170,8 +170,16 @@ def test_kactor_sim_runs_seeds_in_worker_processes_in_seed_order(
     out = capsys.readouterr().out.splitlines()
     assert out[0].startswith("4 seeds, 4 clean, 0 failing in ")
     assert out[1].startswith("  6 steps a seed, 2 jobs; per seed ")
+    import sim.runtime
+
+    base = tmp_path / "shm"  # where the runs' log dirs go (tmpfs otherwise)
+    base.mkdir()
+    monkeypatch.setattr(sim.runtime, "scratch_base", lambda: str(base))
     assert main(["sim", "--seeds", "1-6", "--steps", "20", "--jobs", "2", "--trace-dir", str(tmp_path),
                  "--mutation", "make-leader-completes-nothing", "--stop-at-first"]) == 1
+    # the seeds' log dirs are made in the run's own folder, removed at its end with what the workers still running a
+    # seed when the first failure ended the run (the pool terminated) left there
+    assert list(base.iterdir()) == []
     out = capsys.readouterr().out.splitlines()
     assert out[0].startswith("seed 1: FAILED  ")
     assert "  rerun: kactor sim --seeds 1 --steps 20 --brokers 3 --mutation make-leader-completes-nothing" in out
