@@ -7,7 +7,9 @@ first: a restarted broker cannot register over its old ephemeral), a cut link he
 
 A quarter of the broker outages are orderly stops instead of crashes: SIGTERM's controlled shutdown (the controller
 moves the broker's leaderships away first, then the broker closes its session). Which ones is drawn from a stream of
-its own, so the steps and brokers of every fault are those of the schedules before stops existed.
+its own, so the steps and brokers of every fault are those of the schedules before stops existed. A quarter of the
+remaining crashes are pauses instead (SIGSTOP, then SIGCONT where the restart would be: the process frozen for 8 s,
+longer than its 6 s ZooKeeper session, which expires under it), drawn from a third stream.
 """
 
 from __future__ import annotations
@@ -18,13 +20,14 @@ import attrs
 
 STEP_MS = 1000.0  # simulated time per step
 STOP_SHARE = 0.25  # of the broker outages: orderly stops (controlled shutdown) rather than crashes
+PAUSE_SHARE = 0.25  # of the other outages: pauses (SIGSTOP for RESTART_AFTER_STEPS steps, longer than the session)
 RESTART_AFTER_STEPS = 8  # > zookeeper.session.timeout.ms (sim.runtime.SESSION_TIMEOUT_MS) in steps
 
 
 @attrs.frozen
 class Fault:
     step: int
-    kind: str  # "crash", "stop", "restart", "partition", "heal"
+    kind: str  # "crash", "stop", "restart", "pause", "resume", "partition", "heal"
     a: int
     b: int = -1
 
@@ -35,12 +38,14 @@ class Fault:
 def schedule(seed: int, steps: int, brokers: int) -> list[Fault]:
     rng = random.Random(f"faults-{seed}")
     stops = random.Random(f"stops-{seed}")
+    pauses = random.Random(f"pauses-{seed}")
+    paused = False
     faults: list[Fault] = []
     down_until: tuple[int, int] | None = None  # (broker, restart step)
     cut_until: tuple[int, int, int] | None = None  # (a, b, heal step)
     for step in range(steps):
         if down_until is not None and step >= down_until[1]:
-            faults.append(Fault(step, "restart", down_until[0]))
+            faults.append(Fault(step, "resume" if paused else "restart", down_until[0]))
             down_until = None
         if cut_until is not None and step >= cut_until[2]:
             faults.append(Fault(step, "heal", cut_until[0], cut_until[1]))
@@ -48,7 +53,9 @@ def schedule(seed: int, steps: int, brokers: int) -> list[Fault]:
         roll = rng.random()
         if roll < 0.12 and down_until is None:
             b = rng.randrange(brokers)
-            faults.append(Fault(step, "stop" if stops.random() < STOP_SHARE else "crash", b))
+            kind = "stop" if stops.random() < STOP_SHARE else "crash"
+            paused = kind == "crash" and pauses.random() < PAUSE_SHARE
+            faults.append(Fault(step, "pause" if paused else kind, b))
             down_until = (b, step + RESTART_AFTER_STEPS)
         elif roll < 0.24 and cut_until is None and brokers > 1:
             a, b = sorted(rng.sample(range(brokers), 2))

@@ -43,13 +43,17 @@ def hosted_partition(sim: Sim, broker_id: int, tp: TopicPartition) -> Any:
     from actors import names
     from core.broker.shards import shard_of
 
-    rt = sim.brokers[broker_id].rt
+    broker = sim.brokers[broker_id]
+    rt = broker.rt
     if rt is None:
         return None
-    shards = sorted(n for n in rt.instances if n.startswith(names.SHARD_PREFIX))
-    if not shards:
+    count = broker.shard_count  # counted once per incarnation: its shards are spawned with it
+    if count is None or count[0] != broker.incarnation:
+        count = broker.shard_count = (broker.incarnation,
+                                      sum(1 for n in rt.instances if n.startswith(names.SHARD_PREFIX)))
+    if not count[1]:
         return None
-    shard = rt.instances.get(names.shard(shard_of(tp, len(shards))))
+    shard = rt.instances.get(names.shard(shard_of(tp, count[1])))
     rm = getattr(shard, "rm", None)
     return rm.online_partition(tp) if rm is not None else None
 
@@ -87,9 +91,24 @@ def _batches(data: bytes, cache: dict[bytes, Parsed] | None) -> Iterator[Parsed]
 
 
 def values_below_hw(log: Any, cache: dict[bytes, Parsed] | None = None) -> dict[int, str | None]:
-    """Every record's value by offset, from the log start offset to the high watermark (a read per segment)."""
+    """Every record's value by offset, from the log start offset to the high watermark. With ``cache``, each
+    segment's file is read whole (`LogSegment.read`), as a disk inspector would, and each distinct batch parsed
+    once; without, through `Log.read` from the log start offset (the plain path: the same values, and a tenth of a
+    seed's time went into its offset translations)."""
     out: dict[int, str | None] = {}
     start, hw = log.log_start_offset, log.high_watermark
+    if cache is not None:
+        for segment in log.segments:
+            if start >= hw:
+                break
+            for last, records in _batches(segment.read(0, segment.size), cache):
+                if last < start:  # below the log start offset (as Log.read, from the batch holding it on)
+                    continue
+                for offset, value in records:
+                    if offset < hw:
+                        out[offset] = value
+                start = last + 1
+        return out
     while start < hw:
         # no max_offset: a read stops before the batch holding it, and a batch may straddle the high watermark
         data = log.read(start, 1 << 20)
@@ -217,6 +236,23 @@ class Checker:
                                    f"b{leader}'s high watermark {p.log.high_watermark} since "
                                    f"{since - START_MS:.0f} ms, still unanswered")
         return out
+
+    def settled(self) -> bool:
+        """The cluster as the final checks want it, so the settling can end early: every broker serving, every
+        partition's ISR in ZooKeeper all its replicas, its leader there hosting it as leader at ZooKeeper's epoch, and
+        no produce waiting for an answer (a parked one keeps the settling going to its end: the final check then
+        names it)."""
+        sim = self.sim
+        if self.client.outstanding or not all(b.serving and not b.paused for b in sim.brokers.values()):
+            return False
+        for tp in self.partitions:
+            state = zk_partition_state(sim, tp)
+            if state is None or sorted(state.isr) != sorted(self.assignment[tp]) or state.leader < 0:
+                return False
+            p = hosted_partition(sim, state.leader, tp)
+            if p is None or not p.is_leader or p.leader_epoch != state.leader_epoch:
+                return False
+        return True
 
     def check_final(self) -> list[str]:
         """Nothing acknowledged is lost: with every broker up and every link healed, the leader has it all."""

@@ -98,6 +98,22 @@ def _follower_truncates_to_high_watermark() -> Callable[[], None]:
     return _patch(ReplicaManager, "epoch_request_for", epoch_request_for)
 
 
+def _zk_writes_unfenced() -> Callable[[], None]:
+    """KafkaZkClient's controller writes without the /controller_epoch check (Kafka's
+    wrapRequestWithControllerEpochCheck, KAFKA-9724's kind of zombie): a controller that lost its session but has not
+    heard of it yet overwrites what its successor wrote."""
+    from core.zk_client import NO_FENCE, KafkaZkClient
+
+    original = KafkaZkClient.__dict__["retry_requests_until_connected"]
+
+    def unfenced(self: Any, ops: Any, expected_controller_epoch_zk_version: int = NO_FENCE) -> Any:
+        return original(self, ops, NO_FENCE)
+
+    undo = _patch(KafkaZkClient, "retry_requests_until_connected", unfenced)
+    undo_alias = _patch(KafkaZkClient, "_zk", unfenced)
+    return lambda: (undo_alias(), undo())[-1]
+
+
 MUTATIONS = {m.name: m for m in (
     Mutation("truncate-to-high-watermark", "KIP-101",
              "a new follower truncates to its high watermark, not by OffsetsForLeaderEpoch",
@@ -111,6 +127,9 @@ MUTATIONS = {m.name: m for m in (
     Mutation("segment-truncate-timestamp", "9461e5d",
              "LogSegment.truncate_to forgets the largest timestamp of its batches; retention deletes them",
              _segment_truncate_keeps_no_timestamp),
+    Mutation("zk-write-unfenced", "KafkaZkClient",
+             "the controller's ZooKeeper writes skip the /controller_epoch check: a zombie controller is not fenced",
+             _zk_writes_unfenced),
 )}
 
 

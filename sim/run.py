@@ -13,15 +13,17 @@ import attrs
 
 from messages.common import ReplicaAssignment, TopicPartition
 from messages.zk import Create
-from sim.client import SimClient
-from sim.faults import RESTART_AFTER_STEPS, STEP_MS, schedule
-from sim.invariants import Checker
+from sim.client import SimClient, zk_partition_state
+from sim.faults import STEP_MS, schedule
+from sim.invariants import Checker, hosted_partition
 from sim.runtime import START_MS, Boot, Sim
 from zk_bridge import paths, znodes
 
 TOPIC = "sim"
 PARTITIONS = 2
-SETTLE_MS = 20000.0  # the end: time for restarted brokers to catch up and rejoin the ISR
+SETTLE_MS = 20000.0  # the end: time for restarted brokers to catch up and rejoin the ISR, at most
+START_MS_MAX = 2000.0  # the start-up: the brokers serving with a controller, then the topic's partitions led, each
+SETTLE_CHECK_MS = 500.0  # how often the settling looks whether the cluster has settled
 
 
 class ActorErrors(logging.Handler):
@@ -49,6 +51,7 @@ class SeedResult:
     sim_ms: float
     wall_s: float
     event_digest: str
+    cpu_s: float = 0.0  # the process's CPU time for the seed (wall_s less what other work took of the cores)
 
     @property
     def ok(self) -> bool:
@@ -82,63 +85,135 @@ def _restart(sim: Sim, due: list[int]) -> list[int]:
     return later
 
 
-def run_seed(seed: int, steps: int, boot: Boot, brokers: int = 3, trace_dir: str | None = None,
-             tamper: Callable[[Sim, int], None] | None = None, fast: bool = True) -> SeedResult:
-    """``tamper(sim, step)``, for tests: called before each step's check (a deliberately broken run). ``fast=False``
-    runs the plain path of what has a faster one (the checks' parsed-batch cache), to prove them equal."""
-    t0 = time.perf_counter()
-    sim = Sim(seed, boot, brokers, trace_dir=trace_dir)
+@attrs.define
+class Cluster:
+    """A started cluster with its topic, before the seed's faults."""
+
+    sim: Sim
+    errors: ActorErrors
+    assignment: dict[TopicPartition, tuple[int, ...]]
+
+    def close(self) -> None:
+        logging.getLogger().removeHandler(self.errors)
+        self.sim.close()
+
+
+def run_until(sim: Sim, ready: Callable[[], bool], most_ms: float, every_ms: float = 100.0) -> None:
+    """Run the simulation until ``ready()`` holds, looking every ``every_ms``, for ``most_ms`` at most."""
+    end = sim.now + most_ms
+    while sim.now < end:
+        sim.run_for(min(every_ms, end - sim.now))
+        if ready():
+            return
+
+
+def _topic_ready(sim: Sim, assignment: dict[TopicPartition, tuple[int, ...]]) -> bool:
+    """Every partition led, its ISR all its replicas, its leader leading it at ZooKeeper's epoch and each follower
+    hosting it."""
+    for tp, replicas in assignment.items():
+        state = zk_partition_state(sim, tp)
+        if state is None or state.leader < 0 or sorted(state.isr) != sorted(replicas):
+            return False
+        for b in replicas:
+            p = hosted_partition(sim, b, tp)
+            if p is None or p.leader_epoch != state.leader_epoch or p.is_leader != (b == state.leader):
+                return False
+    return True
+
+
+def start_cluster(seed: int, boot: Boot, brokers: int = 3, trace_dir: str | None = None,
+                  scratch: str | None = None) -> Cluster:
+    """Start ``brokers`` brokers on an empty ZooKeeper, wait for them to serve with a controller, create the topic
+    and wait for its partitions to be led with every replica in sync (a few hundred ms of simulated time)."""
+    sim = Sim(seed, boot, brokers, trace_dir=trace_dir, scratch=scratch)
     errors = ActorErrors(sim)
     logging.getLogger().addHandler(errors)
     try:
         for b in sim.brokers:
             sim.start(b)
-        sim.run_for(2000)
+        run_until(sim, lambda: all(b.serving for b in sim.brokers.values()) and "/controller" in sim.zk.nodes,
+                  START_MS_MAX)
         assignment = create_topic(sim, TOPIC, PARTITIONS, min(3, brokers))
-        sim.run_for(2000)
-        client = SimClient(sim)
-        checker = Checker(sim, client, sorted(assignment), assignment, fast=fast)
-        faults = schedule(seed, steps, brokers)
-        violations: list[str] = []
-        restarts: list[int] = []  # brokers due to start again (once down, and their old session gone)
-        for step in range(steps):
-            restarts = _restart(sim, restarts)
-            for f in (f for f in faults if f.step == step):
-                if f.kind == "crash":
-                    sim.crash(f.a)
-                elif f.kind == "stop":
-                    sim.stop(f.a)
-                elif f.kind == "restart":
-                    restarts.append(f.a)
-                elif f.kind == "partition":
-                    sim.partition(f.a, f.b)
-                else:
-                    sim.heal(f.a, f.b)
-            restarts = _restart(sim, restarts)
-            for tp in sorted(assignment):
-                client.produce(tp)
-            sim.run_for(STEP_MS)
-            if tamper is not None:
-                tamper(sim, step)
-            violations = [f"an actor raised {e}" for e in errors.found] + checker.check()
-            if violations:
-                break
-        if not violations:
-            for a, b in sorted(tuple(sorted(c)) for c in sim.cut):
-                sim.heal(a, b)
-            # a broker still in its controlled shutdown is about to be down too: it restarts with the others
-            down = [b for b, br in sim.brokers.items() if not br.up or br.stopping or b in restarts]
-            if down:
-                sim.run_for(RESTART_AFTER_STEPS * STEP_MS)
-                while down:
-                    down = _restart(sim, down)
-                    if down:
-                        sim.run_for(STEP_MS)
-            sim.run_for(SETTLE_MS)
-            violations = [f"an actor raised {e}" for e in errors.found] + checker.check_final()
-        digest = hashlib.sha256("\n".join(sim.events).encode()).hexdigest()[:16]
-        return SeedResult(seed, steps, tuple(violations), len(client.acks), len(client.answers), sim.delivered,
-                          sim.now - START_MS, time.perf_counter() - t0, digest)
-    finally:
+        run_until(sim, lambda: _topic_ready(sim, assignment), START_MS_MAX)
+    except BaseException:
         logging.getLogger().removeHandler(errors)
         sim.close()
+        raise
+    return Cluster(sim, errors, assignment)
+
+
+def run_seed(seed: int, steps: int, boot: Boot, brokers: int = 3, trace_dir: str | None = None,
+             tamper: Callable[[Sim, int], None] | None = None, fast: bool = True,
+             scratch: str | None = None) -> SeedResult:
+    """One seed from scratch: the cluster started, then `play`. ``tamper(sim, step)``, for tests: called before each
+    step's check (a deliberately broken run). ``fast=False`` runs the plain path of what has a faster one (the
+    checks' parsed-batch cache), to prove them equal. ``scratch``: the folder the run's log dirs go under (default
+    tmpfs)."""
+    t0, c0 = time.perf_counter(), time.process_time()
+    cluster = start_cluster(seed, boot, brokers, trace_dir=trace_dir, scratch=scratch)
+    try:
+        return play(cluster, seed, steps, tamper=tamper, fast=fast, t0=t0, c0=c0)
+    finally:
+        cluster.close()
+
+
+def play(cluster: Cluster, seed: int, steps: int, tamper: Callable[[Sim, int], None] | None = None,
+         fast: bool = True, t0: float | None = None, c0: float | None = None) -> SeedResult:
+    """A seed's faults, produces and checks on a started cluster, then the healing, the settling and the final
+    checks."""
+    t0 = time.perf_counter() if t0 is None else t0
+    c0 = time.process_time() if c0 is None else c0
+    sim, errors, assignment = cluster.sim, cluster.errors, cluster.assignment
+    client = SimClient(sim)
+    checker = Checker(sim, client, sorted(assignment), assignment, fast=fast)
+    faults = schedule(seed, steps, len(sim.brokers))
+    violations: list[str] = []
+    restarts: list[int] = []  # brokers due to start again (once down, and their old session gone)
+    for step in range(steps):
+        restarts = _restart(sim, restarts)
+        for f in (f for f in faults if f.step == step):
+            if f.kind == "crash":
+                sim.crash(f.a)
+            elif f.kind == "stop":
+                sim.stop(f.a)
+            elif f.kind == "restart":
+                restarts.append(f.a)
+            elif f.kind == "pause":
+                sim.pause(f.a)
+            elif f.kind == "resume":
+                sim.resume(f.a)
+            elif f.kind == "partition":
+                sim.partition(f.a, f.b)
+            else:
+                sim.heal(f.a, f.b)
+        restarts = _restart(sim, restarts)
+        for tp in sorted(assignment):
+            client.produce(tp)
+        sim.run_for(STEP_MS)
+        if tamper is not None:
+            tamper(sim, step)
+        violations = [f"an actor raised {e}" for e in errors.found] + checker.check()
+        if violations:
+            break
+    if not violations:
+        for a, b in sorted(tuple(sorted(c)) for c in sim.cut):
+            sim.heal(a, b)
+        for b in [b for b, br in sim.brokers.items() if br.paused]:
+            sim.resume(b)
+        # a broker still in its controlled shutdown is about to be down too: it restarts with the others
+        down = [b for b, br in sim.brokers.items() if not br.up or br.stopping or b in restarts]
+        # each down broker starts as soon as its old session is gone (a crashed one's expires within the session
+        # timeout), then the cluster settles until it is as the final checks want it, SETTLE_MS at most
+        while down:
+            down = _restart(sim, down)
+            if down:
+                sim.run_for(STEP_MS)
+        settle_end = sim.now + SETTLE_MS
+        while sim.now < settle_end:
+            sim.run_for(min(SETTLE_CHECK_MS, settle_end - sim.now))
+            if checker.settled():
+                break
+        violations = [f"an actor raised {e}" for e in errors.found] + checker.check_final()
+    digest = hashlib.sha256("\n".join(sim.events).encode()).hexdigest()[:16]
+    return SeedResult(seed, steps, tuple(violations), len(client.acks), len(client.answers), sim.delivered,
+                      sim.now - START_MS, time.perf_counter() - t0, digest, time.process_time() - c0)

@@ -62,6 +62,12 @@ SESSION_TIMEOUT_MS = 6000  # zookeeper.session.timeout.ms of the simulated broke
 TRACE_ROOT = "/sim-root"  # what a trace names the run's temp dir
 
 
+def scratch_base() -> str | None:
+    """Where a run's log dirs go: tmpfs when there is one (else the system's temp dir)."""
+    shm = "/dev/shm"
+    return shm if os.path.isdir(shm) and os.access(shm, os.W_OK) else None
+
+
 class Boot(Protocol):
     """What builds one simulated broker, given by the composition root (kactor/sim_boot.py): the sim sits below the
     shell (tests/test_layers.py), so the config parser, the start-up inputs a broker process sends its actors and
@@ -93,12 +99,12 @@ class SimZooKeeper(_Edge):
     """The "zk" slot: a ZkBatch run on the model on this incarnation's session, answered after ZK_LATENCY_MS."""
 
     def submit(self, batch: Any, callback: Callable[[tuple[Any, ...]], None]) -> None:
-        sid = self.broker.session
-
         def run() -> None:
             if not self.broker.alive(self.incarnation):
                 return
-            callback(self.sim.zk.execute(sid, batch))
+            # the client's session when the request goes out: a new one once an expired one was replaced (the
+            # executor's requests wait for the reconnection and run on it)
+            callback(self.sim.zk.execute(self.broker.session, batch))
             self.sim.drain(self.broker, self.incarnation)
 
         self.sim.at(ZK_LATENCY_MS, run)
@@ -191,6 +197,9 @@ class SimBroker:
         self.incarnation = 0
         self.serving = False
         self.stopping = False  # told to stop (SIGTERM), its controlled shutdown under way
+        self.shard_count: tuple[int, int] | None = None  # (incarnation, its partition shards): sim/invariants.py
+        self.paused = False  # SIGSTOPped: its inputs wait in ``held`` until it resumes
+        self.held: list[tuple[str, Any, str, int | None]] = []
 
     @property
     def up(self) -> bool:
@@ -218,7 +227,8 @@ class Pending:
 class Sim:
     """One seeded run: the event loop, the ZooKeeper model, the brokers and the links between them."""
 
-    def __init__(self, seed: int, boot: Boot, brokers: int = 3, trace_dir: str | None = None) -> None:
+    def __init__(self, seed: int, boot: Boot, brokers: int = 3, trace_dir: str | None = None,
+                 scratch: str | None = None) -> None:
         self.seed = seed
         self.boot = boot
         self.rng = random.Random(seed)
@@ -226,9 +236,7 @@ class Sim:
         # a fresh ensemble: the brokers create the persistent paths themselves (KafkaZkClient.createTopLevelPaths)
         self.zk = ZooKeeperModel(clock_ms=lambda: int(self.clock.now_ms()))
         self.admin_session = self.zk.open_session(SESSION_TIMEOUT_MS)  # the tools' own (kafka-topics --zookeeper)
-        shm = "/dev/shm"
-        base = shm if os.path.isdir(shm) and os.access(shm, os.W_OK) else None
-        self.root = tempfile.mkdtemp(prefix=f"kactor-sim-{seed}-", dir=base)
+        self.root = tempfile.mkdtemp(prefix=f"kactor-sim-{seed}-", dir=scratch or scratch_base())
         self.trace_dir = trace_dir
         self.brokers = {b: SimBroker(b, os.path.join(self.root, f"broker-{b}")) for b in range(brokers)}
         # seeded per-link latency (ms), both directions alike
@@ -272,14 +280,25 @@ class Sim:
                 cause: int | None = None) -> None:
         """One external input into a live broker incarnation, and everything it causes; what its edges inject on the
         way (the "zk" edge's callback) follows at once, then the ZooKeeper events the cascade fired."""
-        if not broker.alive(incarnation):
-            return
         rt = broker.rt
-        assert rt is not None
-        self.events.append(f"{self.now - START_MS:.3f} b{broker.id} {sender}>{to} {type(body).__name__}")
+        if rt is None or broker.incarnation != incarnation:  # (broker.alive, inline: one call per input)
+            return
+        if broker.paused:  # as a stopped process's sockets, timers and ZooKeeper client: read once it resumes
+            broker.held.append((to, body, sender, cause))
+            return
+        now = self.clock.now_ms()
+        if not rt.has_actor(to):
+            # an answer for an actor stopped meanwhile (a controller's channel after it resigned): the live driver
+            # drops it too (Runtime._drive logs the KeyError)
+            self.events.append(f"{now - START_MS:.3f} b{broker.id} {sender}>{to} {body.__class__.__name__} dropped")
+            return
+        self.events.append(f"{now - START_MS:.3f} b{broker.id} {sender}>{to} {body.__class__.__name__}")
         self.delivered += 1
-        rt.deliver(to, body, sender, cause, at_ms=self.now)
-        self.drain(broker, incarnation)
+        rt.deliver(to, body, sender, cause, at_ms=now)
+        if rt.inbox.queue:
+            self.drain(broker, incarnation)
+        else:
+            self.pump_zk_events()
 
     def drain(self, broker: SimBroker, incarnation: int) -> None:
         """Deliver what the broker's edges injected (`Runtime.inject`: the "zk" edge's answers), in order, then
@@ -287,6 +306,9 @@ class Sim:
         rt = broker.rt
         # the inbox's deque itself: this loop is its only reader and the edges that fill it run in this thread
         pending = rt.inbox.queue if rt is not None else None
+        if broker.paused and pending:
+            broker.held.extend(pending)
+            pending.clear()
         while rt is not None and broker.alive(incarnation) and pending:
             to, body, sender, cause = pending.popleft()
             self.events.append(f"{self.now - START_MS:.3f} b{broker.id} {sender}>{to} {type(body).__name__}")
@@ -365,6 +387,8 @@ class Sim:
         self.last_fault_ms = self.now
         broker.rt = None
         broker.serving = False
+        broker.paused = False
+        broker.held.clear()
         self._close_trace(rt)
         _RUNTIMES.pop(rt.key, None)
         if reason == "stopped":  # an orderly stop closes the session: the ephemerals go at once
@@ -376,6 +400,45 @@ class Sim:
             self.zk.events(sid)  # what the dead client would have been told
         self.pump_zk_events()
         self.fail_in_flight(lambda p: p.dst == broker_id or p.src is broker, "connection reset")
+
+    def pause(self, broker_id: int) -> None:
+        """SIGSTOP: the process handles nothing (what reaches it waits: requests, answers, timers, ZooKeeper's
+        events) and its ZooKeeper client stops heartbeating: the server expires its session after the timeout, and
+        its ephemerals (the registration, /controller if it held it) go while the process still believes in them."""
+        broker = self.brokers[broker_id]
+        if not broker.up or broker.paused:
+            return
+        self.note(f"b{broker_id} pause")
+        self.last_fault_ms = self.now
+        broker.paused = True
+        sid = broker.session
+        self.zk.disconnect(sid)  # the server hears no more heartbeats; the client's SUSPENDED waits with the rest
+        self.at(self.zk.sessions[sid].timeout_ms + 1.0, self._expire_check)
+        self.pump_zk_events()
+
+    def resume(self, broker_id: int) -> None:
+        """SIGCONT: everything that waited is handled, in the order it came; then the ZooKeeper client learns what
+        became of its session as kazoo does: still alive (CONNECTED, and the watch events it missed), or expired
+        (SUSPENDED and EXPIRED have come with the rest; a new session, REESTABLISHED)."""
+        broker = self.brokers[broker_id]
+        if not broker.up or not broker.paused:
+            return
+        self.note(f"b{broker_id} resume")
+        self.last_fault_ms = self.now
+        broker.paused = False
+        held, broker.held = broker.held, []
+        inc = broker.incarnation
+        for to, body, sender, cause in held:
+            self.deliver(broker, inc, to, body, sender, cause)
+        if not broker.alive(inc):
+            return
+        session = self.zk.sessions[broker.session]
+        if session.state == OPEN:
+            self.zk.reconnect(broker.session)
+        else:
+            self.zk.events(broker.session)  # delivered above, or none
+            broker.session = self.zk.renew_session(broker.session)
+        self.pump_zk_events()
 
     def _close_trace(self, rt: Runtime) -> None:
         """Close an incarnation's trace, its per-run temp dir's name replaced by TRACE_ROOT: the only bytes of a
@@ -416,8 +479,11 @@ class Sim:
         self.last_fault_ms = self.now
 
     def healthy(self) -> bool:
-        """Every broker up and serving, no link cut."""
-        return not self.cut and all(b.serving for b in self.brokers.values())
+        """Every broker up and serving (not paused, not in its controlled shutdown), no link cut. A broker shutting
+        down starts no fetcher for what it comes to follow (Kafka's ReplicaManager.makeFollowers once isShuttingDown
+        is set) yet stays in those partitions' ISR until its next ControlledShutdown attempt, so an acks=all produce
+        can wait for it (seeds 1633 and 1928)."""
+        return not self.cut and all(b.serving and not b.paused and not b.stopping for b in self.brokers.values())
 
     def reachable(self, a: int, b: int) -> bool:
         return frozenset((a, b)) not in self.cut and self.brokers[b].up
@@ -547,5 +613,5 @@ class Sim:
         shutil.rmtree(self.root, ignore_errors=True)
 
 
-__all__ = ["Boot", "Sim", "SimBroker"]
+__all__ = ["Boot", "Sim", "SimBroker", "scratch_base"]
 

@@ -62,6 +62,7 @@ class Job:
     brokers: int
     trace_root: str
     mutation: str | None
+    scratch: str | None = None  # the run's folder for the seeds' log dirs, removed at its end whatever happened
 
 
 @attrs.frozen
@@ -71,6 +72,7 @@ class Outcome:
     trace_dir: str | None
 
 
+GC_YOUNG = 10_000  # a worker's young-generation threshold (the default is 700 allocations)
 _job: Job | None = None
 _boot: Any = None
 
@@ -78,9 +80,17 @@ _boot: Any = None
 def _init_worker(job: Job) -> None:
     """A worker's (or the single process's) set-up: the composition root, and the mutation if any."""
     global _job, _boot
+    import gc
+
     from kactor.sim_boot import SimBoot
 
     _job, _boot = job, SimBoot()
+    # what is imported lives as long as the worker: no full collection walks it again (edges/gc_policy.py's reason);
+    # and fewer young collections, as a trace replay runs (the collector decides nothing the actors send)
+    gc.collect()
+    gc.freeze()
+    threshold = gc.get_threshold()
+    gc.set_threshold(max(threshold[0], GC_YOUNG), *threshold[1:])
     if job.mutation:
         from sim.mutations import apply
 
@@ -92,11 +102,11 @@ def _run_seed(seed: int) -> Outcome:
 
     job = _job
     assert job is not None
-    r = run_seed(seed, job.steps, _boot, brokers=job.brokers)
+    r = run_seed(seed, job.steps, _boot, brokers=job.brokers, scratch=job.scratch)
     if r.ok:
         return Outcome(r, None)
     trace_dir = os.path.join(job.trace_root, f"seed-{seed}")
-    run_seed(seed, job.steps, _boot, brokers=job.brokers, trace_dir=trace_dir)
+    run_seed(seed, job.steps, _boot, brokers=job.brokers, trace_dir=trace_dir, scratch=job.scratch)
     return Outcome(r, trace_dir)
 
 
@@ -104,9 +114,16 @@ def _outcomes(seeds: list[int], job: Job, jobs: int) -> Iterator[Outcome]:
     """Every seed's outcome in seed order: in this process (one job), else in ``jobs`` forked workers (they
     inherit the imported modules and PYTHONHASHSEED)."""
     if jobs <= 1 or len(seeds) <= 1:
+        import gc
+
+        threshold = gc.get_threshold()
         _init_worker(job)
-        for seed in seeds:
-            yield _run_seed(seed)
+        try:
+            for seed in seeds:
+                yield _run_seed(seed)
+        finally:  # this process goes on (a test calling the command): its collector as it was
+            gc.unfreeze()
+            gc.set_threshold(*threshold)
         return
     import multiprocessing
 
@@ -153,7 +170,11 @@ def run(args: argparse.Namespace) -> int:
     from kactor.chaos.report import Progress
 
     trace_root = os.path.abspath(args.trace_dir) if args.trace_dir else tempfile.mkdtemp(prefix="kactor-sim-")
-    job = Job(args.steps, args.brokers, trace_root, args.mutation)
+    from sim.runtime import scratch_base
+
+    # a worker ended early (--stop-at-first, Ctrl-C: the pool is terminated) leaves its seed's log dirs: here
+    scratch = tempfile.mkdtemp(prefix="kactor-sim-run-", dir=scratch_base())
+    job = Job(args.steps, args.brokers, trace_root, args.mutation, scratch)
     progress = Progress(len(seeds) * args.steps)
     results: list[Any] = []
     failing: list[int] = []
@@ -176,6 +197,10 @@ def run(args: argparse.Namespace) -> int:
                 break
     except KeyboardInterrupt:
         interrupted = True
+    finally:
+        import shutil
+
+        shutil.rmtree(scratch, ignore_errors=True)
     progress.clear()
     wall = time.perf_counter() - t0
     for line in summary_lines(results, len(seeds), failing, wall, args.jobs, args.mutation):
@@ -209,6 +234,7 @@ def summary_lines(results: list[Any], planned: int, failing: list[int], wall: fl
              f"{len(results) / wall:.2f} seeds/s",
              f"  {results[0].steps} steps a seed, {jobs} jobs{', mutation ' + mutation if mutation else ''}; "
              f"per seed {statistics.median(walls):.2f} s (median; {min(walls):.2f}-{max(walls):.2f}), "
+             f"{statistics.mean(r.cpu_s for r in results):.2f} s of CPU (mean), "
              f"{statistics.median(r.sim_ms for r in results) / 1000:.0f} s simulated; "
              f"{sum(r.acks for r in results)} acks of {sum(r.answers for r in results)} answers, "
              f"{sum(r.delivered for r in results)} inputs"]

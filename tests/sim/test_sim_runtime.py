@@ -3,9 +3,11 @@ through crashes, restarts and partitions, and a broken invariant is reported."""
 
 from __future__ import annotations
 
+import json
 import logging
 from pathlib import Path
 
+import attrs
 import pytest
 
 from kactor.sim_boot import SimBoot
@@ -32,7 +34,9 @@ def test_a_seed_runs_clean_through_its_faults() -> None:
     assert r.violations == ()
     assert r.answers == 2 * STEPS  # one produce per partition per step, each answered
     assert r.acks >= STEPS  # most are acknowledged: the crash costs the crashed leader's partition some
-    assert r.sim_ms == 44000.0  # 4 s of start-up, 20 steps of 1 s, 20 s settling
+    # 0.2 s of start-up (the brokers serving with a controller, then the topic's partitions led with every replica in
+    # sync), 20 steps of 1 s, then 1.5 s settling until the cluster is as the final checks want it (20 s at most)
+    assert r.sim_ms == 21700.0
 
 
 def test_the_same_seed_twice_gives_byte_identical_traces_and_event_logs(tmp_path: Path) -> None:
@@ -56,7 +60,7 @@ def test_a_sim_trace_replays_exactly(tmp_path: Path) -> None:
     assert len(paths) == 4  # broker 1 crashed and restarted: two incarnations
     results = replay_many(paths)
     assert [r.divergence for r in results] == [None] * 4
-    assert all(r.compared > 100 for r in results)
+    assert all(r.compared > 50 for r in results)
 
 
 def test_a_follower_that_loses_an_acknowledged_record_is_caught() -> None:
@@ -151,7 +155,7 @@ def test_kactor_sim_prints_a_line_per_seed_the_rerun_command_and_a_summary(
     assert "  rerun: kactor sim --seeds 4 --steps 3 --brokers 3" in out
     assert out[-2].startswith("2 seeds, 1 clean, 1 failing (4) in ") and out[-2].endswith(" seeds/s")
     assert out[-1].startswith("  3 steps a seed, 1 jobs; per seed ")
-    assert out[-1].endswith("7 acks of 9 answers, 1193 inputs")
+    assert out[-1].endswith("9 acks of 9 answers, 387 inputs")
     assert (tmp_path / "seed-4" / "broker-0.jsonl").exists()
 
 
@@ -166,8 +170,16 @@ def test_kactor_sim_runs_seeds_in_worker_processes_in_seed_order(
     out = capsys.readouterr().out.splitlines()
     assert out[0].startswith("4 seeds, 4 clean, 0 failing in ")
     assert out[1].startswith("  6 steps a seed, 2 jobs; per seed ")
+    import sim.runtime
+
+    base = tmp_path / "shm"  # where the runs' log dirs go (tmpfs otherwise)
+    base.mkdir()
+    monkeypatch.setattr(sim.runtime, "scratch_base", lambda: str(base))
     assert main(["sim", "--seeds", "1-6", "--steps", "20", "--jobs", "2", "--trace-dir", str(tmp_path),
                  "--mutation", "make-leader-completes-nothing", "--stop-at-first"]) == 1
+    # the seeds' log dirs are made in the run's own folder, removed at its end with what the workers still running a
+    # seed when the first failure ended the run (the pool terminated) left there
+    assert list(base.iterdir()) == []
     out = capsys.readouterr().out.splitlines()
     assert out[0].startswith("seed 1: FAILED  ")
     assert "  rerun: kactor sim --seeds 1 --steps 20 --brokers 3 --mutation make-leader-completes-nothing" in out
@@ -188,7 +200,7 @@ def test_an_actor_that_raises_is_a_violation() -> None:
 
     r = run_seed(2, 3, SimBoot(), tamper=bad_request)
     assert len(r.violations) == 1
-    assert r.violations[0].startswith("an actor raised at 6000.000 ms: actor replica-manager failed on NetRequest: "
+    assert r.violations[0].startswith("an actor raised at 2200.000 ms: actor replica-manager failed on NetRequest: "
                                     "'NoneType' object is not iterable")
 
 
@@ -231,14 +243,51 @@ def test_a_replica_left_out_of_the_isr_at_the_end_is_caught() -> None:
         sim.close()
 
 
+def test_the_settling_ends_once_the_cluster_is_as_the_final_checks_want_it() -> None:
+    """`Checker.settled`: every broker serving, each partition's ISR all its replicas and its leader leading it at
+    ZooKeeper's epoch, no produce waiting; a crashed broker, a produce in flight or a shrunk ISR keep it going."""
+    from messages.zk import SetData
+    from zk_bridge import paths, znodes
+
+    sim = Sim(1, SimBoot())
+    try:
+        for b in sim.brokers:
+            sim.start(b)
+        sim.run_for(2000)
+        assignment = create_topic(sim, "t", 1, 3)
+        sim.run_for(2000)
+        tp = TopicPartition("t", 0)
+        client = SimClient(sim)
+        checker = Checker(sim, client, [tp], assignment)
+        assert checker.settled()
+        assert client.produce(tp) and not checker.settled()  # waiting for its answer
+        sim.run_for(100)
+        assert client.acks and checker.settled()
+        path = paths.TopicPartitionStateZNode.path(tp)
+        node = sim.zk.nodes[path]
+        full = znodes.decode_partition_state(node.data, node.version)
+        lai = full.leader_and_isr
+        follower = next(b for b in lai.isr if b != lai.leader)
+        shrunk = attrs.evolve(full, leader_and_isr=attrs.evolve(lai, isr=tuple(b for b in lai.isr if b != follower)))
+        sim.zk_admin(SetData(path, znodes.encode_partition_state(shrunk), -1))
+        assert not checker.settled()  # an ISR short of a replica
+        sim.zk_admin(SetData(path, znodes.encode_partition_state(full), -1))
+        assert checker.settled()
+        sim.crash(follower)
+        assert not checker.settled()
+    finally:
+        sim.close()
+
+
 def test_each_mutation_patches_and_its_undo_restores_the_code() -> None:
     from core.broker.log import Log
     from core.broker.log_segment import LogSegment
     from core.broker.partition import Partition
     from core.broker.replica_manager import ReplicaManager
+    from core.zk_client import KafkaZkClient
     from sim.mutations import MUTATIONS, apply
 
-    owners = (Log, LogSegment, Partition, ReplicaManager)
+    owners = (Log, LogSegment, Partition, ReplicaManager, KafkaZkClient)
     before = [dict(vars(o)) for o in owners]
     for name in MUTATIONS:
         undo = apply(name)
@@ -313,3 +362,79 @@ def test_a_broker_still_in_its_controlled_shutdown_at_the_end_restarts_with_the_
     during the settling; it must be started again before the final checks (every replica back in the ISR)."""
     assert [str(f) for f in schedule(23, 50, 3)][-2:] == ["partition b0|b1", "stop b0"]
     assert run_seed(23, 50, SimBoot()).violations == ()
+
+
+def _controller_of(sim: Sim, broker_id: int) -> object:
+    from actors import names
+
+    rt = sim.brokers[broker_id].rt
+    return getattr(rt.instances.get(names.CONTROLLER), "controller", None)
+
+
+def test_a_paused_controller_loses_its_session_and_comes_back_as_a_broker_with_a_new_one() -> None:
+    """SIGSTOP longer than the session timeout: the paused process handles nothing, the server expires its session
+    (registration and /controller gone, another broker elected); on SIGCONT it hears SUSPENDED and EXPIRED, gets a
+    new session (REESTABLISHED), registers again and is no longer the controller."""
+    from sim.runtime import SESSION_TIMEOUT_MS
+
+    sim = Sim(1, SimBoot())
+    try:
+        for b in sim.brokers:
+            sim.start(b)
+        sim.run_for(2000)
+        create_topic(sim, "t", 1, 3)
+        sim.run_for(2000)
+        leader = json.loads(sim.zk.nodes["/controller"].data)["brokerid"]
+        assert _controller_of(sim, leader).is_active
+        paused = sim.brokers[leader]
+        old_session, seq = paused.session, paused.rt.seq
+        sim.pause(leader)
+        sim.run_for(SESSION_TIMEOUT_MS + 2000)
+        assert paused.rt.seq == seq and paused.held  # nothing handled, its inputs waiting
+        assert str(leader) not in sim.zk.nodes["/brokers/ids"].children
+        other = json.loads(sim.zk.nodes["/controller"].data)["brokerid"]
+        assert other != leader and _controller_of(sim, other).is_active
+        assert _controller_of(sim, leader).is_active  # it does not know yet: a zombie, fenced by the epoch
+        sim.resume(leader)
+        events = [e for e in sim.events if f"b{leader} edge:zk>zk ZkSessionEvent" in e]
+        sim.run_for(3000)
+        assert paused.session != old_session and not paused.held
+        assert str(leader) in sim.zk.nodes["/brokers/ids"].children
+        assert not _controller_of(sim, leader).is_active
+        assert len([e for e in sim.events if f"b{leader} edge:zk>zk ZkSessionEvent" in e]) == len(events) + 1
+        tp = TopicPartition("t", 0)
+        assert sorted(zk_partition_state(sim, tp).isr) == [0, 1, 2]  # back in the ISR
+    finally:
+        sim.close()
+
+
+def test_pauses_are_drawn_from_a_stream_of_their_own() -> None:
+    """A quarter of the crashes became pauses (resumed where the restart was); every fault keeps its step, broker
+    and the rest of its kind."""
+    for seed in range(1, 40):
+        faults = schedule(seed, 50, 3)
+        plain = [(f.step, f.a, f.b, {"pause": "crash", "resume": "restart"}.get(f.kind, f.kind)) for f in faults]
+        assert plain == [(f.step, f.a, f.b, f.kind) for f in _schedule_without_pauses(seed, 50, 3)]
+    assert [str(f) for f in schedule(3, 12, 3)][:4] == ["partition b0|b2", "pause b1", "heal b0|b2", "resume b1"]
+
+
+def _schedule_without_pauses(seed: int, steps: int, brokers: int) -> list:
+    import sim.faults
+
+    share = sim.faults.PAUSE_SHARE
+    sim.faults.PAUSE_SHARE = 0.0
+    try:
+        return schedule(seed, steps, brokers)
+    finally:
+        sim.faults.PAUSE_SHARE = share
+
+
+@pytest.mark.parametrize("seed", [1633, 1928])
+def test_a_broker_in_its_controlled_shutdown_is_not_a_healthy_cluster(seed: int) -> None:
+    """Seeds 1633 and 1928 of the 2026-11-26 campaign: broker 2 is stopped; its first ControlledShutdown cannot move
+    its leaderships, a preferred-replica election then does, and as a shutting-down broker it starts no fetcher for
+    the partitions it now follows (Kafka's makeFollowers) while it stays in their ISR until its next attempt 5 s later
+    (controlled.shutdown.retry.backoff.ms): acks=all produces wait for it, as they would on Kafka. The liveness bound
+    (answered within 1 s when the cluster is healthy) no longer counts such a cluster as healthy."""
+    assert "stop b2" in [str(f) for f in schedule(seed, 50, 3)]
+    assert run_seed(seed, 50, SimBoot()).violations == ()
