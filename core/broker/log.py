@@ -691,6 +691,11 @@ class Log:
     def last_stable_offset(self) -> int:
         """Log.lastStableOffset: the first unstable offset when it is below the high watermark, else the high
         watermark — what a READ_COMMITTED consumer may read up to."""
+        ps = self.producer_state
+        if not ps.ongoing_txns and not ps.unreplicated_txns:
+            # the common case, asked for every partition of every idle fetch round (ReplicaManager._idle): 12 % of
+            # an idle broker's CPU with 10,000 replicas went to the general path below (py-spy, 2026-11-26)
+            return self._high_watermark
         first = self.first_unstable_offset
         return first if first is not None and first < self._high_watermark else self._high_watermark
 
