@@ -278,6 +278,10 @@ class ChaosRun:
         for i, topic in enumerate((tw.INPUT, tw.OUTPUT)):
             admin.create_topic_with_assignment(
                 topic, {}, assign_replicas_to_brokers(brokers, tw.PARTITIONS, min(3, len(brokers)), i))
+        # librdkafka assigned a partition before it has a leader may not fetch it for the whole run
+        self._wait(lambda: all((st := _state(self.zk, t, p)) is not None and st.leader >= 0  # type: ignore[arg-type]
+                               for t in (tw.INPUT, tw.OUTPUT) for p in range(tw.PARTITIONS)),
+                   30, "the transactional loop's topics led")
         bootstrap = ",".join("{}:{}".format(*self.cluster.broker_address(b)) for b in brokers)
         self.txn = TxnWorkload(bootstrap, self.cfg.seed, self._stop).start()
         self._event(f"transactional loop started: {tw.INPUT} → {tw.OUTPUT}, group {tw.GROUP}")

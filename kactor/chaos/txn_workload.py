@@ -83,6 +83,10 @@ def check_transactions(inputs: Mapping[int, Sequence[str]], committed: Mapping[i
             out.append(Violation("txn", f"{OUTPUT}-{p}: read_committed holds {len(values)} records for the "
                                         f"{offset} input records the group committed; first difference at "
                                         f"{first}: {values[first:first + 2]} against {source[first:first + 2]}"))
+    if COMMITTED not in outcomes.values():
+        # a run lasts tens of seconds with the cluster healed at its end: a loop that committed nothing is stuck
+        out.append(Violation("txn", f"no transaction committed in the whole run ({len(outcomes)} begun): the "
+                                    f"transactional loop made no progress"))
     missing = sorted(t for t, o in outcomes.items() if o == COMMITTED and t not in seen_txns)
     # a committed transaction that read nothing writes nothing; the loop only begins one with records read
     if missing:

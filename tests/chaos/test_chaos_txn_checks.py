@@ -14,14 +14,20 @@ def test_output_equal_to_the_committed_input_passes():
 
 
 def test_a_transaction_ended_by_a_new_producer_may_have_committed_or_not():
-    committed_view = {0: [transform("a0", 1)], 1: []}
-    assert check_transactions(INPUT, {0: 1}, committed_view, {1: UNKNOWN}) == []
-    assert check_transactions(INPUT, {}, {0: [], 1: []}, {1: UNKNOWN}) == []
+    committed_view = {0: [transform("a0", 1)], 1: [transform("b0", 2)]}
+    assert check_transactions(INPUT, {0: 1, 1: 1}, committed_view, {1: UNKNOWN, 2: COMMITTED}) == []
+    assert check_transactions(INPUT, {1: 1}, {0: [], 1: [transform("b0", 2)]}, {1: UNKNOWN, 2: COMMITTED}) == []
+
+
+def test_a_run_that_committed_nothing_is_a_violation():
+    found = check_transactions(INPUT, {}, {0: [], 1: []}, {1: UNKNOWN, 2: ABORTED})
+    assert [v.detail for v in found] == [
+        "no transaction committed in the whole run (2 begun): the transactional loop made no progress"]
 
 
 def test_records_of_an_aborted_transaction_visible_are_a_violation():
-    output = {0: [transform("a0", 2)], 1: []}
-    found = check_transactions(INPUT, {0: 1}, output, {2: ABORTED})
+    output = {0: [transform("a0", 2)], 1: [transform("b0", 3)]}
+    found = check_transactions(INPUT, {0: 1, 1: 1}, output, {2: ABORTED, 3: COMMITTED})
     assert [v.kind for v in found] == ["txn"]
     assert "aborted transaction(s) [2] visible" in found[0].detail
 
@@ -53,8 +59,8 @@ def test_a_committed_transaction_missing_entirely_is_a_violation():
 
 
 def test_an_offset_past_the_input_is_a_violation():
-    found = check_transactions(INPUT, {1: 5}, {0: [], 1: []}, {})
-    assert len(found) == 1 and "committed offset 5 of chaos-txn-in-1, past its 2 records" in found[0].detail
+    found = check_transactions(INPUT, {1: 5}, {0: [], 1: []}, {1: COMMITTED})
+    assert len(found) == 2 and "committed offset 5 of chaos-txn-in-1, past its 2 records" in found[0].detail
 
 
 def test_untransform_keeps_an_at_sign_in_the_value():
