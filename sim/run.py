@@ -131,7 +131,7 @@ def start_cluster(seed: int, boot: Boot, brokers: int = 3, trace_dir: str | None
     try:
         for b in sim.brokers:
             sim.start(b)
-        run_until(sim, lambda: all(b.serving for b in sim.brokers.values()) and "/controller" in sim.zk.nodes,
+        run_until(sim, lambda: all(b.serving for b in sim.brokers.values()) and paths.ControllerZNode in sim.zk.nodes,
                   START_MS_MAX)
         assignment = create_topic(sim, TOPIC, PARTITIONS, min(3, brokers))
         run_until(sim, lambda: _topic_ready(sim, assignment), START_MS_MAX)

@@ -7,6 +7,7 @@ would fail and reassignment, preferred election and deletion would all stall.
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import pytest
@@ -39,11 +40,19 @@ def _endpoint_port(c: Cluster, broker_id: int) -> int:
 
 
 def _produce(c: Cluster, topic: str, values: tuple[str, ...]) -> int:
-    """acks=all to the leader at the endpoint it registered; returns the base offset."""
-    leader = c.partition_state(topic, 0)["leader"]  # type: ignore[index]
-    batch = ProducePartition(TopicPartition(topic, 0), values_batch(values, now_ms()))
-    resp = request("127.0.0.1", _endpoint_port(c, leader), ProduceRequest(-1, 30000, (batch,)), timeout_s=30.0)
-    (result,) = resp.partitions
+    """acks=all to the leader at the endpoint it registered; returns the base offset. A new partition's state znode
+    names its leader and full ISR before that broker has its LeaderAndIsr: the UNKNOWN_TOPIC_OR_PARTITION /
+    NOT_LEADER_OR_FOLLOWER it answers meanwhile (nothing written) is retried, as a client does (a CI failure)."""
+    deadline = time.monotonic() + 30
+    while True:
+        leader = c.partition_state(topic, 0)["leader"]  # type: ignore[index]
+        batch = ProducePartition(TopicPartition(topic, 0), values_batch(values, now_ms()))
+        resp = request("127.0.0.1", _endpoint_port(c, leader), ProduceRequest(-1, 30000, (batch,)), timeout_s=30.0)
+        (result,) = resp.partitions
+        if result.error not in (Errors.UNKNOWN_TOPIC_OR_PARTITION, Errors.NOT_LEADER_OR_FOLLOWER) \
+                or time.monotonic() > deadline:
+            break
+        time.sleep(0.1)
     assert result.error == Errors.NONE, resp
     return result.base_offset
 
