@@ -38,7 +38,7 @@ LINGER_MS = 5
 METADATA_REFRESH = {"topic.metadata.refresh.fast.interval.ms": 100, "topic.metadata.refresh.interval.ms": 1000}
 
 
-def _is_unknown_server_error(error: Any) -> bool:
+def is_unknown_server_error(error: Any) -> bool:
     """A KafkaError of an UNKNOWN_SERVER_ERROR answer: its code, or a fatal error whose reason names it
     (librdkafka's text for -1 is "Unknown broker error")."""
     return error.code() == UNKNOWN_SERVER_ERROR or "Unknown broker error" in (error.str() or "")
@@ -95,11 +95,11 @@ class KafkaDataClient:
         # confluent-kafka hands a fatal error over with the broker's code that caused it (rd_kafka_fatal_error)
         if error.fatal():
             self._fatal.append(error)
-        elif _is_unknown_server_error(error):
+        elif is_unknown_server_error(error):
             self._record("the producer", error_text(error))
 
     def _on_consumer_error(self, error: Any) -> None:
-        if _is_unknown_server_error(error):
+        if is_unknown_server_error(error):
             self._record("the consumer", error_text(error))
 
     def _record(self, source: str, detail: str) -> None:
@@ -138,11 +138,11 @@ class KafkaDataClient:
     def _after_produce(self, topic: str, partition: int, reports: list[tuple[Any, int]]) -> None:
         """One -1 answer per call (its records travelled in one batch), from the delivery reports or else the
         fatal error it caused; a producer failed for good is replaced."""
-        unknown = [e for e, _ in reports if e is not None and _is_unknown_server_error(e)]
+        unknown = [e for e, _ in reports if e is not None and is_unknown_server_error(e)]
         fatal = list(self._fatal)
         if unknown:
             self._record("the producer", f"Produce to {topic}-{partition}: {error_text(unknown[0])}")
-        elif any(_is_unknown_server_error(e) for e in fatal):
+        elif any(is_unknown_server_error(e) for e in fatal):
             self._record("the producer", f"Produce to {topic}-{partition}: {error_text(fatal[0])} (fatal)")
         if fatal:
             self.fatal_errors += 1
@@ -171,7 +171,7 @@ class KafkaDataClient:
                 batch = self._consumer.consume(num_messages=min(hw - next_offset, 10000), timeout=min(remaining, 0.5))
                 for msg in batch:
                     if msg.error() is not None:
-                        if _is_unknown_server_error(msg.error()):
+                        if is_unknown_server_error(msg.error()):
                             self._record("the consumer", f"Fetch from {topic}-{partition}: {error_text(msg.error())}")
                         if msg.error().name() != "_PARTITION_EOF":
                             return (), -1
@@ -183,7 +183,7 @@ class KafkaDataClient:
                     next_offset += 1
             return tuple(values), hw
         except KafkaException as e:
-            if e.args and hasattr(e.args[0], "code") and _is_unknown_server_error(e.args[0]):
+            if e.args and hasattr(e.args[0], "code") and is_unknown_server_error(e.args[0]):
                 self._record("the consumer", f"ListOffsets / Fetch of {topic}-{partition}: {error_text(e)}")
             return (), -1
         finally:

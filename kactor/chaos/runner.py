@@ -106,8 +106,12 @@ def kafka_data_client(cluster: LocalCluster, request_timeout_s: float = 30.0) ->
     listener as an application is configured."""
     from kactor.chaos.kafka_client import KafkaDataClient
 
-    return KafkaDataClient(",".join("{}:{}".format(*cluster.broker_address(b)) for b in range(cluster.n)),
-                           request_timeout_s=request_timeout_s)
+    return KafkaDataClient(bootstrap(cluster), request_timeout_s=request_timeout_s)
+
+
+def bootstrap(cluster: LocalCluster) -> str:
+    """Every broker's listener, ``host:port[,host:port...]``, as an application is configured."""
+    return ",".join("{}:{}".format(*cluster.broker_address(b)) for b in range(cluster.n))
 
 
 class Interrupted(Exception):  # noqa: N818 - a stop request, not an error
@@ -282,8 +286,7 @@ class ChaosRun:
         self._wait(lambda: all((st := _state(self.zk, t, p)) is not None and st.leader >= 0  # type: ignore[arg-type]
                                for t in (tw.INPUT, tw.OUTPUT) for p in range(tw.PARTITIONS)),
                    30, "the transactional loop's topics led")
-        bootstrap = ",".join("{}:{}".format(*self.cluster.broker_address(b)) for b in brokers)
-        self.txn = TxnWorkload(bootstrap, self.cfg.seed, self._stop).start()
+        self.txn = TxnWorkload(bootstrap(self.cluster), self.cfg.seed, self._stop).start()
         self._event(f"transactional loop started: {tw.INPUT} → {tw.OUTPUT}, group {tw.GROUP}")
 
     def _check_transactions(self) -> list[Violation]:
@@ -291,10 +294,10 @@ class ChaosRun:
         from kactor.chaos import txn_workload as tw
 
         assert self.cluster is not None and self.txn is not None
-        bootstrap = ",".join("{}:{}".format(*self.cluster.broker_address(b)) for b in range(self.cfg.brokers))
-        inputs = tw.read_topic(bootstrap, tw.INPUT, "read_uncommitted")
-        committed = tw.committed_offsets(bootstrap)
-        output = tw.read_topic(bootstrap, tw.OUTPUT, "read_committed")
+        servers = bootstrap(self.cluster)
+        inputs = tw.read_topic(servers, tw.INPUT, "read_uncommitted")
+        committed = tw.committed_offsets(servers)
+        output = tw.read_topic(servers, tw.OUTPUT, "read_committed")
         outcomes = dict(self.txn.outcomes)
         counts = {o: sum(1 for v in outcomes.values() if v == o) for o in (tw.COMMITTED, tw.ABORTED, tw.UNKNOWN)}
         self._event(f"transactions: {counts[tw.COMMITTED]} committed, {counts[tw.ABORTED]} aborted, "

@@ -27,9 +27,8 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from kactor.chaos.answers import UNKNOWN_SERVER_ERROR
 from kactor.chaos.history import ErrorAnswer, Violation
-from kactor.chaos.kafka_client import METADATA_REFRESH
+from kactor.chaos.kafka_client import METADATA_REFRESH, is_unknown_server_error
 from kactor.kafka_clients import client_config, error_text
 
 INPUT = "chaos-txn-in"
@@ -114,7 +113,7 @@ class TxnWorkload:
     # -- clients ------------------------------------------------------------------------------------------------
     def _on_error(self, source: str) -> Any:
         def record(error: Any) -> None:
-            if error.code() == UNKNOWN_SERVER_ERROR or "Unknown broker error" in (error.str() or ""):
+            if is_unknown_server_error(error):
                 with self._lock:
                     self._answers.append(ErrorAnswer(time.monotonic(), source, error_text(error)))
         return record
