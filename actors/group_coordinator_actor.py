@@ -7,7 +7,8 @@ NetReply to "net" (the typed `core.effects.ReplyHandle` names the request; this 
 request ids); the core's effects go through the shared `actors.core_effects.EffectInterpreter` (its timers are this
 actor's timers); its appends and reads of ``__consumer_offsets`` are asks to the replica manager (LocalRequest →
 LocalReply, acks=-1 for appends, reads to the log end, the log start as a ListOffsets EARLIEST), each answer read as
-the ask that made it expects; FindCoordinator's and startup's ZooKeeper reads and the creation of
+the ask that made it expects; FindCoordinator's leader lookup is an ask of the replica manager's metadata cache
+(a MetadataRequest); FindCoordinator's and startup's ZooKeeper reads and the creation of
 ``__consumer_offsets`` are ZkRequests to "zk". The replica manager tells it which ``__consumer_offsets`` partitions
 this broker now leads or follows (LeadershipChange, after becomeLeaderOrFollower and StopReplica), and when a
 transaction's markers reached them (TxnMarkersWritten: the offsets committed in it become the groups' or go).
@@ -24,6 +25,7 @@ from actors import names
 from actors.base import KActor
 from actors.core_effects import EffectInterpreter
 from actors.proc_driver import ProcDriver
+from core.coordinator.group.find_coordinator import ReadMetadataCache
 from core.coordinator.group.group_coordinator import GroupCoordinator, error_response
 from core.coordinator.group.group_metadata_manager import (
     GROUP_METADATA_TOPIC_NAME,
@@ -39,6 +41,7 @@ from core.coordinator.group.group_metadata_manager import (
 from core.effects import ReplyHandle, Respond
 from messages.common import Errors, TopicPartition
 from messages.group import GroupCoordinatorConfig, GroupCoordinatorInit
+from messages.metadata import MetadataResponse
 from messages.net import NetReply, NetRequest
 from messages.replication import (
     DEBUGGING_REPLICA_ID,
@@ -86,6 +89,11 @@ def log_start_request(ask: ReadLogStart) -> ListOffsetsRequest:
     return ListOffsetsRequest(DEBUGGING_REPLICA_ID, 0, (ListOffsetsPartition(tp, EARLIEST_TIMESTAMP),))
 
 
+def metadata_result(response: Any) -> MetadataResponse:
+    """The cache's answer; anything else reads as a cache that knows nothing (COORDINATOR_NOT_AVAILABLE)."""
+    return response if isinstance(response, MetadataResponse) else MetadataResponse((), None, -1, ())
+
+
 def log_start_result(response: Any) -> LogStart:
     if isinstance(response, ListOffsetsResponse) and response.partitions:
         p = response.partitions[0]
@@ -126,6 +134,7 @@ class GroupCoordinatorActor(KActor):
             AppendToLog: lambda rid, e: self._ask(rid, produce_request(e), appended_result),
             ReadLog: lambda rid, e: self._ask(rid, fetch_request(e), read_result),
             ReadLogStart: lambda rid, e: self._ask(rid, log_start_request(e), log_start_result),
+            ReadMetadataCache: lambda rid, e: self._ask(rid, e.request(), metadata_result),
         })
 
     def on_GroupCoordinatorInit(self, msg: GroupCoordinatorInit, sender: str) -> None:

@@ -154,9 +154,13 @@ class ReplicaManagerActor(KActor):
 
     def on_LocalRequest(self, msg: LocalRequest, sender: str) -> None:
         """An in-process request (the group coordinator's): answered with LocalReply to ``msg.reply_to``, acks=0
-        included. A fetch as the debugging replica (-2) reads to the log end, as the group coordinator's loading
-        reads its own log (GroupMetadataManager.doLoadGroupsAndOffsets: FetchLogEnd)."""
+        included; a Metadata request from the whole cache, here. A fetch as the debugging replica (-2) reads to the
+        log end, as the group coordinator's loading reads its own log (GroupMetadataManager.doLoadGroupsAndOffsets:
+        FetchLogEnd)."""
         body = msg.body
+        if isinstance(body, MetadataRequest):  # FindCoordinator's lookup of a coordinator in the cache
+            self.post(msg.reply_to, LocalReply(msg.token, handle_metadata_request(self.metadata_cache, body)))
+            return
         if isinstance(body, FetchRequest) and body.replica_id == DEBUGGING_REPLICA_ID:
             body = attrs.evolve(body, replica_id=FUTURE_LOCAL_REPLICA_ID)
         self._dispatch(body, 0, msg.token, True, msg.reply_to)

@@ -114,8 +114,9 @@ class Respond:
 
 
 def run_sync(proc: Proc[R], zk: Callable[[ZkBatch], tuple[ZkOpResult, ...]],
-             sink: Callable[[Any], None] | None = None) -> R:
-    """Drive a procedure to completion: ZkBatch effects are answered by ``zk``; every other effect goes to ``sink``."""
+             sink: Callable[[Any], None] | None = None, ask: Callable[[Any], Any] | None = None) -> R:
+    """Drive a procedure to completion: ZkBatch effects are answered by ``zk``; every other effect goes to ``sink``
+    and is answered by ``ask`` (None without one)."""
     try:
         effect = next(proc)
         while True:
@@ -124,6 +125,6 @@ def run_sync(proc: Proc[R], zk: Callable[[ZkBatch], tuple[ZkOpResult, ...]],
             else:
                 if sink is not None:
                     sink(effect)
-                effect = proc.send(None)
+                effect = proc.send(None if ask is None else ask(effect))
     except StopIteration as stop:
         return stop.value

@@ -301,7 +301,8 @@ class ChaosRun:
         outcomes = dict(self.txn.outcomes)
         counts = {o: sum(1 for v in outcomes.values() if v == o) for o in (tw.COMMITTED, tw.ABORTED, tw.UNKNOWN)}
         self._event(f"transactions: {counts[tw.COMMITTED]} committed, {counts[tw.ABORTED]} aborted, "
-                    f"{counts[tw.UNKNOWN]} ended by a new producer; {len(self.txn.errors)} errors recovered from; "
+                    f"{counts[tw.UNKNOWN]} of unknown outcome (timed out, fenced or in flight at the end); "
+                    f"{len(self.txn.errors)} errors recovered from; "
                     f"group {tw.GROUP} at {committed} of {({p: len(v) for p, v in inputs.items()})} input records")
         for e in self.txn.errors[:20]:
             self._event(f"  {e}")
@@ -547,7 +548,10 @@ class ChaosRun:
         if self._producer is not None:
             self._producer.join(60)
         if self.txn is not None:
-            self.txn.stop()
+            stuck = self.txn.stop()
+            if stuck is not None:
+                self._event(f"transactional loop not stopped: {stuck}; its transaction is left to the "
+                            f"coordinator (transaction.timeout.ms)")
         fatal = getattr(getattr(self, "client", None), "fatal_errors", 0)
         self._event(f"producer stopped: {len(self.acks)} records acknowledged, {self.produce_failures} "
                     f"requests not acknowledged" + (f", {fatal} fatal producer errors (producer replaced)"

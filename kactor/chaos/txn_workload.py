@@ -24,7 +24,7 @@ from __future__ import annotations
 import random
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from kactor.chaos.history import ErrorAnswer, Violation
@@ -108,6 +108,7 @@ class TxnWorkload:
         self._stop = threading.Event()
         self._lock = threading.Lock()
         self._answers: list[ErrorAnswer] = []
+        self._in_call: tuple[str, float] | None = None  # the blocking librdkafka call under way, since when
         self._thread = threading.Thread(target=self._run, name="chaos-txn", daemon=True)
 
     # -- clients ------------------------------------------------------------------------------------------------
@@ -129,7 +130,7 @@ class TxnWorkload:
             "transactional.id": f"kactor-chaos-{self.seed}", "transaction.timeout.ms": TXN_TIMEOUT_MS,
             "allow.auto.create.topics": False, **METADATA_REFRESH,
             "error_cb": self._on_error("the transactional producer")}))
-        p.init_transactions(60)
+        self._calling("init_transactions", p.init_transactions, 60)
         return p
 
     def _feeder(self) -> Any:
@@ -158,9 +159,28 @@ class TxnWorkload:
         self._thread.start()
         return self
 
-    def stop(self, timeout_s: float = 120) -> None:
+    def stop(self, timeout_s: float = 30) -> str | None:
+        """Ask the loop to end after its transaction in flight; None once it has, else what it is still inside.
+        The cluster is healed by then and each call has a 60 s timeout, but librdkafka's
+        send_offsets_to_transaction ignores its own once the group coordinator was restarted
+        (confluentinc/librdkafka#5456, #5511): the thread is left inside it and its transaction to the coordinator,
+        which aborts it after transaction.timeout.ms."""
         self._stop.set()
         self._thread.join(timeout_s)
+        call = self._in_call
+        if not self._thread.is_alive():
+            return None
+        if call is None:
+            return f"still running {timeout_s:.0f} s after being asked to stop"
+        return f"still inside librdkafka's {call[0]} after {time.monotonic() - call[1]:.0f} s"
+
+    def _calling(self, name: str, fn: Callable[..., Any], *args: Any) -> Any:
+        """``fn(*args)``, one of librdkafka's blocking calls, noted as the one in progress while it runs."""
+        self._in_call = (name, time.monotonic())
+        try:
+            return fn(*args)
+        finally:
+            self._in_call = None
 
     def _stopping(self) -> bool:
         return self._stop.is_set() or self._outer_stop.is_set()
@@ -169,7 +189,8 @@ class TxnWorkload:
         """The consumer back to the group's committed offsets (or the start): what it read since is read again."""
         from confluent_kafka import OFFSET_BEGINNING, TopicPartition
 
-        committed = consumer.committed([TopicPartition(INPUT, p) for p in range(PARTITIONS)], timeout=30)
+        committed = self._calling("committed", lambda: consumer.committed(
+            [TopicPartition(INPUT, p) for p in range(PARTITIONS)], timeout=30))
         # seek() refuses a partition not being fetched yet; assign() with the offsets restarts every fetch there
         consumer.assign([TopicPartition(INPUT, tp.partition, tp.offset if tp.offset >= 0 else OFFSET_BEGINNING)
                          for tp in committed])
@@ -204,7 +225,7 @@ class TxnWorkload:
                     self.errors.append(f"transaction {txn}: {error_text(error)}")
                     if error.txn_requires_abort():
                         try:
-                            producer.abort_transaction(60)
+                            self._calling("abort_transaction", producer.abort_transaction, 60)
                             self.outcomes[txn] = ABORTED
                         except KafkaException:
                             self.outcomes[txn] = UNKNOWN
@@ -232,13 +253,14 @@ class TxnWorkload:
             producer.produce(OUTPUT, value=transform(m.value().decode(), txn).encode(), partition=m.partition())
         # a partition read nothing from yet has no position (OFFSET_INVALID): nothing to commit for it
         positions = [tp for tp in consumer.position(consumer.assignment()) if tp.offset >= 0]
-        producer.send_offsets_to_transaction(positions, consumer.consumer_group_metadata(), 60)
+        self._calling("send_offsets_to_transaction", producer.send_offsets_to_transaction, positions,
+                      consumer.consumer_group_metadata(), 60)
         if self.rng.randrange(ABORT_EVERY) == 0:
-            producer.abort_transaction(60)
+            self._calling("abort_transaction", producer.abort_transaction, 60)
             self.outcomes[txn] = ABORTED
             self._rewind(consumer)
         else:
-            producer.commit_transaction(60)
+            self._calling("commit_transaction", producer.commit_transaction, 60)
             self.outcomes[txn] = COMMITTED
 
 

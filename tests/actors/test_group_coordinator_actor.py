@@ -12,6 +12,8 @@ from actors.base import KActor
 from actors.clock import ManualClock
 from actors.group_coordinator_actor import GroupCoordinatorActor
 from actors.runtime import Runtime
+from core.api.metadata import handle_metadata_request
+from core.broker.metadata_cache import MetadataCache
 from core.coordinator.group.group_metadata_manager import partition_for
 from core.coordinator.group.message_formats import group_metadata_key
 from messages.common import Broker, EndPoint, Errors, ReplicaAssignment, TopicPartition
@@ -26,6 +28,7 @@ from messages.group import (
     SyncGroupAssignment,
     SyncGroupRequest,
 )
+from messages.metadata import MetadataRequest
 from messages.net import NetReply, NetRequest
 from messages.replication import (
     DEBUGGING_REPLICA_ID,
@@ -43,6 +46,7 @@ from messages.replication import (
     ProduceRequest,
     ProduceResponse,
 )
+from messages.requests import UpdateMetadataPartitionState, UpdateMetadataRequest
 from messages.runtime import ScheduleTimer, TimerFired
 from protocol.records import assign_offsets, iter_batches, read_records
 from tests.support.actors import ZooKeeperModel
@@ -70,6 +74,7 @@ class ReplicaManagerModel(KActor):
         self.hold = False
         self.held: list[LocalRequest] = []
         self.log_start = 0
+        self.cache = MetadataCache(1)  # what UpdateMetadata told this broker
 
     def on_LocalRequest(self, msg: LocalRequest, sender: str) -> None:
         self.requests.append(msg.body)
@@ -80,7 +85,9 @@ class ReplicaManagerModel(KActor):
 
     def answer(self, msg: LocalRequest) -> None:
         body = msg.body
-        if isinstance(body, ProduceRequest):
+        if isinstance(body, MetadataRequest):
+            self.post(msg.reply_to, LocalReply(msg.token, handle_metadata_request(self.cache, body)))
+        elif isinstance(body, ProduceRequest):
             (p,) = body.partitions
             data = self.logs.setdefault(p.tp.partition, bytearray())
             buf = bytearray(p.records)
@@ -139,9 +146,17 @@ def test_find_coordinator_creates_the_topic_then_answers_the_leader(rt):
     zk = rt.instances["zk"].zk
     assert znodes.decode_topic_assignment(TOPIC, zk.get(f"/brokers/topics/{TOPIC}")) == {
         TopicPartition(TOPIC, p): ReplicaAssignment((1,)) for p in range(3)}
-    zk.put_partition_state(TopicPartition(TOPIC, partition_for("g", 3)), 1, (1,))
+    tp = TopicPartition(TOPIC, partition_for("g", 3))
+    zk.put_partition_state(tp, 1, (1,))
+    # the leader is named once this broker's metadata cache has it (UpdateMetadata), not when ZooKeeper has it
     _request(rt, 2, FindCoordinatorRequest("g", 0, "PLAINTEXT"))
-    assert _replies(rt)[2] == FindCoordinatorResponse(Errors.NONE, 1, "127.0.0.1", 9092)
+    assert _replies(rt)[2] == FindCoordinatorResponse(Errors.COORDINATOR_NOT_AVAILABLE)
+    assert rt.instances["replica-manager"].requests[-1] == MetadataRequest((TOPIC,), False, "PLAINTEXT")
+    rt.instances["replica-manager"].cache.maybe_update(UpdateMetadataRequest(
+        1, 1, 1, (UpdateMetadataPartitionState(tp, 1, 1, 0, (1,), 0, (1,)),),
+        (Broker(1, (EndPoint("127.0.0.1", 9092),)),)))
+    _request(rt, 3, FindCoordinatorRequest("g", 0, "PLAINTEXT"))
+    assert _replies(rt)[3] == FindCoordinatorResponse(Errors.NONE, 1, "127.0.0.1", 9092)
 
 
 def test_a_group_forms_its_metadata_goes_to_the_log_and_a_resignation_ends_it(rt):

@@ -4,9 +4,13 @@ getOrCreateInternalTopic), and the creation of ``__consumer_offsets`` / ``__tran
 The coordinator of a group is the leader of partition ``abs(javaHash(groupId)) % partitions`` of
 ``__consumer_offsets``; of a transactional id (key type 1), the leader of its partition of ``__transaction_state``
 (transaction.state.log.num.partitions 50, replication factor 3, min.insync.replicas 2, compacted, uncompressed).
-kactor reads that leader and its registration from ZooKeeper (the partition's state znode
-and /brokers/ids/<leader>): the group coordinator's actor holds no metadata cache of its own; ZooKeeper is what
-the controller's UpdateMetadata carries to the cache, a moment later. While the topic does not exist it is created
+That leader and its endpoint come from this broker's metadata cache, as in KafkaApis (`ReadMetadataCache`, an ask
+of the replica manager, whose cache UpdateMetadata fills): the controller sends a new leader its LeaderAndIsr before
+anyone its UpdateMetadata, so a broker named coordinator has already been elected for the partition. (kactor read
+the partition's state znode: a controller that died between writing it and sending LeaderAndIsr left a broker named
+coordinator that answered NOT_COORDINATOR for seconds, and librdkafka, given NOT_COORDINATOR for an OffsetFetch of
+an assignment, never asks again: a consumer that fetched nothing for a whole chaos run.) The topic's existence and
+partition count are read from ZooKeeper (its znode). While the topic does not exist it is created
 (KafkaApis.createInternalTopic: only once offsets.topic.replication.factor brokers are alive, with that replication
 factor; AdminZkClient.createTopic: the assignment and its config in one transaction) and the answer is
 COORDINATOR_NOT_AVAILABLE until the controller has elected the partition's leader.
@@ -24,7 +28,7 @@ import attrs
 
 from core.coordinator.group.group_metadata_manager import GROUP_METADATA_TOPIC_NAME, partition_for
 from core.effects import Proc
-from core.zk_client import KafkaZkClient, partition_state_or_none
+from core.zk_client import KafkaZkClient
 from messages.common import Errors, ReplicaAssignment, TopicPartition
 from messages.group import (
     COORDINATOR_TYPE_GROUP,
@@ -33,6 +37,7 @@ from messages.group import (
     FindCoordinatorResponse,
     GroupCoordinatorConfig,
 )
+from messages.metadata import MetadataBroker, MetadataRequest, MetadataResponse
 from messages.topic import TRANSACTION_STATE_TOPIC_NAME
 from messages.transaction import TransactionCoordinatorConfig
 from messages.zk import NODEEXISTS, NONODE, OK
@@ -40,6 +45,19 @@ from zk_bridge import paths, znodes
 from zk_bridge.znodes import ZnodeDecodeError
 
 log = logging.getLogger("kactor.coordinator")
+
+
+@attrs.frozen(slots=True)
+class ReadMetadataCache:
+    """An ask of this broker's MetadataCache: ``topic`` as a Metadata request on ``listener`` sees it (no
+    auto-creation), answered with that `MetadataResponse`."""
+
+    topic: str
+    listener: str
+
+    def request(self) -> MetadataRequest:
+        """KafkaApis' metadataCache.getTopicMetadata(Set(topic), listenerName), as the cache's Metadata request."""
+        return MetadataRequest((self.topic,), allow_auto_topic_creation=False, listener=self.listener)
 
 
 @attrs.frozen
@@ -154,7 +172,7 @@ def find_coordinator(zk: KafkaZkClient, config: GroupCoordinatorConfig, num_part
     name = topic.name
     topic_path = paths.TopicZNode.path(name)
     tp = TopicPartition(name, partition_for(req.key, num_partitions))
-    topic_r, state_r = yield from zk.get_data_raw([topic_path, paths.TopicPartitionStateZNode.path(tp)])
+    (topic_r,) = yield from zk.get_data_raw([topic_path])
     if topic_r.code == NONODE:
         yield from create_internal_topic(zk, topic)
         return FindCoordinatorResponse(Errors.COORDINATOR_NOT_AVAILABLE), None
@@ -165,14 +183,21 @@ def find_coordinator(zk: KafkaZkClient, config: GroupCoordinatorConfig, num_part
         return FindCoordinatorResponse(Errors.COORDINATOR_NOT_AVAILABLE), None
     if count and count != num_partitions:
         tp = TopicPartition(name, partition_for(req.key, count))
-        (state_r,) = yield from zk.get_data_raw([paths.TopicPartitionStateZNode.path(tp)])
-    state = partition_state_or_none(state_r, tp) if state_r.code == OK else None
-    leader = state.leader_and_isr.leader if state is not None else -1
-    broker = (yield from zk.get_broker(leader)) if leader >= 0 else None
-    # KafkaApis: getAliveBroker(leader).flatMap(_.getNode(request.context.listenerName)): a coordinator without an
-    # endpoint on the client's listener is not available to it (the client could not reach another listener's)
-    endpoint = None if broker is None else next(
-        (ep for ep in broker.endpoints if ep.listener_name == req.listener), None)
-    if broker is None or endpoint is None:
+    cached: MetadataResponse = yield ReadMetadataCache(name, req.listener)
+    node = coordinator_node(cached, tp)
+    if node is None:
         return FindCoordinatorResponse(Errors.COORDINATOR_NOT_AVAILABLE), count or None
-    return FindCoordinatorResponse(Errors.NONE, broker.id, endpoint.host, endpoint.port), count or None
+    return FindCoordinatorResponse(Errors.NONE, node.node_id, node.host, node.port), count or None
+
+
+def coordinator_node(cached: MetadataResponse, tp: TopicPartition) -> MetadataBroker | None:
+    """KafkaApis.handleFindCoordinatorRequest's coordinatorEndpoint: ``tp``'s leader in the cache's metadata of its
+    topic, if it has one, is alive, and has an endpoint on the request's listener (a client could not reach another
+    listener's address); else None (COORDINATOR_NOT_AVAILABLE)."""
+    topic = next((t for t in cached.topics if t.name == tp.topic and t.error is Errors.NONE), None)
+    partition = None if topic is None else next(
+        (p for p in topic.partitions if p.partition_index == tp.partition), None)
+    if partition is None or partition.leader < 0:
+        return None
+    # the answer's brokers are the alive ones with an endpoint on the request's listener
+    return next((b for b in cached.brokers if b.node_id == partition.leader), None)

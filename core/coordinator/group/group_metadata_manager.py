@@ -325,8 +325,12 @@ class GroupMetadataManager:
         (log.logStartOffset: retention or DeleteRecords may have moved it above 0) to its log end, the last record of
         each key winning and tombstones removing; the groups loaded (None if the partition was given up meanwhile).
         Requests for its groups get COORDINATOR_LOAD_IN_PROGRESS until then."""
+        name = f"{GROUP_METADATA_TOPIC_NAME}-{partition}"
         if partition in self.loading_partitions:
+            log.info("Already loading offsets and group metadata from %s", name)
             return None
+        log.info("Scheduling loading of offsets and group metadata from %s", name)
+        started = self.now_ms()
         self._loads += 1
         load = self.loading_partitions[partition] = self._loads
         loaded = _Loaded()
@@ -359,7 +363,11 @@ class GroupMetadataManager:
             offset = next_offset
         del self.loading_partitions[partition]
         self.owned_partitions.add(partition)
-        return self._install(loaded)
+        groups = self._install(loaded)
+        # kactor has no scheduler thread: the load starts as the election arrives
+        log.info("Finished loading offsets and group metadata from %s in %d milliseconds, of which 0 milliseconds "
+                 "was spent in the scheduler.", name, int(self.now_ms() - started))
+        return groups
 
     def _read_batches(self, records: bytes, loaded: _Loaded, partition: int) -> int | None:
         next_offset = None
@@ -442,9 +450,13 @@ class GroupMetadataManager:
     def remove_groups_for_partition(self, partition: int) -> list[GroupMetadata]:
         """removeGroupsForPartition: the partition is no longer ours; its groups leave the cache (returned, for
         onGroupUnloaded)."""
+        name = f"{GROUP_METADATA_TOPIC_NAME}-{partition}"
+        log.info("Scheduling unloading of offsets and group metadata from %s", name)
         self.loading_partitions.pop(partition, None)
         self.owned_partitions.discard(partition)
         gone = [g for gid, g in self.groups.items() if self.partition_for(gid) == partition]
+        log.info("Finished unloading %s. Removed %d cached offsets and %d cached groups.", name,
+                 sum(len(g.offsets) for g in gone), len(gone))
         for g in gone:
             del self.groups[g.group_id]
             # removeGroupFromAllProducers

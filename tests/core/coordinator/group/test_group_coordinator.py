@@ -4,6 +4,7 @@ reads read them back), timers fire when the frozen clock passes them."""
 
 from __future__ import annotations
 
+import logging
 import struct
 import time
 from typing import Any
@@ -412,6 +413,32 @@ def test_load_on_election_restores_groups_and_offsets_and_resignation_drops_them
     assert h2.answer(j).error is Errors.NOT_COORDINATOR
     assert h2.heartbeat(m1, 2) is Errors.NOT_COORDINATOR
     assert h2.answer(h2.request(OffsetFetchRequest(GROUP, (T0,)))).error is Errors.NOT_COORDINATOR
+
+
+def test_load_and_unload_log_kafkas_lines(frozen, caplog):
+    """GroupMetadataManager's INFO lines an operator greps for: scheduling and finishing a load (with its time),
+    a second election while loading, and an unload with what it removed."""
+    h = Harness()
+    h.elect()
+    c = h.answer(h.request(OffsetCommitRequest(GROUP, (OffsetCommitPartition(T0, 5), OffsetCommitPartition(T1, 6)))))
+    assert [p.error for p in c.partitions] == [Errors.NONE, Errors.NONE]
+    h2 = Harness(h.config, h.log)
+    h2.hold_reads = True
+    caplog.set_level(logging.INFO)
+    caplog.clear()
+    h2.elect()
+    h2.elect()
+    frozen.tick(0.25)
+    h2.release_reads()
+    tp = f"__consumer_offsets-{h.partition}"
+    h2.run(h2.gc.on_resignation(h2.partition))
+    assert [m for m in caplog.messages if "offsets and group metadata" in m or "unloading" in m] == [
+        f"Scheduling loading of offsets and group metadata from {tp}",
+        f"Already loading offsets and group metadata from {tp}",
+        f"Finished loading offsets and group metadata from {tp} in 250 milliseconds, of which 0 milliseconds was "
+        f"spent in the scheduler.",
+        f"Scheduling unloading of offsets and group metadata from {tp}",
+        f"Finished unloading {tp}. Removed 2 cached offsets and 1 cached groups."]
 
 
 def test_load_starts_at_the_log_start_offset(frozen):

@@ -1,22 +1,33 @@
-"""FindCoordinator against an in-memory ZooKeeper: the group's partition (Java's String.hashCode), the creation of
-__consumer_offsets with its exact znodes, COORDINATOR_NOT_AVAILABLE until a leader exists, then the leader's
-endpoint on the request's listener (COORDINATOR_NOT_AVAILABLE if it has none there)."""
+"""FindCoordinator against an in-memory ZooKeeper and a broker's metadata cache: the group's partition (Java's
+String.hashCode), the creation of __consumer_offsets with its exact znodes, COORDINATOR_NOT_AVAILABLE until the
+cache knows a leader, then the leader's endpoint on the request's listener (COORDINATOR_NOT_AVAILABLE if it has none
+there). Unless a test says otherwise the cache is ZooKeeper's state as the controller's UpdateMetadata carries it."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
+from typing import Any
 
 import pytest
 
-from core.coordinator.group.find_coordinator import assign_replicas, find_coordinator, offsets_topic_partition_count
+from core.api.metadata import handle_metadata_request
+from core.broker.metadata_cache import MetadataCache
+from core.coordinator.group.find_coordinator import (
+    ReadMetadataCache,
+    assign_replicas,
+    find_coordinator,
+    offsets_topic_partition_count,
+)
 from core.coordinator.group.group_metadata_manager import java_string_hash, partition_for
 from core.effects import run_sync
 from core.zk_client import KafkaZkClient
 from messages.common import Broker, EndPoint, Errors, ReplicaAssignment, TopicPartition
 from messages.group import FindCoordinatorRequest, FindCoordinatorResponse, GroupCoordinatorConfig
+from messages.requests import UpdateMetadataPartitionState, UpdateMetadataRequest
 from messages.transaction import TransactionCoordinatorConfig
 from tests.support.fake_zookeeper import FakeZooKeeper
-from zk_bridge import znodes
+from zk_bridge import paths, znodes
 
 TOPIC = "__consumer_offsets"
 
@@ -46,11 +57,41 @@ def _zk(*brokers: int) -> FakeZooKeeper:
     return zk
 
 
+def updated_cache(zk: FakeZooKeeper) -> MetadataCache:
+    """A broker's metadata cache once the controller's UpdateMetadata has carried ZooKeeper's brokers and partition
+    states to it."""
+    live = tuple(znodes.decode_broker(int(b), zk.get(f"/brokers/ids/{b}")) for b in zk.children("/brokers/ids"))
+    states = []
+    for topic in zk.children("/brokers/topics"):
+        for p in zk.children(f"/brokers/topics/{topic}/partitions") if zk.exists(
+                f"/brokers/topics/{topic}/partitions") else ():
+            tp = TopicPartition(topic, int(p))
+            s = zk.state(tp)
+            assignment = znodes.decode_topic_assignment(topic, zk.get(paths.TopicZNode.path(topic)))
+            states.append(UpdateMetadataPartitionState(tp, s.controller_epoch, s.leader_and_isr.leader,
+                                                       s.leader_and_isr.leader_epoch, s.leader_and_isr.isr,
+                                                       s.leader_and_isr.zk_version, assignment[tp].replicas))
+    cache = MetadataCache(1)
+    cache.maybe_update(UpdateMetadataRequest(1, 1, 1, tuple(states), live))
+    return cache
+
+
+def answer_from(cache: MetadataCache | None) -> Callable[[Any], Any]:
+    """The replica manager's answer to the coordinator's ask of its cache."""
+    def ask(effect: Any) -> Any:
+        if not isinstance(effect, ReadMetadataCache):
+            return None  # Respond
+        assert cache is not None
+        return handle_metadata_request(cache, effect.request())
+    return ask
+
+
 def _find(zk: FakeZooKeeper, key: str = "g", key_type: int = 0, listener: str = "PLAINTEXT",
-          config: GroupCoordinatorConfig | None = None, partitions: int = 5) -> tuple[FindCoordinatorResponse, int]:
+          config: GroupCoordinatorConfig | None = None, partitions: int = 5,
+          cache: MetadataCache | None = None) -> tuple[FindCoordinatorResponse, int]:
     cfg = config or GroupCoordinatorConfig(offsets_topic_num_partitions=partitions, offsets_topic_replication_factor=3)
     return run_sync(find_coordinator(KafkaZkClient(), cfg, partitions, FindCoordinatorRequest(key, key_type, listener)),
-                    zk)
+                    zk, ask=answer_from(cache or updated_cache(zk)))
 
 
 def test_first_find_coordinator_creates_the_offsets_topic_with_its_replication_factor():
@@ -103,6 +144,20 @@ def test_the_leader_of_the_groups_partition_answers_on_the_requests_listener():
     assert _find(zk)[0].error is Errors.COORDINATOR_NOT_AVAILABLE
 
 
+def test_a_leader_only_zookeeper_knows_is_not_the_coordinator_yet():
+    """KafkaApis answers from its metadata cache: a leader the controller wrote to ZooKeeper but has not yet told
+    the brokers (it died before sending LeaderAndIsr and UpdateMetadata) is not named, as it would answer
+    NOT_COORDINATOR (librdkafka then never re-fetches its assignment's committed offsets)."""
+    zk = _zk(1, 2, 3)
+    _find(zk)
+    before = updated_cache(zk)  # the topic as created, no leader yet
+    p = partition_for("g", 5)
+    zk.put_partition_state(TopicPartition(TOPIC, p), 2, (2, 1))
+    assert _find(zk, cache=before) == (FindCoordinatorResponse(Errors.COORDINATOR_NOT_AVAILABLE), 5)
+    assert _find(zk, cache=MetadataCache(1)) == (FindCoordinatorResponse(Errors.COORDINATOR_NOT_AVAILABLE), 5)
+    assert _find(zk) == (FindCoordinatorResponse(Errors.NONE, 2, "127.0.0.1", 9092), 5)
+
+
 def test_an_existing_topics_partition_count_wins_over_the_config():
     zk = _zk(1)
     zk.create("/brokers/topics/__consumer_offsets", znodes.encode_topic_assignment(
@@ -121,7 +176,8 @@ def _find_txn(zk: FakeZooKeeper, key: str, partitions: int = 4,
               config: TransactionCoordinatorConfig | None = None) -> tuple[FindCoordinatorResponse, int | None]:
     cfg = config or TransactionCoordinatorConfig(transaction_log_num_partitions=partitions)
     return run_sync(find_coordinator(KafkaZkClient(), GroupCoordinatorConfig(), partitions,
-                                     FindCoordinatorRequest(key, 1, "PLAINTEXT"), cfg), zk)
+                                     FindCoordinatorRequest(key, 1, "PLAINTEXT"), cfg),
+                    zk, ask=answer_from(updated_cache(zk)))
 
 
 def test_a_transactional_ids_coordinator_leads_its_transaction_state_partition():
@@ -164,21 +220,29 @@ def test_the_group_coordinator_serves_find_coordinator_and_keeps_the_partition_c
     zk.put_partition_state(TopicPartition(TOPIC, partition_for("g", 3)), 1, (1,))
     gc = GroupCoordinator(1, GroupCoordinatorConfig(offsets_topic_num_partitions=50), lambda: 0.0)
     effects: list = []
-    run_sync(gc.handle(FindCoordinatorRequest("g", 0, "PLAINTEXT"), ReplyHandle(7)), zk, effects.append)
+    run_sync(gc.handle(FindCoordinatorRequest("g", 0, "PLAINTEXT"), ReplyHandle(7)), zk, effects.append,
+             answer_from(updated_cache(zk)))
+    effects = [e for e in effects if not isinstance(e, ReadMetadataCache)]
     assert effects == [Respond(ReplyHandle(7), FindCoordinatorResponse(Errors.NONE, 1, "127.0.0.1", 9091))]
     assert gc.manager.num_partitions == 3
 
 
 def test_a_find_coordinator_whose_lookup_fails_is_coordinator_not_available():
+    """An undecodable __consumer_offsets znode, or a lookup that raises: COORDINATOR_NOT_AVAILABLE, which the client
+    retries, and nothing is created over the topic."""
     from core.coordinator.group.group_coordinator import GroupCoordinator
     from core.effects import ReplyHandle, Respond
 
-    zk = _zk()
-    zk.create("/brokers/topics/__consumer_offsets", znodes.encode_topic_assignment(
-        {TopicPartition(TOPIC, p): ReplicaAssignment((1,)) for p in range(3)}))
-    zk.put_partition_state(TopicPartition(TOPIC, partition_for("g", 3)), 1, (1,))
-    zk.create("/brokers/ids/1", "not json")  # the leader's registration does not decode: ZnodeDecodeError
+    zk = _zk(1)
+    zk.create("/brokers/topics/__consumer_offsets", "not json")
     gc = GroupCoordinator(1, GroupCoordinatorConfig(offsets_topic_num_partitions=3), lambda: 0.0)
     effects: list = []
     run_sync(gc.handle(FindCoordinatorRequest("g"), ReplyHandle(1)), zk, effects.append)
     assert effects == [Respond(ReplyHandle(1), FindCoordinatorResponse(Errors.COORDINATOR_NOT_AVAILABLE))]
+    assert zk.get("/brokers/topics/__consumer_offsets") == "not json"
+
+    zk.set("/brokers/topics/__consumer_offsets", znodes.encode_topic_assignment(
+        {TopicPartition(TOPIC, p): ReplicaAssignment((1,)) for p in range(3)}))
+    effects.clear()
+    run_sync(gc.handle(FindCoordinatorRequest("g"), ReplyHandle(2)), zk, effects.append, lambda e: "no answer")
+    assert effects[-1] == Respond(ReplyHandle(2), FindCoordinatorResponse(Errors.COORDINATOR_NOT_AVAILABLE))
