@@ -6,23 +6,28 @@ from __future__ import annotations
 import functools
 
 from protocol.api_versions import API_VERSIONS
-from protocol.codegen import Decoder, Encoder, compile_codec
+from protocol.codegen import CompiledCodec, Decoder, Encoder, compile_codec
 from protocol.errors import UnknownApiKeyError, UnsupportedVersionError
 from protocol.schema import Direction, message_spec
 
 
 @functools.cache
-def codec(api_key: int, version: int, direction: Direction) -> tuple[Encoder, Decoder]:
-    """The generated ``(encode, decode)`` of one message; ``UnknownApiKeyError``/``UnsupportedVersionError`` outside
-    the 2.6 table."""
+def compiled(api_key: int, version: int, direction: Direction) -> CompiledCodec:
+    """The generated functions of one message; ``UnknownApiKeyError``/``UnsupportedVersionError`` outside the 2.6
+    table."""
     r = API_VERSIONS.get(api_key)
     if r is None:
         raise UnknownApiKeyError(f"unknown api key {api_key}")
     if not r.min_version <= version <= r.max_version:
         raise UnsupportedVersionError(f"{r.name} v{version} is not in {r.min_version}-{r.max_version}")
-    label = f"{r.name}{direction.title()} v{version}"
-    encode, decode, _ = compile_codec(message_spec(api_key, version, direction), label)
-    return encode, decode
+    return compile_codec(message_spec(api_key, version, direction), f"{r.name}{direction.title()} v{version}")
+
+
+@functools.cache
+def codec(api_key: int, version: int, direction: Direction) -> tuple[Encoder, Decoder]:
+    """The generated ``(encode, decode)`` of one message (`compiled`)."""
+    c = compiled(api_key, version, direction)
+    return c.encode, c.decode
 
 
 def encode_request(api_key: int, version: int, value: dict) -> bytes:

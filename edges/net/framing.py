@@ -104,7 +104,8 @@ def decode_outbound(spec: ApiSpec, payload: bytes | bytearray) -> tuple[int, Any
     return corr, spec.response_from_wire(spec.send_version, body)
 
 
-def encode_inbound_response(spec: ApiSpec, version: int, correlation_id: int, body: dict[str, Any]) -> bytes:
+def encode_inbound_response(spec: ApiSpec, version: int, correlation_id: int,
+                            body: dict[str, Any]) -> bytes | bytearray:
     """The whole response frame answering a request served by ``spec``."""
     if spec.body_codec is not None:
         return spec.body_codec.encode_response(spec.api_key, version, correlation_id, body)  # type: ignore

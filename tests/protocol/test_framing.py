@@ -77,6 +77,35 @@ def test_response_headers_v0_v1_and_api_versions_always_v0() -> None:
     ]
 
 
+def _plain_frame(api_key: int, version: int, correlation_id: int, body: dict) -> bytes:
+    """The frame as built before the one-buffer encoding: header and body encoded apart, then joined."""
+    from protocol.api_versions import response_header_version
+    from protocol.codec import encode_response as encode_body
+
+    head = struct.pack(">i", correlation_id) + (b"\x00" if response_header_version(api_key, version) >= 1 else b"")
+    payload = head + encode_body(api_key, version, body)
+    return struct.pack(">i", len(payload)) + payload
+
+
+@pytest.mark.parametrize("version", [7, 11])
+def test_a_fetch_answer_built_in_one_buffer_is_the_plain_frame(version: int) -> None:
+    """encode_response writes the frame in one buffer (its size last, the records copied once): the bytes are those
+    of the header and body encoded apart and joined, for a Fetch answer carrying records and an empty one."""
+    records = bytes(range(256)) * 4096  # a megabyte
+    partition = {"partition_index": 0, "error_code": 0, "high_watermark": 7, "last_stable_offset": 7,
+                 "log_start_offset": 0, "aborted_transactions": [], "records": records}
+    if version >= 11:
+        partition["preferred_read_replica"] = -1
+    body = {"throttle_time_ms": 0, "error_code": 0, "session_id": 5, "responses": [
+        {"topic": "orders", "partitions": [partition, {**partition, "partition_index": 1, "records": b""}]}]}
+    framed = encode_response(1, version, 42, body)
+    assert framed == _plain_frame(1, version, 42, body)
+    assert len(framed) > len(records)
+    assert decode_response(1, version, bytes(framed[4:]))[1]["responses"][0]["partitions"][0]["records"] == records
+    for key, version, value in [(3, 9, {}), (18, 3, api_versions_body()), (3, 0, {})]:
+        assert encode_response(key, version, 9, value) == _plain_frame(key, version, 9, value)
+
+
 def test_newer_api_versions_request_is_answered_with_a_v0_unsupported_version_response() -> None:
     # an ApiVersions v4 request (a 3.x client): header v2, body a compact string pair
     payload = b"\x00\x12\x00\x04\x00\x00\x00\x2a\x00\x03cli\x00" + b"\x08kactors\x040.1\x00"
