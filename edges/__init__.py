@@ -8,7 +8,7 @@ to the actors with ``Runtime.inject``.
   `kactor chaos`.
 - `edges.trace_writer.TraceWriter`: the process's trace (the runtime records every received message into it).
 - `edges.metrics_http.MetricsEdge`: the Prometheus endpoint.
-- `edges.gc_policy`: the process's garbage-collection policy.
+- `edges.gc_policy`: the process's garbage-collection policy; `edges.malloc_policy` its allocator's.
 - `edges.children`: child processes bound to their parent's life (PDEATHSIG and a janitor).
 
 A broker process (``kactor.broker_process``) creates them and registers them with its runtime; in replay they are

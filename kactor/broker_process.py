@@ -1,9 +1,9 @@
 """One broker as one OS process (Kafka's kafka-server-start.sh): its edges, its actors, its lifecycle.
 
 This is the composition root: every edge — the kazoo client and its executor, the loopback transport, the timer
-thread, the metrics endpoint, the log-dir probe, the process's GC policy — is created and wired here alone and handed
-to the runtime as `actors.edge_slots.Edges`; the actors (`actors.broker`) are spawned on the runtime's
-simpleSystemBase; the driver thread delivers every input.
+thread, the metrics endpoint, the log-dir probe, the process's GC and allocator policies — is created and wired here
+alone and handed to the runtime as `actors.edge_slots.Edges`; the actors (`actors.broker`) are spawned on the
+runtime's simpleSystemBase; the driver thread delivers every input.
 SIGTERM asks for an orderly stop (controlled shutdown when enabled) and the process exits 0 once it is done;
 closing the ZooKeeper session on the way out removes /brokers/ids/<id> at once, as Kafka's shutdown does.
 """
@@ -146,7 +146,7 @@ class BrokerProcess:
 
     def start(self) -> Runtime:
         from actors.broker_channel_actor import BrokerChannelActor  # noqa: F401 - registers message types
-        from edges import gc_policy
+        from edges import gc_policy, malloc_policy
         from edges.log_dirs import LogDirProbe
         from edges.timer import TimerEdge
         from edges.transport import ListenError, Transport
@@ -230,6 +230,8 @@ class BrokerProcess:
         # full collections walk only what they have not seen survive (edges/gc_policy.py says why; Kafka runs on G1
         # with a 20 ms pause goal); a replay or a test keeps CPython's default collector
         gc_policy.install()
+        # large buffers from a heap that is kept, not fresh mappings (edges/malloc_policy.py: 18x on a 1 MB answer)
+        malloc_policy.install()
         return rt
 
     def request_shutdown(self) -> None:
