@@ -125,7 +125,9 @@ def run(scale: float = 1.0, runs: int = 3, tmpfs: bool = False, keep: bool = Fal
         controller = bc.controller()
         assert controller is not None
         order = [v for v in victim_order(controller) if only is None or v[1] == only]
+        idle: list[float] = []
         for i in range(runs):
+            idle.append(bc.idle_cores)
             victim, case = order[i % len(order)]
             states = c.read_states(bc.zk, layout)
             leaders = sum(1 for st, _ in states.values() if st and st.leader == victim)
@@ -149,6 +151,8 @@ def run(scale: float = 1.0, runs: int = 3, tmpfs: bool = False, keep: bool = Fal
             bc.restart(victim)
             bc.settle()
             restore_preferred(bc)
+        # the idle brokers' own fetch rounds: what the shutdown shared the machine with
+        notes.append("idle cluster CPU as each run started: " + ", ".join(f"{x:.2f}" for x in idle) + " cores")
     return c.Result(
         name="controlled-shutdown", scale_text=scale_text + (", ZK on tmpfs" if tmpfs else ""),
         figure_label="ControlledShutdownRequest sent → successful answer received (broker's trace)",
