@@ -48,7 +48,7 @@ class Identity:
 
 
 @attrs.frozen
-class TestPki:
+class Pki:
     ca_pem: str  # the CA certificate (a PEM trust store)
     ca_p12: str  # the CA certificate in a PKCS12 trust store (STORE_PASSWORD)
     server: Identity
@@ -75,7 +75,7 @@ def _identity(folder: Path, stem: str, cn: str, ca_cert: x509.Certificate, ca_ke
     return Identity(cert.subject.rfc4514_string(), paths["pem"], paths["cert.pem"], paths["key.pem"], paths["p12"])
 
 
-def make_pki(folder: Path) -> TestPki:
+def make_pki(folder: Path) -> Pki:
     """A CA, a server certificate with SAN 127.0.0.1 and localhost, a client certificate of that CA and one of
     another CA, under ``folder``."""
     folder.mkdir(parents=True, exist_ok=True)
@@ -89,7 +89,7 @@ def make_pki(folder: Path) -> TestPki:
     ca_p12.write_bytes(pkcs12.serialize_java_truststore(
         [pkcs12.PKCS12Certificate(ca_cert, b"ca")], serialization.BestAvailableEncryption(STORE_PASSWORD.encode())))
     sans: list[x509.GeneralName] = [x509.IPAddress(ipaddress.ip_address("127.0.0.1")), x509.DNSName("localhost")]
-    return TestPki(str(ca_pem), str(ca_p12),
+    return Pki(str(ca_pem), str(ca_p12),
                    _identity(folder, "server", "broker", ca_cert, ca_key, sans),
                    _identity(folder, "client", "alice", ca_cert, ca_key),
                    _identity(folder, "stranger", "mallory", other_ca, other_key))
