@@ -333,7 +333,8 @@ def _base_key(key: str) -> str:
 
 
 def _sensitive(key: str) -> bool:
-    return KAFKA_CONFIGS[_base_key(key)].sensitive
+    row = KAFKA_CONFIGS.get(_base_key(key))  # None: kactor's own key
+    return row is not None and row.sensitive
 
 
 def default_of(key: str) -> Any:

@@ -41,10 +41,10 @@ class TlsConfigError(ValueError):
 
 
 def _password(value: Any) -> str | None:
-    """A PASSWORD config's text (Kafka's Password type is kept as a str or an object with ``value``)."""
-    if value is None:
-        return None
-    return str(getattr(value, "value", value))
+    """A PASSWORD config's text; an empty one is none (so ``listener.name.<l>.ssl.keystore.password=`` unsets the
+    plain key's for a listener whose PEM store takes none)."""
+    text = None if value is None else str(value)
+    return text or None
 
 
 def server_context(ssl_values: Mapping[str, Any], prefix: str = "") -> ssl.SSLContext:

@@ -152,3 +152,12 @@ def test_the_registration_advertises_the_ssl_listener(pki: Pki) -> None:
     assert reg["endpoints"] == ["PLAINTEXT://127.0.0.1:9092", "SSL://127.0.0.1:9093"]
     assert reg["listener_security_protocol_map"] == {"PLAINTEXT": "PLAINTEXT", "SSL": "SSL"}
     assert (reg["host"], reg["port"]) == ("127.0.0.1", 9092)
+
+
+def test_a_trace_header_shows_no_store_password(pki: Pki) -> None:
+    config = build_config({**BASE, **p12(pki), "kactor.metrics.port": "9999",
+                           "listener.name.ssl.ssl.key.password": "k", "listener.name.ssl.ssl.client.auth": "required"})
+    shown = config.non_default()
+    assert shown["ssl.keystore.password"] == "[hidden]" and shown["listener.name.ssl.ssl.key.password"] == "[hidden]"
+    assert shown["listener.name.ssl.ssl.client.auth"] == "required" and shown["kactor.metrics.port"] == 9999
+    assert shown["ssl.keystore.location"] == pki.server.p12
