@@ -11,8 +11,8 @@ Listeners follow Kafka 2.6 (KafkaConfig.listeners / advertisedListeners / listen
 interBrokerListenerName and validateValues), with Kafka's error words. kactor serves PLAINTEXT and SSL listeners: an
 SSL listener's TLS settings are the ``ssl.*`` keys with its ``listener.name.<name>.ssl.*`` overrides
 (`KafkaConfig.listener_ssl_values`), and its server context is built here once at load time, so a bad key store is
-a start-up error naming its key. A SASL_PLAINTEXT or SASL_SSL listener is refused rather than served unauthenticated,
-and so is an inter-broker listener that is not PLAINTEXT (the controller's and followers' connections are plaintext).
+a start-up error naming its key. A SASL_PLAINTEXT or SASL_SSL listener is refused rather than served unauthenticated.
+An SSL inter-broker listener gives the broker's own connections a client context (`inter_broker_tls_context`).
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from typing import Any
 import attrs
 
 from core.broker.replica_selector import replica_selector_for
-from edges.net.tls import TlsConfigError, server_context
+from edges.net.tls import TlsConfigError, client_context, server_context
 from kactor.config_notes import REFUSED, note_for
 from kactor.kafka_configs import KAFKA_CONFIGS, ConfigError, text_of
 from messages.common import EndPoint
@@ -92,7 +92,8 @@ def _kafka(key: str) -> tuple[Callable[[str, str], Any], Any]:
 # The ssl.* keys an SSL listener's server context is made of (SslConfigs / BrokerSecurityConfigs in 2.6.3).
 SSL_LISTENER_KEYS = ("ssl.protocol", "ssl.enabled.protocols", "ssl.keystore.type", "ssl.keystore.location",
                      "ssl.keystore.password", "ssl.key.password", "ssl.truststore.type", "ssl.truststore.location",
-                     "ssl.truststore.password", "ssl.client.auth", "ssl.cipher.suites")
+                     "ssl.truststore.password", "ssl.client.auth", "ssl.cipher.suites",
+                     "ssl.endpoint.identification.algorithm")
 # listener.name.<name>.<key>: a listener's own value of a key (KafkaConfig.valuesWithPrefixOverride)
 _LISTENER_PREFIXED_RE = re.compile(r"^listener\.name\.([^.]+)\.(ssl\..+)$")
 
@@ -291,6 +292,20 @@ class KafkaConfig:
                 raise ConfigError(f"listener {ep.listener_name}: {e}") from None
         return contexts
 
+    def inter_broker_tls_context(self) -> ssl.SSLContext | None:
+        """The client context of the broker's own connections (the controller's channels, the followers' fetchers,
+        the transaction markers) when the inter-broker listener is SSL, from that listener's ssl.* values (2.6's
+        ChannelBuilders.clientChannelBuilder with the listener's prefix); None for PLAINTEXT."""
+        name, protocol = inter_broker_listener_name_and_security_protocol(self.values,
+                                                                          self.listener_security_protocol_map)
+        if protocol != "SSL":
+            return None
+        ssl_values, prefix = self.listener_ssl_values(name)
+        try:
+            return client_context(ssl_values, prefix)
+        except TlsConfigError as e:
+            raise ConfigError(f"inter-broker listener {name}: {e}") from None
+
     @property
     def loopback_only(self) -> bool:
         """True while every listener (bound and advertised) is a loopback address: the user configured nothing
@@ -433,12 +448,11 @@ def inter_broker_listener_name_and_security_protocol(values: Mapping[str, Any], 
 
 
 def _validate_listeners(config: KafkaConfig, explicit: Iterable[str]) -> None:
-    """KafkaConfig.validateValues's listener rules, then kactor's own: every listener PLAINTEXT or SSL, the
-    inter-broker one PLAINTEXT, and every SSL listener's server context made (SocketServer's channel builders)."""
+    """KafkaConfig.validateValues's listener rules, then kactor's own: every listener PLAINTEXT or SSL, and every
+    SSL listener's server context and an SSL inter-broker listener's client context made (the channel builders)."""
     protocol_map = config.listener_security_protocol_map
     listeners, advertised = config.listeners, config.advertised_listeners
-    inter_broker, inter_broker_protocol = inter_broker_listener_name_and_security_protocol(config.values,
-                                                                                            protocol_map, explicit)
+    inter_broker, _ = inter_broker_listener_name_and_security_protocol(config.values, protocol_map, explicit)
     advertised_names = list(dict.fromkeys(ep.listener_name for ep in advertised))
     listener_names = list(dict.fromkeys(ep.listener_name for ep in listeners))
     if inter_broker not in advertised_names:
@@ -456,16 +470,13 @@ def _validate_listeners(config: KafkaConfig, explicit: Iterable[str]) -> None:
         if ep.security_protocol not in SERVED_SECURITY_PROTOCOLS:
             raise ConfigError(f"listener {ep.connection_string} uses security protocol {ep.security_protocol}: kactor "
                               "serves PLAINTEXT and SSL listeners only (SASL is not implemented)")
-    if inter_broker_protocol != "PLAINTEXT":
-        raise ConfigError(f"the inter-broker listener {inter_broker} uses security protocol {inter_broker_protocol}: "
-                          "kactor's controller and followers connect over PLAINTEXT only (inter.broker.listener.name "
-                          "or security.inter.broker.protocol must name a PLAINTEXT listener)")
     if any(ep.security_protocol == "SSL" for ep in listeners):
         rules = config.values["ssl.principal.mapping.rules"].strip()
         if rules != "DEFAULT":
             raise ConfigError(f"ssl.principal.mapping.rules={rules} is refused: kactor maps a certificate's "
                               "distinguished name by the DEFAULT rule only")
         config.listener_tls_contexts()
+        config.inter_broker_tls_context()
 
 
 _BROKER_COMPRESSION_OPTIONS = ("uncompressed", "zstd", "lz4", "snappy", "gzip", "producer")

@@ -28,8 +28,6 @@ _PREFIX_NOTES: tuple[tuple[str, str], ...] = (
     ("transactional.", _NO_TRANSACTIONS),
     ("quota.", _CLIENT_QUOTAS),
     ("alter.log.dirs.replication.quota.", _NO_LOG_DIR_THROTTLE),
-    ("ssl.endpoint.identification.algorithm", "kactor's SSL listeners verify no host name (the broker's own "
-                                              "connections are PLAINTEXT)"),
     ("ssl.", _OPENSSL),
     ("sasl.", _NO_SSL_SASL),
     ("zookeeper.ssl.", "kactor connects to ZooKeeper without TLS (zookeeper.ssl.client.enable=true is refused)"),

@@ -66,6 +66,25 @@ def server_context(ssl_values: Mapping[str, Any], prefix: str = "") -> ssl.SSLCo
     return ctx
 
 
+def client_context(ssl_values: Mapping[str, Any], prefix: str = "") -> ssl.SSLContext:
+    """DefaultSslEngineFactory in client mode, for the broker's own connections over an SSL inter-broker listener
+    (the controller's channels, the followers' fetchers): the peer's certificate checked against the trust store (the
+    system's CAs without one) and, with ``ssl.endpoint.identification.algorithm=https`` (2.6's default), its name
+    against the host connected to; the key store, when set, is the certificate shown to a peer that asks for one."""
+    ctx = _base_context(ssl_values, ssl.PROTOCOL_TLS_CLIENT, prefix)
+    if ssl_values.get("ssl.keystore.location"):
+        _load_keystore(ctx, ssl_values, prefix)
+    if not _load_truststore(ctx, ssl_values, prefix):
+        ctx.load_default_certs(ssl.Purpose.SERVER_AUTH)
+    algorithm = str(ssl_values.get("ssl.endpoint.identification.algorithm") or "")
+    if algorithm.lower() not in ("", "https"):
+        raise TlsConfigError(f"{prefix}ssl.endpoint.identification.algorithm={algorithm}: only https (a host name "
+                             "check) or an empty value (none) is known")
+    ctx.check_hostname = algorithm.lower() == "https"
+    ctx.verify_mode = ssl.CERT_REQUIRED
+    return ctx
+
+
 def _base_context(ssl_values: Mapping[str, Any], protocol: int, prefix: str) -> ssl.SSLContext:
     """The context's protocol versions (ssl.protocol, ssl.enabled.protocols) and cipher suites (ssl.cipher.suites)."""
     context_protocol = str(ssl_values.get("ssl.protocol") or "TLSv1.3")
@@ -197,7 +216,8 @@ def principal_of(sock: ssl.SSLSocket) -> str:
 
 
 class TlsConn(Conn):
-    """An inbound connection of an SSL listener (Kafka's SslTransportLayer): the handshake first (``handshake``,
+    """A connection of an SSL listener, or the broker's own to an SSL inter-broker listener (Kafka's
+    SslTransportLayer): the handshake first (``handshake``,
     driven by the I/O thread on readiness), then ``receive`` / ``write`` through the TLS layer. A ``recv`` returns
     one TLS record's bytes at most, and bytes OpenSSL has decrypted but not handed over are invisible to ``select``:
     ``receive`` keeps reading while ``pending()`` says some are left, so none is stranded while the socket is quiet.
@@ -206,10 +226,20 @@ class TlsConn(Conn):
 
     __slots__ = ("retry_write",)
 
-    def __init__(self, conn_id: int, sock: ssl.SSLSocket, peer: str, listener: str, host: str) -> None:
-        super().__init__(conn_id, sock, False, None, peer, listener, host)
-        self.handshaking = True
+    def __init__(self, conn_id: int, sock: socket.socket, peer: str, listener: str = "", host: str = "", *,
+                 dest: tuple[str, int] | None = None) -> None:
+        super().__init__(conn_id, sock, dest is not None, dest, peer, listener, host)
+        # an inbound socket comes wrapped (accept_tls); an outbound one is wrapped once connected (start_client)
+        self.handshaking = isinstance(sock, ssl.SSLSocket)
         self.retry_write = False
+
+    def start_client(self, context: ssl.SSLContext) -> None:
+        """An outbound connection's TCP connect has completed: wrap it for the client side of the handshake (the
+        host connected to is the name its certificate must carry); the caller re-registers the new socket object."""
+        assert self.dest is not None
+        self.sock = context.wrap_socket(self.sock, server_side=False, server_hostname=self.dest[0],
+                                        do_handshake_on_connect=False)
+        self.handshaking = True
 
     def handshake(self) -> int:
         """One step of the handshake: the selector events it waits for, 0 once it is done (the principal set).

@@ -137,3 +137,46 @@ def test_librdkafka_over_ssl_and_client_certificates(start_cluster: Any, tmp_pat
     produce(client_config(p[1]["SSL"], pki), "secure", ["after"])
     assert consume(over_ssl, "secure", 22)[-2:] == ["mtls", "after"]
     assert c.live_brokers() == [0, 1]
+
+
+def _established_to(port: int) -> int:
+    """Established TCP connections whose local end is 127.0.0.1:``port`` (the broker's accepted ones)."""
+    with open("/proc/net/tcp", encoding="ascii") as f:
+        rows = [line.split() for line in f.readlines()[1:]]
+    return sum(1 for r in rows if r[3] == "01" and r[1] == f"0100007F:{port:04X}")
+
+
+def test_replication_and_the_controller_over_an_ssl_inter_broker_listener(start_cluster: Any, tmp_path: Path) -> None:
+    """inter.broker.listener.name names an SSL listener that requires client certificates: the controller's
+    channels and the followers' fetchers connect to it with TLS, show the broker's certificate and check the peer's
+    name (2.6's https default; the certificate names 127.0.0.1); acks=all produces complete through them."""
+    pki = make_pki(tmp_path / "pki")
+    c = start_cluster(2, overrides=(
+        "listeners=PLAINTEXT://127.0.0.1:0,INTERNAL://127.0.0.1:0",
+        "listener.security.protocol.map=PLAINTEXT:PLAINTEXT,INTERNAL:SSL", "inter.broker.listener.name=INTERNAL",
+        "auto.leader.rebalance.enable=false", "ssl.keystore.type=PKCS12", f"ssl.keystore.location={pki.server.p12}",
+        f"ssl.keystore.password={STORE_PASSWORD}", "ssl.truststore.type=PKCS12",
+        f"ssl.truststore.location={pki.ca_p12}", f"ssl.truststore.password={STORE_PASSWORD}",
+        "ssl.client.auth=required"))
+    p = {}
+    for b in (0, 1):
+        reg = c.json(f"/brokers/ids/{b}")
+        assert reg["listener_security_protocol_map"] == {"PLAINTEXT": "PLAINTEXT", "INTERNAL": "SSL"}
+        p[b] = {ep.split("://")[0]: int(ep.rsplit(":", 1)[1]) for ep in reg["endpoints"]}
+    c.create_topic("replicated", assignment={0: [0, 1], 1: [1, 0]})
+    for part in (0, 1):
+        c.wait_partition("replicated", part, lambda s: sorted(s["isr"]) == [0, 1], what=f"replicated-{part} ISR")
+    # each broker leads one partition, so each has the other's fetcher connected to its INTERNAL listener
+    for b in (0, 1):
+        c.wait(lambda b=b: _established_to(p[b]["INTERNAL"]) >= 1, what=f"connections to broker {b}'s INTERNAL")
+    plain = {"bootstrap.servers": f"127.0.0.1:{p[0]['PLAINTEXT']}"}
+    values = [f"r{i}" for i in range(10)]
+    produce(plain, "replicated", values)  # acks=all: the follower's fetch over TLS completes it
+    assert consume({"bootstrap.servers": f"127.0.0.1:{p[1]['PLAINTEXT']}"}, "replicated", 10) == values
+    assert all("SSL handshake with" not in log_of(c, b) for b in (0, 1))
+    # a controlled shutdown reaches the controller over TLS too: the leadership moves before the broker exits
+    controller = c.controller_id()
+    victim = 1 - controller if controller in (0, 1) else 1
+    assert c.stop_broker(victim) == 0
+    st = c.partition_state("replicated", victim)
+    assert st is not None and st["leader"] != victim and st["isr"] == [1 - victim], st

@@ -17,6 +17,7 @@ from edge_support import EdgeEcho, EdgeHandled
 
 from edges.net.framing import decode_outbound, encode_outbound, outbound_spec
 from edges.net.tls import server_context
+from messages.net import NetResponse, NetSend, NetSendFailed
 from tests.support.tls_certs import STORE_PASSWORD, Pki, make_pki
 
 
@@ -167,3 +168,47 @@ def test_server_context_refuses_a_missing_keystore(tmp_path: Path, pki: Pki) -> 
 
     with pytest.raises(TlsConfigError, match=r"ssl.keystore.location is not set"):
         server_context({"ssl.enabled.protocols": ("TLSv1.2",)})
+
+
+def client_tls(pki: Pki, identity: Any = None, check_hostname: bool = True) -> ssl.SSLContext:
+    from edges.net.tls import client_context
+
+    values: dict[str, Any] = {"ssl.protocol": "TLSv1.3", "ssl.enabled.protocols": ("TLSv1.2", "TLSv1.3"),
+                              "ssl.truststore.type": "PEM", "ssl.truststore.location": pki.ca_pem,
+                              "ssl.endpoint.identification.algorithm": "https" if check_hostname else ""}
+    if identity is not None:
+        values |= {"ssl.keystore.type": "PKCS12", "ssl.keystore.location": identity.p12,
+                   "ssl.keystore.password": STORE_PASSWORD}
+    return client_context(values)
+
+
+def test_outbound_requests_over_tls_with_the_brokers_certificate(make_node: Any, pki: Pki) -> None:
+    """An SSL inter-broker listener: a process's own requests (NetSend) connect with TLS and show its key store's
+    certificate to a peer that requires one."""
+    server, seen = ssl_node(make_node, pki, "required")
+    ssl_port = server.net.bound[1][1]
+    client = make_node("c", client_tls=client_tls(pki, pki.server))
+    big = EdgeEcho("y" * 300_000)
+    client.rt.inject("net", NetSend("127.0.0.1", ssl_port, "echo", EdgeHandled(7), 1, "client"), sender="test")
+    client.rt.inject("net", NetSend("127.0.0.1", ssl_port, "echo", big, 2, "client"), sender="test")
+    got = client.rec.wait(NetResponse, "client", count=2, timeout_s=10)
+    assert sorted((r.body.request_id, r.body.body) for r in got) == [(1, EdgeHandled(7)), (2, big)]
+    assert seen == [("SSL", f"User:{pki.server.dn}")]
+    assert client.net.connection_count() == (0, 1)  # both on one TLS connection
+
+
+def test_outbound_tls_checks_the_peers_name(make_node: Any, pki: Pki, caplog: pytest.LogCaptureFixture) -> None:
+    """ssl.endpoint.identification.algorithm=https (2.6's default): a peer at an address its certificate does not
+    name (127.0.0.2; the certificate names 127.0.0.1 and localhost) fails the handshake and the request with it;
+    with the check off (an empty value) the same peer is served."""
+    caplog.set_level(logging.INFO, "kactor.edges.transport")
+    server = make_node("b", host="127.0.0.2", tls={"PLAINTEXT": context(pki)})
+    port = server.net.port
+    checking = make_node("c", client_tls=client_tls(pki))
+    checking.rt.inject("net", NetSend("127.0.0.2", port, "echo", EdgeEcho("x"), 1, "client"), sender="test")
+    (failed,) = checking.rec.wait(NetSendFailed, "client", timeout_s=10)
+    assert failed.body.request_id == 1 and "SSL handshake with 127.0.0.2:" in failed.body.error
+    assert "IP address mismatch" in failed.body.error, failed.body.error
+    trusting = make_node("d", client_tls=client_tls(pki, check_hostname=False))
+    trusting.rt.inject("net", NetSend("127.0.0.2", port, "echo", EdgeEcho("x"), 2, "client"), sender="test")
+    assert trusting.rec.wait(NetResponse, "client", timeout_s=10)[0].body == NetResponse(2, EdgeEcho("x"))

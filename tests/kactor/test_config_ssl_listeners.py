@@ -136,11 +136,23 @@ def test_unknown_protocols_and_principal_rules_are_refused(pki: Pki) -> None:
         "distinguished name by the DEFAULT rule only")
 
 
-def test_the_inter_broker_listener_stays_plaintext(pki: Pki) -> None:
-    assert error({**p12(pki), "security.inter.broker.protocol": "SSL"}) == (
-        "the inter-broker listener SSL uses security protocol SSL: kactor's controller and followers connect over "
-        "PLAINTEXT only (inter.broker.listener.name or security.inter.broker.protocol must name a PLAINTEXT "
-        "listener)")
+def test_an_ssl_inter_broker_listener_gives_the_brokers_own_connections_a_client_context(pki: Pki) -> None:
+    assert build_config({**BASE, **p12(pki)}).inter_broker_tls_context() is None  # PLAINTEXT
+    trust = {"ssl.truststore.type": "PEM", "ssl.truststore.location": pki.ca_pem}
+    config = build_config({**BASE, **p12(pki), **trust, "security.inter.broker.protocol": "SSL"})
+    ctx = config.inter_broker_tls_context()
+    assert ctx is not None and ctx.check_hostname and ctx.verify_mode == ssl.CERT_REQUIRED  # 2.6's https default
+    assert [c["subject"][1] for c in ctx.get_ca_certs()] == [(("commonName", "kactor test CA"),)]
+    # by name, with the listener's own settings: no host name check, its key store shown to peers
+    named = {**BASE, "listeners": "PLAINTEXT://127.0.0.1:9092,INTERNAL://127.0.0.1:9093",
+             "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,INTERNAL:SSL",
+             "inter.broker.listener.name": "INTERNAL", **p12(pki, "listener.name.internal."), **trust,
+             "listener.name.internal.ssl.endpoint.identification.algorithm": ""}
+    ctx = build_config(named).inter_broker_tls_context()
+    assert ctx is not None and not ctx.check_hostname and ctx.verify_mode == ssl.CERT_REQUIRED
+    assert error({**named, "listener.name.internal.ssl.endpoint.identification.algorithm": "ldaps"}) == (
+        "inter-broker listener INTERNAL: listener.name.internal.ssl.endpoint.identification.algorithm=ldaps: only "
+        "https (a host name check) or an empty value (none) is known")
 
 
 def test_the_registration_advertises_the_ssl_listener(pki: Pki) -> None:
