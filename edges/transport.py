@@ -24,6 +24,7 @@ import collections
 import itertools
 import logging
 import socket
+import ssl
 from typing import Any
 
 from edges.client_quotas import ClientQuotas
@@ -68,7 +69,9 @@ class Transport:
     socket to bind, the first being what ``host``/``port`` report; ``cluster_id`` is handed to request converters
     (Metadata answers with it). ``process_requests`` False holds accepted connections unread until
     ``start_processing_requests`` (a broker's start-up). ``client_quotas``: the quota managers the answers are
-    measured by (None: no client quotas).
+    measured by (None: no client quotas). ``tls``: listener name → the server context of each SSL listener
+    (`edges.net.tls`); the other listeners are PLAINTEXT. ``client_tls``: the client context every outbound
+    connection takes (an SSL inter-broker listener), None for PLAINTEXT.
     """
 
     def __init__(self, runtime: Any, host: str = "127.0.0.1", port: int = 0, *,
@@ -80,7 +83,8 @@ class Transport:
                  listener_name: str = "PLAINTEXT",
                  extra_listeners: tuple[tuple[str, int] | tuple[str, int, str], ...] = (),
                  cluster_id: str = "", auto_create: AutoCreateConfig | None = None,
-                 process_requests: bool = True, client_quotas: ClientQuotas | None = None) -> None:
+                 process_requests: bool = True, client_quotas: ClientQuotas | None = None,
+                 tls: dict[str, ssl.SSLContext] | None = None, client_tls: ssl.SSLContext | None = None) -> None:
         self._name = getattr(runtime, "process_name", "kactor")
         # One server socket per broker listener (Kafka's SocketServer: an Acceptor each); all serve the same actors.
         wanted = [(host, port, listener_name)] + [(e[0], e[1], e[2] if len(e) > 2 else listener_name)  # type: ignore
@@ -97,9 +101,10 @@ class Transport:
         self.inbound = Inbound(self._loop, runtime, self._name, listeners, conn_ids,
                                max_request_bytes=max_request_bytes, queued_max_requests=queued_max_requests,
                                cluster_id=cluster_id, auto_create=auto_create or AutoCreateConfig(),
-                               processing=process_requests, client_quotas=client_quotas)
+                               processing=process_requests, client_quotas=client_quotas, tls=tls)
         self.outbound = Outbound(self._loop, self._name, conn_ids, faults, max_response_bytes=max_response_bytes,
-                                 connect_timeout_s=connect_timeout_s, request_timeout_s=request_timeout_s)
+                                 connect_timeout_s=connect_timeout_s, request_timeout_s=request_timeout_s,
+                                 tls=client_tls)
         self._loop.start()
         log.info("%s listening on %s", self._name, ", ".join(f"{h}:{p}" for h, p in self.bound))
 

@@ -181,7 +181,8 @@ class BrokerProcess:
                                   max_request_bytes=cfg["socket.request.max.bytes"],
                                   queued_max_requests=cfg["queued.max.requests"],
                                   cluster_id=cluster_id, auto_create=auto_create_config(cfg),
-                                  process_requests=False, client_quotas=client_quotas(cfg))
+                                  process_requests=False, client_quotas=client_quotas(cfg),
+                                  tls=cfg.listener_tls_contexts(), client_tls=cfg.inter_broker_tls_context())
         except ListenError as e:
             self._close()
             raise BrokerStartError(str(e)) from None

@@ -8,8 +8,11 @@ key is parsed and validated as Kafka does and noted at start-up with what kactor
 `ConfigError` with one clear line, raised before anything starts.
 
 Listeners follow Kafka 2.6 (KafkaConfig.listeners / advertisedListeners / listenerSecurityProtocolMap /
-interBrokerListenerName and validateValues), with Kafka's error words. kactor serves PLAINTEXT only: a listener whose
-security protocol is SSL, SASL_PLAINTEXT or SASL_SSL is refused here rather than served as plaintext.
+interBrokerListenerName and validateValues), with Kafka's error words. kactor serves PLAINTEXT and SSL listeners: an
+SSL listener's TLS settings are the ``ssl.*`` keys with its ``listener.name.<name>.ssl.*`` overrides
+(`KafkaConfig.listener_ssl_values`), and its server context is built here once at load time, so a bad key store is
+a start-up error naming its key. A SASL_PLAINTEXT or SASL_SSL listener is refused rather than served unauthenticated.
+An SSL inter-broker listener gives the broker's own connections a client context (`inter_broker_tls_context`).
 """
 
 from __future__ import annotations
@@ -17,12 +20,14 @@ from __future__ import annotations
 import ipaddress
 import logging
 import re
+import ssl
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import attrs
 
 from core.broker.replica_selector import replica_selector_for
+from edges.net.tls import TlsConfigError, client_context, server_context
 from kactor.config_notes import REFUSED, note_for
 from kactor.kafka_configs import KAFKA_CONFIGS, ConfigError, text_of
 from messages.common import EndPoint
@@ -83,6 +88,14 @@ def _kafka(key: str) -> tuple[Callable[[str, str], Any], Any]:
     (`kactor.kafka_configs`, their one home)."""
     return (lambda _key, text: KAFKA_CONFIGS[key].parse(text)), KAFKA_CONFIGS[key].default_value()
 
+
+# The ssl.* keys an SSL listener's server context is made of (SslConfigs / BrokerSecurityConfigs in 2.6.3).
+SSL_LISTENER_KEYS = ("ssl.protocol", "ssl.enabled.protocols", "ssl.keystore.type", "ssl.keystore.location",
+                     "ssl.keystore.password", "ssl.key.password", "ssl.truststore.type", "ssl.truststore.location",
+                     "ssl.truststore.password", "ssl.client.auth", "ssl.cipher.suites",
+                     "ssl.endpoint.identification.algorithm")
+# listener.name.<name>.<key>: a listener's own value of a key (KafkaConfig.valuesWithPrefixOverride)
+_LISTENER_PREFIXED_RE = re.compile(r"^listener\.name\.([^.]+)\.(ssl\..+)$")
 
 # name → (parser, default). Defaults are Kafka 2.6's, except the listener, which binds loopback (see docs).
 CONFIG_DEFS: dict[str, tuple[Callable[[str, str], Any], Any]] = {
@@ -186,6 +199,9 @@ CONFIG_DEFS: dict[str, tuple[Callable[[str, str], Any], Any]] = {
     # replication throttles (ReplicationQuotaManagerConfig)
     "replication.quota.window.num": (_int(1), 11),
     "replication.quota.window.size.seconds": (_int(1), 1),
+    # an SSL listener's TLS (edges/net/tls.py), each also settable per listener as listener.name.<name>.<key>
+    **{key: _kafka(key) for key in SSL_LISTENER_KEYS},
+    "ssl.principal.mapping.rules": _kafka("ssl.principal.mapping.rules"),
     # kactor's own settings (no Kafka equivalent)
     "kactor.trace.dir": (_opt_str, None),
     "kactor.metrics.port": (_int(0, 65535), 0),
@@ -250,6 +266,46 @@ class KafkaConfig:
         """KafkaConfig.interBrokerListenerName: the listener the controller and the followers connect by."""
         return inter_broker_listener_name_and_security_protocol(self.values, self.listener_security_protocol_map)[0]
 
+    def listener_ssl_values(self, listener_name: str) -> tuple[dict[str, Any], str]:
+        """KafkaConfig.valuesWithPrefixOverride("listener.name.<name>."): the listener's effective ssl.* values, and
+        the prefix that names its keys in an error ("" when the listener overrides none of them)."""
+        prefix = f"listener.name.{listener_name.lower()}."
+        out = {key: self.values[key] for key in SSL_LISTENER_KEYS}
+        overridden = False
+        for key in SSL_LISTENER_KEYS:
+            if prefix + key in self.values:
+                out[key] = self.values[prefix + key]
+                overridden = True
+        return out, prefix if overridden else ""
+
+    def listener_tls_contexts(self) -> dict[str, ssl.SSLContext]:
+        """Listener name → the server context of every SSL listener (SslChannelBuilder.configure: the key store and
+        trust store read now, so a bad one is a start-up error naming its key)."""
+        contexts = {}
+        for ep in self.listeners:
+            if ep.security_protocol != "SSL":
+                continue
+            ssl_values, prefix = self.listener_ssl_values(ep.listener_name)
+            try:
+                contexts[ep.listener_name] = server_context(ssl_values, prefix)
+            except TlsConfigError as e:
+                raise ConfigError(f"listener {ep.listener_name}: {e}") from None
+        return contexts
+
+    def inter_broker_tls_context(self) -> ssl.SSLContext | None:
+        """The client context of the broker's own connections (the controller's channels, the followers' fetchers,
+        the transaction markers) when the inter-broker listener is SSL, from that listener's ssl.* values (2.6's
+        ChannelBuilders.clientChannelBuilder with the listener's prefix); None for PLAINTEXT."""
+        name, protocol = inter_broker_listener_name_and_security_protocol(self.values,
+                                                                          self.listener_security_protocol_map)
+        if protocol != "SSL":
+            return None
+        ssl_values, prefix = self.listener_ssl_values(name)
+        try:
+            return client_context(ssl_values, prefix)
+        except TlsConfigError as e:
+            raise ConfigError(f"inter-broker listener {name}: {e}") from None
+
     @property
     def loopback_only(self) -> bool:
         """True while every listener (bound and advertised) is a loopback address: the user configured nothing
@@ -258,7 +314,8 @@ class KafkaConfig:
 
     def non_default(self) -> dict[str, Any]:
         """The keys whose value differs from the default (what a trace header records)."""
-        return {k: _jsonable(v) for k, v in self.values.items() if v != default_of(k)}
+        return {k: "[hidden]" if _sensitive(k) else _jsonable(v) for k, v in self.values.items()
+                if v != default_of(k)}
 
     @property
     def unknown(self) -> tuple[str, ...]:
@@ -272,7 +329,7 @@ class KafkaConfig:
         for key, text in self.originals.items():
             if key not in self.values:
                 notes.append((logging.WARNING, f"The configuration '{key}' was supplied but isn't a known config."))
-            elif key not in CONFIG_DEFS:
+            elif key not in CONFIG_DEFS and _LISTENER_PREFIXED_RE.match(key) is None:
                 shown = "[hidden]" if KAFKA_CONFIGS[key].sensitive else text.strip()
                 notes.append((logging.INFO, f"{key}={shown}: {note_for(key)}"))
         return notes
@@ -284,10 +341,24 @@ class KafkaConfig:
             logger.log(level, "%s", line)
 
 
+def _base_key(key: str) -> str:
+    """The Kafka config a key is: itself, or the key a listener.name.<name>. prefix overrides."""
+    m = _LISTENER_PREFIXED_RE.match(key)
+    return m.group(2) if m is not None else key
+
+
+def _sensitive(key: str) -> bool:
+    row = KAFKA_CONFIGS.get(_base_key(key))  # None: kactor's own key
+    return row is not None and row.sensitive
+
+
 def default_of(key: str) -> Any:
-    """The value of ``key`` when nobody sets it: kactor's for a key it acts on, else Kafka's (parsed)."""
+    """The value of ``key`` when nobody sets it: kactor's for a key it acts on, else Kafka's (parsed); a
+    listener's override has none."""
     if key in CONFIG_DEFS:
         return CONFIG_DEFS[key][1]
+    if key not in KAFKA_CONFIGS:
+        return None
     return KAFKA_CONFIGS[key].default_value()
 
 
@@ -298,7 +369,7 @@ def _jsonable(v: Any) -> Any:
 # EndPoint.uriParseExp: LISTENER_NAME://host:port, an IPv6 host in brackets, an empty host allowed.
 _ENDPOINT_RE = re.compile(r"^(.*)://\[?([0-9a-zA-Z\-%._:]*?)\]?:(-?[0-9]+)$")
 SECURITY_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
-SERVED_SECURITY_PROTOCOLS = ("PLAINTEXT",)
+SERVED_SECURITY_PROTOCOLS = ("PLAINTEXT", "SSL")
 
 
 def _is_loopback(host: str) -> bool:
@@ -377,7 +448,8 @@ def inter_broker_listener_name_and_security_protocol(values: Mapping[str, Any], 
 
 
 def _validate_listeners(config: KafkaConfig, explicit: Iterable[str]) -> None:
-    """KafkaConfig.validateValues's listener rules, then kactor's own: every listener must be PLAINTEXT."""
+    """KafkaConfig.validateValues's listener rules, then kactor's own: every listener PLAINTEXT or SSL, and every
+    SSL listener's server context and an SSL inter-broker listener's client context made (the channel builders)."""
     protocol_map = config.listener_security_protocol_map
     listeners, advertised = config.listeners, config.advertised_listeners
     inter_broker, _ = inter_broker_listener_name_and_security_protocol(config.values, protocol_map, explicit)
@@ -397,7 +469,14 @@ def _validate_listeners(config: KafkaConfig, explicit: Iterable[str]) -> None:
     for ep in listeners:
         if ep.security_protocol not in SERVED_SECURITY_PROTOCOLS:
             raise ConfigError(f"listener {ep.connection_string} uses security protocol {ep.security_protocol}: kactor "
-                              "serves PLAINTEXT listeners only (SSL and SASL are not implemented)")
+                              "serves PLAINTEXT and SSL listeners only (SASL is not implemented)")
+    if any(ep.security_protocol == "SSL" for ep in listeners):
+        rules = config.values["ssl.principal.mapping.rules"].strip()
+        if rules != "DEFAULT":
+            raise ConfigError(f"ssl.principal.mapping.rules={rules} is refused: kactor maps a certificate's "
+                              "distinguished name by the DEFAULT rule only")
+        config.listener_tls_contexts()
+        config.inter_broker_tls_context()
 
 
 _BROKER_COMPRESSION_OPTIONS = ("uncompressed", "zstd", "lz4", "snappy", "gzip", "producer")
@@ -474,6 +553,8 @@ def build_config(raw: Mapping[str, str]) -> KafkaConfig:
             values[key] = CONFIG_DEFS[key][0](key, text)
         elif key in KAFKA_CONFIGS:
             values[key] = KAFKA_CONFIGS[key].parse(text)
+        elif (m := _LISTENER_PREFIXED_RE.match(key)) is not None and m.group(2) in SSL_LISTENER_KEYS:
+            values[key] = KAFKA_CONFIGS[m.group(2)].parse(text)
         elif key.startswith("kactor."):
             hint = "" if _KEY_RE.match(key) else " (malformed key)"
             raise ConfigError(f"Unknown configuration {key!r}{hint}")

@@ -17,7 +17,9 @@ _CLIENT_QUOTAS = ("kactor takes client quotas from /config/users and /config/cli
                   "quota.window.* keep Kafka's defaults")
 _NO_LOG_DIR_THROTTLE = ("kactor measures replica.alter.log.dirs.io.max.bytes.per.second over the replication quota's "
                         "window (replication.quota.window.*)")
-_NO_SSL_SASL = "kactor serves PLAINTEXT listeners only, so SSL and SASL settings have nothing to apply to"
+_NO_SSL_SASL = "kactor serves PLAINTEXT and SSL listeners only, so SASL settings have nothing to apply to"
+_OPENSSL = ("kactor's SSL listeners use Python's ssl module (OpenSSL): Java's providers, key and trust manager "
+            "algorithms and SSL engine factories do not apply")
 _LISTENERS_ONLY = ("kactor binds what listeners says (Kafka 2.6 reads port, host.name and their advertised forms only "
                    "when listeners is not set)")
 
@@ -26,7 +28,7 @@ _PREFIX_NOTES: tuple[tuple[str, str], ...] = (
     ("transactional.", _NO_TRANSACTIONS),
     ("quota.", _CLIENT_QUOTAS),
     ("alter.log.dirs.replication.quota.", _NO_LOG_DIR_THROTTLE),
-    ("ssl.", _NO_SSL_SASL),
+    ("ssl.", _OPENSSL),
     ("sasl.", _NO_SSL_SASL),
     ("zookeeper.ssl.", "kactor connects to ZooKeeper without TLS (zookeeper.ssl.client.enable=true is refused)"),
     ("delegation.token.", "kactor has no delegation tokens"),
@@ -58,8 +60,9 @@ NOTES: dict[str, str] = {
     "max.connections.per.ip.overrides": "kactor limits no connection count",
     "connections.max.idle.ms": "kactor closes no idle connection",
     "connections.max.reauth.ms": _NO_SSL_SASL,
-    "principal.builder.class": _NO_SSL_SASL,
-    "security.providers": _NO_SSL_SASL,
+    "principal.builder.class": "kactor builds principals as Kafka's DefaultKafkaPrincipalBuilder (an SSL "
+                               "certificate's DN, ANONYMOUS otherwise) and loads no Java class",
+    "security.providers": _OPENSSL,
     "connection.failed.authentication.delay.ms": _NO_SSL_SASL,
     "authorizer.class.name": "kactor authorizes nothing (an authorizer is refused)",
     "create.topic.policy.class.name": "kactor loads no Java class: no create-topic policy is applied",

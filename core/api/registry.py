@@ -55,6 +55,7 @@ class RequestContext:
     listener: str = ""  # the listener name the request came in on (Metadata answers with its endpoints)
     cluster_id: str = ""  # the cluster's id (/cluster/id), for Metadata
     auto_create: AutoCreateConfig = AutoCreateConfig()  # the broker's topic auto-creation settings, for Metadata
+    principal: str = "User:ANONYMOUS"  # the connection's KafkaPrincipal (an SSL client certificate's DN), for ACLs
 
 
 @attrs.frozen(slots=True)

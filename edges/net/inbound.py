@@ -39,6 +39,7 @@ import logging
 import queue
 import selectors
 import socket
+import ssl
 import threading
 import time
 from collections.abc import Callable
@@ -58,12 +59,13 @@ from edges.net.framing import (
     inter_broker_request,
 )
 from edges.net.selector import Conn, Loop
+from edges.net.tls import TlsConn, accept_tls
 from messages.common import Errors
 from messages.metadata import AutoCreateConfig
 from messages.net import NetRequest
 from messages.quota import ClientQuotaConfigChanged
 from protocol.api_versions import API_VERSIONS_KEY
-from protocol.errors import UnsupportedVersionError
+from protocol.errors import FrameTooLargeError, UnsupportedVersionError
 from protocol.framing import RequestHeader, api_versions_unsupported_response
 
 log = logging.getLogger("kactor.edges.transport")
@@ -79,6 +81,7 @@ class Mute(enum.Enum):
     """Why an inbound connection is not read now (Kafka's ChannelMuteState and the Processor's reasons to read no
     channel); the first that applies, in this order, is the one reported."""
 
+    HANDSHAKE = "its TLS handshake is under way"  # SslTransportLayer.ready() false
     NOT_STARTED = "start-up has not ended"  # SocketServer before startProcessingRequests
     CLOSING = "closing once its answers are written"
     RESPONSE_PENDING = "a request of it is being handled or its answer written"  # MUTED_AND_RESPONSE_PENDING
@@ -149,12 +152,15 @@ class Inbound:
     def __init__(self, loop: Loop, runtime: Any, name: str, listeners: list[tuple[socket.socket, str]],
                  conn_ids: itertools.count[int], *, max_request_bytes: int, queued_max_requests: int,
                  cluster_id: str, auto_create: AutoCreateConfig, processing: bool,
-                 client_quotas: ClientQuotas | None = None) -> None:
+                 client_quotas: ClientQuotas | None = None,
+                 tls: dict[str, ssl.SSLContext] | None = None) -> None:
         self.loop = loop
         self.name = name
         self._runtime = runtime
         self._listeners = listeners
         self._listener_names = dict(listeners)
+        # listener name → server context of an SSL listener (SslChannelBuilder); the others are PLAINTEXT
+        self._tls = tls or {}
         self._conn_ids = conn_ids
         self.max_request_bytes = max_request_bytes
         self.queued_max_requests = queued_max_requests
@@ -273,12 +279,47 @@ class Inbound:
                 return
             sock.setblocking(False)
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-            conn = Conn(next(self._conn_ids), sock, False, None, f"{addr[0]}:{addr[1]}",
-                        self._listener_names.get(listener, ""), str(addr[0]))
+            name = self._listener_names.get(listener, "")
+            context = self._tls.get(name)
+            if context is None:
+                conn = Conn(next(self._conn_ids), sock, False, None, f"{addr[0]}:{addr[1]}", name, str(addr[0]))
+            else:
+                try:
+                    conn = accept_tls(context, sock, next(self._conn_ids), f"{addr[0]}:{addr[1]}", name,
+                                      str(addr[0]))
+                except (OSError, ValueError) as e:
+                    log.info("%s: Failed authentication with %s:%s (SSL handshake failed: %s)", self.name, addr[0],
+                             addr[1], e)
+                    sock.close()
+                    continue
+                self.conns[conn.conn_id] = conn
+                self.loop.guarded(conn, self._handshake, self.close)
+                continue
             self.conns[conn.conn_id] = conn
             self.update_interest(conn)
 
+    def _handshake(self, conn: TlsConn) -> None:
+        """SslTransportLayer.handshake, one step on readiness: the I/O thread never waits on it. A failed one
+        closes the connection with Kafka's log line (Selector: "Failed authentication with ... (SSL handshake
+        failed)"); a finished one is read as any connection."""
+        try:
+            events = conn.handshake()
+        except (ssl.SSLError, OSError) as e:
+            log.info("%s: Failed authentication with %s (SSL handshake failed: %s)", self.name, conn.peer,
+                     getattr(e, "reason", None) or e)
+            self.close(conn, f"SSL handshake with {conn.peer} failed: {e}")
+            return
+        if events:
+            self.loop.set_events(conn, events)
+            return
+        log.debug("%s: SSL handshake with %s on %s done: principal %s", self.name, conn.peer, conn.listener,
+                  conn.principal)
+        self.serve(conn)
+
     def on_event(self, conn: Conn, mask: int) -> None:
+        if conn.handshaking:
+            self.loop.guarded(conn, self._handshake, self.close)  # type: ignore[arg-type]
+            return
         if mask & selectors.EVENT_WRITE and not conn.closed:
             self.loop.guarded(conn, self.flush, self.close)
         if mask & selectors.EVENT_READ and not conn.closed and conn.close_after is None:
@@ -305,6 +346,8 @@ class Inbound:
         handled and answered in order, and a client that never reads costs one answer, not a queue of them), and
         for a client quota's throttle (KIP-219); it reads no channel while the request queue holds
         queued.max.requests, nor before start-up ends."""
+        if conn.handshaking:
+            return Mute.HANDSHAKE
         if not self._processing:
             return Mute.NOT_STARTED
         if conn.close_after is not None:
@@ -336,8 +379,8 @@ class Inbound:
         return self.mute(conn) is None
 
     def update_interest(self, conn: Conn) -> None:
-        """Writable while it has bytes queued; readable while it may be read."""
-        if conn.closed:
+        """Writable while it has bytes queued; readable while it may be read (a TLS handshake sets its own)."""
+        if conn.closed or conn.handshaking:
             return
         if conn.close_after is not None:
             if not conn.out:
@@ -369,7 +412,13 @@ class Inbound:
                 conn.write()
             if not self._may_read(conn):
                 break
-            cut = cut_frame(conn.rbuf, conn.roff, self.max_request_bytes)
+            try:
+                cut = cut_frame(conn.rbuf, conn.roff, self.max_request_bytes)
+            except FrameTooLargeError as e:
+                # a TLS record of a handshake (0x16, version 3.x) read as a size: name the likely cause
+                if conn.rbuf[conn.roff:conn.roff + 2] == b"\x16\x03" and not isinstance(conn, TlsConn):
+                    raise FrameTooLargeError(f"{e}: a TLS handshake to the PLAINTEXT listener {conn.listener}?") from e
+                raise
             if cut is None:
                 break
             payload, conn.roff = cut
@@ -396,7 +445,7 @@ class Inbound:
         if spec is None:
             raise BadRequestError(f"api key {key} is not served by this broker")
         ctx = RequestContext(version, header.correlation_id, header.client_id or "", conn.host, conn.conn_id,
-                             conn.listener, self.cluster_id, self.auto_create)
+                             conn.listener, self.cluster_id, self.auto_create, conn.principal)
         # reply_expected from here on: the route answers (also an acks=0 produce, whose answer only this edge reads)
         silent = not spec.expects_reply(version, body)
         reply_expected = spec.route_answers(version, body)

@@ -3,6 +3,8 @@ request; its ApiSpec is found by the request's type, the body encoded at the spe
 correlation id, and the answer decoded with ``response_from_wire`` into ``NetResponse``. Connection failures,
 request timeouts (the connection is closed, as NetworkClient does) and NetClose answer every waiting request with
 ``NetSendFailed``. One connection per (host, port, sending actor); a host name is looked up off the I/O thread.
+With an SSL inter-broker listener every connection is TLS (`edges.net.tls.TlsConn`): the handshake follows the TCP
+connect on readiness, within the connect timeout, and a failed one fails the requests waiting on it.
 ``send`` and ``close_destination`` are thread-safe; the rest runs on the I/O thread."""
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import logging
 import os
 import selectors
 import socket
+import ssl
 import threading
 import time
 from typing import Any
@@ -20,6 +23,7 @@ from typing import Any
 from core.api.registry import ApiSpec
 from edges.net.framing import HEADER, INT32, BadRequestError, cut_frame, decode_outbound, encode_outbound, outbound_spec
 from edges.net.selector import AddrInfo, Conn, Loop
+from edges.net.tls import TlsConn
 from edges.net_faults import PARTITIONED, FaultFile, endpoint
 from messages.net import NetResponse, NetSendFailed
 
@@ -49,8 +53,12 @@ class Outbound:
     """The process's outbound connections and the requests waiting on them."""
 
     def __init__(self, loop: Loop, name: str, conn_ids: itertools.count[int], faults: FaultFile | None, *,
-                 max_response_bytes: int, connect_timeout_s: float, request_timeout_s: float) -> None:
+                 max_response_bytes: int, connect_timeout_s: float, request_timeout_s: float,
+                 tls: ssl.SSLContext | None = None) -> None:
         self.loop = loop
+        # the client context of an SSL inter-broker listener: every connection of this process is TLS then (they
+        # all go to peers' inter-broker listeners); None: PLAINTEXT
+        self.tls = tls
         self.name = name
         self._conn_ids = conn_ids
         self.max_response_bytes = max_response_bytes
@@ -161,6 +169,9 @@ class Outbound:
 
     # -- events on the I/O thread ----------------------------------------------------------------------------------
     def on_event(self, conn: Conn, mask: int) -> None:
+        if conn.handshaking:
+            self.loop.guarded(conn, self._handshake, self.close)  # type: ignore[arg-type]
+            return
         if mask & selectors.EVENT_WRITE:
             if conn.connecting:
                 self.loop.guarded(conn, self._finish_connect, self.close)
@@ -262,7 +273,10 @@ class Outbound:
         opened = self._open_socket(dest, addrs)
         if opened is None:
             return None
-        conn = Conn(next(self._conn_ids), opened[0], True, dest, f"{dest[0]}:{dest[1]}")
+        if self.tls is None:
+            conn = Conn(next(self._conn_ids), opened[0], True, dest, f"{dest[0]}:{dest[1]}")
+        else:
+            conn = TlsConn(next(self._conn_ids), opened[0], f"{dest[0]}:{dest[1]}", dest=dest)
         conn.addrs = addrs
         self._start_connecting(conn, opened[1])
         conn.key = key
@@ -272,7 +286,33 @@ class Outbound:
     def _start_connecting(self, conn: Conn, connecting: bool) -> None:
         conn.connecting = connecting
         conn.connect_deadline = time.monotonic() + self.connect_timeout_s
+        if not connecting and isinstance(conn, TlsConn):
+            self._start_handshake(conn)
+            return
         self.loop.set_events(conn, selectors.EVENT_WRITE if connecting else selectors.EVENT_READ)
+
+    def _start_handshake(self, conn: TlsConn) -> None:
+        """TCP is connected: the TLS handshake, driven on readiness as the inbound side's (its socket object is new,
+        so it is registered anew)."""
+        assert self.tls is not None
+        conn.addrs = []  # no other address to fall back on once TCP is up
+        conn.connect_deadline = time.monotonic() + self.connect_timeout_s  # the handshake's own deadline
+        self.loop.unregister(conn)
+        conn.start_client(self.tls)
+        self._handshake(conn)
+
+    def _handshake(self, conn: TlsConn) -> None:
+        try:
+            events = conn.handshake()
+        except (ssl.SSLError, OSError) as e:
+            log.warning("%s: SSL handshake with %s failed: %s", self.name, conn.peer,
+                        getattr(e, "reason", None) or e)
+            self.close(conn, f"SSL handshake with {conn.peer} failed: {e}")
+            return
+        if events:
+            self.loop.set_events(conn, events)
+            return
+        self.flush(conn)
 
     def _connect_failed(self, conn: Conn, error: str) -> None:
         """Try the destination's next address (e.g. 127.0.0.1 after ::1 for "localhost"), else fail the conn."""
@@ -294,6 +334,9 @@ class Outbound:
             return
         conn.connecting = False
         conn.addrs = []
+        if isinstance(conn, TlsConn):
+            self._start_handshake(conn)
+            return
         self.flush(conn)
 
     def close(self, conn: Conn, reason: str) -> None:
@@ -326,8 +369,9 @@ class Outbound:
                     self.fail_or_log(waiting_cmd[4], f"looking up {dest[0]} timed out after "
                                                      f"{self.connect_timeout_s:g}s")
         for conn in list(self.conns.values()):
-            if conn.connecting and now >= conn.connect_deadline:
-                self._connect_failed(conn, f"connect to {conn.peer} timed out after {self.connect_timeout_s:g}s")
+            if (conn.connecting or conn.handshaking) and now >= conn.connect_deadline:
+                what = "SSL handshake with" if conn.handshaking else "connect to"
+                self._connect_failed(conn, f"{what} {conn.peer} timed out after {self.connect_timeout_s:g}s")
                 continue
             expired = [c for c, p in conn.pending.items() if p.deadline <= now]
             if expired:

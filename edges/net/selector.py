@@ -22,7 +22,7 @@ from protocol.errors import ProtocolError
 
 log = logging.getLogger("kactor.edges.transport")
 
-_COALESCE_BYTES = 256 * 1024  # small queued frames are joined into one send() up to this size
+COALESCE_BYTES = 256 * 1024  # small queued frames are joined into one send() up to this size
 SWEEP_S = 0.05  # how often connect / request deadlines are checked
 RECV_BYTES = 256 * 1024
 
@@ -64,7 +64,7 @@ class Conn:
 
     __slots__ = ("conn_id", "sock", "outbound", "dest", "connecting", "connect_deadline", "out", "rbuf", "pending",
                  "closed", "events", "peer", "addrs", "listener", "host", "waiting", "ready", "close_after",
-                 "key", "roff", "throttle")
+                 "key", "roff", "throttle", "handshaking", "principal")
 
     def __init__(self, conn_id: int, sock: socket.socket, outbound: bool, dest: tuple[str, int] | None,
                  peer: str, listener: str = "", host: str = "") -> None:
@@ -90,6 +90,8 @@ class Conn:
         self.ready: dict[int, bytes | None] = {}
         self.close_after: str | None = None  # closing once the answers already queued are written: why
         self.throttle = ChannelMute()  # inbound: not read until a client quota's throttle is over (KIP-219)
+        self.handshaking = False  # a TLS connection whose handshake is under way (edges/net/tls.py's TlsConn)
+        self.principal = "User:ANONYMOUS"  # inbound: the peer's KafkaPrincipal (a PLAINTEXT peer's is ANONYMOUS)
 
     def receive(self) -> bytes | None:
         """One recv() appended to the read buffer (the frames cut before dropped first): the bytes, b"" at the
@@ -110,10 +112,10 @@ class Conn:
         out = self.out
         sock = self.sock
         while out:
-            if len(out) > 1 and len(out[0]) < _COALESCE_BYTES:
+            if len(out) > 1 and len(out[0]) < COALESCE_BYTES:
                 # Many small frames (a pipelined window): one send() instead of one per frame.
                 batch, size = [], 0
-                while out and size < _COALESCE_BYTES:
+                while out and size < COALESCE_BYTES:
                     b = out.popleft()
                     batch.append(b)
                     size += len(b)

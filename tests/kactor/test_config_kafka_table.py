@@ -77,10 +77,11 @@ def test_an_unknown_key_is_kept_and_warned_about_in_kafkas_words(caplog: pytest.
 
 
 def test_a_key_kactor_acts_on_is_not_noted_and_a_password_is_not_shown() -> None:
-    config = build_config({**BASE, "num.partitions": "3", "ssl.key.password": "secret"})
+    config = build_config({**BASE, "num.partitions": "3", "ssl.key.password": "secret", "sasl.jaas.config": "x"})
     assert config.startup_notes() == [
-        (logging.INFO, "ssl.key.password=[hidden]: kactor serves PLAINTEXT listeners only, so SSL and SASL settings "
+        (logging.INFO, "sasl.jaas.config=[hidden]: kactor serves PLAINTEXT and SSL listeners only, so SASL settings "
                        "have nothing to apply to")]
+    assert config.non_default()["ssl.key.password"] == "[hidden]"
 
 
 @pytest.mark.parametrize(("key", "value", "message"), [
@@ -149,8 +150,8 @@ def test_a_typo_in_kactors_namespace_and_a_setting_kactor_cannot_honour_are_refu
 
 
 def test_security_listeners_are_still_refused() -> None:
-    with pytest.raises(ConfigError, match="kactor serves PLAINTEXT listeners only"):
-        build_config({**BASE, "listeners": "PLAINTEXT://127.0.0.1:9092,SSL://127.0.0.1:9093"})
+    with pytest.raises(ConfigError, match="kactor serves PLAINTEXT and SSL listeners only"):
+        build_config({**BASE, "listeners": "PLAINTEXT://127.0.0.1:9092,SASL_SSL://127.0.0.1:9093"})
 
 
 def test_the_default_of_an_off_switch_is_accepted() -> None:

@@ -103,10 +103,10 @@ def test_kafkas_listener_errors(settings: dict[str, str], message: str) -> None:
     assert str(e.value) == message
 
 
-def test_ssl_and_sasl_listeners_are_refused_not_served_as_plaintext() -> None:
-    assert error(listeners="PLAINTEXT://127.0.0.1:9092,SSL://127.0.0.1:9093") == (
-        "listener SSL://127.0.0.1:9093 uses security protocol SSL: kactor serves PLAINTEXT listeners only (SSL and "
-        "SASL are not implemented)")
+def test_sasl_listeners_are_refused_not_served_as_plaintext() -> None:
+    assert error(listeners="PLAINTEXT://127.0.0.1:9092,SASL_SSL://127.0.0.1:9093") == (
+        "listener SASL_SSL://127.0.0.1:9093 uses security protocol SASL_SSL: kactor serves PLAINTEXT and SSL "
+        "listeners only (SASL is not implemented)")
     assert "uses security protocol SASL_PLAINTEXT" in error(
         listeners="CLIENTS://127.0.0.1:9092", listener_security_protocol_map="CLIENTS:SASL_PLAINTEXT",
         inter_broker_listener_name="CLIENTS")
