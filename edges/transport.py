@@ -25,8 +25,11 @@ import itertools
 import logging
 import socket
 import ssl
+from collections.abc import Callable
 from typing import Any
 
+from core.security.sasl import ListenerSasl
+from core.security.scram import ScramCredential, ScramMechanism
 from edges.client_quotas import ClientQuotas
 from edges.net.blocking_client import DEFAULT_CONNECT_TIMEOUT_S, BlockingClient, TransportError, request
 from edges.net.framing import (
@@ -71,7 +74,9 @@ class Transport:
     ``start_processing_requests`` (a broker's start-up). ``client_quotas``: the quota managers the answers are
     measured by (None: no client quotas). ``tls``: listener name → the server context of each SSL listener
     (`edges.net.tls`); the other listeners are PLAINTEXT. ``client_tls``: the client context every outbound
-    connection takes (an SSL inter-broker listener), None for PLAINTEXT.
+    connection takes (an SSL inter-broker listener), None for PLAINTEXT. ``sasl``: listener name → the
+    mechanisms of each SASL listener (a SASL_SSL one is in ``tls`` too); ``scram_credentials`` looks a SCRAM user's
+    credential up (it may block: it is called on the SASL thread).
     """
 
     def __init__(self, runtime: Any, host: str = "127.0.0.1", port: int = 0, *,
@@ -84,7 +89,9 @@ class Transport:
                  extra_listeners: tuple[tuple[str, int] | tuple[str, int, str], ...] = (),
                  cluster_id: str = "", auto_create: AutoCreateConfig | None = None,
                  process_requests: bool = True, client_quotas: ClientQuotas | None = None,
-                 tls: dict[str, ssl.SSLContext] | None = None, client_tls: ssl.SSLContext | None = None) -> None:
+                 tls: dict[str, ssl.SSLContext] | None = None, client_tls: ssl.SSLContext | None = None,
+                 sasl: dict[str, ListenerSasl] | None = None,
+                 scram_credentials: Callable[[str, ScramMechanism], ScramCredential | None] | None = None) -> None:
         self._name = getattr(runtime, "process_name", "kactor")
         # One server socket per broker listener (Kafka's SocketServer: an Acceptor each); all serve the same actors.
         wanted = [(host, port, listener_name)] + [(e[0], e[1], e[2] if len(e) > 2 else listener_name)  # type: ignore
@@ -101,7 +108,8 @@ class Transport:
         self.inbound = Inbound(self._loop, runtime, self._name, listeners, conn_ids,
                                max_request_bytes=max_request_bytes, queued_max_requests=queued_max_requests,
                                cluster_id=cluster_id, auto_create=auto_create or AutoCreateConfig(),
-                               processing=process_requests, client_quotas=client_quotas, tls=tls)
+                               processing=process_requests, client_quotas=client_quotas, tls=tls, sasl=sasl,
+                               scram_credentials=scram_credentials)
         self.outbound = Outbound(self._loop, self._name, conn_ids, faults, max_response_bytes=max_response_bytes,
                                  connect_timeout_s=connect_timeout_s, request_timeout_s=request_timeout_s,
                                  tls=client_tls)

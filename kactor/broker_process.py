@@ -182,7 +182,8 @@ class BrokerProcess:
                                   queued_max_requests=cfg["queued.max.requests"],
                                   cluster_id=cluster_id, auto_create=auto_create_config(cfg),
                                   process_requests=False, client_quotas=client_quotas(cfg),
-                                  tls=cfg.listener_tls_contexts(), client_tls=cfg.inter_broker_tls_context())
+                                  tls=cfg.listener_tls_contexts(), client_tls=cfg.inter_broker_tls_context(),
+                                  sasl=cfg.listener_sasl_configs(), scram_credentials=scram_credentials(client))
         except ListenError as e:
             self._close()
             raise BrokerStartError(str(e)) from None
@@ -312,6 +313,17 @@ def client_quotas(cfg: KafkaConfig) -> Any:
                     "(2.6's entity resolution) is used", cfg["client.quota.callback.class"])
     return ClientQuotas(QuotaConfig(cfg["quota.producer.default"], cfg["quota.window.num"],
                                     cfg["quota.window.size.seconds"]), cfg["quota.consumer.default"])
+
+
+def scram_credentials(client: Any) -> Any:
+    """The SCRAM credential lookup of the SASL listeners (Kafka's CredentialCache, kept up to date from the config
+    change notifications): read from /config/users/<user> on each authentication, on the transport's SASL thread."""
+    from core.quota.client_quota_manager import sanitize
+    from core.security.scram import credential_for
+    from kactor.admin.admin_zk import AdminZkClient
+
+    admin = AdminZkClient(client)
+    return lambda user, mechanism: credential_for(admin.fetch_entity_config("users", sanitize(user)), mechanism)
 
 
 def plug_auto_topic_creation(cfg: KafkaConfig, transport: Any, client: Any) -> None:

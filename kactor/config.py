@@ -8,11 +8,14 @@ key is parsed and validated as Kafka does and noted at start-up with what kactor
 `ConfigError` with one clear line, raised before anything starts.
 
 Listeners follow Kafka 2.6 (KafkaConfig.listeners / advertisedListeners / listenerSecurityProtocolMap /
-interBrokerListenerName and validateValues), with Kafka's error words. kactor serves PLAINTEXT and SSL listeners: an
-SSL listener's TLS settings are the ``ssl.*`` keys with its ``listener.name.<name>.ssl.*`` overrides
-(`KafkaConfig.listener_ssl_values`), and its server context is built here once at load time, so a bad key store is
-a start-up error naming its key. A SASL_PLAINTEXT or SASL_SSL listener is refused rather than served unauthenticated.
-An SSL inter-broker listener gives the broker's own connections a client context (`inter_broker_tls_context`).
+interBrokerListenerName and validateValues), with Kafka's error words. kactor serves PLAINTEXT, SSL, SASL_PLAINTEXT
+and SASL_SSL listeners: an SSL (or SASL_SSL) listener's TLS settings are the ``ssl.*`` keys with its
+``listener.name.<name>.ssl.*`` overrides (`KafkaConfig.listener_ssl_values`), and its server context is built here
+once at load time, so a bad key store is a start-up error naming its key. A SASL listener's mechanisms are
+``sasl.enabled.mechanisms`` (or its ``listener.name.<name>.`` override) and each one's login module is
+``listener.name.<name>.<mechanism>.sasl.jaas.config`` (`KafkaConfig.listener_sasl`), checked here too: GSSAPI and
+OAUTHBEARER, a missing or malformed JAAS config, are start-up errors. An SSL inter-broker listener gives the broker's
+own connections a client context (`inter_broker_tls_context`); a SASL one is refused (no SASL client side yet).
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from typing import Any
 import attrs
 
 from core.broker.replica_selector import replica_selector_for
+from core.security.sasl import REFUSED_MECHANISMS, SERVED_MECHANISMS, ListenerSasl, server_jaas_entry
 from edges.net.tls import TlsConfigError, client_context, server_context
 from kactor.config_notes import REFUSED, note_for
 from kactor.kafka_configs import KAFKA_CONFIGS, ConfigError, text_of
@@ -94,8 +98,12 @@ SSL_LISTENER_KEYS = ("ssl.protocol", "ssl.enabled.protocols", "ssl.keystore.type
                      "ssl.keystore.password", "ssl.key.password", "ssl.truststore.type", "ssl.truststore.location",
                      "ssl.truststore.password", "ssl.client.auth", "ssl.cipher.suites",
                      "ssl.endpoint.identification.algorithm")
+# The sasl.* keys a listener may override (the JAAS config is per listener and mechanism: _LISTENER_JAAS_RE)
+SASL_LISTENER_KEYS = ("sasl.enabled.mechanisms",)
 # listener.name.<name>.<key>: a listener's own value of a key (KafkaConfig.valuesWithPrefixOverride)
-_LISTENER_PREFIXED_RE = re.compile(r"^listener\.name\.([^.]+)\.(ssl\..+)$")
+_LISTENER_PREFIXED_RE = re.compile(r"^listener\.name\.([^.]+)\.((?:ssl|sasl)\..+)$")
+# listener.name.<name>.<mechanism>.sasl.jaas.config (valuesWithPrefixOverride's secondary prefix)
+_LISTENER_JAAS_RE = re.compile(r"^listener\.name\.([^.]+)\.([^.]+)\.(sasl\.jaas\.config)$")
 
 # name → (parser, default). Defaults are Kafka 2.6's, except the listener, which binds loopback (see docs).
 CONFIG_DEFS: dict[str, tuple[Callable[[str, str], Any], Any]] = {
@@ -202,6 +210,8 @@ CONFIG_DEFS: dict[str, tuple[Callable[[str, str], Any], Any]] = {
     # an SSL listener's TLS (edges/net/tls.py), each also settable per listener as listener.name.<name>.<key>
     **{key: _kafka(key) for key in SSL_LISTENER_KEYS},
     "ssl.principal.mapping.rules": _kafka("ssl.principal.mapping.rules"),
+    # a SASL listener's mechanisms (core/security/sasl.py); the JAAS configs are listener.name.<l>.<mech>.sasl.*
+    "sasl.enabled.mechanisms": _kafka("sasl.enabled.mechanisms"),
     # kactor's own settings (no Kafka equivalent)
     "kactor.trace.dir": (_opt_str, None),
     "kactor.metrics.port": (_int(0, 65535), 0),
@@ -278,12 +288,50 @@ class KafkaConfig:
                 overridden = True
         return out, prefix if overridden else ""
 
+    def listener_sasl(self, listener_name: str) -> ListenerSasl:
+        """SaslChannelBuilder.configure for a SASL listener: its enabled mechanisms (``sasl.enabled.mechanisms``, the
+        listener's override first) and each one's JAAS entry from ``listener.name.<l>.<mechanism>.sasl.jaas.config``
+        (JaasContext.loadServerContext; kactor reads no JAAS file). ConfigError naming the key at fault."""
+        prefix = f"listener.name.{listener_name.lower()}."
+        key = "sasl.enabled.mechanisms"
+        if prefix + key in self.values:
+            key = prefix + key
+        mechanisms = tuple(self.values[key] or ())
+        if not mechanisms:
+            raise ConfigError(f"listener {listener_name}: {key} is empty: a SASL listener needs a mechanism")
+        jaas = {}
+        for mechanism in mechanisms:
+            if mechanism in REFUSED_MECHANISMS:
+                raise ConfigError(f"listener {listener_name}: {key}={','.join(mechanisms)}: SASL mechanism "
+                                  f"{mechanism} is refused: kactor serves {', '.join(SERVED_MECHANISMS)} (note that "
+                                  "Kafka's default is GSSAPI: set sasl.enabled.mechanisms)")
+            if mechanism not in SERVED_MECHANISMS:
+                raise ConfigError(f"listener {listener_name}: {key}={','.join(mechanisms)}: unknown SASL mechanism "
+                                  f"{mechanism} (kactor serves {', '.join(SERVED_MECHANISMS)})")
+            jaas_key = f"{prefix}{mechanism.lower()}.sasl.jaas.config"
+            text = self.values.get(jaas_key)
+            if not text:
+                raise ConfigError(f"listener {listener_name}: {jaas_key} is not set: could not find a JAAS "
+                                  f"configuration for SASL mechanism {mechanism} (kactor reads no JAAS file: "
+                                  "java.security.auth.login.config is not supported)")
+            try:
+                jaas[mechanism] = server_jaas_entry(str(text), mechanism)
+            except ValueError as e:
+                raise ConfigError(f"listener {listener_name}: {jaas_key}: {e}") from None
+        return ListenerSasl(mechanisms, jaas)
+
+    def listener_sasl_configs(self) -> dict[str, ListenerSasl]:
+        """Listener name → the SASL settings of every SASL_PLAINTEXT / SASL_SSL listener."""
+        return {ep.listener_name: self.listener_sasl(ep.listener_name) for ep in self.listeners
+                if ep.security_protocol in ("SASL_PLAINTEXT", "SASL_SSL")}
+
     def listener_tls_contexts(self) -> dict[str, ssl.SSLContext]:
-        """Listener name → the server context of every SSL listener (SslChannelBuilder.configure: the key store and
-        trust store read now, so a bad one is a start-up error naming its key)."""
+        """Listener name → the server context of every SSL and SASL_SSL listener (SslChannelBuilder.configure, and
+        SaslChannelBuilder's SSL transport layer: the key store and trust store read now, so a bad one is a
+        start-up error naming its key)."""
         contexts = {}
         for ep in self.listeners:
-            if ep.security_protocol != "SSL":
+            if ep.security_protocol not in ("SSL", "SASL_SSL"):
                 continue
             ssl_values, prefix = self.listener_ssl_values(ep.listener_name)
             try:
@@ -329,7 +377,8 @@ class KafkaConfig:
         for key, text in self.originals.items():
             if key not in self.values:
                 notes.append((logging.WARNING, f"The configuration '{key}' was supplied but isn't a known config."))
-            elif key not in CONFIG_DEFS and _LISTENER_PREFIXED_RE.match(key) is None:
+            elif key not in CONFIG_DEFS and _LISTENER_PREFIXED_RE.match(key) is None \
+                    and _LISTENER_JAAS_RE.match(key) is None:
                 shown = "[hidden]" if KAFKA_CONFIGS[key].sensitive else text.strip()
                 notes.append((logging.INFO, f"{key}={shown}: {note_for(key)}"))
         return notes
@@ -344,7 +393,10 @@ class KafkaConfig:
 def _base_key(key: str) -> str:
     """The Kafka config a key is: itself, or the key a listener.name.<name>. prefix overrides."""
     m = _LISTENER_PREFIXED_RE.match(key)
-    return m.group(2) if m is not None else key
+    if m is not None:
+        return m.group(2)
+    m = _LISTENER_JAAS_RE.match(key)
+    return m.group(3) if m is not None else key
 
 
 def _sensitive(key: str) -> bool:
@@ -369,7 +421,6 @@ def _jsonable(v: Any) -> Any:
 # EndPoint.uriParseExp: LISTENER_NAME://host:port, an IPv6 host in brackets, an empty host allowed.
 _ENDPOINT_RE = re.compile(r"^(.*)://\[?([0-9a-zA-Z\-%._:]*?)\]?:(-?[0-9]+)$")
 SECURITY_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
-SERVED_SECURITY_PROTOCOLS = ("PLAINTEXT", "SSL")
 
 
 def _is_loopback(host: str) -> bool:
@@ -466,11 +517,13 @@ def _validate_listeners(config: KafkaConfig, explicit: Iterable[str]) -> None:
     if any(ep.host == "0.0.0.0" for ep in advertised):
         raise ConfigError("requirement failed: advertised.listeners cannot use the nonroutable meta-address 0.0.0.0. "
                           "Use a routable IP address.")
-    for ep in listeners:
-        if ep.security_protocol not in SERVED_SECURITY_PROTOCOLS:
-            raise ConfigError(f"listener {ep.connection_string} uses security protocol {ep.security_protocol}: kactor "
-                              "serves PLAINTEXT and SSL listeners only (SASL is not implemented)")
-    if any(ep.security_protocol == "SSL" for ep in listeners):
+    _, inter_broker_protocol = inter_broker_listener_name_and_security_protocol(config.values, protocol_map)
+    if inter_broker_protocol.startswith("SASL"):
+        raise ConfigError(f"the inter-broker listener {inter_broker} is {inter_broker_protocol}: kactor's brokers do "
+                          "not authenticate with SASL to each other yet; give inter.broker.listener.name a PLAINTEXT "
+                          "or SSL listener (SASL listeners serve clients)")
+    config.listener_sasl_configs()
+    if any(ep.security_protocol in ("SSL", "SASL_SSL") for ep in listeners):
         rules = config.values["ssl.principal.mapping.rules"].strip()
         if rules != "DEFAULT":
             raise ConfigError(f"ssl.principal.mapping.rules={rules} is refused: kactor maps a certificate's "
@@ -553,8 +606,11 @@ def build_config(raw: Mapping[str, str]) -> KafkaConfig:
             values[key] = CONFIG_DEFS[key][0](key, text)
         elif key in KAFKA_CONFIGS:
             values[key] = KAFKA_CONFIGS[key].parse(text)
-        elif (m := _LISTENER_PREFIXED_RE.match(key)) is not None and m.group(2) in SSL_LISTENER_KEYS:
+        elif (m := _LISTENER_PREFIXED_RE.match(key)) is not None and m.group(2) in (*SSL_LISTENER_KEYS,
+                                                                                     *SASL_LISTENER_KEYS):
             values[key] = KAFKA_CONFIGS[m.group(2)].parse(text)
+        elif (m := _LISTENER_JAAS_RE.match(key)) is not None:
+            values[key] = KAFKA_CONFIGS[m.group(3)].parse(text)
         elif key.startswith("kactor."):
             hint = "" if _KEY_RE.match(key) else " (malformed key)"
             raise ConfigError(f"Unknown configuration {key!r}{hint}")

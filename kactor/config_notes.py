@@ -17,7 +17,10 @@ _CLIENT_QUOTAS = ("kactor takes client quotas from /config/users and /config/cli
                   "quota.window.* keep Kafka's defaults")
 _NO_LOG_DIR_THROTTLE = ("kactor measures replica.alter.log.dirs.io.max.bytes.per.second over the replication quota's "
                         "window (replication.quota.window.*)")
-_NO_SSL_SASL = "kactor serves PLAINTEXT and SSL listeners only, so SASL settings have nothing to apply to"
+_SASL = ("kactor's SASL listeners serve PLAIN (JAAS users) and SCRAM-SHA-256/512 (ZooKeeper credentials) from "
+         "sasl.enabled.mechanisms and listener.name.<l>.<mechanism>.sasl.jaas.config only; the other SASL settings "
+         "(Kerberos, OAUTHBEARER, login and callback classes, SASL inter-broker) do not apply")
+_NO_REAUTH = "kactor does not re-authenticate SASL connections (2.6's default, 0, is off)"
 _OPENSSL = ("kactor's SSL listeners use Python's ssl module (OpenSSL): Java's providers, key and trust manager "
             "algorithms and SSL engine factories do not apply")
 _LISTENERS_ONLY = ("kactor binds what listeners says (Kafka 2.6 reads port, host.name and their advertised forms only "
@@ -29,7 +32,7 @@ _PREFIX_NOTES: tuple[tuple[str, str], ...] = (
     ("quota.", _CLIENT_QUOTAS),
     ("alter.log.dirs.replication.quota.", _NO_LOG_DIR_THROTTLE),
     ("ssl.", _OPENSSL),
-    ("sasl.", _NO_SSL_SASL),
+    ("sasl.", _SASL),
     ("zookeeper.ssl.", "kactor connects to ZooKeeper without TLS (zookeeper.ssl.client.enable=true is refused)"),
     ("delegation.token.", "kactor has no delegation tokens"),
     ("password.encoder.", "kactor stores no encrypted password configs"),
@@ -59,11 +62,14 @@ NOTES: dict[str, str] = {
     "max.connections.per.ip": "kactor limits no connection count",
     "max.connections.per.ip.overrides": "kactor limits no connection count",
     "connections.max.idle.ms": "kactor closes no idle connection",
-    "connections.max.reauth.ms": _NO_SSL_SASL,
+    "connections.max.reauth.ms": _NO_REAUTH,
+    "sasl.jaas.config": "Server config sasl.jaas.config should be prefixed with SASL mechanism name, ignoring config "
+                        "(a broker's listener takes listener.name.<l>.<mechanism>.sasl.jaas.config, as Kafka)",
     "principal.builder.class": "kactor builds principals as Kafka's DefaultKafkaPrincipalBuilder (an SSL "
                                "certificate's DN, ANONYMOUS otherwise) and loads no Java class",
     "security.providers": _OPENSSL,
-    "connection.failed.authentication.delay.ms": _NO_SSL_SASL,
+    "connection.failed.authentication.delay.ms": "kactor closes a connection that failed SASL authentication at "
+                                                 "once (no delay)",
     "authorizer.class.name": "kactor authorizes nothing (an authorizer is refused)",
     "create.topic.policy.class.name": "kactor loads no Java class: no create-topic policy is applied",
     "alter.config.policy.class.name": "kactor loads no Java class: no alter-config policy is applied",

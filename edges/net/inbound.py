@@ -29,6 +29,12 @@ closes its connection: it is never answered UNKNOWN_SERVER_ERROR, which clients 
 connection only, as Kafka 2.6 does: a size above ``socket.request.max.bytes`` (or negative), a truncated or malformed
 request, an unknown api key or one this broker does not serve, an unsupported version of any API but ApiVersions.
 Everything else — an impossible request, a corrupt record batch — is answered with Kafka's error by its handler.
+
+A connection of a SASL_PLAINTEXT or SASL_SSL listener (SASL_SSL: after its TLS handshake) is authenticated before any
+other request is served, as Kafka's SaslServerAuthenticator: its frames go to the connection's authenticator
+(core/security/sasl.py) — ApiVersions is answered as anywhere, SaslHandshake here, the tokens on the SASL thread
+(edges/net/sasl.py) — until it is complete and the connection's principal is ``User:<name>``; a frame above
+sasl.server.max.receive.size (512 KB) before then, a request out of turn or a failed authentication closes it.
 """
 
 from __future__ import annotations
@@ -47,7 +53,10 @@ from typing import Any
 
 from actors.core_effects import actor_for
 from core.api import api_versions as api_versions_api
+from core.api.admin import fit_response
 from core.api.registry import ApiSpec, RequestContext, spec_for_key
+from core.security.sasl import MAX_RECEIVE_SIZE, ListenerSasl, SaslServerAuthenticator, StepKind
+from core.security.scram import ScramCredential, ScramMechanism
 from edges.client_quotas import ClientQuotas
 from edges.net.framing import (
     HEADER,
@@ -58,6 +67,7 @@ from edges.net.framing import (
     error_code_of,
     inter_broker_request,
 )
+from edges.net.sasl import SaslWorker
 from edges.net.selector import Conn, Loop
 from edges.net.tls import TlsConn, accept_tls
 from messages.common import Errors
@@ -153,7 +163,8 @@ class Inbound:
                  conn_ids: itertools.count[int], *, max_request_bytes: int, queued_max_requests: int,
                  cluster_id: str, auto_create: AutoCreateConfig, processing: bool,
                  client_quotas: ClientQuotas | None = None,
-                 tls: dict[str, ssl.SSLContext] | None = None) -> None:
+                 tls: dict[str, ssl.SSLContext] | None = None, sasl: dict[str, ListenerSasl] | None = None,
+                 scram_credentials: Callable[[str, ScramMechanism], ScramCredential | None] | None = None) -> None:
         self.loop = loop
         self.name = name
         self._runtime = runtime
@@ -161,6 +172,11 @@ class Inbound:
         self._listener_names = dict(listeners)
         # listener name → server context of an SSL listener (SslChannelBuilder); the others are PLAINTEXT
         self._tls = tls or {}
+        # listener name → the mechanisms and JAAS entries of a SASL listener (SaslChannelBuilder); SCRAM's credential
+        # lookup (ZooKeeper's /config/users, read on the SASL thread)
+        self._sasl = sasl or {}
+        self._scram_credentials = scram_credentials or (lambda user, mechanism: None)
+        self._sasl_worker = SaslWorker(name, self._sasl_reply) if self._sasl else None
         self._conn_ids = conn_ids
         self.max_request_bytes = max_request_bytes
         self.queued_max_requests = queued_max_requests
@@ -222,6 +238,12 @@ class Inbound:
     def close_workers(self) -> None:
         for worker in self.edge_workers.values():
             worker.close()
+        if self._sasl_worker is not None:
+            self._sasl_worker.close()
+
+    def _sasl_reply(self, conn_id: int, rid: int, frame: bytes | bytearray | None) -> None:
+        """The SASL thread's answer to a token (None: close the connection)."""
+        self.loop.submit(("reply", conn_id, rid, frame, 0))
 
     # -- commands and events on the I/O thread ---------------------------------------------------------------------
     def on_reply(self, conn_id: int, rid: int, frame: bytes | None, throttle_ms: int) -> Conn | None:
@@ -232,7 +254,19 @@ class Inbound:
             return None
         self.answer(conn, rid, frame)
         self._throttle(conn, throttle_ms)
+        if conn.sasl is not None and not conn.closed:
+            self._after_token(conn)
         return None if conn.closed else conn
+
+    def _after_token(self, conn: Conn) -> None:
+        """A token's answer is queued: the connection authenticated (its principal set, its requests served from
+        now on) or, after a failure, closed once the answer is written (Kafka's FAILED state)."""
+        auth = conn.sasl
+        if auth.complete:
+            conn.principal = auth.principal
+            conn.sasl = None
+        elif auth.failed:
+            self._close_after_flush(conn, f"SASL authentication of {conn.peer} failed")
 
     def start(self) -> None:
         """SocketServer.startProcessingRequests: read the connections accepted meanwhile too."""
@@ -283,6 +317,7 @@ class Inbound:
             context = self._tls.get(name)
             if context is None:
                 conn = Conn(next(self._conn_ids), sock, False, None, f"{addr[0]}:{addr[1]}", name, str(addr[0]))
+                self._start_sasl(conn)
             else:
                 try:
                     conn = accept_tls(context, sock, next(self._conn_ids), f"{addr[0]}:{addr[1]}", name,
@@ -292,11 +327,18 @@ class Inbound:
                              addr[1], e)
                     sock.close()
                     continue
+                self._start_sasl(conn)
                 self.conns[conn.conn_id] = conn
                 self.loop.guarded(conn, self._handshake, self.close)
                 continue
             self.conns[conn.conn_id] = conn
             self.update_interest(conn)
+
+    def _start_sasl(self, conn: Conn) -> None:
+        """A connection of a SASL listener gets its authenticator (SaslChannelBuilder.buildChannel)."""
+        sasl = self._sasl.get(conn.listener)
+        if sasl is not None:
+            conn.sasl = SaslServerAuthenticator(sasl, self._scram_credentials)
 
     def _handshake(self, conn: TlsConn) -> None:
         """SslTransportLayer.handshake, one step on readiness: the I/O thread never waits on it. A failed one
@@ -413,8 +455,15 @@ class Inbound:
             if not self._may_read(conn):
                 break
             try:
-                cut = cut_frame(conn.rbuf, conn.roff, self.max_request_bytes)
+                cut = cut_frame(conn.rbuf, conn.roff,
+                                self.max_request_bytes if conn.sasl is None else MAX_RECEIVE_SIZE)
             except FrameTooLargeError as e:
+                if conn.sasl is not None:
+                    # SaslServerAuthenticator: "Failing SASL authentication due to invalid receive size"
+                    log.info("%s: Failed authentication with %s (Failing SASL authentication due to invalid receive "
+                             "size: %s)", self.name, conn.peer, e)
+                    self.close(conn, f"SASL frame from {conn.peer} too large")
+                    return
                 # a TLS record of a handshake (0x16, version 3.x) read as a size: name the likely cause
                 if conn.rbuf[conn.roff:conn.roff + 2] == b"\x16\x03" and not isinstance(conn, TlsConn):
                     raise FrameTooLargeError(f"{e}: a TLS handshake to the PLAINTEXT listener {conn.listener}?") from e
@@ -429,6 +478,9 @@ class Inbound:
     def on_request(self, conn: Conn, payload: bytes) -> None:
         """KafkaApis.handle for one request frame: decode, convert, route (or close the connection, as 2.6)."""
         started_ns = time.perf_counter_ns()
+        if conn.sasl is not None and not conn.sasl.kafka_headers:
+            self._sasl_raw(conn, payload)
+            return
         try:
             request = decode_inbound(payload)
         except UnsupportedVersionError as e:
@@ -444,6 +496,8 @@ class Inbound:
         spec = spec_for_key(key)
         if spec is None:
             raise BadRequestError(f"api key {key} is not served by this broker")
+        if conn.sasl is not None and not self._sasl_frame(conn, spec, header, body):
+            return
         ctx = RequestContext(version, header.correlation_id, header.client_id or "", conn.host, conn.conn_id,
                              conn.listener, self.cluster_id, self.auto_create, conn.principal)
         # reply_expected from here on: the route answers (also an acks=0 produce, whose answer only this edge reads)
@@ -489,6 +543,44 @@ class Inbound:
         # An external input: the request's cause lives in the client's process.
         self.loop.inject(route, NetRequest(conn.conn_id, rid, internal, reply_expected, version,
                                            header.client_id or "", conn.host), None)
+
+    # -- SASL: SaslServerAuthenticator before authentication ---------------------------------------------------------
+    def _sasl_frame(self, conn: Conn, spec: ApiSpec, header: RequestHeader, body: dict[str, Any]) -> bool:
+        """A request of a connection not yet authenticated: whether it is dispatched as on any listener (ApiVersions);
+        otherwise it is answered here, handed to the SASL thread, or closes the connection."""
+        version, correlation_id = header.request_api_version, header.correlation_id
+        step = conn.sasl.frame(header.request_api_key, version, body)
+        if step.kind is StepKind.DISPATCH:
+            return True
+        if step.kind is StepKind.CLOSE:
+            log.info("%s: Failed authentication with %s (%s)", self.name, conn.peer, step.reason)
+            self.close(conn, step.reason)
+            return False
+        rid = next(self._rids)
+        self._expect_answer(conn, rid, queued=False)
+        if step.kind is StepKind.EVALUATE:
+            assert self._sasl_worker is not None
+            self._sasl_worker.submit(conn.conn_id, rid, conn.sasl, step.token, version, correlation_id, conn.peer)
+            return False
+        wire = (spec.error_response(version, body, step.error) if step.body is None
+                else fit_response(spec.api_key, version, step.body))
+        self.answer(conn, rid, encode_inbound_response(spec, version, correlation_id, wire))
+        if step.kind is StepKind.ANSWER_AND_CLOSE:
+            log.info("%s: Failed authentication with %s (%s)", self.name, conn.peer, step.reason)
+            self._close_after_flush(conn, step.reason)
+        return False
+
+    def _sasl_raw(self, conn: Conn, token: bytes) -> None:
+        """A frame after a v0 SaslHandshake: the mechanism's token without Kafka's request header."""
+        step = conn.sasl.raw(token)
+        if step.kind is not StepKind.EVALUATE:
+            log.info("%s: Failed authentication with %s (%s)", self.name, conn.peer, step.reason)
+            self.close(conn, step.reason)
+            return
+        rid = next(self._rids)
+        self._expect_answer(conn, rid, queued=False)
+        assert self._sasl_worker is not None
+        self._sasl_worker.submit(conn.conn_id, rid, conn.sasl, step.token, None, 0, conn.peer)
 
     def _unserved(self, conn: Conn, rid: int, reply_expected: bool, why: str) -> None:
         """A request nobody in this process can serve (a broker not started or stopping, a wiring bug): the

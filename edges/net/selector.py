@@ -64,7 +64,7 @@ class Conn:
 
     __slots__ = ("conn_id", "sock", "outbound", "dest", "connecting", "connect_deadline", "out", "rbuf", "pending",
                  "closed", "events", "peer", "addrs", "listener", "host", "waiting", "ready", "close_after",
-                 "key", "roff", "throttle", "handshaking", "principal")
+                 "key", "roff", "throttle", "handshaking", "principal", "sasl")
 
     def __init__(self, conn_id: int, sock: socket.socket, outbound: bool, dest: tuple[str, int] | None,
                  peer: str, listener: str = "", host: str = "") -> None:
@@ -92,6 +92,8 @@ class Conn:
         self.throttle = ChannelMute()  # inbound: not read until a client quota's throttle is over (KIP-219)
         self.handshaking = False  # a TLS connection whose handshake is under way (edges/net/tls.py's TlsConn)
         self.principal = "User:ANONYMOUS"  # inbound: the peer's KafkaPrincipal (a PLAINTEXT peer's is ANONYMOUS)
+        # inbound on a SASL listener: its SaslServerAuthenticator (core/security/sasl.py) until it is authenticated
+        self.sasl: Any = None
 
     def receive(self) -> bytes | None:
         """One recv() appended to the read buffer (the frames cut before dropped first): the bytes, b"" at the

@@ -79,8 +79,9 @@ def test_an_unknown_key_is_kept_and_warned_about_in_kafkas_words(caplog: pytest.
 def test_a_key_kactor_acts_on_is_not_noted_and_a_password_is_not_shown() -> None:
     config = build_config({**BASE, "num.partitions": "3", "ssl.key.password": "secret", "sasl.jaas.config": "x"})
     assert config.startup_notes() == [
-        (logging.INFO, "sasl.jaas.config=[hidden]: kactor serves PLAINTEXT and SSL listeners only, so SASL settings "
-                       "have nothing to apply to")]
+        (logging.INFO, "sasl.jaas.config=[hidden]: Server config sasl.jaas.config should be prefixed with SASL "
+                       "mechanism name, ignoring config (a broker's listener takes "
+                       "listener.name.<l>.<mechanism>.sasl.jaas.config, as Kafka)")]
     assert config.non_default()["ssl.key.password"] == "[hidden]"
 
 
@@ -149,8 +150,8 @@ def test_a_typo_in_kactors_namespace_and_a_setting_kactor_cannot_honour_are_refu
     assert str(e.value) == message
 
 
-def test_security_listeners_are_still_refused() -> None:
-    with pytest.raises(ConfigError, match="kactor serves PLAINTEXT and SSL listeners only"):
+def test_a_sasl_listener_with_kafkas_default_mechanism_is_refused() -> None:
+    with pytest.raises(ConfigError, match="SASL mechanism GSSAPI is refused"):
         build_config({**BASE, "listeners": "PLAINTEXT://127.0.0.1:9092,SASL_SSL://127.0.0.1:9093"})
 
 

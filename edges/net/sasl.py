@@ -1,0 +1,85 @@
+"""The SASL tokens of the broker's SASL listeners, evaluated on a thread of their own: a SCRAM exchange reads the
+user's credential from ZooKeeper, which the I/O thread must never wait on. The state machine is
+core/security/sasl.py's SaslServerAuthenticator (one per connection, kept on ``Conn.sasl``); the connection is muted
+while its token is evaluated (one request in flight), so the thread and the I/O thread never touch it at once.
+
+The answer goes back to the I/O thread as any answer does (the loop's "reply" command): a SaslAuthenticate response
+after a v1 handshake (KIP-152), the raw size-prefixed token after a v0 one; a failure after a v0 handshake is closed
+without an answer, as Kafka does (the client has no frame to read an error from).
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import struct
+import threading
+from typing import Any
+
+from core.api.admin import fit_response
+from core.api.registry import spec_for_key
+from core.security.sasl import SASL_AUTHENTICATE, SASL_AUTHENTICATION_FAILED, SaslServerAuthenticator
+from core.security.scram import SaslAuthenticationException
+from edges.net.framing import encode_inbound_response
+
+log = logging.getLogger("kactor.edges.transport")
+
+_SIZE = struct.Struct(">i")
+
+
+def authenticate_response_frame(version: int, correlation_id: int, error: int, message: str | None,
+                                auth_bytes: bytes) -> bytes | bytearray:
+    """A SaslAuthenticate response frame (session_lifetime_ms 0: no re-authentication)."""
+    spec = spec_for_key(SASL_AUTHENTICATE)
+    assert spec is not None
+    body = fit_response(SASL_AUTHENTICATE, version, {"error_code": error, "error_message": message,
+                                                     "auth_bytes": auth_bytes, "session_lifetime_ms": 0})
+    return encode_inbound_response(spec, version, correlation_id, body)
+
+
+def evaluate_frame(auth: SaslServerAuthenticator, token: bytes, version: int | None, correlation_id: int,
+                   peer: str, name: str = "") -> bytes | bytearray | None:
+    """SaslServerAuthenticator.handleSaslToken: the frame answering ``token`` (``version`` None: a raw token after
+    a v0 handshake), None to close without one. A failure is logged as Kafka's Selector logs it."""
+    try:
+        answer = auth.evaluate(token)
+    except SaslAuthenticationException as e:
+        log.info("%s: Failed authentication with %s (%s)", name, peer, e)
+        if version is None:
+            return None
+        return authenticate_response_frame(version, correlation_id, SASL_AUTHENTICATION_FAILED, str(e), b"")
+    except Exception:  # noqa: BLE001 - a ZooKeeper failure, our own bug: the connection is closed, not left waiting
+        log.exception("%s: SASL authentication of %s failed", name, peer)
+        auth.state = type(auth.state).FAILED
+        return None
+    if auth.complete:
+        log.debug("%s: %s authenticated as %s with %s", name, peer, auth.principal, auth.mechanism)
+    if version is None:
+        return _SIZE.pack(len(answer)) + answer
+    return authenticate_response_frame(version, correlation_id, 0, None, answer)
+
+
+class SaslWorker:
+    """The thread evaluating tokens; each answer is handed to ``reply(conn_id, rid, frame)``."""
+
+    def __init__(self, name: str, reply: Any) -> None:
+        self._name = name
+        self._reply = reply
+        self._queue: queue.SimpleQueue[tuple[Any, ...] | None] = queue.SimpleQueue()
+        self._thread = threading.Thread(target=self._run, name=f"{name}-sasl", daemon=True)
+        self._thread.start()
+
+    def submit(self, conn_id: int, rid: int, auth: SaslServerAuthenticator, token: bytes, version: int | None,
+               correlation_id: int, peer: str) -> None:
+        self._queue.put((conn_id, rid, auth, token, version, correlation_id, peer))
+
+    def close(self) -> None:
+        self._queue.put(None)
+
+    def _run(self) -> None:
+        while True:
+            item = self._queue.get()
+            if item is None:
+                return
+            conn_id, rid, auth, token, version, correlation_id, peer = item
+            self._reply(conn_id, rid, evaluate_frame(auth, token, version, correlation_id, peer, self._name))
