@@ -1,0 +1,120 @@
+"""SASL listeners on a real cluster (issue #29's SASL slice): a broker binds PLAINTEXT (the inter-broker listener),
+SASL_PLAINTEXT (PLAIN, the users in its JAAS config) and SASL_SSL (SCRAM-SHA-512, the users `kactor configs
+--zookeeper` stores in /config/users). librdkafka produces and consumes over both; a wrong password fails that client
+with an authentication error while another client of the same broker keeps working."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from cluster_helpers import Cluster, run_kactor
+from kafka_clients_helpers import closing_producer
+
+from tests.support.tls_certs import STORE_PASSWORD, Pki, make_pki
+
+pytestmark = [pytest.mark.cluster, pytest.mark.slow]
+
+PLAIN_JAAS = ('org.apache.kafka.common.security.plain.PlainLoginModule required username="admin" '
+              'password="admin-secret" user_admin="admin-secret" user_alice="alice-secret";')
+SCRAM_JAAS = "org.apache.kafka.common.security.scram.ScramLoginModule required;"
+
+
+def overrides(pki: Pki) -> tuple[str, ...]:
+    return ("listeners=PLAINTEXT://127.0.0.1:0,SASL_PLAINTEXT://127.0.0.1:0,SASL_SSL://127.0.0.1:0",
+            "inter.broker.listener.name=PLAINTEXT", "offsets.topic.num.partitions=1",
+            "group.initial.rebalance.delay.ms=0",
+            "listener.name.sasl_plaintext.sasl.enabled.mechanisms=PLAIN",
+            f"listener.name.sasl_plaintext.plain.sasl.jaas.config={PLAIN_JAAS}",
+            "listener.name.sasl_ssl.sasl.enabled.mechanisms=SCRAM-SHA-512",
+            f"listener.name.sasl_ssl.scram-sha-512.sasl.jaas.config={SCRAM_JAAS}",
+            "ssl.keystore.type=PKCS12", f"ssl.keystore.location={pki.server.p12}",
+            f"ssl.keystore.password={STORE_PASSWORD}")
+
+
+def ports(c: Cluster) -> dict[str, int]:
+    reg = c.json("/brokers/ids/0")
+    assert reg["listener_security_protocol_map"]["SASL_SSL"] == "SASL_SSL"
+    return {ep.split("://")[0]: int(ep.rsplit(":", 1)[1]) for ep in reg["endpoints"]}
+
+
+def produce(config: dict[str, Any], topic: str, values: list[str]) -> None:
+    from confluent_kafka import Producer
+
+    errors: list[Any] = []
+    with closing_producer(Producer({**config, "acks": "all", "message.timeout.ms": 30000})) as p:
+        for v in values:
+            p.produce(topic, v.encode(), partition=0, on_delivery=lambda e, m: errors.append(e) if e else None)
+        assert p.flush(60) == 0 and errors == []
+
+
+def consume(config: dict[str, Any], topic: str, count: int, group: str) -> list[str]:
+    from confluent_kafka import Consumer, TopicPartition
+
+    consumer = Consumer({**config, "group.id": group, "auto.offset.reset": "earliest", "enable.auto.commit": False})
+    try:
+        consumer.assign([TopicPartition(topic, 0, 0)])
+        out: list[str] = []
+        deadline = time.monotonic() + 60
+        while len(out) < count and time.monotonic() < deadline:
+            for msg in consumer.consume(num_messages=count, timeout=0.5):
+                if msg.error() is None:
+                    out.append(msg.value().decode())
+        return out
+    finally:
+        consumer.close()
+
+
+def log_of(c: Cluster) -> str:
+    return Path(c.lc.logs[0]).read_text(errors="replace")
+
+
+def test_librdkafka_over_sasl_plain_and_scram(start_cluster: Any, tmp_path: Path) -> None:
+    from confluent_kafka import KafkaError, KafkaException
+    from confluent_kafka.admin import AdminClient
+
+    pki = make_pki(tmp_path / "pki")
+    c = start_cluster(1, overrides=overrides(pki))
+    p = ports(c)
+    run_kactor("configs", "--zookeeper", c.connect_string, "--alter", "--entity-type", "users", "--entity-name",
+               "bob", "--add-config", "SCRAM-SHA-512=[password=bob-secret]")
+    c.create_topic("secure", replication_factor=1)
+    c.wait_partition("secure", 0, lambda s: s["leader"] == 0, what="secure-0 led")
+
+    plain = {"bootstrap.servers": f"127.0.0.1:{p['SASL_PLAINTEXT']}", "security.protocol": "SASL_PLAINTEXT",
+             "sasl.mechanism": "PLAIN", "sasl.username": "alice", "sasl.password": "alice-secret"}
+    brokers = AdminClient(plain).list_topics(timeout=30).brokers
+    assert {b: m.port for b, m in brokers.items()} == {0: p["SASL_PLAINTEXT"]}
+    values = [f"p{i}" for i in range(10)]
+    produce(plain, "secure", values)
+
+    scram = {"bootstrap.servers": f"127.0.0.1:{p['SASL_SSL']}", "security.protocol": "SASL_SSL",
+             "ssl.ca.location": pki.ca_pem, "sasl.mechanism": "SCRAM-SHA-512", "sasl.username": "bob",
+             "sasl.password": "bob-secret"}
+    produce(scram, "secure", ["s0", "s1"])
+    assert consume(scram, "secure", 12, "scram-readers") == values + ["s0", "s1"]
+    assert consume(plain, "secure", 12, "plain-readers") == values + ["s0", "s1"]
+
+    # a wrong password: that client fails with an authentication error, the broker serves the others on
+    for config, message in ((plain, "Authentication failed: Invalid username or password"),
+                            (scram, "Authentication failed during authentication due to invalid credentials with "
+                                    "SASL mechanism SCRAM-SHA-512")):
+        errors: list[Any] = []
+        wrong = AdminClient({**config, "sasl.password": "guess", "log_level": 0, "error_cb": errors.append,
+                             "reconnect.backoff.ms": 5000, "reconnect.backoff.max.ms": 10000})
+        with pytest.raises(KafkaException):
+            wrong.list_topics(timeout=10)
+        # librdkafka reports the broker's answer (SASL_AUTHENTICATION_FAILED and its message) to the error callback
+        wrong.poll(1)
+        assert any(e.code() == KafkaError._AUTHENTICATION and message in e.str() for e in errors), errors
+        del wrong
+    c.wait(lambda: "Failed authentication with 127.0.0.1:" in log_of(c), what="the failures logged")
+    logged = log_of(c)
+    assert "(Authentication failed: Invalid username or password)" in logged
+    assert ("(Authentication failed during authentication due to invalid credentials with SASL mechanism "
+            "SCRAM-SHA-512)") in logged
+    produce(plain, "secure", ["after"])
+    assert consume(scram, "secure", 13, "scram-after")[-1] == "after"
+    assert c.live_brokers() == [0]
