@@ -5,13 +5,17 @@ with an authentication error while another client of the same broker keeps worki
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 from cluster_helpers import Cluster, run_kactor
-from kafka_clients_helpers import closing_producer
+from kafka_clients_helpers import KAFKA_PYTHON3, closing_producer
 
 from tests.support.tls_certs import STORE_PASSWORD, Pki, make_pki
 
@@ -117,4 +121,26 @@ def test_librdkafka_over_sasl_plain_and_scram(start_cluster: Any, tmp_path: Path
             "SCRAM-SHA-512)") in logged
     produce(plain, "secure", ["after"])
     assert consume(scram, "secure", 13, "scram-after")[-1] == "after"
+
+    # kafka-python 3 (SaslHandshake v1 + SaslAuthenticate, as librdkafka) over SASL_PLAINTEXT: PLAIN, then SCRAM
+    # against the ZooKeeper credential; a wrong password fails it
+    c.create_topic("kp3", replication_factor=1)
+    c.wait_partition("kp3", 0, lambda s: s["leader"] == 0, what="kp3-0 led")
+    bootstrap = f"127.0.0.1:{p['SASL_PLAINTEXT']}"
+    result, _ = kafka_python3_sasl(bootstrap, "SASL_PLAINTEXT", "PLAIN", "alice", "alice-secret", "kp3", "5")
+    assert result == {"produced": [0, 1, 2, 3, 4], "consumed": [f"kp3-sasl-{i}" for i in range(5)], "error": None}
+    result, logged = kafka_python3_sasl(bootstrap, "SASL_PLAINTEXT", "PLAIN", "alice", "guess", "kp3", "1")
+    assert result["error"] is not None and "Authentication failed: Invalid username or password" in logged, logged
     assert c.live_brokers() == [0]
+
+
+def kafka_python3_sasl(*args: str) -> tuple[dict[str, Any], str]:
+    """tests/cluster/kafka_python3_sasl.py under kafka-python 3 (its own target dir, never imported here): its
+    result and what it logged."""
+    if not (KAFKA_PYTHON3 / "kafka").is_dir():
+        pytest.fail(f"kafka-python 3 is not installed in {KAFKA_PYTHON3}: run scripts/setup")
+    here = Path(__file__).parent
+    proc = subprocess.run([sys.executable, str(here / "kafka_python3_sasl.py"), *args], capture_output=True,
+                          text=True, timeout=120, env=dict(os.environ, PYTHONPATH=str(KAFKA_PYTHON3)), cwd=str(here))
+    assert proc.returncode == 0, f"kafka-python 3 {' '.join(args)} exited {proc.returncode}:\n{proc.stderr[-3000:]}"
+    return json.loads(proc.stdout), proc.stderr
