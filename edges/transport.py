@@ -29,6 +29,7 @@ from collections.abc import Callable
 from typing import Any
 
 from core.security.sasl import ListenerSasl
+from core.security.sasl_client import SaslClientConfig
 from core.security.scram import ScramCredential, ScramMechanism
 from edges.client_quotas import ClientQuotas
 from edges.net.blocking_client import DEFAULT_CONNECT_TIMEOUT_S, BlockingClient, TransportError, request
@@ -76,7 +77,8 @@ class Transport:
     (`edges.net.tls`); the other listeners are PLAINTEXT. ``client_tls``: the client context every outbound
     connection takes (an SSL inter-broker listener), None for PLAINTEXT. ``sasl``: listener name → the
     mechanisms of each SASL listener (a SASL_SSL one is in ``tls`` too); ``scram_credentials`` looks a SCRAM user's
-    credential up (it may block: it is called on the SASL thread).
+    credential up (it may block: it is called on the SASL thread); ``client_sasl``: the mechanism and user every
+    outbound connection authenticates with (a SASL inter-broker listener), None for none.
     """
 
     def __init__(self, runtime: Any, host: str = "127.0.0.1", port: int = 0, *,
@@ -90,7 +92,7 @@ class Transport:
                  cluster_id: str = "", auto_create: AutoCreateConfig | None = None,
                  process_requests: bool = True, client_quotas: ClientQuotas | None = None,
                  tls: dict[str, ssl.SSLContext] | None = None, client_tls: ssl.SSLContext | None = None,
-                 sasl: dict[str, ListenerSasl] | None = None,
+                 sasl: dict[str, ListenerSasl] | None = None, client_sasl: SaslClientConfig | None = None,
                  scram_credentials: Callable[[str, ScramMechanism], ScramCredential | None] | None = None) -> None:
         self._name = getattr(runtime, "process_name", "kactor")
         # One server socket per broker listener (Kafka's SocketServer: an Acceptor each); all serve the same actors.
@@ -112,7 +114,7 @@ class Transport:
                                scram_credentials=scram_credentials)
         self.outbound = Outbound(self._loop, self._name, conn_ids, faults, max_response_bytes=max_response_bytes,
                                  connect_timeout_s=connect_timeout_s, request_timeout_s=request_timeout_s,
-                                 tls=client_tls)
+                                 tls=client_tls, sasl=client_sasl)
         self._loop.start()
         log.info("%s listening on %s", self._name, ", ".join(f"{h}:{p}" for h, p in self.bound))
 

@@ -183,7 +183,8 @@ class BrokerProcess:
                                   cluster_id=cluster_id, auto_create=auto_create_config(cfg),
                                   process_requests=False, client_quotas=client_quotas(cfg),
                                   tls=cfg.listener_tls_contexts(), client_tls=cfg.inter_broker_tls_context(),
-                                  sasl=cfg.listener_sasl_configs(), scram_credentials=scram_credentials(client))
+                                  sasl=cfg.listener_sasl_configs(), scram_credentials=scram_credentials(client),
+                                  client_sasl=cfg.inter_broker_sasl_client())
         except ListenError as e:
             self._close()
             raise BrokerStartError(str(e)) from None

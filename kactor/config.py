@@ -15,7 +15,8 @@ once at load time, so a bad key store is a start-up error naming its key. A SASL
 ``sasl.enabled.mechanisms`` (or its ``listener.name.<name>.`` override) and each one's login module is
 ``listener.name.<name>.<mechanism>.sasl.jaas.config`` (`KafkaConfig.listener_sasl`), checked here too: GSSAPI and
 OAUTHBEARER, a missing or malformed JAAS config, are start-up errors. An SSL inter-broker listener gives the broker's
-own connections a client context (`inter_broker_tls_context`); a SASL one is refused (no SASL client side yet).
+own connections a client context (`inter_broker_tls_context`), a SASL one a mechanism and user to authenticate with
+(`inter_broker_sasl_client`).
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ import attrs
 
 from core.broker.replica_selector import replica_selector_for
 from core.security.sasl import REFUSED_MECHANISMS, SERVED_MECHANISMS, ListenerSasl, server_jaas_entry
+from core.security.sasl_client import SaslClientConfig
 from edges.net.tls import TlsConfigError, client_context, server_context
 from kactor.config_notes import REFUSED, note_for
 from kactor.kafka_configs import KAFKA_CONFIGS, ConfigError, text_of
@@ -212,6 +214,7 @@ CONFIG_DEFS: dict[str, tuple[Callable[[str, str], Any], Any]] = {
     "ssl.principal.mapping.rules": _kafka("ssl.principal.mapping.rules"),
     # a SASL listener's mechanisms (core/security/sasl.py); the JAAS configs are listener.name.<l>.<mech>.sasl.*
     "sasl.enabled.mechanisms": _kafka("sasl.enabled.mechanisms"),
+    "sasl.mechanism.inter.broker.protocol": _kafka("sasl.mechanism.inter.broker.protocol"),
     # kactor's own settings (no Kafka equivalent)
     "kactor.trace.dir": (_opt_str, None),
     "kactor.metrics.port": (_int(0, 65535), 0),
@@ -324,6 +327,30 @@ class KafkaConfig:
         """Listener name → the SASL settings of every SASL_PLAINTEXT / SASL_SSL listener."""
         return {ep.listener_name: self.listener_sasl(ep.listener_name) for ep in self.listeners
                 if ep.security_protocol in ("SASL_PLAINTEXT", "SASL_SSL")}
+
+    def inter_broker_sasl_client(self) -> SaslClientConfig | None:
+        """What the broker's own connections authenticate with when the inter-broker listener is SASL (2.6's
+        ChannelBuilders.clientChannelBuilder with the listener's JAAS context):
+        ``sasl.mechanism.inter.broker.protocol``, which KafkaConfig.validateValues requires among the listener's
+        enabled mechanisms, and the ``username`` / ``password`` options of that mechanism's
+        ``listener.name.<l>.<mechanism>.sasl.jaas.config``."""
+        name, protocol = inter_broker_listener_name_and_security_protocol(self.values,
+                                                                          self.listener_security_protocol_map)
+        if not protocol.startswith("SASL"):
+            return None
+        mechanism = str(self.values["sasl.mechanism.inter.broker.protocol"])
+        sasl = self.listener_sasl(name)
+        if mechanism not in sasl.mechanisms:
+            raise ConfigError("requirement failed: sasl.mechanism.inter.broker.protocol must be included in "
+                              "sasl.enabled.mechanisms when SASL is used for inter-broker communication "
+                              f"(sasl.mechanism.inter.broker.protocol={mechanism}, the inter-broker listener {name} "
+                              f"enables {','.join(sasl.mechanisms)})")
+        options = sasl.jaas[mechanism].options
+        key = f"listener.name.{name.lower()}.{mechanism.lower()}.sasl.jaas.config"
+        if not options.get("username") or "password" not in options:
+            raise ConfigError(f"inter-broker listener {name}: {key} has no username and password: the brokers "
+                              f"authenticate to each other with them ({mechanism})")
+        return SaslClientConfig(mechanism, options["username"], options["password"])
 
     def listener_tls_contexts(self) -> dict[str, ssl.SSLContext]:
         """Listener name → the server context of every SSL and SASL_SSL listener (SslChannelBuilder.configure, and
@@ -517,12 +544,8 @@ def _validate_listeners(config: KafkaConfig, explicit: Iterable[str]) -> None:
     if any(ep.host == "0.0.0.0" for ep in advertised):
         raise ConfigError("requirement failed: advertised.listeners cannot use the nonroutable meta-address 0.0.0.0. "
                           "Use a routable IP address.")
-    _, inter_broker_protocol = inter_broker_listener_name_and_security_protocol(config.values, protocol_map)
-    if inter_broker_protocol.startswith("SASL"):
-        raise ConfigError(f"the inter-broker listener {inter_broker} is {inter_broker_protocol}: kactor's brokers do "
-                          "not authenticate with SASL to each other yet; give inter.broker.listener.name a PLAINTEXT "
-                          "or SSL listener (SASL listeners serve clients)")
     config.listener_sasl_configs()
+    config.inter_broker_sasl_client()
     if any(ep.security_protocol in ("SSL", "SASL_SSL") for ep in listeners):
         rules = config.values["ssl.principal.mapping.rules"].strip()
         if rules != "DEFAULT":

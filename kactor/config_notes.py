@@ -18,8 +18,9 @@ _CLIENT_QUOTAS = ("kactor takes client quotas from /config/users and /config/cli
 _NO_LOG_DIR_THROTTLE = ("kactor measures replica.alter.log.dirs.io.max.bytes.per.second over the replication quota's "
                         "window (replication.quota.window.*)")
 _SASL = ("kactor's SASL listeners serve PLAIN (JAAS users) and SCRAM-SHA-256/512 (ZooKeeper credentials) from "
-         "sasl.enabled.mechanisms and listener.name.<l>.<mechanism>.sasl.jaas.config only; the other SASL settings "
-         "(Kerberos, OAUTHBEARER, login and callback classes, SASL inter-broker) do not apply")
+         "sasl.enabled.mechanisms, sasl.mechanism.inter.broker.protocol and "
+         "listener.name.<l>.<mechanism>.sasl.jaas.config only; the other SASL settings (Kerberos, OAUTHBEARER, login "
+         "and callback classes) do not apply")
 _NO_REAUTH = "kactor does not re-authenticate SASL connections (2.6's default, 0, is off)"
 _OPENSSL = ("kactor's SSL listeners use Python's ssl module (OpenSSL): Java's providers, key and trust manager "
             "algorithms and SSL engine factories do not apply")

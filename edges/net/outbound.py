@@ -4,7 +4,9 @@ correlation id, and the answer decoded with ``response_from_wire`` into ``NetRes
 request timeouts (the connection is closed, as NetworkClient does) and NetClose answer every waiting request with
 ``NetSendFailed``. One connection per (host, port, sending actor); a host name is looked up off the I/O thread.
 With an SSL inter-broker listener every connection is TLS (`edges.net.tls.TlsConn`): the handshake follows the TCP
-connect on readiness, within the connect timeout, and a failed one fails the requests waiting on it.
+connect on readiness, within the connect timeout, and a failed one fails the requests waiting on it. With a SASL
+inter-broker listener the connection then authenticates (edges/net/sasl.py's ClientExchange: SaslHandshake and
+SaslAuthenticate, within the connect timeout too) before any request queued on it is written; a refusal fails them.
 ``send`` and ``close_destination`` are thread-safe; the rest runs on the I/O thread."""
 
 from __future__ import annotations
@@ -21,7 +23,10 @@ import time
 from typing import Any
 
 from core.api.registry import ApiSpec
+from core.security.sasl_client import SaslClient, SaslClientConfig
+from core.security.scram import SaslException
 from edges.net.framing import HEADER, INT32, BadRequestError, cut_frame, decode_outbound, encode_outbound, outbound_spec
+from edges.net.sasl import ClientExchange
 from edges.net.selector import AddrInfo, Conn, Loop
 from edges.net.tls import TlsConn
 from edges.net_faults import PARTITIONED, FaultFile, endpoint
@@ -54,8 +59,10 @@ class Outbound:
 
     def __init__(self, loop: Loop, name: str, conn_ids: itertools.count[int], faults: FaultFile | None, *,
                  max_response_bytes: int, connect_timeout_s: float, request_timeout_s: float,
-                 tls: ssl.SSLContext | None = None) -> None:
+                 tls: ssl.SSLContext | None = None, sasl: SaslClientConfig | None = None) -> None:
         self.loop = loop
+        # a SASL inter-broker listener: every connection authenticates with this mechanism and user first
+        self.sasl = sasl
         # the client context of an SSL inter-broker listener: every connection of this process is TLS then (they
         # all go to peers' inter-broker listeners); None: PLAINTEXT
         self.tls = tls
@@ -165,7 +172,10 @@ class Outbound:
     def _queue_send(conn: Conn, corr: int, frame: bytes, pending: Pending) -> None:
         # every request kactor sends is answered by its peer, also a one-way one (its answer is read and dropped)
         conn.pending[corr] = pending
-        conn.out.append(frame)
+        if conn.sasl is not None:
+            conn.sasl.held.append(frame)  # written once the connection is authenticated
+        else:
+            conn.out.append(frame)
 
     # -- events on the I/O thread ----------------------------------------------------------------------------------
     def on_event(self, conn: Conn, mask: int) -> None:
@@ -193,7 +203,10 @@ class Outbound:
             return
         while (cut := cut_frame(conn.rbuf, conn.roff, self.max_response_bytes)) is not None:
             payload, conn.roff = cut
-            self._on_response(conn, payload)
+            if conn.sasl is not None:
+                self._sasl_response(conn, payload)
+            else:
+                self._on_response(conn, payload)
             if conn.closed:
                 return
         if conn.out:
@@ -217,6 +230,35 @@ class Outbound:
                              p.cause)
             raise BadRequestError(f"undecodable {p.spec.name} answer: {e}") from None
         self.loop.inject(p.reply_to, NetResponse(p.request_id, body), p.cause)
+
+    # -- SASL: SaslClientAuthenticator ------------------------------------------------------------------------------
+    def _ready(self, conn: Conn) -> None:
+        """TCP (and TLS) is up: authenticate first with a SASL inter-broker listener, else write the requests."""
+        if self.sasl is None:
+            self.flush(conn)
+            return
+        exchange = ClientExchange(SaslClient(self.sasl))
+        exchange.held.extend(bytes(f) for f in conn.out)  # nothing of them is written yet
+        conn.out.clear()
+        conn.sasl = exchange
+        conn.connect_deadline = time.monotonic() + self.connect_timeout_s  # the exchange's own deadline
+        conn.out.append(exchange.handshake(next(self._corr) % INT32, self.name))
+        self.flush(conn)
+
+    def _sasl_response(self, conn: Conn, payload: bytes) -> None:
+        exchange = conn.sasl
+        try:
+            frame = exchange.on_response(payload, next(self._corr) % INT32, self.name)
+        except (SaslException, ValueError) as e:
+            log.warning("%s: SASL authentication with %s failed: %s", self.name, conn.peer, e)
+            self.close(conn, f"SASL authentication with {conn.peer} failed: {e}")
+            return
+        if frame is not None:
+            conn.out.append(frame)
+            return
+        log.debug("%s: authenticated to %s with %s", self.name, conn.peer, exchange.client.config.mechanism)
+        conn.sasl = None
+        conn.out.extend(exchange.held)
 
     # -- connecting ---------------------------------------------------------------------------------------------------
     @staticmethod
@@ -290,6 +332,8 @@ class Outbound:
             self._start_handshake(conn)
             return
         self.loop.set_events(conn, selectors.EVENT_WRITE if connecting else selectors.EVENT_READ)
+        if not connecting and self.sasl is not None:
+            self._ready(conn)
 
     def _start_handshake(self, conn: TlsConn) -> None:
         """TCP is connected: the TLS handshake, driven on readiness as the inbound side's (its socket object is new,
@@ -312,7 +356,7 @@ class Outbound:
         if events:
             self.loop.set_events(conn, events)
             return
-        self.flush(conn)
+        self._ready(conn)
 
     def _connect_failed(self, conn: Conn, error: str) -> None:
         """Try the destination's next address (e.g. 127.0.0.1 after ::1 for "localhost"), else fail the conn."""
@@ -337,7 +381,7 @@ class Outbound:
         if isinstance(conn, TlsConn):
             self._start_handshake(conn)
             return
-        self.flush(conn)
+        self._ready(conn)
 
     def close(self, conn: Conn, reason: str) -> None:
         """Close the connection and fail every request waiting on it."""
@@ -369,8 +413,9 @@ class Outbound:
                     self.fail_or_log(waiting_cmd[4], f"looking up {dest[0]} timed out after "
                                                      f"{self.connect_timeout_s:g}s")
         for conn in list(self.conns.values()):
-            if (conn.connecting or conn.handshaking) and now >= conn.connect_deadline:
-                what = "SSL handshake with" if conn.handshaking else "connect to"
+            if (conn.connecting or conn.handshaking or conn.sasl is not None) and now >= conn.connect_deadline:
+                what = ("SSL handshake with" if conn.handshaking else "connect to" if conn.connecting
+                        else "SASL authentication with")
                 self._connect_failed(conn, f"{what} {conn.peer} timed out after {self.connect_timeout_s:g}s")
                 continue
             expired = [c for c, p in conn.pending.items() if p.deadline <= now]

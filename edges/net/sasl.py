@@ -6,6 +6,10 @@ while its token is evaluated (one request in flight), so the thread and the I/O 
 The answer goes back to the I/O thread as any answer does (the loop's "reply" command): a SaslAuthenticate response
 after a v1 handshake (KIP-152), the raw size-prefixed token after a v0 one; a failure after a v0 handshake is closed
 without an answer, as Kafka does (the client has no frame to read an error from).
+
+The client side (`ClientExchange`) is the broker's own connections to a SASL inter-broker listener
+(edges/net/outbound.py): the exchange runs on the I/O thread (its tokens need no I/O), before the connection's
+requests are written.
 """
 
 from __future__ import annotations
@@ -18,9 +22,11 @@ from typing import Any
 
 from core.api.admin import fit_response
 from core.api.registry import spec_for_key
-from core.security.sasl import SASL_AUTHENTICATE, SASL_AUTHENTICATION_FAILED, SaslServerAuthenticator
-from core.security.scram import SaslAuthenticationException
+from core.security.sasl import SASL_AUTHENTICATE, SASL_AUTHENTICATION_FAILED, SASL_HANDSHAKE, SaslServerAuthenticator
+from core.security.sasl_client import SaslClient
+from core.security.scram import SaslAuthenticationException, SaslException
 from edges.net.framing import encode_inbound_response
+from protocol.framing import RequestHeader, decode_response, encode_request
 
 log = logging.getLogger("kactor.edges.transport")
 
@@ -83,3 +89,43 @@ class SaslWorker:
                 return
             conn_id, rid, auth, token, version, correlation_id, peer = item
             self._reply(conn_id, rid, evaluate_frame(auth, token, version, correlation_id, peer, self._name))
+
+
+# -- the client side: the broker's own connections to a SASL inter-broker listener --------------------------------
+class ClientExchange:
+    """An outbound connection's SASL exchange (SaslClientAuthenticator): SaslHandshake v1, then SaslAuthenticate v1
+    requests until the client is done; the process's requests queued meanwhile are ``held`` and written after."""
+
+    __slots__ = ("client", "held", "waiting_key", "corr")
+
+    def __init__(self, client: SaslClient) -> None:
+        self.client = client
+        self.held: list[bytes] = []
+        self.waiting_key = SASL_HANDSHAKE  # the api key of the answer awaited
+        self.corr = 0
+
+    def request(self, key: int, corr: int, body: dict[str, Any], client_id: str) -> bytes:
+        self.waiting_key, self.corr = key, corr
+        return encode_request(RequestHeader(key, 1, corr, client_id), body)
+
+    def handshake(self, corr: int, client_id: str) -> bytes:
+        return self.request(SASL_HANDSHAKE, corr, {"mechanism": self.client.config.mechanism}, client_id)
+
+    def on_response(self, payload: bytes, next_corr: int, client_id: str) -> bytes | None:
+        """The answer to the exchange's last request: the next request's frame, None once authenticated.
+        SaslException when the peer refused (its error and message) or answered out of turn."""
+        corr, body = decode_response(self.waiting_key, 1, payload)
+        if corr != self.corr:
+            raise SaslException(f"unexpected correlation id {corr} during SASL authentication (expected {self.corr})")
+        if self.waiting_key == SASL_HANDSHAKE:
+            if body["error_code"]:
+                raise SaslException(f"SaslHandshake failed with error {body['error_code']}: the peer's mechanisms "
+                                    f"are {body['mechanisms']}, {self.client.config.mechanism} was asked for")
+            return self.request(SASL_AUTHENTICATE, next_corr, {"auth_bytes": self.client.first()}, client_id)
+        if body["error_code"]:
+            raise SaslException(f"SaslAuthenticate failed with error {body['error_code']}: {body['error_message']}")
+        token = self.client.next(bytes(body["auth_bytes"] or b""))
+        if self.client.complete:
+            return None
+        assert token is not None
+        return self.request(SASL_AUTHENTICATE, next_corr, {"auth_bytes": token}, client_id)

@@ -144,3 +144,37 @@ def kafka_python3_sasl(*args: str) -> tuple[dict[str, Any], str]:
                           text=True, timeout=120, env=dict(os.environ, PYTHONPATH=str(KAFKA_PYTHON3)), cwd=str(here))
     assert proc.returncode == 0, f"kafka-python 3 {' '.join(args)} exited {proc.returncode}:\n{proc.stderr[-3000:]}"
     return json.loads(proc.stdout), proc.stderr
+
+
+def test_replication_and_the_controller_over_a_sasl_inter_broker_listener(start_cluster: Any) -> None:
+    """inter.broker.listener.name names a SASL_PLAINTEXT listener: the controller's channels and the followers'
+    fetchers authenticate with sasl.mechanism.inter.broker.protocol=PLAIN and the listener's JAAS username /
+    password before their requests; acks=all produces complete through them and a controlled shutdown reaches the
+    controller."""
+    c = start_cluster(2, overrides=(
+        "listeners=PLAINTEXT://127.0.0.1:0,INTERNAL://127.0.0.1:0",
+        "listener.security.protocol.map=PLAINTEXT:PLAINTEXT,INTERNAL:SASL_PLAINTEXT",
+        "inter.broker.listener.name=INTERNAL", "auto.leader.rebalance.enable=false",
+        "sasl.enabled.mechanisms=PLAIN", "sasl.mechanism.inter.broker.protocol=PLAIN",
+        f"listener.name.internal.plain.sasl.jaas.config={PLAIN_JAAS}"))
+    p = {}
+    for b in (0, 1):
+        reg = c.json(f"/brokers/ids/{b}")
+        assert reg["listener_security_protocol_map"] == {"PLAINTEXT": "PLAINTEXT", "INTERNAL": "SASL_PLAINTEXT"}
+        p[b] = {ep.split("://")[0]: int(ep.rsplit(":", 1)[1]) for ep in reg["endpoints"]}
+    c.create_topic("replicated", partitions=2, replication_factor=2)
+    for part in (0, 1):
+        c.wait_partition("replicated", part, lambda s: sorted(s["isr"]) == [0, 1], what=f"replicated-{part} ISR")
+    plain = {"bootstrap.servers": f"127.0.0.1:{p[0]['PLAINTEXT']}"}
+    values = [f"r{i}" for i in range(10)]
+    produce(plain, "replicated", values)  # acks=all: the follower's authenticated fetch completes it
+    assert consume({"bootstrap.servers": f"127.0.0.1:{p[1]['PLAINTEXT']}"}, "replicated", 10, "r") == values
+    for b in (0, 1):
+        logged = Path(c.lc.logs[b]).read_text(errors="replace")
+        assert "SASL authentication with" not in logged and "Failed authentication" not in logged
+    controller = c.controller_id()
+    victim = 1 - controller if controller in (0, 1) else 1
+    assert c.stop_broker(victim) == 0
+    for part in (0, 1):
+        st = c.partition_state("replicated", part)
+        assert st is not None and st["leader"] != victim and st["isr"] == [1 - victim], st

@@ -13,10 +13,13 @@ import threading
 from typing import Any
 
 import pytest
+from edge_support import EdgeEcho, EdgeHandled
 
 from core.security import scram
 from core.security.sasl import ListenerSasl, parse_jaas_config
+from core.security.sasl_client import SaslClientConfig
 from core.security.scram import ScramMechanism
+from messages.net import NetResponse, NetSend, NetSendFailed
 from protocol.framing import RequestHeader, decode_response, encode_request
 
 PLAIN_JAAS = ('org.apache.kafka.common.security.plain.PlainLoginModule required '
@@ -204,3 +207,40 @@ def test_an_oversize_token_is_refused(sasl_node: Node, caplog: pytest.LogCapture
     c.handshake("PLAIN")
     answer = c.authenticate(b"\0alice\0" + b"x" * (524288 - 200))
     assert answer["error_code"] == 58
+
+
+# -- the client side: a process's own requests to a SASL inter-broker listener ------------------------------------
+def send_through(make_node: Any, node: Node, config: SaslClientConfig, name: str) -> Any:
+    client = make_node(name, client_sasl=config)
+    client.rt.inject("net", NetSend("127.0.0.1", node.port, "echo", EdgeHandled(7), 1, "client"), sender="test")
+    client.rt.inject("net", NetSend("127.0.0.1", node.port, "echo", EdgeEcho("big" * 100_000), 2, "client"),
+                     sender="test")
+    return client
+
+
+@pytest.mark.parametrize(("config", "principal"), [
+    (SaslClientConfig("PLAIN", "admin", "admin-secret"), "User:admin"),
+    (SaslClientConfig("SCRAM-SHA-256", "bob", "bob-secret"), "User:bob"),
+])
+def test_outbound_requests_authenticate_first(make_node: Any, sasl_node: Node, config: SaslClientConfig,
+                                              principal: str) -> None:
+    """The requests queued while the connection authenticates are written after it, in order, on one connection."""
+    client = send_through(make_node, sasl_node, config, "c")
+    got = client.rec.wait(NetResponse, "client", count=2, timeout_s=10)
+    assert [(r.body.request_id, r.body.body) for r in got] == [(1, EdgeHandled(7)), (2, EdgeEcho("big" * 100_000))]
+    assert sasl_node.seen == [("SASL", principal)]
+    assert client.net.connection_count() == (0, 1)
+
+
+def test_an_outbound_connection_refused_authentication_fails_its_requests(make_node: Any, sasl_node: Node) -> None:
+    client = send_through(make_node, sasl_node, SaslClientConfig("PLAIN", "admin", "guess"), "c")
+    failed = client.rec.wait(NetSendFailed, "client", count=2, timeout_s=10)
+    assert sorted(f.body.request_id for f in failed) == [1, 2]
+    assert all("SASL authentication with 127.0.0.1:" in f.body.error and
+               "SaslAuthenticate failed with error 58: Authentication failed: Invalid username or password"
+               in f.body.error for f in failed), failed
+    assert sasl_node.seen == []
+    other = send_through(make_node, sasl_node, SaslClientConfig("SCRAM-SHA-512", "bob", "bob-secret"), "d")
+    (failed, _) = other.rec.wait(NetSendFailed, "client", count=2, timeout_s=10)
+    assert "SaslHandshake failed with error 33: the peer's mechanisms are ['PLAIN', 'SCRAM-SHA-256']" in \
+        failed.body.error

@@ -103,15 +103,6 @@ def test_kafkas_listener_errors(settings: dict[str, str], message: str) -> None:
     assert str(e.value) == message
 
 
-def test_a_sasl_inter_broker_listener_is_refused() -> None:
-    """SASL listeners serve clients (tests/kactor/test_config_sasl.py); the brokers' own connections have no SASL
-    client side yet, so an inter-broker SASL listener is a start-up error, not a cluster that cannot replicate."""
-    assert error(listeners="CLIENTS://127.0.0.1:9092", listener_security_protocol_map="CLIENTS:SASL_PLAINTEXT",
-                 inter_broker_listener_name="CLIENTS", sasl_enabled_mechanisms="PLAIN") == (
-        "the inter-broker listener CLIENTS is SASL_PLAINTEXT: kactor's brokers do not authenticate with SASL to each "
-        "other yet; give inter.broker.listener.name a PLAINTEXT or SSL listener (SASL listeners serve clients)")
-
-
 def test_registration_holds_every_advertised_endpoint_and_the_map() -> None:
     """KafkaServer.createBrokerInfo: the advertised endpoints, in order, port 0 replaced by the bound port; the v4
     JSON's host/port are the first PLAINTEXT endpoint's."""

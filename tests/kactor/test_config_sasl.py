@@ -8,6 +8,7 @@ import logging
 
 import pytest
 
+from core.security.sasl_client import SaslClientConfig
 from kactor.config import ConfigError, build_config
 from tests.support.tls_certs import STORE_PASSWORD, Pki, make_pki
 
@@ -102,3 +103,36 @@ def test_a_sasl_ssl_listener_gets_its_tls_context(pki: Pki) -> None:
     assert "listener SASL_SSL: ssl.keystore.location is not set" in error(**{
         "listeners": "PLAINTEXT://127.0.0.1:9092,SASL_SSL://127.0.0.1:9094", "sasl.enabled.mechanisms": "PLAIN",
         "listener.name.sasl_ssl.plain.sasl.jaas.config": PLAIN_JAAS})
+
+
+INTER_BROKER = {"listeners": "INTERNAL://127.0.0.1:9092,CLIENTS://127.0.0.1:9093",
+                "listener.security.protocol.map": "INTERNAL:SASL_PLAINTEXT,CLIENTS:PLAINTEXT",
+                "inter.broker.listener.name": "INTERNAL", "sasl.enabled.mechanisms": "PLAIN,SCRAM-SHA-512",
+                "sasl.mechanism.inter.broker.protocol": "PLAIN",
+                "listener.name.internal.plain.sasl.jaas.config": PLAIN_JAAS,
+                "listener.name.internal.scram-sha-512.sasl.jaas.config": SCRAM_JAAS}
+
+
+def test_a_sasl_inter_broker_listener_authenticates_with_its_jaas_user() -> None:
+    """ChannelBuilders.clientChannelBuilder: sasl.mechanism.inter.broker.protocol, and the username / password of
+    that mechanism's login module on the inter-broker listener."""
+    config = build_config({**BASE, **INTER_BROKER})
+    assert config.inter_broker_sasl_client() == SaslClientConfig("PLAIN", "admin", "admin-secret")
+    assert build_config({**BASE, **{k: v for k, v in INTER_BROKER.items() if k != "listener.security.protocol.map"},
+                         "listener.security.protocol.map": "INTERNAL:PLAINTEXT,CLIENTS:SASL_PLAINTEXT",
+                         "listener.name.clients.plain.sasl.jaas.config": PLAIN_JAAS,
+                         "listener.name.clients.scram-sha-512.sasl.jaas.config": SCRAM_JAAS}
+                        ).inter_broker_sasl_client() is None
+
+
+def test_a_sasl_inter_broker_listener_needs_its_mechanism_and_user() -> None:
+    assert error(**{**INTER_BROKER, "sasl.mechanism.inter.broker.protocol": "SCRAM-SHA-256"}) == (
+        "requirement failed: sasl.mechanism.inter.broker.protocol must be included in sasl.enabled.mechanisms when "
+        "SASL is used for inter-broker communication (sasl.mechanism.inter.broker.protocol=SCRAM-SHA-256, the "
+        "inter-broker listener INTERNAL enables PLAIN,SCRAM-SHA-512)")
+    assert error(**{**INTER_BROKER, "sasl.mechanism.inter.broker.protocol": "SCRAM-SHA-512"}) == (
+        "inter-broker listener INTERNAL: listener.name.internal.scram-sha-512.sasl.jaas.config has no username and "
+        "password: the brokers authenticate to each other with them (SCRAM-SHA-512)")
+    # 2.6's default mechanism, GSSAPI, is not among those kactor serves
+    assert "sasl.mechanism.inter.broker.protocol=GSSAPI" in error(
+        **{k: v for k, v in INTER_BROKER.items() if k != "sasl.mechanism.inter.broker.protocol"})
