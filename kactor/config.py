@@ -369,11 +369,12 @@ class KafkaConfig:
 
     def inter_broker_tls_context(self) -> ssl.SSLContext | None:
         """The client context of the broker's own connections (the controller's channels, the followers' fetchers,
-        the transaction markers) when the inter-broker listener is SSL, from that listener's ssl.* values (2.6's
-        ChannelBuilders.clientChannelBuilder with the listener's prefix); None for PLAINTEXT."""
+        the transaction markers) when the inter-broker listener is SSL or SASL_SSL, from that listener's ssl.* values
+        (2.6's ChannelBuilders.clientChannelBuilder with the listener's prefix); None for PLAINTEXT and
+        SASL_PLAINTEXT."""
         name, protocol = inter_broker_listener_name_and_security_protocol(self.values,
                                                                           self.listener_security_protocol_map)
-        if protocol != "SSL":
+        if protocol not in ("SSL", "SASL_SSL"):
             return None
         ssl_values, prefix = self.listener_ssl_values(name)
         try:

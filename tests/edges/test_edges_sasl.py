@@ -10,6 +10,7 @@ import logging
 import socket
 import struct
 import threading
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -21,6 +22,7 @@ from core.security.sasl_client import SaslClientConfig
 from core.security.scram import ScramMechanism
 from messages.net import NetResponse, NetSend, NetSendFailed
 from protocol.framing import RequestHeader, decode_response, encode_request
+from tests.support.tls_certs import STORE_PASSWORD, make_pki
 
 PLAIN_JAAS = ('org.apache.kafka.common.security.plain.PlainLoginModule required '
               'user_admin="admin-secret" user_alice="alice-secret";')
@@ -244,3 +246,25 @@ def test_an_outbound_connection_refused_authentication_fails_its_requests(make_n
     (failed, _) = other.rec.wait(NetSendFailed, "client", count=2, timeout_s=10)
     assert "SaslHandshake failed with error 33: the peer's mechanisms are ['PLAIN', 'SCRAM-SHA-256']" in \
         failed.body.error
+
+
+def test_outbound_sasl_after_tls(make_node: Any, tmp_path: Path) -> None:
+    """A SASL_SSL inter-broker listener: the TLS handshake, then the SASL exchange, then the requests."""
+    from edges.net.tls import client_context, server_context
+
+    pki = make_pki(tmp_path / "pki")
+    server_tls = server_context({"ssl.protocol": "TLSv1.3", "ssl.enabled.protocols": ("TLSv1.2", "TLSv1.3"),
+                                 "ssl.keystore.type": "PKCS12", "ssl.keystore.location": pki.server.p12,
+                                 "ssl.keystore.password": STORE_PASSWORD})
+    server = make_node("b", extra_listeners=(("127.0.0.1", 0, "SASL"),), sasl={"SASL": SASL},
+                       tls={"SASL": server_tls})
+    seen: list[str] = []
+    server.net.add_edge_handler("test", lambda ctx, req: seen.append(ctx.principal) or req)
+    client_tls = client_context({"ssl.protocol": "TLSv1.3", "ssl.enabled.protocols": ("TLSv1.2", "TLSv1.3"),
+                                 "ssl.truststore.type": "PEM", "ssl.truststore.location": pki.ca_pem,
+                                 "ssl.endpoint.identification.algorithm": "https"})
+    client = make_node("c", client_tls=client_tls, client_sasl=SaslClientConfig("PLAIN", "alice", "alice-secret"))
+    client.rt.inject("net", NetSend("127.0.0.1", server.net.bound[1][1], "echo", EdgeHandled(9), 1, "client"),
+                     sender="test")
+    (got,) = client.rec.wait(NetResponse, "client", timeout_s=10)
+    assert got.body == NetResponse(1, EdgeHandled(9)) and seen == ["User:alice"]

@@ -136,3 +136,14 @@ def test_a_sasl_inter_broker_listener_needs_its_mechanism_and_user() -> None:
     # 2.6's default mechanism, GSSAPI, is not among those kactor serves
     assert "sasl.mechanism.inter.broker.protocol=GSSAPI" in error(
         **{k: v for k, v in INTER_BROKER.items() if k != "sasl.mechanism.inter.broker.protocol"})
+
+
+def test_a_sasl_ssl_inter_broker_listener_gets_tls_and_sasl(pki: Pki) -> None:
+    config = build_config({**BASE, **INTER_BROKER,
+                           "listener.security.protocol.map": "INTERNAL:SASL_SSL,CLIENTS:PLAINTEXT",
+                           "ssl.keystore.type": "PKCS12", "ssl.keystore.location": pki.server.p12,
+                           "ssl.keystore.password": STORE_PASSWORD, "ssl.truststore.type": "PEM",
+                           "ssl.truststore.location": pki.ca_pem})
+    assert config.inter_broker_tls_context() is not None
+    assert config.inter_broker_sasl_client() == SaslClientConfig("PLAIN", "admin", "admin-secret")
+    assert build_config({**BASE, **INTER_BROKER}).inter_broker_tls_context() is None  # SASL_PLAINTEXT
