@@ -142,7 +142,12 @@ class TxnWorkload:
             "error_cb": self._on_error("the transactional loop's feeder")}))
 
     def _consumer(self) -> Any:
-        from confluent_kafka import Consumer, TopicPartition
+        """A read_committed consumer of group GROUP assigned every input partition at the group's committed offsets,
+        fetched first and given explicitly: assigned without offsets, librdkafka fetches them itself, and an
+        OffsetFetch answered NOT_COORDINATOR as a whole (a coordinator named a moment before its broker was told,
+        as Kafka's FindCoordinator can) leaves the partitions waiting for ever (confluentinc/librdkafka#5586; chaos
+        seed 27 read nothing for a whole run)."""
+        from confluent_kafka import Consumer, KafkaException
 
         c = Consumer(client_config(self.bootstrap, "kactor-chaos-txn-reader", {
             "group.id": GROUP, "enable.auto.commit": False, "auto.offset.reset": "earliest",
@@ -151,7 +156,11 @@ class TxnWorkload:
             # librdkafka waits 5 minutes to learn the partitions it was assigned before they had leaders
             **METADATA_REFRESH,
             "error_cb": self._on_error("the transactional loop's consumer")}))
-        c.assign([TopicPartition(INPUT, p) for p in range(PARTITIONS)])
+        try:
+            self._rewind(c)
+        except KafkaException:
+            c.close()
+            raise
         return c
 
     # -- the loop -----------------------------------------------------------------------------------------------
@@ -186,14 +195,31 @@ class TxnWorkload:
         return self._stop.is_set() or self._outer_stop.is_set()
 
     def _rewind(self, consumer: Any) -> None:
-        """The consumer back to the group's committed offsets (or the start): what it read since is read again."""
-        from confluent_kafka import OFFSET_BEGINNING, TopicPartition
+        """The consumer (re)assigned at the group's committed offsets (the start where there is none): what it read
+        since is read again. KafkaException when they cannot be fetched (a partition's error included: reading
+        from the start instead would repeat committed input)."""
+        from confluent_kafka import OFFSET_BEGINNING, KafkaException, TopicPartition
 
         committed = self._calling("committed", lambda: consumer.committed(
             [TopicPartition(INPUT, p) for p in range(PARTITIONS)], timeout=30))
+        failed = next((tp.error for tp in committed if tp.error is not None), None)
+        if failed is not None:
+            raise KafkaException(failed)
         # seek() refuses a partition not being fetched yet; assign() with the offsets restarts every fetch there
         consumer.assign([TopicPartition(INPUT, tp.partition, tp.offset if tp.offset >= 0 else OFFSET_BEGINNING)
                          for tp in committed])
+
+    def _rewound(self, consumer: Any) -> Any:
+        """`_rewind`, or None (the consumer closed, a new one made next turn) when the offsets cannot be fetched."""
+        from confluent_kafka import KafkaException
+
+        try:
+            self._rewind(consumer)
+            return consumer
+        except KafkaException as e:
+            self.errors.append(f"rewind: {error_text(e.args[0])}")
+            consumer.close()
+            return None
 
     def _run(self) -> None:
         from confluent_kafka import KafkaException
@@ -219,7 +245,8 @@ class TxnWorkload:
                     continue
                 txn += 1
                 try:
-                    self._transact(producer, consumer, msgs, txn)
+                    if not self._transact(producer, consumer, msgs, txn):
+                        consumer = self._rewound(consumer)
                 except KafkaException as e:
                     error = e.args[0]
                     self.errors.append(f"transaction {txn}: {error_text(error)}")
@@ -235,7 +262,7 @@ class TxnWorkload:
                         # the same transactional id fences this one and completes or aborts what it left
                         self.outcomes[txn] = UNKNOWN
                         producer = None
-                    self._rewind(consumer)
+                    consumer = self._rewound(consumer)
                 self._stop.wait(PAUSE_S)
         except Exception as e:  # noqa: BLE001 - the run reports it; the cluster's checks still run
             self.errors.append(f"the loop stopped: {type(e).__name__}: {e}")
@@ -246,7 +273,8 @@ class TxnWorkload:
             if consumer is not None:
                 consumer.close()
 
-    def _transact(self, producer: Any, consumer: Any, msgs: list[Any], txn: int) -> None:
+    def _transact(self, producer: Any, consumer: Any, msgs: list[Any], txn: int) -> bool:
+        """One transaction of ``msgs``: committed (True), or aborted on purpose (False: the caller rewinds)."""
         self.outcomes[txn] = UNKNOWN
         producer.begin_transaction()
         for m in msgs:
@@ -258,10 +286,10 @@ class TxnWorkload:
         if self.rng.randrange(ABORT_EVERY) == 0:
             self._calling("abort_transaction", producer.abort_transaction, 60)
             self.outcomes[txn] = ABORTED
-            self._rewind(consumer)
-        else:
-            self._calling("commit_transaction", producer.commit_transaction, 60)
-            self.outcomes[txn] = COMMITTED
+            return False
+        self._calling("commit_transaction", producer.commit_transaction, 60)
+        self.outcomes[txn] = COMMITTED
+        return True
 
 
 def read_topic(bootstrap: str, topic: str, isolation: str, timeout_s: float = 30) -> dict[int, list[str]]:
