@@ -23,11 +23,17 @@ import attrs
 from actors import names
 from actors.base import KActor
 from actors.partition_actor import PartitionActor
+from core.api import fetch as fetch_api
+from core.api import list_offsets as list_offsets_api
 from core.api.broker_requests import unit_of
+from core.api.fetch import authorize_fetch
+from core.api.list_offsets import authorize_list_offsets
 from core.api.metadata import handle_metadata_request
+from core.api.produce import authorize_produce
 from core.broker.metadata_cache import MetadataCache
 from core.broker.replica_manager import FUTURE_LOCAL_REPLICA_ID
 from core.broker.shards import ShardedRequest, SplitRefused
+from core.security.authorizer import Authorizer, RequestAuthorizer, request_authorizer
 from messages.broker_lifecycle import BrokerRegistered, BrokerShutdownComplete, ReplicaManagerInit
 from messages.common import Errors
 from messages.dynamic_config import LogConfigDefaultsChanged, TopicConfigChanged
@@ -50,6 +56,7 @@ from messages.replication import (
     DEBUGGING_REPLICA_ID,
     GROUP_METADATA_TOPIC_NAME,
     FetchRequest,
+    ListOffsetsRequest,
     LocalReply,
     LocalRequest,
     ProduceRequest,
@@ -58,6 +65,7 @@ from messages.requests import (
     UpdateMetadataRequest,
 )
 from messages.runtime import ActorInit
+from messages.security import AuthorizerChanged
 
 log = logging.getLogger("kactor.broker")
 
@@ -73,6 +81,7 @@ class _Pending:
     waiting: set[int]
     parts: dict[int, Any] = attrs.Factory(dict)
     local_reply_to: str | None = None
+    finish: Callable[[Any], Any] | None = None  # the front's last step on the merged answer (refused partitions)
 
 
 # Topic.InternalTopics: a client's produce may not append to them (only the coordinators do, in-process, through
@@ -103,6 +112,14 @@ class ReplicaManagerActor(KActor):
         self.shutting_down = False
         # KafkaApis' MetadataCache, whole: the shards each cache only their own partitions' states
         self.metadata_cache = MetadataCache(-1)
+        self.authorizer: Authorizer | None = None  # KafkaApis' authorizer (None: authorizer.class.name empty)
+
+    def on_AuthorizerChanged(self, msg: AuthorizerChanged, sender: str) -> None:
+        """AclAuthorizer's cache, loaded or changed (the config manager follows the ACL change notifications)."""
+        self.authorizer = Authorizer.from_message(msg)
+
+    def _auth(self, msg: NetRequest) -> RequestAuthorizer:
+        return request_authorizer(self.authorizer, msg.body.principal, msg.client_host)
 
     def on_ReplicaManagerInit(self, msg: ReplicaManagerInit, sender: str) -> None:
         self.shards = max(1, msg.partition_actors)
@@ -141,7 +158,7 @@ class ReplicaManagerActor(KActor):
         """KafkaApis.handleTopicMetadataRequest, from the whole cache: answered here, no shard sees it."""
         if msg.reply_expected:
             self.post(names.NET, NetReply(msg.connection_id, msg.request_id,
-                                          handle_metadata_request(self.metadata_cache, msg.body)))
+                                          handle_metadata_request(self.metadata_cache, msg.body, self._auth(msg))))
 
     def _update_metadata(self, msg: NetRequest) -> UpdateMetadataRequest:
         """KafkaApis.handleUpdateMetadataRequest: the whole cache is updated here, the shards' parts by them."""
@@ -149,8 +166,22 @@ class ReplicaManagerActor(KActor):
         return msg.body
 
     def _produce(self, msg: NetRequest) -> ProduceRequest:
-        """KafkaApis.handleProduceRequest's internalTopicsAllowed: only AdminUtils.AdminClientId's may append."""
-        return msg.body if msg.client_id == ADMIN_CLIENT_ID else refuse_internal_topics(msg.body)
+        """KafkaApis.handleProduceRequest's authorization and internalTopicsAllowed (only AdminUtils.AdminClientId's
+        may append to an internal topic); a refused topic's answer is TOPIC_AUTHORIZATION_FAILED whatever else."""
+        body = msg.body if msg.client_id == ADMIN_CLIENT_ID else refuse_internal_topics(msg.body)
+        return authorize_produce(body, self._auth(msg))
+
+    def _fetch(self, msg: NetRequest) -> None:
+        """KafkaApis.handleFetchRequest's authorization: the refused partitions answered beside the others."""
+        body, refused = authorize_fetch(msg.body, self._auth(msg))
+        self._dispatch(body, msg.connection_id, msg.request_id, msg.reply_expected, None,
+                       (lambda r: fetch_api.with_refused(r, refused)) if refused else None)
+
+    def _list_offsets(self, msg: NetRequest) -> None:
+        """KafkaApis.handleListOffsetRequest's authorization: the refused partitions answered beside the others."""
+        body, refused = authorize_list_offsets(msg.body, self._auth(msg))
+        self._dispatch(body, msg.connection_id, msg.request_id, msg.reply_expected, None,
+                       (lambda r: list_offsets_api.with_refused(r, refused)) if refused else None)
 
     def on_LocalRequest(self, msg: LocalRequest, sender: str) -> None:
         """An in-process request (the group coordinator's): answered with LocalReply to ``msg.reply_to``, acks=0
@@ -172,7 +203,7 @@ class ReplicaManagerActor(KActor):
             self.post(local_reply_to, LocalReply(request_id, response))
 
     def _dispatch(self, body: Any, connection_id: int, request_id: int, reply_expected: bool,
-                  local_reply_to: str | None) -> None:
+                  local_reply_to: str | None, finish: Callable[[Any], Any] | None = None) -> None:
         if self.shutdown is not None or self.shards == 0:
             return  # shutting down: the sender's timeout / retry takes over, as with a closed socket
         try:
@@ -187,11 +218,12 @@ class ReplicaManagerActor(KActor):
             return
         if not parts:  # a fetch, produce or list-offsets with no partitions
             if reply_expected:
-                self._reply(connection_id, request_id, local_reply_to, unit.merge(body, {}))
+                merged = unit.merge(body, {})
+                self._reply(connection_id, request_id, local_reply_to, merged if finish is None else finish(merged))
             return
         token = next(self.tokens)
         self.pending[token] = _Pending(connection_id, request_id, reply_expected, body, unit, set(parts),
-                                       local_reply_to=local_reply_to)
+                                       local_reply_to=local_reply_to, finish=finish)
         for i, part in parts.items():
             self.post(names.shard(i), ShardRequest(token, part))
 
@@ -205,7 +237,9 @@ class ReplicaManagerActor(KActor):
             return
         del self.pending[msg.token]
         if p.reply_expected:
-            self._reply(p.connection_id, p.request_id, p.local_reply_to, p.unit.merge(p.request, p.parts))
+            merged = p.unit.merge(p.request, p.parts)
+            self._reply(p.connection_id, p.request_id, p.local_reply_to,
+                        merged if p.finish is None else p.finish(merged))
 
     def on_TopicConfigChanged(self, msg: TopicConfigChanged, sender: str) -> None:
         """TopicConfigHandler → LogManager: every shard's logs of the topic take the new overrides."""
@@ -255,4 +289,6 @@ _FRONT: dict[type, Callable[[ReplicaManagerActor, NetRequest], Any]] = {
     MetadataRequest: ReplicaManagerActor._metadata,
     UpdateMetadataRequest: ReplicaManagerActor._update_metadata,
     ProduceRequest: ReplicaManagerActor._produce,
+    FetchRequest: ReplicaManagerActor._fetch,
+    ListOffsetsRequest: ReplicaManagerActor._list_offsets,
 }

@@ -49,6 +49,7 @@ class ProduceRequest:
     # an in-process coordinator's append (Kafka's AppendOrigin.Coordinator: the group coordinator's transactional
     # offset commits): producer epochs are checked, sequences are not; never set from the wire
     coordinator: bool = False
+    principal: str = "User:ANONYMOUS"  # the connection's KafkaPrincipal, for the authorizer (RequestContext's)
 
 
 @message
@@ -115,6 +116,7 @@ class FetchRequest:
     # a consumer's Fetch v11+: KafkaApis gives it a ClientMetadata, so it may read a follower (up to its HW)
     client_metadata: bool = False
     listener: str = ""  # the listener the request came in on (ClientMetadata.listenerName: the replicas' endpoints)
+    principal: str = "User:ANONYMOUS"  # the connection's KafkaPrincipal, for the authorizer (RequestContext's)
 
 
 @message
@@ -177,6 +179,7 @@ class ListOffsetsRequest:
     replica_id: int
     isolation_level: int
     partitions: tuple[ListOffsetsPartition, ...]
+    principal: str = "User:ANONYMOUS"  # the connection's KafkaPrincipal, for the authorizer (RequestContext's)
 
 
 @message

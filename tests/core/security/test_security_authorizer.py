@@ -1,0 +1,207 @@
+"""The broker's authorizer (core/security/authorizer.py) and 2.6.3 KafkaApis' authorization of Produce, Fetch,
+ListOffsets and Metadata (core/api/*: authorize_*), with Kafka's error codes."""
+
+from __future__ import annotations
+
+import pytest
+
+from core.api import fetch, list_offsets, metadata, produce
+from core.broker.metadata_cache import MetadataCache
+from core.security.acl import AclOperation, ResourceType
+from core.security.authorizer import (
+    ALLOW_ALL,
+    Authorizer,
+    RequestAuthorizer,
+    acl_authorizer_configs,
+    authorizer_enabled,
+)
+from messages.common import Broker, EndPoint, Errors, TopicPartition
+from messages.metadata import AutoCreateConfig, MetadataRequest, MetadataTopic
+from messages.replication import (
+    FetchPartition,
+    FetchPartitionData,
+    FetchRequest,
+    FetchResponse,
+    ListOffsetsPartition,
+    ListOffsetsPartitionResponse,
+    ListOffsetsRequest,
+    ListOffsetsResponse,
+    ProducePartition,
+    ProduceRequest,
+)
+from messages.requests import UpdateMetadataPartitionState, UpdateMetadataRequest
+from messages.security import AclRow, AuthorizerChanged
+
+ALICE, BOB, ADMIN = "User:CN=alice", "User:CN=bob", "User:CN=broker"
+LITERAL, PREFIXED = 3, 4  # PatternType codes
+ALLOW, DENY = 3, 2  # AclPermissionType codes
+
+
+def _row(rtype: ResourceType, name: str, principal: str, op: AclOperation, permission: int = ALLOW,
+         pattern: int = LITERAL, host: str = "*") -> AclRow:
+    return AclRow(rtype.code, name, pattern, principal, host, op.code, permission)
+
+
+ACLS = (
+    _row(ResourceType.TOPIC, "orders", ALICE, AclOperation.WRITE),
+    _row(ResourceType.TOPIC, "orders", ALICE, AclOperation.DESCRIBE),
+    _row(ResourceType.TOPIC, "orders", BOB, AclOperation.READ),
+    _row(ResourceType.TOPIC, "logs-", ALICE, AclOperation.ALL, pattern=PREFIXED),
+    _row(ResourceType.TOPIC, "logs-secret", ALICE, AclOperation.READ, DENY),
+    _row(ResourceType.TRANSACTIONAL_ID, "tx-1", ALICE, AclOperation.WRITE),
+    _row(ResourceType.TOPIC, "payments", BOB, AclOperation.WRITE, host="10.0.0.9"),
+)
+STATE = AuthorizerChanged(f"{ADMIN};User:ops", False, ACLS)
+
+
+def _auth(principal: str, host: str = "127.0.0.1", state: AuthorizerChanged = STATE) -> RequestAuthorizer:
+    return Authorizer.from_message(state).for_request(principal, host)
+
+
+def test_authorizer_class_names_and_configs():
+    assert authorizer_enabled("kafka.security.authorizer.AclAuthorizer")
+    assert authorizer_enabled("kafka.security.auth.SimpleAclAuthorizer")
+    assert not authorizer_enabled("") and not authorizer_enabled(None)
+    with pytest.raises(ValueError, match="kactor serves only"):
+        authorizer_enabled("org.example.Other")
+    assert acl_authorizer_configs({}) == (None, False)
+    assert acl_authorizer_configs({"super.users": "User:a;User:b", "allow.everyone.if.no.acl.found": "TRUE"}) == (
+        "User:a;User:b", True)
+    with pytest.raises(ValueError, match="allow.everyone.if.no.acl.found"):
+        acl_authorizer_configs({"allow.everyone.if.no.acl.found": "yes"})
+    with pytest.raises(ValueError, match="super.users"):
+        acl_authorizer_configs({"super.users": "alice"})
+
+
+def test_the_decision_implied_operations_deny_prefixes_hosts_and_super_users():
+    alice, bob = _auth(ALICE), _auth(BOB)
+    assert alice.allows(AclOperation.WRITE, ResourceType.TOPIC, "orders")
+    assert not alice.allows(AclOperation.READ, ResourceType.TOPIC, "orders")
+    assert bob.allows(AclOperation.DESCRIBE, ResourceType.TOPIC, "orders")  # READ implies DESCRIBE
+    assert alice.allows(AclOperation.READ, ResourceType.TOPIC, "logs-app")  # a prefixed ALL
+    assert not alice.allows(AclOperation.READ, ResourceType.TOPIC, "logs-secret")  # DENY wins over ALLOW
+    assert not bob.allows(AclOperation.WRITE, ResourceType.TOPIC, "payments")  # the ACL names another host
+    assert _auth(BOB, "10.0.0.9").allows(AclOperation.WRITE, ResourceType.TOPIC, "payments")
+    assert not alice.allows(AclOperation.DESCRIBE, ResourceType.TOPIC, "no-acls")  # no ACL: refused by default
+    assert _auth(ADMIN).allows(AclOperation.ALL, ResourceType.TOPIC, "no-acls")
+    assert _auth("User:ops").allows_cluster(AclOperation.CLUSTER_ACTION)
+    assert _auth(ALICE, state=AuthorizerChanged(None, True, ACLS)).allows(AclOperation.READ, ResourceType.TOPIC,
+                                                                          "no-acls")
+    assert not _auth("not-a-principal").allows(AclOperation.READ, ResourceType.TOPIC, "orders")
+    unloaded = _auth(ALICE, state=AuthorizerChanged(ADMIN, False, loaded=False))
+    assert not unloaded.allows(AclOperation.WRITE, ResourceType.TOPIC, "orders")
+    assert ALLOW_ALL.allows(AclOperation.ALTER, ResourceType.CLUSTER, "kafka-cluster") and not ALLOW_ALL.enabled
+    assert alice.authorized_operations(ResourceType.TOPIC, "orders") == (1 << 4) | (1 << 8)  # WRITE, DESCRIBE
+
+
+def _batch(producer_id: int = -1, transactional: bool = False) -> bytes:
+    header = bytearray(61)
+    header[16] = 2  # magic
+    header[21:23] = (0x10 if transactional else 0).to_bytes(2, "big")
+    header[43:51] = producer_id.to_bytes(8, "big", signed=True)
+    return bytes(header)
+
+
+def _produce(*topics: str, records: bytes = b"", txn: str | None = None, principal: str = ALICE) -> ProduceRequest:
+    return ProduceRequest(1, 1000, tuple(ProducePartition(TopicPartition(t, 0), records or _batch()) for t in topics),
+                          txn, principal=principal)
+
+
+def test_produce_topic_write_per_partition():
+    req = _produce("orders", "payments", "logs-app")
+    out = produce.authorize_produce(req, _auth(ALICE))
+    assert [(p.tp.topic, p.error) for p in out.partitions] == [
+        ("orders", Errors.NONE), ("payments", Errors.TOPIC_AUTHORIZATION_FAILED), ("logs-app", Errors.NONE)]
+    assert out.partitions[1].records == b"" and out.partitions[0].records == req.partitions[0].records
+    assert Errors.TOPIC_AUTHORIZATION_FAILED == 29
+    assert produce.authorize_produce(req, ALLOW_ALL) is req
+
+
+def test_produce_transactional_needs_the_transactional_id_and_idempotent_the_cluster():
+    txn = _produce("orders", records=_batch(7, transactional=True), txn="tx-2")
+    out = produce.authorize_produce(txn, _auth(ALICE))
+    assert [p.error for p in out.partitions] == [Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED]
+    assert Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED == 53
+    ok = produce.authorize_produce(_produce("orders", records=_batch(7, transactional=True), txn="tx-1"),
+                                   _auth(ALICE))
+    assert [p.error for p in ok.partitions] == [Errors.NONE]
+    idem = produce.authorize_produce(_produce("orders", records=_batch(7)), _auth(ALICE))
+    assert [p.error for p in idem.partitions] == [Errors.CLUSTER_AUTHORIZATION_FAILED]
+    assert Errors.CLUSTER_AUTHORIZATION_FAILED == 31
+
+
+def _fetch(replica_id: int, *topics: str, principal: str = BOB) -> FetchRequest:
+    return FetchRequest(replica_id, tuple(FetchPartition(TopicPartition(t, 0), 0) for t in topics),
+                        principal=principal)
+
+
+def test_fetch_consumers_need_read_followers_cluster_action():
+    req = _fetch(-1, "orders", "payments")
+    allowed, refused = fetch.authorize_fetch(req, _auth(BOB))
+    assert [p.tp.topic for p in allowed.partitions] == ["orders"]
+    assert refused == (FetchPartitionData(TopicPartition("payments", 0), Errors.TOPIC_AUTHORIZATION_FAILED),)
+    data = FetchPartitionData(TopicPartition("orders", 0), Errors.NONE, 5)
+    merged = fetch.with_refused(FetchResponse((data,)), refused)
+    assert [(p.tp.topic, p.error) for p in merged.partitions] == [
+        ("payments", Errors.TOPIC_AUTHORIZATION_FAILED), ("orders", Errors.NONE)]
+    follower = _fetch(2, "orders", principal=ALICE)
+    allowed, refused = fetch.authorize_fetch(follower, _auth(ALICE))
+    assert allowed.partitions == () and [p.error for p in refused] == [Errors.TOPIC_AUTHORIZATION_FAILED]
+    assert fetch.authorize_fetch(follower, _auth(ADMIN)) == (follower, ())
+
+
+def test_list_offsets_needs_describe():
+    req = ListOffsetsRequest(-1, 0, (ListOffsetsPartition(TopicPartition("orders", 0), -1),
+                                     ListOffsetsPartition(TopicPartition("payments", 0), -1)), ALICE)
+    allowed, refused = list_offsets.authorize_list_offsets(req, _auth(ALICE))
+    assert [p.tp.topic for p in allowed.partitions] == ["orders"]
+    assert refused == (ListOffsetsPartitionResponse(TopicPartition("payments", 0), Errors.TOPIC_AUTHORIZATION_FAILED),)
+    merged = list_offsets.with_refused(ListOffsetsResponse(()), refused)
+    assert merged.partitions == refused
+
+
+def _cache() -> MetadataCache:
+    cache = MetadataCache(1)
+    states = tuple(UpdateMetadataPartitionState(TopicPartition(t, 0), 1, 1, 0, (1,), 0, (1,), ())
+                   for t in ("orders", "payments", "logs-app"))
+    cache.maybe_update(UpdateMetadataRequest(1, 1, 1, states, (Broker(1, (EndPoint("127.0.0.1", 9092,
+                                                                                       "PLAINTEXT"),)),)))
+    return cache
+
+
+def _metadata(topics, **kw) -> MetadataRequest:
+    return MetadataRequest(topics, auto_create=AutoCreateConfig(True, 1, 1), **kw)
+
+
+def test_metadata_all_topics_leaves_out_what_the_principal_may_not_describe():
+    r = metadata.handle_metadata_request(_cache(), _metadata(None), _auth(ALICE))
+    assert [(t.name, t.error) for t in r.topics] == [("logs-app", Errors.NONE), ("orders", Errors.NONE)]
+    assert metadata.handle_metadata_request(_cache(), _metadata(None), _auth("User:CN=nobody")).topics == ()
+    r = metadata.handle_metadata_request(_cache(), _metadata(None), _auth(ADMIN))
+    assert [t.name for t in r.topics] == ["logs-app", "orders", "payments"]
+
+
+def test_metadata_named_topics_refused_and_auto_creation_needs_create():
+    r = metadata.handle_metadata_request(_cache(), _metadata(("payments", "orders", "logs-new", "fresh")),
+                                         _auth(ALICE))
+    assert [(t.name, t.error) for t in r.topics] == [
+        ("orders", Errors.NONE), ("logs-new", Errors.LEADER_NOT_AVAILABLE),  # logs-* ALL includes CREATE
+        ("payments", Errors.TOPIC_AUTHORIZATION_FAILED), ("fresh", Errors.TOPIC_AUTHORIZATION_FAILED)]
+    assert r.topics[2] == MetadataTopic("payments", Errors.TOPIC_AUTHORIZATION_FAILED)
+    assert [c.name for c in r.create_topics] == ["logs-new"]
+    describe_only = AuthorizerChanged(None, False, (_row(ResourceType.TOPIC, "fresh", ALICE, AclOperation.DESCRIBE),))
+    r = metadata.handle_metadata_request(_cache(), _metadata(("fresh",)), _auth(ALICE, state=describe_only))
+    assert [(t.name, t.error) for t in r.topics] == [("fresh", Errors.TOPIC_AUTHORIZATION_FAILED)]
+    assert r.create_topics == ()
+    cluster_create = AuthorizerChanged(None, False, describe_only.acls + (
+        _row(ResourceType.CLUSTER, "kafka-cluster", ALICE, AclOperation.CREATE),))
+    r = metadata.handle_metadata_request(_cache(), _metadata(("fresh",)), _auth(ALICE, state=cluster_create))
+    assert [(t.name, t.error) for t in r.topics] == [("fresh", Errors.LEADER_NOT_AVAILABLE)]
+
+
+def test_metadata_authorized_operations_are_the_principals():
+    r = metadata.handle_metadata_request(_cache(), _metadata(("orders",), include_topic_authorized_operations=True,
+                                                             include_cluster_authorized_operations=True),
+                                         _auth(ALICE))
+    assert r.topics[0].topic_authorized_operations == (1 << 4) | (1 << 8)
+    assert r.cluster_authorized_operations == 0
