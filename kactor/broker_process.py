@@ -27,7 +27,13 @@ from actors.runtime import Runtime
 from edges.trace_writer import TraceWriter
 from kactor.config import KafkaConfig
 from kactor.trace.reader import new_trace_path
-from messages.broker_lifecycle import BrokerShutdownComplete, BrokerShutdownRequested, BrokerStartup, ControllerInit
+from messages.broker_lifecycle import (
+    BrokerShutdownComplete,
+    BrokerShutdownRequested,
+    BrokerStartup,
+    ControllerInit,
+    ReplicaManagerInit,
+)
 
 log = logging.getLogger("kactor.broker")
 
@@ -225,7 +231,7 @@ class BrokerProcess:
         registration = registration_json(cfg, int(time.time() * 1000), bound_ports)
         for actor, message in startup_inputs(cfg, registration):
             rt.inject(actor, message, names.EDGE_PROCESS)
-            if actor == names.REPLICA_MANAGER:
+            if isinstance(message, ReplicaManagerInit):
                 # after ReplicaManagerInit is queued: a LogDirFailure never reaches the actor before it
                 log_dirs.start()
         # full collections walk only what they have not seen survive (edges/gc_policy.py says why; Kafka runs on G1
