@@ -9,7 +9,9 @@ from __future__ import annotations
 from typing import Any
 
 from core.api.admin import fit_response
-from core.api.registry import ApiSpec, RequestContext, Route, register
+from core.api.registry import ApiSpec, RequestContext, Route, register, with_principal
+from core.security.acl import AclOperation, ResourceType
+from core.security.authorizer import Authorized, RequestAuthorizer, allowed, refused
 from messages.common import Errors
 from messages.group import (
     DeleteGroupsRequest,
@@ -174,11 +176,27 @@ def delete_groups_error(version: int, body: dict[str, Any], error: int) -> dict[
                                                                      for g in body.get("groups_names", ()))))
 
 
+def authorize_group_membership(request: JoinGroupRequest | SyncGroupRequest | HeartbeatRequest | LeaveGroupRequest,
+                               auth: RequestAuthorizer) -> Authorized:
+    """KafkaApis.handleJoinGroupRequest / handleSyncGroupRequest / handleHeartbeatRequest / handleLeaveGroupRequest:
+    READ on the group, else the answer is GROUP_AUTHORIZATION_FAILED (a JoinGroup's with the member id it sent)."""
+    if auth.allows(AclOperation.READ, ResourceType.GROUP, request.group_id):
+        return allowed(request)
+    error = Errors.GROUP_AUTHORIZATION_FAILED
+    if isinstance(request, JoinGroupRequest):
+        return refused(JoinGroupResponse(error, member_id=request.member_id))
+    if isinstance(request, SyncGroupRequest):
+        return refused(SyncGroupResponse(error))
+    if isinstance(request, HeartbeatRequest):
+        return refused(HeartbeatResponse(error))
+    return refused(LeaveGroupResponse(error))
+
+
 for _key, _from, _to, _err in (
-        (JOIN_GROUP, join_group_from_wire, join_group_to_wire, join_group_error),
-        (SYNC_GROUP, sync_group_from_wire, sync_group_to_wire, sync_group_error),
-        (HEARTBEAT, heartbeat_from_wire, heartbeat_to_wire, heartbeat_error),
-        (LEAVE_GROUP, leave_group_from_wire, leave_group_to_wire, leave_group_error),
+        (JOIN_GROUP, with_principal(join_group_from_wire), join_group_to_wire, join_group_error),
+        (SYNC_GROUP, with_principal(sync_group_from_wire), sync_group_to_wire, sync_group_error),
+        (HEARTBEAT, with_principal(heartbeat_from_wire), heartbeat_to_wire, heartbeat_error),
+        (LEAVE_GROUP, with_principal(leave_group_from_wire), leave_group_to_wire, leave_group_error),
         (DESCRIBE_GROUPS, describe_groups_from_wire, describe_groups_to_wire, describe_groups_error),
         (LIST_GROUPS, list_groups_from_wire, list_groups_to_wire, list_groups_error),
         (DELETE_GROUPS, delete_groups_from_wire, delete_groups_to_wire, delete_groups_error)):

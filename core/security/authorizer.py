@@ -10,7 +10,8 @@ configured (``authorizer.class.name`` empty, 2.6's default) there is no `Authori
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
 
 import attrs
 
@@ -145,3 +146,22 @@ ALLOW_ALL = RequestAuthorizer(None)
 
 def request_authorizer(authorizer: Authorizer | None, principal: str, host: str) -> RequestAuthorizer:
     return ALLOW_ALL if authorizer is None else authorizer.for_request(principal, host)
+
+
+@attrs.frozen(slots=True)
+class Authorized:
+    """What a request front does after KafkaApis' authorization of a request: serve ``request`` (then pass its
+    answer through ``finish``, which adds the refused parts), or send ``answer`` at once (refused as a whole, or
+    nothing allowed left to serve)."""
+
+    request: Any = None
+    answer: Any = None
+    finish: Callable[[Any], Any] | None = None
+
+
+def allowed(request: Any, finish: Callable[[Any], Any] | None = None) -> Authorized:
+    return Authorized(request, None, finish)
+
+
+def refused(answer: Any) -> Authorized:
+    return Authorized(None, answer)

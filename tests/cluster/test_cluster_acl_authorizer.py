@@ -113,6 +113,17 @@ def test_acls_decide_who_produces_consumes_and_sees_topics(start_cluster: Any, t
         consumer.commit(asynchronous=False)
     finally:
         consumer.close()
+    # another group is not bob's: librdkafka reports the coordinator's GROUP_AUTHORIZATION_FAILED
+    other = Consumer({**bob, "group.id": "h", "auto.offset.reset": "earliest"})
+    try:
+        other.subscribe(["t"])
+        errors: list[int] = []
+        deadline = time.monotonic() + DEADLINE_S
+        while not errors and time.monotonic() < deadline:
+            errors += [m.error().code() for m in other.consume(num_messages=10, timeout=0.5) if m.error()]
+        assert errors and errors[0] == KafkaError.GROUP_AUTHORIZATION_FAILED, errors
+    finally:
+        other.close()
     # bob may read but not write
     assert produce_errors(bob, "t", ["bob"]) == [KafkaError.TOPIC_AUTHORIZATION_FAILED]
     st = c.partition_state("t", 0)
