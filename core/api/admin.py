@@ -12,12 +12,14 @@ handler computes for it). ``error_response`` is Kafka's ``getErrorResponse`` of 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import attrs
 
 from core.api.registry import ApiSpec, RequestContext, register
+from core.security.acl import AclOperation, ResourceType
+from core.security.authorizer import RequestAuthorizer
 from protocol.api_versions import API_VERSIONS
 from protocol.schema import StructSpec, message_spec
 
@@ -101,6 +103,22 @@ def _alter_configs_error(api_key: int) -> Callable[[int, Body, int], Body]:
             {"error_code": error_code, "error_message": None, "resource_type": r["resource_type"],
              "resource_name": r["resource_name"]} for r in body.get("resources") or []]})
     return error
+
+
+def authorize_create_topics(names: Iterable[str], auth: RequestAuthorizer) -> tuple[set[str], set[str]]:
+    """KafkaApis.handleCreateTopicsRequest's authorization: the topics that may be created (CREATE on the Cluster,
+    else on each topic; the others answer TOPIC_AUTHORIZATION_FAILED) and those whose configs the answer may show
+    (DESCRIBE_CONFIGS on the topic; the others' topic_config_error_code is TOPIC_AUTHORIZATION_FAILED)."""
+    names = set(names)
+    creatable = names if auth.allows_cluster(AclOperation.CREATE) else \
+        auth.filter(AclOperation.CREATE, ResourceType.TOPIC, names)
+    return set(creatable), auth.filter(AclOperation.DESCRIBE_CONFIGS, ResourceType.TOPIC, names)
+
+
+def authorize_delete_topics(names: Iterable[str], auth: RequestAuthorizer) -> set[str]:
+    """KafkaApis.handleDeleteTopicsRequest's authorization: the topics that may be deleted (DELETE on each; the
+    others answer TOPIC_AUTHORIZATION_FAILED before their existence is checked)."""
+    return auth.filter(AclOperation.DELETE, ResourceType.TOPIC, names)
 
 
 def elect_leaders_error(version: int, body: Body, error_code: int) -> Body:

@@ -27,7 +27,17 @@ from typing import Any
 from kazoo.client import KazooClient
 from kazoo.exceptions import KazooException
 
-from core.api.admin import AdminRequest
+from core.api.admin import CREATE_TOPICS, DELETE_TOPICS, AdminRequest, authorize_create_topics, authorize_delete_topics
+from core.security.acl import parse_super_users
+from core.security.acl_store import load_acls
+from core.security.authorizer import (
+    ALLOW_ALL,
+    ANONYMOUS,
+    Authorizer,
+    RequestAuthorizer,
+    acl_authorizer_configs,
+    authorizer_enabled,
+)
 from kactor.admin import (
     InvalidPartitionsException,
     InvalidReplicaAssignmentException,
@@ -45,6 +55,7 @@ from kactor.admin.assignment import BrokerMetadata, assign_replicas_to_brokers
 from kactor.admin.config_entries import BrokerConfigView, topic_config_entries
 from kactor.config import KafkaConfig
 from messages.common import NO_LEADER, Errors, TopicPartition
+from zk_bridge.blocking import BlockingZk
 
 log = logging.getLogger("kactor.admin_manager")
 
@@ -61,6 +72,7 @@ class AdminManager:
                  controller_events: Callable[[Any], None] | None = None,
                  clock: Callable[[], float] = time.monotonic, sleep: Callable[[float], None] = time.sleep) -> None:
         self.admin = AdminZkClient(zk)
+        self.zk_client = zk
         self.config = config
         self.broker_id = config.broker_id
         self.controller_events = controller_events
@@ -90,10 +102,30 @@ class AdminManager:
 
     def handle(self, api_key: int, version: int, body: Body, ctx: Any = None) -> Body:
         """KafkaApis.handle for the admin APIs: the response body (newest version's fields) to ``body``."""
+        if api_key == CREATE_TOPICS:
+            return self.create_topics(version, body, self.request_authorizer(ctx))
+        if api_key == DELETE_TOPICS:
+            return self.delete_topics(version, body, self.request_authorizer(ctx))
         handler = self._handlers.get(api_key)
         if handler is None:
             raise ValueError(f"api key {api_key} is not an admin API")
         return handler(version, body)
+
+    def request_authorizer(self, ctx: Any) -> RequestAuthorizer:
+        """KafkaApis' authorizer for a request of ``ctx``'s principal and address: AclAuthorizer's decision over the
+        ACLs read from ZooKeeper now (this handler's thread has its own session and no cache of the ACLs; a read
+        that fails leaves no ACL, so only the super users, or everyone with allow.everyone.if.no.acl.found, pass)."""
+        if not authorizer_enabled(self.config["authorizer.class.name"]):
+            return ALLOW_ALL
+        super_users, allow_everyone = acl_authorizer_configs(self.config.originals)
+        try:
+            with BlockingZk(self.zk_client) as blocking:
+                cache = blocking.run(load_acls())
+        except Exception as e:  # noqa: BLE001 - fail closed
+            log.error("Cannot read the ACLs: %s", e)
+            cache = {}
+        authorizer = Authorizer({p: v.acls for p, v in cache.items()}, parse_super_users(super_users), allow_everyone)
+        return authorizer.for_request(getattr(ctx, "principal", ANONYMOUS), getattr(ctx, "client_host", ""))
 
     # -- shared ----------------------------------------------------------------------------------------------------
     def is_controller(self) -> bool:
@@ -127,7 +159,7 @@ class AdminManager:
                                 self.admin.fetch_entity_config("brokers", "<default>"))
 
     # -- CreateTopics ------------------------------------------------------------------------------------------------
-    def create_topics(self, version: int, body: Body) -> Body:
+    def create_topics(self, version: int, body: Body, auth: RequestAuthorizer = ALLOW_ALL) -> Body:
         """KafkaApis.handleCreateTopicsRequest + AdminManager.createTopics."""
         requested = body.get("topics") or []
         results: dict[str, Body] = {}
@@ -140,11 +172,16 @@ class AdminManager:
                 r["error_code"] = Errors.NOT_CONTROLLER
             return {"throttle_time_ms": 0, "topics": list(results.values())}
         names = [t["name"] for t in requested]
+        creatable, shown = authorize_create_topics(names, auth) if auth.enabled else (set(names), set(names))
         to_create = []
         for t in requested:
+            if t["name"] not in shown:
+                results[t["name"]].update(topic_config_error_code=Errors.TOPIC_AUTHORIZATION_FAILED)
             if names.count(t["name"]) > 1:
                 results[t["name"]].update(error_code=Errors.INVALID_REQUEST,
                                           error_message="Found multiple entries for this topic.")
+            elif t["name"] not in creatable:
+                results[t["name"]].update(error_code=Errors.TOPIC_AUTHORIZATION_FAILED)
             else:
                 to_create.append(t)
         validate_only = bool(body.get("validate_only"))
@@ -216,7 +253,7 @@ class AdminManager:
                 results[topic].update(error_code=Errors.REQUEST_TIMED_OUT, error_message=None)
 
     # -- DeleteTopics ------------------------------------------------------------------------------------------------
-    def delete_topics(self, version: int, body: Body) -> Body:
+    def delete_topics(self, version: int, body: Body, auth: RequestAuthorizer = ALLOW_ALL) -> Body:
         """KafkaApis.handleDeleteTopicsRequest + AdminManager.deleteTopics: mark each topic for deletion and wait,
         up to ``timeout_ms``, for it to be gone (DelayedDeleteTopics)."""
         names = list(dict.fromkeys(body.get("topic_names") or []))
@@ -231,7 +268,11 @@ class AdminManager:
                 r["error_code"] = error
             return {"throttle_time_ms": 0, "responses": list(results.values())}
         marked = []
+        deletable = authorize_delete_topics(names, auth) if auth.enabled else set(names)
         for n in names:
+            if n not in deletable:
+                results[n]["error_code"] = Errors.TOPIC_AUTHORIZATION_FAILED
+                continue
             if not topic_name.is_valid(n) or not self.admin.topic_exists(n):
                 results[n]["error_code"] = Errors.UNKNOWN_TOPIC_OR_PARTITION
                 continue

@@ -3,7 +3,8 @@ MTLS listener (``ssl.client.auth=required``: each client's principal is its cert
 inter-broker listener, whose principal is ``User:ANONYMOUS`` — a super user here, so replication and the
 controller's requests pass, as a deployment with a PLAINTEXT inter-broker listener must configure it. A client
 without ACLs sees no topic and cannot produce (TOPIC_AUTHORIZATION_FAILED); ``kactor acls --producer`` lets it
-produce, ``--consumer --group`` lets another client consume in a group; a super user's certificate needs no ACL."""
+produce, ``--consumer --group`` lets another client consume in a group (another group is refused); a super user's
+certificate needs no ACL, and only it may create topics and delete them."""
 
 from __future__ import annotations
 
@@ -126,5 +127,16 @@ def test_acls_decide_who_produces_consumes_and_sees_topics(start_cluster: Any, t
         other.close()
     # bob may read but not write
     assert produce_errors(bob, "t", ["bob"]) == [KafkaError.TOPIC_AUTHORIZATION_FAILED]
+    # CreateTopics / DeleteTopics: CREATE and DELETE, which only the super user has
+    from confluent_kafka.admin import AdminClient, NewTopic
+
+    for config, expected in ((alice, KafkaError.TOPIC_AUTHORIZATION_FAILED), (root, KafkaError.NO_ERROR)):
+        admin = AdminClient(config)
+        error = admin.create_topics([NewTopic("made", 1, 2)], operation_timeout=30)["made"].exception(timeout=60)
+        assert (error.args[0].code() if error else KafkaError.NO_ERROR) == expected, error
+    admin = AdminClient(alice)
+    error = admin.delete_topics(["t"], operation_timeout=30)["t"].exception(timeout=60)
+    assert error.args[0].code() == KafkaError.TOPIC_AUTHORIZATION_FAILED
+    assert list(c.json("/brokers/topics/made")["partitions"]) == ["0"] and c.zk.exists("/brokers/topics/t")
     st = c.partition_state("t", 0)
     assert sorted(st["isr"]) == [0, 1]

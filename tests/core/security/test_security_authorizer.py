@@ -205,3 +205,13 @@ def test_metadata_authorized_operations_are_the_principals():
                                          _auth(ALICE))
     assert r.topics[0].topic_authorized_operations == (1 << 4) | (1 << 8)
     assert r.cluster_authorized_operations == 0
+
+
+def test_create_topics_needs_create_on_the_cluster_or_the_topic_and_delete_topics_delete():
+    from core.api.admin import authorize_create_topics, authorize_delete_topics
+
+    assert authorize_create_topics(["logs-new", "fresh", "orders"], _auth(ALICE)) == (
+        {"logs-new"}, {"logs-new"})  # logs-* ALL: CREATE and DESCRIBE_CONFIGS; orders: WRITE and DESCRIBE only
+    cluster = AuthorizerChanged(None, False, (_row(ResourceType.CLUSTER, "kafka-cluster", BOB, AclOperation.CREATE),))
+    assert authorize_create_topics(["a", "b"], _auth(BOB, state=cluster)) == ({"a", "b"}, set())
+    assert authorize_delete_topics(["logs-old", "orders"], _auth(ALICE)) == {"logs-old"}
