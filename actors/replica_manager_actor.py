@@ -24,7 +24,10 @@ from actors import names
 from actors.base import KActor
 from actors.partition_actor import PartitionActor
 from core.api import fetch as fetch_api
+from core.api import leader_and_isr as leader_and_isr_api
 from core.api import list_offsets as list_offsets_api
+from core.api import stop_replica as stop_replica_api
+from core.api import update_metadata as update_metadata_api
 from core.api.broker_requests import unit_of
 from core.api.fetch import authorize_fetch
 from core.api.list_offsets import authorize_list_offsets
@@ -62,6 +65,8 @@ from messages.replication import (
     ProduceRequest,
 )
 from messages.requests import (
+    LeaderAndIsrRequest,
+    StopReplicaRequest,
     UpdateMetadataRequest,
 )
 from messages.runtime import ActorInit
@@ -160,10 +165,27 @@ class ReplicaManagerActor(KActor):
             self.post(names.NET, NetReply(msg.connection_id, msg.request_id,
                                           handle_metadata_request(self.metadata_cache, msg.body, self._auth(msg))))
 
-    def _update_metadata(self, msg: NetRequest) -> UpdateMetadataRequest:
+    def _update_metadata(self, msg: NetRequest) -> UpdateMetadataRequest | None:
         """KafkaApis.handleUpdateMetadataRequest: the whole cache is updated here, the shards' parts by them."""
+        if self._refused_cluster_action(msg, update_metadata_api.authorize):
+            return None
         self.metadata_cache.maybe_update(msg.body)
         return msg.body
+
+    def _controller_request(self, msg: NetRequest) -> Any:
+        """KafkaApis.handleLeaderAndIsrRequest / handleStopReplicaRequest: CLUSTER_ACTION first."""
+        authorize = leader_and_isr_api.authorize if isinstance(msg.body, LeaderAndIsrRequest) else \
+            stop_replica_api.authorize
+        return None if self._refused_cluster_action(msg, authorize) else msg.body
+
+    def _refused_cluster_action(self, msg: NetRequest, authorize: Callable[[Any, RequestAuthorizer], Any]) -> bool:
+        """authorizeClusterOperation(CLUSTER_ACTION): a refused controller request is answered its error response."""
+        if self.authorizer is None:
+            return False
+        refusal = authorize(msg.body, self._auth(msg))
+        if refusal is not None and msg.reply_expected:
+            self.post(names.NET, NetReply(msg.connection_id, msg.request_id, refusal))
+        return refusal is not None
 
     def _produce(self, msg: NetRequest) -> ProduceRequest:
         """KafkaApis.handleProduceRequest's authorization and internalTopicsAllowed (only AdminUtils.AdminClientId's
@@ -288,6 +310,8 @@ class ReplicaManagerActor(KActor):
 _FRONT: dict[type, Callable[[ReplicaManagerActor, NetRequest], Any]] = {
     MetadataRequest: ReplicaManagerActor._metadata,
     UpdateMetadataRequest: ReplicaManagerActor._update_metadata,
+    LeaderAndIsrRequest: ReplicaManagerActor._controller_request,
+    StopReplicaRequest: ReplicaManagerActor._controller_request,
     ProduceRequest: ReplicaManagerActor._produce,
     FetchRequest: ReplicaManagerActor._fetch,
     ListOffsetsRequest: ReplicaManagerActor._list_offsets,

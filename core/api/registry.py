@@ -120,8 +120,9 @@ def with_principal(from_wire: Callable[[int, dict[str, Any], RequestContext], An
                    ) -> Callable[[int, dict[str, Any], RequestContext], Any]:
     """``from_wire`` whose internal request also carries the connection's principal (its ``principal`` field), for
     the front that authorizes it."""
-    def convert(version: int, body: dict[str, Any], ctx: RequestContext) -> Any:
-        return attrs.evolve(from_wire(version, body, ctx), principal=ctx.principal)
+    def convert(version: int, body: dict[str, Any], ctx: RequestContext | None = None) -> Any:
+        request = from_wire(version, body, ctx)
+        return request if ctx is None else attrs.evolve(request, principal=ctx.principal)
     return convert
 
 

@@ -215,3 +215,32 @@ def test_create_topics_needs_create_on_the_cluster_or_the_topic_and_delete_topic
     cluster = AuthorizerChanged(None, False, (_row(ResourceType.CLUSTER, "kafka-cluster", BOB, AclOperation.CREATE),))
     assert authorize_create_topics(["a", "b"], _auth(BOB, state=cluster)) == ({"a", "b"}, set())
     assert authorize_delete_topics(["logs-old", "orders"], _auth(ALICE)) == {"logs-old"}
+
+
+def test_controller_requests_need_cluster_action():
+    from core.api import leader_and_isr, stop_replica, update_metadata
+    from messages.requests import (
+        LeaderAndIsrPartitionState,
+        LeaderAndIsrRequest,
+        LeaderAndIsrResponse,
+        PartitionError,
+        StopReplicaPartitionState,
+        StopReplicaRequest,
+        StopReplicaResponse,
+        UpdateMetadataResponse,
+    )
+
+    tp = TopicPartition("orders", 0)
+    lai = LeaderAndIsrRequest(1, 1, 5, (LeaderAndIsrPartitionState(tp, 1, 1, 0, (1,), 0, (1,)),), ())
+    refused = Errors.CLUSTER_AUTHORIZATION_FAILED
+    assert leader_and_isr.authorize(lai, _auth(ALICE)) == LeaderAndIsrResponse(refused, (PartitionError(tp, refused),))
+    assert leader_and_isr.authorize(lai, _auth(ADMIN)) is None
+    stop = StopReplicaRequest(1, 1, 5, (StopReplicaPartitionState(tp, 0, True),))
+    assert stop_replica.authorize(stop, _auth(ALICE)) == StopReplicaResponse(refused, (PartitionError(tp, refused),))
+    cluster_action = AuthorizerChanged(None, False, (
+        _row(ResourceType.CLUSTER, "kafka-cluster", ALICE, AclOperation.CLUSTER_ACTION),))
+    assert stop_replica.authorize(stop, _auth(ALICE, state=cluster_action)) is None
+    update = UpdateMetadataRequest(1, 1, 5, (), ())
+    assert update_metadata.authorize(update, _auth(BOB)) == UpdateMetadataResponse(refused)
+    wire = leader_and_isr.error_response(4, leader_and_isr.request_to_wire(lai), int(refused))
+    assert wire["error_code"] == 31
