@@ -25,6 +25,7 @@ from actors import names
 from actors.base import KActor
 from actors.core_effects import EffectInterpreter
 from actors.proc_driver import ProcDriver
+from core.api import txn_offset_commit as txn_offset_commit_api
 from core.api.find_coordinator import authorize_find_coordinator
 from core.api.group import authorize_group_membership
 from core.api.offsets import authorize_offset_commit, authorize_offset_fetch
@@ -54,6 +55,7 @@ from messages.group import (
     OffsetCommitRequest,
     OffsetFetchRequest,
     SyncGroupRequest,
+    TxnOffsetCommitRequest,
 )
 from messages.metadata import MetadataResponse
 from messages.net import NetReply, NetRequest
@@ -249,4 +251,5 @@ _AUTHORIZE: dict[type, Callable[[Any, RequestAuthorizer], Authorized]] = {
     LeaveGroupRequest: authorize_group_membership,
     OffsetCommitRequest: authorize_offset_commit,
     OffsetFetchRequest: authorize_offset_fetch,
+    TxnOffsetCommitRequest: txn_offset_commit_api.authorize,
 }

@@ -220,6 +220,7 @@ class TxnOffsetCommitRequest:
     generation_id: int = NO_GENERATION
     member_id: str = UNKNOWN_MEMBER_ID
     group_instance_id: str | None = None
+    principal: str = "User:ANONYMOUS"  # the connection's KafkaPrincipal, for the authorizer (RequestContext's)
 
 
 @message
