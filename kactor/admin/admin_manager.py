@@ -27,8 +27,26 @@ from typing import Any
 from kazoo.client import KazooClient
 from kazoo.exceptions import KazooException
 
-from core.api.admin import CREATE_TOPICS, DELETE_TOPICS, AdminRequest, authorize_create_topics, authorize_delete_topics
-from core.security.acl import parse_super_users
+from core.api import client_quotas as client_quotas_api
+from core.api.admin import (
+    ALTER_CONFIGS,
+    ALTER_PARTITION_REASSIGNMENTS,
+    CLUSTER_OPERATION_OF,
+    CREATE_PARTITIONS,
+    CREATE_TOPICS,
+    DELETE_TOPICS,
+    DESCRIBE_CONFIGS,
+    ELECT_LEADERS,
+    ERROR_RESPONSES,
+    INCREMENTAL_ALTER_CONFIGS,
+    LIST_PARTITION_REASSIGNMENTS,
+    AdminRequest,
+    authorize_config_resources,
+    authorize_create_partitions,
+    authorize_create_topics,
+    authorize_delete_topics,
+)
+from core.security.acl import AclOperation, parse_super_users
 from core.security.acl_store import load_acls
 from core.security.authorizer import (
     ALLOW_ALL,
@@ -109,7 +127,38 @@ class AdminManager:
         handler = self._handlers.get(api_key)
         if handler is None:
             raise ValueError(f"api key {api_key} is not an admin API")
+        if api_key in CLUSTER_OPERATION_OF or api_key in _CONFIG_APIS or api_key == CREATE_PARTITIONS:
+            auth = self.request_authorizer(ctx)
+            if auth.enabled:
+                return self._authorized(api_key, version, body, auth, handler)
         return handler(version, body)
+
+    def _authorized(self, api_key: int, version: int, body: Body, auth: RequestAuthorizer,
+                    handler: Callable[[int, Body], Body]) -> Body:
+        """KafkaApis' authorization of the other admin APIs: a Cluster operation refused answers the request's error
+        response (CLUSTER_AUTHORIZATION_FAILED); config resources and CreatePartitions' topics are refused one by
+        one, the others served."""
+        if api_key in CLUSTER_OPERATION_OF:
+            if auth.allows_cluster(CLUSTER_OPERATION_OF[api_key]):
+                return handler(version, body)
+            errors = CLUSTER_ERROR_RESPONSES[api_key]
+            return errors(version, body, int(Errors.CLUSTER_AUTHORIZATION_FAILED))
+        if api_key in _CONFIG_APIS:
+            operation, key = _CONFIG_APIS[api_key]
+            served, refused = authorize_config_resources(body.get("resources") or [], operation, auth,
+                                                         api_key == DESCRIBE_CONFIGS)
+            response = handler(version, {**body, "resources": served}) if served else {"throttle_time_ms": 0}
+            return {**response, key: [*(response.get(key) or []), *refused]}
+        topics = body.get("topics") or []
+        if not self.is_controller():
+            return handler(version, body)  # NOT_CONTROLLER first, as KafkaApis
+        names = [t["name"] for t in topics]
+        alterable = authorize_create_partitions(names, auth)
+        served_topics = [t for t in topics if t["name"] in alterable or names.count(t["name"]) > 1]
+        refused_results = [{"name": t["name"], "error_code": int(Errors.TOPIC_AUTHORIZATION_FAILED),
+                            "error_message": None} for t in topics if t not in served_topics]
+        response = handler(version, {**body, "topics": served_topics}) if served_topics else {"throttle_time_ms": 0}
+        return {**response, "results": [*(response.get("results") or []), *refused_results]}
 
     def request_authorizer(self, ctx: Any) -> RequestAuthorizer:
         """KafkaApis' authorizer for a request of ``ctx``'s principal and address: AclAuthorizer's decision over the
@@ -358,3 +407,19 @@ class AdminManager:
         combined = self.admin.add_partitions(name, existing, brokers, new, manual, validate_only=validate_only)
         return [p for p in combined if p >= old]
 
+
+
+# the config APIs: the operation each needs on a resource, and the answer's list of results
+_CONFIG_APIS: dict[int, tuple[AclOperation, str]] = {
+    DESCRIBE_CONFIGS: (AclOperation.DESCRIBE_CONFIGS, "results"),
+    ALTER_CONFIGS: (AclOperation.ALTER_CONFIGS, "responses"),
+    INCREMENTAL_ALTER_CONFIGS: (AclOperation.ALTER_CONFIGS, "responses"),
+}
+# the error answers of the APIs authorized on the whole Cluster
+CLUSTER_ERROR_RESPONSES: dict[int, Callable[[int, Body, int], Body]] = {
+    ELECT_LEADERS: ERROR_RESPONSES[ELECT_LEADERS],
+    ALTER_PARTITION_REASSIGNMENTS: ERROR_RESPONSES[ALTER_PARTITION_REASSIGNMENTS],
+    LIST_PARTITION_REASSIGNMENTS: ERROR_RESPONSES[LIST_PARTITION_REASSIGNMENTS],
+    client_quotas_api.DESCRIBE_CLIENT_QUOTAS: client_quotas_api.describe_error,
+    client_quotas_api.ALTER_CLIENT_QUOTAS: client_quotas_api.alter_error,
+}

@@ -4,7 +4,7 @@ inter-broker listener, whose principal is ``User:ANONYMOUS`` — a super user he
 controller's requests pass, as a deployment with a PLAINTEXT inter-broker listener must configure it. A client
 without ACLs sees no topic and cannot produce (TOPIC_AUTHORIZATION_FAILED); ``kactor acls --producer`` lets it
 produce, ``--consumer --group`` lets another client consume in a group (another group is refused); a super user's
-certificate needs no ACL, and only it may create topics and delete them."""
+certificate needs no ACL, and only it may create topics, delete them and describe their configs."""
 
 from __future__ import annotations
 
@@ -134,6 +134,14 @@ def test_acls_decide_who_produces_consumes_and_sees_topics(start_cluster: Any, t
         admin = AdminClient(config)
         error = admin.create_topics([NewTopic("made", 1, 2)], operation_timeout=30)["made"].exception(timeout=60)
         assert (error.args[0].code() if error else KafkaError.NO_ERROR) == expected, error
+    from confluent_kafka.admin import ConfigResource
+
+    configs = ConfigResource(ConfigResource.Type.TOPIC, "t")
+    admin = AdminClient(alice)
+    error = admin.describe_configs([configs])[configs].exception(timeout=60)
+    assert error.args[0].code() == KafkaError.TOPIC_AUTHORIZATION_FAILED
+    admin = AdminClient(root)
+    assert admin.describe_configs([configs])[configs].result(timeout=60)["cleanup.policy"].value == "delete"
     admin = AdminClient(alice)
     error = admin.delete_topics(["t"], operation_timeout=30)["t"].exception(timeout=60)
     assert error.args[0].code() == KafkaError.TOPIC_AUTHORIZATION_FAILED

@@ -244,3 +244,29 @@ def test_controller_requests_need_cluster_action():
     assert update_metadata.authorize(update, _auth(BOB)) == UpdateMetadataResponse(refused)
     wire = leader_and_isr.error_response(4, leader_and_isr.request_to_wire(lai), int(refused))
     assert wire["error_code"] == 31
+
+
+def test_config_resources_need_describe_or_alter_configs_on_the_topic_or_the_cluster():
+    from core.api.admin import (
+        CLUSTER_OPERATION_OF,
+        ELECT_LEADERS,
+        ERROR_RESPONSES,
+        authorize_config_resources,
+        authorize_create_partitions,
+        fit_response,
+    )
+
+    resources = [{"resource_type": 2, "resource_name": "logs-a"}, {"resource_type": 2, "resource_name": "orders"},
+                 {"resource_type": 4, "resource_name": "0"}]
+    served, refused = authorize_config_resources(resources, AclOperation.DESCRIBE_CONFIGS, _auth(ALICE), True)
+    assert served == resources[:1]
+    assert refused == [
+        {"error_code": 29, "error_message": None, "resource_type": 2, "resource_name": "orders", "configs": []},
+        {"error_code": 31, "error_message": None, "resource_type": 4, "resource_name": "0", "configs": []}]
+    served, refused = authorize_config_resources(resources, AclOperation.ALTER_CONFIGS, _auth(ADMIN), False)
+    assert served == resources and refused == []
+    assert authorize_create_partitions(["logs-a", "orders"], _auth(ALICE)) == {"logs-a"}
+    assert CLUSTER_OPERATION_OF[ELECT_LEADERS] is AclOperation.ALTER
+    body = {"topic_partitions": [{"topic": "t", "partitions": [0]}]}
+    answer = ERROR_RESPONSES[ELECT_LEADERS](2, body, 31)
+    assert fit_response(ELECT_LEADERS, 2, answer) == answer  # the admin edge fits the handler's answer again
