@@ -25,6 +25,8 @@ from actors import names
 from actors.base import KActor
 from actors.core_effects import EffectInterpreter
 from actors.proc_driver import ProcDriver
+from core.api import group as group_api
+from core.api import offset_delete as offset_delete_api
 from core.api import txn_offset_commit as txn_offset_commit_api
 from core.api.find_coordinator import authorize_find_coordinator
 from core.api.group import authorize_group_membership
@@ -46,13 +48,17 @@ from core.effects import ReplyHandle, Respond
 from core.security.authorizer import Authorized, Authorizer, RequestAuthorizer, request_authorizer
 from messages.common import Errors, TopicPartition
 from messages.group import (
+    DeleteGroupsRequest,
+    DescribeGroupsRequest,
     FindCoordinatorRequest,
     GroupCoordinatorConfig,
     GroupCoordinatorInit,
     HeartbeatRequest,
     JoinGroupRequest,
     LeaveGroupRequest,
+    ListGroupsRequest,
     OffsetCommitRequest,
+    OffsetDeleteRequest,
     OffsetFetchRequest,
     SyncGroupRequest,
     TxnOffsetCommitRequest,
@@ -252,4 +258,8 @@ _AUTHORIZE: dict[type, Callable[[Any, RequestAuthorizer], Authorized]] = {
     OffsetCommitRequest: authorize_offset_commit,
     OffsetFetchRequest: authorize_offset_fetch,
     TxnOffsetCommitRequest: txn_offset_commit_api.authorize,
+    DescribeGroupsRequest: group_api.authorize_describe_groups,
+    ListGroupsRequest: group_api.authorize_list_groups,
+    DeleteGroupsRequest: group_api.authorize_delete_groups,
+    OffsetDeleteRequest: offset_delete_api.authorize,
 }

@@ -255,6 +255,7 @@ class OffsetFetchResponse:
 class DescribeGroupsRequest:
     groups: tuple[str, ...]
     include_authorized_operations: bool = False  # v3+
+    principal: str = "User:ANONYMOUS"  # the connection's KafkaPrincipal, for the authorizer (RequestContext's)
 
 
 @message
@@ -286,6 +287,7 @@ class DescribeGroupsResponse:
 @message
 class ListGroupsRequest:
     states_filter: tuple[str, ...] = ()
+    principal: str = "User:ANONYMOUS"  # the connection's KafkaPrincipal, for the authorizer (RequestContext's)
 
 
 @message
@@ -304,6 +306,7 @@ class ListGroupsResponse:
 @message
 class DeleteGroupsRequest:
     groups: tuple[str, ...]
+    principal: str = "User:ANONYMOUS"  # the connection's KafkaPrincipal, for the authorizer (RequestContext's)
 
 
 @message
@@ -317,6 +320,7 @@ class OffsetDeleteRequest:
 
     group_id: str
     partitions: tuple[TopicPartition, ...]
+    principal: str = "User:ANONYMOUS"  # the connection's KafkaPrincipal, for the authorizer (RequestContext's)
 
 
 @message

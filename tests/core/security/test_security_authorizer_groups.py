@@ -116,3 +116,49 @@ def test_offset_fetch_group_describe_then_topic_describe():
     assert answered.partitions == (OffsetFetchPartitionData(TopicPartition("t", 0), 7),
                                    OffsetFetchPartitionData(TopicPartition("u", 0), -1, -1, "",
                                                             Errors.TOPIC_AUTHORIZATION_FAILED))
+
+
+def test_describe_list_and_delete_groups_and_offset_delete():
+    from core.api import offset_delete
+    from messages.group import (
+        DeleteGroupsRequest,
+        DeleteGroupsResponse,
+        DescribedGroup,
+        DescribeGroupsRequest,
+        DescribeGroupsResponse,
+        ListedGroup,
+        ListGroupsRequest,
+        ListGroupsResponse,
+        OffsetDeleteRequest,
+        OffsetDeleteResponse,
+    )
+
+    out = group.authorize_describe_groups(DescribeGroupsRequest(("other", "g", "viewers")), AUTH)
+    assert out.request.groups == ("g", "viewers")
+    served = DescribeGroupsResponse((DescribedGroup(Errors.NONE, "viewers", "Empty"),
+                                     DescribedGroup(Errors.NONE, "g", "Stable")))
+    assert [(d.group_id, d.error) for d in out.finish(served).groups] == [
+        ("other", Errors.GROUP_AUTHORIZATION_FAILED), ("g", Errors.NONE), ("viewers", Errors.NONE)]
+    listed = ListGroupsResponse(Errors.NONE, tuple(ListedGroup(g, "consumer", "Stable") for g in ("g", "x", "viewers")))
+    assert [g.group_id for g in group.authorize_list_groups(ListGroupsRequest(), AUTH).finish(listed).groups] == [
+        "g", "viewers"]
+    deleted = group.authorize_delete_groups(DeleteGroupsRequest(("g", "other")), AUTH)  # READ is not DELETE
+    assert deleted.answer == DeleteGroupsResponse((("g", Errors.GROUP_AUTHORIZATION_FAILED),
+                                                   ("other", Errors.GROUP_AUTHORIZATION_FAILED)))
+    assert offset_delete.authorize(OffsetDeleteRequest("g", (TopicPartition("t", 0),)), AUTH).answer == \
+        OffsetDeleteResponse(Errors.GROUP_AUTHORIZATION_FAILED)
+
+
+def test_offset_delete_with_delete_on_the_group_refuses_unreadable_topics():
+    from core.api import offset_delete
+    from messages.group import DeleteGroupsRequest, OffsetDeleteRequest, OffsetDeleteResponse
+
+    auth = Authorizer.from_message(AuthorizerChanged(None, False, STATE.acls + (
+        _row(ResourceType.GROUP, "g", AclOperation.DELETE),))).for_request(BOB, "127.0.0.1")
+    t0, u0 = TopicPartition("t", 0), TopicPartition("u", 0)
+    out = offset_delete.authorize(OffsetDeleteRequest("g", (t0, u0)), auth)
+    assert out.request.partitions == (t0,)
+    assert out.finish(OffsetDeleteResponse(Errors.NONE, ((t0, Errors.NONE),))).partitions == (
+        (t0, Errors.NONE), (u0, Errors.TOPIC_AUTHORIZATION_FAILED))
+    deleted = group.authorize_delete_groups(DeleteGroupsRequest(("g", "other")), auth)
+    assert deleted.request.groups == ("g",)
