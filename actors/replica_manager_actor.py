@@ -23,11 +23,15 @@ import attrs
 from actors import names
 from actors.base import KActor
 from actors.partition_actor import PartitionActor
+from core.api import alter_replica_log_dirs as alter_replica_log_dirs_api
+from core.api import delete_records as delete_records_api
+from core.api import describe_log_dirs as describe_log_dirs_api
 from core.api import fetch as fetch_api
 from core.api import leader_and_isr as leader_and_isr_api
 from core.api import list_offsets as list_offsets_api
 from core.api import stop_replica as stop_replica_api
 from core.api import update_metadata as update_metadata_api
+from core.api import write_txn_markers as write_txn_markers_api
 from core.api.broker_requests import unit_of
 from core.api.fetch import authorize_fetch
 from core.api.list_offsets import authorize_list_offsets
@@ -36,7 +40,7 @@ from core.api.produce import authorize_produce
 from core.broker.metadata_cache import MetadataCache
 from core.broker.replica_manager import FUTURE_LOCAL_REPLICA_ID
 from core.broker.shards import ShardedRequest, SplitRefused
-from core.security.authorizer import Authorizer, RequestAuthorizer, request_authorizer
+from core.security.authorizer import Authorized, Authorizer, RequestAuthorizer, request_authorizer
 from messages.broker_lifecycle import BrokerRegistered, BrokerShutdownComplete, ReplicaManagerInit
 from messages.common import Errors
 from messages.dynamic_config import LogConfigDefaultsChanged, TopicConfigChanged
@@ -58,6 +62,9 @@ from messages.quota import ReplicationQuotasChanged
 from messages.replication import (
     DEBUGGING_REPLICA_ID,
     GROUP_METADATA_TOPIC_NAME,
+    AlterReplicaLogDirsRequest,
+    DeleteRecordsRequest,
+    DescribeLogDirsRequest,
     FetchRequest,
     ListOffsetsRequest,
     LocalReply,
@@ -71,6 +78,7 @@ from messages.requests import (
 )
 from messages.runtime import ActorInit
 from messages.security import AuthorizerChanged
+from messages.txn_markers import WriteTxnMarkersRequest
 
 log = logging.getLogger("kactor.broker")
 
@@ -153,6 +161,16 @@ class ReplicaManagerActor(KActor):
             self.post(names.shard(i), ShardBrokerEpoch(msg.broker_epoch))
 
     def on_NetRequest(self, msg: NetRequest, sender: str) -> None:
+        check = _AUTHORIZE.get(type(msg.body))
+        if check is not None and self.authorizer is not None:
+            decision = check(msg.body, self._auth(msg))
+            if decision.request is None:
+                if msg.reply_expected:
+                    self.post(names.NET, NetReply(msg.connection_id, msg.request_id, decision.answer))
+                return
+            self._dispatch(decision.request, msg.connection_id, msg.request_id, msg.reply_expected, None,
+                           decision.finish)
+            return
         front = _FRONT.get(type(msg.body))
         body = msg.body if front is None else front(self, msg)
         if body is not None:
@@ -315,4 +333,12 @@ _FRONT: dict[type, Callable[[ReplicaManagerActor, NetRequest], Any]] = {
     ProduceRequest: ReplicaManagerActor._produce,
     FetchRequest: ReplicaManagerActor._fetch,
     ListOffsetsRequest: ReplicaManagerActor._list_offsets,
+}
+
+# KafkaApis' authorization of the other requests the shards serve, by request type (each API's unit decides)
+_AUTHORIZE: dict[type, Callable[[Any, RequestAuthorizer], Authorized]] = {
+    DeleteRecordsRequest: delete_records_api.authorize,
+    WriteTxnMarkersRequest: write_txn_markers_api.authorize,
+    AlterReplicaLogDirsRequest: alter_replica_log_dirs_api.authorize,
+    DescribeLogDirsRequest: describe_log_dirs_api.authorize,
 }

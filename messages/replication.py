@@ -311,6 +311,7 @@ class DescribeLogDirsRequest:
     (every log the broker has when None: the request's null topics, ``isAllTopicPartitions``)."""
 
     partitions: tuple[TopicPartition, ...] | None = None
+    principal: str = "User:ANONYMOUS"  # the sender's KafkaPrincipal (inbound: RequestContext's), for the authorizer
 
 
 @message
@@ -362,6 +363,7 @@ class AlterReplicaLogDirsRequest:
     """AlterReplicaLogDirsRequest (API key 34): each partition once (the request's map: the last dir named wins)."""
 
     dirs: tuple[AlterReplicaLogDir, ...]
+    principal: str = "User:ANONYMOUS"  # the sender's KafkaPrincipal (inbound: RequestContext's), for the authorizer
 
 
 @message
@@ -391,6 +393,7 @@ class DeleteRecordsRequest:
 
     timeout_ms: int
     partitions: tuple[DeleteRecordsPartition, ...]
+    principal: str = "User:ANONYMOUS"  # the sender's KafkaPrincipal (inbound: RequestContext's), for the authorizer
 
 
 @message

@@ -270,3 +270,43 @@ def test_config_resources_need_describe_or_alter_configs_on_the_topic_or_the_clu
     body = {"topic_partitions": [{"topic": "t", "partitions": [0]}]}
     answer = ERROR_RESPONSES[ELECT_LEADERS](2, body, 31)
     assert fit_response(ELECT_LEADERS, 2, answer) == answer  # the admin edge fits the handler's answer again
+
+
+def test_delete_records_markers_and_log_dirs():
+    from core.api import alter_replica_log_dirs, delete_records, describe_log_dirs, write_txn_markers
+    from messages.replication import (
+        AlterReplicaLogDir,
+        AlterReplicaLogDirResult,
+        AlterReplicaLogDirsRequest,
+        AlterReplicaLogDirsResponse,
+        DeleteRecordsPartition,
+        DeleteRecordsPartitionResult,
+        DeleteRecordsRequest,
+        DeleteRecordsResponse,
+        DescribeLogDirsRequest,
+        DescribeLogDirsResponse,
+    )
+    from messages.txn_markers import (
+        TxnMarkerEntry,
+        TxnMarkerPartitionResult,
+        WriteTxnMarkersRequest,
+        WriteTxnMarkersResponse,
+    )
+
+    logs, orders = TopicPartition("logs-a", 0), TopicPartition("orders", 0)
+    out = delete_records.authorize(DeleteRecordsRequest(1000, (DeleteRecordsPartition(logs, 5),
+                                                               DeleteRecordsPartition(orders, 5))), _auth(ALICE))
+    assert out.request.partitions == (DeleteRecordsPartition(logs, 5),)
+    assert out.finish(DeleteRecordsResponse((DeleteRecordsPartitionResult(logs, Errors.NONE, 5),))).partitions == (
+        DeleteRecordsPartitionResult(orders, Errors.TOPIC_AUTHORIZATION_FAILED),
+        DeleteRecordsPartitionResult(logs, Errors.NONE, 5))
+    markers = WriteTxnMarkersRequest((TxnMarkerEntry(7, 0, True, 1, (logs, orders)),))
+    assert write_txn_markers.authorize(markers, _auth(ALICE)).answer == WriteTxnMarkersResponse((
+        TxnMarkerPartitionResult(7, logs, Errors.CLUSTER_AUTHORIZATION_FAILED),
+        TxnMarkerPartitionResult(7, orders, Errors.CLUSTER_AUTHORIZATION_FAILED)))
+    assert write_txn_markers.authorize(markers, _auth(ADMIN)).request == markers
+    move = AlterReplicaLogDirsRequest((AlterReplicaLogDir(logs, "/d2"),))
+    assert alter_replica_log_dirs.authorize(move, _auth(ALICE)).answer == AlterReplicaLogDirsResponse((
+        AlterReplicaLogDirResult(logs, Errors.CLUSTER_AUTHORIZATION_FAILED),))
+    assert describe_log_dirs.authorize(DescribeLogDirsRequest(), _auth(ALICE)).answer == DescribeLogDirsResponse(())
+    assert describe_log_dirs.authorize(DescribeLogDirsRequest(), _auth(ADMIN)).request == DescribeLogDirsRequest()
