@@ -29,6 +29,7 @@ from core.api import describe_log_dirs as describe_log_dirs_api
 from core.api import fetch as fetch_api
 from core.api import leader_and_isr as leader_and_isr_api
 from core.api import list_offsets as list_offsets_api
+from core.api import offset_for_leader_epoch as offset_for_leader_epoch_api
 from core.api import stop_replica as stop_replica_api
 from core.api import update_metadata as update_metadata_api
 from core.api import write_txn_markers as write_txn_markers_api
@@ -69,6 +70,7 @@ from messages.replication import (
     ListOffsetsRequest,
     LocalReply,
     LocalRequest,
+    OffsetsForLeaderEpochRequest,
     ProduceRequest,
 )
 from messages.requests import (
@@ -341,4 +343,5 @@ _AUTHORIZE: dict[type, Callable[[Any, RequestAuthorizer], Authorized]] = {
     WriteTxnMarkersRequest: write_txn_markers_api.authorize,
     AlterReplicaLogDirsRequest: alter_replica_log_dirs_api.authorize,
     DescribeLogDirsRequest: describe_log_dirs_api.authorize,
+    OffsetsForLeaderEpochRequest: offset_for_leader_epoch_api.authorize,
 }

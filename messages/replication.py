@@ -272,6 +272,7 @@ class OffsetsForLeaderEpochRequest:
 
     topics: tuple[OffsetForLeaderTopic, ...]
     replica_id: int = DEBUGGING_REPLICA_ID
+    principal: str = "User:ANONYMOUS"  # the sender's KafkaPrincipal (inbound: RequestContext's), for the authorizer
 
 
 @message

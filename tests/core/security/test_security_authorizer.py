@@ -310,3 +310,25 @@ def test_delete_records_markers_and_log_dirs():
         AlterReplicaLogDirResult(logs, Errors.CLUSTER_AUTHORIZATION_FAILED),))
     assert describe_log_dirs.authorize(DescribeLogDirsRequest(), _auth(ALICE)).answer == DescribeLogDirsResponse(())
     assert describe_log_dirs.authorize(DescribeLogDirsRequest(), _auth(ADMIN)).request == DescribeLogDirsRequest()
+
+
+def test_offsets_for_leader_epoch_cluster_action_or_describe():
+    from core.api import offset_for_leader_epoch as olfe
+    from messages.replication import (
+        OffsetForLeaderPartition,
+        OffsetForLeaderPartitionResult,
+        OffsetForLeaderTopic,
+        OffsetForLeaderTopicResult,
+        OffsetsForLeaderEpochRequest,
+        OffsetsForLeaderEpochResponse,
+    )
+
+    req = OffsetsForLeaderEpochRequest(tuple(OffsetForLeaderTopic(t, (OffsetForLeaderPartition(0, 3, 3),))
+                                             for t in ("orders", "payments")))
+    assert olfe.authorize(req, _auth(ADMIN)).request == req
+    out = olfe.authorize(req, _auth(ALICE))
+    assert [t.topic for t in out.request.topics] == ["orders"]
+    served = OffsetsForLeaderEpochResponse((OffsetForLeaderTopicResult("orders", (
+        OffsetForLeaderPartitionResult(Errors.NONE, 0, 3, 10),)),))
+    assert out.finish(served).topics[1] == OffsetForLeaderTopicResult("payments", (
+        OffsetForLeaderPartitionResult(Errors.TOPIC_AUTHORIZATION_FAILED, 0, -1, -1),))
