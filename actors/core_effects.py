@@ -30,7 +30,8 @@ RECONFIGURABLES: dict[type, tuple[str, ...]] = {
     ClientQuotaConfigChanged: (names.NET,),  # the quota managers live beside the listeners (edges/client_quotas.py)
     ReplicationQuotasChanged: (names.REPLICA_MANAGER,),  # each shard's leader / follower ReplicationQuotaManager
     # AclAuthorizer's cache for the request fronts that authorize (KafkaApis' authorizer)
-    AuthorizerChanged: (names.REPLICA_MANAGER, names.GROUP_COORDINATOR, names.TRANSACTION_COORDINATOR),
+    AuthorizerChanged: (names.REPLICA_MANAGER, names.GROUP_COORDINATOR, names.TRANSACTION_COORDINATOR,
+                        names.CONTROLLER),
 }
 
 

@@ -99,6 +99,7 @@ class StopReplicaResponse:
 class ControlledShutdownRequest:
     broker_id: int
     broker_epoch: int
+    principal: str = "User:ANONYMOUS"  # the sender's KafkaPrincipal (inbound: RequestContext's), for the authorizer
 
 
 @message

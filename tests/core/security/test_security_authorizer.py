@@ -332,3 +332,13 @@ def test_offsets_for_leader_epoch_cluster_action_or_describe():
         OffsetForLeaderPartitionResult(Errors.NONE, 0, 3, 10),)),))
     assert out.finish(served).topics[1] == OffsetForLeaderTopicResult("payments", (
         OffsetForLeaderPartitionResult(Errors.TOPIC_AUTHORIZATION_FAILED, 0, -1, -1),))
+
+
+def test_controlled_shutdown_needs_cluster_action():
+    from core.api import controlled_shutdown
+    from messages.requests import ControlledShutdownRequest, ControlledShutdownResponse
+
+    req = ControlledShutdownRequest(1, 5)
+    assert controlled_shutdown.authorize(req, _auth(ALICE)).answer == ControlledShutdownResponse(
+        Errors.CLUSTER_AUTHORIZATION_FAILED)
+    assert controlled_shutdown.authorize(req, _auth(ADMIN)).request == req
