@@ -27,6 +27,7 @@ from core.api import alter_replica_log_dirs as alter_replica_log_dirs_api
 from core.api import delete_records as delete_records_api
 from core.api import describe_log_dirs as describe_log_dirs_api
 from core.api import fetch as fetch_api
+from core.api import kactor_private as kactor_private_api
 from core.api import leader_and_isr as leader_and_isr_api
 from core.api import list_offsets as list_offsets_api
 from core.api import offset_for_leader_epoch as offset_for_leader_epoch_api
@@ -66,6 +67,7 @@ from messages.replication import (
     AlterReplicaLogDirsRequest,
     DeleteRecordsRequest,
     DescribeLogDirsRequest,
+    DescribeMetadataCacheRequest,
     FetchRequest,
     ListOffsetsRequest,
     LocalReply,
@@ -344,4 +346,5 @@ _AUTHORIZE: dict[type, Callable[[Any, RequestAuthorizer], Authorized]] = {
     AlterReplicaLogDirsRequest: alter_replica_log_dirs_api.authorize,
     DescribeLogDirsRequest: describe_log_dirs_api.authorize,
     OffsetsForLeaderEpochRequest: offset_for_leader_epoch_api.authorize,
+    DescribeMetadataCacheRequest: kactor_private_api.authorize,
 }

@@ -238,6 +238,7 @@ class DescribeMetadataCacheRequest:
     that an ISR change reached every broker."""
 
     topics: tuple[str, ...] = ()
+    principal: str = "User:ANONYMOUS"  # the sender's KafkaPrincipal (inbound: RequestContext's), for the authorizer
 
 
 @message

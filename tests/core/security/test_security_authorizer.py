@@ -342,3 +342,18 @@ def test_controlled_shutdown_needs_cluster_action():
     assert controlled_shutdown.authorize(req, _auth(ALICE)).answer == ControlledShutdownResponse(
         Errors.CLUSTER_AUTHORIZATION_FAILED)
     assert controlled_shutdown.authorize(req, _auth(ADMIN)).request == req
+
+
+def test_kactors_describe_metadata_cache_needs_describe_on_the_cluster_and_takes_the_connections_principal():
+    from core.api import kactor_private
+    from core.api.registry import RequestContext
+    from messages.replication import DescribeMetadataCacheRequest, DescribeMetadataCacheResponse
+
+    assert kactor_private.authorize(DescribeMetadataCacheRequest(), _auth(ALICE)).answer == \
+        DescribeMetadataCacheResponse(-1, (), ())
+    assert kactor_private.authorize(DescribeMetadataCacheRequest(), _auth(ADMIN)).request is not None
+    from messages.codec import dumps_bytes
+
+    spoofed = {"json": dumps_bytes(DescribeMetadataCacheRequest(principal=ADMIN))}  # a principal in the body
+    decoded = kactor_private.SPEC.request_from_wire(0, spoofed, RequestContext(0, principal=ALICE))
+    assert decoded == DescribeMetadataCacheRequest(principal=ALICE)
