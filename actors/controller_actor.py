@@ -26,10 +26,12 @@ from actors.base import KActor
 from actors.broker_channel_actor import BrokerChannelActor
 from actors.core_effects import EffectInterpreter
 from actors.proc_driver import ProcDriver
+from core.api import controlled_shutdown as controlled_shutdown_api
 from core.broker.log_config import UNCLEAN_LEADER_ELECTION_ENABLE, parse_boolean
 from core.controller.errors import exception_of, raised_error
 from core.controller.kafka_controller import KafkaController
 from core.effects import AddBrokerChannel, RemoveBrokerChannel, SendRequest
+from core.security.authorizer import Authorizer, request_authorizer
 from messages import controller_events as ev
 from messages.broker_lifecycle import ControllerInit
 from messages.channel import ChannelResponse, ChannelStart, ChannelStop
@@ -45,6 +47,7 @@ from messages.requests import (
     UpdateMetadataResponse,
 )
 from messages.runtime import ActorInit, TimerFired
+from messages.security import AuthorizerChanged
 from messages.topic_deletion import (
     ControllerInstructionReply,
     ControllerInstructionRequest,
@@ -72,6 +75,7 @@ class _Queued:
 class ControllerActor(KActor):
     def on_start(self) -> None:
         self.controller: KafkaController | None = None
+        self.authorizer: Authorizer | None = None  # KafkaApis' authorizer (None: authorizer.class.name empty)
         self.queue: deque[_Queued] = deque()
         self.current: _Queued | None = None
         self.started_ms = 0.0
@@ -123,8 +127,18 @@ class ControllerActor(KActor):
         if msg.key == AUTO_REBALANCE_TIMER:
             self.put(ev.AutoPreferredReplicaLeaderElection())
 
+    def on_AuthorizerChanged(self, msg: AuthorizerChanged, sender: str) -> None:
+        """AclAuthorizer's cache, loaded or changed (the config manager follows the ACL change notifications)."""
+        self.authorizer = Authorizer.from_message(msg)
+
     def on_NetRequest(self, msg: NetRequest, sender: str) -> None:
         body = msg.body
+        if isinstance(body, ControlledShutdownRequest) and self.authorizer is not None:
+            decision = controlled_shutdown_api.authorize(body, request_authorizer(self.authorizer, body.principal,
+                                                                                  msg.client_host))
+            if decision.request is None:
+                self.post(names.NET, NetReply(msg.connection_id, msg.request_id, decision.answer))
+                return
         if isinstance(body, ControlledShutdownRequest):
             self.put(ev.ControlledShutdown(body.broker_id, body.broker_epoch),
                      reply=(msg.connection_id, msg.request_id))

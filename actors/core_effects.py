@@ -18,6 +18,7 @@ from core.effects import BrokerEpochChanged, Cancel, Enqueue, Reconfigure, Respo
 from messages.dynamic_config import LogConfigDefaultsChanged, TopicConfigChanged
 from messages.quota import ClientQuotaConfigChanged, ReplicationQuotasChanged
 from messages.replication import LeadershipChange
+from messages.security import AuthorizerChanged
 from messages.topic import GROUP_METADATA_TOPIC_NAME, TRANSACTION_STATE_TOPIC_NAME
 from messages.txn_markers import TxnMarkersWritten
 
@@ -28,6 +29,9 @@ RECONFIGURABLES: dict[type, tuple[str, ...]] = {
     LogConfigDefaultsChanged: (names.REPLICA_MANAGER, names.CONTROLLER),
     ClientQuotaConfigChanged: (names.NET,),  # the quota managers live beside the listeners (edges/client_quotas.py)
     ReplicationQuotasChanged: (names.REPLICA_MANAGER,),  # each shard's leader / follower ReplicationQuotaManager
+    # AclAuthorizer's cache for the request fronts that authorize (KafkaApis' authorizer)
+    AuthorizerChanged: (names.REPLICA_MANAGER, names.GROUP_COORDINATOR, names.TRANSACTION_COORDINATOR,
+                        names.CONTROLLER),
 }
 
 

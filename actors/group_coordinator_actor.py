@@ -25,6 +25,12 @@ from actors import names
 from actors.base import KActor
 from actors.core_effects import EffectInterpreter
 from actors.proc_driver import ProcDriver
+from core.api import group as group_api
+from core.api import offset_delete as offset_delete_api
+from core.api import txn_offset_commit as txn_offset_commit_api
+from core.api.find_coordinator import authorize_find_coordinator
+from core.api.group import authorize_group_membership
+from core.api.offsets import authorize_offset_commit, authorize_offset_fetch
 from core.coordinator.group.find_coordinator import ReadMetadataCache
 from core.coordinator.group.group_coordinator import GroupCoordinator, error_response
 from core.coordinator.group.group_metadata_manager import (
@@ -39,8 +45,24 @@ from core.coordinator.group.group_metadata_manager import (
     ReadLogStart,
 )
 from core.effects import ReplyHandle, Respond
+from core.security.authorizer import Authorized, Authorizer, RequestAuthorizer, request_authorizer
 from messages.common import Errors, TopicPartition
-from messages.group import GroupCoordinatorConfig, GroupCoordinatorInit
+from messages.group import (
+    DeleteGroupsRequest,
+    DescribeGroupsRequest,
+    FindCoordinatorRequest,
+    GroupCoordinatorConfig,
+    GroupCoordinatorInit,
+    HeartbeatRequest,
+    JoinGroupRequest,
+    LeaveGroupRequest,
+    ListGroupsRequest,
+    OffsetCommitRequest,
+    OffsetDeleteRequest,
+    OffsetFetchRequest,
+    SyncGroupRequest,
+    TxnOffsetCommitRequest,
+)
 from messages.metadata import MetadataResponse
 from messages.net import NetReply, NetRequest
 from messages.replication import (
@@ -60,6 +82,7 @@ from messages.replication import (
     ProduceResponse,
 )
 from messages.runtime import TimerFired
+from messages.security import AuthorizerChanged
 from messages.txn_markers import TxnMarkersWritten
 from messages.zk import ZkResponse
 
@@ -129,6 +152,8 @@ class GroupCoordinatorActor(KActor):
         self.coordinator = GroupCoordinator(-1, GroupCoordinatorConfig(), self.now_ms)
         self.tokens = itertools.count(1)
         self.outstanding: dict[int, tuple[int, int]] = {}  # token → (connection, request) of a request not answered
+        self.finishing: dict[int, Callable[[Any], Any]] = {}  # token → the refused parts its answer gets
+        self.authorizer: Authorizer | None = None  # KafkaApis' authorizer (None: authorizer.class.name empty)
         self.reading: dict[int, Callable[[Any], Any]] = {}  # ask id → what its LocalReply's body becomes
         self.driver = ProcDriver(self, EffectInterpreter(self, respond=self._respond, own={Fork: self._fork}), asks={
             AppendToLog: lambda rid, e: self._ask(rid, produce_request(e), appended_result),
@@ -142,16 +167,32 @@ class GroupCoordinatorActor(KActor):
         self.driver.run(self.coordinator.startup(self.coordinator.zk), self._done)
 
     # -- inputs ------------------------------------------------------------------------------------------------------
+    def on_AuthorizerChanged(self, msg: AuthorizerChanged, sender: str) -> None:
+        """AclAuthorizer's cache, loaded or changed (the config manager follows the ACL change notifications)."""
+        self.authorizer = Authorizer.from_message(msg)
+
     def on_NetRequest(self, msg: NetRequest, sender: str) -> None:
+        body = msg.body
+        check = _AUTHORIZE.get(type(body))
+        finish = None
+        if check is not None and self.authorizer is not None:
+            decision = check(body, request_authorizer(self.authorizer, body.principal, msg.client_host))
+            if decision.request is None:
+                if msg.reply_expected:
+                    self.post(names.NET, NetReply(msg.connection_id, msg.request_id, decision.answer))
+                return
+            body, finish = decision.request, decision.finish
         token = next(self.tokens)
         handle = ReplyHandle(token)
         try:
-            proc = self.coordinator.handle(msg.body, handle)
+            proc = self.coordinator.handle(body, handle)
         except TypeError as e:
             log.error("group-coordinator: %s", e)
             return
         self.outstanding[token] = (msg.connection_id, msg.request_id)
-        self.driver.run(proc, lambda result, error: self._handled(handle, msg.body, error))
+        if finish is not None:
+            self.finishing[token] = finish
+        self.driver.run(proc, lambda result, error: self._handled(handle, body, error))
 
     def on_LeadershipChange(self, msg: LeadershipChange, sender: str) -> None:
         for partition, _epoch in msg.elected:
@@ -186,8 +227,10 @@ class GroupCoordinatorActor(KActor):
         handle = effect.reply_to
         assert isinstance(handle, ReplyHandle)
         ids = self.outstanding.pop(handle.token, None)
+        finish = self.finishing.pop(handle.token, None)
         if ids is not None:
-            self.post(names.NET, NetReply(ids[0], ids[1], effect.response))
+            response = effect.response if finish is None else finish(effect.response)
+            self.post(names.NET, NetReply(ids[0], ids[1], response))
 
     def _fork(self, effect: Fork) -> None:
         self.driver.run(effect.proc, self._done)
@@ -203,3 +246,20 @@ class GroupCoordinatorActor(KActor):
     def _done(self, result: Any, error: BaseException | None) -> None:
         if error is not None:
             log.error("group coordinator procedure failed: %s", error, exc_info=error)
+
+
+# KafkaApis' authorization of the requests this actor serves, by request type (each API's unit decides)
+_AUTHORIZE: dict[type, Callable[[Any, RequestAuthorizer], Authorized]] = {
+    FindCoordinatorRequest: authorize_find_coordinator,
+    JoinGroupRequest: authorize_group_membership,
+    SyncGroupRequest: authorize_group_membership,
+    HeartbeatRequest: authorize_group_membership,
+    LeaveGroupRequest: authorize_group_membership,
+    OffsetCommitRequest: authorize_offset_commit,
+    OffsetFetchRequest: authorize_offset_fetch,
+    TxnOffsetCommitRequest: txn_offset_commit_api.authorize,
+    DescribeGroupsRequest: group_api.authorize_describe_groups,
+    ListGroupsRequest: group_api.authorize_list_groups,
+    DeleteGroupsRequest: group_api.authorize_delete_groups,
+    OffsetDeleteRequest: offset_delete_api.authorize,
+}

@@ -23,11 +23,26 @@ import attrs
 from actors import names
 from actors.base import KActor
 from actors.partition_actor import PartitionActor
+from core.api import alter_replica_log_dirs as alter_replica_log_dirs_api
+from core.api import delete_records as delete_records_api
+from core.api import describe_log_dirs as describe_log_dirs_api
+from core.api import fetch as fetch_api
+from core.api import kactor_private as kactor_private_api
+from core.api import leader_and_isr as leader_and_isr_api
+from core.api import list_offsets as list_offsets_api
+from core.api import offset_for_leader_epoch as offset_for_leader_epoch_api
+from core.api import stop_replica as stop_replica_api
+from core.api import update_metadata as update_metadata_api
+from core.api import write_txn_markers as write_txn_markers_api
 from core.api.broker_requests import unit_of
+from core.api.fetch import authorize_fetch
+from core.api.list_offsets import authorize_list_offsets
 from core.api.metadata import handle_metadata_request
+from core.api.produce import authorize_produce
 from core.broker.metadata_cache import MetadataCache
 from core.broker.replica_manager import FUTURE_LOCAL_REPLICA_ID
 from core.broker.shards import ShardedRequest, SplitRefused
+from core.security.authorizer import Authorized, Authorizer, RequestAuthorizer, request_authorizer
 from messages.broker_lifecycle import BrokerRegistered, BrokerShutdownComplete, ReplicaManagerInit
 from messages.common import Errors
 from messages.dynamic_config import LogConfigDefaultsChanged, TopicConfigChanged
@@ -49,15 +64,25 @@ from messages.quota import ReplicationQuotasChanged
 from messages.replication import (
     DEBUGGING_REPLICA_ID,
     GROUP_METADATA_TOPIC_NAME,
+    AlterReplicaLogDirsRequest,
+    DeleteRecordsRequest,
+    DescribeLogDirsRequest,
+    DescribeMetadataCacheRequest,
     FetchRequest,
+    ListOffsetsRequest,
     LocalReply,
     LocalRequest,
+    OffsetsForLeaderEpochRequest,
     ProduceRequest,
 )
 from messages.requests import (
+    LeaderAndIsrRequest,
+    StopReplicaRequest,
     UpdateMetadataRequest,
 )
 from messages.runtime import ActorInit
+from messages.security import AuthorizerChanged
+from messages.txn_markers import WriteTxnMarkersRequest
 
 log = logging.getLogger("kactor.broker")
 
@@ -73,6 +98,7 @@ class _Pending:
     waiting: set[int]
     parts: dict[int, Any] = attrs.Factory(dict)
     local_reply_to: str | None = None
+    finish: Callable[[Any], Any] | None = None  # the front's last step on the merged answer (refused partitions)
 
 
 # Topic.InternalTopics: a client's produce may not append to them (only the coordinators do, in-process, through
@@ -103,6 +129,14 @@ class ReplicaManagerActor(KActor):
         self.shutting_down = False
         # KafkaApis' MetadataCache, whole: the shards each cache only their own partitions' states
         self.metadata_cache = MetadataCache(-1)
+        self.authorizer: Authorizer | None = None  # KafkaApis' authorizer (None: authorizer.class.name empty)
+
+    def on_AuthorizerChanged(self, msg: AuthorizerChanged, sender: str) -> None:
+        """AclAuthorizer's cache, loaded or changed (the config manager follows the ACL change notifications)."""
+        self.authorizer = Authorizer.from_message(msg)
+
+    def _auth(self, msg: NetRequest) -> RequestAuthorizer:
+        return request_authorizer(self.authorizer, msg.body.principal, msg.client_host)
 
     def on_ReplicaManagerInit(self, msg: ReplicaManagerInit, sender: str) -> None:
         self.shards = max(1, msg.partition_actors)
@@ -131,6 +165,16 @@ class ReplicaManagerActor(KActor):
             self.post(names.shard(i), ShardBrokerEpoch(msg.broker_epoch))
 
     def on_NetRequest(self, msg: NetRequest, sender: str) -> None:
+        check = _AUTHORIZE.get(type(msg.body))
+        if check is not None and self.authorizer is not None:
+            decision = check(msg.body, self._auth(msg))
+            if decision.request is None:
+                if msg.reply_expected:
+                    self.post(names.NET, NetReply(msg.connection_id, msg.request_id, decision.answer))
+                return
+            self._dispatch(decision.request, msg.connection_id, msg.request_id, msg.reply_expected, None,
+                           decision.finish)
+            return
         front = _FRONT.get(type(msg.body))
         body = msg.body if front is None else front(self, msg)
         if body is not None:
@@ -141,16 +185,47 @@ class ReplicaManagerActor(KActor):
         """KafkaApis.handleTopicMetadataRequest, from the whole cache: answered here, no shard sees it."""
         if msg.reply_expected:
             self.post(names.NET, NetReply(msg.connection_id, msg.request_id,
-                                          handle_metadata_request(self.metadata_cache, msg.body)))
+                                          handle_metadata_request(self.metadata_cache, msg.body, self._auth(msg))))
 
-    def _update_metadata(self, msg: NetRequest) -> UpdateMetadataRequest:
+    def _update_metadata(self, msg: NetRequest) -> UpdateMetadataRequest | None:
         """KafkaApis.handleUpdateMetadataRequest: the whole cache is updated here, the shards' parts by them."""
+        if self._refused_cluster_action(msg, update_metadata_api.authorize):
+            return None
         self.metadata_cache.maybe_update(msg.body)
         return msg.body
 
+    def _controller_request(self, msg: NetRequest) -> Any:
+        """KafkaApis.handleLeaderAndIsrRequest / handleStopReplicaRequest: CLUSTER_ACTION first."""
+        authorize = leader_and_isr_api.authorize if isinstance(msg.body, LeaderAndIsrRequest) else \
+            stop_replica_api.authorize
+        return None if self._refused_cluster_action(msg, authorize) else msg.body
+
+    def _refused_cluster_action(self, msg: NetRequest, authorize: Callable[[Any, RequestAuthorizer], Any]) -> bool:
+        """authorizeClusterOperation(CLUSTER_ACTION): a refused controller request is answered its error response."""
+        if self.authorizer is None:
+            return False
+        refusal = authorize(msg.body, self._auth(msg))
+        if refusal is not None and msg.reply_expected:
+            self.post(names.NET, NetReply(msg.connection_id, msg.request_id, refusal))
+        return refusal is not None
+
     def _produce(self, msg: NetRequest) -> ProduceRequest:
-        """KafkaApis.handleProduceRequest's internalTopicsAllowed: only AdminUtils.AdminClientId's may append."""
-        return msg.body if msg.client_id == ADMIN_CLIENT_ID else refuse_internal_topics(msg.body)
+        """KafkaApis.handleProduceRequest's authorization and internalTopicsAllowed (only AdminUtils.AdminClientId's
+        may append to an internal topic); a refused topic's answer is TOPIC_AUTHORIZATION_FAILED whatever else."""
+        body = msg.body if msg.client_id == ADMIN_CLIENT_ID else refuse_internal_topics(msg.body)
+        return authorize_produce(body, self._auth(msg))
+
+    def _fetch(self, msg: NetRequest) -> None:
+        """KafkaApis.handleFetchRequest's authorization: the refused partitions answered beside the others."""
+        body, refused = authorize_fetch(msg.body, self._auth(msg))
+        self._dispatch(body, msg.connection_id, msg.request_id, msg.reply_expected, None,
+                       (lambda r: fetch_api.with_refused(r, refused)) if refused else None)
+
+    def _list_offsets(self, msg: NetRequest) -> None:
+        """KafkaApis.handleListOffsetRequest's authorization: the refused partitions answered beside the others."""
+        body, refused = authorize_list_offsets(msg.body, self._auth(msg))
+        self._dispatch(body, msg.connection_id, msg.request_id, msg.reply_expected, None,
+                       (lambda r: list_offsets_api.with_refused(r, refused)) if refused else None)
 
     def on_LocalRequest(self, msg: LocalRequest, sender: str) -> None:
         """An in-process request (the group coordinator's): answered with LocalReply to ``msg.reply_to``, acks=0
@@ -172,7 +247,7 @@ class ReplicaManagerActor(KActor):
             self.post(local_reply_to, LocalReply(request_id, response))
 
     def _dispatch(self, body: Any, connection_id: int, request_id: int, reply_expected: bool,
-                  local_reply_to: str | None) -> None:
+                  local_reply_to: str | None, finish: Callable[[Any], Any] | None = None) -> None:
         if self.shutdown is not None or self.shards == 0:
             return  # shutting down: the sender's timeout / retry takes over, as with a closed socket
         try:
@@ -187,11 +262,12 @@ class ReplicaManagerActor(KActor):
             return
         if not parts:  # a fetch, produce or list-offsets with no partitions
             if reply_expected:
-                self._reply(connection_id, request_id, local_reply_to, unit.merge(body, {}))
+                merged = unit.merge(body, {})
+                self._reply(connection_id, request_id, local_reply_to, merged if finish is None else finish(merged))
             return
         token = next(self.tokens)
         self.pending[token] = _Pending(connection_id, request_id, reply_expected, body, unit, set(parts),
-                                       local_reply_to=local_reply_to)
+                                       local_reply_to=local_reply_to, finish=finish)
         for i, part in parts.items():
             self.post(names.shard(i), ShardRequest(token, part))
 
@@ -205,7 +281,9 @@ class ReplicaManagerActor(KActor):
             return
         del self.pending[msg.token]
         if p.reply_expected:
-            self._reply(p.connection_id, p.request_id, p.local_reply_to, p.unit.merge(p.request, p.parts))
+            merged = p.unit.merge(p.request, p.parts)
+            self._reply(p.connection_id, p.request_id, p.local_reply_to,
+                        merged if p.finish is None else p.finish(merged))
 
     def on_TopicConfigChanged(self, msg: TopicConfigChanged, sender: str) -> None:
         """TopicConfigHandler → LogManager: every shard's logs of the topic take the new overrides."""
@@ -254,5 +332,19 @@ class ReplicaManagerActor(KActor):
 _FRONT: dict[type, Callable[[ReplicaManagerActor, NetRequest], Any]] = {
     MetadataRequest: ReplicaManagerActor._metadata,
     UpdateMetadataRequest: ReplicaManagerActor._update_metadata,
+    LeaderAndIsrRequest: ReplicaManagerActor._controller_request,
+    StopReplicaRequest: ReplicaManagerActor._controller_request,
     ProduceRequest: ReplicaManagerActor._produce,
+    FetchRequest: ReplicaManagerActor._fetch,
+    ListOffsetsRequest: ReplicaManagerActor._list_offsets,
+}
+
+# KafkaApis' authorization of the other requests the shards serve, by request type (each API's unit decides)
+_AUTHORIZE: dict[type, Callable[[Any, RequestAuthorizer], Authorized]] = {
+    DeleteRecordsRequest: delete_records_api.authorize,
+    WriteTxnMarkersRequest: write_txn_markers_api.authorize,
+    AlterReplicaLogDirsRequest: alter_replica_log_dirs_api.authorize,
+    DescribeLogDirsRequest: describe_log_dirs_api.authorize,
+    OffsetsForLeaderEpochRequest: offset_for_leader_epoch_api.authorize,
+    DescribeMetadataCacheRequest: kactor_private_api.authorize,
 }

@@ -24,10 +24,15 @@ from actors.core_effects import EffectInterpreter
 from actors.group_coordinator_actor import append_result, log_start_result, read_result
 from actors.proc_driver import ProcDriver
 from actors.txn_marker_channel_actor import TransactionMarkerChannelActor
+from core.api import add_offsets_to_txn as add_offsets_to_txn_api
+from core.api import add_partitions_to_txn as add_partitions_to_txn_api
+from core.api import end_txn as end_txn_api
+from core.api import init_producer_id as init_producer_id_api
 from core.coordinator.transaction.transaction_coordinator import TransactionCoordinator, error_response
 from core.coordinator.transaction.transaction_state_manager import AppendTxnLog, ReadTxnLog, ReadTxnLogStart
 from core.coordinator.transaction.txn_marker_channel_manager import SendTxnMarkers
 from core.effects import ReplyHandle, Respond
+from core.security.authorizer import Authorized, Authorizer, RequestAuthorizer, request_authorizer
 from messages.common import Errors, TopicPartition
 from messages.net import NetReply, NetRequest
 from messages.replication import (
@@ -44,8 +49,13 @@ from messages.replication import (
     ProduceRequest,
 )
 from messages.runtime import ActorInit, TimerFired
+from messages.security import AuthorizerChanged
 from messages.topic import TRANSACTION_STATE_TOPIC_NAME
 from messages.transaction import (
+    AddOffsetsToTxnRequest,
+    AddPartitionsToTxnRequest,
+    EndTxnRequest,
+    InitProducerIdRequest,
     TransactionCoordinatorConfig,
     TransactionCoordinatorInit,
     TxnMarkerChannelStart,
@@ -80,6 +90,7 @@ class TransactionCoordinatorActor(KActor):
         # until TransactionCoordinatorInit: not active, transactional requests are COORDINATOR_NOT_AVAILABLE
         self.coordinator = TransactionCoordinator(-1, TransactionCoordinatorConfig(), self.now_ms)
         self.listener_name = "PLAINTEXT"
+        self.authorizer: Authorizer | None = None  # KafkaApis' authorizer (None: authorizer.class.name empty)
         self.tokens = itertools.count(1)
         self.outstanding: dict[int, tuple[int, int]] = {}  # token → (connection, request) of a request not answered
         self.reading: dict[int, Callable[[Any], Any]] = {}  # ask id → what its LocalReply's body becomes
@@ -98,7 +109,18 @@ class TransactionCoordinatorActor(KActor):
         self.driver.run(self.coordinator.startup(), self._done)
 
     # -- inputs ------------------------------------------------------------------------------------------------------
+    def on_AuthorizerChanged(self, msg: AuthorizerChanged, sender: str) -> None:
+        """AclAuthorizer's cache, loaded or changed (the config manager follows the ACL change notifications)."""
+        self.authorizer = Authorizer.from_message(msg)
+
     def on_NetRequest(self, msg: NetRequest, sender: str) -> None:
+        check = _AUTHORIZE.get(type(msg.body))
+        if check is not None and self.authorizer is not None:
+            decision = check(msg.body, request_authorizer(self.authorizer, msg.body.principal, msg.client_host))
+            if decision.request is None:
+                if msg.reply_expected:
+                    self.post(names.NET, NetReply(msg.connection_id, msg.request_id, decision.answer))
+                return
         token = next(self.tokens)
         handle = ReplyHandle(token)
         try:
@@ -168,3 +190,12 @@ class TransactionCoordinatorActor(KActor):
     def _done(self, result: Any, error: BaseException | None) -> None:
         if error is not None:
             log.error("transaction coordinator procedure failed: %s", error, exc_info=error)
+
+
+# KafkaApis' authorization of the requests this actor serves, by request type (each API's unit decides)
+_AUTHORIZE: dict[type, Callable[[Any, RequestAuthorizer], Authorized]] = {
+    InitProducerIdRequest: init_producer_id_api.authorize,
+    AddPartitionsToTxnRequest: add_partitions_to_txn_api.authorize,
+    AddOffsetsToTxnRequest: add_offsets_to_txn_api.authorize,
+    EndTxnRequest: end_txn_api.authorize,
+}

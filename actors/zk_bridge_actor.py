@@ -22,6 +22,8 @@ from zk_bridge import paths
 # is armed by one of the controller's handlers (core/controller/zk_watches.py). The first matching prefix wins.
 WATCHERS: tuple[tuple[str, str], ...] = (
     (paths.ConfigEntityChangeNotificationZNode, names.CONFIG_MANAGER),
+    (paths.LiteralAclChangeZNode, names.CONFIG_MANAGER),  # AclAuthorizer's change listeners, run there too
+    (paths.ExtendedAclChangeZNode, names.CONFIG_MANAGER),
     ("/", names.CONTROLLER),
 )
 # Who hears of session changes (registerStateChangeHandler), in this order.

@@ -27,7 +27,13 @@ from actors.runtime import Runtime
 from edges.trace_writer import TraceWriter
 from kactor.config import KafkaConfig
 from kactor.trace.reader import new_trace_path
-from messages.broker_lifecycle import BrokerShutdownComplete, BrokerShutdownRequested, BrokerStartup, ControllerInit
+from messages.broker_lifecycle import (
+    BrokerShutdownComplete,
+    BrokerShutdownRequested,
+    BrokerStartup,
+    ControllerInit,
+    ReplicaManagerInit,
+)
 
 log = logging.getLogger("kactor.broker")
 
@@ -227,7 +233,7 @@ class BrokerProcess:
         registration = registration_json(cfg, int(time.time() * 1000), bound_ports)
         for actor, message in startup_inputs(cfg, registration):
             rt.inject(actor, message, names.EDGE_PROCESS)
-            if actor == names.REPLICA_MANAGER:
+            if isinstance(message, ReplicaManagerInit):
                 # after ReplicaManagerInit is queued: a LogDirFailure never reaches the actor before it
                 log_dirs.start()
         # full collections walk only what they have not seen survive (edges/gc_policy.py says why; Kafka runs on G1
@@ -346,10 +352,27 @@ def startup_inputs(cfg: KafkaConfig, registration: str) -> list[tuple[str, Any]]
             (names.CONFIG_MANAGER, config_manager_init(cfg)),
             (names.GROUP_COORDINATOR, group_coordinator_init(cfg)),
             (names.TRANSACTION_COORDINATOR, transaction_coordinator_init(cfg)),
+            *authorizer_inputs(cfg),
             (names.KAFKA_SERVER, BrokerStartup(
                 cfg.broker_id, registration, cfg["controlled.shutdown.enable"],
                 cfg["controlled.shutdown.max.retries"], cfg["controlled.shutdown.retry.backoff.ms"],
                 cfg["zookeeper.session.timeout.ms"], cfg.inter_broker_listener_name))]
+
+
+def authorizer_inputs(cfg: KafkaConfig) -> list[tuple[str, Any]]:
+    """With ``authorizer.class.name`` set (AclAuthorizer): the authorizing actors start from an authorizer that
+    allows the super users only (no ACL read yet, so nothing is served unauthorized), and the config manager loads
+    the ACL cache, which replaces it (KafkaServer.startup configures the authorizer before the listeners serve)."""
+    from actors.core_effects import RECONFIGURABLES
+    from core.security.authorizer import acl_authorizer_configs, authorizer_enabled
+    from messages.security import AclAuthorizerInit, AuthorizerChanged
+
+    if not authorizer_enabled(cfg["authorizer.class.name"]):
+        return []
+    super_users, allow = acl_authorizer_configs(cfg.originals)
+    unloaded = AuthorizerChanged(super_users, False, loaded=False)
+    return [*((name, unloaded) for name in RECONFIGURABLES[AuthorizerChanged]),
+            (names.CONFIG_MANAGER, AclAuthorizerInit(super_users, allow))]
 
 
 def group_coordinator_init(cfg: KafkaConfig) -> Any:

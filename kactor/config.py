@@ -85,6 +85,17 @@ def _replica_selector_class(key: str, text: str) -> str | None:
     return name
 
 
+def _authorizer_class(key: str, text: str) -> str:
+    """authorizer.class.name: empty (no authorizer) or AclAuthorizer (also as SimpleAclAuthorizer)."""
+    from core.security.authorizer import authorizer_enabled
+
+    try:
+        authorizer_enabled(text)
+    except ValueError as e:
+        raise ConfigError(f"Invalid value {text} for configuration {key}: {e}") from None
+    return text.strip()
+
+
 def _list(key: str, text: str) -> tuple[str, ...]:
     return tuple(p.strip() for p in text.split(",") if p.strip())
 
@@ -215,6 +226,9 @@ CONFIG_DEFS: dict[str, tuple[Callable[[str, str], Any], Any]] = {
     # a SASL listener's mechanisms (core/security/sasl.py); the JAAS configs are listener.name.<l>.<mech>.sasl.*
     "sasl.enabled.mechanisms": _kafka("sasl.enabled.mechanisms"),
     "sasl.mechanism.inter.broker.protocol": _kafka("sasl.mechanism.inter.broker.protocol"),
+    # the authorizer: empty = none (2.6's default) or AclAuthorizer, whose own super.users and
+    # allow.everyone.if.no.acl.found are not KafkaConfig keys (core.security.authorizer.acl_authorizer_configs)
+    "authorizer.class.name": (_authorizer_class, ""),
     # kactor's own settings (no Kafka equivalent)
     "kactor.trace.dir": (_opt_str, None),
     "kactor.metrics.port": (_int(0, 65535), 0),

@@ -71,7 +71,6 @@ NOTES: dict[str, str] = {
     "security.providers": _OPENSSL,
     "connection.failed.authentication.delay.ms": "kactor closes a connection that failed SASL authentication at "
                                                  "once (no delay)",
-    "authorizer.class.name": "kactor authorizes nothing (an authorizer is refused)",
     "create.topic.policy.class.name": "kactor loads no Java class: no create-topic policy is applied",
     "alter.config.policy.class.name": "kactor loads no Java class: no alter-config policy is applied",
     "client.quota.callback.class": _CLIENT_QUOTAS,
@@ -102,13 +101,7 @@ def _true(value: Any) -> bool:
     return value is True
 
 
-def _non_empty(value: Any) -> bool:
-    return bool(value)
-
-
 # key → (when its value is refused, why): ignoring these would leave the broker less protected than the user asked
 REFUSED: dict[str, tuple[Callable[[Any], bool], str]] = {
     "zookeeper.ssl.client.enable": (_true, "kactor connects to ZooKeeper without TLS"),
-    "authorizer.class.name": (_non_empty, "kactor has no authorizer (ACLs are not implemented), so it would serve "
-                                          "every client unauthorized"),
 }

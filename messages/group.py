@@ -59,6 +59,7 @@ class FindCoordinatorRequest:
     key: str
     key_type: int = COORDINATOR_TYPE_GROUP
     listener: str = ""  # the listener the request came in on: the coordinator's endpoint on that listener answers
+    principal: str = "User:ANONYMOUS"  # the connection's KafkaPrincipal, for the authorizer (RequestContext's)
 
 
 @message
@@ -88,6 +89,7 @@ class JoinGroupRequest:
     require_known_member_id: bool = False  # KIP-394: KafkaApis sets it for v4+ without a group.instance.id
     client_id: str = ""
     client_host: str = ""
+    principal: str = "User:ANONYMOUS"  # the connection's KafkaPrincipal, for the authorizer (RequestContext's)
 
 
 @message
@@ -123,6 +125,7 @@ class SyncGroupRequest:
     group_instance_id: str | None = None
     protocol_type: str | None = None
     protocol_name: str | None = None
+    principal: str = "User:ANONYMOUS"  # the connection's KafkaPrincipal, for the authorizer (RequestContext's)
 
 
 @message
@@ -139,6 +142,7 @@ class HeartbeatRequest:
     generation_id: int
     member_id: str
     group_instance_id: str | None = None
+    principal: str = "User:ANONYMOUS"  # the connection's KafkaPrincipal, for the authorizer (RequestContext's)
 
 
 @message
@@ -156,6 +160,7 @@ class MemberIdentity:
 class LeaveGroupRequest:
     group_id: str
     members: tuple[MemberIdentity, ...]
+    principal: str = "User:ANONYMOUS"  # the connection's KafkaPrincipal, for the authorizer (RequestContext's)
 
 
 @message
@@ -188,6 +193,7 @@ class OffsetCommitRequest:
     member_id: str = UNKNOWN_MEMBER_ID
     group_instance_id: str | None = None
     retention_time_ms: int = -1  # v2-v4; -1 = the broker's offsets.retention.minutes
+    principal: str = "User:ANONYMOUS"  # the connection's KafkaPrincipal, for the authorizer (RequestContext's)
 
 
 @message
@@ -214,6 +220,7 @@ class TxnOffsetCommitRequest:
     generation_id: int = NO_GENERATION
     member_id: str = UNKNOWN_MEMBER_ID
     group_instance_id: str | None = None
+    principal: str = "User:ANONYMOUS"  # the connection's KafkaPrincipal, for the authorizer (RequestContext's)
 
 
 @message
@@ -226,6 +233,7 @@ class OffsetFetchRequest:
     group_id: str
     partitions: tuple[TopicPartition, ...] | None  # None: every partition the group committed (v2+)
     require_stable: bool = False
+    principal: str = "User:ANONYMOUS"  # the connection's KafkaPrincipal, for the authorizer (RequestContext's)
 
 
 @message
@@ -247,6 +255,7 @@ class OffsetFetchResponse:
 class DescribeGroupsRequest:
     groups: tuple[str, ...]
     include_authorized_operations: bool = False  # v3+
+    principal: str = "User:ANONYMOUS"  # the connection's KafkaPrincipal, for the authorizer (RequestContext's)
 
 
 @message
@@ -278,6 +287,7 @@ class DescribeGroupsResponse:
 @message
 class ListGroupsRequest:
     states_filter: tuple[str, ...] = ()
+    principal: str = "User:ANONYMOUS"  # the connection's KafkaPrincipal, for the authorizer (RequestContext's)
 
 
 @message
@@ -296,6 +306,7 @@ class ListGroupsResponse:
 @message
 class DeleteGroupsRequest:
     groups: tuple[str, ...]
+    principal: str = "User:ANONYMOUS"  # the connection's KafkaPrincipal, for the authorizer (RequestContext's)
 
 
 @message
@@ -309,6 +320,7 @@ class OffsetDeleteRequest:
 
     group_id: str
     partitions: tuple[TopicPartition, ...]
+    principal: str = "User:ANONYMOUS"  # the connection's KafkaPrincipal, for the authorizer (RequestContext's)
 
 
 @message

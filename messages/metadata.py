@@ -58,6 +58,7 @@ class MetadataRequest:
     api_version: int = 9  # v0 answers only replicas that are alive (errorUnavailableEndpoints), v6+ LISTENER_NOT_FOUND
     cluster_id: str = ""  # the cluster's id as the edge knows it (/cluster/id)
     auto_create: AutoCreateConfig = AutoCreateConfig()  # the broker's settings, stamped by the edge as cluster_id
+    principal: str = "User:ANONYMOUS"  # the connection's KafkaPrincipal, for the authorizer (RequestContext's)
 
 
 @message

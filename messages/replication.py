@@ -49,6 +49,7 @@ class ProduceRequest:
     # an in-process coordinator's append (Kafka's AppendOrigin.Coordinator: the group coordinator's transactional
     # offset commits): producer epochs are checked, sequences are not; never set from the wire
     coordinator: bool = False
+    principal: str = "User:ANONYMOUS"  # the connection's KafkaPrincipal, for the authorizer (RequestContext's)
 
 
 @message
@@ -115,6 +116,7 @@ class FetchRequest:
     # a consumer's Fetch v11+: KafkaApis gives it a ClientMetadata, so it may read a follower (up to its HW)
     client_metadata: bool = False
     listener: str = ""  # the listener the request came in on (ClientMetadata.listenerName: the replicas' endpoints)
+    principal: str = "User:ANONYMOUS"  # the connection's KafkaPrincipal, for the authorizer (RequestContext's)
 
 
 @message
@@ -177,6 +179,7 @@ class ListOffsetsRequest:
     replica_id: int
     isolation_level: int
     partitions: tuple[ListOffsetsPartition, ...]
+    principal: str = "User:ANONYMOUS"  # the connection's KafkaPrincipal, for the authorizer (RequestContext's)
 
 
 @message
@@ -235,6 +238,7 @@ class DescribeMetadataCacheRequest:
     that an ISR change reached every broker."""
 
     topics: tuple[str, ...] = ()
+    principal: str = "User:ANONYMOUS"  # the sender's KafkaPrincipal (inbound: RequestContext's), for the authorizer
 
 
 @message
@@ -269,6 +273,7 @@ class OffsetsForLeaderEpochRequest:
 
     topics: tuple[OffsetForLeaderTopic, ...]
     replica_id: int = DEBUGGING_REPLICA_ID
+    principal: str = "User:ANONYMOUS"  # the sender's KafkaPrincipal (inbound: RequestContext's), for the authorizer
 
 
 @message
@@ -308,6 +313,7 @@ class DescribeLogDirsRequest:
     (every log the broker has when None: the request's null topics, ``isAllTopicPartitions``)."""
 
     partitions: tuple[TopicPartition, ...] | None = None
+    principal: str = "User:ANONYMOUS"  # the sender's KafkaPrincipal (inbound: RequestContext's), for the authorizer
 
 
 @message
@@ -359,6 +365,7 @@ class AlterReplicaLogDirsRequest:
     """AlterReplicaLogDirsRequest (API key 34): each partition once (the request's map: the last dir named wins)."""
 
     dirs: tuple[AlterReplicaLogDir, ...]
+    principal: str = "User:ANONYMOUS"  # the sender's KafkaPrincipal (inbound: RequestContext's), for the authorizer
 
 
 @message
@@ -388,6 +395,7 @@ class DeleteRecordsRequest:
 
     timeout_ms: int
     partitions: tuple[DeleteRecordsPartition, ...]
+    principal: str = "User:ANONYMOUS"  # the sender's KafkaPrincipal (inbound: RequestContext's), for the authorizer
 
 
 @message

@@ -31,6 +31,7 @@ class LeaderAndIsrRequest:
     broker_epoch: int
     partition_states: tuple[LeaderAndIsrPartitionState, ...]
     live_leaders: tuple[Broker, ...]
+    principal: str = "User:ANONYMOUS"  # the sender's KafkaPrincipal (inbound: RequestContext's), for the authorizer
 
 
 @message
@@ -64,6 +65,7 @@ class UpdateMetadataRequest:
     broker_epoch: int
     partition_states: tuple[UpdateMetadataPartitionState, ...]
     live_brokers: tuple[Broker, ...]
+    principal: str = "User:ANONYMOUS"  # the sender's KafkaPrincipal (inbound: RequestContext's), for the authorizer
 
 
 @message
@@ -84,6 +86,7 @@ class StopReplicaRequest:
     controller_epoch: int
     broker_epoch: int
     partition_states: tuple[StopReplicaPartitionState, ...]
+    principal: str = "User:ANONYMOUS"  # the sender's KafkaPrincipal (inbound: RequestContext's), for the authorizer
 
 
 @message
@@ -96,6 +99,7 @@ class StopReplicaResponse:
 class ControlledShutdownRequest:
     broker_id: int
     broker_epoch: int
+    principal: str = "User:ANONYMOUS"  # the sender's KafkaPrincipal (inbound: RequestContext's), for the authorizer
 
 
 @message

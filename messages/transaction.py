@@ -58,6 +58,7 @@ class InitProducerIdRequest:
     transaction_timeout_ms: int
     producer_id: int = NO_PRODUCER_ID  # v3: the producer's current id and epoch (KIP-360), else -1
     producer_epoch: int = NO_PRODUCER_EPOCH
+    principal: str = "User:ANONYMOUS"  # the connection's KafkaPrincipal, for the authorizer (RequestContext's)
 
 
 @message
@@ -73,6 +74,7 @@ class AddPartitionsToTxnRequest:
     producer_id: int
     producer_epoch: int
     partitions: tuple[TopicPartition, ...]
+    principal: str = "User:ANONYMOUS"  # the connection's KafkaPrincipal, for the authorizer (RequestContext's)
 
 
 @message
@@ -86,6 +88,7 @@ class AddOffsetsToTxnRequest:
     producer_id: int
     producer_epoch: int
     group_id: str
+    principal: str = "User:ANONYMOUS"  # the connection's KafkaPrincipal, for the authorizer (RequestContext's)
 
 
 @message
@@ -99,6 +102,7 @@ class EndTxnRequest:
     producer_id: int
     producer_epoch: int
     committed: bool  # TransactionResult.COMMIT, else ABORT
+    principal: str = "User:ANONYMOUS"  # the connection's KafkaPrincipal, for the authorizer (RequestContext's)
 
 
 @message

@@ -28,6 +28,7 @@ class TxnMarkerEntry:
 @message
 class WriteTxnMarkersRequest:
     markers: tuple[TxnMarkerEntry, ...]
+    principal: str = "User:ANONYMOUS"  # the sender's KafkaPrincipal (inbound: RequestContext's), for the authorizer
 
 
 @message

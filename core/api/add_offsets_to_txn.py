@@ -7,8 +7,11 @@ from __future__ import annotations
 from typing import Any
 
 from core.api.admin import fit_response
-from core.api.registry import ApiSpec, RequestContext, Route, register
+from core.api.registry import ApiSpec, RequestContext, Route, register, with_principal
 from core.api.topic_groups import error_of
+from core.security.acl import AclOperation, ResourceType
+from core.security.authorizer import Authorized, RequestAuthorizer, allowed, refused
+from messages.common import Errors
 from messages.transaction import AddOffsetsToTxnRequest, AddOffsetsToTxnResponse
 from protocol.api_versions import API_KEYS
 
@@ -29,5 +32,15 @@ def error_response(version: int, body: dict[str, Any], error: int) -> dict[str, 
     return response_to_wire(version, AddOffsetsToTxnResponse(error_of(error)))
 
 
-register(ApiSpec(ADD_OFFSETS_TO_TXN, Route.TRANSACTION_COORDINATOR, request_from_wire, response_to_wire,
+def authorize(request: AddOffsetsToTxnRequest, auth: RequestAuthorizer) -> Authorized:
+    """KafkaApis.handleAddOffsetsToTxnRequest: WRITE on the transactional id
+    (TRANSACTIONAL_ID_AUTHORIZATION_FAILED), then READ on the group (GROUP_AUTHORIZATION_FAILED)."""
+    if not auth.allows(AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, request.transactional_id):
+        return refused(AddOffsetsToTxnResponse(Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED))
+    if not auth.allows(AclOperation.READ, ResourceType.GROUP, request.group_id):
+        return refused(AddOffsetsToTxnResponse(Errors.GROUP_AUTHORIZATION_FAILED))
+    return allowed(request)
+
+
+register(ApiSpec(ADD_OFFSETS_TO_TXN, Route.TRANSACTION_COORDINATOR, with_principal(request_from_wire), response_to_wire,
                  error_response))

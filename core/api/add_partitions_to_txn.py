@@ -8,9 +8,11 @@ from __future__ import annotations
 from typing import Any
 
 from core.api.admin import fit_response
-from core.api.registry import ApiSpec, RequestContext, Route, register
+from core.api.registry import ApiSpec, RequestContext, Route, register, with_principal
 from core.api.topic_groups import error_of
-from messages.common import TopicPartition
+from core.security.acl import AclOperation, ResourceType
+from core.security.authorizer import Authorized, RequestAuthorizer, allowed, refused
+from messages.common import Errors, TopicPartition
 from messages.transaction import AddPartitionsToTxnRequest, AddPartitionsToTxnResponse
 from protocol.api_versions import API_KEYS
 
@@ -41,5 +43,20 @@ def error_response(version: int, body: dict[str, Any], error: int) -> dict[str, 
         (TopicPartition(t["name"], p), e) for t in body.get("v3_and_below_topics") or [] for p in t["partitions"])))
 
 
-register(ApiSpec(ADD_PARTITIONS_TO_TXN, Route.TRANSACTION_COORDINATOR, request_from_wire, response_to_wire,
-                 error_response))
+def authorize(request: AddPartitionsToTxnRequest, auth: RequestAuthorizer) -> Authorized:
+    """KafkaApis.handleAddPartitionToTxnRequest: WRITE on the transactional id, else every partition answers
+    TRANSACTIONAL_ID_AUTHORIZATION_FAILED; then WRITE on each topic: with any refused, none is added — the refused
+    answer TOPIC_AUTHORIZATION_FAILED, the others OPERATION_NOT_ATTEMPTED."""
+    if not auth.allows(AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, request.transactional_id):
+        return refused(AddPartitionsToTxnResponse(tuple((tp, Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
+                                                        for tp in request.partitions)))
+    topics = auth.filter(AclOperation.WRITE, ResourceType.TOPIC, (tp.topic for tp in request.partitions))
+    if all(tp.topic in topics for tp in request.partitions):
+        return allowed(request)
+    return refused(AddPartitionsToTxnResponse(tuple(
+        (tp, Errors.OPERATION_NOT_ATTEMPTED if tp.topic in topics else Errors.TOPIC_AUTHORIZATION_FAILED)
+        for tp in request.partitions)))
+
+
+register(ApiSpec(ADD_PARTITIONS_TO_TXN, Route.TRANSACTION_COORDINATOR, with_principal(request_from_wire),
+                 response_to_wire, error_response))

@@ -12,12 +12,15 @@ handler computes for it). ``error_response`` is Kafka's ``getErrorResponse`` of 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import attrs
 
 from core.api.registry import ApiSpec, RequestContext, register
+from core.security.acl import AclOperation, ResourceType
+from core.security.authorizer import RequestAuthorizer
+from messages.common import Errors
 from protocol.api_versions import API_VERSIONS
 from protocol.schema import StructSpec, message_spec
 
@@ -101,6 +104,66 @@ def _alter_configs_error(api_key: int) -> Callable[[int, Body, int], Body]:
             {"error_code": error_code, "error_message": None, "resource_type": r["resource_type"],
              "resource_name": r["resource_name"]} for r in body.get("resources") or []]})
     return error
+
+
+def authorize_create_topics(names: Iterable[str], auth: RequestAuthorizer) -> tuple[set[str], set[str]]:
+    """KafkaApis.handleCreateTopicsRequest's authorization: the topics that may be created (CREATE on the Cluster,
+    else on each topic; the others answer TOPIC_AUTHORIZATION_FAILED) and those whose configs the answer may show
+    (DESCRIBE_CONFIGS on the topic; the others' topic_config_error_code is TOPIC_AUTHORIZATION_FAILED)."""
+    names = set(names)
+    creatable = names if auth.allows_cluster(AclOperation.CREATE) else \
+        auth.filter(AclOperation.CREATE, ResourceType.TOPIC, names)
+    return set(creatable), auth.filter(AclOperation.DESCRIBE_CONFIGS, ResourceType.TOPIC, names)
+
+
+def authorize_delete_topics(names: Iterable[str], auth: RequestAuthorizer) -> set[str]:
+    """KafkaApis.handleDeleteTopicsRequest's authorization: the topics that may be deleted (DELETE on each; the
+    others answer TOPIC_AUTHORIZATION_FAILED before their existence is checked)."""
+    return auth.filter(AclOperation.DELETE, ResourceType.TOPIC, names)
+
+
+CONFIG_TOPIC, CONFIG_BROKER, CONFIG_BROKER_LOGGER = 2, 4, 8  # ConfigResource.Type codes
+
+
+def authorize_config_resources(resources: Iterable[Body], operation: AclOperation, auth: RequestAuthorizer,
+                               with_configs: bool) -> tuple[list[Body], list[Body]]:
+    """KafkaApis.handleDescribeConfigsRequest / handleAlterConfigsRequest / handleIncrementalAlterConfigsRequest:
+    ``operation`` (DESCRIBE_CONFIGS or ALTER_CONFIGS) on the Cluster for a broker or broker-logger resource
+    (CLUSTER_AUTHORIZATION_FAILED), on the topic for a topic (TOPIC_AUTHORIZATION_FAILED). Returns the resources to
+    serve and the refused ones' results (``configs`` empty for DescribeConfigs)."""
+    served: list[Body] = []
+    refused_results: list[Body] = []
+    for r in resources:
+        kind, name = r["resource_type"], r["resource_name"]
+        if kind in (CONFIG_BROKER, CONFIG_BROKER_LOGGER):
+            error = None if auth.allows_cluster(operation) else Errors.CLUSTER_AUTHORIZATION_FAILED
+        elif kind == CONFIG_TOPIC:
+            error = None if auth.allows(operation, ResourceType.TOPIC, name) else Errors.TOPIC_AUTHORIZATION_FAILED
+        else:
+            error = None  # an unknown type: the handler's INVALID_REQUEST
+        if error is None:
+            served.append(r)
+            continue
+        result: Body = {"error_code": int(error), "error_message": None, "resource_type": kind, "resource_name": name}
+        if with_configs:
+            result["configs"] = []
+        refused_results.append(result)
+    return served, refused_results
+
+
+def authorize_create_partitions(names: Iterable[str], auth: RequestAuthorizer) -> set[str]:
+    """KafkaApis.handleCreatePartitionsRequest: ALTER on each topic (the others TOPIC_AUTHORIZATION_FAILED)."""
+    return auth.filter(AclOperation.ALTER, ResourceType.TOPIC, names)
+
+
+# KafkaApis' authorizeClusterOperation of the admin APIs on the whole Cluster: the operation each needs
+CLUSTER_OPERATION_OF: dict[int, AclOperation] = {
+    ELECT_LEADERS: AclOperation.ALTER,
+    ALTER_PARTITION_REASSIGNMENTS: AclOperation.ALTER,
+    LIST_PARTITION_REASSIGNMENTS: AclOperation.DESCRIBE,
+    48: AclOperation.DESCRIBE_CONFIGS,  # DescribeClientQuotas
+    49: AclOperation.ALTER_CONFIGS,  # AlterClientQuotas
+}
 
 
 def elect_leaders_error(version: int, body: Body, error_code: int) -> Body:

@@ -13,9 +13,11 @@ from typing import Any
 
 import attrs
 
-from core.api.registry import ApiSpec, RequestContext, Route, register
+from core.api.registry import ApiSpec, RequestContext, Route, register, with_principal
 from core.api.topic_groups import error_of, group_by_topic
 from core.broker.shards import ShardedRequest, answers_of, by_shard
+from core.security.acl import AclOperation
+from core.security.authorizer import Authorized, RequestAuthorizer, allowed, refused
 from messages.common import Errors, TopicPartition
 from messages.replication import (
     AlterReplicaLogDir,
@@ -69,7 +71,17 @@ def error_response(version: int, body: dict[str, Any], error: int) -> dict[str, 
         for d in body.get("dirs") or [] for t in d["topics"] for p in t["partitions"])))
 
 
-SPEC = ApiSpec(ALTER_REPLICA_LOG_DIRS, Route.REPLICA_MANAGER, request_from_wire, response_to_wire, error_response,
+def authorize(request: AlterReplicaLogDirsRequest, auth: RequestAuthorizer) -> Authorized:
+    """KafkaApis.handleAlterReplicaLogDirsRequest: ALTER on the Cluster, else every partition answers
+    CLUSTER_AUTHORIZATION_FAILED."""
+    if auth.allows_cluster(AclOperation.ALTER):
+        return allowed(request)
+    return refused(AlterReplicaLogDirsResponse(tuple(AlterReplicaLogDirResult(d.tp, Errors.CLUSTER_AUTHORIZATION_FAILED)
+                                                     for d in request.dirs)))
+
+
+SPEC = ApiSpec(ALTER_REPLICA_LOG_DIRS, Route.REPLICA_MANAGER, with_principal(request_from_wire), response_to_wire,
+               error_response,
                request_type=AlterReplicaLogDirsRequest, send_version=SEND_VERSION, request_to_wire=request_to_wire,
                response_from_wire=response_from_wire)
 register(SPEC)

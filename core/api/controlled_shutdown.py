@@ -16,9 +16,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from core.api.registry import ApiSpec, RequestContext, Route, register
+from core.api.registry import ApiSpec, RequestContext, Route, register, with_principal
 from core.api.topic_groups import error_of
-from messages.common import NO_EPOCH, TopicPartition
+from core.security.acl import AclOperation
+from core.security.authorizer import Authorized, RequestAuthorizer, allowed, refused
+from messages.common import NO_EPOCH, Errors, TopicPartition
 from messages.requests import ControlledShutdownRequest, ControlledShutdownResponse
 
 API_KEY = 7
@@ -49,7 +51,14 @@ def error_response(version: int, body: dict[str, Any], error: int) -> dict[str, 
     return {"error_code": error, "remaining_partitions": []}
 
 
-SPEC = ApiSpec(API_KEY, Route.CONTROLLER, request_from_wire, response_to_wire, error_response,
+def authorize(request: ControlledShutdownRequest, auth: RequestAuthorizer) -> Authorized:
+    """KafkaApis.handleControlledShutdownRequest's authorizeClusterOperation(CLUSTER_ACTION)."""
+    if auth.allows_cluster(AclOperation.CLUSTER_ACTION):
+        return allowed(request)
+    return refused(ControlledShutdownResponse(Errors.CLUSTER_AUTHORIZATION_FAILED))
+
+
+SPEC = ApiSpec(API_KEY, Route.CONTROLLER, with_principal(request_from_wire), response_to_wire, error_response,
                request_type=ControlledShutdownRequest, send_version=SEND_VERSION, request_to_wire=request_to_wire,
                response_from_wire=response_from_wire)
 register(SPEC)

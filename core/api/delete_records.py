@@ -13,9 +13,11 @@ from typing import Any
 
 import attrs
 
-from core.api.registry import ApiSpec, RequestContext, Route, register
+from core.api.registry import ApiSpec, RequestContext, Route, register, with_principal
 from core.api.topic_groups import error_of, group_by_topic
 from core.broker.shards import ShardedRequest, answers_of, by_shard, in_request_order
+from core.security.acl import AclOperation, ResourceType
+from core.security.authorizer import Authorized, RequestAuthorizer, allowed, refused
 from messages.common import Errors, TopicPartition
 from messages.replication import (
     INVALID_LOW_WATERMARK,
@@ -68,7 +70,21 @@ def error_response(version: int, body: dict[str, Any], error: int) -> dict[str, 
         for t in body.get("topics") or [] for p in t["partitions"])))
 
 
-SPEC = ApiSpec(DELETE_RECORDS, Route.REPLICA_MANAGER, request_from_wire, response_to_wire, error_response,
+def authorize(request: DeleteRecordsRequest, auth: RequestAuthorizer) -> Authorized:
+    """KafkaApis.handleDeleteRecordsRequest: DELETE on each topic, else TOPIC_AUTHORIZATION_FAILED (nothing deleted)."""
+    topics = auth.filter(AclOperation.DELETE, ResourceType.TOPIC, (p.tp.topic for p in request.partitions))
+    denied = tuple(DeleteRecordsPartitionResult(p.tp, Errors.TOPIC_AUTHORIZATION_FAILED) for p in request.partitions
+                   if p.tp.topic not in topics)
+    if not denied:
+        return allowed(request)
+    rest = tuple(p for p in request.partitions if p.tp.topic in topics)
+    if not rest:
+        return refused(DeleteRecordsResponse(denied))
+    return allowed(attrs.evolve(request, partitions=rest), lambda r: attrs.evolve(r, partitions=denied + r.partitions))
+
+
+SPEC = ApiSpec(DELETE_RECORDS, Route.REPLICA_MANAGER, with_principal(request_from_wire), response_to_wire,
+               error_response,
                request_type=DeleteRecordsRequest, send_version=SEND_VERSION, request_to_wire=request_to_wire,
                response_from_wire=response_from_wire)
 register(SPEC)

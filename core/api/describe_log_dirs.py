@@ -17,9 +17,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from core.api.registry import ApiSpec, RequestContext, Route, register
+from core.api.registry import ApiSpec, RequestContext, Route, register, with_principal
 from core.broker.shards import ShardedRequest, answers_of
 from core.effects import Proc
+from core.security.acl import AclOperation
+from core.security.authorizer import Authorized, RequestAuthorizer, allowed, refused
 from messages.common import Errors, TopicPartition
 from messages.replication import (
     INVALID_OFFSET_LAG,
@@ -120,4 +122,12 @@ SHARDED = ShardedRequest(DescribeLogDirsRequest, lambda request, shards: dict.fr
                          merge, lambda request, code: DescribeLogDirsResponse(()),
                          lambda rm, part, now_ms, reply: describe_log_dirs(rm, part))
 
-register(ApiSpec(DESCRIBE_LOG_DIRS, Route.REPLICA_MANAGER, request_from_wire, response_to_wire, error_response))
+def authorize(request: DescribeLogDirsRequest, auth: RequestAuthorizer) -> Authorized:
+    """KafkaApis.handleDescribeLogDirsRequest: DESCRIBE on the Cluster, else an empty answer."""
+    if auth.allows_cluster(AclOperation.DESCRIBE):
+        return allowed(request)
+    return refused(DescribeLogDirsResponse(()))
+
+
+register(ApiSpec(DESCRIBE_LOG_DIRS, Route.REPLICA_MANAGER, with_principal(request_from_wire), response_to_wire,
+                 error_response))

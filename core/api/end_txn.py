@@ -7,8 +7,11 @@ from __future__ import annotations
 from typing import Any
 
 from core.api.admin import fit_response
-from core.api.registry import ApiSpec, RequestContext, Route, register
+from core.api.registry import ApiSpec, RequestContext, Route, register, with_principal
 from core.api.topic_groups import error_of
+from core.security.acl import AclOperation, ResourceType
+from core.security.authorizer import Authorized, RequestAuthorizer, allowed, refused
+from messages.common import Errors
 from messages.transaction import EndTxnRequest, EndTxnResponse
 from protocol.api_versions import API_KEYS
 
@@ -28,4 +31,12 @@ def error_response(version: int, body: dict[str, Any], error: int) -> dict[str, 
     return response_to_wire(version, EndTxnResponse(error_of(error)))
 
 
-register(ApiSpec(END_TXN, Route.TRANSACTION_COORDINATOR, request_from_wire, response_to_wire, error_response))
+def authorize(request: EndTxnRequest, auth: RequestAuthorizer) -> Authorized:
+    """KafkaApis.handleEndTxnRequest: WRITE on the transactional id (TRANSACTIONAL_ID_AUTHORIZATION_FAILED)."""
+    if auth.allows(AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, request.transactional_id):
+        return allowed(request)
+    return refused(EndTxnResponse(Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED))
+
+
+register(ApiSpec(END_TXN, Route.TRANSACTION_COORDINATOR, with_principal(request_from_wire), response_to_wire,
+                 error_response))

@@ -32,6 +32,8 @@ from core.api.registry import ApiSpec, RequestContext, Route, register
 from core.api.topic_groups import error_of, group_by_topic
 from core.broker.fetch_session import SESSION_ID_STRIDE
 from core.broker.shards import ShardedRequest, SplitRefused, answers_of, by_shard, first_error, shard_of
+from core.security.acl import AclOperation, ResourceType
+from core.security.authorizer import ANONYMOUS, RequestAuthorizer
 from messages.common import Errors, TopicPartition
 from messages.replication import (
     FINAL_EPOCH,
@@ -90,7 +92,34 @@ def request_from_wire(version: int, body: dict[str, Any], ctx: RequestContext | 
                         for p in t["partitions"]),
         fetcher_id=_fetcher_id(replica_id, ctx), rack_id=body.get("rack_id", ""),
         client_metadata=version >= 11 and replica_id < 0,  # only a consumer's matters (fetchOnlyFromLeader)
-        listener=ctx.listener if ctx is not None else "")
+        listener=ctx.listener if ctx is not None else "",
+        principal=ctx.principal if ctx is not None else ANONYMOUS)
+
+
+def authorize_fetch(request: FetchRequest, auth: RequestAuthorizer
+                    ) -> tuple[FetchRequest, tuple[FetchPartitionData, ...]]:
+    """KafkaApis.handleFetchRequest's authorization: a follower (replica id >= 0) needs CLUSTER_ACTION on the
+    Cluster, else every partition answers TOPIC_AUTHORIZATION_FAILED; a consumer needs READ on each partition's topic.
+    Returns the request of the partitions allowed and the answers of those refused (`with_refused` adds them).
+    (The refused partitions do not enter a fetch session the request opens.)"""
+    if not auth.enabled:
+        return request, ()
+    if request.replica_id >= 0:
+        allowed: set[str] | None = None if auth.allows_cluster(AclOperation.CLUSTER_ACTION) else set()
+    else:
+        allowed = auth.filter(AclOperation.READ, ResourceType.TOPIC, (p.tp.topic for p in request.partitions))
+    if allowed is None:
+        return request, ()
+    refused = tuple(FetchPartitionData(p.tp, Errors.TOPIC_AUTHORIZATION_FAILED) for p in request.partitions
+                    if p.tp.topic not in allowed)
+    if not refused:
+        return request, ()
+    return attrs.evolve(request, partitions=tuple(p for p in request.partitions if p.tp.topic in allowed)), refused
+
+
+def with_refused(response: FetchResponse, refused: tuple[FetchPartitionData, ...]) -> FetchResponse:
+    """KafkaApis' fetch answer: the erroneous partitions first, then the data read."""
+    return attrs.evolve(response, partitions=refused + response.partitions) if refused else response
 
 
 def _tp(x: Any) -> TopicPartition:

@@ -6,7 +6,9 @@ from __future__ import annotations
 from typing import Any
 
 from core.api.admin import fit_response
-from core.api.registry import ApiSpec, RequestContext, Route, register
+from core.api.registry import ApiSpec, RequestContext, Route, register, with_principal
+from core.security.acl import AclOperation, ResourceType
+from core.security.authorizer import Authorized, RequestAuthorizer, allowed, refused
 from messages.common import Errors
 from messages.group import COORDINATOR_TYPE_GROUP, FindCoordinatorRequest, FindCoordinatorResponse
 
@@ -35,5 +37,20 @@ def find_coordinator_error(version: int, body: dict[str, Any], error: int) -> di
     return find_coordinator_to_wire(version, FindCoordinatorResponse(Errors(error)))
 
 
-register(ApiSpec(FIND_COORDINATOR, Route.GROUP_COORDINATOR, find_coordinator_from_wire, find_coordinator_to_wire,
-                 find_coordinator_error))
+def authorize_find_coordinator(request: FindCoordinatorRequest, auth: RequestAuthorizer) -> Authorized:
+    """KafkaApis.handleFindCoordinatorRequest: DESCRIBE on the group (GROUP_AUTHORIZATION_FAILED) or on the
+    transactional id (TRANSACTIONAL_ID_AUTHORIZATION_FAILED)."""
+    if request.key_type == COORDINATOR_TYPE_GROUP:
+        resource, error = ResourceType.GROUP, Errors.GROUP_AUTHORIZATION_FAILED
+    else:
+        resource, error = ResourceType.TRANSACTIONAL_ID, Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+    if auth.allows(AclOperation.DESCRIBE, resource, request.key):
+        return allowed(request)
+    return refused(FindCoordinatorResponse(error, error_message=_REFUSED[error]))
+
+
+_REFUSED = {Errors.GROUP_AUTHORIZATION_FAILED: "Group authorization failed.",  # the exceptions' default messages
+            Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED: "Transactional Id authorization failed."}
+
+register(ApiSpec(FIND_COORDINATOR, Route.GROUP_COORDINATOR, with_principal(find_coordinator_from_wire),
+                 find_coordinator_to_wire, find_coordinator_error))

@@ -8,8 +8,12 @@ from __future__ import annotations
 
 from typing import Any
 
+import attrs
+
 from core.api.admin import fit_response
-from core.api.registry import ApiSpec, RequestContext, Route, register
+from core.api.registry import ApiSpec, RequestContext, Route, register, with_principal
+from core.security.acl import AclOperation, ResourceType
+from core.security.authorizer import Authorized, RequestAuthorizer, allowed, refused
 from messages.common import Errors
 from messages.group import (
     DeleteGroupsRequest,
@@ -174,12 +178,66 @@ def delete_groups_error(version: int, body: dict[str, Any], error: int) -> dict[
                                                                      for g in body.get("groups_names", ()))))
 
 
+def authorize_group_membership(request: JoinGroupRequest | SyncGroupRequest | HeartbeatRequest | LeaveGroupRequest,
+                               auth: RequestAuthorizer) -> Authorized:
+    """KafkaApis.handleJoinGroupRequest / handleSyncGroupRequest / handleHeartbeatRequest / handleLeaveGroupRequest:
+    READ on the group, else the answer is GROUP_AUTHORIZATION_FAILED (a JoinGroup's with the member id it sent)."""
+    if auth.allows(AclOperation.READ, ResourceType.GROUP, request.group_id):
+        return allowed(request)
+    error = Errors.GROUP_AUTHORIZATION_FAILED
+    if isinstance(request, JoinGroupRequest):
+        return refused(JoinGroupResponse(error, member_id=request.member_id))
+    if isinstance(request, SyncGroupRequest):
+        return refused(SyncGroupResponse(error))
+    if isinstance(request, HeartbeatRequest):
+        return refused(HeartbeatResponse(error))
+    return refused(LeaveGroupResponse(error))
+
+
+def authorize_describe_groups(request: DescribeGroupsRequest, auth: RequestAuthorizer) -> Authorized:
+    """KafkaApis.handleDescribeGroupRequest: a group without DESCRIBE answers GROUP_AUTHORIZATION_FAILED, in the
+    request's order among the groups described."""
+    groups = auth.filter(AclOperation.DESCRIBE, ResourceType.GROUP, request.groups)
+    if all(g in groups for g in request.groups):
+        return allowed(request)
+    rest = tuple(g for g in request.groups if g in groups)
+
+    def merged(r: DescribeGroupsResponse) -> DescribeGroupsResponse:
+        described = {g.group_id: g for g in r.groups}
+        return attrs.evolve(r, groups=tuple(described.get(g) or DescribedGroup(Errors.GROUP_AUTHORIZATION_FAILED, g)
+                                            for g in request.groups))
+
+    if not rest:
+        return refused(merged(DescribeGroupsResponse((), request.include_authorized_operations)))
+    return allowed(attrs.evolve(request, groups=rest), merged)
+
+
+def authorize_list_groups(request: ListGroupsRequest, auth: RequestAuthorizer) -> Authorized:
+    """KafkaApis.handleListGroupsRequest: DESCRIBE on the Cluster lists every group, else only those with DESCRIBE."""
+    if auth.allows_cluster(AclOperation.DESCRIBE):
+        return allowed(request)
+    return allowed(request, lambda r: attrs.evolve(r, groups=tuple(
+        g for g in r.groups if auth.allows(AclOperation.DESCRIBE, ResourceType.GROUP, g.group_id))))
+
+
+def authorize_delete_groups(request: DeleteGroupsRequest, auth: RequestAuthorizer) -> Authorized:
+    """KafkaApis.handleDeleteGroupsRequest: a group without DELETE answers GROUP_AUTHORIZATION_FAILED."""
+    groups = auth.filter(AclOperation.DELETE, ResourceType.GROUP, request.groups)
+    denied = tuple((g, Errors.GROUP_AUTHORIZATION_FAILED) for g in dict.fromkeys(request.groups) if g not in groups)
+    if not denied:
+        return allowed(request)
+    rest = tuple(g for g in request.groups if g in groups)
+    if not rest:
+        return refused(DeleteGroupsResponse(denied))
+    return allowed(attrs.evolve(request, groups=rest), lambda r: attrs.evolve(r, results=r.results + denied))
+
+
 for _key, _from, _to, _err in (
-        (JOIN_GROUP, join_group_from_wire, join_group_to_wire, join_group_error),
-        (SYNC_GROUP, sync_group_from_wire, sync_group_to_wire, sync_group_error),
-        (HEARTBEAT, heartbeat_from_wire, heartbeat_to_wire, heartbeat_error),
-        (LEAVE_GROUP, leave_group_from_wire, leave_group_to_wire, leave_group_error),
-        (DESCRIBE_GROUPS, describe_groups_from_wire, describe_groups_to_wire, describe_groups_error),
-        (LIST_GROUPS, list_groups_from_wire, list_groups_to_wire, list_groups_error),
-        (DELETE_GROUPS, delete_groups_from_wire, delete_groups_to_wire, delete_groups_error)):
+        (JOIN_GROUP, with_principal(join_group_from_wire), join_group_to_wire, join_group_error),
+        (SYNC_GROUP, with_principal(sync_group_from_wire), sync_group_to_wire, sync_group_error),
+        (HEARTBEAT, with_principal(heartbeat_from_wire), heartbeat_to_wire, heartbeat_error),
+        (LEAVE_GROUP, with_principal(leave_group_from_wire), leave_group_to_wire, leave_group_error),
+        (DESCRIBE_GROUPS, with_principal(describe_groups_from_wire), describe_groups_to_wire, describe_groups_error),
+        (LIST_GROUPS, with_principal(list_groups_from_wire), list_groups_to_wire, list_groups_error),
+        (DELETE_GROUPS, with_principal(delete_groups_from_wire), delete_groups_to_wire, delete_groups_error)):
     register(ApiSpec(_key, Route.GROUP_COORDINATOR, _from, _to, _err))  # type: ignore[arg-type]

@@ -9,8 +9,11 @@ from __future__ import annotations
 from typing import Any
 
 from core.api.admin import fit_response
-from core.api.registry import ApiSpec, RequestContext, Route, register
+from core.api.registry import ApiSpec, RequestContext, Route, register, with_principal
 from core.api.topic_groups import error_of
+from core.security.acl import AclOperation, ResourceType
+from core.security.authorizer import Authorized, RequestAuthorizer, allowed, refused
+from messages.common import Errors
 from messages.transaction import NO_PRODUCER_EPOCH, NO_PRODUCER_ID, InitProducerIdRequest, InitProducerIdResponse
 
 INIT_PRODUCER_ID = 22
@@ -33,5 +36,17 @@ def error_response(version: int, body: dict[str, Any], error_code: int) -> dict[
     return response_to_wire(version, InitProducerIdResponse(error_of(error_code)))
 
 
-register(ApiSpec(api_key=INIT_PRODUCER_ID, route=Route.TRANSACTION_COORDINATOR, request_from_wire=request_from_wire,
-                 response_to_wire=response_to_wire, error_response=error_response))
+def authorize(request: InitProducerIdRequest, auth: RequestAuthorizer) -> Authorized:
+    """KafkaApis.handleInitProducerIdRequest: WRITE on the transactional id (TRANSACTIONAL_ID_AUTHORIZATION_FAILED),
+    or, for an idempotent producer, IDEMPOTENT_WRITE on the Cluster (CLUSTER_AUTHORIZATION_FAILED)."""
+    if request.transactional_id is not None:
+        if not auth.allows(AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, request.transactional_id):
+            return refused(InitProducerIdResponse(Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED))
+    elif not auth.allows_cluster(AclOperation.IDEMPOTENT_WRITE):
+        return refused(InitProducerIdResponse(Errors.CLUSTER_AUTHORIZATION_FAILED))
+    return allowed(request)
+
+
+register(ApiSpec(api_key=INIT_PRODUCER_ID, route=Route.TRANSACTION_COORDINATOR,
+                 request_from_wire=with_principal(request_from_wire), response_to_wire=response_to_wire,
+                 error_response=error_response))

@@ -20,8 +20,10 @@ from typing import Any
 
 import attrs
 
-from core.api.registry import ApiSpec, RequestContext, Route, register
+from core.api.registry import ApiSpec, RequestContext, Route, register, with_principal
 from core.broker.shards import ShardedRequest, answers_of
+from core.security.acl import AclOperation
+from core.security.authorizer import Authorized, RequestAuthorizer, allowed, refused
 from messages.codec import CodecError, dumps_bytes, loads
 from messages.replication import DescribeMetadataCacheRequest, DescribeMetadataCacheResponse
 from protocol import primitives as p
@@ -125,7 +127,14 @@ def error_response(version: int, body: dict[str, Any], error: int) -> dict[str, 
     return response_to_wire(version, DescribeMetadataCacheResponse(-1, (), ()))
 
 
-SPEC = ApiSpec(DESCRIBE_METADATA_CACHE_KEY, Route.REPLICA_MANAGER, request_from_wire, response_to_wire,
+def authorize(request: DescribeMetadataCacheRequest, auth: RequestAuthorizer) -> Authorized:
+    """kactor's own rule (no Kafka API): with an authorizer, DESCRIBE on the Cluster, else an empty cache."""
+    if auth.allows_cluster(AclOperation.DESCRIBE):
+        return allowed(request)
+    return refused(DescribeMetadataCacheResponse(-1, (), ()))
+
+
+SPEC = ApiSpec(DESCRIBE_METADATA_CACHE_KEY, Route.REPLICA_MANAGER, with_principal(request_from_wire), response_to_wire,
                error_response, request_type=DescribeMetadataCacheRequest, send_version=0,
                request_to_wire=request_to_wire, response_from_wire=response_from_wire, body_codec=PRIVATE_CODEC)
 register(SPEC)

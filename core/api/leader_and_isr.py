@@ -18,7 +18,7 @@ from typing import Any
 
 import attrs
 
-from core.api.registry import ApiSpec, RequestContext, Route, register
+from core.api.registry import ApiSpec, RequestContext, Route, register, with_principal
 from core.api.topic_groups import (
     control_request_to_wire,
     every_partition_failed,
@@ -26,8 +26,10 @@ from core.api.topic_groups import (
     partition_errors_response_to_wire,
 )
 from core.broker.shards import ShardedRequest, answers_of, by_shard, first_error
-from messages.common import NO_EPOCH, Broker, EndPoint, TopicPartition
-from messages.requests import LeaderAndIsrPartitionState, LeaderAndIsrRequest, LeaderAndIsrResponse
+from core.security.acl import AclOperation
+from core.security.authorizer import RequestAuthorizer
+from messages.common import NO_EPOCH, Broker, EndPoint, Errors, TopicPartition
+from messages.requests import LeaderAndIsrPartitionState, LeaderAndIsrRequest, LeaderAndIsrResponse, PartitionError
 
 API_KEY = 4
 SEND_VERSION = 4  # what an IBP 2.6 controller sends (LeaderAndIsrRequest.Builder at KAFKA_2_4_IV1+)
@@ -86,7 +88,17 @@ def error_response(version: int, body: dict[str, Any], error: int) -> dict[str, 
                                                             error))
 
 
-SPEC = ApiSpec(API_KEY, Route.REPLICA_MANAGER, request_from_wire, response_to_wire, error_response,
+def authorize(request: Any, auth: RequestAuthorizer) -> LeaderAndIsrResponse | None:
+    """KafkaApis' authorizeClusterOperation(CLUSTER_ACTION) of a controller request: None when allowed, else the
+    request's error answer (getErrorResponse) with CLUSTER_AUTHORIZATION_FAILED."""
+    if auth.allows_cluster(AclOperation.CLUSTER_ACTION):
+        return None
+    error = Errors.CLUSTER_AUTHORIZATION_FAILED
+    return LeaderAndIsrResponse(error, tuple(PartitionError(s.topic_partition, error)
+                                             for s in request.partition_states))
+
+
+SPEC = ApiSpec(API_KEY, Route.REPLICA_MANAGER, with_principal(request_from_wire), response_to_wire, error_response,
                request_type=LeaderAndIsrRequest, send_version=SEND_VERSION, request_to_wire=request_to_wire,
                response_from_wire=response_from_wire)
 register(SPEC)

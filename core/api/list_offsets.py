@@ -22,6 +22,8 @@ import attrs
 from core.api.registry import ApiSpec, RequestContext, Route, register
 from core.api.topic_groups import error_of, group_by_topic
 from core.broker.shards import ShardedRequest, answers_of, by_shard, in_request_order
+from core.security.acl import AclOperation, ResourceType
+from core.security.authorizer import ANONYMOUS, RequestAuthorizer
 from messages.common import Errors, TopicPartition
 from messages.replication import (
     NO_LEADER_EPOCH,
@@ -39,7 +41,27 @@ def request_from_wire(version: int, body: dict[str, Any], ctx: RequestContext | 
     return ListOffsetsRequest(body["replica_id"], body.get("isolation_level", 0), tuple(
         ListOffsetsPartition(TopicPartition(t["name"], p["partition_index"]), p["timestamp"],
                              p.get("current_leader_epoch", NO_LEADER_EPOCH))
-        for t in body["topics"] for p in t["partitions"]))
+        for t in body["topics"] for p in t["partitions"]), ctx.principal if ctx is not None else ANONYMOUS)
+
+
+def authorize_list_offsets(request: ListOffsetsRequest, auth: RequestAuthorizer
+                           ) -> tuple[ListOffsetsRequest, tuple[ListOffsetsPartitionResponse, ...]]:
+    """KafkaApis.handleListOffsetRequest's authorization: a partition of a topic without DESCRIBE answers
+    TOPIC_AUTHORIZATION_FAILED. Returns the request of the partitions allowed and the answers of those refused."""
+    if not auth.enabled:
+        return request, ()
+    allowed = auth.filter(AclOperation.DESCRIBE, ResourceType.TOPIC, (p.tp.topic for p in request.partitions))
+    refused = tuple(ListOffsetsPartitionResponse(p.tp, Errors.TOPIC_AUTHORIZATION_FAILED)
+                    for p in request.partitions if p.tp.topic not in allowed)
+    if not refused:
+        return request, ()
+    return attrs.evolve(request, partitions=tuple(p for p in request.partitions if p.tp.topic in allowed)), refused
+
+
+def with_refused(response: ListOffsetsResponse, refused: tuple[ListOffsetsPartitionResponse, ...]
+                 ) -> ListOffsetsResponse:
+    """The refused partitions' answers, then the others'."""
+    return attrs.evolve(response, partitions=refused + response.partitions) if refused else response
 
 
 def request_to_wire(request: ListOffsetsRequest) -> dict[str, Any]:

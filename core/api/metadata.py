@@ -20,8 +20,12 @@ from __future__ import annotations
 
 from typing import Any
 
+import attrs
+
 from core.api.registry import ApiSpec, RequestContext, Route, register
 from core.broker.metadata_cache import MetadataCache
+from core.security.acl import CLUSTER_NAME, AclOperation, ResourceType
+from core.security.authorizer import ALLOW_ALL, RequestAuthorizer
 from messages import topic as topic_rules
 from messages.common import NO_LEADER, Errors
 from messages.metadata import (
@@ -53,7 +57,7 @@ def request_from_wire(version: int, body: dict[str, Any], ctx: RequestContext) -
     return MetadataRequest(topics, bool(body.get("allow_auto_topic_creation", True)), ctx.listener,
                            bool(body.get("include_cluster_authorized_operations", False)),
                            bool(body.get("include_topic_authorized_operations", False)), version, ctx.cluster_id,
-                           ctx.auto_create)
+                           ctx.auto_create, ctx.principal)
 
 
 def unknown_topic(request: MetadataRequest, topic: str, known: set[str] | frozenset[str],
@@ -82,14 +86,37 @@ def unknown_topic(request: MetadataRequest, topic: str, known: set[str] | frozen
                                                                config.replication_factor)
 
 
-def handle_metadata_request(cache: MetadataCache, request: MetadataRequest) -> MetadataResponse:
+def handle_metadata_request(cache: MetadataCache, request: MetadataRequest,
+                            auth: RequestAuthorizer = ALLOW_ALL) -> MetadataResponse:
     """KafkaApis.handleTopicMetadataRequest (2.6): the requested topics the cache knows, each partition as
     getPartitionMetadata says; unknown ones as `unknown_topic` decides (auto-created, or UNKNOWN_TOPIC_OR_PARTITION);
-    alive brokers with an endpoint on the request's listener; the controller id (-1 unknown); the cluster id."""
+    alive brokers with an endpoint on the request's listener; the controller id (-1 unknown); the cluster id.
+
+    With an authorizer: a topic without DESCRIBE is left out of an all-topics answer and answered
+    TOPIC_AUTHORIZATION_FAILED when named (its existence undisclosed); a topic to auto-create needs CREATE on the
+    Cluster or on the topic, else it is answered TOPIC_AUTHORIZATION_FAILED; the authorized operations asked for are
+    the principal's."""
     version = request.api_version
     listener = request.listener or None
     known = cache.get_all_topics()
     wanted = sorted(known) if request.topics is None else list(dict.fromkeys(request.topics))
+    refused: list[MetadataTopic] = []
+    if auth.enabled:
+        describable = auth.filter(AclOperation.DESCRIBE, ResourceType.TOPIC, wanted)
+        if request.topics is not None:
+            refused_describe = [MetadataTopic(t, Errors.TOPIC_AUTHORIZATION_FAILED) for t in wanted
+                                if t not in describable]
+        else:
+            refused_describe = []
+        wanted = [t for t in wanted if t in describable]
+        missing = [t for t in wanted if t not in known]
+        if missing and request.allow_auto_topic_creation and request.auto_create.enable and \
+                not auth.allows_cluster(AclOperation.CREATE):
+            creatable = auth.filter(AclOperation.CREATE, ResourceType.TOPIC, missing)
+            refused = [MetadataTopic(t, Errors.TOPIC_AUTHORIZATION_FAILED, t in topic_rules.INTERNAL_TOPICS)
+                       for t in missing if t not in creatable]
+            wanted = [t for t in wanted if t in known or t in creatable]
+        refused += refused_describe
     by_topic: dict[str, list[MetadataPartition]] = {}
     for pm in cache.get_topic_metadata([t for t in wanted if t in known], listener,
                                        error_unavailable_endpoints=version == 0,
@@ -97,27 +124,31 @@ def handle_metadata_request(cache: MetadataCache, request: MetadataRequest) -> M
         by_topic.setdefault(pm.topic_partition.topic, []).append(MetadataPartition(
             pm.topic_partition.partition, pm.error, pm.leader, pm.leader_epoch, pm.replicas, pm.isr,
             pm.offline_replicas))
-    topic_ops = TOPIC_OPERATIONS if request.include_topic_authorized_operations else AUTHORIZED_OPERATIONS_OMITTED
     alive = cache.get_alive_brokers()
     topics: list[MetadataTopic] = []
     create: list[CreatableTopic] = []
     for t in wanted:
         if t in known:
+            topic_ops = AUTHORIZED_OPERATIONS_OMITTED if not request.include_topic_authorized_operations else \
+                auth.authorized_operations(ResourceType.TOPIC, t) if auth.enabled else TOPIC_OPERATIONS
             topics.append(MetadataTopic(t, Errors.NONE, t in topic_rules.INTERNAL_TOPICS, tuple(by_topic.get(t, ())),
                                         topic_ops))
             continue
         answer, creatable = unknown_topic(request, t, known, len(alive))
+        if auth.enabled and request.include_topic_authorized_operations:
+            answer = attrs.evolve(answer, topic_authorized_operations=auth.authorized_operations(ResourceType.TOPIC, t))
         topics.append(answer)
         if creatable is not None:
             create.append(creatable)
+    topics += refused
     brokers = []
     for b in sorted(alive, key=lambda b: b.id):
         ep = next((e for e in b.endpoints if listener is None or e.listener_name == listener), None)
         if ep is not None:
             brokers.append(MetadataBroker(b.id, ep.host, ep.port, b.rack))
     controller = cache.get_controller_id()
-    cluster_ops = CLUSTER_OPERATIONS if request.include_cluster_authorized_operations \
-        else AUTHORIZED_OPERATIONS_OMITTED
+    cluster_ops = AUTHORIZED_OPERATIONS_OMITTED if not request.include_cluster_authorized_operations else \
+        auth.authorized_operations(ResourceType.CLUSTER, CLUSTER_NAME) if auth.enabled else CLUSTER_OPERATIONS
     return MetadataResponse(tuple(brokers), request.cluster_id or None, NO_LEADER if controller is None else controller,
                             tuple(topics), 0, cluster_ops, tuple(create))
 

@@ -5,8 +5,12 @@ from __future__ import annotations
 
 from typing import Any
 
+import attrs
+
 from core.api.admin import fit_response
-from core.api.registry import ApiSpec, RequestContext, Route, register
+from core.api.registry import ApiSpec, RequestContext, Route, register, with_principal
+from core.security.acl import AclOperation, ResourceType
+from core.security.authorizer import Authorized, RequestAuthorizer, allowed, refused
 from messages.common import Errors, TopicPartition
 from messages.group import OffsetDeleteRequest, OffsetDeleteResponse
 
@@ -33,5 +37,22 @@ def offset_delete_error(version: int, body: dict[str, Any], error: int) -> dict[
     return offset_delete_to_wire(version, OffsetDeleteResponse(Errors(error)))
 
 
-register(ApiSpec(OFFSET_DELETE, Route.GROUP_COORDINATOR, offset_delete_from_wire, offset_delete_to_wire,
-                 offset_delete_error))
+def authorize(request: OffsetDeleteRequest, auth: RequestAuthorizer) -> Authorized:
+    """KafkaApis.handleOffsetDeleteRequest: DELETE on the group (GROUP_AUTHORIZATION_FAILED), then READ on each
+    topic (TOPIC_AUTHORIZATION_FAILED per partition, its offsets kept)."""
+    if not auth.allows(AclOperation.DELETE, ResourceType.GROUP, request.group_id):
+        return refused(OffsetDeleteResponse(Errors.GROUP_AUTHORIZATION_FAILED))
+    topics = auth.filter(AclOperation.READ, ResourceType.TOPIC, (tp.topic for tp in request.partitions))
+    denied = tuple((tp, Errors.TOPIC_AUTHORIZATION_FAILED) for tp in request.partitions if tp.topic not in topics)
+    if not denied:
+        return allowed(request)
+    rest = tuple(tp for tp in request.partitions if tp.topic in topics)
+
+    def merged(r: OffsetDeleteResponse) -> OffsetDeleteResponse:
+        return r if r.error is not Errors.NONE else attrs.evolve(r, partitions=r.partitions + denied)
+
+    return allowed(attrs.evolve(request, partitions=rest), merged)
+
+
+register(ApiSpec(OFFSET_DELETE, Route.GROUP_COORDINATOR, with_principal(offset_delete_from_wire),
+                 offset_delete_to_wire, offset_delete_error))

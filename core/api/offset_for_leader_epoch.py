@@ -13,9 +13,11 @@ from typing import Any
 
 import attrs
 
-from core.api.registry import ApiSpec, RequestContext, Route, register
+from core.api.registry import ApiSpec, RequestContext, Route, register, with_principal
 from core.api.topic_groups import error_of
 from core.broker.shards import ShardedRequest, answers_of, shard_of
+from core.security.acl import AclOperation, ResourceType
+from core.security.authorizer import Authorized, RequestAuthorizer, allowed, refused
 from messages.common import Errors, TopicPartition
 from messages.replication import (
     DEBUGGING_REPLICA_ID,
@@ -80,7 +82,25 @@ def error_response(version: int, body: dict[str, Any], error: int) -> dict[str, 
         for t in body["topics"])))
 
 
-SPEC = ApiSpec(API_KEY, Route.REPLICA_MANAGER, request_from_wire, response_to_wire, error_response,
+def authorize(request: OffsetsForLeaderEpochRequest, auth: RequestAuthorizer) -> Authorized:
+    """KafkaApis.handleOffsetForLeaderEpochRequest: CLUSTER_ACTION on the Cluster (a follower) allows every
+    partition; otherwise (a consumer, KIP-320) a topic without DESCRIBE answers TOPIC_AUTHORIZATION_FAILED for each
+    of its partitions (epoch and offset -1)."""
+    if auth.allows_cluster(AclOperation.CLUSTER_ACTION):
+        return allowed(request)
+    topics = auth.filter(AclOperation.DESCRIBE, ResourceType.TOPIC, (t.topic for t in request.topics))
+    denied = tuple(OffsetForLeaderTopicResult(t.topic, tuple(
+        OffsetForLeaderPartitionResult(Errors.TOPIC_AUTHORIZATION_FAILED, p.partition, -1, -1) for p in t.partitions))
+        for t in request.topics if t.topic not in topics)
+    if not denied:
+        return allowed(request)
+    rest = tuple(t for t in request.topics if t.topic in topics)
+    if not rest:
+        return refused(OffsetsForLeaderEpochResponse(denied))
+    return allowed(attrs.evolve(request, topics=rest), lambda r: attrs.evolve(r, topics=r.topics + denied))
+
+
+SPEC = ApiSpec(API_KEY, Route.REPLICA_MANAGER, with_principal(request_from_wire), response_to_wire, error_response,
                request_type=OffsetsForLeaderEpochRequest, send_version=SEND_VERSION, request_to_wire=request_to_wire,
                response_from_wire=response_from_wire)
 register(SPEC)

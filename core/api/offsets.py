@@ -12,13 +12,18 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+import attrs
+
 from core.api.admin import fit_response
-from core.api.registry import ApiSpec, RequestContext, Route, register
+from core.api.registry import ApiSpec, RequestContext, Route, register, with_principal
+from core.security.acl import AclOperation, ResourceType
+from core.security.authorizer import Authorized, RequestAuthorizer, allowed, refused
 from messages.common import Errors, TopicPartition
 from messages.group import (
     NO_GENERATION,
     UNKNOWN_MEMBER_ID,
     OffsetCommitPartition,
+    OffsetCommitPartitionResponse,
     OffsetCommitRequest,
     OffsetCommitResponse,
     OffsetFetchPartitionData,
@@ -96,7 +101,58 @@ def offset_fetch_error(version: int, body: dict[str, Any], error: int) -> dict[s
         for t in topics for p in t["partition_indexes"])))
 
 
-register(ApiSpec(OFFSET_COMMIT, Route.GROUP_COORDINATOR, offset_commit_from_wire, offset_commit_to_wire,
-                 offset_commit_error))
-register(ApiSpec(OFFSET_FETCH, Route.GROUP_COORDINATOR, offset_fetch_from_wire, offset_fetch_to_wire,
+# -- KafkaApis' authorization -----------------------------------------------------------------------------------------
+def authorize_offset_commit(request: OffsetCommitRequest, auth: RequestAuthorizer) -> Authorized:
+    """KafkaApis.handleOffsetCommitRequest: READ on the group, else every partition answers
+    GROUP_AUTHORIZATION_FAILED; then a partition of a topic without READ answers TOPIC_AUTHORIZATION_FAILED and is
+    not committed (nothing left: the refusals are the answer)."""
+    if not auth.enabled:
+        return allowed(request)
+    if not auth.allows(AclOperation.READ, ResourceType.GROUP, request.group_id):
+        return refused(OffsetCommitResponse(tuple(OffsetCommitPartitionResponse(p.tp, Errors.GROUP_AUTHORIZATION_FAILED)
+                                                  for p in request.partitions)))
+    topics = auth.filter(AclOperation.READ, ResourceType.TOPIC, (p.tp.topic for p in request.partitions))
+    denied = tuple(OffsetCommitPartitionResponse(p.tp, Errors.TOPIC_AUTHORIZATION_FAILED) for p in request.partitions
+                   if p.tp.topic not in topics)
+    if not denied:
+        return allowed(request)
+    rest = tuple(p for p in request.partitions if p.tp.topic in topics)
+    if not rest:
+        return refused(OffsetCommitResponse(denied))
+    return allowed(attrs.evolve(request, partitions=rest),
+                   lambda r: attrs.evolve(r, partitions=denied + r.partitions))
+
+
+def authorize_offset_fetch(request: OffsetFetchRequest, auth: RequestAuthorizer) -> Authorized:
+    """KafkaApis.handleOffsetFetchRequest: DESCRIBE on the group, else GROUP_AUTHORIZATION_FAILED; a partition asked
+    of a topic without DESCRIBE answers TOPIC_AUTHORIZATION_FAILED (OffsetFetchResponse.UNAUTHORIZED_PARTITION), and
+    all the group's partitions (none asked) leave those topics out."""
+    if not auth.enabled:
+        return allowed(request)
+    if not auth.allows(AclOperation.DESCRIBE, ResourceType.GROUP, request.group_id):
+        return refused(OffsetFetchResponse(Errors.GROUP_AUTHORIZATION_FAILED, tuple(
+            OffsetFetchPartitionData(tp, error=Errors.GROUP_AUTHORIZATION_FAILED) for tp in request.partitions or ())))
+
+    def visible(r: OffsetFetchResponse) -> OffsetFetchResponse:
+        topics = auth.filter(AclOperation.DESCRIBE, ResourceType.TOPIC, (p.tp.topic for p in r.partitions))
+        return attrs.evolve(r, partitions=tuple(p for p in r.partitions if p.tp.topic in topics))
+
+    if request.partitions is None:
+        return allowed(request, visible)
+    topics = auth.filter(AclOperation.DESCRIBE, ResourceType.TOPIC, (tp.topic for tp in request.partitions))
+    denied = tuple(OffsetFetchPartitionData(tp, error=Errors.TOPIC_AUTHORIZATION_FAILED)
+                   for tp in request.partitions if tp.topic not in topics)
+    if not denied:
+        return allowed(request)
+
+    def with_denied(r: OffsetFetchResponse) -> OffsetFetchResponse:
+        return r if r.error is not Errors.NONE else attrs.evolve(r, partitions=r.partitions + denied)
+
+    return allowed(attrs.evolve(request, partitions=tuple(tp for tp in request.partitions if tp.topic in topics)),
+                   with_denied)
+
+
+register(ApiSpec(OFFSET_COMMIT, Route.GROUP_COORDINATOR, with_principal(offset_commit_from_wire),
+                 offset_commit_to_wire, offset_commit_error))
+register(ApiSpec(OFFSET_FETCH, Route.GROUP_COORDINATOR, with_principal(offset_fetch_from_wire), offset_fetch_to_wire,
                  offset_fetch_error))

@@ -17,6 +17,8 @@ import attrs
 
 from core.api.registry import ApiSpec, RequestContext, Route, register
 from core.broker.shards import ShardedRequest, answers_of, by_shard, in_request_order
+from core.security.acl import AclOperation, ResourceType
+from core.security.authorizer import RequestAuthorizer
 from messages.common import Errors, TopicPartition
 from messages.replication import ProducePartition, ProducePartitionResponse, ProduceRequest, ProduceResponse
 from protocol import compression
@@ -48,6 +50,39 @@ def _is_transactional(records: bytes) -> bool:
         int.from_bytes(records[_ATTRIBUTES_AT:_ATTRIBUTES_AT + 2], "big") & TRANSACTIONAL_BIT)
 
 
+_PRODUCER_ID_AT = 43  # a v2 batch's producerId (after baseOffset .. maxTimestamp): -1 when it has none
+
+
+def _has_producer_id(records: bytes) -> bool:
+    """RecordBatch.hasProducerId of a partition's first batch: an idempotent (or transactional) producer's."""
+    return len(records) >= _PRODUCER_ID_AT + 8 and int.from_bytes(
+        records[_PRODUCER_ID_AT:_PRODUCER_ID_AT + 8], "big", signed=True) >= 0
+
+
+def authorize_produce(request: ProduceRequest, auth: RequestAuthorizer) -> ProduceRequest:
+    """KafkaApis.handleProduceRequest's authorization: transactional records need WRITE on the TransactionalId
+    (else every partition answers TRANSACTIONAL_ID_AUTHORIZATION_FAILED), other idempotent records IDEMPOTENT_WRITE
+    on the Cluster (else CLUSTER_AUTHORIZATION_FAILED); then a partition of a topic without WRITE answers
+    TOPIC_AUTHORIZATION_FAILED and nothing of it is appended. The partitions keep the request's order."""
+    if not auth.enabled or request.coordinator or any(
+            p.error == Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED for p in request.partitions):
+        return request  # request_from_wire's refusal of transactional records without a transactional id stands
+    records = [p.records for p in request.partitions]
+    whole: Errors | None = None
+    if any(_is_transactional(r) for r in records):
+        if request.transactional_id is None or not auth.allows(AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID,
+                                                               request.transactional_id):
+            whole = Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+    elif any(_has_producer_id(r) for r in records) and not auth.allows_cluster(AclOperation.IDEMPOTENT_WRITE):
+        whole = Errors.CLUSTER_AUTHORIZATION_FAILED
+    if whole is not None:
+        return attrs.evolve(request, partitions=tuple(ProducePartition(p.tp, b"", whole) for p in request.partitions))
+    allowed = auth.filter(AclOperation.WRITE, ResourceType.TOPIC, (p.tp.topic for p in request.partitions))
+    return attrs.evolve(request, partitions=tuple(
+        p if p.tp.topic in allowed else ProducePartition(p.tp, b"", Errors.TOPIC_AUTHORIZATION_FAILED)
+        for p in request.partitions))
+
+
 def request_from_wire(version: int, body: dict[str, Any], ctx: RequestContext) -> ProduceRequest:
     """KafkaApis.handleProduceRequest's admission too: transactional records from a request without a
     ``transactional_id`` are TRANSACTIONAL_ID_AUTHORIZATION_FAILED (``authorize`` of a null transactional id fails:
@@ -57,7 +92,7 @@ def request_from_wire(version: int, body: dict[str, Any], ctx: RequestContext) -
             _is_transactional(p["records"] or b"") for t in body["topic_data"] for p in t["partition_data"]):
         return ProduceRequest(body["acks"], body["timeout_ms"], tuple(
             ProducePartition(TopicPartition(t["name"], p["index"]), b"", Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
-            for t in body["topic_data"] for p in t["partition_data"]), None)
+            for t in body["topic_data"] for p in t["partition_data"]), None, principal=ctx.principal)
     partitions = []
     for topic in body["topic_data"]:
         name = topic["name"]
@@ -69,7 +104,8 @@ def request_from_wire(version: int, body: dict[str, Any], ctx: RequestContext) -
                 partitions.append(ProducePartition(tp, batch, error))
             else:
                 partitions.append(ProducePartition(tp, records))
-    return ProduceRequest(body["acks"], body["timeout_ms"], tuple(partitions), body.get("transactional_id"))
+    return ProduceRequest(body["acks"], body["timeout_ms"], tuple(partitions), body.get("transactional_id"),
+                          principal=ctx.principal)
 
 
 def reply_expected(version: int, body: dict[str, Any]) -> bool:

@@ -116,6 +116,16 @@ _BY_KEY: dict[int, ApiSpec] = {}
 _BY_TYPE: dict[type, ApiSpec] = {}
 
 
+def with_principal(from_wire: Callable[[int, dict[str, Any], RequestContext], Any]
+                   ) -> Callable[[int, dict[str, Any], RequestContext], Any]:
+    """``from_wire`` whose internal request also carries the connection's principal (its ``principal`` field), for
+    the front that authorizes it."""
+    def convert(version: int, body: dict[str, Any], ctx: RequestContext | None = None) -> Any:
+        request = from_wire(version, body, ctx)
+        return request if ctx is None else attrs.evolve(request, principal=ctx.principal)
+    return convert
+
+
 def register(spec: ApiSpec) -> None:
     """Serve ``spec.api_key`` with ``spec`` (and send ``spec.request_type`` with it). A key or request type
     registered twice by different specs is a programming error."""

@@ -14,14 +14,19 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+import attrs
+
 from core.api.admin import fit_response
-from core.api.registry import ApiSpec, RequestContext, Route, register
+from core.api.registry import ApiSpec, RequestContext, Route, register, with_principal
 from core.api.topic_groups import group_by_topic
+from core.security.acl import AclOperation, ResourceType
+from core.security.authorizer import Authorized, RequestAuthorizer, allowed, refused
 from messages.common import Errors, TopicPartition
 from messages.group import (
     NO_GENERATION,
     UNKNOWN_MEMBER_ID,
     OffsetCommitPartition,
+    OffsetCommitPartitionResponse,
     TxnOffsetCommitRequest,
     TxnOffsetCommitResponse,
 )
@@ -62,4 +67,28 @@ def error_response(version: int, body: dict[str, Any], error: int) -> dict[str, 
                            for t in body.get("topics") or () for p in t["partitions"]))
 
 
-register(ApiSpec(TXN_OFFSET_COMMIT, Route.GROUP_COORDINATOR, request_from_wire, response_to_wire, error_response))
+def authorize(request: TxnOffsetCommitRequest, auth: RequestAuthorizer) -> Authorized:
+    """KafkaApis.handleTxnOffsetCommitRequest: WRITE on the transactional id, else every partition answers
+    TRANSACTIONAL_ID_AUTHORIZATION_FAILED; READ on the group, else GROUP_AUTHORIZATION_FAILED; then a partition of a
+    topic without READ answers TOPIC_AUTHORIZATION_FAILED and is not committed."""
+    whole = None
+    if not auth.allows(AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, request.transactional_id):
+        whole = Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+    elif not auth.allows(AclOperation.READ, ResourceType.GROUP, request.group_id):
+        whole = Errors.GROUP_AUTHORIZATION_FAILED
+    if whole is not None:
+        return refused(TxnOffsetCommitResponse(tuple(OffsetCommitPartitionResponse(p.tp, whole)
+                                                     for p in request.partitions)))
+    topics = auth.filter(AclOperation.READ, ResourceType.TOPIC, (p.tp.topic for p in request.partitions))
+    denied = tuple(OffsetCommitPartitionResponse(p.tp, Errors.TOPIC_AUTHORIZATION_FAILED) for p in request.partitions
+                   if p.tp.topic not in topics)
+    if not denied:
+        return allowed(request)
+    rest = tuple(p for p in request.partitions if p.tp.topic in topics)
+    if not rest:
+        return refused(TxnOffsetCommitResponse(denied))
+    return allowed(attrs.evolve(request, partitions=rest), lambda r: attrs.evolve(r, partitions=denied + r.partitions))
+
+
+register(ApiSpec(TXN_OFFSET_COMMIT, Route.GROUP_COORDINATOR, with_principal(request_from_wire), response_to_wire,
+                 error_response))

@@ -14,10 +14,12 @@ from typing import Any
 
 import attrs
 
-from core.api.registry import ApiSpec, RequestContext, Route, register
+from core.api.registry import ApiSpec, RequestContext, Route, register, with_principal
 from core.api.topic_groups import control_request_to_wire, error_of
 from core.broker.shards import ShardedRequest, answers_of, by_shard, first_error
-from messages.common import NO_EPOCH, Broker, EndPoint, TopicPartition
+from core.security.acl import AclOperation
+from core.security.authorizer import RequestAuthorizer
+from messages.common import NO_EPOCH, Broker, EndPoint, Errors, TopicPartition
 from messages.requests import UpdateMetadataPartitionState, UpdateMetadataRequest, UpdateMetadataResponse
 
 API_KEY = 6
@@ -97,7 +99,16 @@ def error_response(version: int, body: dict[str, Any], error: int) -> dict[str, 
     return {"error_code": error}
 
 
-SPEC = ApiSpec(API_KEY, Route.REPLICA_MANAGER, request_from_wire, response_to_wire, error_response,
+def authorize(request: Any, auth: RequestAuthorizer) -> UpdateMetadataResponse | None:
+    """KafkaApis' authorizeClusterOperation(CLUSTER_ACTION) of a controller request: None when allowed, else the
+    request's error answer (getErrorResponse) with CLUSTER_AUTHORIZATION_FAILED."""
+    if auth.allows_cluster(AclOperation.CLUSTER_ACTION):
+        return None
+    error = Errors.CLUSTER_AUTHORIZATION_FAILED
+    return UpdateMetadataResponse(error)
+
+
+SPEC = ApiSpec(API_KEY, Route.REPLICA_MANAGER, with_principal(request_from_wire), response_to_wire, error_response,
                request_type=UpdateMetadataRequest, send_version=SEND_VERSION, request_to_wire=request_to_wire,
                response_from_wire=response_from_wire)
 register(SPEC)

@@ -13,9 +13,11 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from core.api.registry import ApiSpec, RequestContext, Route, register
+from core.api.registry import ApiSpec, RequestContext, Route, register, with_principal
 from core.api.topic_groups import error_of, group_by_topic
 from core.broker.shards import ShardedRequest, answers_of, shard_of
+from core.security.acl import AclOperation
+from core.security.authorizer import Authorized, RequestAuthorizer, allowed, refused
 from messages.common import Errors, TopicPartition
 from messages.txn_markers import (
     TxnMarkerEntry,
@@ -87,7 +89,18 @@ def error_response(version: int, body: dict[str, Any], code: int) -> dict[str, A
     return response_to_wire(version, error(request_from_wire(version, body), error_of(code)))
 
 
-SPEC = ApiSpec(WRITE_TXN_MARKERS, Route.REPLICA_MANAGER, request_from_wire, response_to_wire, error_response,
+def authorize(request: WriteTxnMarkersRequest, auth: RequestAuthorizer) -> Authorized:
+    """KafkaApis.handleWriteTxnMarkersRequest's authorizeClusterOperation(CLUSTER_ACTION): else every marker's
+    partitions answer CLUSTER_AUTHORIZATION_FAILED and nothing is written."""
+    if auth.allows_cluster(AclOperation.CLUSTER_ACTION):
+        return allowed(request)
+    return refused(WriteTxnMarkersResponse(tuple(TxnMarkerPartitionResult(m.producer_id, tp,
+                                                                          Errors.CLUSTER_AUTHORIZATION_FAILED)
+                                                 for m in request.markers for tp in m.partitions)))
+
+
+SPEC = ApiSpec(WRITE_TXN_MARKERS, Route.REPLICA_MANAGER, with_principal(request_from_wire), response_to_wire,
+               error_response,
                request_type=WriteTxnMarkersRequest, send_version=SEND_VERSION, request_to_wire=request_to_wire,
                response_from_wire=response_from_wire)
 register(SPEC)

@@ -27,7 +27,35 @@ from typing import Any
 from kazoo.client import KazooClient
 from kazoo.exceptions import KazooException
 
-from core.api.admin import AdminRequest
+from core.api import client_quotas as client_quotas_api
+from core.api.admin import (
+    ALTER_CONFIGS,
+    ALTER_PARTITION_REASSIGNMENTS,
+    CLUSTER_OPERATION_OF,
+    CREATE_PARTITIONS,
+    CREATE_TOPICS,
+    DELETE_TOPICS,
+    DESCRIBE_CONFIGS,
+    ELECT_LEADERS,
+    ERROR_RESPONSES,
+    INCREMENTAL_ALTER_CONFIGS,
+    LIST_PARTITION_REASSIGNMENTS,
+    AdminRequest,
+    authorize_config_resources,
+    authorize_create_partitions,
+    authorize_create_topics,
+    authorize_delete_topics,
+)
+from core.security.acl import AclOperation, parse_super_users
+from core.security.acl_store import load_acls
+from core.security.authorizer import (
+    ALLOW_ALL,
+    ANONYMOUS,
+    Authorizer,
+    RequestAuthorizer,
+    acl_authorizer_configs,
+    authorizer_enabled,
+)
 from kactor.admin import (
     InvalidPartitionsException,
     InvalidReplicaAssignmentException,
@@ -45,6 +73,7 @@ from kactor.admin.assignment import BrokerMetadata, assign_replicas_to_brokers
 from kactor.admin.config_entries import BrokerConfigView, topic_config_entries
 from kactor.config import KafkaConfig
 from messages.common import NO_LEADER, Errors, TopicPartition
+from zk_bridge.blocking import BlockingZk
 
 log = logging.getLogger("kactor.admin_manager")
 
@@ -61,6 +90,7 @@ class AdminManager:
                  controller_events: Callable[[Any], None] | None = None,
                  clock: Callable[[], float] = time.monotonic, sleep: Callable[[float], None] = time.sleep) -> None:
         self.admin = AdminZkClient(zk)
+        self.zk_client = zk
         self.config = config
         self.broker_id = config.broker_id
         self.controller_events = controller_events
@@ -90,10 +120,61 @@ class AdminManager:
 
     def handle(self, api_key: int, version: int, body: Body, ctx: Any = None) -> Body:
         """KafkaApis.handle for the admin APIs: the response body (newest version's fields) to ``body``."""
+        if api_key == CREATE_TOPICS:
+            return self.create_topics(version, body, self.request_authorizer(ctx))
+        if api_key == DELETE_TOPICS:
+            return self.delete_topics(version, body, self.request_authorizer(ctx))
         handler = self._handlers.get(api_key)
         if handler is None:
             raise ValueError(f"api key {api_key} is not an admin API")
+        if api_key in CLUSTER_OPERATION_OF or api_key in _CONFIG_APIS or api_key == CREATE_PARTITIONS:
+            auth = self.request_authorizer(ctx)
+            if auth.enabled:
+                return self._authorized(api_key, version, body, auth, handler)
         return handler(version, body)
+
+    def _authorized(self, api_key: int, version: int, body: Body, auth: RequestAuthorizer,
+                    handler: Callable[[int, Body], Body]) -> Body:
+        """KafkaApis' authorization of the other admin APIs: a Cluster operation refused answers the request's error
+        response (CLUSTER_AUTHORIZATION_FAILED); config resources and CreatePartitions' topics are refused one by
+        one, the others served."""
+        if api_key in CLUSTER_OPERATION_OF:
+            if auth.allows_cluster(CLUSTER_OPERATION_OF[api_key]):
+                return handler(version, body)
+            errors = CLUSTER_ERROR_RESPONSES[api_key]
+            return errors(version, body, int(Errors.CLUSTER_AUTHORIZATION_FAILED))
+        if api_key in _CONFIG_APIS:
+            operation, key = _CONFIG_APIS[api_key]
+            served, refused = authorize_config_resources(body.get("resources") or [], operation, auth,
+                                                         api_key == DESCRIBE_CONFIGS)
+            response = handler(version, {**body, "resources": served}) if served else {"throttle_time_ms": 0}
+            return {**response, key: [*(response.get(key) or []), *refused]}
+        topics = body.get("topics") or []
+        if not self.is_controller():
+            return handler(version, body)  # NOT_CONTROLLER first, as KafkaApis
+        names = [t["name"] for t in topics]
+        alterable = authorize_create_partitions(names, auth)
+        served_topics = [t for t in topics if t["name"] in alterable or names.count(t["name"]) > 1]
+        refused_results = [{"name": t["name"], "error_code": int(Errors.TOPIC_AUTHORIZATION_FAILED),
+                            "error_message": None} for t in topics if t not in served_topics]
+        response = handler(version, {**body, "topics": served_topics}) if served_topics else {"throttle_time_ms": 0}
+        return {**response, "results": [*(response.get("results") or []), *refused_results]}
+
+    def request_authorizer(self, ctx: Any) -> RequestAuthorizer:
+        """KafkaApis' authorizer for a request of ``ctx``'s principal and address: AclAuthorizer's decision over the
+        ACLs read from ZooKeeper now (this handler's thread has its own session and no cache of the ACLs; a read
+        that fails leaves no ACL, so only the super users, or everyone with allow.everyone.if.no.acl.found, pass)."""
+        if not authorizer_enabled(self.config["authorizer.class.name"]):
+            return ALLOW_ALL
+        super_users, allow_everyone = acl_authorizer_configs(self.config.originals)
+        try:
+            with BlockingZk(self.zk_client) as blocking:
+                cache = blocking.run(load_acls())
+        except Exception as e:  # noqa: BLE001 - fail closed
+            log.error("Cannot read the ACLs: %s", e)
+            cache = {}
+        authorizer = Authorizer({p: v.acls for p, v in cache.items()}, parse_super_users(super_users), allow_everyone)
+        return authorizer.for_request(getattr(ctx, "principal", ANONYMOUS), getattr(ctx, "client_host", ""))
 
     # -- shared ----------------------------------------------------------------------------------------------------
     def is_controller(self) -> bool:
@@ -127,7 +208,7 @@ class AdminManager:
                                 self.admin.fetch_entity_config("brokers", "<default>"))
 
     # -- CreateTopics ------------------------------------------------------------------------------------------------
-    def create_topics(self, version: int, body: Body) -> Body:
+    def create_topics(self, version: int, body: Body, auth: RequestAuthorizer = ALLOW_ALL) -> Body:
         """KafkaApis.handleCreateTopicsRequest + AdminManager.createTopics."""
         requested = body.get("topics") or []
         results: dict[str, Body] = {}
@@ -140,11 +221,16 @@ class AdminManager:
                 r["error_code"] = Errors.NOT_CONTROLLER
             return {"throttle_time_ms": 0, "topics": list(results.values())}
         names = [t["name"] for t in requested]
+        creatable, shown = authorize_create_topics(names, auth) if auth.enabled else (set(names), set(names))
         to_create = []
         for t in requested:
+            if t["name"] not in shown:
+                results[t["name"]].update(topic_config_error_code=Errors.TOPIC_AUTHORIZATION_FAILED)
             if names.count(t["name"]) > 1:
                 results[t["name"]].update(error_code=Errors.INVALID_REQUEST,
                                           error_message="Found multiple entries for this topic.")
+            elif t["name"] not in creatable:
+                results[t["name"]].update(error_code=Errors.TOPIC_AUTHORIZATION_FAILED)
             else:
                 to_create.append(t)
         validate_only = bool(body.get("validate_only"))
@@ -216,7 +302,7 @@ class AdminManager:
                 results[topic].update(error_code=Errors.REQUEST_TIMED_OUT, error_message=None)
 
     # -- DeleteTopics ------------------------------------------------------------------------------------------------
-    def delete_topics(self, version: int, body: Body) -> Body:
+    def delete_topics(self, version: int, body: Body, auth: RequestAuthorizer = ALLOW_ALL) -> Body:
         """KafkaApis.handleDeleteTopicsRequest + AdminManager.deleteTopics: mark each topic for deletion and wait,
         up to ``timeout_ms``, for it to be gone (DelayedDeleteTopics)."""
         names = list(dict.fromkeys(body.get("topic_names") or []))
@@ -231,7 +317,11 @@ class AdminManager:
                 r["error_code"] = error
             return {"throttle_time_ms": 0, "responses": list(results.values())}
         marked = []
+        deletable = authorize_delete_topics(names, auth) if auth.enabled else set(names)
         for n in names:
+            if n not in deletable:
+                results[n]["error_code"] = Errors.TOPIC_AUTHORIZATION_FAILED
+                continue
             if not topic_name.is_valid(n) or not self.admin.topic_exists(n):
                 results[n]["error_code"] = Errors.UNKNOWN_TOPIC_OR_PARTITION
                 continue
@@ -317,3 +407,19 @@ class AdminManager:
         combined = self.admin.add_partitions(name, existing, brokers, new, manual, validate_only=validate_only)
         return [p for p in combined if p >= old]
 
+
+
+# the config APIs: the operation each needs on a resource, and the answer's list of results
+_CONFIG_APIS: dict[int, tuple[AclOperation, str]] = {
+    DESCRIBE_CONFIGS: (AclOperation.DESCRIBE_CONFIGS, "results"),
+    ALTER_CONFIGS: (AclOperation.ALTER_CONFIGS, "responses"),
+    INCREMENTAL_ALTER_CONFIGS: (AclOperation.ALTER_CONFIGS, "responses"),
+}
+# the error answers of the APIs authorized on the whole Cluster
+CLUSTER_ERROR_RESPONSES: dict[int, Callable[[int, Body, int], Body]] = {
+    ELECT_LEADERS: ERROR_RESPONSES[ELECT_LEADERS],
+    ALTER_PARTITION_REASSIGNMENTS: ERROR_RESPONSES[ALTER_PARTITION_REASSIGNMENTS],
+    LIST_PARTITION_REASSIGNMENTS: ERROR_RESPONSES[LIST_PARTITION_REASSIGNMENTS],
+    client_quotas_api.DESCRIBE_CLIENT_QUOTAS: client_quotas_api.describe_error,
+    client_quotas_api.ALTER_CLIENT_QUOTAS: client_quotas_api.alter_error,
+}

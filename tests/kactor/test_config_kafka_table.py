@@ -137,9 +137,10 @@ def test_the_keys_kactor_acts_on_keep_their_messages() -> None:
 
 @pytest.mark.parametrize(("key", "value", "message"), [
     ("kactor.partition.actor", "4", "Unknown configuration 'kactor.partition.actor'"),
-    ("authorizer.class.name", "kafka.security.authorizer.AclAuthorizer",
-     "authorizer.class.name=kafka.security.authorizer.AclAuthorizer is refused: kactor has no authorizer (ACLs are "
-     "not implemented), so it would serve every client unauthorized"),
+    ("authorizer.class.name", "com.example.RangerAuthorizer",
+     "Invalid value com.example.RangerAuthorizer for configuration authorizer.class.name: kactor serves only "
+     "kafka.security.auth.SimpleAclAuthorizer or kafka.security.authorizer.AclAuthorizer, not "
+     "com.example.RangerAuthorizer"),
     ("zookeeper.ssl.client.enable", "true",
      "zookeeper.ssl.client.enable=true is refused: kactor connects to ZooKeeper without TLS"),
 ])
@@ -153,6 +154,11 @@ def test_a_typo_in_kactors_namespace_and_a_setting_kactor_cannot_honour_are_refu
 def test_a_sasl_listener_with_kafkas_default_mechanism_is_refused() -> None:
     with pytest.raises(ConfigError, match="SASL mechanism GSSAPI is refused"):
         build_config({**BASE, "listeners": "PLAINTEXT://127.0.0.1:9092,SASL_SSL://127.0.0.1:9093"})
+
+
+@pytest.mark.parametrize("name", ["kafka.security.authorizer.AclAuthorizer", "kafka.security.auth.SimpleAclAuthorizer"])
+def test_acl_authorizer_is_accepted_under_both_names(name: str) -> None:
+    assert build_config({**BASE, "authorizer.class.name": name})["authorizer.class.name"] == name
 
 
 def test_the_default_of_an_off_switch_is_accepted() -> None:

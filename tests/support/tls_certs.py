@@ -54,6 +54,7 @@ class Pki:
     server: Identity
     client: Identity
     stranger: Identity  # a client certificate of another CA
+    bob: Identity  # a second client certificate of the CA (another principal)
 
 
 def _identity(folder: Path, stem: str, cn: str, ca_cert: x509.Certificate, ca_key: ec.EllipticCurvePrivateKey,
@@ -92,4 +93,5 @@ def make_pki(folder: Path) -> Pki:
     return Pki(str(ca_pem), str(ca_p12),
                    _identity(folder, "server", "broker", ca_cert, ca_key, sans),
                    _identity(folder, "client", "alice", ca_cert, ca_key),
-                   _identity(folder, "stranger", "mallory", other_ca, other_key))
+                   _identity(folder, "stranger", "mallory", other_ca, other_key),
+                   _identity(folder, "bob", "bob", ca_cert, ca_key))
