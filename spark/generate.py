@@ -31,6 +31,9 @@ FLUSH_LINES = 20_000
 NONE = '{"@e":"Errors","v":"NONE"}'
 
 
+# the principal field the controller-to-broker requests carry (messages.requests), as encode_record writes it
+PRINCIPAL = ',"principal":"User:ANONYMOUS"'
+
 def _err(name: str) -> str:
     return '{"@e":"Errors","v":"' + name + '"}'
 
@@ -299,7 +302,7 @@ class Generator:
                            + ',"controller_epoch":' + str(self.cepoch) + ',"broker_epoch":'
                            + str(self.broker_epoch[b]) + ',"partition_states":['
                            + ",".join(self.lair_state(i, is_new) for i in chunk) + '],"live_leaders":['
-                           + live_leaders + "]}")
+                           + live_leaders + "]" + PRINCIPAL + "}")
                 self.request(cause, b, "LeaderAndIsr", payload, self.lair_response(chunk))
 
     def send_um(self, cause: int, parts: list[int], to: list[int] | None = None) -> None:
@@ -313,7 +316,8 @@ class Generator:
             self.load[b] += 1
             epoch = str(self.broker_epoch[b])
             for states in chunks:
-                payload = head + epoch + ',"partition_states":[' + states + '],"live_brokers":[' + live + "]}"
+                payload = head + epoch + ',"partition_states":[' + states + '],"live_brokers":[' + live + "]" \
+                    + PRINCIPAL + "}"
                 self.request(cause, b, "UpdateMetadata", payload, response)
 
     def send_stop(self, cause: int, b: int, parts: list[int], delete: bool) -> None:
@@ -321,7 +325,7 @@ class Generator:
                           + str(self.epoch[i]) + ',"delete_partition":' + _b(delete) + "}" for i in parts)
         payload = ('{"@":"StopReplicaRequest","controller_id":' + str(self.controller) + ',"controller_epoch":'
                    + str(self.cepoch) + ',"broker_epoch":' + str(self.broker_epoch[b]) + ',"partition_states":['
-                   + states + "]}")
+                   + states + "]" + PRINCIPAL + "}")
         errs = ",".join('{"@":"PartitionError","topic_partition":' + self.tp[i] + ',"error":' + NONE + "}"
                         for i in parts)
         self.load[b] += 1
@@ -702,7 +706,7 @@ class Generator:
 
         self.event("edge:net", "ControlledShutdownRequest",
                    '{"@":"ControlledShutdownRequest","broker_id":' + str(b) + ',"broker_epoch":'
-                   + str(self.broker_epoch[b]) + "}", "ControlledShutdown", "ControlledShutdown", work)
+                   + str(self.broker_epoch[b]) + PRINCIPAL + "}", "ControlledShutdown", "ControlledShutdown", work)
         self.broker_down(b)
 
     def ep_broker_restart(self) -> None:
@@ -761,7 +765,7 @@ class Generator:
             target = candidates[0]
             payload = ('{"@":"LeaderAndIsrRequest","controller_id":' + str(old) + ',"controller_epoch":'
                        + str(self.cepoch) + ',"broker_epoch":' + str(self.broker_epoch[target])
-                       + ',"partition_states":[' + self.lair_state(i) + '],"live_leaders":[]}')
+                       + ',"partition_states":[' + self.lair_state(i) + '],"live_leaders":[]' + PRINCIPAL + "}")
             cause = self.emit(old, names.EDGE_TIMER, names.CONTROLLER, "TimerFired",
                               '{"@":"TimerFired","key":"auto-leader-rebalance-task"}', None)
             self.request(cause, target, "LeaderAndIsr", payload,
