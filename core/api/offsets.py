@@ -9,7 +9,7 @@ keeps v0's offsets in ZooKeeper, for clients older than 0.8.2).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import attrs
@@ -111,6 +111,14 @@ def authorize_offset_commit(request: OffsetCommitRequest, auth: RequestAuthorize
     if not auth.allows(AclOperation.READ, ResourceType.GROUP, request.group_id):
         return refused(OffsetCommitResponse(tuple(OffsetCommitPartitionResponse(p.tp, Errors.GROUP_AUTHORIZATION_FAILED)
                                                   for p in request.partitions)))
+    return authorize_committed_topics(request, auth, OffsetCommitResponse)
+
+
+def authorize_committed_topics(request: Any, auth: RequestAuthorizer,
+                               response: Callable[[tuple[OffsetCommitPartitionResponse, ...]], Any]) -> Authorized:
+    """KafkaApis' topic step of OffsetCommit and TxnOffsetCommit: a partition of a topic without READ answers
+    TOPIC_AUTHORIZATION_FAILED and is not committed; the rest go on, their answers after the refusals (nothing left:
+    the refusals, as ``response``, are the answer)."""
     topics = auth.filter(AclOperation.READ, ResourceType.TOPIC, (p.tp.topic for p in request.partitions))
     denied = tuple(OffsetCommitPartitionResponse(p.tp, Errors.TOPIC_AUTHORIZATION_FAILED) for p in request.partitions
                    if p.tp.topic not in topics)
@@ -118,7 +126,7 @@ def authorize_offset_commit(request: OffsetCommitRequest, auth: RequestAuthorize
         return allowed(request)
     rest = tuple(p for p in request.partitions if p.tp.topic in topics)
     if not rest:
-        return refused(OffsetCommitResponse(denied))
+        return refused(response(denied))
     return allowed(attrs.evolve(request, partitions=rest),
                    lambda r: attrs.evolve(r, partitions=denied + r.partitions))
 

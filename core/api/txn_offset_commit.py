@@ -14,13 +14,12 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-import attrs
-
 from core.api.admin import fit_response
+from core.api.offsets import authorize_committed_topics
 from core.api.registry import ApiSpec, RequestContext, Route, register, with_principal
 from core.api.topic_groups import group_by_topic
 from core.security.acl import AclOperation, ResourceType
-from core.security.authorizer import Authorized, RequestAuthorizer, allowed, refused
+from core.security.authorizer import Authorized, RequestAuthorizer, refused
 from messages.common import Errors, TopicPartition
 from messages.group import (
     NO_GENERATION,
@@ -79,15 +78,7 @@ def authorize(request: TxnOffsetCommitRequest, auth: RequestAuthorizer) -> Autho
     if whole is not None:
         return refused(TxnOffsetCommitResponse(tuple(OffsetCommitPartitionResponse(p.tp, whole)
                                                      for p in request.partitions)))
-    topics = auth.filter(AclOperation.READ, ResourceType.TOPIC, (p.tp.topic for p in request.partitions))
-    denied = tuple(OffsetCommitPartitionResponse(p.tp, Errors.TOPIC_AUTHORIZATION_FAILED) for p in request.partitions
-                   if p.tp.topic not in topics)
-    if not denied:
-        return allowed(request)
-    rest = tuple(p for p in request.partitions if p.tp.topic in topics)
-    if not rest:
-        return refused(TxnOffsetCommitResponse(denied))
-    return allowed(attrs.evolve(request, partitions=rest), lambda r: attrs.evolve(r, partitions=denied + r.partitions))
+    return authorize_committed_topics(request, auth, TxnOffsetCommitResponse)
 
 
 register(ApiSpec(TXN_OFFSET_COMMIT, Route.GROUP_COORDINATOR, with_principal(request_from_wire), response_to_wire,
