@@ -52,6 +52,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--max-seconds", type=float, default=120.0,
                    help="stop producing after this long in a run (the run is measured over what was acknowledged)")
     p.add_argument("--no-doc", action="store_true", help="do not append the result to docs/performance.md")
+    p.add_argument("--profile", metavar="DIR",
+                   help="record py-spy profiles of the brokers during each transactional run into DIR, and print "
+                        "where their CPU went")
 
 
 def idempotent_run(bootstrap: str, records: int, max_seconds: float, pids: dict[str, int],
@@ -151,8 +154,16 @@ def run(args: argparse.Namespace, command: str) -> int:
                 if way == "idempotent":
                     r = idempotent_run(target.bootstrap, args.records, args.max_seconds, target.pids(), value)
                 else:
+                    profiler = None
+                    if args.profile:
+                        from bench.py_spy import Profiler
+
+                        profiler = Profiler(args.profile, target.pids(), f"transactional-run{i + 1}")
+                        profiler.start()
                     r = transactional_run(target.bootstrap, args.records, args.per_txn, args.max_seconds,
                                           target.pids(), value, i)
+                    if profiler is not None:
+                        print("\n".join(profiler.stop()), flush=True)
                 if r.errors:
                     print(f"  {way}: errors: {r.errors[:3]}", flush=True)
                 results[way].append(r)

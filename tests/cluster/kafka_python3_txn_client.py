@@ -10,6 +10,11 @@
   class and message its send raised, or null, "commit": the same of its commit};
 - ``open TOPIC TXN_ID TIMEOUT_MS``: a producer (transaction_timeout_ms TIMEOUT_MS) sends "open-0", "open-1" to
   partition 0 in a transaction, prints {"ready": true} once both are acknowledged, then waits for its SIGKILL;
+- ``commit-crash TOPIC TXN_ID PARTITIONS TIMEOUT_MS WAIT_S``: a producer (transaction_timeout_ms TIMEOUT_MS) sends
+  "kx-<p>-<i>" (i < 20) to every partition in a transaction, prints {"ready": true} once all are acknowledged, reads
+  one line from stdin (the test kills the coordinator's broker after writing it), then commits; prints
+  {"commit": null} when commit_transaction() returns, the exception it raised, or "no answer in WAIT_S s" (3.0.12's
+  sender can drop the EndTxn for ever: test_cluster_transactions_clients.py says how), and exits;
 - ``consume TOPIC ISOLATION PARTITIONS COUNT``: every partition assigned from offset 0 at isolation level
   ISOLATION until COUNT records are read (then 3 s more, to see nothing else comes), 60 s at most;
   {partition: [values in offset order]}.
@@ -90,6 +95,31 @@ def open_transaction(bootstrap, topic, txn_id, timeout_ms):
         time.sleep(1)
 
 
+def commit_crash(bootstrap, topic, txn_id, partitions, timeout_ms, wait_s):
+    import os
+    import threading
+
+    producer = _producer(bootstrap, txn_id, transaction_timeout_ms=int(timeout_ms))
+    producer.begin_transaction()
+    _send_all(producer, topic, [(p, f"kx-{p}-{i}") for p in range(int(partitions)) for i in range(20)])
+    print(json.dumps({"ready": True}), flush=True)
+    sys.stdin.readline()
+    outcome = []
+
+    def commit():
+        try:
+            producer.commit_transaction()
+            outcome.append(None)
+        except Exception as e:  # noqa: BLE001 - reported to the test
+            outcome.append(f"{type(e).__name__}: {e}")
+
+    committing = threading.Thread(target=commit, daemon=True)
+    committing.start()
+    committing.join(float(wait_s))
+    print(json.dumps({"commit": outcome[0] if outcome else f"no answer in {wait_s} s"}), flush=True)
+    os._exit(0)  # a producer whose commit never returned cannot be closed
+
+
 def consume(bootstrap, topic, isolation, partitions, count):
     from kafka import KafkaConsumer, TopicPartition
 
@@ -114,7 +144,7 @@ def main():
     _check_version()
     command, bootstrap, *args = sys.argv[1:]
     result = {"transactions": transactions, "fence": fence, "open": open_transaction,
-              "consume": consume}[command](bootstrap, *args)
+              "commit-crash": commit_crash, "consume": consume}[command](bootstrap, *args)
     json.dump(result, sys.stdout)
 
 

@@ -8,7 +8,8 @@ kafka_python3_txn_client.py).
 - a transaction left open by a SIGKILLed producer is aborted after its transaction.timeout.ms (the coordinator's
   abort task runs every second here), and read_committed gets past it;
 - the coordinator's broker SIGKILLed mid-commit: the transaction is all or nothing on every partition, and the
-  producer goes on.
+  producer (librdkafka) or the next producer of its transactional.id (kafka-python 3.0.12, whose commit can wait for
+  ever: its test says why) goes on.
 
 The tests share the cluster and run in this order; the last one kills a broker.
 """
@@ -364,13 +365,6 @@ def _crash_during_commit(c: Cluster, producer: Any, txn_id: str, tag: str, kill_
 
 
 def test_the_coordinators_broker_killed_mid_commit_leaves_all_or_nothing(cluster: Cluster) -> None:
-    # No kafka-python 3.0.12 variant: until the dead broker's ZooKeeper session expires, FindCoordinator names it
-    # (the leader the answering broker's metadata cache knows, as KafkaApis in 2.6.3), and kafka-python's
-    # Sender._maybe_send_pending_request then drops the request it was sending. KafkaNetClient.await_ready raises
-    # KafkaConnectionError on the refused connection; its except branch enqueues FindCoordinator but target_node
-    # is already the coordinator's id, so `if target_node is None: retry(handler)` is skipped (Java's Sender
-    # always retries). A dropped EndTxn leaves commit_transaction() waiting for ever (3 runs out of 3); a dropped
-    # AddPartitionsToTxn after a kill that followed the commit leaves the next transaction's sends unacknowledged.
     c = cluster
     c.create_topic("txn-crash", PARTITIONS, 3)
     txn_id = "crash-txn"
@@ -399,6 +393,54 @@ def test_the_coordinators_broker_killed_mid_commit_leaves_all_or_nothing(cluster
         again.commit_transaction(90)
     expected[0].append("t2-0")
     assert consume(c, "txn-crash", "read_committed", sum(map(len, expected.values()))) == expected
+
+
+def test_kafka_python3_the_coordinators_broker_killed_mid_commit_leaves_all_or_nothing(cluster: Cluster) -> None:
+    """kafka-python 3 commits while its coordinator's broker is SIGKILLed: the transaction is committed or aborted
+    on every partition, never on some. kafka-python 3.0.12 itself may never learn which: until the dead broker's
+    ZooKeeper session expires, FindCoordinator names it (the leader the answering broker's metadata cache knows, as
+    KafkaApis in 2.6.3), and its Sender._maybe_send_pending_request then drops the EndTxn it was sending
+    (KafkaNetClient.await_ready raises KafkaConnectionError on the refused connection; the except branch enqueues
+    FindCoordinator, but target_node is already the coordinator's id, so `if target_node is None: retry(handler)` is
+    skipped, where Java's Sender always retries) and commit_transaction() waits for ever. So the client gets 30 s,
+    and is then replaced as its user would replace it: a new producer with the same transactional.id, whose
+    InitProducerId makes the new coordinator finish the old transaction (roll a PrepareCommit forward, abort an
+    Ongoing one) before it goes on."""
+    c = cluster
+    topic, txn_id = "txn-crash-kp3", "crash-kp3"
+    c.create_topic(topic, PARTITIONS, 3)
+    env = dict(os.environ, PYTHONPATH=str(KAFKA_PYTHON3))
+    proc = subprocess.Popen([sys.executable, str(HERE / "kafka_python3_txn_client.py"), "commit-crash", bootstrap(c),
+                             topic, txn_id, str(PARTITIONS), "60000", "30"], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=str(HERE))
+    try:
+        assert proc.stdin is not None and proc.stdout is not None
+        line = proc.stdout.readline()
+        assert json.loads(line) == {"ready": True}, proc.stderr.read() if proc.stderr else line
+        coordinator = _coordinator(c, txn_id)  # its InitProducerId made __transaction_state if it was not there
+        proc.stdin.write("commit\n")
+        proc.stdin.flush()
+        c.lc.kill_broker(coordinator)
+        outcome = json.loads(proc.stdout.readline() or "null")
+        assert proc.wait(60) == 0
+        assert outcome is not None and "commit" in outcome, proc.stderr.read() if proc.stderr else outcome
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(30)
+    c.restart(coordinator)
+    # the next producer of the id: "kc0", "kc1", "ka" (aborted), "kc2" on every partition
+    assert kp3_txn("transactions", bootstrap(c), topic, txn_id, str(PARTITIONS)) == {"error": None}
+    after = [[f"kc0-{p}", f"kc1-{p}", f"kc2-{p}"] for p in range(PARTITIONS)]
+    crashed = [[f"kx-{p}-{i}" for i in range(20)] for p in range(PARTITIONS)]
+    seen = consume(c, topic, "read_committed", 3 * PARTITIONS)
+    if outcome["commit"] is None:  # acknowledged: it must be there
+        assert seen == {p: crashed[p] + after[p] for p in range(PARTITIONS)}
+    else:  # either, but the same on every partition
+        assert seen in ({p: crashed[p] + after[p] for p in range(PARTITIONS)}, {p: after[p] for p in range(PARTITIONS)})
+    # read_uncommitted shows the crashed transaction's records whatever became of them: they were written
+    assert consume(c, topic, "read_uncommitted", 24 * PARTITIONS) \
+        == {p: crashed[p] + [f"kc0-{p}", f"kc1-{p}", f"ka-{p}", f"kc2-{p}"] for p in range(PARTITIONS)}
 
 
 def _try(action: Any) -> BaseException | None:
