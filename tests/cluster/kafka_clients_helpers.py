@@ -73,6 +73,32 @@ def kafka_python3(*args: str, timeout: float = 90) -> Any:
     return json.loads(proc.stdout)
 
 
+def kafka_python3_secure(*args: str) -> tuple[dict[str, Any], str]:
+    """tests/cluster/kafka_python3_secure.py under kafka-python 3 (its arguments say how): its result and what it
+    logged."""
+    if not (KAFKA_PYTHON3 / "kafka").is_dir():
+        pytest.fail(f"kafka-python 3 is not installed in {KAFKA_PYTHON3}: run scripts/setup")
+    proc = subprocess.run([sys.executable, str(HERE / "kafka_python3_secure.py"), *args], capture_output=True,
+                          text=True, timeout=120, env=dict(os.environ, PYTHONPATH=str(KAFKA_PYTHON3)), cwd=str(HERE))
+    assert proc.returncode == 0, f"kafka-python 3 {' '.join(args)} exited {proc.returncode}:\n{proc.stderr[-3000:]}"
+    return json.loads(proc.stdout), proc.stderr
+
+
+def kcat_round_trip(config: dict[str, str], topic: str, values: list[str]) -> list[str]:
+    """kcat produces ``values`` to partition 0 of ``topic`` (acks=all), then reads the partition from the beginning
+    to its end: every value it read, in order. ``config`` is librdkafka's (bootstrap.servers, security.protocol,
+    sasl.*, ssl.*), passed as kcat's -X options."""
+    kcat = kcat_or_skip()
+    options = [a for k, v in config.items() for a in ("-X", f"{k}={v}")]
+    produced = subprocess.run([kcat, "-P", "-t", topic, "-p", "0", "-X", "acks=all", *options],
+                              input="\n".join(values) + "\n", capture_output=True, text=True, timeout=60)
+    assert produced.returncode == 0, produced.stderr[-2000:]
+    consumed = subprocess.run([kcat, "-C", "-t", topic, "-p", "0", "-o", "beginning", "-e", "-q", *options],
+                              capture_output=True, text=True, timeout=60)
+    assert consumed.returncode == 0, consumed.stderr[-2000:]
+    return consumed.stdout.splitlines()
+
+
 def kcat_or_skip() -> str:
     """kcat's path. Missing where Debian has a kcat package is a failure (scripts/setup installs it); a skip only
     where this Debian release has none."""

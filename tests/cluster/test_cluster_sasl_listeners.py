@@ -5,17 +5,13 @@ with an authentication error while another client of the same broker keeps worki
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 from cluster_helpers import Cluster, run_kactor
-from kafka_clients_helpers import KAFKA_PYTHON3, closing_producer
+from kafka_clients_helpers import closing_producer, kafka_python3_secure, kcat_round_trip
 
 from tests.support.tls_certs import STORE_PASSWORD, Pki, make_pki
 
@@ -127,23 +123,29 @@ def test_librdkafka_over_sasl_plain_and_scram(start_cluster: Any, tmp_path: Path
     c.create_topic("kp3", replication_factor=1)
     c.wait_partition("kp3", 0, lambda s: s["leader"] == 0, what="kp3-0 led")
     bootstrap = f"127.0.0.1:{p['SASL_PLAINTEXT']}"
-    result, _ = kafka_python3_sasl(bootstrap, "SASL_PLAINTEXT", "PLAIN", "alice", "alice-secret", "kp3", "5")
+    result, _ = kafka_python3_secure(bootstrap, "SASL_PLAINTEXT", "PLAIN", "alice", "alice-secret", "kp3", "5")
     assert result == {"produced": [0, 1, 2, 3, 4], "consumed": [f"kp3-sasl-{i}" for i in range(5)], "error": None}
-    result, logged = kafka_python3_sasl(bootstrap, "SASL_PLAINTEXT", "PLAIN", "alice", "guess", "kp3", "1")
-    assert result["error"] is not None and "Authentication failed: Invalid username or password" in logged, logged
+    failures = log_of(c).count("(Authentication failed: Invalid username or password)")
+    result, logged = kafka_python3_secure(bootstrap, "SASL_PLAINTEXT", "PLAIN", "alice", "guess", "kp3", "1")
+    assert result["error"] is not None
+    # the broker answered SASL_AUTHENTICATION_FAILED and closed, as 2.6.3 does; kafka-python 3.0.12 logs the
+    # answer's message, unless the answer and the close came in one read: its KafkaTCPTransport._read_from_sock then
+    # drops the bytes it read with the EOF and logs "socket disconnected" (under load, 2 runs of 3)
+    assert log_of(c).count("(Authentication failed: Invalid username or password)") > failures
+    assert "Authentication failed: Invalid username or password" in logged or "socket disconnected" in logged, logged
+    # ... and over SASL_SSL with SCRAM-SHA-512 (bob's credential in ZooKeeper), the CA's certificate trusted
+    c.create_topic("kp3-ssl", replication_factor=1)
+    c.wait_partition("kp3-ssl", 0, lambda s: s["leader"] == 0, what="kp3-ssl-0 led")
+    result, _ = kafka_python3_secure(f"127.0.0.1:{p['SASL_SSL']}", "SASL_SSL", "SCRAM-SHA-512", "bob", "bob-secret",
+                                     "kp3-ssl", "5", pki.ca_pem)
+    assert result == {"produced": [0, 1, 2, 3, 4], "consumed": [f"kp3-sasl-{i}" for i in range(5)], "error": None}
+
+    # kcat (librdkafka's command-line client) over both
+    c.create_topic("kcat", replication_factor=1)
+    c.wait_partition("kcat", 0, lambda s: s["leader"] == 0, what="kcat-0 led")
+    assert kcat_round_trip(plain, "kcat", ["k0", "k1"]) == ["k0", "k1"]
+    assert kcat_round_trip({k: str(v) for k, v in scram.items()}, "kcat", ["k2"]) == ["k0", "k1", "k2"]
     assert c.live_brokers() == [0]
-
-
-def kafka_python3_sasl(*args: str) -> tuple[dict[str, Any], str]:
-    """tests/cluster/kafka_python3_sasl.py under kafka-python 3 (its own target dir, never imported here): its
-    result and what it logged."""
-    if not (KAFKA_PYTHON3 / "kafka").is_dir():
-        pytest.fail(f"kafka-python 3 is not installed in {KAFKA_PYTHON3}: run scripts/setup")
-    here = Path(__file__).parent
-    proc = subprocess.run([sys.executable, str(here / "kafka_python3_sasl.py"), *args], capture_output=True,
-                          text=True, timeout=120, env=dict(os.environ, PYTHONPATH=str(KAFKA_PYTHON3)), cwd=str(here))
-    assert proc.returncode == 0, f"kafka-python 3 {' '.join(args)} exited {proc.returncode}:\n{proc.stderr[-3000:]}"
-    return json.loads(proc.stdout), proc.stderr
 
 
 def test_replication_and_the_controller_over_a_sasl_inter_broker_listener(start_cluster: Any) -> None:

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 from cluster_helpers import Cluster
-from kafka_clients_helpers import closing_producer
+from kafka_clients_helpers import closing_producer, kafka_python3_secure, kcat_round_trip
 
 from tests.support.tls_certs import KEY_PASSWORD, STORE_PASSWORD, Pki, make_pki
 
@@ -119,6 +119,15 @@ def test_librdkafka_over_ssl_and_client_certificates(start_cluster: Any, tmp_pat
     brokers = AdminClient(with_cert).list_topics(timeout=30).brokers
     assert {b: m.port for b, m in brokers.items()} == {b: p[b]["MTLS"] for b in (0, 1)}
     produce(with_cert, "secure", ["mtls"])
+
+    # kafka-python 3 and kcat over MTLS with the client's certificate
+    c.create_topic("clients", assignment={0: [0, 1]})
+    c.wait_partition("clients", 0, lambda s: sorted(s["isr"]) == [0, 1], what="clients-0 ISR of 2")
+    result, _ = kafka_python3_secure(f"127.0.0.1:{p[0]['MTLS']}", "SSL", "-", "-", "-", "clients", "3", pki.ca_pem,
+                                     pki.client.cert, pki.client.key)
+    assert result == {"produced": [0, 1, 2], "consumed": ["kp3-sasl-0", "kp3-sasl-1", "kp3-sasl-2"], "error": None}
+    kcat_config = {k: str(v) for k, v in with_cert.items()}
+    assert kcat_round_trip(kcat_config, "clients", ["k0"]) == ["kp3-sasl-0", "kp3-sasl-1", "kp3-sasl-2", "k0"]
 
     # plaintext bytes to the SSL port and a TLS handshake to the PLAINTEXT port: each connection closed, logged
     before = log_of(c, 1).count("Failed authentication with")

@@ -173,7 +173,7 @@ SCRAM_FAILED = ("Authentication failed during authentication due to invalid cred
 @pytest.mark.parametrize(("credential", "final", "message"), [
     # the wrong password: the proof does not give the stored key
     (scram.generate_credential(ScramMechanism.SCRAM_SHA_256, "pencil2", 4096, SALT), CLIENT_FINAL, SCRAM_FAILED),
-    # the client-final message with another nonce
+    # the client-final message with another nonce than the one its proof was made with
     (RFC_CREDENTIAL, CLIENT_FINAL.replace(b"$k0,", b"$k1,"), SCRAM_FAILED),
 ])
 def test_scram_failures_give_kafkas_message(credential: scram.ScramCredential, final: bytes, message: str) -> None:
