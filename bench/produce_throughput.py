@@ -12,6 +12,9 @@ compression) produces 1-KB records as fast as it is let to a topic of ``--partit
 - **kactor-traced** (only when named in ``--targets``): a second such cluster beside the first whose brokers record
   their traces; the two take turns run by run, and the cost of recording is the ratio of their records per broker
   CPU-second (the fair measure on 2 shared cores: bench/trace_overhead_live.py's);
+- **kactor-sasl-ssl** (only when named in ``--targets``): the kactor cluster with every connection, the client's
+  and the brokers' own, over SASL_SSL (bench/data_path.py's SaslSslKactorTarget); its ratio to **kactor** in the
+  same run is the cost of securing the cluster (issue #29's goal: at least 0.7);
 - **Tansu** (bench/tansu.py): the same client and workload on a Rust Kafka broker that keeps records in memory
   and cannot replicate (so RF 1 there: a lighter workload than kactor's, which the ratio does not correct for).
 
@@ -50,7 +53,7 @@ from bench.data_path import (
 )
 
 TOPIC = "bench-produce"
-ALL = ("kactor", "tansu", "ceiling", "kactor-traced")
+ALL = ("kactor", "tansu", "ceiling", "kactor-traced", "kactor-sasl-ssl")
 DEFAULT_TARGETS = ("kactor", "tansu", "ceiling")
 
 
@@ -93,7 +96,8 @@ def measure(args: argparse.Namespace) -> dict[str, list[Any]]:
                     if args.profile and name.startswith("kactor"):
                         profiler = Profiler(args.profile, t.pids(), f"{name}-run{run + 1}")
                         profiler.start()
-                    r = produce_run(t.bootstrap, TOPIC, args.records, args.max_seconds, t.pids(), value)
+                    r = produce_run(t.bootstrap, TOPIC, args.records, args.max_seconds, t.pids(), value,
+                                    client=t.client)
                     if profiler is not None:
                         print("\n".join(profiler.stop()), flush=True)
                     if r.errors:
@@ -124,6 +128,12 @@ def produce_summary(results: dict[str, list[Any]], labels: dict[str, str], basel
                for n in ("kactor", "kactor-traced") if n in results}
     for n, rates in per_cpu.items():
         out.append(f"{n}: {median_text(rates, '{:,.0f}')} records per broker CPU-second")
+    secured = {n: [r.mb_per_s for r in results.get(n, [])] for n in ("kactor", "kactor-sasl-ssl")}
+    if secured["kactor"] and secured["kactor-sasl-ssl"]:
+        paired = sorted(s / p for p, s in zip(secured["kactor"], secured["kactor-sasl-ssl"], strict=False))
+        ratio = statistics.median(secured["kactor-sasl-ssl"]) / statistics.median(secured["kactor"])
+        runs = ", ".join(f"{x:.3f}" for x in paired)
+        out.append(f"SASL_SSL against PLAINTEXT: {ratio:.3f} (medians; per run {runs}; goal ≥ 0.7, issue #29)")
     if len(per_cpu) == 2 and per_cpu["kactor"] and per_cpu["kactor-traced"]:
         paired = sorted(t / b for b, t in zip(per_cpu["kactor"], per_cpu["kactor-traced"], strict=False))
         ratio = statistics.median(paired)
