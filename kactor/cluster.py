@@ -26,6 +26,8 @@ import sys
 import tempfile
 import time
 from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 from kazoo.client import KazooClient
 
@@ -33,6 +35,9 @@ from edges.children import janitor, spawn
 from edges.netns import NetHost, NetnsLayout, NetnsUnavailable
 from zk_bridge import blocking
 from zk_bridge.server import ZooKeeperEnsemble, free_port
+
+if TYPE_CHECKING:
+    from kactor.secure_cluster import SecureLayout
 
 # the trace writer flushes every second (edges/trace_writer.py); an idle broker may write nothing for longer
 TRACE_FLUSH_WAIT_S = 3.0
@@ -78,7 +83,8 @@ class LocalCluster:
                  trace_dir: str | None = None, overrides: Iterable[str] = (), zk_tick_ms: int = 2000,
                  log_level: str = "INFO", zookeeper_ensemble: int = 1,
                  zk_max_session_timeout_ms: int | None = None, hosts: str = "loopback",
-                 ports: Mapping[int, int] | None = None, metrics_ports: Mapping[int, int] | None = None) -> None:
+                 ports: Mapping[int, int] | None = None, metrics_ports: Mapping[int, int] | None = None,
+                 security: str = "plaintext") -> None:
         if brokers < 1:
             raise ClusterError("--brokers must be at least 1")
         if zookeeper_ensemble < 1:
@@ -100,6 +106,21 @@ class LocalCluster:
         if self._own_base:  # removed by stop(), or by the janitor if we die first
             janitor().watch_dir(self.base_dir)
         self.trace_dir = trace_dir
+        # security (kactor cluster --security): the brokers' one listener and the files that secure it, in the
+        # base dir (removed with it); the caller's overrides come after the layout's and win
+        self.secure: SecureLayout | None = None
+        self.listener_name = "PLAINTEXT"
+        if security != "plaintext":
+            if hosts == "netns":
+                raise ClusterError("--security is for --hosts loopback: the certificate names 127.0.0.1 and localhost")
+            from kactor.secure_cluster import make_layout  # cryptography, only for a secured cluster
+
+            try:
+                self.secure = make_layout(security, Path(self.base_dir) / "security", ["127.0.0.1", "localhost"])
+            except ValueError as e:
+                raise ClusterError(str(e)) from None
+            self.listener_name = self.secure.listener_name
+            overrides = [*self.secure.overrides, *overrides]
         self.overrides = small_cluster_overrides(brokers, overrides)
         self.zk_tick_ms = zk_tick_ms
         self.log_level = log_level
@@ -147,7 +168,7 @@ class LocalCluster:
                                f"0..{self.n - 1}") from None
 
     def broker_address(self, broker_id: int) -> tuple[str, int]:
-        """Where broker ``broker_id`` listens (its PLAINTEXT listener, unless an override changed it)."""
+        """Where broker ``broker_id`` listens (its one listener, ``listener_name``, unless an override changed it)."""
         host = self.broker_host(broker_id)
         if host is not None:
             return host.address, self.ports.setdefault(broker_id, BROKER_PORT)
@@ -158,7 +179,7 @@ class LocalCluster:
         args = [sys.executable, "-m", "kactor", "broker", "--log-level", self.log_level,
                 "--override", f"broker.id={broker_id}",
                 "--override", f"zookeeper.connect={self.connect_string}",
-                "--override", f"listeners=PLAINTEXT://{host}:{port}",
+                "--override", f"listeners={self.listener_name}://{host}:{port}",
                 "--override", f"log.dirs={os.path.join(self.base_dir, f'broker-{broker_id}')}"]
         if self.layout is None:
             # the metrics endpoint binds loopback: inside a namespace nobody outside it could scrape it, so off there

@@ -46,6 +46,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--data-dir", help="where log dirs and broker logs go (default: a temp dir, removed on exit)")
     p.add_argument("--override", action="append", default=[], metavar="KEY=VALUE",
                    help="a broker property for every broker (repeatable)")
+    p.add_argument("--security", choices=("plaintext", "ssl", "sasl_plaintext", "sasl_ssl"), default="plaintext",
+                   help="the brokers' one listener's security protocol, between the brokers too (default "
+                        "plaintext). ssl and sasl_*: a CA and a broker certificate made for this cluster; sasl_*: an "
+                        "admin user (SASL PLAIN) with a fresh password. Prints the client properties file for "
+                        "--command-config and the librdkafka one (kcat -F)")
     p.add_argument("--hosts", choices=("loopback", "netns"), default="loopback",
                    help="loopback (default): everything on 127.0.0.1. netns: each broker and each ZooKeeper server "
                         "in a network namespace of its own, with its own address on a private bridge that this "
@@ -92,9 +97,11 @@ def run(args: argparse.Namespace) -> int:
     # SIGTERM and SIGHUP (the terminal closed) ask for the same orderly stop as Ctrl-C, at any time: the handlers
     # stay in place during the stop itself, so a hang-up in the middle of a Ctrl-C shutdown does not cut it short.
     install_stop_signals(lambda signum: stop.update(now=True))
+    if args.security != "plaintext" and args.hosts == "netns":
+        raise CliError("--security is for --hosts loopback: the certificate names 127.0.0.1 and localhost", 2)
     cluster = LocalCluster(args.brokers, args.zookeeper, args.data_dir, args.trace_dir, args.override,
                            zookeeper_ensemble=args.zookeeper_ensemble, hosts=args.hosts, ports=ports,
-                           metrics_ports=metrics_ports)
+                           metrics_ports=metrics_ports, security=args.security)
     try:
         cluster.start()
         zk = cluster.client()
@@ -113,6 +120,12 @@ def run(args: argparse.Namespace) -> int:
         # what a Kafka client needs (kcat -b, bootstrap.servers, kactor consume --bootstrap-server)
         addresses = [cluster.broker_address(b) for b in sorted(cluster.procs)]
         print("bootstrap.servers=" + ",".join(f"{host}:{port}" for host, port in addresses))
+        if (secure := cluster.secure) is not None:
+            print(f"security: {secure.protocol}, between the brokers too"
+                  + (f"; admin user {secure.librdkafka['sasl.username']} (SASL PLAIN)"
+                     if "sasl.username" in secure.librdkafka else ""))
+            print(f"client properties (kactor and kafka-*.sh tools' --command-config): {secure.client_properties}")
+            print(f"librdkafka properties (kcat -F, confluent-kafka): {secure.librdkafka_properties}")
         for b in sorted(cluster.procs):
             host, port = cluster.broker_address(b)
             metrics = f"   metrics {cluster.metrics_url(b)}" if b in cluster.metrics_ports else ""
