@@ -9,7 +9,8 @@ from kactor.cli import build_parser, main
 
 
 @pytest.mark.parametrize("argv, message", [
-    (["bench", "produce", "--targets", "kafka"], "--targets: kafka; choose from kactor, tansu, ceiling, kactor-traced"),
+    (["bench", "produce", "--targets", "kafka"],
+     "--targets: kafka; choose from kactor, tansu, ceiling, kactor-traced, kactor-sasl-ssl"),
     (["bench", "produce", "--records", "0"], "--records, --runs and --partitions must be >= 1"),
     (["bench", "produce", "--max-seconds", "0"], "--max-seconds must be > 0"),
     (["bench", "fetch", "--targets", "ceiling"], "--targets: ceiling; choose from kactor, tansu"),
