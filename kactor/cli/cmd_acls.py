@@ -1,6 +1,7 @@
 """``kactor acls``: Kafka 2.6.3's ``kafka-acls.sh`` (kafka.admin.AclCommand) with ``--authorizer-properties
 zookeeper.connect=HOST:PORT[/chroot]``: add, remove and list ACLs in ZooKeeper as AclAuthorizer stores them
-(core/security/acl_store.py), with AclCommand's options, its ``--producer`` / ``--consumer`` shortcuts and its output.
+(core/security/acl_store.py), with AclCommand's options, its ``--producer`` / ``--consumer`` shortcuts and its output;
+with ``--bootstrap-server`` the same through the brokers' ACL APIs (kactor/cli/acls_kafka.py).
 
 Where Kafka's order comes from a JVM hash set (the ACLs one command adds, the resources it lists), the order here is the
 command line's (principals, then operations, then hosts; allow before deny) and the authorizer cache's (resource type,
@@ -50,13 +51,16 @@ FilterAcls = dict[ResourcePatternFilter, list[AccessControlEntry]]
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
         "acls", help="add, remove or list ACLs (as kafka-acls.sh)",
-        description="This tool helps to manage acls on kafka. kactor writes them to ZooKeeper as Kafka 2.6's "
-                    "AclAuthorizer does (--authorizer-properties zookeeper.connect=HOST:PORT[/chroot]); kactor's "
-                    "brokers do not enforce them yet.")
+        description="This tool helps to manage acls on kafka: through the brokers' ACL APIs (--bootstrap-server) "
+                    "or in ZooKeeper as Kafka 2.6's AclAuthorizer stores them (--authorizer-properties "
+                    "zookeeper.connect=HOST:PORT[/chroot]).")
     p.add_argument("--bootstrap-server", metavar="HOST:PORT",
-                   help="(not yet: kactor's brokers do not serve the ACL APIs) the admin-API way in")
-    p.add_argument("--command-config", metavar="FILE", help="A property file for the admin client "
-                                                            "(--bootstrap-server only).")
+                   help="A list of host/port pairs to use for establishing the connection to the Kafka cluster. "
+                        "This list should be in the form host1:port1,host2:port2,... This config is required for acl "
+                        "management using admin client API.")
+    p.add_argument("--command-config", metavar="FILE",
+                   help="A property file containing configs to be passed to Admin Client (security.protocol, "
+                        "sasl.mechanism, sasl.jaas.config, ssl.*: mapped to librdkafka's settings).")
     p.add_argument("--authorizer", metavar="CLASS", help=f"Fully qualified class name of the authorizer, defaults "
                                                          f"to {ACL_AUTHORIZER}.")
     p.add_argument("--authorizer-properties", action="append", metavar="K=V",
@@ -361,19 +365,22 @@ def remove_acls(authorizer: ZkAclAuthorizer, blocking: BlockingZk, args: argpars
 
 def run(args: argparse.Namespace) -> int:
     check_args(args)
-    if args.bootstrap_server is not None:
-        raise CliError("--bootstrap-server needs the CreateAcls / DescribeAcls / DeleteAcls APIs, which kactor's "
-                       "brokers do not serve yet: use --authorizer-properties zookeeper.connect=HOST:PORT[/chroot]")
     if args.authorizer is not None and args.authorizer not in AUTHORIZERS:
         raise CliError(f"Error while executing ACL command: kactor has only {ACL_AUTHORIZER}, not {args.authorizer}")
     pattern_type_of(args)
     to_add = resource_to_acls(args) if args.add else {}
     if args.remove:
         filter_to_acls(args)  # its usage errors before connecting, as Kafka's parse of the options
-    connect = zookeeper_connect(args)
 
     def out(text: str) -> None:
         print(text, flush=True)
+
+    if args.bootstrap_server is not None:
+        from kactor.cli import acls_kafka
+
+        acls_kafka.run(args, to_add, out)
+        return 0
+    connect = zookeeper_connect(args)
 
     # kazoo warns of a missing chroot, which the next line creates
     warnings.filterwarnings("ignore", message="No chroot path exists")
