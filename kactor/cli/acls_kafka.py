@@ -1,6 +1,6 @@
-"""``kafka-acls.sh --bootstrap-server`` (Kafka 2.6.3's AclCommand.AdminClientService): add, remove and list ACLs
-through the brokers' CreateAcls / DeleteAcls / DescribeAcls, with the same options and output as the ZooKeeper way
-(kactor/cli/cmd_acls.py).
+"""The client of ``kafka-acls.sh --bootstrap-server`` (Kafka 2.6.3's AclCommand.AdminClientService, driven by
+kactor/cli/cmd_acls.py with the same options and output as the ZooKeeper way): CreateAcls / DeleteAcls /
+DescribeAcls as Kafka's Admin calls them.
 
 The client is librdkafka's AdminClient (confluent-kafka). ``--command-config`` is read as Kafka's AdminClient reads its
 property file, and the Java client settings are mapped to librdkafka's: ``security.protocol``; ``sasl.mechanism``
@@ -15,13 +15,10 @@ binding has no DelegationToken resource type).
 
 from __future__ import annotations
 
-import argparse
-import sys
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from core.security.acl import (
-    ANY_ENTRY,
     AccessControlEntry,
     AclBinding,
     AclBindingFilter,
@@ -33,17 +30,6 @@ from core.security.acl import (
 )
 from core.security.sasl import PLAIN_LOGIN_MODULE, SCRAM_LOGIN_MODULE, parse_jaas_config
 from kactor.cli import CliError
-from kactor.cli.cmd_acls import (
-    ANY_BINDING,
-    NEWLINE,
-    _confirm,
-    _principals,
-    adding_text,
-    current_text,
-    filter_to_acls,
-    group_by_resource,
-    resource_filters,
-)
 from kactor.cli.kafka_support import java_exception
 from kactor.cli.support import read_text_file
 from kactor.config import parse_properties
@@ -144,6 +130,11 @@ def _ssl(rest: dict[str, str]) -> dict[str, Any]:
     return conf
 
 
+def refuse_delegation_tokens(resource_types: Iterable[ResourceType]) -> None:
+    if ResourceType.DELEGATION_TOKEN in set(resource_types):
+        raise _cannot("ACLs on a DelegationToken resource (librdkafka has no such resource type)")
+
+
 def command_config(path: str | None, warn: Out) -> dict[str, Any]:
     """Utils.loadProps of --command-config, mapped to librdkafka."""
     if path is None:
@@ -160,8 +151,7 @@ def _ck_binding(cls: Any, resource_type: ResourceType, name: str | None, pattern
     from confluent_kafka.admin import ResourcePatternType as CkPattern
     from confluent_kafka.admin import ResourceType as CkType
 
-    if resource_type is ResourceType.DELEGATION_TOKEN:
-        raise _cannot("ACLs on a DelegationToken resource (librdkafka has no such resource type)")
+    refuse_delegation_tokens([resource_type])
     return cls(CkType(resource_type.code), name, CkPattern(pattern_type.code), principal, host,
                CkOp(operation.code), CkPerm(permission.code))
 
@@ -189,12 +179,17 @@ def from_ck_binding(b: Any) -> AclBinding:
                                          AclPermissionType.from_code(int(b.permission_type.value))))
 
 
-# -- AdminClientService --------------------------------------------------------------------------------------------
+# -- the Admin calls of AclCommand.AdminClientService ---------------------------------------------------------------
 class AdminAcls:
     """The Admin calls AclCommand makes: ``createAcls(...).all().get()`` and the others, an error raised as
     CliError with AclCommand's "Error while executing ACL command: <the Java exception>"."""
 
-    def __init__(self, bootstrap: str, config: Mapping[str, Any], timeout_s: float = DEFAULT_TIMEOUT_S) -> None:
+    def __init__(self, bootstrap_server: str, config: Mapping[str, Any], timeout_s: float = DEFAULT_TIMEOUT_S
+                 ) -> None:
+        try:
+            bootstrap = parse_bootstrap(bootstrap_server)
+        except ValueError as e:
+            raise CliError(f"{ERROR}Invalid url in bootstrap.servers: {e}") from None
         self.client = admin_client(bootstrap, "kactor-acls", config)
         self.timeout_s = timeout_s
 
@@ -220,61 +215,3 @@ class AdminAcls:
     def describe(self, f: AclBindingFilter) -> list[AclBinding]:
         (found,) = self._wait([self.client.describe_acls(to_ck_filter(f))])
         return [from_ck_binding(b) for b in found]
-
-
-def list_acls(admin: AdminAcls, args: argparse.Namespace, out: Out) -> None:
-    """AdminClientService.listAcls: one DescribeAcls per resource filter (or one for every ACL)."""
-    filters = resource_filters(args, die_if_none=False)
-    bindings = [b for f in filters for b in admin.describe(AclBindingFilter(f, ANY_ENTRY))] if filters else \
-        admin.describe(ANY_BINDING)
-    resource_acls = group_by_resource(bindings)
-    principals = _principals(args.principal)
-    if not principals:
-        for pattern, entries in resource_acls.items():
-            out(current_text(pattern, entries))
-        return
-    for principal in principals:
-        out(f"ACLs for principal `{principal}`")
-        for pattern, entries in resource_acls.items():
-            mine = [e for e in entries if e.principal == str(principal)]
-            if mine:
-                out(current_text(pattern, mine))
-
-
-def run(args: argparse.Namespace, to_add: dict[ResourcePattern, list[AccessControlEntry]], out: Out) -> None:
-    """AdminClientService.addAcls / removeAcls / listAcls."""
-    try:
-        bootstrap = parse_bootstrap(args.bootstrap_server)
-    except ValueError as e:
-        raise CliError(f"{ERROR}Invalid url in bootstrap.servers: {e}") from None
-
-    def warn(text: str) -> None:
-        print(text, file=sys.stderr, flush=True)
-
-    config = command_config(args.command_config, warn)
-    if args.remove:
-        to_remove = filter_to_acls(args)
-        for f in to_remove:
-            if f.resource_type is ResourceType.DELEGATION_TOKEN:
-                raise _cannot("ACLs on a DelegationToken resource (librdkafka has no such resource type)")
-    for pattern in to_add:
-        if pattern.resource_type is ResourceType.DELEGATION_TOKEN:
-            raise _cannot("ACLs on a DelegationToken resource (librdkafka has no such resource type)")
-    admin = AdminAcls(bootstrap, config)
-    if args.add:
-        for pattern, entries in to_add.items():
-            out(adding_text(pattern, entries))
-            admin.create([AclBinding(pattern, e) for e in entries])
-    elif args.remove:
-        for pattern_filter, entries in to_remove.items():
-            if not entries:
-                question = f"Are you sure you want to delete all ACLs for resource filter `{pattern_filter}`? (y/n)"
-                filters = [AclBindingFilter(pattern_filter, ANY_ENTRY)]
-            else:
-                question = (f"Are you sure you want to remove ACLs: {NEWLINE} "
-                            f"{NEWLINE.join(chr(9) + str(e) for e in entries)} {NEWLINE} from resource filter "
-                            f"`{pattern_filter}`? (y/n)")
-                filters = [AclBindingFilter(pattern_filter, e.to_filter()) for e in entries]
-            if _confirm(args, question, out):
-                admin.delete(filters)
-    list_acls(admin, args, out)

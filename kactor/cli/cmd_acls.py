@@ -13,7 +13,7 @@ from __future__ import annotations
 import argparse
 import sys
 import warnings
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 
 from core.controller.errors import KeeperError
 from core.security.acl import (
@@ -302,11 +302,14 @@ def zookeeper_connect(args: argparse.Namespace) -> str:
 
 def list_acls(authorizer: ZkAclAuthorizer, args: argparse.Namespace, out: Out) -> None:
     """AuthorizerService.listAcls."""
+    list_acls_with(authorizer.acls, args, out)
+
+
+def list_acls_with(acls: Callable[[AclBindingFilter], list[AclBinding]], args: argparse.Namespace, out: Out) -> None:
+    """listAcls over ``acls(filter)``: the authorizer's (AuthorizerService) or DescribeAcls (AdminClientService)."""
     filters = resource_filters(args, die_if_none=False)
-    if filters:
-        bindings = [b for f in filters for b in authorizer.acls(AclBindingFilter(f, ANY_ENTRY))]
-    else:
-        bindings = authorizer.acls(ANY_BINDING)
+    bindings = [b for f in filters for b in acls(AclBindingFilter(f, ANY_ENTRY))] if filters else \
+        acls(ANY_BINDING)
     resource_acls = group_by_resource(bindings)
     principals = _principals(args.principal)
     if not principals:
@@ -343,8 +346,8 @@ def _confirm(args: argparse.Namespace, message: str, out: Out) -> bool:
     return line.strip().lower() == "y"
 
 
-def remove_acls(authorizer: ZkAclAuthorizer, blocking: BlockingZk, args: argparse.Namespace, out: Out) -> None:
-    """AuthorizerService.removeAcls: per resource filter, all its ACLs or those given, after confirmation."""
+def _removals(args: argparse.Namespace, out: Out) -> Iterator[list[AclBindingFilter]]:
+    """removeAcls' loop: per resource filter, the binding filters of all its ACLs or of those given, once confirmed."""
     for pattern_filter, entries in filter_to_acls(args).items():
         if not entries:
             question = f"Are you sure you want to delete all ACLs for resource filter `{pattern_filter}`? (y/n)"
@@ -354,13 +357,41 @@ def remove_acls(authorizer: ZkAclAuthorizer, blocking: BlockingZk, args: argpars
                         f"{NEWLINE.join(chr(9) + str(e) for e in entries)} {NEWLINE} from resource filter "
                         f"`{pattern_filter}`? (y/n)")
             filters = [AclBindingFilter(pattern_filter, e.to_filter()) for e in entries]
-        if not _confirm(args, question, out):
-            continue
+        if _confirm(args, question, out):
+            yield filters
+
+
+def remove_acls(authorizer: ZkAclAuthorizer, blocking: BlockingZk, args: argparse.Namespace, out: Out) -> None:
+    """AuthorizerService.removeAcls: per resource filter, all its ACLs or those given, after confirmation."""
+    for filters in _removals(args, out):
         for removed in blocking.run(authorizer.delete_acls(filters)):
             for deleted in removed:
                 if deleted.error is not None:
                     out(f"Error while removing ACLs: {deleted.error}")
     list_acls(authorizer, args, out)
+
+
+def run_admin_client(args: argparse.Namespace, to_add: dict[ResourcePattern, list[AccessControlEntry]],
+                     out: Out) -> None:
+    """AclCommand.AdminClientService: addAcls (per resource, the announcement, then ``createAcls(...).all().get()``),
+    removeAcls (``deleteAcls``), then listAcls (one DescribeAcls per resource filter, or one for every ACL)."""
+    from kactor.cli import acls_kafka
+
+    def warn(text: str) -> None:
+        print(text, file=sys.stderr, flush=True)
+
+    config = acls_kafka.command_config(args.command_config, warn)
+    acls_kafka.refuse_delegation_tokens([*(p.resource_type for p in to_add),
+                                         *(f.resource_type for f in resource_filters(args, die_if_none=False))])
+    admin = acls_kafka.AdminAcls(args.bootstrap_server, config)
+    if args.add:
+        for pattern, entries in to_add.items():
+            out(adding_text(pattern, entries))
+            admin.create([AclBinding(pattern, e) for e in entries])
+    elif args.remove:
+        for filters in _removals(args, out):
+            admin.delete(filters)
+    list_acls_with(admin.describe, args, out)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -376,9 +407,7 @@ def run(args: argparse.Namespace) -> int:
         print(text, flush=True)
 
     if args.bootstrap_server is not None:
-        from kactor.cli import acls_kafka
-
-        acls_kafka.run(args, to_add, out)
+        run_admin_client(args, to_add, out)
         return 0
     connect = zookeeper_connect(args)
 
