@@ -28,6 +28,7 @@ from kazoo.client import KazooClient
 from kazoo.exceptions import KazooException
 
 from core.api import client_quotas as client_quotas_api
+from core.api.acls import ACL_API_KEYS
 from core.api.admin import (
     ALTER_CONFIGS,
     ALTER_PARTITION_REASSIGNMENTS,
@@ -67,6 +68,7 @@ from kactor.admin import (
     admin_reassign,
     topic_name,
 )
+from kactor.admin.admin_acls import handle_acls
 from kactor.admin.admin_zk import AdminZkClient
 from kactor.admin.api_errors import Body, InvalidRequestException, ReassignmentInProgressException, api_error
 from kactor.admin.assignment import BrokerMetadata, assign_replicas_to_brokers
@@ -112,7 +114,7 @@ class AdminManager:
 
     @property
     def api_keys(self) -> frozenset[int]:
-        return frozenset(self._handlers)
+        return frozenset(self._handlers) | ACL_API_KEYS
 
     def handle_request(self, ctx: Any, request: AdminRequest) -> Body:
         """The transport's edge-handler call (``transport.add_edge_handler("admin", ...)``)."""
@@ -124,6 +126,8 @@ class AdminManager:
             return self.create_topics(version, body, self.request_authorizer(ctx))
         if api_key == DELETE_TOPICS:
             return self.delete_topics(version, body, self.request_authorizer(ctx))
+        if api_key in ACL_API_KEYS:
+            return handle_acls(self.zk_client, self.config, api_key, version, body, ctx)
         handler = self._handlers.get(api_key)
         if handler is None:
             raise ValueError(f"api key {api_key} is not an admin API")

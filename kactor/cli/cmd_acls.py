@@ -1,6 +1,7 @@
 """``kactor acls``: Kafka 2.6.3's ``kafka-acls.sh`` (kafka.admin.AclCommand) with ``--authorizer-properties
 zookeeper.connect=HOST:PORT[/chroot]``: add, remove and list ACLs in ZooKeeper as AclAuthorizer stores them
-(core/security/acl_store.py), with AclCommand's options, its ``--producer`` / ``--consumer`` shortcuts and its output.
+(core/security/acl_store.py), with AclCommand's options, its ``--producer`` / ``--consumer`` shortcuts and its output;
+with ``--bootstrap-server`` the same through the brokers' ACL APIs (kactor/cli/acls_kafka.py).
 
 Where Kafka's order comes from a JVM hash set (the ACLs one command adds, the resources it lists), the order here is the
 command line's (principals, then operations, then hosts; allow before deny) and the authorizer cache's (resource type,
@@ -12,7 +13,7 @@ from __future__ import annotations
 import argparse
 import sys
 import warnings
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 
 from core.controller.errors import KeeperError
 from core.security.acl import (
@@ -50,13 +51,16 @@ FilterAcls = dict[ResourcePatternFilter, list[AccessControlEntry]]
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
         "acls", help="add, remove or list ACLs (as kafka-acls.sh)",
-        description="This tool helps to manage acls on kafka. kactor writes them to ZooKeeper as Kafka 2.6's "
-                    "AclAuthorizer does (--authorizer-properties zookeeper.connect=HOST:PORT[/chroot]); kactor's "
-                    "brokers do not enforce them yet.")
+        description="This tool helps to manage acls on kafka: through the brokers' ACL APIs (--bootstrap-server) "
+                    "or in ZooKeeper as Kafka 2.6's AclAuthorizer stores them (--authorizer-properties "
+                    "zookeeper.connect=HOST:PORT[/chroot]).")
     p.add_argument("--bootstrap-server", metavar="HOST:PORT",
-                   help="(not yet: kactor's brokers do not serve the ACL APIs) the admin-API way in")
-    p.add_argument("--command-config", metavar="FILE", help="A property file for the admin client "
-                                                            "(--bootstrap-server only).")
+                   help="A list of host/port pairs to use for establishing the connection to the Kafka cluster. "
+                        "This list should be in the form host1:port1,host2:port2,... This config is required for acl "
+                        "management using admin client API.")
+    p.add_argument("--command-config", metavar="FILE",
+                   help="A property file containing configs to be passed to Admin Client (security.protocol, "
+                        "sasl.mechanism, sasl.jaas.config, ssl.*: mapped to librdkafka's settings).")
     p.add_argument("--authorizer", metavar="CLASS", help=f"Fully qualified class name of the authorizer, defaults "
                                                          f"to {ACL_AUTHORIZER}.")
     p.add_argument("--authorizer-properties", action="append", metavar="K=V",
@@ -298,11 +302,14 @@ def zookeeper_connect(args: argparse.Namespace) -> str:
 
 def list_acls(authorizer: ZkAclAuthorizer, args: argparse.Namespace, out: Out) -> None:
     """AuthorizerService.listAcls."""
+    list_acls_with(authorizer.acls, args, out)
+
+
+def list_acls_with(acls: Callable[[AclBindingFilter], list[AclBinding]], args: argparse.Namespace, out: Out) -> None:
+    """listAcls over ``acls(filter)``: the authorizer's (AuthorizerService) or DescribeAcls (AdminClientService)."""
     filters = resource_filters(args, die_if_none=False)
-    if filters:
-        bindings = [b for f in filters for b in authorizer.acls(AclBindingFilter(f, ANY_ENTRY))]
-    else:
-        bindings = authorizer.acls(ANY_BINDING)
+    bindings = [b for f in filters for b in acls(AclBindingFilter(f, ANY_ENTRY))] if filters else \
+        acls(ANY_BINDING)
     resource_acls = group_by_resource(bindings)
     principals = _principals(args.principal)
     if not principals:
@@ -339,8 +346,8 @@ def _confirm(args: argparse.Namespace, message: str, out: Out) -> bool:
     return line.strip().lower() == "y"
 
 
-def remove_acls(authorizer: ZkAclAuthorizer, blocking: BlockingZk, args: argparse.Namespace, out: Out) -> None:
-    """AuthorizerService.removeAcls: per resource filter, all its ACLs or those given, after confirmation."""
+def _removals(args: argparse.Namespace, out: Out) -> Iterator[list[AclBindingFilter]]:
+    """removeAcls' loop: per resource filter, the binding filters of all its ACLs or of those given, once confirmed."""
     for pattern_filter, entries in filter_to_acls(args).items():
         if not entries:
             question = f"Are you sure you want to delete all ACLs for resource filter `{pattern_filter}`? (y/n)"
@@ -350,8 +357,13 @@ def remove_acls(authorizer: ZkAclAuthorizer, blocking: BlockingZk, args: argpars
                         f"{NEWLINE.join(chr(9) + str(e) for e in entries)} {NEWLINE} from resource filter "
                         f"`{pattern_filter}`? (y/n)")
             filters = [AclBindingFilter(pattern_filter, e.to_filter()) for e in entries]
-        if not _confirm(args, question, out):
-            continue
+        if _confirm(args, question, out):
+            yield filters
+
+
+def remove_acls(authorizer: ZkAclAuthorizer, blocking: BlockingZk, args: argparse.Namespace, out: Out) -> None:
+    """AuthorizerService.removeAcls: per resource filter, all its ACLs or those given, after confirmation."""
+    for filters in _removals(args, out):
         for removed in blocking.run(authorizer.delete_acls(filters)):
             for deleted in removed:
                 if deleted.error is not None:
@@ -359,21 +371,45 @@ def remove_acls(authorizer: ZkAclAuthorizer, blocking: BlockingZk, args: argpars
     list_acls(authorizer, args, out)
 
 
+def run_admin_client(args: argparse.Namespace, to_add: dict[ResourcePattern, list[AccessControlEntry]],
+                     out: Out) -> None:
+    """AclCommand.AdminClientService: addAcls (per resource, the announcement, then ``createAcls(...).all().get()``),
+    removeAcls (``deleteAcls``), then listAcls (one DescribeAcls per resource filter, or one for every ACL)."""
+    from kactor.cli import acls_kafka
+
+    def warn(text: str) -> None:
+        print(text, file=sys.stderr, flush=True)
+
+    config = acls_kafka.command_config(args.command_config, warn)
+    acls_kafka.refuse_delegation_tokens([*(p.resource_type for p in to_add),
+                                         *(f.resource_type for f in resource_filters(args, die_if_none=False))])
+    admin = acls_kafka.AdminAcls(args.bootstrap_server, config)
+    if args.add:
+        for pattern, entries in to_add.items():
+            out(adding_text(pattern, entries))
+            admin.create([AclBinding(pattern, e) for e in entries])
+    elif args.remove:
+        for filters in _removals(args, out):
+            admin.delete(filters)
+    list_acls_with(admin.describe, args, out)
+
+
 def run(args: argparse.Namespace) -> int:
     check_args(args)
-    if args.bootstrap_server is not None:
-        raise CliError("--bootstrap-server needs the CreateAcls / DescribeAcls / DeleteAcls APIs, which kactor's "
-                       "brokers do not serve yet: use --authorizer-properties zookeeper.connect=HOST:PORT[/chroot]")
     if args.authorizer is not None and args.authorizer not in AUTHORIZERS:
         raise CliError(f"Error while executing ACL command: kactor has only {ACL_AUTHORIZER}, not {args.authorizer}")
     pattern_type_of(args)
     to_add = resource_to_acls(args) if args.add else {}
     if args.remove:
         filter_to_acls(args)  # its usage errors before connecting, as Kafka's parse of the options
-    connect = zookeeper_connect(args)
 
     def out(text: str) -> None:
         print(text, flush=True)
+
+    if args.bootstrap_server is not None:
+        run_admin_client(args, to_add, out)
+        return 0
+    connect = zookeeper_connect(args)
 
     # kazoo warns of a missing chroot, which the next line creates
     warnings.filterwarnings("ignore", message="No chroot path exists")

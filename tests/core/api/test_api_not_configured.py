@@ -1,7 +1,7 @@
-"""The APIs whose feature is not configured here (SASL on a PLAINTEXT listener, no authorizer, delegation tokens over
-PLAINTEXT): each request is answered, whole, item by item, with the error Kafka 2.6.3's KafkaApis answers then, at
-every version, as the edge answers it (the converter raises NotConfigured; the spec's error_response builds the
-answer)."""
+"""The APIs whose feature is not configured here (SASL on a PLAINTEXT listener, delegation tokens over
+PLAINTEXT; no authorizer: tests/core/api/test_api_acls.py): each request is answered, whole, item by item, with the
+error Kafka 2.6.3's KafkaApis answers then, at every version, as the edge answers it (the converter raises
+NotConfigured; the spec's error_response builds the answer)."""
 
 from __future__ import annotations
 
@@ -17,18 +17,10 @@ from protocol.api_versions import API_VERSIONS
 from protocol.codec import decode_request, decode_response, encode_request, encode_response
 from protocol.schema import message_spec
 
-ACL = {"resource_type": 2, "resource_name": "t", "resource_pattern_type": 3, "principal": "User:a", "host": "*",
-       "operation": 2, "permission_type": 3}
-ACL_FILTER = {"resource_type_filter": 2, "resource_name_filter": "t", "pattern_type_filter": 3,
-              "principal_filter": None, "host_filter": None, "operation": 2, "permission_type": 3}
-
 # api key -> (a request body at the highest version, the error, the answer's error codes in order)
 CASES: dict[int, tuple[dict[str, Any], Errors, int]] = {
     17: ({"mechanism": "PLAIN"}, Errors.ILLEGAL_SASL_STATE, 1),
     36: ({"auth_bytes": b"\x00a\x00b"}, Errors.ILLEGAL_SASL_STATE, 1),
-    29: (ACL_FILTER, Errors.SECURITY_DISABLED, 1),
-    30: ({"creations": [ACL, dict(ACL, resource_name="u")]}, Errors.SECURITY_DISABLED, 2),
-    31: ({"filters": [ACL_FILTER, ACL_FILTER, ACL_FILTER]}, Errors.SECURITY_DISABLED, 3),
     38: ({"renewers": [], "max_lifetime_ms": -1}, Errors.DELEGATION_TOKEN_REQUEST_NOT_ALLOWED, 1),
     39: ({"hmac": b"h", "renew_period_ms": 1000}, Errors.DELEGATION_TOKEN_REQUEST_NOT_ALLOWED, 1),
     40: ({"hmac": b"h", "expiry_time_period_ms": 1000}, Errors.DELEGATION_TOKEN_REQUEST_NOT_ALLOWED, 1),
@@ -70,8 +62,6 @@ def test_each_item_is_answered_with_the_error_kafka_answers(key: int, version: i
 
 
 def test_the_answers_carry_kafkas_messages_and_empty_results() -> None:
-    acls = spec_for_key(29).error_response(2, {}, int(Errors.SECURITY_DISABLED))
-    assert acls["error_message"] == "No Authorizer is configured on the broker" and acls["resources"] == []
     sasl = spec_for_key(36).error_response(2, {}, int(Errors.ILLEGAL_SASL_STATE))
     assert sasl["error_message"] == "SaslAuthenticate request received after successful authentication"
     assert spec_for_key(17).error_response(1, {}, int(Errors.ILLEGAL_SASL_STATE)) == {"error_code": 34,

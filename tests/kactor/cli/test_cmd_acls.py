@@ -149,8 +149,9 @@ def test_usage_errors_about_the_way_in(capsys: pytest.CaptureFixture[str]) -> No
      "value."),
     ([*ZK, "--add", "--topic", "t", "--allow-principal", "alice"],
      "Error while executing ACL command: expected a string in format principalType:principalName but got alice"),
-    (["--bootstrap-server", "127.0.0.1:1", "--list"], "--bootstrap-server needs the CreateAcls / DescribeAcls / "
-                                                       "DeleteAcls APIs"),
+    (["--bootstrap-server", "127.0.0.1:1", "--list", "--delegation-token", "tok"],
+     "Error while executing ACL command: ACLs on a DelegationToken resource (librdkafka has no such resource type): "
+     "kactor acls --bootstrap-server uses librdkafka (confluent-kafka), which cannot do that"),
     ([*ZK, "--authorizer", "com.example.Mine", "--list"], "Error while executing ACL command: kactor has only "
      "kafka.security.authorizer.AclAuthorizer, not com.example.Mine"),
 ])
