@@ -202,13 +202,14 @@ class SaslSslKactorTarget(KactorTarget):
     @property
     def bootstrap(self) -> str:
         """Every broker's SASL_SSL endpoint, as its registration in ZooKeeper names it (ports chosen at bind)."""
+        from zk_bridge.paths import BrokerIdZNode
+        from zk_bridge.znodes import decode_broker
+
         zk = self.cluster.zk
         assert zk is not None
-        out = []
-        for b in range(BROKERS):
-            reg = json.loads(zk.get(f"/brokers/ids/{b}")[0])
-            out += [ep.split("://", 1)[1] for ep in reg["endpoints"] if ep.startswith("SECURE://")]
-        return ",".join(out)
+        brokers = [decode_broker(b, zk.get(BrokerIdZNode.path(b))[0].decode()) for b in range(BROKERS)]
+        return ",".join(f"{ep.host}:{ep.port}" for broker in brokers for ep in broker.endpoints
+                        if ep.listener_name == "SECURE")
 
     def stop(self) -> None:
         import shutil
