@@ -163,3 +163,8 @@ def test_every_znode_is_writable_by_the_brokers_identity_only(secure_cluster: Cl
         brokers.delete("/config/changes/probe")
         with pytest.raises(NoNodeError):
             stranger.get("/config/changes/probe")
+    # the brokers themselves were never refused: their every write and read went through with their login
+    for b in sorted(c.lc.procs):
+        with open(c.lc.logs[b], encoding="utf-8", errors="replace") as f:
+            text = f.read()
+        assert "NOAUTH" not in text and "NoAuth" not in text, f"broker {b} was refused by ZooKeeper"
