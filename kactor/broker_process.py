@@ -59,6 +59,12 @@ def registration_json(config: KafkaConfig, now_ms: int, bound_ports: dict[str, i
     return znodes.encode_broker(broker, timestamp_ms=now_ms)
 
 
+def zookeeper_security(cfg: KafkaConfig) -> dict[str, Any]:
+    """zk_bridge.executor.connect's security arguments: the brokers' digest login and whether their znodes get
+    ZkData.defaultAcls (KafkaServer.initZkClient's isSecure = zookeeper.set.acl)."""
+    return {"digest": cfg["kactor.zookeeper.digest"], "set_acl": cfg["zookeeper.set.acl"]}
+
+
 def plug_admin_manager(rt: Runtime, cfg: KafkaConfig, transport: Any) -> Callable[[], None]:
     """The admin APIs' edge handler: an AdminManager on a ZooKeeper session of its own (its requests wait on
     ZooKeeper in the transport's handler threads, never in an actor), handing controller events to this broker's
@@ -67,7 +73,8 @@ def plug_admin_manager(rt: Runtime, cfg: KafkaConfig, transport: Any) -> Callabl
     from zk_bridge.executor import connect
 
     client = connect(cfg["zookeeper.connect"], cfg["zookeeper.session.timeout.ms"],
-                     cfg["zookeeper.connection.timeout.ms"] / 1000.0, allow_remote=not cfg.loopback_only)
+                     cfg["zookeeper.connection.timeout.ms"] / 1000.0, allow_remote=not cfg.loopback_only,
+                     **zookeeper_security(cfg))
     manager = AdminManager(client, cfg,
                            controller_events=lambda event: rt.inject(names.CONTROLLER, event, names.EDGE_NET))
     transport.add_edge_handler("admin", manager.handle_request)
@@ -165,7 +172,8 @@ class BrokerProcess:
             # a broker whose listeners are all loopback talks to a loopback ZooKeeper only (nothing leaves the machine
             # unless the user configured an address beyond it)
             client = connect(cfg["zookeeper.connect"], cfg["zookeeper.session.timeout.ms"],
-                             cfg["zookeeper.connection.timeout.ms"] / 1000.0, allow_remote=not cfg.loopback_only)
+                             cfg["zookeeper.connection.timeout.ms"] / 1000.0, allow_remote=not cfg.loopback_only,
+                             **zookeeper_security(cfg))
         except ZooKeeperUnreachable as e:
             hint = ("; this broker's listeners are all loopback, so its ZooKeeper must be too: give listeners (or "
                     "advertised.listeners) this host's own address") if cfg.loopback_only else ""

@@ -75,6 +75,18 @@ def _opt_str(key: str, text: str) -> str | None:
     return text.strip() or None
 
 
+def _zookeeper_digest(key: str, text: str) -> str | None:
+    """A ZooKeeper digest login, ``user:password`` (the form of ZooKeeper's DigestAuthenticationProvider); the value
+    is a secret, so an error does not repeat it."""
+    value = text.strip()
+    if not value:
+        return None
+    user, sep, _ = value.partition(":")
+    if not sep or not user:
+        raise ConfigError(f"Invalid value [hidden] for configuration {key}: expected <user>:<password>")
+    return value
+
+
 def _replica_selector_class(key: str, text: str) -> str | None:
     """A replica selector kactor has (ReplicaManager.createReplicaSelector loads the class at start-up)."""
     name = _opt_str(key, text)
@@ -233,7 +245,12 @@ CONFIG_DEFS: dict[str, tuple[Callable[[str, str], Any], Any]] = {
     "kactor.trace.dir": (_opt_str, None),
     "kactor.metrics.port": (_int(0, 65535), 0),
     "kactor.partition.actors": (_int(1, 1024), 8),
+    # the brokers' ZooKeeper login, user:password (kazoo has no ZooKeeper SASL, so kactor uses digest where Kafka
+    # reads a JAAS file's Client section); with zookeeper.set.acl=true only this identity may write kactor's znodes
+    "kactor.zookeeper.digest": (_zookeeper_digest, None),
 }
+# kactor's own keys whose value is a secret (Kafka's are PASSWORD in kafka_configs): hidden wherever shown
+KACTOR_SENSITIVE = frozenset({"kactor.zookeeper.digest"})
 
 LOG_PROPS = ("log.segment.bytes", "log.roll.hours", "log.roll.ms", "log.retention.hours", "log.retention.minutes",
              "log.retention.ms", "log.retention.bytes", "log.index.interval.bytes", "log.index.size.max.bytes",
@@ -443,7 +460,7 @@ def _base_key(key: str) -> str:
 
 def _sensitive(key: str) -> bool:
     row = KAFKA_CONFIGS.get(_base_key(key))  # None: kactor's own key
-    return row is not None and row.sensitive
+    return key in KACTOR_SENSITIVE if row is None else row.sensitive
 
 
 def default_of(key: str) -> Any:
@@ -661,6 +678,11 @@ def build_config(raw: Mapping[str, str]) -> KafkaConfig:
         raise ConfigError("broker.id must be set to a non-negative integer (generated broker ids are not supported)")
     if values["zookeeper.connection.timeout.ms"] is None:
         values["zookeeper.connection.timeout.ms"] = values["zookeeper.session.timeout.ms"]
+    if values["zookeeper.set.acl"] and not values["kactor.zookeeper.digest"]:
+        # KafkaServer.initZkClient's check, where kactor's ZooKeeper login is a digest rather than a JAAS file
+        raise ConfigError("zookeeper.set.acl is true, but no ZooKeeper login is configured: set "
+                          "kactor.zookeeper.digest=<user>:<password> (kactor authenticates to ZooKeeper with digest, "
+                          "not with a JAAS login file)")
     _validate_values(values)
     config = KafkaConfig(values, dict(raw))
     _validate_listeners(config, raw.keys())

@@ -23,6 +23,7 @@ from kazoo.exceptions import (
     BadVersionError,
     ConnectionClosedError,
     ConnectionLoss,
+    NoAuthError,
     NodeExistsError,
     NoNodeError,
     NotEmptyError,
@@ -34,12 +35,14 @@ from kazoo.exceptions import (
 from kazoo.handlers.threading import KazooTimeoutError
 from kazoo.protocol.states import EventType, WatchedEvent, ZnodeStat
 from kazoo.retry import KazooRetry
+from kazoo.security import ACL, Id
 
 from messages.zk import (
     BADVERSION,
     CONNECTIONLOSS,
     CONTROLLER_MOVED,
     ERROR,
+    NOAUTH,
     NODEEXISTS,
     NONODE,
     NOTEMPTY,
@@ -101,6 +104,8 @@ def result_code(exc: BaseException) -> str:
         return BADVERSION
     if isinstance(exc, NotEmptyError):
         return NOTEMPTY
+    if isinstance(exc, NoAuthError):
+        return NOAUTH
     if isinstance(exc, ConnectionLoss):
         return CONNECTIONLOSS
     if isinstance(exc, SessionExpiredError | ConnectionClosedError):
@@ -136,6 +141,22 @@ def _op_result(op: Any, value: Any) -> ZkOpResult:
     if isinstance(op, SetData):
         return ZkOpResult(OK, stat=to_zstat(value))
     return ZkOpResult(OK)
+
+
+def kazoo_acls(acls: Sequence[paths.ZnodeAcl]) -> list[ACL]:
+    """zk_bridge.paths' (perms, scheme, id) ACL entries as kazoo's."""
+    return [ACL(perms, Id(scheme, ident)) for perms, scheme, ident in acls]
+
+
+# The default ACL of a secure session (connect(set_acl=True)): what kazoo's own creates (a chroot, a recipe) get,
+# and the mark ZkExecutor reads to create every znode with ZkData.defaultAcls.
+SECURE_DEFAULT_ACL = kazoo_acls(paths.default_acls(True, "/"))
+
+
+def is_secure(client: KazooClient) -> bool:
+    """KafkaZkClient.isSecure of a session: connect(set_acl=True) opened it (its default ACL is SECURE_DEFAULT_ACL).
+    A client made without it creates open znodes, as before zookeeper.set.acl existed."""
+    return client.default_acl == SECURE_DEFAULT_ACL
 
 
 def _first_failure(results: Sequence[ZkOpResult]) -> str:
@@ -182,6 +203,7 @@ class ZkExecutor:
 
     def __init__(self, client: KazooClient, workers: int = 2) -> None:
         self.client = client
+        self._secure = is_secure(client)
         self.on_watch: Callable[[ZkWatchEvent], None] = lambda event: None
         self.on_session: Callable[[ZkSessionEvent], None] = lambda event: None
         self._lock = threading.Lock()
@@ -394,7 +416,7 @@ class ZkExecutor:
             self._register_broker(op, finish)
         elif isinstance(op, Delete) and op.recursive:
             self._pool.submit(self._in_pool, lambda: self._delete_recursive(op.path, fence), finish)
-        elif isinstance(op, Create) and op.make_parents and fenced:
+        elif isinstance(op, Create) and op.make_parents and (fenced or self._secure):
             # Parents are structural and, as in Kafka's createRecursive, not fenced; the node itself is.
             self._pool.submit(self._in_pool, lambda: self._create_parents_then_fenced(op, fence), finish)
         elif isinstance(op, Multi):
@@ -402,9 +424,9 @@ class ZkExecutor:
         elif isinstance(op, Create | SetData | Delete | Check) and (fenced or isinstance(op, Check)):
             self._fenced(op, fence, finish)
         elif isinstance(op, Create):
-            self._link(self.client.create_async(op.path, _bytes(op.data), ephemeral=op.ephemeral,
-                                                sequence=op.sequential, makepath=op.make_parents,
-                                                include_data=True),
+            self._link(self.client.create_async(op.path, _bytes(op.data), acl=self._acl(op.path),
+                                                ephemeral=op.ephemeral, sequence=op.sequential,
+                                                makepath=op.make_parents, include_data=True),
                        lambda v: ZkOpResult(OK, path=v[0], stat=to_zstat(v[1])), finish)
         elif isinstance(op, SetData):
             self._link(self.client.set_async(op.path, op.data.encode("utf-8"), op.version),
@@ -455,7 +477,8 @@ class ZkExecutor:
             if op.make_parents:
                 raise ValueError(f"make_parents is not possible inside a transaction ({op.path})")
             # kazoo's transaction create wants bytes; ZooKeeper's "null data" becomes empty data.
-            t.create(op.path, _bytes(op.data) or b"", ephemeral=op.ephemeral, sequence=op.sequential)
+            t.create(op.path, _bytes(op.data) or b"", acl=self._acl(op.path), ephemeral=op.ephemeral,
+                     sequence=op.sequential)
         elif isinstance(op, SetData):
             t.set_data(op.path, op.data.encode("utf-8"), op.version)
         elif isinstance(op, Delete):
@@ -595,10 +618,36 @@ class ZkExecutor:
         # A concurrent delete of the node itself is fine: the goal (node gone) is reached.
         return ZkOpResult(OK if code == NONODE else code)
 
+    def _acl(self, path: str) -> list[ACL] | None:
+        """ZkData.defaultAcls of ``path`` for a secure session; None (kazoo's default: open) otherwise, so that an
+        insecure session sends exactly what it sent before zookeeper.set.acl was applied."""
+        return kazoo_acls(paths.default_acls(True, path)) if self._secure else None
+
+    def _ensure_path(self, path: str) -> None:
+        """ZooKeeperClient's createRecursive of ``path`` and its ancestors, kept if they exist. A secure session
+        creates each one with its own defaultAcls, as Kafka's createRecursive does (kazoo's ensure_path would give
+        every ancestor the leaf's ACL)."""
+        if not self._secure:
+            self.client.ensure_path(path)
+            return
+        parts = [p for p in path.split("/") if p]
+        for i in range(1, len(parts) + 1):
+            node = "/" + "/".join(parts[:i])
+            if self.client.exists(node) is None:
+                try:
+                    self.client.create(node, acl=self._acl(node))
+                except NodeExistsError:
+                    pass
+
     def _create_parents_then_fenced(self, op: Create, fence: int) -> ZkOpResult:
+        """A make_parents create: its parents (not fenced), then the node itself (fenced unless ``fence`` < 0)."""
         parent = paths.parent(op.path)
         if parent != "/":
-            self.client.ensure_path(parent)
+            self._ensure_path(parent)
+        if fence < 0:
+            created, stat = self.client.create(op.path, _bytes(op.data), acl=self._acl(op.path),
+                                               ephemeral=op.ephemeral, sequence=op.sequential, include_data=True)
+            return ZkOpResult(OK, path=created, stat=to_zstat(stat))
         t = self.client.transaction()
         t.check(paths.ControllerEpochZNode, fence)
         self._add(t, Create(op.path, op.data, op.ephemeral, op.sequential))
@@ -612,7 +661,7 @@ class ZkExecutor:
         on NODEEXISTS read the owner: our current session → reuse; an earlier session of ours → delete and retry;
         another session → NODEEXISTS. The result's stat.czxid is the broker epoch."""
         t = self.client.transaction()
-        t.create(op.path, b"", ephemeral=True)
+        t.create(op.path, b"", acl=self._acl(op.path), ephemeral=True)
         t.set_data(op.path, op.data.encode("utf-8"), 0)
 
         def created(values: list[Any]) -> None:
@@ -811,8 +860,23 @@ def reconnect_policy() -> KazooRetry:
     return KazooRetry(max_tries=-1, delay=0.1, backoff=2, max_delay=RECONNECT_MAX_DELAY_S)
 
 
-def _start(hosts: str, timeout_s: float, connect_timeout_s: float, what: str) -> KazooClient:
-    client = KazooClient(hosts=hosts, timeout=timeout_s, connection_retry=reconnect_policy())
+def session_options(digest: str | None, set_acl: bool) -> dict[str, Any]:
+    """KazooClient's arguments for ZooKeeper security (KafkaServer.initZkClient's isSecure, with digest in place of
+    SASL): ``digest`` (``user:password``) authenticates the session; ``set_acl`` makes it create every znode with
+    ZkData.defaultAcls (`is_secure`). Neither: no arguments, an open session as before."""
+    options: dict[str, Any] = {}
+    if digest:
+        options["auth_data"] = [("digest", digest)]
+    if set_acl:
+        if not digest:
+            raise ValueError("zookeeper.set.acl needs credentials: a znode created for no identity is nobody's")
+        options["default_acl"] = SECURE_DEFAULT_ACL
+    return options
+
+
+def _start(hosts: str, timeout_s: float, connect_timeout_s: float, what: str,
+           security: dict[str, Any] | None = None) -> KazooClient:
+    client = KazooClient(hosts=hosts, timeout=timeout_s, connection_retry=reconnect_policy(), **(security or {}))
     try:
         client.start(timeout=connect_timeout_s)
     except KazooTimeoutError:
@@ -826,19 +890,22 @@ def _start(hosts: str, timeout_s: float, connect_timeout_s: float, what: str) ->
 
 
 def connect(connect_string: str, session_timeout_ms: int = 18000, connect_timeout_s: float = 10.0,
-            allow_remote: bool = False) -> KazooClient:
+            allow_remote: bool = False, digest: str | None = None, set_acl: bool = False) -> KazooClient:
     """Open a session (KafkaZkClient.apply + ZooKeeperClient.waitUntilConnected), creating a missing chroot first,
     as Kafka's broker does at startup. Loopback addresses only unless the user configured otherwise
-    (``allow_remote``: a ZooKeeper ensemble on other machines). Default session timeout is Kafka 2.6's 18 s."""
+    (``allow_remote``: a ZooKeeper ensemble on other machines). Default session timeout is Kafka 2.6's 18 s.
+    ``digest`` and ``set_acl``: `session_options` (a secure session creates its chroot with defaultAcls too, as
+    KafkaServer.createChrootIfNecessary does)."""
     hosts, chroot = split_connect_string(connect_string)
     if not allow_remote:
         _check_loopback(hosts)
     timeout_s = session_timeout_ms / 1000.0
+    security = session_options(digest, set_acl)
     if chroot:
-        root = _start(hosts, timeout_s, connect_timeout_s, connect_string)
+        root = _start(hosts, timeout_s, connect_timeout_s, connect_string, security)
         try:
             root.ensure_path(chroot)
         finally:
             root.stop()
             root.close()
-    return _start(connect_string, timeout_s, connect_timeout_s, connect_string)
+    return _start(connect_string, timeout_s, connect_timeout_s, connect_string, security)

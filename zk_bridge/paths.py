@@ -222,6 +222,42 @@ class ZkAclStore:
         return f"{ZkAclStore.change_path(pattern_type)}/{ACL_CHANGE_PREFIX}"
 
 
+# -- znode ACLs (ZkData.sensitivePath / ZkData.defaultAcls) --------------------------------------------------------
+DelegationTokensZNode = "/delegation_token/tokens"  # DelegationTokensZNode (kactor writes none; the path stays closed)
+
+# ZkData.SensitiveRootPaths: what lies under these is credentials (SCRAM users, broker passwords, tokens), so a
+# secure znode there is not world-readable either.
+SENSITIVE_ROOT_PATHS: tuple[str, ...] = (
+    ConfigEntityTypeZNode.path("users"),  # ConfigType.User
+    ConfigEntityTypeZNode.path("brokers"),  # ConfigType.Broker
+    DelegationTokensZNode,
+)
+
+# A znode ACL entry as ZooKeeper's org.apache.zookeeper.data.ACL: (perms, scheme, id); ZooDefs.Perms bits.
+ZnodeAcl = tuple[int, str, str]
+PERMS_READ = 1
+PERMS_ALL = 31  # READ | WRITE | CREATE | DELETE | ADMIN
+OPEN_ACL_UNSAFE: tuple[ZnodeAcl, ...] = ((PERMS_ALL, "world", "anyone"),)  # ZooDefs.Ids.OPEN_ACL_UNSAFE
+# ZooDefs.Ids.CREATOR_ALL_ACL: ZooKeeper replaces ("auth", "") with the creating session's authenticated ids (here
+# the brokers' digest user), so only that identity may write, create children, delete or change the ACL.
+CREATOR_ALL_ACL: tuple[ZnodeAcl, ...] = ((PERMS_ALL, "auth", ""),)
+READ_ACL_UNSAFE: tuple[ZnodeAcl, ...] = ((PERMS_READ, "world", "anyone"),)  # ZooDefs.Ids.READ_ACL_UNSAFE
+
+
+def sensitive_path(path: str) -> bool:
+    """ZkData.sensitivePath: under one of SENSITIVE_ROOT_PATHS (Kafka's plain prefix test, kept as it is)."""
+    return any(path.startswith(root) for root in SENSITIVE_ROOT_PATHS)
+
+
+def default_acls(is_secure: bool, path: str) -> tuple[ZnodeAcl, ...]:
+    """ZkData.defaultAcls: the ACL a znode at ``path`` is created with. A secure client (zookeeper.set.acl=true)
+    gives its own identity every right and the world read, except on sensitive paths; the old consumers' path stays
+    open (other clients write under it), as does every znode of a client that is not secure."""
+    if not is_secure or path == ConsumerPathZNode:
+        return OPEN_ACL_UNSAFE
+    return CREATOR_ALL_ACL if sensitive_path(path) else CREATOR_ALL_ACL + READ_ACL_UNSAFE
+
+
 # -- parsers ---------------------------------------------------------------------------------------------------------
 _STATE_RE = re.compile(r"^/brokers/topics/([^/]+)/partitions/(\d+)/state$")
 _TOPIC_RE = re.compile(r"^/brokers/topics/([^/]+)$")

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import os
 from collections.abc import Iterator, Mapping, Sequence
 from typing import TypeVar
 
@@ -21,6 +22,7 @@ from kazoo.exceptions import (
     BadVersionError,
     ConnectionLoss,
     KazooException,
+    NoAuthError,
     NodeExistsError,
     NoNodeError,
     NotEmptyError,
@@ -56,6 +58,7 @@ from messages.common import Broker, LeaderIsrAndControllerEpoch, ReplicaAssignme
 from messages.zk import (
     BADVERSION,
     CONNECTIONLOSS,
+    NOAUTH,
     NODEEXISTS,
     NONODE,
     NOTEMPTY,
@@ -66,9 +69,13 @@ from messages.zk import (
 )
 from zk_bridge import paths, znodes
 from zk_bridge.blocking import BlockingZk
+from zk_bridge.executor import session_options
 
 R = TypeVar("R")
 DEFAULT_CONNECT_TIMEOUT_S = 5.0
+# ``user:password``: the tools' ZooKeeper digest login (the broker's is kactor.zookeeper.digest); an environment
+# variable, not an option, so that the password is not on a command line for `ps` to show
+ZOOKEEPER_DIGEST_ENV = "KACTOR_ZOOKEEPER_DIGEST"
 SESSION_TIMEOUT_S = 10.0
 RACK_AWARE_ENFORCED = "enforced"
 RACK_AWARE_DISABLED = "disabled"
@@ -88,8 +95,12 @@ def zk_session(connect: str, timeout: float = DEFAULT_CONNECT_TIMEOUT_S) -> Iter
     connection-retry warnings are silenced: a CLI prints one line, not a log.
     """
     logging.getLogger("kazoo").setLevel(logging.CRITICAL)
+    # Kafka's tools create secure znodes when a ZooKeeper login is configured (JaasUtils.isZkSaslEnabled); a kactor
+    # tool does when it is given the brokers' digest.
+    digest = os.environ.get(ZOOKEEPER_DIGEST_ENV) or None
     try:
-        client = KazooClient(hosts=connect, timeout=SESSION_TIMEOUT_S)
+        client = KazooClient(hosts=connect, timeout=SESSION_TIMEOUT_S,
+                             **session_options(digest, set_acl=digest is not None))
     except (ValueError, TypeError, KazooException) as e:
         raise ZooKeeperUnreachable(f"Invalid ZooKeeper connect string {connect!r}: {e}") from None
     try:
@@ -487,8 +498,8 @@ def _fmt_assignment(assignment: Mapping[int, Sequence[int]]) -> str:
 
 
 _KAZOO_ERRORS: dict[str, type[ZookeeperError]] = {
-    NONODE: NoNodeError, NODEEXISTS: NodeExistsError, BADVERSION: BadVersionError, NOTEMPTY: NotEmptyError,
-    CONNECTIONLOSS: ConnectionLoss, SESSIONEXPIRED: SessionExpiredError,
+    NOAUTH: NoAuthError, NONODE: NoNodeError, NODEEXISTS: NodeExistsError, BADVERSION: BadVersionError,
+    NOTEMPTY: NotEmptyError, CONNECTIONLOSS: ConnectionLoss, SESSIONEXPIRED: SessionExpiredError,
 }
 
 

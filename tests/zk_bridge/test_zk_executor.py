@@ -440,7 +440,8 @@ def test_connect_to_remote_servers_only_when_allowed(monkeypatch: pytest.MonkeyP
     session start is replaced here: nothing may talk off-machine in a test)."""
     started: list[tuple[str, float]] = []
     monkeypatch.setattr("zk_bridge.executor._start",
-                        lambda hosts, timeout_s, connect_timeout_s, what: started.append((hosts, timeout_s)))
+                        lambda hosts, timeout_s, connect_timeout_s, what, security=None:
+                        started.append((hosts, timeout_s)))
     with pytest.raises(ZooKeeperUnreachable, match="'zk2.example.net:2181' is not a loopback address"):
         connect("127.0.0.1:2181,zk2.example.net:2181", 6000, 0.5)
     assert started == []
