@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Mapping
 from typing import Any
 
 from kactor.chaos.answers import UNKNOWN_SERVER_ERROR
@@ -48,7 +49,9 @@ class KafkaDataClient:
     """DataClient over Kafka's protocol; ``bootstrap`` is ``host:port[,host:port...]``. ``timeout_s`` bounds a read;
     ``request_timeout_s`` (default ``timeout_s``) is the producer's request.timeout.ms and message.timeout.ms."""
 
-    def __init__(self, bootstrap: str, timeout_s: float = 5.0, request_timeout_s: float | None = None) -> None:
+    def __init__(self, bootstrap: str, timeout_s: float = 5.0, request_timeout_s: float | None = None,
+                 security: Mapping[str, str] | None = None) -> None:
+        """``security``: librdkafka's settings for the cluster's listener (security.protocol, ssl.*, sasl.*)."""
         from confluent_kafka import Consumer
 
         self.timeout_s = timeout_s
@@ -72,6 +75,7 @@ class KafkaDataClient:
             # again a topic the schedule deleted, with num.partitions / default.replication.factor
             "allow.auto.create.topics": False,
             "error_cb": self._on_producer_error,
+            **(security or {}),
         })
         self._producer = self._new_producer()
         self._consumer = Consumer(client_config(bootstrap, "kactor-chaos-consumer", {
@@ -83,6 +87,7 @@ class KafkaDataClient:
             "fetch.wait.max.ms": 50,
             **METADATA_REFRESH,
             "error_cb": self._on_consumer_error,
+            **(security or {}),
         }))
 
     def _new_producer(self) -> Any:

@@ -73,6 +73,7 @@ class ChaosConfig:
     quiesce_s: float = 30.0  # then: full ISRs with equal logs, before the logs are read
     trace: bool = True
     transactions: bool = True  # a consume-transform-produce loop with transactions beside the producer
+    security: str = "plaintext"  # the brokers' listener, between them too (LocalCluster's, kactor cluster's)
 
 
 @attrs.frozen(slots=True)
@@ -106,7 +107,12 @@ def kafka_data_client(cluster: LocalCluster, request_timeout_s: float = 30.0) ->
     listener as an application is configured."""
     from kactor.chaos.kafka_client import KafkaDataClient
 
-    return KafkaDataClient(bootstrap(cluster), request_timeout_s=request_timeout_s)
+    return KafkaDataClient(bootstrap(cluster), request_timeout_s=request_timeout_s, security=security(cluster))
+
+
+def security(cluster: LocalCluster) -> dict[str, str]:
+    """librdkafka's settings for the cluster's listener (kactor cluster --security), none for PLAINTEXT."""
+    return dict(cluster.secure.librdkafka) if cluster.secure is not None else {}
 
 
 def bootstrap(cluster: LocalCluster) -> str:
@@ -256,7 +262,8 @@ class ChaosRun:
                      f"transaction.state.log.min.isr={min(2, cfg.brokers)}"]
         self.cluster = LocalCluster(cfg.brokers, base_dir=os.path.join(self.folder, "cluster"),
                                     trace_dir=os.path.join(self.folder, "traces") if cfg.trace else None,
-                                    overrides=overrides, zk_tick_ms=ZK_TICK_MS, zookeeper_ensemble=cfg.zk_servers)
+                                    overrides=overrides, zk_tick_ms=ZK_TICK_MS, zookeeper_ensemble=cfg.zk_servers,
+                                    security=cfg.security)
         self._started_ms = {b: time.time() * 1000 for b in range(cfg.brokers)}
         self.cluster.start()
         self.zk = KazooClient(hosts=self.cluster.connect_string, timeout=10.0)
@@ -286,7 +293,7 @@ class ChaosRun:
         self._wait(lambda: all((st := _state(self.zk, t, p)) is not None and st.leader >= 0  # type: ignore[arg-type]
                                for t in (tw.INPUT, tw.OUTPUT) for p in range(tw.PARTITIONS)),
                    30, "the transactional loop's topics led")
-        self.txn = TxnWorkload(bootstrap(self.cluster), self.cfg.seed, self._stop).start()
+        self.txn = TxnWorkload(bootstrap(self.cluster), self.cfg.seed, self._stop, security(self.cluster)).start()
         self._event(f"transactional loop started: {tw.INPUT} → {tw.OUTPUT}, group {tw.GROUP}")
 
     def _check_transactions(self) -> list[Violation]:
@@ -294,10 +301,10 @@ class ChaosRun:
         from kactor.chaos import txn_workload as tw
 
         assert self.cluster is not None and self.txn is not None
-        servers = bootstrap(self.cluster)
-        inputs = tw.read_topic(servers, tw.INPUT, "read_uncommitted")
-        committed = tw.committed_offsets(servers)
-        output = tw.read_topic(servers, tw.OUTPUT, "read_committed")
+        servers, settings = bootstrap(self.cluster), security(self.cluster)
+        inputs = tw.read_topic(servers, tw.INPUT, "read_uncommitted", security=settings)
+        committed = tw.committed_offsets(servers, security=settings)
+        output = tw.read_topic(servers, tw.OUTPUT, "read_committed", security=settings)
         outcomes = dict(self.txn.outcomes)
         counts = {o: sum(1 for v in outcomes.values() if v == o) for o in (tw.COMMITTED, tw.ABORTED, tw.UNKNOWN)}
         self._event(f"transactions: {counts[tw.COMMITTED]} committed, {counts[tw.ABORTED]} aborted, "

@@ -97,8 +97,10 @@ class TxnWorkload:
     """The loop as a thread: ``start()``, ``stop()`` (finishes the transaction in flight), then ``outcomes``,
     ``errors`` and ``error_answers()``."""
 
-    def __init__(self, bootstrap: str, seed: int, stop: threading.Event) -> None:
+    def __init__(self, bootstrap: str, seed: int, stop: threading.Event,
+                 security: Mapping[str, str] | None = None) -> None:
         self.bootstrap = bootstrap
+        self.security = dict(security or {})  # librdkafka's settings for the cluster's listener
         self.seed = seed
         self.rng = random.Random(f"txn-{seed}")
         self.outcomes: dict[int, str] = {}
@@ -129,7 +131,7 @@ class TxnWorkload:
         p = Producer(client_config(self.bootstrap, "kactor-chaos-txn", {
             "transactional.id": f"kactor-chaos-{self.seed}", "transaction.timeout.ms": TXN_TIMEOUT_MS,
             "allow.auto.create.topics": False, **METADATA_REFRESH,
-            "error_cb": self._on_error("the transactional producer")}))
+            "error_cb": self._on_error("the transactional producer"), **self.security}))
         self._calling("init_transactions", p.init_transactions, 60)
         return p
 
@@ -139,7 +141,7 @@ class TxnWorkload:
         return Producer(client_config(self.bootstrap, "kactor-chaos-txn-feed", {
             "enable.idempotence": True, "acks": "all", "linger.ms": 5, "allow.auto.create.topics": False,
             **METADATA_REFRESH,
-            "error_cb": self._on_error("the transactional loop's feeder")}))
+            "error_cb": self._on_error("the transactional loop's feeder"), **self.security}))
 
     def _consumer(self) -> Any:
         """A read_committed consumer of group GROUP assigned every input partition at the group's committed offsets,
@@ -155,7 +157,7 @@ class TxnWorkload:
             # the loop starts as the run creates its topics, and leaders move all the time: without a fast refresh
             # librdkafka waits 5 minutes to learn the partitions it was assigned before they had leaders
             **METADATA_REFRESH,
-            "error_cb": self._on_error("the transactional loop's consumer")}))
+            "error_cb": self._on_error("the transactional loop's consumer"), **self.security}))
         try:
             self._rewind(c)
         except KafkaException:
@@ -292,13 +294,15 @@ class TxnWorkload:
         return True
 
 
-def read_topic(bootstrap: str, topic: str, isolation: str, timeout_s: float = 30) -> dict[int, list[str]]:
+def read_topic(bootstrap: str, topic: str, isolation: str, timeout_s: float = 30,
+               security: Mapping[str, str] | None = None) -> dict[int, list[str]]:
     """Every partition of ``topic`` from offset 0 to its end at ``isolation`` (read_committed ends at the last
     stable offset): partition → values by position."""
     from confluent_kafka import Consumer, TopicPartition
 
     consumer = Consumer(client_config(bootstrap, "kactor-chaos-txn-check", {
-        "group.id": "kactor-chaos-txn-check", "enable.auto.commit": False, "isolation.level": isolation}))
+        "group.id": "kactor-chaos-txn-check", "enable.auto.commit": False, "isolation.level": isolation,
+        **(security or {})}))
     try:
         out: dict[int, list[str]] = {p: [] for p in range(PARTITIONS)}
         ends = {}
@@ -323,12 +327,13 @@ def read_topic(bootstrap: str, topic: str, isolation: str, timeout_s: float = 30
         consumer.close()
 
 
-def committed_offsets(bootstrap: str, timeout_s: float = 30) -> dict[int, int]:
+def committed_offsets(bootstrap: str, timeout_s: float = 30,
+                      security: Mapping[str, str] | None = None) -> dict[int, int]:
     """The group's committed offset per input partition (absent: nothing committed)."""
     from confluent_kafka import Consumer, TopicPartition
 
-    consumer = Consumer(client_config(bootstrap, "kactor-chaos-txn-check", {"group.id": GROUP,
-                                                                           "enable.auto.commit": False}))
+    consumer = Consumer(client_config(bootstrap, "kactor-chaos-txn-check", {
+        "group.id": GROUP, "enable.auto.commit": False, **(security or {})}))
     try:
         return {tp.partition: tp.offset for tp in consumer.committed(
             [TopicPartition(INPUT, p) for p in range(PARTITIONS)], timeout=timeout_s) if tp.offset >= 0}

@@ -41,6 +41,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="where each seed's folder goes (default: a new temporary folder)")
     p.add_argument("--keep", action="store_true", help="keep every seed's folder, not only the failing ones'")
     p.add_argument("--no-trace", action="store_true", help="brokers record no message traces")
+    p.add_argument("--security", choices=("plaintext", "ssl", "sasl_plaintext", "sasl_ssl"), default="plaintext",
+                   help="the brokers' listener and the clients' connections, between the brokers too, as "
+                        "kactor cluster --security sets them up (default plaintext)")
     p.set_defaults(func=run, _parser=p)
 
 
@@ -84,12 +87,13 @@ def run(args: argparse.Namespace) -> int:
     results = []
     t0 = time.monotonic()
     print(f"kactor chaos: seeds {args.seeds}, {args.steps} steps, {args.brokers} brokers, "
-          f"{'a ' + str(zk_servers) + '-server ZooKeeper ensemble' if zk_servers > 1 else 'one ZooKeeper server'}; "
+          f"{'a ' + str(zk_servers) + '-server ZooKeeper ensemble' if zk_servers > 1 else 'one ZooKeeper server'}"
+          f"{'' if args.security == 'plaintext' else ', every connection ' + args.security.upper()}; "
           f"folders in {work}", flush=True)
     try:
         for n, seed in enumerate(seeds):
             cfg = ChaosConfig(seed, args.steps, args.brokers, zk_servers, args.session_timeout_ms,
-                              trace=not args.no_trace)
+                              trace=not args.no_trace, security=args.security)
             base = n * args.steps
             if stop_requested:
                 raise Interrupted()

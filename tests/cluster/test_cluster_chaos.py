@@ -181,3 +181,26 @@ def test_sighup_stops_the_run_and_everything_it_started(tmp_path: Path) -> None:
     assert proc.returncode == 130, (out, err)
     assert "interrupted; everything it started has been stopped" in err
     assert _none_left(fault_file) == []
+
+
+def test_a_seed_over_sasl_ssl(tmp_path: Path) -> None:
+    """`kactor chaos --security sasl_ssl`: the same faults with every connection over SASL_SSL — the producer, the
+    transactional loop and the checks' readers with the cluster's client settings, replication and the controller's
+    requests over the brokers' one SASL_SSL listener — and the run is clean, its transactions committed."""
+    proc = _kactor_chaos("--seeds", "18", "--steps", "6", "--security", "sasl_ssl", "--work-dir", str(tmp_path),
+                         "--keep")
+    out, err = proc.communicate(timeout=600)
+    assert out.splitlines()[0] == (f"kactor chaos: seeds 18, 6 steps, 3 brokers, one ZooKeeper server, every "
+                                   f"connection SASL_SSL; folders in {tmp_path}"), out
+    result = json.loads((tmp_path / "seed-18" / "result.json").read_text())
+    assert result["error"] is None and result["violations"] == [] and result["acked"] > 0, (out, err)
+    events = (tmp_path / "seed-18" / "events.log").read_text()
+    committed = int(events.split("transactions: ", 1)[1].split(" committed", 1)[0])
+    assert committed > 0, events
+    # the brokers talked to each other over it: no PLAINTEXT listener was bound
+    logs = sorted((tmp_path / "seed-18" / "cluster").glob("broker-*.log"))
+    assert len(logs) == 3
+    for log in logs:
+        assert " started on SECURE://" in log.read_text(errors="replace")
+        assert "PLAINTEXT://" not in log.read_text(errors="replace").split(" started on ", 1)[1].split("\n", 1)[0]
+    assert proc.returncode == 0 and "1 seeds clean" in out, out
