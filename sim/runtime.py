@@ -50,7 +50,7 @@ from messages.broker_lifecycle import BrokerShutdownRequested
 from messages.net import NetRequest, NetResponse, NetSendFailed
 from messages.partition import LogAppendFailed
 from messages.runtime import TimerFired
-from messages.zk import Create, Delete, Multi, SetData
+from messages.zk import Create, Delete, Multi, SetData, ZkRequest
 from sim.zookeeper import OPEN, ZooKeeperModel
 
 log = logging.getLogger("kactor.sim")
@@ -128,12 +128,14 @@ class SimZooKeeper(_Edge):
 
     def _controller_epoch(self, batch: Any) -> int | None:
         """The epoch of the active controller asking for ``batch`` if it writes (None: not the controller's, or
-        only reads). The requester is the ZkBridgeActor's ZkRequest being handled (its caller's frame): the sim's
-        own view, the broker's code has no need of it."""
+        only reads). The requester is the ZkRequest the ZkBridgeActor is handling (a local of a calling frame): the
+        sim's own view, the broker's code has no need of it."""
         if not any(isinstance(op, _WRITE_OPS) for op in batch.ops):
             return None
-        req = sys._getframe(2).f_locals.get("req")
-        if getattr(req, "reply_to", None) != names.CONTROLLER:
+        frame, req = sys._getframe(1), None
+        while frame is not None and not isinstance(req, ZkRequest):
+            req, frame = frame.f_locals.get("req"), frame.f_back
+        if not isinstance(req, ZkRequest) or req.reply_to != names.CONTROLLER:
             return None
         rt = self.broker.rt
         actor = rt.instances.get(names.CONTROLLER) if rt is not None else None
