@@ -514,7 +514,7 @@ def test_a_write_of_a_deposed_controller_that_takes_effect_is_a_violation() -> N
 def test_the_unfenced_zombie_controller_of_seed_43_is_caught_and_the_fenced_one_is_not() -> None:
     """`kactor sim --mutation zk-write-unfenced --seeds 1-1000 --stop-at-first` stops at seed 43: controller b0 is
     paused at 41.2 s (a pause-mid that found no ZooKeeper request in its step), an ISR change notification's watch
-    event reaches its socket, its session expires at 47.2 s and another broker is elected with epoch 4; on resume
+    event reaches its socket, its session expires at 47.2 s and b1 is elected with epoch 4; on resume
     (48.2 s) its client has a new session while the zombie handles the watch event: it reads the notifications and
     deletes isr_change_0000000004 (the one b0's own broker had just written). With the /controller_epoch check the
     delete is refused (CONTROLLER_MOVED); without it, it takes effect."""
