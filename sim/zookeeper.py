@@ -28,6 +28,10 @@ differential test):
 Connection loss (kazoo's SUSPENDED): requests fail with CONNECTIONLOSS; watches that fire meanwhile are delivered on
 reconnection (what the executor's re-arming reports), unless the session expires first (``tick`` expires a session
 disconnected for longer than its timeout), which queues ZkSessionEvent EXPIRED for it.
+
+A stopped client process (SIGSTOP, ``silence``) is not a lost connection: the server goes on answering what it had
+sent and sending it watch events (they wait in its socket) until its session expires for want of heartbeats and the
+server closes the connection; the client learns that only when it runs again (``wake``: SUSPENDED, then EXPIRED).
 """
 
 from __future__ import annotations
