@@ -9,7 +9,10 @@ A quarter of the broker outages are orderly stops instead of crashes: SIGTERM's 
 moves the broker's leaderships away first, then the broker closes its session). Which ones is drawn from a stream of
 its own, so the steps and brokers of every fault are those of the schedules before stops existed. A quarter of the
 remaining crashes are pauses instead (SIGSTOP, then SIGCONT where the restart would be: the process frozen for 8 s,
-longer than its 6 s ZooKeeper session, which expires under it), drawn from a third stream.
+longer than its 6 s ZooKeeper session, which expires under it), drawn from a third stream. Half of the pauses, drawn
+from a fourth stream, land in the middle of the broker's work ("pause-mid"): right after its next ZooKeeper request
+goes out within the step (a SIGSTOP stops the process at an arbitrary point; this one between a request and what
+its answer leads to), else at the step's end; the resume stays where it was (7-8 s later, still past the session).
 """
 
 from __future__ import annotations
@@ -21,13 +24,14 @@ import attrs
 STEP_MS = 1000.0  # simulated time per step
 STOP_SHARE = 0.25  # of the broker outages: orderly stops (controlled shutdown) rather than crashes
 PAUSE_SHARE = 0.25  # of the other outages: pauses (SIGSTOP for RESTART_AFTER_STEPS steps, longer than the session)
+MID_PAUSE_SHARE = 0.5  # of the pauses: landing right after the broker's next ZooKeeper request (within the step)
 RESTART_AFTER_STEPS = 8  # > zookeeper.session.timeout.ms (sim.runtime.SESSION_TIMEOUT_MS) in steps
 
 
 @attrs.frozen
 class Fault:
     step: int
-    kind: str  # "crash", "stop", "restart", "pause", "resume", "partition", "heal"
+    kind: str  # "crash", "stop", "restart", "pause", "pause-mid", "resume", "partition", "heal"
     a: int
     b: int = -1
 
@@ -39,6 +43,7 @@ def schedule(seed: int, steps: int, brokers: int) -> list[Fault]:
     rng = random.Random(f"faults-{seed}")
     stops = random.Random(f"stops-{seed}")
     pauses = random.Random(f"pauses-{seed}")
+    mid = random.Random(f"mid-pauses-{seed}")
     paused = False
     faults: list[Fault] = []
     down_until: tuple[int, int] | None = None  # (broker, restart step)
@@ -55,7 +60,9 @@ def schedule(seed: int, steps: int, brokers: int) -> list[Fault]:
             b = rng.randrange(brokers)
             kind = "stop" if stops.random() < STOP_SHARE else "crash"
             paused = kind == "crash" and pauses.random() < PAUSE_SHARE
-            faults.append(Fault(step, "pause" if paused else kind, b))
+            if paused:
+                kind = "pause-mid" if mid.random() < MID_PAUSE_SHARE else "pause"
+            faults.append(Fault(step, kind, b))
             down_until = (b, step + RESTART_AFTER_STEPS)
         elif roll < 0.24 and cut_until is None and brokers > 1:
             a, b = sorted(rng.sample(range(brokers), 2))

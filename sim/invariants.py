@@ -17,6 +17,10 @@
 - a controlled shutdown the controller acknowledged leaves the stopping broker leading no partition in ZooKeeper
   (KafkaServer.controlledShutdown succeeds only once no partition it leads remains);
 - no answer is UNKNOWN_SERVER_ERROR;
+- a controller's ZooKeeper write takes effect only while its epoch is current: a write the active controller of
+  epoch E asked for that succeeds while /controller_epoch holds a later one (a zombie's: its session expired under a
+  pause, another broker elected) is a violation (`Sim.check_controller_write`; Kafka's
+  wrapRequestWithControllerEpochCheck refuses it with ControllerMovedException);
 - at the end (every broker up, every link healed, the cluster quiet): every acknowledged record on the leader, and
   every replica back in its partition's ISR (a follower rejoins the ISR once healed: one that stops fetching for
   good, e.g. asking OffsetsForLeaderEpoch again and again, stays out).
@@ -161,7 +165,8 @@ class Checker:
                     f"{self.sim.now - START_MS:.0f} ms but it still leads (ISR {list(state.isr)})")
 
     def check(self) -> list[str]:
-        sim, out = self.sim, list(self.stop_violations)
+        sim = self.sim
+        out = self.stop_violations + sim.zombie_writes
         for tp in self.partitions:
             name = f"{tp.topic}-{tp.partition}"
             for b in sim.brokers:

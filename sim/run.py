@@ -180,6 +180,8 @@ def play(cluster: Cluster, seed: int, steps: int, tamper: Callable[[Sim, int], N
                 restarts.append(f.a)
             elif f.kind == "pause":
                 sim.pause(f.a)
+            elif f.kind == "pause-mid":
+                sim.pause_at_next_zk_request(f.a, STEP_MS)
             elif f.kind == "resume":
                 sim.resume(f.a)
             elif f.kind == "partition":

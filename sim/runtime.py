@@ -27,6 +27,7 @@ import logging
 import os
 import random
 import shutil
+import sys
 import tempfile
 from collections.abc import Callable
 from typing import Any, Protocol
@@ -49,6 +50,7 @@ from messages.broker_lifecycle import BrokerShutdownRequested
 from messages.net import NetRequest, NetResponse, NetSendFailed
 from messages.partition import LogAppendFailed
 from messages.runtime import TimerFired
+from messages.zk import Create, Delete, Multi, SetData, ZkRequest
 from sim.zookeeper import OPEN, ZooKeeperModel
 
 log = logging.getLogger("kactor.sim")
@@ -60,6 +62,7 @@ BASE_PORT = 9092  # broker b listens (in name only: nothing is bound) on 127.0.0
 HOST = "127.0.0.1"
 SESSION_TIMEOUT_MS = 6000  # zookeeper.session.timeout.ms of the simulated brokers (kactor/sim_boot.py)
 TRACE_ROOT = "/sim-root"  # what a trace names the run's temp dir
+_WRITE_OPS = (Create, SetData, Delete, Multi)
 
 
 def scratch_base() -> str | None:
@@ -99,15 +102,47 @@ class SimZooKeeper(_Edge):
     """The "zk" slot: a ZkBatch run on the model on this incarnation's session, answered after ZK_LATENCY_MS."""
 
     def submit(self, batch: Any, callback: Callable[[tuple[Any, ...]], None]) -> None:
+        deciding = self._controller_epoch(batch)
+        # the session the request goes out on: kazoo's when it is sent (one sent on a connection the server has closed
+        # for an expired session fails SESSIONEXPIRED, as kazoo fails it; a resumed broker's client has its new
+        # session before its actors handle what waited: Sim.resume)
+        session = self.broker.session
+
         def run() -> None:
             if not self.broker.alive(self.incarnation):
                 return
-            # the client's session when the request goes out: a new one once an expired one was replaced (the
-            # executor's requests wait for the reconnection and run on it)
-            callback(self.sim.zk.execute(self.broker.session, batch))
+            results = self.sim.zk.execute(session, batch)
+            if deciding is not None:
+                self.sim.check_controller_write(self.broker, deciding, batch, results)
+            callback(results)
             self.sim.drain(self.broker, self.incarnation)
 
         self.sim.at(ZK_LATENCY_MS, run)
+        if self.broker.pause_armed:
+            # the process is stopped right after this request went out (the rest of the message it was handling
+            # runs first: the pause lands at the end of that handler), so the request reaches the server and its
+            # answer waits, with the rest, until the process resumes
+            self.broker.pause_armed = False
+            broker_id = self.broker.id
+            self.sim.at(0.0, lambda: self.sim.pause(broker_id))
+
+    def _controller_epoch(self, batch: Any) -> int | None:
+        """The epoch of the active controller asking for ``batch`` if it writes (None: not the controller's, or
+        only reads). The requester is the ZkRequest the ZkBridgeActor is handling (a local of a calling frame): the
+        sim's own view, the broker's code has no need of it."""
+        if not any(isinstance(op, _WRITE_OPS) for op in batch.ops):
+            return None
+        frame, req = sys._getframe(1), None
+        while frame is not None and not isinstance(req, ZkRequest):
+            req, frame = frame.f_locals.get("req"), frame.f_back
+        if not isinstance(req, ZkRequest) or req.reply_to != names.CONTROLLER:
+            return None
+        rt = self.broker.rt
+        actor = rt.instances.get(names.CONTROLLER) if rt is not None else None
+        controller = getattr(actor, "controller", None)
+        if controller is None or not controller.is_active:
+            return None
+        return int(controller.epoch)
 
 
 class SimTimers(_Edge):
@@ -199,6 +234,7 @@ class SimBroker:
         self.stopping = False  # told to stop (SIGTERM), its controlled shutdown under way
         self.shard_count: tuple[int, int] | None = None  # (incarnation, its partition shards): sim/invariants.py
         self.paused = False  # SIGSTOPped: its inputs wait in ``held`` until it resumes
+        self.pause_armed = False  # to be SIGSTOPped right after its next ZooKeeper request goes out
         self.held: list[tuple[str, Any, str, int | None]] = []
 
     @property
@@ -249,6 +285,7 @@ class Sim:
         self._lane_free: dict[tuple[int, int, str], float] = {}
         self.pending: dict[int, Pending] = {}  # by the inbound request id the target's actors answer with
         self.delivered = 0
+        self.zombie_writes: list[str] = []  # check_controller_write's findings, for sim/invariants.py
         self.last_fault_ms = START_MS  # when a broker last started, stopped or crashed, or a link was cut or healed
         # told when a broker's orderly stop completes, before its process exits: (broker id, BrokerShutdownComplete)
         self.on_stopped: Callable[[int, Any], None] | None = None
@@ -388,6 +425,7 @@ class Sim:
         broker.rt = None
         broker.serving = False
         broker.paused = False
+        broker.pause_armed = False
         broker.held.clear()
         self._close_trace(rt)
         _RUNTIMES.pop(rt.key, None)
@@ -406,20 +444,42 @@ class Sim:
         events) and its ZooKeeper client stops heartbeating: the server expires its session after the timeout, and
         its ephemerals (the registration, /controller if it held it) go while the process still believes in them."""
         broker = self.brokers[broker_id]
+        broker.pause_armed = False
         if not broker.up or broker.paused:
             return
         self.note(f"b{broker_id} pause")
         self.last_fault_ms = self.now
         broker.paused = True
         sid = broker.session
-        self.zk.disconnect(sid)  # the server hears no more heartbeats; the client's SUSPENDED waits with the rest
+        # the server hears no more heartbeats, but the connection stays up until the session expires: requests
+        # already sent are answered and watch events sent, all waiting in the socket until the process runs again
+        self.zk.silence(sid)
         self.at(self.zk.sessions[sid].timeout_ms + 1.0, self._expire_check)
         self.pump_zk_events()
 
+    def pause_at_next_zk_request(self, broker_id: int, most_ms: float) -> None:
+        """SIGSTOP landing in the middle of the broker's work: right after its next ZooKeeper request goes out
+        (between a decision and the writes that follow from its answer), or after ``most_ms`` if it sends none."""
+        broker = self.brokers[broker_id]
+        if not broker.up or broker.paused:
+            return
+        self.note(f"b{broker_id} pause armed")
+        broker.pause_armed = True
+        inc = broker.incarnation
+
+        def deadline() -> None:
+            if broker.pause_armed and broker.alive(inc):
+                self.pause(broker_id)
+
+        self.at(most_ms, deadline)
+
     def resume(self, broker_id: int) -> None:
-        """SIGCONT: everything that waited is handled, in the order it came; then the ZooKeeper client learns what
-        became of its session as kazoo does: still alive (CONNECTED, and the watch events it missed), or expired
-        (SUSPENDED and EXPIRED have come with the rest; a new session, REESTABLISHED)."""
+        """SIGCONT: everything that waited is handled, in the order it came (the answers of the ZooKeeper requests it
+        had sent and the watch events the server sent it before the session expired among them, as kazoo reads them
+        from its socket); then the ZooKeeper client learns what became of its session as kazoo does: still alive
+        (nothing to tell: the connection never went), or expired (the server closed the connection: SUSPENDED, then
+        EXPIRED on reconnecting; a new session, REESTABLISHED, already open for the requests the actors send while
+        they handle what waited)."""
         broker = self.brokers[broker_id]
         if not broker.up or not broker.paused:
             return
@@ -428,17 +488,37 @@ class Sim:
         broker.paused = False
         held, broker.held = broker.held, []
         inc = broker.incarnation
+        sid = broker.session
+        told: list[Any] = []
+        if not self.zk.wake(sid):
+            # kazoo's thread finds the connection closed, reconnects, hears of the expiry and opens a new session
+            # while the actors work through what waited (its SUSPENDED, EXPIRED and REESTABLISHED reach them after
+            # it): a request they send meanwhile goes out on the new session — the interleaving in which only the
+            # controller epoch fences a zombie controller's writes
+            told = self.zk.events(sid)
+            broker.session = self.zk.renew_session(sid)
+            told += self.zk.events(broker.session)
         for to, body, sender, cause in held:
             self.deliver(broker, inc, to, body, sender, cause)
-        if not broker.alive(inc):
-            return
-        session = self.zk.sessions[broker.session]
-        if session.state == OPEN:
-            self.zk.reconnect(broker.session)
-        else:
-            self.zk.events(broker.session)  # delivered above, or none
-            broker.session = self.zk.renew_session(broker.session)
+        for event in told:
+            self.at(ZK_LATENCY_MS, lambda e=event: self.deliver(broker, inc, names.ZK, e, names.EDGE_ZK))
         self.pump_zk_events()
+
+    def check_controller_write(self, broker: SimBroker, epoch: int, batch: Any, results: tuple[Any, ...]) -> None:
+        """A controller's write takes effect only while its epoch is current (Kafka's
+        wrapRequestWithControllerEpochCheck): a deposed controller that has not heard of it yet (a zombie) must have
+        its writes refused."""
+        node = self.zk.nodes.get("/controller_epoch")
+        current = int(node.data) if node is not None and node.data else -1
+        if current <= epoch:
+            return
+        for op, result in zip(batch.ops, results, strict=True):
+            if isinstance(op, _WRITE_OPS) and result.code == "OK":
+                path = getattr(op, "path", None) or ",".join(getattr(o, "path", "?") for o in op.ops)
+                self.zombie_writes.append(
+                    f"b{broker.id}'s controller of epoch {epoch} wrote {type(op).__name__} {path} at "
+                    f"{self.now - START_MS:.3f} ms, /controller_epoch being {current}: a zombie controller's write "
+                    f"took effect")
 
     def _close_trace(self, rt: Runtime) -> None:
         """Close an incarnation's trace, its per-run temp dir's name replaced by TRACE_ROOT: the only bytes of a

@@ -28,6 +28,10 @@ differential test):
 Connection loss (kazoo's SUSPENDED): requests fail with CONNECTIONLOSS; watches that fire meanwhile are delivered on
 reconnection (what the executor's re-arming reports), unless the session expires first (``tick`` expires a session
 disconnected for longer than its timeout), which queues ZkSessionEvent EXPIRED for it.
+
+A stopped client process (SIGSTOP, ``silence``) is not a lost connection: the server goes on answering what it had
+sent and sending it watch events (they wait in its socket) until its session expires for want of heartbeats and the
+server closes the connection; the client learns that only when it runs again (``wake``: SUSPENDED, then EXPIRED).
 """
 
 from __future__ import annotations
@@ -143,6 +147,7 @@ class Session:
     earlier: tuple[int, ...] = ()  # the same client's earlier sessions (Kafka's KAFKA-7165 check)
     events: list[Any] = attrs.field(factory=list)
     held: list[ZkWatchEvent] = attrs.field(factory=list)  # fired while disconnected
+    silent_since: int | None = None  # the client stopped heartbeating with its connection up (its process paused)
 
 
 class _Failed(Exception):  # noqa: N818 - internal control flow, not an error of the model
@@ -239,12 +244,39 @@ class ZooKeeperModel:
             s.events.extend(s.held)
             s.held.clear()
 
+    def silence(self, sid: int) -> None:
+        """The client's process stops (SIGSTOP, a long GC pause): no more heartbeats, but its TCP connection stays
+        up, so the server keeps answering the requests it already sent and sending it watch events (they wait in the
+        client's socket buffer: ``events`` as usual) until the session expires; then the server closes the connection,
+        and the client learns it only when it runs again (``wake``)."""
+        s = self.sessions[sid]
+        if s.state == OPEN and s.connected and s.silent_since is None:
+            s.silent_since = self.clock_ms()
+
+    def wake(self, sid: int) -> bool:
+        """The silenced client runs again. Its session alive: heartbeats resume, nothing to report (kazoo never saw
+        the connection go). Expired meanwhile: kazoo reads what the server sent before closing (already in
+        ``events``), finds the connection closed (SUSPENDED), reconnects and is told the session expired (LOST: EXPIRED)
+        — queued now, after the rest. Returns whether the session is still alive."""
+        s = self.sessions[sid]
+        s.silent_since = None
+        if s.state == OPEN:
+            return True
+        if s.state == EXPIRED:
+            s.events += [ZkSessionEvent("SUSPENDED", sid), ZkSessionEvent("EXPIRED", sid)]
+        return False
+
     def tick(self) -> None:
-        """Expire every session disconnected for longer than its timeout (the server's SessionTracker)."""
+        """Expire every session disconnected, or silent, for longer than its timeout (the server's SessionTracker)."""
         now = self.clock_ms()
         for s in list(self.sessions.values()):
-            if s.state == OPEN and not s.connected and now - s.disconnected_at > s.timeout_ms:
+            if s.state != OPEN:
+                continue
+            if not s.connected and now - s.disconnected_at > s.timeout_ms:
                 self.expire_session(s.session_id)
+            elif s.silent_since is not None and now - s.silent_since > s.timeout_ms:
+                # the server closes the connection: the silent client cannot be told (it hears it on ``wake``)
+                self._end_session(s.session_id, EXPIRED)
 
     def events(self, sid: int) -> list[Any]:
         """Take the events delivered to the session so far (ZkWatchEvent / ZkSessionEvent, in delivery order)."""

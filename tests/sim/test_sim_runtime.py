@@ -12,6 +12,7 @@ import pytest
 
 from kactor.sim_boot import SimBoot
 from messages.common import TopicPartition
+from messages.zk import ZkSessionEvent
 from sim.client import SimClient, zk_partition_state
 from sim.faults import schedule
 from sim.invariants import Checker, hosted_partition
@@ -155,7 +156,7 @@ def test_kactor_sim_prints_a_line_per_seed_the_rerun_command_and_a_summary(
     assert "  rerun: kactor sim --seeds 4 --steps 3 --brokers 3" in out
     assert out[-2].startswith("2 seeds, 1 clean, 1 failing (4) in ") and out[-2].endswith(" seeds/s")
     assert out[-1].startswith("  3 steps a seed, 1 jobs; per seed ")
-    assert out[-1].endswith("9 acks of 9 answers, 387 inputs")
+    assert out[-1].endswith("9 acks of 9 answers, 396 inputs")
     assert (tmp_path / "seed-4" / "broker-0.jsonl").exists()
 
 
@@ -395,17 +396,138 @@ def test_a_paused_controller_loses_its_session_and_comes_back_as_a_broker_with_a
         other = json.loads(sim.zk.nodes["/controller"].data)["brokerid"]
         assert other != leader and _controller_of(sim, other).is_active
         assert _controller_of(sim, leader).is_active  # it does not know yet: a zombie, fenced by the epoch
+        assert not any(isinstance(body, ZkSessionEvent) for _, body, _, _ in paused.held)  # kazoo saw nothing
         sim.resume(leader)
-        events = [e for e in sim.events if f"b{leader} edge:zk>zk ZkSessionEvent" in e]
-        sim.run_for(3000)
         assert paused.session != old_session and not paused.held
+        assert [e.state for e in sim.zk.sessions[paused.session].events] == []  # REESTABLISHED: handed on
+        told: list[str] = []
+        original = paused.rt.deliver
+
+        def spy(to: str, body: object, sender: str, cause: object = None, at_ms: object = None) -> None:
+            if isinstance(body, ZkSessionEvent):
+                told.append(body.state)
+            original(to, body, sender, cause, at_ms=at_ms)
+
+        paused.rt.deliver = spy  # type: ignore[method-assign]
+        sim.run_for(3000)
+        # the connection closed under it (SUSPENDED), the expiry learnt on reconnecting, then its new session
+        assert told == ["SUSPENDED", "EXPIRED", "REESTABLISHED"]
         assert str(leader) in sim.zk.nodes["/brokers/ids"].children
         assert not _controller_of(sim, leader).is_active
-        assert len([e for e in sim.events if f"b{leader} edge:zk>zk ZkSessionEvent" in e]) == len(events) + 1
         tp = TopicPartition("t", 0)
         assert sorted(zk_partition_state(sim, tp).isr) == [0, 1, 2]  # back in the ISR
     finally:
         sim.close()
+
+
+def test_a_paused_controller_gets_on_resume_the_watch_events_sent_before_its_session_expired() -> None:
+    """kazoo reads what the server sent before it closed the connection: a watch event that fired while the process
+    was stopped but its session alive reaches the zombie controller when it resumes, before SUSPENDED and EXPIRED
+    (the model dropped it at the expiry, as for a disconnected client, until 2026-11-26 14:00)."""
+    from messages.zk import ZkWatchEvent
+
+    sim = Sim(1, SimBoot())
+    try:
+        for b in sim.brokers:
+            sim.start(b)
+        sim.run_for(2000)
+        leader = json.loads(sim.zk.nodes["/controller"].data)["brokerid"]
+        paused = sim.brokers[leader]
+        sim.pause(leader)
+        sim.run_for(500)
+        create_topic(sim, "u", 1, 3)  # /brokers/topics changes: the controller's child watch fires
+        sim.run_for(7000)
+        assert json.loads(sim.zk.nodes["/controller"].data)["brokerid"] != leader  # its session expired meanwhile
+        told: list[object] = []
+        original = paused.rt.deliver
+
+        def spy(to: str, body: object, sender: str, cause: object = None, at_ms: object = None) -> None:
+            if isinstance(body, ZkWatchEvent | ZkSessionEvent):
+                told.append(body.path if isinstance(body, ZkWatchEvent) else body.state)
+            original(to, body, sender, cause, at_ms=at_ms)
+
+        paused.rt.deliver = spy  # type: ignore[method-assign]
+        sim.resume(leader)
+        sim.run_for(100)
+        assert told == ["/brokers/topics", "SUSPENDED", "EXPIRED", "REESTABLISHED"]
+        assert sim.zombie_writes == []  # what it did as a zombie was refused (CONTROLLER_MOVED)
+    finally:
+        sim.close()
+
+
+def test_a_pause_can_land_right_after_a_zookeeper_request_whose_answer_then_waits() -> None:
+    """pause-mid: the SIGSTOP lands right after the broker's next ZooKeeper request goes out; the server answers it
+    (the connection is up), and the answer waits with the rest until the process resumes."""
+    from messages.zk import ZkResponse
+
+    sim = Sim(1, SimBoot())
+    try:
+        for b in sim.brokers:
+            sim.start(b)
+        sim.run_for(2000)
+        leader = json.loads(sim.zk.nodes["/controller"].data)["brokerid"]
+        paused = sim.brokers[leader]
+        sim.pause_at_next_zk_request(leader, 1000)
+        sim.run_for(100)
+        assert not paused.paused  # nothing asked of ZooKeeper yet
+        create_topic(sim, "u", 1, 3)  # the controller reads the new topic's assignment
+        sim.run_for(50)
+        assert paused.paused and not paused.pause_armed
+        assert [type(body) for _, body, _, _ in paused.held][:1] == [ZkResponse]
+        sim.run_for(900)
+        assert "/brokers/topics/u/partitions" not in sim.zk.nodes  # its next steps wait for the resume
+        sim.resume(leader)  # within its session: it carries on as if nothing happened
+        sim.run_for(500)
+        assert "/brokers/topics/u/partitions/0/state" in sim.zk.nodes
+        assert json.loads(sim.zk.nodes["/controller"].data)["brokerid"] == leader
+    finally:
+        sim.close()
+
+
+def test_a_write_of_a_deposed_controller_that_takes_effect_is_a_violation() -> None:
+    """The invariant behind the zk-write-unfenced mutation: a write asked for by the active controller of epoch E
+    that succeeds while /controller_epoch is later is reported; one refused (CONTROLLER_MOVED) is not."""
+    from messages.zk import CONTROLLER_MOVED, OK, SetData, ZkBatch, ZkOpResult
+
+    sim = Sim(1, SimBoot())
+    try:
+        for b in sim.brokers:
+            sim.start(b)
+        sim.run_for(2000)
+        epoch = int(sim.zk.nodes["/controller_epoch"].data)
+        batch = ZkBatch((SetData("/brokers/topics/t/partitions/0/state", "{}"),))
+        sim.check_controller_write(sim.brokers[0], epoch, batch, (ZkOpResult(OK),))
+        assert sim.zombie_writes == []  # its epoch is current
+        sim.check_controller_write(sim.brokers[0], epoch - 1, batch, (ZkOpResult(CONTROLLER_MOVED),))
+        assert sim.zombie_writes == []  # fenced
+        sim.check_controller_write(sim.brokers[0], epoch - 1, batch, (ZkOpResult(OK),))
+        assert sim.zombie_writes == [
+            f"b0's controller of epoch {epoch - 1} wrote SetData /brokers/topics/t/partitions/0/state at 2000.000 ms, "
+            f"/controller_epoch being {epoch}: a zombie controller's write took effect"]
+        client = SimClient(sim)
+        tps = [TopicPartition("t", 0)]
+        assert sim.zombie_writes[0] in Checker(sim, client, tps, {tps[0]: (0, 1, 2)}).check()
+    finally:
+        sim.close()
+
+
+def test_the_unfenced_zombie_controller_of_seed_43_is_caught_and_the_fenced_one_is_not() -> None:
+    """`kactor sim --mutation zk-write-unfenced --seeds 1-1000 --stop-at-first` stops at seed 43: controller b0 is
+    paused at 41.2 s (a pause-mid that found no ZooKeeper request in its step), an ISR change notification's watch
+    event reaches its socket, its session expires at 47.2 s and b1 is elected with epoch 4; on resume
+    (48.2 s) its client has a new session while the zombie handles the watch event: it reads the notifications and
+    deletes isr_change_0000000004 (the one b0's own broker had just written). With the /controller_epoch check the
+    delete is refused (CONTROLLER_MOVED); without it, it takes effect."""
+    from sim import mutations
+
+    assert run_seed(43, 50, SimBoot()).violations == ()
+    undo = mutations.apply("zk-write-unfenced")
+    try:
+        violations = run_seed(43, 50, SimBoot()).violations
+    finally:
+        undo()
+    assert violations == ("b0's controller of epoch 3 wrote Delete /isr_change_notification/isr_change_0000000004 "
+                          "at 48204.000 ms, /controller_epoch being 4: a zombie controller's write took effect",)
 
 
 def test_pauses_are_drawn_from_a_stream_of_their_own() -> None:
@@ -413,9 +535,10 @@ def test_pauses_are_drawn_from_a_stream_of_their_own() -> None:
     and the rest of its kind."""
     for seed in range(1, 40):
         faults = schedule(seed, 50, 3)
-        plain = [(f.step, f.a, f.b, {"pause": "crash", "resume": "restart"}.get(f.kind, f.kind)) for f in faults]
+        was = {"pause": "crash", "pause-mid": "crash", "resume": "restart"}
+        plain = [(f.step, f.a, f.b, was.get(f.kind, f.kind)) for f in faults]
         assert plain == [(f.step, f.a, f.b, f.kind) for f in _schedule_without_pauses(seed, 50, 3)]
-    assert [str(f) for f in schedule(3, 12, 3)][:4] == ["partition b0|b2", "pause b1", "heal b0|b2", "resume b1"]
+    assert [str(f) for f in schedule(3, 12, 3)][:4] == ["partition b0|b2", "pause-mid b1", "heal b0|b2", "resume b1"]
 
 
 def _schedule_without_pauses(seed: int, steps: int, brokers: int) -> list:

@@ -54,6 +54,47 @@ def test_a_disconnected_session_fails_with_connectionloss_and_gets_its_watches_o
     assert zk.request(a, GetData("/n")).data == "y"
 
 
+def test_a_silenced_client_keeps_its_connection_until_its_session_expires_and_learns_of_it_on_waking() -> None:
+    """A paused process (SIGSTOP) stops heartbeating but its connection stays up: the server answers what it sent and
+    sends it watch events (they wait in its socket) until the session expires; then the connection is closed, which
+    the client learns only when it runs again: SUSPENDED, then EXPIRED on reconnecting, after what it had been sent
+    (kazoo reads its socket before it finds the connection closed)."""
+    now = [0]
+    zk = ZooKeeperModel(clock_ms=lambda: now[0])
+    a, b = zk.open_session(timeout_ms=4000), zk.open_session()
+    assert zk.request(a, Create("/e", ephemeral=True)).code == OK
+    assert zk.request(a, Create("/n", "x")).code == OK
+    assert zk.request(a, GetData("/n", watch=True)).code == OK
+    assert zk.request(b, Exists("/e", watch=True)).code == OK
+    zk.silence(a)
+    assert zk.request(a, GetData("/n")).data == "x"  # a request it had sent: answered, the connection is up
+    now[0] = 2000
+    assert zk.request(b, SetData("/n", "y")).code == OK
+    now[0] = 4000
+    zk.tick()
+    assert zk.request(b, Exists("/e")).code == OK  # not beyond its timeout yet
+    now[0] = 4001
+    zk.tick()
+    assert zk.request(b, Exists("/e")).code == NONODE
+    assert zk.events(b) == [ZkWatchEvent("/e", "DELETED")]
+    assert zk.events(a) == [ZkWatchEvent("/n", "CHANGED")]  # sent before the expiry: not lost
+    assert zk.wake(a) is False
+    assert zk.events(a) == [ZkSessionEvent("SUSPENDED", a), ZkSessionEvent("EXPIRED", a)]
+
+
+def test_a_silenced_client_woken_within_its_session_notices_nothing() -> None:
+    now = [0]
+    zk = ZooKeeperModel(clock_ms=lambda: now[0])
+    a = zk.open_session(timeout_ms=4000)
+    assert zk.request(a, Create("/e", ephemeral=True)).code == OK
+    zk.silence(a)
+    now[0] = 3000
+    assert zk.wake(a) is True
+    now[0] = 6000
+    zk.tick()  # heartbeating again: 6 s after it went silent, the session lives
+    assert zk.request(a, Exists("/e")).code == OK and zk.events(a) == []
+
+
 def test_a_session_disconnected_beyond_its_timeout_expires_and_its_ephemerals_go() -> None:
     now = [0]
     zk = ZooKeeperModel(clock_ms=lambda: now[0])
