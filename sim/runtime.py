@@ -52,6 +52,7 @@ from messages.partition import LogAppendFailed
 from messages.runtime import TimerFired
 from messages.zk import Create, Delete, Multi, SetData, ZkRequest
 from sim.zookeeper import OPEN, ZooKeeperModel
+from zk_bridge.paths import ControllerEpochZNode
 
 log = logging.getLogger("kactor.sim")
 
@@ -508,7 +509,7 @@ class Sim:
         """A controller's write takes effect only while its epoch is current (Kafka's
         wrapRequestWithControllerEpochCheck): a deposed controller that has not heard of it yet (a zombie) must have
         its writes refused."""
-        node = self.zk.nodes.get("/controller_epoch")
+        node = self.zk.nodes.get(ControllerEpochZNode)
         current = int(node.data) if node is not None and node.data else -1
         if current <= epoch:
             return
