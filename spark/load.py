@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import unquote, urlparse
@@ -175,14 +176,8 @@ _PREFIX_RE = "^" + _FIXED_HEAD + r'[^"\\]*$'
 _HEADER_START = '{"trace_version":'
 
 
-def lines(spark: Any, src: TraceSource, only: tuple[tuple[str, ...], str] | None = None) -> Any:
+def lines(spark: Any, src: TraceSource) -> Any:
     """Every input line (JSON lines) or record (Parquet) as one lazy DataFrame, read the cheap way.
-
-    ``only=(types, regex)`` drops, before any parsing, every JSON line whose text up to its first
-    ``","payload":`` does not end with ``","type":"<one of types>`` and that does not match ``regex``. A
-    fixed-order record of those types always passes, so a query that keeps only fixed-order records of those
-    types (or matching ``regex``) parses no other line's prefix. A line not in the fixed order may be dropped
-    here: such a query reads those lines elsewhere (the summary: from the files ``count`` found them in).
 
     Columns: ``_file`` (the file's URL; "" for Parquet), ``process``, ``seq``, ``ts``, ``sender``, ``receiver``,
     ``type``, ``cause``, ``_fast``, ``_head``, ``_text`` (the raw line, or a Parquet record's payload: where
@@ -214,20 +209,6 @@ def lines(spark: Any, src: TraceSource, only: tuple[tuple[str, ...], str] | None
         raw = spark.read.text([tf.path for tf in src.jsonl])
         v, prefix, tail = F.col("value"), F.col("_prefix"), F.col("_tail")
         nums, names = F.col("_nums"), F.col("_names")
-        if only is not None:
-            types, regex = only
-            # The type: what precedes the line's first `","payload":` ends with `","type":"<type>` (a fixed-order
-            # line's names hold no quotes, so that first one ends its prefix): a byte search over the ~120 bytes
-            # of the prefix. A regular expression over the line instead (the text anywhere in it) decoded the
-            # whole line to a Java string and, for the 62 % of lines of other types, scanned all of it: ~1/6 of
-            # this read's CPU in a profile. The error pattern does need the whole line; it is literal-led, so
-            # Java's regex engine finds its start with Boyer-Moore (an anchored expression over
-            # `left(value, 300)` walked every character).
-            head = F.substring_index(v, _PREFIX_KEYS[-1], 1)
-            of_types = F.lit(False)
-            for t in types:
-                of_types = of_types | head.endswith(F.lit(_PREFIX_KEYS[-2] + t))
-            raw = raw.where(of_types | v.rlike(regex))
         staged = raw.select(
             F.col("_metadata.file_path").alias("_file"),
             F.expr("substring(_metadata.file_name, 1, length(_metadata.file_name) - 6)").alias("process"), v,
@@ -291,14 +272,17 @@ def resolve(rows: Any) -> Any:
         F.spark_partition_id().alias("_part"))
 
 
-def count(src: TraceSource, rows: Any, group_keys: tuple[str, ...] = ()) -> tuple[
+def count(src: TraceSource, rows: Any, group_keys: tuple[str, ...] = (),
+          reread: Callable[[TraceSource], Any] | None = None) -> tuple[
         list[dict[str, Any]], list[dict[str, Any]], TraceSource | None]:
-    """One pass over ``rows`` (from ``lines``): messages, bad lines, first and last ts per (file, process,
-    *group_keys); raises TraceInputError for a corrupt line (file and line named). Returns ``(processes, groups,
-    slow)``: the sums per process, the counts per group, and the files holding slow lines (None if none).
+    """One pass over ``rows`` (from ``lines``, or spark.columns.frame): messages, bad lines, first and last ts per
+    (file, process, *group_keys); raises TraceInputError for a corrupt line (file and line named). Returns
+    ``(processes, groups, slow)``: the sums per process, the counts per group, and the files holding slow lines
+    (None if none).
 
     Slow lines (neither fixed-order records nor headers: normally none, or a crash's truncated last line) are
-    only counted in this pass; the files that have any are then read again and those lines parsed in full.
+    only counted in this pass; ``reread(files)`` (default: ``lines`` over those JSON files) then gives the rows of
+    the files that have any, and those lines are parsed in full.
     """
     from pyspark.sql import functions as F  # noqa: N812 - the PySpark convention
 
@@ -315,7 +299,8 @@ def count(src: TraceSource, rows: Any, group_keys: tuple[str, ...] = ()) -> tupl
     again = None
     if slow_files:
         again = TraceSource(jsonl=[tf for tf in src.jsonl if os.path.realpath(tf.path) in slow_files])
-        redo = resolve(lines(rows.sparkSession, again).where(slow & (F.col("_part") >= 0)))
+        base = lines(rows.sparkSession, again) if reread is None else reread(again)
+        redo = resolve(base.where(slow & (F.col("_part") >= 0)))
         stats += [
             r.asDict()
             for r in redo.where(F.col("_bad").isNotNull() & (F.col("_part") >= 0))

@@ -50,6 +50,20 @@ TRACE_SCHEMA = _s(
     ("cause", LongType()),
 )
 
+# The columns cache (spark/columns.py): every line but the headers, once. ``_name``: the file's name; ``_fast``: a
+# record in the writer's fixed key order (else the fields are null and ``payload`` holds the whole line); ``observed``
+# (the partition column): a row the summary's observed read needs.
+CACHE_SCHEMA = _s(
+    ("_name", StringType()),
+    *[(f.name, f.dataType) for f in TRACE_SCHEMA.fields],
+    ("_fast", BooleanType()),
+    ("observed", BooleanType()),
+)
+
+# An error other than NONE anywhere in a payload (Errors encoded as {"@e":"Errors","v":X}), and each error's name
+ANY_ERROR_RE = r'"@e":"Errors","v":"(?!NONE")'
+ERRORS_RE = r'"@e":"Errors","v":"([A-Z_]+)"'
+
 TOPIC_PARTITION = _s(("topic", StringType()), ("partition", LongType()))
 
 CONTROLLER_EVENT_PROCESSED = _s(

@@ -1,6 +1,8 @@
 """The trace summary: every table the report shows, computed with Spark and written as JSON and CSV.
 
-Call ``summarize(spark, inputs, out_dir)``. Each table is a list of flat rows, written as ``<table>.json`` (a JSON
+Call ``summarize(spark, inputs, out_dir)``. A JSON-lines trace is parsed once into columns (spark/columns.py: cached
+beside the trace, so a trace summarised again reads no JSON); the tables are computed from those columns.
+Each table is a list of flat rows, written as ``<table>.json`` (a JSON
 array of objects) and ``<table>.csv``; ``summary.json`` lists the inputs, processes, warnings and tables.
 Percentiles are ``percentile_approx`` (nearest rank; exact for groups up to 10,000 values).
 """
@@ -20,15 +22,14 @@ from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F  # noqa: N812 - the PySpark convention
 from pyspark.sql.types import StructField, StructType
 
+from spark import columns
 from spark.load import TraceSource, count, discover, lines, raise_corrupt, resolve
-from spark.schema import OBS_TYPES, SUMMARY_SCHEMAS
+from spark.schema import ANY_ERROR_RE, ERRORS_RE, OBS_TYPES, SUMMARY_SCHEMAS
 
 SLOW_EVENT_MS = 2000.0
 # Python threads submitting the tables' queries (see compute)
 TABLE_THREADS = 4
 PERCENTILES = (0.5, 0.95, 0.99)
-_ERRORS_RE = r'"@e":"Errors","v":"([A-Z_]+)"'
-_ANY_ERROR_RE = r'"@e":"Errors","v":"(?!NONE")'
 _NICE_BUCKETS_MS = (100, 200, 500, 1000, 2000, 5000, 10_000, 15_000, 30_000, 60_000, 120_000, 300_000, 600_000,
                     900_000, 1_800_000, 3_600_000, 7_200_000, 21_600_000, 43_200_000, 86_400_000)
 
@@ -54,9 +55,9 @@ def _payload_column(typ: str) -> str:
 
 
 def observed(rows: DataFrame | None, slow: DataFrame | None, partitions: int) -> DataFrame:
-    """The records the tables read, from ``spark.load.lines`` (``rows``: the fixed-order lines, or None; ``slow``:
-    the lines of the files that hold slow lines, or None): each observability record with its payload parsed into
-    the column ``p_<type>``
+    """The records the tables read, from ``spark.columns.frame`` or ``spark.load.lines`` (``rows``: the fixed-order
+    lines, or None; ``slow``: rows holding the slow lines, or None): each observability record with its payload
+    parsed into the column ``p_<type>``
     (SUMMARY_SCHEMAS[type]; null in the other types' columns), and any record with an error other than NONE in its
     text (``errors``; null when there is none). ``_pbad`` marks an observability record whose payload does not
     parse.
@@ -68,7 +69,7 @@ def observed(rows: DataFrame | None, slow: DataFrame | None, partitions: int) ->
     ~100 tasks per table on a 10 GB trace.
     """
     text, fast, part = F.col("_text"), F.col("_fast"), F.col("_part") >= 0
-    has_error = text.rlike(_ANY_ERROR_RE)
+    has_error = text.rlike(ANY_ERROR_RE)
     is_obs = F.col("type").isin(*OBS_TYPES)
     columns = ["_file", "process", "seq", "ts", "type", "_text", "_doc"]
     parts = []
@@ -82,7 +83,7 @@ def observed(rows: DataFrame | None, slow: DataFrame | None, partitions: int) ->
     kept = parts[0]
     for other in parts[1:]:
         kept = kept.unionByName(other)
-    errs = F.when(has_error, F.filter(F.regexp_extract_all(text, F.lit(_ERRORS_RE), F.lit(1)), lambda e: e != "NONE"))
+    errs = F.when(has_error, F.filter(F.regexp_extract_all(text, F.lit(ERRORS_RE), F.lit(1)), lambda e: e != "NONE"))
     payloads = [F.when(F.col("type") == typ, F.from_json("_doc", StructType([StructField("payload", schema)]))
                        ["payload"]).alias(_payload_column(typ))
                 for typ, schema in SUMMARY_SCHEMAS.items()]
@@ -354,29 +355,26 @@ def write_table(out_dir: str, name: str, rows: list[dict[str, Any]]) -> None:
             w.writerows(rows)
 
 
-def summarize(spark: Any, inputs: list[str], out_dir: str | None = None, bucket_ms: int | None = None,
-              source: TraceSource | None = None) -> dict[str, Any]:
-    """Validate and load the traces in ``inputs``, compute every table, write them to ``out_dir`` (if given).
-
-    Returns ``{"meta": {...}, "tables": {name: rows}}``. Raises spark.load.TraceInputError for bad input.
-    """
-    t0 = time.monotonic()
-    src = source or discover(inputs)
-    rows = lines(spark, src)
-    # Two reads of the text, not one: counting needs every line's prefix, the tables only the records `observed`
-    # keeps, and the second read drops the other lines with one regular expression before parsing anything.
-    # Measured on a million synthetic lines, the one-read alternatives cost more: caching every line's counted
-    # columns for both (~5 s to build the cache, more than the second read took), or one aggregation carrying
-    # the kept records through its shuffle (~13% less CPU warm, more cold).
-    # The two reads run at the same time (the observed one from a second thread): neither needs the other's
-    # result, and each leaves a core idle part of the time (the driver planning and compiling a query, a stage's
-    # last task), which the other then uses.
+def _from_columns(spark: Any, src: TraceSource, dirs: list[columns.ColumnsDir],
+                  bucket_ms: int | None) -> tuple[Any, ...]:
+    """Count, validate and compute every table from the columns of ``dirs`` (and any Parquet input of ``src``).
+    Returns ``(processes, tables, firsts, lasts, bucket, t_count, t_obs)``."""
+    frames = [columns.frame(spark, d) for d in dirs]
+    if src.parquet:  # written by `kactor trace convert`: every record is a fixed-order one, read by observed
+        frames.append(lines(spark, TraceSource(parquet=src.parquet)).withColumn("observed", F.lit(True)))
+    rows = frames[0]
+    for other in frames[1:]:
+        rows = rows.unionByName(other)
+    # The count reads the small columns of every row, the observed read the payloads of the rows it needs only
+    # (the `observed` partition); they run at the same time (the observed one from a second thread): neither needs
+    # the other's result, and each leaves a core idle part of the time (the driver planning and compiling a query,
+    # a stage's last task), which the other then uses.
     partitions = 2 * spark.sparkContext.defaultParallelism
+    needed = rows.where(F.col("observed"))
     group = f"kactor-observed-{os.getpid()}-{time.monotonic_ns()}"
     pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="kactor-observed")
     try:
-        obs = observed(lines(spark, src, only=(OBS_TYPES, _ANY_ERROR_RE)), None,
-                       partitions).persist(StorageLevel.MEMORY_AND_DISK)
+        obs = observed(needed, None, partitions).persist(StorageLevel.MEMORY_AND_DISK)
 
         def build() -> list[str]:
             spark.sparkContext.setJobGroup(group, "kactor: observed records", interruptOnCancel=False)
@@ -384,7 +382,8 @@ def summarize(spark: Any, inputs: list[str], out_dir: str | None = None, bucket_
 
         pending = pool.submit(build)
         try:
-            processes, groups, slow = count(src, rows, group_keys=("sender", "receiver", "type"))
+            processes, groups, slow = count(src, rows, group_keys=("sender", "receiver", "type"),
+                                            reread=lambda _: rows.where(~F.col("_fast")))
         except BaseException:
             while not pending.done():  # the observed read is of no use now; it may not have started its job yet
                 spark.sparkContext.cancelJobGroup(group)
@@ -392,8 +391,8 @@ def summarize(spark: Any, inputs: list[str], out_dir: str | None = None, bucket_
             raise
         t_count = time.monotonic()
         bad = pending.result()
-        if slow is not None:  # lines not in the writer's key order: their observed records, read apart
-            extra = observed(None, lines(spark, slow), partitions).persist(StorageLevel.MEMORY_AND_DISK)
+        if slow is not None:  # lines not in the writer's key order: parsed in full, only here
+            extra = observed(None, needed.where(~F.col("_fast")), partitions).persist(StorageLevel.MEMORY_AND_DISK)
             bad += _bad_files(extra)
             obs = obs.unionByName(extra)
         if bad:
@@ -413,6 +412,25 @@ def summarize(spark: Any, inputs: list[str], out_dir: str | None = None, bucket_
     finally:
         pool.shutdown(wait=True)
         spark.catalog.clearCache()
+    return processes, tables, firsts, lasts, bucket, t_count, t_obs
+
+
+def summarize(spark: Any, inputs: list[str], out_dir: str | None = None, bucket_ms: int | None = None,
+              source: TraceSource | None = None) -> dict[str, Any]:
+    """Validate and load the traces in ``inputs``, compute every table, write them to ``out_dir`` (if given).
+
+    Returns ``{"meta": {...}, "tables": {name: rows}}``. Raises spark.load.TraceInputError for bad input.
+    """
+    t0 = time.monotonic()
+    src = source or discover(inputs)
+    dirs = columns.prepare(spark, src)  # a trace not summarised before: its JSON parsed once, into columns
+    t_columns = time.monotonic()
+    valid = False
+    try:
+        processes, tables, firsts, lasts, bucket, t_count, t_obs = _from_columns(spark, src, dirs, bucket_ms)
+        valid = True
+    finally:
+        columns.finish(dirs, valid)
     tables["messages_by_process"] = processes
     meta = {
         "inputs": list(inputs),
@@ -425,10 +443,12 @@ def summarize(spark: Any, inputs: list[str], out_dir: str | None = None, bucket_
         "warnings": src.warnings,
         "trace_versions": sorted({h.get("trace_version") for h in src.headers}),
         "elapsed_s": round(time.monotonic() - t0, 3),
-        # where the time went: counting every line; what reading and caching the observed records took beyond the
-        # count (the two reads run at the same time); the tables
-        "phases_s": {"count": round(t_count - t0, 3), "observed": round(t_obs - t_count, 3),
-                     "tables": round(time.monotonic() - t_obs, 3)},
+        # where the time went: parsing the JSON into columns (0 when they were cached); counting every row; what
+        # reading and caching the observed records took beyond the count (the two run at the same time); the tables
+        "phases_s": {"columns": round(t_columns - t0, 3), "count": round(t_count - t_columns, 3),
+                     "observed": round(t_obs - t_count, 3), "tables": round(time.monotonic() - t_obs, 3)},
+        "columns": {d.folder: "cached" if d.cached else ("written" if d.commit_to else "temporary")
+                    for d in dirs},
         "tables": {name: len(tables.get(name, [])) for name in TABLES},
     }
     result = {"meta": meta, "tables": tables}

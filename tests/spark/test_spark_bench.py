@@ -23,6 +23,10 @@ def test_bench_small(spark: Any, tmp_path) -> None:
     from spark.bench import bench_trace_summary
 
     result = bench_trace_summary(messages=3000, brokers=3, partitions=16, trace_dir=str(tmp_path))
-    assert result["messages"] == 3000 and result["bytes"] > 0
-    assert result["spark_s"] > 0 and result["duckdb_s"] > 0 and result["ratio"] > 0
+    assert result["messages"] == 3000 and result["bytes"] > 0 and result["duckdb_s"] > 0
+    assert result["cold"]["columns"] == "written" and result["warm"]["columns"] == "cached"
+    for run in ("cold", "warm"):
+        assert result[run]["spark_s"] > 0 and result[run]["ratio"] > 0
+    assert result["goal"]["compared"] == "warm" and result["same_tables_cold_warm"]
+    assert result["cold"]["spark_phases_s"]["columns"] > 0 and result["warm"]["spark_phases_s"]["columns"] < 1
     assert spark.sparkContext._jsc is not None  # the shared session is still running

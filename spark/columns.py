@@ -1,0 +1,181 @@
+"""The columns cache: a JSON-lines trace folder read once into Parquet columns beside it, ``<trace>/.kactor-columns/``.
+
+The first summary of a folder parses its JSON once (``spark.load.lines``: the writer's fixed key order, byte cuts)
+and writes every line but the headers as a row: ``_name`` (the file's name), TRACE_SCHEMA's fields, ``_fast`` (a
+fixed-order record; otherwise the fields are null and ``payload`` holds the whole line, parsed in full where it is
+read) and the partition column ``observed`` (an observability record, a line carrying an error other than NONE, or a
+slow line: what the summary's observed read needs, so that read skips the other rows' folder). That summary is then
+computed from these columns, and a later one reads them instead of the JSON.
+
+The cache is keyed by each ``*.jsonl`` file's name, size and modification time (``_kactor_columns.json``); any
+difference and it is rebuilt. It is committed (renamed into place) only after the summary that wrote it found the
+trace valid, and only if no file changed while it was read (a trace still being written: its next summary writes the
+columns again). A single ``.jsonl`` file given as input, or a folder that cannot be written to, gets its columns in a
+temporary folder, removed after the summary. ``KACTOR_TRACE_COLUMNS=0`` turns the cache off (temporary columns only).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from spark.load import TraceSource
+
+CACHE_DIR = ".kactor-columns"
+CACHE_META = "_kactor_columns.json"
+CACHE_VERSION = 1
+# a file whose last line is incomplete and that was written to this recently may be a trace still being written
+SETTLED_S = 10.0
+
+
+@dataclass
+class ColumnsDir:
+    """One trace folder's columns: ``path`` (a Parquet dataset), the folder it was read from, whether it was read
+    from the cache (``cached``), and, for columns written by this summary, what to do with them after it."""
+
+    path: str
+    folder: str
+    cached: bool
+    key: list[dict[str, Any]] = field(default_factory=list)
+    commit_to: str | None = None  # the cache folder to rename ``path`` to once the summary found the trace valid
+    temporary: bool = False  # removed after the summary (not cacheable)
+
+
+def enabled() -> bool:
+    return os.environ.get("KACTOR_TRACE_COLUMNS", "1") != "0"
+
+
+def file_key(paths: list[str]) -> list[dict[str, Any]]:
+    """Name, size and modification time (ns) of each file: what the cache is valid for."""
+    out = []
+    for p in sorted(paths):
+        st = os.stat(p)
+        out.append({"name": os.path.basename(p), "size": st.st_size, "mtime_ns": st.st_mtime_ns})
+    return out
+
+
+def cached_dir(folder: str, key: list[dict[str, Any]]) -> str | None:
+    """The folder's cache if it is complete and its key equals ``key``, else None."""
+    cache = os.path.join(folder, CACHE_DIR)
+    try:
+        with open(os.path.join(cache, CACHE_META), encoding="utf-8") as f:
+            meta = json.load(f)
+    except (OSError, ValueError):
+        return None
+    if not isinstance(meta, dict) or meta.get("cache_version") != CACHE_VERSION or meta.get("files") != key:
+        return None
+    return cache
+
+
+def _groups(src: TraceSource) -> list[tuple[str, list[str], bool]]:
+    """``(folder, files, cacheable)`` per input: a folder's files share one cache; a single file does not."""
+    by_folder: dict[str, list[str]] = {}
+    for tf in src.jsonl:
+        by_folder.setdefault(os.path.dirname(os.path.abspath(tf.path)), []).append(tf.path)
+    out = []
+    for folder, files in by_folder.items():
+        every = sorted(os.path.join(folder, n) for n in os.listdir(folder) if n.endswith(".jsonl"))
+        out.append((folder, files, sorted(os.path.abspath(f) for f in files) == every))
+    return out
+
+
+def prepare(spark: Any, src: TraceSource) -> list[ColumnsDir]:
+    """Every JSON-lines input of ``src`` as columns: the cache where it is valid, else written now (one JSON pass
+    per folder)."""
+    out = []
+    for folder, files, cacheable in _groups(src):
+        cacheable = cacheable and enabled()
+        key = file_key(files)
+        if cacheable and (hit := cached_dir(folder, key)) is not None:
+            out.append(ColumnsDir(hit, folder, True, key))
+            continue
+        out.append(write(spark, src, folder, files, key, cacheable))
+    return out
+
+
+def _mkdtemp(folder: str, cacheable: bool) -> tuple[str, bool]:
+    if cacheable:
+        try:
+            return tempfile.mkdtemp(prefix=CACHE_DIR + ".tmp-", dir=folder), False
+        except OSError:
+            pass  # a folder we cannot write to: temporary columns elsewhere
+    return tempfile.mkdtemp(prefix="kactor-columns-"), True
+
+
+def write(spark: Any, src: TraceSource, folder: str, files: list[str], key: list[dict[str, Any]],
+          cacheable: bool) -> ColumnsDir:
+    """Parse ``files`` (of ``folder``) once and write their columns; commit them later with ``finish``."""
+    from pyspark.sql import functions as F  # noqa: N812 - the PySpark convention
+
+    from spark.load import lines
+    from spark.schema import ANY_ERROR_RE, OBS_TYPES
+
+    started = time.time()
+    tmp, temporary = _mkdtemp(folder, cacheable)
+    data = os.path.join(tmp, "data")
+    group = TraceSource(jsonl=[tf for tf in src.jsonl if os.path.abspath(tf.path) in {os.path.abspath(f)
+                                                                                         for f in files}])
+    text, fast = F.col("_text"), F.col("_fast")
+    # the payload as the exact bytes the writer wrote (byte positions, so binary), as spark.load.resolve cuts it
+    start = F.octet_length(F.substring_index(text, '","payload":', 1)) + len('","payload":') + 1
+    end = F.octet_length(text) - F.octet_length(F.substring_index(text, ',"cause":', -1)) - len(',"cause":')
+    cut = F.substring(text.cast("binary"), start, end - start + 1).cast("string")
+    kept = ~fast | F.col("type").isin(*OBS_TYPES) | text.rlike(ANY_ERROR_RE)
+    rows = lines(spark, group).where((fast | ~F.col("_head")) & (F.col("_part") >= 0))
+    (rows.select(F.concat("process", F.lit(".jsonl")).alias("_name"), "process", "seq", "ts", "sender",
+                 "receiver", "type", "cause", F.when(fast, cut).otherwise(text).alias("payload"), "_fast",
+                 kept.alias("observed"))
+     .write.partitionBy("observed").parquet(data))
+    after = file_key(files)
+    mtime = {st["name"]: st["mtime_ns"] / 1e9 for st in after}
+    unsettled = any(tf.truncated_last_line is not None and started - mtime[os.path.basename(tf.path)] < SETTLED_S
+                    for tf in group.jsonl)
+    commit = None if temporary or after != key or unsettled else os.path.join(folder, CACHE_DIR)
+    return ColumnsDir(data, folder, False, key, commit_to=commit, temporary=commit is None)
+
+
+def finish(dirs: list[ColumnsDir], valid: bool) -> None:
+    """After the summary: commit the columns it wrote of a valid trace (meta last, so a half-written cache is never
+    read), remove the others."""
+    for d in dirs:
+        if d.cached:
+            continue
+        tmp = os.path.dirname(d.path)
+        if not valid or d.commit_to is None:
+            shutil.rmtree(tmp, ignore_errors=True)
+            continue
+        with open(os.path.join(tmp, CACHE_META), "w", encoding="utf-8") as f:
+            json.dump({"cache_version": CACHE_VERSION, "files": d.key}, f, indent=1)
+            f.write("\n")
+        old = d.commit_to + f".old-{os.getpid()}-{time.monotonic_ns()}"
+        try:
+            if os.path.exists(d.commit_to):
+                os.rename(d.commit_to, old)
+            os.rename(tmp, d.commit_to)
+        except OSError:  # another summary committed first: keep its columns
+            shutil.rmtree(tmp, ignore_errors=True)
+        shutil.rmtree(old, ignore_errors=True)
+
+
+def frame(spark: Any, d: ColumnsDir) -> Any:
+    """``d``'s rows with ``spark.load.lines``'s columns (``_file`` the file's URL, ``_text`` the payload, or a slow
+    line's whole text, ``_doc`` a JSON object whose ``payload`` key holds the payload, ``_part`` 0: a filter on
+    these rows is pushed down into the Parquet scan, which skips what it cannot hold) and ``observed``."""
+    from pyspark.sql import functions as F  # noqa: N812 - the PySpark convention
+
+    from spark.schema import CACHE_SCHEMA
+
+    pq = spark.read.schema(CACHE_SCHEMA).parquet(d.path)
+    prefix = Path(d.folder).resolve().as_uri() + "/"
+    payload, fast = F.col("payload"), F.col("_fast")
+    return pq.select(
+        F.concat(F.lit(prefix), F.col("_name")).alias("_file"), "process", "seq", "ts", "sender", "receiver", "type",
+        "cause", "_fast", F.lit(False).alias("_head"), payload.alias("_text"),
+        F.when(fast, F.concat(F.lit('{"payload":'), payload, F.lit("}"))).otherwise(payload).alias("_doc"),
+        "observed", F.lit(0).alias("_part"))
