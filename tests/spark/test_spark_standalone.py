@@ -81,6 +81,9 @@ def test_standalone_tables_equal_local(spark: Any, standalone: Any, tmp_path) ->
     for m in meta.values():
         for key in TIMINGS:
             m.pop(key)
+    # the local run wrote the generated trace's columns cache (spark/columns.py), the cluster's read it
+    columns = {p: {os.path.basename(k): v for k, v in meta[p].pop("columns").items()} for p in (local, cluster)}
+    assert columns[local]["generated"] == "written" and columns[cluster]["generated"] == "cached", columns
     assert meta[cluster] == meta[local]
     assert meta[local]["messages"] == 2000 + 23 and len(meta[local]["warnings"]) == 1
     assert json.loads((local / "controller_event_times.json").read_text())  # a table with rows was compared
