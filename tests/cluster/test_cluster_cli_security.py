@@ -1,7 +1,8 @@
 """``kactor cluster --security sasl_ssl`` as its user runs it (issue #29): it prints where the client properties
 are, kcat reads the librdkafka file (``-F``) and round-trips records over SASL_SSL, a client with the file's
 settings but a wrong password is refused while the cluster serves on, the brokers replicate over the secured
-listener, and Ctrl-C removes the data dir with its stores and passwords."""
+listener, and its stop (SIGTERM: a test run in the background may have Ctrl-C's SIGINT ignored, as a shell's
+background jobs do) removes the data dir with its stores and passwords."""
 
 from __future__ import annotations
 
@@ -80,6 +81,10 @@ def test_cluster_security_sasl_ssl_prints_what_clients_need(tmp_path: Path) -> N
         assert Path(data, "security", "ca.pem").is_file()
     finally:
         if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGINT)
-            assert proc.wait(timeout=120) == 0
+            os.killpg(proc.pid, signal.SIGTERM)
+            try:
+                assert proc.wait(timeout=120) == 0
+            finally:
+                if proc.poll() is None:
+                    os.killpg(proc.pid, signal.SIGKILL)
     assert not Path(data).exists()
