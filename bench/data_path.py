@@ -172,32 +172,20 @@ class SaslSslKactorTarget(KactorTarget):
     exchange)."""
 
     name = "kactor-sasl-ssl"
-    USER, PASSWORD = "bench", "bench-secret"
-    STORE_PASSWORD = "bench-store-password"
 
     def __init__(self, trace: bool = False) -> None:
         import tempfile
         from pathlib import Path
 
-        from kactor.pki import host_names, issue, make_ca
+        from kactor.secure_cluster import make_layout
 
+        # the layout kactor cluster --security sasl_ssl makes: its CA, broker certificate and admin user (PLAIN)
         self.pki_dir = tempfile.mkdtemp(prefix="kactor-bench-pki-")
-        folder = Path(self.pki_dir)
-        ca = make_ca(folder, "kactor bench CA", self.STORE_PASSWORD)
-        server = issue(folder, "broker", "broker", ca, self.STORE_PASSWORD, self.STORE_PASSWORD,
-                       host_names(["127.0.0.1", "localhost"]))
-        jaas = ('org.apache.kafka.common.security.plain.PlainLoginModule required '
-                f'username="{self.USER}" password="{self.PASSWORD}" user_{self.USER}="{self.PASSWORD}";')
-        super().__init__(trace=trace, overrides=(
-            "listeners=SECURE://127.0.0.1:0", "listener.security.protocol.map=SECURE:SASL_SSL",
-            "inter.broker.listener.name=SECURE", "sasl.enabled.mechanisms=PLAIN",
-            "sasl.mechanism.inter.broker.protocol=PLAIN", f"listener.name.secure.plain.sasl.jaas.config={jaas}",
-            "ssl.keystore.type=PKCS12", f"ssl.keystore.location={server.p12}",
-            f"ssl.keystore.password={self.STORE_PASSWORD}", "ssl.truststore.type=PKCS12",
-            f"ssl.truststore.location={ca.p12}", f"ssl.truststore.password={self.STORE_PASSWORD}"))
+        layout = make_layout("sasl_ssl", Path(self.pki_dir), ["127.0.0.1", "localhost"])
+        self.listener = layout.listener_name
+        super().__init__(trace=trace, overrides=(f"listeners={self.listener}://127.0.0.1:0", *layout.overrides))
         self.label = f"kactor, {BROKERS} brokers, RF {KACTOR_RF}, every connection SASL_SSL (PLAIN)"
-        self.client = {"security.protocol": "SASL_SSL", "ssl.ca.location": ca.pem, "sasl.mechanism": "PLAIN",
-                       "sasl.username": self.USER, "sasl.password": self.PASSWORD}
+        self.client = dict(layout.librdkafka)
 
     @property
     def bootstrap(self) -> str:
@@ -209,7 +197,7 @@ class SaslSslKactorTarget(KactorTarget):
         assert zk is not None
         brokers = [decode_broker(b, zk.get(BrokerIdZNode.path(b))[0].decode()) for b in range(BROKERS)]
         return ",".join(f"{ep.host}:{ep.port}" for broker in brokers for ep in broker.endpoints
-                        if ep.listener_name == "SECURE")
+                        if ep.listener_name == self.listener)
 
     def stop(self) -> None:
         import shutil

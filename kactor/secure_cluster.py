@@ -19,8 +19,6 @@ from pathlib import Path
 
 import attrs
 
-from kactor.pki import host_names, issue, make_ca
-
 PROTOCOLS = ("plaintext", "ssl", "sasl_plaintext", "sasl_ssl")  # kactor cluster --security choices, Kafka's names
 LISTENER = "SECURE"  # the one listener's name when it is not PLAINTEXT
 ADMIN = "admin"
@@ -50,6 +48,8 @@ def make_layout(protocol: str, folder: Path, hosts: list[str]) -> SecureLayout:
     """The layout for ``protocol`` (one of PROTOCOLS but plaintext) with its certificates and passwords written
     under ``folder`` (created, readable by its owner only); ``hosts`` are the names the brokers' certificate is
     valid for."""
+    from kactor.pki import host_names, issue, make_ca  # cryptography, only for a secured cluster
+
     if protocol not in PROTOCOLS[1:]:
         raise ValueError(f"--security must be one of {', '.join(PROTOCOLS)}, not {protocol!r}")
     kafka_protocol = protocol.upper()

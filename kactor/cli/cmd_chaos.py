@@ -17,6 +17,8 @@ import sys
 import tempfile
 import time
 
+from kactor.secure_cluster import PROTOCOLS
+
 _STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
 
 
@@ -41,7 +43,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="where each seed's folder goes (default: a new temporary folder)")
     p.add_argument("--keep", action="store_true", help="keep every seed's folder, not only the failing ones'")
     p.add_argument("--no-trace", action="store_true", help="brokers record no message traces")
-    p.add_argument("--security", choices=("plaintext", "ssl", "sasl_plaintext", "sasl_ssl"), default="plaintext",
+    p.add_argument("--security", choices=PROTOCOLS, default="plaintext",
                    help="the brokers' listener and the clients' connections, between the brokers too, as "
                         "kactor cluster --security sets them up (default plaintext)")
     p.set_defaults(func=run, _parser=p)

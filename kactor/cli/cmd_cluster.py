@@ -15,6 +15,7 @@ import time
 from typing import TYPE_CHECKING
 
 from kactor.cli import CliError
+from kactor.secure_cluster import PROTOCOLS
 
 if TYPE_CHECKING:
     from kactor.cluster import LocalCluster
@@ -46,7 +47,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--data-dir", help="where log dirs and broker logs go (default: a temp dir, removed on exit)")
     p.add_argument("--override", action="append", default=[], metavar="KEY=VALUE",
                    help="a broker property for every broker (repeatable)")
-    p.add_argument("--security", choices=("plaintext", "ssl", "sasl_plaintext", "sasl_ssl"), default="plaintext",
+    p.add_argument("--security", choices=PROTOCOLS, default="plaintext",
                    help="the brokers' one listener's security protocol, between the brokers too (default "
                         "plaintext). ssl and sasl_*: a CA and a broker certificate made for this cluster; sasl_*: an "
                         "admin user (SASL PLAIN) with a fresh password. Prints the client properties file for "
