@@ -43,6 +43,8 @@ if TYPE_CHECKING:
 TRACE_FLUSH_WAIT_S = 3.0
 HOSTS = ("loopback", "netns")
 BROKER_PORT = 9092  # Kafka's usual port: a broker in a namespace of its own has it to itself
+# overrides after which the broker's listener may not be plaintext
+RELISTENING = ("listeners=", "listener.security.protocol.map=")
 
 
 log = logging.getLogger("kactor.cluster")
@@ -347,6 +349,24 @@ class LocalCluster:
             time.sleep(interval)
         raise ClusterError(f"timed out after {timeout:.0f}s waiting for {what}"
                            + (f" (last error: {last_error})" if last_error else ""))
+
+    def metadata_complete(self) -> bool:
+        """Whether every running broker answers Metadata with every running broker and a controller: the
+        controller's UpdateMetadata has reached each one. Until it has, a broker answers with no brokers and no
+        controller (as Kafka's MetadataCache does), and librdkafka's admin client, told so by its bootstrap broker,
+        waits for a controller until its request times out. Only a plaintext listener is asked (the check speaks no
+        TLS or SASL): on a secured one this says True."""
+        if self.listener_name != "PLAINTEXT" or any(o.startswith(RELISTENING) for o in self.overrides):
+            return True
+        from kactor.cli import kafka_wire  # the shell's Kafka requests; only for this check
+
+        running = {b for b, p in self.procs.items() if p.poll() is None}
+        for b in running:
+            answer = kafka_wire.exchange(self.broker_address(b), *kafka_wire.METADATA,
+                                         kafka_wire.NO_TOPICS, timeout_s=5.0)
+            if answer["controller_id"] < 0 or {n["node_id"] for n in answer["brokers"]} != running:
+                return False
+        return True
 
     def controller_id(self, zk: KazooClient) -> int | None:
         """The active controller's broker id (KafkaZkClient.getControllerId), None if there is none."""

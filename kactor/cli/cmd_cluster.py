@@ -111,6 +111,7 @@ def run(args: argparse.Namespace) -> int:
                 cluster.wait_for(lambda: len(b.run(b.zk.get_sorted_broker_list())) == args.brokers, 30,
                                  f"{args.brokers} brokers to register")
             cluster.wait_for(lambda: cluster.controller_id(zk) is not None, 30, "a controller")
+            cluster.wait_for(cluster.metadata_complete, 30, "every broker's metadata to list them all")
             controller = cluster.controller_id(zk)
         finally:
             zk.stop()

@@ -19,6 +19,9 @@ CLIENT_ID = "kactor-admin"
 METADATA = (3, 9)
 FIND_COORDINATOR = (10, 2)
 API_VERSIONS = (18, 2)
+NO_TOPICS: dict[str, Any] = {"topics": [], "allow_auto_topic_creation": False,  # a Metadata v9 body: brokers only
+                             "include_cluster_authorized_operations": False,
+                             "include_topic_authorized_operations": False}
 # FindCoordinator's and a group request's errors after which Kafka's AdminClient looks the coordinator up again
 COORDINATOR_RETRIABLE = {14, 15, 16}  # COORDINATOR_LOAD_IN_PROGRESS, COORDINATOR_NOT_AVAILABLE, NOT_COORDINATOR
 
@@ -63,9 +66,7 @@ def metadata(bootstrap: str, timeout_s: float) -> dict[str, Any]:
     errors = []
     for address in _bootstrap_addresses(bootstrap):
         try:
-            return exchange(address, *METADATA, {"topics": [], "allow_auto_topic_creation": False,
-                                                 "include_cluster_authorized_operations": False,
-                                                 "include_topic_authorized_operations": False}, timeout_s)
+            return exchange(address, *METADATA, NO_TOPICS, timeout_s)
         except KafkaClientError as e:
             errors.append(str(e))
     raise KafkaClientError(f"no bootstrap server answered ({'; '.join(errors)}): is a broker listening there?")

@@ -49,6 +49,8 @@ class Cluster:
         self.wait(lambda: len(self.zk.get_children("/brokers/ids")) == self.lc.n, DEFAULT_WAIT_S,
                   f"{self.lc.n} brokers registered")
         self.wait(lambda: self.controller_id() is not None, DEFAULT_WAIT_S, "a controller")
+        # a client's first Metadata must not find a broker the controller has not told about the others yet
+        self.wait(self.lc.metadata_complete, DEFAULT_WAIT_S, "every broker's metadata to list them all")
         return self
 
     @property
