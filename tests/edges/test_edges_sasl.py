@@ -211,6 +211,34 @@ def test_an_oversize_token_is_refused(sasl_node: Node, caplog: pytest.LogCapture
     assert answer["error_code"] == 58
 
 
+def test_a_100_mb_token_is_refused_by_its_size_and_the_listener_serves_on(sasl_node: Node,
+                                                                         caplog: pytest.LogCaptureFixture) -> None:
+    """A hostile client announces a 100 MB token and starts sending it: the broker reads the size only (memory stays
+    bounded), logs why and closes that connection; the next client authenticates as usual."""
+    caplog.set_level(logging.INFO, "kactor.edges.transport")
+    c = Client(sasl_node.port)
+    c.handshake("PLAIN")
+    c.sock.sendall(struct.pack(">i", 100 * 1024 * 1024) + b"x" * 65536)
+    assert c.closed()
+    assert any("Failing SASL authentication due to invalid receive size" in r.getMessage() for r in caplog.records)
+    ok = Client(sasl_node.port)
+    ok.handshake("PLAIN")
+    assert ok.authenticate(b"\0alice\0alice-secret")["error_code"] == 0
+    assert ok.handled(5) == 5 and sasl_node.seen == [("SASL", "User:alice")]
+
+
+def test_authenticate_before_handshake_closes_the_connection(sasl_node: Node) -> None:
+    """SaslAuthenticate before SaslHandshake is, as in 2.6's SaslServerAuthenticator, an unexpected request during the
+    handshake: the connection is closed unanswered and nothing of it is served; the listener serves the next one."""
+    c = Client(sasl_node.port)
+    c.send(36, 2, {"auth_bytes": b"\0alice\0alice-secret"})
+    assert c.closed() and sasl_node.seen == []
+    ok = Client(sasl_node.port)
+    ok.handshake("PLAIN")
+    assert ok.authenticate(b"\0alice\0alice-secret")["error_code"] == 0
+    assert ok.handled(6) == 6 and sasl_node.seen == [("SASL", "User:alice")]
+
+
 # -- the client side: a process's own requests to a SASL inter-broker listener ------------------------------------
 def send_through(make_node: Any, node: Node, config: SaslClientConfig, name: str) -> Any:
     client = make_node(name, client_sasl=config)
