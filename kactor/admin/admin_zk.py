@@ -128,6 +128,24 @@ class AdminZkClient:
     def __init__(self, zk: KazooClient) -> None:
         self.zk = zk
 
+    def ensure_chroot(self) -> None:
+        """Create the session's chroot if it is missing, as a broker does at start-up
+        (KafkaServer.createChrootIfNecessary; with the session's login and ACLs), so that what is written before the
+        first broker starts — the inter-broker SCRAM user, as Kafka's docs bootstrap SASL — lands where the brokers
+        will read it. (Kafka's ConfigCommand fails there with a NoNode for the chroot.)"""
+        chroot = self.zk.chroot
+        if not chroot or self.zk.exists("/") is not None:
+            return
+        root = KazooClient(hosts=",".join(f"{host}:{port}" for host, port in self.zk.hosts),
+                           timeout=SESSION_TIMEOUT_S, auth_data=list(self.zk.auth_data),
+                           default_acl=self.zk.default_acl)
+        root.start(timeout=DEFAULT_CONNECT_TIMEOUT_S)
+        try:
+            root.ensure_path(chroot)
+        finally:
+            root.stop()
+            root.close()
+
     def _run(self, proc: Proc[R]) -> R:
         """Run a KafkaZkClient procedure; its failure raises kazoo's exception for the result code."""
         try:
@@ -390,6 +408,7 @@ class AdminZkClient:
         ``{"version":1,"config":{...}}``), then createConfigChangeNotification (a persistent sequential
         /config/changes/config_change_<seq> = ``{"version":2,"entity_path":"<type>/<name>"}``); here in one
         transaction."""
+        self.ensure_chroot()
         kzk = KafkaZkClient()
         # the entity's parent: /config/<type>, or /config/users/<user>/clients for a <user, client-id> quota
         parent = paths.ConfigEntityZNode.path(entity_type, entity_name).rsplit("/", 1)[0]

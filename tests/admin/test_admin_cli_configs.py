@@ -4,9 +4,17 @@ notification — byte for byte, its output lines, and its refusals leaving ZooKe
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
+
 import pytest
-from admin_helpers import one_line, snapshot
+from admin_helpers import REPO, one_line, snapshot
 from kazoo.client import KazooClient
+from kazoo.exceptions import NoAuthError
+
+from tests.support.kazoo_clients import kazoo_client
 
 
 def _topic(kactor, name: str = "orders") -> None:
@@ -173,3 +181,25 @@ def test_argument_errors(kactor, zk: KazooClient, args, message, code) -> None:
     assert r.returncode == code, (r.stdout, r.stderr)
     assert message in one_line(r.stderr)
     assert snapshot(zk) == before
+
+
+def test_a_scram_user_before_the_first_broker_creates_the_chroot_with_the_brokers_login(zk_chroot: str) -> None:
+    """Kafka's docs create the inter-broker SCRAM user before any broker starts; with a chroot no broker has created
+    yet, the tool creates it (as a broker would) and, given the brokers' ZooKeeper login, makes the chroot and the
+    credentials theirs: a client without the login may not read the credentials nor write the chroot."""
+    fresh = f"{zk_chroot}/kafka"  # its parent exists, it does not
+    env = dict(os.environ, PYTHONPATH=str(REPO), KACTOR_ZOOKEEPER_DIGEST="kafka:zk-secret")
+    r = subprocess.run([sys.executable, "-m", "kactor", "configs", "--zookeeper", fresh, "--alter", "--entity-type",
+                        "users", "--entity-name", "kafka", "--add-config", "SCRAM-SHA-512=[password=broker-secret]"],
+                       cwd=REPO, env=env, capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "Completed updating config for entity: user-principal 'kafka'."
+    with kazoo_client(zk_chroot) as outside, kazoo_client(fresh, auth_data=[("digest", "kafka:zk-secret")]) as owner:
+        stored = json.loads(owner.get("/config/users/kafka")[0])
+        assert set(stored["config"]) == {"SCRAM-SHA-512"}
+        assert stored["config"]["SCRAM-SHA-512"].startswith("salt=")
+        with pytest.raises(NoAuthError):
+            outside.get("/kafka/config/users/kafka")
+        with pytest.raises(NoAuthError):
+            outside.create("/kafka/intruder", b"")
+        owner.create("/brokers", b"")  # what the first broker will do
