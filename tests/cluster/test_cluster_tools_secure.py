@@ -3,7 +3,8 @@
 --admin.config, --consumer.config, --producer.config): topics created, listed, described; a topic's config changed
 and read back; records produced and read back exactly; a group described, reset, its offsets deleted (OffsetDelete,
 kafka_wire); records deleted and the log start moved; log dirs, the reassignments (ListPartitionReassignments,
-kafka_wire), a preferred election and ``describe``'s end offsets. Without the file each tool fails with one clear
+kafka_wire), preferred elections (leader-election, preferred-replica-election --admin.config) and ``describe``'s end
+offsets. Without the file each tool fails with one clear
 line in bounded time, and with a wrong password kafka_wire's tools say "Authentication failed"."""
 
 from __future__ import annotations
@@ -124,6 +125,13 @@ def test_log_dirs_reassignments_election_and_describe(secured: Secured) -> None:
                "--election-type", "preferred", "--topic", TOPIC, "--partition", "0")
     assert r.returncode == 1 and r.stdout == (
         f"Error completing leader election (PREFERRED) for partition: {TOPIC}-0: org.apache.kafka.common.errors."
+        "ElectionNotNeededException: Leader election not needed for topic partition.\n"), r.stderr
+    election = Path(s.c.lc.base_dir) / "election.json"
+    election.write_text(json.dumps({"partitions": [{"topic": TOPIC, "partition": 1}]}))
+    r = kactor("preferred-replica-election", "--bootstrap-server", s.bootstrap, "--admin.config", s.props,
+               "--path-to-json-file", str(election))
+    assert r.returncode == 1 and r.stdout == (
+        f"Error completing preferred replica election for partition {TOPIC}-1: org.apache.kafka.common.errors."
         "ElectionNotNeededException: Leader election not needed for topic partition.\n"), r.stderr
     view = json.loads(ok("describe", "--zookeeper", s.c.connect_string, *conn, "--json"))
     (topic,) = [t for t in view["topics"] if t["name"] == TOPIC]

@@ -243,6 +243,7 @@ def test_plaintext_to_a_tls_port_fails_in_bounded_time(broker: FakeBroker) -> No
     ["reassign-partitions", "--zookeeper", "127.0.0.1:1", "--command-config", "f", "--verify",
      "--reassignment-json-file", "x"],
     ["produce", "--zookeeper", "127.0.0.1:1", "--producer.config", "f", "--topic", "t", "--count", "1"],
+    ["preferred-replica-election", "--zookeeper", "127.0.0.1:1", "--admin.config", "f"],
 ])
 def test_the_file_without_bootstrap_server_is_a_usage_error(argv: list[str], capsys: pytest.CaptureFixture[str]
                                                             ) -> None:
@@ -263,12 +264,23 @@ def test_the_file_without_bootstrap_server_is_a_usage_error(argv: list[str], cap
     ["leader-election", "--election-type", "preferred", "--all-topic-partitions"],
     ["consume", "--topic", "t"],
     ["produce", "--topic", "t"],
+    ["preferred-replica-election"],
 ])
 def test_a_file_that_cannot_be_read_is_one_line(argv: list[str], tmp_path: Path,
                                                 capsys: pytest.CaptureFixture[str]) -> None:
-    option = {"leader-election": "--admin.config", "consume": "--consumer.config",
+    option = {"leader-election": "--admin.config", "preferred-replica-election": "--admin.config",
+              "consume": "--consumer.config",
               "produce": "--producer.config"}.get(argv[0], "--command-config")
     missing = str(tmp_path / "client.properties")
     assert main([argv[0], "--bootstrap-server", "127.0.0.1:1", option, missing, *argv[1:]]) == 1
     err = capsys.readouterr().err
     assert err == f"kactor {argv[0]}: Cannot read {option} file {missing}: No such file or directory\n"
+
+
+@pytest.mark.parametrize("argv", [[], ["--zookeeper", "127.0.0.1:1", "--bootstrap-server", "127.0.0.1:2"]])
+def test_preferred_replica_election_takes_exactly_one_way_in(argv: list[str], capsys: pytest.CaptureFixture[str]
+                                                             ) -> None:
+    with pytest.raises(SystemExit) as exit_:
+        main(["preferred-replica-election", *argv])
+    assert exit_.value.code == 2
+    assert "Exactly one of '[bootstrap-server]' or '[zookeeper]' must be provided" in capsys.readouterr().err
