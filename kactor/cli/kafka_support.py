@@ -37,6 +37,7 @@ def bootstrap(args: argparse.Namespace) -> str:
         raise  # not reached: usage_error exits
 
 
+LOGIN_CHECK_TIMEOUT_S = 10.0
 # Kafka 2.6.3's help texts of the options
 ADMIN_CLIENT_CONFIG = "Property file containing configs to be passed to Admin Client."
 BROKER_CONFIGS_ADMIN_CONFIG = ("Property file containing configs to be passed to Admin Client. This is used only with "
@@ -59,7 +60,17 @@ def servers(args: argparse.Namespace, same_name: Iterable[str] = ()) -> Servers:
     option = getattr(args, "_client_config_option", "--command-config")
     props = client_properties.load(getattr(args, "client_config", None), option,
                                    lambda line: print(line, file=sys.stderr), same_name=same_name)
-    return Servers(bootstrap(args), props)
+    target = Servers(bootstrap(args), props)
+    if props.protocol != "PLAINTEXT":
+        # Kafka's clients fail at once on a refused login or an untrusted certificate; librdkafka retries them
+        # until the tool's timeout, then reports a transport failure. So the file's login is tried once first.
+        from kactor.cli import kafka_wire
+
+        try:
+            kafka_wire.check_login(target, LOGIN_CHECK_TIMEOUT_S)
+        except kafka_wire.AuthenticationError as e:
+            raise CliError(str(e)) from None
+    return target
 
 
 def check_client_config(args: argparse.Namespace) -> None:

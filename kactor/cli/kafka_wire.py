@@ -28,6 +28,11 @@ from protocol.framing import RequestHeader, decode_response, encode_request
 
 Bootstrap = str | Servers  # a bare host:port list connects PLAINTEXT
 
+
+class AuthenticationError(KafkaClientError):
+    """The broker refused the login, or its certificate is not trusted (Kafka's SaslAuthenticationException,
+    SslAuthenticationException): not a broker that is down, so not another bootstrap server's to try."""
+
 CLIENT_ID = "kactor-admin"
 METADATA = (3, 9)
 FIND_COORDINATOR = (10, 2)
@@ -49,6 +54,8 @@ def exchange(address: tuple[str, int], api_key: int, version: int, body: dict[st
             (size,) = struct.unpack(">i", recv_exact(s, 4))
             _, answer = decode_response(api_key, version, recv_exact(s, size))
             return answer
+    except ssl.SSLCertVerificationError as e:
+        raise AuthenticationError(f"SSL handshake with {host}:{port} failed: {e.verify_message or e}") from None
     except ssl.SSLError as e:
         raise KafkaClientError(f"SSL handshake with {host}:{port} failed: {e.reason or e}") from None
     except (OSError, ConnectionError) as e:
@@ -59,7 +66,7 @@ def exchange(address: tuple[str, int], api_key: int, version: int, body: dict[st
 
 def connect(address: tuple[str, int], props: ClientProperties, timeout_s: float) -> socket.socket:
     """A connection ready for requests: TCP, then TLS and SASL when ``props`` ask for them. OSError, ssl.SSLError
-    or KafkaClientError (a refused login) when it cannot be made."""
+    or AuthenticationError (a refused login) when it cannot be made."""
     host, port = address
     s = socket.create_connection((host, port), timeout=timeout_s)
     try:
@@ -85,8 +92,7 @@ def authenticate(s: socket.socket, client: SaslClient, where: str) -> None:
             corr += 1
             frame = sasl.on_response(recv_exact(s, size), corr, CLIENT_ID)
     except SaslException as e:
-        raise KafkaClientError(f"Authentication failed with {where} "
-                               f"({client.config.mechanism}): {e}") from None
+        raise AuthenticationError(f"Authentication failed with {where} ({client.config.mechanism}): {e}") from None
 
 
 def recv_exact(s: socket.socket, n: int) -> bytes:
@@ -121,12 +127,26 @@ def metadata(bootstrap: Bootstrap, timeout_s: float) -> dict[str, Any]:
     for address in _bootstrap_addresses(servers.bootstrap):
         try:
             return exchange(address, *METADATA, NO_TOPICS, timeout_s, servers.props)
+        except AuthenticationError:
+            raise
         except KafkaClientError as e:
-            if str(e).startswith("Authentication failed"):
-                raise
             errors.append(str(e))
     raise KafkaClientError(f"no bootstrap server answered ({'; '.join(errors)}): is a broker listening there"
                            f"{' with ' + servers.props.protocol if servers.props.protocol != 'PLAINTEXT' else ''}?")
+
+
+def check_login(bootstrap: Bootstrap, timeout_s: float) -> None:
+    """Log in once to the first bootstrap server that takes a connection: AuthenticationError if it refuses the
+    login or its certificate; nothing when none answers (the tool's own requests then say so)."""
+    servers = servers_of(bootstrap)
+    for address in _bootstrap_addresses(servers.bootstrap):
+        try:
+            exchange(address, *API_VERSIONS, {}, timeout_s, servers.props)
+            return
+        except AuthenticationError:
+            raise
+        except KafkaClientError:
+            continue
 
 
 def _node(meta: dict[str, Any], node_id: int) -> tuple[str, int]:
@@ -144,9 +164,9 @@ def supports(bootstrap: Bootstrap, api_key: int, timeout_s: float) -> bool:
     for address in _bootstrap_addresses(servers.bootstrap):
         try:
             answer = exchange(address, *API_VERSIONS, {}, timeout_s, servers.props)
+        except AuthenticationError:
+            raise
         except (OSError, KafkaClientError) as e:
-            if str(e).startswith("Authentication failed"):
-                raise
             errors.append(f"{address[0]}:{address[1]}: {e}")
             continue
         return any(k["api_key"] == api_key for k in answer["api_keys"])

@@ -202,7 +202,7 @@ def test_a_refused_login_is_one_authentication_failed_line(broker: FakeBroker) -
         assert text.startswith(f"Authentication failed with 127.0.0.1:{broker.address[1]} ({mechanism}): ")
         assert "\n" not in text
     assert broker.principals == []
-    with pytest.raises(KafkaClientError, match=r"^Authentication failed"):  # not "no bootstrap server answered"
+    with pytest.raises(kafka_wire.AuthenticationError, match=r"^Authentication failed"):  # not "no bootstrap ..."
         kafka_wire.metadata(kafka_wire.Servers(f"127.0.0.1:{broker.address[1]}", client_properties(
             {"security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "PLAIN",
              "sasl.jaas.config": PLAIN_JAAS.replace('"pw"', '"guess"')}, print)), 5.0)
@@ -217,7 +217,7 @@ def test_sasl_ssl_with_the_pkcs12_trust_store_and_the_host_name_checked(broker: 
         assert _api_versions(broker, props, host)["error_code"] == 0
     assert broker.principals == ["User:admin", "User:admin"]
     other_ca = str(Path(pki.ca_p12).with_name("other-ca.p12"))  # make_pki's second CA: not the server's
-    with pytest.raises(KafkaClientError, match=r"^SSL handshake with 127\.0\.0\.1:\d+ failed: "):
+    with pytest.raises(kafka_wire.AuthenticationError, match=r"^SSL handshake with 127\.0\.0\.1:\d+ failed: "):
         _api_versions(broker, {**props, "ssl.truststore.location": other_ca})
     assert broker.principals == ["User:admin", "User:admin"]
 
@@ -284,3 +284,19 @@ def test_preferred_replica_election_takes_exactly_one_way_in(argv: list[str], ca
         main(["preferred-replica-election", *argv])
     assert exit_.value.code == 2
     assert "Exactly one of '[bootstrap-server]' or '[zookeeper]' must be provided" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("broker", [(False, True)], indirect=True)
+def test_a_tool_tries_the_files_login_once_first(broker: FakeBroker, tmp_path: Path,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    """librdkafka retries a refused login until the tool's timeout; Kafka's client, and so kactor's tools, fail at
+    once with the broker's refusal (the fake broker answers nothing but the login and ApiVersions)."""
+    f = tmp_path / "client.properties"
+    f.write_text("security.protocol=SASL_PLAINTEXT\nsasl.mechanism=PLAIN\n"
+                 f"sasl.jaas.config={PLAIN_JAAS.replace('pw', 'guess')}\n")
+    port = broker.address[1]
+    assert main(["topics", "--bootstrap-server", f"127.0.0.1:{port}", "--command-config", str(f), "--list"]) == 1
+    assert capsys.readouterr().err == (
+        f"kactor topics: Authentication failed with 127.0.0.1:{port} (PLAIN): SaslAuthenticate failed with error "
+        "58: Authentication failed: Invalid username or password\n")
+    assert broker.principals == []
