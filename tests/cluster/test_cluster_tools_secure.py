@@ -75,6 +75,10 @@ def test_topics_and_configs(secured: Secured) -> None:
     described = ok("topics", *conn, "--describe", "--topic", TOPIC).splitlines()
     assert described[0].startswith(f"Topic: {TOPIC}\tPartitionCount: 2\tReplicationFactor: 2\t")
     assert [line.split("\t")[2] for line in described[1:]] == ["Partition: 0", "Partition: 1"]
+    # kafka-acls.sh's client with the file's PKCS12 trust store (refused before #29's tools took it): the broker
+    # answers over SASL_SSL that it has no authorizer
+    r = kactor("acls", *conn, "--add", "--allow-principal", "User:alice", "--operation", "Read", "--topic", TOPIC)
+    assert r.returncode == 1 and "SecurityDisabledException" in r.stderr, (r.stdout, r.stderr)
     entity = ("--entity-type", "topics", "--entity-name", TOPIC)
     assert ok("configs", *conn, "--alter", *entity, "--add-config", "retention.ms=123456") == \
         f"Completed updating config for topic {TOPIC}.\n"
