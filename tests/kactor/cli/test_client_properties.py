@@ -300,3 +300,18 @@ def test_a_tool_tries_the_files_login_once_first(broker: FakeBroker, tmp_path: P
         f"kactor topics: Authentication failed with 127.0.0.1:{port} (PLAIN): SaslAuthenticate failed with error "
         "58: Authentication failed: Invalid username or password\n")
     assert broker.principals == []
+
+
+def test_no_broker_answering_a_secured_file_is_the_tools_own_error(tmp_path: Path,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    """The login tried first says nothing when no broker takes the connection: the tool's requests report it."""
+    from zk_bridge.server import free_port
+
+    f = tmp_path / "client.properties"
+    f.write_text(f"security.protocol=SASL_PLAINTEXT\nsasl.mechanism=PLAIN\nsasl.jaas.config={PLAIN_JAAS}\n")
+    port = free_port()
+    assert main(["log-dirs", "--bootstrap-server", f"127.0.0.1:{port}", "--command-config", str(f), "--describe",
+                 "--timeout", "500"]) == 1
+    assert capsys.readouterr().err == (
+        f"kactor log-dirs: no bootstrap server answered (request to 127.0.0.1:{port} failed: Connection refused): "
+        "is a broker listening there with SASL_PLAINTEXT?\n")
