@@ -42,6 +42,22 @@ def command_config(path: str | None, warn: Out) -> dict[str, Any]:
     return client_properties.command_config(path, warn, ERROR, TOOL)
 
 
+def check_login(bootstrap_server: str, path: str | None, warn: Out) -> None:
+    """The file's login tried once before the ACL requests (kactor/cli/kafka_support.py's ``servers`` says why):
+    a refusal is AclCommand's one error line, at once."""
+    from kactor.cli import kafka_wire
+
+    props = client_properties.load(path, "--command-config", warn, ERROR, TOOL)
+    if props.protocol == "PLAINTEXT":
+        return
+    try:
+        kafka_wire.check_login(kafka_wire.Servers(parse_bootstrap(bootstrap_server), props), DEFAULT_TIMEOUT_S)
+    except ValueError:
+        return  # a malformed --bootstrap-server: AdminAcls says so
+    except kafka_wire.AuthenticationError as e:
+        raise CliError(f"{ERROR}{e}") from None
+
+
 def _cannot(what: str) -> UnsupportedClientConfigError:
     return client_properties.cannot(ERROR, TOOL, what)
 

@@ -179,3 +179,7 @@ def test_without_the_file_each_tool_fails_in_bounded_time(secured: Secured, tmp_
             f"kactor {tool}: Authentication failed with {s.bootstrap.split(',')[0]} (PLAIN): SaslAuthenticate "
             "failed with error 58: Authentication failed: Invalid username or password\n")
         assert time.monotonic() - started < 30  # at once, as Kafka's client: not after librdkafka's retries
+    r = kactor("acls", *b, "--command-config", str(wrong), "--list")
+    assert r.returncode == 1 and r.stderr == (
+        f"kactor acls: Error while executing ACL command: Authentication failed with {s.bootstrap.split(',')[0]} "
+        "(PLAIN): SaslAuthenticate failed with error 58: Authentication failed: Invalid username or password\n")

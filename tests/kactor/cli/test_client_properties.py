@@ -299,6 +299,10 @@ def test_a_tool_tries_the_files_login_once_first(broker: FakeBroker, tmp_path: P
     assert capsys.readouterr().err == (
         f"kactor topics: Authentication failed with 127.0.0.1:{port} (PLAIN): SaslAuthenticate failed with error "
         "58: Authentication failed: Invalid username or password\n")
+    assert main(["acls", "--bootstrap-server", f"127.0.0.1:{port}", "--command-config", str(f), "--list"]) == 1
+    assert capsys.readouterr().err == (
+        f"kactor acls: Error while executing ACL command: Authentication failed with 127.0.0.1:{port} (PLAIN): "
+        "SaslAuthenticate failed with error 58: Authentication failed: Invalid username or password\n")
     assert broker.principals == []
 
 
