@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from kactor.admin.acks import AckTracker
@@ -17,8 +17,10 @@ class WatchProducer:
     """start() after the topic is known to exist; stop() flushes for at most ``flush_s`` and closes."""
 
     def __init__(self, bootstrap: str, topic: str, rate: float, acks: str, tracker: AckTracker, *,
-                 producer: Any = None, clock: Callable[[], float] = time.monotonic) -> None:
-        """``producer`` (a confluent_kafka.Producer's produce/poll/flush/purge/close) and ``clock`` are for tests."""
+                 producer: Any = None, clock: Callable[[], float] = time.monotonic,
+                 connection: Mapping[str, Any] | None = None) -> None:
+        """``connection``: librdkafka's security settings (the tool's client properties file). ``producer`` (a
+        confluent_kafka.Producer's produce/poll/flush/purge/close) and ``clock`` are for tests."""
         self.bootstrap = bootstrap
         self.topic = topic
         self.rate = rate
@@ -28,8 +30,8 @@ class WatchProducer:
             from confluent_kafka import Producer
 
             producer = Producer(client_config(bootstrap, "kactor-describe-watch", {
-                "acks": acks, "enable.idempotence": False, "linger.ms": 0, "retry.backoff.ms": 100,
-                "topic.metadata.refresh.fast.interval.ms": 100}))
+                **(connection or {}), "acks": acks, "enable.idempotence": False, "linger.ms": 0,
+                "retry.backoff.ms": 100, "topic.metadata.refresh.fast.interval.ms": 100}))
         self._producer = producer
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None

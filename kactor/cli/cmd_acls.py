@@ -384,6 +384,7 @@ def run_admin_client(args: argparse.Namespace, to_add: dict[ResourcePattern, lis
     acls_kafka.refuse_delegation_tokens([*(p.resource_type for p in to_add),
                                          *(f.resource_type for f in resource_filters(args, die_if_none=False))])
     admin = acls_kafka.AdminAcls(args.bootstrap_server, config)
+    acls_kafka.check_login(args.bootstrap_server, args.command_config, lambda _: None)  # warned of above
     if args.add:
         for pattern, entries in to_add.items():
             out(adding_text(pattern, entries))

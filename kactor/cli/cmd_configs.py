@@ -14,7 +14,13 @@ from kactor.admin import configs
 from kactor.admin.admin_zk import BROKER_CONFIG_TYPE, DEFAULT_ENTITY, TOPIC_CONFIG_TYPE
 from kactor.admin.log_config import CONFIG_NAMES
 from kactor.cli import CliError, configs_kafka
-from kactor.cli.kafka_support import add_bootstrap_args, bootstrap
+from kactor.cli.kafka_support import (
+    BROKER_CONFIGS_ADMIN_CONFIG,
+    add_bootstrap_args,
+    add_client_config_arg,
+    check_client_config,
+    servers,
+)
 from kactor.cli.support import add_zookeeper_args, admin_client, printer, usage_error
 
 
@@ -26,6 +32,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                     "client quotas); --zookeeper writes Kafka 2.6's ZooKeeper layout directly (topics, brokers, and "
                     "users: their SCRAM credentials, 'SCRAM-SHA-256=[iterations=8192,password=...]').")
     add_bootstrap_args(p, required=False)
+    add_client_config_arg(p, "--command-config", BROKER_CONFIGS_ADMIN_CONFIG)
     add_zookeeper_args(p, required=False)
     p.add_argument("--all", action="store_true",
                    help="List all configs for the given topic, broker, or broker-logger entity (includes static "
@@ -137,10 +144,11 @@ def _is_int(text: str) -> bool:
 
 
 def run(args: argparse.Namespace) -> int:
+    check_client_config(args)
     if args.bootstrap_server is not None:
         types, names = entities(args)
         argv = " ".join(sys.argv[2:]) if len(sys.argv) > 2 else ""
-        return configs_kafka.run(argv, bootstrap(args), args.alter, types, names, args.add_config,
+        return configs_kafka.run(argv, servers(args), args.alter, types, names, args.add_config,
                                  args.delete_config, args.all)
     entity = entity_of(args)
     out = printer()

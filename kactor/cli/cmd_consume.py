@@ -23,7 +23,8 @@ import time
 from typing import Any
 
 from kactor.cli import CliError
-from kactor.cli.kafka_support import add_bootstrap_args, bootstrap, kafka_errors, parse_properties
+from kactor.cli.client_properties import CONSUMER_SAME_NAME, Servers
+from kactor.cli.kafka_support import add_bootstrap_args, add_client_config_arg, kafka_errors, parse_properties, servers
 from kactor.cli.message_formatter import FormatterError, MessageFormatter
 from kactor.cli.support import usage_error
 from kactor.kafka_clients import DEFAULT_TIMEOUT_S, client_config, error_text, topic_partitions
@@ -37,6 +38,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="Reads records from a topic with a Kafka consumer and prints them as kafka-console-consumer "
                     "does; 'Processed a total of N messages' goes to stderr at the end.")
     add_bootstrap_args(p)
+    add_client_config_arg(p, "--consumer.config", "Consumer config properties file. Note that [consumer-property] "
+                                                  "takes precedence over this config.")
     p.add_argument("--topic", required=True, help="the topic to consume")
     p.add_argument("--from-beginning", action="store_true",
                    help="start with the earliest record (when the group has no committed offset)")
@@ -76,7 +79,7 @@ def start_offset(args: argparse.Namespace) -> int:
     return int(text)
 
 
-def _validate(args: argparse.Namespace) -> tuple[str, MessageFormatter, dict[str, str]]:
+def _validate(args: argparse.Namespace) -> tuple[Servers, MessageFormatter, dict[str, str]]:
     """Kafka's ConsoleConsumer checks, with its messages."""
     if args.offset is not None and args.partition is None:
         usage_error(args, "The partition is required when offset is specified.")
@@ -90,19 +93,23 @@ def _validate(args: argparse.Namespace) -> tuple[str, MessageFormatter, dict[str
         usage_error(args, "--timeout-ms must not be negative")
     if args.metadata_timeout <= 0:
         usage_error(args, "--metadata-timeout must be positive")
-    extra = parse_properties(args, "--consumer-property", args.consumer_property)
+    target = servers(args, CONSUMER_SAME_NAME)
+    # ConsoleConsumer: the --consumer.config file, then --consumer-property over it
+    extra: dict[str, Any] = target.librdkafka()
+    extra.update(parse_properties(args, "--consumer-property", args.consumer_property))
     if args.group is not None and "group.id" in extra and extra["group.id"] != args.group:
         usage_error(args, f"--group {args.group} and --consumer-property group.id={extra['group.id']} disagree")
     try:
         formatter = MessageFormatter.from_properties(parse_properties(args, "--property", args.property))
     except FormatterError as e:
         usage_error(args, str(e))
-    return bootstrap(args), formatter, extra
+    return target, formatter, extra
 
 
 def consumer_config(args: argparse.Namespace, servers: str, extra: dict[str, str]) -> dict[str, Any]:
     """The consumer's configuration (ConsoleConsumer.consumerProps): the group, auto.offset.reset from
-    --from-beginning, isolation.level; without --group no commits."""
+    --from-beginning, isolation.level; without --group no commits. ``extra`` (the --consumer.config file's settings
+    and --consumer-property, librdkafka's names) wins."""
     group = args.group or extra.get("group.id")
     conf = {
         "group.id": group or f"console-consumer-{random.randint(0, 99999)}",  # librdkafka needs one; unused then
@@ -115,7 +122,8 @@ def consumer_config(args: argparse.Namespace, servers: str, extra: dict[str, str
 
 
 def run(args: argparse.Namespace) -> int:
-    servers, formatter, extra = _validate(args)
+    target, formatter, extra = _validate(args)
+    servers = target.bootstrap
     offset = start_offset(args)
     from confluent_kafka import Consumer
 

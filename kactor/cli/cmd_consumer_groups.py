@@ -22,7 +22,8 @@ import attrs
 
 from kactor.cli import CliError
 from kactor.cli import consumer_groups_reset as reset
-from kactor.cli.kafka_support import add_bootstrap_args, bootstrap, kafka_errors
+from kactor.cli.client_properties import Servers
+from kactor.cli.kafka_support import add_bootstrap_args, add_client_config_arg, kafka_errors, servers
 from kactor.cli.support import usage_error
 from kactor.kafka_clients import KafkaClientError, admin_client, cluster_metadata, end_offsets, error_text
 
@@ -39,6 +40,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                     "state (--state); resets an inactive group's offsets (--reset-offsets), deletes groups "
                     "(--delete) or a group's offsets of some topics (--delete-offsets), through Kafka's protocol.")
     add_bootstrap_args(p)
+    add_client_config_arg(p, "--command-config",
+                          "Property file containing configs to be passed to Admin Client and Consumer.")
     for action in ACTIONS:
         p.add_argument(f"--{action}", action="store_true", help=ACTION_HELP[action])
     p.add_argument("--group", action="append", default=[], metavar="GROUP", help="the group (repeatable)")
@@ -247,19 +250,19 @@ def state_note(group: str, state: str, rows: int) -> tuple[str | None, bool]:
 
 def run(args: argparse.Namespace) -> int:
     scenarios = check_args(args)
-    servers = bootstrap(args)
+    target = servers(args)
     if args.timeout <= 0:
         usage_error(args, "--timeout must be positive")
     if args.reset_offsets or args.delete or args.delete_offsets:
-        return run_changes(args, servers, scenarios)
+        return run_changes(args, target, scenarios)
     if args.list and (args.group or args.all_groups or args.members or args.state or args.offsets):
         usage_error(args, "--list takes no --group, --all-groups, --offsets, --members or --state")
     if args.describe and bool(args.group) == args.all_groups:
         usage_error(args, "--describe needs --group GROUP or --all-groups (not both)")
     timeout_s = args.timeout / 1000
     with kafka_errors():
-        admin = admin_client(servers, "kactor-consumer-groups")
-        cluster_metadata(admin, servers, timeout_s)
+        admin = admin_client(target.bootstrap, "kactor-consumer-groups", target.librdkafka())
+        cluster_metadata(admin, target.bootstrap, timeout_s)
         if args.list:
             for group in sorted(list_groups(admin, timeout_s)):
                 print(group)
@@ -282,7 +285,7 @@ def run(args: argparse.Namespace) -> int:
     return 1 if missing else 0
 
 
-def run_changes(args: argparse.Namespace, servers: str, scenarios: list[str]) -> int:
+def run_changes(args: argparse.Namespace, target: Servers, scenarios: list[str]) -> int:
     """--reset-offsets, --delete and --delete-offsets (kactor/cli/consumer_groups_reset.py). A failure inside is
     ConsumerGroupCommand.run's "Error: Executing consumer group command failed due to ...", exit 0 as in 2.6."""
     timeout_s = args.timeout / 1000
@@ -292,15 +295,15 @@ def run_changes(args: argparse.Namespace, servers: str, scenarios: list[str]) ->
     if args.reset_offsets and args.topic is None and not args.all_topics and not args.from_file:
         raise CliError("One of the reset scopes should be defined: --all-topics, --topic.")
     with kafka_errors():
-        admin = admin_client(servers, "kactor-consumer-groups")
-        cluster_metadata(admin, servers, timeout_s)
+        admin = admin_client(target.bootstrap, "kactor-consumer-groups", target.librdkafka())
+        cluster_metadata(admin, target.bootstrap, timeout_s)
         groups = args.group or sorted(list_groups(admin, timeout_s))
         view = reset.AdminView(admin, timeout_s)
         try:
             if args.delete:
                 reset.delete_groups(admin, groups, timeout_s)
             elif args.delete_offsets:
-                reset.delete_offsets(servers, view, groups[0], args.topic, timeout_s)
+                reset.delete_offsets(target, view, groups[0], args.topic, timeout_s)
             else:
                 name = scenarios[0]
                 scenario = reset.Scenario(name, getattr(args, name.replace("-", "_")) if name in VALUED else None)

@@ -14,7 +14,7 @@ import json
 from typing import Any
 
 from kactor.cli import CliError
-from kactor.cli.kafka_support import add_bootstrap_args, bootstrap, java_exception, kafka_errors
+from kactor.cli.kafka_support import add_bootstrap_args, add_client_config_arg, java_exception, kafka_errors, servers
 from kactor.cli.support import read_text_file
 from kactor.kafka_clients import admin_client
 
@@ -28,6 +28,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "delete-records", help="delete the records of partitions up to given offsets (kafka-delete-records.sh)",
         description="This tool helps to delete records of the given partitions down to the specified offset.")
     add_bootstrap_args(p)
+    add_client_config_arg(p, "--command-config", "A property file containing configs to be passed to Admin Client.")
     p.add_argument("--offset-json-file", required=True, metavar="FILE",
                    help='the JSON file with offset per partition: {"partitions":[{"topic":"foo", "partition":1, '
                         '"offset":1}], "version":1}')
@@ -67,11 +68,11 @@ def parse_offset_json(text: str) -> list[tuple[str, int, int]]:
 
 
 def run(args: argparse.Namespace) -> int:
-    servers = bootstrap(args)
+    target = servers(args)
     offsets = parse_offset_json(read_text_file(args.offset_json_file, "offset JSON file"))
     print("Executing records delete operation", flush=True)
     with kafka_errors():
-        admin = admin_client(servers, CLIENT_ID)
+        admin = admin_client(target.bootstrap, CLIENT_ID, target.librdkafka())
         results = delete_records(admin, offsets)
     print("Records delete operation completed:", flush=True)
     for (topic, partition), (low, error) in results.items():

@@ -23,7 +23,14 @@ from kazoo.exceptions import KazooException
 from kactor.admin import describe
 from kactor.admin.acks import AckSnapshot, AckTracker
 from kactor.admin.watch_producer import WatchProducer
-from kactor.cli.kafka_support import add_bootstrap_args, bootstrap, kafka_errors
+from kactor.cli.client_properties import Servers
+from kactor.cli.kafka_support import (
+    add_bootstrap_args,
+    add_client_config_arg,
+    check_client_config,
+    kafka_errors,
+    servers,
+)
 from kactor.cli.support import add_zookeeper_args, admin_client, usage_error
 from kactor.kafka_clients import DEFAULT_TIMEOUT_S, cluster_metadata, end_offsets
 from kactor.kafka_clients import admin_client as kafka_admin_client
@@ -45,6 +52,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--json", action="store_true", help="print the view as JSON")
     add_bootstrap_args(p, required=False, note="with --zookeeper, which it does not replace: adds each partition's "
                                                "end offset and --watch --produce, through Kafka's protocol")
+    add_client_config_arg(p, "--command-config", "Property file containing configs to be passed to the Kafka "
+                                                 "clients of --bootstrap-server (Admin Client, --produce's producer).")
     p.add_argument("--produce", default=None, metavar="TOPIC",
                    help="with --watch --bootstrap-server: run a producer to TOPIC and show its acknowledgements")
     p.add_argument("--rate", type=float, default=20.0, metavar="N", help="--produce: records per second (default 20)")
@@ -61,16 +70,17 @@ def _console() -> Console:
 class KafkaSide:
     """What --bootstrap-server adds: an AdminClient for end offsets, and the --produce producer with its tracker."""
 
-    def __init__(self, args: argparse.Namespace, servers: str) -> None:
-        self.admin = kafka_admin_client(servers, "kactor-describe")
+    def __init__(self, args: argparse.Namespace, target: Servers) -> None:
+        self.admin = kafka_admin_client(target.bootstrap, "kactor-describe", target.librdkafka())
         self.timeout_s = min(args.interval, 2.0)
-        cluster_metadata(self.admin, servers)
+        cluster_metadata(self.admin, target.bootstrap)
         self.tracker: AckTracker | None = None
         self.producer: WatchProducer | None = None
         if args.produce is not None:
             acks = "all" if args.acks == "-1" else args.acks
             self.tracker = AckTracker(args.produce, acks, args.rate)
-            self.producer = WatchProducer(servers, args.produce, args.rate, acks, self.tracker)
+            self.producer = WatchProducer(target.bootstrap, args.produce, args.rate, acks, self.tracker,
+                                          connection=target.librdkafka())
             self.producer.check_topic(DEFAULT_TIMEOUT_S)
             self.producer.start()
 
@@ -95,10 +105,11 @@ def run(args: argparse.Namespace) -> int:
         usage_error(args, "--produce needs --watch and --bootstrap-server")
     if args.rate <= 0:
         usage_error(args, "--rate must be positive")
-    servers = bootstrap(args) if args.bootstrap_server is not None else None
+    check_client_config(args)
+    target = servers(args) if args.bootstrap_server is not None else None
     with admin_client(args) as admin:
         with kafka_errors():
-            kafka = KafkaSide(args, servers) if servers is not None else None
+            kafka = KafkaSide(args, target) if target is not None else None
         try:
             return _run(admin, args, kafka)
         finally:

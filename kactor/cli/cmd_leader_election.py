@@ -18,7 +18,7 @@ from typing import Any
 
 from kactor.admin import preferred
 from kactor.cli import CliError
-from kactor.cli.kafka_support import bootstrap, java_exception, kafka_errors
+from kactor.cli.kafka_support import add_client_config_arg, java_exception, kafka_errors, servers
 from kactor.cli.support import admin_errors, read_text_file
 from kactor.kafka_clients import admin_client, cluster_metadata, error_text
 
@@ -34,6 +34,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--bootstrap-server", metavar="host:port",
                    help="A hostname and port for the broker to connect to, in the form host:port. Multiple comma "
                         "separated URLs can be given. REQUIRED.")
+    add_client_config_arg(p, "--admin.config", "Configuration properties files to pass to the admin client")
     p.add_argument("--path-to-json-file", metavar="FILE",
                    help='The JSON file with the list of partition for which leader elections should be performed: '
                         '{"partitions": [{"topic": "foo", "partition": 1}, {"topic": "foobar", "partition": 2}]}. '
@@ -84,7 +85,7 @@ def check_options(args: argparse.Namespace) -> tuple[str, int | None]:
 
 def run(args: argparse.Namespace) -> int:
     election, partition = check_options(args)
-    servers = bootstrap(args)
+    target = servers(args)
     partitions: set[tuple[str, int]] | None = None
     if args.path_to_json_file is not None:
         text = read_text_file(args.path_to_json_file, "replica election JSON file")
@@ -94,8 +95,9 @@ def run(args: argparse.Namespace) -> int:
         assert partition is not None
         partitions = {(args.topic, partition)}
     with kafka_errors():
-        admin = admin_client(servers, "kactor-leader-election", {"socket.timeout.ms": int(TIMEOUT_S * 1000)})
-        cluster_metadata(admin, servers, TIMEOUT_S)
+        admin = admin_client(target.bootstrap, "kactor-leader-election",
+                             target.librdkafka({"socket.timeout.ms": int(TIMEOUT_S * 1000)}))
+        cluster_metadata(admin, target.bootstrap, TIMEOUT_S)
         results = elect_leaders(admin, election, partitions)
     succeeded = sorted(tp for tp, error in results.items() if error is None)
     failed = sorted((tp, error) for tp, error in results.items() if error is not None)

@@ -17,6 +17,7 @@ import time
 
 from kactor.admin.admin_zk import AdminZkClient
 from kactor.cli import CliError, produce_kafka
+from kactor.cli.kafka_support import check_client_config
 from kactor.cli.support import add_zookeeper_args, admin_client, usage_error
 from messages.common import NO_LEADER, Errors, TopicPartition
 
@@ -54,6 +55,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    check_client_config(args)
     if args.bootstrap_server is not None:  # Kafka's protocol: kactor/cli/produce_kafka.py
         if args.zookeeper is not None:
             usage_error(args, "--zookeeper and --bootstrap-server can't be used together")

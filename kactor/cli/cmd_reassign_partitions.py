@@ -9,7 +9,7 @@ import sys
 
 from kactor.admin import reassign
 from kactor.cli import CliError, reassign_kafka
-from kactor.cli.kafka_support import add_bootstrap_args, bootstrap
+from kactor.cli.kafka_support import add_bootstrap_args, add_client_config_arg, check_client_config, servers
 from kactor.cli.support import (
     add_zookeeper_args,
     admin_client,
@@ -28,6 +28,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                     "goes through Kafka's admin API (AlterPartitionReassignments); --zookeeper writes "
                     "/admin/reassign_partitions, as 2.6's deprecated path.")
     add_bootstrap_args(p, required=False)
+    add_client_config_arg(p)
     add_zookeeper_args(p, required=False)
     act = p
     act.add_argument("--generate", action="store_true",
@@ -71,12 +72,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    check_client_config(args)
     if args.bootstrap_server is not None:
         if args.zookeeper is not None:
             usage_error(args, "--zookeeper and --bootstrap-server can't be used together")
         given = {dest: getattr(args, dest) not in (None, False) for dest in reassign_kafka.OPTIONS}
         given["timeout"] = args.timeout != reassign.DEFAULT_WAIT_TIMEOUT_S
-        return reassign_kafka.run(args, bootstrap(args), given.__getitem__)
+        return reassign_kafka.run(args, servers(args), given.__getitem__)
     actions = [a for a in reassign_kafka.ACTIONS if getattr(args, a)]
     if len(actions) != 1:
         raise CliError("Command must include exactly one action: --generate, --execute, --verify, --cancel, --list")

@@ -10,7 +10,14 @@ from kactor.admin import log_config, topics
 from kactor.admin.admin_zk import RACK_AWARE_DISABLED, RACK_AWARE_ENFORCED
 from kactor.admin.assignment import parse_replica_assignment
 from kactor.cli import topics_kafka
-from kactor.cli.kafka_support import add_bootstrap_args, bootstrap, kafka_errors
+from kactor.cli.kafka_support import (
+    BROKER_CONFIGS_ADMIN_CONFIG,
+    add_bootstrap_args,
+    add_client_config_arg,
+    check_client_config,
+    kafka_errors,
+    servers,
+)
 from kactor.cli.support import add_zookeeper_args, admin_client, admin_errors, printer, usage_error
 
 ACTIONS = ("create", "delete", "list", "describe", "alter")
@@ -24,6 +31,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                     "--bootstrap-server it asks the brokers through the Kafka admin API.")
     add_zookeeper_args(p, required=False)
     add_bootstrap_args(p, required=False)
+    add_client_config_arg(p, "--command-config", BROKER_CONFIGS_ADMIN_CONFIG)
     act = p.add_mutually_exclusive_group(required=True)
     act.add_argument("--create", action="store_true", help="Create a new topic.")
     act.add_argument("--delete", action="store_true", help="Delete a topic (marks it for deletion).")
@@ -110,6 +118,7 @@ def _check_args(args: argparse.Namespace) -> str:
 
 def run(args: argparse.Namespace) -> int:
     action = _check_args(args)
+    check_client_config(args)
     out = printer()
     with admin_errors():
         assignment = parse_replica_assignment(args.replica_assignment) if args.replica_assignment else None
@@ -143,25 +152,26 @@ def run_kafka(args: argparse.Namespace, action: str, assignment: dict[int, list[
     """The --bootstrap-server form: AdminClientTopicService."""
     from kactor import kafka_clients
 
-    servers = bootstrap(args)
+    target = servers(args)
+    bootstrap = target.bootstrap
     out = printer()
     with kafka_errors(), admin_errors():
-        admin = kafka_clients.admin_client(servers, "kactor-topics")
+        admin = kafka_clients.admin_client(bootstrap, "kactor-topics", target.librdkafka())
         if action == "create":
             topics_kafka.create_topic(admin, out, args.topic, partitions=args.partitions,
                                       replication_factor=args.replication_factor, replica_assignment=assignment,
                                       config=config, if_not_exists=args.if_not_exists)
         elif action == "list":
-            for t in topics_kafka.get_topics(admin, servers, args.topic, args.exclude_internal):
+            for t in topics_kafka.get_topics(admin, bootstrap, args.topic, args.exclude_internal):
                 out(t)
         elif action == "describe":
-            topics_kafka.describe_topics(admin, out, servers, args.topic,
+            topics_kafka.describe_topics(admin, out, bootstrap, args.topic,
                                          under_replicated=args.under_replicated_partitions,
                                          unavailable=args.unavailable_partitions,
                                          with_overrides=args.topics_with_overrides,
                                          exclude_internal=args.exclude_internal, if_exists=args.if_exists)
         elif action == "delete":
-            topics_kafka.delete_topics(admin, servers, args.topic, args.if_exists)
+            topics_kafka.delete_topics(admin, bootstrap, args.topic, args.if_exists)
         else:
-            topics_kafka.add_partitions(admin, servers, args.topic, args.partitions, assignment, args.if_exists)
+            topics_kafka.add_partitions(admin, bootstrap, args.topic, args.partitions, assignment, args.if_exists)
     return 0

@@ -69,7 +69,7 @@ def _check(answer: dict[str, Any], code_key: str = "error_code") -> None:
         raise KafkaClientError(java_exception_text(code, answer.get("error_message")))
 
 
-def describe_resource(bootstrap: str, rtype: int, name: str, timeout_s: float) -> list[dict[str, Any]]:
+def describe_resource(bootstrap: kafka_wire.Bootstrap, rtype: int, name: str, timeout_s: float) -> list[dict[str, Any]]:
     """DescribeConfigs (with synonyms) of one resource; a broker's at that broker."""
     node = int(name) if rtype == BROKER and name != DEFAULT_BROKER else None
     answer = kafka_wire.node_request(bootstrap, node, *DESCRIBE_CONFIGS, {
@@ -90,8 +90,8 @@ def entry_line(entry: dict[str, Any]) -> str:
             f"synonyms={{{synonyms}}}")
 
 
-def describe_resources(bootstrap: str, out: Out, entity_type: str, name: str | None, describe_all: bool,
-                       timeout_s: float) -> None:
+def describe_resources(bootstrap: kafka_wire.Bootstrap, out: Out, entity_type: str, name: str | None,
+                       describe_all: bool, timeout_s: float) -> None:
     """ConfigCommand.describeResourceConfig: every topic (or every broker, then the cluster default) without a
     name."""
     if name is None:
@@ -118,7 +118,7 @@ def describe_resources(bootstrap: str, out: Out, entity_type: str, name: str | N
                 out(entry_line(entry))
 
 
-def alter_resource(bootstrap: str, out: Out, entity_type: str, name: str, to_add: dict[str, str],
+def alter_resource(bootstrap: kafka_wire.Bootstrap, out: Out, entity_type: str, name: str, to_add: dict[str, str],
                    to_delete: Sequence[str], timeout_s: float) -> None:
     """ConfigCommand.alterConfig for topics and brokers: a key to delete must be set (Invalid config(s)), then one
     IncrementalAlterConfigs (at the broker for a broker's configs)."""
@@ -143,7 +143,7 @@ def alter_resource(bootstrap: str, out: Out, entity_type: str, name: str, to_add
         out(f"Completed updating default config for {entity_type} in the cluster.")
 
 
-def _quotas_supported(bootstrap: str, api: int, timeout_s: float) -> None:
+def _quotas_supported(bootstrap: kafka_wire.Bootstrap, api: int, timeout_s: float) -> None:
     if not kafka_wire.supports(bootstrap, api, timeout_s):
         name = "DESCRIBE_CLIENT_QUOTAS" if api == DESCRIBE_CLIENT_QUOTAS[0] else "ALTER_CLIENT_QUOTAS"
         raise UnexpectedError(f"org.apache.kafka.common.errors.UnsupportedVersionException: The broker does not "
@@ -165,7 +165,7 @@ def _components(entity_types: Sequence[str], names: Sequence[str]) -> list[dict[
     return out
 
 
-def describe_quotas(bootstrap: str, entity_types: Sequence[str], names: Sequence[str],
+def describe_quotas(bootstrap: kafka_wire.Bootstrap, entity_types: Sequence[str], names: Sequence[str],
                     timeout_s: float) -> list[tuple[dict[str, str | None], dict[str, float]]]:
     _quotas_supported(bootstrap, DESCRIBE_CLIENT_QUOTAS[0], timeout_s)
     answer = kafka_wire.node_request(bootstrap, None, *DESCRIBE_CLIENT_QUOTAS, {
@@ -189,7 +189,7 @@ def quota_lines(entries: list[tuple[dict[str, str | None], dict[str, float]]]) -
     return lines
 
 
-def alter_quotas(bootstrap: str, out: Out, entity_types: Sequence[str], names: Sequence[str],
+def alter_quotas(bootstrap: kafka_wire.Bootstrap, out: Out, entity_types: Sequence[str], names: Sequence[str],
                  to_add: dict[str, str], to_delete: Sequence[str], timeout_s: float) -> None:
     """ConfigCommand.alterConfig for users and clients: quota configs only, numbers only, deleted keys set."""
     entity_type = entity_types[0]
@@ -237,7 +237,7 @@ def _is_int(text: str) -> bool:
     return True
 
 
-def run(argv_text: str, bootstrap: str, alter: bool, entity_types: list[str], names: list[str],
+def run(argv_text: str, bootstrap: kafka_wire.Bootstrap, alter: bool, entity_types: list[str], names: list[str],
         add_config: str | None, delete_config: list[str], describe_all: bool, timeout_s: float = 30.0) -> int:
     """ConfigCommand.processCommand; failures as the tool prints them (stderr, exit 1)."""
     def out(line: str) -> None:

@@ -17,7 +17,7 @@ import re
 import sys
 import time
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
@@ -25,6 +25,9 @@ from kactor.cli import CliError
 from kactor.cli.java_errors import java_exception_text
 from kactor.cli.kafka_support import java_exception
 from kactor.kafka_clients import KafkaClientError
+
+if TYPE_CHECKING:
+    from kactor.cli.kafka_wire import Bootstrap
 
 TP = tuple[str, int]
 # ConsumerGroupCommand's reset scenarios, in the order of its allResetOffsetScenarioOpts
@@ -383,7 +386,7 @@ TOP_LEVEL_MESSAGES = {
 PARTITION_LEVEL = {86, 29, 3}  # GROUP_SUBSCRIBED_TO_TOPIC, TOPIC_AUTHORIZATION_FAILED, UNKNOWN_TOPIC_OR_PARTITION
 
 
-def delete_offsets(bootstrap: str, view: AdminView, group: str, topics: list[str], timeout_s: float) -> None:
+def delete_offsets(bootstrap: Bootstrap, view: AdminView, group: str, topics: list[str], timeout_s: float) -> None:
     """ConsumerGroupCommand.deleteOffsets: OffsetDelete at the coordinator for the named partitions (all of a bare
     topic's; a topic the cluster does not know is a row of its own, "Not Provided"); the top-level error's line, then
     Kafka's TOPIC / PARTITION / STATUS table."""

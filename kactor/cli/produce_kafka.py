@@ -15,13 +15,14 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import attrs
 
 from kactor.cli import CliError
-from kactor.cli.kafka_support import add_bootstrap_args, bootstrap, kafka_errors, parse_properties
+from kactor.cli.client_properties import PRODUCER_SAME_NAME, Servers
+from kactor.cli.kafka_support import add_bootstrap_args, add_client_config_arg, kafka_errors, parse_properties, servers
 from kactor.cli.support import usage_error
 from kactor.kafka_clients import DEFAULT_TIMEOUT_S, KafkaClientError, client_config, error_text, topic_partitions
 
@@ -36,6 +37,8 @@ RETRIABLE_TOPIC_ERRORS = ("LEADER_NOT_AVAILABLE", "UNKNOWN_TOPIC_OR_PART", "NOT_
 def add_args(parser: argparse.ArgumentParser) -> None:
     """The options of the --bootstrap-server form (those it shares with the ZooKeeper form are that form's)."""
     add_bootstrap_args(parser, required=False)
+    add_client_config_arg(parser, "--producer.config", "Producer config properties file. Note that "
+                                                       "[producer-property] takes precedence over this config.")
     parser.add_argument("--property", action="append", default=[], metavar="KEY=VALUE",
                         help="with --bootstrap-server, stdin lines: parse.key=true, key.separator=TEXT (default tab)")
     parser.add_argument("--producer-property", action="append", default=[], metavar="KEY=VALUE",
@@ -87,8 +90,10 @@ class PartitionAcks:
         return f"{topic}-{partition}: " + ", ".join(parts) + f" (acks={acks})"
 
 
-def producer_config(args: argparse.Namespace, servers: str) -> dict[str, Any]:
-    """The producer's configuration from the flags (--producer-property last, so it wins)."""
+def producer_config(args: argparse.Namespace, servers: str, connection: Mapping[str, Any] | None = None
+                    ) -> dict[str, Any]:
+    """The producer's configuration from the flags, then ``connection`` (the --producer.config file's settings),
+    then --producer-property, which wins (ConsoleProducer.producerProps)."""
     conf: dict[str, Any] = {
         "acks": "all" if args.acks in ("-1", "all") else args.acks,
         "compression.type": args.compression_codec,
@@ -99,12 +104,13 @@ def producer_config(args: argparse.Namespace, servers: str) -> dict[str, Any]:
     }
     if args.retries is not None:  # otherwise librdkafka's default (INT32_MAX): bounded by delivery.timeout.ms only
         conf["retries"] = args.retries
+    conf.update(connection or {})
     conf.update(parse_properties(args, "--producer-property", args.producer_property))
     return client_config(servers, "console-producer", conf)
 
 
-def _validate(args: argparse.Namespace) -> tuple[str, dict[str, str]]:
-    servers = bootstrap(args)
+def _validate(args: argparse.Namespace) -> tuple[Servers, dict[str, str]]:
+    target = servers(args, PRODUCER_SAME_NAME)
     if args.count is not None and args.count < 1:
         usage_error(args, "--count must be at least 1")
     if args.partition is not None and args.partition < 0:
@@ -121,7 +127,7 @@ def _validate(args: argparse.Namespace) -> tuple[str, dict[str, str]]:
         usage_error(args, f"unknown --property {', '.join(unknown)} (known: {', '.join(LINE_READER_PROPERTIES)})")
     if props and args.count is not None:
         usage_error(args, "--property parses stdin lines; it can't be used with --count")
-    return servers, props
+    return target, props
 
 
 def counted_records(args: argparse.Namespace, partitions: list[int]) -> Iterator[tuple[int | None, None, bytes]]:
@@ -151,12 +157,13 @@ def line_records(lines: Iterator[bytes], props: dict[str, str],
 
 
 def run(args: argparse.Namespace) -> int:
-    servers, props = _validate(args)
+    target, props = _validate(args)
+    servers = target.bootstrap
     from confluent_kafka import Producer
 
     with kafka_errors():
         try:
-            producer = Producer(producer_config(args, servers))
+            producer = Producer(producer_config(args, servers, target.librdkafka()))
         except (ValueError, TypeError) as e:
             raise CliError(f"invalid producer configuration: {e}") from None
         partitions = _partitions(producer, servers, args)

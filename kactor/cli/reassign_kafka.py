@@ -32,6 +32,7 @@ from core.quota.replication_quota_manager import ALTER_LOG_DIRS_IO_MAX_BYTES_PER
 from kactor.admin import AdminCommandFailedException, AdminError, AdminOperationException, reassign
 from kactor.admin.assignment import BrokerMetadata
 from kactor.cli import CliError, kafka_wire
+from kactor.cli.client_properties import Servers
 from kactor.cli.java_errors import java_exception_text
 from kactor.cli.support import read_text_file
 from kactor.kafka_clients import KafkaClientError
@@ -220,7 +221,7 @@ def _set(items: Iterable[Any]) -> str:
 class Cluster:
     """What the tool asks the brokers, through confluent-kafka's AdminClient and kactor.cli.kafka_wire."""
 
-    def __init__(self, admin: Any, bootstrap: str, timeout_s: float) -> None:
+    def __init__(self, admin: Any, bootstrap: kafka_wire.Bootstrap, timeout_s: float) -> None:
         self.admin = admin
         self.bootstrap = bootstrap
         self.timeout_s = timeout_s
@@ -497,7 +498,7 @@ def cancel(cluster: Cluster, out: Callable[[str], None], reassignment_json: str,
         clear_all_throttles(cluster, out, targets)
 
 
-def run(args: argparse.Namespace, servers: str, given: Callable[[str], bool]) -> int:
+def run(args: argparse.Namespace, servers: Servers, given: Callable[[str], bool]) -> int:
     """The --bootstrap-server form: Kafka's checks, then the action; failures printed as the tool prints them."""
     from confluent_kafka import KafkaException
 
@@ -515,8 +516,8 @@ def run(args: argparse.Namespace, servers: str, given: Callable[[str], bool]) ->
     def out(text: str) -> None:
         print(text, flush=True)
     try:
-        admin = admin_client(servers, "kactor-reassign-partitions")
-        cluster_metadata(admin, servers, 10.0)
+        admin = admin_client(servers.bootstrap, "kactor-reassign-partitions", servers.librdkafka())
+        cluster_metadata(admin, servers.bootstrap, 10.0)
         cluster = Cluster(admin, servers, 30.0)
         if action == "generate":
             generate(cluster, out, texts["topics_to_move_json_file"], args.broker_list, not args.disable_rack_aware)

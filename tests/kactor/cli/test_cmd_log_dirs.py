@@ -50,4 +50,5 @@ def test_no_broker_answering_is_one_line_exit_1(capsys: pytest.CaptureFixture[st
 
     assert main(["log-dirs", "--bootstrap-server", f"127.0.0.1:{free_port()}", "--describe", "--timeout", "500"]) == 1
     err = capsys.readouterr().err
-    assert err.startswith("kactor log-dirs: no broker answered at 127.0.0.1:") and len(err.strip().splitlines()) == 1
+    assert err.startswith("kactor log-dirs: no bootstrap server answered (request to 127.0.0.1:")
+    assert err.endswith("is a broker listening there?\n") and len(err.strip().splitlines()) == 1
