@@ -124,11 +124,12 @@ SSL_LISTENER_KEYS = ("ssl.protocol", "ssl.enabled.protocols", "ssl.keystore.type
                      "ssl.truststore.password", "ssl.client.auth", "ssl.cipher.suites",
                      "ssl.endpoint.identification.algorithm")
 # The sasl.* keys a listener may override (the JAAS config is per listener and mechanism: _LISTENER_JAAS_RE)
-SASL_LISTENER_KEYS = ("sasl.enabled.mechanisms",)
+SASL_LISTENER_KEYS = ("sasl.enabled.mechanisms", "connections.max.reauth.ms")
 # listener.name.<name>.<key>: a listener's own value of a key (KafkaConfig.valuesWithPrefixOverride)
-_LISTENER_PREFIXED_RE = re.compile(r"^listener\.name\.([^.]+)\.((?:ssl|sasl)\..+)$")
-# listener.name.<name>.<mechanism>.sasl.jaas.config (valuesWithPrefixOverride's secondary prefix)
-_LISTENER_JAAS_RE = re.compile(r"^listener\.name\.([^.]+)\.([^.]+)\.(sasl\.jaas\.config)$")
+_LISTENER_PREFIXED_RE = re.compile(r"^listener\.name\.([^.]+)\.((?:ssl|sasl)\..+|connections\.max\.reauth\.ms)$")
+# listener.name.<name>.<mechanism>.sasl.jaas.config or .connections.max.reauth.ms (valuesWithPrefixOverride's
+# secondary prefix)
+_LISTENER_JAAS_RE = re.compile(r"^listener\.name\.([^.]+)\.([^.]+)\.(sasl\.jaas\.config|connections\.max\.reauth\.ms)$")
 
 # name → (parser, default). Defaults are Kafka 2.6's, except the listener, which binds loopback (see docs).
 CONFIG_DEFS: dict[str, tuple[Callable[[str, str], Any], Any]] = {
@@ -237,6 +238,7 @@ CONFIG_DEFS: dict[str, tuple[Callable[[str, str], Any], Any]] = {
     "ssl.principal.mapping.rules": _kafka("ssl.principal.mapping.rules"),
     # a SASL listener's mechanisms (core/security/sasl.py); the JAAS configs are listener.name.<l>.<mech>.sasl.*
     "sasl.enabled.mechanisms": _kafka("sasl.enabled.mechanisms"),
+    "connections.max.reauth.ms": _kafka("connections.max.reauth.ms"),  # KIP-368, per mechanism: listener_sasl
     "sasl.mechanism.inter.broker.protocol": _kafka("sasl.mechanism.inter.broker.protocol"),
     # the authorizer: empty = none (2.6's default) or AclAuthorizer, whose own super.users and
     # allow.everyone.if.no.acl.found are not KafkaConfig keys (core.security.authorizer.acl_authorizer_configs)
@@ -352,7 +354,22 @@ class KafkaConfig:
                 jaas[mechanism] = server_jaas_entry(str(text), mechanism)
             except ValueError as e:
                 raise ConfigError(f"listener {listener_name}: {jaas_key}: {e}") from None
-        return ListenerSasl(mechanisms, jaas)
+        return ListenerSasl(mechanisms, jaas, {m: self._max_reauth_ms(prefix, m) for m in mechanisms})
+
+    def _max_reauth_ms(self, prefix: str, mechanism: str) -> int:
+        """connections.max.reauth.ms for one mechanism of a listener (SaslChannelBuilder's
+        connectionsMaxReauthMsByMechanism): ``listener.name.<l>.<mechanism>.`` first, then ``listener.name.<l>.``,
+        then the broker's."""
+        key = "connections.max.reauth.ms"
+        for candidate in (f"{prefix}{mechanism.lower()}.{key}", prefix + key, key):
+            if candidate in self.values:
+                try:
+                    value = int(self.values[candidate])
+                except (TypeError, ValueError):
+                    raise ConfigError(f"Invalid value {self.values[candidate]} for configuration {candidate}: Not a "
+                                      "number of type LONG") from None
+                return max(0, value)
+        return 0
 
     def listener_sasl_configs(self) -> dict[str, ListenerSasl]:
         """Listener name → the SASL settings of every SASL_PLAINTEXT / SASL_SSL listener."""

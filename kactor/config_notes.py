@@ -21,7 +21,6 @@ _SASL = ("kactor's SASL listeners serve PLAIN (JAAS users) and SCRAM-SHA-256/512
          "sasl.enabled.mechanisms, sasl.mechanism.inter.broker.protocol and "
          "listener.name.<l>.<mechanism>.sasl.jaas.config only; the other SASL settings (Kerberos, OAUTHBEARER, login "
          "and callback classes) do not apply")
-_NO_REAUTH = "kactor does not re-authenticate SASL connections (2.6's default, 0, is off)"
 _OPENSSL = ("kactor's SSL listeners use Python's ssl module (OpenSSL): Java's providers, key and trust manager "
             "algorithms and SSL engine factories do not apply")
 _LISTENERS_ONLY = ("kactor binds what listeners says (Kafka 2.6 reads port, host.name and their advertised forms only "
@@ -63,7 +62,6 @@ NOTES: dict[str, str] = {
     "max.connections.per.ip": "kactor limits no connection count",
     "max.connections.per.ip.overrides": "kactor limits no connection count",
     "connections.max.idle.ms": "kactor closes no idle connection",
-    "connections.max.reauth.ms": _NO_REAUTH,
     "sasl.jaas.config": "Server config sasl.jaas.config should be prefixed with SASL mechanism name, ignoring config "
                         "(a broker's listener takes listener.name.<l>.<mechanism>.sasl.jaas.config, as Kafka)",
     "principal.builder.class": "kactor builds principals as Kafka's DefaultKafkaPrincipalBuilder (an SSL "

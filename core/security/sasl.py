@@ -180,9 +180,10 @@ def _equal(a: str, b: str) -> bool:
 
 # -- SaslServerAuthenticator -----------------------------------------------------------------------------------------
 class SaslState(enum.Enum):
-    """SaslServerAuthenticator.SaslState (without the re-authentication states: connections.max.reauth.ms is not
-    served)."""
+    """SaslServerAuthenticator.SaslState (REAUTH_BAD_MECHANISM is FAILED here: the handshake is answered, then the
+    connection closed)."""
 
+    REAUTH_PROCESS_HANDSHAKE = "REAUTH_PROCESS_HANDSHAKE"
     INITIAL_REQUEST = "INITIAL_REQUEST"
     HANDSHAKE_OR_VERSIONS_REQUEST = "HANDSHAKE_OR_VERSIONS_REQUEST"
     HANDSHAKE_REQUEST = "HANDSHAKE_REQUEST"
@@ -214,10 +215,31 @@ CredentialLookup = Callable[[str, ScramMechanism], "ScramCredential | None"]
 
 @attrs.frozen(slots=True)
 class ListenerSasl:
-    """A SASL listener's mechanisms (sasl.enabled.mechanisms, in order) and each one's JAAS entry."""
+    """A SASL listener's mechanisms (sasl.enabled.mechanisms, in order), each one's JAAS entry and each one's
+    ``connections.max.reauth.ms`` (KIP-368; 0 or absent: sessions never expire)."""
 
     mechanisms: tuple[str, ...]
     jaas: Mapping[str, JaasEntry] = attrs.field(factory=dict)
+    max_reauth_ms: Mapping[str, int] = attrs.field(factory=dict)
+
+
+# KafkaChannel.MIN_REAUTH_INTERVAL_ONE_SECOND_NANOS: a re-authentication at most once a second
+MIN_REAUTH_INTERVAL_MS = 1000.0
+
+
+def session_expired(expiry_ms: float | None, now_ms: float) -> bool:
+    """KafkaChannel.serverAuthenticationSessionExpired: the connection's session (KIP-368) is over; its next request
+    other than a re-authentication closes it."""
+    return expiry_ms is not None and now_ms > expiry_ms
+
+
+def may_begin_reauthentication(expiry_ms: float | None, last_start_ms: float | None, now_ms: float) -> bool:
+    """KafkaChannel.maybeBeginServerReauthentication: a SaslHandshake on an authenticated connection starts a
+    re-authentication when its session has an expiry and the last one started at least a second ago; otherwise
+    KafkaApis answers it (ILLEGAL_SASL_STATE)."""
+    if expiry_ms is None:
+        return False
+    return last_start_ms is None or now_ms - last_start_ms >= MIN_REAUTH_INTERVAL_MS
 
 
 class SaslServerAuthenticator:
@@ -226,18 +248,39 @@ class SaslServerAuthenticator:
     token after a v0 handshake, ``evaluate`` for a token the mechanism checks. ``principal`` is ``User:<name>`` once
     ``complete``. Touched by one thread at a time (the connection is muted while a token is evaluated)."""
 
-    __slots__ = ("sasl", "lookup", "nonce", "state", "mechanism", "kafka_headers", "username", "_scram")
+    __slots__ = ("sasl", "lookup", "nonce", "state", "mechanism", "kafka_headers", "username", "_scram", "previous",
+                 "supports_reauthentication", "session_expiry_ms")
 
     def __init__(self, sasl: ListenerSasl, lookup: CredentialLookup,
-                 nonce: Callable[[], str] = secure_random_string) -> None:
+                 nonce: Callable[[], str] = secure_random_string, previous: tuple[str, str] | None = None) -> None:
+        """``previous``: (mechanism, principal) of the authentication this one renews (KIP-368's
+        ReauthInfo.reauthenticating); it starts at the SaslHandshake, which must name the same mechanism, and must
+        end with the same principal."""
         self.sasl = sasl
         self.lookup = lookup
         self.nonce = nonce
-        self.state = SaslState.INITIAL_REQUEST
+        self.previous = previous
+        self.state = SaslState.INITIAL_REQUEST if previous is None else SaslState.REAUTH_PROCESS_HANDSHAKE
         self.mechanism = ""
         self.kafka_headers = True  # False after a v0 handshake: raw tokens without Kafka's framing
         self.username = ""
         self._scram: ScramServerState | None = None
+        # ReauthInfo.connectedClientSupportsReauthentication: a SaslAuthenticate above v0 was seen
+        self.supports_reauthentication = False
+        self.session_expiry_ms: float | None = None  # ReauthInfo.sessionExpirationTimeNanos, in ms
+
+    @property
+    def authentication_text(self) -> str:
+        """ReauthInfo.authenticationOrReauthenticationText."""
+        return "authentication" if self.previous is None else "re-authentication"
+
+    def complete_session(self, now_ms: float) -> int:
+        """ReauthInfo.calcCompletionTimesAndReturnSessionLifetimeMs at ``now_ms``: the session lifetime the
+        SaslAuthenticate answer carries (``connections.max.reauth.ms`` of the mechanism; PLAIN and SCRAM credentials
+        do not expire), its expiry set when it is not 0."""
+        lifetime = max(0, int(self.sasl.max_reauth_ms.get(self.mechanism, 0)))
+        self.session_expiry_ms = now_ms + lifetime if lifetime > 0 else None
+        return lifetime
 
     @property
     def complete(self) -> bool:
@@ -253,6 +296,12 @@ class SaslServerAuthenticator:
 
     def frame(self, api_key: int, version: int, body: Mapping[str, Any]) -> Step:
         """handleKafkaRequest (before the handshake) or handleSaslToken with Kafka headers (after a v1 one)."""
+        if self.state is SaslState.REAUTH_PROCESS_HANDSHAKE:
+            if api_key != SASL_HANDSHAKE:
+                self.state = SaslState.FAILED
+                return Step(StepKind.CLOSE, reason=f"Unexpected Kafka request of type {api_key} during SASL "
+                                                   "re-authentication.")
+            return self._handshake_phase(api_key, version, body)
         if self.state in (SaslState.INITIAL_REQUEST, SaslState.HANDSHAKE_OR_VERSIONS_REQUEST,
                           SaslState.HANDSHAKE_REQUEST):
             return self._handshake_phase(api_key, version, body)
@@ -261,7 +310,9 @@ class SaslServerAuthenticator:
                 # answered with the request's own error response, then closed
                 self.state = SaslState.FAILED
                 return Step(StepKind.ANSWER_AND_CLOSE, None, f"Unexpected Kafka request of type {api_key} during "
-                            "SASL authentication.", error=ILLEGAL_SASL_STATE)
+                            f"SASL {self.authentication_text}.", error=ILLEGAL_SASL_STATE)
+            if version > 0:
+                self.supports_reauthentication = True
             return Step(StepKind.EVALUATE, token=bytes(body.get("auth_bytes") or b""))
         self.state = SaslState.FAILED
         return Step(StepKind.CLOSE, reason=f"Unexpected Kafka request of type {api_key} in SASL state "
@@ -286,6 +337,12 @@ class SaslServerAuthenticator:
             self.state = SaslState.FAILED
             return Step(StepKind.ANSWER_AND_CLOSE, {"error_code": UNSUPPORTED_SASL_MECHANISM, "mechanisms": enabled},
                         f"Unsupported SASL mechanism {mechanism}")
+        if self.previous is not None and mechanism != self.previous[0]:
+            # ReauthInfo.saslMechanismUnchanged: the handshake is answered, the re-authentication then fails
+            self.state = SaslState.FAILED
+            return Step(StepKind.ANSWER_AND_CLOSE, {"error_code": 0, "mechanisms": enabled},
+                        f"SASL mechanism '{mechanism}' requested by client is not supported for re-authentication "
+                        f"of mechanism '{self.previous[0]}'")
         self.mechanism = mechanism
         self.state = SaslState.AUTHENTICATE
         return Step(StepKind.ANSWER, {"error_code": 0, "mechanisms": enabled})
@@ -309,8 +366,14 @@ class SaslServerAuthenticator:
             raise
         except SaslException as e:
             self.state = SaslState.FAILED
-            raise SaslAuthenticationException("Authentication failed during authentication due to invalid "
-                                              f"credentials with SASL mechanism {self.mechanism}") from e
+            raise SaslAuthenticationException(f"Authentication failed during {self.authentication_text} due to "
+                                              f"invalid credentials with SASL mechanism {self.mechanism}") from e
+        if self.complete and self.previous is not None and self.principal != self.previous[1]:
+            # ReauthInfo.ensurePrincipalUnchanged
+            self.state = SaslState.FAILED
+            before, after = self.previous[1].split(":", 1), self.principal.split(":", 1)
+            raise SaslAuthenticationException(f"Cannot change principals during re-authentication from "
+                                              f"{before[0]}.{before[1]}: {after[0]}.{after[1]}")
         return response
 
     def _evaluate(self, token: bytes) -> bytes:

@@ -55,7 +55,15 @@ from actors.core_effects import actor_for
 from core.api import api_versions as api_versions_api
 from core.api.admin import fit_response
 from core.api.registry import ApiSpec, RequestContext, spec_for_key
-from core.security.sasl import MAX_RECEIVE_SIZE, ListenerSasl, SaslServerAuthenticator, StepKind
+from core.security.sasl import (
+    MAX_RECEIVE_SIZE,
+    SASL_HANDSHAKE,
+    ListenerSasl,
+    SaslServerAuthenticator,
+    StepKind,
+    may_begin_reauthentication,
+    session_expired,
+)
 from core.security.scram import ScramCredential, ScramMechanism
 from edges.client_quotas import ClientQuotas
 from edges.net.framing import (
@@ -67,7 +75,7 @@ from edges.net.framing import (
     error_code_of,
     inter_broker_request,
 )
-from edges.net.sasl import SaslWorker
+from edges.net.sasl import SaslWorker, monotonic_ms
 from edges.net.selector import Conn, Loop
 from edges.net.tls import TlsConn, accept_tls
 from messages.common import Errors
@@ -264,6 +272,8 @@ class Inbound:
         auth = conn.sasl
         if auth.complete:
             conn.principal = auth.principal
+            conn.sasl_mechanism = auth.mechanism
+            conn.session_expiry_ms = auth.session_expiry_ms
             conn.sasl = None
         elif auth.failed:
             self._close_after_flush(conn, f"SASL authentication of {conn.peer} failed")
@@ -496,6 +506,8 @@ class Inbound:
         spec = spec_for_key(key)
         if spec is None:
             raise BadRequestError(f"api key {key} is not served by this broker")
+        if conn.sasl is None and conn.sasl_mechanism and not self._session_goes_on(conn, key):
+            return
         if conn.sasl is not None and not self._sasl_frame(conn, spec, header, body):
             return
         ctx = RequestContext(version, header.correlation_id, header.client_id or "", conn.host, conn.conn_id,
@@ -545,6 +557,26 @@ class Inbound:
                                            header.client_id or "", conn.host), None)
 
     # -- SASL: SaslServerAuthenticator before authentication ---------------------------------------------------------
+    def _session_goes_on(self, conn: Conn, api_key: int) -> bool:
+        """SocketServer.Processor.processCompletedReceives on an authenticated SASL connection (KIP-368): a
+        SaslHandshake begins a re-authentication when the session has an expiry and none began in the last second
+        (KafkaChannel.maybeBeginServerReauthentication); otherwise a request after the session's expiry closes the
+        connection ("Disconnecting expired channel"). False when the request is not to be served."""
+        now = monotonic_ms()
+        if api_key == SASL_HANDSHAKE and may_begin_reauthentication(conn.session_expiry_ms, conn.reauth_started_ms,
+                                                                     now):
+            conn.reauth_started_ms = now
+            conn.sasl = SaslServerAuthenticator(self._sasl[conn.listener], self._scram_credentials,
+                                                previous=(conn.sasl_mechanism, conn.principal))
+            log.info("%s: beginning re-authentication of %s (%s)", self.name, conn.peer, conn.principal)
+            return True
+        if session_expired(conn.session_expiry_ms, now):
+            log.info("%s: Disconnecting expired channel %s (%s): its SASL session ended %.0f ms ago", self.name,
+                     conn.peer, conn.principal, now - (conn.session_expiry_ms or now))
+            self.close(conn, "SASL session expired")
+            return False
+        return True
+
     def _sasl_frame(self, conn: Conn, spec: ApiSpec, header: RequestHeader, body: dict[str, Any]) -> bool:
         """A request of a connection not yet authenticated: whether it is dispatched as on any listener (ApiVersions);
         otherwise it is answered here, handed to the SASL thread, or closes the connection."""

@@ -18,6 +18,8 @@ import logging
 import queue
 import struct
 import threading
+import time
+from collections.abc import Callable
 from typing import Any
 
 from core.api.admin import fit_response
@@ -34,19 +36,26 @@ _SIZE = struct.Struct(">i")
 
 
 def authenticate_response_frame(version: int, correlation_id: int, error: int, message: str | None,
-                                auth_bytes: bytes) -> bytes | bytearray:
-    """A SaslAuthenticate response frame (session_lifetime_ms 0: no re-authentication)."""
+                                auth_bytes: bytes, session_lifetime_ms: int = 0) -> bytes | bytearray:
+    """A SaslAuthenticate response frame (``session_lifetime_ms``: KIP-368's, from v1; 0: no re-authentication)."""
     spec = spec_for_key(SASL_AUTHENTICATE)
     assert spec is not None
     body = fit_response(SASL_AUTHENTICATE, version, {"error_code": error, "error_message": message,
-                                                     "auth_bytes": auth_bytes, "session_lifetime_ms": 0})
+                                                     "auth_bytes": auth_bytes,
+                                                     "session_lifetime_ms": session_lifetime_ms})
     return encode_inbound_response(spec, version, correlation_id, body)
 
 
+def monotonic_ms() -> float:
+    """The clock of the SASL sessions' expiry (KIP-368): the I/O thread compares against it too."""
+    return time.monotonic() * 1000.0
+
+
 def evaluate_frame(auth: SaslServerAuthenticator, token: bytes, version: int | None, correlation_id: int,
-                   peer: str, name: str = "") -> bytes | bytearray | None:
+                   peer: str, name: str = "", now_ms: Callable[[], float] = monotonic_ms) -> bytes | bytearray | None:
     """SaslServerAuthenticator.handleSaslToken: the frame answering ``token`` (``version`` None: a raw token after
-    a v0 handshake), None to close without one. A failure is logged as Kafka's Selector logs it."""
+    a v0 handshake), None to close without one. A failure is logged as Kafka's Selector logs it. On success the
+    session's lifetime is set at ``now_ms()`` and told to a client that asked with SaslAuthenticate v1+."""
     try:
         answer = auth.evaluate(token)
     except SaslAuthenticationException as e:
@@ -58,11 +67,14 @@ def evaluate_frame(auth: SaslServerAuthenticator, token: bytes, version: int | N
         log.exception("%s: SASL authentication of %s failed", name, peer)
         auth.state = type(auth.state).FAILED
         return None
+    lifetime = 0
     if auth.complete:
-        log.debug("%s: %s authenticated as %s with %s", name, peer, auth.principal, auth.mechanism)
+        lifetime = auth.complete_session(now_ms())
+        log.debug("%s: %s %s as %s with %s; session lifetime %d ms", name, peer,
+                  "re-authenticated" if auth.previous else "authenticated", auth.principal, auth.mechanism, lifetime)
     if version is None:
         return _SIZE.pack(len(answer)) + answer
-    return authenticate_response_frame(version, correlation_id, 0, None, answer)
+    return authenticate_response_frame(version, correlation_id, 0, None, answer, lifetime)
 
 
 class SaslWorker:

@@ -64,7 +64,8 @@ class Conn:
 
     __slots__ = ("conn_id", "sock", "outbound", "dest", "connecting", "connect_deadline", "out", "rbuf", "pending",
                  "closed", "events", "peer", "addrs", "listener", "host", "waiting", "ready", "close_after",
-                 "key", "roff", "throttle", "handshaking", "principal", "sasl")
+                 "key", "roff", "throttle", "handshaking", "principal", "sasl", "sasl_mechanism", "session_expiry_ms",
+                 "reauth_started_ms")
 
     def __init__(self, conn_id: int, sock: socket.socket, outbound: bool, dest: tuple[str, int] | None,
                  peer: str, listener: str = "", host: str = "") -> None:
@@ -94,6 +95,11 @@ class Conn:
         self.principal = "User:ANONYMOUS"  # inbound: the peer's KafkaPrincipal (a PLAINTEXT peer's is ANONYMOUS)
         # inbound on a SASL listener: its SaslServerAuthenticator (core/security/sasl.py) until it is authenticated
         self.sasl: Any = None
+        # once authenticated on a SASL listener: the mechanism, when the session expires (KIP-368; None: never) and
+        # when its last re-authentication began (ms of edges.net.sasl.monotonic_ms)
+        self.sasl_mechanism = ""
+        self.session_expiry_ms: float | None = None
+        self.reauth_started_ms: float | None = None
 
     def receive(self) -> bytes | None:
         """One recv() appended to the read buffer (the frames cut before dropped first): the bytes, b"" at the

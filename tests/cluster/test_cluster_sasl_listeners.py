@@ -180,3 +180,38 @@ def test_replication_and_the_controller_over_a_sasl_inter_broker_listener(start_
     for part in (0, 1):
         st = c.partition_state("replicated", part)
         assert st is not None and st["leader"] != victim and st["isr"] == [1 - victim], st
+
+
+def test_librdkafka_reauthenticates_before_its_session_expires(start_cluster: Any, tmp_path: Path) -> None:
+    """connections.max.reauth.ms (KIP-368) of 2 s on both SASL listeners: librdkafka's connections re-authenticate
+    within their session (the broker logs each one, and closes none as expired) while a producer writes through
+    several session lifetimes; every record is acknowledged and read back in order."""
+    pki = make_pki(tmp_path / "pki")
+    c = start_cluster(1, overrides=(*overrides(pki), "connections.max.reauth.ms=2000"))
+    p = ports(c)
+    run_kactor("configs", "--zookeeper", c.connect_string, "--alter", "--entity-type", "users", "--entity-name",
+               "bob", "--add-config", "SCRAM-SHA-512=[password=bob-secret]")
+    c.create_topic("renewed", replication_factor=1)
+    c.wait_partition("renewed", 0, lambda s: s["leader"] == 0, what="renewed-0 led")
+    plain = {"bootstrap.servers": f"127.0.0.1:{p['SASL_PLAINTEXT']}", "security.protocol": "SASL_PLAINTEXT",
+             "sasl.mechanism": "PLAIN", "sasl.username": "alice", "sasl.password": "alice-secret"}
+    scram = {"bootstrap.servers": f"127.0.0.1:{p['SASL_SSL']}", "security.protocol": "SASL_SSL",
+             "ssl.ca.location": pki.ca_pem, "sasl.mechanism": "SCRAM-SHA-512", "sasl.username": "bob",
+             "sasl.password": "bob-secret"}
+    from confluent_kafka import Producer
+
+    errors: list[Any] = []
+    values: list[str] = []
+    with closing_producer(Producer({**plain, "acks": "all", "linger.ms": 0})) as producer:
+        started = time.monotonic()
+        while time.monotonic() - started < 7.0:  # three and a half session lifetimes
+            values.append(f"r{len(values)}")
+            producer.produce("renewed", values[-1].encode(), partition=0,
+                             on_delivery=lambda e, m: errors.append(e) if e else None)
+            producer.flush(10)
+            time.sleep(0.2)
+    assert errors == [] and len(values) >= 20
+    assert consume(scram, "renewed", len(values), "renewed-readers") == values
+    logged = log_of(c)
+    assert logged.count("beginning re-authentication of") >= 3, logged[-3000:]
+    assert "Disconnecting expired channel" not in logged

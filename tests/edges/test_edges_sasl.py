@@ -10,6 +10,7 @@ import logging
 import socket
 import struct
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -34,14 +35,14 @@ BOB = scram.generate_credential(SHA256, "bob-secret", 4096)
 
 
 class Node:
-    def __init__(self, make_node: Any) -> None:
+    def __init__(self, make_node: Any, sasl: ListenerSasl = SASL) -> None:
         self.lookups: list[tuple[str, str]] = []  # (user, thread name)
 
         def lookup(user: str, mechanism: ScramMechanism) -> scram.ScramCredential | None:
             self.lookups.append((user, threading.current_thread().name))
             return BOB if user == "bob" and mechanism is SHA256 else None
 
-        self.node = make_node("b", extra_listeners=(("127.0.0.1", 0, "SASL"),), sasl={"SASL": SASL},
+        self.node = make_node("b", extra_listeners=(("127.0.0.1", 0, "SASL"),), sasl={"SASL": sasl},
                               scram_credentials=lookup)
         self.seen: list[tuple[str, str]] = []
         self.node.net.add_edge_handler("test", lambda ctx, req: self.seen.append((ctx.listener, ctx.principal))
@@ -237,6 +238,49 @@ def test_authenticate_before_handshake_closes_the_connection(sasl_node: Node) ->
     ok.handshake("PLAIN")
     assert ok.authenticate(b"\0alice\0alice-secret")["error_code"] == 0
     assert ok.handled(6) == 6 and sasl_node.seen == [("SASL", "User:alice")]
+
+
+# -- KIP-368: connections.max.reauth.ms -----------------------------------------------------------------------------
+REAUTH_SASL = ListenerSasl(SASL.mechanisms, SASL.jaas, {"PLAIN": 1500, "SCRAM-SHA-256": 0})
+
+
+def test_a_session_is_renewed_by_reauthentication_and_closed_once_expired(make_node: Any) -> None:
+    """SaslAuthenticate tells the session's lifetime (connections.max.reauth.ms); a SaslHandshake on the
+    authenticated connection re-authenticates it (the requests after it served as before, the lifetime renewed);
+    the first request after the expiry closes the connection."""
+    node = Node(make_node, REAUTH_SASL)
+    c = Client(node.port)
+    c.handshake("PLAIN")
+    first = c.authenticate(b"\0alice\0alice-secret")
+    assert first["error_code"] == 0 and first["session_lifetime_ms"] == 1500
+    assert c.handled(1) == 1
+    assert c.call(17, 1, {"mechanism": "PLAIN"}) == {"error_code": 0, "mechanisms": ["PLAIN", "SCRAM-SHA-256"]}
+    renewed_at = time.monotonic()
+    again = c.authenticate(b"\0alice\0alice-secret")
+    assert again["error_code"] == 0 and again["session_lifetime_ms"] == 1500
+    assert c.handled(2) == 2
+    time.sleep(max(0.0, renewed_at + 1.8 - time.monotonic()))  # past the renewed session's end
+    c.send(40, 1, {"hmac": b"", "expiry_time_period_ms": 3})
+    assert c.closed()
+    assert node.seen == [("SASL", "User:alice")] * 2
+
+
+def test_a_reauthentication_as_another_user_fails_and_closes(make_node: Any) -> None:
+    node = Node(make_node, REAUTH_SASL)
+    c = Client(node.port)
+    c.handshake("PLAIN")
+    assert c.authenticate(b"\0alice\0alice-secret")["error_code"] == 0
+    c.call(17, 1, {"mechanism": "PLAIN"})
+    refused = c.authenticate(b"\0admin\0admin-secret")
+    assert refused["error_code"] == 58
+    assert refused["error_message"] == "Cannot change principals during re-authentication from User.alice: User.admin"
+    assert c.closed() and node.seen == []
+
+
+def test_without_connections_max_reauth_ms_sessions_never_expire(sasl_node: Node) -> None:
+    c = Client(sasl_node.port)
+    c.handshake("PLAIN")
+    assert c.authenticate(b"\0alice\0alice-secret")["session_lifetime_ms"] == 0
 
 
 # -- the client side: a process's own requests to a SASL inter-broker listener ------------------------------------

@@ -147,3 +147,18 @@ def test_a_sasl_ssl_inter_broker_listener_gets_tls_and_sasl(pki: Pki) -> None:
     assert config.inter_broker_tls_context() is not None
     assert config.inter_broker_sasl_client() == SaslClientConfig("PLAIN", "admin", "admin-secret")
     assert build_config({**BASE, **INTER_BROKER}).inter_broker_tls_context() is None  # SASL_PLAINTEXT
+
+
+def test_connections_max_reauth_ms_per_mechanism_of_a_listener() -> None:
+    """SaslChannelBuilder's connectionsMaxReauthMsByMechanism: the listener's mechanism prefix, then the listener's,
+    then the broker's; 2.6's default is 0 (sessions never expire)."""
+    assert build_config({**BASE, **SASL_LISTENERS}).listener_sasl("SASL_PLAINTEXT").max_reauth_ms == {
+        "PLAIN": 0, "SCRAM-SHA-512": 0}
+    config = build_config({**BASE, **SASL_LISTENERS, "connections.max.reauth.ms": "60000",
+                           "listener.name.sasl_plaintext.scram-sha-512.connections.max.reauth.ms": "5000"})
+    assert config.listener_sasl("SASL_PLAINTEXT").max_reauth_ms == {"PLAIN": 60000, "SCRAM-SHA-512": 5000}
+    config = build_config({**BASE, **SASL_LISTENERS, "listener.name.sasl_plaintext.connections.max.reauth.ms": "7"})
+    assert config.listener_sasl("SASL_PLAINTEXT").max_reauth_ms == {"PLAIN": 7, "SCRAM-SHA-512": 7}
+    # acted on now: no start-up note saying otherwise
+    config = build_config({**BASE, **SASL_LISTENERS, "connections.max.reauth.ms": "60000"})
+    assert all("connections.max.reauth.ms" not in line for _, line in config.startup_notes())

@@ -18,9 +18,11 @@ from core.security.sasl import (
     SaslServerAuthenticator,
     SaslState,
     StepKind,
+    may_begin_reauthentication,
     parse_jaas_config,
     plain_authenticate,
     server_jaas_entry,
+    session_expired,
 )
 from core.security.scram import SaslAuthenticationException, SaslException, ScramMechanism
 
@@ -244,3 +246,73 @@ def test_another_request_during_authentication_gets_illegal_sasl_state_then_clos
 def test_a_raw_token_out_of_turn_closes() -> None:
     auth = authenticator()
     assert auth.raw(b"\0alice\0alice-secret").kind is StepKind.CLOSE and auth.failed
+
+
+# -- KIP-368: re-authentication --------------------------------------------------------------------------------------
+REAUTH = ListenerSasl(SASL.mechanisms, SASL.jaas, {"PLAIN": 60_000, "SCRAM-SHA-256": 0})
+
+
+def test_the_session_lifetime_is_the_mechanisms_connections_max_reauth_ms() -> None:
+    """calcCompletionTimesAndReturnSessionLifetimeMs: PLAIN and SCRAM credentials do not expire, so the lifetime is
+    connections.max.reauth.ms of the mechanism; 0 means no expiry."""
+    auth = SaslServerAuthenticator(REAUTH, Lookup({}))
+    handshake(auth, "PLAIN")
+    assert auth.evaluate(auth.frame(36, 2, {"auth_bytes": b"\0alice\0alice-secret"}).token) == b""
+    assert auth.supports_reauthentication
+    assert auth.complete_session(1_000.0) == 60_000 and auth.session_expiry_ms == 61_000.0
+    scram_auth = SaslServerAuthenticator(REAUTH, Lookup({"user": RFC_CREDENTIAL}), nonce=lambda: SERVER_NONCE)
+    handshake(scram_auth, "SCRAM-SHA-256")
+    scram_auth.evaluate(scram_auth.frame(36, 0, {"auth_bytes": CLIENT_FIRST}).token)
+    scram_auth.evaluate(scram_auth.frame(36, 0, {"auth_bytes": CLIENT_FINAL}).token)
+    assert scram_auth.complete and not scram_auth.supports_reauthentication  # SaslAuthenticate v0 only
+    assert scram_auth.complete_session(1_000.0) == 0 and scram_auth.session_expiry_ms is None
+
+
+def test_a_reauthentication_starts_at_the_handshake_and_keeps_the_principal() -> None:
+    auth = SaslServerAuthenticator(REAUTH, Lookup({}), previous=("PLAIN", "User:alice"))
+    assert auth.state is SaslState.REAUTH_PROCESS_HANDSHAKE
+    step = auth.frame(17, 1, {"mechanism": "PLAIN"})
+    assert step.kind is StepKind.ANSWER and step.body == {"error_code": 0, "mechanisms": ["PLAIN", "SCRAM-SHA-256"]}
+    assert auth.evaluate(auth.frame(36, 2, {"auth_bytes": b"\0alice\0alice-secret"}).token) == b""
+    assert auth.complete and auth.principal == "User:alice"
+
+
+def test_a_reauthentication_as_another_principal_fails() -> None:
+    auth = SaslServerAuthenticator(REAUTH, Lookup({}), previous=("PLAIN", "User:alice"))
+    auth.frame(17, 1, {"mechanism": "PLAIN"})
+    with pytest.raises(SaslAuthenticationException) as e:
+        auth.evaluate(auth.frame(36, 2, {"auth_bytes": b"\0admin\0admin-secret"}).token)
+    assert str(e.value) == "Cannot change principals during re-authentication from User.alice: User.admin"
+    assert auth.failed
+
+
+def test_a_reauthentication_with_another_mechanism_is_answered_then_closed() -> None:
+    auth = SaslServerAuthenticator(REAUTH, Lookup({}), previous=("PLAIN", "User:alice"))
+    step = auth.frame(17, 1, {"mechanism": "SCRAM-SHA-256"})
+    assert step.kind is StepKind.ANSWER_AND_CLOSE and step.body["error_code"] == 0 and auth.failed
+    assert step.reason == ("SASL mechanism 'SCRAM-SHA-256' requested by client is not supported for "
+                           "re-authentication of mechanism 'PLAIN'")
+
+
+def test_a_reauthentication_must_begin_with_the_handshake() -> None:
+    auth = SaslServerAuthenticator(REAUTH, Lookup({}), previous=("PLAIN", "User:alice"))
+    assert auth.frame(18, 3, {}).kind is StepKind.CLOSE and auth.failed
+
+
+def test_a_wrong_password_at_reauthentication_says_re_authentication() -> None:
+    auth = SaslServerAuthenticator(REAUTH, Lookup({}), previous=("SCRAM-SHA-256", "User:user"))
+    auth.frame(17, 1, {"mechanism": "SCRAM-SHA-256"})
+    with pytest.raises(SaslAuthenticationException) as e:
+        auth.evaluate(auth.frame(36, 1, {"auth_bytes": CLIENT_FIRST}).token)
+    assert str(e.value) == ("Authentication failed during re-authentication due to invalid credentials with SASL "
+                            "mechanism SCRAM-SHA-256")
+
+
+def test_when_a_session_expires_and_when_it_may_be_renewed() -> None:
+    """serverAuthenticationSessionExpired and maybeBeginServerReauthentication's conditions."""
+    assert not session_expired(None, 10**12)
+    assert not session_expired(5_000.0, 5_000.0) and session_expired(5_000.0, 5_000.1)
+    assert not may_begin_reauthentication(None, None, 0.0)  # no expiry: KafkaApis answers the handshake
+    assert may_begin_reauthentication(5_000.0, None, 100.0)
+    assert not may_begin_reauthentication(5_000.0, 100.0, 1_099.0)  # at most once a second
+    assert may_begin_reauthentication(5_000.0, 100.0, 1_100.0)
