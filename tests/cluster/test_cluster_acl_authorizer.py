@@ -4,10 +4,12 @@ inter-broker listener, whose principal is ``User:ANONYMOUS`` — a super user he
 controller's requests pass, as a deployment with a PLAINTEXT inter-broker listener must configure it. A client
 without ACLs sees no topic and cannot produce (TOPIC_AUTHORIZATION_FAILED); ``kactor acls --producer`` lets it
 produce, ``--consumer --group`` lets another client consume in a group (another group is refused); a super user's
-certificate needs no ACL, and only it may create topics, delete them and describe their configs."""
+certificate needs no ACL, and only it may create topics, delete them and describe their configs; an ACL written by hand
+in ZooKeeper, with its change notification, takes effect."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import time
@@ -148,3 +150,16 @@ def test_acls_decide_who_produces_consumes_and_sees_topics(start_cluster: Any, t
     assert list(c.json("/brokers/topics/made")["partitions"]) == ["0"] and c.zk.exists("/brokers/topics/t")
     st = c.partition_state("t", 0)
     assert sorted(st["isr"]) == [0, 1]
+
+    # an ACL written by hand in ZooKeeper, as an operator (or kafka-acls.sh) writes it — the resource's znode, then a
+    # change notification naming it — takes effect on both brokers: bob may now write
+    node = "/kafka-acl/Topic/t"
+    stored = json.loads(c.zk.get(node)[0])
+    stored["acls"].append({"principal": f"User:{pki.bob.dn}", "permissionType": "Allow", "operation": "Write",
+                           "host": "*"})
+    c.zk.set(node, json.dumps(stored, separators=(",", ":")).encode())
+    c.zk.create("/kafka-acl-changes/acl_changes_", b"Topic:t", sequence=True)
+    deadline = time.monotonic() + DEADLINE_S
+    while produce_errors(bob, "t", ["bob-0"]) != [0]:
+        assert time.monotonic() < deadline, "the hand-written ACL never took effect"
+        time.sleep(0.5)
