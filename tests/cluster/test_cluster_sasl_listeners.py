@@ -40,6 +40,29 @@ def ports(c: Cluster) -> dict[str, int]:
     return {ep.split("://")[0]: int(ep.rsplit(":", 1)[1]) for ep in reg["endpoints"]}
 
 
+def sasl_broker(start_cluster: Any, pki: Pki, topic: str, *more: str) -> tuple[Cluster, dict[str, int]]:
+    """One broker with the SASL listeners (bob's SCRAM credential stored) and ``topic`` led by it; its ports."""
+    c = start_cluster(1, overrides=(*overrides(pki), *more))
+    run_kactor("configs", "--zookeeper", c.connect_string, "--alter", "--entity-type", "users", "--entity-name",
+               "bob", "--add-config", "SCRAM-SHA-512=[password=bob-secret]")
+    c.create_topic(topic, replication_factor=1)
+    c.wait_partition(topic, 0, lambda s: s["leader"] == 0, what=f"{topic}-0 led")
+    return c, ports(c)
+
+
+def plain_config(p: dict[str, int]) -> dict[str, Any]:
+    """librdkafka as alice (PLAIN, the JAAS config's user) on the SASL_PLAINTEXT listener."""
+    return {"bootstrap.servers": f"127.0.0.1:{p['SASL_PLAINTEXT']}", "security.protocol": "SASL_PLAINTEXT",
+            "sasl.mechanism": "PLAIN", "sasl.username": "alice", "sasl.password": "alice-secret"}
+
+
+def scram_config(p: dict[str, int], pki: Pki) -> dict[str, Any]:
+    """librdkafka as bob (SCRAM-SHA-512, his credential in ZooKeeper) on the SASL_SSL listener."""
+    return {"bootstrap.servers": f"127.0.0.1:{p['SASL_SSL']}", "security.protocol": "SASL_SSL",
+            "ssl.ca.location": pki.ca_pem, "sasl.mechanism": "SCRAM-SHA-512", "sasl.username": "bob",
+            "sasl.password": "bob-secret"}
+
+
 def produce(config: dict[str, Any], topic: str, values: list[str]) -> None:
     from confluent_kafka import Producer
 
@@ -76,23 +99,15 @@ def test_librdkafka_over_sasl_plain_and_scram(start_cluster: Any, tmp_path: Path
     from confluent_kafka.admin import AdminClient
 
     pki = make_pki(tmp_path / "pki")
-    c = start_cluster(1, overrides=overrides(pki))
-    p = ports(c)
-    run_kactor("configs", "--zookeeper", c.connect_string, "--alter", "--entity-type", "users", "--entity-name",
-               "bob", "--add-config", "SCRAM-SHA-512=[password=bob-secret]")
-    c.create_topic("secure", replication_factor=1)
-    c.wait_partition("secure", 0, lambda s: s["leader"] == 0, what="secure-0 led")
+    c, p = sasl_broker(start_cluster, pki, "secure")
 
-    plain = {"bootstrap.servers": f"127.0.0.1:{p['SASL_PLAINTEXT']}", "security.protocol": "SASL_PLAINTEXT",
-             "sasl.mechanism": "PLAIN", "sasl.username": "alice", "sasl.password": "alice-secret"}
+    plain = plain_config(p)
     brokers = AdminClient(plain).list_topics(timeout=30).brokers
     assert {b: m.port for b, m in brokers.items()} == {0: p["SASL_PLAINTEXT"]}
     values = [f"p{i}" for i in range(10)]
     produce(plain, "secure", values)
 
-    scram = {"bootstrap.servers": f"127.0.0.1:{p['SASL_SSL']}", "security.protocol": "SASL_SSL",
-             "ssl.ca.location": pki.ca_pem, "sasl.mechanism": "SCRAM-SHA-512", "sasl.username": "bob",
-             "sasl.password": "bob-secret"}
+    scram = scram_config(p, pki)
     produce(scram, "secure", ["s0", "s1"])
     assert consume(scram, "secure", 12, "scram-readers") == values + ["s0", "s1"]
     assert consume(plain, "secure", 12, "plain-readers") == values + ["s0", "s1"]
@@ -187,17 +202,9 @@ def test_librdkafka_reauthenticates_before_its_session_expires(start_cluster: An
     within their session (the broker logs each one, and closes none as expired) while a producer writes through
     several session lifetimes; every record is acknowledged and read back in order."""
     pki = make_pki(tmp_path / "pki")
-    c = start_cluster(1, overrides=(*overrides(pki), "connections.max.reauth.ms=2000"))
-    p = ports(c)
-    run_kactor("configs", "--zookeeper", c.connect_string, "--alter", "--entity-type", "users", "--entity-name",
-               "bob", "--add-config", "SCRAM-SHA-512=[password=bob-secret]")
-    c.create_topic("renewed", replication_factor=1)
-    c.wait_partition("renewed", 0, lambda s: s["leader"] == 0, what="renewed-0 led")
-    plain = {"bootstrap.servers": f"127.0.0.1:{p['SASL_PLAINTEXT']}", "security.protocol": "SASL_PLAINTEXT",
-             "sasl.mechanism": "PLAIN", "sasl.username": "alice", "sasl.password": "alice-secret"}
-    scram = {"bootstrap.servers": f"127.0.0.1:{p['SASL_SSL']}", "security.protocol": "SASL_SSL",
-             "ssl.ca.location": pki.ca_pem, "sasl.mechanism": "SCRAM-SHA-512", "sasl.username": "bob",
-             "sasl.password": "bob-secret"}
+    c, p = sasl_broker(start_cluster, pki, "renewed", "connections.max.reauth.ms=2000")
+    plain = plain_config(p)
+    scram = scram_config(p, pki)
     from confluent_kafka import Producer
 
     errors: list[Any] = []

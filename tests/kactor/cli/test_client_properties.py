@@ -97,14 +97,9 @@ def test_the_wire_side_of_a_file(pki: Any) -> None:
 
 
 # -- kafka_wire against a broker's own server side ------------------------------------------------------------------
-def _recv(sock: socket.socket, n: int) -> bytes:
-    buf = b""
-    while len(buf) < n:
-        chunk = sock.recv(n - len(buf))
-        if not chunk:
-            raise ConnectionError("closed")
-        buf += chunk
-    return buf
+def _frame(conn: socket.socket) -> bytes:
+    (size,) = struct.unpack(">i", kafka_wire.recv_exact(conn, 4))
+    return kafka_wire.recv_exact(conn, size)
 
 
 class FakeBroker:
@@ -139,7 +134,7 @@ class FakeBroker:
         if self.sasl is not None:
             auth = SaslServerAuthenticator(self.sasl, lambda user, m: self.credentials[m] if user == "bob" else None)
             while not auth.complete:
-                req = decode_request(_recv(conn, struct.unpack(">i", _recv(conn, 4))[0]))
+                req = decode_request(_frame(conn))
                 key, version, corr = (req.header.request_api_key, req.header.request_api_version,
                                       req.header.correlation_id)
                 step = auth.frame(key, version, req.body)
@@ -155,7 +150,7 @@ class FakeBroker:
                     return
             self.principals.append(auth.principal)
         while True:
-            req = decode_request(_recv(conn, struct.unpack(">i", _recv(conn, 4))[0]))
+            req = decode_request(_frame(conn))
             conn.sendall(encode_response(18, req.header.request_api_version, req.header.correlation_id,
                                          api_versions_body()))
 
