@@ -23,7 +23,7 @@ from core.security.acl import (
     ResourceType,
 )
 from kactor.cli import CliError, client_properties
-from kactor.cli.client_properties import UnsupportedClientConfigError
+from kactor.cli.client_properties import ClientProperties, UnsupportedClientConfigError
 from kactor.cli.kafka_support import java_exception
 from kactor.kafka_clients import DEFAULT_TIMEOUT_S, KafkaClientError, admin_client, error_text, parse_bootstrap
 
@@ -42,12 +42,16 @@ def command_config(path: str | None, warn: Out) -> dict[str, Any]:
     return client_properties.command_config(path, warn, ERROR, TOOL)
 
 
-def check_login(bootstrap_server: str, path: str | None, warn: Out) -> None:
+def load_command_config(path: str | None, warn: Out) -> ClientProperties:
+    """Utils.loadProps of --command-config, for librdkafka and for the login check, read once."""
+    return client_properties.load(path, "--command-config", warn, ERROR, TOOL)
+
+
+def check_login(bootstrap_server: str, props: ClientProperties) -> None:
     """The file's login tried once before the ACL requests (kactor/cli/kafka_support.py's ``servers`` says why):
     a refusal is AclCommand's one error line, at once."""
     from kactor.cli import kafka_wire
 
-    props = client_properties.load(path, "--command-config", warn, ERROR, TOOL)
     if props.protocol == "PLAINTEXT":
         return
     try:

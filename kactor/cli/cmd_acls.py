@@ -380,11 +380,11 @@ def run_admin_client(args: argparse.Namespace, to_add: dict[ResourcePattern, lis
     def warn(text: str) -> None:
         print(text, file=sys.stderr, flush=True)
 
-    config = acls_kafka.command_config(args.command_config, warn)
+    props = acls_kafka.load_command_config(args.command_config, warn)
     acls_kafka.refuse_delegation_tokens([*(p.resource_type for p in to_add),
                                          *(f.resource_type for f in resource_filters(args, die_if_none=False))])
-    admin = acls_kafka.AdminAcls(args.bootstrap_server, config)
-    acls_kafka.check_login(args.bootstrap_server, args.command_config, lambda _: None)  # warned of above
+    admin = acls_kafka.AdminAcls(args.bootstrap_server, dict(props.librdkafka))
+    acls_kafka.check_login(args.bootstrap_server, props)
     if args.add:
         for pattern, entries in to_add.items():
             out(adding_text(pattern, entries))
