@@ -2,6 +2,9 @@
 
 The dataset directory also holds ``_kactor_trace.json`` (the processes' header lines and any warnings), which
 readers use to check the trace_version; Spark ignores files whose name starts with "_".
+
+The JSON is read once: into the columns cache beside the trace (spark/columns.py, as ``summarize`` does; a trace
+already summarised or converted reads no JSON), then counted, validated and written from those columns.
 """
 
 from __future__ import annotations
@@ -10,12 +13,15 @@ import json
 import os
 from typing import Any
 
-from spark.load import PARQUET_META, TraceInputError, discover, load
+from spark import columns
+from spark.load import PARQUET_META, TraceInputError, count, discover, resolve
 from spark.schema import TRACE_SCHEMA
 
 
 def convert(spark: Any, inputs: list[str], out_dir: str) -> dict[str, Any]:
     """Validate the JSON-lines traces in ``inputs`` and write them to ``out_dir`` as Parquet."""
+    from pyspark.sql import functions as F  # noqa: N812 - the PySpark convention
+
     src = discover(inputs)
     if src.parquet:
         raise TraceInputError(f"{src.parquet[0]}: already a Parquet trace")
@@ -23,9 +29,25 @@ def convert(spark: Any, inputs: list[str], out_dir: str) -> dict[str, Any]:
     for tf in src.jsonl:
         if os.path.dirname(os.path.realpath(tf.path)) == out_real:
             raise TraceInputError(f"{out_dir}: the output folder is an input folder")
-    records, processes, _ = load(spark, src)
-    (records.select(*TRACE_SCHEMA.fieldNames()).sortWithinPartitions("process", "seq")
-     .write.mode("overwrite").parquet(out_dir))
+    dirs = columns.prepare(spark, src)  # the one JSON pass (none if the columns are cached)
+    valid = False
+    try:
+        rows = columns.frame(spark, dirs[0])
+        for d in dirs[1:]:
+            rows = rows.unionByName(columns.frame(spark, d))
+        fast = F.col("_fast")
+        processes, _, slow = count(src, rows, reread=lambda _: rows.where(~fast))
+        # a fixed-order row holds its fields and its payload as written; a slow one its whole line, parsed here
+        records = rows.where(fast).select(*[F.col("_text" if n == "payload" else n).alias(n)
+                                            for n in TRACE_SCHEMA.fieldNames()])
+        if slow is not None:
+            parsed = resolve(rows.where(~fast & (F.col("_part") >= 0)))
+            records = records.unionByName(parsed.where(~F.col("_bad") & (F.col("_part") >= 0))
+                                          .select(*TRACE_SCHEMA.fieldNames()))
+        (records.sortWithinPartitions("process", "seq").write.mode("overwrite").parquet(out_dir))
+        valid = True
+    finally:
+        columns.finish(dirs, valid)
     meta = {"trace_version": src.headers[0].get("trace_version") if src.headers else None,
             "headers": src.headers, "warnings": src.warnings, "processes": processes}
     with open(os.path.join(out_dir, PARQUET_META), "w", encoding="utf-8") as f:

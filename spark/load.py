@@ -326,19 +326,6 @@ def count(src: TraceSource, rows: Any, group_keys: tuple[str, ...] = (),
     return sorted(per_process.values(), key=lambda r: r["process"]), stats, again
 
 
-def load(spark: Any, src: TraceSource) -> tuple[Any, list[dict[str, Any]], list[dict[str, Any]]]:
-    """Validate every input and return ``(records, processes, groups)``: the (lazy) valid records with
-    TRACE_SCHEMA's columns, and ``count``'s sums per process and counts per file."""
-    from pyspark.sql import functions as F  # noqa: N812 - the PySpark convention
-
-    from spark.schema import TRACE_SCHEMA
-
-    rows = lines(spark, src)
-    processes, groups, _ = count(src, rows)
-    records = resolve(rows.where((F.col("_fast") | ~F.col("_head")) & (F.col("_part") >= 0)))
-    return records.where(~F.col("_bad") & (F.col("_part") >= 0)).select(*TRACE_SCHEMA.fieldNames()), processes, groups
-
-
 def raise_corrupt(src: TraceSource, files: list[str]) -> None:
     """Raise TraceInputError for the first bad line among ``files`` (``_file`` values of records found bad after
     ``count``: a payload the summary reads that does not parse)."""

@@ -59,6 +59,35 @@ def test_convert_keeps_the_payload_text_as_written(spark: Any, tmp_path) -> None
             assert got[(process, rec["seq"])] == written
 
 
+def test_convert_reads_the_json_once_into_the_columns_cache(spark: Any, tmp_path) -> None:
+    """convert parses the JSON into the columns cache beside the trace (spark/columns.py) and writes the Parquet
+    from those columns; a trace converted again reads only the columns, so a payload changed in place (same size,
+    same modification time: the cache's key) does not show in the second conversion."""
+    from spark import columns
+    from spark.convert import convert
+
+    folder = write_trace(str(tmp_path / "t"), truncated=False)
+    convert(spark, [folder], str(tmp_path / "pq1"))
+    files = [os.path.join(folder, n) for n in ("broker-0.jsonl", "broker-1.jsonl")]
+    assert columns.cached_dir(folder, columns.file_key(files)) is not None
+    path = files[0]
+    st = os.stat(path)
+    with open(path) as f:
+        text = f.read()
+    assert text.count('"queue_size":0}') >= 1
+    with open(path, "w") as f:
+        f.write(text.replace('"queue_size":0}', '"queue_size":7}'))
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+    convert(spark, [folder], str(tmp_path / "pq2"))
+
+    def rows(name: str) -> list[tuple[Any, ...]]:
+        return sorted(tuple(r) for r in spark.read.parquet(str(tmp_path / name)).collect())
+
+    first = rows("pq1")
+    assert len(first) == len(lines(BROKER_0)) + len(lines(BROKER_1))
+    assert rows("pq2") == first
+
+
 def test_observability_text_inside_another_payload_is_not_an_observability_record(
         spark: Any, summary: dict[str, Any], tmp_path) -> None:
     """The observed read keeps a line by the text `","type":"<observability type>","payload":` before parsing it;
