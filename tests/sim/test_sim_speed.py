@@ -12,7 +12,7 @@ import pytest
 from kactor.sim_boot import SimBoot
 from messages.common import TopicPartition
 from sim.client import zk_partition_state
-from sim.invariants import hosted_partition, values_below_hw
+from sim.invariants import hosted_partition, value_at, values_below_hw
 from sim.run import SeedResult, create_topic, run_seed
 from sim.runtime import Sim
 
@@ -77,6 +77,13 @@ def test_the_batch_cache_reads_every_log_as_the_plain_parse_does_as_it_changes()
         assert values_below_hw(logs[1], cache) == values_below_hw(logs[1]) == {0: "v0", 1: "v1", 2: "v2", 3: "x"}
         logs[2].update_high_watermark(2)
         assert values_below_hw(logs[2], cache) == values_below_hw(logs[2]) == {0: "v0", 1: "v1"}
+        # the final check's read of a leader's log to its end answers as value_at does at every offset, above the
+        # high watermark too
+        for log in logs:
+            end = log.log_end_offset
+            assert values_below_hw(log, cache, end=end) == {o: value_at(log, o) for o in range(end)}
+        assert values_below_hw(logs[1], cache, end=logs[1].log_end_offset)[3] == "x"
+        assert values_below_hw(logs[2], cache, end=logs[2].log_end_offset) == {0: "v0", 1: "v1", 2: "v2", 3: "w"}
     finally:
         sim.close()
 
