@@ -37,11 +37,6 @@ def librdkafka_config(props: Mapping[str, str], warn: Out) -> dict[str, Any]:
     return client_properties.librdkafka_config(props, warn, ERROR, TOOL)
 
 
-def command_config(path: str | None, warn: Out) -> dict[str, Any]:
-    """Utils.loadProps of --command-config, mapped to librdkafka."""
-    return client_properties.command_config(path, warn, ERROR, TOOL)
-
-
 def load_command_config(path: str | None, warn: Out) -> ClientProperties:
     """Utils.loadProps of --command-config, for librdkafka and for the login check, read once."""
     return client_properties.load(path, "--command-config", warn, ERROR, TOOL)

@@ -19,9 +19,9 @@ from core.security.acl import (
 from kactor.cli import CliError, main
 from kactor.cli.acls_kafka import (
     UnsupportedClientConfigError,
-    command_config,
     from_ck_binding,
     librdkafka_config,
+    load_command_config,
     to_ck_binding,
 )
 
@@ -89,9 +89,10 @@ def test_the_command_config_file_is_read_as_java_properties(tmp_path: Path) -> N
     f.write_text("# admin\nsecurity.protocol=SASL_PLAINTEXT\nsasl.mechanism: PLAIN\n"
                  "sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required \\\n"
                  '    username="admin" password="pw";\n')
-    assert command_config(str(f), print) == {"security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "PLAIN",
-                                             "sasl.username": "admin", "sasl.password": "pw"}
-    assert command_config(None, print) == {"security.protocol": "PLAINTEXT"}
+    assert dict(load_command_config(str(f), print).librdkafka) == {
+        "security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "PLAIN", "sasl.username": "admin",
+        "sasl.password": "pw"}
+    assert dict(load_command_config(None, print).librdkafka) == {"security.protocol": "PLAINTEXT"}
 
 
 def test_a_missing_command_config_is_one_line(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
