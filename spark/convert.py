@@ -14,7 +14,7 @@ import os
 from typing import Any
 
 from spark import columns
-from spark.load import PARQUET_META, TraceInputError, count, discover, resolve
+from spark.load import PARQUET_META, TraceInputError, count, discover, resolve, union_by_name
 from spark.schema import TRACE_SCHEMA
 
 
@@ -32,9 +32,7 @@ def convert(spark: Any, inputs: list[str], out_dir: str) -> dict[str, Any]:
     dirs = columns.prepare(spark, src)  # the one JSON pass (none if the columns are cached)
     valid = False
     try:
-        rows = columns.frame(spark, dirs[0])
-        for d in dirs[1:]:
-            rows = rows.unionByName(columns.frame(spark, d))
+        rows = union_by_name([columns.frame(spark, d) for d in dirs])
         fast = F.col("_fast")
         processes, _, slow = count(src, rows, reread=lambda _: rows.where(~fast))
         # a fixed-order row holds its fields and its payload as written; a slow one its whole line, parsed here

@@ -239,10 +239,15 @@ def lines(spark: Any, src: TraceSource) -> Any:
             F.lit("").alias("_file"), "process", "seq", "ts", "sender", "receiver", "type", "cause",
             F.lit(True).alias("_fast"), F.lit(False).alias("_head"), F.col("payload").alias("_text"),
             F.concat(F.lit('{"payload":'), "payload", F.lit("}")).alias("_doc"), F.spark_partition_id().alias("_part")))
-    allrows = frames[0]
+    return union_by_name(frames)
+
+
+def union_by_name(frames: list[Any]) -> Any:
+    """``DataFrame.unionByName`` over ``frames`` (at least one), in their order: the trace's parts as one frame."""
+    out = frames[0]
     for other in frames[1:]:
-        allrows = allrows.unionByName(other)
-    return allrows
+        out = out.unionByName(other)
+    return out
 
 
 def resolve(rows: Any) -> Any:

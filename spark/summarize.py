@@ -23,7 +23,7 @@ from pyspark.sql import functions as F  # noqa: N812 - the PySpark convention
 from pyspark.sql.types import StructField, StructType
 
 from spark import columns
-from spark.load import TraceSource, count, discover, lines, raise_corrupt, resolve
+from spark.load import TraceSource, count, discover, lines, raise_corrupt, resolve, union_by_name
 from spark.schema import ANY_ERROR_RE, ERRORS_RE, OBS_TYPES, SUMMARY_SCHEMAS
 
 SLOW_EVENT_MS = 2000.0
@@ -80,9 +80,7 @@ def observed(rows: DataFrame | None, slow: DataFrame | None, partitions: int) ->
         parts.append(slow.where(part & ~F.col("_bad") & (is_obs | has_error)).select(*columns))
     if not parts:
         raise ValueError("observed: neither rows nor slow lines given")
-    kept = parts[0]
-    for other in parts[1:]:
-        kept = kept.unionByName(other)
+    kept = union_by_name(parts)
     errs = F.when(has_error, F.filter(F.regexp_extract_all(text, F.lit(ERRORS_RE), F.lit(1)), lambda e: e != "NONE"))
     payloads = [F.when(F.col("type") == typ, F.from_json("_doc", StructType([StructField("payload", schema)]))
                        ["payload"]).alias(_payload_column(typ))
@@ -362,9 +360,7 @@ def _from_columns(spark: Any, src: TraceSource, dirs: list[columns.ColumnsDir],
     frames = [columns.frame(spark, d) for d in dirs]
     if src.parquet:  # written by `kactor trace convert`: every record is a fixed-order one, read by observed
         frames.append(lines(spark, TraceSource(parquet=src.parquet)).withColumn("observed", F.lit(True)))
-    rows = frames[0]
-    for other in frames[1:]:
-        rows = rows.unionByName(other)
+    rows = union_by_name(frames)
     # The count reads the small columns of every row, the observed read the payloads of the rows it needs only
     # (the `observed` partition); they run at the same time (the observed one from a second thread): neither needs
     # the other's result, and each leaves a core idle part of the time (the driver planning and compiling a query,
