@@ -33,7 +33,7 @@ import attrs
 from core.broker.replica_selector import replica_selector_for
 from core.security.sasl import REFUSED_MECHANISMS, SERVED_MECHANISMS, ListenerSasl, server_jaas_entry
 from core.security.sasl_client import SaslClientConfig
-from edges.net.tls import TlsConfigError, client_context, server_context
+from edges.net.tls_context import TlsConfigError, client_context, server_context
 from kactor.config_notes import REFUSED, note_for
 from kactor.kafka_configs import KAFKA_CONFIGS, ConfigError, text_of
 from messages.common import EndPoint
@@ -233,7 +233,7 @@ CONFIG_DEFS: dict[str, tuple[Callable[[str, str], Any], Any]] = {
     # replication throttles (ReplicationQuotaManagerConfig)
     "replication.quota.window.num": (_int(1), 11),
     "replication.quota.window.size.seconds": (_int(1), 1),
-    # an SSL listener's TLS (edges/net/tls.py), each also settable per listener as listener.name.<name>.<key>
+    # an SSL listener's TLS (edges/net/tls_context.py), each also settable per listener as listener.name.<name>.<key>
     **{key: _kafka(key) for key in SSL_LISTENER_KEYS},
     "ssl.principal.mapping.rules": _kafka("ssl.principal.mapping.rules"),
     # a SASL listener's mechanisms (core/security/sasl.py); the JAAS configs are listener.name.<l>.<mech>.sasl.*

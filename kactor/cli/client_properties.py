@@ -9,7 +9,7 @@ PKCS12 (its certificates handed to librdkafka as PEM text), ``ssl.keystore.locat
 the key and its certificate) or PKCS12 (which librdkafka reads itself), their passwords, ``ssl.key.password`` and
 ``ssl.endpoint.identification.algorithm``; ``client.id``. What librdkafka cannot do is refused with a message saying
 so: a JKS store, GSSAPI or OAUTHBEARER, a JAAS login module other than those two. kafka_wire takes the same file as
-a TLS context (edges/net/tls.py's ``client_context``, the brokers' own outbound one) and a SASL client
+a TLS context (edges/net/tls_context.py's ``client_context``, the brokers' own outbound one) and a SASL client
 (core/security/sasl_client.py): `ClientProperties.ssl_context` and `.sasl`.
 """
 
@@ -185,9 +185,9 @@ def _pkcs12_certificates(path: str, password: str | None, prefix: str) -> str:
 
 
 def wire_ssl_context(props: Mapping[str, str], prefix: str = "") -> ssl.SSLContext:
-    """The TLS context kafka_wire connects with: the brokers' own client context (edges/net/tls.py) from the file's
+    """The TLS context kafka_wire connects with: the brokers' own client context (edges/net/tls_context.py) from the file's
     ``ssl.*`` settings, with Kafka's client defaults for the protocol versions."""
-    from edges.net.tls import TlsConfigError, client_context
+    from edges.net.tls_context import TlsConfigError, client_context
 
     values: dict[str, Any] = {k: v for k, v in props.items() if k.startswith("ssl.")}
     values.setdefault("ssl.truststore.type", "JKS")

@@ -322,7 +322,7 @@ def test_an_outbound_connection_refused_authentication_fails_its_requests(make_n
 
 def test_outbound_sasl_after_tls(make_node: Any, tmp_path: Path) -> None:
     """A SASL_SSL inter-broker listener: the TLS handshake, then the SASL exchange, then the requests."""
-    from edges.net.tls import client_context, server_context
+    from edges.net.tls_context import client_context, server_context
 
     pki = make_pki(tmp_path / "pki")
     server_tls = server_context({"ssl.protocol": "TLSv1.3", "ssl.enabled.protocols": ("TLSv1.2", "TLSv1.3"),

@@ -17,7 +17,7 @@ import pytest
 from edge_support import EdgeEcho, EdgeHandled
 
 from edges.net.framing import decode_outbound, encode_outbound, outbound_spec
-from edges.net.tls import server_context
+from edges.net.tls_context import server_context
 from messages.net import NetResponse, NetSend, NetSendFailed
 from tests.support.tls_certs import STORE_PASSWORD, Pki, make_pki
 
@@ -171,14 +171,14 @@ def test_a_handshake_that_stalls_does_not_hold_the_others(make_node: Any, pki: P
 
 
 def test_server_context_refuses_a_missing_keystore(tmp_path: Path, pki: Pki) -> None:
-    from edges.net.tls import TlsConfigError
+    from edges.net.tls_context import TlsConfigError
 
     with pytest.raises(TlsConfigError, match=r"ssl.keystore.location is not set"):
         server_context({"ssl.enabled.protocols": ("TLSv1.2",)})
 
 
 def client_tls(pki: Pki, identity: Any = None, check_hostname: bool = True) -> ssl.SSLContext:
-    from edges.net.tls import client_context
+    from edges.net.tls_context import client_context
 
     values: dict[str, Any] = {"ssl.protocol": "TLSv1.3", "ssl.enabled.protocols": ("TLSv1.2", "TLSv1.3"),
                               "ssl.truststore.type": "PEM", "ssl.truststore.location": pki.ca_pem,

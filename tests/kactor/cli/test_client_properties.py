@@ -24,7 +24,7 @@ from core.security.sasl import (
     parse_jaas_config,
 )
 from edges.net.sasl import evaluate_frame
-from edges.net.tls import server_context
+from edges.net.tls_context import server_context
 from kactor.cli import CliError, kafka_wire, main
 from kactor.cli.client_properties import (
     CONSUMER_SAME_NAME,
