@@ -185,8 +185,8 @@ def _pkcs12_certificates(path: str, password: str | None, prefix: str) -> str:
 
 
 def wire_ssl_context(props: Mapping[str, str], prefix: str = "") -> ssl.SSLContext:
-    """The TLS context kafka_wire connects with: the brokers' own client context (edges/net/tls_context.py) from the file's
-    ``ssl.*`` settings, with Kafka's client defaults for the protocol versions."""
+    """The TLS context kafka_wire connects with: the brokers' own client context (edges/net/tls_context.py) from the
+    file's ``ssl.*`` settings, with Kafka's client defaults for the protocol versions."""
     from edges.net.tls_context import TlsConfigError, client_context
 
     values: dict[str, Any] = {k: v for k, v in props.items() if k.startswith("ssl.")}

@@ -1,6 +1,6 @@
-"""SSL listeners' configuration (kactor/config.py + edges/net/tls_context.py): Kafka 2.6.3's ssl.* names and defaults, the
-listener.name.<l>.ssl.* overrides (KafkaConfig.valuesWithPrefixOverride), and the start-up errors of a listener
-whose server context cannot be made, each naming its key."""
+"""SSL listeners' configuration (kactor/config.py + edges/net/tls_context.py): Kafka 2.6.3's ssl.* names and
+defaults, the listener.name.<l>.ssl.* overrides (KafkaConfig.valuesWithPrefixOverride), and the start-up errors of
+a listener whose server context cannot be made, each naming its key."""
 
 from __future__ import annotations
 
