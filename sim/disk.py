@@ -110,9 +110,11 @@ class SimDisk:
         """Every later call under ``path`` raises EIO."""
         self.failed.append(os.path.normpath(path))
 
-    def power_loss(self) -> None:
-        """The machine loses power: open descriptors go, and the disk keeps what a reboot finds (module doc)."""
+    def power_loss(self) -> tuple[int, int]:
+        """The machine loses power: open descriptors go, and the disk keeps what a reboot finds (module doc).
+        Returns (files, bytes) lost or cut off, for the run's event log."""
         rng = self.rng
+        before = (len(self.files), sum(len(i.data) for i in self.files.values()))
         self.power_losses += 1
         self._fds.clear()
         files, dirs = dict(self._durable_files), set(self._durable_dirs)
@@ -128,6 +130,7 @@ class SimDisk:
             survived[path] = kept
         self.files, self.dirs = survived, dirs
         self._commit()
+        return before[0] - len(survived), before[1] - sum(len(i.data) for i in survived.values())
 
     def _tear(self, inode: _Inode) -> _Inode:
         rng = self.rng

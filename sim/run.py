@@ -174,6 +174,8 @@ def play(cluster: Cluster, seed: int, steps: int, tamper: Callable[[Sim, int], N
         for f in (f for f in faults if f.step == step):
             if f.kind == "crash":
                 sim.crash(f.a)
+            elif f.kind == "power-loss":
+                sim.power_loss(f.a)
             elif f.kind == "stop":
                 sim.stop(f.a)
             elif f.kind == "restart":

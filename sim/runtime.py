@@ -51,6 +51,7 @@ from messages.net import NetRequest, NetResponse, NetSendFailed
 from messages.partition import LogAppendFailed
 from messages.runtime import TimerFired
 from messages.zk import Create, Delete, Multi, SetData, ZkRequest
+from sim.disk import SimDisk
 from sim.zookeeper import OPEN, ZooKeeperModel
 from zk_bridge.paths import ControllerEpochZNode
 
@@ -237,6 +238,7 @@ class SimBroker:
         self.paused = False  # SIGSTOPped: its inputs wait in ``held`` until it resumes
         self.pause_armed = False  # to be SIGSTOPped right after its next ZooKeeper request goes out
         self.held: list[tuple[str, Any, str, int | None]] = []
+        self.disk: SimDisk | None = None  # its log dirs (sim/disk.py), kept across its incarnations
 
     @property
     def up(self) -> bool:
@@ -276,6 +278,8 @@ class Sim:
         self.root = tempfile.mkdtemp(prefix=f"kactor-sim-{seed}-", dir=scratch or scratch_base())
         self.trace_dir = trace_dir
         self.brokers = {b: SimBroker(b, os.path.join(self.root, f"broker-{b}")) for b in range(brokers)}
+        for broker in self.brokers.values():  # what a power loss keeps: a stream per broker, apart from self.rng
+            broker.disk = SimDisk(random.Random(f"disk-{seed}-{broker.id}"), lambda: self.clock.now_ms() / 1000)
         # seeded per-link latency (ms), both directions alike
         self.latency = {(a, b): round(self.rng.uniform(0.2, 3.0), 3) for a in self.brokers for b in self.brokers}
         self.cut: set[frozenset[int]] = set()
@@ -388,7 +392,7 @@ class Sim:
         broker.stopping = False
         broker.session = self.zk.open_session(cfg["zookeeper.session.timeout.ms"])
         rt.edges = Edges(zk=SimZooKeeper(self, broker), timer=SimTimers(self, broker), net=SimNetwork(self, broker),
-                         log_dirs=SimLogDirs(self, broker), process=SimProcess(self, broker))
+                         log_dirs=SimLogDirs(self, broker), process=SimProcess(self, broker), disk=broker.disk)
         self.note(f"b{broker_id} start (incarnation {broker.incarnation})")
         self.last_fault_ms = self.now
         spawn_broker_actors(rt)
@@ -439,6 +443,17 @@ class Sim:
             self.zk.events(sid)  # what the dead client would have been told
         self.pump_zk_events()
         self.fail_in_flight(lambda p: p.dst == broker_id or p.src is broker, "connection reset")
+
+    def power_loss(self, broker_id: int) -> None:
+        """The broker's machine loses power: the process dies as in `crash`, and its disk keeps only what a power
+        loss keeps (sim/disk.py: the fsynced bytes, a seeded share of the rest, torn at any byte)."""
+        broker = self.brokers[broker_id]
+        if not broker.up:
+            return
+        self.crash(broker_id, reason="power loss")
+        assert broker.disk is not None
+        files, size = broker.disk.power_loss()
+        self.note(f"b{broker_id} disk after the power loss: {files} files and {size} bytes lost")
 
     def pause(self, broker_id: int) -> None:
         """SIGSTOP: the process handles nothing (what reaches it waits: requests, answers, timers, ZooKeeper's
