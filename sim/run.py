@@ -176,6 +176,8 @@ def play(cluster: Cluster, seed: int, steps: int, tamper: Callable[[Sim, int], N
                 sim.crash(f.a)
             elif f.kind == "power-loss":
                 sim.power_loss(f.a)
+            elif f.kind == "logdir-fail":
+                sim.fail_log_dir(f.a)
             elif f.kind == "stop":
                 sim.stop(f.a)
             elif f.kind == "restart":

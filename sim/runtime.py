@@ -48,7 +48,7 @@ from edges.net.framing import (
 )
 from messages.broker_lifecycle import BrokerShutdownRequested
 from messages.net import NetRequest, NetResponse, NetSendFailed
-from messages.partition import LogAppendFailed
+from messages.partition import LogAppendFailed, LogDirFailure
 from messages.runtime import TimerFired
 from messages.zk import Create, Delete, Multi, SetData, ZkRequest
 from sim.disk import SimDisk
@@ -186,10 +186,18 @@ class SimNetwork(_Edge):
 
 
 class SimLogDirs(_Edge):
-    """The "log_dirs" slot: no probe (the temp dirs do not fail yet); a refused append is still an input."""
+    """The "log_dirs" slot: edges/log_dirs.py's LogDirProbe, poked by a shard's I/O error: a dir its SimDisk
+    fails (`Sim.fail_log_dir`) is reported once, as the probe's LogDirFailure to the replica manager; a refused
+    append is still an input."""
 
     def poke(self) -> None:
-        pass
+        broker, disk = self.broker, self.broker.disk
+        if disk is None or not disk.failed or self.incarnation in broker.reported_dirs:
+            return
+        broker.reported_dirs.add(self.incarnation)  # the broker has one log dir (kactor/sim_boot.py)
+        failure = LogDirFailure(0, broker.log_dir)
+        self.sim.at(0.0, lambda: self.sim.deliver(broker, self.incarnation, names.REPLICA_MANAGER, failure,
+                                                  names.EDGE_LOG_DIRS))
 
     def append_failed(self, shard: str, dir_index: int, seq: int) -> None:
         self.sim.at(0.0, lambda: self.sim.deliver(self.broker, self.incarnation, shard,
@@ -216,7 +224,8 @@ class SimProcess(_Edge):
 
     def shutdown_complete(self, msg: Any) -> None:
         if self.broker.alive(self.incarnation):
-            self.sim.note(f"b{self.broker.id} shutdown complete: {msg.reason}")
+            # the reason may name the log dir: the run's temp dir is written as the traces write it (determinism)
+            self.sim.note(f"b{self.broker.id} shutdown complete: {msg.reason.replace(self.sim.root, TRACE_ROOT)}")
             if self.sim.on_stopped is not None:
                 self.sim.on_stopped(self.broker.id, msg)
             # the process exits once the cascade that told it is over (BrokerProcess.run's wait), not inside it
@@ -239,6 +248,7 @@ class SimBroker:
         self.pause_armed = False  # to be SIGSTOPped right after its next ZooKeeper request goes out
         self.held: list[tuple[str, Any, str, int | None]] = []
         self.disk: SimDisk | None = None  # its log dirs (sim/disk.py), kept across its incarnations
+        self.reported_dirs: set[int] = set()  # the incarnations whose probe reported its failed log dir
 
     @property
     def up(self) -> bool:
@@ -375,6 +385,9 @@ class Sim:
         broker = self.brokers[broker_id]
         assert not broker.up
         os.makedirs(broker.log_dir, exist_ok=True)
+        if broker.disk is not None and broker.disk.failed:  # a failed disk was replaced: a new, empty one
+            broker.disk = SimDisk(random.Random(f"disk-{self.seed}-{broker_id}-{broker.incarnation}"),
+                                  broker.disk.clock)
         cfg = self.boot.config(broker_id, broker.log_dir)
         broker.incarnation += 1
         trace = None
@@ -454,6 +467,18 @@ class Sim:
         assert broker.disk is not None
         files, size = broker.disk.power_loss()
         self.note(f"b{broker_id} disk after the power loss: {files} files and {size} bytes lost")
+
+    def fail_log_dir(self, broker_id: int) -> None:
+        """The disk under the broker's log dir goes bad: every call there raises EIO from now on (its logs defer the
+        errors, its probe reports the dir, and with no live dir left the broker halts, as Kafka's
+        LogManager.handleLogDirFailure); when it starts again, it is on a new, empty disk (the operator replaced
+        it) and fetches its replicas from scratch."""
+        broker = self.brokers[broker_id]
+        if not broker.up:
+            return
+        assert broker.disk is not None
+        self.note(f"b{broker_id} log dir fails")
+        broker.disk.fail_dir(broker.log_dir)
 
     def pause(self, broker_id: int) -> None:
         """SIGSTOP: the process handles nothing (what reaches it waits: requests, answers, timers, ZooKeeper's
