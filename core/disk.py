@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import os
 import shutil
-from typing import Protocol
+from typing import BinaryIO, Protocol
 
 
 class Disk(Protocol):
@@ -65,6 +65,10 @@ class Disk(Protocol):
     # whole files and trees (what the logs used open() and shutil for)
     def read_file(self, path: str) -> bytes: ...
 
+    def reader(self, path: str) -> BinaryIO:
+        """The file opened to be read front to back in large buffered reads (LogSegment.recover)."""
+        ...
+
     def write_file(self, path: str, data: bytes, fsync: bool = False) -> None: ...
 
     def append_file(self, path: str, data: bytes) -> None: ...
@@ -77,6 +81,10 @@ class Disk(Protocol):
 def _read_file(path: str) -> bytes:
     with open(path, "rb") as f:
         return f.read()
+
+
+def _reader(path: str) -> BinaryIO:
+    return open(path, "rb", buffering=1 << 20)  # noqa: SIM115 (the caller closes it: a context manager)
 
 
 def _write_file(path: str, data: bytes, fsync: bool = False) -> None:
@@ -132,6 +140,7 @@ class OsDisk:
         self.isdir = os.path.isdir
         self.utime = os.utime
         self.read_file = _read_file
+        self.reader = _reader
         self.write_file = _write_file
         self.append_file = _append_file
         self.fsync_path = _fsync_path

@@ -26,6 +26,7 @@ Deterministic: the only randomness is the ``random.Random`` given, drawn in path
 from __future__ import annotations
 
 import errno
+import io
 import os
 import random
 from collections.abc import Callable
@@ -351,6 +352,9 @@ class SimDisk:
 
     def read_file(self, path: str) -> bytes:
         return bytes(self._file(path).data)
+
+    def reader(self, path: str) -> io.BytesIO:
+        return io.BytesIO(self.read_file(path))
 
     def write_file(self, path: str, data: bytes, fsync: bool = False) -> None:
         fd = self.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)

@@ -91,38 +91,6 @@ def fsync_file(path: str, disk: Disk = OS_DISK) -> None:
         disk.close(fd)
 
 
-class _Reader:
-    """A file read front to back through its Disk, 1 MiB at a time (what ``open(path, "rb", buffering=1 << 20)``
-    gave LogSegment.recover)."""
-
-    __slots__ = ("disk", "fd", "position", "buffer", "start")
-    CHUNK = 1 << 20
-
-    def __init__(self, disk: Disk, path: str) -> None:
-        self.disk = disk
-        self.fd = disk.open(path, os.O_RDONLY)
-        self.position = 0  # the file position of buffer[start]
-        self.buffer = b""
-        self.start = 0
-
-    def __enter__(self) -> _Reader:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.disk.close(self.fd)
-
-    def read(self, size: int) -> bytes:
-        end = self.start + size
-        if end > len(self.buffer):
-            rest = self.buffer[self.start:]
-            more = self.disk.pread(self.fd, max(size - len(rest), self.CHUNK), self.position + len(rest))
-            self.buffer, self.start, end = rest + more, 0, size
-        out = self.buffer[self.start:end]
-        self.position += len(out)
-        self.start = min(end, len(self.buffer))
-        return out
-
-
 def crc_valid(batch: RecordBatch) -> bool:
     """DefaultRecordBatch.isValid: the CRC-32C over attributes..end (what LogSegment.recover checks per batch)."""
     return crc32c(memoryview(batch.raw)[_ATTRIBUTES_AT:]) == batch.crc
@@ -417,7 +385,7 @@ class LogSegment:
         next_offset = self.base_offset
         valid = 0
         since_index = 0
-        with _Reader(self.disk, self.log_path) as f:
+        with self.disk.reader(self.log_path) as f:
             while True:
                 head = f.read(HEADER_SIZE)
                 frame = frame_at(head, 0, valid)
