@@ -13,8 +13,10 @@ from their threads, `Sim` does as events of one discrete-event loop ordered by (
   after the link's seeded latency, in order per connection (sender, destination, sending actor); the answer goes
   back the same way. A send to a broker that is down or cut off by a partition, and every request in flight on a
   link when it is cut or its target crashes, is answered ``NetSendFailed`` (as the transport's connection errors);
-- log dirs: the actors' real files, under a per-run temp dir (tmpfs when there is one). A crash keeps every byte
-  written (the logs write with os.write, unbuffered): no fsync semantics yet (a simulated disk is a later step).
+- log dirs: each broker's `sim.disk.SimDisk`, in memory, handed in the ``disk`` edge slot. A crash keeps every byte
+  written (the page cache outlives the process); `Sim.power_loss` keeps only what the disk's power loss keeps (the
+  fsynced bytes and a seeded share of the rest); `Sim.fail_log_dir` makes the dir raise EIO (the broker halts, and
+  restarts on a new disk).
 
 The run's event log (`Sim.events`: one line per external input delivered and per fault) is deterministic for a seed.
 """
