@@ -198,6 +198,8 @@ class Checker:
                 except ProtocolError as e:  # a torn batch its recovery kept (a power loss: sim/disk.py)
                     out.append(f"{name}: ISR replica b{b} holds a corrupt batch below its HW: {e}")
                     continue
+                except OSError:  # its log dir failed (sim/disk.py): unreadable, to Kafka too, until the broker halts
+                    continue
                 for ack in acks:
                     if ack.offset >= p.log.high_watermark:
                         continue
@@ -239,7 +241,11 @@ class Checker:
                 p = hosted_partition(sim, leader, tp)
                 if p is None or p.log is None or not p.is_leader:
                     continue
-                committed = {v: offset for offset, v in values_below_hw(p.log, self.batches).items() if v in values}
+                try:
+                    below = values_below_hw(p.log, self.batches)
+                except (OSError, ProtocolError):  # a failed log dir, a torn batch: check() reports what is wrong
+                    continue
+                committed = {v: offset for offset, v in below.items() if v in values}
                 for value, offset in sorted(committed.items(), key=lambda kv: kv[1]):
                     since = self.committed_at.setdefault(value, sim.now)
                     if final or sim.now - since >= ANSWER_SLACK_MS:
@@ -286,6 +292,8 @@ class Checker:
                         leader_values[ack.tp] = values_below_hw(p.log, self.batches, end=p.log.log_end_offset)
                     except ProtocolError as e:  # a torn batch its recovery kept (a power loss: sim/disk.py)
                         out.append(f"{ack.tp.topic}-{ack.tp.partition}: leader b{leader} holds a corrupt batch: {e}")
+                        leader_values[ack.tp] = {}
+                    except OSError:  # its log dir failed: nothing can be read of it
                         leader_values[ack.tp] = {}
                 found = leader_values[ack.tp].get(ack.offset)
             if found != ack.value:

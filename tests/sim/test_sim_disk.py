@@ -290,3 +290,16 @@ def test_a_recovery_that_keeps_a_torn_batch_is_caught_at_seed_1(monkeypatch):
         "sim-0: ISR replica b0 holds a corrupt batch below its HW: record 0 of 1: record declares 10 bytes but its "
         "fields take 6",
         "sim-1: ISR replica b0 holds a corrupt batch below its HW: 12 bytes after the batch's 0 records")
+
+
+def test_a_broker_whose_log_dir_failed_near_the_end_is_replaced_before_the_final_checks():
+    """Seed 64, two defects of the simulator found by the first campaign with log-dir failures: b0's dir fails at
+    48.2 s while it is cut off from b1; the checks read its log and got EIO (the run crashed), and b0, halting only
+    at 51.2 s, after the steps, was never restarted (its ISR check at the end failed). A replica on a failed dir is
+    not read, and the end of the run stops such a broker and restarts it on a new disk with the others."""
+    from kactor.sim_boot import SimBoot
+    from sim.faults import schedule
+    from sim.run import run_seed
+
+    assert "logdir-fail b0" in [str(f) for f in schedule(64, 50, 3) if f.step == 48]
+    assert run_seed(64, 50, SimBoot()).violations == ()
