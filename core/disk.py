@@ -8,8 +8,8 @@ attributes: ``disk.write`` costs what ``os.write`` cost, no wrapper frame); the 
 the replica manager actor's ``disk`` edge slot.
 
 The protocol is the smallest set of calls the logs make, named and typed as ``os`` names them (descriptors are ints;
-errors are the ``OSError`` subclasses ``os`` raises: FileNotFoundError, ...), plus five whole-file helpers the logs
-used ``open()`` for.
+errors are the ``OSError`` subclasses ``os`` raises: FileNotFoundError, ...), plus six whole-file helpers the logs
+used ``open()`` and ``shutil`` for (read_file, reader, write_file, append_file, fsync_path, rmtree).
 """
 
 from __future__ import annotations
