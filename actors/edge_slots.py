@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import attrs
 
 if TYPE_CHECKING:
+    from core.disk import Disk
     from messages.broker_lifecycle import BrokerShutdownComplete
     from messages.zk import ZkBatch, ZkOpResult
 
@@ -99,6 +100,9 @@ class Edges:
     log_dirs: LogDirFailureHandler | None = None
     process: BrokerProcessHandle | None = None
     log_cleaner: LogCleaner | None = None
+    # the file system the replica manager's logs are on (core/disk.py's Disk): None = the OS's (a live broker, a
+    # replay); the simulator's SimDisk (sim/disk.py) keeps them in memory with fsync semantics
+    disk: Disk | None = None
 
 
 NO_EDGES = Edges()

@@ -29,6 +29,7 @@ from core.broker.fetch_session import FetchSessionCache
 from core.broker.log import LogManager
 from core.broker.replica_manager import ReplicaManager
 from core.broker.shards import ShardedRequest, shard_of
+from core.disk import OS_DISK
 from core.effects import ReplyHandle, Respond
 from messages.broker_lifecycle import ReplicaManagerInit
 from messages.common import Errors
@@ -149,8 +150,10 @@ class PartitionActor(KActor):
         # I/O errors are deferred: only the log-dir probe's recorded LogDirFailure takes a dir offline; a failed
         # append is refused, and recorded (live) or re-enacted (replay) through _AppendFaults
         self.append_faults = _AppendFaults(self.runtime, config.log_dirs)
+        disk = self.runtime.edges.disk
         self.rm = ReplicaManager(config, self.now_ms(), LogManager(config.log_dirs, owns, defer_io_errors=True,
-                                                                   append_faults=self.append_faults))
+                                                                   append_faults=self.append_faults,
+                                                                   disk=OS_DISK if disk is None else disk))
         self.rm.fetcher_id = msg.shard
         self.rm.fetch_sessions = FetchSessionCache(msg.shard)  # fetch sessions live in (and name) a shard
         cleaner = self.runtime.edges.log_cleaner

@@ -13,6 +13,10 @@ longer than its 6 s ZooKeeper session, which expires under it), drawn from a thi
 from a fourth stream, land in the middle of the broker's work ("pause-mid"): right after its next ZooKeeper request
 goes out within the step (a SIGSTOP stops the process at an arbitrary point; this one between a request and what
 its answer leads to), else at the step's end; the resume stays where it was (7-8 s later, still past the session).
+A quarter of the crashes left, drawn from a fifth stream, are power losses: the broker's machine goes down, and its
+disk (sim/disk.py) keeps only its fsynced bytes and a seeded share of the rest; it restarts as a crash does. A
+quarter of the crashes left after that, from a sixth stream, are a failing log dir ("logdir-fail": every call on the
+broker's only log dir raises EIO; the broker takes it offline and halts, and restarts on a new, empty disk).
 """
 
 from __future__ import annotations
@@ -25,13 +29,16 @@ STEP_MS = 1000.0  # simulated time per step
 STOP_SHARE = 0.25  # of the broker outages: orderly stops (controlled shutdown) rather than crashes
 PAUSE_SHARE = 0.25  # of the other outages: pauses (SIGSTOP for RESTART_AFTER_STEPS steps, longer than the session)
 MID_PAUSE_SHARE = 0.5  # of the pauses: landing right after the broker's next ZooKeeper request (within the step)
+POWER_LOSS_SHARE = 0.25  # of the crashes left: power losses (the disk keeps only what sim/disk.py's power loss keeps)
+LOG_DIR_FAIL_SHARE = 0.25  # of the crashes left then: a log dir failing (the broker halts; restarts on a new disk)
 RESTART_AFTER_STEPS = 8  # > zookeeper.session.timeout.ms (sim.runtime.SESSION_TIMEOUT_MS) in steps
 
 
 @attrs.frozen
 class Fault:
     step: int
-    kind: str  # "crash", "stop", "restart", "pause", "pause-mid", "resume", "partition", "heal"
+    # "crash", "power-loss", "logdir-fail", "stop", "restart", "pause", "pause-mid", "resume", "partition", "heal"
+    kind: str
     a: int
     b: int = -1
 
@@ -44,6 +51,8 @@ def schedule(seed: int, steps: int, brokers: int) -> list[Fault]:
     stops = random.Random(f"stops-{seed}")
     pauses = random.Random(f"pauses-{seed}")
     mid = random.Random(f"mid-pauses-{seed}")
+    power = random.Random(f"power-losses-{seed}")
+    dir_fails = random.Random(f"log-dir-failures-{seed}")
     paused = False
     faults: list[Fault] = []
     down_until: tuple[int, int] | None = None  # (broker, restart step)
@@ -60,8 +69,14 @@ def schedule(seed: int, steps: int, brokers: int) -> list[Fault]:
             b = rng.randrange(brokers)
             kind = "stop" if stops.random() < STOP_SHARE else "crash"
             paused = kind == "crash" and pauses.random() < PAUSE_SHARE
+            power_lost = power.random() < POWER_LOSS_SHARE  # drawn for every outage: its own stream stays aligned
+            dir_failed = dir_fails.random() < LOG_DIR_FAIL_SHARE
             if paused:
                 kind = "pause-mid" if mid.random() < MID_PAUSE_SHARE else "pause"
+            elif kind == "crash" and power_lost:
+                kind = "power-loss"
+            elif kind == "crash" and dir_failed:
+                kind = "logdir-fail"
             faults.append(Fault(step, kind, b))
             down_until = (b, step + RESTART_AFTER_STEPS)
         elif roll < 0.24 and cut_until is None and brokers > 1:

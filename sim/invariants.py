@@ -33,6 +33,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from messages.common import TopicPartition
+from protocol.errors import ProtocolError
 from protocol.records import LOG_OVERHEAD, iter_batches, read_batch_header
 from sim.client import PRODUCE_TIMEOUT_MS, SimClient, zk_partition_state
 from sim.runtime import START_MS, Sim
@@ -192,7 +193,13 @@ class Checker:
                 p = hosted_partition(sim, b, tp)
                 if p is None or p.log is None or not acks:
                     continue
-                values = values_below_hw(p.log, self.batches)
+                try:
+                    values = values_below_hw(p.log, self.batches)
+                except ProtocolError as e:  # a torn batch its recovery kept (a power loss: sim/disk.py)
+                    out.append(f"{name}: ISR replica b{b} holds a corrupt batch below its HW: {e}")
+                    continue
+                except OSError:  # its log dir failed (sim/disk.py): unreadable, to Kafka too, until the broker halts
+                    continue
                 for ack in acks:
                     if ack.offset >= p.log.high_watermark:
                         continue
@@ -234,7 +241,11 @@ class Checker:
                 p = hosted_partition(sim, leader, tp)
                 if p is None or p.log is None or not p.is_leader:
                     continue
-                committed = {v: offset for offset, v in values_below_hw(p.log, self.batches).items() if v in values}
+                try:
+                    below = values_below_hw(p.log, self.batches)
+                except (OSError, ProtocolError):  # a failed log dir, a torn batch: check() reports what is wrong
+                    continue
+                committed = {v: offset for offset, v in below.items() if v in values}
                 for value, offset in sorted(committed.items(), key=lambda kv: kv[1]):
                     since = self.committed_at.setdefault(value, sim.now)
                     if final or sim.now - since >= ANSWER_SLACK_MS:
@@ -277,7 +288,13 @@ class Checker:
                 found = value_at(p.log, ack.offset)
             else:
                 if ack.tp not in leader_values:
-                    leader_values[ack.tp] = values_below_hw(p.log, self.batches, end=p.log.log_end_offset)
+                    try:
+                        leader_values[ack.tp] = values_below_hw(p.log, self.batches, end=p.log.log_end_offset)
+                    except ProtocolError as e:  # a torn batch its recovery kept (a power loss: sim/disk.py)
+                        out.append(f"{ack.tp.topic}-{ack.tp.partition}: leader b{leader} holds a corrupt batch: {e}")
+                        leader_values[ack.tp] = {}
+                    except OSError:  # its log dir failed: nothing can be read of it
+                        leader_values[ack.tp] = {}
                 found = leader_values[ack.tp].get(ack.offset)
             if found != ack.value:
                 out.append(f"{ack.tp.topic}-{ack.tp.partition}: acknowledged {ack.value!r} at offset {ack.offset}, "

@@ -174,6 +174,10 @@ def play(cluster: Cluster, seed: int, steps: int, tamper: Callable[[Sim, int], N
         for f in (f for f in faults if f.step == step):
             if f.kind == "crash":
                 sim.crash(f.a)
+            elif f.kind == "power-loss":
+                sim.power_loss(f.a)
+            elif f.kind == "logdir-fail":
+                sim.fail_log_dir(f.a)
             elif f.kind == "stop":
                 sim.stop(f.a)
             elif f.kind == "restart":
@@ -202,6 +206,11 @@ def play(cluster: Cluster, seed: int, steps: int, tamper: Callable[[Sim, int], N
             sim.heal(a, b)
         for b in [b for b, br in sim.brokers.items() if br.paused]:
             sim.resume(b)
+        # a broker whose log dir failed and that has not halted yet (no I/O since) will: the operator stops it, and
+        # it restarts on a new disk with the others (seed 64: b0's dir fails at 48.2 s, it halts at 51.2 s)
+        for b, br in sim.brokers.items():
+            if br.up and br.disk is not None and br.disk.failed:
+                sim.crash(b, reason="killed (its log dir failed)")
         # a broker still in its controlled shutdown is about to be down too: it restarts with the others
         down = [b for b, br in sim.brokers.items() if not br.up or br.stopping or b in restarts]
         # each down broker starts as soon as its old session is gone (a crashed one's expires within the session

@@ -13,8 +13,10 @@ from their threads, `Sim` does as events of one discrete-event loop ordered by (
   after the link's seeded latency, in order per connection (sender, destination, sending actor); the answer goes
   back the same way. A send to a broker that is down or cut off by a partition, and every request in flight on a
   link when it is cut or its target crashes, is answered ``NetSendFailed`` (as the transport's connection errors);
-- log dirs: the actors' real files, under a per-run temp dir (tmpfs when there is one). A crash keeps every byte
-  written (the logs write with os.write, unbuffered): no fsync semantics yet (a simulated disk is a later step).
+- log dirs: each broker's `sim.disk.SimDisk`, in memory, handed in the ``disk`` edge slot. A crash keeps every byte
+  written (the page cache outlives the process); `Sim.power_loss` keeps only what the disk's power loss keeps (the
+  fsynced bytes and a seeded share of the rest); `Sim.fail_log_dir` makes the dir raise EIO (the broker halts, and
+  restarts on a new disk).
 
 The run's event log (`Sim.events`: one line per external input delivered and per fault) is deterministic for a seed.
 """
@@ -48,9 +50,10 @@ from edges.net.framing import (
 )
 from messages.broker_lifecycle import BrokerShutdownRequested
 from messages.net import NetRequest, NetResponse, NetSendFailed
-from messages.partition import LogAppendFailed
+from messages.partition import LogAppendFailed, LogDirFailure
 from messages.runtime import TimerFired
 from messages.zk import Create, Delete, Multi, SetData, ZkRequest
+from sim.disk import SimDisk
 from sim.zookeeper import OPEN, ZooKeeperModel
 from zk_bridge.paths import ControllerEpochZNode
 
@@ -185,10 +188,18 @@ class SimNetwork(_Edge):
 
 
 class SimLogDirs(_Edge):
-    """The "log_dirs" slot: no probe (the temp dirs do not fail yet); a refused append is still an input."""
+    """The "log_dirs" slot: edges/log_dirs.py's LogDirProbe, poked by a shard's I/O error: a dir its SimDisk
+    fails (`Sim.fail_log_dir`) is reported once, as the probe's LogDirFailure to the replica manager; a refused
+    append is still an input."""
 
     def poke(self) -> None:
-        pass
+        broker, disk = self.broker, self.broker.disk
+        if disk is None or not disk.failed or self.incarnation in broker.reported_dirs:
+            return
+        broker.reported_dirs.add(self.incarnation)  # the broker has one log dir (kactor/sim_boot.py)
+        failure = LogDirFailure(0, broker.log_dir)
+        self.sim.at(0.0, lambda: self.sim.deliver(broker, self.incarnation, names.REPLICA_MANAGER, failure,
+                                                  names.EDGE_LOG_DIRS))
 
     def append_failed(self, shard: str, dir_index: int, seq: int) -> None:
         self.sim.at(0.0, lambda: self.sim.deliver(self.broker, self.incarnation, shard,
@@ -215,7 +226,8 @@ class SimProcess(_Edge):
 
     def shutdown_complete(self, msg: Any) -> None:
         if self.broker.alive(self.incarnation):
-            self.sim.note(f"b{self.broker.id} shutdown complete: {msg.reason}")
+            # the reason may name the log dir: the run's temp dir is written as the traces write it (determinism)
+            self.sim.note(f"b{self.broker.id} shutdown complete: {msg.reason.replace(self.sim.root, TRACE_ROOT)}")
             if self.sim.on_stopped is not None:
                 self.sim.on_stopped(self.broker.id, msg)
             # the process exits once the cascade that told it is over (BrokerProcess.run's wait), not inside it
@@ -237,6 +249,8 @@ class SimBroker:
         self.paused = False  # SIGSTOPped: its inputs wait in ``held`` until it resumes
         self.pause_armed = False  # to be SIGSTOPped right after its next ZooKeeper request goes out
         self.held: list[tuple[str, Any, str, int | None]] = []
+        self.disk: SimDisk | None = None  # its log dirs (sim/disk.py), kept across its incarnations
+        self.reported_dirs: set[int] = set()  # the incarnations whose probe reported its failed log dir
 
     @property
     def up(self) -> bool:
@@ -276,6 +290,8 @@ class Sim:
         self.root = tempfile.mkdtemp(prefix=f"kactor-sim-{seed}-", dir=scratch or scratch_base())
         self.trace_dir = trace_dir
         self.brokers = {b: SimBroker(b, os.path.join(self.root, f"broker-{b}")) for b in range(brokers)}
+        for broker in self.brokers.values():  # what a power loss keeps: a stream per broker, apart from self.rng
+            broker.disk = SimDisk(random.Random(f"disk-{seed}-{broker.id}"), lambda: self.clock.now_ms() / 1000)
         # seeded per-link latency (ms), both directions alike
         self.latency = {(a, b): round(self.rng.uniform(0.2, 3.0), 3) for a in self.brokers for b in self.brokers}
         self.cut: set[frozenset[int]] = set()
@@ -371,6 +387,9 @@ class Sim:
         broker = self.brokers[broker_id]
         assert not broker.up
         os.makedirs(broker.log_dir, exist_ok=True)
+        if broker.disk is not None and broker.disk.failed:  # a failed disk was replaced: a new, empty one
+            broker.disk = SimDisk(random.Random(f"disk-{self.seed}-{broker_id}-{broker.incarnation}"),
+                                  broker.disk.clock)
         cfg = self.boot.config(broker_id, broker.log_dir)
         broker.incarnation += 1
         trace = None
@@ -388,7 +407,7 @@ class Sim:
         broker.stopping = False
         broker.session = self.zk.open_session(cfg["zookeeper.session.timeout.ms"])
         rt.edges = Edges(zk=SimZooKeeper(self, broker), timer=SimTimers(self, broker), net=SimNetwork(self, broker),
-                         log_dirs=SimLogDirs(self, broker), process=SimProcess(self, broker))
+                         log_dirs=SimLogDirs(self, broker), process=SimProcess(self, broker), disk=broker.disk)
         self.note(f"b{broker_id} start (incarnation {broker.incarnation})")
         self.last_fault_ms = self.now
         spawn_broker_actors(rt)
@@ -439,6 +458,29 @@ class Sim:
             self.zk.events(sid)  # what the dead client would have been told
         self.pump_zk_events()
         self.fail_in_flight(lambda p: p.dst == broker_id or p.src is broker, "connection reset")
+
+    def power_loss(self, broker_id: int) -> None:
+        """The broker's machine loses power: the process dies as in `crash`, and its disk keeps only what a power
+        loss keeps (sim/disk.py: the fsynced bytes, a seeded share of the rest, torn at any byte)."""
+        broker = self.brokers[broker_id]
+        if not broker.up:
+            return
+        self.crash(broker_id, reason="power loss")
+        assert broker.disk is not None
+        files, size = broker.disk.power_loss()
+        self.note(f"b{broker_id} disk after the power loss: {files} files and {size} bytes lost")
+
+    def fail_log_dir(self, broker_id: int) -> None:
+        """The disk under the broker's log dir goes bad: every call there raises EIO from now on (its logs defer the
+        errors, its probe reports the dir, and with no live dir left the broker halts, as Kafka's
+        LogManager.handleLogDirFailure); when it starts again, it is on a new, empty disk (the operator replaced
+        it) and fetches its replicas from scratch."""
+        broker = self.brokers[broker_id]
+        if not broker.up:
+            return
+        assert broker.disk is not None
+        self.note(f"b{broker_id} log dir fails")
+        broker.disk.fail_dir(broker.log_dir)
 
     def pause(self, broker_id: int) -> None:
         """SIGSTOP: the process handles nothing (what reaches it waits: requests, answers, timers, ZooKeeper's

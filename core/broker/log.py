@@ -46,7 +46,6 @@ import bisect
 import contextlib
 import errno
 import os
-import shutil
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Protocol
@@ -92,6 +91,7 @@ from core.broker.producer_state import (
     snapshot_file_name,
 )
 from core.broker.transaction_index import TXN_INDEX_FILE_SUFFIX, AbortedTxn
+from core.disk import OS_DISK, Disk
 from messages.common import Errors, TopicPartition
 from protocol.errors import ProtocolError
 from protocol.records import (
@@ -144,20 +144,19 @@ class AppendFaults(Protocol):
 # ---------------------------------------------------------------------------------------------------- checkpoints
 
 
-def write_offset_checkpoint(path: str, offsets: Mapping[TopicPartition, int]) -> None:
+def write_offset_checkpoint(path: str, offsets: Mapping[TopicPartition, int], disk: Disk = OS_DISK) -> None:
     """CheckpointFile.write: ``0``, count, then ``topic partition offset`` lines; tmp file + fsync + atomic rename."""
     lines = [str(CHECKPOINT_VERSION), str(len(offsets))]
     # sorted on a plain tuple key: comparing attrs TopicPartitions is ~10x slower, and this runs over every partition
     lines += [f"{tp.topic} {tp.partition} {off}"
               for tp, off in sorted(offsets.items(), key=lambda kv: (kv[0].topic, kv[0].partition))]
-    _atomic_write(path, "\n".join(lines) + "\n")
+    _atomic_write(path, "\n".join(lines) + "\n", disk)
 
 
-def read_offset_checkpoint(path: str) -> dict[TopicPartition, int]:
+def read_offset_checkpoint(path: str, disk: Disk = OS_DISK) -> dict[TopicPartition, int]:
     """CheckpointFile.read; a missing file is empty, a malformed one raises KafkaStorageError (Kafka: IOException)."""
     try:
-        with open(path, encoding="utf-8") as f:
-            lines = f.read().splitlines()
+        lines = disk.read_file(path).decode("utf-8").splitlines()
     except FileNotFoundError:
         return {}
     except OSError as e:
@@ -177,14 +176,11 @@ def read_offset_checkpoint(path: str) -> dict[TopicPartition, int]:
         raise KafkaStorageError(f"malformed checkpoint {path}: {e}", os.path.dirname(path)) from e
 
 
-def _atomic_write(path: str, text: str) -> None:
+def _atomic_write(path: str, text: str, disk: Disk = OS_DISK) -> None:
     tmp = path + ".tmp"
     try:
-        with open(tmp, "w", encoding="utf-8") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
+        disk.write_file(tmp, text.encode("utf-8"), True)
+        disk.replace(tmp, path)
     except OSError as e:
         raise KafkaStorageError(f"error writing {path}: {e}", os.path.dirname(path)) from e
 
@@ -193,8 +189,9 @@ class LazyOffsetCheckpoints(Mapping[str, Mapping[TopicPartition, int]]):
     """Kafka's LazyOffsetCheckpoints: log dir → its replication-offset-checkpoint, each read on first use (an
     unreadable one as empty, as Kafka does for a missing file)."""
 
-    def __init__(self, log_dirs: list[str]) -> None:
+    def __init__(self, log_dirs: list[str], disk: Disk = OS_DISK) -> None:
         self._dirs = list(log_dirs)
+        self._disk = disk
         self._read: dict[str, dict[TopicPartition, int]] = {}
 
     def __getitem__(self, log_dir: str) -> Mapping[TopicPartition, int]:
@@ -203,7 +200,7 @@ class LazyOffsetCheckpoints(Mapping[str, Mapping[TopicPartition, int]]):
         offsets = self._read.get(log_dir)
         if offsets is None:
             try:
-                offsets = read_offset_checkpoint(os.path.join(log_dir, REPLICATION_OFFSET_CHECKPOINT))
+                offsets = read_offset_checkpoint(os.path.join(log_dir, REPLICATION_OFFSET_CHECKPOINT), self._disk)
             except KafkaStorageError:
                 offsets = {}
             self._read[log_dir] = offsets
@@ -216,7 +213,7 @@ class LazyOffsetCheckpoints(Mapping[str, Mapping[TopicPartition, int]]):
         return len(self._dirs)
 
 
-def _overwrite(path: str, text: str) -> None:
+def _overwrite(path: str, text: str, disk: Disk = OS_DISK) -> None:
     """A leader-epoch checkpoint, written over the old one in place: not fsynced and not renamed, unlike Kafka's
     LeaderEpochCheckpointFile. A broker made leader of thousands of partitions at once (a controlled shutdown of its
     peer) writes one file each, on the driver thread its controller shares; with ZooKeeper fsyncing on the same disk
@@ -226,12 +223,12 @@ def _overwrite(path: str, text: str) -> None:
     epochs (only a more conservative truncation on recovery)."""
     data = text.encode()
     try:
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        fd = disk.open(path, os.O_RDWR | os.O_CREAT, 0o644)
         try:
-            os.pwrite(fd, data, 0)
-            os.ftruncate(fd, len(data))
+            disk.pwrite(fd, data, 0)
+            disk.ftruncate(fd, len(data))
         finally:
-            os.close(fd)
+            disk.close(fd)
     except OSError as e:
         raise KafkaStorageError(f"error writing {path}: {e}", os.path.dirname(path)) from e
 
@@ -241,36 +238,37 @@ class LeaderEpochCheckpointFile:
     with `_overwrite`; an unreadable file reads as no epochs. A failed write goes to ``on_error`` (the Log's: raise,
     or remember it when I/O errors are deferred)."""
 
-    def __init__(self, path: str, log_dir: str, on_error: Callable[[KafkaStorageError], None]) -> None:
+    def __init__(self, path: str, log_dir: str, on_error: Callable[[KafkaStorageError], None],
+                 disk: Disk = OS_DISK) -> None:
         self.path = path
+        self.disk = disk
         self.log_dir = log_dir
         self._on_error = on_error
 
     def read(self) -> list[EpochEntry]:
         try:
-            with open(self.path, encoding="utf-8") as f:
-                return decode_leader_epoch_checkpoint(f.read())
+            return decode_leader_epoch_checkpoint(self.disk.read_file(self.path).decode("utf-8"))
         except (OSError, ValueError, IndexError):
             return []
 
     def write(self, entries: Iterable[EpochEntry]) -> None:
         try:
-            _overwrite(self.path, encode_leader_epoch_checkpoint(entries))
+            _overwrite(self.path, encode_leader_epoch_checkpoint(entries), self.disk)
         except KafkaStorageError as e:
             e.log_dir = self.log_dir
             self._on_error(e)
 
 
-def _read_checkpoint_or_empty(path: str) -> dict[TopicPartition, int]:
+def _read_checkpoint_or_empty(path: str, disk: Disk = OS_DISK) -> dict[TopicPartition, int]:
     """A recovery-point or log-start-offset checkpoint; an unreadable one as empty (a full recovery, start at the
     first segment)."""
     try:
-        return read_offset_checkpoint(path)
+        return read_offset_checkpoint(path, disk)
     except KafkaStorageError:
         return {}
 
 
-def _complete_interrupted_swaps(directory: str, names: Iterable[str]) -> list[str]:
+def _complete_interrupted_swaps(directory: str, names: Iterable[str], disk: Disk = OS_DISK) -> list[str]:
     """Log.removeTempFilesAndCollectSwapFiles + completeSwapOperations: a ``<base>.log.swap`` left by a crash in the
     middle of a swap is a whole cleaned segment (written, flushed, then renamed from ``.cleaned``), so the swap is
     completed: the segments it replaces (those starting in [base, its next offset)) go, it becomes ``<base>.log``
@@ -285,33 +283,36 @@ def _complete_interrupted_swaps(directory: str, names: Iterable[str]) -> list[st
         base = int(name[:20])
         path = os.path.join(directory, name)
         next_offset = base
-        with open(path, "rb") as f:
-            position, size = 0, os.fstat(f.fileno()).st_size
+        position, size = 0, disk.getsize(path)
+        fd = disk.open(path, os.O_RDONLY)
+        try:
             while True:
-                frame = frame_at(os.pread(f.fileno(), HEADER_SIZE, position), 0, position)
+                frame = frame_at(disk.pread(fd, HEADER_SIZE, position), 0, position)
                 if frame is None or position + frame[3] > size:
                     break
                 next_offset, position = frame[2] + 1, position + frame[3]
+        finally:
+            disk.close(fd)
         for other in names:
             if other.endswith(LOG_FILE_SUFFIX) and len(other) == 20 + len(LOG_FILE_SUFFIX) and other[:20].isdigit():
                 old = int(other[:20])
                 if base < old < next_offset:
                     for suffix in (LOG_FILE_SUFFIX, INDEX_FILE_SUFFIX, TIME_INDEX_FILE_SUFFIX, TXN_INDEX_FILE_SUFFIX):
                         with contextlib.suppress(FileNotFoundError):
-                            os.unlink(os.path.join(directory, file_name(old, suffix)))
+                            disk.unlink(os.path.join(directory, file_name(old, suffix)))
         for suffix in (INDEX_FILE_SUFFIX, TIME_INDEX_FILE_SUFFIX):
             with contextlib.suppress(FileNotFoundError):
-                os.unlink(os.path.join(directory, file_name(base, suffix)))
+                disk.unlink(os.path.join(directory, file_name(base, suffix)))
         # the cleaned segment's aborted transactions (those of every segment it replaces) take the first one's place
         txn_swap = os.path.join(directory, file_name(base, TXN_INDEX_FILE_SUFFIX) + SWAP_FILE_SUFFIX)
-        if os.path.exists(txn_swap):
-            os.replace(txn_swap, os.path.join(directory, file_name(base, TXN_INDEX_FILE_SUFFIX)))
-        os.replace(path, os.path.join(directory, file_name(base, LOG_FILE_SUFFIX)))
-    return os.listdir(directory)
+        if disk.exists(txn_swap):
+            disk.replace(txn_swap, os.path.join(directory, file_name(base, TXN_INDEX_FILE_SUFFIX)))
+        disk.replace(path, os.path.join(directory, file_name(base, LOG_FILE_SUFFIX)))
+    return disk.listdir(directory)
 
 
-def _check_dir(log_dir: str) -> None:
-    if not os.path.isdir(log_dir):
+def _check_dir(log_dir: str, disk: Disk = OS_DISK) -> None:
+    if not disk.isdir(log_dir):
         raise KafkaStorageError(f"log dir {log_dir} is not available", log_dir)
 
 
@@ -383,17 +384,17 @@ def _api_error(e: ProtocolError) -> ApiError:
     return ApiError(error, str(e))
 
 
-def _scan_dir(directory: str, names: Iterable[str]) -> tuple[list[int], list[int], set[str]]:
+def _scan_dir(directory: str, names: Iterable[str], disk: Disk = OS_DISK) -> tuple[list[int], list[int], set[str]]:
     """A partition dir's (segment base offsets, producer snapshot offsets, file names), each list sorted; leftovers
     of segment deletions and swaps go."""
     bases, snapshots, kept = [], [], set()
-    names = _complete_interrupted_swaps(directory, names)
+    names = _complete_interrupted_swaps(directory, names, disk)
     for name in names:
         stem, dot, suffix = name.partition(".")
         if suffix in ("deleted", "cleaned", "swap") or suffix.endswith(
                 (DELETED_FILE_SUFFIX, CLEANED_FILE_SUFFIX, SWAP_FILE_SUFFIX)):
             with contextlib.suppress(OSError):
-                os.unlink(os.path.join(directory, name))
+                disk.unlink(os.path.join(directory, name))
             continue
         kept.add(name)
         if dot and len(stem) == 20 and stem.isdigit():
@@ -413,8 +414,9 @@ class Log:
                  defer: Callable[[KafkaStorageError], bool] | None = None,
                  append_faults: AppendFaults | None = None, *, config: LogConfig | None = None,
                  recovery_point: int = 0, log_start_offset: int = 0, now_ms: int | None = None,
-                 clean_shutdown: bool = False, dir_name: str | None = None) -> None:
+                 clean_shutdown: bool = False, dir_name: str | None = None, disk: Disk = OS_DISK) -> None:
         self.parent_dir = parent_dir
+        self.disk = disk
         self.topic_partition = topic_partition
         # dir_name: a future log's ``<topic>-<partition>.<uuid>-future`` (else the partition's own name)
         self.dir = os.path.join(parent_dir, dir_name or partition_dir_name(topic_partition))
@@ -453,17 +455,17 @@ class Log:
         A load that fails leaves an empty log whose segment file does not exist, so every later append fails
         (KafkaStorageError) instead of being carried on in memory."""
         checkpoint = LeaderEpochCheckpointFile(os.path.join(self.dir, LEADER_EPOCH_CHECKPOINT), self.parent_dir,
-                                               self._io_failed)
+                                               self._io_failed, self.disk)
         try:
             try:
-                os.mkdir(self.dir)
+                self.disk.mkdir(self.dir)
                 fresh = True  # a new log (thousands at once on a LeaderAndIsr): nothing to read
             except FileExistsError:
                 fresh = False
             except FileNotFoundError:
-                os.makedirs(self.dir, exist_ok=True)
+                self.disk.makedirs(self.dir, exist_ok=True)
                 fresh = True
-            bases, snapshots, names = _scan_dir(self.dir, () if fresh else os.listdir(self.dir))
+            bases, snapshots, names = _scan_dir(self.dir, () if fresh else self.disk.listdir(self.dir), self.disk)
         except OSError as e:
             self.leader_epoch_cache = LeaderEpochFileCache(lambda: self._leo, checkpoint, [])
             self._load_failed(e, now_ms)
@@ -489,7 +491,7 @@ class Log:
         try:
             interval = self.config.index_interval_bytes
             for i, base in enumerate(bases):
-                segment = LogSegment(self.dir, base, interval, now_ms)
+                segment = LogSegment(self.dir, base, interval, now_ms, self.disk)
                 next_base = bases[i + 1] if i + 1 < len(bases) else None
                 self._segments.append(segment)
                 if next_base is not None and (clean_shutdown or next_base <= recovery_point):
@@ -507,10 +509,10 @@ class Log:
                 segment.txn_index.reset(aborted)
                 if truncated:
                     for later in bases[i + 1:]:
-                        LogSegment(self.dir, later, interval, now_ms).delete()
+                        LogSegment(self.dir, later, interval, now_ms, self.disk).delete()
                     break
             if not self._segments:
-                segment = LogSegment(self.dir, self.log_start_offset, interval, now_ms)
+                segment = LogSegment(self.dir, self.log_start_offset, interval, now_ms, self.disk)
                 segment.create(fresh)
                 self._segments.append(segment)
             self._bases = [seg.base_offset for seg in self._segments]
@@ -533,7 +535,7 @@ class Log:
     def _load_failed(self, error: OSError, now_ms: int | None) -> None:
         for seg in self._segments:
             seg.close()
-        placeholder = LogSegment(self.dir, self.log_start_offset, self.config.index_interval_bytes, now_ms)
+        placeholder = LogSegment(self.dir, self.log_start_offset, self.config.index_interval_bytes, now_ms, self.disk)
         placeholder.offset_index.init_empty()
         placeholder.time_index.init_empty()
         self._segments, self._bases, self._leo = [placeholder], [self.log_start_offset], self.log_start_offset
@@ -542,7 +544,7 @@ class Log:
         self._io_failed(KafkaStorageError(f"error loading log {self.dir}: {error}", self.parent_dir))
 
     def _snapshot_offsets(self) -> list[int]:
-        return sorted(int(name[:20]) for name in os.listdir(self.dir)
+        return sorted(int(name[:20]) for name in self.disk.listdir(self.dir)
                       if name.endswith(SNAPSHOT_FILE_SUFFIX) and len(name) == 20 + len(SNAPSHOT_FILE_SUFFIX)
                       and name[:20].isdigit())
 
@@ -550,16 +552,15 @@ class Log:
         for offset in self._snapshot_offsets():
             if predicate(offset):
                 with contextlib.suppress(FileNotFoundError):
-                    os.unlink(os.path.join(self.dir, snapshot_file_name(offset)))
+                    self.disk.unlink(os.path.join(self.dir, snapshot_file_name(offset)))
 
     def _take_snapshot(self) -> None:
         """ProducerStateManager.takeSnapshot at the log end (on roll and close), if any producer is known."""
         if not self.producer_state.producers:
             return
         path = os.path.join(self.dir, snapshot_file_name(self._leo))
-        with open(path + ".tmp", "wb") as f:
-            f.write(encode_snapshot(self.producer_state.producers.values()))
-        os.replace(path + ".tmp", path)
+        self.disk.write_file(path + ".tmp", encode_snapshot(self.producer_state.producers.values()))
+        self.disk.replace(path + ".tmp", path)
 
     def _rebuild_producer_state(self, snapshot_offsets: list[int] | None = None) -> None:
         """Log.loadProducerState: snapshots beyond the log end go; the latest readable one at or below it is loaded
@@ -569,7 +570,7 @@ class Log:
         for offset in offsets:
             if offset > self._leo:
                 with contextlib.suppress(FileNotFoundError):
-                    os.unlink(os.path.join(self.dir, snapshot_file_name(offset)))
+                    self.disk.unlink(os.path.join(self.dir, snapshot_file_name(offset)))
         self.producer_state = self._producer_state_at(self._leo, [o for o in offsets if o <= self._leo])
         self.producer_state.on_high_watermark_updated(self._high_watermark)
 
@@ -581,14 +582,13 @@ class Log:
         for offset in reversed([o for o in snapshot_offsets if o <= end]):
             path = os.path.join(self.dir, snapshot_file_name(offset))
             try:
-                with open(path, "rb") as f:
-                    state.load_snapshot(decode_snapshot(f.read()))
+                state.load_snapshot(decode_snapshot(self.disk.read_file(path)))
                 start = offset
                 break
             except FileNotFoundError:
                 continue
             except CorruptSnapshotError:
-                os.unlink(path)
+                self.disk.unlink(path)
         for segment in self._segments:
             if segment.next_offset <= start or segment.base_offset >= end:
                 continue
@@ -662,7 +662,7 @@ class Log:
             for segment in self._segments:
                 if segment.next_offset > self._recovery_point and segment.base_offset < offset:
                     segment.flush()
-            fsync_file(os.path.join(self.dir, LEADER_EPOCH_CHECKPOINT))
+            fsync_file(os.path.join(self.dir, LEADER_EPOCH_CHECKPOINT), self.disk)
         except OSError as e:
             self._io_failed(KafkaStorageError(f"error flushing {self.dir}: {e}", self.parent_dir))
             return
@@ -903,7 +903,7 @@ class Log:
             old.delete()
             self._segments.pop()
             self._bases.pop()
-        segment = LogSegment(self.dir, new_base, self.config.index_interval_bytes, now_ms)
+        segment = LogSegment(self.dir, new_base, self.config.index_interval_bytes, now_ms, self.disk)
         segment.create()
         self._segments.append(segment)
         self._bases.append(new_base)
@@ -1004,11 +1004,11 @@ class Log:
             for segment in self._segments:
                 segment.delete()
             self._delete_snapshots(lambda _offset: True)
-            segment = LogSegment(self.dir, offset, self.config.index_interval_bytes, self._now_ms)
+            segment = LogSegment(self.dir, offset, self.config.index_interval_bytes, self._now_ms, self.disk)
             segment.create()
         except OSError as e:
             self._io_failed(KafkaStorageError(f"error truncating {self.dir}: {e}", self.parent_dir))
-            segment = LogSegment(self.dir, offset, self.config.index_interval_bytes, self._now_ms)
+            segment = LogSegment(self.dir, offset, self.config.index_interval_bytes, self._now_ms, self.disk)
         self._segments, self._bases = [segment], [offset]
         self._leo = self.log_start_offset = self._high_watermark = self._recovery_point = offset
         self.leader_epoch_cache.clear_and_flush()
@@ -1095,20 +1095,19 @@ class Log:
         txn_name = file_name(new_base, TXN_INDEX_FILE_SUFFIX)
         txn_cleaned = os.path.join(self.dir, txn_name + CLEANED_FILE_SUFFIX)
         try:
-            if old[0].txn_index.size and not os.path.exists(txn_cleaned):
-                with open(txn_cleaned, "wb"):
-                    pass
-            if os.path.exists(txn_cleaned):
+            if old[0].txn_index.size and not self.disk.exists(txn_cleaned):
+                self.disk.write_file(txn_cleaned, b"")
+            if self.disk.exists(txn_cleaned):
                 # first, so that it is in place before the log: a .txnindex.swap without a .log.swap is dropped
                 names.insert(0, (txn_name, TXN_INDEX_FILE_SUFFIX))
             for name, _ in names:
-                os.replace(os.path.join(self.dir, name + CLEANED_FILE_SUFFIX),
+                self.disk.replace(os.path.join(self.dir, name + CLEANED_FILE_SUFFIX),
                            os.path.join(self.dir, name + SWAP_FILE_SUFFIX))
             for segment in old:
                 segment.delete()
             for name, _ in names:
-                os.replace(os.path.join(self.dir, name + SWAP_FILE_SUFFIX), os.path.join(self.dir, name))
-            segment = LogSegment(self.dir, new_base, self.config.index_interval_bytes, old[0].created_ms)
+                self.disk.replace(os.path.join(self.dir, name + SWAP_FILE_SUFFIX), os.path.join(self.dir, name))
+            segment = LogSegment(self.dir, new_base, self.config.index_interval_bytes, old[0].created_ms, self.disk)
             segment.load_trusted(self._segments[first + n].base_offset)
         except OSError as e:
             raise KafkaStorageError(f"error swapping cleaned segment {new_base} into {self.dir}: {e}",
@@ -1241,36 +1240,37 @@ def _validate_client_batch(batch: RecordBatch) -> None:
 # ----------------------------------------------------------------------------------------------------------- LogManager
 
 
-def _read_clean_shutdown(log_dir: str, names: Sequence[str] | None) -> set[str]:
+def _read_clean_shutdown(log_dir: str, names: Sequence[str] | None, disk: Disk = OS_DISK) -> set[str]:
     """The partition dirs the clean-shutdown marker vouches for: those it lists, or (an empty marker, Kafka's) every
     partition dir in ``names``; none without a marker."""
     path = os.path.join(log_dir, CLEAN_SHUTDOWN_FILE)
     try:
-        with open(path, encoding="utf-8") as f:
-            listed = {line.strip() for line in f if line.strip()}
+        listed = {line.strip() for line in disk.read_file(path).decode("utf-8").splitlines() if line.strip()}
     except FileNotFoundError:
         return set()
     if listed or names is None:
         return listed
-    return {n for n in names if not n.endswith(DELETE_DIR_SUFFIX) and os.path.isdir(os.path.join(log_dir, n))}
+    return {n for n in names if not n.endswith(DELETE_DIR_SUFFIX) and disk.isdir(os.path.join(log_dir, n))}
 
 
-def _write_clean_shutdown(log_dir: str, names: Sequence[str]) -> None:
+def _write_clean_shutdown(log_dir: str, names: Sequence[str], disk: Disk = OS_DISK) -> None:
     """The marker with ``names`` (written like a checkpoint), or none when there are none: kactor never writes an
     empty marker, which would vouch for every log of the dir, those of a shard that did not shut down too."""
     path = os.path.join(log_dir, CLEAN_SHUTDOWN_FILE)
     if not names:
         with contextlib.suppress(FileNotFoundError):
-            os.unlink(path)
+            disk.unlink(path)
         return
-    _atomic_write(path, "".join(f"{n}\n" for n in names))
+    _atomic_write(path, "".join(f"{n}\n" for n in names), disk)
 
 
 class LogManager:
     """kafka.log.LogManager: the logs of one broker over its log dirs, offline dirs, deletion and checkpoints."""
 
     def __init__(self, log_dirs: Iterable[str], owns: Callable[[TopicPartition], bool] | None = None,
-                 defer_io_errors: bool = False, append_faults: AppendFaults | None = None) -> None:
+                 defer_io_errors: bool = False, append_faults: AppendFaults | None = None,
+                 disk: Disk = OS_DISK) -> None:
+        self.disk = disk  # the file system every log of this manager is on (a live broker: OS_DISK)
         # ``owns``: the partitions this manager hosts when a broker's partitions are sharded over several
         # PartitionActors (each shard loads only its own logs and leaves the others' in place).
         self.owns = owns
@@ -1292,7 +1292,7 @@ class LogManager:
         self.preferred_log_dirs: dict[TopicPartition, str] = {}
         for d in self.log_dirs:
             try:
-                os.makedirs(d, exist_ok=True)
+                disk.makedirs(d, exist_ok=True)
             except OSError as e:
                 if not self.defer(KafkaStorageError(str(e), d)):
                     self.offline_dirs.add(d)
@@ -1311,7 +1311,7 @@ class LogManager:
         config = self.config_for(tp.topic) if self.config_for is not None else self.default_config
         return Log(log_dir, tp, high_watermark, self.defer if self.defer_io_errors else None, self.append_faults,
                    config=config, recovery_point=recovery_point, log_start_offset=log_start_offset,
-                   clean_shutdown=clean_shutdown, dir_name=dir_name)
+                   clean_shutdown=clean_shutdown, dir_name=dir_name, disk=self.disk)
 
     # --------------------------------------------------------------------------------------------------- startup
 
@@ -1322,22 +1322,23 @@ class LogManager:
         then removed (the names of logs this manager does not own stay in it), before anything is appended."""
         for d in self.live_log_dirs:
             try:
-                hws = read_offset_checkpoint(os.path.join(d, REPLICATION_OFFSET_CHECKPOINT))
-                names = sorted(os.listdir(d))
-                recovery_points = _read_checkpoint_or_empty(os.path.join(d, RECOVERY_POINT_CHECKPOINT))
-                start_offsets = _read_checkpoint_or_empty(os.path.join(d, LOG_START_OFFSET_CHECKPOINT))
-                clean = _read_clean_shutdown(d, names)
+                disk = self.disk
+                hws = read_offset_checkpoint(os.path.join(d, REPLICATION_OFFSET_CHECKPOINT), disk)
+                names = sorted(disk.listdir(d))
+                recovery_points = _read_checkpoint_or_empty(os.path.join(d, RECOVERY_POINT_CHECKPOINT), disk)
+                start_offsets = _read_checkpoint_or_empty(os.path.join(d, LOG_START_OFFSET_CHECKPOINT), disk)
+                clean = _read_clean_shutdown(d, names, disk)
             except (KafkaStorageError, OSError) as e:
                 if not self.defer(KafkaStorageError(str(e), d)):
                     self.offline_dirs.add(d)
                 continue
             for name in names:
                 path = os.path.join(d, name)
-                if not os.path.isdir(path):
+                if not self.disk.isdir(path):
                     continue
                 if name.endswith(DELETE_DIR_SUFFIX):
                     if self.owns is None:
-                        shutil.rmtree(path, ignore_errors=True)
+                        self.disk.rmtree(path)
                     continue
                 try:
                     tp, future = parse_log_dir_name(name)
@@ -1360,7 +1361,7 @@ class LogManager:
                 others = sorted(n for n in clean if n in names and self.owns is not None
                                 and not self.owns(parse_log_dir_name(n)[0]))
                 try:
-                    _write_clean_shutdown(d, others)
+                    _write_clean_shutdown(d, others, self.disk)
                 except OSError as e:
                     if not self.defer(KafkaStorageError(str(e), d)):
                         self.offline_dirs.add(d)
@@ -1422,7 +1423,7 @@ class LogManager:
         if not self.is_log_dir_online(log_dir):
             raise KafkaStorageError(f"log dir {log_dir} is offline", log_dir)
         try:
-            _check_dir(log_dir)
+            _check_dir(log_dir, self.disk)
             log = self._new_log(log_dir, tp, 0, dir_name=log_future_dir_name(tp))
         except KafkaStorageError as e:
             e.log_dir = log_dir
@@ -1447,13 +1448,13 @@ class LogManager:
         log._deleted = True
         target = os.path.join(log.parent_dir, log_delete_dir_name(log.topic_partition))
         try:
-            os.rename(log.dir, target)
+            self.disk.rename(log.dir, target)
         except OSError as e:
             error = KafkaStorageError(f"error deleting log {log.dir}: {e}", log.parent_dir)
             if not self.defer(error):
                 raise error from None
             return
-        shutil.rmtree(target, ignore_errors=True)
+        self.disk.rmtree(target)
 
     def replace_current_with_future_log(self, tp: TopicPartition) -> Log:
         """LogManager.replaceCurrentWithFutureLog, once the future log has caught up with the current one (same
@@ -1472,7 +1473,7 @@ class LogManager:
         future.close()  # flushed, producers snapshotted: the reopened log recovers nothing
         dest = os.path.join(future.parent_dir, partition_dir_name(tp))
         try:
-            os.rename(future.dir, dest)
+            self.disk.rename(future.dir, dest)
             log = self._new_log(future.parent_dir, tp, source.high_watermark, future.log_end_offset,
                                 future.log_start_offset, clean_shutdown=True)
         except OSError as e:
@@ -1514,7 +1515,7 @@ class LogManager:
         log_dir = preferred if preferred in live else min(live, key=lambda d: (counts[d], live.index(d)))
         try:
             if not self.defer_io_errors:
-                _check_dir(log_dir)
+                _check_dir(log_dir, self.disk)
             hw = 0
             if high_watermark_checkpoints is not None:
                 hw = high_watermark_checkpoints.get(log_dir, {}).get(tp, 0)
@@ -1566,8 +1567,8 @@ class LogManager:
                 continue
             target = os.path.join(log.parent_dir, log_delete_dir_name(tp))
             try:
-                _check_dir(log.parent_dir)
-                os.rename(log.dir, target)
+                _check_dir(log.parent_dir, self.disk)
+                self.disk.rename(log.dir, target)
             except (KafkaStorageError, OSError) as e:
                 error = e if isinstance(e, KafkaStorageError) else KafkaStorageError(
                     f"error deleting log {log.dir}: {e}", log.parent_dir)
@@ -1575,7 +1576,7 @@ class LogManager:
                     self.mark_dir_offline(log.parent_dir)
                     errors[tp] = error
                 continue
-            shutil.rmtree(target, ignore_errors=True)
+            self.disk.rmtree(target)
             if log.parent_dir not in dirs:
                 dirs.append(log.parent_dir)
         for d in dirs:
@@ -1611,8 +1612,9 @@ class LogManager:
         path = os.path.join(log_dir, name)
         if self.owns is not None:
             owns = self.owns
-            offsets = {**{tp: o for tp, o in _read_checkpoint_or_empty(path).items() if not owns(tp)}, **offsets}
-        write_offset_checkpoint(path, offsets)
+            others = _read_checkpoint_or_empty(path, self.disk)
+            offsets = {**{tp: o for tp, o in others.items() if not owns(tp)}, **offsets}
+        write_offset_checkpoint(path, offsets, self.disk)
 
     def flush_dirty_logs(self, now_ms: int) -> None:
         """LogManager.flushDirtyLogs ("kafka-log-flusher", every log.flush.scheduler.interval.ms): a log whose last
@@ -1668,8 +1670,8 @@ class LogManager:
                 names = [os.path.basename(lg.dir) for lg in [*self._logs.values(), *self._future_logs.values()]
                          if lg.parent_dir == d]
                 if self.owns is not None:
-                    names += _read_clean_shutdown(d, None)
-                _write_clean_shutdown(d, sorted(set(names)))
+                    names += _read_clean_shutdown(d, None, self.disk)
+                _write_clean_shutdown(d, sorted(set(names)), self.disk)
             except (KafkaStorageError, OSError) as e:
                 log_error = e if isinstance(e, KafkaStorageError) else KafkaStorageError(str(e), d)
                 if not self.defer(log_error):
@@ -1679,4 +1681,4 @@ class LogManager:
         """LazyOffsetCheckpoints over the live dirs' ``replication-offset-checkpoint`` files: a dir's file is read
         only when a log is created there. Read eagerly, a broker parsed its whole checkpoint (10,000 entries) for
         every LeaderAndIsr, even one only changing leaders of logs it already had."""
-        return LazyOffsetCheckpoints(self.live_log_dirs)
+        return LazyOffsetCheckpoints(self.live_log_dirs, self.disk)

@@ -19,6 +19,7 @@ from crc32c import crc32c
 
 from core.broker.offset_index import CorruptIndexError, OffsetIndex, TimeIndex
 from core.broker.transaction_index import AbortedTxn, TransactionIndex, TxnIndexSearchResult
+from core.disk import OS_DISK, Disk
 from protocol.errors import ProtocolError
 from protocol.records import HEADER_SIZE, LOG_OVERHEAD, TIMESTAMP_TYPE_BIT, RecordBatch, read_batch_header
 
@@ -77,17 +78,17 @@ def set_log_append_time(buf: bytearray, pos: int, size: int, now_ms: int) -> Non
     _U32.pack_into(buf, pos + _CRC_AT, crc32c(memoryview(buf)[pos + _ATTRIBUTES_AT:pos + size]))
 
 
-def fsync_file(path: str) -> None:
+def fsync_file(path: str, disk: Disk = OS_DISK) -> None:
     """FileChannel.force / MappedByteBuffer.force of one file: its written bytes reach the disk. A file that does
     not exist (an index with no entry yet) has nothing to force."""
     try:
-        fd = os.open(path, os.O_RDONLY)
+        fd = disk.open(path, os.O_RDONLY)
     except FileNotFoundError:
         return
     try:
-        os.fsync(fd)
+        disk.fsync(fd)
     finally:
-        os.close(fd)
+        disk.close(fd)
 
 
 def crc_valid(batch: RecordBatch) -> bool:
@@ -98,17 +99,19 @@ def crc_valid(batch: RecordBatch) -> bool:
 class LogSegment:
     """kafka.log.LogSegment. ``next_offset`` and the timestamps are kept here; the Log decides when to roll."""
 
-    __slots__ = ("dir", "base_offset", "index_interval_bytes", "offset_index", "time_index", "txn_index", "created_ms",
-                 "size", "next_offset", "max_timestamp", "offset_of_max_timestamp", "_rolling_timestamp",
+    __slots__ = ("dir", "disk", "base_offset", "index_interval_bytes", "offset_index", "time_index", "txn_index",
+                 "created_ms", "size", "next_offset", "max_timestamp", "offset_of_max_timestamp", "_rolling_timestamp",
                  "_bytes_since_last_index_entry", "active")
 
-    def __init__(self, directory: str, base_offset: int, index_interval_bytes: int, created_ms: int | None) -> None:
+    def __init__(self, directory: str, base_offset: int, index_interval_bytes: int, created_ms: int | None,
+                 disk: Disk = OS_DISK) -> None:
         self.dir = directory
+        self.disk = disk
         self.base_offset = base_offset
         self.index_interval_bytes = index_interval_bytes
-        self.offset_index = OffsetIndex(directory, base_offset)
-        self.time_index = TimeIndex(directory, base_offset)
-        self.txn_index = TransactionIndex(directory, base_offset)
+        self.offset_index = OffsetIndex(directory, base_offset, disk)
+        self.time_index = TimeIndex(directory, base_offset, disk)
+        self.txn_index = TransactionIndex(directory, base_offset, disk)
         self.created_ms = created_ms
         self.size = 0
         self.next_offset = base_offset
@@ -128,12 +131,11 @@ class LogSegment:
         """A new empty segment (Log.roll): truncates whatever files of this name a crash left. Its index files
         appear with their first entry (or when it becomes inactive): a broker creating thousands of empty logs at
         once (a LeaderAndIsr) writes one file each, not three."""
-        with open(self.log_path, "wb"):
-            pass
+        self.disk.write_file(self.log_path, b"")
         if not fresh_dir:
             for path in (self.offset_index.path, self.time_index.path, self.txn_index.path):
                 with contextlib.suppress(FileNotFoundError):
-                    os.unlink(path)
+                    self.disk.unlink(path)
         self.offset_index.init_empty()
         self.time_index.init_empty()
         self.active = True
@@ -141,7 +143,7 @@ class LogSegment:
     def is_empty_without_indexes(self, names: set[str]) -> bool:
         """An empty active segment with no index files (what a new log is): nothing to recover, it is ready."""
         if (os.path.basename(self.offset_index.path) in names or os.path.basename(self.time_index.path) in names
-                or os.path.getsize(self.log_path)):
+                or self.disk.getsize(self.log_path)):
             return False
         self.offset_index.init_empty()
         self.time_index.init_empty()
@@ -150,10 +152,10 @@ class LogSegment:
     def load_trusted(self, next_offset: int) -> None:
         """Open a segment before the recovery point: its size from the file, its max timestamp from the time
         index (what Kafka reads lazily). Indexes failing their sanity check are rebuilt (recover)."""
-        self.size = os.path.getsize(self.log_path)
+        self.size = self.disk.getsize(self.log_path)
         self.next_offset = next_offset
         self.txn_index.load()
-        if not (os.path.exists(self.offset_index.path) and os.path.exists(self.time_index.path)):
+        if not (self.disk.exists(self.offset_index.path) and self.disk.exists(self.time_index.path)):
             self.recover(lambda batch: None)
             return
         try:
@@ -173,11 +175,11 @@ class LogSegment:
         its size from the file, its next offset and max timestamp read from its last index entries on
         (LogSegment.readNextOffset). Indexes failing their sanity check, or a tail that is not whole batches, are
         rebuilt by a recovery after all."""
-        self.size = os.path.getsize(self.log_path)
+        self.size = self.disk.getsize(self.log_path)
         self.txn_index.load()
         try:
             for index in (self.offset_index, self.time_index):
-                if os.path.exists(index.path):
+                if self.disk.exists(index.path):
                     index.load(in_memory=False)
                 else:
                     index.init_empty()
@@ -207,7 +209,7 @@ class LogSegment:
         self.offset_index.flush()
         self.time_index.flush()
         for path in (self.log_path, self.offset_index.path, self.time_index.path):
-            fsync_file(path)
+            fsync_file(path, self.disk)
         self.txn_index.flush()
 
     def make_active(self) -> None:
@@ -224,8 +226,7 @@ class LogSegment:
         if self.max_timestamp >= 0:
             self.time_index.maybe_append(self.max_timestamp, self.offset_of_max_timestamp)
         for path in (self.offset_index.path, self.time_index.path):
-            with open(path, "ab"):
-                pass  # an inactive segment always has both (a missing one is rebuilt on load)
+            self.disk.append_file(path, b"")  # an inactive segment always has both (a missing one is rebuilt on load)
         self.offset_index.make_inactive()
         self.time_index.make_inactive()
         self.active = False
@@ -240,7 +241,7 @@ class LogSegment:
         """LogSegment.deleteIfExists (Kafka renames to ``.deleted`` and unlinks after file.delete.delay.ms; the
         files go at once here)."""
         with contextlib.suppress(FileNotFoundError):
-            os.unlink(self.log_path)
+            self.disk.unlink(self.log_path)
         self.offset_index.delete()
         self.time_index.delete()
         self.txn_index.delete()
@@ -254,18 +255,19 @@ class LogSegment:
         position = self.size
         # opened per append, by path: a log dir that has gone away (moved, unmounted) must fail the append, as the
         # broker's dir probe and the acknowledged-records guarantee expect, not write on through an old descriptor
-        fd = os.open(self.log_path, os.O_WRONLY | os.O_APPEND)
+        disk = self.disk
+        fd = disk.open(self.log_path, os.O_WRONLY | os.O_APPEND)
         try:
             written = 0
             view = memoryview(data)
             while written < len(data):
-                written += os.write(fd, view[written:])
+                written += disk.write(fd, view[written:])
         except OSError:
             with contextlib.suppress(OSError):
-                os.ftruncate(fd, position)  # a torn write would be read back after our next append
+                disk.ftruncate(fd, position)  # a torn write would be read back after our next append
             raise
         finally:
-            os.close(fd)
+            disk.close(fd)
         if self.size == 0 and self._rolling_timestamp is None:
             self._rolling_timestamp = largest_timestamp
         self.size += len(data)
@@ -294,11 +296,12 @@ class LogSegment:
         """``size`` bytes (fewer at the end) from ``position`` of the .log file."""
         if size <= 0:
             return b""
-        fd = os.open(self.log_path, os.O_RDONLY)
+        disk = self.disk
+        fd = disk.open(self.log_path, os.O_RDONLY)
         try:
-            return os.pread(fd, size, position)
+            return disk.pread(fd, size, position)
         finally:
-            os.close(fd)
+            disk.close(fd)
 
     def frames(self, start_position: int = 0, end_position: int | None = None) -> Iterator[Frame]:
         """The batch frames from ``start_position``; stops at a frame that does not fit before ``end_position``
@@ -364,7 +367,7 @@ class LogSegment:
         if self.created_ms is not None:
             return self.created_ms
         try:
-            return int(os.path.getmtime(self.log_path) * 1000)
+            return int(self.disk.getmtime(self.log_path) * 1000)
         except OSError:
             return NO_TIMESTAMP
 
@@ -374,7 +377,7 @@ class LogSegment:
         """LogSegment.recover: re-read every batch, check its frame, CRC and offset order, rebuild both indexes,
         and cut the file after the last valid batch. ``on_batch`` sees each valid batch (epoch cache, producer
         state). Returns the number of bytes truncated."""
-        file_size = os.path.getsize(self.log_path)
+        file_size = self.disk.getsize(self.log_path)
         index_entries: list[tuple[int, int]] = []
         time_entries: list[tuple[int, int]] = []
         self.max_timestamp, self.offset_of_max_timestamp = NO_TIMESTAMP, self.base_offset
@@ -382,7 +385,7 @@ class LogSegment:
         next_offset = self.base_offset
         valid = 0
         since_index = 0
-        with open(self.log_path, "rb", buffering=1 << 20) as f:
+        with self.disk.reader(self.log_path) as f:
             while True:
                 head = f.read(HEADER_SIZE)
                 frame = frame_at(head, 0, valid)
@@ -409,7 +412,7 @@ class LogSegment:
                 valid += frame[3]
         truncated = file_size - valid
         if truncated:
-            os.truncate(self.log_path, valid)
+            self.disk.truncate(self.log_path, valid)
         self.size = valid
         self.next_offset = next_offset
         self._bytes_since_last_index_entry = since_index
@@ -425,7 +428,7 @@ class LogSegment:
             return self.next_offset
         position, base = frame[0], frame[1]
         had_timestamp = self.max_timestamp >= 0
-        os.truncate(self.log_path, position)
+        self.disk.truncate(self.log_path, position)
         self.offset_index.truncate_to(base)
         self.time_index.truncate_to(base)
         self.size = position

@@ -17,6 +17,8 @@ import bisect
 import os
 import struct
 
+from core.disk import OS_DISK, Disk
+
 
 class CorruptIndexError(Exception):
     """An index file that fails ``sanityCheck`` (Kafka: CorruptIndexException): the segment rebuilds it."""
@@ -25,13 +27,14 @@ class CorruptIndexError(Exception):
 class _SparseIndex:
     """AbstractIndex: (key, value) entries with strictly increasing keys, in a file and, while active, in memory."""
 
-    __slots__ = ("dir", "base_offset", "_keys", "_values", "_entries", "_flushed")
+    __slots__ = ("dir", "disk", "base_offset", "_keys", "_values", "_entries", "_flushed")
     _ENTRY: struct.Struct
     _KEY_TYPE: str
     SUFFIX: str
 
-    def __init__(self, directory: str, base_offset: int) -> None:
+    def __init__(self, directory: str, base_offset: int, disk: Disk = OS_DISK) -> None:
         self.dir = directory  # the segment's (shared) string: a broker may hold tens of thousands of these
+        self.disk = disk
         self.base_offset = base_offset
         self._keys: array.array | None = None  # in memory only while the segment is active
         self._values: array.array | None = None
@@ -52,7 +55,7 @@ class _SparseIndex:
         """Read the file's entry count (and its entries when ``in_memory``); CorruptIndexError if its length is not
         a whole number of entries or its keys do not increase."""
         try:
-            size = os.path.getsize(self.path)
+            size = self.disk.getsize(self.path)
         except FileNotFoundError:
             size = 0
         if size % self._ENTRY.size:
@@ -70,8 +73,7 @@ class _SparseIndex:
     def _load_arrays(self) -> None:
         keys, values = array.array(self._KEY_TYPE), array.array("i")
         if self._entries:
-            with open(self.path, "rb") as f:
-                data = f.read(self._entries * self._ENTRY.size)
+            data = self.disk.read_file(self.path)[:self._entries * self._ENTRY.size]
             for k, v in self._ENTRY.iter_unpack(data):
                 keys.append(k)
                 values.append(v)
@@ -94,11 +96,12 @@ class _SparseIndex:
             return
         data = b"".join(self._ENTRY.pack(self._keys[i], self._values[i])  # type: ignore[index]
                         for i in range(self._flushed, self._entries))
-        fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        disk = self.disk
+        fd = disk.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
         try:
-            os.write(fd, data)
+            disk.write(fd, data)
         finally:
-            os.close(fd)
+            disk.close(fd)
         self._flushed = self._entries
 
     close = flush  # nothing else stays open between operations
@@ -108,13 +111,11 @@ class _SparseIndex:
         every open must not rewrite every log's indexes), or there are none and it does not exist yet."""
         data = b"".join(self._ENTRY.pack(k, v) for k, v in entries)
         try:
-            with open(self.path, "rb") as f:
-                unchanged = f.read() == data
+            unchanged = self.disk.read_file(self.path) == data
         except FileNotFoundError:
             unchanged = not data
         if not unchanged:
-            with open(self.path, "wb") as f:
-                f.write(data)
+            self.disk.write_file(self.path, data)
         self._entries = self._flushed = len(entries)
         if self._keys is not None:
             self._keys = array.array(self._KEY_TYPE, (k for k, _ in entries))
@@ -124,7 +125,7 @@ class _SparseIndex:
         """The file goes, with any entries not yet in it."""
         self._flushed = self._entries
         try:
-            os.unlink(self.path)
+            self.disk.unlink(self.path)
         except FileNotFoundError:
             pass
 
@@ -143,16 +144,21 @@ class _SparseIndex:
             self._keys.append(key)
             self._values.append(value)  # type: ignore[union-attr]
             return
-        fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        disk = self.disk
+        fd = disk.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
         try:
-            os.write(fd, self._ENTRY.pack(key, value))
+            disk.write(fd, self._ENTRY.pack(key, value))
         finally:
-            os.close(fd)
+            disk.close(fd)
         self._flushed = self._entries
 
     def _read_entry(self, n: int) -> tuple[int, int]:
-        with open(self.path, "rb") as f:
-            return self._ENTRY.unpack(os.pread(f.fileno(), self._ENTRY.size, n * self._ENTRY.size))
+        disk = self.disk
+        fd = disk.open(self.path, os.O_RDONLY)
+        try:
+            return self._ENTRY.unpack(disk.pread(fd, self._ENTRY.size, n * self._ENTRY.size))
+        finally:
+            disk.close(fd)
 
     def _floor(self, key: int) -> int:
         """The slot of the largest key ≤ ``key`` (AbstractIndex.largestLowerBoundSlotFor), -1 if none."""
@@ -163,17 +169,18 @@ class _SparseIndex:
         if hi < 0:
             return -1
         size = self._ENTRY.size
-        fd = os.open(self.path, os.O_RDONLY)
+        disk = self.disk
+        fd = disk.open(self.path, os.O_RDONLY)
         try:
             while lo <= hi:
                 mid = (lo + hi) // 2
-                k = self._ENTRY.unpack(os.pread(fd, size, mid * size))[0]
+                k = self._ENTRY.unpack(disk.pread(fd, size, mid * size))[0]
                 if k <= key:
                     found, lo = mid, mid + 1
                 else:
                     hi = mid - 1
         finally:
-            os.close(fd)
+            disk.close(fd)
         return found
 
     def _entry(self, slot: int) -> tuple[int, int]:
@@ -185,7 +192,7 @@ class _SparseIndex:
         if keep >= self._entries:
             return
         if keep < self._flushed:
-            os.truncate(self.path, keep * self._ENTRY.size)
+            self.disk.truncate(self.path, keep * self._ENTRY.size)
             self._flushed = keep
         self._entries = keep
         if self._keys is not None:

@@ -1633,15 +1633,16 @@ class ReplicaManager:
                 continue
             written = hws
             try:
-                if not os.path.isdir(d):
+                disk = self.log_manager.disk
+                if not disk.isdir(d):
                     raise KafkaStorageError(f"log dir {d} is not available", d)
                 path = os.path.join(d, REPLICATION_OFFSET_CHECKPOINT)
                 owns = self.log_manager.owns
                 if owns is not None:
                     # sharded: keep the other shards' entries (all shards run on one thread, so no race)
-                    others = {tp: o for tp, o in read_offset_checkpoint(path).items() if not owns(tp)}
+                    others = {tp: o for tp, o in read_offset_checkpoint(path, disk).items() if not owns(tp)}
                     hws = {**others, **hws}
-                write_offset_checkpoint(path, hws)
+                write_offset_checkpoint(path, hws, disk)
                 self._last_hw_checkpoint[d] = written
             except KafkaStorageError as e:
                 e.log_dir = d

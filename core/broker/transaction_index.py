@@ -17,6 +17,8 @@ from collections.abc import Iterable, Iterator
 
 import attrs
 
+from core.disk import OS_DISK, Disk
+
 TXN_INDEX_FILE_SUFFIX = ".txnindex"
 ABORTED_TXN_VERSION = 0  # AbortedTxn.CurrentVersion
 _ENTRY = struct.Struct(">hqqqq")
@@ -65,10 +67,11 @@ def decode_entries(data: bytes) -> list[AbortedTxn]:
 class TransactionIndex:
     """kafka.log.TransactionIndex of one segment. ``size`` is the file's length, known without reading it."""
 
-    __slots__ = ("path", "start_offset", "size", "_last_offset")
+    __slots__ = ("path", "disk", "start_offset", "size", "_last_offset")
 
-    def __init__(self, directory: str, start_offset: int) -> None:
+    def __init__(self, directory: str, start_offset: int, disk: Disk = OS_DISK) -> None:
         self.path = os.path.join(directory, f"{start_offset:020d}{TXN_INDEX_FILE_SUFFIX}")
+        self.disk = disk
         self.start_offset = start_offset
         self.size = 0
         self._last_offset: int | None = None  # the last entry's lastOffset, once known
@@ -76,12 +79,12 @@ class TransactionIndex:
     def load(self) -> None:
         """An existing file's size (the segment opened without recovery); a partial last entry is cut off."""
         try:
-            size = os.path.getsize(self.path)
+            size = self.disk.getsize(self.path)
         except FileNotFoundError:
             size = 0
         whole = size - size % ENTRY_SIZE
         if whole != size:
-            os.truncate(self.path, whole)
+            self.disk.truncate(self.path, whole)
         self.size = whole
         self._last_offset = None
 
@@ -90,8 +93,7 @@ class TransactionIndex:
         if not self.size:
             return []
         try:
-            with open(self.path, "rb") as f:
-                data = f.read(self.size)
+            data = self.disk.read_file(self.path)[:self.size]
         except FileNotFoundError:
             return []
         return decode_entries(data[:len(data) - len(data) % ENTRY_SIZE])
@@ -108,8 +110,7 @@ class TransactionIndex:
         if last is not None and last >= txn.last_offset:
             raise ValueError(f"The last offset of appended transactions must increase sequentially, but "
                              f"{txn.last_offset} is not greater than current last offset {last} of index {self.path}")
-        with open(self.path, "ab") as f:
-            f.write(txn.encode())
+        self.disk.append_file(self.path, txn.encode())
         self.size += ENTRY_SIZE
         self._last_offset = txn.last_offset
 
@@ -120,8 +121,7 @@ class TransactionIndex:
         if not data:
             self.delete()
             return
-        with open(self.path, "wb") as f:
-            f.write(data)
+        self.disk.write_file(self.path, data)
         self.size = len(data)
 
     def truncate_to(self, offset: int) -> None:
@@ -136,15 +136,11 @@ class TransactionIndex:
         if not self.size:
             return
         with contextlib.suppress(FileNotFoundError):
-            fd = os.open(self.path, os.O_RDONLY)
-            try:
-                os.fsync(fd)
-            finally:
-                os.close(fd)
+            self.disk.fsync_path(self.path)
 
     def delete(self) -> None:
         with contextlib.suppress(FileNotFoundError):
-            os.unlink(self.path)
+            self.disk.unlink(self.path)
         self.size = 0
         self._last_offset = None
 

@@ -30,6 +30,7 @@ from core.broker.cleaner.transactions import AbortedTransactions, CleanedTransac
 from core.broker.log import CLEANED_FILE_SUFFIX
 from core.broker.log_segment import LOG_FILE_SUFFIX, LogSegment, file_name
 from core.broker.offset_index import OffsetIndex, TimeIndex
+from core.disk import OS_DISK, Disk
 from messages.log_cleaner import CleaningPlan, SegmentFingerprint
 from protocol import compression
 from protocol.errors import CorruptRecordError
@@ -111,10 +112,11 @@ class CleanedSegment(LogSegment):
     """LogCleaner.createNewCleanedSegment: a segment whose three files carry the ``.cleaned`` suffix, written with
     LogSegment's own append (index entries every index.interval.bytes, the time index's max timestamps)."""
 
-    def __init__(self, directory: str, base_offset: int, index_interval_bytes: int, created_ms: int | None) -> None:
-        super().__init__(directory, base_offset, index_interval_bytes, created_ms)
-        self.offset_index = _CleanedOffsetIndex(directory, base_offset)
-        self.time_index = _CleanedTimeIndex(directory, base_offset)
+    def __init__(self, directory: str, base_offset: int, index_interval_bytes: int, created_ms: int | None,
+                 disk: Disk = OS_DISK) -> None:
+        super().__init__(directory, base_offset, index_interval_bytes, created_ms, disk)
+        self.offset_index = _CleanedOffsetIndex(directory, base_offset, disk)
+        self.time_index = _CleanedTimeIndex(directory, base_offset, disk)
         # never the live segment's .txnindex (create() would remove it from under the shard): Log.replace_segments
         # writes the cleaned segment's aborted transactions under this name
         self.txn_index.path += CLEANED_FILE_SUFFIX
@@ -126,7 +128,7 @@ class CleanedSegment(LogSegment):
 
 def last_modified_ms(segment: LogSegment) -> int:
     """LogSegment.lastModified: the ``.log`` file's modification time."""
-    return int(os.path.getmtime(segment.log_path) * 1000)
+    return int(segment.disk.getmtime(segment.log_path) * 1000)
 
 
 def last_batch_header(segment: LogSegment) -> bytes:
@@ -416,7 +418,7 @@ def clean_segments(aborted: AbortedTransactions, group: Sequence[LogSegment], pl
     the transaction state of the aborted transactions overlapping it ([its base, the next one's base or the map's
     end)); the ABORT markers kept with batches of theirs write their transaction to the cleaned ``.txnindex``."""
     first = group[0]
-    cleaned = CleanedSegment(first.dir, first.base_offset, index_interval_bytes, first.created_ms)
+    cleaned = CleanedSegment(first.dir, first.base_offset, index_interval_bytes, first.created_ms, first.disk)
     cleaned.create()
     producers = frozenset(plan.producer_last_offsets)
     try:
@@ -429,7 +431,7 @@ def clean_segments(aborted: AbortedTransactions, group: Sequence[LogSegment], pl
         cleaned.become_inactive()
         cleaned.flush()
         modified = last_modified[group[-1].base_offset] / 1000
-        os.utime(cleaned.log_path, (modified, modified))
+        cleaned.disk.utime(cleaned.log_path, (modified, modified))
     except BaseException:
         cleaned.delete()
         raise

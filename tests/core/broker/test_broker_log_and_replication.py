@@ -95,7 +95,8 @@ def test_high_watermark_checkpoints_read_lazily(tmp_path, monkeypatch):
         f.write("garbage\n")
     reads: list[str] = []
     real = log_module.read_offset_checkpoint
-    monkeypatch.setattr(log_module, "read_offset_checkpoint", lambda path: reads.append(path) or real(path))
+    monkeypatch.setattr(log_module, "read_offset_checkpoint",
+                        lambda path, *disk: reads.append(path) or real(path, *disk))
     hw = lm.read_high_watermark_checkpoints()
     assert reads == [] and sorted(hw) == [d1, d2] and len(hw) == 2
     lm.get_or_create_log(TP, is_new=True, high_watermark_checkpoints=hw)  # placed in d1 (no logs yet)
@@ -162,7 +163,7 @@ def test_log_manager_delete_logs_checkpoints_each_dir_once(tmp_path, monkeypatch
     written: list[str] = []
     real = log_module.write_offset_checkpoint
     monkeypatch.setattr(log_module, "write_offset_checkpoint",
-                        lambda path, offsets: (written.append(path), real(path, offsets))[1])
+                        lambda path, offsets, *disk: (written.append(path), real(path, offsets, *disk))[1])
     os.rename(d3, d3 + ".gone")  # d3 breaks: its logs cannot be renamed
     existed, errors = lm.delete_logs([tps[0], tps[1], tps[3], tps[5], TopicPartition("absent", 0)])
     assert existed == {tps[0], tps[1], tps[3], tps[5]}

@@ -37,9 +37,9 @@ def fsyncs(monkeypatch):
     synced: list[str] = []
     real = log_segment.fsync_file
 
-    def counting(path: str) -> None:
+    def counting(path: str, *disk: object) -> None:
         synced.append(os.path.basename(path))
-        real(path)
+        real(path, *disk)
     monkeypatch.setattr(log_segment, "fsync_file", counting)
     import core.broker.log as log_module
     monkeypatch.setattr(log_module, "fsync_file", counting)

@@ -1,0 +1,396 @@
+"""A simulated disk (issue #28): one broker's log dirs in memory, with fsync semantics, a power loss that keeps only
+what a real disk would, and a log dir that fails.
+
+`SimDisk` implements core/disk.py's `Disk` (what the logs call instead of ``os``) over a namespace of paths:
+
+- each file is an inode holding its bytes (a bytearray) and the bytes last forced by an fsync of it;
+- namespace changes (a file created, renamed, unlinked; a directory made or removed) take effect at once and are
+  journalled, as ext4's ordered metadata journal does: a power loss keeps a seeded PREFIX of the changes since the
+  last commit (so a rename is kept or not, never half), and any fsync — of a file or of a directory — commits the
+  whole journal (ext4's fsync commits the running transaction). So a rename or an unlink is durable only after a
+  directory fsync (or another fsync after it), and a new file's name survives once something was fsynced since;
+- `power_loss` (the machine loses power: every process on it dies) rebuilds the disk as a reboot finds it: the
+  namespace at the last commit plus a seeded prefix of the journal, and per surviving file its fsynced bytes plus a
+  seeded share of what was written after them, torn at any byte, sometimes followed by zeros (a size extended before
+  its data reached the disk, as XFS and ext4's writeback mode can leave). A file rewritten or truncated since its
+  fsync keeps either its fsynced bytes or a prefix of its new ones. Everything is then durable (the disk is what it
+  is after the reboot). A process crash loses nothing: the page cache outlives the process, so the sim's crashes
+  do not touch the disk;
+- `fail_dir(path)`: from then on every call on a path under it, or on a descriptor opened there, raises
+  ``OSError(EIO)`` — a disk gone bad under a log dir, which the logs turn into KafkaStorageError and the replica
+  manager into LogDirFailure. ``exists`` and ``isdir`` answer False there, as ``os.path``'s do on an error.
+
+Deterministic: the only randomness is the ``random.Random`` given, drawn in path order.
+"""
+
+from __future__ import annotations
+
+import errno
+import io
+import os
+import random
+from collections.abc import Callable
+
+# namespace ops, as journalled: ("link", path, inode) | ("unlink", path) | ("rename", src, dst) | ("mkdir", path)
+# | ("rmdir", path)
+_Op = tuple
+
+
+class _Inode:
+    __slots__ = ("data", "synced", "mtime")
+
+    def __init__(self, mtime: float) -> None:
+        self.data = bytearray()
+        self.synced: bytes | None = None  # the bytes the last fsync forced (None: never fsynced)
+        self.mtime = mtime
+
+
+class _Fd:
+    __slots__ = ("inode", "path", "append", "position", "writable")
+
+    def __init__(self, inode: _Inode | None, path: str, append: bool, writable: bool) -> None:
+        self.inode = inode  # None: a directory
+        self.path = path
+        self.append = append
+        self.position = 0
+        self.writable = writable
+
+
+def _error(code: int, path: str) -> OSError:
+    return OSError(code, os.strerror(code), path)  # OSError(ENOENT, ...) is a FileNotFoundError, as os raises
+
+
+def _under(path: str, top: str) -> bool:
+    return path == top or path.startswith(top + "/")
+
+
+def _apply(files: dict[str, _Inode], dirs: set[str], op: _Op) -> None:
+    """One namespace change on (files, dirs); the caller has checked it is valid."""
+    kind = op[0]
+    if kind == "link":
+        files[op[1]] = op[2]
+    elif kind == "unlink":
+        files.pop(op[1], None)
+    elif kind == "mkdir":
+        dirs.add(op[1])
+    elif kind == "rmdir":
+        dirs.discard(op[1])
+    else:  # rename, of a file or a whole directory
+        src, dst = op[1], op[2]
+        if src in files:
+            files[dst] = files.pop(src)
+            return
+        prefix = src + "/"
+        for path in [p for p in files if p.startswith(prefix)]:
+            files[dst + path[len(src):]] = files.pop(path)
+        for path in [d for d in dirs if d == src or d.startswith(prefix)]:
+            dirs.discard(path)
+            dirs.add(dst + path[len(src):])
+
+
+class SimDisk:
+    """core.disk.Disk in memory for one broker; ``rng`` draws what a power loss keeps, ``clock`` (seconds) dates
+    modifications (getmtime)."""
+
+    def __init__(self, rng: random.Random, clock: Callable[[], float] = lambda: 0.0) -> None:
+        self.rng = rng
+        self.clock = clock
+        self.files: dict[str, _Inode] = {}
+        self.dirs: set[str] = {"/"}
+        self._durable_files: dict[str, _Inode] = {}
+        self._durable_dirs: set[str] = {"/"}
+        self._journal: list[_Op] = []
+        self._fds: dict[int, _Fd] = {}
+        self._next_fd = 3
+        self.failed: list[str] = []
+        self.power_losses = 0
+
+    # ------------------------------------------------------------------------------------------------ faults
+
+    def fail_dir(self, path: str) -> None:
+        """Every later call under ``path`` raises EIO."""
+        self.failed.append(os.path.normpath(path))
+
+    def power_loss(self) -> tuple[int, int]:
+        """The machine loses power: open descriptors go, and the disk keeps what a reboot finds (module doc).
+        Returns (files, bytes) lost or cut off, for the run's event log."""
+        rng = self.rng
+        before = (len(self.files), sum(len(i.data) for i in self.files.values()))
+        self.power_losses += 1
+        self._fds.clear()
+        files, dirs = dict(self._durable_files), set(self._durable_dirs)
+        for op in self._journal[:rng.randint(0, len(self._journal))]:
+            _apply(files, dirs, op)
+        torn: dict[int, _Inode] = {}
+        survived: dict[str, _Inode] = {}
+        for path in sorted(files):
+            inode = files[path]
+            kept = torn.get(id(inode))
+            if kept is None:
+                kept = torn[id(inode)] = self._tear(inode)
+            survived[path] = kept
+        self.files, self.dirs = survived, dirs
+        self._commit()
+        return before[0] - len(survived), before[1] - sum(len(i.data) for i in survived.values())
+
+    def _tear(self, inode: _Inode) -> _Inode:
+        rng = self.rng
+        data, synced = bytes(inode.data), inode.synced or b""
+        if data[:len(synced)] == synced:
+            extra = len(data) - len(synced)
+            kept = data[:len(synced) + rng.randint(0, extra)]
+            if len(kept) < len(data) and rng.random() < 0.25:
+                kept += bytes(rng.randint(1, len(data) - len(kept)))
+        elif rng.random() < 0.5:
+            kept = synced
+        else:
+            common = 0
+            while common < min(len(data), len(synced)) and data[common] == synced[common]:
+                common += 1
+            kept = data[:rng.randint(common, len(data))]
+        out = _Inode(inode.mtime)
+        out.data[:] = kept
+        out.synced = kept
+        return out
+
+    def _commit(self) -> None:
+        """The journal reaches the disk (any fsync): the namespace as it is now survives a power loss."""
+        if self._journal:
+            self._durable_files, self._durable_dirs = dict(self.files), set(self.dirs)
+            self._journal.clear()
+
+    def _check(self, path: str) -> None:
+        for top in self.failed:
+            if _under(path, top):
+                raise _error(errno.EIO, path)
+
+    def _change(self, op: _Op) -> None:
+        self._journal.append(op)
+        _apply(self.files, self.dirs, op)
+
+    def _parent_exists(self, path: str) -> None:
+        if os.path.dirname(path) not in self.dirs:
+            raise _error(errno.ENOENT, path)
+
+    def _fd(self, fd: int) -> _Fd:
+        f = self._fds.get(fd)
+        if f is None:
+            raise _error(errno.EBADF, str(fd))
+        self._check(f.path)
+        return f
+
+    # ------------------------------------------------------------------------------------------------ descriptors
+
+    def open(self, path: str, flags: int, mode: int = 0o777) -> int:
+        self._check(path)
+        inode = self.files.get(path)
+        writable = flags & 3 != os.O_RDONLY
+        if inode is None:
+            if path in self.dirs:
+                if writable:
+                    raise _error(errno.EISDIR, path)
+                return self._new_fd(_Fd(None, path, False, False))
+            if not flags & os.O_CREAT:
+                raise _error(errno.ENOENT, path)
+            self._parent_exists(path)
+            inode = _Inode(self.clock())
+            self._change(("link", path, inode))
+        elif flags & os.O_CREAT and flags & os.O_EXCL:
+            raise _error(errno.EEXIST, path)
+        elif flags & os.O_TRUNC and writable:
+            del inode.data[:]
+            inode.mtime = self.clock()
+        return self._new_fd(_Fd(inode, path, bool(flags & os.O_APPEND), writable))
+
+    def _new_fd(self, f: _Fd) -> int:
+        fd = self._next_fd
+        self._next_fd += 1
+        self._fds[fd] = f
+        return fd
+
+    def close(self, fd: int) -> None:
+        if self._fds.pop(fd, None) is None:
+            raise _error(errno.EBADF, str(fd))
+
+    def _inode(self, f: _Fd) -> _Inode:
+        if f.inode is None:
+            raise _error(errno.EISDIR, f.path)
+        return f.inode
+
+    def write(self, fd: int, data: bytes | bytearray | memoryview) -> int:
+        f = self._fd(fd)
+        inode = self._inode(f)
+        if not f.writable:
+            raise _error(errno.EBADF, f.path)
+        position = len(inode.data) if f.append else f.position
+        self._write_at(inode, data, position)
+        f.position = position + len(data)
+        return len(data)
+
+    def _write_at(self, inode: _Inode, data: bytes | bytearray | memoryview, position: int) -> None:
+        buf = inode.data
+        if position > len(buf):
+            buf.extend(bytes(position - len(buf)))
+        buf[position:position + len(data)] = data
+        inode.mtime = self.clock()
+
+    def pread(self, fd: int, size: int, offset: int) -> bytes:
+        return bytes(self._inode(self._fd(fd)).data[offset:offset + size])
+
+    def pwrite(self, fd: int, data: bytes | bytearray | memoryview, offset: int) -> int:
+        f = self._fd(fd)
+        self._write_at(self._inode(f), data, offset)
+        return len(data)
+
+    def ftruncate(self, fd: int, length: int) -> None:
+        self._resize(self._inode(self._fd(fd)), length)
+
+    def _resize(self, inode: _Inode, length: int) -> None:
+        if length < len(inode.data):
+            del inode.data[length:]
+        else:
+            inode.data.extend(bytes(length - len(inode.data)))
+        inode.mtime = self.clock()
+
+    def fsync(self, fd: int) -> None:
+        f = self._fd(fd)
+        if f.inode is not None:
+            f.inode.synced = bytes(f.inode.data)
+        self._commit()
+
+    # ------------------------------------------------------------------------------------------------ paths
+
+    def _file(self, path: str) -> _Inode:
+        self._check(path)
+        inode = self.files.get(path)
+        if inode is None:
+            raise _error(errno.EISDIR if path in self.dirs else errno.ENOENT, path)
+        return inode
+
+    def truncate(self, path: str, length: int) -> None:
+        self._resize(self._file(path), length)
+
+    def unlink(self, path: str) -> None:
+        self._file(path)
+        self._change(("unlink", path))
+
+    def replace(self, src: str, dst: str) -> None:
+        self._check(src)
+        self._check(dst)
+        if src not in self.files:
+            raise _error(errno.ENOENT, src)
+        if dst in self.dirs:
+            raise _error(errno.EISDIR, dst)
+        self._parent_exists(dst)
+        self._change(("rename", src, dst))
+
+    def rename(self, src: str, dst: str) -> None:
+        self._check(src)
+        self._check(dst)
+        if src in self.files:
+            self.replace(src, dst)
+            return
+        if src not in self.dirs:
+            raise _error(errno.ENOENT, src)
+        if dst in self.files or any(_under(p, dst) for p in self.files) or dst in self.dirs:
+            raise _error(errno.EEXIST, dst)
+        self._parent_exists(dst)
+        self._change(("rename", src, dst))
+
+    def listdir(self, path: str) -> list[str]:
+        self._check(path)
+        if path not in self.dirs:
+            raise _error(errno.ENOTDIR if path in self.files else errno.ENOENT, path)
+        prefix = path.rstrip("/") + "/"
+        names = {p[len(prefix):] for p in self.files if p.startswith(prefix) and "/" not in p[len(prefix):]}
+        names.update(d[len(prefix):] for d in self.dirs if d.startswith(prefix) and d != path
+                     and "/" not in d[len(prefix):])
+        return sorted(names)
+
+    def mkdir(self, path: str) -> None:
+        self._check(path)
+        if path in self.dirs or path in self.files:
+            raise _error(errno.EEXIST, path)
+        self._parent_exists(path)
+        self._change(("mkdir", path))
+
+    def makedirs(self, path: str, exist_ok: bool = False) -> None:
+        path = os.path.normpath(path)
+        self._check(path)
+        if path in self.dirs:
+            if not exist_ok:
+                raise _error(errno.EEXIST, path)
+            return
+        parent = os.path.dirname(path)
+        if parent not in self.dirs:
+            self.makedirs(parent, exist_ok=True)
+        self.mkdir(path)
+
+    def getsize(self, path: str) -> int:
+        if path in self.dirs:
+            self._check(path)
+            return 4096
+        return len(self._file(path).data)
+
+    def getmtime(self, path: str) -> float:
+        return self._file(path).mtime
+
+    def utime(self, path: str, times: tuple[float, float]) -> None:
+        self._file(path).mtime = times[1]
+
+    def exists(self, path: str) -> bool:
+        if any(_under(path, top) for top in self.failed):
+            return False
+        return path in self.files or path in self.dirs
+
+    def isdir(self, path: str) -> bool:
+        if any(_under(path, top) for top in self.failed):
+            return False
+        return path in self.dirs
+
+    # ------------------------------------------------------------------------------------------------ whole files
+
+    def read_file(self, path: str) -> bytes:
+        return bytes(self._file(path).data)
+
+    def reader(self, path: str) -> io.BytesIO:
+        return io.BytesIO(self.read_file(path))
+
+    def write_file(self, path: str, data: bytes, fsync: bool = False) -> None:
+        fd = self.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+        try:
+            self.write(fd, data)
+            if fsync:
+                self.fsync(fd)
+        finally:
+            self.close(fd)
+
+    def append_file(self, path: str, data: bytes) -> None:
+        fd = self.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
+        try:
+            self.write(fd, data)
+        finally:
+            self.close(fd)
+
+    def fsync_path(self, path: str) -> None:
+        fd = self.open(path, os.O_RDONLY)
+        try:
+            self.fsync(fd)
+        finally:
+            self.close(fd)
+
+    def rmtree(self, path: str) -> None:
+        """shutil.rmtree(ignore_errors=True): whatever can be removed goes, deepest first."""
+        if any(_under(path, top) for top in self.failed) or path not in self.dirs:
+            return
+        for file in sorted(p for p in self.files if _under(p, path)):
+            self._change(("unlink", file))
+        for d in sorted((d for d in self.dirs if _under(d, path)), key=len, reverse=True):
+            self._change(("rmdir", d))
+
+    # ------------------------------------------------------------------------------------------------ inspection
+
+    def durable_bytes(self, path: str) -> bytes | None:
+        """The bytes of ``path`` its last fsync forced (None: never fsynced, or no such file)."""
+        inode = self.files.get(path)
+        return None if inode is None else inode.synced
