@@ -29,7 +29,9 @@ from spark.load import TraceSource
 
 CACHE_DIR = ".kactor-columns"
 CACHE_META = "_kactor_columns.json"
-CACHE_VERSION = 1
+# 2: a fixed-order row the summary reads holds its parsed payload and errors (schema.PARSED_FIELDS); a cache of
+# another version is rebuilt
+CACHE_VERSION = 2
 # a file whose last line is incomplete and that was written to this recently may be a trace still being written
 SETTLED_S = 10.0
 
@@ -113,7 +115,7 @@ def write(spark: Any, src: TraceSource, folder: str, files: list[str], key: list
     """Parse ``files`` (of ``folder``) once and write their columns; commit them later with ``finish``."""
     from pyspark.sql import functions as F  # noqa: N812 - the PySpark convention
 
-    from spark.load import lines
+    from spark.load import lines, parsed_columns, payload_bad
     from spark.schema import ANY_ERROR_RE, OBS_TYPES
 
     started = time.time()
@@ -128,9 +130,12 @@ def write(spark: Any, src: TraceSource, folder: str, files: list[str], key: list
     cut = F.substring(text.cast("binary"), start, end - start + 1).cast("string")
     kept = ~fast | F.col("type").isin(*OBS_TYPES) | text.rlike(ANY_ERROR_RE)
     rows = lines(spark, group).where((fast | ~F.col("_head")) & (F.col("_part") >= 0))
+    # a fixed-order row's payload parsed and its errors found here, once (version 2): a summary from the cache then
+    # reads them as columns (``parsed``) and runs no from_json and no regular expression
     (rows.select(F.concat("process", F.lit(".jsonl")).alias("_name"), "process", "seq", "ts", "sender",
                  "receiver", "type", "cause", F.when(fast, cut).otherwise(text).alias("payload"), "_fast",
-                 kept.alias("observed"))
+                 *parsed_columns(text, F.col("_doc"), only=fast & kept), kept.alias("observed"))
+     .select("*", payload_bad(fast & F.col("observed")))
      .write.partitionBy("observed").parquet(data))
     after = file_key(files)
     mtime = {st["name"]: st["mtime_ns"] / 1e9 for st in after}
@@ -179,3 +184,18 @@ def frame(spark: Any, d: ColumnsDir) -> Any:
         "cause", "_fast", F.lit(False).alias("_head"), payload.alias("_text"),
         F.when(fast, F.concat(F.lit('{"payload":'), payload, F.lit("}"))).otherwise(payload).alias("_doc"),
         "observed", F.lit(0).alias("_part"))
+
+
+def parsed(spark: Any, d: ColumnsDir) -> Any:
+    """The fixed-order rows of ``d`` the summary's observed read needs (``observed``), as ``summarize.observed``
+    gives them: ``_file``, ``process``, ``seq``, ``ts``, ``type`` and schema.PARSED_FIELDS, read as they were
+    parsed into the cache (no JSON parsed, no regular expression run here)."""
+    from pyspark.sql import functions as F  # noqa: N812 - the PySpark convention
+
+    from spark.schema import CACHE_SCHEMA, PARSED_FIELDS
+
+    pq = spark.read.schema(CACHE_SCHEMA).parquet(d.path)
+    prefix = Path(d.folder).resolve().as_uri() + "/"
+    return pq.where(F.col("observed") & F.col("_fast")).select(
+        F.concat(F.lit(prefix), F.col("_name")).alias("_file"), "process", "seq", "ts", "type",
+        *[f.name for f in PARSED_FIELDS])
