@@ -3,15 +3,18 @@
 The first summary of a folder parses its JSON once (``spark.load.lines``: the writer's fixed key order, byte cuts)
 and writes every line but the headers as a row: ``_name`` (the file's name), TRACE_SCHEMA's fields, ``_fast`` (a
 fixed-order record; otherwise the fields are null and ``payload`` holds the whole line, parsed in full where it is
-read) and the partition column ``observed`` (an observability record, a line carrying an error other than NONE, or a
-slow line: what the summary's observed read needs, so that read skips the other rows' folder). That summary is then
-computed from these columns, and a later one reads them instead of the JSON.
+read), for a fixed-order record the summary reads its payload parsed and its errors (schema.PARSED_FIELDS: one struct
+column per observability type, ``errors``, ``_pbad``; version 2 of the cache, so that a summary from it runs no
+from_json and no regular expression) and the partition column ``observed`` (an observability record, a line carrying
+an error other than NONE, or a slow line: what the summary's observed read needs, so that read skips the other rows'
+folder). That summary is then computed from these columns, and a later one reads them instead of the JSON.
 
-The cache is keyed by each ``*.jsonl`` file's name, size and modification time (``_kactor_columns.json``); any
-difference and it is rebuilt. It is committed (renamed into place) only after the summary that wrote it found the
-trace valid, and only if no file changed while it was read (a trace still being written: its next summary writes the
-columns again). A single ``.jsonl`` file given as input, or a folder that cannot be written to, gets its columns in a
-temporary folder, removed after the summary. ``KACTOR_TRACE_COLUMNS=0`` turns the cache off (temporary columns only).
+The cache is keyed by each ``*.jsonl`` file's name, size and modification time and by CACHE_VERSION
+(``_kactor_columns.json``); any difference and it is rebuilt. It is committed (renamed into place) only after the
+summary that wrote it found the trace valid, and only if no file changed while it was read (a trace still being
+written: its next summary writes the columns again). A single ``.jsonl`` file given as input, or a folder that
+cannot be written to, gets its columns in a temporary folder, removed after the summary. ``KACTOR_TRACE_COLUMNS=0``
+turns the cache off (temporary columns only).
 """
 
 from __future__ import annotations
