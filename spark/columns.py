@@ -3,15 +3,18 @@
 The first summary of a folder parses its JSON once (``spark.load.lines``: the writer's fixed key order, byte cuts)
 and writes every line but the headers as a row: ``_name`` (the file's name), TRACE_SCHEMA's fields, ``_fast`` (a
 fixed-order record; otherwise the fields are null and ``payload`` holds the whole line, parsed in full where it is
-read) and the partition column ``observed`` (an observability record, a line carrying an error other than NONE, or a
-slow line: what the summary's observed read needs, so that read skips the other rows' folder). That summary is then
-computed from these columns, and a later one reads them instead of the JSON.
+read), for a fixed-order record the summary reads its payload parsed and its errors (schema.PARSED_FIELDS: one struct
+column per observability type, ``errors``, ``_pbad``; version 2 of the cache, so that a summary from it runs no
+from_json and no regular expression) and the partition column ``observed`` (an observability record, a line carrying
+an error other than NONE, or a slow line: what the summary's observed read needs, so that read skips the other rows'
+folder). That summary is then computed from these columns, and a later one reads them instead of the JSON.
 
-The cache is keyed by each ``*.jsonl`` file's name, size and modification time (``_kactor_columns.json``); any
-difference and it is rebuilt. It is committed (renamed into place) only after the summary that wrote it found the
-trace valid, and only if no file changed while it was read (a trace still being written: its next summary writes the
-columns again). A single ``.jsonl`` file given as input, or a folder that cannot be written to, gets its columns in a
-temporary folder, removed after the summary. ``KACTOR_TRACE_COLUMNS=0`` turns the cache off (temporary columns only).
+The cache is keyed by each ``*.jsonl`` file's name, size and modification time and by CACHE_VERSION
+(``_kactor_columns.json``); any difference and it is rebuilt. It is committed (renamed into place) only after the
+summary that wrote it found the trace valid, and only if no file changed while it was read (a trace still being
+written: its next summary writes the columns again). A single ``.jsonl`` file given as input, or a folder that
+cannot be written to, gets its columns in a temporary folder, removed after the summary. ``KACTOR_TRACE_COLUMNS=0``
+turns the cache off (temporary columns only).
 """
 
 from __future__ import annotations
@@ -29,7 +32,9 @@ from spark.load import TraceSource
 
 CACHE_DIR = ".kactor-columns"
 CACHE_META = "_kactor_columns.json"
-CACHE_VERSION = 1
+# 2: a fixed-order row the summary reads holds its parsed payload and errors (schema.PARSED_FIELDS); a cache of
+# another version is rebuilt
+CACHE_VERSION = 2
 # a file whose last line is incomplete and that was written to this recently may be a trace still being written
 SETTLED_S = 10.0
 
@@ -113,7 +118,7 @@ def write(spark: Any, src: TraceSource, folder: str, files: list[str], key: list
     """Parse ``files`` (of ``folder``) once and write their columns; commit them later with ``finish``."""
     from pyspark.sql import functions as F  # noqa: N812 - the PySpark convention
 
-    from spark.load import lines
+    from spark.load import lines, parsed_columns, payload_bad
     from spark.schema import ANY_ERROR_RE, OBS_TYPES
 
     started = time.time()
@@ -128,9 +133,12 @@ def write(spark: Any, src: TraceSource, folder: str, files: list[str], key: list
     cut = F.substring(text.cast("binary"), start, end - start + 1).cast("string")
     kept = ~fast | F.col("type").isin(*OBS_TYPES) | text.rlike(ANY_ERROR_RE)
     rows = lines(spark, group).where((fast | ~F.col("_head")) & (F.col("_part") >= 0))
+    # a fixed-order row's payload parsed and its errors found here, once (version 2): a summary from the cache then
+    # reads them as columns (``parsed``) and runs no from_json and no regular expression
     (rows.select(F.concat("process", F.lit(".jsonl")).alias("_name"), "process", "seq", "ts", "sender",
                  "receiver", "type", "cause", F.when(fast, cut).otherwise(text).alias("payload"), "_fast",
-                 kept.alias("observed"))
+                 *parsed_columns(text, F.col("_doc"), only=fast & kept), kept.alias("observed"))
+     .select("*", payload_bad(fast & F.col("observed")))
      .write.partitionBy("observed").parquet(data))
     after = file_key(files)
     mtime = {st["name"]: st["mtime_ns"] / 1e9 for st in after}
@@ -179,3 +187,18 @@ def frame(spark: Any, d: ColumnsDir) -> Any:
         "cause", "_fast", F.lit(False).alias("_head"), payload.alias("_text"),
         F.when(fast, F.concat(F.lit('{"payload":'), payload, F.lit("}"))).otherwise(payload).alias("_doc"),
         "observed", F.lit(0).alias("_part"))
+
+
+def parsed(spark: Any, d: ColumnsDir) -> Any:
+    """The fixed-order rows of ``d`` the summary's observed read needs (``observed``), as ``summarize.observed``
+    gives them: ``_file``, ``process``, ``seq``, ``ts``, ``type`` and schema.PARSED_FIELDS, read as they were
+    parsed into the cache (no JSON parsed, no regular expression run here)."""
+    from pyspark.sql import functions as F  # noqa: N812 - the PySpark convention
+
+    from spark.schema import CACHE_SCHEMA, PARSED_FIELDS
+
+    pq = spark.read.schema(CACHE_SCHEMA).parquet(d.path)
+    prefix = Path(d.folder).resolve().as_uri() + "/"
+    return pq.where(F.col("observed") & F.col("_fast")).select(
+        F.concat(F.lit(prefix), F.col("_name")).alias("_file"), "process", "seq", "ts", "type",
+        *[f.name for f in PARSED_FIELDS])

@@ -277,6 +277,46 @@ def resolve(rows: Any) -> Any:
         F.spark_partition_id().alias("_part"))
 
 
+def parsed_columns(text: Any, doc: Any, only: Any = None) -> list[Any]:
+    """schema.PARSED_FIELDS computed from a record's ``text`` (where errors are searched: its line or payload),
+    ``doc`` (a JSON object whose ``payload`` key holds its payload) and ``type``: each observability payload
+    parsed (from_json with SUMMARY_SCHEMAS) into its type's column, the errors other than NONE (a regular
+    expression); ``_pbad`` is ``payload_bad``. ``only``: a condition; where it does not hold every column is
+    null (nothing parsed).
+    The summary computes these once per record: into the columns cache (spark/columns.py), or where it reads
+    records from elsewhere (a Parquet trace, a line not in the writer's key order)."""
+    from pyspark.sql import functions as F  # noqa: N812 - the PySpark convention
+    from pyspark.sql.types import StructField, StructType
+
+    from spark.schema import ANY_ERROR_RE, ERRORS_RE, SUMMARY_SCHEMAS, payload_column
+
+    typ = F.col("type")
+
+    def gate(cond: Any) -> Any:
+        return cond if only is None else only & cond
+
+    payloads = [F.when(gate(typ == name), F.from_json(doc, StructType([StructField("payload", schema)]))
+                       ["payload"]).alias(payload_column(name))
+                for name, schema in SUMMARY_SCHEMAS.items()]
+    errors = F.when(gate(text.rlike(ANY_ERROR_RE)),
+                    F.filter(F.regexp_extract_all(text, F.lit(ERRORS_RE), F.lit(1)), lambda e: e != "NONE"))
+    return [*payloads, errors.alias("errors")]
+
+
+def payload_bad(only: Any = None) -> Any:
+    """``_pbad``, over ``parsed_columns``' output (a later projection: it reads their columns): an observability
+    record none of whose type's payload parsed; null where ``only`` does not hold."""
+    from pyspark.sql import functions as F  # noqa: N812 - the PySpark convention
+
+    from spark.schema import OBS_TYPES, SUMMARY_SCHEMAS, payload_column
+
+    parsed = F.lit(False)
+    for name in SUMMARY_SCHEMAS:
+        parsed = parsed | F.col(payload_column(name)).isNotNull()
+    bad = F.col("type").isin(*OBS_TYPES) & ~parsed
+    return (bad if only is None else F.when(only, bad)).alias("_pbad")
+
+
 def count(src: TraceSource, rows: Any, group_keys: tuple[str, ...] = (),
           reread: Callable[[TraceSource], Any] | None = None) -> tuple[
         list[dict[str, Any]], list[dict[str, Any]], TraceSource | None]:

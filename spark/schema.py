@@ -50,16 +50,6 @@ TRACE_SCHEMA = _s(
     ("cause", LongType()),
 )
 
-# The columns cache (spark/columns.py): every line but the headers, once. ``_name``: the file's name; ``_fast``: a
-# record in the writer's fixed key order (else the fields are null and ``payload`` holds the whole line); ``observed``
-# (the partition column): a row the summary's observed read needs.
-CACHE_SCHEMA = _s(
-    ("_name", StringType()),
-    *[(f.name, f.dataType) for f in TRACE_SCHEMA.fields],
-    ("_fast", BooleanType()),
-    ("observed", BooleanType()),
-)
-
 # An error other than NONE anywhere in a payload (Errors encoded as {"@e":"Errors","v":X}), and each error's name
 ANY_ERROR_RE = r'"@e":"Errors","v":"(?!NONE")'
 ERRORS_RE = r'"@e":"Errors","v":"([A-Z_]+)"'
@@ -164,3 +154,28 @@ def _union(schemas: list[StructType]) -> StructType:
 
 
 OBS_PAYLOAD_SCHEMA = _union(list(PAYLOAD_SCHEMAS.values()))
+
+
+def payload_column(typ: str) -> str:
+    """The column holding a ``typ`` record's parsed payload (SUMMARY_SCHEMAS[typ]; null in other rows)."""
+    return f"p_{typ}"
+
+
+# What the summary's tables read of a record, parsed: each observability type's payload (one struct column per type),
+# ``errors`` (the errors other than NONE anywhere in the payload; null when there is none) and ``_pbad`` (an
+# observability record whose payload does not parse).
+PARSED_FIELDS = (*[StructField(payload_column(typ), schema, True) for typ, schema in SUMMARY_SCHEMAS.items()],
+                 StructField("errors", ArrayType(StringType()), True), StructField("_pbad", BooleanType(), True))
+
+# The columns cache (spark/columns.py), version 2: every line but the headers, once. ``_name``: the file's name;
+# ``_fast``: a record in the writer's fixed key order (else the fields are null and ``payload`` holds the whole
+# line); a fixed-order row the summary reads also holds PARSED_FIELDS (null in the others), so a summary from the
+# cache parses no JSON and runs no regular expression; ``observed`` (the partition column): a row the summary's
+# observed read needs.
+CACHE_SCHEMA = _s(
+    ("_name", StringType()),
+    *[(f.name, f.dataType) for f in TRACE_SCHEMA.fields],
+    ("_fast", BooleanType()),
+    *[(f.name, f.dataType) for f in PARSED_FIELDS],
+    ("observed", BooleanType()),
+)

@@ -20,11 +20,20 @@ from typing import Any
 from pyspark import StorageLevel
 from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F  # noqa: N812 - the PySpark convention
-from pyspark.sql.types import StructField, StructType
 
 from spark import columns
-from spark.load import TraceSource, count, discover, lines, raise_corrupt, resolve, union_by_name
-from spark.schema import ANY_ERROR_RE, ERRORS_RE, OBS_TYPES, SUMMARY_SCHEMAS
+from spark.load import (
+    TraceSource,
+    count,
+    discover,
+    lines,
+    parsed_columns,
+    payload_bad,
+    raise_corrupt,
+    resolve,
+    union_by_name,
+)
+from spark.schema import ANY_ERROR_RE, OBS_TYPES, payload_column
 
 SLOW_EVENT_MS = 2000.0
 # Python threads submitting the tables' queries (see compute)
@@ -50,23 +59,17 @@ def bucket_for(span_ms: float, points: int = 300) -> int:
     return int(math.ceil(want / 86_400_000) * 86_400_000)
 
 
-def _payload_column(typ: str) -> str:
-    return f"p_{typ}"
-
-
-def observed(rows: DataFrame | None, slow: DataFrame | None, partitions: int) -> DataFrame:
-    """The records the tables read, from ``spark.columns.frame`` or ``spark.load.lines`` (``rows``: the fixed-order
-    lines, or None; ``slow``: rows holding the slow lines, or None): each observability record with its payload
-    parsed into the column ``p_<type>``
-    (SUMMARY_SCHEMAS[type]; null in the other types' columns), and any record with an error other than NONE in its
-    text (``errors``; null when there is none). ``_pbad`` marks an observability record whose payload does not
-    parse.
+def observed(rows: DataFrame | None, slow: DataFrame | None) -> DataFrame:
+    """The records the tables read, from ``spark.load.lines`` or ``spark.columns.frame`` (``rows``: the fixed-order
+    lines, or None; ``slow``: rows holding the slow lines, or None), parsed here: each observability record with its
+    payload parsed into the column ``p_<type>`` (SUMMARY_SCHEMAS[type]; null in the other types' columns), and any
+    record with an error other than NONE in its text (``errors``; null when there is none). ``_pbad`` marks an
+    observability record whose payload does not parse. What ``spark.columns.parsed`` reads from the columns cache,
+    where the same columns were computed as it was written (spark.load.parsed_columns); this is for the records not
+    there: a Parquet trace's, and lines not in the writer's key order.
 
     One struct column per type, not one struct of their union, because the cache is columnar: a table then
-    decodes only its own type's fields. Sorted by type within each partition because the cache keeps each batch's
-    least and greatest type, and a table's scan skips the batches that cannot hold its type. ``partitions`` (a
-    few per core) because every table is a job over the cached partitions, and a task per input split would be
-    ~100 tasks per table on a 10 GB trace.
+    decodes only its own type's fields.
     """
     text, fast, part = F.col("_text"), F.col("_fast"), F.col("_part") >= 0
     has_error = text.rlike(ANY_ERROR_RE)
@@ -81,16 +84,15 @@ def observed(rows: DataFrame | None, slow: DataFrame | None, partitions: int) ->
     if not parts:
         raise ValueError("observed: neither rows nor slow lines given")
     kept = union_by_name(parts)
-    errs = F.when(has_error, F.filter(F.regexp_extract_all(text, F.lit(ERRORS_RE), F.lit(1)), lambda e: e != "NONE"))
-    payloads = [F.when(F.col("type") == typ, F.from_json("_doc", StructType([StructField("payload", schema)]))
-                       ["payload"]).alias(_payload_column(typ))
-                for typ, schema in SUMMARY_SCHEMAS.items()]
-    parsed = F.lit(False)
-    for typ in SUMMARY_SCHEMAS:
-        parsed = parsed | F.col(_payload_column(typ)).isNotNull()
-    return (kept.select("_file", "process", "seq", "ts", "type", *payloads, errs.alias("errors"))
-            .withColumn("_pbad", is_obs & ~parsed)
-            .coalesce(partitions).sortWithinPartitions("type"))
+    return (kept.select("_file", "process", "seq", "ts", "type", *parsed_columns(text, F.col("_doc")))
+            .select("*", payload_bad()))
+
+
+def _arranged(obs: DataFrame, partitions: int) -> DataFrame:
+    """``obs`` in ``partitions`` partitions, sorted by type within each: every table is a job over the cached
+    partitions (a task per input split would be ~100 tasks per table on a 10 GB trace), and the cache keeps each
+    batch's least and greatest type, so a table's scan skips the batches that cannot hold its type."""
+    return obs.coalesce(partitions).sortWithinPartitions("type")
 
 
 def _bad_files(obs: DataFrame) -> list[str]:
@@ -101,7 +103,7 @@ def _bad_files(obs: DataFrame) -> list[str]:
 def _of(obs: DataFrame, typ: str) -> DataFrame:
     """``obs``'s records of type ``typ``, with their payload as ``p``."""
     return obs.where(F.col("type") == typ).select("process", "seq", "ts", "type", "errors",
-                                                  F.col(_payload_column(typ)).alias("p"))
+                                                  F.col(payload_column(typ)).alias("p"))
 
 
 def _pcts(col: str, prefix: str) -> list[Any]:
@@ -178,8 +180,10 @@ def compute(obs: DataFrame, routes: list[dict[str, Any]], bucket_ms: int,
             ["bucket_start_ms"])}
 
     def latency() -> dict[str, list[dict[str, Any]]]:
+        # per request type and broker, and per request type: grouping sets, not a rollup, whose third level (every
+        # request) no table shows — its percentiles were a third of this aggregation's work
         lat = _rows(
-            rq.rollup("request_type", "broker_id").agg(
+            rq.groupingSets([("request_type", "broker_id"), ("request_type",)], "request_type", "broker_id").agg(
                 F.grouping("broker_id").alias("_all"),
                 F.count("*").alias("count"), F.sum((F.col("attempts") > 1).cast("long")).alias("retried"),
                 F.sum(failed).alias("failed"), *_pcts("latency_ms", "latency_ms"), *_pcts("queue_ms", "queue_ms")),
@@ -358,8 +362,10 @@ def _from_columns(spark: Any, src: TraceSource, dirs: list[columns.ColumnsDir],
     """Count, validate and compute every table from the columns of ``dirs`` (and any Parquet input of ``src``).
     Returns ``(processes, tables, firsts, lasts, bucket, t_count, t_obs)``."""
     frames = [columns.frame(spark, d) for d in dirs]
-    if src.parquet:  # written by `kactor trace convert`: every record is a fixed-order one, read by observed
+    parsed = [columns.parsed(spark, d) for d in dirs]  # the observed records, parsed as the cache was written
+    if src.parquet:  # written by `kactor trace convert`: every record is a fixed-order one, parsed here
         frames.append(lines(spark, TraceSource(parquet=src.parquet)).withColumn("observed", F.lit(True)))
+        parsed.append(observed(frames[-1], None))
     rows = union_by_name(frames)
     # The count reads the small columns of every row, the observed read the payloads of the rows it needs only
     # (the `observed` partition); they run at the same time (the observed one from a second thread): neither needs
@@ -370,7 +376,7 @@ def _from_columns(spark: Any, src: TraceSource, dirs: list[columns.ColumnsDir],
     group = f"kactor-observed-{os.getpid()}-{time.monotonic_ns()}"
     pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="kactor-observed")
     try:
-        obs = observed(needed, None, partitions).persist(StorageLevel.MEMORY_AND_DISK)
+        obs = _arranged(union_by_name(parsed), partitions).persist(StorageLevel.MEMORY_AND_DISK)
 
         def build() -> list[str]:
             spark.sparkContext.setJobGroup(group, "kactor: observed records", interruptOnCancel=False)
@@ -388,7 +394,8 @@ def _from_columns(spark: Any, src: TraceSource, dirs: list[columns.ColumnsDir],
         t_count = time.monotonic()
         bad = pending.result()
         if slow is not None:  # lines not in the writer's key order: parsed in full, only here
-            extra = observed(None, needed.where(~F.col("_fast")), partitions).persist(StorageLevel.MEMORY_AND_DISK)
+            extra = _arranged(observed(None, needed.where(~F.col("_fast"))), partitions).persist(
+                StorageLevel.MEMORY_AND_DISK)
             bad += _bad_files(extra)
             obs = obs.unionByName(extra)
         if bad:

@@ -160,9 +160,10 @@ def test_single_file_and_cache_off_give_temporary_columns(spark: Any, tmp_path,
     assert sorted(os.listdir(folder)) == ["broker-0.jsonl", "broker-1.jsonl"]
 
 
-def test_generated_trace_same_tables_cached_or_not(spark: Any, tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Every table of a generated trace (every message type, slow lines none) equal from fresh columns, from the
-    cache and with the cache off."""
+def test_generated_trace_same_tables_cached_or_not(spark: Any, tmp_path) -> None:
+    """Every table of a generated trace (every message type, slow lines none) equal from fresh columns and from the
+    cache. (The cache off gives temporary columns written and read the same way as fresh ones:
+    test_single_file_and_cache_off_give_temporary_columns.)"""
     from spark.generate import generate
     from spark.summarize import summarize
 
@@ -170,14 +171,53 @@ def test_generated_trace_same_tables_cached_or_not(spark: Any, tmp_path, monkeyp
     generate(folder, 3000, brokers=3, partitions=16, seed=3)
     written = summarize(spark, [folder], None)
     cached = summarize(spark, [folder], None)
-    monkeypatch.setenv("KACTOR_TRACE_COLUMNS", "0")
-    off = summarize(spark, [folder], None)
-    assert (written["meta"]["columns"], cached["meta"]["columns"], off["meta"]["columns"]) == (
-        {folder: "written"}, {folder: "cached"}, {folder: "temporary"})
+    assert (written["meta"]["columns"], cached["meta"]["columns"]) == ({folder: "written"}, {folder: "cached"})
     assert written["meta"]["messages"] == 3000
     for name, rows in written["tables"].items():
         assert cached["tables"][name] == rows, name
-        assert off["tables"][name] == rows, name
     drop = ("elapsed_s", "phases_s", "columns")
     assert {k: v for k, v in cached["meta"].items() if k not in drop} == {
         k: v for k, v in written["meta"].items() if k not in drop}
+
+
+def test_parsed_columns_equal_the_json_path_and_an_old_cache_is_rebuilt(spark: Any, tmp_path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Version 2 keeps each observed record's payload parsed (and its errors) in the cache: the tables from those
+    columns equal the tables from the same records parsed from the JSON files at summary time; a version-1 cache
+    (no parsed columns) is rebuilt, not read as if its parsed columns were empty."""
+    import spark.columns as columns
+    from spark.load import TraceSource, discover
+    from spark.load import lines as read_lines
+    from spark.schema import PARSED_FIELDS
+    from spark.summarize import observed, summarize
+
+    folder = write_trace(str(tmp_path / "t"), truncated=False)
+    cached = summarize(spark, [folder], None, bucket_ms=1000)
+    assert cached["meta"]["columns"] == {folder: "written"} and _meta(folder)["cache_version"] == 2
+    for name in ("errors", "partition_transitions", "controller_event_times", "topic_deletions"):
+        assert cached["tables"][name], name  # every kind of parsed column is used
+
+    def from_json(session: Any, d: Any) -> Any:  # the observed records read and parsed from the JSON files now
+        return observed(read_lines(session, TraceSource(jsonl=discover([d.folder]).jsonl)), None)
+
+    monkeypatch.setattr(columns, "parsed", from_json)
+    json_path = summarize(spark, [folder], None, bucket_ms=1000)
+    monkeypatch.undo()
+    assert json_path["meta"]["columns"] == {folder: "cached"}
+    for name, rows in cached["tables"].items():
+        assert json_path["tables"][name] == rows, name
+
+    # the same rows as a version-1 cache held them: no parsed columns
+    cache = os.path.join(folder, ".kactor-columns")
+    old = str(tmp_path / "old")
+    (spark.read.parquet(os.path.join(cache, "data")).drop(*[f.name for f in PARSED_FIELDS])
+     .write.partitionBy("observed").parquet(old))
+    meta = _meta(folder)
+    os.rename(os.path.join(cache, "data"), str(tmp_path / "v2"))
+    os.rename(old, os.path.join(cache, "data"))
+    with open(os.path.join(cache, "_kactor_columns.json"), "w") as f:
+        json.dump(dict(meta, cache_version=1), f)
+    rebuilt = summarize(spark, [folder], None, bucket_ms=1000)
+    assert rebuilt["meta"]["columns"] == {folder: "written"} and _meta(folder)["cache_version"] == 2
+    for name, rows in cached["tables"].items():
+        assert rebuilt["tables"][name] == rows, name
