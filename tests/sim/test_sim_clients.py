@@ -1,0 +1,202 @@
+"""`kactor sim`'s clients beside the acks=all producer (sim/clients.py) and their invariants (sim/invariants.py's
+ClientChecks): an idempotent producer that re-sends the same batch until it is acknowledged, acks=1 and acks=0
+producers, a consumer; each invariant shown to fail when its property is broken."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator
+
+import pytest
+
+from kactor.sim_boot import SimBoot
+from messages.common import TopicPartition
+from protocol.records import Record, build_batch
+from sim.client import SimClient
+from sim.clients import Clients, InFlight, Read
+from sim.invariants import Checker, ClientChecks, duplicates
+from sim.run import Cluster, run_seed, start_cluster
+
+TP = TopicPartition("sim", 0)
+
+
+@pytest.fixture(autouse=True)
+def _quiet() -> None:
+    logging.getLogger("kactor").setLevel(logging.ERROR)
+
+
+@pytest.fixture
+def cluster() -> Iterator[Cluster]:
+    c = start_cluster(1, SimBoot())
+    try:
+        yield c
+    finally:
+        c.close()
+
+
+def _checker(c: Cluster) -> tuple[Clients, Checker]:
+    clients = Clients(c.sim)
+    return clients, Checker(c.sim, SimClient(c.sim), sorted(c.assignment), c.assignment, clients=clients)
+
+
+def _steps(c: Cluster, clients: Clients, n: int, first: int = 0) -> None:
+    for step in range(first, first + n):
+        clients.step(step, sorted(c.assignment))
+        c.sim.run_for(1000.0)
+
+
+def test_the_idempotent_producer_gets_a_producer_id_and_its_records_are_acknowledged_in_sequence(
+        cluster: Cluster) -> None:
+    clients, checker = _checker(cluster)
+    _steps(cluster, clients, 4)
+    producer = clients.idempotent
+    assert producer.answers[0] == ("InitProducerId", "", "NONE")  # from a transaction coordinator, at step 0
+    assert producer.producer_id >= 0 and producer.epoch == 0
+    # steps 1-3: one batch a partition a step, each acknowledged before the next is sent
+    assert sorted(a.value for a in producer.acks) == sorted(f"i1-{n}" for n in range(1, 7))
+    assert producer.sequences == {tp: 3 for tp in cluster.assignment}
+    assert checker.check() == []
+
+
+def test_a_batch_sent_again_after_its_answer_was_lost_is_not_appended_twice(cluster: Cluster) -> None:
+    """The broker's producer state answers a re-sent batch (same producer id, epoch, sequence) with the offset it
+    was appended at, without appending it again: what the idempotent producer's retries count on."""
+    clients, checker = _checker(cluster)
+    _steps(cluster, clients, 2)
+    producer = clients.idempotent
+    ack = next(a for a in producer.acks if a.tp == TP)
+    again = InFlight(TP, ack.value, producer.producer_id, 0,
+                     build_batch([Record(0, 0, None, ack.value.encode())], producer_id=producer.producer_id,
+                                 producer_epoch=producer.epoch, base_sequence=0))
+    producer.in_flight[TP] = again
+    producer._send(again)
+    cluster.sim.run_for(1000.0)
+    assert producer.acks[-1].value == ack.value and producer.acks[-1].offset == ack.offset
+    assert producer.resent == 0 and TP not in producer.in_flight
+    assert checker.check() == []
+
+
+def test_a_producer_that_resends_with_a_new_sequence_creates_a_duplicate_the_invariant_reports(
+        cluster: Cluster) -> None:
+    """The property broken on purpose: the same record re-sent as the next sequence is a new batch to the broker,
+    appended again; the no-duplicate invariant names the value and its two offsets."""
+    clients, checker = _checker(cluster)
+    _steps(cluster, clients, 2)
+    producer = clients.idempotent
+    ack = next(a for a in producer.acks if a.tp == TP)
+    seq = producer.sequences[TP]
+    again = InFlight(TP, ack.value, producer.producer_id, seq,
+                     build_batch([Record(0, 0, None, ack.value.encode())], producer_id=producer.producer_id,
+                                 producer_epoch=producer.epoch, base_sequence=seq))
+    producer.in_flight[TP] = again
+    producer._send(again)
+    cluster.sim.run_for(1000.0)
+    second = producer.acks[-1]
+    assert second.value == ack.value and second.offset != ack.offset
+    found = checker.check()
+    assert found and all("a duplicate" in v for v in found)
+    assert f"sim-0: {ack.value!r} at offsets {[ack.offset, second.offset]} of ISR replica b" in found[0]
+
+
+def test_acks_1_and_acks_0_producers_and_the_consumer_read_what_was_written(cluster: Cluster) -> None:
+    clients, checker = _checker(cluster)
+    _steps(cluster, clients, 4)
+    assert [a.value for a in clients.acks1.acks] == ["o1-1", "o1-2", "o1-3", "o1-4"]
+    assert clients.acks0.answers == []  # acks=0: nothing answered, nothing awaited
+    assert len(clients.acks0.sent) == 4
+    read = {r.value for r in clients.consumer.reads}
+    # what was sent in the last step may not be read yet; everything before it is
+    assert {v for _, v in clients.acks0.sent[:3]} <= read and {a.value for a in clients.acks1.acks[:3]} <= read
+    assert all(r.offset < r.high_watermark for r in clients.consumer.reads)
+    assert checker.check() == []
+    assert checker.check_final() == []
+
+
+def test_an_offset_read_with_two_values_is_caught() -> None:
+    clients = Clients.__new__(Clients)
+    checks = _bare_checks(clients)
+    clients.consumer.reads.append(Read(TP, 3, "a", 5, 0, 100.0))
+    assert checks.check() == []
+    clients.consumer.reads.append(Read(TP, 3, "b", 6, 1, 2100.0))
+    assert checks.check() == ["sim-0: consumer read offset 3 as 'a' from b0 at 100 ms, then as 'b' from b1 at 2100 ms"]
+
+
+def test_a_read_at_or_above_the_high_watermark_and_an_unknown_server_error_are_caught() -> None:
+    clients = Clients.__new__(Clients)
+    checks = _bare_checks(clients)
+    clients.consumer.reads.append(Read(TP, 5, "a", 5, 2, 10.0))
+    clients.acks1.answers.append(("Produce", "o1-1", "UNKNOWN_SERVER_ERROR"))
+    clients.consumer.answers.append(("Fetch", "sim-0", "OFFSET_OUT_OF_RANGE"))
+    assert checks.check() == [
+        "sim-0: consumer read 'a' at offset 5 from b2, at or above the high watermark 5 of that answer",
+        "Produce 'o1-1' answered UNKNOWN_SERVER_ERROR",
+        "Fetch 'sim-0' answered OFFSET_OUT_OF_RANGE",
+    ]
+
+
+def test_at_the_end_a_read_gone_from_the_log_a_moved_acks_1_record_and_an_unacknowledged_batch_are_caught() -> None:
+    from sim.clients import ClientAck
+
+    clients = Clients.__new__(Clients)
+    checks = _bare_checks(clients)
+    clients.consumer.reads.append(Read(TP, 0, "kept", 1, 0, 10.0))
+    clients.consumer.reads.append(Read(TP, 1, "gone", 2, 0, 20.0))
+    clients.acks1.acks.append(ClientAck(TP, 2, "lost", 1, 30.0))  # lost: allowed for acks=1
+    clients.acks1.acks.append(ClientAck(TP, 3, "moved", 1, 30.0))
+    clients.idempotent.in_flight[TP] = InFlight(TP, "i1-9", 7, 4, b"", attempts=3)
+    checks.check()
+    logs = {TP: (1, {0: "kept", 1: "other", 2: "x", 3: "y", 4: "moved"})}
+    assert checks.check_final(logs) == [
+        "sim-0: consumer read 'gone' at offset 1 from b0 at 20 ms, leader b1 has 'other' there at the end",
+        "sim-0: acks=1 record 'moved' acknowledged at offset 3 is at offset 4 at the end",
+        "sim-0: idempotent batch 'i1-9' (sequence 4, 3 tries) still unacknowledged at the end",
+    ]
+
+
+def test_isr_replicas_that_differ_below_both_high_watermarks_are_caught() -> None:
+    checks = _bare_checks(Clients.__new__(Clients))
+    same = {0: "a", 1: "b", 2: "c"}
+    assert checks.check_replicas("sim-0", {0: (3, same), 1: (2, {0: "a", 1: "b", 2: "other"})}) == []  # above HW
+    assert checks.check_replicas("sim-0", {0: (3, same), 1: (3, {0: "a", 1: "x", 2: "c"})}) == [
+        "sim-0: offset 1 is 'b' on b0 (HW 3) but 'x' on b1 (HW 3): ISR replicas differ below the HW"]
+    assert duplicates({0: "a", 1: "b", 2: "a"}) == {"a": [0, 2]}
+
+
+def test_a_seed_with_crashes_retries_idempotent_batches_and_runs_clean() -> None:
+    """Seed 2 (a crash, a partition): the idempotent producer's batches to the crashed leader are sent again until
+    a new leader acknowledges them, and every client invariant holds through the faults and at the end."""
+    import sim.run as run
+
+    made: list[Clients] = []
+
+    original = run.Clients
+
+    class Recording(original):  # type: ignore[valid-type, misc]
+        def __init__(self, sim: object) -> None:
+            super().__init__(sim)  # type: ignore[arg-type]
+            made.append(self)
+
+    run.Clients = Recording  # type: ignore[misc]
+    try:
+        r = run_seed(2, 20, SimBoot())
+    finally:
+        run.Clients = original  # type: ignore[misc]
+    assert r.violations == ()
+    clients = made[0]
+    assert clients.idempotent.resent > 0 and clients.idempotent.failed == []
+    assert not clients.idempotent.in_flight
+    assert len(clients.consumer.reads) > 50
+
+
+def _bare_checks(clients: Clients) -> ClientChecks:
+    """ClientChecks on clients with no simulation behind them (their record lists filled by the test)."""
+    from sim.clients import IdempotentProducer, PlainProducer, SimConsumer
+
+    class NoSim:
+        seed = 1
+
+    clients.idempotent = IdempotentProducer(NoSim())  # type: ignore[arg-type]
+    clients.acks1 = PlainProducer(NoSim(), 1, "o")  # type: ignore[arg-type]
+    clients.acks0 = PlainProducer(NoSim(), 0, "z")  # type: ignore[arg-type]
+    clients.consumer = SimConsumer(NoSim())  # type: ignore[arg-type]
+    return ClientChecks(clients)
