@@ -48,13 +48,14 @@ def _steps(c: Cluster, clients: Clients, n: int, first: int = 0) -> None:
 def test_the_idempotent_producer_gets_a_producer_id_and_its_records_are_acknowledged_in_sequence(
         cluster: Cluster) -> None:
     clients, checker = _checker(cluster)
-    _steps(cluster, clients, 4)
+    _steps(cluster, clients, 6)
     producer = clients.idempotent
     assert producer.answers[0] == ("InitProducerId", "", "NONE")  # from a transaction coordinator, at step 0
     assert producer.producer_id >= 0 and producer.epoch == 0
-    # steps 1-3: one batch a partition a step, each acknowledged before the next is sent
-    assert sorted(a.value for a in producer.acks) == sorted(f"i1-{n}" for n in range(1, 7))
-    assert producer.sequences == {tp: 3 for tp in cluster.assignment}
+    # steps 1-5: a batch a step to the partitions in turn, each acknowledged within its step
+    assert [(a.value, a.tp.partition) for a in producer.acks] == [
+        ("i1-1", 1), ("i1-2", 0), ("i1-3", 1), ("i1-4", 0), ("i1-5", 1)]
+    assert producer.sequences == {TopicPartition("sim", 1): 3, TP: 2}
     assert checker.check() == []
 
 
@@ -62,7 +63,7 @@ def test_a_batch_sent_again_after_its_answer_was_lost_is_not_appended_twice(clus
     """The broker's producer state answers a re-sent batch (same producer id, epoch, sequence) with the offset it
     was appended at, without appending it again: what the idempotent producer's retries count on."""
     clients, checker = _checker(cluster)
-    _steps(cluster, clients, 2)
+    _steps(cluster, clients, 3)
     producer = clients.idempotent
     ack = next(a for a in producer.acks if a.tp == TP)
     again = InFlight(TP, ack.value, producer.producer_id, 0,
@@ -81,7 +82,7 @@ def test_a_producer_that_resends_with_a_new_sequence_creates_a_duplicate_the_inv
     """The property broken on purpose: the same record re-sent as the next sequence is a new batch to the broker,
     appended again; the no-duplicate invariant names the value and its two offsets."""
     clients, checker = _checker(cluster)
-    _steps(cluster, clients, 2)
+    _steps(cluster, clients, 3)
     producer = clients.idempotent
     ack = next(a for a in producer.acks if a.tp == TP)
     seq = producer.sequences[TP]
@@ -100,10 +101,12 @@ def test_a_producer_that_resends_with_a_new_sequence_creates_a_duplicate_the_inv
 
 def test_acks_1_and_acks_0_producers_and_the_consumer_read_what_was_written(cluster: Cluster) -> None:
     clients, checker = _checker(cluster)
-    _steps(cluster, clients, 4)
-    assert [a.value for a in clients.acks1.acks] == ["o1-1", "o1-2", "o1-3", "o1-4"]
+    _steps(cluster, clients, 8)
+    # acks=1 on even steps, acks=0 on odd ones, each to the partitions in turn
+    assert [(a.value, a.tp.partition) for a in clients.acks1.acks] == [("o1-1", 0), ("o1-2", 1), ("o1-3", 0),
+                                                                        ("o1-4", 1)]
     assert clients.acks0.answers == []  # acks=0: nothing answered, nothing awaited
-    assert len(clients.acks0.sent) == 4
+    assert [(tp.partition, v) for tp, v in clients.acks0.sent] == [(0, "z1-1"), (1, "z1-2"), (0, "z1-3"), (1, "z1-4")]
     read = {r.value for r in clients.consumer.reads}
     # what was sent in the last step may not be read yet; everything before it is
     assert {v for _, v in clients.acks0.sent[:3]} <= read and {a.value for a in clients.acks1.acks[:3]} <= read
@@ -200,3 +203,20 @@ def _bare_checks(clients: Clients) -> ClientChecks:
     clients.acks0 = PlainProducer(NoSim(), 0, "z")  # type: ignore[arg-type]
     clients.consumer = SimConsumer(NoSim())  # type: ignore[arg-type]
     return ClientChecks(clients)
+
+
+def test_the_consumer_reads_again_from_a_new_leader_what_the_old_one_served(cluster: Cluster) -> None:
+    """After a leader change the consumer seeks back to where it began reading from the old leader, so what the old
+    leader served is read again from the new one (an offset with two values would be caught)."""
+    clients, checker = _checker(cluster)
+    _steps(cluster, clients, 6)
+    consumer = clients.consumer
+    old_leader = consumer.leaders[TP][0]
+    before = [(r.offset, r.value) for r in consumer.reads if r.tp == TP]
+    assert before and all(r.leader == old_leader for r in consumer.reads if r.tp == TP)
+    cluster.sim.crash(old_leader)
+    _steps(cluster, clients, 10, first=6)  # its session expires (6 s), then the controller elects another
+    again = [(r.offset, r.value) for r in consumer.reads if r.tp == TP and r.leader != old_leader]
+    assert consumer.rewinds >= 1
+    assert again[:len(before)] == before  # the same offsets, the same values, from the new leader
+    assert checker.check() == []
