@@ -35,7 +35,7 @@ from typing import Any
 from messages.common import TopicPartition
 from protocol.records import LOG_OVERHEAD, iter_batches, read_batch_header
 from sim.client import PRODUCE_TIMEOUT_MS, SimClient, zk_partition_state
-from sim.clients import Clients, Read
+from sim.clients import FATAL, Clients, Read
 from sim.runtime import START_MS, Sim
 
 HEALTHY_SETTLE_MS = 2000.0
@@ -161,7 +161,10 @@ class ClientChecks:
     - a consumer never reads an offset at or above the high watermark its answer carried, nor one offset with two
       values over the run (across leader changes), nor gets OFFSET_OUT_OF_RANGE (no unclean election, no retention:
       its position never passes a leader's log end);
-    - no answer to any client is UNKNOWN_SERVER_ERROR;
+    - no answer to any client is UNKNOWN_SERVER_ERROR, and none to the idempotent producer refuses a batch as out
+      of order, of an unknown producer id or of a stale epoch (no unclean election, no retention, one batch in
+      flight: the leader, whichever it is, knows every sequence acknowledged before, so a re-sent batch is either
+      new or a duplicate answered with its first offsets);
     - at the end: every record a consumer read is in the leader's log at its offset (a consumer sees only committed
       data, which nothing takes back); an acks=1 record acknowledged at an offset is, if it survived at all, at that
       offset (acks=1 records may be lost, but never moved); no idempotent batch is left unacknowledged.
@@ -205,7 +208,8 @@ class ClientChecks:
         self._reads_seen = len(reads)
         for i, answers in enumerate(self.clients.answer_lists()):
             for what, about, error in answers[self._answers_seen.get(i, 0):]:
-                if error == "UNKNOWN_SERVER_ERROR" or (what == "Fetch" and error == "OFFSET_OUT_OF_RANGE"):
+                if (error == "UNKNOWN_SERVER_ERROR" or error in FATAL
+                        or (what == "Fetch" and error == "OFFSET_OUT_OF_RANGE")):
                     self.found.append(f"{what} {about!r} answered {error}")
             self._answers_seen[i] = len(answers)
         return list(self.found)

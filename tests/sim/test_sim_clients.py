@@ -70,8 +70,11 @@ def test_a_batch_sent_again_after_its_answer_was_lost_is_not_appended_twice(clus
                      build_batch([Record(0, 0, None, ack.value.encode())], producer_id=producer.producer_id,
                                  producer_epoch=producer.epoch, base_sequence=0))
     producer.in_flight[TP] = again
+    acked = len(producer.acks)
     producer._send(again)
     cluster.sim.run_for(1000.0)
+    assert producer.answers[-1] == ("Produce", ack.value, "NONE")
+    assert len(producer.acks) == acked + 1
     assert producer.acks[-1].value == ack.value and producer.acks[-1].offset == ack.offset
     assert producer.resent == 0 and TP not in producer.in_flight
     assert checker.check() == []
@@ -124,14 +127,16 @@ def test_an_offset_read_with_two_values_is_caught() -> None:
     assert checks.check() == ["sim-0: consumer read offset 3 as 'a' from b0 at 100 ms, then as 'b' from b1 at 2100 ms"]
 
 
-def test_a_read_at_or_above_the_high_watermark_and_an_unknown_server_error_are_caught() -> None:
+def test_a_read_at_or_above_the_high_watermark_an_unknown_server_error_and_a_refused_sequence_are_caught() -> None:
     clients = Clients.__new__(Clients)
     checks = _bare_checks(clients)
     clients.consumer.reads.append(Read(TP, 5, "a", 5, 2, 10.0))
     clients.acks1.answers.append(("Produce", "o1-1", "UNKNOWN_SERVER_ERROR"))
     clients.consumer.answers.append(("Fetch", "sim-0", "OFFSET_OUT_OF_RANGE"))
+    clients.idempotent.answers.append(("Produce", "i1-2", "OUT_OF_ORDER_SEQUENCE_NUMBER"))
     assert checks.check() == [
         "sim-0: consumer read 'a' at offset 5 from b2, at or above the high watermark 5 of that answer",
+        "Produce 'i1-2' answered OUT_OF_ORDER_SEQUENCE_NUMBER",
         "Produce 'o1-1' answered UNKNOWN_SERVER_ERROR",
         "Fetch 'sim-0' answered OFFSET_OUT_OF_RANGE",
     ]
@@ -220,3 +225,37 @@ def test_the_consumer_reads_again_from_a_new_leader_what_the_old_one_served(clus
     assert consumer.rewinds >= 1
     assert again[:len(before)] == before  # the same offsets, the same values, from the new leader
     assert checker.check() == []
+
+
+def test_seed_5_resends_a_batch_its_new_leader_already_holds_and_no_duplicate_follows(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Seed 5 (20 steps) re-sends an idempotent batch that the leader's log already holds (its first answer was
+    lost): the broker's producer state acknowledges it without appending it again, and the run is clean."""
+    from sim.clients import IdempotentProducer, _leader
+    from sim.invariants import hosted_partition, values_below_hw
+
+    made: list[Clients] = []
+    held: list[str] = []
+    send = IdempotentProducer._send
+
+    def watching(self: IdempotentProducer, batch: InFlight) -> None:
+        if self.in_flight.get(batch.tp) is batch and not batch.sent and batch.attempts >= 1:
+            leader = _leader(self.sim, batch.tp)
+            p = hosted_partition(self.sim, leader, batch.tp) if leader >= 0 else None
+            if p is not None and batch.value in values_below_hw(p.log, None, end=p.log.log_end_offset).values():
+                held.append(batch.value)
+        send(self, batch)
+
+    monkeypatch.setattr(IdempotentProducer, "_send", watching)
+    init = IdempotentProducer.__init__
+
+    def keep(self: IdempotentProducer, sim: object, prefix: str = "i") -> None:
+        init(self, sim, prefix)  # type: ignore[arg-type]
+        made.append(self)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(IdempotentProducer, "__init__", keep)
+    r = run_seed(5, 20, SimBoot())
+    assert held  # re-sent though already appended
+    assert r.violations == ()  # and not appended twice: the no-duplicate invariant holds
+    producer = made[0]
+    assert producer.failed == [] and set(held) <= {a.value for a in producer.acks}  # each acknowledged
