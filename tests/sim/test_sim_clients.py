@@ -259,3 +259,20 @@ def test_seed_5_resends_a_batch_its_new_leader_already_holds_and_no_duplicate_fo
     assert r.violations == ()  # and not appended twice: the no-duplicate invariant holds
     producer = made[0]
     assert producer.failed == [] and set(held) <= {a.value for a in producer.acks}  # each acknowledged
+
+
+def test_a_client_request_failed_by_a_crash_is_answered_once_and_an_acks_0_one_not_at_all(cluster: Cluster) -> None:
+    """Sim.client_request: a request in flight when its target crashes is answered None once (not again when its
+    arrival comes up, as before 2026-11-27); one that awaits no answer (acks=0) is not kept pending, so the crash
+    tells it nothing."""
+    from messages.replication import ProducePartition, ProduceRequest
+
+    sim = cluster.sim
+    batch = build_batch([Record(0, 0, None, b"x")])
+    answers: list[object] = []
+    quiet: list[object] = []
+    sim.client_request(0, ProduceRequest(-1, 30000, (ProducePartition(TP, batch),)), 8, answers.append)
+    sim.client_request(0, ProduceRequest(0, 30000, (ProducePartition(TP, batch),)), 8, quiet.append, expects=False)
+    sim.crash(0)  # before either arrives (CLIENT_LATENCY_MS)
+    sim.run_for(1000.0)
+    assert answers == [None] and quiet == []
