@@ -104,8 +104,8 @@ def test_a_producer_that_resends_with_a_new_sequence_creates_a_duplicate_the_inv
 
 def test_acks_1_and_acks_0_producers_and_the_consumer_read_what_was_written(cluster: Cluster) -> None:
     clients, checker = _checker(cluster)
-    _steps(cluster, clients, 8)
-    # acks=1 on even steps, acks=0 on odd ones, each to the partitions in turn
+    _steps(cluster, clients, 16)
+    # acks=1 on steps 0, 4, 8, 12, acks=0 on steps 2, 6, 10, 14, each to the partitions in turn
     assert [(a.value, a.tp.partition) for a in clients.acks1.acks] == [("o1-1", 0), ("o1-2", 1), ("o1-3", 0),
                                                                         ("o1-4", 1)]
     assert clients.acks0.answers == []  # acks=0: nothing answered, nothing awaited
@@ -193,7 +193,7 @@ def test_a_seed_with_crashes_retries_idempotent_batches_and_runs_clean() -> None
     clients = made[0]
     assert clients.idempotent.resent > 0 and clients.idempotent.failed == []
     assert not clients.idempotent.in_flight
-    assert len(clients.consumer.reads) > 50
+    assert len(clients.consumer.reads) > 30
 
 
 def _bare_checks(clients: Clients) -> ClientChecks:
@@ -220,7 +220,7 @@ def test_the_consumer_reads_again_from_a_new_leader_what_the_old_one_served(clus
     before = [(r.offset, r.value) for r in consumer.reads if r.tp == TP]
     assert before and all(r.leader == old_leader for r in consumer.reads if r.tp == TP)
     cluster.sim.crash(old_leader)
-    _steps(cluster, clients, 10, first=6)  # its session expires (6 s), then the controller elects another
+    _steps(cluster, clients, 14, first=6)  # its session expires (6 s), then the controller elects another
     again = [(r.offset, r.value) for r in consumer.reads if r.tp == TP and r.leader != old_leader]
     assert consumer.rewinds >= 1
     assert again[:len(before)] == before  # the same offsets, the same values, from the new leader

@@ -156,7 +156,7 @@ def test_kactor_sim_prints_a_line_per_seed_the_rerun_command_and_a_summary(
     assert "  rerun: kactor sim --seeds 4 --steps 3 --brokers 3" in out
     assert out[-2].startswith("2 seeds, 1 clean, 1 failing (4) in ") and out[-2].endswith(" seeds/s")
     assert out[-1].startswith("  3 steps a seed, 1 jobs; per seed ")
-    assert out[-1].endswith("9 acks of 9 answers, 451 inputs")  # 396 before sim/clients.py's clients
+    assert out[-1].endswith("9 acks of 9 answers, 434 inputs")  # 396 before sim/clients.py's clients
     assert (tmp_path / "seed-4" / "broker-0.jsonl").exists()
 
 
