@@ -36,6 +36,7 @@ from messages.common import TopicPartition
 from protocol.errors import ProtocolError
 from protocol.records import LOG_OVERHEAD, iter_batches, read_batch_header
 from sim.client import PRODUCE_TIMEOUT_MS, SimClient, zk_partition_state
+from sim.clients import FATAL, Clients, Read
 from sim.runtime import START_MS, Sim
 
 HEALTHY_SETTLE_MS = 2000.0
@@ -139,13 +140,115 @@ def value_at(log: Any, offset: int) -> str | None:
     return None
 
 
+def duplicates(values: dict[int, str | None]) -> dict[str, list[int]]:
+    """The values found at more than one offset (each producer's values are unique: one is a duplicate)."""
+    if len(set(values.values())) == len(values):
+        return {}
+    where: dict[str, list[int]] = {}
+    for offset, value in sorted(values.items()):
+        if value is not None:
+            where.setdefault(value, []).append(offset)
+    return {v: offsets for v, offsets in where.items() if len(offsets) > 1}
+
+
+class ClientChecks:
+    """The invariants on sim/clients.py's clients (a step's are cheap: they look at what is new since the last).
+
+    - no record value twice in a partition (an ISR replica's log below its high watermark each step, the leader's
+      whole log at the end): every producer's values are unique, so one found twice is a duplicate, such as an
+      idempotent producer's re-sent batch appended again;
+    - ISR replicas identical up to the high watermark: any two ISR members hold the same value at every offset below
+      both their high watermarks;
+    - a consumer never reads an offset at or above the high watermark its answer carried, nor one offset with two
+      values over the run (across leader changes), nor gets OFFSET_OUT_OF_RANGE (no unclean election, no retention:
+      its position never passes a leader's log end);
+    - no answer to any client is UNKNOWN_SERVER_ERROR, and none to the idempotent producer refuses a batch as out
+      of order, of an unknown producer id or of a stale epoch (no unclean election, no retention, one batch in
+      flight: the leader, whichever it is, knows every sequence acknowledged before, so a re-sent batch is either
+      new or a duplicate answered with its first offsets);
+    - at the end: every record a consumer read is in the leader's log at its offset (a consumer sees only committed
+      data, which nothing takes back); an acks=1 record acknowledged at an offset is, if it survived at all, at that
+      offset (acks=1 records may be lost, but never moved); no idempotent batch is left unacknowledged.
+    """
+
+    def __init__(self, clients: Clients) -> None:
+        self.clients = clients
+        self.first_read: dict[tuple[TopicPartition, int], Read] = {}
+        self._reads_seen = 0
+        self._answers_seen: dict[int, int] = {}  # per answer list, how many were looked at
+        self.found: list[str] = []  # what the reads showed (kept: a step's check reports everything found so far)
+
+    def check_replicas(self, name: str, replicas: dict[int, tuple[int, dict[int, str | None]]]) -> list[str]:
+        """``replicas``: each ISR replica's (high watermark, values below it) of one partition."""
+        out = []
+        for b, (_, values) in sorted(replicas.items()):
+            for value, offsets in duplicates(values).items():
+                out.append(f"{name}: {value!r} at offsets {offsets} of ISR replica b{b}: a duplicate")
+        ordered = sorted(replicas.items())
+        for i, (a, (hw_a, values_a)) in enumerate(ordered):
+            for b, (hw_b, values_b) in ordered[i + 1:]:
+                for offset in range(min(hw_a, hw_b)):
+                    if offset in values_a and offset in values_b and values_a[offset] != values_b[offset]:
+                        out.append(f"{name}: offset {offset} is {values_a[offset]!r} on b{a} (HW {hw_a}) but "
+                                   f"{values_b[offset]!r} on b{b} (HW {hw_b}): ISR replicas differ below the HW")
+                        break
+        return out
+
+    def check(self) -> list[str]:
+        reads = self.clients.consumer.reads
+        for r in reads[self._reads_seen:]:
+            name = f"{r.tp.topic}-{r.tp.partition}"
+            if r.offset >= r.high_watermark:
+                self.found.append(f"{name}: consumer read {r.value!r} at offset {r.offset} from b{r.leader}, at or "
+                                  f"above the high watermark {r.high_watermark} of that answer")
+            first = self.first_read.setdefault((r.tp, r.offset), r)
+            if first.value != r.value:
+                self.found.append(f"{name}: consumer read offset {r.offset} as {first.value!r} from b{first.leader} "
+                                  f"at {first.read_ms:.0f} ms, then as {r.value!r} from b{r.leader} at "
+                                  f"{r.read_ms:.0f} ms")
+        self._reads_seen = len(reads)
+        for i, answers in enumerate(self.clients.answer_lists()):
+            for what, about, error in answers[self._answers_seen.get(i, 0):]:
+                if (error == "UNKNOWN_SERVER_ERROR" or error in FATAL
+                        or (what == "Fetch" and error == "OFFSET_OUT_OF_RANGE")):
+                    self.found.append(f"{what} {about!r} answered {error}")
+            self._answers_seen[i] = len(answers)
+        return list(self.found)
+
+    def check_final(self, logs: dict[TopicPartition, tuple[int, dict[int, str | None]]]) -> list[str]:
+        """``logs``: each partition's leader and its whole log, by offset."""
+        out = []
+        for tp, (leader, values) in sorted(logs.items()):
+            for value, offsets in duplicates(values).items():
+                out.append(f"{tp.topic}-{tp.partition}: {value!r} at offsets {offsets} of leader b{leader}'s log at "
+                           f"the end: a duplicate")
+        for (tp, offset), r in sorted(self.first_read.items(), key=lambda kv: (kv[0][0], kv[0][1])):
+            leader, values = logs.get(tp, (-1, {}))
+            found = values.get(offset)
+            if found != r.value:
+                out.append(f"{tp.topic}-{tp.partition}: consumer read {r.value!r} at offset {offset} from "
+                           f"b{r.leader} at {r.read_ms:.0f} ms, leader b{leader} has {found!r} there at the end")
+        where = {tp: {v: o for o, v in values.items()} for tp, (_, values) in logs.items()}
+        for ack in self.clients.acks1.acks:
+            moved = where.get(ack.tp, {}).get(ack.value)
+            if moved is not None and moved != ack.offset:
+                out.append(f"{ack.tp.topic}-{ack.tp.partition}: acks=1 record {ack.value!r} acknowledged at offset "
+                           f"{ack.offset} is at offset {moved} at the end")
+        for batch in self.clients.idempotent.in_flight.values():
+            out.append(f"{batch.tp.topic}-{batch.tp.partition}: idempotent batch {batch.value!r} (sequence "
+                       f"{batch.sequence}, {batch.attempts} tries) still unacknowledged at the end")
+        return out
+
+
 class Checker:
     """Keeps what the invariants need across steps (who led which epoch, the last epoch seen in ZooKeeper)."""
 
     def __init__(self, sim: Sim, client: SimClient, partitions: list[TopicPartition],
-                 assignment: dict[TopicPartition, tuple[int, ...]], fast: bool = True) -> None:
+                 assignment: dict[TopicPartition, tuple[int, ...]], fast: bool = True,
+                 clients: Clients | None = None) -> None:
         self.sim = sim
         self.client = client
+        self.clients = ClientChecks(clients) if clients is not None else None
         self.partitions = partitions
         self.assignment = assignment
         self.epoch_leaders: dict[tuple[TopicPartition, int], int] = {}
@@ -188,10 +291,11 @@ class Checker:
                 out.append(f"{name}: leader b{leader} not in ISR {isr}")
             if not set(isr) <= set(self.assignment[tp]):
                 out.append(f"{name}: ISR {isr} not within replicas {list(self.assignment[tp])}")
-            acks = [a for a in self.client.acks if a.tp == tp]
+            acks = [a for a in self._acked() if a.tp == tp]
+            replicas: dict[int, tuple[int, dict[int, str | None]]] = {}
             for b in isr:
                 p = hosted_partition(sim, b, tp)
-                if p is None or p.log is None or not acks:
+                if p is None or p.log is None or not (acks or self.clients):
                     continue
                 try:
                     values = values_below_hw(p.log, self.batches)
@@ -200,6 +304,7 @@ class Checker:
                     continue
                 except OSError:  # its log dir failed (sim/disk.py): unreadable, to Kafka too, until the broker halts
                     continue
+                replicas[b] = (p.log.high_watermark, values)
                 for ack in acks:
                     if ack.offset >= p.log.high_watermark:
                         continue
@@ -207,6 +312,10 @@ class Checker:
                     if found != ack.value:
                         out.append(f"{name}: acknowledged {ack.value!r} at offset {ack.offset}, ISR replica b{b} "
                                    f"has {found!r} (its HW {p.log.high_watermark})")
+            if self.clients is not None:
+                out += self.clients.check_replicas(name, replicas)
+        if self.clients is not None:
+            out += self.clients.check()
         for o in self.client.outstanding.values():
             if sim.now - o.sent_ms > PRODUCE_TIMEOUT_MS + ANSWER_SLACK_MS:
                 out.append(f"produce {o.value!r} to b{o.leader} unanswered after {sim.now - o.sent_ms:.0f} ms")
@@ -223,6 +332,31 @@ class Checker:
         for tp, value, error in self.client.answers:
             if error == "UNKNOWN_SERVER_ERROR":
                 out.append(f"{tp.topic}-{tp.partition}: produce {value!r} answered UNKNOWN_SERVER_ERROR")
+        return out
+
+    def _acked(self) -> list[Any]:
+        """Every record acknowledged with acks=all: the plain producer's and the idempotent one's."""
+        if self.clients is None:
+            return self.client.acks
+        return self.client.acks + self.clients.clients.idempotent.acks
+
+    def _final_logs(self, known: dict[TopicPartition, dict[int, str | None]]
+                    ) -> dict[TopicPartition, tuple[int, dict[int, str | None]]]:
+        """Each partition's leader and its whole log (to its end), by offset (-1 and nothing without a leader)."""
+        out: dict[TopicPartition, tuple[int, dict[int, str | None]]] = {}
+        for tp in self.partitions:
+            state = zk_partition_state(self.sim, tp)
+            leader = -1 if state is None else state.leader
+            p = hosted_partition(self.sim, leader, tp) if leader >= 0 else None
+            if p is None or p.log is None:
+                out[tp] = (-1, {})
+            elif tp in known:
+                out[tp] = (leader, known[tp])
+            else:
+                try:
+                    out[tp] = (leader, values_below_hw(p.log, self.batches, end=p.log.log_end_offset))
+                except (OSError, ProtocolError):  # a failed log dir, a torn batch: check_final reports what is wrong
+                    out[tp] = (leader, {})
         return out
 
     def _committed_but_waiting(self, final: bool = False) -> list[str]:
@@ -262,6 +396,8 @@ class Checker:
         sim = self.sim
         if self.client.outstanding or not all(b.serving and not b.paused for b in sim.brokers.values()):
             return False
+        if self.clients is not None and self.clients.clients.waiting():
+            return False
         for tp in self.partitions:
             state = zk_partition_state(sim, tp)
             if state is None or sorted(state.isr) != sorted(self.assignment[tp]) or state.leader < 0:
@@ -278,7 +414,7 @@ class Checker:
         # fast path: each leader's log read once to its end (the batches mostly parsed already), where value_at
         # reads and translates from each acknowledged offset (a twentieth of a seed); the same value either way
         leader_values: dict[TopicPartition, dict[int, str | None]] = {}
-        for ack in self.client.acks:
+        for ack in self._acked():
             state = zk_partition_state(self.sim, ack.tp)
             leader = -1 if state is None else state.leader
             p = hosted_partition(self.sim, leader, ack.tp) if leader >= 0 else None
@@ -299,6 +435,8 @@ class Checker:
             if found != ack.value:
                 out.append(f"{ack.tp.topic}-{ack.tp.partition}: acknowledged {ack.value!r} at offset {ack.offset}, "
                            f"leader b{leader} has {found!r}")
+        if self.clients is not None:
+            out += self.clients.check_final(self._final_logs(leader_values))
         for tp in self.partitions:
             state = zk_partition_state(self.sim, tp)
             isr = [] if state is None else sorted(state.isr)

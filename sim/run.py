@@ -14,6 +14,7 @@ import attrs
 from messages.common import ReplicaAssignment, TopicPartition
 from messages.zk import Create
 from sim.client import SimClient, zk_partition_state
+from sim.clients import Clients
 from sim.faults import STEP_MS, schedule
 from sim.invariants import Checker, hosted_partition
 from sim.runtime import START_MS, Boot, Sim
@@ -165,7 +166,8 @@ def play(cluster: Cluster, seed: int, steps: int, tamper: Callable[[Sim, int], N
     c0 = time.process_time() if c0 is None else c0
     sim, errors, assignment = cluster.sim, cluster.errors, cluster.assignment
     client = SimClient(sim)
-    checker = Checker(sim, client, sorted(assignment), assignment, fast=fast)
+    clients = Clients(sim)  # the idempotent, acks=1 and acks=0 producers and the consumer (sim/clients.py)
+    checker = Checker(sim, client, sorted(assignment), assignment, fast=fast, clients=clients)
     faults = schedule(seed, steps, len(sim.brokers))
     violations: list[str] = []
     restarts: list[int] = []  # brokers due to start again (once down, and their old session gone)
@@ -195,6 +197,7 @@ def play(cluster: Cluster, seed: int, steps: int, tamper: Callable[[Sim, int], N
         restarts = _restart(sim, restarts)
         for tp in sorted(assignment):
             client.produce(tp)
+        clients.step(step, sorted(assignment))
         sim.run_for(STEP_MS)
         if tamper is not None:
             tamper(sim, step)

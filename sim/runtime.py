@@ -633,25 +633,29 @@ class Sim:
                 lambda: self._arrive(rid, frame))
 
     def client_request(self, dst: int, body: Any, version: int, on_answer: Callable[[Any], None],
-                       client_id: str = "sim-client") -> None:
-        """A simulated client's request, already the internal request its Kafka request converts to; the answer
-        (the route's internal response, or None when the connection failed) goes to ``on_answer``."""
+                       client_id: str = "sim-client", route: str = names.REPLICA_MANAGER,
+                       expects: bool = True) -> None:
+        """A simulated client's request, already the internal request its Kafka request converts to, to ``route``
+        (the actor its ApiSpec routes it to); the answer (the route's internal response, or None when the connection
+        failed) goes to ``on_answer``. ``expects`` False (a Produce with acks=0): no answer is awaited, and
+        ``on_answer`` hears only of a connection that failed before the request went out."""
         rid = next(self._request_ids)
         pending = Pending(None, 0, dst, None, rid, None, None, version, rid, on_answer)
         pending.lane = (-1, dst, client_id)
         if not self.brokers[dst].serving:
             self.at(CLIENT_LATENCY_MS, lambda: on_answer(None))
             return
-        self.pending[rid] = pending
+        if expects:
+            self.pending[rid] = pending
 
         def arrive() -> None:
             target = self.brokers[dst]
-            if rid not in self.pending or not target.serving:
-                self.pending.pop(rid, None)
-                on_answer(None)
+            if expects and rid not in self.pending or not target.serving:
+                if expects and self.pending.pop(rid, None) is not None:
+                    on_answer(None)
                 return
-            self.deliver(target, target.incarnation, names.REPLICA_MANAGER,
-                         NetRequest(rid, rid, body, True, version, client_id, HOST), names.EDGE_NET)
+            self.deliver(target, target.incarnation, route,
+                         NetRequest(rid, rid, body, expects, version, client_id, HOST), names.EDGE_NET)
 
         self.at(self._lane_delay(pending.lane, CLIENT_LATENCY_MS), arrive)
 
