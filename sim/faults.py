@@ -25,6 +25,8 @@ STEP_MS = 1000.0  # simulated time per step
 STOP_SHARE = 0.25  # of the broker outages: orderly stops (controlled shutdown) rather than crashes
 PAUSE_SHARE = 0.25  # of the other outages: pauses (SIGSTOP for RESTART_AFTER_STEPS steps, longer than the session)
 MID_PAUSE_SHARE = 0.5  # of the pauses: landing right after the broker's next ZooKeeper request (within the step)
+QUICK_RESTART_SHARE = 0.25  # of the remaining crashes: the process started again at once (a supervisor's restart)
+QUICK_RESTART_MS = (100.0, 3000.0)  # how long after the crash, within the old session's timeout
 RESTART_AFTER_STEPS = 8  # > zookeeper.session.timeout.ms (sim.runtime.SESSION_TIMEOUT_MS) in steps
 
 
@@ -34,6 +36,7 @@ class Fault:
     kind: str  # "crash", "stop", "restart", "pause", "pause-mid", "resume", "partition", "heal"
     a: int
     b: int = -1
+    after_ms: float = 0.0  # a crash-restart's restart, this long after the crash (within the step)
 
     def __str__(self) -> str:
         return f"{self.kind} b{self.a}" + (f"|b{self.b}" if self.b >= 0 else "")
@@ -44,6 +47,7 @@ def schedule(seed: int, steps: int, brokers: int) -> list[Fault]:
     stops = random.Random(f"stops-{seed}")
     pauses = random.Random(f"pauses-{seed}")
     mid = random.Random(f"mid-pauses-{seed}")
+    quick = random.Random(f"quick-restarts-{seed}")
     paused = False
     faults: list[Fault] = []
     down_until: tuple[int, int] | None = None  # (broker, restart step)
@@ -62,7 +66,10 @@ def schedule(seed: int, steps: int, brokers: int) -> list[Fault]:
             paused = kind == "crash" and pauses.random() < PAUSE_SHARE
             if paused:
                 kind = "pause-mid" if mid.random() < MID_PAUSE_SHARE else "pause"
-            faults.append(Fault(step, kind, b))
+            after = 0.0
+            if kind == "crash" and quick.random() < QUICK_RESTART_SHARE:
+                kind, after = "crash-restart", round(quick.uniform(*QUICK_RESTART_MS))
+            faults.append(Fault(step, kind, b, after_ms=after))
             down_until = (b, step + RESTART_AFTER_STEPS)
         elif roll < 0.24 and cut_until is None and brokers > 1:
             a, b = sorted(rng.sample(range(brokers), 2))

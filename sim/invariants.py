@@ -167,7 +167,7 @@ class Checker:
 
     def check(self) -> list[str]:
         sim = self.sim
-        out = self.stop_violations + sim.zombie_writes
+        out = self.stop_violations + sim.zombie_writes + sim.stale_applied
         for tp in self.partitions:
             name = f"{tp.topic}-{tp.partition}"
             for b in sim.brokers:

@@ -174,6 +174,9 @@ def play(cluster: Cluster, seed: int, steps: int, tamper: Callable[[Sim, int], N
         for f in (f for f in faults if f.step == step):
             if f.kind == "crash":
                 sim.crash(f.a)
+            elif f.kind == "crash-restart":
+                sim.crash(f.a)
+                sim.at(f.after_ms, lambda b=f.a: None if sim.brokers[b].up else sim.start(b))
             elif f.kind == "stop":
                 sim.stop(f.a)
             elif f.kind == "restart":

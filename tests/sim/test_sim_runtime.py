@@ -286,9 +286,10 @@ def test_each_mutation_patches_and_its_undo_restores_the_code() -> None:
     from core.broker.partition import Partition
     from core.broker.replica_manager import ReplicaManager
     from core.zk_client import KafkaZkClient
+    from sim import runtime
     from sim.mutations import MUTATIONS, apply
 
-    owners = (Log, LogSegment, Partition, ReplicaManager, KafkaZkClient)
+    owners = (Log, LogSegment, Partition, ReplicaManager, KafkaZkClient, runtime)
     before = [dict(vars(o)) for o in owners]
     for name in MUTATIONS:
         undo = apply(name)
@@ -535,9 +536,9 @@ def test_pauses_are_drawn_from_a_stream_of_their_own() -> None:
     and the rest of its kind."""
     for seed in range(1, 40):
         faults = schedule(seed, 50, 3)
-        was = {"pause": "crash", "pause-mid": "crash", "resume": "restart"}
+        was = {"pause": "crash", "pause-mid": "crash", "resume": "restart", "crash-restart": "crash"}
         plain = [(f.step, f.a, f.b, was.get(f.kind, f.kind)) for f in faults]
-        assert plain == [(f.step, f.a, f.b, f.kind) for f in _schedule_without_pauses(seed, 50, 3)]
+        assert plain == [(f.step, f.a, f.b, was.get(f.kind, f.kind)) for f in _schedule_without_pauses(seed, 50, 3)]
     assert [str(f) for f in schedule(3, 12, 3)][:4] == ["partition b0|b2", "pause-mid b1", "heal b0|b2", "resume b1"]
 
 
@@ -561,3 +562,109 @@ def test_a_broker_in_its_controlled_shutdown_is_not_a_healthy_cluster(seed: int)
     (answered within 1 s when the cluster is healthy) no longer counts such a cluster as healthy."""
     assert "stop b2" in [str(f) for f in schedule(seed, 50, 3)]
     assert run_seed(seed, 50, SimBoot()).violations == ()
+
+
+def test_quick_restarts_are_drawn_from_a_stream_of_their_own() -> None:
+    """A quarter of the plain crashes restart at once (a supervisor's restart, 0.1-3 s later, within the old
+    session's timeout); every fault keeps its step, broker and the rest of its kind."""
+    import sim.faults
+
+    for seed in range(1, 40):
+        faults = schedule(seed, 50, 3)
+        plain = [(f.step, f.a, f.b, "crash" if f.kind == "crash-restart" else f.kind) for f in faults]
+        share = sim.faults.QUICK_RESTART_SHARE
+        sim.faults.QUICK_RESTART_SHARE = 0.0
+        try:
+            before = [(f.step, f.a, f.b, f.kind) for f in schedule(seed, 50, 3)]
+        finally:
+            sim.faults.QUICK_RESTART_SHARE = share
+        assert plain == before
+        assert all(100 <= f.after_ms <= 3000 for f in faults if f.kind == "crash-restart")
+    assert [(str(f), f.step, f.after_ms) for f in schedule(11, 50, 3) if f.kind == "crash-restart"][0][0] == \
+        "crash-restart b0"
+
+
+def test_a_starting_broker_reads_no_request_before_its_start_up_ends() -> None:
+    """The live transport holds a starting broker's accepted connections unread until the kafka-server actor says
+    start-up has ended (6b9b8e9); the sim's network does the same on the same signal. A broker crashed and started
+    again at once waits for its old session to expire before it can register: a produce sent to it meanwhile is
+    read only once it serves."""
+    from sim.runtime import SESSION_TIMEOUT_MS
+
+    sim = Sim(1, SimBoot())
+    try:
+        for b in sim.brokers:
+            sim.start(b)
+        sim.run_for(2000)
+        assignment = create_topic(sim, "t", 1, 3)
+        sim.run_for(2000)
+        tp = TopicPartition("t", 0)
+        leader = zk_partition_state(sim, tp).leader
+        sim.crash(leader)
+        sim.run_for(500)
+        sim.start(leader)  # its old session still holds /brokers/ids/<id>: it waits to register
+        since = len(sim.events)
+        sim.run_for(500)
+        starting = sim.brokers[leader]
+        assert starting.up and not starting.serving and not starting.processing
+        client = SimClient(sim)
+        assert client.produce(tp)  # ZooKeeper still names it leader: the controller has not seen it go
+        sim.run_for(1000)
+        # accepted, not read (with the followers' fetches, whose fetchers still point at it)
+        assert client.answers == [] and starting.unread
+        assert not any(f"b{leader} edge:net>" in e for e in sim.events[since:])
+        sim.run_for(SESSION_TIMEOUT_MS)
+        assert starting.serving and starting.processing and starting.unread == []
+        assert len(client.answers) == 1 and client.answers[0][2] != "UNKNOWN_SERVER_ERROR"
+        assert Checker(sim, client, [tp], assignment).check() == []
+    finally:
+        sim.close()
+
+
+def test_a_controller_request_applied_by_a_later_incarnation_is_a_violation() -> None:
+    """KIP-380's broker epoch: a LeaderAndIsr, UpdateMetadata or StopReplica sent for broker epoch E is applied only
+    by the incarnation registered with E; a later one (registered later, or not yet: its start-up not ended) must
+    refuse it STALE_BROKER_EPOCH or not read it."""
+    from messages.common import Errors
+    from messages.requests import UpdateMetadataResponse
+
+    sim = Sim(1, SimBoot())
+    try:
+        for b in sim.brokers:
+            sim.start(b)
+        sim.run_for(2000)
+        b1 = sim.brokers[1]
+        mine = b1.registered_epoch
+        assert mine is not None and mine == sim.zk.nodes["/brokers/ids/1"].czxid
+        sim.check_broker_epoch(b1, mine, UpdateMetadataResponse(Errors.NONE))
+        sim.check_broker_epoch(b1, -1, UpdateMetadataResponse(Errors.NONE))  # -1: no epoch named, never stale
+        sim.check_broker_epoch(b1, mine - 1, UpdateMetadataResponse(Errors.STALE_BROKER_EPOCH))  # refused
+        assert sim.stale_applied == []
+        sim.check_broker_epoch(b1, mine - 1, UpdateMetadataResponse(Errors.NONE))
+        b1.registered_epoch = None  # as if its start-up had not ended
+        sim.check_broker_epoch(b1, mine, UpdateMetadataResponse(Errors.NONE))
+        assert [v.split(") applied")[0] for v in sim.stale_applied] == [
+            f"b1 (incarnation 1, broker epoch {mine}", "b1 (incarnation 1, start-up not ended"]
+        client = SimClient(sim)
+        assert sim.stale_applied[0] in Checker(sim, client, [], {}).check()
+    finally:
+        sim.close()
+
+
+def test_serving_before_start_up_ends_is_caught_at_seed_11() -> None:
+    """`kactor sim --mutation serve-before-startup --seeds 1-1000 --stop-at-first` stops at seed 11: b0 crashes at
+    step 12 and is started again 2.2 s later (a quick restart); while it waits for its old session to expire the
+    controller, which still counts it alive, sends it UpdateMetadata for its old broker epoch. Read before start-up
+    ends (the transport before 6b9b8e9), the new incarnation applies it; held until then, it is refused
+    STALE_BROKER_EPOCH."""
+    from sim import mutations
+
+    assert "crash-restart b0" in [str(f) for f in schedule(11, 50, 3)]
+    assert run_seed(11, 50, SimBoot()).violations == ()
+    undo = mutations.apply("serve-before-startup")
+    try:
+        violations = run_seed(11, 50, SimBoot()).violations
+    finally:
+        undo()
+    assert violations[0].startswith("b0 (incarnation 3, start-up not ended) applied the UpdateMetadata request sent "
+                                    "for broker epoch 91 at 15006.504 ms")
