@@ -12,7 +12,9 @@ from their threads, `Sim` does as events of one discrete-event loop ordered by (
   own functions (edges/net/framing.py, the ApiSpec's converters) and reaches the route actor as a ``NetRequest``
   after the link's seeded latency, in order per connection (sender, destination, sending actor); the answer goes
   back the same way. A send to a broker that is down or cut off by a partition, and every request in flight on a
-  link when it is cut or its target crashes, is answered ``NetSendFailed`` (as the transport's connection errors);
+  link when it is cut or its target crashes, is answered ``NetSendFailed`` (as the transport's connection errors).
+  What reaches a broker whose start-up has not ended waits unread until the kafka-server actor says it has
+  (``startup_complete``), as the live transport holds it (Transport.start_processing_requests);
 - log dirs: the actors' real files, under a per-run temp dir (tmpfs when there is one). A crash keeps every byte
   written (the logs write with os.write, unbuffered): no fsync semantics yet (a simulated disk is a later step).
 
