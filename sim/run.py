@@ -17,6 +17,7 @@ from sim.client import SimClient, zk_partition_state
 from sim.faults import STEP_MS, schedule
 from sim.invariants import Checker, hosted_partition
 from sim.runtime import START_MS, Boot, Sim
+from sim.workload import writes
 from zk_bridge import paths, znodes
 
 TOPIC = "sim"
@@ -167,6 +168,7 @@ def play(cluster: Cluster, seed: int, steps: int, tamper: Callable[[Sim, int], N
     client = SimClient(sim)
     checker = Checker(sim, client, sorted(assignment), assignment, fast=fast)
     faults = schedule(seed, steps, len(sim.brokers))
+    plan = writes(seed, steps, len(assignment))
     violations: list[str] = []
     restarts: list[int] = []  # brokers due to start again (once down, and their old session gone)
     for step in range(steps):
@@ -192,8 +194,9 @@ def play(cluster: Cluster, seed: int, steps: int, tamper: Callable[[Sim, int], N
             else:
                 sim.heal(f.a, f.b)
         restarts = _restart(sim, restarts)
-        for tp in sorted(assignment):
-            client.produce(tp)
+        for tp, write in zip(sorted(assignment), plan[step], strict=True):
+            if write:
+                client.produce(tp)
         sim.run_for(STEP_MS)
         if tamper is not None:
             tamper(sim, step)
