@@ -17,7 +17,8 @@
 - a controlled shutdown the controller acknowledged leaves the stopping broker leading no partition in ZooKeeper
   (KafkaServer.controlledShutdown succeeds only once no partition it leads remains);
 - no answer is UNKNOWN_SERVER_ERROR;
-- a follower whose truncation has completed (fetching) holds no leader-epoch entry at or past its log end: Kafka's
+- a follower whose truncation has completed (fetching) holds no leader-epoch entry at or past its log end (unless
+  its log is empty: retention moves the last entry to the log start offset): Kafka's
   Log.truncateTo trims the epoch cache from the log end even when it truncates nothing (2.6.3, KAFKA-10706), so an
   epoch the replica started as leader without writing a record is gone once it follows; kept, it is the state in
   which a follower asks OffsetsForLeaderEpoch with that epoch for ever;
@@ -240,7 +241,9 @@ class Checker:
                     p = rm.online_partition(tp)
                     log = None if p is None or p.is_leader or not state.is_ready_for_fetch else p.log
                     entries = () if log is None else log.leader_epoch_entries
-                    if entries and entries[-1][1] >= log.log_end_offset:
+                    # an empty log (retention deleted all of it) keeps its last epoch at the log start offset
+                    # (LeaderEpochFileCache.truncateFromStart): not an epoch led without writing
+                    if entries and entries[-1][1] >= log.log_end_offset > log.log_start_offset:
                         out.append(f"{tp.topic}-{tp.partition}: follower b{b} fetches from b{state.leader_id} with "
                                    f"leader epoch {entries[-1][0]} starting at its log end {log.log_end_offset} in "
                                    f"its epoch cache (an epoch it led without writing, not trimmed)")
