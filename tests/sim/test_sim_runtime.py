@@ -674,19 +674,21 @@ def test_serving_before_start_up_ends_is_caught_at_seed_11() -> None:
 
 
 @pytest.mark.parametrize(("mutation", "seed", "caught"), [
-    # the settling has no produce: produces committed below the leader's high watermark stay parked to the end
-    ("make-leader-completes-nothing", 5, "sim-0: produce 's5-89' at offset 30 below leader b1's high watermark 36 "
-                                         "since 71200 ms, still unanswered"),
+    # a replica led epoch 3 of sim-1 without writing (a quiet partition), then follows: its epoch cache keeps it
+    ("truncate-to-end-keeps-epochs", 6, "sim-1: follower b2 fetches from b1 with leader epoch 3 starting at its log "
+                                        "end 6 in its epoch cache (an epoch it led without writing, not trimmed)"),
+    # a quiet partition: no next produce's append completes the parked produce a second later
+    ("make-leader-completes-nothing", 1, "sim-1: produce 's1-23' at offset 6 below leader b1's high watermark 7 "
+                                         "since 22200 ms, still unanswered"),
     # retention deletes a follower's truncated segment: acknowledged records gone from an ISR replica
-    ("segment-truncate-timestamp", 178, "sim-0: acknowledged 's178-1' at offset 0, ISR replica b1 has None "
-                                        "(its HW 10)"),
+    ("segment-truncate-timestamp", 56, "sim-0: acknowledged 's56-1' at offset 0, ISR replica b1 has None (its HW 1)"),
     # a new follower truncating to its high watermark drops acknowledged records the new leader then lacks
     ("truncate-to-high-watermark", 41, "sim-1: acknowledged 's41-82' at offset 40, leader b0 has None"),
 ])
 def test_each_mutation_is_caught_at_the_first_seed_of_its_campaign(mutation: str, seed: int, caught: str) -> None:
-    """The first seed of `kactor sim --mutation NAME --seeds 1-1000 --steps 50 --stop-at-first` on 304feea (the
-    network's start-up hold and the quick restarts changed the runs: docs/simulation.md's Power table): clean
-    without the mutation, caught with it."""
+    """The first seed of `kactor sim --mutation NAME --seeds 1-1000 --steps 50 --stop-at-first` on c92931d (the
+    network's start-up hold, the quick restarts and the quiet partitions changed the runs: docs/simulation.md's Power
+    table): clean without the mutation, caught with it."""
     from sim import mutations
 
     assert run_seed(seed, 50, SimBoot()).violations == ()
@@ -696,3 +698,34 @@ def test_each_mutation_is_caught_at_the_first_seed_of_its_campaign(mutation: str
     finally:
         undo()
     assert violations[0] == caught
+
+
+def test_a_fetching_follower_with_an_epoch_at_its_log_end_is_caught() -> None:
+    """Log.truncateTo trims the epoch cache from the log end even when it truncates nothing (KAFKA-10706): a follower
+    that is fetching holds no epoch starting at or past its log end. One left there (as a leader assigns it, here
+    forged) is reported; a leader's is not."""
+    sim = Sim(1, SimBoot())
+    try:
+        for b in sim.brokers:
+            sim.start(b)
+        sim.run_for(2000)
+        assignment = create_topic(sim, "t", 1, 3)
+        sim.run_for(2000)
+        tp = TopicPartition("t", 0)
+        client = SimClient(sim)
+        client.produce(tp)
+        sim.run_for(1000)
+        checker = Checker(sim, client, [tp], assignment)
+        assert checker.check() == []
+        state = zk_partition_state(sim, tp)
+        leader = hosted_partition(sim, state.leader, tp)
+        leader.log.assign_epoch_start_offset(state.leader_epoch + 1, leader.log.log_end_offset)
+        assert checker.check() == []  # a leader's new epoch starts at its log end
+        follower_id = next(b for b in state.isr if b != state.leader)
+        log = hosted_partition(sim, follower_id, tp).log
+        log.assign_epoch_start_offset(state.leader_epoch + 1, log.log_end_offset)
+        assert checker.check() == [
+            f"t-0: follower b{follower_id} fetches from b{state.leader} with leader epoch {state.leader_epoch + 1} "
+            f"starting at its log end 1 in its epoch cache (an epoch it led without writing, not trimmed)"]
+    finally:
+        sim.close()
