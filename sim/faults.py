@@ -16,7 +16,9 @@ its answer leads to), else at the step's end; the resume stays where it was (7-8
 A quarter of the crashes left, drawn from a fifth stream, are power losses: the broker's machine goes down, and its
 disk (sim/disk.py) keeps only its fsynced bytes and a seeded share of the rest; it restarts as a crash does. A
 quarter of the crashes left after that, from a sixth stream, are a failing log dir ("logdir-fail": every call on the
-broker's only log dir raises EIO; the broker takes it offline and halts, and restarts on a new, empty disk).
+broker's only log dir raises EIO; the broker takes it offline and halts, and restarts on a new, empty disk). A
+quarter of the plain crashes left, from a seventh stream, are quick restarts ("crash-restart": a supervisor starts the
+process again 0.1-3 s later, inside the step, while its old session still holds its registration).
 """
 
 from __future__ import annotations
@@ -31,6 +33,8 @@ PAUSE_SHARE = 0.25  # of the other outages: pauses (SIGSTOP for RESTART_AFTER_ST
 MID_PAUSE_SHARE = 0.5  # of the pauses: landing right after the broker's next ZooKeeper request (within the step)
 POWER_LOSS_SHARE = 0.25  # of the crashes left: power losses (the disk keeps only what sim/disk.py's power loss keeps)
 LOG_DIR_FAIL_SHARE = 0.25  # of the crashes left then: a log dir failing (the broker halts; restarts on a new disk)
+QUICK_RESTART_SHARE = 0.25  # of the remaining crashes: the process started again at once (a supervisor's restart)
+QUICK_RESTART_MS = (100.0, 3000.0)  # how long after the crash, within the old session's timeout
 RESTART_AFTER_STEPS = 8  # > zookeeper.session.timeout.ms (sim.runtime.SESSION_TIMEOUT_MS) in steps
 
 
@@ -41,6 +45,7 @@ class Fault:
     kind: str
     a: int
     b: int = -1
+    after_ms: float = 0.0  # a crash-restart's restart, this long after the crash (within the step)
 
     def __str__(self) -> str:
         return f"{self.kind} b{self.a}" + (f"|b{self.b}" if self.b >= 0 else "")
@@ -53,6 +58,7 @@ def schedule(seed: int, steps: int, brokers: int) -> list[Fault]:
     mid = random.Random(f"mid-pauses-{seed}")
     power = random.Random(f"power-losses-{seed}")
     dir_fails = random.Random(f"log-dir-failures-{seed}")
+    quick = random.Random(f"quick-restarts-{seed}")
     paused = False
     faults: list[Fault] = []
     down_until: tuple[int, int] | None = None  # (broker, restart step)
@@ -77,7 +83,10 @@ def schedule(seed: int, steps: int, brokers: int) -> list[Fault]:
                 kind = "power-loss"
             elif kind == "crash" and dir_failed:
                 kind = "logdir-fail"
-            faults.append(Fault(step, kind, b))
+            after = 0.0
+            if kind == "crash" and quick.random() < QUICK_RESTART_SHARE:
+                kind, after = "crash-restart", round(quick.uniform(*QUICK_RESTART_MS))
+            faults.append(Fault(step, kind, b, after_ms=after))
             down_until = (b, step + RESTART_AFTER_STEPS)
         elif roll < 0.24 and cut_until is None and brokers > 1:
             a, b = sorted(rng.sample(range(brokers), 2))

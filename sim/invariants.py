@@ -17,6 +17,11 @@
 - a controlled shutdown the controller acknowledged leaves the stopping broker leading no partition in ZooKeeper
   (KafkaServer.controlledShutdown succeeds only once no partition it leads remains);
 - no answer is UNKNOWN_SERVER_ERROR;
+- a follower whose truncation has completed (fetching) holds no leader-epoch entry at or past its log end (unless
+  its log is empty: retention moves the last entry to the log start offset): Kafka's
+  Log.truncateTo trims the epoch cache from the log end even when it truncates nothing (2.6.3, KAFKA-10706), so an
+  epoch the replica started as leader without writing a record is gone once it follows; kept, it is the state in
+  which a follower asks OffsetsForLeaderEpoch with that epoch for ever;
 - a controller's ZooKeeper write takes effect only while its epoch is current: a write the active controller of
   epoch E asked for that succeeds while /controller_epoch holds a later one (a zombie's: its session expired under a
   pause, another broker elected) is a violation (`Sim.check_controller_write`; Kafka's
@@ -271,7 +276,7 @@ class Checker:
 
     def check(self) -> list[str]:
         sim = self.sim
-        out = self.stop_violations + sim.zombie_writes
+        out = self.stop_violations + sim.zombie_writes + sim.stale_applied
         for tp in self.partitions:
             name = f"{tp.topic}-{tp.partition}"
             for b in sim.brokers:
@@ -332,6 +337,32 @@ class Checker:
         for tp, value, error in self.client.answers:
             if error == "UNKNOWN_SERVER_ERROR":
                 out.append(f"{tp.topic}-{tp.partition}: produce {value!r} answered UNKNOWN_SERVER_ERROR")
+        out += self._epoch_entries_past_the_log_end()
+        return out
+
+    def _epoch_entries_past_the_log_end(self) -> list[str]:
+        """Every live broker's fetching followers whose epoch cache ends at or past their log end."""
+        from actors import names
+
+        out = []
+        for b, broker in self.sim.brokers.items():
+            rt = broker.rt
+            if rt is None or broker.paused:
+                continue
+            for name, actor in sorted(rt.instances.items()):
+                rm = getattr(actor, "rm", None) if name.startswith(names.SHARD_PREFIX) else None
+                if rm is None:
+                    continue
+                for tp, state in sorted(rm.fetch_states.items()):
+                    p = rm.online_partition(tp)
+                    log = None if p is None or p.is_leader or not state.is_ready_for_fetch else p.log
+                    entries = () if log is None else log.leader_epoch_entries
+                    # an empty log (retention deleted all of it) keeps its last epoch at the log start offset
+                    # (LeaderEpochFileCache.truncateFromStart): not an epoch led without writing
+                    if entries and entries[-1][1] >= log.log_end_offset > log.log_start_offset:
+                        out.append(f"{tp.topic}-{tp.partition}: follower b{b} fetches from b{state.leader_id} with "
+                                   f"leader epoch {entries[-1][0]} starting at its log end {log.log_end_offset} in "
+                                   f"its epoch cache (an epoch it led without writing, not trimmed)")
         return out
 
     def _acked(self) -> list[Any]:

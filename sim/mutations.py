@@ -114,6 +114,17 @@ def _zk_writes_unfenced() -> Callable[[], None]:
     return lambda: (undo_alias(), undo())[-1]
 
 
+def _serve_before_startup() -> Callable[[], None]:
+    """6b9b8e9: a broker reads requests as soon as its listeners are bound, before its start-up has ended (Kafka's
+    SocketServer.startProcessingRequests, which KafkaServer.startup calls last): the transport was built processing
+    (``Transport(process_requests=True)``, the default BrokerProcess then used), so a request reached actors not yet
+    registered. The sim's network stands in for the transport: it reads a starting broker's requests from the
+    start, as the transport did before the fix."""
+    import sim.runtime
+
+    return _patch(sim.runtime, "PROCESS_REQUESTS_AT_START", True)
+
+
 MUTATIONS = {m.name: m for m in (
     Mutation("truncate-to-high-watermark", "KIP-101",
              "a new follower truncates to its high watermark, not by OffsetsForLeaderEpoch",
@@ -130,6 +141,9 @@ MUTATIONS = {m.name: m for m in (
     Mutation("zk-write-unfenced", "KafkaZkClient",
              "the controller's ZooKeeper writes skip the /controller_epoch check: a zombie controller is not fenced",
              _zk_writes_unfenced),
+    Mutation("serve-before-startup", "6b9b8e9",
+             "a broker reads requests before its start-up has ended (SocketServer.startProcessingRequests)",
+             _serve_before_startup),
 )}
 
 

@@ -18,6 +18,7 @@ from sim.clients import Clients
 from sim.faults import STEP_MS, schedule
 from sim.invariants import Checker, hosted_partition
 from sim.runtime import START_MS, Boot, Sim
+from sim.workload import writes
 from zk_bridge import paths, znodes
 
 TOPIC = "sim"
@@ -169,6 +170,7 @@ def play(cluster: Cluster, seed: int, steps: int, tamper: Callable[[Sim, int], N
     clients = Clients(sim)  # the idempotent, acks=1 and acks=0 producers and the consumer (sim/clients.py)
     checker = Checker(sim, client, sorted(assignment), assignment, fast=fast, clients=clients)
     faults = schedule(seed, steps, len(sim.brokers))
+    plan = writes(seed, steps, len(assignment))
     violations: list[str] = []
     restarts: list[int] = []  # brokers due to start again (once down, and their old session gone)
     for step in range(steps):
@@ -180,6 +182,9 @@ def play(cluster: Cluster, seed: int, steps: int, tamper: Callable[[Sim, int], N
                 sim.power_loss(f.a)
             elif f.kind == "logdir-fail":
                 sim.fail_log_dir(f.a)
+            elif f.kind == "crash-restart":
+                sim.crash(f.a)
+                sim.at(f.after_ms, lambda b=f.a: None if sim.brokers[b].up else sim.start(b))
             elif f.kind == "stop":
                 sim.stop(f.a)
             elif f.kind == "restart":
@@ -195,8 +200,9 @@ def play(cluster: Cluster, seed: int, steps: int, tamper: Callable[[Sim, int], N
             else:
                 sim.heal(f.a, f.b)
         restarts = _restart(sim, restarts)
-        for tp in sorted(assignment):
-            client.produce(tp)
+        for tp, write in zip(sorted(assignment), plan[step], strict=True):
+            if write:
+                client.produce(tp)
         clients.step(step, sorted(assignment))
         sim.run_for(STEP_MS)
         if tamper is not None:

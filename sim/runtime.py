@@ -12,7 +12,9 @@ from their threads, `Sim` does as events of one discrete-event loop ordered by (
   own functions (edges/net/framing.py, the ApiSpec's converters) and reaches the route actor as a ``NetRequest``
   after the link's seeded latency, in order per connection (sender, destination, sending actor); the answer goes
   back the same way. A send to a broker that is down or cut off by a partition, and every request in flight on a
-  link when it is cut or its target crashes, is answered ``NetSendFailed`` (as the transport's connection errors);
+  link when it is cut or its target crashes, is answered ``NetSendFailed`` (as the transport's connection errors).
+  What reaches a broker whose start-up has not ended waits unread until the kafka-server actor says it has
+  (``startup_complete``), as the live transport holds it (Transport.start_processing_requests);
 - log dirs: each broker's `sim.disk.SimDisk`, in memory, handed in the ``disk`` edge slot. A crash keeps every byte
   written (the page cache outlives the process); `Sim.power_loss` keeps only what the disk's power loss keeps (the
   fsynced bytes and a seeded share of the rest); `Sim.fail_log_dir` makes the dir raise EIO (the broker halts, and
@@ -49,13 +51,15 @@ from edges.net.framing import (
     outbound_spec,
 )
 from messages.broker_lifecycle import BrokerShutdownRequested
+from messages.common import Errors
 from messages.net import NetRequest, NetResponse, NetSendFailed
 from messages.partition import LogAppendFailed, LogDirFailure
+from messages.requests import LeaderAndIsrRequest, StopReplicaRequest, UpdateMetadataRequest
 from messages.runtime import TimerFired
 from messages.zk import Create, Delete, Multi, SetData, ZkRequest
 from sim.disk import SimDisk
 from sim.zookeeper import OPEN, ZooKeeperModel
-from zk_bridge.paths import ControllerEpochZNode
+from zk_bridge.paths import BrokerIdZNode, ControllerEpochZNode
 
 log = logging.getLogger("kactor.sim")
 
@@ -66,7 +70,12 @@ BASE_PORT = 9092  # broker b listens (in name only: nothing is bound) on 127.0.0
 HOST = "127.0.0.1"
 SESSION_TIMEOUT_MS = 6000  # zookeeper.session.timeout.ms of the simulated brokers (kactor/sim_boot.py)
 TRACE_ROOT = "/sim-root"  # what a trace names the run's temp dir
+# kactor.broker_process builds its Transport with process_requests=False: bound at once, but no request read before
+# the kafka-server actor says start-up has ended (SocketServer.startProcessingRequests; fix 6b9b8e9). The sim's
+# network follows the same signal; sim/mutations.py's serve-before-startup sets this to read them from the start.
+PROCESS_REQUESTS_AT_START = False
 _WRITE_OPS = (Create, SetData, Delete, Multi)
+_CONTROL_REQUESTS = (LeaderAndIsrRequest, UpdateMetadataRequest, StopReplicaRequest)  # carry a broker epoch
 
 
 def scratch_base() -> str | None:
@@ -219,10 +228,12 @@ class SimProcess(_Edge):
         if self.broker.alive(self.incarnation):
             self.broker.serving = True
             self.sim.note(f"b{self.broker.id} serving")
+            self.sim.start_processing_requests(self.broker)
 
     def stop_processing_requests(self) -> None:
         if self.broker.alive(self.incarnation):
             self.broker.serving = False
+            self.broker.closed = True
 
     def shutdown_complete(self, msg: Any) -> None:
         if self.broker.alive(self.incarnation):
@@ -251,6 +262,12 @@ class SimBroker:
         self.held: list[tuple[str, Any, str, int | None]] = []
         self.disk: SimDisk | None = None  # its log dirs (sim/disk.py), kept across its incarnations
         self.reported_dirs: set[int] = set()  # the incarnations whose probe reported its failed log dir
+        # Transport.start_processing_requests: requests are read (before, accepted connections wait unread in
+        # ``unread``: what reading them does, in the order they came)
+        self.processing = False
+        self.unread: list[Callable[[], None]] = []
+        self.closed = False  # Transport.stop_processing_requests: its listeners closed (a client cannot connect)
+        self.registered_epoch: int | None = None  # this incarnation's broker epoch once its start-up has ended
 
     @property
     def up(self) -> bool:
@@ -264,7 +281,7 @@ class Pending:
     """A request on its way or being handled: who waits for its answer and how to decode it."""
 
     __slots__ = ("src", "incarnation", "dst", "reply_to", "request_id", "cause", "spec", "version", "corr",
-                 "on_answer", "lane")
+                 "on_answer", "lane", "broker_epoch")
 
     def __init__(self, src: SimBroker | None, incarnation: int, dst: int, reply_to: str | None, request_id: int,
                  cause: int | None, spec: Any, version: int, corr: int,
@@ -273,6 +290,7 @@ class Pending:
         self.request_id, self.cause, self.spec, self.version, self.corr = request_id, cause, spec, version, corr
         self.on_answer = on_answer  # a simulated client's request: its callback (None: failed)
         self.lane = (src.id if src is not None else -1, dst, reply_to or "")
+        self.broker_epoch: int | None = None  # a controller request's: the broker epoch it was sent for
 
 
 class Sim:
@@ -303,6 +321,7 @@ class Sim:
         self.pending: dict[int, Pending] = {}  # by the inbound request id the target's actors answer with
         self.delivered = 0
         self.zombie_writes: list[str] = []  # check_controller_write's findings, for sim/invariants.py
+        self.stale_applied: list[str] = []  # check_broker_epoch's findings, for sim/invariants.py
         self.last_fault_ms = START_MS  # when a broker last started, stopped or crashed, or a link was cut or healed
         # told when a broker's orderly stop completes, before its process exits: (broker id, BrokerShutdownComplete)
         self.on_stopped: Callable[[int, Any], None] | None = None
@@ -405,6 +424,10 @@ class Sim:
         broker.rt = rt
         broker.serving = False
         broker.stopping = False
+        broker.processing = PROCESS_REQUESTS_AT_START
+        broker.unread.clear()
+        broker.closed = False
+        broker.registered_epoch = None
         broker.session = self.zk.open_session(cfg["zookeeper.session.timeout.ms"])
         rt.edges = Edges(zk=SimZooKeeper(self, broker), timer=SimTimers(self, broker), net=SimNetwork(self, broker),
                          log_dirs=SimLogDirs(self, broker), process=SimProcess(self, broker), disk=broker.disk)
@@ -447,6 +470,7 @@ class Sim:
         broker.paused = False
         broker.pause_armed = False
         broker.held.clear()
+        broker.unread.clear()
         self._close_trace(rt)
         _RUNTIMES.pop(rt.key, None)
         if reason == "stopped":  # an orderly stop closes the session: the ephemerals go at once
@@ -563,6 +587,21 @@ class Sim:
                     f"{self.now - START_MS:.3f} ms, /controller_epoch being {current}: a zombie controller's write "
                     f"took effect")
 
+    def check_broker_epoch(self, broker: SimBroker, broker_epoch: int, answer: Any) -> None:
+        """A controller request is applied only by the broker incarnation it was sent for (KIP-380's broker epoch:
+        KafkaApis.isBrokerEpochStale): one naming an epoch older than this incarnation's registration — its
+        predecessor's — must be refused STALE_BROKER_EPOCH, and an incarnation whose start-up has not ended (not
+        registered yet: every epoch so far is a predecessor's) must not have read it at all."""
+        if broker_epoch < 0 or getattr(answer, "error", None) != Errors.NONE:
+            return
+        mine = broker.registered_epoch
+        if mine is None or broker_epoch < mine:
+            self.stale_applied.append(
+                f"b{broker.id} (incarnation {broker.incarnation}, "
+                f"{'start-up not ended' if mine is None else f'broker epoch {mine}'}) applied the "
+                f"{type(answer).__name__[:-len('Response')]} request sent for broker epoch {broker_epoch} at "
+                f"{self.now - START_MS:.3f} ms: a request meant for an earlier incarnation")
+
     def _close_trace(self, rt: Runtime) -> None:
         """Close an incarnation's trace, its per-run temp dir's name replaced by TRACE_ROOT: the only bytes of a
         trace that differ between two runs of a seed (a replay points the log dirs at a scratch dir anyway)."""
@@ -642,7 +681,7 @@ class Sim:
         rid = next(self._request_ids)
         pending = Pending(None, 0, dst, None, rid, None, None, version, rid, on_answer)
         pending.lane = (-1, dst, client_id)
-        if not self.brokers[dst].serving:
+        if not self._accepting(self.brokers[dst]):
             self.at(CLIENT_LATENCY_MS, lambda: on_answer(None))
             return
         if expects:
@@ -650,9 +689,12 @@ class Sim:
 
         def arrive() -> None:
             target = self.brokers[dst]
-            if expects and rid not in self.pending or not target.serving:
+            if expects and rid not in self.pending or not self._accepting(target):
                 if expects and self.pending.pop(rid, None) is not None:
                     on_answer(None)
+                return
+            if not target.processing:
+                target.unread.append(arrive)
                 return
             self.deliver(target, target.incarnation, route,
                          NetRequest(rid, rid, body, expects, version, client_id, HOST), names.EDGE_NET)
@@ -670,12 +712,17 @@ class Sim:
             del self.pending[rid]
             self._fail(pending, "connection lost")
             return
+        if not target.processing:
+            target.unread.append(lambda: self._arrive(rid, frame))
+            return
         request = decode_inbound(frame[4:])  # without its size, as cut_frame hands it on
         header = request.header
         spec = spec_for_key(header.request_api_key)
         ctx = RequestContext(header.request_api_version, header.correlation_id, header.client_id or "", HOST, rid,
                              "PLAINTEXT")
         internal = spec.request_from_wire(header.request_api_version, request.body, ctx)
+        if isinstance(internal, _CONTROL_REQUESTS):
+            pending.broker_epoch = internal.broker_epoch
         expects = spec.route_answers(header.request_api_version, request.body)
         if not expects:
             del self.pending[rid]
@@ -684,11 +731,30 @@ class Sim:
                      NetRequest(rid, rid, internal, expects, header.request_api_version, header.client_id or "",
                                 HOST), names.EDGE_NET)
 
+    @staticmethod
+    def _accepting(broker: SimBroker) -> bool:
+        """A client connects: the broker is up and has not stopped processing requests (serving, or still starting:
+        its listeners are bound from the start, SocketServer.startup)."""
+        return broker.up and not broker.closed
+
+    def start_processing_requests(self, broker: SimBroker) -> None:
+        """Transport.start_processing_requests: the requests that waited unread are read now, in the order they
+        came (the transport registers their connections for reading; the next select reads them)."""
+        node = self.zk.nodes.get(BrokerIdZNode.path(broker.id))
+        if node is not None and node.ephemeral_owner == broker.session:
+            broker.registered_epoch = node.czxid
+        broker.processing = True
+        unread, broker.unread = broker.unread, []
+        for read in unread:
+            self.at(0.0, read)
+
     def net_reply(self, broker: SimBroker, rid: int, body: Any) -> None:
         """Inbound.reply then Outbound's answer: encoded by the target, decoded by the sender after the latency."""
         pending = self.pending.get(rid)
         if pending is None or pending.dst != broker.id:
             return
+        if pending.broker_epoch is not None:
+            self.check_broker_epoch(broker, pending.broker_epoch, body)
         if pending.src is None:
             del self.pending[rid]
             callback = pending.on_answer
