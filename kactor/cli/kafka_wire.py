@@ -21,10 +21,8 @@ from typing import Any
 
 from core.security.sasl_client import SaslClient
 from core.security.scram import SaslException
-from edges.net.sasl import ClientExchange
 from kactor.cli.client_properties import PLAINTEXT, ClientProperties, Servers
 from kactor.kafka_clients import KafkaClientError
-from protocol.framing import RequestHeader, decode_response, encode_request
 
 Bootstrap = str | Servers  # a bare host:port list connects PLAINTEXT
 
@@ -47,6 +45,9 @@ COORDINATOR_RETRIABLE = {14, 15, 16}  # COORDINATOR_LOAD_IN_PROGRESS, COORDINATO
 def exchange(address: tuple[str, int], api_key: int, version: int, body: dict[str, Any],
              timeout_s: float, props: ClientProperties = PLAINTEXT) -> dict[str, Any]:
     """One request on a fresh connection made as ``props`` say; the decoded response body, or KafkaClientError."""
+    # imported here: the schemas cost a tool that never sends a request (a --zookeeper one) 0.4-0.8 s of CPU
+    from protocol.framing import RequestHeader, decode_response, encode_request
+
     host, port = address
     try:
         with connect(address, props, timeout_s) as s:
@@ -82,6 +83,8 @@ def connect(address: tuple[str, int], props: ClientProperties, timeout_s: float)
 
 def authenticate(s: socket.socket, client: SaslClient, where: str) -> None:
     """SaslClientAuthenticator on a blocking socket: SaslHandshake v1, then SaslAuthenticate until done."""
+    from edges.net.sasl import ClientExchange  # here for the same reason as exchange's imports
+
     sasl = ClientExchange(client)
     frame: bytes | None = sasl.handshake(0, CLIENT_ID)
     corr = 0
