@@ -88,15 +88,21 @@ def test_a_follower_that_loses_an_acknowledged_record_is_caught() -> None:
     assert "has 'forged-0'" in r.violations[0]
 
 
+
+def _started_with_topic(sim: Sim) -> tuple[dict[TopicPartition, tuple[int, ...]], TopicPartition]:
+    """Every broker started, then topic ``t`` created (1 partition, 3 replicas), 2 s of simulated time after each:
+    its assignment and its partition."""
+    for b in sim.brokers:
+        sim.start(b)
+    sim.run_for(2000)
+    assignment = create_topic(sim, "t", 1, 3)
+    sim.run_for(2000)
+    return assignment, TopicPartition("t", 0)
+
 def test_an_isr_outside_the_replicas_is_caught() -> None:
     sim = Sim(1, SimBoot())
     try:
-        for b in sim.brokers:
-            sim.start(b)
-        sim.run_for(2000)
-        assignment = create_topic(sim, "t", 1, 3)
-        sim.run_for(2000)
-        tp = TopicPartition("t", 0)
+        assignment, tp = _started_with_topic(sim)
         checker = Checker(sim, SimClient(sim), [tp], assignment)
         assert checker.check() == []
         state = zk_partition_state(sim, tp)
@@ -233,12 +239,7 @@ def test_an_orderly_stop_ends_the_incarnation_and_closes_its_session() -> None:
 def test_a_replica_left_out_of_the_isr_at_the_end_is_caught() -> None:
     sim = Sim(1, SimBoot())
     try:
-        for b in sim.brokers:
-            sim.start(b)
-        sim.run_for(2000)
-        assignment = create_topic(sim, "t", 1, 3)
-        sim.run_for(2000)
-        tp = TopicPartition("t", 0)
+        assignment, tp = _started_with_topic(sim)
         checker = Checker(sim, SimClient(sim), [tp], assignment)
         assert checker.check_final() == []
         checker.assignment = {tp: (0, 1, 2, 3)}  # as if a fourth replica had never caught up
@@ -255,12 +256,7 @@ def test_the_settling_ends_once_the_cluster_is_as_the_final_checks_want_it() -> 
 
     sim = Sim(1, SimBoot())
     try:
-        for b in sim.brokers:
-            sim.start(b)
-        sim.run_for(2000)
-        assignment = create_topic(sim, "t", 1, 3)
-        sim.run_for(2000)
-        tp = TopicPartition("t", 0)
+        assignment, tp = _started_with_topic(sim)
         client = SimClient(sim)
         checker = Checker(sim, client, [tp], assignment)
         assert checker.settled()
@@ -322,12 +318,7 @@ def test_a_stop_is_a_controlled_shutdown_and_a_broker_that_still_leads_after_one
 
     sim = Sim(1, SimBoot())
     try:
-        for b in sim.brokers:
-            sim.start(b)
-        sim.run_for(2000)
-        assignment = create_topic(sim, "t", 1, 3)
-        sim.run_for(2000)
-        tp = TopicPartition("t", 0)
+        assignment, tp = _started_with_topic(sim)
         checker = Checker(sim, SimClient(sim), [tp], assignment)
         leader = zk_partition_state(sim, tp).leader
         sim.on_stopped(leader, BrokerShutdownComplete(False, "gave up"))  # not acknowledged: nothing to check
@@ -598,12 +589,7 @@ def test_a_starting_broker_reads_no_request_before_its_start_up_ends() -> None:
 
     sim = Sim(1, SimBoot())
     try:
-        for b in sim.brokers:
-            sim.start(b)
-        sim.run_for(2000)
-        assignment = create_topic(sim, "t", 1, 3)
-        sim.run_for(2000)
-        tp = TopicPartition("t", 0)
+        assignment, tp = _started_with_topic(sim)
         leader = zk_partition_state(sim, tp).leader
         sim.crash(leader)
         sim.run_for(500)
@@ -711,12 +697,7 @@ def test_a_fetching_follower_with_an_epoch_at_its_log_end_is_caught() -> None:
     forged) is reported; a leader's is not."""
     sim = Sim(1, SimBoot())
     try:
-        for b in sim.brokers:
-            sim.start(b)
-        sim.run_for(2000)
-        assignment = create_topic(sim, "t", 1, 3)
-        sim.run_for(2000)
-        tp = TopicPartition("t", 0)
+        assignment, tp = _started_with_topic(sim)
         client = SimClient(sim)
         client.produce(tp)
         sim.run_for(1000)
