@@ -36,6 +36,9 @@ LOG_DIR_FAIL_SHARE = 0.25  # of the crashes left then: a log dir failing (the br
 QUICK_RESTART_SHARE = 0.25  # of the remaining crashes: the process started again at once (a supervisor's restart)
 QUICK_RESTART_MS = (100.0, 3000.0)  # how long after the crash, within the old session's timeout
 RESTART_AFTER_STEPS = 8  # > zookeeper.session.timeout.ms (sim.runtime.SESSION_TIMEOUT_MS) in steps
+# The faults after which a trace replay of the broker's next incarnation diverges: a trace records the broker's inputs,
+# not what its disk lost (docs/simulation.md, "Not reproduced by a trace replay").
+DISK_FAULTS = ("power-loss", "logdir-fail")
 
 
 @attrs.frozen

@@ -715,3 +715,25 @@ def test_a_fetching_follower_with_an_epoch_at_its_log_end_is_caught() -> None:
             f"starting at its log end 1 in its epoch cache (an epoch it led without writing, not trimmed)"]
     finally:
         sim.close()
+
+
+def test_a_failing_seed_with_a_disk_fault_says_its_replay_diverges(capsys: pytest.CaptureFixture[str]) -> None:
+    """A trace records a broker's inputs, not what its disk lost: a failing seed whose schedule has a power loss or a
+    failed log dir says which incarnation's replay will diverge, beside the replay command; one without says
+    nothing more."""
+    import argparse
+
+    from kactor.cli.cmd_sim import Outcome, _print_failure
+    from sim.run import SeedResult
+
+    args = argparse.Namespace(steps=4, brokers=3, mutation=None)
+    for seed in (42, 4):  # seed 42's 4 steps: a partition, then b2's power loss at step 3; seed 4's: no disk fault
+        result = SeedResult(seed, 4, ("a violation",), 1, 1, 10, 4000.0, 0.1, "digest")
+        _print_failure(Outcome(result, f"/traces/seed-{seed}"), args)
+    out = capsys.readouterr().out.splitlines()
+    assert [str(f) for f in schedule(42, 4, 3)] == ["partition b0|b1", "power-loss b2"]
+    assert out[2:5] == ["  traces: /traces/seed-42 (kactor trace replay --check /traces/seed-42)",
+                        f"  replay: diverges from the incarnation after power-loss b2 at step "
+                        f"{schedule(42, 4, 3)[1].step}: a trace records a broker's inputs, not what its disk lost",
+                        "  rerun: kactor sim --seeds 42 --steps 4 --brokers 3"]
+    assert not any(line.startswith("  replay:") for line in out[5:]) and len(out) == 9
