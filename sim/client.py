@@ -48,6 +48,12 @@ def zk_partition_state(sim: Sim, tp: TopicPartition) -> LeaderAndIsr | None:
     return None if state is None else state.leader_and_isr
 
 
+def zk_partition_leader(sim: Sim, tp: TopicPartition) -> int:
+    """The leader the partition's state znode names (-1: none, or no state yet)."""
+    state = zk_partition_state(sim, tp)
+    return -1 if state is None else state.leader
+
+
 class SimClient:
     """Produces one record at a time per call, acks=all; ``acks`` are the acknowledged records, ``answers`` every
     answer as (tp, value, error name or "connection failed")."""

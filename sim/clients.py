@@ -29,7 +29,7 @@ from messages.common import Errors, TopicPartition
 from messages.replication import FetchPartition, FetchRequest, ProducePartition, ProduceRequest
 from messages.transaction import InitProducerIdRequest
 from protocol.records import Record, build_batch, iter_batches
-from sim.client import PRODUCE_TIMEOUT_MS, PRODUCE_VERSION, zk_partition_state
+from sim.client import PRODUCE_TIMEOUT_MS, PRODUCE_VERSION, zk_partition_leader
 from sim.runtime import START_MS, Sim
 
 CONNECTION_FAILED = "connection failed"
@@ -83,11 +83,6 @@ class InFlight:
     attempts: int = 0
     sent: bool = False  # a request for it is out
     retrying: bool = False  # waiting out its retry backoff
-
-
-def _leader(sim: Sim, tp: TopicPartition) -> int:
-    state = zk_partition_state(sim, tp)
-    return -1 if state is None else state.leader
 
 
 class IdempotentProducer:
@@ -163,7 +158,7 @@ class IdempotentProducer:
     def _send(self, batch: InFlight) -> None:
         if self.in_flight.get(batch.tp) is not batch or batch.sent:
             return
-        leader = _leader(self.sim, batch.tp)
+        leader = zk_partition_leader(self.sim, batch.tp)
         if leader < 0:  # none yet: look again after the backoff (as a metadata refresh would)
             self._retry(batch)
             return
@@ -217,7 +212,7 @@ class PlainProducer:
         self._n = 0
 
     def produce(self, tp: TopicPartition) -> bool:
-        leader = _leader(self.sim, tp)
+        leader = zk_partition_leader(self.sim, tp)
         if leader < 0:
             return False
         self._n += 1
@@ -262,7 +257,7 @@ class SimConsumer:
     def fetch(self, tp: TopicPartition) -> bool:
         if tp in self.fetching:
             return False
-        leader = _leader(self.sim, tp)
+        leader = zk_partition_leader(self.sim, tp)
         if leader < 0:
             return False
         position = self.positions.get(tp, 0)

@@ -40,7 +40,7 @@ from typing import Any
 from messages.common import TopicPartition
 from protocol.errors import ProtocolError
 from protocol.records import LOG_OVERHEAD, iter_batches, read_batch_header
-from sim.client import PRODUCE_TIMEOUT_MS, SimClient, zk_partition_state
+from sim.client import PRODUCE_TIMEOUT_MS, SimClient, zk_partition_leader, zk_partition_state
 from sim.clients import FATAL, Clients, Read
 from sim.runtime import START_MS, Sim
 
@@ -376,8 +376,7 @@ class Checker:
         """Each partition's leader and its whole log (to its end), by offset (-1 and nothing without a leader)."""
         out: dict[TopicPartition, tuple[int, dict[int, str | None]]] = {}
         for tp in self.partitions:
-            state = zk_partition_state(self.sim, tp)
-            leader = -1 if state is None else state.leader
+            leader = zk_partition_leader(self.sim, tp)
             p = hosted_partition(self.sim, leader, tp) if leader >= 0 else None
             if p is None or p.log is None:
                 out[tp] = (-1, {})
@@ -446,8 +445,7 @@ class Checker:
         # reads and translates from each acknowledged offset (a twentieth of a seed); the same value either way
         leader_values: dict[TopicPartition, dict[int, str | None]] = {}
         for ack in self._acked():
-            state = zk_partition_state(self.sim, ack.tp)
-            leader = -1 if state is None else state.leader
+            leader = zk_partition_leader(self.sim, ack.tp)
             p = hosted_partition(self.sim, leader, ack.tp) if leader >= 0 else None
             if p is None or p.log is None:
                 found = None

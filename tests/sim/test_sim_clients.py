@@ -232,7 +232,8 @@ def test_seed_20_resends_a_batch_its_new_leader_already_holds_and_no_duplicate_f
     """Seed 20 (20 steps; seed 5 before the quiet partitions, the simulated disk's faults and the quick restarts
     changed the schedules) re-sends an idempotent batch that the leader's log already holds (its first answer was
     lost): the broker's producer state acknowledges it without appending it again, and the run is clean."""
-    from sim.clients import IdempotentProducer, _leader
+    from sim.client import zk_partition_leader
+    from sim.clients import IdempotentProducer
     from sim.invariants import hosted_partition, values_below_hw
 
     made: list[Clients] = []
@@ -241,7 +242,7 @@ def test_seed_20_resends_a_batch_its_new_leader_already_holds_and_no_duplicate_f
 
     def watching(self: IdempotentProducer, batch: InFlight) -> None:
         if self.in_flight.get(batch.tp) is batch and not batch.sent and batch.attempts >= 1:
-            leader = _leader(self.sim, batch.tp)
+            leader = zk_partition_leader(self.sim, batch.tp)
             p = hosted_partition(self.sim, leader, batch.tp) if leader >= 0 else None
             if p is not None and batch.value in values_below_hw(p.log, None, end=p.log.log_end_offset).values():
                 held.append(batch.value)
