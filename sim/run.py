@@ -168,7 +168,8 @@ def play(cluster: Cluster, seed: int, steps: int, tamper: Callable[[Sim, int], N
     sim, errors, assignment = cluster.sim, cluster.errors, cluster.assignment
     client = SimClient(sim)
     clients = Clients(sim)  # the idempotent, acks=1 and acks=0 producers and the consumer (sim/clients.py)
-    checker = Checker(sim, client, sorted(assignment), assignment, fast=fast, clients=clients)
+    partitions = sorted(assignment)
+    checker = Checker(sim, client, partitions, assignment, fast=fast, clients=clients)
     faults = schedule(seed, steps, len(sim.brokers))
     plan = writes(seed, steps, len(assignment))
     violations: list[str] = []
@@ -200,10 +201,10 @@ def play(cluster: Cluster, seed: int, steps: int, tamper: Callable[[Sim, int], N
             else:
                 sim.heal(f.a, f.b)
         restarts = _restart(sim, restarts)
-        for tp, write in zip(sorted(assignment), plan[step], strict=True):
+        for tp, write in zip(partitions, plan[step], strict=True):
             if write:
                 client.produce(tp)
-        clients.step(step, sorted(assignment))
+        clients.step(step, partitions)
         sim.run_for(STEP_MS)
         if tamper is not None:
             tamper(sim, step)
