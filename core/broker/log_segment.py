@@ -81,14 +81,8 @@ def set_log_append_time(buf: bytearray, pos: int, size: int, now_ms: int) -> Non
 def fsync_file(path: str, disk: Disk = OS_DISK) -> None:
     """FileChannel.force / MappedByteBuffer.force of one file: its written bytes reach the disk. A file that does
     not exist (an index with no entry yet) has nothing to force."""
-    try:
-        fd = disk.open(path, os.O_RDONLY)
-    except FileNotFoundError:
-        return
-    try:
-        disk.fsync(fd)
-    finally:
-        disk.close(fd)
+    with contextlib.suppress(FileNotFoundError):
+        disk.fsync_path(path)
 
 
 def crc_valid(batch: RecordBatch) -> bool:
