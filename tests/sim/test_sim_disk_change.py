@@ -107,18 +107,21 @@ def test_a_new_disk_leaves_nothing_and_an_incomplete_scratch_dir_is_an_error(tmp
                           str(tmp_path / "empty"))
 
 
-@pytest.mark.parametrize(("seed", "fault", "incarnation"), [
-    (37, "power-loss b2", "broker-2.1.jsonl"),  # b2's power loss: its torn disk
-    (18, "logdir-fail b0", "broker-0.1.jsonl"),  # b0's failed log dir: it restarts on a new disk
+@pytest.mark.parametrize(("seed", "steps", "fault", "incarnation"), [
+    (37, 20, "power-loss b2", "broker-2.1.jsonl"),  # b2's power loss: its torn disk
+    (18, 20, "logdir-fail b0", "broker-0.1.jsonl"),  # b0's failed log dir: it restarts on a new disk
+    # b0's log dir fails at step 32 and a fetch's read of it answers KAFKA_STORAGE_ERROR before the dir is taken
+    # offline: the failed read is recorded (core/broker/log.py AppendFaults), or broker-0.jsonl diverges there
+    (74, 50, "logdir-fail b0", "broker-0.1.jsonl"),
 ])
-def test_a_seed_with_a_disk_fault_replays_every_incarnation_exactly(tmp_path: Path, seed: int, fault: str,
-                                                                    incarnation: str) -> None:
+def test_a_seed_with_a_disk_fault_replays_every_incarnation_exactly(tmp_path: Path, seed: int, steps: int,
+                                                                    fault: str, incarnation: str) -> None:
     """`kactor trace replay --check` of the seed's traces reproduces every message of every incarnation, the one
     after the disk fault included (it diverged at its first FetchRequest before the header carried the disk)."""
     from kactor.trace.replay import replay_many
 
-    assert fault in [str(f) for f in schedule(seed, 20, 3)]
-    run_seed(seed, 20, SimBoot(), trace_dir=str(tmp_path / "a"))
+    assert fault in [str(f) for f in schedule(seed, steps, 3)]
+    run_seed(seed, steps, SimBoot(), trace_dir=str(tmp_path / "a"))
     header = read_header(str(tmp_path / "a" / incarnation))
     assert header["disk"]["new"] is fault.startswith("logdir-fail")
     assert all("disk" not in read_header(str(p)) for p in (tmp_path / "a").glob("*.jsonl") if p.name != incarnation)
@@ -127,8 +130,10 @@ def test_a_seed_with_a_disk_fault_replays_every_incarnation_exactly(tmp_path: Pa
     assert [(os.path.basename(r.path), r.divergence) for r in results] == [
         (os.path.basename(p), None) for p in paths]
     assert all(r.compared > 50 for r in results)
+    if steps > 20:
+        return  # (the same seed twice: the short ones show it)
     # the same seed twice: the same traces, the disk in the header included
-    run_seed(seed, 20, SimBoot(), trace_dir=str(tmp_path / "b"))
+    run_seed(seed, steps, SimBoot(), trace_dir=str(tmp_path / "b"))
     names = sorted(p.name for p in (tmp_path / "a").iterdir())
     assert names == sorted(p.name for p in (tmp_path / "b").iterdir())
     for name in names:
