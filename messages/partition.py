@@ -87,10 +87,11 @@ class ReplicaManagerGauges:
 
 @message
 class LogAppendFailed:
-    """A shard's append to log dir number ``dir_index`` failed while it handled the message numbered ``seq``
-    (reported by the log-dir probe edge of a live broker). The file system's answer decided something — the producer
-    got KAFKA_STORAGE_ERROR, a follower stayed behind — so it is recorded as an input: a replay reads these ahead and
-    makes the same appends fail on its healthy scratch dirs (`edges.log_dirs.RecordedLogDirs`)."""
+    """A shard's append to (or read of) log dir number ``dir_index`` failed while it handled the message numbered
+    ``seq`` (reported by the log-dir probe edge of a live broker). The file system's answer decided something — the
+    producer or the fetcher got KAFKA_STORAGE_ERROR, a follower stayed behind — so it is recorded as an input: a
+    replay reads these ahead and makes the same appends and reads fail on its healthy scratch dirs
+    (`edges.log_dirs.RecordedLogDirs`)."""
 
     dir_index: int
     seq: int

@@ -20,20 +20,77 @@ what a real disk would, and a log dir that fails.
   ``OSError(EIO)`` — a disk gone bad under a log dir, which the logs turn into KafkaStorageError and the replica
   manager into LogDirFailure. ``exists`` and ``isdir`` answer False there, as ``os.path``'s do on an error.
 
+A power loss returns, and a replaced disk is, a `DiskChange`: what the disk kept, as a value the sim writes into
+the broker's next trace header (docs/trace-format.md, "disk"), so that `kactor trace replay` can do the same to its
+scratch log dir before replaying that incarnation.
+
 Deterministic: the only randomness is the ``random.Random`` given, drawn in path order.
 """
 
 from __future__ import annotations
 
+import base64
 import errno
 import io
 import os
 import random
 from collections.abc import Callable
+from typing import Any
+
+import attrs
 
 # namespace ops, as journalled: ("link", path, inode) | ("unlink", path) | ("rename", src, dst) | ("mkdir", path)
 # | ("rmdir", path)
 _Op = tuple
+
+
+@attrs.frozen
+class KeptFile:
+    """One file after a power loss: the first ``keep`` bytes ``source`` held just before (a path of the disk then;
+    None: a file no path named any more, an unlink or a rename over it undone), then ``tail``: torn bytes, zeros,
+    or a rewritten file's fsynced bytes beyond what it shares with its newer ones."""
+
+    path: str
+    source: str | None
+    keep: int
+    tail: bytes = b""
+
+    def header(self, top: str) -> dict[str, Any]:
+        """The trace header's entry (docs/trace-format.md), paths relative to the log dir ``top``."""
+        entry: dict[str, Any] = {"path": os.path.relpath(self.path, top), "keep": self.keep}
+        if self.source != self.path:
+            entry["from"] = None if self.source is None else os.path.relpath(self.source, top)
+        if self.tail:
+            if self.tail.count(0) == len(self.tail):
+                entry["zeros"] = len(self.tail)
+            else:
+                entry["tail"] = base64.b64encode(self.tail).decode("ascii")
+        return entry
+
+
+@attrs.frozen
+class DiskChange:
+    """What a broker's disk became between two incarnations: a power loss's namespace and files (``files``: every
+    file there is after it, ``dirs``: every directory; any other path is gone), or a new, empty disk (``new_disk``:
+    the failed one replaced). ``lost_files``/``lost_bytes``: what the power loss cost, for the run's event log."""
+
+    new_disk: bool = False
+    files: tuple[KeptFile, ...] = ()
+    dirs: tuple[str, ...] = ()
+    lost_files: int = 0
+    lost_bytes: int = 0
+
+    def header(self, top: str) -> dict[str, Any]:
+        """The trace header's ``disk`` value for the log dir ``top`` (docs/trace-format.md): only what lies under it,
+        paths relative to it (the log dir itself is ``"."``)."""
+        if self.new_disk:
+            return {"log_dir": top, "new": True}
+        return {"log_dir": top, "new": False,
+                "dirs": [os.path.relpath(d, top) for d in self.dirs if _under(d, top)],
+                "files": [f.header(top) for f in self.files if _under(f.path, top)]}
+
+
+NEW_DISK = DiskChange(new_disk=True)
 
 
 class _Inode:
@@ -111,47 +168,59 @@ class SimDisk:
         """Every later call under ``path`` raises EIO."""
         self.failed.append(os.path.normpath(path))
 
-    def power_loss(self) -> tuple[int, int]:
+    def power_loss(self) -> DiskChange:
         """The machine loses power: open descriptors go, and the disk keeps what a reboot finds (module doc).
-        Returns (files, bytes) lost or cut off, for the run's event log."""
+        Returns what it kept, each file as a prefix of what a path held just before plus its torn tail."""
         rng = self.rng
         before = (len(self.files), sum(len(i.data) for i in self.files.values()))
+        where = {id(inode): path for path, inode in self.files.items()}  # an inode's path just before
         self.power_losses += 1
         self._fds.clear()
         files, dirs = dict(self._durable_files), set(self._durable_dirs)
         for op in self._journal[:rng.randint(0, len(self._journal))]:
             _apply(files, dirs, op)
-        torn: dict[int, _Inode] = {}
+        torn: dict[int, tuple[_Inode, int]] = {}
         survived: dict[str, _Inode] = {}
+        kept_files = []
         for path in sorted(files):
             inode = files[path]
             kept = torn.get(id(inode))
             if kept is None:
                 kept = torn[id(inode)] = self._tear(inode)
-            survived[path] = kept
+            out, prefix = kept
+            survived[path] = out
+            source = where.get(id(inode))
+            if source is None:
+                prefix = 0  # its bytes are not on the disk before under any name: all of them are the tail
+            kept_files.append(KeptFile(path, source, prefix, bytes(out.data[prefix:])))
         self.files, self.dirs = survived, dirs
         self._commit()
-        return before[0] - len(survived), before[1] - sum(len(i.data) for i in survived.values())
+        return DiskChange(False, tuple(kept_files), tuple(sorted(dirs)), before[0] - len(survived),
+                          before[1] - sum(len(i.data) for i in survived.values()))
 
-    def _tear(self, inode: _Inode) -> _Inode:
+    def _tear(self, inode: _Inode) -> tuple[_Inode, int]:
+        """The inode as the power loss leaves it, and how many of its first bytes are the inode's data before."""
         rng = self.rng
         data, synced = bytes(inode.data), inode.synced or b""
         if data[:len(synced)] == synced:
             extra = len(data) - len(synced)
-            kept = data[:len(synced) + rng.randint(0, extra)]
+            kept = prefix = data[:len(synced) + rng.randint(0, extra)]
             if len(kept) < len(data) and rng.random() < 0.25:
                 kept += bytes(rng.randint(1, len(data) - len(kept)))
-        elif rng.random() < 0.5:
-            kept = synced
+            shared = len(prefix)
         else:
             common = 0
             while common < min(len(data), len(synced)) and data[common] == synced[common]:
                 common += 1
-            kept = data[:rng.randint(common, len(data))]
+            if rng.random() < 0.5:
+                kept, shared = synced, common
+            else:
+                kept = data[:rng.randint(common, len(data))]
+                shared = len(kept)
         out = _Inode(inode.mtime)
         out.data[:] = kept
         out.synced = kept
-        return out
+        return out, shared
 
     def _commit(self) -> None:
         """The journal reaches the disk (any fsync): the namespace as it is now survives a power loss."""

@@ -57,7 +57,7 @@ from messages.partition import LogAppendFailed, LogDirFailure
 from messages.requests import LeaderAndIsrRequest, StopReplicaRequest, UpdateMetadataRequest
 from messages.runtime import TimerFired
 from messages.zk import Create, Delete, Multi, SetData, ZkRequest
-from sim.disk import SimDisk
+from sim.disk import NEW_DISK, DiskChange, SimDisk
 from sim.zookeeper import OPEN, ZooKeeperModel
 from zk_bridge.paths import BrokerIdZNode, ControllerEpochZNode
 
@@ -261,6 +261,8 @@ class SimBroker:
         self.pause_armed = False  # to be SIGSTOPped right after its next ZooKeeper request goes out
         self.held: list[tuple[str, Any, str, int | None]] = []
         self.disk: SimDisk | None = None  # its log dirs (sim/disk.py), kept across its incarnations
+        # what its disk became since its last incarnation (a power loss, a new disk), for the next one's trace header
+        self.disk_change: DiskChange | None = None
         self.reported_dirs: set[int] = set()  # the incarnations whose probe reported its failed log dir
         # Transport.start_processing_requests: requests are read (before, accepted connections wait unread in
         # ``unread``: what reading them does, in the order they came)
@@ -409,6 +411,7 @@ class Sim:
         if broker.disk is not None and broker.disk.failed:  # a failed disk was replaced: a new, empty one
             broker.disk = SimDisk(random.Random(f"disk-{self.seed}-{broker_id}-{broker.incarnation}"),
                                   broker.disk.clock)
+            broker.disk_change = NEW_DISK
         cfg = self.boot.config(broker_id, broker.log_dir)
         broker.incarnation += 1
         trace = None
@@ -417,9 +420,12 @@ class Sim:
 
             os.makedirs(self.trace_dir, exist_ok=True)
             suffix = "" if broker.incarnation == 1 else f".{broker.incarnation - 1}"
-            trace = TraceWriter(os.path.join(self.trace_dir, f"broker-{broker_id}{suffix}.jsonl"), {
-                "process": f"broker-{broker_id}", "broker_id": broker_id, "started_ms": round(self.now),
-                "config": cfg.non_default(), "sim_seed": self.seed})
+            header = {"process": f"broker-{broker_id}", "broker_id": broker_id, "started_ms": round(self.now),
+                      "config": cfg.non_default(), "sim_seed": self.seed}
+            if broker.disk_change is not None:  # what a replay does to its scratch log dir first (trace-format.md)
+                header["disk"] = broker.disk_change.header(broker.log_dir)
+            trace = TraceWriter(os.path.join(self.trace_dir, f"broker-{broker_id}{suffix}.jsonl"), header)
+        broker.disk_change = None
         rt = Runtime(f"broker-{broker_id}", clock=self.clock, trace=trace, actor_system=self.boot.actor_system())
         broker.rt = rt
         broker.serving = False
@@ -491,8 +497,9 @@ class Sim:
             return
         self.crash(broker_id, reason="power loss")
         assert broker.disk is not None
-        files, size = broker.disk.power_loss()
-        self.note(f"b{broker_id} disk after the power loss: {files} files and {size} bytes lost")
+        broker.disk_change = change = broker.disk.power_loss()
+        self.note(f"b{broker_id} disk after the power loss: {change.lost_files} files and {change.lost_bytes} bytes "
+                  "lost")
 
     def fail_log_dir(self, broker_id: int) -> None:
         """The disk under the broker's log dir goes bad: every call there raises EIO from now on (its logs defer the

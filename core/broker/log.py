@@ -32,7 +32,9 @@ broker needs:
   the leader acknowledged from memory alone was lost when the broker restarted on its disk (kactor chaos seed 39).
   The file system's answer then decides something, so it is recorded: `AppendFaults.failed` tells the broker, which
   records the (dir, message) pair as an input (``LogAppendFailed``), and a replay makes the same appends fail
-  (`AppendFaults.injected`).
+  (`AppendFaults.injected`). A read that fails (Log.read, a fetch's aborted transactions: KAFKA_STORAGE_ERROR for
+  the partition) is the file system's decision too, recorded and injected the same way (the same input: the dir
+  failed while that message was handled).
 * invalid batches are refused with Kafka's errors as `ApiError` (CORRUPT_MESSAGE, INVALID_RECORD,
   UNSUPPORTED_COMPRESSION_TYPE, MESSAGE_TOO_LARGE, OFFSET_OUT_OF_RANGE, the idempotent producer's), checked with
   protocol/records.py.
@@ -130,14 +132,14 @@ class KafkaStorageError(Exception):
 
 
 class AppendFaults(Protocol):
-    """The file system's answer to an append, as an input of the broker (see the module docstring)."""
+    """The file system's answer to an append or a read, as an input of the broker (see the module docstring)."""
 
     def injected(self, log_dir: str) -> bool:
-        """True in a replay where the recorded run's append to ``log_dir`` failed at this point."""
+        """True in a replay where the recorded run's append to (or read of) ``log_dir`` failed at this point."""
         ...
 
     def failed(self, log_dir: str) -> None:
-        """An append to ``log_dir`` failed (a live broker records it for the replay)."""
+        """An append to (or a read of) ``log_dir`` failed (a live broker records it for the replay)."""
         ...
 
 
@@ -705,13 +707,18 @@ class Log:
         the bound."""
         out: list[AbortedTxn] = []
         i = max(0, bisect.bisect_right(self._bases, start_offset) - 1)
+        faults = self._append_faults
         try:
+            if faults is not None and faults.injected(self.parent_dir):
+                raise OSError(errno.EIO, "the recorded run's read failed here")
             for segment in self._segments[i:]:
                 result = segment.collect_aborted_txns(start_offset, upper_bound_offset)
                 out.extend(result.aborted)
                 if result.is_complete:
                     break
         except OSError as e:
+            if faults is not None:  # recorded, as Log.read's failure (the module doc)
+                faults.failed(self.parent_dir)
             raise KafkaStorageError(f"error reading {self.dir}: {e}", self.parent_dir) from e
         return out
 
@@ -930,7 +937,10 @@ class Log:
         if start_offset >= limit:
             return b""
         i = max(0, bisect.bisect_right(self._bases, start_offset) - 1)
+        faults = self._append_faults
         try:
+            if faults is not None and faults.injected(self.parent_dir):
+                raise OSError(errno.EIO, "the recorded run's read failed here")
             while i < len(self._segments):
                 segment = self._segments[i]
                 frame = segment.translate_offset(start_offset)
@@ -938,6 +948,9 @@ class Log:
                     return self._read_from(segment, frame, limit, max_bytes, min_one_message)
                 i += 1
         except OSError as e:
+            # the answer (KAFKA_STORAGE_ERROR) depends on the file system's: recorded as an append's is (module doc)
+            if faults is not None:
+                faults.failed(self.parent_dir)
             # Log.read's maybeHandleIOException: the reader answers KAFKA_STORAGE_ERROR for this partition only
             raise KafkaStorageError(f"error reading {self.dir}: {e}", self.parent_dir) from e
         return b""

@@ -220,12 +220,6 @@ def _print_failure(outcome: Outcome, args: argparse.Namespace) -> None:
     for v in r.violations[:5]:
         print(f"  {v}")
     print(f"  traces: {outcome.trace_dir} (kactor trace replay --check {outcome.trace_dir})")
-    from sim.faults import DISK_FAULTS, schedule
-
-    disk = [f"{f} at step {f.step}" for f in schedule(r.seed, args.steps, args.brokers) if f.kind in DISK_FAULTS]
-    if disk:
-        print(f"  replay: diverges from the incarnation after {', '.join(disk)}: a trace records a broker's inputs, "
-              "not what its disk lost")
     print(f"  rerun: {rerun_command(r.seed, args.steps, args.brokers, args.mutation)}", flush=True)
 
 

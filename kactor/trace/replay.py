@@ -119,6 +119,20 @@ def _rewrite_input(body: Any, scratch: str, paths: dict[bytes, bytes], dirs_seen
     return body
 
 
+def _apply_disk(path: str, disk: Any, dirs_seen: dict[str, str]) -> None:
+    """The header's ``disk`` (docs/trace-format.md) done to the scratch dir standing for its recorded log dir."""
+    from kactor.trace.disk_change import apply_disk_change
+
+    log_dir = disk.get("log_dir") if isinstance(disk, dict) else None
+    scratch = dirs_seen.get(log_dir) if isinstance(log_dir, str) else None
+    if scratch is None:
+        raise TraceError(f"{path}: the header's disk names log dir {log_dir!r}, which the broker does not use")
+    try:
+        apply_disk_change(disk, scratch)
+    except TraceError as e:
+        raise TraceError(f"{path}: {e}") from None
+
+
 def _recorded_append_failures(path: str, texts: list[bytes], flags: list[bytes], linenos: list[int] | None
                               ) -> frozenset[tuple[int, int]]:
     """The (dir index, seq) of every append the recorded broker's file system refused (its LogAppendFailed inputs,
@@ -286,6 +300,7 @@ def replay(path: str, until: int | None = None, check: bool = True, keep_runtime
                 rt.edges = Edges(log_dirs=RecordedLogDirs(refused))
             spawn_broker_actors(rt)
             dirs_seen: dict[str, str] = {}  # recorded log dir → its scratch dir
+            disk = header.get("disk")  # what its disk became since the last incarnation (a simulated one's)
             deliver = rt.deliver
             decode = from_json
             for i in itertools.compress(range(len(texts)), flags):  # the external inputs, in file order
@@ -301,6 +316,10 @@ def replay(path: str, until: int | None = None, check: bool = True, keep_runtime
                 body = decoded
                 if decoded.__class__ in _NAMING_PATHS:  # most inputs name no path: one set lookup
                     body = _rewrite_input(decoded, scratch, check_.paths if check_ is not None else {}, dirs_seen)
+                    if disk is not None and body.__class__ is ReplicaManagerInit:
+                        # what the disk lost since the last incarnation, before the broker reads its log dirs
+                        _apply_disk(path, disk, dirs_seen)
+                        disk = None
                 if (writer is not None and body is decoded and d["type"] in _FROM_THE_WIRE
                         and _BYTES_FILE_REF not in text):
                     # as the live transport did with JSON frames: a network body's text is the wire's, not
@@ -337,7 +356,9 @@ def replay_chain(paths: list[str], until: int | None = None, check: bool = True,
     A broker reads its log dirs when it starts (core/broker/log.py: LogManager.load_logs, Log._recover) and those
     reads are not trace inputs: a restarted broker finds what its previous incarnation appended. Every write to the
     log dirs happens in a handler, so replaying the earlier incarnations first rebuilds those files exactly — as far
-    as their traces go (a SIGKILLed incarnation's trace may lack its last second). ``until`` applies to the last file.
+    as their traces go (a SIGKILLed incarnation's trace may lack its last second). What a disk lost between two
+    incarnations (a simulated power loss, a new disk) is in the later one's header, ``disk``, and is done to the
+    scratch dir before it starts (kactor/trace/disk_change.py). ``until`` applies to the last file.
     ``record_dir``: each replayed incarnation records its own trace there, under the recorded file's name.
     """
     scratch = _scratch_dir()

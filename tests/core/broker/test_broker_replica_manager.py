@@ -772,6 +772,36 @@ def test_a_recorded_append_failure_is_injected_on_a_healthy_dir(tmp_path):
     assert log_values(LogManager(dirs).get_log(TP0)) == ("a", "c")
 
 
+def test_a_recorded_read_failure_is_injected_on_a_healthy_dir_and_a_live_one_is_reported(tmp_path):
+    """A fetch's read failing (a log dir gone bad before the probe's LogDirFailure takes it offline) answers
+    KAFKA_STORAGE_ERROR: the file system decided it, so it is reported as an append's failure is (AppendFaults.failed,
+    recorded as a LogAppendFailed input) and a replay on a healthy scratch dir fails the same read
+    (AppendFaults.injected). Found by `kactor sim` seed 74 x 50 steps, whose b0 replay diverged at such a fetch."""
+    dirs = (str(tmp_path / "logs0"),)
+    faults = _Faults(set())
+    rm = ReplicaManager(BrokerSideConfig(0, dirs), T0, LogManager(dirs, defer_io_errors=True, append_faults=faults))
+    drive(rm.handle_update_metadata(um_request(), T0))
+    zk = broker_zk()
+    become(rm, lai_state(TP0, 0, 0, [0], [0], is_new=True), zk=zk)
+    assert one(drive(rm.handle_produce(produce_request(TP0, "a"), T0), zk)).error == Errors.NONE
+    assert consumer_fetch(rm, TP0, 0).partitions[0].error == Errors.NONE
+    faults.failing.add(os.path.abspath(dirs[0]))  # the replay: the recorded read failed here
+    (refused,) = consumer_fetch(rm, TP0, 0).partitions
+    assert (refused.error, refused.records) == (Errors.KAFKA_STORAGE_ERROR, b"")
+    assert faults.failed_dirs == [os.path.abspath(dirs[0])]
+    faults.failing.clear()
+    (served,) = consumer_fetch(rm, TP0, 0).partitions
+    assert served.error == Errors.NONE and read_values(served.records) == ("a",)
+    faults.failed_dirs.clear()  # live: the disk itself fails the read, and the failure is reported
+    for name in os.listdir(rm.online_partition(TP0).log.dir):
+        if name.endswith(".log"):
+            os.remove(os.path.join(rm.online_partition(TP0).log.dir, name))
+    rm.online_partition(TP0).log.segments[0].close()
+    (failed,) = consumer_fetch(rm, TP0, 0).partitions
+    assert failed.error == Errors.KAFKA_STORAGE_ERROR
+    assert faults.failed_dirs == [os.path.abspath(dirs[0])]
+
+
 def test_log_reads_survive_truncation_and_recovery(tmp_path):
     """A truncated log reads what is left; a reopened log recovers the same batches from its segment."""
     rm = _deferring_rm(tmp_path, n_dirs=1)
