@@ -24,7 +24,9 @@ A fifth of the partitions, drawn from a stream of their own ("one-way-"), cut on
 ("one-way": what the first broker sends the second is held until the heal, TCP retransmitting it; the other way
 works), and a fifth of the rest, from another ("slow-links-"), slow the link down instead ("slow-link": 50-500 ms
 more latency both ways, a fifth of them 31-40 s, beyond the 30 s request timeout); they heal when the partition
-would have, so every fault keeps its step and brokers.
+would have, so every fault keeps its step and brokers. Beside them, from a stream of its own ("resets-"), a step
+drops the connections of a link on their own at RESET_RATE ("reset": what is in flight on them fails, nothing is
+cut).
 """
 
 from __future__ import annotations
@@ -46,6 +48,7 @@ SLOW_SHARE = 0.2  # of the other partitions: a slow link instead (Sim.slow_link)
 SLOW_MS = (50.0, 500.0)  # the latency a slow link adds
 STALL_SHARE = 0.2  # of the slow links: slower than the request timeout (sim.runtime.REQUEST_TIMEOUT_MS, 30 s)
 STALL_MS = (31000.0, 40000.0)
+RESET_RATE = 0.02  # of the steps: a link's connections dropped on their own (Sim.reset_link)
 RESTART_AFTER_STEPS = 8  # > zookeeper.session.timeout.ms (sim.runtime.SESSION_TIMEOUT_MS) in steps
 # The faults after which a trace replay of the broker's next incarnation diverges: a trace records the broker's inputs,
 # not what its disk lost (docs/simulation.md, "Not reproduced by a trace replay").
@@ -56,7 +59,7 @@ DISK_FAULTS = ("power-loss", "logdir-fail")
 class Fault:
     step: int
     # "crash", "power-loss", "logdir-fail", "stop", "restart", "pause", "pause-mid", "resume", "partition",
-    # "one-way" (a's sends to b held), "slow-link", "heal"
+    # "one-way" (a's sends to b held), "slow-link", "heal", "reset" (a link's connections dropped)
     kind: str
     a: int
     b: int = -1
@@ -77,6 +80,7 @@ def schedule(seed: int, steps: int, brokers: int) -> list[Fault]:
     quick = random.Random(f"quick-restarts-{seed}")
     one_way = random.Random(f"one-way-{seed}")
     slow = random.Random(f"slow-links-{seed}")
+    resets = random.Random(f"resets-{seed}")
     paused = False
     faults: list[Fault] = []
     down_until: tuple[int, int] | None = None  # (broker, restart step)
@@ -119,4 +123,7 @@ def schedule(seed: int, steps: int, brokers: int) -> list[Fault]:
             else:
                 faults.append(Fault(step, "partition", a, b))
             cut_until = (a, b, step + rng.randint(2, 6))
+        if resets.random() < RESET_RATE and brokers > 1:  # after the step's other faults: theirs keep their order
+            x, y = sorted(resets.sample(range(brokers), 2))
+            faults.append(Fault(step, "reset", x, y))
     return faults

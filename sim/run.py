@@ -202,6 +202,8 @@ def play(cluster: Cluster, seed: int, steps: int, tamper: Callable[[Sim, int], N
                 sim.one_way_cut(f.a, f.b)
             elif f.kind == "slow-link":
                 sim.slow_link(f.a, f.b, f.latency_ms)
+            elif f.kind == "reset":
+                sim.reset_link(f.a, f.b)
             else:
                 sim.heal(f.a, f.b)
         restarts = _restart(sim, restarts)

@@ -648,6 +648,18 @@ class Sim:
         self.fail_in_flight(lambda p: p.src is not None and frozenset((p.src.id, p.dst)) == frozenset((a, b)),
                             "connection lost (partitioned)")
 
+    def reset_link(self, a: int, b: int) -> None:
+        """Every connection between brokers a and b dropped on its own (a reset: a middlebox's idle timeout, a peer's
+        NIC): the requests in flight on them fail as the transport's connection errors fail them, and the next ones
+        go on new connections; nothing is cut."""
+        key = frozenset((a, b))
+        self.note(f"connection reset b{a}|b{b}")
+        self.last_fault_ms = self.now
+        self.fail_in_flight(lambda p: p.src is not None and frozenset((p.src.id, p.dst)) == key,
+                            "connection reset by peer")
+        self.forget_lanes(a, b)
+        self.forget_lanes(b, a)
+
     def one_way_cut(self, a: int, b: int) -> None:
         """Cut the link's a->b direction only (b->a still works): nothing is reset, as with TCP when one way's
         packets are lost — what a sends to b (its requests, its answers to b's) is held, retransmitted until the way

@@ -193,3 +193,21 @@ def test_a_client_request_times_out_at_its_timeout(cluster: Cluster) -> None:
                        lambda a: answers.append((sim.now - sent, a)), timeout_ms=1500)
     sim.run_for(3000)
     assert answers == [(1500.0, None)]
+
+
+def test_a_connection_reset_fails_what_is_in_flight_on_the_link_and_the_next_request_goes_through(
+        cluster: Cluster) -> None:
+    sim = cluster.sim
+    seen = _capture(sim)
+    sim.slow_link(0, 1, 200.0)
+    _send(sim, 0, 1, RID)
+    sim.run_for(50)
+    sim.reset_link(1, 0)
+    sim.run_for(1)
+    assert [(b.request_id, type(b), b.error) for _, _, b in seen] == [(RID, NetSendFailed, "connection reset by peer")]
+    sim.heal(0, 1)
+    _send(sim, 0, 1, RID + 1)
+    sim.run_for(1000)
+    assert [(b.request_id, type(b)) for _, _, b in seen[1:]] == [(RID + 1, NetResponse)]
+    resets = [f for seed in range(1, 21) for f in schedule(seed, 50, 3) if f.kind == "reset"]
+    assert 5 <= len(resets) <= 40 and all(f.a < f.b for f in resets)  # RESET_RATE of 1000 steps
