@@ -326,6 +326,7 @@ class Sim:
         self.stuck: list[tuple[int, int, tuple[Any, ...], float, Callable[[], None]]] = []  # sent into a dead way
         self.slow: dict[frozenset[int], tuple[float, float]] = {}  # a slow link: its two directions' own latencies
         self.drained_ms = START_MS  # what was held or slowed on a healed link has arrived (or timed out) by then
+        self.pauses: list[list[float]] = []  # [broker, paused at, resumed at (inf: still paused)] of every pause
         self.events: list[str] = []
         self._queue: list[tuple[float, int, Callable[[], None]]] = []
         self._seq = itertools.count()
@@ -480,6 +481,8 @@ class Sim:
         self.last_fault_ms = self.now
         broker.rt = None
         broker.serving = False
+        if broker.paused:
+            self._pause_ended(broker_id)
         broker.paused = False
         broker.pause_armed = False
         broker.held.clear()
@@ -530,12 +533,24 @@ class Sim:
         self.note(f"b{broker_id} pause")
         self.last_fault_ms = self.now
         broker.paused = True
+        self.pauses.append([broker_id, self.now, float("inf")])
         sid = broker.session
         # the server hears no more heartbeats, but the connection stays up until the session expires: requests
         # already sent are answered and watch events sent, all waiting in the socket until the process runs again
         self.zk.silence(sid)
         self.at(self.zk.sessions[sid].timeout_ms + 1.0, self._expire_check)
         self.pump_zk_events()
+
+    def _pause_ended(self, broker_id: int) -> None:
+        for p in self.pauses:
+            if p[0] == broker_id and p[2] == float("inf"):
+                p[2] = self.now
+
+    def paused_ms(self, broker_id: int, since_ms: float) -> float:
+        """How long the broker has been paused since ``since_ms`` (what it was sent waited that long unread: a
+        request's own timeout, a DelayedProduce's, runs from when the broker reads it)."""
+        return sum(max(0.0, min(end, self.now) - max(start, since_ms))
+                   for b, start, end in self.pauses if b == broker_id and end > since_ms)
 
     def pause_at_next_zk_request(self, broker_id: int, most_ms: float) -> None:
         """SIGSTOP landing in the middle of the broker's work: right after its next ZooKeeper request goes out
@@ -566,6 +581,7 @@ class Sim:
         self.note(f"b{broker_id} resume")
         self.last_fault_ms = self.now
         broker.paused = False
+        self._pause_ended(broker_id)
         held, broker.held = broker.held, []
         inc = broker.incarnation
         sid = broker.session
