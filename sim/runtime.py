@@ -18,7 +18,7 @@ from their threads, `Sim` does as events of one discrete-event loop ordered by (
   an answer has the transport's deadline (its sender's timeout, else request.timeout.ms) on simulated time: unanswered
   by then it fails "timed out" and its connection closes, failing the rest on it (Outbound.sweep); an answer coming
   later is dropped. A one-way cut holds what is sent in its dead direction (TCP retransmitting it) until it heals; a
-  slow link adds latency to both directions until it heals;
+  slow link adds latency to both directions until it heals; a reset fails what is in flight on a link's connections;
 - log dirs: each broker's `sim.disk.SimDisk`, in memory, handed in the ``disk`` edge slot. A crash keeps every byte
   written (the page cache outlives the process); `Sim.power_loss` keeps only what the disk's power loss keeps (the
   fsynced bytes and a seeded share of the rest); `Sim.fail_log_dir` makes the dir raise EIO (the broker halts, and
