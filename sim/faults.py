@@ -19,6 +19,14 @@ quarter of the crashes left after that, from a sixth stream, are a failing log d
 broker's only log dir raises EIO; the broker takes it offline and halts, and restarts on a new, empty disk). A
 quarter of the plain crashes left, from a seventh stream, are quick restarts ("crash-restart": a supervisor starts the
 process again 0.1-3 s later, inside the step, while its old session still holds its registration).
+
+A fifth of the partitions, drawn from a stream of their own ("one-way-"), cut one direction of the link only
+("one-way": what the first broker sends the second is held until the heal, TCP retransmitting it; the other way
+works), and a fifth of the rest, from another ("slow-links-"), slow the link down instead ("slow-link": 50-500 ms
+more latency both ways, a fifth of them 31-40 s, beyond the 30 s request timeout); they heal when the partition
+would have, so every fault keeps its step and brokers. Beside them, from a stream of its own ("resets-"), a step
+drops the connections of a link on their own at RESET_RATE ("reset": what is in flight on them fails, nothing is
+cut).
 """
 
 from __future__ import annotations
@@ -35,6 +43,12 @@ POWER_LOSS_SHARE = 0.25  # of the crashes left: power losses (the disk keeps onl
 LOG_DIR_FAIL_SHARE = 0.25  # of the crashes left then: a log dir failing (the broker halts; restarts on a new disk)
 QUICK_RESTART_SHARE = 0.25  # of the remaining crashes: the process started again at once (a supervisor's restart)
 QUICK_RESTART_MS = (100.0, 3000.0)  # how long after the crash, within the old session's timeout
+ONE_WAY_SHARE = 0.2  # of the partitions: one direction cut only (Sim.one_way_cut)
+SLOW_SHARE = 0.2  # of the other partitions: a slow link instead (Sim.slow_link)
+SLOW_MS = (50.0, 500.0)  # the latency a slow link adds
+STALL_SHARE = 0.2  # of the slow links: slower than the request timeout (sim.runtime.REQUEST_TIMEOUT_MS, 30 s)
+STALL_MS = (31000.0, 40000.0)
+RESET_RATE = 0.02  # of the steps: a link's connections dropped on their own (Sim.reset_link)
 RESTART_AFTER_STEPS = 8  # > zookeeper.session.timeout.ms (sim.runtime.SESSION_TIMEOUT_MS) in steps
 # The faults after which a trace replay of the broker's next incarnation diverges: a trace records the broker's inputs,
 # not what its disk lost (docs/simulation.md, "Not reproduced by a trace replay").
@@ -44,11 +58,13 @@ DISK_FAULTS = ("power-loss", "logdir-fail")
 @attrs.frozen
 class Fault:
     step: int
-    # "crash", "power-loss", "logdir-fail", "stop", "restart", "pause", "pause-mid", "resume", "partition", "heal"
+    # "crash", "power-loss", "logdir-fail", "stop", "restart", "pause", "pause-mid", "resume", "partition",
+    # "one-way" (a's sends to b held), "slow-link", "heal", "reset" (a link's connections dropped)
     kind: str
     a: int
     b: int = -1
     after_ms: float = 0.0  # a crash-restart's restart, this long after the crash (within the step)
+    latency_ms: float = 0.0  # a slow link's added latency
 
     def __str__(self) -> str:
         return f"{self.kind} b{self.a}" + (f"|b{self.b}" if self.b >= 0 else "")
@@ -62,6 +78,9 @@ def schedule(seed: int, steps: int, brokers: int) -> list[Fault]:
     power = random.Random(f"power-losses-{seed}")
     dir_fails = random.Random(f"log-dir-failures-{seed}")
     quick = random.Random(f"quick-restarts-{seed}")
+    one_way = random.Random(f"one-way-{seed}")
+    slow = random.Random(f"slow-links-{seed}")
+    resets = random.Random(f"resets-{seed}")
     paused = False
     faults: list[Fault] = []
     down_until: tuple[int, int] | None = None  # (broker, restart step)
@@ -93,6 +112,18 @@ def schedule(seed: int, steps: int, brokers: int) -> list[Fault]:
             down_until = (b, step + RESTART_AFTER_STEPS)
         elif roll < 0.24 and cut_until is None and brokers > 1:
             a, b = sorted(rng.sample(range(brokers), 2))
-            faults.append(Fault(step, "partition", a, b))
+            # drawn for every partition: each stream stays aligned whatever the others drew
+            one, reverse = one_way.random() < ONE_WAY_SHARE, one_way.random() < 0.5
+            slowed, stall = slow.random() < SLOW_SHARE, slow.random() < STALL_SHARE
+            extra = round(slow.uniform(*(STALL_MS if stall else SLOW_MS)), 3)
+            if one:
+                faults.append(Fault(step, "one-way", *((b, a) if reverse else (a, b))))
+            elif slowed:
+                faults.append(Fault(step, "slow-link", a, b, latency_ms=extra))
+            else:
+                faults.append(Fault(step, "partition", a, b))
             cut_until = (a, b, step + rng.randint(2, 6))
+        if resets.random() < RESET_RATE and brokers > 1:  # after the step's other faults: theirs keep their order
+            x, y = sorted(resets.sample(range(brokers), 2))
+            faults.append(Fault(step, "reset", x, y))
     return faults

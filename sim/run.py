@@ -198,6 +198,12 @@ def play(cluster: Cluster, seed: int, steps: int, tamper: Callable[[Sim, int], N
                 sim.resume(f.a)
             elif f.kind == "partition":
                 sim.partition(f.a, f.b)
+            elif f.kind == "one-way":
+                sim.one_way_cut(f.a, f.b)
+            elif f.kind == "slow-link":
+                sim.slow_link(f.a, f.b, f.latency_ms)
+            elif f.kind == "reset":
+                sim.reset_link(f.a, f.b)
             else:
                 sim.heal(f.a, f.b)
         restarts = _restart(sim, restarts)
@@ -212,7 +218,7 @@ def play(cluster: Cluster, seed: int, steps: int, tamper: Callable[[Sim, int], N
         if violations:
             break
     if not violations:
-        for a, b in sorted(tuple(sorted(c)) for c in sim.cut):
+        for a, b in sim.faulty_links():
             sim.heal(a, b)
         for b in [b for b, br in sim.brokers.items() if br.paused]:
             sim.resume(b)
@@ -229,7 +235,7 @@ def play(cluster: Cluster, seed: int, steps: int, tamper: Callable[[Sim, int], N
             down = _restart(sim, down)
             if down:
                 sim.run_for(STEP_MS)
-        settle_end = sim.now + SETTLE_MS
+        settle_end = max(sim.now, sim.drained_ms) + SETTLE_MS  # a healed slow link's frames arrive first
         while sim.now < settle_end:
             sim.run_for(min(SETTLE_CHECK_MS, settle_end - sim.now))
             if checker.settled():

@@ -14,7 +14,11 @@ from their threads, `Sim` does as events of one discrete-event loop ordered by (
   back the same way. A send to a broker that is down or cut off by a partition, and every request in flight on a
   link when it is cut or its target crashes, is answered ``NetSendFailed`` (as the transport's connection errors).
   What reaches a broker whose start-up has not ended waits unread until the kafka-server actor says it has
-  (``startup_complete``), as the live transport holds it (Transport.start_processing_requests);
+  (``startup_complete``), as the live transport holds it (Transport.start_processing_requests). A request awaiting
+  an answer has the transport's deadline (its sender's timeout, else request.timeout.ms) on simulated time: unanswered
+  by then it fails "timed out" and its connection closes, failing the rest on it (Outbound.sweep); an answer coming
+  later is dropped. A one-way cut holds what is sent in its dead direction (TCP retransmitting it) until it heals; a
+  slow link adds latency to both directions until it heals; a reset fails what is in flight on a link's connections;
 - log dirs: each broker's `sim.disk.SimDisk`, in memory, handed in the ``disk`` edge slot. A crash keeps every byte
   written (the page cache outlives the process); `Sim.power_loss` keeps only what the disk's power loss keeps (the
   fsynced bytes and a seeded share of the rest); `Sim.fail_log_dir` makes the dir raise EIO (the broker halts, and
@@ -68,6 +72,8 @@ ZK_LATENCY_MS = 1.0
 CLIENT_LATENCY_MS = 0.5
 BASE_PORT = 9092  # broker b listens (in name only: nothing is bound) on 127.0.0.1:BASE_PORT + b
 HOST = "127.0.0.1"
+REQUEST_TIMEOUT_MS = 30000.0  # the live transport's request.timeout.ms (edges/transport.py DEFAULT_REQUEST_TIMEOUT_S)
+TCP_RTO_MS = 200.0  # Linux's minimum retransmission timeout, doubled at each retransmission of a segment
 SESSION_TIMEOUT_MS = 6000  # zookeeper.session.timeout.ms of the simulated brokers (kactor/sim_boot.py)
 TRACE_ROOT = "/sim-root"  # what a trace names the run's temp dir
 # kactor.broker_process builds its Transport with process_requests=False: bound at once, but no request read before
@@ -187,13 +193,16 @@ class SimNetwork(_Edge):
 
     def send(self, host: str, port: int, to: str, body: Any, request_id: int, reply_to: str | None,
              cause: int | None = None, timeout_ms: float | None = None) -> None:
-        self.sim.net_send(self.broker, self.incarnation, port - BASE_PORT, body, request_id, reply_to, cause)
+        self.sim.net_send(self.broker, self.incarnation, port - BASE_PORT, body, request_id, reply_to, cause,
+                          timeout_ms)
 
     def reply(self, connection_id: int, request_id: int, body: Any) -> None:
         self.sim.net_reply(self.broker, request_id, body)
 
     def close_destination(self, host: str, port: int) -> None:
-        self.sim.fail_in_flight(lambda p: p.src is self.broker and p.dst == port - BASE_PORT, "connection closed")
+        dst = port - BASE_PORT
+        self.sim.fail_in_flight(lambda p: p.src is self.broker and p.dst == dst, "connection closed")
+        self.sim.forget_lanes(self.broker.id, dst)
 
 
 class SimLogDirs(_Edge):
@@ -315,11 +324,16 @@ class Sim:
         # seeded per-link latency (ms), both directions alike
         self.latency = {(a, b): round(self.rng.uniform(0.2, 3.0), 3) for a in self.brokers for b in self.brokers}
         self.cut: set[frozenset[int]] = set()
+        self.one_way: set[tuple[int, int]] = set()  # (from, to): that direction of the link dead (`one_way_cut`)
+        self.stuck: list[tuple[int, int, tuple[Any, ...], float, Callable[[], None]]] = []  # sent into a dead way
+        self.slow: dict[frozenset[int], tuple[float, float]] = {}  # a slow link: its two directions' own latencies
+        self.drained_ms = START_MS  # what was held or slowed on a healed link has arrived (or timed out) by then
+        self.pauses: list[list[float]] = []  # [broker, paused at, resumed at (inf: still paused)] of every pause
         self.events: list[str] = []
         self._queue: list[tuple[float, int, Callable[[], None]]] = []
         self._seq = itertools.count()
         self._request_ids = itertools.count(1)
-        self._lane_free: dict[tuple[int, int, str], float] = {}
+        self._lane_free: dict[tuple[Any, ...], float] = {}
         self.pending: dict[int, Pending] = {}  # by the inbound request id the target's actors answer with
         self.delivered = 0
         self.zombie_writes: list[str] = []  # check_controller_write's findings, for sim/invariants.py
@@ -473,6 +487,8 @@ class Sim:
         self.last_fault_ms = self.now
         broker.rt = None
         broker.serving = False
+        if broker.paused:
+            self._pause_ended(broker_id)
         broker.paused = False
         broker.pause_armed = False
         broker.held.clear()
@@ -524,12 +540,24 @@ class Sim:
         self.note(f"b{broker_id} pause")
         self.last_fault_ms = self.now
         broker.paused = True
+        self.pauses.append([broker_id, self.now, float("inf")])
         sid = broker.session
         # the server hears no more heartbeats, but the connection stays up until the session expires: requests
         # already sent are answered and watch events sent, all waiting in the socket until the process runs again
         self.zk.silence(sid)
         self.at(self.zk.sessions[sid].timeout_ms + 1.0, self._expire_check)
         self.pump_zk_events()
+
+    def _pause_ended(self, broker_id: int) -> None:
+        for p in self.pauses:
+            if p[0] == broker_id and p[2] == float("inf"):
+                p[2] = self.now
+
+    def paused_ms(self, broker_id: int, since_ms: float) -> float:
+        """How long the broker has been paused since ``since_ms`` (what it was sent waited that long unread: a
+        request's own timeout, a DelayedProduce's, runs from when the broker reads it)."""
+        return sum(max(0.0, min(end, self.now) - max(start, since_ms))
+                   for b, start, end in self.pauses if b == broker_id and end > since_ms)
 
     def pause_at_next_zk_request(self, broker_id: int, most_ms: float) -> None:
         """SIGSTOP landing in the middle of the broker's work: right after its next ZooKeeper request goes out
@@ -560,6 +588,7 @@ class Sim:
         self.note(f"b{broker_id} resume")
         self.last_fault_ms = self.now
         broker.paused = False
+        self._pause_ended(broker_id)
         held, broker.held = broker.held, []
         inc = broker.incarnation
         sid = broker.session
@@ -642,30 +671,100 @@ class Sim:
         self.fail_in_flight(lambda p: p.src is not None and frozenset((p.src.id, p.dst)) == frozenset((a, b)),
                             "connection lost (partitioned)")
 
+    def reset_link(self, a: int, b: int) -> None:
+        """Every connection between brokers a and b dropped on its own (a reset: a middlebox's idle timeout, a peer's
+        NIC): the requests in flight on them fail as the transport's connection errors fail them, and the next ones
+        go on new connections; nothing is cut."""
+        key = frozenset((a, b))
+        self.note(f"connection reset b{a}|b{b}")
+        self.last_fault_ms = self.now
+        self.fail_in_flight(lambda p: p.src is not None and frozenset((p.src.id, p.dst)) == key,
+                            "connection reset by peer")
+        self.forget_lanes(a, b)
+        self.forget_lanes(b, a)
+
+    def one_way_cut(self, a: int, b: int) -> None:
+        """Cut the link's a->b direction only (b->a still works): nothing is reset, as with TCP when one way's
+        packets are lost — what a sends to b (its requests, its answers to b's) is held, retransmitted until the way
+        heals, so a's requests to b and b's to a go unanswered, failing at their request timeout if it comes first."""
+        self.one_way.add((a, b))
+        self.note(f"one-way cut b{a}>b{b}")
+        self.last_fault_ms = self.now
+
+    def slow_link(self, a: int, b: int, extra_ms: float) -> None:
+        """The link a|b slows down: ``extra_ms`` more latency both ways until it heals (what is sent meanwhile keeps
+        its slow arrival, a later frame on the same connection arriving after it)."""
+        key = frozenset((a, b))
+        if key in self.slow:
+            return
+        self.slow[key] = (self.latency[(a, b)], self.latency[(b, a)])
+        self.latency[(a, b)] = round(self.latency[(a, b)] + extra_ms, 3)
+        self.latency[(b, a)] = round(self.latency[(b, a)] + extra_ms, 3)
+        self.note(f"slow link b{a}|b{b} +{extra_ms:.0f} ms")
+        self.last_fault_ms = self.now
+
+    def faulty_links(self) -> list[tuple[int, int]]:
+        """Every link cut (either way) or slow, as (lower, higher) broker id pairs in order."""
+        links = {tuple(sorted(c)) for c in self.cut} | {tuple(sorted(d)) for d in self.one_way}
+        return sorted(links | {tuple(sorted(k)) for k in self.slow})  # type: ignore[arg-type]
+
     def heal(self, a: int, b: int) -> None:
         self.cut.discard(frozenset((a, b)))
         self.note(f"heal b{a}|b{b}")
         self.last_fault_ms = self.now
+        if self.one_way or self.slow:
+            self._heal_link(a, b)
+
+    def _heal_link(self, a: int, b: int) -> None:
+        """A one-way cut or a slow link healed: what was held goes at its next retransmission (TCP's timeout,
+        TCP_RTO_MS doubled at each one since it was first sent), the latencies come back; the cluster counts as
+        healthy again once what was held or slowed has arrived."""
+        key = frozenset((a, b))
+        if key in self.slow:
+            self.latency[(a, b)], self.latency[(b, a)] = self.slow.pop(key)
+        self.one_way.discard((a, b))
+        self.one_way.discard((b, a))
+        held = [s for s in self.stuck if frozenset(s[:2]) == key]
+        self.stuck = [s for s in self.stuck if frozenset(s[:2]) != key]
+        for x, y, lane, sent, land in held:
+            wait, again = TCP_RTO_MS, sent + TCP_RTO_MS
+            while again < self.now:
+                wait *= 2
+                again += wait
+            self.at(self._lane_delay(lane, again - self.now + self.latency[(x, y)]), land)
+        until = max([t for k, t in self._lane_free.items() if frozenset(k[-3:-1]) == key] + [self.now])
+        if until > self.drained_ms:
+            self.drained_ms = until
+
+            def drained() -> None:
+                if self.now >= self.drained_ms:
+                    self.note(f"link b{a}|b{b} drained")
+                    self.last_fault_ms = self.now
+
+            self.at(until - self.now, drained)
 
     def healthy(self) -> bool:
         """Every broker up and serving (not paused, not in its controlled shutdown), no link cut. A broker shutting
         down starts no fetcher for what it comes to follow (Kafka's ReplicaManager.makeFollowers once isShuttingDown
         is set) yet stays in those partitions' ISR until its next ControlledShutdown attempt, so an acks=all produce
         can wait for it (seeds 1633 and 1928)."""
-        return not self.cut and all(b.serving and not b.paused and not b.stopping for b in self.brokers.values())
+        return (not self.cut and not self.one_way and not self.slow and self.now >= self.drained_ms
+                and all(b.serving and not b.paused and not b.stopping for b in self.brokers.values()))
 
     def reachable(self, a: int, b: int) -> bool:
         return frozenset((a, b)) not in self.cut and self.brokers[b].up
 
-    def _lane_delay(self, lane: tuple[int, int, str], latency: float) -> float:
+    def _lane_delay(self, lane: tuple[Any, ...], latency: float) -> float:
         """In order within a connection: never before what was sent on it earlier."""
         arrive = max(round(self.now + latency, 3), self._lane_free.get(lane, 0.0))
         self._lane_free[lane] = arrive
         return arrive - self.now
 
     def net_send(self, src: SimBroker, incarnation: int, dst: int, body: Any, request_id: int, reply_to: str | None,
-                 cause: int | None) -> None:
-        """Outbound.send: the frame encoded now; it arrives after the link's latency unless the link is cut."""
+                 cause: int | None, timeout_ms: float | None = None) -> None:
+        """Outbound.send: the frame encoded now; it arrives after the link's latency unless the link is cut. A
+        request awaiting an answer fails at its deadline (``timeout_ms``, else request.timeout.ms) if still
+        unanswered: `_timed_out`."""
         corr = next(self._request_ids)
         spec = outbound_spec(body)
         frame = encode_outbound(spec, body, corr, f"broker-{src.id}")
@@ -675,16 +774,19 @@ class Sim:
             return
         rid = corr
         self.pending[rid] = pending
-        self.at(self._lane_delay(pending.lane, self.latency[(src.id, dst)]),
-                lambda: self._arrive(rid, frame))
+        if reply_to is not None:  # a one-way request never times out (Outbound.send: its deadline is infinite)
+            self.at(REQUEST_TIMEOUT_MS if timeout_ms is None else float(timeout_ms), lambda: self._timed_out(rid))
+        self._transmit(pending.lane, src.id, dst, lambda: self._arrive(rid, frame))
 
     def client_request(self, dst: int, body: Any, version: int, on_answer: Callable[[Any], None],
                        client_id: str = "sim-client", route: str = names.REPLICA_MANAGER,
-                       expects: bool = True) -> None:
+                       expects: bool = True, timeout_ms: float | None = None) -> None:
         """A simulated client's request, already the internal request its Kafka request converts to, to ``route``
         (the actor its ApiSpec routes it to); the answer (the route's internal response, or None when the connection
         failed) goes to ``on_answer``. ``expects`` False (a Produce with acks=0): no answer is awaited, and
-        ``on_answer`` hears only of a connection that failed before the request went out."""
+        ``on_answer`` hears only of a connection that failed before the request went out. ``timeout_ms``: the
+        client's request.timeout.ms (None: it waits for ever); unanswered by then, it hears None and its connection
+        closes (the client's NetworkClient), failing the rest on it."""
         rid = next(self._request_ids)
         pending = Pending(None, 0, dst, None, rid, None, None, version, rid, on_answer)
         pending.lane = (-1, dst, client_id)
@@ -693,6 +795,8 @@ class Sim:
             return
         if expects:
             self.pending[rid] = pending
+            if timeout_ms is not None:
+                self.at(float(timeout_ms), lambda: self._timed_out(rid))
 
         def arrive() -> None:
             target = self.brokers[dst]
@@ -783,8 +887,37 @@ class Sim:
                 self.deliver(src, pending.incarnation, pending.reply_to, NetResponse(pending.request_id, answer),
                              names.EDGE_NET, pending.cause)
 
-        lane = (pending.dst, src.id, f"reply:{pending.lane}")
-        self.at(self._lane_delay(lane, self.latency[(pending.dst, src.id)]), back)
+        self._transmit(("reply", *pending.lane), pending.dst, src.id, back)
+
+    def _transmit(self, lane: tuple[Any, ...], a: int, b: int, land: Callable[[], None]) -> None:
+        """A frame from broker a to broker b on ``lane``: ``land`` after the link's latency, in order on the lane;
+        held while the a->b direction is dead (`one_way_cut`: TCP keeps retransmitting it, the connection stays)."""
+        if self.one_way and (a, b) in self.one_way:
+            self.stuck.append((a, b, lane, self.now, land))
+            return
+        self.at(self._lane_delay(lane, self.latency[(a, b)]), land)
+
+    def _timed_out(self, rid: int) -> None:
+        """Outbound.sweep at a request's deadline: still unanswered, it fails "timed out" and its connection is
+        closed, failing every other request on it (NetworkClient's disconnect); an answer coming later finds no
+        request waiting and is dropped (Outbound._on_response)."""
+        pending = self.pending.pop(rid, None)
+        if pending is None:
+            return
+        peer = f"{HOST}:{BASE_PORT + pending.dst}"
+        src = f"b{pending.src.id}" if pending.src is not None else "client"
+        self.note(f"{src}>b{pending.dst} request timed out")
+        self.last_fault_ms = self.now
+        self._fail(pending, f"request to {peer} timed out")
+        lane = pending.lane
+        self.fail_in_flight(lambda p: p.lane == lane, f"connection to {peer} closed after a request timed out")
+        self._lane_free.pop(lane, None)  # what is sent next goes on a new connection, behind nothing
+        self._lane_free.pop(("reply", *lane), None)
+
+    def forget_lanes(self, src: int, dst: int) -> None:
+        """src's connections to dst closed: what it sends next goes on new ones, behind nothing of the old."""
+        for key in [k for k in self._lane_free if k[-3:-1] == (src, dst)]:
+            del self._lane_free[key]
 
     def fail_in_flight(self, which: Callable[[Pending], bool], error: str) -> None:
         for rid in sorted(rid for rid, p in self.pending.items() if which(p)):

@@ -30,7 +30,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
         "sim", help="seeded fault runs of a simulated cluster in one process",
         description="Runs N brokers' real actors in one thread on simulated time, with a ZooKeeper model, a "
-                    "simulated network (per-link latency, partitions) and process crashes and restarts, produces "
+                    "simulated network (per-link latency, partitions two-way and one-way, slow links, resets, "
+                    "request timeouts) and process crashes and restarts, produces "
                     "with acks=all and checks the invariants after every step (one leader per leader epoch, "
                     "leader in ISR within replicas, every acknowledged record on every ISR replica, produce "
                     "answered within its timeout, nothing acknowledged lost).")
