@@ -24,11 +24,11 @@ import os
 import shutil
 import tempfile
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from spark.load import TraceSource
+from spark.load import TraceSource, file_process
 
 CACHE_DIR = ".kactor-columns"
 CACHE_META = "_kactor_columns.json"
@@ -48,6 +48,9 @@ class ColumnsDir:
     folder: str
     cached: bool
     key: list[dict[str, Any]] = field(default_factory=list)
+    # what the summary adds before each process's name (TraceFile.prefix: "seed-2/" for a campaign folder's seed
+    # folder): the columns hold the files' own names, so the cache is the same whichever way the folder was given
+    prefix: str = ""
     commit_to: str | None = None  # the cache folder to rename ``path`` to once the summary found the trace valid
     temporary: bool = False  # removed after the summary (not cacheable)
 
@@ -78,15 +81,16 @@ def cached_dir(folder: str, key: list[dict[str, Any]]) -> str | None:
     return cache
 
 
-def _groups(src: TraceSource) -> list[tuple[str, list[str], bool]]:
-    """``(folder, files, cacheable)`` per input: a folder's files share one cache; a single file does not."""
-    by_folder: dict[str, list[str]] = {}
+def _groups(src: TraceSource) -> list[tuple[str, str, list[str], bool]]:
+    """``(folder, prefix, files, cacheable)`` per input: a folder's files share one cache (a campaign folder's seed
+    folders have one each); a single file does not."""
+    by_folder: dict[tuple[str, str], list[str]] = {}
     for tf in src.jsonl:
-        by_folder.setdefault(os.path.dirname(os.path.abspath(tf.path)), []).append(tf.path)
+        by_folder.setdefault((os.path.dirname(os.path.abspath(tf.path)), tf.prefix), []).append(tf.path)
     out = []
-    for folder, files in by_folder.items():
+    for (folder, prefix), files in by_folder.items():
         every = sorted(os.path.join(folder, n) for n in os.listdir(folder) if n.endswith(".jsonl"))
-        out.append((folder, files, sorted(os.path.abspath(f) for f in files) == every))
+        out.append((folder, prefix, files, sorted(os.path.abspath(f) for f in files) == every))
     return out
 
 
@@ -94,13 +98,13 @@ def prepare(spark: Any, src: TraceSource) -> list[ColumnsDir]:
     """Every JSON-lines input of ``src`` as columns: the cache where it is valid, else written now (one JSON pass
     per folder)."""
     out = []
-    for folder, files, cacheable in _groups(src):
+    for folder, prefix, files, cacheable in _groups(src):
         cacheable = cacheable and enabled()
         key = file_key(files)
         if cacheable and (hit := cached_dir(folder, key)) is not None:
-            out.append(ColumnsDir(hit, folder, True, key))
+            out.append(ColumnsDir(hit, folder, True, key, prefix))
             continue
-        out.append(write(spark, src, folder, files, key, cacheable))
+        out.append(write(spark, src, folder, files, key, cacheable, prefix))
     return out
 
 
@@ -114,8 +118,9 @@ def _mkdtemp(folder: str, cacheable: bool) -> tuple[str, bool]:
 
 
 def write(spark: Any, src: TraceSource, folder: str, files: list[str], key: list[dict[str, Any]],
-          cacheable: bool) -> ColumnsDir:
-    """Parse ``files`` (of ``folder``) once and write their columns; commit them later with ``finish``."""
+          cacheable: bool, prefix: str = "") -> ColumnsDir:
+    """Parse ``files`` (of ``folder``) once and write their columns, each row's process named by its file alone
+    (``frame`` adds ``prefix``); commit them later with ``finish``."""
     from pyspark.sql import functions as F  # noqa: N812 - the PySpark convention
 
     from spark.load import lines, parsed_columns, payload_bad
@@ -124,8 +129,9 @@ def write(spark: Any, src: TraceSource, folder: str, files: list[str], key: list
     started = time.time()
     tmp, temporary = _mkdtemp(folder, cacheable)
     data = os.path.join(tmp, "data")
-    group = TraceSource(jsonl=[tf for tf in src.jsonl if os.path.abspath(tf.path) in {os.path.abspath(f)
-                                                                                         for f in files}])
+    wanted = {os.path.abspath(f) for f in files}
+    group = TraceSource(jsonl=[replace(tf, process=file_process(tf.path)) for tf in src.jsonl
+                               if os.path.abspath(tf.path) in wanted and tf.prefix == prefix])
     text, fast = F.col("_text"), F.col("_fast")
     # the payload as the exact bytes the writer wrote (byte positions, so binary), as spark.load.resolve cuts it
     start = F.octet_length(F.substring_index(text, '","payload":', 1)) + len('","payload":') + 1
@@ -145,7 +151,7 @@ def write(spark: Any, src: TraceSource, folder: str, files: list[str], key: list
     unsettled = any(tf.truncated_last_line is not None and started - mtime[os.path.basename(tf.path)] < SETTLED_S
                     for tf in group.jsonl)
     commit = None if temporary or after != key or unsettled else os.path.join(folder, CACHE_DIR)
-    return ColumnsDir(data, folder, False, key, commit_to=commit, temporary=commit is None)
+    return ColumnsDir(data, folder, False, key, prefix, commit_to=commit, temporary=commit is None)
 
 
 def finish(dirs: list[ColumnsDir], valid: bool) -> None:
@@ -183,7 +189,7 @@ def frame(spark: Any, d: ColumnsDir) -> Any:
     prefix = Path(d.folder).resolve().as_uri() + "/"
     payload, fast = F.col("payload"), F.col("_fast")
     return pq.select(
-        F.concat(F.lit(prefix), F.col("_name")).alias("_file"), "process", "seq", "ts", "sender", "receiver", "type",
+        F.concat(F.lit(prefix), F.col("_name")).alias("_file"), _process(d), "seq", "ts", "sender", "receiver", "type",
         "cause", "_fast", F.lit(False).alias("_head"), payload.alias("_text"),
         F.when(fast, F.concat(F.lit('{"payload":'), payload, F.lit("}"))).otherwise(payload).alias("_doc"),
         "observed", F.lit(0).alias("_part"))
@@ -200,5 +206,14 @@ def parsed(spark: Any, d: ColumnsDir) -> Any:
     pq = spark.read.schema(CACHE_SCHEMA).parquet(d.path)
     prefix = Path(d.folder).resolve().as_uri() + "/"
     return pq.where(F.col("observed") & F.col("_fast")).select(
-        F.concat(F.lit(prefix), F.col("_name")).alias("_file"), "process", "seq", "ts", "type",
+        F.concat(F.lit(prefix), F.col("_name")).alias("_file"), _process(d), "seq", "ts", "type",
         *[f.name for f in PARSED_FIELDS])
+
+
+def _process(d: ColumnsDir) -> Any:
+    """The ``process`` column of ``d``'s rows: as cached (the file's name), after ``d.prefix`` if any."""
+    from pyspark.sql import functions as F  # noqa: N812 - the PySpark convention
+
+    if not d.prefix:
+        return F.col("process")
+    return F.concat(F.lit(d.prefix), F.col("process")).alias("process")

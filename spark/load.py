@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -31,9 +32,20 @@ class TraceInputError(Exception):
 @dataclass
 class TraceFile:
     path: str
-    process: str
+    process: str  # the file's name without .jsonl; in a campaign folder, its seed folder's name first (seed-2/broker-0)
     header: dict[str, Any]
     truncated_last_line: int | None = None  # 1-based line number of a crash-truncated last line
+
+    @property
+    def prefix(self) -> str:
+        """What ``process`` holds before the file's own name: ``"seed-2/"`` for a file of a campaign folder's seed
+        folder, ``""`` otherwise."""
+        return self.process[: len(self.process) - len(file_process(self.path))]
+
+
+def file_process(path: str) -> str:
+    """The process a trace file is of, from its name alone: ``broker-0.jsonl`` -> ``broker-0``."""
+    return os.path.basename(path)[: -len(".jsonl")]
 
 
 @dataclass
@@ -81,7 +93,7 @@ def _count_lines(path: str) -> int:
     return n + (0 if last == b"\n" else 1)
 
 
-def _inspect_jsonl(path: str) -> TraceFile:
+def _inspect_jsonl(path: str, prefix: str = "") -> TraceFile:
     with open(path, "rb") as f:
         first = f.readline()
     if not first.strip():
@@ -91,8 +103,7 @@ def _inspect_jsonl(path: str) -> TraceFile:
     except ValueError:
         raise TraceInputError(f"{path}: line 1: corrupt trace header") from None
     _check_version(header, path)
-    process = os.path.basename(path)[: -len(".jsonl")]
-    tf = TraceFile(path, process, header)
+    tf = TraceFile(path, prefix + file_process(path), header)
     last, ends_nl = _last_line(path)
     if not ends_nl and last.strip() and last != first.rstrip(b"\n"):
         try:
@@ -102,8 +113,31 @@ def _inspect_jsonl(path: str) -> TraceFile:
     return tf
 
 
+def _jsonl_in(folder: str) -> list[str]:
+    return sorted(os.path.join(folder, n) for n in os.listdir(folder) if n.endswith(".jsonl"))
+
+
+def campaign_folders(folder: str) -> list[str]:
+    """The folders one level down in ``folder`` that hold ``*.jsonl``, if ``folder`` itself holds neither those nor a
+    Parquet trace (else none): the seed folders of a ``kactor sim --trace-dir`` campaign, ``seed-<N>/``, in seed
+    order (seed-2 before seed-10). Hidden folders (a columns cache) are skipped."""
+    if not os.path.isdir(folder) or _jsonl_in(folder) or os.path.isfile(os.path.join(folder, PARQUET_META)):
+        return []
+
+    def order(name: str) -> tuple[Any, ...]:
+        return tuple(int(p) if p.isdigit() else p for p in re.split(r"(\d+)", name))
+
+    subs = (os.path.join(folder, n) for n in sorted(os.listdir(folder), key=order) if not n.startswith("."))
+    return [sub for sub in subs if os.path.isdir(sub) and _jsonl_in(sub)]
+
+
 def discover(inputs: list[str]) -> TraceSource:
-    """Validate the inputs (folders or single .jsonl files) and list what they hold."""
+    """Validate the inputs (folders or single .jsonl files) and list what they hold.
+
+    A folder holding no ``*.jsonl`` and no Parquet trace but folders that do (one level: a ``kactor sim`` campaign's
+    ``seed-<N>`` folders) is read as all of them, each process named by its folder too (``seed-2/broker-0``): the
+    seeds are separate clusters whose processes share names. Any other folder's processes are named by their files
+    alone."""
     if not inputs:
         raise TraceInputError("no trace folder given")
     src = TraceSource()
@@ -113,12 +147,14 @@ def discover(inputs: list[str]) -> TraceSource:
         if os.path.isfile(item):
             if not item.endswith(".jsonl"):
                 raise TraceInputError(f"{item}: not a trace file (expected <process>.jsonl)")
-            files = [item]
+            files = [(item, "")]
         else:
-            files = sorted(os.path.join(item, n) for n in os.listdir(item) if n.endswith(".jsonl"))
+            # a campaign folder's files are named by their seed folder too (TraceFile.prefix)
+            files = [(path, "") for path in _jsonl_in(item)] or [
+                (path, os.path.basename(sub) + "/") for sub in campaign_folders(item) for path in _jsonl_in(sub)]
         if files:
-            for path in files:
-                tf = _inspect_jsonl(path)
+            for path, prefix in files:
+                tf = _inspect_jsonl(path, prefix)
                 if tf.truncated_last_line is not None:
                     src.warnings.append(f"{path}: line {tf.truncated_last_line}: truncated last line "
                                         "(the process crashed while writing it); ignored")
@@ -179,10 +215,11 @@ _HEADER_START = '{"trace_version":'
 def lines(spark: Any, src: TraceSource) -> Any:
     """Every input line (JSON lines) or record (Parquet) as one lazy DataFrame, read the cheap way.
 
-    Columns: ``_file`` (the file's URL; "" for Parquet), ``process``, ``seq``, ``ts``, ``sender``, ``receiver``,
-    ``type``, ``cause``, ``_fast``, ``_head``, ``_text`` (the raw line, or a Parquet record's payload: where
-    errors are searched), ``_doc`` (a JSON object whose ``payload`` key holds the record's payload: the line
-    itself, or a Parquet payload wrapped), ``_part``. Columns a query does not use are pruned away.
+    Columns: ``_file`` (the file's URL; "" for Parquet), ``process`` (TraceFile.process), ``seq``, ``ts``,
+    ``sender``, ``receiver``, ``type``, ``cause``, ``_fast``, ``_head``, ``_text`` (the raw line, or a Parquet
+    record's payload: where errors are searched), ``_doc`` (a JSON object whose ``payload`` key holds the record's
+    payload: the line itself, or a Parquet payload wrapped), ``_part``. Columns a query does not use are pruned
+    away.
 
     A JSON line is read from the writer's fixed key order (docs/trace-format.md): ``_fast`` holds when it is
     ``{"seq":N,"ts":T,"sender":"S","receiver":"R","type":"Y","payload":...,"cause":C}`` (N an integer, T a number,
@@ -205,13 +242,20 @@ def lines(spark: Any, src: TraceSource) -> Any:
     from spark.schema import TRACE_SCHEMA
 
     frames = []
-    if src.jsonl:
-        raw = spark.read.text([tf.path for tf in src.jsonl])
+    # one read per process-name prefix: a single one for a trace folder (names from the files' names alone); a
+    # campaign folder's seed folders each add their own name before the file's (TraceFile.prefix)
+    by_prefix: dict[str, list[str]] = {}
+    for tf in src.jsonl:
+        by_prefix.setdefault(tf.prefix, []).append(tf.path)
+    for name_prefix, paths in by_prefix.items():
+        raw = spark.read.text(paths)
+        process = F.expr("substring(_metadata.file_name, 1, length(_metadata.file_name) - 6)")
+        if name_prefix:
+            process = F.concat(F.lit(name_prefix), process)
         v, prefix, tail = F.col("value"), F.col("_prefix"), F.col("_tail")
         nums, names = F.col("_nums"), F.col("_names")
         staged = raw.select(
-            F.col("_metadata.file_path").alias("_file"),
-            F.expr("substring(_metadata.file_name, 1, length(_metadata.file_name) - 6)").alias("process"), v,
+            F.col("_metadata.file_path").alias("_file"), process.alias("process"), v,
             F.substring_index(v, _PREFIX_KEYS[-1], 1).alias("_prefix"),
             F.substring_index(v, _CAUSE_KEY, -1).alias("_tail"))  # "N}" or "null}"
         staged = staged.select(

@@ -64,21 +64,27 @@ def incident_tables(inputs: list[str], bucket_ms: int, gauges: list[dict[str, An
     filled from the intervals: each bucket's largest number of partitions under-replicated (offline) at one time (the
     controller's under-replicated gauge is 0 in its traces, and its offline gauge counts only the moments between
     its OfflinePartition and OnlinePartition transitions, not the time since the leader died). A Parquet input has no
-    incidents (a warning says so)."""
+    incidents (a warning says so). A campaign folder (spark.load.campaign_folders: a ``kactor sim`` run's seeds,
+    separate clusters) has its seeds' incidents found one seed at a time, each subject after its seed folder's name
+    (``seed-2: broker 0``), and their errors once per answer added up over the seeds."""
     from kactor.trace.incidents import errors_json, find_incidents, incidents_json
     from kactor.trace.reader import TraceError
+    from spark.load import campaign_folders
 
+    # (subject prefix, paths) per cluster: the inputs as one, or each seed folder of a campaign apart
+    plain = [p for p in inputs if not campaign_folders(p)]
+    runs = [("", plain)] if plain else []
+    runs += [(os.path.basename(sub) + ": ", [sub]) for p in inputs for sub in campaign_folders(p)]
     try:
-        found = find_incidents(inputs)
+        found = [(prefix, find_incidents(paths)) for prefix, paths in runs]
     except (TraceError, OSError, ValueError) as e:
         warnings.append(f"incidents not found: {e}")
         return {"incidents": [], "error_answers": []}
-    last = found.last_ms or 0.0
     rows = {r["bucket_start_ms"]: r for r in gauges}
     for kind, column in (("under_replicated", "under_replicated_partitions_max"),
                          ("partition_offline", "offline_partitions_max")):
-        spans = [(i.start_ms, i.end_ms if i.end_ms is not None else last, len(i.partitions))
-                 for i in found.incidents if i.kind == kind]
+        spans = [(i.start_ms, i.end_ms if i.end_ms is not None else (f.last_ms or 0.0), len(i.partitions))
+                 for _, f in found for i in f.incidents if i.kind == kind]
         for b, n in _peaks(spans, bucket_ms).items():
             row = rows.get(b)
             if row is None:
@@ -86,7 +92,23 @@ def incident_tables(inputs: list[str], bucket_ms: int, gauges: list[dict[str, An
                 row.update(bucket_start_ms=b, samples=0)
             row[column] = max(row.get(column) or 0, n)
     gauges[:] = [rows[b] for b in sorted(rows)]
-    return {"incidents": incidents_json(found), "error_answers": errors_json(found)}
+    if len(found) == 1 and not found[0][0]:
+        return {"incidents": incidents_json(found[0][1]), "error_answers": errors_json(found[0][1])}
+    incidents = [dict(r, subject=prefix + r["subject"]) for prefix, f in found for r in incidents_json(f)]
+    errors: dict[tuple[Any, ...], dict[str, Any]] = {}
+    for _, f in found:
+        for r in errors_json(f):
+            key = (r["error"], r["request"], r["expected"])
+            if key not in errors:
+                errors[key] = dict(r)
+                continue
+            e = errors[key]
+            e["answers"] += r["answers"]
+            e["partitions"] += r["partitions"]
+            e["first_ts"], e["last_ts"] = min(e["first_ts"], r["first_ts"]), max(e["last_ts"], r["last_ts"])
+    # ordered as each seed's are (kactor/trace/incidents/detect.py): attention first, the most answers first
+    return {"incidents": incidents, "error_answers": sorted(errors.values(), key=lambda r: (
+        r["expected"], -r["answers"], r["error"]))}
 
 
 def _peaks(spans: list[tuple[float, float, int]], bucket_ms: int) -> dict[int, int]:

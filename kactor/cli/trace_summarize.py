@@ -18,7 +18,9 @@ def register(trace_subparsers: argparse._SubParsersAction) -> None:
         "summarize", help="summarise traces with Spark: tables (JSON, CSV), an HTML report, a terminal summary",
         description="Summarise kactor traces (JSON-lines folders, or Parquet from `kactor trace convert`) with "
                     "Spark, writing one JSON and one CSV file per table, and index.html with plots.")
-    p.add_argument("traces", nargs="+", metavar="TRACE_DIR", help="trace folder(s) (or <process>.jsonl files)")
+    p.add_argument("traces", nargs="+", metavar="TRACE_DIR",
+                   help="trace folder(s) (or <process>.jsonl files); a `kactor sim --trace-dir` folder summarises "
+                        "every seed's traces, its processes named seed-N/<process>")
     p.add_argument("--out", default="trace-summary", metavar="DIR", help="output folder (default: ./trace-summary)")
     p.add_argument("--master", default=None, metavar="URL",
                    help="Spark master URL (default: local[2]): local[N], or spark://HOST:PORT of a standalone "
