@@ -19,7 +19,7 @@ from messages.common import TopicPartition
 from sim.client import SimClient, zk_partition_state
 from sim.invariants import Checker
 from sim.run import Cluster, start_cluster
-from sim.transactions import (ABORTED, COMMITTED, UNKNOWN, Transactions, Txn, TxnChecks, TxnRead, transactional)
+from sim.transactions import ABORTED, COMMITTED, UNKNOWN, Transactions, Txn, TxnChecks, TxnRead, transactional
 
 P0, P1 = TopicPartition("sim", 0), TopicPartition("sim", 1)
 TXN_STATE = TopicPartition("__transaction_state", 0)
