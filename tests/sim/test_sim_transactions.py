@@ -19,7 +19,17 @@ from messages.common import TopicPartition
 from sim.client import SimClient, zk_partition_state
 from sim.invariants import Checker
 from sim.run import Cluster, start_cluster
-from sim.transactions import ABORTED, COMMITTED, UNKNOWN, Transactions, Txn, TxnChecks, TxnRead, transactional
+from sim.transactions import (
+    ABORTED,
+    COMMITTED,
+    UNKNOWN,
+    Transactions,
+    Txn,
+    TxnChecks,
+    TxnProducer,
+    TxnRead,
+    transactional,
+)
 
 P0, P1 = TopicPartition("sim", 0), TopicPartition("sim", 1)
 TXN_STATE = TopicPartition("__transaction_state", 0)
@@ -164,3 +174,31 @@ def test_a_seed_with_transactions_and_faults_runs_clean() -> None:
     assert transactional(seed)
     result = sim_run.run_seed(seed, 40, SimBoot())
     assert result.violations == ()
+
+
+def test_a_producer_fenced_by_another_instance_of_its_transactional_id_has_its_transaction_aborted(
+        cluster: Cluster) -> None:
+    """A second instance of the application (the same transactional id) calls InitProducerId while the first has a
+    transaction open: the coordinator aborts it and bumps the epoch, the first is refused as fenced
+    (INVALID_PRODUCER_EPOCH), abandons the transaction and starts again; nothing of it is read committed."""
+    txns = Transactions(cluster.sim)
+    parts = sorted(cluster.assignment)
+    checker = Checker(cluster.sim, SimClient(cluster.sim), parts, cluster.assignment, txns=txns)
+    other = TxnProducer(cluster.sim)
+    assert other.transactional_id == txns.producer.transactional_id
+    for step in range(16):
+        txns.step(step, parts)
+        if step == 5:  # transaction 1 has begun: the other's InitProducerId once its records are being produced
+            while txns.producer.phase != "produce":
+                cluster.sim.run_for(1.0)
+            other.coordinator = txns.producer.coordinator
+            other.step(step, [])
+        cluster.sim.run_for(1000.0)
+        assert checker.check() == []
+    first = txns.producer.txns[0]
+    # abandoned: aborted, or of unknown outcome if its EndTxn(commit) had gone out (the coordinator aborted it)
+    assert first.outcome in (ABORTED, UNKNOWN) and first.commit, first
+    assert any(error == "INVALID_PRODUCER_EPOCH" for _, _, error in txns.producer.answers), txns.producer.answers
+    assert txns.producer.epoch > 0 and COMMITTED in [t.outcome for t in txns.producer.txns[1:]]
+    assert _finish(cluster, txns, checker) == []
+    assert not {v for v in first.records.values()} & {r.value for r in txns.consumer.reads}
