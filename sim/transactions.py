@@ -58,6 +58,10 @@ REFIND = frozenset({CONNECTION_FAILED, Errors.NOT_COORDINATOR.name, Errors.COORD
 # the coordinator's answers that are retried as they are (after the backoff)
 RETRY = frozenset({Errors.CONCURRENT_TRANSACTIONS.name, Errors.COORDINATOR_LOAD_IN_PROGRESS.name,
                    Errors.UNKNOWN_TOPIC_OR_PARTITION.name, Errors.REQUEST_TIMED_OUT.name})
+# EndTxn answers given before the coordinator writes anything (TransactionCoordinator.handleEndTransaction's checks)
+REFUSED_UNWRITTEN = frozenset({"NONE", Errors.INVALID_PRODUCER_EPOCH.name, Errors.INVALID_TXN_STATE.name,
+                               Errors.CONCURRENT_TRANSACTIONS.name, Errors.COORDINATOR_LOAD_IN_PROGRESS.name,
+                               Errors.INVALID_PRODUCER_ID_MAPPING.name})
 
 OPEN, COMMITTED, ABORTED, UNKNOWN = "open", "committed", "aborted", "unknown"
 
@@ -70,8 +74,9 @@ def transactional(seed: int) -> bool:
 @attrs.define
 class Txn:
     """One transaction: its records (one per partition, in the order written), what the producer asks at its end,
-    and its outcome as the producer knows it (UNKNOWN: EndTxn(commit) was sent but never answered before the producer
-    was fenced; an abandoned transaction whose commit was never asked is aborted by the coordinator)."""
+    and its outcome as the producer knows it. A transaction abandoned on a fatal answer is aborted by the coordinator
+    (only EndTxn(commit) commits, and each one sent was refused) unless an EndTxn(commit) went out without an answer
+    that refuses it before any write (`REFUSED_UNWRITTEN`): it may have been applied, so its outcome is UNKNOWN."""
 
     number: int
     producer_id: int
@@ -79,7 +84,10 @@ class Txn:
     commit: bool
     records: dict[TopicPartition, str]
     outcome: str = OPEN
-    commit_sent: bool = False
+    # an EndTxn(commit) of it went out and was not refused before any write (its connection failed, or the
+    # coordinator's append of PrepareCommit failed: Kafka answers NOT_COORDINATOR / COORDINATOR_NOT_AVAILABLE, yet
+    # the record may have reached the followers, and a coordinator loading it then completes the commit)
+    commit_unanswered: bool = False
 
 
 @attrs.define
@@ -169,8 +177,6 @@ class TxnProducer:
             for batch in self.batches.values():
                 self._send(batch)
         elif self.phase == "end":
-            if self.txn.commit:
-                self.txn.commit_sent = True
             request = EndTxnRequest(self.transactional_id, self.producer_id, self.epoch, self.txn.commit)
             self._request("EndTxn", request, END_TXN_VERSION, self._ended)
 
@@ -255,6 +261,8 @@ class TxnProducer:
         self.answers.append(("EndTxn", str(txn.number if txn else ""), error))
         if txn is None or self.phase != "end":
             return
+        if txn.commit and error not in REFUSED_UNWRITTEN:
+            txn.commit_unanswered = True
         if error != "NONE":
             self._retry_or_fail("EndTxn", error)
             return
@@ -263,11 +271,11 @@ class TxnProducer:
         self.txn, self.phase, self.busy = None, "", False
 
     def _fenced(self, error: str) -> None:
-        """A fatal answer: the open transaction is abandoned (the coordinator aborts it, unless its commit was asked
-        already: then its outcome is the coordinator's) and a new InitProducerId starts the producer again."""
+        """A fatal answer: the open transaction is abandoned (the coordinator aborts it, unless an EndTxn(commit) of it
+        went unanswered: then its outcome is the coordinator's) and a new InitProducerId starts the producer again."""
         txn = self.txn
         if txn is not None:
-            txn.outcome = UNKNOWN if txn.commit_sent else ABORTED
+            txn.outcome = UNKNOWN if txn.commit_unanswered else ABORTED
             self.sim.note(f"client {self.prefix} transaction {txn.number} abandoned ({error}): {txn.outcome}")
         self.txn, self.phase, self.batches = None, "", {}
         self.producer_id, self.epoch = -1, -1

@@ -196,8 +196,8 @@ def test_a_producer_fenced_by_another_instance_of_its_transactional_id_has_its_t
         cluster.sim.run_for(1000.0)
         assert checker.check() == []
     first = txns.producer.txns[0]
-    # abandoned: aborted, or of unknown outcome if its EndTxn(commit) had gone out (the coordinator aborted it)
-    assert first.outcome in (ABORTED, UNKNOWN) and first.commit, first
+    # its EndTxn(commit) refused: abandoned, aborted (each step's check: none of its records read committed)
+    assert first.outcome == ABORTED and first.commit, first
     assert any(error == "INVALID_PRODUCER_EPOCH" for _, _, error in txns.producer.answers), txns.producer.answers
     assert txns.producer.epoch > 0 and COMMITTED in [t.outcome for t in txns.producer.txns[1:]]
     assert _finish(cluster, txns, checker) == []
