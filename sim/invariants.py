@@ -26,6 +26,7 @@
   epoch E asked for that succeeds while /controller_epoch holds a later one (a zombie's: its session expired under a
   pause, another broker elected) is a violation (`Sim.check_controller_write`; Kafka's
   wrapRequestWithControllerEpochCheck refuses it with ControllerMovedException);
+- the transactions' (on the seeds with them): sim/transactions.py's `TxnChecks`, called from the Checker;
 - at the end (every broker up, every link healed, the cluster quiet): every acknowledged record on the leader, and
   every replica back in its partition's ISR (a follower rejoins the ISR once healed: one that stops fetching for
   good, e.g. asking OffsetsForLeaderEpoch again and again, stays out).

@@ -19,6 +19,9 @@ Checker beside ClientChecks).
   (PartitionRecords.nextFetchedRecord): a transactional batch of a producer the answer's aborted_transactions list
   names as aborted from an offset at or below the batch (until that producer's abort marker), and every control
   batch. Every record it keeps is recorded with the last stable offset and high watermark of its answer.
+
+Both run on the seeds `transactional(seed)` picks (TXN_SHARE of them, a stream of its own), which alone have
+`__transaction_state` (sim/run.py `create_transaction_state_topic`).
 """
 
 from __future__ import annotations
@@ -34,7 +37,7 @@ from messages.common import Errors, TopicPartition
 from messages.group import COORDINATOR_TYPE_TRANSACTION, FindCoordinatorRequest
 from messages.replication import FetchPartition, FetchRequest, ProducePartition, ProduceRequest
 from messages.transaction import AddPartitionsToTxnRequest, EndTxnRequest, InitProducerIdRequest
-from protocol.records import Record, batch_end_txn_marker, build_batch, iter_batches
+from protocol.records import TRANSACTIONAL_BIT, Record, batch_end_txn_marker, build_batch, iter_batches
 from sim.client import PRODUCE_TIMEOUT_MS, PRODUCE_VERSION, zk_partition_leader
 from sim.clients import CONNECTION_FAILED, FETCH_MAX_WAIT_MS, FETCH_VERSION, RETRIABLE, RETRY_BACKOFF_MS
 from sim.runtime import START_MS, Sim
@@ -251,7 +254,7 @@ class TxnProducer:
             seq = self.sequences.get(tp, 0)
             data = build_batch([Record(0, 0, None, value.encode())], first_timestamp=int(self.sim.now),
                                producer_id=self.producer_id, producer_epoch=self.epoch, base_sequence=seq,
-                               attributes=0x10)  # the transactional bit
+                               attributes=TRANSACTIONAL_BIT)
             self.batches[tp] = TxnBatch(tp, value, seq, data)
         self._advance()
 
