@@ -26,6 +26,7 @@
   epoch E asked for that succeeds while /controller_epoch holds a later one (a zombie's: its session expired under a
   pause, another broker elected) is a violation (`Sim.check_controller_write`; Kafka's
   wrapRequestWithControllerEpochCheck refuses it with ControllerMovedException);
+- the transactions' (on the seeds with them): sim/transactions.py's `TxnChecks`, called from the Checker;
 - at the end (every broker up, every link healed, the cluster quiet): every acknowledged record on the leader, and
   every replica back in its partition's ISR (a follower rejoins the ISR once healed: one that stops fetching for
   good, e.g. asking OffsetsForLeaderEpoch again and again, stays out).
@@ -43,6 +44,7 @@ from protocol.records import LOG_OVERHEAD, iter_batches, read_batch_header
 from sim.client import PRODUCE_TIMEOUT_MS, SimClient, zk_partition_leader, zk_partition_state
 from sim.clients import FATAL, Clients, Read
 from sim.runtime import START_MS, Sim
+from sim.transactions import Transactions, TxnChecks
 
 HEALTHY_SETTLE_MS = 2000.0
 ANSWER_SLACK_MS = 1000.0
@@ -74,8 +76,10 @@ _LENGTH = struct.Struct(">i")
 
 
 def _parse(batch: Any) -> Parsed:
+    # a control record (a transaction marker: sim/transactions.py) has no producer's value: None, as a tombstone
+    control = batch.is_control
     return batch.last_offset, tuple((batch.base_offset + r.offset_delta,
-                                     None if r.value is None else r.value.decode("utf-8", "replace"))
+                                     None if r.value is None or control else r.value.decode("utf-8", "replace"))
                                     for r in batch.records())
 
 
@@ -250,10 +254,11 @@ class Checker:
 
     def __init__(self, sim: Sim, client: SimClient, partitions: list[TopicPartition],
                  assignment: dict[TopicPartition, tuple[int, ...]], fast: bool = True,
-                 clients: Clients | None = None) -> None:
+                 clients: Clients | None = None, txns: Transactions | None = None) -> None:
         self.sim = sim
         self.client = client
         self.clients = ClientChecks(clients) if clients is not None else None
+        self.txns = TxnChecks(txns, partitions) if txns is not None else None
         self.partitions = partitions
         self.assignment = assignment
         self.epoch_leaders: dict[tuple[TopicPartition, int], int] = {}
@@ -321,6 +326,8 @@ class Checker:
                 out += self.clients.check_replicas(name, replicas)
         if self.clients is not None:
             out += self.clients.check()
+        if self.txns is not None:
+            out += self.txns.check(lambda b, tp: hosted_partition(sim, b, tp))
         for o in self.client.outstanding.values():
             # from when the leader could read it: a paused leader reads it at its resume (seed 277)
             if sim.now - o.sent_ms - sim.paused_ms(o.leader, o.sent_ms) > PRODUCE_TIMEOUT_MS + ANSWER_SLACK_MS:
@@ -429,6 +436,8 @@ class Checker:
             return False
         if self.clients is not None and self.clients.clients.waiting():
             return False
+        if self.txns is not None and not self.txns.txns.producer.idle():
+            return False
         for tp in self.partitions:
             state = zk_partition_state(sim, tp)
             if state is None or sorted(state.isr) != sorted(self.assignment[tp]) or state.leader < 0:
@@ -438,9 +447,14 @@ class Checker:
                 return False
         return True
 
-    def check_final(self) -> list[str]:
-        """Nothing acknowledged is lost: with every broker up and every link healed, the leader has it all."""
+    def check_final(self, read_to_end: bool = True) -> list[str]:
+        """Nothing acknowledged is lost: with every broker up and every link healed, the leader has it all.
+        ``read_to_end``: whether the read_committed consumer read every partition to its end (sim/transactions.py)."""
         out = self.check()
+        if self.txns is not None:
+            out += self.txns.check_final(lambda b, tp: hosted_partition(self.sim, b, tp),
+                                         {tp: zk_partition_leader(self.sim, tp) for tp in self.partitions},
+                                         read_to_end)
         out += [v for v in self._committed_but_waiting(final=True) if v not in out]
         # fast path: each leader's log read once to its end (the batches mostly parsed already), where value_at
         # reads and translates from each acknowledged offset (a twentieth of a seed); the same value either way

@@ -11,13 +11,17 @@ from collections.abc import Callable
 
 import attrs
 
+from core.coordinator.group.find_coordinator import assign_replicas, transaction_topic
+from core.zk_client import TOPIC_CONFIG_TYPE
 from messages.common import ReplicaAssignment, TopicPartition
-from messages.zk import Create
+from messages.transaction import TransactionCoordinatorConfig
+from messages.zk import Create, Multi
 from sim.client import SimClient, zk_partition_state
 from sim.clients import Clients
 from sim.faults import STEP_MS, schedule
 from sim.invariants import Checker, hosted_partition
 from sim.runtime import START_MS, Boot, Sim
+from sim.transactions import Transactions, transactional
 from sim.workload import writes
 from zk_bridge import paths, znodes
 
@@ -26,6 +30,7 @@ PARTITIONS = 2
 SETTLE_MS = 20000.0  # the end: time for restarted brokers to catch up and rejoin the ISR, at most
 START_MS_MAX = 2000.0  # the start-up: the brokers serving with a controller, then the topic's partitions led, each
 SETTLE_CHECK_MS = 500.0  # how often the settling looks whether the cluster has settled
+READ_TO_END_MS = 5000.0  # after it: the read_committed consumer's time to read every partition to its end, at most
 
 
 class ActorErrors(logging.Handler):
@@ -68,6 +73,23 @@ def create_topic(sim: Sim, topic: str, partitions: int, rf: int) -> dict[TopicPa
     sim.zk_admin(Create(paths.TopicZNode.path(topic), data))
     sim.note(f"create topic {topic} {partitions}x{rf}")
     return assignment
+
+
+def create_transaction_state_topic(sim: Sim) -> dict[TopicPartition, tuple[int, ...]]:
+    """``__transaction_state`` as the first FindCoordinator(TRANSACTION) would create it (KafkaApis.createInternalTopic
+    through core/coordinator/group/find_coordinator.py's create_internal_topic: the topic config and the assignment
+    in one transaction), created up front so the coordinator is loaded before the transactional producer asks: its
+    partition count and replication factor are the brokers' transaction.state.log.* settings (sim_boot's
+    SIM_PROPERTIES: 1 partition, RF 3)."""
+    config = TransactionCoordinatorConfig.from_kafka_config(sim.boot.config(0, sim.brokers[0].log_dir))
+    topic = transaction_topic(config)
+    rf = min(topic.replication_factor, len(sim.brokers))
+    assignment = assign_replicas(sorted(sim.brokers), topic.num_partitions, rf, topic.name)
+    sim.zk_admin(Multi((Create(paths.ConfigEntityZNode.path(TOPIC_CONFIG_TYPE, topic.name),
+                               znodes.encode_config_entity(dict(topic.configs))),
+                        Create(paths.TopicZNode.path(topic.name), znodes.encode_topic_assignment(assignment)))))
+    sim.note(f"create topic {topic.name} {topic.num_partitions}x{rf}")
+    return {tp: r.replicas for tp, r in assignment.items()}
 
 
 def _restart(sim: Sim, due: list[int]) -> list[int]:
@@ -136,7 +158,8 @@ def start_cluster(seed: int, boot: Boot, brokers: int = 3, trace_dir: str | None
         run_until(sim, lambda: all(b.serving for b in sim.brokers.values()) and paths.ControllerZNode in sim.zk.nodes,
                   START_MS_MAX)
         assignment = create_topic(sim, TOPIC, PARTITIONS, min(3, brokers))
-        run_until(sim, lambda: _topic_ready(sim, assignment), START_MS_MAX)
+        internal = create_transaction_state_topic(sim) if transactional(seed) else {}
+        run_until(sim, lambda: _topic_ready(sim, {**assignment, **internal}), START_MS_MAX)
     except BaseException:
         logging.getLogger().removeHandler(errors)
         sim.close()
@@ -168,8 +191,10 @@ def play(cluster: Cluster, seed: int, steps: int, tamper: Callable[[Sim, int], N
     sim, errors, assignment = cluster.sim, cluster.errors, cluster.assignment
     client = SimClient(sim)
     clients = Clients(sim)  # the idempotent, acks=1 and acks=0 producers and the consumer (sim/clients.py)
+    # the transactional producer and the read_committed consumer (sim/transactions.py), on a share of the seeds
+    txns = Transactions(sim) if transactional(seed) else None
     partitions = sorted(assignment)
-    checker = Checker(sim, client, partitions, assignment, fast=fast, clients=clients)
+    checker = Checker(sim, client, partitions, assignment, fast=fast, clients=clients, txns=txns)
     faults = schedule(seed, steps, len(sim.brokers))
     plan = writes(seed, steps, len(assignment))
     violations: list[str] = []
@@ -211,6 +236,8 @@ def play(cluster: Cluster, seed: int, steps: int, tamper: Callable[[Sim, int], N
             if write:
                 client.produce(tp)
         clients.step(step, partitions)
+        if txns is not None:
+            txns.step(step, partitions)
         sim.run_for(STEP_MS)
         if tamper is not None:
             tamper(sim, step)
@@ -240,7 +267,8 @@ def play(cluster: Cluster, seed: int, steps: int, tamper: Callable[[Sim, int], N
             sim.run_for(min(SETTLE_CHECK_MS, settle_end - sim.now))
             if checker.settled():
                 break
-        violations = [f"an actor raised {e}" for e in errors.found] + checker.check_final()
+        read_to_end = txns is None or txns.read_to_end(partitions, READ_TO_END_MS)
+        violations = [f"an actor raised {e}" for e in errors.found] + checker.check_final(read_to_end)
     digest = hashlib.sha256("\n".join(sim.events).encode()).hexdigest()[:16]
     return SeedResult(seed, steps, tuple(violations), len(client.acks), len(client.answers), sim.delivered,
                       sim.now - START_MS, time.perf_counter() - t0, digest, time.process_time() - c0)
