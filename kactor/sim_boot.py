@@ -12,9 +12,11 @@ from kactor.trace.inline_system import InlineActorSystem
 from sim.runtime import BASE_PORT, HOST, SESSION_TIMEOUT_MS
 
 # The simulated brokers' server.properties beyond broker.id, listeners and log.dirs (Kafka's defaults otherwise):
-# a short session timeout keeps a crashed broker's restart near; min.insync.replicas=2 makes acks=all mean two copies.
+# a short session timeout keeps a crashed broker's restart near; min.insync.replicas=2 makes acks=all mean two copies;
+# __consumer_offsets (sim/run.py's create_offsets_topic) of one partition, RF 3, so a seed's cluster stays small.
 SIM_PROPERTIES = {"zookeeper.connect": "127.0.0.1:2181", "zookeeper.session.timeout.ms": str(SESSION_TIMEOUT_MS),
-                  "kactor.partition.actors": "2", "min.insync.replicas": "2"}
+                  "kactor.partition.actors": "2", "min.insync.replicas": "2",
+                  "offsets.topic.num.partitions": "1", "offsets.topic.replication.factor": "3"}
 
 
 class SimBoot:

@@ -11,8 +11,11 @@ from collections.abc import Callable
 
 import attrs
 
+from core.coordinator.group.find_coordinator import assign_replicas, offsets_topic
+from core.zk_client import TOPIC_CONFIG_TYPE
 from messages.common import ReplicaAssignment, TopicPartition
-from messages.zk import Create
+from messages.group import GroupCoordinatorConfig
+from messages.zk import Create, Multi
 from sim.client import SimClient, zk_partition_state
 from sim.clients import Clients
 from sim.faults import STEP_MS, schedule
@@ -68,6 +71,24 @@ def create_topic(sim: Sim, topic: str, partitions: int, rf: int) -> dict[TopicPa
     sim.zk_admin(Create(paths.TopicZNode.path(topic), data))
     sim.note(f"create topic {topic} {partitions}x{rf}")
     return assignment
+
+
+def create_offsets_topic(sim: Sim) -> dict[TopicPartition, tuple[int, ...]]:
+    """``__consumer_offsets`` as a live cluster ends up with it once a consumer's FindCoordinator made the group
+    coordinator create it (KafkaApis.createInternalTopic: AdminZkClient.createTopicWithAssignment's config and
+    assignment in one transaction, the group coordinator's offsetsTopicConfigs and placement), but of the
+    offsets.topic.num.partitions the brokers are configured with (kactor/sim_boot.py's SIM_PROPERTIES: 1 partition,
+    RF 3), so the sim's groups have a coordinator from the start."""
+    b = min(sim.brokers)
+    config = GroupCoordinatorConfig.from_kafka_config(sim.boot.config(b, sim.brokers[b].log_dir))  # the brokers' own
+    topic = offsets_topic(config)
+    placed = assign_replicas(sorted(sim.brokers), topic.num_partitions, min(topic.replication_factor,
+                                                                            len(sim.brokers)), topic.name)
+    sim.zk_admin(Multi((Create(paths.ConfigEntityZNode.path(TOPIC_CONFIG_TYPE, topic.name),
+                               znodes.encode_config_entity(dict(topic.configs))),
+                        Create(paths.TopicZNode.path(topic.name), znodes.encode_topic_assignment(placed)))))
+    sim.note(f"create topic {topic.name} {topic.num_partitions}x{topic.replication_factor}")
+    return {tp: r.replicas for tp, r in placed.items()}
 
 
 def _restart(sim: Sim, due: list[int]) -> list[int]:
@@ -137,6 +158,8 @@ def start_cluster(seed: int, boot: Boot, brokers: int = 3, trace_dir: str | None
                   START_MS_MAX)
         assignment = create_topic(sim, TOPIC, PARTITIONS, min(3, brokers))
         run_until(sim, lambda: _topic_ready(sim, assignment), START_MS_MAX)
+        offsets = create_offsets_topic(sim)
+        run_until(sim, lambda: _topic_ready(sim, offsets), START_MS_MAX)
     except BaseException:
         logging.getLogger().removeHandler(errors)
         sim.close()
