@@ -5,6 +5,8 @@
   when none of the ISR is alive);
 - every acknowledged record at its offset, with its value, on every ISR replica that is up, below its high
   watermark;
+- the consumer group's (sim/groups.py's GroupChecks): stable once the cluster is healthy, no acknowledged commit
+  lost, no UNKNOWN_SERVER_ERROR, the static member never fenced, stable at the end;
 - an acks=all produce answered within HEALTHY_BOUND_MS when the ISR can satisfy it: sent once every broker had been
   serving, with no link cut, for HEALTHY_SETTLE_MS, and the cluster still so while it waits;
 - an acks=all produce answered within its request timeout (+ ANSWER_SLACK_MS): the DelayedProduce expires by then;
@@ -42,6 +44,7 @@ from protocol.errors import ProtocolError
 from protocol.records import LOG_OVERHEAD, iter_batches, read_batch_header
 from sim.client import PRODUCE_TIMEOUT_MS, SimClient, zk_partition_leader, zk_partition_state
 from sim.clients import FATAL, Clients, Read
+from sim.groups import GroupChecks
 from sim.runtime import START_MS, Sim
 
 HEALTHY_SETTLE_MS = 2000.0
@@ -250,8 +253,9 @@ class Checker:
 
     def __init__(self, sim: Sim, client: SimClient, partitions: list[TopicPartition],
                  assignment: dict[TopicPartition, tuple[int, ...]], fast: bool = True,
-                 clients: Clients | None = None) -> None:
+                 clients: Clients | None = None, groups: GroupChecks | None = None) -> None:
         self.sim = sim
+        self.groups = groups  # the consumer group's invariants (sim/groups.py)
         self.client = client
         self.clients = ClientChecks(clients) if clients is not None else None
         self.partitions = partitions
@@ -321,6 +325,8 @@ class Checker:
                 out += self.clients.check_replicas(name, replicas)
         if self.clients is not None:
             out += self.clients.check()
+        if self.groups is not None:
+            out += self.groups.check()
         for o in self.client.outstanding.values():
             if sim.now - o.sent_ms > PRODUCE_TIMEOUT_MS + ANSWER_SLACK_MS:
                 out.append(f"produce {o.value!r} to b{o.leader} unanswered after {sim.now - o.sent_ms:.0f} ms")
@@ -428,6 +434,8 @@ class Checker:
             return False
         if self.clients is not None and self.clients.clients.waiting():
             return False
+        if self.groups is not None and self.groups.group.stable() is not None:
+            return False
         for tp in self.partitions:
             state = zk_partition_state(sim, tp)
             if state is None or sorted(state.isr) != sorted(self.assignment[tp]) or state.leader < 0:
@@ -466,6 +474,8 @@ class Checker:
                            f"leader b{leader} has {found!r}")
         if self.clients is not None:
             out += self.clients.check_final(self._final_logs(leader_values))
+        if self.groups is not None:
+            out += self.groups.check_final()
         for tp in self.partitions:
             state = zk_partition_state(self.sim, tp)
             isr = [] if state is None else sorted(state.isr)

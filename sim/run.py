@@ -19,6 +19,7 @@ from messages.zk import Create, Multi
 from sim.client import SimClient, zk_partition_state
 from sim.clients import Clients
 from sim.faults import STEP_MS, schedule
+from sim.groups import STABLE_BOUND_MS, Group, GroupChecks
 from sim.invariants import Checker, hosted_partition
 from sim.runtime import START_MS, Boot, Sim
 from sim.workload import writes
@@ -192,7 +193,8 @@ def play(cluster: Cluster, seed: int, steps: int, tamper: Callable[[Sim, int], N
     client = SimClient(sim)
     clients = Clients(sim)  # the idempotent, acks=1 and acks=0 producers and the consumer (sim/clients.py)
     partitions = sorted(assignment)
-    checker = Checker(sim, client, partitions, assignment, fast=fast, clients=clients)
+    group = Group(sim, TOPIC, partitions)  # a consumer group's two members (sim/groups.py)
+    checker = Checker(sim, client, partitions, assignment, fast=fast, clients=clients, groups=GroupChecks(group))
     faults = schedule(seed, steps, len(sim.brokers))
     plan = writes(seed, steps, len(assignment))
     violations: list[str] = []
@@ -228,6 +230,7 @@ def play(cluster: Cluster, seed: int, steps: int, tamper: Callable[[Sim, int], N
             if write:
                 client.produce(tp)
         clients.step(step, partitions)
+        group.step(step)
         sim.run_for(STEP_MS)
         if tamper is not None:
             tamper(sim, step)
@@ -251,12 +254,19 @@ def play(cluster: Cluster, seed: int, steps: int, tamper: Callable[[Sim, int], N
         while down:
             down = _restart(sim, down)
             if down:
+                group.tick()  # the group's members go on heartbeating through the end (no fetches, no commits due)
                 sim.run_for(STEP_MS)
         settle_end = sim.now + SETTLE_MS
         while sim.now < settle_end:
+            group.tick()
             sim.run_for(min(SETTLE_CHECK_MS, settle_end - sim.now))
             if checker.settled():
                 break
+        # the group may need longer than the brokers (a member id left from before the faults times out): its own
+        # bound, from when the cluster was whole again, its members still stepping
+        while group.stable() is not None and sim.now - sim.last_fault_ms < STABLE_BOUND_MS:
+            group.tick()
+            sim.run_for(STEP_MS)
         violations = [f"an actor raised {e}" for e in errors.found] + checker.check_final()
     digest = hashlib.sha256("\n".join(sim.events).encode()).hexdigest()[:16]
     return SeedResult(seed, steps, tuple(violations), len(client.acks), len(client.answers), sim.delivered,
