@@ -41,6 +41,8 @@ from messages.group import (
     HeartbeatRequest,
     JoinGroupProtocol,
     JoinGroupRequest,
+    LeaveGroupRequest,
+    MemberIdentity,
     OffsetCommitPartition,
     OffsetCommitRequest,
     OffsetFetchRequest,
@@ -66,7 +68,8 @@ GROUP_INITIAL_REBALANCE_DELAY_MS = 3000  # the brokers' group.initial.rebalance.
 STABLE_BOUND_MS = (REBALANCE_TIMEOUT_MS + SESSION_TIMEOUT_MS + GROUP_INITIAL_REBALANCE_DELAY_MS
                    + 2 * (HEARTBEAT_INTERVAL_MS + STEP_MS))
 VERSIONS = {"FindCoordinator": 2, "JoinGroup": 5, "SyncGroup": 3, "Heartbeat": 3, "OffsetCommit": 7,
-            "OffsetFetch": 5}
+            "OffsetFetch": 5, "LeaveGroup": 4}
+RESTART_SHARE = 0.05  # of the steps: one member, if stable, is restarted (a consumer process bounced)
 # the answers after which a member looks for its coordinator again (AbstractCoordinator.markCoordinatorUnknown)
 COORDINATOR_GONE = frozenset({CONNECTION_FAILED, Errors.NOT_COORDINATOR.name, Errors.COORDINATOR_NOT_AVAILABLE.name})
 # the answers after which a member joins again as a new member
@@ -231,7 +234,7 @@ class GroupMember:
     # -- the member's loop -------------------------------------------------------------------------------------------
     def tick(self) -> None:
         """What is due now: at most one coordinator request, and a fetch of one assigned partition."""
-        if self.state == "fenced" or self.busy or self.sim.now < self.retry_at:
+        if self.state in ("fenced", "closed") or self.busy or self.sim.now < self.retry_at:
             return
         if self.state == "find":
             self._find()
@@ -246,6 +249,15 @@ class GroupMember:
             self._commit()
         elif self.sim.now - self.last_heartbeat >= HEARTBEAT_INTERVAL_MS:
             self._heartbeat()
+
+    def close(self) -> None:
+        """The consumer's close(): a dynamic member leaves the group (LeaveGroup, a rebalance at once); a static one
+        does not (KIP-345: its instance id keeps its assignment until its session times out or it comes back)."""
+        if self.instance_id is None and self.coordinator >= 0 and self.member_id:
+            request = LeaveGroupRequest(self.group.group_id, (MemberIdentity(self.member_id),))
+            self.sim.note(f"group {self.name}: LeaveGroup {self.member_id} at b{self.coordinator}")
+            self._send("LeaveGroup", self.coordinator, request, lambda answer, error, sent: None)
+        self.state = "closed"
 
     def fetch(self, i: int) -> None:
         """A fetch of the ``i``-th assigned partition (in turn), from where OffsetFetch put it."""
@@ -285,6 +297,8 @@ class GroupMember:
 
     def _common_errors(self, error: str) -> bool:
         """The answers every group request handles alike; True when ``error`` was one."""
+        if self.state == "closed":
+            return True
         if error in COORDINATOR_GONE:
             self._lost_coordinator(error)
         elif error == Errors.COORDINATOR_LOAD_IN_PROGRESS.name:
@@ -426,10 +440,26 @@ class Group:
         self.commits: list[Commit] = []
         self.fetched: list[Fetched] = []
         self.members = [GroupMember(sim, self, "ga", None), GroupMember(sim, self, "gb", f"sim-static-{sim.seed}")]
+        self.restarts = random.Random(f"group-restart-{sim.seed}")  # which steps restart which member
+        self.last_restart_ms = sim.now
+
+    def restart(self, i: int) -> None:
+        """Member ``i``'s process bounced: it closes, and a new consumer with the same config (the same
+        group.instance.id for the static member) starts: no member id, no positions."""
+        old = self.members[i]
+        old.close()
+        self.members[i] = GroupMember(self.sim, self, old.name, old.instance_id)
+        self.last_restart_ms = self.sim.now
+        self.sim.note(f"group {old.name}: restarted")
 
     def step(self, step: int) -> None:
-        """Each member's due coordinator request; on odd steps (the Clients' consumer fetches on even ones), one
-        member fetches one of its partitions, the members in turn."""
+        """A seeded restart of one member (if stable: RESTART_SHARE of the steps), then each member's due
+        coordinator request; on odd steps (the Clients' consumer fetches on even ones), one member fetches one of its
+        partitions, the members in turn."""
+        if self.restarts.random() < RESTART_SHARE:
+            i = self.restarts.randrange(len(self.members))
+            if self.members[i].state == "stable":
+                self.restart(i)
         for m in self.members:
             m.tick()
         if step % 2 == 1:
@@ -499,11 +529,12 @@ class GroupChecks:
                         f"{best.member} (generation {best.generation}) and acknowledged at {best.answered_ms:.0f} ms")
         self._fetched = len(g.fetched)
         out = list(self.found)
-        if sim.healthy() and sim.now - sim.last_fault_ms >= STABLE_BOUND_MS:
+        since = max(sim.last_fault_ms, g.last_restart_ms)
+        if sim.healthy() and sim.now - since >= STABLE_BOUND_MS:
             unstable = g.stable()
             if unstable is not None:
-                out.append(f"group not stable {STABLE_BOUND_MS:.0f} ms after the cluster was last changed "
-                           f"({(sim.last_fault_ms - START_MS):.0f} ms): {unstable}")
+                out.append(f"group not stable {STABLE_BOUND_MS:.0f} ms after the cluster or the group was last "
+                           f"changed ({(since - START_MS):.0f} ms): {unstable}")
         return out
 
     def check_final(self) -> list[str]:

@@ -263,7 +263,7 @@ def play(cluster: Cluster, seed: int, steps: int, tamper: Callable[[Sim, int], N
                 break
         # the group may need longer than the brokers (a member id left from before the faults times out): its own
         # bound, from when the cluster was whole again, its members still stepping
-        while group.stable() is not None and sim.now - sim.last_fault_ms < STABLE_BOUND_MS:
+        while group.stable() is not None and sim.now - max(sim.last_fault_ms, group.last_restart_ms) < STABLE_BOUND_MS:
             group.tick()
             sim.run_for(STEP_MS)
         violations = [f"an actor raised {e}" for e in errors.found] + checker.check_final()

@@ -33,6 +33,14 @@ def _quiet() -> None:
 
 
 @pytest.fixture
+def no_restarts(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No seeded member restarts: the group as its members left alone make it."""
+    import sim.groups
+
+    monkeypatch.setattr(sim.groups, "RESTART_SHARE", 0.0)
+
+
+@pytest.fixture
 def cluster() -> Iterator[Cluster]:
     c = start_cluster(1, SimBoot())
     try:
@@ -64,7 +72,7 @@ def test_the_consumer_protocol_and_the_range_assignor() -> None:
     assert range_assign({"a": {"sim"}}, {"sim": 2}) == {"a": [P0, P1]}
 
 
-def test_the_group_becomes_stable_commits_and_reads_its_commits_back(cluster: Cluster) -> None:
+def test_the_group_becomes_stable_commits_and_reads_its_commits_back(cluster: Cluster, no_restarts: None) -> None:
     group = _stable_group(cluster)
     gens = {g.generation for g in group.generations}
     assert len(gens) == 1 and min(gens) >= 1
@@ -77,7 +85,8 @@ def test_the_group_becomes_stable_commits_and_reads_its_commits_back(cluster: Cl
     assert GroupChecks(group).check() == []
 
 
-def test_the_members_follow_the_coordinator_to_its_new_broker_and_read_back_every_commit(cluster: Cluster) -> None:
+def test_the_members_follow_the_coordinator_to_its_new_broker_and_read_back_every_commit(
+        cluster: Cluster, no_restarts: None) -> None:
     """The coordinator crashes: the members find the new one (which loaded the group from __consumer_offsets), read
     their committed offsets back there, and stay one stable generation; no commit acknowledged before is lost."""
     group = _stable_group(cluster)
@@ -93,7 +102,7 @@ def test_the_members_follow_the_coordinator_to_its_new_broker_and_read_back_ever
     assert group.stable() is None
 
 
-def test_an_acknowledged_commit_lost_by_the_coordinator_is_caught(cluster: Cluster) -> None:
+def test_an_acknowledged_commit_lost_by_the_coordinator_is_caught(cluster: Cluster, no_restarts: None) -> None:
     """Tamper: the coordinator forgets the group's offsets (as a lost append would); the next OffsetFetch answers
     below what was acknowledged."""
     group = _stable_group(cluster)
@@ -106,6 +115,32 @@ def test_an_acknowledged_commit_lost_by_the_coordinator_is_caught(cluster: Clust
     _run(cluster, group, range(16, 18))
     found = checks.check()
     assert found and all("OffsetFetch of sim-" in f and "answered offset -1, below" in f for f in found), found
+
+
+def test_restarted_members_rejoin_the_static_one_keeping_its_partition_unfenced(cluster: Cluster,
+                                                                               no_restarts: None) -> None:
+    """A dynamic member's restart leaves (LeaveGroup) and joins as a new member: a new generation; the static
+    member's restart joins with no member id under its group.instance.id: the coordinator gives it a new id and its
+    old assignment without a rebalance (KIP-345), and nothing is fenced; also after a coordinator move."""
+    group = _stable_group(cluster)
+    checks = GroupChecks(group)
+    first = group.members[0].generation
+    static_partitions = group.members[1].assignment
+    group.restart(0)
+    _run(cluster, group, range(16, 30))
+    assert group.stable() is None and group.members[0].generation > first
+    assert ("LeaveGroup", "ga", "NONE") in group.answers
+    generation, old_id = group.members[1].generation, group.members[1].member_id
+    group.restart(1)
+    _run(cluster, group, range(30, 36))
+    assert group.stable() is None and group.members[1].generation == generation
+    assert group.members[1].member_id != old_id and group.members[1].assignment == static_partitions
+    cluster.sim.crash(group.members[1].coordinator)
+    _run(cluster, group, range(36, 48))
+    group.restart(1)
+    _run(cluster, group, range(48, 56))
+    assert group.stable() is None
+    assert checks.check() == []
 
 
 def _bare(seed: int = 1) -> tuple[Group, GroupChecks, object]:
