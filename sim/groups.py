@@ -13,8 +13,12 @@ Heartbeat, OffsetCommit and OffsetFetch convert to (core/api/{find_coordinator,g
   it was: a join or sync is sent again, a stable member goes on heartbeating); on COORDINATOR_LOAD_IN_PROGRESS, the
   same request again a step later; on REBALANCE_IN_PROGRESS, join again (member id and all); on UNKNOWN_MEMBER_ID or
   ILLEGAL_GENERATION, join again as a new member (AbstractCoordinator.resetGenerationOnResponseError);
-- member "a" is dynamic, member "b" static (group.instance.id, KIP-345): a FENCED_INSTANCE_ID stops it (fatal, as
-  in both clients).
+- member "ga" is dynamic, member "gb" static (group.instance.id, KIP-345): a FENCED_INSTANCE_ID stops it (fatal, as
+  in both clients);
+- on a seeded RESTART_SHARE of the steps (a stream of its own) one member, if stable, is restarted: the dynamic one
+  closes with LeaveGroup (a rebalance at once) and a new consumer joins without a member id; the static one closes
+  without leaving and its new consumer joins under the same group.instance.id (no rebalance: the coordinator gives
+  it a new member id and its assignment, fencing the old id, which no process uses any more).
 
 Each member fetches its assigned partitions with a `sim.clients.SimConsumer` of its own (the same fetch logic), its
 position set from OffsetFetch; it commits the furthest position it read to (the SimConsumer reads again after a
@@ -166,6 +170,18 @@ class Fetched:
     answered_ms: float
 
 
+@attrs.frozen
+class Fenced:
+    """A FENCED_INSTANCE_ID answer: ``confirmed`` when the member id it used had been answered a SyncGroup (so the
+    group, with it, was in ``__consumer_offsets``)."""
+
+    member: str
+    member_id: str
+    confirmed: bool
+    coordinator: int
+    at_ms: float
+
+
 class GroupMember:
     """One consumer of the group; ``state`` is "find" (no coordinator), "join", "sync", "stable" or "fenced"."""
 
@@ -184,6 +200,7 @@ class GroupMember:
         self.leader = False
         self.members: tuple = ()  # the JoinGroup answer's members (the leader's)
         self.assignment: tuple[TopicPartition, ...] = ()
+        self.confirmed = ""  # the member id a SyncGroup last answered NONE (written with the group by then)
         self.busy = False  # a coordinator request in flight
         self.retry_at = 0.0  # no request before (a backoff)
         self.last_heartbeat = 0.0
@@ -310,7 +327,10 @@ class GroupMember:
             self._rejoin(reset=True)
             self.tick()
         elif error == Errors.FENCED_INSTANCE_ID.name:
-            self.sim.note(f"group {self.name}: fenced ({self.instance_id})")
+            self.sim.note(f"group {self.name}: fenced ({self.instance_id}, member id {self.member_id}"
+                          f"{'' if self.member_id == self.confirmed else ', never synced'})")
+            self.group.fenced.append(Fenced(self.name, self.member_id, self.member_id == self.confirmed,
+                                            self.coordinator, self.sim.now - START_MS))
             self.state = "fenced"
         else:
             return False
@@ -354,6 +374,7 @@ class GroupMember:
                 self.retry_at = self.sim.now + 100.0
             return
         self.assignment = tuple(sorted(decode_assignment(answer.assignment)))  # type: ignore[attr-defined]
+        self.confirmed = self.member_id  # stored with the group in __consumer_offsets before this answer
         self.positioned = set()
         self.state = "stable"
         self.last_heartbeat = self.last_commit = self.sim.now
@@ -439,6 +460,7 @@ class Group:
         self.generations: list[Generation] = []
         self.commits: list[Commit] = []
         self.fetched: list[Fetched] = []
+        self.fenced: list[Fenced] = []
         self.members = [GroupMember(sim, self, "ga", None), GroupMember(sim, self, "gb", f"sim-static-{sim.seed}")]
         self.restarts = random.Random(f"group-restart-{sim.seed}")  # which steps restart which member
         self.last_restart_ms = sim.now
@@ -460,13 +482,16 @@ class Group:
             i = self.restarts.randrange(len(self.members))
             if self.members[i].state == "stable":
                 self.restart(i)
-        for m in self.members:
-            m.tick()
+        self.tick()
         if step % 2 == 1:
             self.members[(step // 2) % len(self.members)].fetch(step // (2 * len(self.members)))
 
     def tick(self) -> None:
-        """Each member's due coordinator request (the end's settling: no fetches)."""
+        """Each member's due coordinator request (the end's settling: no fetches); a fenced member's process, which
+        both clients end with a fatal error, is started again (a supervisor's restart)."""
+        for i, m in enumerate(self.members):
+            if m.state == "fenced":
+                self.restart(i)
         for m in self.members:
             m.tick()
 
@@ -491,8 +516,12 @@ class GroupChecks:
       offset of that partition whose commit had been acknowledged before the fetch was sent: an acknowledged commit
       (appended with acks=all to ``__consumer_offsets``) is never lost, nor shadowed by an older one;
     - (c) no answer is UNKNOWN_SERVER_ERROR;
-    - (d) the static member is never fenced (FENCED_INSTANCE_ID): it is one process that never runs twice, so only a
-      coordinator confusing its member ids (after a move, a past defect) could fence it;
+    - (d) the static member is never fenced (FENCED_INSTANCE_ID) under a member id a SyncGroup had answered (the group
+      was written to ``__consumer_offsets`` with that id before the answer, so a coordinator that loads it later knows
+      it): it is one process that never runs twice, so only a coordinator confusing its member ids could fence it.
+      An id a JoinGroup gave but no SyncGroup confirmed may be fenced as Kafka 2.6.3 does: a coordinator that lost
+      its partition (a paused broker, its write failing NOT_LEADER_OR_FOLLOWER) answered the JoinGroup, and the new
+      coordinator loads the group with the old id (seed 246); the fenced process is then started again;
     - (e) at the end, with the cluster settled, the group is stable.
     """
 
@@ -502,6 +531,7 @@ class GroupChecks:
         self._answers = 0
         self._fetched = 0
         self._commits = 0
+        self._fenced = 0
         self.acked: dict[TopicPartition, list[Commit]] = {}  # acknowledged commits, in the order answered
 
     def check(self) -> list[str]:
@@ -509,9 +539,12 @@ class GroupChecks:
         for what, member, error in g.answers[self._answers:]:
             if error == Errors.UNKNOWN_SERVER_ERROR.name:
                 self.found.append(f"group {member}: {what} answered UNKNOWN_SERVER_ERROR")
-            if error == Errors.FENCED_INSTANCE_ID.name:
-                self.found.append(f"group {member}: {what} answered FENCED_INSTANCE_ID to the static member")
         self._answers = len(g.answers)
+        for f in g.fenced[self._fenced:]:
+            if f.confirmed:
+                self.found.append(f"group {f.member}: fenced (FENCED_INSTANCE_ID) by b{f.coordinator} at "
+                                  f"{f.at_ms:.0f} ms under member id {f.member_id}, which a SyncGroup had confirmed")
+        self._fenced = len(g.fenced)
         for c in g.commits[self._commits:]:
             if c.error == "NONE":
                 self.acked.setdefault(c.tp, []).append(c)

@@ -14,6 +14,7 @@ from messages.common import TopicPartition
 from sim.groups import (
     STABLE_BOUND_MS,
     Commit,
+    Fenced,
     Fetched,
     Group,
     GroupChecks,
@@ -188,8 +189,23 @@ def test_an_unknown_server_error_and_a_fenced_static_member_are_caught() -> None
     group, checks, _ = _bare()
     group.answers += [("Heartbeat", "ga", "NONE"), ("JoinGroup", "gb", "FENCED_INSTANCE_ID"),
                       ("OffsetCommit", "ga", "UNKNOWN_SERVER_ERROR")]
-    assert checks.check() == ["group gb: JoinGroup answered FENCED_INSTANCE_ID to the static member",
-                              "group ga: OffsetCommit answered UNKNOWN_SERVER_ERROR"]
+    group.fenced.append(Fenced("gb", "i-2", False, 1, 900.0))  # an id no SyncGroup confirmed: Kafka may fence it
+    assert checks.check() == ["group ga: OffsetCommit answered UNKNOWN_SERVER_ERROR"]
+    group.fenced.append(Fenced("gb", "i-3", True, 2, 1000.0))
+    assert checks.check()[-1] == ("group gb: fenced (FENCED_INSTANCE_ID) by b2 at 1000 ms under member id i-3, which "
+                                  "a SyncGroup had confirmed")
+
+
+def test_a_fenced_member_is_recorded_and_started_again(cluster: Cluster, no_restarts: None) -> None:
+    """FENCED_INSTANCE_ID is fatal to the consumer: the member stops, is recorded (confirmed: its id had been
+    synced), and its process is started again at the next step, joining under its instance id."""
+    group = _stable_group(cluster)
+    gb = group.members[1]
+    gb._common_errors("FENCED_INSTANCE_ID")
+    assert gb.state == "fenced" and group.fenced[-1].confirmed and group.fenced[-1].member_id == gb.member_id
+    assert "a SyncGroup had confirmed" in GroupChecks(group).check()[-1]
+    _run(cluster, group, range(16, 24))
+    assert group.members[1] is not gb and group.stable() is None
 
 
 def test_an_offset_fetched_below_an_acknowledged_commit_is_caught() -> None:
