@@ -232,8 +232,9 @@ def test_power_losses_are_drawn_from_a_stream_of_their_own():
 
 def test_a_power_loss_in_the_sim_tears_the_broker_s_disk_and_the_seed_stays_clean():
     """Seed 6: b0 loses power at 34.2 s, 2 s after its restart from a crash (its disk loses 414 unsynced bytes; 674
-    before __consumer_offsets and the consumer group, 615 before sim/clients.py's clients); it restarts on what its disk kept (its logs recovered, a torn tail cut off, the
-    rest fetched again from the leader) and nothing acknowledged is lost."""
+    before __consumer_offsets and the consumer group, 615 before sim/clients.py's clients); it restarts on what its
+    disk kept (its logs recovered, a torn tail cut off, the rest fetched again from the leader) and nothing
+    acknowledged is lost."""
     from kactor.sim_boot import SimBoot
     from sim.run import play, start_cluster
 
