@@ -662,10 +662,11 @@ def test_serving_before_start_up_ends_is_caught_at_seed_45() -> None:
 
 
 @pytest.mark.parametrize(("mutation", "seed", "caught"), [
-    # a replica led epoch 3 of sim-0 without writing (a quiet partition), then follows: its epoch cache keeps it
-    ("truncate-to-end-keeps-epochs", 144, "sim-0: follower b1 fetches from b0 with leader epoch 3 starting at its "
-                                          "log end 27 in its epoch cache (an epoch it led without writing, not "
-                                          "trimmed)"),
+    # a replica led epoch 3 of __consumer_offsets-0 without writing, then follows: its epoch cache keeps it (sim-0
+    # at log end 27 before the consumer group)
+    ("truncate-to-end-keeps-epochs", 144, "__consumer_offsets-0: follower b1 fetches from b0 with leader epoch 3 "
+                                          "starting at its log end 6 in its epoch cache (an epoch it led without "
+                                          "writing, not trimmed)"),
     # a quiet partition: no next produce's append completes the parked produce a second later
     ("make-leader-completes-nothing", 2, "sim-0: produce 's2-10' at offset 6 below leader b0's high watermark 9 "
                                          "since 13200 ms, still unanswered"),
