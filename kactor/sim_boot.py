@@ -13,10 +13,12 @@ from sim.runtime import BASE_PORT, HOST, SESSION_TIMEOUT_MS
 
 # The simulated brokers' server.properties beyond broker.id, listeners and log.dirs (Kafka's defaults otherwise):
 # a short session timeout keeps a crashed broker's restart near; min.insync.replicas=2 makes acks=all mean two copies;
-# one __transaction_state partition (sim/run.py creates it; RF 3 and min ISR 2 are Kafka's defaults) keeps it small.
+# __transaction_state and __consumer_offsets (sim/run.py creates them) of one partition each, RF 3, so a seed's
+# cluster stays small.
 SIM_PROPERTIES = {"zookeeper.connect": "127.0.0.1:2181", "zookeeper.session.timeout.ms": str(SESSION_TIMEOUT_MS),
                   "kactor.partition.actors": "2", "min.insync.replicas": "2",
-                  "transaction.state.log.num.partitions": "1"}
+                  "transaction.state.log.num.partitions": "1",
+                  "offsets.topic.num.partitions": "1", "offsets.topic.replication.factor": "3"}
 
 
 class SimBoot:

@@ -5,6 +5,8 @@
   when none of the ISR is alive);
 - every acknowledged record at its offset, with its value, on every ISR replica that is up, below its high
   watermark;
+- the consumer group's (sim/groups.py's GroupChecks): stable once the cluster is healthy, no acknowledged commit
+  lost, no UNKNOWN_SERVER_ERROR, the static member never fenced, stable at the end;
 - an acks=all produce answered within HEALTHY_BOUND_MS when the ISR can satisfy it: sent once every broker had been
   serving, with no link cut, for HEALTHY_SETTLE_MS, and the cluster still so while it waits;
 - an acks=all produce answered within its request timeout (+ ANSWER_SLACK_MS): the DelayedProduce expires by then;
@@ -43,6 +45,7 @@ from protocol.errors import ProtocolError
 from protocol.records import LOG_OVERHEAD, iter_batches, read_batch_header
 from sim.client import PRODUCE_TIMEOUT_MS, SimClient, zk_partition_leader, zk_partition_state
 from sim.clients import FATAL, Clients, Read
+from sim.groups import GroupChecks
 from sim.runtime import START_MS, Sim
 from sim.transactions import Transactions, TxnChecks
 
@@ -254,8 +257,10 @@ class Checker:
 
     def __init__(self, sim: Sim, client: SimClient, partitions: list[TopicPartition],
                  assignment: dict[TopicPartition, tuple[int, ...]], fast: bool = True,
-                 clients: Clients | None = None, txns: Transactions | None = None) -> None:
+                 clients: Clients | None = None, txns: Transactions | None = None,
+                 groups: GroupChecks | None = None) -> None:
         self.sim = sim
+        self.groups = groups  # the consumer group's invariants (sim/groups.py)
         self.client = client
         self.clients = ClientChecks(clients) if clients is not None else None
         self.txns = TxnChecks(txns, partitions) if txns is not None else None
@@ -328,6 +333,8 @@ class Checker:
             out += self.clients.check()
         if self.txns is not None:
             out += self.txns.check(lambda b, tp: hosted_partition(sim, b, tp))
+        if self.groups is not None:
+            out += self.groups.check()
         for o in self.client.outstanding.values():
             # from when the leader could read it: a paused leader reads it at its resume (seed 277)
             if sim.now - o.sent_ms - sim.paused_ms(o.leader, o.sent_ms) > PRODUCE_TIMEOUT_MS + ANSWER_SLACK_MS:
@@ -438,6 +445,8 @@ class Checker:
             return False
         if self.txns is not None and not self.txns.txns.producer.idle():
             return False
+        if self.groups is not None and self.groups.group.stable() is not None:
+            return False
         for tp in self.partitions:
             state = zk_partition_state(sim, tp)
             if state is None or sorted(state.isr) != sorted(self.assignment[tp]) or state.leader < 0:
@@ -481,6 +490,8 @@ class Checker:
                            f"leader b{leader} has {found!r}")
         if self.clients is not None:
             out += self.clients.check_final(self._final_logs(leader_values))
+        if self.groups is not None:
+            out += self.groups.check_final()
         for tp in self.partitions:
             state = zk_partition_state(self.sim, tp)
             isr = [] if state is None else sorted(state.isr)

@@ -11,14 +11,16 @@ from collections.abc import Callable
 
 import attrs
 
-from core.coordinator.group.find_coordinator import assign_replicas, transaction_topic
+from core.coordinator.group.find_coordinator import InternalTopic, assign_replicas, offsets_topic, transaction_topic
 from core.zk_client import TOPIC_CONFIG_TYPE
 from messages.common import ReplicaAssignment, TopicPartition
+from messages.group import GroupCoordinatorConfig
 from messages.transaction import TransactionCoordinatorConfig
 from messages.zk import Create, Multi
 from sim.client import SimClient, zk_partition_state
 from sim.clients import Clients
 from sim.faults import STEP_MS, schedule
+from sim.groups import STABLE_BOUND_MS, Group, GroupChecks
 from sim.invariants import Checker, hosted_partition
 from sim.runtime import START_MS, Boot, Sim
 from sim.transactions import Transactions, transactional
@@ -75,21 +77,35 @@ def create_topic(sim: Sim, topic: str, partitions: int, rf: int) -> dict[TopicPa
     return assignment
 
 
-def create_transaction_state_topic(sim: Sim) -> dict[TopicPartition, tuple[int, ...]]:
-    """``__transaction_state`` as the first FindCoordinator(TRANSACTION) would create it (KafkaApis.createInternalTopic
-    through core/coordinator/group/find_coordinator.py's create_internal_topic: the topic config and the assignment
-    in one transaction), created up front so the coordinator is loaded before the transactional producer asks: its
-    partition count and replication factor are the brokers' transaction.state.log.* settings (sim_boot's
-    SIM_PROPERTIES: 1 partition, RF 3)."""
-    config = TransactionCoordinatorConfig.from_kafka_config(sim.boot.config(0, sim.brokers[0].log_dir))
-    topic = transaction_topic(config)
+def create_internal_topic(sim: Sim, topic: InternalTopic) -> dict[TopicPartition, tuple[int, ...]]:
+    """An internal topic (``__consumer_offsets``, ``__transaction_state``) as a live cluster ends up with it once a
+    client's FindCoordinator made a coordinator create it (KafkaApis.createInternalTopic through
+    core/coordinator/group/find_coordinator.py's create_internal_topic: AdminZkClient.createTopicWithAssignment's
+    topic config and assignment in one transaction, the coordinator's configs and placement), created up front so the
+    coordinator is loaded before the clients ask. ``topic``: find_coordinator's offsets_topic or transaction_topic of
+    the brokers' own config (kactor/sim_boot.py's SIM_PROPERTIES: 1 partition, RF 3)."""
     rf = min(topic.replication_factor, len(sim.brokers))
-    assignment = assign_replicas(sorted(sim.brokers), topic.num_partitions, rf, topic.name)
+    placed = assign_replicas(sorted(sim.brokers), topic.num_partitions, rf, topic.name)
     sim.zk_admin(Multi((Create(paths.ConfigEntityZNode.path(TOPIC_CONFIG_TYPE, topic.name),
                                znodes.encode_config_entity(dict(topic.configs))),
-                        Create(paths.TopicZNode.path(topic.name), znodes.encode_topic_assignment(assignment)))))
+                        Create(paths.TopicZNode.path(topic.name), znodes.encode_topic_assignment(placed)))))
     sim.note(f"create topic {topic.name} {topic.num_partitions}x{rf}")
-    return {tp: r.replicas for tp, r in assignment.items()}
+    return {tp: r.replicas for tp, r in placed.items()}
+
+
+def create_offsets_topic(sim: Sim) -> dict[TopicPartition, tuple[int, ...]]:
+    """``__consumer_offsets``, of the brokers' offsets.topic.* settings: the sim's group has a coordinator from the
+    start."""
+    b = min(sim.brokers)
+    return create_internal_topic(sim, offsets_topic(GroupCoordinatorConfig.from_kafka_config(
+        sim.boot.config(b, sim.brokers[b].log_dir))))
+
+
+def create_transaction_state_topic(sim: Sim) -> dict[TopicPartition, tuple[int, ...]]:
+    """``__transaction_state``, of the brokers' transaction.state.log.* settings (a transactional seed's)."""
+    b = min(sim.brokers)
+    return create_internal_topic(sim, transaction_topic(TransactionCoordinatorConfig.from_kafka_config(
+        sim.boot.config(b, sim.brokers[b].log_dir))))
 
 
 def _restart(sim: Sim, due: list[int]) -> list[int]:
@@ -158,7 +174,8 @@ def start_cluster(seed: int, boot: Boot, brokers: int = 3, trace_dir: str | None
         run_until(sim, lambda: all(b.serving for b in sim.brokers.values()) and paths.ControllerZNode in sim.zk.nodes,
                   START_MS_MAX)
         assignment = create_topic(sim, TOPIC, PARTITIONS, min(3, brokers))
-        internal = create_transaction_state_topic(sim) if transactional(seed) else {}
+        offsets = create_offsets_topic(sim)  # at once: the seed's steps start when they started before it existed
+        internal = {**offsets, **(create_transaction_state_topic(sim) if transactional(seed) else {})}
         run_until(sim, lambda: _topic_ready(sim, {**assignment, **internal}), START_MS_MAX)
     except BaseException:
         logging.getLogger().removeHandler(errors)
@@ -194,7 +211,9 @@ def play(cluster: Cluster, seed: int, steps: int, tamper: Callable[[Sim, int], N
     # the transactional producer and the read_committed consumer (sim/transactions.py), on a share of the seeds
     txns = Transactions(sim) if transactional(seed) else None
     partitions = sorted(assignment)
-    checker = Checker(sim, client, partitions, assignment, fast=fast, clients=clients, txns=txns)
+    group = Group(sim, TOPIC, partitions)  # a consumer group's two members (sim/groups.py)
+    checker = Checker(sim, client, partitions, assignment, fast=fast, clients=clients, txns=txns,
+                      groups=GroupChecks(group))
     faults = schedule(seed, steps, len(sim.brokers))
     plan = writes(seed, steps, len(assignment))
     violations: list[str] = []
@@ -238,6 +257,7 @@ def play(cluster: Cluster, seed: int, steps: int, tamper: Callable[[Sim, int], N
         clients.step(step, partitions)
         if txns is not None:
             txns.step(step, partitions)
+        group.step(step)
         sim.run_for(STEP_MS)
         if tamper is not None:
             tamper(sim, step)
@@ -261,12 +281,19 @@ def play(cluster: Cluster, seed: int, steps: int, tamper: Callable[[Sim, int], N
         while down:
             down = _restart(sim, down)
             if down:
+                group.tick()  # the group's members go on heartbeating through the end (no fetches, no commits due)
                 sim.run_for(STEP_MS)
         settle_end = max(sim.now, sim.drained_ms) + SETTLE_MS  # a healed slow link's frames arrive first
         while sim.now < settle_end:
+            group.tick()
             sim.run_for(min(SETTLE_CHECK_MS, settle_end - sim.now))
             if checker.settled():
                 break
+        # the group may need longer than the brokers (a member id left from before the faults times out): its own
+        # bound, from when the cluster was whole again, its members still stepping
+        while group.stable() is not None and sim.now - max(sim.last_fault_ms, group.last_restart_ms) < STABLE_BOUND_MS:
+            group.tick()
+            sim.run_for(STEP_MS)
         read_to_end = txns is None or txns.read_to_end(partitions, READ_TO_END_MS)
         violations = [f"an actor raised {e}" for e in errors.found] + checker.check_final(read_to_end)
     digest = hashlib.sha256("\n".join(sim.events).encode()).hexdigest()[:16]

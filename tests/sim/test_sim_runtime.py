@@ -175,7 +175,7 @@ def test_kactor_sim_prints_a_line_per_seed_the_rerun_command_and_a_summary(
     assert "  rerun: kactor sim --seeds 4 --steps 3 --brokers 3" in out
     assert out[-2].startswith("2 seeds, 1 clean, 1 failing (4) in ") and out[-2].endswith(" seeds/s")
     assert out[-1].startswith("  3 steps a seed, 1 jobs; per seed ")
-    assert out[-1].endswith("6 acks of 6 answers, 406 inputs")  # sim-1 a quiet partition in both seeds; the clients
+    assert out[-1].endswith("6 acks of 6 answers, 510 inputs")  # sim-1 a quiet partition in both seeds; the clients
     assert (tmp_path / "seed-4" / "broker-0.jsonl").exists()
 
 
@@ -670,14 +670,15 @@ def test_serving_before_start_up_ends_is_caught_at_seed_45() -> None:
     finally:
         undo()
     assert violations[0].startswith("b2 (incarnation 2, start-up not ended) applied the UpdateMetadata request sent "
-                                    "for broker epoch 99 at 27505.429 ms")
+                                    "for broker epoch 106 at 27505.429 ms")
 
 
 @pytest.mark.parametrize(("mutation", "seed", "caught"), [
-    # a replica led epoch 3 of sim-0 without writing (a quiet partition), then follows: its epoch cache keeps it
-    ("truncate-to-end-keeps-epochs", 144, "sim-0: follower b1 fetches from b0 with leader epoch 3 starting at its "
-                                          "log end 27 in its epoch cache (an epoch it led without writing, not "
-                                          "trimmed)"),
+    # a replica led epoch 3 of __consumer_offsets-0 without writing, then follows: its epoch cache keeps it (sim-0
+    # at log end 27 before the consumer group)
+    ("truncate-to-end-keeps-epochs", 144, "__consumer_offsets-0: follower b1 fetches from b0 with leader epoch 3 "
+                                          "starting at its log end 6 in its epoch cache (an epoch it led without "
+                                          "writing, not trimmed)"),
     # a quiet partition: no next produce's append completes the parked produce a second later
     ("make-leader-completes-nothing", 2, "sim-0: produce 's2-10' at offset 6 below leader b0's high watermark 9 "
                                          "since 13200 ms, still unanswered"),

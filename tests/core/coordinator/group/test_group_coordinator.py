@@ -81,6 +81,8 @@ class Harness:
         self.appends: list[AppendToLog] = []
         self.held: list[tuple[Any, Any]] = []  # (proc, effect) of asks held back
         self.hold_reads = False
+        self.hold_appends = False
+        self.held_appends: list[tuple[Any, Any]] = []  # (proc, effect) of appends held back
         self._n = 0
         self.zk = FakeZooKeeper().create_top_level_paths()
         self.run(self.gc.startup(KafkaZkClient()))
@@ -109,6 +111,9 @@ class Harness:
         elif isinstance(effect, ZkBatch):
             return self.zk(effect)
         elif isinstance(effect, AppendToLog):
+            if self.hold_appends:
+                self.held_appends.append((proc, effect))
+                raise _HeldError
             self.appends.append(effect)
             if self.append_error is not Errors.NONE:
                 return Appended(self.append_error)
@@ -144,6 +149,13 @@ class Harness:
         held, self.held = self.held, []
         for proc, effect in held:
             self.run(proc, self.read(effect))
+
+    def fail_held_appends(self, error: Errors) -> None:
+        """The appends held back answered ``error`` (a write that timed out, its partition's leadership lost)."""
+        self.hold_appends = False
+        held, self.held_appends = self.held_appends, []
+        for proc, _effect in held:
+            self.run(proc, Appended(error))
 
     def leo(self, partition: int) -> int:
         batches = list(iter_batches(bytes(self.log.get(partition, b""))))
@@ -579,6 +591,32 @@ def test_static_member_rejoin_whose_write_fails_is_reverted(frozen):
     assert h.answer(h.sync(old, 1)).assignment == b"a-i1"
     h.advance(frozen, 9000)
     assert h.heartbeat(old, 1) is Errors.NONE and g.has(old)
+
+
+def test_static_member_rejoin_whose_write_fails_after_a_rebalance_took_its_new_id_is_not_reverted(frozen):
+    """kactor sim seed 170 (sim/groups.py): static i2 restarts and rejoins a Stable group; its replacement's write
+    waits (its partition's follower cut off), and meanwhile i1 leaves: the rebalance completes at once with i2 alone,
+    answering i2's JoinGroup with its new id in generation 2. The write then times out: 2.6.3 (and kactor until
+    then) reverted the replacement, renaming the generation-2 member back to the old id, and i2's next JoinGroup with
+    the only id it knows was answered FENCED_INSTANCE_ID (fatal to the consumer). A rebalance completed meanwhile: no
+    revert."""
+    h = Harness()
+    old1, old2 = stable_static_group(h, frozen, ("i1", "i2"))
+    h.hold_appends = True
+    rejoin = h.join(require_known=False, instance="i2", client_id="c-i2")
+    assert h.answer(rejoin) is None and len(h.held_appends) == 1
+    new2 = h.group().static_members["i2"]
+    assert new2 != old2
+    left = h.answer(h.request(LeaveGroupRequest(GROUP, (MemberIdentity(old1, "i1"),))))
+    assert left.error is Errors.NONE
+    joined = h.answer(rejoin)
+    assert (joined.error, joined.generation_id, joined.member_id, joined.leader) == (Errors.NONE, 2, new2, new2)
+    h.fail_held_appends(Errors.REQUEST_TIMED_OUT)
+    g = h.group()
+    assert (list(g.members), g.static_members, g.generation_id) == ([new2], {"i2": new2}, 2)
+    again = h.answer(h.join(new2, require_known=False, instance="i2", client_id="c-i2"))
+    assert again.error is not Errors.FENCED_INSTANCE_ID
+    assert h.answer(h.request(HeartbeatRequest(GROUP, 2, new2, "i2"))).error is not Errors.FENCED_INSTANCE_ID
 
 
 def test_static_member_rejoin_that_changes_the_selected_protocol_rebalances(frozen):
