@@ -250,8 +250,10 @@ class Checker:
 
     def __init__(self, sim: Sim, client: SimClient, partitions: list[TopicPartition],
                  assignment: dict[TopicPartition, tuple[int, ...]], fast: bool = True,
-                 clients: Clients | None = None) -> None:
+                 clients: Clients | None = None, admin: Any = None, rejoin: Any = None) -> None:
         self.sim = sim
+        self.admin = admin  # sim/admin_ops.py's AdminOps: its deletions and reassignment complete
+        self.rejoin = rejoin  # sim/admin_ops.py's IsrRejoin: a follower that can rejoins the ISR within a bound
         self.client = client
         self.clients = ClientChecks(clients) if clients is not None else None
         self.partitions = partitions
@@ -338,6 +340,10 @@ class Checker:
             if error == "UNKNOWN_SERVER_ERROR":
                 out.append(f"{tp.topic}-{tp.partition}: produce {value!r} answered UNKNOWN_SERVER_ERROR")
         out += self._epoch_entries_past_the_log_end()
+        if self.admin is not None:
+            out += self.admin.check()
+        if self.rejoin is not None:
+            out += self.rejoin.check(self.partitions + (self.admin.live_partitions() if self.admin is not None else []))
         return out
 
     def _epoch_entries_past_the_log_end(self) -> list[str]:
@@ -428,6 +434,8 @@ class Checker:
             return False
         if self.clients is not None and self.clients.clients.waiting():
             return False
+        if self.admin is not None and not self.admin.settled():
+            return False
         for tp in self.partitions:
             state = zk_partition_state(sim, tp)
             if state is None or sorted(state.isr) != sorted(self.assignment[tp]) or state.leader < 0:
@@ -472,4 +480,6 @@ class Checker:
             if isr != sorted(self.assignment[tp]):
                 out.append(f"{tp.topic}-{tp.partition}: ISR {isr} at the end, not every replica "
                            f"{sorted(self.assignment[tp])}")
+        if self.admin is not None:
+            out += self.admin.check_final()
         return out

@@ -13,6 +13,7 @@ import attrs
 
 from messages.common import ReplicaAssignment, TopicPartition
 from messages.zk import Create
+from sim.admin_ops import AdminOps, IsrRejoin, admin_schedule
 from sim.client import SimClient, zk_partition_state
 from sim.clients import Clients
 from sim.faults import STEP_MS, schedule
@@ -169,7 +170,11 @@ def play(cluster: Cluster, seed: int, steps: int, tamper: Callable[[Sim, int], N
     client = SimClient(sim)
     clients = Clients(sim)  # the idempotent, acks=1 and acks=0 producers and the consumer (sim/clients.py)
     partitions = sorted(assignment)
-    checker = Checker(sim, client, partitions, assignment, fast=fast, clients=clients)
+    # the seed's admin operations (sim/admin_ops.py: an extra topic created, reassigned, deleted) and the checks that
+    # each completes and that a follower able to rejoin its ISR does
+    admin = AdminOps(sim, admin_schedule(seed, steps, len(sim.brokers)))
+    checker = Checker(sim, client, partitions, assignment, fast=fast, clients=clients, admin=admin,
+                      rejoin=IsrRejoin(sim))
     faults = schedule(seed, steps, len(sim.brokers))
     plan = writes(seed, steps, len(assignment))
     violations: list[str] = []
@@ -201,6 +206,7 @@ def play(cluster: Cluster, seed: int, steps: int, tamper: Callable[[Sim, int], N
             else:
                 sim.heal(f.a, f.b)
         restarts = _restart(sim, restarts)
+        admin.apply(step)
         for tp, write in zip(partitions, plan[step], strict=True):
             if write:
                 client.produce(tp)
