@@ -164,3 +164,20 @@ def test_pinned_seeds_are_clean_and_deterministic() -> None:
     a = run_seed(5, 20, SimBoot())
     b = run_seed(5, 20, SimBoot())
     assert a.violations == () and a.event_digest == b.event_digest and a.delivered == b.delivered
+
+
+def test_a_replica_removed_while_its_broker_was_down_keeps_its_log_as_in_kafka_2_6() -> None:
+    # seed 68: sim-x1 on b2, b0; b0 stopped at step 10, the partition reassigned to b2, b1 at 13 (complete without
+    # b0: no StopReplica goes to a dead broker), b0 back at 18 with its log, the topic deleted at 20 from its replicas
+    # b2 and b1; b0's stray log stays (ZooKeeper-mode 2.6 never deletes one), which the deletion check leaves alone
+    assert [f"{op}@{op.step}" for op in admin_schedule(68, 50, 3)] == [
+        "create sim-x1 [2, 0]@7", "reassign sim-x1 [2, 1]@13", "delete sim-x1@20"]
+    held: list[str | None] = []
+
+    def look(sim, step: int) -> None:  # type: ignore[no-untyped-def]
+        if step == 40:
+            held.append(hosts(sim, 0, XTP))
+
+    result = run_seed(68, 50, SimBoot(), tamper=look)
+    assert result.violations == ()
+    assert held == ["a log"]
