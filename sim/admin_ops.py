@@ -24,10 +24,11 @@ The invariants (`AdminChecks`, called by sim/invariants.py's Checker each step a
   failed log dir, no link cut) for DELETION_BOUND_MS — and the deletion asked for that long —, the topic's znode and
   its /admin/delete_topics child are gone; under an outage a deletion legitimately waits (a replica on a dead broker
   makes the topic ineligible for deletion in Kafka's TopicDeletionManager, resumed at the broker's startup). When
-  it is first seen complete, no live broker hosts a partition of it or keeps its log (the controller completes a
-  deletion only once every replica answered its StopReplica(delete=true)); once the cluster has been healthy for
-  the bound after that, no live broker's metadata names it. At the end (every broker up, every link healed, the
-  cluster settled): complete, always;
+  it is first seen complete, none of its replicas' brokers that is up hosts a partition of it or keeps its log (the
+  controller completes a deletion only once every replica answered its StopReplica(delete=true); a broker that was
+  a replica no more may keep a stray one, as in Kafka 2.6: see `check`); once the cluster has been healthy for the
+  bound after that, no live broker's metadata names it. At the end (every broker up, every link healed, the cluster
+  settled): complete, always;
 - a reassignment completes likewise (REASSIGNMENT_BOUND_MS): its /admin/reassign_partitions entry gone, the
   assignment znode the target (nothing adding or removing), the ISR within the target and the leader in it; when it
   completes with the cluster healthy, its removed replica's broker hosts no partition of it and keeps no log of it
