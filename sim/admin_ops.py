@@ -240,11 +240,16 @@ class AdminOps:
 
     def _delete(self, op: AdminOp) -> None:
         """kafka-topics --delete --zookeeper: AdminZkClient.deleteTopic creates /admin/delete_topics/<topic>."""
+        self._note_replicas(op.topic)  # (a deletion may complete before the next check)
         self.sim.zk_admin(Create(paths.DeleteTopicsTopicZNode.path(op.topic), None))
         if any(tp.topic == op.topic and tp not in self.reassigned for tp in self.reassignments):
             self.during_reassignment.add(op.topic)
         self.sim.note(f"admin: delete topic {op.topic}")
         self.deletions[op.topic] = self.sim.now
+
+    def _note_replicas(self, topic: str) -> None:
+        ras = (_assignment(self.sim, topic) or {}).values()
+        self.replica_sets[topic] = {b for ra in ras for b in ra.replicas + ra.adding_replicas}
 
     # -- what the other checks need ---------------------------------------------------------------------------------
     def live_partitions(self) -> list[TopicPartition]:
@@ -300,8 +305,7 @@ class AdminOps:
             if topic in self.deleted:
                 continue
             if not self.deletion_done(topic):
-                ras = (_assignment(sim, topic) or {}).values()
-                self.replica_sets[topic] = {b for ra in ras for b in ra.replicas + ra.adding_replicas}
+                self._note_replicas(topic)
             else:
                 self.deleted[topic] = now
                 # Kafka 2.6's processTopicDeletion marks a topic being reassigned ineligible for deletion before it

@@ -27,6 +27,7 @@ from sim.admin_ops import (
 )
 from sim.client import zk_partition_state
 from sim.run import Cluster, run_seed, start_cluster
+from sim.runtime import START_MS
 from zk_bridge import paths
 
 XTP = TopicPartition(EXTRA_TOPIC, 0)
@@ -181,3 +182,27 @@ def test_a_replica_removed_while_its_broker_was_down_keeps_its_log_as_in_kafka_2
     result = run_seed(68, 50, SimBoot(), tamper=look)
     assert result.violations == ()
     assert held == ["a log"]
+
+
+def test_a_replica_whose_log_survives_the_deletion_is_reported(cluster: Cluster,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    from core.broker.log import LogManager
+
+    monkeypatch.setattr(LogManager, "delete_logs", lambda self, tps: (set(), {}))  # answers success, deletes nothing
+    admin = AdminOps(cluster.sim, [AdminOp(0, "create", EXTRA_TOPIC, (0, 1)), AdminOp(2, "delete", EXTRA_TOPIC)])
+    found = _play(cluster, admin, 4)
+    assert admin.deletion_done(EXTRA_TOPIC)
+    assert found == [f"topic sim-x1 deleted at {admin.deleted[EXTRA_TOPIC] - START_MS:.0f} ms but b{b} "
+                     f"still holds a log of sim-x1-0" for b in (0, 1)]
+
+
+def test_a_broker_that_still_names_a_deleted_topic_is_reported(cluster: Cluster) -> None:
+    from actors import names
+
+    sim = cluster.sim
+    admin = AdminOps(sim, [AdminOp(0, "create", EXTRA_TOPIC, (0, 1)), AdminOp(2, "delete", EXTRA_TOPIC)])
+    assert _play(cluster, admin, 4) == [] and admin.deletion_done(EXTRA_TOPIC)
+    cache = sim.brokers[2].rt.instances[names.REPLICA_MANAGER].metadata_cache  # type: ignore[union-attr]
+    cache.snapshot.partition_states[EXTRA_TOPIC] = {}  # an UpdateMetadata it missed: the topic still named
+    found = _play(cluster, admin, int(DELETION_BOUND_MS / 1000) + 2, first=4)
+    assert len(found) == 1 and found[0].startswith("topic sim-x1 deleted at") and "still in b2's metadata" in found[0]
