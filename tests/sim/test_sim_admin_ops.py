@@ -206,3 +206,15 @@ def test_a_broker_that_still_names_a_deleted_topic_is_reported(cluster: Cluster)
     cache.snapshot.partition_states[EXTRA_TOPIC] = {}  # an UpdateMetadata it missed: the topic still named
     found = _play(cluster, admin, int(DELETION_BOUND_MS / 1000) + 2, first=4)
     assert len(found) == 1 and found[0].startswith("topic sim-x1 deleted at") and "still in b2's metadata" in found[0]
+
+
+def test_a_removed_replica_that_keeps_its_log_is_reported(cluster: Cluster, monkeypatch: pytest.MonkeyPatch) -> None:
+    from core.broker.log import LogManager
+
+    monkeypatch.setattr(LogManager, "delete_logs", lambda self, tps: (set(), {}))  # answers success, deletes nothing
+    admin = AdminOps(cluster.sim, [AdminOp(0, "create", EXTRA_TOPIC, (0, 1)),
+                                   AdminOp(3, "reassign", EXTRA_TOPIC, (2, 1))])
+    assert _play(cluster, admin, 4) == [] and XTP in admin.reassigned  # complete, the cluster healthy throughout
+    found = _play(cluster, admin, int(REASSIGNMENT_BOUND_MS / 1000) + 2, first=4)
+    assert found == [f"sim-x1-0: replica b0 removed by the reassignment completed at "
+                     f"{admin.reassigned[XTP] - START_MS:.0f} ms still holds a log of it with the cluster healthy"]
