@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, Protocol
 
 from messages.common import TopicPartition
 from protocol.errors import ProtocolError
@@ -252,15 +252,33 @@ class ClientChecks:
         return out
 
 
+class AdminChecks(Protocol):
+    """sim/admin_ops.py's AdminOps, as the Checker calls it (that module reads replicas with this one's helpers)."""
+
+    def check(self) -> list[str]: ...
+    def check_final(self) -> list[str]: ...
+    def settled(self) -> bool: ...
+    def live_partitions(self) -> list[TopicPartition]: ...
+
+
+class RejoinChecks(Protocol):
+    """sim/admin_ops.py's IsrRejoin, as the Checker calls it."""
+
+    def check(self, partitions: list[TopicPartition]) -> list[str]: ...
+
+
 class Checker:
     """Keeps what the invariants need across steps (who led which epoch, the last epoch seen in ZooKeeper)."""
 
     def __init__(self, sim: Sim, client: SimClient, partitions: list[TopicPartition],
                  assignment: dict[TopicPartition, tuple[int, ...]], fast: bool = True,
                  clients: Clients | None = None, txns: Transactions | None = None,
-                 groups: GroupChecks | None = None) -> None:
+                 groups: GroupChecks | None = None, admin: AdminChecks | None = None,
+                 rejoin: RejoinChecks | None = None) -> None:
         self.sim = sim
         self.groups = groups  # the consumer group's invariants (sim/groups.py)
+        self.admin = admin  # sim/admin_ops.py's AdminOps: its deletions and reassignment complete
+        self.rejoin = rejoin  # sim/admin_ops.py's IsrRejoin: a follower that can rejoins the ISR within a bound
         self.client = client
         self.clients = ClientChecks(clients) if clients is not None else None
         self.txns = TxnChecks(txns, partitions) if txns is not None else None
@@ -353,6 +371,10 @@ class Checker:
             if error == "UNKNOWN_SERVER_ERROR":
                 out.append(f"{tp.topic}-{tp.partition}: produce {value!r} answered UNKNOWN_SERVER_ERROR")
         out += self._epoch_entries_past_the_log_end()
+        if self.admin is not None:
+            out += self.admin.check()
+        if self.rejoin is not None:
+            out += self.rejoin.check(self.partitions + (self.admin.live_partitions() if self.admin is not None else []))
         return out
 
     def _epoch_entries_past_the_log_end(self) -> list[str]:
@@ -447,6 +469,8 @@ class Checker:
             return False
         if self.groups is not None and self.groups.group.stable() is not None:
             return False
+        if self.admin is not None and not self.admin.settled():
+            return False
         for tp in self.partitions:
             state = zk_partition_state(sim, tp)
             if state is None or sorted(state.isr) != sorted(self.assignment[tp]) or state.leader < 0:
@@ -498,4 +522,6 @@ class Checker:
             if isr != sorted(self.assignment[tp]):
                 out.append(f"{tp.topic}-{tp.partition}: ISR {isr} at the end, not every replica "
                            f"{sorted(self.assignment[tp])}")
+        if self.admin is not None:
+            out += self.admin.check_final()
         return out

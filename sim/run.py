@@ -17,6 +17,7 @@ from messages.common import ReplicaAssignment, TopicPartition
 from messages.group import GroupCoordinatorConfig
 from messages.transaction import TransactionCoordinatorConfig
 from messages.zk import Create, Multi
+from sim.admin_ops import AdminOps, IsrRejoin, admin_schedule
 from sim.client import SimClient, zk_partition_state
 from sim.clients import Clients
 from sim.faults import STEP_MS, schedule
@@ -212,8 +213,11 @@ def play(cluster: Cluster, seed: int, steps: int, tamper: Callable[[Sim, int], N
     txns = Transactions(sim) if transactional(seed) else None
     partitions = sorted(assignment)
     group = Group(sim, TOPIC, partitions)  # a consumer group's two members (sim/groups.py)
+    # the seed's admin operations (sim/admin_ops.py: an extra topic created, reassigned, deleted) and the checks that
+    # each completes and that a follower able to rejoin its ISR does
+    admin = AdminOps(sim, admin_schedule(seed, steps, len(sim.brokers)))
     checker = Checker(sim, client, partitions, assignment, fast=fast, clients=clients, txns=txns,
-                      groups=GroupChecks(group))
+                      groups=GroupChecks(group), admin=admin, rejoin=IsrRejoin(sim))
     faults = schedule(seed, steps, len(sim.brokers))
     plan = writes(seed, steps, len(assignment))
     violations: list[str] = []
@@ -251,6 +255,7 @@ def play(cluster: Cluster, seed: int, steps: int, tamper: Callable[[Sim, int], N
             else:
                 sim.heal(f.a, f.b)
         restarts = _restart(sim, restarts)
+        admin.apply(step)
         for tp, write in zip(partitions, plan[step], strict=True):
             if write:
                 client.produce(tp)
