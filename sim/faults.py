@@ -50,9 +50,6 @@ STALL_SHARE = 0.2  # of the slow links: slower than the request timeout (sim.run
 STALL_MS = (31000.0, 40000.0)
 RESET_RATE = 0.02  # of the steps: a link's connections dropped on their own (Sim.reset_link)
 RESTART_AFTER_STEPS = 8  # > zookeeper.session.timeout.ms (sim.runtime.SESSION_TIMEOUT_MS) in steps
-# The faults after which a trace replay of the broker's next incarnation diverges: a trace records the broker's inputs,
-# not what its disk lost (docs/simulation.md, "Not reproduced by a trace replay").
-DISK_FAULTS = ("power-loss", "logdir-fail")
 
 
 @attrs.frozen
