@@ -259,7 +259,9 @@ class AdminOps:
     # -- the invariants ---------------------------------------------------------------------------------------------
     def _update_health(self) -> None:
         sim = self.sim
-        ok = not sim.cut and all(broker_ok(sim, b) for b in sim.brokers)
+        # no link cut either way, slow, or still delivering what it held (sim.healthy): a one-way cut or a slow link
+        # stalls the controller's requests and the fetches as a cut does (seeds 434, 591, 594, 724, 818, 955)
+        ok = sim.healthy() and all(broker_ok(sim, b) for b in sim.brokers)
         if not ok:
             self.healthy_since = self._healthy_mark = None
         elif self._healthy_mark != sim.last_fault_ms or self.healthy_since is None:
@@ -470,8 +472,8 @@ class IsrRejoin:
                 if f == leader or f in ra.removing_replicas:
                     continue
                 trio = (f, leader, controller)
-                if not all(ok.get(b, False) for b in trio) or any(
-                        frozenset((a, b)) in sim.cut for a, b in ((f, leader), (f, controller), (leader, controller))):
+                if not all(ok.get(b, False) for b in trio) or not all(
+                        sim.link_ok(a, b) for a, b in ((f, leader), (f, controller), (leader, controller))):
                     continue
                 key = (tp, f)
                 sig = (leader, controller) + tuple(sim.brokers[b].incarnation for b in trio)

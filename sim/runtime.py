@@ -751,6 +751,12 @@ class Sim:
         return (not self.cut and not self.one_way and not self.slow and self.now >= self.drained_ms
                 and all(b.serving and not b.paused and not b.stopping for b in self.brokers.values()))
 
+    def link_ok(self, a: int, b: int) -> bool:
+        """The link between ``a`` and ``b`` works both ways at its usual latency: not cut either way, not slow, and
+        nothing it held or slowed still on its way (`drained_ms`, kept for all links)."""
+        return (frozenset((a, b)) not in self.cut and (a, b) not in self.one_way and (b, a) not in self.one_way
+                and frozenset((a, b)) not in self.slow and self.now >= self.drained_ms)
+
     def reachable(self, a: int, b: int) -> bool:
         return frozenset((a, b)) not in self.cut and self.brokers[b].up
 

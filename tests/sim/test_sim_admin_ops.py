@@ -26,6 +26,7 @@ from sim.admin_ops import (
     hosts,
 )
 from sim.client import zk_partition_state
+from sim.faults import schedule
 from sim.run import Cluster, run_seed, start_cluster
 from sim.runtime import START_MS
 from zk_bridge import paths
@@ -156,6 +157,32 @@ def test_a_follower_the_leader_never_takes_back_is_reported(cluster: Cluster, mo
     _, found = _crash_and_restart_follower(cluster)
     assert found and all("follower b2 out of the ISR" in v and "serving and connected" in v for v in found)
     assert {v.split(":")[0] for v in found} == {"sim-0", "sim-1"}
+
+
+def test_a_follower_behind_a_slow_or_one_way_link_is_not_counted_as_connected(cluster: Cluster) -> None:
+    """A slow link (its requests beyond their timeout) or a one-way cut stalls the follower's fetches as a cut does:
+    its wait starts only once the link is healed and what it held has arrived (the first campaign on the merged
+    network faults, seeds 434, 591, 594, 724, 818 and 955, reported followers out of the ISR for 16 s behind one)."""
+    sim = cluster.sim
+    assert sim.link_ok(0, 2)
+    sim.slow_link(0, 2, 35000.0)
+    assert not sim.link_ok(0, 2) and not sim.link_ok(2, 0) and sim.link_ok(0, 1)
+    sim.run_for(2000.0)  # the followers' fetches go out on it
+    sim.heal(0, 2)
+    assert not sim.link_ok(0, 2)  # what the slow link carried is still on its way
+    sim.run_for(36000.0)
+    assert sim.link_ok(0, 2)
+    sim.one_way_cut(2, 0)
+    assert not sim.link_ok(0, 2) and not sim.link_ok(2, 0)
+    rejoin = IsrRejoin(sim)
+    for _ in range(int(ISR_REJOIN_BOUND_MS / 1000) + 5):
+        sim.run_for(1000.0)
+        assert rejoin.check(sorted(cluster.assignment)) == []
+
+
+def test_seed_591_with_a_slow_link_is_clean() -> None:
+    assert "slow-link b0|b1" in [str(f) for f in schedule(591, 50, 3)]
+    assert run_seed(591, 50, SimBoot()).violations == ()
 
 
 def test_pinned_seeds_are_clean_and_deterministic() -> None:
