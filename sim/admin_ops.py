@@ -57,7 +57,7 @@ EXTRA_RECORDS = 3  # records written to the extra topic, one a step from the ste
 KEEP_SHARE = 0.25  # of the seeds: the extra topic is not deleted (the end checks its reassignment and its ISR)
 # of the seeds: those with admin operations at all (a created topic costs its replicas' fetches while it lives: in
 # every seed, +14% actor inputs over seeds 1-20 x 50 steps; in half, about +7%)
-ADMIN_SHARE = 0.5
+ADMIN_SHARE = 0.25
 
 # The bounds, all from Kafka's behaviour with every broker serving and connected (no timer of Kafka's is involved:
 # the controller's work advances on events; the slowest step is a request retried every 100 ms by the controller's

@@ -74,6 +74,10 @@ STABLE_BOUND_MS = (REBALANCE_TIMEOUT_MS + SESSION_TIMEOUT_MS + GROUP_INITIAL_REB
 VERSIONS = {"FindCoordinator": 2, "JoinGroup": 5, "SyncGroup": 3, "Heartbeat": 3, "OffsetCommit": 7,
             "OffsetFetch": 5, "LeaveGroup": 4}
 RESTART_SHARE = 0.05  # of the steps: one member, if stable, is restarted (a consumer process bounced)
+# of the seeds: those with the consumer group (and __consumer_offsets), a draw of a stream of its own; a group costs
+# about a tenth of a seed's actor inputs (its internal partition's replication, heartbeats, fetches, commits), and
+# issue #28's 10,000 seeds must fit in 30 minutes
+GROUP_SHARE = 1 / 3
 # the answers after which a member looks for its coordinator again (AbstractCoordinator.markCoordinatorUnknown)
 COORDINATOR_GONE = frozenset({CONNECTION_FAILED, Errors.NOT_COORDINATOR.name, Errors.COORDINATOR_NOT_AVAILABLE.name})
 # the answers after which a member joins again as a new member
@@ -443,6 +447,12 @@ class GroupMember:
                 self.committed[tp] = max(self.committed.get(tp, -1), offset)
         if error != "NONE" and self.state == "stable":
             self._common_errors(error)
+
+
+
+def grouped(seed: int) -> bool:
+    """Whether the seed runs the consumer group (and has `__consumer_offsets`): a draw of its own stream."""
+    return random.Random(f"group-share-{seed}").random() < GROUP_SHARE
 
 
 class Group:

@@ -21,7 +21,7 @@ from sim.admin_ops import AdminOps, IsrRejoin, admin_schedule
 from sim.client import SimClient, zk_partition_state
 from sim.clients import Clients
 from sim.faults import STEP_MS, schedule
-from sim.groups import STABLE_BOUND_MS, Group, GroupChecks
+from sim.groups import STABLE_BOUND_MS, Group, GroupChecks, grouped
 from sim.invariants import Checker, hosted_partition
 from sim.runtime import START_MS, Boot, Sim
 from sim.transactions import Transactions, transactional
@@ -175,8 +175,9 @@ def start_cluster(seed: int, boot: Boot, brokers: int = 3, trace_dir: str | None
         run_until(sim, lambda: all(b.serving for b in sim.brokers.values()) and paths.ControllerZNode in sim.zk.nodes,
                   START_MS_MAX)
         assignment = create_topic(sim, TOPIC, PARTITIONS, min(3, brokers))
-        offsets = create_offsets_topic(sim)  # at once: the seed's steps start when they started before it existed
-        internal = {**offsets, **(create_transaction_state_topic(sim) if transactional(seed) else {})}
+        # at once: the seed's steps start when they started before they existed
+        internal = {**(create_offsets_topic(sim) if grouped(seed) else {}),
+                    **(create_transaction_state_topic(sim) if transactional(seed) else {})}
         run_until(sim, lambda: _topic_ready(sim, {**assignment, **internal}), START_MS_MAX)
     except BaseException:
         logging.getLogger().removeHandler(errors)
@@ -212,12 +213,13 @@ def play(cluster: Cluster, seed: int, steps: int, tamper: Callable[[Sim, int], N
     # the transactional producer and the read_committed consumer (sim/transactions.py), on a share of the seeds
     txns = Transactions(sim) if transactional(seed) else None
     partitions = sorted(assignment)
-    group = Group(sim, TOPIC, partitions)  # a consumer group's two members (sim/groups.py)
+    # a consumer group's two members (sim/groups.py), on a share of the seeds
+    group = Group(sim, TOPIC, partitions) if grouped(seed) else None
     # the seed's admin operations (sim/admin_ops.py: an extra topic created, reassigned, deleted) and the checks that
     # each completes and that a follower able to rejoin its ISR does
     admin = AdminOps(sim, admin_schedule(seed, steps, len(sim.brokers)))
     checker = Checker(sim, client, partitions, assignment, fast=fast, clients=clients, txns=txns,
-                      groups=GroupChecks(group), admin=admin, rejoin=IsrRejoin(sim))
+                      groups=GroupChecks(group) if group is not None else None, admin=admin, rejoin=IsrRejoin(sim))
     faults = schedule(seed, steps, len(sim.brokers))
     plan = writes(seed, steps, len(assignment))
     violations: list[str] = []
@@ -262,7 +264,8 @@ def play(cluster: Cluster, seed: int, steps: int, tamper: Callable[[Sim, int], N
         clients.step(step, partitions)
         if txns is not None:
             txns.step(step, partitions)
-        group.step(step)
+        if group is not None:
+            group.step(step)
         sim.run_for(STEP_MS)
         if tamper is not None:
             tamper(sim, step)
@@ -286,17 +289,20 @@ def play(cluster: Cluster, seed: int, steps: int, tamper: Callable[[Sim, int], N
         while down:
             down = _restart(sim, down)
             if down:
-                group.tick()  # the group's members go on heartbeating through the end (no fetches, no commits due)
+                if group is not None:
+                    group.tick()  # the group's members go on heartbeating through the end (no fetches, no commits due)
                 sim.run_for(STEP_MS)
         settle_end = max(sim.now, sim.drained_ms) + SETTLE_MS  # a healed slow link's frames arrive first
         while sim.now < settle_end:
-            group.tick()
+            if group is not None:
+                group.tick()
             sim.run_for(min(SETTLE_CHECK_MS, settle_end - sim.now))
             if checker.settled():
                 break
         # the group may need longer than the brokers (a member id left from before the faults times out): its own
         # bound, from when the cluster was whole again, its members still stepping
-        while group.stable() is not None and sim.now - max(sim.last_fault_ms, group.last_restart_ms) < STABLE_BOUND_MS:
+        while (group is not None and group.stable() is not None
+               and sim.now - max(sim.last_fault_ms, group.last_restart_ms) < STABLE_BOUND_MS):
             group.tick()
             sim.run_for(STEP_MS)
         read_to_end = txns is None or txns.read_to_end(partitions, READ_TO_END_MS)

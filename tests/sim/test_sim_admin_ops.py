@@ -68,7 +68,7 @@ def test_the_schedule_is_a_pure_function_of_the_seed_and_moves_one_replica() -> 
         assert len(set(create.replicas)) == len(set(reassign.replicas)) == 2
         assert len(set(create.replicas) & set(reassign.replicas)) == 1  # one kept, one added, one removed
         assert all(op.kind == "delete" and op.step >= reassign.step for op in ops[2:])
-    assert 30 < sum(len(admin_schedule(s, 50, 3)) == 3 for s in range(1, 101)) < 50  # half have ops, most delete
+    assert 15 < sum(len(admin_schedule(s, 50, 3)) == 3 for s in range(1, 101)) < 35  # a quarter have ops, most delete
     assert admin_schedule(1, 50, 2) == [] and admin_schedule(1, 5, 3) == []
 
 
