@@ -414,7 +414,7 @@ class AdminOps:
             state = zk_partition_state(self.sim, ack.tp)
             p = None if state is None or state.leader < 0 else hosted_partition(self.sim, state.leader, ack.tp)
             found = None if p is None or p.log is None else value_at(p.log, ack.offset)
-            if found != ack.value:
+            if found != ack.value and self.sim.lost_to_power(ack.tp, ack.answered_ms) is None:
                 out.append(f"{ack.tp.topic}-{ack.tp.partition}: acknowledged {ack.value!r} at offset {ack.offset}, "
                            f"its leader has {found!r} at the end")
         return out

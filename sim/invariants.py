@@ -342,7 +342,7 @@ class Checker:
                     if ack.offset >= p.log.high_watermark:
                         continue
                     found = values.get(ack.offset)
-                    if found != ack.value:
+                    if found != ack.value and sim.lost_to_power(tp, ack.answered_ms) is None:
                         out.append(f"{name}: acknowledged {ack.value!r} at offset {ack.offset}, ISR replica b{b} "
                                    f"has {found!r} (its HW {p.log.high_watermark})")
             if self.clients is not None:
@@ -509,7 +509,7 @@ class Checker:
                     except OSError:  # its log dir failed: nothing can be read of it
                         leader_values[ack.tp] = {}
                 found = leader_values[ack.tp].get(ack.offset)
-            if found != ack.value:
+            if found != ack.value and self.sim.lost_to_power(ack.tp, ack.answered_ms) is None:
                 out.append(f"{ack.tp.topic}-{ack.tp.partition}: acknowledged {ack.value!r} at offset {ack.offset}, "
                            f"leader b{leader} has {found!r}")
         if self.clients is not None:

@@ -55,7 +55,7 @@ from edges.net.framing import (
     outbound_spec,
 )
 from messages.broker_lifecycle import BrokerShutdownRequested
-from messages.common import Errors
+from messages.common import Errors, TopicPartition
 from messages.net import NetRequest, NetResponse, NetSendFailed
 from messages.partition import LogAppendFailed, LogDirFailure
 from messages.requests import LeaderAndIsrRequest, StopReplicaRequest, UpdateMetadataRequest
@@ -63,7 +63,8 @@ from messages.runtime import TimerFired
 from messages.zk import Create, Delete, Multi, SetData, ZkRequest
 from sim.disk import NEW_DISK, DiskChange, SimDisk
 from sim.zookeeper import OPEN, ZooKeeperModel
-from zk_bridge.paths import BrokerIdZNode, ControllerEpochZNode
+from zk_bridge import znodes
+from zk_bridge.paths import BrokerIdZNode, ControllerEpochZNode, TopicsZNode
 
 log = logging.getLogger("kactor.sim")
 
@@ -339,6 +340,8 @@ class Sim:
         self.zombie_writes: list[str] = []  # check_controller_write's findings, for sim/invariants.py
         self.stale_applied: list[str] = []  # check_broker_epoch's findings, for sim/invariants.py
         self.last_fault_ms = START_MS  # when a broker last started, stopped or crashed, or a link was cut or healed
+        # (when, broker, the partitions whose ISR in ZooKeeper was that broker alone) at each power loss
+        self.sole_isr_power_losses: list[tuple[float, int, frozenset[TopicPartition]]] = []
         # told when a broker's orderly stop completes, before its process exits: (broker id, BrokerShutdownComplete)
         self.on_stopped: Callable[[int, Any], None] | None = None
 
@@ -511,11 +514,36 @@ class Sim:
         broker = self.brokers[broker_id]
         if not broker.up:
             return
+        self.sole_isr_power_losses.append((self.now, broker_id, self._led_alone(broker_id)))
         self.crash(broker_id, reason="power loss")
         assert broker.disk is not None
         broker.disk_change = change = broker.disk.power_loss()
         self.note(f"b{broker_id} disk after the power loss: {change.lost_files} files and {change.lost_bytes} bytes "
                   "lost")
+
+    def _led_alone(self, broker_id: int) -> frozenset[TopicPartition]:
+        """The partitions whose ISR in ZooKeeper is ``broker_id`` alone (an observer's read of the state znodes)."""
+        prefix = TopicsZNode + "/"
+        alone = set()
+        for path, node in self.zk.nodes.items():
+            if not (path.startswith(prefix) and path.endswith("/state")) or node.data is None:
+                continue
+            state = znodes.decode_partition_state(node.data, node.version)
+            if state is not None and tuple(state.leader_and_isr.isr) == (broker_id,):
+                _, _, _, topic, _, partition, _ = path.split("/")
+                alone.add(TopicPartition(topic, int(partition)))
+        return frozenset(alone)
+
+    def lost_to_power(self, tp: TopicPartition, since_ms: float) -> str | None:
+        """Why a record of ``tp`` acknowledged at ``since_ms`` may be gone by Kafka's own rules, or None: a broker
+        lost power after it while the partition's ISR was that broker alone. Kafka does not fsync a record before
+        acknowledging it (log.flush.interval.messages is unbounded: durability is replication's), so the sole ISR
+        member's power loss takes what its page cache held, and it is still elected, cleanly, when it comes back
+        (seed 1792: sim-x1-0's ISR [0] behind a slow link, b0's power loss; an RF-2 topic)."""
+        for at, b, alone in self.sole_isr_power_losses:
+            if at >= since_ms and tp in alone:
+                return f"b{b} lost power at {at - START_MS:.0f} ms as its sole ISR member"
+        return None
 
     def fail_log_dir(self, broker_id: int) -> None:
         """The disk under the broker's log dir goes bad: every call there raises EIO from now on (its logs defer the

@@ -27,7 +27,7 @@ from sim.admin_ops import (
 )
 from sim.client import zk_partition_state
 from sim.faults import schedule
-from sim.run import Cluster, run_seed, start_cluster
+from sim.run import Cluster, play, run_seed, start_cluster
 from sim.runtime import START_MS
 from zk_bridge import paths
 
@@ -245,3 +245,23 @@ def test_a_removed_replica_that_keeps_its_log_is_reported(cluster: Cluster, monk
     found = _play(cluster, admin, int(REASSIGNMENT_BOUND_MS / 1000) + 2, first=4)
     assert found == [f"sim-x1-0: replica b0 removed by the reassignment completed at "
                      f"{admin.reassigned[XTP] - START_MS:.0f} ms still holds a log of it with the cluster healthy"]
+
+
+def test_seed_1792_loses_only_what_a_sole_isr_member_s_power_loss_takes_as_kafka_does() -> None:
+    """sim-x1-0 is reassigned [1, 2] -> [2, 0] at 11 s and completes; b2's log dir fails at 12 s (ISR [0]); b0 loses
+    power at 20.2 s as the partition's only ISR member, its page cache with the three acknowledged records gone, and
+    is elected again, cleanly, when it is back: Kafka 2.6 loses them too (it acknowledges without fsync). That loss is
+    excused by `Sim.lost_to_power`, and by nothing else."""
+    cluster = start_cluster(1792, SimBoot())
+    try:
+        result = play(cluster, 1792, 50)
+        sim = cluster.sim
+        assert result.violations == ()
+        x1 = TopicPartition("sim-x1", 0)
+        assert [(at - START_MS, b, x1 in alone) for at, b, alone in sim.sole_isr_power_losses] == [
+            (20200.0, 0, True), (37200.0, 0, False)]
+        assert sim.lost_to_power(x1, START_MS + 8200.0) == "b0 lost power at 20200 ms as its sole ISR member"
+        assert sim.lost_to_power(x1, START_MS + 20300.0) is None
+        assert sim.lost_to_power(TopicPartition("sim", 0), START_MS) is None
+    finally:
+        cluster.close()
