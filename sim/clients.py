@@ -328,8 +328,9 @@ class Clients:
             return
         n = len(partitions)
         self.idempotent.produce(partitions[step % n])
+        if step % 4 == 0:  # every eighth step each (every fourth until 2026-11-27 04:30: the campaign's 30 minutes)
+            (self.acks1 if step % 8 == 0 else self.acks0).produce(partitions[(step // 8) % n])
         if step % 2 == 0:
-            (self.acks1 if step % 4 == 0 else self.acks0).produce(partitions[(step // 4) % n])
             self.consumer.fetch(partitions[(step // 2) % n])
 
     def answer_lists(self) -> tuple[list[tuple[str, str, str]], ...]:

@@ -53,7 +53,7 @@ TXN_EVERY = 5  # a transaction begins on every fifth step (when none is open)
 # another partition actor than the topic's: +26 %) and the transactions (+20 %) add about half of a seed's inputs
 # (+46 % over seeds 1-20 x 50 steps with every seed transactional), so a seventh of the seeds (1,443 of 1-10,000)
 # keeps the campaign's cost near +7 %
-TXN_SHARE = 1 / 10
+TXN_SHARE = 1 / 16
 # a record value any of the sim's producers writes ("<prefix><seed>-<n>"): a control record's value is not one
 VALUE = re.compile(r"[a-z]+\d+-\d+")
 # the answers after which the coordinator must be looked up again (librdkafka: a coordinator re-query)

@@ -26,6 +26,7 @@ def _plain(sim: Sim, tp: TopicPartition) -> object:
 
 def test_the_memoised_state_equals_a_plain_decode_at_every_step(monkeypatch: pytest.MonkeyPatch) -> None:
     logging.disable(logging.CRITICAL)
+    monkeypatch.setattr(client, "_DECODED_STATES", {})
     monkeypatch.setattr(client, "_DECODED_STATES_MAX", 8)  # cleared often: the bound is exercised too
     seen: list[tuple[int, object]] = []
 

@@ -104,8 +104,8 @@ def test_a_producer_that_resends_with_a_new_sequence_creates_a_duplicate_the_inv
 
 def test_acks_1_and_acks_0_producers_and_the_consumer_read_what_was_written(cluster: Cluster) -> None:
     clients, checker = _checker(cluster)
-    _steps(cluster, clients, 16)
-    # acks=1 on steps 0, 4, 8, 12, acks=0 on steps 2, 6, 10, 14, each to the partitions in turn
+    _steps(cluster, clients, 32)
+    # acks=1 on steps 0, 8, 16, 24, acks=0 on steps 4, 12, 20, 28, each to the partitions in turn
     assert [(a.value, a.tp.partition) for a in clients.acks1.acks] == [("o1-1", 0), ("o1-2", 1), ("o1-3", 0),
                                                                         ("o1-4", 1)]
     assert clients.acks0.answers == []  # acks=0: nothing answered, nothing awaited
@@ -193,7 +193,7 @@ def test_a_seed_with_crashes_retries_idempotent_batches_and_runs_clean() -> None
     clients = made[0]
     assert clients.idempotent.resent > 0 and clients.idempotent.failed == []
     assert not clients.idempotent.in_flight
-    assert len(clients.consumer.reads) > 30
+    assert len(clients.consumer.reads) > 25  # 29 (seed 2's records of every producer, some read again)
 
 
 def _bare_checks(clients: Clients) -> ClientChecks:

@@ -175,7 +175,7 @@ def test_kactor_sim_prints_a_line_per_seed_the_rerun_command_and_a_summary(
     assert "  rerun: kactor sim --seeds 4 --steps 3 --brokers 3" in out
     assert out[-2].startswith("2 seeds, 1 clean, 1 failing (4) in ") and out[-2].endswith(" seeds/s")
     assert out[-1].startswith("  3 steps a seed, 1 jobs; per seed ")
-    assert out[-1].endswith("6 acks of 6 answers, 413 inputs")  # sim-1 a quiet partition in both seeds; the clients
+    assert out[-1].endswith("6 acks of 6 answers, 411 inputs")  # sim-1 a quiet partition in both seeds; the clients
     assert (tmp_path / "seed-4" / "broker-0.jsonl").exists()
 
 

@@ -170,7 +170,7 @@ def test_at_the_end_a_committed_record_missing_or_read_twice_out_of_order_or_a_h
 
 
 def test_a_seed_with_transactions_and_faults_runs_clean() -> None:
-    seed = 6
+    seed = 15  # a transactional seed (TXN_SHARE): 15 is the first of 1-100
     assert transactional(seed)
     result = sim_run.run_seed(seed, 40, SimBoot())
     assert result.violations == ()
