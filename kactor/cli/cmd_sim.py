@@ -31,10 +31,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "sim", help="seeded fault runs of a simulated cluster in one process",
         description="Runs N brokers' real actors in one thread on simulated time, with a ZooKeeper model, a "
                     "simulated network (per-link latency, partitions two-way and one-way, slow links, resets, "
-                    "request timeouts) and process crashes and restarts, produces "
-                    "with acks=all and checks the invariants after every step (one leader per leader epoch, "
-                    "leader in ISR within replicas, every acknowledged record on every ISR replica, produce "
-                    "answered within its timeout, nothing acknowledged lost).")
+                    "request timeouts), a simulated disk (fsync, power loss, a failing log dir) and process "
+                    "crashes, pauses, restarts and controlled shutdowns; drives producers (acks=all, idempotent, "
+                    "acks=1, acks=0, transactional), consumers (read_uncommitted, read_committed, a consumer group) "
+                    "and admin operations (topic creation, reassignment, deletion), and checks the invariants after "
+                    "every step (one leader per leader epoch, leader in ISR within replicas, every acknowledged "
+                    "record on every ISR replica, replicas identical below the high watermark, no duplicate, "
+                    "answers within their bounds, no UNKNOWN_SERVER_ERROR, groups stable, deletions and "
+                    "reassignments complete, followers back in the ISR, nothing acknowledged lost). A failing "
+                    "seed prints the command that reruns it; its traces replay with `kactor trace replay --check` "
+                    "and a campaign's with `kactor trace summarize DIR`.")
     p.add_argument("--seeds", default="1", metavar="SEEDS", help="seeds to run: N, N-M or a list (default 1)")
     p.add_argument("--steps", type=int, default=20, metavar="N", help="steps (1 s of simulated time each) per seed "
                                                                       "(default 20)")

@@ -655,45 +655,47 @@ def test_a_controller_request_applied_by_a_later_incarnation_is_a_violation() ->
         sim.close()
 
 
-def test_serving_before_start_up_ends_is_caught_at_seed_45() -> None:
-    """`kactor sim --mutation serve-before-startup --seeds 1-1000 --stop-at-first` stops at seed 45 (seed 11 before
-    the clients and the simulated disk's faults changed the runs): b2 crashes at step 25 and is started again 164 ms
-    later (a quick restart); while it waits for its old session to expire the controller, which still counts it
-    alive, sends it UpdateMetadata for its old broker epoch. Read before start-up ends (the transport before
-    6b9b8e9), the new incarnation applies it; held until then, it is refused STALE_BROKER_EPOCH."""
+def test_serving_before_start_up_ends_is_caught_at_seed_1() -> None:
+    """`kactor sim --mutation serve-before-startup --seeds 1-1000 --stop-at-first` stops at seed 1 (seed 45 before
+    the network faults, the group, the transactions and the admin operations changed the runs; 11 before the clients
+    and the disk's faults): b2 crashes at step 0 and is started again at once (a quick restart); while it waits for
+    its old session to expire the controller, which still counts it alive, sends it LeaderAndIsr for its old broker
+    epoch. Read before start-up ends (the transport before 6b9b8e9), the new incarnation applies it; held until then,
+    it is refused STALE_BROKER_EPOCH."""
     from sim import mutations
 
-    assert "crash-restart b2" in [str(f) for f in schedule(45, 50, 3)]
-    assert run_seed(45, 50, SimBoot()).violations == ()
+    assert str(schedule(1, 50, 3)[0]) == "crash-restart b2"
+    assert run_seed(1, 50, SimBoot()).violations == ()
     undo = mutations.apply("serve-before-startup")
     try:
-        violations = run_seed(45, 50, SimBoot()).violations
+        violations = run_seed(1, 50, SimBoot()).violations
     finally:
         undo()
-    assert violations[0].startswith("b2 (incarnation 2, start-up not ended) applied the UpdateMetadata request sent "
-                                    "for broker epoch 111 at 27505.429 ms")  # 99 before sim/admin_ops.py's znodes
+    assert violations[0] == ("b2 (incarnation 2, start-up not ended) applied the LeaderAndIsr request sent for broker "
+                             "epoch 55 at 6207.339 ms: a request meant for an earlier incarnation")
 
 
 @pytest.mark.parametrize(("mutation", "seed", "caught"), [
-    # a replica led epoch 3 of __consumer_offsets-0 without writing, then follows: its epoch cache keeps it (sim-0
-    # at log end 27 before the consumer group)
-    ("truncate-to-end-keeps-epochs", 144, "__consumer_offsets-0: follower b1 fetches from b0 with leader epoch 3 "
-                                          "starting at its log end 6 in its epoch cache (an epoch it led without "
-                                          "writing, not trimmed)"),
+    # a replica led epoch 2 of __consumer_offsets-0 without writing, then follows: its epoch cache keeps it (seed 144
+    # before the consumer group ran on a third of the seeds; sim-0 at seed 6 before the group)
+    ("truncate-to-end-keeps-epochs", 48, "__consumer_offsets-0: follower b1 fetches from b0 with leader epoch 2 "
+                                         "starting at its log end 1 in its epoch cache (an epoch it led without "
+                                         "writing, not trimmed)"),
     # a quiet partition: no next produce's append completes the parked produce a second later
-    ("make-leader-completes-nothing", 2, "sim-0: produce 's2-10' at offset 6 below leader b0's high watermark 9 "
-                                         "since 13200 ms, still unanswered"),
-    # retention deletes a follower's truncated segment: acknowledged records gone from an ISR replica
-    ("segment-truncate-timestamp", 668, "sim-0: acknowledged 's668-1' at offset 0, ISR replica b2 has None (its HW "
-                                        "23)"),
+    ("make-leader-completes-nothing", 1, "sim-1: produce 's1-23' at offset 12 below leader b1's high watermark 14 "
+                                         "since 22200 ms, still unanswered"),
+    # retention deletes a follower's truncated segment: acknowledged records gone (here of the admin operations'
+    # RF-2 topic, whose leader is then the follower that lost them; seed 668 on sim-0 before)
+    ("segment-truncate-timestamp", 454, "sim-x1-0: acknowledged 's454-2' at offset 0, its leader has None at the "
+                                        "end"),
     # a new follower truncating to its high watermark drops acknowledged records the new leader then lacks: the
     # idempotent producer's next batch finds the sequence it follows gone
     ("truncate-to-high-watermark", 41, "Produce 'i41-36' answered OUT_OF_ORDER_SEQUENCE_NUMBER"),
 ])
 def test_each_mutation_is_caught_at_the_first_seed_of_its_campaign(mutation: str, seed: int, caught: str) -> None:
-    """The first seed of `kactor sim --mutation NAME --seeds 1-1000 --steps 50 --stop-at-first` after the merge of
-    the simulated disk, the clients and the quick restarts (2026-11-27 01:27-01:34; docs/simulation.md's Power
-    table): clean without the mutation, caught with it."""
+    """The first seed of `kactor sim --mutation NAME --seeds 1-1000 --steps 50 --jobs 2 --stop-at-first` on the
+    merged network faults, consumer group, transactions and admin operations (b0e9ce3, 2026-11-27 04:33-04:35;
+    docs/simulation.md's Power table): clean without the mutation, caught with it."""
     from sim import mutations
 
     assert run_seed(seed, 50, SimBoot()).violations == ()
