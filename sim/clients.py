@@ -312,7 +312,7 @@ class Clients:
     with the actor inputs its requests cause (a produce most: the followers' fetches it wakes), so the rates are
     kept low (issue #28's 10,000 seeds in 30 minutes): the idempotent producer sends a new record to one partition a
     step (the partitions in turn; a batch being retried goes again on its own backoff), the acks=1 and acks=0
-    producers one record every fourth step each (acks=1 on steps 0, 4, 8, ..., acks=0 on 2, 6, 10, ..., to the
+    producers one record every eighth step each (acks=1 on steps 0, 8, 16, ..., acks=0 on 4, 12, 20, ..., to the
     partitions in turn), and the consumer fetches one partition every other step (in turn: each partition every 2n
     steps, reading all that came since: a fetch reads up to 1 MB)."""
 

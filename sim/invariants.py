@@ -181,10 +181,16 @@ class ClientChecks:
     - at the end: every record a consumer read is in the leader's log at its offset (a consumer sees only committed
       data, which nothing takes back); an acks=1 record acknowledged at an offset is, if it survived at all, at that
       offset (acks=1 records may be lost, but never moved); no idempotent batch is left unacknowledged.
+
+    Except where Kafka itself loses records: a partition whose sole ISR member lost power or started on a new disk
+    (`Sim.lost_to_power`) may lose what was read of it, and its producers' and consumers' answers after that may be
+    OUT_OF_ORDER_SEQUENCE_NUMBER or OFFSET_OUT_OF_RANGE (`Sim.lost_any_to_power`: such an answer does not name its
+    partition here).
     """
 
     def __init__(self, clients: Clients) -> None:
         self.clients = clients
+        self.sim = clients.sim
         self.first_read: dict[tuple[TopicPartition, int], Read] = {}
         self._reads_seen = 0
         self._answers_seen: dict[int, int] = {}  # per answer list, how many were looked at
@@ -214,15 +220,16 @@ class ClientChecks:
                 self.found.append(f"{name}: consumer read {r.value!r} at offset {r.offset} from b{r.leader}, at or "
                                   f"above the high watermark {r.high_watermark} of that answer")
             first = self.first_read.setdefault((r.tp, r.offset), r)
-            if first.value != r.value:
+            if first.value != r.value and self.sim.lost_to_power(r.tp, first.read_ms) is None:
                 self.found.append(f"{name}: consumer read offset {r.offset} as {first.value!r} from b{first.leader} "
                                   f"at {first.read_ms:.0f} ms, then as {r.value!r} from b{r.leader} at "
                                   f"{r.read_ms:.0f} ms")
         self._reads_seen = len(reads)
         for i, answers in enumerate(self.clients.answer_lists()):
             for what, about, error in answers[self._answers_seen.get(i, 0):]:
-                if (error == "UNKNOWN_SERVER_ERROR" or error in FATAL
-                        or (what == "Fetch" and error == "OFFSET_OUT_OF_RANGE")):
+                if error == "UNKNOWN_SERVER_ERROR" or (
+                        (error in FATAL or (what == "Fetch" and error == "OFFSET_OUT_OF_RANGE"))
+                        and not self.sim.lost_any_to_power()):
                     self.found.append(f"{what} {about!r} answered {error}")
             self._answers_seen[i] = len(answers)
         return list(self.found)
@@ -237,7 +244,7 @@ class ClientChecks:
         for (tp, offset), r in sorted(self.first_read.items(), key=lambda kv: (kv[0][0], kv[0][1])):
             leader, values = logs.get(tp, (-1, {}))
             found = values.get(offset)
-            if found != r.value:
+            if found != r.value and self.sim.lost_to_power(tp, r.read_ms) is None:
                 out.append(f"{tp.topic}-{tp.partition}: consumer read {r.value!r} at offset {offset} from "
                            f"b{r.leader} at {r.read_ms:.0f} ms, leader b{leader} has {found!r} there at the end")
         where = {tp: {v: o for o, v in values.items()} for tp, (_, values) in logs.items()}

@@ -340,8 +340,9 @@ class Sim:
         self.zombie_writes: list[str] = []  # check_controller_write's findings, for sim/invariants.py
         self.stale_applied: list[str] = []  # check_broker_epoch's findings, for sim/invariants.py
         self.last_fault_ms = START_MS  # when a broker last started, stopped or crashed, or a link was cut or healed
-        # (when, broker, the partitions whose ISR in ZooKeeper was that broker alone) at each power loss
-        self.sole_isr_power_losses: list[tuple[float, int, frozenset[TopicPartition]]] = []
+        # (when, broker, what it lost, the partitions whose ISR in ZooKeeper was that broker alone) at each power loss
+        # and each start on a replaced disk
+        self.sole_isr_losses: list[tuple[float, int, str, frozenset[TopicPartition]]] = []
         # told when a broker's orderly stop completes, before its process exits: (broker id, BrokerShutdownComplete)
         self.on_stopped: Callable[[int, Any], None] | None = None
 
@@ -429,6 +430,7 @@ class Sim:
             broker.disk = SimDisk(random.Random(f"disk-{self.seed}-{broker_id}-{broker.incarnation}"),
                                   broker.disk.clock)
             broker.disk_change = NEW_DISK
+            self.sole_isr_losses.append((self.now, broker_id, "started on a new disk", self._led_alone(broker_id)))
         cfg = self.boot.config(broker_id, broker.log_dir)
         broker.incarnation += 1
         trace = None
@@ -514,7 +516,7 @@ class Sim:
         broker = self.brokers[broker_id]
         if not broker.up:
             return
-        self.sole_isr_power_losses.append((self.now, broker_id, self._led_alone(broker_id)))
+        self.sole_isr_losses.append((self.now, broker_id, "lost power", self._led_alone(broker_id)))
         self.crash(broker_id, reason="power loss")
         assert broker.disk is not None
         broker.disk_change = change = broker.disk.power_loss()
@@ -535,15 +537,22 @@ class Sim:
         return frozenset(alone)
 
     def lost_to_power(self, tp: TopicPartition, since_ms: float) -> str | None:
-        """Why a record of ``tp`` acknowledged at ``since_ms`` may be gone by Kafka's own rules, or None: a broker
-        lost power after it while the partition's ISR was that broker alone. Kafka does not fsync a record before
-        acknowledging it (log.flush.interval.messages is unbounded: durability is replication's), so the sole ISR
-        member's power loss takes what its page cache held, and it is still elected, cleanly, when it comes back
-        (seed 1792: sim-x1-0's ISR [0] behind a slow link, b0's power loss; an RF-2 topic)."""
-        for at, b, alone in self.sole_isr_power_losses:
+        """Why a record of ``tp`` acknowledged (or read) at ``since_ms`` may be gone by Kafka's own rules, or None: a
+        broker lost power, or started on a new disk after its log dir failed, after it while the partition's ISR was
+        that broker alone. Kafka does not fsync a record before acknowledging it (log.flush.interval.messages is
+        unbounded: durability is replication's), so the sole ISR member's power loss takes what its page cache held,
+        and a replaced disk everything; the broker is still elected, cleanly, when it comes back (seed 1792:
+        sim-x1-0's ISR [0] behind a slow link, b0's power loss; seed 7012: sim-0's ISR [2], b2 on a new disk)."""
+        for at, b, what, alone in self.sole_isr_losses:
             if at >= since_ms and tp in alone:
-                return f"b{b} lost power at {at - START_MS:.0f} ms as its sole ISR member"
+                return f"b{b} {what} at {at - START_MS:.0f} ms as its sole ISR member"
         return None
+
+    def lost_any_to_power(self) -> bool:
+        """Whether any partition lost records that way so far (an answer that cannot name its partition, such as an
+        idempotent producer's OUT_OF_ORDER_SEQUENCE_NUMBER after the records it follows were lost, is then Kafka's
+        too)."""
+        return any(alone for _, _, _, alone in self.sole_isr_losses)
 
     def fail_log_dir(self, broker_id: int) -> None:
         """The disk under the broker's log dir goes bad: every call there raises EIO from now on (its logs defer the

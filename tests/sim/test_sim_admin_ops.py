@@ -258,8 +258,8 @@ def test_seed_1792_loses_only_what_a_sole_isr_member_s_power_loss_takes_as_kafka
         sim = cluster.sim
         assert result.violations == ()
         x1 = TopicPartition("sim-x1", 0)
-        assert [(at - START_MS, b, x1 in alone) for at, b, alone in sim.sole_isr_power_losses] == [
-            (20200.0, 0, True), (37200.0, 0, False)]
+        assert [(at - START_MS, b, what, x1 in alone) for at, b, what, alone in sim.sole_isr_losses
+                if what == "lost power"] == [(20200.0, 0, "lost power", True), (37200.0, 0, "lost power", False)]
         assert sim.lost_to_power(x1, START_MS + 8200.0) == "b0 lost power at 20200 ms as its sole ISR member"
         assert sim.lost_to_power(x1, START_MS + 20300.0) is None
         assert sim.lost_to_power(TopicPartition("sim", 0), START_MS) is None

@@ -203,6 +203,13 @@ def _bare_checks(clients: Clients) -> ClientChecks:
     class NoSim:
         seed = 1
 
+        def lost_to_power(self, tp: object, since_ms: float) -> None:
+            return None
+
+        def lost_any_to_power(self) -> bool:
+            return False
+
+    clients.sim = NoSim()  # type: ignore[assignment]
     clients.idempotent = IdempotentProducer(NoSim())  # type: ignore[arg-type]
     clients.acks1 = PlainProducer(NoSim(), 1, "o")  # type: ignore[arg-type]
     clients.acks0 = PlainProducer(NoSim(), 0, "z")  # type: ignore[arg-type]
