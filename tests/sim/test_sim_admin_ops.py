@@ -4,9 +4,6 @@ rejoin its ISR does within a bound; each invariant shown to fire when its proper
 
 from __future__ import annotations
 
-import logging
-from collections.abc import Iterator
-
 import pytest
 
 from core.broker.partition import Partition
@@ -34,18 +31,6 @@ from zk_bridge import paths
 XTP = TopicPartition(EXTRA_TOPIC, 0)
 
 
-@pytest.fixture(autouse=True)
-def _quiet() -> None:
-    logging.getLogger("kactor").setLevel(logging.ERROR)
-
-
-@pytest.fixture
-def cluster() -> Iterator[Cluster]:
-    c = start_cluster(1, SimBoot())
-    try:
-        yield c
-    finally:
-        c.close()
 
 
 def _play(c: Cluster, admin: AdminOps, steps: int, first: int = 0) -> list[str]:

@@ -4,9 +4,6 @@ producers, a consumer; each invariant shown to fail when its property is broken.
 
 from __future__ import annotations
 
-import logging
-from collections.abc import Iterator
-
 import pytest
 
 from kactor.sim_boot import SimBoot
@@ -15,23 +12,11 @@ from protocol.records import Record, build_batch
 from sim.client import SimClient
 from sim.clients import Clients, InFlight, Read
 from sim.invariants import Checker, ClientChecks, duplicates
-from sim.run import Cluster, run_seed, start_cluster
+from sim.run import Cluster, run_seed
 
 TP = TopicPartition("sim", 0)
 
 
-@pytest.fixture(autouse=True)
-def _quiet() -> None:
-    logging.getLogger("kactor").setLevel(logging.ERROR)
-
-
-@pytest.fixture
-def cluster() -> Iterator[Cluster]:
-    c = start_cluster(1, SimBoot())
-    try:
-        yield c
-    finally:
-        c.close()
 
 
 def _checker(c: Cluster) -> tuple[Clients, Checker]:

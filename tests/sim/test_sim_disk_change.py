@@ -4,7 +4,6 @@ new disk replays exactly, every incarnation."""
 
 from __future__ import annotations
 
-import logging
 import os
 import random
 from pathlib import Path
@@ -20,10 +19,6 @@ from sim.run import run_seed
 
 TOP = "/logs/broker-0"
 
-
-@pytest.fixture(autouse=True)
-def _quiet() -> None:
-    logging.getLogger("kactor").setLevel(logging.ERROR)
 
 
 def _busy_disk(seed: int) -> SimDisk:

@@ -3,7 +3,6 @@ heartbeat, fetch and commit; and its invariants (`GroupChecks`), each shown to f
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Iterator
 
 import pytest
@@ -29,10 +28,6 @@ from sim.run import TOPIC, Cluster, run_seed, start_cluster
 
 P0, P1 = TopicPartition(TOPIC, 0), TopicPartition(TOPIC, 1)
 
-
-@pytest.fixture(autouse=True)
-def _quiet() -> None:
-    logging.getLogger("kactor").setLevel(logging.ERROR)
 
 
 @pytest.fixture

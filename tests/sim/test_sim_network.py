@@ -3,8 +3,6 @@ cuts, slow links, and their schedule drawn beside the existing faults."""
 
 from __future__ import annotations
 
-import logging
-from collections.abc import Iterator
 from typing import Any
 
 import attrs
@@ -16,24 +14,12 @@ from messages.common import TopicPartition
 from messages.net import NetResponse, NetSendFailed
 from messages.replication import ListOffsetsPartition, ListOffsetsRequest
 from sim.faults import schedule
-from sim.run import Cluster, run_seed, start_cluster
+from sim.run import Cluster, run_seed
 from sim.runtime import REQUEST_TIMEOUT_MS, Sim
 
 RID = 990_001  # the request id of the test's own requests (the actors' never get this high in a short run)
 
 
-@pytest.fixture(autouse=True)
-def _quiet() -> None:
-    logging.getLogger("kactor").setLevel(logging.ERROR)
-
-
-@pytest.fixture
-def cluster() -> Iterator[Cluster]:
-    c = start_cluster(1, SimBoot())
-    try:
-        yield c
-    finally:
-        c.close()
 
 
 def _capture(sim: Sim) -> list[tuple[float, int, Any]]:

@@ -4,7 +4,6 @@ through crashes, restarts and partitions, and a broken invariant is reported."""
 from __future__ import annotations
 
 import json
-import logging
 from pathlib import Path
 
 import attrs
@@ -22,11 +21,6 @@ from sim.workload import rates, writes
 
 STEPS = 20
 
-
-@pytest.fixture(autouse=True)
-def _quiet() -> None:
-    # the faults make the actors log connection failures; the test asserts on what the run reports
-    logging.getLogger("kactor").setLevel(logging.ERROR)
 
 
 @pytest.fixture

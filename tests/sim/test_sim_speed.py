@@ -4,8 +4,6 @@ parse does."""
 
 from __future__ import annotations
 
-import logging
-
 import attrs
 import pytest
 
@@ -15,11 +13,6 @@ from sim.client import zk_partition_state
 from sim.invariants import hosted_partition, value_at, values_below_hw
 from sim.run import SeedResult, create_topic, run_seed
 from sim.runtime import Sim
-
-
-@pytest.fixture(autouse=True)
-def _quiet() -> None:
-    logging.getLogger("kactor").setLevel(logging.ERROR)
 
 
 def _outcome(r: SeedResult) -> SeedResult:

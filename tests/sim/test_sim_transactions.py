@@ -35,10 +35,6 @@ P0, P1 = TopicPartition("sim", 0), TopicPartition("sim", 1)
 TXN_STATE = TopicPartition("__transaction_state", 0)
 
 
-@pytest.fixture(autouse=True)
-def _quiet() -> None:
-    logging.getLogger("kactor").setLevel(logging.ERROR)
-
 
 @pytest.fixture
 def cluster(monkeypatch: pytest.MonkeyPatch) -> Iterator[Cluster]:
