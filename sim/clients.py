@@ -21,6 +21,7 @@ What the invariants check of them is in sim/invariants.py (`ClientChecks`).
 from __future__ import annotations
 
 import random
+from typing import Any
 
 import attrs
 
@@ -238,21 +239,54 @@ class PlainProducer:
             self.acks.append(ClientAck(tp, offset, value, self.acks_setting, self.sim.now - START_MS))
 
 
-class SimConsumer:
-    """Reads every partition from offset 0 on, and again what it read from a leader once the partition has a new
-    one; ``reads`` every record read, in order, ``answers`` every answer as (what, partition, error name or
-    CONNECTION_FAILED)."""
+class FetchingClient:
+    """What a consumer's fetches share: one Fetch in flight per partition (replica id -1, fetch.min.bytes 1,
+    fetch.max.wait.ms 500, no fetch session) from its position, to the leader the partition's state znode names;
+    ``answers`` every answer as (what, partition, error name or CONNECTION_FAILED)."""
 
-    def __init__(self, sim: Sim, prefix: str = "c") -> None:
+    def __init__(self, sim: Sim, prefix: str) -> None:
         self.sim = sim
         self.prefix = prefix
         self.positions: dict[TopicPartition, int] = {}
         self.fetching: set[TopicPartition] = set()
+        self.answers: list[tuple[str, str, str]] = []
+
+    def _send(self, tp: TopicPartition, leader: int, position: int, isolation_level: int = 0) -> None:
+        self.fetching.add(tp)
+        request = FetchRequest(-1, (FetchPartition(tp, position),), max_wait_ms=FETCH_MAX_WAIT_MS, min_bytes=1,
+                               isolation_level=isolation_level)
+        self.sim.client_request(leader, request, FETCH_VERSION,
+                                lambda answer: self._answered(tp, leader, position, answer),
+                                client_id=f"sim-{self.prefix}")
+
+    def _answered(self, tp: TopicPartition, leader: int, position: int, answer: Any) -> None:
+        raise NotImplementedError
+
+    def _partition(self, tp: TopicPartition, leader: int, position: int, answer: Any) -> Any:
+        """The answer's partition when it is NONE, else None (the answer recorded, an error noted)."""
+        self.fetching.discard(tp)
+        name = f"{tp.topic}-{tp.partition}"
+        if answer is None:
+            self.answers.append(("Fetch", name, CONNECTION_FAILED))
+            return None
+        part = answer.partitions[0]
+        self.answers.append(("Fetch", name, part.error.name))
+        if part.error != Errors.NONE:
+            self.sim.note(f"client {self.prefix} fetch {name} at {position} from b{leader}: {part.error.name}")
+            return None
+        return part
+
+
+class SimConsumer(FetchingClient):
+    """Reads every partition from offset 0 on, and again what it read from a leader once the partition has a new
+    one; ``reads`` every record read, in order."""
+
+    def __init__(self, sim: Sim, prefix: str = "c") -> None:
+        super().__init__(sim, prefix)
         # per partition: the leader last fetched from and the position it was first fetched from
         self.leaders: dict[TopicPartition, tuple[int, int]] = {}
         self.rewinds = 0
         self.reads: list[Read] = []
-        self.answers: list[tuple[str, str, str]] = []
 
     def fetch(self, tp: TopicPartition) -> bool:
         if tp in self.fetching:
@@ -271,24 +305,14 @@ class SimConsumer:
             since, position = position, since
             self.positions[tp] = position
         self.leaders[tp] = (leader, since)
-        self.fetching.add(tp)
-        request = FetchRequest(-1, (FetchPartition(tp, position),), max_wait_ms=FETCH_MAX_WAIT_MS, min_bytes=1)
-        self.sim.client_request(leader, request, FETCH_VERSION,
-                                lambda answer: self._answered(tp, leader, position, answer),
-                                client_id=f"sim-{self.prefix}")
+        self._send(tp, leader, position)
         return True
 
-    def _answered(self, tp: TopicPartition, leader: int, position: int, answer: object) -> None:
-        self.fetching.discard(tp)
+    def _answered(self, tp: TopicPartition, leader: int, position: int, answer: Any) -> None:
+        part = self._partition(tp, leader, position, answer)
+        if part is None:
+            return
         name = f"{tp.topic}-{tp.partition}"
-        if answer is None:
-            self.answers.append(("Fetch", name, CONNECTION_FAILED))
-            return
-        part = answer.partitions[0]  # type: ignore[attr-defined]
-        self.answers.append(("Fetch", name, part.error.name))
-        if part.error != Errors.NONE:
-            self.sim.note(f"client {self.prefix} fetch {name} at {position} from b{leader}: {part.error.name}")
-            return
         now = self.sim.now - START_MS
         read = 0
         for batch in iter_batches(part.records):

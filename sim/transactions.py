@@ -35,11 +35,11 @@ import attrs
 from actors import names
 from messages.common import Errors, TopicPartition
 from messages.group import COORDINATOR_TYPE_TRANSACTION, FindCoordinatorRequest
-from messages.replication import FetchPartition, FetchRequest, ProducePartition, ProduceRequest
+from messages.replication import ProducePartition, ProduceRequest
 from messages.transaction import AddPartitionsToTxnRequest, EndTxnRequest, InitProducerIdRequest
 from protocol.records import TRANSACTIONAL_BIT, Record, batch_end_txn_marker, build_batch, iter_batches
 from sim.client import PRODUCE_TIMEOUT_MS, PRODUCE_VERSION, zk_partition_leader
-from sim.clients import CONNECTION_FAILED, FETCH_MAX_WAIT_MS, FETCH_VERSION, RETRIABLE, RETRY_BACKOFF_MS
+from sim.clients import CONNECTION_FAILED, RETRIABLE, RETRY_BACKOFF_MS, FetchingClient
 from sim.runtime import START_MS, Sim
 
 FIND_COORDINATOR_VERSION = 2
@@ -318,20 +318,15 @@ class TxnProducer:
             self._fenced(error)
 
 
-class ReadCommittedConsumer:
-    """Reads every partition from offset 0 on at READ_COMMITTED; ``reads`` every record kept, ``answers`` every
-    answer as (what, partition, error name or CONNECTION_FAILED), ``positions`` and ``stable`` (the last answer's
-    last stable offset and high watermark) per partition."""
+class ReadCommittedConsumer(FetchingClient):
+    """Reads every partition from offset 0 on at READ_COMMITTED; ``reads`` every record kept, ``positions`` and
+    ``stable`` (the last answer's last stable offset and high watermark) per partition."""
 
     def __init__(self, sim: Sim, prefix: str = "r") -> None:
-        self.sim = sim
-        self.prefix = prefix
-        self.positions: dict[TopicPartition, int] = {}
+        super().__init__(sim, prefix)
         self.stable: dict[TopicPartition, tuple[int, int]] = {}
         self.answered_ms: dict[TopicPartition, float] = {}  # when a fetch of the partition was last answered NONE
-        self.fetching: set[TopicPartition] = set()
         self.reads: list[TxnRead] = []
-        self.answers: list[tuple[str, str, str]] = []
 
     def at_end(self, tp: TopicPartition, since: float) -> bool:
         """Answered since ``since`` with its position at the last stable offset, which is the high watermark."""
@@ -344,26 +339,14 @@ class ReadCommittedConsumer:
         leader = zk_partition_leader(self.sim, tp)
         if leader < 0:
             return False
-        position = self.positions.get(tp, 0)
-        self.fetching.add(tp)
-        request = FetchRequest(-1, (FetchPartition(tp, position),), max_wait_ms=FETCH_MAX_WAIT_MS, min_bytes=1,
-                               isolation_level=READ_COMMITTED)
-        self.sim.client_request(leader, request, FETCH_VERSION,
-                                lambda answer: self._answered(tp, leader, position, answer),
-                                client_id=f"sim-{self.prefix}")
+        self._send(tp, leader, self.positions.get(tp, 0), READ_COMMITTED)
         return True
 
     def _answered(self, tp: TopicPartition, leader: int, position: int, answer: Any) -> None:
-        self.fetching.discard(tp)
+        part = self._partition(tp, leader, position, answer)
+        if part is None:
+            return
         name = f"{tp.topic}-{tp.partition}"
-        if answer is None:
-            self.answers.append(("Fetch", name, CONNECTION_FAILED))
-            return
-        part = answer.partitions[0]
-        self.answers.append(("Fetch", name, part.error.name))
-        if part.error != Errors.NONE:
-            self.sim.note(f"client {self.prefix} fetch {name} at {position} from b{leader}: {part.error.name}")
-            return
         now = self.sim.now - START_MS
         # Fetcher.PartitionRecords: the aborted transactions by first offset, the producers aborted so far
         aborted = sorted(part.aborted_transactions or (), key=lambda a: a.first_offset)
