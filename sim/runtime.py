@@ -644,12 +644,16 @@ class Sim:
             self.at(ZK_LATENCY_MS, lambda e=event: self.deliver(broker, inc, names.ZK, e, names.EDGE_ZK))
         self.pump_zk_events()
 
+    def controller_epoch(self) -> int:
+        """/controller_epoch as the model holds it now (-1: none yet)."""
+        node = self.zk.nodes.get(ControllerEpochZNode)
+        return int(node.data) if node is not None and node.data else -1
+
     def check_controller_write(self, broker: SimBroker, epoch: int, batch: Any, results: tuple[Any, ...]) -> None:
         """A controller's write takes effect only while its epoch is current (Kafka's
         wrapRequestWithControllerEpochCheck): a deposed controller that has not heard of it yet (a zombie) must have
         its writes refused."""
-        node = self.zk.nodes.get(ControllerEpochZNode)
-        current = int(node.data) if node is not None and node.data else -1
+        current = self.controller_epoch()
         if current <= epoch:
             return
         for op, result in zip(batch.ops, results, strict=True):

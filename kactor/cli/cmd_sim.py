@@ -26,6 +26,24 @@ from typing import Any
 import attrs
 
 
+def configure_logging(verbose: bool) -> None:
+    """The brokers log what Kafka logs about the faults a run injects (connections refused, preferred elections that
+    cannot run while the preferred replica is out of the ISR): noise among the seed lines, so the console shows only
+    CRITICAL (WARNING with --verbose). The loggers stay at ERROR: an actor handler that raises logs its exception
+    there, and sim/run.py's ActorErrors makes it a violation of its seed (with the root logger at CRITICAL, until
+    2026-11-27, the records were dropped before it saw one)."""
+    import logging
+
+    root = logging.getLogger()
+    if root.handlers:  # configured already (an embedding program, pytest): its levels are its own
+        return
+    console = logging.StreamHandler()
+    console.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+    console.setLevel(logging.WARNING if verbose else logging.CRITICAL)
+    root.addHandler(console)
+    root.setLevel(logging.WARNING if verbose else logging.ERROR)
+
+
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
         "sim", help="seeded fault runs of a simulated cluster in one process",
@@ -166,13 +184,7 @@ def run(args: argparse.Namespace) -> int:
 
     # as a broker and a replay run: a rerun in another process, and a replay of the traces, iterate sets alike
     ensure_fixed_hash_seed()
-    import logging
-
-    # the brokers log what Kafka logs about the faults this run injects (connections refused, preferred elections
-    # that cannot run while the preferred replica is out of the ISR): noise among the seed lines. What matters is
-    # checked: an actor handler that raises is a violation of its seed.
-    logging.basicConfig(level=logging.WARNING if args.verbose else logging.CRITICAL,
-                        format="%(levelname)s %(name)s: %(message)s")
+    configure_logging(args.verbose)
     import sim.run  # noqa: F401 - imported once here, before the workers fork
     from kactor.chaos.report import Progress
 
