@@ -298,6 +298,24 @@ class Checker:
         sim.on_stopped = self._stopped
         # every batch the checks have parsed, by its bytes (None: parse every read, the plain path)
         self.batches: dict[bytes, Parsed] | None = {} if fast else None
+        # each log's last values below its high watermark, with what they were read from (`_below_hw`)
+        self._last_below_hw: dict[int, tuple[Any, tuple[Any, ...], dict[int, str | None]]] = {}
+
+    def _below_hw(self, log: Any) -> dict[int, str | None]:
+        """`values_below_hw` of ``log``; on the fast path its last answer again while its segments' bytes, its log
+        start offset and its high watermark are what that answer was read from (the same bytes parse the same: a
+        step's check rereads every ISR replica, and most did not change since the last step). The answer is shared:
+        not to be changed."""
+        if self.batches is None:
+            return values_below_hw(log)
+        key = (log.log_start_offset, log.high_watermark,
+               tuple(segment.read(0, segment.size) for segment in log.segments))
+        last = self._last_below_hw.get(id(log))
+        if last is not None and last[0] is log and last[1] == key:
+            return last[2]
+        values = values_below_hw(log, self.batches)
+        self._last_below_hw[id(log)] = (log, key, values)
+        return values
 
     def _stopped(self, broker_id: int, msg: Any) -> None:
         if not msg.controlled:
@@ -338,7 +356,7 @@ class Checker:
                 if p is None or p.log is None or not (acks or self.clients):
                     continue
                 try:
-                    values = values_below_hw(p.log, self.batches)
+                    values = self._below_hw(p.log)
                 except ProtocolError as e:  # a torn batch its recovery kept (a power loss: sim/disk.py)
                     out.append(f"{name}: ISR replica b{b} holds a corrupt batch below its HW: {e}")
                     continue
@@ -450,7 +468,7 @@ class Checker:
                 if p is None or p.log is None or not p.is_leader:
                     continue
                 try:
-                    below = values_below_hw(p.log, self.batches)
+                    below = self._below_hw(p.log)
                 except (OSError, ProtocolError):  # a failed log dir, a torn batch: check() reports what is wrong
                     continue
                 committed = {v: offset for offset, v in below.items() if v in values}

@@ -95,7 +95,7 @@ class LogSegment:
 
     __slots__ = ("dir", "disk", "base_offset", "index_interval_bytes", "offset_index", "time_index", "txn_index",
                  "created_ms", "size", "next_offset", "max_timestamp", "offset_of_max_timestamp", "_rolling_timestamp",
-                 "_bytes_since_last_index_entry", "active")
+                 "_bytes_since_last_index_entry", "active", "_log_path")
 
     def __init__(self, directory: str, base_offset: int, index_interval_bytes: int, created_ms: int | None,
                  disk: Disk = OS_DISK) -> None:
@@ -114,12 +114,17 @@ class LogSegment:
         self._rolling_timestamp: int | None = None  # the first batch's max timestamp (rollingBasedTimestamp)
         self._bytes_since_last_index_entry = 0
         self.active = False
+        self._log_path: str | None = None  # built at its first use: a broker may hold tens of thousands of segments
 
     # ------------------------------------------------------------------------------------------------- files
 
     @property
     def log_path(self) -> str:
-        return os.path.join(self.dir, file_name(self.base_offset, LOG_FILE_SUFFIX))
+        # every read opens the file by it: built once, not at each read
+        path = self._log_path
+        if path is None:
+            path = self._log_path = os.path.join(self.dir, file_name(self.base_offset, LOG_FILE_SUFFIX))
+        return path
 
     def create(self, fresh_dir: bool = False) -> None:
         """A new empty segment (Log.roll): truncates whatever files of this name a crash left. Its index files

@@ -81,6 +81,40 @@ def test_the_batch_cache_reads_every_log_as_the_plain_parse_does_as_it_changes()
         sim.close()
 
 
+def test_the_checker_reuses_a_replica_s_values_only_while_its_bytes_and_watermarks_are_unchanged() -> None:
+    """A log rewritten under the Checker to the same size, the same log end and the same high watermark (a truncation
+    then an append of an equally long batch) reads as the plain path reads it, not as the step before."""
+    from sim.client import SimClient
+    from sim.invariants import Checker
+
+    sim = Sim(4, SimBoot())
+    try:
+        for b in sim.brokers:
+            sim.start(b)
+        sim.run_for(2000)
+        assignment = create_topic(sim, "t", 1, 3)
+        sim.run_for(2000)
+        tp = TopicPartition("t", 0)
+        log = hosted_partition(sim, 0, tp).log
+        log.append_as_follower(_batch_of(["a1"], base=0))
+        log.append_as_follower(_batch_of(["a2"], base=1))
+        log.update_high_watermark(2)
+        checker = Checker(sim, SimClient(sim), [tp], assignment)
+        first = checker._below_hw(log)
+        assert first == values_below_hw(log) == {0: "a1", 1: "a2"}
+        assert checker._below_hw(log) is first  # unchanged: the last answer again
+        size = log.segments[-1].size
+        log.truncate_to(1)
+        log.append_as_follower(_batch_of(["b2"], base=1))
+        log.update_high_watermark(2)
+        assert (log.segments[-1].size, log.log_end_offset, log.high_watermark) == (size, 2, 2)  # as they were
+        assert checker._below_hw(log) == values_below_hw(log) == {0: "a1", 1: "b2"}
+        log.update_high_watermark(1)
+        assert checker._below_hw(log) == values_below_hw(log) == {0: "a1"}
+    finally:
+        sim.close()
+
+
 def _batch_of(values: list[str], base: int = 0) -> bytes:
     from protocol.records import Record, build_batch
 
