@@ -118,7 +118,7 @@ def admin_schedule(seed: int, steps: int, brokers: int) -> list[AdminOp]:
 
 
 # A step's checks read each topic's assignment znode once a partition, and it seldom changes: decoded once per distinct
-# (topic, data), a few hundred kept, as sim/client.py's partition states (1.4 % of a seed's time went to decoding it,
+# (topic, data), a few hundred kept, as sim/client.py's partition states (0.6 % of a seed's time went to decoding it,
 # cProfile of seeds 1-40 x 50, 2026-11-27). The answer is shared: not to be changed.
 _DECODED_ASSIGNMENTS: dict[tuple[str, str | None], dict[TopicPartition, ReplicaAssignment]] = {}
 _DECODED_ASSIGNMENTS_MAX = 512
