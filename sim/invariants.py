@@ -37,7 +37,7 @@
 from __future__ import annotations
 
 import struct
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any, Protocol
 
 from messages.common import TopicPartition
@@ -108,26 +108,34 @@ def _batches(data: bytes, cache: dict[bytes, Parsed] | None) -> Iterator[Parsed]
         yield parsed
 
 
+def _values_in_segments(segments: Iterable[bytes], start: int, hw: int,
+                        cache: dict[bytes, Parsed]) -> dict[int, str | None]:
+    """`values_below_hw`'s fast path over the segments' whole files, in order (read lazily: no segment is read
+    once ``start`` has reached ``hw``)."""
+    out: dict[int, str | None] = {}
+    for data in segments:
+        if start >= hw:
+            break
+        for last, records in _batches(data, cache):
+            if last < start:  # below the log start offset (as Log.read, from the batch holding it on)
+                continue
+            for offset, value in records:
+                if offset < hw:
+                    out[offset] = value
+            start = last + 1
+    return out
+
+
 def values_below_hw(log: Any, cache: dict[bytes, Parsed] | None = None,
                     end: int | None = None) -> dict[int, str | None]:
     """Every record's value by offset, from the log start offset to the high watermark (or ``end``). With ``cache``,
     each segment's file is read whole (`LogSegment.read`), as a disk inspector would, and each distinct batch parsed
     once; without, through `Log.read` from the log start offset (the plain path: the same values, and a tenth of a
     seed's time went into its offset translations)."""
-    out: dict[int, str | None] = {}
     start, hw = log.log_start_offset, log.high_watermark if end is None else end
     if cache is not None:
-        for segment in log.segments:
-            if start >= hw:
-                break
-            for last, records in _batches(segment.read(0, segment.size), cache):
-                if last < start:  # below the log start offset (as Log.read, from the batch holding it on)
-                    continue
-                for offset, value in records:
-                    if offset < hw:
-                        out[offset] = value
-                start = last + 1
-        return out
+        return _values_in_segments((segment.read(0, segment.size) for segment in log.segments), start, hw, cache)
+    out: dict[int, str | None] = {}
     while start < hw:
         # no max_offset: a read stops before the batch holding it, and a batch may straddle the high watermark
         data = log.read(start, 1 << 20)
@@ -308,12 +316,13 @@ class Checker:
         not to be changed."""
         if self.batches is None:
             return values_below_hw(log)
-        key = (log.log_start_offset, log.high_watermark,
-               tuple(segment.read(0, segment.size) for segment in log.segments))
+        start, hw = log.log_start_offset, log.high_watermark
+        segments = tuple(segment.read(0, segment.size) for segment in log.segments)
+        key = (start, hw, segments)
         last = self._last_below_hw.get(id(log))
         if last is not None and last[0] is log and last[1] == key:
             return last[2]
-        values = values_below_hw(log, self.batches)
+        values = _values_in_segments(segments, start, hw, self.batches)  # the bytes just read, not read again
         self._last_below_hw[id(log)] = (log, key, values)
         return values
 
