@@ -29,12 +29,12 @@ tests/trace/test_inline_system.py shows both give the same order, on a recorded 
 
 from __future__ import annotations
 
+import inspect
 import logging
 from collections import deque
 from typing import Any
 
 from thespian.actors import ActorAddress, ActorExitRequest, ChildActorExited, PoisonMessage
-from thespian.system.utilis import withPossibleInitArgs
 
 log = logging.getLogger("kactor.trace")
 
@@ -87,6 +87,26 @@ class _Ref:
         raise NotImplementedError("replay's actor system has no wakeups (kactor's timers are an edge)")
 
 
+_INIT_NAMES: dict[type, tuple[str, ...]] = {}
+
+
+def _init_names(actor_class: type) -> tuple[str, ...]:
+    """The parameter names of ``actor_class.__init__``, as thespian's withPossibleInitArgs.create finds them; once
+    per class (create asks inspect at every creation: 1.6 % of a sim seed, whose brokers start and restart)."""
+    names = _INIT_NAMES.get(actor_class)
+    if names is None:
+        init = actor_class.__init__  # type: ignore[misc]
+        try:
+            names = tuple(p.name for p in inspect.signature(init).parameters)
+        except (ValueError, NameError, AttributeError):
+            try:
+                names = tuple(inspect.getfullargspec(init).args)
+            except (ValueError, NameError, AttributeError):
+                names = ()
+        _INIT_NAMES[actor_class] = names
+    return names
+
+
 class InlineActorSystem:
     """The subset of thespian's ``ActorSystem`` that `actors.runtime.Runtime` uses (``createActor``, ``tell``,
     ``shutdown``), delivering in simpleSystemBase's order."""
@@ -110,7 +130,8 @@ class InlineActorSystem:
         parent.children.append(ref)
         parent.child_count += 1
         # as simpleSystemBase._newRefAndActor: __init__ gets capabilities / requirements only if it names them
-        inst = withPossibleInitArgs(capabilities={}, requirements=requirements).create(actor_class)
+        offered = {"capabilities": {}, "requirements": requirements}
+        inst = actor_class(**{k: offered[k] for k in _init_names(actor_class) if k in offered})
         inst._myRef = ref
         # simpleSystemBase's _receive is actor_base_receive: a debug log call, then receiveMessage
         inst._receive = inst.receiveMessage
