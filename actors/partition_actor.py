@@ -344,6 +344,8 @@ class PartitionActor(KActor):
         rm = self.rm
         assert rm is not None
         for leader in sorted(rm.fetch_leaders() - self.backing_off):
+            if rm.awaiting(leader) and leader not in rm.throttled_fetch_leaders:
+                continue  # no request, as below, without finding its endpoint (the common case: a fetch parked)
             broker = rm.metadata_cache.get_alive_broker(leader)
             if broker is None:
                 continue  # not in the metadata yet: the next UpdateMetadata brings it

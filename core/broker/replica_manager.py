@@ -1408,6 +1408,11 @@ class ReplicaManager:
         return (self.epoch_request_for(leader_id) or self.list_offsets_request_for(leader_id)
                 or self.fetch_request_for(leader_id, now_ms))
 
+    def awaiting(self, leader_id: int) -> bool:
+        """A request to ``leader_id`` is in flight: `next_request_for` gives None for it, at once and changing
+        nothing (the 2.6 fetcher thread waits for its answer)."""
+        return self._busy(leader_id)
+
     def _busy(self, leader_id: int) -> bool:
         return (leader_id in self._fetch_in_flight or leader_id in self._epoch_in_flight
                 or leader_id in self._list_offsets_in_flight)
@@ -1688,19 +1693,21 @@ class ReplicaManager:
 
     def next_task_due_ms(self) -> float:
         """When `run_scheduled_tasks` has something to do next."""
-        due = [self._next_isr_expiration_ms, self._next_isr_propagation_ms, self._next_log_retention_ms,
-               *self._next_log_task_ms.values()]
-        if self._next_hw_checkpoint_ms is not None:
-            due.append(self._next_hw_checkpoint_ms)
-        due += [op.deadline_ms for op in self._delayed_produce]
-        due += [op.deadline_ms for op in self._delayed_fetch]
-        due += [op.deadline_ms for op in self._delayed_delete_records]
-        due += [op.deadline_ms for op in self._delayed_txn_markers]
-        if self.log_manager.future_logs and alter_log_dirs.moving(self):
+        # a running minimum, no list: asked after every step of a PartitionActor
+        due = min(self._next_isr_expiration_ms, self._next_isr_propagation_ms, self._next_log_retention_ms,
+                  *self._next_log_task_ms.values())
+        if self._next_hw_checkpoint_ms is not None and self._next_hw_checkpoint_ms < due:
+            due = self._next_hw_checkpoint_ms
+        for ops in (self._delayed_produce, self._delayed_fetch, self._delayed_delete_records,
+                    self._delayed_txn_markers):
+            for op in ops:
+                if op.deadline_ms < due:
+                    due = op.deadline_ms
+        if self.log_manager.future_logs and alter_log_dirs.moving(self) and self._alter_log_dirs_due_ms < due:
             # ReplicaAlterLogDirsThread: copying until every moving replica is swapped in (after a storage error,
             # once replica.fetch.backoff.ms is over)
-            due.append(self._alter_log_dirs_due_ms)
-        return min(due)
+            due = self._alter_log_dirs_due_ms
+        return due
 
     def run_scheduled_tasks(self, now_ms: float) -> Proc[None]:
         """Run every periodic task that is due: isr-expiration, isr-change-propagation, highwatermark-checkpoint,
