@@ -1,0 +1,71 @@
+"""core/broker/log_segment.py's walks over a segment's batches: `frames_in` (frame_at inlined) against frame_at's
+own answers, and `LogSegment.frames` (no header views) against `headers`, over chunk edges and a batch bigger
+than a chunk."""
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from core.broker import log_segment
+from core.broker.log import Log
+from core.broker.log_config import LogConfig
+from core.broker.log_segment import frame_at, frames_in
+from messages.common import TopicPartition
+from protocol.records import Record, build_batch
+
+T0 = 1_700_000_000_000
+
+
+def _frames_by_frame_at(data: bytes) -> list[tuple[int, int, int, int]]:
+    """The plain walk: frame_at at each position until it gives None or the batch runs past the data."""
+    out, pos = [], 0
+    while True:
+        frame = frame_at(data, pos, pos)
+        if frame is None or pos + frame[3] > len(data):
+            return out
+        out.append(frame)
+        pos += frame[3]
+
+
+def _batch(rng: random.Random, base: int) -> bytes:
+    n = rng.randint(1, 5)
+    return build_batch([Record(i, i, None, bytes(rng.randint(0, 300))) for i in range(n)], base_offset=base,
+                       first_timestamp=T0)
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_frames_in_gives_frame_ats_frames_whatever_the_tail(seed):
+    rng = random.Random(seed)
+    data, base = b"", 0
+    for _ in range(rng.randint(0, 8)):
+        data += _batch(rng, base)
+        base += 10
+    cut = rng.choice(["whole", "torn", "garbage", "short-length"])
+    if cut == "torn" and data:
+        data = data[:rng.randrange(len(data))]
+    elif cut == "garbage":
+        data += bytes(rng.randrange(256) for _ in range(rng.randint(1, 80)))
+    elif cut == "short-length":  # a length too small to be a v2 batch
+        data += (7).to_bytes(8, "big") + (3).to_bytes(4, "big") + bytes(60)
+    assert list(frames_in(data)) == _frames_by_frame_at(data)
+    assert list(frames_in(memoryview(data))) == _frames_by_frame_at(data)
+
+
+def test_segment_frames_are_headers_frames_across_chunks(tmp_path, monkeypatch):
+    monkeypatch.setattr(log_segment, "_CHUNK", 700)  # several chunks, and batches bigger than one
+    rng = random.Random(7)
+    log = Log(str(tmp_path), TopicPartition("t", 0), config=LogConfig(index_interval_bytes=500))
+    for _ in range(30):
+        log.append_as_leader(build_batch([Record(i, i, None, bytes(rng.choice([10, 200, 900]))) for i in range(3)],
+                                         first_timestamp=T0), leader_epoch=0, now_ms=T0)
+    segment = log.segments[-1]
+    sizes = [f[3] for f in segment.frames()]
+    assert len(sizes) == 30 and max(sizes) > 700
+    for start, end in [(0, None), (0, segment.size // 2), (sizes[0], None), (sizes[0] + sizes[1], segment.size - 1)]:
+        assert list(segment.frames(start, end)) == [f for f, _ in segment.headers(start, end)]
+    # the offset translation finds each batch from its index entry
+    for frame in segment.frames():
+        assert segment.translate_offset(frame[2]) == frame
+        assert segment.translate_offset(frame[1]) == frame
+    assert segment.translate_offset(log.log_end_offset) is None
