@@ -354,7 +354,7 @@ class Sim:
     def at(self, delay_ms: float, fn: Callable[[], None]) -> None:
         # rounded to the trace's precision (µs), as a live runtime rounds its clock: a replay sets the clock from the
         # recorded timestamp, so the actors must have seen exactly that value
-        heapq.heappush(self._queue, (round(self.now + delay_ms, 3), next(self._seq), fn))
+        heapq.heappush(self._queue, (round(self.clock.now_ms() + delay_ms, 3), next(self._seq), fn))
 
     def run_for(self, ms: float) -> None:
         """Run every event due within the next ``ms`` of simulated time; the clock ends at now + ms."""
@@ -411,7 +411,13 @@ class Sim:
 
     def pump_zk_events(self) -> None:
         """The watch and session events every live session has been handed, to its broker's ZkBridgeActor."""
-        sessions = self.zk.sessions
+        zk = self.zk
+        if not zk.told:  # nothing handed to any session since the last look (the common case: one check)
+            return
+        # what stays is a dead broker's old session's: no broker takes it again (a start opens a new session, a
+        # renewal too, handing it REESTABLISHED)
+        zk.told = False
+        sessions = zk.sessions
         for broker in self.brokers.values():
             session = sessions.get(broker.session) if broker.rt is not None else None
             if session is not None and session.events:  # (none is the common case: no list to swap)
@@ -803,9 +809,10 @@ class Sim:
 
     def _lane_delay(self, lane: tuple[Any, ...], latency: float) -> float:
         """In order within a connection: never before what was sent on it earlier."""
-        arrive = max(round(self.now + latency, 3), self._lane_free.get(lane, 0.0))
+        now = self.clock.now_ms()
+        arrive = max(round(now + latency, 3), self._lane_free.get(lane, 0.0))
         self._lane_free[lane] = arrive
-        return arrive - self.now
+        return arrive - now
 
     def net_send(self, src: SimBroker, incarnation: int, dst: int, body: Any, request_id: int, reply_to: str | None,
                  cause: int | None, timeout_ms: float | None = None) -> None:

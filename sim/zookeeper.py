@@ -198,6 +198,9 @@ class ZooKeeperModel:
         self._session_journal: dict[int, tuple[list[str], int]] | None = None
         # told of every watch event as ZooKeeper fires it (a trace of all sessions' events in one order)
         self.on_watch_event: Callable[[int, ZkWatchEvent], None] | None = None
+        # set whenever an event is handed to a session: the simulator, which looks for events after every input,
+        # looks no further while it is unset (sim/runtime.py's pump_zk_events clears it)
+        self.told = False
 
     # -- sessions ---------------------------------------------------------------------------------------------------
     def open_session(self, timeout_ms: int = 18000, earlier: tuple[int, ...] = (), session_id: int = 0) -> int:
@@ -215,6 +218,7 @@ class ZooKeeperModel:
         old = self.sessions[sid]
         new = self.open_session(old.timeout_ms, old.earlier + (sid,))
         self.sessions[new].events.append(ZkSessionEvent("REESTABLISHED", new))
+        self.told = True
         return new
 
     def close_session(self, sid: int) -> None:
@@ -226,6 +230,7 @@ class ZooKeeperModel:
         if self.sessions[sid].state == OPEN:
             self._end_session(sid, EXPIRED)
             self.sessions[sid].events.append(ZkSessionEvent("EXPIRED", sid))
+            self.told = True
 
     def disconnect(self, sid: int) -> None:
         """The connection is lost (kazoo's SUSPENDED); the session lives on for its timeout."""
@@ -234,6 +239,7 @@ class ZooKeeperModel:
             s.connected = False
             s.disconnected_at = self.clock_ms()
             s.events.append(ZkSessionEvent("SUSPENDED", sid))
+            self.told = True
 
     def reconnect(self, sid: int) -> None:
         """Connected again within the session: CONNECTED, then the watch events it missed, in order."""
@@ -242,6 +248,7 @@ class ZooKeeperModel:
             s.connected = True
             s.events.append(ZkSessionEvent("CONNECTED", sid))
             s.events.extend(s.held)
+            self.told = True
             s.held.clear()
 
     def silence(self, sid: int) -> None:
@@ -264,6 +271,7 @@ class ZooKeeperModel:
             return True
         if s.state == EXPIRED:
             s.events += [ZkSessionEvent("SUSPENDED", sid), ZkSessionEvent("EXPIRED", sid)]
+            self.told = True
         return False
 
     def tick(self) -> None:
@@ -494,6 +502,7 @@ class ZooKeeperModel:
                 s = self.sessions[sid]
                 event = ZkWatchEvent(path, kind)
                 (s.events if s.connected else s.held).append(event)
+                self.told = True
                 if self.on_watch_event is not None:
                     self.on_watch_event(sid, event)
 
