@@ -126,6 +126,65 @@ def _values_in_segments(segments: Iterable[bytes], start: int, hw: int,
     return out
 
 
+class _Scan:
+    """One log's `_values_in_segments`, kept with where it stopped so that the Checker's next read of that log, once
+    it only grew, goes on from there (a step's check rereads every ISR replica; re-parsing each whole log at every
+    step was most of `_below_hw`'s time). ``read`` is `_values_in_segments`' loop with its state kept here; going
+    on gives what reading from the start would give when every record read so far came at a higher offset than the
+    one before (``ordered``: then the old values, the records kept above the old high watermark and the new ones are
+    in the order a read from the start puts them) and every segment was read (``complete``).
+    tests/sim/test_sim_speed.py holds both ways to the plain path."""
+
+    __slots__ = ("log", "start", "hw", "segments", "values", "tail", "next_start", "last_offset", "ordered",
+                 "complete")
+
+    def __init__(self, log: Any, start: int, hw: int, segments: tuple[bytes, ...], values: dict[int, str | None],
+                 tail: list[tuple[int, str | None]], next_start: int, last_offset: int) -> None:
+        self.log = log
+        self.start = start  # the log start offset
+        self.hw = hw
+        self.segments = segments
+        self.values = values  # below ``hw``
+        self.tail = tail  # the records read at or above ``hw``, in order
+        self.next_start = next_start  # `_values_in_segments`' ``start`` after the last batch read
+        self.last_offset = last_offset  # the last record's offset (-1: none yet)
+        self.ordered = True
+        self.complete = True
+
+    @property
+    def resumable(self) -> bool:
+        return self.ordered and self.complete
+
+    def read(self, first: int, pos: int, cache: dict[bytes, Parsed]) -> None:
+        """Read on from byte ``pos`` of segment ``first`` (0, 0: the whole log, as `_values_in_segments`)."""
+        values, tail, hw, segments = self.values, self.tail, self.hw, self.segments
+        start, prev, ordered = self.next_start, self.last_offset, self.ordered
+        for i in range(first, len(segments)):
+            if (i > first or pos == 0) and start >= hw:
+                self.complete = False  # a segment left unread: no going on from here
+                break
+            data = segments[i][pos:] if i == first and pos else segments[i]
+            for last, records in _batches(data, cache):
+                if last < start:  # below the log start offset (as Log.read, from the batch holding it on)
+                    continue
+                for offset, value in records:
+                    if offset <= prev:
+                        ordered = False
+                    prev = offset
+                    if offset < hw:
+                        values[offset] = value
+                    else:
+                        tail.append((offset, value))
+                start = last + 1
+        self.next_start, self.last_offset, self.ordered = start, prev, ordered
+
+
+def _grew(old: tuple[bytes, ...], new: tuple[bytes, ...]) -> bool:
+    """``new`` segments are ``old`` ones appended to: the same bytes, the last one extended, perhaps more after."""
+    k = len(old)
+    return 0 < k <= len(new) and new[k - 1].startswith(old[k - 1]) and all(new[i] == old[i] for i in range(k - 1))
+
+
 def values_below_hw(log: Any, cache: dict[bytes, Parsed] | None = None,
                     end: int | None = None) -> dict[int, str | None]:
     """Every record's value by offset, from the log start offset to the high watermark (or ``end``). With ``cache``,
@@ -307,24 +366,37 @@ class Checker:
         # every batch the checks have parsed, by its bytes (None: parse every read, the plain path)
         self.batches: dict[bytes, Parsed] | None = {} if fast else None
         # each log's last values below its high watermark, with what they were read from (`_below_hw`)
-        self._last_below_hw: dict[int, tuple[Any, tuple[Any, ...], dict[int, str | None]]] = {}
+        self._scans: dict[int, _Scan] = {}
 
     def _below_hw(self, log: Any) -> dict[int, str | None]:
-        """`values_below_hw` of ``log``; on the fast path its last answer again while its segments' bytes, its log
+        """`values_below_hw` of ``log``. On the fast path: its last answer again while its segments' bytes, its log
         start offset and its high watermark are what that answer was read from (the same bytes parse the same: a
-        step's check rereads every ISR replica, and most did not change since the last step). The answer is shared:
-        not to be changed."""
+        step's check rereads every ISR replica, and most did not change since the last step); and when the log only
+        grew (the same log start, its old bytes a prefix of its new ones, the high watermark not lower), the read goes
+        on from where the last one stopped instead of starting over (`_Scan`). The answer is shared: not to be
+        changed."""
         if self.batches is None:
             return values_below_hw(log)
         start, hw = log.log_start_offset, log.high_watermark
         segments = tuple(segment.read(0, segment.size) for segment in log.segments)
-        key = (start, hw, segments)
-        last = self._last_below_hw.get(id(log))
-        if last is not None and last[0] is log and last[1] == key:
-            return last[2]
-        values = _values_in_segments(segments, start, hw, self.batches)  # the bytes just read, not read again
-        self._last_below_hw[id(log)] = (log, key, values)
-        return values
+        last = self._scans.get(id(log))
+        if last is not None and last.log is log and last.start == start:
+            if last.hw == hw and last.segments == segments:
+                return last.values
+            if last.resumable and hw >= last.hw and _grew(last.segments, segments):
+                scan = _Scan(log, start, hw, segments, dict(last.values), [], last.next_start, last.last_offset)
+                for offset, value in last.tail:  # above the old high watermark: below the new one now?
+                    if offset < hw:
+                        scan.values[offset] = value
+                    else:
+                        scan.tail.append((offset, value))
+                scan.read(len(last.segments) - 1, len(last.segments[-1]), self.batches)
+                self._scans[id(log)] = scan
+                return scan.values
+        scan = _Scan(log, start, hw, segments, {}, [], start, -1)
+        scan.read(0, 0, self.batches)  # the bytes just read, not read again
+        self._scans[id(log)] = scan
+        return scan.values
 
     def _stopped(self, broker_id: int, msg: Any) -> None:
         if not msg.controlled:
@@ -339,10 +411,13 @@ class Checker:
     def check(self) -> list[str]:
         sim = self.sim
         out = self.stop_violations + sim.zombie_writes + sim.stale_applied
+        acked: dict[TopicPartition, list[Any]] = {}  # grouped once: every ack of the seed, at every step
+        for a in self._acked():
+            acked.setdefault(a.tp, []).append(a)
         for tp in self.partitions:
             name = f"{tp.topic}-{tp.partition}"
-            for b in sim.brokers:
-                p = hosted_partition(sim, b, tp)
+            hosted = {b: hosted_partition(sim, b, tp) for b in sim.brokers}  # nothing runs during a check
+            for b, p in hosted.items():
                 if p is not None and p.is_leader:
                     first = self.epoch_leaders.setdefault((tp, p.leader_epoch), b)
                     if first != b:
@@ -358,10 +433,10 @@ class Checker:
                 out.append(f"{name}: leader b{leader} not in ISR {isr}")
             if not set(isr) <= set(self.assignment[tp]):
                 out.append(f"{name}: ISR {isr} not within replicas {list(self.assignment[tp])}")
-            acks = [a for a in self._acked() if a.tp == tp]
+            acks = acked.get(tp, [])
             replicas: dict[int, tuple[int, dict[int, str | None]]] = {}
             for b in isr:
-                p = hosted_partition(sim, b, tp)
+                p = hosted[b] if b in hosted else hosted_partition(sim, b, tp)
                 if p is None or p.log is None or not (acks or self.clients):
                     continue
                 try:

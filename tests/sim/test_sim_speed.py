@@ -115,6 +115,76 @@ def test_the_checker_reuses_a_replica_s_values_only_while_its_bytes_and_watermar
         sim.close()
 
 
+def test_the_checker_reads_on_from_where_it_stopped_as_a_read_from_the_start_does(monkeypatch) -> None:
+    """A log that grows under the Checker (its high watermark behind its end, then past records read above it;
+    segments rolled; its log start moved; truncated; a forged batch whose offsets go back) reads at every turn as the
+    plain path reads it, to the order of its offsets, whether the Checker went on from its last read or started
+    over."""
+    from sim import invariants
+    from sim.client import SimClient
+    from sim.invariants import Checker
+
+    reads: list[tuple[int, int]] = []  # each read's (first segment, byte): (0, 0) from the start, else going on
+    plain_read = invariants._Scan.read
+
+    def read(self, first, pos, cache):
+        reads.append((first, pos))
+        return plain_read(self, first, pos, cache)
+
+    monkeypatch.setattr(invariants._Scan, "read", read)
+    sim = Sim(4, SimBoot())
+    try:
+        for b in sim.brokers:
+            sim.start(b)
+        sim.run_for(2000)
+        assignment = create_topic(sim, "t", 1, 3)
+        sim.run_for(2000)
+        tp = TopicPartition("t", 0)
+        log = hosted_partition(sim, 0, tp).log
+        checker = Checker(sim, SimClient(sim), [tp], assignment)
+
+        def same(plain: bool = True) -> None:
+            got = list(checker._below_hw(log).items())
+            assert got == list(values_below_hw(log, {}).items())  # the segments' walk from the start
+            if plain:  # a forged log is read otherwise by Log.read's offset translations
+                assert got == list(values_below_hw(log).items())
+
+        same()
+        for i in range(12):
+            log.append_as_follower(_batch_of([f"a{i}", f"b{i}"], base=log.log_end_offset))
+            log.update_high_watermark(log.log_end_offset - 1 - i % 2)  # behind the end: records kept above it
+            same()
+            if i in (3, 7):
+                log._roll(log.log_end_offset, 0)  # a new segment: the next read goes on into it
+        assert len(log.segments) == 3
+        assert sum(r != (0, 0) for r in reads) == 11  # every append but the first read on from the last read
+        log.maybe_increment_log_start_offset(5)
+        same()
+        log.update_high_watermark(log.log_end_offset)
+        same()
+        log.truncate_to(20)
+        log.update_high_watermark(18)
+        same()
+        log.append_as_follower(_batch_of(["c"], base=20))
+        same()
+        assert reads[-4:] == [(0, 0), (2, reads[-3][1]), (0, 0), reads[-1]] and reads[-1] != (0, 0)
+        # a forged batch whose offsets go back over two records below the high watermark: read on from an ordered
+        # read (what went before is in offset order), then from the start
+        end = log.log_end_offset
+        log.segments[-1].append(_batch_of(["back0", "back1", "back2", "back3"], base=end - 2), end + 1, 0, end + 1)
+        log.append_as_follower(_batch_of(["z"], base=end))
+        log.update_high_watermark(log.log_end_offset)
+        same(plain=False)
+        assert not checker._scans[id(log)].ordered
+        assert checker._below_hw(log)[end - 1] == "back1"
+        log.append_as_follower(_batch_of(["w"], base=log.log_end_offset))
+        log.update_high_watermark(log.log_end_offset)
+        same(plain=False)
+        assert reads[-2] != (0, 0) and reads[-1] == (0, 0)
+    finally:
+        sim.close()
+
+
 def _batch_of(values: list[str], base: int = 0) -> bytes:
     from protocol.records import Record, build_batch
 
