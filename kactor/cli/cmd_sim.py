@@ -28,10 +28,11 @@ import attrs
 
 def configure_logging(verbose: bool) -> None:
     """The brokers log what Kafka logs about the faults a run injects (connections refused, preferred elections that
-    cannot run while the preferred replica is out of the ISR): noise among the seed lines, so the console shows only
-    CRITICAL (WARNING with --verbose). The loggers stay at ERROR: an actor handler that raises logs its exception
-    there, and sim/run.py's ActorErrors makes it a violation of its seed (with the root logger at CRITICAL, until
-    2026-11-27, the records were dropped before it saw one)."""
+    cannot run while the preferred replica is out of the ISR, and at CRITICAL a broker halting because all its log
+    dirs failed: a fault the seed injected, once every few seeds): noise among the progress bar and the seed lines,
+    so the console shows none of it (WARNING and above with --verbose). The loggers stay at ERROR: an actor handler
+    that raises logs its exception there, and sim/run.py's ActorErrors makes it a violation of its seed (with the
+    root logger at CRITICAL, until 2026-11-27, the records were dropped before it saw one)."""
     import logging
 
     root = logging.getLogger()
@@ -39,7 +40,7 @@ def configure_logging(verbose: bool) -> None:
         return
     console = logging.StreamHandler()
     console.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
-    console.setLevel(logging.WARNING if verbose else logging.CRITICAL)
+    console.setLevel(logging.WARNING if verbose else logging.CRITICAL + 1)
     root.addHandler(console)
     root.setLevel(logging.WARNING if verbose else logging.ERROR)
 
