@@ -30,7 +30,7 @@ from typing import Any
 from kactor.chaos.answers import UNKNOWN_SERVER_ERROR
 from kactor.chaos.client import ProduceError
 from kactor.chaos.history import ErrorAnswer
-from kactor.kafka_clients import client_config, error_text
+from kactor.kafka_clients import client_config, close_within, error_text
 
 LINGER_MS = 5
 # Both clients. Leaders move all the time here: learn the new one fast. And librdkafka refuses a partition beyond
@@ -199,4 +199,4 @@ class KafkaDataClient:
 
     def close(self) -> None:
         self._producer.flush(self.request_timeout_s)
-        self._consumer.close()
+        close_within(self._consumer)

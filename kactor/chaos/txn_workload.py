@@ -29,7 +29,7 @@ from typing import Any
 
 from kactor.chaos.history import ErrorAnswer, Violation
 from kactor.chaos.kafka_client import METADATA_REFRESH, is_unknown_server_error
-from kactor.kafka_clients import client_config, error_text
+from kactor.kafka_clients import client_config, close_within, error_text
 
 INPUT = "chaos-txn-in"
 OUTPUT = "chaos-txn-out"
@@ -161,7 +161,7 @@ class TxnWorkload:
         try:
             self._rewind(c)
         except KafkaException:
-            c.close()
+            close_within(c)
             raise
         return c
 
@@ -220,7 +220,7 @@ class TxnWorkload:
             return consumer
         except KafkaException as e:
             self.errors.append(f"rewind: {error_text(e.args[0])}")
-            consumer.close()
+            close_within(consumer)
             return None
 
     def _run(self) -> None:
@@ -273,7 +273,7 @@ class TxnWorkload:
                 if client is not None:
                     client.flush(30)
             if consumer is not None:
-                consumer.close()
+                close_within(consumer)
 
     def _transact(self, producer: Any, consumer: Any, msgs: list[Any], txn: int) -> bool:
         """One transaction of ``msgs``: committed (True), or aborted on purpose (False: the caller rewinds)."""
@@ -347,7 +347,7 @@ def read_topic(bootstrap: str, topic: str, isolation: str, timeout_s: float = 30
                     idle_since = time.monotonic()
         return out
     finally:
-        consumer.close()
+        close_within(consumer)
 
 
 def committed_offsets(bootstrap: str, timeout_s: float = 30,
@@ -361,4 +361,4 @@ def committed_offsets(bootstrap: str, timeout_s: float = 30,
         return {tp.partition: tp.offset for tp in consumer.committed(
             [TopicPartition(INPUT, p) for p in range(PARTITIONS)], timeout=timeout_s) if tp.offset >= 0}
     finally:
-        consumer.close()
+        close_within(consumer)

@@ -1,10 +1,14 @@
-"""kactor/kafka_clients.py: the --bootstrap-server check and the configuration every tool's client starts from."""
+"""kactor/kafka_clients.py: the --bootstrap-server check, the configuration every tool's client starts from, and a
+close given up when librdkafka hangs in it."""
 
 from __future__ import annotations
 
+import threading
+import time
+
 import pytest
 
-from kactor.kafka_clients import LIBRDKAFKA_LOGGER, client_config, parse_bootstrap
+from kactor.kafka_clients import LIBRDKAFKA_LOGGER, client_config, close_within, parse_bootstrap
 
 
 def test_bootstrap_lists_as_kafka_takes_them() -> None:
@@ -24,3 +28,31 @@ def test_client_config_routes_librdkafka_logs_and_takes_extra_properties_last() 
     assert conf["bootstrap.servers"] == "h:1"
     assert conf["logger"] is LIBRDKAFKA_LOGGER and not LIBRDKAFKA_LOGGER.propagate
     assert (conf["client.id"], conf["acks"]) == ("mine", "all")
+
+
+class _Closing:
+    """A client whose close() blocks until released (librdkafka's hang), returns, or raises."""
+
+    def __init__(self, mode: str) -> None:
+        self.mode = mode
+        self.release = threading.Event()
+        self.closed = threading.Event()
+
+    def close(self) -> None:
+        if self.mode == "hang":
+            self.release.wait(10)
+        self.closed.set()
+        if self.mode == "raise":
+            raise RuntimeError("KafkaError{code=_DESTROY}")
+
+
+def test_close_within_gives_up_on_a_close_that_hangs_and_waits_for_one_that_returns() -> None:
+    hung = _Closing("hang")
+    t0 = time.monotonic()
+    assert close_within(hung, 0.2) is False
+    assert 0.2 <= time.monotonic() - t0 < 5 and not hung.closed.is_set()
+    hung.release.set()  # its thread goes on with the close, on its own
+    assert hung.closed.wait(5)
+    for mode in ("return", "raise"):
+        client = _Closing(mode)
+        assert close_within(client, 5) is True and client.closed.is_set()
