@@ -29,4 +29,5 @@ class DataClient(Protocol):
     def error_answers(self) -> tuple[ErrorAnswer, ...]:
         """The UNKNOWN_SERVER_ERROR answers the client received so far (``ts``: time.monotonic())."""
 
-    def close(self) -> None: ...
+    def close(self) -> bool | None:
+        """Let go of the client's connections; False when part of that was given up (a close that hung)."""

@@ -197,6 +197,7 @@ class KafkaDataClient:
             except KafkaException:
                 pass
 
-    def close(self) -> None:
+    def close(self) -> bool:
+        """Flush the producer and close the consumer; False if the close was given up (`close_within`)."""
         self._producer.flush(self.request_timeout_s)
-        close_within(self._consumer)
+        return close_within(self._consumer)

@@ -46,6 +46,7 @@ from kactor.chaos.schedule import Step, make_schedule
 from kactor.chaos.txn_workload import OUTPUT as TXN_OUTPUT
 from kactor.chaos.txn_workload import TxnWorkload
 from kactor.cluster import LocalCluster
+from kactor.kafka_clients import CLOSE_TIMEOUT_S
 from messages.common import LeaderAndIsr, TopicPartition
 from zk_bridge import paths, znodes
 
@@ -704,7 +705,9 @@ class ChaosRun:
         client = getattr(self, "client", None)
         if client is not None:
             try:
-                client.close()
+                if client.close() is False:
+                    self._event(f"the data client's consumer did not close within {CLOSE_TIMEOUT_S:.0f} s "
+                                f"(librdkafka): left behind")
             except Exception:  # noqa: BLE001
                 pass
         if self.zk is not None:

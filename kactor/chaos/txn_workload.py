@@ -29,7 +29,7 @@ from typing import Any
 
 from kactor.chaos.history import ErrorAnswer, Violation
 from kactor.chaos.kafka_client import METADATA_REFRESH, is_unknown_server_error
-from kactor.kafka_clients import client_config, close_within, error_text
+from kactor.kafka_clients import CLOSE_TIMEOUT_S, client_config, close_within, error_text
 
 INPUT = "chaos-txn-in"
 OUTPUT = "chaos-txn-out"
@@ -161,7 +161,7 @@ class TxnWorkload:
         try:
             self._rewind(c)
         except KafkaException:
-            close_within(c)
+            self._close(c)
             raise
         return c
 
@@ -220,7 +220,7 @@ class TxnWorkload:
             return consumer
         except KafkaException as e:
             self.errors.append(f"rewind: {error_text(e.args[0])}")
-            close_within(consumer)
+            self._close(consumer)
             return None
 
     def _run(self) -> None:
@@ -273,7 +273,12 @@ class TxnWorkload:
                 if client is not None:
                     client.flush(30)
             if consumer is not None:
-                close_within(consumer)
+                self._close(consumer)
+
+    def _close(self, consumer: Any) -> None:
+        if not close_within(consumer):
+            self.errors.append(f"a consumer's close did not return within {CLOSE_TIMEOUT_S:.0f} s (librdkafka): "
+                               f"left behind")
 
     def _transact(self, producer: Any, consumer: Any, msgs: list[Any], txn: int) -> bool:
         """One transaction of ``msgs``: committed (True), or aborted on purpose (False: the caller rewinds)."""
