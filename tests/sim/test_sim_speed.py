@@ -4,6 +4,9 @@ parse does."""
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
+
 import attrs
 import pytest
 
@@ -13,6 +16,21 @@ from sim.client import zk_partition_state
 from sim.invariants import hosted_partition, value_at, values_below_hw
 from sim.run import SeedResult, create_topic, run_seed
 from sim.runtime import Sim
+
+
+@contextlib.contextmanager
+def _cluster_with_topic() -> Iterator[tuple[Sim, dict[TopicPartition, tuple[int, ...]], TopicPartition]]:
+    """Seed 4's three brokers serving, with topic "t" (one partition, RF 3) led and its replicas in sync."""
+    sim = Sim(4, SimBoot())
+    try:
+        for b in sim.brokers:
+            sim.start(b)
+        sim.run_for(2000)
+        assignment = create_topic(sim, "t", 1, 3)
+        sim.run_for(2000)
+        yield sim, assignment, TopicPartition("t", 0)
+    finally:
+        sim.close()
 
 
 def _outcome(r: SeedResult) -> SeedResult:
@@ -47,14 +65,7 @@ def test_a_forged_log_gives_the_same_violation_on_both_paths() -> None:
 
 def test_the_batch_cache_reads_every_log_as_the_plain_parse_does_as_it_changes() -> None:
     """One cache across the reads of three replicas' logs, before and after one is rewritten under it."""
-    sim = Sim(4, SimBoot())
-    try:
-        for b in sim.brokers:
-            sim.start(b)
-        sim.run_for(2000)
-        create_topic(sim, "t", 1, 3)
-        sim.run_for(2000)
-        tp = TopicPartition("t", 0)
+    with _cluster_with_topic() as (sim, _, tp):
         logs = [hosted_partition(sim, b, tp).log for b in sim.brokers]
         for log in logs:
             log.append_as_follower(_batch_of([f"v{i}" for i in range(3)], base=log.log_end_offset))
@@ -77,8 +88,6 @@ def test_the_batch_cache_reads_every_log_as_the_plain_parse_does_as_it_changes()
             assert values_below_hw(log, cache, end=end) == {o: value_at(log, o) for o in range(end)}
         assert values_below_hw(logs[1], cache, end=logs[1].log_end_offset)[3] == "x"
         assert values_below_hw(logs[2], cache, end=logs[2].log_end_offset) == {0: "v0", 1: "v1", 2: "v2", 3: "w"}
-    finally:
-        sim.close()
 
 
 def test_the_checker_reuses_a_replica_s_values_only_while_its_bytes_and_watermarks_are_unchanged() -> None:
@@ -87,14 +96,7 @@ def test_the_checker_reuses_a_replica_s_values_only_while_its_bytes_and_watermar
     from sim.client import SimClient
     from sim.invariants import Checker
 
-    sim = Sim(4, SimBoot())
-    try:
-        for b in sim.brokers:
-            sim.start(b)
-        sim.run_for(2000)
-        assignment = create_topic(sim, "t", 1, 3)
-        sim.run_for(2000)
-        tp = TopicPartition("t", 0)
+    with _cluster_with_topic() as (sim, assignment, tp):
         log = hosted_partition(sim, 0, tp).log
         log.append_as_follower(_batch_of(["a1"], base=0))
         log.append_as_follower(_batch_of(["a2"], base=1))
@@ -111,8 +113,6 @@ def test_the_checker_reuses_a_replica_s_values_only_while_its_bytes_and_watermar
         assert checker._below_hw(log) == values_below_hw(log) == {0: "a1", 1: "b2"}
         log.update_high_watermark(1)
         assert checker._below_hw(log) == values_below_hw(log) == {0: "a1"}
-    finally:
-        sim.close()
 
 
 def test_the_checker_reads_on_from_where_it_stopped_as_a_read_from_the_start_does(monkeypatch) -> None:
@@ -132,14 +132,7 @@ def test_the_checker_reads_on_from_where_it_stopped_as_a_read_from_the_start_doe
         return plain_read(self, first, pos, cache)
 
     monkeypatch.setattr(invariants._Scan, "read", read)
-    sim = Sim(4, SimBoot())
-    try:
-        for b in sim.brokers:
-            sim.start(b)
-        sim.run_for(2000)
-        assignment = create_topic(sim, "t", 1, 3)
-        sim.run_for(2000)
-        tp = TopicPartition("t", 0)
+    with _cluster_with_topic() as (sim, assignment, tp):
         log = hosted_partition(sim, 0, tp).log
         checker = Checker(sim, SimClient(sim), [tp], assignment)
 
@@ -181,8 +174,6 @@ def test_the_checker_reads_on_from_where_it_stopped_as_a_read_from_the_start_doe
         log.update_high_watermark(log.log_end_offset)
         same(plain=False)
         assert reads[-2] != (0, 0) and reads[-1] == (0, 0)
-    finally:
-        sim.close()
 
 
 def _batch_of(values: list[str], base: int = 0) -> bytes:
