@@ -37,7 +37,7 @@
 from __future__ import annotations
 
 import struct
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from typing import Any, Protocol
 
 from messages.common import TopicPartition
@@ -108,32 +108,14 @@ def _batches(data: bytes, cache: dict[bytes, Parsed] | None) -> Iterator[Parsed]
         yield parsed
 
 
-def _values_in_segments(segments: Iterable[bytes], start: int, hw: int,
-                        cache: dict[bytes, Parsed]) -> dict[int, str | None]:
-    """`values_below_hw`'s fast path over the segments' whole files, in order (read lazily: no segment is read
-    once ``start`` has reached ``hw``)."""
-    out: dict[int, str | None] = {}
-    for data in segments:
-        if start >= hw:
-            break
-        for last, records in _batches(data, cache):
-            if last < start:  # below the log start offset (as Log.read, from the batch holding it on)
-                continue
-            for offset, value in records:
-                if offset < hw:
-                    out[offset] = value
-            start = last + 1
-    return out
-
-
 class _Scan:
-    """One log's `_values_in_segments`, kept with where it stopped so that the Checker's next read of that log, once
-    it only grew, goes on from there (a step's check rereads every ISR replica; re-parsing each whole log at every
-    step was most of `_below_hw`'s time). ``read`` is `_values_in_segments`' loop with its state kept here; going
-    on gives what reading from the start would give when every record read so far came at a higher offset than the
-    one before (``ordered``: then the old values, the records kept above the old high watermark and the new ones are
-    in the order a read from the start puts them) and every segment was read (``complete``).
-    tests/sim/test_sim_speed.py holds both ways to the plain path."""
+    """`values_below_hw`'s fast path over a log's segments (their whole files, in order), kept with where it stopped so
+    that the Checker's next read of that log, once it only grew, goes on from there (a step's check rereads every ISR
+    replica; re-parsing each whole log at every step was most of `_below_hw`'s time). Going on gives what reading
+    from the start would give when every record read so far came at a higher offset than the one before
+    (``ordered``: then the old values, the records kept above the old high watermark and the new ones are in the order
+    a read from the start puts them) and every segment was read (``complete``). tests/sim/test_sim_speed.py holds
+    both ways to the plain path."""
 
     __slots__ = ("log", "start", "hw", "segments", "values", "tail", "next_start", "last_offset", "ordered",
                  "complete")
@@ -146,17 +128,36 @@ class _Scan:
         self.segments = segments
         self.values = values  # below ``hw``
         self.tail = tail  # the records read at or above ``hw``, in order
-        self.next_start = next_start  # `_values_in_segments`' ``start`` after the last batch read
+        self.next_start = next_start  # where the next batch must end at or after to be read (``read``'s ``start``)
         self.last_offset = last_offset  # the last record's offset (-1: none yet)
         self.ordered = True
         self.complete = True
 
-    @property
-    def resumable(self) -> bool:
-        return self.ordered and self.complete
+    @classmethod
+    def from_start(cls, log: Any, start: int, hw: int, segments: tuple[bytes, ...],
+                   cache: dict[bytes, Parsed]) -> _Scan:
+        """``segments`` (the log's files' bytes) read from the log start offset ``start`` to ``hw``."""
+        scan = cls(log, start, hw, segments, {}, [], start, -1)
+        scan.read(0, 0, cache)
+        return scan
+
+    def read_on(self, hw: int, segments: tuple[bytes, ...], cache: dict[bytes, Parsed]) -> _Scan | None:
+        """A new scan of the grown ``segments`` up to ``hw``, going on from this one's end (this one unchanged); None
+        when it cannot: not every record came in order or not every segment was read, ``hw`` is lower, or
+        ``segments`` are not this scan's appended to."""
+        if not (self.ordered and self.complete and hw >= self.hw and _grew(self.segments, segments)):
+            return None
+        scan = _Scan(self.log, self.start, hw, segments, dict(self.values), [], self.next_start, self.last_offset)
+        for offset, value in self.tail:  # above the old high watermark: below the new one now?
+            if offset < hw:
+                scan.values[offset] = value
+            else:
+                scan.tail.append((offset, value))
+        scan.read(len(self.segments) - 1, len(self.segments[-1]), cache)
+        return scan
 
     def read(self, first: int, pos: int, cache: dict[bytes, Parsed]) -> None:
-        """Read on from byte ``pos`` of segment ``first`` (0, 0: the whole log, as `_values_in_segments`)."""
+        """Read on from byte ``pos`` of segment ``first`` (0, 0: the whole log)."""
         values, tail, hw, segments = self.values, self.tail, self.hw, self.segments
         start, prev, ordered = self.next_start, self.last_offset, self.ordered
         for i in range(first, len(segments)):
@@ -193,7 +194,8 @@ def values_below_hw(log: Any, cache: dict[bytes, Parsed] | None = None,
     seed's time went into its offset translations)."""
     start, hw = log.log_start_offset, log.high_watermark if end is None else end
     if cache is not None:
-        return _values_in_segments((segment.read(0, segment.size) for segment in log.segments), start, hw, cache)
+        return _Scan.from_start(log, start, hw, tuple(segment.read(0, segment.size) for segment in log.segments),
+                                cache).values
     out: dict[int, str | None] = {}
     while start < hw:
         # no max_offset: a read stops before the batch holding it, and a batch may straddle the high watermark
@@ -380,21 +382,13 @@ class Checker:
         start, hw = log.log_start_offset, log.high_watermark
         segments = tuple(segment.read(0, segment.size) for segment in log.segments)
         last = self._scans.get(id(log))
+        scan = None
         if last is not None and last.log is log and last.start == start:
             if last.hw == hw and last.segments == segments:
                 return last.values
-            if last.resumable and hw >= last.hw and _grew(last.segments, segments):
-                scan = _Scan(log, start, hw, segments, dict(last.values), [], last.next_start, last.last_offset)
-                for offset, value in last.tail:  # above the old high watermark: below the new one now?
-                    if offset < hw:
-                        scan.values[offset] = value
-                    else:
-                        scan.tail.append((offset, value))
-                scan.read(len(last.segments) - 1, len(last.segments[-1]), self.batches)
-                self._scans[id(log)] = scan
-                return scan.values
-        scan = _Scan(log, start, hw, segments, {}, [], start, -1)
-        scan.read(0, 0, self.batches)  # the bytes just read, not read again
+            scan = last.read_on(hw, segments, self.batches)
+        if scan is None:
+            scan = _Scan.from_start(log, start, hw, segments, self.batches)  # the bytes just read, not read again
         self._scans[id(log)] = scan
         return scan.values
 
