@@ -91,7 +91,7 @@ def _follower_truncates_to_high_watermark() -> Callable[[], None]:
         for tp in list(self._truncating):
             st = self.fetch_states[tp]
             p = self.all_partitions.get(tp)
-            if st.leader_id == leader_id and not self._busy(leader_id) and getattr(p, "log", None) is not None:
+            if st.leader_id == leader_id and not self.awaiting(leader_id) and getattr(p, "log", None) is not None:
                 self._truncate_and_update(p, st, st.fetch_offset, True)  # the branch of a log with no epoch
         return original(self, leader_id)
 

@@ -1328,7 +1328,7 @@ class ReplicaManager:
         (truncateToHighWatermark); for the others, the OffsetsForLeaderEpochRequest to send (their latest epoch,
         fenced by the current leader epoch: ReplicaFetcherThread.fetchEpochEndOffsets). None if nothing is
         truncating or a request to that leader is in flight (the 2.6 fetcher thread waits for it)."""
-        if self._busy(leader_id):
+        if self.awaiting(leader_id):
             return None
         asked: dict[str, list[OffsetForLeaderPartition]] = {}
         for tp in list(self._truncating):
@@ -1411,9 +1411,6 @@ class ReplicaManager:
     def awaiting(self, leader_id: int) -> bool:
         """A request to ``leader_id`` is in flight: `next_request_for` gives None for it, at once and changing
         nothing (the 2.6 fetcher thread waits for its answer)."""
-        return self._busy(leader_id)
-
-    def _busy(self, leader_id: int) -> bool:
         return (leader_id in self._fetch_in_flight or leader_id in self._epoch_in_flight
                 or leader_id in self._list_offsets_in_flight)
 
@@ -1424,7 +1421,7 @@ class ReplicaManager:
         that is not in sync is left out while the follower quota is exceeded (shouldFollowerThrottle); when that
         leaves nothing, the leader is in ``throttled_fetch_leaders`` (the fetcher backs off, as Kafka's does when
         buildFetch gives no request). None if a request to that leader is in flight or nothing is fetched from it."""
-        if self._busy(leader_id):
+        if self.awaiting(leader_id):
             return None
         self.throttled_fetch_leaders.discard(leader_id)
         handler = self._session_handlers.setdefault(leader_id, FetchSessionHandler())
@@ -1540,7 +1537,7 @@ class ReplicaManager:
         """AbstractFetcherThread.fetchOffsetAndTruncate's questions to the leader for the partitions it answered
         OFFSET_OUT_OF_RANGE: its latest offset (fetchLatestOffsetFromLeader), then, if that is not below ours, its
         earliest (fetchEarliestOffsetFromLeader); as this broker (replica id), at our current leader epoch."""
-        if self._busy(leader_id) or not self._out_of_range:
+        if self.awaiting(leader_id) or not self._out_of_range:
             return None
         asked = []
         for tp, timestamp in self._out_of_range.items():
