@@ -217,8 +217,7 @@ class ZooKeeperModel:
         """The same client's new session after ``sid`` expired (Kafka's reinitialize): REESTABLISHED for it."""
         old = self.sessions[sid]
         new = self.open_session(old.timeout_ms, old.earlier + (sid,))
-        self.sessions[new].events.append(ZkSessionEvent("REESTABLISHED", new))
-        self.told = True
+        self._tell(self.sessions[new], ZkSessionEvent("REESTABLISHED", new))
         return new
 
     def close_session(self, sid: int) -> None:
@@ -229,8 +228,7 @@ class ZooKeeperModel:
         """The server expires the session; the client hears EXPIRED (kazoo's LOST)."""
         if self.sessions[sid].state == OPEN:
             self._end_session(sid, EXPIRED)
-            self.sessions[sid].events.append(ZkSessionEvent("EXPIRED", sid))
-            self.told = True
+            self._tell(self.sessions[sid], ZkSessionEvent("EXPIRED", sid))
 
     def disconnect(self, sid: int) -> None:
         """The connection is lost (kazoo's SUSPENDED); the session lives on for its timeout."""
@@ -238,17 +236,14 @@ class ZooKeeperModel:
         if s.state == OPEN and s.connected:
             s.connected = False
             s.disconnected_at = self.clock_ms()
-            s.events.append(ZkSessionEvent("SUSPENDED", sid))
-            self.told = True
+            self._tell(s, ZkSessionEvent("SUSPENDED", sid))
 
     def reconnect(self, sid: int) -> None:
         """Connected again within the session: CONNECTED, then the watch events it missed, in order."""
         s = self.sessions[sid]
         if s.state == OPEN and not s.connected:
             s.connected = True
-            s.events.append(ZkSessionEvent("CONNECTED", sid))
-            s.events.extend(s.held)
-            self.told = True
+            self._tell(s, ZkSessionEvent("CONNECTED", sid), *s.held)
             s.held.clear()
 
     def silence(self, sid: int) -> None:
@@ -270,8 +265,7 @@ class ZooKeeperModel:
         if s.state == OPEN:
             return True
         if s.state == EXPIRED:
-            s.events += [ZkSessionEvent("SUSPENDED", sid), ZkSessionEvent("EXPIRED", sid)]
-            self.told = True
+            self._tell(s, ZkSessionEvent("SUSPENDED", sid), ZkSessionEvent("EXPIRED", sid))
         return False
 
     def tick(self) -> None:
@@ -285,6 +279,11 @@ class ZooKeeperModel:
             elif s.silent_since is not None and now - s.silent_since > s.timeout_ms:
                 # the server closes the connection: the silent client cannot be told (it hears it on ``wake``)
                 self._end_session(s.session_id, EXPIRED)
+
+    def _tell(self, s: Session, *events: Any) -> None:
+        """Hand ``events`` to the session's client, in order (``told`` marks that there are some to take)."""
+        s.events.extend(events)
+        self.told = True
 
     def events(self, sid: int) -> list[Any]:
         """Take the events delivered to the session so far (ZkWatchEvent / ZkSessionEvent, in delivery order)."""
@@ -501,8 +500,10 @@ class ZooKeeperModel:
             for sid in targets:
                 s = self.sessions[sid]
                 event = ZkWatchEvent(path, kind)
-                (s.events if s.connected else s.held).append(event)
-                self.told = True
+                if s.connected:
+                    self._tell(s, event)
+                else:
+                    s.held.append(event)
                 if self.on_watch_event is not None:
                     self.on_watch_event(sid, event)
 
