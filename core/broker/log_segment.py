@@ -14,6 +14,7 @@ import contextlib
 import os
 import struct
 from collections.abc import Callable, Iterator
+from typing import Any
 
 from crc32c import crc32c
 
@@ -311,40 +312,31 @@ class LogSegment:
     def frames(self, start_position: int = 0, end_position: int | None = None) -> Iterator[Frame]:
         """The batch frames from ``start_position``; stops at a frame that does not fit before ``end_position``
         (default: the segment's size)."""
-        # headers' walk without the header views (most callers want only the frames)
-        end = self.size if end_position is None else end_position
-        pos = start_position
-        while pos < end:
-            chunk = self.read(pos, min(_CHUNK, end - pos))
-            consumed = 0
-            for rel, base, last, size in frames_in(chunk):
-                yield pos + rel, base, last, size
-                consumed = rel + size
-            if consumed == 0:
-                frame = frame_at(chunk, 0, pos)  # a batch bigger than the chunk
-                if frame is None or pos + frame[3] > end:
-                    return
-                yield frame
-                consumed = frame[3]
-            pos += consumed
+        return self._walk(start_position, end_position, False)  # type: ignore[no-any-return]
 
     def headers(self, start_position: int = 0, end_position: int | None = None
                 ) -> Iterator[tuple[Frame, memoryview]]:
         """Each batch's frame and its v2 header bytes, reading the file 64 KiB at a time."""
+        return self._walk(start_position, end_position, True)  # type: ignore[no-any-return]
+
+    def _walk(self, start_position: int, end_position: int | None, views: bool) -> Iterator[Any]:
+        """`frames` (``views`` False: no header views, which most callers do not want) and `headers`."""
         end = self.size if end_position is None else end_position
         pos = start_position
         while pos < end:
-            chunk = memoryview(self.read(pos, min(_CHUNK, end - pos)))
+            data = self.read(pos, min(_CHUNK, end - pos))
+            chunk = memoryview(data) if views else data
             consumed = 0
             for rel, base, last, size in frames_in(chunk):
-                yield (pos + rel, base, last, size), chunk[rel:rel + HEADER_SIZE]
+                frame = (pos + rel, base, last, size)
+                yield (frame, chunk[rel:rel + HEADER_SIZE]) if views else frame
                 consumed = rel + size
             if consumed == 0:
-                frame = frame_at(chunk, 0, pos)  # a batch bigger than the chunk
-                if frame is None or pos + frame[3] > end:
+                found = frame_at(chunk, 0, pos)  # a batch bigger than the chunk
+                if found is None or pos + found[3] > end:
                     return
-                yield frame, chunk[:HEADER_SIZE]
-                consumed = frame[3]
+                yield (found, chunk[:HEADER_SIZE]) if views else found
+                consumed = found[3]
             pos += consumed
 
     def translate_offset(self, offset: int, start_position: int = 0) -> Frame | None:
