@@ -29,7 +29,7 @@ from typing import Any
 
 from kactor.chaos.history import ErrorAnswer, Violation
 from kactor.chaos.kafka_client import METADATA_REFRESH, is_unknown_server_error
-from kactor.kafka_clients import CLOSE_TIMEOUT_S, client_config, close_within, error_text
+from kactor.kafka_clients import CLOSE_TIMEOUT_S, client_config, close_within, error_text, watermark_offsets
 
 INPUT = "chaos-txn-in"
 OUTPUT = "chaos-txn-out"
@@ -299,31 +299,6 @@ class TxnWorkload:
         return True
 
 
-# A leadership that moved since librdkafka's last metadata refresh: the query goes to the old leader, which answers
-# so (as Kafka's would); librdkafka refreshes its metadata on that answer, and the query asked again finds the new one.
-RETRIABLE_LOOKUP = frozenset({"NOT_LEADER_FOR_PARTITION", "LEADER_NOT_AVAILABLE", "REQUEST_TIMED_OUT",
-                              "_TRANSPORT", "_TIMED_OUT", "_ALL_BROKERS_DOWN"})
-LOOKUP_BACKOFF_S = 0.2
-
-
-def high_watermark(consumer: Any, tp: Any, deadline: float) -> int:
-    """``tp``'s high watermark from its leader (ListOffsets latest), asked again after a retriable error until
-    ``deadline``, as a Java consumer's offsetsForTimes retries after a metadata update (chaos seed 1 at 111f0f1: the
-    last check's query reached a broker that had just stopped leading and the run failed on
-    NOT_LEADER_FOR_PARTITION after every other check had passed)."""
-    from confluent_kafka import KafkaException
-
-    while True:
-        try:
-            return int(consumer.get_watermark_offsets(tp, timeout=max(deadline - time.monotonic(), 0.1),
-                                                      cached=False)[1])
-        except KafkaException as e:
-            error = e.args[0] if e.args else None
-            if getattr(error, "name", lambda: "")() not in RETRIABLE_LOOKUP or time.monotonic() >= deadline:
-                raise
-        time.sleep(LOOKUP_BACKOFF_S)
-
-
 def read_topic(bootstrap: str, topic: str, isolation: str, timeout_s: float = 30,
                security: Mapping[str, str] | None = None) -> dict[int, list[str]]:
     """Every partition of ``topic`` from offset 0 to its end at ``isolation`` (read_committed ends at the last
@@ -336,7 +311,7 @@ def read_topic(bootstrap: str, topic: str, isolation: str, timeout_s: float = 30
     try:
         out: dict[int, list[str]] = {p: [] for p in range(PARTITIONS)}
         lookups_end = time.monotonic() + timeout_s
-        ends = {p: high_watermark(consumer, TopicPartition(topic, p), lookups_end) for p in range(PARTITIONS)}
+        ends = {p: watermark_offsets(consumer, TopicPartition(topic, p), lookups_end)[1] for p in range(PARTITIONS)}
         consumer.assign([TopicPartition(topic, p, 0) for p in range(PARTITIONS)])
         deadline = time.monotonic() + timeout_s
         idle_since = time.monotonic()

@@ -177,15 +177,15 @@ def read_partition(servers: str, topic: str, partition: int, timeout: float = 30
     assigned from offset 0."""
     from confluent_kafka import Consumer, TopicPartition
 
-    from kactor.kafka_clients import client_config
+    from kactor.kafka_clients import client_config, watermark_offsets
 
     consumer = Consumer(client_config(servers, "test-reader", {
         "group.id": "test-reader", "enable.auto.commit": False, "auto.offset.reset": "earliest"}))
     try:
-        _, hw = consumer.get_watermark_offsets(TopicPartition(topic, partition), timeout=timeout, cached=False)
+        deadline = time.monotonic() + timeout
+        _, hw = watermark_offsets(consumer, TopicPartition(topic, partition), deadline)
         consumer.assign([TopicPartition(topic, partition, 0)])
         out: list[tuple[int, str]] = []
-        deadline = time.monotonic() + timeout
         while (not out or out[-1][0] < hw - 1) and time.monotonic() < deadline:
             for msg in consumer.consume(num_messages=max(1, hw - len(out)), timeout=0.5):
                 if msg.error() is None:

@@ -45,16 +45,16 @@ def _read_all(servers: str, topic: str, timeout: float = 30) -> list[tuple[str, 
     """Every record of partition 0 up to its high watermark, (key, value), by a librdkafka consumer from offset 0."""
     from confluent_kafka import Consumer, TopicPartition
 
-    from kactor.kafka_clients import client_config
+    from kactor.kafka_clients import client_config, watermark_offsets
 
     consumer = Consumer(client_config(servers, "compaction-reader", {
         "group.id": "compaction-reader", "enable.auto.commit": False, "auto.offset.reset": "earliest"}))
     try:
-        _, hw = consumer.get_watermark_offsets(TopicPartition(topic, 0), timeout=timeout, cached=False)
+        deadline = time.monotonic() + timeout
+        _, hw = watermark_offsets(consumer, TopicPartition(topic, 0), deadline)
         consumer.assign([TopicPartition(topic, 0, 0)])
         out: list[tuple[str, str]] = []
         last = -1
-        deadline = time.monotonic() + timeout
         while last < hw - 1 and time.monotonic() < deadline:
             for msg in consumer.consume(num_messages=1000, timeout=0.5):
                 if msg.error() is None:

@@ -30,12 +30,11 @@ def _low_and_high(servers: str) -> tuple[int, int]:
     from confluent_kafka import Consumer
     from confluent_kafka import TopicPartition as Tp
 
-    from kactor.kafka_clients import client_config
+    from kactor.kafka_clients import client_config, watermark_offsets
 
     consumer = Consumer(client_config(servers, "purge-offsets", {"group.id": "purge-offsets"}))
     try:
-        low, high = consumer.get_watermark_offsets(Tp(TOPIC, 0), timeout=30, cached=False)
-        return int(low), int(high)
+        return watermark_offsets(consumer, Tp(TOPIC, 0), time.monotonic() + 30)
     finally:
         consumer.close()
 

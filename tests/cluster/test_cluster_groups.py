@@ -26,6 +26,7 @@ from core.coordinator.group.message_formats import (
     read_message_key,
     read_offset_message_value,
 )
+from kactor.kafka_clients import watermark_offsets
 
 confluent_kafka = pytest.importorskip("confluent_kafka")
 
@@ -151,8 +152,8 @@ def _offsets_records(c: Cluster, broker: int, partition: int) -> dict[tuple[str,
     consumer = confluent_kafka.Consumer({"bootstrap.servers": f"127.0.0.1:{c.lc.ports[broker]}",
                                          "group.id": "inspector", "enable.auto.commit": False})
     try:
-        _, high = consumer.get_watermark_offsets(confluent_kafka.TopicPartition("__consumer_offsets", partition),
-                                                 timeout=10)
+        _, high = watermark_offsets(consumer, confluent_kafka.TopicPartition("__consumer_offsets", partition),
+                                    time.monotonic() + 10)
         consumer.assign([confluent_kafka.TopicPartition("__consumer_offsets", partition, 0)])
         out: dict[tuple[str, Any], Any] = {}
         position = 0

@@ -11,11 +11,13 @@ acknowledged records at their offsets.
 from __future__ import annotations
 
 import os
+import time
 
 import pytest
 from cluster_helpers import Cluster, produce, segment_records
 from kafka_clients_helpers import closing_producer, read_partition
 
+from kactor.kafka_clients import watermark_offsets
 from kactor.records import values_batch
 from messages.common import Errors
 from protocol.records import read_batch_header
@@ -171,7 +173,7 @@ def test_broker_log_defaults_roll_and_retention_deletes_old_segments_on_every_re
         TopicPartition("ret", 0)) == start, 30, "the leader's log-start-offset checkpoint")
     consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "ret-check"})
     try:
-        assert consumer.get_watermark_offsets(KafkaTopicPartition("ret", 0), timeout=30) == (start, produced)
+        assert watermark_offsets(consumer, KafkaTopicPartition("ret", 0), time.monotonic() + 30) == (start, produced)
     finally:
         consumer.close()
 
