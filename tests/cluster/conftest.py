@@ -36,7 +36,7 @@ def start_cluster(request: pytest.FixtureRequest, zk_chroot: str, tmp_path: Path
     Brokers get zookeeper.session.timeout.ms=4000 (the test server's maximum) and a 200 ms controlled-shutdown
     retry backoff unless an override says otherwise.
     """
-    made: list[LocalCluster] = []
+    made: list[Cluster] = []
     test_name = re.sub(r"[^A-Za-z0-9_.-]", "_", request.node.name)
 
     def start(brokers: int = 3, overrides: tuple[str, ...] | list[str] = (), start: bool = True,
@@ -55,8 +55,8 @@ def start_cluster(request: pytest.FixtureRequest, zk_chroot: str, tmp_path: Path
             (trace_dir / KILLED_UNDER_LOAD).write_text("incarnations after the first are not replayed\n")
         lc = LocalCluster(brokers, zookeeper=zk_chroot, base_dir=str(tmp_path / f"cluster-{len(made)}"),
                           trace_dir=str(trace_dir), overrides=[*defaults, *overrides])
-        made.append(lc)
         cluster = Cluster(lc)
+        made.append(cluster)
         if start:
             cluster.start()
         return cluster
@@ -64,8 +64,11 @@ def start_cluster(request: pytest.FixtureRequest, zk_chroot: str, tmp_path: Path
     try:
         yield start
     finally:
-        for lc in made:
-            lc.stop(concurrent=True)  # a test's cluster needs no rolling stop: the non-controllers together
+        for cluster in made:
+            try:
+                cluster.close_zk()
+            finally:
+                cluster.lc.stop(concurrent=True)  # a test's cluster needs no rolling stop: the non-controllers together
 
 
 # What the tests on the shared cluster need of it, together (each file's own overrides were a subset of these).
