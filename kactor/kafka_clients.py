@@ -103,8 +103,8 @@ def watermark_offsets(consumer: Any, tp: Any, deadline: float) -> tuple[int, int
     """``tp``'s (log start, high watermark) from its leader (ListOffsets earliest and latest), asked again after a
     retriable error until ``deadline`` (time.monotonic()), as a Java consumer's offsetsForTimes / endOffsets retry
     after a metadata update. librdkafka's ``get_watermark_offsets`` raises the leader's NOT_LEADER_FOR_PARTITION
-    instead: chaos seed 1 at 111f0f1 failed so on its last check, after every other had passed, and CI on 2026-11-27
-    read a partition just as a restarted broker took its preferred leadership back."""
+    instead: chaos seed 1 at 111f0f1 failed so on its last check, after every other had passed, and so did CI's
+    read-back of a partition after two leader kills (test_cluster_broker_restart, 2026-11-27)."""
     from confluent_kafka import KafkaException
 
     while True:
