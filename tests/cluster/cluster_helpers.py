@@ -140,17 +140,16 @@ class Cluster:
     def log_dir(self, broker_id: int) -> str:
         return os.path.join(self.lc.base_dir, f"broker-{broker_id}")
 
-    def close_zk(self) -> None:
-        """Stop and close the test's kazoo client, if it was started: a client left running keeps its session and
-        its connection thread (whose loop draws from the global ``random``) until the server stops."""
-        if self._zk is not None:
-            self._zk.stop()
-            self._zk.close()
-            self._zk = None
-
-    def stop(self) -> None:
-        self.close_zk()
-        self.lc.stop()
+    def stop(self, concurrent: bool = False) -> None:
+        """The test's kazoo client, if it was started (left running, it keeps its session and its connection thread,
+        whose loop draws from the global ``random``, until the server stops), then the brokers (`LocalCluster.stop`)."""
+        try:
+            if self._zk is not None:
+                self._zk.stop()
+                self._zk.close()
+                self._zk = None
+        finally:
+            self.lc.stop(concurrent=concurrent)
 
 
 def raw_request(address: str, api_key: int, version: int, body: dict, timeout: float = 30.0) -> dict:

@@ -65,10 +65,7 @@ def start_cluster(request: pytest.FixtureRequest, zk_chroot: str, tmp_path: Path
         yield start
     finally:
         for cluster in made:
-            try:
-                cluster.close_zk()
-            finally:
-                cluster.lc.stop(concurrent=True)  # a test's cluster needs no rolling stop: the non-controllers together
+            cluster.stop(concurrent=True)  # a test's cluster needs no rolling stop: the non-controllers together
 
 
 # What the tests on the shared cluster need of it, together (each file's own overrides were a subset of these).
