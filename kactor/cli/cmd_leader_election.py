@@ -3,8 +3,10 @@
 One ElectLeaders request (through confluent-kafka's AdminClient, which sends it to the controller) for the partitions
 of ``--path-to-json-file``, one ``--topic``/``--partition``, or every partition (``--all-topic-partitions``: the
 request names none, and the broker leaves out of its answer the partitions whose leader is already the right one).
-Prints what 2.6's tool prints: one line for the partitions elected, one per partition that failed with the exception
-Kafka's client makes of its error, then "N replica(s) could not be elected" (exit 1).
+Prints what 2.6's tool prints: one line for the partitions elected, one for those whose leader already was the one
+the election would choose ("Valid replica already elected for partitions ...": ElectionNotNeededException is no
+failure, exit 0), one per partition that failed with the exception Kafka's client makes of its error, then
+"N replica(s) could not be elected" (exit 1).
 
 The option checks are joptsimple's in 2.6 (``required``, ``requiredIf``, ``requiredUnless``, ``availableUnless``,
 the election type's EnumConverter) with their messages; Kafka's tool dies of the exception, exit 1.
@@ -14,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Mapping
 from typing import Any
 
 from kactor.admin import preferred
@@ -21,9 +24,11 @@ from kactor.cli import CliError
 from kactor.cli.kafka_support import add_client_config_arg, java_exception, kafka_errors, servers
 from kactor.cli.support import admin_errors, read_text_file
 from kactor.kafka_clients import admin_client, cluster_metadata, error_text
+from messages.common import Errors
 
 TIMEOUT_S = 30.0  # LeaderElectionCommand.main: run(args, 30.second), the admin client's request timeout
 ELECTION_TYPES = ("PREFERRED", "UNCLEAN")  # org.apache.kafka.common.ElectionType, as Java prints it
+ELECTION_NOT_NEEDED = int(Errors.ELECTION_NOT_NEEDED)  # ElectionNotNeededException: a noop to the tool
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -99,23 +104,39 @@ def run(args: argparse.Namespace) -> int:
                              target.librdkafka({"socket.timeout.ms": int(TIMEOUT_S * 1000)}))
         cluster_metadata(admin, target.bootstrap, TIMEOUT_S)
         results = elect_leaders(admin, election, partitions)
-    succeeded = sorted(tp for tp, error in results.items() if error is None)
-    failed = sorted((tp, error) for tp, error in results.items() if error is not None)
-    if succeeded:
-        print(f"Successfully completed leader election ({election}) for partitions "
-              + ", ".join(f"{t}-{p}" for t, p in succeeded), flush=True)
-    for (t, p), error in failed:
-        print(f"Error completing leader election ({election}) for partition: {t}-{p}: {error}", flush=True)
+    lines, failed = outcome(election, results)
+    for line in lines:
+        print(line, flush=True)
     if failed:
-        print(f"kactor leader-election: {len(failed)} replica(s) could not be elected", file=sys.stderr)
+        print(f"kactor leader-election: {failed} replica(s) could not be elected", file=sys.stderr)
         return 1
     return 0
 
 
+def outcome(election: str, results: Mapping[tuple[str, int], Any]) -> tuple[list[str], int]:
+    """The end of LeaderElectionCommand.electLeaders: each partition's answer (None, or the KafkaError) sorted into
+    succeeded, noop (ElectionNotNeededException: the right leader leads already) and failed; the lines printed and
+    how many failed (the AdminCommandFailedException's "N replica(s) could not be elected", exit 1)."""
+    succeeded = sorted(tp for tp, error in results.items() if error is None)
+    noop = sorted(tp for tp, error in results.items() if error is not None and error.code() == ELECTION_NOT_NEEDED)
+    failed = sorted((tp, error) for tp, error in results.items()
+                    if error is not None and error.code() != ELECTION_NOT_NEEDED)
+    lines = []
+    if succeeded:
+        lines.append(f"Successfully completed leader election ({election}) for partitions "
+                     + ", ".join(f"{t}-{p}" for t, p in succeeded))
+    if noop:
+        lines.append("Valid replica already elected for partitions " + ", ".join(f"{t}-{p}" for t, p in noop))
+    for (t, p), error in failed:
+        lines.append(f"Error completing leader election ({election}) for partition: {t}-{p}: "
+                     f"{java_exception(error)}")
+    return lines, len(failed)
+
+
 def elect_leaders(admin: Any, election: str, partitions: set[tuple[str, int]] | None) -> dict[tuple[str, int],
-                                                                                                str | None]:
-    """LeaderElectionCommand.electLeaders: AdminClient.electLeaders; each partition's failure as the Java exception
-    Kafka's client makes of it. A timeout is Kafka's "Timeout waiting for election results"."""
+                                                                                                Any]:
+    """LeaderElectionCommand.electLeaders' request: AdminClient.electLeaders; each partition's answer, None or its
+    KafkaError. A timeout is Kafka's "Timeout waiting for election results"."""
     from confluent_kafka import ElectionType, KafkaException, TopicPartition
 
     wanted = None if partitions is None else [TopicPartition(t, p) for t, p in sorted(partitions)]
@@ -127,5 +148,4 @@ def elect_leaders(admin: Any, election: str, partitions: set[tuple[str, int]] | 
             print("Timeout waiting for election results", flush=True)
             raise CliError("Timeout waiting for election results") from None
         raise CliError(f"Error while making request: {error_text(e)}") from None
-    return {(tp.topic, tp.partition): None if error is None else java_exception(error)
-            for tp, error in answer.items()}
+    return {(tp.topic, tp.partition): error for tp, error in answer.items()}

@@ -73,3 +73,59 @@ def test_a_failed_partition_is_printed_as_the_java_exception_kafkas_client_makes
         "org.apache.kafka.common.errors.UnknownTopicOrPartitionException: The partition does not exist.")
     assert java_exception(KafkaError(83)).startswith(
         "org.apache.kafka.common.errors.EligibleLeadersNotAvailableException: ")
+
+
+# -- the answers, from a faked admin client (LeaderElectionCommand.electLeaders' succeeded / noop / failed) ---------
+class _Admin:
+    """AdminClient.elect_leaders answering each partition from ``answers`` (None, or a KafkaError code)."""
+
+    def __init__(self, answers: dict[tuple[str, int], int | None]) -> None:
+        self.answers = answers
+        self.asked: list[tuple[str, object]] = []
+
+    def elect_leaders(self, election_type: object, partitions: object) -> object:
+        import concurrent.futures
+
+        from confluent_kafka import KafkaError
+        from confluent_kafka import TopicPartition as Tp
+
+        self.asked.append((str(election_type), partitions))
+        f: concurrent.futures.Future = concurrent.futures.Future()
+        f.set_result({Tp(t, p): None if code is None else KafkaError(code)
+                      for (t, p), code in self.answers.items()})
+        return f
+
+
+def _run(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], answers: dict,
+         *argv: str) -> tuple[int, list[str], str]:
+    from kactor.cli import cmd_leader_election
+
+    admin = _Admin(answers)
+    monkeypatch.setattr(cmd_leader_election, "admin_client", lambda *a, **k: admin)
+    monkeypatch.setattr(cmd_leader_election, "cluster_metadata", lambda *a, **k: None)
+    code = main(["leader-election", "--bootstrap-server", B, *argv])
+    captured = capsys.readouterr()
+    return code, captured.out.splitlines(), captured.err
+
+
+def test_a_partition_whose_preferred_leader_leads_is_no_failure(monkeypatch: pytest.MonkeyPatch,
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    """LeaderElectionCommand 2.6.3: ElectionNotNeededException goes to ``noop``: "Valid replica already elected for
+    partitions ...", exit 0."""
+    assert _run(monkeypatch, capsys, {("pref", 0): 84}, "--election-type", "preferred", "--topic", "pref",
+                "--partition", "0") == (0, ["Valid replica already elected for partitions pref-0"], "")
+
+
+def test_succeeded_noop_and_failed_partitions_each_get_kafkas_line(monkeypatch: pytest.MonkeyPatch,
+                                                                   capsys: pytest.CaptureFixture[str],
+                                                                   tmp_path) -> None:
+    f = tmp_path / "e.json"
+    f.write_text('{"partitions": [{"topic": "a", "partition": 0}, {"topic": "a", "partition": 1}, '
+                 '{"topic": "b", "partition": 0}, {"topic": "b", "partition": 1}, {"topic": "c", "partition": 9}]}')
+    answers = {("a", 0): None, ("b", 1): None, ("a", 1): 84, ("b", 0): 84, ("c", 9): 3}
+    assert _run(monkeypatch, capsys, answers, "--election-type", "unclean", "--path-to-json-file", str(f)) == (1, [
+        "Successfully completed leader election (UNCLEAN) for partitions a-0, b-1",
+        "Valid replica already elected for partitions a-1, b-0",
+        "Error completing leader election (UNCLEAN) for partition: c-9: "
+        "org.apache.kafka.common.errors.UnknownTopicOrPartitionException: This server does not host this "
+        "topic-partition."], "kactor leader-election: 1 replica(s) could not be elected\n")
