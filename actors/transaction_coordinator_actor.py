@@ -115,7 +115,7 @@ class TransactionCoordinatorActor(KActor):
 
     def on_NetRequest(self, msg: NetRequest, sender: str) -> None:
         check = _AUTHORIZE.get(type(msg.body))
-        if check is not None and self.authorizer is not None:
+        if check is not None:  # without an authorizer too (ALLOW_ALL): AddPartitionsToTxn refuses internal topics
             decision = check(msg.body, request_authorizer(self.authorizer, msg.body.principal, msg.client_host))
             if decision.request is None:
                 if msg.reply_expected:

@@ -13,6 +13,7 @@ from core.api.topic_groups import error_of
 from core.security.acl import AclOperation, ResourceType
 from core.security.authorizer import Authorized, RequestAuthorizer, allowed, refused
 from messages.common import Errors, TopicPartition
+from messages.topic import INTERNAL_TOPICS
 from messages.transaction import AddPartitionsToTxnRequest, AddPartitionsToTxnResponse
 from protocol.api_versions import API_KEYS
 
@@ -45,12 +46,17 @@ def error_response(version: int, body: dict[str, Any], error: int) -> dict[str, 
 
 def authorize(request: AddPartitionsToTxnRequest, auth: RequestAuthorizer) -> Authorized:
     """KafkaApis.handleAddPartitionToTxnRequest: WRITE on the transactional id, else every partition answers
-    TRANSACTIONAL_ID_AUTHORIZATION_FAILED; then WRITE on each topic: with any refused, none is added — the refused
-    answer TOPIC_AUTHORIZATION_FAILED, the others OPERATION_NOT_ATTEMPTED."""
+    TRANSACTIONAL_ID_AUTHORIZATION_FAILED; then WRITE on each topic, internal topics never authorized
+    (``partitionsToAdd.filterNot(tp => Topic.isInternal(tp.topic))``): with any refused, none is added — the refused
+    answer TOPIC_AUTHORIZATION_FAILED, the others OPERATION_NOT_ATTEMPTED.
+
+    Run with or without an authorizer (``ALLOW_ALL``): a transaction holding a ``__transaction_state`` partition
+    would have the coordinator write a marker into its own log, which no loader can read."""
     if not auth.allows(AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, request.transactional_id):
         return refused(AddPartitionsToTxnResponse(tuple((tp, Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
                                                         for tp in request.partitions)))
-    topics = auth.filter(AclOperation.WRITE, ResourceType.TOPIC, (tp.topic for tp in request.partitions))
+    topics = auth.filter(AclOperation.WRITE, ResourceType.TOPIC,
+                         (tp.topic for tp in request.partitions if tp.topic not in INTERNAL_TOPICS))
     if all(tp.topic in topics for tp in request.partitions):
         return allowed(request)
     return refused(AddPartitionsToTxnResponse(tuple(

@@ -107,3 +107,18 @@ def test_a_transaction_commits_through_the_marker_channel_of_the_partitions_lead
     # a resignation: the ids are gone from here
     rt.deliver(NAME, LeadershipChange((), ((p, 5),), TXN_TOPIC), "replica-manager")
     assert _ask(rt, 6, EndTxnRequest("tx", 0, 0, True)) == EndTxnResponse(Errors.NOT_COORDINATOR)
+
+
+def test_an_internal_topic_never_joins_a_transaction_without_an_authorizer(rt):
+    """KafkaApis.handleAddPartitionToTxnRequest (2.6.3 L2130): __transaction_state-0 answers TOPIC_AUTHORIZATION_FAILED
+    and t-0 OPERATION_NOT_ATTEMPTED although no authorizer is configured; the coordinator is not asked (nothing is
+    written), so the EndTxn that follows has no transaction to end and sends no marker into the coordinator's log."""
+    p = partition_for("tx", 3)
+    rt.deliver(NAME, LeadershipChange(((p, 4),), (), TXN_TOPIC), "replica-manager")
+    assert _ask(rt, 1, InitProducerIdRequest("tx", 60000)) == InitProducerIdResponse(Errors.NONE, 0, 0)
+    txn_state = TopicPartition(TXN_TOPIC, 0)
+    assert _ask(rt, 2, AddPartitionsToTxnRequest("tx", 0, 0, (T0, txn_state))) == AddPartitionsToTxnResponse(
+        ((T0, Errors.OPERATION_NOT_ATTEMPTED), (txn_state, Errors.TOPIC_AUTHORIZATION_FAILED)))
+    assert _states(rt, p) == [TransactionState.EMPTY]
+    assert _ask(rt, 3, EndTxnRequest("tx", 0, 0, False)) == EndTxnResponse(Errors.INVALID_TXN_STATE)
+    assert _sends(rt) == []
