@@ -153,7 +153,8 @@ class PartitionActor(KActor):
         disk = self.runtime.edges.disk
         self.rm = ReplicaManager(config, self.now_ms(), LogManager(config.log_dirs, owns, defer_io_errors=True,
                                                                    append_faults=self.append_faults,
-                                                                   disk=OS_DISK if disk is None else disk))
+                                                                   disk=OS_DISK if disk is None else disk,
+                                                                   max_pid_expiration_ms=cfg.transactional_id_expiration_ms))
         self.rm.fetcher_id = msg.shard
         self.rm.fetch_sessions = FetchSessionCache(msg.shard)  # fetch sessions live in (and name) a shard
         cleaner = self.runtime.edges.log_cleaner

@@ -70,6 +70,8 @@ class ReplicaManagerInit:
     replica_selector_class: str | None = None  # replica.selector.class (KIP-392)
     replication_quota_window_num: int = 11  # replication.quota.window.num
     replication_quota_window_size_seconds: int = 1  # replication.quota.window.size.seconds
+    # transactional.id.expiration.ms: how long the logs keep an idle producer's state (LogManager.maxPidExpirationMs)
+    transactional_id_expiration_ms: int = 604800000
 
     @classmethod
     def from_kafka_config(cls, cfg: Any) -> ReplicaManagerInit:
@@ -80,4 +82,4 @@ class ReplicaManagerInit:
                    cfg["replica.fetch.max.bytes"], cfg["replica.fetch.response.max.bytes"],
                    cfg["log.retention.check.interval.ms"], tuple(sorted(cfg.log_props().items())),
                    cfg["replica.selector.class"], cfg["replication.quota.window.num"],
-                   cfg["replication.quota.window.size.seconds"])
+                   cfg["replication.quota.window.size.seconds"], cfg["transactional.id.expiration.ms"])

@@ -82,6 +82,7 @@ from core.broker.log_segment import (
 )
 from core.broker.producer_state import (
     CLIENT,
+    PRODUCER_ID_EXPIRATION_MS,
     REPLICATION,
     SNAPSHOT_FILE_SUFFIX,
     CorruptSnapshotError,
@@ -416,8 +417,10 @@ class Log:
                  defer: Callable[[KafkaStorageError], bool] | None = None,
                  append_faults: AppendFaults | None = None, *, config: LogConfig | None = None,
                  recovery_point: int = 0, log_start_offset: int = 0, now_ms: int | None = None,
-                 clean_shutdown: bool = False, dir_name: str | None = None, disk: Disk = OS_DISK) -> None:
+                 clean_shutdown: bool = False, dir_name: str | None = None, disk: Disk = OS_DISK,
+                 max_producer_id_expiration_ms: int = PRODUCER_ID_EXPIRATION_MS) -> None:
         self.parent_dir = parent_dir
+        self.max_producer_id_expiration_ms = max_producer_id_expiration_ms  # Log.maxProducerIdExpirationMs
         self.disk = disk
         self.topic_partition = topic_partition
         # dir_name: a future log's ``<topic>-<partition>.<uuid>-future`` (else the partition's own name)
@@ -1036,7 +1039,8 @@ class Log:
         the number of segments deleted."""
         self._ensure_live()
         self._now_ms = max(self._now_ms, now_ms)
-        self.producer_state.remove_expired_producers(now_ms)  # Kafka: every producer.id.expiration.check.interval.ms
+        # Kafka: every producer.id.expiration.check.interval.ms
+        self.producer_state.remove_expired_producers(now_ms, self.max_producer_id_expiration_ms)
         config = self.config
         if not config.delete:
             return self._delete_segments(lambda seg, nxt: nxt is not None and nxt.base_offset <= self.log_start_offset)
@@ -1282,8 +1286,11 @@ class LogManager:
 
     def __init__(self, log_dirs: Iterable[str], owns: Callable[[TopicPartition], bool] | None = None,
                  defer_io_errors: bool = False, append_faults: AppendFaults | None = None,
-                 disk: Disk = OS_DISK) -> None:
+                 disk: Disk = OS_DISK, max_pid_expiration_ms: int = PRODUCER_ID_EXPIRATION_MS) -> None:
         self.disk = disk  # the file system every log of this manager is on (a live broker: OS_DISK)
+        # LogManager.maxPidExpirationMs (config.transactionalIdExpirationMs): how long every log of this manager
+        # remembers an idle producer
+        self.max_pid_expiration_ms = max_pid_expiration_ms
         # ``owns``: the partitions this manager hosts when a broker's partitions are sharded over several
         # PartitionActors (each shard loads only its own logs and leaves the others' in place).
         self.owns = owns
@@ -1324,7 +1331,8 @@ class LogManager:
         config = self.config_for(tp.topic) if self.config_for is not None else self.default_config
         return Log(log_dir, tp, high_watermark, self.defer if self.defer_io_errors else None, self.append_faults,
                    config=config, recovery_point=recovery_point, log_start_offset=log_start_offset,
-                   clean_shutdown=clean_shutdown, dir_name=dir_name, disk=self.disk)
+                   clean_shutdown=clean_shutdown, dir_name=dir_name, disk=self.disk,
+                   max_producer_id_expiration_ms=self.max_pid_expiration_ms)
 
     # --------------------------------------------------------------------------------------------------- startup
 

@@ -37,7 +37,8 @@ from messages.common import Errors
 from protocol.records import EndTransactionMarker
 
 NUM_BATCHES_TO_RETAIN = 5  # ProducerStateEntry.NumBatchesToRetain
-PRODUCER_ID_EXPIRATION_MS = 7 * 24 * 60 * 60 * 1000  # transactional.id.expiration.ms
+# transactional.id.expiration.ms's default: LogManager hands every log the broker's setting (maxPidExpirationMs)
+PRODUCER_ID_EXPIRATION_MS = 7 * 24 * 60 * 60 * 1000
 NO_PRODUCER_EPOCH = -1
 NO_SEQUENCE = -1
 NO_TIMESTAMP = -1
