@@ -309,10 +309,12 @@ class TransactionCoordinator:
             return Errors.INVALID_PRODUCER_EPOCH
         if m.pending_transition_in_progress and m.pending_state is not S.PREPARE_EPOCH_FENCE:
             return Errors.CONCURRENT_TRANSACTIONS
+        is_epoch_fence = False
         if m.state is S.ONGOING:
             next_state = S.PREPARE_COMMIT if committed else S.PREPARE_ABORT
             if next_state is S.PREPARE_ABORT and m.pending_state is S.PREPARE_EPOCH_FENCE:
                 # clear the fence's pending state for PrepareAbort, which writes the bumped epoch
+                is_epoch_fence = True
                 m.pending_state = None
                 m.producer_epoch = producer_epoch
                 m.last_producer_epoch = NO_PRODUCER_EPOCH
@@ -324,6 +326,8 @@ class TransactionCoordinator:
             log.info("Aborting sending of transaction markers and returning %s error to client for %s's EndTransaction "
                      "request of %s, since appending %s to transaction log with coordinator epoch %d failed",
                      error.name, txn_id, "COMMIT" if committed else "ABORT", transit, coordinator_epoch)
+            if is_epoch_fence:
+                self._failed_epoch_fence(txn_id, coordinator_epoch, error, transit.producer_epoch)
             return error
         # sendTxnMarkersCallback: the state written is still this transaction's
         after = self.state_manager.get_transaction_state(txn_id)
@@ -342,6 +346,20 @@ class TransactionCoordinator:
             return Errors.INVALID_TXN_STATE
         yield from self.markers.add_txn_markers_to_send(coordinator_epoch, m, m.prepare_complete(self._now()))
         return Errors.NONE
+
+    def _failed_epoch_fence(self, txn_id: str, coordinator_epoch: int, error: Errors, epoch: int) -> None:
+        """endTransaction's sendTxnMarkersCallback on a fence whose PrepareAbort was not written: the id's metadata,
+        if still ours at that coordinator epoch, keeps its bumped epoch and is marked hasFailedEpochFence, so the
+        next fence does not bump it again."""
+        state = self.state_manager.get_transaction_state(txn_id)
+        if state is None:
+            log.warning("The coordinator still owns the transaction partition for %s, but there is no metadata in "
+                        "the cache; this is not expected", txn_id)
+        elif isinstance(state, CoordinatorEpochAndTxnMetadata) and state.coordinator_epoch == coordinator_epoch:
+            state.transaction_metadata.has_failed_epoch_fence = True
+            log.warning("The coordinator failed to write an epoch fence transition for producer %s to the transaction "
+                        "log with error %s. The epoch was increased to %d but not returned to the client", txn_id,
+                        error.name, epoch)
 
     @staticmethod
     def _end_txn_state_error(m: TransactionMetadata, committed: bool) -> Errors:

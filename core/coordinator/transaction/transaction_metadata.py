@@ -109,6 +109,9 @@ class TransactionMetadata:
     txn_start_timestamp: int = -1
     txn_last_update_timestamp: int = -1
     pending_state: TransactionState | None = None
+    # TransactionMetadata.hasFailedEpochFence: a fence's bumped epoch may not have been written, so the next fence
+    # reuses it instead of burning another (safe: that epoch was never returned to a client)
+    has_failed_epoch_fence: bool = False
 
     @classmethod
     def from_log_value(cls, transactional_id: str, value: TxnLogValue) -> TransactionMetadata:
@@ -141,11 +144,13 @@ class TransactionMetadata:
 
     def prepare_fence_producer_epoch(self) -> TxnTransitMetadata:
         """TransactionMetadata.prepareFenceProducerEpoch: bump the epoch so that the abort's markers fence the
-        current producer; the follow-up abort takes the pending state over (endTransaction, isFromClient=false)."""
+        current producer; the follow-up abort takes the pending state over (endTransaction, isFromClient=false).
+        After a fence whose write failed (``has_failed_epoch_fence``) the epoch is not bumped again."""
         if self.producer_epoch == SHORT_MAX:
             raise IllegalTxnStateError("Cannot fence producer with epoch equal to Short.MaxValue since this would "
                                        "overflow")
-        return self._prepare_transition_to(S.PREPARE_EPOCH_FENCE, self.producer_id, self.producer_epoch + 1,
+        bumped = self.producer_epoch if self.has_failed_epoch_fence else self.producer_epoch + 1
+        return self._prepare_transition_to(S.PREPARE_EPOCH_FENCE, self.producer_id, bumped,
                                            NO_PRODUCER_EPOCH, self.txn_timeout_ms, frozenset(self.topic_partitions),
                                            self.txn_start_timestamp, self.txn_last_update_timestamp)
 
@@ -196,8 +201,9 @@ class TransactionMetadata:
 
     def prepare_complete(self, update_timestamp: int) -> TxnTransitMetadata:
         """TransactionMetadata.prepareComplete: CompleteCommit after PrepareCommit, else CompleteAbort; no
-        partitions left."""
+        partitions left. The Prepare state (with any fenced epoch) was written, so a failed fence is forgotten."""
         new_state = S.COMPLETE_COMMIT if self.state is S.PREPARE_COMMIT else S.COMPLETE_ABORT
+        self.has_failed_epoch_fence = False
         return self._prepare_transition_to(new_state, self.producer_id, self.producer_epoch,
                                            self.last_producer_epoch, self.txn_timeout_ms, frozenset(),
                                            self.txn_start_timestamp, update_timestamp)

@@ -235,6 +235,50 @@ def test_a_timed_out_transaction_is_aborted_with_an_epoch_bump(h, frozen):
     assert h.timers.keys() >= {ABORT_TIMED_OUT, REMOVE_EXPIRED}
 
 
+def test_a_failed_timeout_fence_does_not_burn_an_epoch_at_each_retry(h, frozen):
+    """TransactionMetadata.hasFailedEpochFence (2.6.3 L200, L231; TransactionCoordinator L515): while
+    __transaction_state refuses writes, each abort attempt of the timed-out transaction reuses the epoch its first
+    fence bumped; once a write succeeds the abort goes through at that epoch, and prepareComplete forgets the failure
+    (a later fence bumps again)."""
+    h.init(timeout_ms=10000)
+    h.add(0, 0, T0)
+    h.advance(frozen, 10000)
+    h.append_error = Errors.NOT_ENOUGH_REPLICAS  # the min ISR of __transaction_state is not met
+    epochs = []
+    for _ in range(5):
+        h.advance(frozen, 10000)  # transaction.abort.timed.out.transaction.cleanup.interval.ms
+        epochs.append((h.metadata().state, h.metadata().producer_epoch, h.metadata().pending_state))
+    assert epochs == [(S.ONGOING, 1, None)] * 5
+    assert h.metadata().has_failed_epoch_fence
+    assert len(h.appends) == 2 + 5  # each attempt tried to write PrepareAbort
+    h.append_error = Errors.NONE
+    h.advance(frozen, 10000)
+    value = h.records()[-1][1]
+    assert (value.state_byte, value.producer_epoch) == (S.PREPARE_ABORT.byte, 1)
+    h.answer_markers()
+    assert _state(h) == (S.COMPLETE_ABORT, 0, 1, frozenset())
+    assert not h.metadata().has_failed_epoch_fence
+    # the next timed-out transaction is fenced with a new bump
+    h.add(0, 1, T0)
+    h.advance(frozen, 20000)
+    assert h.records()[-1][1].producer_epoch == 2
+
+
+def test_a_failed_fence_of_init_producer_id_is_not_bumped_again_by_the_retry(h, frozen):
+    """The fence InitProducerId starts on an Ongoing transaction goes through the same endTransaction: a failed
+    PrepareAbort leaves the bumped epoch in memory, marked, and the client's retry fences with that epoch."""
+    h.init(timeout_ms=60000)
+    h.add(0, 0, T0)
+    h.append_error = Errors.NOT_ENOUGH_REPLICAS
+    assert h.init(timeout_ms=60000) == InitProducerIdResponse(Errors.COORDINATOR_NOT_AVAILABLE)
+    assert (h.metadata().producer_epoch, h.metadata().has_failed_epoch_fence) == (1, True)
+    assert h.init(timeout_ms=60000) == InitProducerIdResponse(Errors.COORDINATOR_NOT_AVAILABLE)
+    assert h.metadata().producer_epoch == 1
+    h.append_error = Errors.NONE
+    assert h.init(timeout_ms=60000) == InitProducerIdResponse(Errors.CONCURRENT_TRANSACTIONS)
+    assert h.records()[-1][1].producer_epoch == 1
+
+
 def test_an_unused_transactional_id_expires(frozen):
     h = Harness(TransactionCoordinatorConfig(transaction_log_num_partitions=PARTITIONS,
                                              transactional_id_expiration_ms=60000,
