@@ -287,7 +287,9 @@ class KafkaConfig:
 
     @property
     def log_dirs(self) -> tuple[str, ...]:
-        return self.values["log.dirs"] or (self.values["log.dir"],)
+        """KafkaConfig.logDirs: log.dirs when it is set, even to nothing, else log.dir, each a comma-separated list
+        (CoreUtils.parseCsvList); build_config refuses an empty one."""
+        return _log_dirs(self.values)
 
     @property
     def listener_security_protocol_map(self) -> dict[str, str]:
@@ -607,12 +609,20 @@ def _validate_listeners(config: KafkaConfig, explicit: Iterable[str]) -> None:
 _BROKER_COMPRESSION_OPTIONS = ("uncompressed", "zstd", "lz4", "snappy", "gzip", "producer")
 
 
+def _log_dirs(values: Mapping[str, Any]) -> tuple[str, ...]:
+    dirs = values["log.dirs"]
+    return dirs if dirs is not None else _list("log.dir", values["log.dir"])
+
+
 def _validate_values(values: Mapping[str, Any]) -> None:
     """KafkaConfig.validateValues' rules over the keys kactor reads but does not act on (those over the listeners
     are `_validate_listeners`), with Kafka's words."""
     def require(ok: bool, message: str) -> None:
         if not ok:
             raise ConfigError(f"requirement failed: {message}")
+
+    # an empty log.dirs (say log.dirs=${DATA} with DATA unset) is no reason to write into log.dir's default
+    require(bool(_log_dirs(values)), "At least one log directory must be defined via log.dirs or log.dir.")
 
     acks, rf = values["offsets.commit.required.acks"], values["offsets.topic.replication.factor"]
     require(-1 <= acks <= rf, "offsets.commit.required.acks must be greater or equal -1 and less or equal to "
