@@ -30,6 +30,9 @@ class TransactionCoordinatorConfig:
     abort_timed_out_transactions_interval_ms: int = 10000
     remove_expired_transactional_ids_interval_ms: int = 3600000
     request_timeout_ms: int = 30000
+    # the broker's message.max.bytes: the bound of a batch of expired ids' tombstones (2.6.3 reads the partition's
+    # max.message.bytes, which kactor's __transaction_state inherits from it)
+    message_max_bytes: int = 1048588
 
     @classmethod
     def from_kafka_config(cls, cfg: Any) -> TransactionCoordinatorConfig:
@@ -39,7 +42,8 @@ class TransactionCoordinatorConfig:
                    cfg["transaction.state.log.segment.bytes"], cfg["transaction.state.log.load.buffer.size"],
                    cfg["transaction.state.log.min.isr"],
                    cfg["transaction.abort.timed.out.transaction.cleanup.interval.ms"],
-                   cfg["transaction.remove.expired.transaction.cleanup.interval.ms"], cfg["request.timeout.ms"])
+                   cfg["transaction.remove.expired.transaction.cleanup.interval.ms"], cfg["request.timeout.ms"],
+                   cfg["message.max.bytes"])
 
 
 @message

@@ -18,7 +18,7 @@ from collections.abc import Iterable
 import attrs
 
 from messages.common import TopicPartition
-from protocol.records import Record, build_batch
+from protocol.records import HEADER_SIZE, Record, build_batch, encode_record
 
 KEY_VERSION = 0  # TransactionLog.KeySchema.CURRENT_VERSION
 VALUE_VERSION = 0  # TransactionLog.ValueSchema.CURRENT_VERSION
@@ -135,3 +135,29 @@ def records_batch(entries: Iterable[tuple[bytes, bytes | None]], timestamp_ms: i
     value)): one uncompressed magic-v2 batch without producer id."""
     return build_batch([Record(i, 0, key, value) for i, (key, value) in enumerate(entries)],
                        first_timestamp=timestamp_ms)
+
+
+class TombstoneBatchBuilder:
+    """MemoryRecordsBuilder as TransactionStateManager.removeExpiredTransactionalIds uses it: tombstones of expired
+    transactional ids in one uncompressed batch whose size stays within ``max_batch_size`` (the partition's
+    max.message.bytes), except that its first record always fits (``hasRoomFor``)."""
+
+    def __init__(self, max_batch_size: int, timestamp_ms: int) -> None:
+        self.max_batch_size = max_batch_size
+        self.timestamp_ms = timestamp_ms
+        self.keys: list[bytes] = []
+        self.size_in_bytes = HEADER_SIZE  # estimatedBytesWritten: the batch header, then each record
+
+    def _record_size(self, key: bytes) -> int:
+        return len(encode_record(Record(len(self.keys), 0, key, None)))
+
+    def has_room_for(self, key: bytes) -> bool:
+        """MemoryRecordsBuilder.hasRoomFor(timestamp, key, null)."""
+        return not self.keys or self.size_in_bytes + self._record_size(key) <= self.max_batch_size
+
+    def append(self, key: bytes) -> None:
+        self.size_in_bytes += self._record_size(key)
+        self.keys.append(key)
+
+    def build(self) -> bytes:
+        return records_batch([(key, None) for key in self.keys], self.timestamp_ms)

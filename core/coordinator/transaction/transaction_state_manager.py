@@ -17,6 +17,7 @@ import attrs
 
 from core.coordinator.group.group_metadata_manager import LogRead, LogStart, partition_for
 from core.coordinator.transaction.transaction_log import (
+    TombstoneBatchBuilder,
     TxnLogFormatError,
     key_to_bytes,
     read_txn_record_key,
@@ -204,35 +205,61 @@ class TransactionStateManager:
     def remove_expired_transactional_ids(self) -> Proc[int]:
         """TransactionStateManager.removeExpiredTransactionalIds: an id that is Empty or complete, with nothing
         pending, unchanged for transactional.id.expiration.ms goes Dead: its tombstone is written and, once
-        acknowledged, it leaves the cache. The number removed."""
+        acknowledged, it leaves the cache. A partition's tombstones go in batches bounded by max.message.bytes
+        (maybeAppendExpiration: a full batch is written, flushRecordsBuilder, and the id starts the next one), so
+        that no batch is refused as too large. The number removed."""
         now = int(self.now_ms())
         removed = 0
         for partition in sorted(self.transaction_metadata_cache):
             entry = self.transaction_metadata_cache.get(partition)
             if entry is None or partition in self.loading_partitions:
                 continue
-            expired = []
+            builder: TombstoneBatchBuilder | None = None
+            expired: list[tuple[TransactionMetadata, TxnTransitMetadata]] = []
             for m in list(entry.metadata_per_transactional_id.values()):
-                if m.state in (TransactionState.EMPTY, TransactionState.COMPLETE_COMMIT,
-                               TransactionState.COMPLETE_ABORT) and m.pending_state is None \
-                        and m.txn_last_update_timestamp <= now - self.config.transactional_id_expiration_ms:
-                    expired.append((m, m.prepare_dead()))
-            if not expired:
-                continue
-            batch = records_batch([(key_to_bytes(m.transactional_id), None) for m, _ in expired], now)
-            error = yield AppendTxnLog(partition, batch, self.config.request_timeout_ms)
-            current = self.transaction_metadata_cache.get(partition)
-            for m, _transit in expired:
-                if error is Errors.NONE and current is entry \
-                        and entry.metadata_per_transactional_id.get(m.transactional_id) is m \
-                        and m.pending_state is TransactionState.DEAD:
-                    del entry.metadata_per_transactional_id[m.transactional_id]
-                    removed += 1
-                else:
-                    m.pending_state = None
-            if error is not Errors.NONE:
-                log.warning("Failed to append %d transactional id tombstones to %s-%d: %s", len(expired),
-                            TRANSACTION_STATE_TOPIC_NAME, partition, error.name)
+                if self.transaction_metadata_cache.get(partition) is not entry:
+                    break  # unloaded while a batch was written: the ids left are no longer ours
+                if m.pending_state is not None or not self._should_expire(m, now):
+                    continue
+                key = key_to_bytes(m.transactional_id)
+                if builder is not None and not builder.has_room_for(key):
+                    removed += yield from self._write_tombstones(partition, entry, expired, builder.build())
+                    builder, expired = None, []
+                    if self.transaction_metadata_cache.get(partition) is not entry or m.pending_state is not None:
+                        continue
+                if builder is None:
+                    builder = TombstoneBatchBuilder(self.config.message_max_bytes, now)
+                builder.append(key)
+                expired.append((m, m.prepare_dead()))
+            if expired and builder is not None:
+                removed += yield from self._write_tombstones(partition, entry, expired, builder.build())
+        return removed
+
+    def _should_expire(self, m: TransactionMetadata, now: int) -> bool:
+        """TransactionStateManager.shouldExpire: TransactionState.isExpirationAllowed and unchanged long enough."""
+        return m.state in (TransactionState.EMPTY, TransactionState.COMPLETE_COMMIT,
+                           TransactionState.COMPLETE_ABORT) \
+            and m.txn_last_update_timestamp <= now - self.config.transactional_id_expiration_ms
+
+    def _write_tombstones(self, partition: int, entry: TxnMetadataCacheEntry,
+                          expired: list[tuple[TransactionMetadata, TxnTransitMetadata]], batch: bytes) -> Proc[int]:
+        """writeTombstonesForExpiredTransactionalIds: one batch appended; on success each id still Dead-pending
+        at its epoch, in the same cache entry, leaves the cache, else it goes back to its state. The number
+        removed."""
+        error = yield AppendTxnLog(partition, batch, self.config.request_timeout_ms)
+        current = self.transaction_metadata_cache.get(partition)
+        removed = 0
+        for m, transit in expired:
+            if error is Errors.NONE and current is entry \
+                    and entry.metadata_per_transactional_id.get(m.transactional_id) is m \
+                    and m.pending_state is TransactionState.DEAD and m.producer_epoch == transit.producer_epoch:
+                del entry.metadata_per_transactional_id[m.transactional_id]
+                removed += 1
+            else:
+                m.pending_state = None
+        if error is not Errors.NONE:
+            log.warning("Failed to append %d transactional id tombstones to %s-%d: %s", len(expired),
+                        TRANSACTION_STATE_TOPIC_NAME, partition, error.name)
         return removed
 
     # -- loading --------------------------------------------------------------------------------------------------

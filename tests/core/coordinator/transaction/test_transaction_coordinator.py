@@ -4,13 +4,15 @@ __transaction_state, the markers it sends, and the epochs, under a frozen clock.
 from __future__ import annotations
 
 import json
+import time
 
 import pytest
 from freezegun import freeze_time
 
 from core.coordinator.group.group_metadata_manager import partition_for
 from core.coordinator.transaction.transaction_coordinator import ABORT_TIMED_OUT, REMOVE_EXPIRED
-from core.coordinator.transaction.transaction_metadata import TransactionState
+from core.coordinator.transaction.transaction_metadata import TransactionMetadata, TransactionState
+from core.coordinator.transaction.transaction_state_manager import TxnMetadataCacheEntry
 from core.coordinator.transaction.txn_marker_channel_manager import RETRY_KEY
 from messages.common import Errors, TopicPartition
 from messages.transaction import (
@@ -297,6 +299,43 @@ def test_an_unused_transactional_id_expires(frozen):
     assert h.records()[-1] == (TXN, None)  # its tombstone
     # the id comes back as a new one: a new producer id
     assert h.init() == InitProducerIdResponse(Errors.NONE, 1, 0)
+
+
+def _expired_ids(h: Harness, n: int, width: int = 40) -> list[str]:
+    """``n`` ids of ``width`` characters in partition 0, CompleteCommit an hour ago."""
+    old = int(time.time() * 1000) - 3_600_000
+    ids = [f"sink-%0{width - 5}d" % i for i in range(n)]
+    h.tc.state_manager.transaction_metadata_cache[0] = TxnMetadataCacheEntry(5, {
+        t: TransactionMetadata(t, i, -1, 0, -1, 10000, S.COMPLETE_COMMIT, set(), old, old) for i, t in enumerate(ids)})
+    return ids
+
+
+@pytest.mark.parametrize(("max_bytes", "n", "batches"), [(1000, 60, 4), (1048588, 20000, 2)])
+def test_expired_ids_tombstones_are_split_at_max_message_bytes(frozen, max_bytes, n, batches):
+    """removeExpiredTransactionalIds / maybeAppendExpiration / flushRecordsBuilder (2.6.3): the tombstones of one
+    partition go in batches no bigger than max.message.bytes (20,000 ids of 40 characters made one 1,051,805-byte
+    batch, which Log.append refuses), each written, and every id leaves the cache."""
+    h = Harness(TransactionCoordinatorConfig(transaction_log_num_partitions=1, transactional_id_expiration_ms=60000,
+                                             message_max_bytes=max_bytes))
+    h.elect(partition=0)
+    ids = _expired_ids(h, n)
+    h.run(h.tc.state_manager.remove_expired_transactional_ids())
+    sizes = [len(a.records) for a in h.appends]
+    assert len(sizes) == batches and max(sizes) <= max_bytes
+    assert [t for t, value in h.records(0)] == ids and all(value is None for _, value in h.records(0))
+    assert h.tc.state_manager.transaction_metadata_cache[0].metadata_per_transactional_id == {}
+
+
+def test_expired_ids_go_back_to_their_state_when_their_batch_is_refused(frozen):
+    h = Harness(TransactionCoordinatorConfig(transaction_log_num_partitions=1, transactional_id_expiration_ms=60000,
+                                             message_max_bytes=1000))
+    h.elect(partition=0)
+    ids = _expired_ids(h, 30)
+    h.append_error = Errors.NOT_ENOUGH_REPLICAS
+    h.run(h.tc.state_manager.remove_expired_transactional_ids())
+    cached = h.tc.state_manager.transaction_metadata_cache[0].metadata_per_transactional_id
+    assert len(h.appends) == 2 and sorted(cached) == ids
+    assert {(m.state, m.pending_state) for m in cached.values()} == {(S.COMPLETE_COMMIT, None)}
 
 
 def test_a_new_coordinator_loads_the_ids_and_completes_a_prepared_commit(frozen):
