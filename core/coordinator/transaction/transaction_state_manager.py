@@ -36,7 +36,7 @@ from messages.common import Errors
 from messages.topic import TRANSACTION_STATE_TOPIC_NAME
 from messages.transaction import TransactionCoordinatorConfig
 from protocol.errors import ProtocolError
-from protocol.records import iter_batches, read_records
+from protocol.records import CONTROL_BIT, iter_batches, read_records
 
 log = logging.getLogger("kactor.coordinator")
 EMPTY_BYTE = TransactionState.EMPTY.byte
@@ -102,6 +102,13 @@ def append_error(error: Errors) -> Errors:
     return Errors.UNKNOWN_SERVER_ERROR  # MESSAGE_TOO_LARGE, RECORD_LIST_TOO_LARGE and anything unexpected
 
 
+class _UnreadableBatchError(Exception):
+    def __init__(self, offset: int, reason: str) -> None:
+        super().__init__(reason)
+        self.offset = offset
+        self.reason = reason
+
+
 class TransactionStateManager:
     """The transactional ids of the partitions this broker coordinates, and which partitions those are."""
 
@@ -112,6 +119,8 @@ class TransactionStateManager:
         self.num_partitions = config.transaction_log_num_partitions  # transactionTopicPartitionCount
         self.transaction_metadata_cache: dict[int, TxnMetadataCacheEntry] = {}
         self.loading_partitions: dict[int, int] = {}  # partition → the coordinator epoch being loaded
+        # loads that failed (transaction-coordinator-metrics partition-load-error-total): the partition stays loading
+        self.partition_load_errors = 0
 
     def partition_for(self, transactional_id: str) -> int:
         """TransactionStateManager.partitionFor: Utils.abs(transactionalId.hashCode) % partition count."""
@@ -267,9 +276,15 @@ class TransactionStateManager:
                                         ) -> Proc[TxnMetadataCacheEntry | None]:
         """TransactionStateManager.loadTransactionsForTxnTopicPartition: read the partition from its log start to its
         log end, the last record of each transactional id winning and tombstones removing; the entry installed
-        (None if the partition was given up or loaded again meanwhile). Requests for its ids get
+        (None if the partition was given up or loaded again meanwhile, or the load failed). Requests for its ids get
         COORDINATOR_LOAD_IN_PROGRESS until then. The caller sends the markers of the transactions found in
-        PrepareCommit / PrepareAbort."""
+        PrepareCommit / PrepareAbort.
+
+        A load that fails — the log cannot be read, or holds a batch that is not the ids' records (a control batch:
+        2.6.3's loadTransactionMetadata fails on one too) — installs nothing: 2.6.3 would install the ids read
+        before the failure, and the ids after it would be lost (their open transactions never aborted, their
+        producers never fenced). The failure is logged at ERROR with the partition and offset and counted
+        (``partition_load_errors``); the partition stays loading until its next election loads it again."""
         self.loading_partitions[partition] = coordinator_epoch
         self.transaction_metadata_cache.pop(partition, None)
         loaded: dict[str, TransactionMetadata] = {}
@@ -280,11 +295,11 @@ class TransactionStateManager:
         start: LogStart = yield ReadTxnLogStart(partition)
         if not current():
             return None
-        offset = max(start.offset, 0)
         if start.error is not Errors.NONE:
-            log.error("Error reading the log start offset of %s-%d: %s", TRANSACTION_STATE_TOPIC_NAME, partition,
-                      start.error.name)
-        while start.error is Errors.NONE:
+            return self._load_failed(partition, coordinator_epoch, -1,
+                                     f"reading the log start offset failed: {start.error.name}")
+        offset = max(start.offset, 0)
+        while True:
             read: LogRead = yield ReadTxnLog(partition, offset, self.config.transaction_log_load_buffer_size)
             if not current():
                 return None
@@ -296,12 +311,13 @@ class TransactionStateManager:
                     offset = moved.offset
                     continue
             if read.error is not Errors.NONE:
-                log.error("Error loading transactions from %s-%d at offset %d: %s", TRANSACTION_STATE_TOPIC_NAME,
-                          partition, offset, read.error.name)
-                break
-            next_offset = self._read_batches(read.records, loaded, partition)
+                return self._load_failed(partition, coordinator_epoch, offset, f"reading failed: {read.error.name}")
+            try:
+                next_offset = self._read_batches(read.records, loaded, offset)
+            except _UnreadableBatchError as e:
+                return self._load_failed(partition, coordinator_epoch, e.offset, e.reason)
             if next_offset is None or next_offset >= read.log_end_offset:
-                break
+                break  # 2.6.3's readAtLeastOneRecord / logEndOffset: the log's end
             offset = next_offset
         del self.loading_partitions[partition]
         entry = TxnMetadataCacheEntry(coordinator_epoch, loaded)
@@ -310,11 +326,24 @@ class TransactionStateManager:
                  partition)
         return entry
 
-    def _read_batches(self, records: bytes, loaded: dict[str, TransactionMetadata], partition: int) -> int | None:
+    def _load_failed(self, partition: int, coordinator_epoch: int, offset: int, reason: str) -> None:
+        self.partition_load_errors += 1
+        log.error("Error loading transactions from %s-%d at offset %d (coordinator epoch %d): %s. Nothing of the "
+                  "partition is loaded: its transactional ids answer COORDINATOR_LOAD_IN_PROGRESS until it is "
+                  "loaded again at its next election", TRANSACTION_STATE_TOPIC_NAME, partition, offset,
+                  coordinator_epoch, reason)
+
+    @staticmethod
+    def _read_batches(records: bytes, loaded: dict[str, TransactionMetadata], offset: int) -> int | None:
+        """The batches of one read (from ``offset``) applied to ``loaded``; the offset after the last (None: no
+        batch). Raises `_UnreadableBatchError` at the first batch that is not transactional ids' records."""
         next_offset = None
         try:
             for batch in iter_batches(records):
-                next_offset = batch.base_offset + batch.last_offset_delta + 1
+                offset = batch.base_offset
+                if batch.attributes & CONTROL_BIT:
+                    raise TxnLogFormatError("a control batch (a transaction marker), which no client can have "
+                                            "written since AddPartitionsToTxn refuses internal topics")
                 for record in read_records(batch):
                     if record.key is None:
                         raise TxnLogFormatError("Transaction log record key should not be null")
@@ -324,9 +353,9 @@ class TransactionStateManager:
                     else:
                         loaded[txn_id] = TransactionMetadata.from_log_value(txn_id,
                                                                             read_txn_record_value(record.value))
+                next_offset = offset = batch.base_offset + batch.last_offset_delta + 1
         except (ProtocolError, TxnLogFormatError, RuntimeError) as e:
-            log.error("Error loading transactions from %s-%d: %s", TRANSACTION_STATE_TOPIC_NAME, partition, e)
-            return None
+            raise _UnreadableBatchError(offset, str(e)) from e
         return next_offset
 
     def remove_transactions_for_partition(self, partition: int, coordinator_epoch: int) -> None:
