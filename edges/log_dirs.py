@@ -6,16 +6,33 @@ probe (through ``runtime.edges.log_dirs``), and the probe decides from its own t
 recorded input, and a replay on healthy scratch dirs takes the same dir offline at the same point. Kafka notices
 failures only through I/O errors (LogDirFailureChannel); the probe adds a once-a-second check, O(log dirs),
 independent of the number of partitions.
+
+Who owns a dir is settled here too, before the broker opens any log: `LogDirLocks` holds each dir's ``.lock`` for
+the broker's life (LogManager.lockLogDirs), so a second process refuses the dir instead of writing into it, and
+`read_broker_metadata` / `write_broker_metadata` are the ``meta.properties`` file I/O of
+``core.broker.broker_metadata`` (which cluster and which broker the dir belongs to).
 """
 
 from __future__ import annotations
 
+import contextlib
+import errno
+import fcntl
 import logging
 import os
 import threading
+import time
+from collections.abc import Callable
 from typing import Any, Protocol
 
 from actors import names
+from core.broker.broker_metadata import (
+    META_PROPERTIES,
+    BrokerMetadata,
+    MetaPropertiesError,
+    format_meta_properties,
+    read_meta_properties,
+)
 from messages.partition import LogAppendFailed, LogDirFailure
 
 log = logging.getLogger("kactor.broker")
@@ -117,3 +134,112 @@ class RecordedLogDirs:
 
     def close(self) -> None:
         pass
+
+
+# --------------------------------------------------------------------------------------------- ownership of a dir
+
+LOCK_FILE = ".lock"  # LogManager.LockFile
+
+# the lock files this process holds: fcntl locks are per process, so a second lock of the same file from this
+# process would succeed; Java's FileChannel.tryLock refuses it (OverlappingFileLockException), and so does this
+_held: set[str] = set()
+_held_guard = threading.Lock()
+
+
+class LogDirLockError(RuntimeError):
+    """Another process (or another broker in this one) holds the dir's ``.lock``: Kafka's message."""
+
+
+class LogDirLocks:
+    """LogManager.lockLogDirs: an exclusive ``fcntl`` lock on ``<dir>/.lock`` of every log dir (a
+    ``java.nio.channels.FileLock``, which on Linux is this same POSIX record lock, so a Kafka broker and a kactor
+    broker exclude each other too), held until ``release()`` — the broker's whole life. The kernel drops the locks
+    when the process dies, however it dies."""
+
+    def __init__(self, log_dirs: tuple[str, ...]) -> None:
+        self.log_dirs = tuple(os.path.abspath(d) for d in log_dirs)
+        self._fds: dict[str, int] = {}
+
+    def acquire(self) -> LogDirLocks:
+        """Lock every dir (creating ``.lock`` if absent, as FileLock does); LogDirLockError with Kafka's message for
+        the first dir already locked, OSError for a dir where the file cannot be opened. All or none are held."""
+        try:
+            for d in self.log_dirs:
+                self._lock(d)
+        except BaseException:
+            self.release()
+            raise
+        return self
+
+    def _lock(self, log_dir: str) -> None:
+        path = os.path.join(log_dir, LOCK_FILE)
+        busy = LogDirLockError(f"Failed to acquire lock on file {LOCK_FILE} in {log_dir}. A Kafka instance in "
+                               "another process or thread is using this directory.")
+        with _held_guard:
+            if path in _held:
+                raise busy
+            # no O_TRUNC, nothing written: the file's content is not ours (FileChannel.open with CREATE, READ, WRITE)
+            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+            try:
+                fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError as e:
+                os.close(fd)
+                if e.errno in (errno.EACCES, errno.EAGAIN):
+                    raise busy from None
+                raise
+            _held.add(path)
+            self._fds[path] = fd
+
+    def release(self) -> None:
+        """FileLock.destroy of every held lock; idempotent."""
+        with _held_guard:
+            for path, fd in self._fds.items():
+                _held.discard(path)
+                with contextlib.suppress(OSError):
+                    os.close(fd)  # closing the descriptor drops its fcntl lock
+            self._fds.clear()
+
+
+def read_broker_metadata(log_dirs: tuple[str, ...]) -> dict[str, BrokerMetadata]:
+    """BrokerMetadataCheckpoint.read of every dir: dir → its meta.properties, dirs without one left out. A leftover
+    ``meta.properties.tmp`` (a write cut short) is deleted first, as Kafka does. MetaPropertiesError for a file that
+    exists but cannot be read or parsed."""
+    found: dict[str, BrokerMetadata] = {}
+    for d in log_dirs:
+        path = os.path.join(d, META_PROPERTIES)
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(path + ".tmp")
+        try:
+            with open(path, encoding="latin-1") as f:  # Properties.load reads ISO 8859-1
+                text = f.read()
+        except FileNotFoundError:
+            log.warning("No meta.properties file under dir %s", os.path.abspath(path))
+            continue
+        except OSError as e:
+            raise MetaPropertiesError(f"Failed to read meta.properties file under dir {os.path.abspath(path)} due "
+                                      f"to {e.strerror or e}") from None
+        found[d] = read_meta_properties(text, os.path.abspath(path))
+    return found
+
+
+def write_broker_metadata(log_dirs: tuple[str, ...], metadata: BrokerMetadata,
+                          clock: Callable[[], float] = time.time) -> None:
+    """KafkaServer.checkpointBrokerMetadata → BrokerMetadataCheckpoint.write in every dir: the whole file to
+    ``meta.properties.tmp``, fsynced, then renamed over ``meta.properties`` (Utils.atomicMoveWithFallback) and the
+    rename made durable, so a crash leaves the old file or the new one, never a torn one."""
+    text = format_meta_properties(metadata, clock()).encode("latin-1")
+    for d in log_dirs:
+        path = os.path.join(d, META_PROPERTIES)
+        tmp = path + ".tmp"
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        try:
+            os.write(fd, text)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(tmp, path)
+        dir_fd = os.open(d, os.O_RDONLY)
+        try:
+            os.fsync(dir_fd)
+        finally:
+            os.close(dir_fd)

@@ -37,6 +37,9 @@ from messages.broker_lifecycle import (
 
 log = logging.getLogger("kactor.broker")
 
+# LoggingSignalHandler.SIGNALS: TERM, INT and HUP, each an orderly stop
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
+
 
 
 class BrokerStartError(RuntimeError):
@@ -126,16 +129,39 @@ class BrokerProcess:
         self._done = threading.Event()
         self._shutdown: BrokerShutdownComplete | None = None
         self._closers: list[Any] = []
+        self._cluster_id: str | None = None
+        # LogManager.dirLocks: every log dir's .lock, from before any log is opened until after the last is closed
+        self._dir_locks: Any = None
 
     # called by the kafka-server actor (through runtime.edges.process)
     def startup_complete(self) -> None:
         """KafkaServer.startup's last step, socketServer.startProcessingRequests: the listeners, bound since the
         start (the registration names their ports), start reading requests now that every actor exists and the
         broker is registered. Before, a client's request could reach an actor not yet spawned or initialised."""
+        self._checkpoint_broker_metadata()
         net = self.runtime.edges.net if self.runtime is not None else None
         if net is not None:
             net.start_processing_requests()  # type: ignore[attr-defined]
         log.info("broker %d: start-up complete, processing requests", self.config.broker_id)
+
+    def _checkpoint_broker_metadata(self) -> None:
+        """KafkaServer.checkpointBrokerMetadata, once the broker is registered: meta.properties (version, broker.id,
+        cluster.id) in every log dir still usable. A dir where it cannot be written is left to the log-dir probe
+        (Kafka fails the start-up; here the start is past the point where it could still be refused)."""
+        from core.broker.broker_metadata import BrokerMetadata
+        from edges.log_dirs import LogDirProbe, write_broker_metadata
+
+        metadata = BrokerMetadata(self.config.broker_id, self._cluster_id)
+        for d in self.config.log_dirs:
+            if not LogDirProbe.usable(d, write_test=False):
+                continue
+            try:
+                write_broker_metadata((d,), metadata)
+            except OSError as e:
+                log.error("Failed to write meta.properties in %s due to %s", d, e)
+                probe = self.runtime.edges.log_dirs if self.runtime is not None else None
+                if probe is not None:
+                    probe.poke()
 
     def stop_processing_requests(self) -> None:
         """KafkaServer.shutdown after controlledShutdown: socketServer.stopProcessingRequests closes every client
@@ -156,6 +182,27 @@ class BrokerProcess:
                 raise BrokerStartError(f"log dir {d} is not usable: {e.strerror}") from None
             if not os.access(d, os.W_OK):
                 raise BrokerStartError(f"log dir {d} is not writable")
+
+    def _own_log_dirs(self, cluster_id: str) -> None:
+        """Before any log is opened: KafkaServer.startup's getBrokerMetadataAndOfflineDirs and its checks of the
+        dirs' meta.properties against ZooKeeper's /cluster/id and the configured broker.id, then
+        LogManager.lockLogDirs. A dir of another cluster or another broker, or a dir a live process holds, refuses the
+        start (BrokerStartError with Kafka's exception and message) before the broker registers or writes anything
+        into the dirs; the locks stay held until the process has closed its logs."""
+        from core.broker.broker_metadata import BrokerMetadataError, check_broker_metadata, consistent_metadata
+        from edges.log_dirs import LogDirLockError, LogDirLocks, read_broker_metadata
+
+        dirs = tuple(self.config.log_dirs)
+        try:
+            check_broker_metadata(consistent_metadata(read_broker_metadata(dirs)), cluster_id, self.config.broker_id)
+            self._dir_locks = LogDirLocks(dirs).acquire()
+        except BrokerMetadataError as e:
+            raise BrokerStartError(str(e)) from None
+        except LogDirLockError as e:
+            raise BrokerStartError(f"org.apache.kafka.common.KafkaException: {e}") from None
+        except OSError as e:
+            raise BrokerStartError(f"log dir {e.filename or ''} is not usable: {e.strerror or e}") from None
+        self._cluster_id = cluster_id
 
     def start(self) -> Runtime:
         from actors.broker_channel_actor import BrokerChannelActor  # noqa: F401 - registers message types
@@ -179,6 +226,12 @@ class BrokerProcess:
                     "advertised.listeners) this host's own address") if cfg.loopback_only else ""
             raise BrokerStartError(f"{e}{hint}") from None
         self._closers.append(lambda: (client.stop(), client.close()))
+        cluster_id = get_or_create_cluster_id(client)
+        try:
+            self._own_log_dirs(cluster_id)
+        except BrokerStartError:
+            self._close()
+            raise
         trace = None
         if self.trace_dir:
             os.makedirs(self.trace_dir, exist_ok=True)
@@ -187,7 +240,6 @@ class BrokerProcess:
                 "config": cfg.non_default(), "kactor": _version()})
         rt = Runtime(f"broker-{broker_id}", trace=trace)
         self.runtime = rt
-        cluster_id = get_or_create_cluster_id(client)
         first, *more = cfg.listeners
         try:
             transport = Transport(rt, first.host, first.port, listener_name=first.listener_name,
@@ -255,6 +307,17 @@ class BrokerProcess:
         if self.runtime is not None:
             self.runtime.inject(names.KAFKA_SERVER, BrokerShutdownRequested(), names.EDGE_PROCESS)
 
+    def install_signal_handlers(self) -> None:
+        """LoggingSignalHandler.register (Kafka.main): SIGTERM, SIGINT and SIGHUP are logged as they arrive, then
+        ask for the orderly stop; a stop that then waits (on an unreachable ZooKeeper, say) has said why it began."""
+        for sig in STOP_SIGNALS:
+            signal.signal(sig, self._on_stop_signal)
+        log.info("Registered signal handlers for %s", ", ".join(s.name.removeprefix("SIG") for s in STOP_SIGNALS))
+
+    def _on_stop_signal(self, signum: int, frame: Any) -> None:
+        log.info("Terminating process due to signal %s", signal.Signals(signum).name)
+        self.request_shutdown()
+
     def wait(self, timeout: float | None = None) -> bool:
         return self._done.wait(timeout)
 
@@ -268,6 +331,9 @@ class BrokerProcess:
         if self.runtime is not None:
             self.runtime.shutdown()
             self.runtime = None
+        if self._dir_locks is not None:  # the logs are closed: another process may have the dirs now
+            self._dir_locks.release()
+            self._dir_locks = None
 
     def run(self) -> int:
         """Start, wait for SIGTERM/SIGINT/SIGHUP, stop in order. Exit code 0 on an orderly stop.
@@ -275,8 +341,7 @@ class BrokerProcess:
         SIGHUP (the terminal of ``kactor cluster`` closed: the brokers share its process group) is an orderly stop
         too, as for ``kactor cluster`` itself: a controlled shutdown instead of dying with up to a second of trace."""
         self.start()
-        for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
-            signal.signal(sig, lambda *_: self.request_shutdown())
+        self.install_signal_handlers()
         cfg = self.config
         net = self.runtime.edges.net if self.runtime is not None else None
         log.info("broker %d started on %s (bound %s)", cfg.broker_id, ",".join(cfg["listeners"]),

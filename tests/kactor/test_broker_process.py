@@ -14,11 +14,12 @@ from typing import Any
 import pytest
 from kazoo.client import KazooClient
 
+from core.broker.broker_metadata import BrokerMetadata
 from edges import gc_policy
-from edges.log_dirs import LogDirProbe
+from edges.log_dirs import LogDirLockError, LogDirLocks, LogDirProbe, read_broker_metadata
 from edges.timer import TimerEdge
 from edges.transport import Transport
-from kactor.broker_process import BrokerProcess
+from kactor.broker_process import BrokerProcess, get_or_create_cluster_id
 from kactor.config import build_config
 from messages.observability import ControllerEventProcessed
 from messages.partition import LogDirFailure
@@ -71,6 +72,13 @@ def test_the_broker_process_creates_and_wires_every_edge(zk_chroot: str, zk: Kaz
         _poll(lambda: any(isinstance(b, ControllerEventProcessed) and b.event == "ControllerChange"
                           for _, _, b in list(seen)), "the controller to process its own ControllerChange")
         assert json.loads(zk.get("/brokers/ids/7")[0])["port"] == edges.net.port
+        # registered: every log dir says which broker of which cluster it belongs to (checkpointBrokerMetadata),
+        # and its .lock keeps any other broker out for as long as this one lives (LogManager.lockLogDirs)
+        cluster_id = get_or_create_cluster_id(zk)
+        _poll(lambda: all(os.path.exists(os.path.join(d, "meta.properties")) for d in dirs), "meta.properties")
+        assert read_broker_metadata(dirs) == {d: BrokerMetadata(7, cluster_id) for d in dirs}
+        with pytest.raises(LogDirLockError):
+            LogDirLocks(dirs[:1]).acquire()
         epoch = _epoch(zk)
         # the watch on /controller reaches the controller through the wiring: it elects itself again (Reelect)
         zk.delete("/controller")
@@ -90,3 +98,4 @@ def test_the_broker_process_creates_and_wires_every_edge(zk_chroot: str, zk: Kaz
     assert done and process._shutdown is not None and not process._shutdown.error
     _poll(lambda: not probe._thread.is_alive(), "the probe to stop", 10.0)
     _poll(lambda: zk.exists("/brokers/ids/7") is None, "the registration to go")
+    LogDirLocks(dirs[:1]).acquire().release()  # the stopped broker let its dirs go
