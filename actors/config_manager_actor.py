@@ -10,6 +10,9 @@ With ``authorizer.class.name`` set it also runs AclAuthorizer's cache (core.secu
 AclAuthorizerInit, then one run of its two ACL change listeners per child watch firing on /kafka-acl-changes or
 /kafka-acl-extended-changes (one run at a time, as each Kafka listener has one thread); each new cache goes to the
 actors that authorize requests.
+
+Each user's SCRAM credentials its core reads (at start-up and from each user change notification) go to the "net"
+actor, whose network edge keeps the CredentialCache the SASL listeners authenticate from.
 """
 
 from __future__ import annotations
@@ -17,11 +20,13 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from actors import names
 from actors.base import KActor
 from actors.core_effects import EVERY_RECIPIENT, EffectInterpreter
 from actors.proc_driver import ProcDriver
 from core.broker.dynamic_config import ConfigManager
 from core.security.acl_listener import CHANGE_PATHS, AclChangeListener
+from messages.credentials import UserCredentialsChanged
 from messages.dynamic_config import ConfigManagerInit
 from messages.security import AclAuthorizerInit
 from messages.zk import ZkResponse, ZkSessionEvent, ZkWatchEvent
@@ -33,12 +38,19 @@ log = logging.getLogger("kactor.config")
 class ConfigManagerActor(KActor):
     def on_start(self) -> None:
         self.manager: ConfigManager | None = None
-        self.driver = ProcDriver(self, EffectInterpreter(self, optional=EVERY_RECIPIENT))
+        self.driver = ProcDriver(self, EffectInterpreter(
+            self, optional=EVERY_RECIPIENT, own={UserCredentialsChanged: self._credentials_changed}))
         self.running = False
         self.run_pending = False
         self.acls: AclChangeListener | None = None
         self.acls_running = False
         self.acls_pending = False
+
+    def _credentials_changed(self, change: UserCredentialsChanged) -> None:
+        """UserConfigHandler → CredentialProvider.updateCredentials: the SASL listeners' CredentialCache lives beside
+        them in the network edge, which the "net" actor fronts (none in a process without one)."""
+        if self.runtime.has_actor(names.NET):
+            self.post(names.NET, change)
 
     def on_ConfigManagerInit(self, msg: ConfigManagerInit, sender: str) -> None:
         self.manager = ConfigManager(msg.broker_id, dict(msg.static_config), self.now_ms)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from actors.base import KActor
 from actors.edge_slots import Network
+from messages.credentials import UserCredentialsChanged
 from messages.net import NetClose, NetReply, NetSend
 from messages.quota import ClientQuotaConfigChanged
 
@@ -39,5 +40,12 @@ class NetworkActor(KActor):
         """QuotaConfigHandler: the transport's quota managers take the entity's new quotas."""
         transport = self._transport()
         update = getattr(transport, "update_client_quota", None)
+        if update is not None:
+            update(msg)
+
+    def on_UserCredentialsChanged(self, msg: UserCredentialsChanged, sender: str) -> None:
+        """CredentialProvider.updateCredentials: the SASL listeners' CredentialCache takes the user's credentials."""
+        transport = self._transport()
+        update = getattr(transport, "update_credentials", None)
         if update is not None:
             update(msg)

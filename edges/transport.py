@@ -48,6 +48,7 @@ from edges.net.inbound import EdgeHandler, Inbound
 from edges.net.outbound import Outbound
 from edges.net.selector import Conn, ListenError, Loop, bind_listeners
 from edges.net_faults import FaultFile, endpoint
+from messages.credentials import UserCredentialsChanged
 from messages.metadata import AutoCreateConfig
 from messages.quota import ClientQuotaConfigChanged
 from protocol.framing import SOCKET_REQUEST_MAX_BYTES
@@ -95,6 +96,7 @@ class Transport:
                  sasl: dict[str, ListenerSasl] | None = None, client_sasl: SaslClientConfig | None = None,
                  scram_credentials: Callable[[str, ScramMechanism], ScramCredential | None] | None = None) -> None:
         self._name = getattr(runtime, "process_name", "kactor")
+        self._scram_credentials = scram_credentials
         # One server socket per broker listener (Kafka's SocketServer: an Acceptor each); all serve the same actors.
         wanted = [(host, port, listener_name)] + [(e[0], e[1], e[2] if len(e) > 2 else listener_name)  # type: ignore
                                                   for e in extra_listeners]
@@ -157,6 +159,13 @@ class Transport:
     def update_client_quota(self, change: ClientQuotaConfigChanged) -> None:
         """A quota entity's new configuration (the "net" actor's ClientQuotaConfigChanged). Thread-safe."""
         self.inbound.update_client_quota(change)
+
+    def update_credentials(self, change: UserCredentialsChanged) -> None:
+        """A user's SCRAM credentials (the "net" actor's UserCredentialsChanged) for the credential lookup, when it is
+        a CredentialCache (core/security/credential_cache.py). Thread-safe."""
+        update = getattr(self._scram_credentials, "update_credentials", None)
+        if update is not None:
+            update(change.user, dict(change.credentials))
 
     def add_edge_handler(self, name: str, handler: EdgeHandler) -> None:
         """Serve the APIs routed "edge:<name>" with ``handler(ctx, request) -> response`` on a thread of its own

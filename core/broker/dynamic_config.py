@@ -9,8 +9,9 @@ notification that cannot be processed is logged and skipped, as Kafka does), the
 ``brokers/<default>``); its handler re-reads that entity's whole config from ``/config/<type>/<name>``.
 
 What the handlers decide goes out as effects: `Reconfigure` (TopicConfigChanged / LogConfigDefaultsChanged, for the
-logs and, the defaults, the controller) and `Enqueue` (the controller events TopicUncleanLeaderElectionEnable /
-UncleanLeaderElectionEnable for the controller of this process, which acts on them only while it is active).
+logs and, the defaults, the controller; the quotas), `Enqueue` (the controller events TopicUncleanLeaderElectionEnable /
+UncleanLeaderElectionEnable for the controller of this process, which acts on them only while it is active) and
+`messages.credentials.UserCredentialsChanged` (a user's SCRAM credentials, for the listeners' CredentialCache).
 """
 
 from __future__ import annotations
@@ -27,14 +28,17 @@ from core.broker.log_config import (
 )
 from core.controller.errors import KeeperError
 from core.effects import Enqueue, Proc, Reconfigure
+from core.quota.client_quota_manager import desanitize
 from core.quota.replication_quota_manager import (
     ALTER_LOG_DIRS_IO_MAX_BYTES_PER_SECOND,
     DEFAULT_REPLICATION_THROTTLED_RATE,
     FOLLOWER_REPLICATION_THROTTLED_RATE,
     LEADER_REPLICATION_THROTTLED_RATE,
 )
+from core.security.credential_cache import scram_entries
 from core.zk_client import KafkaZkClient
 from messages import controller_events as ev
+from messages.credentials import UserCredentialsChanged
 from messages.dynamic_config import LogConfigDefaultsChanged, TopicConfigChanged
 from messages.quota import ClientQuotaConfigChanged, ReplicationQuotasChanged
 from messages.zk import NONODE, OK, ZkOpResult
@@ -146,7 +150,7 @@ class ConfigManager:
             if config is None:
                 continue
             try:
-                yield quota_config_changed(entity_type, name, config)
+                yield from self._quota_entity_changed(entity_type, name, config)
             except ValueError as e:
                 log.error("Cannot apply the quotas of %s/%s: %s", entity_type, name, e)
 
@@ -200,7 +204,7 @@ class ConfigManager:
             elif entity_type == BROKER:
                 yield from self._broker_config_changed(name, config)
             else:
-                yield quota_config_changed(entity_type, name, config)
+                yield from self._quota_entity_changed(entity_type, name, config)
         except ValueError as e:
             log.error("error processing change notification %s from %s: %s", r.data, path, e)
 
@@ -236,6 +240,15 @@ class ConfigManager:
         yield Reconfigure(TopicConfigChanged(topic, tuple(config.items())))
         if scala_to_boolean(config.get(UNCLEAN_LEADER_ELECTION_ENABLE)):
             yield Enqueue(ev.TopicUncleanLeaderElectionEnable(topic))
+
+    @staticmethod
+    def _quota_entity_changed(entity_type: str, name: str, config: dict[str, str]) -> Proc[None]:
+        """ClientIdConfigHandler / UserConfigHandler.processConfigChanges: the quotas, then, for a user entity that is
+        neither ``<default>`` nor a <user, client-id> one, CredentialProvider.updateCredentials with the desanitized
+        user name (`UserCredentialsChanged`, for the SASL listeners' credential cache)."""
+        yield quota_config_changed(entity_type, name, config)
+        if entity_type == USER and "/" not in name and name != DEFAULT_ENTITY:
+            yield UserCredentialsChanged(desanitize(name), scram_entries(config))
 
     def _broker_config_changed(self, name: str, config: dict[str, str]) -> Proc[None]:
         """BrokerConfigHandler.processConfigChanges → DynamicBrokerConfig.updateDefaultConfig / updateBrokerConfig →

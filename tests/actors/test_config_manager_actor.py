@@ -13,6 +13,7 @@ from actors.runtime import Runtime
 from core.controller.config import ControllerConfig
 from messages import controller_events as ev
 from messages.broker_lifecycle import ControllerInit
+from messages.credentials import UserCredentialsChanged
 from messages.dynamic_config import ConfigManagerInit, LogConfigDefaultsChanged, TopicConfigChanged
 from messages.zk import ZkWatchEvent
 from tests.support.actors import ReleaseHeldZkRequests, ZooKeeperModel
@@ -102,3 +103,24 @@ def test_the_controller_takes_the_dynamic_unclean_default_at_once() -> None:
         assert core.config.unclean_leader_election_enable is True  # an unusable value is refused
     finally:
         rt.shutdown()
+
+
+def test_a_users_credentials_reach_the_network_edge() -> None:
+    """UserConfigHandler → CredentialProvider: the user's SCRAM credentials, from start-up's read and from each user
+    change notification, go to the "net" actor, whose network edge holds the SASL listeners' CredentialCache."""
+    cred = "salt=c2FsdA==,stored_key=c3RvcmVk,server_key=c2VydmVy,iterations=4096"
+    rt = _runtime()
+    rt.spawn(_Recorder, "net")
+    try:
+        zk = rt.instances["zk"].zk
+        zk.create("/config/users/alice", znodes.encode_config_entity({"SCRAM-SHA-512": cred}))
+        rt.deliver("config-manager", ConfigManagerInit(1, STATIC), "edge:process")
+        got = [m for m in rt.instances["net"].received if isinstance(m, UserCredentialsChanged)]
+        assert got == [UserCredentialsChanged("alice", (("SCRAM-SHA-512", cred),))]
+        zk.set("/config/users/alice", znodes.encode_config_entity({}))
+        zk.create("/config/changes/config_change_", znodes.encode_config_change("users/alice"), sequential=True)
+        rt.deliver("config-manager", ZkWatchEvent("/config/changes", "CHILD"), "zk")
+        assert rt.instances["net"].received[-1] == UserCredentialsChanged("alice", ())
+    finally:
+        rt.shutdown()
+
