@@ -29,6 +29,7 @@ from core.security.acl_listener import CHANGE_PATHS, AclChangeListener
 from messages.credentials import UserCredentialsChanged
 from messages.dynamic_config import ConfigManagerInit
 from messages.security import AclAuthorizerInit
+from messages.server_startup import AuthorizerStarted
 from messages.zk import ZkResponse, ZkSessionEvent, ZkWatchEvent
 from zk_bridge import paths
 
@@ -72,7 +73,14 @@ class ConfigManagerActor(KActor):
         """AclAuthorizer.configure: load the cache, start the change listeners."""
         self.acls = AclChangeListener(msg.super_users, msg.allow_everyone_if_no_acl_found, self.now_ms)
         self.acls_running = True
-        self.driver.run(self.acls.startup(), self._acls_done)
+        self.driver.run(self.acls.startup(), self._acls_started)
+
+    def _acls_started(self, result: Any, error: BaseException | None) -> None:
+        """AclAuthorizer.start's futures: the kafka-server starts reading requests once the cache is loaded (the
+        loaded cache went to the authorizing actors first, so no request meets the empty one)."""
+        if self.runtime.has_actor(names.KAFKA_SERVER):
+            self.post(names.KAFKA_SERVER, AuthorizerStarted(f"{type(error).__name__}: {error}" if error else ""))
+        self._acls_done(result, error)
 
     def _add_acl_change_notification(self) -> None:
         if self.acls is None:

@@ -2,7 +2,8 @@
 
 Startup: create the persistent top-level znodes, register /brokers/ids/<id> with a checked ephemeral create (the
 znode's czxid is the broker epoch), then start the controller candidate, tell the broker side its epoch, and tell
-the process that start-up has ended (its listeners start reading requests: socketServer.startProcessingRequests).
+the process that start-up has ended (its listeners start reading requests: socketServer.startProcessingRequests) —
+with an authorizer configured, only once it has loaded its ACLs as well (AwaitAuthorizer, AuthorizerStarted).
 Shutdown (SIGTERM): with controlled.shutdown.enable, ask the active controller to move leaderships away
 (ControlledShutdownRequest over the broker transport), retrying controlled.shutdown.max.retries times with
 controlled.shutdown.retry.backoff.ms between attempts, then tell the process it may exit.
@@ -25,6 +26,7 @@ from messages.net import NetResponse, NetSend, NetSendFailed
 from messages.partition import ReplicaManagerShutdown, ReplicaManagerShuttingDown
 from messages.requests import ControlledShutdownRequest, ControlledShutdownResponse
 from messages.runtime import TimerFired
+from messages.server_startup import AuthorizerStarted, AwaitAuthorizer
 from messages.zk import NODEEXISTS, OK, ZkResponse
 from zk_bridge import paths
 
@@ -45,6 +47,8 @@ class KafkaServerActor(KActor):
         self.request_id = 0
         self.shutting_down = False
         self.finished = False
+        self.awaiting_authorizer = False  # AwaitAuthorizer told, AuthorizerStarted not yet
+        self.processing_requests = False
 
     # -- startup ------------------------------------------------------------------------------------------------------
     def on_BrokerStartup(self, msg: BrokerStartup, sender: str) -> None:
@@ -90,6 +94,33 @@ class KafkaServerActor(KActor):
             if name != self.name and self.runtime.has_actor(name):
                 self.post(name, registered)
         self.post(names.CONTROLLER, ev.Startup())
+        self._start_processing_requests()
+
+    def on_AwaitAuthorizer(self, msg: AwaitAuthorizer, sender: str) -> None:
+        self.awaiting_authorizer = True
+
+    def on_AuthorizerStarted(self, msg: AuthorizerStarted, sender: str) -> None:
+        """The authorizer's start futures completed (KafkaServer.startup: authorizer.start, then
+        socketServer.startProcessingRequests(authorizerFutures)); a failure is a failed start-up, as Kafka's
+        AclAuthorizer.configure throwing ends KafkaServer.startup."""
+        if not self.awaiting_authorizer:
+            return
+        self.awaiting_authorizer = False
+        if msg.error:
+            log.error("broker %d: the authorizer could not load its ACLs: %s", self.broker_id, msg.error)
+            if not self.shutting_down:
+                self.shutting_down = True
+                self._complete(False, f"authorizer start-up failed: {msg.error}", error=True)
+            return
+        self._start_processing_requests()
+
+    def _start_processing_requests(self) -> None:
+        """socketServer.startProcessingRequests, once the broker is registered and its authorizer (if any) has its
+        ACLs: a request read before would be authorized by an authorizer that knows no ACL (the controller's first
+        UpdateMetadata refused CLUSTER_AUTHORIZATION_FAILED, and the broker's metadata left without brokers)."""
+        if self.processing_requests or self.awaiting_authorizer or self.broker_epoch < 0 or self.shutting_down:
+            return
+        self.processing_requests = True
         process = self.runtime.edges.process
         if process is not None:
             process.startup_complete()

@@ -15,6 +15,8 @@ from messages import controller_events as ev
 from messages.broker_lifecycle import ControllerInit
 from messages.credentials import UserCredentialsChanged
 from messages.dynamic_config import ConfigManagerInit, LogConfigDefaultsChanged, TopicConfigChanged
+from messages.security import AclAuthorizerInit, AuthorizerChanged
+from messages.server_startup import AuthorizerStarted
 from messages.zk import ZkWatchEvent
 from tests.support.actors import ReleaseHeldZkRequests, ZooKeeperModel
 from tests.support.broker import broker_zk
@@ -124,3 +126,33 @@ def test_a_users_credentials_reach_the_network_edge() -> None:
     finally:
         rt.shutdown()
 
+
+class _InOrder(KActor):
+    """A recorder writing (its name, what it got) into one list shared by every instance: the delivery order."""
+
+    log: list[tuple[str, Any]] = []
+
+    def on_unhandled(self, body: Any, sender: str) -> None:
+        _InOrder.log.append((self.name, body))
+
+
+def test_the_kafka_server_hears_the_authorizer_started_after_the_authorizing_actors_got_the_acls() -> None:
+    """AclAuthorizer.start's futures complete once the cache is loaded: the kafka-server (which then lets the
+    listeners read requests) is told after every authorizing actor holds the loaded cache."""
+    rt = Runtime("broker-1", clock=ManualClock(1_000.0))
+    _InOrder.log = []
+    for name in ("timer", "metrics", "replica-manager", "controller", "group-coordinator",
+                 "transaction-coordinator", "kafka-server"):
+        rt.spawn(_InOrder, name)
+    rt.spawn(ZooKeeperModel, "zk")
+    rt.instances["zk"].zk = broker_zk()
+    rt.spawn(ConfigManagerActor, "config-manager")
+    try:
+        rt.deliver("config-manager", AclAuthorizerInit(None, True), "edge:process")
+        told = [(name, body) for name, body in _InOrder.log if name not in ("timer", "metrics")]
+        assert told[-1] == ("kafka-server", AuthorizerStarted())
+        assert sorted(name for name, body in told[:-1]) == ["controller", "group-coordinator", "replica-manager",
+                                                            "transaction-coordinator"]
+        assert all(isinstance(body, AuthorizerChanged) and body.loaded for _, body in told[:-1])
+    finally:
+        rt.shutdown()

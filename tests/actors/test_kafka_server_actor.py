@@ -21,6 +21,7 @@ from messages.net import NetResponse, NetSend, NetSendFailed
 from messages.partition import ReplicaManagerShutdown, ReplicaManagerShuttingDown
 from messages.requests import ControlledShutdownRequest, ControlledShutdownResponse
 from messages.runtime import ScheduleTimer, TimerFired
+from messages.server_startup import AuthorizerStarted, AwaitAuthorizer
 from tests.support.actors import ActorTestbed, Delivered, ZooKeeperModel
 from tests.support.fake_zookeeper import FakeZooKeeper
 from zk_bridge import paths, znodes
@@ -213,3 +214,41 @@ def test_controlled_shutdown_after_a_session_expiry_sends_the_epoch_of_the_new_r
     bed.deliver(SERVER, NetSendFailed(1, "connection refused"), "net", at_ms=T0 + 20)
     assert out(bed.deliver(SERVER, TimerFired("controlled-shutdown-retry"), "timer", at_ms=T0 + 220)) == [
         ("net", NetSend("127.0.0.1", 19092, "controller", ControlledShutdownRequest(1, second), 2, SERVER))]
+
+
+def test_with_an_authorizer_requests_are_processed_only_once_its_acls_are_loaded(bed: ActorTestbed) -> None:
+    """KafkaServer.startup hands the authorizer's start futures to socketServer.startProcessingRequests: a broker
+    with authorizer.class.name set reads no request, the controller's first UpdateMetadata included, before its
+    ACL cache is loaded, whichever of the registration and the load ends first."""
+    for load_first in (False, True):
+        process = RecordingProcess()
+        server = f"kafka-server-{load_first}"
+        bed.rt.spawn(KafkaServerActor, server)
+        bed.rt.edges = Edges(process=process)
+        if zk_of(bed).exists(paths.BrokerIdZNode.path(1)):  # the first round's registration
+            zk_of(bed).delete(paths.BrokerIdZNode.path(1))
+        bed.deliver(server, AwaitAuthorizer(), "edge:process")
+        if load_first:
+            bed.deliver(server, AuthorizerStarted(), "config-manager")
+            assert process.calls == []
+        bed.deliver(server, startup(), "edge:process", at_ms=T0)
+        assert zk_of(bed).exists(paths.BrokerIdZNode.path(1))  # registered...
+        if not load_first:
+            assert process.calls == []  # ...but the ACLs are not loaded yet: no request read
+            bed.deliver(server, AuthorizerStarted(), "config-manager")
+        assert process.calls == ["startup_complete"]
+        bed.deliver(server, AuthorizerStarted(), "config-manager")  # told twice: started once
+        assert process.calls == ["startup_complete"]
+
+
+def test_an_authorizer_that_cannot_load_its_acls_fails_the_start_up(bed: ActorTestbed) -> None:
+    """AclAuthorizer.configure throwing ends KafkaServer.startup: the broker stops, with an error, having served
+    nothing."""
+    process = RecordingProcess()
+    bed.rt.edges = Edges(process=process)
+    bed.deliver(SERVER, AwaitAuthorizer(), "edge:process")
+    bed.deliver(SERVER, startup(), "edge:process", at_ms=T0)
+    caused = bed.deliver(SERVER, AuthorizerStarted("KeeperError: CONNECTIONLOSS"), "config-manager")
+    assert process.calls == ["stop_processing_requests"]
+    assert out(caused)[0] == ("replica-manager", ReplicaManagerShutdown(BrokerShutdownComplete(
+        False, "authorizer start-up failed: KeeperError: CONNECTIONLOSS", True)))
