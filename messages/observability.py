@@ -124,7 +124,7 @@ class TopicDeletionProgress:
 
 @message
 class ReassignmentProgress:
-    """phase: Started, Completed, Dropped (invalid entry)."""
+    """phase: Started, Completed, Dropped (invalid entry), Cancelled (reverted to its origin replicas)."""
 
     topic_partition: TopicPartition
     phase: str

@@ -14,6 +14,14 @@ RS = current replicas, ORS = origin, TRS = target, AR = adding, RR = removing.
 Entry points: ZkPartitionReassignment (/admin/reassign_partitions), ApiPartitionReassignment, the state znode watch
 (PartitionReassignmentIsrChange), broker startup and controller failover.
 
+Cancellation (KIP-455; ApiPartitionReassignment with a null target): maybeBuildReassignment makes it
+reassignTo(ORS) — RS = ORS, nothing adding or removing — and onPartitionReassignment takes it like any other: U1/U2
+write the origin replicas (the /admin/reassign_partitions entry of a ZooKeeper-submitted one is removed first, the
+latest request winning), U3 stops the adding replicas (Offline, out of the ISR; DeletionStarted, StopReplica with
+deletePartition; NonExistent), and as the origin replicas are complete at once, phase B follows in the same event
+(B3: the leader, one of ORS, keeps leading with a new epoch; B7, B8). A ReassignmentProgress(Cancelled) record
+marks it.
+
 /admin/reassign_partitions handling: JSON that does not parse is logged and treated as an empty reassignment (as Kafka);
 entries that cannot start (unknown partition, topic being deleted, an empty / duplicate / negative replica list) are
 dropped from the znode with a log line and a ReassignmentProgress(Dropped) record.
@@ -300,6 +308,10 @@ class PartitionReassignment:
             yield from self.client.send_update_metadata_request(self.ctx.live_or_shutting_down_broker_ids(), (tp,))
             if reassignment.is_being_reassigned:
                 yield StateChange(ReassignmentProgress(tp, "Completed", completed.replicas))
+            elif not started:
+                # a reassignment in progress reverted (AlterPartitionReassignments' null target, which
+                # maybeBuildReassignment makes reassignTo(origin)): its adding replicas were stopped and deleted in U3
+                yield StateChange(ReassignmentProgress(tp, "Cancelled", completed.replicas))
             # signal delete topic thread if reassignment for some partitions belonging to topics being deleted completed
             yield from tdm.resume_deletion_for_topics({tp.topic})
 

@@ -6,15 +6,19 @@ reaches the controller through ZooKeeper, the route 2.6's tools take:
 * a preferred election is written to ``/admin/preferred_replica_election`` (the controller's ZK-triggered
   ReplicaLeaderElection, which deletes the znode when done), and each partition is answered from its state znode
   afterwards, as ``processReplicaLeaderElection`` answers (ELECTION_NOT_NEEDED, PREFERRED_LEADER_NOT_AVAILABLE, ...);
-* a reassignment is written to ``/admin/reassign_partitions``; a cancellation (null replicas) is a reassignment back
-  to the partition's origin replicas, what ``maybeBuildReassignment`` does for it;
+* a reassignment, or its cancellation (null replicas), is the controller's own ApiPartitionReassignment event, as
+  2.6's ``KafkaController.alterPartitionReassignments`` makes it, injected into this broker's controller actor as an
+  input from the network; the answer comes once the topic znode shows what the controller did (phase U's full
+  replica set with the adding / removing replicas, a reassignment already complete, or — for a cancellation — the
+  origin replicas back with nothing adding or removing). Through ``/admin/reassign_partitions`` (the only route
+  when the manager has no controller to hand events to) a cancellation could never be taken up while the
+  reassignment it cancels still moves: the controller acts on that znode's creation only, and the znode lives until
+  the reassignment completes;
 * ongoing reassignments are read from the topics' znodes (their adding / removing replicas, which the controller
   writes for every reassignment).
 
 An UNCLEAN election has no ZooKeeper route in 2.6: it is the controller's own ReplicaLeaderElection event
-(AdminClientTriggered), injected into this broker's controller actor as an input from the network. Departure
-(docs/kafka-2.6-departures.md): the answer to a reassignment comes once the znode is written, not once the controller
-has started it.
+(AdminClientTriggered), injected likewise.
 """
 
 from __future__ import annotations
@@ -166,7 +170,8 @@ def alter_partition_reassignments(m: AdminOps, version: int, body: Body) -> Body
     live = set(m.admin.get_sorted_broker_list())
     deleting = set(m.admin.get_topic_deletions())
     results: dict[TopicPartition, Answer] = {}
-    targets: dict[TopicPartition, tuple[int, ...]] = {}
+    targets: dict[TopicPartition, tuple[int, ...] | None] = {}  # None: cancel
+    currents: dict[TopicPartition, ReplicaAssignment] = {}
     requested: dict[TopicPartition, list[int] | None] = {}  # the request as a map: a later entry wins, as 2.6's toMap
     for topic in body.get("topics") or []:
         for p in topic.get("partitions") or []:
@@ -184,9 +189,14 @@ def alter_partition_reassignments(m: AdminOps, version: int, body: Body) -> Body
         elif replicas is None and not (current.is_being_reassigned):
             results[tp] = (Errors.NO_REASSIGNMENT_IN_PROGRESS, None)
         else:
-            targets[tp] = tuple(replicas) if replicas is not None else current.origin_replicas
-    if targets:
-        written = _write_reassignment(m, targets, int(body.get("timeout_ms", 60000)))
+            targets[tp] = tuple(replicas) if replicas is not None else None
+            currents[tp] = current
+    timeout_ms = int(body.get("timeout_ms", 60000))
+    if targets and m.controller_events is not None:
+        results.update(_reassign_through_controller(m, targets, currents, timeout_ms))
+    elif targets:
+        written = _write_reassignment(
+            m, {tp: t if t is not None else currents[tp].origin_replicas for tp, t in targets.items()}, timeout_ms)
         results.update({tp: (Errors.NONE, None) if written else (Errors.REQUEST_TIMED_OUT, None) for tp in targets})
     responses: dict[str, list[Body]] = {}
     for tp, (error, message) in sorted(results.items()):
@@ -206,6 +216,57 @@ def _validate_replicas(replicas: list[int], current: ReplicaAssignment | None, l
     if not set(adding) <= live:
         return (f"Replica assignment has brokers that are not alive. Replica list: {list(adding)}, live broker list: "
                 f"{sorted(live)}")
+    return None
+
+
+def _reassign_through_controller(m: AdminOps, targets: dict[TopicPartition, tuple[int, ...] | None],
+                                 currents: dict[TopicPartition, ReplicaAssignment],
+                                 timeout_ms: int) -> dict[TopicPartition, Answer]:
+    """KafkaController.alterPartitionReassignments: the ApiPartitionReassignment event (a target, or None to cancel)
+    to this broker's controller, then each partition answered from its topic znode once the controller's
+    processApiPartitionReassignment shows there (the answer 2.6 sends from the event's callback):
+
+    * a reassignment: NONE once the znode holds ``current.reassignTo(target)`` (phase U) or, complete already, the
+      target replicas alone;
+    * a cancellation: NONE once the znode holds the origin replicas with nothing adding or removing (the cancel's
+      reassignTo(origin), completed at once); NO_REASSIGNMENT_IN_PROGRESS if the reassignment completed to its
+      target before the controller took the cancellation up (its "no reassignment in progress" answer).
+
+    A partition whose topic went away meanwhile is UNKNOWN_TOPIC_OR_PARTITION; one the controller did not get to
+    within ``timeout_ms`` (another broker became controller, say) is REQUEST_TIMED_OUT."""
+    assert m.controller_events is not None
+    m.controller_events(ev.ApiPartitionReassignment(tuple(sorted(targets.items()))))
+    answers: dict[TopicPartition, Answer] = {}
+
+    def done() -> bool:
+        topics: dict[str, dict[int, ReplicaAssignment]] = {}
+        for tp in sorted(set(targets) - set(answers)):
+            if tp.topic not in topics:
+                topics[tp.topic] = m.admin.get_full_replica_assignment(tp.topic)
+            now = topics[tp.topic].get(tp.partition)
+            answer = _reassignment_answer(targets[tp], currents[tp], now)
+            if answer is not None:
+                answers[tp] = answer
+        return len(answers) == len(targets)
+
+    m.wait_until(done, timeout_ms)
+    return {tp: answers.get(tp, (Errors.REQUEST_TIMED_OUT, None)) for tp in targets}
+
+
+def _reassignment_answer(target: tuple[int, ...] | None, current: ReplicaAssignment,
+                         now: ReplicaAssignment | None) -> Answer | None:
+    """The answer to one partition's reassignment (or cancellation, ``target`` None) from its topic znode ``now``;
+    None while the controller has not acted on it yet."""
+    if now is None:
+        return Errors.UNKNOWN_TOPIC_OR_PARTITION, "The partition does not exist."
+    if target is None:
+        if now.is_being_reassigned:
+            return None
+        if now.replicas == current.origin_replicas:
+            return Errors.NONE, None
+        return Errors.NO_REASSIGNMENT_IN_PROGRESS, None
+    if now == current.reassign_to(target) or (not now.is_being_reassigned and now.replicas == target):
+        return Errors.NONE, None
     return None
 
 

@@ -20,7 +20,7 @@ from kactor.admin.admin_manager import AdminManager
 from kactor.admin.config_entries import DEFAULT_CONFIG, DYNAMIC_DEFAULT_BROKER_CONFIG, TOPIC_CONFIG
 from kactor.config import build_config
 from messages.common import Errors, TopicPartition
-from messages.controller_events import ReplicaLeaderElection
+from messages.controller_events import ApiPartitionReassignment, ReplicaLeaderElection
 from protocol.api_versions import API_VERSIONS
 from protocol.codec import encode_response
 from zk_bridge import paths, znodes
@@ -433,3 +433,73 @@ def test_reassignment_apis_from_a_broker_that_is_not_the_controller(zk: KazooCli
     m = manager(zk, clock)
     assert m.handle(45, 0, {"timeout_ms": 1, "topics": []})["error_code"] == Errors.NOT_CONTROLLER
     assert m.handle(46, 0, {"timeout_ms": 1, "topics": None})["error_code"] == Errors.NOT_CONTROLLER
+
+
+def test_cancel_of_a_reassignment_still_moving_goes_to_the_controller(zk: KazooClient, m: AdminManager,
+                                                                       clock: Clock) -> None:
+    """AlterPartitionReassignments with null replicas while the reassignment moves (its /admin/reassign_partitions
+    still there, as it stays until the reassignment completes): the controller's ApiPartitionReassignment event
+    (KafkaController.alterPartitionReassignments), answered NONE once the topic znode shows the origin replicas
+    back. Through the znode it waited for the move to end, and timed out."""
+    m.handle(19, 5, create_body(topic("r", assignments={0: [1], 1: [2]}), timeout_ms=0))
+    tp = TopicPartition("r", 0)
+    zk.create(paths.ReassignPartitionsZNode, znodes.encode_reassign_partitions({tp: (3,)}).encode(), makepath=True)
+    moving = b'{"version":2,"partitions":{"0":[3,1],"1":[2]},"adding_replicas":{"0":[3]},"removing_replicas":{"0":[1]}}'
+    zk.set("/brokers/topics/r", moving)
+    events: list[object] = []
+
+    def controller(event: object) -> None:
+        events.append(event)
+
+    def controller_acts() -> None:  # processApiPartitionReassignment, on the controller's thread, a little later
+        if events and get(zk, "/brokers/topics/r") == moving:
+            zk.set("/brokers/topics/r", b'{"version":2,"partitions":{"0":[1],"1":[2]},"adding_replicas":{},'
+                                        b'"removing_replicas":{}}')
+            zk.delete(paths.ReassignPartitionsZNode)
+
+    m.controller_events = controller
+    clock.on_sleep = controller_acts
+    r = m.handle(45, 0, {"timeout_ms": 30000, "topics": [{"name": "r", "partitions": [
+        {"partition_index": 0, "replicas": None}, {"partition_index": 1, "replicas": None}]}]})
+    assert r["responses"] == [{"name": "r", "partitions": [
+        {"partition_index": 0, "error_code": Errors.NONE, "error_message": None},
+        {"partition_index": 1, "error_code": Errors.NO_REASSIGNMENT_IN_PROGRESS, "error_message": None}]}]
+    assert events == [ApiPartitionReassignment(((tp, None),))]
+    assert clock.now < 1  # answered once the controller acted, not at the request's timeout
+
+
+def test_reassignments_go_to_the_controller_beside_one_in_progress(zk: KazooClient, m: AdminManager,
+                                                                    clock: Clock) -> None:
+    """reassign-partitions --execute --additional while another reassignment moves: the controller's event, each
+    partition answered once its topic znode shows phase U (or the reassignment complete); one the controller never
+    gets to is REQUEST_TIMED_OUT; a cancellation of a reassignment that completed to its target first is
+    NO_REASSIGNMENT_IN_PROGRESS."""
+    m.handle(19, 5, create_body(topic("a", assignments={0: [1, 2], 1: [1, 3], 2: [2, 3]}), timeout_ms=0))
+    zk.create(paths.ReassignPartitionsZNode,
+              znodes.encode_reassign_partitions({TopicPartition("a", 2): (3, 1)}).encode(), makepath=True)
+    zk.set("/brokers/topics/a", b'{"version":2,"partitions":{"0":[1,2],"1":[1,3],"2":[3,1,2]},'
+                                b'"adding_replicas":{"2":[1]},"removing_replicas":{"2":[2]}}')
+    events: list[object] = []
+
+    def controller_acts() -> None:
+        if events:  # 0 starts (phase U), 1 is complete already (its target in sync), 2 completed to its target first
+            zk.set("/brokers/topics/a", b'{"version":2,"partitions":{"0":[3,2,1],"1":[1,2],"2":[3,1]},'
+                                        b'"adding_replicas":{"0":[3]},"removing_replicas":{"0":[1]}}')
+
+    m.controller_events = events.append
+    clock.on_sleep = controller_acts
+    r = m.handle(45, 0, {"timeout_ms": 5000, "topics": [{"name": "a", "partitions": [
+        {"partition_index": 0, "replicas": [3, 2]}, {"partition_index": 1, "replicas": [1, 2]},
+        {"partition_index": 2, "replicas": None}]}]})
+    assert [(p["partition_index"], p["error_code"]) for p in r["responses"][0]["partitions"]] == [
+        (0, Errors.NONE), (1, Errors.NONE), (2, Errors.NO_REASSIGNMENT_IN_PROGRESS)]
+    assert events == [ApiPartitionReassignment(((TopicPartition("a", 0), (3, 2)), (TopicPartition("a", 1), (1, 2)),
+                                                (TopicPartition("a", 2), None)))]
+    # a controller that never acts (it moved away meanwhile): the request's timeout
+    events.clear()
+    clock.on_sleep = lambda: None
+    before = clock.now
+    r = m.handle(45, 0, {"timeout_ms": 2000, "topics": [{"name": "a", "partitions": [
+        {"partition_index": 1, "replicas": [2]}]}]})
+    assert r["responses"][0]["partitions"][0]["error_code"] == Errors.REQUEST_TIMED_OUT
+    assert 2 <= clock.now - before < 3

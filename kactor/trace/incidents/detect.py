@@ -352,8 +352,9 @@ class _Detector:
         target = tuple(r.payload.get("target_replicas") or ())
         if phase == "Started":
             self.reassigning.setdefault(tp, (r.ts, target))
-        elif phase in ("Completed", "Dropped") and tp in self.reassigning:
-            since, target = self.reassigning.pop(tp)
+        elif phase in ("Completed", "Dropped", "Cancelled") and tp in self.reassigning:
+            since, started = self.reassigning.pop(tp)
+            target = target if phase == "Cancelled" else started  # a cancelled one's replicas: its origin ones
             self.reassigned.add(tp)
             reason = r.payload.get("reason")
             self.incidents.append(Incident("reassignment", since, r.ts, tp,
