@@ -157,6 +157,13 @@ def control_record_type(key: bytes | None) -> int | None:
     return int.from_bytes(key[2:4], "big", signed=True)
 
 
+class _UnreadableBatchError(Exception):
+    def __init__(self, offset: int, reason: str) -> None:
+        super().__init__(reason)
+        self.offset = offset
+        self.reason = reason
+
+
 class GroupMetadataManager:
     """The groups of the partitions this broker coordinates, and which partitions those are."""
 
@@ -169,7 +176,10 @@ class GroupMetadataManager:
         self.now_ms = now_ms
         self.groups: dict[str, GroupMetadata] = {}
         self.owned_partitions: set[int] = set()
-        self.loading_partitions: dict[int, int] = {}  # partition → the load under way
+        self.loading_partitions: dict[int, int] = {}  # partition → the load under way (or failed)
+        self.failed_loads: set[int] = set()  # loading partitions whose load failed: the next election loads again
+        # loads that failed (group-coordinator-metrics partition-load-error-total)
+        self.partition_load_errors = 0
         self._loads = 0
         # openGroupsForProducer: producer id → the groups it has transactional offsets pending in
         self.open_groups_for_producer: dict[int, set[str]] = {}
@@ -323,12 +333,20 @@ class GroupMetadataManager:
     def load_groups_and_offsets(self, partition: int) -> Proc[list[GroupMetadata] | None]:
         """scheduleLoadGroupAndOffsets + doLoadGroupsAndOffsets: read the partition from its log start
         (log.logStartOffset: retention or DeleteRecords may have moved it above 0) to its log end, the last record of
-        each key winning and tombstones removing; the groups loaded (None if the partition was given up meanwhile).
-        Requests for its groups get COORDINATOR_LOAD_IN_PROGRESS until then."""
+        each key winning and tombstones removing, a transaction's marker (control batch) completing or dropping its
+        pending offsets; the groups loaded (None if the partition was given up meanwhile, or the load failed).
+        Requests for its groups get COORDINATOR_LOAD_IN_PROGRESS until then.
+
+        A load that fails — the log cannot be read, or holds a record that does not decode (2.6.3 throws there) —
+        installs nothing: 2.6.3's loadGroupsAndOffsets logs the error and owns the partition anyway, its groups
+        empty or half-read (committed offsets lost to their consumers). The failure is logged at ERROR with the
+        partition and offset and counted (``partition_load_errors``); the partition stays loading until its next
+        election loads it again."""
         name = f"{GROUP_METADATA_TOPIC_NAME}-{partition}"
-        if partition in self.loading_partitions:
+        if partition in self.loading_partitions and partition not in self.failed_loads:
             log.info("Already loading offsets and group metadata from %s", name)
             return None
+        self.failed_loads.discard(partition)
         log.info("Scheduling loading of offsets and group metadata from %s", name)
         started = self.now_ms()
         self._loads += 1
@@ -337,11 +355,10 @@ class GroupMetadataManager:
         start = yield ReadLogStart(partition)
         if self.loading_partitions.get(partition) != load:
             return None
-        offset = max(start.offset, 0)
         if start.error is not Errors.NONE:
-            log.error("Error reading the log start offset of %s-%d: %s", GROUP_METADATA_TOPIC_NAME, partition,
-                      start.error.name)
-        while start.error is Errors.NONE:
+            return self._load_failed(partition, -1, f"reading the log start offset failed: {start.error.name}")
+        offset = max(start.offset, 0)
+        while True:
             read = yield ReadLog(partition, offset)
             if self.loading_partitions.get(partition) != load:
                 return None  # resigned (or reloaded) while reading
@@ -354,12 +371,13 @@ class GroupMetadataManager:
                     offset = moved.offset
                     continue
             if read.error is not Errors.NONE:
-                log.error("Error loading offsets from %s-%d at offset %d: %s", GROUP_METADATA_TOPIC_NAME,
-                          partition, offset, read.error.name)
-                break
-            next_offset = self._read_batches(read.records, loaded, partition)
+                return self._load_failed(partition, offset, f"reading failed: {read.error.name}")
+            try:
+                next_offset = self._read_batches(read.records, loaded, offset)
+            except _UnreadableBatchError as e:
+                return self._load_failed(partition, e.offset, e.reason)
             if next_offset is None or next_offset >= read.log_end_offset:
-                break
+                break  # 2.6.3's readAtLeastOneRecord / logEndOffset: the log's end
             offset = next_offset
         del self.loading_partitions[partition]
         self.owned_partitions.add(partition)
@@ -369,11 +387,20 @@ class GroupMetadataManager:
                  "was spent in the scheduler.", name, int(self.now_ms() - started))
         return groups
 
-    def _read_batches(self, records: bytes, loaded: _Loaded, partition: int) -> int | None:
+    def _load_failed(self, partition: int, offset: int, reason: str) -> None:
+        self.partition_load_errors += 1
+        self.failed_loads.add(partition)
+        log.error("Error loading offsets from %s-%d at offset %d: %s. Nothing of the partition is loaded: its groups "
+                  "answer COORDINATOR_LOAD_IN_PROGRESS until it is loaded again at its next election",
+                  GROUP_METADATA_TOPIC_NAME, partition, offset, reason)
+
+    def _read_batches(self, records: bytes, loaded: _Loaded, offset: int) -> int | None:
+        """The batches of one read (from ``offset``) applied to ``loaded``; the offset after the last (None: no
+        batch). Raises `_UnreadableBatchError` at the first batch that does not decode."""
         next_offset = None
         try:
             for batch in iter_batches(records):
-                next_offset = batch.base_offset + batch.last_offset_delta + 1
+                offset = batch.base_offset
                 if batch.attributes & CONTROL_BIT:
                     # a transaction's marker: its offsets become committed (COMMIT) or go (ABORT)
                     records = read_records(batch)
@@ -385,16 +412,16 @@ class GroupMetadataManager:
                                 # olderThan: a plain commit appended after the transaction's offsets wins
                                 if tp not in group_offsets or group_offsets[tp][0] < batch_offset:
                                     group_offsets[tp] = (batch_offset, om)
-                    continue
-                txn_producer = batch.producer_id if batch.attributes & TRANSACTIONAL_BIT else None
-                batch_records = read_records(batch)
-                # batchBaseOffset: the batch's first record's offset (the cleaner may have removed those before it)
-                batch_offset = batch.base_offset + (batch_records[0].offset_delta if batch_records else 0)
-                for record in batch_records:
-                    self._apply(record.key, record.value, loaded, batch_offset, txn_producer)
+                else:
+                    txn_producer = batch.producer_id if batch.attributes & TRANSACTIONAL_BIT else None
+                    batch_records = read_records(batch)
+                    # batchBaseOffset: the batch's first record's offset (the cleaner may have removed those before)
+                    batch_offset = batch.base_offset + (batch_records[0].offset_delta if batch_records else 0)
+                    for record in batch_records:
+                        self._apply(record.key, record.value, loaded, batch_offset, txn_producer)
+                next_offset = offset = batch.base_offset + batch.last_offset_delta + 1
         except (ProtocolError, FormatError) as e:
-            log.error("Error loading offsets from %s-%d: %s", GROUP_METADATA_TOPIC_NAME, partition, e)
-            return None
+            raise _UnreadableBatchError(offset, str(e)) from e
         return next_offset
 
     @staticmethod
@@ -453,6 +480,7 @@ class GroupMetadataManager:
         name = f"{GROUP_METADATA_TOPIC_NAME}-{partition}"
         log.info("Scheduling unloading of offsets and group metadata from %s", name)
         self.loading_partitions.pop(partition, None)
+        self.failed_loads.discard(partition)
         self.owned_partitions.discard(partition)
         gone = [g for gid, g in self.groups.items() if self.partition_for(gid) == partition]
         log.info("Finished unloading %s. Removed %d cached offsets and %d cached groups.", name,
