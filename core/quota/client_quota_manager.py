@@ -13,7 +13,8 @@ which clients share a sensor, is resolved in 2.6's order of precedence
 with 2.6's shortcut when quotas are set at one level only (``QuotaTypes``). A record that takes the client's rate
 above its quota is answered with the time the client must wait to come back within it,
 ``(observed - quota) / quota * window`` (the request quota caps it at one quota window). Users are sanitized principal
-names (kactor has no SASL: every client is ``ANONYMOUS``); client ids are raw.
+names (``core.quota.enforcement.quota_user``: ``ANONYMOUS`` on a PLAINTEXT listener, the authenticated user on a SASL
+one, the certificate's DN on an SSL one); client ids are raw.
 
 Sensors idle for an hour are dropped (``InactiveSensorExpirationTimeSeconds``), so memory follows the clients seen
 lately. Times are milliseconds the caller passes (the clock's reading); nothing here reads a clock or does I/O.

@@ -18,17 +18,29 @@ Which answers are measured:
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import attrs
 
-from core.quota.client_quota_manager import ClientRequestQuotaManager, QuotaManagers
+from core.quota.client_quota_manager import ClientRequestQuotaManager, QuotaManagers, sanitize
 
 PRODUCE = 0
 FETCH = 1
 CLUSTER_ACTIONS = frozenset({4, 5, 6, 7, 27})  # ApiKeys' clusterAction: answered with sendResponseExemptThrottle
 PRIVATE_API_KEY_MIN = 10000
 ANONYMOUS = "ANONYMOUS"  # KafkaPrincipal.ANONYMOUS: every client's principal on a PLAINTEXT listener
+ANONYMOUS_PRINCIPAL = "User:ANONYMOUS"
+
+
+@functools.lru_cache(maxsize=4096)
+def quota_user(principal: str) -> str:
+    """Session.sanitizedUser: the user a connection's quotas are resolved by, ``Sanitizer.sanitize`` of its
+    KafkaPrincipal's name (``User:alice`` → ``alice``, an SSL certificate's ``User:CN=a,O=b`` → ``CN%3Da%2CO%3Db``,
+    the znode name /config/users/<user> is written under). A principal is ``<type>:<name>``
+    (SecurityUtils.parseKafkaPrincipal splits at the first colon). Cached: a connection's every answer asks."""
+    _, sep, name = principal.partition(":")
+    return sanitize(name if sep else principal)
 
 
 @attrs.frozen(slots=True)

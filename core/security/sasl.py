@@ -45,6 +45,7 @@ REFUSED_MECHANISMS = ("GSSAPI", "OAUTHBEARER")
 PLAIN_LOGIN_MODULE = "org.apache.kafka.common.security.plain.PlainLoginModule"
 SCRAM_LOGIN_MODULE = "org.apache.kafka.common.security.scram.ScramLoginModule"
 MAX_RECEIVE_SIZE = 524288  # SaslServerAuthenticator's saslAuthRequestMaxReceiveSize (sasl.server.max.receive.size)
+FAILED_AUTHENTICATION_DELAY_MS = 100  # KafkaConfig's Defaults.FailedAuthenticationDelayMs (KIP-306)
 
 
 # -- JaasConfig ------------------------------------------------------------------------------------------------------
@@ -215,12 +216,15 @@ CredentialLookup = Callable[[str, ScramMechanism], "ScramCredential | None"]
 
 @attrs.frozen(slots=True)
 class ListenerSasl:
-    """A SASL listener's mechanisms (sasl.enabled.mechanisms, in order), each one's JAAS entry and each one's
-    ``connections.max.reauth.ms`` (KIP-368; 0 or absent: sessions never expire)."""
+    """A SASL listener's mechanisms (sasl.enabled.mechanisms, in order), each one's JAAS entry, each one's
+    ``connections.max.reauth.ms`` (KIP-368; 0 or absent: sessions never expire) and the broker's
+    ``connection.failed.authentication.delay.ms`` (KIP-306: how long a connection whose authentication failed is held,
+    its failure answer with it, before the answer is written and the connection closed; 0: at once)."""
 
     mechanisms: tuple[str, ...]
     jaas: Mapping[str, JaasEntry] = attrs.field(factory=dict)
     max_reauth_ms: Mapping[str, int] = attrs.field(factory=dict)
+    failed_authentication_delay_ms: int = FAILED_AUTHENTICATION_DELAY_MS
 
 
 # KafkaChannel.MIN_REAUTH_INTERVAL_ONE_SECOND_NANOS: a re-authentication at most once a second

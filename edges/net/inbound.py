@@ -34,7 +34,10 @@ A connection of a SASL_PLAINTEXT or SASL_SSL listener (SASL_SSL: after its TLS h
 other request is served, as Kafka's SaslServerAuthenticator: its frames go to the connection's authenticator
 (core/security/sasl.py) — ApiVersions is answered as anywhere, SaslHandshake here, the tokens on the SASL thread
 (edges/net/sasl.py) — until it is complete and the connection's principal is ``User:<name>``; a frame above
-sasl.server.max.receive.size (512 KB) before then, a request out of turn or a failed authentication closes it.
+sasl.server.max.receive.size (512 KB) before then closes it at once; a failed authentication (wrong credentials, an
+unknown mechanism, a request out of turn) is held for ``connection.failed.authentication.delay.ms`` (KIP-306: Kafka's
+Selector delays the close, and the failure's answer with it, so a password guesser waits that long for each guess):
+not read nor written meanwhile, then answered and closed; other connections are served as usual.
 """
 
 from __future__ import annotations
@@ -55,6 +58,7 @@ from actors.core_effects import actor_for
 from core.api import api_versions as api_versions_api
 from core.api.admin import fit_response
 from core.api.registry import ApiSpec, RequestContext, spec_for_key
+from core.quota.enforcement import ANONYMOUS_PRINCIPAL
 from core.security.sasl import (
     MAX_RECEIVE_SIZE,
     SASL_HANDSHAKE,
@@ -75,8 +79,8 @@ from edges.net.framing import (
     error_code_of,
     inter_broker_request,
 )
-from edges.net.sasl import SaslWorker, monotonic_ms
-from edges.net.selector import Conn, Loop
+from edges.net.sasl import FailedAuthentication, SaslWorker, monotonic_ms
+from edges.net.selector import Conn, DelayedCloses, Loop
 from edges.net.tls import TlsConn, accept_tls
 from messages.common import Errors
 from messages.metadata import AutoCreateConfig
@@ -101,6 +105,8 @@ class Mute(enum.Enum):
 
     HANDSHAKE = "its TLS handshake is under way"  # SslTransportLayer.ready() false
     NOT_STARTED = "start-up has not ended"  # SocketServer before startProcessingRequests
+    # KafkaChannel.delayCloseOnAuthenticationFailure (KIP-306)
+    AUTHENTICATION_FAILED = "its authentication failed: held for connection.failed.authentication.delay.ms, then closed"
     CLOSING = "closing once its answers are written"
     RESPONSE_PENDING = "a request of it is being handled or its answer written"  # MUTED_AND_RESPONSE_PENDING
     THROTTLED = "a client quota's throttle"  # MUTED_AND_THROTTLED (KIP-219)
@@ -114,10 +120,12 @@ def _now_ms() -> float:
 class InFlight:
     """An inbound request being handled: what its answer needs to become a response frame."""
 
-    __slots__ = ("conn_id", "spec", "version", "correlation_id", "body", "silent", "client_id", "size", "net_ns")
+    __slots__ = ("conn_id", "spec", "version", "correlation_id", "body", "silent", "client_id", "size", "net_ns",
+                 "principal")
 
     def __init__(self, conn_id: int, spec: ApiSpec, version: int, correlation_id: int, body: dict[str, Any],
-                 silent: bool = False, client_id: str = "", size: int = 0) -> None:
+                 silent: bool = False, client_id: str = "", size: int = 0,
+                 principal: str | None = ANONYMOUS_PRINCIPAL) -> None:
         self.conn_id = conn_id
         self.spec = spec
         self.version = version
@@ -127,6 +135,10 @@ class InFlight:
         self.client_id = client_id
         self.size = size  # the request's size in bytes (the produce quota's measure)
         self.net_ns = 0  # the time this edge spent decoding and converting it (the request quota's measure)
+        # the connection's KafkaPrincipal when the request was read (request.session: the user its quotas are
+        # resolved by); None: not measured, an ApiVersions a SASL connection sends before it authenticates (2.6.3's
+        # SaslServerAuthenticator answers it itself, never through KafkaApis' quotas)
+        self.principal = principal
 
 
 class EdgeWorker:
@@ -185,6 +197,11 @@ class Inbound:
         self._sasl = sasl or {}
         self._scram_credentials = scram_credentials or (lambda user, mechanism: None)
         self._sasl_worker = SaslWorker(name, self._sasl_reply) if self._sasl else None
+        # SASL listener name → the connections of it whose authentication failed, held until their close is due
+        # (Selector.delayedClosingChannels): the connection, the failure's answer (None: none) and why
+        self._delayed_closes: dict[str, DelayedCloses[int, tuple[Conn, bytes | bytearray | None, str]]] = {
+            listener: DelayedCloses(sasl.failed_authentication_delay_ms, _now_ms)
+            for listener, sasl in self._sasl.items()}
         self._conn_ids = conn_ids
         self.max_request_bytes = max_request_bytes
         self.queued_max_requests = queued_max_requests
@@ -249,16 +266,21 @@ class Inbound:
         if self._sasl_worker is not None:
             self._sasl_worker.close()
 
-    def _sasl_reply(self, conn_id: int, rid: int, frame: bytes | bytearray | None) -> None:
-        """The SASL thread's answer to a token (None: close the connection)."""
+    def _sasl_reply(self, conn_id: int, rid: int, frame: bytes | bytearray | FailedAuthentication | None) -> None:
+        """The SASL thread's answer to a token (None: close the connection; FailedAuthentication: its delayed close)."""
         self.loop.submit(("reply", conn_id, rid, frame, 0))
 
     # -- commands and events on the I/O thread ---------------------------------------------------------------------
-    def on_reply(self, conn_id: int, rid: int, frame: bytes | None, throttle_ms: int) -> Conn | None:
+    def on_reply(self, conn_id: int, rid: int, frame: bytes | bytearray | FailedAuthentication | None,
+                 throttle_ms: int) -> Conn | None:
         """The "reply" command: the connection to write to now, if it is still open."""
         conn = self.conns.get(conn_id)
         if conn is None:
             log.debug("%s: reply for closed connection %d dropped", self.name, conn_id)
+            return None
+        if isinstance(frame, FailedAuthentication):  # a token refused: held, not written now
+            self._fail_authentication(conn, frame.frame, f"SASL authentication of {conn.peer} failed: "
+                                                         f"{frame.reason}")
             return None
         self.answer(conn, rid, frame)
         self._throttle(conn, throttle_ms)
@@ -303,7 +325,12 @@ class Inbound:
                 self.loop.guarded(conn, self.serve, self.close)
 
     def sweep(self, now: float) -> None:
-        """EndThrottlingResponse: the connections whose throttle is over are read again."""
+        """Selector.completeDelayedChannelClose: the failed authentications whose delay is over are answered and
+        closed; EndThrottlingResponse: the connections whose throttle is over are read again."""
+        for delayed in self._delayed_closes.values():
+            if delayed:
+                for conn, frame, reason in delayed.pop_due():
+                    self._close_failed_authentication(conn, frame, reason)
         if not self._throttled:
             return
         now_ms = now * 1000.0
@@ -381,6 +408,8 @@ class Inbound:
         if self.loop.close_socket(conn):
             self.conns.pop(conn.conn_id, None)
             self._throttled.pop(conn.conn_id, None)
+            if conn.sasl is not None and conn.listener in self._delayed_closes:
+                self._delayed_closes[conn.listener].discard(conn.conn_id)
             self._forget_waiting(conn)  # answers still owed: dropped when they come
 
     # -- reading one request at a time -----------------------------------------------------------------------------
@@ -402,6 +431,8 @@ class Inbound:
             return Mute.HANDSHAKE
         if not self._processing:
             return Mute.NOT_STARTED
+        if conn.sasl is not None and self._authentication_failed(conn):
+            return Mute.AUTHENTICATION_FAILED
         if conn.close_after is not None:
             return Mute.CLOSING
         if conn.waiting or conn.out:
@@ -433,6 +464,9 @@ class Inbound:
     def update_interest(self, conn: Conn) -> None:
         """Writable while it has bytes queued; readable while it may be read (a TLS handshake sets its own)."""
         if conn.closed or conn.handshaking:
+            return
+        if conn.sasl is not None and self._authentication_failed(conn):
+            self.loop.set_events(conn, 0)  # neither read nor written until its delayed close
             return
         if conn.close_after is not None:
             if not conn.out:
@@ -517,7 +551,7 @@ class Inbound:
         reply_expected = spec.route_answers(version, body)
         rid = next(self._rids)
         inflight = InFlight(conn.conn_id, spec, version, header.correlation_id, body, silent, header.client_id or "",
-                            len(payload))
+                            len(payload), conn.principal if conn.sasl is None else None)
         if reply_expected:
             self.inflight[rid] = inflight
             self._expect_answer(conn, rid, queued=not inter_broker_request(payload, 0, len(payload)))
@@ -586,7 +620,7 @@ class Inbound:
             return True
         if step.kind is StepKind.CLOSE:
             log.info("%s: Failed authentication with %s (%s)", self.name, conn.peer, step.reason)
-            self.close(conn, step.reason)
+            self._fail_authentication(conn, None, step.reason)
             return False
         rid = next(self._rids)
         self._expect_answer(conn, rid, queued=False)
@@ -596,10 +630,12 @@ class Inbound:
             return False
         wire = (spec.error_response(version, body, step.error) if step.body is None
                 else fit_response(spec.api_key, version, step.body))
-        self.answer(conn, rid, encode_inbound_response(spec, version, correlation_id, wire))
-        if step.kind is StepKind.ANSWER_AND_CLOSE:
+        frame = encode_inbound_response(spec, version, correlation_id, wire)
+        if step.kind is StepKind.ANSWER_AND_CLOSE:  # buildResponseOnAuthenticateFailure: sent after the delay
             log.info("%s: Failed authentication with %s (%s)", self.name, conn.peer, step.reason)
-            self._close_after_flush(conn, step.reason)
+            self._fail_authentication(conn, frame, step.reason)
+            return False
+        self.answer(conn, rid, frame)
         return False
 
     def _sasl_raw(self, conn: Conn, token: bytes) -> None:
@@ -607,12 +643,41 @@ class Inbound:
         step = conn.sasl.raw(token)
         if step.kind is not StepKind.EVALUATE:
             log.info("%s: Failed authentication with %s (%s)", self.name, conn.peer, step.reason)
-            self.close(conn, step.reason)
+            self._fail_authentication(conn, None, step.reason)
             return
         rid = next(self._rids)
         self._expect_answer(conn, rid, queued=False)
         assert self._sasl_worker is not None
         self._sasl_worker.submit(conn.conn_id, rid, conn.sasl, step.token, None, 0, conn.peer)
+
+    def _authentication_failed(self, conn: Conn) -> bool:
+        """Whether ``conn`` (of a SASL listener) is held for its failed authentication's delayed close."""
+        delayed = self._delayed_closes.get(conn.listener)
+        return delayed is not None and conn.conn_id in delayed
+
+    def _fail_authentication(self, conn: Conn, frame: bytes | bytearray | None, reason: str) -> None:
+        """KafkaChannel.prepare's AuthenticationException on a SASL connection (DelayedResponseAuthenticationException):
+        the failure's answer (``frame``; None: none) and the close are delayed by
+        connection.failed.authentication.delay.ms (Selector.maybeDelayCloseOnAuthenticationFailure, KIP-306); the
+        connection is neither read nor written meanwhile (delayCloseOnAuthenticationFailure), the I/O thread goes on
+        with the others. A delay of 0 answers and closes at once."""
+        self._forget_waiting(conn)  # the rid of the failed request: this answer replaces it
+        delayed = self._delayed_closes.get(conn.listener)
+        if delayed is None or delayed.delay_ms <= 0:
+            self._close_failed_authentication(conn, frame, reason)
+            return
+        delayed.add(conn.conn_id, (conn, frame, reason))
+        self.loop.set_events(conn, 0)
+
+    def _close_failed_authentication(self, conn: Conn, frame: bytes | bytearray | None, reason: str) -> None:
+        """Selector.handleCloseOnAuthenticationFailure: the failure's answer written, then the connection closed."""
+        if conn.closed:
+            return
+        if frame:
+            conn.out.append(frame)
+        self._close_after_flush(conn, reason)
+        if not conn.closed:
+            self.loop.guarded(conn, self.flush, self.close)
 
     def _unserved(self, conn: Conn, rid: int, reply_expected: bool, why: str) -> None:
         """A request nobody in this process can serve (a broker not started or stopping, a wiring bug): the
@@ -672,20 +737,20 @@ class Inbound:
     def _quota_frame(self, inflight: InFlight, response: Any) -> tuple[bytes | None, int]:
         """The answer's frame (as _silent_frame / _response_frame) with the client quotas applied: its
         throttle_time_ms set, and the time to mute the connection for (core/quota/enforcement.py)."""
-        quotas = self.client_quotas
+        quotas, principal = self.client_quotas, inflight.principal
         if inflight.silent:
             frame = self._silent_frame(inflight, response)
-            if quotas is None or frame is None:
+            if quotas is None or principal is None or frame is None:
                 return frame, 0
             return frame, quotas.silent(inflight.spec.api_key, inflight.client_id, inflight.size, inflight.body,
-                                        inflight.net_ns)
-        if quotas is None:
+                                        inflight.net_ns, principal)
+        if quotas is None or principal is None:
             return self._response_frame(inflight, response), 0
         try:
             wire = inflight.spec.response_to_wire(inflight.version, response)
             return quotas.answer(inflight.spec.api_key, inflight.client_id, wire, inflight.size, inflight.body,
                                  inflight.net_ns, lambda body: encode_inbound_response(
-                                     inflight.spec, inflight.version, inflight.correlation_id, body))
+                                     inflight.spec, inflight.version, inflight.correlation_id, body), principal)
         except Exception:  # noqa: BLE001 - our own bug: the connection is closed rather than left waiting
             log.exception("%s: cannot encode a %s v%d response", self.name, inflight.spec.name, inflight.version)
             return None, 0

@@ -5,7 +5,9 @@ while its token is evaluated (one request in flight), so the thread and the I/O 
 
 The answer goes back to the I/O thread as any answer does (the loop's "reply" command): a SaslAuthenticate response
 after a v1 handshake (KIP-152), the raw size-prefixed token after a v0 one; a failure after a v0 handshake is closed
-without an answer, as Kafka does (the client has no frame to read an error from).
+without an answer, as Kafka does (the client has no frame to read an error from). A failed authentication comes back
+as `FailedAuthentication` (Kafka's DelayedResponseAuthenticationException): the I/O thread holds it, answer and
+connection, for ``connection.failed.authentication.delay.ms`` before it writes the answer and closes (KIP-306).
 
 The client side (`ClientExchange`) is the broker's own connections to a SASL inter-broker listener
 (edges/net/outbound.py): the exchange runs on the I/O thread (its tokens need no I/O), before the connection's
@@ -21,6 +23,8 @@ import threading
 import time
 from collections.abc import Callable
 from typing import Any
+
+import attrs
 
 from core.api.admin import fit_response
 from core.api.registry import spec_for_key
@@ -51,18 +55,32 @@ def monotonic_ms() -> float:
     return time.monotonic() * 1000.0
 
 
-def evaluate_frame(auth: SaslServerAuthenticator, token: bytes, version: int | None, correlation_id: int,
-                   peer: str, name: str = "", now_ms: Callable[[], float] = monotonic_ms) -> bytes | bytearray | None:
+@attrs.frozen(slots=True)
+class FailedAuthentication:
+    """A token that failed authentication (DelayedResponseAuthenticationException): the answer built for it
+    (buildResponseOnAuthenticateFailure; None after a v0 handshake, which has none) is written, and the connection
+    closed, only after connection.failed.authentication.delay.ms (Selector.maybeDelayCloseOnAuthenticationFailure)."""
+
+    frame: bytes | bytearray | None
+    reason: str
+
+
+def answer_token(auth: SaslServerAuthenticator, token: bytes, version: int | None, correlation_id: int,
+                 peer: str, name: str = "", now_ms: Callable[[], float] = monotonic_ms,
+                 ) -> bytes | bytearray | FailedAuthentication | None:
     """SaslServerAuthenticator.handleSaslToken: the frame answering ``token`` (``version`` None: a raw token after
-    a v0 handshake), None to close without one. A failure is logged as Kafka's Selector logs it. On success the
-    session's lifetime is set at ``now_ms()`` and told to a client that asked with SaslAuthenticate v1+."""
+    a v0 handshake); `FailedAuthentication` when the credentials are refused (an AuthenticationException: the close
+    is delayed); None to close at once without an answer (an unexpected error, e.g. ZooKeeper's, closes at once in
+    Kafka too). A failure is logged as Kafka's Selector logs it. On success the session's lifetime is set at
+    ``now_ms()`` and told to a client that asked with SaslAuthenticate v1+."""
     try:
         answer = auth.evaluate(token)
     except SaslAuthenticationException as e:
         log.info("%s: Failed authentication with %s (%s)", name, peer, e)
         if version is None:
-            return None
-        return authenticate_response_frame(version, correlation_id, SASL_AUTHENTICATION_FAILED, str(e), b"")
+            return FailedAuthentication(None, str(e))
+        return FailedAuthentication(
+            authenticate_response_frame(version, correlation_id, SASL_AUTHENTICATION_FAILED, str(e), b""), str(e))
     except Exception:  # noqa: BLE001 - a ZooKeeper failure, our own bug: the connection is closed, not left waiting
         log.exception("%s: SASL authentication of %s failed", name, peer)
         auth.state = type(auth.state).FAILED
@@ -77,8 +95,15 @@ def evaluate_frame(auth: SaslServerAuthenticator, token: bytes, version: int | N
     return authenticate_response_frame(version, correlation_id, 0, None, answer, lifetime)
 
 
+def evaluate_frame(auth: SaslServerAuthenticator, token: bytes, version: int | None, correlation_id: int,
+                   peer: str, name: str = "", now_ms: Callable[[], float] = monotonic_ms) -> bytes | bytearray | None:
+    """`answer_token` for a caller that answers at once: a failure's answer is the frame (None: close)."""
+    answer = answer_token(auth, token, version, correlation_id, peer, name, now_ms)
+    return answer.frame if isinstance(answer, FailedAuthentication) else answer
+
+
 class SaslWorker:
-    """The thread evaluating tokens; each answer is handed to ``reply(conn_id, rid, frame)``."""
+    """The thread evaluating tokens; each answer (`answer_token`'s) is handed to ``reply(conn_id, rid, answer)``."""
 
     def __init__(self, name: str, reply: Any) -> None:
         self._name = name
@@ -100,7 +125,7 @@ class SaslWorker:
             if item is None:
                 return
             conn_id, rid, auth, token, version, correlation_id, peer = item
-            self._reply(conn_id, rid, evaluate_frame(auth, token, version, correlation_id, peer, self._name))
+            self._reply(conn_id, rid, answer_token(auth, token, version, correlation_id, peer, self._name))
 
 
 # -- the client side: the broker's own connections to a SASL inter-broker listener --------------------------------

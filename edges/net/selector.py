@@ -13,7 +13,7 @@ import socket
 import threading
 import time
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Any, Generic, Protocol, TypeVar
 
 from actors import names
 from core.quota.enforcement import ChannelMute
@@ -28,6 +28,8 @@ RECV_BYTES = 256 * 1024
 
 # (family, type, proto, sockaddr) as getaddrinfo gives them.
 AddrInfo = tuple[int, int, int, Any]
+K = TypeVar("K")
+V = TypeVar("V")
 
 
 class ListenError(OSError):
@@ -137,6 +139,52 @@ class Conn:
                 out[0] = memoryview(buf)[n:]
                 break
             out.popleft()
+
+
+class DelayedCloses(Generic[K, V]):
+    """Kafka's Selector.delayedClosingChannels (KIP-306): the connections whose authentication failed, each held
+    until ``delay_ms`` after its failure (DelayedAuthenticationFailureClose), then closed — its held failure answer
+    written first — by whoever asks ``pop_due`` (Selector.completeDelayedChannelClose, after every poll). Nothing
+    blocks meanwhile: the connection is only not read nor written. Every entry has the same delay and the clock only
+    goes forward, so the entries fall due in insertion order and ``pop_due`` stops at the first not due (as Kafka's
+    LinkedHashMap walk). ``clock`` gives ms (injectable: tests pass a fake one)."""
+
+    __slots__ = ("delay_ms", "_clock", "_entries")
+
+    def __init__(self, delay_ms: int, clock: Callable[[], float]) -> None:
+        self.delay_ms = delay_ms
+        self._clock = clock
+        self._entries: dict[K, tuple[float, V]] = {}
+
+    def add(self, key: K, value: V) -> None:
+        """maybeDelayCloseOnAuthenticationFailure: ``key`` is closed (``value`` handed back) ``delay_ms`` from now."""
+        self._entries.pop(key, None)
+        self._entries[key] = (self._clock() + self.delay_ms, value)
+
+    def discard(self, key: K) -> None:
+        """The connection was closed otherwise (Selector.close drops it from delayedClosingChannels)."""
+        self._entries.pop(key, None)
+
+    def pop_due(self) -> list[V]:
+        """The held entries whose delay is over, oldest first, taken out (DelayedAuthenticationFailureClose.tryClose:
+        due when its end time is not after now)."""
+        if not self._entries:
+            return []
+        now = self._clock()
+        due: list[V] = []
+        entries = self._entries
+        for key, (end_ms, value) in list(entries.items()):
+            if end_ms > now:
+                break
+            del entries[key]
+            due.append(value)
+        return due
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._entries
+
+    def __len__(self) -> int:
+        return len(self._entries)
 
 
 class LoopHandler(Protocol):
