@@ -239,6 +239,7 @@ CONFIG_DEFS: dict[str, tuple[Callable[[str, str], Any], Any]] = {
     # a SASL listener's mechanisms (core/security/sasl.py); the JAAS configs are listener.name.<l>.<mech>.sasl.*
     "sasl.enabled.mechanisms": _kafka("sasl.enabled.mechanisms"),
     "connections.max.reauth.ms": _kafka("connections.max.reauth.ms"),  # KIP-368, per mechanism: listener_sasl
+    "connection.failed.authentication.delay.ms": _kafka("connection.failed.authentication.delay.ms"),  # KIP-306
     "sasl.mechanism.inter.broker.protocol": _kafka("sasl.mechanism.inter.broker.protocol"),
     # the authorizer: empty = none (2.6's default) or AclAuthorizer, whose own super.users and
     # allow.everyone.if.no.acl.found are not KafkaConfig keys (core.security.authorizer.acl_authorizer_configs)
@@ -356,7 +357,8 @@ class KafkaConfig:
                 jaas[mechanism] = server_jaas_entry(str(text), mechanism)
             except ValueError as e:
                 raise ConfigError(f"listener {listener_name}: {jaas_key}: {e}") from None
-        return ListenerSasl(mechanisms, jaas, {m: self._max_reauth_ms(prefix, m) for m in mechanisms})
+        return ListenerSasl(mechanisms, jaas, {m: self._max_reauth_ms(prefix, m) for m in mechanisms},
+                            self.values["connection.failed.authentication.delay.ms"])
 
     def _max_reauth_ms(self, prefix: str, mechanism: str) -> int:
         """connections.max.reauth.ms for one mechanism of a listener (SaslChannelBuilder's

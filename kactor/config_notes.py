@@ -67,8 +67,6 @@ NOTES: dict[str, str] = {
     "principal.builder.class": "kactor builds principals as Kafka's DefaultKafkaPrincipalBuilder (an SSL "
                                "certificate's DN, ANONYMOUS otherwise) and loads no Java class",
     "security.providers": _OPENSSL,
-    "connection.failed.authentication.delay.ms": "kactor closes a connection that failed SASL authentication at "
-                                                 "once (no delay)",
     "create.topic.policy.class.name": "kactor loads no Java class: no create-topic policy is applied",
     "alter.config.policy.class.name": "kactor loads no Java class: no alter-config policy is applied",
     "client.quota.callback.class": _CLIENT_QUOTAS,
