@@ -65,6 +65,7 @@ from messages.group import (
 )
 from messages.metadata import MetadataResponse
 from messages.net import NetReply, NetRequest
+from messages.observability import CoordinatorLoadErrors
 from messages.replication import (
     DEBUGGING_REPLICA_ID,
     EARLIEST_TIMESTAMP,
@@ -151,6 +152,7 @@ class GroupCoordinatorActor(KActor):
         # until GroupCoordinatorInit: not active, every group request is answered COORDINATOR_NOT_AVAILABLE
         self.coordinator = GroupCoordinator(-1, GroupCoordinatorConfig(), self.now_ms)
         self.tokens = itertools.count(1)
+        self.load_errors_published = 0  # the partition_load_errors the metrics actor was last told
         self.outstanding: dict[int, tuple[int, int]] = {}  # token → (connection, request) of a request not answered
         self.finishing: dict[int, Callable[[Any], Any]] = {}  # token → the refused parts its answer gets
         self.authorizer: Authorizer | None = None  # KafkaApis' authorizer (None: authorizer.class.name empty)
@@ -196,7 +198,7 @@ class GroupCoordinatorActor(KActor):
 
     def on_LeadershipChange(self, msg: LeadershipChange, sender: str) -> None:
         for partition, _epoch in msg.elected:
-            self.driver.run(self.coordinator.on_election(partition), self._done)
+            self.driver.run(self.coordinator.on_election(partition), self._loaded)
         for partition, _epoch in msg.resigned:
             self.driver.run(self.coordinator.on_resignation(partition), self._done)
 
@@ -242,6 +244,15 @@ class GroupCoordinatorActor(KActor):
             self._done(None, error)
             if handle.token in self.outstanding:
                 self._respond(Respond(handle, error_response(request, Errors.UNKNOWN_SERVER_ERROR)))
+
+    def _loaded(self, result: Any, error: BaseException | None) -> None:
+        """An election's load ended: a failed one is counted in the metrics actor's
+        group-coordinator-metrics partition-load-error-total."""
+        self._done(result, error)
+        errors = self.coordinator.manager.partition_load_errors
+        if errors != self.load_errors_published and self.runtime.has_actor(names.METRICS):
+            self.load_errors_published = errors
+            self.post(names.METRICS, CoordinatorLoadErrors("group-coordinator-metrics", errors))
 
     def _done(self, result: Any, error: BaseException | None) -> None:
         if error is not None:

@@ -24,6 +24,7 @@ from messages.observability import (
     ControllerEventProcessed,
     ControllerEventStarted,
     ControllerGauges,
+    CoordinatorLoadErrors,
 )
 from messages.partition import ReplicaManagerGauges
 
@@ -35,6 +36,9 @@ BROKER_STATE_RUNNING = 3
 REPLICA_MANAGER_METERS = ("IsrExpandsPerSec", "IsrShrinksPerSec", "FailedIsrUpdatesPerSec")
 
 INACTIVE_GAUGES = ControllerGauges(False, 0, 0, 0, 0, 0, 0, 0)
+
+# The group and transaction coordinators' Kafka metrics groups (kafka.server:type=<group>)
+COORDINATOR_METRICS_GROUPS = ("group-coordinator-metrics", "transaction-coordinator-metrics")
 
 # A timer's (count, sum in ms): Kafka's Timer keeps a histogram; a Prometheus summary keeps count and sum.
 Timing = tuple[int, float]
@@ -71,6 +75,8 @@ class MetricsSnapshot:
     requests: dict[tuple[int, str], Timing] = attrs.field(factory=dict)
     # Kafka ReplicaManager metric name → value summed over the PartitionActor shards
     replica_manager: dict[str, int] = attrs.field(factory=dict)
+    # coordinator metrics group → its partition-load-error-total (loads that failed; the partition stays loading)
+    partition_load_errors: dict[str, int] = attrs.field(factory=lambda: dict.fromkeys(COORDINATOR_METRICS_GROUPS, 0))
 
     @property
     def total_queue_size(self) -> int:
@@ -98,6 +104,7 @@ class BrokerMetrics:
         self.requests: dict[tuple[int, str], Timing] = {}
         self.shards: dict[int, dict[str, int]] = {}
         self.replica_manager: dict[str, int] = {}
+        self.partition_load_errors: dict[str, int] = dict.fromkeys(COORDINATOR_METRICS_GROUPS, 0)
 
     def broker_registered(self, msg: BrokerRegistered) -> None:
         self.broker_id = msg.broker_id
@@ -157,13 +164,16 @@ class BrokerMetrics:
                 total[name] = total.get(name, 0) + value
         self.replica_manager = total
 
+    def coordinator_load_errors(self, msg: CoordinatorLoadErrors) -> None:
+        self.partition_load_errors[msg.metrics_group] = msg.partition_load_errors
+
     def snapshot(self) -> MetricsSnapshot:
         return MetricsSnapshot(
             broker_id=self.broker_id, broker_epoch=self.broker_epoch, broker_state=self.broker_state,
             controller=self.controller, controller_state=self.controller_state,
             event_queue_size=self.event_queue_size, event_queue_time=self.event_queue_time,
             rate_and_time=dict(self.rate_and_time), channels=dict(self.channels), requests=dict(self.requests),
-            replica_manager=dict(self.replica_manager))
+            replica_manager=dict(self.replica_manager), partition_load_errors=dict(self.partition_load_errors))
 
 
 class MetricsActor(KActor):
@@ -203,6 +213,10 @@ class MetricsActor(KActor):
 
     def on_ReplicaManagerGauges(self, msg: ReplicaManagerGauges, sender: str) -> None:
         self.metrics.replica_manager_gauges(msg)
+        self._publish()
+
+    def on_CoordinatorLoadErrors(self, msg: CoordinatorLoadErrors, sender: str) -> None:
+        self.metrics.coordinator_load_errors(msg)
         self._publish()
 
     def on_unhandled(self, body: Any, sender: str) -> None:

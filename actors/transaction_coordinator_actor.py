@@ -35,6 +35,7 @@ from core.effects import ReplyHandle, Respond
 from core.security.authorizer import Authorized, Authorizer, RequestAuthorizer, request_authorizer
 from messages.common import Errors, TopicPartition
 from messages.net import NetReply, NetRequest
+from messages.observability import CoordinatorLoadErrors
 from messages.replication import (
     DEBUGGING_REPLICA_ID,
     EARLIEST_TIMESTAMP,
@@ -92,6 +93,7 @@ class TransactionCoordinatorActor(KActor):
         self.listener_name = "PLAINTEXT"
         self.authorizer: Authorizer | None = None  # KafkaApis' authorizer (None: authorizer.class.name empty)
         self.tokens = itertools.count(1)
+        self.load_errors_published = 0  # the partition_load_errors the metrics actor was last told
         self.outstanding: dict[int, tuple[int, int]] = {}  # token → (connection, request) of a request not answered
         self.reading: dict[int, Callable[[Any], Any]] = {}  # ask id → what its LocalReply's body becomes
         self.channels: dict[int, str] = {}  # broker id → its TransactionMarkerChannelActor
@@ -133,7 +135,7 @@ class TransactionCoordinatorActor(KActor):
 
     def on_LeadershipChange(self, msg: LeadershipChange, sender: str) -> None:
         for partition, epoch in msg.elected:
-            self.driver.run(self.coordinator.on_election(partition, epoch), self._done)
+            self.driver.run(self.coordinator.on_election(partition, epoch), self._loaded)
         for partition, epoch in msg.resigned:
             self.driver.run(self.coordinator.on_resignation(partition, epoch), self._done)
 
@@ -186,6 +188,15 @@ class TransactionCoordinatorActor(KActor):
             self._done(None, error)
             if handle.token in self.outstanding:
                 self._respond(Respond(handle, error_response(request, Errors.UNKNOWN_SERVER_ERROR)))
+
+    def _loaded(self, result: Any, error: BaseException | None) -> None:
+        """An election's load ended: a failed one is counted in the metrics actor's
+        transaction-coordinator-metrics partition-load-error-total."""
+        self._done(result, error)
+        errors = self.coordinator.state_manager.partition_load_errors
+        if errors != self.load_errors_published and self.runtime.has_actor(names.METRICS):
+            self.load_errors_published = errors
+            self.post(names.METRICS, CoordinatorLoadErrors("transaction-coordinator-metrics", errors))
 
     def _done(self, result: Any, error: BaseException | None) -> None:
         if error is not None:

@@ -104,6 +104,12 @@ def metric_families(snap: MetricsSnapshot) -> Iterator[Metric]:
         else:
             yield _gauge(RM + name, f"ReplicaManager {name}", value)
 
+    for group in sorted(snap.partition_load_errors):
+        # a Kafka metric (kafka.server:type=<group>,name=partition-load-error-total) as the JMX exporter names it
+        yield CounterMetricFamily(f"kafka_server_{group.replace('-', '_')}_partition_load_error_total",
+                                  f"{group}: loads of a partition that failed (the partition stays loading)",
+                                  value=snap.partition_load_errors[group])
+
     yield _gauge("kafka_server_KafkaServer_BrokerState", "1 Starting, 3 RunningAsBroker (registered)",
                  snap.broker_state)
     if snap.broker_epoch is not None:

@@ -130,3 +130,13 @@ class ReassignmentProgress:
     phase: str
     target_replicas: tuple[int, ...] = ()
     reason: str = ""
+
+
+@message
+class CoordinatorLoadErrors:
+    """A coordinator's loads of its partitions that failed so far (the partition stays loading), as the Kafka metric
+    ``partition-load-error-total`` of ``metrics_group`` ("group-coordinator-metrics" or
+    "transaction-coordinator-metrics", the groups of 2.6's partition-load-time sensors)."""
+
+    metrics_group: str
+    partition_load_errors: int
