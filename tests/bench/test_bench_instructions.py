@@ -1,0 +1,58 @@
+"""bench.instructions: its probes run against this checkout's APIs, its base tree is the commit as committed, and its
+arithmetic is the work minus the set-up. (The callgrind runs themselves are the bench's, not the suite's.)"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+
+import pytest
+
+from bench import instructions as bi
+
+
+def test_seeds_parse_a_range_and_refuse_an_empty_one() -> None:
+    assert bi._seeds("4") == (4, 4)
+    assert bi._seeds("1-50") == (1, 50)
+    for bad in ("0-3", "5-2"):
+        with pytest.raises(argparse.ArgumentTypeError):
+            bi._seeds(bad)
+
+
+def test_a_count_is_the_work_over_its_units() -> None:
+    assert bi.Count(3_000_000, 3).per_unit == 1_000_000
+    assert bi._fmt(193_400) == "193.4 k"
+    assert bi._fmt(2_034_000_000) == "2,034.0 M"
+
+
+def test_the_sim_probe_runs_a_seed_in_this_checkout() -> None:
+    """The probe names cmd_sim's private set-up: a move of it fails here, not in a bench run an hour later."""
+    w = bi.Workload("sim seeds 1-1", "seed", bi._SIM_PROBE, ("1", "1", "2"))
+    instr, work_s, units = bi._run_probe(bi.ROOT, w, "run", valgrind=False)
+    assert instr is None
+    assert units == 1
+    assert work_s > 0
+
+
+def test_the_replay_probe_counts_every_traced_message(recorded_trace: str) -> None:
+    trace_dir = os.path.dirname(recorded_trace)
+    with open(recorded_trace, encoding="utf-8") as f:
+        lines = sum(1 for _ in f) - 1  # the header is no message
+    w = bi.Workload("replay --no-check", "message", bi._REPLAY_PROBE, (trace_dir,))
+    _, work_s, units = bi._run_probe(bi.ROOT, w, "run", valgrind=False)
+    assert units == lines > 100
+    assert work_s > 0
+    _, _, setup_units = bi._run_probe(bi.ROOT, w, "setup", valgrind=False)
+    assert setup_units == 0  # the set-up replays nothing
+
+
+def test_the_base_tree_is_the_commit_not_the_working_tree(tmp_path) -> None:  # noqa: ANN001 - pytest's tmp_path
+    rev = subprocess.run(["git", "-C", bi.ROOT, "rev-parse", "HEAD"], capture_output=True, text=True,
+                         check=True).stdout.strip()
+    tree = bi.base_tree(rev, str(tmp_path))
+    committed = subprocess.run(["git", "-C", bi.ROOT, "show", f"{rev}:pyproject.toml"], capture_output=True,
+                               text=True, check=True).stdout
+    with open(os.path.join(tree, "pyproject.toml"), encoding="utf-8") as f:
+        assert f.read() == committed
+    assert not os.path.exists(os.path.join(tree, ".venv"))
