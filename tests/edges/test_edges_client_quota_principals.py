@@ -79,6 +79,30 @@ def test_a_default_user_quota_is_a_sensor_per_user() -> None:
     assert edge.produce("User:ANONYMOUS", "app2", 600_000) > 0
 
 
+@pytest.mark.parametrize("quota", ["producer_byte_rate", "consumer_byte_rate", "request_percentage"])
+def test_each_quota_type_is_measured_per_user(quota: str) -> None:
+    """Produce bytes, a consumer's Fetch answer bytes, request time: under users/<default> each is one user's.
+    alice takes twice her quota at once (throttled), bob takes what alice first took (not throttled)."""
+    edge = Edge()
+    edge.quotas.update(change(DEFAULT, None, **{quota: 100_000 if quota != "request_percentage" else 1}))
+
+    def take(principal: str, amount: int) -> int:
+        if quota == "producer_byte_rate":
+            return edge.produce(principal, "app", amount)
+        if quota == "consumer_byte_rate":
+            body = {"throttle_time_ms": 0, "error_code": 0, "session_id": 0, "responses": []}
+            return edge.quotas.answer(1, "app", body, 100, {"replica_id": -1}, 0, lambda b: b"x" * amount,
+                                      principal=principal)[1]
+        return edge.quotas.answer(18, "app", {"throttle_time_ms": 0}, 100, {}, amount * 10_000, lambda b: b"x",
+                                  principal=principal)[1]  # 1,000 → 10^7 ns, 1 % of a second
+
+    # 60 % of what the quota allows over the 10 s window: 600 kB at 100 kB/s, 60 ms of request time at 1 %
+    first = 600_000 if quota != "request_percentage" else 6_000
+    assert take("User:alice", first) == 0
+    assert take("User:bob", first) == 0
+    assert take("User:alice", first) > 0
+
+
 def test_a_user_quota_applies_to_that_user_only() -> None:
     edge = Edge()
     edge.quotas.update(change("alice", None, producer_byte_rate=1))
