@@ -26,19 +26,23 @@ class ApiVersionsResponse:
 @message
 class AutoCreateConfig:
     """The broker's topic auto-creation settings: ``auto.create.topics.enable``, ``num.partitions``,
-    ``default.replication.factor`` and ``offsets.topic.replication.factor`` (the live brokers ``__consumer_offsets``
-    waits for: createInternalTopic) (Kafka 2.6's defaults; ``enable`` False where no broker stamped them)."""
+    ``default.replication.factor``, ``offsets.topic.replication.factor`` and
+    ``transaction.state.log.replication.factor`` (the live brokers ``__consumer_offsets`` / ``__transaction_state``
+    wait for: createInternalTopic) (Kafka 2.6's defaults; ``enable`` False where no broker stamped them, and
+    ``transaction_topic_replication_factor`` None: Metadata does not create ``__transaction_state``)."""
 
     enable: bool = False
     num_partitions: int = 1
     replication_factor: int = 1
     offsets_topic_replication_factor: int = 3
+    transaction_topic_replication_factor: int | None = None
 
 
 @message
 class CreatableTopic:
     """A topic a Metadata answer asks the edge to create (KafkaApis.createTopic); -1 partitions / replication
-    factor: an internal topic, created with its coordinator's settings (createInternalTopic)."""
+    factor: an internal topic (``__consumer_offsets``, ``__transaction_state``), created with its coordinator's
+    settings (createInternalTopic)."""
 
     name: str
     num_partitions: int

@@ -10,10 +10,13 @@ request allows it (``allow_auto_topic_creation``, always for v0-3) and the broke
 ``create_topics``; the edge writes it with AdminZkClient after the answer is sent (``edge_task`` → the "auto_create"
 handler), as 2.6's request thread does before answering. The checks 2.6's create makes that decide the answer are
 made here, purely: an illegal or colliding name is INVALID_TOPIC_EXCEPTION, ``default.replication.factor`` above the
-live brokers INVALID_REPLICATION_FACTOR. ``__consumer_offsets`` is created whatever the settings (createInternalTopic,
-with the group coordinator's offsets.topic.* settings) once ``offsets.topic.replication.factor`` brokers are alive;
-until then it is answered COORDINATOR_NOT_AVAILABLE and nothing is created. kactor has no transaction coordinator, so
-an unknown ``__transaction_state`` stays UNKNOWN_TOPIC_OR_PARTITION.
+live brokers INVALID_REPLICATION_FACTOR. The internal topics are created whatever the settings (createInternalTopic,
+with their coordinator's settings: ``__consumer_offsets`` the group coordinator's offsets.topic.*,
+``__transaction_state`` the transaction coordinator's transaction.state.log.*) once their replication factor's
+brokers are alive; until then the answer is INVALID_REPLICATION_FACTOR (getTopicMetadata's translation of
+createInternalTopic's COORDINATOR_NOT_AVAILABLE, which is FindCoordinator's answer) and nothing is created. A broker
+that did not stamp ``transaction.state.log.replication.factor`` leaves an unknown ``__transaction_state``
+UNKNOWN_TOPIC_OR_PARTITION.
 """
 
 from __future__ import annotations
@@ -71,9 +74,11 @@ def unknown_topic(request: MetadataRequest, topic: str, known: set[str] | frozen
         return MetadataTopic(topic, error, internal, (), ops)
 
     config = request.auto_create
-    if topic == topic_rules.GROUP_METADATA_TOPIC_NAME:  # createInternalTopic, whatever auto.create.topics.enable says
-        if alive_brokers < config.offsets_topic_replication_factor:  # not created until that many brokers are alive
-            return answer(Errors.COORDINATOR_NOT_AVAILABLE), None
+    internal_rf = {topic_rules.GROUP_METADATA_TOPIC_NAME: config.offsets_topic_replication_factor,
+                   topic_rules.TRANSACTION_STATE_TOPIC_NAME: config.transaction_topic_replication_factor}.get(topic)
+    if internal_rf is not None:  # createInternalTopic, whatever auto.create.topics.enable says
+        if alive_brokers < internal_rf:  # not created until that many brokers are alive
+            return answer(Errors.INVALID_REPLICATION_FACTOR), None
         return answer(Errors.LEADER_NOT_AVAILABLE), CreatableTopic(topic, -1, -1)
     if internal or not (request.allow_auto_topic_creation and config.enable):
         return answer(Errors.UNKNOWN_TOPIC_OR_PARTITION), None

@@ -151,28 +151,43 @@ def test_fewer_live_brokers_than_the_default_replication_factor_is_invalid_repli
     assert r.create_topics == ()
 
 
-def test_consumer_offsets_is_created_whatever_the_settings_and_transaction_state_never():
+def test_the_internal_topics_are_created_whatever_the_settings():
+    """KafkaApis.getTopicMetadata: a named internal topic that does not exist is createInternalTopic'd, whatever
+    auto.create.topics.enable and the request's allow_auto_topic_creation say — __transaction_state as well as
+    __consumer_offsets (audit finding 7: kactor answered it UNKNOWN_TOPIC_OR_PARTITION and never created it)."""
     cache = _cache(CACHE_STATES[:3], (_broker(1),))
-    off = AutoCreateConfig(False, 1, 1, offsets_topic_replication_factor=1)
+    off = AutoCreateConfig(False, 1, 1, offsets_topic_replication_factor=1, transaction_topic_replication_factor=1)
     r = metadata.handle_metadata_request(cache, _request(("__consumer_offsets", "__transaction_state"),
                                                          auto_create=off, allow_auto_topic_creation=False))
     assert [(t.name, t.error, t.is_internal) for t in r.topics] == [
         ("__consumer_offsets", Errors.LEADER_NOT_AVAILABLE, True),
+        ("__transaction_state", Errors.LEADER_NOT_AVAILABLE, True)]
+    assert r.create_topics == (CreatableTopic("__consumer_offsets", -1, -1),
+                               CreatableTopic("__transaction_state", -1, -1))
+
+
+def test_transaction_state_is_not_created_where_no_broker_stamped_its_replication_factor():
+    cache = _cache(CACHE_STATES[:3], (_broker(1),))
+    r = metadata.handle_metadata_request(cache, _request(("__transaction_state",), auto_create=ON))
+    assert [(t.name, t.error, t.is_internal) for t in r.topics] == [
         ("__transaction_state", Errors.UNKNOWN_TOPIC_OR_PARTITION, True)]
-    assert r.create_topics == (CreatableTopic("__consumer_offsets", -1, -1),)
+    assert r.create_topics == ()
 
 
+@pytest.mark.parametrize("topic", ["__consumer_offsets", "__transaction_state"])
 @pytest.mark.parametrize("alive", [1, 2])
-def test_consumer_offsets_waits_for_offsets_topic_replication_factor_live_brokers(alive):
-    """KafkaApis.createInternalTopic: fewer live brokers than offsets.topic.replication.factor is
-    COORDINATOR_NOT_AVAILABLE (an internal topic, no partitions) and nothing is created; with that many it is."""
+def test_an_internal_topic_waits_for_its_replication_factor_live_brokers(alive, topic):
+    """KafkaApis.createInternalTopic: fewer live brokers than offsets.topic.replication.factor /
+    transaction.state.log.replication.factor creates nothing, and getTopicMetadata answers that
+    INVALID_REPLICATION_FACTOR (an internal topic, no partitions; COORDINATOR_NOT_AVAILABLE is FindCoordinator's
+    answer); with that many brokers it is created."""
     cache = _cache(CACHE_STATES[:3], tuple(_broker(i) for i in range(1, alive + 1)))
-    config = AutoCreateConfig(True, 1, 1, offsets_topic_replication_factor=2)
-    r = metadata.handle_metadata_request(cache, _request(("__consumer_offsets",), auto_create=config))
+    config = AutoCreateConfig(True, 1, 1, offsets_topic_replication_factor=2, transaction_topic_replication_factor=2)
+    r = metadata.handle_metadata_request(cache, _request((topic,), auto_create=config))
     created = alive >= 2
     assert [(t.name, t.error, t.is_internal, t.partitions) for t in r.topics] == [
-        ("__consumer_offsets", Errors.LEADER_NOT_AVAILABLE if created else Errors.COORDINATOR_NOT_AVAILABLE, True, ())]
-    assert r.create_topics == ((CreatableTopic("__consumer_offsets", -1, -1),) if created else ())
+        (topic, Errors.LEADER_NOT_AVAILABLE if created else Errors.INVALID_REPLICATION_FACTOR, True, ())]
+    assert r.create_topics == ((CreatableTopic(topic, -1, -1),) if created else ())
     assert metadata.edge_task(r) == (("auto_create", r.create_topics) if created else None)
 
 
