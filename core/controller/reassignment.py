@@ -18,9 +18,10 @@ Cancellation (KIP-455; ApiPartitionReassignment with a null target): maybeBuildR
 reassignTo(ORS) — RS = ORS, nothing adding or removing — and onPartitionReassignment takes it like any other: U1/U2
 write the origin replicas (the /admin/reassign_partitions entry of a ZooKeeper-submitted one is removed first, the
 latest request winning), U3 stops the adding replicas (Offline, out of the ISR; DeletionStarted, StopReplica with
-deletePartition; NonExistent), and as the origin replicas are complete at once, phase B follows in the same event
-(B3: the leader, one of ORS, keeps leading with a new epoch; B7, B8). A ReassignmentProgress(Cancelled) record
-marks it.
+deletePartition; NonExistent) — after a leader-epoch bump when none of them is in the ISR, kactor's own
+(fence_unneeded_replicas: without it their brokers ignore the StopReplica and keep the log) — and as the origin
+replicas are complete at once, phase B follows in the same event (B3: the leader, one of ORS, keeps leading with a
+new epoch; B7, B8). A ReassignmentProgress(Cancelled) record marks it.
 
 /admin/reassign_partitions handling: JSON that does not parse is logged and treated as an empty reassignment (as Kafka);
 entries that cannot start (unknown partition, topic being deleted, an empty / duplicate / negative replica list) are
@@ -402,9 +403,32 @@ class PartitionReassignment:
             # U3. adding replicas of a replaced reassignment may be eligible for immediate removal
             unneeded = [r for r in current.replicas if r not in reassignment.replicas]
             if unneeded:
+                yield from self.fence_unneeded_replicas(tp, reassignment, unneeded)
                 yield from self.stop_removed_replicas_of_reassigned_partition(tp, unneeded)
         self.client.register_node_handler(partition_reassignment_isr_change_handler(tp))
         self.ctx.partitions_being_reassigned.add(tp)
+
+    def fence_unneeded_replicas(self, tp: TopicPartition, reassignment: ReplicaAssignment,
+                                unneeded: Iterable[int]) -> Proc[None]:
+        """kactor's own, not in Kafka 2.6: before U3 stops the replicas a cancelled (or replaced) reassignment no
+        longer needs, bump the leader epoch (LeaderAndIsr to the replicas that stay) when none of them is in the ISR.
+
+        Their StopReplica carries the partition's leader epoch (KIP-570), and a broker stops a replica only for an
+        epoch above the one it has (2.6's ReplicaManager.stopReplicas; later Kafka accepts an equal one). An adding
+        replica has the epoch of phase A1's LeaderAndIsr, and the OfflineReplica transition bumps the epoch only when
+        it takes a replica out of the ISR: for adding replicas that never caught up, Kafka 2.6 sends StopReplica at
+        that same epoch, their brokers ignore it ("matches the current leader epoch") and the cancelled move's log
+        stays on them, its fetcher fenced. With the bump first, their StopReplica (delete=true) goes through and the
+        logs are deleted (docs/kafka-2.6-departures.md). A leader among the unneeded replicas, or one offline, is left
+        to the OfflineReplica transition and B3, which elect and bump as 2.6 does."""
+        info = self.ctx.partition_leadership_info(tp)
+        if info is None:
+            return
+        leader_and_isr = info.leader_and_isr
+        if any(r in leader_and_isr.isr for r in unneeded):
+            return  # OfflineReplica takes it out of the ISR with a new leader epoch before the deleting StopReplica
+        if leader_and_isr.leader in reassignment.replicas and self.ctx.is_replica_online(leader_and_isr.leader, tp):
+            yield from self.update_leader_epoch_and_send_request(tp, reassignment)
 
     def unregister_partition_reassignment_isr_change_handlers(self) -> None:
         """unregisterPartitionReassignmentIsrChangeHandlers"""

@@ -1,9 +1,10 @@
 """Cancelling a partition reassignment that is still moving (KIP-455, Kafka 2.4+): AlterPartitionReassignments with
 a null target, KafkaController.processApiPartitionReassignment → maybeBuildReassignment's reassignTo(origin) →
 onPartitionReassignment. The replicas go back to the origin ones, in ZooKeeper and in the context; the adding
-replicas are stopped and their logs deleted (OfflineReplica, out of the ISR; StopReplica deletePartition=true;
-NonExistentReplica); the leader, an origin replica, keeps leading with a new epoch; the reassignment's
-/admin/reassign_partitions entry and ISR-change watch go; a ReassignmentProgress(Cancelled) record marks it."""
+replicas are stopped and their logs deleted (OfflineReplica, out of the ISR; StopReplica deletePartition=true, at a
+leader epoch their brokers accept; NonExistentReplica); the leader, an origin replica, keeps leading with a new
+epoch; the reassignment's /admin/reassign_partitions entry and ISR-change watch go; a ReassignmentProgress(Cancelled)
+record marks it."""
 
 from __future__ import annotations
 
@@ -53,9 +54,11 @@ def test_cancel_reverts_to_the_origin_replicas_and_deletes_the_adding_ones() -> 
     assert c.ctx.partitions_being_reassigned == set()
     assert PartitionAndReplica(TP, 3) not in c.ctx.replica_states
     assert not c.watches.watch_data(paths.TopicPartitionStateZNode.path(TP))
-    # the adding replica stopped with its log deleted (U3's ReplicaDeletionStarted)
+    # the adding replica stopped with its log deleted (U3's ReplicaDeletionStarted), at a leader epoch above the one
+    # it has (A1's), so that its broker does not ignore the StopReplica (fence_unneeded_replicas)
     stops = [ps for s in h.sent(1, StopReplicaRequest, to=3) for ps in s.request.partition_states]
     assert [(ps.topic_partition, ps.delete_partition) for ps in stops][-1] == (TP, True)
+    assert all(ps.leader_epoch > epoch for ps in stops)
     assert not [s for s in h.sent(1, StopReplicaRequest) if s.broker_id in (1, 2)]
     # the leader (1) keeps leading the origin replicas, with a new epoch (B3), and the ISR holds no adding replica
     s = h.zk.state(TP).leader_and_isr
@@ -77,6 +80,7 @@ def test_cancel_of_an_adding_replica_already_in_the_isr_takes_it_out() -> None:
     h.zk.leader_writes_isr(TP, (1, 2))
     h.drain()
     assert h.controllers[1].ctx.partitions_being_reassigned == {TP}  # 3 is not in sync: still moving
+    epoch = h.zk.state(TP).leader_and_isr.leader_epoch
     h.clear_effects(1)
     assert h.process(1, ev.ApiPartitionReassignment(((TP, None),))).results[0].error == Errors.NONE
     s = h.zk.state(TP).leader_and_isr
@@ -85,6 +89,8 @@ def test_cancel_of_an_adding_replica_already_in_the_isr_takes_it_out() -> None:
     for broker in (2, 3):
         stops = [ps for r in h.sent(1, StopReplicaRequest, to=broker) for ps in r.request.partition_states]
         assert (TP, True) in [(ps.topic_partition, ps.delete_partition) for ps in stops], broker
+        deleting = [ps.leader_epoch for ps in stops if ps.delete_partition]
+        assert deleting and deleting[-1] > epoch, broker  # 2 left the ISR: OfflineReplica's own bump
     assert _progress(h) == [("Cancelled", (1,))]
 
 
@@ -106,3 +112,15 @@ def test_a_completed_reassignment_is_not_reported_cancelled() -> None:
     h.zk.leader_writes_isr(TP, (1, 2))
     h.drain()
     assert [p for p, _ in _progress(h)] == ["Started", "Completed"]
+
+
+def test_a_replaced_reassignment_stops_its_adding_replica_at_a_newer_epoch() -> None:
+    """[1, 2] → [1, 3] (3 not caught up), replaced by → [1, 2]: U3 stops 3 — at a leader epoch above A1's."""
+    h = active_cluster((1, 2, 3), {"t": {0: [1, 2]}})
+    _moving(h, (1, 3))
+    epoch = h.zk.state(TP).leader_and_isr.leader_epoch
+    h.clear_effects(1)
+    assert h.process(1, ev.ApiPartitionReassignment(((TP, (1, 2)),))).results[0].error == Errors.NONE
+    stops = [ps for r in h.sent(1, StopReplicaRequest, to=3) for ps in r.request.partition_states]
+    assert stops and stops[-1].delete_partition and all(ps.leader_epoch > epoch for ps in stops)
+    assert h.controllers[1].ctx.partition_full_replica_assignment(TP) == ReplicaAssignment((1, 2))
