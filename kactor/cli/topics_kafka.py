@@ -88,7 +88,9 @@ def add_partitions(admin: Any, bootstrap: str, include: str, partitions: int,
                    replica_assignment: Mapping[int, Sequence[int]] | None = None, if_exists: bool = False,
                    timeout_s: float = DEFAULT_TIMEOUT_S) -> list[str]:
     """AdminClientTopicService.alterTopic: CreatePartitions up to ``partitions`` for each matched topic (a manual
-    assignment gives the new partitions' replicas, from the topic's current partition count on)."""
+    assignment gives the new partitions' replicas, from the topic's current partition count on). As 2.6.3's, it
+    prints nothing when the brokers added the partitions (the ZooKeeper form's "Adding partitions succeeded!" is
+    ZookeeperTopicService's); a broker's refusal is the command's error."""
     from confluent_kafka.admin import NewPartitions
 
     metadata = cluster_metadata(admin, bootstrap, timeout_s)
@@ -98,7 +100,9 @@ def add_partitions(admin: Any, bootstrap: str, include: str, partitions: int,
     for t in topics:
         start = len(metadata.topics[t].partitions)
         manual = [list(r) for p, r in sorted((replica_assignment or {}).items()) if p >= start] or None
-        new.append(NewPartitions(t, partitions, manual))
+        # NewPartitions.increaseTo(n) without an assignment: confluent-kafka refuses an explicit None (its
+        # replica_assignment must then be a list sized to the new partitions)
+        new.append(NewPartitions(t, partitions) if manual is None else NewPartitions(t, partitions, manual))
     if new:
         futures = admin.create_partitions(new, operation_timeout=timeout_s, request_timeout=timeout_s)
         for t in topics:
