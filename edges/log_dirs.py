@@ -213,7 +213,9 @@ def read_broker_metadata(log_dirs: tuple[str, ...]) -> dict[str, BrokerMetadata]
             with open(path, encoding="latin-1") as f:  # Properties.load reads ISO 8859-1
                 text = f.read()
         except FileNotFoundError:
-            log.warning("No meta.properties file under dir %s", os.path.abspath(path))
+            # Kafka warns; a first start is no reason to, and before start-up a warning would bury the one line
+            # that says why a broker could not start
+            log.debug("No meta.properties file under dir %s", os.path.abspath(path))
             continue
         except OSError as e:
             raise MetaPropertiesError(f"Failed to read meta.properties file under dir {os.path.abspath(path)} due "
