@@ -12,6 +12,12 @@ and no transactions at all. Every broker and ZooKeeper
 is a child started by edges/children.py: the kernel sends it SIGTERM if this process dies (PR_SET_PDEATHSIG), and
 the janitor SIGKILLs what lingers and removes the temporary directories, so nothing of a cluster outlives its
 launcher, even a SIGKILLed one.
+
+``persistent`` (``kactor cluster --data-dir D``): the base dir is the cluster's and outlives it. The embedded
+ZooKeeper keeps its data there beside the brokers' log dirs (``D/zookeeper/server-<myid>``), so the next start on D
+is the same cluster — its topics, its /cluster/id that every log dir's meta.properties names — and the dir is locked
+(``D/.lock``) while the cluster runs, so a second cluster on D is refused before it starts a ZooKeeper on the first's
+data. Logs whose ZooKeeper data is missing are refused too: a new ZooKeeper would serve them under re-created topics.
 """
 
 from __future__ import annotations
@@ -32,6 +38,7 @@ from typing import TYPE_CHECKING
 from kazoo.client import KazooClient
 
 from edges.children import janitor, spawn
+from edges.log_dirs import LogDirLockError, LogDirLocks
 from edges.netns import NetHost, NetnsLayout, NetnsUnavailable
 from zk_bridge import blocking
 from zk_bridge.server import ZooKeeperEnsemble, free_port
@@ -54,6 +61,7 @@ OFFSETS_TOPIC_RF_DEFAULT = 3  # Kafka 2.6's default (kactor/config.py)
 TXN_TOPIC_RF = "transaction.state.log.replication.factor"  # its default is 3 too
 TXN_TOPIC_MIN_ISR = "transaction.state.log.min.isr"
 TXN_TOPIC_MIN_ISR_DEFAULT = 2
+ZOOKEEPER_DIR = "zookeeper"  # a persistent cluster's ZooKeeper data, beside the brokers' log dirs
 
 
 class ClusterError(RuntimeError):
@@ -86,7 +94,7 @@ class LocalCluster:
                  log_level: str = "INFO", zookeeper_ensemble: int = 1,
                  zk_max_session_timeout_ms: int | None = None, hosts: str = "loopback",
                  ports: Mapping[int, int] | None = None, metrics_ports: Mapping[int, int] | None = None,
-                 security: str = "plaintext") -> None:
+                 security: str = "plaintext", persistent: bool = False) -> None:
         if brokers < 1:
             raise ClusterError("--brokers must be at least 1")
         if zookeeper_ensemble < 1:
@@ -103,23 +111,31 @@ class LocalCluster:
         self.given_zookeeper = zookeeper
         self.zookeeper_ensemble = zookeeper_ensemble
         self.zk_max_session_timeout_ms = zk_max_session_timeout_ms
+        if persistent and base_dir is None:
+            raise ClusterError("a persistent cluster needs a base dir of its own (--data-dir)")
+        self.persistent = persistent
+        self._base_lock: LogDirLocks | None = None
         self._own_base = base_dir is None
         self.base_dir = base_dir or tempfile.mkdtemp(prefix="kactor-cluster-")
         if self._own_base:  # removed by stop(), or by the janitor if we die first
             janitor().watch_dir(self.base_dir)
         self.trace_dir = trace_dir
+        # a persistent cluster's ZooKeeper data dirs, found (and the base dir locked) before anything is written there
+        self.zk_data_dirs = self._claim_base_dir() if persistent else None
         # security (kactor cluster --security): the brokers' one listener and the files that secure it, in the
         # base dir (removed with it); the caller's overrides come after the layout's and win
         self.secure: SecureLayout | None = None
         self.listener_name = "PLAINTEXT"
         if security != "plaintext":
             if hosts == "netns":
+                self._release_base_dir()
                 raise ClusterError("--security is for --hosts loopback: the certificate names 127.0.0.1 and localhost")
             from kactor.secure_cluster import make_layout  # cryptography, only for a secured cluster
 
             try:
                 self.secure = make_layout(security, Path(self.base_dir) / "security", ["127.0.0.1", "localhost"])
             except ValueError as e:
+                self._release_base_dir()
                 raise ClusterError(str(e)) from None
             self.listener_name = self.secure.listener_name
             overrides = [*self.secure.overrides, *overrides]
@@ -153,11 +169,65 @@ class LocalCluster:
             zk_hosts = [self.layout.host(name) for name in zk_names]
         if not self.given_zookeeper:
             self.zk = ZooKeeperEnsemble(self.zookeeper_ensemble, tick_ms=self.zk_tick_ms,
-                                        max_session_timeout_ms=self.zk_max_session_timeout_ms, netns=zk_hosts)
+                                        max_session_timeout_ms=self.zk_max_session_timeout_ms, netns=zk_hosts,
+                                        data_dirs=self.zk_data_dirs)
             self.zk.start()
         for broker_id in range(self.n):
             self.start_broker(broker_id)
         return self
+
+    def _claim_base_dir(self) -> list[str] | None:
+        """A persistent cluster's start: lock the base dir for this cluster's life, then find its ZooKeeper's data
+        dirs (None with a ZooKeeper given: that one is the cluster's). ClusterError, saying why and what to do,
+        when another cluster runs on the dir, or when the logs there cannot be this ZooKeeper's."""
+        base = os.path.abspath(self.base_dir)
+        os.makedirs(base, exist_ok=True)
+        try:
+            self._base_lock = LogDirLocks((base,)).acquire()
+        except LogDirLockError:
+            raise ClusterError(f"--data-dir {base} is in use: another kactor cluster running on it holds "
+                               f"{os.path.join(base, '.lock')}. Stop that cluster first, or give another "
+                               "--data-dir") from None
+        except OSError as e:
+            raise ClusterError(f"--data-dir {base} is not usable: {e.strerror or e}") from None
+        if self.given_zookeeper:
+            return None
+        zk_root = os.path.join(base, ZOOKEEPER_DIR)
+        try:
+            held = sorted(n for n in os.listdir(zk_root) if n.startswith("server-"))
+        except FileNotFoundError:
+            held = []
+        if not held:
+            logs = self._log_dirs_with_data(base)
+            if logs:
+                self._release_base_dir()
+                raise ClusterError(
+                    f"--data-dir {base} holds broker log dirs ({', '.join(logs)}) but no ZooKeeper data ({zk_root}): "
+                    "the ZooKeeper that knew their topics was not kept there (a kactor that kept none, or "
+                    "--zookeeper), and a new one would serve their old records under re-created topics. Give that "
+                    f"cluster's --zookeeper, remove those dirs (or all of {base}) to start an empty cluster there, "
+                    "or give another --data-dir")
+        elif len(held) != self.zookeeper_ensemble:
+            self._release_base_dir()
+            raise ClusterError(f"{zk_root} holds the data of a ZooKeeper ensemble of {len(held)} server(s): run "
+                               f"with --zookeeper-ensemble {len(held)} to start that cluster again, or give another "
+                               "--data-dir")
+        return [os.path.join(zk_root, f"server-{i + 1}") for i in range(self.zookeeper_ensemble)]
+
+    @staticmethod
+    def _log_dirs_with_data(base: str) -> list[str]:
+        """The ``broker-<id>`` log dirs under ``base`` that hold anything but a lock file."""
+        out = []
+        for name in sorted(os.listdir(base)):
+            path = os.path.join(base, name)
+            if name.startswith("broker-") and os.path.isdir(path) and set(os.listdir(path)) - {".lock"}:
+                out.append(name)
+        return out
+
+    def _release_base_dir(self) -> None:
+        if self._base_lock is not None:
+            self._base_lock.release()
+            self._base_lock = None
 
     def broker_host(self, broker_id: int) -> NetHost | None:
         """The namespace host of broker ``broker_id`` (hosts="netns"), None on loopback."""
@@ -294,6 +364,7 @@ class LocalCluster:
         if self._own_base:
             shutil.rmtree(self.base_dir, ignore_errors=True)
             janitor().forget_dir(self.base_dir)
+        self._release_base_dir()  # ZooKeeper and every broker are gone: the dir may have another cluster now
 
     def _controller_or_none(self) -> int | None:
         try:
@@ -344,6 +415,8 @@ class LocalCluster:
                 value = predicate()
                 if value:
                     return value
+            except ClusterError:  # the predicate's verdict: waiting longer cannot help
+                raise
             except Exception as e:  # noqa: BLE001 - polling through transient states
                 last_error = e
             time.sleep(interval)

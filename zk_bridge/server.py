@@ -329,30 +329,37 @@ class ZooKeeperEnsemble:
     ``n`` = 1 is a standalone server. ``max_session_timeout_ms`` raises ZooKeeper's cap on session timeouts
     (default 20 ticks) so a small tickTime (fast elections) can still grant Kafka's 18 s sessions. ``netns``: one
     host per server (edges/netns.py), each server in its namespace on ZooKeeper's usual ports 2181/2888/3888.
+    ``data_dirs``: one dataDir per server, kept by stop() (``kactor cluster --data-dir``: the same ZooKeeper state at
+    the next start); by default each server has a temporary one.
     """
 
     def __init__(self, n: int = 3, tick_ms: int = 2000, max_session_timeout_ms: int | None = None,
-                 bind: str = "127.0.0.1", netns: Sequence[NetHost] = ()) -> None:
+                 bind: str = "127.0.0.1", netns: Sequence[NetHost] = (),
+                 data_dirs: Sequence[str] | None = None) -> None:
         if n < 1:
             raise ValueError(f"an ensemble needs at least 1 server, not {n}")
+        if data_dirs is not None and len(data_dirs) != n:
+            raise ValueError(f"{n} servers need {n} data dirs, not {len(data_dirs)}")
+        dirs: Sequence[str | None] = data_dirs if data_dirs is not None else [None] * n
         if netns:
             if len(netns) != n:
                 raise ValueError(f"{n} servers need {n} hosts, not {len(netns)}")
             peers = tuple(QuorumPeer(i + 1, CLIENT_PORT, QUORUM_PORT, ELECTION_PORT, h.address)
                           for i, h in enumerate(netns))
             self.servers = [EmbeddedZooKeeper(tick_ms=tick_ms, myid=p.myid if n > 1 else None,
-                                              peers=peers if n > 1 else (),
+                                              peers=peers if n > 1 else (), data_dir=d,
                                               max_session_timeout_ms=max_session_timeout_ms, netns=h)
-                            for p, h in zip(peers, netns, strict=True)]
+                            for p, h, d in zip(peers, netns, dirs, strict=True)]
             return
         _check_loopback(bind)
         if n == 1:
-            self.servers = [EmbeddedZooKeeper(tick_ms=tick_ms, bind=bind,
+            self.servers = [EmbeddedZooKeeper(tick_ms=tick_ms, bind=bind, data_dir=dirs[0],
                                               max_session_timeout_ms=max_session_timeout_ms)]
             return
         peers = tuple(QuorumPeer(i + 1, free_port(bind), free_port(bind), free_port(bind)) for i in range(n))
         self.servers = [EmbeddedZooKeeper(port=p.client_port, tick_ms=tick_ms, bind=bind, myid=p.myid, peers=peers,
-                                          max_session_timeout_ms=max_session_timeout_ms) for p in peers]
+                                          data_dir=d, max_session_timeout_ms=max_session_timeout_ms)
+                        for p, d in zip(peers, dirs, strict=True)]
 
     @property
     def n(self) -> int:

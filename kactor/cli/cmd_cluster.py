@@ -44,7 +44,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="embed N ZooKeeper servers forming one quorum (default 1: standalone); brokers get all N "
                         "in zookeeper.connect and ride out the loss of any one of them")
     p.add_argument("--trace-dir", help="write one message trace per broker process here")
-    p.add_argument("--data-dir", help="where log dirs and broker logs go (default: a temp dir, removed on exit)")
+    p.add_argument("--data-dir",
+                   help="where the brokers' log dirs, their logs and the embedded ZooKeeper's data go, kept after "
+                        "exit: run again on the same dir, the same cluster comes back with its topics and records. "
+                        "One cluster at a time on a dir (default: a temp dir, removed on exit)")
     p.add_argument("--override", action="append", default=[], metavar="KEY=VALUE",
                    help="a broker property for every broker (repeatable)")
     p.add_argument("--security", choices=PROTOCOLS, default="plaintext",
@@ -94,22 +97,29 @@ def run(args: argparse.Namespace) -> int:
         load_config(None, ["broker.id=0", "zookeeper.connect=127.0.0.1:1", *args.override])
     except ConfigError as e:
         raise CliError(str(e)) from None
+    if args.security != "plaintext" and args.hosts == "netns":
+        raise CliError("--security is for --hosts loopback: the certificate names 127.0.0.1 and localhost", 2)
+    try:  # a --data-dir in use, or holding logs this cluster cannot serve, is refused here, before anything starts
+        cluster = LocalCluster(args.brokers, args.zookeeper, args.data_dir, args.trace_dir, args.override,
+                               zookeeper_ensemble=args.zookeeper_ensemble, hosts=args.hosts, ports=ports,
+                               metrics_ports=metrics_ports, security=args.security,
+                               persistent=args.data_dir is not None)
+    except ClusterError as e:
+        raise CliError(str(e)) from None
     stop = {"now": False}
     # SIGTERM and SIGHUP (the terminal closed) ask for the same orderly stop as Ctrl-C, at any time: the handlers
     # stay in place during the stop itself, so a hang-up in the middle of a Ctrl-C shutdown does not cut it short.
     install_stop_signals(lambda signum: stop.update(now=True))
-    if args.security != "plaintext" and args.hosts == "netns":
-        raise CliError("--security is for --hosts loopback: the certificate names 127.0.0.1 and localhost", 2)
-    cluster = LocalCluster(args.brokers, args.zookeeper, args.data_dir, args.trace_dir, args.override,
-                           zookeeper_ensemble=args.zookeeper_ensemble, hosts=args.hosts, ports=ports,
-                           metrics_ports=metrics_ports, security=args.security)
     try:
         cluster.start()
         zk = cluster.client()
         try:
             with BlockingZk(zk) as b:
-                cluster.wait_for(lambda: len(b.run(b.zk.get_sorted_broker_list())) == args.brokers, 30,
-                                 f"{args.brokers} brokers to register")
+                def registered() -> bool:
+                    _refuse_if_one_died(cluster)
+                    return len(b.run(b.zk.get_sorted_broker_list())) == args.brokers
+
+                cluster.wait_for(registered, 30, f"{args.brokers} brokers to register")
             cluster.wait_for(lambda: cluster.controller_id(zk) is not None, 30, "a controller")
             cluster.wait_for(cluster.metadata_complete, 30, "every broker's metadata to list them all")
             controller = cluster.controller_id(zk)
@@ -177,14 +187,24 @@ def _port_range(base: int | None, brokers: int, option: str) -> dict[int, int]:
 
 
 def _free(port: int) -> bool:
-    import socket
+    """Whether a broker's listener could bind ``port`` now. As the listeners bind with SO_REUSEADDR (Kafka's too),
+    so does this check: the TIME-WAIT sockets a cluster that just stopped leaves on its ports (a minute on Linux)
+    do not count, a live listener still does."""
+    from zk_bridge.server import port_in_use
 
-    with socket.socket() as s:
-        try:
-            s.bind(("127.0.0.1", port))
-        except OSError:
-            return False
-    return True
+    return not port_in_use("127.0.0.1", port)
+
+
+def _refuse_if_one_died(cluster: LocalCluster) -> None:
+    """During start-up: a broker that exited will not register (a log dir of another cluster, a port taken...):
+    ClusterError with the last line it wrote, rather than a wait until the timeout."""
+    from kactor.cluster import ClusterError
+
+    for broker_id, proc in sorted(cluster.procs.items()):
+        if proc.poll() is not None:
+            lines = cluster.log_tail(broker_id, 2000).strip().splitlines()
+            raise ClusterError(f"broker {broker_id} exited with {proc.returncode} during start-up"
+                               + (f": {lines[-1]}" if lines else "") + f" (its log: {cluster.logs[broker_id]})")
 
 
 def _broker_died(cluster: LocalCluster, broker_id: int, code: int, restart: bool) -> None:
