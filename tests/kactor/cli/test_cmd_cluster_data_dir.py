@@ -120,3 +120,27 @@ def test_time_wait_sockets_do_not_make_a_port_taken() -> None:
     with socket.socket() as plain, pytest.raises(OSError):
         plain.bind(("127.0.0.1", port))  # what the check did: refused for a minute after the stop
     assert _free(port)
+
+
+def test_a_broker_that_dies_during_start_up_ends_the_wait_with_its_last_line(tmp_path: Path) -> None:
+    """A broker refused at start (a log dir of another cluster, say) will never register: the wait ends at once with
+    the line it wrote, not after 30 s with "timed out"."""
+    from kactor.cli.cmd_cluster import _refuse_if_one_died
+
+    lc = LocalCluster(1, zookeeper="127.0.0.1:2181/x", base_dir=str(tmp_path))
+    log_path = tmp_path / "broker-0.log"
+    lc.logs[0] = str(log_path)
+    with open(log_path, "wb") as out:
+        lc.procs[0] = subprocess.Popen([sys.executable, "-c", "import sys; print('kactor broker: refused', "
+                                        "file=sys.stderr); sys.exit(1)"], stdout=out, stderr=subprocess.STDOUT)
+    lc.procs[0].wait(30)
+    with pytest.raises(ClusterError) as e:
+        lc.wait_for(lambda: _refuse_if_one_died(lc), 30, "1 broker to register")
+    assert str(e.value) == f"broker 0 exited with 1 during start-up: kactor broker: refused (its log: {log_path})"
+
+
+def test_an_ensemble_needs_a_data_dir_per_server() -> None:
+    from zk_bridge.server import ZooKeeperEnsemble
+
+    with pytest.raises(ValueError, match="3 servers need 3 data dirs, not 1"):
+        ZooKeeperEnsemble(3, data_dirs=["one"])
