@@ -201,14 +201,12 @@ class LogDirLocks:
 
 
 def read_broker_metadata(log_dirs: tuple[str, ...]) -> dict[str, BrokerMetadata]:
-    """BrokerMetadataCheckpoint.read of every dir: dir → its meta.properties, dirs without one left out. A leftover
-    ``meta.properties.tmp`` (a write cut short) is deleted first, as Kafka does. MetaPropertiesError for a file that
-    exists but cannot be read or parsed."""
+    """BrokerMetadataCheckpoint.read of every dir: dir → its meta.properties, dirs without one left out.
+    MetaPropertiesError for a file that exists but cannot be read or parsed. Nothing is written: the dirs may be a
+    live broker's (the lock is taken after this check, as in Kafka)."""
     found: dict[str, BrokerMetadata] = {}
     for d in log_dirs:
         path = os.path.join(d, META_PROPERTIES)
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(path + ".tmp")
         try:
             with open(path, encoding="latin-1") as f:  # Properties.load reads ISO 8859-1
                 text = f.read()
@@ -222,6 +220,14 @@ def read_broker_metadata(log_dirs: tuple[str, ...]) -> dict[str, BrokerMetadata]
                                       f"to {e.strerror or e}") from None
         found[d] = read_meta_properties(text, os.path.abspath(path))
     return found
+
+
+def remove_broker_metadata_leftovers(log_dirs: tuple[str, ...]) -> None:
+    """The ``meta.properties.tmp`` a write cut short left behind, deleted as BrokerMetadataCheckpoint.read deletes it
+    (here once the dirs are locked: in a live broker's dir it could be that broker's write under way)."""
+    for d in log_dirs:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(os.path.join(d, META_PROPERTIES + ".tmp"))
 
 
 def write_broker_metadata(log_dirs: tuple[str, ...], metadata: BrokerMetadata,

@@ -190,12 +190,18 @@ class BrokerProcess:
         start (BrokerStartError with Kafka's exception and message) before the broker registers or writes anything
         into the dirs; the locks stay held until the process has closed its logs."""
         from core.broker.broker_metadata import BrokerMetadataError, check_broker_metadata, consistent_metadata
-        from edges.log_dirs import LogDirLockError, LogDirLocks, read_broker_metadata
+        from edges.log_dirs import (
+            LogDirLockError,
+            LogDirLocks,
+            read_broker_metadata,
+            remove_broker_metadata_leftovers,
+        )
 
         dirs = tuple(self.config.log_dirs)
         try:
             check_broker_metadata(consistent_metadata(read_broker_metadata(dirs)), cluster_id, self.config.broker_id)
             self._dir_locks = LogDirLocks(dirs).acquire()
+            remove_broker_metadata_leftovers(dirs)
         except BrokerMetadataError as e:
             raise BrokerStartError(str(e)) from None
         except LogDirLockError as e:

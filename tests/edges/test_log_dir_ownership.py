@@ -13,7 +13,13 @@ from pathlib import Path
 import pytest
 
 from core.broker.broker_metadata import BrokerMetadata, MetaPropertiesError
-from edges.log_dirs import LogDirLockError, LogDirLocks, read_broker_metadata, write_broker_metadata
+from edges.log_dirs import (
+    LogDirLockError,
+    LogDirLocks,
+    read_broker_metadata,
+    remove_broker_metadata_leftovers,
+    write_broker_metadata,
+)
 
 # another process takes the lock as a JVM's FileChannel.tryLock does (fcntl F_SETLK, a write lock on the whole file)
 HOLDER = ("import fcntl, os, sys\n"
@@ -98,7 +104,9 @@ def test_meta_properties_round_trip_in_every_dir(tmp_path: Path) -> None:
         "#\n#Thu Jan 01 00:00:00 UTC 1970\ncluster.id=abc\nversion=0\nbroker.id=3\n")
     assert sorted(os.listdir(dirs[0])) == ["meta.properties"]  # the .tmp it went through was renamed
     assert read_broker_metadata(dirs) == {dirs[0]: BrokerMetadata(3, "abc"), dirs[1]: BrokerMetadata(3, "abc")}
-    assert os.listdir(dirs[2]) == []  # BrokerMetadataCheckpoint.read deletes a leftover .tmp
+    assert os.listdir(dirs[2]) == ["meta.properties.tmp"]  # a read writes nothing: the dir may be a live broker's
+    remove_broker_metadata_leftovers(dirs)  # once locked, as BrokerMetadataCheckpoint.read does
+    assert os.listdir(dirs[2]) == []
     (tmp_path / "d1" / "meta.properties").write_text("version=9\nbroker.id=3\n")
     with pytest.raises(MetaPropertiesError, match="Unrecognized version of the server meta.properties file: 9"):
         read_broker_metadata(dirs)

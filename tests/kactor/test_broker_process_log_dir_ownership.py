@@ -89,6 +89,7 @@ def test_a_dir_a_live_process_holds_is_refused_and_left_alone(zk_chroot: str, zk
                               stdout=subprocess.PIPE, text=True)
     try:
         assert holder.stdout is not None and holder.stdout.readline() == "locked\n"
+        (log_dir / "meta.properties.tmp").write_text("the live broker's write under way")
         before = _files(log_dir)  # with the .lock the holder created
         with pytest.raises(BrokerStartError) as e:
             BrokerProcess(_config(zk_chroot, log_dir)).start()
@@ -98,8 +99,9 @@ def test_a_dir_a_live_process_holds_is_refused_and_left_alone(zk_chroot: str, zk
         assert zk.exists("/brokers/ids/0") is None
         # no clean-shutdown marker, no checkpoint, no snapshot: nothing written, nothing removed
         assert _files(log_dir) == before
-        assert sorted(os.listdir(log_dir)) == [".lock", "meta.properties", "recovery-point-offset-checkpoint",
-                                               "replication-offset-checkpoint", "t-0"]
+        assert sorted(os.listdir(log_dir)) == [".lock", "meta.properties", "meta.properties.tmp",
+                                               "recovery-point-offset-checkpoint", "replication-offset-checkpoint",
+                                               "t-0"]
     finally:
         assert holder.stdin is not None
         holder.stdin.close()
