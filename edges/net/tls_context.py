@@ -4,10 +4,13 @@
 edges/net/tls.py's; this module imports nothing of the network edge, so the configuration and the command-line tools
 read ``ssl.*`` without loading the wire protocol.
 
-Key stores are PKCS12 (read with ``cryptography``) or PEM (a file holding the private key and the certificate chain,
-the key encrypted with ``ssl.key.password`` or not at all — Kafka 2.7's PEM support, KIP-651); trust stores PKCS12
-or PEM (CA certificates). Java's JKS is not readable here and is refused with a clear message. ``TlsConfigError``
-names the key at fault; the shell turns it into a start-up ConfigError.
+Key and trust stores are JKS (Kafka's default ``ssl.keystore.type`` / ``ssl.truststore.type``) or JCEKS, read with
+pyjks, PKCS12, read with ``cryptography`` — either format under either type, by the file's content, as Java 9+ reads
+them — or PEM (a file holding the private key and the certificate chain, the key encrypted with ``ssl.key.password``
+or not at all — Kafka 2.7's PEM support, KIP-651; a trust store of CA certificates). A certificate OpenSSL refuses at
+its security level but Java accepts (signed with SHA-1, as KafkaJS's test certificates are) is refused with one line
+naming the setting that accepts it, ``ssl.cipher.suites=DEFAULT:@SECLEVEL=0``, which lowers the level of that
+listener's context only. ``TlsConfigError`` names the key at fault; the shell turns it into a start-up ConfigError.
 """
 
 from __future__ import annotations
@@ -117,6 +120,97 @@ def _read(path: str, key: str) -> bytes:
         raise TlsConfigError(f"Failed to load SSL store {path} ({key}): {e.strerror or e}") from None
 
 
+# the first four bytes of a Java key store file: JKS, JCEKS (a PKCS12 one begins with a DER SEQUENCE)
+_JAVA_MAGIC = {b"\xfe\xed\xfe\xed": "JKS", b"\xce\xce\xce\xce": "JCEKS"}
+_JAVA_TYPES = ("JKS", "JCEKS", "PKCS12")  # KeyStore.getInstance types kactor reads (PEM is read apart)
+# OpenSSL's refusals of a certificate for its security level (SSL_CTX_use_certificate / ssl_security_cert)
+_TOO_WEAK = ("CA_MD_TOO_WEAK", "EE_KEY_TOO_SMALL", "CA_KEY_TOO_SMALL")
+
+
+def _store_format(data: bytes, kind: str) -> str:
+    """The format of a JKS, JCEKS or PKCS12 store's bytes. Java 9 and later read a file of either format under
+    either type (keystore.type.compat), so a Kafka user's PKCS12 file behind the default ``ssl.keystore.type=JKS``
+    works, as in Kafka 2.6.3 on a current JVM; the file's content decides."""
+    return _JAVA_MAGIC.get(data[:4], "PKCS12" if kind in _JAVA_TYPES else kind)
+
+
+def _jks(data: bytes, password: str | None, location: str, kind: str, key: str) -> Any:
+    """A JKS or JCEKS store read with pyjks (Java's own format, not readable by OpenSSL or ``cryptography``); its
+    integrity is checked with ``password`` when there is one, as KeyStore.load does."""
+    import jks  # only for a Java key store
+
+    try:
+        return jks.KeyStore.loads(data, password, try_decrypt_keys=False)
+    except jks.KeystoreSignatureException:
+        raise TlsConfigError(f"Failed to load SSL {kind} {location} of type JKS ({key}): Keystore was tagged as "
+                             "tampered with, or password was incorrect") from None
+    except (jks.util.BadKeystoreFormatException, jks.util.UnsupportedKeystoreVersionException,
+            jks.util.DuplicateAliasException) as e:
+        raise TlsConfigError(f"Failed to load SSL {kind} {location} of type JKS ({key}): {e}") from None
+
+
+def _key_material(location: str, kind: str, password: str, key_password: str | None,
+                  prefix: str) -> tuple[Any, x509.Certificate, list[x509.Certificate]]:
+    """DefaultSslEngineFactory.createKeystore + the key manager's key: (private key, certificate, the rest of its
+    chain) of a PKCS12, JKS or JCEKS key store. A Java store's key is decrypted with ``ssl.key.password``, else the
+    store's password (Kafka's SecurityStore.keyPassword); with several key entries, the first alias's."""
+    key = f"{prefix}ssl.keystore.location"
+    data = _read(location, key)
+    store = _store_format(data, kind)
+    if store == "PKCS12":
+        try:
+            private_key, cert, chain = pkcs12.load_key_and_certificates(data, password.encode())
+        except ValueError as e:
+            raise TlsConfigError(f"Failed to load SSL keystore {location} of type {kind} ({key}): {e}") from None
+        if private_key is None or cert is None:
+            raise TlsConfigError(f"Failed to load SSL keystore {location} of type {kind} ({key}): it holds no "
+                                 "private key with its certificate")
+        return private_key, cert, list(chain)
+    import jks
+
+    entries = _jks(data, password, location, "keystore", key).private_keys
+    if not entries:
+        raise TlsConfigError(f"Failed to load SSL keystore {location} of type {store} ({key}): it holds no private "
+                             "key entry (keytool -genkeypair or -importkeystore makes one)")
+    alias = sorted(entries)[0]
+    entry = entries[alias]
+    try:
+        entry.decrypt(key_password or password)
+    except jks.util.DecryptionFailureException:
+        raise TlsConfigError(f"Failed to load SSL keystore {location} of type {store} ({key}): Cannot recover key "
+                             f"{alias!r}: {prefix}ssl.key.password (or, without it, {prefix}ssl.keystore.password) "
+                             "is not its password") from None
+    try:
+        private_key = serialization.load_der_private_key(entry.pkey_pkcs8, None)
+        certs = [x509.load_der_x509_certificate(der) for _, der in entry.cert_chain]
+    except ValueError as e:
+        raise TlsConfigError(f"Failed to load SSL keystore {location} of type {store} ({key}): {e}") from None
+    if not certs:
+        raise TlsConfigError(f"Failed to load SSL keystore {location} of type {store} ({key}): the key {alias!r} "
+                             "has no certificate")
+    return private_key, certs[0], certs[1:]
+
+
+def _too_weak(e: ssl.SSLError, location: str, certs: list[x509.Certificate], level: int, key: str,
+              prefix: str) -> TlsConfigError:
+    """One line for OpenSSL's refusal of a certificate a Java broker accepts (a chain signed with SHA-1, a small
+    RSA key): which certificate, why, and the setting that lets this listener's context take it."""
+    weak = next((c for c in certs if c.signature_hash_algorithm is not None
+                 and c.signature_hash_algorithm.name in ("sha1", "md5") and c.issuer != c.subject), None)
+    if e.reason == "CA_MD_TOO_WEAK" and weak is not None:
+        what = (f"the certificate {weak.subject.rfc4514_string()} is signed with "
+                f"{weak.signature_hash_algorithm.name.upper().replace('SHA1', 'SHA-1')}")  # type: ignore[union-attr]
+        needed = 0  # OpenSSL 3 counts SHA-1 signatures as below security level 1
+    else:
+        what = "a certificate of its chain has a key too small"
+        needed = 1
+    return TlsConfigError(
+        f"Failed to load SSL keystore {location} ({key}): {what}, which OpenSSL refuses at security level {level} "
+        f"({e.reason}; Java accepts it). Issue the certificate again (SHA-256, a 2048-bit RSA or an EC key), or "
+        f"lower OpenSSL's security level for this listener's TLS only: {prefix}ssl.cipher.suites=DEFAULT:@SECLEVEL="
+        f"{needed}")
+
+
 def _load_keystore(ctx: ssl.SSLContext, ssl_values: Mapping[str, Any], prefix: str) -> None:
     """DefaultSslEngineFactory.createKeystore + the key manager: the server's key and certificate chain."""
     location = str(ssl_values["ssl.keystore.location"])
@@ -128,26 +222,23 @@ def _load_keystore(ctx: ssl.SSLContext, ssl_values: Mapping[str, Any], prefix: s
         if password is not None:
             raise TlsConfigError(f"{prefix}ssl.keystore.password: SSL key store password cannot be specified with "
                                  "PEM format, only key password may be specified")
-        _read(location, key)  # a clear error for a missing file before OpenSSL's
+        data = _read(location, key)  # a clear error for a missing file before OpenSSL's
         try:
             ctx.load_cert_chain(location, password=key_password or None)
-        except (ssl.SSLError, ValueError) as e:
+        except ssl.SSLError as e:
+            if e.reason in _TOO_WEAK:
+                certs = x509.load_pem_x509_certificates(data) if b"CERTIFICATE" in data else []
+                raise _too_weak(e, location, certs, ctx.security_level, key, prefix) from None
+            raise TlsConfigError(f"Failed to load SSL keystore {location} of type PEM ({key}): {e}") from None
+        except ValueError as e:
             raise TlsConfigError(f"Failed to load SSL keystore {location} of type PEM ({key}): {e}") from None
         return
-    if kind != "PKCS12":
-        raise TlsConfigError(f"{prefix}ssl.keystore.type={kind}: kactor reads PKCS12 and PEM key stores only "
-                             "(keytool -importkeystore -deststoretype PKCS12 converts a JKS one)")
+    if kind not in _JAVA_TYPES:
+        raise TlsConfigError(f"{prefix}ssl.keystore.type={kind}: kactor reads JKS, JCEKS, PKCS12 and PEM key stores")
     if password is None:
         raise TlsConfigError(f"{prefix}ssl.keystore.password: SSL key store is specified, but key store password "
                              "is not specified.")
-    data = _read(location, key)
-    try:
-        private_key, cert, chain = pkcs12.load_key_and_certificates(data, password.encode())
-    except ValueError as e:
-        raise TlsConfigError(f"Failed to load SSL keystore {location} of type PKCS12 ({key}): {e}") from None
-    if private_key is None or cert is None:
-        raise TlsConfigError(f"Failed to load SSL keystore {location} of type PKCS12 ({key}): it holds no private "
-                             "key with its certificate")
+    private_key, cert, chain = _key_material(location, kind, password, key_password, prefix)
     # load_cert_chain reads files only: the key goes through a private temporary file, encrypted with a one-off
     # password, and is deleted at once
     one_off = secrets.token_bytes(32)
@@ -160,9 +251,33 @@ def _load_keystore(ctx: ssl.SSLContext, ssl_values: Mapping[str, Any], prefix: s
             f.write(pem)
         ctx.load_cert_chain(path, password=one_off)
     except ssl.SSLError as e:
-        raise TlsConfigError(f"Failed to load SSL keystore {location} of type PKCS12 ({key}): {e}") from None
+        if e.reason in _TOO_WEAK:
+            raise _too_weak(e, location, [cert, *chain], ctx.security_level, key, prefix) from None
+        raise TlsConfigError(f"Failed to load SSL keystore {location} of type {kind} ({key}): {e}") from None
     finally:
         os.unlink(path)
+
+
+def _trusted_certificates(location: str, kind: str, password: str | None, prefix: str) -> list[x509.Certificate]:
+    """DefaultSslEngineFactory.createTruststore of a PKCS12, JKS or JCEKS store: its certificates, as Java's
+    TrustStoreUtil takes them (each trusted certificate entry and each key entry's own certificate). Without a
+    password a Java store is read without its integrity check, as KeyStore.load(stream, null) does."""
+    key = f"{prefix}ssl.truststore.location"
+    data = _read(location, key)
+    store = _store_format(data, kind)
+    if store == "PKCS12":
+        try:
+            certs = pkcs12.load_pkcs12(data, password.encode() if password is not None else None)
+        except ValueError as e:
+            raise TlsConfigError(f"Failed to load SSL truststore {location} of type {kind} ({key}): {e}") from None
+        return [c.certificate for c in certs.additional_certs] + ([certs.cert.certificate] if certs.cert else [])
+    java = _jks(data, password, location, "truststore", key)
+    ders = [e.cert for e in java.certs.values()] + [e.cert_chain[0][1] for e in java.private_keys.values()
+                                                      if e.cert_chain]
+    try:
+        return [x509.load_der_x509_certificate(der) for der in ders]
+    except ValueError as e:
+        raise TlsConfigError(f"Failed to load SSL truststore {location} of type {store} ({key}): {e}") from None
 
 
 def _load_truststore(ctx: ssl.SSLContext, ssl_values: Mapping[str, Any], prefix: str) -> bool:
@@ -178,8 +293,8 @@ def _load_truststore(ctx: ssl.SSLContext, ssl_values: Mapping[str, Any], prefix:
     location = str(location)
     kind = str(ssl_values.get("ssl.truststore.type") or "JKS").upper()
     key = f"{prefix}ssl.truststore.location"
-    data = _read(location, key)
     if kind == "PEM":
+        data = _read(location, key)
         if password is not None:
             raise TlsConfigError(f"{prefix}ssl.truststore.password: SSL trust store password cannot be specified "
                                  "for PEM format.")
@@ -188,16 +303,12 @@ def _load_truststore(ctx: ssl.SSLContext, ssl_values: Mapping[str, Any], prefix:
         except (ssl.SSLError, ValueError, UnicodeDecodeError) as e:
             raise TlsConfigError(f"Failed to load SSL truststore {location} of type PEM ({key}): {e}") from None
         return True
-    if kind != "PKCS12":
-        raise TlsConfigError(f"{prefix}ssl.truststore.type={kind}: kactor reads PKCS12 and PEM trust stores only "
-                             "(keytool -importkeystore -deststoretype PKCS12 converts a JKS one)")
-    try:
-        certs = pkcs12.load_pkcs12(data, password.encode() if password is not None else None)
-    except ValueError as e:
-        raise TlsConfigError(f"Failed to load SSL truststore {location} of type PKCS12 ({key}): {e}") from None
-    found = [c.certificate for c in certs.additional_certs] + ([certs.cert.certificate] if certs.cert else [])
+    if kind not in _JAVA_TYPES:
+        raise TlsConfigError(f"{prefix}ssl.truststore.type={kind}: kactor reads JKS, JCEKS, PKCS12 and PEM trust "
+                             "stores")
+    found = _trusted_certificates(location, kind, password, prefix)
     if not found:
-        raise TlsConfigError(f"Failed to load SSL truststore {location} of type PKCS12 ({key}): no certificate in it")
+        raise TlsConfigError(f"Failed to load SSL truststore {location} of type {kind} ({key}): no certificate in it")
     ctx.load_verify_locations(cadata="".join(c.public_bytes(serialization.Encoding.PEM).decode() for c in found))
     return True
 

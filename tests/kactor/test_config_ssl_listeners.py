@@ -77,10 +77,18 @@ def test_kafkas_keystore_password_rules(pki: Pki) -> None:
         "specified.")
 
 
-def test_jks_is_refused_clearly(pki: Pki) -> None:
-    assert error({"ssl.keystore.location": pki.server.p12, "ssl.keystore.password": STORE_PASSWORD}) == (
-        "listener SSL: ssl.keystore.type=JKS: kactor reads PKCS12 and PEM key stores only (keytool -importkeystore "
-        "-deststoretype PKCS12 converts a JKS one)")
+def test_the_default_jks_type_reads_a_pkcs12_file_as_java_does(pki: Pki) -> None:
+    """ssl.keystore.type and ssl.truststore.type default to JKS, under which Java 9+ reads a PKCS12 file too
+    (keystore.type.compat): a Kafka user's PKCS12 stores work without naming their type. A type kactor cannot read
+    is refused by name."""
+    config = build_config({**BASE, "ssl.keystore.location": pki.server.p12, "ssl.keystore.password": STORE_PASSWORD,
+                           "ssl.truststore.location": pki.ca_p12, "ssl.truststore.password": STORE_PASSWORD,
+                           "ssl.client.auth": "required"})
+    assert config["ssl.keystore.type"] == "JKS" and config.listener_tls_contexts()["SSL"].verify_mode == \
+        ssl.CERT_REQUIRED
+    assert error({"ssl.keystore.type": "BKS", "ssl.keystore.location": pki.server.p12,
+                  "ssl.keystore.password": STORE_PASSWORD}) == (
+        "listener SSL: ssl.keystore.type=BKS: kactor reads JKS, JCEKS, PKCS12 and PEM key stores")
 
 
 def test_a_pem_keystore_with_its_key_password(pki: Pki) -> None:
