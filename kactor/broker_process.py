@@ -402,14 +402,27 @@ def client_quotas(cfg: KafkaConfig) -> Any:
 
 
 def scram_credentials(client: Any) -> Any:
-    """The SCRAM credential lookup of the SASL listeners (Kafka's CredentialCache, kept up to date from the config
-    change notifications): read from /config/users/<user> on each authentication, on the transport's SASL thread."""
-    from core.quota.client_quota_manager import sanitize
-    from core.security.scram import credential_for
+    """The SASL listeners' SCRAM credential lookup: KafkaServer's CredentialProvider cache, filled here from every
+    /config/users/<user> before the listeners exist (as DynamicConfigManager.startup does before
+    startProcessingRequests), then kept up to date by the config manager from the user change notifications
+    (UserCredentialsChanged, through the "net" actor). An authentication never reads ZooKeeper, so SCRAM clients
+    and SCRAM inter-broker links keep connecting while it is unreachable."""
+    from core.broker.dynamic_config import DEFAULT_ENTITY, USER
+    from core.quota.client_quota_manager import desanitize
+    from core.security.credential_cache import CredentialCache
     from kactor.admin.admin_zk import AdminZkClient
+    from zk_bridge.znodes import ZnodeDecodeError
 
     admin = AdminZkClient(client)
-    return lambda user, mechanism: credential_for(admin.fetch_entity_config("users", sanitize(user)), mechanism)
+    cache = CredentialCache()
+    for name in admin.get_all_entities_with_config(USER):
+        if name == DEFAULT_ENTITY:  # UserConfigHandler: the <default> user's config holds quotas only
+            continue
+        try:
+            cache.update_credentials(desanitize(name), admin.fetch_entity_config(USER, name))
+        except ZnodeDecodeError as e:  # the config manager's start-up reads it again and logs it as Kafka does
+            log.debug("%s", e)
+    return cache
 
 
 def plug_auto_topic_creation(cfg: KafkaConfig, transport: Any, client: Any) -> None:
@@ -440,17 +453,22 @@ def startup_inputs(cfg: KafkaConfig, registration: str) -> list[tuple[str, Any]]
 
 def authorizer_inputs(cfg: KafkaConfig) -> list[tuple[str, Any]]:
     """With ``authorizer.class.name`` set (AclAuthorizer): the authorizing actors start from an authorizer that
-    allows the super users only (no ACL read yet, so nothing is served unauthorized), and the config manager loads
-    the ACL cache, which replaces it (KafkaServer.startup configures the authorizer before the listeners serve)."""
+    allows the super users only (no ACL read yet), the config manager loads the ACL cache, which replaces it, and the
+    kafka-server waits for that load before the listeners read a request (KafkaServer.startup: the authorizer's start
+    futures go to socketServer.startProcessingRequests). A request read before would meet the ACL-less authorizer:
+    without super.users the controller's first UpdateMetadata was refused CLUSTER_AUTHORIZATION_FAILED, leaving the
+    broker's metadata without brokers."""
     from actors.core_effects import RECONFIGURABLES
     from core.security.authorizer import acl_authorizer_configs, authorizer_enabled
     from messages.security import AclAuthorizerInit, AuthorizerChanged
+    from messages.server_startup import AwaitAuthorizer
 
     if not authorizer_enabled(cfg["authorizer.class.name"]):
         return []
     super_users, allow = acl_authorizer_configs(cfg.originals)
     unloaded = AuthorizerChanged(super_users, False, loaded=False)
     return [*((name, unloaded) for name in RECONFIGURABLES[AuthorizerChanged]),
+            (names.KAFKA_SERVER, AwaitAuthorizer()),
             (names.CONFIG_MANAGER, AclAuthorizerInit(super_users, allow))]
 
 
