@@ -207,7 +207,7 @@ def _too_weak(e: ssl.SSLError, location: str, certs: list[x509.Certificate], lev
     return TlsConfigError(
         f"Failed to load SSL keystore {location} ({key}): {what}, which OpenSSL refuses at security level {level} "
         f"({e.reason}; Java accepts it). Issue the certificate again (SHA-256, a 2048-bit RSA or an EC key), or "
-        f"lower OpenSSL's security level for this listener's TLS only: {prefix}ssl.cipher.suites=DEFAULT:@SECLEVEL="
+        f"lower OpenSSL's security level for these TLS settings only: {prefix}ssl.cipher.suites=DEFAULT:@SECLEVEL="
         f"{needed}")
 
 

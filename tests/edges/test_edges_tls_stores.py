@@ -162,7 +162,7 @@ def test_a_sha1_signed_certificate_is_refused_with_the_setting_that_takes_it(sha
             f"Failed to load SSL keystore {location} (listener.name.ssl.ssl.keystore.location): the certificate "
             f"CN=localhost,O=kactor is signed with SHA-1, which OpenSSL refuses at security level {level} "
             "(CA_MD_TOO_WEAK; Java accepts it). Issue the certificate again (SHA-256, a 2048-bit RSA or an EC key), "
-            "or lower OpenSSL's security level for this listener's TLS only: "
+            "or lower OpenSSL's security level for these TLS settings only: "
             "listener.name.ssl.ssl.cipher.suites=DEFAULT:@SECLEVEL=0")
 
 
