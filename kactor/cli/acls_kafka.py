@@ -2,7 +2,12 @@
 kactor/cli/cmd_acls.py with the same options and output as the ZooKeeper way): CreateAcls / DeleteAcls /
 DescribeAcls as Kafka's Admin calls them.
 
-The client is librdkafka's AdminClient (confluent-kafka). ``--command-config`` is read as every kactor tool reads a
+The client is librdkafka's AdminClient (confluent-kafka) for CreateAcls and DeleteAcls; DescribeAcls is sent by
+kactor.cli.kafka_wire, as Kafka's AdminClient sends it (v1 to any broker): librdkafka 2.16 answers a DescribeAcls
+refused as a whole (SECURITY_DISABLED from a broker without an authorizer) with an empty list, and the tool printed
+nothing and exited 0 where AclCommand fails with the SecurityDisabledException.
+
+``--command-config`` is read as every kactor tool reads a
 Kafka client properties file (kactor/cli/client_properties.py), its refusals prefixed as AclCommand prints an error.
 A ``--delegation-token`` resource is refused too (librdkafka's ACL binding has no DelegationToken resource type).
 """
@@ -29,6 +34,7 @@ from kactor.kafka_clients import DEFAULT_TIMEOUT_S, KafkaClientError, admin_clie
 
 Out = Callable[[str], None]
 ERROR = "Error while executing ACL command: "
+DESCRIBE_ACLS = (29, 1)  # the first version with the pattern type (2.6's client sends v2: the same fields, flexible)
 TOOL = "kactor acls --bootstrap-server"
 
 
@@ -108,13 +114,16 @@ class AdminAcls:
     """The Admin calls AclCommand makes: ``createAcls(...).all().get()`` and the others, an error raised as
     CliError with AclCommand's "Error while executing ACL command: <the Java exception>"."""
 
-    def __init__(self, bootstrap_server: str, config: Mapping[str, Any], timeout_s: float = DEFAULT_TIMEOUT_S
-                 ) -> None:
+    def __init__(self, bootstrap_server: str, config: Mapping[str, Any], timeout_s: float = DEFAULT_TIMEOUT_S,
+                 props: ClientProperties | None = None) -> None:
+        from kactor.cli.client_properties import PLAINTEXT, Servers
+
         try:
             bootstrap = parse_bootstrap(bootstrap_server)
         except ValueError as e:
             raise CliError(f"{ERROR}Invalid url in bootstrap.servers: {e}") from None
         self.client = admin_client(bootstrap, "kactor-acls", config)
+        self.servers = Servers(bootstrap, props if props is not None else PLAINTEXT)
         self.timeout_s = timeout_s
 
     def _wait(self, futures: Iterable[Any]) -> list[Any]:
@@ -137,5 +146,25 @@ class AdminAcls:
         self._wait(self.client.delete_acls([to_ck_filter(f) for f in filters]).values())
 
     def describe(self, f: AclBindingFilter) -> list[AclBinding]:
-        (found,) = self._wait([self.client.describe_acls(to_ck_filter(f))])
-        return [from_ck_binding(b) for b in found]
+        """``describeAcls(filter).values().get()``: DescribeAcls v1 (kafka_wire); a refusal (its top-level error:
+        SECURITY_DISABLED, CLUSTER_AUTHORIZATION_FAILED, ...) is AclCommand's line with the Java exception made of
+        the broker's error and message."""
+        from kactor.cli import kafka_wire
+        from kactor.cli.java_errors import java_exception_text
+
+        refuse_delegation_tokens([f.pattern_filter.resource_type])
+        p, e = f.pattern_filter, f.entry_filter
+        body = {"resource_type_filter": p.resource_type.code, "resource_name_filter": p.name,
+                "pattern_type_filter": p.pattern_type.code, "principal_filter": e.principal, "host_filter": e.host,
+                "operation": e.operation.code, "permission_type": e.permission_type.code}
+        try:
+            answer = kafka_wire.node_request(self.servers, None, *DESCRIBE_ACLS, body, self.timeout_s)
+        except KafkaClientError as err:
+            raise CliError(f"{ERROR}org.apache.kafka.common.errors.TimeoutException: {err}") from None
+        if answer["error_code"]:
+            raise CliError(ERROR + java_exception_text(answer["error_code"], answer.get("error_message")))
+        return [AclBinding(ResourcePattern(ResourceType.from_code(r["resource_type"]), r["resource_name"],
+                                           PatternType.from_code(r["pattern_type"])),
+                           AccessControlEntry(a["principal"], a["host"], AclOperation.from_code(a["operation"]),
+                                              AclPermissionType.from_code(a["permission_type"])))
+                for r in answer["resources"] for a in r["acls"]]

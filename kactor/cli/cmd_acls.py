@@ -383,7 +383,7 @@ def run_admin_client(args: argparse.Namespace, to_add: dict[ResourcePattern, lis
     props = acls_kafka.load_command_config(args.command_config, warn)
     acls_kafka.refuse_delegation_tokens([*(p.resource_type for p in to_add),
                                          *(f.resource_type for f in resource_filters(args, die_if_none=False))])
-    admin = acls_kafka.AdminAcls(args.bootstrap_server, dict(props.librdkafka))
+    admin = acls_kafka.AdminAcls(args.bootstrap_server, dict(props.librdkafka), props=props)
     acls_kafka.check_login(args.bootstrap_server, props)
     if args.add:
         for pattern, entries in to_add.items():

@@ -110,3 +110,56 @@ def test_bindings_cross_to_confluent_kafka_and_back() -> None:
     assert (ck.restype.value, ck.name, ck.resource_pattern_type.value, ck.principal, ck.host, ck.operation.value,
             ck.permission_type.value) == (5, "tx-", 4, "User:alice", "10.0.0.1", 12, 2)
     assert from_ck_binding(ck) == binding
+
+
+# -- DescribeAcls over kafka_wire (librdkafka answers a refused DescribeAcls with an empty list) -------------------
+class _Broker:
+    """kafka_wire.node_request answering DescribeAcls with ``answer``; the requests it got."""
+
+    def __init__(self, answer: dict) -> None:
+        self.answer = answer
+        self.requests: list[tuple[int, int, dict]] = []
+
+    def __call__(self, servers: object, node_id: object, api_key: int, version: int, body: dict,
+                 timeout_s: float) -> dict:
+        self.requests.append((api_key, version, body))
+        return self.answer
+
+
+def _acls(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], answer: dict,
+          *argv: str) -> tuple[int, str, str, _Broker]:
+    from kactor.cli import kafka_wire
+
+    broker = _Broker(answer)
+    monkeypatch.setattr(kafka_wire, "node_request", broker)
+    code = main(["acls", "--bootstrap-server", "127.0.0.1:9", *argv])
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err, broker
+
+
+def test_list_on_a_broker_without_an_authorizer_fails_as_acl_command(monkeypatch: pytest.MonkeyPatch,
+                                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    """KafkaApis.handleDescribeAcls without an authorizer: SECURITY_DISABLED, "No Authorizer is configured on the
+    broker"; AclCommand: "Error while executing ACL command: <the SecurityDisabledException>", exit 1."""
+    code, out, err, broker = _acls(monkeypatch, capsys, {
+        "throttle_time_ms": 0, "error_code": 54, "error_message": "No Authorizer is configured on the broker",
+        "resources": []}, "--list")
+    assert (code, out) == (1, "")
+    assert err == ("kactor acls: Error while executing ACL command: org.apache.kafka.common.errors."
+                   "SecurityDisabledException: No Authorizer is configured on the broker\n")
+    assert broker.requests == [(29, 1, {"resource_type_filter": 1, "resource_name_filter": None,
+                                        "pattern_type_filter": 1, "principal_filter": None, "host_filter": None,
+                                        "operation": 1, "permission_type": 1})]
+
+
+def test_list_prints_the_brokers_acls(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err, broker = _acls(monkeypatch, capsys, {
+        "throttle_time_ms": 0, "error_code": 0, "error_message": None, "resources": [
+            {"resource_type": 2, "resource_name": "orders", "pattern_type": 3, "acls": [
+                {"principal": "User:alice", "host": "*", "operation": 3, "permission_type": 3}]}]},
+        "--list", "--topic", "orders")
+    assert (code, err) == (0, "")
+    assert out == ("Current ACLs for resource `ResourcePattern(resourceType=TOPIC, name=orders, patternType=LITERAL)`: "
+                   "\n \t(principal=User:alice, host=*, operation=READ, permissionType=ALLOW) \n\n")
+    assert [(b["resource_type_filter"], b["resource_name_filter"], b["pattern_type_filter"])
+            for _, _, b in broker.requests] == [(2, "orders", 3)]
