@@ -14,9 +14,11 @@ import json
 from typing import Any
 
 from kactor.cli import CliError
+from kactor.cli.java_errors import java_exception_text
 from kactor.cli.kafka_support import add_bootstrap_args, add_client_config_arg, java_exception, kafka_errors, servers
 from kactor.cli.support import read_text_file
 from kactor.kafka_clients import admin_client
+from messages.common import Errors
 
 CLIENT_ID = "kactor-delete-records"
 TIMEOUT_S = 60.0  # the admin client's default.api.timeout.ms: how long AdminClient.deleteRecords may take
@@ -83,8 +85,17 @@ def run(args: argparse.Namespace) -> int:
     return 0  # as DeleteRecordsCommand: a partition's error is printed, not the exit status
 
 
+# librdkafka's own errors for a partition it found no leader for in its metadata: _NOENT ("No leaders found", the
+# whole request when none of its partitions has one), _UNKNOWN_TOPIC, _UNKNOWN_PARTITION
+NO_LEADER_FOUND = (-156, -188, -190)
+
+
 def delete_records(admin: Any, offsets: list[tuple[str, int, int]]) -> dict[tuple[str, int], tuple[int, str | None]]:
-    """AdminClient.deleteRecords: each partition's (low watermark, None) or (-1, the Java exception text)."""
+    """AdminClient.deleteRecords: each partition's (low watermark, None) or (-1, the Java exception text).
+
+    A partition librdkafka finds no leader for gets the exception Kafka 2.6.3's KafkaAdminClient.deleteRecords makes
+    from its metadata: the topic's error (UNKNOWN_TOPIC_OR_PARTITION for a topic that does not exist), else
+    LEADER_NOT_AVAILABLE (``cluster.leaderFor`` is null: a partition the topic does not have, or no leader now)."""
     from confluent_kafka import KafkaException, TopicPartition
 
     if not offsets:
@@ -92,10 +103,29 @@ def delete_records(admin: Any, offsets: list[tuple[str, int, int]]) -> dict[tupl
     futures = admin.delete_records([TopicPartition(t, p, o) for t, p, o in offsets],
                                    request_timeout=TIMEOUT_S, operation_timeout=OPERATION_TIMEOUT_S)
     out: dict[tuple[str, int], tuple[int, str | None]] = {}
+    leaderless: list[tuple[str, int]] = []
     for tp, future in futures.items():
         try:
             out[(tp.topic, tp.partition)] = (future.result(TIMEOUT_S + 5).low_watermark, None)
         except KafkaException as e:
-            out[(tp.topic, tp.partition)] = (-1, java_exception(e.args[0]))
+            error = e.args[0]
+            out[(tp.topic, tp.partition)] = (-1, java_exception(error))
+            if error.code() in NO_LEADER_FOUND:
+                leaderless.append((tp.topic, tp.partition))
+    if leaderless:
+        metadata = admin.list_topics(timeout=TIMEOUT_S)
+        for t, p in leaderless:
+            out[(t, p)] = (-1, _no_leader_exception(metadata, t, p))
     order = {(t, p): i for i, (t, p, _) in enumerate(offsets)}
     return dict(sorted(out.items(), key=lambda item: order.get(item[0], len(order))))
+
+
+def _no_leader_exception(metadata: Any, topic: str, partition: int) -> str:
+    """KafkaAdminClient.deleteRecords' failure of a partition without a leader in the metadata: the topic's error's
+    exception, else LeaderNotAvailableException (Kafka's default messages: the metadata carries none)."""
+    info = metadata.topics.get(topic)
+    if info is None:
+        return java_exception_text(int(Errors.UNKNOWN_TOPIC_OR_PARTITION))
+    if info.error is not None and info.error.code() != 0:
+        return java_exception_text(info.error.code())
+    return java_exception_text(int(Errors.LEADER_NOT_AVAILABLE))

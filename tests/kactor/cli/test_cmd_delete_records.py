@@ -77,3 +77,35 @@ def test_a_bad_file_is_one_line_exit_1(tmp_path: Any, capsys: pytest.CaptureFixt
     assert main(["delete-records", "--bootstrap-server", "localhost:9092", "--offset-json-file", str(f)]) == 1
     err = capsys.readouterr().err
     assert "Not supported version field value 3" in err and len(err.strip().splitlines()) == 1
+
+
+class _AdminWithMetadata(_Admin):
+    """... and list_topics: the cluster's topics and their partition counts."""
+
+    def __init__(self, answers: dict[tuple[str, int], Any], topics: dict[str, int]) -> None:
+        super().__init__(answers)
+        self.topics = topics
+
+    def list_topics(self, topic: str | None = None, timeout: float = -1) -> Any:
+        from types import SimpleNamespace
+
+        return SimpleNamespace(topics={t: SimpleNamespace(error=None, partitions=dict.fromkeys(range(n)))
+                                       for t, n in self.topics.items()})
+
+
+def test_a_missing_topic_or_partition_gets_the_exception_of_kafkas_admin_client() -> None:
+    """librdkafka finds no leader (_NOENT "No leaders found" when no partition of the request has one,
+    _UNKNOWN_PARTITION beside others that do); KafkaAdminClient.deleteRecords 2.6.3 fails such a partition with its
+    topic's metadata error — UNKNOWN_TOPIC_OR_PARTITION for a missing topic — else LEADER_NOT_AVAILABLE."""
+    unknown_topic = ("org.apache.kafka.common.errors.UnknownTopicOrPartitionException: This server does not host "
+                     "this topic-partition.")
+    admin = _AdminWithMetadata({("nope", 0): KafkaError(-156, "Failed to query partition leaders: No leaders found"),
+                                ("t", 5): KafkaError(-190, "Local: Unknown partition"), ("t", 0): 0},
+                               {"t": 1})
+    assert delete_records(admin, [("nope", 0, 1), ("t", 5, 1), ("t", 0, 0)]) == {
+        ("nope", 0): (-1, unknown_topic),
+        ("t", 5): (-1, "org.apache.kafka.common.errors.LeaderNotAvailableException: There is no leader for this "
+                       "topic-partition as we are in the middle of a leadership election."),
+        ("t", 0): (0, None)}
+    only_missing = _AdminWithMetadata({("nope", 0): KafkaError(-156, "No leaders found")}, {})
+    assert delete_records(only_missing, [("nope", 0, 1)]) == {("nope", 0): (-1, unknown_topic)}
