@@ -1,5 +1,6 @@
-"""The SASL tokens of the broker's SASL listeners, evaluated on a thread of their own: a SCRAM exchange reads the
-user's credential from ZooKeeper, which the I/O thread must never wait on. The state machine is
+"""The SASL tokens of the broker's SASL listeners, evaluated on a thread of their own, off the I/O thread; a SCRAM
+exchange reads the user's credential from the broker's CredentialCache (core/security/credential_cache.py, kept
+current from the config change notifications), never from ZooKeeper. The state machine is
 core/security/sasl.py's SaslServerAuthenticator (one per connection, kept on ``Conn.sasl``); the connection is muted
 while its token is evaluated (one request in flight), so the thread and the I/O thread never touch it at once.
 
