@@ -4,8 +4,8 @@ SaslServerAuthenticator (the KIP-43 flow: ApiVersions, then SaslHandshake, then 
 requests after a v1 handshake (KIP-152), raw size-prefixed tokens after a v0 one).
 
 The network edge (edges/net/inbound.py) feeds it each frame a SASL connection sends before it is authenticated and
-does what the returned `Step` says; the SCRAM credential lookup (the broker's CredentialCache) is a callable the edge runs on a
-thread of its own. SCRAM's exchange is core/security/scram.py.
+does what the returned `Step` says; the SCRAM credential lookup (the broker's CredentialCache) is a callable the edge
+runs on a thread of its own. SCRAM's exchange is core/security/scram.py.
 """
 
 from __future__ import annotations
