@@ -62,10 +62,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         '"replicas":[1,2],"log_dirs":["any","any"]}]}')
     p.add_argument("--disable-rack-aware", action="store_true", help="Disable rack aware replica assignment")
     p.add_argument("--wait", action="store_true", help="with --verify: poll until every partition is done")
-    p.add_argument("--timeout", type=float, default=reassign.DEFAULT_WAIT_TIMEOUT_S, metavar="S",
-                   help=f"with --verify --wait: give up after S seconds (default {reassign.DEFAULT_WAIT_TIMEOUT_S:g}); "
-                        "with --execute --bootstrap-server: how long to keep starting the plan's log-dir moves "
-                        "(default 10)")
+    # Kafka 2.6.3's --timeout is in ms (a Long): "Maximum time in ms to wait for log directory replica assignment to
+    # begin." kactor's own --verify --wait takes it too, in ms as well.
+    p.add_argument("--timeout", type=int, default=None, metavar="timeout",
+                   help="Maximum time in ms to wait for log directory replica assignment to begin. (default: "
+                        f"{int(reassign_kafka.MOVE_START_TIMEOUT_S * 1000)}; --execute, --cancel, --bootstrap-server) "
+                        f"With --verify --wait: give up after this many ms (default: "
+                        f"{int(reassign.DEFAULT_WAIT_TIMEOUT_S * 1000)}).")
     p.add_argument("--poll-interval", type=float, default=0.5, metavar="S", help=argparse.SUPPRESS)
     p.add_argument("--start-index", type=int, default=-1, help=argparse.SUPPRESS)
     p.set_defaults(func=run, _parser=p)
@@ -77,7 +80,6 @@ def run(args: argparse.Namespace) -> int:
         if args.zookeeper is not None:
             usage_error(args, "--zookeeper and --bootstrap-server can't be used together")
         given = {dest: getattr(args, dest) not in (None, False) for dest in reassign_kafka.OPTIONS}
-        given["timeout"] = args.timeout != reassign.DEFAULT_WAIT_TIMEOUT_S
         return reassign_kafka.run(args, servers(args), given.__getitem__)
     actions = [a for a in reassign_kafka.ACTIONS if getattr(args, a)]
     if len(actions) != 1:
@@ -104,8 +106,9 @@ def run(args: argparse.Namespace) -> int:
     for dest in required:
         if getattr(args, dest) is None:
             usage_error(args, f"--{action} requires --{dest.replace('_', '-')}")
-    if args.timeout <= 0:
+    if args.timeout is not None and args.timeout <= 0:
         usage_error(args, "--timeout must be positive")
+    wait_timeout_s = reassign.DEFAULT_WAIT_TIMEOUT_S if args.timeout is None else args.timeout / 1000.0
     out = printer()
     if action == "generate":
         text = read_text_file(args.topics_to_move_json_file, "topics-to-move JSON file")
@@ -127,6 +130,6 @@ def run(args: argparse.Namespace) -> int:
         reassign.parse_partition_reassignment_data(text)
     with admin_client(args) as admin:
         progress = (lambda line: print(line, file=sys.stderr, flush=True)) if args.wait else None
-        reassign.verify_assignment(admin, out, text, wait=args.wait, timeout_s=args.timeout,
+        reassign.verify_assignment(admin, out, text, wait=args.wait, timeout_s=wait_timeout_s,
                                    poll_s=args.poll_interval, progress=progress)
     return 0

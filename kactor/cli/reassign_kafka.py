@@ -43,7 +43,8 @@ LIST = (46, 0)
 ALTER_REPLICA_LOG_DIRS = (34, 1)  # what Kafka 2.6's admin client sends
 DESCRIBE_LOG_DIRS = (35, 1)
 REPLICA_NOT_AVAILABLE = 9
-MOVE_START_TIMEOUT_S = 10.0  # --timeout's default (10000 ms): how long --execute retries to start log-dir moves
+MOVE_START_TIMEOUT_S = 10.0  # --timeout's default, 10000 ms (it is given in ms): how long --execute retries to start
+# the log-dir moves
 MOVE_RETRY_S = 0.1
 TIMEOUT_MS = 30000
 BROKER_LEADER_THROTTLE = "leader.replication.throttled.rate"
@@ -524,7 +525,7 @@ def run(args: argparse.Namespace, servers: Servers, given: Callable[[str], bool]
         elif action == "execute":
             execute(cluster, out, texts["reassignment_json_file"], args.additional,
                     -1 if args.throttle is None else args.throttle,
-                    args.timeout if given("timeout") else MOVE_START_TIMEOUT_S, log_dir_throttle)
+                    args.timeout / 1000.0 if given("timeout") else MOVE_START_TIMEOUT_S, log_dir_throttle)
         elif action == "verify":
             verify(cluster, out, texts["reassignment_json_file"], args.preserve_throttles)
         elif action == "cancel":

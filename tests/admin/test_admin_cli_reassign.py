@@ -161,7 +161,7 @@ def test_verify_wait_times_out(kactor, zk: KazooClient, brokers, tmp_path: Path)
     _topic(kactor)
     f = _file(tmp_path, "plan.json", _plan(("foo", 0, [2, 3])))
     assert kactor("reassign-partitions", "--execute", "--reassignment-json-file", f).returncode == 0
-    r = kactor("reassign-partitions", "--verify", "--wait", "--timeout", "1", "--poll-interval", "0.2",
+    r = kactor("reassign-partitions", "--verify", "--wait", "--timeout", "1000", "--poll-interval", "0.2",
                "--reassignment-json-file", f)
     assert r.returncode == 1
     assert r.stderr.strip().splitlines()[-1] == ("kactor reassign-partitions: Timed out after 1 s waiting for the "

@@ -284,7 +284,7 @@ def test_dead_broker_views_deletion_reassignment_and_preferred_election(cluster:
     other_plan = write(tmp_path, "other.json", plan(("frail", 0, [y, ctl])))
     refused(c, "reassign-partitions", "--execute", "--reassignment-json-file", other_plan,
             message="There is an existing assignment running.")
-    r = kactor(c, "reassign-partitions", "--verify", "--wait", "--timeout", "1", "--poll-interval", "0.2",
+    r = kactor(c, "reassign-partitions", "--verify", "--wait", "--timeout", "1000", "--poll-interval", "0.2",
                "--reassignment-json-file", stuck_plan)
     assert r.returncode == 1 and r.stderr.strip().splitlines()[-1] == (
         "kactor reassign-partitions: Timed out after 1 s waiting for the reassignment of 1 partition: stuck-0")
@@ -295,7 +295,7 @@ def test_dead_broker_views_deletion_reassignment_and_preferred_election(cluster:
 
     # the broker returns: the deletion and the reassignment complete; --verify --wait shows it
     c.restart(x)
-    r = kactor(c, "reassign-partitions", "--verify", "--wait", "--timeout", "60", "--poll-interval", "0.2",
+    r = kactor(c, "reassign-partitions", "--verify", "--wait", "--timeout", "60000", "--poll-interval", "0.2",
                "--reassignment-json-file", stuck_plan)
     assert ok(r)[-1] == "Reassignment of partition stuck-0 is complete."
     assert "Waiting for reassignment: 1/1 partitions done" in r.stderr
@@ -360,7 +360,7 @@ def test_reassign_generate_execute_verify(cluster: Cluster, tmp_path: Path) -> N
     lines = ok(kactor(c, "reassign-partitions", "--execute", "--reassignment-json-file", proposed))
     assert lines[2] == MOVING_BEFORE and lines[-1] == ("Successfully started partition reassignments for "
                                                              "moving-0,moving-1")
-    r = kactor(c, "reassign-partitions", "--verify", "--wait", "--timeout", "60", "--poll-interval", "0.2",
+    r = kactor(c, "reassign-partitions", "--verify", "--wait", "--timeout", "60000", "--poll-interval", "0.2",
                "--reassignment-json-file", proposed)
     assert ok(r)[-2:] == ["Reassignment of partition moving-0 is complete.",
                           "Reassignment of partition moving-1 is complete."]

@@ -229,3 +229,45 @@ def test_execute_sets_the_log_dir_throttle_on_the_brokers_with_a_log_dir_move() 
     assert RUN_VERIFY_PERIODICALLY in out
     assert "The replica-alter-dir throttle limit was set to 2048 B/s" in out
     assert not any(line.startswith("The inter-broker throttle") for line in out)
+
+
+@pytest.mark.parametrize(("timeout", "seconds"), [(["--timeout", "2500"], 2.5), ([], 10.0)])
+def test_the_timeout_is_in_ms_as_kafkas(timeout: list[str], seconds: float, tmp_path,
+                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """ReassignPartitionsCommand's --timeout: "Maximum time in ms to wait for log directory replica assignment to
+    begin." (default 10000): --execute waits for its log-dir moves that long."""
+    from kactor import kafka_clients
+    from kactor.cli import reassign_kafka
+
+    waited: list[float] = []
+    monkeypatch.setattr(kafka_clients, "admin_client", lambda *a, **k: object())
+    monkeypatch.setattr(kafka_clients, "cluster_metadata", lambda *a, **k: None)
+    monkeypatch.setattr(reassign_kafka, "execute", lambda cluster, out, text, additional, throttle, move_timeout_s,
+                        log_dir_throttle: waited.append(move_timeout_s))
+    plan = tmp_path / "p.json"
+    plan.write_text(PLAN_WITH_DIRS)
+    assert main(["reassign-partitions", "--bootstrap-server", B, "--execute", "--reassignment-json-file", str(plan),
+                 *timeout]) == 0
+    assert waited == [seconds]
+
+
+def test_verify_wait_takes_its_timeout_in_ms_too(monkeypatch: pytest.MonkeyPatch, tmp_path) -> None:
+    from contextlib import contextmanager
+
+    from kactor.admin import reassign
+    from kactor.cli import cmd_reassign_partitions
+
+    waited: list[float] = []
+
+    @contextmanager
+    def no_zookeeper(args: object):  # type: ignore[no-untyped-def]
+        yield None
+
+    monkeypatch.setattr(cmd_reassign_partitions, "admin_client", no_zookeeper)
+    monkeypatch.setattr(reassign, "verify_assignment", lambda admin, out, text, **kw: waited.append(kw["timeout_s"]))
+    plan = tmp_path / "p.json"
+    plan.write_text(json.dumps({"version": 1, "partitions": [{"topic": "t", "partition": 0, "replicas": [1]}]}))
+    for extra, seconds in ((["--timeout", "1500"], 1.5), ([], reassign.DEFAULT_WAIT_TIMEOUT_S)):
+        assert main(["reassign-partitions", "--zookeeper", "127.0.0.1:1", "--verify", "--wait",
+                     "--reassignment-json-file", str(plan), *extra]) == 0
+        assert waited.pop() == seconds
