@@ -385,7 +385,7 @@ def auto_create_config(cfg: KafkaConfig) -> Any:
     from messages.metadata import AutoCreateConfig
 
     return AutoCreateConfig(cfg["auto.create.topics.enable"], cfg["num.partitions"], cfg["default.replication.factor"],
-                            cfg["offsets.topic.replication.factor"])
+                            cfg["offsets.topic.replication.factor"], cfg["transaction.state.log.replication.factor"])
 
 
 def client_quotas(cfg: KafkaConfig) -> Any:
@@ -431,9 +431,11 @@ def plug_auto_topic_creation(cfg: KafkaConfig, transport: Any, client: Any) -> N
     from kactor.admin.admin_zk import AdminZkClient
     from kactor.admin.auto_topic_creation import AutoTopicCreation
     from messages.group import GroupCoordinatorConfig
+    from messages.transaction import TransactionCoordinatorConfig
 
-    transport.add_edge_handler("auto_create", AutoTopicCreation(AdminZkClient(client),
-                                                                GroupCoordinatorConfig.from_kafka_config(cfg)).handle)
+    transport.add_edge_handler("auto_create", AutoTopicCreation(
+        AdminZkClient(client), GroupCoordinatorConfig.from_kafka_config(cfg),
+        TransactionCoordinatorConfig.from_kafka_config(cfg)).handle)
 
 
 def startup_inputs(cfg: KafkaConfig, registration: str) -> list[tuple[str, Any]]:
