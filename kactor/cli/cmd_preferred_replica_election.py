@@ -9,7 +9,7 @@ import argparse
 import sys
 
 from kactor.admin import preferred
-from kactor.cli.kafka_support import add_client_config_arg, check_client_config, kafka_errors, servers
+from kactor.cli.kafka_support import add_client_config_arg, check_client_config, java_exception, kafka_errors, servers
 from kactor.cli.support import add_zookeeper_args, admin_client, admin_errors, printer, read_text_file, usage_error
 
 
@@ -63,7 +63,7 @@ def run_kafka(args: argparse.Namespace, partitions: set[tuple[str, int]] | None)
         cluster_metadata(admin, target.bootstrap, TIMEOUT_S)
         results = elect_leaders(admin, "PREFERRED", partitions)
     succeeded = sorted(tp for tp, error in results.items() if error is None)
-    failed = sorted((tp, error) for tp, error in results.items() if error is not None)
+    failed = sorted((tp, java_exception(error)) for tp, error in results.items() if error is not None)
     if succeeded:
         print("Successfully completed preferred replica election for partitions "
               + ", ".join(f"{t}-{p}" for t, p in succeeded), flush=True)

@@ -129,3 +129,22 @@ def test_succeeded_noop_and_failed_partitions_each_get_kafkas_line(monkeypatch: 
         "Error completing leader election (UNCLEAN) for partition: c-9: "
         "org.apache.kafka.common.errors.UnknownTopicOrPartitionException: This server does not host this "
         "topic-partition."], "kactor leader-election: 1 replica(s) could not be elected\n")
+
+
+def test_preferred_replica_election_still_fails_a_partition_that_needs_none(monkeypatch: pytest.MonkeyPatch,
+                                                                            capsys: pytest.CaptureFixture[str]
+                                                                            ) -> None:
+    """kafka-preferred-replica-election.sh --bootstrap-server (PreferredReplicaLeaderElectionCommand, which shares
+    LeaderElectionCommand's request): its own lines, each failure with the Java exception."""
+    from kactor import kafka_clients
+
+    admin = _Admin({("p", 0): None, ("p", 1): 84})
+    monkeypatch.setattr(kafka_clients, "admin_client", lambda *a, **k: admin)
+    monkeypatch.setattr(kafka_clients, "cluster_metadata", lambda *a, **k: None)
+    assert main(["preferred-replica-election", "--bootstrap-server", B]) == 1
+    captured = capsys.readouterr()
+    assert captured.out.splitlines() == [
+        "Successfully completed preferred replica election for partitions p-0",
+        "Error completing preferred replica election for partition p-1: org.apache.kafka.common.errors."
+        "ElectionNotNeededException: Leader election not needed for topic partition."]
+    assert captured.err == "kactor preferred-replica-election: 1 preferred replica(s) could not be elected\n"
