@@ -29,8 +29,9 @@ class _Admin:
         self.created: list[tuple[str, int, Any]] = []
 
     def list_topics(self, topic: str | None = None, timeout: float = -1) -> Any:
-        return SimpleNamespace(brokers={1: None, 2: None, 3: None}, topics={
-            t: SimpleNamespace(partitions={p: SimpleNamespace(id=p) for p in range(n)}) for t, n in self.topics.items()})
+        topics = {t: SimpleNamespace(partitions={p: SimpleNamespace(id=p) for p in range(n)})
+                  for t, n in self.topics.items()}
+        return SimpleNamespace(brokers={1: None, 2: None, 3: None}, topics=topics)
 
     def create_partitions(self, new: list[Any], **kwargs: Any) -> dict[str, concurrent.futures.Future]:
         from confluent_kafka.admin import AdminClient
