@@ -27,6 +27,10 @@ more latency both ways, a fifth of them 31-40 s, beyond the 30 s request timeout
 would have, so every fault keeps its step and brokers. Beside them, from a stream of its own ("resets-"), a step
 drops the connections of a link on their own at RESET_RATE ("reset": what is in flight on them fails, nothing is
 cut).
+
+On HOSTILE_SHARE of the seeds, from a stream of its own ("hostile-"), drawn once before the others' steps, a
+"hostile" fault at a seeded step starts sim/hostile.py's hostile client (issue #39): it is the step's last fault, so
+every other fault of every seed keeps its step, kind and brokers, and a seed without one has the schedule it had.
 """
 
 from __future__ import annotations
@@ -49,6 +53,7 @@ SLOW_MS = (50.0, 500.0)  # the latency a slow link adds
 STALL_SHARE = 0.2  # of the slow links: slower than the request timeout (sim.runtime.REQUEST_TIMEOUT_MS, 30 s)
 STALL_MS = (31000.0, 40000.0)
 RESET_RATE = 0.02  # of the steps: a link's connections dropped on their own (Sim.reset_link)
+HOSTILE_SHARE = 0.125  # of the seeds: a hostile client's requests (sim/hostile.py), once, at a seeded step
 RESTART_AFTER_STEPS = 8  # > zookeeper.session.timeout.ms (sim.runtime.SESSION_TIMEOUT_MS) in steps
 
 
@@ -56,7 +61,8 @@ RESTART_AFTER_STEPS = 8  # > zookeeper.session.timeout.ms (sim.runtime.SESSION_T
 class Fault:
     step: int
     # "crash", "power-loss", "logdir-fail", "stop", "restart", "pause", "pause-mid", "resume", "partition",
-    # "one-way" (a's sends to b held), "slow-link", "heal", "reset" (a link's connections dropped)
+    # "one-way" (a's sends to b held), "slow-link", "heal", "reset" (a link's connections dropped), "hostile" (the
+    # hostile client starts: sim/hostile.py; ``a`` unused)
     kind: str
     a: int
     b: int = -1
@@ -78,6 +84,7 @@ def schedule(seed: int, steps: int, brokers: int) -> list[Fault]:
     one_way = random.Random(f"one-way-{seed}")
     slow = random.Random(f"slow-links-{seed}")
     resets = random.Random(f"resets-{seed}")
+    hostile_step = hostile_step_of(seed, steps)
     paused = False
     faults: list[Fault] = []
     down_until: tuple[int, int] | None = None  # (broker, restart step)
@@ -123,4 +130,12 @@ def schedule(seed: int, steps: int, brokers: int) -> list[Fault]:
         if resets.random() < RESET_RATE and brokers > 1:  # after the step's other faults: theirs keep their order
             x, y = sorted(resets.sample(range(brokers), 2))
             faults.append(Fault(step, "reset", x, y))
+        if step == hostile_step:
+            faults.append(Fault(step, "hostile", -1))
     return faults
+
+
+def hostile_step_of(seed: int, steps: int) -> int:
+    """The step of the seed's hostile client, -1 for none: a stream of its own, so the other faults stay as drawn."""
+    rng = random.Random(f"hostile-{seed}")
+    return rng.randrange(steps) if rng.random() < HOSTILE_SHARE and steps > 0 else -1

@@ -343,6 +343,22 @@ class RejoinChecks(Protocol):
     def check(self, partitions: list[TopicPartition]) -> list[str]: ...
 
 
+class HostileInvariants(Protocol):
+    """sim/hostile.py's HostileChecks, as the Checker calls it."""
+
+    client: Any
+
+    def check(self) -> list[str]: ...
+    def check_final(self) -> list[str]: ...
+
+
+class LoadInvariants(Protocol):
+    """sim/coordinator_loads.py's LoadChecks, as the Checker calls it."""
+
+    def check(self) -> list[str]: ...
+    def check_final(self) -> list[str]: ...
+
+
 class Checker:
     """Keeps what the invariants need across steps (who led which epoch, the last epoch seen in ZooKeeper)."""
 
@@ -350,8 +366,11 @@ class Checker:
                  assignment: dict[TopicPartition, tuple[int, ...]], fast: bool = True,
                  clients: Clients | None = None, txns: Transactions | None = None,
                  groups: GroupChecks | None = None, admin: AdminChecks | None = None,
-                 rejoin: RejoinChecks | None = None) -> None:
+                 rejoin: RejoinChecks | None = None, hostile: HostileInvariants | None = None,
+                 loads: LoadInvariants | None = None) -> None:
         self.sim = sim
+        self.hostile = hostile  # sim/hostile.py's: Kafka's answers to a hostile client, none of it in internal logs
+        self.loads = loads  # sim/coordinator_loads.py's: every coordinator load complete
         self.groups = groups  # the consumer group's invariants (sim/groups.py)
         self.admin = admin  # sim/admin_ops.py's AdminOps: its deletions and reassignment complete
         self.rejoin = rejoin  # sim/admin_ops.py's IsrRejoin: a follower that can rejoins the ISR within a bound
@@ -478,6 +497,10 @@ class Checker:
             out += self.admin.check()
         if self.rejoin is not None:
             out += self.rejoin.check(self.partitions + (self.admin.live_partitions() if self.admin is not None else []))
+        if self.hostile is not None:
+            out += self.hostile.check()
+        if self.loads is not None:
+            out += self.loads.check()
         return out
 
     def _epoch_entries_past_the_log_end(self) -> list[str]:
@@ -574,6 +597,8 @@ class Checker:
             return False
         if self.admin is not None and not self.admin.settled():
             return False
+        if self.hostile is not None and not self.hostile.client.idle():
+            return False
         for tp in self.partitions:
             state = zk_partition_state(sim, tp)
             if state is None or sorted(state.isr) != sorted(self.assignment[tp]) or state.leader < 0:
@@ -627,4 +652,8 @@ class Checker:
                            f"{sorted(self.assignment[tp])}")
         if self.admin is not None:
             out += self.admin.check_final()
+        if self.hostile is not None:
+            out += self.hostile.check_final()
+        if self.loads is not None:
+            out += [v for v in self.loads.check_final() if v not in out]
         return out

@@ -125,6 +125,45 @@ def _serve_before_startup() -> Callable[[], None]:
     return _patch(sim.runtime, "PROCESS_REQUESTS_AT_START", True)
 
 
+def _add_partitions_takes_internal_topics() -> Callable[[], None]:
+    """7db20da (issue #39): AddPartitionsToTxn authorizes internal topics like any other (2.6.3's
+    KafkaApis.handleAddPartitionToTxnRequest filters them out of the authorized set: TOPIC_AUTHORIZATION_FAILED), so a
+    client's EndTxn has the coordinator write a transaction marker into ``__transaction_state``, where every later
+    load of the partition stops."""
+    import core.api.add_partitions_to_txn
+
+    return _patch(core.api.add_partitions_to_txn, "INTERNAL_TOPICS", frozenset())
+
+
+def _transaction_loader_stops_quietly() -> Callable[[], None]:
+    """aadf49f (issue #39): the transaction loader stops at a batch it cannot read and installs the ids read before
+    it, logging nothing at ERROR (what kactor did before, and 2.6.3's loadTransactionMetadata would do with the
+    marker it never lets in). A load can only meet such a batch once internal topics are open to AddPartitionsToTxn,
+    so this one puts that defect back too: the two together are the audit's finding 1 as it was found."""
+    from core.coordinator.transaction.transaction_state_manager import TransactionStateManager
+    from protocol.errors import ProtocolError
+    from protocol.records import CONTROL_BIT, iter_batches
+
+    original = TransactionStateManager.__dict__["_read_batches"]
+
+    def read_batches(records: bytes, loaded: Any, offset: int) -> int | None:
+        end = 0
+        try:
+            for batch in iter_batches(records):
+                if batch.attributes & CONTROL_BIT:
+                    if end:
+                        original.__func__(records[:end], loaded, offset)
+                    return None  # no batch (more): the load ends here, as if the log did
+                end += len(batch.raw)
+        except ProtocolError:
+            pass
+        return original.__func__(records, loaded, offset)
+
+    undo = (_add_partitions_takes_internal_topics(),
+            _patch(TransactionStateManager, "_read_batches", staticmethod(read_batches)))
+    return lambda: [u() for u in undo] and None
+
+
 MUTATIONS = {m.name: m for m in (
     Mutation("truncate-to-high-watermark", "KIP-101",
              "a new follower truncates to its high watermark, not by OffsetsForLeaderEpoch",
@@ -144,6 +183,13 @@ MUTATIONS = {m.name: m for m in (
     Mutation("serve-before-startup", "6b9b8e9",
              "a broker reads requests before its start-up has ended (SocketServer.startProcessingRequests)",
              _serve_before_startup),
+    Mutation("add-partitions-internal-topics", "7db20da",
+             "AddPartitionsToTxn accepts __transaction_state and __consumer_offsets partitions (issue #39)",
+             _add_partitions_takes_internal_topics),
+    Mutation("transaction-loader-partial", "aadf49f",
+             "internal topics open to AddPartitionsToTxn, and the transaction loader installing what it read before a "
+             "marker it cannot read, silently (issue #39)",
+             _transaction_loader_stops_quietly),
 )}
 
 

@@ -22,8 +22,10 @@ from messages.zk import Create, Multi
 from sim.admin_ops import AdminOps, IsrRejoin, admin_schedule
 from sim.client import SimClient, zk_partition_state
 from sim.clients import Clients
+from sim.coordinator_loads import LoadChecks
 from sim.faults import STEP_MS, schedule
 from sim.groups import STABLE_BOUND_MS, Group, GroupChecks, grouped
+from sim.hostile import HostileChecks, HostileClient
 from sim.invariants import Checker, hosted_partition
 from sim.runtime import START_MS, Boot, Sim
 from sim.transactions import Transactions, transactional
@@ -153,9 +155,12 @@ class Cluster:
     sim: Sim
     errors: ActorErrors
     assignment: dict[TopicPartition, tuple[int, ...]]
+    loads: LoadChecks | None = None  # every coordinator load of the run, checked as it ends (sim/coordinator_loads.py)
 
     def close(self) -> None:
         logging.getLogger().removeHandler(self.errors)
+        if self.loads is not None:
+            self.loads.close()
         self.sim.close()
 
 
@@ -189,6 +194,7 @@ def start_cluster(seed: int, boot: Boot, brokers: int = 3, trace_dir: str | None
     sim = Sim(seed, boot, brokers, trace_dir=trace_dir, scratch=scratch)
     errors = ActorErrors(sim)
     logging.getLogger().addHandler(errors)
+    loads = LoadChecks(sim).install()
     try:
         for b in sim.brokers:
             sim.start(b)
@@ -201,9 +207,10 @@ def start_cluster(seed: int, boot: Boot, brokers: int = 3, trace_dir: str | None
         run_until(sim, lambda: _topic_ready(sim, {**assignment, **internal}), START_MS_MAX)
     except BaseException:
         logging.getLogger().removeHandler(errors)
+        loads.close()
         sim.close()
         raise
-    return Cluster(sim, errors, assignment)
+    return Cluster(sim, errors, assignment, loads)
 
 
 def run_seed(seed: int, steps: int, boot: Boot, brokers: int = 3, trace_dir: str | None = None,
@@ -238,8 +245,11 @@ def play(cluster: Cluster, seed: int, steps: int, tamper: Callable[[Sim, int], N
     # the seed's admin operations (sim/admin_ops.py: an extra topic created, reassigned, deleted) and the checks that
     # each completes and that a follower able to rejoin its ISR does
     admin = AdminOps(sim, admin_schedule(seed, steps, len(sim.brokers)))
+    # the hostile client (sim/hostile.py), started by the seed's "hostile" fault if it has one
+    hostile = HostileClient(sim, partitions, transactional(seed))
     checker = Checker(sim, client, partitions, assignment, fast=fast, clients=clients, txns=txns,
-                      groups=GroupChecks(group) if group is not None else None, admin=admin, rejoin=IsrRejoin(sim))
+                      groups=GroupChecks(group) if group is not None else None, admin=admin, rejoin=IsrRejoin(sim),
+                      hostile=HostileChecks(hostile), loads=cluster.loads)
     faults = schedule(seed, steps, len(sim.brokers))
     plan = writes(seed, steps, len(assignment))
     violations: list[str] = []
@@ -274,6 +284,8 @@ def play(cluster: Cluster, seed: int, steps: int, tamper: Callable[[Sim, int], N
                 sim.slow_link(f.a, f.b, f.latency_ms)
             elif f.kind == "reset":
                 sim.reset_link(f.a, f.b)
+            elif f.kind == "hostile":
+                hostile.start(lambda: create_transaction_state_topic(sim))
             else:
                 sim.heal(f.a, f.b)
         restarts = _restart(sim, restarts)
