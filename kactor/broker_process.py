@@ -63,9 +63,11 @@ def registration_json(config: KafkaConfig, now_ms: int, bound_ports: dict[str, i
 
 
 def zookeeper_security(cfg: KafkaConfig) -> dict[str, Any]:
-    """zk_bridge.executor.connect's security arguments: the brokers' digest login and whether their znodes get
-    ZkData.defaultAcls (KafkaServer.initZkClient's isSecure = zookeeper.set.acl)."""
-    return {"digest": cfg["kactor.zookeeper.digest"], "set_acl": cfg["zookeeper.set.acl"]}
+    """zk_bridge.executor.connect's security arguments: the brokers' SASL login (the JAAS Client section KAFKA_OPTS
+    names, as Kafka's) and digest login (kactor's), and whether their znodes get ZkData.defaultAcls
+    (KafkaServer.initZkClient's isSecure = zookeeper.set.acl)."""
+    return {"digest": cfg["kactor.zookeeper.digest"], "set_acl": cfg["zookeeper.set.acl"],
+            "sasl": cfg.zookeeper_sasl}
 
 
 def plug_admin_manager(rt: Runtime, cfg: KafkaConfig, transport: Any) -> Callable[[], None]:

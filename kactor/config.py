@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import ipaddress
 import logging
+import os
 import re
 import ssl
 from collections.abc import Callable, Iterable, Mapping
@@ -31,6 +32,7 @@ from typing import Any
 import attrs
 
 from core.broker.replica_selector import replica_selector_for
+from core.security.jaas import JaasFileError, ZkSaslLogin, zk_sasl_login
 from core.security.sasl import REFUSED_MECHANISMS, SERVED_MECHANISMS, ListenerSasl, server_jaas_entry
 from core.security.sasl_client import SaslClientConfig
 from edges.net.tls_context import TlsConfigError, client_context, server_context
@@ -248,8 +250,9 @@ CONFIG_DEFS: dict[str, tuple[Callable[[str, str], Any], Any]] = {
     "kactor.trace.dir": (_opt_str, None),
     "kactor.metrics.port": (_int(0, 65535), 0),
     "kactor.partition.actors": (_int(1, 1024), 8),
-    # the brokers' ZooKeeper login, user:password (kazoo has no ZooKeeper SASL, so kactor uses digest where Kafka
-    # reads a JAAS file's Client section); with zookeeper.set.acl=true only this identity may write kactor's znodes
+    # a ZooKeeper digest login, user:password: kactor's addition beside Kafka's SASL login (a JAAS file's Client
+    # section named in KAFKA_OPTS, KafkaConfig.zookeeper_sasl); with zookeeper.set.acl=true only the brokers'
+    # identities may write kactor's znodes
     "kactor.zookeeper.digest": (_zookeeper_digest, None),
 }
 # kactor's own keys whose value is a secret (Kafka's are PASSWORD in kafka_configs): hidden wherever shown
@@ -272,6 +275,9 @@ class KafkaConfig:
 
     values: Mapping[str, Any]
     originals: Mapping[str, str] = attrs.field(factory=dict)
+    # the ZooKeeper client's SASL login, from the JAAS file KAFKA_OPTS names (load_config; None: no JAAS Client
+    # section), as Kafka's ZooKeeper client takes it from -Djava.security.auth.login.config
+    zookeeper_sasl: ZkSaslLogin | None = None
 
     def __getitem__(self, key: str) -> Any:
         return self.values[key]
@@ -679,10 +685,11 @@ def parse_overrides(items: Iterable[str]) -> dict[str, str]:
     return out
 
 
-def build_config(raw: Mapping[str, str]) -> KafkaConfig:
+def build_config(raw: Mapping[str, str], zookeeper_sasl: ZkSaslLogin | None = None) -> KafkaConfig:
     """Validate raw string settings and fill in defaults: a key of CONFIG_DEFS by kactor's parser, any other Kafka
     2.6.3 config by its type and validator (ConfigDef.parse); a key Kafka does not know is kept in ``originals``
-    only. ``kactor.*`` is kactor's own namespace, where an unknown key is a typo and refused."""
+    only. ``kactor.*`` is kactor's own namespace, where an unknown key is a typo and refused. ``zookeeper_sasl``: the
+    ZooKeeper SASL login the environment gives (`zookeeper_sasl_from_environment`)."""
     values: dict[str, Any] = {k: row.default_value() for k, row in KAFKA_CONFIGS.items()}
     values.update({k: d for k, (_, d) in CONFIG_DEFS.items()})
     for key, text in raw.items():
@@ -707,18 +714,37 @@ def build_config(raw: Mapping[str, str]) -> KafkaConfig:
         raise ConfigError("broker.id must be set to a non-negative integer (generated broker ids are not supported)")
     if values["zookeeper.connection.timeout.ms"] is None:
         values["zookeeper.connection.timeout.ms"] = values["zookeeper.session.timeout.ms"]
-    if values["zookeeper.set.acl"] and not values["kactor.zookeeper.digest"]:
-        # KafkaServer.initZkClient's check, where kactor's ZooKeeper login is a digest rather than a JAAS file
-        raise ConfigError("zookeeper.set.acl is true, but no ZooKeeper login is configured: set "
-                          "kactor.zookeeper.digest=<user>:<password> (kactor authenticates to ZooKeeper with digest, "
-                          "not with a JAAS login file)")
+    if values["zookeeper.set.acl"] and not values["kactor.zookeeper.digest"] and zookeeper_sasl is None:
+        # KafkaServer.initZkClient's check (JaasUtils.isZkSecurityEnabled), with kactor's digest login beside SASL
+        raise ConfigError(
+            "zookeeper.set.acl is true, but no ZooKeeper login is configured: name a JAAS file whose Client section "
+            "logs in with org.apache.zookeeper.server.auth.DigestLoginModule (username, password) in "
+            "KAFKA_OPTS=-Djava.security.auth.login.config=<file>, as for Kafka (SASL DIGEST-MD5), or set "
+            "kactor.zookeeper.digest=<user>:<password> (a ZooKeeper digest login)")
     _validate_values(values)
-    config = KafkaConfig(values, dict(raw))
+    config = KafkaConfig(values, dict(raw), zookeeper_sasl)
     _validate_listeners(config, raw.keys())
     return config
 
 
-def load_config(properties_file: str | None, overrides: Iterable[str] = ()) -> KafkaConfig:
+def zookeeper_sasl_from_environment(environ: Mapping[str, str] | None = None) -> ZkSaslLogin | None:
+    """The ZooKeeper SASL login of a broker started with ``environ`` (the process's by default): the JAAS file that
+    ``-Djava.security.auth.login.config`` in ``KAFKA_OPTS`` names, as kafka-server-start.sh hands it to the JVM
+    (core.security.jaas.zk_sasl_login). A file kactor cannot log in with is a ConfigError."""
+    def read(path: str) -> str:
+        with open(path, encoding="utf-8") as f:
+            return f.read()
+
+    try:
+        return zk_sasl_login(os.environ if environ is None else environ, read)
+    except JaasFileError as e:
+        raise ConfigError(str(e)) from None
+
+
+def load_config(properties_file: str | None, overrides: Iterable[str] = (),
+                environ: Mapping[str, str] | None = None) -> KafkaConfig:
+    """The broker's configuration: ``properties_file``, then ``overrides`` (``key=value``), and the ZooKeeper SASL
+    login of ``environ`` (the process's environment by default: KAFKA_OPTS)."""
     raw: dict[str, str] = {}
     if properties_file:
         try:
@@ -727,4 +753,4 @@ def load_config(properties_file: str | None, overrides: Iterable[str] = ()) -> K
         except OSError as e:
             raise ConfigError(f"cannot read {properties_file}: {e.strerror}") from None
     raw.update(parse_overrides(overrides))
-    return build_config(raw)
+    return build_config(raw, zookeeper_sasl_from_environment(environ))

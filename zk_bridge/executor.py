@@ -16,10 +16,11 @@ import logging
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kazoo.client import KazooClient, TransactionRequest
 from kazoo.exceptions import (
+    AuthFailedError,
     BadVersionError,
     ConnectionClosedError,
     ConnectionLoss,
@@ -67,6 +68,9 @@ from messages.zk import (
 from zk_bridge import paths
 from zk_bridge.multi_read import multi_read_async
 from zk_bridge.session import SessionState, on_connection_state
+
+if TYPE_CHECKING:
+    from core.security.jaas import ZkSaslLogin
 
 log = logging.getLogger("kactor.zk")
 
@@ -860,15 +864,20 @@ def reconnect_policy() -> KazooRetry:
     return KazooRetry(max_tries=-1, delay=0.1, backoff=2, max_delay=RECONNECT_MAX_DELAY_S)
 
 
-def session_options(digest: str | None, set_acl: bool) -> dict[str, Any]:
-    """KazooClient's arguments for ZooKeeper security (KafkaServer.initZkClient's isSecure, with digest in place of
-    SASL): ``digest`` (``user:password``) authenticates the session; ``set_acl`` makes it create every znode with
-    ZkData.defaultAcls (`is_secure`). Neither: no arguments, an open session as before."""
+def session_options(digest: str | None, set_acl: bool, sasl: ZkSaslLogin | None = None) -> dict[str, Any]:
+    """KazooClient's arguments for ZooKeeper security (KafkaServer.initZkClient's isSecure): ``sasl`` (Kafka's way: a
+    JAAS ``Client`` section's DigestLoginModule, core.security.jaas) logs the session in with SASL DIGEST-MD5, its
+    identity ``sasl:<username>``; ``digest`` (``user:password``, kactor's addition) adds ZooKeeper's digest identity.
+    Both given, the session has both identities, so CREATOR_ALL_ACL gives both every right to what it creates, and it
+    can still write the znodes an earlier digest-only run created. ``set_acl`` makes it create every znode with
+    ZkData.defaultAcls (`is_secure`). Neither login: no arguments, an open session as before."""
     options: dict[str, Any] = {}
+    if sasl is not None:
+        options["sasl_options"] = sasl.kazoo_sasl_options()
     if digest:
         options["auth_data"] = [("digest", digest)]
     if set_acl:
-        if not digest:
+        if not digest and sasl is None:
             raise ValueError("zookeeper.set.acl needs credentials: a znode created for no identity is nobody's")
         options["default_acl"] = SECURE_DEFAULT_ACL
     return options
@@ -879,6 +888,10 @@ def _start(hosts: str, timeout_s: float, connect_timeout_s: float, what: str,
     client = KazooClient(hosts=hosts, timeout=timeout_s, connection_retry=reconnect_policy(), **(security or {}))
     try:
         client.start(timeout=connect_timeout_s)
+        if security and "sasl_options" in security:
+            # kazoo reports the session connected before its SASL exchange: one round trip after it says whether
+            # ZooKeeper took the login (ZooKeeperClient.waitUntilConnected's AuthFailed)
+            client.exists("/")
     except KazooTimeoutError:
         # kazoo keeps retrying in the background after a failed start(): stop it, or its thread lingers.
         client.stop()
@@ -886,21 +899,30 @@ def _start(hosts: str, timeout_s: float, connect_timeout_s: float, what: str,
         raise ZooKeeperUnreachable(
             f"cannot reach ZooKeeper at {what} within {connect_timeout_s:g}s: is it running? "
             "(start one with `kactor zookeeper`)") from None
+    except AuthFailedError:
+        client.stop()
+        client.close()
+        user = security["sasl_options"]["username"] if security else ""
+        raise ZooKeeperUnreachable(
+            f"ZooKeeper at {what} refused the SASL login of {user!r} (Auth failed either before or while waiting "
+            "for connection): check the JAAS Client section's username and password against the ZooKeeper "
+            "server's, and that the server runs SASLAuthenticationProvider") from None
     return client
 
 
 def connect(connect_string: str, session_timeout_ms: int = 18000, connect_timeout_s: float = 10.0,
-            allow_remote: bool = False, digest: str | None = None, set_acl: bool = False) -> KazooClient:
+            allow_remote: bool = False, digest: str | None = None, set_acl: bool = False,
+            sasl: ZkSaslLogin | None = None) -> KazooClient:
     """Open a session (KafkaZkClient.apply + ZooKeeperClient.waitUntilConnected), creating a missing chroot first,
     as Kafka's broker does at startup. Loopback addresses only unless the user configured otherwise
     (``allow_remote``: a ZooKeeper ensemble on other machines). Default session timeout is Kafka 2.6's 18 s.
-    ``digest`` and ``set_acl``: `session_options` (a secure session creates its chroot with defaultAcls too, as
-    KafkaServer.createChrootIfNecessary does)."""
+    ``digest``, ``sasl`` and ``set_acl``: `session_options` (a secure session creates its chroot with defaultAcls
+    too, as KafkaServer.createChrootIfNecessary does)."""
     hosts, chroot = split_connect_string(connect_string)
     if not allow_remote:
         _check_loopback(hosts)
     timeout_s = session_timeout_ms / 1000.0
-    security = session_options(digest, set_acl)
+    security = session_options(digest, set_acl, sasl)
     if chroot:
         root = _start(hosts, timeout_s, connect_timeout_s, connect_string, security)
         try:

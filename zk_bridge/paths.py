@@ -238,8 +238,9 @@ ZnodeAcl = tuple[int, str, str]
 PERMS_READ = 1
 PERMS_ALL = 31  # READ | WRITE | CREATE | DELETE | ADMIN
 OPEN_ACL_UNSAFE: tuple[ZnodeAcl, ...] = ((PERMS_ALL, "world", "anyone"),)  # ZooDefs.Ids.OPEN_ACL_UNSAFE
-# ZooDefs.Ids.CREATOR_ALL_ACL: ZooKeeper replaces ("auth", "") with the creating session's authenticated ids (here
-# the brokers' digest user), so only that identity may write, create children, delete or change the ACL.
+# ZooDefs.Ids.CREATOR_ALL_ACL: ZooKeeper replaces ("auth", "") with the creating session's authenticated ids (the
+# brokers' SASL user, sasl:<username>, as in Kafka; kactor's digest user, digest:<user>:<hash>; both when the session
+# has both logins), so only those identities may write, create children, delete or change the ACL.
 CREATOR_ALL_ACL: tuple[ZnodeAcl, ...] = ((PERMS_ALL, "auth", ""),)
 READ_ACL_UNSAFE: tuple[ZnodeAcl, ...] = ((PERMS_READ, "world", "anyone"),)  # ZooDefs.Ids.READ_ACL_UNSAFE
 

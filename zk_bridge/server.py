@@ -19,11 +19,12 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from types import TracebackType
 
 import attrs
 
+from core.security.jaas import JAVA_LOGIN_CONFIG_PARAM, server_jaas_text
 from edges.children import install_stop_signals, janitor, spawn
 from edges.netns import NetHost
 
@@ -31,6 +32,8 @@ from edges.netns import NetHost
 ZOOKEEPER_JAR = "/usr/share/java/zookeeper.jar"
 LOG_JARS = ("/usr/share/java/slf4j-log4j12.jar", "/usr/share/java/log4j-1.2.jar")
 INSTALL_HINT = "apt-get install -y zookeeper default-jre-headless"
+SASL_AUTH_PROVIDER = "org.apache.zookeeper.server.auth.SASLAuthenticationProvider"
+SERVER_JAAS_FILE = "zk_server_jaas.conf"
 MAIN_CLASS = "org.apache.zookeeper.server.quorum.QuorumPeerMain"
 # ZooKeeper's usual ports: a server in a network namespace of its own has them all to itself
 CLIENT_PORT, QUORUM_PORT, ELECTION_PORT = 2181, 2888, 3888
@@ -129,11 +132,17 @@ class EmbeddedZooKeeper:
     The config and server log always live in a private temporary directory that stop() removes; kill() keeps both, so
     restart() brings the same server (same myid, same data) back. The JVM dies with this process, even if it is
     SIGKILLed (edges/children.py).
+
+    ``sasl_users`` (user → password): the server runs SASLAuthenticationProvider and accepts these DIGEST-MD5
+    logins, from a JAAS Server section written into its private directory and named to its JVM with
+    -Djava.security.auth.login.config (as Kafka's docs secure ZooKeeper for zookeeper.set.acl); a client logged in
+    is the identity sasl:<user>. Clients without a login still connect, as they may to any ZooKeeper.
     """
 
     def __init__(self, port: int | None = None, data_dir: str | None = None, tick_ms: int = 2000,
                  bind: str = "127.0.0.1", myid: int | None = None, peers: tuple[QuorumPeer, ...] = (),
-                 max_session_timeout_ms: int | None = None, netns: NetHost | None = None) -> None:
+                 max_session_timeout_ms: int | None = None, netns: NetHost | None = None,
+                 sasl_users: Mapping[str, str] | None = None) -> None:
         self.netns = netns
         if netns is not None:  # its own namespace on kactor's private bridge: nothing else binds there
             bind = netns.address
@@ -147,6 +156,8 @@ class EmbeddedZooKeeper:
         self.myid = myid
         self.peers = peers
         self.max_session_timeout_ms = max_session_timeout_ms
+        # user → password: SASL (DIGEST-MD5) logins this server accepts, none when empty (see _write_config)
+        self.sasl_users = dict(sasl_users or {})
         self.work_dir: str | None = None
         self.data_dir: str | None = None
         self.proc: subprocess.Popen[bytes] | None = None
@@ -208,6 +219,8 @@ class EmbeddedZooKeeper:
         log4j = os.path.join(self.work_dir, "log4j.properties")
         cmd = [java, "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
                f"-Dzookeeper.log.dir={self.work_dir}", f"-Dlog4j.configuration=file:{log4j}",
+               *([f"-D{JAVA_LOGIN_CONFIG_PARAM}={os.path.join(self.work_dir, SERVER_JAAS_FILE)}"]
+                 if self.sasl_users else []),
                "-cp", os.pathsep.join((ZOOKEEPER_JAR, *LOG_JARS)), MAIN_CLASS,
                os.path.join(self.work_dir, "zoo.cfg")]
         if self.netns is not None:
@@ -237,6 +250,14 @@ class EmbeddedZooKeeper:
                "4lw.commands.whitelist=*\n")
         if self.max_session_timeout_ms is not None:
             cfg += f"maxSessionTimeout={self.max_session_timeout_ms}\n"
+        if self.sasl_users:
+            # SASL as Kafka's docs set ZooKeeper up for zookeeper.set.acl: SASLAuthenticationProvider (a client's
+            # identity is sasl:<username>) checking DIGEST-MD5 logins against the JAAS Server section's
+            # user_<name>="<password>", in a file of this server's private dir (mkdtemp: the owner's only)
+            cfg += f"authProvider.sasl={SASL_AUTH_PROVIDER}\n"
+            path = os.path.join(self.work_dir, SERVER_JAAS_FILE)
+            with open(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w", encoding="utf-8") as f:
+                f.write(server_jaas_text(self.sasl_users))
         if self.peers:
             # initLimit/syncLimit in ticks: how long a follower may take to sync with, and lag behind, its leader.
             cfg += "initLimit=10\nsyncLimit=5\n" + "".join(
@@ -330,12 +351,13 @@ class ZooKeeperEnsemble:
     (default 20 ticks) so a small tickTime (fast elections) can still grant Kafka's 18 s sessions. ``netns``: one
     host per server (edges/netns.py), each server in its namespace on ZooKeeper's usual ports 2181/2888/3888.
     ``data_dirs``: one dataDir per server, kept by stop() (``kactor cluster --data-dir``: the same ZooKeeper state at
-    the next start); by default each server has a temporary one.
+    the next start); by default each server has a temporary one. ``sasl_users`` (user → password): every server
+    accepts these SASL DIGEST-MD5 logins (EmbeddedZooKeeper's).
     """
 
     def __init__(self, n: int = 3, tick_ms: int = 2000, max_session_timeout_ms: int | None = None,
                  bind: str = "127.0.0.1", netns: Sequence[NetHost] = (),
-                 data_dirs: Sequence[str] | None = None) -> None:
+                 data_dirs: Sequence[str] | None = None, sasl_users: Mapping[str, str] | None = None) -> None:
         if n < 1:
             raise ValueError(f"an ensemble needs at least 1 server, not {n}")
         if data_dirs is not None and len(data_dirs) != n:
@@ -348,17 +370,19 @@ class ZooKeeperEnsemble:
                           for i, h in enumerate(netns))
             self.servers = [EmbeddedZooKeeper(tick_ms=tick_ms, myid=p.myid if n > 1 else None,
                                               peers=peers if n > 1 else (), data_dir=d,
-                                              max_session_timeout_ms=max_session_timeout_ms, netns=h)
+                                              max_session_timeout_ms=max_session_timeout_ms, netns=h,
+                                              sasl_users=sasl_users)
                             for p, h, d in zip(peers, netns, dirs, strict=True)]
             return
         _check_loopback(bind)
         if n == 1:
             self.servers = [EmbeddedZooKeeper(tick_ms=tick_ms, bind=bind, data_dir=dirs[0],
-                                              max_session_timeout_ms=max_session_timeout_ms)]
+                                              max_session_timeout_ms=max_session_timeout_ms, sasl_users=sasl_users)]
             return
         peers = tuple(QuorumPeer(i + 1, free_port(bind), free_port(bind), free_port(bind)) for i in range(n))
         self.servers = [EmbeddedZooKeeper(port=p.client_port, tick_ms=tick_ms, bind=bind, myid=p.myid, peers=peers,
-                                          data_dir=d, max_session_timeout_ms=max_session_timeout_ms)
+                                          data_dir=d, max_session_timeout_ms=max_session_timeout_ms,
+                                          sasl_users=sasl_users)
                         for p, d in zip(peers, dirs, strict=True)]
 
     @property

@@ -19,6 +19,7 @@ from typing import TypeVar
 
 from kazoo.client import KazooClient
 from kazoo.exceptions import (
+    AuthFailedError,
     BadVersionError,
     ConnectionLoss,
     KazooException,
@@ -35,6 +36,7 @@ from kazoo.protocol.states import ZnodeStat
 from core.controller.errors import KeeperError
 from core.effects import Proc
 from core.quota import quota_configs
+from core.security.jaas import JaasFileError, ZkSaslLogin, zk_sasl_login
 from core.zk_client import KafkaZkClient
 from kactor.admin import (
     AdminOperationException,
@@ -87,6 +89,21 @@ USER_CONFIG_TYPE = "users"  # ConfigType.User
 DEFAULT_ENTITY = "<default>"  # ConfigEntityName.Default
 
 
+def zookeeper_sasl_login(environ: Mapping[str, str] | None = None) -> ZkSaslLogin | None:
+    """A tool's ZooKeeper SASL login, as Kafka's tools take it: the JAAS file ``-Djava.security.auth.login.config``
+    in ``KAFKA_OPTS`` names, its ``Client`` section (or ``-Dzookeeper.sasl.clientconfig``'s). A file kactor cannot
+    log in with is one line (IllegalArgumentException)."""
+
+    def read(path: str) -> str:
+        with open(path, encoding="utf-8") as f:
+            return f.read()
+
+    try:
+        return zk_sasl_login(os.environ if environ is None else environ, read)
+    except JaasFileError as e:
+        raise IllegalArgumentException(str(e)) from None
+
+
 @contextlib.contextmanager
 def zk_session(connect: str, timeout: float = DEFAULT_CONNECT_TIMEOUT_S) -> Iterator[KazooClient]:
     """A started KazooClient on ``connect`` (``host:port[,host:port...][/chroot]``), stopped and closed on exit.
@@ -95,16 +112,25 @@ def zk_session(connect: str, timeout: float = DEFAULT_CONNECT_TIMEOUT_S) -> Iter
     connection-retry warnings are silenced: a CLI prints one line, not a log.
     """
     logging.getLogger("kazoo").setLevel(logging.CRITICAL)
-    # Kafka's tools create secure znodes when a ZooKeeper login is configured (JaasUtils.isZkSaslEnabled); a kactor
-    # tool does when it is given the brokers' digest.
+    # Kafka's tools create secure znodes when a ZooKeeper login is configured (JaasUtils.isZkSecurityEnabled: a JAAS
+    # Client section named in KAFKA_OPTS); a kactor tool does so too, and when it is given the brokers' digest.
     digest = os.environ.get(ZOOKEEPER_DIGEST_ENV) or None
+    sasl = zookeeper_sasl_login()
     try:
         client = KazooClient(hosts=connect, timeout=SESSION_TIMEOUT_S,
-                             **session_options(digest, set_acl=digest is not None))
+                             **session_options(digest, set_acl=digest is not None or sasl is not None, sasl=sasl))
     except (ValueError, TypeError, KazooException) as e:
         raise ZooKeeperUnreachable(f"Invalid ZooKeeper connect string {connect!r}: {e}") from None
     try:
         client.start(timeout=timeout)
+        if sasl is not None:
+            client.exists("/")  # kazoo says connected before its SASL exchange: its outcome, now
+    except AuthFailedError:
+        client.stop()
+        client.close()
+        raise ZooKeeperUnreachable(
+            f"ZooKeeper at {connect} refused the SASL login of {sasl.username if sasl else ''!r} from "
+            f"{sasl.path if sasl else ''} (Auth failed)") from None
     except (KazooTimeoutError, KazooException, OSError) as e:
         client.stop()
         client.close()
@@ -116,6 +142,13 @@ def zk_session(connect: str, timeout: float = DEFAULT_CONNECT_TIMEOUT_S) -> Iter
     finally:
         client.stop()
         client.close()
+
+
+def _sasl_options(zk: KazooClient) -> dict[str, str] | None:
+    """The SASL options ``zk`` was made with (kazoo keeps them on its connection), for a second session as the same
+    identity; None without SASL."""
+    options = getattr(zk._connection, "sasl_options", None)  # kazoo has no public accessor
+    return dict(options) if options else None
 
 
 class AdminZkClient:
@@ -138,7 +171,7 @@ class AdminZkClient:
             return
         root = KazooClient(hosts=",".join(f"{host}:{port}" for host, port in self.zk.hosts),
                            timeout=SESSION_TIMEOUT_S, auth_data=list(self.zk.auth_data),
-                           default_acl=self.zk.default_acl)
+                           default_acl=self.zk.default_acl, sasl_options=_sasl_options(self.zk))
         root.start(timeout=DEFAULT_CONNECT_TIMEOUT_S)
         try:
             root.ensure_path(chroot)
