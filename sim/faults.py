@@ -70,6 +70,8 @@ class Fault:
     latency_ms: float = 0.0  # a slow link's added latency
 
     def __str__(self) -> str:
+        if self.a < 0:
+            return self.kind
         return f"{self.kind} b{self.a}" + (f"|b{self.b}" if self.b >= 0 else "")
 
 
