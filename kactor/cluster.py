@@ -18,12 +18,19 @@ ZooKeeper keeps its data there beside the brokers' log dirs (``D/zookeeper/serve
 is the same cluster — its topics, its /cluster/id that every log dir's meta.properties names — and the dir is locked
 (``D/.lock``) while the cluster runs, so a second cluster on D is refused before it starts a ZooKeeper on the first's
 data. Logs whose ZooKeeper data is missing are refused too: a new ZooKeeper would serve them under re-created topics.
+
+``zookeeper_sasl`` (``kactor cluster --zookeeper-sasl``): zookeeper.set.acl=true with Kafka's ZooKeeper login, SASL
+DIGEST-MD5 from a JAAS Client section: the brokers get the JAAS file in KAFKA_OPTS (ZOOKEEPER_SASL_FILE in the base
+dir, user ``kafka``, a fresh password each start: the znodes' ACL names the user only, sasl:kafka) and the embedded
+ZooKeeper runs SASLAuthenticationProvider accepting it. Without it, a JAAS Client section that this process's
+KAFKA_OPTS names is the brokers' login (they inherit the variable), which the embedded ZooKeeper accepts too.
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import secrets
 import shlex
 import shutil
 import signal
@@ -37,6 +44,7 @@ from typing import TYPE_CHECKING
 
 from kazoo.client import KazooClient
 
+from core.security.jaas import JAVA_LOGIN_CONFIG_PARAM, KAFKA_OPTS, ZkSaslLogin, client_jaas_text
 from edges.children import janitor, spawn
 from edges.log_dirs import LogDirLockError, LogDirLocks
 from edges.netns import NetHost, NetnsLayout, NetnsUnavailable
@@ -62,6 +70,9 @@ TXN_TOPIC_RF = "transaction.state.log.replication.factor"  # its default is 3 to
 TXN_TOPIC_MIN_ISR = "transaction.state.log.min.isr"
 TXN_TOPIC_MIN_ISR_DEFAULT = 2
 ZOOKEEPER_DIR = "zookeeper"  # a persistent cluster's ZooKeeper data, beside the brokers' log dirs
+# --zookeeper-sasl: the brokers' (and the tools') JAAS file with its Client section, and its user
+ZOOKEEPER_SASL_FILE = os.path.join("zookeeper-sasl", "zk_client_jaas.conf")
+ZOOKEEPER_SASL_USER = "kafka"
 
 
 class ClusterError(RuntimeError):
@@ -94,7 +105,7 @@ class LocalCluster:
                  log_level: str = "INFO", zookeeper_ensemble: int = 1,
                  zk_max_session_timeout_ms: int | None = None, hosts: str = "loopback",
                  ports: Mapping[int, int] | None = None, metrics_ports: Mapping[int, int] | None = None,
-                 security: str = "plaintext", persistent: bool = False) -> None:
+                 security: str = "plaintext", persistent: bool = False, zookeeper_sasl: bool = False) -> None:
         if brokers < 1:
             raise ClusterError("--brokers must be at least 1")
         if zookeeper_ensemble < 1:
@@ -139,6 +150,15 @@ class LocalCluster:
                 raise ClusterError(str(e)) from None
             self.listener_name = self.secure.listener_name
             overrides = [*self.secure.overrides, *overrides]
+        # ZooKeeper SASL: the brokers' login (a JAAS Client section, as Kafka's), which the embedded ZooKeeper accepts
+        self.broker_env: dict[str, str] = {}
+        try:
+            self.zookeeper_sasl = self._zookeeper_sasl_login(zookeeper_sasl)
+        except ClusterError:
+            self._release_base_dir()
+            raise
+        if zookeeper_sasl:
+            overrides = ["zookeeper.set.acl=true", *overrides]
         self.overrides = small_cluster_overrides(brokers, overrides)
         self.zk_tick_ms = zk_tick_ms
         self.log_level = log_level
@@ -168,13 +188,50 @@ class LocalCluster:
                 raise ClusterError(str(e)) from None
             zk_hosts = [self.layout.host(name) for name in zk_names]
         if not self.given_zookeeper:
+            login = self.zookeeper_sasl
             self.zk = ZooKeeperEnsemble(self.zookeeper_ensemble, tick_ms=self.zk_tick_ms,
                                         max_session_timeout_ms=self.zk_max_session_timeout_ms, netns=zk_hosts,
-                                        data_dirs=self.zk_data_dirs)
+                                        data_dirs=self.zk_data_dirs,
+                                        sasl_users={login.username: login.password} if login else None)
             self.zk.start()
         for broker_id in range(self.n):
             self.start_broker(broker_id)
         return self
+
+    def _zookeeper_sasl_login(self, generate: bool) -> ZkSaslLogin | None:
+        """The brokers' ZooKeeper SASL login. ``generate`` (kactor cluster --zookeeper-sasl): user ``kafka`` with a
+        fresh password, in a JAAS file of the base dir (ZOOKEEPER_SASL_FILE, the owner's only) that the brokers are
+        given as Kafka's are, ``KAFKA_OPTS=-Djava.security.auth.login.config=<file>``, and that Kafka's tools and
+        zkCli.sh can be given too. Otherwise the login of this process's KAFKA_OPTS, which the brokers inherit, if it
+        names a JAAS Client section. The embedded ZooKeeper accepts the login (SASLAuthenticationProvider)."""
+        from kactor.config import ConfigError, zookeeper_sasl_from_environment
+
+        try:
+            inherited = zookeeper_sasl_from_environment()
+        except ConfigError as e:
+            raise ClusterError(str(e)) from None
+        if not generate:
+            return inherited
+        if self.given_zookeeper:
+            raise ClusterError("--zookeeper-sasl sets up the embedded ZooKeeper's SASL: with --zookeeper, name a JAAS "
+                               "file whose Client section that ZooKeeper accepts in KAFKA_OPTS="
+                               f"-D{JAVA_LOGIN_CONFIG_PARAM}=<file> instead")
+        if inherited is not None:
+            raise ClusterError(f"--zookeeper-sasl makes the brokers' ZooKeeper login, but KAFKA_OPTS already names "
+                               f"one ({inherited.path}): give one or the other")
+        path = os.path.join(os.path.abspath(self.base_dir), ZOOKEEPER_SASL_FILE)
+        login = ZkSaslLogin(ZOOKEEPER_SASL_USER, secrets.token_urlsafe(18), path=path)
+        os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+        with open(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w", encoding="utf-8") as f:
+            f.write(client_jaas_text(login))
+        self.broker_env = {KAFKA_OPTS: self.kafka_opts(path)}
+        return login
+
+    @staticmethod
+    def kafka_opts(jaas_path: str) -> str:
+        """This process's KAFKA_OPTS with the JAAS file ``jaas_path`` named in it, as Kafka's scripts take it."""
+        return " ".join(filter(None, (os.environ.get(KAFKA_OPTS, "").strip(),
+                                      f"-D{JAVA_LOGIN_CONFIG_PARAM}={shlex.quote(jaas_path)}")))
 
     def _claim_base_dir(self) -> list[str] | None:
         """A persistent cluster's start: lock the base dir for this cluster's life, then find its ZooKeeper's data
@@ -268,9 +325,10 @@ class LocalCluster:
         """The shell command that starts broker ``broker_id`` again as this cluster started it (same id, listener,
         metrics port, log dir and overrides): what a user runs to bring back one broker that died."""
         args = self.broker_args(broker_id)
+        env = "".join(f"{key}={shlex.quote(value)} " for key, value in self.broker_env.items())
         if self.layout is None and args[:3] == [sys.executable, "-m", "kactor"]:
-            return shlex.join(["kactor", *args[3:]])
-        return shlex.join(args)
+            return env + shlex.join(["kactor", *args[3:]])
+        return env + shlex.join(args)
 
     def start_broker(self, broker_id: int) -> subprocess.Popen[bytes]:
         if broker_id in self.procs and self.procs[broker_id].poll() is None:
@@ -280,7 +338,7 @@ class LocalCluster:
         os.makedirs(self.base_dir, exist_ok=True)
         with open(log_path, "ab") as out:
             proc = spawn(self.broker_args(broker_id), stdout=out, stderr=subprocess.STDOUT,
-                         stdin=subprocess.DEVNULL, env=dict(os.environ, PYTHONHASHSEED="0"))
+                         stdin=subprocess.DEVNULL, env=dict(os.environ, PYTHONHASHSEED="0", **self.broker_env))
         self.procs[broker_id] = proc
         return proc
 

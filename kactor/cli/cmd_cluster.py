@@ -18,6 +18,7 @@ from kactor.cli import CliError
 from kactor.secure_cluster import PROTOCOLS
 
 if TYPE_CHECKING:
+    from core.security.jaas import ZkSaslLogin
     from kactor.cluster import LocalCluster
 
 MIN_LIFE_S = 5.0  # --restart-dead-brokers restarts a broker that had run at least this long
@@ -55,6 +56,13 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "plaintext). ssl and sasl_*: a CA and a broker certificate made for this cluster; sasl_*: an "
                         "admin user (SASL PLAIN) with a fresh password. Prints the client properties file for "
                         "--command-config and the librdkafka one (kcat -F)")
+    p.add_argument("--zookeeper-sasl", action="store_true",
+                   help="zookeeper.set.acl=true with a SASL login, as Kafka secures ZooKeeper: the embedded ZooKeeper "
+                        "runs SASLAuthenticationProvider, the brokers log in as user kafka (DIGEST-MD5, a fresh "
+                        "password) from a JAAS file's Client section given in KAFKA_OPTS, and every znode is theirs "
+                        "to write. Prints the KAFKA_OPTS that gives Kafka's tools (and zkCli.sh, as CLIENT_JVMFLAGS) "
+                        "the same login. Without it, a KAFKA_OPTS naming a JAAS Client section is the brokers' login "
+                        "and the embedded ZooKeeper accepts it")
     p.add_argument("--hosts", choices=("loopback", "netns"), default="loopback",
                    help="loopback (default): everything on 127.0.0.1. netns: each broker and each ZooKeeper server "
                         "in a network namespace of its own, with its own address on a private bridge that this "
@@ -63,9 +71,10 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from core.security.jaas import ZkSaslLogin
     from edges.children import install_stop_signals
     from kactor.cluster import ClusterError, LocalCluster
-    from kactor.config import ConfigError, load_config
+    from kactor.config import ConfigError, build_config, load_config, parse_overrides
     from zk_bridge.blocking import BlockingZk
     from zk_bridge.server import ZooKeeperUnavailable
 
@@ -93,8 +102,16 @@ def run(args: argparse.Namespace) -> int:
     for port in sorted({*ports.values(), *metrics_ports.values()}):
         if not _free(port):
             raise CliError(f"port {port} is already in use on 127.0.0.1")
+    if args.zookeeper_sasl and args.zookeeper:
+        raise CliError("--zookeeper-sasl sets up the embedded ZooKeeper's SASL: with --zookeeper, name a JAAS file "
+                       "whose Client section that ZooKeeper accepts in KAFKA_OPTS=-Djava.security.auth.login.config="
+                       "<file> instead", 2)
     try:  # validate the overrides once, here, rather than N times in N children
-        load_config(None, ["broker.id=0", "zookeeper.connect=127.0.0.1:1", *args.override])
+        probe = ["broker.id=0", "zookeeper.connect=127.0.0.1:1", *args.override]
+        if args.zookeeper_sasl:  # the login LocalCluster makes: only the overrides are checked here
+            checked = build_config(parse_overrides(["zookeeper.set.acl=true", *probe]), ZkSaslLogin("kafka", ""))
+        else:
+            checked = load_config(None, probe)
     except ConfigError as e:
         raise CliError(str(e)) from None
     if args.security != "plaintext" and args.hosts == "netns":
@@ -103,7 +120,7 @@ def run(args: argparse.Namespace) -> int:
         cluster = LocalCluster(args.brokers, args.zookeeper, args.data_dir, args.trace_dir, args.override,
                                zookeeper_ensemble=args.zookeeper_ensemble, hosts=args.hosts, ports=ports,
                                metrics_ports=metrics_ports, security=args.security,
-                               persistent=args.data_dir is not None)
+                               persistent=args.data_dir is not None, zookeeper_sasl=args.zookeeper_sasl)
     except ClusterError as e:
         raise CliError(str(e)) from None
     stop = {"now": False}
@@ -146,6 +163,8 @@ def run(args: argparse.Namespace) -> int:
             hosts = ", ".join(f"{h.name} {h.address}" for h in cluster.layout.hosts.values())
             print(f"hosts (network namespaces on bridge {cluster.layout.bridge}, {cluster.layout.subnet}; this "
                   f"machine is {cluster.layout.host_address}): {hosts}")
+        if (login := cluster.zookeeper_sasl) is not None:
+            _print_zookeeper_sasl(cluster, login, checked["zookeeper.set.acl"])
         where = cluster.base_dir + (" (removed on exit)" if args.data_dir is None else "")
         print(f"data: {where}" + (f"   traces: {args.trace_dir}" if args.trace_dir else ""))
         print("Ctrl-C to stop", flush=True)
@@ -174,6 +193,16 @@ def run(args: argparse.Namespace) -> int:
         print("stopping brokers, then ZooKeeper...", flush=True)
         cluster.stop()
     return 0
+
+
+def _print_zookeeper_sasl(cluster: LocalCluster, login: ZkSaslLogin, set_acl: bool) -> None:
+    """The brokers' ZooKeeper SASL login, and how Kafka's tools and ZooKeeper's CLI log in as them."""
+    print(f"zookeeper: the brokers' SASL login is {login.username} (DIGEST-MD5, JAAS file {login.path}, section "
+          f"{login.section}), zookeeper.set.acl={str(set_acl).lower()}")
+    if cluster.broker_env:
+        opts = cluster.kafka_opts(login.path)
+        print(f"the same login for Kafka's tools (kafka-configs.sh --zookeeper ..., kactor's): KAFKA_OPTS='{opts}'; "
+              f"for zkCli.sh: CLIENT_JVMFLAGS='-Djava.security.auth.login.config={login.path}'")
 
 
 def _port_range(base: int | None, brokers: int, option: str) -> dict[int, int]:
