@@ -14,6 +14,7 @@ import logging
 import os
 import shutil
 import signal
+import subprocess
 import threading
 import time
 from collections.abc import Callable
@@ -43,6 +44,7 @@ from kactor.chaos.history import (
     Violation,
 )
 from kactor.chaos.schedule import Step, make_schedule
+from kactor.chaos.slips import SLIP_EXIT_S, SlipOutcome, judge, slip_args, slip_broker_id
 from kactor.chaos.txn_workload import OUTPUT as TXN_OUTPUT
 from kactor.chaos.txn_workload import TxnWorkload
 from kactor.cluster import LocalCluster
@@ -165,6 +167,7 @@ class ChaosRun:
         self._started_ms: dict[int, float] = {}
         self._stopped_broker: int | None = None
         self._env_before = os.environ.get(FAULTS_ENV)
+        self.slip_violations: list[Violation] = []  # operators' slips not refused as Kafka refuses them
 
     # -- the run ----------------------------------------------------------------------------------------------------
     def run(self) -> SeedResult:
@@ -189,7 +192,7 @@ class ChaosRun:
             for t in self._threads:
                 t.join(10)
             violations = check_safety(self.samples) + check_data(self.acks, final, logs, hws, self.reads) \
-                + violations + check_duplicates(final, logs, self.reads)
+                + violations + check_duplicates(final, logs, self.reads) + self.slip_violations
             if self.txn is not None:
                 violations += self._check_transactions()
             gaps = ack_gaps(self.sends, self.samples, self._all_outages(), self.min_isr)
@@ -348,6 +351,8 @@ class ChaosRun:
             self._event(f"  {step.op} {step.topic} not done: {type(e).__name__}: {e}")
         if step.fault is not None:
             self._fault(step)
+        if step.slip is not None:
+            self._slip(step)
         self._settle()
 
     def _operation(self, step: Step) -> None:
@@ -457,6 +462,57 @@ class ChaosRun:
             self._hold(hold)
             ensemble.restart(index)
         self._event(f"  {fault} healed")
+
+    def _slip(self, step: Step) -> None:
+        """An operator's slip (kactor/chaos/slips.py): a second broker process on broker ``step.slip_target``'s live
+        log dir, watched until it exits (SLIP_EXIT_S at most, then killed): its registration looked for in ZooKeeper
+        meanwhile, its output kept beside the brokers' logs."""
+        from edges.children import spawn
+        from zk_bridge.server import free_port
+
+        assert self.cluster is not None and self.zk is not None and step.slip is not None
+        c, kind, t = self.cluster, step.slip, step.slip_target
+        if c.layout is not None or c.procs.get(t) is None or c.procs[t].poll() is not None:
+            self._event(f"  {kind} on broker {t}'s log dir not done (broker not running, or brokers in namespaces)")
+            return
+        self.faults[kind] = self.faults.get(kind, 0) + 1
+        port = free_port()
+        args = slip_args(c.broker_args(t), kind, t, f"{c.listener_name}://127.0.0.1:{port}",
+                         free_port() if t in c.metrics_ports else None)
+        out_path = os.path.join(c.base_dir, f"slip-{step.index}-{kind}-broker-{t}.log")
+        self._event(f"  {kind}: broker {slip_broker_id(kind, t)} started on broker {t}'s log dir {self._log_dir(t)}")
+        with open(out_path, "wb") as out:
+            proc = spawn(args, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                         env=dict(os.environ, PYTHONHASHSEED="0", **c.broker_env))
+        registered = False
+        deadline = time.monotonic() + SLIP_EXIT_S
+        while proc.poll() is None and time.monotonic() < deadline:
+            registered = registered or self._slip_registered(kind, t, port)
+            time.sleep(0.2)
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+            code = None
+        else:
+            code = proc.returncode
+        registered = registered or self._slip_registered(kind, t, port)
+        with open(out_path, encoding="utf-8", errors="replace") as f:
+            output = f.read()
+        outcome = SlipOutcome(kind, t, code, output, registered, c.procs[t].poll() is None)
+        found = judge(outcome, self._log_dir(t))
+        self.slip_violations += found
+        self._event(f"  {kind} exited with {code}" + ("" if not found else f": {'; '.join(v.detail for v in found)}"))
+
+    def _slip_registered(self, kind: str, target: int, port: int) -> bool:
+        """The slip's broker id registered by the slip's process (another broker's id, or the target's own id with
+        the slip's port in it)."""
+        assert self.zk is not None
+        try:
+            data, _ = self.zk.get(paths.BrokerIdZNode.path(slip_broker_id(kind, target)))
+        except NoNodeError:
+            return False
+        return kind == "other-dir" or any(ep.port == port for ep in znodes.decode_broker(target, data.decode())
+                                          .endpoints)
 
     def _now(self) -> float:
         """Seconds of the run: the clock of samples, sends and outages."""

@@ -16,6 +16,11 @@ Faults, at most one per step, applied right after the step's operation and heale
 * ``logdir``: a broker's log dir becomes unusable (replaced by a file); healed by restarting the broker on it;
 * ``zk-kill`` / ``zk-kill-leader`` (with a ZooKeeper ensemble): a server of the ensemble, or its current
   leader, is killed and restarted.
+
+Beside them an operator's slip (kactor/chaos/slips.py), on a share of the steps without a fault: a second broker
+process started on a live broker's log dir (``second-process``: its own command again; ``other-dir``: a new broker
+id on it), which must be refused. Drawn from a stream of its own (``operator-slips-<seed>``), three draws a step
+whatever the step has, so every step's operation and fault are the ones the seed had before slips existed.
 """
 
 from __future__ import annotations
@@ -23,6 +28,8 @@ from __future__ import annotations
 import random
 
 import attrs
+
+from kactor.chaos.slips import SLIP_PROBABILITY, SLIPS
 
 OPS = ("create", "delete", "reassign", "preferred", "expand", "config")
 BROKER_FAULTS = ("sigkill", "sigterm", "sigstop", "kill-controller", "partition", "logdir")
@@ -48,6 +55,8 @@ class Step:
     fault: str | None = None
     targets: tuple[int, ...] = ()
     hold_s: float = 0.0
+    slip: str | None = None  # an operator's slip after the operation (kactor/chaos/slips.py), on a step without fault
+    slip_target: int = -1  # the live broker whose log dir it is
 
     def describe(self) -> str:
         if self.op == "reassign":
@@ -60,6 +69,8 @@ class Step:
             op = f"config {self.topic} {self.args[0]}={self.args[1]}"
         else:
             op = f"{self.op} {self.topic}"
+        if self.slip is not None:
+            op = f"{op}; {self.slip} on broker {self.slip_target}'s log dir"
         if self.fault is None:
             return op
         target = f" {list(self.targets)}" if self.targets else ""
@@ -81,6 +92,7 @@ def make_schedule(seed: int, steps: int, brokers: int = 3, zk_servers: int = 0) 
     if steps < 0 or brokers < 1:
         raise ValueError("steps must be >= 0 and brokers >= 1")
     rng = random.Random(seed)
+    slips = random.Random(f"operator-slips-{seed}")
     model = _Model()
     faults = [f for f in BROKER_FAULTS if brokers >= 2 or f != "partition"]
     if zk_servers >= 3:
@@ -94,7 +106,10 @@ def make_schedule(seed: int, steps: int, brokers: int = 3, zk_servers: int = 0) 
             mid_operation = op in ("delete", "reassign") and rng.random() < 0.5
             fault = "kill-controller" if mid_operation else rng.choice(faults)
             targets, hold = _fault_target(rng, fault, brokers, zk_servers)
-        out.append(Step(i, op, topic, args, fault, targets, hold))
+        roll, slip, slip_target = slips.random(), slips.choice(SLIPS), slips.randrange(brokers)
+        if fault is not None or roll >= SLIP_PROBABILITY:
+            slip, slip_target = None, -1
+        out.append(Step(i, op, topic, args, fault, targets, hold, slip, slip_target))
     return tuple(out)
 
 

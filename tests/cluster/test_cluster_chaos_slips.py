@@ -1,0 +1,38 @@
+"""`kactor chaos`'s operator slips (kactor/chaos/slips.py, issue #39) against a real broker: a second `kactor broker`
+started on a live broker's log dir — its own command again, or another broker id — is refused as Kafka 2.6.3
+refuses it (the dir's lock; the stored broker.id), never registers, and the live broker keeps serving."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from cluster_helpers import Cluster
+
+from kactor.chaos.runner import ChaosConfig, ChaosRun
+from kactor.chaos.schedule import Step
+
+pytestmark = pytest.mark.cluster
+
+
+@pytest.mark.parametrize("kind", ["second-process", "other-dir"])
+def test_a_second_broker_process_on_a_live_brokers_dir_is_refused(start_cluster, tmp_path: Path, kind: str) -> None:
+    cluster: Cluster = start_cluster(brokers=1)
+    run = ChaosRun(ChaosConfig(seed=0, steps=1, brokers=1), str(tmp_path / "seed"))
+    run.cluster, run.zk = cluster.lc, cluster.zk
+    registration = cluster.zk.get("/brokers/ids/0")[0]
+    run._slip(Step(0, "create", "t0", (1, 1), slip=kind, slip_target=0))
+    assert run.slip_violations == []
+    assert run.faults == {kind: 1}
+    assert cluster.zk.get_children("/brokers/ids") == ["0"]
+    assert cluster.zk.get("/brokers/ids/0")[0] == registration  # the live broker's own registration, untouched
+    assert cluster.lc.procs[0].poll() is None
+    out = next(Path(cluster.lc.base_dir).glob(f"slip-0-{kind}-broker-0.log")).read_text()
+    expected = ("Failed to acquire lock on file .lock in " if kind == "second-process"
+                else "Configured broker.id 100 doesn't match stored broker.id 0 in meta.properties")
+    assert expected in out
+    # the live broker serves: a topic created now is led by it
+    from kactor.admin.admin_zk import AdminZkClient
+    AdminZkClient(cluster.zk).create_topic("after-slip", 1, 1)
+    cluster.wait(lambda: cluster.zk.exists("/brokers/topics/after-slip/partitions/0/state") is not None, 30.0,
+                 "the new topic led")
