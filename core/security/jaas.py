@@ -177,8 +177,10 @@ def zk_sasl_login(environ: Mapping[str, str], read_file: Callable[[str], str]) -
     path = props.get(JAVA_LOGIN_CONFIG_PARAM)
     if not path:
         return None
-    # Java's ConfigFile also takes a URL; a file: one is the same file
-    local = path[len("file:"):] if path.startswith("file:") else path
+    # ConfigFile: a leading "=" (-Djava.security.auth.login.config==<file>) means this file only, which is all
+    # kactor reads anyway; the value may be a URL, and a file: one is that file
+    local = path.removeprefix("=")
+    local = local.removeprefix("file:")
     try:
         text = read_file(local)
     except OSError as e:

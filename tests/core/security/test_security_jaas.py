@@ -104,6 +104,8 @@ def test_the_environment_s_login_reads_the_file_kafka_opts_names() -> None:
     env = {"KAFKA_OPTS": "-Djava.security.auth.login.config=file:/etc/kafka/zk_jaas.conf"}
     login = zk_sasl_login(env, read)
     assert login is not None and login.username == "kafka" and login.path == "file:/etc/kafka/zk_jaas.conf"
+    login = zk_sasl_login({"KAFKA_OPTS": "-Djava.security.auth.login.config==/etc/kafka/zk_jaas.conf"}, read)
+    assert login is not None and login.username == "kafka"  # ConfigFile's "==": this file only
     assert zk_sasl_login({}, read) is None
     assert zk_sasl_login({"KAFKA_OPTS": "-Xmx1G"}, read) is None
     # a JAAS file without the section, with zookeeper.sasl.client=false: no login, no error (nothing to disable)
