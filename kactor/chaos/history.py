@@ -116,7 +116,9 @@ class ErrorAnswer:
 @attrs.frozen(slots=True)
 class Violation:
     """A broken invariant: kind is "safety", "lost", "divergent", "stuck", "gap" (an acknowledgement gap over the
-    bound), "duplicate" (a record in a log twice) or "server-error" (an UNKNOWN_SERVER_ERROR answer)."""
+    bound), "duplicate" (a record in a log twice), "server-error" (an UNKNOWN_SERVER_ERROR answer), "load" (a
+    coordinator's load failed at a batch it could not pass: kactor/chaos/loads.py) or "operator" (an operator's slip
+    not refused: kactor/chaos/slips.py)."""
 
     kind: str
     detail: str

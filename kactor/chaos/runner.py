@@ -43,6 +43,7 @@ from kactor.chaos.history import (
     Send,
     Violation,
 )
+from kactor.chaos.loads import failed_loads
 from kactor.chaos.schedule import Step, make_schedule
 from kactor.chaos.slips import SLIP_EXIT_S, SlipOutcome, judge, slip_args, slip_broker_id
 from kactor.chaos.txn_workload import OUTPUT as TXN_OUTPUT
@@ -211,7 +212,7 @@ class ChaosRun:
         finally:
             self.close()
         if error is None:
-            violations += check_server_errors(self.error_answers())
+            violations += check_server_errors(self.error_answers()) + self.failed_loads()
         duration = time.monotonic() - self._t0
         result = SeedResult(cfg.seed, cfg.steps, dict(self.faults), len(self.acks), tuple(violations), duration,
                             self.folder, error, figures.get("longest_gap_s"), figures.get("gap_bound_s"))
@@ -232,6 +233,17 @@ class ChaosRun:
             if os.path.exists(path):
                 with open(path, encoding="utf-8", errors="replace") as f:
                     out += broker_log_answers(b, f)
+        return out
+
+    def failed_loads(self) -> list[Violation]:
+        """The coordinators' loads that failed at a batch they could not pass, from the brokers' logs
+        (kactor/chaos/loads.py)."""
+        out: list[Violation] = []
+        for b in range(self.cfg.brokers):
+            path = os.path.join(self.folder, "cluster", f"broker-{b}.log")
+            if os.path.exists(path):
+                with open(path, encoding="utf-8", errors="replace") as f:
+                    out += failed_loads(b, f)
         return out
 
     def _event(self, text: str) -> None:

@@ -69,3 +69,22 @@ def test_a_slip_not_refused_or_refused_otherwise_is_a_violation() -> None:
     assert "without Kafka's refusal" in found[0].detail and found[0].detail.endswith("Address already in use")
     assert found[1].detail.endswith("registered broker 0 in ZooKeeper")
     assert found[2].detail.endswith("the live broker 0 exited meanwhile")
+
+
+def test_a_load_failed_at_a_batch_it_could_not_pass_is_a_violation_a_failed_read_is_not() -> None:
+    from kactor.chaos.loads import failed_loads
+
+    lines = [
+        "2026-11-27 ERROR broker-1 [kactor.coordinator] Error loading transactions from __transaction_state-0 at "
+        "offset 3 (coordinator epoch 2): a control batch (a transaction marker), which no client can have written "
+        "since AddPartitionsToTxn refuses internal topics. Nothing of the partition is loaded: its transactional ids "
+        "answer COORDINATOR_LOAD_IN_PROGRESS until it is loaded again at its next election",
+        "2026-11-27 ERROR broker-1 [kactor.coordinator] Error loading offsets from __consumer_offsets-4 at offset 17: "
+        "reading failed: KAFKA_STORAGE_ERROR. Nothing of the partition is loaded: its groups answer "
+        "COORDINATOR_LOAD_IN_PROGRESS until it is loaded again at its next election",
+        "2026-11-27 INFO broker-1 [kactor.coordinator] Finished loading 1 transaction metadata from "
+        "__transaction_state-0",
+    ]
+    assert [(v.kind, v.detail) for v in failed_loads(1, lines)] == [
+        ("load", "broker 1's load of __transaction_state-0 failed at offset 3: a control batch (a transaction marker), "
+                 "which no client can have written since AddPartitionsToTxn refuses internal topics")]
