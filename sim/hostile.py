@@ -334,12 +334,12 @@ class HostileChecks:
                         out.append(f"{tp}: b{b}'s log holds a hostile client's record ({c.value}-...)")
                     try:
                         for batch in iter_batches(data):
-                            if batch.producer_id in c.producer_ids:
-                                out.append(f"{tp}: b{b}'s log holds a batch of the hostile client's producer id "
-                                           f"{batch.producer_id} at offset {batch.base_offset}")
-                            elif batch.is_control and tp == TRANSACTION_STATE:
+                            if batch.is_control and tp == TRANSACTION_STATE:
                                 out.append(f"{tp}: b{b}'s log holds a control batch (a transaction marker of "
                                            f"producer id {batch.producer_id}) at offset {batch.base_offset}")
+                            elif batch.producer_id in c.producer_ids:
+                                out.append(f"{tp}: b{b}'s log holds a batch of the hostile client's producer id "
+                                           f"{batch.producer_id} at offset {batch.base_offset}")
                     except ProtocolError:  # a torn tail (a power loss): the ISR checks report what matters
                         continue
         return out
