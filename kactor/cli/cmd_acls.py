@@ -36,7 +36,7 @@ from core.security.acl import (
 )
 from core.security.acl_store import AclUpdateError, ZkAclAuthorizer
 from kactor.admin.admin_zk import DEFAULT_CONNECT_TIMEOUT_S, zk_session
-from kactor.cli import CliError
+from kactor.cli import CliError, kafka_options
 from kactor.cli.support import admin_errors, usage_error
 from zk_bridge.blocking import BlockingZk
 
@@ -112,6 +112,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--force", action="store_true", help="Assume Yes to all queries and do not prompt.")
     p.add_argument("--connect-timeout", type=float, default=DEFAULT_CONNECT_TIMEOUT_S, metavar="S",
                    help=f"seconds to wait for ZooKeeper (default {DEFAULT_CONNECT_TIMEOUT_S:g})")
+    kafka_options.add_refusals(p, "acls")
     p.set_defaults(func=run, _parser=p)
 
 

@@ -13,7 +13,7 @@ from core.quota.client_quota_manager import sanitize
 from kactor.admin import configs
 from kactor.admin.admin_zk import BROKER_CONFIG_TYPE, DEFAULT_ENTITY, TOPIC_CONFIG_TYPE
 from kactor.admin.log_config import CONFIG_NAMES
-from kactor.cli import CliError, configs_kafka
+from kactor.cli import CliError, configs_kafka, kafka_options
 from kactor.cli.kafka_support import (
     BROKER_CONFIGS_ADMIN_CONFIG,
     add_bootstrap_args,
@@ -61,6 +61,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         + ", ".join(CONFIG_NAMES))
     p.add_argument("--delete-config", action="append", default=[], metavar="K1,K2",
                    help="config keys to remove 'k1,k2'")
+    kafka_options.add_refusals(p, "configs")
     p.set_defaults(func=run, _parser=p)
 
 

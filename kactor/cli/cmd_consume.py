@@ -22,7 +22,7 @@ import threading
 import time
 from typing import Any
 
-from kactor.cli import CliError
+from kactor.cli import CliError, kafka_options
 from kactor.cli.client_properties import CONSUMER_SAME_NAME, Servers
 from kactor.cli.kafka_support import add_bootstrap_args, add_client_config_arg, kafka_errors, parse_properties, servers
 from kactor.cli.message_formatter import FormatterError, MessageFormatter
@@ -60,6 +60,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="a consumer configuration property (librdkafka's names), e.g. fetch.max.bytes=1048576")
     p.add_argument("--metadata-timeout", type=float, default=DEFAULT_TIMEOUT_S, metavar="S",
                    help=f"seconds to wait for the first metadata (default {DEFAULT_TIMEOUT_S:g})")
+    kafka_options.add_refusals(p, "consume")
     p.set_defaults(func=run, _parser=p)
 
 

@@ -16,7 +16,7 @@ import argparse
 import time
 
 from kactor.admin.admin_zk import AdminZkClient
-from kactor.cli import CliError, produce_kafka
+from kactor.cli import CliError, kafka_options, produce_kafka
 from kactor.cli.kafka_support import check_client_config
 from kactor.cli.support import add_zookeeper_args, admin_client, usage_error
 from messages.common import NO_LEADER, Errors, TopicPartition
@@ -51,6 +51,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="retries after a retriable error (default: with --zookeeper 5; with --bootstrap-server "
                         "librdkafka's, as kcat: until the delivery timeout, 120 s)")
     produce_kafka.add_args(p)
+    kafka_options.add_refusals(p, "produce")
     p.set_defaults(func=run, _parser=p)
 
 

@@ -9,7 +9,7 @@ import argparse
 from kactor.admin import log_config, topics
 from kactor.admin.admin_zk import RACK_AWARE_DISABLED, RACK_AWARE_ENFORCED
 from kactor.admin.assignment import parse_replica_assignment
-from kactor.cli import topics_kafka
+from kactor.cli import kafka_options, topics_kafka
 from kactor.cli.kafka_support import (
     BROKER_CONFIGS_ADMIN_CONFIG,
     add_bootstrap_args,
@@ -68,6 +68,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--disable-rack-aware", action="store_true", help="Disable rack aware replica assignment")
     # AdminUtils' fixedStartIndex: makes placement deterministic (tests, reproducible demos).
     p.add_argument("--start-index", type=int, default=-1, help=argparse.SUPPRESS)
+    kafka_options.add_refusals(p, "topics")
     p.set_defaults(func=run, _parser=p)
 
 
