@@ -26,11 +26,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
         "chaos", help="seeded fault runs with data invariants against a real cluster",
         description="Starts ZooKeeper and broker processes for each seed, produces with acks=all while it applies "
-                    "the seed's operations and faults, heals, and checks safety (leaders, epochs, ISR), data "
+                    "the seed's operations and faults (and an operator's slips: a second broker process on a live "
+                    "broker's log dir, which must be refused), heals, and checks safety (leaders, epochs, ISR), data "
                     "(every acknowledged record on every ISR replica, identical logs, no record written twice by "
                     "the idempotent producer), liveness, the producer's longest acknowledgement gap against "
-                    "max(zookeeper.session.timeout.ms, 1.5 x replica.lag.time.max.ms) + 3 s, and that no answer "
-                    "was UNKNOWN_SERVER_ERROR.")
+                    "max(zookeeper.session.timeout.ms, 1.5 x replica.lag.time.max.ms) + 3 s, that no answer "
+                    "was UNKNOWN_SERVER_ERROR and that no coordinator load failed at a batch it could not pass.")
     p.add_argument("--seeds", default="1", metavar="SEEDS", help="seeds to run: N, N-M or a list (default 1)")
     p.add_argument("--steps", type=int, default=25, metavar="N", help="steps per seed (default 25)")
     p.add_argument("--brokers", type=int, default=3, metavar="N", help="brokers per cluster (default 3)")

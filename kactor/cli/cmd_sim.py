@@ -53,11 +53,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                     "request timeouts), a simulated disk (fsync, power loss, a failing log dir) and process "
                     "crashes, pauses, restarts and controlled shutdowns; drives producers (acks=all, idempotent, "
                     "acks=1, acks=0, transactional), consumers (read_uncommitted, read_committed, a consumer group) "
-                    "and admin operations (topic creation, reassignment, deletion), and checks the invariants after "
+                    "admin operations (topic creation, reassignment, deletion) and, on an eighth of the seeds, a "
+                    "hostile client (AddPartitionsToTxn of internal topics, produces to them, corrupt and garbage "
+                    "batches, an unknown producer id), and checks the invariants after "
                     "every step (one leader per leader epoch, leader in ISR within replicas, every acknowledged "
                     "record on every ISR replica, replicas identical below the high watermark, no duplicate, "
                     "answers within their bounds, no UNKNOWN_SERVER_ERROR, groups stable, deletions and "
-                    "reassignments complete, followers back in the ISR, nothing acknowledged lost). A failing "
+                    "reassignments complete, followers back in the ISR, Kafka's answers to the hostile client and "
+                    "nothing of it in an internal topic, every coordinator load complete, nothing acknowledged "
+                    "lost). A failing "
                     "seed prints the command that reruns it; its traces replay with `kactor trace replay --check` "
                     "and a campaign's with `kactor trace summarize DIR`.")
     p.add_argument("--seeds", default="1", metavar="SEEDS", help="seeds to run: N, N-M or a list (default 1)")
