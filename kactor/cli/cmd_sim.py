@@ -52,7 +52,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                     "simulated network (per-link latency, partitions two-way and one-way, slow links, resets, "
                     "request timeouts), a simulated disk (fsync, power loss, a failing log dir) and process "
                     "crashes, pauses, restarts and controlled shutdowns; drives producers (acks=all, idempotent, "
-                    "acks=1, acks=0, transactional), consumers (read_uncommitted, read_committed, a consumer group) "
+                    "acks=1, acks=0, transactional), consumers (read_uncommitted, read_committed, a consumer group), "
                     "admin operations (topic creation, reassignment, deletion) and, on an eighth of the seeds, a "
                     "hostile client (AddPartitionsToTxn of internal topics, produces to them, corrupt and garbage "
                     "batches, an unknown producer id), and checks the invariants after "
