@@ -67,6 +67,8 @@ ACCEPTS_2_6_3 = {
     "preferred-replica-election": "path-to-json-file zookeeper bootstrap-server admin.config",
     "delete-records": "bootstrap-server offset-json-file command-config",
     "log-dirs": "bootstrap-server command-config describe topic-list broker-list",
+    "broker-api-versions": "command-config bootstrap-server",
+    "get-offsets": "broker-list topic partitions time offsets max-wait-ms",
     "produce": "topic broker-list bootstrap-server sync compression-codec batch-size message-send-max-retries "
                "retry-backoff-ms timeout request-required-acks request-timeout-ms metadata-expiry-ms max-block-ms "
                "max-memory-bytes max-partition-memory-bytes line-reader socket-buffer-size property "
