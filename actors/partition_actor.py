@@ -26,7 +26,7 @@ from core.api.broker_requests import FOLLOWER_RESPONSES, unit_of
 from core.broker.cleaner import swap as log_cleaning
 from core.broker.config import BrokerSideConfig
 from core.broker.fetch_session import FetchSessionCache
-from core.broker.log import LogManager
+from core.broker.log_manager import LogManager
 from core.broker.replica_manager import ReplicaManager
 from core.broker.shards import ShardedRequest, shard_of
 from core.disk import OS_DISK

@@ -32,7 +32,8 @@ from core.broker.cleaner.manager import (
     write_cleaner_checkpoint,
 )
 from core.broker.cleaner.offset_map import SkimpyOffsetMap
-from core.broker.log import KafkaStorageError, LogManager
+from core.broker.kafka_storage_error import KafkaStorageError
+from core.broker.log_manager import LogManager
 from messages.common import TopicPartition
 from messages.log_cleaner import LogCleaned
 

@@ -23,7 +23,8 @@ import struct
 from typing import Any
 
 from core.broker.api_error import ApiError
-from core.broker.log import KafkaStorageError, Log, log_future_dir_name
+from core.broker.kafka_storage_error import KafkaStorageError
+from core.broker.log import Log, log_future_dir_name
 from messages.common import Errors, TopicPartition
 from messages.replication import AlterReplicaLogDirResult, AlterReplicaLogDirsRequest, AlterReplicaLogDirsResponse
 

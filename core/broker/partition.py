@@ -23,8 +23,10 @@ import attrs
 
 from core.broker.api_error import ApiError
 from core.broker.cleaner.keys import validate_keys
+from core.broker.kafka_storage_error import KafkaStorageError
 from core.broker.leader_epoch_cache import UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET
-from core.broker.log import UNKNOWN_OFFSET, KafkaStorageError, Log, LogAppendInfo, LogManager
+from core.broker.log import UNKNOWN_OFFSET, Log, LogAppendInfo
+from core.broker.log_manager import LogManager
 from core.broker.producer_state import CLIENT
 from core.broker.transaction_index import AbortedTxn
 from core.effects import Proc

@@ -30,19 +30,15 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 import attrs
 
 from core.broker import alter_log_dirs
+from core.broker.checkpoints import REPLICATION_OFFSET_CHECKPOINT, read_offset_checkpoint, write_offset_checkpoint
 from core.broker.config import BrokerSideConfig
 from core.broker.fetch_session import FetchContext, FetchSession, FetchSessionCache, FetchSessionHandler
 from core.broker.fetcher_state import FETCHING, TRUNCATING, FollowerFetchState, offset_truncation_state
 from core.broker.isr_propagation import ISR_CHANGE_PROPAGATION_CHECK_MS, IsrChangePropagation, propagate_log_dir_event
+from core.broker.kafka_storage_error import KafkaStorageError
 from core.broker.leader_epoch_cache import UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET
-from core.broker.log import (
-    REPLICATION_OFFSET_CHECKPOINT,
-    KafkaStorageError,
-    LogManager,
-    read_offset_checkpoint,
-    write_offset_checkpoint,
-)
 from core.broker.log_config import MIN_IN_SYNC_REPLICAS, LogConfigs, log_defaults_from_broker_config
+from core.broker.log_manager import LogManager
 from core.broker.metadata_cache import MetadataCache
 from core.broker.partition import (
     FETCH_HIGH_WATERMARK,

@@ -738,7 +738,8 @@ class ChaosRun:
 
     def _read_logs(self, final: dict[TP, FinalPartition]) -> tuple[dict[tuple[int, TP], tuple[str, ...]],
                                                                     dict[tuple[int, TP], int]]:
-        from core.broker.log import REPLICATION_OFFSET_CHECKPOINT, Log, partition_dir_name, read_offset_checkpoint
+        from core.broker.checkpoints import REPLICATION_OFFSET_CHECKPOINT, read_offset_checkpoint
+        from core.broker.log import Log, partition_dir_name
         from messages.common import TopicPartition
 
         snap_root = os.path.join(self.folder, "log-snapshot")

@@ -135,7 +135,7 @@ def test_broker_log_defaults_roll_and_retention_deletes_old_segments_on_every_re
     from confluent_kafka import Consumer
     from confluent_kafka import TopicPartition as KafkaTopicPartition
 
-    from core.broker.log import LOG_START_OFFSET_CHECKPOINT, read_offset_checkpoint
+    from core.broker.checkpoints import LOG_START_OFFSET_CHECKPOINT, read_offset_checkpoint
     from messages.common import TopicPartition
 
     c: Cluster = start_cluster(3, overrides=("log.segment.bytes=1024", "log.retention.bytes=2048",

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from cluster_helpers import TEST_SESSION_TIMEOUT_MS, Cluster, now_ms, partition_dir_records, run_kactor
 
-from core.broker.log import REPLICATION_OFFSET_CHECKPOINT, read_offset_checkpoint
+from core.broker.checkpoints import REPLICATION_OFFSET_CHECKPOINT, read_offset_checkpoint
 from edges.transport import TransportError, request
 from kactor.records import values_batch
 from messages.common import Errors, TopicPartition

@@ -20,7 +20,7 @@ import pytest
 from cluster_helpers import TEST_SESSION_TIMEOUT_MS, Cluster
 from kazoo.client import KazooClient
 
-from core.broker.log import REPLICATION_OFFSET_CHECKPOINT, read_offset_checkpoint
+from core.broker.checkpoints import REPLICATION_OFFSET_CHECKPOINT, read_offset_checkpoint
 from core.security.scram import ScramMechanism, scram_credential_config
 from kactor.cluster import LocalCluster
 from messages.common import TopicPartition

@@ -198,7 +198,7 @@ def test_a_replica_removed_while_its_broker_was_down_keeps_its_log_as_in_kafka_2
 
 def test_a_replica_whose_log_survives_the_deletion_is_reported(cluster: Cluster,
                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
-    from core.broker.log import LogManager
+    from core.broker.log_manager import LogManager
 
     monkeypatch.setattr(LogManager, "delete_logs", lambda self, tps: (set(), {}))  # answers success, deletes nothing
     admin = AdminOps(cluster.sim, [AdminOp(0, "create", EXTRA_TOPIC, (0, 1)), AdminOp(2, "delete", EXTRA_TOPIC)])
@@ -221,7 +221,7 @@ def test_a_broker_that_still_names_a_deleted_topic_is_reported(cluster: Cluster)
 
 
 def test_a_removed_replica_that_keeps_its_log_is_reported(cluster: Cluster, monkeypatch: pytest.MonkeyPatch) -> None:
-    from core.broker.log import LogManager
+    from core.broker.log_manager import LogManager
 
     monkeypatch.setattr(LogManager, "delete_logs", lambda self, tps: (set(), {}))  # answers success, deletes nothing
     admin = AdminOps(cluster.sim, [AdminOp(0, "create", EXTRA_TOPIC, (0, 1)),

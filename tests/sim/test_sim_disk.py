@@ -9,7 +9,9 @@ import random
 
 import pytest
 
-from core.broker.log import KafkaStorageError, Log, LogManager
+from core.broker.kafka_storage_error import KafkaStorageError
+from core.broker.log import Log
+from core.broker.log_manager import LogManager
 from messages.common import TopicPartition
 from protocol.records import Record, build_batch, iter_batches, read_records
 from sim.disk import SimDisk

@@ -19,8 +19,9 @@ from collections.abc import Iterable, Mapping, Sequence
 
 import attrs
 
+from core.broker.checkpoints import CLEANER_OFFSET_CHECKPOINT, read_offset_checkpoint, write_offset_checkpoint
 from core.broker.cleaner.cleaner import fingerprint, last_modified_ms, segments_in
-from core.broker.log import CLEANER_OFFSET_CHECKPOINT, Log, read_offset_checkpoint, write_offset_checkpoint
+from core.broker.log import Log
 from core.broker.log_segment import LogSegment
 from messages.common import TopicPartition
 from messages.log_cleaner import CleaningPlan

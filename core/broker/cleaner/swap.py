@@ -14,7 +14,8 @@ import logging
 from typing import TYPE_CHECKING
 
 from core.broker.cleaner.cleaner import CleaningAbortedError, clean_log, delete_cleaned, same_segment
-from core.broker.log import KafkaStorageError, Log
+from core.broker.kafka_storage_error import KafkaStorageError
+from core.broker.log import Log
 from messages.log_cleaner import LogCleaned
 
 if TYPE_CHECKING:

@@ -10,7 +10,7 @@ import pytest
 
 from core.api import describe_log_dirs as api
 from core.api.broker_requests import merge_responses, split_request
-from core.broker.log import LogManager
+from core.broker.log_manager import LogManager
 from core.broker.shards import shard_of
 from core.effects import run_sync
 from messages.common import Errors, TopicPartition

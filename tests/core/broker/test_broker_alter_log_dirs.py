@@ -10,7 +10,8 @@ from core.api import alter_replica_log_dirs as api
 from core.api.broker_requests import merge_responses, split_request
 from core.api.describe_log_dirs import describe_log_dirs
 from core.broker import alter_log_dirs
-from core.broker.log import KafkaStorageError, LogManager
+from core.broker.kafka_storage_error import KafkaStorageError
+from core.broker.log_manager import LogManager
 from core.broker.replica_manager import ReplicaManager
 from messages.common import Errors, TopicPartition
 from messages.replication import (

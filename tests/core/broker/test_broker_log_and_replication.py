@@ -6,13 +6,10 @@ import os
 
 import pytest
 
-from core.broker.log import (
-    KafkaStorageError,
-    Log,
-    LogManager,
-    read_offset_checkpoint,
-    write_offset_checkpoint,
-)
+from core.broker.checkpoints import read_offset_checkpoint, write_offset_checkpoint
+from core.broker.kafka_storage_error import KafkaStorageError
+from core.broker.log import Log
+from core.broker.log_manager import LogManager
 from kactor.records import values_batch
 from messages.common import Errors, TopicPartition
 from messages.replication import FetchResponse, ListOffsetsResponse
@@ -86,7 +83,7 @@ def test_offset_checkpoint_format(tmp_path):
 def test_high_watermark_checkpoints_read_lazily(tmp_path, monkeypatch):
     """LazyOffsetCheckpoints: a dir's replication-offset-checkpoint is read when a log is created there, once, and
     not at all when every log already exists; an unreadable file reads as empty."""
-    import core.broker.log as log_module
+    import core.broker.checkpoints as checkpoints_module
 
     d1, d2 = str(tmp_path / "d1"), str(tmp_path / "d2")
     lm = LogManager([d1, d2])
@@ -94,8 +91,8 @@ def test_high_watermark_checkpoints_read_lazily(tmp_path, monkeypatch):
     with open(os.path.join(d2, "replication-offset-checkpoint"), "w") as f:
         f.write("garbage\n")
     reads: list[str] = []
-    real = log_module.read_offset_checkpoint
-    monkeypatch.setattr(log_module, "read_offset_checkpoint",
+    real = checkpoints_module.read_offset_checkpoint
+    monkeypatch.setattr(checkpoints_module, "read_offset_checkpoint",
                         lambda path, *disk: reads.append(path) or real(path, *disk))
     hw = lm.read_high_watermark_checkpoints()
     assert reads == [] and sorted(hw) == [d1, d2] and len(hw) == 2
@@ -152,7 +149,7 @@ def test_log_manager_delete_logs_checkpoints_each_dir_once(tmp_path, monkeypatch
     """delete_logs (LogManager.asyncDelete(Set), Kafka 2.7+): every log renamed and removed, then the two checkpoint
     files of each dir that lost a log written once, holding the logs that remain; a broken dir is a per-partition
     KafkaStorageError and the others are still deleted."""
-    import core.broker.log as log_module
+    import core.broker.log_manager as log_manager_module
 
     d1, d2, d3 = (str(tmp_path / n) for n in ("d1", "d2", "d3"))
     lm = LogManager([d1, d2, d3])
@@ -161,8 +158,8 @@ def test_log_manager_delete_logs_checkpoints_each_dir_once(tmp_path, monkeypatch
         lm.get_or_create_log(tp, is_new=True).append_as_leader(values_batch(["x"] * (tp.partition + 1)), 0, 0)
     assert {tp: lm.get_log(tp).parent_dir for tp in tps}[tps[4]] == d2
     written: list[str] = []
-    real = log_module.write_offset_checkpoint
-    monkeypatch.setattr(log_module, "write_offset_checkpoint",
+    real = log_manager_module.write_offset_checkpoint
+    monkeypatch.setattr(log_manager_module, "write_offset_checkpoint",
                         lambda path, offsets, *disk: (written.append(path), real(path, offsets, *disk))[1])
     os.rename(d3, d3 + ".gone")  # d3 breaks: its logs cannot be renamed
     existed, errors = lm.delete_logs([tps[0], tps[1], tps[3], tps[5], TopicPartition("absent", 0)])

@@ -12,7 +12,7 @@ import json
 
 import pytest
 
-from core.broker.log import LogManager
+from core.broker.log_manager import LogManager
 from core.broker.partition import CountingIsrChangeListener, Partition, submit_isr_updates
 from kactor.records import values_batch
 from messages.common import Errors, TopicPartition

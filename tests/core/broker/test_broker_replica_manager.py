@@ -12,9 +12,10 @@ import shutil
 import attrs
 import pytest
 
+from core.broker.checkpoints import RECOVERY_POINT_CHECKPOINT, REPLICATION_OFFSET_CHECKPOINT, read_offset_checkpoint
 from core.broker.config import BrokerSideConfig
 from core.broker.fetcher_state import FETCHING, TRUNCATING, FollowerFetchState
-from core.broker.log import RECOVERY_POINT_CHECKPOINT, REPLICATION_OFFSET_CHECKPOINT, LogManager, read_offset_checkpoint
+from core.broker.log_manager import LogManager
 from core.broker.partition import FETCH_LOG_END
 from core.broker.replica_manager import OFFLINE, ReplicaManager
 from kactor.records import read_records as read_records_of

@@ -9,8 +9,8 @@ from datetime import timedelta
 from freezegun import freeze_time
 
 from actors.clock import ManualClock, SystemClock
+from core.broker.checkpoints import REPLICATION_OFFSET_CHECKPOINT, read_offset_checkpoint
 from core.broker.isr_propagation import IsrChangePropagation
-from core.broker.log import REPLICATION_OFFSET_CHECKPOINT, read_offset_checkpoint
 from messages.common import TopicPartition
 from messages.replication import (
     FetchPartition,

@@ -7,6 +7,7 @@ import os
 
 import pytest
 
+from core.broker.checkpoints import LEADER_EPOCH_CHECKPOINT
 from core.broker.leader_epoch_cache import (
     UNDEFINED_EPOCH,
     UNDEFINED_EPOCH_OFFSET,
@@ -15,7 +16,7 @@ from core.broker.leader_epoch_cache import (
     decode_leader_epoch_checkpoint,
     encode_leader_epoch_checkpoint,
 )
-from core.broker.log import LEADER_EPOCH_CHECKPOINT, Log
+from core.broker.log import Log
 from kactor.records import read_values, values_batch
 from messages.common import TopicPartition
 

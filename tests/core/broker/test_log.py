@@ -9,8 +9,9 @@ import struct
 import pytest
 
 from core.broker.api_error import ApiError
-from core.broker.log import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, Log, LogManager, OffsetsOutOfOrderError
+from core.broker.log import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, Log, OffsetsOutOfOrderError
 from core.broker.log_config import LogConfig
+from core.broker.log_manager import LogManager
 from messages.common import Errors, TopicPartition
 from protocol.records import Record, build_batch, iter_batches
 
@@ -390,7 +391,7 @@ def test_segment_ms_rolls_on_the_first_batchs_timestamp(tmp_path):
 
 
 def test_log_manager_checkpoints_the_log_start_after_retention_and_cleans_up(tmp_path):
-    from core.broker.log import LOG_START_OFFSET_CHECKPOINT, read_offset_checkpoint
+    from core.broker.checkpoints import LOG_START_OFFSET_CHECKPOINT, read_offset_checkpoint
     lm = LogManager([str(tmp_path)])
     lm.default_config = small(segment_bytes=300, retention_ms=1000)
     log = lm.get_or_create_log(TP, is_new=True)
@@ -418,7 +419,7 @@ def test_batches_without_timestamps_roll_on_the_segments_age_from_its_first_appe
 
 
 def test_a_log_that_cannot_load_refuses_appends_when_io_errors_are_deferred(tmp_path):
-    from core.broker.log import KafkaStorageError
+    from core.broker.kafka_storage_error import KafkaStorageError
     blocker = tmp_path / "not-a-dir"
     blocker.write_text("x")  # the log dir's parent is a file: mkdir fails
     deferred = []

@@ -14,15 +14,10 @@ import os
 import pytest
 
 from core.broker import log_segment
-from core.broker.log import (
-    CLEAN_SHUTDOWN_FILE,
-    LOG_START_OFFSET_CHECKPOINT,
-    RECOVERY_POINT_CHECKPOINT,
-    Log,
-    LogManager,
-    read_offset_checkpoint,
-)
+from core.broker.checkpoints import LOG_START_OFFSET_CHECKPOINT, RECOVERY_POINT_CHECKPOINT, read_offset_checkpoint
+from core.broker.log import CLEAN_SHUTDOWN_FILE, Log
 from core.broker.log_config import LogConfig, log_defaults_from_broker_config
+from core.broker.log_manager import LogManager
 from kactor.records import values_batch
 from messages.common import TopicPartition
 from tests.support.broker import drive, lai_request, lai_state, log_values, make_rm, produce_request

@@ -4,7 +4,7 @@ Log, not after a fixed 7 days; the setting reaches the partitions' LogManager th
 
 from __future__ import annotations
 
-from core.broker.log import LogManager
+from core.broker.log_manager import LogManager
 from core.broker.producer_state import PRODUCER_ID_EXPIRATION_MS
 from kactor.config import build_config
 from messages.broker_lifecycle import ReplicaManagerInit

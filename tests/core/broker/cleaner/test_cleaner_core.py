@@ -11,6 +11,7 @@ import attrs
 import pytest
 from freezegun import freeze_time
 
+from core.broker.checkpoints import CLEANER_OFFSET_CHECKPOINT
 from core.broker.cleaner.cleaner import clean_log
 from core.broker.cleaner.manager import (
     cleanable_offsets,
@@ -21,7 +22,7 @@ from core.broker.cleaner.manager import (
 )
 from core.broker.cleaner.offset_map import BYTES_PER_ENTRY, OffsetMapFullError, SkimpyOffsetMap
 from core.broker.cleaner.swap import apply_cleaning
-from core.broker.log import CLEANER_OFFSET_CHECKPOINT, Log
+from core.broker.log import Log
 from core.broker.log_config import LogConfig
 from messages.common import TopicPartition
 from messages.log_cleaner import LogCleaned

@@ -11,8 +11,8 @@ from typing import Any
 from core.broker.cleaner.config import CleanerConfig
 from core.broker.cleaner.manager import read_cleaner_checkpoint
 from core.broker.cleaner.swap import apply_cleaning
-from core.broker.log import LogManager
 from core.broker.log_config import LogConfig
+from core.broker.log_manager import LogManager
 from edges.log_cleaner import LogCleanerEdge, Throttler
 from messages.common import TopicPartition
 from messages.log_cleaner import LogCleaned

@@ -434,7 +434,7 @@ def test_cleaned_transaction_metadata_decides_as_kafkas(tmp_path):
 def _crash_in_swap(log: Log, monkeypatch) -> None:
     """Clean ``log`` and crash inside Log.replaceSegments once its ``.cleaned`` files are ``.swap`` files, before the
     old segments are deleted (the first delete fails), then close it as a restart would find it."""
-    from core.broker.log import KafkaStorageError
+    from core.broker.kafka_storage_error import KafkaStorageError
     from core.broker.log_segment import LogSegment
 
     def crash(self):
