@@ -69,6 +69,8 @@ ACCEPTS_2_6_3 = {
     "log-dirs": "bootstrap-server command-config describe topic-list broker-list",
     "broker-api-versions": "command-config bootstrap-server",
     "get-offsets": "broker-list topic partitions time offsets max-wait-ms",
+    "dump-log": "print-data-log verify-index-only index-sanity-check files max-message-size deep-iteration "
+                "value-decoder-class key-decoder-class offsets-decoder transaction-log-decoder",
     "produce": "topic broker-list bootstrap-server sync compression-codec batch-size message-send-max-retries "
                "retry-backoff-ms timeout request-required-acks request-timeout-ms metadata-expiry-ms max-block-ms "
                "max-memory-bytes max-partition-memory-bytes line-reader socket-buffer-size property "
