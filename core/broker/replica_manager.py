@@ -32,6 +32,14 @@ import attrs
 from core.broker import alter_log_dirs
 from core.broker.checkpoints import REPLICATION_OFFSET_CHECKPOINT, read_offset_checkpoint, write_offset_checkpoint
 from core.broker.config import BrokerSideConfig
+from core.broker.delayed_operations import (
+    DelayedDeleteRecords,
+    DelayedFetch,
+    DelayedProduce,
+    DelayedWriteTxnMarkers,
+    DeleteRecordsPartitionStatus,
+    ProducePartitionStatus,
+)
 from core.broker.fetch_session import FetchContext, FetchSession, FetchSessionCache, FetchSessionHandler
 from core.broker.fetcher_state import FETCHING, TRUNCATING, FollowerFetchState, offset_truncation_state
 from core.broker.isr_propagation import ISR_CHANGE_PROPAGATION_CHECK_MS, IsrChangePropagation, propagate_log_dir_event
@@ -114,7 +122,6 @@ from messages.topic import INTERNAL_TOPICS, TRANSACTION_STATE_TOPIC_NAME
 from messages.txn_markers import (
     TxnMarkerEntry,
     TxnMarkerPartitionResult,
-    TxnMarkersWritten,
     WriteTxnMarkersRequest,
     WriteTxnMarkersResponse,
 )
@@ -145,97 +152,6 @@ class _Offline:
 
 
 OFFLINE = _Offline()
-
-
-@attrs.define
-class ProducePartitionStatus:
-    """kafka.server.ProducePartitionStatus: ``required_offset`` = last appended offset + 1; ``acks_pending`` until
-    the high watermark reaches it or the partition fails."""
-
-    required_offset: int
-    response: ProducePartitionResponse
-    acks_pending: bool
-
-
-@attrs.define
-class DelayedProduce:
-    """kafka.server.DelayedProduce: an acks=all produce, answered once every partition of it is done (its high
-    watermark passed the records, or an error), or at its deadline (REQUEST_TIMED_OUT for the pending ones)."""
-
-    reply_to: str
-    status: dict[TopicPartition, ProducePartitionStatus]
-    deadline_ms: float
-
-    def response(self) -> ProduceResponse:
-        return ProduceResponse(tuple(st.response for st in self.status.values()))
-
-
-@attrs.define
-class DelayedWriteTxnMarkers:
-    """KafkaApis.handleWriteTxnMarkersRequest's appends: one acks=all append (a DelayedProduce) per marker, the
-    response sent once all are done; ``errors`` the partitions refused before any append (no local log)."""
-
-    reply_to: str
-    markers: list[tuple[TxnMarkerEntry, DelayedProduce]]
-    errors: list[TxnMarkerPartitionResult]
-    deadline_ms: float
-
-    def response(self) -> WriteTxnMarkersResponse:
-        return WriteTxnMarkersResponse((*self.errors, *(
-            TxnMarkerPartitionResult(marker.producer_id, tp, st.response.error)
-            for marker, op in self.markers for tp, st in op.status.items())))
-
-    def written_offsets_partitions(self) -> list[TxnMarkersWritten]:
-        """scheduleHandleTxnCompletion's arguments: per marker, the ``__consumer_offsets`` partitions it reached."""
-        out = []
-        for marker, op in self.markers:
-            parts = tuple(tp.partition for tp, st in op.status.items()
-                          if tp.topic == GROUP_METADATA_TOPIC_NAME and st.response.error == Errors.NONE)
-            if parts:
-                out.append(TxnMarkersWritten(marker.producer_id, marker.committed, parts))
-        return out
-
-
-@attrs.define
-class DeleteRecordsPartitionStatus:
-    """kafka.server.DeleteRecordsPartitionStatus: ``required_offset`` the offset asked (the high watermark for -1);
-    ``acks_pending`` until the partition's low watermark reaches it or the partition fails."""
-
-    required_offset: int
-    response: DeleteRecordsPartitionResult
-    acks_pending: bool
-
-
-@attrs.define
-class DelayedDeleteRecords:
-    """kafka.server.DelayedDeleteRecords: a DeleteRecords whose leaders moved their log start, answered once every
-    replica's log start (the low watermark) reached the offset asked, or an error, or at its deadline
-    (REQUEST_TIMED_OUT for the pending ones)."""
-
-    reply_to: str
-    status: dict[TopicPartition, DeleteRecordsPartitionStatus]
-    deadline_ms: float
-
-    def response(self) -> DeleteRecordsResponse:
-        return DeleteRecordsResponse(tuple(st.response for st in self.status.values()))
-
-
-@attrs.define
-class DelayedFetch:
-    """kafka.server.DelayedFetch: a fetch waiting for ``min_bytes`` or its ``max_wait_ms``."""
-
-    reply_to: str
-    request: FetchRequest
-    context: FetchContext
-    deadline_ms: float
-    # its watch keys (DelayedOperationPurgatory): a produce to one partition looks at the fetches watching it only,
-    # not at every partition of every parked follower session
-    keys: frozenset[TopicPartition] = frozenset()
-    # the partitions handle_fetch read when it parked this fetch, in the context's order: the others were idle then
-    # (ReplicaManager._idle) and stay idle until something happens to them, which touches the fetch (``touched``);
-    # an untouched fetch's expiry reads only these instead of testing every partition of the session again
-    read: tuple[FetchPartition, ...] | None = None
-    touched: bool = False
 
 
 class ReplicaManager:
