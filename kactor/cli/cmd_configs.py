@@ -21,7 +21,7 @@ from kactor.cli.kafka_support import (
     check_client_config,
     servers,
 )
-from kactor.cli.support import add_zookeeper_args, admin_client, printer, usage_error
+from kactor.cli.support import add_zookeeper_args, admin_client, printer, read_text_file, usage_error
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -55,12 +55,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--topic", metavar="TOPIC", help="The topic's name.")
     p.add_argument("--broker", metavar="ID", help="The broker's ID.")
     p.add_argument("--broker-defaults", action="store_true", help="The config defaults for all brokers.")
+    p.add_argument("--broker-logger", metavar="ID", help="The broker's ID for its logger config.")
     p.add_argument("--add-config", metavar="K=V,...",
                    help="Key Value pairs of configs to add. Square brackets can be used to group values which "
                         "contain commas: 'k1=v1,k2=[v1,v2,v2],k3=v3'. For entity-type 'topics': "
                         + ", ".join(CONFIG_NAMES))
+    p.add_argument("--add-config-file", metavar="FILE",
+                   help="Path to a properties file with configs to add. See add-config for a list of valid "
+                        "configurations.")
     p.add_argument("--delete-config", action="append", default=[], metavar="K1,K2",
                    help="config keys to remove 'k1,k2'")
+    p.add_argument("--force", action="store_true", help="Suppress console prompts")
     kafka_options.add_refusals(p, "configs")
     p.set_defaults(func=run, _parser=p)
 
@@ -85,7 +90,7 @@ def entities(args: argparse.Namespace) -> tuple[list[str], list[str]]:
             if getattr(args, dest) not in (None, []):
                 usage_error(args, f"option --{dest.replace('_', '-')} can't be used with --describe")
     flags = [(args.topic, TOPIC_CONFIG_TYPE), (args.client, "clients"), (args.user, "users"),
-             (args.broker, BROKER_CONFIG_TYPE)]
+             (args.broker, BROKER_CONFIG_TYPE), (args.broker_logger, "broker-loggers")]
     defaults_flags = [(args.client_defaults, "clients"), (args.user_defaults, "users"),
                       (args.broker_defaults, BROKER_CONFIG_TYPE)]
     types = list(args.entity_type) + [t for v, t in flags if v is not None] + [t for v, t in defaults_flags if v]
@@ -130,8 +135,11 @@ def entities(args: argparse.Namespace) -> tuple[list[str], list[str]]:
                                "or brokers")
         elif not any(names):
             raise CliError(f"an entity name must be specified with --alter of {','.join(types)}")
-        if args.add_config is None and not args.delete_config:
-            raise CliError("At least one of --add-config or --delete-config must be specified with --alter")
+        if args.add_config is not None and args.add_config_file is not None:
+            raise CliError("Only one of --add-config or --add-config-file must be specified")
+        if args.add_config is None and args.add_config_file is None and not args.delete_config:
+            raise CliError("At least one of --add-config, --add-config-file, or --delete-config must be specified "
+                           "with --alter")
     return types, names
 
 
@@ -144,8 +152,25 @@ def _is_int(text: str) -> bool:
     return text.strip() == text and "_" not in text and -(2**31) <= value < 2**31
 
 
+def add_config_of_file(path: str) -> str:
+    """ConfigCommand.parseConfigsToBeAdded's --add-config-file (Utils.loadProps) as the --add-config text that
+    parses back to the file's values: each value in [] so that its commas and '=' stay in it (a value holding '['
+    or ']' itself is passed as it stands, and loses them as an --add-config value would)."""
+    from kactor.config import ConfigError, parse_properties
+
+    try:
+        props = parse_properties(read_text_file(path, "--add-config-file"), path)
+    except ConfigError as e:
+        raise CliError(str(e)) from None
+    return ",".join(f"{k}={v}" if "[" in v or "]" in v else f"{k}=[{v}]" for k, v in props.items())
+
+
 def run(args: argparse.Namespace) -> int:
     check_client_config(args)
+    if args.alter and args.add_config_file is not None and args.add_config is None:
+        entities(args)  # its checks first, as ConfigCommandOptions.checkArgs runs before the file is read
+        args.add_config = add_config_of_file(args.add_config_file) or None
+        args.add_config_file = None
     if args.bootstrap_server is not None:
         types, names = entities(args)
         argv = " ".join(sys.argv[2:]) if len(sys.argv) > 2 else ""

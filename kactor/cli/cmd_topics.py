@@ -61,11 +61,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="if set when describing topics, only show under replicated partitions")
     p.add_argument("--unavailable-partitions", action="store_true",
                    help="if set when describing topics, only show partitions whose leader is not available")
+    p.add_argument("--under-min-isr-partitions", action="store_true",
+                   help="if set when describing topics, only show partitions whose isr count is less than the "
+                        "configured minimum. Not supported with the --zookeeper option.")
+    p.add_argument("--at-min-isr-partitions", action="store_true",
+                   help="if set when describing topics, only show partitions whose isr count is equal to the "
+                        "configured minimum. Not supported with the --zookeeper option.")
     p.add_argument("--topics-with-overrides", action="store_true",
                    help="if set when describing topics, only show topics that have overridden configs")
     p.add_argument("--exclude-internal", action="store_true",
                    help="exclude internal topics when running list or describe command.")
     p.add_argument("--disable-rack-aware", action="store_true", help="Disable rack aware replica assignment")
+    p.add_argument("--force", action="store_true", help="Suppress console prompts")  # 2.6.3 takes it, uses it not
     # AdminUtils' fixedStartIndex: makes placement deterministic (tests, reproducible demos).
     p.add_argument("--start-index", type=int, default=-1, help=argparse.SUPPRESS)
     kafka_options.add_refusals(p, "topics")
@@ -88,6 +95,7 @@ def _check_args(args: argparse.Namespace) -> str:
         "config": {"create", "alter"}, "delete_config": {"alter"}, "if_not_exists": {"create"},
         "if_exists": {"alter", "delete", "describe"}, "under_replicated_partitions": {"describe"},
         "unavailable_partitions": {"describe"}, "topics_with_overrides": {"describe"},
+        "under_min_isr_partitions": {"describe"}, "at_min_isr_partitions": {"describe"},
         "exclude_internal": {"list", "describe"}, "disable_rack_aware": {"create"},
     }
     for dest, allowed in only.items():
@@ -97,11 +105,15 @@ def _check_args(args: argparse.Namespace) -> str:
         usage_error(args, f"--{action} requires --topic")
     if action == "describe" and args.if_exists and not args.topic:
         usage_error(args, "--if-exists with --describe requires --topic")
-    reports = [o for o in ("under_replicated_partitions", "unavailable_partitions", "topics_with_overrides")
-               if getattr(args, o)]
+    for report in ("under_min_isr_partitions", "at_min_isr_partitions"):
+        if getattr(args, report) and args.zookeeper is not None:  # 2.6.3: "Not supported with the --zookeeper"
+            usage_error(args, f"option --{report.replace('_', '-')} can't be used with --zookeeper")
+    reports = [o for o in ("under_replicated_partitions", "unavailable_partitions", "under_min_isr_partitions",
+                           "at_min_isr_partitions", "topics_with_overrides") if getattr(args, o)]
     if len(reports) > 1:
-        usage_error(args, "only one of --under-replicated-partitions, --unavailable-partitions and "
-                          "--topics-with-overrides may be given")
+        usage_error(args, "only one of --under-replicated-partitions, --unavailable-partitions, "
+                          "--under-min-isr-partitions, --at-min-isr-partitions and --topics-with-overrides may be "
+                          "given")
     if action == "create":
         if args.replica_assignment is not None:
             if args.partitions is not None or args.replication_factor is not None:
@@ -170,7 +182,9 @@ def run_kafka(args: argparse.Namespace, action: str, assignment: dict[int, list[
                                          under_replicated=args.under_replicated_partitions,
                                          unavailable=args.unavailable_partitions,
                                          with_overrides=args.topics_with_overrides,
-                                         exclude_internal=args.exclude_internal, if_exists=args.if_exists)
+                                         exclude_internal=args.exclude_internal, if_exists=args.if_exists,
+                                         under_min_isr=args.under_min_isr_partitions,
+                                         at_min_isr=args.at_min_isr_partitions)
         elif action == "delete":
             topics_kafka.delete_topics(admin, bootstrap, args.topic, args.if_exists)
         else:

@@ -22,6 +22,7 @@ from kactor.admin.topics import (
 from kactor.kafka_clients import DEFAULT_TIMEOUT_S, KafkaClientError, cluster_metadata, error_text
 
 Out = Any
+MIN_IN_SYNC_REPLICAS = "min.insync.replicas"  # TopicConfig.MIN_IN_SYNC_REPLICAS_CONFIG
 
 
 def _result(future: Any, timeout_s: float) -> Any:
@@ -112,9 +113,11 @@ def add_partitions(admin: Any, bootstrap: str, include: str, partitions: int,
 
 def describe_topics(admin: Any, out: Out, bootstrap: str, include: str | None, *, under_replicated: bool = False,
                     unavailable: bool = False, with_overrides: bool = False, exclude_internal: bool = False,
-                    if_exists: bool = False, timeout_s: float = DEFAULT_TIMEOUT_S) -> None:
+                    if_exists: bool = False, under_min_isr: bool = False, at_min_isr: bool = False,
+                    timeout_s: float = DEFAULT_TIMEOUT_S) -> None:
     """AdminClientTopicService.describeTopic: Metadata for the partitions, DescribeConfigs for the configs (those
-    not at their DEFAULT_CONFIG source are shown, as TopicDescription.printDescription does)."""
+    not at their DEFAULT_CONFIG source are shown, as TopicDescription.printDescription does; min.insync.replicas,
+    default or not, for --under-min-isr-partitions / --at-min-isr-partitions: PartitionDescription.minIsrCount)."""
     from confluent_kafka.admin import ConfigResource
 
     metadata = cluster_metadata(admin, bootstrap, timeout_s)
@@ -123,14 +126,18 @@ def describe_topics(admin: Any, out: Out, bootstrap: str, include: str | None, *
     if not topics:
         return
     live = {b for b in metadata.brokers}
-    describe_configs = not under_replicated and not unavailable
+    describe_configs = not under_replicated and not unavailable and not under_min_isr and not at_min_isr
     configs: dict[str, dict[str, str]] = {}
-    if describe_configs:
+    min_isr: dict[str, int] = {}
+    if describe_configs or under_min_isr or at_min_isr:
         futures = admin.describe_configs([ConfigResource("TOPIC", t) for t in topics], request_timeout=timeout_s)
         for resource, future in futures.items():
             entries = _result(future, timeout_s + 5)
             configs[resource.name] = {e.name: e.value for e in sorted(entries.values(), key=lambda e: e.name)
                                       if not e.is_default}
+            entry = entries.get(MIN_IN_SYNC_REPLICAS)
+            if entry is not None and entry.value is not None:
+                min_isr[resource.name] = int(entry.value)
     for t in topics:
         info = metadata.topics[t]
         partitions = [PartitionInfo(t, p.id, None if p.leader < 0 else p.leader, tuple(p.replicas), tuple(p.isrs))
@@ -139,7 +146,10 @@ def describe_topics(admin: Any, out: Out, bootstrap: str, include: str | None, *
             out(topic_line(t, partitions, configs.get(t, {}), False))
         if with_overrides:
             continue
+        minimum = min_isr.get(t)
         for p in partitions:
             if describe_configs or (under_replicated and p.is_under_replicated) or \
-                    (unavailable and p.is_unavailable(live)):
+                    (unavailable and p.is_unavailable(live)) or \
+                    (under_min_isr and (p.leader is None or (minimum is not None and len(p.isr) < minimum))) or \
+                    (at_min_isr and minimum is not None and len(p.isr) == minimum):
                 out(p.line())

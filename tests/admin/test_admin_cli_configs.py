@@ -169,7 +169,7 @@ def test_broker_config_refusals(kactor, zk: KazooClient, args, message) -> None:
     (["--entity-type", "brokers", "--alter", "--add-config", "a=b"],
      "an entity-name or default entity must be specified with --alter of users, clients or brokers", 1),
     (["--entity-type", "topics", "--entity-name", "t", "--alter"],
-     "At least one of --add-config or --delete-config must be specified with --alter", 1),
+     "At least one of --add-config, --add-config-file, or --delete-config must be specified with --alter", 1),
     (["--entity-name", "t", "--topic", "t", "--describe"],
      "--entity-{type,name,default} should not be used in conjunction with specific entity flags", 1),
     (["--entity-type", "topics", "--describe", "--add-config", "a=b"],
