@@ -43,6 +43,7 @@ from kactor.chaos.history import (
     Send,
     Violation,
 )
+from kactor.chaos.hostile import ChaosHostileClient, hostile_step
 from kactor.chaos.loads import failed_loads
 from kactor.chaos.schedule import Step, make_schedule
 from kactor.chaos.slips import SLIP_EXIT_S, SlipOutcome, judge, slip_args, slip_broker_id
@@ -169,6 +170,9 @@ class ChaosRun:
         self._stopped_broker: int | None = None
         self._env_before = os.environ.get(FAULTS_ENV)
         self.slip_violations: list[Violation] = []  # operators' slips not refused as Kafka refuses them
+        self.hostile_violations: list[Violation] = []  # the hostile client's answers that are not Kafka's
+        self.hostile_notes: list[str] = []  # what it was answered
+        self._hostile_step = hostile_step(config.seed, config.steps)
 
     # -- the run ----------------------------------------------------------------------------------------------------
     def run(self) -> SeedResult:
@@ -193,7 +197,8 @@ class ChaosRun:
             for t in self._threads:
                 t.join(10)
             violations = check_safety(self.samples) + check_data(self.acks, final, logs, hws, self.reads) \
-                + violations + check_duplicates(final, logs, self.reads) + self.slip_violations
+                + violations + check_duplicates(final, logs, self.reads) + self.slip_violations \
+                + self.hostile_violations
             if self.txn is not None:
                 violations += self._check_transactions()
             gaps = ack_gaps(self.sends, self.samples, self._all_outages(), self.min_isr)
@@ -366,6 +371,8 @@ class ChaosRun:
         if step.slip is not None:
             self._slip(step)
         self._settle()
+        if step.index == self._hostile_step:
+            self._hostile()
 
     def _operation(self, step: Step) -> None:
         from kactor.admin.admin_zk import AdminZkClient
@@ -514,6 +521,41 @@ class ChaosRun:
         found = judge(outcome, self._log_dir(t))
         self.slip_violations += found
         self._event(f"  {kind} exited with {code}" + ("" if not found else f": {'; '.join(v.detail for v in found)}"))
+
+    def _hostile(self) -> None:
+        """The seed's hostile client (kactor/chaos/hostile.py), once, with every broker registered."""
+        assert self.zk is not None
+        zk = self.zk
+
+        def brokers() -> dict[int, tuple[str, int]]:
+            out = {}
+            for b in range(self.cfg.brokers):
+                try:
+                    data, _ = zk.get(paths.BrokerIdZNode.path(b))
+                except NoNodeError:
+                    continue
+                ep = znodes.decode_broker(b, data.decode()).endpoints[0]
+                out[b] = (ep.host, ep.port)
+            return out
+
+        def leader(topic: str, partition: int) -> tuple[str, int] | None:
+            try:
+                state = _state(zk, topic, partition)
+            except NoNodeError:
+                return None
+            return None if state is None or state.leader < 0 else brokers().get(state.leader)
+
+        topics = sorted(t for t in self.live_topics if t not in self.deleted)
+        client = ChaosHostileClient(self.cfg.seed, brokers, leader,
+                                    lambda t: zk.exists(paths.TopicZNode.path(t)) is not None,
+                                    (topics[0], 0) if topics else None)
+        self._event("  hostile client")
+        client.run()
+        for note in client.notes:
+            self._event(f"  hostile {note}")
+        self.hostile_violations += client.violations
+        self.hostile_notes = client.notes
+        self.faults["hostile"] = self.faults.get("hostile", 0) + 1
 
     def _slip_registered(self, kind: str, target: int, port: int) -> bool:
         """The slip's broker id registered by the slip's process (another broker's id, or the target's own id with

@@ -88,3 +88,50 @@ def test_a_load_failed_at_a_batch_it_could_not_pass_is_a_violation_a_failed_read
     assert [(v.kind, v.detail) for v in failed_loads(1, lines)] == [
         ("load", "broker 1's load of __transaction_state-0 failed at offset 3: a control batch (a transaction marker), "
                  "which no client can have written since AddPartitionsToTxn refuses internal topics")]
+
+
+def _hostile_client(answers: dict[int, dict]):  # noqa: ANN202
+    from kactor.chaos.hostile import ChaosHostileClient
+
+    client = ChaosHostileClient(3, lambda: {0: ("127.0.0.1", 1)}, lambda t, p: ("127.0.0.1", 1),
+                                lambda t: True, ("t0", 0), bound_s=1.0)
+    client._ask = lambda address, api_key, version, body: answers[api_key]  # type: ignore[method-assign]
+    return client
+
+
+def _add_answer(code: int) -> dict:
+    return {"results_by_topic_v3_and_below": [{"name": t, "results_by_partition": [
+        {"partition_index": 0, "partition_error_code": code}]} for t in ("__transaction_state", "__consumer_offsets")]}
+
+
+def _produce_answer(code: int) -> dict:
+    return {"responses": [{"partition_responses": [{"error_code": code}]}]}
+
+
+def test_the_chaos_hostile_client_holds_the_answers_to_kafkas() -> None:
+    coordinator = {"error_code": 0, "host": "127.0.0.1", "port": 1}
+    init = {"error_code": 0, "producer_id": 7, "producer_epoch": 0}
+    kafka = _hostile_client({10: coordinator, 22: init, 24: _add_answer(29), 26: {"error_code": 48},
+                             0: _produce_answer(17)})
+    kafka.run()
+    # the internal produces are 17 as expected; the data partition's corrupt and garbage batches got 17 here too
+    assert [v.detail for v in kafka.violations] == [
+        "Produce of a batch with a wrong CRC to t0-0 answered 17, Kafka 2.6.3 answers 2",
+        "Produce of garbage bytes to t0-0 answered 17, Kafka 2.6.3 answers 87"]
+    poisoned = _hostile_client({10: coordinator, 22: init, 24: _add_answer(0), 26: {"error_code": 0},
+                                0: _produce_answer(0)})
+    poisoned.run()
+    assert [v.kind for v in poisoned.violations] == ["hostile"] * 6
+    assert poisoned.violations[0].detail == (
+        "AddPartitionsToTxn of __transaction_state-0 and __consumer_offsets-0 answered [('__consumer_offsets-0', 0), "
+        "('__transaction_state-0', 0)], Kafka 2.6.3 answers [('__consumer_offsets-0', 29), ('__transaction_state-0', "
+        "29)]")
+
+
+def test_the_chaos_hostile_client_holds_nothing_against_a_broker_it_could_not_reach() -> None:
+    unreachable = _hostile_client({})
+    unreachable._ask = lambda address, api_key, version, body: None  # type: ignore[method-assign]
+    unreachable.bound_s = 0.3
+    unreachable.run()
+    assert unreachable.violations == []
+    assert unreachable.notes[0].startswith("InitProducerId: no definitive answer within")

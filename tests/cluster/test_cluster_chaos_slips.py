@@ -36,3 +36,26 @@ def test_a_second_broker_process_on_a_live_brokers_dir_is_refused(start_cluster,
     AdminZkClient(cluster.zk).create_topic("after-slip", 1, 1)
     cluster.wait(lambda: cluster.zk.exists("/brokers/topics/after-slip/partitions/0/state") is not None, 30.0,
                  "the new topic led")
+
+
+def test_the_hostile_client_gets_kafkas_answers_from_a_real_broker(start_cluster, tmp_path: Path) -> None:
+    """kactor/chaos/hostile.py: AddPartitionsToTxn of the internal topics 29, EndTxn 48, a produce to them 17, a
+    wrong CRC 2, garbage 87 — each as 2.6.3 answers it, so the run holds nothing against the broker."""
+    from kactor.admin.admin_zk import AdminZkClient
+
+    cluster: Cluster = start_cluster(brokers=1)
+    AdminZkClient(cluster.zk).create_topic("t0", 1, 1)
+    cluster.wait(lambda: cluster.zk.exists("/brokers/topics/t0/partitions/0/state") is not None, 30.0, "t0 led")
+    run = ChaosRun(ChaosConfig(seed=3, steps=1, brokers=1), str(tmp_path / "seed"))
+    run.cluster, run.zk = cluster.lc, cluster.zk
+    run.live_topics = {"t0": 1}
+    run._hostile()
+    assert run.hostile_violations == []
+    assert run.faults == {"hostile": 1}
+    assert run.hostile_notes == [
+        "AddPartitionsToTxn of __transaction_state-0 and __consumer_offsets-0: [('__consumer_offsets-0', 29), "
+        "('__transaction_state-0', 29)]",
+        "EndTxn(commit) after it: 48",
+        "Produce to __transaction_state-0: 17",  # (no __consumer_offsets yet: no group has asked for it)
+        "Produce of a batch with a wrong CRC to t0-0: 2",
+        "Produce of garbage bytes to t0-0: 87"]
