@@ -30,6 +30,8 @@ from kactor.cli.support import usage_error
 from kactor.kafka_clients import DEFAULT_TIMEOUT_S, client_config, error_text, topic_partitions
 
 POLL_S = 0.2
+DEFAULT_FORMATTER = "kafka.tools.DefaultMessageFormatter"
+STRING_DESERIALIZER = "org.apache.kafka.common.serialization.StringDeserializer"
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -60,6 +62,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="a consumer configuration property (librdkafka's names), e.g. fetch.max.bytes=1048576")
     p.add_argument("--metadata-timeout", type=float, default=DEFAULT_TIMEOUT_S, metavar="S",
                    help=f"seconds to wait for the first metadata (default {DEFAULT_TIMEOUT_S:g})")
+    p.add_argument("--formatter", default=DEFAULT_FORMATTER, metavar="class",
+                   help=f"The name of a class to use for formatting kafka messages for display: only "
+                        f"{DEFAULT_FORMATTER} (kactor loads no Java classes; --property print.* sets it up).")
+    for option, what in (("--key-deserializer", "keys"), ("--value-deserializer", "values")):
+        p.add_argument(option, default=None, metavar="deserializer",
+                       help=f"only {STRING_DESERIALIZER}: {what} are printed as their bytes, which is what it "
+                            "prints of UTF-8 text (kactor loads no Java classes)")
+    p.add_argument("--skip-message-on-error", action="store_true",
+                   help="If there is an error when processing a message, skip it instead of halt (taken: kactor's "
+                        "formatter fails on no record).")
     kafka_options.add_refusals(p, "consume")
     p.set_defaults(func=run, _parser=p)
 
@@ -82,6 +94,14 @@ def start_offset(args: argparse.Namespace) -> int:
 
 def _validate(args: argparse.Namespace) -> tuple[Servers, MessageFormatter, dict[str, str]]:
     """Kafka's ConsoleConsumer checks, with its messages."""
+    if args.formatter != DEFAULT_FORMATTER:
+        usage_error(args, f"--formatter {args.formatter} is not taken (kactor loads no Java classes; "
+                          f"{DEFAULT_FORMATTER} is built in); use --property print.key=true and the other print.*")
+    for option, value in (("--key-deserializer", args.key_deserializer),
+                          ("--value-deserializer", args.value_deserializer)):
+        if value is not None and value != STRING_DESERIALIZER:
+            usage_error(args, f"{option} {value} is not taken (kactor loads no Java classes); use "
+                              f"{STRING_DESERIALIZER} or leave it out")
     if args.offset is not None and args.partition is None:
         usage_error(args, "The partition is required when offset is specified.")
     if args.offset is not None and args.from_beginning:

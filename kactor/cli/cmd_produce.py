@@ -55,7 +55,24 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run, _parser=p)
 
 
+def kafka_names(args: argparse.Namespace) -> None:
+    """ConsoleProducer's names of kactor's options: --broker-list (deprecated, ignored beside --bootstrap-server),
+    --request-required-acks (--acks), --request-timeout-ms (--request-timeout, in seconds),
+    --message-send-max-retries (--retries); given, Kafka's wins."""
+    if args.bootstrap_server is None and args.broker_list is not None:
+        args.bootstrap_server = args.broker_list
+    if args.request_required_acks is not None:
+        args.acks = args.request_required_acks
+    if args.request_timeout_ms is not None:
+        if args.request_timeout_ms <= 0:
+            usage_error(args, "--request-timeout-ms must be non-negative and non-zero")
+        args.request_timeout = args.request_timeout_ms / 1000
+    if args.message_send_max_retries is not None:
+        args.retries = args.message_send_max_retries
+
+
 def run(args: argparse.Namespace) -> int:
+    kafka_names(args)
     check_client_config(args)
     if args.bootstrap_server is not None:  # Kafka's protocol: kactor/cli/produce_kafka.py
         if args.zookeeper is not None:

@@ -27,6 +27,17 @@ from kactor.cli.support import usage_error
 from kactor.kafka_clients import DEFAULT_TIMEOUT_S, KafkaClientError, client_config, error_text, topic_partitions
 
 COMPRESSION = ("none", "gzip", "snappy", "lz4", "zstd")
+LINE_READER = "kafka.tools.ConsoleProducer$LineMessageReader"  # ConsoleProducer's default --line-reader
+# ConsoleProducer's options that set a producer property (ConsoleProducer.producerProps' maybeMergeOptions: given,
+# they win over --producer-property), under librdkafka's name of that property
+PRODUCER_OPTIONS: dict[str, tuple[str, type]] = {
+    "timeout": ("linger.ms", int),
+    "retry-backoff-ms": ("retry.backoff.ms", int),
+    "socket-buffer-size": ("socket.send.buffer.bytes", int),
+    "max-partition-memory-bytes": ("batch.size", int),
+    "metadata-expiry-ms": ("metadata.max.age.ms", int),
+    "max-memory-bytes": ("queue.buffering.max.kbytes", int),  # buffer.memory: librdkafka counts kilobytes
+}
 LINE_READER_PROPERTIES = ("parse.key", "key.separator", "ignore.error")
 DELIVERY_TIMEOUT_MS = 120000  # Kafka's delivery.timeout.ms
 # a topic's metadata errors after which librdkafka asks again rather than failing the records
@@ -44,8 +55,29 @@ def add_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--producer-property", action="append", default=[], metavar="KEY=VALUE",
                         help="with --bootstrap-server: a producer configuration property (librdkafka's names), "
                              "e.g. linger.ms=5")
-    parser.add_argument("--compression-codec", choices=COMPRESSION, default="none",
-                        help="with --bootstrap-server: the record batches' compression (default none)")
+    parser.add_argument("--compression-codec", choices=COMPRESSION, default="none", nargs="?", const="gzip",
+                        help="with --bootstrap-server: the record batches' compression (default none; without a "
+                             "value gzip, as ConsoleProducer)")
+    parser.add_argument("--broker-list", metavar="broker-list",
+                        help="DEPRECATED, use --bootstrap-server instead; ignored if --bootstrap-server is specified.")
+    parser.add_argument("--sync", action="store_true",
+                        help="If set message send requests to the brokers are synchronously, one at a time as they "
+                             "arrive.")
+    parser.add_argument("--batch-size", type=int, default=200, metavar="size",
+                        help="Number of messages to send in a single batch if they are not being sent synchronously "
+                             "(taken and unused, as by 2.6.3's ConsoleProducer).")
+    parser.add_argument("--line-reader", default=LINE_READER, metavar="reader_class",
+                        help=f"The class name of the class to use for reading lines from standard in: only "
+                             f"{LINE_READER} (kactor loads no Java classes).")
+    parser.add_argument("--request-required-acks", choices=("0", "1", "-1", "all"), default=None,
+                        metavar="request required acks", help="The required acks of the producer requests (--acks)")
+    parser.add_argument("--request-timeout-ms", type=int, default=None, metavar="request timeout ms",
+                        help="The ack timeout of the producer requests, in ms (--request-timeout in seconds)")
+    parser.add_argument("--message-send-max-retries", type=int, default=None, metavar="retries",
+                        help="the number of retries before the producer gives up and drops the message (--retries)")
+    for option, (name, kind) in PRODUCER_OPTIONS.items():
+        parser.add_argument(f"--{option}", type=kind, default=None, metavar=option.rsplit("-", 1)[-1],
+                            help=f"with --bootstrap-server: the producer's {name}, as ConsoleProducer sets it")
     parser.add_argument("--record-size", type=int, default=None, metavar="BYTES",
                         help="with --bootstrap-server --count: values of exactly BYTES bytes (perf-test)")
     parser.add_argument("--throughput", type=float, default=None, metavar="N",
@@ -106,6 +138,12 @@ def producer_config(args: argparse.Namespace, servers: str, connection: Mapping[
         conf["retries"] = args.retries
     conf.update(connection or {})
     conf.update(parse_properties(args, "--producer-property", args.producer_property))
+    for option, (name, _kind) in PRODUCER_OPTIONS.items():
+        value = getattr(args, option.replace("-", "_"), None)
+        if value is not None:
+            if name == "queue.buffering.max.kbytes":
+                value = max(1, value // 1024)
+            conf[name] = value
     return client_config(servers, "console-producer", conf)
 
 
@@ -121,6 +159,9 @@ def _validate(args: argparse.Namespace) -> tuple[Servers, dict[str, str]]:
         usage_error(args, "--record-size needs --count and must be at least 1")
     if args.throughput is not None and (args.count is None or args.throughput <= 0):
         usage_error(args, "--throughput needs --count and must be positive")
+    if args.line_reader != LINE_READER:
+        usage_error(args, f"--line-reader {args.line_reader} is not taken (kactor loads no Java classes); use "
+                          "--property parse.key=true,key.separator=...")
     props = parse_properties(args, "--property", args.property)
     unknown = sorted(set(props) - set(LINE_READER_PROPERTIES))
     if unknown:
@@ -223,6 +264,8 @@ def _send(producer: Any, args: argparse.Namespace,
                 break
             except BufferError:  # the local queue is full: serve delivery reports until there is room
                 producer.poll(0.1)
+        if args.sync:  # ConsoleProducer.send: producer.send(record).get()
+            producer.flush()
         producer.poll(0)
     remaining = producer.flush(DELIVERY_TIMEOUT_MS / 1000 + 5)
     if remaining:

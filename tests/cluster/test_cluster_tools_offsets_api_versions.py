@@ -1,6 +1,6 @@
 """``kactor broker-api-versions`` and ``kactor get-offsets`` (2.6.3's BrokerApiVersionsCommand and GetOffsetShell)
 against a real broker: the broker's ApiVersions as 2.6.3 prints it, and the log start, log end and by-time offsets
-of records the console producer wrote."""
+of records the console producer wrote (under kafka-console-producer's option names)."""
 
 from __future__ import annotations
 
@@ -30,8 +30,9 @@ def test_broker_api_versions_and_get_offsets_on_one_broker(start_cluster) -> Non
 
     c.create_topic("offsets", partitions=2, replication_factor=1)
     before = int(time.time() * 1000)
-    run_kactor("produce", "--bootstrap-server", bootstrap(c), "--topic", "offsets", "--partition", "1",
-               "--count", "3")
+    # kafka-console-producer's own option names: --broker-list, --request-required-acks, --sync, --timeout
+    run_kactor("produce", "--broker-list", bootstrap(c), "--topic", "offsets", "--partition", "1", "--count", "3",
+               "--request-required-acks", "all", "--sync", "--timeout", "0")
     shell = ("get-offsets", "--broker-list", bootstrap(c), "--topic", "offsets")
     assert run_kactor(*shell).stdout == "offsets:0:0\noffsets:1:3\n"
     assert run_kactor(*shell, "--time", "-2", "--partitions", "1").stdout == "offsets:1:0\n"
