@@ -170,6 +170,7 @@ class ChaosRun:
         self._stopped_broker: int | None = None
         self._env_before = os.environ.get(FAULTS_ENV)
         self.slip_violations: list[Violation] = []  # operators' slips not refused as Kafka refuses them
+        self.slips: dict[str, int] = {}  # the slips made, by kind
         self.hostile_violations: list[Violation] = []  # the hostile client's answers that are not Kafka's
         self.hostile_notes: list[str] = []  # what it was answered
         self._hostile_step = hostile_step(config.seed, config.steps)
@@ -494,7 +495,8 @@ class ChaosRun:
         if c.layout is not None or c.procs.get(t) is None or c.procs[t].poll() is not None:
             self._event(f"  {kind} on broker {t}'s log dir not done (broker not running, or brokers in namespaces)")
             return
-        self.faults[kind] = self.faults.get(kind, 0) + 1
+        # not counted among self.faults: those are the schedule's faults (a slip strikes no running broker)
+        self.slips[kind] = self.slips.get(kind, 0) + 1
         port = free_port()
         args = slip_args(c.broker_args(t), kind, t, f"{c.listener_name}://127.0.0.1:{port}",
                          free_port() if t in c.metrics_ports else None)
@@ -555,7 +557,6 @@ class ChaosRun:
             self._event(f"  hostile {note}")
         self.hostile_violations += client.violations
         self.hostile_notes = client.notes
-        self.faults["hostile"] = self.faults.get("hostile", 0) + 1
 
     def _slip_registered(self, kind: str, target: int, port: int) -> bool:
         """The slip's broker id registered by the slip's process (another broker's id, or the target's own id with

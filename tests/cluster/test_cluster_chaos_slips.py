@@ -23,7 +23,7 @@ def test_a_second_broker_process_on_a_live_brokers_dir_is_refused(start_cluster,
     registration = cluster.zk.get("/brokers/ids/0")[0]
     run._slip(Step(0, "create", "t0", (1, 1), slip=kind, slip_target=0))
     assert run.slip_violations == []
-    assert run.faults == {kind: 1}
+    assert run.slips == {kind: 1} and run.faults == {}
     assert cluster.zk.get_children("/brokers/ids") == ["0"]
     assert cluster.zk.get("/brokers/ids/0")[0] == registration  # the live broker's own registration, untouched
     assert cluster.lc.procs[0].poll() is None
@@ -51,7 +51,6 @@ def test_the_hostile_client_gets_kafkas_answers_from_a_real_broker(start_cluster
     run.live_topics = {"t0": 1}
     run._hostile()
     assert run.hostile_violations == []
-    assert run.faults == {"hostile": 1}
     assert run.hostile_notes == [
         "AddPartitionsToTxn of __transaction_state-0 and __consumer_offsets-0: [('__consumer_offsets-0', 29), "
         "('__transaction_state-0', 29)]",
