@@ -9,7 +9,9 @@ segment, ``--verify-index-only``, ``--index-sanity-check``), ``.txnindex`` abort
 from __future__ import annotations
 
 import argparse
+import json
 import os
+import struct
 import sys
 from collections.abc import Callable
 
@@ -24,6 +26,19 @@ from core.broker.producer_state import (
     increment_sequence,
 )
 from core.broker.transaction_index import ABORTED_TXN_VERSION, ENTRY_SIZE, TXN_INDEX_FILE_SUFFIX, decode_entries
+from core.coordinator.group.message_formats import (
+    FormatError,
+    OffsetKey,
+    read_group_message_value,
+    read_message_key,
+    read_offset_message_value,
+)
+from core.coordinator.transaction.transaction_log import (
+    TxnLogFormatError,
+    read_txn_record_key,
+    read_txn_record_value,
+)
+from core.coordinator.transaction.transaction_metadata import IllegalTxnStateError, TransactionState
 from kactor.cli import CliError, kafka_options
 from protocol.errors import ProtocolError
 from protocol.records import (
@@ -69,6 +84,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         p.add_argument(option, nargs="?", const=STRING_DECODER, default=None, metavar="CLASS",
                        help=f"if set, used to deserialize the {what}: only {STRING_DECODER} (UTF-8 text, the "
                             "default) — kactor loads no Java classes.")
+    p.add_argument("--offsets-decoder", action="store_true",
+                   help="if set, log data will be parsed as offset data from the __consumer_offsets topic.")
+    p.add_argument("--transaction-log-decoder", action="store_true",
+                   help="if set, log data will be parsed as transaction metadata from the __transaction_state topic.")
     kafka_options.add_refusals(p, "dump-log")
     p.set_defaults(func=run, _parser=p)
 
@@ -164,7 +183,92 @@ def _text(data: bytes) -> str:
     return data.decode("utf-8", errors="replace")
 
 
-def record_lines(batch: RecordBatch, print_contents: bool) -> list[tuple[int, str]]:
+def _hex(data: bytes) -> str:
+    """GroupMetadataManager.hex: "%X".format(BigInt(1, bytes)), empty for no bytes."""
+    return f"{int.from_bytes(data, 'big'):X}" if data else ""
+
+
+def _consumer_assignment(data: bytes) -> str:
+    """ConsumerProtocol.deserializeAssignment's partitions (List.toString) and, when there is some, its user data in
+    hex: ``[t-0, t-1]`` or ``[t-0]:0A0B``."""
+    pos = 2  # the version
+    parts: list[str] = []
+
+    def take(fmt: str) -> int:
+        nonlocal pos
+        size = struct.calcsize(fmt)
+        if pos + size > len(data):
+            raise FormatError("the assignment is cut short")
+        (value,) = struct.unpack_from(fmt, data, pos)
+        pos += size
+        return int(value)
+
+    for _ in range(max(take(">i"), 0)):
+        n = take(">h")
+        topic = data[pos:pos + n].decode("utf-8", errors="replace")
+        pos += n
+        parts += [f"{topic}-{take('>i')}" for _ in range(max(take(">i"), 0))]
+    user_data = b""
+    if pos + 4 <= len(data):
+        n = take(">i")
+        user_data = data[pos:pos + n] if n > 0 else b""
+    text = f"[{', '.join(parts)}]"
+    return f"{text}:{_hex(user_data)}" if user_data else text
+
+
+def offsets_key_and_value(key: bytes | None, value: bytes | None) -> tuple[str, str]:
+    """GroupMetadataManager.formatRecordKeyAndValue (--offsets-decoder): a record of __consumer_offsets."""
+    if key is None:
+        raise CliError("Failed to decode message using offset topic decoder (message had a missing key)")
+    try:
+        parsed = read_message_key(key)
+        if isinstance(parsed, OffsetKey):
+            text = f"offset_commit::group={parsed.group},partition={parsed.tp.topic}-{parsed.tp.partition}"
+            if value is None:
+                return text, "<DELETE>"
+            offset = read_offset_message_value(value)
+            return text, f"offset={offset.offset}" + (f",metadata={offset.metadata}" if offset.metadata else "")
+        text = f"group_metadata::group={parsed.group}"
+        if value is None:
+            return text, "<DELETE>"
+        group = read_group_message_value(value)
+    except FormatError as e:
+        raise CliError(f"Failed to decode message using offset topic decoder: {e}") from None
+    protocol_type = group.protocol_type
+    assignment = ",".join(
+        f"{m.member_id}={_consumer_assignment(m.assignment) if protocol_type == 'consumer' else _hex(m.assignment)}"
+        for m in group.members)
+    return text, json.dumps({"protocolType": protocol_type, "protocol": group.protocol,
+                             "generationId": group.generation, "assignment": f"{{{assignment}}}"},
+                            separators=(",", ":"), ensure_ascii=False)
+
+
+def transaction_key_and_value(key: bytes | None, value: bytes | None) -> tuple[str, str]:
+    """TransactionLog.formatRecordKeyAndValue (--transaction-log-decoder): a record of __transaction_state."""
+    try:
+        text = f"transaction_metadata::transactionalId={read_txn_record_key(key or b'')}"
+        if value is None:
+            return text, "<DELETE>"
+        txn = read_txn_record_value(value)
+        state = TransactionState.from_byte(txn.state_byte).kafka_name
+    except (TxnLogFormatError, IllegalTxnStateError) as e:
+        raise CliError(f"Failed to decode message using transaction log decoder: {e}") from None
+    partitions = ",".join(f"{tp.topic}-{tp.partition}" for tp in sorted(txn.topic_partitions))
+    return text, (f"producerId:{txn.producer_id},producerEpoch:{txn.producer_epoch},state={state},"
+                  f"partitions=[{partitions}],txnLastUpdateTimestamp={txn.txn_last_update_timestamp},"
+                  f"txnTimeoutMs={txn.txn_timeout_ms}")
+
+
+Parser = Callable[[bytes | None, bytes | None], tuple[str | None, str | None]]
+
+
+def string_key_and_value(key: bytes | None, value: bytes | None) -> tuple[str | None, str | None]:
+    """DecoderMessageParser with StringDecoder for both."""
+    return None if key is None else _text(key), None if value is None else _text(value)
+
+
+def record_lines(batch: RecordBatch, print_contents: bool,
+                 parser: Parser = string_key_and_value) -> list[tuple[int, str]]:
     """(offset, line) of each record of ``batch`` as DumpLogSegments.dumpLog's deep iteration prints it."""
     out = []
     kind = _timestamp_type(batch)
@@ -186,15 +290,17 @@ def record_lines(batch: RecordBatch, print_contents: bool) -> list[tuple[int, st
                 raw_id = int.from_bytes((record.key or b"\0\0\0\0")[2:4], "big", signed=True)
                 line += f" controlType: UNKNOWN({raw_id})"
         elif print_contents:
-            if record.key is not None:
-                line += f" key: {_text(record.key)}"
-            if record.value is not None:
-                line += f" payload: {_text(record.value)}"
+            key, payload = parser(record.key, record.value)
+            if key is not None:
+                line += f" key: {key}"
+            if payload is not None:
+                line += f" payload: {payload}"
         out.append((offset, line))
     return out
 
 
-def dump_log(path: str, out: Out, errors: DumpErrors, deep: bool, print_contents: bool) -> None:
+def dump_log(path: str, out: Out, errors: DumpErrors, deep: bool, print_contents: bool,
+             parser: Parser = string_key_and_value) -> None:
     """DumpLogSegments.dumpLog."""
     out(f"Starting offset: {_base_offset(path)}")
     data = _read(path)
@@ -204,7 +310,7 @@ def dump_log(path: str, out: Out, errors: DumpErrors, deep: bool, print_contents
         out(batch_line(batch, valid_bytes))
         if deep:
             try:
-                lines = record_lines(batch, print_contents)
+                lines = record_lines(batch, print_contents, parser)
             except ProtocolError as e:
                 raise CliError(f"Record batch at offset {batch.base_offset} of {path} cannot be read: {e}") from None
             for offset, line in lines:
@@ -334,7 +440,7 @@ def dump_producer_snapshot(path: str, out: Out, err: Out) -> None:
 
 
 def dump(files: list[str], out: Out, err: Out, *, print_contents: bool = False, deep: bool = False,
-         verify_only: bool = False, sanity_only: bool = False) -> None:
+         verify_only: bool = False, sanity_only: bool = False, parser: Parser = string_key_and_value) -> None:
     """DumpLogSegments.main over ``files``."""
     errors = DumpErrors()
     for path in files:
@@ -343,7 +449,7 @@ def dump(files: list[str], out: Out, err: Out, *, print_contents: bool = False, 
         suffix = name[name.rfind("."):] if "." in name else ""
         try:
             if suffix == LOG_FILE_SUFFIX:
-                dump_log(path, out, errors, deep or print_contents, print_contents)
+                dump_log(path, out, errors, deep or print_contents, print_contents, parser)
             elif suffix == INDEX_FILE_SUFFIX:
                 dump_index(path, out, errors, sanity_only, verify_only)
             elif suffix == TIME_INDEX_FILE_SUFFIX:
@@ -366,7 +472,11 @@ def run(args: argparse.Namespace) -> int:
         if value is not None and value != STRING_DECODER:
             raise CliError(f"{option} {value} is not taken (kactor loads no Java classes); use {STRING_DECODER} "
                            "or leave it out")
-    print_contents = args.print_data_log or args.value_decoder_class is not None or args.key_decoder_class is not None
+    parser: Parser = offsets_key_and_value if args.offsets_decoder else \
+        transaction_key_and_value if args.transaction_log_decoder else string_key_and_value
+    print_contents = args.print_data_log or args.offsets_decoder or args.transaction_log_decoder or \
+        args.value_decoder_class is not None or args.key_decoder_class is not None
     dump(args.files.split(","), print, lambda line: print(line, file=sys.stderr), print_contents=print_contents,
-         deep=args.deep_iteration, verify_only=args.verify_index_only, sanity_only=args.index_sanity_check)
+         deep=args.deep_iteration, verify_only=args.verify_index_only, sanity_only=args.index_sanity_check,
+         parser=parser)
     return 0

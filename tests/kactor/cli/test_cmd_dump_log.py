@@ -179,3 +179,74 @@ def test_trailing_bytes_and_a_java_decoder_class(tmp_path: Path, capsys: pytest.
     assert code == 1
     assert err == ["kactor dump-log: --value-decoder-class com.example.MyDecoder is not taken (kactor loads no Java "
                    "classes); use kafka.serializer.StringDecoder or leave it out"]
+
+
+def _records_segment(tmp_path: Path, entries: list[tuple[bytes, bytes | None]]) -> str:
+    seg = LogSegment(str(tmp_path), 0, index_interval_bytes=4096, created_ms=T0)
+    seg.create()
+    seg.make_active()
+    batch = build_batch([Record(i, 0, k, v) for i, (k, v) in enumerate(entries)], first_timestamp=T0)
+    seg.append(batch, len(entries) - 1, T0, 0)
+    seg.flush()
+    return str(tmp_path / f"{0:020d}.log")
+
+
+def test_offsets_decoder_prints_consumer_offsets_records(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """GroupMetadataManager.formatRecordKeyAndValue: an offset commit, its tombstone, a consumer group's metadata
+    with its members' assignments (ConsumerProtocol, user data in hex)."""
+    import struct
+
+    from core.coordinator.group.message_formats import (
+        GroupRecord,
+        MemberRecord,
+        OffsetAndMetadata,
+        group_metadata_key,
+        group_metadata_value,
+        offset_commit_key,
+        offset_commit_value,
+    )
+    from messages.common import TopicPartition
+
+    def assignment(partitions: dict[str, list[int]], user_data: bytes | None) -> bytes:
+        out = struct.pack(">hi", 1, len(partitions))
+        for topic, ps in partitions.items():
+            out += struct.pack(">h", len(topic)) + topic.encode() + struct.pack(">i", len(ps))
+            out += b"".join(struct.pack(">i", p) for p in ps)
+        return out + (struct.pack(">i", -1) if user_data is None else struct.pack(">i", len(user_data)) + user_data)
+
+    members = (MemberRecord("m1", None, "c1", "/127.0.0.1", 300000, 10000, b"", assignment({"t": [0, 1]}, None)),
+               MemberRecord("m2", None, "c2", "/127.0.0.1", 300000, 10000, b"", assignment({"t": [2]}, b"\x0a\x0b")))
+    log = _records_segment(tmp_path, [
+        (offset_commit_key("g", TopicPartition("t", 0)), offset_commit_value(OffsetAndMetadata(3, 0, "", T0))),
+        (offset_commit_key("g", TopicPartition("t", 1)), offset_commit_value(OffsetAndMetadata(5, 0, "m", T0))),
+        (offset_commit_key("g", TopicPartition("t", 0)), None),
+        (group_metadata_key("g"), group_metadata_value(GroupRecord("consumer", 2, "range", "m1", T0, members))),
+        (group_metadata_key("g"), None),
+    ])
+    code, lines, err = _dump(capsys, "--files", log, "--offsets-decoder")
+    assert (code, err) == (0, [])
+    assert [line.split("headerKeys: [] ", 1)[1] for line in lines[3:]] == [
+        "key: offset_commit::group=g,partition=t-0 payload: offset=3",
+        "key: offset_commit::group=g,partition=t-1 payload: offset=5,metadata=m",
+        "key: offset_commit::group=g,partition=t-0 payload: <DELETE>",
+        'key: group_metadata::group=g payload: {"protocolType":"consumer","protocol":"range","generationId":2,'
+        '"assignment":"{m1=[t-0, t-1],m2=[t-2]:A0B}"}',
+        "key: group_metadata::group=g payload: <DELETE>",
+    ]
+
+
+def test_transaction_log_decoder_prints_transaction_state_records(tmp_path: Path,
+                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    """TransactionLog.formatRecordKeyAndValue: a transactional id's state, and its tombstone."""
+    from core.coordinator.transaction.transaction_log import TxnLogValue, key_to_bytes, value_to_bytes
+    from messages.common import TopicPartition
+
+    value = TxnLogValue(4000, 1, 60000, 1, frozenset({TopicPartition("t", 1), TopicPartition("t", 0)}), T0 + 5, T0)
+    log = _records_segment(tmp_path, [(key_to_bytes("tx"), value_to_bytes(value)), (key_to_bytes("tx"), None)])
+    code, lines, err = _dump(capsys, "--files", log, "--transaction-log-decoder")
+    assert (code, err) == (0, [])
+    assert [line.split("headerKeys: [] ", 1)[1] for line in lines[3:]] == [
+        "key: transaction_metadata::transactionalId=tx payload: producerId:4000,producerEpoch:1,state=Ongoing,"
+        f"partitions=[t-0,t-1],txnLastUpdateTimestamp={T0 + 5},txnTimeoutMs=60000",
+        "key: transaction_metadata::transactionalId=tx payload: <DELETE>",
+    ]
