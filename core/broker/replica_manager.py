@@ -3,7 +3,8 @@
 Every public mutator is a generator (`core.effects.Proc`): it yields `messages.zk.ZkBatch` effects (ISR writes to
 partition state znodes, ``isr_change_<seq>`` / ``log_dir_event_<seq>`` notifications) answered with the op results,
 and `core.effects.Respond` effects (a delayed produce/fetch completing: ``Respond(reply_to, response)``) answered with
-None. Time is always passed in as ``now_ms``. The only I/O is the local log's (core/broker/log.py).
+None. Time is always passed in as ``now_ms``. The only I/O is the local log's (core/broker/log.py, log_manager.py,
+checkpoints.py). The delayed operations the purgatories hold are core/broker/delayed_operations.py's.
 
 Request admission (KafkaApis, §9.1) is in the ``handle_*`` methods: a control request whose broker epoch is older
 than this broker's registration epoch is answered STALE_BROKER_EPOCH unprocessed.
@@ -19,6 +20,12 @@ periodic tasks (isr-expiration every replica.lag.time.max.ms/2, isr-change-propa
 highwatermark-checkpoint every 5000 ms after the first LeaderAndIsr, the LogManager's retention, flusher,
 recovery-point and log-start-offset checkpoints, delayed-operation expiry) run from
 `run_scheduled_tasks(now_ms)`; `next_task_due_ms()` says when to call it next.
+
+The follower side (Kafka's ReplicaFetcherManager / ReplicaFetcherThread / AbstractFetcherThread: ``fetch_states``,
+``epoch_request_for`` ... ``handle_list_offsets_response``) is still part of this class, not a replica_fetcher.py
+of its own (issue #42): sim/mutations.py's follower-truncates-to-high-watermark patches
+``ReplicaManager.epoch_request_for`` and reads the fetcher's state on the ReplicaManager, and sim/invariants.py reads
+``ReplicaManager.fetch_states``, so moving it changes the simulator too.
 """
 
 from __future__ import annotations
