@@ -42,7 +42,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_bootstrap_args(p)
     add_client_config_arg(p, "--consumer.config", "Consumer config properties file. Note that [consumer-property] "
                                                   "takes precedence over this config.")
-    p.add_argument("--topic", required=True, help="the topic to consume")
+    p.add_argument("--topic", default=None, help="The topic id to consume on.")
+    p.add_argument("--whitelist", default=None, metavar="whitelist",
+                   help="Regular expression specifying whitelist of topics to include for consumption (the consumer "
+                        "subscribes to the topics it matches, as a member of --group or of a group of its own).")
     p.add_argument("--from-beginning", action="store_true",
                    help="start with the earliest record (when the group has no committed offset)")
     p.add_argument("--group", default=None, metavar="GROUP", help="consume as a member of this consumer group")
@@ -94,6 +97,10 @@ def start_offset(args: argparse.Namespace) -> int:
 
 def _validate(args: argparse.Namespace) -> tuple[Servers, MessageFormatter, dict[str, str]]:
     """Kafka's ConsoleConsumer checks, with its messages."""
+    if (args.topic is None) == (args.whitelist is None):
+        usage_error(args, "Exactly one of whitelist/topic is required.")
+    if args.partition is not None and args.topic is None:
+        usage_error(args, "The topic is required when partition is specified.")
     if args.formatter != DEFAULT_FORMATTER:
         usage_error(args, f"--formatter {args.formatter} is not taken (kactor loads no Java classes; "
                           f"{DEFAULT_FORMATTER} is built in); use --property print.key=true and the other print.*")
@@ -177,11 +184,21 @@ def _assign(consumer: Any, args: argparse.Namespace, servers: str, offset: int, 
     """Check the topic (and partition) in the cluster's metadata, then subscribe (a group) or assign."""
     from confluent_kafka import TopicPartition
 
+    if args.whitelist is not None:
+        consumer.subscribe([subscription_pattern(args.whitelist)])
+        return
     partitions = topic_partitions(consumer, servers, args.topic, args.partition, args.metadata_timeout)
     if args.partition is None and (args.group is not None or "group.id" in extra):
         consumer.subscribe([args.topic])
     else:
         consumer.assign([TopicPartition(args.topic, p, offset) for p in partitions])
+
+
+def subscription_pattern(whitelist: str) -> str:
+    """ConsoleConsumer's consumer.subscribe(Pattern.compile(whitelist)) as librdkafka takes a pattern subscription: a
+    topic name starting with '^', anchored at the end too, since Java's consumer matches the whole topic name
+    (Pattern.matcher(topic).matches())."""
+    return f"^({whitelist})$"
 
 
 def _consume(consumer: Any, args: argparse.Namespace, formatter: MessageFormatter, stop: threading.Event) -> int:

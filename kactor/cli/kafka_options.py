@@ -124,7 +124,7 @@ OPTIONS: tuple[KafkaOption, ...] = tuple([
            ("producer.config", "producer.properties")),
     *_rows("kafka.tools.ConsoleConsumer", "consume",
            ("topic", "t"),
-           ("whitelist", "t.*", "--whitelist is not implemented; use --topic (one topic)"),
+           ("whitelist", "t.*"),
            ("partition", "0"), ("offset", "earliest"), ("consumer-property", "fetch.max.bytes=1048576"),
            ("consumer.config", "consumer.properties"), ("formatter", "kafka.tools.DefaultMessageFormatter"),
            ("property", "print.key=true"), ("from-beginning", None), ("max-messages", "1"), ("timeout-ms", "1000"),

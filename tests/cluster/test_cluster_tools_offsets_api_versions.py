@@ -38,5 +38,9 @@ def test_broker_api_versions_and_get_offsets_on_one_broker(start_cluster) -> Non
     assert run_kactor(*shell, "--time", "-2", "--partitions", "1").stdout == "offsets:1:0\n"
     assert run_kactor(*shell, "--time", str(before - 60_000)).stdout == "offsets:0:\noffsets:1:0\n"
     assert run_kactor(*shell, "--time", str(int(time.time() * 1000) + 3_600_000)).stdout == "offsets:0:\noffsets:1:\n"
+    # kafka-console-consumer --whitelist: a pattern subscription, as a member of a group of its own
+    read = run_kactor("consume", "--bootstrap-server", bootstrap(c), "--whitelist", "off.*", "--from-beginning",
+                      "--max-messages", "3", "--timeout-ms", "30000")
+    assert (read.stdout, read.stderr) == ("record-0\nrecord-1\nrecord-2\n", "Processed a total of 3 messages\n")
     missing = run_kactor("get-offsets", "--broker-list", bootstrap(c), "--topic", "nope", check=False)
     assert (missing.returncode, missing.stderr) == (1, "kactor get-offsets: Topic nope does not exist\n")

@@ -44,7 +44,7 @@ def test_a_malformed_bootstrap_server_is_a_usage_error(capsys: pytest.CaptureFix
 
 def test_topic_and_bootstrap_server_are_required(capsys: pytest.CaptureFixture[str]) -> None:
     assert "--bootstrap-server" in _usage(capsys, "--topic", "t")
-    assert "--topic" in _usage(capsys, "--bootstrap-server", "127.0.0.1:9092")
+    assert "Exactly one of whitelist/topic is required." in _usage(capsys, "--bootstrap-server", "127.0.0.1:9092")
 
 
 def test_an_unreachable_bootstrap_server_is_one_clear_line(capsys: pytest.CaptureFixture[str]) -> None:

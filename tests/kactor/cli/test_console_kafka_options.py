@@ -113,3 +113,34 @@ def test_another_consumer_class_is_refused_in_one_line(option: str, value: str, 
     with pytest.raises(SystemExit) as e:
         main(["consume", "--topic", "t", "--bootstrap-server", "127.0.0.1:9092", option, value])
     assert (e.value.code, capsys.readouterr().err) == (2, f"kactor consume: error: {line}\n")
+
+
+def test_whitelist_is_a_whole_name_pattern_subscription() -> None:
+    from kactor.cli.cmd_consume import _assign, subscription_pattern
+
+    assert subscription_pattern("orders|audit.*") == "^(orders|audit.*)$"
+
+    class Consumer:
+        subscribed: list[str] = []
+
+        def subscribe(self, topics: list[str]) -> None:
+            self.subscribed = topics
+
+    argv = ["consume", "--whitelist", "orders|audit.*", "--bootstrap-server", "127.0.0.1:9092"]
+    consumer = Consumer()
+    _assign(consumer, build_parser(argv).parse_args(argv), "127.0.0.1:9092", -1, {})
+    assert consumer.subscribed == ["^(orders|audit.*)$"]
+
+
+@pytest.mark.parametrize(("argv", "line"), [
+    ([], "Exactly one of whitelist/topic is required."),
+    (["--topic", "t", "--whitelist", "t.*"], "Exactly one of whitelist/topic is required."),
+    (["--whitelist", "t.*", "--partition", "0"], "The topic is required when partition is specified."),
+])
+def test_topic_or_whitelist_as_console_consumer_checks(argv: list[str], line: str,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    from kactor.cli import main
+
+    with pytest.raises(SystemExit) as e:
+        main(["consume", "--bootstrap-server", "127.0.0.1:9092", *argv])
+    assert (e.value.code, capsys.readouterr().err) == (2, f"kactor consume: error: {line}\n")
