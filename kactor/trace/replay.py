@@ -353,12 +353,12 @@ def replay_chain(paths: list[str], until: int | None = None, check: bool = True,
                  keep_runtime: bool = False, record_dir: str | None = None) -> list[ReplayResult]:
     """Replay one broker's incarnations (broker-<id>.jsonl, broker-<id>.1.jsonl, ...) in order on one scratch folder.
 
-    A broker reads its log dirs when it starts (core/broker/log_manager.py: LogManager.load_logs; core/broker/log.py: Log._recover) and those
-    reads are not trace inputs: a restarted broker finds what its previous incarnation appended. Every write to the
-    log dirs happens in a handler, so replaying the earlier incarnations first rebuilds those files exactly — as far
-    as their traces go (a SIGKILLed incarnation's trace may lack its last second). What a disk lost between two
-    incarnations (a simulated power loss, a new disk) is in the later one's header, ``disk``, and is done to the
-    scratch dir before it starts (kactor/trace/disk_change.py). ``until`` applies to the last file.
+    A broker reads its log dirs when it starts (core/broker/log_manager.py: LogManager.load_logs; core/broker/log.py:
+    Log._recover) and those reads are not trace inputs: a restarted broker finds what its previous incarnation
+    appended. Every write to the log dirs happens in a handler, so replaying the earlier incarnations first rebuilds
+    those files exactly — as far as their traces go (a SIGKILLed incarnation's trace may lack its last second). What a
+    disk lost between two incarnations (a simulated power loss, a new disk) is in the later one's header, ``disk``,
+    and is done to the scratch dir before it starts (kactor/trace/disk_change.py). ``until`` applies to the last file.
     ``record_dir``: each replayed incarnation records its own trace there, under the recorded file's name.
     """
     scratch = _scratch_dir()
