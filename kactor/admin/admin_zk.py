@@ -36,7 +36,7 @@ from kazoo.protocol.states import ZnodeStat
 from core.controller.errors import KeeperError
 from core.effects import Proc
 from core.quota import quota_configs
-from core.security.jaas import JaasFileError, ZkSaslLogin, zk_sasl_login
+from core.security.jaas import ZkSaslLogin
 from core.zk_client import KafkaZkClient
 from kactor.admin import (
     AdminOperationException,
@@ -90,17 +90,15 @@ DEFAULT_ENTITY = "<default>"  # ConfigEntityName.Default
 
 
 def zookeeper_sasl_login(environ: Mapping[str, str] | None = None) -> ZkSaslLogin | None:
-    """A tool's ZooKeeper SASL login, as Kafka's tools take it: the JAAS file ``-Djava.security.auth.login.config``
-    in ``KAFKA_OPTS`` names, its ``Client`` section (or ``-Dzookeeper.sasl.clientconfig``'s). A file kactor cannot
-    log in with is one line (IllegalArgumentException)."""
-
-    def read(path: str) -> str:
-        with open(path, encoding="utf-8") as f:
-            return f.read()
+    """A tool's ZooKeeper SASL login, as Kafka's tools take it: the broker's (kactor.config
+    .zookeeper_sasl_from_environment: the JAAS file ``-Djava.security.auth.login.config`` in ``KAFKA_OPTS`` names, its
+    ``Client`` section or ``-Dzookeeper.sasl.clientconfig``'s). A file kactor cannot log in with is one line
+    (IllegalArgumentException)."""
+    from kactor.config import ConfigError, zookeeper_sasl_from_environment
 
     try:
-        return zk_sasl_login(os.environ if environ is None else environ, read)
-    except JaasFileError as e:
+        return zookeeper_sasl_from_environment(environ)
+    except ConfigError as e:
         raise IllegalArgumentException(str(e)) from None
 
 
