@@ -13,8 +13,6 @@ The broker runs with quota.window.num=3 (samples of 1 s): a rate is measured ove
 
 from __future__ import annotations
 
-import socket
-import struct
 import threading
 import time
 from typing import Any
@@ -23,7 +21,7 @@ import pytest
 from cluster_helpers import Cluster, run_kactor
 
 from kactor.records import values_batch
-from protocol.framing import RequestHeader, decode_response, encode_request
+from tests.support.raw_client import RawClient
 
 pytestmark = [pytest.mark.cluster, pytest.mark.slow]
 
@@ -34,35 +32,15 @@ QUOTA = 100_000  # bytes a second, per user
 DELAY_MS = 300
 
 
-class SaslClient:
+class SaslClient(RawClient):
     """Kafka frames over one SASL_PLAINTEXT connection, authenticated with PLAIN (SaslHandshake v1, SaslAuthenticate
     v2) unless ``password`` is None."""
 
     def __init__(self, port: int, user: str, password: str | None) -> None:
-        self.sock = socket.create_connection(("127.0.0.1", port), timeout=30)
-        self.corr = 0
+        super().__init__(port, f"{user}-app", timeout=30)
         self.user = user
         if password is not None:
-            assert self.call(17, 1, {"mechanism": "PLAIN"})["error_code"] == 0
-            answer = self.call(36, 2, {"auth_bytes": f"\0{user}\0{password}".encode()})
-            assert answer["error_code"] == 0, answer
-
-    def call(self, key: int, version: int, body: dict[str, Any]) -> dict[str, Any]:
-        self.corr += 1
-        self.sock.sendall(encode_request(RequestHeader(key, version, self.corr, f"{self.user}-app"), body))
-        (size,) = struct.unpack(">i", self._recv(4))
-        corr, answer = decode_response(key, version, self._recv(size))
-        assert corr == self.corr
-        return answer
-
-    def _recv(self, n: int) -> bytes:
-        buf = bytearray()
-        while len(buf) < n:
-            chunk = self.sock.recv(n - len(buf))
-            if not chunk:
-                raise ConnectionError("closed by the broker")
-            buf += chunk
-        return bytes(buf)
+            self.plain_login(user, password)
 
     def produce(self, size: int) -> tuple[int, float]:
         """One Produce v8 (acks=1) of a ``size``-byte record: its throttle_time_ms and how long its answer took."""
@@ -74,15 +52,6 @@ class SaslClient:
         (partition,) = answer["responses"][0]["partition_responses"]
         assert partition["error_code"] == 0, answer
         return int(answer["throttle_time_ms"]), took
-
-    def closed(self) -> bool:
-        try:
-            return self.sock.recv(1) == b""
-        except ConnectionResetError:
-            return True
-
-    def close(self) -> None:
-        self.sock.close()
 
 
 def test_quotas_per_user_and_failed_logins_held(start_cluster: Any) -> None:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import socket
 import ssl
-import struct
 import time
 from typing import Any
 
@@ -28,7 +27,7 @@ from messages.common import Errors
 from messages.net import NetRequest
 from messages.quota import ClientQuotaConfigChanged
 from messages.replication import ProducePartitionResponse, ProduceResponse
-from protocol.framing import RequestHeader, decode_response, encode_request
+from tests.support.raw_client import RawClient
 from tests.support.tls_certs import STORE_PASSWORD, Pki, make_pki
 
 PRODUCE = 0
@@ -180,36 +179,14 @@ def node(pki: Pki) -> Any:
     t.close()
 
 
-class Client:
+class Client(RawClient):
     """Kafka frames over one connection: PLAINTEXT, SASL (``login``) or TLS (``sock`` given)."""
 
     def __init__(self, port: int, client_id: str = "app", sock: socket.socket | None = None) -> None:
-        self.sock = sock or socket.create_connection(("127.0.0.1", port), timeout=10)
-        self.client_id = client_id
-        self.corr = 0
-
-    def call(self, key: int, version: int, body: dict[str, Any]) -> dict[str, Any]:
-        self.corr += 1
-        self.sock.sendall(encode_request(RequestHeader(key, version, self.corr, self.client_id), body))
-        (size,) = struct.unpack(">i", self._recv(4))
-        corr, answer = decode_response(key, version, self._recv(size))
-        assert corr == self.corr
-        return answer
-
-    def _recv(self, n: int) -> bytes:
-        buf = bytearray()
-        while len(buf) < n:
-            chunk = self.sock.recv(n - len(buf))
-            if not chunk:
-                raise ConnectionError("closed by the broker")
-            buf += chunk
-        return bytes(buf)
+        super().__init__(port, client_id, sock)
 
     def login(self, user: str, password: str) -> Client:
-        """SaslHandshake v1 then SaslAuthenticate v2 with PLAIN (also a re-authentication, on a session)."""
-        assert self.call(17, 1, {"mechanism": "PLAIN"})["error_code"] == 0
-        answer = self.call(36, 2, {"auth_bytes": f"\0{user}\0{password}".encode()})
-        assert answer["error_code"] == 0, answer
+        self.plain_login(user, password)
         return self
 
     def produce(self, size: int = 20_000) -> tuple[int, float]:
@@ -219,11 +196,6 @@ class Client:
         sent = time.monotonic()
         answer = self.call(PRODUCE, 8, body)
         return int(answer["throttle_time_ms"]), time.monotonic() - sent
-
-    def close(self) -> None:
-        self.sock.close()
-
-
 def sasl_port(t: Transport) -> int:
     return t.bound[1][1]
 

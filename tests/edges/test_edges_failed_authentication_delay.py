@@ -7,7 +7,6 @@ closed at once. A delay of 0 answers and closes at once."""
 
 from __future__ import annotations
 
-import socket
 import struct
 import time
 from typing import Any
@@ -16,7 +15,7 @@ import pytest
 
 from core.security.sasl import FAILED_AUTHENTICATION_DELAY_MS, ListenerSasl, parse_jaas_config
 from edges.net.selector import DelayedCloses
-from protocol.framing import RequestHeader, decode_response, encode_request
+from tests.support.raw_client import RawClient
 
 PLAIN_JAAS = ('org.apache.kafka.common.security.plain.PlainLoginModule required '
               'user_alice="alice-secret";')
@@ -50,39 +49,9 @@ def test_the_default_is_kafkas() -> None:
 
 
 # -- a Transport's SASL listener -------------------------------------------------------------------------------------
-class Client:
+class Client(RawClient):
     def __init__(self, port: int) -> None:
-        self.sock = socket.create_connection(("127.0.0.1", port), timeout=10)
-        self.corr = 0
-
-    def send(self, key: int, version: int, body: dict[str, Any]) -> None:
-        self.corr += 1
-        self.sock.sendall(encode_request(RequestHeader(key, version, self.corr, "delay-test"), body))
-
-    def read(self, key: int, version: int) -> dict[str, Any]:
-        (size,) = struct.unpack(">i", self.recv_exact(4))
-        corr, answer = decode_response(key, version, self.recv_exact(size))
-        assert corr == self.corr
-        return answer
-
-    def call(self, key: int, version: int, body: dict[str, Any]) -> dict[str, Any]:
-        self.send(key, version, body)
-        return self.read(key, version)
-
-    def recv_exact(self, n: int) -> bytes:
-        buf = bytearray()
-        while len(buf) < n:
-            chunk = self.sock.recv(n - len(buf))
-            if not chunk:
-                raise ConnectionError("closed by the broker")
-            buf += chunk
-        return bytes(buf)
-
-    def closed(self) -> bool:
-        try:
-            return self.sock.recv(1) == b""
-        except ConnectionResetError:
-            return True
+        super().__init__(port, "delay-test")
 
     def handshake(self, mechanism: str = "PLAIN", version: int = 1) -> dict[str, Any]:
         return self.call(17, version, {"mechanism": mechanism})

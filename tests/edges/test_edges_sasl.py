@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import base64
 import logging
-import socket
 import struct
 import threading
 import time
@@ -22,7 +21,7 @@ from core.security.sasl import ListenerSasl, parse_jaas_config
 from core.security.sasl_client import SaslClientConfig
 from core.security.scram import ScramMechanism
 from messages.net import NetResponse, NetSend, NetSendFailed
-from protocol.framing import RequestHeader, decode_response, encode_request
+from tests.support.raw_client import RawClient
 from tests.support.tls_certs import STORE_PASSWORD, make_pki
 
 PLAIN_JAAS = ('org.apache.kafka.common.security.plain.PlainLoginModule required '
@@ -55,40 +54,9 @@ def sasl_node(make_node: Any) -> Node:
     return Node(make_node)
 
 
-class Client:
+class Client(RawClient):
     def __init__(self, port: int) -> None:
-        self.sock = socket.create_connection(("127.0.0.1", port), timeout=10)
-        self.corr = 0
-
-    def send(self, key: int, version: int, body: dict[str, Any]) -> int:
-        self.corr += 1
-        self.sock.sendall(encode_request(RequestHeader(key, version, self.corr, "sasl-test"), body))
-        return self.corr
-
-    def frame(self) -> bytes:
-        (size,) = struct.unpack(">i", self.recv_exact(4))
-        return self.recv_exact(size)
-
-    def call(self, key: int, version: int, body: dict[str, Any]) -> dict[str, Any]:
-        corr = self.send(key, version, body)
-        got, answer = decode_response(key, version, self.frame())
-        assert got == corr
-        return answer
-
-    def recv_exact(self, n: int) -> bytes:
-        buf = bytearray()
-        while len(buf) < n:
-            chunk = self.sock.recv(n - len(buf))
-            if not chunk:
-                raise ConnectionError("closed by the broker")
-            buf += chunk
-        return bytes(buf)
-
-    def closed(self) -> bool:
-        try:
-            return self.sock.recv(1) == b""
-        except ConnectionResetError:
-            return True
+        super().__init__(port, "sasl-test")
 
     def handshake(self, mechanism: str, version: int = 1) -> dict[str, Any]:
         versions = self.call(18, 2, {})
