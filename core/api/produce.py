@@ -44,9 +44,23 @@ def legacy_to_batch(records: bytes) -> tuple[bytes, Errors]:
         return b"", Errors(e.error_code)
 
 
+_LOG_OVERHEAD = 12  # a batch's baseOffset and size (Records.LOG_OVERHEAD)
+
+
+def _whole_first_batch(records: bytes) -> bool:
+    """Whether ``records`` begin with a whole batch, as ByteBufferLogInputStream.nextBatch finds one: its size
+    field read, and that many bytes after it. Bytes that hold none have no batch to be transactional or idempotent
+    (2.6.3's RequestUtils.hasTransactionalRecords / hasIdempotentRecords see none; validation answers
+    INVALID_RECORD)."""
+    if len(records) < _LOG_OVERHEAD:
+        return False
+    end = _LOG_OVERHEAD + int.from_bytes(records[8:_LOG_OVERHEAD], "big", signed=True)
+    return _ATTRIBUTES_AT + 2 <= end <= len(records)
+
+
 def _is_transactional(records: bytes) -> bool:
     """Whether the first batch of a partition's records (v2: a produce carries one) has the transactional bit."""
-    return len(records) >= _ATTRIBUTES_AT + 2 and bool(
+    return _whole_first_batch(records) and bool(
         int.from_bytes(records[_ATTRIBUTES_AT:_ATTRIBUTES_AT + 2], "big") & TRANSACTIONAL_BIT)
 
 
@@ -55,7 +69,7 @@ _PRODUCER_ID_AT = 43  # a v2 batch's producerId (after baseOffset .. maxTimestam
 
 def _has_producer_id(records: bytes) -> bool:
     """RecordBatch.hasProducerId of a partition's first batch: an idempotent (or transactional) producer's."""
-    return len(records) >= _PRODUCER_ID_AT + 8 and int.from_bytes(
+    return _whole_first_batch(records) and len(records) >= _PRODUCER_ID_AT + 8 and int.from_bytes(
         records[_PRODUCER_ID_AT:_PRODUCER_ID_AT + 8], "big", signed=True) >= 0
 
 

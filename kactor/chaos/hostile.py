@@ -26,7 +26,7 @@ from collections.abc import Callable
 
 from edges.net.blocking_client import BlockingClient, TransportError
 from kactor.chaos.history import Violation
-from protocol.records import TRANSACTIONAL_BIT, Record, build_batch
+from protocol.records import Record, build_batch
 
 HOSTILE_BOUND_S = 20.0
 RETRY_S = 0.2
@@ -37,7 +37,6 @@ RETRIABLE = frozenset({COORDINATOR_LOAD, COORDINATOR_NOT_AVAILABLE, NOT_COORDINA
                        NOT_LEADER, NOT_ENOUGH_REPLICAS, 3, 5, 7, 20})  # + UNKNOWN_TOPIC, LEADER_NOT_AVAILABLE, ...
 INTERNAL = ("__transaction_state", "__consumer_offsets")
 _CRC_AT = 17  # a v2 batch header's CRC-32C
-_ATTRIBUTES_LOW = 22  # the low byte of a v2 batch header's attributes
 
 
 def hostile_step(seed: int, steps: int) -> int:
@@ -78,12 +77,7 @@ class ChaosHostileClient:
             self._produce(f"Produce of a batch with a wrong CRC to {topic}-{p}", topic, p, bytes(corrupt),
                           CORRUPT_MESSAGE)
             garbage = bytearray(random.Random(self.seed).getrandbits(8) for _ in range(61))
-            garbage[8:12] = (10_000).to_bytes(4, "big")
-            # kactor's Produce front reads the transactional bit from where a batch's attributes would be even when
-            # the bytes hold no whole batch, and answers 53 TRANSACTIONAL_ID_AUTHORIZATION_FAILED where 2.6.3 (whose
-            # ProduceRequest.setFlags sees no batch in them) answers 87: a divergence left to core/api/produce.py's
-            # owner (issue #39's report); until then the bit is cleared so the seeds judge the rest
-            garbage[_ATTRIBUTES_LOW] &= ~TRANSACTIONAL_BIT & 0xFF
+            garbage[8:12] = (10_000).to_bytes(4, "big")  # a size past the bytes: no whole batch, whatever the rest
             self._produce(f"Produce of garbage bytes to {topic}-{p}", topic, p, bytes(garbage), INVALID_RECORD)
 
     # -- the requests ---------------------------------------------------------------------------------------------

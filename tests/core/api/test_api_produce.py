@@ -101,3 +101,25 @@ def test_request_to_wire_is_what_request_from_wire_reads():
     req = ProduceRequest(1, 30000, (ProducePartition(T0, BATCH), ProducePartition(U0, BATCH)), "tx")
     wire = decode_request(0, 8, encode_request(0, 8, produce.request_to_wire(req)))[0]
     assert produce.request_from_wire(8, wire, RequestContext(8)) == req
+
+
+def test_bytes_holding_no_whole_batch_are_not_transactional():
+    """2.6.3's RequestUtils.hasTransactionalRecords iterates whole batches only (ByteBufferLogInputStream.nextBatch):
+    garbage whose size field runs past its bytes, with the transactional bit where a batch's attributes would be, is
+    no transactional batch, so it is not refused TRANSACTIONAL_ID_AUTHORIZATION_FAILED (validation answers
+    INVALID_RECORD); a whole transactional batch without a transactional id still is."""
+    garbage = bytearray(61)
+    garbage[8:12] = (10_000).to_bytes(4, "big")
+    garbage[22] = 0x10  # the transactional bit of the attributes' low byte
+    ctx = RequestContext(8, 1, "x", "127.0.0.1", 1, "PLAINTEXT")
+
+    def body(records: bytes) -> dict:
+        return {"transactional_id": None, "acks": 1, "timeout_ms": 1000,
+                "topic_data": [{"name": "t", "partition_data": [{"index": 0, "records": records}]}]}
+
+    (p,) = produce.request_from_wire(8, body(bytes(garbage)), ctx).partitions
+    assert p.error == Errors.NONE and p.records == bytes(garbage)
+    whole = bytearray(build_batch([Record(0, 0, None, b"v")], producer_id=7, producer_epoch=0, base_sequence=0))
+    whole[22] |= 0x10
+    (p,) = produce.request_from_wire(8, body(bytes(whole)), ctx).partitions
+    assert p.error == Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
