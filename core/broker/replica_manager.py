@@ -132,7 +132,13 @@ from messages.txn_markers import (
     WriteTxnMarkersRequest,
     WriteTxnMarkersResponse,
 )
-from protocol.records import CONTROL_ABORT, CONTROL_COMMIT, EndTransactionMarker, build_end_txn_marker_batch
+from protocol.records import (
+    CONTROL_ABORT,
+    CONTROL_COMMIT,
+    EndTransactionMarker,
+    build_end_txn_marker_batch,
+    produce_records_error,
+)
 
 UNKNOWN_BROKER_EPOCH = -1  # AbstractControlRequest.UNKNOWN_BROKER_EPOCH
 FUTURE_LOCAL_REPLICA_ID = -3  # Request.FutureLocalReplicaId: a local read up to the log end, any replica
@@ -860,6 +866,15 @@ class ReplicaManager:
             tp = pp.tp
             if pp.error != Errors.NONE:  # refused by the wire edge already (an unconvertible message set)
                 status[tp] = ProducePartitionStatus(-1, ProducePartitionResponse(tp, pp.error), False)
+                continue
+            refused = None if request.coordinator else produce_records_error(pp.records)
+            # KafkaApis' ProduceRequest.validateRecords (2.6.3 looks the partition up in its metadata cache first, so
+            # an unknown partition's answer there wins; here the records' is answered first)
+            if refused is not None:
+                code, message = refused
+                error = Errors(code)
+                status[tp] = ProducePartitionStatus(-1, ProducePartitionResponse(
+                    tp, error, error_message=message if error == Errors.INVALID_RECORD else None), False)
                 continue
             try:
                 p = self._get_partition_or_error(tp, expect_leader=True)

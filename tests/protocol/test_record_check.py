@@ -74,3 +74,25 @@ def test_errors_name_the_record() -> None:
     with pytest.raises(CorruptRecordError, match="header key is null"):
         # length 8: attributes, timestamp and offset deltas 0, null key and value, 1 header whose key is null
         check_records(bytes([16, 0, 0, 0, 1, 1, 2, 1, 1]), 1)
+
+
+def test_produce_records_error_is_validate_records_over_next_batch():
+    """2.6.3's ProduceRequest.validateRecords reads batches as ByteBufferLogInputStream.nextBatch does: the size field
+    first (below a record's overhead: CORRUPT_MESSAGE), then whether the bytes hold that many (none: no batch, so
+    INVALID_RECORD), and only then the magic: so garbage whose size runs past its end is INVALID_RECORD whatever byte
+    stands where the magic would be (kactor's batch reader, which reads the magic first, answered CORRUPT_MESSAGE for
+    a 2 there: `kactor sim --seeds 2285` caught it)."""
+    from protocol.records import produce_records_error
+
+    whole = build_batch([Record(0, 0, None, b"v")])
+    assert produce_records_error(whole) is None
+    assert produce_records_error(b"") is None
+    for magic in (0, 2, 7, 0xFF):
+        garbage = bytearray(61)
+        garbage[8:12] = (10_000).to_bytes(4, "big")
+        garbage[16] = magic
+        assert produce_records_error(bytes(garbage))[0] == 87
+    short = bytearray(whole)
+    short[8:12] = (13).to_bytes(4, "big")
+    assert produce_records_error(bytes(short))[0] == 2
+    assert produce_records_error(whole[:-1])[0] == 87
