@@ -96,6 +96,7 @@ def test_the_decision_implied_operations_deny_prefixes_hosts_and_super_users():
 
 def _batch(producer_id: int = -1, transactional: bool = False) -> bytes:
     header = bytearray(61)
+    header[8:12] = (61 - 12).to_bytes(4, "big")  # batchLength: a whole batch (2.6.3 reads no other as one)
     header[16] = 2  # magic
     header[21:23] = (0x10 if transactional else 0).to_bytes(2, "big")
     header[43:51] = producer_id.to_bytes(8, "big", signed=True)
