@@ -14,8 +14,10 @@ from core.api import registry
 from core.api.registry import ApiSpec
 from edges.timer import TimerEdge
 from edges.transport import Transport
+from messages.common import Errors
 from messages.net import NetReply, NetRequest, NetSend
 from messages.registry import message
+from messages.replication import ProducePartitionResponse, ProduceResponse
 
 
 @message
@@ -235,3 +237,21 @@ class Node:
     def port(self) -> int:
         assert self.net is not None
         return self.net.port
+
+
+class AnsweringRuntime:
+    """A runtime whose "replica-manager" answers every Produce at once, with no error (the quota tests: what is
+    measured is the network edge's, not the log's)."""
+
+    process_name = "quota-test"
+
+    def __init__(self) -> None:
+        self.transport: Transport | None = None
+
+    def has_actor(self, name: str) -> bool:
+        return True
+
+    def inject(self, to: str, body: Any, sender: str = "", cause: int | None = None) -> None:
+        assert isinstance(body, NetRequest) and self.transport is not None
+        parts = tuple(ProducePartitionResponse(p.tp, Errors.NONE, 0) for p in body.body.partitions)
+        self.transport.reply(body.connection_id, body.request_id, ProduceResponse(parts))

@@ -15,6 +15,7 @@ import time
 from typing import Any
 
 import pytest
+from edge_support import AnsweringRuntime
 
 import core.api  # noqa: F401 - registers every API
 from core.quota.client_quota_manager import DEFAULT, QuotaConfig
@@ -23,10 +24,7 @@ from core.security.sasl import ListenerSasl, parse_jaas_config
 from edges.client_quotas import ClientQuotas
 from edges.net.tls_context import server_context
 from edges.transport import Transport
-from messages.common import Errors
-from messages.net import NetRequest
 from messages.quota import ClientQuotaConfigChanged
-from messages.replication import ProducePartitionResponse, ProduceResponse
 from tests.support.raw_client import RawClient
 from tests.support.tls_certs import STORE_PASSWORD, Pki, make_pki
 
@@ -136,23 +134,6 @@ def test_precedence_of_the_entities(level: int) -> None:
 
 
 # -- through a Transport's listeners ---------------------------------------------------------------------------------
-class AnsweringRuntime:
-    """A runtime whose "replica-manager" answers every Produce at once, with no error."""
-
-    process_name = "quota-principals-test"
-
-    def __init__(self) -> None:
-        self.transport: Transport | None = None
-
-    def has_actor(self, name: str) -> bool:
-        return True
-
-    def inject(self, to: str, body: Any, sender: str = "", cause: int | None = None) -> None:
-        assert isinstance(body, NetRequest) and self.transport is not None
-        parts = tuple(ProducePartitionResponse(p.tp, Errors.NONE, 0) for p in body.body.partitions)
-        self.transport.reply(body.connection_id, body.request_id, ProduceResponse(parts))
-
-
 @pytest.fixture(scope="module")
 def pki(tmp_path_factory: pytest.TempPathFactory) -> Pki:
     return make_pki(tmp_path_factory.mktemp("pki"))

@@ -5,38 +5,18 @@ from the "net" actor applies to the next answer; other clients are not held."""
 from __future__ import annotations
 
 import time
-from typing import Any
 
 import pytest
+from edge_support import AnsweringRuntime
 
 import core.api  # noqa: F401 - registers every API
 from core.quota.client_quota_manager import QuotaConfig
 from edges.client_quotas import ClientQuotas
 from edges.transport import BlockingClient, Transport
-from messages.common import Errors
-from messages.net import NetRequest
 from messages.quota import ClientQuotaConfigChanged
-from messages.replication import ProducePartitionResponse, ProduceResponse
 
 PRODUCE = 0
 RECORDS = b"x" * 20_000  # not a valid batch: the fake replica manager answers without reading it
-
-
-class AnsweringRuntime:
-    """A runtime whose "replica-manager" answers every Produce at once, with no error."""
-
-    process_name = "quota-test"
-
-    def __init__(self) -> None:
-        self.transport: Transport | None = None
-
-    def has_actor(self, name: str) -> bool:
-        return True
-
-    def inject(self, to: str, body: Any, sender: str = "", cause: int | None = None) -> None:
-        assert isinstance(body, NetRequest) and self.transport is not None
-        parts = tuple(ProducePartitionResponse(p.tp, Errors.NONE, 0) for p in body.body.partitions)
-        self.transport.reply(body.connection_id, body.request_id, ProduceResponse(parts))
 
 
 @pytest.fixture
