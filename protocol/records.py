@@ -122,20 +122,27 @@ def read_batch_header(data: bytes, pos: int = 0) -> RecordBatch:
 RECORD_OVERHEAD_V0 = 14  # LegacyRecord.RECORD_OVERHEAD_V0: the smallest size a batch's size field may hold
 
 
+def first_batch_size(data: bytes) -> int | None:
+    """The size of the whole batch ``data`` begins with, as ByteBufferLogInputStream.nextBatch finds one (the size
+    field, then whether the bytes hold that many; the magic only after): None when there is none."""
+    if len(data) < LOG_OVERHEAD:
+        return None
+    size = LOG_OVERHEAD + int.from_bytes(data[8:LOG_OVERHEAD], "big", signed=True)
+    return size if LOG_OVERHEAD + RECORD_OVERHEAD_V0 <= size <= len(data) else None
+
+
 def produce_records_error(data: bytes) -> tuple[int, str] | None:
     """What 2.6.3's KafkaApis.handleProduceRequest answers a client's partition whose records hold no whole first
-    batch (ProduceRequest.validateRecords over ByteBufferLogInputStream.nextBatch, which checks the size field, then
-    that the bytes hold that many, and only then the magic): (INVALID_RECORD, its message) for bytes whose size
-    field runs past their end, (CORRUPT_MESSAGE, its message) for a size below a record's overhead; None when a
-    whole batch is there (or no size field at all), for the log's own validation to judge."""
-    if len(data) < LOG_OVERHEAD:
+    batch (ProduceRequest.validateRecords over ByteBufferLogInputStream.nextBatch, `first_batch_size`):
+    (INVALID_RECORD, its message) for bytes whose size field runs past their end, (CORRUPT_MESSAGE, its message) for
+    a size below a record's overhead; None when a whole batch is there (or no size field at all), for the log's own
+    validation to judge."""
+    if len(data) < LOG_OVERHEAD or first_batch_size(data) is not None:
         return None
     size = int.from_bytes(data[8:LOG_OVERHEAD], "big", signed=True)
     if size < RECORD_OVERHEAD_V0:
         return 2, f"Record size {size} is less than the minimum record overhead ({RECORD_OVERHEAD_V0})"
-    if LOG_OVERHEAD + size > len(data):
-        return 87, "Produce requests must have at least one record batch"
-    return None
+    return 87, "Produce requests must have at least one record batch"
 
 
 def iter_batches(data: bytes) -> Iterator[RecordBatch]:

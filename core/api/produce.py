@@ -24,7 +24,7 @@ from messages.replication import ProducePartition, ProducePartitionResponse, Pro
 from protocol import compression
 from protocol.errors import ProtocolError
 from protocol.legacy_records import deep_messages, iter_messages, to_batch
-from protocol.records import TRANSACTIONAL_BIT
+from protocol.records import TRANSACTIONAL_BIT, first_batch_size
 
 _ATTRIBUTES_AT = 21  # a v2 batch header's attributes (DefaultRecordBatch.ATTRIBUTES_OFFSET)
 
@@ -44,18 +44,12 @@ def legacy_to_batch(records: bytes) -> tuple[bytes, Errors]:
         return b"", Errors(e.error_code)
 
 
-_LOG_OVERHEAD = 12  # a batch's baseOffset and size (Records.LOG_OVERHEAD)
-
-
 def _whole_first_batch(records: bytes) -> bool:
-    """Whether ``records`` begin with a whole batch, as ByteBufferLogInputStream.nextBatch finds one: its size
-    field read, and that many bytes after it. Bytes that hold none have no batch to be transactional or idempotent
-    (2.6.3's RequestUtils.hasTransactionalRecords / hasIdempotentRecords see none; validation answers
-    INVALID_RECORD)."""
-    if len(records) < _LOG_OVERHEAD:
-        return False
-    end = _LOG_OVERHEAD + int.from_bytes(records[8:_LOG_OVERHEAD], "big", signed=True)
-    return _ATTRIBUTES_AT + 2 <= end <= len(records)
+    """Whether ``records`` begin with a whole batch holding a v2 header's attributes: bytes that hold none have no
+    batch to be transactional or idempotent (2.6.3's RequestUtils.hasTransactionalRecords / hasIdempotentRecords
+    see none; validation answers INVALID_RECORD)."""
+    size = first_batch_size(records)
+    return size is not None and size >= _ATTRIBUTES_AT + 2
 
 
 def _is_transactional(records: bytes) -> bool:
