@@ -195,3 +195,32 @@ def read_partition(servers: str, topic: str, partition: int, timeout: float = 30
         return out
     finally:
         consumer.close()
+
+
+def read_from_start(c: Cluster, topic: str, isolation: str, expected: int, settle_s: float, timeout_s: float,
+                    client_id: str) -> tuple[list[str], tuple[int, int]]:
+    """The values a librdkafka consumer at ``isolation`` reads from offset 0 of ``topic``-0 (until ``expected``
+    arrived, then ``settle_s`` more seconds to see that nothing else does), and the partition's watermarks as that
+    consumer sees them (read_committed: the LSO)."""
+    from confluent_kafka import Consumer
+    from confluent_kafka import TopicPartition as CkTopicPartition
+
+    from kactor.kafka_clients import client_config, watermark_offsets
+
+    consumer = Consumer(client_config(bootstrap(c), client_id, {
+        "group.id": f"{client_id}-{isolation}", "enable.auto.commit": False, "isolation.level": isolation}))
+    values: list[str] = []
+    try:
+        consumer.assign([CkTopicPartition(topic, 0, 0)])
+        deadline = time.monotonic() + timeout_s
+        settle_until: float | None = None
+        while time.monotonic() < (settle_until or deadline):
+            message: Any = consumer.poll(0.2)
+            if message is not None and message.error() is None:
+                values.append(message.value().decode())
+            if settle_until is None and len(values) >= expected:
+                settle_until = time.monotonic() + settle_s
+        marks = watermark_offsets(consumer, CkTopicPartition(topic, 0), time.monotonic() + 30)
+    finally:
+        consumer.close()
+    return values, marks

@@ -16,13 +16,12 @@ import os
 import subprocess
 import sys
 import textwrap
-import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 from cluster_helpers import Cluster, now_ms, produce, raw_request
-from kafka_clients_helpers import bootstrap
+from kafka_clients_helpers import bootstrap, read_from_start
 
 from messages.common import Errors
 from protocol.records import TRANSACTIONAL_BIT, Record, build_batch, iter_batches
@@ -81,30 +80,7 @@ def _add(c: Cluster, txn_id: str, pid: int, epoch: int, topics: list[tuple[str, 
 
 def _read(c: Cluster, isolation: str, expected: int, settle_s: float = 2.0, timeout_s: float = 60.0
           ) -> tuple[list[str], tuple[int, int]]:
-    """The values a librdkafka consumer at ``isolation`` reads from offset 0 (until ``expected`` arrived and
-    ``settle_s`` more), and the partition's watermarks as that consumer sees them (read_committed: the LSO)."""
-    from confluent_kafka import Consumer
-    from confluent_kafka import TopicPartition as CkTopicPartition
-
-    from kactor.kafka_clients import client_config, watermark_offsets
-
-    consumer = Consumer(client_config(bootstrap(c), "poison-reader", {
-        "group.id": f"poison-reader-{isolation}", "enable.auto.commit": False, "isolation.level": isolation}))
-    values: list[str] = []
-    try:
-        consumer.assign([CkTopicPartition(TOPIC, 0, 0)])
-        deadline = time.monotonic() + timeout_s
-        settle_until: float | None = None
-        while time.monotonic() < (settle_until or deadline):
-            message: Any = consumer.poll(0.2)
-            if message is not None and message.error() is None:
-                values.append(message.value().decode())
-            if settle_until is None and len(values) >= expected:
-                settle_until = time.monotonic() + settle_s
-        marks = watermark_offsets(consumer, CkTopicPartition(TOPIC, 0), time.monotonic() + 30)
-    finally:
-        consumer.close()
-    return values, marks
+    return read_from_start(c, TOPIC, isolation, expected, settle_s, timeout_s, "poison-reader")
 
 
 def test_internal_topics_stay_out_of_transactions_and_a_dead_producers_transaction_is_aborted_after_a_restart(

@@ -8,11 +8,8 @@ bounds read_committed), and a COMMIT written to it then makes that transaction v
 
 from __future__ import annotations
 
-import time
-from typing import Any
-
 from cluster_helpers import Cluster, now_ms, raw_request, run_kactor
-from kafka_clients_helpers import bootstrap
+from kafka_clients_helpers import bootstrap, read_from_start
 
 from edges.transport import request
 from messages.common import Errors, TopicPartition
@@ -62,29 +59,8 @@ def end_txn(c: Cluster, producer: tuple[int, int], commit: bool) -> None:
 
 def consume(c: Cluster, isolation: str, expected: int, settle_s: float = 3.0, timeout_s: float = 60.0
             ) -> list[str]:
-    """The values a librdkafka consumer at ``isolation`` reads from offset 0: until ``expected`` arrived, then
-    ``settle_s`` more seconds to see that nothing else does."""
-    from confluent_kafka import Consumer
-    from confluent_kafka import TopicPartition as CkTopicPartition
-
-    from kactor.kafka_clients import client_config
-
-    consumer = Consumer(client_config(bootstrap(c), "txn-reader", {
-        "group.id": f"txn-reader-{isolation}", "enable.auto.commit": False, "isolation.level": isolation}))
-    values: list[str] = []
-    try:
-        consumer.assign([CkTopicPartition(TOPIC, 0, 0)])
-        deadline = time.monotonic() + timeout_s
-        settle_until: float | None = None
-        while time.monotonic() < (settle_until or deadline):
-            message: Any = consumer.poll(0.2)
-            if message is not None and message.error() is None:
-                values.append(message.value().decode())
-            if settle_until is None and len(values) >= expected:
-                settle_until = time.monotonic() + settle_s
-    finally:
-        consumer.close()
-    return values
+    """The values a librdkafka consumer at ``isolation`` reads from offset 0 (kafka_clients_helpers.read_from_start)."""
+    return read_from_start(c, TOPIC, isolation, expected, settle_s, timeout_s, "txn-reader")[0]
 
 
 def test_read_committed_sees_exactly_the_committed_records_before_and_after_a_leader_move(start_cluster):
