@@ -30,7 +30,7 @@ def test_produce_rides_out_auto_creation_and_a_leader_crash(start_cluster) -> No
     c.create_topic("crash", assignment={0: [1, 2]})
     c.wait_partition("crash", 0, lambda st: st["isr"] == [1, 2], what="crash-0 fully in sync")
     proc = subprocess.Popen([sys.executable, "-m", "kactor", "produce", "--bootstrap-server", servers, "--topic",
-                             "crash", "--count", "300", "--throughput", "40", "--acks", "all"],
+                             "crash", "--count", "300", "--throughput", "20", "--acks", "all"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         from kactor.kafka_clients import admin_client, end_offsets
@@ -39,7 +39,10 @@ def test_produce_rides_out_auto_creation_and_a_leader_crash(start_cluster) -> No
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline and end_offsets(admin, [("crash", 0)], 5).get(("crash", 0), 0) < 20:
             time.sleep(0.2)
-        c.kill(1)  # the leader, with records still to send for several seconds
+        # The leader dies with most records still to send (15 s at 20 a second); a producer already done would
+        # prove nothing, so the test says so rather than pass or fail on a race with a loaded machine.
+        assert proc.poll() is None, "the producer finished before its leader could be killed"
+        c.kill(1)
         out, err = proc.communicate(timeout=180)
     finally:
         if proc.poll() is None:
@@ -47,6 +50,6 @@ def test_produce_rides_out_auto_creation_and_a_leader_crash(start_cluster) -> No
             proc.wait()
     assert proc.returncode == 0, err
     assert out.startswith("crash-0: 300 records acknowledged at offsets 0..") and out.endswith(" (acks=all)\n"), out
-    assert c.partition_state("crash", 0)["leader"] == 2
+    assert c.partition_state("crash", 0)["leader"] == 2  # the records after the kill were acknowledged by 2
     values = [v for _, v in read_partition(servers.replace(f"127.0.0.1:{c.lc.ports[1]},", ""), "crash", 0)]
     assert set(values) == {f"record-{i}" for i in range(300)}
