@@ -31,7 +31,7 @@ from messages.dynamic_config import ConfigManagerInit
 from messages.security import AclAuthorizerInit
 from messages.server_startup import AuthorizerStarted
 from messages.zk import ZkResponse, ZkSessionEvent, ZkWatchEvent
-from zk_bridge import paths
+from protocol.zk import paths
 
 log = logging.getLogger("kactor.config")
 

@@ -28,7 +28,7 @@ from messages.requests import ControlledShutdownRequest, ControlledShutdownRespo
 from messages.runtime import TimerFired
 from messages.server_startup import AuthorizerStarted, AwaitAuthorizer
 from messages.zk import NODEEXISTS, OK, ZkResponse
-from zk_bridge import paths
+from protocol.zk import paths
 
 log = logging.getLogger("kactor.server")
 

@@ -15,7 +15,7 @@ from actors import names
 from actors.base import KActor
 from actors.edge_slots import ZooKeeper
 from messages.zk import ZkRequest, ZkResponse, ZkSessionEvent, ZkWatchEvent
-from zk_bridge import paths
+from protocol.zk import paths
 
 # Who armed which watch, so who gets it when it fires (ZooKeeperClient's handler maps, per actor): the config manager
 # (DynamicConfigManager's ZkNodeChangeNotificationListener) arms the child watch of /config/changes; every other watch

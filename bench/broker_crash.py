@@ -20,7 +20,7 @@ import time
 from actors import names
 from bench import common as c
 from bench.controller_shutdown import restore_preferred
-from zk_bridge import paths, znodes
+from protocol.zk import paths, znodes
 
 ANCHOR = ("no exact Kafka figure; 0.8 design budget 10k partitions × 2 ms/sync write ≈ 20 s; KRaft vs ZK recovery "
           "at 2M partitions 37 s vs 503 s")

@@ -24,7 +24,7 @@ from kazoo.client import KazooClient
 
 from kactor.cluster import LocalCluster
 from messages.common import ReplicaAssignment, TopicPartition
-from zk_bridge import paths, znodes
+from protocol.zk import paths, znodes
 
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 

@@ -30,7 +30,7 @@ from kazoo.client import KazooClient
 
 from kactor.trace.reader import is_external
 from messages.common import LeaderAndIsr, LeaderIsrAndControllerEpoch, ReplicaAssignment, TopicPartition
-from zk_bridge import paths, znodes
+from protocol.zk import paths, znodes
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # Results are appended to the checkout's docs/performance.md; an installed kactor (bench/ in site-packages) has none.

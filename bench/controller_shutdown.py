@@ -28,7 +28,7 @@ from typing import Any
 from actors import names
 from bench import common as c
 from messages.common import TopicPartition
-from zk_bridge import paths, znodes
+from protocol.zk import paths, znodes
 
 ANCHOR = "Kafka 1.1: 3 s for ~10,000 replicas / ~5,000 leaders on the broker (1.0: 6.5 min); KAFKA-3436: 2,500 in 3 s"
 

@@ -190,8 +190,8 @@ class SaslSslKactorTarget(KactorTarget):
     @property
     def bootstrap(self) -> str:
         """Every broker's SASL_SSL endpoint, as its registration in ZooKeeper names it (ports chosen at bind)."""
-        from zk_bridge.paths import BrokerIdZNode
-        from zk_bridge.znodes import decode_broker
+        from protocol.zk.paths import BrokerIdZNode
+        from protocol.zk.znodes import decode_broker
 
         zk = self.cluster.zk
         assert zk is not None

@@ -15,7 +15,7 @@ import time
 
 from bench import common as c
 from messages.common import Broker, EndPoint, TopicPartition
-from zk_bridge import paths, znodes
+from protocol.zk import paths, znodes
 
 ANCHOR = "≈10 ms per IsrChangeNotification event when healthy (KAFKA-5879); > 2 s per event = exceptionally slow"
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import time
 
 from bench import common as c
-from zk_bridge import paths
+from protocol.zk import paths
 
 ANCHOR = "no published per-topic rate; Kafka 2.2 deleting 50 × 100 partitions wrote 158 MB of controller log (PR #6738)"
 

@@ -29,7 +29,7 @@ import time
 
 from bench import common as c
 from messages.common import TopicPartition
-from zk_bridge import paths, znodes
+from protocol.zk import paths, znodes
 
 ANCHOR = ("Kafka 2.2 PR #6738: this workload wrote ~158 MB of controller log, ~1.5 MB after batched StopReplica "
           "(≈300 B/partition)")

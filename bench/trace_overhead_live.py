@@ -31,7 +31,7 @@ from typing import Any
 from bench.common import cpu_seconds, git_commit, load_average, topic_json, wait_quiet
 from kactor.cluster import LocalCluster
 from messages.common import TopicPartition
-from zk_bridge import paths, znodes
+from protocol.zk import paths, znodes
 
 TOPIC = "trace-overhead-live"
 BROKERS = 3

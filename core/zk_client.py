@@ -3,7 +3,7 @@
 Each method is a procedure (a generator of effects, see core.effects) that yields `ZkBatch` effects — ops pipelined
 in one round trip, optionally fenced by /controller_epoch's zkVersion — and is resumed with their results. The
 controller, the broker side (registration, ISR writes, controlled shutdown), the admin tools and the demo use these
-procedures; the paths and payloads come from zk_bridge.paths / zk_bridge.znodes (Kafka's ZkData) only.
+procedures; the paths and payloads come from protocol.zk.paths / protocol.zk.znodes (Kafka's ZkData) only.
 
 Watches: as in Kafka's ZooKeeperClient, a read of a path for which a handler is registered is issued with a watch.
 The registry is passed in (`Watches`; the controller's is core.controller.zk_watches.ZkWatches); a client without
@@ -43,8 +43,8 @@ from messages.zk import (
     ZkBatch,
     ZkOpResult,
 )
-from zk_bridge import paths, znodes
-from zk_bridge.znodes import ZnodeDecodeError
+from protocol.zk import paths, znodes
+from protocol.zk.znodes import ZnodeDecodeError
 
 log = logging.getLogger("kactor.zk_client")
 

@@ -54,7 +54,7 @@ def registration_json(config: KafkaConfig, now_ms: int, bound_ports: dict[str, i
     port, ``socketServer.boundPort(listenerName)``): registered as 0, nobody could reach the broker.
     """
     from messages.common import Broker
-    from zk_bridge import znodes
+    from protocol.zk import znodes
 
     endpoints = tuple(attrs.evolve(ep, port=(bound_ports or {}).get(ep.listener_name, 0)) if ep.port == 0 else ep
                       for ep in config.advertised_listeners)
@@ -100,7 +100,7 @@ def get_or_create_cluster_id(client: Any) -> str:
 
     from kazoo.exceptions import NodeExistsError, NoNodeError
 
-    from zk_bridge import paths, znodes
+    from protocol.zk import paths, znodes
 
     try:
         data, _ = client.get(paths.ClusterIdZNode)
@@ -413,7 +413,7 @@ def scram_credentials(client: Any) -> Any:
     from core.quota.client_quota_manager import desanitize
     from core.security.credential_cache import CredentialCache
     from kactor.admin.admin_zk import AdminZkClient
-    from zk_bridge.znodes import ZnodeDecodeError
+    from protocol.zk.znodes import ZnodeDecodeError
 
     admin = AdminZkClient(client)
     cache = CredentialCache()

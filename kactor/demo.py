@@ -24,7 +24,7 @@ from kazoo.client import KazooClient
 from core.zk_client import KafkaZkClient
 from kactor.cluster import ClusterError, LocalCluster
 from messages.common import LeaderAndIsr, TopicPartition
-from zk_bridge import paths
+from protocol.zk import paths
 from zk_bridge.blocking import BlockingZk
 
 Say = Callable[[str], None]

@@ -46,10 +46,10 @@ import attrs
 
 from messages.common import ReplicaAssignment, TopicPartition
 from messages.zk import Create
+from protocol.zk import paths, znodes
 from sim.client import SimClient, zk_partition_state
 from sim.invariants import hosted_partition, value_at
 from sim.runtime import START_MS, Sim
-from zk_bridge import paths, znodes
 
 EXTRA_TOPIC = "sim-x1"
 EXTRA_RF = 2

@@ -12,8 +12,8 @@ import attrs
 from messages.common import Errors, LeaderAndIsr, TopicPartition
 from messages.replication import ProducePartition, ProduceRequest
 from protocol.records import Record, build_batch
+from protocol.zk import paths, znodes
 from sim.runtime import START_MS, Sim
-from zk_bridge import paths, znodes
 
 PRODUCE_VERSION = 8
 PRODUCE_TIMEOUT_MS = 30000  # the producer's request.timeout.ms

@@ -43,9 +43,9 @@ from core.coordinator.transaction.transaction_log import read_txn_record_key, re
 from core.coordinator.transaction.transaction_metadata import TransactionState
 from messages.common import TopicPartition
 from protocol.records import CONTROL_COMMIT, control_record_type, iter_batches, read_records
+from protocol.zk import paths
 from sim.client import zk_partition_leader
 from sim.runtime import START_MS, Sim
-from zk_bridge import paths
 
 LOGGER = "kactor.coordinator"
 TRANSACTION_STATE = "__transaction_state"

@@ -49,6 +49,7 @@ from messages.replication import ProducePartition, ProduceRequest
 from messages.transaction import AddPartitionsToTxnRequest, EndTxnRequest, InitProducerIdRequest
 from protocol.errors import ProtocolError
 from protocol.records import TRANSACTIONAL_BIT, Record, build_batch, iter_batches
+from protocol.zk import paths
 from sim.client import PRODUCE_TIMEOUT_MS, PRODUCE_VERSION, zk_partition_leader
 from sim.clients import CONNECTION_FAILED, RETRIABLE, RETRY_BACKOFF_MS
 from sim.runtime import START_MS, Sim
@@ -61,7 +62,6 @@ from sim.transactions import (
     RETRY,
     TRANSACTION_TIMEOUT_MS,
 )
-from zk_bridge import paths
 
 TRANSACTION_STATE = TopicPartition("__transaction_state", 0)
 CONSUMER_OFFSETS = TopicPartition("__consumer_offsets", 0)

@@ -19,6 +19,7 @@ from messages.common import ReplicaAssignment, TopicPartition
 from messages.group import GroupCoordinatorConfig
 from messages.transaction import TransactionCoordinatorConfig
 from messages.zk import Create, Multi
+from protocol.zk import paths, znodes
 from sim.admin_ops import AdminOps, IsrRejoin, admin_schedule
 from sim.client import SimClient, zk_partition_state
 from sim.clients import Clients
@@ -30,7 +31,6 @@ from sim.invariants import Checker, hosted_partition
 from sim.runtime import START_MS, Boot, Sim
 from sim.transactions import Transactions, transactional
 from sim.workload import writes
-from zk_bridge import paths, znodes
 
 TOPIC = "sim"
 PARTITIONS = 2

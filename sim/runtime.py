@@ -61,10 +61,10 @@ from messages.partition import LogAppendFailed, LogDirFailure
 from messages.requests import LeaderAndIsrRequest, StopReplicaRequest, UpdateMetadataRequest
 from messages.runtime import TimerFired
 from messages.zk import Create, Delete, Multi, SetData, ZkRequest
+from protocol.zk import znodes
+from protocol.zk.paths import BrokerIdZNode, ControllerEpochZNode, TopicsZNode
 from sim.disk import NEW_DISK, DiskChange, SimDisk
 from sim.zookeeper import OPEN, ZooKeeperModel
-from zk_bridge import znodes
-from zk_bridge.paths import BrokerIdZNode, ControllerEpochZNode, TopicsZNode
 
 log = logging.getLogger("kactor.sim")
 

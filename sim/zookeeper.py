@@ -67,7 +67,7 @@ from messages.zk import (
     ZkWatchEvent,
     ZStat,
 )
-from zk_bridge import paths
+from protocol.zk import paths
 
 # Codes ZooKeeper/kazoo report that messages/zk.py does not name: the executor reports them as ERROR (its
 # result_code) and as RUNTIMEINCONSISTENCY (a rolled-back op of a failed multi).

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from actors import names
 from messages.codec import TRACE_VERSION
 from messages.common import Broker, EndPoint, LeaderAndIsr, LeaderIsrAndControllerEpoch, TopicPartition
-from zk_bridge import paths, znodes
+from protocol.zk import paths, znodes
 
 BASE_MS = 1_767_225_600_000  # 2026-01-01T00:00:00Z
 PARTITIONS_PER_TOPIC = 8

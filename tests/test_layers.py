@@ -6,11 +6,10 @@ and under ``TYPE_CHECKING``. Imports made from strings (``importlib.import_modul
 
 Layers, lowest first (issue #21); a module may import from its own layer or a lower one:
 
-1. vocabulary: ``messages``, ``protocol``, ZooKeeper's vocabulary ``zk_bridge.paths`` + ``zk_bridge.znodes`` and the
-   ``zk_bridge`` package itself (importing ``zk_bridge.paths`` runs ``zk_bridge/__init__.py``, so it stays as pure)
+1. vocabulary: ``messages``, ``protocol`` (with ZooKeeper's vocabulary, Kafka's ZkData: ``protocol.zk``)
 2. ``core``
 3. ``actors`` (with the runtime they run on: ``actors.runtime``, ``actors.clock``)
-4. edges: ``edges`` and the rest of ``zk_bridge``
+4. edges: ``edges`` and ``zk_bridge``
 5. shell: ``kactor``, ``bench``, ``spark``, ``scripts``
 """
 
@@ -32,8 +31,6 @@ PACKAGES = tuple(sorted(d.name for d in ROOT.iterdir() if d.is_dir() and not d.n
 LAYER_RULES: tuple[tuple[int, str], ...] = (
     (1, "messages"),
     (1, "protocol"),
-    (1, "zk_bridge.paths"),
-    (1, "zk_bridge.znodes"),
     (2, "core"),
     (3, "actors"),
     (4, "edges"),
@@ -44,8 +41,8 @@ LAYER_RULES: tuple[tuple[int, str], ...] = (
     (5, "spark"),
     (5, "scripts"),
 )
-# packages whose __init__ sits lower than their modules: importing zk_bridge.paths runs zk_bridge/__init__.py
-EXACT_LAYERS = {"zk_bridge": 1}
+# packages whose __init__ sits lower than their modules (none today)
+EXACT_LAYERS: dict[str, int] = {}
 LAYER_NAMES = {1: "vocabulary", 2: "core", 3: "actors", 4: "edges", 5: "shell"}
 
 # Today's imports that run upwards: (importer, imported) -> why, and the engineer who removes it.
@@ -229,9 +226,8 @@ def test_known_cycles_still_exist(graph: dict[str, set[str]]) -> None:
 # --- the checker itself, on made-up import graphs -------------------------------------------------------------------
 
 def test_layer_of_takes_the_longest_prefix() -> None:
-    assert layer_of("zk_bridge.paths") == 1
-    assert layer_of("zk_bridge") == 1
-    assert layer_of("zk_bridge.znodes") == 1
+    assert layer_of("protocol.zk.paths") == 1
+    assert layer_of("zk_bridge") == 4
     assert layer_of("zk_bridge.executor") == 4
     assert layer_of("actors.runtime") == 3
     assert layer_of("kactor.cli.cmd_bench") == 5

@@ -65,7 +65,7 @@ from messages.zk import (
     ZkWatchEvent,
     ZStat,
 )
-from zk_bridge import paths
+from protocol.zk import paths
 from zk_bridge.multi_read import multi_read_async
 from zk_bridge.session import SessionState, on_connection_state
 
@@ -148,7 +148,7 @@ def _op_result(op: Any, value: Any) -> ZkOpResult:
 
 
 def kazoo_acls(acls: Sequence[paths.ZnodeAcl]) -> list[ACL]:
-    """zk_bridge.paths' (perms, scheme, id) ACL entries as kazoo's."""
+    """protocol.zk.paths' (perms, scheme, id) ACL entries as kazoo's."""
     return [ACL(perms, Id(scheme, ident)) for perms, scheme, ident in acls]
 
 

@@ -42,7 +42,7 @@ from messages.credentials import UserCredentialsChanged
 from messages.dynamic_config import LogConfigDefaultsChanged, TopicConfigChanged
 from messages.quota import ClientQuotaConfigChanged, ReplicationQuotasChanged
 from messages.zk import NONODE, OK, ZkOpResult
-from zk_bridge import paths, znodes
+from protocol.zk import paths, znodes
 
 log = logging.getLogger("kactor.config")
 
@@ -64,7 +64,7 @@ def change_number(name: str) -> int:
 def entity_of_notification(data: str) -> tuple[str, str] | None:
     """ConfigChangedNotificationHandler.processNotification: (entity type, entity name) of a notification, None
     for data that is not JSON (ignored: it may come from the deprecated TopicConfigManager). Raises
-    NotificationError for JSON of the wrong shape, with Kafka's message (zk_bridge.znodes decodes it)."""
+    NotificationError for JSON of the wrong shape, with Kafka's message (protocol.zk.znodes decodes it)."""
     try:
         return znodes.decode_config_change(data, config_types=CONFIG_TYPES)
     except znodes.ZnodeDecodeError as e:

@@ -19,7 +19,7 @@ import attrs
 from core.effects import Proc
 from core.zk_client import KafkaZkClient
 from messages.zk import NONODE, OK
-from zk_bridge import paths, znodes
+from protocol.zk import paths, znodes
 
 log = logging.getLogger("kactor.broker")
 

@@ -98,7 +98,7 @@ from messages.zk import (
     ZkSessionEvent,
     ZkWatchEvent,
 )
-from zk_bridge import paths
+from protocol.zk import paths
 
 log = logging.getLogger("kactor.controller")
 state_change_log = logging.getLogger("kactor.state.change")

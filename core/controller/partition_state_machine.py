@@ -32,7 +32,7 @@ from core.zk_client import UNCLEAN_LEADER_ELECTION_ENABLE, KafkaZkClient, partit
 from messages.common import LeaderAndIsr, LeaderIsrAndControllerEpoch, TopicPartition
 from messages.observability import LeaderElection, PartitionStateChange, StateChangeBatch
 from messages.zk import NODEEXISTS, NONODE, OK
-from zk_bridge import paths
+from protocol.zk import paths
 
 log = logging.getLogger("kactor.controller.partition_state_machine")
 state_change_log = logging.getLogger("kactor.state.change")

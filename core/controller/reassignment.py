@@ -64,7 +64,7 @@ from messages.common import (
 )
 from messages.observability import ReassignmentProgress
 from messages.zk import NONODE, OK
-from zk_bridge import paths
+from protocol.zk import paths
 
 log = logging.getLogger("kactor.controller.reassignment")
 

@@ -20,7 +20,7 @@ from core.zk_client import KafkaZkClient, partition_state_or_none
 from messages.common import NO_LEADER, LeaderAndIsr, LeaderIsrAndControllerEpoch, PartitionAndReplica, TopicPartition
 from messages.observability import ReplicaStateChange, StateChangeBatch
 from messages.zk import NONODE, OK
-from zk_bridge import paths
+from protocol.zk import paths
 
 log = logging.getLogger("kactor.controller.replica_state_machine")
 state_change_log = logging.getLogger("kactor.state.change")

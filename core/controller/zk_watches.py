@@ -18,7 +18,7 @@ import attrs
 from messages import controller_events as ev
 from messages.common import TopicPartition
 from messages.zk import ZkWatchEvent
-from zk_bridge import paths
+from protocol.zk import paths
 
 
 @attrs.frozen

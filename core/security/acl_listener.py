@@ -22,8 +22,8 @@ from core.security.authorizer import rows_of
 from core.zk_client import KafkaZkClient
 from messages.security import AuthorizerChanged
 from messages.zk import OK, ZkOpResult
-from zk_bridge import paths
-from zk_bridge.znodes import ZnodeDecodeError
+from protocol.zk import paths
+from protocol.zk.znodes import ZnodeDecodeError
 
 log = logging.getLogger("kactor.authorizer")
 

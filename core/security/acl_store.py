@@ -31,7 +31,7 @@ from core.security.acl import (
 from core.security.acl_znodes import STORE_PATTERN_TYPES
 from core.zk_client import KafkaZkClient
 from messages.zk import BADVERSION, NODEEXISTS, NONODE, OK, ZkOpResult
-from zk_bridge.znodes import ZnodeDecodeError
+from protocol.zk.znodes import ZnodeDecodeError
 
 log = logging.getLogger(__name__)
 

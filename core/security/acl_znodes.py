@@ -1,5 +1,5 @@
-"""The ACL znodes in terms of the ACL values: their paths (zk_bridge.paths.ZkAclStore) and payloads
-(zk_bridge.znodes' ACL codecs, which spell Kafka 2.6.3's bytes) for resource patterns and entries.
+"""The ACL znodes in terms of the ACL values: their paths (protocol.zk.paths.ZkAclStore) and payloads
+(protocol.zk.znodes' ACL codecs, which spell Kafka 2.6.3's bytes) for resource patterns and entries.
 
 A resource's ACLs: ``{"version":1,"acls":[{"principal":"User:alice","permissionType":"Allow","operation":"Read",
 "host":"*"}]}``. A literal pattern's change notification is the text ``TOPIC:orders`` (the Java enum's toString); a
@@ -20,8 +20,8 @@ from core.security.acl import (
     ResourceType,
     parse_kafka_principal,
 )
-from zk_bridge import paths, znodes
-from zk_bridge.znodes import ZnodeDecodeError
+from protocol.zk import paths, znodes
+from protocol.zk.znodes import ZnodeDecodeError
 
 STORE_PATTERN_TYPES = (PatternType.LITERAL, PatternType.PREFIXED)  # ZkAclStore.stores: the specific pattern types
 

@@ -23,7 +23,7 @@ from core.quota.quota_configs import QUOTA_CONFIG_TYPES, USER_CONFIG_TYPES, is_q
 from kactor.admin import AdminError
 from kactor.admin.api_errors import AdminOps, Body, InvalidRequestException, api_error
 from messages.common import Errors
-from zk_bridge import paths
+from protocol.zk import paths
 
 log = logging.getLogger("kactor.admin_manager")
 

@@ -31,7 +31,7 @@ from core.controller.reassignment import PartitionReassignment
 from kactor.admin.api_errors import AdminOps, Body
 from messages import controller_events as ev
 from messages.common import NO_LEADER, Errors, ReplicaAssignment, TopicPartition
-from zk_bridge import paths
+from protocol.zk import paths
 
 PREFERRED = 0  # ElectionType.PREFERRED
 UNCLEAN = 1  # ElectionType.UNCLEAN

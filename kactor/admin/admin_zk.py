@@ -6,7 +6,7 @@ Kafka writes two znodes non-transactionally (topic config, then topic assignment
 notification) this writes them in one ZooKeeper transaction: same end state, no half-written topic on a race.
 The writes are core.zk_client.KafkaZkClient's procedures, the brokers' own, run synchronously (zk_bridge.blocking);
 a failed write raises kazoo's exception for its result code, as a kazoo call would. Payloads go through
-`zk_bridge.znodes`, byte-compatible with Kafka's ``ZkData``.
+`protocol.zk.znodes`, byte-compatible with Kafka's ``ZkData``.
 """
 
 from __future__ import annotations
@@ -69,7 +69,7 @@ from messages.zk import (
     SESSIONEXPIRED,
     ZkOpResult,
 )
-from zk_bridge import paths, znodes
+from protocol.zk import paths, znodes
 from zk_bridge.blocking import BlockingZk
 from zk_bridge.executor import session_options
 

@@ -12,7 +12,7 @@ from kactor.admin import AdminCommandFailedException, AdminOperationException
 from kactor.admin.admin_zk import AdminZkClient
 from kactor.admin.assignment import duplicates
 from messages.common import TopicPartition
-from zk_bridge import paths
+from protocol.zk import paths
 
 Out = Callable[[str], None]
 DEPRECATION = ("This tool is deprecated. Please use kafka-leader-election tool. Tracking issue: KAFKA-8405")

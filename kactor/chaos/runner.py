@@ -52,7 +52,7 @@ from kactor.chaos.txn_workload import TxnWorkload
 from kactor.cluster import LocalCluster
 from kactor.kafka_clients import CLOSE_TIMEOUT_S
 from messages.common import LeaderAndIsr, TopicPartition
-from zk_bridge import paths, znodes
+from protocol.zk import paths, znodes
 
 log = logging.getLogger("kactor.chaos")
 

@@ -34,7 +34,7 @@ from kactor.cli.kafka_support import (
 from kactor.cli.support import add_zookeeper_args, admin_client, usage_error
 from kactor.kafka_clients import DEFAULT_TIMEOUT_S, cluster_metadata, end_offsets
 from kactor.kafka_clients import admin_client as kafka_admin_client
-from zk_bridge.znodes import ZnodeDecodeError
+from protocol.zk.znodes import ZnodeDecodeError
 
 if TYPE_CHECKING:
     from rich.console import Console

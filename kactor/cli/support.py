@@ -12,7 +12,7 @@ from kazoo.exceptions import KazooException
 from kactor.admin import AdminError
 from kactor.admin.admin_zk import DEFAULT_CONNECT_TIMEOUT_S, AdminZkClient, zk_session
 from kactor.cli import CliError
-from zk_bridge.znodes import ZnodeDecodeError
+from protocol.zk.znodes import ZnodeDecodeError
 
 
 def add_zookeeper_args(parser: argparse.ArgumentParser, required: bool = True) -> None:

@@ -18,10 +18,10 @@ from messages.dynamic_config import ConfigManagerInit, LogConfigDefaultsChanged,
 from messages.security import AclAuthorizerInit, AuthorizerChanged
 from messages.server_startup import AuthorizerStarted
 from messages.zk import ZkWatchEvent
+from protocol.zk import znodes
 from tests.support.actors import ReleaseHeldZkRequests, ZooKeeperModel
 from tests.support.broker import broker_zk
 from tests.support.fake_zookeeper import FakeZooKeeper
-from zk_bridge import znodes
 
 STATIC = (("min.insync.replicas", "1"), ("unclean.leader.election.enable", "false"))
 

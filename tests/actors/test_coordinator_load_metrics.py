@@ -30,10 +30,10 @@ from messages.transaction import (
     TransactionCoordinatorInit,
 )
 from protocol.records import CONTROL_ABORT, EndTransactionMarker, build_end_txn_marker_batch
+from protocol.zk import znodes
 from tests.actors.test_group_coordinator_actor import Recorder, ReplicaManagerModel
 from tests.actors.test_metrics_actor import _samples
 from tests.support.actors import ZooKeeperModel
-from zk_bridge import znodes
 
 NAME = "transaction-coordinator"
 TXN_METRIC = "kafka_server_transaction_coordinator_metrics_partition_load_error_total"

@@ -49,8 +49,8 @@ from messages.replication import (
 from messages.requests import UpdateMetadataPartitionState, UpdateMetadataRequest
 from messages.runtime import ScheduleTimer, TimerFired
 from protocol.records import assign_offsets, iter_batches, read_records
+from protocol.zk import znodes
 from tests.support.actors import ZooKeeperModel
-from zk_bridge import znodes
 
 TOPIC = "__consumer_offsets"
 CONFIG = GroupCoordinatorConfig(offsets_topic_num_partitions=3, offsets_topic_replication_factor=1,

@@ -22,9 +22,9 @@ from messages.partition import ReplicaManagerShutdown, ReplicaManagerShuttingDow
 from messages.requests import ControlledShutdownRequest, ControlledShutdownResponse
 from messages.runtime import ScheduleTimer, TimerFired
 from messages.server_startup import AuthorizerStarted, AwaitAuthorizer
+from protocol.zk import paths, znodes
 from tests.support.actors import ActorTestbed, Delivered, ZooKeeperModel
 from tests.support.fake_zookeeper import FakeZooKeeper
-from zk_bridge import paths, znodes
 
 SERVER = "kafka-server"
 T0 = 1_000_000.0

@@ -30,9 +30,9 @@ from messages.replication import (
 from messages.requests import LeaderAndIsrResponse, PartitionError, UpdateMetadataResponse
 from messages.runtime import ScheduleTimer, TimerFired
 from messages.zk import GetData, ZkBatch, ZkRequest
+from protocol.zk.znodes import encode_config_entity
 from tests.support.actors import ActorTestbed, Delivered, ReleaseHeldZkRequests, Sink, ZooKeeperModel
 from tests.support.broker import lai_request, lai_state, um_request
-from zk_bridge.znodes import encode_config_entity
 
 SHARD = "partition-0"
 T0 = 1_000_000.0

@@ -36,9 +36,9 @@ from messages.txn_markers import (
     WriteTxnMarkersResponse,
 )
 from protocol.records import iter_batches, read_records
+from protocol.zk import znodes
 from tests.actors.test_group_coordinator_actor import Recorder, ReplicaManagerModel
 from tests.support.actors import ZooKeeperModel
-from zk_bridge import znodes
 
 TXN_TOPIC = "__transaction_state"
 T0 = TopicPartition("t", 0)

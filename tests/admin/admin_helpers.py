@@ -12,7 +12,7 @@ from pathlib import Path
 from kazoo.client import KazooClient
 
 from messages.common import Broker, EndPoint, LeaderAndIsr, LeaderIsrAndControllerEpoch, TopicPartition
-from zk_bridge import paths, znodes
+from protocol.zk import paths, znodes
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -9,7 +9,7 @@ from kazoo.client import KazooClient
 
 from kactor.admin import AdminOperationException
 from kactor.admin.admin_zk import AdminZkClient
-from zk_bridge import paths
+from protocol.zk import paths
 
 
 def test_partitions_added_after_a_reassignment_started_keep_its_replicas(zk: KazooClient, brokers: list[int]) -> None:

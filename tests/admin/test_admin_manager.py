@@ -23,7 +23,7 @@ from messages.common import Errors, TopicPartition
 from messages.controller_events import ApiPartitionReassignment, ReplicaLeaderElection
 from protocol.api_versions import API_VERSIONS
 from protocol.codec import encode_response
-from zk_bridge import paths, znodes
+from protocol.zk import paths, znodes
 
 
 class Clock:

@@ -13,7 +13,7 @@ import core.api.client_quotas  # noqa: F401 - registers keys 48 and 49
 from kactor.admin.admin_manager import AdminManager
 from kactor.admin.admin_quotas import java_double_to_string
 from messages.common import Errors
-from zk_bridge import paths
+from protocol.zk import paths
 
 DESCRIBE, ALTER = 48, 49
 

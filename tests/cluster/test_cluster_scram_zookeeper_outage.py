@@ -24,8 +24,8 @@ from core.broker.checkpoints import REPLICATION_OFFSET_CHECKPOINT, read_offset_c
 from core.security.scram import ScramMechanism, scram_credential_config
 from kactor.cluster import LocalCluster
 from messages.common import TopicPartition
+from protocol.zk import znodes
 from tests.support.kazoo_clients import kazoo_client
-from zk_bridge import znodes
 from zk_bridge.server import EmbeddedZooKeeper
 
 pytestmark = [pytest.mark.cluster, pytest.mark.slow]

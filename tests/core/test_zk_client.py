@@ -9,8 +9,8 @@ from core.effects import run_sync
 from core.zk_client import KafkaZkClient, Watches
 from messages.common import LeaderAndIsr, LeaderIsrAndControllerEpoch, ReplicaAssignment, TopicPartition
 from messages.zk import BADVERSION, NODEEXISTS, OK, GetChildren, GetData, ZkBatch
+from protocol.zk import paths
 from tests.support.fake_zookeeper import FakeZooKeeper
-from zk_bridge import paths
 
 TP0, TP1 = TopicPartition("t", 0), TopicPartition("t", 1)
 

@@ -12,8 +12,8 @@ from core.controller.zk_watches import ZkWatches, partition_reassignment_handler
 from core.zk_client import KafkaZkClient
 from messages.common import TopicPartition
 from messages.zk import Exists, GetData
+from protocol.zk import paths
 from tests.support.fake_zookeeper import FakeZooKeeper, run
-from zk_bridge import paths
 
 PATH = paths.ReassignPartitionsZNode
 T0, T1 = TopicPartition("t", 0), TopicPartition("t", 1)

@@ -14,7 +14,7 @@ from kactor.config import build_config
 from messages.broker_lifecycle import BrokerStartup
 from messages.security import AclAuthorizerInit
 from messages.server_startup import AwaitAuthorizer
-from zk_bridge import znodes
+from protocol.zk import znodes
 
 SHA512 = ScramMechanism.SCRAM_SHA_512
 

@@ -11,6 +11,7 @@ from core.controller.reassignment import PartitionReassignment
 from core.controller.topic_deletion import TopicDeletionManager
 from kactor.sim_boot import SimBoot
 from messages.common import TopicPartition
+from protocol.zk import paths
 from sim.admin_ops import (
     DELETION_BOUND_MS,
     EXTRA_TOPIC,
@@ -26,7 +27,6 @@ from sim.client import zk_partition_state
 from sim.faults import schedule
 from sim.run import Cluster, play, run_seed, start_cluster
 from sim.runtime import START_MS
-from zk_bridge import paths
 
 XTP = TopicPartition(EXTRA_TOPIC, 0)
 

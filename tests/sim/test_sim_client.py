@@ -9,11 +9,11 @@ import pytest
 
 from kactor.sim_boot import SimBoot
 from messages.common import TopicPartition
+from protocol.zk import paths, znodes
 from sim import client
 from sim.client import zk_partition_state
 from sim.run import play, start_cluster
 from sim.runtime import Sim
-from zk_bridge import paths, znodes
 
 
 def _plain(sim: Sim, tp: TopicPartition) -> object:

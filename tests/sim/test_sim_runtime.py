@@ -256,7 +256,7 @@ def test_the_settling_ends_once_the_cluster_is_as_the_final_checks_want_it() -> 
     """`Checker.settled`: every broker serving, each partition's ISR all its replicas and its leader leading it at
     ZooKeeper's epoch, no produce waiting; a crashed broker, a produce in flight or a shrunk ISR keep it going."""
     from messages.zk import SetData
-    from zk_bridge import paths, znodes
+    from protocol.zk import paths, znodes
 
     sim = Sim(1, SimBoot())
     try:

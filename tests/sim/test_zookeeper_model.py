@@ -188,4 +188,4 @@ def test_the_model_imports_only_the_vocabulary() -> None:
     imported = {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
     imported |= {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.module}
     ours = {m for m in imported if m.split(".")[0] not in sys.stdlib_module_names and m != "attrs"}
-    assert ours <= {"messages.zk", "zk_bridge", "zk_bridge.paths", "zk_bridge.znodes"}, ours
+    assert ours <= {"messages.zk", "protocol.zk", "protocol.zk.paths", "protocol.zk.znodes"}, ours

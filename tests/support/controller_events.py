@@ -20,9 +20,9 @@ from messages.common import (
     ReplicaAssignment,
     TopicPartition,
 )
+from protocol.zk import paths, znodes
 from tests.support.controller import sent
 from tests.support.fake_zookeeper import FakeZooKeeper, run
-from zk_bridge import paths, znodes
 
 
 def broker(broker_id: int) -> Broker:

@@ -24,8 +24,8 @@ from typing import Any
 
 from messages.common import LeaderAndIsr, LeaderIsrAndControllerEpoch, TopicPartition
 from messages.zk import OK, Create, Delete, SetData, ZkBatch, ZkOpResult, ZkWatchEvent
+from protocol.zk import paths, znodes
 from sim.zookeeper import Node, ZooKeeperModel
-from zk_bridge import paths, znodes
 
 CONTROLLER_EPOCH_PATH = paths.ControllerEpochZNode
 __all__ = ["FakeZooKeeper", "Node", "run"]

@@ -19,9 +19,9 @@ from messages.common import Broker, EndPoint, Errors, LeaderAndIsr, LeaderIsrAnd
 from messages.replication import FetchPartition, FetchRequest
 from messages.requests import LeaderAndIsrPartitionState, LeaderAndIsrRequest, UpdateMetadataRequest
 from messages.zk import BADVERSION, NONODE, OK, Create, SetData, ZkBatch, ZkOpResult
+from protocol.zk.paths import TopicPartitionStateZNode
+from protocol.zk.znodes import encode_partition_state
 from zk_bridge.executor import SET_CHUNK, ZkExecutor
-from zk_bridge.paths import TopicPartitionStateZNode
-from zk_bridge.znodes import encode_partition_state
 
 DEADLINE_S = 10.0
 

@@ -1,6 +1,6 @@
-"""One ZooKeeper vocabulary (issue #21): Kafka's znode paths are spelled only in zk_bridge/paths.py and their JSON only
-in zk_bridge/znodes.py (Kafka's ZkData); everything else names a path through `paths` and reads or writes a payload
-through `znodes` (or the procedures of core/zk_client.py built on them).
+"""One ZooKeeper vocabulary (issue #21): Kafka's znode paths are spelled only in protocol/zk/paths.py and their JSON
+only in protocol/zk/znodes.py (Kafka's ZkData); everything else names a path through `paths` and reads or writes a
+payload through `znodes` (or the procedures of core/zk_client.py built on them).
 
 The source is read with `ast`, so what is checked is code: docstrings and comments may name znodes (they document
 them), and tests are not scanned — a test spells the exact path and bytes it expects, which is the point of a test,
@@ -26,7 +26,7 @@ REPO = Path(__file__).resolve().parents[2]
 NOT_SOURCE = {"tests", "docs", "build", "dist"}
 PACKAGES = tuple(sorted(d.name for d in REPO.iterdir() if d.is_dir() and not d.name.startswith(".")
                         and d.name not in NOT_SOURCE and any(d.rglob("*.py"))))
-HOME = {"zk_bridge/paths.py", "zk_bridge/znodes.py"}  # the one definition of each path and payload
+HOME = {"protocol/zk/paths.py", "protocol/zk/znodes.py"}  # the one definition of each path and payload
 
 # The top-level znodes of Kafka 2.6's layout (ZkData), each with the paths below it.
 ZNODE_ROOTS = ("/brokers", "/controller", "/controller_epoch", "/admin", "/config", "/isr_change_notification",
@@ -78,7 +78,7 @@ def _const(node: ast.AST) -> str | None:
 
 
 def _names_znode_path(node: ast.AST) -> bool:
-    """The subtree names a znode: a path literal, or an attribute of zk_bridge.paths (``paths.TopicZNode...``)."""
+    """The subtree names a znode: a path literal, or an attribute of protocol.zk.paths (``paths.TopicZNode...``)."""
     for n in ast.walk(node):
         text = _const(n)
         if text is not None and _is_znode_path(text):
@@ -128,7 +128,7 @@ def scan(source: str, name: str) -> list[str]:
                         and call.func.value.id in ("json", "orjson")
                         and (call.func.attr == "loads" or (call.args and isinstance(call.args[0], ast.Dict)))):
                     found.setdefault(f"{name}:{call.lineno}: json.{call.func.attr} next to a znode path in "
-                                 f"{node.name}(): decode or encode it with zk_bridge.znodes")
+                                 f"{node.name}(): decode or encode it with protocol.zk.znodes")
     return list(found)
 
 
@@ -143,7 +143,7 @@ def test_znode_paths_and_payloads_are_defined_once() -> None:
     files = _source_files()
     assert {"core", "actors", "kactor", "zk_bridge"} <= set(PACKAGES) and len(files) > 100, PACKAGES
     found = [v for f in files for v in scan(f.read_text(encoding="utf-8"), f.relative_to(REPO).as_posix())]
-    assert found == [], "use zk_bridge.paths / zk_bridge.znodes / core.zk_client:\n" + "\n".join(found)
+    assert found == [], "use protocol.zk.paths / protocol.zk.znodes / core.zk_client:\n" + "\n".join(found)
 
 
 def test_the_scan_catches_each_kind_of_duplicate() -> None:

@@ -15,8 +15,8 @@ from kazoo.security import ACL, OPEN_ACL_UNSAFE, Id, make_digest_acl_credential
 from zk_test_helpers import DEADLINE_S
 
 from messages.zk import NOAUTH, OK, Create, Multi, RegisterBroker, SetData, ZkBatch, ZkOpResult
+from protocol.zk import paths
 from tests.support.kazoo_clients import kazoo_client
-from zk_bridge import paths
 from zk_bridge.executor import ZkExecutor, connect, is_secure, session_options
 
 DIGEST = "kactor:s3cret"

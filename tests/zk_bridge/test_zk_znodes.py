@@ -17,9 +17,9 @@ from messages.common import (
     TopicPartition,
 )
 from messages.zk import ZStat
-from zk_bridge import paths
-from zk_bridge import znodes as z
-from zk_bridge.znodes import ZnodeDecodeError
+from protocol.zk import paths
+from protocol.zk import znodes as z
+from protocol.zk.znodes import ZnodeDecodeError
 
 TP = TopicPartition
 

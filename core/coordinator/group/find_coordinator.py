@@ -41,8 +41,8 @@ from messages.metadata import MetadataBroker, MetadataRequest, MetadataResponse
 from messages.topic import TRANSACTION_STATE_TOPIC_NAME
 from messages.transaction import TransactionCoordinatorConfig
 from messages.zk import NODEEXISTS, NONODE, OK
-from zk_bridge import paths, znodes
-from zk_bridge.znodes import ZnodeDecodeError
+from protocol.zk import paths, znodes
+from protocol.zk.znodes import ZnodeDecodeError
 
 log = logging.getLogger("kactor.coordinator")
 

@@ -2,7 +2,7 @@
 procedure over ZooKeeper effects, for the coordinator's actor (which does no blocking I/O).
 
 Ids are handed out of a block of 1000 this coordinator claims by a conditional write of ``/latest_producer_id_block``
-(the znode's codec is `zk_bridge.znodes.encode_producer_id_block`), so no id is handed out twice across the cluster;
+(the znode's codec is `protocol.zk.znodes.encode_producer_id_block`), so no id is handed out twice across the cluster;
 the broker's idempotent producers draw theirs from the edge's own block (edges/producer_id_manager.py), claimed the
 same way.
 """
@@ -14,7 +14,7 @@ import logging
 from core.effects import Proc
 from core.zk_client import KafkaZkClient
 from messages.zk import BADVERSION, NODEEXISTS, NONODE, OK, Create, SetData
-from zk_bridge import paths, znodes
+from protocol.zk import paths, znodes
 
 log = logging.getLogger("kactor.coordinator")
 LONG_MAX = 2**63 - 1

@@ -54,8 +54,8 @@ from messages.transaction import (
     TransactionCoordinatorConfig,
 )
 from messages.zk import OK
-from zk_bridge import paths, znodes
-from zk_bridge.znodes import ZnodeDecodeError
+from protocol.zk import paths, znodes
+from protocol.zk.znodes import ZnodeDecodeError
 
 log = logging.getLogger("kactor.coordinator")
 

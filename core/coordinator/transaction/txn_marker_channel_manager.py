@@ -29,8 +29,8 @@ from messages import message
 from messages.common import Broker, Errors, TopicPartition
 from messages.txn_markers import TxnMarkerEntry
 from messages.zk import OK
-from zk_bridge import paths
-from zk_bridge.znodes import ZnodeDecodeError
+from protocol.zk import paths
+from protocol.zk.znodes import ZnodeDecodeError
 
 log = logging.getLogger("kactor.coordinator")
 

@@ -12,7 +12,7 @@ import attrs
 from actors import names
 from kactor.trace.incidents.errors import ATTENTION_ERRORS, EXPECTED_ERRORS
 from kactor.trace.incidents.model import LATE_PRODUCE_MS, ErrorCount, Findings, Incident, ProcessRun, Rec
-from zk_bridge import paths
+from protocol.zk import paths
 
 # a process whose trace ends this long before the last record of the run ended while the cluster went on
 ENDED_BEFORE_MS = 1000.0

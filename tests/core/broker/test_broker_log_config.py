@@ -10,9 +10,9 @@ import pytest
 from core.broker.log_config import LogConfig, LogConfigs, effective_broker_config, log_defaults_from_broker_config
 from messages.common import Errors, TopicPartition
 from messages.zk import GetData
+from protocol.zk import znodes
 from tests.support.broker import broker_zk, drive, emitted, lai_request, lai_state, make_rm, produce_request
 from tests.support.fake_zookeeper import FakeZooKeeper
-from zk_bridge import znodes
 
 TP = TopicPartition("foo", 0)
 BAR = TopicPartition("bar", 0)

@@ -17,9 +17,9 @@ from core.broker.partition import CountingIsrChangeListener, Partition, submit_i
 from kactor.records import values_batch
 from messages.common import Errors, TopicPartition
 from messages.zk import BADVERSION, ERROR, SetData
+from protocol.zk.paths import TopicPartitionStateZNode
 from tests.support.broker import broker_zk, drive, lai_state
 from tests.support.fake_zookeeper import FakeZooKeeper
-from zk_bridge.paths import TopicPartitionStateZNode
 
 TP = TopicPartition("test-topic", 0)
 LAG = 30000

@@ -14,9 +14,9 @@ from messages import controller_events as ev
 from messages.dynamic_config import LogConfigDefaultsChanged, TopicConfigChanged
 from messages.quota import ReplicationQuotasChanged
 from messages.zk import GetChildren
+from protocol.zk import znodes
 from tests.support.broker import drive, emitted
 from tests.support.fake_zookeeper import FakeZooKeeper
-from zk_bridge import znodes
 
 STATIC = {"min.insync.replicas": "1", "unclean.leader.election.enable": "false"}
 MINUTE_MS = 60_000

@@ -29,10 +29,10 @@ from messages.common import LeaderAndIsr, LeaderIsrAndControllerEpoch, ReplicaAs
 from messages.observability import StateChangeBatch
 from messages.requests import LeaderAndIsrRequest, StopReplicaRequest, UpdateMetadataRequest
 from messages.zk import GetData, SetData, ZkOpResult
+from protocol.zk.paths import TopicPartitionStateZNode
+from protocol.zk.znodes import encode_partition_state
 from tests.support.controller import broker, sent
 from tests.support.fake_zookeeper import FakeZooKeeper, run
-from zk_bridge.paths import TopicPartitionStateZNode
-from zk_bridge.znodes import encode_partition_state
 
 CONTROLLER_EPOCH = 50
 EPOCH_ZK_VERSION = 7

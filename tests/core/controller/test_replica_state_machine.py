@@ -30,9 +30,9 @@ from messages.common import (
     TopicPartition,
 )
 from messages.requests import LeaderAndIsrRequest, StopReplicaRequest, UpdateMetadataRequest
+from protocol.zk.paths import TopicPartitionStateZNode
 from tests.support.controller import broker, sent
 from tests.support.fake_zookeeper import FakeZooKeeper, run
-from zk_bridge.paths import TopicPartitionStateZNode
 
 CONTROLLER_EPOCH = 50
 EPOCH_ZK_VERSION = 3
@@ -422,7 +422,7 @@ def test_offline_replica_retries_on_bad_version(h: Harness) -> None:
     h.zk.put_partition_state(PARTITION, 6, [6, BROKER_ID, 7], controller_epoch=CONTROLLER_EPOCH)
 
     def leader_shrinks_isr(batch):
-        from zk_bridge.znodes import encode_partition_state
+        from protocol.zk.znodes import encode_partition_state
         h.zk.set(TopicPartitionStateZNode.path(PARTITION), encode_partition_state(_record(6, [6, BROKER_ID])))
 
     h.zk.interceptors += [lambda b: None, leader_shrinks_isr]

@@ -16,8 +16,8 @@ from messages.requests import (
     UpdateMetadataRequest,
 )
 from messages.zk import Create
+from protocol.zk import paths, znodes
 from tests.support.controller_events import Harness, active_cluster, create_topic, register_broker, setup_cluster
-from zk_bridge import paths, znodes
 
 FOO0, FOO1 = TopicPartition("foo", 0), TopicPartition("foo", 1)
 

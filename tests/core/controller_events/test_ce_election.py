@@ -13,8 +13,8 @@ from messages.common import TopicPartition
 from messages.observability import ControllerChanged
 from messages.requests import LeaderAndIsrRequest, UpdateMetadataRequest
 from messages.zk import NONODE, ZkOpResult, ZkSessionEvent, ZkWatchEvent
+from protocol.zk import paths
 from tests.support.controller_events import Harness, create_topic, setup_cluster
-from zk_bridge import paths
 
 
 def _cluster(brokers: tuple[int, ...] = (1, 2, 3), topics: dict | None = None) -> Harness:

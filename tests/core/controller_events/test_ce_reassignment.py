@@ -8,8 +8,8 @@ import json
 from messages import controller_events as ev
 from messages.common import Errors, ReplicaAssignment, TopicPartition
 from messages.requests import LeaderAndIsrRequest, StopReplicaRequest, UpdateMetadataRequest
+from protocol.zk import paths, znodes
 from tests.support.controller_events import Harness, active_cluster, register_broker, setup_cluster
-from zk_bridge import paths, znodes
 
 TP = TopicPartition("t", 0)
 

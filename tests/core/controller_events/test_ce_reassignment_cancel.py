@@ -15,8 +15,8 @@ from messages import controller_events as ev
 from messages.common import Errors, PartitionAndReplica, ReplicaAssignment, TopicPartition
 from messages.observability import ReassignmentProgress
 from messages.requests import LeaderAndIsrRequest, StopReplicaRequest, UpdateMetadataRequest
+from protocol.zk import paths, znodes
 from tests.support.controller_events import Harness, active_cluster
-from zk_bridge import paths, znodes
 
 TP = TopicPartition("t", 0)
 

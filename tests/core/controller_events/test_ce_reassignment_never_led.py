@@ -16,6 +16,7 @@ from messages import controller_events as ev
 from messages.common import Errors, PartitionAndReplica, ReplicaAssignment, TopicPartition
 from messages.requests import LeaderAndIsrRequest, PartitionError, StopReplicaRequest, StopReplicaResponse
 from messages.zk import ERROR, SetData, ZkOpResult
+from protocol.zk import paths, znodes
 from tests.support.controller_events import (
     Harness,
     active_cluster,
@@ -23,7 +24,6 @@ from tests.support.controller_events import (
     register_broker,
     setup_cluster,
 )
-from zk_bridge import paths, znodes
 
 TP = TopicPartition("t", 0)
 

@@ -47,9 +47,9 @@ from messages.common import (
 )
 from messages.requests import PartitionError, StopReplicaRequest, StopReplicaResponse, UpdateMetadataRequest
 from messages.zk import CONTROLLER_MOVED, NONODE, NOTEMPTY, OK, Delete, ZkBatch, ZkOpResult
+from protocol.zk import paths, znodes
 from tests.support.controller_events import Harness, active_cluster, register_broker, setup_cluster
 from tests.support.fake_zookeeper import run
-from zk_bridge import paths, znodes
 
 
 class _Config:

@@ -14,8 +14,8 @@ from core.security.acl import (
     ResourcePattern,
     ResourceType,
 )
-from zk_bridge import paths
-from zk_bridge.znodes import ZnodeDecodeError
+from protocol.zk import paths
+from protocol.zk.znodes import ZnodeDecodeError
 
 LITERAL = ResourcePattern(ResourceType.TOPIC, "some-topic", PatternType.LITERAL)
 PREFIXED = ResourcePattern(ResourceType.TOPIC, "some-topic", PatternType.PREFIXED)

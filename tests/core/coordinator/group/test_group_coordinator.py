@@ -56,8 +56,8 @@ from messages.group import (
 )
 from messages.zk import ZkBatch
 from protocol.records import assign_offsets, iter_batches, read_records
+from protocol.zk import znodes
 from tests.support.fake_zookeeper import FakeZooKeeper
-from zk_bridge import znodes
 
 GROUP = "g"
 T0 = TopicPartition("t", 0)

@@ -26,8 +26,8 @@ from messages.common import Broker, EndPoint, Errors, ReplicaAssignment, TopicPa
 from messages.group import FindCoordinatorRequest, FindCoordinatorResponse, GroupCoordinatorConfig
 from messages.requests import UpdateMetadataPartitionState, UpdateMetadataRequest
 from messages.transaction import TransactionCoordinatorConfig
+from protocol.zk import paths, znodes
 from tests.support.fake_zookeeper import FakeZooKeeper
-from zk_bridge import paths, znodes
 
 TOPIC = "__consumer_offsets"
 

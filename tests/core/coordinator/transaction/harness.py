@@ -24,8 +24,8 @@ from messages.transaction import (
 )
 from messages.zk import ZkBatch
 from protocol.records import assign_offsets, iter_batches, read_records
+from protocol.zk import znodes
 from tests.support.fake_zookeeper import FakeZooKeeper
-from zk_bridge import znodes
 
 TXN = "txn"
 T0 = TopicPartition("t", 0)

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from core.coordinator.transaction.producer_id_generator import ProducerIdGenerator
 from core.effects import run_sync
+from protocol.zk import paths
 from tests.support.fake_zookeeper import FakeZooKeeper
-from zk_bridge import paths
 
 
 def _ids(zk: FakeZooKeeper, g: ProducerIdGenerator, n: int) -> list[int]:

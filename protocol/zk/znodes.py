@@ -25,7 +25,7 @@ from messages.common import (
     TopicPartition,
 )
 from messages.zk import ZStat
-from zk_bridge import paths
+from protocol.zk import paths
 
 # SecurityProtocol names a listener may carry without an explicit listener_security_protocol_map entry.
 SECURITY_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
