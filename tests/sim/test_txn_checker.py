@@ -1,0 +1,147 @@
+"""sim/txn_checker.py on hand-made histories: a clean history passes, and each anomaly kind is found, naming the
+transactions involved."""
+
+from __future__ import annotations
+
+from sim.txn_checker import (
+    ABORTED,
+    ABORTED_READ,
+    COMMITTED,
+    DUPLICATE,
+    LOST_WRITE,
+    OFFSETS,
+    ORDER,
+    STALL,
+    TORN,
+    UNKNOWN,
+    Entry,
+    History,
+    OffsetRead,
+    StableSample,
+    TxnWrites,
+    check,
+    counts,
+    table,
+)
+
+T1 = TxnWrites("p0", 1, (("t-0", "p0-1"), ("t-1", "p0-2")), COMMITTED, (("g0/t-0", 1),))
+T2 = TxnWrites("p0", 2, (("t-0", "p0-3"), ("t-1", "p0-4")), ABORTED, (("g0/t-0", 2),))
+T3 = TxnWrites("p0", 3, (("t-0", "p0-5"), ("t-0", "p0-6"), ("t-1", "p0-7")), COMMITTED, (("g0/t-0", 3),))
+U1 = TxnWrites("p1", 1, (("t-0", "p1-1"), ("t-1", "p1-2")), COMMITTED)
+
+# the logs as a correct broker leaves them (markers take offsets: gaps), and what each reader read
+UNCOMMITTED = (Entry("t-0", 0, "p0-1"), Entry("t-0", 1, "p1-1"), Entry("t-0", 3, "p0-3"), Entry("t-0", 5, "p0-5"),
+               Entry("t-0", 6, "p0-6"), Entry("t-1", 0, "p0-2"), Entry("t-1", 1, "p1-2"), Entry("t-1", 3, "p0-4"),
+               Entry("t-1", 5, "p0-7"))
+COMMITTED_LOG = tuple(e for e in UNCOMMITTED if e.value not in ("p0-3", "p0-4"))
+END = {"t-0": 8, "t-1": 7}
+
+
+def history(**kw: object) -> History:
+    base = dict(txns=(T1, T2, T3, U1), committed=COMMITTED_LOG, uncommitted=UNCOMMITTED, positions=END,
+                complete=frozenset(END), offset_reads=(OffsetRead("g0/t-0", 1), OffsetRead("g0/t-0", 3, final=True)),
+                samples=(StableSample(1000.0, "t-0", 3, 4), StableSample(2000.0, "t-0", 8, 8)),
+                stall_bound_ms=25000.0)
+    base.update(kw)
+    return History(**base)  # type: ignore[arg-type]
+
+
+def kinds(h: History) -> list[str]:
+    return [a.kind for a in check(h)]
+
+
+def test_a_clean_history_passes() -> None:
+    assert check(history()) == []
+
+
+def test_aborted_read_names_the_aborted_transaction() -> None:
+    found = check(history(committed=(*COMMITTED_LOG, Entry("t-0", 3, "p0-3"))))
+    assert [a.kind for a in found] == [ABORTED_READ]
+    assert found[0].where == "t-0@3" and found[0].txns == ("p0:T2 (aborted)",)
+
+
+def test_lost_write_when_the_reader_read_past_it() -> None:
+    gone = tuple(e for e in COMMITTED_LOG if e.value not in ("p1-1", "p1-2"))
+    found = check(history(committed=gone))
+    assert [a.kind for a in found] == [LOST_WRITE]
+    assert found[0].txns == ("p1:T1 (committed)",)
+
+
+def test_a_value_beyond_a_stalled_reader_is_not_lost() -> None:
+    # the reader stopped at t-1's offset 1 (a stall): p1-2 above it is not judged; nor is T1 torn
+    h = history(committed=tuple(e for e in COMMITTED_LOG if e.partition == "t-0"), positions={"t-0": 8, "t-1": 0},
+                complete=frozenset({"t-0"}))
+    assert LOST_WRITE not in kinds(h) and TORN not in kinds(h)
+
+
+def test_torn_when_a_committed_transaction_is_partly_visible() -> None:
+    found = check(history(committed=tuple(e for e in COMMITTED_LOG if e.value != "p0-7")))
+    assert TORN in [a.kind for a in found]
+    assert any(a.kind == TORN and "p0-7" in a.detail for a in found)
+
+
+def test_torn_when_a_value_lands_inside_a_later_transactions_span() -> None:
+    # T1's p0-2 delayed: it reached t-1 after T3's first value (Jepsen's delayed produce)
+    late = tuple(e for e in COMMITTED_LOG if e.value != "p0-2") + (Entry("t-1", 6, "p0-2"),)
+    found = check(history(committed=late, uncommitted=tuple(e for e in UNCOMMITTED if e.value != "p0-2")
+                          + (Entry("t-1", 6, "p0-2"),)))
+    torn = [a for a in found if a.kind == TORN]
+    assert torn and torn[0].txns == ("p0:T1 (committed)", "p0:T3 (committed)")
+
+
+def test_an_unknown_outcome_must_be_whole_or_absent() -> None:
+    u = TxnWrites("p1", 1, U1.writes, UNKNOWN)
+    assert check(history(txns=(T1, T2, T3, u))) == []
+    absent = tuple(e for e in COMMITTED_LOG if not e.value.startswith("p1"))
+    assert check(history(txns=(T1, T2, T3, u), committed=absent)) == []
+    assert kinds(history(txns=(T1, T2, T3, u), committed=tuple(e for e in COMMITTED_LOG if e.value != "p1-2"))) \
+        == [TORN]
+
+
+def test_duplicate_in_either_log() -> None:
+    found = check(history(uncommitted=(*UNCOMMITTED, Entry("t-0", 7, "p0-6"))))
+    assert [a.kind for a in found] == [DUPLICATE]
+    assert "read_uncommitted" in found[0].detail and found[0].txns == ("p0:T3 (committed)",)
+
+
+def test_order_broken_within_a_transaction() -> None:
+    swapped = tuple(Entry(e.partition, e.offset, {"p0-5": "p0-6", "p0-6": "p0-5"}.get(e.value, e.value))
+                    for e in COMMITTED_LOG)
+    found = check(history(committed=swapped))
+    assert ORDER in [a.kind for a in found]
+    assert all(a.txns == ("p0:T3 (committed)",) for a in found if a.kind == ORDER)
+
+
+def test_offsets_of_an_aborted_transaction_visible() -> None:
+    found = check(history(offset_reads=(OffsetRead("g0/t-0", 2),)))
+    assert [a.kind for a in found] == [OFFSETS] and found[0].txns == ("p0:T2 (aborted)",)
+
+
+def test_offsets_visible_without_their_output() -> None:
+    h = history(committed=tuple(e for e in COMMITTED_LOG if not e.value.startswith("p0")))
+    assert OFFSETS in kinds(h)
+
+
+def test_offsets_at_the_end_older_than_the_last_commit() -> None:
+    found = check(history(offset_reads=(OffsetRead("g0/t-0", 1, final=True),)))
+    assert [a.kind for a in found] == [OFFSETS]
+    assert found[0].txns == ("p0:T1 (committed)", "p0:T3 (committed)")
+
+
+def test_stalled_reader_past_the_bound() -> None:
+    samples = (StableSample(1000.0, "t-0", 3, 4), StableSample(20000.0, "t-0", 3, 8),
+               StableSample(31000.0, "t-0", 3, 9))
+    found = check(history(samples=samples))
+    assert [a.kind for a in found] == [STALL]
+    assert found[0].where == "t-0@3" and found[0].txns == ("p0:T2 (aborted)",)
+    assert "30.0 s" in found[0].detail
+    # within the bound: none
+    assert check(history(samples=samples[:2])) == []
+
+
+def test_table_names_kinds_transactions_and_the_replay_command() -> None:
+    found = check(history(committed=(*COMMITTED_LOG, Entry("t-0", 3, "p0-3"))))
+    text = table(found, head="txn-check seed 7: 1 anomaly", rerun="kactor sim --seeds 7 --steps 50 --txn-check")
+    assert "aborted read" in text and "p0:T2 (aborted)" in text and "t-0@3" in text
+    assert text.splitlines()[-1] == "  replay: kactor sim --seeds 7 --steps 50 --txn-check"
+    assert counts(found)[ABORTED_READ] == 1 and counts(found)[STALL] == 0
