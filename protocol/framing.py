@@ -12,7 +12,7 @@ import struct
 import attrs
 
 from protocol import primitives as p
-from protocol.api_versions import API_VERSIONS, API_VERSIONS_KEY, request_header_version, response_header_version
+from protocol.api_versions import API_VERSIONS, ApiKeys, request_header_version, response_header_version
 from protocol.codec import codec, compiled
 from protocol.errors import (
     UNSUPPORTED_VERSION,
@@ -182,12 +182,12 @@ def api_versions_unsupported_response(correlation_id: int) -> bytes:
     """KIP-511: an ApiVersions request of a version the broker does not know gets a v0 response with
     UNSUPPORTED_VERSION and the broker's ApiVersions range, so the client can retry at a version it shares
     (``ApiVersionsRequest.getErrorResponse``)."""
-    r = API_VERSIONS[API_VERSIONS_KEY]
+    r = API_VERSIONS[ApiKeys.API_VERSIONS]
     body = {
         "error_code": UNSUPPORTED_VERSION,
-        "api_keys": [{"api_key": API_VERSIONS_KEY, "min_version": r.min_version, "max_version": r.max_version}],
+        "api_keys": [{"api_key": ApiKeys.API_VERSIONS, "min_version": r.min_version, "max_version": r.max_version}],
     }
-    return encode_response(API_VERSIONS_KEY, 0, correlation_id, body)
+    return encode_response(ApiKeys.API_VERSIONS, 0, correlation_id, body)
 
 
 def api_versions_body(throttle_time_ms: int = 0) -> dict:

@@ -13,9 +13,7 @@ from core.security.acl import AclOperation, ResourceType
 from core.security.authorizer import Authorized, RequestAuthorizer, allowed, refused
 from messages.common import Errors
 from messages.transaction import AddOffsetsToTxnRequest, AddOffsetsToTxnResponse
-from protocol.api_versions import API_KEYS
-
-ADD_OFFSETS_TO_TXN = API_KEYS["AddOffsetsToTxn"]
+from protocol.api_versions import ApiKeys
 
 
 def request_from_wire(version: int, body: dict[str, Any], ctx: RequestContext | None = None
@@ -25,7 +23,7 @@ def request_from_wire(version: int, body: dict[str, Any], ctx: RequestContext | 
 
 
 def response_to_wire(version: int, response: AddOffsetsToTxnResponse) -> dict[str, Any]:
-    return fit_response(ADD_OFFSETS_TO_TXN, version, {"throttle_time_ms": 0, "error_code": int(response.error)})
+    return fit_response(ApiKeys.ADD_OFFSETS_TO_TXN, version, {"throttle_time_ms": 0, "error_code": int(response.error)})
 
 
 def error_response(version: int, body: dict[str, Any], error: int) -> dict[str, Any]:
@@ -42,5 +40,5 @@ def authorize(request: AddOffsetsToTxnRequest, auth: RequestAuthorizer) -> Autho
     return allowed(request)
 
 
-register(ApiSpec(ADD_OFFSETS_TO_TXN, Route.TRANSACTION_COORDINATOR, with_principal(request_from_wire), response_to_wire,
-                 error_response))
+register(ApiSpec(ApiKeys.ADD_OFFSETS_TO_TXN, Route.TRANSACTION_COORDINATOR, with_principal(request_from_wire),
+                 response_to_wire, error_response))

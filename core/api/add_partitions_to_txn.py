@@ -15,9 +15,7 @@ from core.security.authorizer import Authorized, RequestAuthorizer, allowed, ref
 from messages.common import Errors, TopicPartition
 from messages.topic import INTERNAL_TOPICS
 from messages.transaction import AddPartitionsToTxnRequest, AddPartitionsToTxnResponse
-from protocol.api_versions import API_KEYS
-
-ADD_PARTITIONS_TO_TXN = API_KEYS["AddPartitionsToTxn"]
+from protocol.api_versions import ApiKeys
 
 
 def request_from_wire(version: int, body: dict[str, Any], ctx: RequestContext | None = None
@@ -33,7 +31,8 @@ def response_to_wire(version: int, response: AddPartitionsToTxnResponse) -> dict
     for tp, error in response.errors:
         topics.setdefault(tp.topic, []).append({"partition_index": tp.partition,
                                                 "partition_error_code": int(error)})
-    return fit_response(ADD_PARTITIONS_TO_TXN, version, {"throttle_time_ms": 0, "results_by_topic_v3_and_below": [
+    return fit_response(ApiKeys.ADD_PARTITIONS_TO_TXN, version, {
+        "throttle_time_ms": 0, "results_by_topic_v3_and_below": [
         {"name": t, "results_by_partition": ps} for t, ps in topics.items()]})
 
 
@@ -64,5 +63,5 @@ def authorize(request: AddPartitionsToTxnRequest, auth: RequestAuthorizer) -> Au
         for tp in request.partitions)))
 
 
-register(ApiSpec(ADD_PARTITIONS_TO_TXN, Route.TRANSACTION_COORDINATOR, with_principal(request_from_wire),
+register(ApiSpec(ApiKeys.ADD_PARTITIONS_TO_TXN, Route.TRANSACTION_COORDINATOR, with_principal(request_from_wire),
                  response_to_wire, error_response))

@@ -25,9 +25,8 @@ from messages.replication import (
     AlterReplicaLogDirsRequest,
     AlterReplicaLogDirsResponse,
 )
-from protocol.api_versions import API_KEYS
+from protocol.api_versions import ApiKeys
 
-ALTER_REPLICA_LOG_DIRS = API_KEYS["AlterReplicaLogDirs"]
 SEND_VERSION = 1  # what Kafka 2.6's admin client sends
 
 
@@ -80,8 +79,8 @@ def authorize(request: AlterReplicaLogDirsRequest, auth: RequestAuthorizer) -> A
                                                      for d in request.dirs)))
 
 
-SPEC = ApiSpec(ALTER_REPLICA_LOG_DIRS, Route.REPLICA_MANAGER, with_principal(request_from_wire), response_to_wire,
-               error_response,
+SPEC = ApiSpec(ApiKeys.ALTER_REPLICA_LOG_DIRS, Route.REPLICA_MANAGER, with_principal(request_from_wire),
+               response_to_wire, error_response,
                request_type=AlterReplicaLogDirsRequest, send_version=SEND_VERSION, request_to_wire=request_to_wire,
                response_from_wire=response_from_wire)
 register(SPEC)

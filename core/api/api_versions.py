@@ -11,7 +11,7 @@ from typing import Any
 from core.api.registry import ApiSpec, RequestContext, register, registered_keys
 from messages.common import Errors
 from messages.metadata import ApiVersionsRequest, ApiVersionsResponse
-from protocol.api_versions import API_VERSIONS, API_VERSIONS_KEY
+from protocol.api_versions import API_VERSIONS, ApiKeys
 
 ROUTE = "edge:api_versions"
 
@@ -39,7 +39,7 @@ def handle_api_versions_request(request: ApiVersionsRequest, version: int,
         return ApiVersionsResponse(Errors.INVALID_REQUEST, ())
     keys = registered_keys() if served is None else frozenset(served)
     # ApiVersions itself is always served: a client must be able to ask
-    keys = keys | {API_VERSIONS_KEY}
+    keys = keys | {ApiKeys.API_VERSIONS}
     return ApiVersionsResponse(Errors.NONE, tuple((k, API_VERSIONS[k].min_version, API_VERSIONS[k].max_version)
                                                   for k in sorted(keys)))
 
@@ -58,10 +58,10 @@ def error_response(version: int, body: dict[str, Any], error: int) -> dict[str, 
     """ApiVersionsRequest.getErrorResponse: the error, and ApiVersions' own range for UNSUPPORTED_VERSION."""
     keys: tuple[tuple[int, int, int], ...] = ()
     if error == Errors.UNSUPPORTED_VERSION:
-        r = API_VERSIONS[API_VERSIONS_KEY]
-        keys = ((API_VERSIONS_KEY, r.min_version, r.max_version),)
+        r = API_VERSIONS[ApiKeys.API_VERSIONS]
+        keys = ((ApiKeys.API_VERSIONS, r.min_version, r.max_version),)
     return response_to_wire(version, ApiVersionsResponse(Errors(error), keys))
 
 
-SPEC = ApiSpec(API_VERSIONS_KEY, ROUTE, request_from_wire, response_to_wire, error_response)
+SPEC = ApiSpec(ApiKeys.API_VERSIONS, ROUTE, request_from_wire, response_to_wire, error_response)
 register(SPEC)

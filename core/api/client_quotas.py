@@ -13,9 +13,8 @@ from typing import Any
 
 from core.api.admin import ROUTE, fit_response, passthrough
 from core.api.registry import ApiSpec, register
+from protocol.api_versions import ApiKeys
 
-DESCRIBE_CLIENT_QUOTAS = 48
-ALTER_CLIENT_QUOTAS = 49
 Body = dict[str, Any]
 
 
@@ -40,7 +39,7 @@ def entity_data(entries: dict[str, str | None]) -> list[Body]:
 
 def describe_error(version: int, body: Body, error_code: int) -> Body:
     """DescribeClientQuotasRequest.getErrorResponse."""
-    return fit_response(DESCRIBE_CLIENT_QUOTAS, version, {"throttle_time_ms": 0, "error_code": error_code,
+    return fit_response(ApiKeys.DESCRIBE_CLIENT_QUOTAS, version, {"throttle_time_ms": 0, "error_code": error_code,
                                                           "error_message": None, "entries": None})
 
 
@@ -51,7 +50,7 @@ def alter_error(version: int, body: Body, error_code: int) -> Body:
         e = entity_entries(entry.get("entity") or [])
         if e not in entities:
             entities.append(e)
-    return fit_response(ALTER_CLIENT_QUOTAS, version, {"throttle_time_ms": 0, "entries": [
+    return fit_response(ApiKeys.ALTER_CLIENT_QUOTAS, version, {"throttle_time_ms": 0, "entries": [
         {"error_code": error_code, "error_message": None, "entity": entity_data(e)} for e in entities]})
 
 
@@ -59,6 +58,6 @@ def _response_to_wire(api_key: int) -> Any:
     return lambda version, body: fit_response(api_key, version, body)
 
 
-for _key, _error in ((DESCRIBE_CLIENT_QUOTAS, describe_error), (ALTER_CLIENT_QUOTAS, alter_error)):
+for _key, _error in ((ApiKeys.DESCRIBE_CLIENT_QUOTAS, describe_error), (ApiKeys.ALTER_CLIENT_QUOTAS, alter_error)):
     register(ApiSpec(api_key=_key, route=ROUTE, request_from_wire=passthrough(_key),
                      response_to_wire=_response_to_wire(_key), error_response=_error))

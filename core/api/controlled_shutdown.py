@@ -22,8 +22,8 @@ from core.security.acl import AclOperation
 from core.security.authorizer import Authorized, RequestAuthorizer, allowed, refused
 from messages.common import NO_EPOCH, Errors, TopicPartition
 from messages.requests import ControlledShutdownRequest, ControlledShutdownResponse
+from protocol.api_versions import ApiKeys
 
-API_KEY = 7
 SEND_VERSION = 3  # KafkaServer.controlledShutdown at IBP >= KAFKA_2_4_IV0
 
 
@@ -58,7 +58,8 @@ def authorize(request: ControlledShutdownRequest, auth: RequestAuthorizer) -> Au
     return refused(ControlledShutdownResponse(Errors.CLUSTER_AUTHORIZATION_FAILED))
 
 
-SPEC = ApiSpec(API_KEY, Route.CONTROLLER, with_principal(request_from_wire), response_to_wire, error_response,
+SPEC = ApiSpec(ApiKeys.CONTROLLED_SHUTDOWN, Route.CONTROLLER, with_principal(request_from_wire),
+               response_to_wire, error_response,
                request_type=ControlledShutdownRequest, send_version=SEND_VERSION, request_to_wire=request_to_wire,
                response_from_wire=response_from_wire)
 register(SPEC)

@@ -26,9 +26,8 @@ from messages.replication import (
     DeleteRecordsRequest,
     DeleteRecordsResponse,
 )
-from protocol.api_versions import API_KEYS
+from protocol.api_versions import ApiKeys
 
-DELETE_RECORDS = API_KEYS["DeleteRecords"]
 SEND_VERSION = 1  # what Kafka 2.6's admin client sends (v2 is the flexible v1)
 
 
@@ -83,7 +82,7 @@ def authorize(request: DeleteRecordsRequest, auth: RequestAuthorizer) -> Authori
     return allowed(attrs.evolve(request, partitions=rest), lambda r: attrs.evolve(r, partitions=denied + r.partitions))
 
 
-SPEC = ApiSpec(DELETE_RECORDS, Route.REPLICA_MANAGER, with_principal(request_from_wire), response_to_wire,
+SPEC = ApiSpec(ApiKeys.DELETE_RECORDS, Route.REPLICA_MANAGER, with_principal(request_from_wire), response_to_wire,
                error_response,
                request_type=DeleteRecordsRequest, send_version=SEND_VERSION, request_to_wire=request_to_wire,
                response_from_wire=response_from_wire)

@@ -31,9 +31,7 @@ from messages.replication import (
     LogDirResult,
     LogDirTopic,
 )
-from protocol.api_versions import API_KEYS
-
-DESCRIBE_LOG_DIRS = API_KEYS["DescribeLogDirs"]
+from protocol.api_versions import ApiKeys
 
 
 def request_from_wire(version: int, body: dict[str, Any], ctx: RequestContext | None = None) -> DescribeLogDirsRequest:
@@ -129,5 +127,5 @@ def authorize(request: DescribeLogDirsRequest, auth: RequestAuthorizer) -> Autho
     return refused(DescribeLogDirsResponse(()))
 
 
-register(ApiSpec(DESCRIBE_LOG_DIRS, Route.REPLICA_MANAGER, with_principal(request_from_wire), response_to_wire,
+register(ApiSpec(ApiKeys.DESCRIBE_LOG_DIRS, Route.REPLICA_MANAGER, with_principal(request_from_wire), response_to_wire,
                  error_response))

@@ -13,9 +13,7 @@ from core.security.acl import AclOperation, ResourceType
 from core.security.authorizer import Authorized, RequestAuthorizer, allowed, refused
 from messages.common import Errors
 from messages.transaction import EndTxnRequest, EndTxnResponse
-from protocol.api_versions import API_KEYS
-
-END_TXN = API_KEYS["EndTxn"]
+from protocol.api_versions import ApiKeys
 
 
 def request_from_wire(version: int, body: dict[str, Any], ctx: RequestContext | None = None) -> EndTxnRequest:
@@ -24,7 +22,7 @@ def request_from_wire(version: int, body: dict[str, Any], ctx: RequestContext | 
 
 
 def response_to_wire(version: int, response: EndTxnResponse) -> dict[str, Any]:
-    return fit_response(END_TXN, version, {"throttle_time_ms": 0, "error_code": int(response.error)})
+    return fit_response(ApiKeys.END_TXN, version, {"throttle_time_ms": 0, "error_code": int(response.error)})
 
 
 def error_response(version: int, body: dict[str, Any], error: int) -> dict[str, Any]:
@@ -38,5 +36,5 @@ def authorize(request: EndTxnRequest, auth: RequestAuthorizer) -> Authorized:
     return refused(EndTxnResponse(Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED))
 
 
-register(ApiSpec(END_TXN, Route.TRANSACTION_COORDINATOR, with_principal(request_from_wire), response_to_wire,
+register(ApiSpec(ApiKeys.END_TXN, Route.TRANSACTION_COORDINATOR, with_principal(request_from_wire), response_to_wire,
                  error_response))

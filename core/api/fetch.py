@@ -47,11 +47,11 @@ from messages.replication import (
     FetchResponse,
 )
 from protocol import compression
+from protocol.api_versions import ApiKeys
 from protocol.legacy_records import MAGIC_V0, MAGIC_V1, build_message, build_message_set
 from protocol.legacy_records import TIMESTAMP_TYPE_BIT as LEGACY_LOG_APPEND_TIME
 from protocol.records import TIMESTAMP_TYPE_BIT, iter_batches
 
-API_KEY = 1
 SEND_VERSION = 11  # ReplicaFetcherThread at IBP >= KAFKA_2_3_IV1
 DEFAULT_RESPONSE_MAX_BYTES = 2147483647  # FetchRequest's max_bytes before v3 (Int.MaxValue)
 ZSTD_MIN_FETCH_VERSION = 10
@@ -227,7 +227,7 @@ def error_response(version: int, body: dict[str, Any], error: int) -> dict[str, 
         e, body.get("session_id", INVALID_SESSION_ID)))
 
 
-SPEC = ApiSpec(API_KEY, Route.REPLICA_MANAGER, request_from_wire, response_to_wire, error_response,
+SPEC = ApiSpec(ApiKeys.FETCH, Route.REPLICA_MANAGER, request_from_wire, response_to_wire, error_response,
                request_type=FetchRequest, send_version=SEND_VERSION, request_to_wire=request_to_wire,
                response_from_wire=response_from_wire, client_id_of=client_id_of)
 register(SPEC)

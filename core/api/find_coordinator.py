@@ -11,8 +11,8 @@ from core.security.acl import AclOperation, ResourceType
 from core.security.authorizer import Authorized, RequestAuthorizer, allowed, refused
 from messages.common import Errors
 from messages.group import COORDINATOR_TYPE_GROUP, FindCoordinatorRequest, FindCoordinatorResponse
+from protocol.api_versions import ApiKeys
 
-FIND_COORDINATOR = 10
 # Errors.message() of the errors FindCoordinator answers (Kafka writes it as the response's error message)
 _MESSAGES = {Errors.COORDINATOR_NOT_AVAILABLE: "The coordinator is not available.",
              Errors.NOT_COORDINATOR: "This is not the correct coordinator.",
@@ -27,7 +27,7 @@ def find_coordinator_from_wire(version: int, body: dict[str, Any], ctx: RequestC
 def find_coordinator_to_wire(version: int, r: FindCoordinatorResponse) -> dict[str, Any]:
     """An error answers Node.noNode(): id -1, host "", port -1."""
     ok = r.error is Errors.NONE
-    return fit_response(FIND_COORDINATOR, version, {
+    return fit_response(ApiKeys.FIND_COORDINATOR, version, {
         "throttle_time_ms": 0, "error_code": int(r.error),
         "error_message": r.error_message if r.error_message is not None else _MESSAGES.get(r.error),
         "node_id": r.node_id if ok else -1, "host": r.host if ok else "", "port": r.port if ok else -1})
@@ -52,5 +52,5 @@ def authorize_find_coordinator(request: FindCoordinatorRequest, auth: RequestAut
 _REFUSED = {Errors.GROUP_AUTHORIZATION_FAILED: "Group authorization failed.",  # the exceptions' default messages
             Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED: "Transactional Id authorization failed."}
 
-register(ApiSpec(FIND_COORDINATOR, Route.GROUP_COORDINATOR, with_principal(find_coordinator_from_wire),
+register(ApiSpec(ApiKeys.FIND_COORDINATOR, Route.GROUP_COORDINATOR, with_principal(find_coordinator_from_wire),
                  find_coordinator_to_wire, find_coordinator_error))

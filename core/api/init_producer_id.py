@@ -15,8 +15,7 @@ from core.security.acl import AclOperation, ResourceType
 from core.security.authorizer import Authorized, RequestAuthorizer, allowed, refused
 from messages.common import Errors
 from messages.transaction import NO_PRODUCER_EPOCH, NO_PRODUCER_ID, InitProducerIdRequest, InitProducerIdResponse
-
-INIT_PRODUCER_ID = 22
+from protocol.api_versions import ApiKeys
 
 
 def request_from_wire(version: int, body: dict[str, Any], ctx: RequestContext | None = None
@@ -26,7 +25,7 @@ def request_from_wire(version: int, body: dict[str, Any], ctx: RequestContext | 
 
 
 def response_to_wire(version: int, response: InitProducerIdResponse) -> dict[str, Any]:
-    return fit_response(INIT_PRODUCER_ID, version, {"throttle_time_ms": 0, "error_code": int(response.error),
+    return fit_response(ApiKeys.INIT_PRODUCER_ID, version, {"throttle_time_ms": 0, "error_code": int(response.error),
                                                     "producer_id": response.producer_id,
                                                     "producer_epoch": response.producer_epoch})
 
@@ -47,6 +46,6 @@ def authorize(request: InitProducerIdRequest, auth: RequestAuthorizer) -> Author
     return allowed(request)
 
 
-register(ApiSpec(api_key=INIT_PRODUCER_ID, route=Route.TRANSACTION_COORDINATOR,
+register(ApiSpec(api_key=ApiKeys.INIT_PRODUCER_ID, route=Route.TRANSACTION_COORDINATOR,
                  request_from_wire=with_principal(request_from_wire), response_to_wire=response_to_wire,
                  error_response=error_response))

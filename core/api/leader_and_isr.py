@@ -30,8 +30,8 @@ from core.security.acl import AclOperation
 from core.security.authorizer import RequestAuthorizer
 from messages.common import NO_EPOCH, Broker, EndPoint, Errors, TopicPartition
 from messages.requests import LeaderAndIsrPartitionState, LeaderAndIsrRequest, LeaderAndIsrResponse, PartitionError
+from protocol.api_versions import ApiKeys
 
-API_KEY = 4
 SEND_VERSION = 4  # what an IBP 2.6 controller sends (LeaderAndIsrRequest.Builder at KAFKA_2_4_IV1+)
 
 
@@ -98,7 +98,8 @@ def authorize(request: Any, auth: RequestAuthorizer) -> LeaderAndIsrResponse | N
                                              for s in request.partition_states))
 
 
-SPEC = ApiSpec(API_KEY, Route.REPLICA_MANAGER, with_principal(request_from_wire), response_to_wire, error_response,
+SPEC = ApiSpec(ApiKeys.LEADER_AND_ISR, Route.REPLICA_MANAGER, with_principal(request_from_wire),
+               response_to_wire, error_response,
                request_type=LeaderAndIsrRequest, send_version=SEND_VERSION, request_to_wire=request_to_wire,
                response_from_wire=response_from_wire)
 register(SPEC)

@@ -32,8 +32,8 @@ from messages.replication import (
     ListOffsetsRequest,
     ListOffsetsResponse,
 )
+from protocol.api_versions import ApiKeys
 
-API_KEY = 2
 SEND_VERSION = 5  # ReplicaFetcherThread at IBP >= KAFKA_2_2_IV1
 
 
@@ -121,7 +121,7 @@ def error_response(version: int, body: dict[str, Any], error: int) -> dict[str, 
         for t in body["topics"] for p in t["partitions"])))
 
 
-SPEC = ApiSpec(API_KEY, Route.REPLICA_MANAGER, request_from_wire, response_to_wire, error_response,
+SPEC = ApiSpec(ApiKeys.LIST_OFFSETS, Route.REPLICA_MANAGER, request_from_wire, response_to_wire, error_response,
                request_type=ListOffsetsRequest, send_version=SEND_VERSION, request_to_wire=request_to_wire,
                response_from_wire=response_from_wire)
 register(SPEC)

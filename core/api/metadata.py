@@ -40,8 +40,7 @@ from messages.metadata import (
     MetadataResponse,
     MetadataTopic,
 )
-
-METADATA_KEY = 3
+from protocol.api_versions import ApiKeys
 
 # AclOperation codes; with no authorizer every operation a resource supports is authorized
 # (KafkaApis.authorizedOperations, Authorizer absent)
@@ -234,7 +233,7 @@ def edge_task(response: MetadataResponse) -> tuple[str, tuple[CreatableTopic, ..
     return (AUTO_CREATE_HANDLER, response.create_topics) if response.create_topics else None
 
 
-SPEC = ApiSpec(METADATA_KEY, Route.REPLICA_MANAGER, request_from_wire, response_to_wire, error_response,
+SPEC = ApiSpec(ApiKeys.METADATA, Route.REPLICA_MANAGER, request_from_wire, response_to_wire, error_response,
                edge_task=edge_task, request_type=MetadataRequest, send_version=SEND_VERSION,
                request_to_wire=request_to_wire, response_from_wire=response_from_wire)
 register(SPEC)

@@ -13,8 +13,7 @@ from core.security.acl import AclOperation, ResourceType
 from core.security.authorizer import Authorized, RequestAuthorizer, allowed, refused
 from messages.common import Errors, TopicPartition
 from messages.group import OffsetDeleteRequest, OffsetDeleteResponse
-
-OFFSET_DELETE = 47
+from protocol.api_versions import ApiKeys
 
 
 def offset_delete_from_wire(version: int, body: dict[str, Any], ctx: RequestContext) -> OffsetDeleteRequest:
@@ -28,7 +27,7 @@ def offset_delete_to_wire(version: int, r: OffsetDeleteResponse) -> dict[str, An
     topics: dict[str, list[dict[str, Any]]] = {}
     for tp, error in r.partitions:
         topics.setdefault(tp.topic, []).append({"partition_index": tp.partition, "error_code": int(error)})
-    return fit_response(OFFSET_DELETE, version, {
+    return fit_response(ApiKeys.OFFSET_DELETE, version, {
         "error_code": int(r.error), "throttle_time_ms": 0,
         "topics": [{"name": t, "partitions": ps} for t, ps in topics.items()]})
 
@@ -54,5 +53,5 @@ def authorize(request: OffsetDeleteRequest, auth: RequestAuthorizer) -> Authoriz
     return allowed(attrs.evolve(request, partitions=rest), merged)
 
 
-register(ApiSpec(OFFSET_DELETE, Route.GROUP_COORDINATOR, with_principal(offset_delete_from_wire),
+register(ApiSpec(ApiKeys.OFFSET_DELETE, Route.GROUP_COORDINATOR, with_principal(offset_delete_from_wire),
                  offset_delete_to_wire, offset_delete_error))

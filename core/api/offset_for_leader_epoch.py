@@ -29,8 +29,8 @@ from messages.replication import (
     OffsetsForLeaderEpochRequest,
     OffsetsForLeaderEpochResponse,
 )
+from protocol.api_versions import ApiKeys
 
-API_KEY = 23
 SEND_VERSION = 3  # ReplicaFetcherThread at IBP >= KAFKA_2_3_IV1
 
 
@@ -100,7 +100,8 @@ def authorize(request: OffsetsForLeaderEpochRequest, auth: RequestAuthorizer) ->
     return allowed(attrs.evolve(request, topics=rest), lambda r: attrs.evolve(r, topics=r.topics + denied))
 
 
-SPEC = ApiSpec(API_KEY, Route.REPLICA_MANAGER, with_principal(request_from_wire), response_to_wire, error_response,
+SPEC = ApiSpec(ApiKeys.OFFSET_FOR_LEADER_EPOCH, Route.REPLICA_MANAGER, with_principal(request_from_wire),
+               response_to_wire, error_response,
                request_type=OffsetsForLeaderEpochRequest, send_version=SEND_VERSION, request_to_wire=request_to_wire,
                response_from_wire=response_from_wire)
 register(SPEC)

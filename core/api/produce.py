@@ -22,13 +22,13 @@ from core.security.authorizer import RequestAuthorizer
 from messages.common import Errors, TopicPartition
 from messages.replication import ProducePartition, ProducePartitionResponse, ProduceRequest, ProduceResponse
 from protocol import compression
+from protocol.api_versions import ApiKeys
 from protocol.errors import ProtocolError
 from protocol.legacy_records import deep_messages, iter_messages, to_batch
 from protocol.records import TRANSACTIONAL_BIT, first_batch_size
 
 _ATTRIBUTES_AT = 21  # a v2 batch header's attributes (DefaultRecordBatch.ATTRIBUTES_OFFSET)
 
-PRODUCE_KEY = 0
 SEND_VERSION = 8
 FIRST_BATCH_VERSION = 3  # Produce v3+: record batches of magic v2 only
 
@@ -168,7 +168,7 @@ def response_from_wire(version: int, body: dict[str, Any]) -> ProduceResponse:
         for t in body["responses"] for p in t["partition_responses"]), body.get("throttle_time_ms", 0))
 
 
-SPEC = ApiSpec(PRODUCE_KEY, Route.REPLICA_MANAGER, request_from_wire, response_to_wire, error_response,
+SPEC = ApiSpec(ApiKeys.PRODUCE, Route.REPLICA_MANAGER, request_from_wire, response_to_wire, error_response,
                reply_expected=reply_expected, failed=failed, request_type=ProduceRequest, send_version=SEND_VERSION,
                request_to_wire=request_to_wire, response_from_wire=response_from_wire)
 register(SPEC)

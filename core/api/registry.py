@@ -73,7 +73,7 @@ is closed instead (KafkaApis.handleProduceRequest's closeConnection for acks=0);
 on that handler's thread with no answer (Metadata's topic auto-creation); None when there is nothing to do.
     """
 
-    api_key: int
+    api_key: int = attrs.field(converter=int)  # an ApiKeys member, kept as the plain int a header holds
     route: Route | str
     request_from_wire: Callable[[int, dict[str, Any], RequestContext], Any]
     response_to_wire: Callable[[int, Any], dict[str, Any]]

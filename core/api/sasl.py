@@ -10,23 +10,21 @@ from core.api.admin import fit_response
 from core.api.not_configured import ROUTE, Body, always, answered_with, no_response
 from core.api.registry import ApiSpec, register
 from messages.common import Errors
-from protocol.api_versions import API_KEYS
+from protocol.api_versions import ApiKeys
 
-SASL_HANDSHAKE = API_KEYS["SaslHandshake"]
-SASL_AUTHENTICATE = API_KEYS["SaslAuthenticate"]
 AFTER_AUTHENTICATION = "SaslAuthenticate request received after successful authentication"
 
 
 def handshake_error(version: int, body: Body, error: int) -> Body:
-    return fit_response(SASL_HANDSHAKE, version, {"error_code": error, "mechanisms": []})
+    return fit_response(ApiKeys.SASL_HANDSHAKE, version, {"error_code": error, "mechanisms": []})
 
 
 def authenticate_error(version: int, body: Body, error: int) -> Body:
     message = AFTER_AUTHENTICATION if error == Errors.ILLEGAL_SASL_STATE else None
-    return fit_response(SASL_AUTHENTICATE, version, {"error_code": error, "error_message": message,
+    return fit_response(ApiKeys.SASL_AUTHENTICATE, version, {"error_code": error, "error_message": message,
                                                      "auth_bytes": b"", "session_lifetime_ms": 0})
 
 
 _ILLEGAL_STATE = answered_with(always(Errors.ILLEGAL_SASL_STATE))
-register(ApiSpec(SASL_HANDSHAKE, ROUTE, _ILLEGAL_STATE, no_response, handshake_error))
-register(ApiSpec(SASL_AUTHENTICATE, ROUTE, _ILLEGAL_STATE, no_response, authenticate_error))
+register(ApiSpec(ApiKeys.SASL_HANDSHAKE, ROUTE, _ILLEGAL_STATE, no_response, handshake_error))
+register(ApiSpec(ApiKeys.SASL_AUTHENTICATE, ROUTE, _ILLEGAL_STATE, no_response, authenticate_error))

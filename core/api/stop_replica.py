@@ -27,8 +27,8 @@ from core.security.acl import AclOperation
 from core.security.authorizer import RequestAuthorizer
 from messages.common import NO_EPOCH, Errors, TopicPartition
 from messages.requests import PartitionError, StopReplicaPartitionState, StopReplicaRequest, StopReplicaResponse
+from protocol.api_versions import ApiKeys
 
-API_KEY = 5
 SEND_VERSION = 3  # what an IBP 2.6 controller sends (KAFKA_2_6_IV0)
 
 
@@ -82,7 +82,8 @@ def authorize(request: Any, auth: RequestAuthorizer) -> StopReplicaResponse | No
     return StopReplicaResponse(error, tuple(PartitionError(s.topic_partition, error) for s in request.partition_states))
 
 
-SPEC = ApiSpec(API_KEY, Route.REPLICA_MANAGER, with_principal(request_from_wire), response_to_wire, error_response,
+SPEC = ApiSpec(ApiKeys.STOP_REPLICA, Route.REPLICA_MANAGER, with_principal(request_from_wire),
+               response_to_wire, error_response,
                request_type=StopReplicaRequest, send_version=SEND_VERSION, request_to_wire=request_to_wire,
                response_from_wire=response_from_wire)
 register(SPEC)

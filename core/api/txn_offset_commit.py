@@ -29,9 +29,7 @@ from messages.group import (
     TxnOffsetCommitRequest,
     TxnOffsetCommitResponse,
 )
-from protocol.api_versions import API_KEYS
-
-TXN_OFFSET_COMMIT = API_KEYS["TxnOffsetCommit"]
+from protocol.api_versions import ApiKeys
 
 
 def request_from_wire(version: int, body: dict[str, Any], ctx: RequestContext | None = None
@@ -52,7 +50,7 @@ def _body(version: int, errors: Iterable[tuple[TopicPartition, Errors]]) -> dict
     """Each partition once (Kafka answers from a map: a partition named twice is answered once), under its
     topic."""
     errs = dict(errors)
-    return fit_response(TXN_OFFSET_COMMIT, version, {"throttle_time_ms": 0, "topics": [
+    return fit_response(ApiKeys.TXN_OFFSET_COMMIT, version, {"throttle_time_ms": 0, "topics": [
         {"name": topic, "partitions": [{"partition_index": tp.partition, "error_code": int(errs[tp])} for tp in tps]}
         for topic, tps in group_by_topic(errs, lambda tp: tp)]})
 
@@ -81,5 +79,5 @@ def authorize(request: TxnOffsetCommitRequest, auth: RequestAuthorizer) -> Autho
     return authorize_committed_topics(request, auth, TxnOffsetCommitResponse)
 
 
-register(ApiSpec(TXN_OFFSET_COMMIT, Route.GROUP_COORDINATOR, with_principal(request_from_wire), response_to_wire,
-                 error_response))
+register(ApiSpec(ApiKeys.TXN_OFFSET_COMMIT, Route.GROUP_COORDINATOR, with_principal(request_from_wire),
+                 response_to_wire, error_response))

@@ -21,8 +21,8 @@ from core.security.acl import AclOperation
 from core.security.authorizer import RequestAuthorizer
 from messages.common import NO_EPOCH, Broker, EndPoint, Errors, TopicPartition
 from messages.requests import UpdateMetadataPartitionState, UpdateMetadataRequest, UpdateMetadataResponse
+from protocol.api_versions import ApiKeys
 
-API_KEY = 6
 SEND_VERSION = 6  # what an IBP 2.6 controller sends (UpdateMetadataRequest.Builder at KAFKA_2_4_IV1+)
 
 # org.apache.kafka.common.security.auth.SecurityProtocol's ids (their wire form in UpdateMetadata v1+)
@@ -108,7 +108,8 @@ def authorize(request: Any, auth: RequestAuthorizer) -> UpdateMetadataResponse |
     return UpdateMetadataResponse(error)
 
 
-SPEC = ApiSpec(API_KEY, Route.REPLICA_MANAGER, with_principal(request_from_wire), response_to_wire, error_response,
+SPEC = ApiSpec(ApiKeys.UPDATE_METADATA, Route.REPLICA_MANAGER, with_principal(request_from_wire),
+               response_to_wire, error_response,
                request_type=UpdateMetadataRequest, send_version=SEND_VERSION, request_to_wire=request_to_wire,
                response_from_wire=response_from_wire)
 register(SPEC)

@@ -25,9 +25,8 @@ from messages.txn_markers import (
     WriteTxnMarkersRequest,
     WriteTxnMarkersResponse,
 )
-from protocol.api_versions import API_KEYS
+from protocol.api_versions import ApiKeys
 
-WRITE_TXN_MARKERS = API_KEYS["WriteTxnMarkers"]
 SEND_VERSION = 0  # the only version 2.6 has
 
 
@@ -99,7 +98,7 @@ def authorize(request: WriteTxnMarkersRequest, auth: RequestAuthorizer) -> Autho
                                                  for m in request.markers for tp in m.partitions)))
 
 
-SPEC = ApiSpec(WRITE_TXN_MARKERS, Route.REPLICA_MANAGER, with_principal(request_from_wire), response_to_wire,
+SPEC = ApiSpec(ApiKeys.WRITE_TXN_MARKERS, Route.REPLICA_MANAGER, with_principal(request_from_wire), response_to_wire,
                error_response,
                request_type=WriteTxnMarkersRequest, send_version=SEND_VERSION, request_to_wire=request_to_wire,
                response_from_wire=response_from_wire)

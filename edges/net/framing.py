@@ -8,7 +8,7 @@ from typing import Any
 
 from core.api.registry import ApiSpec, spec_for_key, spec_for_type
 from messages.common import Errors
-from protocol.api_versions import request_header_version
+from protocol.api_versions import ApiKeys, request_header_version
 from protocol.errors import FrameTooLargeError
 from protocol.framing import RequestHeader, decode_request, decode_response, encode_request, encode_response
 
@@ -16,10 +16,10 @@ HEADER = struct.Struct(">i")
 INT32 = 1 << 31
 DEFAULT_MAX_RESPONSE_BYTES = 1 << 30  # what we accept from a peer (Kafka's clients have no limit of their own)
 
-FETCH_KEY = 1
 # the controller's requests to a broker and a broker's ControlledShutdown to the controller (ApiKeys' clusterAction
 # APIs a ZooKeeper-mode 2.6 cluster sends): LeaderAndIsr, StopReplica, UpdateMetadata, ControlledShutdown
-CONTROLLER_API_KEYS = frozenset({4, 5, 6, 7})
+CONTROLLER_API_KEYS = frozenset({ApiKeys.LEADER_AND_ISR, ApiKeys.STOP_REPLICA, ApiKeys.UPDATE_METADATA,
+                                 ApiKeys.CONTROLLED_SHUTDOWN})
 _REQUEST_HEAD = struct.Struct(">hhi")  # api key, api version, correlation id
 _INT16 = struct.Struct(">h")
 
@@ -57,7 +57,7 @@ def inter_broker_request(buf: bytes | bytearray, start: int, end: int) -> bool:
     key, version, _ = _REQUEST_HEAD.unpack_from(buf, start)
     if key in CONTROLLER_API_KEYS:
         return True
-    if key != FETCH_KEY:
+    if key != ApiKeys.FETCH:
         return False
     try:
         if request_header_version(key, version) != 1:

@@ -86,7 +86,7 @@ from messages.common import Errors
 from messages.metadata import AutoCreateConfig
 from messages.net import NetRequest
 from messages.quota import ClientQuotaConfigChanged
-from protocol.api_versions import API_VERSIONS_KEY
+from protocol.api_versions import ApiKeys
 from protocol.errors import FrameTooLargeError, UnsupportedVersionError
 from protocol.framing import RequestHeader, api_versions_unsupported_response
 
@@ -529,7 +529,7 @@ class Inbound:
             request = decode_inbound(payload)
         except UnsupportedVersionError as e:
             header = e.header
-            if isinstance(header, RequestHeader) and header.request_api_key == API_VERSIONS_KEY:
+            if isinstance(header, RequestHeader) and header.request_api_key == ApiKeys.API_VERSIONS:
                 rid = next(self._rids)
                 self._expect_answer(conn, rid, queued=True)
                 self.answer(conn, rid, api_versions_unsupported_response(header.correlation_id))
