@@ -31,13 +31,13 @@ from typing import Any
 
 import attrs
 
+from core.broker.kafka_configs import KAFKA_CONFIGS, ConfigError, text_of
 from core.broker.replica_selector import replica_selector_for
 from core.security.jaas import JaasFileError, ZkSaslLogin, zk_sasl_login
 from core.security.sasl import REFUSED_MECHANISMS, SERVED_MECHANISMS, ListenerSasl, server_jaas_entry
 from core.security.sasl_client import SaslClientConfig
 from edges.net.tls_context import TlsConfigError, client_context, server_context
 from kactor.config_notes import REFUSED, note_for
-from kactor.kafka_configs import KAFKA_CONFIGS, ConfigError, text_of
 from messages.common import EndPoint
 
 __all__ = ["CONFIG_DEFS", "ConfigError", "KafkaConfig", "build_config", "load_config"]

@@ -15,8 +15,8 @@ import attrs
 
 from core.quota.client_quota_manager import desanitize
 from core.security.scram import preprocess_scram_credentials
-from kactor.admin import IllegalArgumentException, InvalidConfigurationException
-from kactor.admin.admin_zk import (
+from edges.admin import IllegalArgumentException, InvalidConfigurationException
+from edges.admin.admin_zk import (
     BROKER_CONFIG_TYPE,
     DEFAULT_ENTITY,
     TOPIC_CONFIG_TYPE,
@@ -24,13 +24,13 @@ from kactor.admin.admin_zk import (
     AdminZkClient,
     parse_broker,
 )
-from kactor.admin.dynamic_broker_config import (
+from edges.admin.dynamic_broker_config import (
     UPDATABLE_WHILE_BROKER_RUNNING,
     is_password_config,
     scala_set,
     validate_configs,
 )
-from kactor.admin.log_config import MESSAGE_FORMAT_VERSION
+from edges.admin.log_config import MESSAGE_FORMAT_VERSION
 
 Out = Callable[[str], None]
 # what kactor has of ConfigType.all: users for their SCRAM credentials (and quotas), not clients

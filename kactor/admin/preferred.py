@@ -8,9 +8,9 @@ from collections.abc import Callable
 
 from kazoo.exceptions import NodeExistsError
 
-from kactor.admin import AdminCommandFailedException, AdminOperationException
-from kactor.admin.admin_zk import AdminZkClient
-from kactor.admin.assignment import duplicates
+from edges.admin import AdminCommandFailedException, AdminOperationException
+from edges.admin.admin_zk import AdminZkClient
+from edges.admin.assignment import duplicates
 from messages.common import TopicPartition
 from protocol.zk import paths
 

@@ -14,9 +14,9 @@ from typing import Any
 
 from kazoo.exceptions import NodeExistsError
 
-from kactor.admin import AdminCommandFailedException, AdminOperationException
-from kactor.admin.admin_zk import RACK_AWARE_DISABLED, RACK_AWARE_ENFORCED, AdminZkClient
-from kactor.admin.assignment import BrokerMetadata, assign_replicas_to_brokers, duplicates
+from edges.admin import AdminCommandFailedException, AdminOperationException
+from edges.admin.admin_zk import RACK_AWARE_DISABLED, RACK_AWARE_ENFORCED, AdminZkClient
+from edges.admin.assignment import BrokerMetadata, assign_replicas_to_brokers, duplicates
 from messages.common import TopicPartition
 
 Out = Callable[[str], None]

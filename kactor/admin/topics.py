@@ -11,7 +11,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 import attrs
 
-from kactor.admin import (
+from edges.admin import (
     AdminCommandFailedException,
     AdminOperationException,
     InvalidTopicException,
@@ -21,7 +21,7 @@ from kactor.admin import (
     log_config,
     topic_name,
 )
-from kactor.admin.admin_zk import RACK_AWARE_ENFORCED, AdminZkClient
+from edges.admin.admin_zk import RACK_AWARE_ENFORCED, AdminZkClient
 from messages.common import NO_LEADER, TopicPartition
 
 Out = Callable[[str], None]

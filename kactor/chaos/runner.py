@@ -301,8 +301,8 @@ class ChaosRun:
 
     def _start_transactions(self) -> None:
         """The transactional loop's input and output topics (RF 3 where there are 3 brokers), then the loop."""
-        from kactor.admin.admin_zk import AdminZkClient
-        from kactor.admin.assignment import assign_replicas_to_brokers
+        from edges.admin.admin_zk import AdminZkClient
+        from edges.admin.assignment import assign_replicas_to_brokers
         from kactor.chaos import txn_workload as tw
 
         assert self.cluster is not None
@@ -376,8 +376,8 @@ class ChaosRun:
             self._hostile()
 
     def _operation(self, step: Step) -> None:
-        from kactor.admin.admin_zk import AdminZkClient
-        from kactor.admin.assignment import assign_replicas_to_brokers
+        from edges.admin.admin_zk import AdminZkClient
+        from edges.admin.assignment import assign_replicas_to_brokers
         from messages.common import TopicPartition
 
         admin = AdminZkClient(self.zk)

@@ -15,7 +15,7 @@ from __future__ import annotations
 import argparse
 import time
 
-from kactor.admin.admin_zk import AdminZkClient
+from edges.admin.admin_zk import AdminZkClient
 from kactor.cli import CliError, kafka_options, produce_kafka
 from kactor.cli.kafka_support import check_client_config
 from kactor.cli.support import add_zookeeper_args, admin_client, usage_error

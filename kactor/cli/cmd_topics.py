@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import argparse
 
-from kactor.admin import log_config, topics
-from kactor.admin.admin_zk import RACK_AWARE_DISABLED, RACK_AWARE_ENFORCED
-from kactor.admin.assignment import parse_replica_assignment
+from edges.admin import log_config
+from edges.admin.admin_zk import RACK_AWARE_DISABLED, RACK_AWARE_ENFORCED
+from edges.admin.assignment import parse_replica_assignment
+from kactor.admin import topics
 from kactor.cli import kafka_options, topics_kafka
 from kactor.cli.kafka_support import (
     BROKER_CONFIGS_ADMIN_CONFIG,

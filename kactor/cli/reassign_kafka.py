@@ -29,8 +29,9 @@ from typing import Any
 import attrs
 
 from core.quota.replication_quota_manager import ALTER_LOG_DIRS_IO_MAX_BYTES_PER_SECOND
-from kactor.admin import AdminCommandFailedException, AdminError, AdminOperationException, reassign
-from kactor.admin.assignment import BrokerMetadata
+from edges.admin import AdminCommandFailedException, AdminError, AdminOperationException
+from edges.admin.assignment import BrokerMetadata
+from kactor.admin import reassign
 from kactor.cli import CliError, kafka_wire
 from kactor.cli.client_properties import Servers
 from kactor.cli.java_errors import java_exception_text

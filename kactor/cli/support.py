@@ -9,8 +9,9 @@ from contextlib import contextmanager
 
 from kazoo.exceptions import KazooException
 
-from kactor.admin import AdminError
-from kactor.admin.admin_zk import DEFAULT_CONNECT_TIMEOUT_S, AdminZkClient, zk_session
+from edges.admin import AdminError
+from edges.admin.admin_zk import DEFAULT_CONNECT_TIMEOUT_S, AdminZkClient
+from kactor.admin.zk_session import zk_session
 from kactor.cli import CliError
 from protocol.zk.znodes import ZnodeDecodeError
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from kactor.admin import topic_name
+from edges.admin import topic_name
 from kactor.admin.topics import (
     PartitionInfo,
     ensure_topic_exists,

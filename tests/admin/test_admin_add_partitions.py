@@ -7,8 +7,8 @@ import json
 import pytest
 from kazoo.client import KazooClient
 
-from kactor.admin import AdminOperationException
-from kactor.admin.admin_zk import AdminZkClient
+from edges.admin import AdminOperationException
+from edges.admin.admin_zk import AdminZkClient
 from protocol.zk import paths
 
 

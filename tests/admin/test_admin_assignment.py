@@ -8,7 +8,7 @@ from collections import Counter
 
 import pytest
 
-from kactor.admin import (
+from edges.admin import (
     AdminCommandFailedException,
     AdminOperationException,
     BrokerNotAvailableException,
@@ -16,7 +16,7 @@ from kactor.admin import (
     InvalidReplicaAssignmentException,
     InvalidReplicationFactorException,
 )
-from kactor.admin.assignment import (
+from edges.admin.assignment import (
     BrokerMetadata,
     assign_replicas_to_brokers,
     duplicates,

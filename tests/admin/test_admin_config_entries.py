@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from kactor.admin.config_entries import (
+from edges.admin.config_entries import (
     DEFAULT_CONFIG,
     DYNAMIC_BROKER_CONFIG,
     DYNAMIC_DEFAULT_BROKER_CONFIG,

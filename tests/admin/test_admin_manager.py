@@ -16,8 +16,8 @@ from kazoo.client import KazooClient
 
 import core.api.admin  # noqa: F401 - registers the admin APIs
 from core.api import registry
-from kactor.admin.admin_manager import AdminManager
-from kactor.admin.config_entries import DEFAULT_CONFIG, DYNAMIC_DEFAULT_BROKER_CONFIG, TOPIC_CONFIG
+from edges.admin.admin_manager import AdminManager
+from edges.admin.config_entries import DEFAULT_CONFIG, DYNAMIC_DEFAULT_BROKER_CONFIG, TOPIC_CONFIG
 from kactor.config import build_config
 from messages.common import Errors, TopicPartition
 from messages.controller_events import ApiPartitionReassignment, ReplicaLeaderElection

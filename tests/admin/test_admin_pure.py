@@ -7,18 +7,15 @@ import json
 
 import pytest
 
-from kactor.admin import (
+from edges.admin import (
     AdminCommandFailedException,
     AdminOperationException,
     InvalidConfigurationException,
     InvalidTopicException,
-    describe,
     log_config,
-    preferred,
-    reassign,
     topic_name,
-    topics,
 )
+from kactor.admin import describe, preferred, reassign, topics
 from messages.common import TopicPartition
 
 
@@ -151,7 +148,7 @@ def test_broker_list_and_states_text() -> None:
 
 
 def test_calculate_assignment_keeps_partition_count_and_rf() -> None:
-    from kactor.admin.assignment import BrokerMetadata
+    from edges.admin.assignment import BrokerMetadata
     current = {TopicPartition("a", p): [1, 2] for p in range(4)} | {TopicPartition("b", 0): [1]}
     proposed = reassign.calculate_assignment(current, [BrokerMetadata(3), BrokerMetadata(4)], 0)
     assert proposed == {TopicPartition("a", 0): [3, 4], TopicPartition("a", 1): [4, 3],

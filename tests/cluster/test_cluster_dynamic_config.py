@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from cluster_helpers import Cluster, produce, run_kactor
 
-from kactor.admin.admin_zk import AdminZkClient
+from edges.admin.admin_zk import AdminZkClient
 from kactor.trace.reader import read_records, trace_files_for_broker
 from messages.common import Errors
 

@@ -1,5 +1,5 @@
 """Broker configs as Kafka 2.6.3 reads them: every known key accepted, an unknown key warned about in Kafka's words, a
-known key kactor does not act on noted once, a malformed value refused in Kafka's words (kactor.kafka_configs)."""
+known key kactor does not act on noted once, a malformed value refused in Kafka's words (core.broker.kafka_configs)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from kactor.config import CONFIG_DEFS, ConfigError, build_config, load_config, parse_properties
-from kactor.kafka_configs import (
+from core.broker.kafka_configs import (
     CLUSTER_WIDE,
     DYNAMIC_CONFIGS,
     KAFKA_CONFIGS,
@@ -18,6 +17,7 @@ from kactor.kafka_configs import (
     READ_ONLY,
     text_of,
 )
+from kactor.config import CONFIG_DEFS, ConfigError, build_config, load_config, parse_properties
 
 SHIPPED = Path(__file__).resolve().parent.parent / "cluster" / "data" / "kafka-2.6.3-server.properties"
 BASE = {"broker.id": "0", "zookeeper.connect": "127.0.0.1:2181"}

@@ -17,8 +17,9 @@ from kazoo.security import ACL, Id, make_digest_acl_credential
 from zk_test_helpers import DEADLINE_S
 
 from core.security.jaas import ZkSaslLogin, client_jaas_text
-from kactor.admin import IllegalArgumentException, ZooKeeperUnreachable
-from kactor.admin.admin_zk import AdminZkClient, zk_session
+from edges.admin import IllegalArgumentException, ZooKeeperUnreachable
+from edges.admin.admin_zk import AdminZkClient
+from kactor.admin.zk_session import zk_session
 from messages.zk import OK, Create, ZkBatch, ZkOpResult
 from tests.support.kazoo_clients import kazoo_client
 from zk_bridge.executor import ZkExecutor, connect

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from kactor.admin import AdminOperationException, preferred
+from edges.admin import AdminOperationException
+from kactor.admin import preferred
 from kactor.cli import main
 from kactor.cli.kafka_support import java_exception
 from messages.common import TopicPartition

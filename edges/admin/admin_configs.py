@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from kactor.admin import InvalidConfigurationException, UnknownTopicOrPartitionException, log_config, topic_name
-from kactor.admin.admin_zk import BROKER_CONFIG_TYPE, DEFAULT_ENTITY
-from kactor.admin.api_errors import AdminOps, Body, InvalidRequestException, api_error
-from kactor.admin.config_entries import broker_config_entries, topic_config_entries
-from kactor.admin.dynamic_broker_config import is_password_config, scala_set, validate_configs
+from edges.admin import InvalidConfigurationException, UnknownTopicOrPartitionException, log_config, topic_name
+from edges.admin.admin_zk import BROKER_CONFIG_TYPE, DEFAULT_ENTITY
+from edges.admin.api_errors import AdminOps, Body, InvalidRequestException, api_error
+from edges.admin.config_entries import broker_config_entries, topic_config_entries
+from edges.admin.dynamic_broker_config import is_password_config, scala_set, validate_configs
 from messages.common import Errors
 
 # ConfigResource.Type ids

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from kactor.admin import InvalidTopicException
+from edges.admin import InvalidTopicException
 from messages.topic import (  # noqa: F401 - re-exported: the admin tools' names for them
     GROUP_METADATA_TOPIC_NAME,
     INTERNAL_TOPICS,

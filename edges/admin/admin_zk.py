@@ -11,15 +11,11 @@ a failed write raises kazoo's exception for its result code, as a kazoo call wou
 
 from __future__ import annotations
 
-import contextlib
-import logging
-import os
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import TypeVar
 
 from kazoo.client import KazooClient
 from kazoo.exceptions import (
-    AuthFailedError,
     BadVersionError,
     ConnectionLoss,
     KazooException,
@@ -30,15 +26,13 @@ from kazoo.exceptions import (
     SessionExpiredError,
     ZookeeperError,
 )
-from kazoo.handlers.threading import KazooTimeoutError
 from kazoo.protocol.states import ZnodeStat
 
 from core.controller.errors import KeeperError
 from core.effects import Proc
 from core.quota import quota_configs
-from core.security.jaas import ZkSaslLogin
 from core.zk_client import KafkaZkClient
-from kactor.admin import (
+from edges.admin import (
     AdminOperationException,
     IllegalArgumentException,
     InvalidPartitionsException,
@@ -51,11 +45,7 @@ from kactor.admin import (
     log_config,
     topic_name,
 )
-from kactor.admin.assignment import (
-    BrokerMetadata,
-    assign_replicas_to_brokers,
-    validate_replica_assignment,
-)
+from edges.admin.assignment import BrokerMetadata, assign_replicas_to_brokers, validate_replica_assignment
 from messages.common import Broker, LeaderIsrAndControllerEpoch, ReplicaAssignment, TopicPartition
 from messages.zk import (
     BADVERSION,
@@ -71,13 +61,9 @@ from messages.zk import (
 )
 from protocol.zk import paths, znodes
 from zk_bridge.blocking import BlockingZk
-from zk_bridge.executor import session_options
 
 R = TypeVar("R")
 DEFAULT_CONNECT_TIMEOUT_S = 5.0
-# ``user:password``: the tools' ZooKeeper digest login (the broker's is kactor.zookeeper.digest); an environment
-# variable, not an option, so that the password is not on a command line for `ps` to show
-ZOOKEEPER_DIGEST_ENV = "KACTOR_ZOOKEEPER_DIGEST"
 SESSION_TIMEOUT_S = 10.0
 RACK_AWARE_ENFORCED = "enforced"
 RACK_AWARE_DISABLED = "disabled"
@@ -87,59 +73,6 @@ BROKER_CONFIG_TYPE = "brokers"  # ConfigType.Broker
 CLIENT_CONFIG_TYPE = "clients"  # ConfigType.Client
 USER_CONFIG_TYPE = "users"  # ConfigType.User
 DEFAULT_ENTITY = "<default>"  # ConfigEntityName.Default
-
-
-def zookeeper_sasl_login(environ: Mapping[str, str] | None = None) -> ZkSaslLogin | None:
-    """A tool's ZooKeeper SASL login, as Kafka's tools take it: the broker's (kactor.config
-    .zookeeper_sasl_from_environment: the JAAS file ``-Djava.security.auth.login.config`` in ``KAFKA_OPTS`` names, its
-    ``Client`` section or ``-Dzookeeper.sasl.clientconfig``'s). A file kactor cannot log in with is one line
-    (IllegalArgumentException)."""
-    from kactor.config import ConfigError, zookeeper_sasl_from_environment
-
-    try:
-        return zookeeper_sasl_from_environment(environ)
-    except ConfigError as e:
-        raise IllegalArgumentException(str(e)) from None
-
-
-@contextlib.contextmanager
-def zk_session(connect: str, timeout: float = DEFAULT_CONNECT_TIMEOUT_S) -> Iterator[KazooClient]:
-    """A started KazooClient on ``connect`` (``host:port[,host:port...][/chroot]``), stopped and closed on exit.
-
-    Raises ZooKeeperUnreachable (one line) when no server answers within ``timeout`` seconds. kazoo's own
-    connection-retry warnings are silenced: a CLI prints one line, not a log.
-    """
-    logging.getLogger("kazoo").setLevel(logging.CRITICAL)
-    # Kafka's tools create secure znodes when a ZooKeeper login is configured (JaasUtils.isZkSecurityEnabled: a JAAS
-    # Client section named in KAFKA_OPTS); a kactor tool does so too, and when it is given the brokers' digest.
-    digest = os.environ.get(ZOOKEEPER_DIGEST_ENV) or None
-    sasl = zookeeper_sasl_login()
-    try:
-        client = KazooClient(hosts=connect, timeout=SESSION_TIMEOUT_S,
-                             **session_options(digest, set_acl=digest is not None or sasl is not None, sasl=sasl))
-    except (ValueError, TypeError, KazooException) as e:
-        raise ZooKeeperUnreachable(f"Invalid ZooKeeper connect string {connect!r}: {e}") from None
-    try:
-        client.start(timeout=timeout)
-        if sasl is not None:
-            client.exists("/")  # kazoo says connected before its SASL exchange: its outcome, now
-    except AuthFailedError:
-        client.stop()
-        client.close()
-        raise ZooKeeperUnreachable(
-            f"ZooKeeper at {connect} refused the SASL login of {sasl.username if sasl else ''!r} from "
-            f"{sasl.path if sasl else ''} (Auth failed)") from None
-    except (KazooTimeoutError, KazooException, OSError) as e:
-        client.stop()
-        client.close()
-        detail = "" if isinstance(e, KazooTimeoutError) else f" ({type(e).__name__}: {e})"
-        raise ZooKeeperUnreachable(
-            f"Timed out waiting for connection to ZooKeeper at {connect} after {timeout:g} s{detail}") from None
-    try:
-        yield client
-    finally:
-        client.stop()
-        client.close()
 
 
 def _sasl_options(zk: KazooClient) -> dict[str, str] | None:
@@ -387,7 +320,7 @@ class AdminZkClient:
     def change_broker_config(self, broker: int | None, config: Mapping[str, str]) -> None:
         """AdminZkClient.changeBrokerConfig(Option[Int]): DynamicConfig.Broker.validate, then changeEntityConfig
         on /config/brokers/<id>, or /config/brokers/<default> for None."""
-        from kactor.admin.dynamic_broker_config import validate_config_types
+        from edges.admin.dynamic_broker_config import validate_config_types
 
         validate_config_types(config)
         self._change_entity_config(BROKER_CONFIG_TYPE, DEFAULT_ENTITY if broker is None else str(broker), config)

@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 
 import attrs
 
-from kactor.admin import (
+from edges.admin import (
     AdminCommandFailedException,
     AdminOperationException,
     BrokerNotAvailableException,

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable
 
-from kactor.admin import InvalidConfigurationException
+from edges.admin import InvalidConfigurationException
 
 # name -> (ConfigDef type, validator or None)
 _Validator = Callable[[str, object], None]

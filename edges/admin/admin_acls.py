@@ -15,21 +15,21 @@ from core.api.acls import ERROR_RESPONSES, Body
 from core.api.acls_handler import AclApiConfig
 from core.api.acls_handler import handle_acls as handle_acls_proc
 from core.security.authorizer import ANONYMOUS, acl_authorizer_configs, authorizer_enabled
-from kactor.config import KafkaConfig
+from edges.admin.config_entries import KafkaConfigView
 from messages.common import Errors
 from zk_bridge.blocking import BlockingZk
 
 log = logging.getLogger("kactor.admin_manager")
 
 
-def acl_api_config(config: KafkaConfig) -> AclApiConfig:
+def acl_api_config(config: KafkaConfigView) -> AclApiConfig:
     if not authorizer_enabled(config["authorizer.class.name"]):
         return AclApiConfig(False)
     super_users, allow_everyone = acl_authorizer_configs(config.originals)
     return AclApiConfig(True, super_users, allow_everyone)
 
 
-def handle_acls(zk: KazooClient, config: KafkaConfig, api_key: int, version: int, body: Body, ctx: Any) -> Body:
+def handle_acls(zk: KazooClient, config: KafkaConfigView, api_key: int, version: int, body: Body, ctx: Any) -> Body:
     """The response body to ``body``. A failure of ZooKeeper answers the request's error response with
     UNKNOWN_SERVER_ERROR (KafkaApis.handleError) and the broker keeps serving."""
     try:

@@ -1,20 +1,17 @@
 """Which broker configs may be set dynamically, and how they are checked, as Kafka 2.6's
 ``kafka.server.DynamicBrokerConfig`` (validateConfigs) and ``kafka.server.DynamicConfig.Broker`` (validate).
 
-Which KafkaConfig key is dynamic, and whether per broker or cluster-wide, is a column of `kactor.kafka_configs`; this
-module adds DynamicConfig.Broker's own configs (the replication quotas, which exist only dynamically) and the checks.
-A name neither dynamic nor a KafkaConfig key is a custom config, which Kafka accepts too (DynamicConfig.Broker allows
-custom props).
+Which KafkaConfig key is dynamic, and whether per broker or cluster-wide, is a column of
+`core.broker.kafka_configs`; this module adds DynamicConfig.Broker's own configs (the replication quotas, which exist
+only dynamically) and the checks. A name neither dynamic nor a KafkaConfig key is a custom config, which Kafka accepts
+too (DynamicConfig.Broker allows custom props).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from core.broker.log_config import DYNAMIC_LOG_CONFIGS, TOPIC_CONFIG_SYNONYMS
-from kactor.admin import InvalidConfigurationException
-from kactor.admin.log_config import validate_value
-from kactor.kafka_configs import (
+from core.broker.kafka_configs import (
     DYNAMIC_CONFIGS,
     KAFKA_CONFIGS,
     LONG,
@@ -23,6 +20,9 @@ from kactor.kafka_configs import (
     ConfigKey,
     at_least,
 )
+from core.broker.log_config import DYNAMIC_LOG_CONFIGS, TOPIC_CONFIG_SYNONYMS
+from edges.admin import InvalidConfigurationException
+from edges.admin.log_config import validate_value
 
 __all__ = ["DYNAMIC_CONFIGS", "PER_BROKER_CONFIGS"]
 

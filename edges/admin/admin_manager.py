@@ -57,7 +57,7 @@ from core.security.authorizer import (
     acl_authorizer_configs,
     authorizer_enabled,
 )
-from kactor.admin import (
+from edges.admin import (
     InvalidPartitionsException,
     InvalidReplicaAssignmentException,
     TopicAlreadyMarkedForDeletionException,
@@ -68,12 +68,11 @@ from kactor.admin import (
     admin_reassign,
     topic_name,
 )
-from kactor.admin.admin_acls import handle_acls
-from kactor.admin.admin_zk import AdminZkClient
-from kactor.admin.api_errors import Body, InvalidRequestException, ReassignmentInProgressException, api_error
-from kactor.admin.assignment import BrokerMetadata, assign_replicas_to_brokers
-from kactor.admin.config_entries import BrokerConfigView, topic_config_entries
-from kactor.config import KafkaConfig
+from edges.admin.admin_acls import handle_acls
+from edges.admin.admin_zk import AdminZkClient
+from edges.admin.api_errors import Body, InvalidRequestException, ReassignmentInProgressException, api_error
+from edges.admin.assignment import BrokerMetadata, assign_replicas_to_brokers
+from edges.admin.config_entries import BrokerConfigView, KafkaConfigView, topic_config_entries
 from messages.common import NO_LEADER, Errors, TopicPartition
 from zk_bridge.blocking import BlockingZk
 
@@ -88,7 +87,7 @@ class AdminManager:
     """kafka.server.AdminManager for one broker. ``zk`` is a started KazooClient of its own; ``controller_events``
     hands an event to this broker's controller (the broker process injects it into the controller actor)."""
 
-    def __init__(self, zk: KazooClient, config: KafkaConfig,
+    def __init__(self, zk: KazooClient, config: KafkaConfigView,
                  controller_events: Callable[[Any], None] | None = None,
                  clock: Callable[[], float] = time.monotonic, sleep: Callable[[float], None] = time.sleep) -> None:
         self.admin = AdminZkClient(zk)

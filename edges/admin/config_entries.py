@@ -6,8 +6,8 @@ A topic's value is its ``/config/topics/<t>`` override, else the broker's log de
 (``/config/brokers/<default>``), ``server.properties``, else Kafka's default. The source of an entry is the first
 synonym found in that order (DescribeConfigsResponse.ConfigSource ids below); synonyms are listed in that order.
 
-Every broker config is a row of `kactor.kafka_configs` (Kafka 2.6.3's KafkaConfig): its type, its default and whether
-it is dynamic. What the broker was started with is `kactor.config.KafkaConfig.originals`: every key supplied counts as
+Every broker config is a row of `core.broker.kafka_configs` (Kafka 2.6.3's KafkaConfig): its type, its default and
+whether it is dynamic. What the broker was started with is `KafkaConfigView.originals`: every key supplied counts as
 STATIC_BROKER_CONFIG, also when its value is the default, and a key Kafka does not know is described too (its type
 UNKNOWN, so sensitive, as KafkaConfig.maybeSensitive treats it).
 """
@@ -15,13 +15,12 @@ UNKNOWN, so sensitive, as KafkaConfig.maybeSensitive treats it).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Protocol
 
+from core.broker.kafka_configs import DYNAMIC_CONFIGS, KAFKA_CONFIGS, NO_DEFAULT, PASSWORD, text_of
 from core.broker.log_config import TOPIC_CONFIG_SYNONYMS
-from kactor.admin.dynamic_broker_config import QUOTA_CONFIG_KEYS
-from kactor.admin.log_config import LOG_CONFIGS
-from kactor.config import KafkaConfig
-from kactor.kafka_configs import DYNAMIC_CONFIGS, KAFKA_CONFIGS, NO_DEFAULT, PASSWORD, text_of
+from edges.admin.dynamic_broker_config import QUOTA_CONFIG_KEYS
+from edges.admin.log_config import LOG_CONFIGS
 
 # DescribeConfigsResponse.ConfigSource
 TOPIC_CONFIG = 1
@@ -64,12 +63,28 @@ def is_sensitive(name: str) -> bool:
     return config_type(name) in (PASSWORD, "UNKNOWN")
 
 
+class KafkaConfigView(Protocol):
+    """What the admin server reads of the broker's own configuration (kactor.config.KafkaConfig, handed to it at
+    start-up): Kafka's ``KafkaConfig`` values by key, its ``originals`` and the broker id."""
+
+    @property
+    def values(self) -> Mapping[str, Any]: ...
+
+    @property
+    def originals(self) -> Mapping[str, str]: ...
+
+    @property
+    def broker_id(self) -> int: ...
+
+    def __getitem__(self, key: str) -> Any: ...
+
+
 class BrokerConfigView:
     """DynamicBrokerConfig's four layers of one broker: its dynamic configs, the cluster's dynamic defaults, its
     server.properties (staticBrokerConfigs: what was supplied, unknown keys included) and Kafka's defaults
     (staticDefaultConfigs: the non-null ones)."""
 
-    def __init__(self, config: KafkaConfig, dynamic_broker: Mapping[str, str],
+    def __init__(self, config: KafkaConfigView, dynamic_broker: Mapping[str, str],
                  dynamic_default: Mapping[str, str]) -> None:
         self.dynamic_broker = dict(dynamic_broker)
         self.dynamic_default = dict(dynamic_default)

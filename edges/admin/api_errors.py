@@ -1,4 +1,4 @@
-"""What the admin API handlers share (kactor/admin/admin_manager.py, admin_configs.py, admin_reassign.py): Kafka's
+"""What the admin API handlers share (edges/admin/admin_manager.py, admin_configs.py, admin_reassign.py): Kafka's
 ApiError of each exception they raise, the two Kafka exceptions the ZooKeeper tools had no use for, and the view of
 the AdminManager the per-API modules work with."""
 
@@ -8,7 +8,7 @@ import logging
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from kactor.admin import (
+from edges.admin import (
     AdminError,
     BrokerNotAvailableException,
     InvalidConfigurationException,
@@ -19,8 +19,8 @@ from kactor.admin import (
     TopicExistsException,
     UnknownTopicOrPartitionException,
 )
-from kactor.admin.admin_zk import AdminZkClient
-from kactor.admin.config_entries import BrokerConfigView
+from edges.admin.admin_zk import AdminZkClient
+from edges.admin.config_entries import BrokerConfigView
 from messages.common import Errors
 
 log = logging.getLogger("kactor.admin_manager")

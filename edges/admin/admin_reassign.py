@@ -28,7 +28,7 @@ from collections.abc import Iterable
 from kazoo.exceptions import NodeExistsError
 
 from core.controller.reassignment import PartitionReassignment
-from kactor.admin.api_errors import AdminOps, Body
+from edges.admin.api_errors import AdminOps, Body
 from messages import controller_events as ev
 from messages.common import NO_LEADER, Errors, ReplicaAssignment, TopicPartition
 from protocol.zk import paths
@@ -126,7 +126,7 @@ def _elect_unclean(m: AdminOps, partitions: list[TopicPartition], timeout_ms: in
 
 
 def _legal(topic: str) -> bool:
-    from kactor.admin import topic_name
+    from edges.admin import topic_name
 
     return topic_name.is_valid(topic)
 
