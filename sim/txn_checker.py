@@ -72,12 +72,15 @@ class Entry:
 
 @attrs.frozen(slots=True)
 class StableSample:
-    """A read_committed Fetch answer's last stable offset and high watermark for a partition, at ``at_ms``."""
+    """A read_committed Fetch answer's last stable offset and high watermark for a partition, at ``at_ms``;
+    ``healthy_since_ms``: since when the cluster had been whole then (every broker serving, no link faulty; None: it
+    was not), as a broker outage or a cut link holds the markers back for as long as it lasts."""
 
     at_ms: float
     partition: str
     last_stable_offset: int
     high_watermark: int
+    healthy_since_ms: float | None = float("-inf")
 
 
 @attrs.frozen(slots=True)
@@ -255,8 +258,9 @@ def _offsets(history: History, missing_of: dict[str, list[str]]) -> list[Anomaly
 
 
 def _stalls(history: History, ru: dict[str, list[Entry]]) -> list[Anomaly]:
-    """The longest time each partition's last stable offset stayed put below its high watermark, as read_committed
-    answers showed it; past the bound, a stall naming the transactions whose values sit at that offset."""
+    """The longest time each partition's last stable offset stayed put below its high watermark while the cluster
+    was whole, as read_committed answers showed it; past the bound, a stall naming the transactions whose values sit
+    at that offset."""
     writer = {v: t for t in history.txns for _, v in t.writes}
     by_partition: dict[str, list[StableSample]] = defaultdict(list)
     for s in history.samples:
@@ -272,7 +276,9 @@ def _stalls(history: History, ru: dict[str, list[Entry]]) -> list[Anomaly]:
                 continue
             if since is None or s.last_stable_offset != since.last_stable_offset:
                 since = s
-            held = s.at_ms - since.at_ms
+            if s.healthy_since_ms is None:
+                continue
+            held = s.at_ms - max(since.at_ms, s.healthy_since_ms)
             if worst is None or held > worst[0]:
                 worst = (held, s.last_stable_offset, s.high_watermark)
         if worst is None or worst[0] <= history.stall_bound_ms:

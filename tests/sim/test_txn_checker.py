@@ -3,6 +3,8 @@ transactions involved."""
 
 from __future__ import annotations
 
+import attrs
+
 from sim.txn_checker import (
     ABORTED,
     ABORTED_READ,
@@ -145,3 +147,13 @@ def test_table_names_kinds_transactions_and_the_replay_command() -> None:
     assert "aborted read" in text and "p0:T2 (aborted)" in text and "t-0@3" in text
     assert text.splitlines()[-1] == "  replay: kactor sim --seeds 7 --steps 50 --txn-check"
     assert counts(found)[ABORTED_READ] == 1 and counts(found)[STALL] == 0
+
+
+def test_a_stall_counts_only_while_the_cluster_is_whole() -> None:
+    # held 30 s, but a broker was down until 20 s: 11 s of it count, within the bound
+    samples = (StableSample(1000.0, "t-0", 3, 4, None), StableSample(20000.0, "t-0", 3, 8, 20000.0),
+               StableSample(31000.0, "t-0", 3, 9, 20000.0))
+    assert check(history(samples=samples)) == []
+    # whole from 2 s on: 29 s count
+    whole = tuple(attrs.evolve(s, healthy_since_ms=2000.0) for s in samples[1:])
+    assert [a.kind for a in check(history(samples=(samples[0], *whole)))] == [STALL]
