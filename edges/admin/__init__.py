@@ -59,9 +59,5 @@ class IllegalArgumentException(AdminError):  # noqa: N818 (Kafka\'s exception na
     """java.lang.IllegalArgumentException (Scala's ``require`` adds "requirement failed: ")."""
 
 
-class InvalidConfigurationException(AdminError):  # noqa: N818 (Kafka\'s exception names)
-    """org.apache.kafka.common.config.ConfigException (LogConfig.validate)."""
-
-
 class ZooKeeperUnreachable(AdminError):  # noqa: N818 (Kafka\'s exception names)
     """ZooKeeper not reachable within the connect timeout (kafka.zookeeper.ZooKeeperClientTimeoutException)."""

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from edges.admin import InvalidConfigurationException, UnknownTopicOrPartitionException, log_config, topic_name
+from core.broker import log_config
+from core.broker.log_config import InvalidConfigurationException
+from edges.admin import UnknownTopicOrPartitionException, topic_name
 from edges.admin.admin_zk import BROKER_CONFIG_TYPE, DEFAULT_ENTITY
 from edges.admin.api_errors import AdminOps, Body, InvalidRequestException, api_error
 from edges.admin.config_entries import broker_config_entries, topic_config_entries

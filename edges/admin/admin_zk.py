@@ -28,6 +28,7 @@ from kazoo.exceptions import (
 )
 from kazoo.protocol.states import ZnodeStat
 
+from core.broker import log_config
 from core.controller.errors import KeeperError
 from core.effects import Proc
 from core.quota import quota_configs
@@ -42,7 +43,6 @@ from edges.admin import (
     TopicExistsException,
     UnknownTopicOrPartitionException,
     ZooKeeperUnreachable,
-    log_config,
     topic_name,
 )
 from edges.admin.assignment import BrokerMetadata, assign_replicas_to_brokers, validate_replica_assignment

@@ -8,10 +8,10 @@ import logging
 from collections.abc import Callable
 from typing import Any, Protocol
 
+from core.broker.log_config import InvalidConfigurationException
 from edges.admin import (
     AdminError,
     BrokerNotAvailableException,
-    InvalidConfigurationException,
     InvalidPartitionsException,
     InvalidReplicaAssignmentException,
     InvalidReplicationFactorException,

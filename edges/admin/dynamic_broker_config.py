@@ -20,9 +20,12 @@ from core.broker.kafka_configs import (
     ConfigKey,
     at_least,
 )
-from core.broker.log_config import DYNAMIC_LOG_CONFIGS, TOPIC_CONFIG_SYNONYMS
-from edges.admin import InvalidConfigurationException
-from edges.admin.log_config import validate_value
+from core.broker.log_config import (
+    DYNAMIC_LOG_CONFIGS,
+    TOPIC_CONFIG_SYNONYMS,
+    InvalidConfigurationException,
+    validate_value,
+)
 
 __all__ = ["DYNAMIC_CONFIGS", "PER_BROKER_CONFIGS"]
 

@@ -13,9 +13,10 @@ from collections.abc import Callable, Iterable, Sequence
 
 import attrs
 
+from core.broker.log_config import MESSAGE_FORMAT_VERSION, InvalidConfigurationException
 from core.quota.client_quota_manager import desanitize
 from core.security.scram import preprocess_scram_credentials
-from edges.admin import IllegalArgumentException, InvalidConfigurationException
+from edges.admin import IllegalArgumentException
 from edges.admin.admin_zk import (
     BROKER_CONFIG_TYPE,
     DEFAULT_ENTITY,
@@ -30,7 +31,6 @@ from edges.admin.dynamic_broker_config import (
     scala_set,
     validate_configs,
 )
-from edges.admin.log_config import MESSAGE_FORMAT_VERSION
 
 Out = Callable[[str], None]
 # what kactor has of ConfigType.all: users for their SCRAM credentials (and quotas), not clients

@@ -7,10 +7,12 @@ on refusal, having written nothing. Output lines match Kafka 2.6's wording.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 import attrs
 
+from core.broker import log_config
+from core.broker.log_config import InvalidConfigurationException
 from edges.admin import (
     AdminCommandFailedException,
     AdminOperationException,
@@ -18,7 +20,6 @@ from edges.admin import (
     TopicAlreadyMarkedForDeletionException,
     TopicExistsException,
     UnknownTopicOrPartitionException,
-    log_config,
     topic_name,
 )
 from edges.admin.admin_zk import RACK_AWARE_ENFORCED, AdminZkClient
@@ -32,6 +33,29 @@ CONFIG_ALTER_WARNING = ("WARNING: Altering topic configuration from this script 
                         "removed in future releases.\n         Going forward, please use kafka-configs.sh for this "
                         "functionality")
 DELETE_NOTE = "Note: This will have no impact if delete.topic.enable is not set to true."
+
+
+# -- --config / --delete-config (TopicCommand.parseTopicConfigsToBeAdded / ToBeDeleted) ----------------------------
+def parse_configs_to_add(pairs: Iterable[str]) -> dict[str, str]:
+    """TopicCommand.parseTopicConfigsToBeAdded: each ``key=val`` (spaces around '=' allowed), then validated."""
+    props: dict[str, str] = {}
+    for pair in pairs:
+        parts = re.split(r"\s*=\s*", pair)
+        while parts and parts[-1] == "":  # Java's String.split drops trailing empty strings
+            parts.pop()
+        if len(parts) != 2:
+            raise InvalidConfigurationException(
+                'Invalid topic config: all configs to be added must be in the format "key=val".')
+        props[parts[0].strip()] = parts[1].strip()
+    log_config.validate(props)
+    return props
+
+
+def parse_configs_to_delete(names: Iterable[str]) -> list[str]:
+    """TopicCommand.parseTopicConfigsToBeDeleted."""
+    result = [n.strip() for n in names]
+    log_config.validate_names(result)
+    return result
 
 
 # -- topic selection (TopicCommand.getTopics / kafka.utils.Whitelist) ----------------------------------------------
@@ -110,7 +134,7 @@ def alter_topic(admin: AdminZkClient, out: Out, include: str, *, partitions: int
     topics = get_topics(admin, include)
     ensure_topic_exists(topics, include, not if_exists)
     config = dict(config or {})
-    delete_config = log_config.parse_configs_to_delete(delete_config)
+    delete_config = parse_configs_to_delete(delete_config)
     plans: list[tuple[str, dict[str, str] | None, dict[int, list[int]] | None]] = []
     brokers = admin.get_broker_metadatas() if partitions is not None else []
     for topic in topics:

@@ -9,9 +9,9 @@ from __future__ import annotations
 import argparse
 import sys
 
+from core.broker.log_config import CONFIG_NAMES
 from core.quota.client_quota_manager import sanitize
 from edges.admin.admin_zk import BROKER_CONFIG_TYPE, DEFAULT_ENTITY, TOPIC_CONFIG_TYPE
-from edges.admin.log_config import CONFIG_NAMES
 from kactor.admin import configs
 from kactor.cli import CliError, configs_kafka, kafka_options
 from kactor.cli.kafka_support import (

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import argparse
 
-from edges.admin import log_config
+from core.broker import log_config
 from edges.admin.admin_zk import RACK_AWARE_DISABLED, RACK_AWARE_ENFORCED
 from edges.admin.assignment import parse_replica_assignment
 from kactor.admin import topics
@@ -136,7 +136,7 @@ def run(args: argparse.Namespace) -> int:
     out = printer()
     with admin_errors():
         assignment = parse_replica_assignment(args.replica_assignment) if args.replica_assignment else None
-        config = log_config.parse_configs_to_add(args.config)
+        config = topics.parse_configs_to_add(args.config)
     if args.bootstrap_server is not None:
         return run_kafka(args, action, assignment, config)
     rack_mode = RACK_AWARE_DISABLED if args.disable_rack_aware else RACK_AWARE_ENFORCED

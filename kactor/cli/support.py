@@ -9,6 +9,7 @@ from contextlib import contextmanager
 
 from kazoo.exceptions import KazooException
 
+from core.broker.log_config import InvalidConfigurationException
 from edges.admin import AdminError
 from edges.admin.admin_zk import DEFAULT_CONNECT_TIMEOUT_S, AdminZkClient
 from kactor.admin.zk_session import zk_session
@@ -44,10 +45,11 @@ def seeds_of(args: argparse.Namespace) -> list[int]:
 
 @contextmanager
 def admin_errors() -> Iterator[None]:
-    """AdminError, kazoo and znode-decode failures inside the block become one CliError line (exit 1)."""
+    """AdminError, a config LogConfig refuses, kazoo and znode-decode failures inside the block become one CliError
+    line (exit 1)."""
     try:
         yield
-    except AdminError as e:
+    except (AdminError, InvalidConfigurationException) as e:
         raise CliError(str(e)) from None
     except ZnodeDecodeError as e:
         raise CliError(f"Unexpected znode content: {e}") from None

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from edges.admin import IllegalArgumentException, InvalidConfigurationException
+from core.broker.log_config import InvalidConfigurationException
+from edges.admin import IllegalArgumentException
 from edges.admin.dynamic_broker_config import validate_configs
 from kactor.admin.configs import Entity, parse_configs_to_be_added, parse_configs_to_be_deleted, warning_for
 

@@ -7,14 +7,9 @@ import json
 
 import pytest
 
-from edges.admin import (
-    AdminCommandFailedException,
-    AdminOperationException,
-    InvalidConfigurationException,
-    InvalidTopicException,
-    log_config,
-    topic_name,
-)
+from core.broker import log_config
+from core.broker.log_config import InvalidConfigurationException
+from edges.admin import AdminCommandFailedException, AdminOperationException, InvalidTopicException, topic_name
 from kactor.admin import describe, preferred, reassign, topics
 from messages.common import TopicPartition
 
@@ -53,9 +48,9 @@ def test_collisions_and_internal_topics() -> None:
 
 # -- topic configs -------------------------------------------------------------------------------------------------
 def test_parse_configs_to_add() -> None:
-    assert log_config.parse_configs_to_add(["retention.ms = 1000", "cleanup.policy=compact,delete"]) == {
+    assert topics.parse_configs_to_add(["retention.ms = 1000", "cleanup.policy=compact,delete"]) == {
         "retention.ms": "1000", "cleanup.policy": "compact,delete"}
-    assert log_config.parse_configs_to_add([]) == {}
+    assert topics.parse_configs_to_add([]) == {}
 
 
 @pytest.mark.parametrize(("pair", "message"), [
@@ -72,7 +67,7 @@ def test_parse_configs_to_add() -> None:
 ])
 def test_invalid_configs(pair: str, message: str) -> None:
     with pytest.raises(InvalidConfigurationException) as e:
-        log_config.parse_configs_to_add([pair])
+        topics.parse_configs_to_add([pair])
     assert message in str(e.value)
 
 
@@ -81,9 +76,9 @@ def test_throttled_replicas_and_delete_names() -> None:
     log_config.validate({"follower.replication.throttled.replicas": "*"})
     with pytest.raises(InvalidConfigurationException):
         log_config.validate({"leader.replication.throttled.replicas": "x"})
-    assert log_config.parse_configs_to_delete([" retention.ms "]) == ["retention.ms"]
+    assert topics.parse_configs_to_delete([" retention.ms "]) == ["retention.ms"]
     with pytest.raises(InvalidConfigurationException, match="Unknown topic config name: nope"):
-        log_config.parse_configs_to_delete(["nope"])
+        topics.parse_configs_to_delete(["nope"])
 
 
 # -- reassignment JSON ---------------------------------------------------------------------------------------------
