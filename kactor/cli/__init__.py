@@ -1,5 +1,7 @@
-"""The ``kactor`` command. Each subcommand lives in its own module ``kactor/cli/cmd_<name>.py`` that defines
-``register(subparsers)``; the parser it adds sets ``func`` (taking the parsed args, returning an exit code).
+"""The ``kactor`` command. `COMMANDS` names each subcommand's module by string (most are ``kactor/cli/cmd_<name>.py``;
+``bench`` is bench/cli.py) with its one-line help; the module defines ``register(subparsers)``, and the parser it adds
+sets ``func`` (taking the parsed args, returning an exit code). Only the module of the command that runs is imported:
+``kactor --help`` imports none, and kactor's package imports none of the shell packages (bench/) it starts.
 
 Usage errors exit 2 with one line; a `CliError` raised by a command exits with its code and one line, no traceback.
 Every command (and ``kactor`` itself) takes ``--version``, as Kafka's tools do. Output piped into a reader that stops
@@ -11,7 +13,6 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
-import pkgutil
 import sys
 
 from kactor import __version__
@@ -43,10 +44,52 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message}\n")
 
 
-def command_modules() -> list[str]:
-    """Every ``cmd_<name>`` module of this package, sorted (``consumer-groups`` is ``cmd_consumer_groups``)."""
-    package = importlib.import_module("kactor.cli")
-    return sorted(m.name for m in pkgutil.iter_modules(package.__path__) if m.name.startswith("cmd_"))
+# command -> (its module, its line in ``kactor --help``)
+COMMANDS: dict[str, tuple[str, str]] = {
+    "acls": ("kactor.cli.cmd_acls", "add, remove or list ACLs (as kafka-acls.sh)"),
+    "bench": ("bench.cli", "run a benchmark against Kafka's published figures"),
+    "broker": ("kactor.cli.cmd_broker", "run one broker (as kafka-server-start.sh)"),
+    "broker-api-versions": ("kactor.cli.cmd_broker_api_versions",
+                            "print each broker's API versions (kafka-broker-api-versions.sh)"),
+    "chaos": ("kactor.cli.cmd_chaos", "seeded fault runs with data invariants against a real cluster"),
+    "cluster": ("kactor.cli.cmd_cluster", "run a local cluster: embedded ZooKeeper (or ensemble) + N brokers"),
+    "configs": ("kactor.cli.cmd_configs",
+                "describe or change topic, broker, user and client configs (as kafka-configs.sh)"),
+    "consume": ("kactor.cli.cmd_consume",
+                "print a topic's records (kafka-console-consumer, through Kafka's protocol)"),
+    "consumer-groups": ("kactor.cli.cmd_consumer_groups",
+                        "list, describe, delete consumer groups, reset their offsets (kafka-consumer-groups.sh)"),
+    "delete-records": ("kactor.cli.cmd_delete_records",
+                       "delete the records of partitions up to given offsets (kafka-delete-records.sh)"),
+    "demo": ("kactor.cli.cmd_demo", "run a 3-broker cluster through a short story, then replay and report"),
+    "describe": ("kactor.cli.cmd_describe",
+                 "show controller, brokers and partition states (rich table, --watch, --json)"),
+    "dump-log": ("kactor.cli.cmd_dump_log", "print log segments, indexes and snapshots (kafka-dump-log.sh)"),
+    "get-offsets": ("kactor.cli.cmd_get_offsets", "print partitions' offsets by time (kafka.tools.GetOffsetShell)"),
+    "leader-election": ("kactor.cli.cmd_leader_election",
+                        "elect partition leaders: preferred or unclean (as kafka-leader-election.sh)"),
+    "log-dirs": ("kactor.cli.cmd_log_dirs", "describe the brokers' log directories (kafka-log-dirs.sh)"),
+    "preferred-replica-election": (
+        "kactor.cli.cmd_preferred_replica_election",
+        "move leadership back to preferred replicas (as kafka-preferred-replica-election.sh)"),
+    "produce": ("kactor.cli.cmd_produce", "append N records to a topic's partition leaders"),
+    "reassign-partitions": ("kactor.cli.cmd_reassign_partitions",
+                            "move partitions between brokers (as kafka-reassign-partitions.sh)"),
+    "server-stop": ("kactor.cli.cmd_server_stop", "stop the local kactor brokers (kafka-server-stop.sh)"),
+    "sim": ("kactor.cli.cmd_sim", "seeded fault runs of a simulated cluster in one process"),
+    "topics": ("kactor.cli.cmd_topics", "create, delete, describe, or change a topic (as kafka-topics.sh)"),
+    "trace": ("kactor.cli.cmd_trace", "summarise, generate, convert, replay or show message traces"),
+    "zookeeper": ("kactor.cli.cmd_zookeeper", "run a ZooKeeper (or an ensemble) on 127.0.0.1 until interrupted"),
+}
+
+
+class Commands(argparse._SubParsersAction):  # type: ignore[type-arg]
+    """The subcommands' action: a command's parser takes its help line from `COMMANDS` (its module gives none)."""
+
+    def add_parser(self, name: str, **kwargs: object) -> argparse.ArgumentParser:
+        if name in COMMANDS:
+            kwargs.setdefault("help", COMMANDS[name][1])
+        return super().add_parser(name, **kwargs)  # type: ignore[arg-type]
 
 
 def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
@@ -54,15 +97,17 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
 
     Importing every command costs ~2 s (the wire schemas, the admin tools); a test suite and an operator's scripts
     start ``kactor`` hundreds of times, and a broker process once per restart. Without a known command (``--help``,
-    a typo) every command is registered, so the help and argparse's "invalid choice" list them all.
+    a typo) every command is listed from `COMMANDS` without importing any, so the help and argparse's "invalid
+    choice" list them all.
     """
     parser = _Parser(prog="kactor", description="Kafka 2.6's ZooKeeper-mode controller as an actor system.")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
-    modules = command_modules()
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser, action=Commands)
     first = next((a for a in argv or [] if not a.startswith("-")), None)
-    wanted = f"cmd_{first.replace('-', '_')}" if first else None
-    for name in [wanted] if wanted in modules else modules:
-        importlib.import_module(f"kactor.cli.{name}").register(sub)
+    if first in COMMANDS:
+        importlib.import_module(COMMANDS[first][0]).register(sub)
+    else:
+        for name in COMMANDS:
+            sub.add_parser(name)
     return parser
 
 

@@ -51,7 +51,7 @@ FilterAcls = dict[ResourcePatternFilter, list[AccessControlEntry]]
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
-        "acls", help="add, remove or list ACLs (as kafka-acls.sh)",
+        "acls",
         description="This tool helps to manage acls on kafka: through the brokers' ACL APIs (--bootstrap-server) "
                     "or in ZooKeeper as Kafka 2.6's AclAuthorizer stores them (--authorizer-properties "
                     "zookeeper.connect=HOST:PORT[/chroot]).")

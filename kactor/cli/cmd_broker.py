@@ -9,7 +9,7 @@ from kactor.cli import CliError
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("broker", help="run one broker (as kafka-server-start.sh)",
+    p = sub.add_parser("broker",
                        description="Run one kactor broker: it registers in ZooKeeper, runs a controller candidate "
                                    "and the broker side. SIGTERM stops it in order (controlled shutdown).")
     p.add_argument("properties", nargs="?", help="a server.properties file (Kafka's config names)")

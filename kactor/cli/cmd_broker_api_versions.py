@@ -21,7 +21,7 @@ from protocol.api_versions import API_VERSIONS, ApiRange
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
-        "broker-api-versions", help="print each broker's API versions (kafka-broker-api-versions.sh)",
+        "broker-api-versions",
         description="This tool helps to retrieve broker version information.")
     add_bootstrap_args(p)
     add_client_config_arg(p, "--command-config", "A property file containing configs to be passed to Admin Client.")

@@ -24,7 +24,7 @@ _STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
-        "chaos", help="seeded fault runs with data invariants against a real cluster",
+        "chaos",
         description="Starts ZooKeeper and broker processes for each seed, produces with acks=all while it applies "
                     "the seed's operations and faults (and an operator's slips: a second broker process on a live "
                     "broker's log dir, which must be refused), heals, and checks safety (leaders, epochs, ISR), data "

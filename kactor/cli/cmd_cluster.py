@@ -25,7 +25,7 @@ MIN_LIFE_S = 5.0  # --restart-dead-brokers restarts a broker that had run at lea
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("cluster", help="run a local cluster: embedded ZooKeeper (or ensemble) + N brokers",
+    p = sub.add_parser("cluster",
                        description="Start a real ZooKeeper on loopback (unless --zookeeper is given; "
                                    "--zookeeper-ensemble N for N servers in one quorum) and N broker processes. "
                                    "Prints the connect string; Ctrl-C (or SIGTERM, or closing the terminal) stops "

@@ -26,7 +26,7 @@ from kactor.cli.support import add_zookeeper_args, admin_client, printer, read_t
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
-        "configs", help="describe or change topic, broker, user and client configs (as kafka-configs.sh)",
+        "configs",
         description="This tool helps to manipulate and describe entity config for a topic, client, user or broker. "
                     "--bootstrap-server goes through Kafka's admin API (DescribeConfigs, IncrementalAlterConfigs, "
                     "client quotas); --zookeeper writes Kafka 2.6's ZooKeeper layout directly (topics, brokers, and "

@@ -36,7 +36,7 @@ STRING_DESERIALIZER = "org.apache.kafka.common.serialization.StringDeserializer"
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
-        "consume", help="print a topic's records (kafka-console-consumer, through Kafka's protocol)",
+        "consume",
         description="Reads records from a topic with a Kafka consumer and prints them as kafka-console-consumer "
                     "does; 'Processed a total of N messages' goes to stderr at the end.")
     add_bootstrap_args(p)

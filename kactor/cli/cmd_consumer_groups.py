@@ -33,8 +33,7 @@ STATES = reset.STATES
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
-        "consumer-groups", help="list, describe, delete consumer groups, reset their offsets "
-                                "(kafka-consumer-groups.sh)",
+        "consumer-groups",
         description="Lists consumer groups, or describes them: committed offsets, log end offsets and lag per "
                     "partition with the member that owns it (default), the members (--members) or the group's "
                     "state (--state); resets an inactive group's offsets (--reset-offsets), deletes groups "

@@ -27,7 +27,7 @@ OPERATION_TIMEOUT_S = 30.0  # the DeleteRecords request's timeout_ms: the admin 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
-        "delete-records", help="delete the records of partitions up to given offsets (kafka-delete-records.sh)",
+        "delete-records",
         description="This tool helps to delete records of the given partitions down to the specified offset.")
     add_bootstrap_args(p)
     add_client_config_arg(p, "--command-config", "A property file containing configs to be passed to Admin Client.")

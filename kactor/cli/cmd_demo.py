@@ -19,7 +19,7 @@ from kactor.cli import CliError
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("demo", help="run a 3-broker cluster through a short story, then replay and report",
+    p = sub.add_parser("demo",
                        description="Start an embedded ZooKeeper and 3 brokers with tracing on, run a scripted story "
                                    "(create, produce, kill, restart, preferred election, reassignment, controller "
                                    "failover, delete), stop the cluster, replay every broker's trace with --check, "

@@ -42,7 +42,7 @@ if TYPE_CHECKING:
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
-        "describe", help="show controller, brokers and partition states (rich table, --watch, --json)",
+        "describe",
         description="Reads the cluster's ZooKeeper state and shows it: controller id and epoch, live brokers "
                     "with endpoints, every partition's leader, leader epoch, ISR and replicas, with "
                     "under-replicated, offline and reassigning partitions marked.")

@@ -62,7 +62,7 @@ Out = Callable[[str], None]
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
-        "dump-log", help="print log segments, indexes and snapshots (kafka-dump-log.sh)",
+        "dump-log",
         description="This tool helps to parse a log file and dump its contents to the console, useful for debugging "
                     "a seemingly corrupt log segment.")
     p.add_argument("--print-data-log", action="store_true",

@@ -26,7 +26,7 @@ CLIENT_ID = "GetOffsetShell"
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
-        "get-offsets", help="print partitions' offsets by time (kafka.tools.GetOffsetShell)",
+        "get-offsets",
         description="An interactive shell for getting topic offsets.")
     p.add_argument("--broker-list", required=True, metavar="hostname:port,...,hostname:port",
                    help="REQUIRED: The list of hostname and port of the server to connect to.")

@@ -33,7 +33,7 @@ ELECTION_NOT_NEEDED = int(Errors.ELECTION_NOT_NEEDED)  # ElectionNotNeededExcept
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
-        "leader-election", help="elect partition leaders: preferred or unclean (as kafka-leader-election.sh)",
+        "leader-election",
         description="This tool attempts to elect a new leader from a set of topic partitions. The type of "
                     "elections supported are preferred replicas and unclean replicas.")
     p.add_argument("--bootstrap-server", metavar="host:port",

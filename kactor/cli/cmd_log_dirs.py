@@ -29,7 +29,7 @@ _EXCEPTIONS = {56: "org.apache.kafka.common.errors.KafkaStorageException",
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
-        "log-dirs", help="describe the brokers' log directories (kafka-log-dirs.sh)",
+        "log-dirs",
         description="Queries the brokers for their log directories and, in each, the size, offset lag and "
                     "future flag of every partition's log, and prints them as Kafka's kafka-log-dirs.sh does (JSON).")
     add_bootstrap_args(p)

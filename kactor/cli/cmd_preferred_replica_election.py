@@ -16,7 +16,6 @@ from kactor.cli.support import add_zookeeper_args, admin_client, admin_errors, p
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
         "preferred-replica-election",
-        help="move leadership back to preferred replicas (as kafka-preferred-replica-election.sh)",
         description="Elects each partition's first replica as its leader, for the partitions in "
                     "--path-to-json-file or every partition of the cluster: with --zookeeper by writing "
                     "/admin/preferred_replica_election for the controller, with --bootstrap-server through the "

@@ -30,7 +30,7 @@ RETRIABLE = ("NOT_LEADER_OR_FOLLOWER", "LEADER_NOT_AVAILABLE", "KAFKA_STORAGE_ER
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
-        "produce", help="append N records to a topic's partition leaders",
+        "produce",
         description="Appends records to a topic and prints what was acknowledged. With --bootstrap-server as "
                     "kafka-console-producer through Kafka's protocol (records from --count or stdin); with "
                     "--zookeeper each partition's leader is read from ZooKeeper and --count records are appended "

@@ -22,7 +22,7 @@ from kactor.cli.support import (
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
-        "reassign-partitions", help="move partitions between brokers (as kafka-reassign-partitions.sh)",
+        "reassign-partitions",
         description="This tool helps to move topic partitions between replicas: --generate a proposal, --execute "
                     "it, --verify its progress; with --bootstrap-server also --list and --cancel. --bootstrap-server "
                     "goes through Kafka's admin API (AlterPartitionReassignments); --zookeeper writes "

@@ -19,7 +19,7 @@ from pathlib import Path
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
-        "server-stop", help="stop the local kactor brokers (kafka-server-stop.sh)",
+        "server-stop",
         description="Sends SIGTERM (or the signal the SIGNAL environment variable names, as kafka-server-stop.sh) "
                     "to every local 'kactor broker' process; 'No kafka server to stop' and exit 1 when there is none.")
     p.set_defaults(func=run, _parser=p)

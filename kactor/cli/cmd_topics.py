@@ -26,7 +26,7 @@ ACTIONS = ("create", "delete", "list", "describe", "alter")
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
-        "topics", help="create, delete, describe, or change a topic (as kafka-topics.sh)",
+        "topics",
         description="This tool helps to create, delete, describe, or change a topic. With --zookeeper it writes "
                     "Kafka 2.6's ZooKeeper layout directly, as kafka-topics.sh --zookeeper does; with "
                     "--bootstrap-server it asks the brokers through the Kafka admin API.")

@@ -15,7 +15,7 @@ NO_SUBCOMMAND = 2
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser("trace", help="summarise, generate, convert, replay or show message traces",
+    parser = subparsers.add_parser("trace",
                                    description="Commands on kactor message traces (one <process>.jsonl per process).")
     trace_sub = parser.add_subparsers(dest="trace_command", metavar="SUBCOMMAND",
                                       parser_class=type(parser))

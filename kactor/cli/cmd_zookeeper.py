@@ -9,7 +9,7 @@ from kactor.cli import CliError
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    p = subparsers.add_parser("zookeeper", help="run a ZooKeeper (or an ensemble) on 127.0.0.1 until interrupted",
+    p = subparsers.add_parser("zookeeper",
                               description="Run Debian's ZooKeeper 3.8 on 127.0.0.1 until SIGINT/SIGTERM/SIGHUP: "
                                           "standalone, or --ensemble N servers forming one quorum (ready once a "
                                           "quorum serves; prints the connect string).")

@@ -1,6 +1,7 @@
 """``kactor bench NAME [--scale S] [--runs N]``: run one benchmark workload (bench/), print its figure beside the
 same run's ZooKeeper ceiling and Kafka's anchor, and (run from a checkout) append a dated line to
-docs/performance.md. bench/ is a package of the kactor distribution, so an installed kactor has the command too.
+docs/performance.md. bench/ is a package of the kactor distribution, so an installed kactor has the command too;
+kactor's CLI names this module in its command table (kactor.cli.COMMANDS) and imports it only when ``bench`` runs.
 
 The data path's benchmarks have flags of their own: ``kactor bench produce`` (bench/produce_throughput.py),
 ``kactor bench fetch`` (bench/fetch_throughput.py) and ``kactor bench e2e-latency`` (bench/e2e_latency.py), each a
@@ -31,7 +32,7 @@ DATA_PATH: dict[str, tuple[str, str]] = {
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("bench", help="run a benchmark against Kafka's published figures",
+    p = sub.add_parser("bench",
                        description="Run one benchmark on a real ZooKeeper and real broker processes. --scale 1 is "
                                    "the published workload's size; smaller scales shrink every count.")
     names = p.add_subparsers(dest="name", metavar="NAME", required=True, parser_class=type(p))

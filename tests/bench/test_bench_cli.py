@@ -1,5 +1,5 @@
-"""``kactor bench``: the controller workloads keep their flags; the data-path benches refuse bad flags with one
-line and exit 2, before starting anything."""
+"""``kactor bench`` (bench/cli.py): the controller workloads keep their flags; the data-path benches refuse bad flags
+with one line and exit 2, before starting anything."""
 
 from __future__ import annotations
 
@@ -24,10 +24,12 @@ def test_bad_flags_exit_2_with_one_line(argv: list[str], message: str, capsys: p
 
 
 def test_controller_workloads_keep_their_flags() -> None:
-    args = build_parser().parse_args(["bench", "failover", "--scale", "0.5", "--runs", "2", "--tmpfs", "--no-doc"])
+    argv = ["bench", "failover", "--scale", "0.5", "--runs", "2", "--tmpfs", "--no-doc"]
+    args = build_parser(argv).parse_args(argv)
     assert (args.name, args.scale, args.runs, args.tmpfs, args.no_doc) == ("failover", 0.5, 2, True, True)
 
 
 def test_data_path_benches_have_their_flags() -> None:
-    args = build_parser().parse_args(["bench", "produce", "--records", "10", "--targets", "tansu", "--trace"])
+    argv = ["bench", "produce", "--records", "10", "--targets", "tansu", "--trace"]
+    args = build_parser(argv).parse_args(argv)
     assert (args.name, args.records, args.targets, args.trace, args.partitions) == ("produce", 10, "tansu", True, 3)
