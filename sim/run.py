@@ -30,6 +30,11 @@ from sim.hostile import HostileChecks, HostileClient
 from sim.invariants import Checker, hosted_partition
 from sim.runtime import START_MS, Boot, Sim
 from sim.transactions import Transactions, transactional
+from sim.txn_checker import check as check_transactions
+from sim.txn_checker import table
+from sim.txn_workload import PARTITIONS as TXN_PARTITIONS
+from sim.txn_workload import TOPIC as TXN_TOPIC
+from sim.txn_workload import TxnWorkload
 from sim.workload import writes
 
 TOPIC = "sim"
@@ -37,6 +42,8 @@ PARTITIONS = 2
 SETTLE_MS = 20000.0  # the end: time for restarted brokers to catch up and rejoin the ISR, at most
 START_MS_MAX = 2000.0  # the start-up: the brokers serving with a controller, then the topic's partitions led, each
 SETTLE_CHECK_MS = 500.0  # how often the settling looks whether the cluster has settled
+# the schedule's faults that take a broker down (sim/faults.py): --txn-check's coordinator move keeps clear of them
+OUTAGES = frozenset({"crash", "power-loss", "logdir-fail", "crash-restart", "stop", "pause", "pause-mid"})
 READ_TO_END_MS = 5000.0  # after it: the read_committed consumer's time to read every partition to its end, at most
 
 
@@ -84,6 +91,8 @@ class SeedResult:
     wall_s: float
     event_digest: str
     cpu_s: float = 0.0  # the process's CPU time for the seed (wall_s less what other work took of the cores)
+    txn_report: str = ""  # --txn-check: the checker's table of the seed's anomalies ("" when clean or off)
+    txn_summary: str = ""  # --txn-check: what the workload did (transactions, faults), one line
 
     @property
     def ok(self) -> bool:
@@ -188,9 +197,10 @@ def _topic_ready(sim: Sim, assignment: dict[TopicPartition, tuple[int, ...]]) ->
 
 
 def start_cluster(seed: int, boot: Boot, brokers: int = 3, trace_dir: str | None = None,
-                  scratch: str | None = None) -> Cluster:
+                  scratch: str | None = None, txn_check: bool = False) -> Cluster:
     """Start ``brokers`` brokers on an empty ZooKeeper, wait for them to serve with a controller, create the topic
-    and wait for its partitions to be led with every replica in sync (a few hundred ms of simulated time)."""
+    and wait for its partitions to be led with every replica in sync (a few hundred ms of simulated time).
+    ``txn_check``: also the transactional workload's topic and both internal topics (sim/txn_workload.py)."""
     sim = Sim(seed, boot, brokers, trace_dir=trace_dir, scratch=scratch)
     errors = ActorErrors(sim)
     logging.getLogger().addHandler(errors)
@@ -202,8 +212,10 @@ def start_cluster(seed: int, boot: Boot, brokers: int = 3, trace_dir: str | None
                   START_MS_MAX)
         assignment = create_topic(sim, TOPIC, PARTITIONS, min(3, brokers))
         # at once: the seed's steps start when they started before they existed
-        internal = {**(create_offsets_topic(sim) if grouped(seed) else {}),
-                    **(create_transaction_state_topic(sim) if transactional(seed) else {})}
+        internal = {**(create_offsets_topic(sim) if grouped(seed) or txn_check else {}),
+                    **(create_transaction_state_topic(sim) if transactional(seed) or txn_check else {})}
+        if txn_check:
+            internal.update(create_topic(sim, TXN_TOPIC, TXN_PARTITIONS, min(3, brokers)))
         run_until(sim, lambda: _topic_ready(sim, {**assignment, **internal}), START_MS_MAX)
     except BaseException:
         logging.getLogger().removeHandler(errors)
@@ -215,21 +227,22 @@ def start_cluster(seed: int, boot: Boot, brokers: int = 3, trace_dir: str | None
 
 def run_seed(seed: int, steps: int, boot: Boot, brokers: int = 3, trace_dir: str | None = None,
              tamper: Callable[[Sim, int], None] | None = None, fast: bool = True,
-             scratch: str | None = None) -> SeedResult:
+             scratch: str | None = None, txn_check: bool = False) -> SeedResult:
     """One seed from scratch: the cluster started, then `play`. ``tamper(sim, step)``, for tests: called before each
     step's check (a deliberately broken run). ``fast=False`` runs the plain path of what has a faster one (the
     checks' parsed-batch cache), to prove them equal. ``scratch``: the folder the run's log dirs go under (default
-    tmpfs)."""
+    tmpfs). ``txn_check``: the transactional workload and its checker too (sim/txn_workload.py, sim/txn_checker.py),
+    whose anomalies fail the seed."""
     t0, c0 = time.perf_counter(), time.process_time()
-    cluster = start_cluster(seed, boot, brokers, trace_dir=trace_dir, scratch=scratch)
+    cluster = start_cluster(seed, boot, brokers, trace_dir=trace_dir, scratch=scratch, txn_check=txn_check)
     try:
-        return play(cluster, seed, steps, tamper=tamper, fast=fast, t0=t0, c0=c0)
+        return play(cluster, seed, steps, tamper=tamper, fast=fast, t0=t0, c0=c0, txn_check=txn_check)
     finally:
         cluster.close()
 
 
 def play(cluster: Cluster, seed: int, steps: int, tamper: Callable[[Sim, int], None] | None = None,
-         fast: bool = True, t0: float | None = None, c0: float | None = None) -> SeedResult:
+         fast: bool = True, t0: float | None = None, c0: float | None = None, txn_check: bool = False) -> SeedResult:
     """A seed's faults, produces and checks on a started cluster, then the healing, the settling and the final
     checks."""
     t0 = time.perf_counter() if t0 is None else t0
@@ -252,9 +265,17 @@ def play(cluster: Cluster, seed: int, steps: int, tamper: Callable[[Sim, int], N
                       hostile=HostileChecks(hostile), loads=cluster.loads)
     faults = schedule(seed, steps, len(sim.brokers))
     plan = writes(seed, steps, len(assignment))
+    at_step = [0]
+    # --txn-check: the transactional workload (sim/txn_workload.py); it moves a coordinator only while the cluster is
+    # healthy and no outage of the schedule comes within a restart's time, so at most one broker is down at a time
+    workload = TxnWorkload(sim, [TopicPartition(TXN_TOPIC, p) for p in range(TXN_PARTITIONS)],
+                           lambda: sim.healthy() and not any(f.kind in OUTAGES and 0 <= f.step - at_step[0] <= 9
+                                                             for f in faults)) if txn_check else None
     violations: list[str] = []
+    txn_report = txn_summary = ""
     restarts: list[int] = []  # brokers due to start again (once down, and their old session gone)
     for step in range(steps):
+        at_step[0] = step
         restarts = _restart(sim, restarts)
         for f in (f for f in faults if f.step == step):
             if f.kind == "crash":
@@ -298,6 +319,8 @@ def play(cluster: Cluster, seed: int, steps: int, tamper: Callable[[Sim, int], N
             txns.step(step, partitions)
         if group is not None:
             group.step(step)
+        if workload is not None:
+            workload.step(step)
         sim.run_for(STEP_MS)
         if tamper is not None:
             tamper(sim, step)
@@ -339,6 +362,15 @@ def play(cluster: Cluster, seed: int, steps: int, tamper: Callable[[Sim, int], N
             sim.run_for(STEP_MS)
         read_to_end = txns is None or txns.read_to_end(partitions, READ_TO_END_MS)
         violations = [f"an actor raised {e}" for e in errors.found] + checker.check_final(read_to_end)
+        if workload is not None:
+            workload.finish()
+            anomalies = check_transactions(workload.history())
+            violations += [f"txn-check: {a}" for a in anomalies]
+            if anomalies:
+                txn_report = table(anomalies, head=f"txn-check seed {seed}: {len(anomalies)} anomalies")
+    if workload is not None:
+        txn_summary = workload.summary()
     digest = hashlib.sha256("\n".join(sim.events).encode()).hexdigest()[:16]
     return SeedResult(seed, steps, tuple(violations), len(client.acks), len(client.answers), sim.delivered,
-                      sim.now - START_MS, time.perf_counter() - t0, digest, time.process_time() - c0)
+                      sim.now - START_MS, time.perf_counter() - t0, digest, time.process_time() - c0, txn_report,
+                      txn_summary)

@@ -75,14 +75,20 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--mutation", default=None, metavar="NAME",
                    help="run with one historical defect put back (sim/mutations.py; 'list' names them)")
     p.add_argument("--stop-at-first", action="store_true", help="stop at the first failing seed (in seed order)")
+    p.add_argument("--txn-check", action="store_true",
+                   help="also run the transactional workload (three transactional producers, consume-transform-"
+                        "produce offsets, read_committed and read_uncommitted readers, delayed requests, request "
+                        "timeouts and retries, coordinator moves mid-commit) and its Jepsen-style checker "
+                        "(sim/txn_checker.py): an aborted read, lost write, torn transaction, duplicate, broken "
+                        "order, non-atomic offsets or stalled read_committed reader fails the seed")
     p.add_argument("--verbose", action="store_true",
                    help="show the log lines the simulated brokers write (warnings and errors)")
     p.set_defaults(func=run, _parser=p)
 
 
-def rerun_command(seed: int, steps: int, brokers: int, mutation: str | None = None) -> str:
+def rerun_command(seed: int, steps: int, brokers: int, mutation: str | None = None, txn_check: bool = False) -> str:
     return f"kactor sim --seeds {seed} --steps {steps} --brokers {brokers}" + \
-        (f" --mutation {mutation}" if mutation else "")
+        (f" --mutation {mutation}" if mutation else "") + (" --txn-check" if txn_check else "")
 
 
 @attrs.frozen
@@ -93,6 +99,7 @@ class Job:
     trace_root: str
     mutation: str | None
     scratch: str | None = None  # the run's folder for the seeds' log dirs, removed at its end whatever happened
+    txn_check: bool = False  # the transactional workload and its checker (sim/txn_workload.py, sim/txn_checker.py)
 
 
 @attrs.frozen
@@ -122,6 +129,7 @@ def _init_worker(job: Job) -> None:
     threshold = gc.get_threshold()
     gc.set_threshold(max(threshold[0], GC_YOUNG), *threshold[1:])
     if job.mutation:
+        import sim.txn_mutations  # noqa: F401 - registers the transaction mutations (issue #40)
         from sim.mutations import apply
 
         apply(job.mutation)
@@ -132,11 +140,12 @@ def _run_seed(seed: int) -> Outcome:
 
     job = _job
     assert job is not None
-    r = run_seed(seed, job.steps, _boot, brokers=job.brokers, scratch=job.scratch)
+    r = run_seed(seed, job.steps, _boot, brokers=job.brokers, scratch=job.scratch, txn_check=job.txn_check)
     if r.ok:
         return Outcome(r, None)
     trace_dir = os.path.join(job.trace_root, f"seed-{seed}")
-    run_seed(seed, job.steps, _boot, brokers=job.brokers, trace_dir=trace_dir, scratch=job.scratch)
+    run_seed(seed, job.steps, _boot, brokers=job.brokers, trace_dir=trace_dir, scratch=job.scratch,
+             txn_check=job.txn_check)
     return Outcome(r, trace_dir)
 
 
@@ -170,6 +179,7 @@ def run(args: argparse.Namespace) -> int:
     from kactor.cli.support import seeds_of, usage_error
 
     if args.mutation == "list":
+        import sim.txn_mutations  # noqa: F401 - registers the transaction mutations (issue #40)
         from sim.mutations import MUTATIONS
 
         for m in MUTATIONS.values():
@@ -181,6 +191,7 @@ def run(args: argparse.Namespace) -> int:
     if args.jobs < 1:
         usage_error(args, "--jobs must be at least 1")
     if args.mutation is not None:
+        import sim.txn_mutations  # noqa: F401 - registers the transaction mutations (issue #40)
         from sim.mutations import MUTATIONS
 
         if args.mutation not in MUTATIONS:
@@ -198,7 +209,7 @@ def run(args: argparse.Namespace) -> int:
 
     # a worker ended early (--stop-at-first, Ctrl-C: the pool is terminated) leaves its seed's log dirs: here
     scratch = tempfile.mkdtemp(prefix="kactor-sim-run-", dir=scratch_base())
-    job = Job(args.steps, args.brokers, trace_root, args.mutation, scratch)
+    job = Job(args.steps, args.brokers, trace_root, args.mutation, scratch, args.txn_check)
     progress = Progress(len(seeds) * args.steps)
     results: list[Any] = []
     failing: list[int] = []
@@ -241,10 +252,14 @@ def _print_failure(outcome: Outcome, args: argparse.Namespace) -> None:
     r = outcome.result
     print(f"seed {r.seed}: FAILED  {r.acks} acks / {r.answers} answers, {r.delivered} inputs, "
           f"{r.sim_ms / 1000:.0f} s simulated in {r.wall_s:.2f} s", flush=True)
-    for v in r.violations[:5]:
+    for v in [v for v in r.violations if not v.startswith("txn-check: ")][:5]:
         print(f"  {v}")
+    report = getattr(r, "txn_report", "")
+    if report:  # the transaction checker's table (sim/txn_checker.py), its anomalies in full
+        print("\n".join("  " + line for line in report.splitlines()))
     print(f"  traces: {outcome.trace_dir} (kactor trace replay --check {outcome.trace_dir})")
-    print(f"  rerun: {rerun_command(r.seed, args.steps, args.brokers, args.mutation)}", flush=True)
+    rerun = rerun_command(r.seed, args.steps, args.brokers, args.mutation, getattr(args, "txn_check", False))
+    print(f"  rerun: {rerun}", flush=True)
 
 
 def summary_lines(results: list[Any], planned: int, failing: list[int], wall: float, jobs: int,
@@ -262,4 +277,15 @@ def summary_lines(results: list[Any], planned: int, failing: list[int], wall: fl
              f"{statistics.median(r.sim_ms for r in results) / 1000:.0f} s simulated; "
              f"{sum(r.acks for r in results)} acks of {sum(r.answers for r in results)} answers, "
              f"{sum(r.delivered for r in results)} inputs"]
+    checked = [r for r in results if getattr(r, "txn_summary", "")]
+    if checked:  # --txn-check: the anomalies found, by kind, and in how many seeds
+        kinds: dict[str, set[int]] = {}
+        for r in checked:
+            for v in r.violations:
+                if v.startswith("txn-check: "):
+                    kinds.setdefault(v[len("txn-check: "):].split(":", 1)[0], set()).add(r.seed)
+        found = "; ".join(f"{k} in {len(s)} ({','.join(map(str, sorted(s)[:10]))}{',...' if len(s) > 10 else ''})"
+                          for k, s in sorted(kinds.items()))
+        lines.append(f"  txn-check: {len(checked)} seeds checked, "
+                     f"{len({x for s in kinds.values() for x in s})} with anomalies" + (f": {found}" if found else ""))
     return lines
