@@ -13,9 +13,10 @@ from bench.workloads import MODULES, run_workload
 pytestmark = pytest.mark.slow
 
 TINY = {"failover": 0.005, "failover-rf3": 0.02, "controlled-shutdown": 0.002, "broker-crash": 0.01,
-        "zk-bridge": 0.01, "event-storm": 0.01, "topic-churn": 0.005}
+        "zk-bridge": 0.01, "event-storm": 0.01, "topic-churn": 0.005, "cluster-start": 1.0}
 
 
+@pytest.mark.cluster
 @pytest.mark.parametrize("name", sorted(MODULES))
 def test_bench_workload_reports_a_figure(name: str) -> None:
     result = run_workload(name, TINY[name], runs=1, write_doc=False)
