@@ -17,6 +17,7 @@ MODULES: dict[str, tuple[str, dict]] = {
     "zk-bridge": ("bench.zk_bridge", {}),
     "event-storm": ("bench.event_storm", {}),
     "topic-churn": ("bench.topic_churn", {}),
+    "cluster-start": ("bench.cluster_start", {}),
 }
 
 
