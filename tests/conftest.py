@@ -12,12 +12,118 @@ import freezegun
 import pytest
 from kazoo.client import KazooClient
 
+from kactor import cluster as cluster_module
 from tests.support.kazoo_clients import kazoo_client, new_chroot
+from zk_bridge import server as zk_server_module
 from zk_bridge.server import EmbeddedZooKeeper, ZooKeeperUnavailable, check_prerequisites
 
 # pytest times each test phase with _pytest.timing's clocks: a test that freezes time with freezegun would otherwise
 # report a setup of years in --durations (the list scripts/test prints)
 freezegun.configure(extend_ignore_list=["_pytest.timing"])
+
+# -- markers made true -------------------------------------------------------------------------------------------------
+# `scripts/test --quick` runs ``-m "not cluster and not spark"``: a test that starts a ZooKeeper, a broker or a Spark
+# session must carry its marker, or the inner loop starts servers it promised not to. Markers follow the fixtures a
+# test needs (its whole fixture closure), and a test that starts a server without them fails (`_guard_servers`).
+SERVER_FIXTURES = frozenset({"zk_server", "start_cluster", "_shared_cluster", "recorded_trace"})
+SPARK_FIXTURES = frozenset({"spark"})
+# session-wide fixtures that are costly to start (a cluster, a SparkSession): under pytest-xdist's --dist loadgroup
+# every test needing one runs on the same worker, so each starts once per run, not once per worker
+EXPENSIVE_GROUPS = ("shared_cluster", "recorded_trace", "spark")
+
+
+def marks_for(path: str, fixturenames: frozenset[str] | set[str]) -> set[str]:
+    """The markers a test at ``path`` (relative to tests/) needing ``fixturenames`` must carry."""
+    marks = set()
+    parts = Path(path).parts
+    if (parts and parts[0] == "cluster") or fixturenames & SERVER_FIXTURES:
+        marks.add("cluster")
+    if (parts and parts[0] == "spark") or fixturenames & SPARK_FIXTURES:
+        marks.add("spark")
+    return marks
+
+
+@pytest.hookimpl(tryfirst=True)  # before -m deselects (mark plugin) and before xdist reads xdist_group
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    apply_marks(items, Path(__file__).parent)
+
+
+def apply_marks(items: list[pytest.Item], tests_dir: Path) -> None:
+    """Each item's `marks_for` markers, and the xdist group of the costly session fixture it needs."""
+    for item in items:
+        names = set(getattr(item, "fixturenames", ()))
+        try:
+            rel = str(Path(item.path).relative_to(tests_dir))
+        except ValueError:
+            continue
+        have = {m.name for m in item.iter_markers()}
+        for name in sorted(marks_for(rel, names) - have):
+            item.add_marker(name)
+        group = next((g for g in EXPENSIVE_GROUPS if g in names), None)
+        if group is not None and item.get_closest_marker("xdist_group") is None:
+            item.add_marker(pytest.mark.xdist_group(group))
+
+
+_SERVERS_ALLOWED: list[bool] = [True]  # outside a test (collection, session fixtures' teardown) nothing is checked
+
+
+def _guard_servers() -> None:
+    if not _SERVERS_ALLOWED[0]:
+        pytest.fail("this test starts a ZooKeeper or a broker but is not marked cluster: add "
+                    "pytestmark = pytest.mark.cluster (scripts/test --quick leaves cluster tests out)", pytrace=False)
+
+
+def _guarded(method):  # noqa: ANN001, ANN202
+    def start(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+        _guard_servers()
+        return method(*args, **kwargs)
+    start.__wrapped__ = method
+    return start
+
+
+# the one spawn of a ZooKeeper JVM (EmbeddedZooKeeper alone and each server of an ensemble) and of a broker process
+# (LocalCluster): checked at the spawn itself, so a test of a refusal before it (no java, a port in use) needs no mark
+zk_server_module.spawn = _guarded(zk_server_module.spawn)
+cluster_module.spawn = _guarded(cluster_module.spawn)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
+    _SERVERS_ALLOWED[0] = item.get_closest_marker("cluster") is not None
+    try:
+        yield
+    finally:
+        _SERVERS_ALLOWED[0] = True
+
+
+# -- parallel workers (pytest-xdist) ---------------------------------------------------------------------------------
+def _worker() -> tuple[int, int]:
+    """(this xdist worker's index, how many workers); (0, 1) without xdist."""
+    name = os.environ.get("PYTEST_XDIST_WORKER", "")
+    count = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1") or 1)
+    return (int(name[2:]) if name.startswith("gw") else 0), max(count, 1)
+
+
+class _WorkerPorts(set):
+    """free_port's "handed out before" set, which also holds every port of the other workers' share: workers probe
+    the same OS port range at once, and a port one probed and closed could be handed to the other before its broker
+    bound it. Linux gives bind(0) mostly even ports, so the share is ``(port // 2) % workers``."""
+
+    def __init__(self, index: int, count: int) -> None:
+        super().__init__()
+        self.index, self.count = index, count
+
+    def __contains__(self, key: object) -> bool:
+        if isinstance(key, tuple) and len(key) == 2 and isinstance(key[1], int) \
+                and (key[1] // 2) % self.count != self.index:
+            return True
+        return super().__contains__(key)
+
+
+_INDEX, _COUNT = _worker()
+if _COUNT > 1:
+    zk_server_module._handed_out = _WorkerPorts(_INDEX, _COUNT)
+
 
 # tickTime 200 ms lets the server grant sessions of 0.4–4 s, so expiry tests run in well under a second.
 TEST_TICK_MS = 200

@@ -6,6 +6,7 @@ session-wide trace root, so `test_zz_trace_replay.py` can replay every trace the
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -16,14 +17,26 @@ from cluster_helpers import KILLED_UNDER_LOAD, SHARED_CLUSTERS, TEST_SESSION_TIM
 from kactor.cluster import LocalCluster
 from tests.support.kazoo_clients import new_chroot
 
-pytestmark = pytest.mark.cluster
+# (no pytestmark here: a conftest's marks reach no test; tests/conftest.py marks every test in this folder cluster)
 
 _TRACE_ROOT: list[Path] = []
 
 
+# scripts/test runs the cluster tests on pytest-xdist workers, then test_zz_trace_replay alone in a second pytest:
+# every worker's traces go under this one folder (the workers' tmp_path_factory folders are each their own)
+TRACE_ROOT_ENV = "KACTOR_TEST_TRACE_ROOT"
+# each worker's folders end in its name, so two workers' tests of the same name never write the same folder
+_WORKER_SUFFIX = f"-{os.environ['PYTEST_XDIST_WORKER']}" if os.environ.get("PYTEST_XDIST_WORKER") else ""
+
+
 @pytest.fixture(scope="session")
 def cluster_trace_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("cluster-traces")
+    given = os.environ.get(TRACE_ROOT_ENV)
+    if given:
+        root = Path(given)
+        root.mkdir(parents=True, exist_ok=True)
+    else:
+        root = tmp_path_factory.mktemp("cluster-traces")
     _TRACE_ROOT.append(root)
     return root
 
@@ -45,7 +58,7 @@ def start_cluster(request: pytest.FixtureRequest, zk_chroot: str, tmp_path: Path
         # (Kafka's behaviour too): a short backoff keeps every test's teardown short.
         defaults = [f"zookeeper.session.timeout.ms={TEST_SESSION_TIMEOUT_MS}",
                     "controlled.shutdown.retry.backoff.ms=200"]
-        trace_dir = cluster_trace_root / f"{test_name}-{len(made)}"
+        trace_dir = cluster_trace_root / f"{test_name}-{len(made)}{_WORKER_SUFFIX}"
         if killed_under_load:
             # A SIGKILL loses the last second of the killed broker's trace; with a client writing through the kill,
             # records were appended in that second, so the next incarnation's log dirs (rebuilt by the replay from
@@ -84,7 +97,7 @@ def _shared_cluster(zk_server, tmp_path_factory: pytest.TempPathFactory,  # noqa
                     cluster_trace_root: Path) -> Iterator[Cluster]:
     lc = LocalCluster(3, zookeeper=new_chroot(zk_server.connect_string),
                       base_dir=str(tmp_path_factory.mktemp("shared-cluster")),
-                      trace_dir=str(cluster_trace_root / "shared-0"), overrides=list(SHARED_OVERRIDES))
+                      trace_dir=str(cluster_trace_root / f"shared-0{_WORKER_SUFFIX}"), overrides=list(SHARED_OVERRIDES))
     c = Cluster(lc)
     SHARED_CLUSTERS.append(c)
     try:

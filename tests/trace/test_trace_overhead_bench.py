@@ -7,6 +7,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from kactor.hashseed import SEED
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -23,6 +25,7 @@ def test_trace_overhead_bench_reports_its_figure(recorded_trace: str) -> None:
     assert last.startswith("re-recorded traces vs the recorded ones:") and last.endswith("(identical otherwise)"), last
 
 
+@pytest.mark.cluster
 def test_trace_overhead_live_bench_runs_both_modes_on_a_real_cluster() -> None:
     p = subprocess.run([sys.executable, "-m", "bench.trace_overhead", "--live", "--runs", "1", "--records", "40",
                         "--chunks", "2", "--partitions", "4", "--clients", "2"], cwd=REPO, capture_output=True,

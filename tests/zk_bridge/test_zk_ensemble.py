@@ -29,6 +29,7 @@ from zk_bridge.server import ZooKeeperEnsemble, ZooKeeperUnavailable, four_lette
 REPO = Path(__file__).resolve().parents[2]
 
 
+@pytest.mark.cluster
 @pytest.mark.slow
 def test_ensemble_quorum_leader_crash_and_restart() -> None:
     ens = ZooKeeperEnsemble(3, tick_ms=200, max_session_timeout_ms=20000).start()
@@ -121,6 +122,7 @@ def _jvm_children(pid: int) -> list[int]:
     return out
 
 
+@pytest.mark.cluster
 @pytest.mark.slow
 def test_cli_ensemble_ready_then_sighup_stops_everything() -> None:
     proc = _kactor("zookeeper", "--ensemble", "3", "--tick-ms", "200")
@@ -170,6 +172,7 @@ _OWNER = textwrap.dedent("""
 """)
 
 
+@pytest.mark.cluster
 @pytest.mark.slow
 def test_zookeeper_dies_with_a_sigkilled_owner() -> None:
     owner = subprocess.Popen([sys.executable, "-c", _OWNER], cwd=REPO, text=True, stdout=subprocess.PIPE,
@@ -188,6 +191,7 @@ def test_zookeeper_dies_with_a_sigkilled_owner() -> None:
             owner.wait()
 
 
+@pytest.mark.cluster
 @pytest.mark.slow
 def test_executor_rides_out_a_lost_quorum() -> None:
     """Kafka's ZooKeeperClient on a disconnection: requests wait for the reconnection and are re-sent, watches are

@@ -17,11 +17,11 @@ from kazoo.security import ACL, Id, make_digest_acl_credential
 from zk_test_helpers import DEADLINE_S
 
 from core.security.jaas import ZkSaslLogin, client_jaas_text
-from edges.admin import IllegalArgumentException, ZooKeeperUnreachable
-from edges.admin.admin_zk import AdminZkClient
 from kactor.admin.zk_session import zk_session
 from messages.zk import OK, Create, ZkBatch, ZkOpResult
 from tests.support.kazoo_clients import kazoo_client
+from zk_bridge.admin import IllegalArgumentException, ZooKeeperUnreachable
+from zk_bridge.admin.admin_zk import AdminZkClient
 from zk_bridge.executor import ZkExecutor, connect
 from zk_bridge.executor import ZooKeeperUnreachable as BrokerZooKeeperUnreachable
 from zk_bridge.server import EmbeddedZooKeeper, ZooKeeperUnavailable, check_prerequisites
@@ -31,6 +31,8 @@ SASL_ALL = ACL(31, Id("sasl", "kafka"))
 WORLD_READ = ACL(1, Id("world", "anyone"))
 DIGEST = "kactor:s3cret"
 DIGEST_ALL = ACL(31, Id("digest", make_digest_acl_credential("kactor", "s3cret")))
+
+pytestmark = pytest.mark.cluster  # a ZooKeeper of its own (sasl_zk)
 
 
 @pytest.fixture(scope="module")

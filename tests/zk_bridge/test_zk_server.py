@@ -26,6 +26,7 @@ from zk_bridge.server import (
 REPO = Path(__file__).resolve().parents[2]
 
 
+@pytest.mark.cluster
 def test_start_ruok_loopback_and_stop_cleans_up() -> None:
     zk = EmbeddedZooKeeper(tick_ms=200)
     t0 = time.monotonic()
@@ -43,6 +44,7 @@ def test_start_ruok_loopback_and_stop_cleans_up() -> None:
     zk.stop()  # idempotent
 
 
+@pytest.mark.cluster
 def test_user_data_dir_is_kept(tmp_path: Path) -> None:
     data = tmp_path / "zkdata"
     with EmbeddedZooKeeper(data_dir=str(data), tick_ms=200) as zk:
@@ -88,6 +90,7 @@ def _kactor(*args: str) -> subprocess.Popen[str]:
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
 
 
+@pytest.mark.cluster
 def test_cli_runs_until_sigterm() -> None:
     port = free_port()
     proc = _kactor("zookeeper", "--port", str(port), "--tick-ms", "200")
