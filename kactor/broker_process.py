@@ -74,7 +74,7 @@ def plug_admin_manager(rt: Runtime, cfg: KafkaConfig, transport: Any) -> Callabl
     """The admin APIs' edge handler: an AdminManager on a ZooKeeper session of its own (its requests wait on
     ZooKeeper in the transport's handler threads, never in an actor), handing controller events to this broker's
     controller as network inputs. Returns the closer of its session."""
-    from edges.admin.admin_manager import AdminManager
+    from zk_bridge.admin.admin_manager import AdminManager
     from zk_bridge.executor import connect
 
     client = connect(cfg["zookeeper.connect"], cfg["zookeeper.session.timeout.ms"],
@@ -412,8 +412,8 @@ def scram_credentials(client: Any) -> Any:
     from core.broker.dynamic_config import DEFAULT_ENTITY, USER
     from core.quota.client_quota_manager import desanitize
     from core.security.credential_cache import CredentialCache
-    from edges.admin.admin_zk import AdminZkClient
     from protocol.zk.znodes import ZnodeDecodeError
+    from zk_bridge.admin.admin_zk import AdminZkClient
 
     admin = AdminZkClient(client)
     cache = CredentialCache()
@@ -430,10 +430,10 @@ def scram_credentials(client: Any) -> Any:
 def plug_auto_topic_creation(cfg: KafkaConfig, transport: Any, client: Any) -> None:
     """The "auto_create" edge handler: the ZooKeeper writes a Metadata answer promised (on the broker's session; a
     creation is one transaction, never a wait)."""
-    from edges.admin.admin_zk import AdminZkClient
-    from edges.admin.auto_topic_creation import AutoTopicCreation
     from messages.group import GroupCoordinatorConfig
     from messages.transaction import TransactionCoordinatorConfig
+    from zk_bridge.admin.admin_zk import AdminZkClient
+    from zk_bridge.admin.auto_topic_creation import AutoTopicCreation
 
     transport.add_edge_handler("auto_create", AutoTopicCreation(
         AdminZkClient(client), GroupCoordinatorConfig.from_kafka_config(cfg),

@@ -134,7 +134,7 @@ class Scenario:
         return f"{self.lc.n} brokers registered, controller is broker {ctrl[0]} (epoch {ctrl[1]})"
 
     def create(self) -> str:
-        from edges.admin.admin_zk import AdminZkClient
+        from zk_bridge.admin.admin_zk import AdminZkClient
 
         admin = AdminZkClient(self.zk)
         rf = min(3, self.lc.n)
@@ -194,7 +194,7 @@ class Scenario:
             return f"broker {victim} registered again (not yet back in every ISR)"
 
     def preferred(self) -> str:
-        from edges.admin.admin_zk import AdminZkClient
+        from zk_bridge.admin.admin_zk import AdminZkClient
 
         topics = self.topics()
         parts = {TopicPartition(t, p) for t in topics for p in self.assignment(t)}
@@ -217,7 +217,7 @@ class Scenario:
     def reassign(self) -> str:
         """Move partition 0 of the doomed topic to another pair of brokers (Kafka's reassignment with a new
         replica: AR grows to RS + adding, then shrinks once the new replica is in sync)."""
-        from edges.admin.admin_zk import AdminZkClient
+        from zk_bridge.admin.admin_zk import AdminZkClient
 
         if self.lc.n < 3:
             return "skipped: needs 3 brokers"
@@ -254,7 +254,7 @@ class Scenario:
         return f"{moved}; broker {old} restarted and back in every ISR"
 
     def delete(self) -> str:
-        from edges.admin.admin_zk import AdminZkClient
+        from zk_bridge.admin.admin_zk import AdminZkClient
 
         AdminZkClient(self.zk).delete_topic(self.doomed)
 

@@ -16,8 +16,8 @@ import attrs
 from core.broker.log_config import MESSAGE_FORMAT_VERSION, InvalidConfigurationException
 from core.quota.client_quota_manager import desanitize
 from core.security.scram import preprocess_scram_credentials
-from edges.admin import IllegalArgumentException
-from edges.admin.admin_zk import (
+from zk_bridge.admin import IllegalArgumentException
+from zk_bridge.admin.admin_zk import (
     BROKER_CONFIG_TYPE,
     DEFAULT_ENTITY,
     TOPIC_CONFIG_TYPE,
@@ -25,7 +25,7 @@ from edges.admin.admin_zk import (
     AdminZkClient,
     parse_broker,
 )
-from edges.admin.dynamic_broker_config import (
+from zk_bridge.admin.dynamic_broker_config import (
     UPDATABLE_WHILE_BROKER_RUNNING,
     is_password_config,
     scala_set,

@@ -11,10 +11,10 @@ from typing import Any
 
 import attrs
 
-from edges.admin.admin_zk import AdminZkClient
 from kactor.admin.acks import AckSnapshot, PartitionAcks
 from kactor.admin.topics import PartitionInfo, read_partitions
 from messages.common import TopicPartition
+from zk_bridge.admin.admin_zk import AdminZkClient
 
 
 @attrs.frozen

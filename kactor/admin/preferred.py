@@ -8,11 +8,11 @@ from collections.abc import Callable
 
 from kazoo.exceptions import NodeExistsError
 
-from edges.admin import AdminCommandFailedException, AdminOperationException
-from edges.admin.admin_zk import AdminZkClient
-from edges.admin.assignment import duplicates
 from messages.common import TopicPartition
 from protocol.zk import paths
+from zk_bridge.admin import AdminCommandFailedException, AdminOperationException
+from zk_bridge.admin.admin_zk import AdminZkClient
+from zk_bridge.admin.assignment import duplicates
 
 Out = Callable[[str], None]
 DEPRECATION = ("This tool is deprecated. Please use kafka-leader-election tool. Tracking issue: KAFKA-8405")

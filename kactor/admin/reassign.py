@@ -14,10 +14,10 @@ from typing import Any
 
 from kazoo.exceptions import NodeExistsError
 
-from edges.admin import AdminCommandFailedException, AdminOperationException
-from edges.admin.admin_zk import RACK_AWARE_DISABLED, RACK_AWARE_ENFORCED, AdminZkClient
-from edges.admin.assignment import BrokerMetadata, assign_replicas_to_brokers, duplicates
 from messages.common import TopicPartition
+from zk_bridge.admin import AdminCommandFailedException, AdminOperationException
+from zk_bridge.admin.admin_zk import RACK_AWARE_DISABLED, RACK_AWARE_ENFORCED, AdminZkClient
+from zk_bridge.admin.assignment import BrokerMetadata, assign_replicas_to_brokers, duplicates
 
 Out = Callable[[str], None]
 ANY_LOG_DIR = "any"

@@ -13,7 +13,8 @@ import attrs
 
 from core.broker import log_config
 from core.broker.log_config import InvalidConfigurationException
-from edges.admin import (
+from messages.common import NO_LEADER, TopicPartition
+from zk_bridge.admin import (
     AdminCommandFailedException,
     AdminOperationException,
     InvalidTopicException,
@@ -22,8 +23,7 @@ from edges.admin import (
     UnknownTopicOrPartitionException,
     topic_name,
 )
-from edges.admin.admin_zk import RACK_AWARE_ENFORCED, AdminZkClient
-from messages.common import NO_LEADER, TopicPartition
+from zk_bridge.admin.admin_zk import RACK_AWARE_ENFORCED, AdminZkClient
 
 Out = Callable[[str], None]
 

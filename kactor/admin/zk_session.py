@@ -1,7 +1,7 @@
 """A tool's ZooKeeper session, as Kafka's ZooKeeper tools open theirs (TopicCommand, ConfigCommand: a KafkaZkClient
 with ``JaasUtils.isZkSecurityEnabled``): with the login the environment names (a digest in ``KACTOR_ZOOKEEPER_DIGEST``,
 the JAAS file of ``KAFKA_OPTS``), failing in one line when no server answers. What a tool does over it is
-`edges.admin.admin_zk.AdminZkClient`.
+`zk_bridge.admin.admin_zk.AdminZkClient`.
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ from kazoo.exceptions import AuthFailedError, KazooException
 from kazoo.handlers.threading import KazooTimeoutError
 
 from core.security.jaas import ZkSaslLogin
-from edges.admin import IllegalArgumentException, ZooKeeperUnreachable
-from edges.admin.admin_zk import DEFAULT_CONNECT_TIMEOUT_S, SESSION_TIMEOUT_S
+from zk_bridge.admin import IllegalArgumentException, ZooKeeperUnreachable
+from zk_bridge.admin.admin_zk import DEFAULT_CONNECT_TIMEOUT_S, SESSION_TIMEOUT_S
 from zk_bridge.executor import session_options
 
 # ``user:password``: the tools' ZooKeeper digest login (the broker's is kactor.zookeeper.digest); an environment

@@ -301,9 +301,9 @@ class ChaosRun:
 
     def _start_transactions(self) -> None:
         """The transactional loop's input and output topics (RF 3 where there are 3 brokers), then the loop."""
-        from edges.admin.admin_zk import AdminZkClient
-        from edges.admin.assignment import assign_replicas_to_brokers
         from kactor.chaos import txn_workload as tw
+        from zk_bridge.admin.admin_zk import AdminZkClient
+        from zk_bridge.admin.assignment import assign_replicas_to_brokers
 
         assert self.cluster is not None
         admin = AdminZkClient(self.zk)
@@ -376,9 +376,9 @@ class ChaosRun:
             self._hostile()
 
     def _operation(self, step: Step) -> None:
-        from edges.admin.admin_zk import AdminZkClient
-        from edges.admin.assignment import assign_replicas_to_brokers
         from messages.common import TopicPartition
+        from zk_bridge.admin.admin_zk import AdminZkClient
+        from zk_bridge.admin.assignment import assign_replicas_to_brokers
 
         admin = AdminZkClient(self.zk)
         topic = step.topic

@@ -35,10 +35,10 @@ from core.security.acl import (
     supported_operations,
 )
 from core.security.acl_store import AclUpdateError, ZkAclAuthorizer
-from edges.admin.admin_zk import DEFAULT_CONNECT_TIMEOUT_S
 from kactor.admin.zk_session import zk_session
 from kactor.cli import CliError, kafka_options
 from kactor.cli.support import admin_errors, usage_error
+from zk_bridge.admin.admin_zk import DEFAULT_CONNECT_TIMEOUT_S
 from zk_bridge.blocking import BlockingZk
 
 ACL_AUTHORIZER = "kafka.security.authorizer.AclAuthorizer"

@@ -11,7 +11,6 @@ import sys
 
 from core.broker.log_config import CONFIG_NAMES
 from core.quota.client_quota_manager import sanitize
-from edges.admin.admin_zk import BROKER_CONFIG_TYPE, DEFAULT_ENTITY, TOPIC_CONFIG_TYPE
 from kactor.admin import configs
 from kactor.cli import CliError, configs_kafka, kafka_options
 from kactor.cli.kafka_support import (
@@ -22,6 +21,7 @@ from kactor.cli.kafka_support import (
     servers,
 )
 from kactor.cli.support import add_zookeeper_args, admin_client, printer, read_text_file, usage_error
+from zk_bridge.admin.admin_zk import BROKER_CONFIG_TYPE, DEFAULT_ENTITY, TOPIC_CONFIG_TYPE
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

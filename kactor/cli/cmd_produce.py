@@ -15,11 +15,11 @@ from __future__ import annotations
 import argparse
 import time
 
-from edges.admin.admin_zk import AdminZkClient
 from kactor.cli import CliError, kafka_options, produce_kafka
 from kactor.cli.kafka_support import check_client_config
 from kactor.cli.support import add_zookeeper_args, admin_client, usage_error
 from messages.common import NO_LEADER, Errors, TopicPartition
+from zk_bridge.admin.admin_zk import AdminZkClient
 
 ZK_RETRIES = 5  # the --zookeeper form's retries when --retries is not given
 MAX_RECORDS_PER_REQUEST = 1000  # keeps one frame small; Kafka's batch.size plays this role

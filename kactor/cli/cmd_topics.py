@@ -7,8 +7,6 @@ from __future__ import annotations
 import argparse
 
 from core.broker import log_config
-from edges.admin.admin_zk import RACK_AWARE_DISABLED, RACK_AWARE_ENFORCED
-from edges.admin.assignment import parse_replica_assignment
 from kactor.admin import topics
 from kactor.cli import kafka_options, topics_kafka
 from kactor.cli.kafka_support import (
@@ -20,6 +18,8 @@ from kactor.cli.kafka_support import (
     servers,
 )
 from kactor.cli.support import add_zookeeper_args, admin_client, admin_errors, printer, usage_error
+from zk_bridge.admin.admin_zk import RACK_AWARE_DISABLED, RACK_AWARE_ENFORCED
+from zk_bridge.admin.assignment import parse_replica_assignment
 
 ACTIONS = ("create", "delete", "list", "describe", "alter")
 

@@ -29,8 +29,6 @@ from typing import Any
 import attrs
 
 from core.quota.replication_quota_manager import ALTER_LOG_DIRS_IO_MAX_BYTES_PER_SECOND
-from edges.admin import AdminCommandFailedException, AdminError, AdminOperationException
-from edges.admin.assignment import BrokerMetadata
 from kactor.admin import reassign
 from kactor.cli import CliError, kafka_wire
 from kactor.cli.client_properties import Servers
@@ -38,6 +36,8 @@ from kactor.cli.java_errors import java_exception_text
 from kactor.cli.support import read_text_file
 from kactor.kafka_clients import KafkaClientError
 from messages.common import TopicPartition
+from zk_bridge.admin import AdminCommandFailedException, AdminError, AdminOperationException
+from zk_bridge.admin.assignment import BrokerMetadata
 
 ALTER = (45, 0)
 LIST = (46, 0)

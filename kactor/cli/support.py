@@ -10,11 +10,11 @@ from contextlib import contextmanager
 from kazoo.exceptions import KazooException
 
 from core.broker.log_config import InvalidConfigurationException
-from edges.admin import AdminError
-from edges.admin.admin_zk import DEFAULT_CONNECT_TIMEOUT_S, AdminZkClient
 from kactor.admin.zk_session import zk_session
 from kactor.cli import CliError
 from protocol.zk.znodes import ZnodeDecodeError
+from zk_bridge.admin import AdminError
+from zk_bridge.admin.admin_zk import DEFAULT_CONNECT_TIMEOUT_S, AdminZkClient
 
 
 def add_zookeeper_args(parser: argparse.ArgumentParser, required: bool = True) -> None:

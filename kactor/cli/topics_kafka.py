@@ -12,7 +12,6 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from edges.admin import topic_name
 from kactor.admin.topics import (
     PartitionInfo,
     ensure_topic_exists,
@@ -20,6 +19,7 @@ from kactor.admin.topics import (
     topic_line,
 )
 from kactor.kafka_clients import DEFAULT_TIMEOUT_S, KafkaClientError, cluster_metadata, error_text
+from zk_bridge.admin import topic_name
 
 Out = Any
 MIN_IN_SYNC_REPLICAS = "min.insync.replicas"  # TopicConfig.MIN_IN_SYNC_REPLICAS_CONFIG

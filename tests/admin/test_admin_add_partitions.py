@@ -7,9 +7,9 @@ import json
 import pytest
 from kazoo.client import KazooClient
 
-from edges.admin import AdminOperationException
-from edges.admin.admin_zk import AdminZkClient
 from protocol.zk import paths
+from zk_bridge.admin import AdminOperationException
+from zk_bridge.admin.admin_zk import AdminZkClient
 
 
 def test_partitions_added_after_a_reassignment_started_keep_its_replicas(zk: KazooClient, brokers: list[int]) -> None:

@@ -8,7 +8,7 @@ from collections import Counter
 
 import pytest
 
-from edges.admin import (
+from zk_bridge.admin import (
     AdminCommandFailedException,
     AdminOperationException,
     BrokerNotAvailableException,
@@ -16,7 +16,7 @@ from edges.admin import (
     InvalidReplicaAssignmentException,
     InvalidReplicationFactorException,
 )
-from edges.admin.assignment import (
+from zk_bridge.admin.assignment import (
     BrokerMetadata,
     assign_replicas_to_brokers,
     duplicates,

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from edges.admin.config_entries import (
+from kactor.config import build_config
+from zk_bridge.admin.config_entries import (
     DEFAULT_CONFIG,
     DYNAMIC_BROKER_CONFIG,
     DYNAMIC_DEFAULT_BROKER_CONFIG,
@@ -12,7 +13,6 @@ from edges.admin.config_entries import (
     broker_config_entries,
     topic_config_entries,
 )
-from kactor.config import build_config
 
 
 def view(dynamic_broker: dict[str, str] | None = None, dynamic_default: dict[str, str] | None = None,

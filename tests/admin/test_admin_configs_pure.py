@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from core.broker.log_config import InvalidConfigurationException
-from edges.admin import IllegalArgumentException
-from edges.admin.dynamic_broker_config import validate_configs
 from kactor.admin.configs import Entity, parse_configs_to_be_added, parse_configs_to_be_deleted, warning_for
+from zk_bridge.admin import IllegalArgumentException
+from zk_bridge.admin.dynamic_broker_config import validate_configs
 
 FORMAT_ERROR = 'requirement failed: Invalid entity config: all configs to be added must be in the format "key=val".'
 

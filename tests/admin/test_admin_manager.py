@@ -16,14 +16,14 @@ from kazoo.client import KazooClient
 
 import core.api.admin  # noqa: F401 - registers the admin APIs
 from core.api import registry
-from edges.admin.admin_manager import AdminManager
-from edges.admin.config_entries import DEFAULT_CONFIG, DYNAMIC_DEFAULT_BROKER_CONFIG, TOPIC_CONFIG
 from kactor.config import build_config
 from messages.common import Errors, TopicPartition
 from messages.controller_events import ApiPartitionReassignment, ReplicaLeaderElection
 from protocol.api_versions import API_VERSIONS
 from protocol.codec import encode_response
 from protocol.zk import paths, znodes
+from zk_bridge.admin.admin_manager import AdminManager
+from zk_bridge.admin.config_entries import DEFAULT_CONFIG, DYNAMIC_DEFAULT_BROKER_CONFIG, TOPIC_CONFIG
 
 
 class Clock:

@@ -9,9 +9,9 @@ import pytest
 
 from core.broker import log_config
 from core.broker.log_config import InvalidConfigurationException
-from edges.admin import AdminCommandFailedException, AdminOperationException, InvalidTopicException, topic_name
 from kactor.admin import describe, preferred, reassign, topics
 from messages.common import TopicPartition
+from zk_bridge.admin import AdminCommandFailedException, AdminOperationException, InvalidTopicException, topic_name
 
 
 # -- topic names -------------------------------------------------------------------------------------------------
@@ -143,7 +143,7 @@ def test_broker_list_and_states_text() -> None:
 
 
 def test_calculate_assignment_keeps_partition_count_and_rf() -> None:
-    from edges.admin.assignment import BrokerMetadata
+    from zk_bridge.admin.assignment import BrokerMetadata
     current = {TopicPartition("a", p): [1, 2] for p in range(4)} | {TopicPartition("b", 0): [1]}
     proposed = reassign.calculate_assignment(current, [BrokerMetadata(3), BrokerMetadata(4)], 0)
     assert proposed == {TopicPartition("a", 0): [3, 4], TopicPartition("a", 1): [4, 3],

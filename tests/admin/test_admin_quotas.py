@@ -1,4 +1,4 @@
-"""DescribeClientQuotas / AlterClientQuotas (edges/admin/admin_quotas.py) on a real ZooKeeper: the znodes and
+"""DescribeClientQuotas / AlterClientQuotas (zk_bridge/admin/admin_quotas.py) on a real ZooKeeper: the znodes and
 change notifications Kafka 2.6.3's AdminManager writes, its filters' semantics and its error codes."""
 
 from __future__ import annotations
@@ -10,10 +10,10 @@ from kazoo.client import KazooClient
 from test_admin_manager import Clock, manager
 
 import core.api.client_quotas  # noqa: F401 - registers keys 48 and 49
-from edges.admin.admin_manager import AdminManager
-from edges.admin.admin_quotas import java_double_to_string
 from messages.common import Errors
 from protocol.zk import paths
+from zk_bridge.admin.admin_manager import AdminManager
+from zk_bridge.admin.admin_quotas import java_double_to_string
 
 DESCRIBE, ALTER = 48, 49
 

@@ -103,7 +103,7 @@ def test_the_data_client_never_recreates_a_deleted_topic(start_cluster) -> None:
     pytest.importorskip("confluent_kafka")
     from kazoo.exceptions import NoNodeError
 
-    from edges.admin.admin_zk import AdminZkClient
+    from zk_bridge.admin.admin_zk import AdminZkClient
 
     c, client = _written_topic(start_cluster, "gone")
     try:
@@ -130,7 +130,7 @@ def test_the_data_client_writes_to_partitions_added_to_a_topic(start_cluster) ->
     the liveness probe's "t0-1 accepts no acks=all write" for 90 s); its consumer, which has read the topic too, the
     same. Both refresh every second."""
     pytest.importorskip("confluent_kafka")
-    from edges.admin.admin_zk import AdminZkClient
+    from zk_bridge.admin.admin_zk import AdminZkClient
 
     c, client = _written_topic(start_cluster, "grows")
     try:

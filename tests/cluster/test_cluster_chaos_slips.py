@@ -32,7 +32,7 @@ def test_a_second_broker_process_on_a_live_brokers_dir_is_refused(start_cluster,
                 else "Configured broker.id 100 doesn't match stored broker.id 0 in meta.properties")
     assert expected in out
     # the live broker serves: a topic created now is led by it
-    from edges.admin.admin_zk import AdminZkClient
+    from zk_bridge.admin.admin_zk import AdminZkClient
     AdminZkClient(cluster.zk).create_topic("after-slip", 1, 1)
     cluster.wait(lambda: cluster.zk.exists("/brokers/topics/after-slip/partitions/0/state") is not None, 30.0,
                  "the new topic led")
@@ -41,7 +41,7 @@ def test_a_second_broker_process_on_a_live_brokers_dir_is_refused(start_cluster,
 def test_the_hostile_client_gets_kafkas_answers_from_a_real_broker(start_cluster, tmp_path: Path) -> None:
     """kactor/chaos/hostile.py: AddPartitionsToTxn of the internal topics 29, EndTxn 48, a produce to them 17, a
     wrong CRC 2, garbage 87 — each as 2.6.3 answers it, so the run holds nothing against the broker."""
-    from edges.admin.admin_zk import AdminZkClient
+    from zk_bridge.admin.admin_zk import AdminZkClient
 
     cluster: Cluster = start_cluster(brokers=1)
     AdminZkClient(cluster.zk).create_topic("t0", 1, 1)

@@ -7,9 +7,9 @@ from __future__ import annotations
 import pytest
 from cluster_helpers import Cluster, produce, run_kactor
 
-from edges.admin.admin_zk import AdminZkClient
 from kactor.trace.reader import read_records, trace_files_for_broker
 from messages.common import Errors
+from zk_bridge.admin.admin_zk import AdminZkClient
 
 pytestmark = [pytest.mark.cluster, pytest.mark.slow]
 

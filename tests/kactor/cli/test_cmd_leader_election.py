@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import pytest
 
-from edges.admin import AdminOperationException
 from kactor.admin import preferred
 from kactor.cli import main
 from kactor.cli.kafka_support import java_exception
 from messages.common import TopicPartition
+from zk_bridge.admin import AdminOperationException
 from zk_bridge.server import free_port
 
 B = f"127.0.0.1:{free_port()}"  # nothing listens there: every case must be refused before connecting

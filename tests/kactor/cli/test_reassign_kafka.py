@@ -183,7 +183,7 @@ def test_execute_starts_the_log_dir_moves_retrying_replica_not_available() -> No
                       sleep=lambda s: now.__setitem__(0, now[0] + s), clock=lambda: now[0])
     assert str(e.value) == "Timed out before log directory move could be started for: t-1-0"
     assert 10 <= len(cluster.log_dir_calls) <= 12  # every 100 ms for 1 s
-    from edges.admin import AdminCommandFailedException
+    from zk_bridge.admin import AdminCommandFailedException
     with pytest.raises(AdminCommandFailedException) as failed:
         execute_moves(MovingCluster([{(TP1, 0): 57}]), out.append, {(TP1, 0): "/x"}, 1.0)  # type: ignore[arg-type]
     assert str(failed.value).startswith("Failed to alter dir for t-1-0: ")

@@ -28,10 +28,10 @@ from collections.abc import Iterable
 from kazoo.exceptions import NodeExistsError
 
 from core.controller.reassignment import PartitionReassignment
-from edges.admin.api_errors import AdminOps, Body
 from messages import controller_events as ev
 from messages.common import NO_LEADER, Errors, ReplicaAssignment, TopicPartition
 from protocol.zk import paths
+from zk_bridge.admin.api_errors import AdminOps, Body
 
 PREFERRED = 0  # ElectionType.PREFERRED
 UNCLEAN = 1  # ElectionType.UNCLEAN
@@ -126,7 +126,7 @@ def _elect_unclean(m: AdminOps, partitions: list[TopicPartition], timeout_ms: in
 
 
 def _legal(topic: str) -> bool:
-    from edges.admin import topic_name
+    from zk_bridge.admin import topic_name
 
     return topic_name.is_valid(topic)
 

@@ -33,19 +33,6 @@ from core.controller.errors import KeeperError
 from core.effects import Proc
 from core.quota import quota_configs
 from core.zk_client import KafkaZkClient
-from edges.admin import (
-    AdminOperationException,
-    IllegalArgumentException,
-    InvalidPartitionsException,
-    InvalidReplicaAssignmentException,
-    InvalidTopicException,
-    TopicAlreadyMarkedForDeletionException,
-    TopicExistsException,
-    UnknownTopicOrPartitionException,
-    ZooKeeperUnreachable,
-    topic_name,
-)
-from edges.admin.assignment import BrokerMetadata, assign_replicas_to_brokers, validate_replica_assignment
 from messages.common import Broker, LeaderIsrAndControllerEpoch, ReplicaAssignment, TopicPartition
 from messages.zk import (
     BADVERSION,
@@ -60,6 +47,19 @@ from messages.zk import (
     ZkOpResult,
 )
 from protocol.zk import paths, znodes
+from zk_bridge.admin import (
+    AdminOperationException,
+    IllegalArgumentException,
+    InvalidPartitionsException,
+    InvalidReplicaAssignmentException,
+    InvalidTopicException,
+    TopicAlreadyMarkedForDeletionException,
+    TopicExistsException,
+    UnknownTopicOrPartitionException,
+    ZooKeeperUnreachable,
+    topic_name,
+)
+from zk_bridge.admin.assignment import BrokerMetadata, assign_replicas_to_brokers, validate_replica_assignment
 from zk_bridge.blocking import BlockingZk
 
 R = TypeVar("R")
@@ -320,7 +320,7 @@ class AdminZkClient:
     def change_broker_config(self, broker: int | None, config: Mapping[str, str]) -> None:
         """AdminZkClient.changeBrokerConfig(Option[Int]): DynamicConfig.Broker.validate, then changeEntityConfig
         on /config/brokers/<id>, or /config/brokers/<default> for None."""
-        from edges.admin.dynamic_broker_config import validate_config_types
+        from zk_bridge.admin.dynamic_broker_config import validate_config_types
 
         validate_config_types(config)
         self._change_entity_config(BROKER_CONFIG_TYPE, DEFAULT_ENTITY if broker is None else str(broker), config)

@@ -12,12 +12,12 @@ from typing import Any
 
 from core.broker import log_config
 from core.broker.log_config import InvalidConfigurationException
-from edges.admin import UnknownTopicOrPartitionException, topic_name
-from edges.admin.admin_zk import BROKER_CONFIG_TYPE, DEFAULT_ENTITY
-from edges.admin.api_errors import AdminOps, Body, InvalidRequestException, api_error
-from edges.admin.config_entries import broker_config_entries, topic_config_entries
-from edges.admin.dynamic_broker_config import is_password_config, scala_set, validate_configs
 from messages.common import Errors
+from zk_bridge.admin import UnknownTopicOrPartitionException, topic_name
+from zk_bridge.admin.admin_zk import BROKER_CONFIG_TYPE, DEFAULT_ENTITY
+from zk_bridge.admin.api_errors import AdminOps, Body, InvalidRequestException, api_error
+from zk_bridge.admin.config_entries import broker_config_entries, topic_config_entries
+from zk_bridge.admin.dynamic_broker_config import is_password_config, scala_set, validate_configs
 
 # ConfigResource.Type ids
 TOPIC = 2

@@ -57,7 +57,8 @@ from core.security.authorizer import (
     acl_authorizer_configs,
     authorizer_enabled,
 )
-from edges.admin import (
+from messages.common import NO_LEADER, Errors, TopicPartition
+from zk_bridge.admin import (
     InvalidPartitionsException,
     InvalidReplicaAssignmentException,
     TopicAlreadyMarkedForDeletionException,
@@ -68,12 +69,11 @@ from edges.admin import (
     admin_reassign,
     topic_name,
 )
-from edges.admin.admin_acls import handle_acls
-from edges.admin.admin_zk import AdminZkClient
-from edges.admin.api_errors import Body, InvalidRequestException, ReassignmentInProgressException, api_error
-from edges.admin.assignment import BrokerMetadata, assign_replicas_to_brokers
-from edges.admin.config_entries import BrokerConfigView, KafkaConfigView, topic_config_entries
-from messages.common import NO_LEADER, Errors, TopicPartition
+from zk_bridge.admin.admin_acls import handle_acls
+from zk_bridge.admin.admin_zk import AdminZkClient
+from zk_bridge.admin.api_errors import Body, InvalidRequestException, ReassignmentInProgressException, api_error
+from zk_bridge.admin.assignment import BrokerMetadata, assign_replicas_to_brokers
+from zk_bridge.admin.config_entries import BrokerConfigView, KafkaConfigView, topic_config_entries
 from zk_bridge.blocking import BlockingZk
 
 log = logging.getLogger("kactor.admin_manager")

@@ -20,10 +20,10 @@ from typing import Any
 from core.api.client_quotas import entity_data, entity_entries, filter_components
 from core.quota.client_quota_manager import DEFAULT, desanitize, sanitize
 from core.quota.quota_configs import QUOTA_CONFIG_TYPES, USER_CONFIG_TYPES, is_quota_config
-from edges.admin import AdminError
-from edges.admin.api_errors import AdminOps, Body, InvalidRequestException, api_error
 from messages.common import Errors
 from protocol.zk import paths
+from zk_bridge.admin import AdminError
+from zk_bridge.admin.api_errors import AdminOps, Body, InvalidRequestException, api_error
 
 log = logging.getLogger("kactor.admin_manager")
 

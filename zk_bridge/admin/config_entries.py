@@ -19,7 +19,7 @@ from typing import Any, Protocol
 
 from core.broker.kafka_configs import DYNAMIC_CONFIGS, KAFKA_CONFIGS, NO_DEFAULT, PASSWORD, text_of
 from core.broker.log_config import LOG_CONFIGS, TOPIC_CONFIG_SYNONYMS
-from edges.admin.dynamic_broker_config import QUOTA_CONFIG_KEYS
+from zk_bridge.admin.dynamic_broker_config import QUOTA_CONFIG_KEYS
 
 # DescribeConfigsResponse.ConfigSource
 TOPIC_CONFIG = 1

@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 
 import attrs
 
-from edges.admin import (
+from zk_bridge.admin import (
     AdminCommandFailedException,
     AdminOperationException,
     BrokerNotAvailableException,

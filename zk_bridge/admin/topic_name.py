@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from edges.admin import InvalidTopicException
 from messages.topic import (  # noqa: F401 - re-exported: the admin tools' names for them
     GROUP_METADATA_TOPIC_NAME,
     INTERNAL_TOPICS,
@@ -10,6 +9,7 @@ from messages.topic import (  # noqa: F401 - re-exported: the admin tools' names
     TRANSACTION_STATE_TOPIC_NAME,
     contains_valid_pattern,
 )
+from zk_bridge.admin import InvalidTopicException
 
 # TopicCommand.createTopic prints this for a name with '.' or '_'.
 COLLISION_WARNING = ("WARNING: Due to limitations in metric names, topics with a period ('.') or underscore ('_') "

@@ -19,12 +19,12 @@ from typing import Any
 from core.coordinator.group.find_coordinator import create_internal_topic, create_offsets_topic, transaction_topic
 from core.coordinator.group.group_metadata_manager import GROUP_METADATA_TOPIC_NAME
 from core.zk_client import KafkaZkClient
-from edges.admin import TopicExistsException
-from edges.admin.admin_zk import RACK_AWARE_SAFE, AdminZkClient
 from messages.group import GroupCoordinatorConfig
 from messages.metadata import CreatableTopic
 from messages.topic import TRANSACTION_STATE_TOPIC_NAME
 from messages.transaction import TransactionCoordinatorConfig
+from zk_bridge.admin import TopicExistsException
+from zk_bridge.admin.admin_zk import RACK_AWARE_SAFE, AdminZkClient
 from zk_bridge.blocking import BlockingZk
 
 log = logging.getLogger("kactor.auto_topic_creation")

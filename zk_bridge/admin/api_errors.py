@@ -1,4 +1,4 @@
-"""What the admin API handlers share (edges/admin/admin_manager.py, admin_configs.py, admin_reassign.py): Kafka's
+"""What the admin API handlers share (zk_bridge/admin/admin_manager.py, admin_configs.py, admin_reassign.py): Kafka's
 ApiError of each exception they raise, the two Kafka exceptions the ZooKeeper tools had no use for, and the view of
 the AdminManager the per-API modules work with."""
 
@@ -9,7 +9,8 @@ from collections.abc import Callable
 from typing import Any, Protocol
 
 from core.broker.log_config import InvalidConfigurationException
-from edges.admin import (
+from messages.common import Errors
+from zk_bridge.admin import (
     AdminError,
     BrokerNotAvailableException,
     InvalidPartitionsException,
@@ -19,9 +20,8 @@ from edges.admin import (
     TopicExistsException,
     UnknownTopicOrPartitionException,
 )
-from edges.admin.admin_zk import AdminZkClient
-from edges.admin.config_entries import BrokerConfigView
-from messages.common import Errors
+from zk_bridge.admin.admin_zk import AdminZkClient
+from zk_bridge.admin.config_entries import BrokerConfigView
 
 log = logging.getLogger("kactor.admin_manager")
 

@@ -15,8 +15,8 @@ from core.api.acls import ERROR_RESPONSES, Body
 from core.api.acls_handler import AclApiConfig
 from core.api.acls_handler import handle_acls as handle_acls_proc
 from core.security.authorizer import ANONYMOUS, acl_authorizer_configs, authorizer_enabled
-from edges.admin.config_entries import KafkaConfigView
 from messages.common import Errors
+from zk_bridge.admin.config_entries import KafkaConfigView
 from zk_bridge.blocking import BlockingZk
 
 log = logging.getLogger("kactor.admin_manager")
