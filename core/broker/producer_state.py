@@ -19,6 +19,16 @@ earliest ongoing or unreplicated transaction is the partition's first unstable o
 is the least of it and the high watermark (the log's). A non-transactional batch of a producer with an open
 transaction is INVALID_TXN_STATE.
 
+KIP-890 part 1 (Kafka 3.6, ``transaction.partition.verification.enable``): before a client's transactional batch may
+open a transaction here, the leader asks the transaction coordinator whether this partition is in the producer's
+ongoing transaction. `ProducerStateManager.maybe_start_transaction_verification` makes the producer's
+`VerificationStateEntry`, whose `VerificationGuard` (an object compared by identity, as 3.6's ``new Object()``) the
+append must bring back (`check_verification`): a marker or a transactional batch written meanwhile clears the entry
+(KAFKA-14884: an abort landing between the coordinator's answer and the append), so a stale verification is
+INVALID_TXN_STATE, never a transaction the coordinator does not know of. The entry also keeps the lowest sequence
+seen while verifying, so a higher sequence cannot overtake a lower one that failed verification with a retriable
+error.
+
 The state is rebuilt when the log is opened or truncated from the latest ``%020d.snapshot`` file at or below the log
 end (Kafka's format, written when a segment rolls and when the log is closed) plus the batches after it.
 """
@@ -181,6 +191,37 @@ class ProducerStateEntry:
                                   self.last_timestamp, self.current_txn_first_offset)
 
 
+class VerificationGuard:
+    """3.6's verification guard: a fresh object per verification, equal only to itself, so a verification answered
+    for one incarnation of the producer's state entry is never taken for another's (the ABA case of KAFKA-14884)."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return f"VerificationGuard@{id(self):x}"
+
+
+@attrs.define(slots=True)
+class VerificationStateEntry:
+    """storage's VerificationStateEntry (Kafka 3.6): the guard of a producer's transaction being verified here, kept
+    until the producer's first transactional append or an end marker, the time it was made (unverified entries
+    expire as producers do) and the lowest sequence and latest epoch seen while verifying."""
+
+    timestamp: int
+    lowest_sequence: int
+    epoch: int
+    verification_guard: VerificationGuard = attrs.Factory(VerificationGuard)
+
+    def maybe_update_lowest_sequence_and_epoch(self, incoming_sequence: int, incoming_epoch: int) -> None:
+        """VerificationStateEntry.maybeUpdateLowestSequenceAndEpoch: a lower sequence of the same epoch, or any
+        sequence of a newer epoch, becomes the one higher sequences may not overtake."""
+        if incoming_epoch == self.epoch and incoming_sequence < self.lowest_sequence:
+            self.lowest_sequence = incoming_sequence
+        if incoming_epoch > self.epoch:
+            self.epoch = incoming_epoch
+            self.lowest_sequence = incoming_sequence
+
+
 @attrs.define(slots=True)
 class ProducerAppendInfos:
     """The ProducerAppendInfos of one append, not yet applied: each producer's updated entry, the transactions its
@@ -189,6 +230,9 @@ class ProducerAppendInfos:
     entries: dict[int, ProducerStateEntry] = attrs.Factory(dict)
     started: list[TxnMetadata] = attrs.Factory(list)
     completed: list[CompletedTxn] = attrs.Factory(list)
+    # producers that wrote a transactional batch or a marker: their verification entries end (UnifiedLog
+    # .updateProducers' clearVerificationStateEntry)
+    transactional: set[int] = attrs.Factory(set)
 
     def __bool__(self) -> bool:
         return bool(self.entries)
@@ -202,6 +246,7 @@ class ProducerStateManager:
         # first offset -> transaction, each dict in offset order (transactions open in offset order)
         self.ongoing_txns: dict[int, TxnMetadata] = {}
         self.unreplicated_txns: dict[int, TxnMetadata] = {}
+        self.verification_states: dict[int, VerificationStateEntry] = {}
 
     def last_entry(self, producer_id: int) -> ProducerStateEntry | None:
         return self.producers.get(producer_id)
@@ -227,12 +272,15 @@ class ProducerStateManager:
                 entry = infos.entries[pid] = ProducerStateEntry(pid) if current is None else ProducerStateEntry(
                     pid, current.producer_epoch, (), current.coordinator_epoch, current.last_timestamp,
                     current.current_txn_first_offset)
+            if batch.is_transactional or batch.is_control:
+                infos.transactional.add(pid)
             if batch.is_control:
                 if batch.marker is not None:  # an empty control batch: its transaction was cleaned away
                     infos.completed.append(self._append_end_txn_marker(batch, entry, infos, origin))
                 continue
             self._check_producer_epoch(batch.producer_epoch, batch.base_offset, entry, origin)
             if origin == CLIENT:
+                self._check_verifying_sequence(batch, self.verification_states.get(pid))
                 self._check_sequence(batch, current, entry)
             entry.add_batch(batch.producer_epoch, BatchMetadata(batch.base_sequence, batch.last_seq,
                                                                 batch.base_offset, batch.last_offset,
@@ -277,6 +325,16 @@ class ProducerStateManager:
         return CompletedTxn(batch.producer_id, first_offset, offset, marker.is_abort)
 
     @staticmethod
+    def _check_verifying_sequence(batch: ProducerBatch, verifying: VerificationStateEntry | None) -> None:
+        """ProducerAppendInfo.checkSequence's first rule (3.6): while the producer is being verified, no sequence
+        above the lowest one seen meanwhile (an earlier batch failed verification and will be retried)."""
+        if verifying is not None and batch.base_sequence > verifying.lowest_sequence:
+            raise ApiError(Errors.OUT_OF_ORDER_SEQUENCE_NUMBER,
+                           f"Out of order sequence number for producer {batch.producer_id} at offset "
+                           f"{batch.base_offset}: {batch.base_sequence} (incoming seq. number), "
+                           f"{verifying.lowest_sequence} (earliest seen sequence)")
+
+    @staticmethod
     def _check_sequence(batch: ProducerBatch, current: ProducerStateEntry | None,
                         updated: ProducerStateEntry) -> None:
         """ProducerAppendInfo.checkSequence (client appends), as in 2.6.3."""
@@ -314,6 +372,52 @@ class ProducerStateManager:
                 current.update(entry)
         for txn in infos.started:
             self.ongoing_txns[txn.first_offset] = txn
+        for pid in infos.transactional:
+            self.verification_states.pop(pid, None)
+
+    # ----------------------------------------------------------------------- KIP-890 part 1: verification (3.6)
+
+    def has_ongoing_transaction(self, producer_id: int) -> bool:
+        """UnifiedLog.hasOngoingTransaction: the producer has a transaction open in this partition."""
+        entry = self.producers.get(producer_id)
+        return entry is not None and entry.current_txn_first_offset is not None
+
+    def maybe_create_verification_state_entry(self, producer_id: int, sequence: int, epoch: int,
+                                              now_ms: int) -> VerificationStateEntry:
+        """ProducerStateManager.maybeCreateVerificationStateEntry: the producer's entry (made now if it has none),
+        its lowest sequence and epoch updated."""
+        entry = self.verification_states.get(producer_id)
+        if entry is None:
+            entry = self.verification_states[producer_id] = VerificationStateEntry(now_ms, sequence, epoch)
+        entry.maybe_update_lowest_sequence_and_epoch(sequence, epoch)
+        return entry
+
+    def maybe_start_transaction_verification(self, producer_id: int, sequence: int, epoch: int,
+                                             now_ms: int) -> VerificationGuard | None:
+        """UnifiedLog.maybeStartTransactionVerification: None when the producer's transaction is already open here
+        (nothing to verify), else the guard the append must bring back once the coordinator has verified."""
+        if self.has_ongoing_transaction(producer_id):
+            return None
+        return self.maybe_create_verification_state_entry(producer_id, sequence, epoch, now_ms).verification_guard
+
+    def verification_guard(self, producer_id: int) -> VerificationGuard | None:
+        """UnifiedLog.verificationGuard."""
+        entry = self.verification_states.get(producer_id)
+        return None if entry is None else entry.verification_guard
+
+    def clear_verification_state_entry(self, producer_id: int) -> None:
+        self.verification_states.pop(producer_id, None)
+
+    def check_verification(self, producer_id: int, is_transactional: bool, request_guard: VerificationGuard | None,
+                           verification_enabled: bool) -> None:
+        """UnifiedLog.analyzeAndValidateProducerState's check of a client's batch (3.6): a transactional batch of a
+        producer with no transaction open here needs the guard of its verification, still current; else
+        INVALID_TXN_STATE ("Record was not part of an ongoing transaction") and nothing is appended. The shard runs
+        this check and the append in one step, as Kafka's log lock does."""
+        if not is_transactional or not verification_enabled or self.has_ongoing_transaction(producer_id):
+            return
+        if request_guard is None or request_guard is not self.verification_guard(producer_id):
+            raise ApiError(Errors.INVALID_TXN_STATE, "Record was not part of an ongoing transaction")
 
     # ------------------------------------------------------------------------------------------ transactions
 
@@ -403,6 +507,10 @@ class ProducerStateManager:
         with every producer that ever wrote."""
         self.producers = {pid: e for pid, e in self.producers.items()
                           if e.current_txn_first_offset is not None or now_ms - e.last_timestamp < expiration_ms}
+        # 3.6: verification entries never followed by an append go the same way
+        if self.verification_states:
+            self.verification_states = {pid: v for pid, v in self.verification_states.items()
+                                        if now_ms - v.timestamp < expiration_ms}
 
     def truncation_affects(self, offset: int) -> bool:
         """Whether truncating the log at ``offset`` may remove a batch or a marker some state remembers (a
@@ -414,6 +522,7 @@ class ProducerStateManager:
     def truncate(self) -> None:
         """ProducerStateManager.truncate: forget everything (the log reloads it)."""
         self.producers.clear()
+        self.verification_states.clear()
         self.ongoing_txns.clear()
         self.unreplicated_txns.clear()
 

@@ -1,0 +1,96 @@
+"""KIP-890 part 1 (Kafka 3.6): transaction verification on the partition leader, the decisions of both sides.
+
+Before a partition leader appends a client's transactional batch that would open a transaction on the partition (the
+producer has none open there), it asks the transactional id's coordinator whether the partition is in the producer's
+ongoing transaction (an AddPartitionsToTxn v4 ``verify_only`` request, ReplicaManager.appendRecords →
+AddPartitionsToTxnManager). The coordinator answers from its cached metadata
+(`verify_partitions_in_transaction`, TransactionCoordinator.handleVerifyPartitionsInTransaction); the leader turns
+the answer into the produce's error (`unverified_append_error`, ReplicaManager.appendRecords' ``unverifiedResults``)
+or, verified, appends with the guard the producer state gave it (core/broker/producer_state.py).
+
+Without it (2.6, or ``transaction.partition.verification.enable=false``) a transactional produce to a partition that
+AddPartitionsToTxn never named is appended, no marker ever ends it, and every read_committed reader of the partition
+stalls at its first offset.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+from core.coordinator.group.group_metadata_manager import partition_for
+from core.coordinator.transaction.transaction_metadata import TransactionState
+from messages.common import Errors, TopicPartition
+
+# KafkaConfig.TransactionPartitionVerificationEnableProp (3.6; default true; dynamic, with producer.id.expiration.ms:
+# ProducerStateManagerConfig.RECONFIGURABLE_CONFIGS)
+TRANSACTION_PARTITION_VERIFICATION_ENABLE = "transaction.partition.verification.enable"
+TRANSACTION_PARTITION_VERIFICATION_ENABLE_DEFAULT = True
+TRANSACTION_PARTITION_VERIFICATION_ENABLE_DOC = ("Enable verification that checks that the partition has been added "
+                                                 "to the transaction before writing transactional records to the "
+                                                 "partition")
+
+# The coordinator's errors that mean "could not verify now": the producer is told NOT_ENOUGH_REPLICAS, which a 2.6
+# producer retries (ReplicaManager.appendRecords' mapping)
+_RETRIABLE_VERIFICATION_ERRORS = frozenset({Errors.CONCURRENT_TRANSACTIONS, Errors.COORDINATOR_LOAD_IN_PROGRESS,
+                                            Errors.COORDINATOR_NOT_AVAILABLE, Errors.NOT_COORDINATOR})
+
+
+def verify_partitions_in_transaction(state: Errors | object | None, transactional_id: str | None, producer_id: int,
+                                     producer_epoch: int, partitions: Iterable[TopicPartition]
+                                     ) -> dict[TopicPartition, Errors]:
+    """TransactionCoordinator.handleVerifyPartitionsInTransaction: each partition NONE if it is in the producer's
+    transaction as the coordinator's cache holds it, INVALID_TXN_STATE if not; the whole request one error when the
+    id is missing (INVALID_REQUEST), the coordinator cannot answer (``state`` an Errors:
+    TransactionStateManager.getTransactionState's NOT_COORDINATOR / COORDINATOR_LOAD_IN_PROGRESS), the id is unknown
+    or holds another producer (INVALID_PRODUCER_ID_MAPPING), the epoch differs (3.6's PRODUCER_FENCED, which the
+    leader turns into INVALID_PRODUCER_EPOCH; kactor's 2.6 error set answers INVALID_PRODUCER_EPOCH at once) or the
+    transaction is ending (PrepareCommit / PrepareAbort: CONCURRENT_TRANSACTIONS). A pending state is not looked at:
+    the append's guard is the final check.
+
+    ``state``: the id's `CoordinatorEpochAndTxnMetadata` (anything with ``transaction_metadata``), None (unknown) or
+    an Errors."""
+    parts = list(dict.fromkeys(partitions))
+    if not transactional_id:
+        return dict.fromkeys(parts, Errors.INVALID_REQUEST)
+    if isinstance(state, Errors):
+        return dict.fromkeys(parts, state)
+    if state is None:
+        return dict.fromkeys(parts, Errors.INVALID_PRODUCER_ID_MAPPING)
+    m = state.transaction_metadata  # type: ignore[attr-defined]
+    if m.producer_id != producer_id:
+        return dict.fromkeys(parts, Errors.INVALID_PRODUCER_ID_MAPPING)
+    if m.producer_epoch != producer_epoch:
+        return dict.fromkeys(parts, Errors.INVALID_PRODUCER_EPOCH)
+    if m.state in (TransactionState.PREPARE_COMMIT, TransactionState.PREPARE_ABORT):
+        return dict.fromkeys(parts, Errors.CONCURRENT_TRANSACTIONS)
+    return {tp: Errors.NONE if tp in m.topic_partitions else Errors.INVALID_TXN_STATE for tp in parts}
+
+
+def unverified_append_error(error: Errors) -> tuple[Errors, str | None]:
+    """ReplicaManager.appendRecords (3.6): what a produce to a partition that failed verification answers, with the
+    message its response carries. INVALID_TXN_STATE: "Partition was not added to the transaction"; the
+    coordinator's retriable errors become NOT_ENOUGH_REPLICAS (a 2.6 producer retries it, where it would abort on
+    an unexpected coordinator error); any other error is answered as it is."""
+    if error == Errors.INVALID_TXN_STATE:
+        return error, "Partition was not added to the transaction"
+    if error in _RETRIABLE_VERIFICATION_ERRORS:
+        return Errors.NOT_ENOUGH_REPLICAS, ("Unable to verify the partition has been added to the transaction. "
+                                            f"Underlying error: {error.name}")
+    return error, None
+
+
+def verification_response_errors(top_level: Errors, results: Mapping[TopicPartition, Errors],
+                                 partitions: Iterable[TopicPartition]) -> dict[TopicPartition, Errors]:
+    """AddPartitionsToTxnManager.AddPartitionsToTxnHandler.onComplete: the partitions that were not verified, with
+    their errors. A top-level error fails every partition (CLUSTER_AUTHORIZATION_FAILED, which a producer must not
+    see, as INVALID_TXN_STATE); a partition the answer does not name was verified."""
+    if top_level != Errors.NONE:
+        error = Errors.INVALID_TXN_STATE if top_level == Errors.CLUSTER_AUTHORIZATION_FAILED else top_level
+        return dict.fromkeys(partitions, error)
+    return {tp: e for tp, e in results.items() if e != Errors.NONE}
+
+
+def transaction_coordinator_partition(transactional_id: str, transaction_log_partitions: int) -> int:
+    """TransactionCoordinator.partitionFor as KafkaApis.handleProduceRequest asks it (``transactionStatePartition``):
+    Utils.abs(transactionalId.hashCode) % the partition count of ``__transaction_state``."""
+    return partition_for(transactional_id, transaction_log_partitions)
