@@ -46,6 +46,7 @@ class Errors(enum.IntEnum):
     MESSAGE_TOO_LARGE = 10
     STALE_CONTROLLER_EPOCH = 11
     OFFSET_METADATA_TOO_LARGE = 12
+    NETWORK_EXCEPTION = 13  # a verification's send failed (KIP-890's AddPartitionsToTxnManager, 3.6)
     COORDINATOR_LOAD_IN_PROGRESS = 14
     COORDINATOR_NOT_AVAILABLE = 15
     NOT_COORDINATOR = 16
@@ -116,6 +117,7 @@ class Errors(enum.IntEnum):
     UNSTABLE_OFFSET_COMMIT = 88
     INVALID_UPDATE_VERSION = 95
     BROKER_ID_NOT_REGISTERED = 102
+    TRANSACTIONAL_ID_NOT_FOUND = 105  # DescribeTransactions (KIP-664, 3.0)
 
 
 @message
