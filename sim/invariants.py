@@ -516,7 +516,7 @@ class Checker:
                 rm = getattr(actor, "rm", None) if name.startswith(names.SHARD_PREFIX) else None
                 if rm is None:
                     continue
-                for tp, state in sorted(rm.fetch_states.items()):
+                for tp, state in sorted(rm.replica_fetcher_manager.fetch_states.items()):
                     p = rm.online_partition(tp)
                     log = None if p is None or p.is_leader or not state.is_ready_for_fetch else p.log
                     entries = () if log is None else log.leader_epoch_entries

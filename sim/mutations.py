@@ -83,19 +83,19 @@ def _follower_truncates_to_high_watermark() -> Callable[[], None]:
     """The pre-KIP-101 follower (the defect the issue names first): on becoming follower it truncates to its high
     watermark instead of asking the leader for the end offset of its latest epoch (OffsetsForLeaderEpoch), so it
     drops acknowledged records its high watermark had not reached yet."""
-    from core.broker.replica_manager import ReplicaManager
+    from core.broker.replica_fetcher import ReplicaFetcherManager
 
-    original = ReplicaManager.epoch_request_for
+    original = ReplicaFetcherManager.maybe_truncate
 
-    def epoch_request_for(self: Any, leader_id: int) -> Any:
+    def maybe_truncate(self: Any, leader_id: int) -> Any:
         for tp in list(self._truncating):
             st = self.fetch_states[tp]
-            p = self.all_partitions.get(tp)
+            p = self.replica_manager.all_partitions.get(tp)
             if st.leader_id == leader_id and not self.awaiting(leader_id) and getattr(p, "log", None) is not None:
                 self._truncate_and_update(p, st, st.fetch_offset, True)  # the branch of a log with no epoch
         return original(self, leader_id)
 
-    return _patch(ReplicaManager, "epoch_request_for", epoch_request_for)
+    return _patch(ReplicaFetcherManager, "maybe_truncate", maybe_truncate)
 
 
 def _zk_writes_unfenced() -> Callable[[], None]:

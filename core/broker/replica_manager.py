@@ -9,23 +9,17 @@ checkpoints.py). The delayed operations the purgatories hold are core/broker/del
 Request admission (KafkaApis, §9.1) is in the ``handle_*`` methods: a control request whose broker epoch is older
 than this broker's registration epoch is answered STALE_BROKER_EPOCH unprocessed.
 
-Replication: a partition the broker starts to follow is *Truncating* (core/broker/fetcher_state.py): the follower
-side asks its leader ONE OffsetsForLeaderEpochRequest for all its truncating partitions (`epoch_request_for`) and
-truncates by the answer (`handle_epoch_response`), then builds ONE FetchRequest per leader broker per round
-(`build_fetch_requests`), batching every partition it fetches from that leader, and applies the FetchResponse
-(`handle_fetch_response`); the leader side answers OffsetsForLeaderEpoch from its leader-epoch caches
-(`handle_offsets_for_leader_epoch`) and fetches (`handle_fetch`), updating follower state, expanding ISRs and
-advancing high watermarks. The
+Replication: the follower side (Kafka's ReplicaFetcherManager / ReplicaFetcherThread / AbstractFetcherThread) is
+core/broker/replica_fetcher.py's `ReplicaFetcherManager`, held as ``replica_fetcher_manager``: makeFollowers adds a
+partition to it *Truncating* (core/broker/fetcher_state.py), and it asks each leader OffsetsForLeaderEpoch, truncates,
+then fetches, one request per leader in flight; the PartitionActor and the API modules drive it through this class
+(``next_request_for``, ``handle_epoch_response``, ``handle_fetch_response`` ...), which forwards. The leader side
+answers OffsetsForLeaderEpoch from its leader-epoch caches (`handle_offsets_for_leader_epoch`) and fetches
+(`handle_fetch`), updating follower state, expanding ISRs and advancing high watermarks. The
 periodic tasks (isr-expiration every replica.lag.time.max.ms/2, isr-change-propagation every 2500 ms,
 highwatermark-checkpoint every 5000 ms after the first LeaderAndIsr, the LogManager's retention, flusher,
 recovery-point and log-start-offset checkpoints, delayed-operation expiry) run from
 `run_scheduled_tasks(now_ms)`; `next_task_due_ms()` says when to call it next.
-
-The follower side (Kafka's ReplicaFetcherManager / ReplicaFetcherThread / AbstractFetcherThread: ``fetch_states``,
-``epoch_request_for`` ... ``handle_list_offsets_response``) is still part of this class, not a replica_fetcher.py
-of its own (issue #42): sim/mutations.py's follower-truncates-to-high-watermark patches
-``ReplicaManager.epoch_request_for`` and reads the fetcher's state on the ReplicaManager, and sim/invariants.py reads
-``ReplicaManager.fetch_states``, so moving it changes the simulator too.
 """
 
 from __future__ import annotations
@@ -47,8 +41,8 @@ from core.broker.delayed_operations import (
     DeleteRecordsPartitionStatus,
     ProducePartitionStatus,
 )
-from core.broker.fetch_session import FetchContext, FetchSession, FetchSessionCache, FetchSessionHandler
-from core.broker.fetcher_state import FETCHING, TRUNCATING, FollowerFetchState, offset_truncation_state
+from core.broker.fetch_session import FetchContext, FetchSession, FetchSessionCache
+from core.broker.fetcher_state import FollowerFetchState
 from core.broker.isr_propagation import ISR_CHANGE_PROPAGATION_CHECK_MS, IsrChangePropagation, propagate_log_dir_event
 from core.broker.kafka_storage_error import KafkaStorageError
 from core.broker.leader_epoch_cache import UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET
@@ -67,6 +61,7 @@ from core.broker.partition import (
     submit_isr_updates,
 )
 from core.broker.producer_state import CLIENT, COORDINATOR
+from core.broker.replica_fetcher import FetcherRequest, ReplicaFetcherManager
 from core.broker.replica_selector import ClientMetadata, PartitionView, ReplicaView, replica_selector_for
 from core.effects import Proc, Respond
 from core.quota.replication_quota_manager import (
@@ -83,10 +78,8 @@ from core.quota.replication_quota_manager import (
 from messages.common import EPOCH_DURING_DELETE, NO_EPOCH, Errors, TopicPartition
 from messages.replication import (
     DEBUGGING_REPLICA_ID,
-    EARLIEST_TIMESTAMP,
     GROUP_METADATA_TOPIC_NAME,
     INVALID_LOW_WATERMARK,
-    LATEST_TIMESTAMP,
     AbortedTransaction,
     AlterReplicaLogDirsRequest,
     AlterReplicaLogDirsResponse,
@@ -100,13 +93,10 @@ from messages.replication import (
     FetchRequest,
     FetchResponse,
     LeadershipChange,
-    ListOffsetsPartition,
     ListOffsetsPartitionResponse,
     ListOffsetsRequest,
     ListOffsetsResponse,
-    OffsetForLeaderPartition,
     OffsetForLeaderPartitionResult,
-    OffsetForLeaderTopic,
     OffsetForLeaderTopicResult,
     OffsetsForLeaderEpochRequest,
     OffsetsForLeaderEpochResponse,
@@ -198,25 +188,8 @@ class ReplicaManager:
         self.alter_log_dirs_quota = ReplicationQuotaManager(quota_config, ALTER_LOG_DIRS_REPLICATION, config.broker_id,
                                                             ALTER_LOG_DIRS_IO_MAX_BYTES_PER_SECOND, {})
         self.is_shutting_down = False
-        # follower side: the fetchers (ReplicaFetcherManager), by partition and by leader
-        self.fetch_states: dict[TopicPartition, FollowerFetchState] = {}
-        # the Truncating ones, in the order they became so (the fetcher pump asks after every step; a scan of
-        # thousands of fetching partitions for none would double its cost)
-        self._truncating: dict[TopicPartition, None] = {}
-        self._fetch_in_flight: dict[int, tuple[FetchRequest, tuple[FetchPartition, ...]]] = {}  # by leader: sent, all
-        self._epoch_in_flight: dict[int, OffsetsForLeaderEpochRequest] = {}  # by leader
-        # partitions answered OFFSET_OUT_OF_RANGE: the leader's latest (then earliest) offset is asked with a
-        # ListOffsets (AbstractFetcherThread.handleOutOfRangeError → fetchOffsetAndTruncate); value: the timestamp
-        self._out_of_range: dict[TopicPartition, int] = {}
-        self._list_offsets_in_flight: dict[int, ListOffsetsRequest] = {}  # by leader
-        self._session_handlers: dict[int, FetchSessionHandler] = {}  # by leader
-        self._fetch_leaders: set[int] | None = None
-        # PartitionFetchState.lag: the leader's high watermark minus our log end after the last append that added
-        # data (absent until then: not in sync, as Kafka's None); isReplicaInSync for the follower throttle
-        self._fetch_lag: dict[TopicPartition, int] = {}
-        # leaders whose last fetch round left every partition out for the follower throttle (the fetcher backs off)
-        self.throttled_fetch_leaders: set[int] = set()
-        self.fetcher_id = 0  # our fetcher's id in the sessions we open (the PartitionActor's shard)
+        # follower side: the fetchers (ReplicaFetcherManager, core/broker/replica_fetcher.py)
+        self.replica_fetcher_manager = ReplicaFetcherManager(self)
         # leader side: fetch sessions (FetchSessionCache), ids made deterministic from a counter
         self.fetch_sessions = FetchSessionCache()
         # KIP-392: replica.selector.class (None: consumers are never sent to a follower)
@@ -486,13 +459,7 @@ class ReplicaManager:
                 response[p.topic_partition] = Errors.KAFKA_STORAGE_ERROR
         self.remove_fetchers(p.topic_partition for p in changed)
         if not self.is_shutting_down:
-            for p in changed:
-                if p.log is not None and p.leader_replica_id is not None:
-                    # AbstractFetcherThread.addPartitions: PartitionFetchState(initOffset = HW, Truncating)
-                    self.fetch_states[p.topic_partition] = FollowerFetchState(
-                        p.leader_replica_id, p.leader_epoch, p.log.high_watermark, TRUNCATING)
-                    self._truncating[p.topic_partition] = None
-                    self._fetch_leaders = None
+            self.replica_fetcher_manager.add_fetcher_for_partitions(changed)
         return changed
 
     def mark_partition_offline(self, tp: TopicPartition) -> None:
@@ -1231,16 +1198,75 @@ class ReplicaManager:
     def delayed_fetch_count(self) -> int:
         return len(self._delayed_fetch)
 
-    # ========================================================================================= follower: fetchers
+    # ========================================================= follower: the fetchers (core/broker/replica_fetcher.py)
+    # The PartitionActor, the API modules and the tests drive the follower side through the ReplicaManager; these
+    # forward to its ReplicaFetcherManager, where the fetch states and Kafka's names live.
+
+    @property
+    def fetch_states(self) -> dict[TopicPartition, FollowerFetchState]:
+        """Every followed partition's PartitionFetchState (ReplicaFetcherManager.fetch_states)."""
+        return self.replica_fetcher_manager.fetch_states
+
+    @property
+    def fetcher_id(self) -> int:
+        """Our fetcher's id in the fetch sessions we open (the PartitionActor's shard)."""
+        return self.replica_fetcher_manager.fetcher_id
+
+    @fetcher_id.setter
+    def fetcher_id(self, value: int) -> None:
+        self.replica_fetcher_manager.fetcher_id = value
+
+    @property
+    def throttled_fetch_leaders(self) -> set[int]:
+        """Leaders whose last fetch round left every partition out for the follower throttle (the fetcher backs
+        off)."""
+        return self.replica_fetcher_manager.throttled_fetch_leaders
 
     def remove_fetchers(self, tps: Iterable[TopicPartition]) -> None:
         """ReplicaFetcherManager.removeFetcherForPartitions."""
-        for tp in tps:
-            self.fetch_states.pop(tp, None)
-            self._truncating.pop(tp, None)
-            self._out_of_range.pop(tp, None)
-            self._fetch_lag.pop(tp, None)
-        self._fetch_leaders = None
+        self.replica_fetcher_manager.remove_fetcher_for_partitions(tps)
+
+    def fetch_leaders(self) -> set[int]:
+        """The leaders fetched from (ReplicaFetcherManager.fetch_leaders)."""
+        return self.replica_fetcher_manager.fetch_leaders()
+
+    def awaiting(self, leader_id: int) -> bool:
+        """A request to ``leader_id`` is in flight (ReplicaFetcherManager.awaiting)."""
+        return self.replica_fetcher_manager.awaiting(leader_id)
+
+    def next_request_for(self, leader_id: int, now_ms: float = 0) -> FetcherRequest | None:
+        """ReplicaFetcherThread.doWork for one leader (ReplicaFetcherManager.do_work)."""
+        return self.replica_fetcher_manager.do_work(leader_id, now_ms)
+
+    def build_fetch_requests(self) -> dict[int, FetcherRequest]:
+        """One request per leader broker with no request in flight (ReplicaFetcherManager.build_fetch_requests)."""
+        return self.replica_fetcher_manager.build_fetch_requests()
+
+    def epoch_request_for(self, leader_id: int) -> OffsetsForLeaderEpochRequest | None:
+        """AbstractFetcherThread.maybeTruncate (ReplicaFetcherManager.maybe_truncate)."""
+        return self.replica_fetcher_manager.maybe_truncate(leader_id)
+
+    def fetch_request_for(self, leader_id: int, now_ms: float = 0) -> FetchRequest | None:
+        """ReplicaFetcherThread.buildFetch (ReplicaFetcherManager.build_fetch)."""
+        return self.replica_fetcher_manager.build_fetch(leader_id, now_ms)
+
+    def fetch_failed(self, leader_id: int) -> None:
+        """The request to ``leader_id`` got no response (ReplicaFetcherManager.fetch_failed)."""
+        self.replica_fetcher_manager.fetch_failed(leader_id)
+
+    def handle_epoch_response(self, leader_id: int, response: OffsetsForLeaderEpochResponse, now_ms: float
+                              ) -> Proc[int]:
+        """AbstractFetcherThread.truncateToEpochEndOffsets (ReplicaFetcherManager.truncate_to_epoch_end_offsets)."""
+        return self.replica_fetcher_manager.truncate_to_epoch_end_offsets(leader_id, response, now_ms)
+
+    def handle_fetch_response(self, leader_id: int, response: FetchResponse, now_ms: float) -> Proc[int]:
+        """AbstractFetcherThread.processFetchRequest's answer (ReplicaFetcherManager.process_fetch_request)."""
+        return self.replica_fetcher_manager.process_fetch_request(leader_id, response, now_ms)
+
+    def handle_list_offsets_response(self, leader_id: int, response: ListOffsetsResponse, now_ms: float
+                                     ) -> Proc[int]:
+        """AbstractFetcherThread.fetchOffsetAndTruncate (ReplicaFetcherManager.fetch_offset_and_truncate)."""
+        return self.replica_fetcher_manager.fetch_offset_and_truncate(leader_id, response, now_ms)
 
     def update_replication_quotas(self, leader_bytes_per_second: int, follower_bytes_per_second: int,
                                   alter_log_dirs_bytes_per_second: int = DEFAULT_REPLICATION_THROTTLED_RATE) -> None:
@@ -1249,285 +1275,6 @@ class ReplicaManager:
         self.leader_quota.update_quota(leader_bytes_per_second)
         self.follower_quota.update_quota(follower_bytes_per_second)
         self.alter_log_dirs_quota.update_quota(alter_log_dirs_bytes_per_second)
-
-    def fetch_leaders(self) -> set[int]:
-        """The leaders fetched from (cached: asked after every step of a PartitionActor)."""
-        if self._fetch_leaders is None:
-            self._fetch_leaders = {st.leader_id for st in self.fetch_states.values()}
-        return self._fetch_leaders
-
-    def epoch_request_for(self, leader_id: int) -> OffsetsForLeaderEpochRequest | None:
-        """AbstractFetcherThread.maybeTruncate for the partitions fetched from ``leader_id``: those Truncating with
-        no leader-epoch entry are truncated to their fetch offset (the high watermark) and start Fetching
-        (truncateToHighWatermark); for the others, the OffsetsForLeaderEpochRequest to send (their latest epoch,
-        fenced by the current leader epoch: ReplicaFetcherThread.fetchEpochEndOffsets). None if nothing is
-        truncating or a request to that leader is in flight (the 2.6 fetcher thread waits for it)."""
-        if self.awaiting(leader_id):
-            return None
-        asked: dict[str, list[OffsetForLeaderPartition]] = {}
-        for tp in list(self._truncating):
-            st = self.fetch_states[tp]
-            if st.leader_id != leader_id:
-                continue
-            p = self.all_partitions.get(tp)
-            if not isinstance(p, Partition) or p.log is None:
-                continue
-            latest = p.log.latest_epoch
-            if latest is None:
-                self._truncate_and_update(p, st, st.fetch_offset, True)
-            else:
-                asked.setdefault(tp.topic, []).append(OffsetForLeaderPartition(tp.partition, st.leader_epoch, latest))
-        if not asked:
-            return None
-        request = OffsetsForLeaderEpochRequest(
-            tuple(OffsetForLeaderTopic(topic, tuple(sorted(parts, key=lambda q: q.partition)))
-                  for topic, parts in sorted(asked.items())), self.local_broker_id)
-        self._epoch_in_flight[leader_id] = request
-        return request
-
-    def _truncate_and_update(self, p: Partition, st: FollowerFetchState, offset: int, completed: bool) -> None:
-        """AbstractFetcherThread.doTruncate + updateFetchOffsetAndMaybeMarkTruncationComplete for one partition: a
-        storage error takes it out of the fetcher (markPartitionFailed)."""
-        tp = p.topic_partition
-        try:
-            p.truncate_to(offset)
-        except (KafkaStorageError, ApiError) as e:
-            if isinstance(e, KafkaStorageError):
-                self._note_storage_error(e)
-            self.remove_fetchers((tp,))
-            return
-        self.fetch_states[tp] = attrs.evolve(st, fetch_offset=offset, state=FETCHING if completed else TRUNCATING)
-        if completed:
-            self._truncating.pop(tp, None)
-
-    def handle_epoch_response(self, leader_id: int, response: OffsetsForLeaderEpochResponse, now_ms: float
-                              ) -> Proc[int]:
-        """AbstractFetcherThread.truncateToEpochEndOffsets with the leader's answer: for each partition still
-        truncating under the leader epoch it was asked with, truncate by `offset_truncation_state`; a
-        FENCED_LEADER_EPOCH takes the partition out of the fetcher until the next LeaderAndIsr (onPartitionFenced);
-        any other error leaves it truncating, to be asked again after replica.fetch.backoff.ms. Returns the number
-        of partitions answered with an error."""
-        request = self._epoch_in_flight.pop(leader_id, None)
-        if request is None:
-            return 0
-        asked = {(t.topic, q.partition): q for t in request.topics for q in t.partitions}
-        errors = 0
-        for t in response.topics:
-            for r in t.partitions:
-                tp = TopicPartition(t.topic, r.partition)
-                q = asked.get((t.topic, r.partition))
-                st = self.fetch_states.get(tp)
-                if (q is None or st is None or st.leader_id != leader_id or st.state != TRUNCATING
-                        or st.leader_epoch != q.current_leader_epoch):
-                    continue  # leadership or leader epoch changed while the request was out
-                p = self.online_partition(tp)
-                if p is None or p.log is None:
-                    continue
-                if r.error_code == Errors.NONE:
-                    log = p.log
-                    decision = offset_truncation_state(r.leader_epoch, r.end_offset, st.fetch_offset,
-                                                       log.log_end_offset, log.end_offset_for_epoch)
-                    self._truncate_and_update(p, st, decision.offset, decision.truncation_completed)
-                elif r.error_code == Errors.FENCED_LEADER_EPOCH:
-                    self.remove_fetchers((tp,))
-                else:
-                    errors += 1
-        yield from self._process_log_dir_failures()
-        return errors
-
-    def next_request_for(self, leader_id: int, now_ms: float = 0
-                         ) -> OffsetsForLeaderEpochRequest | ListOffsetsRequest | FetchRequest | None:
-        """ReplicaFetcherThread.doWork for one leader: maybeTruncate, then the offsets of partitions out of range,
-        then maybeFetch."""
-        return (self.epoch_request_for(leader_id) or self.list_offsets_request_for(leader_id)
-                or self.fetch_request_for(leader_id, now_ms))
-
-    def awaiting(self, leader_id: int) -> bool:
-        """A request to ``leader_id`` is in flight: `next_request_for` gives None for it, at once and changing
-        nothing (the 2.6 fetcher thread waits for its answer)."""
-        return (leader_id in self._fetch_in_flight or leader_id in self._epoch_in_flight
-                or leader_id in self._list_offsets_in_flight)
-
-    def fetch_request_for(self, leader_id: int, now_ms: float = 0) -> FetchRequest | None:
-        """The next FetchRequest to ``leader_id`` (ReplicaFetcherThread.buildFetch + FetchSessionHandler.build):
-        every partition followed from it, at the local LEO — in full when there is no session, else only the
-        partitions whose fetch state changed since the last request, and the forgotten ones. A throttled partition
-        that is not in sync is left out while the follower quota is exceeded (shouldFollowerThrottle); when that
-        leaves nothing, the leader is in ``throttled_fetch_leaders`` (the fetcher backs off, as Kafka's does when
-        buildFetch gives no request). None if a request to that leader is in flight or nothing is fetched from it."""
-        if self.awaiting(leader_id):
-            return None
-        self.throttled_fetch_leaders.discard(leader_id)
-        handler = self._session_handlers.setdefault(leader_id, FetchSessionHandler())
-        sent = handler.sent
-        max_bytes = self.config.replica_fetch_max_bytes
-        parts: list[FetchPartition] = []
-        quota = self.follower_quota
-        limited = quota.limited  # no follower quota: no look-up per partition
-        exceeded: bool | None = None  # the quota's check, made once per request and only if a partition needs it
-        throttled_out = False
-        for tp, st in self.fetch_states.items():
-            if st.leader_id != leader_id or st.state != FETCHING or tp in self._out_of_range:
-                continue
-            p = self.all_partitions.get(tp)
-            if not isinstance(p, Partition) or p.log is None:
-                continue
-            if limited and quota.is_throttled(tp) and self._fetch_lag.get(tp, 1) > 0:
-                if exceeded is None:
-                    exceeded = quota.is_quota_exceeded(now_ms)
-                if exceeded:
-                    throttled_out = True
-                    continue
-            log = p.log
-            fp = sent.get(tp)  # unchanged since the last request: reuse it (no new object, no comparison of attrs)
-            if (fp is None or fp.fetch_offset != log.log_end_offset or fp.leader_epoch != st.leader_epoch
-                    or fp.log_start_offset != log.log_start_offset):
-                fp = FetchPartition(tp, log.log_end_offset, st.leader_epoch, log.log_start_offset, max_bytes)
-            parts.append(fp)
-        if not parts:
-            handler.reset()
-            if throttled_out:
-                self.throttled_fetch_leaders.add(leader_id)
-            return None
-        base = FetchRequest(self.local_broker_id, (), self.config.replica_fetch_wait_max_ms,
-                            self.config.replica_fetch_min_bytes, self.config.replica_fetch_response_max_bytes,
-                            fetcher_id=self.fetcher_id)
-        request = handler.build(base, parts)
-        self._fetch_in_flight[leader_id] = (request, tuple(parts))
-        return request
-
-    def build_fetch_requests(self) -> dict[int, OffsetsForLeaderEpochRequest | ListOffsetsRequest | FetchRequest]:
-        """One request per leader broker with no request in flight (ReplicaFetcherThread.doWork): an
-        OffsetsForLeaderEpochRequest while partitions are truncating, a ListOffsetsRequest for partitions out of
-        range, else the FetchRequest."""
-        out: dict[int, OffsetsForLeaderEpochRequest | ListOffsetsRequest | FetchRequest] = {}
-        for leader in sorted(self.fetch_leaders()):
-            req = self.next_request_for(leader)
-            if req is not None:
-                out[leader] = req
-        return out
-
-    def fetch_failed(self, leader_id: int) -> None:
-        """The request to ``leader_id`` (a fetch, an OffsetsForLeaderEpoch or a ListOffsets) got no response
-        (leader gone / timeout): allow a new one, in full."""
-        self._fetch_in_flight.pop(leader_id, None)
-        self._epoch_in_flight.pop(leader_id, None)
-        self._list_offsets_in_flight.pop(leader_id, None)
-        handler = self._session_handlers.get(leader_id)
-        if handler is not None:
-            handler.reset()
-
-    def handle_fetch_response(self, leader_id: int, response: FetchResponse, now_ms: float) -> Proc[int]:
-        """ReplicaFetcherThread.processPartitionData for each partition of the answer still fetched from
-        ``leader_id`` at the offset that was requested: Log.appendAsFollower, then the leader's HW
-        (FENCED_LEADER_EPOCH: out of the fetcher until the next LeaderAndIsr, 2.6's onPartitionFenced;
-        OFFSET_OUT_OF_RANGE: the leader's offsets are asked, handleOutOfRangeError; other errors: fetched again after
-        the back-off). Returns the number of bytes appended."""
-        in_flight = self._fetch_in_flight.pop(leader_id, None)
-        request, full = in_flight if in_flight is not None else (None, ())
-        handler = self._session_handlers.get(leader_id)
-        if handler is not None:
-            handler.handle_response(request, full, response)
-        sent = {fp.tp: fp for fp in full}
-        appended = 0
-        for d in response.partitions:
-            st = self.fetch_states.get(d.tp)
-            fp = sent.get(d.tp)
-            if st is None or st.leader_id != leader_id or st.state != FETCHING or fp is None:
-                continue
-            if d.error == Errors.FENCED_LEADER_EPOCH and fp.leader_epoch == st.leader_epoch:
-                # AbstractFetcherThread.onPartitionFenced: our leader epoch is older than the leader's; stop fetching
-                # the partition until the LeaderAndIsr that brings the new epoch
-                self.remove_fetchers((d.tp,))
-                continue
-            if d.error == Errors.OFFSET_OUT_OF_RANGE:
-                self._out_of_range[d.tp] = LATEST_TIMESTAMP
-                continue
-            if d.error != Errors.NONE:
-                continue
-            p = self.online_partition(d.tp)
-            if p is None:
-                continue
-            try:
-                if p.append_records_to_follower(fp.fetch_offset, d.records, d.high_watermark, d.log_start_offset,
-                                               now_ms):
-                    appended += len(d.records)
-                    log_ = p.log
-                    if log_ is not None:
-                        self._fetch_lag[d.tp] = max(0, d.high_watermark - log_.log_end_offset)
-                    if self.follower_quota.limited and self.follower_quota.is_throttled(d.tp):
-                        # processPartitionData's quota.record(records.sizeInBytes)
-                        self.follower_quota.record(len(d.records), now_ms)
-            except ApiError as e:
-                # CorruptRecordException / an out-of-order batch: the partition is fetched again after the back-off
-                log.warning("follower append to %s from leader %d refused: %s", d.tp, leader_id, e)
-            except KafkaStorageError as e:
-                if not self.log_manager.defer(e):  # deferred: the follower stays behind until the probe decides
-                    self._note_storage_error(e)
-        yield from self._process_log_dir_failures()
-        return appended
-
-    def list_offsets_request_for(self, leader_id: int) -> ListOffsetsRequest | None:
-        """AbstractFetcherThread.fetchOffsetAndTruncate's questions to the leader for the partitions it answered
-        OFFSET_OUT_OF_RANGE: its latest offset (fetchLatestOffsetFromLeader), then, if that is not below ours, its
-        earliest (fetchEarliestOffsetFromLeader); as this broker (replica id), at our current leader epoch."""
-        if self.awaiting(leader_id) or not self._out_of_range:
-            return None
-        asked = []
-        for tp, timestamp in self._out_of_range.items():
-            st = self.fetch_states.get(tp)
-            if st is not None and st.leader_id == leader_id:
-                asked.append(ListOffsetsPartition(tp, timestamp, st.leader_epoch))
-        if not asked:
-            return None
-        request = ListOffsetsRequest(self.local_broker_id, 0, tuple(asked))
-        self._list_offsets_in_flight[leader_id] = request
-        return request
-
-    def handle_list_offsets_response(self, leader_id: int, response: ListOffsetsResponse, now_ms: float
-                                     ) -> Proc[int]:
-        """fetchOffsetAndTruncate with the leader's answer: a leader end offset below ours → truncate to it (the
-        leader lost records we have: an unclean election); else, with the leader's start offset, a log that ends
-        before it starts over there (truncateFullyAndStartAt). Errors leave the partition to be asked again after
-        the back-off. Returns the number of partitions answered with an error."""
-        request = self._list_offsets_in_flight.pop(leader_id, None)
-        if request is None:
-            return 0
-        asked = {q.tp: q for q in request.partitions}
-        errors = 0
-        for r in response.partitions:
-            q = asked.get(r.tp)
-            st = self.fetch_states.get(r.tp)
-            if (q is None or st is None or st.leader_id != leader_id or st.leader_epoch != q.current_leader_epoch
-                    or self._out_of_range.get(r.tp) != q.timestamp):
-                continue
-            p = self.online_partition(r.tp)
-            if p is None or p.log is None:
-                self._out_of_range.pop(r.tp, None)
-                continue
-            if r.error != Errors.NONE:
-                errors += 1
-                continue
-            log_ = p.log
-            try:
-                if q.timestamp == LATEST_TIMESTAMP:
-                    if r.offset < log_.log_end_offset:
-                        log.warning("%s: leader %d's end offset %d is below ours %d: truncating", r.tp, leader_id,
-                                    r.offset, log_.log_end_offset)
-                        p.truncate_to(r.offset)
-                        self._out_of_range.pop(r.tp)
-                    else:
-                        self._out_of_range[r.tp] = EARLIEST_TIMESTAMP
-                    continue
-                if r.offset > log_.log_end_offset:
-                    log_.truncate_fully_and_start_at(r.offset)
-                self._out_of_range.pop(r.tp)
-            except (KafkaStorageError, ApiError) as e:
-                if isinstance(e, KafkaStorageError):
-                    self._note_storage_error(e)
-                self.remove_fetchers((r.tp,))
-        yield from self._process_log_dir_failures()
-        return errors
 
     # ============================================================================================= ISR expiration
 
@@ -1727,13 +1474,7 @@ class ReplicaManager:
     def shutdown(self, checkpoint_hw: bool = True) -> Proc[None]:
         """ReplicaManager.shutdown: stop fetching; checkpoint high watermarks."""
         self.is_shutting_down = True
-        self.fetch_states.clear()
-        self._truncating.clear()
-        self._fetch_leaders = None
-        self._fetch_in_flight.clear()
-        self._epoch_in_flight.clear()
-        self._list_offsets_in_flight.clear()
-        self._out_of_range.clear()
+        self.replica_fetcher_manager.shutdown()
         if checkpoint_hw:
             yield from self.checkpoint_high_watermarks()
             self.log_manager.close()  # LogManager.shutdown: producer-state snapshots written, files closed

@@ -288,14 +288,15 @@ def test_each_mutation_patches_and_its_undo_restores_the_code() -> None:
     from core.broker.log import Log
     from core.broker.log_segment import LogSegment
     from core.broker.partition import Partition
+    from core.broker.replica_fetcher import ReplicaFetcherManager
     from core.broker.replica_manager import ReplicaManager
     from core.coordinator.transaction.transaction_state_manager import TransactionStateManager
     from core.zk_client import KafkaZkClient
     from sim import runtime
     from sim.mutations import MUTATIONS, apply
 
-    owners = (Log, LogSegment, Partition, ReplicaManager, KafkaZkClient, runtime, core.api.add_partitions_to_txn,
-              TransactionStateManager)
+    owners = (Log, LogSegment, Partition, ReplicaManager, ReplicaFetcherManager, KafkaZkClient, runtime,
+              core.api.add_partitions_to_txn, TransactionStateManager)
     before = [dict(vars(o)) for o in owners]
     for name in MUTATIONS:
         undo = apply(name)
