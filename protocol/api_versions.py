@@ -2,8 +2,11 @@
 
 Each row mirrors one ``clients/src/main/resources/common/message/<Name>Request.json`` of Kafka 2.6: its ``apiKey``,
 ``validVersions`` (min-max) and the first version of its ``flexibleVersions`` ("N+"; ``None`` for "none"). Kafka 2.6's
-``ApiKeys`` enum lists these 50 keys (0-49). tests/protocol/test_api_versions.py checks the flexible column against
-kio's classes (generated from Kafka 3.9's schemas, whose versions up to 2.6's maximum are the same messages).
+``ApiKeys`` enum lists these 50 keys (0-49: `KAFKA_2_6_API_VERSIONS`). Beyond 2.6 (issue #40, a departure):
+KIP-664's DescribeProducers (61), DescribeTransactions (65) and ListTransactions (66) as Kafka 3.6 serves them, for
+``kactor transactions`` and Kafka's own kafka-transactions.sh. tests/protocol/test_api_versions.py checks the
+flexible column against kio's classes (generated from Kafka 3.9's schemas, whose versions up to 2.6's maximum are the
+same messages).
 """
 
 from __future__ import annotations
@@ -76,9 +79,13 @@ class ApiKeys(enum.IntEnum):
     OFFSET_DELETE = 47
     DESCRIBE_CLIENT_QUOTAS = 48
     ALTER_CLIENT_QUOTAS = 49
+    # beyond 2.6 (KIP-664, Kafka 3.0)
+    DESCRIBE_PRODUCERS = 61
+    DESCRIBE_TRANSACTIONS = 65
+    LIST_TRANSACTIONS = 66
 
 
-# apiKey: (name, min, max, first flexible version) — Kafka 2.6.
+# apiKey: (name, min, max, first flexible version) — Kafka 2.6, then the keys beyond it.
 _RANGES: dict[ApiKeys, ApiRange] = {
     ApiKeys.PRODUCE: ApiRange("Produce", 0, 8, None),
     ApiKeys.FETCH: ApiRange("Fetch", 0, 11, None),
@@ -130,9 +137,16 @@ _RANGES: dict[ApiKeys, ApiRange] = {
     ApiKeys.OFFSET_DELETE: ApiRange("OffsetDelete", 0, 0, None),
     ApiKeys.DESCRIBE_CLIENT_QUOTAS: ApiRange("DescribeClientQuotas", 0, 0, None),
     ApiKeys.ALTER_CLIENT_QUOTAS: ApiRange("AlterClientQuotas", 0, 0, None),
+    # beyond 2.6: KIP-664 (3.0), as Kafka 3.6 serves them
+    ApiKeys.DESCRIBE_PRODUCERS: ApiRange("DescribeProducers", 0, 0, 0),
+    ApiKeys.DESCRIBE_TRANSACTIONS: ApiRange("DescribeTransactions", 0, 0, 0),
+    ApiKeys.LIST_TRANSACTIONS: ApiRange("ListTransactions", 0, 0, 0),
 }
 # the same, keyed by plain ints (what a decoded header holds), so that no enum member reaches an answer or a trace
 API_VERSIONS: dict[int, ApiRange] = {int(key): r for key, r in _RANGES.items()}
+
+# Kafka 2.6's own 50 keys (what its tools, such as kafka-broker-api-versions.sh, know by name)
+KAFKA_2_6_API_VERSIONS: dict[int, ApiRange] = {key: r for key, r in API_VERSIONS.items() if key < 50}
 
 # Kafka's name of each key (``ApiKeys.forName``'s names), for tools that take one
 API_KEYS: dict[str, int] = {r.name: key for key, r in API_VERSIONS.items()}

@@ -16,7 +16,7 @@ from kactor.cli import CliError, kafka_wire
 from kactor.cli.kafka_support import add_bootstrap_args, add_client_config_arg, servers
 from kactor.cli.support import printer
 from kactor.kafka_clients import DEFAULT_TIMEOUT_S, KafkaClientError
-from protocol.api_versions import API_VERSIONS, ApiRange
+from protocol.api_versions import KAFKA_2_6_API_VERSIONS, ApiRange
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -46,8 +46,10 @@ def _version_text(key: int, low: int, high: int, client: Mapping[int, ApiRange])
     return text + f" [usable: {min(known.max_version, high)}]"
 
 
-def versions_text(api_keys: Iterable[Mapping[str, int]], client: Mapping[int, ApiRange] = API_VERSIONS) -> str:
-    """NodeApiVersions.toString(true): every key the node or the client knows, in key order."""
+def versions_text(api_keys: Iterable[Mapping[str, int]],
+                  client: Mapping[int, ApiRange] = KAFKA_2_6_API_VERSIONS) -> str:
+    """NodeApiVersions.toString(true): every key the node or the client (2.6.3's tool: 2.6's keys) knows, in key
+    order; a key beyond 2.6 is UNKNOWN(<key>)."""
     lines = {k["api_key"]: _version_text(k["api_key"], k["min_version"], k["max_version"], client)
              for k in api_keys}
     for key, known in client.items():

@@ -13,7 +13,7 @@ def _keys(ranges: dict[int, tuple[int, int]]) -> list[dict[str, int]]:
 
 
 def test_a_2_6_3_broker_prints_every_key_usable_at_its_latest() -> None:
-    served = {k: (r.min_version, r.max_version) for k, r in API_VERSIONS.items()}
+    served = {k: (r.min_version, r.max_version) for k, r in API_VERSIONS.items() if k < 50}  # 2.6.3's 50 keys
     text = versions_text(_keys(served))
     lines = text.split("\n")
     assert lines[0] == "("
