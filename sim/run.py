@@ -44,6 +44,7 @@ START_MS_MAX = 2000.0  # the start-up: the brokers serving with a controller, th
 SETTLE_CHECK_MS = 500.0  # how often the settling looks whether the cluster has settled
 # the schedule's faults that take a broker down (sim/faults.py): --txn-check's coordinator move keeps clear of them
 OUTAGES = frozenset({"crash", "power-loss", "logdir-fail", "crash-restart", "stop", "pause", "pause-mid"})
+MOVE_QUIET_MS = 10000.0  # and only once the cluster has been whole that long (a restarted broker back in its ISRs)
 READ_TO_END_MS = 5000.0  # after it: the read_committed consumer's time to read every partition to its end, at most
 
 
@@ -269,8 +270,9 @@ def play(cluster: Cluster, seed: int, steps: int, tamper: Callable[[Sim, int], N
     # --txn-check: the transactional workload (sim/txn_workload.py); it moves a coordinator only while the cluster is
     # healthy and no outage of the schedule comes within a restart's time, so at most one broker is down at a time
     workload = TxnWorkload(sim, [TopicPartition(TXN_TOPIC, p) for p in range(TXN_PARTITIONS)],
-                           lambda: sim.healthy() and not any(f.kind in OUTAGES and 0 <= f.step - at_step[0] <= 9
-                                                             for f in faults)) if txn_check else None
+                           lambda: sim.healthy() and sim.now - sim.last_fault_ms >= MOVE_QUIET_MS
+                           and not any(f.kind in OUTAGES and 0 <= f.step - at_step[0] <= 9 for f in faults)
+                           ) if txn_check else None
     violations: list[str] = []
     txn_report = txn_summary = ""
     restarts: list[int] = []  # brokers due to start again (once down, and their old session gone)
@@ -327,6 +329,8 @@ def play(cluster: Cluster, seed: int, steps: int, tamper: Callable[[Sim, int], N
         violations = [f"an actor raised {e}" for e in errors.found] + checker.check()
         if violations:
             break
+    if workload is not None:
+        workload.end_faults()  # the steps are over: no more coordinator moves while the cluster heals and settles
     if not violations:
         for a, b in sim.faulty_links():
             sim.heal(a, b)

@@ -590,6 +590,10 @@ class TxnWorkload:
 
         sim.at(crash_at, crash)
 
+    def end_faults(self) -> None:
+        """No more coordinator moves (the run's steps are over: the cluster heals and settles)."""
+        self.quiet = lambda: False
+
     def step(self, step: int) -> None:
         for p in self.producers:
             p.step(step, self.partitions)
@@ -606,7 +610,7 @@ class TxnWorkload:
         every group's offset is read (``most_ms`` at most: a hanging transaction holds the read_committed reader,
         which is the checker's to report)."""
         start, end = self.sim.now, self.sim.now + most_ms
-        self.quiet = lambda: False  # no coordinator moves any more: the run has ended
+        self.end_faults()
         asked = False
         while self.sim.now < end:
             idle = self.idle()
