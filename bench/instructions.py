@@ -1,6 +1,7 @@
 """Instructions per message, this checkout against a base commit (issue #43, item 1).
 
-``python -m bench.instructions --base REV [--workloads replay,sim] [--trace DIR] [--seeds 1-3] [--runs 3]``
+``python -m bench.instructions --base REV [--workloads replay,sim,produce] [--trace DIR] [--seeds 1-3] [--mb 8]
+[--runs 3]``
 
 Seconds on this VM move by a fifth within minutes for the same code; instruction counts do not. So every workload
 runs under ``valgrind --tool=callgrind`` with ``PYTHONHASHSEED=0``, once for its per-process set-up alone and once
@@ -10,7 +11,12 @@ that compiling is not counted). The work's share is the difference; it is divide
 - ``replay``: every broker chain of a kept recording (``--trace DIR``, else `kactor.demo`'s story recorded once here
   with this checkout's code) replayed once without the check, per traced message (the replay bench's ``--once
   replay --no-check`` minus ``--once setup``);
-- ``sim``: ``kactor sim`` seeds (default 1-3, 50 steps), per seed.
+- ``sim``: ``kactor sim`` seeds (default 1-3, 50 steps), per seed;
+- ``produce``: the brokers' instructions per MB of produced batches (``--mb``, default 8: batches of 100 records of
+  1,000 bytes, as the produce bench's 1 KB records): a leader's and its follower's ReplicaManager, in process on temp
+  log dirs with a fake ZooKeeper (tests/support/broker.py), each batch a ProduceRequest (acks=1) through the leader's
+  handle_produce (LogValidator's check, the log append) and then the follower's fetch of it (the leader's
+  handle_fetch, the follower's handle_fetch_response and append): the core of a produce at RF 2, no sockets or actors.
 
 Then the same two trees run each workload natively, ``--runs`` times alternately, and the medians' ratio is printed
 beside the instruction ratio, with the load, so that a reader sees both what the code did and what the hour did.
@@ -70,6 +76,37 @@ if phase == "run":
     print(f"work_s={time.perf_counter() - t0} units={last - first + 1}")
 """
 
+_PRODUCE_PROBE = r"""
+import logging, pathlib, sys, tempfile, time
+logging.disable(logging.CRITICAL)
+phase, mb = sys.argv[1], int(sys.argv[2])
+from messages.common import TopicPartition
+from messages.replication import ProducePartition, ProduceRequest
+from protocol.records import Record, build_batch
+from tests.support.broker import broker_zk, drive, lai_request, lai_state, make_rm, settle_truncation
+B = 1_000_000
+TP = TopicPartition("produce-bench", 0)
+VALUE = bytes(i % 251 for i in range(1000))
+zk = broker_zk()
+zk.put_partition_state(TP, leader=0, isr=[0, 1], leader_epoch=0, controller_epoch=0)
+tmp = pathlib.Path(tempfile.mkdtemp(prefix="kactor-instr-produce-"))
+leader, follower = make_rm(tmp, 0, now_ms=B), make_rm(tmp, 1, now_ms=B)
+for rm in (leader, follower):
+    drive(rm.handle_leader_and_isr(lai_request([lai_state(TP, 0, 0, [0, 1], [0, 1], is_new=True)]), B), zk)
+settle_truncation(zk, leader, follower, 0, B)
+batches = [build_batch([Record(i, i, None, VALUE) for i in range(100)]) for _ in range(mb * 10)]
+if phase == "run":
+    t0, now = time.perf_counter(), B
+    for batch in batches:
+        now += 1
+        drive(leader.handle_produce(ProduceRequest(1, 30000, (ProducePartition(TP, batch),)), now), zk)
+        fetched = drive(leader.handle_fetch(follower.fetch_request_for(0), now, "broker-1"), zk)
+        drive(follower.handle_fetch_response(0, fetched, now), zk)
+    ends = {rm.online_partition(TP).log.log_end_offset for rm in (leader, follower)}
+    assert ends == {100 * len(batches)}, ends  # every record on both replicas: the work was done
+    print(f"work_s={time.perf_counter() - t0} units={sum(len(b) for b in batches)}")
+"""
+
 _COLLECTED = re.compile(r"Collected\s*:\s*(\d+)")
 _WORK = re.compile(r"work_s=([0-9.e+-]+) units=(\d+)")
 
@@ -80,6 +117,7 @@ class Workload:
     unit: str  # what one unit of the work is: the divisor of the instructions
     probe: str
     args: tuple[str, ...]
+    scale: float = 1.0  # the probe's units in one reported unit (bytes in a MB)
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,16 +196,20 @@ def _fmt(n: float) -> str:
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m bench.instructions", description=__doc__.split("\n\n")[0])
     p.add_argument("--base", required=True, help="the commit to compare with (e.g. 8bf4639)")
-    p.add_argument("--workloads", default="replay,sim", help="comma-separated: replay, sim (default both)")
+    p.add_argument("--workloads", default="replay,sim",
+                   help="comma-separated: replay, sim, produce (default replay,sim)")
     p.add_argument("--trace", help="the kept recording the replay workload replays (default: record one now)")
     p.add_argument("--seeds", type=_seeds, default=(1, 3), help="the sim workload's seeds, FIRST-LAST (default 1-3)")
     p.add_argument("--steps", type=int, default=50, help="the sim workload's steps a seed (default 50)")
+    p.add_argument("--mb", type=int, default=8, help="the produce workload's MB of batches (default 8)")
     p.add_argument("--runs", type=int, default=3, help="native runs of each tree for the wall-clock ratio (default 3)")
     a = p.parse_args(argv)
     names = [n.strip() for n in a.workloads.split(",") if n.strip()]
-    unknown = sorted(set(names) - {"replay", "sim"})
+    unknown = sorted(set(names) - {"replay", "sim", "produce"})
     if unknown:
-        p.error(f"unknown workload(s) {', '.join(unknown)}: replay, sim")
+        p.error(f"unknown workload(s) {', '.join(unknown)}: replay, sim, produce")
+    if a.mb < 1:
+        p.error("--mb takes a whole number >= 1")
     if shutil.which("valgrind") is None:
         p.error("valgrind is not installed (Debian: apt-get install valgrind)")
     if a.runs < 1:
@@ -197,6 +239,8 @@ def main(argv: list[str] | None = None) -> int:
                     print(f"the recording is kept: pass --trace {trace} to measure again on the same input",
                           flush=True)
                 workloads.append(Workload("replay --no-check", "message", _REPLAY_PROBE, (os.path.abspath(trace),)))
+            elif name == "produce":
+                workloads.append(Workload(f"produce {a.mb} MB RF 2", "MB", _PRODUCE_PROBE, (str(a.mb),), 1e6))
             else:
                 first, last = a.seeds
                 workloads.append(Workload(f"sim seeds {first}-{last}", "seed", _SIM_PROBE,
@@ -216,7 +260,7 @@ def main(argv: list[str] | None = None) -> int:
         for w, cb, ch, wb, wh in rows:
             if cb.units != ch.units:
                 print(f"  note: {w.name}: the base counted {cb.units} {w.unit}s, this checkout {ch.units}")
-            print(f"{w.name:<22}{w.unit:<9}{_fmt(cb.per_unit):>14}{_fmt(ch.per_unit):>18}"
+            print(f"{w.name:<22}{w.unit:<9}{_fmt(cb.per_unit * w.scale):>14}{_fmt(ch.per_unit * w.scale):>18}"
                   f"{ch.per_unit / cb.per_unit:>7.3f}x{wb:>15.2f}s{wh:>11.2f}s{wh / wb:>7.3f}x")
         print("(instructions: callgrind, PYTHONHASHSEED=0, the work minus the set-up; wall: median of "
               f"{a.runs} native runs each, alternating)")

@@ -56,3 +56,23 @@ def test_the_base_tree_is_the_commit_not_the_working_tree(tmp_path) -> None:  # 
     with open(os.path.join(tree, "pyproject.toml"), encoding="utf-8") as f:
         assert f.read() == committed
     assert not os.path.exists(os.path.join(tree, ".venv"))
+
+
+def test_the_produce_probe_appends_every_batch_on_leader_and_follower() -> None:
+    """The produce workload's unit is the bytes of its batches (10 of 100 1,000-byte records a MB), reported per MB;
+    the probe itself asserts that both replicas hold every record, so a count of no work cannot pass for a cheap one."""
+    w = bi.Workload("produce 1 MB RF 2", "MB", bi._PRODUCE_PROBE, ("1",), 1e6)
+    instr, work_s, units = bi._run_probe(bi.ROOT, w, "run", valgrind=False)
+    assert instr is None
+    assert 10 * 100 * 1000 < units < 10 * 100 * 1100  # the records plus their batches' and records' framing
+    assert work_s > 0
+    _, _, setup_units = bi._run_probe(bi.ROOT, w, "setup", valgrind=False)
+    assert setup_units == 0
+    assert bi.Count(2_000_000, units).per_unit * w.scale == pytest.approx(2_000_000 / (units / 1e6))
+
+
+def test_unknown_workloads_and_an_empty_produce_are_refused(capsys) -> None:  # noqa: ANN001 - pytest's capsys
+    for argv in (["--base", "HEAD", "--workloads", "fetch"], ["--base", "HEAD", "--workloads", "produce", "--mb", "0"]):
+        with pytest.raises(SystemExit):
+            bi.main(argv)
+    assert "unknown workload(s) fetch: replay, sim, produce" in capsys.readouterr().err
