@@ -78,6 +78,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "server-stop": ("kactor.cli.cmd_server_stop", "stop the local kactor brokers (kafka-server-stop.sh)"),
     "sim": ("kactor.cli.cmd_sim", "seeded fault runs of a simulated cluster in one process"),
     "topics": ("kactor.cli.cmd_topics", "create, delete, describe, or change a topic (as kafka-topics.sh)"),
+    "transactions": ("kactor.cli.cmd_transactions",
+                     "list, describe, find hanging and abort transactions (kafka-transactions.sh, KIP-664)"),
     "trace": ("kactor.cli.cmd_trace", "summarise, generate, convert, replay or show message traces"),
     "zookeeper": ("kactor.cli.cmd_zookeeper", "run a ZooKeeper (or an ensemble) on 127.0.0.1 until interrupted"),
 }
