@@ -1,8 +1,8 @@
 """The trace summary as an HTML report (index.html + matplotlib PNGs) and as a short terminal summary (rich).
 
 Both work from the tables ``spark.summarize`` returns or wrote (``load_result(out_dir)`` reads them back), so a
-report can be rebuilt without Spark. Both open with the incidents (``add_incidents``: kactor/trace/incidents/ over
-the traces the summary read) and the errors once per answer.
+report can be rebuilt without Spark. Both open with the incidents (``add_incidents``: the caller's finder, kactor's
+kactor/trace/incidents/, over the traces the summary read) and the errors once per answer.
 """
 
 from __future__ import annotations
@@ -11,11 +11,16 @@ import copy
 import html
 import json
 import os
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
 from spark.summarize import TABLES, write_table
 
+# The caller's incident finder (kactor trace summarize hands kactor.trace.incidents.report_rows): for one cluster's
+# JSON-lines traces, its incidents and its errors once per answer as table rows, and the traces' last timestamp (an
+# incident still open ends there); OSError or ValueError for traces it cannot read.
+IncidentFinder = Callable[[list[str]], tuple[list[dict[str, Any]], list[dict[str, Any]], float | None]]
 # the tables the report adds to the summary's (add_incidents): not Spark's, so not in spark.bench's comparison
 INCIDENT_TABLES = ("incidents", "error_answers")
 
@@ -57,18 +62,16 @@ def load_result(out_dir: str) -> dict[str, Any]:
     return {"meta": meta, "tables": tables}
 
 
-def incident_tables(inputs: list[str], bucket_ms: int, gauges: list[dict[str, Any]],
-                    warnings: list[str]) -> dict[str, list[dict[str, Any]]]:
-    """The incidents and the errors once per answer (kactor/trace/incidents/: a pure-Python pass over the
-    JSON-lines traces that reads only the records it needs), and the gauges' under-replicated and offline series
-    filled from the intervals: each bucket's largest number of partitions under-replicated (offline) at one time (the
-    controller's under-replicated gauge is 0 in its traces, and its offline gauge counts only the moments between
-    its OfflinePartition and OnlinePartition transitions, not the time since the leader died). A Parquet input has no
-    incidents (a warning says so). A campaign folder (spark.load.campaign_folders: a ``kactor sim`` run's seeds,
-    separate clusters) has its seeds' incidents found one seed at a time, each subject after its seed folder's name
-    (``seed-2: broker 0``), and their errors once per answer added up over the seeds."""
-    from kactor.trace.incidents import errors_json, find_incidents, incidents_json
-    from kactor.trace.reader import TraceError
+def incident_tables(inputs: list[str], bucket_ms: int, gauges: list[dict[str, Any]], warnings: list[str],
+                    find: IncidentFinder) -> dict[str, list[dict[str, Any]]]:
+    """The incidents and the errors once per answer (``find``, the caller's: kactor/trace/incidents/, a pure-Python
+    pass over the JSON-lines traces that reads only the records it needs), and the gauges' under-replicated and
+    offline series filled from the intervals: each bucket's largest number of partitions under-replicated (offline)
+    at one time (the controller's under-replicated gauge is 0 in its traces, and its offline gauge counts only the
+    moments between its OfflinePartition and OnlinePartition transitions, not the time since the leader died). A
+    Parquet input has no incidents (a warning says so). A campaign folder (spark.load.campaign_folders: a ``kactor
+    sim`` run's seeds, separate clusters) has its seeds' incidents found one seed at a time, each subject after its
+    seed folder's name (``seed-2: broker 0``), and their errors once per answer added up over the seeds."""
     from spark.load import campaign_folders
 
     # (subject prefix, paths) per cluster: the inputs as one, or each seed folder of a campaign apart
@@ -76,15 +79,16 @@ def incident_tables(inputs: list[str], bucket_ms: int, gauges: list[dict[str, An
     runs = [("", plain)] if plain else []
     runs += [(os.path.basename(sub) + ": ", [sub]) for p in inputs for sub in campaign_folders(p)]
     try:
-        found = [(prefix, find_incidents(paths)) for prefix, paths in runs]
-    except (TraceError, OSError, ValueError) as e:
+        found = [(prefix, find(paths)) for prefix, paths in runs]
+    except (OSError, ValueError) as e:
         warnings.append(f"incidents not found: {e}")
         return {"incidents": [], "error_answers": []}
     rows = {r["bucket_start_ms"]: r for r in gauges}
     for kind, column in (("under_replicated", "under_replicated_partitions_max"),
                          ("partition_offline", "offline_partitions_max")):
-        spans = [(i.start_ms, i.end_ms if i.end_ms is not None else (f.last_ms or 0.0), len(i.partitions))
-                 for _, f in found for i in f.incidents if i.kind == kind]
+        spans = [(i["start_ts"], i["end_ts"] if i["end_ts"] is not None else (last_ms or 0.0),
+                  len(i["partitions"].split()))
+                 for _, (incident_rows, _e, last_ms) in found for i in incident_rows if i["kind"] == kind]
         for b, n in _peaks(spans, bucket_ms).items():
             row = rows.get(b)
             if row is None:
@@ -93,11 +97,12 @@ def incident_tables(inputs: list[str], bucket_ms: int, gauges: list[dict[str, An
             row[column] = max(row.get(column) or 0, n)
     gauges[:] = [rows[b] for b in sorted(rows)]
     if len(found) == 1 and not found[0][0]:
-        return {"incidents": incidents_json(found[0][1]), "error_answers": errors_json(found[0][1])}
-    incidents = [dict(r, subject=prefix + r["subject"]) for prefix, f in found for r in incidents_json(f)]
+        return {"incidents": found[0][1][0], "error_answers": found[0][1][1]}
+    incidents = [dict(r, subject=prefix + r["subject"]) for prefix, (incident_rows, _e, _l) in found
+                 for r in incident_rows]
     errors: dict[tuple[Any, ...], dict[str, Any]] = {}
-    for _, f in found:
-        for r in errors_json(f):
+    for _, (_i, error_rows, _l) in found:
+        for r in error_rows:
             key = (r["error"], r["request"], r["expected"])
             if key not in errors:
                 errors[key] = dict(r)
@@ -130,7 +135,7 @@ def _peaks(spans: list[tuple[float, float, int]], bucket_ms: int) -> dict[int, i
     return peak
 
 
-def add_incidents(result: dict[str, Any], out_dir: str | None = None) -> dict[str, Any]:
+def add_incidents(result: dict[str, Any], out_dir: str | None = None, *, find: IncidentFinder) -> dict[str, Any]:
     """``result`` with the incident tables added (a copy; once), from the JSON-lines traces its meta names; written
     (with the gauges filled from the under-replicated intervals) to ``out_dir``. A pure-Python pass after Spark's: the
     summary's own tables stay what Spark and DuckDB both compute."""
@@ -143,7 +148,7 @@ def add_incidents(result: dict[str, Any], out_dir: str | None = None) -> dict[st
     result = {**result, "meta": meta, "tables": tables}
     warnings = meta.setdefault("warnings", [])
     tables.update(incident_tables(list(meta.get("inputs", [])), int(meta.get("bucket_ms") or 1000),
-                                  tables["gauges_timeline"], warnings))
+                                  tables["gauges_timeline"], warnings, find))
     if out_dir:
         os.makedirs(out_dir, exist_ok=True)
         for name in (*INCIDENT_TABLES, "gauges_timeline"):
@@ -321,9 +326,9 @@ def _html_table(rows: list[dict[str, Any]], limit: int) -> str:
     return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>{more}"
 
 
-def build_report(out_dir: str, result: dict[str, Any] | None = None) -> str:
+def build_report(out_dir: str, result: dict[str, Any] | None = None, *, find: IncidentFinder) -> str:
     """Write index.html and the PNG plots into ``out_dir``; return the path of index.html."""
-    result = add_incidents(result or load_result(out_dir), out_dir)
+    result = add_incidents(result or load_result(out_dir), out_dir, find=find)
     meta, tables = result["meta"], result["tables"]
     os.makedirs(out_dir, exist_ok=True)
     _plots(out_dir, tables, meta.get("first_ts") or 0.0)
@@ -388,13 +393,14 @@ def _print_incidents(console: Any, t: dict[str, list[dict[str, Any]]], t0: float
         console.print(f"{title} (once per answer): {chosen or 'none'}")
 
 
-def print_summary(result: dict[str, Any], out_dir: str | None = None, console: Any = None) -> None:
+def print_summary(result: dict[str, Any], out_dir: str | None = None, console: Any = None, *,
+                  find: IncidentFinder) -> None:
     """A short summary on the terminal: totals, top message types, slowest events, elections, anomalies."""
     from rich.console import Console
     from rich.table import Table
 
     console = console or Console()
-    result = add_incidents(result, out_dir)
+    result = add_incidents(result, out_dir, find=find)
     meta, t = result["meta"], result["tables"]
     span = ((meta["last_ts"] - meta["first_ts"]) / 1000) if meta.get("first_ts") is not None else 0.0
     console.print(f"[bold]{meta['messages']:,}[/] messages from {len(meta['processes'])} process(es) over "

@@ -61,6 +61,7 @@ def run(args: argparse.Namespace) -> int:
     if os.path.exists(args.out) and not os.path.isdir(args.out):
         raise CliError(f"{args.out}: exists and is not a folder")
 
+    from kactor.trace.incidents import report_rows
     from spark.report import build_report, print_summary
     from spark.session import EXECUTOR_WAIT_S, SparkMasterError, active_session, build_session
     from spark.summarize import summarize
@@ -78,6 +79,6 @@ def run(args: argparse.Namespace) -> int:
         if owned:
             spark.stop()
     if args.report:
-        build_report(args.out, result)
-    print_summary(result, args.out)
+        build_report(args.out, result, find=report_rows)
+    print_summary(result, args.out, find=report_rows)
     return 0

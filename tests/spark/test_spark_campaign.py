@@ -63,11 +63,11 @@ def test_campaign_folder_names_each_process_by_its_seed(campaign: str, tmp_path)
 
 def test_campaign_incidents_are_found_one_seed_at_a_time(campaign: str) -> None:
     """The report's incidents (kactor/trace/incidents/, no Spark): each seed's own, its subjects after its seed."""
-    from kactor.trace.incidents import find_incidents
+    from kactor.trace.incidents import find_incidents, report_rows
     from spark.report import incident_tables
 
     warnings: list[str] = []
-    got = incident_tables([campaign], 1000, [], warnings)
+    got = incident_tables([campaign], 1000, [], warnings, report_rows)
     assert warnings == []
     seeds = {s: find_incidents([os.path.join(campaign, f"seed-{s}")]) for s in SEEDS}
     want = [f"seed-{s}: {i.subject}" for s, f in seeds.items() for i in f.incidents]

@@ -49,6 +49,7 @@ def killed_broker_run(zk_server, tmp_path_factory: pytest.TempPathFactory) -> di
 
 
 def test_elections_by_strategy_match_the_znodes(spark: Any, killed_broker_run: dict[str, Any], tmp_path) -> None:  # noqa: ANN001
+    from kactor.trace.incidents import report_rows
     from spark.report import PLOTS, add_incidents, build_report
     from spark.summarize import summarize
 
@@ -79,7 +80,7 @@ def test_elections_by_strategy_match_the_znodes(spark: Any, killed_broker_run: d
     epoch_bumps = sum(after[tp].leader_epoch - before[tp].leader_epoch for tp in before)
     assert epoch_bumps == elections[("OfflinePartition", "clean")] + len(followed)
 
-    index = build_report(out, summary)
+    index = build_report(out, summary, find=report_rows)
     with open(index, encoding="utf-8") as f:
         page = f.read()
     for name in PLOTS:
@@ -90,7 +91,8 @@ def test_elections_by_strategy_match_the_znodes(spark: Any, killed_broker_run: d
     assert "OfflinePartition" in page
     # issue #30: the report's first screen flags the kill, with the partitions the victim led and how long they had
     # no leader, and the under-replicated series is not 0 while the victim was down
-    with_incidents = add_incidents(summary)  # what build_report showed: a copy of the summary with the incidents
+    # what build_report showed: a copy of the summary with the incidents
+    with_incidents = add_incidents(summary, find=report_rows)
     incidents = with_incidents["tables"]["incidents"]
     (down,) = [i for i in incidents if i["kind"] == "broker_down"]
     assert down["subject"] == f"broker {victim}" and "killed" in down["detail"]

@@ -47,12 +47,13 @@ def _trace(folder: Path) -> str:
 
 
 def test_the_under_replicated_series_is_filled_from_the_intervals(tmp_path: Path) -> None:
+    from kactor.trace.incidents import report_rows
     from spark.report import incident_tables
 
     gauges = [{"bucket_start_ms": T0 + 1000, "samples": 1, "offline_partitions_max": 0,
                "under_replicated_partitions_max": 0}]
     warnings: list[str] = []
-    t = incident_tables([_trace(tmp_path)], 1000, gauges, warnings)
+    t = incident_tables([_trace(tmp_path)], 1000, gauges, warnings, report_rows)
     assert warnings == []
     assert [(r["kind"], r["start_ts"] - T0, r["duration_ms"], r["partitions"]) for r in t["incidents"]] == [
         ("isr_shrink", 1500.0, 0.0, "t-0"), ("under_replicated", 1500.0, 2700.0, "t-0"),
@@ -72,22 +73,24 @@ def test_peaks_per_bucket() -> None:
 
 
 def test_a_parquet_input_has_no_incidents_and_says_so(tmp_path: Path) -> None:
+    from kactor.trace.incidents import report_rows
     from spark.report import incident_tables
 
     warnings: list[str] = []
     (tmp_path / "part-0.parquet").write_bytes(b"PAR1")
-    assert incident_tables([str(tmp_path)], 1000, [], warnings) == {"incidents": [], "error_answers": []}
+    assert incident_tables([str(tmp_path)], 1000, [], warnings, report_rows) == {"incidents": [], "error_answers": []}
     assert len(warnings) == 1 and warnings[0].startswith("incidents not found:") and "no trace files" in warnings[0]
 
 
 def test_the_reports_first_screen_lists_the_incidents(tmp_path: Path) -> None:
     from rich.console import Console
 
+    from kactor.trace.incidents import report_rows
     from spark.report import build_report, incident_tables, print_summary
 
     gauges: list[dict[str, Any]] = []
     (tmp_path / "t").mkdir()
-    tables = incident_tables([_trace(tmp_path / "t")], 1000, gauges, [])
+    tables = incident_tables([_trace(tmp_path / "t")], 1000, gauges, [], report_rows)
     tables["gauges_timeline"] = gauges
     tables["error_answers"] = [
         {"error": "UNKNOWN_SERVER_ERROR", "request": "Produce", "answers": 2, "partitions": 2, "expected": False,
@@ -97,7 +100,7 @@ def test_the_reports_first_screen_lists_the_incidents(tmp_path: Path) -> None:
     meta = {"inputs": [], "processes": ["broker-0"], "messages": 8, "first_ts": T0, "last_ts": T0 + 6000,
             "bucket_ms": 1000, "slow_event_ms": 2000.0, "warnings": []}
     out = str(tmp_path / "out")
-    page = Path(build_report(out, {"meta": meta, "tables": tables})).read_text(encoding="utf-8")
+    page = Path(build_report(out, {"meta": meta, "tables": tables}, find=report_rows)).read_text(encoding="utf-8")
     first = page.index('<h2 id="incidents">')
     assert first < page.index("<h2>Plots</h2>") and page.index('src="incidents.png"') < page.index("<h2>Plots</h2>")
     assert "<td>under_replicated</td><td>1 partition</td><td class=l>t-0</td>" in page
@@ -105,7 +108,7 @@ def test_the_reports_first_screen_lists_the_incidents(tmp_path: Path) -> None:
         page.index("STALE_CONTROLLER_EPOCH")
     assert os.path.getsize(os.path.join(out, "incidents.png")) > 1000
     console = Console(record=True, width=160)
-    print_summary({"meta": meta, "tables": tables}, out, console=console)
+    print_summary({"meta": meta, "tables": tables}, out, console=console, find=report_rows)
     text = console.export_text()
     assert text.index("Incidents (3)") < text.index("Leader elections:")
     assert "under_replicated" in text and "2.70 s" in text

@@ -19,10 +19,11 @@ def png_size(path: str) -> tuple[int, int]:
 
 
 def test_report_files(summary: dict[str, Any]) -> None:
+    from kactor.trace.incidents import report_rows
     from spark.report import PLOTS, build_report
 
     out = summary["out"]
-    index = build_report(out, summary)
+    index = build_report(out, summary, find=report_rows)
     assert index == os.path.join(out, "index.html")
     with open(index, encoding="utf-8") as f:
         page = f.read()
@@ -36,6 +37,7 @@ def test_report_files(summary: dict[str, Any]) -> None:
 
 
 def test_report_rebuilds_from_written_tables(summary: dict[str, Any]) -> None:
+    from kactor.trace.incidents import report_rows
     from spark.report import build_report, load_result
     from spark.summarize import TABLES
 
@@ -44,16 +46,17 @@ def test_report_rebuilds_from_written_tables(summary: dict[str, Any]) -> None:
     # under-replicated and offline series filled from the intervals, and adds tables of its own
     spark_tables = set(TABLES) - {"gauges_timeline"}
     assert {k: again["tables"][k] for k in spark_tables} == {k: summary["tables"][k] for k in spark_tables}
-    assert os.path.exists(build_report(summary["out"]))
+    assert os.path.exists(build_report(summary["out"], find=report_rows))
 
 
 def test_terminal_summary(summary: dict[str, Any]) -> None:
     from rich.console import Console
 
+    from kactor.trace.incidents import report_rows
     from spark.report import print_summary
 
     console = Console(record=True, width=120)
-    print_summary(summary, summary["out"], console=console)
+    print_summary(summary, summary["out"], console=console, find=report_rows)
     text = console.export_text()
     assert "23 messages from 2 process(es)" in text
     assert "OfflinePartition/unclean: 1" in text

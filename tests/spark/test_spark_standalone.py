@@ -67,9 +67,10 @@ def test_standalone_tables_equal_local(spark: Any, standalone: Any, tmp_path) ->
     local, cluster = tmp_path / "local", tmp_path / "cluster"
     summarize(spark, traces, str(local), bucket_ms=1000)
     # the command's terminal summary runs the report's incident pass over what Spark wrote: so does this side
+    from kactor.trace.incidents import report_rows
     from spark.report import add_incidents, load_result
 
-    add_incidents(load_result(str(local)), str(local))
+    add_incidents(load_result(str(local)), str(local), find=report_rows)
     assert spark.sparkContext.master == "local[2]"
     r = kactor("trace", "summarize", *traces, "--out", str(cluster), "--bucket-ms", "1000", "--no-report",
                "--master", standalone.master_url)

@@ -126,10 +126,11 @@ def test_errors_and_anomalies(summary: dict[str, Any]) -> None:
 def test_incidents_are_the_reports_not_the_summarys(summary: dict[str, Any]) -> None:
     import copy
 
+    from kactor.trace.incidents import report_rows
     from spark.report import INCIDENT_TABLES, add_incidents
 
     assert not set(INCIDENT_TABLES) & set(summary["tables"])  # spark.bench compares Spark's tables with DuckDB's
-    t = add_incidents(copy.deepcopy({"meta": summary["meta"], "tables": summary["tables"]}))["tables"]
+    t = add_incidents(copy.deepcopy({"meta": summary["meta"], "tables": summary["tables"]}), find=report_rows)["tables"]
     assert [(r["kind"], r["start_ts"] - T0, r["duration_ms"], r["subject"], r["partitions"]) for r in t["incidents"]] \
         == [("controller_change", 1.0, 0.0, "broker 0", ""), ("topic_deletion", 6000.0, 600.0, "topic payments", ""),
             ("reassignment", 7000.0, 250.0, "payments-2", "payments-2")]

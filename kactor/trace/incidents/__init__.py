@@ -30,11 +30,11 @@ from __future__ import annotations
 from kactor.trace.incidents.detect import detect, tp_name
 from kactor.trace.incidents.errors import ATTENTION_ERRORS, EXPECTED_ERRORS
 from kactor.trace.incidents.model import LATE_PRODUCE_MS, ErrorCount, Findings, Incident, ProcessRun, Rec
-from kactor.trace.incidents.read import find_incidents, read_run, read_trace
+from kactor.trace.incidents.read import find_incidents, read_run, read_trace, report_rows
 from kactor.trace.incidents.text import error_line, errors_json, fmt_ts, incident_line, incidents_json, report_lines
 
 __all__ = [
     "ATTENTION_ERRORS", "EXPECTED_ERRORS", "LATE_PRODUCE_MS", "ErrorCount", "Findings", "Incident", "ProcessRun", "Rec",
     "detect", "error_line", "errors_json", "find_incidents", "fmt_ts", "incident_line", "incidents_json",
-    "read_run", "read_trace", "report_lines", "tp_name",
+    "read_run", "read_trace", "report_lines", "report_rows", "tp_name",
 ]

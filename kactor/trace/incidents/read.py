@@ -10,6 +10,7 @@ from typing import Any
 
 from kactor.trace.incidents.detect import detect
 from kactor.trace.incidents.model import LATE_PRODUCE_MS, Findings, ProcessRun, Rec
+from kactor.trace.incidents.text import errors_json, incidents_json
 
 _PREFIX = re.compile(r'\{"seq":(\d+),"ts":([0-9.eE+-]+),"sender":"([^"]*)","receiver":"([^"]*)","type":"([^"]*)"')
 # the records the detectors read, and for the busy types a cheap test of the line before it is parsed
@@ -111,3 +112,10 @@ def read_trace(paths: Iterable[str]) -> tuple[list[Rec], list[ProcessRun]]:
 def find_incidents(paths: Iterable[str], late_produce_ms: float = LATE_PRODUCE_MS) -> Findings:
     recs, runs = read_trace(paths)
     return detect(recs, runs, late_produce_ms)
+
+
+def report_rows(paths: Iterable[str]) -> tuple[list[dict[str, Any]], list[dict[str, Any]], float | None]:
+    """The incident finder ``kactor trace summarize`` hands the Spark report (spark.report.IncidentFinder): the
+    incidents and the errors once per answer of one cluster's traces as table rows, and the traces' last timestamp."""
+    f = find_incidents(paths)
+    return incidents_json(f), errors_json(f), f.last_ms
