@@ -60,9 +60,16 @@ from core.broker.partition import (
     Partition,
     submit_isr_updates,
 )
-from core.broker.producer_state import CLIENT, COORDINATOR
+from core.broker.producer_state import CLIENT, COORDINATOR, VerificationGuard
 from core.broker.replica_fetcher import FetcherRequest, ReplicaFetcherManager
 from core.broker.replica_selector import ClientMetadata, PartitionView, ReplicaView, replica_selector_for
+from core.coordinator.transaction.verification import (
+    VerifyPartitionsInTxn,
+    transaction_coordinator_partition,
+    transactional_batch,
+    unverified_append_error,
+    verification_response_errors,
+)
 from core.effects import Proc, Respond
 from core.quota.replication_quota_manager import (
     ALTER_LOG_DIRS_IO_MAX_BYTES_PER_SECOND,
@@ -75,7 +82,7 @@ from core.quota.replication_quota_manager import (
     ReplicationQuotaConfig,
     ReplicationQuotaManager,
 )
-from messages.common import EPOCH_DURING_DELETE, NO_EPOCH, Errors, TopicPartition
+from messages.common import EPOCH_DURING_DELETE, NO_EPOCH, Broker, Errors, TopicPartition
 from messages.replication import (
     DEBUGGING_REPLICA_ID,
     GROUP_METADATA_TOPIC_NAME,
@@ -827,12 +834,18 @@ class ReplicaManager:
         if request.acks not in (-1, 0, 1):
             return ProduceResponse(tuple(ProducePartitionResponse(pp.tp, Errors.INVALID_REQUIRED_ACKS)
                                          for pp in request.partitions))
+        guards, unverified = yield from self._verify_transactional_partitions(request, now_ms)
         status: dict[TopicPartition, ProducePartitionStatus] = {}
         appended: list[TopicPartition] = []
         for pp in request.partitions:
             tp = pp.tp
             if pp.error != Errors.NONE:  # refused by the wire edge already (an unconvertible message set)
                 status[tp] = ProducePartitionStatus(-1, ProducePartitionResponse(tp, pp.error), False)
+                continue
+            if tp in unverified:
+                error, message = unverified_append_error(unverified[tp])
+                status[tp] = ProducePartitionStatus(-1, ProducePartitionResponse(tp, error, error_message=message),
+                                                    False)
                 continue
             refused = None if request.coordinator else produce_records_error(pp.records)
             # KafkaApis' ProduceRequest.validateRecords (2.6.3 looks the partition up in its metadata cache first, so
@@ -845,6 +858,11 @@ class ReplicaManager:
                 continue
             try:
                 p = self._get_partition_or_error(tp, expect_leader=True)
+                if request.transactional_id is not None and not request.coordinator and p.log is not None:
+                    txn_batch = transactional_batch(pp.records)
+                    if txn_batch is not None:  # UnifiedLog.analyzeAndValidateProducerState's check (3.6)
+                        p.log.producer_state.check_verification(
+                            txn_batch[0], True, guards.get(tp), self.verification_enabled)
                 info = p.append_records_to_leader(pp.records, request.acks, now_ms,
                                                   COORDINATOR if request.coordinator else CLIENT)
                 log_start = p.log.log_start_offset if p.log is not None else -1
@@ -874,6 +892,63 @@ class ReplicaManager:
             self._delayed_produce.append(op)
             return None
         return op.response()
+
+    @property
+    def verification_enabled(self) -> bool:
+        """transaction.partition.verification.enable (ProducerStateManagerConfig.transactionVerificationEnabled)."""
+        return self.config.transaction_partition_verification_enable
+
+    def _verify_transactional_partitions(self, request: ProduceRequest, now_ms: float
+                                         ) -> Proc[tuple[dict[TopicPartition, VerificationGuard],
+                                                         dict[TopicPartition, Errors]]]:
+        """ReplicaManager.appendRecords' verification (Kafka 3.6, KIP-890 part 1): each partition whose
+        transactional batch would open a transaction here (partitionEntriesForVerification →
+        Partition.maybeStartTransactionVerification) gets a verification guard, and the transactional id's
+        coordinator is asked whether those partitions are in the producer's transaction (getTransactionCoordinator,
+        then AddPartitionsToTxnManager's verify-only AddPartitionsToTxn: the `VerifyPartitionsInTxn` ask). Returns
+        the guards and the partitions that failed verification with their errors (appendRecords maps them:
+        `unverified_append_error`). Nothing is asked when verification is off, for a coordinator's appends, or for
+        a request without a transactional id."""
+        guards: dict[TopicPartition, VerificationGuard] = {}
+        if request.coordinator or request.transactional_id is None or not self.verification_enabled:
+            return guards, {}
+        producer_ids: set[int] = set()
+        first: tuple[int, int, int] | None = None
+        for pp in request.partitions:
+            txn_batch = transactional_batch(pp.records) if pp.error == Errors.NONE else None
+            if txn_batch is None:
+                continue
+            producer_ids.add(txn_batch[0])
+            p = self.online_partition(pp.tp)
+            if p is None or not p.is_leader or p.log is None:
+                continue  # the append answers NOT_LEADER_OR_FOLLOWER / UNKNOWN_TOPIC_OR_PARTITION
+            guard = p.log.producer_state.maybe_start_transaction_verification(*txn_batch, int(now_ms))
+            if guard is not None:
+                guards[pp.tp] = guard
+                first = first or txn_batch
+        if len(producer_ids) > 1:
+            # InvalidPidMappingException("Transactional records contained more than one producer ID")
+            return guards, {pp.tp: Errors.INVALID_PRODUCER_ID_MAPPING for pp in request.partitions}
+        if first is None:
+            return guards, {}
+        broker = self._transaction_coordinator(request.transactional_id)
+        if broker is None:
+            return guards, dict.fromkeys(guards, Errors.COORDINATOR_NOT_AVAILABLE)
+        answer = yield VerifyPartitionsInTxn(broker, request.transactional_id, first[0], first[1], tuple(guards))
+        top_level, results = answer
+        return guards, verification_response_errors(top_level, results, guards)
+
+    def _transaction_coordinator(self, transactional_id: str) -> Broker | None:
+        """ReplicaManager.getTransactionCoordinator (3.6): the alive leader of the id's ``__transaction_state``
+        partition in the metadata cache (None: COORDINATOR_NOT_AVAILABLE — the topic or a leader is missing)."""
+        cache = self.metadata_cache
+        partitions = cache.snapshot.partition_states.get(TRANSACTION_STATE_TOPIC_NAME)
+        if not partitions:
+            return None
+        tp = TopicPartition(TRANSACTION_STATE_TOPIC_NAME,
+                            transaction_coordinator_partition(transactional_id, len(partitions)))
+        leader = cache.get_partition_leader(tp)
+        return None if leader is None else cache.get_alive_broker(leader)
 
     # ================================================================================= leader: WriteTxnMarkers
 

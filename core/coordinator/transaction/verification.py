@@ -15,11 +15,15 @@ stalls at its first offset.
 
 from __future__ import annotations
 
+import struct
 from collections.abc import Iterable, Mapping
+
+import attrs
 
 from core.coordinator.group.group_metadata_manager import partition_for
 from core.coordinator.transaction.transaction_metadata import TransactionState
-from messages.common import Errors, TopicPartition
+from messages.common import Broker, Errors, TopicPartition
+from protocol.records import TRANSACTIONAL_BIT
 
 # KafkaConfig.TransactionPartitionVerificationEnableProp (3.6; default true; dynamic, with producer.id.expiration.ms:
 # ProducerStateManagerConfig.RECONFIGURABLE_CONFIGS)
@@ -94,3 +98,35 @@ def transaction_coordinator_partition(transactional_id: str, transaction_log_par
     """TransactionCoordinator.partitionFor as KafkaApis.handleProduceRequest asks it (``transactionStatePartition``):
     Utils.abs(transactionalId.hashCode) % the partition count of ``__transaction_state``."""
     return partition_for(transactional_id, transaction_log_partitions)
+
+
+# a v2 batch header from its attributes to its base sequence: attributes int16, lastOffsetDelta int32, first and max
+# timestamps int64, producerId int64, producerEpoch int16, baseSequence int32
+_FROM_ATTRIBUTES = struct.Struct(">hiqqqhi")
+_ATTRIBUTES_AT = 21
+
+
+def transactional_batch(records: bytes) -> tuple[int, int, int] | None:
+    """The (producer id, producer epoch, base sequence) of a partition's first batch (a produce carries one) when it
+    is transactional and has a producer id (partitionEntriesForVerification's ``batch.hasProducerId &&
+    batch.isTransactional``); None otherwise or when the bytes hold no whole header (the append refuses them)."""
+    if len(records) < _ATTRIBUTES_AT + _FROM_ATTRIBUTES.size:
+        return None
+    attributes, _, _, _, producer_id, epoch, base_sequence = _FROM_ATTRIBUTES.unpack_from(records, _ATTRIBUTES_AT)
+    if not attributes & TRANSACTIONAL_BIT or producer_id < 0:
+        return None
+    return producer_id, epoch, base_sequence
+
+
+@attrs.frozen(slots=True)
+class VerifyPartitionsInTxn:
+    """An ask of the partition leader's core (AddPartitionsToTxnManager.addTxnData): send the transaction
+    coordinator on ``broker`` an AddPartitionsToTxn v4 ``verify_only`` request for ``partitions`` of the producer's
+    transaction. Answered with ``(top-level error, {partition: error})`` — a failed send or a timeout NETWORK_EXCEPTION
+    at the top level, as the manager's NetworkClient reports a disconnection."""
+
+    broker: Broker
+    transactional_id: str
+    producer_id: int
+    producer_epoch: int
+    partitions: tuple[TopicPartition, ...]

@@ -46,7 +46,8 @@ def txn_produce(tp: TopicPartition, pid: int, seq: int, n: int = 2, tag: str = "
 
 
 def leader(tmp_path, replicas=(0, 1), tps=(TP0,)) -> ReplicaManager:
-    rm = make_rm(tmp_path)
+    # 2.6.3's path: no coordinator here to verify with (KIP-890's verification: test_broker_txn_verification.py)
+    rm = make_rm(tmp_path, transaction_partition_verification_enable=False)
     drive(rm.handle_leader_and_isr(lai_request([lai_state(tp, 0, 0, replicas, replicas, is_new=True)
                                                 for tp in tps]), T0))
     return rm
