@@ -155,28 +155,6 @@ def iter_batches(data: bytes) -> Iterator[RecordBatch]:
         yield batch
 
 
-def offset_range(data: bytes) -> tuple[int, int] | None:
-    """(the first batch's baseOffset, the last batch's lastOffset) when ``data`` is exactly whole v2 batches, else
-    None (empty, a magic 0/1 message set, a cut tail, or bytes that are not records at all). Reads only the headers,
-    nothing is copied: a trace line's summary of the records it carries (messages.codec.summary)."""
-    end = len(data)
-    if end < HEADER_SIZE:
-        return None
-    pos, last = 0, -1
-    unpack = _HEADER.unpack_from
-    while pos < end:
-        if end - pos < HEADER_SIZE:
-            return None
-        base, length, _, magic, _, _, delta = unpack(data, pos)[:7]
-        if magic != MAGIC_V2 or length < HEADER_SIZE - LOG_OVERHEAD:
-            return None
-        last = base + delta
-        pos += LOG_OVERHEAD + length
-    if pos != end:
-        return None
-    return _Q.unpack_from(data, 0)[0], last
-
-
 def check_batch(batch: RecordBatch) -> None:
     """``DefaultRecordBatch.ensureValid`` and the codec check: CRC-32C over attributes..end, a known codec, and
     records that parse to exactly ``records_count`` entries."""

@@ -31,6 +31,7 @@ from core.broker.producer_state import CLIENT
 from core.broker.transaction_index import AbortedTxn
 from core.effects import Proc
 from core.zk_client import KafkaZkClient
+from messages.codec.summary import offset_range
 from messages.common import (
     INITIAL_CONTROLLER_EPOCH,
     INITIAL_LEADER_EPOCH,
@@ -43,7 +44,6 @@ from messages.common import (
 from messages.replication import EARLIEST_TIMESTAMP, HIGH_WATERMARK, LATEST_TIMESTAMP
 from messages.requests import LeaderAndIsrPartitionState
 from messages.zk import BADVERSION, NONODE, OK
-from protocol.records import offset_range
 
 NO_LEADER_EPOCH_PROVIDED = -1  # a fetch without a current leader epoch (old clients)
 NO_TIMESTAMP = -1  # RecordBatch.NO_TIMESTAMP

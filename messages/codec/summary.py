@@ -20,12 +20,11 @@ A summary decodes to a `RecordsSummary`, which encodes back to the same text; it
 
 from __future__ import annotations
 
+import struct
 from typing import Any
 
 import attrs
 from crc32c import crc32c
-
-from protocol.records import offset_range
 
 EXTERNAL_SENDERS = ("edge:", "cli")
 """A line is an input (what a replay feeds) when its sender starts with one of these: an edge (actors.names'
@@ -56,6 +55,36 @@ class RecordsSummary:
 def summarised(value: bytes) -> bool:
     """Whether bytes in a line that is not an input are written as their summary."""
     return len(value) > SUMMARY_MIN
+
+
+# DefaultRecordBatch's header up to lastOffsetDelta (baseOffset, batchLength, partitionLeaderEpoch, magic, crc,
+# attributes, lastOffsetDelta; protocol/records.py reads all of it), its whole size and Records.LOG_OVERHEAD
+_BATCH_HEAD = struct.Struct(">qiibIhi")
+_BATCH_HEADER_SIZE = 61
+_LOG_OVERHEAD = 12
+_MAGIC_V2 = 2
+
+
+def offset_range(data: bytes) -> tuple[int, int] | None:
+    """(the first batch's baseOffset, the last batch's lastOffset) when ``data`` is exactly whole v2 batches, else
+    None (empty, a magic 0/1 message set, a cut tail, or bytes that are not records at all). Reads only the headers,
+    nothing is copied: a trace line's summary of the records it carries, and Partition's offsets of a read."""
+    end = len(data)
+    if end < _BATCH_HEADER_SIZE:
+        return None
+    pos, last = 0, -1
+    unpack = _BATCH_HEAD.unpack_from
+    while pos < end:
+        if end - pos < _BATCH_HEADER_SIZE:
+            return None
+        base, length, _, magic, _, _, delta = unpack(data, pos)[:7]
+        if magic != _MAGIC_V2 or length < _BATCH_HEADER_SIZE - _LOG_OVERHEAD:
+            return None
+        last = base + delta
+        pos += _LOG_OVERHEAD + length
+    if pos != end:
+        return None
+    return unpack(data, 0)[0], last
 
 
 def summary_json(value: bytes) -> dict[str, Any]:

@@ -17,6 +17,7 @@ from messages.codec.summary import (
     RecordsSummary,
     describe,
     is_input,
+    offset_range,
     summarise,
     summary_json,
 )
@@ -25,7 +26,7 @@ from messages.group import JoinGroupProtocol
 from messages.net import NetReply, NetRequest
 from messages.partition import ShardReply, ShardRequest
 from messages.replication import FetchPartitionData, FetchResponse, ProducePartition, ProduceRequest
-from protocol.records import Record, build_batch, offset_range
+from protocol.records import Record, build_batch
 
 TS = 1767225600000.5
 TP = TopicPartition("t", 0)
