@@ -107,6 +107,9 @@ class History:
     offset_reads: tuple[OffsetRead, ...] = ()
     samples: tuple[StableSample, ...] = ()
     stall_bound_ms: float = float("inf")
+    # group keys whose offset no OffsetFetch (require_stable) answered at the end, with its last answer: offsets
+    # pending for ever in a transaction nothing ends
+    unsettled: tuple[tuple[str, str], ...] = ()
 
 
 @attrs.frozen(slots=True)
@@ -232,7 +235,9 @@ def _offsets(history: History, missing_of: dict[str, list[str]]) -> list[Anomaly
                 prev = last.get(key)
                 if prev is None or (prev.producer, prev.number) < (t.producer, t.number):
                     last[key] = t
-    out: list[Anomaly] = []
+    out: list[Anomaly] = [Anomaly(OFFSETS, key, (), f"no stable offset at the end: OffsetFetch(require_stable) last "
+                                                    f"answered {error}")
+                          for key, error in history.unsettled]
     for r in dict.fromkeys(history.offset_reads):
         if r.offset < 0:
             t0 = last.get(r.key)

@@ -181,6 +181,7 @@ class TxnClient:
         self.busy = False
         self.offset = 0  # the input offset consumed so far (each consume-transform-produce transaction adds one)
         self.offset_reads: list[OffsetRead] = []
+        self.final_error = ""  # the last answer to the final OffsetFetch while it was not NONE ("": not asked)
         self._n = 0
 
     # -- connections ----------------------------------------------------------------------------------------------
@@ -497,6 +498,8 @@ class TxnClient:
     def fetch_offsets(self, final: bool) -> None:
         """OffsetFetch (require_stable) of the group's input partition at its coordinator, recorded; the final one
         is asked again until answered, one at start-up is advisory (dropped on an error: the producer moves on)."""
+        if final and not self.final_error:
+            self.final_error = "no answer"
         def again() -> None:
             if final:
                 self.sim.at(RETRY_BACKOFF_MS, lambda: self.fetch_offsets(True))
@@ -513,6 +516,8 @@ class TxnClient:
             if error != "NONE" or part is None:
                 if error in REFIND:
                     self.group_coordinator = -1
+                if final:
+                    self.final_error = error
                 again()  # unstable (a transaction of the group open), loading, or the coordinator moved
                 return
             self.offset_reads.append(OffsetRead(f"{self.group}/{partition_name(INPUT)}", part.offset, final))
@@ -645,7 +650,9 @@ class TxnWorkload:
             positions={partition_name(tp): self.committed.positions.get(tp, 0) for tp in self.partitions},
             complete=frozenset(partition_name(tp) for tp in self.complete),
             offset_reads=tuple(r for p in self.producers for r in p.offset_reads),
-            samples=tuple(self.committed.samples), stall_bound_ms=STALL_BOUND_MS)
+            samples=tuple(self.committed.samples), stall_bound_ms=STALL_BOUND_MS,
+            unsettled=tuple((f"{p.group}/{partition_name(INPUT)}", p.final_error) for p in self.producers
+                            if p.final_error and not p.final_offset_read()))
 
 
 __all__ = ["PARTITIONS", "STALL_BOUND_MS", "TOPIC", "TxnClient", "TxnWorkload"]

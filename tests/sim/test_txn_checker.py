@@ -157,3 +157,8 @@ def test_a_stall_counts_only_while_the_cluster_is_whole() -> None:
     # whole from 2 s on: 29 s count
     whole = tuple(attrs.evolve(s, healthy_since_ms=2000.0) for s in samples[1:])
     assert [a.kind for a in check(history(samples=(samples[0], *whole)))] == [STALL]
+
+
+def test_offsets_never_stable_at_the_end() -> None:
+    found = check(history(unsettled=(("g0/t-0", "UNSTABLE_OFFSET_COMMIT"),)))
+    assert [a.kind for a in found] == [OFFSETS] and "UNSTABLE_OFFSET_COMMIT" in found[0].detail
