@@ -24,16 +24,19 @@ through ``replica_manager`` as Kafka's ReplicaFetcherThread reads its ``replicaM
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable
-from typing import TYPE_CHECKING
+from collections.abc import Iterable, Mapping
+from typing import Protocol
 
 import attrs
 
+from core.broker.config import BrokerSideConfig
 from core.broker.fetch_session import FetchSessionHandler
 from core.broker.fetcher_state import FETCHING, TRUNCATING, FollowerFetchState, offset_truncation_state
 from core.broker.kafka_storage_error import KafkaStorageError
+from core.broker.log_manager import LogManager
 from core.broker.partition import ApiError, Partition
 from core.effects import Proc
+from core.quota.replication_quota_manager import ReplicationQuotaManager
 from messages.common import Errors, TopicPartition
 from messages.replication import (
     EARLIEST_TIMESTAMP,
@@ -51,19 +54,35 @@ from messages.replication import (
     OffsetsForLeaderEpochResponse,
 )
 
-if TYPE_CHECKING:
-    from core.broker.replica_manager import ReplicaManager
-
 log = logging.getLogger("kactor.broker")
 
 FetcherRequest = OffsetsForLeaderEpochRequest | ListOffsetsRequest | FetchRequest
+
+
+class FetcherReplicaManager(Protocol):
+    """What the fetcher reads of core/broker/replica_manager.py's ReplicaManager (as ReplicaFetcherThread its
+    ``replicaMgr``): the hosted partitions, the follower quota, the log manager, and the log-dir failure channel."""
+
+    config: BrokerSideConfig
+    local_broker_id: int
+    follower_quota: ReplicationQuotaManager
+    log_manager: LogManager
+
+    @property
+    def all_partitions(self) -> Mapping[TopicPartition, object]: ...
+
+    def online_partition(self, tp: TopicPartition) -> Partition | None: ...
+
+    def _note_storage_error(self, e: KafkaStorageError) -> None: ...
+
+    def _process_log_dir_failures(self) -> Proc[None]: ...
 
 
 class ReplicaFetcherManager:
     """kafka.server.ReplicaFetcherManager with its fetcher threads (one per leader broker, as
     ``num.replica.fetchers`` = 1): every followed partition's PartitionFetchState, by partition and by leader."""
 
-    def __init__(self, replica_manager: ReplicaManager) -> None:
+    def __init__(self, replica_manager: FetcherReplicaManager) -> None:
         self.replica_manager = replica_manager
         # AbstractFetcherThread.partitionStates over every fetcher thread
         self.fetch_states: dict[TopicPartition, FollowerFetchState] = {}
