@@ -72,6 +72,8 @@ class ReplicaManagerInit:
     replication_quota_window_size_seconds: int = 1  # replication.quota.window.size.seconds
     # transactional.id.expiration.ms: how long the logs keep an idle producer's state (LogManager.maxPidExpirationMs)
     transactional_id_expiration_ms: int = 604800000
+    # transaction.partition.verification.enable (Kafka 3.6, KIP-890 part 1)
+    transaction_partition_verification_enable: bool = True
 
     @classmethod
     def from_kafka_config(cls, cfg: Any) -> ReplicaManagerInit:
@@ -82,4 +84,5 @@ class ReplicaManagerInit:
                    cfg["replica.fetch.max.bytes"], cfg["replica.fetch.response.max.bytes"],
                    cfg["log.retention.check.interval.ms"], tuple(sorted(cfg.log_props().items())),
                    cfg["replica.selector.class"], cfg["replication.quota.window.num"],
-                   cfg["replication.quota.window.size.seconds"], cfg["transactional.id.expiration.ms"])
+                   cfg["replication.quota.window.size.seconds"], cfg["transactional.id.expiration.ms"],
+                   cfg["transaction.partition.verification.enable"])
