@@ -164,6 +164,16 @@ def _transaction_loader_stops_quietly() -> Callable[[], None]:
     return lambda: [u() for u in undo] and None
 
 
+def _no_partition_verification() -> Callable[[], None]:
+    """Issue #40 (KIP-890 part 1, Kafka 3.6): transaction.partition.verification.enable=false — the partition leader
+    appends a transactional batch that opens a transaction without asking the coordinator, so a produce delayed past
+    its transaction's end, or to a partition never added to it, opens a transaction no marker will end (2.6's
+    hole)."""
+    from core.broker.replica_manager import ReplicaManager
+
+    return _patch(ReplicaManager, "verification_enabled", property(lambda self: False))
+
+
 MUTATIONS = {m.name: m for m in (
     Mutation("truncate-to-high-watermark", "KIP-101",
              "a new follower truncates to its high watermark, not by OffsetsForLeaderEpoch",
@@ -190,6 +200,10 @@ MUTATIONS = {m.name: m for m in (
              "internal topics open to AddPartitionsToTxn, and the transaction loader installing what it read before a "
              "marker it cannot read, silently (issue #39)",
              _transaction_loader_stops_quietly),
+    Mutation("no-partition-verification", "KIP-890",
+             "transaction.partition.verification.enable=false: a transactional batch opens a transaction the "
+             "coordinator never heard of (issue #40)",
+             _no_partition_verification),
 )}
 
 
