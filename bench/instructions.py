@@ -63,11 +63,12 @@ if phase == "run":
 """
 
 _SIM_PROBE = r"""
-import logging, sys, tempfile, time
+import atexit, logging, shutil, sys, tempfile, time
 logging.disable(logging.CRITICAL)
 phase, first, last, steps = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
 from kactor.cli import cmd_sim
 scratch = tempfile.mkdtemp(prefix="kactor-instr-sim-")
+atexit.register(shutil.rmtree, scratch, True)
 cmd_sim._init_worker(cmd_sim.Job(steps, 3, scratch, None, scratch))
 if phase == "run":
     t0 = time.perf_counter()
@@ -77,7 +78,7 @@ if phase == "run":
 """
 
 _PRODUCE_PROBE = r"""
-import logging, pathlib, sys, tempfile, time
+import atexit, logging, pathlib, shutil, sys, tempfile, time
 logging.disable(logging.CRITICAL)
 phase, mb = sys.argv[1], int(sys.argv[2])
 from messages.common import TopicPartition
@@ -90,6 +91,7 @@ VALUE = bytes(i % 251 for i in range(1000))
 zk = broker_zk()
 zk.put_partition_state(TP, leader=0, isr=[0, 1], leader_epoch=0, controller_epoch=0)
 tmp = pathlib.Path(tempfile.mkdtemp(prefix="kactor-instr-produce-"))
+atexit.register(shutil.rmtree, tmp, True)
 leader, follower = make_rm(tmp, 0, now_ms=B), make_rm(tmp, 1, now_ms=B)
 for rm in (leader, follower):
     drive(rm.handle_leader_and_isr(lai_request([lai_state(TP, 0, 0, [0, 1], [0, 1], is_new=True)]), B), zk)

@@ -4,8 +4,10 @@ arithmetic is the work minus the set-up. (The callgrind runs themselves are the 
 from __future__ import annotations
 
 import argparse
+import glob
 import os
 import subprocess
+import tempfile
 
 import pytest
 
@@ -62,12 +64,14 @@ def test_the_produce_probe_appends_every_batch_on_leader_and_follower() -> None:
     """The produce workload's unit is the bytes of its batches (10 of 100 1,000-byte records a MB), reported per MB;
     the probe itself asserts that both replicas hold every record, so a count of no work cannot pass for a cheap one."""
     w = bi.Workload("produce 1 MB RF 2", "MB", bi._PRODUCE_PROBE, ("1",), 1e6)
+    before = set(glob.glob(os.path.join(tempfile.gettempdir(), "kactor-instr-produce-*")))
     instr, work_s, units = bi._run_probe(bi.ROOT, w, "run", valgrind=False)
     assert instr is None
     assert 10 * 100 * 1000 < units < 10 * 100 * 1100  # the records plus their batches' and records' framing
     assert work_s > 0
     _, _, setup_units = bi._run_probe(bi.ROOT, w, "setup", valgrind=False)
     assert setup_units == 0
+    assert set(glob.glob(os.path.join(tempfile.gettempdir(), "kactor-instr-produce-*"))) == before  # removed at exit
     assert bi.Count(2_000_000, units).per_unit * w.scale == pytest.approx(2_000_000 / (units / 1e6))
 
 
