@@ -1,9 +1,10 @@
 """`kactor chaos` as a user runs it (issue #19 item 6): a short seeded run on real brokers and a real 3-server
 ZooKeeper ensemble, and a run stopped by SIGHUP that leaves nothing running.
 
-Seeds 18 and 28 are chosen (and checked below, the schedule being pure) so that 2 x 8 steps include the controller
-killed mid-reassignment, SIGTERM, SIGSTOP past the session timeout, an unusable log dir, a network partition, a
-ZooKeeper server and the ZooKeeper leader killed, and a deletion.
+Seed 25167 is chosen (and checked below, the schedule being pure) so that its 8 steps include the controller killed
+mid-reassignment, SIGTERM, SIGSTOP past the session timeout, an unusable log dir, a network partition, a ZooKeeper
+server and the ZooKeeper leader killed, and a deletion: one seed's cluster, where seeds 18 and 28 took two (the first
+of 40,000 seeds to hold all of it in 8 steps).
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from scripts.sweep import marked_pids
 
 pytestmark = [pytest.mark.cluster, pytest.mark.slow]
 
-SEEDS = (18, 28)
+SEEDS = (25167,)
 STEPS = 8
 
 
@@ -59,11 +60,14 @@ def _none_left(fault_file: str, timeout_s: float = 15.0) -> list[int]:
 def test_seeded_run_with_ensemble_and_partition_faults(tmp_path: Path) -> None:
     faults = {s.fault for seed in SEEDS for s in make_schedule(seed, STEPS, 3, 3)}
     assert faults >= {"kill-controller", "sigterm", "sigstop", "logdir", "partition", "zk-kill", "zk-kill-leader"}
+    schedule = [s for seed in SEEDS for s in make_schedule(seed, STEPS, 3, 3)]
+    assert any(s.op == "reassign" and s.fault == "kill-controller" for s in schedule)
+    assert any(s.op == "delete" for s in schedule)
     proc = _kactor_chaos("--seeds", ",".join(map(str, SEEDS)), "--steps", str(STEPS), "--zookeeper-ensemble", "3",
                          "--work-dir", str(tmp_path), "--keep")
     out, err = proc.communicate(timeout=600)
     lines = out.splitlines()
-    assert lines[0] == (f"kactor chaos: seeds 18,28, {STEPS} steps, 3 brokers, a 3-server ZooKeeper ensemble; "
+    assert lines[0] == (f"kactor chaos: seeds 25167, {STEPS} steps, 3 brokers, a 3-server ZooKeeper ensemble; "
                         f"folders in {tmp_path}"), out
     results = {}
     for seed in SEEDS:
@@ -85,13 +89,13 @@ def test_seeded_run_with_ensemble_and_partition_faults(tmp_path: Path) -> None:
         # the brokers' traces are kept with the seed
         assert list((tmp_path / f"seed-{seed}" / "traces").glob("broker-*.jsonl"))
     summary = lines[-6:] if lines[-1].startswith("runs that failed") else lines[-5:]
-    assert summary[0].startswith(f"2 seeds x {STEPS} steps: ")
+    assert summary[0].startswith(f"1 seeds x {STEPS} steps: ")
     assert summary[-1].startswith("time: ")
     violations = [(seed, v) for seed, r in results.items() for v in r["violations"]]
     assert violations == [], out
-    assert summary[0] == (f"2 seeds x {STEPS} steps: 0 safety violations, 0 lost records, 0 divergent records, "
+    assert summary[0] == (f"1 seeds x {STEPS} steps: 0 safety violations, 0 lost records, 0 divergent records, "
                           "0 stuck operations, 0 transaction violations")
-    assert proc.returncode == 0 and "2 seeds clean" in out, out
+    assert proc.returncode == 0 and "1 seeds clean" in out, out
 
 
 def test_the_data_client_never_recreates_a_deleted_topic(start_cluster) -> None:
