@@ -26,12 +26,13 @@ from actors.base import KActor
 from actors.broker_channel_actor import BrokerChannelActor
 from actors.core_effects import EffectInterpreter
 from actors.proc_driver import ProcDriver
-from core.api import controlled_shutdown as controlled_shutdown_api
+from actors.request_front import admit
+from core.api.registry import ControllerService
 from core.broker.log_config import UNCLEAN_LEADER_ELECTION_ENABLE, parse_boolean
 from core.controller.errors import exception_of, raised_error
 from core.controller.kafka_controller import KafkaController
 from core.effects import AddBrokerChannel, RemoveBrokerChannel, SendRequest
-from core.security.authorizer import Authorizer, request_authorizer
+from core.security.authorizer import Authorizer
 from messages import controller_events as ev
 from messages.broker_lifecycle import ControllerInit
 from messages.channel import ChannelResponse, ChannelStart, ChannelStop
@@ -40,7 +41,6 @@ from messages.dynamic_config import LogConfigDefaultsChanged
 from messages.net import NetReply, NetRequest
 from messages.observability import ControllerEventProcessed, ControllerEventStarted
 from messages.requests import (
-    ControlledShutdownRequest,
     ControlledShutdownResponse,
     LeaderAndIsrResponse,
     StopReplicaResponse,
@@ -132,18 +132,16 @@ class ControllerActor(KActor):
         self.authorizer = Authorizer.from_message(msg)
 
     def on_NetRequest(self, msg: NetRequest, sender: str) -> None:
-        body = msg.body
-        if isinstance(body, ControlledShutdownRequest) and self.authorizer is not None:
-            decision = controlled_shutdown_api.authorize(body, request_authorizer(self.authorizer, body.principal,
-                                                                                  msg.client_host))
-            if decision.request is None:
-                self.post(names.NET, NetReply(msg.connection_id, msg.request_id, decision.answer))
-                return
-        if isinstance(body, ControlledShutdownRequest):
-            self.put(ev.ControlledShutdown(body.broker_id, body.broker_epoch),
-                     reply=(msg.connection_id, msg.request_id))
+        """The request front (its unit, KafkaApis' authorization), then the unit's KafkaController event, answered
+        when it is processed (ControlledShutdown)."""
+        admitted = admit(self, msg, self.authorizer)
+        if admitted is None:
+            return
+        service = admitted.spec.service
+        if isinstance(service, ControllerService):
+            self.put(service.event(admitted.request), reply=(msg.connection_id, msg.request_id))
         else:
-            log.warning("controller: unexpected request %s", type(body).__name__)
+            log.warning("controller: unexpected request %s", admitted.spec.name)
 
     def on_ChannelResponse(self, msg: ChannelResponse, sender: str) -> None:
         resp = msg.response

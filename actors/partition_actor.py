@@ -22,7 +22,7 @@ from actors import names
 from actors.base import KActor
 from actors.core_effects import EVERY_RECIPIENT, EffectInterpreter
 from actors.proc_driver import ProcDriver
-from core.api.broker_requests import FOLLOWER_RESPONSES, unit_of
+from core.api.registry import follower_unit_of, sharded_unit_of
 from core.broker.cleaner import swap as log_cleaning
 from core.broker.config import BrokerSideConfig
 from core.broker.fetch_session import FetchSessionCache
@@ -195,7 +195,7 @@ class PartitionActor(KActor):
 
     # -- work ---------------------------------------------------------------------------------------------------------
     def on_ShardRequest(self, msg: ShardRequest, sender: str) -> None:
-        self._enqueue(_Request(msg.token, msg.body, unit_of(msg.body)))
+        self._enqueue(_Request(msg.token, msg.body, sharded_unit_of(msg.body)))
 
     def on_TimerFired(self, msg: TimerFired, sender: str) -> None:
         if msg.key == TASKS_TIMER:
@@ -239,7 +239,7 @@ class PartitionActor(KActor):
         self.driver.run(rm.run_scheduled_tasks(now), self._tasks_done)
 
     def _start_fetched(self, item: _Fetched, rm: ReplicaManager, now: float) -> None:
-        unit = FOLLOWER_RESPONSES.get(type(item.response))
+        unit = follower_unit_of(item.response)
         if unit is None or unit.handle_response is None:
             rm.fetch_failed(item.leader)
             self._back_off(item.leader)

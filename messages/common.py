@@ -209,10 +209,6 @@ class LeaderAndIsr:
     def with_zk_version(self, zk_version: int) -> LeaderAndIsr:
         return attrs.evolve(self, zk_version=zk_version)
 
-    def equals_ignore_zk_version(self, other: LeaderAndIsr) -> bool:
-        return (self.leader, self.leader_epoch, self.isr) == (other.leader, other.leader_epoch, other.isr)
-
-
 @message
 class LeaderIsrAndControllerEpoch:
     """kafka.controller.LeaderIsrAndControllerEpoch: a partition state znode's content plus its version."""

@@ -310,11 +310,3 @@ CONTROLLER_STATE_OF: dict[type, str] = {
 }
 
 CONTROLLER_EVENT_TYPES: tuple[type, ...] = tuple(CONTROLLER_STATE_OF)
-
-
-def controller_state_of(event: object) -> ControllerState:
-    """The ControllerState of an event (TypeError for a value that is not a controller event)."""
-    try:
-        return ControllerState[CONTROLLER_STATE_OF[type(event)]]
-    except KeyError:
-        raise TypeError(f"not a controller event: {type(event).__name__}") from None

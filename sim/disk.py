@@ -458,8 +458,3 @@ class SimDisk:
             self._change(("rmdir", d))
 
     # ------------------------------------------------------------------------------------------------ inspection
-
-    def durable_bytes(self, path: str) -> bytes | None:
-        """The bytes of ``path`` its last fsync forced (None: never fsynced, or no such file)."""
-        inode = self.files.get(path)
-        return None if inode is None else inode.synced

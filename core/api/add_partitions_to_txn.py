@@ -8,8 +8,9 @@ from __future__ import annotations
 from typing import Any
 
 from core.api.admin import fit_response
-from core.api.registry import ApiSpec, RequestContext, Route, register, with_principal
+from core.api.registry import ApiSpec, RequestContext, register, transaction_coordinator, with_principal
 from core.api.topic_groups import error_of
+from core.coordinator.transaction.transaction_coordinator import TransactionCoordinator
 from core.security.acl import AclOperation, ResourceType
 from core.security.authorizer import Authorized, RequestAuthorizer, allowed, refused
 from messages.common import Errors, TopicPartition
@@ -63,5 +64,8 @@ def authorize(request: AddPartitionsToTxnRequest, auth: RequestAuthorizer) -> Au
         for tp in request.partitions)))
 
 
-register(ApiSpec(ApiKeys.ADD_PARTITIONS_TO_TXN, Route.TRANSACTION_COORDINATOR, with_principal(request_from_wire),
-                 response_to_wire, error_response))
+register(ApiSpec(ApiKeys.ADD_PARTITIONS_TO_TXN, transaction_coordinator(
+    TransactionCoordinator.handle_add_partitions,
+    lambda r, e: AddPartitionsToTxnResponse(tuple((tp, e) for tp in r.partitions))),
+    with_principal(request_from_wire), response_to_wire, error_response,
+    request_type=AddPartitionsToTxnRequest, authorize=authorize))

@@ -196,5 +196,5 @@ ERROR_RESPONSES: dict[int, Callable[[int, Body, int], Body]] = {
 
 for _key, _error in ERROR_RESPONSES.items():
     assert _key in API_VERSIONS
-    register(ApiSpec(api_key=_key, route=ROUTE, request_from_wire=passthrough(_key),
+    register(ApiSpec(api_key=_key, service=ROUTE, request_from_wire=passthrough(_key),
                      response_to_wire=_response_to_wire(_key), error_response=_error))

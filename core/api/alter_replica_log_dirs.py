@@ -13,7 +13,7 @@ from typing import Any
 
 import attrs
 
-from core.api.registry import ApiSpec, RequestContext, Route, register, with_principal
+from core.api.registry import ApiSpec, ReplicaManagerService, RequestContext, register, with_principal
 from core.api.topic_groups import error_of, group_by_topic
 from core.broker.shards import ShardedRequest, answers_of, by_shard
 from core.security.acl import AclOperation
@@ -79,13 +79,6 @@ def authorize(request: AlterReplicaLogDirsRequest, auth: RequestAuthorizer) -> A
                                                      for d in request.dirs)))
 
 
-SPEC = ApiSpec(ApiKeys.ALTER_REPLICA_LOG_DIRS, Route.REPLICA_MANAGER, with_principal(request_from_wire),
-               response_to_wire, error_response,
-               request_type=AlterReplicaLogDirsRequest, send_version=SEND_VERSION, request_to_wire=request_to_wire,
-               response_from_wire=response_from_wire)
-register(SPEC)
-
-
 def split(request: AlterReplicaLogDirsRequest, shards: int) -> dict[int, AlterReplicaLogDirsRequest]:
     return {i: attrs.evolve(request, dirs=tuple(ds)) for i, ds in sorted(by_shard(request.dirs, _tp, shards).items())}
 
@@ -105,3 +98,9 @@ def error(request: AlterReplicaLogDirsRequest, code: Errors) -> AlterReplicaLogD
 
 SHARDED = ShardedRequest(AlterReplicaLogDirsRequest, split, merge, error,
                          lambda rm, part, now_ms, reply: rm.handle_alter_replica_log_dirs(part, now_ms))
+
+
+SPEC = ApiSpec(ApiKeys.ALTER_REPLICA_LOG_DIRS, ReplicaManagerService(SHARDED), with_principal(request_from_wire),
+               response_to_wire, error_response, request_type=AlterReplicaLogDirsRequest, authorize=authorize,
+               send_version=SEND_VERSION, request_to_wire=request_to_wire, response_from_wire=response_from_wire)
+register(SPEC)

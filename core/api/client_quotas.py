@@ -59,5 +59,5 @@ def _response_to_wire(api_key: int) -> Any:
 
 
 for _key, _error in ((ApiKeys.DESCRIBE_CLIENT_QUOTAS, describe_error), (ApiKeys.ALTER_CLIENT_QUOTAS, alter_error)):
-    register(ApiSpec(api_key=_key, route=ROUTE, request_from_wire=passthrough(_key),
+    register(ApiSpec(api_key=_key, service=ROUTE, request_from_wire=passthrough(_key),
                      response_to_wire=_response_to_wire(_key), error_response=_error))

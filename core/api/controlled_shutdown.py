@@ -16,10 +16,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from core.api.registry import ApiSpec, RequestContext, Route, register, with_principal
+from core.api.registry import ApiSpec, ControllerService, RequestContext, register, with_principal
 from core.api.topic_groups import error_of
 from core.security.acl import AclOperation
 from core.security.authorizer import Authorized, RequestAuthorizer, allowed, refused
+from messages import controller_events as ev
 from messages.common import NO_EPOCH, Errors, TopicPartition
 from messages.requests import ControlledShutdownRequest, ControlledShutdownResponse
 from protocol.api_versions import ApiKeys
@@ -58,8 +59,9 @@ def authorize(request: ControlledShutdownRequest, auth: RequestAuthorizer) -> Au
     return refused(ControlledShutdownResponse(Errors.CLUSTER_AUTHORIZATION_FAILED))
 
 
-SPEC = ApiSpec(ApiKeys.CONTROLLED_SHUTDOWN, Route.CONTROLLER, with_principal(request_from_wire),
-               response_to_wire, error_response,
-               request_type=ControlledShutdownRequest, send_version=SEND_VERSION, request_to_wire=request_to_wire,
-               response_from_wire=response_from_wire)
+SPEC = ApiSpec(ApiKeys.CONTROLLED_SHUTDOWN,
+               ControllerService(lambda r: ev.ControlledShutdown(r.broker_id, r.broker_epoch)),
+               with_principal(request_from_wire), response_to_wire, error_response,
+               request_type=ControlledShutdownRequest, authorize=authorize, send_version=SEND_VERSION,
+               request_to_wire=request_to_wire, response_from_wire=response_from_wire)
 register(SPEC)

@@ -13,7 +13,7 @@ from typing import Any
 
 import attrs
 
-from core.api.registry import ApiSpec, RequestContext, Route, register, with_principal
+from core.api.registry import ApiSpec, ReplicaManagerService, RequestContext, register, with_principal
 from core.api.topic_groups import error_of, group_by_topic
 from core.broker.shards import ShardedRequest, answers_of, by_shard, in_request_order
 from core.security.acl import AclOperation, ResourceType
@@ -82,13 +82,6 @@ def authorize(request: DeleteRecordsRequest, auth: RequestAuthorizer) -> Authori
     return allowed(attrs.evolve(request, partitions=rest), lambda r: attrs.evolve(r, partitions=denied + r.partitions))
 
 
-SPEC = ApiSpec(ApiKeys.DELETE_RECORDS, Route.REPLICA_MANAGER, with_principal(request_from_wire), response_to_wire,
-               error_response,
-               request_type=DeleteRecordsRequest, send_version=SEND_VERSION, request_to_wire=request_to_wire,
-               response_from_wire=response_from_wire)
-register(SPEC)
-
-
 def split(request: DeleteRecordsRequest, shards: int) -> dict[int, DeleteRecordsRequest]:
     return {i: attrs.evolve(request, partitions=tuple(parts))
             for i, parts in sorted(by_shard(request.partitions, _tp, shards).items())}
@@ -105,3 +98,9 @@ def error(request: DeleteRecordsRequest, code: Errors) -> DeleteRecordsResponse:
 
 SHARDED = ShardedRequest(DeleteRecordsRequest, split, merge, error,
                          lambda rm, part, now_ms, reply: rm.handle_delete_records(part, now_ms, reply))
+
+
+SPEC = ApiSpec(ApiKeys.DELETE_RECORDS, ReplicaManagerService(SHARDED), with_principal(request_from_wire),
+               response_to_wire, error_response, request_type=DeleteRecordsRequest, authorize=authorize,
+               send_version=SEND_VERSION, request_to_wire=request_to_wire, response_from_wire=response_from_wire)
+register(SPEC)

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from core.api.registry import ApiSpec, RequestContext, Route, register, with_principal
+from core.api.registry import ApiSpec, ReplicaManagerService, RequestContext, register, with_principal
 from core.broker.shards import ShardedRequest, answers_of
 from core.effects import Proc
 from core.security.acl import AclOperation
@@ -127,5 +127,5 @@ def authorize(request: DescribeLogDirsRequest, auth: RequestAuthorizer) -> Autho
     return refused(DescribeLogDirsResponse(()))
 
 
-register(ApiSpec(ApiKeys.DESCRIBE_LOG_DIRS, Route.REPLICA_MANAGER, with_principal(request_from_wire), response_to_wire,
-                 error_response))
+register(ApiSpec(ApiKeys.DESCRIBE_LOG_DIRS, ReplicaManagerService(SHARDED), with_principal(request_from_wire),
+                 response_to_wire, error_response, request_type=DescribeLogDirsRequest, authorize=authorize))

@@ -7,8 +7,9 @@ from __future__ import annotations
 from typing import Any
 
 from core.api.admin import fit_response
-from core.api.registry import ApiSpec, RequestContext, Route, register, with_principal
+from core.api.registry import ApiSpec, RequestContext, register, transaction_coordinator, with_principal
 from core.api.topic_groups import error_of
+from core.coordinator.transaction.transaction_coordinator import TransactionCoordinator
 from core.security.acl import AclOperation, ResourceType
 from core.security.authorizer import Authorized, RequestAuthorizer, allowed, refused
 from messages.common import Errors
@@ -36,5 +37,7 @@ def authorize(request: EndTxnRequest, auth: RequestAuthorizer) -> Authorized:
     return refused(EndTxnResponse(Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED))
 
 
-register(ApiSpec(ApiKeys.END_TXN, Route.TRANSACTION_COORDINATOR, with_principal(request_from_wire), response_to_wire,
-                 error_response))
+register(ApiSpec(ApiKeys.END_TXN, transaction_coordinator(TransactionCoordinator.handle_end_txn,
+                                                    lambda r, e: EndTxnResponse(e)),
+                 with_principal(request_from_wire), response_to_wire, error_response,
+                 request_type=EndTxnRequest, authorize=authorize))

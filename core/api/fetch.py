@@ -28,12 +28,12 @@ from typing import Any
 
 import attrs
 
-from core.api.registry import ApiSpec, RequestContext, Route, register
+from core.api.registry import ApiSpec, ReplicaManagerService, RequestContext, register
 from core.api.topic_groups import error_of, group_by_topic
 from core.broker.fetch_session import SESSION_ID_STRIDE
 from core.broker.shards import ShardedRequest, SplitRefused, answers_of, by_shard, first_error, shard_of
 from core.security.acl import AclOperation, ResourceType
-from core.security.authorizer import ANONYMOUS, RequestAuthorizer
+from core.security.authorizer import ANONYMOUS, Authorized, RequestAuthorizer, allowed
 from messages.common import Errors, TopicPartition
 from messages.replication import (
     FINAL_EPOCH,
@@ -120,6 +120,12 @@ def authorize_fetch(request: FetchRequest, auth: RequestAuthorizer
 def with_refused(response: FetchResponse, refused: tuple[FetchPartitionData, ...]) -> FetchResponse:
     """KafkaApis' fetch answer: the erroneous partitions first, then the data read."""
     return attrs.evolve(response, partitions=refused + response.partitions) if refused else response
+
+
+def authorize(request: FetchRequest, auth: RequestAuthorizer) -> Authorized:
+    """`authorize_fetch` for the request front: the refused partitions are answered beside the others."""
+    body, refused = authorize_fetch(request, auth)
+    return allowed(body, (lambda r: with_refused(r, refused)) if refused else None)
 
 
 def _tp(x: Any) -> TopicPartition:
@@ -227,12 +233,6 @@ def error_response(version: int, body: dict[str, Any], error: int) -> dict[str, 
         e, body.get("session_id", INVALID_SESSION_ID)))
 
 
-SPEC = ApiSpec(ApiKeys.FETCH, Route.REPLICA_MANAGER, request_from_wire, response_to_wire, error_response,
-               request_type=FetchRequest, send_version=SEND_VERSION, request_to_wire=request_to_wire,
-               response_from_wire=response_from_wire, client_id_of=client_id_of)
-register(SPEC)
-
-
 def split(request: FetchRequest, shards: int) -> dict[int, FetchRequest]:
     """An incremental fetch goes to the shard holding its session and may only name that shard's partitions
     (FETCH_SESSION_ID_NOT_FOUND otherwise); a full one to the shards of its partitions, and, as a session lives in
@@ -271,3 +271,9 @@ SHARDED = ShardedRequest(FetchRequest, split, merge, error,
                          response_type=FetchResponse, response_failed=response_failed,
                          handle_response=lambda rm, leader, response, now_ms:
                          rm.handle_fetch_response(leader, response, now_ms))
+
+
+SPEC = ApiSpec(ApiKeys.FETCH, ReplicaManagerService(SHARDED), request_from_wire, response_to_wire, error_response,
+               request_type=FetchRequest, authorize=authorize, send_version=SEND_VERSION,
+               request_to_wire=request_to_wire, response_from_wire=response_from_wire, client_id_of=client_id_of)
+register(SPEC)

@@ -6,7 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 from core.api.admin import fit_response
-from core.api.registry import ApiSpec, RequestContext, Route, register, with_principal
+from core.api.registry import ApiSpec, RequestContext, group_coordinator, register, with_principal
+from core.coordinator.group.group_coordinator import GroupCoordinator
 from core.security.acl import AclOperation, ResourceType
 from core.security.authorizer import Authorized, RequestAuthorizer, allowed, refused
 from messages.common import Errors
@@ -52,5 +53,7 @@ def authorize_find_coordinator(request: FindCoordinatorRequest, auth: RequestAut
 _REFUSED = {Errors.GROUP_AUTHORIZATION_FAILED: "Group authorization failed.",  # the exceptions' default messages
             Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED: "Transactional Id authorization failed."}
 
-register(ApiSpec(ApiKeys.FIND_COORDINATOR, Route.GROUP_COORDINATOR, with_principal(find_coordinator_from_wire),
-                 find_coordinator_to_wire, find_coordinator_error))
+register(ApiSpec(ApiKeys.FIND_COORDINATOR, group_coordinator(GroupCoordinator.handle_find_coordinator,
+                                                     lambda r, e: FindCoordinatorResponse(e)),
+                 with_principal(find_coordinator_from_wire), find_coordinator_to_wire, find_coordinator_error,
+                 request_type=FindCoordinatorRequest, authorize=authorize_find_coordinator))

@@ -11,7 +11,8 @@ from typing import Any
 import attrs
 
 from core.api.admin import fit_response
-from core.api.registry import ApiSpec, RequestContext, Route, register, with_principal
+from core.api.registry import ApiSpec, RequestContext, group_coordinator, register, with_principal
+from core.coordinator.group.group_coordinator import GroupCoordinator, join_error
 from core.security.acl import AclOperation, ResourceType
 from core.security.authorizer import Authorized, RequestAuthorizer, allowed, refused
 from messages.common import Errors
@@ -35,8 +36,8 @@ from messages.group import (
     SyncGroupRequest,
     SyncGroupResponse,
 )
+from protocol.api_versions import ApiKeys
 
-JOIN_GROUP, HEARTBEAT, LEAVE_GROUP, SYNC_GROUP, DESCRIBE_GROUPS, LIST_GROUPS, DELETE_GROUPS = 11, 12, 13, 14, 15, 16, 42
 # DescribeGroups v3+ include_authorized_operations: what a broker without an authorizer allows on a group
 # (AclOperation READ 3, DELETE 6, DESCRIBE 8 as a bit field); otherwise Integer.MIN_VALUE ("not asked")
 GROUP_AUTHORIZED_OPERATIONS = (1 << 3) | (1 << 6) | (1 << 8)
@@ -56,7 +57,7 @@ def join_group_from_wire(version: int, body: dict[str, Any], ctx: RequestContext
 
 
 def join_group_to_wire(version: int, r: JoinGroupResponse) -> dict[str, Any]:
-    return fit_response(JOIN_GROUP, version, {
+    return fit_response(ApiKeys.JOIN_GROUP, version, {
         "throttle_time_ms": 0, "error_code": int(r.error), "generation_id": r.generation_id,
         "protocol_type": r.protocol_type,
         # before v7 the protocol name is not nullable: GroupCoordinator.NoProtocol
@@ -81,7 +82,7 @@ def sync_group_from_wire(version: int, body: dict[str, Any], ctx: RequestContext
 
 
 def sync_group_to_wire(version: int, r: SyncGroupResponse) -> dict[str, Any]:
-    return fit_response(SYNC_GROUP, version, {"throttle_time_ms": 0, "error_code": int(r.error),
+    return fit_response(ApiKeys.SYNC_GROUP, version, {"throttle_time_ms": 0, "error_code": int(r.error),
                                               "protocol_type": r.protocol_type, "protocol_name": r.protocol_name,
                                               "assignment": r.assignment})
 
@@ -97,7 +98,7 @@ def heartbeat_from_wire(version: int, body: dict[str, Any], ctx: RequestContext)
 
 
 def heartbeat_to_wire(version: int, r: HeartbeatResponse) -> dict[str, Any]:
-    return fit_response(HEARTBEAT, version, {"throttle_time_ms": 0, "error_code": int(r.error)})
+    return fit_response(ApiKeys.HEARTBEAT, version, {"throttle_time_ms": 0, "error_code": int(r.error)})
 
 
 def heartbeat_error(version: int, body: dict[str, Any], error: int) -> dict[str, Any]:
@@ -119,7 +120,7 @@ def leave_group_to_wire(version: int, r: LeaveGroupResponse) -> dict[str, Any]:
     error = r.error
     if version < 3 and error is Errors.NONE and r.members:
         error = r.members[0].error
-    return fit_response(LEAVE_GROUP, version, {
+    return fit_response(ApiKeys.LEAVE_GROUP, version, {
         "throttle_time_ms": 0, "error_code": int(error),
         "members": [{"member_id": m.member_id, "group_instance_id": m.group_instance_id, "error_code": int(m.error)}
                     for m in r.members]})
@@ -136,7 +137,7 @@ def describe_groups_from_wire(version: int, body: dict[str, Any], ctx: RequestCo
 
 def describe_groups_to_wire(version: int, r: DescribeGroupsResponse) -> dict[str, Any]:
     ops = GROUP_AUTHORIZED_OPERATIONS if r.include_authorized_operations else AUTHORIZED_OPERATIONS_OMITTED
-    return fit_response(DESCRIBE_GROUPS, version, {"throttle_time_ms": 0, "groups": [{
+    return fit_response(ApiKeys.DESCRIBE_GROUPS, version, {"throttle_time_ms": 0, "groups": [{
         "error_code": int(g.error), "group_id": g.group_id, "group_state": g.state, "protocol_type": g.protocol_type,
         "protocol_data": g.protocol, "authorized_operations": ops,
         "members": [{"member_id": m.member_id, "group_instance_id": m.group_instance_id, "client_id": m.client_id,
@@ -155,7 +156,7 @@ def list_groups_from_wire(version: int, body: dict[str, Any], ctx: RequestContex
 
 
 def list_groups_to_wire(version: int, r: ListGroupsResponse) -> dict[str, Any]:
-    return fit_response(LIST_GROUPS, version, {"throttle_time_ms": 0, "error_code": int(r.error), "groups": [
+    return fit_response(ApiKeys.LIST_GROUPS, version, {"throttle_time_ms": 0, "error_code": int(r.error), "groups": [
         {"group_id": g.group_id, "protocol_type": g.protocol_type, "group_state": g.state} for g in r.groups]})
 
 
@@ -169,7 +170,7 @@ def delete_groups_from_wire(version: int, body: dict[str, Any], ctx: RequestCont
 
 
 def delete_groups_to_wire(version: int, r: DeleteGroupsResponse) -> dict[str, Any]:
-    return fit_response(DELETE_GROUPS, version, {"throttle_time_ms": 0, "results": [
+    return fit_response(ApiKeys.DELETE_GROUPS, version, {"throttle_time_ms": 0, "results": [
         {"group_id": g, "error_code": int(e)} for g, e in r.results]})
 
 
@@ -232,12 +233,25 @@ def authorize_delete_groups(request: DeleteGroupsRequest, auth: RequestAuthorize
     return allowed(attrs.evolve(request, groups=rest), lambda r: attrs.evolve(r, results=r.results + denied))
 
 
-for _key, _from, _to, _err in (
-        (JOIN_GROUP, with_principal(join_group_from_wire), join_group_to_wire, join_group_error),
-        (SYNC_GROUP, with_principal(sync_group_from_wire), sync_group_to_wire, sync_group_error),
-        (HEARTBEAT, with_principal(heartbeat_from_wire), heartbeat_to_wire, heartbeat_error),
-        (LEAVE_GROUP, with_principal(leave_group_from_wire), leave_group_to_wire, leave_group_error),
-        (DESCRIBE_GROUPS, with_principal(describe_groups_from_wire), describe_groups_to_wire, describe_groups_error),
-        (LIST_GROUPS, with_principal(list_groups_from_wire), list_groups_to_wire, list_groups_error),
-        (DELETE_GROUPS, with_principal(delete_groups_from_wire), delete_groups_to_wire, delete_groups_error)):
-    register(ApiSpec(_key, Route.GROUP_COORDINATOR, _from, _to, _err))  # type: ignore[arg-type]
+_GROUP_UNITS = (  # (key, request type, from wire, to wire, wire error, GroupCoordinator's procedure, its error answer,
+    # KafkaApis' authorization)
+    (ApiKeys.JOIN_GROUP, JoinGroupRequest, join_group_from_wire, join_group_to_wire, join_group_error,
+     GroupCoordinator.handle_join_group, lambda r, e: join_error(r.member_id, e), authorize_group_membership),
+    (ApiKeys.SYNC_GROUP, SyncGroupRequest, sync_group_from_wire, sync_group_to_wire, sync_group_error,
+     GroupCoordinator.handle_sync_group, lambda r, e: SyncGroupResponse(e), authorize_group_membership),
+    (ApiKeys.HEARTBEAT, HeartbeatRequest, heartbeat_from_wire, heartbeat_to_wire, heartbeat_error,
+     GroupCoordinator.handle_heartbeat, lambda r, e: HeartbeatResponse(e), authorize_group_membership),
+    (ApiKeys.LEAVE_GROUP, LeaveGroupRequest, leave_group_from_wire, leave_group_to_wire, leave_group_error,
+     GroupCoordinator.handle_leave_group, lambda r, e: LeaveGroupResponse(e), authorize_group_membership),
+    (ApiKeys.DESCRIBE_GROUPS, DescribeGroupsRequest, describe_groups_from_wire, describe_groups_to_wire,
+     describe_groups_error, GroupCoordinator.handle_describe_groups,
+     lambda r, e: DescribeGroupsResponse(tuple(DescribedGroup(e, g) for g in r.groups)), authorize_describe_groups),
+    (ApiKeys.LIST_GROUPS, ListGroupsRequest, list_groups_from_wire, list_groups_to_wire, list_groups_error,
+     GroupCoordinator.handle_list_groups, lambda r, e: ListGroupsResponse(e), authorize_list_groups),
+    (ApiKeys.DELETE_GROUPS, DeleteGroupsRequest, delete_groups_from_wire, delete_groups_to_wire, delete_groups_error,
+     GroupCoordinator.handle_delete_groups, lambda r, e: DeleteGroupsResponse(tuple((g, e) for g in r.groups)),
+     authorize_delete_groups),
+)
+for _key, _type, _from, _to, _err, _handle, _error, _authorize in _GROUP_UNITS:
+    register(ApiSpec(_key, group_coordinator(_handle, _error), with_principal(_from), _to, _err,  # type: ignore[arg-type]
+                     request_type=_type, authorize=_authorize))

@@ -9,8 +9,9 @@ from __future__ import annotations
 from typing import Any
 
 from core.api.admin import fit_response
-from core.api.registry import ApiSpec, RequestContext, Route, register, with_principal
+from core.api.registry import ApiSpec, RequestContext, register, transaction_coordinator, with_principal
 from core.api.topic_groups import error_of
+from core.coordinator.transaction.transaction_coordinator import TransactionCoordinator
 from core.security.acl import AclOperation, ResourceType
 from core.security.authorizer import Authorized, RequestAuthorizer, allowed, refused
 from messages.common import Errors
@@ -46,6 +47,7 @@ def authorize(request: InitProducerIdRequest, auth: RequestAuthorizer) -> Author
     return allowed(request)
 
 
-register(ApiSpec(api_key=ApiKeys.INIT_PRODUCER_ID, route=Route.TRANSACTION_COORDINATOR,
-                 request_from_wire=with_principal(request_from_wire), response_to_wire=response_to_wire,
-                 error_response=error_response))
+register(ApiSpec(ApiKeys.INIT_PRODUCER_ID, transaction_coordinator(TransactionCoordinator.handle_init_producer_id,
+                                                             lambda r, e: InitProducerIdResponse(e)),
+                 with_principal(request_from_wire), response_to_wire, error_response,
+                 request_type=InitProducerIdRequest, authorize=authorize))

@@ -20,7 +20,7 @@ from typing import Any
 
 import attrs
 
-from core.api.registry import ApiSpec, RequestContext, Route, register, with_principal
+from core.api.registry import ApiSpec, ReplicaManagerService, RequestContext, register, with_principal
 from core.broker.shards import ShardedRequest, answers_of
 from core.security.acl import AclOperation
 from core.security.authorizer import Authorized, RequestAuthorizer, allowed, refused
@@ -134,12 +134,6 @@ def authorize(request: DescribeMetadataCacheRequest, auth: RequestAuthorizer) ->
     return refused(DescribeMetadataCacheResponse(-1, (), ()))
 
 
-SPEC = ApiSpec(DESCRIBE_METADATA_CACHE_KEY, Route.REPLICA_MANAGER, with_principal(request_from_wire), response_to_wire,
-               error_response, request_type=DescribeMetadataCacheRequest, send_version=0,
-               request_to_wire=request_to_wire, response_from_wire=response_from_wire, body_codec=PRIVATE_CODEC)
-register(SPEC)
-
-
 def merge(request: DescribeMetadataCacheRequest, parts: dict[int, DescribeMetadataCacheResponse]
           ) -> DescribeMetadataCacheResponse:
     """Every shard's partitions, in the request's topic order (by name when it names none)."""
@@ -155,3 +149,10 @@ def merge(request: DescribeMetadataCacheRequest, parts: dict[int, DescribeMetada
 SHARDED = ShardedRequest(DescribeMetadataCacheRequest, lambda request, shards: dict.fromkeys(range(shards), request),
                          merge, lambda request, code: DescribeMetadataCacheResponse(-1, (), ()),
                          lambda rm, part, now_ms, reply: rm.handle_describe_metadata_cache(part))
+
+
+SPEC = ApiSpec(DESCRIBE_METADATA_CACHE_KEY, ReplicaManagerService(SHARDED), with_principal(request_from_wire),
+               response_to_wire, error_response, request_type=DescribeMetadataCacheRequest, authorize=authorize,
+               send_version=0, request_to_wire=request_to_wire, response_from_wire=response_from_wire,
+               body_codec=PRIVATE_CODEC)
+register(SPEC)

@@ -18,7 +18,7 @@ from typing import Any
 
 import attrs
 
-from core.api.registry import ApiSpec, RequestContext, Route, register, with_principal
+from core.api.registry import ApiSpec, ReplicaManagerService, RequestContext, register, with_principal
 from core.api.topic_groups import (
     control_request_to_wire,
     every_partition_failed,
@@ -27,7 +27,7 @@ from core.api.topic_groups import (
 )
 from core.broker.shards import ShardedRequest, answers_of, by_shard, first_error
 from core.security.acl import AclOperation
-from core.security.authorizer import RequestAuthorizer
+from core.security.authorizer import Authorized, RequestAuthorizer, allowed, refused
 from messages.common import NO_EPOCH, Broker, EndPoint, Errors, TopicPartition
 from messages.requests import LeaderAndIsrPartitionState, LeaderAndIsrRequest, LeaderAndIsrResponse, PartitionError
 from protocol.api_versions import ApiKeys
@@ -88,21 +88,14 @@ def error_response(version: int, body: dict[str, Any], error: int) -> dict[str, 
                                                             error))
 
 
-def authorize(request: Any, auth: RequestAuthorizer) -> LeaderAndIsrResponse | None:
-    """KafkaApis' authorizeClusterOperation(CLUSTER_ACTION) of a controller request: None when allowed, else the
-    request's error answer (getErrorResponse) with CLUSTER_AUTHORIZATION_FAILED."""
+def authorize(request: Any, auth: RequestAuthorizer) -> Authorized:
+    """KafkaApis' authorizeClusterOperation(CLUSTER_ACTION) of a controller request: refused, its error answer
+    (getErrorResponse) with CLUSTER_AUTHORIZATION_FAILED."""
     if auth.allows_cluster(AclOperation.CLUSTER_ACTION):
-        return None
+        return allowed(request)
     error = Errors.CLUSTER_AUTHORIZATION_FAILED
-    return LeaderAndIsrResponse(error, tuple(PartitionError(s.topic_partition, error)
-                                             for s in request.partition_states))
-
-
-SPEC = ApiSpec(ApiKeys.LEADER_AND_ISR, Route.REPLICA_MANAGER, with_principal(request_from_wire),
-               response_to_wire, error_response,
-               request_type=LeaderAndIsrRequest, send_version=SEND_VERSION, request_to_wire=request_to_wire,
-               response_from_wire=response_from_wire)
-register(SPEC)
+    return refused(LeaderAndIsrResponse(error, tuple(PartitionError(s.topic_partition, error)
+                                                     for s in request.partition_states)))
 
 
 def split(request: LeaderAndIsrRequest, shards: int) -> dict[int, LeaderAndIsrRequest]:
@@ -120,3 +113,9 @@ def merge(request: LeaderAndIsrRequest, parts: dict[int, LeaderAndIsrResponse]) 
 SHARDED = ShardedRequest(LeaderAndIsrRequest, split, merge, lambda part, error: LeaderAndIsrResponse(error),
                          lambda rm, part, now_ms, reply: rm.handle_leader_and_isr(part, now_ms),
                          changes_partitions=True)
+
+
+SPEC = ApiSpec(ApiKeys.LEADER_AND_ISR, ReplicaManagerService(SHARDED), with_principal(request_from_wire),
+               response_to_wire, error_response, request_type=LeaderAndIsrRequest, authorize=authorize,
+               send_version=SEND_VERSION, request_to_wire=request_to_wire, response_from_wire=response_from_wire)
+register(SPEC)

@@ -19,11 +19,11 @@ from typing import Any
 
 import attrs
 
-from core.api.registry import ApiSpec, RequestContext, Route, register
+from core.api.registry import ApiSpec, ReplicaManagerService, RequestContext, register
 from core.api.topic_groups import error_of, group_by_topic
 from core.broker.shards import ShardedRequest, answers_of, by_shard, in_request_order
 from core.security.acl import AclOperation, ResourceType
-from core.security.authorizer import ANONYMOUS, RequestAuthorizer
+from core.security.authorizer import ANONYMOUS, Authorized, RequestAuthorizer, allowed
 from messages.common import Errors, TopicPartition
 from messages.replication import (
     NO_LEADER_EPOCH,
@@ -62,6 +62,12 @@ def with_refused(response: ListOffsetsResponse, refused: tuple[ListOffsetsPartit
                  ) -> ListOffsetsResponse:
     """The refused partitions' answers, then the others'."""
     return attrs.evolve(response, partitions=refused + response.partitions) if refused else response
+
+
+def authorize(request: ListOffsetsRequest, auth: RequestAuthorizer) -> Authorized:
+    """`authorize_list_offsets` for the request front: the refused partitions are answered beside the others."""
+    body, refused = authorize_list_offsets(request, auth)
+    return allowed(body, (lambda r: with_refused(r, refused)) if refused else None)
 
 
 def request_to_wire(request: ListOffsetsRequest) -> dict[str, Any]:
@@ -121,12 +127,6 @@ def error_response(version: int, body: dict[str, Any], error: int) -> dict[str, 
         for t in body["topics"] for p in t["partitions"])))
 
 
-SPEC = ApiSpec(ApiKeys.LIST_OFFSETS, Route.REPLICA_MANAGER, request_from_wire, response_to_wire, error_response,
-               request_type=ListOffsetsRequest, send_version=SEND_VERSION, request_to_wire=request_to_wire,
-               response_from_wire=response_from_wire)
-register(SPEC)
-
-
 def split(request: ListOffsetsRequest, shards: int) -> dict[int, ListOffsetsRequest]:
     return {i: attrs.evolve(request, partitions=tuple(parts))
             for i, parts in sorted(by_shard(request.partitions, lambda q: q.tp, shards).items())}
@@ -150,3 +150,9 @@ SHARDED = ShardedRequest(ListOffsetsRequest, split, merge, error,
                          response_type=ListOffsetsResponse, response_failed=response_failed,
                          handle_response=lambda rm, leader, response, now_ms:
                          rm.handle_list_offsets_response(leader, response, now_ms))
+
+
+SPEC = ApiSpec(ApiKeys.LIST_OFFSETS, ReplicaManagerService(SHARDED), request_from_wire, response_to_wire,
+               error_response, request_type=ListOffsetsRequest, authorize=authorize, send_version=SEND_VERSION,
+               request_to_wire=request_to_wire, response_from_wire=response_from_wire)
+register(SPEC)

@@ -25,7 +25,7 @@ from typing import Any
 
 import attrs
 
-from core.api.registry import ApiSpec, RequestContext, Route, register
+from core.api.registry import ApiSpec, ReplicaManagerService, RequestContext, register
 from core.broker.metadata_cache import MetadataCache
 from core.security.acl import CLUSTER_NAME, AclOperation, ResourceType
 from core.security.authorizer import ALLOW_ALL, RequestAuthorizer
@@ -233,7 +233,7 @@ def edge_task(response: MetadataResponse) -> tuple[str, tuple[CreatableTopic, ..
     return (AUTO_CREATE_HANDLER, response.create_topics) if response.create_topics else None
 
 
-SPEC = ApiSpec(ApiKeys.METADATA, Route.REPLICA_MANAGER, request_from_wire, response_to_wire, error_response,
-               edge_task=edge_task, request_type=MetadataRequest, send_version=SEND_VERSION,
-               request_to_wire=request_to_wire, response_from_wire=response_from_wire)
+SPEC = ApiSpec(ApiKeys.METADATA, ReplicaManagerService(from_cache=handle_metadata_request), request_from_wire,
+               response_to_wire, error_response, edge_task=edge_task, request_type=MetadataRequest,
+               send_version=SEND_VERSION, request_to_wire=request_to_wire, response_from_wire=response_from_wire)
 register(SPEC)

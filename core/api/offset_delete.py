@@ -8,7 +8,8 @@ from typing import Any
 import attrs
 
 from core.api.admin import fit_response
-from core.api.registry import ApiSpec, RequestContext, Route, register, with_principal
+from core.api.registry import ApiSpec, RequestContext, group_coordinator, register, with_principal
+from core.coordinator.group.group_coordinator import GroupCoordinator
 from core.security.acl import AclOperation, ResourceType
 from core.security.authorizer import Authorized, RequestAuthorizer, allowed, refused
 from messages.common import Errors, TopicPartition
@@ -53,5 +54,7 @@ def authorize(request: OffsetDeleteRequest, auth: RequestAuthorizer) -> Authoriz
     return allowed(attrs.evolve(request, partitions=rest), merged)
 
 
-register(ApiSpec(ApiKeys.OFFSET_DELETE, Route.GROUP_COORDINATOR, with_principal(offset_delete_from_wire),
-                 offset_delete_to_wire, offset_delete_error))
+register(ApiSpec(ApiKeys.OFFSET_DELETE, group_coordinator(GroupCoordinator.handle_delete_offsets,
+                                                  lambda r, e: OffsetDeleteResponse(e)),
+                 with_principal(offset_delete_from_wire), offset_delete_to_wire, offset_delete_error,
+                 request_type=OffsetDeleteRequest, authorize=authorize))

@@ -13,7 +13,7 @@ from typing import Any
 
 import attrs
 
-from core.api.registry import ApiSpec, RequestContext, Route, register, with_principal
+from core.api.registry import ApiSpec, ReplicaManagerService, RequestContext, register, with_principal
 from core.api.topic_groups import error_of
 from core.broker.shards import ShardedRequest, answers_of, shard_of
 from core.security.acl import AclOperation, ResourceType
@@ -100,13 +100,6 @@ def authorize(request: OffsetsForLeaderEpochRequest, auth: RequestAuthorizer) ->
     return allowed(attrs.evolve(request, topics=rest), lambda r: attrs.evolve(r, topics=r.topics + denied))
 
 
-SPEC = ApiSpec(ApiKeys.OFFSET_FOR_LEADER_EPOCH, Route.REPLICA_MANAGER, with_principal(request_from_wire),
-               response_to_wire, error_response,
-               request_type=OffsetsForLeaderEpochRequest, send_version=SEND_VERSION, request_to_wire=request_to_wire,
-               response_from_wire=response_from_wire)
-register(SPEC)
-
-
 def split(request: OffsetsForLeaderEpochRequest, shards: int) -> dict[int, OffsetsForLeaderEpochRequest]:
     per_shard: dict[int, dict[str, list[OffsetForLeaderPartition]]] = {}
     for t in request.topics:
@@ -145,3 +138,9 @@ SHARDED = ShardedRequest(OffsetsForLeaderEpochRequest, split, merge, error,
                          response_type=OffsetsForLeaderEpochResponse, response_failed=response_failed,
                          handle_response=lambda rm, leader, response, now_ms:
                          rm.handle_epoch_response(leader, response, now_ms))
+
+
+SPEC = ApiSpec(ApiKeys.OFFSET_FOR_LEADER_EPOCH, ReplicaManagerService(SHARDED), with_principal(request_from_wire),
+               response_to_wire, error_response, request_type=OffsetsForLeaderEpochRequest, authorize=authorize,
+               send_version=SEND_VERSION, request_to_wire=request_to_wire, response_from_wire=response_from_wire)
+register(SPEC)

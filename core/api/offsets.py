@@ -15,7 +15,8 @@ from typing import Any
 import attrs
 
 from core.api.admin import fit_response
-from core.api.registry import ApiSpec, RequestContext, Route, register, with_principal
+from core.api.registry import ApiSpec, RequestContext, group_coordinator, register, with_principal
+from core.coordinator.group.group_coordinator import GroupCoordinator
 from core.security.acl import AclOperation, ResourceType
 from core.security.authorizer import Authorized, RequestAuthorizer, allowed, refused
 from messages.common import Errors, TopicPartition
@@ -30,8 +31,7 @@ from messages.group import (
     OffsetFetchRequest,
     OffsetFetchResponse,
 )
-
-OFFSET_COMMIT, OFFSET_FETCH = 8, 9
+from protocol.api_versions import ApiKeys
 
 
 def _by_topic(tps: Iterable[TopicPartition]) -> dict[str, list[TopicPartition]]:
@@ -57,7 +57,7 @@ def offset_commit_from_wire(version: int, body: dict[str, Any], ctx: RequestCont
 
 def _commit_body(version: int, errors: Iterable[tuple[TopicPartition, Errors]]) -> dict[str, Any]:
     errs = dict(errors)
-    return fit_response(OFFSET_COMMIT, version, {"throttle_time_ms": 0, "topics": [
+    return fit_response(ApiKeys.OFFSET_COMMIT, version, {"throttle_time_ms": 0, "topics": [
         {"name": topic, "partitions": [{"partition_index": tp.partition, "error_code": int(errs[tp])} for tp in tps]}
         for topic, tps in _by_topic(errs).items()]})
 
@@ -81,7 +81,7 @@ def offset_fetch_from_wire(version: int, body: dict[str, Any], ctx: RequestConte
 
 def _fetch_body(version: int, error: Errors, data: Iterable[OffsetFetchPartitionData]) -> dict[str, Any]:
     rows = {d.tp: d for d in data}
-    return fit_response(OFFSET_FETCH, version, {"throttle_time_ms": 0, "error_code": int(error), "topics": [
+    return fit_response(ApiKeys.OFFSET_FETCH, version, {"throttle_time_ms": 0, "error_code": int(error), "topics": [
         {"name": topic, "partitions": [{
             "partition_index": tp.partition, "committed_offset": rows[tp].offset,
             "committed_leader_epoch": rows[tp].leader_epoch, "metadata": rows[tp].metadata,
@@ -160,7 +160,13 @@ def authorize_offset_fetch(request: OffsetFetchRequest, auth: RequestAuthorizer)
                    with_denied)
 
 
-register(ApiSpec(OFFSET_COMMIT, Route.GROUP_COORDINATOR, with_principal(offset_commit_from_wire),
-                 offset_commit_to_wire, offset_commit_error))
-register(ApiSpec(OFFSET_FETCH, Route.GROUP_COORDINATOR, with_principal(offset_fetch_from_wire), offset_fetch_to_wire,
-                 offset_fetch_error))
+register(ApiSpec(ApiKeys.OFFSET_COMMIT, group_coordinator(
+    GroupCoordinator.handle_commit_offsets,
+    lambda r, e: OffsetCommitResponse(tuple(OffsetCommitPartitionResponse(p.tp, e) for p in r.partitions))),
+    with_principal(offset_commit_from_wire), offset_commit_to_wire, offset_commit_error,
+    request_type=OffsetCommitRequest, authorize=authorize_offset_commit))
+register(ApiSpec(ApiKeys.OFFSET_FETCH, group_coordinator(
+    GroupCoordinator.handle_fetch_offsets,
+    lambda r, e: OffsetFetchResponse(e, tuple(OffsetFetchPartitionData(tp, error=e) for tp in r.partitions or ()))),
+    with_principal(offset_fetch_from_wire), offset_fetch_to_wire, offset_fetch_error,
+    request_type=OffsetFetchRequest, authorize=authorize_offset_fetch))

@@ -15,12 +15,13 @@ from typing import Any
 
 import attrs
 
-from core.api.registry import ApiSpec, RequestContext, Route, register
+from core.api.registry import ApiSpec, ReplicaManagerService, RequestContext, register
 from core.broker.shards import ShardedRequest, answers_of, by_shard, in_request_order
 from core.security.acl import AclOperation, ResourceType
-from core.security.authorizer import RequestAuthorizer
+from core.security.authorizer import Authorized, RequestAuthorizer, allowed
 from messages.common import Errors, TopicPartition
 from messages.replication import ProducePartition, ProducePartitionResponse, ProduceRequest, ProduceResponse
+from messages.topic import INTERNAL_TOPICS
 from protocol import compression
 from protocol.api_versions import ApiKeys
 from protocol.errors import ProtocolError
@@ -65,6 +66,25 @@ def _has_producer_id(records: bytes) -> bool:
     """RecordBatch.hasProducerId of a partition's first batch: an idempotent (or transactional) producer's."""
     return _whole_first_batch(records) and len(records) >= _PRODUCER_ID_AT + 8 and int.from_bytes(
         records[_PRODUCER_ID_AT:_PRODUCER_ID_AT + 8], "big", signed=True) >= 0
+
+
+ADMIN_CLIENT_ID = "__admin_client"  # AdminUtils.AdminClientId
+
+
+def refuse_internal_topics(request: ProduceRequest, client_id: str) -> ProduceRequest:
+    """ReplicaManager.appendToLocalLog with internalTopicsAllowed = (the header's client id is AdminClientId): else
+    each partition of an internal topic (Topic.InternalTopics; only the coordinators append to them, in-process) is
+    answered INVALID_TOPIC_EXCEPTION ("Cannot append to internal topic") and nothing is appended to it."""
+    if client_id == ADMIN_CLIENT_ID or not any(pp.tp.topic in INTERNAL_TOPICS for pp in request.partitions):
+        return request
+    return attrs.evolve(request, partitions=tuple(
+        attrs.evolve(pp, records=b"", error=Errors.INVALID_TOPIC_EXCEPTION) if pp.tp.topic in INTERNAL_TOPICS else pp
+        for pp in request.partitions))
+
+
+def authorize(request: ProduceRequest, auth: RequestAuthorizer) -> Authorized:
+    """`authorize_produce` for the request front: a refused partition is answered with the others."""
+    return allowed(authorize_produce(request, auth))
 
 
 def authorize_produce(request: ProduceRequest, auth: RequestAuthorizer) -> ProduceRequest:
@@ -168,12 +188,6 @@ def response_from_wire(version: int, body: dict[str, Any]) -> ProduceResponse:
         for t in body["responses"] for p in t["partition_responses"]), body.get("throttle_time_ms", 0))
 
 
-SPEC = ApiSpec(ApiKeys.PRODUCE, Route.REPLICA_MANAGER, request_from_wire, response_to_wire, error_response,
-               reply_expected=reply_expected, failed=failed, request_type=ProduceRequest, send_version=SEND_VERSION,
-               request_to_wire=request_to_wire, response_from_wire=response_from_wire)
-register(SPEC)
-
-
 def split(request: ProduceRequest, shards: int) -> dict[int, ProduceRequest]:
     return {i: attrs.evolve(request, partitions=tuple(parts))
             for i, parts in sorted(by_shard(request.partitions, lambda pp: pp.tp, shards).items())}
@@ -190,3 +204,10 @@ def error(request: ProduceRequest, code: Errors) -> ProduceResponse:
 
 SHARDED = ShardedRequest(ProduceRequest, split, merge, error,
                          lambda rm, part, now_ms, reply: rm.handle_produce(part, now_ms, reply))
+
+
+SPEC = ApiSpec(ApiKeys.PRODUCE, ReplicaManagerService(SHARDED, by_client_id=refuse_internal_topics), request_from_wire,
+               response_to_wire, error_response, reply_expected=reply_expected, failed=failed,
+               request_type=ProduceRequest, authorize=authorize, send_version=SEND_VERSION,
+               request_to_wire=request_to_wire, response_from_wire=response_from_wire)
+register(SPEC)

@@ -1,27 +1,37 @@
-"""The APIs this broker serves: one ``ApiSpec`` per Kafka API key, registered by the module of its API family.
+"""The APIs this broker serves: one unit (``ApiSpec``) per Kafka API key, declared by the module of its API family,
+and the one table that finds a unit by its api key or by the type of its internal request (or, for the replica
+fetchers, of their answers).
 
-Kafka's ``KafkaApis.handle`` dispatches on the request's api key; here the edge (edges/net/inbound.py) looks the key
-up with `spec_for_key`, turns the decoded body into an internal attrs request with ``request_from_wire`` and routes it
-to the spec's ``route``, the one statement of where that API is served: a `Route` (the broker component KafkaApis
-hands it to; the request is injected into that component's actor as a traced ``NetRequest``) or ``"edge:<handler>"``
-for a handler the composition root plugged into the edge (e.g. AdminManager, which works through ZooKeeper on its
-own thread). The answer comes back as an internal response and leaves through ``response_to_wire``.
+A unit is the whole contract of an API (Redpanda's ``handler.h``, tansu's one service per API):
 
-The requests kactor itself sends (the controller's channels, the replica fetchers, controlled shutdown) go the other
-way: the edge finds the spec by the internal request's type (`spec_for_type`), encodes it with ``request_to_wire`` at
-``send_version`` and decodes the answer with ``response_from_wire``.
+- its wire side: ``request_from_wire`` (decoded body → internal request), ``response_to_wire`` and
+  ``error_response`` (Kafka's ``AbstractRequest.getErrorResponse``), and, for a request kactor itself sends,
+  ``send_version``, ``request_to_wire`` and ``response_from_wire``;
+- ``request_type``: the internal request the unit serves (and sends) — how an actor finds the unit of a request;
+- ``service``: who serves it, one value — `ReplicaManagerService` (the replica manager's shards, or its whole
+  MetadataCache), `CoordinatorService` (a coordinator's procedure), `ControllerService` (a KafkaController event),
+  or a route as it stands (``"edge:<handler>"``: a handler the composition root plugged into the edge, such as the
+  admin server; any other string: an actor's name, for tests' own APIs);
+- ``authorize``: KafkaApis' authorization of it (`core.security.authorizer.Authorized`), which the one request front
+  (actors/request_front.py) runs for every actor, with ``ALLOW_ALL`` when the broker has no authorizer.
 
-A key without a spec is not served and not advertised in ApiVersions. Converters are pure functions of their inputs.
+Kafka's ``KafkaApis.handle`` dispatches on the request's api key: the edge (edges/net/inbound.py) finds the unit with
+`spec_for_key`, converts the body and routes it to ``route`` (the service's actor); the answer leaves through
+``response_to_wire``. The requests kactor sends go the other way (`spec_for_type`). A key without a unit is neither
+served nor advertised in ApiVersions. Adding an API is its module (its unit, registered) and one line in
+core/api/__init__.py.
 """
 
 from __future__ import annotations
 
 import enum
 from collections.abc import Callable
-from typing import Any
+from typing import Any, ClassVar
 
 import attrs
 
+from core.broker.shards import ShardedRequest
+from core.security.authorizer import Authorized, RequestAuthorizer
 from messages.metadata import AutoCreateConfig
 from protocol.api_versions import API_VERSIONS
 
@@ -37,6 +47,51 @@ class Route(enum.Enum):
     CONTROLLER = enum.auto()  # KafkaController
     GROUP_COORDINATOR = enum.auto()  # GroupCoordinator
     TRANSACTION_COORDINATOR = enum.auto()  # TransactionCoordinator
+
+
+@attrs.frozen(slots=True)
+class ReplicaManagerService:
+    """Served by the replica manager (KafkaApis → ReplicaManager): over its shards (``sharded``), or by KafkaApis from
+    its whole MetadataCache (``from_cache(cache, request, auth)``: Metadata). ``updates_cache``: the whole cache takes
+    the request before the shards do (UpdateMetadata). ``by_client_id(request, client_id)``: the request as its
+    header's client id lets it be served, before its authorization (Produce's internalTopicsAllowed)."""
+
+    route: ClassVar[Route] = Route.REPLICA_MANAGER
+    sharded: ShardedRequest | None = None
+    from_cache: Callable[[Any, Any, RequestAuthorizer], Any] | None = None
+    updates_cache: bool = False
+    by_client_id: Callable[[Any, str], Any] | None = None
+
+
+@attrs.frozen(slots=True)
+class CoordinatorService:
+    """Served by a coordinator's procedure (``handle(coordinator, request, reply_to)``, e.g.
+    GroupCoordinator.handleJoinGroup); ``error(request, code)``: the whole internal answer failed with ``code``, sent
+    when the procedure failed before answering."""
+
+    route: Route
+    handle: Callable[[Any, Any, Any], Any]
+    error: Callable[[Any, Any], Any]
+
+
+@attrs.frozen(slots=True)
+class ControllerService:
+    """Served by KafkaController's event queue: ``event(request)`` is put, and the event's result answers."""
+
+    route: ClassVar[Route] = Route.CONTROLLER
+    event: Callable[[Any], Any]
+
+
+def group_coordinator(handle: Callable[[Any, Any, Any], Any], error: Callable[[Any, Any], Any]) -> CoordinatorService:
+    return CoordinatorService(Route.GROUP_COORDINATOR, handle, error)
+
+
+def transaction_coordinator(handle: Callable[[Any, Any, Any], Any],
+                            error: Callable[[Any, Any], Any]) -> CoordinatorService:
+    return CoordinatorService(Route.TRANSACTION_COORDINATOR, handle, error)
+
+
+Service = ReplicaManagerService | CoordinatorService | ControllerService | Route | str
 
 
 # kactor-private api keys (core/api/kactor_private.py): served with their own ``body_codec``, never advertised
@@ -60,29 +115,31 @@ class RequestContext:
 
 @attrs.frozen(slots=True)
 class ApiSpec:
-    """One Kafka API as this broker serves (and, for ``request_type``, sends) it.
+    """One Kafka API as this broker serves (and, with ``send_version``, sends) it: its unit (see the module's doc).
 
-    ``request_from_wire(version, body, ctx)``: the decoded request body → the internal request the route handles.
-    ``response_to_wire(version, response)``: the route's internal response → the response body at that version.
+    ``request_from_wire(version, body, ctx)``: the decoded request body → the internal request the service handles.
+    ``response_to_wire(version, response)``: the service's internal response → the response body at that version.
     ``error_response(version, body, error_code)``: the whole answer with every item failed with ``error_code``
     (Kafka's ``AbstractRequest.getErrorResponse``), used when the request cannot be handled (a converter raised, the
     route is gone). ``reply_expected(version, body)``: False for requests Kafka never answers (Produce with acks=0).
-``failed(response)``, for such a request: whether its route's internal answer is an error, on which the connection
-is closed instead (KafkaApis.handleProduceRequest's closeConnection for acks=0); None: the route never answers it.
-``edge_task(response)``: work an answer asks an edge to do after it is sent, as (edge handler name, request), run
-on that handler's thread with no answer (Metadata's topic auto-creation); None when there is nothing to do.
+    ``failed(response)``, for such a request: whether its service's internal answer is an error, on which the
+    connection is closed instead (KafkaApis.handleProduceRequest's closeConnection for acks=0); None: never answered.
+    ``edge_task(response)``: work an answer asks an edge to do after it is sent, as (edge handler name, request), run
+    on that handler's thread with no answer (Metadata's topic auto-creation); None when there is nothing to do.
+    ``authorize(request, auth)``: KafkaApis' authorization of the internal request, run by the request front.
     """
 
     api_key: int = attrs.field(converter=int)  # an ApiKeys member, kept as the plain int a header holds
-    route: Route | str
+    service: Service
     request_from_wire: Callable[[int, dict[str, Any], RequestContext], Any]
     response_to_wire: Callable[[int, Any], dict[str, Any]]
     error_response: Callable[[int, dict[str, Any], int], dict[str, Any]]
     reply_expected: Callable[[int, dict[str, Any]], bool] | None = None
     failed: Callable[[Any], bool] | None = None
     edge_task: Callable[[Any], tuple[str, Any] | None] | None = None
+    request_type: type | None = None  # the internal request served (the actors' lookup) and, if sent, sent
+    authorize: Callable[[Any, RequestAuthorizer], Authorized] | None = None
     # outbound: only for the requests kactor itself sends
-    request_type: type | None = None
     send_version: int | None = None
     request_to_wire: Callable[[Any], dict[str, Any]] | None = None
     response_from_wire: Callable[[int, dict[str, Any]], Any] | None = None
@@ -92,6 +149,12 @@ on that handler's thread with no answer (Metadata's topic auto-creation); None w
     body_codec: Any = None
 
     @property
+    def route(self) -> Route | str:
+        """Where the service runs: a broker component (`Route`) or a route as it stands."""
+        service = self.service
+        return service if isinstance(service, Route | str) else service.route
+
+    @property
     def name(self) -> str:
         r = API_VERSIONS.get(self.api_key)
         return r.name if r is not None else f"kactor-private-{self.api_key}"
@@ -99,7 +162,7 @@ on that handler's thread with no answer (Metadata's topic auto-creation); None w
     @property
     def edge_handler(self) -> str | None:
         """The edge handler's name for a route "edge:<name>", else None (the route is an actor)."""
-        route = self.route
+        route = self.service
         return route[len(EDGE_ROUTE_PREFIX):] if isinstance(route, str) and route.startswith(EDGE_ROUTE_PREFIX) \
             else None
 
@@ -112,8 +175,8 @@ on that handler's thread with no answer (Metadata's topic auto-creation); None w
         return self.failed is not None or self.expects_reply(version, body)
 
 
-_BY_KEY: dict[int, ApiSpec] = {}
-_BY_TYPE: dict[type, ApiSpec] = {}
+# THE table: every unit by its api key, by its internal request type, and (a sharded unit) by its follower answer's
+_UNITS: dict[int | type, ApiSpec] = {}
 
 
 def with_principal(from_wire: Callable[[int, dict[str, Any], RequestContext], Any]
@@ -127,54 +190,99 @@ def with_principal(from_wire: Callable[[int, dict[str, Any], RequestContext], An
 
 
 def register(spec: ApiSpec) -> None:
-    """Serve ``spec.api_key`` with ``spec`` (and send ``spec.request_type`` with it). A key or request type
-    registered twice by different specs is a programming error."""
+    """Serve ``spec.api_key`` with ``spec`` (and send ``spec.request_type`` with it, given ``send_version``). A key or
+    request type registered twice by different specs is a programming error."""
     private = spec.api_key >= PRIVATE_API_KEY_MIN
     if private != (spec.body_codec is not None):
         raise ValueError(f"api key {spec.api_key}: a body_codec is for kactor-private keys (>= {PRIVATE_API_KEY_MIN})"
                          " and they need one")
     if not private and spec.api_key not in API_VERSIONS:
         raise ValueError(f"api key {spec.api_key} is not one Kafka 2.6 knows")
-    old = _BY_KEY.get(spec.api_key)
+    old = _UNITS.get(spec.api_key)
     if old is not None and old != spec:
         raise ValueError(f"api key {spec.api_key} ({spec.name}) is registered twice")
-    if spec.request_type is not None:
-        if spec.send_version is None or spec.request_to_wire is None or spec.response_from_wire is None:
-            raise ValueError(f"{spec.name}: an outbound spec needs send_version, request_to_wire and "
+    if spec.send_version is not None or spec.request_to_wire is not None or spec.response_from_wire is not None:
+        if spec.request_type is None or spec.send_version is None or spec.request_to_wire is None \
+                or spec.response_from_wire is None:
+            raise ValueError(f"{spec.name}: an outbound spec needs request_type, send_version, request_to_wire and "
                              "response_from_wire")
         r = spec.body_codec if private else API_VERSIONS[spec.api_key]
         if not r.min_version <= spec.send_version <= r.max_version:
             raise ValueError(f"{spec.name}: send_version {spec.send_version} is outside {r.min_version}-"
                              f"{r.max_version}")
-        other = _BY_TYPE.get(spec.request_type)
+    for t in _types_of(spec):
+        other = _UNITS.get(t)
         if other is not None and other.api_key != spec.api_key:
-            raise ValueError(f"{spec.request_type.__name__} is sent as both {other.name} and {spec.name}")
-        _BY_TYPE[spec.request_type] = spec
-    _BY_KEY[spec.api_key] = spec
+            raise ValueError(f"{t.__name__} is served or sent as both {other.name} and {spec.name}")
+    for t in _types_of(spec):
+        _UNITS[t] = spec
+    _UNITS[spec.api_key] = spec
 
 
-def register_outbound(spec: ApiSpec) -> None:
-    """Send ``spec.request_type`` as ``spec.api_key`` for an API whose serving side another module registers (or
-    that this broker does not serve): WriteTxnMarkers, which the transaction coordinator sends and the partition
-    leader's module serves. Only `spec_for_type` finds it."""
-    if spec.request_type is None or spec.send_version is None or spec.request_to_wire is None \
-            or spec.response_from_wire is None:
-        raise ValueError(f"{spec.name}: an outbound spec needs request_type, send_version, request_to_wire and "
-                         "response_from_wire")
-    other = _BY_TYPE.get(spec.request_type)
-    if other is not None and other != spec:
-        raise ValueError(f"{spec.request_type.__name__} is sent by two specs")
-    _BY_TYPE[spec.request_type] = spec
+def unregister(api_key: int) -> None:
+    """Serve ``api_key`` no more (a test putting its own unit in place of a real one)."""
+    spec = _UNITS.pop(api_key, None)
+    if spec is not None:
+        for t in _types_of(spec):
+            if _UNITS.get(t) is spec:
+                del _UNITS[t]
+
+
+def _types_of(spec: ApiSpec) -> tuple[type, ...]:
+    sharded = spec.service.sharded if isinstance(spec.service, ReplicaManagerService) else None
+    return tuple(t for t in (spec.request_type, sharded and sharded.response_type) if t is not None)
 
 
 def spec_for_key(api_key: int) -> ApiSpec | None:
-    return _BY_KEY.get(api_key)
+    return _UNITS.get(api_key)
 
 
 def spec_for_type(request_type: type) -> ApiSpec | None:
-    return _BY_TYPE.get(request_type)
+    """The unit kactor sends a ``request_type`` with (None: kactor does not send it)."""
+    spec = _UNITS.get(request_type)
+    return spec if spec is not None and spec.request_type is request_type and spec.send_version is not None \
+        else None
+
+
+def unit_of(request: Any) -> ApiSpec | None:
+    """The unit serving ``request`` (by its type), or None."""
+    spec = _UNITS.get(type(request))
+    return spec if spec is not None and spec.request_type is type(request) else None
+
+
+def coordinator_service_of(request: Any) -> CoordinatorService:
+    """The coordinator's service for ``request`` (its procedure and error answer); TypeError for a request no
+    coordinator serves."""
+    spec = unit_of(request)
+    if spec is None or not isinstance(spec.service, CoordinatorService):
+        raise TypeError(f"no coordinator handles {type(request).__name__}")
+    return spec.service
+
+
+def sharded_unit_of(request: Any) -> ShardedRequest:
+    """The replica manager's unit for ``request``; TypeError for a request its shards do not serve."""
+    spec = _UNITS.get(type(request))
+    service = None if spec is None or spec.request_type is not type(request) else spec.service
+    if not isinstance(service, ReplicaManagerService) or service.sharded is None:
+        raise TypeError(f"replica-manager cannot handle {type(request).__name__}")
+    return service.sharded
+
+
+def follower_unit_of(response: Any) -> ShardedRequest | None:
+    """The replica manager's unit whose requests a shard's follower fetchers send, by the type of their answer."""
+    spec = _UNITS.get(type(response))
+    service = None if spec is None else spec.service
+    if isinstance(service, ReplicaManagerService) and service.sharded is not None \
+            and service.sharded.response_type is type(response):
+        return service.sharded
+    return None
+
+
+def units() -> tuple[ApiSpec, ...]:
+    """Every unit registered, once each, in api key order."""
+    return tuple(_UNITS[k] for k in sorted(k for k in _UNITS if isinstance(k, int)))
 
 
 def registered_keys() -> frozenset[int]:
     """The Kafka api keys served (what ApiVersions advertises): kactor-private keys are not."""
-    return frozenset(k for k in _BY_KEY if k < PRIVATE_API_KEY_MIN)
+    return frozenset(k for k in _UNITS if isinstance(k, int) and k < PRIVATE_API_KEY_MIN)

@@ -16,8 +16,9 @@ from typing import Any
 
 from core.api.admin import fit_response
 from core.api.offsets import authorize_committed_topics
-from core.api.registry import ApiSpec, RequestContext, Route, register, with_principal
+from core.api.registry import ApiSpec, RequestContext, group_coordinator, register, with_principal
 from core.api.topic_groups import group_by_topic
+from core.coordinator.group.group_coordinator import GroupCoordinator
 from core.security.acl import AclOperation, ResourceType
 from core.security.authorizer import Authorized, RequestAuthorizer, refused
 from messages.common import Errors, TopicPartition
@@ -79,5 +80,8 @@ def authorize(request: TxnOffsetCommitRequest, auth: RequestAuthorizer) -> Autho
     return authorize_committed_topics(request, auth, TxnOffsetCommitResponse)
 
 
-register(ApiSpec(ApiKeys.TXN_OFFSET_COMMIT, Route.GROUP_COORDINATOR, with_principal(request_from_wire),
-                 response_to_wire, error_response))
+register(ApiSpec(ApiKeys.TXN_OFFSET_COMMIT, group_coordinator(
+    GroupCoordinator.handle_txn_commit_offsets,
+    lambda r, e: TxnOffsetCommitResponse(tuple(OffsetCommitPartitionResponse(p.tp, e) for p in r.partitions))),
+    with_principal(request_from_wire), response_to_wire, error_response,
+    request_type=TxnOffsetCommitRequest, authorize=authorize))

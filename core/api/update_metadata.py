@@ -14,11 +14,11 @@ from typing import Any
 
 import attrs
 
-from core.api.registry import ApiSpec, RequestContext, Route, register, with_principal
+from core.api.registry import ApiSpec, ReplicaManagerService, RequestContext, register, with_principal
 from core.api.topic_groups import control_request_to_wire, error_of
 from core.broker.shards import ShardedRequest, answers_of, by_shard, first_error
 from core.security.acl import AclOperation
-from core.security.authorizer import RequestAuthorizer
+from core.security.authorizer import Authorized, RequestAuthorizer, allowed, refused
 from messages.common import NO_EPOCH, Broker, EndPoint, Errors, TopicPartition
 from messages.requests import UpdateMetadataPartitionState, UpdateMetadataRequest, UpdateMetadataResponse
 from protocol.api_versions import ApiKeys
@@ -99,20 +99,13 @@ def error_response(version: int, body: dict[str, Any], error: int) -> dict[str, 
     return {"error_code": error}
 
 
-def authorize(request: Any, auth: RequestAuthorizer) -> UpdateMetadataResponse | None:
-    """KafkaApis' authorizeClusterOperation(CLUSTER_ACTION) of a controller request: None when allowed, else the
-    request's error answer (getErrorResponse) with CLUSTER_AUTHORIZATION_FAILED."""
+def authorize(request: Any, auth: RequestAuthorizer) -> Authorized:
+    """KafkaApis' authorizeClusterOperation(CLUSTER_ACTION) of a controller request: refused, its error answer
+    (getErrorResponse) with CLUSTER_AUTHORIZATION_FAILED."""
     if auth.allows_cluster(AclOperation.CLUSTER_ACTION):
-        return None
+        return allowed(request)
     error = Errors.CLUSTER_AUTHORIZATION_FAILED
-    return UpdateMetadataResponse(error)
-
-
-SPEC = ApiSpec(ApiKeys.UPDATE_METADATA, Route.REPLICA_MANAGER, with_principal(request_from_wire),
-               response_to_wire, error_response,
-               request_type=UpdateMetadataRequest, send_version=SEND_VERSION, request_to_wire=request_to_wire,
-               response_from_wire=response_from_wire)
-register(SPEC)
+    return refused(UpdateMetadataResponse(error))
 
 
 def split(request: UpdateMetadataRequest, shards: int) -> dict[int, UpdateMetadataRequest]:
@@ -129,3 +122,10 @@ def merge(request: UpdateMetadataRequest, parts: dict[int, UpdateMetadataRespons
 
 SHARDED = ShardedRequest(UpdateMetadataRequest, split, merge, lambda part, error: UpdateMetadataResponse(error),
                          lambda rm, part, now_ms, reply: rm.handle_update_metadata(part, now_ms))
+
+
+SPEC = ApiSpec(ApiKeys.UPDATE_METADATA, ReplicaManagerService(SHARDED, updates_cache=True),
+               with_principal(request_from_wire), response_to_wire, error_response, request_type=UpdateMetadataRequest,
+               authorize=authorize, send_version=SEND_VERSION, request_to_wire=request_to_wire,
+               response_from_wire=response_from_wire)
+register(SPEC)

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from core.api.registry import ApiSpec, RequestContext, Route, register, with_principal
+from core.api.registry import ApiSpec, ReplicaManagerService, RequestContext, register, with_principal
 from core.api.topic_groups import error_of, group_by_topic
 from core.broker.shards import ShardedRequest, answers_of, shard_of
 from core.security.acl import AclOperation
@@ -98,13 +98,6 @@ def authorize(request: WriteTxnMarkersRequest, auth: RequestAuthorizer) -> Autho
                                                  for m in request.markers for tp in m.partitions)))
 
 
-SPEC = ApiSpec(ApiKeys.WRITE_TXN_MARKERS, Route.REPLICA_MANAGER, with_principal(request_from_wire), response_to_wire,
-               error_response,
-               request_type=WriteTxnMarkersRequest, send_version=SEND_VERSION, request_to_wire=request_to_wire,
-               response_from_wire=response_from_wire)
-register(SPEC)
-
-
 def split(request: WriteTxnMarkersRequest, shards: int) -> dict[int, WriteTxnMarkersRequest]:
     parts: dict[int, list[TxnMarkerEntry]] = {}
     for m in request.markers:
@@ -126,3 +119,9 @@ def merge(request: WriteTxnMarkersRequest, parts: dict[int, WriteTxnMarkersRespo
 
 SHARDED = ShardedRequest(WriteTxnMarkersRequest, split, merge, error,
                          lambda rm, part, now_ms, reply: rm.handle_write_txn_markers(part, now_ms, reply))
+
+
+SPEC = ApiSpec(ApiKeys.WRITE_TXN_MARKERS, ReplicaManagerService(SHARDED), with_principal(request_from_wire),
+               response_to_wire, error_response, request_type=WriteTxnMarkersRequest, authorize=authorize,
+               send_version=SEND_VERSION, request_to_wire=request_to_wire, response_from_wire=response_from_wire)
+register(SPEC)

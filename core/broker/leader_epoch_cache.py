@@ -109,24 +109,6 @@ class LeaderEpochFileCache:
             return requested_epoch, subsequent[0][1]
         return previous[-1][0], subsequent[0][1]
 
-    def epoch_for_offset(self, offset: int) -> int:
-        """The epoch of the record at ``offset`` (the last entry starting at or before it), or UNDEFINED_EPOCH."""
-        epoch = UNDEFINED_EPOCH
-        for e, start in self._epochs:
-            if start > offset:
-                break
-            epoch = e
-        return epoch
-
-    def epochs_between(self, start: int, end: int) -> tuple[EpochEntry, ...]:
-        """The (epoch, first offset) runs of the records in [start, end): what a record batch header carries
-        (partitionLeaderEpoch, baseOffset) for each batch the leader sends."""
-        if start >= end:
-            return ()
-        runs = [(self.epoch_for_offset(start), start)]
-        runs += [(e, o) for e, o in self._epochs if start < o < end]
-        return tuple(runs)
-
     # ---------------------------------------------------------------------------------------------- mutations
 
     def assign(self, epoch: int, start_offset: int) -> None:

@@ -104,9 +104,6 @@ class MetadataCache:
     def get_controller_id(self) -> int | None:
         return self.snapshot.controller_id
 
-    def contains_topic(self, topic: str) -> bool:
-        return topic in self.snapshot.partition_states
-
     def contains(self, tp: TopicPartition) -> bool:
         return tp.partition in self.snapshot.partition_states.get(tp.topic, {})
 
@@ -125,9 +122,6 @@ class MetadataCache:
         if info is None or info.leader == NO_LEADER or info.leader not in self.snapshot.alive_brokers:
             return None
         return info.leader
-
-    def get_non_existing_topics(self, topics: Iterable[str]) -> set[str]:
-        return {t for t in topics if t not in self.snapshot.partition_states}
 
     def get_topic_metadata(self, topics: Iterable[str], listener: str | None = None,
                            error_unavailable_endpoints: bool = True,

@@ -212,9 +212,6 @@ class Partition:
     def is_under_replicated(self) -> bool:
         return self.is_leader and self.replication_factor - len(self.isr) > 0
 
-    def is_under_min_isr(self) -> bool:
-        return self.is_leader and len(self.isr) < self.min_insync_replicas
-
     def is_at_min_isr(self) -> bool:
         return self.is_leader and len(self.isr) == self.min_insync_replicas
 
@@ -225,9 +222,6 @@ class Partition:
     @property
     def log_end_offset(self) -> int:
         return self.log.log_end_offset if self.log is not None else UNKNOWN_OFFSET
-
-    def get_replica(self, broker_id: int) -> Replica | None:
-        return self.remote_replicas.get(broker_id)
 
     def local_log_or_error(self) -> Log:
         if self.log is None:

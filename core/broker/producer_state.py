@@ -405,9 +405,6 @@ class ProducerStateManager:
         entry = self.verification_states.get(producer_id)
         return None if entry is None else entry.verification_guard
 
-    def clear_verification_state_entry(self, producer_id: int) -> None:
-        self.verification_states.pop(producer_id, None)
-
     def check_verification(self, producer_id: int, is_transactional: bool, request_guard: VerificationGuard | None,
                            verification_enabled: bool) -> None:
         """UnifiedLog.analyzeAndValidateProducerState's check of a client's batch (3.6): a transactional batch of a
@@ -451,10 +448,6 @@ class ProducerStateManager:
         transaction."""
         first = [next(iter(d)) for d in (self.ongoing_txns, self.unreplicated_txns) if d]
         return min(first) if first else None
-
-    @property
-    def has_ongoing_transactions(self) -> bool:
-        return bool(self.ongoing_txns)
 
     # ------------------------------------------------------------------------------------- loading, truncation
 

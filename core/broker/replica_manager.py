@@ -259,21 +259,8 @@ class ReplicaManager:
         return sum(1 for p in self.online_partitions() if p.is_under_replicated)
 
     @property
-    def under_min_isr_partition_count(self) -> int:
-        return sum(1 for p in self.online_partitions() if p.is_under_min_isr())
-
-    @property
-    def at_min_isr_partition_count(self) -> int:
-        return sum(1 for p in self.online_partitions() if p.is_at_min_isr())
-
-    @property
     def offline_replica_count(self) -> int:
         return sum(1 for p in self.all_partitions.values() if p is OFFLINE)
-
-    @property
-    def reassigning_partitions(self) -> int:
-        return sum(1 for p in self.online_partitions()
-                   if p.is_leader and (p.adding_replicas or p.removing_replicas))
 
     def metrics(self) -> dict[str, int]:
         """Kafka's ReplicaManager metric names → current values (meters as total counts); one pass over the

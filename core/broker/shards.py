@@ -4,7 +4,7 @@ Kafka's ReplicaManager serves a request in one call under per-partition locks; k
 (actors/partition_actor.py), so each request type the replica manager serves says how it is cut into the shards'
 parts, how their answers make the one response Kafka gives, what a part answers when its handler failed, and which
 ReplicaManager method serves a part (`ShardedRequest`). Each is defined next to the request's wire converters, in its
-core/api module, and listed once in core/api/broker_requests.py.
+core/api module, as its unit's service (core/api/registry.py's ReplicaManagerService).
 """
 
 from __future__ import annotations

@@ -112,10 +112,6 @@ class ControllerContext:
         leadership = self._partition_leadership_info.get(tp)
         self._update_preferred_replica_imbalance_metric(tp, previous, leadership, new_assignment, leadership)
 
-    def update_partition_replica_assignment(self, tp: TopicPartition, replicas: Iterable[int]) -> None:
-        """Test-style convenience (Kafka's tests' updatePartitionReplicaAssignment): a plain assignment."""
-        self.update_partition_full_replica_assignment(tp, ReplicaAssignment(tuple(replicas)))
-
     def _reindex(self, tp: TopicPartition, old: tuple[int, ...], new: tuple[int, ...]) -> None:
         if old == new:
             return
@@ -284,21 +280,9 @@ class ControllerContext:
     def is_topic_queued_up_for_deletion(self, topic: str) -> bool:
         return topic in self.topics_to_be_deleted
 
-    def is_topic_eligible_for_deletion(self, topic: str) -> bool:
-        return topic in self.topics_to_be_deleted and topic not in self.topics_ineligible_for_deletion
-
-    def topics_queued_for_deletion(self) -> set[str]:
-        return set(self.topics_to_be_deleted)
-
     # -- replica / partition states ----------------------------------------------------------------------------------
     def replicas_in_state(self, topic: str, state: ReplicaState) -> set[PartitionAndReplica]:
         return {r for r in self.replicas_for_topic(topic) if self.replica_states[r] == state}
-
-    def are_all_replicas_in_state(self, topic: str, state: ReplicaState) -> bool:
-        return all(self.replica_states[r] == state for r in self.replicas_for_topic(topic))
-
-    def is_any_replica_in_state(self, topic: str, state: ReplicaState) -> bool:
-        return any(self.replica_states[r] == state for r in self.replicas_for_topic(topic))
 
     def check_valid_replica_state_change(
         self, replicas: Iterable[PartitionAndReplica], target_state: ReplicaState

@@ -125,11 +125,6 @@ class ClientQuotaManager:
         """unrecordQuotaSensor: take back a value recorded for a response that is not sent (a throttled fetch)."""
         self._sensor(user, client_id, now_ms).record(-value, now_ms, check=False)
 
-    def record_no_throttle(self, user: str, client_id: str, value: float, now_ms: int) -> None:
-        """recordNoThrottle: count ``value`` against the next request's check."""
-        if self.quotas_enabled:
-            self._sensor(user, client_id, now_ms).record(value, now_ms, check=False)
-
     def throttle_time(self, value: float, bound: float, window_size_ms: int) -> int:
         """ClientQuotaManager.throttleTime: the delay X that brings the observed rate O over window W down to the
         quota T, O * W / (W + X) = T, so X = (O - T) / T * W (Math.round)."""
@@ -311,4 +306,3 @@ def desanitize(name: str) -> str:
     from urllib.parse import unquote_plus
 
     return unquote_plus(name, encoding="utf-8")
-

@@ -75,10 +75,6 @@ class Rate:
             total_elapsed += (min_full_windows - full_windows) * window.window_ms
         return int(total_elapsed)
 
-    def last_record_ms(self) -> int | None:
-        """When the newest sample began (for the sensor's inactivity expiry); None before any record."""
-        return max((s.last_window_ms for s in self._samples), default=None)
-
     def _current_sample(self, now_ms: int) -> _Sample:
         if not self._samples:
             self._samples.append(_Sample(now_ms))

@@ -342,13 +342,3 @@ def preprocess_scram_credentials(configs: dict[str, str]) -> dict[str, str]:
 
 
 # -- CredentialCache -------------------------------------------------------------------------------------------------
-def credential_for(user_config: dict[str, str], mechanism: ScramMechanism) -> ScramCredential | None:
-    """CredentialProvider.updateCredentials' reading of a user's /config/users/<user> entry: the credential stored
-    for ``mechanism``; None when there is none or it does not parse (Kafka's cache then holds none for the user)."""
-    text = user_config.get(mechanism.mechanism_name)
-    if text is None:
-        return None
-    try:
-        return credential_from_string(text)
-    except ValueError:
-        return None

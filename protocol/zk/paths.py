@@ -298,14 +298,6 @@ def broker_id_from_path(path: str) -> int:
     return int(m.group(1))
 
 
-def topic_from_delete_path(path: str) -> str:
-    """/admin/delete_topics/<t> → t."""
-    m = _DELETE_RE.match(path)
-    if m is None:
-        raise ValueError(f"not a topic deletion path: {path!r}")
-    return m.group(1)
-
-
 def parent(path: str) -> str:
     """The parent of an absolute znode path ('/' for a top-level node)."""
     head = path.rstrip("/").rpartition("/")[0]

@@ -6,12 +6,14 @@ from __future__ import annotations
 
 from typing import Any
 
+import attrs
 import pytest
 
 from actors.base import KActor
 from actors.clock import ManualClock
 from actors.group_coordinator_actor import GroupCoordinatorActor
 from actors.runtime import Runtime
+from core.api import registry
 from core.api.metadata import handle_metadata_request
 from core.broker.metadata_cache import MetadataCache
 from core.coordinator.group.group_metadata_manager import partition_for
@@ -224,12 +226,14 @@ def test_a_failed_append_fails_the_commit_and_nothing_is_committed(rt):
     assert _replies(rt)[2].partitions[0].offset == -1
 
 
-def test_a_request_whose_procedure_fails_is_answered_unknown_server_error(rt):
-    def broken(request: Any, reply_to: str) -> Any:
+def test_a_request_whose_procedure_fails_is_answered_unknown_server_error(rt, monkeypatch):
+    def broken(coordinator: Any, request: Any, reply_to: str) -> Any:
         raise ValueError("a bug")
         yield
 
-    rt.instances["group-coordinator"].coordinator.handle = broken
+    spec = registry.unit_of(HeartbeatRequest("g", 1, "m"))
+    monkeypatch.setitem(registry._UNITS, HeartbeatRequest,
+                        attrs.evolve(spec, service=attrs.evolve(spec.service, handle=broken)))
     _request(rt, 1, HeartbeatRequest("g", 1, "m"))
     assert _replies(rt)[1].error is Errors.UNKNOWN_SERVER_ERROR
 

@@ -22,8 +22,7 @@ from tests.support.actors import Sink
 @pytest.fixture(autouse=True)
 def test_apis(monkeypatch: pytest.MonkeyPatch) -> None:
     """The edge tests' own APIs (edge_support.TEST_SPECS) beside the real ones, for this test only."""
-    monkeypatch.setattr(registry, "_BY_KEY", dict(registry._BY_KEY))
-    monkeypatch.setattr(registry, "_BY_TYPE", dict(registry._BY_TYPE))
+    monkeypatch.setattr(registry, "_UNITS", dict(registry._UNITS))
     register_test_apis()
 
 

@@ -122,7 +122,7 @@ def register_test_apis() -> None:
     """Serve the test APIs in this process, in place of the real specs of their keys (the edge tests' fixture undoes
     it; a peer subprocess keeps them)."""
     for spec in TEST_SPECS:
-        registry._BY_KEY.pop(spec.api_key, None)
+        registry.unregister(spec.api_key)
         registry.register(spec)
 
 

@@ -513,7 +513,7 @@ def test_a_converter_refusing_a_request_is_answered_with_the_apis_error(make_nod
             raise RefusedError("no")
         return EdgeEcho(body["auth_bytes"].decode())
 
-    monkeypatch.setitem(registry._BY_KEY, 36, attrs.evolve(spec, request_from_wire=picky))
+    monkeypatch.setitem(registry._UNITS, 36, attrs.evolve(spec, request_from_wire=picky))
     with socket.create_connection((LOOPBACK, b.port), timeout=2) as s:
         s.sendall(_frame(36, 1, 5, {"auth_bytes": b"bad"}) + _frame(36, 1, 6, {"auth_bytes": b"good"}))
         got = _read_responses(s, [(36, 1), (36, 1)])
@@ -583,7 +583,7 @@ def test_a_request_kafka_does_not_answer_gets_no_answer(make_node: Any, monkeypa
     from core.api import registry
 
     spec = registry.spec_for_key(36)
-    monkeypatch.setitem(registry._BY_KEY, 36, attrs.evolve(spec, reply_expected=lambda v, body: body["auth_bytes"]
+    monkeypatch.setitem(registry._UNITS, 36, attrs.evolve(spec, reply_expected=lambda v, body: body["auth_bytes"]
                                                            != b"quiet"))
     with socket.create_connection((LOOPBACK, b.port), timeout=2) as s:
         s.sendall(_frame(36, 1, 21, {"auth_bytes": b"quiet"}) + _frame(36, 1, 22, {"auth_bytes": b"loud"}))
@@ -602,7 +602,7 @@ def test_an_unanswered_request_whose_answer_failed_closes_only_its_connection(ma
     from core.api import registry
 
     spec = registry.spec_for_key(36)
-    monkeypatch.setitem(registry._BY_KEY, 36, attrs.evolve(
+    monkeypatch.setitem(registry._UNITS, 36, attrs.evolve(
         spec, reply_expected=lambda v, body: not body["auth_bytes"].startswith(b"quiet"),
         failed=lambda r: r.text.endswith("error")))
     with socket.create_connection((LOOPBACK, b.port), timeout=2) as other, \
@@ -631,7 +631,7 @@ def test_an_answers_edge_task_runs_on_its_handler_after_the_answer(make_node: An
     from core.api import registry
 
     spec = registry.spec_for_key(36)
-    monkeypatch.setitem(registry._BY_KEY, 36, attrs.evolve(
+    monkeypatch.setitem(registry._UNITS, 36, attrs.evolve(
         spec, edge_task=lambda r: ("maker", r.text.upper()) if r.text.startswith("make") else None))
     tasks: list[tuple[str, str, int]] = []
     b.net.add_edge_handler("maker", lambda ctx, req: tasks.append((threading.current_thread().name, req,
@@ -675,7 +675,7 @@ def test_a_client_that_never_reads_costs_the_broker_one_answer_not_a_queue_of_th
 
     spec = registry.spec_for_key(36)
     big = b"x" * (1 << 20)
-    monkeypatch.setitem(registry._BY_KEY, 36, attrs.evolve(
+    monkeypatch.setitem(registry._UNITS, 36, attrs.evolve(
         spec, response_to_wire=lambda v, r: {"error_code": 0, "error_message": None,
                                              "auth_bytes": r.text.encode() + big, "session_lifetime_ms": 0}))
     b = make_node("b")

@@ -80,11 +80,6 @@ class CleanerStats:
     def elapsed_secs(self) -> float:
         return max(0.0, self.end - self.start)
 
-    @property
-    def elapsed_index_secs(self) -> float:
-        return max(0.0, self.map_done - self.start)
-
-
 @attrs.frozen
 class CleanResult:
     """What Cleaner.clean returns (the first offset not cleaned) and the groups it wrote, each replaced by one cleaned

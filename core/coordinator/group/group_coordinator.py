@@ -15,9 +15,6 @@ import itertools
 import logging
 import uuid
 from collections.abc import Callable
-from typing import Any
-
-import attrs
 
 from core.coordinator.group.find_coordinator import find_coordinator, offsets_topic_partition_count
 from core.coordinator.group.group_metadata import (
@@ -77,12 +74,6 @@ OFFSETS_EXPIRATION = "offsets-expiration"
 def join_error(member_id: str, error: Errors) -> JoinGroupResponse:
     """GroupCoordinator.joinError."""
     return JoinGroupResponse(error, NO_GENERATION, None, "", "", member_id)
-
-
-def error_response(request: Any, error: Errors) -> Any:
-    """The whole answer to ``request`` failed with ``error`` (AbstractRequest.getErrorResponse): its type's
-    `GroupApi` says how."""
-    return api_of(request).error(request, error)
 
 
 class GroupCoordinator:
@@ -925,46 +916,3 @@ class GroupCoordinator:
         elif count is not None:
             self.manager.num_partitions = count
         yield Respond(reply_to, response)
-
-    def handle(self, request: Any, reply_to: ReplyHandle) -> Proc[None]:
-        """The handler of ``request``'s type (its `GroupApi`); TypeError for a request it does not serve."""
-        return api_of(request).handle(self, request, reply_to)
-
-
-@attrs.frozen(slots=True)
-class GroupApi:
-    """One request type the group coordinator serves (KafkaApis.handle's case for it): its handler, and its whole
-    answer failed with an error (AbstractRequest.getErrorResponse)."""
-
-    handle: Callable[[GroupCoordinator, Any, ReplyHandle], Proc[None]]
-    error: Callable[[Any, Errors], Any]
-
-
-GROUP_REQUESTS: dict[type, GroupApi] = {
-    JoinGroupRequest: GroupApi(GroupCoordinator.handle_join_group, lambda r, e: join_error(r.member_id, e)),
-    SyncGroupRequest: GroupApi(GroupCoordinator.handle_sync_group, lambda r, e: SyncGroupResponse(e)),
-    HeartbeatRequest: GroupApi(GroupCoordinator.handle_heartbeat, lambda r, e: HeartbeatResponse(e)),
-    LeaveGroupRequest: GroupApi(GroupCoordinator.handle_leave_group, lambda r, e: LeaveGroupResponse(e)),
-    OffsetCommitRequest: GroupApi(GroupCoordinator.handle_commit_offsets, lambda r, e: OffsetCommitResponse(
-        tuple(OffsetCommitPartitionResponse(p.tp, e) for p in r.partitions))),
-    OffsetFetchRequest: GroupApi(GroupCoordinator.handle_fetch_offsets, lambda r, e: OffsetFetchResponse(
-        e, tuple(OffsetFetchPartitionData(tp, error=e) for tp in r.partitions or ()))),
-    DescribeGroupsRequest: GroupApi(GroupCoordinator.handle_describe_groups, lambda r, e: DescribeGroupsResponse(
-        tuple(DescribedGroup(e, g) for g in r.groups))),
-    ListGroupsRequest: GroupApi(GroupCoordinator.handle_list_groups, lambda r, e: ListGroupsResponse(e)),
-    DeleteGroupsRequest: GroupApi(GroupCoordinator.handle_delete_groups, lambda r, e: DeleteGroupsResponse(
-        tuple((g, e) for g in r.groups))),
-    FindCoordinatorRequest: GroupApi(GroupCoordinator.handle_find_coordinator,
-                                     lambda r, e: FindCoordinatorResponse(e)),
-    OffsetDeleteRequest: GroupApi(GroupCoordinator.handle_delete_offsets, lambda r, e: OffsetDeleteResponse(e)),
-    TxnOffsetCommitRequest: GroupApi(GroupCoordinator.handle_txn_commit_offsets, lambda r, e: TxnOffsetCommitResponse(
-        tuple(OffsetCommitPartitionResponse(p.tp, e) for p in r.partitions))),
-}
-
-
-def api_of(request: Any) -> GroupApi:
-    """The `GroupApi` of ``request``'s type; TypeError for a request the group coordinator does not serve."""
-    api = GROUP_REQUESTS.get(type(request))
-    if api is None:
-        raise TypeError(f"the group coordinator does not handle {type(request).__name__}")
-    return api

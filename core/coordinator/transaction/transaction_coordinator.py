@@ -430,25 +430,3 @@ class TransactionCoordinator:
                     m.pending_state = None
                 log.info("Failed to rollback transaction %s after it timed out: %s", t.transactional_id,
                          error.name)
-
-    def handle(self, request: Any, reply_to: ReplyHandle) -> Proc[None]:
-        """The handler of ``request``'s type; TypeError for a request the transaction coordinator does not serve."""
-        handler = TXN_REQUESTS.get(type(request))
-        if handler is None:
-            raise TypeError(f"the transaction coordinator does not handle {type(request).__name__}")
-        return handler[0](self, request, reply_to)
-
-
-def error_response(request: Any, error: Errors) -> Any:
-    """The whole answer to ``request`` failed with ``error`` (AbstractRequest.getErrorResponse)."""
-    return TXN_REQUESTS[type(request)][1](request, error)
-
-
-TXN_REQUESTS: dict[type, tuple[Callable[..., Proc[None]], Callable[[Any, Errors], Any]]] = {
-    InitProducerIdRequest: (TransactionCoordinator.handle_init_producer_id,
-                            lambda r, e: InitProducerIdResponse(e)),
-    AddPartitionsToTxnRequest: (TransactionCoordinator.handle_add_partitions,
-                                lambda r, e: AddPartitionsToTxnResponse(tuple((tp, e) for tp in r.partitions))),
-    AddOffsetsToTxnRequest: (TransactionCoordinator.handle_add_offsets, lambda r, e: AddOffsetsToTxnResponse(e)),
-    EndTxnRequest: (TransactionCoordinator.handle_end_txn, lambda r, e: EndTxnResponse(e)),
-}

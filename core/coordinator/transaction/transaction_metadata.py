@@ -135,12 +135,6 @@ class TransactionMetadata:
         return self.state in (S.ONGOING, S.PREPARE_ABORT, S.PREPARE_COMMIT)
 
     # -- preparing transitions -----------------------------------------------------------------------------------
-    def prepare_no_transit(self) -> TxnTransitMetadata:
-        """TransactionMetadata.prepareNoTransit: the current state, as a transition that changes nothing."""
-        return TxnTransitMetadata(self.producer_id, self.last_producer_id, self.producer_epoch,
-                                  self.last_producer_epoch, self.txn_timeout_ms, self.state,
-                                  frozenset(self.topic_partitions), self.txn_start_timestamp,
-                                  self.txn_last_update_timestamp)
 
     def prepare_fence_producer_epoch(self) -> TxnTransitMetadata:
         """TransactionMetadata.prepareFenceProducerEpoch: bump the epoch so that the abort's markers fence the

@@ -7,7 +7,8 @@ from __future__ import annotations
 import attrs
 import pytest
 
-from core.api.broker_requests import BROKER_REQUESTS, FOLLOWER_RESPONSES, merge_responses, split_request, unit_of
+from core.api import registry
+from core.api.broker_requests import merge_responses, split_request, unit_of
 from core.broker.metadata_cache import MetadataCache
 from core.broker.shards import SplitRefused, shard_of
 from messages.common import Broker, EndPoint, Errors, TopicPartition
@@ -178,6 +179,10 @@ def test_produce_and_list_offsets_answers_merge_in_request_order() -> None:
 
 def test_the_table_holds_every_request_type_the_replica_manager_serves_once() -> None:
     """One unit per request type, and each answer a follower fetcher gets back names the unit that applies it."""
+    BROKER_REQUESTS = {spec.request_type: spec.service.sharded for spec in registry.units()  # noqa: N806
+                       if isinstance(spec.service, registry.ReplicaManagerService) and spec.service.sharded}
+    FOLLOWER_RESPONSES = {u.response_type: registry.follower_unit_of(u.response_type.__new__(u.response_type))  # noqa: N806
+                          for u in BROKER_REQUESTS.values() if u.response_type is not None}
     assert set(BROKER_REQUESTS) == {LeaderAndIsrRequest, UpdateMetadataRequest, StopReplicaRequest, FetchRequest,
                                     ProduceRequest, ListOffsetsRequest, OffsetsForLeaderEpochRequest,
                                     DescribeMetadataCacheRequest, DescribeLogDirsRequest, DeleteRecordsRequest,
@@ -209,7 +214,7 @@ def test_a_failed_part_answers_every_item_with_the_error() -> None:
         (OffsetForLeaderTopicResult("u", (OffsetForLeaderPartitionResult(err, 3, -1, -1),)),))
     um = UpdateMetadataRequest(0, 1, 7, (), BROKERS)
     assert unit_of(um).error(um, err) == UpdateMetadataResponse(err)
-    assert BROKER_REQUESTS[LeaderAndIsrRequest].error(None, err) == LeaderAndIsrResponse(err)
-    assert BROKER_REQUESTS[StopReplicaRequest].error(None, err) == StopReplicaResponse(err)
+    assert registry.spec_for_type(LeaderAndIsrRequest).service.sharded.error(None, err) == LeaderAndIsrResponse(err)
+    assert registry.spec_for_type(StopReplicaRequest).service.sharded.error(None, err) == StopReplicaResponse(err)
     cache = DescribeMetadataCacheRequest(())
     assert unit_of(cache).error(cache, err) == DescribeMetadataCacheResponse(-1, (), ())

@@ -21,8 +21,7 @@ def _spec(key: int, **kw) -> ApiSpec:
 
 @pytest.fixture
 def clean_registry(monkeypatch):
-    monkeypatch.setattr(registry, "_BY_KEY", {})
-    monkeypatch.setattr(registry, "_BY_TYPE", {})
+    monkeypatch.setattr(registry, "_UNITS", {})
 
 
 def test_api_versions_is_registered_by_importing_core_api():
@@ -51,7 +50,8 @@ def test_registering_the_same_spec_twice_is_harmless_but_a_second_spec_is_refuse
 
 
 @pytest.mark.parametrize("kw, message", [
-    ({"request_type": _Req}, "needs send_version"),
+    ({"send_version": 4}, "an outbound spec needs request_type"),
+    ({"request_type": _Req, "send_version": 4}, "an outbound spec needs"),
     ({"request_type": _Req, "send_version": 9, "request_to_wire": lambda r: {}, "response_from_wire": lambda v, b: b},
      "outside 0-4"),
 ])

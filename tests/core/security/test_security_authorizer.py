@@ -234,15 +234,17 @@ def test_controller_requests_need_cluster_action():
     tp = TopicPartition("orders", 0)
     lai = LeaderAndIsrRequest(1, 1, 5, (LeaderAndIsrPartitionState(tp, 1, 1, 0, (1,), 0, (1,)),), ())
     refused = Errors.CLUSTER_AUTHORIZATION_FAILED
-    assert leader_and_isr.authorize(lai, _auth(ALICE)) == LeaderAndIsrResponse(refused, (PartitionError(tp, refused),))
-    assert leader_and_isr.authorize(lai, _auth(ADMIN)) is None
+    assert leader_and_isr.authorize(lai, _auth(ALICE)).answer == LeaderAndIsrResponse(refused,
+                                                                                      (PartitionError(tp, refused),))
+    assert leader_and_isr.authorize(lai, _auth(ADMIN)).request is lai
     stop = StopReplicaRequest(1, 1, 5, (StopReplicaPartitionState(tp, 0, True),))
-    assert stop_replica.authorize(stop, _auth(ALICE)) == StopReplicaResponse(refused, (PartitionError(tp, refused),))
+    assert stop_replica.authorize(stop, _auth(ALICE)).answer == StopReplicaResponse(refused,
+                                                                                    (PartitionError(tp, refused),))
     cluster_action = AuthorizerChanged(None, False, (
         _row(ResourceType.CLUSTER, "kafka-cluster", ALICE, AclOperation.CLUSTER_ACTION),))
-    assert stop_replica.authorize(stop, _auth(ALICE, state=cluster_action)) is None
+    assert stop_replica.authorize(stop, _auth(ALICE, state=cluster_action)).request is stop
     update = UpdateMetadataRequest(1, 1, 5, (), ())
-    assert update_metadata.authorize(update, _auth(BOB)) == UpdateMetadataResponse(refused)
+    assert update_metadata.authorize(update, _auth(BOB)).answer == UpdateMetadataResponse(refused)
     wire = leader_and_isr.error_response(4, leader_and_isr.request_to_wire(lai), int(refused))
     assert wire["error_code"] == 31
 

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from freezegun import freeze_time
 
+from core.api.registry import coordinator_service_of
 from core.coordinator.group.group_coordinator import GroupCoordinator
 from core.coordinator.group.group_metadata import GroupState
 from core.coordinator.group.group_metadata_manager import (
@@ -167,7 +168,7 @@ class Harness:
     def request(self, req: Any) -> str:
         self._n += 1
         handle = f"r{self._n}"
-        self.run(self.gc.handle(req, handle))
+        self.run(coordinator_service_of(req).handle(self.gc, req, handle))
         return handle
 
     def answer(self, handle: str) -> Any:
@@ -727,8 +728,10 @@ def test_startup_takes_an_existing_offsets_topics_partition_count_and_schedules_
 
 
 def test_error_response_fails_every_item_of_the_request():
-    from core.coordinator.group.group_coordinator import error_response
     from messages.group import FindCoordinatorRequest
+
+    def error_response(request, error):
+        return coordinator_service_of(request).error(request, error)
 
     e = Errors.UNKNOWN_SERVER_ERROR
     assert error_response(JoinGroupRequest(GROUP, 1, 1, "m", "consumer", ()), e).member_id == "m"

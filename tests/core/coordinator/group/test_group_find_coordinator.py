@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from core.api.metadata import handle_metadata_request
+from core.api.registry import coordinator_service_of
 from core.broker.metadata_cache import MetadataCache
 from core.coordinator.group.find_coordinator import (
     ReadMetadataCache,
@@ -209,7 +210,7 @@ def test_no_live_broker_creates_nothing():
 
 
 def test_the_group_coordinator_serves_find_coordinator_and_keeps_the_partition_count_it_read():
-    """FindCoordinator is one of the coordinator's request types (GROUP_REQUESTS): its answer goes to the request's
+    """FindCoordinator is one of the coordinator's request types (its unit's service): its answer goes to the request's
     reply handle, and the partition count read from ZooKeeper becomes the coordinator's."""
     from core.coordinator.group.group_coordinator import GroupCoordinator
     from core.effects import ReplyHandle, Respond
@@ -220,7 +221,8 @@ def test_the_group_coordinator_serves_find_coordinator_and_keeps_the_partition_c
     zk.put_partition_state(TopicPartition(TOPIC, partition_for("g", 3)), 1, (1,))
     gc = GroupCoordinator(1, GroupCoordinatorConfig(offsets_topic_num_partitions=50), lambda: 0.0)
     effects: list = []
-    run_sync(gc.handle(FindCoordinatorRequest("g", 0, "PLAINTEXT"), ReplyHandle(7)), zk, effects.append,
+    request = FindCoordinatorRequest("g", 0, "PLAINTEXT")
+    run_sync(coordinator_service_of(request).handle(gc, request, ReplyHandle(7)), zk, effects.append,
              answer_from(updated_cache(zk)))
     effects = [e for e in effects if not isinstance(e, ReadMetadataCache)]
     assert effects == [Respond(ReplyHandle(7), FindCoordinatorResponse(Errors.NONE, 1, "127.0.0.1", 9091))]
@@ -237,12 +239,14 @@ def test_a_find_coordinator_whose_lookup_fails_is_coordinator_not_available():
     zk.create("/brokers/topics/__consumer_offsets", "not json")
     gc = GroupCoordinator(1, GroupCoordinatorConfig(offsets_topic_num_partitions=3), lambda: 0.0)
     effects: list = []
-    run_sync(gc.handle(FindCoordinatorRequest("g"), ReplyHandle(1)), zk, effects.append)
+    request = FindCoordinatorRequest("g")
+    run_sync(coordinator_service_of(request).handle(gc, request, ReplyHandle(1)), zk, effects.append)
     assert effects == [Respond(ReplyHandle(1), FindCoordinatorResponse(Errors.COORDINATOR_NOT_AVAILABLE))]
     assert zk.get("/brokers/topics/__consumer_offsets") == "not json"
 
     zk.set("/brokers/topics/__consumer_offsets", znodes.encode_topic_assignment(
         {TopicPartition(TOPIC, p): ReplicaAssignment((1,)) for p in range(3)}))
     effects.clear()
-    run_sync(gc.handle(FindCoordinatorRequest("g"), ReplyHandle(2)), zk, effects.append, lambda e: "no answer")
+    run_sync(coordinator_service_of(request).handle(gc, request, ReplyHandle(2)), zk, effects.append,
+             lambda e: "no answer")
     assert effects[-1] == Respond(ReplyHandle(2), FindCoordinatorResponse(Errors.COORDINATOR_NOT_AVAILABLE))

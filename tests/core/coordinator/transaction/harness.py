@@ -8,6 +8,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from core.api.registry import coordinator_service_of
 from core.coordinator.group.group_metadata_manager import LogRead, LogStart, partition_for
 from core.coordinator.transaction.transaction_coordinator import TransactionCoordinator
 from core.coordinator.transaction.transaction_log import read_txn_record_key, read_txn_record_value
@@ -148,7 +149,7 @@ class Harness:
     def request(self, req: Any) -> str:
         self._n += 1
         handle = f"r{self._n}"
-        self.run(self.tc.handle(req, handle))
+        self.run(coordinator_service_of(req).handle(self.tc, req, handle))
         return handle
 
     def ask(self, req: Any) -> Any:

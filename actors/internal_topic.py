@@ -1,0 +1,74 @@
+"""The coordinators' "internal topic" edge: their appends to and reads of ``__consumer_offsets`` and
+``__transaction_state`` as in-process asks of the replica manager (Kafka's replicaManager.appendRecords and
+log.read), and how each answer is read back. The group and transaction coordinator actors share it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from core.coordinator.group.group_metadata_manager import Appended, LogRead, LogStart
+from messages.common import Errors, TopicPartition
+from messages.replication import (
+    DEBUGGING_REPLICA_ID,
+    EARLIEST_TIMESTAMP,
+    FetchPartition,
+    FetchRequest,
+    FetchResponse,
+    ListOffsetsPartition,
+    ListOffsetsRequest,
+    ListOffsetsResponse,
+    ProducePartition,
+    ProduceRequest,
+    ProduceResponse,
+)
+
+
+def append(topic: str, partition: int, records: bytes, acks: int, timeout_ms: int,
+           coordinator: bool = False) -> ProduceRequest:
+    """replicaManager.appendRecords of a coordinator's records (``coordinator``: AppendOrigin.Coordinator, whose
+    transactional batches have their producer epoch checked and no sequence)."""
+    return ProduceRequest(acks, timeout_ms, (ProducePartition(TopicPartition(topic, partition), records),),
+                          coordinator=coordinator)
+
+
+def read(topic: str, partition: int, offset: int, max_bytes: int) -> FetchRequest:
+    """A loader's log.read(offset, maxBytes, FetchLogEnd): the debugging replica id reads to the log end."""
+    return FetchRequest(DEBUGGING_REPLICA_ID, (FetchPartition(TopicPartition(topic, partition), offset,
+                                                              partition_max_bytes=max_bytes),), max_bytes=max_bytes)
+
+
+def read_log_start(topic: str, partition: int) -> ListOffsetsRequest:
+    """Log.logStartOffset of this broker's replica: ListOffsets EARLIEST as the debugging replica (any replica
+    answers, as the coordinator's own log read does not ask for leadership)."""
+    return ListOffsetsRequest(DEBUGGING_REPLICA_ID, 0, (ListOffsetsPartition(TopicPartition(topic, partition),
+                                                                             EARLIEST_TIMESTAMP),))
+
+
+def append_result(response: Any) -> Errors:
+    if isinstance(response, ProduceResponse) and response.partitions:
+        return response.partitions[0].error
+    return Errors.UNKNOWN_SERVER_ERROR
+
+
+def appended_result(response: Any) -> Appended:
+    """The partition's error and the batch's base offset (appendedBatchOffset)."""
+    if isinstance(response, ProduceResponse) and response.partitions:
+        p = response.partitions[0]
+        return Appended(p.error, p.base_offset)
+    return Appended(Errors.UNKNOWN_SERVER_ERROR)
+
+
+def read_result(response: Any) -> LogRead:
+    if isinstance(response, FetchResponse) and response.partitions:
+        p = response.partitions[0]
+        return LogRead(p.error if response.error is Errors.NONE else response.error, p.records, p.log_start_offset,
+                       p.log_end_offset)
+    return LogRead(Errors.UNKNOWN_SERVER_ERROR)
+
+
+def log_start_result(response: Any) -> LogStart:
+    if isinstance(response, ListOffsetsResponse) and response.partitions:
+        p = response.partitions[0]
+        return LogStart(p.error, p.offset)
+    return LogStart(Errors.UNKNOWN_SERVER_ERROR)
