@@ -21,6 +21,7 @@ from typing import Any
 
 import attrs
 
+from core.broker.kafka_configs import LIST, ConfigError, parse_type
 from core.effects import Proc
 from core.zk_client import KafkaZkClient
 from messages.zk import NONODE, OK
@@ -112,36 +113,14 @@ LOG_CONFIGS: dict[str, tuple[str, _Validator | None]] = {
 }
 CONFIG_NAMES: tuple[str, ...] = tuple(sorted(LOG_CONFIGS))
 
-_INT_RANGE = {"INT": (-(2**31), 2**31 - 1), "LONG": (-(2**63), 2**63 - 1)}
-
-
 def _parse(name: str, kind: str, raw: str) -> object:
-    """ConfigDef.parseType for the types topic configs use."""
-    value = raw.strip()
-    if kind in _INT_RANGE:
-        lo, hi = _INT_RANGE[kind]
-        try:
-            number = int(value)
-        except ValueError:
-            number = None
-        if number is None or not lo <= number <= hi:
-            raise InvalidConfigurationException(
-                f"Invalid value {raw} for configuration {name}: Not a number of type {kind}")
-        return number
-    if kind == "DOUBLE":
-        try:
-            return float(value)
-        except ValueError:
-            raise InvalidConfigurationException(
-                f"Invalid value {raw} for configuration {name}: Not a number of type DOUBLE") from None
-    if kind == "BOOLEAN":
-        if value.lower() not in ("true", "false"):
-            raise InvalidConfigurationException(
-                f"Invalid value {raw} for configuration {name}: Expected value to be either true or false")
-        return value.lower() == "true"
-    if kind == "LIST":
-        return [v.strip() for v in value.split(",")] if value else []
-    return value
+    """ConfigDef.parseType (KafkaConfig's, core.broker.kafka_configs), refused as LogConfig.validate refuses it; a
+    LIST as a list, which the validators above take."""
+    try:
+        value = parse_type(name, kind, raw)
+    except ConfigError as e:
+        raise InvalidConfigurationException(str(e)) from None
+    return list(value) if kind == LIST else value
 
 
 def validate_names(names: Iterable[str]) -> None:
