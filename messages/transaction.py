@@ -79,11 +79,15 @@ class AddPartitionsToTxnRequest:
     producer_epoch: int
     partitions: tuple[TopicPartition, ...]
     principal: str = "User:ANONYMOUS"  # the connection's KafkaPrincipal, for the authorizer (RequestContext's)
+    # v4 (Kafka 3.6, KIP-890 part 1): a partition leader asks whether the partitions are in the transaction
+    verify_only: bool = False
 
 
 @message
 class AddPartitionsToTxnResponse:
     errors: tuple[tuple[TopicPartition, Errors], ...]
+    error: Errors = Errors.NONE  # v4's top-level error (CLUSTER_AUTHORIZATION_FAILED for a v4 from a client)
+    transactional_id: str = ""  # v4 answers name their transaction
 
 
 @message

@@ -2,11 +2,12 @@
 
 Each row mirrors one ``clients/src/main/resources/common/message/<Name>Request.json`` of Kafka 2.6: its ``apiKey``,
 ``validVersions`` (min-max) and the first version of its ``flexibleVersions`` ("N+"; ``None`` for "none"). Kafka 2.6's
-``ApiKeys`` enum lists these 50 keys (0-49: `KAFKA_2_6_API_VERSIONS`). Beyond 2.6 (issue #40, a departure):
-KIP-664's DescribeProducers (61), DescribeTransactions (65) and ListTransactions (66) as Kafka 3.6 serves them, for
-``kactor transactions`` and Kafka's own kafka-transactions.sh. tests/protocol/test_api_versions.py checks the
-flexible column against kio's classes (generated from Kafka 3.9's schemas, whose versions up to 2.6's maximum are the
-same messages).
+``ApiKeys`` enum lists these 50 keys (0-49: `KAFKA_2_6_API_VERSIONS`). Beyond 2.6 (issue #40, departures):
+AddPartitionsToTxn v2-4 (v4: KIP-890 part 1's verify-only request, which partition leaders send the transaction
+coordinator, Kafka 3.6) and KIP-664's DescribeProducers (61), DescribeTransactions (65) and ListTransactions (66) as
+Kafka 3.6 serves them, for ``kactor transactions`` and Kafka's own kafka-transactions.sh.
+tests/protocol/test_api_versions.py checks the flexible column against kio's classes (generated from Kafka 3.9's
+schemas, whose versions up to 2.6's maximum are the same messages).
 """
 
 from __future__ import annotations
@@ -111,7 +112,8 @@ _RANGES: dict[ApiKeys, ApiRange] = {
     ApiKeys.DELETE_RECORDS: ApiRange("DeleteRecords", 0, 2, 2),
     ApiKeys.INIT_PRODUCER_ID: ApiRange("InitProducerId", 0, 3, 2),
     ApiKeys.OFFSET_FOR_LEADER_EPOCH: ApiRange("OffsetForLeaderEpoch", 0, 3, None),
-    ApiKeys.ADD_PARTITIONS_TO_TXN: ApiRange("AddPartitionsToTxn", 0, 1, None),
+    # v2-4 beyond 2.6 (v3 flexible; v4, broker to broker: KIP-890 part 1's verify-only batches, Kafka 3.6)
+    ApiKeys.ADD_PARTITIONS_TO_TXN: ApiRange("AddPartitionsToTxn", 0, 4, 3),
     ApiKeys.ADD_OFFSETS_TO_TXN: ApiRange("AddOffsetsToTxn", 0, 1, None),
     ApiKeys.END_TXN: ApiRange("EndTxn", 0, 1, None),
     ApiKeys.WRITE_TXN_MARKERS: ApiRange("WriteTxnMarkers", 0, 0, None),
@@ -146,7 +148,8 @@ _RANGES: dict[ApiKeys, ApiRange] = {
 API_VERSIONS: dict[int, ApiRange] = {int(key): r for key, r in _RANGES.items()}
 
 # Kafka 2.6's own 50 keys (what its tools, such as kafka-broker-api-versions.sh, know by name)
-KAFKA_2_6_API_VERSIONS: dict[int, ApiRange] = {key: r for key, r in API_VERSIONS.items() if key < 50}
+KAFKA_2_6_API_VERSIONS: dict[int, ApiRange] = {key: r for key, r in API_VERSIONS.items() if key < 50} | {
+    int(ApiKeys.ADD_PARTITIONS_TO_TXN): ApiRange("AddPartitionsToTxn", 0, 1, None)}
 
 # Kafka's name of each key (``ApiKeys.forName``'s names), for tools that take one
 API_KEYS: dict[str, int] = {r.name: key for key, r in API_VERSIONS.items()}

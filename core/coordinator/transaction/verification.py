@@ -17,12 +17,15 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Iterable, Mapping
+from typing import Any
 
 import attrs
 
 from core.coordinator.group.group_metadata_manager import partition_for
 from core.coordinator.transaction.transaction_metadata import TransactionState
+from core.effects import Proc, ReplyHandle, Respond
 from messages.common import Broker, Errors, TopicPartition
+from messages.transaction import AddPartitionsToTxnResponse
 from protocol.records import TRANSACTIONAL_BIT
 
 # KafkaConfig.TransactionPartitionVerificationEnableProp (3.6; default true; dynamic, with producer.id.expiration.ms:
@@ -130,3 +133,13 @@ class VerifyPartitionsInTxn:
     producer_id: int
     producer_epoch: int
     partitions: tuple[TopicPartition, ...]
+
+
+def handle_verify_partitions_in_transaction(coordinator: Any, request: Any, reply_to: ReplyHandle) -> Proc[None]:
+    """KafkaApis.handleAddPartitionsToTxnRequest's ``verifyOnly`` branch → TransactionCoordinator
+    .handleVerifyPartitionsInTransaction, answered at once from the coordinator's cache."""
+    txn_id = request.transactional_id
+    state = coordinator.state_manager.get_transaction_state(txn_id) if txn_id else None
+    errors = verify_partitions_in_transaction(state, txn_id, request.producer_id, request.producer_epoch,
+                                              request.partitions)
+    yield Respond(reply_to, AddPartitionsToTxnResponse(tuple(errors.items()), transactional_id=txn_id))
