@@ -32,3 +32,6 @@ from core.api import alter_replica_log_dirs
 from core.api import describe_log_dirs
 from core.api import offset_delete
 from core.api import client_quotas
+from core.api import describe_producers
+from core.api import describe_transactions
+from core.api import list_transactions

@@ -86,9 +86,14 @@ def test_every_kafka_2_6_3_api_key_is_advertised_at_its_2_6_3_range():
     left out): a client that reads fewer takes the broker for an older one."""
     resp = api_versions.handle_api_versions_request(ApiVersionsRequest("kafka-python", "3.0.12"), 3)
     assert resp.error == Errors.NONE
-    assert resp.api_keys == tuple((k, lo, hi) for k, (_, lo, hi) in sorted(KAFKA_2_6_3.items()))
+    # and, beyond 2.6.3 (issue #40): AddPartitionsToTxn to v4 (KIP-890 part 1's verify-only request, 3.6) and
+    # KIP-664's three admin APIs as Kafka 3.6 serves them
+    beyond = {24: ("AddPartitionsToTxn", 0, 4)}
+    assert resp.api_keys == tuple((k, lo, hi) for k, (_, lo, hi) in sorted({**KAFKA_2_6_3, **beyond}.items())) + (
+        (61, 0, 0), (65, 0, 0), (66, 0, 0))
     from protocol.api_versions import API_VERSIONS
-    assert {k: (r.name, r.min_version, r.max_version) for k, r in API_VERSIONS.items() if k < 50} == KAFKA_2_6_3
+    assert {k: (r.name, r.min_version, r.max_version) for k, r in API_VERSIONS.items() if k < 50} == {
+        **KAFKA_2_6_3, **beyond}
     # beyond 2.6.3 (issue #40): KIP-664's admin APIs as Kafka 3.6 serves them
     assert {k: (r.name, r.min_version, r.max_version) for k, r in API_VERSIONS.items() if k >= 50} == {
         61: ("DescribeProducers", 0, 0), 65: ("DescribeTransactions", 0, 0), 66: ("ListTransactions", 0, 0)}

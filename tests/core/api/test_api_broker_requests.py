@@ -46,6 +46,7 @@ from messages.requests import (
     UpdateMetadataRequest,
     UpdateMetadataResponse,
 )
+from messages.transaction_admin import DescribeProducersRequest
 from messages.txn_markers import WriteTxnMarkersRequest
 
 SHARDS = 4
@@ -186,7 +187,8 @@ def test_the_table_holds_every_request_type_the_replica_manager_serves_once() ->
     assert set(BROKER_REQUESTS) == {LeaderAndIsrRequest, UpdateMetadataRequest, StopReplicaRequest, FetchRequest,
                                     ProduceRequest, ListOffsetsRequest, OffsetsForLeaderEpochRequest,
                                     DescribeMetadataCacheRequest, DescribeLogDirsRequest, DeleteRecordsRequest,
-                                    AlterReplicaLogDirsRequest, WriteTxnMarkersRequest}
+                                    AlterReplicaLogDirsRequest, WriteTxnMarkersRequest,
+                                    DescribeProducersRequest}  # KIP-664's, beyond 2.6 (issue #40)
     assert all(unit.request_type is t for t, unit in BROKER_REQUESTS.items())
     assert {t: u.request_type for t, u in FOLLOWER_RESPONSES.items()} == {
         FetchResponse: FetchRequest, ListOffsetsResponse: ListOffsetsRequest,
