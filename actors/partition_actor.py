@@ -29,6 +29,7 @@ from core.broker.fetch_session import FetchSessionCache
 from core.broker.log_manager import LogManager
 from core.broker.replica_manager import ReplicaManager
 from core.broker.shards import ShardedRequest, shard_of
+from core.coordinator.transaction.verification import VerifyPartitionsInTxn
 from core.disk import OS_DISK
 from core.effects import ReplyHandle, Respond
 from messages.broker_lifecycle import ReplicaManagerInit
@@ -51,6 +52,7 @@ from messages.partition import (
 from messages.quota import ReplicationQuotasChanged
 from messages.replication import FetchRequest
 from messages.runtime import TimerFired
+from messages.transaction import AddPartitionsToTxnRequest, AddPartitionsToTxnResponse
 from messages.zk import ZkResponse
 
 __all__ = ["PartitionActor", "shard_of"]
@@ -115,9 +117,12 @@ class PartitionActor(KActor):
         self.shard = 0
         self.queue: deque[Any] = deque()
         self.busy = False
-        self.driver = ProcDriver(self, EffectInterpreter(self, respond=self._respond, optional=EVERY_RECIPIENT))
+        self.driver = ProcDriver(self, EffectInterpreter(self, respond=self._respond, optional=EVERY_RECIPIENT),
+                                 asks={VerifyPartitionsInTxn: self._send_verification})
         self.fetch_ids = itertools.count(1)
         self.fetches: dict[int, int] = {}  # NetSend request id -> leader broker id
+        self.verifications: dict[int, int] = {}  # NetSend request id -> the waiting produce's ask id
+        self.request_timeout_ms = 30000.0  # request.timeout.ms: AddPartitionsToTxnManager's NetworkClient
         self.backing_off: set[int] = set()
         self.fetch_backoff_ms = 1000
         self.inter_broker_listener_name = "PLAINTEXT"
@@ -144,7 +149,9 @@ class PartitionActor(KActor):
                                   log_props=cfg.log_props,
                                   replica_selector_class=cfg.replica_selector_class,
                                   replication_quota_window_num=cfg.replication_quota_window_num,
-                                  replication_quota_window_size_seconds=cfg.replication_quota_window_size_seconds)
+                                  replication_quota_window_size_seconds=cfg.replication_quota_window_size_seconds,
+                                  transaction_partition_verification_enable=(
+                                      cfg.transaction_partition_verification_enable))
         self.fetch_backoff_ms = cfg.replica_fetch_backoff_ms
         self.inter_broker_listener_name = cfg.inter_broker_listener_name
         # I/O errors are deferred: only the log-dir probe's recorded LogDirFailure takes a dir offline; a failed
@@ -206,11 +213,22 @@ class PartitionActor(KActor):
             self._after()
 
     def on_NetResponse(self, msg: NetResponse, sender: str) -> None:
+        ask = self.verifications.pop(msg.request_id, None)
+        if ask is not None:
+            body = msg.body
+            self.driver.resume(ask, (body.error, dict(body.errors)) if isinstance(body, AddPartitionsToTxnResponse)
+                               else (Errors.NETWORK_EXCEPTION, {}))
+            return
         leader = self.fetches.pop(msg.request_id, None)
         if leader is not None:
             self._enqueue(_Fetched(leader, msg.body))
 
     def on_NetSendFailed(self, msg: NetSendFailed, sender: str) -> None:
+        ask = self.verifications.pop(msg.request_id, None)
+        if ask is not None:
+            # AddPartitionsToTxnManager: a disconnection or timeout fails the verification with NETWORK_EXCEPTION
+            self.driver.resume(ask, (Errors.NETWORK_EXCEPTION, {}))
+            return
         leader = self.fetches.pop(msg.request_id, None)
         if leader is not None and self.rm is not None:
             log.info("%s: fetch from broker %d failed: %s", self.name, leader, msg.error)
@@ -331,6 +349,21 @@ class PartitionActor(KActor):
         handle = effect.reply_to
         assert isinstance(handle, ReplyHandle)
         self.post(names.REPLICA_MANAGER, ShardReply(handle.token, self.shard, effect.response))
+
+    def _send_verification(self, ask: int, effect: VerifyPartitionsInTxn) -> tuple[str, Any]:
+        """AddPartitionsToTxnManager.addTxnData (Kafka 3.6): the produce waits while the coordinator's broker is
+        asked, with a verify-only AddPartitionsToTxn v4 on the inter-broker listener, whether the partitions are in
+        the producer's transaction; its answer (or failure) resumes it."""
+        rid = next(self.fetch_ids)
+        self.verifications[rid] = ask
+        ep = next((e for e in effect.broker.endpoints if e.listener_name == self.inter_broker_listener_name), None)
+        if ep is None:
+            return self.name, NetSendFailed(rid, f"broker {effect.broker.id} has no "
+                                                 f"{self.inter_broker_listener_name} endpoint")
+        request = AddPartitionsToTxnRequest(effect.transactional_id, effect.producer_id, effect.producer_epoch,
+                                            effect.partitions, verify_only=True)
+        return names.NET, NetSend(ep.host, ep.port, names.TRANSACTION_COORDINATOR, request, rid, self.name,
+                                  timeout_ms=self.request_timeout_ms)
 
     # -- fetchers and timers ------------------------------------------------------------------------------------------
     def _after(self) -> None:

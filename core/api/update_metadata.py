@@ -16,11 +16,12 @@ import attrs
 
 from core.api.registry import ApiSpec, ReplicaManagerService, RequestContext, register, with_principal
 from core.api.topic_groups import control_request_to_wire, error_of
-from core.broker.shards import ShardedRequest, answers_of, by_shard, first_error
+from core.broker.shards import ShardedRequest, answers_of, by_shard, first_error, shard_of
 from core.security.acl import AclOperation
 from core.security.authorizer import Authorized, RequestAuthorizer, allowed, refused
 from messages.common import NO_EPOCH, Broker, EndPoint, Errors, TopicPartition
 from messages.requests import UpdateMetadataPartitionState, UpdateMetadataRequest, UpdateMetadataResponse
+from messages.topic import TRANSACTION_STATE_TOPIC_NAME
 from protocol.api_versions import ApiKeys
 
 SEND_VERSION = 6  # what an IBP 2.6 controller sends (UpdateMetadataRequest.Builder at KAFKA_2_4_IV1+)
@@ -111,9 +112,14 @@ def authorize(request: Any, auth: RequestAuthorizer) -> Authorized:
 def split(request: UpdateMetadataRequest, shards: int) -> dict[int, UpdateMetadataRequest]:
     """Each shard caches the metadata of its own partitions (the only ones it is asked about) and every live broker
     (leaders' endpoints); a shard without partitions in the request updates its brokers only. One copy of a
-    10,000-partition request instead of one per shard, in memory, per update and in the trace."""
+    10,000-partition request instead of one per shard, in memory, per update and in the trace. Every shard also
+    caches ``__transaction_state``'s partitions: a leader's transaction verification (KIP-890) asks their leaders."""
     groups = by_shard(request.partition_states, lambda st: st.topic_partition, shards)
-    return {i: attrs.evolve(request, partition_states=tuple(groups.get(i, ()))) for i in range(shards)}
+    txn = [st for st in request.partition_states if st.topic_partition.topic == TRANSACTION_STATE_TOPIC_NAME]
+    if not txn or shards == 1:
+        return {i: attrs.evolve(request, partition_states=tuple(groups.get(i, ()))) for i in range(shards)}
+    return {i: attrs.evolve(request, partition_states=tuple(groups.get(i, ())) + tuple(
+        st for st in txn if shard_of(st.topic_partition, shards) != i)) for i in range(shards)}
 
 
 def merge(request: UpdateMetadataRequest, parts: dict[int, UpdateMetadataResponse]) -> UpdateMetadataResponse:

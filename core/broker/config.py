@@ -21,9 +21,8 @@ class BrokerSideConfig:
     replica_selector_class: str | None = None  # replica.selector.class (KIP-392; None: no preferred read replica)
     replication_quota_window_num: int = 11  # replication.quota.window.num
     replication_quota_window_size_seconds: int = 1  # replication.quota.window.size.seconds
-    # transaction.partition.verification.enable (Kafka 3.6, KIP-890 part 1; Kafka's default true: the broker's
-    # KafkaConfig sets it, the core's default stays off until the shard actors answer the verification ask)
-    transaction_partition_verification_enable: bool = False
+    # transaction.partition.verification.enable (Kafka 3.6, KIP-890 part 1; default true)
+    transaction_partition_verification_enable: bool = True
 
     @property
     def isr_expiration_interval_ms(self) -> int:

@@ -538,6 +538,9 @@ class ReplicaManager:
         topics = request.topics or tuple(sorted(snapshot.partition_states))
         states = tuple(st for topic in topics
                        for _, st in sorted(snapshot.partition_states.get(topic, {}).items()))
+        owns = self.log_manager.owns
+        if owns is not None:  # every shard caches __transaction_state's leaders (update_metadata.split): one answers
+            states = tuple(st for st in states if owns(st.topic_partition))
         controller = cache.get_controller_id()
         yield from ()
         return DescribeMetadataCacheResponse(-1 if controller is None else controller,

@@ -121,3 +121,19 @@ def test_with_verification_off_the_never_added_partition_is_appended_as_in_2_6(t
     assert asks == [] and response.partitions[0].error == Errors.NONE and log_end(rm) == 1
     p = rm.online_partition(TP)
     assert p is not None and p.log is not None and p.log.producer_state.has_ongoing_transaction(PID)
+
+
+def test_every_shard_caches_the_transaction_state_leaders_so_any_leader_can_verify():
+    """update_metadata.split: each shard gets its own partitions and all of __transaction_state's (their leaders are
+    where a shard's verification goes); DescribeMetadataCache still answers each partition once."""
+    from core.api import update_metadata
+    from core.broker.shards import shard_of
+
+    txn = [um_state(TopicPartition(TRANSACTION_STATE_TOPIC_NAME, p), 1, (1,), (1,)) for p in range(TXN_PARTITIONS)]
+    data = [um_state(TopicPartition("foo", p), 0, (0,), (0,)) for p in range(8)]
+    parts = update_metadata.split(um_request(txn + data), 4)
+    for i, part in parts.items():
+        tps = {st.topic_partition for st in part.partition_states}
+        assert {st.topic_partition for st in txn} <= tps
+        assert {st.topic_partition for st in data if shard_of(st.topic_partition, 4) == i} == tps - {
+            st.topic_partition for st in txn}
