@@ -11,11 +11,11 @@ SECURITY_DISABLED; Cluster DESCRIBE / ALTER refused: CLUSTER_AUTHORIZATION_FAILE
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
-from core.api.admin import ROUTE, AdminRequest, fit_response
-from core.api.registry import ApiSpec, RequestContext, register
+from core.api.admin import AdminRequest, fit_response
+from core.api.registry import AdminService, ApiSpec, RequestContext, register, spec_for_key
 from core.security.acl import (
     AccessControlEntry,
     AccessControlEntryFilter,
@@ -30,19 +30,12 @@ from core.security.acl import (
 )
 from core.security.authorizer import RequestAuthorizer
 from messages.common import Errors
-from protocol.api_versions import API_KEYS
+from protocol.api_versions import ApiKeys
 
 Body = dict[str, Any]
-DESCRIBE_ACLS = API_KEYS["DescribeAcls"]
-CREATE_ACLS = API_KEYS["CreateAcls"]
-DELETE_ACLS = API_KEYS["DeleteAcls"]
-ACL_API_KEYS = frozenset({DESCRIBE_ACLS, CREATE_ACLS, DELETE_ACLS})
 # KafkaApis' messages: DescribeAcls sets its own text, Create / DeleteAcls carry a SecurityDisabledException's
 NO_AUTHORIZER = "No Authorizer is configured on the broker"
 NO_AUTHORIZER_EXCEPTION = NO_AUTHORIZER + "."
-# the Cluster operation KafkaApis.authorizeClusterOperation asks of each
-CLUSTER_OPERATION = {DESCRIBE_ACLS: AclOperation.DESCRIBE, CREATE_ACLS: AclOperation.ALTER,
-                     DELETE_ACLS: AclOperation.ALTER}
 
 
 class InvalidCreationError(ValueError):
@@ -113,22 +106,26 @@ def _message(error: int) -> str | None:
 
 def describe_error(version: int, body: Body, error: int, message: str | None = None) -> Body:
     message = NO_AUTHORIZER if error == Errors.SECURITY_DISABLED else message
-    return fit_response(DESCRIBE_ACLS, version, {"throttle_time_ms": 0, "error_code": error,
+    return fit_response(ApiKeys.DESCRIBE_ACLS, version, {"throttle_time_ms": 0, "error_code": error,
                                                  "error_message": message, "resources": []})
 
 
 def create_error(version: int, body: Body, error: int, message: str | None = None) -> Body:
-    return fit_response(CREATE_ACLS, version, {"throttle_time_ms": 0, "results": [
+    return fit_response(ApiKeys.CREATE_ACLS, version, {"throttle_time_ms": 0, "results": [
         {"error_code": error, "error_message": message or _message(error)} for _ in body.get("creations") or []]})
 
 
 def delete_error(version: int, body: Body, error: int, message: str | None = None) -> Body:
-    return fit_response(DELETE_ACLS, version, {"throttle_time_ms": 0, "filter_results": [
+    return fit_response(ApiKeys.DELETE_ACLS, version, {"throttle_time_ms": 0, "filter_results": [
         {"error_code": error, "error_message": message or _message(error), "matching_acls": []}
         for _ in body.get("filters") or []]})
 
 
-ERROR_RESPONSES = {DESCRIBE_ACLS: describe_error, CREATE_ACLS: create_error, DELETE_ACLS: delete_error}
+def error_response(api_key: int) -> Callable[..., Body]:
+    """The ACL API's unit's error answer, which also takes a message (``(version, body, error, message=None)``)."""
+    spec = spec_for_key(api_key)
+    assert spec is not None, api_key
+    return spec.error_response
 
 
 def not_authorized(auth: RequestAuthorizer) -> str:
@@ -142,17 +139,18 @@ def refusal(api_key: int, version: int, body: Body, auth: RequestAuthorizer) -> 
     DescribeAcls, ALTER for the others: CLUSTER_AUTHORIZATION_FAILED), then ``authorizer match { case None }``
     (SECURITY_DISABLED). None: serve the request. With no authorizer every operation is authorized, so the first never
     refuses then."""
-    if not auth.allows_cluster(CLUSTER_OPERATION[api_key]):
-        return ERROR_RESPONSES[api_key](version, body, int(Errors.CLUSTER_AUTHORIZATION_FAILED), not_authorized(auth))
+    operation = AclOperation.DESCRIBE if api_key == ApiKeys.DESCRIBE_ACLS else AclOperation.ALTER
+    if not auth.allows_cluster(operation):
+        return error_response(api_key)(version, body, int(Errors.CLUSTER_AUTHORIZATION_FAILED), not_authorized(auth))
     if not auth.enabled:
-        return ERROR_RESPONSES[api_key](version, body, int(Errors.SECURITY_DISABLED))
+        return error_response(api_key)(version, body, int(Errors.SECURITY_DISABLED))
     return None
 
 
 # -- registration ------------------------------------------------------------------------------------------------------
 def _from_wire(api_key: int) -> Any:
     def request_from_wire(version: int, body: Body, ctx: RequestContext) -> AdminRequest:
-        if api_key == CREATE_ACLS:
+        if api_key == ApiKeys.CREATE_ACLS:
             for c in body.get("creations") or ():
                 # CreateAclsRequest.validate: the UNKNOWN code itself (an unknown code parses, as UNKNOWN, later)
                 if 0 in (c.get("resource_pattern_type", PatternType.LITERAL.code), c["resource_type"],
@@ -166,5 +164,10 @@ def _to_wire(api_key: int) -> Any:
     return lambda version, body: fit_response(api_key, version, body)
 
 
-for _key in sorted(ACL_API_KEYS):
-    register(ApiSpec(_key, ROUTE, _from_wire(_key), _to_wire(_key), ERROR_RESPONSES[_key]))
+# served by the admin server, which authorizes them as KafkaApis does (`refusal`)
+register(ApiSpec(ApiKeys.DESCRIBE_ACLS, AdminService("serve_describe_acls"), _from_wire(ApiKeys.DESCRIBE_ACLS),
+                 _to_wire(ApiKeys.DESCRIBE_ACLS), describe_error))
+register(ApiSpec(ApiKeys.CREATE_ACLS, AdminService("serve_create_acls"), _from_wire(ApiKeys.CREATE_ACLS),
+                 _to_wire(ApiKeys.CREATE_ACLS), create_error))
+register(ApiSpec(ApiKeys.DELETE_ACLS, AdminService("serve_delete_acls"), _from_wire(ApiKeys.DELETE_ACLS),
+                 _to_wire(ApiKeys.DELETE_ACLS), delete_error))

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import attrs
 
-from core.api.acls import CREATE_ACLS, DESCRIBE_ACLS, Body, refusal
+from core.api.acls import Body, refusal
 from core.api.create_acls import create_acls
 from core.api.delete_acls import delete_acls
 from core.api.describe_acls import describe_acls
@@ -15,6 +15,7 @@ from core.effects import Proc
 from core.security.acl import parse_super_users
 from core.security.acl_store import ZkAclAuthorizer, load_acls
 from core.security.authorizer import ALLOW_ALL, ANONYMOUS, Authorizer
+from protocol.api_versions import ApiKeys
 
 
 @attrs.frozen(slots=True)
@@ -41,8 +42,8 @@ def handle_acls(config: AclApiConfig, api_key: int, version: int, body: Body, pr
     refused = refusal(api_key, version, body, authorizer.for_request(principal, host))
     if refused is not None:
         return refused
-    if api_key == DESCRIBE_ACLS:
+    if api_key == ApiKeys.DESCRIBE_ACLS:
         return describe_acls(body, store)
-    if api_key == CREATE_ACLS:
+    if api_key == ApiKeys.CREATE_ACLS:
         return (yield from create_acls(body, store))
     return (yield from delete_acls(body, store))

@@ -17,25 +17,15 @@ from typing import Any
 
 import attrs
 
-from core.api.registry import ApiSpec, RequestContext, register
+from core.api.registry import AdminService, ApiSpec, RequestContext, register
 from core.security.acl import AclOperation, ResourceType
 from core.security.authorizer import RequestAuthorizer
 from messages.common import Errors
-from protocol.api_versions import API_VERSIONS
+from protocol.api_versions import ApiKeys
 from protocol.schema import StructSpec, message_spec
 
-ROUTE = "edge:admin"
 Body = dict[str, Any]
 
-CREATE_TOPICS = 19
-DELETE_TOPICS = 20
-DESCRIBE_CONFIGS = 32
-ALTER_CONFIGS = 33
-CREATE_PARTITIONS = 37
-ELECT_LEADERS = 43
-INCREMENTAL_ALTER_CONFIGS = 44
-ALTER_PARTITION_REASSIGNMENTS = 45
-LIST_PARTITION_REASSIGNMENTS = 46
 
 
 def fit(spec: StructSpec, value: Body) -> Body:
@@ -78,22 +68,22 @@ def _response_to_wire(api_key: int) -> Callable[[int, Any], Body]:
 
 # -- error responses (AbstractRequest.getErrorResponse of each request) ------------------------------------------------
 def create_topics_error(version: int, body: Body, error_code: int) -> Body:
-    return fit_response(CREATE_TOPICS, version, {"throttle_time_ms": 0, "topics": [
+    return fit_response(ApiKeys.CREATE_TOPICS, version, {"throttle_time_ms": 0, "topics": [
         {"name": t["name"], "error_code": error_code, "error_message": None} for t in body.get("topics") or []]})
 
 
 def delete_topics_error(version: int, body: Body, error_code: int) -> Body:
-    return fit_response(DELETE_TOPICS, version, {"throttle_time_ms": 0, "responses": [
+    return fit_response(ApiKeys.DELETE_TOPICS, version, {"throttle_time_ms": 0, "responses": [
         {"name": n, "error_code": error_code} for n in body.get("topic_names") or []]})
 
 
 def create_partitions_error(version: int, body: Body, error_code: int) -> Body:
-    return fit_response(CREATE_PARTITIONS, version, {"throttle_time_ms": 0, "results": [
+    return fit_response(ApiKeys.CREATE_PARTITIONS, version, {"throttle_time_ms": 0, "results": [
         {"name": t["name"], "error_code": error_code, "error_message": None} for t in body.get("topics") or []]})
 
 
 def describe_configs_error(version: int, body: Body, error_code: int) -> Body:
-    return fit_response(DESCRIBE_CONFIGS, version, {"throttle_time_ms": 0, "results": [
+    return fit_response(ApiKeys.DESCRIBE_CONFIGS, version, {"throttle_time_ms": 0, "results": [
         {"error_code": error_code, "error_message": None, "resource_type": r["resource_type"],
          "resource_name": r["resource_name"], "configs": []} for r in body.get("resources") or []]})
 
@@ -156,19 +146,9 @@ def authorize_create_partitions(names: Iterable[str], auth: RequestAuthorizer) -
     return auth.filter(AclOperation.ALTER, ResourceType.TOPIC, names)
 
 
-# KafkaApis' authorizeClusterOperation of the admin APIs on the whole Cluster: the operation each needs
-CLUSTER_OPERATION_OF: dict[int, AclOperation] = {
-    ELECT_LEADERS: AclOperation.ALTER,
-    ALTER_PARTITION_REASSIGNMENTS: AclOperation.ALTER,
-    LIST_PARTITION_REASSIGNMENTS: AclOperation.DESCRIBE,
-    48: AclOperation.DESCRIBE_CONFIGS,  # DescribeClientQuotas
-    49: AclOperation.ALTER_CONFIGS,  # AlterClientQuotas
-}
-
-
 def elect_leaders_error(version: int, body: Body, error_code: int) -> Body:
     """ElectLeadersRequest.getErrorResponse: every named partition with the error, and the error at the top (v1+)."""
-    return fit_response(ELECT_LEADERS, version, {"throttle_time_ms": 0, "error_code": error_code,
+    return fit_response(ApiKeys.ELECT_LEADERS, version, {"throttle_time_ms": 0, "error_code": error_code,
                                                  "replica_election_results": [
         {"topic": t["topic"], "partition_result": [
             {"partition_id": p, "error_code": error_code, "error_message": None} for p in t["partitions"]]}
@@ -182,19 +162,28 @@ def _top_level_error(api_key: int, items: str) -> Callable[[int, Body, int], Bod
     return error
 
 
-ERROR_RESPONSES: dict[int, Callable[[int, Body, int], Body]] = {
-    CREATE_TOPICS: create_topics_error,
-    DELETE_TOPICS: delete_topics_error,
-    CREATE_PARTITIONS: create_partitions_error,
-    DESCRIBE_CONFIGS: describe_configs_error,
-    ALTER_CONFIGS: _alter_configs_error(ALTER_CONFIGS),
-    INCREMENTAL_ALTER_CONFIGS: _alter_configs_error(INCREMENTAL_ALTER_CONFIGS),
-    ELECT_LEADERS: elect_leaders_error,
-    ALTER_PARTITION_REASSIGNMENTS: _top_level_error(ALTER_PARTITION_REASSIGNMENTS, "responses"),
-    LIST_PARTITION_REASSIGNMENTS: _top_level_error(LIST_PARTITION_REASSIGNMENTS, "topics"),
-}
+def _unit(api_key: ApiKeys, service: AdminService, error: Callable[[int, Body, int], Body]) -> ApiSpec:
+    return ApiSpec(api_key, service, passthrough(api_key), _response_to_wire(api_key), error)
 
-for _key, _error in ERROR_RESPONSES.items():
-    assert _key in API_VERSIONS
-    register(ApiSpec(api_key=_key, service=ROUTE, request_from_wire=passthrough(_key),
-                     response_to_wire=_response_to_wire(_key), error_response=_error))
+
+# each admin API: the AdminManager method serving it, KafkaApis' authorization of it, its error answer
+register(_unit(ApiKeys.CREATE_TOPICS, AdminService("serve_create_topics"), create_topics_error))
+register(_unit(ApiKeys.DELETE_TOPICS, AdminService("serve_delete_topics"), delete_topics_error))
+register(_unit(ApiKeys.CREATE_PARTITIONS, AdminService("serve_create_partitions"), create_partitions_error))
+register(_unit(ApiKeys.DESCRIBE_CONFIGS, AdminService("serve_describe_configs",
+                                                      config_operation=AclOperation.DESCRIBE_CONFIGS,
+                                                      config_results="results"), describe_configs_error))
+register(_unit(ApiKeys.ALTER_CONFIGS, AdminService("serve_alter_configs", config_operation=AclOperation.ALTER_CONFIGS,
+                                                   config_results="responses"),
+               _alter_configs_error(ApiKeys.ALTER_CONFIGS)))
+register(_unit(ApiKeys.INCREMENTAL_ALTER_CONFIGS, AdminService(
+    "serve_incremental_alter_configs", config_operation=AclOperation.ALTER_CONFIGS, config_results="responses"),
+    _alter_configs_error(ApiKeys.INCREMENTAL_ALTER_CONFIGS)))
+register(_unit(ApiKeys.ELECT_LEADERS, AdminService("serve_elect_leaders", cluster_operation=AclOperation.ALTER),
+               elect_leaders_error))
+register(_unit(ApiKeys.ALTER_PARTITION_REASSIGNMENTS, AdminService("serve_alter_partition_reassignments",
+                                                                   cluster_operation=AclOperation.ALTER),
+               _top_level_error(ApiKeys.ALTER_PARTITION_REASSIGNMENTS, "responses")))
+register(_unit(ApiKeys.LIST_PARTITION_REASSIGNMENTS, AdminService("serve_list_partition_reassignments",
+                                                                  cluster_operation=AclOperation.DESCRIBE),
+               _top_level_error(ApiKeys.LIST_PARTITION_REASSIGNMENTS, "topics")))

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from core.api.admin import ROUTE, fit_response, passthrough
-from core.api.registry import ApiSpec, register
+from core.api.admin import fit_response, passthrough
+from core.api.registry import AdminService, ApiSpec, register
+from core.security.acl import AclOperation
 from protocol.api_versions import ApiKeys
 
 Body = dict[str, Any]
@@ -58,6 +59,12 @@ def _response_to_wire(api_key: int) -> Any:
     return lambda version, body: fit_response(api_key, version, body)
 
 
-for _key, _error in ((ApiKeys.DESCRIBE_CLIENT_QUOTAS, describe_error), (ApiKeys.ALTER_CLIENT_QUOTAS, alter_error)):
-    register(ApiSpec(api_key=_key, service=ROUTE, request_from_wire=passthrough(_key),
-                     response_to_wire=_response_to_wire(_key), error_response=_error))
+# KafkaApis.handleDescribeClientQuotasRequest / handleAlterClientQuotasRequest: DESCRIBE_CONFIGS / ALTER_CONFIGS on the
+# Cluster (authorizeClusterOperation)
+register(ApiSpec(ApiKeys.DESCRIBE_CLIENT_QUOTAS, AdminService("serve_describe_client_quotas",
+                                                              cluster_operation=AclOperation.DESCRIBE_CONFIGS),
+                 passthrough(ApiKeys.DESCRIBE_CLIENT_QUOTAS), _response_to_wire(ApiKeys.DESCRIBE_CLIENT_QUOTAS),
+                 describe_error))
+register(ApiSpec(ApiKeys.ALTER_CLIENT_QUOTAS, AdminService("serve_alter_client_quotas",
+                                                           cluster_operation=AclOperation.ALTER_CONFIGS),
+                 passthrough(ApiKeys.ALTER_CLIENT_QUOTAS), _response_to_wire(ApiKeys.ALTER_CLIENT_QUOTAS), alter_error))

@@ -10,8 +10,8 @@ A unit is the whole contract of an API (Redpanda's ``handler.h``, tansu's one se
 - ``request_type``: the internal request the unit serves (and sends) — how an actor finds the unit of a request;
 - ``service``: who serves it, one value — `ReplicaManagerService` (the replica manager's shards, or its whole
   MetadataCache), `CoordinatorService` (a coordinator's procedure), `ControllerService` (a KafkaController event),
-  or a route as it stands (``"edge:<handler>"``: a handler the composition root plugged into the edge, such as the
-  admin server; any other string: an actor's name, for tests' own APIs);
+  `AdminService` (an AdminManager method), or a route as it stands (``"edge:<handler>"``: a handler the
+  composition root plugged into the edge, such as ApiVersions'; any other string: an actor's name, for tests' APIs);
 - ``authorize``: KafkaApis' authorization of it (`core.security.authorizer.Authorized`), which the one request front
   (actors/request_front.py) runs for every actor, with ``ALLOW_ALL`` when the broker has no authorizer.
 
@@ -31,6 +31,7 @@ from typing import Any, ClassVar
 import attrs
 
 from core.broker.shards import ShardedRequest
+from core.security.acl import AclOperation
 from core.security.authorizer import Authorized, RequestAuthorizer
 from messages.metadata import AutoCreateConfig
 from protocol.api_versions import API_VERSIONS
@@ -82,6 +83,22 @@ class ControllerService:
     event: Callable[[Any], Any]
 
 
+@attrs.frozen(slots=True)
+class AdminService:
+    """Served by the admin server (AdminManager, the "admin" edge handler, on its own thread): ``method`` names the
+    AdminManager method serving the request (called with its version, body and RequestContext).
+    ``cluster_operation``: KafkaApis' authorizeClusterOperation of the whole request, refused with the unit's error
+    answer (CLUSTER_AUTHORIZATION_FAILED); ``config_operation``: the operation each config resource needs (on the
+    Cluster for a broker, else on its topic), refused one by one in the answer's ``config_results`` list; otherwise
+    the method authorizes what it serves."""
+
+    route: ClassVar[str] = "edge:admin"
+    method: str
+    cluster_operation: AclOperation | None = None
+    config_operation: AclOperation | None = None
+    config_results: str = ""
+
+
 def group_coordinator(handle: Callable[[Any, Any, Any], Any], error: Callable[[Any, Any], Any]) -> CoordinatorService:
     return CoordinatorService(Route.GROUP_COORDINATOR, handle, error)
 
@@ -91,7 +108,7 @@ def transaction_coordinator(handle: Callable[[Any, Any, Any], Any],
     return CoordinatorService(Route.TRANSACTION_COORDINATOR, handle, error)
 
 
-Service = ReplicaManagerService | CoordinatorService | ControllerService | Route | str
+Service = ReplicaManagerService | CoordinatorService | ControllerService | AdminService | Route | str
 
 
 # kactor-private api keys (core/api/kactor_private.py): served with their own ``body_codec``, never advertised
@@ -162,7 +179,7 @@ class ApiSpec:
     @property
     def edge_handler(self) -> str | None:
         """The edge handler's name for a route "edge:<name>", else None (the route is an actor)."""
-        route = self.service
+        route = self.route
         return route[len(EDGE_ROUTE_PREFIX):] if isinstance(route, str) and route.startswith(EDGE_ROUTE_PREFIX) \
             else None
 

@@ -11,7 +11,7 @@ from typing import Any
 
 from kazoo.client import KazooClient
 
-from core.api.acls import ERROR_RESPONSES, Body
+from core.api.acls import Body, error_response
 from core.api.acls_handler import AclApiConfig
 from core.api.acls_handler import handle_acls as handle_acls_proc
 from core.security.authorizer import ANONYMOUS, acl_authorizer_configs, authorizer_enabled
@@ -39,4 +39,4 @@ def handle_acls(zk: KazooClient, config: KafkaConfigView, api_key: int, version:
                                                  getattr(ctx, "client_host", "")))
     except Exception:  # noqa: BLE001 - the request fails, the broker keeps serving
         log.exception("ACL request (api key %d, v%d) failed", api_key, version)
-        return ERROR_RESPONSES[api_key](version, body, int(Errors.UNKNOWN_SERVER_ERROR))
+        return error_response(api_key)(version, body, int(Errors.UNKNOWN_SERVER_ERROR))

@@ -27,27 +27,15 @@ from typing import Any
 from kazoo.client import KazooClient
 from kazoo.exceptions import KazooException
 
-from core.api import client_quotas as client_quotas_api
-from core.api.acls import ACL_API_KEYS
 from core.api.admin import (
-    ALTER_CONFIGS,
-    ALTER_PARTITION_REASSIGNMENTS,
-    CLUSTER_OPERATION_OF,
-    CREATE_PARTITIONS,
-    CREATE_TOPICS,
-    DELETE_TOPICS,
-    DESCRIBE_CONFIGS,
-    ELECT_LEADERS,
-    ERROR_RESPONSES,
-    INCREMENTAL_ALTER_CONFIGS,
-    LIST_PARTITION_REASSIGNMENTS,
     AdminRequest,
     authorize_config_resources,
     authorize_create_partitions,
     authorize_create_topics,
     authorize_delete_topics,
 )
-from core.security.acl import AclOperation, parse_super_users
+from core.api.registry import AdminService, ApiSpec, spec_for_key, units
+from core.security.acl import parse_super_users
 from core.security.acl_store import load_acls
 from core.security.authorizer import (
     ALLOW_ALL,
@@ -58,6 +46,7 @@ from core.security.authorizer import (
     authorizer_enabled,
 )
 from messages.common import NO_LEADER, Errors, TopicPartition
+from protocol.api_versions import ApiKeys
 from zk_bridge.admin import (
     InvalidPartitionsException,
     InvalidReplicaAssignmentException,
@@ -97,71 +86,101 @@ class AdminManager:
         self.controller_events = controller_events
         self.clock = clock
         self.sleep = sleep
-        self._handlers: dict[int, Callable[[int, Body], Body]] = {
-            19: self.create_topics,
-            20: self.delete_topics,
-            37: self.create_partitions,
-            32: lambda v, b: admin_configs.describe_configs(self, v, b),
-            33: lambda v, b: admin_configs.alter_configs(self, v, b),
-            44: lambda v, b: admin_configs.incremental_alter_configs(self, v, b),
-            43: lambda v, b: admin_reassign.elect_leaders(self, v, b),
-            45: lambda v, b: admin_reassign.alter_partition_reassignments(self, v, b),
-            46: lambda v, b: admin_reassign.list_partition_reassignments(self, v, b),
-            48: lambda v, b: admin_quotas.describe_client_quotas(self, v, b),
-            49: lambda v, b: admin_quotas.alter_client_quotas(self, v, b),
-        }
 
     @property
     def api_keys(self) -> frozenset[int]:
-        return frozenset(self._handlers) | ACL_API_KEYS
+        """The api keys whose unit's service is this admin server."""
+        return frozenset(spec.api_key for spec in units() if isinstance(spec.service, AdminService))
 
     def handle_request(self, ctx: Any, request: AdminRequest) -> Body:
         """The transport's edge-handler call (``transport.add_edge_handler("admin", ...)``)."""
         return self.handle(request.api_key, request.version, request.body, ctx)
 
     def handle(self, api_key: int, version: int, body: Body, ctx: Any = None) -> Body:
-        """KafkaApis.handle for the admin APIs: the response body (newest version's fields) to ``body``."""
-        if api_key == CREATE_TOPICS:
-            return self.create_topics(version, body, self.request_authorizer(ctx))
-        if api_key == DELETE_TOPICS:
-            return self.delete_topics(version, body, self.request_authorizer(ctx))
-        if api_key in ACL_API_KEYS:
-            return handle_acls(self.zk_client, self.config, api_key, version, body, ctx)
-        handler = self._handlers.get(api_key)
-        if handler is None:
+        """KafkaApis.handle for the admin APIs: the response body (newest version's fields) to ``body``, by the
+        AdminManager method the API's unit names, after the unit's authorization (`AdminService`)."""
+        spec = spec_for_key(api_key)
+        service = None if spec is None else spec.service
+        if spec is None or not isinstance(service, AdminService):
             raise ValueError(f"api key {api_key} is not an admin API")
-        if api_key in CLUSTER_OPERATION_OF or api_key in _CONFIG_APIS or api_key == CREATE_PARTITIONS:
+        serve: Callable[[int, Body, Any], Body] = getattr(self, service.method)
+        if service.cluster_operation is not None or service.config_operation is not None:
             auth = self.request_authorizer(ctx)
             if auth.enabled:
-                return self._authorized(api_key, version, body, auth, handler)
-        return handler(version, body)
+                return self._authorized(spec, service, version, body, ctx, auth, serve)
+        return serve(version, body, ctx)
 
-    def _authorized(self, api_key: int, version: int, body: Body, auth: RequestAuthorizer,
-                    handler: Callable[[int, Body], Body]) -> Body:
-        """KafkaApis' authorization of the other admin APIs: a Cluster operation refused answers the request's error
-        response (CLUSTER_AUTHORIZATION_FAILED); config resources and CreatePartitions' topics are refused one by
-        one, the others served."""
-        if api_key in CLUSTER_OPERATION_OF:
-            if auth.allows_cluster(CLUSTER_OPERATION_OF[api_key]):
-                return handler(version, body)
-            errors = CLUSTER_ERROR_RESPONSES[api_key]
-            return errors(version, body, int(Errors.CLUSTER_AUTHORIZATION_FAILED))
-        if api_key in _CONFIG_APIS:
-            operation, key = _CONFIG_APIS[api_key]
-            served, refused = authorize_config_resources(body.get("resources") or [], operation, auth,
-                                                         api_key == DESCRIBE_CONFIGS)
-            response = handler(version, {**body, "resources": served}) if served else {"throttle_time_ms": 0}
-            return {**response, key: [*(response.get(key) or []), *refused]}
+    def _authorized(self, spec: ApiSpec, service: AdminService, version: int, body: Body, ctx: Any,
+                    auth: RequestAuthorizer, serve: Callable[[int, Body, Any], Body]) -> Body:
+        """KafkaApis' authorization of the admin APIs authorized by their unit: a Cluster operation refused answers
+        the request's error response (CLUSTER_AUTHORIZATION_FAILED); config resources are refused one by one, the
+        others served."""
+        if service.cluster_operation is not None:
+            if auth.allows_cluster(service.cluster_operation):
+                return serve(version, body, ctx)
+            return spec.error_response(version, body, int(Errors.CLUSTER_AUTHORIZATION_FAILED))
+        assert service.config_operation is not None
+        served, refused = authorize_config_resources(body.get("resources") or [], service.config_operation, auth,
+                                                     spec.api_key == ApiKeys.DESCRIBE_CONFIGS)
+        key = service.config_results
+        response = serve(version, {**body, "resources": served}, ctx) if served else {"throttle_time_ms": 0}
+        return {**response, key: [*(response.get(key) or []), *refused]}
+
+    # -- the methods the admin units name (version, body, the request's context) --------------------------------------
+    def serve_create_topics(self, version: int, body: Body, ctx: Any) -> Body:
+        return self.create_topics(version, body, self.request_authorizer(ctx))
+
+    def serve_delete_topics(self, version: int, body: Body, ctx: Any) -> Body:
+        return self.delete_topics(version, body, self.request_authorizer(ctx))
+
+    def serve_create_partitions(self, version: int, body: Body, ctx: Any) -> Body:
+        """KafkaApis.handleCreatePartitionsRequest's authorization: ALTER on each topic (the others answer
+        TOPIC_AUTHORIZATION_FAILED), after NOT_CONTROLLER, as KafkaApis."""
+        auth = self.request_authorizer(ctx)
         topics = body.get("topics") or []
-        if not self.is_controller():
-            return handler(version, body)  # NOT_CONTROLLER first, as KafkaApis
+        if not auth.enabled or not self.is_controller():
+            return self.create_partitions(version, body)
         names = [t["name"] for t in topics]
         alterable = authorize_create_partitions(names, auth)
         served_topics = [t for t in topics if t["name"] in alterable or names.count(t["name"]) > 1]
         refused_results = [{"name": t["name"], "error_code": int(Errors.TOPIC_AUTHORIZATION_FAILED),
                             "error_message": None} for t in topics if t not in served_topics]
-        response = handler(version, {**body, "topics": served_topics}) if served_topics else {"throttle_time_ms": 0}
+        response = self.create_partitions(version, {**body, "topics": served_topics}) if served_topics else \
+            {"throttle_time_ms": 0}
         return {**response, "results": [*(response.get("results") or []), *refused_results]}
+
+    def serve_describe_configs(self, version: int, body: Body, ctx: Any) -> Body:
+        return admin_configs.describe_configs(self, version, body)
+
+    def serve_alter_configs(self, version: int, body: Body, ctx: Any) -> Body:
+        return admin_configs.alter_configs(self, version, body)
+
+    def serve_incremental_alter_configs(self, version: int, body: Body, ctx: Any) -> Body:
+        return admin_configs.incremental_alter_configs(self, version, body)
+
+    def serve_elect_leaders(self, version: int, body: Body, ctx: Any) -> Body:
+        return admin_reassign.elect_leaders(self, version, body)
+
+    def serve_alter_partition_reassignments(self, version: int, body: Body, ctx: Any) -> Body:
+        return admin_reassign.alter_partition_reassignments(self, version, body)
+
+    def serve_list_partition_reassignments(self, version: int, body: Body, ctx: Any) -> Body:
+        return admin_reassign.list_partition_reassignments(self, version, body)
+
+    def serve_describe_client_quotas(self, version: int, body: Body, ctx: Any) -> Body:
+        return admin_quotas.describe_client_quotas(self, version, body)
+
+    def serve_alter_client_quotas(self, version: int, body: Body, ctx: Any) -> Body:
+        return admin_quotas.alter_client_quotas(self, version, body)
+
+    def serve_describe_acls(self, version: int, body: Body, ctx: Any) -> Body:
+        return handle_acls(self.zk_client, self.config, ApiKeys.DESCRIBE_ACLS, version, body, ctx)
+
+    def serve_create_acls(self, version: int, body: Body, ctx: Any) -> Body:
+        return handle_acls(self.zk_client, self.config, ApiKeys.CREATE_ACLS, version, body, ctx)
+
+    def serve_delete_acls(self, version: int, body: Body, ctx: Any) -> Body:
+        return handle_acls(self.zk_client, self.config, ApiKeys.DELETE_ACLS, version, body, ctx)
 
     def request_authorizer(self, ctx: Any) -> RequestAuthorizer:
         """KafkaApis' authorizer for a request of ``ctx``'s principal and address: AclAuthorizer's decision over the
@@ -409,20 +428,3 @@ class AdminManager:
             manual = {old + i: r for i, r in enumerate(lists)}
         combined = self.admin.add_partitions(name, existing, brokers, new, manual, validate_only=validate_only)
         return [p for p in combined if p >= old]
-
-
-
-# the config APIs: the operation each needs on a resource, and the answer's list of results
-_CONFIG_APIS: dict[int, tuple[AclOperation, str]] = {
-    DESCRIBE_CONFIGS: (AclOperation.DESCRIBE_CONFIGS, "results"),
-    ALTER_CONFIGS: (AclOperation.ALTER_CONFIGS, "responses"),
-    INCREMENTAL_ALTER_CONFIGS: (AclOperation.ALTER_CONFIGS, "responses"),
-}
-# the error answers of the APIs authorized on the whole Cluster
-CLUSTER_ERROR_RESPONSES: dict[int, Callable[[int, Body, int], Body]] = {
-    ELECT_LEADERS: ERROR_RESPONSES[ELECT_LEADERS],
-    ALTER_PARTITION_REASSIGNMENTS: ERROR_RESPONSES[ALTER_PARTITION_REASSIGNMENTS],
-    LIST_PARTITION_REASSIGNMENTS: ERROR_RESPONSES[LIST_PARTITION_REASSIGNMENTS],
-    client_quotas_api.DESCRIBE_CLIENT_QUOTAS: client_quotas_api.describe_error,
-    client_quotas_api.ALTER_CLIENT_QUOTAS: client_quotas_api.alter_error,
-}

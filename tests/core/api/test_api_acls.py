@@ -10,13 +10,14 @@ from typing import Any
 
 import pytest
 
-from core.api.acls import CREATE_ACLS, DELETE_ACLS, DESCRIBE_ACLS, InvalidCreationError
+from core.api.acls import InvalidCreationError
 from core.api.acls_handler import AclApiConfig, handle_acls
 from core.api.admin import AdminRequest, fit
 from core.api.registry import RequestContext, spec_for_key
 from core.effects import run_sync
 from core.security.acl_store import ZkAclAuthorizer
 from messages.common import Errors
+from protocol.api_versions import ApiKeys
 from protocol.codec import decode_request, decode_response, encode_request, encode_response
 from protocol.schema import message_spec
 from tests.support.fake_zookeeper import FakeZooKeeper
@@ -28,6 +29,7 @@ ANY, MATCH, LITERAL, PREFIXED = 1, 2, 3, 4  # PatternType codes
 ALL, READ, WRITE, ALTER, DESCRIBE = 2, 3, 4, 7, 8  # AclOperation codes
 DENY, ALLOW = 2, 3  # AclPermissionType codes
 SECURITY_DISABLED = int(Errors.SECURITY_DISABLED)
+DESCRIBE_ACLS, CREATE_ACLS, DELETE_ACLS = ApiKeys.DESCRIBE_ACLS, ApiKeys.CREATE_ACLS, ApiKeys.DELETE_ACLS
 
 
 def creation(name: str = "orders", principal: str = "User:alice", operation: int = READ, *,

@@ -250,14 +250,9 @@ def test_controller_requests_need_cluster_action():
 
 
 def test_config_resources_need_describe_or_alter_configs_on_the_topic_or_the_cluster():
-    from core.api.admin import (
-        CLUSTER_OPERATION_OF,
-        ELECT_LEADERS,
-        ERROR_RESPONSES,
-        authorize_config_resources,
-        authorize_create_partitions,
-        fit_response,
-    )
+    from core.api.admin import authorize_config_resources, authorize_create_partitions, fit_response
+    from core.api.registry import spec_for_key
+    from protocol.api_versions import ApiKeys
 
     resources = [{"resource_type": 2, "resource_name": "logs-a"}, {"resource_type": 2, "resource_name": "orders"},
                  {"resource_type": 4, "resource_name": "0"}]
@@ -269,10 +264,11 @@ def test_config_resources_need_describe_or_alter_configs_on_the_topic_or_the_clu
     served, refused = authorize_config_resources(resources, AclOperation.ALTER_CONFIGS, _auth(ADMIN), False)
     assert served == resources and refused == []
     assert authorize_create_partitions(["logs-a", "orders"], _auth(ALICE)) == {"logs-a"}
-    assert CLUSTER_OPERATION_OF[ELECT_LEADERS] is AclOperation.ALTER
+    elect_leaders = spec_for_key(ApiKeys.ELECT_LEADERS)
+    assert elect_leaders.service.cluster_operation is AclOperation.ALTER
     body = {"topic_partitions": [{"topic": "t", "partitions": [0]}]}
-    answer = ERROR_RESPONSES[ELECT_LEADERS](2, body, 31)
-    assert fit_response(ELECT_LEADERS, 2, answer) == answer  # the admin edge fits the handler's answer again
+    answer = elect_leaders.error_response(2, body, 31)
+    assert fit_response(ApiKeys.ELECT_LEADERS, 2, answer) == answer  # the admin edge fits the handler's answer again
 
 
 def test_delete_records_markers_and_log_dirs():
