@@ -158,6 +158,8 @@ class KafkaTestCluster:
             self.lc.stop(concurrent=True)
             raise
         self.wait_ready(timeout)
+        # the session's admin client connected now, so that the first kafka_topic costs what the others do
+        self.admin().list_topics(timeout=timeout)
         return self
 
     def wait_ready(self, timeout: float = DEFAULT_TIMEOUT_S) -> None:
@@ -236,6 +238,23 @@ class KafkaTestCluster:
 
     def isr(self, topic: str, partition: int = 0) -> list[int]:
         return self.partition_state(topic, partition)[1]
+
+    def group_coordinator(self, group_id: str) -> int:
+        """The broker coordinating consumer group ``group_id``: the leader of its __consumer_offsets partition
+        (GroupMetadataManager.partitionFor), -1 before that topic exists."""
+        return self._internal_leader("__consumer_offsets", group_id)
+
+    def transaction_coordinator(self, transactional_id: str) -> int:
+        """The broker coordinating ``transactional_id``: the leader of its __transaction_state partition
+        (TransactionStateManager.partitionFor), -1 before that topic exists."""
+        return self._internal_leader("__transaction_state", transactional_id)
+
+    def _internal_leader(self, topic: str, key: str) -> int:
+        from core.coordinator.group.group_metadata_manager import partition_for
+
+        if self.zk.exists(f"/brokers/topics/{topic}") is None:
+            return -1
+        return self.leader(topic, partition_for(key, len(self.replicas(topic))))
 
     def wait_for_leader(self, topic: str, partition: int = 0, not_on: Iterable[int] = (),
                         timeout: float = DEFAULT_TIMEOUT_S) -> int:
@@ -377,12 +396,28 @@ class KafkaTestCluster:
         """CreateTopics through the cluster (an AdminClient, as an application's set-up would), then wait until
         every partition has a leader and every running broker's Metadata names it: a client's first produce or
         fetch finds it, whichever broker it asks. The replication factor defaults to min(3, brokers)."""
+        from confluent_kafka import KafkaError, KafkaException
         from confluent_kafka.admin import NewTopic
 
         rf = min(3, self.lc.n) if replication_factor is None else replication_factor
-        future = self.admin().create_topics([NewTopic(name, partitions, rf, config=dict(config or {}))],
-                                            operation_timeout=timeout, request_timeout=timeout)[name]
-        future.result(timeout)
+        deadline = time.monotonic() + timeout
+        while True:
+            future = self.admin().create_topics([NewTopic(name, partitions, rf, config=dict(config or {}))],
+                                                operation_timeout=timeout, request_timeout=timeout)[name]
+            try:
+                future.result(timeout)
+                break
+            except KafkaException as e:
+                # a controller that moved (a test killed or restarted it) since the admin client last looked: it
+                # finds the new one on the next request, as Kafka's AdminClient retries NOT_CONTROLLER
+                error = e.args[0]
+                if error.code() != KafkaError.NOT_CONTROLLER and not error.retriable():
+                    raise
+                if time.monotonic() > deadline:
+                    raise KafkaTestClusterError(f"creating topic {name}: {error}") from None
+                with contextlib.suppress(KafkaException):
+                    self.admin().list_topics(timeout=5)  # a Metadata request: the controller's id as it is now
+                time.sleep(0.05)
         self.wait(lambda: self._led_everywhere(name, partitions), timeout,
                   f"leaders of {partitions} partition(s) of {name} in every broker's Metadata")
         return name
