@@ -29,6 +29,7 @@ if TYPE_CHECKING:
 
 SECURITY = ("plaintext", "ssl", "sasl_plaintext", "sasl_ssl")  # kactor.secure_cluster.PROTOCOLS, not imported here
 _CLUSTER_KEY = pytest.StashKey["KafkaTestCluster"]()
+_SETTINGS_KEY = pytest.StashKey[tuple[int, str, list[str]]]()  # brokers, security, overrides
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -73,6 +74,12 @@ def _overrides(config: pytest.Config) -> list[str]:
     return given
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """The options checked as the session starts (a mistyped one is a usage error, not a failing test): no import,
+    nothing started."""
+    config.stash[_SETTINGS_KEY] = (_brokers(config), _security(config), _overrides(config))
+
+
 def missing_prerequisites() -> str | None:
     """Why no cluster can start here (no java, no ZooKeeper jar), as the skip message says it; None if it can."""
     from zk_bridge.server import ZooKeeperUnavailable, check_prerequisites
@@ -94,7 +101,8 @@ def kafka_cluster(request: pytest.FixtureRequest) -> Iterator[KafkaTestCluster]:
 
     config = request.config
     keep = bool(config.getoption("--kactor-keep"))
-    cluster = KafkaTestCluster(_brokers(config), overrides=_overrides(config), security=_security(config), keep=keep)
+    brokers, security, overrides = config.stash[_SETTINGS_KEY]
+    cluster = KafkaTestCluster(brokers, overrides=overrides, security=security, keep=keep)
     cluster.start()
     config.stash[_CLUSTER_KEY] = cluster
     try:
