@@ -39,3 +39,15 @@ def test_broken_read_committed_filtering_is_caught_as_aborted_reads(
     assert f"  rerun: kactor sim --seeds 1 --steps {STEPS} --brokers 3 --mutation aborted-transactions-unlisted " \
            "--txn-check" in out
     assert any(line.startswith("  txn-check: 2 seeds checked, ") and "aborted read in " in line for line in out)
+
+
+def test_seed_26_reads_a_transaction_its_producer_aborted() -> None:
+    """What 2.6's protocol allows today (issue #40; no KIP-890 verification): T2's EndTxn(commit), delayed past the
+    producer's request timeout and retried, lands in T3 and commits its first values; T3's own abort is answered NONE
+    for a new, empty transaction. The checker reports the aborted reads with the transaction and the replay
+    command's flag; once the brokers verify a transactional batch's transaction, this seed is the one to run with the
+    verification off."""
+    r = run_seed(26, 50, SimBoot(), txn_check=True)
+    found = [v for v in r.violations if v.startswith("txn-check: ")]
+    assert found and all(v.startswith("txn-check: aborted read: ") and "[p0:T3 (aborted)]" in v for v in found)
+    assert "aborted read" in r.txn_report and "p0:T3 (aborted)" in r.txn_report
