@@ -294,7 +294,8 @@ def _stalls(history: History, ru: dict[str, list[Entry]]) -> list[Anomaly]:
         out.append(Anomaly(STALL, f"{p}@{lso}", txns,
                            f"last stable offset {lso} below the high watermark ({hw}) for {held / 1000:.1f} s "
                            f"(bound {history.stall_bound_ms / 1000:.1f} s)"
-                           + (f": {at[0].value} opened a transaction never ended" if at else "")))
+                           + (f", the cluster whole: {at[0].value} there opened a transaction not ended since" if at
+                              else ", the cluster whole")))
     return out
 
 
