@@ -1,15 +1,20 @@
 """Transactional produce against idempotent produce (issue #27): ``kactor bench txn-produce`` or
 ``python -m bench.txn_produce``.
 
-One kactor cluster (3 broker processes on a real ZooKeeper, the topic at replication factor 3) and one librdkafka
-client (confluent-kafka), 1-KB records, acks=all, in each run both ways in turn (the order alternates run by run, so
-the machine's other load falls on both alike):
+A kactor cluster (3 broker processes on a real ZooKeeper, the topic at replication factor 3) and one librdkafka
+client (confluent-kafka), 1-KB records, acks=all, in each run every way in turn (the order alternates run by run, so
+the machine's other load falls on all alike):
 
 - **idempotent**: ``enable.idempotence`` (InitProducerId, sequence numbers), ``--records`` records produced as fast
   as the producer takes them, then flushed;
 - **transactional**: a ``transactional.id`` producer (InitProducerId through the transaction coordinator), the same
   records in transactions of ``--per-txn`` (100) records each: begin, produce, commit (AddPartitionsToTxn, the
   records, EndTxn; the coordinator writes __transaction_state and the COMMIT markers to the partitions).
+
+- **unverified**: the transactional way again, against a second cluster started with
+  ``transaction.partition.verification.enable=false`` (issue #40): the cost of KIP-890 part 1's verification (each
+  transaction's first batch to each partition waits for the coordinator's verify-only AddPartitionsToTxn) is the
+  ratio transactional ÷ unverified.
 
 Throughput is acknowledged record bytes (values) / (first produce → last acknowledgement, a transaction's records
 being acknowledged when its commit returns). The ratio is transactional ÷ idempotent records/s (the cost of the
@@ -40,7 +45,8 @@ from bench.data_path import (
 )
 
 TOPIC = "bench-txn-produce"
-WAYS = ("idempotent", "transactional")
+WAYS = ("idempotent", "transactional", "unverified")
+UNVERIFIED = ("transaction.partition.verification.enable=false",)
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -146,13 +152,19 @@ def run(args: argparse.Namespace, command: str) -> int:
     value = record_value()
     results: dict[str, list[ProduceRun]] = {w: [] for w in WAYS}
     target = KactorTarget().start()
+    unverified = None
     try:
-        target.create_topic(TOPIC, args.partitions)
-        warm_up(target.bootstrap, TOPIC, args.partitions)
+        unverified = KactorTarget(overrides=UNVERIFIED).start()
+        for t in (target, unverified):
+            t.create_topic(TOPIC, args.partitions)
+            warm_up(t.bootstrap, TOPIC, args.partitions)
         for i in range(args.runs):
             for way in (WAYS if i % 2 == 0 else WAYS[::-1]):
                 if way == "idempotent":
                     r = idempotent_run(target.bootstrap, args.records, args.max_seconds, target.pids(), value)
+                elif way == "unverified":
+                    r = transactional_run(unverified.bootstrap, args.records, args.per_txn, args.max_seconds,
+                                          unverified.pids(), value, i)
                 else:
                     profiler = None
                     if args.profile:
@@ -169,6 +181,8 @@ def run(args: argparse.Namespace, command: str) -> int:
                 results[way].append(r)
                 print(_line(way, r), flush=True)
     finally:
+        if unverified is not None:
+            unverified.stop()
         target.stop()
     if not all(results[w] and all(r.records for r in results[w]) for w in WAYS):
         print("a way acknowledged nothing: no ratio", flush=True)
@@ -177,12 +191,19 @@ def run(args: argparse.Namespace, command: str) -> int:
     mbs = {w: [r.mb_per_s for r in results[w]] for w in WAYS}
     paired = [t / i for i, t in zip(rates["idempotent"], rates["transactional"], strict=True)]
     ratio = statistics.median(rates["transactional"]) / statistics.median(rates["idempotent"])
+    verified_paired = [t / u for u, t in zip(rates["unverified"], rates["transactional"], strict=True)]
+    verified_ratio = statistics.median(rates["transactional"]) / statistics.median(rates["unverified"])
     lines = [f"idempotent    : {median_text(mbs['idempotent'], '{:,.2f}')} MB/s; "
              f"{median_text(rates['idempotent'], '{:,.0f}')} records/s",
              f"transactional : {median_text(mbs['transactional'], '{:,.2f}')} MB/s; "
              f"{median_text(rates['transactional'], '{:,.0f}')} records/s ({args.per_txn} records a transaction)",
              f"ratio transactional/idempotent: {ratio:.3f} (medians; per run "
              f"{', '.join(f'{x:.3f}' for x in paired)})",
+             f"unverified    : {median_text(mbs['unverified'], '{:,.2f}')} MB/s; "
+             f"{median_text(rates['unverified'], '{:,.0f}')} records/s (transaction.partition.verification.enable="
+             f"false)",
+             f"ratio verification on/off: {verified_ratio:.3f} (medians; per run "
+             f"{', '.join(f'{x:.3f}' for x in verified_paired)})",
              f"load {load_before} (before) → {load_average()} (after)"]
     print("\n".join(lines), flush=True)
     if not args.no_doc and IN_CHECKOUT:
@@ -193,7 +214,8 @@ def run(args: argparse.Namespace, command: str) -> int:
             f"{load_average()}) **txn-produce** {args.records:,} × 1 KB records a run, {args.partitions} partitions, "
             f"RF 3, acks=all, confluent-kafka: transactional ({args.per_txn} a transaction) "
             f"**{median_text(rates['transactional'], '{:,.0f}')} records/s** against idempotent "
-            f"{median_text(rates['idempotent'], '{:,.0f}')} records/s; ratio **{ratio:.3f}**. `{command}`")
+            f"{median_text(rates['idempotent'], '{:,.0f}')} records/s; ratio **{ratio:.3f}**; verification on/off "
+            f"(KIP-890 part 1) **{verified_ratio:.3f}**. `{command}`")
     return 0
 
 

@@ -24,3 +24,6 @@ def test_the_txn_produce_bench_reports_both_ways_and_their_ratio(capsys: pytest.
     assert re.search(r"^  idempotent +[\d.]+ MB/s +[\d,]+ records/s \(600 records in", out, re.M)
     assert re.search(r"^  transactional +[\d.]+ MB/s +[\d,]+ records/s \(600 records in", out, re.M)
     assert re.search(r"^ratio transactional/idempotent: [\d.]+ \(medians; per run [\d.]+\)$", out, re.M)
+    # the same transactions against a cluster with transaction.partition.verification.enable=false (issue #40)
+    assert re.search(r"^  unverified +[\d.]+ MB/s +[\d,]+ records/s \(600 records in", out, re.M)
+    assert re.search(r"^ratio verification on/off: [\d.]+ \(medians; per run [\d.]+\)$", out, re.M)
