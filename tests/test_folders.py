@@ -1,5 +1,5 @@
-"""The top-level folders are the layers (issue #42): no circle among them, each imports only the folders below it, and
-no source file runs over 1,000 lines unless it is one Kafka class.
+"""The top-level folders are the layers (issue #42): no circle among them, and each imports only the folders below
+it. (No source file over 1,000 lines unless it is one Kafka class: tests/test_file_sizes.py.)
 
 The import graph is tests/test_layers.py's (every ``.py`` of the source folders parsed with :mod:`ast`, every import
 counted, also those inside functions and under ``TYPE_CHECKING``), folded onto the top-level folders. Imports made
@@ -10,25 +10,16 @@ CLI reaches the shell folders above it.
 from __future__ import annotations
 
 from collections import defaultdict
-from pathlib import Path
 
 import pytest
 
-from tests.test_layers import EXACT_LAYERS, LAYER_RULES, PACKAGES, ROOT, cycles, import_graph, layer_of
+from tests.test_layers import EXACT_LAYERS, LAYER_RULES, PACKAGES, cycles, import_graph, layer_of
 
 # The folders, lowest first: each may import only the folders before it (vocabulary, the functional core, the
 # actors, the edges and the ZooKeeper edge over them, the simulator standing in for the edges, the trace analysis,
 # the CLI and broker process, and the tools over the CLI).
 FOLDERS: tuple[str, ...] = (
     "messages", "protocol", "core", "actors", "edges", "zk_bridge", "sim", "spark", "kactor", "bench", "scripts")
-
-MAX_LINES = 1000
-# The source files over MAX_LINES that are each one Kafka class (issue #42: "unless it is one Kafka class")
-ONE_KAFKA_CLASS: dict[str, str] = {
-    "core/broker/log.py": "kafka.log.Log",
-    "core/broker/replica_manager.py": "kafka.server.ReplicaManager",
-    "core/controller/kafka_controller.py": "kafka.controller.KafkaController",
-}
 
 
 def folder_of(module: str) -> str:
@@ -88,19 +79,6 @@ def test_each_folder_is_one_layer_of_test_layers() -> None:
     assert sorted(prefix for prefix in (p for _layer, p in LAYER_RULES) if "." in prefix) == []
     layers = [layer_of(folder) for folder in FOLDERS]
     assert layers == sorted(layers), list(zip(FOLDERS, layers, strict=True))
-
-
-def test_no_source_file_over_1000_lines_but_one_kafka_class() -> None:
-    long = {}
-    for folder in FOLDERS:
-        for path in sorted((ROOT / folder).rglob("*.py")):
-            lines = len(path.read_text(encoding="utf-8").splitlines())
-            name = path.relative_to(ROOT).as_posix()
-            if lines > MAX_LINES and name not in ONE_KAFKA_CLASS:
-                long[name] = lines
-    assert long == {}, f"source files over {MAX_LINES} lines (split them, or list a one-Kafka-class file): {long}"
-    listed = {name: Path(ROOT / name).exists() for name in ONE_KAFKA_CLASS}
-    assert all(listed.values()), f"ONE_KAFKA_CLASS names a file that is gone: {listed}"
 
 
 # --- the checker itself, on a made-up import graph ------------------------------------------------------------------
