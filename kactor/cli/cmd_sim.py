@@ -47,7 +47,7 @@ def configure_logging(verbose: bool) -> None:
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
-        "sim", help="seeded fault runs of a simulated cluster in one process",
+        "sim",
         description="Runs N brokers' real actors in one thread on simulated time, with a ZooKeeper model, a "
                     "simulated network (per-link latency, partitions two-way and one-way, slow links, resets, "
                     "request timeouts), a simulated disk (fsync, power loss, a failing log dir) and process "
