@@ -162,8 +162,11 @@ class HostileClient:
             batch = build_batch([Record(0, 0, None, f"{self.value}-pid".encode())], first_timestamp=int(self.sim.now),
                                 producer_id=UNKNOWN_PRODUCER_ID, producer_epoch=0, base_sequence=0,
                                 attributes=TRANSACTIONAL_BIT)
+            # Kafka 3.6's transaction verification (KIP-890 part 1, on by default): the coordinator knows no such
+            # producer for the id (2.6.3 appended it: a transaction no marker would ever end)
             self._produce(Sent(f"Transactional produce of unknown producer id {UNKNOWN_PRODUCER_ID} to {target}",
-                               {str(target): Errors.NONE.name}), target, batch, self.transactional_id)
+                               {str(target): Errors.INVALID_PRODUCER_ID_MAPPING.name}), target, batch,
+                          self.transactional_id)
         self.phase, self.target = "init", target
         self.requests["AddPartitionsToTxn"] = Sent(
             "AddPartitionsToTxn of __transaction_state-0, __consumer_offsets-0 and " + str(target),

@@ -71,7 +71,9 @@ def test_the_brokers_answer_the_hostile_requests_as_kafka_does_and_keep_serving(
     assert answers["Produce to __consumer_offsets-0"] == "INVALID_TOPIC_EXCEPTION"
     assert answers["Produce of a batch with a wrong CRC to sim-0"] == "CORRUPT_MESSAGE"
     assert answers["Produce of garbage bytes to sim-0"] == "INVALID_RECORD"
-    assert answers["Transactional produce of unknown producer id 1099511627776 to sim-0"] == "NONE"
+    # Kafka 3.6's transaction verification (KIP-890 part 1): the coordinator knows no such producer for the id
+    assert answers["Transactional produce of unknown producer id 1099511627776 to sim-0"] == \
+        "INVALID_PRODUCER_ID_MAPPING"
     assert answers["AddPartitionsToTxn"] == ("[('__consumer_offsets-0', 'TOPIC_AUTHORIZATION_FAILED'), "
                                              "('__transaction_state-0', 'TOPIC_AUTHORIZATION_FAILED'), "
                                              "('sim-0', 'OPERATION_NOT_ATTEMPTED')]")
