@@ -23,14 +23,13 @@ ALLOWED_PATTERNS: dict[str, str] = {
     r"on_[A-Za-z]+": "actor handlers, dispatched by the message's type name (actors/base.py)",
     r"receiveMessage": "thespian's Actor interface",
     r"pytest_[a-z_]+": "pytest hooks (kactor/testing/plugin.py, the conftests)",
+    r"serve_[a-z_]+": "AdminManager's API methods, named by the admin API units (core/api/admin.py, AdminService)",
 }
 # (file, name) -> why
 ALLOWED: dict[tuple[str, str], str] = {
     ("kactor/trace/inline_system.py", "wakeupAfter"): "thespian's ActorSystem interface, which the inline system is",
     ("kactor/testing/__init__.py", "__getattr__"): "the module's lazy attributes (PEP 562)",
     ("kactor/testing/cluster.py", "client_properties_file"): "the pytest plugin's API, for projects that use kactor",
-    ("kactor/testing/cluster.py", "wait_for_leader"): "the pytest plugin's API, for projects that use kactor",
-    ("kactor/testing/cluster.py", "wait_for_isr"): "the pytest plugin's API, for projects that use kactor",
     ("kactor/testing/cluster.py", "restart_broker"): "the pytest plugin's API, for projects that use kactor",
     ("kactor/testing/plugin.py", "kafka_client_config"): "a fixture of the pytest plugin, for projects that use kactor",
     ("kactor/testing/plugin.py", "kafka_topic"): "a fixture of the pytest plugin, for projects that use kactor",
