@@ -71,6 +71,7 @@ from core.broker.log_segment import (
     frame_at,
     frames_in,
     fsync_file,
+    producer_batch_of,
     producer_fields,
     set_log_append_time,
 )
@@ -97,7 +98,6 @@ from protocol.records import (
     TRANSACTIONAL_BIT,
     RecordBatch,
     assign_offsets,
-    batch_end_txn_marker,
     check_batch,
     iter_batches,
     read_batch_header,
@@ -325,22 +325,20 @@ class Log:
             return
         checkpointed = [] if fresh else checkpoint.read()
         recovered: list[EpochEntry] = []  # the (epoch, first offset) runs of the recovered batches
-        # LogSegment.recover's producer state (Log.recoverSegment: rebuilt up to the first recovered segment), from
-        # which the recovered segments' aborted transactions are found again
-        recovery_state: list[ProducerStateManager] = []
-        aborted: list[AbortedTxn] = []
 
         def recovered_batch(batch: RecordBatch) -> None:
             epoch = batch.partition_leader_epoch
             if epoch >= 0 and (not recovered or recovered[-1][0] != epoch):
                 recovered.append((epoch, batch.base_offset))
-            if batch.producer_id >= 0:
-                state = recovery_state[0]
-                for txn in state.load_batch(_producer_batch_of(batch)):
-                    if txn.is_aborted:
-                        aborted.append(AbortedTxn(txn.producer_id, txn.first_offset, txn.last_offset,
-                                                  state.last_stable_offset(txn)))
 
+        def state_at(base_offset: int) -> ProducerStateManager:
+            """Log.recoverSegment's rebuildProducerState(segment.baseOffset): the producers' state a segment loaded
+            without recovery is recovered on when its indexes fail their check."""
+            return self._producer_state_at(base_offset, snapshots)
+
+        # LogSegment.recover's producer state, rebuilt up to the first recovered segment and carried on through the
+        # later ones: each rebuilds its txnindex from the aborted transactions its markers complete
+        recovery_state: ProducerStateManager | None = None
         try:
             interval = self.config.index_interval_bytes
             for i, base in enumerate(bases):
@@ -348,18 +346,16 @@ class Log:
                 next_base = bases[i + 1] if i + 1 < len(bases) else None
                 self._segments.append(segment)
                 if next_base is not None and (clean_shutdown or next_base <= recovery_point):
-                    segment.load_trusted(next_base)
+                    segment.load_trusted(next_base, state_at)
                     continue
                 if next_base is None and segment.is_empty_without_indexes(names):
                     break
                 if clean_shutdown:
-                    segment.load_clean()
+                    segment.load_clean(state_at)
                     break
-                if not recovery_state:
-                    recovery_state.append(self._producer_state_at(segment.base_offset, snapshots))
-                aborted.clear()
-                truncated = segment.recover(recovered_batch)
-                segment.txn_index.reset(aborted)
+                if recovery_state is None:
+                    recovery_state = state_at(segment.base_offset)
+                truncated = segment.recover(recovery_state, recovered_batch)
                 if truncated:
                     for later in bases[i + 1:]:
                         LogSegment(self.dir, later, interval, now_ms, self.disk).delete()
@@ -459,7 +455,7 @@ class Log:
                     continue
                 attributes = batch_attributes(header)
                 if attributes & CONTROL_BIT:
-                    batch = _producer_batch_of(read_batch_header(segment.read(pos, size)))
+                    batch = producer_batch_of(read_batch_header(segment.read(pos, size)))
                 else:
                     batch = ProducerBatch(fields[0], fields[1], fields[2], last - base, base, fields[3],
                                           bool(attributes & TRANSACTIONAL_BIT))
@@ -684,7 +680,7 @@ class Log:
             epochs.append((epoch, base))
             if batch.producer_id >= 0:
                 try:
-                    producer_batches.append(_producer_batch_of(batch, base, batch_max_ts))
+                    producer_batches.append(producer_batch_of(batch, base, batch_max_ts))
                 except ProtocolError as e:
                     raise _api_error(e) from None
             position += size
@@ -1077,16 +1073,6 @@ def _loaded_epochs(checkpointed: Sequence[EpochEntry], recovered: Sequence[Epoch
 def _producer_batch(producer_id: int, producer_epoch: int, base_sequence: int, last_offset_delta: int,
                     base_offset: int, max_timestamp: int) -> ProducerBatch:
     return ProducerBatch(producer_id, producer_epoch, base_sequence, last_offset_delta, base_offset, max_timestamp)
-
-
-def _producer_batch_of(batch: RecordBatch, base_offset: int | None = None,
-                       max_timestamp: int | None = None) -> ProducerBatch:
-    """What the producers' state needs of ``batch`` (at ``base_offset`` when the log assigns it), a control batch's
-    EndTransactionMarker read from its record (ProtocolError for a malformed one)."""
-    return ProducerBatch(batch.producer_id, batch.producer_epoch, batch.base_sequence, batch.last_offset_delta,
-                         batch.base_offset if base_offset is None else base_offset,
-                         batch.max_timestamp if max_timestamp is None else max_timestamp, batch.is_transactional,
-                         batch.is_control, batch_end_txn_marker(batch) if batch.is_control else None)
 
 
 def _validate_client_batch(batch: RecordBatch) -> None:

@@ -19,10 +19,19 @@ from typing import Any
 from crc32c import crc32c
 
 from core.broker.offset_index import CorruptIndexError, OffsetIndex, TimeIndex
+from core.broker.producer_state import REPLICATION, ProducerBatch, ProducerStateManager
 from core.broker.transaction_index import AbortedTxn, TransactionIndex, TxnIndexSearchResult
+from core.broker.transaction_index import CorruptIndexError as CorruptTxnIndexError
 from core.disk import OS_DISK, Disk
 from protocol.errors import ProtocolError
-from protocol.records import HEADER_SIZE, LOG_OVERHEAD, TIMESTAMP_TYPE_BIT, RecordBatch, read_batch_header
+from protocol.records import (
+    HEADER_SIZE,
+    LOG_OVERHEAD,
+    TIMESTAMP_TYPE_BIT,
+    RecordBatch,
+    batch_end_txn_marker,
+    read_batch_header,
+)
 
 LOG_FILE_SUFFIX = ".log"
 INDEX_FILE_SUFFIX = OffsetIndex.SUFFIX
@@ -147,22 +156,34 @@ class LogSegment:
         self.active = True
 
     def is_empty_without_indexes(self, names: set[str]) -> bool:
-        """An empty active segment with no index files (what a new log is): nothing to recover, it is ready."""
+        """An empty active segment with no index files (what a new log is): nothing to recover, it is ready. A
+        ``.txnindex`` beside an empty ``.log`` (a power loss kept the index's append, not the log's) is recovered
+        away like any other index."""
         if (os.path.basename(self.offset_index.path) in names or os.path.basename(self.time_index.path) in names
-                or self.disk.getsize(self.log_path)):
+                or os.path.basename(self.txn_index.path) in names or self.disk.getsize(self.log_path)):
             return False
         self.offset_index.init_empty()
         self.time_index.init_empty()
         return True
 
-    def load_trusted(self, next_offset: int) -> None:
+    def load_trusted(self, next_offset: int,
+                     producer_state_at: Callable[[int], ProducerStateManager] | None = None) -> None:
         """Open a segment before the recovery point: its size from the file, its max timestamp from the time
-        index (what Kafka reads lazily). Indexes failing their sanity check are rebuilt (recover)."""
+        index (what Kafka reads lazily). A txnindex failing its sanity check is rebuilt with the rest as
+        Log.recoverSegment does: recovered on the producers' state at the segment's base offset
+        (``producer_state_at``). Offset and time indexes missing or failing theirs are rebuilt alone: the txnindex
+        of a segment below the recovery point was forced with it, and a cleaned segment's (a completed swap drops
+        its other indexes) is the cleaner's, which a replay of the cleaned batches could not give again."""
         self.size = self.disk.getsize(self.log_path)
         self.next_offset = next_offset
         self.txn_index.load()
+        try:
+            self.txn_index.sanity_check(next_offset)
+        except CorruptTxnIndexError:
+            self._recover_on(producer_state_at)
+            return
         if not (self.disk.exists(self.offset_index.path) and self.disk.exists(self.time_index.path)):
-            self.recover(lambda batch: None)
+            self.recover(None)
             return
         try:
             self.offset_index.load(in_memory=False)
@@ -170,17 +191,18 @@ class LogSegment:
             self.offset_index.check(next_offset, self.size)
             self.time_index.check(next_offset)
         except CorruptIndexError:
-            self.recover(lambda batch: None)
+            self.recover(None)
             return
         last = self.time_index.last_entry()
         if last is not None:
             self.max_timestamp, self.offset_of_max_timestamp = last[0], self.base_offset + last[1]
 
-    def load_clean(self) -> None:
+    def load_clean(self, producer_state_at: Callable[[int], ProducerStateManager] | None = None) -> None:
         """Open the active segment of a log that was shut down cleanly (Kafka's loadSegments without recoverLog):
         its size from the file, its next offset and max timestamp read from its last index entries on
-        (LogSegment.readNextOffset). Indexes failing their sanity check, or a tail that is not whole batches, are
-        rebuilt by a recovery after all."""
+        (LogSegment.readNextOffset). Indexes failing their sanity check (a txnindex entry at or past the next
+        offset too), or a tail that is not whole batches, are rebuilt by a recovery after all (Log.recoverSegment,
+        on the producers' state at the segment's base offset: ``producer_state_at``)."""
         self.size = self.disk.getsize(self.log_path)
         self.txn_index.load()
         try:
@@ -206,8 +228,13 @@ class LogSegment:
             self.next_offset = next_offset
             self.offset_index.check(next_offset, self.size)
             self.time_index.check(next_offset)
-        except CorruptIndexError:
-            self.recover(lambda batch: None)
+            self.txn_index.sanity_check(next_offset)
+        except (CorruptIndexError, CorruptTxnIndexError):
+            self._recover_on(producer_state_at)
+
+    def _recover_on(self, producer_state_at: Callable[[int], ProducerStateManager] | None) -> None:
+        """Log.recoverSegment for a segment loaded without recovery whose indexes failed their check."""
+        self.recover(producer_state_at(self.base_offset) if producer_state_at is not None else None)
 
     def flush(self) -> None:
         """LogSegment.flush: the file and both indexes forced to disk (the active segment's in-memory index
@@ -383,13 +410,21 @@ class LogSegment:
 
     # --------------------------------------------------------------------------------------- recovery, truncation
 
-    def recover(self, on_batch: Callable[[RecordBatch], None]) -> int:
-        """LogSegment.recover: re-read every batch, check its frame, CRC and offset order, rebuild both indexes,
-        and cut the file after the last valid batch. ``on_batch`` sees each valid batch (epoch cache, producer
-        state). Returns the number of bytes truncated."""
+    def recover(self, producer_state: ProducerStateManager | None,
+                on_batch: Callable[[RecordBatch], None] | None = None) -> int:
+        """LogSegment.recover(producerStateManager, leaderEpochCache): re-read every batch, check its frame, CRC,
+        offset order and (a control batch) its marker, cut the file after the last valid batch, and rebuild the
+        offset, time AND transaction indexes. Each valid batch of a producer updates ``producer_state``
+        (LogSegment.updateProducerState), and every transaction an ABORT marker completes gets its txnindex entry
+        with the last stable offset it leaves (updateTxnIndex) before completeTxn, as an append did; so the txnindex
+        holds exactly the aborted transactions of the surviving batches, never a marker the tail lost.
+        ``on_batch`` sees each valid batch (the leader-epoch cache). Without a producer state (a cleaned segment
+        swapped in, whose transactions may begin in segments before it) the txnindex keeps the entries whose
+        marker survived. Returns the number of bytes truncated."""
         file_size = self.disk.getsize(self.log_path)
         index_entries: list[tuple[int, int]] = []
         time_entries: list[tuple[int, int]] = []
+        aborted: list[AbortedTxn] = []
         self.max_timestamp, self.offset_of_max_timestamp = NO_TIMESTAMP, self.base_offset
         self._rolling_timestamp = None
         next_offset = self.base_offset
@@ -403,6 +438,8 @@ class LogSegment:
                     break
                 try:
                     batch = read_batch_header(head + f.read(frame[3] - HEADER_SIZE))
+                    # a marker that cannot be read ends the valid bytes (Kafka's InvalidRecordException)
+                    producer_batch = producer_batch_of(batch) if batch.producer_id >= 0 else None
                 except ProtocolError:
                     break
                 if not crc_valid(batch) or batch.base_offset < next_offset or batch.last_offset < batch.base_offset:
@@ -417,7 +454,16 @@ class LogSegment:
                     self._rolling_timestamp = batch.max_timestamp
                 if batch.max_timestamp > self.max_timestamp:
                     self.max_timestamp, self.offset_of_max_timestamp = batch.max_timestamp, batch.last_offset
-                on_batch(batch)
+                if on_batch is not None:
+                    on_batch(batch)
+                if producer_batch is not None and producer_state is not None:
+                    infos = producer_state.prepare((producer_batch,), REPLICATION)
+                    producer_state.update(infos)
+                    for txn in infos.completed:
+                        if txn.is_aborted:
+                            aborted.append(AbortedTxn(txn.producer_id, txn.first_offset, txn.last_offset,
+                                                      producer_state.last_stable_offset(txn)))
+                        producer_state.complete_txn(txn)
                 next_offset = batch.next_offset
                 valid += frame[3]
         truncated = file_size - valid
@@ -428,6 +474,11 @@ class LogSegment:
         self._bytes_since_last_index_entry = since_index
         self.offset_index.reset(index_entries)
         self.time_index.reset(time_entries)
+        if producer_state is not None:
+            self.txn_index.reset(aborted)  # txnIndex.reset() and an updateTxnIndex per aborted transaction
+        else:
+            self.txn_index.load()
+            self.txn_index.truncate_to(next_offset)
         return truncated
 
     def truncate_to(self, offset: int) -> int:
@@ -490,6 +541,16 @@ def producer_fields(header: bytes | memoryview) -> tuple[int, int, int, int]:
     """(producerId, producerEpoch, baseSequence, maxTimestamp) of a v2 batch header."""
     pid, epoch, seq = _PRODUCER.unpack_from(header, _PRODUCER_AT)
     return pid, epoch, seq, _I64.unpack_from(header, _MAX_TIMESTAMP_AT)[0]
+
+
+def producer_batch_of(batch: RecordBatch, base_offset: int | None = None,
+                      max_timestamp: int | None = None) -> ProducerBatch:
+    """What the producers' state needs of ``batch`` (at ``base_offset`` when the log assigns it), a control batch's
+    EndTransactionMarker read from its record (ProtocolError for a malformed one)."""
+    return ProducerBatch(batch.producer_id, batch.producer_epoch, batch.base_sequence, batch.last_offset_delta,
+                         batch.base_offset if base_offset is None else base_offset,
+                         batch.max_timestamp if max_timestamp is None else max_timestamp, batch.is_transactional,
+                         batch.is_control, batch_end_txn_marker(batch) if batch.is_control else None)
 
 
 def batch_attributes(header: bytes | memoryview) -> int:

@@ -88,6 +88,20 @@ class TransactionIndex:
         self.size = whole
         self._last_offset = None
 
+    def sanity_check(self, next_offset: int) -> None:
+        """TransactionIndex.sanityCheck: CorruptIndexError for an entry whose marker (last offset) is below the
+        segment's start offset, or, beyond Kafka's check, at or past the segment's ``next_offset``: a power loss can
+        keep an index append whose marker the log lost, and appending that marker again would then fail."""
+        if not self.size:
+            return
+        for txn in self.entries():
+            if txn.last_offset < self.start_offset:
+                raise CorruptIndexError(f"Last offset of aborted transaction {txn} in index {self.path} is less "
+                                        f"than start offset {self.start_offset}")
+            if txn.last_offset >= next_offset:
+                raise CorruptIndexError(f"Last offset of aborted transaction {txn} in index {self.path} is not "
+                                        f"below the segment's next offset {next_offset}")
+
     def entries(self) -> list[AbortedTxn]:
         """TransactionIndex.allAbortedTxns."""
         if not self.size:

@@ -47,9 +47,9 @@ def recovered(monkeypatch):
     bases: list[int] = []
     real = log_segment.LogSegment.recover
 
-    def counting(self, on_batch):
+    def counting(self, *args, **kwargs):
         bases.append(self.base_offset)
-        return real(self, on_batch)
+        return real(self, *args, **kwargs)
     monkeypatch.setattr(log_segment.LogSegment, "recover", counting)
     return bases
 
