@@ -1,10 +1,10 @@
 """The client quotas of a broker's listeners: Kafka's QuotaManagers (core/quota/) as the network edge uses them.
 
-The inbound layer (edges/net/inbound.py) asks `ClientQuotas.answer` once per answer, in whichever thread answers (the
-actors' driver thread, an edge handler's thread, the I/O thread for ApiVersions), hence the lock; the quota changes
-come from the config manager through the "net" actor (`update`). The decision and its arithmetic are core's
-(`core.quota.enforcement.throttle_for_response`); this module only keeps the state, reads the clock and measures
-an answer's size (a Fetch is measured as encoded, and answered empty when throttled).
+The quota layer under the inbound dispatch (edges/net/quota_layer.py) asks `ClientQuotas.answer` once per answer,
+in whichever thread answers (the actors' driver thread, an edge handler's thread, the I/O thread for ApiVersions),
+hence the lock; the quota changes come from the config manager through the "net" actor (`update`). The decision and
+its arithmetic are core's (`core.quota.enforcement.throttle_for_response`); this module only keeps the state, reads
+the clock and measures an answer's size (a Fetch is measured as encoded, and answered empty when throttled).
 
 A request is measured as the connection's principal (Kafka's ``request.session``): ``User:ANONYMOUS`` on a PLAINTEXT
 listener, ``User:<name>`` once authenticated on a SASL one, the certificate's ``User:<DN>`` on an SSL one; its

@@ -1,16 +1,25 @@
 """TLS connections of the network edge: the non-blocking handshake driven on the I/O thread (Kafka's
 SslTransportLayer.handshake) and reads and writes through the TLS layer, for an SSL listener's accepted sockets and
 the broker's own connections to an SSL inter-broker listener. Contexts and principals are edges/net/tls_context.py's.
+
+`TlsLayer` is the TLS layer under the inbound dispatch (edges/net/inbound.py): an SSL listener's accepted socket
+wrapped, its handshake driven to its end, then the connection handed up to be read as any other. A PLAINTEXT
+connection never meets it: its bytes are read and written by `Conn` itself.
 """
 
 from __future__ import annotations
 
+import logging
 import selectors
 import socket
 import ssl
+from collections.abc import Callable
 
-from edges.net.selector import COALESCE_BYTES, RECV_BYTES, Conn
+from edges.net.selector import COALESCE_BYTES, RECV_BYTES, Conn, Loop
 from edges.net.tls_context import principal_of
+from protocol.errors import FrameTooLargeError
+
+log = logging.getLogger("kactor.edges.transport")
 
 _TLS_WRITE_BYTES = 256 * 1024  # one SSL_write at most: a retry after a want-write passes the same length again
 
@@ -112,3 +121,58 @@ def accept_tls(context: ssl.SSLContext, sock: socket.socket, conn_id: int, peer:
     """An accepted socket of an SSL listener, wrapped for a server-side handshake that does not block."""
     wrapped = context.wrap_socket(sock, server_side=True, do_handshake_on_connect=False)
     return TlsConn(conn_id, wrapped, peer, listener, host)
+
+
+def tls_to_plaintext(conn: Conn, error: FrameTooLargeError) -> FrameTooLargeError | None:
+    """A frame size ``conn`` refused, when it is a TLS record of a handshake (0x16, version 3.x) read as a size on a
+    PLAINTEXT connection: the error naming that likely cause (None: another bad size)."""
+    if conn.rbuf[conn.roff:conn.roff + 2] == b"\x16\x03" and not isinstance(conn, TlsConn):
+        return FrameTooLargeError(f"{error}: a TLS handshake to the PLAINTEXT listener {conn.listener}?")
+    return None
+
+
+class TlsLayer:
+    """The SSL listeners of one process (SslChannelBuilder: listener name → server context) and the handshakes of
+    their connections (SslTransportLayer.handshake), on the I/O thread. ``close(conn, reason)`` and
+    ``ready(conn)`` are the dispatch's: a failed handshake closes the connection, a finished one is read."""
+
+    __slots__ = ("name", "loop", "contexts", "_close", "_ready")
+
+    def __init__(self, name: str, loop: Loop, contexts: dict[str, ssl.SSLContext] | None,
+                 close: Callable[[Conn, str], None], ready: Callable[[Conn], None]) -> None:
+        self.name = name
+        self.loop = loop
+        # listener name → server context of an SSL listener; the others are PLAINTEXT
+        self.contexts = contexts or {}
+        self._close = close
+        self._ready = ready
+
+    def accept(self, context: ssl.SSLContext, sock: socket.socket, conn_id: int, addr: tuple[str, int],
+               listener: str) -> TlsConn | None:
+        """An accepted socket of an SSL listener, wrapped for its handshake; None (the socket closed) when it
+        cannot be."""
+        try:
+            return accept_tls(context, sock, conn_id, f"{addr[0]}:{addr[1]}", listener, str(addr[0]))
+        except (OSError, ValueError) as e:
+            log.info("%s: Failed authentication with %s:%s (SSL handshake failed: %s)", self.name, addr[0], addr[1],
+                     e)
+            sock.close()
+            return None
+
+    def handshake(self, conn: TlsConn) -> None:
+        """SslTransportLayer.handshake, one step on readiness: the I/O thread never waits on it. A failed one
+        closes the connection with Kafka's log line (Selector: "Failed authentication with ... (SSL handshake
+        failed)"); a finished one is read as any connection."""
+        try:
+            events = conn.handshake()
+        except (ssl.SSLError, OSError) as e:
+            log.info("%s: Failed authentication with %s (SSL handshake failed: %s)", self.name, conn.peer,
+                     getattr(e, "reason", None) or e)
+            self._close(conn, f"SSL handshake with {conn.peer} failed: {e}")
+            return
+        if events:
+            self.loop.set_events(conn, events)
+            return
+        log.debug("%s: SSL handshake with %s on %s done: principal %s", self.name, conn.peer, conn.listener,
+                  conn.principal)
+        self._ready(conn)
