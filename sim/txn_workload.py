@@ -472,7 +472,10 @@ class TxnClient:
         batch.attempts += 1
         self.sim.note(f"client {self.name} produce {batch.value} seq {batch.sequence} try {batch.attempts} to "
                       f"{partition_name(batch.tp)} at b{leader}")
-        request = ProduceRequest(-1, PRODUCE_TIMEOUT_MS, (ProducePartition(batch.tp, batch.data),))
+        # a transactional producer's Produce names its transactional.id (ProduceRequest v3+), which the leader's
+        # transaction verification (KIP-890 part 1) asks the coordinator about
+        request = ProduceRequest(-1, PRODUCE_TIMEOUT_MS, (ProducePartition(batch.tp, batch.data),),
+                                 self.transactional_id)
         self.request(leader, "Produce", request, names.REPLICA_MANAGER, lambda a: self._produced(batch, a))
 
     def _produced(self, batch: Batch, answer: Any) -> None:
