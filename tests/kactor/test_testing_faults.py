@@ -93,3 +93,22 @@ def test_a_broker_the_cluster_does_not_have_is_named_with_those_it_has(cluster) 
     c.lc.procs[2].returncode = 0
     with pytest.raises(KafkaTestClusterError, match="broker 2 is not running: it cannot be paused"):
         c.pause_broker(2)
+
+
+def test_wait_for_leader_waits_past_none_and_the_excluded_broker(cluster, monkeypatch) -> None:  # noqa: ANN001
+    c, _, _ = cluster
+    answers = iter([-1, 0, 0, 2])
+    monkeypatch.setattr(c, "leader", lambda topic, partition=0: next(answers))
+    assert c.wait_for_leader("t", 0, not_on=[0], timeout=5) == 2
+
+
+def test_wait_for_isr_waits_for_the_full_replica_set_or_the_one_asked(cluster, monkeypatch) -> None:  # noqa: ANN001
+    c, _, _ = cluster
+    monkeypatch.setattr(c, "replicas", lambda topic: {0: [0, 1], 1: [1, 2]})
+    isrs = {0: iter([[0], [0], [1, 0]]), 1: iter([[2, 1], [2, 1], [2, 1]])}
+    monkeypatch.setattr(c, "isr", lambda topic, partition=0: next(isrs[partition]))
+    assert c.wait_for_isr("t", timeout=5) == {0: [1, 0], 1: [2, 1]}
+    monkeypatch.setattr(c, "isr", lambda topic, partition=0: [1])
+    assert c.wait_for_isr("t", 0, isr=[1], timeout=5) == {0: [1]}
+    with pytest.raises(KafkaTestClusterError, match=r"the ISR of t-1 to be the full replica set"):
+        c.wait_for_isr("t", 1, timeout=0.1)
