@@ -12,6 +12,7 @@ SaslAuthenticate, within the connect timeout too) before any request queued on i
 from __future__ import annotations
 
 import errno
+import heapq
 import itertools
 import logging
 import os
@@ -74,6 +75,10 @@ class Outbound:
         # `kactor chaos` cuts links here (edges/net_faults.py); None in every ordinary process
         self.faults = faults
         self.blocked: frozenset[str] = frozenset()
+        # sends to a slowed peer (a fault file's delay: kactor.testing's slow_link), held on the I/O thread until
+        # due — (due, order, cmd), released by sweep; a sleep would stall every other connection of the process
+        self.held: list[tuple[float, int, tuple[Any, ...]]] = []
+        self._held_order = itertools.count()
         self._corr = itertools.count(1)
         # one connection per (host, port, sending actor), as each of Kafka's fetcher threads and controller channels
         # has its own NetworkClient: a peer answers a connection's requests in order, so a follower shard's fetch
@@ -113,9 +118,15 @@ class Outbound:
             self.loop.inject(pending.reply_to, NetSendFailed(pending.request_id, error), pending.cause)
 
     # -- commands on the I/O thread --------------------------------------------------------------------------------
-    def on_send(self, cmd: tuple[Any, ...]) -> Conn | None:
-        """The "send" command: the connection to write to now, if there is one yet."""
+    def on_send(self, cmd: tuple[Any, ...], *, now: float | None = None) -> Conn | None:
+        """The "send" command: the connection to write to now, if there is one yet. A send to a slowed peer is held
+        until its delay has passed (``now`` given: a held send released, not held again)."""
         _, dest, corr, frame, pending = cmd
+        if now is None and self.faults is not None and self.faults.delays:
+            delay = self.faults.delays.get(endpoint(*dest), 0.0)
+            if delay > 0:
+                heapq.heappush(self.held, (time.monotonic() + delay, next(self._held_order), cmd))
+                return None
         if self.blocked and endpoint(*dest) in self.blocked:
             self.fail_or_log(pending, f"cannot connect to {dest[0]}:{dest[1]}: {PARTITIONED}")
             return None
@@ -398,7 +409,8 @@ class Outbound:
 
     # -- deadlines ----------------------------------------------------------------------------------------------------
     def sweep(self, now: float) -> None:
-        """Connects and lookups that took too long, requests past their timeout, links a fault file cuts."""
+        """Connects and lookups that took too long, requests past their timeout, links a fault file cuts, held
+        sends to slowed peers now due."""
         if self.faults is not None:
             blocked = self.faults.poll(now)
             if blocked is not None:
@@ -406,6 +418,7 @@ class Outbound:
                     if conn.dest is not None and endpoint(*conn.dest) in blocked:
                         self.close(conn, f"connection to {conn.peer} cut: {PARTITIONED}")
                 self.blocked = blocked  # after the cut: whoever sees the new set sees its connections gone
+        self.release_held(now)
         for dest, started in list(self._resolve_started.items()):
             if now - started >= self.connect_timeout_s:
                 del self._resolve_started[dest]
@@ -425,8 +438,22 @@ class Outbound:
                     self.fail_or_log(p, f"request to {conn.peer} timed out")
                 self.close(conn, f"connection to {conn.peer} closed after a request timed out")
 
+    def release_held(self, now: float) -> None:
+        """The held sends due by ``now`` sent, in the order they were held, and their connections written."""
+        touched: dict[int, Conn] = {}
+        while self.held and self.held[0][0] <= now:
+            _, _, cmd = heapq.heappop(self.held)
+            conn = self.on_send(cmd, now=now)
+            if conn is not None:
+                touched[id(conn)] = conn
+        for conn in touched.values():
+            if not conn.closed and not conn.connecting:
+                self.loop.guarded(conn, self.flush, self.close)
+
     def shutdown(self) -> None:
         """Every connection closed and every waiting send failed ("transport closed")."""
+        while self.held:
+            self.fail_or_log(heapq.heappop(self.held)[2][4], "transport closed")
         for conn in list(self.conns.values()):
             self.close(conn, "transport closed")
         for waiting in self._resolving.values():
