@@ -5,9 +5,10 @@ brokers' configs and security modes as ``kactor cluster`` has them — with what
 of it: where to connect (``bootstrap_servers``, ``client_config``), topics whose leaders are elected before the test
 writes to them, and faults on command. The faults are ``kactor chaos``'s (kactor/chaos/runner.py): SIGKILL, SIGTERM
 and restart, SIGSTOP/SIGCONT, a SIGSTOP held until ZooKeeper has expired the broker's session, and a network
-partition between two brokers through the fault file every broker's transport polls (edges/net_faults.py). After
-each test the plugin heals what the test broke (`heal`): paused brokers continue, partitions end, dead brokers start
-again, so the next test finds the cluster whole without anything being restarted that was not broken.
+partition or a slow link between two brokers through the fault file every broker's transport polls
+(edges/net_faults.py). After each test the plugin heals what the test broke (`heal`): paused brokers continue,
+partitions and slow links end, dead brokers start again, so the next test finds the cluster whole without anything
+being restarted that was not broken.
 
 A test cluster is tuned for tests as Kafka's own test harness is (TEST_OVERRIDES; an override of the same key given
 to the plugin wins): a 6 s ZooKeeper session, so a killed broker's leaderships move within seconds; 3 partitions for
@@ -97,6 +98,7 @@ class KafkaTestCluster:
         write_rules(self.fault_file, [])
         self.lc.broker_env[FAULTS_ENV] = self.fault_file
         self._cuts: list[tuple[str, str]] = []
+        self._delays: list[tuple[str, str, float]] = []
         self._paused: set[int] = set()
         self._started_ms: dict[int, float] = {}
         self._zk: Any = None
@@ -357,24 +359,46 @@ class KafkaTestCluster:
         ends = (endpoint(*self.lc.broker_address(self._check_broker(a))),
                 endpoint(*self.lc.broker_address(self._check_broker(b))))
         self._cuts.append(ends)
-        write_rules(self.fault_file, self._cuts)
+        write_rules(self.fault_file, self._cuts, self._delays)
 
         def heal() -> None:
             if ends in self._cuts:
                 self._cuts.remove(ends)
-            write_rules(self.fault_file, self._cuts)
+            write_rules(self.fault_file, self._cuts, self._delays)
 
         return Fault(f"brokers {a} and {b} partitioned", heal)
 
+    def slow_link(self, a: int, b: int, delay_ms: float) -> Fault:
+        """A slow link between brokers ``a`` and ``b``: each holds every request it sends to the other (fetches,
+        the controller's requests) for ``delay_ms`` before writing it (edges/net_faults.py's delay rule), so a
+        follower behind it lags by about the delay and an acks=all produce waits about that much longer. Clients
+        and ZooKeeper are not slowed. Takes effect within 0.1 s; healed with the fault."""
+        from edges.net_faults import endpoint, write_rules
+
+        if delay_ms < 0:
+            raise KafkaTestClusterError(f"a link's delay must be at least 0 ms, not {delay_ms}")
+        rule = (endpoint(*self.lc.broker_address(self._check_broker(a))),
+                endpoint(*self.lc.broker_address(self._check_broker(b))), float(delay_ms))
+        self._delays.append(rule)
+        write_rules(self.fault_file, self._cuts, self._delays)
+
+        def heal() -> None:
+            if rule in self._delays:
+                self._delays.remove(rule)
+            write_rules(self.fault_file, self._cuts, self._delays)
+
+        return Fault(f"link between brokers {a} and {b} slowed by {delay_ms:g} ms", heal)
+
     def heal(self, timeout: float = DEFAULT_TIMEOUT_S) -> bool:
-        """Undo every fault a test left: partitions end, paused brokers continue, dead brokers start again; waits
-        until the cluster is ready again. Whether there was anything to heal."""
+        """Undo every fault a test left: partitions and slow links end, paused brokers continue, dead brokers start
+        again; waits until the cluster is ready again. Whether there was anything to heal."""
         from edges.net_faults import write_rules
 
-        broken = bool(self._cuts or self._paused) or not all(self.running(b) for b in self.brokers)
+        broken = bool(self._cuts or self._delays or self._paused) or not all(self.running(b) for b in self.brokers)
         if not broken:
             return False
         self._cuts.clear()
+        self._delays.clear()
         write_rules(self.fault_file, [])
         for b in list(self._paused):
             self.resume_broker(b)

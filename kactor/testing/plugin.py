@@ -5,7 +5,7 @@ Fixtures:
 
 * ``kafka_cluster`` (session): a started `kactor.testing.cluster.KafkaTestCluster` — one embedded ZooKeeper and
   ``--kactor-brokers`` brokers — with its fault helpers (kill_broker, restart_broker, pause_broker, partition,
-  expire_session, wait_for_isr, controller(), ...). What a test breaks is healed after it.
+  slow_link, expire_session, wait_for_isr, controller(), ...). What a test breaks is healed after it.
 * ``bootstrap_servers`` (session): the brokers' ``host:port`` list.
 * ``kafka_client_config`` (session): librdkafka's settings to reach the cluster (with TLS/SASL when secured).
 * ``kafka_topic`` (function): a factory of topics unique to the test, deleted after it unless ``--kactor-keep``.

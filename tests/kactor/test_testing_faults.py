@@ -112,3 +112,26 @@ def test_wait_for_isr_waits_for_the_full_replica_set_or_the_one_asked(cluster, m
     assert c.wait_for_isr("t", 0, isr=[1], timeout=5) == {0: [1]}
     with pytest.raises(KafkaTestClusterError, match=r"the ISR of t-1 to be the full replica set"):
         c.wait_for_isr("t", 1, timeout=0.1)
+
+
+def delays(c: KafkaTestCluster, broker: int) -> dict[str, float]:
+    from edges.net_faults import parse_delays
+
+    with open(c.fault_file, encoding="utf-8") as f:
+        return parse_delays(f.read(), f"127.0.0.1:{40000 + broker}")
+
+
+def test_a_slow_link_is_a_delay_rule_in_the_fault_file_beside_the_cuts(cluster) -> None:  # noqa: ANN001
+    c, _, _ = cluster
+    cut = c.partition(1, 2)
+    with c.slow_link(0, 1, 250) as slow:
+        assert delays(c, 0) == {"127.0.0.1:40001": 0.25} and delays(c, 1) == {"127.0.0.1:40000": 0.25}
+        assert delays(c, 2) == {} and rules(c, 2) == {"127.0.0.1:40001"}  # the cut is kept beside the delay
+        assert "slowed by 250 ms" in repr(slow)
+    assert delays(c, 0) == {} and rules(c, 1) == {"127.0.0.1:40002"}
+    cut.heal()
+    c.slow_link(0, 2, 100)
+    assert c.heal() is True  # a slow link alone is something to heal
+    assert delays(c, 0) == {} and c.heal() is False
+    with pytest.raises(KafkaTestClusterError, match="at least 0 ms"):
+        c.slow_link(0, 1, -5)
