@@ -201,15 +201,14 @@ class FetchSessionHandler:
         parts = list(wanted)
         if self.session_id == INVALID_SESSION_ID:
             parts.sort(key=lambda f: (f.tp.topic, f.tp.partition))
-            return attrs.evolve(base, partitions=tuple(parts), session_epoch=INITIAL_EPOCH)
+            return _with_session(base, tuple(parts), base.session_id, INITIAL_EPOCH, base.forgotten)
         sent = self.sent
         changed = [fp for fp in parts if sent.get(fp.tp) is not fp]
         forgotten: tuple[TopicPartition, ...] = ()
         if len(parts) - sum(1 for fp in changed if fp.tp not in sent) != len(sent):
             current = {fp.tp for fp in parts}
             forgotten = tuple(tp for tp in sent if tp not in current)
-        return attrs.evolve(base, partitions=tuple(changed), session_id=self.session_id, session_epoch=self.epoch,
-                            forgotten=forgotten)
+        return _with_session(base, tuple(changed), self.session_id, self.epoch, forgotten)
 
     def handle_response(self, request: FetchRequest | None, full: Sequence[FetchPartition],
                         response: FetchResponse) -> None:
@@ -221,3 +220,13 @@ class FetchSessionHandler:
         self.epoch = self.epoch + 1 if self.session_id == response.session_id else 1
         self.session_id = response.session_id
         self.sent = {fp.tp: fp for fp in full}
+
+
+def _with_session(base: FetchRequest, partitions: tuple[FetchPartition, ...], session_id: int, session_epoch: int,
+                  forgotten: tuple[TopicPartition, ...]) -> FetchRequest:
+    """``attrs.evolve(base, partitions=..., session_id=..., session_epoch=..., forgotten=...)`` without evolve's
+    per-call walk of the class's fields (a follower builds one per fetch): every other field copied from ``base``.
+    tests/core/broker/test_fetch_session.py holds it equal to evolve, and fails when FetchRequest gains a field."""
+    return FetchRequest(base.replica_id, partitions, base.max_wait_ms, base.min_bytes, base.max_bytes,
+                        base.isolation_level, session_id, session_epoch, forgotten, base.fetcher_id, base.rack_id,
+                        base.client_metadata, base.listener, base.principal)

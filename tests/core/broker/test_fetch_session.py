@@ -84,3 +84,29 @@ def test_handler_builds_full_then_incremental_requests() -> None:
     assert inc.partitions == (c,) and inc.forgotten == (B,) and inc.session_epoch == 2
     handler.handle_response(inc, (a2, c), FetchResponse((), Errors.FETCH_SESSION_ID_NOT_FOUND))
     assert (handler.session_id, handler.epoch, handler.sent) == (0, 0, {})  # an error: a full request next
+
+
+def test_handler_requests_equal_attrs_evolve_of_the_base_with_every_field_set() -> None:
+    """The handler's fast copy of the base request (issue #43: no attrs.evolve per fetch) is evolve's result for a
+    base whose every field differs from its default, full and incremental, and knows FetchRequest's fields: a field
+    added to FetchRequest fails here until the copy carries it."""
+    import attrs
+
+    from core.broker.fetch_session import _with_session
+
+    assert [f.name for f in attrs.fields(FetchRequest)] == [
+        "replica_id", "partitions", "max_wait_ms", "min_bytes", "max_bytes", "isolation_level", "session_id",
+        "session_epoch", "forgotten", "fetcher_id", "rack_id", "client_metadata", "listener", "principal"]
+    t0, t1 = TopicPartition("t", 0), TopicPartition("t", 1)
+    base = FetchRequest(7, (FetchPartition(t1, 9),), 123, 4, 5678, 1, 55, 66, (t0,), 3, "rack-a", True, "INTERNAL",
+                        "User:x")
+    parts = (FetchPartition(t0, 1), FetchPartition(t1, 2))
+    fast = _with_session(base, parts, 77, 8, (t1,))
+    assert fast == attrs.evolve(base, partitions=parts, session_id=77, session_epoch=8, forgotten=(t1,))
+    handler = FetchSessionHandler()
+    full = handler.build(base, reversed(parts))
+    assert full == attrs.evolve(base, partitions=parts, session_epoch=0)
+    handler.handle_response(full, parts, FetchResponse((), session_id=42))
+    changed = FetchPartition(t1, 3)
+    incremental = handler.build(base, [parts[0], changed])
+    assert incremental == attrs.evolve(base, partitions=(changed,), session_id=42, session_epoch=1, forgotten=())
