@@ -32,6 +32,8 @@ WORLD_READ = ACL(1, Id("world", "anyone"))
 DIGEST = "kactor:s3cret"
 DIGEST_ALL = ACL(31, Id("digest", make_digest_acl_credential("kactor", "s3cret")))
 
+pytestmark = pytest.mark.cluster  # a ZooKeeper of its own (sasl_zk)
+
 
 @pytest.fixture(scope="module")
 def sasl_zk() -> Iterator[EmbeddedZooKeeper]:
