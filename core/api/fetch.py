@@ -243,6 +243,8 @@ def split(request: FetchRequest, shards: int) -> dict[int, FetchRequest]:
             raise SplitRefused(FetchResponse((), Errors.FETCH_SESSION_ID_NOT_FOUND))
         return {shard: request}
     groups = by_shard(request.partitions, lambda fp: fp.tp, shards)
+    if len(groups) == 1:  # one shard holds every partition: the request itself (no attrs.evolve per fetch)
+        return {i: request for i in groups}
     epoch = FINAL_EPOCH if len(groups) > 1 and request.session_epoch == INITIAL_EPOCH else request.session_epoch
     return {i: attrs.evolve(request, partitions=tuple(parts), session_epoch=epoch)
             for i, parts in sorted(groups.items())}

@@ -189,8 +189,10 @@ def response_from_wire(version: int, body: dict[str, Any]) -> ProduceResponse:
 
 
 def split(request: ProduceRequest, shards: int) -> dict[int, ProduceRequest]:
-    return {i: attrs.evolve(request, partitions=tuple(parts))
-            for i, parts in sorted(by_shard(request.partitions, lambda pp: pp.tp, shards).items())}
+    groups = by_shard(request.partitions, lambda pp: pp.tp, shards)
+    if len(groups) == 1:  # one shard holds every partition: the request itself (no attrs.evolve per produce)
+        return {i: request for i in groups}
+    return {i: attrs.evolve(request, partitions=tuple(parts)) for i, parts in sorted(groups.items())}
 
 
 def merge(request: ProduceRequest, parts: dict[int, ProduceResponse]) -> ProduceResponse:
