@@ -59,8 +59,9 @@ def apply_marks(items: list[pytest.Item], tests_dir: Path) -> None:
         have = {m.name for m in item.iter_markers()}
         for name in sorted(marks_for(rel, names) - have):
             item.add_marker(name)
-        # every Spark test on one worker: one SparkSession (about 1 GB) and one Spark JVM at a time, not two
-        group = "spark" if item.get_closest_marker("spark") else next((g for g in EXPENSIVE_GROUPS if g in names), None)
+        # the tests sharing the session's SparkSession (about 1 GB) run on one worker; a Spark test that starts its own
+        # JVMs (the standalone cluster, the CLI's summarize) runs on either, beside them
+        group = next((g for g in EXPENSIVE_GROUPS if g in names), None)
         if group is not None and item.get_closest_marker("xdist_group") is None:
             item.add_marker(pytest.mark.xdist_group(group))
 
