@@ -2,8 +2,8 @@
 
 `load_config(properties_file, overrides)` reads a server.properties file (Java properties syntax, as
 ``kafka-server-start.sh`` takes) and ``key=value`` overrides. Every Kafka 2.6.3 broker config is known
-(`kactor.kafka_configs`): the keys of `CONFIG_DEFS` are the ones kactor acts on, with its own parsers; any other known
-key is parsed and validated as Kafka does and noted at start-up with what kactor does instead
+(`core.broker.kafka_configs`): the keys of `CONFIG_DEFS` are the ones kactor acts on, with its own parsers; any other
+known key is parsed and validated as Kafka does and noted at start-up with what kactor does instead
 (`kactor.config_notes`); a key Kafka does not know is kept and warned about in Kafka's words. A malformed value is a
 `ConfigError` with one clear line, raised before anything starts.
 
@@ -116,7 +116,7 @@ def _list(key: str, text: str) -> tuple[str, ...]:
 
 def _kafka(key: str) -> tuple[Callable[[str, str], Any], Any]:
     """A key kactor acts on exactly as Kafka 2.6.3 defines it: its type, validator and default
-    (`kactor.kafka_configs`, their one home)."""
+    (`core.broker.kafka_configs`, their one home)."""
     return (lambda _key, text: KAFKA_CONFIGS[key].parse(text)), KAFKA_CONFIGS[key].default_value()
 
 

@@ -1,7 +1,7 @@
 """DescribeAcls (29), CreateAcls (30), DeleteAcls (31), v0-2: what the three share, as Kafka 2.6.3's KafkaApis and the
 request / response classes (DescribeAclsRequest, CreateAclsRequest, DeleteAclsRequest and their responses) have it.
 
-The three are served by the admin edge handler (route "edge:admin", kactor/admin/admin_manager.py), which reads and
+The three are served by the admin edge handler (route "edge:admin", zk_bridge/admin/admin_manager.py), which reads and
 writes the ACLs in ZooKeeper: each API's procedure (core/api/describe_acls.py, create_acls.py, delete_acls.py) takes
 the request body and answers a body holding every field of the newest version, fitted to the request's version on the
 way out. Here: the wire fields as ACL values, KafkaApis' steps before the authorizer (no authorizer configured:

@@ -1,5 +1,5 @@
 """DescribeClientQuotas (key 48) and AlterClientQuotas (key 49), KIP-546, served by the AdminManager edge handler
-(route "edge:admin", kactor/admin/admin_quotas.py) as Kafka 2.6.3's KafkaApis hands them to AdminManager.
+(route "edge:admin", zk_bridge/admin/admin_quotas.py) as Kafka 2.6.3's KafkaApis hands them to AdminManager.
 
 As for the other admin APIs (core/api/admin.py), the decoded body is the request and the handler answers with the
 response body. ``error_response`` is each request's ``getErrorResponse``: DescribeClientQuotas answers the error at

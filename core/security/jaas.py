@@ -4,7 +4,7 @@ passes in ``KAFKA_OPTS``, and the ZooKeeper client's SASL login they make (ZooKe
 ``-Dzookeeper.sasl.clientconfig`` names, read as ZooKeeperSaslClient reads it: a DigestLoginModule's
 ``username`` / ``password``, SASL DIGEST-MD5).
 
-Reading the file is the caller's (kactor/config.py for a broker, kactor/admin/admin_zk.py for a tool): here only
+Reading the file is the caller's (kactor/config.py for a broker, kactor/admin/zk_session.py for a tool): here only
 text. The entries' grammar and tokens are core/security/sasl.py's (Kafka's JaasConfig parses the same entries).
 """
 

@@ -114,7 +114,7 @@ def test_list_verify_and_cancel_of_a_reassignment_that_cannot_finish_yet(start_c
     finally:
         c.lc.signal_broker(stopped, signal.SIGCONT)
     # Cancelling it here would wait for /admin/reassign_partitions to go (kactor's controller takes API reassignments
-    # through that znode: kactor/admin/admin_reassign.py), that is for the reassignment to finish; the broker resumes
+    # through that znode: zk_bridge/admin/admin_reassign.py), that is for the reassignment to finish; the broker resumes
     # and finishes it, and a cancel then finds nothing to cancel.
     c.wait(lambda: c.assignment("moving") == {0: [controller, a, stopped]}
            and not c.zk.exists("/admin/reassign_partitions"), 60, what="the reassignment done once the broker resumed")
