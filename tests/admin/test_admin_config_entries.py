@@ -68,7 +68,11 @@ def test_broker_entries_per_broker_and_cluster_default() -> None:
 
 def test_every_kafka_broker_config_is_described_with_its_default() -> None:
     mine = {e["name"]: e for e in broker_config_entries(view(), per_broker=True, include_synonyms=True)}
-    assert len(mine) == 208  # every KafkaConfig key of 2.6.3 (kactor.* left out)
+    # every KafkaConfig key of 2.6.3 (kactor.* left out), and Kafka 3.6's KIP-890 switch, which kactor serves
+    assert len(mine) == 209
+    verification = mine["transaction.partition.verification.enable"]
+    assert (verification["value"], verification["config_source"], verification["config_type"]) == \
+        ("true", DEFAULT_CONFIG, 1)  # BOOLEAN
     adv = mine["advertised.listeners"]  # a client expects it: null when not set, as 2.6
     assert (adv["value"], adv["config_source"], adv["read_only"], adv["synonyms"], adv["config_type"]) == \
         (None, DEFAULT_CONFIG, False, [], 2)
