@@ -66,11 +66,11 @@ def test_the_produce_waits_for_the_coordinators_verification_and_answers_its_ver
         assert isinstance(reply, ShardReply) and isinstance(reply.body, ProduceResponse)
         (p,) = reply.body.partitions
         assert (p.error, p.error_message) == (Errors.INVALID_TXN_STATE, "Partition was not added to the transaction")
-        # a send that fails: NETWORK_EXCEPTION, which the producer retries
+        # a send that fails: NETWORK_EXCEPTION, answered NOT_ENOUGH_REPLICAS, which a 2.6 producer retries
         ((_, send),) = out(bed.deliver(SHARD, _produce(4), "replica-manager", at_ms=T0 + 3))
         answered = out(bed.deliver(SHARD, NetSendFailed(send.request_id, "connection refused"), "net", at_ms=T0 + 4))
         (reply,) = [body for to, body in answered if to == "replica-manager"]
-        assert reply.body.partitions[0].error == Errors.NETWORK_EXCEPTION
+        assert reply.body.partitions[0].error == Errors.NOT_ENOUGH_REPLICAS
         # verified: appended at offset 0
         ((_, send),) = out(bed.deliver(SHARD, _produce(5), "replica-manager", at_ms=T0 + 5))
         answered = out(bed.deliver(SHARD, NetResponse(send.request_id, AddPartitionsToTxnResponse(

@@ -36,10 +36,12 @@ TRANSACTION_PARTITION_VERIFICATION_ENABLE_DOC = ("Enable verification that check
                                                  "to the transaction before writing transactional records to the "
                                                  "partition")
 
-# The coordinator's errors that mean "could not verify now": the producer is told NOT_ENOUGH_REPLICAS, which a 2.6
-# producer retries (ReplicaManager.appendRecords' mapping)
-_RETRIABLE_VERIFICATION_ERRORS = frozenset({Errors.CONCURRENT_TRANSACTIONS, Errors.COORDINATOR_LOAD_IN_PROGRESS,
-                                            Errors.COORDINATOR_NOT_AVAILABLE, Errors.NOT_COORDINATOR})
+# The errors that mean "could not verify now": the producer is told NOT_ENOUGH_REPLICAS, which a 2.6 producer retries
+# (ReplicaManager.appendRecords' mapping). NETWORK_EXCEPTION (the ask's send failed or timed out) is among them as in
+# Kafka 3.7.1/3.8 (KAFKA-16386): 3.6.0 answered it as it was, which older clients do not all retry.
+_RETRIABLE_VERIFICATION_ERRORS = frozenset({Errors.CONCURRENT_TRANSACTIONS, Errors.NETWORK_EXCEPTION,
+                                            Errors.COORDINATOR_LOAD_IN_PROGRESS, Errors.COORDINATOR_NOT_AVAILABLE,
+                                            Errors.NOT_COORDINATOR})
 
 
 def verify_partitions_in_transaction(state: Errors | object | None, transactional_id: str | None, producer_id: int,

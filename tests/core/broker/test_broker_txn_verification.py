@@ -94,15 +94,14 @@ def test_a_verified_partition_is_appended_and_the_open_transaction_needs_no_seco
 
 def test_the_coordinators_retriable_errors_are_not_enough_replicas(tmp_path):
     rm = leader(tmp_path)
-    for error in (Errors.NOT_COORDINATOR, Errors.COORDINATOR_LOAD_IN_PROGRESS, Errors.CONCURRENT_TRANSACTIONS):
+    # NETWORK_EXCEPTION: a send that failed or timed out (KAFKA-16386, Kafka 3.7.1/3.8; 3.6.0 answered it as it was)
+    for error in (Errors.NOT_COORDINATOR, Errors.COORDINATOR_LOAD_IN_PROGRESS, Errors.CONCURRENT_TRANSACTIONS,
+                  Errors.NETWORK_EXCEPTION):
         response, _ = produce(rm, txn_produce(), (error, {}))
         (p,) = response.partitions
         assert p.error == Errors.NOT_ENOUGH_REPLICAS
         assert p.error_message == ("Unable to verify the partition has been added to the transaction. "
                                    f"Underlying error: {error.name}")
-    # a send that failed or timed out
-    response, _ = produce(rm, txn_produce(), (Errors.NETWORK_EXCEPTION, {}))
-    assert response.partitions[0].error == Errors.NETWORK_EXCEPTION
     assert log_end(rm) == 0
 
 
