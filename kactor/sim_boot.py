@@ -18,7 +18,9 @@ from sim.runtime import BASE_PORT, HOST, SESSION_TIMEOUT_MS
 SIM_PROPERTIES = {"zookeeper.connect": "127.0.0.1:2181", "zookeeper.session.timeout.ms": str(SESSION_TIMEOUT_MS),
                   "kactor.partition.actors": "2", "min.insync.replicas": "2",
                   "transaction.state.log.num.partitions": "1",
-                  "offsets.topic.num.partitions": "1", "offsets.topic.replication.factor": "3"}
+                  "offsets.topic.num.partitions": "1", "offsets.topic.replication.factor": "3",
+                  # KIP-890 part 1 on, as the transaction checker's campaigns ran it (off by default in a broker)
+                  "transaction.partition.verification.enable": "true"}
 
 
 class SimBoot:

@@ -68,10 +68,10 @@ def _rows(out: str) -> list[list[str]]:
 
 def test_a_never_added_partition_is_refused_and_with_verification_off_its_hanging_transaction_is_aborted(
         start_cluster):
-    c = start_cluster(1, overrides=OVERRIDES)
+    c = start_cluster(1, overrides=(*OVERRIDES, "transaction.partition.verification.enable=true"))
     c.create_topic(TOPIC, partitions=2, replication_factor=1)
 
-    # verification on (the default): refused with 3.6's error, nothing appended
+    # verification on: refused with 3.6's error, nothing appended
     pid, epoch = _begin(c, "verified")
     refused = _txn_produce(c, "verified", pid, epoch, HANGING, "never-added")
     assert (refused["error_code"], refused["error_message"]) == (INVALID_TXN_STATE,
@@ -80,7 +80,7 @@ def test_a_never_added_partition_is_refused_and_with_verification_off_its_hangin
     _commit(c, "verified", pid, epoch)
 
     # verification off: the same produce is appended and hangs
-    c.lc.overrides.append("transaction.partition.verification.enable=false")
+    c.lc.overrides.remove("transaction.partition.verification.enable=true")  # off: kactor's default
     c.stop_broker(0)
     c.restart(0)
     pid, epoch = _begin(c, "unverified")
