@@ -189,10 +189,16 @@ class KafkaTestCluster:
     # -- waiting --------------------------------------------------------------------------------------------------
     def wait(self, predicate: Callable[[], T], timeout: float = DEFAULT_TIMEOUT_S, what: str = "a state",
              interval: float = POLL_S) -> T:
-        """Poll ``predicate()`` until it returns a truthy value, which is returned; KafkaTestClusterError naming
-        ``what`` and showing the brokers' log tails on timeout."""
+        """Poll ``predicate()`` until it returns something other than None or False, which is returned (broker 0 is
+        an answer: a bare truth test would wait past it); KafkaTestClusterError naming ``what`` and showing the
+        brokers' log tails on timeout."""
+
+        def answered() -> tuple[T] | None:
+            value = predicate()
+            return None if value is None or value is False else (value,)
+
         try:
-            return self.lc.wait_for(predicate, timeout, what, interval=interval)  # type: ignore[no-any-return]
+            return self.lc.wait_for(answered, timeout, what, interval=interval)[0]  # type: ignore[no-any-return]
         except ClusterError as e:
             tails = "\n".join(f"--- broker {b} log tail ---\n{self.lc.log_tail(b, 1500)}" for b in sorted(self.lc.logs))
             raise KafkaTestClusterError(f"{e}\n{tails}") from None

@@ -135,3 +135,14 @@ def test_a_slow_link_is_a_delay_rule_in_the_fault_file_beside_the_cuts(cluster) 
     assert delays(c, 0) == {} and c.heal() is False
     with pytest.raises(KafkaTestClusterError, match="at least 0 ms"):
         c.slow_link(0, 1, -5)
+
+
+def test_wait_returns_broker_0_and_waits_only_past_none_and_false() -> None:
+    """Broker ids start at 0: a leader or controller of 0 is an answer, not a reason to keep polling."""
+    from kactor.testing.cluster import KafkaTestCluster, KafkaTestClusterError
+
+    c = KafkaTestCluster(2)
+    answers = iter([None, False, 0])
+    assert c.wait(lambda: next(answers), timeout=5, interval=0.01) == 0
+    with pytest.raises(KafkaTestClusterError, match="timed out after 0s waiting for nothing"):
+        c.wait(lambda: None, timeout=0.2, what="nothing", interval=0.01)
