@@ -307,9 +307,8 @@ _ROWS: tuple[ConfigKey, ...] = (
     _def("transaction.state.log.segment.bytes", INT, "104857600", at_least(1)),
     _def("transaction.abort.timed.out.transaction.cleanup.interval.ms", INT, "10000", at_least(1)),
     _def("transaction.remove.expired.transaction.cleanup.interval.ms", INT, "3600000", at_least(1)),
-    # Kafka 3.6's (KIP-890 part 1), beyond 2.6; dynamic in 3.6, read at start-up here. Off by default, as 2.6.3 has
-    # none (3.6: true): with it on, librdkafka's transactional producer fails its second transaction on a partition
-    # with OUT_OF_ORDER_SEQUENCE_NUMBER (docs/kafka-2.6-departures.md), which is not understood yet
+    # Kafka 3.6's (KIP-890 part 1), beyond 2.6; dynamic in 3.6, read at start-up here. Off by default for now, as
+    # 2.6.3 has none (3.6: true), until every real client's suite has run with it on (docs/kafka-2.6-departures.md)
     _def("transaction.partition.verification.enable", BOOLEAN, "false"),
     _def("max.incremental.fetch.session.cache.slots", INT, "1000", at_least(0)),
     _def("fetch.max.bytes", INT, "57671680", at_least(1024)),

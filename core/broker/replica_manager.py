@@ -912,7 +912,9 @@ class ReplicaManager:
             p = self.online_partition(pp.tp)
             if p is None or not p.is_leader or p.log is None:
                 continue  # the append answers NOT_LEADER_OR_FOLLOWER / UNKNOWN_TOPIC_OR_PARTITION
-            guard = p.log.producer_state.maybe_start_transaction_verification(*txn_batch, int(now_ms))
+            producer_id, producer_epoch, base_sequence = txn_batch
+            guard = p.log.producer_state.maybe_start_transaction_verification(producer_id, base_sequence,
+                                                                              producer_epoch, int(now_ms))
             if guard is not None:
                 guards[pp.tp] = guard
                 first = first or txn_batch

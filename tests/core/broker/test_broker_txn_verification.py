@@ -136,3 +136,19 @@ def test_every_shard_caches_the_transaction_state_leaders_so_any_leader_can_veri
         assert {st.topic_partition for st in txn} <= tps
         assert {st.topic_partition for st in data if shard_of(st.topic_partition, 4) == i} == tps - {
             st.topic_partition for st in txn}
+
+
+def test_the_next_transaction_on_a_partition_is_verified_at_its_own_sequence_not_its_epoch(tmp_path):
+    """The verification entry keeps the batch's sequence and epoch in their places: a second transaction whose first
+    sequence (3) is above the producer's epoch (2) is appended once verified (the entry once took the epoch as its
+    lowest sequence, and librdkafka's second transaction on a partition got OUT_OF_ORDER_SEQUENCE_NUMBER)."""
+    rm = leader(tmp_path)
+    first = build_batch([Record(i, 0, None, b"v") for i in range(3)], first_timestamp=int(T0), producer_id=PID,
+                        producer_epoch=EPOCH, base_sequence=0, attributes=0x10)
+    response, asks = produce(rm, ProduceRequest(-1, 30000, (ProducePartition(TP, first),), transactional_id=TXN_ID),
+                             (Errors.NONE, {}))
+    assert (len(asks), response.partitions[0].error, log_end(rm)) == (1, Errors.NONE, 3)
+    drive(rm.handle_write_txn_markers(WriteTxnMarkersRequest((TxnMarkerEntry(PID, EPOCH, True, 0, (TP,)),)), T0,
+                                      "coordinator"))
+    response, asks = produce(rm, txn_produce(3), (Errors.NONE, {}))
+    assert (len(asks), response.partitions[0].error, log_end(rm)) == (1, Errors.NONE, 5)
