@@ -11,7 +11,7 @@ from typing import Any
 from core.api.registry import ApiSpec, RequestContext, register, registered_keys
 from messages.common import Errors
 from messages.metadata import ApiVersionsRequest, ApiVersionsResponse
-from protocol.api_versions import API_VERSIONS, ApiKeys
+from protocol.api_versions import API_VERSIONS, KAFKA_2_6_API_VERSIONS, ApiKeys
 
 ROUTE = "edge:api_versions"
 
@@ -39,9 +39,12 @@ def handle_api_versions_request(request: ApiVersionsRequest, version: int,
         return ApiVersionsResponse(Errors.INVALID_REQUEST, ())
     keys = registered_keys() if served is None else frozenset(served)
     # ApiVersions itself is always served: a client must be able to ask
-    keys = keys | {ApiKeys.API_VERSIONS}
-    return ApiVersionsResponse(Errors.NONE, tuple((k, API_VERSIONS[k].min_version, API_VERSIONS[k].max_version)
-                                                  for k in sorted(keys)))
+    keys = (keys | {ApiKeys.API_VERSIONS}) & KAFKA_2_6_API_VERSIONS.keys()
+    # Only 2.6.3's table is advertised: the keys and versions served beyond it (KIP-664's, AddPartitionsToTxn v4) are
+    # asked for by kactor's own brokers and tools, and a client that saw them took kactor for a 3.x broker
+    # (kafka-python 3 infers 3.6, and its read_committed consumer then read nothing)
+    return ApiVersionsResponse(Errors.NONE, tuple((k, KAFKA_2_6_API_VERSIONS[k].min_version,
+                                                   KAFKA_2_6_API_VERSIONS[k].max_version) for k in sorted(keys)))
 
 
 def response_to_wire(version: int, response: ApiVersionsResponse) -> dict[str, Any]:

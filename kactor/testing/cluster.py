@@ -259,8 +259,9 @@ class KafkaTestCluster:
 
     def _internal_leader(self, topic: str, key: str) -> int:
         from core.coordinator.group.group_metadata_manager import partition_for
+        from protocol.zk import paths
 
-        if self.zk.exists(f"/brokers/topics/{topic}") is None:
+        if self.zk.exists(paths.TopicZNode.path(topic)) is None:
             return -1
         return self.leader(topic, partition_for(key, len(self.replicas(topic))))
 

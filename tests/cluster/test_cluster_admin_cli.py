@@ -27,7 +27,8 @@ from kazoo.client import KazooClient
 from kactor.cluster import LocalCluster
 from tests.support.kazoo_clients import new_chroot
 
-pytestmark = pytest.mark.cluster
+# one worker runs the module: its module-scoped cluster writes a fixed trace folder, and its tests share topics
+pytestmark = [pytest.mark.cluster, pytest.mark.xdist_group("test_cluster_admin_cli")]
 
 # the test extra installs it into this venv, whose bin/ need not be on PATH
 KCM = (shutil.which("kafka-cluster-manager", path=os.path.dirname(sys.executable))

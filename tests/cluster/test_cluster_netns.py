@@ -26,7 +26,8 @@ from edges.netns import NetnsLayout, NetnsUnavailable, unavailable_reason
 from kactor.cluster import LocalCluster
 from zk_bridge.server import four_letter
 
-pytestmark = [pytest.mark.cluster, pytest.mark.slow]
+# one worker runs the module: its module-scoped cluster writes a fixed trace folder, and its tests share topics
+pytestmark = [pytest.mark.cluster, pytest.mark.slow, pytest.mark.xdist_group("test_cluster_netns")]
 
 
 @pytest.fixture(scope="module")

@@ -30,7 +30,8 @@ from kactor.cluster import LocalCluster
 from messages.common import Errors
 from tests.support.kazoo_clients import new_chroot
 
-pytestmark = [pytest.mark.cluster, pytest.mark.slow]
+# one worker runs the module: its module-scoped cluster writes a fixed trace folder, and its tests share topics
+pytestmark = [pytest.mark.cluster, pytest.mark.slow, pytest.mark.xdist_group("test_cluster_reassign_cancel")]
 pytest.importorskip("confluent_kafka")
 
 RATE = 50_000  # B/s: the ~3.6 MB below would take over a minute to move

@@ -23,7 +23,8 @@ from cluster_helpers import TEST_SESSION_TIMEOUT_MS, Cluster
 from kactor.cluster import LocalCluster
 from tests.support.kazoo_clients import new_chroot
 
-pytestmark = [pytest.mark.cluster]
+# one worker runs the module: its module-scoped cluster writes a fixed trace folder, and its tests share topics
+pytestmark = [pytest.mark.cluster, pytest.mark.xdist_group("test_cluster_tools_secure")]
 
 REPO = Path(__file__).resolve().parents[2]
 TOPIC = "secured"
