@@ -5,6 +5,9 @@ other before its broker or ZooKeeper binds it."""
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -38,3 +41,34 @@ def test_under_xdist_this_worker_keeps_to_its_share() -> None:
     index = int(os.environ["PYTEST_XDIST_WORKER"][2:])
     assert isinstance(server._handed_out, _WorkerPorts)
     assert (server._handed_out.index, server._handed_out.count) == (index, count)
+
+
+GROUPED_TESTS = '''
+import os
+import subprocess
+import sys
+from pathlib import Path
+import pytest
+
+pytestmark = pytest.mark.xdist_group("one")
+
+
+@pytest.mark.parametrize("i", range(6))
+def test_grouped(i):
+    with open(os.environ["WORKERS_SEEN"], "a") as f:
+        f.write(os.environ["PYTEST_XDIST_WORKER"] + "\\n")
+'''
+
+
+def test_loadgroup_keeps_an_xdist_group_on_one_worker(tmp_path: Path) -> None:
+    """scripts/test's ``--dist loadgroup`` sends a group's tests to one worker (a module-scoped cluster writing a fixed
+    trace folder, the shared cluster, the SparkSession start once): under pytest 9, pytest-xdist 3.8 split each."""
+    (tmp_path / "test_grouped.py").write_text(GROUPED_TESTS)
+    seen = tmp_path / "workers"
+    r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", "2", "--dist",
+                        "loadgroup", "-c", os.devnull, "--rootdir", str(tmp_path), str(tmp_path / "test_grouped.py")],
+                       capture_output=True, text=True, timeout=120, cwd=tmp_path,
+                       env={**os.environ, "WORKERS_SEEN": str(seen)})
+    assert r.returncode == 0, r.stdout + r.stderr
+    workers = seen.read_text().split()
+    assert len(workers) == 6 and len(set(workers)) == 1, workers
