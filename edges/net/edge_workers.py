@@ -5,13 +5,12 @@ answer handed back to the dispatch as any actor's answer is."""
 from __future__ import annotations
 
 import logging
-import queue
-import threading
 from collections.abc import Callable
 from typing import Any, Protocol
 
 from core.api import api_versions as api_versions_api
 from core.api.registry import RequestContext
+from edges.net.queue_worker import QueueWorker
 from messages.common import Errors
 
 log = logging.getLogger("kactor.edges.transport")
@@ -31,37 +30,35 @@ class Replies(Protocol):
 
 
 class EdgeWorker:
-    """One edge handler's thread: requests in order, each answer handed back through ``Inbound.reply``."""
+    """One edge handler's thread (a `QueueWorker`): requests in order, each answer handed back through
+    ``Inbound.reply``; a handler that raises is answered UNKNOWN_SERVER_ERROR."""
+
+    __slots__ = ("_inbound", "_handler", "_worker")
 
     def __init__(self, inbound: Replies, name: str, handler: EdgeHandler) -> None:
         self._inbound = inbound
         self._handler = handler
-        self._queue: queue.SimpleQueue[tuple[int, int | None, RequestContext, Any] | None] = queue.SimpleQueue()
-        self._thread = threading.Thread(target=self._run, name=f"{inbound.name}-{name}", daemon=True)
-        self._thread.start()
+        self._worker: QueueWorker[tuple[int, int | None, RequestContext, Any]] = QueueWorker(
+            f"{inbound.name}-{name}", self._serve)
 
     def submit(self, conn_id: int, rid: int | None, ctx: RequestContext, request: Any) -> None:
         """Handle ``request``; its answer goes back as the reply to ``rid``, or nowhere when ``rid`` is None."""
-        self._queue.put((conn_id, rid, ctx, request))
+        self._worker.submit((conn_id, rid, ctx, request))
 
     def close(self) -> None:
-        self._queue.put(None)
+        self._worker.close()
 
-    def _run(self) -> None:
-        while True:
-            item = self._queue.get()
-            if item is None:
-                return
-            conn_id, rid, ctx, request = item
-            try:
-                response = self._handler(ctx, request)
-            except Exception:  # noqa: BLE001 - one failed request must not stop the handler
-                log.exception("edge handler failed on %s", type(request).__name__)
-                if rid is not None:
-                    self._inbound.reply_error(conn_id, rid, int(Errors.UNKNOWN_SERVER_ERROR))
-                continue
+    def _serve(self, job: tuple[int, int | None, RequestContext, Any]) -> None:
+        conn_id, rid, ctx, request = job
+        try:
+            response = self._handler(ctx, request)
+        except Exception:  # noqa: BLE001 - one failed request must not stop the handler
+            log.exception("edge handler failed on %s", type(request).__name__)
             if rid is not None:
-                self._inbound.reply(conn_id, rid, response)
+                self._inbound.reply_error(conn_id, rid, int(Errors.UNKNOWN_SERVER_ERROR))
+            return
+        if rid is not None:
+            self._inbound.reply(conn_id, rid, response)
 
 
 def _api_versions(ctx: RequestContext, request: Any) -> Any:

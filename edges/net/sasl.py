@@ -18,9 +18,7 @@ requests are written.
 from __future__ import annotations
 
 import logging
-import queue
 import struct
-import threading
 import time
 from collections.abc import Callable
 from typing import Any
@@ -33,6 +31,7 @@ from core.security.sasl import SASL_AUTHENTICATE, SASL_AUTHENTICATION_FAILED, SA
 from core.security.sasl_client import SaslClient
 from core.security.scram import SaslAuthenticationException, SaslException
 from edges.net.framing import encode_inbound_response
+from edges.net.queue_worker import QueueWorker
 from protocol.framing import RequestHeader, decode_response, encode_request
 
 log = logging.getLogger("kactor.edges.transport")
@@ -104,29 +103,26 @@ def evaluate_frame(auth: SaslServerAuthenticator, token: bytes, version: int | N
 
 
 class SaslWorker:
-    """The thread evaluating tokens; each answer (`answer_token`'s) is handed to ``reply(conn_id, rid, answer)``."""
+    """The thread evaluating tokens (a `QueueWorker`); each answer (`answer_token`'s) is handed to
+    ``reply(conn_id, rid, answer)``."""
 
-    def __init__(self, name: str, reply: Any) -> None:
+    __slots__ = ("_name", "_reply", "_worker")
+
+    def __init__(self, name: str, reply: Callable[[int, int, Any], None]) -> None:
         self._name = name
         self._reply = reply
-        self._queue: queue.SimpleQueue[tuple[Any, ...] | None] = queue.SimpleQueue()
-        self._thread = threading.Thread(target=self._run, name=f"{name}-sasl", daemon=True)
-        self._thread.start()
+        self._worker: QueueWorker[tuple[Any, ...]] = QueueWorker(f"{name}-sasl", self._serve)
 
     def submit(self, conn_id: int, rid: int, auth: SaslServerAuthenticator, token: bytes, version: int | None,
                correlation_id: int, peer: str) -> None:
-        self._queue.put((conn_id, rid, auth, token, version, correlation_id, peer))
+        self._worker.submit((conn_id, rid, auth, token, version, correlation_id, peer))
 
     def close(self) -> None:
-        self._queue.put(None)
+        self._worker.close()
 
-    def _run(self) -> None:
-        while True:
-            item = self._queue.get()
-            if item is None:
-                return
-            conn_id, rid, auth, token, version, correlation_id, peer = item
-            self._reply(conn_id, rid, answer_token(auth, token, version, correlation_id, peer, self._name))
+    def _serve(self, job: tuple[Any, ...]) -> None:
+        conn_id, rid, auth, token, version, correlation_id, peer = job
+        self._reply(conn_id, rid, answer_token(auth, token, version, correlation_id, peer, self._name))
 
 
 # -- the client side: the broker's own connections to a SASL inter-broker listener --------------------------------
