@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import random
 import re
+from collections.abc import Callable
 from typing import Any
 
 import attrs
@@ -67,6 +68,31 @@ REFUSED_UNWRITTEN = frozenset({"NONE", Errors.INVALID_PRODUCER_EPOCH.name, Error
                                Errors.INVALID_PRODUCER_ID_MAPPING.name})
 
 OPEN, COMMITTED, ABORTED, UNKNOWN = "open", "committed", "aborted", "unknown"
+
+
+def answer_error(answer: Any) -> str:
+    """A coordinator answer's error name; CONNECTION_FAILED for no answer (the connection broke or timed out)."""
+    return CONNECTION_FAILED if answer is None else answer.error.name
+
+
+def add_partitions_error(answer: Any) -> str:
+    """AddPartitionsToTxn's one error for the client (librdkafka's): the first partition's error that is not
+    OPERATION_NOT_ATTEMPTED (Kafka's answer for the partitions beside the one that failed), else NONE."""
+    if answer is None:
+        return CONNECTION_FAILED
+    return next((e.name for _, e in answer.errors if e != Errors.NONE and e != Errors.OPERATION_NOT_ATTEMPTED),
+                "NONE")
+
+
+def retry_or_fail(error: str, later: Callable[[bool], None], fail: Callable[[str], None]) -> None:
+    """What a transactional client does with a coordinator's error (librdkafka's rd_kafka_txn_* handlers): look the
+    coordinator up again (REFIND), ask again after the backoff (RETRY), or give up on the producer (``fail``)."""
+    if error in REFIND:
+        later(True)
+    elif error in RETRY:
+        later(False)
+    else:
+        fail(error)
 
 
 def transactional(seed: int) -> bool:
@@ -202,7 +228,7 @@ class TxnProducer:
                                 client_id=f"sim-{self.prefix}", route=names.GROUP_COORDINATOR)
 
     def _found(self, answer: Any) -> None:
-        error = CONNECTION_FAILED if answer is None else answer.error.name
+        error = answer_error(answer)
         self.answers.append(("FindCoordinator", self.transactional_id, error))
         if error != "NONE":
             self.sim.note(f"client {self.prefix} FindCoordinator: {error}")
@@ -220,15 +246,10 @@ class TxnProducer:
 
     def _retry_or_fail(self, what: str, error: str) -> None:
         self.sim.note(f"client {self.prefix} {what}: {error}")
-        if error in REFIND:
-            self._later(refind=True)
-        elif error in RETRY:
-            self._later()
-        else:
-            self._fenced(error)
+        retry_or_fail(error, self._later, self._fenced)
 
     def _inited(self, answer: Any) -> None:
-        error = CONNECTION_FAILED if answer is None else answer.error.name
+        error = answer_error(answer)
         self.answers.append(("InitProducerId", self.transactional_id, error))
         if error != "NONE":
             self._retry_or_fail("InitProducerId", error)
@@ -239,9 +260,7 @@ class TxnProducer:
         self.sim.note(f"client {self.prefix} producer id {self.producer_id} epoch {self.epoch}")
 
     def _added(self, answer: Any) -> None:
-        errors = [] if answer is None else [e.name for _, e in answer.errors if e != Errors.NONE]
-        error = CONNECTION_FAILED if answer is None else next(
-            (e for e in errors if e != Errors.OPERATION_NOT_ATTEMPTED.name), "NONE")
+        error = add_partitions_error(answer)
         self.answers.append(("AddPartitionsToTxn", str(self.txn.number if self.txn else ""), error))
         if self.txn is None or self.phase != "add":
             return
@@ -259,7 +278,7 @@ class TxnProducer:
         self._advance()
 
     def _ended(self, answer: Any) -> None:
-        error = CONNECTION_FAILED if answer is None else answer.error.name
+        error = answer_error(answer)
         txn = self.txn
         self.answers.append(("EndTxn", str(txn.number if txn else ""), error))
         if txn is None or self.phase != "end":

@@ -73,7 +73,7 @@ from protocol.records import TRANSACTIONAL_BIT, Record, build_batch
 from sim.client import PRODUCE_TIMEOUT_MS, PRODUCE_VERSION, zk_partition_leader
 from sim.clients import CONNECTION_FAILED, RETRIABLE, RETRY_BACKOFF_MS, SimConsumer
 from sim.runtime import START_MS, Sim
-from sim.transactions import REFIND, RETRY, ReadCommittedConsumer
+from sim.transactions import REFIND, RETRY, ReadCommittedConsumer, add_partitions_error, answer_error, retry_or_fail
 from sim.txn_checker import (
     ABORTED,
     COMMITTED,
@@ -344,15 +344,10 @@ class TxnClient:
 
     def _retry_or_fail(self, what: str, error: str) -> None:
         self.sim.note(f"client {self.name} {what}: {error}")
-        if error in REFIND:
-            self._later(refind=True)
-        elif error in RETRY:
-            self._later()
-        else:
-            self._abandon(error)
+        retry_or_fail(error, self._later, self._abandon)
 
     def _inited(self, answer: Any) -> None:
-        error = CONNECTION_FAILED if answer is None else answer.error.name
+        error = answer_error(answer)
         if error != "NONE":
             self._retry_or_fail("InitProducerId", error)
             return
@@ -366,9 +361,7 @@ class TxnClient:
         txn = self.txn
         if txn is None or self.phase != "add":
             return
-        errors = [] if answer is None else [e.name for _, e in answer.errors if e != Errors.NONE]
-        error = CONNECTION_FAILED if answer is None else next(
-            (e for e in errors if e != Errors.OPERATION_NOT_ATTEMPTED.name), "NONE")
+        error = add_partitions_error(answer)
         if error != "NONE":
             self._retry_or_fail("AddPartitionsToTxn", error)
             return
@@ -387,7 +380,7 @@ class TxnClient:
     def _offsets_added(self, answer: Any) -> None:
         if self.txn is None or self.phase != "add-offsets":
             return
-        error = CONNECTION_FAILED if answer is None else answer.error.name
+        error = answer_error(answer)
         if error != "NONE":
             self._retry_or_fail("AddOffsetsToTxn", error)
             return
@@ -423,7 +416,7 @@ class TxnClient:
         txn = self.txn
         if txn is None or self.phase != "end":
             return
-        error = CONNECTION_FAILED if answer is None else answer.error.name
+        error = answer_error(answer)
         if error != "NONE":
             self._retry_or_fail("EndTxn", error)
             return

@@ -64,6 +64,7 @@ from core.broker.producer_state import CLIENT, COORDINATOR, VerificationGuard
 from core.broker.replica_fetcher import FetcherRequest, ReplicaFetcherManager
 from core.broker.replica_selector import ClientMetadata, PartitionView, ReplicaView, replica_selector_for
 from core.coordinator.transaction.verification import (
+    TransactionalBatch,
     VerifyPartitionsInTxn,
     transaction_coordinator_partition,
     transactional_batch,
@@ -852,7 +853,7 @@ class ReplicaManager:
                     txn_batch = transactional_batch(pp.records)
                     if txn_batch is not None:  # UnifiedLog.analyzeAndValidateProducerState's check (3.6)
                         p.log.producer_state.check_verification(
-                            txn_batch[0], True, guards.get(tp), self.verification_enabled)
+                            txn_batch.producer_id, True, guards.get(tp), self.verification_enabled)
                 info = p.append_records_to_leader(pp.records, request.acks, now_ms,
                                                   COORDINATOR if request.coordinator else CLIENT)
                 log_start = p.log.log_start_offset if p.log is not None else -1
@@ -903,18 +904,18 @@ class ReplicaManager:
         if request.coordinator or request.transactional_id is None or not self.verification_enabled:
             return guards, {}
         producer_ids: set[int] = set()
-        first: tuple[int, int, int] | None = None
+        first: TransactionalBatch | None = None
         for pp in request.partitions:
             txn_batch = transactional_batch(pp.records) if pp.error == Errors.NONE else None
             if txn_batch is None:
                 continue
-            producer_ids.add(txn_batch[0])
+            producer_ids.add(txn_batch.producer_id)
             p = self.online_partition(pp.tp)
             if p is None or not p.is_leader or p.log is None:
                 continue  # the append answers NOT_LEADER_OR_FOLLOWER / UNKNOWN_TOPIC_OR_PARTITION
-            producer_id, producer_epoch, base_sequence = txn_batch
-            guard = p.log.producer_state.maybe_start_transaction_verification(producer_id, base_sequence,
-                                                                              producer_epoch, int(now_ms))
+            guard = p.log.producer_state.maybe_start_transaction_verification(
+                txn_batch.producer_id, sequence=txn_batch.base_sequence, epoch=txn_batch.producer_epoch,
+                now_ms=int(now_ms))
             if guard is not None:
                 guards[pp.tp] = guard
                 first = first or txn_batch
@@ -926,7 +927,8 @@ class ReplicaManager:
         broker = self._transaction_coordinator(request.transactional_id)
         if broker is None:
             return guards, dict.fromkeys(guards, Errors.COORDINATOR_NOT_AVAILABLE)
-        answer = yield VerifyPartitionsInTxn(broker, request.transactional_id, first[0], first[1], tuple(guards))
+        answer = yield VerifyPartitionsInTxn(broker, request.transactional_id, first.producer_id, first.producer_epoch,
+                                             tuple(guards))
         top_level, results = answer
         return guards, verification_response_errors(top_level, results, guards)
 

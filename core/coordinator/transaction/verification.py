@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 import attrs
 
@@ -111,7 +111,16 @@ _FROM_ATTRIBUTES = struct.Struct(">hiqqqhi")
 _ATTRIBUTES_AT = 21
 
 
-def transactional_batch(records: bytes) -> tuple[int, int, int] | None:
+class TransactionalBatch(NamedTuple):
+    """What verification reads of a transactional batch's header, named: the leader's verification entry and the
+    coordinator's request take these in different orders (a swap once made the epoch the entry's lowest sequence)."""
+
+    producer_id: int
+    producer_epoch: int
+    base_sequence: int
+
+
+def transactional_batch(records: bytes) -> TransactionalBatch | None:
     """The (producer id, producer epoch, base sequence) of a partition's first batch (a produce carries one) when it
     is transactional and has a producer id (partitionEntriesForVerification's ``batch.hasProducerId &&
     batch.isTransactional``); None otherwise or when the bytes hold no whole header (the append refuses them)."""
@@ -120,7 +129,7 @@ def transactional_batch(records: bytes) -> tuple[int, int, int] | None:
     attributes, _, _, _, producer_id, epoch, base_sequence = _FROM_ATTRIBUTES.unpack_from(records, _ATTRIBUTES_AT)
     if not attributes & TRANSACTIONAL_BIT or producer_id < 0:
         return None
-    return producer_id, epoch, base_sequence
+    return TransactionalBatch(producer_id, epoch, base_sequence)
 
 
 @attrs.frozen(slots=True)

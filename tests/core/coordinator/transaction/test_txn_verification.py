@@ -10,6 +10,7 @@ from core.coordinator.transaction.transaction_metadata import TransactionState a
 from core.coordinator.transaction.transaction_state_manager import CoordinatorEpochAndTxnMetadata
 from core.coordinator.transaction.verification import (
     transaction_coordinator_partition,
+    transactional_batch,
     unverified_append_error,
     verification_response_errors,
     verify_partitions_in_transaction,
@@ -78,3 +79,18 @@ def test_the_leader_finds_the_coordinator_partition_as_kafka_apis():
         h = (31 * h + ord(ch)) & 0xFFFFFFFF
     h = h - 2**32 if h >= 2**31 else h
     assert transaction_coordinator_partition("my-txn", 50) == abs(h) % 50
+
+
+def test_transactional_batch_reads_the_header_by_name():
+    """The fields come back named, so the leader's verification entry (producer id, sequence, epoch) cannot take the
+    epoch for the sequence again; a non-transactional batch or a cut header is not one."""
+    from protocol.records import TRANSACTIONAL_BIT, Record, build_batch
+
+    data = build_batch([Record(0, 0, None, b"v")], producer_id=7, producer_epoch=3, base_sequence=41,
+                       attributes=TRANSACTIONAL_BIT)
+    batch = transactional_batch(data)
+    assert batch is not None
+    assert (batch.producer_id, batch.producer_epoch, batch.base_sequence) == (7, 3, 41)
+    assert transactional_batch(build_batch([Record(0, 0, None, b"v")], producer_id=7, producer_epoch=3,
+                                           base_sequence=41)) is None
+    assert transactional_batch(data[:40]) is None
