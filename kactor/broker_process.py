@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 import os
 import signal
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -39,11 +40,24 @@ log = logging.getLogger("kactor.broker")
 
 # LoggingSignalHandler.SIGNALS: TERM, INT and HUP, each an orderly stop
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
+# test-data libraries a broker process never uses but its dependencies would load and drive when importable: kio's
+# phantom types (kio/static/_phantom.py) import hypothesis and register a strategy per type at import, 0.15-0.45 s of
+# CPU before every broker registers (issue #41)
+TEST_ONLY_MODULES = ("hypothesis",)
 
 
 
 class BrokerStartError(RuntimeError):
     """The broker cannot start (ZooKeeper unreachable, port in use, unusable log dir...): one clear line."""
+
+
+def skip_test_only_imports() -> None:
+    """In the broker's own process, before its first import of the wire schemas: every TEST_ONLY_MODULES module
+    not yet imported is made unimportable (``sys.modules[name] = None``), so a library that uses it only when it is
+    importable leaves it. Not for a process that runs tests (a test calling BrokerProcess.start keeps hypothesis):
+    only `BrokerProcess.run`, kafka-server-start's path, calls it."""
+    for name in TEST_ONLY_MODULES:
+        sys.modules.setdefault(name, None)  # type: ignore[arg-type]
 
 
 def registration_json(config: KafkaConfig, now_ms: int, bound_ports: dict[str, int] | None = None) -> str:
@@ -348,6 +362,7 @@ class BrokerProcess:
 
         SIGHUP (the terminal of ``kactor cluster`` closed: the brokers share its process group) is an orderly stop
         too, as for ``kactor cluster`` itself: a controlled shutdown instead of dying with up to a second of trace."""
+        skip_test_only_imports()
         self.start()
         self.install_signal_handlers()
         cfg = self.config
