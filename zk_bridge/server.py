@@ -4,11 +4,18 @@ one standalone server (EmbeddedZooKeeper) or an ensemble of them forming a quoru
 Why a plain ``java -cp`` and not ``zkServer.sh``: the Debian script forces its own log dir, has no SLF4J binding (so no
 server log at all) and turns on JMX. The config form (not ``ZooKeeperServerMain <port> <dir>``) is used because only
 it honours ``clientPortAddress``: without it ZooKeeper binds every interface, and we must stay on loopback.
+
+The JVM starts from a class-data archive of the classes a ZooKeeper server loads (AppCDS, JDK 13+: `class_archive`),
+which the first server stopped in order on the machine writes (-XX:ArchiveClassesAtExit) and every later one maps
+(-XX:SharedArchiveFile): the server's start to ``ruok`` took 0.65 s instead of 0.95 s, 0.45 s of CPU instead of 0.7
+(issue #41). It is the same server: the archive holds Debian's jars' classes as loaded, and a JVM that finds it stale
+or unreadable loads them from the jars as before.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import ipaddress
 import os
 import shutil
@@ -37,6 +44,10 @@ SERVER_JAAS_FILE = "zk_server_jaas.conf"
 MAIN_CLASS = "org.apache.zookeeper.server.quorum.QuorumPeerMain"
 # ZooKeeper's usual ports: a server in a network namespace of its own has them all to itself
 CLIENT_PORT, QUORUM_PORT, ELECTION_PORT = 2181, 2888, 3888
+# the class-data archive's folder under the user's cache ($XDG_CACHE_HOME, else ~/.cache), as pip keeps its wheels
+CACHE_DIR = "kactor"
+CLASS_ARCHIVE_ENV = "KACTOR_ZOOKEEPER_CDS"  # "0": no class-data archive, neither read nor written
+SIGTERM_EXIT = 143  # a JVM that ran its shutdown hooks on SIGTERM (and wrote its class-data archive) exits 128 + 15
 
 _LOG4J = (
     "log4j.rootLogger=WARN, CONSOLE\n"
@@ -58,6 +69,54 @@ def check_prerequisites() -> str:
     if not os.path.isfile(ZOOKEEPER_JAR):
         raise ZooKeeperUnavailable(f"{ZOOKEEPER_JAR} not found: {INSTALL_HINT}")
     return java
+
+
+def class_archive(java: str) -> str | None:
+    """Where this machine's class-data archive of a ZooKeeper server run by ``java`` is (it may not exist yet), or
+    None when there is none to use (no cache folder, or KACTOR_ZOOKEEPER_CDS=0).
+
+    Its name is a digest of the JVM's files and the classpath's jars (path, size, modification time), so a JVM or a
+    ZooKeeper package upgraded gets an archive of its own instead of one the JVM would refuse as stale."""
+    if os.environ.get(CLASS_ARCHIVE_ENV, "1") == "0":
+        return None
+    cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    if not os.path.isabs(cache):  # no home to expand "~" into
+        return None
+    real = os.path.realpath(java)
+    files = [real, os.path.join(os.path.dirname(os.path.dirname(real)), "lib", "server", "libjvm.so"),
+             ZOOKEEPER_JAR, *LOG_JARS]
+    digest = hashlib.sha256()
+    for f in files:
+        try:
+            st = os.stat(f)
+        except OSError:
+            continue
+        digest.update(f"{f}\0{st.st_size}\0{st.st_mtime_ns}\n".encode())
+    return os.path.join(cache, CACHE_DIR, f"zookeeper-{digest.hexdigest()[:16]}.jsa")
+
+
+def class_archive_flags(archive: str | None, dump_to: str) -> list[str]:
+    """The JVM flags that map ``archive`` when it exists, else write one to ``dump_to`` as the JVM exits (the caller
+    moves it into place). -XX:+IgnoreUnrecognizedVMOptions first: a JVM before 13 knows no ArchiveClassesAtExit and
+    would otherwise refuse to start."""
+    if archive is None:
+        return []
+    if os.path.isfile(archive):
+        return ["-XX:+IgnoreUnrecognizedVMOptions", f"-XX:SharedArchiveFile={archive}"]
+    return ["-XX:+IgnoreUnrecognizedVMOptions", f"-XX:ArchiveClassesAtExit={dump_to}"]
+
+
+def keep_class_archive(written: str, archive: str) -> None:
+    """Move the archive a JVM wrote at its exit into place, atomically: servers stopped at once each write one and
+    the last replace wins, every one of them whole. A folder that cannot be written leaves the next JVM without."""
+    part = f"{archive}.{os.getpid()}.part"
+    try:
+        os.makedirs(os.path.dirname(archive), exist_ok=True)
+        shutil.copyfile(written, part)
+        os.replace(part, archive)
+    except OSError:
+        with contextlib.suppress(OSError):
+            os.remove(part)
 
 
 _handed_out: set[tuple[str, int]] = set()
@@ -163,6 +222,8 @@ class EmbeddedZooKeeper:
         self.proc: subprocess.Popen[bytes] | None = None
         self.startup_s: float | None = None
         self._lock = threading.Lock()
+        # (what the JVM writes at its exit, where the machine's archive goes): set while this JVM writes one
+        self._archive_dump: tuple[str, str] | None = None
 
     # -- properties -----------------------------------------------------------------------------------------------
     @property
@@ -217,7 +278,11 @@ class EmbeddedZooKeeper:
             self._write_config()
         assert self.work_dir is not None
         log4j = os.path.join(self.work_dir, "log4j.properties")
-        cmd = [java, "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
+        archive = class_archive(java)
+        dump_to = os.path.join(self.work_dir, "classes.jsa")
+        cds = class_archive_flags(archive, dump_to)
+        self._archive_dump = (dump_to, archive) if archive is not None and not os.path.isfile(archive) else None
+        cmd = [java, "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", *cds,
                f"-Dzookeeper.log.dir={self.work_dir}", f"-Dlog4j.configuration=file:{log4j}",
                *([f"-D{JAVA_LOGIN_CONFIG_PARAM}={os.path.join(self.work_dir, SERVER_JAAS_FILE)}"]
                  if self.sasl_users else []),
@@ -321,6 +386,11 @@ class EmbeddedZooKeeper:
                 except subprocess.TimeoutExpired:
                     proc.kill()
                     proc.wait()
+            # only a JVM that exited through its shutdown hooks wrote its archive whole
+            if (self._archive_dump is not None and proc is not None and proc.returncode == SIGTERM_EXIT
+                    and os.path.isfile(self._archive_dump[0])):
+                keep_class_archive(*self._archive_dump)
+            self._archive_dump = None
             if self.work_dir is not None:
                 shutil.rmtree(self.work_dir, ignore_errors=True)
                 janitor().forget_dir(self.work_dir)
@@ -406,14 +476,28 @@ class ZooKeeperEnsemble:
 
     def start(self, timeout: float = 60.0) -> ZooKeeperEnsemble:
         """Launch every server, then wait for a quorum (ZooKeeperUnavailable, all stopped, if none forms)."""
+        self.launch()
+        self.wait_started(timeout)
+        return self
+
+    def launch(self) -> None:
+        """Start every server's JVM without waiting for a quorum, so that what needs ZooKeeper (LocalCluster's
+        brokers) can start meanwhile; `wait_started` then waits. ZooKeeperUnavailable, all stopped, if one cannot
+        be launched (no java, its port taken)."""
         try:
             for s in self.servers:
                 s.launch()
+        except BaseException:
+            self.stop()
+            raise
+
+    def wait_started(self, timeout: float = 60.0) -> None:
+        """After `launch`: until a quorum serves (ZooKeeperUnavailable, all stopped, if none forms in time)."""
+        try:
             self.wait_quorum(timeout)
         except BaseException:
             self.stop()
             raise
-        return self
 
     def wait_quorum(self, timeout: float = 30.0) -> int:
         """Until exactly one server leads and a majority serves; returns the leader's index."""
