@@ -5,7 +5,8 @@ It only moves messages (actors/coordinator_actor.py, shared with the transaction
 request runs as its unit's GroupCoordinator procedure (core/api: group.py, offsets.py, find_coordinator.py,
 offset_delete.py, txn_offset_commit.py); the core's effects go through `actors.core_effects.EffectInterpreter`
 (its timers are this actor's timers); its appends and reads of ``__consumer_offsets`` are asks to the replica manager
-(actors/internal_topic.py: acks=-1 for appends, reads to the log end, the log start as a ListOffsets EARLIEST);
+(actors/internal_topic.py: acks=-1 for appends, reads to the log end, the log start as a ListOffsets EARLIEST, and
+a TxnOffsetCommit's verification as a verify-only produce);
 FindCoordinator's leader lookup is an ask of the replica manager's metadata cache (a MetadataRequest);
 FindCoordinator's and startup's ZooKeeper reads and the creation of ``__consumer_offsets`` are ZkRequests to "zk".
 The replica manager tells it which ``__consumer_offsets`` partitions this broker now leads or follows
@@ -31,6 +32,7 @@ from core.coordinator.group.group_metadata_manager import (
     Fork,
     ReadLog,
     ReadLogStart,
+    VerifyTxnOffsetCommit,
 )
 from messages.group import GroupCoordinatorConfig, GroupCoordinatorInit
 from messages.metadata import MetadataResponse
@@ -59,7 +61,13 @@ class GroupCoordinatorActor(CoordinatorActor):
             # (cleanupGroupMetadata); origin Coordinator: a TxnOffsetCommit's transactional batch (base sequence 0
             # each time) has its producer epoch checked and no sequence
             AppendToLog: lambda rid, e: self._ask(rid, internal_topic.append(
-                topic, e.partition, e.records, e.acks, e.timeout_ms, coordinator=True), internal_topic.appended_result),
+                topic, e.partition, e.records, e.acks, e.timeout_ms, coordinator=True,
+                transactional_id=e.transactional_id, verification_token=e.verification_token),
+                internal_topic.appended_result),
+            # KIP-890 (3.7): a TxnOffsetCommit's transaction verified by the partition's leader (this broker)
+            VerifyTxnOffsetCommit: lambda rid, e: self._ask(rid, internal_topic.verify(
+                topic, e.partition, e.transactional_id, e.records, e.token, e.timeout_ms),
+                internal_topic.appended_result),
             ReadLog: lambda rid, e: self._ask(rid, internal_topic.read(topic, e.partition, e.offset, LOAD_BUFFER_SIZE),
                                               internal_topic.read_result),
             ReadLogStart: lambda rid, e: self._ask(rid, internal_topic.read_log_start(topic, e.partition),

@@ -25,11 +25,21 @@ from messages.replication import (
 
 
 def append(topic: str, partition: int, records: bytes, acks: int, timeout_ms: int,
-           coordinator: bool = False) -> ProduceRequest:
+           coordinator: bool = False, transactional_id: str | None = None,
+           verification_token: int = 0) -> ProduceRequest:
     """replicaManager.appendRecords of a coordinator's records (``coordinator``: AppendOrigin.Coordinator, whose
-    transactional batches have their producer epoch checked and no sequence)."""
+    transactional batches have their producer epoch checked and no sequence; a TxnOffsetCommit's names its
+    transactional id and the token of its verification, 3.7's appendForGroup with verificationGuards)."""
     return ProduceRequest(acks, timeout_ms, (ProducePartition(TopicPartition(topic, partition), records),),
-                          coordinator=coordinator)
+                          transactional_id, coordinator=coordinator, verification_token=verification_token)
+
+
+def verify(topic: str, partition: int, transactional_id: str, records: bytes, token: int,
+           timeout_ms: int) -> ProduceRequest:
+    """ReplicaManager.maybeStartTransactionVerificationForPartition (Kafka 3.7) of a coordinator's transactional
+    batch: a ``verify_only`` request, answered with the verification's error and nothing appended."""
+    return ProduceRequest(-1, timeout_ms, (ProducePartition(TopicPartition(topic, partition), records),),
+                          transactional_id, coordinator=True, verify_only=True, verification_token=token)
 
 
 def read(topic: str, partition: int, offset: int, max_bytes: int) -> FetchRequest:

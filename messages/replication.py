@@ -50,6 +50,11 @@ class ProduceRequest:
     # offset commits): producer epochs are checked, sequences are not; never set from the wire
     coordinator: bool = False
     principal: str = "User:ANONYMOUS"  # the connection's KafkaPrincipal, for the authorizer (RequestContext's)
+    # a coordinator's TxnOffsetCommit under KIP-890 verification (Kafka 3.7, KAFKA-15449): ``verify_only`` starts the
+    # verification of the batch's transaction on the partition (its guard, the transaction coordinator asked) and
+    # appends nothing; the append that follows names the same ``verification_token`` (3.7 hands the guard back)
+    verify_only: bool = False
+    verification_token: int = 0
 
 
 @message

@@ -66,6 +66,7 @@ from core.broker.replica_selector import ClientMetadata, PartitionView, ReplicaV
 from core.coordinator.transaction.verification import (
     TransactionalBatch,
     VerifyPartitionsInTxn,
+    coordinator_verification_error,
     transaction_coordinator_partition,
     transactional_batch,
     unverified_append_error,
@@ -133,6 +134,7 @@ from messages.txn_markers import (
 from protocol.records import (
     CONTROL_ABORT,
     CONTROL_COMMIT,
+    NO_SEQUENCE,
     EndTransactionMarker,
     build_end_txn_marker_batch,
     produce_records_error,
@@ -210,6 +212,9 @@ class ReplicaManager:
         self.fast_fetch_expiry = True
         self._delayed_delete_records: list[DelayedDeleteRecords] = []
         self._delayed_txn_markers: list[DelayedWriteTxnMarkers] = []
+        # KIP-890 (3.7): the group coordinator's verifications (a TxnOffsetCommit's), by (its token, partition), each
+        # the producer id and the guard its append must bring back
+        self._coordinator_guards: dict[tuple[int, TopicPartition], tuple[int, VerificationGuard]] = {}
         # log dir failures noticed but not yet handled (LogDirFailureChannel's queue)
         self._failed_dirs: list[str] = []
         self._handled_failed_dirs: set[str] = set()
@@ -825,7 +830,11 @@ class ReplicaManager:
         if request.acks not in (-1, 0, 1):
             return ProduceResponse(tuple(ProducePartitionResponse(pp.tp, Errors.INVALID_REQUIRED_ACKS)
                                          for pp in request.partitions))
+        if request.verify_only:
+            return (yield from self._verify_for_coordinator(request, now_ms))
         guards, unverified = yield from self._verify_transactional_partitions(request, now_ms)
+        if request.coordinator and request.verification_token:
+            guards = self._take_coordinator_guards(request)
         status: dict[TopicPartition, ProducePartitionStatus] = {}
         appended: list[TopicPartition] = []
         for pp in request.partitions:
@@ -849,9 +858,10 @@ class ReplicaManager:
                 continue
             try:
                 p = self._get_partition_or_error(tp, expect_leader=True)
-                if request.transactional_id is not None and not request.coordinator and p.log is not None:
+                if request.transactional_id is not None and p.log is not None:
                     txn_batch = transactional_batch(pp.records)
-                    if txn_batch is not None:  # UnifiedLog.analyzeAndValidateProducerState's check (3.6)
+                    # UnifiedLog.analyzeAndValidateProducerState's check (3.6; 3.7 a coordinator's batch too)
+                    if txn_batch is not None:
                         p.log.producer_state.check_verification(
                             txn_batch.producer_id, True, guards.get(tp), self.verification_enabled)
                 info = p.append_records_to_leader(pp.records, request.acks, now_ms,
@@ -898,10 +908,12 @@ class ReplicaManager:
         coordinator is asked whether those partitions are in the producer's transaction (getTransactionCoordinator,
         then AddPartitionsToTxnManager's verify-only AddPartitionsToTxn: the `VerifyPartitionsInTxn` ask). Returns
         the guards and the partitions that failed verification with their errors (appendRecords maps them:
-        `unverified_append_error`). Nothing is asked when verification is off, for a coordinator's appends, or for
-        a request without a transactional id."""
+        `unverified_append_error`). Nothing is asked when verification is off, for a coordinator's appends (but its
+        ``verify_only`` request: the sequence is then NO_SEQUENCE, as GroupCoordinator.handleTxnCommitOffsets
+        passes), or for a request without a transactional id."""
         guards: dict[TopicPartition, VerificationGuard] = {}
-        if request.coordinator or request.transactional_id is None or not self.verification_enabled:
+        if (request.coordinator and not request.verify_only) or request.transactional_id is None \
+                or not self.verification_enabled:
             return guards, {}
         producer_ids: set[int] = set()
         first: TransactionalBatch | None = None
@@ -914,8 +926,8 @@ class ReplicaManager:
             if p is None or not p.is_leader or p.log is None:
                 continue  # the append answers NOT_LEADER_OR_FOLLOWER / UNKNOWN_TOPIC_OR_PARTITION
             guard = p.log.producer_state.maybe_start_transaction_verification(
-                txn_batch.producer_id, sequence=txn_batch.base_sequence, epoch=txn_batch.producer_epoch,
-                now_ms=int(now_ms))
+                txn_batch.producer_id, sequence=NO_SEQUENCE if request.coordinator else txn_batch.base_sequence,
+                epoch=txn_batch.producer_epoch, now_ms=int(now_ms))
             if guard is not None:
                 guards[pp.tp] = guard
                 first = first or txn_batch
@@ -931,6 +943,57 @@ class ReplicaManager:
                                              tuple(guards))
         top_level, results = answer
         return guards, verification_response_errors(top_level, results, guards)
+
+    def _verify_for_coordinator(self, request: ProduceRequest, now_ms: float) -> Proc[ProduceResponse]:
+        """ReplicaManager.maybeStartTransactionVerificationForPartition (Kafka 3.7, KAFKA-15449) for the group
+        coordinator's TxnOffsetCommit (GroupCoordinator.handleTxnCommitOffsets), a ``verify_only`` request: each
+        partition answers its own error (getPartitionOrException: not led here, unknown, offline) or its
+        verification's (`coordinator_verification_error`), else NONE — verified, its producer's transaction already
+        open here, or verification off (then nothing is looked at). Nothing is appended; a verification's guard
+        stays here under the request's token until the append naming it takes it (appendForGroup's
+        ``verificationGuards``)."""
+        if request.transactional_id is None or not self.verification_enabled:
+            return ProduceResponse(tuple(ProducePartitionResponse(pp.tp, Errors.NONE) for pp in request.partitions))
+        guards, unverified = yield from self._verify_transactional_partitions(request, now_ms)
+        self._forget_stale_coordinator_guards()
+        answers = []
+        for pp in request.partitions:
+            try:
+                if not self._get_partition_or_error(pp.tp, expect_leader=True).is_leader:
+                    raise ApiError(Errors.NOT_LEADER_OR_FOLLOWER)  # Partition.maybeStartTransactionVerification
+            except ApiError as e:
+                answers.append(ProducePartitionResponse(pp.tp, e.error))
+                continue
+            error = Errors.NONE
+            if pp.tp in unverified:
+                error = coordinator_verification_error(unverified[pp.tp])
+            elif pp.tp in guards:
+                txn_batch = transactional_batch(pp.records)
+                assert txn_batch is not None  # a guard is only made for a transactional batch
+                self._coordinator_guards[(request.verification_token, pp.tp)] = (txn_batch.producer_id, guards[pp.tp])
+            answers.append(ProducePartitionResponse(pp.tp, error))
+        return ProduceResponse(tuple(answers))
+
+    def _take_coordinator_guards(self, request: ProduceRequest) -> dict[TopicPartition, VerificationGuard]:
+        """The guards the coordinator's verification under the append's token left (none: its transaction was
+        already open here, or the token is unknown — then the append must find it still open)."""
+        guards = {}
+        for pp in request.partitions:
+            entry = self._coordinator_guards.pop((request.verification_token, pp.tp), None)
+            if entry is not None:
+                guards[pp.tp] = entry[1]
+        return guards
+
+    def _forget_stale_coordinator_guards(self) -> None:
+        """A coordinator's verification whose append never came (its group refused the commit, the coordinator
+        moved) is forgotten once its guard is no longer its producer's on the partition (3.7's guard is garbage
+        then)."""
+        def current(tp: TopicPartition, producer_id: int, guard: VerificationGuard) -> bool:
+            p = self.online_partition(tp)
+            return p is not None and p.log is not None and p.log.producer_state.verification_guard(producer_id) is guard
+
+        self._coordinator_guards = {key: (pid, guard) for key, (pid, guard) in self._coordinator_guards.items()
+                                    if current(key[1], pid, guard)}
 
     def _transaction_coordinator(self, transactional_id: str) -> Broker | None:
         """ReplicaManager.getTransactionCoordinator (3.6): the alive leader of the id's ``__transaction_state``

@@ -76,6 +76,7 @@ class ReplicaManagerModel(KActor):
         self.hold = False
         self.held: list[LocalRequest] = []
         self.log_start = 0
+        self.verify_error = Errors.NONE  # a verify-only produce's answer
         self.cache = MetadataCache(1)  # what UpdateMetadata told this broker
 
     def on_LocalRequest(self, msg: LocalRequest, sender: str) -> None:
@@ -89,6 +90,10 @@ class ReplicaManagerModel(KActor):
         body = msg.body
         if isinstance(body, MetadataRequest):
             self.post(msg.reply_to, LocalReply(msg.token, handle_metadata_request(self.cache, body)))
+        elif isinstance(body, ProduceRequest) and body.verify_only:  # a TxnOffsetCommit's verification: verified
+            (p,) = body.partitions
+            self.post(msg.reply_to, LocalReply(msg.token, ProduceResponse((ProducePartitionResponse(
+                p.tp, self.verify_error),))))
         elif isinstance(body, ProduceRequest):
             (p,) = body.partitions
             data = self.logs.setdefault(p.tp.partition, bytearray())
@@ -277,8 +282,13 @@ def test_txn_offsets_are_the_coordinators_transactional_append_and_complete_on_t
 
     _request(rt, 1, TxnOffsetCommitRequest("tx", "g", 42, 3, (OffsetCommitPartition(tp, 9),)))
     assert _replies(rt)[1].partitions[0].error is Errors.NONE
-    produce = rm.requests[-1]
-    assert (produce.coordinator, produce.acks) == (True, -1)
+    verify, produce = rm.requests[-2:]
+    # KIP-890 (3.7): the transaction verified first, the append naming that verification's token
+    assert (verify.verify_only, verify.coordinator, verify.transactional_id) == (True, True, "tx")
+    (header,) = iter_batches(verify.partitions[0].records)
+    assert (header.producer_id, header.producer_epoch, header.is_transactional) == (42, 3, True)
+    assert (produce.coordinator, produce.acks, produce.verify_only) == (True, -1, False)
+    assert (produce.transactional_id, produce.verification_token) == ("tx", verify.verification_token)
     (batch,) = iter_batches(bytes(rm.logs[p]))
     assert (batch.producer_id, batch.producer_epoch, batch.base_sequence, batch.is_transactional) == (42, 3, 0, True)
     assert committed(3) == (-1, Errors.NONE)

@@ -2,7 +2,9 @@
 default) a transactional produce to a partition its transaction never added is refused with 3.6's INVALID_TXN_STATE
 ("Partition was not added to the transaction") and nothing is appended. With it off (2.6's behaviour) the same
 produce is appended, no marker ever ends it, and read_committed stalls at it; ``kactor transactions find-hanging``
-lists it and ``abort --start-offset`` ends it, after which a read_committed consumer reads on."""
+lists it and ``abort --start-offset`` ends it, after which a read_committed consumer reads on. A TxnOffsetCommit is
+verified too (Kafka 3.7, KAFKA-15449): one in the ongoing transaction is committed with it, a stray one after the
+transaction ended is refused INVALID_TXN_STATE and leaves the group's offset stable."""
 
 from __future__ import annotations
 
@@ -22,6 +24,7 @@ OVERRIDES = ("offsets.topic.replication.factor=1", "offsets.topic.num.partitions
              "transaction.state.log.replication.factor=1", "transaction.state.log.min.isr=1",
              "transaction.state.log.num.partitions=1", "group.initial.rebalance.delay.ms=0")
 INVALID_TXN_STATE = 48
+GROUP = "verify-group"
 
 
 def _address(c: Cluster) -> str:
@@ -62,6 +65,23 @@ def _commit(c: Cluster, txn_id: str, pid: int, epoch: int) -> None:
     assert end["error_code"] == 0, end
 
 
+def _txn_offset_commit(c: Cluster, txn_id: str, pid: int, epoch: int, offset: int) -> int:
+    """TxnOffsetCommit v2 of ``offset`` for partition ADDED in GROUP; the partition's error code."""
+    answer = raw_request(_address(c), 28, 2, {
+        "transactional_id": txn_id, "group_id": GROUP, "producer_id": pid, "producer_epoch": epoch,
+        "topics": [{"name": TOPIC, "partitions": [{"partition_index": ADDED, "committed_offset": offset,
+                                                   "committed_leader_epoch": -1, "committed_metadata": None}]}]})
+    return answer["topics"][0]["partitions"][0]["error_code"]
+
+
+def _stable_offset(c: Cluster) -> tuple[int, int]:
+    """OffsetFetch v7 with require_stable of partition ADDED: (committed offset, error code)."""
+    answer = raw_request(_address(c), 9, 7, {"group_id": GROUP, "require_stable": True,
+                                             "topics": [{"name": TOPIC, "partition_indexes": [ADDED]}]})
+    p = answer["topics"][0]["partitions"][0]
+    return p["committed_offset"], p["error_code"]
+
+
 def _rows(out: str) -> list[list[str]]:
     return [[cell.strip() for cell in line.split("\t")[:-1]] for line in out.splitlines()[1:]]
 
@@ -77,7 +97,18 @@ def test_a_never_added_partition_is_refused_and_with_verification_off_its_hangin
     assert (refused["error_code"], refused["error_message"]) == (INVALID_TXN_STATE,
                                                                  "Partition was not added to the transaction")
     assert _txn_produce(c, "verified", pid, epoch, ADDED, "added")["error_code"] == 0
+    # the consumed offsets in the transaction: AddOffsetsToTxn, then the group coordinator's verified TxnOffsetCommit
+    c.wait(lambda: raw_request(_address(c), 10, 2, {"key": GROUP, "key_type": 0})["error_code"] == 0, 60,
+           f"the coordinator of {GROUP}")
+    added = raw_request(_address(c), 25, 1, {"transactional_id": "verified", "producer_id": pid,
+                                             "producer_epoch": epoch, "group_id": GROUP})
+    assert added["error_code"] == 0, added
+    c.wait(lambda: _txn_offset_commit(c, "verified", pid, epoch, 7) == 0, 30, "the TxnOffsetCommit")
     _commit(c, "verified", pid, epoch)
+    c.wait(lambda: _stable_offset(c) == (7, 0), 30, "the committed offset")
+    # a stray TxnOffsetCommit of the ended transaction (2.6.3 appended it, pending for ever: UNSTABLE_OFFSET_COMMIT)
+    assert _txn_offset_commit(c, "verified", pid, epoch, 9) == INVALID_TXN_STATE
+    assert _stable_offset(c) == (7, 0)
 
     # verification off: the same produce is appended and hangs
     c.lc.overrides.remove("transaction.partition.verification.enable=true")  # off: kactor's default

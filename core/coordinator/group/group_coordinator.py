@@ -23,7 +23,11 @@ from core.coordinator.group.group_metadata import (
     GroupState,
     MemberMetadata,
 )
-from core.coordinator.group.group_metadata_manager import Fork, GroupMetadataManager
+from core.coordinator.group.group_metadata_manager import (
+    Fork,
+    GroupMetadataManager,
+    maybe_convert_offset_commit_error,
+)
 from core.coordinator.group.message_formats import OffsetAndMetadata
 from core.effects import Cancel, Proc, ReplyHandle, Respond, Schedule
 from core.zk_client import KafkaZkClient
@@ -735,7 +739,14 @@ class GroupCoordinator:
     def handle_txn_commit_offsets(self, req: TxnOffsetCommitRequest, reply_to: ReplyHandle) -> Proc[None]:
         """GroupCoordinator.handleTxnCommitOffsets + doTxnCommitOffsets: the offsets are written in the producer's
         transaction (a transactional batch) and stay pending in the group until its marker
-        (`GroupMetadataManager.handle_txn_completion`). A group that does not exist is created Empty."""
+        (`GroupMetadataManager.handle_txn_completion`). A group that does not exist is created Empty.
+
+        Kafka 3.7 (KAFKA-15449, with ``transaction.partition.verification.enable``): first the transaction coordinator
+        is asked whether the group's ``__consumer_offsets`` partition is in the producer's ongoing transaction
+        (`GroupMetadataManager.verify_transaction`); a commit that fails it — one delayed past its transaction's
+        end: INVALID_TXN_STATE — is answered the verification's error (maybeConvertOffsetCommitError) before the
+        group is looked at, and nothing of it is prepared or appended (2.6.3 appended it, pending for a marker no
+        coordinator would write: OffsetFetch(require_stable) answered UNSTABLE_OFFSET_COMMIT for ever)."""
         tps = tuple(p.tp for p in req.partitions)
 
         def answer(errors: dict[TopicPartition, Errors] | Errors) -> Respond:
@@ -753,7 +764,11 @@ class GroupCoordinator:
         group = self.manager.groups.get(req.group_id)
         if group is None:
             group = self.manager.add_group(GroupMetadata(req.group_id, GroupState.EMPTY, self.now_ms()))
-        if group.is_(GroupState.DEAD):
+        verification, token = yield from self.manager.verify_transaction(req.group_id, req.transactional_id,
+                                                                         req.producer_id, req.producer_epoch)
+        if verification is not Errors.NONE:  # postVerificationCallback
+            yield answer(maybe_convert_offset_commit_error(verification))
+        elif group.is_(GroupState.DEAD):
             yield answer(Errors.COORDINATOR_NOT_AVAILABLE)
         elif group.is_static_member_fenced(req.member_id, req.group_instance_id):
             yield answer(Errors.FENCED_INSTANCE_ID)
@@ -762,7 +777,8 @@ class GroupCoordinator:
         elif req.generation_id >= 0 and req.generation_id != group.generation_id:
             yield answer(Errors.ILLEGAL_GENERATION)
         else:
-            yield answer((yield from self.manager.store_offsets(group, offsets, req.producer_id, req.producer_epoch)))
+            yield answer((yield from self.manager.store_offsets(group, offsets, req.producer_id, req.producer_epoch,
+                                                                req.transactional_id, token)))
 
     def handle_txn_completion(self, producer_id: int, completed_partitions: set[int], is_commit: bool) -> Proc[None]:
         """GroupCoordinator.scheduleHandleTxnCompletion: a transaction's COMMIT / ABORT marker was written to these

@@ -51,6 +51,26 @@ class AppendToLog:
     records: bytes
     timeout_ms: int
     acks: int = -1
+    # a TxnOffsetCommit's append (Kafka 3.7's appendForGroup with its verificationGuards): the transactional id, and
+    # the token of the `VerifyTxnOffsetCommit` that verified its transaction (0: none)
+    transactional_id: str | None = None
+    verification_token: int = 0
+
+
+@message
+class VerifyTxnOffsetCommit:
+    """Ask (Kafka 3.7, KAFKA-15449): ReplicaManager.maybeStartTransactionVerificationForPartition of
+    __consumer_offsets-``partition`` for the transaction of ``records``' producer (a transactional batch header: its id
+    and epoch) under ``transactional_id``, as GroupCoordinator.handleTxnCommitOffsets asks it before anything of the
+    commit is done: the leader makes the producer's verification guard and asks the transaction coordinator whether
+    the partition is in the transaction; the append that follows names ``token`` to bring the guard back. Resumed
+    with an `Appended` carrying the verification's error (NONE: verified, already open, or verification off)."""
+
+    partition: int
+    transactional_id: str
+    records: bytes
+    token: int
+    timeout_ms: int
 
 
 @message
@@ -127,7 +147,20 @@ def _store_error(error: Errors, offsets: bool) -> Errors:
         return Errors.REBALANCE_IN_PROGRESS
     if error in (Errors.MESSAGE_TOO_LARGE, Errors.RECORD_LIST_TOO_LARGE):
         return Errors.INVALID_COMMIT_OFFSET_SIZE if offsets else Errors.UNKNOWN_SERVER_ERROR
+    if error is Errors.NETWORK_EXCEPTION and offsets:
+        # Kafka 3.7.1 (KAFKA-16386): a TxnOffsetCommit whose verification could not reach the transaction
+        # coordinator; retried by every client without a coordinator lookup
+        return Errors.COORDINATOR_LOAD_IN_PROGRESS
     return error
+
+
+def maybe_convert_offset_commit_error(error: Errors) -> Errors:
+    """GroupMetadataManager.maybeConvertOffsetCommitError (Kafka 3.7.1): the error an offset commit answers for its
+    append's or its verification's (`core.coordinator.transaction.verification.coordinator_verification_error`):
+    NOT_ENOUGH_REPLICAS (the transaction coordinator's retriable errors) COORDINATOR_NOT_AVAILABLE,
+    NETWORK_EXCEPTION COORDINATOR_LOAD_IN_PROGRESS; INVALID_TXN_STATE, INVALID_PRODUCER_ID_MAPPING and
+    INVALID_PRODUCER_EPOCH as they are."""
+    return _store_error(error, offsets=True)
 
 
 NO_PRODUCER_ID = -1  # RecordBatch.NO_PRODUCER_ID
@@ -181,6 +214,7 @@ class GroupMetadataManager:
         # loads that failed (group-coordinator-metrics partition-load-error-total)
         self.partition_load_errors = 0
         self._loads = 0
+        self._verifications = 0  # the tokens of VerifyTxnOffsetCommit
         # openGroupsForProducer: producer id → the groups it has transactional offsets pending in
         self.open_groups_for_producer: dict[int, set[str]] = {}
 
@@ -222,13 +256,30 @@ class GroupMetadataManager:
                         group.generation_id, error.name)
         return _store_error(error, offsets=False)
 
+    def verify_transaction(self, group_id: str, transactional_id: str, producer_id: int, producer_epoch: int
+                           ) -> Proc[tuple[Errors, int]]:
+        """The verification GroupCoordinator.handleTxnCommitOffsets starts before anything else of a TxnOffsetCommit
+        (Kafka 3.7, KAFKA-15449, KIP-890 part 1): the group's ``__consumer_offsets`` partition must be in the
+        producer's ongoing transaction (or the transaction already open there). The verification's error as the
+        replica manager gives it (`maybe_convert_offset_commit_error` maps it for the answer), and the token the
+        append names (`store_offsets`' ``verification_token``)."""
+        self._verifications += 1
+        token = self._verifications
+        header = records_batch([], int(self.now_ms()), producer_id, producer_epoch)
+        verified: Appended = yield VerifyTxnOffsetCommit(self.partition_for(group_id), transactional_id, header, token,
+                                                         self.offset_commit_timeout_ms)
+        return verified.error, token
+
     def store_offsets(self, group: GroupMetadata, offsets: dict[TopicPartition, OffsetAndMetadata],
-                      producer_id: int = NO_PRODUCER_ID, producer_epoch: int = NO_PRODUCER_EPOCH
+                      producer_id: int = NO_PRODUCER_ID, producer_epoch: int = NO_PRODUCER_EPOCH,
+                      transactional_id: str | None = None, verification_token: int = 0
                       ) -> Proc[dict[TopicPartition, Errors]]:
         """GroupMetadataManager.storeOffsets: the offsets whose metadata fits offset.metadata.max.bytes, as one
         batch of offset commit records appended with acks=-1; each partition's error. With a producer id
         (TxnOffsetCommit) the batch is transactional (the producer's id and epoch, base sequence 0) and the offsets
-        stay pending in the group until the transaction's marker (`handle_txn_completion`)."""
+        stay pending in the group until the transaction's marker (`handle_txn_completion`); its append names the
+        transactional id and the token of the verification that preceded it (3.7: a batch opening a transaction on
+        the partition is refused INVALID_TXN_STATE unless that verification's guard is still current)."""
         valid = {tp: om for tp, om in offsets.items()
                  if len(om.metadata.encode("utf-8")) <= self.offset_metadata_max_bytes}
         result = {tp: Errors.OFFSET_METADATA_TOO_LARGE for tp in offsets if tp not in valid}
@@ -246,7 +297,9 @@ class GroupMetadataManager:
             group.prepare_txn_offset_commit(producer_id, valid)
         else:
             batch = records_batch(entries, now)
-        appended: Appended = yield AppendToLog(partition, batch, self.offset_commit_timeout_ms)
+        appended: Appended = yield AppendToLog(partition, batch, self.offset_commit_timeout_ms,
+                                               transactional_id=transactional_id if txn else None,
+                                               verification_token=verification_token if txn else 0)
         error = appended.error
         if error is Errors.NONE and not group.is_(GroupState.DEAD):
             for tp, om in valid.items():
@@ -259,7 +312,7 @@ class GroupMetadataManager:
                 group.fail_pending_txn_offset_commit(producer_id, tp)
             if producer_id not in group.pending_transactional_offset_commits:  # removeProducerGroup
                 self._remove_producer_group(producer_id, group.group_id)
-        mapped = _store_error(error, offsets=True)
+        mapped = maybe_convert_offset_commit_error(error)
         result.update({tp: mapped for tp in valid})
         return {tp: result[tp] for tp in offsets}
 

@@ -88,6 +88,20 @@ def unverified_append_error(error: Errors) -> tuple[Errors, str | None]:
     return error, None
 
 
+# ReplicaManager.maybeStartTransactionVerificationForPartitions' invokeCallback (Kafka 3.7): the coordinator's errors
+# a TxnOffsetCommit's verification answers NOT_ENOUGH_REPLICAS (the group coordinator then maps them)
+_COORDINATOR_APPEND_RETRIABLE = _RETRIABLE_VERIFICATION_ERRORS - {Errors.NETWORK_EXCEPTION}
+
+
+def coordinator_verification_error(error: Errors) -> Errors:
+    """ReplicaManager.maybeStartTransactionVerificationForPartitions' invokeCallback (Kafka 3.7, the group
+    coordinator's path: GroupCoordinator.handleTxnCommitOffsets): CONCURRENT_TRANSACTIONS and the coordinator's
+    retriable errors become NOT_ENOUGH_REPLICAS; anything else (INVALID_TXN_STATE, INVALID_PRODUCER_ID_MAPPING,
+    INVALID_PRODUCER_EPOCH, NETWORK_EXCEPTION) is passed on as it is, for
+    GroupMetadataManager.maybeConvertOffsetCommitError (`group_metadata_manager.maybe_convert_offset_commit_error`)."""
+    return Errors.NOT_ENOUGH_REPLICAS if error in _COORDINATOR_APPEND_RETRIABLE else error
+
+
 def verification_response_errors(top_level: Errors, results: Mapping[TopicPartition, Errors],
                                  partitions: Iterable[TopicPartition]) -> dict[TopicPartition, Errors]:
     """AddPartitionsToTxnManager.AddPartitionsToTxnHandler.onComplete: the partitions that were not verified, with

@@ -23,6 +23,7 @@ from core.coordinator.group.group_metadata_manager import (
     LogStart,
     ReadLog,
     ReadLogStart,
+    VerifyTxnOffsetCommit,
     partition_for,
 )
 from core.coordinator.group.message_formats import (
@@ -80,6 +81,9 @@ class Harness:
         self.timers: dict[str, float] = {}
         self.append_error = Errors.NONE
         self.appends: list[AppendToLog] = []
+        # the replica manager's answer to a TxnOffsetCommit's verification (KIP-890, 3.7), and the asks seen
+        self.verify_error = Errors.NONE
+        self.verifications: list[VerifyTxnOffsetCommit] = []
         self.held: list[tuple[Any, Any]] = []  # (proc, effect) of asks held back
         self.hold_reads = False
         self.hold_appends = False
@@ -124,6 +128,9 @@ class Harness:
             assign_offsets(buf, 0, base)
             data += buf
             return Appended(Errors.NONE, base)
+        elif isinstance(effect, VerifyTxnOffsetCommit):
+            self.verifications.append(effect)
+            return Appended(self.verify_error)
         elif isinstance(effect, ReadLogStart):
             return LogStart(Errors.NONE, self.log_start.get(effect.partition, 0))
         elif isinstance(effect, ReadLog):
