@@ -27,7 +27,11 @@ not being run):
   sequence and appends it, answering NONE, and the partition's last stable offset stays below it for ever (no
   coordinator knows the transaction to end it: the hanging transaction KIP-664's tool and KIP-890 later address).
   On the transactional seeds it would stall the read_committed consumer whose reading to the end the transactions'
-  checks demand, so it is not sent there.
+  checks demand, so it is not sent there. With KIP-890 verification (kactor sim turns it on) the leader asks the
+  coordinator first and answers its INVALID_PRODUCER_ID_MAPPING; when it could not ask (its broker paused or cut off
+  from the coordinator: the ask failed or timed out) it answers NOT_ENOUGH_REPLICAS, as Kafka 3.7.1+ does
+  (KAFKA-16386; 3.6.0-3.7.0 answered the NETWORK_EXCEPTION itself), which the client retries like any producer
+  until the coordinator's verdict comes (`VERIFICATION_NOT_ASKED`).
 
 A request whose connection failed, or answered a retriable error, goes again after retry.backoff.ms (to the
 partition's leader of the moment, the coordinator looked up again), as a client's retries do; only its last answer
@@ -70,6 +74,9 @@ INTERNAL = (TRANSACTION_STATE, CONSUMER_OFFSETS)
 # naming a topic that does not exist gives up: only an internal topic the seed lacks is named so, and only when
 # internal topics are accepted)
 AGAIN = RETRY - {Errors.UNKNOWN_TOPIC_OR_PARTITION.name}
+# a verified produce's answer when the leader could not ask the transaction coordinator (Kafka 3.7.1+, KAFKA-16386):
+# retriable, so never a last answer while the cluster heals
+VERIFICATION_NOT_ASKED = Errors.NOT_ENOUGH_REPLICAS.name
 # ProducerIdManager hands out blocks of 1,000 from 0 (/latest_producer_id_block): a run never reaches this one
 UNKNOWN_PRODUCER_ID = 1 << 40
 _CRC_AT = 17  # a v2 batch header's CRC-32C (DefaultRecordBatch.CRC_OFFSET)
@@ -163,7 +170,8 @@ class HostileClient:
                                 producer_id=UNKNOWN_PRODUCER_ID, producer_epoch=0, base_sequence=0,
                                 attributes=TRANSACTIONAL_BIT)
             # Kafka 3.6's transaction verification (KIP-890 part 1, on by default): the coordinator knows no such
-            # producer for the id (2.6.3 appended it: a transaction no marker would ever end)
+            # producer for the id (2.6.3 appended it: a transaction no marker would ever end); retried while the
+            # leader cannot ask it (VERIFICATION_NOT_ASKED)
             self._produce(Sent(f"Transactional produce of unknown producer id {UNKNOWN_PRODUCER_ID} to {target}",
                                {str(target): Errors.INVALID_PRODUCER_ID_MAPPING.name}), target, batch,
                           self.transactional_id)
