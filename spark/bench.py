@@ -1,6 +1,10 @@
 """Spark vs DuckDB on the same generated trace: `python -m spark.bench N [TRACE_DIR]`; local mode vs a Spark
 standalone cluster on the same trace: `python -m spark.bench N [TRACE_DIR] --standalone [--rounds R]`.
 
+The trace is `kactor trace generate`'s (sim/generate.py: simulated seeds' broker traces, tiled beyond its
+--sim-lines), run as its own process: the simulated brokers are composed by the kactor shell, a layer above this one,
+and run with the fixed string hash seed that makes the trace the same run to run.
+
 Spark: the whole summary end to end — session start, validation, every table — then stop, twice: cold (a fresh
 trace: its columns cache removed first, so the JSON is parsed into columns, then summarised) and warm (the same trace
 summarised again, from the columns cache beside it; spark/columns.py).
@@ -20,11 +24,12 @@ import glob
 import os
 import shutil
 import statistics
+import subprocess
+import sys
 import tempfile
 import time
 from typing import Any
 
-from spark.generate import generate
 from spark.session import active_session, cds_archive_missing, prepare_cds_archive
 
 DUCKDB_COLUMNS = ("{'trace_version': 'BIGINT', 'seq': 'BIGINT', 'ts': 'DOUBLE', 'sender': 'VARCHAR', "
@@ -171,12 +176,24 @@ def _prepare_trace(messages: int, brokers: int, partitions: int, seed: int, trac
     (once per install; neither is timed). Returns the generation time."""
     gen_s = 0.0
     if not glob.glob(os.path.join(trace_dir, "*.jsonl")):
-        gen_s = generate(trace_dir, messages, brokers, partitions, seed).elapsed_s
+        gen_s = generate_trace(trace_dir, messages, brokers, partitions, seed)
     with tempfile.TemporaryDirectory(prefix="kactor-cds-trace-") as small:
         if active_session() is None and cds_archive_missing():
-            generate(small, 20_000, brokers, min(partitions, 100), seed)
+            generate_trace(small, 20_000, brokers, min(partitions, 100), seed)
             prepare_cds_archive(small)
     return gen_s
+
+
+def generate_trace(trace_dir: str, messages: int, brokers: int, partitions: int, seed: int) -> float:
+    """``kactor trace generate`` of ``messages`` record lines into ``trace_dir``, in a process of its own (the
+    module's docstring says why). Returns its wall time, the interpreter's start included (a second or two)."""
+    cmd = [sys.executable, "-m", "kactor", "trace", "generate", "--messages", str(messages), "--brokers", str(brokers),
+           "--partitions", str(partitions), "--seed", str(seed), "--out", trace_dir]
+    t0 = time.perf_counter()
+    done = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd)}: exit {done.returncode}: {done.stderr.strip()[-2000:]}")
+    return time.perf_counter() - t0
 
 
 def _differences(a: dict[str, list[dict[str, Any]]], b: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:

@@ -8,8 +8,8 @@ Outside actors/names.py, a string literal equal to an actor name is an error whe
 
 - an argument of a call that addresses, registers or looks up actors or carries a destination: ``post``,
   ``inject``, ``spawn``, ``has_actor``, ``address``, ``register``, ``unregister``, ``deliver``, ``request``
-  (BlockingClient's destination), ``emit`` (a synthetic trace line's sender and receiver, spark/generate.py), and
-  the messages that carry an actor name (``NetSend``, ``ZkRequest``, ``ChannelStart``, ``ActorInit``);
+  (BlockingClient's destination), and the messages that carry an actor name (``NetSend``, ``ZkRequest``,
+  ``ChannelStart``, ``ActorInit``);
 - an operand of a comparison (``sender == "controller"``, ``to in (...)``);
 - an element of a tuple, list or set display (spawn tables, recipient lists);
 - the value of a module- or class-level constant (a second name for an actor, as ``FRONT = "replica-manager"``
@@ -36,7 +36,7 @@ NAMES_FILE = ROOT / "actors" / "names.py"
 PACKAGES = ("actors", "core", "edges", "zk_bridge", "kactor", "bench", "spark", "messages", "protocol")
 
 DESTINATION_CALLS = frozenset({
-    "post", "inject", "spawn", "has_actor", "address", "register", "unregister", "deliver", "request", "emit",
+    "post", "inject", "spawn", "has_actor", "address", "register", "unregister", "deliver", "request",
     "NetSend", "ZkRequest", "ChannelStart", "ActorInit",
 })
 

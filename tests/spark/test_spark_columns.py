@@ -164,11 +164,12 @@ def test_generated_trace_same_tables_cached_or_not(spark: Any, tmp_path) -> None
     """Every table of a generated trace (every message type, slow lines none) equal from fresh columns and from the
     cache. (The cache off gives temporary columns written and read the same way as fresh ones:
     test_single_file_and_cache_off_give_temporary_columns.)"""
-    from spark.generate import generate
+    from kactor.sim_boot import SimBoot
+    from sim.generate import generate
     from spark.summarize import summarize
 
     folder = str(tmp_path / "g")
-    generate(folder, 3000, brokers=3, partitions=16, seed=3)
+    generate(folder, 3000, brokers=3, partitions=16, seed=3, boot=SimBoot())
     written = summarize(spark, [folder], None)
     cached = summarize(spark, [folder], None)
     assert (written["meta"]["columns"], cached["meta"]["columns"]) == ({folder: "written"}, {folder: "cached"})

@@ -59,11 +59,12 @@ def test_cluster_registered(standalone: Any) -> None:
 def test_standalone_tables_equal_local(spark: Any, standalone: Any, tmp_path) -> None:
     """One generated trace plus the handcrafted one (its crash-truncated last line takes the slow-line path):
     every table's JSON file, byte for byte, and summary.json but for its timings, as local[2] wrote them."""
-    from spark.generate import generate
+    from kactor.sim_boot import SimBoot
+    from sim.generate import generate
     from spark.summarize import TABLES, summarize
 
     traces = [str(tmp_path / "generated"), write_trace(str(tmp_path / "handcrafted"))]
-    generate(traces[0], 2000, 3, 16, 11)
+    generate(traces[0], 2000, 3, 16, 11, SimBoot())
     local, cluster = tmp_path / "local", tmp_path / "cluster"
     summarize(spark, traces, str(local), bucket_ms=1000)
     # the command's terminal summary runs the report's incident pass over what Spark wrote: so does this side
