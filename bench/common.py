@@ -501,18 +501,25 @@ def wait_quiet(pids: Callable[[], Iterable[int]], timeout: float, window_s: floa
     other users' load can still starve them: one quiet second was once taken right after a controller was
     elected, while it waited for its 25,000 znode reads (a controlled-shutdown run then measured the failover,
     60 s in 2 attempts), hence several windows in a row."""
+    return quiet_windows(pids, timeout, window_s, max_busy, windows)[0]
+
+
+def quiet_windows(pids: Callable[[], Iterable[int]], timeout: float, window_s: float = 1.0,
+                  max_busy: float | None = None, windows: int = 3) -> tuple[float, float]:
+    """`wait_quiet`, also returning what the processes used over the quiet windows, in cores: (seconds, cores)."""
     t0 = time.monotonic()
     deadline = t0 + timeout
-    quiet = 0
+    quiet: list[float] = []
     while time.monotonic() < deadline:
         ps = list(pids())
         # idle brokers still run their timers (fetch loops, checkpoints): allow a few % of a core each
         limit = max_busy if max_busy is not None else 0.05 + 0.04 * len(ps)
         before = cpu_seconds(ps)
         time.sleep(window_s)
-        quiet = quiet + 1 if cpu_seconds(ps) - before < limit * window_s else 0
-        if quiet >= windows:
-            return time.monotonic() - t0
+        used = cpu_seconds(ps) - before
+        quiet = [*quiet, used / window_s] if used < limit * window_s else []
+        if len(quiet) >= windows:
+            return time.monotonic() - t0, sum(quiet) / len(quiet)
     raise TimeoutError(f"cluster still busy after {timeout:.0f}s")
 
 
@@ -534,6 +541,12 @@ def wait_steady(pids: Callable[[], Iterable[int]], timeout: float, max_busy: flo
     that differ from their mean by at most ``tolerance`` of it: no reaction is under way any more, only the idle
     cluster's own periodic work (a cluster creating partitions or electing leaders falls or rises window to
     window)."""
+    return steady_windows(pids, timeout, max_busy, window_s, windows, tolerance)[0]
+
+
+def steady_windows(pids: Callable[[], Iterable[int]], timeout: float, max_busy: float, window_s: float = 2.0,
+                   windows: int = 3, tolerance: float = 0.10) -> tuple[float, float]:
+    """`wait_steady`, also returning the steady windows' mean, in cores: (seconds, cores)."""
     t0 = time.monotonic()
     deadline = t0 + timeout
     recent: list[float] = []
@@ -543,7 +556,7 @@ def wait_steady(pids: Callable[[], Iterable[int]], timeout: float, max_busy: flo
         if len(recent) == windows:
             mean = sum(recent) / windows
             if all(abs(u - mean) <= tolerance * mean for u in recent):
-                return time.monotonic() - t0
+                return time.monotonic() - t0, mean
     raise TimeoutError(f"cluster not steady under {max_busy:.2f} cores after {timeout:.0f}s")
 
 
@@ -603,16 +616,15 @@ class BenchCluster:
         """Wait until the cluster has finished reacting: quiet (under `idle_busy`), or, where its idle brokers' own
         fetch rounds need more than a quiet cluster may use (`expected_idle` above `QUIET_CAP`: 5 brokers with
         50,000 replicas need ~1.3 cores), steady at that level (`wait_steady`): there is no quieter state to wait
-        for. The cluster's CPU then, in cores, is kept in ``idle_cores`` for the benchmark to quote beside its
-        figure."""
-        t0 = time.monotonic()
+        for. The cluster's CPU over those settled windows, in cores, is kept in ``idle_cores`` for the benchmark to
+        quote beside its figure."""
         expected = self.expected_idle()
         if expected <= QUIET_CAP:
-            wait_quiet(self.pids, timeout, max_busy=expected)
+            took, self.idle_cores = quiet_windows(self.pids, timeout, max_busy=expected)
         else:
-            wait_steady(self.pids, timeout, max_busy=min(expected, STEADY_CAP * (os.cpu_count() or 1)))
-        self.idle_cores = cores_used(self.pids, 2.0)
-        return time.monotonic() - t0
+            took, self.idle_cores = steady_windows(self.pids, timeout,
+                                                   max_busy=min(expected, STEADY_CAP * (os.cpu_count() or 1)))
+        return took
 
     def expected_idle(self) -> float:
         """The CPU (in cores) the idle cluster is expected to use: an idle broker still fetches and checks its ISRs,
@@ -641,11 +653,20 @@ class BenchCluster:
         return trace_files(self.trace_dir, broker_id)[-1]
 
     def stop(self) -> None:
+        """Stop the brokers and ZooKeeper; the folder is removed unless ``keep``. A folder about to be removed needs
+        no orderly stop, so its brokers are SIGKILLed: rolled one at a time, the last brokers' controlled shutdowns
+        cannot move the leaderships nobody else can take and retry (controlled.shutdown.retry.backoff.ms, 5 s) — 10 s
+        for 3 brokers, 30 s for 5, after every measurement was taken. A kept folder gets the orderly stop, its traces
+        and logs complete."""
         import shutil
         if self.zk is not None:
             close(self.zk)
             self.zk = None
         if self.lc is not None:
+            if not self.keep:
+                for b, proc in list(self.lc.procs.items()):
+                    if proc.poll() is None:
+                        self.lc.kill_broker(b)
             self.lc.stop()
         if self.server is not None:
             self.server.stop()

@@ -148,9 +148,10 @@ def run(scale: float = 1.0, runs: int = 3, tmpfs: bool = False, keep: bool = Fal
                   f"{ceilings[-1]:.2f} s", flush=True)
             # each ZooKeeper batch of the controller's answer, request → response, from its trace
             print(f"    controller's ZooKeeper round trips: {', '.join(m['zk_phases']) or 'none'}", flush=True)
-            bc.restart(victim)
-            bc.settle()
-            restore_preferred(bc)
+            if i + 1 < runs:  # the next run starts from the same layout; nothing follows the last
+                bc.restart(victim)
+                bc.settle()
+                restore_preferred(bc)
         # the idle brokers' own fetch rounds: what the shutdown shared the machine with
         notes.append("idle cluster CPU as each run started: " + ", ".join(f"{x:.2f}" for x in idle) + " cores")
     return c.Result(

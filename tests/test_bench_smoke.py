@@ -1,7 +1,8 @@
 """Smoke test of every benchmark workload (bench/) at a tiny scale, so they do not rot.
 
-Marked slow, but part of the default test command (about 3 minutes in all). Asserts only that each workload
-completes and reports a figure and a ceiling — never a timing.
+Marked slow, but part of the default test command (about 2 minutes in all: a workload puts its cluster back only
+between runs, and a cluster whose folder goes is killed, not rolled). Asserts only that each workload completes
+and reports a figure and a ceiling — never a timing.
 """
 
 from __future__ import annotations

@@ -53,3 +53,25 @@ def test_settle_chooses_quiet_or_steady_by_the_expected_idle_cpu():
     big.n, big.layout = 5, {f"t{i}": {0: [i % 5, (i + 1) % 5]} for i in range(25000)}
     assert small.expected_idle() < common.QUIET_CAP and small.idle_busy() == small.expected_idle()
     assert big.expected_idle() > common.QUIET_CAP and big.idle_busy() == common.QUIET_CAP
+
+
+def test_settle_keeps_the_quiet_windows_cpu_and_measures_no_window_after_them(cpu, monkeypatch):
+    small = common.BenchCluster.__new__(common.BenchCluster)
+    small.n, small.layout = 3, {"t": {0: [0, 1, 2]}}
+    monkeypatch.setattr(small, "pids", lambda: [1])
+    # quiet windows are 1 s (the fixture's script is per 2 s): 0.3 is 0.6 cores there, above 3 brokers' ~0.39
+    cpu += [0.3, 0.05, 0.1, 0.15, 9.9]
+    small.settle(timeout=60)
+    assert small.idle_cores == pytest.approx((0.1 + 0.2 + 0.3) / 3)  # the three quiet windows' mean
+    assert cpu == [9.9]  # the idle CPU was not measured over one more window after them
+
+
+def test_settle_keeps_the_steady_windows_cpu(cpu, monkeypatch):
+    big = common.BenchCluster.__new__(common.BenchCluster)
+    big.n, big.layout = 5, {f"t{i}": {0: [i % 5, (i + 1) % 5]} for i in range(25000)}
+    monkeypatch.setattr(big, "pids", lambda: [1])
+    monkeypatch.setattr(common.os, "cpu_count", lambda: 2)
+    cpu += [1.5, 1.2, 1.25, 1.2, 9.9]
+    big.settle(timeout=60)
+    assert big.idle_cores == pytest.approx((1.2 + 1.25 + 1.2) / 3)
+    assert cpu == [9.9]
