@@ -64,7 +64,8 @@ def run(args: argparse.Namespace) -> int:
     seeds = f"{stats.seeds[0]}" if len(stats.seeds) == 1 else f"{stats.seeds[0]}-{stats.seeds[-1]}"
     print(f"wrote {stats.messages:,} messages in {len(stats.files)} files to {args.out} in {stats.elapsed_s:.2f} s "
           f"({rate:,.0f} lines/s): seed{'s' if len(stats.seeds) > 1 else ''} {seeds} simulated "
-          f"({args.brokers} brokers, a topic of {stats.partitions} partitions; {stats.topics} topics in all at most), "
+          f"({args.brokers} brokers, a topic of {stats.partitions} partitions; at most {stats.topics} "
+          f"topic{'s' if stats.topics != 1 else ''} at a seed's end), "
           f"{stats.simulated:,} lines in {stats.sim_s:.2f} s ({sim_rate:,.0f} lines/s), {stats.tiles} tiles")
     if stats.failing:
         print(f"note: seed(s) {', '.join(map(str, stats.failing))} broke one of kactor sim's invariants; their traces "
