@@ -369,10 +369,35 @@ class LogSegment:
     def translate_offset(self, offset: int, start_position: int = 0) -> Frame | None:
         """LogSegment.translateOffset: the frame of the first batch whose last offset is ≥ ``offset``, searching
         from the index entry below it."""
+        # `frames` inlined (every consumer fetch and follower fetch translates its offset, walking up to an index
+        # interval of batches): the same reads, chunk by chunk, and the first frame `frames` would give whose last
+        # offset is ≥ ``offset``; tests/core/broker/test_log_segment.py holds it to the walk over `frames`
         _, position = self.offset_index.lookup(offset)
-        for frame in self.frames(max(position, start_position)):
-            if frame[2] >= offset:
-                return frame
+        pos = max(position, start_position)
+        end = self.size
+        min_length = HEADER_SIZE - LOG_OVERHEAD
+        unpack_frame, unpack_i32 = _FRAME.unpack_from, _I32.unpack_from
+        while pos < end:
+            data = self.read(pos, min(_CHUNK, end - pos))
+            n = len(data)
+            rel = 0
+            while n - rel >= HEADER_SIZE:  # frames_in
+                base, length, _epoch, _magic = unpack_frame(data, rel)
+                size = LOG_OVERHEAD + length
+                if length < min_length or rel + size > n:
+                    break
+                last = base + unpack_i32(data, rel + _LAST_OFFSET_DELTA_AT)[0]
+                if last >= offset:
+                    return pos + rel, base, last, size
+                rel += size
+            if rel == 0:
+                found = frame_at(data, 0, pos)  # a batch bigger than the chunk
+                if found is None or pos + found[3] > end:
+                    return None
+                if found[2] >= offset:
+                    return found
+                rel = found[3]
+            pos += rel
         return None
 
     def find_offset_by_timestamp(self, timestamp: int, starting_offset: int) -> tuple[int, int, int] | None:

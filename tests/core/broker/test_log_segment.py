@@ -69,3 +69,43 @@ def test_segment_frames_are_headers_frames_across_chunks(tmp_path, monkeypatch):
         assert segment.translate_offset(frame[2]) == frame
         assert segment.translate_offset(frame[1]) == frame
     assert segment.translate_offset(log.log_end_offset) is None
+
+
+def _translate_by_frames(segment: log_segment.LogSegment, offset: int, start_position: int = 0):
+    """The plain LogSegment.translateOffset: the walk over `frames` from the index entry below ``offset``."""
+    _, position = segment.offset_index.lookup(offset)
+    return next((f for f in segment.frames(max(position, start_position)) if f[2] >= offset), None)
+
+
+@pytest.mark.parametrize("chunk", [300, 700, 65536])
+def test_translate_offset_is_the_walk_over_frames(tmp_path, monkeypatch, chunk):
+    """translate_offset inlines `frames` (issue #43): for every offset and start position it finds the frame the
+    walk over `frames` finds, with the same reads, over chunk edges, batches bigger than a chunk and a torn tail."""
+    monkeypatch.setattr(log_segment, "_CHUNK", chunk)
+    rng = random.Random(chunk)
+    log = Log(str(tmp_path), TopicPartition("t", 0), config=LogConfig(index_interval_bytes=500))
+    for _ in range(25):
+        log.append_as_leader(build_batch([Record(i, i, None, bytes(rng.choice([10, 200, 900])))
+                                          for i in range(rng.randint(1, 4))], first_timestamp=T0),
+                             leader_epoch=0, now_ms=T0)
+    segment = log.segments[-1]
+    positions = [0, *(f[0] for f in segment.frames()), 5, segment.size - 3]
+    reads: list[tuple[int, int]] = []
+    plain_read = log_segment.LogSegment.read
+
+    def read(self: log_segment.LogSegment, position: int, size: int) -> bytes:
+        reads.append((position, size))
+        return plain_read(self, position, size)
+
+    monkeypatch.setattr(log_segment.LogSegment, "read", read)
+    for offset in range(-1, log.log_end_offset + 2):
+        for start in rng.sample(positions, 4):
+            reads.clear()
+            expected = _translate_by_frames(segment, offset, start)
+            plain_reads = list(reads)
+            reads.clear()
+            assert segment.translate_offset(offset, start) == expected, (offset, start)
+            assert reads == plain_reads
+    # a torn last batch: found by neither
+    segment.size -= 7
+    assert segment.translate_offset(log.log_end_offset - 1) == _translate_by_frames(segment, log.log_end_offset - 1)
