@@ -232,6 +232,12 @@ class LogManager:
     def future_logs(self) -> dict[TopicPartition, Log]:
         return dict(self._future_logs)
 
+    @property
+    def has_future_logs(self) -> bool:
+        """Whether any replica is moving between log dirs: `future_logs` without its copy (asked after every step
+        of a PartitionActor)."""
+        return bool(self._future_logs)
+
     def maybe_update_preferred_log_dir(self, tp: TopicPartition, log_dir: str) -> None:
         """LogManager.maybeUpdatePreferredLogDir: remembered unless the partition's current or future log is already
         in ``log_dir``; the next creation of its log (or future log) lands there and forgets it."""

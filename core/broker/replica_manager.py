@@ -231,6 +231,8 @@ class ReplicaManager:
         self._next_log_task_ms = {k: now_ms + LOG_RETENTION_INITIAL_DELAY_MS for k in _LOG_TASK_DEFAULTS}
         self._last_hw_checkpoint: dict[str, dict[TopicPartition, int]] = {}  # per dir: what was last written
         self._alter_log_dirs_due_ms = 0.0  # the next future-log copy round (core/broker/alter_log_dirs.py)
+        self._periodic_due_ms = 0.0
+        self._refresh_periodic_due()
         # metrics (meters as counts)
         self.isr_expands = 0  # IsrExpandsPerSec
         self.isr_shrinks = 0  # IsrShrinksPerSec
@@ -398,6 +400,7 @@ class ReplicaManager:
         if not self.hw_checkpoint_started:
             self.hw_checkpoint_started = True
             self._next_hw_checkpoint_ms = now_ms + self.config.replica_high_watermark_checkpoint_interval_ms
+            self._refresh_periodic_due()
         self._touch_delayed_fetches(p.topic_partition for p, _ in to_lead)  # a new leader epoch, perhaps a new ISR
         for p, _ in to_lead:
             if p.is_leader and p.high_watermark != hw_before[p.topic_partition]:
@@ -779,9 +782,8 @@ class ReplicaManager:
                     proposal = p.maybe_expand_isr(request.replica_id)
                     if proposal is not None:
                         proposals.append((p, proposal))
-                    data = attrs.evolve(data, high_watermark=p.high_watermark,
-                                        last_stable_offset=p.log.last_stable_offset if p.log is not None
-                                        else p.high_watermark)
+                    data = with_fetch_offsets(data, p.high_watermark,
+                                              p.log.last_stable_offset if p.log is not None else p.high_watermark)
                 else:
                     data = attrs.evolve(data, records=b"")  # not an assigned replica: withEmptyFetchInfo
                 if p.high_watermark != hw_before:
@@ -1501,19 +1503,34 @@ class ReplicaManager:
 
     # ============================================================================================ scheduling
 
-    def next_task_due_ms(self) -> float:
-        """When `run_scheduled_tasks` has something to do next."""
-        # a running minimum, no list: asked after every step of a PartitionActor
+    def _refresh_periodic_due(self) -> None:
+        """The earliest due time of the fixed-rate tasks (isr-expiration, isr-change-propagation,
+        highwatermark-checkpoint, kafka-log-retention and the log tasks), kept for `next_task_due_ms`: called
+        wherever one of them is set, so that the minimum is not taken again after every step of a PartitionActor
+        (tests/core/broker/test_next_task_due.py holds it to the minimum taken afresh)."""
         due = min(self._next_isr_expiration_ms, self._next_isr_propagation_ms, self._next_log_retention_ms,
                   *self._next_log_task_ms.values())
         if self._next_hw_checkpoint_ms is not None and self._next_hw_checkpoint_ms < due:
             due = self._next_hw_checkpoint_ms
-        for ops in (self._delayed_produce, self._delayed_fetch, self._delayed_delete_records,
-                    self._delayed_txn_markers):
-            for op in ops:
-                if op.deadline_ms < due:
-                    due = op.deadline_ms
-        if self.log_manager.future_logs and alter_log_dirs.moving(self) and self._alter_log_dirs_due_ms < due:
+        self._periodic_due_ms = due
+
+    def next_task_due_ms(self) -> float:
+        """When `run_scheduled_tasks` has something to do next."""
+        # a running minimum, no list: asked after every step of a PartitionActor
+        due = self._periodic_due_ms
+        for op in self._delayed_produce:
+            if op.deadline_ms < due:
+                due = op.deadline_ms
+        for op in self._delayed_fetch:
+            if op.deadline_ms < due:
+                due = op.deadline_ms
+        for op in self._delayed_delete_records:
+            if op.deadline_ms < due:
+                due = op.deadline_ms
+        for op in self._delayed_txn_markers:
+            if op.deadline_ms < due:
+                due = op.deadline_ms
+        if self.log_manager.has_future_logs and alter_log_dirs.moving(self) and self._alter_log_dirs_due_ms < due:
             # ReplicaAlterLogDirsThread: copying until every moving replica is swapped in (after a storage error,
             # once replica.fetch.backoff.ms is over)
             due = self._alter_log_dirs_due_ms
@@ -1528,18 +1545,22 @@ class ReplicaManager:
             yield from self.maybe_shrink_isr(now_ms)
             self._next_isr_expiration_ms = _next_due(self._next_isr_expiration_ms, now_ms,
                                                      self.config.isr_expiration_interval_ms)
+            self._refresh_periodic_due()
         if now_ms >= self._next_isr_propagation_ms:
             yield from self.maybe_propagate_isr_changes(now_ms)
             self._next_isr_propagation_ms = _next_due(self._next_isr_propagation_ms, now_ms,
                                                       ISR_CHANGE_PROPAGATION_CHECK_MS)
+            self._refresh_periodic_due()
         if self._next_hw_checkpoint_ms is not None and now_ms >= self._next_hw_checkpoint_ms:
             yield from self.checkpoint_high_watermarks()
             self._next_hw_checkpoint_ms = _next_due(self._next_hw_checkpoint_ms, now_ms,
                                                     self.config.replica_high_watermark_checkpoint_interval_ms)
+            self._refresh_periodic_due()
         if now_ms >= self._next_log_retention_ms:
             self.cleanup_logs(now_ms)
             self._next_log_retention_ms = _next_due(self._next_log_retention_ms, now_ms,
                                                     self.config.log_retention_check_interval_ms)
+            self._refresh_periodic_due()
             yield from self._process_log_dir_failures()
         lm = self.log_manager
         for task, run in ((LOG_FLUSH_SCHEDULER_INTERVAL_MS, lambda: lm.flush_dirty_logs(int(now_ms))),
@@ -1549,8 +1570,9 @@ class ReplicaManager:
                 self._run_log_task(run)
                 self._next_log_task_ms[task] = _next_due(self._next_log_task_ms[task], now_ms,
                                                          self._log_task_periods[task])
+                self._refresh_periodic_due()
                 yield from self._process_log_dir_failures()
-        if self.log_manager.future_logs and now_ms >= self._alter_log_dirs_due_ms:
+        if self.log_manager.has_future_logs and now_ms >= self._alter_log_dirs_due_ms:
             try:
                 if self.alter_log_dirs_quota.is_quota_exceeded(now_ms):
                     # ReplicaAlterLogDirsThread.buildFetch builds no fetch; the thread waits replica.fetch.backoff.ms
@@ -1617,6 +1639,17 @@ def _next_due(prev_due: float, now_ms: float, period: float) -> float:
     if nxt <= now_ms:  # missed runs are not replayed
         nxt = now_ms + period
     return nxt
+
+
+def with_fetch_offsets(data: FetchPartitionData, high_watermark: int, last_stable_offset: int) -> FetchPartitionData:
+    """``attrs.evolve(data, high_watermark=..., last_stable_offset=...)`` built directly: the leader's answer to a
+    follower carries the offsets after its fetch state moved (fetchMessages' updateFollowerFetchState, then the
+    partition's HW), once per fetched partition of every follower fetch, where evolve's field-by-field copy cost
+    more than the read. tests/core/broker/test_fetch_offsets.py holds it to evolve and fails when
+    FetchPartitionData gains a field."""
+    return FetchPartitionData(data.tp, data.error, high_watermark, last_stable_offset, data.log_start_offset,
+                              data.records, data.log_end_offset, data.preferred_read_replica,
+                              data.aborted_transactions)
 
 
 def _lai_error_response(request: LeaderAndIsrRequest, error: Errors) -> LeaderAndIsrResponse:
