@@ -193,10 +193,41 @@ class LocalCluster:
                                         max_session_timeout_ms=self.zk_max_session_timeout_ms, netns=zk_hosts,
                                         data_dirs=self.zk_data_dirs,
                                         sasl_users={login.username: login.password} if login else None)
-            self.zk.start()
-        for broker_id in range(self.n):
-            self.start_broker(broker_id)
+            # The brokers start while the JVMs do (issue #41): a broker spends its first second of CPU on imports,
+            # then connects as Kafka's does, retrying until zookeeper.connection.timeout.ms
+            # (zk_bridge.executor.connect), so it finds ZooKeeper serving or about to.
+            self.zk.launch()
+        try:
+            for broker_id in range(self.n):
+                self.start_broker(broker_id)
+            if self.zk is not None:
+                self.zk.wait_started()
+                self._restart_early_exits()
+        except BaseException:
+            self._kill_started_brokers()
+            if self.zk is not None:
+                self.zk.stop()
+                self.zk = None
+            raise
         return self
+
+    def _restart_early_exits(self) -> None:
+        """Once the embedded ZooKeeper serves: start again every broker that exited before it did, one that gave
+        up waiting for it (zookeeper.connection.timeout.ms, as Kafka's broker gives up) while its JVM was slow to
+        start on a loaded machine. Its log keeps the first run's last line."""
+        for broker_id, proc in sorted(self.procs.items()):
+            if proc.poll() is not None:
+                log.warning("broker %d exited (code %s) before ZooKeeper served: starting it again", broker_id,
+                            proc.returncode)
+                self.start_broker(broker_id)
+
+    def _kill_started_brokers(self) -> None:
+        """A start that failed (no ZooKeeper came up): its brokers never registered, so there is nothing to stop in
+        order; SIGKILL, so that none of them waits out its ZooKeeper connection timeout."""
+        for proc in self.procs.values():
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
 
     def _zookeeper_sasl_login(self, generate: bool) -> ZkSaslLogin | None:
         """The brokers' ZooKeeper SASL login. ``generate`` (kactor cluster --zookeeper-sasl): user ``kafka`` with a
