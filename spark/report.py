@@ -399,7 +399,9 @@ def print_summary(result: dict[str, Any], out_dir: str | None = None, console: A
     from rich.console import Console
     from rich.table import Table
 
-    console = console or Console()
+    # soft_wrap: a line longer than the terminal (a report's path, the totals) is not broken at its width, so a path
+    # can be copied and a reader of piped output (a test, grep) finds each line whole; tables still fit the width
+    console = console or Console(soft_wrap=True)
     result = add_incidents(result, out_dir, find=find)
     meta, t = result["meta"], result["tables"]
     span = ((meta["last_ts"] - meta["first_ts"]) / 1000) if meta.get("first_ts") is not None else 0.0

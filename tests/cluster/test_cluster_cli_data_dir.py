@@ -78,7 +78,7 @@ def test_a_second_run_on_the_data_dir_is_the_same_cluster(tmp_path: Path) -> Non
         assert sorted((p, o, v) for p, records in first.items() for o, v in records) == sorted(acked)
         cluster_id = _cluster_id(connect)
     finally:
-        stop(proc)
+        stop(proc, data)
     assert proc.returncode == 0
     for b in (0, 1):
         assert f"cluster.id={cluster_id}" in (data / f"broker-{b}" / "meta.properties").read_text()
@@ -94,7 +94,7 @@ def test_a_second_run_on_the_data_dir_is_the_same_cluster(tmp_path: Path) -> Non
         assert "orders" in listed
         assert {p: read_partition(servers, "orders", p) for p in (0, 1)} == first
     finally:
-        stop(proc)
+        stop(proc, data)
     assert proc.returncode == 0
 
 
@@ -114,5 +114,5 @@ def test_a_second_cluster_on_the_dir_is_refused_and_the_first_loses_nothing(tmp_
         assert read_partition(servers, "t", 0) == [(o, v) for _, o, v in before + after] == [
             (i, f"A-{i}") for i in range(200)]
     finally:
-        stop(proc)
+        stop(proc, data)
     assert proc.returncode == 0

@@ -53,14 +53,23 @@ def start(tmp_path: Path, *args: str) -> tuple[subprocess.Popen[str], _Lines]:
     return proc, _Lines(proc.stdout)
 
 
-def stop(proc: subprocess.Popen[str]) -> None:
-    if proc.poll() is None:
-        os.killpg(proc.pid, signal.SIGINT)
-        try:
-            proc.wait(90)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
+def stop(proc: subprocess.Popen[str], logs: Path | None = None) -> None:
+    """Ctrl-C, as a terminal sends it (to the process group). A cluster that has not stopped in 90 s is killed, and,
+    when no other failure is on its way, the test fails with what its brokers last logged (``logs``: their folder)."""
+    if proc.poll() is not None:
+        return
+    failing = sys.exc_info()[0] is not None  # called from a finally: an assertion may be on its way already
+    os.killpg(proc.pid, signal.SIGINT)
+    try:
+        proc.wait(90)
+        return
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+    if not failing:
+        tails = "".join(f"\n--- {f.name} ---\n{f.read_text(errors='replace')[-3000:]}"
+                        for f in sorted(logs.glob("broker-*.log"))) if logs is not None else ""
+        raise AssertionError(f"kactor cluster did not stop within 90 s of Ctrl-C{tails}")
 
 
 def owner(connect: str, broker_id: int) -> int | None:
@@ -139,7 +148,7 @@ def test_a_dead_broker_leaves_the_others_serving_and_its_printed_command_restart
         if manual is not None and manual.poll() is None:
             manual.terminate()
             manual.wait(60)
-        stop(proc)
+        stop(proc, data)
     assert proc.returncode == 0
 
 

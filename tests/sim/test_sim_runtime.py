@@ -4,6 +4,9 @@ through crashes, restarts and partitions, and a broken invariant is reported."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import attrs
@@ -18,6 +21,8 @@ from sim.invariants import Checker, hosted_partition
 from sim.run import create_topic, run_seed
 from sim.runtime import Sim
 from sim.workload import rates, writes
+
+REPO = Path(__file__).resolve().parents[2]
 
 STEPS = 20
 
@@ -173,28 +178,41 @@ def test_kactor_sim_prints_a_line_per_seed_the_rerun_command_and_a_summary(
     assert (tmp_path / "seed-4" / "broker-0.jsonl").exists()
 
 
-def test_kactor_sim_runs_seeds_in_worker_processes_in_seed_order(
-        capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+# `kactor sim --jobs 2` forks its workers: run from a process of its own, as a user runs it, never from the test
+# process, whose threads (left by earlier tests on this xdist worker) may hold a lock at the fork and hang the child
+_SIM_CLI = """
+import sys
+import sim.runtime
+if sys.argv[1]:
+    sim.runtime.scratch_base = lambda: sys.argv[1]  # where the runs' log dirs go (tmpfs otherwise)
+from kactor.cli import main
+sys.exit(main(sys.argv[2:]))
+"""
+
+
+def _kactor_sim(scratch: str, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-c", _SIM_CLI, scratch, "sim", *args], capture_output=True, text=True,
+                          timeout=280, cwd=REPO, env={**os.environ, "PYTHONHASHSEED": "0"})
+
+
+def test_kactor_sim_runs_seeds_in_worker_processes_in_seed_order(tmp_path: Path) -> None:
     """--jobs 2: the seeds run in two forked workers; a mutation is applied in each, the first failing seed in seed
     order is reported with the command that reruns it (its --mutation too), and --stop-at-first ends the run."""
-    from kactor.cli import main
-
-    monkeypatch.setenv("PYTHONHASHSEED", "0")
-    assert main(["sim", "--seeds", "1-4", "--steps", "6", "--jobs", "2", "--trace-dir", str(tmp_path)]) == 0
-    out = capsys.readouterr().out.splitlines()
+    r = _kactor_sim("", "--seeds", "1-4", "--steps", "6", "--jobs", "2", "--trace-dir", str(tmp_path))
+    assert r.returncode == 0, r.stderr[-3000:]
+    out = r.stdout.splitlines()
     assert out[0].startswith("4 seeds, 4 clean, 0 failing in ")
     assert out[1].startswith("  6 steps a seed, 2 jobs; per seed ")
-    import sim.runtime
 
-    base = tmp_path / "shm"  # where the runs' log dirs go (tmpfs otherwise)
+    base = tmp_path / "shm"
     base.mkdir()
-    monkeypatch.setattr(sim.runtime, "scratch_base", lambda: str(base))
-    assert main(["sim", "--seeds", "1-6", "--steps", "20", "--jobs", "2", "--trace-dir", str(tmp_path),
-                 "--mutation", "make-leader-completes-nothing", "--stop-at-first"]) == 1
+    r = _kactor_sim(str(base), "--seeds", "1-6", "--steps", "20", "--jobs", "2", "--trace-dir", str(tmp_path),
+                    "--mutation", "make-leader-completes-nothing", "--stop-at-first")
+    assert r.returncode == 1, r.stderr[-3000:]
     # the seeds' log dirs are made in the run's own folder, removed at its end with what the workers still running a
     # seed when the first failure ended the run (the pool terminated) left there
     assert list(base.iterdir()) == []
-    out = capsys.readouterr().out.splitlines()
+    out = r.stdout.splitlines()
     assert out[0].startswith("seed 1: FAILED  ")
     assert "  rerun: kactor sim --seeds 1 --steps 20 --brokers 3 --mutation make-leader-completes-nothing" in out
     assert any(line.startswith("1 seeds of 6, 0 clean, 1 failing (1) in ") for line in out)
