@@ -560,6 +560,38 @@ def steady_windows(pids: Callable[[], Iterable[int]], timeout: float, max_busy: 
     raise TimeoutError(f"cluster not steady under {max_busy:.2f} cores after {timeout:.0f}s")
 
 
+def unwind_on_sigterm() -> None:
+    """SIGTERM (a timeout, a kill) unwinds like Ctrl-C, so the callers' ``finally`` and ``__exit__`` stop the
+    brokers and ZooKeeper. Only the main thread may set a handler: a cluster started in another one relies on
+    `start_together`'s caller having set it."""
+    import signal
+
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+
+
+def start_together(*clusters: Any) -> None:
+    """``start()`` the clusters at once, each in a thread: most of a start is waiting (for a JVM, for the brokers
+    to register, for the controller's LeaderAndIsr), so two started together take little longer than one. The
+    first failure is raised once all have ended."""
+    unwind_on_sigterm()
+    failed: list[BaseException] = []
+
+    def start(c: Any) -> None:
+        try:
+            c.start()
+        except BaseException as e:  # noqa: BLE001 - raised in the caller's thread below
+            failed.append(e)
+
+    threads = [threading.Thread(target=start, args=(c,), name=f"start-{i}") for i, c in enumerate(clusters)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    if failed:
+        raise failed[0]
+
+
 class BenchCluster:
     """A real ZooKeeper (disk or tmpfs data dir), Kafka's znodes pre-written, then N broker processes that elect
     their first controller only once all have registered (see hold_controller)."""
@@ -584,13 +616,8 @@ class BenchCluster:
         self.idle_cores = 0.0  # the cluster's CPU when it last counted as settled (`settle`)
 
     def start(self) -> BenchCluster:
-        import signal
-        import threading
-
         from kactor.cluster import LocalCluster
-        if threading.current_thread() is threading.main_thread():
-            # SIGTERM (a timeout, a kill) unwinds like Ctrl-C, so __exit__ stops the brokers and ZooKeeper
-            signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+        unwind_on_sigterm()
         from zk_bridge.server import EmbeddedZooKeeper
         self.server = EmbeddedZooKeeper(data_dir=os.path.join(self.base, "zk-data"), tick_ms=2000)
         self.server.start()

@@ -81,6 +81,9 @@ def main(argv: list[str] | None = None) -> int:
                    help="--live: produce requests to each cluster per run (default 6000)")
     p.add_argument("--chunks", type=int, default=10, help="--live: pieces the workload alternates in (default 10)")
     p.add_argument("--clients", type=int, default=4, help="--live: client threads (default 4)")
+    p.add_argument("--warm-up", type=int, default=300,
+                   help="--live: produce requests to each cluster before the measured ones (default 300; at least "
+                        "one per partition)")
     p.add_argument("--replay-only", choices=("baseline", "recording"), help=argparse.SUPPRESS)
     a = p.parse_args(argv)
     if a.runs < 1 or a.partitions < 1:
@@ -88,9 +91,9 @@ def main(argv: list[str] | None = None) -> int:
     if a.live:
         from bench import trace_overhead_live
 
-        if a.clients < 1 or a.chunks < 1 or a.records < a.clients * a.chunks:
-            p.error("--clients and --chunks must be ≥ 1 and --records ≥ --clients × --chunks")
-        return trace_overhead_live.main(a.runs, a.partitions, a.records, a.clients, BUDGET, a.chunks)
+        if a.clients < 1 or a.chunks < 1 or a.records < a.clients * a.chunks or a.warm_up < 0:
+            p.error("--clients and --chunks must be ≥ 1, --records ≥ --clients × --chunks and --warm-up ≥ 0")
+        return trace_overhead_live.main(a.runs, a.partitions, a.records, a.clients, BUDGET, a.chunks, a.warm_up)
     logging.disable(logging.CRITICAL)  # the replayed actors re-log what the brokers logged live
     if a.replay_only:
         return _replay_only(a.trace, a.replay_only, a.runs)

@@ -28,13 +28,17 @@ import threading
 import time
 from typing import Any
 
-from bench.common import cpu_seconds, git_commit, load_average, topic_json, wait_quiet
+from bench.common import cpu_seconds, git_commit, load_average, start_together, topic_json, wait_quiet
 from kactor.cluster import LocalCluster
 from messages.common import TopicPartition
 from protocol.zk import paths, znodes
 
 TOPIC = "trace-overhead-live"
 BROKERS = 3
+WARM_UP = 300  # produce requests to each cluster before the measured chunks (at least one per partition)
+# Both clusters alike: stopped in order after the measurement, each one's last broker cannot hand its leaderships
+# to anyone and its controlled shutdown retries after this backoff (Kafka's 5 s: 10 s a cluster, 2 retries)
+OVERRIDES = ("controlled.shutdown.retry.backoff.ms=200",)
 _TS = re.compile(rb'^\{"seq":\d+,"ts":([0-9.]+),')
 
 
@@ -121,11 +125,11 @@ def _messages_between(trace_dir: str, windows: list[tuple[float, float]]) -> int
 class _Cluster:
     """One 3-broker cluster of a round, with the topic created, led and warmed up."""
 
-    def __init__(self, base: str, recording: bool, partitions: int, clients: int) -> None:
+    def __init__(self, base: str, recording: bool, partitions: int, clients: int, warm_up: int = WARM_UP) -> None:
         self.trace_dir = os.path.join(base, "trace") if recording else None
         self.lc = LocalCluster(BROKERS, base_dir=os.path.join(base, "cluster"), trace_dir=self.trace_dir,
-                               log_level="WARNING")
-        self.partitions, self.clients = partitions, clients
+                               log_level="WARNING", overrides=list(OVERRIDES))
+        self.partitions, self.clients, self.warm_up = partitions, clients, warm_up
         self.windows: list[tuple[float, float]] = []  # wall-clock ms of the measured chunks, for the trace count
         self.cpu_s = 0.0
         self.records = 0
@@ -145,7 +149,9 @@ class _Cluster:
             zk.stop()
             zk.close()
         self.pids = [p.pid for p in lc.procs.values()]  # the brokers only: ZooKeeper's work is the same either way
-        _workload(self.leaders, self.endpoints, self.partitions, max(self.partitions, 300), self.clients, 100)
+        # every partition written at least once (each client round-robins over its own partitions)
+        at_least = -(-self.partitions // self.clients) * self.clients
+        _workload(self.leaders, self.endpoints, self.partitions, max(at_least, self.warm_up), self.clients, 100)
 
     def measure(self, records: int) -> None:
         c0, ms0 = cpu_seconds(self.pids), time.time() * 1000
@@ -155,16 +161,16 @@ class _Cluster:
         self.records += records // self.clients * self.clients
 
 
-def one_round(partitions: int, records: int, clients: int, chunks: int) -> dict[str, dict[str, float]]:
+def one_round(partitions: int, records: int, clients: int, chunks: int,
+              warm_up: int = WARM_UP) -> dict[str, dict[str, float]]:
     """Two fresh clusters side by side, one recording and one not; the workload in ``chunks`` pieces, alternating
     between them (and which goes first), so that whatever else the machine does falls on both alike."""
     base = tempfile.mkdtemp(prefix="kactor-trace-live-")
-    clusters = {mode: _Cluster(os.path.join(base, mode), mode == "recording", partitions, clients)
+    clusters = {mode: _Cluster(os.path.join(base, mode), mode == "recording", partitions, clients, warm_up)
                 for mode in ("baseline", "recording")}
     try:
         try:
-            for c in clusters.values():
-                c.start()
+            start_together(*clusters.values())
             # settled: idle fetching alone keeps each broker at a few % of a core (8 shards long-polling 2 leaders)
             wait_quiet(lambda: clusters["baseline"].pids + clusters["recording"].pids, 60,
                        max_busy=0.2 + 0.2 * BROKERS)
@@ -184,14 +190,15 @@ def one_round(partitions: int, records: int, clients: int, chunks: int) -> dict[
         shutil.rmtree(base, ignore_errors=True)  # also when a cluster failed to start
 
 
-def main(runs: int, partitions: int, records: int, clients: int, budget: float, chunks: int = 10) -> int:
+def main(runs: int, partitions: int, records: int, clients: int, budget: float, chunks: int = 10,
+         warm_up: int = WARM_UP) -> int:
     print(f"live: two {BROKERS}-broker clusters side by side, one recording; {partitions} partitions RF {BROKERS}; "
           f"{records} single-record acks=all produce requests to each per run from {clients} clients, in {chunks} "
           f"chunks alternating between them; load {load_average()}", flush=True)
     rates: dict[str, list[float]] = {"baseline": [], "recording": []}
     messages: list[float] = []
     for run in range(runs):
-        r = one_round(partitions, records, clients, chunks)
+        r = one_round(partitions, records, clients, chunks, warm_up)
         line = []
         for mode in ("baseline", "recording"):
             rates[mode].append(r[mode]["records"] / r[mode]["cpu_s"])

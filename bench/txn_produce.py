@@ -29,7 +29,7 @@ import sys
 import time
 from typing import Any
 
-from bench.common import IN_CHECKOUT, append_doc_line, git_commit, load_average, machine_line
+from bench.common import IN_CHECKOUT, append_doc_line, git_commit, load_average, machine_line, start_together
 from bench.data_path import (
     PRODUCER_CONFIG,
     RECORD_BYTES,
@@ -151,10 +151,9 @@ def run(args: argparse.Namespace, command: str) -> int:
           f"load {load_before}", flush=True)
     value = record_value()
     results: dict[str, list[ProduceRun]] = {w: [] for w in WAYS}
-    target = KactorTarget().start()
-    unverified = None
+    target, unverified = KactorTarget(), KactorTarget(overrides=UNVERIFIED)
     try:
-        unverified = KactorTarget(overrides=UNVERIFIED).start()
+        start_together(target, unverified)
         for t in (target, unverified):
             t.create_topic(TOPIC, args.partitions)
             warm_up(t.bootstrap, TOPIC, args.partitions)
@@ -181,8 +180,7 @@ def run(args: argparse.Namespace, command: str) -> int:
                 results[way].append(r)
                 print(_line(way, r), flush=True)
     finally:
-        if unverified is not None:
-            unverified.stop()
+        unverified.stop()
         target.stop()
     if not all(results[w] and all(r.records for r in results[w]) for w in WAYS):
         print("a way acknowledged nothing: no ratio", flush=True)

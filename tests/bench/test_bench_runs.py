@@ -5,6 +5,7 @@ one's in order."""
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 import pytest
@@ -157,3 +158,31 @@ def test_stop_stops_a_kept_folders_brokers_in_order(tmp_path: Any) -> None:
     s.bc.stop()
     assert s.calls == ["orderly stop of 0,2", "zookeeper stopped"]  # their traces and logs complete
     assert (tmp_path / "bench").exists()
+
+
+class Starting:
+    """A cluster whose start waits for the others' at a barrier: started one after another, none would pass it."""
+
+    def __init__(self, barrier: threading.Barrier, fail: bool = False) -> None:
+        self.barrier, self.fail, self.started = barrier, fail, False
+
+    def start(self) -> None:
+        self.barrier.wait()
+        if self.fail:
+            raise RuntimeError("its brokers never registered")
+        self.started = True
+
+
+def test_start_together_starts_the_clusters_at_once() -> None:
+    barrier = threading.Barrier(2, timeout=10)
+    a, b = Starting(barrier), Starting(barrier)
+    common.start_together(a, b)
+    assert a.started and b.started
+
+
+def test_start_together_raises_a_failed_start_once_every_start_has_ended() -> None:
+    barrier = threading.Barrier(2, timeout=10)
+    a, b = Starting(barrier, fail=True), Starting(barrier)
+    with pytest.raises(RuntimeError, match="never registered"):
+        common.start_together(a, b)
+    assert b.started

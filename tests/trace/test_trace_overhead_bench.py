@@ -27,9 +27,10 @@ def test_trace_overhead_bench_reports_its_figure(recorded_trace: str) -> None:
 
 @pytest.mark.cluster
 def test_trace_overhead_live_bench_runs_both_modes_on_a_real_cluster() -> None:
+    # a warm-up of one request a partition: enough to find every leader serving, as the measured chunks need
     p = subprocess.run([sys.executable, "-m", "bench.trace_overhead", "--live", "--runs", "1", "--records", "40",
-                        "--chunks", "2", "--partitions", "4", "--clients", "2"], cwd=REPO, capture_output=True,
-                       text=True, timeout=300, check=False)
+                        "--chunks", "2", "--partitions", "4", "--clients", "2", "--warm-up", "4"], cwd=REPO,
+                       capture_output=True, text=True, timeout=300, check=False)
     assert p.returncode in (0, 1), p.stdout + p.stderr  # 1: over budget on a busy machine
     out = p.stdout
     assert "run 1: baseline" in out and "; recording" in out, out
@@ -38,3 +39,10 @@ def test_trace_overhead_live_bench_runs_both_modes_on_a_real_cluster() -> None:
     per_record = float(out.split(" messages received by the brokers per record")[0].rsplit(" ", 1)[1])
     assert per_record >= 5, out
     assert "ratio recording/baseline" in out and "overhead" in out and "per-run ratios" in out, out
+
+
+def test_trace_overhead_live_refuses_a_negative_warm_up() -> None:
+    p = subprocess.run([sys.executable, "-m", "bench.trace_overhead", "--live", "--warm-up", "-1"], cwd=REPO,
+                       env=dict(os.environ, PYTHONHASHSEED=SEED), capture_output=True, text=True, timeout=60,
+                       check=False)
+    assert p.returncode == 2 and "--warm-up ≥ 0" in p.stderr, p.stderr
