@@ -272,7 +272,9 @@ class ReplicaFetcherManager:
             return None
         rm = self.replica_manager
         self.throttled_fetch_leaders.discard(leader_id)
-        handler = self._session_handlers.setdefault(leader_id, FetchSessionHandler())
+        handler = self._session_handlers.get(leader_id)
+        if handler is None:  # not setdefault: a handler (and its dict) built for every fetch only to be dropped
+            handler = self._session_handlers[leader_id] = FetchSessionHandler()
         sent = handler.sent
         config = rm.config
         max_bytes = config.replica_fetch_max_bytes
