@@ -1,9 +1,10 @@
 """KActor: the base of every kactor actor.
 
-Every message between actors travels in an `Envelope` (body, sender name, cause seq). On receipt the base class
-records the message in the process trace, remembers its seq as the cause of whatever the handler sends, and
-dispatches on the body's type to ``on_<ClassName>``. Handlers never block and never raise into thespian: an error
-is logged and recorded as ActorFailed, so thespian's retry-on-exception never re-delivers a message.
+Every message between actors travels as the tuple (body, sender name, cause seq) — what an `Envelope` holds; an
+Envelope is still taken. On receipt the base class records the message in the process trace, remembers its seq as
+the cause of whatever the handler sends, and dispatches on the body's type to ``on_<ClassName>``. Handlers never
+block and never raise into thespian: an error is logged and recorded as ActorFailed, so thespian's
+retry-on-exception never re-delivers a message.
 """
 
 from __future__ import annotations
@@ -53,8 +54,10 @@ class KActor(Actor):
 
     # -- thespian entry point -------------------------------------------------------------------------------------
     def receiveMessage(self, msg: Any, sender: Any) -> None:  # noqa: N802 - thespian's name
-        if isinstance(msg, Envelope):
-            self._deliver(msg)
+        if msg.__class__ is tuple:
+            self._take(msg, sender)
+        elif isinstance(msg, Envelope):
+            self._take((msg.body, msg.sender, msg.cause), sender)
         elif isinstance(msg, ActorInit):
             self.name = msg.name
             self.runtime = Runtime.lookup(msg.runtime_key)
@@ -62,31 +65,40 @@ class KActor(Actor):
             # simpleSystemBase delivers through thespian's actor_base_receive, which fetches a logger and makes a
             # debug call per message before calling receiveMessage (a tenth of its dispatch in a replay); kactor's
             # actors record every message themselves, so they take deliveries directly.
-            self._receive = self.receiveMessage
+            self._receive = self._take
             self.on_start()
         elif isinstance(msg, (ActorExitRequest, ChildActorExited)):
             self.on_stop() if isinstance(msg, ActorExitRequest) else None
         # anything else (thespian internals, poison) is ignored
 
     def _deliver(self, env: Envelope) -> None:
+        self._take((env.body, env.sender, env.cause), None)
+
+    def _take(self, msg: Any, sender: Any) -> None:
+        """Deliver a message (body, sender name, cause seq); what the actor system calls once the actor has its
+        runtime, so anything else (thespian's lifecycle messages) goes on to receiveMessage. A tuple, not an
+        Envelope: the frozen class's __init__ was a quarter of a delivery's instructions (performance-log.md)."""
+        if msg.__class__ is not tuple:
+            self.receiveMessage(msg, sender)
+            return
+        body, from_name, cause = msg
         rt = self.runtime
-        seq = rt.record(env.sender, self.name, env.body, env.cause)
+        seq = rt.record(from_name, self.name, body, cause)
         previous = rt.current_seq
         rt.current_seq = seq
         try:
-            body = env.body
             handler = self._handlers.get(body.__class__)
             if handler is None and body.__class__ not in self._handlers:
                 handler = self._handlers[body.__class__] = _handler(self.__class__, body.__class__)
             if handler is None:
-                self.on_unhandled(body, env.sender)
+                self.on_unhandled(body, from_name)
             elif handler is _LOOK_UP:
-                getattr(self, "on_" + type(body).__name__)(body, env.sender)
+                getattr(self, "on_" + type(body).__name__)(body, from_name)
             else:
-                handler(self, body, env.sender)
+                handler(self, body, from_name)
         except Exception as e:  # noqa: BLE001 - an actor must survive its handler's bugs
-            log.error("actor %s failed on %s: %s", self.name, type(env.body).__name__, e, exc_info=True)
-            rt.record(self.name, self.name, ActorFailed(self.name, type(env.body).__name__,
+            log.error("actor %s failed on %s: %s", self.name, type(body).__name__, e, exc_info=True)
+            rt.record(self.name, self.name, ActorFailed(self.name, type(body).__name__,
                                                         traceback.format_exc(limit=8)), seq)
         finally:
             rt.current_seq = previous
@@ -106,7 +118,7 @@ class KActor(Actor):
         rt = self.runtime
         # thespian's Actor.send less its isinstance check: runtime.address only hands out the actor system's
         # addresses (or raises KeyError)
-        self._myRef.actor_send(rt.address(to), Envelope(body, self.name, rt.current_seq))
+        self._myRef.actor_send(rt.address(to), (body, self.name, rt.current_seq))
 
     def now_ms(self) -> float:
         return self.runtime.clock.now_ms()

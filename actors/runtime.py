@@ -22,7 +22,7 @@ from thespian.actors import ActorExitRequest, ActorSystem
 
 from actors.clock import Clock, ManualClock
 from actors.edge_slots import NO_EDGES, Edges
-from messages.runtime import ActorInit, Envelope
+from messages.runtime import ActorInit
 
 log = logging.getLogger("kactor.runtime")
 
@@ -189,7 +189,7 @@ class Runtime:
             self.clock.set(round(self._wall(), 3) if at_ms is None else at_ms)
         elif at_ms is not None and isinstance(self.clock, ManualClock):
             self.clock.set(at_ms)
-        self.asys.tell(self.address(to), Envelope(body, sender, cause))
+        self.asys.tell(self.address(to), (body, sender, cause))  # an Envelope's fields (actors/base.py)
 
     def run_until_idle(self) -> int:
         """Deliver every queued input (tests and replay drive the runtime this way). Returns how many."""
