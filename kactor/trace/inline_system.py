@@ -150,8 +150,9 @@ class InlineActorSystem:
         while queue:
             ref, msg, sender, attempts = popleft()
             inst = ref.instance
-            if attempts == 0 and inst is not None and not isinstance(msg, _LIFECYCLE):
-                # the hot path: a live actor's first attempt at an ordinary message
+            if attempts == 0 and inst is not None and (msg.__class__ is tuple or not isinstance(msg, _LIFECYCLE)):
+                # the hot path: a live actor's first attempt at an ordinary message (a tuple: what kactor's actors
+                # send each other, actors/base.py)
                 try:
                     inst._receive(msg, sender.address)
                 except Exception:  # noqa: BLE001 - thespian's retry-on-exception
