@@ -31,8 +31,9 @@ def run(bootstrap, protocol, mechanism, user, password, topic, count, cafile=Non
     if certfile:
         sasl.update(ssl_certfile=certfile, ssl_keyfile=keyfile)
     try:
+        # a refused client waits out bootstrap_timeout_ms (30 s by default) before it reports the failure
         producer = KafkaProducer(bootstrap_servers=bootstrap, acks="all", client_id="kp3-sasl",
-                                 max_block_ms=15000, **sasl)
+                                 max_block_ms=15000, bootstrap_timeout_ms=10000, **sasl)
     except Exception as e:  # noqa: BLE001 - reported to the test
         return {"error": f"{type(e).__name__}: {e}"}
     futures = [producer.send(topic, value=f"kp3-sasl-{i}".encode(), partition=0) for i in range(int(count))]
