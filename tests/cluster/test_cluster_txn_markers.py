@@ -8,8 +8,12 @@ bounds read_committed), and a COMMIT written to it then makes that transaction v
 
 from __future__ import annotations
 
-from cluster_helpers import Cluster, now_ms, raw_request, run_kactor
-from kafka_clients_helpers import bootstrap, read_from_start
+import subprocess
+import sys
+import time
+
+from cluster_helpers import Cluster, now_ms, raw_request
+from kafka_clients_helpers import bootstrap
 
 from edges.transport import request
 from messages.common import Errors, TopicPartition
@@ -57,10 +61,35 @@ def end_txn(c: Cluster, producer: tuple[int, int], commit: bool) -> None:
     assert answer.results == (TxnMarkerPartitionResult(producer[0], TP, Errors.NONE),), answer
 
 
-def consume(c: Cluster, isolation: str, expected: int, settle_s: float = 3.0, timeout_s: float = 60.0
-            ) -> list[str]:
-    """The values a librdkafka consumer at ``isolation`` reads from offset 0 (kafka_clients_helpers.read_from_start)."""
-    return read_from_start(c, TOPIC, isolation, expected, settle_s, timeout_s, "txn-reader")[0]
+def consume(c: Cluster, isolation: str, expected: int, timeout_s: float = 60.0) -> list[str]:
+    """The values a librdkafka consumer at ``isolation`` reads from offset 0 until it holds ``expected`` of them and
+    has reached the partition's end at its isolation: the high watermark, or for read_committed the last stable
+    offset (librdkafka's _PARTITION_EOF; enable.partition.eof). Past that end no record is returned until the
+    leader's log or state changes, so none is missed that a reader waiting on would get."""
+    from confluent_kafka import Consumer
+    from confluent_kafka import KafkaError as CkKafkaError
+    from confluent_kafka import TopicPartition as CkTopicPartition
+
+    from kactor.kafka_clients import client_config
+
+    consumer = Consumer(client_config(bootstrap(c), "txn-reader", {
+        "group.id": f"txn-reader-{isolation}", "enable.auto.commit": False, "isolation.level": isolation,
+        "enable.partition.eof": True}))
+    values: list[str] = []
+    try:
+        consumer.assign([CkTopicPartition(TOPIC, 0, 0)])
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            message = consumer.poll(0.2)
+            if message is None:
+                continue
+            if message.error() is None:
+                values.append(message.value().decode())
+            elif message.error().code() == CkKafkaError._PARTITION_EOF and len(values) >= expected:
+                return values
+        raise AssertionError(f"{isolation}: {values} read, no end of {TOPIC}-0 after {expected} within {timeout_s} s")
+    finally:
+        consumer.close()
 
 
 def test_read_committed_sees_exactly_the_committed_records_before_and_after_a_leader_move(start_cluster):
@@ -81,17 +110,25 @@ def test_read_committed_sees_exactly_the_committed_records_before_and_after_a_le
     everything = ["a0", "a1", "b0", "b1", "a2", "p0", "d0", "p1"]
     assert consume(c, "read_committed", 3) == ["b0", "b1", "p0"]
     assert consume(c, "read_uncommitted", 8) == everything
+    # both at once: each prints until 3 s pass without a record
+    consoles = {isolation: subprocess.Popen(
+        [sys.executable, "-m", "kactor", "consume", "--bootstrap-server", bootstrap(c), "--topic", TOPIC,
+         "--from-beginning", "--timeout-ms", "3000", "--isolation-level", isolation],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        for isolation in ("read_committed", "read_uncommitted")}
     for isolation, values in (("read_committed", ["b0", "b1", "p0"]), ("read_uncommitted", everything)):
-        printed = run_kactor("consume", "--bootstrap-server", bootstrap(c), "--topic", TOPIC, "--from-beginning",
-                             "--timeout-ms", "5000", "--isolation-level", isolation)
-        assert printed.stdout.splitlines() == values
+        out, err = consoles[isolation].communicate(timeout=120)
+        assert consoles[isolation].returncode == 0, err
+        assert out.splitlines() == values
 
     old_leader, _ = leader_port(c)
     c.wait_partition(TOPIC, 0, lambda st: len(st["isr"]) == 3, what="every replica in sync")
     c.kill(old_leader)
     c.wait_partition(TOPIC, 0, lambda st: st["leader"] not in (-1, old_leader), what="another leader")
+    # every record readable from the new leader first: its high watermark at the log's end, so read_committed's
+    # end is its last stable offset, not a high watermark still catching up
+    assert consume(c, "read_uncommitted", 8) == everything
     # the new leader rebuilt the same state from the replicated batches: d's transaction is still open
     assert consume(c, "read_committed", 3) == ["b0", "b1", "p0"]
-    assert consume(c, "read_uncommitted", 8) == everything
     end_txn(c, d, commit=True)
     assert consume(c, "read_committed", 5) == ["b0", "b1", "p0", "d0", "p1"]
