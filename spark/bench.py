@@ -190,7 +190,8 @@ def generate_trace(trace_dir: str, messages: int, brokers: int, partitions: int,
     cmd = [sys.executable, "-m", "kactor", "trace", "generate", "--messages", str(messages), "--brokers", str(brokers),
            "--partitions", str(partitions), "--seed", str(seed), "--out", trace_dir]
     t0 = time.perf_counter()
-    done = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    # the hash seed the command would fix in a child of its own (kactor/cli/trace_generate.py)
+    done = subprocess.run(cmd, capture_output=True, text=True, check=False, env=dict(os.environ, PYTHONHASHSEED="0"))
     if done.returncode != 0:
         raise RuntimeError(f"{' '.join(cmd)}: exit {done.returncode}: {done.stderr.strip()[-2000:]}")
     return time.perf_counter() - t0

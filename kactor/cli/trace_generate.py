@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import argparse
 import os
+import subprocess
+import sys
 
 from kactor.cli import CliError
 
@@ -18,9 +20,9 @@ def register(trace_subparsers: argparse._SubParsersAction) -> None:
                     "seed's faults and clients) with B brokers and a topic of P partitions, recording their "
                     "brokers' traces into DIR, until N record lines or --sim-lines, whichever is fewer; beyond "
                     "--sim-lines the rest are copies of the simulated seeds' files (tiles), and the last seed or "
-                    "tile is cut to exactly N lines. Seed k's broker b (and tile k's) is broker-<10k+b>.jsonl. "
-                    "Every line is one the actors wrote, and every broker's files replay with `kactor trace replay "
-                    "--check DIR`. Deterministic for a given --seed.")
+                    "tile is cut to exactly N lines. The k-th seed or tile, from 0, writes its broker b as "
+                    "broker-<10k+b>.jsonl. Every line is one the actors wrote, and every broker's files replay with "
+                    "`kactor trace replay --check DIR`. Deterministic for a given --seed.")
     p.add_argument("--messages", type=int, default=10_000, metavar="N", help="record lines in all (default 10000)")
     p.add_argument("--brokers", type=int, default=3, metavar="B",
                    help=f"brokers per simulated cluster, {MIN_BROKERS}-{MAX_BROKERS} (default 3)")
@@ -48,11 +50,12 @@ def run(args: argparse.Namespace) -> int:
         raise CliError(f"{args.out}: exists and is not a folder")
     if os.path.isdir(args.out) and any(name.endswith(".jsonl") for name in os.listdir(args.out)):
         raise CliError(f"{args.out}: holds a trace already (*.jsonl); give an empty or new folder")
-    from kactor.cli.cmd_sim import configure_logging
-    from kactor.hashseed import ensure_fixed_hash_seed
+    from kactor.hashseed import SEED
 
-    # as `kactor sim`: the brokers iterate sets in the hash seed's order, and a replay runs with this one
-    ensure_fixed_hash_seed()
+    if os.environ.get("PYTHONHASHSEED") != SEED:
+        return _in_child_with_fixed_hash_seed(args, SEED)
+    from kactor.cli.cmd_sim import configure_logging
+
     configure_logging(verbose=False)
     from kactor.sim_boot import SimBoot
     from sim.generate import generate
@@ -71,3 +74,17 @@ def run(args: argparse.Namespace) -> int:
         print(f"note: seed(s) {', '.join(map(str, stats.failing))} broke one of kactor sim's invariants; their traces "
               "are written all the same")
     return 0
+
+
+def _in_child_with_fixed_hash_seed(args: argparse.Namespace, seed: str) -> int:
+    """The command again in a child process with PYTHONHASHSEED fixed, its output passed on. The brokers iterate sets
+    in the hash seed's order, and `kactor trace replay` runs with that seed (as `kactor sim` and the broker process
+    do). Those re-execute themselves (kactor.hashseed.ensure_fixed_hash_seed); a child instead keeps a caller that runs
+    the command in its own process (tests, through kactor.cli.main) alive and its own."""
+    argv = [sys.executable, "-m", "kactor", "trace", "generate", "--messages", str(args.messages),
+            "--brokers", str(args.brokers), "--partitions", str(args.partitions), "--out", args.out,
+            "--seed", str(args.seed), "--sim-lines", str(args.sim_lines), "--steps", str(args.steps)]
+    done = subprocess.run(argv, env=dict(os.environ, PYTHONHASHSEED=seed), capture_output=True, text=True, check=False)
+    sys.stdout.write(done.stdout)
+    sys.stderr.write(done.stderr)
+    return done.returncode

@@ -8,6 +8,8 @@ import collections
 import json
 import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -158,6 +160,21 @@ def test_cli_generate(tmp_path: Path, capsys: pytest.CaptureFixture[str], monkey
     assert sum(map(len, record_lines(out).values())) == 500
     assert main(["trace", "generate", "--messages", "10", "--out", str(out)]) == 1  # holds a trace now
     assert "holds a trace already" in capsys.readouterr().err
+
+
+def test_cli_generate_runs_with_the_fixed_hash_seed(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without PYTHONHASHSEED=0 the command runs in a child that has it (this process goes on), so its trace replays
+    in `kactor trace replay --check`, which runs with it too, in another process."""
+    out = tmp_path / "gen"
+    monkeypatch.delenv("PYTHONHASHSEED", raising=False)
+    assert main(["trace", "generate", "--messages", "800", "--partitions", "4", "--steps", "5", "--seed", "3",
+                 "--out", str(out)]) == 0
+    assert capsys.readouterr().out.startswith("wrote 800 messages in ")
+    replay = subprocess.run([sys.executable, "-m", "kactor", "trace", "replay", "--check", str(out)],
+                            capture_output=True, text=True, check=False)
+    assert replay.returncode == 0, replay.stdout + replay.stderr
+    assert replay.stdout.count(": identical: ") == len(list(out.glob("*.jsonl")))
 
 
 @pytest.mark.parametrize("argv, error", [

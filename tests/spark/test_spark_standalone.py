@@ -64,7 +64,10 @@ def test_standalone_tables_equal_local(spark: Any, standalone: Any, tmp_path) ->
     from spark.summarize import TABLES, summarize
 
     traces = [str(tmp_path / "generated"), write_trace(str(tmp_path / "handcrafted"))]
-    generate(traces[0], 2000, 3, 16, 11, SimBoot())
+    # one folder down, so that the summary reads traces[0] as a campaign folder: a cluster apart from the handcrafted
+    # trace's for the incidents (the simulator's clock starts in 2023, the handcrafted trace in 2026; as one cluster
+    # its brokers would be down, and their partitions under-replicated, through every 1 s bucket in between)
+    generate(os.path.join(traces[0], "generated"), 2000, 3, 16, 11, SimBoot())
     local, cluster = tmp_path / "local", tmp_path / "cluster"
     summarize(spark, traces, str(local), bucket_ms=1000)
     # the command's terminal summary runs the report's incident pass over what Spark wrote: so does this side
