@@ -7,11 +7,12 @@ kactor/trace/incidents/, over the traces the summary read) and the errors once p
 
 from __future__ import annotations
 
+import bisect
 import copy
 import html
 import json
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
 from typing import Any
 
@@ -89,7 +90,7 @@ def incident_tables(inputs: list[str], bucket_ms: int, gauges: list[dict[str, An
         spans = [(i["start_ts"], i["end_ts"] if i["end_ts"] is not None else (last_ms or 0.0),
                   len(i["partitions"].split()))
                  for _, (incident_rows, _e, last_ms) in found for i in incident_rows if i["kind"] == kind]
-        for b, n in _peaks(spans, bucket_ms).items():
+        for b, n in _peaks(spans, bucket_ms, rows).items():
             row = rows.get(b)
             if row is None:
                 row = rows[b] = {k: None for k in (gauges[0] if gauges else ("bucket_start_ms",))}
@@ -116,22 +117,37 @@ def incident_tables(inputs: list[str], bucket_ms: int, gauges: list[dict[str, An
         r["expected"], -r["answers"], r["error"]))}
 
 
-def _peaks(spans: list[tuple[float, float, int]], bucket_ms: int) -> dict[int, int]:
-    """Each bucket's largest sum of the ``spans`` (start, end, count) covering one instant of it."""
+# the most buckets a level is filled into between two edges; over a longer gap only the timeline's own rows are
+# (an hour at the default 1 s buckets: a real incident's gap between events, never two traces' eras apart)
+MAX_FILL_BUCKETS = 3600
+
+
+def _peaks(spans: list[tuple[float, float, int]], bucket_ms: int, known: Iterable[int] = ()) -> dict[int, int]:
+    """Each bucket's largest sum of the ``spans`` (start, end, count) covering one instant of it: the buckets an edge
+    falls in and those a level spans between two edges — all of them over a gap of up to MAX_FILL_BUCKETS, only the
+    ``known`` ones (the timeline's rows) over a longer one, so the memory is bounded by the edges and the rows, not by
+    the time spanned (an incident left open from a trace of 2023 to the end of one of 2026 read beside it spans 10^8
+    one-second buckets)."""
     edges = [e for start, end, n in spans for e in ((start, n), (end, -n))]
     steps = sorted(edges, key=lambda e: (e[0], -e[1]))  # a start before an end at the same time
     peak: dict[int, int] = {}
     level = 0
     if not steps:
         return peak
+    rows = sorted(set(known))
     for (ts, step), nxt in zip(steps, [*steps[1:], None], strict=True):
         b = int(ts // bucket_ms * bucket_ms)
         peak[b] = max(peak.get(b, 0), level)  # the level up to ts, in this bucket
         level += step
         peak[b] = max(peak[b], level)
         if nxt is not None and level > 0:  # the buckets the level spans without an edge in them
-            for between in range(b + bucket_ms, int(nxt[0] // bucket_ms * bucket_ms), bucket_ms):
-                peak[between] = max(peak.get(between, 0), level)
+            last = int(nxt[0] // bucket_ms * bucket_ms)
+            if (last - b) // bucket_ms <= MAX_FILL_BUCKETS:
+                between: Iterable[int] = range(b + bucket_ms, last, bucket_ms)
+            else:
+                between = rows[bisect.bisect_right(rows, b):bisect.bisect_left(rows, last)]
+            for k in between:
+                peak[k] = max(peak.get(k, 0), level)
     return peak
 
 

@@ -114,3 +114,18 @@ def test_the_reports_first_screen_lists_the_incidents(tmp_path: Path) -> None:
     assert "under_replicated" in text and "2.70 s" in text
     assert "Errors that need attention (once per answer): UNKNOWN_SERVER_ERROR (Produce): 2" in text
     assert "Expected protocol answers (once per answer): STALE_CONTROLLER_EPOCH (LeaderAndIsr): 1" in text
+
+
+def test_peaks_over_a_gap_of_years_fill_only_the_timelines_rows() -> None:
+    """Two traces of different eras read as one cluster: an incident open from the first to the end of the second
+    spans 10^8 one-second buckets; only the timeline's rows between are filled, and the edges' buckets."""
+    from spark.report import MAX_FILL_BUCKETS, _peaks
+
+    year_ms = 365 * 86_400_000
+    far = 3 * year_ms
+    got = _peaks([(1500, far + 500, 2)], 1000, known=(1000, 5000, far - 7000, far + 9000))
+    assert got == {1000: 2, 5000: 2, far - 7000: 2, far: 2}
+    # a gap of up to MAX_FILL_BUCKETS is filled bucket by bucket, rows or not; one bucket more, only the rows
+    assert len(_peaks([(500, MAX_FILL_BUCKETS * 1000 + 500, 1)], 1000)) == MAX_FILL_BUCKETS + 1
+    assert _peaks([(500, (MAX_FILL_BUCKETS + 1) * 1000 + 500, 1)], 1000, known=(7000,)) == {
+        0: 1, 7000: 1, (MAX_FILL_BUCKETS + 1) * 1000: 1}
