@@ -15,22 +15,51 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
-from cluster_helpers import Cluster, raw_request
+from cluster_helpers import TEST_SESSION_TIMEOUT_MS, Cluster, raw_request
 from kafka_clients_helpers import bootstrap, closing_producer
 
 from core.coordinator.group.message_formats import offset_commit_key
+from kactor.cluster import LocalCluster
 from messages.common import TopicPartition
 from protocol.records import iter_batches
+from tests.support.kazoo_clients import new_chroot
 
-pytestmark = [pytest.mark.cluster, pytest.mark.slow]
+# one worker runs the module: its module-scoped cluster writes a fixed trace folder
+pytestmark = [pytest.mark.cluster, pytest.mark.slow, pytest.mark.xdist_group("test_cluster_compaction")]
 
 TOPIC = "compacted"
 KEYS = 50
 ROUNDS = 200
-OVERRIDES = ("offsets.topic.num.partitions=1", "offsets.topic.segment.bytes=8192", "log.cleaner.backoff.ms=300",
-             "group.initial.rebalance.delay.ms=0", "auto.leader.rebalance.enable=false")
+# the must-show's 100,000 commits take 6-8 minutes on this shared 2-core machine (some 250 commits/s, CPU-bound:
+# 128 connections commit no faster than 32); the suite commits 2,500 times, KACTOR_COMPACTION_COMMITS=100000 runs
+# it at full size
+COMMITS = int(os.environ.get("KACTOR_COMPACTION_COMMITS", "2500"))
+# some 340 bytes a commit in the log: the suite's commits fill 3 segments of 256 KiB, as 10,000 did of 1 MiB, so a
+# partition compacted under 2 segments lost most of what was written; 1 MiB segments from 10,000 commits on
+OFFSETS_SEGMENT_BYTES = min(1 << 20, COMMITS * 105)
+OVERRIDES = (f"zookeeper.session.timeout.ms={TEST_SESSION_TIMEOUT_MS}", "controlled.shutdown.retry.backoff.ms=200",
+             "offsets.topic.num.partitions=1", f"offsets.topic.segment.bytes={OFFSETS_SEGMENT_BYTES}",
+             "log.cleaner.backoff.ms=300", "group.initial.rebalance.delay.ms=0", "auto.leader.rebalance.enable=false")
+
+
+@pytest.fixture(scope="module")
+def compacting(zk_server, tmp_path_factory: pytest.TempPathFactory,  # noqa: ANN001
+               cluster_trace_root: Path) -> Iterator[Cluster]:
+    """The module's 3 brokers, the cleaner polling every 300 ms: each test writes its own topic (the group's test,
+    last, its own group) and the last SIGKILLs a broker."""
+    lc = LocalCluster(3, zookeeper=new_chroot(zk_server.connect_string),
+                      base_dir=str(tmp_path_factory.mktemp("compaction")),
+                      trace_dir=str(cluster_trace_root / "compaction"), overrides=list(OVERRIDES))
+    c = Cluster(lc)
+    try:
+        c.start()
+        yield c
+    finally:
+        c.stop(concurrent=True)
 
 
 def _dir_bytes(c: Cluster, broker: int, partition_dir: str) -> int:
@@ -66,10 +95,10 @@ def _read_all(servers: str, topic: str, timeout: float = 30) -> list[tuple[str, 
         consumer.close()
 
 
-def test_a_compacted_topic_overwritten_many_times_reads_back_its_newest_value_per_key(start_cluster) -> None:
+def test_a_compacted_topic_overwritten_many_times_reads_back_its_newest_value_per_key(compacting: Cluster) -> None:
     import confluent_kafka
 
-    c: Cluster = start_cluster(3, overrides=OVERRIDES)
+    c = compacting
     c.create_topic(TOPIC, replication_factor=3, configs={"cleanup.policy": "compact", "segment.bytes": "4096"})
     c.wait_partition(TOPIC, 0, lambda st: sorted(st["isr"]) == [0, 1, 2], what=f"{TOPIC}-0 with ISR of all 3")
     servers = bootstrap(c)
@@ -143,14 +172,14 @@ def _read_isolated(servers: str, topic: str, isolation: str, timeout: float = 30
 
 
 def test_a_compacted_topic_of_committed_and_aborted_transactions_reads_only_its_newest_committed_values(
-        start_cluster) -> None:
+        compacting: Cluster) -> None:
     """LogCleaner over transactions (2.6.3's CleanedTransactionMetadata): a confluent-kafka transactional producer
     overwrites 20 keys in 60 transactions, every third aborted; once cleaned, a read_uncommitted reader and a
     read_committed one both read each key exactly once, with its newest committed value — the aborted records are
     gone from the log, not only skipped."""
     import confluent_kafka
 
-    c: Cluster = start_cluster(3, overrides=OVERRIDES)
+    c = compacting
     topic = "compacted-txn"
     c.create_topic(topic, replication_factor=3, configs={"cleanup.policy": "compact", "segment.bytes": "4096"})
     c.wait_partition(topic, 0, lambda st: sorted(st["isr"]) == [0, 1, 2], what=f"{topic}-0 with ISR of all 3")
@@ -184,15 +213,6 @@ def test_a_compacted_topic_of_committed_and_aborted_transactions_reads_only_its_
                    for isolation in ("read_uncommitted", "read_committed"))
 
     c.wait(compacted, 120, "readers at both isolation levels to get each key once, with its newest committed value")
-
-
-# the must-show's 100,000 commits take 6-8 minutes on this shared 2-core machine (some 250 commits/s, CPU-bound:
-# 128 connections commit no faster than 32); the suite commits 2,500 times, KACTOR_COMPACTION_COMMITS=100000 runs
-# it at full size
-COMMITS = int(os.environ.get("KACTOR_COMPACTION_COMMITS", "2500"))
-# some 340 bytes a commit in the log: the suite's commits fill 3 segments of 256 KiB, as 10,000 did of 1 MiB, so a
-# partition compacted under 2 segments lost most of what was written; 1 MiB segments from 10,000 commits on
-OFFSETS_SEGMENT_BYTES = min(1 << 20, COMMITS * 105)
 
 
 def _coordinator_address(c: Cluster, group: str) -> tuple[str, int]:
@@ -273,15 +293,13 @@ def _committed(address: str, group: str, topic: str, partitions: int) -> tuple[i
 
 @pytest.mark.timeout(300 + COMMITS // 100)
 def test_a_group_committing_many_times_leaves_its_live_keys_and_a_new_coordinator_serves_them_at_once(
-        start_cluster) -> None:
+        compacting: Cluster) -> None:
     """The compaction must-show: one group's COMMITS commits (5 offsets each, some 400 bytes a commit of
     __consumer_offsets), pipelined over 32 connections, are compacted to the group's 5 live keys below the active
     segment on every replica, and the coordinator that takes over after a SIGKILL serves them within seconds of the
     partition's new leader being elected (printed: it includes the LeaderAndIsr and the load; the coordinator logs
     no load time of its own)."""
-    overrides = tuple(o for o in OVERRIDES if not o.startswith("offsets.topic.segment.bytes")) + (
-        f"offsets.topic.segment.bytes={OFFSETS_SEGMENT_BYTES}",)
-    c: Cluster = start_cluster(3, overrides=overrides)
+    c = compacting  # the module's last test: it kills the group's coordinator
     c.create_topic("input", partitions=5, replication_factor=3)
     group, commits, partitions = "committer", COMMITS, 5
     address = _coordinator_address(c, group)
