@@ -12,27 +12,54 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
-from cluster_helpers import Cluster, produce, segment_records
+from cluster_helpers import TEST_SESSION_TIMEOUT_MS, Cluster, produce, segment_records
 from kafka_clients_helpers import closing_producer, read_partition
 
+from kactor.cluster import LocalCluster
 from kactor.kafka_clients import watermark_offsets
 from kactor.records import values_batch
 from messages.common import Errors
 from protocol.records import read_batch_header
+from tests.support.kazoo_clients import new_chroot
 
 pytestmark = [pytest.mark.cluster, pytest.mark.slow]
+# the tests on the module's cluster run on one worker: it writes a fixed trace folder (the codecs test keeps the
+# session's shared_cluster group)
+ON_MODULE_CLUSTER = pytest.mark.xdist_group("test_cluster_log_segments")
 
 TOPIC = "seg"
+
+
+@pytest.fixture(scope="module")
+def brokers(zk_server, tmp_path_factory: pytest.TempPathFactory,  # noqa: ANN001
+            cluster_trace_root: Path) -> Iterator[Cluster]:
+    """3 brokers with the log defaults, for the tests that need no broker-wide setting: each on its own topic, in
+    file order; the torn-tail test restarts the follower it killed, the idempotent producer's test (the last on
+    it) leaves its leader killed."""
+    lc = LocalCluster(3, zookeeper=new_chroot(zk_server.connect_string),
+                      base_dir=str(tmp_path_factory.mktemp("log-segments")),
+                      trace_dir=str(cluster_trace_root / "log-segments"),
+                      overrides=[f"zookeeper.session.timeout.ms={TEST_SESSION_TIMEOUT_MS}",
+                                 "controlled.shutdown.retry.backoff.ms=200"])
+    c = Cluster(lc)
+    try:
+        c.start()
+        yield c
+    finally:
+        c.stop(concurrent=True)
 
 
 def _segment_files(c: Cluster, broker: int) -> list[str]:
     return sorted(os.listdir(os.path.join(c.log_dir(broker), f"{TOPIC}-0")))
 
 
-def test_segments_roll_on_every_replica_and_a_torn_tail_is_recovered_on_restart(start_cluster) -> None:
-    c: Cluster = start_cluster(3)
+@ON_MODULE_CLUSTER
+def test_segments_roll_on_every_replica_and_a_torn_tail_is_recovered_on_restart(brokers: Cluster) -> None:
+    c = brokers
     controller = c.controller_id()
     assert controller is not None
     leader, follower = (b for b in range(3) if b != controller)
@@ -78,7 +105,8 @@ def test_segments_roll_on_every_replica_and_a_torn_tail_is_recovered_on_restart(
     assert len(data) == good_size or read_batch_header(data, good_size).base_offset == len(acknowledged) - len(more)
 
 
-def test_a_real_producers_batches_are_stored_as_sent_and_found_by_timestamp(start_cluster) -> None:
+@ON_MODULE_CLUSTER
+def test_a_real_producers_batches_are_stored_as_sent_and_found_by_timestamp(brokers: Cluster) -> None:
     """librdkafka (confluent-kafka) produces lz4-compressed batches with its own timestamps, acks=all: the segments
     hold them as sent (codec, timestamps) at consecutive offsets on every replica, and ListOffsets by timestamp
     (Consumer.offsets_for_times, Log.fetchOffsetByTimestamp) finds the first record at or after a time."""
@@ -87,8 +115,9 @@ def test_a_real_producers_batches_are_stored_as_sent_and_found_by_timestamp(star
 
     from protocol.records import iter_batches
 
-    c: Cluster = start_cluster(3)
-    c.create_topic("ts", partitions=1, replication_factor=3)
+    c = brokers
+    # stamped 2023: the retention check (30 s after a broker's start, then every 5 minutes) would delete them
+    c.create_topic("ts", partitions=1, replication_factor=3, configs={"retention.ms": "-1"})
     c.wait_partition("ts", 0, lambda st: len(st["isr"]) == 3, what="ts-0 with ISR of all 3")
     bootstrap = ",".join(f"127.0.0.1:{c.lc.ports[b]}" for b in range(3))
     t0 = 1_700_000_000_000
@@ -178,7 +207,8 @@ def test_broker_log_defaults_roll_and_retention_deletes_old_segments_on_every_re
         consumer.close()
 
 
-def test_an_idempotent_producer_keeps_its_sequence_through_a_leader_kill(start_cluster) -> None:
+@ON_MODULE_CLUSTER
+def test_an_idempotent_producer_keeps_its_sequence_through_a_leader_kill(brokers: Cluster) -> None:
     """librdkafka with enable.idempotence (InitProducerId, then producer id / epoch / sequence in every batch): the
     leader checks the sequences, the followers replicate the producer state with the batches, so after the leader's
     SIGKILL the new leader accepts the producer's next sequences; every value is in the log exactly once."""
@@ -186,7 +216,7 @@ def test_an_idempotent_producer_keeps_its_sequence_through_a_leader_kill(start_c
 
     from protocol.records import iter_batches
 
-    c: Cluster = start_cluster(3)
+    c = brokers  # the last test on it: its leader is killed
     controller = c.controller_id()
     assert controller is not None
     leader, follower = (b for b in range(3) if b != controller)
