@@ -525,7 +525,14 @@ class ChaosRun:
         self._event(f"  {kind} exited with {code}" + ("" if not found else f": {'; '.join(v.detail for v in found)}"))
 
     def _hostile(self) -> None:
-        """The seed's hostile client (kactor/chaos/hostile.py), once, with every broker registered."""
+        """The seed's hostile client (kactor/chaos/hostile.py), once, with every broker registered; skipped, and said
+        so, on a TLS or SASL listener: it speaks PLAINTEXT only (edges/net/blocking_client.py), so no broker would
+        answer it and it would only wait out 20 s a request."""
+        if self.cfg.security != "plaintext":
+            note = f"skipped: it speaks PLAINTEXT only and the brokers' listener is {self.cfg.security}"
+            self._event(f"  hostile client {note}")
+            self.hostile_notes = [note]
+            return
         assert self.zk is not None
         zk = self.zk
 

@@ -201,6 +201,8 @@ def test_a_seed_over_sasl_ssl(tmp_path: Path) -> None:
     events = (tmp_path / "seed-18" / "events.log").read_text()
     committed = int(events.split("transactions: ", 1)[1].split(" committed", 1)[0])
     assert committed > 0, events
+    # the PLAINTEXT-only hostile client is skipped, and the events say so (no 20 s a request waited out)
+    assert "  hostile client skipped: it speaks PLAINTEXT only and the brokers' listener is sasl_ssl" in events
     # the brokers talked to each other over it: no PLAINTEXT listener was bound
     logs = sorted((tmp_path / "seed-18" / "cluster").glob("broker-*.log"))
     assert len(logs) == 3
