@@ -191,6 +191,8 @@ CONFIG_DEFS: dict[str, tuple[Callable[[str, str], Any], Any]] = {
     "log.flush.scheduler.interval.ms": (_int(), 2**63 - 1),
     "log.flush.offset.checkpoint.interval.ms": (_int(0), 60000),
     "log.flush.start.offset.checkpoint.interval.ms": (_int(0), 60000),
+    # Kafka 3.9's, beyond 2.6 (core/broker/kafka_configs): when the LogManager's tasks first run after start-up
+    "log.initial.task.delay.ms": _kafka("log.initial.task.delay.ms"),
     "message.max.bytes": (_int(0), 1048588),
     # the log cleaner's topic defaults (the log.cleaner.* synonyms of the topic configs) and the cleaner's own
     # settings (LogCleaner.cleanerConfig: edges/log_cleaner.py)
@@ -264,6 +266,7 @@ LOG_PROPS = ("log.segment.bytes", "log.roll.hours", "log.roll.ms", "log.retentio
              "log.segment.delete.delay.ms", "log.message.timestamp.type", "message.max.bytes",
              "log.flush.interval.messages", "log.flush.interval.ms", "log.flush.scheduler.interval.ms",
              "log.flush.offset.checkpoint.interval.ms", "log.flush.start.offset.checkpoint.interval.ms",
+             "log.initial.task.delay.ms",
              "log.cleanup.policy", "log.cleaner.delete.retention.ms", "log.cleaner.min.compaction.lag.ms",
              "log.cleaner.max.compaction.lag.ms", "log.cleaner.min.cleanable.ratio")
 _KEY_RE = re.compile(r"^[a-z][a-z0-9._-]*$")

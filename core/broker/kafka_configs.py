@@ -133,6 +133,9 @@ class ConfigKey:
     default: str | None  # ConfigDef.convertToString of the default; None: null; NO_DEFAULT: required
     validator: Validator | None = None
     mode: str = READ_ONLY
+    # ConfigDef.defineInternal: accepted and read, but DescribeConfigs lists it only where it was supplied
+    # (ConfigHelper.allConfigs: the originals, then nonInternalValues)
+    internal: bool = False
 
     @property
     def sensitive(self) -> bool:
@@ -158,8 +161,8 @@ class ConfigKey:
 
 
 def _def(name: str, kind: str, default: str | None, validator: Validator | None = None,
-         mode: str = READ_ONLY) -> ConfigKey:
-    return ConfigKey(name, kind, default, validator, mode)
+         mode: str = READ_ONLY, internal: bool = False) -> ConfigKey:
+    return ConfigKey(name, kind, default, validator, mode, internal)
 
 
 _ROWS: tuple[ConfigKey, ...] = (
@@ -246,6 +249,10 @@ _ROWS: tuple[ConfigKey, ...] = (
     _def("log.flush.interval.ms", LONG, None, mode=CLUSTER_WIDE),
     _def("log.flush.offset.checkpoint.interval.ms", INT, "60000", at_least(0)),
     _def("log.flush.start.offset.checkpoint.interval.ms", INT, "60000", at_least(0)),
+    # Kafka 3.9's (ServerLogConfigs.LOG_INITIAL_TASK_DELAY_MS_CONFIG, LogConfig's defineInternal: LOW, "for testing
+    # only"), beyond 2.6, whose LogManager.InitialTaskDelayMs is a fixed 30000: the delay before the LogManager's
+    # periodic tasks first run (docs/kafka-2.6-departures.md)
+    _def("log.initial.task.delay.ms", LONG, "30000", at_least(0), internal=True),
     _def("log.preallocate", BOOLEAN, "false", mode=CLUSTER_WIDE),
     _def("num.recovery.threads.per.data.dir", INT, "1", at_least(1), mode=CLUSTER_WIDE),
     _def("auto.create.topics.enable", BOOLEAN, "true"),

@@ -32,6 +32,7 @@ from core.broker.checkpoints import (
     read_offset_checkpoint,
     write_offset_checkpoint,
 )
+from core.broker.kafka_configs import KAFKA_CONFIGS
 from core.broker.kafka_storage_error import KafkaStorageError
 from core.broker.log import (
     CLEAN_SHUTDOWN_FILE,
@@ -47,6 +48,20 @@ from core.broker.log_config import LogConfig
 from core.broker.producer_state import PRODUCER_ID_EXPIRATION_MS
 from core.disk import OS_DISK, Disk
 from messages.common import TopicPartition
+
+# ServerLogConfigs.LOG_INITIAL_TASK_DELAY_MS_CONFIG (Kafka 3.9; 2.6's LogManager.InitialTaskDelayMs, a fixed 30000)
+LOG_INITIAL_TASK_DELAY_MS = "log.initial.task.delay.ms"
+LOG_INITIAL_TASK_DELAY_MS_DEFAULT = 30000
+
+
+def log_initial_task_delay_ms(broker_props: Mapping[str, str]) -> int:
+    """KafkaConfig.logInitialTaskDelayMs (Kafka 3.9): the ``initialTaskDelayMs`` LogManager.startup schedules
+    kafka-log-retention, kafka-log-flusher, kafka-recovery-point-checkpoint and kafka-log-start-offset-checkpoint
+    with, from the broker's log.* properties; parsed and validated as Kafka does (a LONG, at least 0)."""
+    text = broker_props.get(LOG_INITIAL_TASK_DELAY_MS)
+    if text is None:
+        return LOG_INITIAL_TASK_DELAY_MS_DEFAULT
+    return int(KAFKA_CONFIGS[LOG_INITIAL_TASK_DELAY_MS].parse(text))
 
 
 def _read_checkpoint_or_empty(path: str, disk: Disk = OS_DISK) -> dict[TopicPartition, int]:

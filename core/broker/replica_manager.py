@@ -47,7 +47,7 @@ from core.broker.isr_propagation import ISR_CHANGE_PROPAGATION_CHECK_MS, IsrChan
 from core.broker.kafka_storage_error import KafkaStorageError
 from core.broker.leader_epoch_cache import UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET
 from core.broker.log_config import MIN_IN_SYNC_REPLICAS, LogConfigs, log_defaults_from_broker_config
-from core.broker.log_manager import LogManager
+from core.broker.log_manager import LogManager, log_initial_task_delay_ms
 from core.broker.metadata_cache import MetadataCache
 from core.broker.partition import (
     FETCH_HIGH_WATERMARK,
@@ -142,7 +142,6 @@ from protocol.records import (
 
 UNKNOWN_BROKER_EPOCH = -1  # AbstractControlRequest.UNKNOWN_BROKER_EPOCH
 FUTURE_LOCAL_REPLICA_ID = -3  # Request.FutureLocalReplicaId: a local read up to the log end, any replica
-LOG_RETENTION_INITIAL_DELAY_MS = 30000  # LogManager.InitialTaskDelayMs: the first retention check after startup
 # the LogManager's other periodic tasks (KafkaConfig names and 2.6 defaults; read from the broker's log.* properties)
 LOG_FLUSH_OFFSET_CHECKPOINT_INTERVAL_MS = "log.flush.offset.checkpoint.interval.ms"  # 60000
 LOG_FLUSH_START_OFFSET_CHECKPOINT_INTERVAL_MS = "log.flush.start.offset.checkpoint.interval.ms"  # 60000
@@ -223,12 +222,14 @@ class ReplicaManager:
         self._next_isr_expiration_ms = now_ms + config.isr_expiration_interval_ms
         self._next_isr_propagation_ms = now_ms + ISR_CHANGE_PROPAGATION_CHECK_MS
         self._next_hw_checkpoint_ms: float | None = None
-        self._next_log_retention_ms = now_ms + LOG_RETENTION_INITIAL_DELAY_MS
         props = dict(config.log_props)
+        # LogManager.startup schedules every task initialTaskDelayMs after startup (log.initial.task.delay.ms)
+        initial_task_delay_ms = log_initial_task_delay_ms(props)
+        self._next_log_retention_ms = now_ms + initial_task_delay_ms
         # a period of 0 would run the task on every pass (Kafka's scheduler refuses it): at least 1 ms
         self._log_task_periods = {k: max(1, int(props.get(k, default))) for k, default in _LOG_TASK_DEFAULTS.items()}
         # kafka-recovery-point-checkpoint, kafka-log-start-offset-checkpoint, kafka-log-flusher
-        self._next_log_task_ms = {k: now_ms + LOG_RETENTION_INITIAL_DELAY_MS for k in _LOG_TASK_DEFAULTS}
+        self._next_log_task_ms = {k: now_ms + initial_task_delay_ms for k in _LOG_TASK_DEFAULTS}
         self._last_hw_checkpoint: dict[str, dict[TopicPartition, int]] = {}  # per dir: what was last written
         self._alter_log_dirs_due_ms = 0.0  # the next future-log copy round (core/broker/alter_log_dirs.py)
         self._periodic_due_ms = 0.0

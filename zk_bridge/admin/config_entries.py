@@ -176,7 +176,9 @@ def broker_config_entries(view: BrokerConfigView, per_broker: bool, include_syno
     key supplied or set dynamically) or over the cluster's dynamic defaults (the "" resource: only the configs set in
     /config/brokers/<default>)."""
     if per_broker:
-        all_names = sorted({*KAFKA_CONFIGS, *view.static, *view.dynamic_default, *view.dynamic_broker})
+        # ConfigHelper.allConfigs: an internal config (ConfigDef.defineInternal) only where it was supplied
+        all_names = sorted({*(k for k, row in KAFKA_CONFIGS.items() if not row.internal), *view.static,
+                            *view.dynamic_default, *view.dynamic_broker})
     else:
         all_names = sorted(view.dynamic_default)
     entries = []
