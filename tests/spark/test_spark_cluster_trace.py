@@ -32,8 +32,10 @@ def killed_broker_run(zk_server, tmp_path_factory: pytest.TempPathFactory) -> di
     connect = new_chroot(zk_server.connect_string, "spark")
     base = tmp_path_factory.mktemp("spark-cluster")
     traces = str(base / "traces")
+    # the controller stops last, and its leaderships have nowhere to go: its controlled shutdown is refused and
+    # retried controlled.shutdown.max.retries times; Kafka's 5 s backoff between made the stop ~10 s longer
     lc = LocalCluster(3, zookeeper=connect, base_dir=str(base / "data"), trace_dir=traces,
-                      overrides=["zookeeper.session.timeout.ms=4000"])
+                      overrides=["zookeeper.session.timeout.ms=4000", "controlled.shutdown.retry.backoff.ms=200"])
     sc = Scenario(lc, partitions=4, say=lambda _: None)
     try:
         lc.start()
