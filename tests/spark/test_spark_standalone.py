@@ -13,7 +13,10 @@ from typing import Any
 import pytest
 from spark_support import write_trace
 
-pytestmark = [pytest.mark.spark, pytest.mark.slow]
+# One xdist group with the tests sharing the SparkSession (test_standalone_tables_equal_local needs it): the module's
+# cluster (three JVMs, 20-35 s to start on a loaded machine) then starts once a run. Its other tests, needing no
+# session, would otherwise be handed out one by one, and each worker (or each return to this module) start its own.
+pytestmark = [pytest.mark.spark, pytest.mark.slow, pytest.mark.xdist_group("spark")]
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 # what differs between two runs of the same summary: how long it took
@@ -110,3 +113,9 @@ def test_no_worker_can_take_an_executor(standalone: Any, tmp_path) -> None:
     assert not os.path.exists(tmp_path / "o")
     waiting = [a for a in standalone.state()["completedapps"] if a["memoryperexecutor"] == 4096]
     assert [a["name"] for a in waiting] == ["kactor-trace-summary"]  # it was registered, then stopped
+
+
+def test_the_module_is_one_xdist_group_with_the_sessions_tests() -> None:
+    """Every test of this module runs on the worker that holds the SparkSession, so `standalone` starts once."""
+    groups = [m.args for m in pytestmark if m.name == "xdist_group"]
+    assert groups == [("spark",)]
