@@ -9,12 +9,19 @@ from typing import Any
 import pytest
 from spark_support import write_trace
 
+# The tests' traces are tens to thousands of lines: compiling each query's generated Java (Janino, then the JIT) is
+# most of a summary's time there, and interpreted evaluation gives the same rows (Spark's own suites run both). A
+# handcrafted summary: 6.5-8.1 -> 3.5-4.9 s written, 5.1-6.0 -> 3.2-3.9 s from the cache (load 19-21). kactor's
+# sessions keep Spark's code generation: test_spark_standalone.py holds its tables (`kactor trace summarize` in a
+# process of its own) to these byte for byte.
+INTERPRETED = {"spark.sql.codegen.wholeStage": "false", "spark.sql.codegen.factoryMode": "NO_CODEGEN"}
+
 
 @pytest.fixture(scope="session")
 def spark() -> Iterator[Any]:
     from spark.session import build_session, stop_session
 
-    session = build_session("local[2]", app_name="kactor-tests")
+    session = build_session("local[2]", app_name="kactor-tests", conf=INTERPRETED)
     try:
         yield session
     finally:

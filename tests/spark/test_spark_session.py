@@ -87,3 +87,9 @@ def test_active_session_seen_from_any_thread(spark: Any) -> None:
     thread.start()
     thread.join(60)
     assert seen and seen[0] is not None and seen[0].sparkContext is spark.sparkContext
+
+
+def test_the_tests_session_evaluates_interpreted(spark: Any) -> None:
+    """The shared session (tests/spark/conftest.py) runs without generated code; kactor's own keep Spark's default."""
+    assert spark.conf.get("spark.sql.codegen.factoryMode") == "NO_CODEGEN"
+    assert spark.conf.get("spark.sql.codegen.wholeStage") == "false"

@@ -61,7 +61,9 @@ def test_cluster_registered(standalone: Any) -> None:
 
 def test_standalone_tables_equal_local(spark: Any, standalone: Any, tmp_path) -> None:
     """One generated trace plus the handcrafted one (its crash-truncated last line takes the slow-line path):
-    every table's JSON file, byte for byte, and summary.json but for its timings, as local[2] wrote them."""
+    every table's JSON file, byte for byte, and summary.json but for its timings, as local[2] wrote them. The tests'
+    session evaluates interpreted (tests/spark/conftest.py), the command's generates code, as kactor's sessions do:
+    the same tables from both."""
     from kactor.sim_boot import SimBoot
     from sim.generate import generate
     from spark.summarize import TABLES, summarize
@@ -78,7 +80,7 @@ def test_standalone_tables_equal_local(spark: Any, standalone: Any, tmp_path) ->
     from spark.report import add_incidents, load_result
 
     add_incidents(load_result(str(local)), str(local), find=report_rows)
-    assert spark.sparkContext.master == "local[2]"
+    assert spark.sparkContext.master == "local[2]" and spark.conf.get("spark.sql.codegen.factoryMode") == "NO_CODEGEN"
     r = kactor("trace", "summarize", *traces, "--out", str(cluster), "--bucket-ms", "1000", "--no-report",
                "--master", standalone.master_url)
     assert r.returncode == 0, r.stderr[-3000:]
