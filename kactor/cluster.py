@@ -368,8 +368,14 @@ class LocalCluster:
         self.logs[broker_id] = log_path
         os.makedirs(self.base_dir, exist_ok=True)
         with open(log_path, "ab") as out:
+            # A session of its own, as the embedded ZooKeeper's: a terminal's Ctrl-C or hang-up reaches the launcher
+            # alone, which stops the brokers one at a time, the controller last (stop()). Signalled with it, every
+            # broker's controlled shutdown asked a controller that was itself going away; and a launcher started
+            # with SIGINT ignored (a script's background job) kept running while its brokers stopped. A broker
+            # still dies with its launcher (edges/children.py: PR_SET_PDEATHSIG and the janitor).
             proc = spawn(self.broker_args(broker_id), stdout=out, stderr=subprocess.STDOUT,
-                         stdin=subprocess.DEVNULL, env=dict(os.environ, PYTHONHASHSEED="0", **self.broker_env))
+                         stdin=subprocess.DEVNULL, env=dict(os.environ, PYTHONHASHSEED="0", **self.broker_env),
+                         start_new_session=True)
         self.procs[broker_id] = proc
         return proc
 
@@ -428,6 +434,8 @@ class LocalCluster:
 
         One at a time, as an operator rolls a cluster: stopped all at once, each broker's controlled shutdown asks a
         controller that is itself going away and retries until controlled.shutdown.max.retries runs out (30–40 s).
+        The brokers run in sessions of their own (start_broker), so a terminal's Ctrl-C does not stop them all at
+        once behind this method's back: ``kactor cluster`` gets it and calls this.
         ``concurrent`` (a test's teardown): the brokers other than the controller together, then the controller; a
         leadership none of the stopping brokers can take stays where it is, and their shutdowns overlap.
         """

@@ -1,6 +1,9 @@
 """``kactor cluster``: an embedded ZooKeeper (one server or an ensemble) and N broker processes, on loopback or
 (``--hosts netns``) each on a network namespace of its own; Ctrl-C, SIGTERM or SIGHUP stops brokers, then ZooKeeper,
-and removes the temporary directories (and the namespaces and their bridge).
+and removes the temporary directories (and the namespaces and their bridge). The brokers and ZooKeeper run in
+sessions of their own, so a terminal's Ctrl-C or hang-up reaches this command alone, which stops the brokers one at a
+time, the controller last, in bounded time. Started with SIGINT ignored (a script's background job, as POSIX shells
+start one), Ctrl-C stays ignored, as a JVM running Kafka leaves it; SIGTERM stops the cluster then.
 
 A broker that dies does not stop the others, as in a real cluster: the command prints how it ended and the exact
 ``kactor broker ...`` line that starts it again (same id, listener, metrics port and log dir), or, with
@@ -9,6 +12,7 @@ A broker that dies does not stop the others, as in a real cluster: the command p
 from __future__ import annotations
 
 import argparse
+import os
 import signal
 import sys
 import time
@@ -167,7 +171,7 @@ def run(args: argparse.Namespace) -> int:
             _print_zookeeper_sasl(cluster, login, checked["zookeeper.set.acl"])
         where = cluster.base_dir + (" (removed on exit)" if args.data_dir is None else "")
         print(f"data: {where}" + (f"   traces: {args.trace_dir}" if args.trace_dir else ""))
-        print("Ctrl-C to stop", flush=True)
+        print(_how_to_stop(), flush=True)
         reported: set[int] = set()
         started = {b: time.monotonic() for b in cluster.procs}
         while not stop["now"]:
@@ -193,6 +197,16 @@ def run(args: argparse.Namespace) -> int:
         print("stopping brokers, then ZooKeeper...", flush=True)
         cluster.stop()
     return 0
+
+
+def _how_to_stop() -> str:
+    """The last line of the start-up report: Ctrl-C, unless this process was started with SIGINT ignored (Python
+    then leaves it ignored, as the JVM leaves Kafka's shutdown signals): a script's background job, which the
+    terminal's Ctrl-C is not meant for. The line still begins "Ctrl-C to stop", the mark tools wait for."""
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        return (f"Ctrl-C to stop is off: this process was started with SIGINT ignored (a background job); "
+                f"kill -TERM {os.getpid()} stops it")
+    return "Ctrl-C to stop"
 
 
 def _print_zookeeper_sasl(cluster: LocalCluster, login: ZkSaslLogin, set_acl: bool) -> None:

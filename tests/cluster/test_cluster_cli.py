@@ -3,6 +3,7 @@ one trace per broker) and ``kactor broker``'s start-up failures (one clear line 
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import queue
@@ -64,6 +65,13 @@ def pids_mentioning(text: str) -> list[int]:
     return [p for p in _all_pids() if p != me and text in _cmdline(p) and alive(p)]
 
 
+def foreground_job() -> None:
+    """preexec_fn for a ``kactor`` a test sends Ctrl-C to: SIGINT at its default, as a shell starts a foreground
+    job. A test run started in the background (``scripts/test &`` from a script, nohup) has SIGINT ignored, which its
+    children inherit, and kactor then leaves Ctrl-C ignored, as a background job should (the JVM does the same)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 class _Lines:
     """Reads a pipe line by line in a thread, so the test can wait for a line with a deadline."""
 
@@ -100,8 +108,8 @@ def test_cluster_command_starts_three_brokers_and_ctrl_c_leaves_nothing(tmp_path
         # controlled shutdown 3 times, 5 s apart by default, as Kafka's last broker does)
         proc = subprocess.Popen([*KACTOR, "cluster", "--brokers", "3", "--data-dir", str(data),
                                  "--trace-dir", str(traces), "--override", "controlled.shutdown.retry.backoff.ms=200"],
-                                stdout=subprocess.PIPE, stderr=err,
-                                stdin=subprocess.DEVNULL, text=True, start_new_session=True)
+                                stdout=subprocess.PIPE, stderr=err, stdin=subprocess.DEVNULL, text=True,
+                                start_new_session=True, preexec_fn=foreground_job)
     try:
         out = _Lines(proc.stdout)
         connect = out.wait_for(r"^zookeeper\.connect=(\S+)$", 60).group(1)
@@ -139,6 +147,9 @@ def test_cluster_command_starts_three_brokers_and_ctrl_c_leaves_nothing(tmp_path
         brokers = [p for p in kids if str(data) in _cmdline(p)]
         javas = [p for p in kids if "java" in _cmdline(p)]
         assert len(brokers) == 3 and len(javas) == 1, [(_cmdline(p)) for p in kids]
+        # the brokers run in sessions of their own: a terminal's Ctrl-C reaches kactor cluster alone, which stops
+        # them one at a time
+        assert [os.getsid(p) for p in brokers] == brokers and os.getsid(proc.pid) == proc.pid
 
         os.killpg(proc.pid, signal.SIGINT)  # Ctrl-C
         out.wait_for(r"stopping brokers, then ZooKeeper", 30)
@@ -153,6 +164,15 @@ def test_cluster_command_starts_three_brokers_and_ctrl_c_leaves_nothing(tmp_path
         assert not alive(pid), f"{pid} still running: {_cmdline(pid)}"
     assert pids_mentioning(str(data)) == []
     assert "Traceback" not in stderr_path.read_text()
+    # rolled as an operator rolls a cluster: SIGTERM to one broker, its controlled shutdown, its exit, then the
+    # next, the controller last (it leads what nobody else can take: its attempts fail, 200 ms apart); none of
+    # them got the Ctrl-C
+    stops = {b: _stop_in_log((data / f"broker-{b}.log").read_text(errors="replace"), b) for b in range(3)}
+    order = sorted(range(3), key=lambda b: (b == controller, b))
+    assert sorted(stops, key=lambda b: stops[b][0]) == order, stops
+    for before, after in itertools.pairwise(order):
+        assert stops[before][1] <= stops[after][0], stops
+    assert [stops[b][2] for b in order[:2]] == ["controlled shutdown succeeded"] * 2, stops
 
     # one JSON-lines trace per broker, every line a known message type
     files = sorted(p.name for p in traces.iterdir() if p.suffix == ".jsonl")
@@ -162,6 +182,43 @@ def test_cluster_command_starts_three_brokers_and_ctrl_c_leaves_nothing(tmp_path
     for name in files:
         check_trace_file(str(traces / name))
         assert sum(1 for _ in read_records(str(traces / name))) > 0
+
+
+@pytest.mark.slow
+def test_cluster_started_with_sigint_ignored_leaves_ctrl_c_alone_and_stops_on_sigterm(tmp_path: Path) -> None:
+    """A script's background job: started with SIGINT ignored, kactor cluster says so and how to stop it, a Ctrl-C
+    to its process group stops nothing (nor any broker: they are not in that group), and SIGTERM then stops it all,
+    with no broker reported dead on the way."""
+    data = tmp_path / "data"
+    proc = subprocess.Popen([*KACTOR, "cluster", "--brokers", "1", "--data-dir", str(data), "--override",
+                             "controlled.shutdown.retry.backoff.ms=200"],
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL, text=True,
+                            start_new_session=True, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
+    try:
+        out = _Lines(proc.stdout)
+        how = out.wait_for(r"^Ctrl-C to stop is off: this process was started with SIGINT ignored \(a background "
+                           r"job\); kill -TERM (\d+) stops it$", 90)
+        assert int(how.group(1)) == proc.pid
+        os.killpg(proc.pid, signal.SIGINT)  # Ctrl-C, were it in the foreground
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=90) == 0
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    out.wait_for(r"^stopping brokers, then ZooKeeper\.\.\.$", 5)  # after any "broker 0 died" line
+    assert [line for line in out.seen if "died" in line] == []
+    _stop_in_log((data / "broker-0.log").read_text(errors="replace"), 0)  # its one stop signal: SIGTERM
+
+
+def _stop_in_log(text: str, broker_id: int) -> tuple[str, str, str]:
+    """(when its stop signal arrived, when it began to exit, why) from a broker's log; its one stop signal must be
+    SIGTERM. The times are the log's wall-clock stamps ("2026-11-28 02:38:44,911"), which sort as text."""
+    signals = re.findall(r"^(\S+ \S+) INFO .* Terminating process due to signal (\w+)$", text, re.M)
+    assert [sig for _, sig in signals] == ["SIGTERM"], (broker_id, signals)
+    stopping = re.search(rf"^(\S+ \S+) INFO .* broker {broker_id} stopping \((.*)\)$", text, re.M)
+    assert stopping is not None, (broker_id, text[-2000:])
+    return signals[0][0], stopping.group(1), stopping.group(2)
 
 
 # -- kactor broker: start-up failures --------------------------------------------------------------------------------

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 from kazoo.client import KazooClient
-from test_cluster_cli import _Lines
+from test_cluster_cli import _Lines, foreground_job
 
 pytestmark = [pytest.mark.cluster, pytest.mark.slow]
 
@@ -48,13 +48,14 @@ def _free(port: int) -> bool:
 
 def start(tmp_path: Path, *args: str) -> tuple[subprocess.Popen[str], _Lines]:
     proc = subprocess.Popen([*KACTOR, "cluster", *args, *FAST], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                            stdin=subprocess.DEVNULL, text=True, start_new_session=True,
+                            stdin=subprocess.DEVNULL, text=True, start_new_session=True, preexec_fn=foreground_job,
                             env=dict(os.environ, TMPDIR=str(tmp_path)))
     return proc, _Lines(proc.stdout)
 
 
 def stop(proc: subprocess.Popen[str], logs: Path | None = None) -> None:
-    """Ctrl-C, as a terminal sends it (to the process group). A cluster that has not stopped in 90 s is killed, and,
+    """Ctrl-C, as a terminal sends it (to the process group; start() made it a foreground job's, SIGINT at its
+    default, even in a test run whose SIGINT is ignored). A cluster that has not stopped in 90 s is killed, and,
     when no other failure is on its way, the test fails with what its brokers last logged (``logs``: their folder)."""
     if proc.poll() is not None:
         return
