@@ -16,8 +16,9 @@
   {"commit": null} when commit_transaction() returns, the exception it raised, or "no answer in WAIT_S s" (3.0.12's
   sender can drop the EndTxn for ever: test_cluster_transactions_clients.py says how), and exits;
 - ``consume TOPIC ISOLATION PARTITIONS COUNT``: every partition assigned from offset 0 at isolation level
-  ISOLATION until COUNT records are read (then 3 s more, to see nothing else comes), 60 s at most;
-  {partition: [values in offset order]}.
+  ISOLATION until COUNT records are read and every partition's position is at its end at that isolation (ListOffsets
+  at ISOLATION once COUNT arrived: the high watermark, or the last stable offset for read_committed; past it nothing
+  is returned until the log or the transactions' state changes), 60 s at most; {partition: [values in offset order]}.
 """
 
 import json
@@ -130,12 +131,14 @@ def consume(bootstrap, topic, isolation, partitions, count):
     consumer.seek_to_beginning(*tps)
     out = {str(p): [] for p in range(int(partitions))}
     deadline = time.monotonic() + 60
-    settle_until = None
-    while time.monotonic() < (settle_until or deadline):
+    ends = None
+    while time.monotonic() < deadline:
         for tp, records in consumer.poll(timeout_ms=300).items():
             out[str(tp.partition)].extend(r.value.decode() for r in records)
-        if settle_until is None and sum(map(len, out.values())) >= int(count):
-            settle_until = time.monotonic() + 3
+        if ends is None and sum(map(len, out.values())) >= int(count):
+            ends = consumer.end_offsets(tps)  # at the consumer's isolation level
+        if ends is not None and all(consumer.position(tp) >= ends[tp] for tp in tps):
+            break
     consumer.close()
     return out
 

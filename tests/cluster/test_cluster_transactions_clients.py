@@ -91,26 +91,34 @@ def produce_all(producer: Any, topic: str, values: list[tuple[int, str]]) -> Non
     assert errors == []
 
 
-def consume(c: Cluster, topic: str, isolation: str, expected: int, settle_s: float = 3.0,
-            timeout_s: float = 60.0) -> dict[int, list[str]]:
+def consume(c: Cluster, topic: str, isolation: str, expected: int, timeout_s: float = 60.0) -> dict[int, list[str]]:
     """{partition: values in offset order} a librdkafka consumer at ``isolation`` reads from offset 0 of every
-    partition: until ``expected`` arrived, then ``settle_s`` more seconds to see that nothing else does."""
+    partition: until ``expected`` arrived and every partition is at its end at that isolation, the high watermark,
+    or for read_committed the last stable offset (librdkafka's _PARTITION_EOF; enable.partition.eof). Past that end
+    no record is returned until the leader's log or state changes, so none is missed that a reader waiting on would
+    get. Whatever was read when ``timeout_s`` ran out, otherwise."""
     from confluent_kafka import Consumer
+    from confluent_kafka import KafkaError as CkKafkaError
     from confluent_kafka import TopicPartition as CkTopicPartition
 
     consumer = Consumer(_config(c, "txn-reader", {"group.id": f"txn-reader-{topic}", "enable.auto.commit": False,
-                                                  "isolation.level": isolation}))
+                                                  "isolation.level": isolation, "enable.partition.eof": True}))
     out: dict[int, list[str]] = {p: [] for p in range(PARTITIONS)}
+    at_end: set[int] = set()  # partitions whose end came after their last record
     try:
         consumer.assign([CkTopicPartition(topic, p, 0) for p in range(PARTITIONS)])
         deadline = time.monotonic() + timeout_s
-        settle_until: float | None = None
-        while time.monotonic() < (settle_until or deadline):
+        while time.monotonic() < deadline:
             message: Any = consumer.poll(0.2)
-            if message is not None and message.error() is None:
+            if message is None:
+                continue
+            if message.error() is None:
                 out[message.partition()].append(message.value().decode())
-            if settle_until is None and sum(map(len, out.values())) >= expected:
-                settle_until = time.monotonic() + settle_s
+                at_end.discard(message.partition())
+            elif message.error().code() == CkKafkaError._PARTITION_EOF:
+                at_end.add(message.partition())
+                if len(at_end) == PARTITIONS and sum(map(len, out.values())) >= expected:
+                    break
     finally:
         consumer.close()
     return out
@@ -118,11 +126,29 @@ def consume(c: Cluster, topic: str, isolation: str, expected: int, settle_s: flo
 
 def kp3_txn(*args: str, timeout: float = 150) -> Any:
     """kafka_python3_txn_client.py under kafka-python 3."""
+    (result,) = kp3_txns(args, timeout=timeout)
+    return result
+
+
+def kp3_txns(*runs: tuple[str, ...], timeout: float = 150) -> list[Any]:
+    """kafka_python3_txn_client.py under kafka-python 3, once per argument tuple, all at once (readers that do not
+    wait on each other); their results in order."""
     env = dict(os.environ, PYTHONPATH=str(KAFKA_PYTHON3))
-    proc = subprocess.run([sys.executable, str(HERE / "kafka_python3_txn_client.py"), *args], capture_output=True,
-                          text=True, timeout=timeout, env=env, cwd=str(HERE))
-    assert proc.returncode == 0, f"kafka-python 3 {' '.join(args)} exited {proc.returncode}:\n{proc.stderr[-3000:]}"
-    return json.loads(proc.stdout)
+    procs = [subprocess.Popen([sys.executable, str(HERE / "kafka_python3_txn_client.py"), *args],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=str(HERE))
+             for args in runs]
+    results = []
+    try:
+        for args, proc in zip(runs, procs, strict=True):
+            out, err = proc.communicate(timeout=timeout)
+            assert proc.returncode == 0, f"kafka-python 3 {' '.join(args)} exited {proc.returncode}:\n{err[-3000:]}"
+            results.append(json.loads(out))
+    finally:
+        for proc in procs:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+    return results
 
 
 def per_partition(values: dict[str, list[str]]) -> dict[int, list[str]]:
@@ -157,12 +183,11 @@ def test_kafka_python3_read_committed_reads_exactly_the_committed_records(cluste
     # each client reads what the other wrote, at both isolation levels
     assert consume(c, "txn-kp3", "read_committed", 9) == committed
     assert consume(c, "txn-kp3", "read_uncommitted", 12) == everything
-    assert per_partition(kp3_txn("consume", bootstrap(c), "txn-kp3", "read_committed", str(PARTITIONS), "9")) \
-        == committed
-    assert per_partition(kp3_txn("consume", bootstrap(c), "txn-kp3", "read_uncommitted", str(PARTITIONS),
-                                 "12")) == everything
-    assert per_partition(kp3_txn("consume", bootstrap(c), "txn-ck", "read_committed", str(PARTITIONS), "12")) \
-        == {p: [f"{k}-{p}-{i}" for k in ("c0", "c1") for i in range(2)] for p in range(PARTITIONS)}
+    read = kp3_txns(("consume", bootstrap(c), "txn-kp3", "read_committed", str(PARTITIONS), "9"),
+                    ("consume", bootstrap(c), "txn-kp3", "read_uncommitted", str(PARTITIONS), "12"),
+                    ("consume", bootstrap(c), "txn-ck", "read_committed", str(PARTITIONS), "12"))
+    assert [per_partition(r) for r in read] == [
+        committed, everything, {p: [f"{k}-{p}-{i}" for k in ("c0", "c1") for i in range(2)] for p in range(PARTITIONS)}]
 
 
 def test_interleaved_transactions_on_the_same_partitions(cluster: Cluster) -> None:
@@ -274,7 +299,7 @@ def test_a_dead_producers_open_transaction_is_aborted_after_its_timeout(cluster:
             produce_all(producer, "txn-open", [(0, "after-0")])
             producer.commit_transaction(60)
         # the LSO stays at the open transaction until the coordinator aborts it, then read_committed gets past it
-        seen = c.wait(lambda: (r := consume(c, "txn-open", "read_committed", 1, settle_s=0.5, timeout_s=5))[0] and r,
+        seen = c.wait(lambda: (r := consume(c, "txn-open", "read_committed", 1, timeout_s=5))[0] and r,
                       90, "read_committed past the dead producer's transaction")
         assert time.monotonic() - started >= timeout_ms / 1000  # not aborted before its timeout
         assert seen == {0: ["after-0"], 1: [], 2: []}
@@ -321,7 +346,7 @@ def test_the_coordinators_broker_killed_during_open_transactions(cluster: Cluste
             c.lc.kill_broker(coordinator)
             producer.commit_transaction(90)
         # the open transaction bounds partition 0 until the new coordinator aborts it
-        seen = c.wait(lambda: (r := consume(c, "txn-ongoing", "read_committed", 3, settle_s=0.5, timeout_s=8))[0]
+        seen = c.wait(lambda: (r := consume(c, "txn-ongoing", "read_committed", 3, timeout_s=8))[0]
                       and r, 120, "read_committed past the dead producer's transaction")
         assert seen == {p: [f"live-{p}"] for p in range(PARTITIONS)}
         assert consume(c, "txn-ongoing", "read_uncommitted", 5)[0] in (["open-0", "open-1", "live-0"],
