@@ -37,7 +37,9 @@ from kactor.cluster import LocalCluster
 from messages.topic import TRANSACTION_STATE_TOPIC_NAME
 from tests.support.kazoo_clients import new_chroot
 
-pytestmark = [pytest.mark.cluster]
+# one worker runs the module: its module-scoped cluster writes a fixed trace folder, and a kafka-python 3 test reads
+# the topic a librdkafka test wrote (split across two workers, the second cluster had no such topic and read nothing)
+pytestmark = [pytest.mark.cluster, pytest.mark.xdist_group("test_cluster_transactions_clients")]
 
 TXN_PARTITIONS = 3  # of __transaction_state
 PARTITIONS = 3  # of every data topic here
