@@ -35,12 +35,9 @@ from collections.abc import Iterator
 
 import attrs
 
-from messages.common import TopicPartition
 from protocol.zk import paths
-from sim.client import zk_partition_state
 from sim.coordinator_loads import LoadChecks
 from sim.groups import grouped
-from sim.invariants import hosted_partition
 from sim.run import (
     START_MS_MAX,
     TOPIC,
@@ -52,6 +49,7 @@ from sim.run import (
     create_transaction_state_topic,
     play,
     run_until,
+    topic_ready,
 )
 from sim.runtime import Boot, Sim
 from sim.transactions import transactional
@@ -108,27 +106,13 @@ def run_generated_seed(seed: int, steps: int, boot: Boot, brokers: int, partitio
         cluster.assignment = create_topic(sim, TOPIC, partitions, min(3, brokers))
         internal = {**(create_offsets_topic(sim) if grouped(seed) else {}),
                     **(create_transaction_state_topic(sim) if transactional(seed) else {})}
-        run_until(sim, lambda: _ready(sim, {**cluster.assignment, **internal}), START_MS_MAX)
+        run_until(sim, lambda: topic_ready(sim, {**cluster.assignment, **internal}), START_MS_MAX)
         result = play(cluster, seed, steps, t0=t0, c0=c0)
         prefix = paths.TopicsZNode + "/"
         topics = sum(1 for p in sim.zk.nodes if p.startswith(prefix) and "/" not in p[len(prefix):])
         return result, topics
     finally:
         cluster.close()
-
-
-def _ready(sim: Sim, assignment: dict[TopicPartition, tuple[int, ...]]) -> bool:
-    """As sim.run's start-up waits: every partition led with its whole ISR, each replica hosting it at ZooKeeper's
-    leader epoch."""
-    for tp, replicas in assignment.items():
-        state = zk_partition_state(sim, tp)
-        if state is None or state.leader < 0 or sorted(state.isr) != sorted(replicas):
-            return False
-        for b in replicas:
-            p = hosted_partition(sim, b, tp)
-            if p is None or p.leader_epoch != state.leader_epoch or p.is_leader != (b == state.leader):
-                return False
-    return True
 
 
 def generate(out: str, messages: int, brokers: int, partitions: int, seed: int, boot: Boot, *,

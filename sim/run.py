@@ -183,7 +183,7 @@ def run_until(sim: Sim, ready: Callable[[], bool], most_ms: float, every_ms: flo
             return
 
 
-def _topic_ready(sim: Sim, assignment: dict[TopicPartition, tuple[int, ...]]) -> bool:
+def topic_ready(sim: Sim, assignment: dict[TopicPartition, tuple[int, ...]]) -> bool:
     """Every partition led, its ISR all its replicas, its leader leading it at ZooKeeper's epoch and each follower
     hosting it."""
     for tp, replicas in assignment.items():
@@ -217,7 +217,7 @@ def start_cluster(seed: int, boot: Boot, brokers: int = 3, trace_dir: str | None
                     **(create_transaction_state_topic(sim) if transactional(seed) or txn_check else {})}
         if txn_check:
             internal.update(create_topic(sim, TXN_TOPIC, TXN_PARTITIONS, min(3, brokers)))
-        run_until(sim, lambda: _topic_ready(sim, {**assignment, **internal}), START_MS_MAX)
+        run_until(sim, lambda: topic_ready(sim, {**assignment, **internal}), START_MS_MAX)
     except BaseException:
         logging.getLogger().removeHandler(errors)
         loads.close()
