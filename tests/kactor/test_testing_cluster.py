@@ -82,11 +82,16 @@ def test_a_partition_between_leader_and_follower_shrinks_the_isr_until_healed(cl
     leader = cluster.leader(topic)
     (follower,) = set(cluster.brokers) - {leader}
     with cluster.partition(leader, follower):
-        # a follower that has every record is never out of sync: give the leader one it cannot fetch
+        # a follower that has every record is never out of sync: give the leader records it cannot fetch. The brokers
+        # poll the fault file every 0.1 s, so a record produced at once can still reach the follower before the cut:
+        # keep producing until the ISR has shrunk (a record after the cut is enough)
         producer = Producer({**cluster.client_config, "acks": 1})
-        producer.produce(topic, b"behind the partition")
-        assert producer.flush(10) == 0
-        assert cluster.wait_for_isr(topic, 0, isr=[leader], timeout=30) == {0: [leader]}
+        deadline = time.monotonic() + 30
+        while cluster.isr(topic) != [leader] and time.monotonic() < deadline:
+            producer.produce(topic, b"behind the partition")
+            assert producer.flush(10) == 0
+            time.sleep(0.2)
+        assert cluster.wait_for_isr(topic, 0, isr=[leader], timeout=5) == {0: [leader]}
         assert cluster.leader(topic) == leader  # the follower's ZooKeeper session is untouched
     assert set(cluster.wait_for_isr(topic, 0, timeout=30)[0]) == {leader, follower}
 
