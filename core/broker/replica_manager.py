@@ -1519,18 +1519,11 @@ class ReplicaManager:
         """When `run_scheduled_tasks` has something to do next."""
         # a running minimum, no list: asked after every step of a PartitionActor
         due = self._periodic_due_ms
-        for op in self._delayed_produce:
-            if op.deadline_ms < due:
-                due = op.deadline_ms
-        for op in self._delayed_fetch:
-            if op.deadline_ms < due:
-                due = op.deadline_ms
-        for op in self._delayed_delete_records:
-            if op.deadline_ms < due:
-                due = op.deadline_ms
-        for op in self._delayed_txn_markers:
-            if op.deadline_ms < due:
-                due = op.deadline_ms
+        for purgatory in (self._delayed_produce, self._delayed_fetch, self._delayed_delete_records,
+                          self._delayed_txn_markers):
+            for op in purgatory:
+                if op.deadline_ms < due:
+                    due = op.deadline_ms
         if self.log_manager.has_future_logs and alter_log_dirs.moving(self) and self._alter_log_dirs_due_ms < due:
             # ReplicaAlterLogDirsThread: copying until every moving replica is swapped in (after a storage error,
             # once replica.fetch.backoff.ms is over)
