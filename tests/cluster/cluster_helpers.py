@@ -14,7 +14,8 @@ import struct
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from kazoo.client import KazooClient
@@ -150,6 +151,19 @@ class Cluster:
                 self._zk = None
         finally:
             self.lc.stop(concurrent=concurrent)
+
+
+@contextmanager
+def running(lc: LocalCluster, concurrent: bool = True) -> Iterator[Cluster]:
+    """``lc`` started (every broker registered, a controller, complete metadata) for the ``with`` block, and stopped
+    however the block ends: a module's or a test's own cluster. ``concurrent`` stops the non-controllers together
+    (`LocalCluster.stop`): a test's cluster needs no rolling stop."""
+    c = Cluster(lc)
+    try:
+        c.start()
+        yield c
+    finally:
+        c.stop(concurrent=concurrent)
 
 
 def raw_request(address: str, api_key: int, version: int, body: dict, timeout: float = 30.0) -> dict:

@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from cluster_helpers import TEST_SESSION_TIMEOUT_MS, Cluster, raw_request
+from cluster_helpers import TEST_SESSION_TIMEOUT_MS, Cluster, raw_request, running
 from kafka_clients_helpers import bootstrap, closing_producer
 
 from core.coordinator.group.message_formats import offset_commit_key
@@ -54,12 +54,8 @@ def compacting(zk_server, tmp_path_factory: pytest.TempPathFactory,  # noqa: ANN
     lc = LocalCluster(3, zookeeper=new_chroot(zk_server.connect_string),
                       base_dir=str(tmp_path_factory.mktemp("compaction")),
                       trace_dir=str(cluster_trace_root / "compaction"), overrides=list(OVERRIDES))
-    c = Cluster(lc)
-    try:
-        c.start()
+    with running(lc) as c:
         yield c
-    finally:
-        c.stop(concurrent=True)
 
 
 def _dir_bytes(c: Cluster, broker: int, partition_dir: str) -> int:

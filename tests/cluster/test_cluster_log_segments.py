@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from cluster_helpers import TEST_SESSION_TIMEOUT_MS, Cluster, produce, segment_records
+from cluster_helpers import TEST_SESSION_TIMEOUT_MS, Cluster, produce, running, segment_records
 from kafka_clients_helpers import closing_producer, read_partition
 
 from kactor.cluster import LocalCluster
@@ -45,12 +45,8 @@ def brokers(zk_server, tmp_path_factory: pytest.TempPathFactory,  # noqa: ANN001
                       trace_dir=str(cluster_trace_root / "log-segments"),
                       overrides=[f"zookeeper.session.timeout.ms={TEST_SESSION_TIMEOUT_MS}",
                                  "controlled.shutdown.retry.backoff.ms=200"])
-    c = Cluster(lc)
-    try:
-        c.start()
+    with running(lc) as c:
         yield c
-    finally:
-        c.stop(concurrent=True)
 
 
 def _segment_files(c: Cluster, broker: int) -> list[str]:

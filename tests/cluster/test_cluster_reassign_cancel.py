@@ -21,6 +21,7 @@ from cluster_helpers import (
     Cluster,
     produce,
     run_kactor,
+    running,
     segment_records,
     topic_dirs,
 )
@@ -46,12 +47,8 @@ def cluster(zk_server, tmp_path_factory: pytest.TempPathFactory,  # noqa: ANN001
                       trace_dir=str(cluster_trace_root / "reassign-cancel-0"),
                       overrides=[f"zookeeper.session.timeout.ms={TEST_SESSION_TIMEOUT_MS}",
                                  "controlled.shutdown.retry.backoff.ms=200", "auto.leader.rebalance.enable=false"])
-    c = Cluster(lc)
-    try:
-        c.start()
+    with running(lc) as c:
         yield c
-    finally:
-        c.stop(concurrent=True)
 
 
 def test_alter_partitions_through_the_bootstrap_server(cluster: Cluster) -> None:

@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from cluster_helpers import TEST_SESSION_TIMEOUT_MS, Cluster
+from cluster_helpers import TEST_SESSION_TIMEOUT_MS, Cluster, running
 
 from kactor.cluster import LocalCluster
 from tests.support.kazoo_clients import new_chroot
@@ -59,12 +59,8 @@ def secured(zk_server, tmp_path_factory: pytest.TempPathFactory,  # noqa: ANN001
                       base_dir=str(tmp_path_factory.mktemp("tools-secure")),
                       trace_dir=str(cluster_trace_root / "tools-secure"), overrides=list(OVERRIDES),
                       security="sasl_ssl")
-    c = Cluster(lc)
-    try:
-        c.start()
+    with running(lc, concurrent=False) as c:
         yield Secured(c)
-    finally:
-        c.stop()
 
 
 def test_topics_and_configs(secured: Secured) -> None:

@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from cluster_helpers import DEFAULT_WAIT_S, TEST_SESSION_TIMEOUT_MS, Cluster
+from cluster_helpers import DEFAULT_WAIT_S, TEST_SESSION_TIMEOUT_MS, Cluster, running
 from kafka_clients_helpers import bootstrap, closing_producer, read_partition
 from kazoo.client import KazooClient
 from kazoo.exceptions import NoAuthError, NoNodeError
@@ -57,12 +57,8 @@ def secure_cluster(zk_chroot: str, tmp_path: Path, cluster_trace_root: Path) -> 
     tree, the chroot too, is one kactor created."""
     lc = LocalCluster(3, zookeeper=f"{zk_chroot}/kafka", base_dir=str(tmp_path / "cluster"),
                       trace_dir=str(cluster_trace_root / "zookeeper-acl"), overrides=list(OVERRIDES))
-    c = Cluster(lc)
-    try:
-        c.start()
+    with running(lc, concurrent=False) as c:
         yield c
-    finally:
-        c.stop()
 
 
 def test_every_znode_is_writable_by_the_brokers_identity_only(secure_cluster: Cluster, zk_chroot: str) -> None:
