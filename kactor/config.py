@@ -220,7 +220,7 @@ CONFIG_DEFS: dict[str, tuple[Callable[[str, str], Any], Any]] = {
     "group.max.size": (_int(1), 2147483647),
     # the transaction coordinator (TransactionConfig)
     "transactional.id.expiration.ms": (_kafkas, 604800000),
-    "transaction.partition.verification.enable": (_kafkas, False),  # KIP-890 part 1, off: core/broker/kafka_configs
+    "transaction.partition.verification.enable": (_kafkas, True),  # KIP-890 part 1, on as 3.6: kafka_configs
     "transaction.max.timeout.ms": (_kafkas, 900000),
     "transaction.state.log.num.partitions": (_kafkas, 50),
     "transaction.state.log.replication.factor": (_kafkas, 3),

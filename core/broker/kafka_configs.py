@@ -314,9 +314,9 @@ _ROWS: tuple[ConfigKey, ...] = (
     _def("transaction.state.log.segment.bytes", INT, "104857600", at_least(1)),
     _def("transaction.abort.timed.out.transaction.cleanup.interval.ms", INT, "10000", at_least(1)),
     _def("transaction.remove.expired.transaction.cleanup.interval.ms", INT, "3600000", at_least(1)),
-    # Kafka 3.6's (KIP-890 part 1), beyond 2.6; dynamic in 3.6, read at start-up here. Off by default for now, as
-    # 2.6.3 has none (3.6: true), until every real client's suite has run with it on (docs/kafka-2.6-departures.md)
-    _def("transaction.partition.verification.enable", BOOLEAN, "false"),
+    # Kafka 3.6's (KIP-890 part 1), beyond 2.6; dynamic in 3.6, read at start-up here. On by default, as 3.6: 2.6.3
+    # has none, and without it a stray transactional produce hangs every read_committed reader (kafka-2.6-departures)
+    _def("transaction.partition.verification.enable", BOOLEAN, "true"),
     _def("max.incremental.fetch.session.cache.slots", INT, "1000", at_least(0)),
     _def("fetch.max.bytes", INT, "57671680", at_least(1024)),
     _def("metrics.num.samples", INT, "2", at_least(1)),

@@ -72,7 +72,7 @@ def test_every_kafka_broker_config_is_described_with_its_default() -> None:
     assert len(mine) == 209
     verification = mine["transaction.partition.verification.enable"]
     assert (verification["value"], verification["config_source"], verification["config_type"]) == \
-        ("false", DEFAULT_CONFIG, 1)  # BOOLEAN: off by default in kactor (3.6: true)
+        ("true", DEFAULT_CONFIG, 1)  # BOOLEAN: on by default, as 3.6
     adv = mine["advertised.listeners"]  # a client expects it: null when not set, as 2.6
     assert (adv["value"], adv["config_source"], adv["read_only"], adv["synonyms"], adv["config_type"]) == \
         (None, DEFAULT_CONFIG, False, [], 2)

@@ -111,7 +111,9 @@ def test_a_never_added_partition_is_refused_and_with_verification_off_its_hangin
     assert _stable_offset(c) == (7, 0)
 
     # verification off: the same produce is appended and hangs
-    c.lc.overrides.remove("transaction.partition.verification.enable=true")  # off: kactor's default
+    overrides = c.lc.overrides
+    overrides[overrides.index("transaction.partition.verification.enable=true")] = \
+        "transaction.partition.verification.enable=false"
     c.stop_broker(0)
     c.restart(0)
     pid, epoch = _begin(c, "unverified")

@@ -26,9 +26,9 @@ NOT_ACTED_ON_IN_SHIPPED = ("num.network.threads", "num.io.threads", "socket.send
 
 
 def test_the_table_has_every_kafka_263_config_with_its_default_and_mode() -> None:
-    # KafkaConfig.configDef of 2.6.3, 3.6's transaction.partition.verification.enable (issue #40), off in kactor, and
+    # KafkaConfig.configDef of 2.6.3, 3.6's transaction.partition.verification.enable (issue #40), on as in 3.6, and
     # 3.9's internal log.initial.task.delay.ms
-    assert len(KAFKA_CONFIGS) == 210 and KAFKA_CONFIGS["transaction.partition.verification.enable"].default == "false"
+    assert len(KAFKA_CONFIGS) == 210 and KAFKA_CONFIGS["transaction.partition.verification.enable"].default == "true"
     assert len(DYNAMIC_CONFIGS) == 72 and len(PER_BROKER_CONFIGS) == 34  # DynamicBrokerConfig.AllDynamicConfigs
     row = KAFKA_CONFIGS["num.network.threads"]
     assert (row.type, row.default, row.mode) == ("INT", "3", CLUSTER_WIDE)
