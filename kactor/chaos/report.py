@@ -1,7 +1,8 @@
 """What `kactor chaos` prints: a progress bar while it runs, one line per seed, the violations and the replay command
 of a failing seed, and the summary. Beside the invariants' counts, each seed line and the summary show the three
 figures of issue #26: the longest acknowledgement gap against its bound, the records written twice, the
-UNKNOWN_SERVER_ERROR answers."""
+UNKNOWN_SERVER_ERROR answers; where the transaction checker ran (kactor/chaos/txn_check.py), its anomalies
+(sim/txn_checker.py's table) too."""
 
 from __future__ import annotations
 
@@ -11,11 +12,13 @@ import time
 from collections.abc import Sequence
 from typing import TextIO
 
+from kactor.chaos.replay import replay_command
 from kactor.chaos.runner import SeedResult
 
 KINDS = (("safety", "safety violations"), ("lost", "lost records"), ("divergent", "divergent records"),
          ("stuck", "stuck operations"), ("txn", "transaction violations"))
 SHOWN_VIOLATIONS = 10
+__all__ = ["KINDS", "Progress", "replay_command", "seed_lines", "summary_lines"]
 
 
 def _gap(r: SeedResult) -> str:
@@ -24,29 +27,27 @@ def _gap(r: SeedResult) -> str:
     return f"gap {r.longest_gap_s:.1f}/{r.gap_bound_s:.1f} s"
 
 
-def replay_command(seed: int, steps: int, brokers: int, zk_servers: int) -> str:
-    cmd = f"kactor chaos --seeds {seed} --steps {steps} --brokers {brokers}"
-    if zk_servers > 1:
-        cmd += f" --zookeeper-ensemble {zk_servers}"
-    return cmd + " --keep"
-
-
 def _faults(faults: dict[str, int]) -> str:
     return ", ".join(f"{k} {v}" for k, v in sorted(faults.items())) or "none"
 
 
 def seed_lines(r: SeedResult, brokers: int, zk_servers: int) -> list[str]:
     counts = "  ".join(f"{kind} {r.count(kind)}" for kind, _ in KINDS)
+    if r.txn_outcomes is not None:
+        counts += f"  anomalies {r.count('anomaly')}"
     status = "ok  " if r.ok else "FAIL"
     lines = [f"seed {r.seed:<4} {status}  {r.steps} steps, {sum(r.faults.values())} faults, {r.acked} acked  "
              f"{counts}  {_gap(r)}  duplicates {r.count('duplicate')}  unknown-server-error "
              f"{r.count('server-error')}  {r.duration_s:.1f} s"]
     if r.error:
         lines.append(f"  the run failed: {r.error}")
-    for v in r.violations[:SHOWN_VIOLATIONS]:
+    others = [v for v in r.violations if v.kind != "anomaly" or r.anomaly_table is None]
+    for v in others[:SHOWN_VIOLATIONS]:
         lines.append(f"  {v.kind}: {v.detail}")
-    if len(r.violations) > SHOWN_VIOLATIONS:
-        lines.append(f"  ... {len(r.violations) - SHOWN_VIOLATIONS} more in {r.folder}/result.json")
+    if len(others) > SHOWN_VIOLATIONS:
+        lines.append(f"  ... {len(others) - SHOWN_VIOLATIONS} more in {r.folder}/result.json")
+    if r.anomaly_table is not None:  # the checker's own table, its replay line the seed's
+        lines += [line for line in r.anomaly_table.splitlines() if not line.lstrip().startswith("replay: ")]
     if not r.ok:
         lines.append(f"  kept: {r.folder} (events.log, result.json, traces/, cluster/)")
         lines.append(f"  replay: {replay_command(r.seed, r.steps, brokers, zk_servers)}")
@@ -73,6 +74,7 @@ def summary_lines(results: Sequence[SeedResult], total_s: float) -> list[str]:
              f"acknowledged records checked: {sum(r.acked for r in results)}; {gap}, "
              f"{sum(r.count('duplicate') for r in results)} duplicated records, "
              f"{sum(r.count('server-error') for r in results)} UNKNOWN_SERVER_ERROR answers",
+             *_checker_lines(results),
              f"{len(results) - len(failed)} seeds clean" + (f", {len(failed)} failed: "
                                                             f"{', '.join(map(str, failed))}" if failed else ""),
              f"time: {total_s:.0f} s in all, {statistics.median(per_seed):.1f} s per seed (median; "
@@ -81,6 +83,25 @@ def summary_lines(results: Sequence[SeedResult], total_s: float) -> list[str]:
     if errors:
         lines.append(f"runs that failed to complete: {', '.join(map(str, errors))}")
     return lines
+
+
+def _checker_lines(results: Sequence[SeedResult]) -> list[str]:
+    """The transaction checker's line: its transactions by outcome and its anomalies by kind, over the seeds it ran
+    on (none: no line)."""
+    checked = [r for r in results if r.txn_outcomes is not None]
+    if not checked:
+        return []
+    outcomes = {o: sum((r.txn_outcomes or {}).get(o, 0) for r in checked) for o in ("committed", "aborted", "unknown")}
+    kinds: dict[str, int] = {}
+    for r in checked:
+        for v in r.violations:
+            if v.kind == "anomaly":
+                kind = v.detail.split(":", 1)[0]
+                kinds[kind] = kinds.get(kind, 0) + 1
+    anomalies = sum(kinds.values())
+    return [f"transactions checked (sim/txn_checker.py) on {len(checked)} seeds: {outcomes['committed']} committed, "
+            f"{outcomes['aborted']} aborted, {outcomes['unknown']} unknown; {anomalies} anomalies"
+            + (f" ({', '.join(f'{k} {n}' for k, n in sorted(kinds.items()))})" if kinds else "")]
 
 
 class Progress:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import random
 import shutil
 import signal
 import subprocess
@@ -28,6 +29,7 @@ from edges.net_faults import FAULTS_ENV, endpoint, write_rules
 from kactor.chaos.answers import broker_log_answers
 from kactor.chaos.checks import check_data, check_duplicates, check_safety, check_server_errors, stuck_operations
 from kactor.chaos.client import DataClient, ProduceError
+from kactor.chaos.delay_proxy import DelayProxy, ProxiedCluster, proxied_cluster, proxies_bootstrap
 from kactor.chaos.gaps import ack_gaps, check_gaps, faults_behind, gap_bound_s, longest
 from kactor.chaos.history import (
     TP,
@@ -47,6 +49,8 @@ from kactor.chaos.hostile import ChaosHostileClient, hostile_step
 from kactor.chaos.loads import failed_loads
 from kactor.chaos.schedule import Step, make_schedule
 from kactor.chaos.slips import SLIP_EXIT_S, SlipOutcome, judge, slip_args, slip_broker_id
+from kactor.chaos.txn_check import TOPIC as CHECK_TOPIC
+from kactor.chaos.txn_check import TxnCheckWorkload
 from kactor.chaos.txn_workload import OUTPUT as TXN_OUTPUT
 from kactor.chaos.txn_workload import TxnWorkload
 from kactor.cluster import LocalCluster
@@ -59,6 +63,21 @@ log = logging.getLogger("kactor.chaos")
 SAMPLE_INTERVAL_S = 0.2
 PRODUCE_PAUSE_S = 0.03
 ZK_TICK_MS = 500  # ZooKeeper grants sessions from 2 ticks (1 s) and elects a new leader within a second or two
+# the connection-delay fault (kactor/chaos/delay_proxy.py): drawn each step from a stream of its own, so the schedule's
+# steps are the seed's as before; each holds one of the checked producers' connections past their request timeout
+DELAY_PROBABILITY = 0.5
+DELAY_HOLD_S = (6.0, 10.0)
+
+
+def delay_draws(seed: int, steps: int, brokers: int) -> list[tuple[int, float, float] | None]:
+    """Per step: the connection delay it starts (broker, hold seconds, the pick among its open connections in
+    [0, 1)) or None; the same three draws a step whatever it holds (pure, from ``chaos-delays-<seed>``)."""
+    rng = random.Random(f"chaos-delays-{seed}")
+    out: list[tuple[int, float, float] | None] = []
+    for _ in range(steps):
+        on, broker, hold, pick = rng.random(), rng.randrange(brokers), rng.uniform(*DELAY_HOLD_S), rng.random()
+        out.append((broker, round(hold, 2), pick) if on < DELAY_PROBABILITY else None)
+    return out
 
 
 @attrs.frozen(slots=True)
@@ -78,6 +97,9 @@ class ChaosConfig:
     quiesce_s: float = 30.0  # then: full ISRs with equal logs, before the logs are read
     trace: bool = True
     transactions: bool = True  # a consume-transform-produce loop with transactions beside the producer
+    # the Jepsen-style transactional workload judged by sim/txn_checker.py (kactor/chaos/txn_check.py), and (on a
+    # PLAINTEXT cluster) the connection delays of its producers through the proxies (kactor/chaos/delay_proxy.py)
+    txn_check: bool = True
     security: str = "plaintext"  # the brokers' listener, between them too (LocalCluster's, kactor cluster's)
 
 
@@ -93,6 +115,9 @@ class SeedResult:
     error: str | None = None  # the run itself failed (not an invariant)
     longest_gap_s: float | None = None  # the producer's longest acknowledgement gap (kactor/chaos/gaps.py)
     gap_bound_s: float | None = None
+    # the transaction checker's (kactor/chaos/txn_check.py): outcomes counted, its anomalies' table (None: clean)
+    txn_outcomes: dict[str, int] | None = None
+    anomaly_table: str | None = None
 
     @property
     def ok(self) -> bool:
@@ -174,6 +199,15 @@ class ChaosRun:
         self.hostile_violations: list[Violation] = []  # the hostile client's answers that are not Kafka's
         self.hostile_notes: list[str] = []  # what it was answered
         self._hostile_step = hostile_step(config.seed, config.steps)
+        self.proxies: dict[int, DelayProxy] = {}
+        self.check: TxnCheckWorkload | None = None
+        self._delays = delay_draws(config.seed, config.steps, config.brokers)
+        self.delays_held: list[str] = []
+        self._faults_on = 0  # faults in progress (the cluster is not whole meanwhile)
+        self._whole_since = 0.0  # run seconds: when the last fault healed or the last outage ended
+        self._delay_until = 0.0  # run seconds: the end of the last connection delay
+        self._txn_outcomes: dict[str, int] | None = None
+        self._anomaly_table: str | None = None
 
     # -- the run ----------------------------------------------------------------------------------------------------
     def run(self) -> SeedResult:
@@ -202,6 +236,8 @@ class ChaosRun:
                 + self.hostile_violations
             if self.txn is not None:
                 violations += self._check_transactions()
+            if self.check is not None:
+                violations += self._check_anomalies()
             gaps = ack_gaps(self.sends, self.samples, self._all_outages(), self.min_isr)
             bound = gap_bound_s(cfg.session_timeout_ms, cfg.replica_lag_time_max_ms)
             violations += check_gaps(gaps, bound, self.fault_starts)
@@ -221,7 +257,8 @@ class ChaosRun:
             violations += check_server_errors(self.error_answers()) + self.failed_loads()
         duration = time.monotonic() - self._t0
         result = SeedResult(cfg.seed, cfg.steps, dict(self.faults), len(self.acks), tuple(violations), duration,
-                            self.folder, error, figures.get("longest_gap_s"), figures.get("gap_bound_s"))
+                            self.folder, error, figures.get("longest_gap_s"), figures.get("gap_bound_s"),
+                            self._txn_outcomes, self._anomaly_table)
         self._write_artifacts(result)
         if result.ok and not self.keep:
             shutil.rmtree(self.folder, ignore_errors=True)
@@ -231,7 +268,8 @@ class ChaosRun:
     def error_answers(self) -> list[ErrorAnswer]:
         """The UNKNOWN_SERVER_ERROR answers: the client's (in the run's time) and those in the brokers' logs."""
         client = getattr(self, "client", None)
-        txn_answers = self.txn.error_answers() if self.txn is not None else ()
+        txn_answers = (*(self.txn.error_answers() if self.txn is not None else ()),
+                       *(self.check.error_answers() if self.check is not None else ()))
         out = [attrs.evolve(a, ts=None if a.ts is None else a.ts - self._t0)
                for a in (*(client.error_answers() if client is not None else ()), *txn_answers)]
         for b in range(self.cfg.brokers):
@@ -282,10 +320,18 @@ class ChaosRun:
                      "transaction.state.log.num.partitions=3",
                      f"transaction.state.log.replication.factor={min(3, cfg.brokers)}",
                      f"transaction.state.log.min.isr={min(2, cfg.brokers)}"]
-        self.cluster = LocalCluster(cfg.brokers, base_dir=os.path.join(self.folder, "cluster"),
-                                    trace_dir=os.path.join(self.folder, "traces") if cfg.trace else None,
-                                    overrides=overrides, zk_tick_ms=ZK_TICK_MS, zookeeper_ensemble=cfg.zk_servers,
-                                    security=cfg.security)
+        kwargs: dict[str, Any] = dict(base_dir=os.path.join(self.folder, "cluster"),
+                                      trace_dir=os.path.join(self.folder, "traces") if cfg.trace else None,
+                                      overrides=overrides, zk_tick_ms=ZK_TICK_MS, zookeeper_ensemble=cfg.zk_servers,
+                                      security=cfg.security)
+        if cfg.txn_check and cfg.security == "plaintext":
+            # the checked producers reach every broker through a proxy of the run's, whose delays are the
+            # anomalies' delayed requests (the proxy speaks PLAINTEXT: a secured run's producers go direct)
+            from zk_bridge.server import free_port
+
+            self.cluster, self.proxies = proxied_cluster(cfg.brokers, free_port, **kwargs)
+        else:
+            self.cluster = LocalCluster(cfg.brokers, **kwargs)
         self._started_ms = {b: time.time() * 1000 for b in range(cfg.brokers)}
         self.cluster.start()
         self.zk = KazooClient(hosts=self.cluster.connect_string, timeout=10.0)
@@ -297,6 +343,8 @@ class ChaosRun:
         self._producer = self._spawn(self._produce_loop, "chaos-producer")
         if cfg.transactions:
             self._start_transactions()
+        if cfg.txn_check:
+            self._start_txn_check()
         self._spawn(self._sample_loop, "chaos-sampler")
 
     def _start_transactions(self) -> None:
@@ -317,6 +365,88 @@ class ChaosRun:
                    30, "the transactional loop's topics led")
         self.txn = TxnWorkload(bootstrap(self.cluster), self.cfg.seed, self._stop, security(self.cluster)).start()
         self._event(f"transactional loop started: {tw.INPUT} → {tw.OUTPUT}, group {tw.GROUP}")
+
+    def _start_txn_check(self) -> None:
+        """The checked workload's topic (RF 3 where there are 3 brokers), then its producers and sampler."""
+        from kactor.chaos import txn_check as tc
+        from zk_bridge.admin.admin_zk import AdminZkClient
+        from zk_bridge.admin.assignment import assign_replicas_to_brokers
+
+        assert self.cluster is not None
+        brokers = list(range(self.cfg.brokers))
+        AdminZkClient(self.zk).create_topic_with_assignment(
+            tc.TOPIC, {}, assign_replicas_to_brokers(brokers, tc.PARTITIONS, min(3, len(brokers)), 2))
+        self._wait(lambda: all((st := _state(self.zk, tc.TOPIC, p)) is not None  # type: ignore[arg-type]
+                               and st.leader >= 0 for p in range(tc.PARTITIONS)), 30, "the checked topic led")
+        direct = bootstrap(self.cluster)
+        via = proxies_bootstrap(self.proxies) if self.proxies else direct
+        self.check = TxnCheckWorkload(via, direct, self.cfg.seed, lambda: self._now() * 1000,
+                                      self._healthy_since_ms, security(self.cluster)).start()
+        self._event(f"transaction checker's workload started: {tc.PRODUCERS} producers on {tc.TOPIC} "
+                    f"({tc.PARTITIONS} partitions), " + (f"through the proxies {via}" if self.proxies else
+                                                          "direct (no proxy on a secured listener)"))
+
+    def _healthy_since_ms(self) -> float | None:
+        """Since when (run ms) the cluster has been whole: no fault on, every broker serving, no connection held;
+        None while it is not (a last stable offset held back then is the fault's)."""
+        with self._lock:
+            now = self._now()
+            if self._faults_on or self._down or now < self._delay_until:
+                return None
+            return max(self._whole_since, self._delay_until) * 1000
+
+    def _check_anomalies(self) -> list[Violation]:
+        """The checked workload's History judged by sim/txn_checker.py: each anomaly a violation of kind
+        ``anomaly``, the table (with the seed's replay command) in the events log and the seed's lines."""
+        from kactor.chaos import txn_check as tc
+        from kactor.chaos.replay import replay_command
+        from sim.txn_checker import check, counts, table
+
+        assert self.check is not None
+        history = self.check.finish()
+        self._write_history(history)
+        self._txn_outcomes = tc.summary(self.check.records)
+        anomalies = check(history)
+        found = {k: n for k, n in counts(anomalies).items() if n}
+        self._event(f"transaction checker: {len(history.txns)} transactions ({self._txn_outcomes['committed']} "
+                    f"committed, {self._txn_outcomes['aborted']} aborted, {self._txn_outcomes['unknown']} unknown), "
+                    f"{len(history.committed)} records read committed, {len(history.uncommitted)} uncommitted, "
+                    f"{len(history.offset_reads)} group offsets read, {len(history.samples)} stable-offset samples, "
+                    f"{len(self.delays_held)} connections held; "
+                    + (", ".join(f"{k} {n}" for k, n in found.items()) if found else "no anomaly"))
+        for e in self.check.errors[:30]:
+            self._event(f"  {e}")
+        if self.check.stuck:
+            self._event(f"  producers still inside librdkafka at the end: {', '.join(self.check.stuck)}")
+        if not anomalies:
+            return []
+        rerun = replay_command(self.cfg.seed, self.cfg.steps, self.cfg.brokers, self.cfg.zk_servers)
+        self._anomaly_table = table(anomalies, f"seed {self.cfg.seed}: {len(anomalies)} transaction anomalies",
+                                    rerun)
+        self._event(self._anomaly_table)
+        return [Violation("anomaly", str(a)) for a in anomalies]
+
+    def _write_history(self, history: Any) -> None:
+        """The checker's input beside the seed's other records (txn-history.json), to judge again by hand."""
+        with open(os.path.join(self.folder, "txn-history.json"), "w", encoding="utf-8") as f:
+            json.dump(attrs.asdict(history, value_serializer=lambda _i, _a, v: sorted(v) if isinstance(
+                v, frozenset) else v), f)
+
+    def _delay(self, index: int) -> None:
+        """The step's connection delay, if it has one: a checked producer's connection through broker b's proxy
+        held past its request timeout (the proxy's own timer: the step goes on meanwhile)."""
+        draw = self._delays[index] if index < len(self._delays) else None
+        if draw is None or not self.proxies:
+            return
+        broker, hold, pick = draw
+        what = self.proxies[broker].hold(hold, lambda n: int(pick * n))
+        if what is None:
+            self._event(f"  delay: no connection open through {broker}'s proxy")
+            return
+        with self._lock:
+            self._delay_until = max(self._delay_until, self._now() + hold)
+        self.delays_held.append(what)
+        self._event(f"  delay: {what}")
 
     def _check_transactions(self) -> list[Violation]:
         """The transactional loop's output against its input and the group's offsets (txn_workload.py)."""
@@ -363,6 +493,7 @@ class ChaosRun:
     def _step(self, step: Step) -> None:
         self._check_stop()
         self._event(f"step {step.index}: {step.describe()}")
+        self._delay(step.index)
         try:
             self._operation(step)
         except Exception as e:  # noqa: BLE001 - an operation the cluster refuses is part of the story
@@ -423,6 +554,16 @@ class ChaosRun:
                     self.min_isr.append(MinIsrSetting(self._now(), topic, int(step.args[1])))
 
     def _fault(self, step: Step) -> None:
+        with self._lock:
+            self._faults_on += 1
+        try:
+            self._apply_fault(step)
+        finally:
+            with self._lock:
+                self._faults_on -= 1
+                self._whole_since = self._now()
+
+    def _apply_fault(self, step: Step) -> None:
         assert self.cluster is not None and self.cluster.zk is not None
         fault, hold = step.fault, step.hold_s
         assert fault is not None
@@ -498,7 +639,8 @@ class ChaosRun:
         # not counted among self.faults: those are the schedule's faults (a slip strikes no running broker)
         self.slips[kind] = self.slips.get(kind, 0) + 1
         port = free_port()
-        args = slip_args(c.broker_args(t), kind, t, f"{c.listener_name}://127.0.0.1:{port}",
+        base = c.plain_broker_args(t) if isinstance(c, ProxiedCluster) else c.broker_args(t)
+        args = slip_args(base, kind, t, f"{c.listener_name}://127.0.0.1:{port}",
                          free_port() if t in c.metrics_ports else None)
         out_path = os.path.join(c.base_dir, f"slip-{step.index}-{kind}-broker-{t}.log")
         self._event(f"  {kind}: broker {slip_broker_id(kind, t)} started on broker {t}'s log dir {self._log_dir(t)}")
@@ -660,6 +802,7 @@ class ChaosRun:
                 with self._lock:
                     since, cause = self._down.pop(b)
                     self.outages.append(Outage(b, since, self._now(), cause))
+                    self._whole_since = self._now()
         return registered
 
     def _heal_all(self) -> None:
@@ -673,6 +816,8 @@ class ChaosRun:
         self._traffic_done.set()
         if self._producer is not None:
             self._producer.join(60)
+        if self.check is not None:
+            self.check.stop_producers()
         if self.txn is not None:
             stuck = self.txn.stop()
             if stuck is not None:
@@ -816,11 +961,13 @@ class ChaosRun:
 
     # -- the end ----------------------------------------------------------------------------------------------------
     def close(self) -> None:
-        """Stop everything this run started: threads, brokers (a frozen one is continued first), ZooKeeper; put
-        back a log dir and the environment."""
+        """Stop everything this run started: threads, brokers (a frozen one is continued first), ZooKeeper, the
+        proxies; put back a log dir and the environment."""
         self._stop.set()
         for t in self._threads:
             t.join(10)
+        if self.check is not None:
+            self.check.abandon()
         client = getattr(self, "client", None)
         if client is not None:
             try:
@@ -845,6 +992,8 @@ class ChaosRun:
                     proc.wait()
             self.cluster.stop()  # no broker left running: ZooKeeper
             self.cluster = None
+        for proxy in self.proxies.values():
+            proxy.close()
         self._restore_log_dir()
         if self._env_before is None:
             os.environ.pop(FAULTS_ENV, None)
@@ -862,6 +1011,7 @@ class ChaosRun:
                        "server_errors": result.count("server-error"),
                        "outages": [attrs.asdict(o) for o in self._all_outages()],
                        "min_insync_replicas": [attrs.asdict(m) for m in self.min_isr],
+                       "txn_outcomes": result.txn_outcomes, "delays": self.delays_held,
                        "violations": [attrs.asdict(v) for v in result.violations]}, f, indent=1)
         with open(os.path.join(self.folder, "acks.jsonl"), "w", encoding="utf-8") as f:
             for a in self.acks:
@@ -963,9 +1113,9 @@ def final_partitions(zk: KazooClient, deleted: set[str]) -> dict[TP, FinalPartit
     """The surviving partitions the producer could have written: internal topics are the brokers' own."""
     out: dict[TP, FinalPartition] = {}
     for topic in zk.get_children(paths.TopicsZNode):
-        # the transactional loop's output holds control batches and aborted records: its own check reads it as a
-        # consumer does (txn_workload.check_transactions), not replica by replica as the plain producer's
-        if topic in deleted or topic in INTERNAL_TOPICS or topic == TXN_OUTPUT:
+        # the transactional loop's output and the checked topic hold control batches and aborted records: their own
+        # checks read them as consumers do (txn_workload.check_transactions, txn_check), not replica by replica
+        if topic in deleted or topic in INTERNAL_TOPICS or topic in (TXN_OUTPUT, CHECK_TOPIC):
             continue
         for p, replicas in _assignment(zk, topic).items():
             st = _state(zk, topic, p)

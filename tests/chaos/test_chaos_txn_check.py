@@ -1,0 +1,135 @@
+"""kactor chaos's Jepsen-style transaction check (issue #40): the workload's records turned into sim/txn_checker.py's
+History (kactor/chaos/txn_check.to_history), the runner's path from a History to the seed's violations, table and
+replay command, the seed lines and summary that show them, and the connection-delay draws (pure, no cluster)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from kactor.chaos import txn_check as tc
+from kactor.chaos.history import Violation
+from kactor.chaos.report import seed_lines, summary_lines
+from kactor.chaos.runner import ChaosConfig, ChaosRun, SeedResult, delay_draws
+from kactor.chaos.schedule import make_schedule
+from kactor.chaos.txn_check import ABANDONED, ABORT_ACKED, COMMIT_ACKED, OPEN, FinalRead, TxnRecord, to_history
+from sim.txn_checker import ABORTED, ABORTED_READ, COMMITTED, OFFSETS, UNKNOWN, Entry, OffsetRead, StableSample, check
+
+P0, P1 = tc.partition_name(0), tc.partition_name(1)
+KEY = tc.group_key(tc.group_of(5, 0))
+
+
+def _record(number: int, end: str, commit_asked: bool, writes: tuple[tuple[str, str], ...],
+            offsets: tuple[tuple[str, int], ...] = ()) -> TxnRecord:
+    return TxnRecord("p0", number, list(writes), list(offsets), commit_asked, end)
+
+
+def test_outcomes_are_the_checkers():
+    # committed only on an acknowledged commit; aborted on an acknowledged abort, or abandoned / left open before a
+    # commit was asked; unknown when a commit was asked and not acknowledged (fatal error, timeouts, still open)
+    assert tc.outcome(_record(1, COMMIT_ACKED, True, ())) == COMMITTED
+    assert tc.outcome(_record(1, ABORT_ACKED, False, ())) == ABORTED
+    assert tc.outcome(_record(1, ABORT_ACKED, True, ())) == ABORTED  # a commit failed abortable, the abort acked
+    assert tc.outcome(_record(1, ABANDONED, False, ())) == ABORTED
+    assert tc.outcome(_record(1, OPEN, False, ())) == ABORTED
+    assert tc.outcome(_record(1, ABANDONED, True, ())) == UNKNOWN
+    assert tc.outcome(_record(1, OPEN, True, ())) == UNKNOWN
+
+
+def test_to_history_carries_writes_outcomes_reads_positions_and_samples():
+    records = [_record(1, COMMIT_ACKED, True, ((P0, "v1"), (P1, "v2")), ((KEY, 1),)),
+               _record(2, ABORT_ACKED, False, ((P0, "v3"),)),
+               _record(3, OPEN, False, ())]  # begun, nothing written: no transaction of the history
+    rc = FinalRead((Entry(P0, 0, "v1"), Entry(P1, 0, "v2")), {P0: 3, P1: 1})
+    ru = FinalRead((Entry(P0, 0, "v1"), Entry(P0, 1, "v3"), Entry(P1, 0, "v2")), {P0: 3, P1: 1}, {P0: 3, P1: 2})
+    reads = [OffsetRead(KEY, -1), OffsetRead(KEY, 1, final=True)]
+    samples = [StableSample(100.0, P0, 0, 2, None), StableSample(600.0, P0, 3, 3, 50.0)]
+    h = to_history(records, rc, ru, reads, samples, [("g/x-0", "_TIMED_OUT")], stall_bound_ms=25000.0)
+    assert [(t.name, t.writes, t.outcome, t.offsets) for t in h.txns] == [
+        ("p0:T1", ((P0, "v1"), (P1, "v2")), COMMITTED, ((KEY, 1),)), ("p0:T2", ((P0, "v3"),), ABORTED, ())]
+    assert h.committed == rc.entries and h.uncommitted == ru.entries
+    # read_committed's position is where it read to; complete where that is the high watermark (P1 holds an open
+    # transaction's record at offset 1: not complete, a value past its position not judged)
+    assert h.positions == {P0: 3, P1: 1}
+    assert h.complete == frozenset({P0})
+    assert h.offset_reads == tuple(reads) and h.samples == tuple(samples)
+    assert h.stall_bound_ms == 25000.0 and h.unsettled == (("g/x-0", "_TIMED_OUT"),)
+    # an offset never stable at the end is the checker's (offsets not atomic); nothing else is wrong here
+    assert [(a.kind, a.where) for a in check(h)] == [(OFFSETS, "g/x-0")]
+    assert tc.summary(records) == {COMMITTED: 1, ABORTED: 1, UNKNOWN: 0}
+
+
+def test_an_aborted_value_read_committed_is_an_anomaly_of_the_converted_history():
+    records = [_record(1, ABORT_ACKED, False, ((P0, "v1"), (P1, "v2"))), _record(2, COMMIT_ACKED, True, ((P0, "v3"),))]
+    rc = FinalRead((Entry(P0, 0, "v1"), Entry(P0, 1, "v3")), {P0: 3, P1: 1})
+    ru = FinalRead((Entry(P0, 0, "v1"), Entry(P0, 1, "v3"), Entry(P1, 0, "v2")), {P0: 3, P1: 1}, {P0: 3, P1: 1})
+    found = check(to_history(records, rc, ru, [], []))
+    assert [(a.kind, a.where, a.txns) for a in found] == [(ABORTED_READ, f"{P0}@0", ("p0:T1 (aborted)",))]
+
+
+class _Finished:
+    """A workload that already ran: `finish` hands over its History."""
+
+    def __init__(self, records: list[TxnRecord], rc: FinalRead, ru: FinalRead) -> None:
+        self.records, self.rc, self.ru = records, rc, ru
+        self.errors: list[str] = []
+        self.stuck: list[str] = []
+
+    def finish(self):  # noqa: ANN201 - the History
+        return to_history(self.records, self.rc, self.ru, [], [])
+
+
+def test_the_runner_reports_an_anomaly_as_a_violation_with_its_table_and_replay(tmp_path: Path):
+    run = ChaosRun(ChaosConfig(seed=11, steps=25, zk_servers=3), str(tmp_path / "seed-11"))
+    (tmp_path / "seed-11").mkdir()
+    records = [_record(1, ABORT_ACKED, False, ((P0, "v1"),)), _record(2, COMMIT_ACKED, True, ((P1, "v2"),))]
+    rc = FinalRead((Entry(P0, 0, "v1"), Entry(P1, 0, "v2")), {P0: 2, P1: 1})
+    ru = FinalRead((Entry(P0, 0, "v1"), Entry(P1, 0, "v2")), {P0: 2, P1: 1}, {P0: 2, P1: 1})
+    run.check = _Finished(records, rc, ru)  # type: ignore[assignment]
+    violations = run._check_anomalies()
+    assert [v.kind for v in violations] == ["anomaly"]
+    assert violations[0].detail.startswith(f"aborted read: {P0}@0: v1 of an aborted transaction")
+    table = run._anomaly_table
+    assert table is not None and table.splitlines()[0] == "seed 11: 1 transaction anomalies"
+    assert "aborted read" in table and "p0:T1 (aborted)" in table
+    assert table.splitlines()[-1] == \
+        "  replay: kactor chaos --seeds 11 --steps 25 --brokers 3 --zookeeper-ensemble 3 --keep"
+    assert run._txn_outcomes == {COMMITTED: 1, ABORTED: 1, UNKNOWN: 0}
+    assert (tmp_path / "seed-11" / "txn-history.json").exists()
+
+    # the seed's lines show the table once, the seed's replay line after it; the summary counts it
+    result = SeedResult(11, 25, {}, 10, tuple(violations), 50.0, "/w/seed-11", None, 1.0, 7.5,
+                        run._txn_outcomes, table)
+    lines = seed_lines(result, 3, 3)
+    assert "  anomalies 1  " in lines[0] and lines[0].startswith("seed 11   FAIL")
+    assert lines[1:3] == table.splitlines()[:2]
+    assert not any(line.startswith("  anomaly: ") for line in lines)
+    assert lines[-1] == "  replay: kactor chaos --seeds 11 --steps 25 --brokers 3 --zookeeper-ensemble 3 --keep"
+    assert sum(line.startswith("  replay: ") for line in lines) == 1
+    clean = SeedResult(12, 25, {}, 10, (), 50.0, None, None, 1.0, 7.5, {COMMITTED: 30, ABORTED: 7, UNKNOWN: 1})
+    assert "transactions checked (sim/txn_checker.py) on 2 seeds: 31 committed, 8 aborted, 1 unknown; 1 anomalies " \
+           "(aborted read 1)" in summary_lines([result, clean], 100.0)
+
+
+def test_a_clean_history_is_no_violation(tmp_path: Path):
+    run = ChaosRun(ChaosConfig(seed=3, steps=5), str(tmp_path / "seed-3"))
+    (tmp_path / "seed-3").mkdir()
+    records = [_record(1, COMMIT_ACKED, True, ((P0, "v1"),))]
+    read = FinalRead((Entry(P0, 0, "v1"),), {P0: 2}, {P0: 2})
+    run.check = _Finished(records, read, read)  # type: ignore[assignment]
+    assert run._check_anomalies() == []
+    assert run._anomaly_table is None
+    line = seed_lines(SeedResult(3, 5, {}, 1, (), 9.0, None, None, 0.1, 7.5, run._txn_outcomes), 3, 1)[0]
+    assert "  txn 0  anomalies 0  gap " in line
+    # a run without the checker shows no anomalies count (the lines of before)
+    assert "anomalies" not in seed_lines(SeedResult(3, 5, {}, 1, (Violation("txn", "x"),), 9.0, None), 3, 1)[0]
+
+
+def test_delay_draws_are_pure_and_leave_the_schedule_alone():
+    assert delay_draws(7, 25, 3) == delay_draws(7, 25, 3)
+    assert delay_draws(7, 10, 3) == delay_draws(7, 25, 3)[:10]  # a shorter run is a prefix, as the schedule's
+    draws = [d for seed in range(1, 21) for d in delay_draws(seed, 25, 3) if d is not None]
+    assert 150 < len(draws) < 350  # about one step in two
+    assert all(0 <= b < 3 and 6.0 <= hold <= 10.0 and 0 <= pick < 1 for b, hold, pick in draws)
+    # the hold outlasts the checked producers' request timeout: the client gives up and retries elsewhere
+    assert min(hold for _, hold, _ in draws) * 1000 > tc.REQUEST_TIMEOUT_MS
+    assert make_schedule(7, 25, 3, 1) == make_schedule(7, 25, 3, 1)
