@@ -69,12 +69,13 @@ def summary_lines(results: Sequence[SeedResult], total_s: float) -> list[str]:
     gap = "longest acknowledgement gap -" if worst is None else \
         (f"longest acknowledgement gap {worst.longest_gap_s:.1f} s (seed {worst.seed}; bound {worst.gap_bound_s:.1f} s"
          f", {sum(r.count('gap') for r in results)} over it)")
-    lines = [f"{len(results)} seeds x {results[0].steps} steps: {totals}",
+    # the checker's line first: the five lines from "N seeds x" on are the summary scripts read (the last five)
+    lines = [*_checker_lines(results),
+             f"{len(results)} seeds x {results[0].steps} steps: {totals}",
              f"faults: {_faults(faults)}",
              f"acknowledged records checked: {sum(r.acked for r in results)}; {gap}, "
              f"{sum(r.count('duplicate') for r in results)} duplicated records, "
              f"{sum(r.count('server-error') for r in results)} UNKNOWN_SERVER_ERROR answers",
-             *_checker_lines(results),
              f"{len(results) - len(failed)} seeds clean" + (f", {len(failed)} failed: "
                                                             f"{', '.join(map(str, failed))}" if failed else ""),
              f"time: {total_s:.0f} s in all, {statistics.median(per_seed):.1f} s per seed (median; "
