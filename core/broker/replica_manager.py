@@ -861,7 +861,10 @@ class ReplicaManager:
                 continue
             try:
                 p = self._get_partition_or_error(tp, expect_leader=True)
-                if request.transactional_id is not None and p.log is not None:
+                # a follower answers NOT_LEADER_OR_FOLLOWER before any check of the batch, as 3.6's
+                # Partition.appendRecordsToLeader does before UnifiedLog sees it (a retriable answer, where the
+                # verification check would answer INVALID_TXN_STATE: no guard was asked for a partition led elsewhere)
+                if request.transactional_id is not None and p.log is not None and p.is_leader:
                     txn_batch = transactional_batch(pp.records)
                     # UnifiedLog.analyzeAndValidateProducerState's check (3.6; 3.7 a coordinator's batch too)
                     if txn_batch is not None:

@@ -152,3 +152,19 @@ def test_the_next_transaction_on_a_partition_is_verified_at_its_own_sequence_not
                                       "coordinator"))
     response, asks = produce(rm, txn_produce(3), (Errors.NONE, {}))
     assert (len(asks), response.partitions[0].error, log_end(rm)) == (1, Errors.NONE, 5)
+
+
+def test_a_follower_answers_not_leader_not_the_verification_error(tmp_path):
+    """Partition.appendRecordsToLeader refuses a replica that does not lead before UnifiedLog checks the batch: a
+    transactional produce sent to a follower (the client's metadata is stale) is NOT_LEADER_OR_FOLLOWER, which the
+    client retries at the new leader, not INVALID_TXN_STATE, which ends its transaction (kactor sim seeds 485 and 488:
+    the hostile client's produce reached a broker the partition had just moved away from)."""
+    rm = make_rm(tmp_path, transaction_partition_verification_enable=True)
+    drive(rm.handle_leader_and_isr(lai_request([lai_state(TP, 1, 0, (1, 0), (1, 0), is_new=True)]), T0))
+    drive(rm.handle_update_metadata(um_request([
+        um_state(TopicPartition(TRANSACTION_STATE_TOPIC_NAME, p), COORDINATOR, (COORDINATOR,), (COORDINATOR,))
+        for p in range(TXN_PARTITIONS)]), T0))
+    response, asks = produce(rm, txn_produce())
+    (p,) = response.partitions
+    assert (p.error, p.base_offset, asks) == (Errors.NOT_LEADER_OR_FOLLOWER, -1, [])
+    assert log_end(rm) == 0
