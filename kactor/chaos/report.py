@@ -101,7 +101,8 @@ def _checker_lines(results: Sequence[SeedResult]) -> list[str]:
                 kinds[kind] = kinds.get(kind, 0) + 1
     anomalies = sum(kinds.values())
     return [f"transactions checked (sim/txn_checker.py) on {len(checked)} seeds: {outcomes['committed']} committed, "
-            f"{outcomes['aborted']} aborted, {outcomes['unknown']} unknown; {anomalies} anomalies"
+            f"{outcomes['aborted']} aborted, {outcomes['unknown']} unknown, {sum(r.delays for r in checked)} of "
+            f"their connections held past their request timeout; {anomalies} anomalies"
             + (f" ({', '.join(f'{k} {n}' for k, n in sorted(kinds.items()))})" if kinds else "")]
 
 

@@ -118,6 +118,7 @@ class SeedResult:
     # the transaction checker's (kactor/chaos/txn_check.py): outcomes counted, its anomalies' table (None: clean)
     txn_outcomes: dict[str, int] | None = None
     anomaly_table: str | None = None
+    delays: int = 0  # the checked producers' connections held (kactor/chaos/delay_proxy.py)
 
     @property
     def ok(self) -> bool:
@@ -258,7 +259,7 @@ class ChaosRun:
         duration = time.monotonic() - self._t0
         result = SeedResult(cfg.seed, cfg.steps, dict(self.faults), len(self.acks), tuple(violations), duration,
                             self.folder, error, figures.get("longest_gap_s"), figures.get("gap_bound_s"),
-                            self._txn_outcomes, self._anomaly_table)
+                            self._txn_outcomes, self._anomaly_table, len(self.delays_held))
         self._write_artifacts(result)
         if result.ok and not self.keep:
             shutil.rmtree(self.folder, ignore_errors=True)

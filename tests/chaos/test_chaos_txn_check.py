@@ -105,10 +105,11 @@ def test_the_runner_reports_an_anomaly_as_a_violation_with_its_table_and_replay(
     assert not any(line.startswith("  anomaly: ") for line in lines)
     assert lines[-1] == "  replay: kactor chaos --seeds 11 --steps 25 --brokers 3 --zookeeper-ensemble 3 --keep"
     assert sum(line.startswith("  replay: ") for line in lines) == 1
-    clean = SeedResult(12, 25, {}, 10, (), 50.0, None, None, 1.0, 7.5, {COMMITTED: 30, ABORTED: 7, UNKNOWN: 1})
+    clean = SeedResult(12, 25, {}, 10, (), 50.0, None, None, 1.0, 7.5, {COMMITTED: 30, ABORTED: 7, UNKNOWN: 1},
+                       delays=4)
     summary = summary_lines([result, clean], 100.0)
-    assert summary[0] == "transactions checked (sim/txn_checker.py) on 2 seeds: 31 committed, 8 aborted, 1 unknown; " \
-                         "1 anomalies (aborted read 1)"
+    assert summary[0] == "transactions checked (sim/txn_checker.py) on 2 seeds: 31 committed, 8 aborted, 1 unknown, " \
+                         "4 of their connections held past their request timeout; 1 anomalies (aborted read 1)"
     assert len(summary) == 6 and summary[1].startswith("2 seeds x 25 steps: ")  # the five lines of before after it
 
 
