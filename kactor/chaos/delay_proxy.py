@@ -53,6 +53,7 @@ class _Pair:
     held_until: float = 0.0
     client_gone_at: float | None = None  # when the client closed (its held bytes still go to the broker)
     flushed_at: float | None = None  # when, the client gone, the last held byte was written
+    stray: bool = False  # bytes of it reached the broker after its client had left
 
 
 class DelayProxy:
@@ -76,6 +77,7 @@ class DelayProxy:
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name=f"chaos-{name}", daemon=True)
         self.held: list[str] = []  # what `hold` held, for the events log
+        self.strays = 0  # connections whose bytes reached the broker after their client had left
 
     def start(self) -> DelayProxy:
         self._thread.start()
@@ -207,6 +209,9 @@ class DelayProxy:
                 del p.to_client[:sock.send(p.to_client)]
             elif sock is p.upstream and p.to_broker:
                 del p.to_broker[:sock.send(p.to_broker)]
+                if p.client is None and not p.stray:
+                    p.stray = True
+                    self.strays += 1
 
     def _drop_side(self, p: _Pair, sock: socket.socket) -> None:
         """The client left: its held bytes still go to the broker. The broker closed: the client's side closes."""

@@ -413,7 +413,8 @@ class ChaosRun:
                     f"committed, {self._txn_outcomes['aborted']} aborted, {self._txn_outcomes['unknown']} unknown), "
                     f"{len(history.committed)} records read committed, {len(history.uncommitted)} uncommitted, "
                     f"{len(history.offset_reads)} group offsets read, {len(history.samples)} stable-offset samples, "
-                    f"{len(self.delays_held)} connections held; "
+                    f"{len(self.delays_held)} connections held, "
+                    f"{sum(p.strays for p in self.proxies.values())} of them delivering after their client left; "
                     + (", ".join(f"{k} {n}" for k, n in found.items()) if found else "no anomaly"))
         for e in self.check.errors[:30]:
             self._event(f"  {e}")

@@ -83,7 +83,7 @@ def test_bytes_pass_both_ways(proxy: Proxy, upstream: Upstream):
     s.sendall(b"request-1")
     assert s.recv(100) == b"request-1"
     assert upstream.got() == b"request-1"
-    assert proxy.held == []
+    assert proxy.held == [] and proxy.strays == 0
     s.close()
 
 
@@ -114,6 +114,7 @@ def test_held_bytes_reach_the_broker_after_the_client_left(proxy: Proxy, upstrea
     assert upstream.got() == b""
     at = upstream.when(b"stray-end-txn", timeout_s=3.0)
     assert at is not None
+    assert proxy.strays == 1
 
 
 def test_no_connection_no_hold(proxy: Proxy):
