@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from kactor.chaos.answers import UNKNOWN_SERVER_ERROR
@@ -43,6 +43,26 @@ def is_unknown_server_error(error: Any) -> bool:
     """A KafkaError of an UNKNOWN_SERVER_ERROR answer: its code, or a fatal error whose reason names it
     (librdkafka's text for -1 is "Unknown broker error")."""
     return error.code() == UNKNOWN_SERVER_ERROR or "Unknown broker error" in (error.str() or "")
+
+
+class UnknownServerErrorAnswers:
+    """The UNKNOWN_SERVER_ERROR answers librdkafka's error callbacks report (`check_server_errors` holds them against
+    the run): a client's ``error_cb`` is ``on_error(source)``. librdkafka calls back on its own threads."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._answers: list[ErrorAnswer] = []
+
+    def on_error(self, source: str) -> Callable[[Any], None]:
+        def record(error: Any) -> None:
+            if is_unknown_server_error(error):
+                with self._lock:
+                    self._answers.append(ErrorAnswer(time.monotonic(), source, error_text(error)))
+        return record
+
+    def answers(self) -> tuple[ErrorAnswer, ...]:
+        with self._lock:
+            return tuple(self._answers)
 
 
 class KafkaDataClient:

@@ -36,7 +36,7 @@ from typing import Any
 import attrs
 
 from kactor.chaos.history import ErrorAnswer
-from kactor.chaos.kafka_client import METADATA_REFRESH, is_unknown_server_error
+from kactor.chaos.kafka_client import METADATA_REFRESH, UnknownServerErrorAnswers
 from kactor.kafka_clients import close_within, error_text
 from sim.txn_checker import ABORTED, COMMITTED, UNKNOWN, Entry, History, OffsetRead, StableSample, TxnWrites
 
@@ -164,22 +164,14 @@ class TxnCheckWorkload:
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._sampling = threading.Event()
-        self._answers: list[ErrorAnswer] = []
+        self._server_errors = UnknownServerErrorAnswers()
         self._threads = [threading.Thread(target=self._produce, args=(i,), name=f"chaos-txn-check-p{i}",
                                           daemon=True) for i in range(producers)]
         self._sampler = threading.Thread(target=self._sample_loop, name="chaos-txn-check-sampler", daemon=True)
 
     # -- clients -----------------------------------------------------------------------------------------------------
-    def _on_error(self, source: str) -> Any:
-        def record(error: Any) -> None:
-            if is_unknown_server_error(error):
-                with self._lock:
-                    self._answers.append(ErrorAnswer(time.monotonic(), source, error_text(error)))
-        return record
-
     def error_answers(self) -> tuple[ErrorAnswer, ...]:
-        with self._lock:
-            return tuple(self._answers)
+        return self._server_errors.answers()
 
     def _note(self, text: str) -> None:
         with self._lock:
@@ -195,7 +187,7 @@ class TxnCheckWorkload:
             "transaction.timeout.ms": TRANSACTION_TIMEOUT_MS, "max.in.flight.requests.per.connection": 5,
             "request.timeout.ms": REQUEST_TIMEOUT_MS, "socket.timeout.ms": REQUEST_TIMEOUT_MS, "linger.ms": 2,
             "allow.auto.create.topics": False, **METADATA_REFRESH,
-            "error_cb": self._on_error(f"transactional producer p{i}"), **self.security}))
+            "error_cb": self._server_errors.on_error(f"transactional producer p{i}"), **self.security}))
         p.init_transactions(CALL_TIMEOUT_S)
         return p
 
@@ -206,7 +198,7 @@ class TxnCheckWorkload:
 
         return Consumer(client_config(self.direct, client_id, {
             "enable.auto.commit": False, **METADATA_REFRESH, **extra,
-            "error_cb": self._on_error(client_id), **self.security}))
+            "error_cb": self._server_errors.on_error(client_id), **self.security}))
 
     def _group_consumer(self, i: int) -> Any:
         """A consumer of the producer's group, never subscribed: its group metadata for send_offsets_to_transaction,

@@ -28,7 +28,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from kactor.chaos.history import ErrorAnswer, Violation
-from kactor.chaos.kafka_client import METADATA_REFRESH, is_unknown_server_error
+from kactor.chaos.kafka_client import METADATA_REFRESH, UnknownServerErrorAnswers
 from kactor.kafka_clients import CLOSE_TIMEOUT_S, client_config, close_within, error_text, watermark_offsets
 
 INPUT = "chaos-txn-in"
@@ -109,21 +109,13 @@ class TxnWorkload:
         self._outer_stop = stop
         self._stop = threading.Event()
         self._lock = threading.Lock()
-        self._answers: list[ErrorAnswer] = []
+        self._server_errors = UnknownServerErrorAnswers()
         self._in_call: tuple[str, float] | None = None  # the blocking librdkafka call under way, since when
         self._thread = threading.Thread(target=self._run, name="chaos-txn", daemon=True)
 
     # -- clients ------------------------------------------------------------------------------------------------
-    def _on_error(self, source: str) -> Any:
-        def record(error: Any) -> None:
-            if is_unknown_server_error(error):
-                with self._lock:
-                    self._answers.append(ErrorAnswer(time.monotonic(), source, error_text(error)))
-        return record
-
     def error_answers(self) -> tuple[ErrorAnswer, ...]:
-        with self._lock:
-            return tuple(self._answers)
+        return self._server_errors.answers()
 
     def _producer(self) -> Any:
         from confluent_kafka import Producer
@@ -131,7 +123,7 @@ class TxnWorkload:
         p = Producer(client_config(self.bootstrap, "kactor-chaos-txn", {
             "transactional.id": f"kactor-chaos-{self.seed}", "transaction.timeout.ms": TXN_TIMEOUT_MS,
             "allow.auto.create.topics": False, **METADATA_REFRESH,
-            "error_cb": self._on_error("the transactional producer"), **self.security}))
+            "error_cb": self._server_errors.on_error("the transactional producer"), **self.security}))
         self._calling("init_transactions", p.init_transactions, 60)
         return p
 
@@ -141,7 +133,7 @@ class TxnWorkload:
         return Producer(client_config(self.bootstrap, "kactor-chaos-txn-feed", {
             "enable.idempotence": True, "acks": "all", "linger.ms": 5, "allow.auto.create.topics": False,
             **METADATA_REFRESH,
-            "error_cb": self._on_error("the transactional loop's feeder"), **self.security}))
+            "error_cb": self._server_errors.on_error("the transactional loop's feeder"), **self.security}))
 
     def _consumer(self) -> Any:
         """A read_committed consumer of group GROUP assigned every input partition at the group's committed offsets,
@@ -157,7 +149,7 @@ class TxnWorkload:
             # the loop starts as the run creates its topics, and leaders move all the time: without a fast refresh
             # librdkafka waits 5 minutes to learn the partitions it was assigned before they had leaders
             **METADATA_REFRESH,
-            "error_cb": self._on_error("the transactional loop's consumer"), **self.security}))
+            "error_cb": self._server_errors.on_error("the transactional loop's consumer"), **self.security}))
         try:
             self._rewind(c)
         except KafkaException:
