@@ -18,6 +18,7 @@ Loopback only; memory bounded: at most ``MAX_CONNECTIONS`` connections and ``BUF
 from __future__ import annotations
 
 import logging
+import random
 import selectors
 import socket
 import threading
@@ -38,6 +39,22 @@ MAX_CONNECTIONS = 64
 LINGER_S = 5.0  # a client gone: its broker connection is kept so long after the held bytes were written
 CONNECT_TIMEOUT_S = 1.0
 POLL_S = 0.05
+
+# the connection-delay fault (this module's DelayProxy): drawn each step from a stream of its own, so the schedule's
+# steps are the seed's as before; each holds one of the checked producers' connections past their request timeout
+DELAY_PROBABILITY = 0.5
+DELAY_HOLD_S = (6.0, 10.0)
+
+
+def delay_draws(seed: int, steps: int, brokers: int) -> list[tuple[int, float, float] | None]:
+    """Per step: the connection delay it starts (broker, hold seconds, the pick among its open connections in
+    [0, 1)) or None; the same three draws a step whatever it holds (pure, from ``chaos-delays-<seed>``)."""
+    rng = random.Random(f"chaos-delays-{seed}")
+    out: list[tuple[int, float, float] | None] = []
+    for _ in range(steps):
+        on, broker, hold, pick = rng.random(), rng.randrange(brokers), rng.uniform(*DELAY_HOLD_S), rng.random()
+        out.append((broker, round(hold, 2), pick) if on < DELAY_PROBABILITY else None)
+    return out
 
 
 @attrs.define

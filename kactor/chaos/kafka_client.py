@@ -25,12 +25,15 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kactor.chaos.answers import UNKNOWN_SERVER_ERROR
 from kactor.chaos.client import ProduceError
 from kactor.chaos.history import ErrorAnswer
 from kactor.kafka_clients import client_config, close_within, error_text
+
+if TYPE_CHECKING:
+    from kactor.cluster import LocalCluster
 
 LINGER_MS = 5
 # Both clients. Leaders move all the time here: learn the new one fast. And librdkafka refuses a partition beyond
@@ -221,3 +224,19 @@ class KafkaDataClient:
         """Flush the producer and close the consumer; False if the close was given up (`close_within`)."""
         self._producer.flush(self.request_timeout_s)
         return close_within(self._consumer)
+
+
+def kafka_data_client(cluster: LocalCluster, request_timeout_s: float = 30.0) -> KafkaDataClient:
+    """The data plane of a run: Kafka's protocol (`KafkaDataClient`), bootstrapped from every broker's listener as
+    an application is configured."""
+    return KafkaDataClient(bootstrap(cluster), request_timeout_s=request_timeout_s, security=security(cluster))
+
+
+def security(cluster: LocalCluster) -> dict[str, str]:
+    """librdkafka's settings for the cluster's listener (kactor cluster --security), none for PLAINTEXT."""
+    return dict(cluster.secure.librdkafka) if cluster.secure is not None else {}
+
+
+def bootstrap(cluster: LocalCluster) -> str:
+    """Every broker's listener, ``host:port[,host:port...]``, as an application is configured."""
+    return ",".join("{}:{}".format(*cluster.broker_address(b)) for b in range(cluster.n))

@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import logging
 import os
-import random
 import shutil
 import signal
 import subprocess
@@ -29,7 +28,8 @@ from edges.net_faults import FAULTS_ENV, endpoint, write_rules
 from kactor.chaos.answers import broker_log_answers
 from kactor.chaos.checks import check_data, check_duplicates, check_safety, check_server_errors, stuck_operations
 from kactor.chaos.client import DataClient, ProduceError
-from kactor.chaos.delay_proxy import DelayProxy, ProxiedCluster, proxied_cluster, proxies_bootstrap
+from kactor.chaos.cluster_state import final_partitions, log_values, partition_state, sample_cluster, snapshot_cluster
+from kactor.chaos.delay_proxy import DelayProxy, ProxiedCluster, delay_draws, proxied_cluster, proxies_bootstrap
 from kactor.chaos.gaps import ack_gaps, check_gaps, faults_behind, gap_bound_s, longest
 from kactor.chaos.history import (
     TP,
@@ -39,23 +39,21 @@ from kactor.chaos.history import (
     FinalPartition,
     MinIsrSetting,
     Outage,
-    PartitionSample,
     Read,
     Sample,
     Send,
     Violation,
 )
 from kactor.chaos.hostile import ChaosHostileClient, hostile_step
+from kactor.chaos.kafka_client import bootstrap, kafka_data_client, security
 from kactor.chaos.loads import failed_loads
 from kactor.chaos.schedule import Step, make_schedule
 from kactor.chaos.slips import SLIP_EXIT_S, SlipOutcome, judge, slip_args, slip_broker_id
-from kactor.chaos.txn_check import TOPIC as CHECK_TOPIC
 from kactor.chaos.txn_check import TxnCheckWorkload
-from kactor.chaos.txn_workload import OUTPUT as TXN_OUTPUT
 from kactor.chaos.txn_workload import TxnWorkload
 from kactor.cluster import LocalCluster
 from kactor.kafka_clients import CLOSE_TIMEOUT_S
-from messages.common import LeaderAndIsr, TopicPartition
+from messages.common import TopicPartition
 from protocol.zk import paths, znodes
 
 log = logging.getLogger("kactor.chaos")
@@ -63,23 +61,6 @@ log = logging.getLogger("kactor.chaos")
 SAMPLE_INTERVAL_S = 0.2
 PRODUCE_PAUSE_S = 0.03
 ZK_TICK_MS = 500  # ZooKeeper grants sessions from 2 ticks (1 s) and elects a new leader within a second or two
-# the connection-delay fault (kactor/chaos/delay_proxy.py): drawn each step from a stream of its own, so the schedule's
-# steps are the seed's as before; each holds one of the checked producers' connections past their request timeout
-DELAY_PROBABILITY = 0.5
-DELAY_HOLD_S = (6.0, 10.0)
-
-
-def delay_draws(seed: int, steps: int, brokers: int) -> list[tuple[int, float, float] | None]:
-    """Per step: the connection delay it starts (broker, hold seconds, the pick among its open connections in
-    [0, 1)) or None; the same three draws a step whatever it holds (pure, from ``chaos-delays-<seed>``)."""
-    rng = random.Random(f"chaos-delays-{seed}")
-    out: list[tuple[int, float, float] | None] = []
-    for _ in range(steps):
-        on, broker, hold, pick = rng.random(), rng.randrange(brokers), rng.uniform(*DELAY_HOLD_S), rng.random()
-        out.append((broker, round(hold, 2), pick) if on < DELAY_PROBABILITY else None)
-    return out
-
-
 @attrs.frozen(slots=True)
 class ChaosConfig:
     seed: int
@@ -130,25 +111,6 @@ class SeedResult:
 
 # Kafka's Topic.isInternal: the brokers' own topics, which no client produces to (the group coordinator creates
 # __consumer_offsets when the data client's consumer looks its coordinator up)
-INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state"})
-
-
-def kafka_data_client(cluster: LocalCluster, request_timeout_s: float = 30.0) -> DataClient:
-    """The data plane of a run: Kafka's protocol (kactor/chaos/kafka_client.py), bootstrapped from every broker's
-    listener as an application is configured."""
-    from kactor.chaos.kafka_client import KafkaDataClient
-
-    return KafkaDataClient(bootstrap(cluster), request_timeout_s=request_timeout_s, security=security(cluster))
-
-
-def security(cluster: LocalCluster) -> dict[str, str]:
-    """librdkafka's settings for the cluster's listener (kactor cluster --security), none for PLAINTEXT."""
-    return dict(cluster.secure.librdkafka) if cluster.secure is not None else {}
-
-
-def bootstrap(cluster: LocalCluster) -> str:
-    """Every broker's listener, ``host:port[,host:port...]``, as an application is configured."""
-    return ",".join("{}:{}".format(*cluster.broker_address(b)) for b in range(cluster.n))
 
 
 class Interrupted(Exception):  # noqa: N818 - a stop request, not an error
@@ -361,7 +323,7 @@ class ChaosRun:
             admin.create_topic_with_assignment(
                 topic, {}, assign_replicas_to_brokers(brokers, tw.PARTITIONS, min(3, len(brokers)), i))
         # librdkafka assigned a partition before it has a leader may not fetch it for the whole run
-        self._wait(lambda: all((st := _state(self.zk, t, p)) is not None and st.leader >= 0  # type: ignore[arg-type]
+        self._wait(lambda: all((st := partition_state(self.zk, t, p)) is not None and st.leader >= 0  # type: ignore[arg-type]
                                for t in (tw.INPUT, tw.OUTPUT) for p in range(tw.PARTITIONS)),
                    30, "the transactional loop's topics led")
         self.txn = TxnWorkload(bootstrap(self.cluster), self.cfg.seed, self._stop, security(self.cluster)).start()
@@ -377,7 +339,7 @@ class ChaosRun:
         brokers = list(range(self.cfg.brokers))
         AdminZkClient(self.zk).create_topic_with_assignment(
             tc.TOPIC, {}, assign_replicas_to_brokers(brokers, tc.PARTITIONS, min(3, len(brokers)), 2))
-        self._wait(lambda: all((st := _state(self.zk, tc.TOPIC, p)) is not None  # type: ignore[arg-type]
+        self._wait(lambda: all((st := partition_state(self.zk, tc.TOPIC, p)) is not None  # type: ignore[arg-type]
                                and st.leader >= 0 for p in range(tc.PARTITIONS)), 30, "the checked topic led")
         direct = bootstrap(self.cluster)
         via = proxies_bootstrap(self.proxies) if self.proxies else direct
@@ -509,7 +471,6 @@ class ChaosRun:
             self._hostile()
 
     def _operation(self, step: Step) -> None:
-        from messages.common import TopicPartition
         from zk_bridge.admin.admin_zk import AdminZkClient
         from zk_bridge.admin.assignment import assign_replicas_to_brokers
 
@@ -693,7 +654,7 @@ class ChaosRun:
 
         def leader(topic: str, partition: int) -> tuple[str, int] | None:
             try:
-                state = _state(zk, topic, partition)
+                state = partition_state(zk, topic, partition)
             except NoNodeError:
                 return None
             return None if state is None or state.leader < 0 else brokers().get(state.leader)
@@ -937,7 +898,6 @@ class ChaosRun:
                                                                     dict[tuple[int, TP], int]]:
         from core.broker.checkpoints import REPLICATION_OFFSET_CHECKPOINT, read_offset_checkpoint
         from core.broker.log import Log, partition_dir_name
-        from messages.common import TopicPartition
 
         snap_root = os.path.join(self.folder, "log-snapshot")
         shutil.rmtree(snap_root, ignore_errors=True)
@@ -1026,101 +986,3 @@ class ChaosRun:
                 f.write(json.dumps({"ts": round(s.ts, 3), "controller_epoch": s.controller_epoch, "partitions": {
                     f"{t}-{p}": [ps.leader, ps.leader_epoch, list(ps.isr), sorted(ps.replicas)]
                     for (t, p), ps in sorted(s.partitions.items())}}) + "\n")
-
-
-def log_values(log: Any) -> tuple[str, ...]:
-    """Every record value of a (copied) replica's log from offset 0, by offset: its record batches read with
-    Log.read and decoded (protocol/records.py)."""
-    from protocol.records import iter_batches
-
-    out: list[str] = []
-    offset = 0
-    while offset < log.log_end_offset:
-        data = log.read(offset, 1 << 20)
-        if not data:
-            break
-        for batch in iter_batches(data):
-            for record in batch.records():
-                if batch.base_offset + record.offset_delta >= offset:
-                    out.append((record.value or b"").decode(errors="replace"))
-            offset = max(offset, batch.next_offset)
-    return tuple(out)
-
-
-# -- ZooKeeper readers (also used by the tests) ---------------------------------------------------------------------
-def _text(zk: KazooClient, path: str) -> str | None:
-    """A znode's data as text, None if it does not exist."""
-    try:
-        data, _ = zk.get(path)
-    except NoNodeError:
-        return None
-    return None if data is None else data.decode("utf-8")
-
-
-def _assignment(zk: KazooClient, topic: str) -> dict[int, list[int]]:
-    decoded = znodes.decode_topic_assignment(topic, _text(zk, paths.TopicZNode.path(topic)))
-    return {tp.partition: list(ra.replicas) for tp, ra in decoded.items()}
-
-
-def _state(zk: KazooClient, topic: str, p: int) -> LeaderAndIsr | None:
-    info = znodes.decode_partition_state(_text(zk, paths.TopicPartitionStateZNode.path(TopicPartition(topic, p))), 0)
-    return info.leader_and_isr if info is not None else None
-
-
-def sample_cluster(zk: KazooClient, ts: float) -> Sample:
-    """The controller epoch and every partition's state, each between two reads of its topic's replicas."""
-    epoch = _text(zk, paths.ControllerEpochZNode)
-    controller_epoch: int | None = znodes.decode_controller_epoch(epoch) if epoch is not None else None
-    partitions: dict[TP, PartitionSample] = {}
-    for topic in zk.get_children(paths.TopicsZNode):
-        before = _assignment(zk, topic)
-        states = {}
-        for p in before:
-            st = _state(zk, topic, p)
-            if st is not None:
-                states[p] = st
-        after = _assignment(zk, topic)
-        for p, st in states.items():
-            replicas = frozenset(before.get(p, ())) | frozenset(after.get(p, ()))
-            partitions[(topic, p)] = PartitionSample(st.leader, st.leader_epoch, tuple(st.isr), replicas)
-    return Sample(ts, controller_epoch, partitions)
-
-
-def snapshot_cluster(zk: KazooClient, deleted: set[str]) -> ClusterSnapshot:
-    pending = tuple(sorted(zk.get_children(paths.DeleteTopicsZNode))) if zk.exists(paths.DeleteTopicsZNode) else ()
-    topics = zk.get_children(paths.TopicsZNode)
-    reassignment: tuple[TP, ...] = tuple(sorted(
-        (tp.topic, tp.partition)
-        for tp in znodes.decode_reassign_partitions(_text(zk, paths.ReassignPartitionsZNode))))
-    reassigning: list[TP] = []
-    leaderless: list[TP] = []
-    for topic in sorted(topics):
-        if topic in deleted:
-            continue
-        data = _text(zk, paths.TopicZNode.path(topic))
-        if data is None:
-            continue
-        for tp, ra in sorted(znodes.decode_topic_assignment(topic, data).items()):
-            if ra.adding_replicas or ra.removing_replicas:
-                reassigning.append((topic, tp.partition))
-            st = _state(zk, topic, tp.partition)
-            if st is None or st.leader < 0:
-                leaderless.append((topic, tp.partition))
-    return ClusterSnapshot(pending, tuple(sorted(t for t in deleted if t in topics)), reassignment,
-                           tuple(reassigning), tuple(leaderless),
-                           bool(zk.exists(paths.PreferredReplicaElectionZNode)))
-
-
-def final_partitions(zk: KazooClient, deleted: set[str]) -> dict[TP, FinalPartition]:
-    """The surviving partitions the producer could have written: internal topics are the brokers' own."""
-    out: dict[TP, FinalPartition] = {}
-    for topic in zk.get_children(paths.TopicsZNode):
-        # the transactional loop's output and the checked topic hold control batches and aborted records: their own
-        # checks read them as consumers do (txn_workload.check_transactions, txn_check), not replica by replica
-        if topic in deleted or topic in INTERNAL_TOPICS or topic in (TXN_OUTPUT, CHECK_TOPIC):
-            continue
-        for p, replicas in _assignment(zk, topic).items():
-            st = _state(zk, topic, p)
-            isr = tuple(st.isr) if st is not None else ()
-            out[(topic, p)] = FinalPartition(isr, tuple(replicas))
-    return out

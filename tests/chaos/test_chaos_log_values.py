@@ -1,4 +1,4 @@
-"""kactor/chaos/runner.log_values: a replica's record values by offset, read from its segment files as record
+"""kactor/chaos/cluster_state.log_values: a replica's record values by offset, read from its segment files as record
 batches (what the data checks compare with the acknowledged records)."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from core.broker.log import Log
-from kactor.chaos.runner import log_values
+from kactor.chaos.cluster_state import log_values
 from messages.common import TopicPartition
 from protocol.records import Record, build_batch
 

@@ -7,9 +7,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from kactor.chaos import txn_check as tc
+from kactor.chaos.delay_proxy import delay_draws
 from kactor.chaos.history import Violation
 from kactor.chaos.report import seed_lines, summary_lines
-from kactor.chaos.runner import ChaosConfig, ChaosRun, SeedResult, delay_draws
+from kactor.chaos.runner import ChaosConfig, ChaosRun, SeedResult
 from kactor.chaos.schedule import make_schedule
 from kactor.chaos.txn_check import ABANDONED, ABORT_ACKED, COMMIT_ACKED, OPEN, FinalRead, TxnRecord, to_history
 from sim.txn_checker import ABORTED, ABORTED_READ, COMMITTED, OFFSETS, UNKNOWN, Entry, OffsetRead, StableSample, check

@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from kactor.chaos.runner import ChaosConfig, ChaosRun, delay_draws
+from kactor.chaos.delay_proxy import delay_draws
+from kactor.chaos.runner import ChaosConfig, ChaosRun
 from kactor.chaos.schedule import make_schedule
 
 pytestmark = [pytest.mark.cluster, pytest.mark.slow]
