@@ -44,6 +44,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="where each seed's folder goes (default: a new temporary folder)")
     p.add_argument("--keep", action="store_true", help="keep every seed's folder, not only the failing ones'")
     p.add_argument("--no-trace", action="store_true", help="brokers record no message traces")
+    p.add_argument("--no-txn-check", action="store_true",
+                   help="leave out the Jepsen-style transaction checker's producers, readers and connection delays "
+                        "(the other workloads and checks run as before)")
     p.add_argument("--security", choices=PROTOCOLS, default="plaintext",
                    help="the brokers' listener and the clients' connections, between the brokers too, as "
                         "kactor cluster --security sets them up (default plaintext)")
@@ -96,7 +99,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         for n, seed in enumerate(seeds):
             cfg = ChaosConfig(seed, args.steps, args.brokers, zk_servers, args.session_timeout_ms,
-                              trace=not args.no_trace, security=args.security)
+                              trace=not args.no_trace, txn_check=not args.no_txn_check, security=args.security)
             base = n * args.steps
             if stop_requested:
                 raise Interrupted()

@@ -63,8 +63,9 @@ def test_seeded_run_with_ensemble_and_partition_faults(tmp_path: Path) -> None:
     schedule = [s for seed in SEEDS for s in make_schedule(seed, STEPS, 3, 3)]
     assert any(s.op == "reassign" and s.fault == "kill-controller" for s in schedule)
     assert any(s.op == "delete" for s in schedule)
+    # the transaction checker has a run of its own (test_cluster_chaos_txn_check.py): this one's faults and checks
     proc = _kactor_chaos("--seeds", ",".join(map(str, SEEDS)), "--steps", str(STEPS), "--zookeeper-ensemble", "3",
-                         "--work-dir", str(tmp_path), "--keep")
+                         "--work-dir", str(tmp_path), "--keep", "--no-txn-check")
     out, err = proc.communicate(timeout=600)
     lines = out.splitlines()
     assert lines[0] == (f"kactor chaos: seeds 25167, {STEPS} steps, 3 brokers, a 3-server ZooKeeper ensemble; "
@@ -171,7 +172,7 @@ def _produced(client: KafkaDataClient, topic: str, partition: int, value: str) -
 
 
 def test_sighup_stops_the_run_and_everything_it_started(tmp_path: Path) -> None:
-    proc = _kactor_chaos("--seeds", "5", "--steps", "25", "--work-dir", str(tmp_path))
+    proc = _kactor_chaos("--seeds", "5", "--steps", "25", "--work-dir", str(tmp_path), "--no-txn-check")
     events = tmp_path / "seed-5" / "events.log"
     deadline = time.monotonic() + 120
     while "step 1:" not in (events.read_text() if events.exists() else ""):
@@ -192,7 +193,7 @@ def test_a_seed_over_sasl_ssl(tmp_path: Path) -> None:
     transactional loop and the checks' readers with the cluster's client settings, replication and the controller's
     requests over the brokers' one SASL_SSL listener — and the run is clean, its transactions committed."""
     proc = _kactor_chaos("--seeds", "18", "--steps", "6", "--security", "sasl_ssl", "--work-dir", str(tmp_path),
-                         "--keep")
+                         "--keep", "--no-txn-check")
     out, err = proc.communicate(timeout=600)
     assert out.splitlines()[0] == (f"kactor chaos: seeds 18, 6 steps, 3 brokers, one ZooKeeper server, every "
                                    f"connection SASL_SSL; folders in {tmp_path}"), out
