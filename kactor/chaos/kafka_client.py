@@ -59,9 +59,12 @@ class UnknownServerErrorAnswers:
     def on_error(self, source: str) -> Callable[[Any], None]:
         def record(error: Any) -> None:
             if is_unknown_server_error(error):
-                with self._lock:
-                    self._answers.append(ErrorAnswer(time.monotonic(), source, error_text(error)))
+                self.record(source, error_text(error))
         return record
+
+    def record(self, source: str, detail: str) -> None:
+        with self._lock:
+            self._answers.append(ErrorAnswer(time.monotonic(), source, detail))
 
     def answers(self) -> tuple[ErrorAnswer, ...]:
         with self._lock:
@@ -80,8 +83,7 @@ class KafkaDataClient:
         self.timeout_s = timeout_s
         self.request_timeout_s = timeout_s if request_timeout_s is None else request_timeout_s
         timeout_ms = int(self.request_timeout_s * 1000)
-        self._answers: list[ErrorAnswer] = []
-        self._answers_lock = threading.Lock()
+        self._server_errors = UnknownServerErrorAnswers()
         self._fatal: list[Any] = []  # the producer's fatal error, from librdkafka's error callback
         self.fatal_errors = 0
         self._producer_config = client_config(bootstrap, "kactor-chaos-producer", {
@@ -124,20 +126,15 @@ class KafkaDataClient:
         if error.fatal():
             self._fatal.append(error)
         elif is_unknown_server_error(error):
-            self._record("the producer", error_text(error))
+            self._server_errors.record("the producer", error_text(error))
 
     def _on_consumer_error(self, error: Any) -> None:
         if is_unknown_server_error(error):
-            self._record("the consumer", error_text(error))
-
-    def _record(self, source: str, detail: str) -> None:
-        with self._answers_lock:
-            self._answers.append(ErrorAnswer(time.monotonic(), source, detail))
+            self._server_errors.record("the consumer", error_text(error))
 
     def error_answers(self) -> tuple[ErrorAnswer, ...]:
         """The UNKNOWN_SERVER_ERROR answers received so far (``ts``: time.monotonic())."""
-        with self._answers_lock:
-            return tuple(self._answers)
+        return self._server_errors.answers()
 
     def produce(self, topic: str, partition: int, values: tuple[str, ...]) -> int:
         """acks=all; the offset of the first value. ProduceError unless every value was acknowledged at
@@ -169,9 +166,11 @@ class KafkaDataClient:
         unknown = [e for e, _ in reports if e is not None and is_unknown_server_error(e)]
         fatal = list(self._fatal)
         if unknown:
-            self._record("the producer", f"Produce to {topic}-{partition}: {error_text(unknown[0])}")
+            self._server_errors.record("the producer",
+                                       f"Produce to {topic}-{partition}: {error_text(unknown[0])}")
         elif any(is_unknown_server_error(e) for e in fatal):
-            self._record("the producer", f"Produce to {topic}-{partition}: {error_text(fatal[0])} (fatal)")
+            self._server_errors.record("the producer",
+                                       f"Produce to {topic}-{partition}: {error_text(fatal[0])} (fatal)")
         if fatal:
             self.fatal_errors += 1
             self._producer.flush(0)
@@ -200,7 +199,8 @@ class KafkaDataClient:
                 for msg in batch:
                     if msg.error() is not None:
                         if is_unknown_server_error(msg.error()):
-                            self._record("the consumer", f"Fetch from {topic}-{partition}: {error_text(msg.error())}")
+                            self._server_errors.record(
+                                "the consumer", f"Fetch from {topic}-{partition}: {error_text(msg.error())}")
                         if msg.error().name() != "_PARTITION_EOF":
                             return (), -1
                         continue
@@ -212,7 +212,8 @@ class KafkaDataClient:
             return tuple(values), hw
         except KafkaException as e:
             if e.args and hasattr(e.args[0], "code") and is_unknown_server_error(e.args[0]):
-                self._record("the consumer", f"ListOffsets / Fetch of {topic}-{partition}: {error_text(e)}")
+                self._server_errors.record("the consumer",
+                                           f"ListOffsets / Fetch of {topic}-{partition}: {error_text(e)}")
             return (), -1
         finally:
             try:

@@ -46,12 +46,10 @@ class _FakeProducer:
 
 def _client() -> Any:
     """A KafkaDataClient without its librdkafka clients: only the bookkeeping of its answers is exercised."""
-    from kactor.chaos.kafka_client import KafkaDataClient
+    from kactor.chaos.kafka_client import KafkaDataClient, UnknownServerErrorAnswers
 
     client = object.__new__(KafkaDataClient)
-    client._answers, client._fatal, client.fatal_errors = [], [], 0
-    import threading
-    client._answers_lock = threading.Lock()
+    client._server_errors, client._fatal, client.fatal_errors = UnknownServerErrorAnswers(), [], 0
     client._producer = _FakeProducer()
     client._new_producer = lambda: _FakeProducer()
     return client
