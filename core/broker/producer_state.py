@@ -133,11 +133,12 @@ class ProducerStateEntry:
     its last append and its open transaction's first offset (None: none open)."""
 
     __slots__ = ("producer_id", "producer_epoch", "batches", "coordinator_epoch", "last_timestamp",
-                 "current_txn_first_offset")
+                 "current_txn_first_offset", "last_marker_offset")
 
     def __init__(self, producer_id: int, producer_epoch: int = NO_PRODUCER_EPOCH,
                  batches: Iterable[BatchMetadata] = (), coordinator_epoch: int = NO_COORDINATOR_EPOCH,
-                 last_timestamp: int | None = None, current_txn_first_offset: int | None = None) -> None:
+                 last_timestamp: int | None = None, current_txn_first_offset: int | None = None,
+                 last_marker_offset: int = -1) -> None:
         self.producer_id = producer_id
         self.producer_epoch = producer_epoch
         self.batches: deque[BatchMetadata] = deque(batches, maxlen=NUM_BATCHES_TO_RETAIN)
@@ -145,6 +146,10 @@ class ProducerStateEntry:
         self.last_timestamp = (self.batches[-1].timestamp if self.batches else NO_TIMESTAMP) \
             if last_timestamp is None else last_timestamp
         self.current_txn_first_offset = current_txn_first_offset
+        # beyond 2.6.3 (in memory only, -1 when unknown): the offset of the producer's last transaction marker
+        # here, so a batch of a transaction that marker ended is never a duplicate of a later one (see
+        # find_duplicate_batch)
+        self.last_marker_offset = last_marker_offset
 
     @property
     def last_seq(self) -> int:
@@ -168,13 +173,22 @@ class ProducerStateEntry:
         self.last_timestamp = metadata.timestamp
 
     def find_duplicate_batch(self, batch: ProducerBatch) -> BatchMetadata | None:
-        """ProducerStateEntry.findDuplicateBatch: same epoch and exactly the same sequence range."""
+        """ProducerStateEntry.findDuplicateBatch: same epoch and exactly the same sequence range, and (beyond
+        2.6.3) not a batch of a transaction that has ended here since.
+
+        A client retries a batch only while its transaction is open: it cannot commit before every batch is
+        answered, and Java's producer bumps its epoch when it aborts with one unanswered (KIP-360). librdkafka does
+        not always: after aborting with a batch whose send timed out it has re-sent the same sequences, under the
+        same epoch, with the next transaction's records. Kafka takes those for a retry of the aborted batch,
+        answers NONE and appends nothing, so the next transaction commits without them (`kactor chaos` seed 8,
+        docs/kafka-2.6-departures.md). Not a duplicate, the batch is checked as any other and is answered
+        OUT_OF_ORDER_SEQUENCE_NUMBER, on which the client aborts and bumps its epoch."""
         if batch.producer_epoch != self.producer_epoch:
             return None
         last_seq = batch.last_seq
         for metadata in self.batches:
             if metadata.first_seq == batch.base_sequence and metadata.last_seq == last_seq:
-                return metadata
+                return metadata if metadata.last_offset > self.last_marker_offset else None
         return None
 
     def update(self, next_entry: ProducerStateEntry) -> None:
@@ -185,10 +199,11 @@ class ProducerStateEntry:
         self.coordinator_epoch = next_entry.coordinator_epoch
         self.current_txn_first_offset = next_entry.current_txn_first_offset
         self.last_timestamp = next_entry.last_timestamp
+        self.last_marker_offset = next_entry.last_marker_offset
 
     def copy(self) -> ProducerStateEntry:
         return ProducerStateEntry(self.producer_id, self.producer_epoch, self.batches, self.coordinator_epoch,
-                                  self.last_timestamp, self.current_txn_first_offset)
+                                  self.last_timestamp, self.current_txn_first_offset, self.last_marker_offset)
 
 
 class VerificationGuard:
@@ -271,7 +286,7 @@ class ProducerStateManager:
                 # transaction, none of its batches yet
                 entry = infos.entries[pid] = ProducerStateEntry(pid) if current is None else ProducerStateEntry(
                     pid, current.producer_epoch, (), current.coordinator_epoch, current.last_timestamp,
-                    current.current_txn_first_offset)
+                    current.current_txn_first_offset, current.last_marker_offset)
             if batch.is_transactional or batch.is_control:
                 infos.transactional.add(pid)
             if batch.is_control:
@@ -322,6 +337,7 @@ class ProducerStateManager:
         entry.current_txn_first_offset = None
         entry.coordinator_epoch = marker.coordinator_epoch
         entry.last_timestamp = batch.max_timestamp
+        entry.last_marker_offset = offset
         return CompletedTxn(batch.producer_id, first_offset, offset, marker.is_abort)
 
     @staticmethod

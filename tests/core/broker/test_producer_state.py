@@ -161,6 +161,31 @@ def test_a_transactional_batch_opens_a_transaction_and_a_marker_completes_it():
     append(state, pb(5, 1, 18, pid=1))
 
 
+def test_a_batch_of_a_transaction_its_marker_ended_is_no_duplicate_of_the_next_ones():
+    """Beyond 2.6.3 (`kactor chaos` seed 8): the next transaction re-using an aborted one's sequences under the same
+    epoch is OUT_OF_ORDER_SEQUENCE_NUMBER, not a duplicate answered NONE with nothing appended; a retry while the
+    transaction is open is still the duplicate Kafka finds, and replicas and followers learn the marker too."""
+    state = ProducerStateManager()
+    append(state, txn(0, 2, 10))
+    dup = state.find_duplicate(txn(0, 2, 99))  # the retry of T1's batch while T1 is open
+    assert (dup.first_offset, dup.last_offset) == (10, 11)
+    end(state, marker(12, commit=False))
+    assert state.producers[1].last_marker_offset == 12
+    assert state.find_duplicate(txn(0, 2, 99)) is None  # T2's batch re-using sequences 0-1
+    with pytest.raises(ApiError) as e:
+        append(state, txn(0, 2, 13))
+    assert e.value.error == Errors.OUT_OF_ORDER_SEQUENCE_NUMBER
+    append(state, txn(2, 1, 13))  # T2 continuing the sequence is appended
+    assert state.find_duplicate(txn(2, 1, 99)).first_offset == 13  # and its own retry is a duplicate
+    # a follower replicating the same batches and marker answers the same once it leads
+    follower = ProducerStateManager()
+    follower.load_batches([txn(0, 2, 10), marker(12, commit=False), txn(2, 1, 13)])
+    assert follower.find_duplicate(txn(0, 2, 99)) is None and follower.find_duplicate(txn(2, 1, 99)) is not None
+    # and a producer that bumped its epoch starts afresh at 0, as in Kafka
+    append(state, txn(0, 2, 14, epoch=1))
+    assert state.find_duplicate(txn(0, 2, 99, epoch=1)).first_offset == 14
+
+
 def test_marker_fencing_by_coordinator_epoch_and_producer_epoch():
     """checkCoordinatorEpoch: an older coordinator's marker is TRANSACTION_COORDINATOR_FENCED; checkProducerEpoch:
     an older producer epoch INVALID_PRODUCER_EPOCH (2.6's ProducerFencedException). A replica only warns."""
