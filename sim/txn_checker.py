@@ -22,6 +22,12 @@ every read_committed answer — and returns the anomalies, each naming the trans
   (transaction.timeout.ms and the coordinator's abort interval: an open transaction the coordinator cannot end, a
   hanging transaction).
 
+An anomaly whose transaction had an EndTxn of an earlier transaction of its producer land inside it, under the
+same producer id and epoch (``History.strays``), is marked ``known``: KIP-890 part 1 (the leaders' verification)
+cannot close it, as the coordinator cannot tell that EndTxn from the transaction's own; part 2's epoch bump per
+transaction (Kafka 4.0, with new clients) does. A 2.6 client cannot, so it is named with its seed rather than
+failing it.
+
 `table` renders them as a short table a person reads.
 """
 
@@ -93,6 +99,16 @@ class OffsetRead:
 
 
 @attrs.frozen(slots=True)
+class StrayEndTxn:
+    """An EndTxn of transaction ``of`` that reached the coordinator at ``at_ms`` while transaction ``into`` of the
+    same producer ran under the same producer id and epoch."""
+
+    of: str  # "p0:T3"
+    into: str
+    at_ms: float
+
+
+@attrs.frozen(slots=True)
 class History:
     """What a seed's transactional workload did and read. ``positions``: the read_committed reader's position per
     partition at the end; ``complete``: the partitions it read to their end (its position at the last stable offset,
@@ -110,6 +126,7 @@ class History:
     # group keys whose offset no OffsetFetch (require_stable) answered at the end, with its last answer: offsets
     # pending for ever in a transaction nothing ends
     unsettled: tuple[tuple[str, str], ...] = ()
+    strays: tuple[StrayEndTxn, ...] = ()
 
 
 @attrs.frozen(slots=True)
@@ -118,9 +135,11 @@ class Anomaly:
     where: str  # partition@offset, a partition or a group key
     txns: tuple[str, ...]  # "p0:T3 (aborted)"
     detail: str
+    known: str = ""  # why a 2.6 client cannot be kept from it ("": it is a defect)
 
     def __str__(self) -> str:
-        return f"{self.kind}: {self.where}: {self.detail} [{', '.join(self.txns)}]"
+        return f"{self.kind}: {self.where}: {self.detail} [{', '.join(self.txns)}]" + (
+            f" (known: {self.known})" if self.known else "")
 
 
 def _label(t: TxnWrites) -> str:
@@ -209,7 +228,19 @@ def check(history: History) -> list[Anomaly]:
     out += _offsets(history, missing_of)
     out += _stalls(history, ru)
     order = {k: i for i, k in enumerate(KINDS)}
-    return sorted(_dedupe(out), key=lambda a: order[a.kind])
+    return [_known(a, history.strays) for a in sorted(_dedupe(out), key=lambda a: order[a.kind])]
+
+
+def _known(anomaly: Anomaly, strays: Sequence[StrayEndTxn]) -> Anomaly:
+    """``anomaly`` marked known when an EndTxn of an earlier transaction landed inside its (first) transaction."""
+    if not anomaly.txns:
+        return anomaly
+    subject = anomaly.txns[0].split(" ", 1)[0]
+    for s in strays:
+        if s.into == subject:
+            return attrs.evolve(anomaly, known=f"KIP-890 part 2: {s.of}'s EndTxn landed in {s.into} at "
+                                               f"{s.at_ms / 1000:.1f} s under the same producer id and epoch")
+    return anomaly
 
 
 def _judgeable(history: History, partition: str, value: str, ru_at: dict[str, Entry]) -> bool:
@@ -306,7 +337,8 @@ def _dedupe(anomalies: Iterable[Anomaly]) -> list[Anomaly]:
 def table(anomalies: Sequence[Anomaly], head: str = "", rerun: str = "") -> str:
     """The anomalies as a short table: kind, where, transactions, what; then the command that replays the seed."""
     rows = [("kind", "where", "transactions", "what")]
-    rows += [(a.kind, a.where, ", ".join(a.txns) or "-", a.detail) for a in anomalies]
+    rows += [(a.kind, a.where, ", ".join(a.txns) or "-", a.detail + (f" (known, {a.known})" if a.known else ""))
+             for a in anomalies]
     widths = [max(len(r[i]) for r in rows) for i in range(3)]
     lines = [head] if head else []
     for r in rows:
@@ -325,5 +357,5 @@ def counts(anomalies: Iterable[Anomaly]) -> dict[str, int]:
 
 
 __all__ = ["ABORTED", "ABORTED_READ", "COMMITTED", "DUPLICATE", "KINDS", "LOST_WRITE", "OFFSETS", "ORDER", "STALL",
-           "TORN", "UNKNOWN", "Anomaly", "Entry", "History", "OffsetRead", "StableSample", "TxnWrites", "check",
-           "counts", "table"]
+           "TORN", "UNKNOWN", "Anomaly", "Entry", "History", "OffsetRead", "StableSample", "StrayEndTxn", "TxnWrites",
+           "check", "counts", "table"]

@@ -82,6 +82,7 @@ from sim.txn_checker import (
     History,
     OffsetRead,
     StableSample,
+    StrayEndTxn,
     TxnWrites,
 )
 
@@ -155,6 +156,10 @@ class OpenTxn:
     outcome: str = "open"
     commit_sent: bool = False  # an EndTxn(commit) went out (its outcome the coordinator's until answered)
     reinit: bool = False  # aborted on an abortable error: a new epoch after it (the sequences are unknown)
+    producer_id: int = -1  # the producer id and epoch it ran under
+    epoch: int = -1
+    began_ms: float = 0.0
+    ended_ms: float | None = None  # when the producer was done with it (None: open at the end)
 
 
 class TxnClient:
@@ -182,6 +187,8 @@ class TxnClient:
         self.offset = 0  # the input offset consumed so far (each consume-transform-produce transaction adds one)
         self.offset_reads: list[OffsetRead] = []
         self.final_error = ""  # the last answer to the final OffsetFetch while it was not NONE ("": not asked)
+        # every EndTxn as it reached its broker: (transaction number, producer id, epoch, when)
+        self.end_txn_landings: list[tuple[int, int, int, float]] = []
         self._n = 0
 
     # -- connections ----------------------------------------------------------------------------------------------
@@ -192,12 +199,13 @@ class TxnClient:
         return c
 
     def request(self, dst: int, what: str, body: Any, route: str, on_answer: Callable[[Any], None],
-                version: int | None = None) -> None:
+                version: int | None = None, on_land: Callable[[], None] | None = None) -> None:
         """``body`` to broker ``dst`` on this producer's connection to it; ``on_answer(None)`` if it times out or its
-        connection fails. At most MAX_IN_FLIGHT in flight per connection (the rest wait their turn)."""
+        connection fails. At most MAX_IN_FLIGHT in flight per connection (the rest wait their turn). ``on_land()``
+        as it reaches the broker (after its delay, whatever the client has done meanwhile)."""
         c = self._connection(dst)
         if len(c.in_flight) >= MAX_IN_FLIGHT:
-            c.waiting.append(lambda: self.request(dst, what, body, route, on_answer, version))
+            c.waiting.append(lambda: self.request(dst, what, body, route, on_answer, version, on_land))
             return
         token = next(self._tokens)
         c.in_flight[token] = Request(what, on_answer, c)
@@ -205,6 +213,8 @@ class TxnClient:
         v = VERSIONS.get(what, PRODUCE_VERSION) if version is None else version
 
         def send() -> None:
+            if on_land is not None:
+                on_land()
             self.sim.client_request(dst, body, v, lambda answer: self._answered(c, token, answer),
                                     client_id=c.client_id, route=route)
 
@@ -267,7 +277,8 @@ class TxnClient:
             self.offset += 1
             offset = self.offset
         commit = self.rng.random() < COMMIT_SHARE
-        self.txn = OpenTxn(len(self.txns) + 1, writes, commit, offset)
+        self.txn = OpenTxn(len(self.txns) + 1, writes, commit, offset, producer_id=self.producer_id,
+                           epoch=self.epoch, began_ms=self.sim.now)
         self.txns.append(self.txn)
         self.phase = "add"
         self.sim.note(f"client {self.name} begin transaction {self.txn.number} "
@@ -337,10 +348,11 @@ class TxnClient:
         self.request(target, "FindCoordinator", FindCoordinatorRequest(key, key_type, "PLAINTEXT"),
                      names.GROUP_COORDINATOR, found)
 
-    def _coordinator(self, what: str, body: Any, on_answer: Callable[[Any], None]) -> None:
+    def _coordinator(self, what: str, body: Any, on_answer: Callable[[Any], None],
+                     on_land: Callable[[], None] | None = None) -> None:
         self.busy = True
         self.sim.note(f"client {self.name} {what} at b{self.coordinator}")
-        self.request(self.coordinator, what, body, names.TRANSACTION_COORDINATOR, on_answer)
+        self.request(self.coordinator, what, body, names.TRANSACTION_COORDINATOR, on_answer, on_land=on_land)
 
     def _retry_or_fail(self, what: str, error: str) -> None:
         self.sim.note(f"client {self.name} {what}: {error}")
@@ -409,8 +421,10 @@ class TxnClient:
         if txn.commit:
             txn.commit_sent = True
             self.w.maybe_move_coordinator(self.coordinator)
-        self._coordinator("EndTxn", EndTxnRequest(self.transactional_id, self.producer_id, self.epoch, txn.commit),
-                          self._ended)
+        number, producer_id, epoch = txn.number, self.producer_id, self.epoch
+        self._coordinator("EndTxn", EndTxnRequest(self.transactional_id, producer_id, epoch, txn.commit),
+                          self._ended,
+                          lambda: self.end_txn_landings.append((number, producer_id, epoch, self.sim.now)))
 
     def _ended(self, answer: Any) -> None:
         txn = self.txn
@@ -421,6 +435,7 @@ class TxnClient:
             self._retry_or_fail("EndTxn", error)
             return
         txn.outcome = COMMITTED if txn.commit else ABORTED
+        txn.ended_ms = self.sim.now
         self.sim.note(f"client {self.name} transaction {txn.number} {txn.outcome}")
         self.txn, self.phase, self.busy = None, "", False
         if txn.reinit:
@@ -445,6 +460,7 @@ class TxnClient:
         txn = self.txn
         if txn is not None:
             txn.outcome = UNKNOWN if txn.commit_sent else ABORTED
+            txn.ended_ms = self.sim.now
             self.sim.note(f"client {self.name} transaction {txn.number} abandoned ({error}): {txn.outcome}")
         self.txn, self.phase, self.batches = None, "", []
         self.producer_id, self.epoch = -1, -1
@@ -524,6 +540,19 @@ class TxnClient:
     def final_offset_read(self) -> bool:
         return any(r.final for r in self.offset_reads)
 
+    def stray_end_txns(self) -> list[StrayEndTxn]:
+        """Each EndTxn that reached the coordinator while a later transaction of the producer ran under the same
+        producer id and epoch (delayed past its timeout, or a retry's first copy): the coordinator cannot tell it
+        from that transaction's own, and ends that one (KIP-890 part 2's case)."""
+        out = []
+        for number, producer_id, epoch, at in self.end_txn_landings:
+            for t in self.txns:
+                if (t.number > number and (t.producer_id, t.epoch) == (producer_id, epoch) and t.began_ms <= at
+                        and (t.ended_ms is None or at <= t.ended_ms)):
+                    out.append(StrayEndTxn(f"{self.name}:T{number}", f"{self.name}:T{t.number}",
+                                           at - self.w.started_ms))
+        return out
+
     def writes(self) -> list[TxnWrites]:
         out = []
         for t in self.txns:
@@ -557,6 +586,7 @@ class TxnWorkload:
 
     def __init__(self, sim: Sim, partitions: list[TopicPartition], quiet: Callable[[], bool] = lambda: False) -> None:
         self.sim = sim
+        self.started_ms = sim.now  # the run's start: what the checker's times count from
         self.partitions = partitions
         self.quiet = quiet
         self.faults = random.Random(f"txn-faults-{sim.seed}")
@@ -648,7 +678,8 @@ class TxnWorkload:
             offset_reads=tuple(r for p in self.producers for r in p.offset_reads),
             samples=tuple(self.committed.samples), stall_bound_ms=STALL_BOUND_MS,
             unsettled=tuple((f"{p.group}/{partition_name(INPUT)}", p.final_error) for p in self.producers
-                            if p.final_error and not p.final_offset_read()))
+                            if p.final_error and not p.final_offset_read()),
+            strays=tuple(s for p in self.producers for s in p.stray_end_txns()))
 
 
 __all__ = ["PARTITIONS", "STALL_BOUND_MS", "TOPIC", "TxnClient", "TxnWorkload"]

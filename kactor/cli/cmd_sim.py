@@ -223,6 +223,9 @@ def run(args: argparse.Namespace) -> int:
                 failing.append(r.seed)
                 progress.clear()
                 _print_failure(outcome, args)
+            elif getattr(r, "txn_known", ()):
+                progress.clear()
+                _print_known(outcome, args)
             elapsed = time.perf_counter() - t0
             rate = len(results) / elapsed
             progress.update(len(results) * args.steps,
@@ -262,6 +265,15 @@ def _print_failure(outcome: Outcome, args: argparse.Namespace) -> None:
     print(f"  rerun: {rerun}", flush=True)
 
 
+def _print_known(outcome: Outcome, args: argparse.Namespace) -> None:
+    """A clean seed whose transaction checker found only what a 2.6 client cannot be kept from."""
+    r = outcome.result
+    print(f"seed {r.seed}: clean, {len(r.txn_known)} known for 2.6 clients", flush=True)
+    print("\n".join("  " + line for line in r.txn_report.splitlines()))
+    rerun = rerun_command(r.seed, args.steps, args.brokers, args.mutation, getattr(args, "txn_check", False))
+    print(f"  rerun: {rerun}", flush=True)
+
+
 def summary_lines(results: list[Any], planned: int, failing: list[int], wall: float, jobs: int,
                   mutation: str | None) -> list[str]:
     if not results:
@@ -288,4 +300,9 @@ def summary_lines(results: list[Any], planned: int, failing: list[int], wall: fl
                           for k, s in sorted(kinds.items()))
         lines.append(f"  txn-check: {len(checked)} seeds checked, "
                      f"{len({x for s in kinds.values() for x in s})} with anomalies" + (f": {found}" if found else ""))
+        known = sorted(r.seed for r in checked if getattr(r, "txn_known", ()))
+        if known:
+            lines.append(f"  txn-check: known for 2.6 clients (KIP-890 part 2: an EndTxn of an earlier transaction "
+                         f"landing in a later one under the same producer id and epoch) in {len(known)} seeds "
+                         f"({','.join(map(str, known))})")
     return lines

@@ -44,8 +44,8 @@ def test_broken_read_committed_filtering_is_caught_as_aborted_reads(
 def test_seed_26_reads_a_transaction_its_producer_aborted() -> None:
     """What 2.6's protocol allows today (issue #40; no KIP-890 verification): T2's EndTxn(commit), delayed past the
     producer's request timeout and retried, lands in T3 and commits its first values; T3's own abort is answered NONE
-    for a new, empty transaction. The checker reports the aborted reads with the transaction and the replay
-    command's flag; once the brokers verify a transactional batch's transaction, this seed is the one to run with the
+    for a new, empty transaction. The checker reports the aborted reads with the transaction, known for 2.6 clients
+    (KIP-890 part 2: the workload saw the stray EndTxn land), so they do not fail the seed. The seed runs with the
     verification off (`--mutation no-partition-verification`): with it on, the workload's Produce names its
     transactional.id and the leaders' verification changes the run."""
     from sim.mutations import apply
@@ -55,6 +55,8 @@ def test_seed_26_reads_a_transaction_its_producer_aborted() -> None:
         r = run_seed(26, 50, SimBoot(), txn_check=True)
     finally:
         undo()
-    found = [v for v in r.violations if v.startswith("txn-check: ")]
-    assert found and all(v.startswith("txn-check: aborted read: ") and "[p0:T3 (aborted)]" in v for v in found)
-    assert "aborted read" in r.txn_report and "p0:T3 (aborted)" in r.txn_report
+    # what verification cannot close either: the checker saw T2's EndTxn land in T3 and names the anomalies known
+    assert not [v for v in r.violations if v.startswith("txn-check: ")]
+    assert r.txn_known and all(v.startswith("aborted read: ") and "[p0:T3 (aborted)]" in v for v in r.txn_known)
+    assert all("(known: KIP-890 part 2: p0:T2's EndTxn landed in p0:T3 at " in v for v in r.txn_known)
+    assert "aborted read" in r.txn_report and "p0:T3 (aborted)" in r.txn_report and "known" in r.txn_report

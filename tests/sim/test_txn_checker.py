@@ -20,6 +20,7 @@ from sim.txn_checker import (
     History,
     OffsetRead,
     StableSample,
+    StrayEndTxn,
     TxnWrites,
     check,
     counts,
@@ -162,3 +163,19 @@ def test_a_stall_counts_only_while_the_cluster_is_whole() -> None:
 def test_offsets_never_stable_at_the_end() -> None:
     found = check(history(unsettled=(("g0/t-0", "UNSTABLE_OFFSET_COMMIT"),)))
     assert [a.kind for a in found] == [OFFSETS] and "UNSTABLE_OFFSET_COMMIT" in found[0].detail
+
+
+def test_an_anomaly_of_a_transaction_a_stray_end_txn_landed_in_is_known() -> None:
+    """KIP-890 part 2's case: T2 aborted, but T1's delayed EndTxn(commit) landed in it under the same epoch and
+    committed it; the aborted read is named known, with the EndTxn that did it. Without the stray it is a defect."""
+    read = (*COMMITTED_LOG, Entry("t-0", 3, "p0-3"))
+    (plain,) = check(history(committed=read))
+    assert plain.known == ""
+    (known,) = check(history(committed=read, strays=(StrayEndTxn("p0:T1", "p0:T2", 34400.0),)))
+    assert (known.kind, known.txns) == (ABORTED_READ, ("p0:T2 (aborted)",))
+    assert known.known == ("KIP-890 part 2: p0:T1's EndTxn landed in p0:T2 at 34.4 s under the same producer id "
+                           "and epoch")
+    assert "known, KIP-890 part 2" in table([known])
+    # a stray into another transaction explains nothing here
+    (other,) = check(history(committed=read, strays=(StrayEndTxn("p0:T1", "p0:T3", 34400.0),)))
+    assert other.known == ""

@@ -120,3 +120,24 @@ def test_the_faults_draw_from_their_own_stream(monkeypatch: pytest.MonkeyPatch) 
     seq = [w.delay() for _ in range(50)]
     assert any(d > 0 for d in seq) and any(d == 0 for d in seq)
     assert all(d == 0 or tw.DELAY_MS[0] <= d <= tw.DELAY_MS[1] for d in seq)
+
+
+def test_an_end_txn_landing_inside_a_later_transaction_of_the_same_epoch_is_a_stray() -> None:
+    """KIP-890 part 2's case as the workload sees it: T1's EndTxn, delayed past its timeout, reaches the coordinator
+    while T2 runs under the same producer id and epoch; one landing in a transaction of a new epoch is not."""
+    sim, w = workload([8000.0, 0.0])
+    p = w.producers[0]
+    p.coordinator, p.producer_id, p.epoch = 1, 5, 0
+    t1 = tw.OpenTxn(1, [], False, None, producer_id=5, epoch=0, began_ms=0.0)
+    p.txns.append(t1)
+    p.txn, p.phase = t1, "end"
+    p._end(t1)
+    sim.run_for(REQUEST_TIMEOUT_MS)  # timed out: the client retries it, the retry is answered
+    p._end(t1)
+    t1.ended_ms = sim.now
+    p.txns.append(tw.OpenTxn(2, [], True, None, producer_id=5, epoch=0, began_ms=sim.now + 1000.0))
+    p.txns.append(tw.OpenTxn(3, [], True, None, producer_id=5, epoch=1, began_ms=sim.now + 1000.0))
+    sim.run_for(8000.0 - REQUEST_TIMEOUT_MS)
+    assert [(n, at) for n, _, _, at in p.end_txn_landings] == [(1, REQUEST_TIMEOUT_MS), (1, 8000.0)]
+    assert p.stray_end_txns() == [tw.StrayEndTxn("p0:T1", "p0:T2", 8000.0)]
+    assert w.history().strays == (tw.StrayEndTxn("p0:T1", "p0:T2", 8000.0),)
