@@ -168,6 +168,9 @@ class GroupMetadata:
         # its batch's offset once the append was acknowledged (None until then)
         self.pending_transactional_offset_commits: dict[
             int, dict[TopicPartition, tuple[int | None, OffsetAndMetadata]]] = {}
+        # beyond 2.6.3: an appended pending offset a later TxnOffsetCommit of the same producer and partition
+        # replaced, kept until that one's append is decided (see prepare_txn_offset_commit)
+        self.replaced_txn_offset_commits: dict[tuple[int, TopicPartition], tuple[int, OffsetAndMetadata]] = {}
         # the topics the members of a consumer group subscribe to (None: unknown, or not a consumer group)
         self.subscribed_topics: set[str] | None = None
         # the pending join: which kind of delayed join waits (InitialDelayedJoin or DelayedJoin), and its timer
@@ -430,9 +433,18 @@ class GroupMetadata:
     # -- transactional offset commits ----------------------------------------------------------------------------
     def prepare_txn_offset_commit(self, producer_id: int, offsets: dict[TopicPartition, OffsetAndMetadata]) -> None:
         """GroupMetadata.prepareTxnOffsetCommit: the offsets are pending for the producer until the append, then
-        until its transaction's marker."""
+        until its transaction's marker.
+
+        Beyond 2.6.3: an offset of the partition already appended in the transaction is kept aside, not dropped,
+        until the new append is decided. Kafka drops it, so when a second copy of a TxnOffsetCommit (one delayed
+        past its timeout, whose retry was appended) fails its append, or is still unacknowledged when the commit
+        marker comes, the transaction commits its output without its offset (`kactor sim --txn-check` seed 180:
+        "offsets not atomic")."""
         pending = self.pending_transactional_offset_commits.setdefault(producer_id, {})
         for tp, om in offsets.items():
+            old = pending.get(tp)
+            if old is not None and old[0] is not None:
+                self.replaced_txn_offset_commits[(producer_id, tp)] = (old[0], old[1])
             pending[tp] = (None, om)
 
     def on_txn_offset_commit_append(self, producer_id: int, tp: TopicPartition, batch_offset: int,
@@ -442,11 +454,17 @@ class GroupMetadata:
         pending = self.pending_transactional_offset_commits.get(producer_id)
         if pending is not None and tp in pending and pending[tp][1] == om:
             pending[tp] = (batch_offset, om)
+            self.replaced_txn_offset_commits.pop((producer_id, tp), None)
 
     def fail_pending_txn_offset_commit(self, producer_id: int, tp: TopicPartition) -> None:
-        """GroupMetadata.failPendingTxnOffsetCommit: the append failed; the offset is forgotten."""
+        """GroupMetadata.failPendingTxnOffsetCommit: the append failed; the offset is forgotten (and the one it
+        replaced, appended earlier in the transaction, pending again)."""
+        replaced = self.replaced_txn_offset_commits.pop((producer_id, tp), None)
         pending = self.pending_transactional_offset_commits.get(producer_id)
         if pending is not None:
+            if replaced is not None:
+                pending[tp] = replaced
+                return
             pending.pop(tp, None)
             if not pending:
                 del self.pending_transactional_offset_commits[producer_id]
@@ -457,8 +475,12 @@ class GroupMetadata:
         ABORT they go. (An offset whose append is still unacknowledged cannot be in a transaction being completed:
         Kafka throws there; it is skipped here.)"""
         pending = self.pending_transactional_offset_commits.pop(producer_id, None)
+        replaced = {tp: self.replaced_txn_offset_commits.pop((producer_id, tp))
+                    for tp in (pending or ()) if (producer_id, tp) in self.replaced_txn_offset_commits}
         if is_commit and pending:
             for tp, (batch_offset, om) in pending.items():
+                if batch_offset is None and tp in replaced:
+                    batch_offset, om = replaced[tp]  # a second copy still unacknowledged: the one appended
                 if batch_offset is not None:
                     self.on_offset_commit_append(tp, batch_offset, om)
 

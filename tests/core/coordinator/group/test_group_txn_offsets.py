@@ -187,3 +187,37 @@ def test_a_group_with_only_pending_offsets_outlives_the_expiration_check():
         assert h.group() is not None and h.group().state.value == "Empty"
         h.run(h.gc.handle_txn_completion(PID, {h.partition}, True))
         assert _fetched(h) == {T0: 10}
+
+
+def test_a_second_copy_of_a_txn_offset_commit_failing_keeps_the_offset_appended_first():
+    """Beyond 2.6.3 (`kactor sim --txn-check` seed 180): the client's retry of a TxnOffsetCommit was appended; the
+    first copy, delayed past its timeout, lands while the transaction is still open here and its append times out.
+    Kafka forgets the partition's pending offset then, and the commit marker commits the output without it; here
+    the offset appended first stays pending and is committed."""
+    with freeze_time("2026-11-25 12:00:00"):
+        h = Harness()
+        h.elect()
+        _commit(h, (T0, 10))
+        h.append_error = Errors.REQUEST_TIMED_OUT
+        assert {p.error for p in _commit(h, (T0, 10)).partitions} == {Errors.REQUEST_TIMED_OUT}
+        assert h.group().has_pending_offset_commits_for_topic_partition(T0)
+        assert h.gc.manager.open_groups_for_producer == {PID: {GROUP}}
+        h.run(h.gc.handle_txn_completion(PID, {h.partition}, True))
+        assert _fetched(h) == {T0: 10}
+        assert h.group().replaced_txn_offset_commits == {}
+
+
+def test_a_commit_marker_before_a_second_copys_append_is_answered_commits_the_offset_appended_first():
+    """The same second copy still unacknowledged when the COMMIT marker comes (Kafka throws there; 2.6.3 would
+    commit nothing of the partition): the offset appended first is committed, and the late answer changes nothing."""
+    from core.coordinator.group.group_metadata import GroupMetadata, GroupState
+
+    group = GroupMetadata(GROUP, GroupState.EMPTY, 0)
+    om = OffsetAndMetadata(10, -1, "", 0)
+    group.prepare_txn_offset_commit(PID, {T0: om})
+    group.on_txn_offset_commit_append(PID, T0, 7, om)
+    group.prepare_txn_offset_commit(PID, {T0: om})  # the delayed copy, its append in flight
+    group.complete_pending_txn_offset_commit(PID, is_commit=True)
+    assert group.offsets == {T0: om} and group.offset_batches == {T0: 7}
+    group.fail_pending_txn_offset_commit(PID, T0)
+    assert group.offsets == {T0: om} and group.pending_transactional_offset_commits == {}
