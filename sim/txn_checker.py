@@ -100,10 +100,10 @@ class OffsetRead:
 
 @attrs.frozen(slots=True)
 class StrayEndTxn:
-    """An EndTxn of transaction ``of`` that reached the coordinator at ``at_ms`` while transaction ``into`` of the
-    same producer ran under the same producer id and epoch."""
+    """An EndTxn of an earlier transaction (``of``) that reached the coordinator at ``at_ms`` while transaction
+    ``into`` of the same producer ran under the same producer id and epoch."""
 
-    of: str  # "p0:T3"
+    of: str  # "p0:T3's EndTxn"
     into: str
     at_ms: float
 
@@ -238,7 +238,7 @@ def _known(anomaly: Anomaly, strays: Sequence[StrayEndTxn]) -> Anomaly:
     subject = anomaly.txns[0].split(" ", 1)[0]
     for s in strays:
         if s.into == subject:
-            return attrs.evolve(anomaly, known=f"KIP-890 part 2: {s.of}'s EndTxn landed in {s.into} at "
+            return attrs.evolve(anomaly, known=f"KIP-890 part 2: {s.of} landed in {s.into} at "
                                                f"{s.at_ms / 1000:.1f} s under the same producer id and epoch")
     return anomaly
 

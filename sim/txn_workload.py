@@ -549,7 +549,7 @@ class TxnClient:
             for t in self.txns:
                 if (t.number > number and (t.producer_id, t.epoch) == (producer_id, epoch) and t.began_ms <= at
                         and (t.ended_ms is None or at <= t.ended_ms)):
-                    out.append(StrayEndTxn(f"{self.name}:T{number}", f"{self.name}:T{t.number}",
+                    out.append(StrayEndTxn(f"{self.name}:T{number}'s EndTxn", f"{self.name}:T{t.number}",
                                            at - self.w.started_ms))
         return out
 

@@ -12,7 +12,10 @@ the broker still sees open (kept ``LINGER_S`` longer, its answers read and dropp
 later requests of the same client, as a TCP segment delayed in the network lands after its FIN's retries.
 
 Loopback only; memory bounded: at most ``MAX_CONNECTIONS`` connections and ``BUFFER_CAP`` bytes held a direction
-(reading stops until the buffer drains). Nothing is parsed: the proxy moves bytes.
+(reading stops until the buffer drains). The proxy moves bytes unchanged; it cuts the client → broker stream into
+frames only to name each request that reached the broker after its client had left (`StrayRequest`, with an
+EndTxn's producer id, epoch and result), so the transaction checker can tell KIP-890 part 2's case (a late EndTxn
+ending a later transaction) from a defect.
 """
 
 from __future__ import annotations
@@ -29,6 +32,9 @@ from typing import Any
 import attrs
 
 from kactor.cluster import LocalCluster
+from protocol.api_versions import API_VERSIONS, ApiKeys
+from protocol.errors import ProtocolError
+from protocol.framing import FrameDecoder, decode_request
 
 log = logging.getLogger("kactor.chaos.delay_proxy")
 
@@ -57,6 +63,23 @@ def delay_draws(seed: int, steps: int, brokers: int) -> list[tuple[int, float, f
     return out
 
 
+@attrs.frozen(slots=True)
+class StrayRequest:
+    """A request that reached the broker after its client had closed the connection: its ``client_id`` and API,
+    when the connection was opened, when its client left and when the request was written to the broker (the
+    proxy's clock); for an EndTxn, its transactional id, producer id, epoch and result."""
+
+    client_id: str | None
+    api: str
+    opened_at: float
+    client_gone_at: float
+    delivered_at: float
+    transactional_id: str | None = None
+    producer_id: int = -1
+    producer_epoch: int = -1
+    committed: bool | None = None
+
+
 @attrs.define
 class _Pair:
     """One client connection and the proxy's connection to the broker for it."""
@@ -71,6 +94,8 @@ class _Pair:
     client_gone_at: float | None = None  # when the client closed (its held bytes still go to the broker)
     flushed_at: float | None = None  # when, the client gone, the last held byte was written
     stray: bool = False  # bytes of it reached the broker after its client had left
+    opened_at: float = 0.0
+    frames: FrameDecoder = attrs.field(factory=FrameDecoder)  # the client → broker bytes written, cut into requests
 
 
 class DelayProxy:
@@ -95,6 +120,7 @@ class DelayProxy:
         self._thread = threading.Thread(target=self._run, name=f"chaos-{name}", daemon=True)
         self.held: list[str] = []  # what `hold` held, for the events log
         self.strays = 0  # connections whose bytes reached the broker after their client had left
+        self.stray_requests: list[StrayRequest] = []  # the requests of those bytes, in the order written
 
     def start(self) -> DelayProxy:
         self._thread.start()
@@ -208,7 +234,8 @@ class DelayProxy:
             s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         with self._lock:
             self._numbers += 1
-            self._pairs.append(_Pair(self._numbers, client, upstream, f"{addr[0]}:{addr[1]}"))
+            self._pairs.append(_Pair(self._numbers, client, upstream, f"{addr[0]}:{addr[1]}",
+                                     opened_at=self.clock()))
 
     def _move(self, p: _Pair, sock: socket.socket, events: int) -> None:
         if events & selectors.EVENT_READ:
@@ -225,10 +252,37 @@ class DelayProxy:
             if sock is p.client and p.to_client:
                 del p.to_client[:sock.send(p.to_client)]
             elif sock is p.upstream and p.to_broker:
-                del p.to_broker[:sock.send(p.to_broker)]
+                n = sock.send(p.to_broker)
+                written = bytes(p.to_broker[:n])
+                del p.to_broker[:n]
                 if p.client is None and not p.stray:
                     p.stray = True
                     self.strays += 1
+                self._requests_written(p, written)
+
+    def _requests_written(self, p: _Pair, data: bytes) -> None:
+        """The requests ``data`` completes; those completed after the client left are stray."""
+        try:
+            frames = p.frames.feed(data)
+        except ProtocolError:  # not Kafka's framing (a test's bytes, a hostile client): nothing to name
+            p.frames = FrameDecoder()
+            return
+        if p.client is not None or p.client_gone_at is None:
+            return
+        now = self.clock()
+        for frame in frames:
+            try:
+                request = decode_request(frame)
+            except ProtocolError:
+                continue
+            header, body = request.header, request.body
+            api = API_VERSIONS[header.request_api_key].name
+            stray = StrayRequest(header.client_id, api, p.opened_at, p.client_gone_at, now)
+            if header.request_api_key == ApiKeys.END_TXN:
+                stray = attrs.evolve(stray, transactional_id=body.get("transactional_id"),
+                                     producer_id=body.get("producer_id", -1),
+                                     producer_epoch=body.get("producer_epoch", -1), committed=body.get("committed"))
+            self.stray_requests.append(stray)
 
     def _drop_side(self, p: _Pair, sock: socket.socket) -> None:
         """The client left: its held bytes still go to the broker. The broker closed: the client's side closes."""
@@ -295,4 +349,5 @@ def proxies_bootstrap(proxies: Mapping[int, DelayProxy]) -> str:
     return ",".join(f"{HOST}:{p.port}" for _, p in sorted(proxies.items()))
 
 
-__all__ = ["BUFFER_CAP", "LINGER_S", "LISTENER", "DelayProxy", "ProxiedCluster", "proxied_cluster", "proxies_bootstrap"]
+__all__ = ["BUFFER_CAP", "LINGER_S", "LISTENER", "DelayProxy", "ProxiedCluster", "StrayRequest", "proxied_cluster",
+           "proxies_bootstrap"]

@@ -34,7 +34,7 @@ def _faults(faults: dict[str, int]) -> str:
 def seed_lines(r: SeedResult, brokers: int, zk_servers: int) -> list[str]:
     counts = "  ".join(f"{kind} {r.count(kind)}" for kind, _ in KINDS)
     if r.txn_outcomes is not None:
-        counts += f"  anomalies {r.count('anomaly')}"
+        counts += f"  anomalies {r.count('anomaly')}" + (f" (+{r.known_anomalies} known)" if r.known_anomalies else "")
     status = "ok  " if r.ok else "FAIL"
     lines = [f"seed {r.seed:<4} {status}  {r.steps} steps, {sum(r.faults.values())} faults, {r.acked} acked  "
              f"{counts}  {_gap(r)}  duplicates {r.count('duplicate')}  unknown-server-error "
@@ -100,10 +100,14 @@ def _checker_lines(results: Sequence[SeedResult]) -> list[str]:
                 kind = v.detail.split(":", 1)[0]
                 kinds[kind] = kinds.get(kind, 0) + 1
     anomalies = sum(kinds.values())
+    known = [r.seed for r in checked if r.known_anomalies]
     return [f"transactions checked (sim/txn_checker.py) on {len(checked)} seeds: {outcomes['committed']} committed, "
             f"{outcomes['aborted']} aborted, {outcomes['unknown']} unknown, {sum(r.delays for r in checked)} of "
             f"their connections held past their request timeout; {anomalies} anomalies"
-            + (f" ({', '.join(f'{k} {n}' for k, n in sorted(kinds.items()))})" if kinds else "")]
+            + (f" ({', '.join(f'{k} {n}' for k, n in sorted(kinds.items()))})" if kinds else "")
+            + (f"; {sum(r.known_anomalies for r in checked)} known for 2.6 clients (KIP-890 part 2: an EndTxn the "
+               f"client gave up on landing in its next transaction) in seeds {', '.join(map(str, known))}"
+               if known else "")]
 
 
 class Progress:

@@ -22,7 +22,9 @@ seed's steps run:
 After the seed's heal (`finish`): the producers end their transaction in flight and stop; the sampler goes on until
 every last stable offset reaches its high watermark (``STALL_BOUND_MS`` + 5 s at most); a read_committed and a
 read_uncommitted reader read every partition from offset 0 to its end (offsets and values); every group's offset is
-read once more (``final``). `to_history` (pure) turns it into the checker's History.
+read once more (``final``). `to_history` (pure) turns it into the checker's History, with the EndTxn requests
+the proxies delivered after their client had left (`stray_end_txns`): one that landed inside a later transaction of
+its producer marks that transaction's anomalies known (KIP-890 part 2, as in the simulator).
 """
 
 from __future__ import annotations
@@ -38,9 +40,20 @@ import attrs
 from kactor.chaos.history import ErrorAnswer
 from kactor.chaos.kafka_client import METADATA_REFRESH, UnknownServerErrorAnswers
 from kactor.kafka_clients import close_within, error_text
-from sim.txn_checker import ABORTED, COMMITTED, UNKNOWN, Entry, History, OffsetRead, StableSample, TxnWrites
+from sim.txn_checker import (
+    ABORTED,
+    COMMITTED,
+    UNKNOWN,
+    Entry,
+    History,
+    OffsetRead,
+    StableSample,
+    StrayEndTxn,
+    TxnWrites,
+)
 
 TOPIC = "chaos-txn-check"
+CLIENT_ID_PREFIX = "kactor-chaos-check-"  # + the producer's name: its client.id
 PARTITIONS = 4
 PRODUCERS = 3
 ABORT_SHARE = 0.2  # aborted on purpose
@@ -94,6 +107,9 @@ class TxnRecord:
     offsets: list[tuple[str, int]] = attrs.field(factory=list)
     commit_asked: bool = False
     end: str = OPEN
+    instance_ms: float = 0.0  # when the producer instance running it was created (its InitProducerId: its epoch)
+    began_ms: float = 0.0
+    ended_ms: float | None = None  # when its producer was done with it (None: open at the end)
 
 
 def outcome(record: TxnRecord) -> str:
@@ -116,18 +132,58 @@ class FinalRead:
     high_watermarks: Mapping[str, int] = attrs.field(factory=dict)
 
 
+@attrs.frozen(slots=True)
+class DeliveredEndTxn:
+    """An EndTxn a proxy wrote to a broker after its client had left the connection (delay_proxy.StrayRequest),
+    its times in the run's ms."""
+
+    client_id: str
+    opened_ms: float  # the connection opened
+    client_gone_ms: float
+    delivered_ms: float
+
+
+def delivered_end_txns(strays: Iterable[Any], t0: float) -> list[DeliveredEndTxn]:
+    """The proxies' EndTxn requests delivered after their client had left (delay_proxy.StrayRequest, on the
+    monotonic clock) in the run's ms (``t0``: the run's start on that clock)."""
+    return [DeliveredEndTxn(s.client_id, (s.opened_at - t0) * 1000, (s.client_gone_at - t0) * 1000,
+                            (s.delivered_at - t0) * 1000) for s in strays if s.api == "EndTxn" and s.client_id]
+
+
+def stray_end_txns(records: Iterable[TxnRecord], delivered: Iterable[DeliveredEndTxn]) -> tuple[StrayEndTxn, ...]:
+    """Each delivered EndTxn that landed inside a later transaction of its producer, under the same epoch: the
+    producer instance that ran the transaction had opened the connection, the client had left it (timed out, then
+    retried and ended that earlier transaction) before the transaction began, and it landed while the transaction
+    ran. The coordinator cannot tell it from the transaction's own EndTxn (KIP-890 part 2)."""
+    records = list(records)
+    out = []
+    for d in delivered:
+        if not d.client_id.startswith(CLIENT_ID_PREFIX):
+            continue
+        name = d.client_id[len(CLIENT_ID_PREFIX):]
+        for r in records:
+            if (r.producer == name and r.instance_ms <= d.opened_ms and d.client_gone_ms <= r.began_ms
+                    <= d.delivered_ms and (r.ended_ms is None or d.delivered_ms <= r.ended_ms)):
+                out.append(StrayEndTxn(f"an EndTxn {name} sent before it and gave up on", f"{name}:T{r.number}",
+                                       d.delivered_ms))
+    return tuple(out)
+
+
 def to_history(records: Iterable[TxnRecord], committed: FinalRead, uncommitted: FinalRead,
                offset_reads: Iterable[OffsetRead], samples: Iterable[StableSample],
-               unsettled: Iterable[tuple[str, str]] = (), stall_bound_ms: float = STALL_BOUND_MS) -> History:
+               unsettled: Iterable[tuple[str, str]] = (), stall_bound_ms: float = STALL_BOUND_MS,
+               delivered: Iterable[DeliveredEndTxn] = ()) -> History:
     """What the workload did and read as sim/txn_checker.py's History: the read_committed reader's position is where
     it read to; a partition is complete when that is its high watermark (no transaction open there)."""
+    records = list(records)
     txns = tuple(TxnWrites(r.producer, r.number, tuple(r.writes), outcome(r), tuple(r.offsets)) for r in records
                  if r.writes or r.offsets)
     hws = {**uncommitted.high_watermarks, **committed.high_watermarks}
     complete = frozenset(p for p, end in committed.ends.items() if p in hws and end >= hws[p])
     return History(txns=txns, committed=committed.entries, uncommitted=uncommitted.entries,
                    positions=dict(committed.ends), complete=complete, offset_reads=tuple(offset_reads),
-                   samples=tuple(samples), stall_bound_ms=stall_bound_ms, unsettled=tuple(unsettled))
+                   samples=tuple(samples), stall_bound_ms=stall_bound_ms, unsettled=tuple(unsettled),
+                   strays=stray_end_txns(records, delivered))
 
 
 def summary(records: Iterable[TxnRecord]) -> dict[str, int]:
@@ -182,7 +238,7 @@ class TxnCheckWorkload:
 
         from kactor.kafka_clients import client_config
 
-        p = Producer(client_config(self.bootstrap, f"kactor-chaos-check-p{i}", {
+        p = Producer(client_config(self.bootstrap, f"{CLIENT_ID_PREFIX}p{i}", {
             "transactional.id": f"kactor-chaos-check-{self.seed}-{i}",
             "transaction.timeout.ms": TRANSACTION_TIMEOUT_MS, "max.in.flight.requests.per.connection": 5,
             "request.timeout.ms": REQUEST_TIMEOUT_MS, "socket.timeout.ms": REQUEST_TIMEOUT_MS, "linger.ms": 2,
@@ -240,11 +296,13 @@ class TxnCheckWorkload:
         producer: Any = None
         consumer: Any = None
         number = n = offset = 0
+        instance_ms = 0.0
         try:
             while not self._stopping():
                 try:
                     consumer = consumer or self._group_consumer(i)
                     if producer is None:
+                        instance_ms = self.now_ms()
                         producer = self._producer(i)
                         error = self._read_offset(consumer, i, False)
                         if error is not None:
@@ -254,7 +312,7 @@ class TxnCheckWorkload:
                     self._stop.wait(1)
                     continue
                 number += 1
-                record = TxnRecord(name, number)
+                record = TxnRecord(name, number, instance_ms=instance_ms, began_ms=self.now_ms())
                 with self._lock:
                     self.records.append(record)
                 try:
@@ -285,6 +343,7 @@ class TxnCheckWorkload:
                         # a new producer's InitProducerId fences this one and ends what it left
                         _close_later(producer)
                         producer = None
+                record.ended_ms = self.now_ms()
                 self._stop.wait(PAUSE_S)
         except Exception as e:  # noqa: BLE001 - the run reports it; the checker still judges what was recorded
             self._note(f"{name} stopped: {type(e).__name__}: {e}")
@@ -383,8 +442,9 @@ class TxnCheckWorkload:
         self._sampling.clear()
         self._stop.set()
 
-    def finish(self) -> History:
-        """After `stop_producers`: wait for the last stable offsets, read everything, and the checker's History."""
+    def finish(self, delivered: Callable[[], Iterable[DeliveredEndTxn]] = tuple) -> History:
+        """After `stop_producers`: wait for the last stable offsets, read everything, and the checker's History
+        (``delivered()``: the EndTxn requests the proxies delivered after their client had left)."""
         self.stop_producers()
         # a transaction left open (a stuck producer) is the coordinator's to abort: wait for it, sampling on
         settle_end = time.monotonic() + STALL_BOUND_MS / 1000 + 5
@@ -397,7 +457,7 @@ class TxnCheckWorkload:
         self._final_offsets()
         with self._lock:
             return to_history(list(self.records), committed, uncommitted, list(self.offset_reads),
-                              list(self.samples), list(self.unsettled))
+                              list(self.samples), list(self.unsettled), delivered=delivered())
 
     def _final_offsets(self) -> None:
         for i in range(self.producers):

@@ -145,3 +145,39 @@ def test_the_producers_bootstrap_on_every_proxy(upstream: Upstream):
     finally:
         for p in proxies.values():
             p.close()
+
+
+def test_a_stray_end_txn_is_named_with_its_producer_and_result(proxy: Proxy, upstream: Upstream):
+    """A held EndTxn delivered after its client left is named (client id, producer id, epoch, commit), so the
+    checker can tell a late EndTxn ending a later transaction (KIP-890 part 2) from a defect; a request written
+    while its client is there is not, and bytes that are not Kafka frames name nothing."""
+    from protocol.framing import RequestHeader, encode_request
+
+    def end_txn(correlation_id: int) -> bytes:
+        return encode_request(RequestHeader(26, 1, correlation_id, "kactor-chaos-check-p1"), {
+            "transactional_id": "kactor-chaos-check-2-1", "producer_id": 1000, "producer_epoch": 0,
+            "committed": True})
+
+    a = _connect(proxy)
+    a.sendall(end_txn(1))
+    assert upstream.when(end_txn(1)) is not None
+    opened = proxy.clock()
+    proxy.hold(0.5, lambda n: 0)
+    a.sendall(end_txn(2))
+    a.close()
+    gone = proxy.clock()
+    assert upstream.when(end_txn(2), timeout_s=3.0) is not None
+    deadline = time.monotonic() + 3
+    while not proxy.stray_requests and time.monotonic() < deadline:
+        time.sleep(0.01)
+    (stray,) = proxy.stray_requests
+    assert (stray.client_id, stray.api, stray.transactional_id, stray.producer_id, stray.producer_epoch,
+            stray.committed) == ("kactor-chaos-check-p1", "EndTxn", "kactor-chaos-check-2-1", 1000, 0, True)
+    assert stray.opened_at <= opened and opened <= stray.client_gone_at <= gone + 0.1 < stray.delivered_at
+    assert stray.delivered_at - stray.client_gone_at >= 0.3
+    b = _connect(proxy)
+    proxy.hold(0.2, lambda n: n - 1)
+    b.sendall(b"\xff\xff\xff\xffnot a frame")
+    b.close()
+    assert upstream.when(b"not a frame", timeout_s=3.0) is not None
+    assert len(proxy.stray_requests) == 1 and proxy.strays == 2

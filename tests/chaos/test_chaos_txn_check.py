@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import attrs
+
 from kactor.chaos import txn_check as tc
 from kactor.chaos.delay_proxy import delay_draws
 from kactor.chaos.history import Violation
@@ -75,8 +77,8 @@ class _Finished:
         self.errors: list[str] = []
         self.stuck: list[str] = []
 
-    def finish(self):  # noqa: ANN201 - the History
-        return to_history(self.records, self.rc, self.ru, [], [])
+    def finish(self, delivered=tuple):  # noqa: ANN001, ANN201 - as TxnCheckWorkload.finish: the History
+        return to_history(self.records, self.rc, self.ru, [], [], delivered=delivered())
 
 
 def test_the_runner_reports_an_anomaly_as_a_violation_with_its_table_and_replay(tmp_path: Path):
@@ -137,3 +139,43 @@ def test_delay_draws_are_pure_and_leave_the_schedule_alone():
     # the hold outlasts the checked producers' request timeout: the client gives up and retries elsewhere
     assert min(hold for _, hold, _ in draws) * 1000 > tc.REQUEST_TIMEOUT_MS
     assert make_schedule(7, 25, 3, 1) == make_schedule(7, 25, 3, 1)
+
+
+def test_an_end_txn_the_client_gave_up_on_landing_in_its_next_transaction_is_known(tmp_path: Path):
+    """Chaos seed 2 (`3c1bfb5`): T40's EndTxn(commit), held by a proxy past the client's timeout, lands in T41 and
+    commits its first value; T41 is then aborted and read_committed reads that value. The proxy names the EndTxn
+    it delivered after the client left; the runner marks the anomaly known (KIP-890 part 2) and the seed is clean.
+    An EndTxn that landed before the transaction began, or on a connection of an older producer instance (another
+    epoch), explains nothing."""
+    from kactor.chaos.delay_proxy import StrayRequest
+    from kactor.chaos.txn_check import delivered_end_txns, stray_end_txns
+
+    t40 = _record(40, COMMIT_ACKED, True, ((P1, "v1"),))
+    t41 = _record(41, ABORT_ACKED, False, ((P0, "v2"),))
+    t40.instance_ms = t41.instance_ms = 1000.0
+    t40.began_ms, t40.ended_ms, t41.began_ms, t41.ended_ms = 10000.0, 16000.0, 16100.0, 20000.0
+    t0 = 500.0  # the run's start on the proxies' clock
+    stray = StrayRequest("kactor-chaos-check-p0", "EndTxn", t0 + 2.0, t0 + 15.5, t0 + 18.0, "kactor-chaos-check-11-0",
+                         1000, 0, True)
+    (delivered,) = delivered_end_txns([stray, attrs.evolve(stray, api="Produce")], t0)
+    assert delivered.client_gone_ms == 15500.0 and delivered.delivered_ms == 18000.0
+    assert [(s.into, s.at_ms) for s in stray_end_txns([t40, t41], [delivered])] == [("p0:T41", 18000.0)]
+    assert stray_end_txns([t40, t41], [attrs.evolve(delivered, delivered_ms=16050.0)]) == ()  # before T41 began
+    assert stray_end_txns([t40, t41], [attrs.evolve(delivered, opened_ms=900.0)]) == ()  # an older instance's
+
+    run = ChaosRun(ChaosConfig(seed=2, steps=25, zk_servers=3), str(tmp_path / "seed-2"))
+    (tmp_path / "seed-2").mkdir()
+    run._t0 = t0
+    run.proxies = {1: type("P", (), {"stray_requests": [stray], "strays": 1})()}  # type: ignore[dict-item]
+    read = FinalRead((Entry(P0, 0, "v2"), Entry(P1, 0, "v1")), {P0: 2, P1: 2}, {P0: 2, P1: 2})
+    run.check = _Finished([t40, t41], read, read)  # type: ignore[assignment]
+    assert run._check_anomalies() == []
+    assert run._known_anomalies == 1
+    table = run._anomaly_table
+    assert table is not None and "aborted read" in table and "(known, KIP-890 part 2: an EndTxn p0 sent before it " \
+        "and gave up on landed in p0:T41 at 18.0 s" in table
+    result = SeedResult(2, 25, {}, 10, (), 50.0, None, None, 1.0, 7.5, run._txn_outcomes, table,
+                        known_anomalies=1)
+    assert result.ok and "  anomalies 0 (+1 known)  " in seed_lines(result, 3, 3)[0]
+    assert summary_lines([result], 50.0)[0].endswith("; 1 known for 2.6 clients (KIP-890 part 2: an EndTxn the "
+                                                     "client gave up on landing in its next transaction) in seeds 2")

@@ -171,11 +171,11 @@ def test_an_anomaly_of_a_transaction_a_stray_end_txn_landed_in_is_known() -> Non
     read = (*COMMITTED_LOG, Entry("t-0", 3, "p0-3"))
     (plain,) = check(history(committed=read))
     assert plain.known == ""
-    (known,) = check(history(committed=read, strays=(StrayEndTxn("p0:T1", "p0:T2", 34400.0),)))
+    (known,) = check(history(committed=read, strays=(StrayEndTxn("p0:T1's EndTxn", "p0:T2", 34400.0),)))
     assert (known.kind, known.txns) == (ABORTED_READ, ("p0:T2 (aborted)",))
     assert known.known == ("KIP-890 part 2: p0:T1's EndTxn landed in p0:T2 at 34.4 s under the same producer id "
                            "and epoch")
     assert "known, KIP-890 part 2" in table([known])
     # a stray into another transaction explains nothing here
-    (other,) = check(history(committed=read, strays=(StrayEndTxn("p0:T1", "p0:T3", 34400.0),)))
+    (other,) = check(history(committed=read, strays=(StrayEndTxn("p0:T1's EndTxn", "p0:T3", 34400.0),)))
     assert other.known == ""

@@ -139,5 +139,5 @@ def test_an_end_txn_landing_inside_a_later_transaction_of_the_same_epoch_is_a_st
     p.txns.append(tw.OpenTxn(3, [], True, None, producer_id=5, epoch=1, began_ms=sim.now + 1000.0))
     sim.run_for(8000.0 - REQUEST_TIMEOUT_MS)
     assert [(n, at) for n, _, _, at in p.end_txn_landings] == [(1, REQUEST_TIMEOUT_MS), (1, 8000.0)]
-    assert p.stray_end_txns() == [tw.StrayEndTxn("p0:T1", "p0:T2", 8000.0)]
-    assert w.history().strays == (tw.StrayEndTxn("p0:T1", "p0:T2", 8000.0),)
+    assert p.stray_end_txns() == [tw.StrayEndTxn("p0:T1's EndTxn", "p0:T2", 8000.0)]
+    assert w.history().strays == (tw.StrayEndTxn("p0:T1's EndTxn", "p0:T2", 8000.0),)
