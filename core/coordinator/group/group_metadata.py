@@ -28,6 +28,8 @@ from messages.group import DescribedGroupMember, JoinGroupMember, JoinGroupProto
 log = logging.getLogger("kactor.coordinator")
 
 NEW_MEMBER_JOIN_TIMEOUT_MS = 5 * 60 * 1000  # GroupCoordinator.NewMemberJoinTimeoutMs
+# beyond 2.6.3: the earlier commits of one partition kept in a transaction (copies of a retried TxnOffsetCommit)
+MAX_REPLACED_TXN_OFFSET_COMMITS = 5
 
 
 class GroupState(enum.Enum):
@@ -168,9 +170,10 @@ class GroupMetadata:
         # its batch's offset once the append was acknowledged (None until then)
         self.pending_transactional_offset_commits: dict[
             int, dict[TopicPartition, tuple[int | None, OffsetAndMetadata]]] = {}
-        # beyond 2.6.3: an appended pending offset a later TxnOffsetCommit of the same producer and partition
-        # replaced, kept until that one's append is decided (see prepare_txn_offset_commit)
-        self.replaced_txn_offset_commits: dict[tuple[int, TopicPartition], tuple[int, OffsetAndMetadata]] = {}
+        # beyond 2.6.3: the earlier commits of a partition in the producer's transaction that a later TxnOffsetCommit
+        # replaced, kept until the transaction ends (see prepare_txn_offset_commit)
+        self.replaced_txn_offset_commits: dict[tuple[int, TopicPartition],
+                                               list[tuple[int | None, OffsetAndMetadata]]] = {}
         # the topics the members of a consumer group subscribe to (None: unknown, or not a consumer group)
         self.subscribed_topics: set[str] | None = None
         # the pending join: which kind of delayed join waits (InitialDelayedJoin or DelayedJoin), and its timer
@@ -435,53 +438,69 @@ class GroupMetadata:
         """GroupMetadata.prepareTxnOffsetCommit: the offsets are pending for the producer until the append, then
         until its transaction's marker.
 
-        Beyond 2.6.3: an offset of the partition already appended in the transaction is kept aside, not dropped,
-        until the new append is decided. Kafka drops it, so when a second copy of a TxnOffsetCommit (one delayed
-        past its timeout, whose retry was appended) fails its append, or is still unacknowledged when the commit
-        marker comes, the transaction commits its output without its offset (`kactor sim --txn-check` seed 180:
-        "offsets not atomic")."""
+        Beyond 2.6.3: the partition's earlier commit in the transaction (appended, or its append still undecided) is
+        kept aside, not dropped, until the transaction ends. Kafka keeps only the latest and forgets it when any
+        copy's append fails, so when two copies of one TxnOffsetCommit meet (the first delayed past the client's
+        timeout, the retry) and either one's append fails or is unanswered at the marker, the transaction commits
+        its output without its offset (`kactor sim --txn-check` seeds 180 and 417: "offsets not atomic")."""
         pending = self.pending_transactional_offset_commits.setdefault(producer_id, {})
         for tp, om in offsets.items():
             old = pending.get(tp)
-            if old is not None and old[0] is not None:
-                self.replaced_txn_offset_commits[(producer_id, tp)] = (old[0], old[1])
+            if old is not None:
+                earlier = self.replaced_txn_offset_commits.setdefault((producer_id, tp), [])
+                earlier.append(old)
+                del earlier[:-MAX_REPLACED_TXN_OFFSET_COMMITS]
             pending[tp] = (None, om)
 
     def on_txn_offset_commit_append(self, producer_id: int, tp: TopicPartition, batch_offset: int,
                                     om: OffsetAndMetadata) -> None:
-        """GroupMetadata.onTxnOffsetCommitAppend: the append (its batch at ``batch_offset``) was acknowledged, unless
-        another commit of the partition replaced this one meanwhile."""
+        """GroupMetadata.onTxnOffsetCommitAppend: the append (its batch at ``batch_offset``) was acknowledged (of the
+        latest commit of the partition, or of one it replaced)."""
         pending = self.pending_transactional_offset_commits.get(producer_id)
-        if pending is not None and tp in pending and pending[tp][1] == om:
+        if pending is None or tp not in pending:
+            return
+        if pending[tp][1] == om:
             pending[tp] = (batch_offset, om)
-            self.replaced_txn_offset_commits.pop((producer_id, tp), None)
-
-    def fail_pending_txn_offset_commit(self, producer_id: int, tp: TopicPartition) -> None:
-        """GroupMetadata.failPendingTxnOffsetCommit: the append failed; the offset is forgotten (and the one it
-        replaced, appended earlier in the transaction, pending again)."""
-        replaced = self.replaced_txn_offset_commits.pop((producer_id, tp), None)
-        pending = self.pending_transactional_offset_commits.get(producer_id)
-        if pending is not None:
-            if replaced is not None:
-                pending[tp] = replaced
+            return
+        earlier = self.replaced_txn_offset_commits.get((producer_id, tp), [])
+        for i, (_, e) in enumerate(earlier):
+            if e == om:
+                earlier[i] = (batch_offset, om)
                 return
-            pending.pop(tp, None)
-            if not pending:
-                del self.pending_transactional_offset_commits[producer_id]
+
+    def fail_pending_txn_offset_commit(self, producer_id: int, tp: TopicPartition,
+                                       om: OffsetAndMetadata | None = None) -> None:
+        """GroupMetadata.failPendingTxnOffsetCommit: the append of ``om`` failed; it is forgotten (and the commit it
+        replaced pending again). Another commit of the partition, earlier or later, stays."""
+        pending = self.pending_transactional_offset_commits.get(producer_id)
+        if pending is None or tp not in pending:
+            return
+        key = (producer_id, tp)
+        earlier = self.replaced_txn_offset_commits.get(key, [])
+        if om is not None and pending[tp][1] != om:
+            self.replaced_txn_offset_commits[key] = [e for e in earlier if e[1] != om]
+        elif earlier:
+            pending[tp] = earlier.pop()
+        else:
+            del pending[tp]
+        if not self.replaced_txn_offset_commits.get(key, True):
+            del self.replaced_txn_offset_commits[key]
+        if not pending:
+            del self.pending_transactional_offset_commits[producer_id]
 
     def complete_pending_txn_offset_commit(self, producer_id: int, is_commit: bool) -> None:
         """GroupMetadata.completePendingTxnOffsetCommit: the producer's transaction ended; on COMMIT its appended
         offsets become the group's committed offsets unless a later batch committed the partition (olderThan), on
-        ABORT they go. (An offset whose append is still unacknowledged cannot be in a transaction being completed:
-        Kafka throws there; it is skipped here.)"""
+        ABORT they go. Of a partition's commits in the transaction, the one appended last (the highest batch offset)
+        counts; one whose append is still unanswered is skipped (Kafka throws there)."""
         pending = self.pending_transactional_offset_commits.pop(producer_id, None)
-        replaced = {tp: self.replaced_txn_offset_commits.pop((producer_id, tp))
-                    for tp in (pending or ()) if (producer_id, tp) in self.replaced_txn_offset_commits}
+        earlier = {tp: self.replaced_txn_offset_commits.pop((producer_id, tp))
+                   for tp in (pending or ()) if (producer_id, tp) in self.replaced_txn_offset_commits}
         if is_commit and pending:
-            for tp, (batch_offset, om) in pending.items():
-                if batch_offset is None and tp in replaced:
-                    batch_offset, om = replaced[tp]  # a second copy still unacknowledged: the one appended
-                if batch_offset is not None:
+            for tp, latest in pending.items():
+                appended = [(b, om) for b, om in (*earlier.get(tp, ()), latest) if b is not None]
+                if appended:
+                    batch_offset, om = max(appended, key=lambda e: e[0])
                     self.on_offset_commit_append(tp, batch_offset, om)
 
     def has_offsets(self) -> bool:

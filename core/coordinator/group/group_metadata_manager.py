@@ -308,8 +308,8 @@ class GroupMetadataManager:
                 else:
                     group.on_offset_commit_append(tp, appended.base_offset, om)
         elif txn and not group.is_(GroupState.DEAD):
-            for tp in valid:
-                group.fail_pending_txn_offset_commit(producer_id, tp)
+            for tp, om in valid.items():
+                group.fail_pending_txn_offset_commit(producer_id, tp, om)
             if producer_id not in group.pending_transactional_offset_commits:  # removeProducerGroup
                 self._remove_producer_group(producer_id, group.group_id)
         mapped = maybe_convert_offset_commit_error(error)

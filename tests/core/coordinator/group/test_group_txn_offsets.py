@@ -221,3 +221,34 @@ def test_a_commit_marker_before_a_second_copys_append_is_answered_commits_the_of
     assert group.offsets == {T0: om} and group.offset_batches == {T0: 7}
     group.fail_pending_txn_offset_commit(PID, T0)
     assert group.offsets == {T0: om} and group.pending_transactional_offset_commits == {}
+
+
+def test_the_older_copy_failing_after_the_retry_was_prepared_keeps_the_retry():
+    """Seed 417's order: the delayed first copy is prepared and its append is slow; the retry is prepared; the first
+    copy's append then times out, and the retry's is acknowledged. Kafka's failPendingTxnOffsetCommit drops the
+    retry's pending offset there (the latest of the partition), so the marker commits none; here it stays."""
+    from core.coordinator.group.group_metadata import GroupMetadata, GroupState
+
+    group = GroupMetadata(GROUP, GroupState.EMPTY, 0)
+    first, retry = OffsetAndMetadata(10, -1, "", 100), OffsetAndMetadata(10, -1, "", 200)
+    group.prepare_txn_offset_commit(PID, {T0: first})
+    group.prepare_txn_offset_commit(PID, {T0: retry})
+    group.fail_pending_txn_offset_commit(PID, T0, first)
+    assert group.has_pending_offset_commits_for_topic_partition(T0)
+    group.on_txn_offset_commit_append(PID, T0, 9, retry)
+    group.complete_pending_txn_offset_commit(PID, is_commit=True)
+    assert group.offsets == {T0: retry} and group.offset_batches == {T0: 9}
+    assert group.replaced_txn_offset_commits == {}
+    # the first copy's append acknowledged after the retry's: the later batch counts
+    group.prepare_txn_offset_commit(PID, {T1: first})
+    group.prepare_txn_offset_commit(PID, {T1: retry})
+    group.on_txn_offset_commit_append(PID, T1, 12, retry)
+    group.on_txn_offset_commit_append(PID, T1, 13, first)
+    group.complete_pending_txn_offset_commit(PID, is_commit=True)
+    assert group.offsets[T1] == first and group.offset_batches[T1] == 13
+    # both failing: nothing pending, nothing committed, nothing kept
+    group.prepare_txn_offset_commit(PID, {T1: OffsetAndMetadata(20, -1, "", 300)})
+    group.prepare_txn_offset_commit(PID, {T1: OffsetAndMetadata(20, -1, "", 400)})
+    group.fail_pending_txn_offset_commit(PID, T1, OffsetAndMetadata(20, -1, "", 400))
+    group.fail_pending_txn_offset_commit(PID, T1, OffsetAndMetadata(20, -1, "", 300))
+    assert group.pending_transactional_offset_commits == {} and group.replaced_txn_offset_commits == {}
