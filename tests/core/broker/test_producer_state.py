@@ -244,3 +244,22 @@ def test_truncate_head_and_expiry_with_transactions():
     assert sorted(state.producers) == [1, 2]
     state.truncate_head(2)  # producer 1's last batch is below the log start: it and its transaction go
     assert sorted(state.producers) == [2] and list(state.ongoing_txns) == [2]
+
+
+def test_a_marker_replicated_with_later_batches_records_the_last_stable_offset_at_the_marker():
+    """Beyond 2.6.3 (`kactor sim --txn-check` seed 2059): a follower's one append of [T1's ABORT marker at 1, producer
+    1's next transaction at 2, producer 2's at 4] records for T1 the last stable offset at its marker (2: nothing of
+    another producer open before it), not producer 2's transaction opened after it (4, Kafka's: it asks once the whole
+    append is applied), which made the txnindex search stop before the aborted transaction at 2."""
+    state = ProducerStateManager()
+    state.update(state.prepare([txn(0, 1, 0)], REPLICATION))
+    infos = state.prepare([marker(1, commit=False), txn(1, 2, 2), txn(0, 2, 4, pid=2)], REPLICATION)
+    state.update(infos)
+    (t1,) = infos.completed
+    assert state.last_stable_offset(t1) == 2
+    # a transaction of another producer open before the marker still holds it
+    state2 = ProducerStateManager()
+    state2.update(state2.prepare([txn(0, 1, 0), txn(0, 1, 1, pid=2)], REPLICATION))
+    infos = state2.prepare([marker(2, commit=False), txn(0, 1, 3, pid=3)], REPLICATION)
+    state2.update(infos)
+    assert state2.last_stable_offset(infos.completed[0]) == 1
