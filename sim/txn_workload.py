@@ -159,7 +159,9 @@ class OpenTxn:
     producer_id: int = -1  # the producer id and epoch it ran under
     epoch: int = -1
     began_ms: float = 0.0
-    ended_ms: float | None = None  # when the producer was done with it (None: open at the end)
+    # when it ended for the coordinator as far as the producer knows: its EndTxn answered, or (abandoned) the next
+    # InitProducerId's answer (None: open at the end)
+    ended_ms: float | None = None
 
 
 class TxnClient:
@@ -366,6 +368,9 @@ class TxnClient:
             return
         self.busy = False
         self.producer_id, self.epoch = answer.producer_id, answer.producer_epoch
+        for t in self.txns:  # what the producer abandoned ends here at the coordinator (a new epoch)
+            if t.ended_ms is None:
+                t.ended_ms = self.sim.now
         self.sequences.clear()
         self.sim.note(f"client {self.name} producer id {self.producer_id} epoch {self.epoch}")
         self.fetch_offsets(False)  # the application starts: where its input stands
@@ -461,7 +466,7 @@ class TxnClient:
         txn = self.txn
         if txn is not None:
             txn.outcome = UNKNOWN if txn.commit_sent else ABORTED
-            txn.ended_ms = self.sim.now
+            # ended_ms stays None: the coordinator has it open until the next InitProducerId bumps the epoch
             self.sim.note(f"client {self.name} transaction {txn.number} abandoned ({error}): {txn.outcome}")
         self.txn, self.phase, self.batches = None, "", []
         self.producer_id, self.epoch = -1, -1

@@ -109,7 +109,9 @@ class TxnRecord:
     end: str = OPEN
     instance_ms: float = 0.0  # when the producer instance running it was created (its InitProducerId: its epoch)
     began_ms: float = 0.0
-    ended_ms: float | None = None  # when its producer was done with it (None: open at the end)
+    # when it ended for the coordinator as far as the producer knows: its end acknowledged, or (abandoned) the next
+    # producer instance created (its InitProducerId bumps the epoch); None: open at the end
+    ended_ms: float | None = None
 
 
 def outcome(record: TxnRecord) -> str:
@@ -304,6 +306,10 @@ class TxnCheckWorkload:
                     if producer is None:
                         instance_ms = self.now_ms()
                         producer = self._producer(i)
+                        with self._lock:  # what the previous instance abandoned ends with its epoch
+                            for r in self.records:
+                                if r.producer == name and r.ended_ms is None:
+                                    r.ended_ms = self.now_ms()
                         error = self._read_offset(consumer, i, False)
                         if error is not None:
                             self._note(f"{name}: OffsetFetch after InitProducerId: {error}")
@@ -343,7 +349,8 @@ class TxnCheckWorkload:
                         # a new producer's InitProducerId fences this one and ends what it left
                         _close_later(producer)
                         producer = None
-                record.ended_ms = self.now_ms()
+                if record.end != ABANDONED:
+                    record.ended_ms = self.now_ms()
                 self._stop.wait(PAUSE_S)
         except Exception as e:  # noqa: BLE001 - the run reports it; the checker still judges what was recorded
             self._note(f"{name} stopped: {type(e).__name__}: {e}")
