@@ -26,7 +26,10 @@ An anomaly whose transaction had an EndTxn of an earlier transaction of its prod
 same producer id and epoch (``History.strays``), is marked ``known``: KIP-890 part 1 (the leaders' verification)
 cannot close it, as the coordinator cannot tell that EndTxn from the transaction's own; part 2's epoch bump per
 transaction (Kafka 4.0, with new clients) does. A 2.6 client cannot, so it is named with its seed rather than
-failing it.
+failing it. So is one about values of partitions whose sole ISR member lost power during the run
+(``History.power_losses``): Kafka acknowledges without fsync, so such a partition may lose what was committed and read
+(the simulator's other checks allow the same, `Sim.lost_to_power`); on those partitions the readers' last read of an
+offset counts, as the log that survived.
 
 `table` renders them as a short table a person reads.
 """
@@ -127,6 +130,8 @@ class History:
     # pending for ever in a transaction nothing ends
     unsettled: tuple[tuple[str, str], ...] = ()
     strays: tuple[StrayEndTxn, ...] = ()
+    # (partition, what happened): partitions whose sole ISR member lost power (or came back on a new disk)
+    power_losses: tuple[tuple[str, str], ...] = ()
 
 
 @attrs.frozen(slots=True)
@@ -136,6 +141,8 @@ class Anomaly:
     txns: tuple[str, ...]  # "p0:T3 (aborted)"
     detail: str
     known: str = ""  # why a 2.6 client cannot be kept from it ("": it is a defect)
+    # the partitions whose values it is about (missing, misplaced or misread), for the power-loss exemption
+    partitions: tuple[str, ...] = attrs.field(default=(), eq=False, repr=False)
 
     def __str__(self) -> str:
         return f"{self.kind}: {self.where}: {self.detail} [{', '.join(self.txns)}]" + (
@@ -146,11 +153,16 @@ def _label(t: TxnWrites) -> str:
     return f"{t.name} ({t.outcome})"
 
 
-def _view(entries: Iterable[Entry]) -> dict[str, list[Entry]]:
-    """Each partition's entries by offset, an offset read twice kept once (a reader reading it again)."""
+def _view(entries: Iterable[Entry], last_for: frozenset[str] = frozenset()) -> dict[str, list[Entry]]:
+    """Each partition's entries by offset, an offset read twice kept once (a reader reading it again): the first
+    read, or on a partition of ``last_for`` (its log lost records to a power loss and reused their offsets) the
+    last."""
     by: dict[str, dict[int, Entry]] = defaultdict(dict)
     for e in entries:
-        by[e.partition].setdefault(e.offset, e)
+        if e.partition in last_for:
+            by[e.partition][e.offset] = e
+        else:
+            by[e.partition].setdefault(e.offset, e)
     return {p: [offsets[o] for o in sorted(offsets)] for p, offsets in sorted(by.items())}
 
 
@@ -160,7 +172,8 @@ def check(history: History) -> list[Anomaly]:
     for t in history.txns:
         for i, (_, v) in enumerate(t.writes):
             writer[v] = (t, i)
-    rc, ru = _view(history.committed), _view(history.uncommitted)
+    lost = frozenset(p for p, _ in history.power_losses)
+    rc, ru = _view(history.committed, lost), _view(history.uncommitted, lost)
     rc_at = {e.value: e for entries in rc.values() for e in entries}
     ru_at = {e.value: e for entries in ru.values() for e in entries}
     out: list[Anomaly] = []
@@ -170,25 +183,28 @@ def check(history: History) -> list[Anomaly]:
             w = writer.get(e.value)
             if w is not None and w[0].outcome == ABORTED:
                 out.append(Anomaly(ABORTED_READ, f"{e.partition}@{e.offset}", (_label(w[0]),),
-                                   f"{e.value} of an aborted transaction read by read_committed"))
+                                   f"{e.value} of an aborted transaction read by read_committed", partitions=(
+                                       e.partition,)))
     # lost writes and partly visible transactions
     missing_of: dict[str, list[str]] = {}
     for t in history.txns:
         if t.outcome == ABORTED:
             continue
         seen = [v for _, v in t.writes if v in rc_at]
-        missing = [f"{p}:{v}" for p, v in t.writes if v not in rc_at and _judgeable(history, p, v, ru_at)]
+        gone = [(p, v) for p, v in t.writes if v not in rc_at and _judgeable(history, p, v, ru_at)]
+        missing = [f"{p}:{v}" for p, v in gone]
         missing_of[t.name] = missing
         if not missing:
             continue
+        where = tuple(sorted({p for p, _ in gone}))
         if not seen and t.outcome == COMMITTED:
             out.append(Anomaly(LOST_WRITE, ",".join(sorted({p for p, _ in t.writes})), (_label(t),),
                                f"none of its {len(t.writes)} values visible to read_committed: "
-                               f"{', '.join(missing)}"))
+                               f"{', '.join(missing)}", partitions=where))
         elif seen:
             out.append(Anomaly(TORN, ",".join(sorted({p for p, _ in t.writes})), (_label(t),),
                                f"partly visible to read_committed: {', '.join(seen)} read, "
-                               f"{', '.join(missing)} not"))
+                               f"{', '.join(missing)} not", partitions=where))
     # a value inside a later transaction's span of the same producer; two of one transaction out of order
     for p, entries in rc.items():
         latest: dict[str, TxnWrites] = {}
@@ -201,7 +217,7 @@ def check(history: History) -> list[Anomaly]:
             if hi is not None and hi.number > t.number:
                 out.append(Anomaly(TORN, f"{p}@{e.offset}", (_label(t), _label(hi)),
                                    f"{e.value} of {t.name} read by read_committed after {hi.name}'s values: inside "
-                                   f"a later transaction's span"))
+                                   f"a later transaction's span", partitions=(p,)))
             elif hi is None or t.number > hi.number:
                 latest[t.producer] = t
     for view_name, view in (("read_committed", rc), ("read_uncommitted", ru)):
@@ -219,20 +235,26 @@ def check(history: History) -> list[Anomaly]:
                         t = writer[e1.value][0]
                         out.append(Anomaly(ORDER, f"{p}@{e0.offset}", (_label(t),),
                                            f"{e1.value} written before {e0.value} but read after it by "
-                                           f"{view_name}"))
+                                           f"{view_name}", partitions=(p,)))
             for v, offsets in counts.items():
                 if len(offsets) > 1:
                     w = writer.get(v)
                     out.append(Anomaly(DUPLICATE, f"{p}@{offsets[0]}", (_label(w[0]),) if w else (),
-                                       f"{v} at offsets {', '.join(map(str, offsets))} ({view_name})"))
+                                       f"{v} at offsets {', '.join(map(str, offsets))} ({view_name})",
+                                       partitions=(p,)))
     out += _offsets(history, missing_of)
     out += _stalls(history, ru)
     order = {k: i for i, k in enumerate(KINDS)}
-    return [_known(a, history.strays) for a in sorted(_dedupe(out), key=lambda a: order[a.kind])]
+    return [_known(a, history.strays, dict(history.power_losses))
+            for a in sorted(_dedupe(out), key=lambda a: order[a.kind])]
 
 
-def _known(anomaly: Anomaly, strays: Sequence[StrayEndTxn]) -> Anomaly:
-    """``anomaly`` marked known when an EndTxn of an earlier transaction landed inside its (first) transaction."""
+def _known(anomaly: Anomaly, strays: Sequence[StrayEndTxn], power_losses: dict[str, str]) -> Anomaly:
+    """``anomaly`` marked known when an EndTxn of an earlier transaction landed inside its (first) transaction, or
+    when every partition it is about lost records to a sole ISR member's power loss."""
+    if anomaly.partitions and all(p in power_losses for p in anomaly.partitions):
+        return attrs.evolve(anomaly, known="power loss: " + "; ".join(
+            f"{p}: {power_losses[p]}" for p in anomaly.partitions) + " (Kafka acknowledges without fsync)")
     if not anomaly.txns:
         return anomaly
     subject = anomaly.txns[0].split(" ", 1)[0]
@@ -283,7 +305,8 @@ def _offsets(history: History, missing_of: dict[str, list[str]]) -> list[Anomaly
             out.append(Anomaly(OFFSETS, r.key, (_label(t),), f"offset {r.offset} of an aborted transaction visible"))
         elif missing_of.get(t.name):
             out.append(Anomaly(OFFSETS, r.key, (_label(t),),
-                               f"offset {r.offset} visible, its output not: {', '.join(missing_of[t.name])}"))
+                               f"offset {r.offset} visible, its output not: {', '.join(missing_of[t.name])}",
+                               partitions=tuple(sorted({m.split(":", 1)[0] for m in missing_of[t.name]}))))
         elif r.final:
             t0 = last.get(r.key)
             if t0 is not None and (t.producer, t.number) < (t0.producer, t0.number):

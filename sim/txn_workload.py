@@ -694,7 +694,17 @@ class TxnWorkload:
             samples=tuple(self.committed.samples), stall_bound_ms=STALL_BOUND_MS,
             unsettled=tuple((f"{p.group}/{partition_name(INPUT)}", p.final_error) for p in self.producers
                             if p.final_error and not p.final_offset_read()),
-            strays=tuple(s for p in self.producers for s in p.stray_end_txns()))
+            strays=tuple(s for p in self.producers for s in p.stray_end_txns()),
+            power_losses=self._power_losses())
+
+    def _power_losses(self) -> tuple[tuple[str, str], ...]:
+        """The checked partitions whose sole ISR member lost power (or came back on a new disk), the first time."""
+        out: dict[str, str] = {}
+        for at, b, what, alone in getattr(self.sim, "sole_isr_losses", ()):
+            for tp in sorted(tp for tp in alone if tp in self.partitions):
+                out.setdefault(partition_name(tp),
+                               f"b{b} {what} at {(at - self.started_ms) / 1000:.1f} s as its sole ISR member")
+        return tuple(sorted(out.items()))
 
 
 __all__ = ["PARTITIONS", "STALL_BOUND_MS", "TOPIC", "TxnClient", "TxnWorkload"]

@@ -302,7 +302,7 @@ def summary_lines(results: list[Any], planned: int, failing: list[int], wall: fl
                      f"{len({x for s in kinds.values() for x in s})} with anomalies" + (f": {found}" if found else ""))
         known = sorted(r.seed for r in checked if getattr(r, "txn_known", ()))
         if known:
-            lines.append(f"  txn-check: known for 2.6 clients (KIP-890 part 2: an EndTxn of an earlier transaction "
-                         f"landing in a later one under the same producer id and epoch) in {len(known)} seeds "
-                         f"({','.join(map(str, known))})")
+            lines.append(f"  txn-check: known in {len(known)} seeds (KIP-890 part 2: an EndTxn of an earlier "
+                         f"transaction landing in a later one under the same producer id and epoch; or a sole ISR "
+                         f"member's power loss): {','.join(map(str, known))}")
     return lines

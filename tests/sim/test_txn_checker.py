@@ -179,3 +179,22 @@ def test_an_anomaly_of_a_transaction_a_stray_end_txn_landed_in_is_known() -> Non
     # a stray into another transaction explains nothing here
     (other,) = check(history(committed=read, strays=(StrayEndTxn("p0:T1's EndTxn", "p0:T3", 34400.0),)))
     assert other.known == ""
+
+
+def test_values_of_a_partition_its_sole_isr_member_lost_power_are_known_and_its_last_reads_count() -> None:
+    """Seed 2845: t-1's sole ISR member lost power, so what was committed and read there may be gone and its offsets
+    reused (Kafka acknowledges without fsync). An anomaly about t-1's values only is known; one about another
+    partition is not; and a later read of an offset there replaces the first."""
+    gone = tuple(e for e in COMMITTED_LOG if e.value != "p1-2")  # U1's t-1 value lost
+    (torn,) = check(history(committed=gone))
+    assert torn.kind == TORN and torn.known == ""
+    (known,) = check(history(committed=gone, power_losses=(("t-1", "b0 lost power at 21.0 s"),)))
+    assert known.kind == TORN and known.known.startswith("power loss: t-1: b0 lost power at 21.0 s")
+    assert check(history(committed=gone, power_losses=(("t-0", "b0 lost power at 21.0 s"),)))[0].known == ""
+    # t-1's offset 0 read again after the loss holds another value: there the last read counts (p0:T1's p0-2 gone,
+    # known), elsewhere the first (the same reads on t-0 change nothing)
+    reread = (*COMMITTED_LOG, Entry("t-1", 0, "x"))
+    found = check(history(committed=reread, power_losses=(("t-1", "b0 lost power"),)))
+    assert [(a.kind, a.txns, bool(a.known)) for a in found] == [(TORN, ("p0:T1 (committed)",), True),
+                                                                 (OFFSETS, ("p0:T1 (committed)",), True)]
+    assert check(history(committed=(*COMMITTED_LOG, Entry("t-0", 0, "x")))) == []
