@@ -52,6 +52,7 @@ ORDER = "order broken"
 OFFSETS = "offsets not atomic"
 STALL = "stalled reader"
 KINDS = (ABORTED_READ, LOST_WRITE, TORN, DUPLICATE, ORDER, OFFSETS, STALL)
+TXN_LOG, OFFSETS_LOG = "__transaction_state-0", "__consumer_offsets-0"  # the simulated cluster's, one partition each
 
 
 @attrs.frozen(slots=True)
@@ -255,6 +256,11 @@ def _known(anomaly: Anomaly, strays: Sequence[StrayEndTxn], power_losses: dict[s
     if anomaly.partitions and all(p in power_losses for p in anomaly.partitions):
         return attrs.evolve(anomaly, known="power loss: " + "; ".join(
             f"{p}: {power_losses[p]}" for p in anomaly.partitions) + " (Kafka acknowledges without fsync)")
+    # the coordinators' own logs: a lost transaction log takes any guarantee, a lost offsets log the group offsets
+    for log, kinds in ((TXN_LOG, KINDS), (OFFSETS_LOG, (OFFSETS,))):
+        if anomaly.kind in kinds and log in power_losses:
+            return attrs.evolve(anomaly, known=f"power loss: {log}: {power_losses[log]} (Kafka acknowledges "
+                                               f"without fsync)")
     if not anomaly.txns:
         return anomaly
     subject = anomaly.txns[0].split(" ", 1)[0]

@@ -87,6 +87,7 @@ from sim.txn_checker import (
 )
 
 TOPIC = "txn"
+TXN_LOG_TOPIC, OFFSETS_LOG_TOPIC = "__transaction_state", "__consumer_offsets"
 PARTITIONS = 4
 PRODUCERS = 3
 MAX_IN_FLIGHT = 5  # max.in.flight.requests.per.connection
@@ -698,10 +699,12 @@ class TxnWorkload:
             power_losses=self._power_losses())
 
     def _power_losses(self) -> tuple[tuple[str, str], ...]:
-        """The checked partitions whose sole ISR member lost power (or came back on a new disk), the first time."""
+        """The checked partitions and the coordinators' logs whose sole ISR member lost power (or came back on a new
+        disk), the first time."""
         out: dict[str, str] = {}
+        internal = {TopicPartition(TXN_LOG_TOPIC, 0), TopicPartition(OFFSETS_LOG_TOPIC, 0)}
         for at, b, what, alone in getattr(self.sim, "sole_isr_losses", ()):
-            for tp in sorted(tp for tp in alone if tp in self.partitions):
+            for tp in sorted(tp for tp in alone if tp in self.partitions or tp in internal):
                 out.setdefault(partition_name(tp),
                                f"b{b} {what} at {(at - self.started_ms) / 1000:.1f} s as its sole ISR member")
         return tuple(sorted(out.items()))

@@ -198,3 +198,18 @@ def test_values_of_a_partition_its_sole_isr_member_lost_power_are_known_and_its_
     assert [(a.kind, a.txns, bool(a.known)) for a in found] == [(TORN, ("p0:T1 (committed)",), True),
                                                                  (OFFSETS, ("p0:T1 (committed)",), True)]
     assert check(history(committed=(*COMMITTED_LOG, Entry("t-0", 0, "x")))) == []
+
+
+def test_a_coordinators_log_lost_to_power_makes_its_anomalies_known() -> None:
+    """Seed 7012: b2 came back on a new disk as the sole ISR member of every partition, the coordinators' logs too:
+    the group offsets it held are gone (offsets not atomic: known through __consumer_offsets-0), and a lost
+    transaction log takes every guarantee (any kind known through __transaction_state-0)."""
+    final = (OffsetRead("g0/t-0", 1), OffsetRead("g0/t-0", -1, final=True))
+    (plain,) = check(history(offset_reads=final))
+    assert plain.kind == OFFSETS and plain.known == ""
+    (offsets,) = check(history(offset_reads=final, power_losses=(("__consumer_offsets-0", "b2 on a new disk"),)))
+    assert offsets.known.startswith("power loss: __consumer_offsets-0: b2 on a new disk")
+    read = (*COMMITTED_LOG, Entry("t-0", 3, "p0-3"))
+    assert check(history(committed=read, power_losses=(("__consumer_offsets-0", "x"),)))[0].known == ""
+    assert check(history(committed=read, power_losses=(("__transaction_state-0", "x"),)))[0].known.startswith(
+        "power loss: __transaction_state-0")
