@@ -33,7 +33,7 @@ from core.coordinator.transaction.verification import VerifyPartitionsInTxn
 from core.disk import OS_DISK
 from core.effects import ReplyHandle, Respond
 from messages.broker_lifecycle import ReplicaManagerInit
-from messages.common import Errors
+from messages.common import Errors, TopicPartition
 from messages.dynamic_config import LogConfigDefaultsChanged, TopicConfigChanged
 from messages.log_cleaner import LogCleaned
 from messages.net import NetResponse, NetSend, NetSendFailed
@@ -90,6 +90,15 @@ class _Fetched:
 @attrs.frozen(slots=True)
 class _DirFailed:
     dir_index: int
+
+
+@attrs.frozen(slots=True)
+class _Verified:
+    """The coordinator's answer to a produce's verification (or its failure): the produce, parked meanwhile, goes on
+    in its turn."""
+
+    ask: int
+    answer: tuple[Errors, dict[TopicPartition, Errors]]
 
 
 @attrs.frozen(slots=True)
@@ -216,8 +225,8 @@ class PartitionActor(KActor):
         ask = self.verifications.pop(msg.request_id, None)
         if ask is not None:
             body = msg.body
-            self.driver.resume(ask, (body.error, dict(body.errors)) if isinstance(body, AddPartitionsToTxnResponse)
-                               else (Errors.NETWORK_EXCEPTION, {}))
+            self._enqueue(_Verified(ask, (body.error, dict(body.errors)) if isinstance(
+                body, AddPartitionsToTxnResponse) else (Errors.NETWORK_EXCEPTION, {})))
             return
         leader = self.fetches.pop(msg.request_id, None)
         if leader is not None:
@@ -227,7 +236,7 @@ class PartitionActor(KActor):
         ask = self.verifications.pop(msg.request_id, None)
         if ask is not None:
             # AddPartitionsToTxnManager: a disconnection or timeout fails the verification with NETWORK_EXCEPTION
-            self.driver.resume(ask, (Errors.NETWORK_EXCEPTION, {}))
+            self._enqueue(_Verified(ask, (Errors.NETWORK_EXCEPTION, {})))
             return
         leader = self.fetches.pop(msg.request_id, None)
         if leader is not None and self.rm is not None:
@@ -243,11 +252,10 @@ class PartitionActor(KActor):
         self._next()
 
     def _next(self) -> None:
-        if self.busy or not self.queue or self.rm is None or self.stopped:
-            return
-        item = self.queue.popleft()
-        self.busy = True
-        self._START[type(item)](self, item, self.rm, self.now_ms())
+        while not self.busy and self.queue and self.rm is not None and not self.stopped:
+            item = self.queue.popleft()
+            self.busy = True
+            self._START[type(item)](self, item, self.rm, self.now_ms())
 
     def _start_request(self, item: _Request, rm: ReplicaManager, now: float) -> None:
         proc = item.unit.handle(rm, item.body, now, ReplyHandle(item.token))
@@ -292,8 +300,14 @@ class PartitionActor(KActor):
             cleaner.swapped(item.msg.plan.topic_partition, swapped)
         self._done(None, None)
 
+    def _start_verified(self, item: _Verified, rm: ReplicaManager, now: float) -> None:
+        # the produce's own procedure goes on (its done callback frees the shard); none waiting: nothing to do
+        if not self.driver.resume(item.ask, item.answer):
+            self._done(None, None)
+
     _START = {_Request: _start_request, _Tasks: _start_tasks, _Fetched: _start_fetched, _DirFailed: _start_dir_failed,
-              _Shutdown: _start_shutdown, _Config: _start_config, _Cleaned: _start_cleaned}
+              _Shutdown: _start_shutdown, _Config: _start_config, _Cleaned: _start_cleaned,
+              _Verified: _start_verified}
 
     def _apply_config(self, rm: ReplicaManager,
                       msg: TopicConfigChanged | LogConfigDefaultsChanged | ReplicationQuotasChanged) -> None:
@@ -353,9 +367,17 @@ class PartitionActor(KActor):
     def _send_verification(self, ask: int, effect: VerifyPartitionsInTxn) -> tuple[str, Any]:
         """AddPartitionsToTxnManager.addTxnData (Kafka 3.6): the produce waits while the coordinator's broker is
         asked, with a verify-only AddPartitionsToTxn v4 on the inter-broker listener, whether the partitions are in
-        the producer's transaction; its answer (or failure) resumes it."""
+        the producer's transaction; its answer (or failure) resumes it, in its turn (`_Verified`).
+
+        The shard is free meanwhile, as Kafka's request handler returns once the manager has the request: a
+        coordinator out of reach held every partition of the shard (its produces, fetches and delayed operations'
+        expiry) for up to request.timeout.ms (`kactor sim --txn-check` seed 6985: an acks=all produce unanswered
+        for 32 s behind a verification sent to a broker cut off from this one). What the produce does after its
+        verification, it does on the shard's state as it is then (its partitions looked up again, its guards
+        checked at the append: KAFKA-14884)."""
         rid = next(self.fetch_ids)
         self.verifications[rid] = ask
+        self.busy = False
         ep = next((e for e in effect.broker.endpoints if e.listener_name == self.inter_broker_listener_name), None)
         if ep is None:
             return self.name, NetSendFailed(rid, f"broker {effect.broker.id} has no "

@@ -83,3 +83,26 @@ def test_the_produce_waits_for_the_coordinators_verification_and_answers_its_ver
         assert answered[0][1].body.partitions[0].base_offset == 1
     finally:
         bed.shutdown()
+
+
+def test_the_shard_serves_other_requests_while_a_produce_waits_for_its_verification(tmp_path: Path) -> None:
+    """AddPartitionsToTxnManager is asynchronous in Kafka: the shard is not held while the coordinator is asked
+    (seed 6985: a coordinator cut off from this broker held every partition of the shard until request.timeout.ms).
+    A plain produce that comes in meanwhile is appended and answered first; the verified one then goes on, in its
+    turn, on the log as it is (offset 1)."""
+    bed = _leader(tmp_path)
+    try:
+        ((_, send),) = out(bed.deliver(SHARD, _produce(3), "replica-manager", at_ms=T0 + 1))
+        plain = build_batch([Record(0, 0, None, b"plain")], first_timestamp=int(T0))
+        answered = out(bed.deliver(SHARD, ShardRequest(4, ProduceRequest(1, 30000, (ProducePartition(TP, plain),))),
+                                   "replica-manager", at_ms=T0 + 2))
+        (reply,) = [body for to, body in answered if to == "replica-manager"]
+        assert reply.token == 4 and (reply.body.partitions[0].error, reply.body.partitions[0].base_offset) == (
+            Errors.NONE, 0)
+        answered = out(bed.deliver(SHARD, NetResponse(send.request_id, AddPartitionsToTxnResponse(
+            ((TP, Errors.NONE),), transactional_id="tx")), "net", at_ms=T0 + 3))
+        (reply,) = [body for to, body in answered if to == "replica-manager"]
+        assert reply.token == 3 and (reply.body.partitions[0].error, reply.body.partitions[0].base_offset) == (
+            Errors.NONE, 1)
+    finally:
+        bed.shutdown()
