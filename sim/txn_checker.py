@@ -42,6 +42,8 @@ from collections.abc import Iterable, Sequence
 
 import attrs
 
+from messages.topic import GROUP_METADATA_TOPIC_NAME, TRANSACTION_STATE_TOPIC_NAME
+
 COMMITTED, ABORTED, UNKNOWN = "committed", "aborted", "unknown"
 
 ABORTED_READ = "aborted read"
@@ -52,7 +54,8 @@ ORDER = "order broken"
 OFFSETS = "offsets not atomic"
 STALL = "stalled reader"
 KINDS = (ABORTED_READ, LOST_WRITE, TORN, DUPLICATE, ORDER, OFFSETS, STALL)
-TXN_LOG, OFFSETS_LOG = "__transaction_state-0", "__consumer_offsets-0"  # the simulated cluster's, one partition each
+# the coordinators' logs as the History names partitions (the simulated cluster has one partition of each)
+TXN_LOG, OFFSETS_LOG = f"{TRANSACTION_STATE_TOPIC_NAME}-0", f"{GROUP_METADATA_TOPIC_NAME}-0"
 
 
 @attrs.frozen(slots=True)

@@ -63,6 +63,7 @@ from messages.group import (
     TxnOffsetCommitRequest,
 )
 from messages.replication import ProducePartition, ProduceRequest
+from messages.topic import GROUP_METADATA_TOPIC_NAME, TRANSACTION_STATE_TOPIC_NAME
 from messages.transaction import (
     AddOffsetsToTxnRequest,
     AddPartitionsToTxnRequest,
@@ -87,7 +88,6 @@ from sim.txn_checker import (
 )
 
 TOPIC = "txn"
-TXN_LOG_TOPIC, OFFSETS_LOG_TOPIC = "__transaction_state", "__consumer_offsets"
 PARTITIONS = 4
 PRODUCERS = 3
 MAX_IN_FLIGHT = 5  # max.in.flight.requests.per.connection
@@ -190,7 +190,6 @@ class TxnClient:
         self.offset = 0  # the input offset consumed so far (each consume-transform-produce transaction adds one)
         self.offset_reads: list[OffsetRead] = []
         self.final_error = ""  # the last answer to the final OffsetFetch while it was not NONE ("": not asked)
-        self.final_pending = False  # the final OffsetFetch asked and not answered NONE yet (retried meanwhile)
         # every EndTxn as it reached its broker: (transaction number, producer id, epoch, when)
         self.end_txn_landings: list[tuple[int, int, int, float]] = []
         self._n = 0
@@ -527,8 +526,6 @@ class TxnClient:
             self._find(COORDINATOR_TYPE_GROUP, lambda: self.fetch_offsets(final), again)
             return
         request = OffsetFetchRequest(self.group, (INPUT,), require_stable=True)
-        if final:
-            self.final_pending = True
 
         def fetched(answer: Any) -> None:
             part = None if answer is None or answer.error != Errors.NONE or not answer.partitions \
@@ -542,14 +539,16 @@ class TxnClient:
                 again()  # unstable (a transaction of the group open), loading, or the coordinator moved
                 return
             self.offset_reads.append(OffsetRead(f"{self.group}/{partition_name(INPUT)}", part.offset, final))
-            if final:
-                self.final_pending = False
             self.sim.note(f"client {self.name} group offset {part.offset}{' (final)' if final else ''}")
 
         self.request(self.group_coordinator, "OffsetFetch", request, names.GROUP_COORDINATOR, fetched)
 
     def final_offset_read(self) -> bool:
         return any(r.final for r in self.offset_reads)
+
+    def final_offset_unanswered(self) -> bool:
+        """The final OffsetFetch asked and not answered NONE yet (it is asked again meanwhile)."""
+        return bool(self.final_error) and not self.final_offset_read()
 
     def stray_end_txns(self) -> list[StrayEndTxn]:
         """Each EndTxn that reached the coordinator while a later transaction of the producer ran under the same
@@ -658,7 +657,8 @@ class TxnWorkload:
         # (a producer busy until then), it may have drawn a delay (seed 1430: 11.4 s, asked 4 s before the end).
         # A run that ends before ``end`` (every seed that passes) is as it was.
         grace_end = end + REQUEST_TIMEOUT_MS + DELAY_MS[1]
-        while self.sim.now < end or (self.sim.now < grace_end and any(p.final_pending for p in self.producers)):
+        while self.sim.now < end or (self.sim.now < grace_end
+                                     and any(p.final_offset_unanswered() for p in self.producers)):
             idle = self.idle()
             if idle and not asked:
                 for p in self.producers:
@@ -694,7 +694,7 @@ class TxnWorkload:
             offset_reads=tuple(r for p in self.producers for r in p.offset_reads),
             samples=tuple(self.committed.samples), stall_bound_ms=STALL_BOUND_MS,
             unsettled=tuple((f"{p.group}/{partition_name(INPUT)}", p.final_error) for p in self.producers
-                            if p.final_error and not p.final_offset_read()),
+                            if p.final_offset_unanswered()),
             strays=tuple(s for p in self.producers for s in p.stray_end_txns()),
             power_losses=self._power_losses())
 
@@ -702,7 +702,7 @@ class TxnWorkload:
         """The checked partitions and the coordinators' logs whose sole ISR member lost power (or came back on a new
         disk), the first time."""
         out: dict[str, str] = {}
-        internal = {TopicPartition(TXN_LOG_TOPIC, 0), TopicPartition(OFFSETS_LOG_TOPIC, 0)}
+        internal = {TopicPartition(TRANSACTION_STATE_TOPIC_NAME, 0), TopicPartition(GROUP_METADATA_TOPIC_NAME, 0)}
         for at, b, what, alone in getattr(self.sim, "sole_isr_losses", ()):
             for tp in sorted(tp for tp in alone if tp in self.partitions or tp in internal):
                 out.setdefault(partition_name(tp),
