@@ -468,23 +468,22 @@ class GroupMetadata:
                 earlier[i] = (batch_offset, om)
                 return
 
-    def fail_pending_txn_offset_commit(self, producer_id: int, tp: TopicPartition,
-                                       om: OffsetAndMetadata | None = None) -> None:
+    def fail_pending_txn_offset_commit(self, producer_id: int, tp: TopicPartition, om: OffsetAndMetadata) -> None:
         """GroupMetadata.failPendingTxnOffsetCommit: the append of ``om`` failed; it is forgotten (and the commit it
         replaced pending again). Another commit of the partition, earlier or later, stays."""
         pending = self.pending_transactional_offset_commits.get(producer_id)
         if pending is None or tp not in pending:
             return
         key = (producer_id, tp)
-        earlier = self.replaced_txn_offset_commits.get(key, [])
-        if om is not None and pending[tp][1] != om:
-            self.replaced_txn_offset_commits[key] = [e for e in earlier if e[1] != om]
+        earlier = self.replaced_txn_offset_commits.pop(key, [])
+        if pending[tp][1] != om:
+            earlier = [e for e in earlier if e[1] != om]
         elif earlier:
             pending[tp] = earlier.pop()
         else:
             del pending[tp]
-        if not self.replaced_txn_offset_commits.get(key, True):
-            del self.replaced_txn_offset_commits[key]
+        if earlier:
+            self.replaced_txn_offset_commits[key] = earlier
         if not pending:
             del self.pending_transactional_offset_commits[producer_id]
 

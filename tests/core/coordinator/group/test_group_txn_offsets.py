@@ -219,7 +219,7 @@ def test_a_commit_marker_before_a_second_copys_append_is_answered_commits_the_of
     group.prepare_txn_offset_commit(PID, {T0: om})  # the delayed copy, its append in flight
     group.complete_pending_txn_offset_commit(PID, is_commit=True)
     assert group.offsets == {T0: om} and group.offset_batches == {T0: 7}
-    group.fail_pending_txn_offset_commit(PID, T0)
+    group.fail_pending_txn_offset_commit(PID, T0, om)
     assert group.offsets == {T0: om} and group.pending_transactional_offset_commits == {}
 
 
