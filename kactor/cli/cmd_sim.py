@@ -257,19 +257,27 @@ def _print_failure(outcome: Outcome, args: argparse.Namespace) -> None:
           f"{r.sim_ms / 1000:.0f} s simulated in {r.wall_s:.2f} s", flush=True)
     for v in [v for v in r.violations if not v.startswith("txn-check: ")][:5]:
         print(f"  {v}")
-    report = getattr(r, "txn_report", "")
-    if report:  # the transaction checker's table (sim/txn_checker.py), its anomalies in full
-        print("\n".join("  " + line for line in report.splitlines()))
+    _print_txn_report(r)
     print(f"  traces: {outcome.trace_dir} (kactor trace replay --check {outcome.trace_dir})")
-    rerun = rerun_command(r.seed, args.steps, args.brokers, args.mutation, getattr(args, "txn_check", False))
-    print(f"  rerun: {rerun}", flush=True)
+    _print_rerun(r, args)
 
 
 def _print_known(outcome: Outcome, args: argparse.Namespace) -> None:
     """A clean seed whose transaction checker found only what a 2.6 client cannot be kept from."""
     r = outcome.result
     print(f"seed {r.seed}: clean, {len(r.txn_known)} known for 2.6 clients", flush=True)
-    print("\n".join("  " + line for line in r.txn_report.splitlines()))
+    _print_txn_report(r)
+    _print_rerun(r, args)
+
+
+def _print_txn_report(r: Any) -> None:
+    """The transaction checker's table (sim/txn_checker.py), its anomalies in full, if it found any."""
+    report = getattr(r, "txn_report", "")
+    if report:
+        print("\n".join("  " + line for line in report.splitlines()))
+
+
+def _print_rerun(r: Any, args: argparse.Namespace) -> None:
     rerun = rerun_command(r.seed, args.steps, args.brokers, args.mutation, getattr(args, "txn_check", False))
     print(f"  rerun: {rerun}", flush=True)
 
