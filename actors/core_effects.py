@@ -67,7 +67,10 @@ def routes(effect: Any) -> tuple[tuple[str, Any], ...] | None:
     if isinstance(effect, LeadershipChange):  # KafkaApis' onLeadershipChange → Group/TransactionCoordinator
         return ((LEADERSHIP_LISTENERS[effect.topic], effect),)
     if isinstance(effect, TxnMarkersWritten):  # WriteTxnMarkers → GroupCoordinator.scheduleHandleTxnCompletion
-        return ((names.GROUP_COORDINATOR, effect),)
+        # through the replica manager's front, as the shard's answers go: the coordinator then hears an append that
+        # completed with the marker before the marker (Kafka: the append's callback runs in
+        # DelayedProduce.onComplete, scheduleHandleTxnCompletion later), never the other way round
+        return ((names.REPLICA_MANAGER, effect),)
     if isinstance(effect, Reconfigure):
         return tuple((name, effect.change) for name in RECONFIGURABLES[type(effect.change)])
     return None

@@ -23,6 +23,7 @@ from actors import internal_topic
 from actors.coordinator_actor import CoordinatorActor
 from actors.core_effects import EffectInterpreter
 from actors.proc_driver import ProcDriver
+from core.coordinator.coordinator_loader import AwaitHighWatermark
 from core.coordinator.group.find_coordinator import ReadMetadataCache
 from core.coordinator.group.group_coordinator import GroupCoordinator
 from core.coordinator.group.group_metadata_manager import (
@@ -72,6 +73,8 @@ class GroupCoordinatorActor(CoordinatorActor):
                                               internal_topic.read_result),
             ReadLogStart: lambda rid, e: self._ask(rid, internal_topic.read_log_start(topic, e.partition),
                                                    internal_topic.log_start_result),
+            AwaitHighWatermark: lambda rid, e: self._ask(rid, internal_topic.await_high_watermark(
+                topic, e.partition, e.offset, e.max_wait_ms), internal_topic.read_result),
             ReadMetadataCache: lambda rid, e: self._ask(rid, e.request(), metadata_result),
         })
 

@@ -7,9 +7,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from core.coordinator.group.group_metadata_manager import Appended, LogRead, LogStart
+from core.coordinator.coordinator_loader import LogRead, LogStart
+from core.coordinator.group.group_metadata_manager import Appended
 from messages.common import Errors, TopicPartition
 from messages.replication import (
+    CONSUMER_REPLICA_ID,
     DEBUGGING_REPLICA_ID,
     EARLIEST_TIMESTAMP,
     FetchPartition,
@@ -48,6 +50,15 @@ def read(topic: str, partition: int, offset: int, max_bytes: int) -> FetchReques
                                                               partition_max_bytes=max_bytes),), max_bytes=max_bytes)
 
 
+def await_high_watermark(topic: str, partition: int, offset: int, max_wait_ms: int) -> FetchRequest:
+    """A coordinator waiting for its log's high watermark to pass ``offset`` (`AwaitHighWatermark`): a consumer's
+    Fetch from ``offset`` with min_bytes 1, which the leader's fetch purgatory holds until the high watermark moves
+    past it or ``max_wait_ms`` passes; its records are not used (one batch at most)."""
+    return FetchRequest(CONSUMER_REPLICA_ID, (FetchPartition(TopicPartition(topic, partition), offset,
+                                                             partition_max_bytes=1),),
+                        max_wait_ms=max_wait_ms, min_bytes=1, max_bytes=1)
+
+
 def read_log_start(topic: str, partition: int) -> ListOffsetsRequest:
     """Log.logStartOffset of this broker's replica: ListOffsets EARLIEST as the debugging replica (any replica
     answers, as the coordinator's own log read does not ask for leadership)."""
@@ -73,7 +84,7 @@ def read_result(response: Any) -> LogRead:
     if isinstance(response, FetchResponse) and response.partitions:
         p = response.partitions[0]
         return LogRead(p.error if response.error is Errors.NONE else response.error, p.records, p.log_start_offset,
-                       p.log_end_offset)
+                       p.log_end_offset, p.high_watermark)
     return LogRead(Errors.UNKNOWN_SERVER_ERROR)
 
 

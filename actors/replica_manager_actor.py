@@ -49,6 +49,7 @@ from messages.quota import ReplicationQuotasChanged
 from messages.replication import DEBUGGING_REPLICA_ID, FetchRequest, LocalReply, LocalRequest
 from messages.runtime import ActorInit
 from messages.security import AuthorizerChanged
+from messages.txn_markers import TxnMarkersWritten
 
 log = logging.getLogger("kactor.broker")
 
@@ -191,6 +192,12 @@ class ReplicaManagerActor(KActor):
             merged = p.unit.merge(p.request, p.parts)
             self._reply(p.connection_id, p.request_id, p.local_reply_to,
                         merged if p.finish is None else p.finish(merged))
+
+    def on_TxnMarkersWritten(self, msg: TxnMarkersWritten, sender: str) -> None:
+        """A shard wrote a transaction's markers to ``__consumer_offsets`` partitions: on to the group coordinator
+        (GroupCoordinator.scheduleHandleTxnCompletion), behind the shard's answers sent before it (`core_effects`)."""
+        if self.runtime.has_actor(names.GROUP_COORDINATOR):
+            self.post(names.GROUP_COORDINATOR, msg)
 
     def on_TopicConfigChanged(self, msg: TopicConfigChanged, sender: str) -> None:
         """TopicConfigHandler → LogManager: every shard's logs of the topic take the new overrides."""

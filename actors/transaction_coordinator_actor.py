@@ -21,6 +21,7 @@ from actors.coordinator_actor import CoordinatorActor
 from actors.core_effects import EffectInterpreter
 from actors.proc_driver import ProcDriver
 from actors.txn_marker_channel_actor import TransactionMarkerChannelActor
+from core.coordinator.coordinator_loader import AwaitHighWatermark
 from core.coordinator.transaction.transaction_coordinator import TransactionCoordinator
 from core.coordinator.transaction.transaction_state_manager import AppendTxnLog, ReadTxnLog, ReadTxnLogStart
 from core.coordinator.transaction.txn_marker_channel_manager import SendTxnMarkers
@@ -60,6 +61,8 @@ class TransactionCoordinatorActor(CoordinatorActor):
                                                  internal_topic.read_result),
             ReadTxnLogStart: lambda rid, e: self._ask(rid, internal_topic.read_log_start(topic, e.partition),
                                                       internal_topic.log_start_result),
+            AwaitHighWatermark: lambda rid, e: self._ask(rid, internal_topic.await_high_watermark(
+                topic, e.partition, e.offset, e.max_wait_ms), internal_topic.read_result),
         })
 
     def on_TransactionCoordinatorInit(self, msg: TransactionCoordinatorInit, sender: str) -> None:

@@ -30,14 +30,8 @@ from core.broker.cleaner.manager import grab_filthiest_compacted_log, plan_clean
 from core.broker.cleaner.swap import apply_cleaning
 from core.broker.log import Log
 from core.broker.log_config import LogConfig
-from core.coordinator.group.group_metadata_manager import (
-    LOAD_BUFFER_SIZE,
-    GroupMetadataManager,
-    LogRead,
-    LogStart,
-    ReadLog,
-    ReadLogStart,
-)
+from core.coordinator.coordinator_loader import LogRead, LogStart
+from core.coordinator.group.group_metadata_manager import LOAD_BUFFER_SIZE, GroupMetadataManager, ReadLog, ReadLogStart
 from core.coordinator.group.message_formats import (
     OffsetAndMetadata,
     offset_commit_key,
@@ -129,7 +123,7 @@ def _load_groups(log: Log) -> tuple[float, int]:
                 effect = proc.send(LogStart(Errors.NONE, log.log_start_offset))
             elif isinstance(effect, ReadLog):
                 effect = proc.send(LogRead(Errors.NONE, log.read(effect.offset, LOAD_BUFFER_SIZE),
-                                           log.log_start_offset, log.log_end_offset))
+                                           log.log_start_offset, log.log_end_offset, log.high_watermark))
             else:
                 raise AssertionError(f"the load asked for {effect!r}")
     except StopIteration as done:

@@ -357,6 +357,7 @@ class LoadInvariants(Protocol):
 
     def check(self) -> list[str]: ...
     def check_final(self) -> list[str]: ...
+    def settled(self) -> bool: ...
 
 
 class Checker:
@@ -583,9 +584,9 @@ class Checker:
 
     def settled(self) -> bool:
         """The cluster as the final checks want it, so the settling can end early: every broker serving, every
-        partition's ISR in ZooKeeper all its replicas, its leader there hosting it as leader at ZooKeeper's epoch, and
-        no produce waiting for an answer (a parked one keeps the settling going to its end: the final check then
-        names it)."""
+        partition's ISR in ZooKeeper all its replicas, its leader there hosting it as leader at ZooKeeper's epoch,
+        each internal partition loaded by its leader's coordinator, and no produce waiting for an answer (a parked one
+        keeps the settling going to its end: the final check then names it)."""
         sim = self.sim
         if self.client.outstanding or not all(b.serving and not b.paused for b in sim.brokers.values()):
             return False
@@ -598,6 +599,8 @@ class Checker:
         if self.admin is not None and not self.admin.settled():
             return False
         if self.hostile is not None and not self.hostile.client.idle():
+            return False
+        if self.loads is not None and not self.loads.settled():
             return False
         for tp in self.partitions:
             state = zk_partition_state(sim, tp)

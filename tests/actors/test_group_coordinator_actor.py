@@ -110,8 +110,9 @@ class ReplicaManagerModel(KActor):
         else:
             (fp,) = body.partitions
             data = bytes(self.logs.get(fp.tp.partition, b""))
+            leo = self.leo(fp.tp.partition)  # every record replicated: the high watermark is the log end
             self.post(msg.reply_to, LocalReply(msg.token, FetchResponse((FetchPartitionData(
-                fp.tp, Errors.NONE, -1, -1, 0, data, self.leo(fp.tp.partition)),))))
+                fp.tp, Errors.NONE, leo, leo, 0, data, leo),))))
 
     def leo(self, partition: int) -> int:
         batches = list(iter_batches(bytes(self.logs.get(partition, b""))))

@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable
 
 import attrs
 
+from core.coordinator.coordinator_loader import LoadFailed, UnreadableBatchError, load_log
 from core.coordinator.group.group_metadata import GroupMetadata, GroupState
 from core.coordinator.group.message_formats import (
     FormatError,
@@ -100,20 +101,6 @@ class ReadLogStart:
 
 
 @message
-class LogStart:
-    error: Errors
-    offset: int = -1
-
-
-@message
-class LogRead:
-    error: Errors
-    records: bytes = b""
-    log_start_offset: int = -1
-    log_end_offset: int = -1
-
-
-@message
 class Fork:
     """Run ``proc`` as a procedure of its own (a callback Kafka runs later): the current one resumes at once."""
 
@@ -188,13 +175,6 @@ def control_record_type(key: bytes | None) -> int | None:
     if key is None or len(key) < 4:
         return None
     return int.from_bytes(key[2:4], "big", signed=True)
-
-
-class _UnreadableBatchError(Exception):
-    def __init__(self, offset: int, reason: str) -> None:
-        super().__init__(reason)
-        self.offset = offset
-        self.reason = reason
 
 
 class GroupMetadataManager:
@@ -387,7 +367,8 @@ class GroupMetadataManager:
         """scheduleLoadGroupAndOffsets + doLoadGroupsAndOffsets: read the partition from its log start
         (log.logStartOffset: retention or DeleteRecords may have moved it above 0) to its log end, the last record of
         each key winning and tombstones removing, a transaction's marker (control batch) completing or dropping its
-        pending offsets; the groups loaded (None if the partition was given up meanwhile, or the load failed).
+        pending offsets; the groups installed once the high watermark reaches that end (`await_committed`, beyond
+        Kafka: no uncommitted record is acted on); None if the partition was given up meanwhile, or the load failed.
         Requests for its groups get COORDINATOR_LOAD_IN_PROGRESS until then.
 
         A load that fails — the log cannot be read, or holds a record that does not decode (2.6.3 throws there) —
@@ -405,33 +386,13 @@ class GroupMetadataManager:
         self._loads += 1
         load = self.loading_partitions[partition] = self._loads
         loaded = _Loaded()
-        start = yield ReadLogStart(partition)
-        if self.loading_partitions.get(partition) != load:
+        outcome = yield from load_log(partition, lambda: ReadLogStart(partition), lambda at: ReadLog(partition, at),
+                                      lambda: self.loading_partitions.get(partition) == load,
+                                      lambda records, at: self._read_batches(records, loaded, at))
+        if outcome is None:
             return None
-        if start.error is not Errors.NONE:
-            return self._load_failed(partition, -1, f"reading the log start offset failed: {start.error.name}")
-        offset = max(start.offset, 0)
-        while True:
-            read = yield ReadLog(partition, offset)
-            if self.loading_partitions.get(partition) != load:
-                return None  # resigned (or reloaded) while reading
-            if read.error is Errors.OFFSET_OUT_OF_RANGE:
-                # the log start moved past ``offset`` while the load ran (retention): go on from the new one
-                moved = yield ReadLogStart(partition)
-                if self.loading_partitions.get(partition) != load:
-                    return None
-                if moved.error is Errors.NONE and moved.offset > offset:
-                    offset = moved.offset
-                    continue
-            if read.error is not Errors.NONE:
-                return self._load_failed(partition, offset, f"reading failed: {read.error.name}")
-            try:
-                next_offset = self._read_batches(read.records, loaded, offset)
-            except _UnreadableBatchError as e:
-                return self._load_failed(partition, e.offset, e.reason)
-            if next_offset is None or next_offset >= read.log_end_offset:
-                break  # 2.6.3's readAtLeastOneRecord / logEndOffset: the log's end
-            offset = next_offset
+        if isinstance(outcome, LoadFailed):
+            return self._load_failed(partition, outcome.offset, outcome.reason)
         del self.loading_partitions[partition]
         self.owned_partitions.add(partition)
         groups = self._install(loaded)
@@ -449,7 +410,7 @@ class GroupMetadataManager:
 
     def _read_batches(self, records: bytes, loaded: _Loaded, offset: int) -> int | None:
         """The batches of one read (from ``offset``) applied to ``loaded``; the offset after the last (None: no
-        batch). Raises `_UnreadableBatchError` at the first batch that does not decode."""
+        batch). Raises `UnreadableBatchError` at the first batch that does not decode."""
         next_offset = None
         try:
             for batch in iter_batches(records):
@@ -474,7 +435,7 @@ class GroupMetadataManager:
                         self._apply(record.key, record.value, loaded, batch_offset, txn_producer)
                 next_offset = offset = batch.base_offset + batch.last_offset_delta + 1
         except (ProtocolError, FormatError) as e:
-            raise _UnreadableBatchError(offset, str(e)) from e
+            raise UnreadableBatchError(offset, str(e)) from e
         return next_offset
 
     @staticmethod

@@ -15,7 +15,8 @@ from collections.abc import Callable
 
 import attrs
 
-from core.coordinator.group.group_metadata_manager import LogRead, LogStart, partition_for
+from core.coordinator.coordinator_loader import LoadFailed, UnreadableBatchError, load_log
+from core.coordinator.group.group_metadata_manager import partition_for
 from core.coordinator.transaction.transaction_log import (
     TombstoneBatchBuilder,
     TxnLogFormatError,
@@ -100,13 +101,6 @@ def append_error(error: Errors) -> Errors:
     if error is Errors.NONE:
         return Errors.NONE
     return Errors.UNKNOWN_SERVER_ERROR  # MESSAGE_TOO_LARGE, RECORD_LIST_TOO_LARGE and anything unexpected
-
-
-class _UnreadableBatchError(Exception):
-    def __init__(self, offset: int, reason: str) -> None:
-        super().__init__(reason)
-        self.offset = offset
-        self.reason = reason
 
 
 class TransactionStateManager:
@@ -275,7 +269,8 @@ class TransactionStateManager:
     def load_transactions_for_partition(self, partition: int, coordinator_epoch: int
                                         ) -> Proc[TxnMetadataCacheEntry | None]:
         """TransactionStateManager.loadTransactionsForTxnTopicPartition: read the partition from its log start to its
-        log end, the last record of each transactional id winning and tombstones removing; the entry installed
+        log end, the last record of each transactional id winning and tombstones removing; the entry installed once
+        the high watermark reaches that end (`await_committed`, beyond Kafka: no uncommitted record is acted on)
         (None if the partition was given up or loaded again meanwhile, or the load failed). Requests for its ids get
         COORDINATOR_LOAD_IN_PROGRESS until then. The caller sends the markers of the transactions found in
         PrepareCommit / PrepareAbort.
@@ -292,33 +287,14 @@ class TransactionStateManager:
         def current() -> bool:
             return self.loading_partitions.get(partition) == coordinator_epoch
 
-        start: LogStart = yield ReadTxnLogStart(partition)
-        if not current():
+        outcome = yield from load_log(
+            partition, lambda: ReadTxnLogStart(partition),
+            lambda at: ReadTxnLog(partition, at, self.config.transaction_log_load_buffer_size), current,
+            lambda records, at: self._read_batches(records, loaded, at))
+        if outcome is None:
             return None
-        if start.error is not Errors.NONE:
-            return self._load_failed(partition, coordinator_epoch, -1,
-                                     f"reading the log start offset failed: {start.error.name}")
-        offset = max(start.offset, 0)
-        while True:
-            read: LogRead = yield ReadTxnLog(partition, offset, self.config.transaction_log_load_buffer_size)
-            if not current():
-                return None
-            if read.error is Errors.OFFSET_OUT_OF_RANGE:
-                moved: LogStart = yield ReadTxnLogStart(partition)
-                if not current():
-                    return None
-                if moved.error is Errors.NONE and moved.offset > offset:
-                    offset = moved.offset
-                    continue
-            if read.error is not Errors.NONE:
-                return self._load_failed(partition, coordinator_epoch, offset, f"reading failed: {read.error.name}")
-            try:
-                next_offset = self._read_batches(read.records, loaded, offset)
-            except _UnreadableBatchError as e:
-                return self._load_failed(partition, coordinator_epoch, e.offset, e.reason)
-            if next_offset is None or next_offset >= read.log_end_offset:
-                break  # 2.6.3's readAtLeastOneRecord / logEndOffset: the log's end
-            offset = next_offset
+        if isinstance(outcome, LoadFailed):
+            return self._load_failed(partition, coordinator_epoch, outcome.offset, outcome.reason)
         del self.loading_partitions[partition]
         entry = TxnMetadataCacheEntry(coordinator_epoch, loaded)
         self.transaction_metadata_cache[partition] = entry
@@ -336,7 +312,7 @@ class TransactionStateManager:
     @staticmethod
     def _read_batches(records: bytes, loaded: dict[str, TransactionMetadata], offset: int) -> int | None:
         """The batches of one read (from ``offset``) applied to ``loaded``; the offset after the last (None: no
-        batch). Raises `_UnreadableBatchError` at the first batch that is not transactional ids' records."""
+        batch). Raises `UnreadableBatchError` at the first batch that is not transactional ids' records."""
         next_offset = None
         try:
             for batch in iter_batches(records):
@@ -355,7 +331,7 @@ class TransactionStateManager:
                                                                             read_txn_record_value(record.value))
                 next_offset = offset = batch.base_offset + batch.last_offset_delta + 1
         except (ProtocolError, TxnLogFormatError, RuntimeError) as e:
-            raise _UnreadableBatchError(offset, str(e)) from e
+            raise UnreadableBatchError(offset, str(e)) from e
         return next_offset
 
     def remove_transactions_for_partition(self, partition: int, coordinator_epoch: int) -> None:

@@ -88,7 +88,9 @@ def test_write_txn_markers_waits_for_the_isr_then_answers_and_tells_the_group_co
     follower_fetch(rm, 1, tp=OFFSETS0, effects=effects)
     written = [e for e in effects if isinstance(e, TxnMarkersWritten)]
     assert written == [TxnMarkersWritten(7, True, (0,))]
-    assert emitted(effects, names.GROUP_COORDINATOR) == written  # GroupCoordinator.scheduleHandleTxnCompletion
+    # GroupCoordinator.scheduleHandleTxnCompletion, through the replica manager's front behind the shard's answers
+    # (tests/actors/test_replica_manager_actor_txn_markers.py: the front hands it on to the group coordinator)
+    assert emitted(effects, names.REPLICA_MANAGER) == written
     (response,) = emitted(effects, "coordinator")
     assert response == WriteTxnMarkersResponse((
         TxnMarkerPartitionResult(7, TP1, Errors.UNKNOWN_TOPIC_OR_PARTITION),  # no log here (getMagic)

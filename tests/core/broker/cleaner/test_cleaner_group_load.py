@@ -10,13 +10,8 @@ from typing import Any
 
 from core.broker.log import Log
 from core.broker.log_config import LogConfig
-from core.coordinator.group.group_metadata_manager import (
-    GroupMetadataManager,
-    LogRead,
-    LogStart,
-    ReadLog,
-    ReadLogStart,
-)
+from core.coordinator.coordinator_loader import LogRead, LogStart
+from core.coordinator.group.group_metadata_manager import GroupMetadataManager, ReadLog, ReadLogStart
 from core.coordinator.group.message_formats import (
     OffsetAndMetadata,
     offset_commit_key,
@@ -41,7 +36,7 @@ def _load(log: Log) -> dict[str, dict[TopicPartition, int]]:
                 effect = proc.send(LogStart(Errors.NONE, log.log_start_offset))
             elif isinstance(effect, ReadLog):
                 effect = proc.send(LogRead(Errors.NONE, log.read(effect.offset, 1 << 20), log.log_start_offset,
-                                           log.log_end_offset))
+                                           log.log_end_offset, log.high_watermark))
             else:
                 raise AssertionError(f"unexpected effect {effect}")
     except StopIteration as done:

@@ -13,14 +13,13 @@ import pytest
 from freezegun import freeze_time
 
 from core.api.registry import coordinator_service_of
+from core.coordinator.coordinator_loader import AwaitHighWatermark, LogRead, LogStart
 from core.coordinator.group.group_coordinator import GroupCoordinator
 from core.coordinator.group.group_metadata import GroupState
 from core.coordinator.group.group_metadata_manager import (
     Appended,
     AppendToLog,
     Fork,
-    LogRead,
-    LogStart,
     ReadLog,
     ReadLogStart,
     VerifyTxnOffsetCommit,
@@ -77,6 +76,8 @@ class Harness:
         self.partition = partition_for(GROUP, self.config.offsets_topic_num_partitions)
         self.log = log if log is not None else {}
         self.log_start: dict[int, int] = {}  # partition → its log start offset (retention moved it), else 0
+        self.high_watermark: dict[int, int] = {}  # partition → its high watermark below the log end, else the log end
+        self.awaiting: list[Any] = []  # the loads waiting for the high watermark to move
         self.responses: dict[str, Any] = {}
         self.timers: dict[str, float] = {}
         self.append_error = Errors.NONE
@@ -138,6 +139,11 @@ class Harness:
                 self.held.append((proc, effect))
                 raise _HeldError
             return self.read(effect)
+        elif isinstance(effect, AwaitHighWatermark):
+            if self.hw(effect.partition) <= effect.offset:  # the fetch purgatory holds it
+                self.awaiting.append(proc)
+                raise _HeldError
+            return LogRead(Errors.NONE, b"", 0, self.leo(effect.partition), self.hw(effect.partition))
         else:
             raise AssertionError(f"unexpected effect {effect!r}")
         return None
@@ -150,7 +156,17 @@ class Harness:
             return LogRead(Errors.OFFSET_OUT_OF_RANGE)
         data = bytes(self.log.get(effect.partition, b""))
         out = b"".join(b.raw for b in iter_batches(data) if b.base_offset + b.last_offset_delta >= effect.offset)
-        return LogRead(Errors.NONE, out, start, self.leo(effect.partition))
+        return LogRead(Errors.NONE, out, start, self.leo(effect.partition), self.hw(effect.partition))
+
+    def hw(self, partition: int) -> int:
+        return self.high_watermark.get(partition, self.leo(partition))
+
+    def replicate(self, partition: int) -> None:
+        """The followers caught up: the high watermark is the log end and the waiting loads go on."""
+        self.high_watermark.pop(partition, None)
+        waiting, self.awaiting = self.awaiting, []
+        for proc in waiting:
+            self.run(proc, LogRead(Errors.NONE, b"", 0, self.leo(partition), self.hw(partition)))
 
     def release_reads(self) -> None:
         self.hold_reads = False

@@ -12,7 +12,8 @@ from typing import Any
 import pytest
 from freezegun import freeze_time
 
-from core.coordinator.group.group_metadata_manager import LogRead, LogStart, ReadLog, ReadLogStart, partition_for
+from core.coordinator.coordinator_loader import LogRead, LogStart
+from core.coordinator.group.group_metadata_manager import ReadLog, ReadLogStart, partition_for
 from core.coordinator.group.message_formats import records_batch
 from messages.common import Errors
 from messages.group import OffsetCommitPartition, OffsetCommitRequest, OffsetFetchRequest
@@ -137,3 +138,21 @@ def test_a_read_that_fails_leaves_the_partition_loading(frozen):
         h2.elect()
         assert _fetch(h2).error is Errors.COORDINATOR_LOAD_IN_PROGRESS
         assert h2.gc.manager.partition_load_errors == 1
+
+
+def test_a_load_answers_only_once_what_it_read_is_committed(frozen):
+    """`await_committed` (beyond Kafka): an offset commit the previous coordinator appended but never replicated is
+    not served until the high watermark reaches it; if this coordinator dies first, no client saw it."""
+    h = Harness()
+    h.elect()
+    h.request(OffsetCommitRequest(GROUP, (OffsetCommitPartition(T0, 42),)))
+    committed_end = h.leo(h.partition)
+    h.request(OffsetCommitRequest(GROUP, (OffsetCommitPartition(T0, 43),)))
+    h2 = Harness(h.config, h.log)
+    h2.high_watermark[h2.partition] = committed_end
+    h2.elect()
+    assert len(h2.awaiting) == 1
+    assert _fetch(h2).error is Errors.COORDINATOR_LOAD_IN_PROGRESS
+    h2.replicate(h2.partition)
+    assert h2.awaiting == []
+    assert [(p.offset, p.error) for p in _fetch(h2).partitions] == [(43, Errors.NONE)]

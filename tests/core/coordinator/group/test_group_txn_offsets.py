@@ -252,3 +252,24 @@ def test_the_older_copy_failing_after_the_retry_was_prepared_keeps_the_retry():
     group.fail_pending_txn_offset_commit(PID, T1, OffsetAndMetadata(20, -1, "", 400))
     group.fail_pending_txn_offset_commit(PID, T1, OffsetAndMetadata(20, -1, "", 300))
     assert group.pending_transactional_offset_commits == {} and group.replaced_txn_offset_commits == {}
+
+
+def test_a_marker_appended_while_the_load_waits_for_its_high_watermark_is_read_on():
+    """A COMMIT marker written while the load waits for the high watermark (`await_committed`) finds no group to
+    complete (handleTxnCompletion: the partition is still loading); the load sees the log end moved and reads on, so
+    the marker completes the pending offsets it read (sim seed 839: they stayed pending)."""
+    with freeze_time("2026-11-25 12:00:00"):
+        h = Harness()
+        h.elect()
+        _commit(h, (T0, 10), pid=1)
+        loaded = Harness(log=h.log)
+        loaded.high_watermark[loaded.partition] = 0  # the commit not replicated yet
+        loaded.elect()
+        assert len(loaded.awaiting) == 1
+        _marker(loaded, 1, commit=True)
+        loaded.run(loaded.gc.handle_txn_completion(1, {loaded.partition}, True))
+        assert loaded.gc.manager.loading_partitions  # the marker completed nothing: nothing is loaded yet
+        loaded.replicate(loaded.partition)
+        assert _fetched(loaded) == {T0: 10}
+        assert loaded.group().pending_transactional_offset_commits == {}
+        assert loaded.gc.manager.open_groups_for_producer == {}

@@ -9,7 +9,8 @@ import time
 from typing import Any
 
 from core.api.registry import coordinator_service_of
-from core.coordinator.group.group_metadata_manager import LogRead, LogStart, partition_for
+from core.coordinator.coordinator_loader import AwaitHighWatermark, LogRead, LogStart
+from core.coordinator.group.group_metadata_manager import partition_for
 from core.coordinator.transaction.transaction_coordinator import TransactionCoordinator
 from core.coordinator.transaction.transaction_log import read_txn_record_key, read_txn_record_value
 from core.coordinator.transaction.transaction_state_manager import AppendTxnLog, ReadTxnLog, ReadTxnLogStart
@@ -53,6 +54,9 @@ class Harness:
         self.sent: list[SendTxnMarkers] = []
         self.hold = False  # hold appends and reads back (their procedure waits)
         self.held: list[tuple[Any, Any]] = []
+        # a partition's high watermark below its log end (what is above is not replicated yet); absent: the log end
+        self.high_watermark: dict[int, int] = {}
+        self.awaiting: list[tuple[Any, AwaitHighWatermark]] = []  # loads waiting for the high watermark to move
         self._n = 0
         if zk is None:
             zk = FakeZooKeeper().create_top_level_paths()
@@ -90,6 +94,11 @@ class Harness:
                 self.held.append((proc, effect))
                 raise _HeldError
             return self._io(effect)
+        elif isinstance(effect, AwaitHighWatermark):
+            if self.hw(effect.partition) <= effect.offset:  # the fetch purgatory holds it
+                self.awaiting.append((proc, effect))
+                raise _HeldError
+            return LogRead(Errors.NONE, b"", 0, self.leo(effect.partition), self.hw(effect.partition))
         else:
             raise AssertionError(f"unexpected effect {effect!r}")
         return None
@@ -107,7 +116,20 @@ class Harness:
             return LogStart(Errors.NONE, 0)
         data = bytes(self.log.get(effect.partition, b""))
         out = b"".join(b.raw for b in iter_batches(data) if b.base_offset + b.last_offset_delta >= effect.offset)
-        return LogRead(Errors.NONE, out, 0, self.leo(effect.partition))
+        return LogRead(Errors.NONE, out, 0, self.leo(effect.partition), self.hw(effect.partition))
+
+    def replicate(self, partition: int, high_watermark: int | None = None) -> None:
+        """The followers caught up to ``high_watermark`` (the log end if None): the waiting loads are answered."""
+        if high_watermark is None:
+            self.high_watermark.pop(partition, None)
+        else:
+            self.high_watermark[partition] = high_watermark
+        waiting, self.awaiting = self.awaiting, []
+        for proc, _ in waiting:
+            self.run(proc, LogRead(Errors.NONE, b"", 0, self.leo(partition), self.hw(partition)))
+
+    def hw(self, partition: int) -> int:
+        return self.high_watermark.get(partition, self.leo(partition))
 
     def release(self) -> None:
         """The held appends and reads are answered, in order."""

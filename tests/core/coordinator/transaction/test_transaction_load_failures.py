@@ -12,7 +12,8 @@ from typing import Any
 import pytest
 from freezegun import freeze_time
 
-from core.coordinator.group.group_metadata_manager import LogRead, LogStart, partition_for
+from core.coordinator.coordinator_loader import LogRead, LogStart
+from core.coordinator.group.group_metadata_manager import partition_for
 from core.coordinator.transaction.transaction_log import key_to_bytes, records_batch
 from core.coordinator.transaction.transaction_metadata import TransactionState
 from core.coordinator.transaction.transaction_state_manager import ReadTxnLog, ReadTxnLogStart
