@@ -117,6 +117,15 @@ def _error(code: int, path: str) -> OSError:
     return OSError(code, os.strerror(code), path)  # OSError(ENOENT, ...) is a FileNotFoundError, as os raises
 
 
+def _ancestors(path: str) -> set[str]:
+    """``path`` and every directory above it."""
+    out = {path}
+    while path != os.path.dirname(path):
+        path = os.path.dirname(path)
+        out.add(path)
+    return out
+
+
 def _under(path: str, top: str) -> bool:
     return path == top or path.startswith(top + "/")
 
@@ -147,15 +156,19 @@ def _apply(files: dict[str, _Inode], dirs: set[str], op: _Op) -> None:
 
 class SimDisk:
     """core.disk.Disk in memory for one broker; ``rng`` draws what a power loss keeps, ``clock`` (seconds) dates
-    modifications (getmtime)."""
+    modifications (getmtime). ``mount``: where the disk is mounted, a directory that is there, with its ancestors,
+    before anything is written; only what is made under it is journalled, so what a power loss keeps does not depend
+    on how deep the run's scratch folder lies (seed 7856 kept other bytes under ``kactor sim``'s folder than under
+    run_seed's own, one mkdir more in the journal)."""
 
-    def __init__(self, rng: random.Random, clock: Callable[[], float] = lambda: 0.0) -> None:
+    def __init__(self, rng: random.Random, clock: Callable[[], float] = lambda: 0.0, mount: str = "/") -> None:
         self.rng = rng
         self.clock = clock
+        self.mount = os.path.normpath(mount)
         self.files: dict[str, _Inode] = {}
-        self.dirs: set[str] = {"/"}
+        self.dirs: set[str] = _ancestors(self.mount)
         self._durable_files: dict[str, _Inode] = {}
-        self._durable_dirs: set[str] = {"/"}
+        self._durable_dirs: set[str] = set(self.dirs)
         self._journal: list[_Op] = []
         self._fds: dict[int, _Fd] = {}
         self._next_fd = 3

@@ -38,6 +38,7 @@ import attrs
 from protocol.zk import paths
 from sim.coordinator_loads import LoadChecks
 from sim.groups import grouped
+from sim.limits import MAX_BROKERS, MIN_BROKERS, SIM_LINES, STEPS
 from sim.run import (
     START_MS_MAX,
     TOPIC,
@@ -54,9 +55,6 @@ from sim.run import (
 from sim.runtime import Boot, Sim
 from sim.transactions import transactional
 
-STEPS = 50  # a seed's steps, as `kactor sim` campaigns run them: crashes, restarts and partitions happen in most
-SIM_LINES = 100_000  # record lines simulated at most by default; the rest are tiles
-MIN_BROKERS, MAX_BROKERS = 3, 9  # `kactor sim`'s range (its topic has 3 replicas); 9 keeps a unit's ids in a decade
 UNIT_IDS = 10  # unit u's broker b is named broker-<UNIT_IDS * u + b>
 
 _NAME = re.compile(r"^broker-(\d+)((?:\.\d+)?)\.jsonl$")

@@ -250,7 +250,8 @@ class Sim(NetworkModel):
         self.trace_dir = trace_dir
         self.brokers = {b: SimBroker(b, os.path.join(self.root, f"broker-{b}")) for b in range(brokers)}
         for broker in self.brokers.values():  # what a power loss keeps: a stream per broker, apart from self.rng
-            broker.disk = SimDisk(random.Random(f"disk-{seed}-{broker.id}"), lambda: self.clock.now_ms() / 1000)
+            broker.disk = SimDisk(random.Random(f"disk-{seed}-{broker.id}"), lambda: self.clock.now_ms() / 1000,
+                                  mount=self.root)
         self._init_network()  # sim/network.py: the links, at seeded latencies
         self.drained_ms = START_MS  # what was held or slowed on a healed link has arrived (or timed out) by then
         self.pauses: list[list[float]] = []  # [broker, paused at, resumed at (inf: still paused)] of every pause
@@ -355,7 +356,7 @@ class Sim(NetworkModel):
         os.makedirs(broker.log_dir, exist_ok=True)
         if broker.disk is not None and broker.disk.failed:  # a failed disk was replaced: a new, empty one
             broker.disk = SimDisk(random.Random(f"disk-{self.seed}-{broker_id}-{broker.incarnation}"),
-                                  broker.disk.clock)
+                                  broker.disk.clock, mount=broker.disk.mount)
             broker.disk_change = NEW_DISK
             self.sole_isr_losses.append((self.now, broker_id, "started on a new disk", self._led_alone(broker_id)))
         cfg = self.boot.config(broker_id, broker.log_dir)

@@ -358,7 +358,7 @@ def _stalls(history: History, ru: dict[str, list[Entry]]) -> list[Anomaly]:
                            f"last stable offset {lso} below the high watermark ({hw}) for {held / 1000:.1f} s "
                            f"(bound {history.stall_bound_ms / 1000:.1f} s)"
                            + (f", the cluster whole: {at[0].value} there opened a transaction not ended since" if at
-                              else ", the cluster whole")))
+                              else ", the cluster whole"), partitions=(p,)))
     return out
 
 

@@ -186,8 +186,10 @@ def run(args: argparse.Namespace) -> int:
             print(f"{m.name:<28} {m.defect}")
         return 0
     seeds = seeds_of(args)
-    if not 3 <= args.brokers <= 9:
-        usage_error(args, "--brokers must be between 3 and 9 (the topic has 3 replicas)")
+    from sim.limits import MAX_BROKERS, MIN_BROKERS
+
+    if not MIN_BROKERS <= args.brokers <= MAX_BROKERS:
+        usage_error(args, f"--brokers must be between {MIN_BROKERS} and {MAX_BROKERS} (the topic has 3 replicas)")
     if args.jobs < 1:
         usage_error(args, "--jobs must be at least 1")
     if args.mutation is not None:

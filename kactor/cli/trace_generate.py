@@ -12,7 +12,7 @@ from kactor.cli import CliError
 
 
 def register(trace_subparsers: argparse._SubParsersAction) -> None:
-    from sim.generate import MAX_BROKERS, MIN_BROKERS, SIM_LINES, STEPS
+    from sim.limits import MAX_BROKERS, MIN_BROKERS, SIM_LINES, STEPS
 
     p = trace_subparsers.add_parser(
         "generate", help="write a trace of N record lines by running the simulator (one folder, broker-<id>.jsonl)",
@@ -41,7 +41,7 @@ def run(args: argparse.Namespace) -> int:
     for name in ("messages", "partitions", "sim_lines", "steps"):
         if getattr(args, name) < 1:
             raise CliError(f"--{name.replace('_', '-')} must be at least 1", code=2)
-    from sim.generate import MAX_BROKERS, MIN_BROKERS
+    from sim.limits import MAX_BROKERS, MIN_BROKERS
 
     if not MIN_BROKERS <= args.brokers <= MAX_BROKERS:
         raise CliError(f"--brokers must be between {MIN_BROKERS} and {MAX_BROKERS} (the simulator's topic has 3 "

@@ -28,6 +28,11 @@ def test_sim_digests_prints_each_seeds_digest(capsys, tmp_path) -> None:
         assert all(re.fullmatch(r"\d+ [0-9a-f]{16} \d+ \d+ \d+ 0", line) for line in lines)
         cmd_sim._init_worker(cmd_sim.Job(3, 3, str(tmp_path), None, str(tmp_path)))
         assert lines[0].split()[1] == cmd_sim._run_seed(2).result.event_digest
+        # --txn-check: the seed as `kactor sim --txn-check` runs it (another digest: the workload's events too)
+        assert module.main(["2", "2", "3", "--txn-check"]) == 0
+        (txn,) = capsys.readouterr().out.splitlines()
+        cmd_sim._init_worker(cmd_sim.Job(3, 3, str(tmp_path), None, str(tmp_path), True))
+        assert txn.split()[1] == cmd_sim._run_seed(2).result.event_digest != lines[0].split()[1]
         assert module.main(["1"]) == 2
     finally:
         logging.disable(logging.NOTSET)

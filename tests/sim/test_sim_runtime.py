@@ -692,11 +692,12 @@ def test_serving_before_start_up_ends_is_caught_at_seed_1() -> None:
 
 
 @pytest.mark.parametrize(("mutation", "seed", "caught"), [
-    # a replica led epoch 2 of __consumer_offsets-0 without writing, then follows: its epoch cache keeps it (seed 144
-    # before the consumer group ran on a third of the seeds; sim-0 at seed 6 before the group)
-    ("truncate-to-end-keeps-epochs", 48, "__consumer_offsets-0: follower b1 fetches from b0 with leader epoch 2 "
-                                         "starting at its log end 1 in its epoch cache (an epoch it led without "
-                                         "writing, not trimmed)"),
+    # a replica led epoch 2 of __transaction_state-0 without writing, then follows: its epoch cache keeps it (seed 48
+    # on __consumer_offsets-0 before the coordinators waited for the high watermark, 144 before the consumer group
+    # ran on a third of the seeds; sim-0 at seed 6 before the group)
+    ("truncate-to-end-keeps-epochs", 7, "__transaction_state-0: follower b1 fetches from b0 with leader epoch 2 "
+                                        "starting at its log end 1 in its epoch cache (an epoch it led without "
+                                        "writing, not trimmed)"),
     # a quiet partition: no next produce's append completes the parked produce a second later
     ("make-leader-completes-nothing", 1, "sim-1: produce 's1-23' at offset 12 below leader b1's high watermark 14 "
                                          "since 22200 ms, still unanswered"),
@@ -711,7 +712,8 @@ def test_serving_before_start_up_ends_is_caught_at_seed_1() -> None:
 def test_each_mutation_is_caught_at_the_first_seed_of_its_campaign(mutation: str, seed: int, caught: str) -> None:
     """The first seed of `kactor sim --mutation NAME --seeds 1-1000 --steps 50 --jobs 2 --stop-at-first` on the
     merged network faults, consumer group, transactions and admin operations (b0e9ce3, 2026-11-27 04:33-04:35;
-    docs/simulation.md's Power table): clean without the mutation, caught with it."""
+    truncate-to-end-keeps-epochs at 1bf9600; docs/simulation.md's Power table): clean without the mutation, caught
+    with it."""
     from sim import mutations
 
     assert run_seed(seed, 50, SimBoot()).violations == ()

@@ -200,6 +200,18 @@ def test_values_of_a_partition_its_sole_isr_member_lost_power_are_known_and_its_
     assert check(history(committed=(*COMMITTED_LOG, Entry("t-0", 0, "x")))) == []
 
 
+def test_a_stall_on_a_partition_its_sole_isr_member_lost_power_is_known() -> None:
+    """Seed 7856 (as `kactor sim` ran it before sim/disk.py's mount): txn-1's sole ISR member lost power with the
+    COMMIT marker of p1:T6 unflushed; the marker was gone, its transaction open at 37 for good (Kafka's hanging
+    transaction: the coordinator had completed it). Known on that partition, not on another."""
+    samples = (StableSample(1000.0, "t-0", 3, 4), StableSample(20000.0, "t-0", 3, 8),
+               StableSample(31000.0, "t-0", 3, 9))
+    (stall,) = check(history(samples=samples, power_losses=(("t-0", "b0 lost power at 0.5 s"),)))
+    assert (stall.kind, stall.partitions) == (STALL, ("t-0",))
+    assert stall.known.startswith("power loss: t-0: b0 lost power at 0.5 s")
+    assert check(history(samples=samples, power_losses=(("t-1", "b0 lost power at 0.5 s"),)))[0].known == ""
+
+
 def test_a_coordinators_log_lost_to_power_makes_its_anomalies_known() -> None:
     """Seed 7012: b2 came back on a new disk as the sole ISR member of every partition, the coordinators' logs too:
     the group offsets it held are gone (offsets not atomic: known through __consumer_offsets-0), and a lost
