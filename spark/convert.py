@@ -14,8 +14,19 @@ import os
 from typing import Any
 
 from spark import columns
-from spark.load import PARQUET_META, TraceInputError, count, discover, resolve, union_by_name
+from spark.load import PARQUET_META, TraceInputError, TraceSource, count, discover, resolve, union_by_name
 from spark.schema import TRACE_SCHEMA
+
+
+def refuse(src: TraceSource, out_dir: str) -> None:
+    """What `convert` refuses before it reads anything (`TraceInputError`): a trace that is Parquet already, or an
+    output folder that holds an input. The command asks it before it starts Spark, so a slip costs no JVM."""
+    if src.parquet:
+        raise TraceInputError(f"{src.parquet[0]}: already a Parquet trace")
+    out_real = os.path.realpath(out_dir)
+    for tf in src.jsonl:
+        if os.path.dirname(os.path.realpath(tf.path)) == out_real:
+            raise TraceInputError(f"{out_dir}: the output folder is an input folder")
 
 
 def convert(spark: Any, inputs: list[str], out_dir: str) -> dict[str, Any]:
@@ -23,12 +34,7 @@ def convert(spark: Any, inputs: list[str], out_dir: str) -> dict[str, Any]:
     from pyspark.sql import functions as F  # noqa: N812 - the PySpark convention
 
     src = discover(inputs)
-    if src.parquet:
-        raise TraceInputError(f"{src.parquet[0]}: already a Parquet trace")
-    out_real = os.path.realpath(out_dir)
-    for tf in src.jsonl:
-        if os.path.dirname(os.path.realpath(tf.path)) == out_real:
-            raise TraceInputError(f"{out_dir}: the output folder is an input folder")
+    refuse(src, out_dir)
     dirs = columns.prepare(spark, src)  # the one JSON pass (none if the columns are cached)
     valid = False
     try:

@@ -20,16 +20,16 @@ def register(trace_subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from spark.convert import convert, refuse
     from spark.load import TraceInputError, discover
 
     try:
-        discover(args.traces)
+        refuse(discover(args.traces), args.out)
     except TraceInputError as e:
         raise CliError(str(e)) from None
     if os.path.exists(args.out) and not os.path.isdir(args.out):
         raise CliError(f"{args.out}: exists and is not a folder")
 
-    from spark.convert import convert
     from spark.session import active_session, build_session
 
     owned = active_session() is None
