@@ -113,6 +113,9 @@ class Runtime:
         self.asys = actor_system if actor_system is not None else \
             ActorSystem("simpleSystemBase", logDefs=False, transientUnique=True)
         self._addresses: dict[str, Any] = {}
+        # names unregistered on purpose and not registered again (a removed broker's channel): what the edges still
+        # answer them is dropped, as Kafka's RequestSendThread, shut down, drops its last responses
+        self._retired: set[str] = set()
         # The actor objects by name: simpleSystemBase runs them in this process, so tests, metrics endpoints and
         # `trace replay --dump-state` may read their state (never from another thread while the driver runs).
         self.instances: dict[str, Any] = {}
@@ -137,6 +140,7 @@ class Runtime:
             raise ValueError(f"an actor named {name!r} already exists in {self.process_name}")
         addr = self.asys.createActor(actor_class)
         self._addresses[name] = addr
+        self._retired.discard(name)
         self.asys.tell(addr, ActorInit(name, self.key))
         return addr
 
@@ -145,9 +149,14 @@ class Runtime:
         if name in self._addresses:
             raise ValueError(f"an actor named {name!r} already exists in {self.process_name}")
         self._addresses[name] = addr
+        self._retired.discard(name)
 
     def unregister(self, name: str) -> None:
-        self._addresses.pop(name, None)
+        """Forget an actor being stopped (ControllerChannelManager.removeExistingBroker's channel): an input the
+        edges still deliver to its name (the failure of its last request, on the connection its stop closed) is
+        dropped, not an error."""
+        if self._addresses.pop(name, None) is not None:
+            self._retired.add(name)
 
     def address(self, name: str) -> Any:
         try:
@@ -189,7 +198,13 @@ class Runtime:
             self.clock.set(round(self._wall(), 3) if at_ms is None else at_ms)
         elif at_ms is not None and isinstance(self.clock, ManualClock):
             self.clock.set(at_ms)
-        self.asys.tell(self.address(to), (body, sender, cause))  # an Envelope's fields (actors/base.py)
+        addr = self._addresses.get(to)
+        if addr is None:
+            if to in self._retired:
+                log.debug("%s: dropped %s for %s, stopped", self.process_name, type(body).__name__, to)
+                return
+            addr = self.address(to)  # raises: no actor of that name ever was
+        self.asys.tell(addr, (body, sender, cause))  # an Envelope's fields (actors/base.py)
 
     def run_until_idle(self) -> int:
         """Deliver every queued input (tests and replay drive the runtime this way). Returns how many."""
