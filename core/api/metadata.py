@@ -10,8 +10,9 @@ request allows it (``allow_auto_topic_creation``, always for v0-3) and the broke
 ``create_topics``; the edge writes it with AdminZkClient after the answer is sent (``edge_task`` → the "auto_create"
 handler), as 2.6's request thread does before answering. The checks 2.6's create makes that decide the answer are
 made here, purely: an illegal or colliding name is INVALID_TOPIC_EXCEPTION, ``default.replication.factor`` above the
-live brokers INVALID_REPLICATION_FACTOR. The internal topics are created whatever the settings (createInternalTopic,
-with their coordinator's settings: ``__consumer_offsets`` the group coordinator's offsets.topic.*,
+live brokers INVALID_REPLICATION_FACTOR (once the cache knows any: before the first UpdateMetadata the edge's
+AdminZkClient counts ZooKeeper's, as 2.6's does). The internal topics are created whatever the settings
+(createInternalTopic, with their coordinator's settings: ``__consumer_offsets`` the group coordinator's offsets.topic.*,
 ``__transaction_state`` the transaction coordinator's transaction.state.log.*) once their replication factor's
 brokers are alive; until then the answer is INVALID_REPLICATION_FACTOR (getTopicMetadata's translation of
 createInternalTopic's COORDINATOR_NOT_AVAILABLE, which is FindCoordinator's answer) and nothing is created. A broker
@@ -84,8 +85,14 @@ def unknown_topic(request: MetadataRequest, topic: str, known: set[str] | frozen
     unified = topic.replace(".", "_")  # Topic.unifyCollisionChars: AdminZkClient.validateTopicCreate's collision check
     if not topic_rules.is_valid(topic) or any(k.replace(".", "_") == unified for k in known):
         return answer(Errors.INVALID_TOPIC_EXCEPTION), None
-    if config.replication_factor > alive_brokers:
-        return answer(Errors.INVALID_REPLICATION_FACTOR), None  # AdminUtils.assignReplicasToBrokers
+    # AdminUtils.assignReplicasToBrokers over AdminZkClient.getBrokerMetadatas: ZooKeeper's brokers, which the cache
+    # mirrors once the controller's first UpdateMetadata came. Before it (a broker just started, none alive in its
+    # cache) the count is unknown here, not zero: the edge's AdminZkClient decides on ZooKeeper's (an existing topic
+    # is TopicExistsException there, answered LEADER_NOT_AVAILABLE as here). Answered INVALID_REPLICATION_FACTOR
+    # with no partitions, librdkafka took the topic for one of none and refreshed it only every
+    # topic.metadata.refresh.interval.ms (300 s): a producer stalled that long.
+    if 0 < alive_brokers < config.replication_factor:
+        return answer(Errors.INVALID_REPLICATION_FACTOR), None
     return answer(Errors.LEADER_NOT_AVAILABLE), CreatableTopic(topic, config.num_partitions,
                                                                config.replication_factor)
 

@@ -166,6 +166,17 @@ def test_the_internal_topics_are_created_whatever_the_settings():
                                CreatableTopic("__transaction_state", -1, -1))
 
 
+def test_a_cache_that_knows_no_broker_yet_leaves_the_replication_factor_to_zookeeper():
+    """A broker just started answers before the controller's first UpdateMetadata: its cache lists no broker, but
+    2.6's AdminZkClient.createTopic counts ZooKeeper's brokers (this one among them), and a topic that exists there
+    is TopicExistsException, answered LEADER_NOT_AVAILABLE. So the answer is LEADER_NOT_AVAILABLE and the edge's
+    AdminZkClient decides; INVALID_REPLICATION_FACTOR with no partitions stalled librdkafka for
+    topic.metadata.refresh.interval.ms (test_cluster_broker_restart, under load)."""
+    r = metadata.handle_metadata_request(MetadataCache(0), _request(("restarted",), auto_create=ON))
+    assert [(t.name, t.error, t.partitions) for t in r.topics] == [("restarted", Errors.LEADER_NOT_AVAILABLE, ())]
+    assert r.create_topics == (CreatableTopic("restarted", 3, 2),) and r.brokers == () and r.controller_id == -1
+
+
 def test_transaction_state_is_not_created_where_no_broker_stamped_its_replication_factor():
     cache = _cache(CACHE_STATES[:3], (_broker(1),))
     r = metadata.handle_metadata_request(cache, _request(("__transaction_state",), auto_create=ON))
