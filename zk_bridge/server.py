@@ -61,6 +61,14 @@ class ZooKeeperUnavailable(RuntimeError):  # noqa: N818 - the name others import
     """ZooKeeper cannot be started here (missing java or jar, port taken, server died); the message is one line."""
 
 
+class PortInUse(ZooKeeperUnavailable):
+    """The client port is taken by another process."""
+
+
+# how many ports a server tries when the one it chose itself is taken before the JVM binds it
+PORT_ATTEMPTS = 5
+
+
 def check_prerequisites() -> str:
     """Return the java executable to use, or raise ZooKeeperUnavailable saying what to install."""
     java = shutil.which("java")
@@ -209,6 +217,10 @@ class EmbeddedZooKeeper:
         else:
             _check_loopback(bind)
         self.host = bind
+        # A port the OS offered us may be taken by any other process before the JVM binds it (a broker's listener
+        # on port 0, another test's server): launch() then takes another (and start(), if the JVM lost the race). A
+        # port the user named is kept.
+        self.port_chosen = port is None
         self.port = port if port is not None else free_port(bind)
         self.tick_ms = tick_ms
         self.user_data_dir = data_dir
@@ -262,8 +274,17 @@ class EmbeddedZooKeeper:
         if self.proc is not None:
             raise RuntimeError("this EmbeddedZooKeeper was already started")
         t0 = time.monotonic()
-        self.launch()
-        self.wait_ready(t0 + timeout)
+        for attempt in range(PORT_ATTEMPTS):
+            try:
+                self.launch()
+                self.wait_ready(t0 + timeout)
+                break
+            except PortInUse:
+                if not self.port_chosen or attempt == PORT_ATTEMPTS - 1:
+                    raise
+                self.proc = None
+                if not self._take_another_port():
+                    raise
         self.startup_s = time.monotonic() - t0
         return self
 
@@ -272,8 +293,10 @@ class EmbeddedZooKeeper:
         java = check_prerequisites()
         if self.running:
             raise RuntimeError(f"zookeeper {self.connect_string} is already running")
-        if self.netns is None and port_in_use(self.host, self.port):
-            raise ZooKeeperUnavailable(f"port {self.port} on {self.host} is already in use: pick another with --port")
+        # a port chosen here and taken meanwhile is swapped before the config names it; a restart keeps its own
+        if self.netns is None and port_in_use(self.host, self.port) and (
+                not self.port_chosen or self.work_dir is not None or not self._take_another_port()):
+            raise PortInUse(f"port {self.port} on {self.host} is already in use: pick another with --port")
         if self.work_dir is None:
             self._write_config()
         assert self.work_dir is not None
@@ -295,6 +318,14 @@ class EmbeddedZooKeeper:
             # with us (PR_SET_PDEATHSIG, and the janitor removes its directory).
             self.proc = spawn(cmd, janitor_dirs=(self.work_dir,), stdout=out, stderr=subprocess.STDOUT,
                               stdin=subprocess.DEVNULL, start_new_session=True)
+
+    def _take_another_port(self) -> bool:
+        """A fresh free port for this server, one nothing listens on now (True), within PORT_ATTEMPTS tries."""
+        for _ in range(PORT_ATTEMPTS):
+            self.port = free_port(self.host)
+            if not port_in_use(self.host, self.port):
+                return True
+        return False
 
     def _write_config(self) -> None:
         self.work_dir = tempfile.mkdtemp(prefix="kactor-zk-")
@@ -341,7 +372,7 @@ class EmbeddedZooKeeper:
             tail = self.log_tail()
             self.stop()
             if "Address already in use" in tail:
-                raise ZooKeeperUnavailable(
+                raise PortInUse(
                     f"port {self.port} on {self.host} is already in use: pick another with --port") from None
             raise
 

@@ -63,6 +63,33 @@ def test_port_in_use_is_a_clear_error() -> None:
         assert zk.pid is None  # nothing was launched
 
 
+@pytest.mark.cluster
+def test_a_port_it_chose_itself_and_another_process_took_first_is_given_up_for_another() -> None:
+    """free_port's probe socket is closed before the JVM binds the port, so another process (a broker listening
+    on port 0 in another test) may take it in between: CI once failed a bench start on exactly that."""
+    zk = EmbeddedZooKeeper(tick_ms=200)
+    taken = zk.port
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", taken))
+        s.listen()
+        with zk:
+            assert zk.port != taken and four_letter("127.0.0.1", zk.port, "ruok") == "imok"
+            assert f"clientPort={zk.port}" in Path(zk.work_dir, "zoo.cfg").read_text(encoding="utf-8")
+        # launch() alone, as LocalCluster and the ensemble start their servers (and wait for them later): the same
+        other = EmbeddedZooKeeper(tick_ms=200)
+        s.close()
+        with socket.socket() as s2:
+            s2.bind(("127.0.0.1", other.port))
+            s2.listen()
+            taken = other.port
+            other.launch()
+            try:
+                other.wait_ready(time.monotonic() + 30)
+                assert other.port != taken and four_letter("127.0.0.1", other.port, "ruok") == "imok"
+            finally:
+                other.stop()
+
+
 def test_missing_java_is_a_clear_error(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("PATH", str(tmp_path))
     with pytest.raises(ZooKeeperUnavailable) as e:
