@@ -20,11 +20,13 @@ import secrets
 import ssl
 import tempfile
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from cryptography import x509
-from cryptography.hazmat.primitives import serialization
-from cryptography.hazmat.primitives.serialization import pkcs12
+if TYPE_CHECKING:
+    from cryptography import x509
+
+# ``cryptography`` is imported where a store is read, not here: a broker or tool without an SSL listener never needs
+# it, and it took ~70 ms of every broker's and command's start.
 
 ANONYMOUS = "User:ANONYMOUS"  # KafkaPrincipal.ANONYMOUS: an SSL peer that sent no certificate
 
@@ -154,6 +156,10 @@ def _key_material(location: str, kind: str, password: str, key_password: str | N
     """DefaultSslEngineFactory.createKeystore + the key manager's key: (private key, certificate, the rest of its
     chain) of a PKCS12, JKS or JCEKS key store. A Java store's key is decrypted with ``ssl.key.password``, else the
     store's password (Kafka's SecurityStore.keyPassword); with several key entries, the first alias's."""
+    from cryptography import x509
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.serialization import pkcs12
+
     key = f"{prefix}ssl.keystore.location"
     data = _read(location, key)
     store = _store_format(data, kind)
@@ -213,6 +219,9 @@ def _too_weak(e: ssl.SSLError, location: str, certs: list[x509.Certificate], lev
 
 def _load_keystore(ctx: ssl.SSLContext, ssl_values: Mapping[str, Any], prefix: str) -> None:
     """DefaultSslEngineFactory.createKeystore + the key manager: the server's key and certificate chain."""
+    from cryptography import x509
+    from cryptography.hazmat.primitives import serialization
+
     location = str(ssl_values["ssl.keystore.location"])
     kind = str(ssl_values.get("ssl.keystore.type") or "JKS").upper()
     password = _password(ssl_values.get("ssl.keystore.password"))
@@ -262,6 +271,9 @@ def _trusted_certificates(location: str, kind: str, password: str | None, prefix
     """DefaultSslEngineFactory.createTruststore of a PKCS12, JKS or JCEKS store: its certificates, as Java's
     TrustStoreUtil takes them (each trusted certificate entry and each key entry's own certificate). Without a
     password a Java store is read without its integrity check, as KeyStore.load(stream, null) does."""
+    from cryptography import x509
+    from cryptography.hazmat.primitives.serialization import pkcs12
+
     key = f"{prefix}ssl.truststore.location"
     data = _read(location, key)
     store = _store_format(data, kind)
@@ -306,6 +318,8 @@ def _load_truststore(ctx: ssl.SSLContext, ssl_values: Mapping[str, Any], prefix:
     if kind not in _JAVA_TYPES:
         raise TlsConfigError(f"{prefix}ssl.truststore.type={kind}: kactor reads JKS, JCEKS, PKCS12 and PEM trust "
                              "stores")
+    from cryptography.hazmat.primitives import serialization
+
     found = _trusted_certificates(location, kind, password, prefix)
     if not found:
         raise TlsConfigError(f"Failed to load SSL truststore {location} of type {kind} ({key}): no certificate in it")
@@ -319,4 +333,6 @@ def principal_of(sock: ssl.SSLSocket) -> str:
     der = sock.getpeercert(binary_form=True)
     if not der:
         return ANONYMOUS
+    from cryptography import x509
+
     return "User:" + x509.load_der_x509_certificate(der).subject.rfc4514_string()
