@@ -128,13 +128,54 @@ def _dedup(found: list[Violation]) -> list[Violation]:
     return list(dict.fromkeys(found))
 
 
+Producers = Mapping[tuple[int, TP], Sequence[tuple[int, int]]]
+
+
+def client_resends(final: Mapping[TP, FinalPartition], logs: Mapping[tuple[int, TP], Sequence[str]],
+                   producers: Producers) -> dict[TP, dict[str, list[int]]]:
+    """Values that a replica of the ISR holds more than once, each copy from the same producer under a different
+    epoch: the client re-sent them after bumping its epoch (confluentinc/librdkafka#4953: an idempotent producer
+    answered OUT_OF_ORDER_SEQUENCE_NUMBER for a batch behind one whose answer was lost re-sends both from sequence 0),
+    not the broker writing one batch twice. {partition: {value: offsets}}, from the first ISR replica with such a
+    value; `check_duplicates` leaves these out."""
+    out: dict[TP, dict[str, list[int]]] = {}
+    for tp, part in sorted(final.items()):
+        for b in part.isr:
+            log, prods = logs.get((b, tp)), producers.get((b, tp))
+            if log is None or prods is None or len(prods) != len(log):
+                continue
+            where: dict[str, list[int]] = {}
+            for o, v in enumerate(log):
+                where.setdefault(v, []).append(o)
+            resent = {}
+            for v, offsets in where.items():
+                copies = [prods[o] for o in offsets]
+                if len(offsets) > 1 and copies[0][0] >= 0 and len({pid for pid, _ in copies}) == 1 \
+                        and len({epoch for _, epoch in copies}) == len(copies):
+                    resent[v] = offsets
+            if resent:
+                out[tp] = resent
+                break
+    return out
+
+
+def resend_events(resent: Mapping[TP, Mapping[str, Sequence[int]]]) -> list[str]:
+    """events.log's line for each value of `client_resends`."""
+    return [f"{_name(tp)}: {v!r} at offsets {', '.join(map(str, offsets))}, re-sent by the producer under a new epoch "
+            "(librdkafka#4953), not counted a duplicate" for tp, values in sorted(resent.items())
+            for v, offsets in values.items()]
+
+
 def check_duplicates(final: Mapping[TP, FinalPartition], logs: Mapping[tuple[int, TP], Sequence[str]],
-                     reads: Iterable[Read] = ()) -> list[Violation]:
+                     reads: Iterable[Read] = (), resent: Mapping[TP, Mapping[str, Sequence[int]]] | None = None
+                     ) -> list[Violation]:
     """Every value the run sends is unique (``s<seed>-<n>``, one probe per partition), so a value at two offsets
     of a partition was written twice: by a retry the idempotent producer's sequence numbers should have made a
     no-op. Each source is looked at alone (each ISR replica's final log; the consumer's reads, which also cover
     deleted topics), so a replica disagreeing with another is divergence, not a duplicate; a partition's
-    duplicates are those of the source that shows most."""
+    duplicates are those of the source that shows most. The values the client itself re-sent under a new epoch
+    (``resent``: `client_resends`) are left out, from every source."""
+    resent = resent or {}
     sources: dict[TP, list[tuple[str, dict[str, list[int]]]]] = {}
     for tp, part in sorted(final.items()):
         for b in part.isr:
@@ -152,11 +193,12 @@ def check_duplicates(final: Mapping[TP, FinalPartition], logs: Mapping[tuple[int
         sources.setdefault(tp, []).append(("the consumer's reads", {v: sorted(o) for v, o in values.items()}))
     out: list[Violation] = []
     for tp, found in sorted(sources.items()):
+        known = resent.get(tp, {})
         worst: list[Violation] = []
         for source, where in found:
             dups = [Violation("duplicate", f"{_name(tp)}: {v!r} at offsets {', '.join(map(str, offsets))} "
                                            f"({source})")
-                    for v, offsets in where.items() if len(offsets) > 1 for _ in offsets[1:]]
+                    for v, offsets in where.items() if len(offsets) > 1 and v not in known for _ in offsets[1:]]
             if len(dups) > len(worst):
                 worst = dups
         out += worst

@@ -4,6 +4,7 @@ checks, and a replica's record values from its copied log."""
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from kazoo.client import KazooClient
@@ -18,12 +19,12 @@ from protocol.zk import paths, znodes
 INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state"})
 
 
-def log_values(log: Any) -> tuple[str, ...]:
-    """Every record value of a (copied) replica's log from offset 0, by offset: its record batches read with
-    Log.read and decoded (protocol/records.py)."""
+def log_records(log: Any) -> tuple[tuple[str, int, int], ...]:
+    """Every record of a (copied) replica's log from offset 0, by offset: its value and its batch's producer id and
+    epoch (-1, -1 for a producer that is not idempotent), read with Log.read and decoded (protocol/records.py)."""
     from protocol.records import iter_batches
 
-    out: list[str] = []
+    out: list[tuple[str, int, int]] = []
     offset = 0
     while offset < log.log_end_offset:
         data = log.read(offset, 1 << 20)
@@ -32,9 +33,45 @@ def log_values(log: Any) -> tuple[str, ...]:
         for batch in iter_batches(data):
             for record in batch.records():
                 if batch.base_offset + record.offset_delta >= offset:
-                    out.append((record.value or b"").decode(errors="replace"))
+                    out.append(((record.value or b"").decode(errors="replace"), batch.producer_id,
+                                batch.producer_epoch))
             offset = max(offset, batch.next_offset)
     return tuple(out)
+
+
+def read_final_logs(log_dirs: list[str], snapshot_root: str, final: dict[TP, FinalPartition]) -> tuple[
+        dict[tuple[int, TP], tuple[str, ...]], dict[tuple[int, TP], tuple[tuple[int, int], ...]],
+        dict[tuple[int, TP], int]]:
+    """Copy each broker's (``log_dirs[b]``) partition dirs of ``final`` and its replication-offset checkpoint under
+    ``snapshot_root`` (a consistent prefix once nothing is produced) and read the copies with the broker's own log
+    reader: each replica's values by offset, their producer id and epoch by offset, and its checkpointed high
+    watermark."""
+    import shutil
+
+    from core.broker.checkpoints import REPLICATION_OFFSET_CHECKPOINT, read_offset_checkpoint
+    from core.broker.log import Log, partition_dir_name
+
+    shutil.rmtree(snapshot_root, ignore_errors=True)
+    logs: dict[tuple[int, TP], tuple[str, ...]] = {}
+    producers: dict[tuple[int, TP], tuple[tuple[int, int], ...]] = {}
+    hws: dict[tuple[int, TP], int] = {}
+    for b, src in enumerate(log_dirs):
+        dst = os.path.join(snapshot_root, f"broker-{b}")
+        os.makedirs(dst)
+        checkpoint = os.path.join(src, REPLICATION_OFFSET_CHECKPOINT)
+        if os.path.exists(checkpoint):
+            shutil.copy(checkpoint, dst)
+        offsets = read_offset_checkpoint(os.path.join(dst, REPLICATION_OFFSET_CHECKPOINT))
+        for tp in final:
+            name = partition_dir_name(TopicPartition(*tp))
+            if not os.path.isdir(os.path.join(src, name)):
+                continue
+            shutil.copytree(os.path.join(src, name), os.path.join(dst, name))
+            records = log_records(Log(dst, TopicPartition(*tp)))
+            logs[(b, tp)] = tuple(value for value, _, _ in records)
+            producers[(b, tp)] = tuple((pid, epoch) for _, pid, epoch in records)
+            hws[(b, tp)] = offsets.get(TopicPartition(*tp), 0)
+    return logs, producers, hws
 
 
 def _text(zk: KazooClient, path: str) -> str | None:

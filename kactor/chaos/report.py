@@ -37,7 +37,9 @@ def seed_lines(r: SeedResult, brokers: int, zk_servers: int) -> list[str]:
         counts += f"  anomalies {r.count('anomaly')}" + (f" (+{r.known_anomalies} known)" if r.known_anomalies else "")
     status = "ok  " if r.ok else "FAIL"
     lines = [f"seed {r.seed:<4} {status}  {r.steps} steps, {sum(r.faults.values())} faults, {r.acked} acked  "
-             f"{counts}  {_gap(r)}  duplicates {r.count('duplicate')}  unknown-server-error "
+             f"{counts}  {_gap(r)}  duplicates {r.count('duplicate')}"
+             + (f" (+{r.client_resends} re-sent by the client)" if r.client_resends else "")
+             + "  unknown-server-error "
              f"{r.count('server-error')}  {r.duration_s:.1f} s"]
     if r.error:
         lines.append(f"  the run failed: {r.error}")

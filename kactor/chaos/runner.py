@@ -25,10 +25,11 @@ from kazoo.client import KazooClient
 from kazoo.exceptions import NoNodeError
 
 from edges.net_faults import FAULTS_ENV, endpoint, write_rules
+from kactor.chaos import checks, cluster_state
 from kactor.chaos.answers import broker_log_answers
 from kactor.chaos.checks import check_data, check_duplicates, check_safety, check_server_errors, stuck_operations
 from kactor.chaos.client import DataClient, ProduceError
-from kactor.chaos.cluster_state import final_partitions, log_values, partition_state, sample_cluster, snapshot_cluster
+from kactor.chaos.cluster_state import final_partitions, partition_state, sample_cluster, snapshot_cluster
 from kactor.chaos.delay_proxy import DelayProxy, ProxiedCluster, delay_draws, proxied_cluster, proxies_bootstrap
 from kactor.chaos.gaps import ack_gaps, check_gaps, faults_behind, gap_bound_s, longest
 from kactor.chaos.history import (
@@ -101,6 +102,7 @@ class SeedResult:
     anomaly_table: str | None = None
     delays: int = 0  # the checked producers' connections held (kactor/chaos/delay_proxy.py)
     known_anomalies: int = 0  # the checker's anomalies a 2.6 client cannot be kept from (in the table, not violations)
+    client_resends: int = 0  # extra copies the producer itself re-sent under a new epoch (checks.client_resends)
 
     @property
     def ok(self) -> bool:
@@ -173,6 +175,7 @@ class ChaosRun:
         self._txn_outcomes: dict[str, int] | None = None
         self._anomaly_table: str | None = None
         self._known_anomalies = 0
+        self._client_resends = 0
 
     # -- the run ----------------------------------------------------------------------------------------------------
     def run(self) -> SeedResult:
@@ -192,13 +195,17 @@ class ChaosRun:
             self._stop_traffic()
             snap = self._wait_liveness()
             violations += stuck_operations(snap)
-            final, logs, hws = self._quiesce_and_read_logs()
+            final, logs, producers, hws = self._quiesce_and_read_logs()
             self._stop.set()
             for t in self._threads:
                 t.join(10)
+            resent = checks.client_resends(final, logs, producers)
             violations = check_safety(self.samples) + check_data(self.acks, final, logs, hws, self.reads) \
-                + violations + check_duplicates(final, logs, self.reads) + self.slip_violations \
+                + violations + check_duplicates(final, logs, self.reads, resent) + self.slip_violations \
                 + self.hostile_violations
+            self._client_resends = sum(len(offsets) - 1 for values in resent.values() for offsets in values.values())
+            for line in checks.resend_events(resent):
+                self._event(line)
             if self.txn is not None:
                 violations += self._check_transactions()
             if self.check is not None:
@@ -223,7 +230,8 @@ class ChaosRun:
         duration = time.monotonic() - self._t0
         result = SeedResult(cfg.seed, cfg.steps, dict(self.faults), len(self.acks), tuple(violations), duration,
                             self.folder, error, figures.get("longest_gap_s"), figures.get("gap_bound_s"),
-                            self._txn_outcomes, self._anomaly_table, len(self.delays_held), self._known_anomalies)
+                            self._txn_outcomes, self._anomaly_table, len(self.delays_held), self._known_anomalies,
+                            self._client_resends)
         self._write_artifacts(result)
         if result.ok and not self.keep:
             shutil.rmtree(self.folder, ignore_errors=True)
@@ -873,20 +881,23 @@ class ChaosRun:
         return snap
 
     def _quiesce_and_read_logs(self) -> tuple[dict[TP, FinalPartition], dict[tuple[int, TP], tuple[str, ...]],
+                                              dict[tuple[int, TP], tuple[tuple[int, int], ...]],
                                               dict[tuple[int, TP], int]]:
         """Wait for full ISRs whose logs are equal, then copy every replica's partition dir (a consistent prefix:
-        nothing is produced any more) and read the copies with the broker's own log reader; the high watermark
-        of each partition from its leader (a consumer fetch, before the copy: every ISR replica holds at least
-        that much), with the replicas' checkpoints."""
+        nothing is produced any more) and read the copies with the broker's own log reader (each offset's value,
+        and its producer id and epoch); the high watermark of each partition from its leader (a consumer fetch,
+        before the copy: every ISR replica holds at least that much), with the replicas' checkpoints."""
         final: dict[TP, FinalPartition] = {}
         logs: dict[tuple[int, TP], tuple[str, ...]] = {}
+        producers: dict[tuple[int, TP], tuple[tuple[int, int], ...]] = {}
         hws: dict[tuple[int, TP], int] = {}
 
         def settled() -> bool:
-            nonlocal final, logs, hws
+            nonlocal final, logs, producers, hws
             final = final_partitions(self.zk, self.deleted)  # type: ignore[arg-type]
             leader_hws = {tp: self.client.read(tp[0], tp[1], 0)[1] for tp in final}
-            logs, hws = self._read_logs(final)
+            logs, producers, hws = cluster_state.read_final_logs(
+                [self._log_dir(b) for b in range(self.cfg.brokers)], os.path.join(self.folder, "log-snapshot"), final)
             for tp, part in final.items():
                 for b in part.isr:
                     hws[(b, tp)] = max(hws.get((b, tp), 0), leader_hws[tp])
@@ -897,34 +908,7 @@ class ChaosRun:
             self._event(f"quiet: {len(final)} partitions with full ISRs and equal logs; logs read")
         else:
             self._event("reading the logs as they are")
-        return final, logs, hws
-
-    def _read_logs(self, final: dict[TP, FinalPartition]) -> tuple[dict[tuple[int, TP], tuple[str, ...]],
-                                                                    dict[tuple[int, TP], int]]:
-        from core.broker.checkpoints import REPLICATION_OFFSET_CHECKPOINT, read_offset_checkpoint
-        from core.broker.log import Log, partition_dir_name
-
-        snap_root = os.path.join(self.folder, "log-snapshot")
-        shutil.rmtree(snap_root, ignore_errors=True)
-        logs: dict[tuple[int, TP], tuple[str, ...]] = {}
-        hws: dict[tuple[int, TP], int] = {}
-        for b in range(self.cfg.brokers):
-            src = self._log_dir(b)
-            dst = os.path.join(snap_root, f"broker-{b}")
-            os.makedirs(dst)
-            checkpoint = os.path.join(src, REPLICATION_OFFSET_CHECKPOINT)
-            if os.path.exists(checkpoint):
-                shutil.copy(checkpoint, dst)
-            offsets = read_offset_checkpoint(os.path.join(dst, REPLICATION_OFFSET_CHECKPOINT))
-            for tp in final:
-                name = partition_dir_name(TopicPartition(*tp))
-                if not os.path.isdir(os.path.join(src, name)):
-                    continue
-                shutil.copytree(os.path.join(src, name), os.path.join(dst, name))
-                replica = Log(dst, TopicPartition(*tp))
-                logs[(b, tp)] = log_values(replica)
-                hws[(b, tp)] = offsets.get(TopicPartition(*tp), 0)
-        return logs, hws
+        return final, logs, producers, hws
 
     # -- the end ----------------------------------------------------------------------------------------------------
     def close(self) -> None:

@@ -324,13 +324,25 @@ def read_topic(bootstrap: str, topic: str, isolation: str, timeout_s: float = 30
 
 def committed_offsets(bootstrap: str, timeout_s: float = 30,
                       security: Mapping[str, str] | None = None) -> dict[int, int]:
-    """The group's committed offset per input partition (absent: nothing committed)."""
-    from confluent_kafka import Consumer, TopicPartition
+    """The group's committed offset per input partition (absent: nothing committed). librdkafka's committed() gives
+    up on a coordinator that moved or is still loading (NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS: chaos seed
+    11, its coordinator elected as the faults ended); asked again until ``timeout_s``, as an application would, and
+    as Java's consumer does by itself."""
+    from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
 
+    again = {KafkaError.NOT_COORDINATOR, KafkaError.COORDINATOR_LOAD_IN_PROGRESS, KafkaError.COORDINATOR_NOT_AVAILABLE}
     consumer = Consumer(client_config(bootstrap, "kactor-chaos-txn-check", {
         "group.id": GROUP, "enable.auto.commit": False, **(security or {})}))
+    deadline = time.monotonic() + timeout_s
     try:
-        return {tp.partition: tp.offset for tp in consumer.committed(
-            [TopicPartition(INPUT, p) for p in range(PARTITIONS)], timeout=timeout_s) if tp.offset >= 0}
+        while True:
+            try:
+                return {tp.partition: tp.offset for tp in consumer.committed(
+                    [TopicPartition(INPUT, p) for p in range(PARTITIONS)],
+                    timeout=max(deadline - time.monotonic(), 1)) if tp.offset >= 0}
+            except KafkaException as e:
+                if e.args[0].code() not in again or time.monotonic() >= deadline:
+                    raise
+                time.sleep(0.5)
     finally:
         close_within(consumer)

@@ -3,7 +3,14 @@ exactly it."""
 
 from __future__ import annotations
 
-from kactor.chaos.checks import check_data, check_duplicates, check_safety, check_server_errors, stuck_operations
+from kactor.chaos.checks import (
+    check_data,
+    check_duplicates,
+    check_safety,
+    check_server_errors,
+    client_resends,
+    stuck_operations,
+)
 from kactor.chaos.history import (
     Ack,
     ClusterSnapshot,
@@ -137,6 +144,25 @@ def test_a_duplicate_the_consumer_read_in_a_topic_deleted_since() -> None:
 def test_a_record_three_times_is_two_duplicates() -> None:
     found = check_duplicates(FINAL, {(0, TP): ("a", "a", "b", "a"), (1, TP): ("a", "a", "b", "a")})
     assert len(found) == 2 and {v.kind for v in found} == {"duplicate"}
+
+
+def test_a_record_the_producer_re_sent_under_a_new_epoch_is_not_a_duplicate() -> None:
+    """librdkafka#4953: "b" written under producer 7's epoch 0, then re-sent by the client from sequence 0 under
+    epoch 1 after an OUT_OF_ORDER_SEQUENCE_NUMBER. Not the broker's duplicate, from the logs or the reads; the same
+    value twice under one epoch, or from two producers, still is."""
+    logs = {(0, TP): ("a", "b", "b", "c"), (1, TP): ("a", "b", "b", "c")}
+    producers = {(b, TP): ((7, 0), (7, 0), (7, 1), (7, 1)) for b in (0, 1)}
+    reads = [Read("t", 0, 1, "b", "a consumer"), Read("t", 0, 2, "b", "a consumer")]
+    assert client_resends(FINAL, logs, producers) == {TP: {"b": [1, 2]}}
+    assert check_duplicates(FINAL, logs, reads, client_resends(FINAL, logs, producers)) == []
+    assert check_duplicates(FINAL, logs, reads) == [Violation("duplicate", "t-0: 'b' at offsets 1, 2 (broker 0's log)")]
+    one_epoch = {(b, TP): ((7, 0),) * 4 for b in (0, 1)}
+    assert check_duplicates(FINAL, logs, (), client_resends(FINAL, logs, one_epoch)) == [
+        Violation("duplicate", "t-0: 'b' at offsets 1, 2 (broker 0's log)")]
+    two_producers = {(b, TP): ((7, 0), (7, 0), (8, 0), (8, 0)) for b in (0, 1)}
+    assert client_resends(FINAL, logs, two_producers) == {}
+    not_idempotent = {(b, TP): ((-1, -1),) * 4 for b in (0, 1)}
+    assert len(check_duplicates(FINAL, logs, (), client_resends(FINAL, logs, not_idempotent))) == 1
 
 
 # -- UNKNOWN_SERVER_ERROR answers ------------------------------------------------------------------------------

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import io
 
+import attrs
+
 from kactor.chaos.history import Violation
 from kactor.chaos.report import Progress, seed_lines, summary_lines
 from kactor.chaos.runner import SeedResult
@@ -34,6 +36,11 @@ def test_seed_lines() -> None:
         "  server-error: broker 1's log: no actor 'replica-manager' for Produce",
         "  kept: /w/seed-7 (events.log, result.json, traces/, cluster/)",
         "  replay: kactor chaos --seeds 7 --steps 25 --brokers 3 --zookeeper-ensemble 3 --keep"]
+    # copies the producer re-sent under a new epoch are shown beside the duplicates, not counted among them
+    resent = attrs.evolve(CLEAN, client_resends=2)
+    assert seed_lines(resent, 3, 1)[0].endswith(
+        "duplicates 0 (+2 re-sent by the client)  unknown-server-error 0  80.0 s")
+    assert resent.ok
     # a run that failed before its checks has no gap to show
     assert seed_lines(FAILED_RUN, 3, 1)[0].endswith(
         "stuck 0  txn 0  gap -  duplicates 0  unknown-server-error 0  3.0 s")

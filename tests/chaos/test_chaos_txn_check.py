@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import attrs
+import pytest
 
 from kactor.chaos import txn_check as tc
 from kactor.chaos.delay_proxy import delay_draws
@@ -179,3 +180,68 @@ def test_an_end_txn_the_client_gave_up_on_landing_in_its_next_transaction_is_kno
     assert result.ok and "  anomalies 0 (+1 known)  " in seed_lines(result, 3, 3)[0]
     assert summary_lines([result], 50.0)[0].endswith("; 1 known for 2.6 clients (KIP-890 part 2: an EndTxn the "
                                                      "client gave up on landing in its next transaction) in seeds 2")
+
+
+def test_the_final_committed_offsets_are_asked_again_while_the_coordinator_moves(monkeypatch):
+    """Chaos seed 11: librdkafka's committed() raised NOT_COORDINATOR (the group's coordinator elected as the faults
+    ended); the check asks again until its timeout, and raises what is no coordinator move at once."""
+    import confluent_kafka
+
+    from kactor.chaos import txn_workload as tw
+
+    answers = [confluent_kafka.KafkaError.NOT_COORDINATOR, confluent_kafka.KafkaError.COORDINATOR_LOAD_IN_PROGRESS,
+               None]
+
+    class Consumer:
+        def __init__(self, config: dict) -> None:
+            self.asked = 0
+
+        def committed(self, partitions: list, timeout: float) -> list:
+            error = answers.pop(0)
+            if error is not None:
+                raise confluent_kafka.KafkaException(confluent_kafka.KafkaError(error))
+            return [confluent_kafka.TopicPartition(tw.INPUT, 0, 7), confluent_kafka.TopicPartition(tw.INPUT, 1, -1001)]
+
+        def close(self) -> None:
+            pass
+
+    monkeypatch.setattr(confluent_kafka, "Consumer", Consumer)
+    monkeypatch.setattr(tw.time, "sleep", lambda s: None)
+    assert tw.committed_offsets("127.0.0.1:1") == {0: 7}
+    assert answers == []
+
+    answers[:] = [confluent_kafka.KafkaError.GROUP_AUTHORIZATION_FAILED, None]
+    with pytest.raises(confluent_kafka.KafkaException) as raised:
+        tw.committed_offsets("127.0.0.1:1")
+    assert raised.value.args[0].code() == confluent_kafka.KafkaError.GROUP_AUTHORIZATION_FAILED
+    assert answers == [None]  # not asked again
+
+
+def test_a_producer_left_inside_librdkafka_is_waited_for_once(monkeypatch: pytest.MonkeyPatch):
+    """The runner stops the producers, then `finish` asks again: the producer the first stop left there (stuck) is
+    not joined again; one that ended meanwhile is joined as before."""
+    joined: list[tuple[str, float]] = []
+
+    class Thread:
+        ident = None  # no frame of its own: where it waits reads "ended"
+
+        def __init__(self, name: str, alive: bool) -> None:
+            self.name, self.alive = name, alive
+
+        def join(self, timeout: float) -> None:
+            joined.append((self.name, timeout))
+
+        def is_alive(self) -> bool:
+            return self.alive
+
+    w = tc.TxnCheckWorkload("b:1", "b:1", 6, lambda: 0.0, lambda: None)
+    w._threads = [Thread("p0", False), Thread("p1", True)]  # type: ignore[list-item]
+    clock = iter([100.0, 100.0, 100.0, 200.0, 200.0])
+    monkeypatch.setattr(tc.time, "monotonic", lambda: next(clock))
+    w.stop_producers(join_s=45.0)
+    assert w.stuck == ["p1"] and joined == [("p0", 45.0), ("p1", 45.0)]
+    assert w.errors == ["0.0s p1 still inside librdkafka after 45 s: ended"]
+    joined.clear()
+    w.stop_producers(join_s=45.0)
+    assert w.stuck == ["p1"] and joined == [("p0", 45.0)]
+
