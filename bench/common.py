@@ -524,6 +524,11 @@ def quiet_windows(pids: Callable[[], Iterable[int]], timeout: float, window_s: f
 
 
 QUIET_CAP = 0.9  # cores: a quiet cluster never keeps a core busy
+# a settled cluster: so many consecutive windows of so many seconds quiet (or steady). The smoke tests
+# (tests/test_bench_smoke.py), which never quote a figure, settle on shorter ones.
+SETTLE_WINDOWS = 3
+QUIET_WINDOW_S = 1.0
+STEADY_WINDOW_S = 2.0
 STEADY_CAP = 0.8  # of the machine's cores: a steady cluster above it leaves the benchmark nothing to measure with
 
 
@@ -647,10 +652,11 @@ class BenchCluster:
         quote beside its figure."""
         expected = self.expected_idle()
         if expected <= QUIET_CAP:
-            took, self.idle_cores = quiet_windows(self.pids, timeout, max_busy=expected)
+            took, self.idle_cores = quiet_windows(self.pids, timeout, QUIET_WINDOW_S, expected, SETTLE_WINDOWS)
         else:
             took, self.idle_cores = steady_windows(self.pids, timeout,
-                                                   max_busy=min(expected, STEADY_CAP * (os.cpu_count() or 1)))
+                                                   min(expected, STEADY_CAP * (os.cpu_count() or 1)),
+                                                   STEADY_WINDOW_S, SETTLE_WINDOWS)
         return took
 
     def expected_idle(self) -> float:

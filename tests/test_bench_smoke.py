@@ -1,14 +1,15 @@
 """Smoke test of every benchmark workload (bench/) at a tiny scale, so they do not rot.
 
-Marked slow, but part of the default test command (about 2 minutes in all: a workload puts its cluster back only
-between runs, and a cluster whose folder goes is killed, not rolled). Asserts only that each workload completes
-and reports a figure and a ceiling — never a timing.
+Marked slow, but part of the default test command (about a minute in all: the clusters settle on short windows, a
+workload puts its cluster back only between runs, and a cluster whose folder goes is killed, not rolled). Asserts
+only that each workload completes and reports a figure and a ceiling — never a timing.
 """
 
 from __future__ import annotations
 
 import pytest
 
+from bench import common
 from bench.workloads import MODULES, run_workload
 
 pytestmark = pytest.mark.slow
@@ -19,7 +20,12 @@ TINY = {"failover": 0.005, "failover-rf3": 0.02, "controlled-shutdown": 0.002, "
 
 @pytest.mark.cluster
 @pytest.mark.parametrize("name", sorted(MODULES))
-def test_bench_workload_reports_a_figure(name: str) -> None:
+def test_bench_workload_reports_a_figure(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    # settled on two windows of a quarter second, not three of one (or two): 7 s of each workload's 20, and no
+    # figure here is quoted
+    monkeypatch.setattr(common, "SETTLE_WINDOWS", 2)
+    monkeypatch.setattr(common, "QUIET_WINDOW_S", 0.25)
+    monkeypatch.setattr(common, "STEADY_WINDOW_S", 0.5)
     result = run_workload(name, TINY[name], runs=1, write_doc=False)
     assert len(result.figure.values) == 1 and result.figure.values[0] > 0
     assert len(result.ceiling.values) == 1 and result.ceiling.values[0] > 0

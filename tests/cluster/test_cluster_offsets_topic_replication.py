@@ -40,7 +40,12 @@ def test_the_offsets_topic_waits_for_enough_live_brokers(start_cluster):
     c.restart(2)
     c.wait(lambda: Errors(_find_coordinator(c, 0)["error_code"]) is Errors.NONE, what="a coordinator for g")
     assert {p: len(r) for p, r in c.assignment("__consumer_offsets").items()} == {0: 3, 1: 3, 2: 3, 3: 3}
-    found = _find_coordinator(c, 1)
+    # broker 1 names the coordinator its metadata cache knows, so it may answer a moment after broker 0 does
+    def named_by_broker_1() -> dict | None:
+        answer = _find_coordinator(c, 1)
+        return answer if Errors(answer["error_code"]) is Errors.NONE else None
+
+    found = c.wait(named_by_broker_1, what="broker 1 naming g's coordinator")
     leader = c.partition_state("__consumer_offsets", partition_for("g", 4))["leader"]
     assert (found["node_id"], found["port"]) == (leader, c.lc.broker_address(leader)[1])
 

@@ -429,7 +429,7 @@ def test_kafka_python3_the_coordinators_broker_killed_mid_commit_leaves_all_or_n
     KafkaApis in 2.6.3), and its Sender._maybe_send_pending_request then drops the EndTxn it was sending
     (KafkaNetClient.await_ready raises KafkaConnectionError on the refused connection; the except branch enqueues
     FindCoordinator, but target_node is already the coordinator's id, so `if target_node is None: retry(handler)` is
-    skipped, where Java's Sender always retries) and commit_transaction() waits for ever. So the client gets 30 s,
+    skipped, where Java's Sender always retries) and commit_transaction() waits for ever. So the client gets 10 s,
     and is then replaced as its user would replace it: a new producer with the same transactional.id, whose
     InitProducerId makes the new coordinator finish the old transaction (roll a PrepareCommit forward, abort an
     Ongoing one) before it goes on."""
@@ -438,7 +438,7 @@ def test_kafka_python3_the_coordinators_broker_killed_mid_commit_leaves_all_or_n
     c.create_topic(topic, PARTITIONS, 3)
     env = dict(os.environ, PYTHONPATH=str(KAFKA_PYTHON3))
     proc = subprocess.Popen([sys.executable, str(HERE / "kafka_python3_txn_client.py"), "commit-crash", bootstrap(c),
-                             topic, txn_id, str(PARTITIONS), "60000", "30"], stdin=subprocess.PIPE,
+                             topic, txn_id, str(PARTITIONS), "60000", "10"], stdin=subprocess.PIPE,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=str(HERE))
     try:
         assert proc.stdin is not None and proc.stdout is not None
