@@ -26,8 +26,9 @@ from edges.netns import NetnsLayout, NetnsUnavailable, unavailable_reason
 from kactor.cluster import LocalCluster
 from zk_bridge.server import four_letter
 
-# one worker runs the module: its module-scoped cluster writes a fixed trace folder, and its tests share topics
-pytestmark = [pytest.mark.cluster, pytest.mark.slow, pytest.mark.xdist_group("test_cluster_netns")]
+# one worker runs the module: its module-scoped cluster writes a fixed trace folder, and its tests share topics; and
+# the group is that of tests/edges/test_edges_netns.py, whose stand-in orphans a layout created here would sweep
+pytestmark = [pytest.mark.cluster, pytest.mark.slow, pytest.mark.xdist_group("netns")]
 
 
 @pytest.fixture(scope="module")

@@ -17,6 +17,10 @@ import pytest
 from edges.netns import NetnsLayout, NetnsUnavailable, pick_subnet, unavailable_reason
 
 REPO = Path(__file__).resolve().parents[2]
+# Every layout's create() sweeps what a dead pid left, so a test's stand-in orphan must not be swept by a layout of
+# the other xdist worker (`ip link set kv<pid>-0 ...: Cannot find device`): every test creating a layout, here and in
+# tests/cluster/test_cluster_netns.py, runs on one worker, one at a time
+pytestmark = pytest.mark.xdist_group("netns")
 
 
 def test_pick_subnet_takes_the_first_free_24_of_the_benchmark_range() -> None:
