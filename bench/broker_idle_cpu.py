@@ -132,7 +132,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         lc.start()
         zk = lc.client()
-        lc.wait_for(lambda: len(zk.get_children(paths.BrokerIdsZNode)) == args.brokers, 60, "brokers to register")
+        lc.wait_registered(zk, 60)
         lc.wait_for(lambda: lc.controller_id(zk) is not None, 60, "a controller")
         pids = {b: p.pid for b, p in lc.procs.items()}
         time.sleep(args.settle)

@@ -23,6 +23,7 @@ import os
 import re
 import shutil
 import statistics
+import sys
 import tempfile
 import threading
 import time
@@ -139,7 +140,7 @@ class _Cluster:
         lc.start()
         zk = lc.client()
         try:
-            lc.wait_for(lambda: len(zk.get_children(paths.BrokerIdsZNode)) == BROKERS, 60, "brokers to register")
+            lc.wait_registered(zk, 60)
             lc.wait_for(lambda: lc.controller_id(zk) is not None, 60, "a controller")
             zk.create(paths.TopicZNode.path(TOPIC), topic_json(TOPIC, {p: [(p + i) % BROKERS for i in range(BROKERS)]
                                                                       for p in range(self.partitions)}))
@@ -188,8 +189,12 @@ def one_round(partitions: int, records: int, clients: int, chunks: int,
         out = {mode: {"cpu_s": c.cpu_s, "records": float(c.records)} for mode, c in clusters.items()}
         out["recording"]["messages"] = float(_messages_between(rec.trace_dir, rec.windows))
         return out
+    except BaseException:
+        print(f"kept for a look: {base} (each cluster's broker logs and traces)", file=sys.stderr, flush=True)
+        raise
     finally:
-        shutil.rmtree(base, ignore_errors=True)  # also when a cluster failed to start
+        if sys.exc_info()[0] is None:
+            shutil.rmtree(base, ignore_errors=True)
 
 
 def main(runs: int, partitions: int, records: int, clients: int, budget: float, chunks: int = 10,

@@ -520,6 +520,36 @@ class LocalCluster:
         raise ClusterError(f"timed out after {timeout:.0f}s waiting for {what}"
                            + (f" (last error: {last_error})" if last_error else ""))
 
+    def raise_if_a_broker_exited(self) -> None:
+        """During start-up: a broker that exited will not register (a log dir of another cluster, a port taken...):
+        ClusterError with the last line it wrote, rather than a wait until the timeout."""
+        for broker_id, proc in sorted(self.procs.items()):
+            if proc.poll() is not None:
+                lines = self.log_tail(broker_id, 2000).strip().splitlines()
+                raise ClusterError(f"broker {broker_id} exited with {proc.returncode} during start-up"
+                                   + (f": {lines[-1]}" if lines else "") + f" (its log: {self.logs[broker_id]})")
+
+    def wait_registered(self, zk: KazooClient, timeout: float) -> None:
+        """Wait until every started broker holds its /brokers/ids znode. A broker that exits meanwhile ends the wait
+        at once (`raise_if_a_broker_exited`); on timeout the error names the brokers missing and the last line each
+        wrote, which is what tells a slow start from a stuck one."""
+        from protocol.zk import paths
+
+        want = set(self.procs)
+        try:
+            self.wait_for(lambda: self.raise_if_a_broker_exited() or {int(b) for b in zk.get_children(
+                paths.BrokerIdsZNode)} >= want, timeout, f"{len(want)} brokers to register")
+        except ClusterError as e:
+            if "timed out" not in str(e):
+                raise
+            registered = {int(b) for b in zk.get_children(paths.BrokerIdsZNode)}
+            tails = []
+            for broker_id in sorted(want - registered):
+                lines = self.log_tail(broker_id, 2000).strip().splitlines()
+                tails.append(f"broker {broker_id}: {lines[-1] if lines else '(its log is empty)'}")
+            raise ClusterError(f"{e}; registered {sorted(registered)}; the last line of each missing one's log: "
+                               + "; ".join(tails)) from None
+
     def metadata_complete(self) -> bool:
         """Whether every running broker answers Metadata with every running broker and a controller: the
         controller's UpdateMetadata has reached each one. Until it has, a broker answers with no brokers and no

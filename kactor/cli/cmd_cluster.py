@@ -79,7 +79,6 @@ def run(args: argparse.Namespace) -> int:
     from edges.children import install_stop_signals
     from kactor.cluster import ClusterError, LocalCluster
     from kactor.config import ConfigError, build_config, load_config, parse_overrides
-    from zk_bridge.blocking import BlockingZk
     from zk_bridge.server import ZooKeeperUnavailable
 
     if args.brokers < 1:
@@ -135,12 +134,7 @@ def run(args: argparse.Namespace) -> int:
         cluster.start()
         zk = cluster.client()
         try:
-            with BlockingZk(zk) as b:
-                def registered() -> bool:
-                    _refuse_if_one_died(cluster)
-                    return len(b.run(b.zk.get_sorted_broker_list())) == args.brokers
-
-                cluster.wait_for(registered, 30, f"{args.brokers} brokers to register")
+            cluster.wait_registered(zk, 30)
             cluster.wait_for(lambda: cluster.controller_id(zk) is not None, 30, "a controller")
             cluster.wait_for(cluster.metadata_complete, 30, "every broker's metadata to list them all")
             controller = cluster.controller_id(zk)
@@ -236,18 +230,6 @@ def _free(port: int) -> bool:
     from zk_bridge.server import port_in_use
 
     return not port_in_use("127.0.0.1", port)
-
-
-def _refuse_if_one_died(cluster: LocalCluster) -> None:
-    """During start-up: a broker that exited will not register (a log dir of another cluster, a port taken...):
-    ClusterError with the last line it wrote, rather than a wait until the timeout."""
-    from kactor.cluster import ClusterError
-
-    for broker_id, proc in sorted(cluster.procs.items()):
-        if proc.poll() is not None:
-            lines = cluster.log_tail(broker_id, 2000).strip().splitlines()
-            raise ClusterError(f"broker {broker_id} exited with {proc.returncode} during start-up"
-                               + (f": {lines[-1]}" if lines else "") + f" (its log: {cluster.logs[broker_id]})")
 
 
 def _broker_died(cluster: LocalCluster, broker_id: int, code: int, restart: bool) -> None:
