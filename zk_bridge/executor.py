@@ -857,6 +857,9 @@ def _check_loopback(hosts: str) -> None:
 # that was still alive expires. Java's ClientCnxn (Kafka's client) waits a random 0-1 s before each new attempt;
 # so does this policy (0.1 s doubling, never more than 1 s, jittered), retrying forever as Kafka does.
 RECONNECT_MAX_DELAY_S = 1.0
+# how a session that found no server within zookeeper.connection.timeout.ms is reported (a broker's last line then):
+# LocalCluster tells by it a broker that gave up on a ZooKeeper slow to start from one that failed
+UNREACHABLE = "cannot reach ZooKeeper at"
 
 
 def reconnect_policy() -> KazooRetry:
@@ -897,7 +900,7 @@ def _start(hosts: str, timeout_s: float, connect_timeout_s: float, what: str,
         client.stop()
         client.close()
         raise ZooKeeperUnreachable(
-            f"cannot reach ZooKeeper at {what} within {connect_timeout_s:g}s: is it running? "
+            f"{UNREACHABLE} {what} within {connect_timeout_s:g}s: is it running? "
             "(start one with `kactor zookeeper`)") from None
     except AuthFailedError:
         client.stop()

@@ -161,6 +161,9 @@ class KafkaTestCluster:
         except BaseException:
             self.lc.stop(concurrent=True)
             raise
+        restarted: set[int] = set()  # a broker that gave up on ZooKeeper as it began serving, started again once
+        self.wait(lambda: self.lc.restart_brokers_that_gave_up(restarted) or self._all_registered(), timeout,
+                  "every broker registered")
         self.wait_ready(timeout)
         # the session's admin client connected now, so that the first kafka_topic costs what the others do
         self.admin().list_topics(timeout=timeout)

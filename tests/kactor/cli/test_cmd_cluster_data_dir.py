@@ -148,6 +148,53 @@ class _Registered:
         return [str(b) for b in self.ids]
 
 
+@pytest.mark.parametrize("second_try", ["registers", "gives up again"])
+def test_a_broker_that_gave_up_on_a_zookeeper_slow_to_start_is_started_again_once(tmp_path: Path,
+                                                                                   second_try: str) -> None:
+    """Its connection deadline fell just after the embedded ZooKeeper began serving (too late for start()'s check of
+    early exits): started again, it registers; if it gives up again, the wait ends with its line."""
+    from zk_bridge.executor import UNREACHABLE
+
+    lc = LocalCluster(1, zookeeper="127.0.0.1:2181/x", base_dir=str(tmp_path))
+    lc.zk = object()  # type: ignore[assignment]  # the cluster's own ZooKeeper, serving
+    log_path = tmp_path / "broker-0.log"
+    lc.logs[0] = str(log_path)
+    gave_up = f"print('kactor broker: {UNREACHABLE} 127.0.0.1:1 within 18s: is it running?'); raise SystemExit(1)"
+
+    def run(code: str) -> subprocess.Popen[bytes]:
+        with open(log_path, "ab") as out:
+            return subprocess.Popen([sys.executable, "-c", code], stdout=out)
+
+    lc.procs[0] = run(gave_up)
+    lc.procs[0].wait(30)
+    zk = _Registered([])
+    starts: list[int] = []
+
+    def start_broker(broker_id: int) -> subprocess.Popen[bytes]:
+        starts.append(broker_id)
+        if second_try == "registers":
+            lc.procs[broker_id] = run("import time; time.sleep(30)")
+            zk.ids.append(broker_id)
+        else:
+            lc.procs[broker_id] = run(gave_up)
+            lc.procs[broker_id].wait(30)
+        return lc.procs[broker_id]
+
+    lc.start_broker = start_broker  # type: ignore[method-assign]
+    try:
+        if second_try == "registers":
+            lc.wait_registered(zk, 10)  # type: ignore[arg-type]
+        else:
+            with pytest.raises(ClusterError, match=f"broker 0 exited with 1 during start-up: kactor broker: "
+                                                   f"{UNREACHABLE}"):
+                lc.wait_registered(zk, 10)  # type: ignore[arg-type]
+        assert starts == [0]
+    finally:
+        for proc in lc.procs.values():
+            proc.kill()
+            proc.wait()
+
+
 def test_a_broker_alive_but_not_registered_is_named_with_its_last_line_when_the_wait_times_out(
         tmp_path: Path) -> None:
     """What tells a slow start from a stuck one (the trace-overhead bench's brokers once failed to register in 60 s
