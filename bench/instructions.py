@@ -9,8 +9,8 @@ with the work, in two trees: this checkout and ``git archive REV`` unpacked besi
 that compiling is not counted). The work's share is the difference; it is divided by the workload's messages:
 
 - ``replay``: every broker chain of a kept recording (``--trace DIR``, else `kactor.demo`'s story recorded once here
-  with this checkout's code) replayed once without the check, per traced message (the replay bench's ``--once
-  replay --no-check`` minus ``--once setup``);
+  with the base's code: a later tree reads an earlier tree's traces, not always the other way round) replayed once
+  without the check, per traced message (the replay bench's ``--once replay --no-check`` minus ``--once setup``);
 - ``sim``: ``kactor sim`` seeds (default 1-3, 50 steps), per seed;
 - ``produce``: the brokers' instructions per MB of produced batches (``--mb``, default 8: batches of 100 records of
   1,000 bytes, as the produce bench's 1 KB records): a leader's and its follower's ReplicaManager, in process on temp
@@ -178,6 +178,21 @@ def base_tree(rev: str, parent: str) -> str:
     return out
 
 
+def record_in(tree: str) -> str:
+    """`kactor.demo`'s story recorded by ``tree``'s code (its brokers too: they inherit the PYTHONPATH); the folder.
+    The base's recording, so that both trees can read it: a trace carries each message's fields as its tree had
+    them, and an older tree refuses a field added since (8bf4639 and ReplicaManagerInit's
+    transactional_id_expiration_ms)."""
+    code = ("from bench.common import scenario_trace\n"
+            "print('recorded:', scenario_trace(None, 60, 'kactor-instructions-trace-')[0])")
+    p = subprocess.run([sys.executable, "-c", code], cwd=tree, env=_env(tree), capture_output=True, text=True)
+    folder = next((line.split(": ", 1)[1] for line in p.stdout.splitlines() if line.startswith("recorded: ")), None)
+    if p.returncode != 0 or folder is None:
+        raise SystemExit(f"bench.instructions: recording the replay workload's trace in {tree} failed "
+                         f"(exit {p.returncode}):\n{p.stdout[-1500:]}{p.stderr[-3000:]}")
+    return folder
+
+
 def compile_tree(tree: str) -> None:
     """Byte-compile a tree's packages, so that neither side's count includes compiling its modules."""
     dirs = [os.path.join(tree, d) for d in PACKAGES if os.path.isdir(os.path.join(tree, d))]
@@ -237,9 +252,7 @@ def main(argv: list[str] | None = None) -> int:
             if name == "replay":
                 trace = a.trace
                 if trace is None:
-                    from bench.common import scenario_trace
-
-                    trace, _ = scenario_trace(None, 60, "kactor-instructions-trace-")
+                    trace = record_in(base)
                     print(f"the recording is kept: pass --trace {trace} to measure again on the same input",
                           flush=True)
                 workloads.append(Workload("replay --no-check", "message", _REPLAY_PROBE, (os.path.abspath(trace),)))

@@ -80,3 +80,16 @@ def test_unknown_workloads_and_an_empty_produce_are_refused(capsys) -> None:  # 
         with pytest.raises(SystemExit):
             bi.main(argv)
     assert "unknown workload(s) fetch: replay, sim, produce" in capsys.readouterr().err
+
+
+def test_a_tree_that_cannot_record_says_so_with_its_error(tmp_path) -> None:  # noqa: ANN001 - pytest's tmp_path
+    """The replay workload's trace is recorded by the base's code (`record_in`: the tree's own bench.common, ahead
+    of this checkout's install): one whose recorder fails ends the bench with its error, not with a folder of nothing
+    to replay."""
+    (tmp_path / "bench").mkdir()
+    (tmp_path / "bench" / "__init__.py").write_text("")
+    (tmp_path / "bench" / "common.py").write_text("raise RuntimeError('this tree records nothing')\n")
+    with pytest.raises(SystemExit) as e:
+        bi.record_in(str(tmp_path))
+    assert f"recording the replay workload's trace in {tmp_path} failed (exit 1)" in str(e.value)
+    assert "RuntimeError: this tree records nothing" in str(e.value)
