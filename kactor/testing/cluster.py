@@ -161,18 +161,18 @@ class KafkaTestCluster:
         except BaseException:
             self.lc.stop(concurrent=True)
             raise
-        restarted: set[int] = set()  # a broker that gave up on ZooKeeper as it began serving, started again once
-        self.wait(lambda: self.lc.restart_brokers_that_gave_up(restarted) or self._all_registered(), timeout,
-                  "every broker registered")
-        self.wait_ready(timeout)
+        self.wait_ready(timeout, starting=True)
         # the session's admin client connected now, so that the first kafka_topic costs what the others do
         self.admin().list_topics(timeout=timeout)
         return self
 
-    def wait_ready(self, timeout: float = DEFAULT_TIMEOUT_S) -> None:
+    def wait_ready(self, timeout: float = DEFAULT_TIMEOUT_S, starting: bool = False) -> None:
         """Every running broker registered by its current process, a controller, and every running broker's
-        Metadata listing them all."""
-        self.wait(self._all_registered, timeout, "every running broker registered")
+        Metadata listing them all. ``starting``: the cluster's start, where a broker that gave up on ZooKeeper as it
+        began serving is started again once (`LocalCluster.restart_brokers_that_gave_up`)."""
+        restarted: set[int] = set()
+        self.wait(lambda: (starting and self.lc.restart_brokers_that_gave_up(restarted)) or self._all_registered(),
+                  timeout, "every running broker registered")
         self.wait(lambda: self.lc.controller_id(self.zk) is not None, timeout, "a controller")
         self.wait(self.lc.metadata_complete, timeout, "every broker's Metadata to list every running broker")
 

@@ -159,7 +159,11 @@ def test_the_controllers_topic_deletion_actor_runs_the_deletion(start_cluster) -
                 and isinstance(b, TopicDeletionProgress)]
     assert progress == ["Queued", "Started", "Completed"]
 
-    for b in BROKERS:  # a TopicDeletionActor in every broker process; only the controller's is asked
+    # a TopicDeletionActor in every broker process; only the controller's is asked. Read once each broker's trace is
+    # whole: its flusher writes once a second, and on a loaded machine the test got here within a second of the
+    # other brokers' start (their init still in the buffer)
+    c.stop(concurrent=True)
+    for b in BROKERS:
         theirs = _messages(trace_file_for_broker(c.trace_dir, b))
         assert any(r.receiver == "topic-deletion" and isinstance(m, TopicDeletionManagerInit) for r, m in theirs)
         assert any(isinstance(m, TopicDeletionRequest) for _, m in theirs) == (b == controller)

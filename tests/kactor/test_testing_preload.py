@@ -35,7 +35,7 @@ class StandIn:
 
 tc.LocalCluster = StandIn
 cluster = tc.KafkaTestCluster(3)
-cluster.wait_ready = lambda timeout: None
+cluster.wait_ready = lambda timeout, starting=False: None
 cluster.admin = lambda: type("Admin", (), {"list_topics": lambda self, timeout: None})()
 cluster.start()
 print(seen["during the start"])
