@@ -93,3 +93,9 @@ def test_a_tree_that_cannot_record_says_so_with_its_error(tmp_path) -> None:  # 
         bi.record_in(str(tmp_path))
     assert f"recording the replay workload's trace in {tmp_path} failed (exit 1)" in str(e.value)
     assert "RuntimeError: this tree records nothing" in str(e.value)
+
+
+def test_the_probes_compile_attrs_code_in_every_process() -> None:
+    """With the attrs code cache on, a fresh base tree's set-up probe wrote the cache its run probe read, and the
+    difference of the two lost what the cache saves: both probes compile, in both trees."""
+    assert bi._env(bi.ROOT)["KACTOR_ATTRS_CODE_CACHE"] == "0"
