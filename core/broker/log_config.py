@@ -350,14 +350,20 @@ class LogConfigs:
     def __init__(self, defaults: Props) -> None:
         self.defaults: dict[str, str] = dict(defaults)
         self.overrides: dict[str, dict[str, str]] = {}
+        # each topic's LogConfig as last derived: built once per change of the defaults or of its overrides, not once
+        # per partition (a LeaderAndIsr of 500 partitions of one topic parsed the same properties 500 times)
+        self._built: dict[str, LogConfig] = {}
 
     def for_topic(self, topic: str) -> LogConfig:
         """The topic's effective LogConfig; an unusable override is dropped (warned once where it was set)."""
-        overrides = self.overrides.get(topic, {})
-        try:
-            return LogConfig.from_props(self.defaults, overrides)
-        except ValueError:
-            return LogConfig.from_props(self.defaults, {})
+        config = self._built.get(topic)
+        if config is None:
+            try:
+                config = LogConfig.from_props(self.defaults, self.overrides.get(topic, {}))
+            except ValueError:
+                config = LogConfig.from_props(self.defaults, {})
+            self._built[topic] = config
+        return config
 
     def update_topic(self, topic: str, overrides: Props, partitions: Iterable[Any]) -> bool:
         """TopicConfigHandler.updateLogConfig: if this shard hosts partitions of ``topic``, their config becomes the
@@ -366,6 +372,7 @@ class LogConfigs:
         hosted = [p for p in partitions if p.topic_partition.topic == topic]
         if not hosted:
             self.overrides.pop(topic, None)
+            self._built.pop(topic, None)
             return False
         try:
             config = LogConfig.from_props(self.defaults, overrides)
@@ -373,6 +380,7 @@ class LogConfigs:
             log.error("Ignoring the config of topic %s: %s", topic, e)
             return False
         self.overrides[topic] = dict(overrides)
+        self._built[topic] = config
         for p in hosted:
             _apply(p, config)
         return True
@@ -386,6 +394,7 @@ class LogConfigs:
             log.error("Ignoring new log defaults: %s", e)
             return
         self.defaults = dict(defaults)
+        self._built.clear()
         for p in partitions:
             _apply(p, self.for_topic(p.topic_partition.topic))
 
@@ -400,6 +409,7 @@ class LogConfigs:
         config_paths = [paths.ConfigEntityZNode.path(TOPIC_CONFIG_TYPE, t) for t in topics]
         results = yield from KafkaZkClient().get_entity_configs_raw(TOPIC_CONFIG_TYPE, topics)
         for topic, path, r in zip(topics, config_paths, results, strict=True):
+            self._built.pop(topic, None)
             if r.code == OK:
                 try:
                     self.overrides[topic] = znodes.decode_config_entity(r.data, path)

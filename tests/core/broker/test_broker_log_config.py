@@ -118,3 +118,46 @@ def test_the_brokers_log_properties_are_every_logs_defaults(tmp_path) -> None:
     for i in range(4):
         drive(rm.handle_produce(produce_request(TP, "x" * 100), T0 + i), zk)
     assert len(log.segments) == 4  # each 160-byte batch would pass 200 bytes in the segment before it
+
+
+def _derived(configs: LogConfigs, topic: str) -> LogConfig:
+    """What for_topic must answer: the topic's config derived afresh from the current defaults and overrides."""
+    try:
+        return LogConfig.from_props(configs.defaults, configs.overrides.get(topic, {}))
+    except ValueError:
+        return LogConfig.from_props(configs.defaults, {})
+
+
+def test_a_topics_config_is_built_once_per_change_and_always_equals_a_fresh_one(tmp_path) -> None:
+    """LogConfigs.for_topic keeps each topic's LogConfig until its overrides or the defaults change (a LeaderAndIsr
+    of many partitions of one topic built it once a partition): the same object between changes, and after every
+    kind of change (an override set, refused, removed; new defaults; the config read from ZooKeeper) equal to one
+    derived afresh."""
+    zk = broker_zk()
+    zk.create("/config/topics/foo", znodes.encode_config_entity({"min.insync.replicas": "3"}))
+    rm = _leader(tmp_path, zk, isr=(0, 1))
+    configs: LogConfigs = rm.log_configs
+    first = configs.for_topic("foo")
+    assert first.min_insync_replicas == 3 and first == _derived(configs, "foo")
+    assert configs.for_topic("foo") is first  # no change: not built again
+    hosted = list(rm.online_partitions())
+    steps = [
+        lambda: configs.update_topic("foo", {"min.insync.replicas": "2", "retention.ms": "5"}, hosted),
+        lambda: configs.update_topic("foo", {"min.insync.replicas": "x"}, hosted),  # refused: kept
+        lambda: configs.reconfigure_defaults({**configs.defaults, "retention.ms": "7"}, hosted),
+        lambda: configs.reconfigure_defaults({"min.insync.replicas": "0"}, hosted),  # refused: kept
+        lambda: configs.update_topic("foo", {}, hosted),
+        lambda: configs.update_topic("foo", {"cleanup.policy": "compact"}, []),  # not hosted: the override goes
+    ]
+    seen: list[tuple[int, ...]] = [(first.min_insync_replicas, first.retention_ms)]
+    for step in steps:
+        step()
+        config = configs.for_topic("foo")
+        assert config == _derived(configs, "foo")
+        seen.append((config.min_insync_replicas, config.retention_ms, rm.online_partition(TP).min_insync_replicas))
+    # the partition takes each change too, but for the last (an override of a topic not hosted is not kept)
+    assert seen == [(3, 604800000), (2, 5, 2), (2, 5, 2), (2, 5, 2), (2, 5, 2), (1, 7, 1), (1, 7, 1)]
+    configs.overrides["foo"] = {"min.insync.replicas": "2"}  # what fetch_topic_configs reads anew replaces it
+    zk.set("/config/topics/foo", znodes.encode_config_entity({"min.insync.replicas": "2"}))
+    drive(configs.fetch_topic_configs(hosted), zk)
+    assert configs.for_topic("foo") == _derived(configs, "foo") and configs.for_topic("foo").min_insync_replicas == 2
