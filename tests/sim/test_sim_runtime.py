@@ -712,7 +712,7 @@ def test_serving_before_start_up_ends_is_caught_at_seed_1() -> None:
 def test_each_mutation_is_caught_at_the_first_seed_of_its_campaign(mutation: str, seed: int, caught: str) -> None:
     """The first seed of `kactor sim --mutation NAME --seeds 1-1000 --steps 50 --jobs 2 --stop-at-first` on the
     merged network faults, consumer group, transactions and admin operations (b0e9ce3, 2026-11-27 04:33-04:35;
-    truncate-to-end-keeps-epochs at 1bf9600; docs/simulation.md's Power table): clean without the mutation, caught
+    truncate-to-end-keeps-epochs at 82d95de; docs/simulation.md's Power table): clean without the mutation, caught
     with it."""
     from sim import mutations
 

@@ -47,7 +47,7 @@ def test_seed_91_reads_a_transaction_its_producer_aborted() -> None:
     read_committed though p2 aborted T2. The checker reports the aborted reads with the transaction, known for 2.6
     clients (KIP-890 part 2: the workload saw the stray EndTxn land), so they do not fail the seed. The seed runs with
     the verification off (`--mutation no-partition-verification`): with it on, the workload's Produce names its
-    transactional.id and the leaders' verification changes the run. (Seed 26 showed it before 1bf9600.)"""
+    transactional.id and the leaders' verification changes the run. (Seed 26 showed it before 82d95de.)"""
     from sim.mutations import apply
 
     undo = apply("no-partition-verification")
