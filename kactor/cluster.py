@@ -79,6 +79,10 @@ class ClusterError(RuntimeError):
     pass
 
 
+class BrokerExitedError(ClusterError):
+    """A broker exited while a start waited for it (`LocalCluster.raise_if_a_broker_exited`)."""
+
+
 def small_cluster_overrides(brokers: int, overrides: Iterable[str]) -> list[str]:
     """``overrides``, preceded by what Kafka's single-broker ``config/server.properties`` lowers for a cluster of fewer
     brokers than the defaults need, each unless ``overrides`` set it: offsets.topic.replication.factor and
@@ -169,6 +173,8 @@ class LocalCluster:
         # broker id → its Prometheus endpoint's port (kactor.metrics.port), kept across restarts like ``ports``
         self.metrics_ports: dict[int, int] = dict(metrics_ports or {})
         self.procs: dict[int, subprocess.Popen[bytes]] = {}
+        # the brokers a start restarted once for giving up on its ZooKeeper (`restart_brokers_that_gave_up`)
+        self._gave_up_restarted: set[int] = set()
         self.logs: dict[int, str] = {}
 
     @property
@@ -197,6 +203,7 @@ class LocalCluster:
             # then connects as Kafka's does, retrying until zookeeper.connection.timeout.ms
             # (zk_bridge.executor.connect), so it finds ZooKeeper serving or about to.
             self.zk.launch()
+        self._gave_up_restarted.clear()
         try:
             for broker_id in range(self.n):
                 self.start_broker(broker_id)
@@ -522,10 +529,10 @@ class LocalCluster:
 
     def raise_if_a_broker_exited(self) -> None:
         """During start-up: a broker that exited will not register (a log dir of another cluster, a port taken...):
-        ClusterError with the last line it wrote, rather than a wait until the timeout."""
+        BrokerExitedError with the last line it wrote, rather than a wait until the timeout."""
         for broker_id, proc in sorted(self.procs.items()):
             if proc.poll() is not None:
-                raise ClusterError(f"broker {broker_id} exited with {proc.returncode} during start-up"
+                raise BrokerExitedError(f"broker {broker_id} exited with {proc.returncode} during start-up"
                                    + (f": {line}" if (line := self._last_line(broker_id)) else "")
                                    + f" (its log: {self.logs[broker_id]})")
 
@@ -533,14 +540,15 @@ class LocalCluster:
         lines = self.log_tail(broker_id, 2000).strip().splitlines()
         return lines[-1] if lines else ""
 
-    def restart_brokers_that_gave_up(self, restarted: set[int]) -> None:
-        """During start-up: start again, once (``restarted`` remembers), each broker that exited because the embedded
-        ZooKeeper was not serving within its zookeeper.connection.timeout.ms (`_restart_early_exits`' case, when
-        its deadline fell just after that check)."""
+    def restart_brokers_that_gave_up(self) -> None:
+        """During start-up (a registration wait calls it as it polls): start again, once a start, each broker that
+        exited because the embedded ZooKeeper was not serving within its zookeeper.connection.timeout.ms
+        (`_restart_early_exits`' case, when its deadline fell just after that check)."""
         from zk_bridge.executor import UNREACHABLE
 
         if self.zk is None:
             return  # the user's ZooKeeper: out of reach is the answer
+        restarted = self._gave_up_restarted
         for broker_id, proc in sorted(self.procs.items()):
             if proc.poll() is not None and broker_id not in restarted and UNREACHABLE in self._last_line(broker_id):
                 log.warning("broker %d gave up waiting for ZooKeeper as it began serving: starting it again",
@@ -560,18 +568,17 @@ class LocalCluster:
         from protocol.zk import paths
 
         want = set(self.procs)
-        restarted: set[int] = set()
 
         def registered() -> bool:
-            self.restart_brokers_that_gave_up(restarted)
+            self.restart_brokers_that_gave_up()
             self.raise_if_a_broker_exited()
             return {int(b) for b in zk.get_children(paths.BrokerIdsZNode)} >= want
 
         try:
             self.wait_for(registered, timeout, f"{len(want)} brokers to register")
-        except ClusterError as e:
-            if "timed out" not in str(e):
-                raise
+        except BrokerExitedError:
+            raise
+        except ClusterError as e:  # the wait's timeout
             registered_ids = {int(b) for b in zk.get_children(paths.BrokerIdsZNode)}
             tails = [f"broker {b}: {self._last_line(b) or '(its log is empty)'}" for b in sorted(want - registered_ids)]
             raise ClusterError(f"{e}; registered {sorted(registered_ids)}; the last line of each missing one's log: "

@@ -309,7 +309,9 @@ class ChaosRun:
         self.cluster.start()
         self.zk = KazooClient(hosts=self.cluster.connect_string, timeout=10.0)
         self.zk.start(timeout=15)
-        self._wait(self._all_registered, cfg.startup_s, f"{cfg.brokers} brokers registered", fatal=True)
+        # a broker that gave up on the ensemble as it began serving is started again once (LocalCluster's)
+        self._wait(lambda: self.cluster.restart_brokers_that_gave_up() or self._all_registered(), cfg.startup_s,
+                   f"{cfg.brokers} brokers registered", fatal=True)
         self._event(f"started: ZooKeeper {self.cluster.connect_string} ({cfg.zk_servers} server(s)), "
                     f"{cfg.brokers} brokers")
         self.client = self.client_factory(self.cluster)

@@ -170,9 +170,8 @@ class KafkaTestCluster:
         """Every running broker registered by its current process, a controller, and every running broker's
         Metadata listing them all. ``starting``: the cluster's start, where a broker that gave up on ZooKeeper as it
         began serving is started again once (`LocalCluster.restart_brokers_that_gave_up`)."""
-        restarted: set[int] = set()
-        self.wait(lambda: (starting and self.lc.restart_brokers_that_gave_up(restarted)) or self._all_registered(),
-                  timeout, "every running broker registered")
+        self.wait(lambda: (starting and self.lc.restart_brokers_that_gave_up()) or self._all_registered(), timeout,
+                  "every running broker registered")
         self.wait(lambda: self.lc.controller_id(self.zk) is not None, timeout, "a controller")
         self.wait(self.lc.metadata_complete, timeout, "every broker's Metadata to list every running broker")
 
