@@ -188,13 +188,11 @@ def one_round(partitions: int, records: int, clients: int, chunks: int,
         assert rec.trace_dir is not None
         out = {mode: {"cpu_s": c.cpu_s, "records": float(c.records)} for mode, c in clusters.items()}
         out["recording"]["messages"] = float(_messages_between(rec.trace_dir, rec.windows))
-        return out
     except BaseException:
         print(f"kept for a look: {base} (each cluster's broker logs and traces)", file=sys.stderr, flush=True)
         raise
-    finally:
-        if sys.exc_info()[0] is None:
-            shutil.rmtree(base, ignore_errors=True)
+    shutil.rmtree(base, ignore_errors=True)
+    return out
 
 
 def main(runs: int, partitions: int, records: int, clients: int, budget: float, chunks: int = 10,
