@@ -16,11 +16,12 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from actors import names
+from actors import internal_topic, names
 from actors.base import KActor
 from actors.proc_driver import ProcDriver
 from actors.request_front import admit
 from core.api.registry import CoordinatorService
+from core.coordinator.coordinator_loader import AwaitHighWatermark
 from core.effects import ReplyHandle, Respond
 from core.security.authorizer import Authorizer
 from messages.common import Errors
@@ -92,6 +93,12 @@ class CoordinatorActor(KActor):
         """An ask of the replica manager; its answer is read by ``result`` when it comes."""
         self.reading[rid] = result
         return names.REPLICA_MANAGER, LocalRequest(rid, request, self.name)
+
+    def _await_high_watermark(self, topic: str) -> Callable[[int, AwaitHighWatermark], tuple[str, LocalRequest]]:
+        """Both coordinators' ask of their loader's `AwaitHighWatermark`, on their log ``topic``."""
+        return lambda rid, e: self._ask(rid, internal_topic.await_high_watermark(topic, e.partition, e.offset,
+                                                                                 e.max_wait_ms),
+                                        internal_topic.read_result)
 
     def _respond(self, effect: Respond) -> None:
         handle = effect.reply_to

@@ -73,8 +73,7 @@ class GroupCoordinatorActor(CoordinatorActor):
                                               internal_topic.read_result),
             ReadLogStart: lambda rid, e: self._ask(rid, internal_topic.read_log_start(topic, e.partition),
                                                    internal_topic.log_start_result),
-            AwaitHighWatermark: lambda rid, e: self._ask(rid, internal_topic.await_high_watermark(
-                topic, e.partition, e.offset, e.max_wait_ms), internal_topic.read_result),
+            AwaitHighWatermark: self._await_high_watermark(topic),
             ReadMetadataCache: lambda rid, e: self._ask(rid, e.request(), metadata_result),
         })
 

@@ -61,8 +61,7 @@ class TransactionCoordinatorActor(CoordinatorActor):
                                                  internal_topic.read_result),
             ReadTxnLogStart: lambda rid, e: self._ask(rid, internal_topic.read_log_start(topic, e.partition),
                                                       internal_topic.log_start_result),
-            AwaitHighWatermark: lambda rid, e: self._ask(rid, internal_topic.await_high_watermark(
-                topic, e.partition, e.offset, e.max_wait_ms), internal_topic.read_result),
+            AwaitHighWatermark: self._await_high_watermark(topic),
         })
 
     def on_TransactionCoordinatorInit(self, msg: TransactionCoordinatorInit, sender: str) -> None:
