@@ -6,15 +6,16 @@ import subprocess
 from collections.abc import Callable
 
 import pytest
-from admin_helpers import register_broker, run_cli
+from admin_helpers import register_broker, run_cli_in_process
 from kazoo.client import KazooClient
 
 
 @pytest.fixture
 def kactor(zk_chroot: str) -> Callable[..., subprocess.CompletedProcess[str]]:
-    """kactor(SUBCOMMAND, *options): runs ``kactor SUBCOMMAND --zookeeper <this test's chroot> *options``."""
+    """kactor(SUBCOMMAND, *options): runs ``kactor SUBCOMMAND --zookeeper <this test's chroot> *options`` (in this
+    process: admin_helpers.run_cli_in_process)."""
     def run(subcommand: str, *args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
-        return run_cli(subcommand, "--zookeeper", zk_chroot, *args, timeout=timeout)
+        return run_cli_in_process(subcommand, "--zookeeper", zk_chroot, *args)
     return run
 
 

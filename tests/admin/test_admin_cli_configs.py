@@ -1,4 +1,5 @@
-"""``kactor configs`` as a subprocess against the real ZooKeeper: the znodes Kafka 2.6's ConfigCommand
+"""``kactor configs`` against the real ZooKeeper (run in the test's process as ``python -m kactor`` runs it, its
+entry point also as a subprocess): the znodes Kafka 2.6's ConfigCommand
 (``kafka-configs.sh --zookeeper``) writes — /config/<type>/<name> and the /config/changes/config_change_<seq>
 notification — byte for byte, its output lines, and its refusals leaving ZooKeeper unchanged."""
 

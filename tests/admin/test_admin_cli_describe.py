@@ -1,4 +1,5 @@
-"""``kactor describe`` (rich table, --json, --watch) as a subprocess against the real ZooKeeper."""
+"""``kactor describe`` (rich table, --json, --watch) against the real ZooKeeper, in the test's process as
+``python -m kactor`` runs it and (--watch, the unreachable server) as a subprocess."""
 
 from __future__ import annotations
 

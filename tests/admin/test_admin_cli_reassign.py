@@ -1,5 +1,6 @@
-"""``kactor reassign-partitions`` and ``kactor preferred-replica-election`` as subprocesses against the real
-ZooKeeper (Kafka 2.6's legacy --zookeeper paths)."""
+"""``kactor reassign-partitions`` and ``kactor preferred-replica-election`` against the real ZooKeeper (Kafka 2.6's
+legacy --zookeeper paths), in the test's process as ``python -m kactor`` runs them, and as subprocesses where the
+process matters (an interrupted wait, an unreachable server)."""
 
 from __future__ import annotations
 

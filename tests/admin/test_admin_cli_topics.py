@@ -1,4 +1,5 @@
-"""``kactor topics`` as a subprocess against the real ZooKeeper: znodes written byte-for-byte as Kafka 2.6's
+"""``kactor topics`` against the real ZooKeeper (in the test's process as ``python -m kactor`` runs it; its entry
+point as a subprocess too): znodes written byte-for-byte as Kafka 2.6's
 TopicCommand/AdminZkClient writes them, Kafka's messages, and every refusal leaving ZooKeeper unchanged."""
 
 from __future__ import annotations
