@@ -13,8 +13,9 @@ from kazoo.client import KazooClient
 @pytest.fixture
 def kactor(zk_chroot: str) -> Callable[..., subprocess.CompletedProcess[str]]:
     """kactor(SUBCOMMAND, *options): runs ``kactor SUBCOMMAND --zookeeper <this test's chroot> *options`` (in this
-    process: admin_helpers.run_cli_in_process)."""
-    def run(subcommand: str, *args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    process: admin_helpers.run_cli_in_process; a command that hangs is ended by pytest-timeout, as it has no
+    subprocess to time out)."""
+    def run(subcommand: str, *args: str) -> subprocess.CompletedProcess[str]:
         return run_cli_in_process(subcommand, "--zookeeper", zk_chroot, *args)
     return run
 

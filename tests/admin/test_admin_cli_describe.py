@@ -109,7 +109,7 @@ def test_describe_bootstrap_server_errors(kactor) -> None:
     r = kactor("describe", "--bootstrap-server", "nohost")
     assert r.returncode == 2 and "--bootstrap-server: 'nohost' is not host:port" in r.stderr
     port = free_port()
-    r = kactor("describe", "--bootstrap-server", f"127.0.0.1:{port}", timeout=60)
+    r = kactor("describe", "--bootstrap-server", f"127.0.0.1:{port}")
     assert r.returncode == 1, r.stderr
     assert one_line(r.stderr).startswith(f"kactor describe: cannot get metadata from the bootstrap server(s) "
                                          f"127.0.0.1:{port} within 10 s")
