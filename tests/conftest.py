@@ -3,6 +3,7 @@ small real trace recorded once per session."""
 
 from __future__ import annotations
 
+import faulthandler
 import glob
 import os
 from collections.abc import Iterator
@@ -89,12 +90,41 @@ zk_server_module.spawn = _guarded(zk_server_module.spawn)
 cluster_module.spawn = _guarded(cluster_module.spawn)
 
 
+# -- a test that hangs ends the run, not CI's clock --------------------------------------------------------------------
+# pytest-timeout (pyproject's timeout) fails a test with one SIGALRM: a teardown that then hangs (a cluster that will
+# not stop), or a thread stuck in C where no signal reaches Python, would hang the worker for good, and pytest-xdist
+# (3.8) also hangs when it replaces a crashed worker under --dist loadgroup (pytest-xdist issues 1323, 1327). So past
+# pytest-timeout's limit and a grace, faulthandler's C thread writes every thread's stack to the terminal and ends the
+# process; xdist names the test the worker died in, and scripts/test's --max-worker-restart 0 ends the run there.
+_BACKSTOP_FD: list[int] = []  # the terminal's stderr, duplicated before capture could redirect fd 2 for a test
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addini("kactor_backstop_grace_s", "seconds past a test's pytest-timeout limit before its process is "
+                  "ended with every thread's stack (tests/conftest.py)", default="120")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    _BACKSTOP_FD.append(os.dup(2))
+
+
+def _backstop_s(item: pytest.Item) -> float:
+    marker = item.get_closest_marker("timeout")
+    limit = float(marker.args[0] if marker and marker.args else item.config.getini("timeout") or 0)
+    return limit + float(item.config.getini("kactor_backstop_grace_s")) if limit > 0 else 0.0
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
     _SERVERS_ALLOWED[0] = item.get_closest_marker("cluster") is not None
+    backstop = _backstop_s(item)
+    if backstop and _BACKSTOP_FD:
+        faulthandler.dump_traceback_later(backstop, exit=True, file=_BACKSTOP_FD[0])
     try:
         yield
     finally:
+        if backstop and _BACKSTOP_FD:
+            faulthandler.cancel_dump_traceback_later()
         _SERVERS_ALLOWED[0] = True
 
 

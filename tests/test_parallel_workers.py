@@ -1,6 +1,7 @@
-"""scripts/test's two pytest-xdist workers never hand out the same port: each worker's free_port keeps to its share
-of the OS's ports (tests/conftest.py _WorkerPorts), so a port one worker probed and closed is never handed to the
-other before its broker or ZooKeeper binds it."""
+"""scripts/test's pytest-xdist workers never hand out the same port: each worker's free_port keeps to its share of
+the OS's ports (tests/conftest.py _WorkerPorts), so a port one worker probed and closed is never handed to another
+before its broker or ZooKeeper binds it; a group stays on one worker; and a test that hangs past every timeout ends
+the run with its name and its stacks instead of hanging it."""
 
 from __future__ import annotations
 
@@ -72,3 +73,38 @@ def test_loadgroup_keeps_an_xdist_group_on_one_worker(tmp_path: Path) -> None:
     assert r.returncode == 0, r.stdout + r.stderr
     workers = seen.read_text().split()
     assert len(workers) == 6 and len(set(workers)) == 1, workers
+
+
+HANGING_TESTS = '''
+import signal
+import time
+
+
+def test_hangs_where_no_alarm_reaches_it():
+    # pytest-timeout's SIGALRM blocked, as for a thread stuck in C or a teardown after its one alarm has fired
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGALRM})
+    time.sleep(600)
+
+
+def test_after_it():
+    pass
+'''
+
+
+def test_a_test_that_outlives_its_timeout_ends_the_run_and_is_named(tmp_path: Path) -> None:
+    """tests/conftest.py's backstop and scripts/test's ``--max-worker-restart 0``: past pytest-timeout's limit and the
+    grace, the worker prints every thread's stack and ends; pytest-xdist names the test it died in and the run ends.
+    Without them CI's run at 1813f62 hung to its 90-minute limit: pytest-xdist 3.8 replacing a crashed worker under
+    --dist loadgroup waits for good (its issues 1323 and 1327)."""
+    (tmp_path / "test_hanging.py").write_text(HANGING_TESTS)
+    r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "tests.conftest",
+                        "-n", "1", "--dist", "loadgroup", "--max-worker-restart", "0", "-o", "timeout=1",
+                        "-o", "kactor_backstop_grace_s=1", "-c", os.devnull, "--rootdir", str(tmp_path),
+                        str(tmp_path / "test_hanging.py")],
+                       capture_output=True, text=True, timeout=120, cwd=tmp_path,
+                       env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])})
+    out = r.stdout + r.stderr
+    assert r.returncode == 1, out
+    assert "Timeout (0:00:02)!" in out and "in test_hangs_where_no_alarm_reaches_it" in out, out
+    assert "crashed while running 'test_hanging.py::test_hangs_where_no_alarm_reaches_it'" in out, out
+    assert "1 failed" in out, out
