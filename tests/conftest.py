@@ -109,9 +109,20 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def _backstop_s(item: pytest.Item) -> float:
+    """pytest-timeout's limit for this test (its mark, else ``--timeout``, else the ini's) plus the grace; 0, no
+    backstop, where that limit is off or a debugger may hold the test (``--pdb``)."""
+    config = item.config
+    if config.getoption("usepdb", False):
+        return 0.0
     marker = item.get_closest_marker("timeout")
-    limit = float(marker.args[0] if marker and marker.args else item.config.getini("timeout") or 0)
-    return limit + float(item.config.getini("kactor_backstop_grace_s")) if limit > 0 else 0.0
+    if marker is not None and marker.args:
+        limit = marker.args[0]
+    else:
+        limit = config.getoption("timeout", None)
+        if limit is None:
+            limit = config.getini("timeout") or 0
+    limit = float(limit or 0)
+    return limit + float(config.getini("kactor_backstop_grace_s")) if limit > 0 else 0.0
 
 
 @pytest.hookimpl(hookwrapper=True)
