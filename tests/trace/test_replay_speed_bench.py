@@ -1,9 +1,10 @@
 """bench.replay_speed runs (at a tiny scale, so it does not rot): each mode measured in a fresh process, every file
-identical."""
+identical, and the replay's rate set beside the same delivery loop's with handlers that do nothing."""
 
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 
@@ -23,6 +24,20 @@ def test_replay_speed_bench_reports_its_figure(recorded_trace: str) -> None:
     assert "identical: yes, every file" in p.stdout, p.stdout
     row = next(ln for ln in p.stdout.splitlines() if ln.startswith("broker-0.jsonl"))
     assert int(row.split()[1]) > 0  # messages compared
+    # issue #43 item 3: the ceiling of the design, measured in the same run, and the replay's share of it
+    rate = re.search(r"^replay --check: \d+ messages of \d+ broker processes in \S+ = ([\d,]+) msg/s", p.stdout, re.M)
+    empty = re.search(r"handlers that do nothing .* median of 2, each in a fresh process\): ([\d,]+) msg/s; "
+                      r"replay --check runs at ([\d.]+)x of it", p.stdout)
+    assert rate and empty, p.stdout
+    replayed, ceiling = (int(m.group(1).replace(",", "")) for m in (rate, empty))
+    assert ceiling > replayed > 0
+    assert float(empty.group(2)) == pytest.approx(replayed / ceiling, abs=0.001)
+
+
+def test_the_empty_loop_delivers_and_records_every_message() -> None:
+    from bench.replay_speed import _empty_rate
+
+    assert _empty_rate(1000) > 0  # its own assertion: the runtime recorded all 1,000
 
 
 def test_best_split_keeps_chains_whole() -> None:
