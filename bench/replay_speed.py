@@ -6,7 +6,9 @@ controller failover, a topic deleted) — unless ``--trace`` names a recorded tr
 process's trace with ``--check`` (each emitted message compared with the recorded line) in this process, one after
 the other, and prints per file and in total: messages compared, replay seconds, messages/s, and the speed-up over
 the recorded wall time (last ts − first ts of the file; for the total, the cluster run's span from the first record
-of any file to the last). Replay seconds include reading the file, building the actors and tearing them down.
+of any file to the last). Replay seconds include reading the file, building the actors and tearing them down. Beside
+it, the same delivery loop's rate with handlers that do nothing (`_empty_rate`, measured in the same run): the ceiling
+of the design, and the replay's share of it (issue #43).
 """
 
 from __future__ import annotations
