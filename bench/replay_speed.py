@@ -67,6 +67,7 @@ def _empty_rate(n: int) -> float:
     """The ceiling of the design (issue #43 item 3): messages a second through the replay's own delivery loop —
     `Runtime.deliver` (the clock set from each input's instant) on `InlineActorSystem`, into a `KActor` that records
     the message and dispatches it to a handler that does nothing — with no trace file and no check."""
+    from actors import names
     from actors.base import KActor
     from actors.clock import ManualClock
     from actors.runtime import Runtime
@@ -82,7 +83,7 @@ def _empty_rate(n: int) -> float:
     deliver, body = rt.deliver, TimerFired("k")
     t0 = time.perf_counter()
     for i in range(n):
-        deliver("idle", body, "timer", None, float(i))
+        deliver("idle", body, names.TIMER, None, float(i))
     wall = time.perf_counter() - t0
     assert rt.seq == n  # each delivery was recorded and handled: the loop did the work it is the ceiling of
     rt.shutdown()
