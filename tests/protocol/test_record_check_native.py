@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from protocol import records
 from protocol.errors import CorruptRecordError
+from protocol.primitives import write_uvarint
 from protocol.records import Header, Record, encode_record
 
 records_valid = records._records_valid
@@ -79,23 +80,14 @@ VARIED = [
 
 
 def _uvarint(n: int, pad: int = 0) -> bytes:
-    """n as an unsigned varint, padded with ``pad`` extra bytes (0x80 continuations then 0x00): a longer encoding of
-    the same value, which Kafka reads up to 5 bytes (a varlong 10) and refuses beyond."""
-    out = bytearray()
-    while True:
-        if n < 0x80 and not pad:
-            out.append(n)
-            return bytes(out)
-        if n < 0x80:
-            out.append(n | 0x80)
-            pad -= 1
-            n = 0
-            if pad == 0:
-                out.append(0)
-                return bytes(out)
-            continue
-        out.append((n & 0x7F) | 0x80)
-        n >>= 7
+    """n as an unsigned varint (`write_uvarint`), padded with ``pad`` extra bytes (0x80 continuations then 0x00): a
+    longer encoding of the same value, which Kafka reads up to 5 bytes (a varlong 10) and refuses beyond."""
+    buf = bytearray()
+    write_uvarint(buf, n)
+    if pad:
+        buf[-1] |= 0x80
+        buf += b"\x80" * (pad - 1) + b"\x00"
+    return bytes(buf)
 
 
 def _same_answers(body: bytes, count: int) -> None:
