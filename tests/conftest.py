@@ -110,9 +110,11 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def _backstop_s(item: pytest.Item) -> float:
     """pytest-timeout's limit for this test (its mark, else ``--timeout``, else the ini's) plus the grace; 0, no
-    backstop, where that limit is off or a debugger may hold the test (``--pdb``)."""
+    backstop, where that limit is off, a debugger may hold the test (``--pdb``) or there is no terminal to write to."""
     config = item.config
     if config.getoption("usepdb", False):
+        return 0.0
+    if not _BACKSTOP_FD:
         return 0.0
     marker = item.get_closest_marker("timeout")
     if marker is not None and marker.args:
@@ -120,7 +122,7 @@ def _backstop_s(item: pytest.Item) -> float:
     else:
         limit = config.getoption("timeout", None)
         if limit is None:
-            limit = config.getini("timeout") or 0
+            limit = config.getini("timeout")
     limit = float(limit or 0)
     return limit + float(config.getini("kactor_backstop_grace_s")) if limit > 0 else 0.0
 
@@ -129,12 +131,12 @@ def _backstop_s(item: pytest.Item) -> float:
 def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
     _SERVERS_ALLOWED[0] = item.get_closest_marker("cluster") is not None
     backstop = _backstop_s(item)
-    if backstop and _BACKSTOP_FD:
+    if backstop:
         faulthandler.dump_traceback_later(backstop, exit=True, file=_BACKSTOP_FD[0])
     try:
         yield
     finally:
-        if backstop and _BACKSTOP_FD:
+        if backstop:
             faulthandler.cancel_dump_traceback_later()
         _SERVERS_ALLOWED[0] = True
 
