@@ -142,12 +142,13 @@ class _Scan:
         return scan
 
     def read_on(self, hw: int, segments: tuple[bytes, ...], cache: dict[bytes, Parsed]) -> _Scan | None:
-        """A new scan of the grown ``segments`` up to ``hw``, going on from this one's end (this one unchanged); None
-        when it cannot: not every record came in order or not every segment was read, ``hw`` is lower, or
-        ``segments`` are not this scan's appended to."""
+        """A new scan of the grown ``segments`` up to ``hw``, going on from this one's end; None when it cannot: not
+        every record came in order or not every segment was read, ``hw`` is lower, or ``segments`` are not this
+        scan's appended to. The new scan takes this one's values over and adds to them (copying them at every step
+        made the checks quadratic in a log's length): this one is done with."""
         if not (self.ordered and self.complete and hw >= self.hw and _grew(self.segments, segments)):
             return None
-        scan = _Scan(self.log, self.start, hw, segments, dict(self.values), [], self.next_start, self.last_offset)
+        scan = _Scan(self.log, self.start, hw, segments, self.values, [], self.next_start, self.last_offset)
         for offset, value in self.tail:  # above the old high watermark: below the new one now?
             if offset < hw:
                 scan.values[offset] = value
@@ -389,14 +390,20 @@ class Checker:
         self.batches: dict[bytes, Parsed] | None = {} if fast else None
         # each log's last values below its high watermark, with what they were read from (`_below_hw`)
         self._scans: dict[int, _Scan] = {}
+        # every ack so far by partition, per ack list (`_acked_by_partition`), and how far into each list it is
+        self._acks_by_tp: tuple[dict[TopicPartition, list[Any]], ...] = ()
+        self._acks_grouped: list[int] = []
+        # (ISR replica, partition, ack list) -> (scan, high watermark, acks) of the last check that found every one of
+        # those acks in that scan's values or at or above that high watermark
+        self._verified: dict[tuple[int, TopicPartition, int], tuple[_Scan | None, int, int]] = {}
 
     def _below_hw(self, log: Any) -> dict[int, str | None]:
         """`values_below_hw` of ``log``. On the fast path: its last answer again while its segments' bytes, its log
         start offset and its high watermark are what that answer was read from (the same bytes parse the same: a
         step's check rereads every ISR replica, and most did not change since the last step); and when the log only
         grew (the same log start, its old bytes a prefix of its new ones, the high watermark not lower), the read goes
-        on from where the last one stopped instead of starting over (`_Scan`). The answer is shared: not to be
-        changed."""
+        on from where the last one stopped instead of starting over (`_Scan`), adding to the last answer's dict. The
+        answer is shared, not to be changed, and holds until the next read of ``log``."""
         if self.batches is None:
             return values_below_hw(log)
         start, hw = log.log_start_offset, log.high_watermark
@@ -425,9 +432,7 @@ class Checker:
     def check(self) -> list[str]:
         sim = self.sim
         out = self.stop_violations + sim.zombie_writes + sim.stale_applied
-        acked: dict[TopicPartition, list[Any]] = {}  # grouped once: every ack of the seed, at every step
-        for a in self._acked():
-            acked.setdefault(a.tp, []).append(a)
+        acked = self._acked_by_partition()
         for tp in self.partitions:
             name = f"{tp.topic}-{tp.partition}"
             hosted = {b: hosted_partition(sim, b, tp) for b in sim.brokers}  # nothing runs during a check
@@ -447,11 +452,11 @@ class Checker:
                 out.append(f"{name}: leader b{leader} not in ISR {isr}")
             if not set(isr) <= set(self.assignment[tp]):
                 out.append(f"{name}: ISR {isr} not within replicas {list(self.assignment[tp])}")
-            acks = acked.get(tp, [])
+            acks = [group.get(tp, ()) for group in acked]
             replicas: dict[int, tuple[int, dict[int, str | None]]] = {}
             for b in isr:
                 p = hosted[b] if b in hosted else hosted_partition(sim, b, tp)
-                if p is None or p.log is None or not (acks or self.clients):
+                if p is None or p.log is None or not (any(acks) or self.clients):
                     continue
                 try:
                     values = self._below_hw(p.log)
@@ -460,14 +465,30 @@ class Checker:
                     continue
                 except OSError:  # its log dir failed (sim/disk.py): unreadable, to Kafka too, until the broker halts
                     continue
-                replicas[b] = (p.log.high_watermark, values)
-                for ack in acks:
-                    if ack.offset >= p.log.high_watermark:
-                        continue
-                    found = values.get(ack.offset)
-                    if found != ack.value and sim.lost_to_power(tp, ack.answered_ms) is None:
-                        out.append(f"{name}: acknowledged {ack.value!r} at offset {ack.offset}, ISR replica b{b} "
-                                   f"has {found!r} (its HW {p.log.high_watermark})")
+                hw = p.log.high_watermark
+                replicas[b] = (hw, values)
+                # the scan the values are (fast path): while it is the log's scan, its values are what they were
+                scan = self._scans.get(id(p.log)) if self.batches is not None else None
+                for i, group in enumerate(acks):
+                    key = (b, tp, i)
+                    verified = self._verified.get(key)
+                    # only the acks since a check that found every earlier one in this very scan at this HW: the
+                    # scan's values do not change while it is the log's (`_below_hw`), so those would be found again
+                    first = (verified[2] if scan is not None and verified is not None and verified[0] is scan
+                             and verified[1] == hw else 0)
+                    clean = True
+                    for j in range(first, len(group)):
+                        ack = group[j]
+                        if ack.offset >= hw:
+                            continue
+                        found = values.get(ack.offset)
+                        if found != ack.value:
+                            clean = False
+                            if sim.lost_to_power(tp, ack.answered_ms) is None:
+                                out.append(f"{name}: acknowledged {ack.value!r} at offset {ack.offset}, ISR replica "
+                                           f"b{b} has {found!r} (its HW {hw})")
+                    if clean and scan is not None:
+                        self._verified[key] = (scan, hw, len(group))
             if self.clients is not None:
                 out += self.clients.check_replicas(name, replicas)
         if self.clients is not None:
@@ -528,6 +549,21 @@ class Checker:
                                    f"leader epoch {entries[-1][0]} starting at its log end {log.log_end_offset} in "
                                    f"its epoch cache (an epoch it led without writing, not trimmed)")
         return out
+
+    def _acked_by_partition(self) -> tuple[dict[TopicPartition, list[Any]], ...]:
+        """Every record acknowledged with acks=all (`_acked`), grouped by partition, one group per ack list (the
+        plain producer's, then the idempotent one's), each in the list's order. The lists only grow: each step groups
+        only the acks it has not grouped yet."""
+        lists = [self.client.acks] if self.clients is None else [self.client.acks, self.clients.clients.idempotent.acks]
+        if len(self._acks_by_tp) != len(lists):
+            self._acks_by_tp = tuple({} for _ in lists)
+            self._acks_grouped = [0] * len(lists)
+        for i, acks in enumerate(lists):
+            group = self._acks_by_tp[i]
+            for a in acks[self._acks_grouped[i]:]:
+                group.setdefault(a.tp, []).append(a)
+            self._acks_grouped[i] = len(acks)
+        return self._acks_by_tp
 
     def _acked(self) -> list[Any]:
         """Every record acknowledged with acks=all: the plain producer's and the idempotent one's."""

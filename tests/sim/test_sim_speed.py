@@ -183,6 +183,54 @@ def test_the_checker_reads_on_from_where_it_stopped_as_a_read_from_the_start_doe
         assert reads[-2] != (0, 0) and reads[-1] == (0, 0)
 
 
+def test_the_checker_verifies_only_new_acks_while_a_replica_s_values_are_unchanged_and_every_ack_after_a_change(
+        ) -> None:
+    """An ack found in a replica's values is not looked up again while the Checker's answer for that replica is the
+    same values at the same high watermark; a new ack is, and a log rewritten under an ack verified before is caught
+    at the next check, as the plain path (which verifies every ack at every check) catches it."""
+    from sim.client import Ack, SimClient
+    from sim.invariants import Checker
+
+    with _cluster_with_topic() as (sim, assignment, tp):
+        checkers = []
+        for fast in (True, False):
+            client = SimClient(sim)
+            checkers.append((Checker(sim, client, [tp], assignment, fast=fast), client))
+        logs = [hosted_partition(sim, b, tp).log for b in sim.brokers]
+        for log in logs:
+            log.append_as_follower(_batch_of(["a0"], base=0))
+            log.append_as_follower(_batch_of(["a1"], base=1))
+            log.update_high_watermark(2)
+
+        def ack(offset: int, value: str) -> None:
+            for _, client in checkers:
+                client.acks.append(Ack(tp, offset, value, 0.0, 0.0, None))
+
+        def check() -> list[str]:
+            found = [checker.check() for checker, _ in checkers]
+            assert found[0] == found[1]  # the fast path finds what the plain one finds
+            return found[0]
+
+        ack(0, "a0")
+        assert check() == []
+        fast = checkers[0][0]
+        assert {key[0]: n for key, (_, _, n) in fast._verified.items()} == {0: 1, 1: 1, 2: 1}
+        ack(1, "a1")
+        ack(2, "a2")  # at the high watermark: not yet a record the ISR must hold
+        assert check() == []
+        assert {n for _, _, n in fast._verified.values()} == {3}
+        logs[1].truncate_to(1)  # under acks verified before: b1 read again, every ack looked up again
+        logs[1].append_as_follower(_batch_of(["forged"], base=1))
+        logs[1].update_high_watermark(2)
+        assert check() == ["t-0: acknowledged 'a1' at offset 1, ISR replica b1 has 'forged' (its HW 2)"]
+        ack(0, "wrong")  # a new ack b0's and b2's unchanged values do not hold: found all the same
+        assert sorted(check()) == [
+            "t-0: acknowledged 'a1' at offset 1, ISR replica b1 has 'forged' (its HW 2)",
+            "t-0: acknowledged 'wrong' at offset 0, ISR replica b0 has 'a0' (its HW 2)",
+            "t-0: acknowledged 'wrong' at offset 0, ISR replica b1 has 'a0' (its HW 2)",
+            "t-0: acknowledged 'wrong' at offset 0, ISR replica b2 has 'a0' (its HW 2)"]
+
+
 def _batch_of(values: list[str], base: int = 0) -> bytes:
     from protocol.records import Record, build_batch
 
