@@ -16,19 +16,33 @@ whichever broker won the election; each is also reported on its own line.
 
 Figure: from the shutting broker's trace, the NetSend of its first ControlledShutdownRequest to the receipt of the
 successful ControlledShutdownResponse (retries included). Also: the controller's own span (the request's arrival to
-the end of the cascade that answered it). Ceiling: as many fenced conditional writes (multi {check
-/controller_epoch, setData at version}) as the controller wrote state znodes during the shutdown, pipelined.
+the end of the cascade that answered it).
+
+Ceiling: the controller's own ZooKeeper work, done straight through kazoo from this process with no kactor logic in
+between: the batches the controller sent between the request and its answer (read from its trace: in Kafka's
+doControlledShutdown the election's reads of the led partitions' states, its fenced writes, then the ISR removal's
+reads and writes of the followed ones), one after the other as the controller must (each batch needs the previous
+one's answers), each pipelined and batched as kactor's ZooKeeper edge sends it (zk_bridge/executor.py: watch-less
+reads READ_CHUNK per multiRead, fenced writes FENCED_CHUNK per transaction with the /controller_epoch check). Reads
+are of the same state znodes, writes of the same bytes to scratch znodes (the cluster's versions stay untouched).
+Also printed: the older ceiling, as many single fenced writes (one multi {check, setData} each, pipelined) as the
+controller wrote state znodes — ZooKeeper work the controller does not do (no reads, 64× the transactions).
 """
 
 from __future__ import annotations
 
+import os
 import time
 from typing import Any
+
+from kazoo.client import KazooClient
 
 from actors import names
 from bench import common as c
 from messages.common import TopicPartition
 from protocol.zk import paths, znodes
+from zk_bridge.executor import FENCED_CHUNK, READ_CHUNK
+from zk_bridge.multi_read import multi_read_async
 
 ANCHOR = "Kafka 1.1: 3 s for ~10,000 replicas / ~5,000 leaders on the broker (1.0: 6.5 min); KAFKA-3436: 2,500 in 3 s"
 
@@ -65,6 +79,7 @@ def measure_run(bc: c.BenchCluster, victim: int, controller: int, t_start_ms: fl
                if r["payload"]["body"].get("@") == "ControlledShutdownResponse"]
     writes = 0
     phases: list[str] = []
+    batches: list[list[tuple[str, str, str | None]]] = []  # the controller's ZooKeeper batches, for the ceiling
     if arrived and replies:
         sent_at: dict[int, tuple[float, str]] = {}
         for r in c.scan(cpath, ["ZkRequest", "ZkResponse"], arrived[0]["ts"]):
@@ -78,17 +93,69 @@ def measure_run(bc: c.BenchCluster, victim: int, controller: int, t_start_ms: fl
                 continue
             ops = p["batch"]["ops"]
             kinds = sorted({op.get("@", "?") for op in ops})
+            if r["sender"] == names.CONTROLLER:
+                batches.append([(op.get("@", "?"), op.get("path", ""), op.get("data")) for op in ops])
             if r["sender"] == names.CONTROLLER and len(ops) >= 10:  # the state reads and writes, not the small ones
                 sent_at[p["request_id"]] = (r["ts"], f"{len(ops)} {'/'.join(kinds)}")
             for op in ops:
                 if op.get("@") == "SetData" and op["path"].endswith("/state"):
                     writes += 1
     out: dict[str, Any] = {"broker_view": (end["ts"] - sent[0]["ts"]) / 1000.0, "attempts": float(len(sent)),
-                           "writes": float(writes), "payload": 0.0, "zk_phases": phases}
+                           "writes": float(writes), "payload": 0.0, "zk_phases": phases, "zk_batches": batches}
     if arrived and replies:
         bound = c.first_input_after(cpath, replies[-1]["seq"]) or replies[-1]["ts"]
         out["controller_view"] = (min(bound, end["ts"]) - arrived[0]["ts"]) / 1000.0
     return out
+
+
+def ceiling_same_work(zk: KazooClient, batches: list[list[tuple[str, str, str | None]]]) -> tuple[float, list[str]]:
+    """The controller's ZooKeeper batches (``measure_run``'s "zk_batches": (op kind, path, data) each), done again
+    straight through kazoo: one batch after the other, each batch's reads READ_CHUNK per multiRead and its writes
+    FENCED_CHUNK per fenced transaction, every request of a batch pipelined — as zk_bridge/executor.py sends them.
+    GetData reads the same znode; SetData writes the same bytes to a scratch znode (created before, not timed).
+    Returns (seconds of the batches alone, one "n kind seconds" line per batch); any other op kind is counted in the
+    line and not sent (a controlled shutdown sends none)."""
+    base = f"/kactor-bench-same-work-{os.getpid()}"
+    zk.ensure_path(base)
+    epoch_stat = zk.exists(paths.ControllerEpochZNode)
+    if epoch_stat is None:
+        raise RuntimeError("no /controller_epoch: the ceiling's writes are fenced on it")
+    writes = [(bi, i) for bi, ops in enumerate(batches) for i, (kind, _, _) in enumerate(ops) if kind == "SetData"]
+    scratch = {k: f"{base}/{n}" for n, k in enumerate(writes)}
+    _, r = c.pipelined(lambda path=path: zk.create_async(path, b"") for path in scratch.values())
+    if c.errors(r):
+        raise RuntimeError(f"ceiling setup failed: {c.errors(r)[0]!r}")
+    total = 0.0
+    lines: list[str] = []
+    bad: list[Any] = []
+    try:
+        for bi, ops in enumerate(batches):
+            reads = [path for kind, path, _ in ops if kind == "GetData"]
+            sets = [(scratch[(bi, i)], (data or "").encode()) for i, (kind, _, data) in enumerate(ops)
+                    if kind == "SetData"]
+            others = len(ops) - len(reads) - len(sets)
+
+            def fenced(chunk: list[tuple[str, bytes]]) -> Any:
+                t = zk.transaction()
+                t.check(paths.ControllerEpochZNode, epoch_stat.version)
+                for path, data in chunk:
+                    t.set_data(path, data, 0)  # each scratch znode is written once, at version 0
+                return t.commit_async()
+
+            calls = [lambda chunk=reads[i:i + READ_CHUNK]: multi_read_async(zk, chunk)
+                     for i in range(0, len(reads), READ_CHUNK)]
+            calls += [lambda chunk=sets[i:i + FENCED_CHUNK]: fenced(chunk) for i in range(0, len(sets), FENCED_CHUNK)]
+            secs, res = c.pipelined(calls)
+            bad += c.errors(res) + [x for v in res if isinstance(v, list) for x in v if isinstance(x, BaseException)]
+            total += secs
+            what = "/".join(k for k, n in (("GetData", len(reads)), ("SetData", len(sets))) if n)
+            lines.append(f"{len(ops)} {what or '-'}{f' (+{others} not sent)' if others else ''} {secs:.2f}s")
+    finally:
+        c.pipelined(lambda path=path: zk.delete_async(path) for path in scratch.values())
+        zk.delete(base)
+    if bad:
+        raise RuntimeError(f"ceiling requests failed: {bad[0]!r}")
+    return total, lines
 
 
 def victim_order(controller: int, brokers: int = 5) -> list[tuple[int, str]]:
@@ -114,6 +181,7 @@ def run(scale: float = 1.0, runs: int = 3, tmpfs: bool = False, keep: bool = Fal
     controller_view: list[float] = []
     by_case: dict[str, list[float]] = {"other": [], "own": []}
     ceilings: list[float] = []
+    single_writes: list[float] = []
     notes: list[str] = []
     payload = c.state_json(1, [1], 2, 1)
     with c.BenchCluster(5, layout, tmpfs=tmpfs,
@@ -140,14 +208,19 @@ def run(scale: float = 1.0, runs: int = 3, tmpfs: bool = False, keep: bool = Fal
             if "controller_view" in m:
                 controller_view.append(m["controller_view"])
             n_writes = int(m["writes"]) or replicas
-            ceilings.append(c.ceiling_conditional_writes(bc.zk, [payload] * n_writes))
+            same_work, ceiling_lines = ceiling_same_work(bc.zk, m["zk_batches"])
+            ceilings.append(same_work)
+            single_writes.append(c.ceiling_conditional_writes(bc.zk, [payload] * n_writes))
             print(f"  run {i + 1}: broker {victim} ({replicas} replicas, {leaders} leaders; leaderships to broker "
                   f"{(victim + 1) % 5}, case {case}; controller {controller}) exit {code}: "
                   f"{m['broker_view']:.2f} s in {int(m['attempts'])} request(s), controller "
                   f"{m.get('controller_view', float('nan')):.2f} s, {n_writes} state writes; ceiling "
-                  f"{ceilings[-1]:.2f} s", flush=True)
-            # each ZooKeeper batch of the controller's answer, request → response, from its trace
+                  f"{ceilings[-1]:.2f} s ({m['broker_view'] / ceilings[-1]:.2f}x); {n_writes} single fenced writes "
+                  f"{single_writes[-1]:.2f} s", flush=True)
+            # each ZooKeeper batch of the controller's answer, request → response, from its trace; then the same
+            # batches straight through kazoo (the ceiling)
             print(f"    controller's ZooKeeper round trips: {', '.join(m['zk_phases']) or 'none'}", flush=True)
+            print(f"    the same batches through kazoo:     {', '.join(ceiling_lines) or 'none'}", flush=True)
             if i + 1 < runs:  # the next run starts from the same layout; nothing follows the last
                 bc.restart(victim)
                 bc.settle()
@@ -158,9 +231,12 @@ def run(scale: float = 1.0, runs: int = 3, tmpfs: bool = False, keep: bool = Fal
         name="controlled-shutdown", scale_text=scale_text + (", ZK on tmpfs" if tmpfs else ""),
         figure_label="ControlledShutdownRequest sent → successful answer received (broker's trace)",
         figure=c.Measure(figures),
-        ceiling_label="the same number of fenced conditional state writes, pipelined kazoo multi",
+        ceiling_label="the controller's own ZooKeeper batches (state reads and fenced writes), one after the other, "
+                      "each pipelined and batched as kactor's ZooKeeper edge sends it, straight through kazoo",
         ceiling=c.Measure(ceilings), anchor=ANCHOR,
         extra={"controller: request arrival → end of answering cascade": c.Measure(controller_view),
+               "older ceiling: as many single fenced state writes (one multi each), pipelined":
+                   c.Measure(single_writes),
                "leaderships to another broker": c.Measure(by_case["other"]),
                "leaderships to the controller's own broker": c.Measure(by_case["own"])},
         notes=notes, load_before=load_before, load_after=c.load_average())
