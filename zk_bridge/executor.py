@@ -91,6 +91,8 @@ SET_CHUNK = FENCED_CHUNK
 # Watch-less reads of one ZkBatch sent per multiRead (zk_bridge/multi_read.py): 256 state znodes are about 40 KB
 # of answer, far below jute.maxbuffer (rates: "async reads/s" vs "kazoo reads/s" in `kactor bench zk-bridge`).
 READ_CHUNK = 256
+# The op types a fenced multi may carry (ZkExecutor._chunkable).
+_CHUNKABLE = (SetData, Delete, Create)
 
 
 class ZooKeeperUnreachable(ConnectionError):  # noqa: N818 - the name others import
@@ -191,6 +193,20 @@ class _Gather:
                 self.fire()
         return done
 
+    def put_many(self, indices: Sequence[int], results: Sequence[ZkOpResult]) -> None:
+        """The results of a whole chunk at once (one lock, no closure per op); each slot is still filled once."""
+        with self.lock:
+            filled = 0
+            slots = self.results
+            for i, result in zip(indices, results, strict=True):
+                if slots[i] is None:
+                    slots[i] = result
+                    filled += 1
+            self.remaining -= filled
+            last = filled > 0 and self.remaining == 0
+        if last:
+            self.fire()
+
     def fire(self) -> None:
         try:
             self.callback(tuple(r for r in self.results if r is not None))
@@ -256,30 +272,42 @@ class ZkExecutor:
             return
         # Consecutive watch-less reads go as multiReads, consecutive fenced writes and consecutive unfenced setData
         # as multis; a chunk is sent before any op that follows it, so ZooKeeper still sees the ops in the batch's
-        # order.
-        chunk: list[tuple[Any, _Done]] = []
+        # order. A chunk is the ops' indices in the batch: its results go into the gather together.
+        chunk: list[int] = []
         kind = ""
+        limit = 0
         for i, op in enumerate(ops):
-            op_kind = ("read" if self._multi_read_ok and isinstance(op, GetData) and not op.watch else
-                       "write" if fence >= 0 and self._chunkable(op) else
-                       "set" if fence < 0 and isinstance(op, SetData) else "")
-            if chunk and (op_kind != kind or len(chunk) == (READ_CHUNK if kind == "read" else
-                                                            FENCED_CHUNK if kind == "write" else SET_CHUNK)):
-                self._send_chunk(kind, chunk, fence)
+            op_kind = self._kind(op, fence)
+            if chunk and (op_kind != kind or len(chunk) == limit):
+                self._send_chunk(kind, ops, chunk, fence, gather)
                 chunk = []
             if op_kind:
-                kind = op_kind
-                chunk.append((op, gather.slot(i)))
+                if op_kind != kind:
+                    kind = op_kind
+                    limit = READ_CHUNK if kind == "read" else FENCED_CHUNK if kind == "write" else SET_CHUNK
+                chunk.append(i)
             else:
                 self._run(op, fence, gather.slot(i))
         if chunk:
-            self._send_chunk(kind, chunk, fence)
+            self._send_chunk(kind, ops, chunk, fence, gather)
 
-    def _send_chunk(self, kind: str, chunk: list[tuple[Any, _Done]], fence: int) -> None:
-        if kind == "read":
-            self._run_read_chunk(chunk, fence)
+    def _kind(self, op: Any, fence: int) -> str:
+        """How ``op`` travels: "read" (in a multiRead), "write" (in a fenced multi), "set" (in an unfenced multi of
+        setData), or "" (alone)."""
+        if isinstance(op, GetData):
+            return "read" if self._multi_read_ok and not op.watch else ""
+        if fence >= 0:
+            return "write" if self._chunkable(op) else ""
+        return "set" if isinstance(op, SetData) else ""
+
+    def _send_chunk(self, kind: str, ops: Sequence[Any], chunk: list[int], fence: int, gather: _Gather) -> None:
+        if len(chunk) == 1:
+            i = chunk[0]
+            self._run(ops[i], fence, gather.slot(i))
+        elif kind == "read":
+            self._run_read_chunk(ops, chunk, fence, gather)
         else:
-            self._run_chunk(chunk, fence)
+            self._run_chunk(ops, chunk, fence, gather)
 
     def close(self) -> None:
         """Stop listening; ops waiting for a reconnection are failed with SESSIONEXPIRED. The client is not ours."""
@@ -294,10 +322,12 @@ class ZkExecutor:
     # -- fenced writes, many per transaction -----------------------------------------------------------------------
     @staticmethod
     def _chunkable(op: Any) -> bool:
-        return (isinstance(op, SetData | Delete | Create) and not getattr(op, "recursive", False)
+        if type(op) is SetData:  # the controller's state writes: most of what comes here
+            return True
+        return (isinstance(op, _CHUNKABLE) and not getattr(op, "recursive", False)
                 and not getattr(op, "make_parents", False))
 
-    def _run_chunk(self, chunk: list[tuple[Any, _Done]], fence: int) -> None:
+    def _run_chunk(self, ops: Sequence[Any], chunk: list[int], fence: int, gather: _Gather) -> None:
         """Up to FENCED_CHUNK fenced writes as ONE multi [check(/controller_epoch), op1, op2, ...] instead of one multi
         per op: ZooKeeper then logs (and fsyncs) one transaction, and kazoo serialises one request, for the chunk.
         A single op, or a chunk whose transaction failed on one op, falls back to one multi per op, so each op still
@@ -310,16 +340,12 @@ class ZkExecutor:
         sent again on its own — a plain conditional setData, Kafka 2.6's conditionalUpdatePath — so a stale
         partition never blocks the others and every op gets exactly the result (new stat, or the failure) it would
         have got alone."""
-        if len(chunk) == 1:
-            op, done = chunk[0]
-            self._run(op, fence, done)
-            return
         fenced = fence >= 0
         t = self.client.transaction()
         if fenced:
             t.check(paths.ControllerEpochZNode, fence)
-        for op, _ in chunk:
-            self._add(t, op)
+        for i in chunk:
+            self._add(t, ops[i])
 
         def committed(ar: Any) -> None:
             try:
@@ -327,38 +353,32 @@ class ZkExecutor:
             except Exception as e:  # noqa: BLE001 - the whole request failed (connection, session)
                 code = result_code(e)
                 if code == CONNECTIONLOSS and not self._closed:
-                    for op, done in chunk:  # each op re-sent on its own once reconnected, as _run does
-                        self._retry_when_connected(lambda op=op, done=done: self._run(op, fence, done), done)
+                    for i in chunk:  # each op re-sent on its own once reconnected, as _run does
+                        done = gather.slot(i)
+                        self._retry_when_connected(lambda op=ops[i], done=done: self._run(op, fence, done), done)
                 else:
-                    for _, done in chunk:
-                        done(ZkOpResult(code))
+                    gather.put_many(chunk, [ZkOpResult(code)] * len(chunk))
                 return
             if fenced:
                 failed = self._check_failed(values[0])
                 if failed is not None:  # another controller: every op is fenced off
-                    for _, done in chunk:
-                        done(failed)
+                    gather.put_many(chunk, [failed] * len(chunk))
                     return
                 values = values[1:]
             if not any(isinstance(v, BaseException) for v in values):
-                for (op, done), v in zip(chunk, values, strict=True):
-                    done(_op_result(op, v))
+                gather.put_many(chunk, [_op_result(ops[i], v) for i, v in zip(chunk, values, strict=True)])
                 return
-            for op, done in chunk:  # one op failed and the rest rolled back: each on its own
-                self._run(op, fence, done)
+            for i in chunk:  # one op failed and the rest rolled back: each on its own
+                self._run(ops[i], fence, gather.slot(i))
 
         t.commit_async().rawlink(committed)
 
     # -- watch-less reads, many per request --------------------------------------------------------------------------
-    def _run_read_chunk(self, chunk: list[tuple[Any, _Done]], fence: int) -> None:
+    def _run_read_chunk(self, ops: Sequence[Any], chunk: list[int], fence: int, gather: _Gather) -> None:
         """Up to READ_CHUNK getData ops as ONE multiRead (zk_bridge/multi_read.py): each op still gets its own
         result (data and stat, or NONODE). If the request fails as a whole each op is sent on its own, which also
         handles a lost connection (resent once reconnected); a server without multiRead (before 3.6) is asked the
         old way from then on."""
-        if len(chunk) == 1:
-            op, done = chunk[0]
-            self._run(op, fence, done)
-            return
 
         def answered(ar: Any) -> None:
             try:
@@ -367,21 +387,18 @@ class ZkExecutor:
                 if isinstance(e, UnimplementedError):
                     log.warning("ZooKeeper does not implement multiRead (3.6+): reading one znode per request")
                     self._multi_read_ok = False
-                for op, done in chunk:
-                    self._run(op, fence, done)
+                for i in chunk:
+                    self._run(ops[i], fence, gather.slot(i))
                 return
-            for (_, done), v in zip(chunk, values, strict=True):
-                if isinstance(v, BaseException):
-                    done(ZkOpResult(result_code(v)))
-                else:
-                    done(ZkOpResult(OK, data=_text(v[0]), stat=to_zstat(v[1])))
+            gather.put_many(chunk, [ZkOpResult(result_code(v)) if isinstance(v, BaseException) else
+                                    ZkOpResult(OK, data=_text(v[0]), stat=to_zstat(v[1])) for v in values])
 
         try:
-            multi_read_async(self.client, [op.path for op, _ in chunk]).rawlink(answered)
+            multi_read_async(self.client, [ops[i].path for i in chunk]).rawlink(answered)
         except Exception as e:  # noqa: BLE001 - e.g. the client is closed: each op reports it the usual way
             log.debug("multiRead not sent: %s", e)
-            for op, done in chunk:
-                self._run(op, fence, done)
+            for i in chunk:
+                self._run(ops[i], fence, gather.slot(i))
 
     # -- one op ---------------------------------------------------------------------------------------------------
     def _run(self, op: Any, fence: int, done: _Done) -> None:
