@@ -1061,7 +1061,7 @@ class KafkaController:
         if not ctx.is_live_or_shutting_down(broker_id):
             raise BrokerNotAvailableError(f"Broker id {broker_id} does not exist.")
         ctx.shutting_down_broker_ids.add(broker_id)
-        to_act_on = [tp for tp in sorted(ctx.partitions_on_broker(broker_id))
+        to_act_on = [tp for tp in ordered(ctx.partitions_on_broker(broker_id))  # sorted by (topic, partition) key
                      if len(ctx.partition_replica_assignment(tp)) > 1
                      and ctx.partition_leadership_info(tp) is not None
                      and not self.topic_deletion_manager.is_topic_queued_up_for_deletion(tp.topic)]
