@@ -57,3 +57,30 @@ def test_fastdecode_edge_values_and_errors() -> None:
         with pytest.raises(codec.CodecError):
             fastdecode.from_json({"@": f"MadeUp{i}"})
     assert len(fastdecode._DECODERS) == known and "MadeUp0" not in fastdecode._DECODERS
+
+
+def test_a_topic_partition_decodes_to_one_value_per_partition_and_anything_else_as_the_codec_does(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from messages.common import TopicPartition
+
+    ensure_registered()
+    tp = {"@": "TopicPartition", "topic": "orders", "partition": 3}
+    first = fastdecode.from_json(tp)
+    assert first == codec.from_json(tp) == TopicPartition("orders", 3)
+    assert fastdecode.from_json(dict(tp)) is first  # the same value, built once
+    assert fastdecode.from_json({**tp, "partition": 4}) == TopicPartition("orders", 4)
+    for odd in ({**tp, "partition": True}, {**tp, "partition": 3.0}, {**tp, "topic": b"orders"}):
+        assert fastdecode.from_json(odd) == codec.from_json(odd)  # what the class takes, as the codec builds it
+        assert fastdecode.from_json(odd) is not first
+    for bad in ({"@": "TopicPartition", "topic": "orders"}, {**tp, "extra": 1}):
+        with pytest.raises(codec.CodecError) as fast:
+            fastdecode.from_json(bad)
+        with pytest.raises(codec.CodecError) as plain:
+            codec.from_json(bad)
+        assert str(fast.value) == str(plain.value)
+    # bounded: a peer's made-up partitions empty the table when it is full, and decoding goes on
+    monkeypatch.setattr(fastdecode, "_TOPIC_PARTITIONS_MAX", 3)
+    fastdecode._TOPIC_PARTITIONS.clear()
+    for p in range(10):
+        assert fastdecode.from_json({**tp, "partition": p}) == TopicPartition("orders", p)
+        assert len(fastdecode._TOPIC_PARTITIONS) <= 3

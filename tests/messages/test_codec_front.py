@@ -59,7 +59,7 @@ def _generated() -> list[Any]:
     fastcodec.to_json(_Frozen(1, "a"))
     # kept by value under a guard (its Errors field): the guard is generated
     orjson_lines.encode_record_bytes(1, 1.0, "a", "b", PartitionError(TopicPartition("t", 0), Errors.NONE), None)
-    return [fastcodec._DISPATCH[_Frozen], fastcodec._TEXT[_Frozen], fastdecode._DECODERS["TopicPartition"],
+    return [fastcodec._DISPATCH[_Frozen], fastcodec._TEXT[_Frozen], fastdecode._DECODERS["PartitionAndReplica"],
             orjson_lines._DEFAULT[TopicPartition], orjson_lines._VALUES[PartitionError][1]]
 
 
@@ -82,11 +82,11 @@ def test_a_traceback_through_a_generated_decoder_shows_its_line() -> None:
     def explode(_: Any) -> Any:
         raise BoomError
 
-    dec = fastdecode._DECODERS.get("TopicPartition") or fastdecode._decoder("TopicPartition")
+    dec = fastdecode._DECODERS.get("PartitionAndReplica") or fastdecode._decoder("PartitionAndReplica")
     dec.__globals__["D"], saved = explode, dec.__globals__["D"]  # the generated code's own name for from_json
     try:
         with pytest.raises(BoomError) as e:
-            dec({"@": "TopicPartition", "topic": ["not", "a", "str"], "partition": 1})
+            dec({"@": "PartitionAndReplica", "topic_partition": ["not", "a", "partition"], "replica": 1})
     finally:
         dec.__globals__["D"] = saved
     frames = traceback.extract_tb(e.value.__traceback__)
