@@ -525,8 +525,10 @@ class Checker:
             out += self.loads.check()
         return out
 
-    def _epoch_entries_past_the_log_end(self) -> list[str]:
-        """Every live broker's fetching followers whose epoch cache ends at or past their log end."""
+    def _epoch_entries_past_the_log_end(self, ordered: bool = False) -> list[str]:
+        """Every live broker's fetching followers whose epoch cache ends at or past their log end, in the order of
+        the shards' names and then of the partitions. That order is only needed for a finding: the look at every
+        step goes in the dicts' order, and goes again ``ordered`` once it finds one."""
         from actors import names
 
         out = []
@@ -534,17 +536,20 @@ class Checker:
             rt = broker.rt
             if rt is None or broker.paused:
                 continue
-            for name, actor in sorted(rt.instances.items()):
+            for name, actor in sorted(rt.instances.items()) if ordered else rt.instances.items():
                 rm = getattr(actor, "rm", None) if name.startswith(names.SHARD_PREFIX) else None
                 if rm is None:
                     continue
-                for tp, state in sorted(rm.replica_fetcher_manager.fetch_states.items()):
+                states = rm.replica_fetcher_manager.fetch_states.items()
+                for tp, state in sorted(states) if ordered else states:
                     p = rm.online_partition(tp)
                     log = None if p is None or p.is_leader or not state.is_ready_for_fetch else p.log
                     entries = () if log is None else log.leader_epoch_entries
                     # an empty log (retention deleted all of it) keeps its last epoch at the log start offset
                     # (LeaderEpochFileCache.truncateFromStart): not an epoch led without writing
                     if entries and entries[-1][1] >= log.log_end_offset > log.log_start_offset:
+                        if not ordered:
+                            return self._epoch_entries_past_the_log_end(ordered=True)
                         out.append(f"{tp.topic}-{tp.partition}: follower b{b} fetches from b{state.leader_id} with "
                                    f"leader epoch {entries[-1][0]} starting at its log end {log.log_end_offset} in "
                                    f"its epoch cache (an epoch it led without writing, not trimmed)")
