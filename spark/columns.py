@@ -186,7 +186,7 @@ def frame(spark: Any, d: ColumnsDir) -> Any:
     from spark.schema import CACHE_SCHEMA
 
     pq = spark.read.schema(CACHE_SCHEMA).parquet(d.path)
-    prefix = Path(d.folder).resolve().as_uri() + "/"
+    prefix = folder_url(d)
     payload, fast = F.col("payload"), F.col("_fast")
     return pq.select(
         F.concat(F.lit(prefix), F.col("_name")).alias("_file"), _process(d), "seq", "ts", "sender", "receiver", "type",
@@ -204,7 +204,7 @@ def parsed(spark: Any, d: ColumnsDir) -> Any:
     from spark.schema import CACHE_SCHEMA, PARSED_FIELDS
 
     pq = spark.read.schema(CACHE_SCHEMA).parquet(d.path)
-    prefix = Path(d.folder).resolve().as_uri() + "/"
+    prefix = folder_url(d)
     return pq.where(F.col("observed") & F.col("_fast")).select(
         F.concat(F.lit(prefix), F.col("_name")).alias("_file"), _process(d), "seq", "ts", "type",
         *[f.name for f in PARSED_FIELDS])
@@ -217,3 +217,21 @@ def _process(d: ColumnsDir) -> Any:
     if not d.prefix:
         return F.col("process")
     return F.concat(F.lit(d.prefix), F.col("process")).alias("process")
+
+
+def counted(spark: Any, d: ColumnsDir, index: int) -> Any:
+    """What the count reads of every row of ``d``: ``_dir`` (``index``: which of the summary's columns folders),
+    ``_name`` (the file's name: its URL and process are made from it after the aggregation, not for every row),
+    ``sender``, ``receiver``, ``type``, ``ts``, ``_fast``, ``_head`` (false: the cache holds no headers)."""
+    from pyspark.sql import functions as F  # noqa: N812 - the PySpark convention
+
+    from spark.schema import CACHE_SCHEMA
+
+    pq = spark.read.schema(CACHE_SCHEMA).parquet(d.path)
+    return pq.select(F.lit(index).alias("_dir"), "_name", "sender", "receiver", "type", "ts", "_fast",
+                     F.lit(False).alias("_head"))
+
+
+def folder_url(d: ColumnsDir) -> str:
+    """What ``frame`` puts before a row's file name in its ``_file`` (the URL of ``d``'s folder, with a slash)."""
+    return Path(d.folder).resolve().as_uri() + "/"

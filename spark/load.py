@@ -373,16 +373,29 @@ def count(src: TraceSource, rows: Any, group_keys: tuple[str, ...] = (),
     only counted in this pass; ``reread(files)`` (default: ``lines`` over those JSON files) then gives the rows of
     the files that have any, and those lines are parsed in full.
     """
+    stats = [r.asDict() for r in count_frame(rows, ("_file", "process", *group_keys)).collect()]
+    return count_finish(src, stats, rows, group_keys, reread)
+
+
+def count_frame(rows: Any, keys: tuple[str, ...]) -> Any:
+    """``count``'s one aggregation over ``rows``, grouped by ``keys``: ``_slow`` (slow lines: counted here, parsed
+    by ``count_finish``), ``messages`` (fixed-order records), ``first_ts``, ``last_ts``."""
     from pyspark.sql import functions as F  # noqa: N812 - the PySpark convention
 
     fast, slow = F.col("_fast"), ~F.col("_fast") & ~F.col("_head")
-    stats = [
-        r.asDict()
-        for r in rows.groupBy("_file", "process", *group_keys).agg(
-            F.sum(slow.cast("long")).alias("_slow"), F.sum(fast.cast("long")).alias("messages"),
-            F.min("ts").alias("first_ts"), F.max("ts").alias("last_ts"))
-        .collect()
-    ]
+    return rows.groupBy(*keys).agg(
+        F.sum(slow.cast("long")).alias("_slow"), F.sum(fast.cast("long")).alias("messages"),
+        F.min("ts").alias("first_ts"), F.max("ts").alias("last_ts"))
+
+
+def count_finish(src: TraceSource, stats: list[dict[str, Any]], rows: Any, group_keys: tuple[str, ...] = (),
+                 reread: Callable[[TraceSource], Any] | None = None) -> tuple[
+        list[dict[str, Any]], list[dict[str, Any]], TraceSource | None]:
+    """``count`` from ``count_frame``'s rows (``stats``, grouped by ``_file``, ``process`` and ``group_keys``):
+    the slow lines parsed, the trace checked, the sums per process."""
+    from pyspark.sql import functions as F  # noqa: N812 - the PySpark convention
+
+    slow = ~F.col("_fast") & ~F.col("_head")
     slow_files = {_file_of(r["_file"]) for r in stats if r["_slow"]}
     stats = [dict(r, bad=0) for r in stats if r["messages"]]
     again = None

@@ -25,7 +25,10 @@ from spark import columns
 from spark.load import (
     TraceSource,
     count,
+    count_finish,
+    count_frame,
     discover,
+    file_process,
     lines,
     parsed_columns,
     payload_bad,
@@ -116,39 +119,51 @@ def _bucket(col: str, bucket_ms: int) -> Any:
     return (F.floor(F.col(col) / bucket_ms) * bucket_ms).cast("long").alias("bucket_start_ms")
 
 
-def _rows(df: DataFrame, order: list[str] | None = None) -> list[dict[str, Any]]:
-    """Collect ``df`` (a table: small), sorted by ``order`` as Spark's orderBy would (ascending, nulls first).
+def _finish(rows: list[dict[str, Any]], order: list[str] | None = None) -> list[dict[str, Any]]:
+    """A table's collected rows sorted by ``order`` as Spark's orderBy would (ascending, nulls first), floats
+    rounded to 3 places.
 
     Sorted here, not with orderBy: that costs a sampling job and one more stage per table, about half a second
     each on two cores, for a few hundred rows."""
-    rows = [row.asDict(recursive=True) for row in df.collect()]
     if order:
         rows.sort(key=lambda d: tuple((d[k] is not None, d[k]) if d[k] is not None else (False, 0) for k in order))
-    out = []
     for d in rows:
         for k, v in d.items():
             if isinstance(v, float):
                 d[k] = round(v, 3)
-        out.append(d)
-    return out
+    return rows
 
 
-def compute(obs: DataFrame, routes: list[dict[str, Any]], bucket_ms: int,
-            threads: int = TABLE_THREADS) -> dict[str, list[dict[str, Any]]]:
-    """Every summary table from the route counts and ``observed``'s records (cached by the caller).
+def _rows(df: DataFrame, order: list[str] | None = None) -> list[dict[str, Any]]:
+    """Collect ``df`` (a table: small) as ``_finish``ed rows."""
+    return _finish([row.asDict(recursive=True) for row in df.collect()], order)
 
-    The tables' queries are independent and each is small next to its fixed cost (planning, generating and
-    compiling its code on the driver, one thread; then a short job on the executors), so they are run from
-    ``threads`` Python threads: one query's driver-side work overlaps another's tasks (at 1 and 10 million lines
-    most of the tables' time did not grow with the trace)."""
-    t: dict[str, list[dict[str, Any]]] = {}
-    t["messages_by_route"] = routes
-    by_type: dict[str, int] = {}
-    for r in t["messages_by_route"]:
-        by_type[r["type"]] = by_type.get(r["type"], 0) + r["count"]
-    t["messages_by_type"] = [{"type": k, "count": v}
-                             for k, v in sorted(by_type.items(), key=lambda kv: (-kv[1], kv[0]))]
 
+def _rows_bulk(df: DataFrame, order: list[str] | None = None) -> list[dict[str, Any]]:
+    """``_rows`` for a large table (the anomalies: one row per error, 300,000 for 2 million messages): each Spark
+    partition's rows as one JSON array text, parsed by Python's json in one call each, instead of a Row object
+    built per row and turned into a dict. The rows come in the same order as ``collect`` gives them (partition by
+    partition), and the same values: a double's JSON text is the shortest that reads back to the same double."""
+    row = F.to_json(F.struct(*[F.col(c) for c in df.columns]), {"ignoreNullFields": "false"})
+    parts = (df.select(row.alias("_j"), F.spark_partition_id().alias("_p")).groupBy("_p")
+             .agg(F.concat_ws(",", F.collect_list("_j")).alias("_s")).collect())
+    rows: list[dict[str, Any]] = []
+    for part in sorted(parts, key=lambda r: r["_p"]):
+        rows += json.loads("[" + part["_s"] + "]")
+    return _finish(rows, order)
+
+
+# A query of the tables: (name, DataFrame, order of its rows); ``_tables`` turns their rows into the tables.
+Query = tuple[str, DataFrame, list[str]]
+BULK = ("anomalies",)  # the queries collected with _rows_bulk
+
+
+def queries(obs: DataFrame, bucket_ms: Any, cache: bool = False) -> list[Query]:
+    """The tables' queries over ``observed``'s records (``bucket_ms``: the timelines' bucket width, an int or a
+    Column), longest first, the errors' two first (``errors``, then ``anomalies``: with ``cache``, the errors are
+    cached by the first and read by the second; the caller clears the cache). Each is small next to its fixed cost
+    (planning, generating and compiling its code on the driver, then a short job); ``compute`` runs them one job
+    each, ``one_pass`` as one query with the count."""
     # controller events: queue time (started - enqueued) and processing time (finished - started)
     ev = _of(obs, "ControllerEventProcessed").select(
         "process", "seq", "ts", "p.event", "p.controller_state",
@@ -164,169 +179,173 @@ def compute(obs: DataFrame, routes: list[dict[str, Any]], bucket_ms: int,
         F.col("p.completed_ms").alias("completed_ms"),
     )
     failed = (F.col("error").isNotNull() & (F.col("error") != "") & (F.col("error") != "NONE")).cast("long")
+    out: list[Query] = []
 
-    def event_times() -> dict[str, list[dict[str, Any]]]:
-        return {"controller_event_times": _rows(
-            ev.groupBy("event").agg(F.count("*").alias("count"),
-                                    F.first("controller_state").alias("controller_state"),
-                                    *_pcts("queue_ms", "queue_ms"), *_pcts("processing_ms", "processing_ms")),
-            ["event"])}
+    # errors anywhere in a payload ({"@e":"Errors","v":X}, X != NONE) and in ChannelRequestCompleted.error
+    payload_errs = obs.where(F.col("errors").isNotNull()).select(
+        "process", "seq", "ts", "type", F.explode("errors").alias("error"))
+    channel_errs = rq.where(failed == 1).select("process", "seq", "ts",
+                                                F.lit("ChannelRequestCompleted").alias("type"), "error")
+    errs = payload_errs.unionByName(channel_errs)
+    if cache:  # read by two queries: computed once (planned and compiled once too)
+        errs = errs.cache()
+    cc = _of(obs, "ControllerChanged").select("process", "seq", "ts", "type", "p.*")
+    anomalies = [
+        ev.where(F.col("processing_ms") > SLOW_EVENT_MS).select(
+            F.lit("slow_event").alias("kind"), "process", "seq", "ts",
+            F.lit("ControllerEventProcessed").alias("type"),
+            F.format_string("%s took %.3f ms (queued %.3f ms)", "event", "processing_ms",
+                            "queue_ms").alias("detail")),
+        rq.where(F.col("attempts") > 1).select(
+            F.lit("retried_request").alias("kind"), "process", "seq", "ts", F.lit("ChannelRequestCompleted"),
+            F.format_string("%s to broker %d: %d attempts, error %s", "request_type", "broker_id",
+                            "attempts", "error")),
+        errs.select(F.when(F.col("error") == "STALE_CONTROLLER_EPOCH", "stale_controller_epoch")
+                    .otherwise("error"), "process", "seq", "ts", "type", F.col("error")),
+        cc.select(F.lit("controller_change"), "process", "seq", "ts", "type",
+                  F.format_string("broker %d %s (epoch %d)", "broker_id",
+                                  F.when(F.col("active"), "became controller").otherwise("resigned"),
+                                  "controller_epoch")),
+    ]
+    an = anomalies[0]
+    for other in anomalies[1:]:
+        an = an.union(other)
+    out.append(("errors", errs.groupBy("error", "type").count(), ["error", "type"]))
+    out.append(("anomalies", an, ["ts", "process", "seq", "kind"]))
 
-    def event_timeline() -> dict[str, list[dict[str, Any]]]:
-        return {"controller_event_timeline": _rows(
-            ev.groupBy(_bucket("started_ms", bucket_ms)).agg(
-                F.count("*").alias("events"), *_pcts("queue_ms", "queue_ms"),
-                F.max("processing_ms").alias("processing_ms_max")),
-            ["bucket_start_ms"])}
+    # per request type and broker, and per request type: grouping sets, not a rollup, whose third level (every
+    # request) no table shows — its percentiles were a third of this aggregation's work
+    out.append(("_latency", rq.groupingSets([("request_type", "broker_id"), ("request_type",)], "request_type",
+                                            "broker_id").agg(
+        F.grouping("broker_id").alias("_all"),
+        F.count("*").alias("count"), F.sum((F.col("attempts") > 1).cast("long")).alias("retried"),
+        F.sum(failed).alias("failed"), *_pcts("latency_ms", "latency_ms"), *_pcts("queue_ms", "queue_ms")),
+        ["request_type", "broker_id"]))
 
-    def latency() -> dict[str, list[dict[str, Any]]]:
-        # per request type and broker, and per request type: grouping sets, not a rollup, whose third level (every
-        # request) no table shows — its percentiles were a third of this aggregation's work
-        lat = _rows(
-            rq.groupingSets([("request_type", "broker_id"), ("request_type",)], "request_type", "broker_id").agg(
-                F.grouping("broker_id").alias("_all"),
-                F.count("*").alias("count"), F.sum((F.col("attempts") > 1).cast("long")).alias("retried"),
-                F.sum(failed).alias("failed"), *_pcts("latency_ms", "latency_ms"), *_pcts("queue_ms", "queue_ms")),
-            ["request_type", "broker_id"])
-        return {
-            "request_latency": [{k: v for k, v in r.items() if k not in ("_all", "broker_id")}
-                                for r in lat if r["_all"] == 1 and r["request_type"] is not None],
-            "request_latency_by_broker": [
-                {k: r[k] for k in ("broker_id", "request_type", "count", "retried", "failed", "latency_ms_p50",
-                                   "latency_ms_p95", "latency_ms_p99", "latency_ms_max")}
-                for r in sorted(lat, key=lambda r: (r["broker_id"] if r["broker_id"] is not None else -1,
-                                                    r["request_type"] or ""))
-                if r["_all"] == 0]}
+    out.append(("controller_event_times", ev.groupBy("event").agg(
+        F.count("*").alias("count"), F.first("controller_state").alias("controller_state"),
+        *_pcts("queue_ms", "queue_ms"), *_pcts("processing_ms", "processing_ms")), ["event"]))
 
-    def channel_queue() -> dict[str, list[dict[str, Any]]]:
-        return {"channel_queue_timeline": _rows(
-            rq.groupBy("process", "broker_id", _bucket("completed_ms", bucket_ms)).agg(
-                F.count("*").alias("requests"), F.max("queue_size").alias("queue_size_max"),
-                F.avg("queue_size").alias("queue_size_avg")),
-            ["process", "broker_id", "bucket_start_ms"])}
+    # state machines and elections
+    scb = _of(obs, "StateChangeBatch")
+    trans = scb.select(F.explode(F.array(
+        *[F.transform(f"p.{field}", _transition(name))
+          for name, field in (("partition_transitions", "partition_changes"),
+                              ("replica_transitions", "replica_changes"))],
+        F.transform("p.elections", lambda e: F.struct(
+            F.lit("leader_elections").alias("table"), e["strategy"].alias("a"),
+            F.when(F.coalesce(e["unclean"], F.lit(False)), "unclean").otherwise("clean").alias("b"))),
+    )).alias("x")).select(F.explode("x").alias("c")).select("c.*")
+    out.append(("_transitions", trans.groupBy("table", "a", "b").count(), ["table", "a", "b"]))
 
-    def transitions() -> dict[str, list[dict[str, Any]]]:
-        # state machines and elections
-        scb = _of(obs, "StateChangeBatch")
-        trans = scb.select(F.explode(F.array(
-            *[F.transform(f"p.{field}", _transition(name))
-              for name, field in (("partition_transitions", "partition_changes"),
-                                  ("replica_transitions", "replica_changes"))],
-            F.transform("p.elections", lambda e: F.struct(
-                F.lit("leader_elections").alias("table"), e["strategy"].alias("a"),
-                F.when(F.coalesce(e["unclean"], F.lit(False)), "unclean").otherwise("clean").alias("b"))),
-        )).alias("x")).select(F.explode("x").alias("c")).select("c.*")
-        counted = _rows(trans.groupBy("table", "a", "b").count(), ["table", "a", "b"])
-        out = {}
-        for name, a, b in (("partition_transitions", "from_state", "to_state"),
-                           ("replica_transitions", "from_state", "to_state"),
-                           ("leader_elections", "strategy", "kind")):
-            out[name] = [{a: r["a"], b: r["b"], "count": r["count"]} for r in counted if r["table"] == name]
-        return out
+    out.append(("controller_event_timeline", ev.groupBy(_bucket("started_ms", bucket_ms)).agg(
+        F.count("*").alias("events"), *_pcts("queue_ms", "queue_ms"),
+        F.max("processing_ms").alias("processing_ms_max")), ["bucket_start_ms"]))
 
-    def topic_deletions() -> dict[str, list[dict[str, Any]]]:
-        # Queued / Started / Ineligible ... Completed; a topic deleted twice gives two rows
-        td = _of(obs, "TopicDeletionProgress").select("process", "seq", "ts", "p.topic", "p.phase")
-        before = Window.partitionBy("topic").orderBy("ts", "process", "seq").rowsBetween(Window.unboundedPreceding,
-                                                                                         -1)
-        td = td.withColumn("n", F.coalesce(F.sum((F.col("phase") == "Completed").cast("long")).over(before),
-                                           F.lit(0)))
-        return {"topic_deletions": _rows(
-            _spans(td.groupBy("topic", "n").agg(
-                F.min(F.when(F.col("phase") == "Queued", F.col("ts"))).alias("queued_ts"),
-                F.min(F.when(F.col("phase") == "Started", F.col("ts"))).alias("started_ts"),
-                F.min(F.when(F.col("phase") == "Completed", F.col("ts"))).alias("completed_ts"),
-                F.sum((F.col("phase") == "Ineligible").cast("long")).alias("ineligible"),
-            ), "completed_ts", "Completed").drop("n"),
-            ["topic", "queued_ts"])}
+    out.append(("channel_queue_timeline", rq.groupBy("process", "broker_id", _bucket("completed_ms", bucket_ms)).agg(
+        F.count("*").alias("requests"), F.max("queue_size").alias("queue_size_max"),
+        F.avg("queue_size").alias("queue_size_avg")), ["process", "broker_id", "bucket_start_ms"]))
 
-    def reassignments() -> dict[str, list[dict[str, Any]]]:
-        # Started ... Completed or Dropped, per partition
-        ra = _of(obs, "ReassignmentProgress").select(
-            "process", "seq", "ts", F.col("p.topic_partition.topic").alias("topic"),
-            F.col("p.topic_partition.partition").alias("partition"), "p.phase")
-        before = (Window.partitionBy("topic", "partition").orderBy("ts", "process", "seq")
-                  .rowsBetween(Window.unboundedPreceding, -1))
-        ended = F.col("phase").isin("Completed", "Dropped").cast("long")
-        ra = ra.withColumn("n", F.coalesce(F.sum(ended).over(before), F.lit(0)))
-        agg = ra.groupBy("topic", "partition", "n").agg(
-            F.min(F.when(F.col("phase") == "Started", F.col("ts"))).alias("started_ts"),
-            F.min(F.when(F.col("phase").isin("Completed", "Dropped"), F.col("ts"))).alias("finished_ts"),
-            F.max(F.when(F.col("phase").isin("Completed", "Dropped"), F.col("phase"))).alias("outcome"),
-        )
-        agg = agg.select(
-            "topic", "partition", "started_ts", "finished_ts",
-            F.coalesce("outcome", F.lit("InProgress")).alias("outcome"),
-            F.round(F.col("finished_ts") - F.col("started_ts"), 3).alias("duration_ms"))
-        return {"reassignments": _rows(agg, ["topic", "partition", "started_ts"])}
+    # gauges of the active controller over time
+    g = _of(obs, "ControllerGauges").where(F.col("p.active")).select("process", "seq", "ts", "p.*")
+    order = F.struct("ts", "seq")
+    out.append(("gauges_timeline", g.groupBy(_bucket("ts", bucket_ms)).agg(
+        F.count("*").alias("samples"),
+        F.max("offline_partitions").alias("offline_partitions_max"),
+        F.max_by("offline_partitions", order).alias("offline_partitions_last"),
+        F.max("under_replicated_partitions").alias("under_replicated_partitions_max"),
+        F.max_by("under_replicated_partitions", order).alias("under_replicated_partitions_last"),
+        F.max("preferred_replica_imbalance").alias("preferred_replica_imbalance_max"),
+        F.max_by("global_partitions", order).alias("global_partitions"),
+        F.max_by("topics_to_delete", order).alias("topics_to_delete"),
+        F.max_by("controller_epoch", order).alias("controller_epoch")), ["bucket_start_ms"]))
 
-    def gauges() -> dict[str, list[dict[str, Any]]]:
-        # gauges of the active controller over time
-        g = _of(obs, "ControllerGauges").where(F.col("p.active")).select("process", "seq", "ts", "p.*")
-        order = F.struct("ts", "seq")
-        return {"gauges_timeline": _rows(
-            g.groupBy(_bucket("ts", bucket_ms)).agg(
-                F.count("*").alias("samples"),
-                F.max("offline_partitions").alias("offline_partitions_max"),
-                F.max_by("offline_partitions", order).alias("offline_partitions_last"),
-                F.max("under_replicated_partitions").alias("under_replicated_partitions_max"),
-                F.max_by("under_replicated_partitions", order).alias("under_replicated_partitions_last"),
-                F.max("preferred_replica_imbalance").alias("preferred_replica_imbalance_max"),
-                F.max_by("global_partitions", order).alias("global_partitions"),
-                F.max_by("topics_to_delete", order).alias("topics_to_delete"),
-                F.max_by("controller_epoch", order).alias("controller_epoch")),
-            ["bucket_start_ms"])}
+    # Queued / Started / Ineligible ... Completed; a topic deleted twice gives two rows
+    td = _of(obs, "TopicDeletionProgress").select("process", "seq", "ts", "p.topic", "p.phase")
+    before = Window.partitionBy("topic").orderBy("ts", "process", "seq").rowsBetween(Window.unboundedPreceding, -1)
+    td = td.withColumn("n", F.coalesce(F.sum((F.col("phase") == "Completed").cast("long")).over(before), F.lit(0)))
+    out.append(("topic_deletions", _spans(td.groupBy("topic", "n").agg(
+        F.min(F.when(F.col("phase") == "Queued", F.col("ts"))).alias("queued_ts"),
+        F.min(F.when(F.col("phase") == "Started", F.col("ts"))).alias("started_ts"),
+        F.min(F.when(F.col("phase") == "Completed", F.col("ts"))).alias("completed_ts"),
+        F.sum((F.col("phase") == "Ineligible").cast("long")).alias("ineligible"),
+    ), "completed_ts", "Completed").drop("n"), ["topic", "queued_ts"]))
 
-    def errors_and_anomalies() -> dict[str, list[dict[str, Any]]]:
-        # errors anywhere in a payload ({"@e":"Errors","v":X}, X != NONE) and in ChannelRequestCompleted.error
-        payload_errs = obs.where(F.col("errors").isNotNull()).select(
-            "process", "seq", "ts", "type", F.explode("errors").alias("error"))
-        channel_errs = rq.where(failed == 1).select("process", "seq", "ts",
-                                                    F.lit("ChannelRequestCompleted").alias("type"), "error")
-        errs = payload_errs.unionByName(channel_errs).cache()
-        try:
-            out = {"errors": _rows(errs.groupBy("error", "type").count(), ["error", "type"])}
-            cc = _of(obs, "ControllerChanged").select("process", "seq", "ts", "type", "p.*")
-            anomalies = [
-                ev.where(F.col("processing_ms") > SLOW_EVENT_MS).select(
-                    F.lit("slow_event").alias("kind"), "process", "seq", "ts",
-                    F.lit("ControllerEventProcessed").alias("type"),
-                    F.format_string("%s took %.3f ms (queued %.3f ms)", "event", "processing_ms",
-                                    "queue_ms").alias("detail")),
-                rq.where(F.col("attempts") > 1).select(
-                    F.lit("retried_request").alias("kind"), "process", "seq", "ts", F.lit("ChannelRequestCompleted"),
-                    F.format_string("%s to broker %d: %d attempts, error %s", "request_type", "broker_id",
-                                    "attempts", "error")),
-                errs.select(F.when(F.col("error") == "STALE_CONTROLLER_EPOCH", "stale_controller_epoch")
-                            .otherwise("error"), "process", "seq", "ts", "type", F.col("error")),
-                cc.select(F.lit("controller_change"), "process", "seq", "ts", "type",
-                          F.format_string("broker %d %s (epoch %d)", "broker_id",
-                                          F.when(F.col("active"), "became controller").otherwise("resigned"),
-                                          "controller_epoch")),
-            ]
-            an = anomalies[0]
-            for other in anomalies[1:]:
-                an = an.union(other)
-            out["anomalies"] = _rows(an, ["ts", "process", "seq", "kind"])
-        finally:
-            errs.unpersist()
-        kinds: dict[str, int] = {}
-        for r in out["anomalies"]:
-            kinds[r["kind"]] = kinds.get(r["kind"], 0) + 1
-        out["anomaly_counts"] = [{"kind": k, "count": v} for k, v in sorted(kinds.items())]
-        return out
+    # Started ... Completed or Dropped, per partition
+    ra = _of(obs, "ReassignmentProgress").select(
+        "process", "seq", "ts", F.col("p.topic_partition.topic").alias("topic"),
+        F.col("p.topic_partition.partition").alias("partition"), "p.phase")
+    before = (Window.partitionBy("topic", "partition").orderBy("ts", "process", "seq")
+              .rowsBetween(Window.unboundedPreceding, -1))
+    ended = F.col("phase").isin("Completed", "Dropped").cast("long")
+    ra = ra.withColumn("n", F.coalesce(F.sum(ended).over(before), F.lit(0)))
+    agg = ra.groupBy("topic", "partition", "n").agg(
+        F.min(F.when(F.col("phase") == "Started", F.col("ts"))).alias("started_ts"),
+        F.min(F.when(F.col("phase").isin("Completed", "Dropped"), F.col("ts"))).alias("finished_ts"),
+        F.max(F.when(F.col("phase").isin("Completed", "Dropped"), F.col("phase"))).alias("outcome"),
+    )
+    out.append(("reassignments", agg.select(
+        "topic", "partition", "started_ts", "finished_ts",
+        F.coalesce("outcome", F.lit("InProgress")).alias("outcome"),
+        F.round(F.col("finished_ts") - F.col("started_ts"), 3).alias("duration_ms")),
+        ["topic", "partition", "started_ts"]))
+    return out
 
-    # the longest first, so the short ones fill in around them
-    work = (errors_and_anomalies, latency, event_times, transitions, event_timeline, channel_queue, gauges,
-            topic_deletions, reassignments)
-    if threads <= 1:
-        for job in work:
-            t.update(job())
-        return t
-    with ThreadPoolExecutor(max_workers=threads, thread_name_prefix="kactor-table") as pool:
-        for part in pool.map(lambda job: job(), work):
-            t.update(part)
+
+def _tables(routes: list[dict[str, Any]], results: dict[str, list[dict[str, Any]]]) -> dict[str, list[dict[str, Any]]]:
+    """Every summary table from the route counts and ``queries``' rows (``_finish``ed), by query name."""
+    t: dict[str, list[dict[str, Any]]] = {}
+    t["messages_by_route"] = routes
+    by_type: dict[str, int] = {}
+    for r in routes:
+        by_type[r["type"]] = by_type.get(r["type"], 0) + r["count"]
+    t["messages_by_type"] = [{"type": k, "count": v}
+                             for k, v in sorted(by_type.items(), key=lambda kv: (-kv[1], kv[0]))]
+    for name, rows in results.items():
+        if not name.startswith("_"):
+            t[name] = rows
+    lat = results["_latency"]
+    t["request_latency"] = [{k: v for k, v in r.items() if k not in ("_all", "broker_id")}
+                            for r in lat if r["_all"] == 1 and r["request_type"] is not None]
+    t["request_latency_by_broker"] = [
+        {k: r[k] for k in ("broker_id", "request_type", "count", "retried", "failed", "latency_ms_p50",
+                           "latency_ms_p95", "latency_ms_p99", "latency_ms_max")}
+        for r in sorted(lat, key=lambda r: (r["broker_id"] if r["broker_id"] is not None else -1,
+                                            r["request_type"] or ""))
+        if r["_all"] == 0]
+    counted = results["_transitions"]
+    for name, a, b in (("partition_transitions", "from_state", "to_state"),
+                       ("replica_transitions", "from_state", "to_state"),
+                       ("leader_elections", "strategy", "kind")):
+        t[name] = [{a: r["a"], b: r["b"], "count": r["count"]} for r in counted if r["table"] == name]
+    kinds: dict[str, int] = {}
+    for r in t["anomalies"]:
+        kinds[r["kind"]] = kinds.get(r["kind"], 0) + 1
+    t["anomaly_counts"] = [{"kind": k, "count": v} for k, v in sorted(kinds.items())]
     return t
+
+
+def compute(obs: DataFrame, routes: list[dict[str, Any]], bucket_ms: int,
+            threads: int = TABLE_THREADS) -> dict[str, list[dict[str, Any]]]:
+    """Every summary table from the route counts and ``observed``'s records (cached by the caller), one job per
+    query (the plain way; ``one_pass`` computes the same tables with the count in one query).
+
+    The queries are run from ``threads`` Python threads: one query's driver-side work overlaps another's tasks."""
+    qs = queries(obs, bucket_ms, cache=True)
+    units = [qs[:2], *[[q] for q in qs[2:]]]  # errors then anomalies in one thread: the second reads the cache
+
+    def run(unit: list[Query]) -> dict[str, list[dict[str, Any]]]:
+        return {name: (_rows_bulk if name in BULK else _rows)(df, order) for name, df, order in unit}
+
+    results: dict[str, list[dict[str, Any]]] = {}
+    if threads <= 1:
+        for unit in units:
+            results.update(run(unit))
+    else:
+        with ThreadPoolExecutor(max_workers=threads, thread_name_prefix="kactor-table") as pool:
+            for part in pool.map(run, units):
+                results.update(part)
+    return _tables(routes, results)
 
 
 def _transition(table: str) -> Any:
@@ -357,6 +376,102 @@ def write_table(out_dir: str, name: str, rows: list[dict[str, Any]]) -> None:
             w.writerows(rows)
 
 
+# "1": the count and the tables as one query (``one_pass``); not the default: measured slower (docs/performance-log.md)
+ONE_PASS_ENV = "KACTOR_SPARK_ONE_PASS"
+_ROUTE = ("sender", "receiver", "type")
+
+
+def _count_frame(spark: Any, dirs: list[columns.ColumnsDir]) -> DataFrame:
+    """``count``'s aggregation over the columns of ``dirs``, grouped by folder and file name (``_dir``, ``_name``)
+    and route: the file's URL and process are made from its name afterwards (``_count_stats``), for each group,
+    not for each of the millions of rows, and the grouping key is shorter."""
+    return count_frame(union_by_name([columns.counted(spark, d, i) for i, d in enumerate(dirs)]),
+                       ("_dir", "_name", *_ROUTE))
+
+
+def _count_stats(dirs: list[columns.ColumnsDir], rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``_count_frame``'s rows as ``count_frame`` grouped by ``_file`` and ``process`` gives them (as
+    ``columns.frame`` names a row's file and process)."""
+    urls = [columns.folder_url(d) for d in dirs]
+    out = []
+    for r in rows:
+        i, name = r.pop("_dir"), r.pop("_name")
+        out.append({"_file": urls[i] + name, "process": dirs[i].prefix + file_process(name), **r})
+    return out
+
+
+def _bucket_column(span: Any, points: int = 300) -> Any:
+    """``bucket_for`` as a Spark expression over ``span`` (a Column: the trace's span in ms)."""
+    want = F.greatest(span, F.lit(1.0)) / points
+    out = F.when(F.lit(False), F.lit(0))
+    for b in _NICE_BUCKETS_MS:
+        out = out.when(want <= b, F.lit(b))
+    return out.otherwise((F.ceil(want / 86_400_000) * 86_400_000).cast("long")).cast("long")
+
+
+def _as_json(tag: str, df: DataFrame) -> DataFrame:
+    """``df``'s rows as (``_q``: ``tag``, ``_j``: the row as a JSON object, nulls kept), so that queries of
+    different columns are one union."""
+    row = F.to_json(F.struct(*[F.col(c) for c in df.columns]), {"ignoreNullFields": "false"})
+    return df.select(F.lit(tag).alias("_q"), row.alias("_j"))
+
+
+def one_pass(spark: Any, src: TraceSource, dirs: list[columns.ColumnsDir], bucket_ms: int | None) -> Any:
+    """The count and every table from the columns of ``dirs`` as one query, collected once: the count's
+    aggregation over every row's small columns, the observed records' payload check and the tables' queries
+    (``queries``) over the observed rows, read from the Parquet columns as each needs them (no in-memory cache
+    is built), each query's rows as JSON text in one union. Spark plans, compiles and schedules it once, and runs
+    its independent stages side by side; the plain way (``compute``) was ~13 jobs one after another or four at a
+    time, each with its own planning and its own wait for the driver, and the count and the cache build before
+    them. The timelines' bucket width (``bucket_for`` of the trace's span) is computed in the same query, from
+    the same rows' first and last ts (a scalar subquery), unless ``bucket_ms`` is given; it is checked against
+    the count's.
+
+    Returns ``(processes, tables, firsts, lasts, bucket)``, or None when the trace holds slow lines (the count
+    found lines not in the writer's key order: their files are parsed in full, which only the plain way does)."""
+    obs = union_by_name([columns.parsed(spark, d) for d in dirs])
+    if bucket_ms:
+        bucket: Any = F.lit(int(bucket_ms))
+    else:
+        small = union_by_name([columns.counted(spark, d, i) for i, d in enumerate(dirs)])
+        span = small.where(F.col("_fast")).select(F.coalesce(F.max("ts") - F.min("ts"), F.lit(0.0))).scalar()
+        bucket = _bucket_column(span)
+    qs = queries(obs.drop("_file", "_pbad"), bucket)
+    parts = [_as_json("_count", _count_frame(spark, dirs)),
+             _as_json("_bad", obs.where("_pbad").select("_file").distinct()),
+             _as_json("_bucket", spark.range(1).select(bucket.alias("bucket_ms"))),
+             *[_as_json(name, df) for name, df, _ in qs]]
+    got: dict[str, list[dict[str, Any]]] = {}
+    for row in union_by_name(parts).collect():
+        got.setdefault(row["_q"], []).append(json.loads(row["_j"]))
+    stats = got.get("_count", [])
+    if any(r["_slow"] for r in stats):
+        return None
+    bad = [r["_file"] for r in got.get("_bad", [])]
+    if bad:
+        raise_corrupt(src, bad)
+    processes, groups, _ = count_finish(src, _count_stats(dirs, stats), None, _ROUTE)
+    routes, firsts, lasts, bucket_py = _routes(processes, groups, bucket_ms)
+    if got["_bucket"][0]["bucket_ms"] != bucket_py:
+        raise AssertionError(f"one pass: bucket {got['_bucket'][0]['bucket_ms']} ms, the count's {bucket_py} ms")
+    results = {name: _finish(got.get(name, []), order) for name, _, order in qs}
+    return processes, _tables(routes, results), firsts, lasts, bucket_py
+
+
+def _routes(processes: list[dict[str, Any]], groups: list[dict[str, Any]], bucket_ms: int | None) -> tuple[Any, ...]:
+    """The count's messages by route, first and last ts per process, and the timelines' bucket width."""
+    counts: dict[tuple[str, str, str], int] = {}
+    for g in groups:
+        if g["messages"]:
+            key = (g["sender"], g["receiver"], g["type"])
+            counts[key] = counts.get(key, 0) + g["messages"]
+    routes = [{"sender": k[0], "receiver": k[1], "type": k[2], "count": v} for k, v in sorted(counts.items())]
+    firsts = [p["first_ts"] for p in processes if p["first_ts"] is not None]
+    lasts = [p["last_ts"] for p in processes if p["last_ts"] is not None]
+    span = (max(lasts) - min(firsts)) if firsts else 0.0
+    return routes, firsts, lasts, bucket_ms or bucket_for(span)
+
+
 def _from_columns(spark: Any, src: TraceSource, dirs: list[columns.ColumnsDir],
                   bucket_ms: int | None) -> tuple[Any, ...]:
     """Count, validate and compute every table from the columns of ``dirs`` (and any Parquet input of ``src``).
@@ -384,8 +499,13 @@ def _from_columns(spark: Any, src: TraceSource, dirs: list[columns.ColumnsDir],
 
         pending = pool.submit(build)
         try:
-            processes, groups, slow = count(src, rows, group_keys=("sender", "receiver", "type"),
-                                            reread=lambda _: rows.where(~F.col("_fast")))
+            if src.parquet:
+                processes, groups, slow = count(src, rows, group_keys=_ROUTE,
+                                                reread=lambda _: rows.where(~F.col("_fast")))
+            else:
+                stats = _count_stats(dirs, [r.asDict() for r in _count_frame(spark, dirs).collect()])
+                processes, groups, slow = count_finish(src, stats, rows, _ROUTE,
+                                                       reread=lambda _: rows.where(~F.col("_fast")))
         except BaseException:
             while not pending.done():  # the observed read is of no use now; it may not have started its job yet
                 spark.sparkContext.cancelJobGroup(group)
@@ -401,16 +521,7 @@ def _from_columns(spark: Any, src: TraceSource, dirs: list[columns.ColumnsDir],
         if bad:
             raise_corrupt(src, bad)
         t_obs = time.monotonic()
-        counts: dict[tuple[str, str, str], int] = {}
-        for g in groups:
-            if g["messages"]:
-                key = (g["sender"], g["receiver"], g["type"])
-                counts[key] = counts.get(key, 0) + g["messages"]
-        routes = [{"sender": k[0], "receiver": k[1], "type": k[2], "count": v} for k, v in sorted(counts.items())]
-        firsts = [p["first_ts"] for p in processes if p["first_ts"] is not None]
-        lasts = [p["last_ts"] for p in processes if p["last_ts"] is not None]
-        span = (max(lasts) - min(firsts)) if firsts else 0.0
-        bucket = bucket_ms or bucket_for(span)
+        routes, firsts, lasts, bucket = _routes(processes, groups, bucket_ms)
         tables = compute(obs.drop("_file", "_pbad"), routes, bucket)
     finally:
         pool.shutdown(wait=True)
@@ -430,7 +541,14 @@ def summarize(spark: Any, inputs: list[str], out_dir: str | None = None, bucket_
     t_columns = time.monotonic()
     valid = False
     try:
-        processes, tables, firsts, lasts, bucket, t_count, t_obs = _from_columns(spark, src, dirs, bucket_ms)
+        done = None
+        if dirs and not src.parquet and os.environ.get(ONE_PASS_ENV, "0") == "1":
+            done = one_pass(spark, src, dirs, bucket_ms)
+        if done is not None:
+            processes, tables, firsts, lasts, bucket = done
+            t_count = t_obs = time.monotonic()
+        else:  # a Parquet input, or slow lines: the plain way
+            processes, tables, firsts, lasts, bucket, t_count, t_obs = _from_columns(spark, src, dirs, bucket_ms)
         valid = True
     finally:
         columns.finish(dirs, valid)
@@ -452,6 +570,9 @@ def summarize(spark: Any, inputs: list[str], out_dir: str | None = None, bucket_
                      "observed": round(t_obs - t_count, 3), "tables": round(time.monotonic() - t_obs, 3)},
         "columns": {d.folder: "cached" if d.cached else ("written" if d.commit_to else "temporary")
                     for d in dirs},
+        # "one pass": the count and the tables as one query (``one_pass``; its time is the "count" phase); "per
+        # table": the count, then the observed records cached, then a job per table (``compute``)
+        "tables_path": "one pass" if done is not None else "per table",
         "tables": {name: len(tables.get(name, [])) for name in TABLES},
     }
     result = {"meta": meta, "tables": tables}
