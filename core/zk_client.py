@@ -401,11 +401,7 @@ class KafkaZkClient:
         retry: list[TopicPartition] = []
         for tp, r in zip(partitions, results, strict=True):
             if r.code == OK:
-                # leaderAndIsr.withZkVersion(setDataResponse.stat.getVersion), built directly (attrs.evolve costs
-                # ~10 µs a partition, 10,000 of them in a controlled shutdown)
-                lai = leader_and_isrs[tp]
-                finished[tp] = LeaderAndIsr(lai.leader, lai.leader_epoch, lai.isr,
-                                            r.stat.version if r.stat is not None else -1)
+                finished[tp] = leader_and_isrs[tp].with_zk_version(r.stat.version if r.stat is not None else -1)
             elif r.code == BADVERSION:
                 retry.append(tp)
             else:

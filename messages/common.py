@@ -207,7 +207,9 @@ class LeaderAndIsr:
         return LeaderAndIsr(self.leader, self.leader_epoch + 1, self.isr, self.zk_version)
 
     def with_zk_version(self, zk_version: int) -> LeaderAndIsr:
-        return attrs.evolve(self, zk_version=zk_version)
+        """LeaderAndIsr.withZkVersion; built directly, not by attrs.evolve (~10 µs a call, and a controlled shutdown
+        makes 10,000)."""
+        return LeaderAndIsr(self.leader, self.leader_epoch, self.isr, zk_version)
 
 @message
 class LeaderIsrAndControllerEpoch:
