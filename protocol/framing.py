@@ -145,6 +145,16 @@ def encode_request(header: RequestHeader, body: dict) -> bytes:
     return _frame_of(encode_request_header(header), encode(body))
 
 
+def encode_request_body(api_key: int, api_version: int, body: dict) -> bytes:
+    """A request's body alone, as `encode_request` encodes it (an API that reuses bodies: UpdateMetadata)."""
+    return codec(api_key, api_version, "request")[0](body)  # type: ignore[no-any-return]
+
+
+def encode_request_frame(header: RequestHeader, body: bytes) -> bytes:
+    """A whole request frame, size prefix included, for a body already encoded (`encode_request_body`)."""
+    return _frame_of(encode_request_header(header), body)
+
+
 def _frame_of(head: bytes, body: bytes) -> bytes:
     """``frame(head + body)`` with one copy of the body instead of two: a Produce request or a Fetch answer carries
     up to a megabyte of records per partition, copied on every hop."""

@@ -161,6 +161,9 @@ class ApiSpec:
     request_to_wire: Callable[[Any], dict[str, Any]] | None = None
     response_from_wire: Callable[[int, dict[str, Any]], Any] | None = None
     client_id_of: Callable[[Any], str | None] | None = None  # the header's client id for a request (else the process')
+    # the request's body at send_version as bytes, where the API encodes it itself (else request_to_wire's dict goes
+    # through the generated encoder): UpdateMetadata reuses the body every broker is sent with one batch
+    request_body_bytes: Callable[[Any], bytes] | None = None
     # the frames of a kactor-private key (kactor_private.PrivateBodyCodec: decode_request(payload) -> Request,
     # encode_response(key, version, corr, body), encode_request(header, body), decode_response(key, version, payload))
     body_codec: Any = None

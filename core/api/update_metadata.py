@@ -10,6 +10,7 @@ states under ``topic_states`` and adds ``broker_epoch``; v6 is v5 made flexible.
 
 from __future__ import annotations
 
+import struct
 from typing import Any
 
 import attrs
@@ -23,6 +24,7 @@ from messages.common import NO_EPOCH, Broker, EndPoint, Errors, TopicPartition
 from messages.requests import UpdateMetadataPartitionState, UpdateMetadataRequest, UpdateMetadataResponse
 from messages.topic import TRANSACTION_STATE_TOPIC_NAME
 from protocol.api_versions import ApiKeys
+from protocol.framing import encode_request_body
 
 SEND_VERSION = 6  # what an IBP 2.6 controller sends (UpdateMetadataRequest.Builder at KAFKA_2_4_IV1+)
 
@@ -88,6 +90,32 @@ def request_to_wire(request: UpdateMetadataRequest) -> dict[str, Any]:
         "live_brokers": [_broker_to_wire(b) for b in request.live_brokers]}
 
 
+_BROKER_EPOCH = struct.Struct(">q")
+_BROKER_EPOCH_AT = 8  # the v5+ body opens with ControllerId (int32), ControllerEpoch (int32), BrokerEpoch (int64)
+# the last body encoded, with what it was encoded from: (partition states, live brokers, controller id, controller
+# epoch, body); one entry, replaced whole (a sender on another thread reads one tuple or the other)
+_last_body: tuple[Any, Any, int, int, bytes] | None = None
+
+
+def request_body_bytes(request: UpdateMetadataRequest) -> bytes:
+    """The v6 body as bytes. ControllerChannelManager's sendUpdateMetadataRequests sends one batch's partition
+    states and live brokers to every broker, each request differing only in the receiver's broker epoch: the body
+    is encoded for the first and, for the others made from the same two tuples by the same controller, taken again
+    with the epoch written in (a controlled shutdown's batches are 5 requests of 5,000 states; a failover's, one of
+    every partition per broker). tests/core/api/test_update_metadata_body.py holds it to the plain encoding."""
+    global _last_body
+    last = _last_body
+    if (last is not None and last[0] is request.partition_states and last[1] is request.live_brokers
+            and last[2] == request.controller_id and last[3] == request.controller_epoch):
+        body = last[4]
+        end = _BROKER_EPOCH_AT + _BROKER_EPOCH.size
+        return b"".join((body[:_BROKER_EPOCH_AT], _BROKER_EPOCH.pack(request.broker_epoch), body[end:]))
+    body = encode_request_body(ApiKeys.UPDATE_METADATA, SEND_VERSION, request_to_wire(request))
+    _last_body = (request.partition_states, request.live_brokers, request.controller_id, request.controller_epoch,
+                  body)
+    return body
+
+
 def response_to_wire(version: int, response: UpdateMetadataResponse) -> dict[str, Any]:
     return {"error_code": int(response.error)}
 
@@ -133,5 +161,5 @@ SHARDED = ShardedRequest(UpdateMetadataRequest, split, merge, lambda part, error
 SPEC = ApiSpec(ApiKeys.UPDATE_METADATA, ReplicaManagerService(SHARDED, updates_cache=True),
                with_principal(request_from_wire), response_to_wire, error_response, request_type=UpdateMetadataRequest,
                authorize=authorize, send_version=SEND_VERSION, request_to_wire=request_to_wire,
-               response_from_wire=response_from_wire)
+               response_from_wire=response_from_wire, request_body_bytes=request_body_bytes)
 register(SPEC)

@@ -10,7 +10,14 @@ from core.api.registry import ApiSpec, spec_for_key, spec_for_type
 from messages.common import Errors
 from protocol.api_versions import ApiKeys, request_header_version
 from protocol.errors import FrameTooLargeError
-from protocol.framing import RequestHeader, decode_request, decode_response, encode_request, encode_response
+from protocol.framing import (
+    RequestHeader,
+    decode_request,
+    decode_response,
+    encode_request,
+    encode_request_frame,
+    encode_response,
+)
 
 HEADER = struct.Struct(">i")
 INT32 = 1 << 31
@@ -88,6 +95,8 @@ def encode_outbound(spec: ApiSpec, body: Any, correlation_id: int, client_id: st
     assert spec.request_to_wire is not None and spec.send_version is not None
     cid = spec.client_id_of(body) if spec.client_id_of is not None else None
     header = RequestHeader(spec.api_key, spec.send_version, correlation_id, cid or client_id)
+    if spec.request_body_bytes is not None:
+        return encode_request_frame(header, spec.request_body_bytes(body))
     wire = spec.request_to_wire(body)
     if spec.body_codec is not None:
         return spec.body_codec.encode_request(header, wire)  # type: ignore[no-any-return]
