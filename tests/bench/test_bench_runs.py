@@ -85,7 +85,8 @@ def bench(monkeypatch: pytest.MonkeyPatch) -> list[FakeBench]:
     monkeypatch.setattr(controller_shutdown, "restore_preferred", lambda bc: bc.calls.append("restore") or 0)
     monkeypatch.setattr(broker_crash, "restore_preferred", lambda bc: bc.calls.append("restore") or 0)
     monkeypatch.setattr(controller_shutdown, "measure_run", lambda *a: {
-        "broker_view": 0.5, "attempts": 1.0, "writes": 4.0, "payload": 0.0, "zk_phases": []})
+        "broker_view": 0.5, "attempts": 1.0, "writes": 4.0, "payload": 0.0, "zk_phases": [], "zk_batches": []})
+    monkeypatch.setattr(controller_shutdown, "ceiling_same_work", lambda zk, batches: (0.01, []))
     monkeypatch.setattr(broker_crash, "measure_run", lambda *a: {
         "leaders_written": 0.5, "leader_writes": 4.0, "all_writes": 4.0, "expiry_after_kill": 6.0})
     monkeypatch.setattr(failover, "measure_run", lambda bc, t, victim: {
