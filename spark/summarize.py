@@ -12,6 +12,7 @@ from __future__ import annotations
 import csv
 import json
 import math
+import operator
 import os
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -126,7 +127,11 @@ def _finish(rows: list[dict[str, Any]], order: list[str] | None = None) -> list[
     Sorted here, not with orderBy: that costs a sampling job and one more stage per table, about half a second
     each on two cores, for a few hundred rows."""
     if order:
-        rows.sort(key=lambda d: tuple((d[k] is not None, d[k]) if d[k] is not None else (False, 0) for k in order))
+        try:  # the values compared as they are, in C: the order below whenever no null is compared with a value
+            rows[:] = sorted(rows, key=operator.itemgetter(*order))  # (rows untouched if it raises)
+        except TypeError:  # a null was compared with a value: nulls first
+            rows.sort(key=lambda d: tuple((d[k] is not None, d[k]) if d[k] is not None else (False, 0)
+                                          for k in order))
     for d in rows:
         for k, v in d.items():
             if isinstance(v, float):
@@ -420,10 +425,11 @@ def one_pass(spark: Any, src: TraceSource, dirs: list[columns.ColumnsDir], bucke
     """The count and every table from the columns of ``dirs`` as one query, collected once: the count's
     aggregation over every row's small columns, the observed records' payload check and the tables' queries
     (``queries``) over the observed rows, read from the Parquet columns as each needs them (no in-memory cache
-    is built), each query's rows as JSON text in one union. Spark plans, compiles and schedules it once, and runs
-    its independent stages side by side; the plain way (``compute``) was ~13 jobs one after another or four at a
-    time, each with its own planning and its own wait for the driver, and the count and the cache build before
-    them. The timelines' bucket width (``bucket_for`` of the trace's span) is computed in the same query, from
+    is built), each query's rows as JSON text in one union, so that Spark plans and schedules one query instead of
+    the plain way's ~13 jobs (``compute``). Measured slower at 2 million messages (a summary 43 s against 32 s,
+    fresh JVMs alternated): planning the one large query took seconds, the scalar subquery below is a job of its
+    own, and every anomaly row goes through to_json and json.loads one by one; so it is not the default
+    (ONE_PASS_ENV). The timelines' bucket width (``bucket_for`` of the trace's span) is computed in the same query, from
     the same rows' first and last ts (a scalar subquery), unless ``bucket_ms`` is given; it is checked against
     the count's.
 

@@ -79,3 +79,23 @@ def test_bucket_column_is_bucket_for(spark: Any) -> None:
     got = spark.createDataFrame([(s,) for s in spans], "span double").select(
         "span", _bucket_column(F.col("span")).alias("b")).collect()
     assert {r["span"]: r["b"] for r in got} == {s: bucket_for(s) for s in spans}
+
+
+def test_finish_sorts_as_orderby_with_or_without_nulls() -> None:
+    """``_finish`` sorts by the plain values when no null meets a value, else nulls first; either way as the
+    reference key (Spark's orderBy: ascending, nulls first) and stably (ties keep the collected order)."""
+    import random
+
+    from spark.summarize import _finish
+
+    def reference(rows: list[dict[str, Any]], order: list[str]) -> list[dict[str, Any]]:
+        return sorted(rows, key=lambda d: tuple((d[k] is not None, d[k]) if d[k] is not None else (False, 0)
+                                                for k in order))
+
+    rng = random.Random(7)
+    for nulls in (False, True):
+        rows = [{"ts": float(rng.randint(0, 5)), "process": rng.choice(["b-0", "b-1"]), "i": i,
+                 "seq": None if nulls and rng.random() < 0.3 else rng.randint(0, 3)} for i in range(300)]
+        want = reference([dict(r) for r in rows], ["ts", "process", "seq"])
+        assert _finish([dict(r) for r in rows], ["ts", "process", "seq"]) == want
+        assert _finish([dict(r) for r in rows], ["seq"]) == reference([dict(r) for r in rows], ["seq"])
