@@ -20,8 +20,11 @@ from typing import Any
 
 from kazoo.client import KazooClient
 
+from edges.transport import TransportError, request
 from kactor.cli.kafka_wire import recv_exact
 from kactor.cluster import ClusterError, LocalCluster
+from messages.common import TopicPartition
+from messages.replication import DescribeMetadataCacheRequest
 from protocol.framing import RequestHeader, decode_response, encode_request
 
 TEST_SESSION_TIMEOUT_MS = 4000
@@ -254,3 +257,25 @@ def partition_dir_records(folder: str) -> list[list[Any]]:
             break
         pos += len(batch.raw)
     return out
+
+
+def ask(c: Cluster, broker_id: int, body: Any, timeout_s: float = 10.0) -> Any:
+    """``body`` as its Kafka request to broker ``broker_id``; the decoded internal answer."""
+    return request("127.0.0.1", c.lc.ports[broker_id], body, timeout_s=timeout_s)
+
+
+def cached_state(c: Cluster, broker_id: int, tp: TopicPartition) -> Any:
+    """The UpdateMetadataPartitionState broker ``broker_id``'s MetadataCache holds for ``tp`` (None if absent)."""
+    try:
+        answer = ask(c, broker_id, DescribeMetadataCacheRequest((tp.topic,)), 5.0)
+    except TransportError:
+        return None
+    return next((s for s in answer.partition_states if s.topic_partition == tp), None)
+
+
+def wait_cached(c: Cluster, broker_id: int, tp: TopicPartition, pred: Any, what: str) -> Any:
+    """Poll broker ``broker_id``'s cached state of ``tp`` until ``pred(state)``; returns the state."""
+    def check() -> Any:
+        st = cached_state(c, broker_id, tp)
+        return st if st is not None and pred(st) else None
+    return c.wait(check, 30, f"broker {broker_id}'s metadata {what}")

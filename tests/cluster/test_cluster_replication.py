@@ -15,14 +15,20 @@ import signal
 from typing import Any
 
 import pytest
-from cluster_helpers import TEST_SESSION_TIMEOUT_MS, Cluster, now_ms, partition_dir_records, run_kactor
+from cluster_helpers import (
+    TEST_SESSION_TIMEOUT_MS,
+    Cluster,
+    ask,
+    now_ms,
+    partition_dir_records,
+    run_kactor,
+    wait_cached,
+)
 
 from core.broker.checkpoints import REPLICATION_OFFSET_CHECKPOINT, read_offset_checkpoint
-from edges.transport import TransportError, request
 from kactor.records import values_batch
 from messages.common import Errors, TopicPartition
 from messages.replication import (
-    DescribeMetadataCacheRequest,
     ProducePartition,
     ProducePartitionResponse,
     ProduceRequest,
@@ -32,11 +38,6 @@ from messages.replication import (
 pytestmark = pytest.mark.cluster
 
 # -- readers -----------------------------------------------------------------------------------------------------------
-def ask(c: Cluster, broker_id: int, body: Any, timeout_s: float = 10.0) -> Any:
-    """``body`` as its Kafka request to broker ``broker_id``; the decoded internal answer."""
-    return request("127.0.0.1", c.lc.ports[broker_id], body, timeout_s=timeout_s)
-
-
 def produce(c: Cluster, broker_id: int, tp: TopicPartition, values: list[str], acks: int = 1
             ) -> ProducePartitionResponse:
     """One batch of ``values`` to ``tp`` on broker ``broker_id``; the partition's answer."""
@@ -58,23 +59,6 @@ def produce_once_led(c: Cluster, broker_id: int, tp: TopicPartition, values: lis
         return answers[-1] != Errors.UNKNOWN_TOPIC_OR_PARTITION
     c.wait(answered, 30, f"{tp} led by broker {broker_id}")
     return answers[-1]
-
-
-def cached_state(c: Cluster, broker_id: int, tp: TopicPartition) -> Any:
-    """The UpdateMetadataPartitionState broker ``broker_id``'s MetadataCache holds for ``tp`` (None if absent)."""
-    try:
-        answer = ask(c, broker_id, DescribeMetadataCacheRequest((tp.topic,)), 5.0)
-    except TransportError:
-        return None
-    return next((s for s in answer.partition_states if s.topic_partition == tp), None)
-
-
-def wait_cached(c: Cluster, broker_id: int, tp: TopicPartition, pred: Any, what: str) -> Any:
-    """Poll broker ``broker_id``'s cached state of ``tp`` until ``pred(state)``; returns the state."""
-    def check() -> Any:
-        st = cached_state(c, broker_id, tp)
-        return st if st is not None and pred(st) else None
-    return c.wait(check, 30, f"broker {broker_id}'s metadata {what}")
 
 
 def log_values(log_dir: str, tp: TopicPartition) -> list[str] | None:

@@ -11,10 +11,11 @@ import json
 import signal
 
 import pytest
-from cluster_helpers import Cluster, run_kactor
+from cluster_helpers import Cluster, run_kactor, wait_cached
 from kafka_clients_helpers import bootstrap
 
 from kactor.cli import main
+from messages.common import TopicPartition
 
 pytestmark = [pytest.mark.cluster, pytest.mark.slow]
 pytest.importorskip("confluent_kafka")
@@ -95,6 +96,11 @@ def test_list_verify_and_cancel_of_a_reassignment_that_cannot_finish_yet(start_c
     a, stopped = (b for b in c.live_brokers() if b != controller)
     c.create_topic("moving", assignment={0: [controller, a]})
     c.wait_partition("moving", 0, lambda st: st["isr"] == [controller, a], what="moving-0 in sync")
+    # the tool reads the plan's topics from the brokers it is given: wait for both to hold the controller's
+    # UpdateMetadata for the new topic (the state znode above is written before it is sent; on a loaded machine the
+    # tool once asked first and was answered UNKNOWN_TOPIC_OR_PARTITION)
+    for b in (controller, a):
+        wait_cached(c, b, TopicPartition("moving", 0), lambda st: True, "moving-0 known")
     target = plan(tmp_path, "p.json", {0: [controller, a, stopped]})
     up = ",".join("{}:{}".format(*c.lc.broker_address(b)) for b in (controller, a))  # not the stopped broker
     # the broker stops answering but stays registered until its session expires: the reassignment starts (it is a
