@@ -391,11 +391,11 @@ class Checker:
         # each log's last values below its high watermark, with what they were read from (`_below_hw`)
         self._scans: dict[int, _Scan] = {}
         # every ack so far by partition, per ack list (`_acked_by_partition`), and how far into each list it is
-        self._acks_by_tp: tuple[dict[TopicPartition, list[Any]], ...] = ()
-        self._acks_grouped: list[int] = []
-        # (ISR replica, partition, ack list) -> (scan, high watermark, acks) of the last check that found every one of
-        # those acks in that scan's values or at or above that high watermark
-        self._verified: dict[tuple[int, TopicPartition, int], tuple[_Scan | None, int, int]] = {}
+        self._acks_by_tp: tuple[dict[TopicPartition, list[Any]], ...] = tuple({} for _ in self._ack_lists())
+        self._acks_grouped = [0] * len(self._acks_by_tp)
+        # (ISR replica, partition, ack list) -> (scan, acks) of the last check that found every one of those acks in
+        # that scan's values or at or above its high watermark (a scan is replaced when the high watermark moves)
+        self._verified: dict[tuple[int, TopicPartition, int], tuple[_Scan, int]] = {}
 
     def _below_hw(self, log: Any) -> dict[int, str | None]:
         """`values_below_hw` of ``log``. On the fast path: its last answer again while its segments' bytes, its log
@@ -472,10 +472,9 @@ class Checker:
                 for i, group in enumerate(acks):
                     key = (b, tp, i)
                     verified = self._verified.get(key)
-                    # only the acks since a check that found every earlier one in this very scan at this HW: the
-                    # scan's values do not change while it is the log's (`_below_hw`), so those would be found again
-                    first = (verified[2] if scan is not None and verified is not None and verified[0] is scan
-                             and verified[1] == hw else 0)
+                    # only the acks since a check that found every earlier one in this very scan: its values and
+                    # high watermark do not change while it is the log's (`_below_hw`), so those would be found again
+                    first = verified[1] if scan is not None and verified is not None and verified[0] is scan else 0
                     clean = True
                     for j in range(first, len(group)):
                         ack = group[j]
@@ -488,7 +487,7 @@ class Checker:
                                 out.append(f"{name}: acknowledged {ack.value!r} at offset {ack.offset}, ISR replica "
                                            f"b{b} has {found!r} (its HW {hw})")
                     if clean and scan is not None:
-                        self._verified[key] = (scan, hw, len(group))
+                        self._verified[key] = (scan, len(group))
             if self.clients is not None:
                 out += self.clients.check_replicas(name, replicas)
         if self.clients is not None:
@@ -559,22 +558,22 @@ class Checker:
         """Every record acknowledged with acks=all (`_acked`), grouped by partition, one group per ack list (the
         plain producer's, then the idempotent one's), each in the list's order. The lists only grow: each step groups
         only the acks it has not grouped yet."""
-        lists = [self.client.acks] if self.clients is None else [self.client.acks, self.clients.clients.idempotent.acks]
-        if len(self._acks_by_tp) != len(lists):
-            self._acks_by_tp = tuple({} for _ in lists)
-            self._acks_grouped = [0] * len(lists)
-        for i, acks in enumerate(lists):
+        for i, acks in enumerate(self._ack_lists()):
             group = self._acks_by_tp[i]
             for a in acks[self._acks_grouped[i]:]:
                 group.setdefault(a.tp, []).append(a)
             self._acks_grouped[i] = len(acks)
         return self._acks_by_tp
 
+    def _ack_lists(self) -> tuple[list[Any], ...]:
+        """The lists of records acknowledged with acks=all: the plain producer's, and the idempotent one's."""
+        if self.clients is None:
+            return (self.client.acks,)
+        return self.client.acks, self.clients.clients.idempotent.acks
+
     def _acked(self) -> list[Any]:
         """Every record acknowledged with acks=all: the plain producer's and the idempotent one's."""
-        if self.clients is None:
-            return self.client.acks
-        return self.client.acks + self.clients.clients.idempotent.acks
+        return [a for acks in self._ack_lists() for a in acks]
 
     def _final_logs(self, known: dict[TopicPartition, dict[int, str | None]]
                     ) -> dict[TopicPartition, tuple[int, dict[int, str | None]]]:

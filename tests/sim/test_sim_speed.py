@@ -214,11 +214,11 @@ def test_the_checker_verifies_only_new_acks_while_a_replica_s_values_are_unchang
         ack(0, "a0")
         assert check() == []
         fast = checkers[0][0]
-        assert {key[0]: n for key, (_, _, n) in fast._verified.items()} == {0: 1, 1: 1, 2: 1}
+        assert {key[0]: n for key, (_, n) in fast._verified.items()} == {0: 1, 1: 1, 2: 1}
         ack(1, "a1")
         ack(2, "a2")  # at the high watermark: not yet a record the ISR must hold
         assert check() == []
-        assert {n for _, _, n in fast._verified.values()} == {3}
+        assert {n for _, n in fast._verified.values()} == {3}
         logs[1].truncate_to(1)  # under acks verified before: b1 read again, every ack looked up again
         logs[1].append_as_follower(_batch_of(["forged"], base=1))
         logs[1].update_high_watermark(2)
