@@ -141,12 +141,11 @@ def decode_request(payload: bytes) -> Request:
 
 def encode_request(header: RequestHeader, body: dict) -> bytes:
     """A whole request frame, size prefix included."""
-    encode = codec(header.request_api_key, header.request_api_version, "request")[0]
-    return _frame_of(encode_request_header(header), encode(body))
+    return encode_request_frame(header, encode_request_body(header.request_api_key, header.request_api_version, body))
 
 
 def encode_request_body(api_key: int, api_version: int, body: dict) -> bytes:
-    """A request's body alone, as `encode_request` encodes it (an API that reuses bodies: UpdateMetadata)."""
+    """A request's body alone (an API that reuses bodies, UpdateMetadata, frames it with `encode_request_frame`)."""
     return codec(api_key, api_version, "request")[0](body)  # type: ignore[no-any-return]
 
 
