@@ -1,4 +1,5 @@
-"""``kactor trace replay TRACE_DIR... [--broker N] [--until SEQ] [--check] [--dump-state [--json]] [--jobs N]``."""
+"""``kactor trace replay TRACE_DIR... [--broker N] [--until SEQ] [--check] [--dump-state [--json]] [--jobs N]
+[--split auto|actors|brokers]``."""
 
 from __future__ import annotations
 
@@ -23,7 +24,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--dump-state", action="store_true", help="print the controller context at the end")
     p.add_argument("--json", action="store_true", help="with --dump-state: JSON instead of tables")
     p.add_argument("--jobs", type=int, default=1, metavar="N",
-                   help="replay N trace files at a time in worker processes (0: one per CPU; not with --dump-state)")
+                   help="replay in N processes (0: one per CPU; not with --dump-state)")
+    p.add_argument("--split", choices=("auto", "actors", "brokers"), default="auto",
+                   help="with --jobs: what a process replays at a time — a broker's chain of trace files, or a group "
+                        "of its actors (a shard, the replica manager, the rest) fed what the others sent it; auto "
+                        "cuts a broker by actor when its whole replay would leave processes idle (default)")
     p.add_argument("--verbose", action="store_true", help="show the log lines the replayed actors write")
     p.set_defaults(func=run)
 
@@ -54,8 +59,13 @@ def run(args: argparse.Namespace) -> int:
             results = (r for chain in broker_chains(files)
                        for r in replay_chain(chain, until=args.until, check=args.check,
                                              keep_runtime=args.dump_state))
-        else:
+        elif args.split == "brokers":
             results = iter(replay_many(files, until=args.until, check=args.check, jobs=jobs))
+        else:
+            # a broker's chain cut by actor where that evens out the processes' work (kactor/trace/split.py)
+            from kactor.trace.split import replay_split
+
+            results = iter(replay_split(files, until=args.until, check=args.check, jobs=jobs, split=args.split))
         for result in results:
             path = result.path
             if args.check:
