@@ -308,7 +308,9 @@ def plan_chain(chain: list[str], until: int | None = None, groups: int = 0) -> l
     for s in scans:
         for k, w in s.work.items():
             work[k] = work.get(k, 0) + w
-    total = sum(work.values()) or 1
+    if not work:  # no record at all: nothing to cut
+        return [Unit(tuple(chain), frozenset(), size)]
+    total = sum(work.values())
     shards = sorted((k for k in work if k.startswith(names.SHARD_PREFIX)), key=lambda k: -work[k])
     bins: list[list[str]] = [[k] for k in work if k not in shards]
     n = len(shards) if groups <= 0 else min(groups, len(shards))
@@ -732,22 +734,23 @@ def replay_unit(unit: Unit, check: bool = True, until: int | None = None,
 
 @attrs.frozen
 class UnitTime:
-    """What one unit took (the bench's largest-unit share)."""
+    """What one unit took (the bench's largest-unit share): its wall time and its process's CPU time meanwhile."""
 
     label: str
     work: int
     wall_s: float
+    cpu_s: float
 
 
 def _run_unit(unit: Unit, check: bool, until: int | None,
               tamper: Callable[[Record, Any], Any] | None) -> tuple[str, Any]:
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     try:
         results = replay_unit(unit, check=check, until=until, tamper=tamper)
     except UnsplittableError as e:
         log.debug("replayed whole: %s", e)
         return "unsplittable", str(e)
-    return "ok", (results, UnitTime(unit.label, unit.work, time.perf_counter() - t0))
+    return "ok", (results, UnitTime(unit.label, unit.work, time.perf_counter() - t0, time.process_time() - c0))
 
 
 def _pool(tasks: list[Any], jobs: int, fn: Callable[[Any], Any]) -> list[Any]:
@@ -808,10 +811,10 @@ def _pool(tasks: list[Any], jobs: int, fn: Callable[[Any], Any]) -> list[Any]:
     return [answers[i] for i in range(len(tasks))]
 
 
-def _combine(path: str, parts: list[ReplayResult]) -> ReplayResult:
+def _combine(parts: list[ReplayResult], scanned: _Scan) -> ReplayResult:
     """One file's result from its units': the first divergence by seq; every line before it was compared by the
     unit that owns it (a unit stops only after its own first divergence)."""
-    r = ReplayResult(path, recorded_span_ms=parts[0].recorded_span_ms)
+    r = ReplayResult(scanned.path, recorded_span_ms=parts[0].recorded_span_ms)
     r.code_changed = any(p.code_changed for p in parts)
     r.delivered = sum(p.delivered for p in parts)
     r.wall_s = sum(p.wall_s for p in parts)
@@ -819,6 +822,8 @@ def _combine(path: str, parts: list[ReplayResult]) -> ReplayResult:
     if diverged:
         r.divergence = min(diverged, key=lambda d: d.seq)
         r.compared = r.divergence.seq - 1
+        # as the whole replay counts them: it feeds no input after the one whose consequences diverged
+        r.delivered = sum(1 for f in scanned.flags[:r.divergence.seq - 1] if f)
     else:
         r.compared = sum(p.compared for p in parts)
     return r
@@ -842,23 +847,27 @@ def replay_split(paths: list[str], until: int | None = None, check: bool = True,
                         p, s.header.get("code"), code_digest())
     answers = _pool(units, jobs, lambda u: _run_unit(u, check, until, tamper))
     whole = {u.chain for u, (status, _) in zip(units, answers, strict=True) if status != "ok"}
+    done: dict[str, ReplayResult] = {}  # a chain replayed whole: its files' results as they are
     parts: dict[str, list[ReplayResult]] = {}
     for u, (status, value) in zip(units, answers, strict=True):
         if status == "ok" and u.chain not in whole:
             results, took = value
             for r in results:
-                parts.setdefault(r.path, []).append(r)
+                if u.keys:
+                    parts.setdefault(r.path, []).append(r)
+                else:
+                    done[r.path] = r
             if times is not None:
                 times.append(took)
     if whole:  # a unit found it could not replay alone: its chain again, whole
         redo = [Unit(c, frozenset(), sum(os.path.getsize(p) for p in c)) for c in sorted(whole)]
         for _status, value in _pool(redo, jobs, lambda u: _run_unit(u, check, until, tamper)):
             results, took = value
-            for r in results:
-                parts[r.path] = [r]
+            done.update((r.path, r) for r in results)
             if times is not None:
                 times.append(took)
-    return [_combine(p, parts[p]) for p in paths]
+    last = {c[-1] for u in units for c in (u.chain,)}
+    return [done[p] if p in done else _combine(parts[p], _scan_of(p, until if p in last else None)) for p in paths]
 
 
 __all__ = ["REST", "SINKS", "SPLIT_COST", "Unit", "UnitTime", "UnsplittableError", "chains_to_split", "plan",
