@@ -21,6 +21,7 @@ from typing import Any
 from pyspark import StorageLevel
 from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F  # noqa: N812 - the PySpark convention
+from pyspark.sql.types import DoubleType, FloatType
 
 from spark import columns
 from spark.load import (
@@ -120,9 +121,11 @@ def _bucket(col: str, bucket_ms: int) -> Any:
     return (F.floor(F.col(col) / bucket_ms) * bucket_ms).cast("long").alias("bucket_start_ms")
 
 
-def _finish(rows: list[dict[str, Any]], order: list[str] | None = None) -> list[dict[str, Any]]:
+def _finish(rows: list[dict[str, Any]], order: list[str] | None = None,
+            floats: list[str] | None = None) -> list[dict[str, Any]]:
     """A table's collected rows sorted by ``order`` as Spark's orderBy would (ascending, nulls first), floats
-    rounded to 3 places.
+    rounded to 3 places (``floats``: the only columns that can hold one, the table's double columns; every value is
+    looked at when not given).
 
     Sorted here, not with orderBy: that costs a sampling job and one more stage per table, about half a second
     each on two cores, for a few hundred rows."""
@@ -132,11 +135,23 @@ def _finish(rows: list[dict[str, Any]], order: list[str] | None = None) -> list[
         except TypeError:  # a null was compared with a value: nulls first
             rows.sort(key=lambda d: tuple((d[k] is not None, d[k]) if d[k] is not None else (False, 0)
                                           for k in order))
+    if floats is not None:
+        for k in floats:
+            for d in rows:
+                v = d[k]
+                if isinstance(v, float):
+                    d[k] = round(v, 3)
+        return rows
     for d in rows:
         for k, v in d.items():
             if isinstance(v, float):
                 d[k] = round(v, 3)
     return rows
+
+
+def _float_columns(df: DataFrame) -> list[str]:
+    """The columns of ``df`` whose values collect as Python floats (double and float)."""
+    return [f.name for f in df.schema.fields if isinstance(f.dataType, (DoubleType, FloatType))]
 
 
 def _rows(df: DataFrame, order: list[str] | None = None) -> list[dict[str, Any]]:
@@ -155,7 +170,7 @@ def _rows_bulk(df: DataFrame, order: list[str] | None = None) -> list[dict[str, 
     rows: list[dict[str, Any]] = []
     for part in sorted(parts, key=lambda r: r["_p"]):
         rows += json.loads("[" + part["_s"] + "]")
-    return _finish(rows, order)
+    return _finish(rows, order, _float_columns(df))
 
 
 # A query of the tables: (name, DataFrame, order of its rows); ``_tables`` turns their rows into the tables.
@@ -163,12 +178,13 @@ Query = tuple[str, DataFrame, list[str]]
 BULK = ("anomalies",)  # the queries collected with _rows_bulk
 
 
-def queries(obs: DataFrame, bucket_ms: Any, cache: bool = False) -> list[Query]:
+def queries(obs: DataFrame, bucket_ms: Any, errors_query: bool = False) -> list[Query]:
     """The tables' queries over ``observed``'s records (``bucket_ms``: the timelines' bucket width, an int or a
-    Column), longest first, the errors' two first (``errors``, then ``anomalies``: with ``cache``, the errors are
-    cached by the first and read by the second; the caller clears the cache). Each is small next to its fixed cost
-    (planning, generating and compiling its code on the driver, then a short job); ``compute`` runs them one job
-    each, ``one_pass`` as one query with the count."""
+    Column), longest first (the anomalies). Each is small next to its fixed cost (planning, generating and compiling
+    its code on the driver, then a short job); ``compute`` runs them one job each, ``one_pass`` as one query with
+    the count. The errors table is counted from the anomalies' rows (``_tables``: every error is one of them), not
+    by a query of its own, unless ``errors_query`` (the errors grouped in Spark, as before: what the tests compare
+    the counted table with)."""
     # controller events: queue time (started - enqueued) and processing time (finished - started)
     ev = _of(obs, "ControllerEventProcessed").select(
         "process", "seq", "ts", "p.event", "p.controller_state",
@@ -192,8 +208,6 @@ def queries(obs: DataFrame, bucket_ms: Any, cache: bool = False) -> list[Query]:
     channel_errs = rq.where(failed == 1).select("process", "seq", "ts",
                                                 F.lit("ChannelRequestCompleted").alias("type"), "error")
     errs = payload_errs.unionByName(channel_errs)
-    if cache:  # read by two queries: computed once (planned and compiled once too)
-        errs = errs.cache()
     cc = _of(obs, "ControllerChanged").select("process", "seq", "ts", "type", "p.*")
     anomalies = [
         ev.where(F.col("processing_ms") > SLOW_EVENT_MS).select(
@@ -215,8 +229,9 @@ def queries(obs: DataFrame, bucket_ms: Any, cache: bool = False) -> list[Query]:
     an = anomalies[0]
     for other in anomalies[1:]:
         an = an.union(other)
-    out.append(("errors", errs.groupBy("error", "type").count(), ["error", "type"]))
     out.append(("anomalies", an, ["ts", "process", "seq", "kind"]))
+    if errors_query:
+        out.append(("errors", errs.groupBy("error", "type").count(), ["error", "type"]))
 
     # per request type and broker, and per request type: grouping sets, not a rollup, whose third level (every
     # request) no table shows — its percentiles were a third of this aggregation's work
@@ -327,17 +342,34 @@ def _tables(routes: list[dict[str, Any]], results: dict[str, list[dict[str, Any]
     for r in t["anomalies"]:
         kinds[r["kind"]] = kinds.get(r["kind"], 0) + 1
     t["anomaly_counts"] = [{"kind": k, "count": v} for k, v in sorted(kinds.items())]
+    if "errors" not in results:
+        t["errors"] = _errors(t["anomalies"])
     return t
 
 
+ERROR_KINDS = ("error", "stale_controller_epoch")  # the anomalies' kinds of the errors' rows (``queries``)
+
+
+def _errors(anomalies: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The errors table — every error other than NONE, in a payload or a ChannelRequestCompleted's ``error``, counted
+    by error and record type — from the anomalies' rows, which hold each such error once (kind ERROR_KINDS, the
+    error as ``detail``): the same rows the errors' own query grouped in Spark (``queries(errors_query=True)``)."""
+    counts: dict[tuple[Any, Any], int] = {}
+    for r in anomalies:
+        if r["kind"] in ERROR_KINDS:
+            key = (r["detail"], r["type"])
+            counts[key] = counts.get(key, 0) + 1
+    return _finish([{"error": e, "type": t, "count": n} for (e, t), n in counts.items()], ["error", "type"])
+
+
 def compute(obs: DataFrame, routes: list[dict[str, Any]], bucket_ms: int,
-            threads: int = TABLE_THREADS) -> dict[str, list[dict[str, Any]]]:
+            threads: int = TABLE_THREADS, errors_query: bool = False) -> dict[str, list[dict[str, Any]]]:
     """Every summary table from the route counts and ``observed``'s records (cached by the caller), one job per
     query (the plain way; ``one_pass`` computes the same tables with the count in one query).
 
     The queries are run from ``threads`` Python threads: one query's driver-side work overlaps another's tasks."""
-    qs = queries(obs, bucket_ms, cache=True)
-    units = [qs[:2], *[[q] for q in qs[2:]]]  # errors then anomalies in one thread: the second reads the cache
+    qs = queries(obs, bucket_ms, errors_query=errors_query)
+    units = [[q] for q in qs]
 
     def run(unit: list[Query]) -> dict[str, list[dict[str, Any]]]:
         return {name: (_rows_bulk if name in BULK else _rows)(df, order) for name, df, order in unit}

@@ -3,6 +3,7 @@ threads. Results must not depend on it, and an error in the count must not leave
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 from typing import Any
@@ -17,7 +18,7 @@ def test_tables_from_one_thread_equal_the_threaded_ones(spark: Any, summary: dic
                                                         monkeypatch: pytest.MonkeyPatch) -> None:
     import spark.summarize as summarize_module
 
-    monkeypatch.setattr(summarize_module.compute, "__defaults__", (1,))  # compute(..., threads=1)
+    monkeypatch.setattr(summarize_module, "compute", functools.partial(summarize_module.compute, threads=1))
     again = summarize_module.summarize(spark, [handcrafted], None, bucket_ms=1000)
     assert again["tables"] == summary["tables"]
 
