@@ -32,12 +32,14 @@ DRIVER_MEMORY = "3g"
 # start-up (~10 ms) is noise.
 MAX_PARTITION_BYTES = str(128 << 20)
 LOG4J_CONFIG = os.path.join(os.path.dirname(os.path.abspath(__file__)), "log4j2.properties")
-# The JIT: Java's optimising compiler (C2) took 41 of the driver JVM's 99 CPU-s summarising a million lines and
-# ~60 CPU-s at 10 million, on two cores the summary also needs: Spark's generated code, Janino, Java serialization,
-# one class per query. Raising its thresholds fivefold leaves the warm-but-not-hot code to the quick compiler
-# (C1): compiler time 41 -> 25 CPU-s at a million lines, the tasks ~2 CPU-s slower; the hot loops of a long scan
-# still reach C2 within a second or two.
-JVM_OPTIONS = ("-XX:CompileThresholdScaling=5",)
+# The JIT: the quick compiler (C1) only, no optimising one (C2). A summary from the columns cache is mostly fixed
+# costs (~10 queries planned, their code generated and compiled, short jobs over small columns), and C2 compiling
+# that code cost more than its faster code saved: warm summaries, driver JVM CPU with C2 behind raised thresholds
+# (`-XX:CompileThresholdScaling=5`, before) -> C1 only (2026-11-29, one run each, load 3-8): 2 million messages
+# 29.7 -> 20.2 CPU-s (C2's 7.5 gone, the tasks 9.1 -> 8.0), 10 million 44.7 -> 40.7 and 50.4 -> 37.0 (the tasks
+# 18-21 -> 21-25 CPU-s). (On 2026-11-23 C1 only was rejected when the summary parsed the JSON of every line itself:
+# there the tasks' hot loops were most of the work and ran twice as slow.)
+JVM_OPTIONS = ("-XX:TieredStopAtLevel=1",)
 # Class-data sharing (AppCDS): the driver JVM maps the classes an earlier summary loaded (Spark's, Scala's,
 # Janino's: ~10,000 of them from 280 jars) from an archive instead of finding, reading and verifying each one.
 # Measured (2026-11-24, load ~2.5-3.5): session start 4.5-9.0 -> 2.4-3.6 s, its JVM CPU 5.8-6.4 -> 3.1-3.7 s.
