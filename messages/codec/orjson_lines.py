@@ -22,7 +22,8 @@ batches (2026-11-25): 5.25 Âµs a line against 5.8 (orjson callbacks 3.1 a line â
 
 Recurring values: frozen values whose declared field types make equal values equal text (partition states,
 brokers) are written once and kept by value (see ``_BY_VALUE_MAX``); such a value whose text is long (a whole request)
-is kept by identity instead, for the few times the same object is written again (see ``_recent``). Values that
+is kept by identity instead, for the few times the same object is written again (see ``_recent``), and so is a long
+tuple of them (an UpdateMetadata batch's partition states, shared by its requests: see ``_LONG_TUPLE``). Values that
 arrived as text (`remember_text`, a network body) are written as that text, keyed by id() while the caller keeps
 them alive.
 """
@@ -80,8 +81,37 @@ def _float(v: float) -> Any:
 def _sequence(v: Any) -> Any:
     classes = set(map(type, v))  # C-level: a request's thousand TopicPartitions cost one pass, no Python loop
     if classes <= _SAFE:
+        if v.__class__ is tuple and len(v) >= _LONG_TUPLE and not classes <= _PLAIN_SET and _immutable(classes):
+            return _long_tuple(v)
         return v
     return [x if x.__class__ in _SAFE else _convert(x) for x in v]
+
+
+# A long tuple of frozen values is often held by several values written one after the other: the partition states
+# of one UpdateMetadata batch go to every broker in requests that differ only in the broker epoch, each recorded as
+# the controller hands it to its channel and again as the channel hands it to the network (a controlled shutdown of
+# 5,000 leaders: ten lines of 5,000 states each per batch, half the controller's recording). Its text is kept by
+# identity, as a whole request's is (`_recent`); only for classes whose text cannot change (`_qualifies`). Plain
+# items (ints, strings) are written by orjson in C, faster than looked up.
+_LONG_TUPLE = 64
+_PLAIN_SET = frozenset((int, str, bool, type(None)))  # `_PLAIN`'s
+_IMMUTABLE: dict[frozenset[type], bool] = {}
+
+
+def _immutable(classes: set[type]) -> bool:
+    key = frozenset(classes)
+    ok = _IMMUTABLE.get(key)
+    if ok is None:
+        ok = _IMMUTABLE[key] = all(c in _PLAIN_SET or (attrs.has(c) and _qualifies(c)[0]) for c in classes)
+    return ok
+
+
+def _long_tuple(v: tuple[Any, ...]) -> Any:
+    r = _recent.get(id(v))
+    if r is not None and r[0] is v:
+        return r[1]
+    # items that qualify hold no bytes: the text is the same whichever line's default writes it
+    return _remember_recent(v, _Fragment(_dumps(v, _default, _OPT)))
 
 
 def _mapping(v: dict[Any, Any]) -> Any:

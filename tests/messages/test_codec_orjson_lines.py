@@ -8,6 +8,7 @@ import json
 from typing import Any
 
 import attrs
+import orjson
 
 from kactor.trace.reader import ensure_registered
 from messages.codec import fastcodec, orjson_lines
@@ -232,3 +233,39 @@ def test_a_class_whose_values_do_not_recur_is_written_plainly_with_the_same_text
     assert [line(i) for i in range(20)] == first + rest
     direct = _same(1, 1.0, _Answer("t", 5, Errors.UNKNOWN_SERVER_ERROR))  # as a line's payload too
     assert '"error":{"@e":"Errors","v":"UNKNOWN_SERVER_ERROR"}' in direct
+
+
+@attrs.define
+class _Mutable:
+    n: int
+
+
+def test_a_long_tuple_of_frozen_values_held_by_several_values_is_written_once() -> None:
+    """UpdateMetadata's requests of one batch share their partition states: the tuple's text is made for the first
+    request and reused, by identity, for the others (each a distinct object, written in full before); the lines stay
+    the text encoder's. A tuple whose items could change (a mutable class), a short one, a list, or an equal tuple
+    that is another object are written afresh."""
+    from messages.requests import UpdateMetadataRequest
+
+    states = tuple(UpdateMetadataPartitionState(TopicPartition("shared", p), 1, p % 3, 4, (0, 1), 7, (0, 1, 2))
+                   for p in range(orjson_lines._LONG_TUPLE))
+    lines = [_same(b, 1.0, UpdateMetadataRequest(1, 2, b, states, ())) for b in range(5)]
+    assert orjson_lines._recent[id(states)][0] is states
+    text = orjson.dumps(orjson_lines._recent[id(states)][1]).decode()  # a Fragment is written as it is
+    assert text.startswith('[{"@":"UpdateMetadataPartitionState"') and all(text in line for line in lines)
+    assert _same(9, 1.0, _Holder(states)).count('"@":"UpdateMetadataPartitionState"') == len(states)
+
+    mutable = tuple(_Mutable(i) for i in range(orjson_lines._LONG_TUPLE))
+    before = _same(1, 1.0, _Holder(mutable))
+    mutable[0].n = 99
+    after = _same(1, 1.0, _Holder(mutable))
+    assert after != before and '"n":99' in after
+    assert id(mutable) not in orjson_lines._recent
+    short = states[:orjson_lines._LONG_TUPLE - 1]
+    _same(1, 1.0, _Holder(short))
+    assert id(short) not in orjson_lines._recent
+    as_list = list(states)
+    _same(1, 1.0, _Holder(as_list))
+    assert id(as_list) not in orjson_lines._recent
+    copy = tuple(list(states))
+    assert _same(1, 1.0, _Holder(copy)) == _same(1, 1.0, _Holder(states))
