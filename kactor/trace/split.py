@@ -41,6 +41,7 @@ replay whole, as `replay_chain` does; the result is then the same as without the
 from __future__ import annotations
 
 import base64
+import collections
 import gc
 import heapq
 import itertools
@@ -111,8 +112,8 @@ def _text(raw: bytes) -> str:
 
 @attrs.define(slots=True, eq=False)
 class _Scan:
-    """One trace file as a unit needs it: every line's sender, receiver and cause read from its fixed key order,
-    the recorded messages each cause sent (their seqs), and which unit compares or is fed each line."""
+    """One trace file as a unit needs it: every line's sender, receiver and cause read from its fixed key order, the
+    recorded messages each cause sent (their seqs), and the unit each line is sent from and fed to."""
 
     path: str
     header: dict[str, Any]
@@ -122,19 +123,40 @@ class _Scan:
     senders: list[str]
     receivers: list[str]
     causes: list[int | None]
+    from_key: list[str | None]  # the unit that sends line i (None: an input)
+    to_key: list[str | None]  # the unit fed line i if another sent it (None: a sink's, delivered where it is sent)
     children: dict[int, list[int]]  # cause → seqs of the messages its handler sent, in order
     direct: dict[int, list[int]]  # cause → seqs of what its handler recorded at once (ActorFailed)
     upto: list[int]  # upto[c]: the largest seq of a non-input line whose cause is c or less (0: none)
-    fed: dict[str, list[int]]  # unit key → indices of the lines fed to it, in order
-    owned: dict[str, int]  # unit key → how many lines it compares
-    work: dict[str, int]  # unit key → bytes of the lines it compares or is fed (the scheduler's size)
-    inputs: dict[str, int]  # unit key → how many of its fed lines are inputs
+    marked: dict[bytes, frozenset[int]]  # a text → the lines holding it (summaries, the recorded log dirs)
+    work: dict[str, int]  # unit key → lines it compares or is fed (the scheduler's size)
     shards: int | None = None  # the ReplicaManagerInit's shard count (None: none in this file)
     log_dirs: tuple[str, ...] = ()
+    refused: frozenset[tuple[int, int]] | None = None  # _recorded_append_failures, once per file
+    by_size: dict[int, list[tuple[Any, ...]]] | None = None  # the inputs' bytes over 64, by size (`_bytes_of`)
+    resolved: dict[tuple[int, int], Any] = attrs.Factory(dict)  # (size, crc32c) → the JSON of those bytes
+    _joined: tuple[bytes, list[int]] | None = None  # the lines as one text, and where each starts
 
     def after(self, cause: int) -> int:
         """The seq a message queued behind everything ``cause``'s handler sent takes in the process's FIFO."""
         return 1 + max(cause, self.upto[min(cause, len(self.upto) - 1)])
+
+    def lines_with(self, text: bytes) -> frozenset[int]:
+        """The indices of the lines holding ``text``, found in the file's bytes at once (few lines hold it)."""
+        found = self.marked.get(text)
+        if found is None:
+            import bisect
+
+            if self._joined is None:
+                self._joined = (b"".join(self.texts), list(itertools.accumulate(map(len, self.texts), initial=0)))
+            data, starts = self._joined
+            hits = set()
+            at = data.find(text)
+            while at >= 0:
+                hits.add(bisect.bisect_right(starts, at) - 1)
+                at = data.find(text, at + 1)
+            found = self.marked[text] = frozenset(hits)
+        return found
 
 
 def scan(path: str, until: int | None = None) -> _Scan:
@@ -152,67 +174,43 @@ def scan(path: str, until: int | None = None) -> _Scan:
     # seq i + 1 on line i is what the writer writes; a file that breaks it diverges where it does, split or not
     if n and (_seq_of(texts[0]) != 1 or _seq_of(texts[-1]) != n):
         raise UnsplittableError(f"{path}: seqs not 1, 2, 3, ... in file order")
-    senders: list[str] = []
-    receivers: list[str] = []
-    causes: list[int | None] = []
+    groups = [m.groups() for m in matches]
+    text_of = {raw: _text(raw) for raw in {raw for g in groups for raw in g[:2]}}  # a name's bytes → its str
+    senders = [text_of[g[0]] for g in groups]
+    receivers = [text_of[g[1]] for g in groups]
+    causes = [None if t.endswith(b"null}\n") else int(t[t.rindex(b":") + 1:-2]) for t in texts]
+    key_of = {name: unit_key(name) for name in text_of.values()}
+    from_key = [None if f else key_of[x] for f, x in zip(flags, senders, strict=True)]
+    # an input to a sink is fed to the rest; a message to a sink is delivered in its sender's unit
+    to_key = [(REST if f else None) if r in SINKS else key_of[r] for f, r in zip(flags, receivers, strict=True)]
     children: dict[int, list[int]] = {}
     direct: dict[int, list[int]] = {}
     top = [0] * (n + 2)
-    fed: dict[str, list[int]] = {}
-    owned: dict[str, int] = {}
-    work: dict[str, int] = {}
-    inputs: dict[str, int] = {}
-    rm_init: int | None = None
-    text_of: dict[bytes, str] = {}  # a name's bytes → its str, once per name
-    key_of: dict[str, str] = {}  # a receiver → the unit it is fed in
-    for i, (m, text, flag) in enumerate(zip(matches, texts, flags, strict=True)):
-        sender_b, receiver_b, type_ = m.groups()
-        sender = text_of.get(sender_b)
-        if sender is None:
-            sender = text_of[sender_b] = _text(sender_b)
-        receiver = text_of.get(receiver_b)
-        if receiver is None:
-            receiver = text_of[receiver_b] = _text(receiver_b)
-        cause = None if text.endswith(b"null}\n") else int(text[text.rindex(b":") + 1:-2])
-        senders.append(sender)
-        receivers.append(receiver)
-        causes.append(cause)
-        key = key_of.get(receiver)
-        if key is None:
-            key = key_of[receiver] = REST if receiver in SINKS else unit_key(receiver)
-        if flag:  # an input: fed to its receiver's unit
-            fed.setdefault(key, []).append(i)
-            inputs[key] = inputs.get(key, 0) + 1
-            work[key] = work.get(key, 0) + 1
-            if type_ == b"ReplicaManagerInit" and rm_init is None:
-                rm_init = i
-            continue
+    for i in itertools.compress(range(n), (not f for f in flags)):
+        cause, sender = causes[i], senders[i]
         if cause is None:
             raise UnsplittableError(f"{path}:{i + 2}: {sender} sent a message outside any handler")
         if sender in SINKS:
             raise UnsplittableError(f"{path}:{i + 2}: {sender} sent a message (it has no edge in a replay)")
-        if top[cause] < i + 1:
-            top[cause] = i + 1
-        if type_ == b"ActorFailed" and sender == receiver:
+        top[cause] = i + 1  # seqs grow: the last one seen is the largest
+        if sender == receivers[i] and groups[i][2] == b"ActorFailed":
             direct.setdefault(cause, []).append(i + 1)
         else:
             children.setdefault(cause, []).append(i + 1)
-        owner = key_of.get(sender)
-        if owner is None:
-            owner = key_of[sender] = unit_key(sender)
-        owned[owner] = owned.get(owner, 0) + 1
-        work[owner] = work.get(owner, 0) + 1
-        if receiver in SINKS or key == owner:
-            continue
-        if _REC in text and not (receiver == names.REPLICA_MANAGER or (
-                key != REST and type_ == b"ShardRequest")):
-            raise UnsplittableError(f"{path}:{i + 2}: {receiver} would be fed summarised bytes ({type_.decode()})")
-        fed.setdefault(key, []).append(i)
-        work[key] = work.get(key, 0) + 1
     for c in range(1, len(top)):
-        top[c] = max(top[c], top[c - 1])
-    s = _Scan(path, header, texts, flags, span, senders, receivers, causes, children, direct, top, fed, owned, work,
-              inputs)
+        if top[c] < top[c - 1]:
+            top[c] = top[c - 1]
+    work = collections.Counter(k for k in from_key if k is not None)
+    work.update(k for k, f in zip(to_key, from_key, strict=True) if k is not None and k != f)
+    s = _Scan(path, header, texts, flags, span, senders, receivers, causes, from_key, to_key, children, direct, top,
+              {}, dict(work))
+    for i in s.lines_with(_REC):
+        receiver, key = receivers[i], to_key[i]
+        if from_key[i] is not None and key is not None and key != from_key[i] and not (
+                receiver == names.REPLICA_MANAGER or (key != REST and groups[i][2] == b"ShardRequest")):
+            raise UnsplittableError(f"{path}:{i + 2}: {receiver} would be fed summarised bytes "
+                                    f"({groups[i][2].decode()})")
+    rm_init = next((i for i in s.lines_with(b'"type":"ReplicaManagerInit"') if flags[i]), None)
     if rm_init is not None:
         ensure_registered()
         init = from_json(_parse(path, texts[rm_init], rm_init + 2)["payload"])
@@ -241,7 +239,15 @@ def _scan_of(path: str, until: int | None) -> _Scan:
     key = (path, until)
     s = _SCANS.get(key)
     if s is None:
-        s = _SCANS[key] = scan(path, until)
+        # without the collector: the scan's lists hold no cycle, and a full collection over the set-up's objects
+        # (prepare) took more instructions than the scan itself (cachegrind, bench.replay_speed's broker-0)
+        enabled = gc.isenabled()
+        gc.disable()
+        try:
+            s = _SCANS[key] = scan(path, until)
+        finally:
+            if enabled:
+                gc.enable()
     return s
 
 
@@ -368,10 +374,15 @@ class _UnitRuntime(Runtime):
         return False
 
     def address(self, name: str) -> Any:
+        addr = self._addresses.get(name)
+        if addr is not None:
+            return addr
         self._unknown(name)
         return super().address(name)
 
     def has_actor(self, name: str) -> bool:
+        if name in self._addresses:
+            return True
         self._unknown(name)
         return super().has_actor(name)
 
@@ -422,6 +433,7 @@ class _UnitReplay:
         self.paths: dict[bytes, bytes] = {}  # scratch log-dir path → recorded one, JSON-escaped (as _Check's)
         self.dirs_seen: dict[str, str] = {}
         self.fed_paths: list[tuple[bytes, bytes]] = []  # recorded → scratch, for fed lines that name a log dir
+        self.path_lines: frozenset[int] = frozenset()  # the lines that name one
         if s.log_dirs:
             dirs = tuple(f"{scratch}/log-dir-{i}" for i in range(len(s.log_dirs)))
             pairs = {}
@@ -429,11 +441,14 @@ class _UnitReplay:
                 for form in (o, os.path.abspath(o)):
                     pairs[json.dumps(form)[1:-1].encode()] = json.dumps(d)[1:-1].encode()
             self.fed_paths = sorted(pairs.items(), key=lambda kv: -len(kv[0]))
+            self.path_lines = frozenset().union(*(s.lines_with(recorded) for recorded in pairs))
             # as _rewrite_input maps them for the replica manager: a produced line naming a scratch dir is compared
             # with the recorded dir in its place
             self.paths = {json.dumps(d)[1:-1].encode(): json.dumps(o)[1:-1].encode()
                           for d, o in zip(dirs, s.log_dirs, strict=True)}
-        self.resolved: dict[tuple[int, int], Any] | None = None
+        self.rec_lines = s.lines_with(_REC)
+        self.inputs = 0
+        self.members: dict[str, bool] = {}
         self.rt = _UnitRuntime(self, str(s.header.get("process", "replay")),
                                clock=ManualClock(float(s.header.get("started_ms", 0))),
                                actor_system=_UnitSystem(self))
@@ -442,7 +457,10 @@ class _UnitReplay:
 
     # -- membership --------------------------------------------------------------------------------------------------
     def member(self, name: str) -> bool:
-        return name in SINKS or unit_key(name) in self.keys
+        found = self.members.get(name)
+        if found is None:
+            found = self.members[name] = name in SINKS or unit_key(name) in self.keys
+        return found
 
     def refuse(self, reason: str) -> None:
         if self.refused is None:
@@ -546,9 +564,10 @@ class _UnitReplay:
         ch = self.s.children.get(seq)
         if ch is not None and self.posted.get(seq, 0) < len(ch):
             self._missing(ch[self.posted.get(seq, 0)])
-        for d in self.s.direct.get(seq, ()):
-            if not self.matched[d - 1]:
-                self._missing(d)
+        if self.s.direct:
+            for d in self.s.direct.get(seq, ()):
+                if not self.matched[d - 1]:
+                    self._missing(d)
 
     def _lifecycle(self, at: int, ref: Any, msg: Any, sender: Any, ts: float) -> None:
         self.clock.set(ts)
@@ -566,13 +585,13 @@ class _UnitReplay:
         text = s.texts[i]
         seq = i + 1
         external = bool(s.flags[i])
-        if not external and self.fed_paths:
+        if not external and i in self.path_lines:
             for recorded, scratch in self.fed_paths:
                 if recorded in text:
                     text = text.replace(recorded, scratch)
         d = _parse(s.path, text, i + 2)
         payload = d.get("payload")
-        if not external and _REC in text and s.receivers[i] != names.REPLICA_MANAGER:
+        if not external and i in self.rec_lines and s.receivers[i] != names.REPLICA_MANAGER:
             payload = self._resolve(payload)
         try:
             body = from_json(payload)
@@ -619,12 +638,12 @@ class _UnitReplay:
 
         from messages.codec import rawbytes
 
-        if self.resolved is None:
+        s = self.s
+        if s.by_size is None:
             # every bytes value over 64 of this file's inputs, by size: where a produced batch came in
-            self.resolved = {}
-            by_size: dict[int, list[Any]] = {}
-            for i in itertools.compress(range(self.n), self.s.flags):
-                text = self.s.texts[i]
+            by_size: dict[int, list[tuple[Any, ...]]] = {}
+            for i in itertools.compress(range(self.n), s.flags):
+                text = s.texts[i]
                 if b'"@b' not in text:
                     continue
                 for m in _BIN_REF.finditer(text):
@@ -634,11 +653,11 @@ class _UnitReplay:
                     size = len(raw) * 3 // 4 - raw.count(b"=")
                     if size > 64:
                         by_size.setdefault(size, []).append(("b64", raw))
-            self._by_size = by_size
+            s.by_size = by_size
         key = (summary.get("size"), summary.get("crc32c"))
-        found = self.resolved.get(key)  # type: ignore[arg-type]
+        found = s.resolved.get(key)  # type: ignore[arg-type]
         if found is None:
-            for cand in self._by_size.get(key[0], ()):  # type: ignore[arg-type]
+            for cand in s.by_size.get(key[0], ()):  # type: ignore[arg-type]
                 if cand[0] == "bin":
                     ref = rawbytes.raw_json(cand[1], cand[2])
                     data = rawbytes.raw_from_json(ref)
@@ -646,24 +665,24 @@ class _UnitReplay:
                     ref = {"@b64": cand[1].decode()}
                     data = base64.b64decode(cand[1])
                 if crc32c(data) == key[1]:
-                    found = self.resolved[key] = ref  # type: ignore[index]
+                    found = s.resolved[key] = ref  # type: ignore[index]
                     break
         if found is None:
-            self.refuse(f"{self.s.path}: summarised bytes ({summary}) not among its inputs")
+            self.refuse(f"{s.path}: summarised bytes ({summary}) not among its inputs")
             return {"@b64": ""}
         return found
 
     def run(self) -> None:
         """Deliver the fed lines and what the unit's actors send, in seq order, up to the first divergence."""
         s, keys = self.s, self.keys
-        # a line between two actors of the unit is not fed: it is sent here
-        fed = s.fed.get(next(iter(keys)), []) if len(keys) == 1 else \
-            sorted(i for k in keys for i in s.fed.get(k, []) if s.flags[i] or unit_key(s.senders[i]) not in keys)
+        # what another unit sends the unit's actors, and their inputs (a line between two of them is sent here)
+        fed = [i for i, (to, by) in enumerate(zip(s.to_key, s.from_key, strict=True)) if to in keys and by not in keys]
+        self.inputs = sum(1 for i in fed if s.flags[i])
         heap = self.heap
         j = 0
         while True:
             nxt = fed[j] + 1 if j < len(fed) else _INF
-            if heap and (heap[0][0], heap[0][1]) < (nxt, 0):
+            if heap and (heap[0][0] < nxt or (heap[0][0] == nxt and heap[0][1] < 0)):
                 at, sub, _, ref, msg, sender, ts = heapq.heappop(heap)
                 if at >= self.limit:
                     break
@@ -681,10 +700,9 @@ class _UnitReplay:
         if self.error is not None:
             raise self.error
         if self.check and self.divergence is None and self.limit == _INF:
-            owned = sum(self.s.owned.get(k, 0) for k in self.keys)
+            owned = sum(1 for by in s.from_key if by in keys)
             if self.compared < owned:  # a line of this unit's actors that no replayed message took
-                first = next(i for i in range(self.n) if not self.matched[i] and not self.s.flags[i]
-                             and unit_key(self.s.senders[i]) in self.keys)
+                first = next(i for i, by in enumerate(s.from_key) if by in keys and not self.matched[i])
                 self._missing(first + 1)
 
 
@@ -712,15 +730,16 @@ def replay_unit(unit: Unit, check: bool = True, until: int | None = None,
             result.code_changed = s.header.get("code") not in (None, code_digest())
             with bytes_file(path):
                 try:
-                    refused = _recorded_append_failures(path, s.texts, s.flags, None)
-                    if refused:
-                        u.rt.edges = Edges(log_dirs=RecordedLogDirs(refused))
+                    if s.refused is None:
+                        s.refused = _recorded_append_failures(path, s.texts, s.flags, None)
+                    if s.refused:
+                        u.rt.edges = Edges(log_dirs=RecordedLogDirs(s.refused))
                     spawn_broker_actors(u.rt)
                     u.run()
                 finally:
                     u.closed = True
                     u.rt.shutdown()
-            inputs = sum(s.inputs.get(k, 0) for k in unit.keys)
+            inputs = u.inputs
             result.delivered = inputs
             result.divergence = u.divergence
             result.compared = u.compared + inputs if check else 0
