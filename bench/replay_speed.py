@@ -8,7 +8,10 @@ the other, and prints per file and in total: messages compared, replay seconds, 
 the recorded wall time (last ts − first ts of the file; for the total, the cluster run's span from the first record
 of any file to the last). Replay seconds include reading the file, building the actors and tearing them down. Beside
 it, the same delivery loop's rate with handlers that do nothing (`_empty_rate`, measured in the same run): the ceiling
-of the design, and the replay's share of it (issue #43).
+of the design, and the replay's share of it (issue #43). With more than one core, the replay in worker processes:
+by broker (``--split brokers``: the best split of the per-file times is printed too) and cut by actor
+(kactor/trace/split.py: ``--split actors``, every broker; ``--split auto``, where it evens out the cores), with the
+units' CPU time against one process's and the largest unit's share of it.
 """
 
 from __future__ import annotations
@@ -58,6 +61,17 @@ def _replay_parallel(files: list[str], check: bool, jobs: int) -> tuple[list, fl
     t0 = time.perf_counter()
     results = replay_many(files, check=check, jobs=jobs)
     return results, time.perf_counter() - t0, 0.0
+
+
+def _replay_split(files: list[str], check: bool, jobs: int, split: str) -> tuple[list, float, list]:
+    """`kactor trace replay --jobs N --split SPLIT`'s replay (kactor/trace/split.py): (results, wall s, each unit's
+    UnitTime: label, size, wall s). The plan (reading the chains it cuts) is inside the wall time."""
+    from kactor.trace.split import replay_split
+
+    times: list = []
+    t0 = time.perf_counter()
+    results = replay_split(files, check=check, jobs=jobs, split=split, times=times)
+    return results, time.perf_counter() - t0, times
 
 
 EMPTY_MESSAGES = 100_000
@@ -180,6 +194,11 @@ def main(argv: list[str] | None = None) -> int:
     singles = [_in_fork(_replay_serial, files, not a.no_check) for _ in range(a.runs)]
     empties = sorted(_in_fork(_empty_rate, EMPTY_MESSAGES) for _ in range(a.runs))
     par = [_in_fork(_replay_parallel, files, not a.no_check, jobs) for _ in range(a.runs)] if jobs > 1 else []
+    # every core, each broker's trace cut by actor: every chain (actors), or where it evens out the cores (auto); one
+    # broker's trace is cut too
+    cores = os.cpu_count() or 1
+    splits = {split: [_in_fork(_replay_split, files, not a.no_check, cores, split) for _ in range(a.runs)]
+              for split in ("actors", "auto")} if cores > 1 else {}
     median_run = sorted(singles, key=lambda r: r[1])[len(singles) // 2]
     results = {r.path: r for r in median_run[0]}
     cpu_s = median_run[2]
@@ -231,11 +250,25 @@ def main(argv: list[str] | None = None) -> int:
         ok = ok and all(r.identical for p in par for r in p[0])
         walls = sorted(p[1] for p in par)
         par_s = walls[len(walls) // 2]
-        print(f"{mode} --jobs {jobs} (this process and {jobs - 1} forked worker(s), each taking the next broker's "
-              f"chain, {jobs} at a time): the same "
+        print(f"{mode} --jobs {jobs} --split brokers (this process and {jobs - 1} forked worker(s), each taking the "
+              f"next broker's chain, {jobs} at a time): the same "
               f"{total_msgs} messages in {par_s:.2f}s = {total_msgs / par_s:,.0f} msg/s, "
               f"{run_s / par_s:.0f}x faster than the recorded run (worker start-up included; median of {a.runs}, "
               f"min {walls[0]:.2f}s, max {walls[-1]:.2f}s)")
+    for split, runs in splits.items():
+        ok = ok and all(r.identical for p in runs for r in p[0])
+        walls = sorted(p[1] for p in runs)
+        split_s = walls[len(walls) // 2]
+        units = next(p[2] for p in runs if p[1] == split_s)  # the median run's
+        units_cpu = sum(u.cpu_s for u in units)
+        largest = max(units, key=lambda u: u.cpu_s)
+        cut = sorted({u.label.split(":")[0] for u in units if not u.label.endswith(":whole")})
+        print(f"{mode} --jobs {cores} --split {split} ({len(units)} units; "
+              f"{'cut by actor: ' + ', '.join(cut) if cut else 'no broker cut'}): the same {total_msgs} messages in "
+              f"{split_s:.2f}s = {total_msgs / split_s:,.0f} msg/s, {run_s / split_s:.0f}x faster than the recorded "
+              f"run (median of {a.runs}, min {walls[0]:.2f}s, max {walls[-1]:.2f}s); its units took {units_cpu:.2f} "
+              f"CPU-s ({units_cpu / cpu_s:.2f}x one process's), the largest ({largest.label}) {largest.cpu_s:.2f} = "
+              f"{100 * largest.cpu_s / units_cpu:.0f} % of the work")
     print(f"CPU time of the replays: {cpu_s:.2f}s = {total_msgs / cpu_s:,.0f} msg per CPU-second "
           f"(what the wall-clock figures would be on an otherwise idle core)")
     print(f"identical: {'yes, every file' if ok else 'NO'}; load average now {load_average()}")

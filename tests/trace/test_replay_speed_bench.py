@@ -1,5 +1,6 @@
 """bench.replay_speed runs (at a tiny scale, so it does not rot): each mode measured in a fresh process, every file
-identical, and the replay's rate set beside the same delivery loop's with handlers that do nothing."""
+identical, the replay's rate set beside the same delivery loop's with handlers that do nothing, and the replay cut by
+actor on every core."""
 
 from __future__ import annotations
 
@@ -32,6 +33,13 @@ def test_replay_speed_bench_reports_its_figure(recorded_trace: str) -> None:
     replayed, ceiling = (int(m.group(1).replace(",", "")) for m in (rate, empty))
     assert ceiling > replayed > 0
     assert float(empty.group(2)) == pytest.approx(replayed / ceiling, abs=0.001)
+    # item 3: the replay cut by actor on every core, with the largest unit's share of its work
+    if (os.cpu_count() or 1) > 1:
+        split = re.search(r"^replay --check --jobs \d+ --split actors \((\d+) units; cut by actor: broker-0\): "
+                          r"the same \d+ messages in \S+ = [\d,]+ msg/s.* the largest \(broker-0:\S+\) \S+ = "
+                          r"(\d+) % of the work$", p.stdout, re.M)
+        assert split and int(split.group(1)) > 2 and 0 < int(split.group(2)) < 100, p.stdout
+        assert re.search(r"^replay --check --jobs \d+ --split auto \(", p.stdout, re.M), p.stdout
 
 
 def test_the_empty_loop_delivers_and_records_every_message() -> None:
