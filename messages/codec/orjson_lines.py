@@ -22,7 +22,7 @@ batches (2026-11-25): 5.25 µs a line against 5.8 (orjson callbacks 3.1 a line �
 
 Recurring values: frozen values whose declared field types make equal values equal text (partition states,
 brokers) are written once and kept by value (see ``_BY_VALUE_MAX``); such a value whose text is long (a whole request)
-is kept by identity instead, for the few times the same object is written again (see ``_recent``), and so is a long
+is kept by identity instead, for the few times the same object is written again (see ``_big``), and so is a long
 tuple of them (an UpdateMetadata batch's partition states, shared by its requests: see ``_LONG_TUPLE``). Values that
 arrived as text (`remember_text`, a network body) are written as that text, keyed by id() while the caller keeps
 them alive.
@@ -33,6 +33,7 @@ from __future__ import annotations
 import enum
 import math
 import re
+import threading
 import types
 import typing
 from collections.abc import Callable, Iterable
@@ -91,7 +92,7 @@ def _sequence(v: Any) -> Any:
 # of one UpdateMetadata batch go to every broker in requests that differ only in the broker epoch, each recorded as
 # the controller hands it to its channel and again as the channel hands it to the network (a controlled shutdown of
 # 5,000 leaders: ten lines of 5,000 states each per batch, half the controller's recording). Its text is kept by
-# identity, as a whole request's is (`_recent`); only for classes whose text cannot change (`_qualifies`). Plain
+# identity, as a whole request's is (`_big`); only for classes whose text cannot change (`_qualifies`). Plain
 # items (ints, strings) are written by orjson in C, faster than looked up.
 _LONG_TUPLE = 64
 _PLAIN_SET = frozenset((int, str, bool, type(None)))  # `_PLAIN`'s
@@ -107,11 +108,11 @@ def _immutable(classes: set[type]) -> bool:
 
 
 def _long_tuple(v: tuple[Any, ...]) -> Any:
-    r = _recent.get(id(v))
+    r = _big.get(id(v))
     if r is not None and r[0] is v:
         return r[1]
     # items that qualify hold no bytes: the text is the same whichever line's default writes it
-    return _remember_recent(v, _Fragment(_dumps(v, _default, _OPT)))
+    return _remember_big(v, _dumps(v, _default, _OPT))
 
 
 def _mapping(v: dict[Any, Any]) -> Any:
@@ -444,7 +445,7 @@ def _memo_by_value(cls: type, enc: Callable[[Any], Any], guards: tuple[str, ...]
             _DEFAULT[cls] = _by_identity(enc)
             _VALUES.pop(cls, None)
             cache.clear()
-            return _remember_recent(v, _Fragment(text))
+            return _remember_big(v, text)
         if guard is None or guard(v):
             if len(cache) >= _BY_VALUE_MAX:
                 cache.clear()
@@ -457,7 +458,33 @@ def _memo_by_value(cls: type, enc: Callable[[Any], Any], guards: tuple[str, ...]
 # as the channel hands it to the network (NetSend), and encoded once more as the transport's frame; an
 # UpdateMetadata with every partition went to each broker. Kept by identity, with a reference, so the id cannot be
 # reused while it is here; only classes whose declared field types are immutable (`_qualifies`), so the text
-# cannot go stale. A short FIFO: what recurs, recurs within one cascade.
+# cannot go stale. A FIFO bounded by the bytes of text it keeps: a channel sends its next request only once the
+# broker has answered the one before (ControllerChannelManager's RequestSendThread), a cascade or more after it was
+# recorded as a SendRequest; kept by count alone (16), a controlled shutdown's queued UpdateMetadata requests were
+# written afresh as NetSends, 154,300 partition states in its window.
+_BIG_RECENT_BYTES = 16 << 20
+_BIG_RECENT_MAX = 1024
+_big: dict[int, tuple[Any, Any, int]] = {}  # id → (value, its text as a Fragment, the text's length); oldest first
+_big_bytes = 0
+_big_lock = threading.Lock()
+
+
+def _remember_big(v: Any, text: bytes) -> Any:
+    global _big_bytes
+    fragment = _Fragment(text)
+    with _big_lock:
+        old = _big.pop(id(v), None)
+        if old is not None:
+            _big_bytes -= old[2]
+        _big[id(v)] = (v, fragment, len(text))
+        _big_bytes += len(text)
+        while len(_big) > 1 and (_big_bytes > _BIG_RECENT_BYTES or len(_big) > _BIG_RECENT_MAX):
+            _big_bytes -= _big.pop(next(iter(_big)))[2]  # a plain dict's first key: the oldest
+    return fragment
+
+
+# A long bytes' summary (a fetch's records) is kept by identity for the next line or two: a short FIFO, on the
+# produce path's every answer.
 _RECENT_MAX = 16
 _recent: dict[int, tuple[Any, Any]] = {}  # insertion-ordered: the oldest first
 
@@ -474,10 +501,10 @@ def _remember_recent(v: Any, fragment: Any) -> Any:
 
 def _by_identity(enc: Callable[[Any], Any]) -> Callable[[Any], Any]:
     def f(v: Any) -> Any:
-        r = _recent.get(id(v))
+        r = _big.get(id(v))
         if r is not None and r[0] is v:
             return r[1]
-        return _remember_recent(v, _Fragment(_dumps(enc(v), _default, _OPT)))
+        return _remember_big(v, _dumps(enc(v), _default, _OPT))
     return f
 
 

@@ -118,7 +118,7 @@ def test_remembered_text_is_written_until_forgotten() -> None:
     assert '"payload":[{"@":"_Holder","value":"v"}]' in orjson_lines.encode_record(1, 1.0, "a", "b", (value,), None)
 
 
-def test_big_values_written_again_by_identity() -> None:
+def test_big_values_written_again_by_identity(monkeypatch: Any) -> None:
     """A request recorded as SendRequest, then as NetSend, then framed: its text is made once and reused while the
     very same object comes back; an equal but distinct object, or a changed copy, is written afresh — and all
     texts stay the text encoder's."""
@@ -128,7 +128,7 @@ def test_big_values_written_again_by_identity() -> None:
                    for p in range(200))
     req = UpdateMetadataRequest(1, 2, 3, states, ())
     first = _same(1, 1.0, req)
-    assert orjson_lines._recent.get(id(req), (None,))[0] is req
+    assert orjson_lines._big.get(id(req), (None,))[0] is req
     assert _same(2, 1.0, _Holder(req)) == first.replace('"seq":1,', '"seq":2,').replace(
         '"type":"UpdateMetadataRequest","payload":', '"type":"_Holder","payload":{"@":"_Holder","value":') \
         .replace(',"cause":null', '},"cause":null')
@@ -136,9 +136,10 @@ def test_big_values_written_again_by_identity() -> None:
     assert _same(1, 1.0, twin) == first
     changed = UpdateMetadataRequest(1, 2, 3, states[:-1], ())
     assert _same(1, 1.0, changed) != first
-    for _ in range(orjson_lines._RECENT_MAX + 1):  # others push it out; it is written afresh, the same
+    monkeypatch.setattr(orjson_lines, "_BIG_RECENT_MAX", 16)
+    for _ in range(16 + 1):  # others push it out; it is written afresh, the same
         _same(3, 1.0, UpdateMetadataRequest(9, 2, 3, states, ()))
-    assert id(req) not in orjson_lines._recent
+    assert id(req) not in orjson_lines._big
     assert _same(1, 1.0, req) == first
 
 
@@ -250,8 +251,8 @@ def test_a_long_tuple_of_frozen_values_held_by_several_values_is_written_once() 
     states = tuple(UpdateMetadataPartitionState(TopicPartition("shared", p), 1, p % 3, 4, (0, 1), 7, (0, 1, 2))
                    for p in range(orjson_lines._LONG_TUPLE))
     lines = [_same(b, 1.0, UpdateMetadataRequest(1, 2, b, states, ())) for b in range(5)]
-    assert orjson_lines._recent[id(states)][0] is states
-    text = orjson.dumps(orjson_lines._recent[id(states)][1]).decode()  # a Fragment is written as it is
+    assert orjson_lines._big[id(states)][0] is states
+    text = orjson.dumps(orjson_lines._big[id(states)][1]).decode()  # a Fragment is written as it is
     assert text.startswith('[{"@":"UpdateMetadataPartitionState"') and all(text in line for line in lines)
     assert _same(9, 1.0, _Holder(states)).count('"@":"UpdateMetadataPartitionState"') == len(states)
 
@@ -260,12 +261,30 @@ def test_a_long_tuple_of_frozen_values_held_by_several_values_is_written_once() 
     mutable[0].n = 99
     after = _same(1, 1.0, _Holder(mutable))
     assert after != before and '"n":99' in after
-    assert id(mutable) not in orjson_lines._recent
+    assert id(mutable) not in orjson_lines._big
     short = states[:orjson_lines._LONG_TUPLE - 1]
     _same(1, 1.0, _Holder(short))
-    assert id(short) not in orjson_lines._recent
+    assert id(short) not in orjson_lines._big
     as_list = list(states)
     _same(1, 1.0, _Holder(as_list))
-    assert id(as_list) not in orjson_lines._recent
+    assert id(as_list) not in orjson_lines._big
     copy = tuple(list(states))
     assert _same(1, 1.0, _Holder(copy)) == _same(1, 1.0, _Holder(states))
+
+
+def test_big_values_kept_by_identity_are_bounded_by_their_bytes(monkeypatch: Any) -> None:
+    """The big values' FIFO keeps at most _BIG_RECENT_BYTES of text (the newest always), dropping the oldest, and
+    counts exactly what it keeps."""
+    from messages.requests import UpdateMetadataRequest
+
+    monkeypatch.setattr(orjson_lines, "_BIG_RECENT_BYTES", 40_000)
+    reqs = [UpdateMetadataRequest(1, 2, b, tuple(UpdateMetadataPartitionState(TopicPartition(f"b{b}", p), 1, 0, 4,
+                                                                                (0, 1), 7, (0, 1))
+                                                 for p in range(100)), ()) for b in range(12)]
+    for r in reqs:
+        _same(1, 1.0, r)
+        kept = orjson_lines._big
+        assert orjson_lines._big_bytes == sum(n for _, _, n in kept.values())
+        assert orjson_lines._big_bytes <= 40_000 or len(kept) == 1
+        assert kept[id(r)][0] is r  # the newest is kept
+    assert id(reqs[0]) not in orjson_lines._big and id(reqs[0].partition_states) not in orjson_lines._big
