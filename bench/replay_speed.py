@@ -191,14 +191,19 @@ def main(argv: list[str] | None = None) -> int:
     jobs = min(os.cpu_count() or 1, len(files))
     # every measurement in a fresh forked process: a replay leaves per-process caches warm (generated encoders, the
     # trace encoder's values kept by value), which would flatter every run after the first
-    singles = [_in_fork(_replay_serial, files, not a.no_check) for _ in range(a.runs)]
     empties = sorted(_in_fork(_empty_rate, EMPTY_MESSAGES) for _ in range(a.runs))
-    par = [_in_fork(_replay_parallel, files, not a.no_check, jobs) for _ in range(a.runs)] if jobs > 1 else []
-    # every core, each broker's trace cut by actor: every chain (actors), or where it evens out the cores (auto); one
-    # broker's trace is cut too
+    # the modes taken in turn, run by run, so that a change in the machine's load falls on all of them alike; every
+    # core for the replay cut by actor (every chain: actors; where it evens out the cores: auto), one broker too
     cores = os.cpu_count() or 1
-    splits = {split: [_in_fork(_replay_split, files, not a.no_check, cores, split) for _ in range(a.runs)]
-              for split in ("actors", "auto")} if cores > 1 else {}
+    singles: list = []
+    par: list = []
+    splits: dict[str, list] = {"actors": [], "auto": []} if cores > 1 else {}
+    for _ in range(a.runs):
+        singles.append(_in_fork(_replay_serial, files, not a.no_check))
+        if jobs > 1:
+            par.append(_in_fork(_replay_parallel, files, not a.no_check, jobs))
+        for split, runs in splits.items():
+            runs.append(_in_fork(_replay_split, files, not a.no_check, cores, split))
     median_run = sorted(singles, key=lambda r: r[1])[len(singles) // 2]
     results = {r.path: r for r in median_run[0]}
     cpu_s = median_run[2]
