@@ -288,3 +288,19 @@ def test_big_values_kept_by_identity_are_bounded_by_their_bytes(monkeypatch: Any
         assert orjson_lines._big_bytes <= 40_000 or len(kept) == 1
         assert kept[id(r)][0] is r  # the newest is kept
     assert id(reqs[0]) not in orjson_lines._big and id(reqs[0].partition_states) not in orjson_lines._big
+
+
+@attrs.frozen
+class _Ints:
+    values: tuple[int, ...]
+
+
+def test_a_field_declared_a_tuple_of_ints_keeps_the_text_of_the_general_way() -> None:
+    """A field declared ``tuple[int, ...]`` (an ISR) is handed to orjson as it is when it holds plain items only;
+    anything else in it (an enum, a float, a str subclass) or a list there goes the general way: the text is the
+    text encoder's either way."""
+    for values in [(1, 2), (), (True, None, "x"), tuple(range(100)), (_Colour.RED, 1), (1.5, 2), (_Name("n"),),
+                   [1, 2], (Errors.NONE,)]:
+        line = _same(1, 1.0, _Ints(values))  # type: ignore[arg-type]
+        assert line == fastcodec.encode_record(1, 1.0, "a", "b", _Ints(values), None)  # type: ignore[arg-type]
+    assert '{"@e":"_Colour","v":"RED"}' in _same(1, 1.0, _Ints((_Colour.RED, 1)))
