@@ -525,6 +525,9 @@ def replay_many(paths: list[str], until: int | None = None, check: bool = True, 
     # too rather than waiting on a pool: one fork fewer, and no executor threads beside its replay
     ctx = multiprocessing.get_context("fork")
     next_chain = ctx.Value("i", 0)
+    # the set-up's objects out of the collector's reach before the fork: a collection in a worker writes to every
+    # object it traverses, copying the parent's pages it shares
+    gc.freeze()
     workers = []
     for _ in range(min(jobs, len(chains)) - 1):
         recv, send = ctx.Pipe(duplex=False)
@@ -539,6 +542,8 @@ def replay_many(paths: list[str], until: int | None = None, check: bool = True, 
             proc.terminate()
             proc.join()
         raise
+    finally:
+        gc.unfreeze()
     failure: BaseException | None = None
     for proc, recv in workers:
         try:

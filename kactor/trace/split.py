@@ -800,6 +800,9 @@ def _pool(tasks: list[Any], jobs: int, fn: Callable[[Any], Any]) -> list[Any]:
         finally:
             send.close()
 
+    # the set-up's objects (prepare, the scans) out of the collector's reach before the fork: a collection in a
+    # worker writes to every object it traverses, copying the parent's pages it shares
+    gc.freeze()
     workers = []
     for _ in range(min(jobs, len(tasks)) - 1):
         recv, send = ctx.Pipe(duplex=False)
@@ -814,6 +817,8 @@ def _pool(tasks: list[Any], jobs: int, fn: Callable[[Any], Any]) -> list[Any]:
             proc.terminate()
             proc.join()
         raise
+    finally:
+        gc.unfreeze()
     failure: BaseException | None = None
     for proc, recv in workers:
         try:
