@@ -176,15 +176,24 @@ def _rows_bulk(df: DataFrame, order: list[str] | None = None) -> list[dict[str, 
 # A query of the tables: (name, DataFrame, order of its rows); ``_tables`` turns their rows into the tables.
 Query = tuple[str, DataFrame, list[str]]
 BULK = ("anomalies",)  # the queries collected with _rows_bulk
+# every query ``queries`` builds (the errors' only when asked)
+QUERY_NAMES = ("anomalies", "_latency", "controller_event_times", "_transitions", "controller_event_timeline",
+               "channel_queue_timeline", "gauges_timeline", "topic_deletions", "reassignments")
 
 
-def queries(obs: DataFrame, bucket_ms: Any, errors_query: bool = False) -> list[Query]:
+def queries(obs: DataFrame, bucket_ms: Any, errors_query: bool = False,
+            types: set[str] | None = None) -> list[Query]:
     """The tables' queries over ``observed``'s records (``bucket_ms``: the timelines' bucket width, an int or a
     Column), longest first (the anomalies). Each is small next to its fixed cost (planning, generating and compiling
     its code on the driver, then a short job); ``compute`` runs them one job each, ``one_pass`` as one query with
     the count. The errors table is counted from the anomalies' rows (``_tables``: every error is one of them), not
     by a query of its own, unless ``errors_query`` (the errors grouped in Spark, as before: what the tests compare
-    the counted table with)."""
+    the counted table with). ``types``: the record types the trace holds (the count's); a query that reads only
+    records of types not among them is not built (its table is empty: ``compute`` gives it no rows without a job)."""
+
+    def holds(*needed: str) -> bool:
+        return types is None or any(t in types for t in needed)
+
     # controller events: queue time (started - enqueued) and processing time (finished - started)
     ev = _of(obs, "ControllerEventProcessed").select(
         "process", "seq", "ts", "p.event", "p.controller_state",
@@ -235,62 +244,79 @@ def queries(obs: DataFrame, bucket_ms: Any, errors_query: bool = False) -> list[
 
     # per request type and broker, and per request type: grouping sets, not a rollup, whose third level (every
     # request) no table shows — its percentiles were a third of this aggregation's work
-    out.append(("_latency", rq.groupingSets([("request_type", "broker_id"), ("request_type",)], "request_type",
-                                            "broker_id").agg(
-        F.grouping("broker_id").alias("_all"),
-        F.count("*").alias("count"), F.sum((F.col("attempts") > 1).cast("long")).alias("retried"),
-        F.sum(failed).alias("failed"), *_pcts("latency_ms", "latency_ms"), *_pcts("queue_ms", "queue_ms")),
-        ["request_type", "broker_id"]))
+    if holds("ChannelRequestCompleted"):
+        out.append(("_latency", rq.groupingSets([("request_type", "broker_id"), ("request_type",)], "request_type",
+                                                "broker_id").agg(
+            F.grouping("broker_id").alias("_all"),
+            F.count("*").alias("count"), F.sum((F.col("attempts") > 1).cast("long")).alias("retried"),
+            F.sum(failed).alias("failed"), *_pcts("latency_ms", "latency_ms"), *_pcts("queue_ms", "queue_ms")),
+            ["request_type", "broker_id"]))
 
-    out.append(("controller_event_times", ev.groupBy("event").agg(
-        F.count("*").alias("count"), F.first("controller_state").alias("controller_state"),
-        *_pcts("queue_ms", "queue_ms"), *_pcts("processing_ms", "processing_ms")), ["event"]))
+    if holds("ControllerEventProcessed"):
+        out.append(("controller_event_times", ev.groupBy("event").agg(
+            F.count("*").alias("count"), F.first("controller_state").alias("controller_state"),
+            *_pcts("queue_ms", "queue_ms"), *_pcts("processing_ms", "processing_ms")), ["event"]))
 
     # state machines and elections
-    scb = _of(obs, "StateChangeBatch")
-    trans = scb.select(F.explode(F.array(
-        *[F.transform(f"p.{field}", _transition(name))
-          for name, field in (("partition_transitions", "partition_changes"),
-                              ("replica_transitions", "replica_changes"))],
-        F.transform("p.elections", lambda e: F.struct(
-            F.lit("leader_elections").alias("table"), e["strategy"].alias("a"),
-            F.when(F.coalesce(e["unclean"], F.lit(False)), "unclean").otherwise("clean").alias("b"))),
-    )).alias("x")).select(F.explode("x").alias("c")).select("c.*")
-    out.append(("_transitions", trans.groupBy("table", "a", "b").count(), ["table", "a", "b"]))
+    if holds("StateChangeBatch"):
+        scb = _of(obs, "StateChangeBatch")
+        trans = scb.select(F.explode(F.array(
+            *[F.transform(f"p.{field}", _transition(name))
+              for name, field in (("partition_transitions", "partition_changes"),
+                                  ("replica_transitions", "replica_changes"))],
+            F.transform("p.elections", lambda e: F.struct(
+                F.lit("leader_elections").alias("table"), e["strategy"].alias("a"),
+                F.when(F.coalesce(e["unclean"], F.lit(False)), "unclean").otherwise("clean").alias("b"))),
+        )).alias("x")).select(F.explode("x").alias("c")).select("c.*")
+        out.append(("_transitions", trans.groupBy("table", "a", "b").count(), ["table", "a", "b"]))
 
-    out.append(("controller_event_timeline", ev.groupBy(_bucket("started_ms", bucket_ms)).agg(
-        F.count("*").alias("events"), *_pcts("queue_ms", "queue_ms"),
-        F.max("processing_ms").alias("processing_ms_max")), ["bucket_start_ms"]))
+    if holds("ControllerEventProcessed"):
+        out.append(("controller_event_timeline", ev.groupBy(_bucket("started_ms", bucket_ms)).agg(
+            F.count("*").alias("events"), *_pcts("queue_ms", "queue_ms"),
+            F.max("processing_ms").alias("processing_ms_max")), ["bucket_start_ms"]))
 
-    out.append(("channel_queue_timeline", rq.groupBy("process", "broker_id", _bucket("completed_ms", bucket_ms)).agg(
-        F.count("*").alias("requests"), F.max("queue_size").alias("queue_size_max"),
-        F.avg("queue_size").alias("queue_size_avg")), ["process", "broker_id", "bucket_start_ms"]))
+    if holds("ChannelRequestCompleted"):
+        out.append(("channel_queue_timeline", rq.groupBy("process", "broker_id",
+                                                         _bucket("completed_ms", bucket_ms)).agg(
+            F.count("*").alias("requests"), F.max("queue_size").alias("queue_size_max"),
+            F.avg("queue_size").alias("queue_size_avg")), ["process", "broker_id", "bucket_start_ms"]))
 
     # gauges of the active controller over time
-    g = _of(obs, "ControllerGauges").where(F.col("p.active")).select("process", "seq", "ts", "p.*")
-    order = F.struct("ts", "seq")
-    out.append(("gauges_timeline", g.groupBy(_bucket("ts", bucket_ms)).agg(
-        F.count("*").alias("samples"),
-        F.max("offline_partitions").alias("offline_partitions_max"),
-        F.max_by("offline_partitions", order).alias("offline_partitions_last"),
-        F.max("under_replicated_partitions").alias("under_replicated_partitions_max"),
-        F.max_by("under_replicated_partitions", order).alias("under_replicated_partitions_last"),
-        F.max("preferred_replica_imbalance").alias("preferred_replica_imbalance_max"),
-        F.max_by("global_partitions", order).alias("global_partitions"),
-        F.max_by("topics_to_delete", order).alias("topics_to_delete"),
-        F.max_by("controller_epoch", order).alias("controller_epoch")), ["bucket_start_ms"]))
+    if holds("ControllerGauges"):
+        g = _of(obs, "ControllerGauges").where(F.col("p.active")).select("process", "seq", "ts", "p.*")
+        order = F.struct("ts", "seq")
+        out.append(("gauges_timeline", g.groupBy(_bucket("ts", bucket_ms)).agg(
+            F.count("*").alias("samples"),
+            F.max("offline_partitions").alias("offline_partitions_max"),
+            F.max_by("offline_partitions", order).alias("offline_partitions_last"),
+            F.max("under_replicated_partitions").alias("under_replicated_partitions_max"),
+            F.max_by("under_replicated_partitions", order).alias("under_replicated_partitions_last"),
+            F.max("preferred_replica_imbalance").alias("preferred_replica_imbalance_max"),
+            F.max_by("global_partitions", order).alias("global_partitions"),
+            F.max_by("topics_to_delete", order).alias("topics_to_delete"),
+            F.max_by("controller_epoch", order).alias("controller_epoch")), ["bucket_start_ms"]))
 
+    if holds("TopicDeletionProgress"):
+        out.append(_topic_deletions(obs))
+    if holds("ReassignmentProgress"):
+        out.append(_reassignments(obs))
+    return out
+
+
+def _topic_deletions(obs: DataFrame) -> Query:
     # Queued / Started / Ineligible ... Completed; a topic deleted twice gives two rows
     td = _of(obs, "TopicDeletionProgress").select("process", "seq", "ts", "p.topic", "p.phase")
     before = Window.partitionBy("topic").orderBy("ts", "process", "seq").rowsBetween(Window.unboundedPreceding, -1)
     td = td.withColumn("n", F.coalesce(F.sum((F.col("phase") == "Completed").cast("long")).over(before), F.lit(0)))
-    out.append(("topic_deletions", _spans(td.groupBy("topic", "n").agg(
+    return ("topic_deletions", _spans(td.groupBy("topic", "n").agg(
         F.min(F.when(F.col("phase") == "Queued", F.col("ts"))).alias("queued_ts"),
         F.min(F.when(F.col("phase") == "Started", F.col("ts"))).alias("started_ts"),
         F.min(F.when(F.col("phase") == "Completed", F.col("ts"))).alias("completed_ts"),
         F.sum((F.col("phase") == "Ineligible").cast("long")).alias("ineligible"),
-    ), "completed_ts", "Completed").drop("n"), ["topic", "queued_ts"]))
+    ), "completed_ts", "Completed").drop("n"), ["topic", "queued_ts"])
 
+
+def _reassignments(obs: DataFrame) -> Query:
     # Started ... Completed or Dropped, per partition
     ra = _of(obs, "ReassignmentProgress").select(
         "process", "seq", "ts", F.col("p.topic_partition.topic").alias("topic"),
@@ -304,12 +330,11 @@ def queries(obs: DataFrame, bucket_ms: Any, errors_query: bool = False) -> list[
         F.min(F.when(F.col("phase").isin("Completed", "Dropped"), F.col("ts"))).alias("finished_ts"),
         F.max(F.when(F.col("phase").isin("Completed", "Dropped"), F.col("phase"))).alias("outcome"),
     )
-    out.append(("reassignments", agg.select(
+    return ("reassignments", agg.select(
         "topic", "partition", "started_ts", "finished_ts",
         F.coalesce("outcome", F.lit("InProgress")).alias("outcome"),
         F.round(F.col("finished_ts") - F.col("started_ts"), 3).alias("duration_ms")),
-        ["topic", "partition", "started_ts"]))
-    return out
+        ["topic", "partition", "started_ts"])
 
 
 def _tables(routes: list[dict[str, Any]], results: dict[str, list[dict[str, Any]]]) -> dict[str, list[dict[str, Any]]]:
@@ -368,13 +393,13 @@ def compute(obs: DataFrame, routes: list[dict[str, Any]], bucket_ms: int,
     query (the plain way; ``one_pass`` computes the same tables with the count in one query).
 
     The queries are run from ``threads`` Python threads: one query's driver-side work overlaps another's tasks."""
-    qs = queries(obs, bucket_ms, errors_query=errors_query)
+    qs = queries(obs, bucket_ms, errors_query=errors_query, types={r["type"] for r in routes})
     units = [[q] for q in qs]
 
     def run(unit: list[Query]) -> dict[str, list[dict[str, Any]]]:
         return {name: (_rows_bulk if name in BULK else _rows)(df, order) for name, df, order in unit}
 
-    results: dict[str, list[dict[str, Any]]] = {}
+    results: dict[str, list[dict[str, Any]]] = {name: [] for name in QUERY_NAMES}  # not built: no rows
     if threads <= 1:
         for unit in units:
             results.update(run(unit))
