@@ -38,8 +38,10 @@ LOG4J_CONFIG = os.path.join(os.path.dirname(os.path.abspath(__file__)), "log4j2.
 # (`-XX:CompileThresholdScaling=5`, before) -> C1 only (2026-11-29, one run each, load 3-8): 2 million messages
 # 29.7 -> 20.2 CPU-s (C2's 7.5 gone, the tasks 9.1 -> 8.0), 10 million 44.7 -> 40.7 and 50.4 -> 37.0 (the tasks
 # 18-21 -> 21-25 CPU-s). (On 2026-11-23 C1 only was rejected when the summary parsed the JSON of every line itself:
-# there the tasks' hot loops were most of the work and ran twice as slow.)
-JVM_OPTIONS = ("-XX:TieredStopAtLevel=1",)
+# there the tasks' hot loops were most of the work and ran twice as slow.) The parallel collector, not G1: with C1
+# only, one run each (2026-11-29, load 3-6), 2 million messages 16.2 (G1) -> 14.8 CPU-s (serial 14.2), 10 million
+# 33.9 -> 31.6 (serial 31.9, its collections stopping every task for 4.2 s in all).
+JVM_OPTIONS = ("-XX:TieredStopAtLevel=1", "-XX:+UseParallelGC")
 # Class-data sharing (AppCDS): the driver JVM maps the classes an earlier summary loaded (Spark's, Scala's,
 # Janino's: ~10,000 of them from 280 jars) from an archive instead of finding, reading and verifying each one.
 # Measured (2026-11-24, load ~2.5-3.5): session start 4.5-9.0 -> 2.4-3.6 s, its JVM CPU 5.8-6.4 -> 3.1-3.7 s.
