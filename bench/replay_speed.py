@@ -118,6 +118,15 @@ def _best_split(sizes: list[float], parts: int) -> float:
     return best
 
 
+def _dealt(units: list, cores: int) -> float:
+    """The longest of ``cores`` processes' CPU times when the units (UnitTime) are dealt to them as the replay
+    deals them, the largest first to the first free one: what an otherwise idle machine would take, less the plan."""
+    loads = [0.0] * cores
+    for u in sorted(units, key=lambda u: -u.work):
+        loads[loads.index(min(loads))] += u.cpu_s
+    return max(loads)
+
+
 def _in_fork(fn, *args):  # noqa: ANN001, ANN202 - a bench helper
     """``fn(*args)`` in a child forked from this process (its imports done, no replay run yet). Not a Pool: its
     daemonic workers may not fork the ``--jobs`` workers."""
@@ -273,7 +282,8 @@ def main(argv: list[str] | None = None) -> int:
               f"{split_s:.2f}s = {total_msgs / split_s:,.0f} msg/s, {run_s / split_s:.0f}x faster than the recorded "
               f"run (median of {a.runs}, min {walls[0]:.2f}s, max {walls[-1]:.2f}s); its units took {units_cpu:.2f} "
               f"CPU-s ({units_cpu / cpu_s:.2f}x one process's), the largest ({largest.label}) {largest.cpu_s:.2f} = "
-              f"{100 * largest.cpu_s / units_cpu:.0f} % of the work")
+              f"{100 * largest.cpu_s / units_cpu:.0f} % of the work; dealt to {cores} idle cores, largest first, "
+              f"they would take {_dealt(units, cores):.2f}s = {total_msgs / _dealt(units, cores):,.0f} msg/s")
     print(f"CPU time of the replays: {cpu_s:.2f}s = {total_msgs / cpu_s:,.0f} msg per CPU-second "
           f"(what the wall-clock figures would be on an otherwise idle core)")
     print(f"identical: {'yes, every file' if ok else 'NO'}; load average now {load_average()}")
