@@ -251,10 +251,14 @@ def _scan_of(path: str, until: int | None) -> _Scan:
     return s
 
 
-SPLIT_COST = 1.35
-"""CPU of a chain replayed in units over the same chain replayed whole (measured on bench.replay_speed's recording,
-docs/performance-log.md): a unit decodes what the others send it (the replica manager's ShardRequests, the shards'
-ShardReplys), where the whole replay only encodes them."""
+SPLIT_COST = 1.4
+"""CPU of a chain replayed in units over the same chain replayed whole (bench.replay_speed's recording: 1.3-1.45x
+in instructions and CPU time, docs/performance-log.md): a unit decodes what the others send it (the replica manager's
+ShardRequests, the shards' ShardReplys), where the whole replay only encodes them, and the chain is scanned first.
+On two cores a cut therefore pays only for a chain of more than about 60 % of the work."""
+WORTH = 0.85
+"""A cut is made only if the estimated wall time falls below this share of the time without it: the estimate leaves
+out the plan's scan in this process and each process's own warm-up, and sizes in bytes are a rough measure of work."""
 
 
 def _makespan(sizes: list[float], split: set[int], jobs: int) -> float:
@@ -278,8 +282,8 @@ def _makespan(sizes: list[float], split: set[int], jobs: int) -> float:
 
 
 def chains_to_split(sizes: list[float], jobs: int) -> set[int]:
-    """Which chains to cut into units: greedily the one that shortens the estimated wall time most, while it does by
-    more than 2 % (cutting costs CPU: SPLIT_COST). Many chains already balance: more than 64 are never cut."""
+    """Which chains to cut into units: greedily the one that shortens the estimated wall time most, while it does to
+    below WORTH of it (cutting costs CPU: SPLIT_COST). Many chains already balance: more than 64 are never cut."""
     split: set[int] = set()
     if jobs <= 1 or len(sizes) > 64:
         return split
@@ -289,7 +293,7 @@ def chains_to_split(sizes: list[float], jobs: int) -> set[int]:
         if not tries:
             return split
         m, i = min(tries)
-        if m >= best * 0.98:
+        if m >= best * WORTH:
             return split
         best = m
         split.add(i)
