@@ -40,6 +40,8 @@ import struct
 from collections.abc import Iterator
 from typing import Any, Protocol
 
+from actors import names
+from core.broker.shards import shard_of
 from messages.common import TopicPartition
 from protocol.errors import ProtocolError
 from protocol.records import LOG_OVERHEAD, iter_batches, read_batch_header
@@ -56,9 +58,6 @@ HEALTHY_BOUND_MS = 1000.0  # twice replica.fetch.wait.max.ms: an append wakes th
 
 def hosted_partition(sim: Sim, broker_id: int, tp: TopicPartition) -> Any:
     """The online Partition ``tp`` of a live broker (its shard's replica manager), or None."""
-    from actors import names
-    from core.broker.shards import shard_of
-
     broker = sim.brokers[broker_id]
     rt = broker.rt
     if rt is None:
@@ -528,8 +527,6 @@ class Checker:
         """Every live broker's fetching followers whose epoch cache ends at or past their log end, in the order of
         the shards' names and then of the partitions. That order is only needed for a finding: the look at every
         step goes in the dicts' order, and goes again ``ordered`` once it finds one."""
-        from actors import names
-
         out = []
         for b, broker in self.sim.brokers.items():
             rt = broker.rt
