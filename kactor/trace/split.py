@@ -894,8 +894,13 @@ def replay_split(paths: list[str], until: int | None = None, check: bool = True,
             done.update((r.path, r) for r in results)
             if times is not None:
                 times.append(took)
-    last = {c[-1] for u in units for c in (u.chain,)}
-    return [done[p] if p in done else _combine(parts[p], _scan_of(p, until if p in last else None)) for p in paths]
+    last = {u.chain[-1] for u in units}
+    results = [done[p] if p in done else _combine(parts[p], _scan_of(p, until if p in last else None))
+               for p in paths]
+    for p in paths:  # the files' lines are not kept past the replay
+        _SCANS.pop((p, None), None)
+        _SCANS.pop((p, until), None)
+    return results
 
 
 __all__ = ["REST", "SINKS", "SPLIT_COST", "Unit", "UnitTime", "UnsplittableError", "chains_to_split", "plan",
