@@ -5,14 +5,14 @@ bounded the wall time. Here a chain is cut by actor: a *unit* replays some of th
 message they received from outside the unit (from the trace), and checks every message they sent, byte for byte,
 against the recorded line. The units of a broker are:
 
-- one per partition shard (``partition-<i>``): a shard owns its partitions' logs (LogManager with ``owns``), and its
-  only state is its ReplicaManager;
+- the partition shards (``partition-<i>``), in groups (2 × the processes, `plan_chain`): a shard owns its partitions'
+  logs (LogManager with ``owns``), and its only state is its ReplicaManager;
 - the replica manager (``replica-manager``), which splits requests over the shards and merges their answers;
 - the rest (controller, its channels, coordinators, ``zk``, ``metrics``, ...), small in every recording;
 - ``net`` and ``timer`` belong to every unit: in a replay they have no edge, so their handlers do nothing and keep no
   state (actors/network_actor.py, actors/timer_actor.py), and a message to them is delivered in its sender's unit.
 
-Why a unit alone reproduces what the whole process does (docs/trace-format.md, "Replay"):
+Why a unit alone reproduces what the whole process does (docs/trace-format.md, "A broker cut by actor"):
 
 - **Order.** simpleSystemBase delivers one FIFO, so seq order is delivery order, and every message an actor sends while
   handling seq ``c`` carries ``cause: c`` and is queued behind the earlier causes' messages: the ``k``-th message
