@@ -485,60 +485,48 @@ def prepare() -> None:
     codec.prepare()
 
 
-def _take_and_replay(chains: list[list[str]], next_chain: Any, until: int | None, check: bool) -> \
-        list[ReplayResult]:
-    """Replay chains of ``chains`` until none is left, taking the next one from the shared counter each time."""
-    results: list[ReplayResult] = []
-    while True:
-        with next_chain.get_lock():
-            i = next_chain.value
-            next_chain.value = i + 1
-        if i >= len(chains):
-            return results
-        results.extend(replay_chain(chains[i], until=until, check=check))
-
-
-def _worker(chains: list[list[str]], next_chain: Any, until: int | None, check: bool, out: Any) -> None:
-    try:
-        out.send(("ok", _take_and_replay(chains, next_chain, until, check)))
-    except BaseException as e:  # noqa: BLE001 - handed to the parent, which raises it
-        out.send(("error", e))
-    finally:
-        out.close()
-
-
-def replay_many(paths: list[str], until: int | None = None, check: bool = True, jobs: int = 1) -> list[ReplayResult]:
-    """Replay several traces, one broker's incarnations in order (`replay_chain`), ``jobs`` brokers at a time:
-    this process and ``jobs - 1`` forked workers each take the next chain (the largest first, by file size) as soon
-    as they are free. Results come back in ``paths`` order, without their runtimes."""
-    from kactor.trace.reader import broker_chains
-
-    chains = broker_chains(paths)
-    if jobs <= 1 or len(chains) <= 1:
-        by_path = {r.path: r for chain in chains for r in replay_chain(chain, until=until, check=check)}
-        return [by_path[p] for p in paths]
+def in_forks(tasks: list[Any], jobs: int, fn: Callable[[Any], Any]) -> list[Any]:
+    """``fn(task)`` for every task, by this process and ``jobs - 1`` forked workers each taking the next task (in
+    list order) as soon as it is free; the answers in ``tasks`` order. A worker's exception is raised here."""
+    if jobs <= 1 or len(tasks) <= 1:
+        return [fn(t) for t in tasks]
     import multiprocessing
 
-    prepare()  # once, before the fork, not once per worker
-    chains.sort(key=lambda c: -sum(os.path.getsize(p) for p in c))  # a big broker must not start last
-    # fork: the workers inherit this interpreter, its imports and its (fixed) string hash seed. This process replays
-    # too rather than waiting on a pool: one fork fewer, and no executor threads beside its replay
     ctx = multiprocessing.get_context("fork")
-    next_chain = ctx.Value("i", 0)
-    # the set-up's objects out of the collector's reach before the fork: a collection in a worker writes to every
-    # object it traverses, copying the parent's pages it shares
+    next_task = ctx.Value("i", 0)
+
+    def take() -> list[tuple[int, Any]]:
+        out = []
+        while True:
+            with next_task.get_lock():
+                i = next_task.value
+                next_task.value = i + 1
+            if i >= len(tasks):
+                return out
+            out.append((i, fn(tasks[i])))
+
+    def work(send: Any) -> None:
+        try:
+            send.send(("ok", take()))
+        except BaseException as e:  # noqa: BLE001 - handed to the parent, which raises it
+            send.send(("error", e))
+        finally:
+            send.close()
+
+    # the set-up's objects (prepare, the scans) out of the collector's reach before the fork: a collection in a
+    # worker writes to every object it traverses, copying the parent's pages it shares
     gc.freeze()
     workers = []
-    for _ in range(min(jobs, len(chains)) - 1):
+    for _ in range(min(jobs, len(tasks)) - 1):
         recv, send = ctx.Pipe(duplex=False)
-        proc = ctx.Process(target=_worker, args=(chains, next_chain, until, check, send), daemon=True)
+        proc = ctx.Process(target=work, args=(send,), daemon=True)
         proc.start()
         send.close()
         workers.append((proc, recv))
     try:
-        by_path = {r.path: r for r in _take_and_replay(chains, next_chain, until, check)}
+        answers = dict(take())
     except BaseException:
-        for proc, _ in workers:  # this process's share failed: its workers' answers are not wanted
+        for proc, _ in workers:
             proc.terminate()
             proc.join()
         raise
@@ -552,11 +540,26 @@ def replay_many(paths: list[str], until: int | None = None, check: bool = True, 
             status, value = "error", RuntimeError(f"replay worker {proc.pid} died")
         proc.join()
         if status == "ok":
-            by_path.update({r.path: r for r in value})
+            answers.update(value)
         elif failure is None:
             failure = value
     if failure is not None:
         raise failure
+    return [answers[i] for i in range(len(tasks))]
+
+
+def replay_many(paths: list[str], until: int | None = None, check: bool = True, jobs: int = 1) -> list[ReplayResult]:
+    """Replay several traces, one broker's incarnations in order (`replay_chain`), ``jobs`` brokers at a time:
+    this process and ``jobs - 1`` forked workers each take the next chain (the largest first, by file size) as soon
+    as they are free. Results come back in ``paths`` order, without their runtimes."""
+    from kactor.trace.reader import broker_chains
+
+    chains = broker_chains(paths)
+    if jobs > 1 and len(chains) > 1:
+        prepare()  # once, before the fork, not once per worker
+        chains.sort(key=lambda c: -sum(os.path.getsize(p) for p in c))  # a big broker must not start last
+    by_path = {r.path: r for results in in_forks(chains, jobs, lambda c: replay_chain(c, until=until, check=check))
+               for r in results}
     return [by_path[p] for p in paths]
 
 
@@ -567,5 +570,5 @@ def check_trace_file(path: str) -> None:
     return None
 
 
-__all__ = ["Divergence", "ReplayResult", "TraceError", "check_trace_file", "prepare", "replay", "replay_chain",
-           "replay_many"]
+__all__ = ["Divergence", "ReplayResult", "TraceError", "check_trace_file", "in_forks", "prepare", "replay",
+           "replay_chain", "replay_many"]

@@ -77,6 +77,7 @@ from kactor.trace.replay import (
     _scratch_dir,
     _seq_of,
     _unmap,
+    in_forks,
     replay_chain,
 )
 from messages.codec import CodecError, encode_record_bytes, from_json
@@ -776,69 +777,6 @@ def _run_unit(unit: Unit, check: bool, until: int | None,
     return "ok", (results, UnitTime(unit.label, unit.work, time.perf_counter() - t0, time.process_time() - c0))
 
 
-def _pool(tasks: list[Any], jobs: int, fn: Callable[[Any], Any]) -> list[Any]:
-    """``fn(task)`` for every task, by this process and ``jobs - 1`` forked workers each taking the next task (in
-    list order) as soon as it is free; the answers in ``tasks`` order. A worker's exception is raised here."""
-    if jobs <= 1 or len(tasks) <= 1:
-        return [fn(t) for t in tasks]
-    import multiprocessing
-
-    ctx = multiprocessing.get_context("fork")
-    next_task = ctx.Value("i", 0)
-
-    def take() -> list[tuple[int, Any]]:
-        out = []
-        while True:
-            with next_task.get_lock():
-                i = next_task.value
-                next_task.value = i + 1
-            if i >= len(tasks):
-                return out
-            out.append((i, fn(tasks[i])))
-
-    def work(send: Any) -> None:
-        try:
-            send.send(("ok", take()))
-        except BaseException as e:  # noqa: BLE001 - handed to the parent, which raises it
-            send.send(("error", e))
-        finally:
-            send.close()
-
-    # the set-up's objects (prepare, the scans) out of the collector's reach before the fork: a collection in a
-    # worker writes to every object it traverses, copying the parent's pages it shares
-    gc.freeze()
-    workers = []
-    for _ in range(min(jobs, len(tasks)) - 1):
-        recv, send = ctx.Pipe(duplex=False)
-        proc = ctx.Process(target=work, args=(send,), daemon=True)
-        proc.start()
-        send.close()
-        workers.append((proc, recv))
-    try:
-        answers = dict(take())
-    except BaseException:
-        for proc, _ in workers:
-            proc.terminate()
-            proc.join()
-        raise
-    finally:
-        gc.unfreeze()
-    failure: BaseException | None = None
-    for proc, recv in workers:
-        try:
-            status, value = recv.recv()
-        except EOFError:
-            status, value = "error", RuntimeError(f"replay worker {proc.pid} died")
-        proc.join()
-        if status == "ok":
-            answers.update(value)
-        elif failure is None:
-            failure = value
-    if failure is not None:
-        raise failure
-    return [answers[i] for i in range(len(tasks))]
-
-
 def _combine(parts: list[ReplayResult], scanned: _Scan) -> ReplayResult:
     """One file's result from its units': the first divergence by seq; every line before it was compared by the
     unit that owns it (a unit stops only after its own first divergence)."""
@@ -873,7 +811,7 @@ def replay_split(paths: list[str], until: int | None = None, check: bool = True,
         if s is not None and s.header.get("code") not in (None, code_digest()):
             log.warning("%s: recorded by other code (digest %s, this checkout %s): a divergence may be that change",
                         p, s.header.get("code"), code_digest())
-    answers = _pool(units, jobs, lambda u: _run_unit(u, check, until, tamper))
+    answers = in_forks(units, jobs, lambda u: _run_unit(u, check, until, tamper))
     whole = {u.chain for u, (status, _) in zip(units, answers, strict=True) if status != "ok"}
     done: dict[str, ReplayResult] = {}  # a chain replayed whole: its files' results as they are
     parts: dict[str, list[ReplayResult]] = {}
@@ -889,7 +827,7 @@ def replay_split(paths: list[str], until: int | None = None, check: bool = True,
                 times.append(took)
     if whole:  # a unit found it could not replay alone: its chain again, whole
         redo = [Unit(c, frozenset(), sum(os.path.getsize(p) for p in c)) for c in sorted(whole)]
-        for _status, value in _pool(redo, jobs, lambda u: _run_unit(u, check, until, tamper)):
+        for _status, value in in_forks(redo, jobs, lambda u: _run_unit(u, check, until, tamper)):
             results, took = value
             done.update((r.path, r) for r in results)
             if times is not None:

@@ -1,8 +1,7 @@
 """``python tests/trace/split_job.py SPLIT JOBS TAMPER_SEQ|- TRACE...``: replay the traces whole (as `replay_chain`,
 each broker's chain in this process) and as units (`replay_split` with SPLIT and JOBS), with the input recorded at
-TAMPER_SEQ altered in both (as replay_job.py alters it; a TimerFired gets another key, a ZkResponse another
-request id), and print both as one JSON
-line, with the units the split replay ran."""
+TAMPER_SEQ altered in both (replay_job.py's `tamper_at`), and print both as one JSON line, with the units the split
+replay ran."""
 
 from __future__ import annotations
 
@@ -12,9 +11,9 @@ import shutil
 import sys
 from typing import Any
 
-import attrs
+from replay_job import tamper_at  # this folder's: a script's own folder is on its path
 
-from kactor.trace.reader import Record, broker_chains
+from kactor.trace.reader import broker_chains
 from kactor.trace.replay import ReplayResult, _scratch_dir, replay
 from kactor.trace.split import UnitTime, replay_split
 
@@ -30,31 +29,17 @@ def main() -> None:
     split, jobs, seq_arg, *paths = sys.argv[1:]
     seq = None if seq_arg == "-" else int(seq_arg)
     tampered: list[int] = []
-
-    def tamper(rec: Record, body: Any) -> Any:
-        if rec.seq != seq:
-            return body
-        tampered.append(rec.seq)
-        inner = getattr(body, "body", None)
-        if inner is not None and hasattr(inner, "controller_epoch"):
-            return attrs.evolve(body, body=attrs.evolve(inner, controller_epoch=0))
-        if hasattr(body, "path"):
-            return attrs.evolve(body, path=body.path + "-tampered")
-        if hasattr(body, "key"):
-            return attrs.evolve(body, key=body.key + "-tampered")
-        if hasattr(body, "request_id"):  # a ZkResponse: to a request never made
-            return attrs.evolve(body, request_id=body.request_id + 1000)
-        raise SystemExit(f"do not know how to tamper with {type(body).__name__}")
+    tamper = tamper_at(seq, tampered) if seq is not None else None
 
     whole: dict[str, ReplayResult] = {}
     for chain in broker_chains(paths):  # replay_chain's order and scratch folder, with the tamper
         scratch = _scratch_dir()
         try:
-            whole.update((p, replay(p, tamper=tamper if seq is not None else None, scratch=scratch)) for p in chain)
+            whole.update((p, replay(p, tamper=tamper, scratch=scratch)) for p in chain)
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
     times: list[UnitTime] = []
-    parts = replay_split(paths, jobs=int(jobs), split=split, tamper=tamper if seq is not None else None, times=times)
+    parts = replay_split(paths, jobs=int(jobs), split=split, tamper=tamper, times=times)
     print(json.dumps({"whole": [_row(whole[p]) for p in paths], "split": [_row(r) for r in parts],
                       "units": sorted(t.label for t in times), "tampered": sorted(set(tampered))}))
 
