@@ -29,6 +29,13 @@ SHARD_PREFIX = "partition-"  # PartitionActor: one shard of the replica manager'
 TXN_MARKER_CHANNEL_PREFIX = "txn-marker-channel-"  # TransactionMarkerChannelActor: markers to one broker
 
 
+# who creates the actors of each prefix above (their parent in the actor system): the replica manager its shards, the
+# controller its channels, the transaction coordinator its marker channels (a replay cut by actor keeps a child with
+# its creator: kactor/trace/split.py)
+CHILD_CREATORS: tuple[tuple[str, str], ...] = ((SHARD_PREFIX, REPLICA_MANAGER), (CHANNEL_PREFIX, CONTROLLER),
+                                               (TXN_MARKER_CHANNEL_PREFIX, TRANSACTION_COORDINATOR))
+
+
 def channel(broker_id: int) -> str:
     """The BrokerChannelActor of the controller's channel to ``broker_id``."""
     return f"{CHANNEL_PREFIX}{broker_id}"

@@ -86,8 +86,6 @@ log = logging.getLogger("kactor.trace")
 
 REST = "rest"  # the unit of every actor that is neither a shard nor the replica manager
 SINKS = frozenset((names.NET, names.TIMER))  # no edge in a replay: nothing done, nothing kept
-_CREATOR = ((names.SHARD_PREFIX, names.REPLICA_MANAGER), (names.CHANNEL_PREFIX, names.CONTROLLER),
-            (names.TXN_MARKER_CHANNEL_PREFIX, names.TRANSACTION_COORDINATOR))  # who creates the children of a name
 _LINE = re.compile(rb'\{"seq":\d+,"ts":[^,]+,"sender":"([^"\\]*(?:\\.[^"\\]*)*)",'
                    rb'"receiver":"([^"\\]*(?:\\.[^"\\]*)*)","type":"([^"\\]*)"')
 _REC = b'"@rec"'
@@ -372,7 +370,7 @@ class _UnitRuntime(Runtime):
     def _unknown(self, name: str) -> bool:
         if name in self._addresses or self.state.member(name):
             return False
-        for prefix, creator in _CREATOR:
+        for prefix, creator in names.CHILD_CREATORS:
             if name.startswith(prefix) and not self.state.member(creator):
                 self.state.refuse(f"{name} is created by {creator}, outside the unit")
                 return True
