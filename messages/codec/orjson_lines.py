@@ -23,7 +23,7 @@ batches (2026-11-25): 5.25 µs a line against 5.8 (orjson callbacks 3.1 a line �
 Recurring values: frozen values whose declared field types make equal values equal text (partition states,
 brokers) are written once and kept by value (see ``_BY_VALUE_MAX``); such a value whose text is long (a whole request)
 is kept by identity instead, for the few times the same object is written again (see ``_big``), and so is a long
-tuple of them (an UpdateMetadata batch's partition states, shared by its requests: see ``_LONG_TUPLE``). Values that
+tuple of them (an UpdateMetadata batch's partition states, shared by its requests: see ``_long_tuple``). Values that
 arrived as text (`remember_text`, a network body) are written as that text, keyed by id() while the caller keeps
 them alive.
 """
@@ -92,10 +92,9 @@ def _sequence(v: Any) -> Any:
 # of one UpdateMetadata batch go to every broker in requests that differ only in the broker epoch, each recorded as
 # the controller hands it to its channel and again as the channel hands it to the network (a controlled shutdown of
 # 5,000 leaders: ten lines of 5,000 states each per batch, half the controller's recording). Its text is kept by
-# identity, as a whole request's is (`_big`); only for classes whose text cannot change (`_qualifies`). Plain
+# identity, as a whole request's is (`_by_identity`); only for classes whose text cannot change (`_qualifies`). Plain
 # items (ints, strings) are written by orjson in C, faster than looked up.
 _LONG_TUPLE = 64
-_PLAIN_SET = frozenset((int, str, bool, type(None)))  # `_PLAIN`'s
 _IMMUTABLE: dict[frozenset[type], bool] = {}
 
 
@@ -105,14 +104,6 @@ def _immutable(classes: set[type]) -> bool:
     if ok is None:
         ok = _IMMUTABLE[key] = all(c in _PLAIN_SET or (attrs.has(c) and _qualifies(c)[0]) for c in classes)
     return ok
-
-
-def _long_tuple(v: tuple[Any, ...]) -> Any:
-    r = _big.get(id(v))
-    if r is not None and r[0] is v:
-        return r[1]
-    # items that qualify hold no bytes: the text is the same whichever line's default writes it
-    return _remember_big(v, _dumps(v, _default, _OPT))
 
 
 def _mapping(v: dict[Any, Any]) -> Any:
@@ -349,6 +340,7 @@ def bytes_file_default(put: Callable[[bytes], int]) -> Callable[[Any], Any]:
 _BY_VALUE_MAX = 50_000  # per class; about the partitions a broker knows, cleared when it grows past that
 _BIG = 1024  # bytes: a class whose text is longer (a whole request) is not kept, it rarely recurs
 _PLAIN = (int, str, bool, type(None))
+_PLAIN_SET = frozenset(_PLAIN)
 _eligible: dict[type, tuple[bool, tuple[str, ...]]] = {}  # cls → (qualifies, guard expressions)
 
 
@@ -512,6 +504,11 @@ def _by_identity(enc: Callable[[Any], Any]) -> Callable[[Any], Any]:
             return r[1]
         return _remember_big(v, _dumps(enc(v), _default, _OPT))
     return f
+
+
+# a long tuple of qualifying items (`_sequence`) written as it is: its items hold no bytes, so the text is the same
+# whichever line's default writes it
+_long_tuple = _by_identity(lambda v: v)
 
 
 def _small(cls: type) -> bool:
