@@ -97,8 +97,6 @@ class ReplicaFetcherManager:
         self._list_offsets_in_flight: dict[int, ListOffsetsRequest] = {}  # by leader
         self._session_handlers: dict[int, FetchSessionHandler] = {}  # by leader
         self._fetch_leaders: set[int] | None = None
-        # fetch_states' entries by leader, in fetch_states' order (`_led_by`); None once fetch_states changed
-        self._by_leader: dict[int, list[tuple[TopicPartition, FollowerFetchState]]] | None = None
         # PartitionFetchState.lag: the leader's high watermark minus our log end after the last append that added
         # data (absent until then: not in sync, as Kafka's None); isReplicaInSync for the follower throttle
         self._fetch_lag: dict[TopicPartition, int] = {}
@@ -116,7 +114,7 @@ class ReplicaFetcherManager:
                 self.fetch_states[p.topic_partition] = FollowerFetchState(
                     p.leader_replica_id, p.leader_epoch, p.log.high_watermark, TRUNCATING)
                 self._truncating[p.topic_partition] = None
-                self._fetch_leaders = self._by_leader = None
+                self._fetch_leaders = None
 
     def remove_fetcher_for_partitions(self, tps: Iterable[TopicPartition]) -> None:
         """AbstractFetcherManager.removeFetcherForPartitions."""
@@ -125,28 +123,17 @@ class ReplicaFetcherManager:
             self._truncating.pop(tp, None)
             self._out_of_range.pop(tp, None)
             self._fetch_lag.pop(tp, None)
-        self._fetch_leaders = self._by_leader = None
+        self._fetch_leaders = None
 
     def shutdown(self) -> None:
         """AbstractFetcherManager.closeAllFetchers: nothing is fetched any more, no answer is awaited."""
         self.fetch_states.clear()
         self._truncating.clear()
-        self._fetch_leaders = self._by_leader = None
+        self._fetch_leaders = None
         self._fetch_in_flight.clear()
         self._epoch_in_flight.clear()
         self._list_offsets_in_flight.clear()
         self._out_of_range.clear()
-
-    def _led_by(self, leader_id: int) -> list[tuple[TopicPartition, FollowerFetchState]]:
-        """The (partition, fetch state) pairs fetched from ``leader_id``, in fetch_states' order: a fetch to one
-        leader walks only the partitions followed from it, not every leader's (a broker following 5,000 partitions
-        from four leaders built each request from all 5,000). Kept until fetch_states changes."""
-        by = self._by_leader
-        if by is None:
-            by = self._by_leader = {}
-            for tp, st in self.fetch_states.items():
-                by.setdefault(st.leader_id, []).append((tp, st))
-        return by.get(leader_id, [])
 
     def fetch_leaders(self) -> set[int]:
         """The leaders fetched from (cached: asked after every step of a PartitionActor)."""
@@ -233,7 +220,6 @@ class ReplicaFetcherManager:
             self.remove_fetcher_for_partitions((tp,))
             return
         self.fetch_states[tp] = attrs.evolve(st, fetch_offset=offset, state=FETCHING if completed else TRUNCATING)
-        self._by_leader = None
         if completed:
             self._truncating.pop(tp, None)
 
@@ -298,8 +284,8 @@ class ReplicaFetcherManager:
         limited = quota.limited  # no follower quota: no look-up per partition
         exceeded: bool | None = None  # the quota's check, made once per request and only if a partition needs it
         throttled_out = False
-        for tp, st in self._led_by(leader_id):
-            if st.state != FETCHING or tp in self._out_of_range:
+        for tp, st in self.fetch_states.items():
+            if st.leader_id != leader_id or st.state != FETCHING or tp in self._out_of_range:
                 continue
             p = all_partitions.get(tp)
             if not isinstance(p, Partition) or p.log is None:

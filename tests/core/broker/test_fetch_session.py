@@ -4,9 +4,6 @@ FetchSessionHandler building full and incremental requests."""
 
 from __future__ import annotations
 
-from types import SimpleNamespace
-from typing import Any
-
 from core.broker.fetch_session import SESSION_ID_STRIDE, FetchContext, FetchSessionCache, FetchSessionHandler
 from messages.common import Errors, TopicPartition
 from messages.replication import FetchPartition, FetchPartitionData, FetchRequest, FetchResponse
@@ -113,38 +110,3 @@ def test_handler_requests_equal_attrs_evolve_of_the_base_with_every_field_set() 
     changed = FetchPartition(t1, 3)
     incremental = handler.build(base, [parts[0], changed])
     assert incremental == attrs.evolve(base, partitions=(changed,), session_id=42, session_epoch=1, forgotten=())
-
-
-def _followed(tp: TopicPartition, leader: int, epoch: int = 1) -> Any:
-    log = SimpleNamespace(high_watermark=0)
-    return SimpleNamespace(topic_partition=tp, log=log, leader_replica_id=leader, leader_epoch=epoch,
-                           truncate_to=lambda offset: None)
-
-
-def test_the_fetch_states_by_leader_are_fetch_states_order_after_every_change() -> None:
-    """ReplicaFetcherManager._led_by (what build_fetch walks) is, for every leader, fetch_states' entries fetched from
-    it in fetch_states' order — after partitions are added, moved to another leader (keeping their place in
-    fetch_states), truncated (a new state), removed, and after a shutdown."""
-    from core.broker.fetcher_state import FETCHING
-    from core.broker.replica_fetcher import ReplicaFetcherManager
-
-    m = ReplicaFetcherManager(SimpleNamespace())
-    tps = [TopicPartition("t", p) for p in range(6)]
-
-    def agrees() -> None:
-        for leader in (1, 2, 3):
-            assert m._led_by(leader) == [(tp, st) for tp, st in m.fetch_states.items() if st.leader_id == leader]
-
-    m.add_fetcher_for_partitions([_followed(tp, 1 + i % 2) for i, tp in enumerate(tps)])
-    agrees()
-    m.add_fetcher_for_partitions([_followed(tps[0], 2, epoch=2), _followed(tps[3], 3)])  # moved: place kept
-    agrees()
-    assert [tp for tp, _ in m._led_by(2)][0] == tps[0]
-    m._truncate_and_update(_followed(tps[1], 2), m.fetch_states[tps[1]], 0, True)
-    assert m._led_by(2)[1][1].state == FETCHING
-    agrees()
-    m.remove_fetcher_for_partitions([tps[2], tps[5]])
-    agrees()
-    m.shutdown()
-    agrees()
-    assert m._led_by(1) == []
