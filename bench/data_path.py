@@ -442,13 +442,14 @@ def consumer(bootstrap: str, **overrides: Any) -> Any:
 
 
 def consume_run(bootstrap: str, topic: str, end_offsets: dict[int, int], pids: dict[str, int],
-                timeout: float = 120.0, check: Callable[[int, int, bytes], bool] | None = None) -> ConsumeRun:
+                timeout: float = 120.0, check: Callable[[int, int, bytes], bool] | None = None,
+                **overrides: Any) -> ConsumeRun:
     """Read every partition of ``topic`` from its beginning to ``end_offsets`` (assigned, no group membership),
     checking that each partition's offsets come one after another from 0. ``check(partition, offset, value)``, if
-    given, must hold for every record."""
+    given, must hold for every record; ``overrides`` are librdkafka settings over CONSUMER_CONFIG's."""
     from confluent_kafka import OFFSET_BEGINNING, TopicPartition
 
-    cons = consumer(bootstrap)
+    cons = consumer(bootstrap, **overrides)
     cons.assign([TopicPartition(topic, p, OFFSET_BEGINNING) for p in end_offsets])
     expected = dict.fromkeys(end_offsets, 0)
     want = sum(end_offsets.values())

@@ -8,6 +8,12 @@ figure is record bytes read / (first consume call → last record); each run che
 order with no gap, with the bytes produced. Targets take turns, rotating, so the machine's other load falls on both
 alike; medians over ``--runs``; the ratio is kactor ÷ Tansu (higher is better for kactor).
 
+The consumer's ``fetch.queue.backoff.ms`` is 10 (``--fetch-queue-backoff-ms``): librdkafka's default, 1000, stops
+fetching a partition for a whole second whenever its pre-fetch queue (queued.max.messages.kbytes, 64 MB) is full,
+so a broker that serves faster than the application drains is measured as a one-second sleep (the bimodal runs of
+docs/performance-log.md, "Consumer fetch and librdkafka's queue backoff"). librdkafka's documentation says to
+lower it for exactly this; Kafka's Java consumer has no such wait (it fetches again once its buffer is drained).
+
 On kactor a consumer reads from the leaders, which read their logs (`Log.read`: the segment files, through the
 page cache); Tansu serves from memory.
 """
@@ -44,6 +50,9 @@ ALL = ("kactor", "tansu")
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     add_common_arguments(p, ALL, 200_000, "1-KB records in the topic, read whole by every run (200,000 = 204.8 MB)")
+    p.add_argument("--fetch-queue-backoff-ms", type=int, default=10, metavar="MS",
+                   help="the consumer's fetch.queue.backoff.ms (default 10; librdkafka's own default is 1000: a "
+                   "one-second pause whenever its 64 MB pre-fetch queue is full)")
 
 
 def measure(args: argparse.Namespace) -> dict[str, list[Any]]:
@@ -69,7 +78,8 @@ def measure(args: argparse.Namespace) -> dict[str, list[Any]]:
             for name in names[run % len(names):] + names[:run % len(names)]:
                 settle(targets)
                 t = targets[name]
-                r = consume_run(t.bootstrap, TOPIC, ends[name], t.pids(), check=same_bytes)
+                r = consume_run(t.bootstrap, TOPIC, ends[name], t.pids(), check=same_bytes,
+                                **{"fetch.queue.backoff.ms": args.fetch_queue_backoff_ms})
                 if r.out_of_order:
                     raise RuntimeError(f"{name}: {r.out_of_order} records out of order, missing or not as produced")
                 results[name].append(r)
@@ -80,9 +90,14 @@ def measure(args: argparse.Namespace) -> dict[str, list[Any]]:
 
 
 def run(args: argparse.Namespace, command: str) -> int:
+    from kactor.cli import CliError
+
     check_args(args, ALL)
+    if args.fetch_queue_backoff_ms < 0:
+        raise CliError("--fetch-queue-backoff-ms must be >= 0", 2)
     print(f"fetch throughput: {args.records:,} records of {RECORD_BYTES} B, {args.partitions} partitions, read "
-          f"whole {args.runs} times; client {client_versions()}; {CONSUMER_CONFIG}; {machine_line()}", flush=True)
+          f"whole {args.runs} times; client {client_versions()}; {CONSUMER_CONFIG}, fetch.queue.backoff.ms "
+          f"{args.fetch_queue_backoff_ms}; {machine_line()}", flush=True)
     return measure_and_report(args, command, measure, ("tansu",), "fetch throughput",
                               f"{args.records:,} × 1 KB records, {args.partitions} partitions, from the beginning")
 

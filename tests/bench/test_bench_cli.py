@@ -14,6 +14,7 @@ from kactor.cli import build_parser, main
     (["bench", "produce", "--records", "0"], "--records, --runs and --partitions must be >= 1"),
     (["bench", "produce", "--max-seconds", "0"], "--max-seconds must be > 0"),
     (["bench", "fetch", "--targets", "ceiling"], "--targets: ceiling; choose from kactor, tansu"),
+    (["bench", "fetch", "--fetch-queue-backoff-ms", "-1"], "--fetch-queue-backoff-ms must be >= 0"),
     (["bench", "e2e-latency", "--runs", "0"], "--records, --runs and --partitions must be >= 1"),
     (["bench", "e2e-latency", "--warm-up", "-1"], "--warm-up must be >= 0"),
 ])
@@ -33,3 +34,5 @@ def test_data_path_benches_have_their_flags() -> None:
     argv = ["bench", "produce", "--records", "10", "--targets", "tansu", "--trace"]
     args = build_parser(argv).parse_args(argv)
     assert (args.name, args.records, args.targets, args.trace, args.partitions) == ("produce", 10, "tansu", True, 3)
+    # librdkafka's own 1000 ms would measure its one-second pause whenever its pre-fetch queue is full
+    assert build_parser(["bench", "fetch"]).parse_args(["bench", "fetch"]).fetch_queue_backoff_ms == 10
