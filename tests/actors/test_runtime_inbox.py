@@ -1,5 +1,5 @@
 """actors.runtime.Inbox: the network-to-actor hand-off keeps queue.Queue's order and blocking, without a lock and a
-notify per message (issue #43)."""
+notify per message, and wakes its driver through one bare lock (issue #43)."""
 
 from __future__ import annotations
 
@@ -13,26 +13,33 @@ from actors.base import KActor
 from actors.runtime import Inbox, Runtime
 
 
-def test_a_put_while_the_reader_is_busy_sets_nothing() -> None:
-    """Once set, the event stays set until the driver clears it to wait: puts between are a deque append each
-    (queue.Queue took its Condition's lock and notified on every one)."""
+def test_a_put_while_the_reader_is_busy_wakes_nothing() -> None:
+    """While the driver is not waiting its wake lock stays held: puts are a deque append each (queue.Queue took its
+    Condition's lock and notified on every one)."""
     inbox = Inbox()
-    sets = 0
-    real_set = inbox._ready.set
-
-    def counting_set() -> None:
-        nonlocal sets
-        sets += 1
-        real_set()
-
-    inbox._ready.set = counting_set  # type: ignore[method-assign]
     for i in range(1000):
         inbox.put(i)
-    assert sets == 1
+    assert inbox._wake.locked()
     assert [inbox.get_nowait() for _ in range(1000)] == list(range(1000))
     with pytest.raises(queue.Empty):
         inbox.get_nowait()
     assert inbox.empty() and inbox.qsize() == 0
+
+
+def test_a_wake_up_the_reader_did_not_wait_for_only_makes_it_look_again() -> None:
+    """A writer that saw the driver waiting may release after the driver timed out: the next wait returns at once,
+    finds nothing, and waits again for its whole timeout, with the lock held again."""
+    inbox = Inbox()
+    inbox._waiting = True  # as a writer sees it just before a timed-out driver clears it
+    inbox.put("a")
+    assert not inbox._wake.locked()
+    inbox.put("b")  # nobody is waiting now: no second release (it would raise on an unlocked lock)
+    assert [inbox.get(timeout=1), inbox.get(timeout=1)] == ["a", "b"]
+    t0 = time.monotonic()
+    with pytest.raises(queue.Empty):
+        inbox.get(timeout=0.05)
+    assert time.monotonic() - t0 >= 0.05
+    assert inbox._wake.locked() and not inbox._waiting
 
 
 def test_get_waits_for_a_put_and_times_out_without_one() -> None:
