@@ -95,3 +95,56 @@ def test_the_driver_delivers_what_edges_inject_in_order() -> None:
         assert rt.seq == 500  # every one recorded (traced) as it was delivered
     finally:
         rt.shutdown()
+
+
+def test_urgent_items_are_taken_first_and_each_deque_keeps_its_order() -> None:
+    inbox = Inbox()
+    for i in range(3):
+        inbox.put(("broker", i))
+    inbox.put_urgent(("controller", 0))
+    inbox.put(("broker", 3))
+    inbox.put_urgent(("controller", 1))
+    assert inbox.qsize() == 6
+    got = [inbox.get(timeout=1) for _ in range(4)] + [inbox.get_nowait() for _ in range(2)]
+    assert got == [("controller", 0), ("controller", 1), ("broker", 0), ("broker", 1), ("broker", 2), ("broker", 3)]
+    assert inbox.empty()
+
+
+def test_an_urgent_put_wakes_a_waiting_driver() -> None:
+    inbox = Inbox()
+    threading.Timer(0.05, inbox.put_urgent, ("zk answer",)).start()
+    assert inbox.get(timeout=5) == "zk answer"
+
+
+def test_the_live_driver_takes_zookeeper_and_controller_inputs_first() -> None:
+    """Kafka's controller has threads of its own; here, once the driver runs, ZooKeeper's answers and the
+    controller's, its deletion manager's and its channels' inputs wait behind no broker request. Before (tests,
+    the simulator, replay) every input keeps its order of arrival."""
+    from actors.names import CONTROLLER, EDGE_NET, EDGE_ZK, REPLICA_MANAGER, TOPIC_DELETION, channel, shard
+
+    inputs = [(REPLICA_MANAGER, "fetch", EDGE_NET), (shard(0), "zk answer", EDGE_ZK), (shard(1), "response", EDGE_NET),
+              (CONTROLLER, "shutdown request", EDGE_NET), (channel(2), "response", EDGE_NET),
+              (TOPIC_DELETION, "x", EDGE_NET), ("zk", "watch", EDGE_ZK)]
+    rt = Runtime("inbox-order")
+    try:
+        for to, body, sender in inputs:
+            rt.inject(to, body, sender)
+        assert [item[:3] for item in rt.inbox.queue] == inputs and not rt.inbox.urgent
+        rt.inbox.queue.clear()
+        rt._urgent_live = True  # what start_driver sets, without a thread taking the inputs meanwhile
+        for to, body, sender in inputs:
+            rt.inject(to, body, sender)
+        taken = [rt.inbox.get_nowait()[:3] for _ in inputs]
+        assert taken == [inputs[i] for i in (1, 3, 4, 5, 6, 0, 2)]
+    finally:
+        rt.shutdown()
+
+
+def test_start_driver_turns_the_order_on() -> None:
+    rt = Runtime("inbox-driver")
+    assert not rt._urgent_live
+    rt.start_driver()
+    try:
+        assert rt._urgent_live
+    finally:
+        rt.shutdown()
