@@ -36,6 +36,7 @@ from messages.net import NetRequest, NetResponse, NetSendFailed
 from messages.requests import LeaderAndIsrRequest, StopReplicaRequest, UpdateMetadataRequest
 from protocol.zk.paths import BrokerIdZNode
 from sim.broker import SimBroker
+from sim.rounding import round_ms
 
 if TYPE_CHECKING:
     from random import Random
@@ -78,6 +79,7 @@ class NetworkModel:
     drained_ms: float
     last_fault_ms: float
     at: Callable[[float, Callable[[], None]], None]
+    at_time: Callable[[float, Callable[[], None]], None]
     note: Callable[[str], None]
     deliver: Callable[..., None]
     check_broker_epoch: Callable[[SimBroker, int, Any], None]
@@ -161,7 +163,7 @@ class NetworkModel:
             while again < self.now:
                 wait *= 2
                 again += wait
-            self.at(self._lane_delay(lane, again - self.now + self.latency[(x, y)]), land)
+            self.at_time(self._lane_arrival(lane, again - self.now + self.latency[(x, y)]), land)
         until = max([t for k, t in self._lane_free.items() if frozenset(k[-3:-1]) == key] + [self.now])
         if until > self.drained_ms:
             self.drained_ms = until
@@ -183,12 +185,17 @@ class NetworkModel:
         # (no cut is the common case: no pair built to look up)
         return (not self.cut or frozenset((a, b)) not in self.cut) and self.brokers[b].up
 
-    def _lane_delay(self, lane: tuple[Any, ...], latency: float) -> float:
-        """In order within a connection: never before what was sent on it earlier."""
-        now = self.clock.now_ms()
-        arrive = max(round(now + latency, 3), self._lane_free.get(lane, 0.0))
+    def _lane_arrival(self, lane: tuple[Any, ...], latency: float) -> float:
+        """When a frame sent now on ``lane`` arrives (rounded as `Sim.at` rounds): in order within a connection,
+        never before what was sent on it earlier. (`Sim.at_time` of it is the event `Sim.at` of ``arrive - now`` made
+        before: that difference and the sum back are exact at a run's clock values, and a rounded time rounds to
+        itself.)"""
+        arrive = round_ms(self.clock.now_ms() + latency)
+        free = self._lane_free.get(lane)
+        if free is not None and free > arrive:
+            arrive = free
         self._lane_free[lane] = arrive
-        return arrive - now
+        return arrive
 
     def net_send(self, src: SimBroker, incarnation: int, dst: int, body: Any, request_id: int, reply_to: str | None,
                  cause: int | None, timeout_ms: float | None = None) -> None:
@@ -240,7 +247,7 @@ class NetworkModel:
             self.deliver(target, target.incarnation, route,
                          NetRequest(rid, rid, body, expects, version, client_id, HOST), names.EDGE_NET)
 
-        self.at(self._lane_delay(pending.lane, CLIENT_LATENCY_MS), arrive)
+        self.at_time(self._lane_arrival(pending.lane, CLIENT_LATENCY_MS), arrive)
 
     def _arrive(self, rid: int, frame: bytes) -> None:
         """Inbound.on_request on the target: decoded, converted and routed as a NetRequest."""
@@ -325,7 +332,7 @@ class NetworkModel:
         if self.one_way and (a, b) in self.one_way:
             self.stuck.append((a, b, lane, self.now, land))
             return
-        self.at(self._lane_delay(lane, self.latency[(a, b)]), land)
+        self.at_time(self._lane_arrival(lane, self.latency[(a, b)]), land)
 
     def _timed_out(self, rid: int) -> None:
         """Outbound.sweep at a request's deadline: still unanswered, it fails "timed out" and its connection is

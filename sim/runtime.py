@@ -49,6 +49,7 @@ from protocol.zk.paths import ControllerEpochZNode, TopicsZNode
 from sim.broker import SimBroker
 from sim.disk import NEW_DISK, SimDisk
 from sim.network import BASE_PORT, HOST, REQUEST_TIMEOUT_MS, NetworkModel
+from sim.rounding import round_ms
 from sim.zookeeper import OPEN, ZooKeeperModel
 
 log = logging.getLogger("kactor.sim")
@@ -276,17 +277,22 @@ class Sim(NetworkModel):
     def at(self, delay_ms: float, fn: Callable[[], None]) -> None:
         # rounded to the trace's precision (µs), as a live runtime rounds its clock: a replay sets the clock from the
         # recorded timestamp, so the actors must have seen exactly that value
-        heapq.heappush(self._queue, (round(self.clock.now_ms() + delay_ms, 3), next(self._seq), fn))
+        heapq.heappush(self._queue, (round_ms(self.clock.now_ms() + delay_ms), next(self._seq), fn))
+
+    def at_time(self, at_ms: float, fn: Callable[[], None]) -> None:
+        """`at` for a time already rounded (`round_ms`), not before now: ``fn`` at ``at_ms`` itself."""
+        heapq.heappush(self._queue, (at_ms, next(self._seq), fn))
 
     def run_for(self, ms: float) -> None:
         """Run every event due within the next ``ms`` of simulated time; the clock ends at now + ms."""
-        end = round(self.now + ms, 3)
+        end = round_ms(self.now + ms)
         queue = self._queue
+        pop, set_clock = heapq.heappop, self.clock.set
         while queue and queue[0][0] <= end:
-            t, _, fn = heapq.heappop(queue)
-            self.clock.set(t)
+            t, _, fn = pop(queue)
+            set_clock(t)
             fn()
-        self.clock.set(end)
+        set_clock(end)
 
     def note(self, text: str) -> None:
         self.events.append(f"{self.now - START_MS:.3f} {text}")

@@ -1,0 +1,31 @@
+"""sim/rounding.py's round_ms is round(ms, 3), double for double: the event loop's times (and so every seed's events)
+are what they were with round."""
+
+from __future__ import annotations
+
+import random
+
+from sim.rounding import round_ms
+from sim.runtime import START_MS
+
+
+def test_round_ms_is_round_to_three_places_on_a_run_s_clock_values() -> None:
+    rng = random.Random(43)
+    for _ in range(200_000):
+        ms = START_MS + rng.uniform(0.0, 3_600_000.0)
+        if rng.random() < 0.5:  # a time rounded already plus a delay, as the event loop adds them
+            ms = round(ms, 3) + rng.choice([0.0, 0.2, 1.0, 1.234, 500.0, 30000.0, rng.uniform(0.2, 3.0)])
+        assert round_ms(ms) == round(ms, 3), ms
+
+
+def test_round_ms_rounds_half_to_even_as_round_does() -> None:
+    # every residue of a double's 2**-12 ms steps against the thousandths, ties (an exact half) among them
+    base = int(START_MS) * 4096
+    for k in range(8192):
+        ms = (base + k) / 4096
+        assert round_ms(ms) == round(ms, 3), ms
+
+
+def test_round_ms_of_other_values_is_round_s() -> None:
+    for ms in (0.0, 0.0005, 0.0015, 1.2345, -3.0005, 1e6 + 0.0005, 2.0**41 + 0.5, float("inf")):
+        assert round_ms(ms) == round(ms, 3)
