@@ -47,6 +47,7 @@ from protocol.errors import ProtocolError
 from protocol.records import LOG_OVERHEAD, iter_batches, read_batch_header
 from sim.client import PRODUCE_TIMEOUT_MS, SimClient, zk_partition_leader, zk_partition_state
 from sim.clients import FATAL, Clients, Read
+from sim.disk import SimDisk
 from sim.groups import GroupChecks
 from sim.runtime import START_MS, Sim
 from sim.transactions import Transactions, TxnChecks
@@ -178,6 +179,19 @@ class _Scan:
                         tail.append((offset, value))
                 start = last + 1
         self.next_start, self.last_offset, self.ordered = start, prev, ordered
+
+
+def _file_bytes(segment: Any) -> bytes:
+    """``segment.read(0, segment.size)``: the segment's file as a disk inspector reads it, straight from its SimDisk's
+    inode when nothing can fail there (no failed dir, the file there), else through the read itself (its open, pread
+    and close were most of a check's reading of an unchanged log); the same bytes either way."""
+    size, disk = segment.size, segment.disk
+    if size > 0 and type(disk) is SimDisk and not disk.failed:
+        inode = disk.files.get(segment.log_path)
+        if inode is not None:
+            data = inode.data
+            return bytes(data) if size >= len(data) else bytes(data[:size])
+    return segment.read(0, size)  # type: ignore[no-any-return]
 
 
 def _grew(old: tuple[bytes, ...], new: tuple[bytes, ...]) -> bool:
@@ -395,6 +409,7 @@ class Checker:
         # (ISR replica, partition, ack list) -> (scan, acks) of the last check that found every one of those acks in
         # that scan's values or at or above its high watermark (a scan is replaced when the high watermark moves)
         self._verified: dict[tuple[int, TopicPartition, int], tuple[_Scan, int]] = {}
+        self._shard_names: dict[int, tuple[int, list[str]]] = {}  # broker -> (incarnation, its shards' names)
 
     def _below_hw(self, log: Any) -> dict[int, str | None]:
         """`values_below_hw` of ``log``. On the fast path: its last answer again while its segments' bytes, its log
@@ -406,7 +421,7 @@ class Checker:
         if self.batches is None:
             return values_below_hw(log)
         start, hw = log.log_start_offset, log.high_watermark
-        segments = tuple(segment.read(0, segment.size) for segment in log.segments)
+        segments = tuple(map(_file_bytes, log.segments))
         last = self._scans.get(id(log))
         scan = None
         if last is not None and last.log is log and last.start == start:
@@ -532,8 +547,18 @@ class Checker:
             rt = broker.rt
             if rt is None or broker.paused:
                 continue
-            for name, actor in sorted(rt.instances.items()) if ordered else rt.instances.items():
-                rm = getattr(actor, "rm", None) if name.startswith(names.SHARD_PREFIX) else None
+            if ordered:
+                shards = [(name, actor) for name, actor in sorted(rt.instances.items())
+                          if name.startswith(names.SHARD_PREFIX)]
+            else:
+                # the shards' names, looked for once per incarnation (its shards are spawned with it)
+                named = self._shard_names.get(b)
+                if named is None or named[0] != broker.incarnation:
+                    named = self._shard_names[b] = (broker.incarnation, [
+                        name for name in rt.instances if name.startswith(names.SHARD_PREFIX)])
+                shards = [(name, rt.instances.get(name)) for name in named[1]]
+            for name, actor in shards:
+                rm = getattr(actor, "rm", None)
                 if rm is None:
                     continue
                 states = rm.replica_fetcher_manager.fetch_states.items()
