@@ -467,11 +467,15 @@ class IsrRejoin:
         self.found: list[str] = []
         self.reported: set[tuple[TopicPartition, int, tuple[int, ...]]] = set()
         self.waited = 0.0  # the longest wait seen (for calibrating the bound)
+        self._controller: tuple[str | None, int | None] = (None, None)  # /controller's data and its broker id
 
     def check(self, partitions: list[TopicPartition]) -> list[str]:
         sim, now = self.sim, self.sim.now
         node = sim.zk.nodes.get(paths.ControllerZNode)
-        controller = znodes.decode_controller(node.data) if node is not None else None
+        data = node.data if node is not None else None
+        if data != self._controller[0]:  # decoded once a change of /controller (the same text decodes the same)
+            self._controller = (data, znodes.decode_controller(data))
+        controller = self._controller[1]
         ok = {b: broker_ok(sim, b) for b in sim.brokers}
         seen: set[tuple[TopicPartition, int]] = set()
         assignments: dict[str, dict[TopicPartition, ReplicaAssignment] | None] = {}
@@ -487,8 +491,8 @@ class IsrRejoin:
                 if f == leader or f in ra.removing_replicas:
                     continue
                 trio = (f, leader, controller)
-                if not all(ok.get(b, False) for b in trio) or not all(
-                        sim.link_ok(a, b) for a, b in ((f, leader), (f, controller), (leader, controller))):
+                if not (ok.get(f, False) and ok.get(leader, False) and ok.get(controller, False)
+                        and sim.link_ok(f, leader) and sim.link_ok(f, controller) and sim.link_ok(leader, controller)):
                     continue
                 key = (tp, f)
                 sig = (leader, controller) + tuple(sim.brokers[b].incarnation for b in trio)

@@ -178,6 +178,8 @@ class NetworkModel:
     def link_ok(self, a: int, b: int) -> bool:
         """The link between ``a`` and ``b`` works both ways at its usual latency: not cut either way, not slow, and
         nothing it held or slowed still on its way (`drained_ms`, kept for all links)."""
+        if not (self.cut or self.one_way or self.slow):  # (no fault is the common case: no pair built to look up)
+            return self.now >= self.drained_ms
         return (frozenset((a, b)) not in self.cut and (a, b) not in self.one_way and (b, a) not in self.one_way
                 and frozenset((a, b)) not in self.slow and self.now >= self.drained_ms)
 
