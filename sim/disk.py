@@ -113,6 +113,10 @@ class _Fd:
         self.writable = writable
 
 
+_O_RDONLY, _O_APPEND = os.O_RDONLY, os.O_APPEND
+_O_CREAT_OR_TRUNC = os.O_CREAT | os.O_TRUNC  # (O_EXCL matters only with O_CREAT)
+
+
 def _error(code: int, path: str) -> OSError:
     return OSError(code, os.strerror(code), path)  # OSError(ENOENT, ...) is a FileNotFoundError, as os raises
 
@@ -258,14 +262,21 @@ class SimDisk:
         f = self._fds.get(fd)
         if f is None:
             raise _error(errno.EBADF, str(fd))
-        self._check(f.path)
+        if self.failed:
+            self._check(f.path)
         return f
 
     # ------------------------------------------------------------------------------------------------ descriptors
 
     def open(self, path: str, flags: int, mode: int = 0o777) -> int:
-        self._check(path)
+        if self.failed:
+            self._check(path)
         inode = self.files.get(path)
+        if inode is not None and not flags & _O_CREAT_OR_TRUNC:  # an existing file opened as it is (most opens)
+            fd = self._next_fd
+            self._next_fd = fd + 1
+            self._fds[fd] = _Fd(inode, path, bool(flags & _O_APPEND), flags & 3 != _O_RDONLY)
+            return fd
         writable = flags & 3 != os.O_RDONLY
         if inode is None:
             if path in self.dirs:
@@ -317,6 +328,9 @@ class SimDisk:
         inode.mtime = self.clock()
 
     def pread(self, fd: int, size: int, offset: int) -> bytes:
+        f = self._fds.get(fd)
+        if f is not None and f.inode is not None and not self.failed:  # (`_inode(_fd(fd))`, which raises, inline)
+            return bytes(f.inode.data[offset:offset + size])
         return bytes(self._inode(self._fd(fd)).data[offset:offset + size])
 
     def pwrite(self, fd: int, data: bytes | bytearray | memoryview, offset: int) -> int:
