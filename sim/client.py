@@ -43,12 +43,19 @@ class Outstanding:
 # (cProfile of seeds 1-20 x 50, 2026-11-27); tests/sim/test_sim_client.py compares it with a plain decode.
 _DECODED_STATES: dict[tuple[str, int], LeaderAndIsr | None] = {}
 _DECODED_STATES_MAX = 4096
+# and each partition's state znode path, built once (three nested path functions: most of a look-up's time)
+_STATE_PATHS: dict[TopicPartition, str] = {}
 
 
 def zk_partition_state(sim: Sim, tp: TopicPartition) -> LeaderAndIsr | None:
     """The partition's /brokers/topics/<t>/partitions/<p>/state, read straight from the model (no request, no watch,
     no zxid: an observer's read)."""
-    node = sim.zk.nodes.get(paths.TopicPartitionStateZNode.path(tp))
+    path = _STATE_PATHS.get(tp)
+    if path is None:
+        if len(_STATE_PATHS) >= _DECODED_STATES_MAX:
+            _STATE_PATHS.clear()
+        path = _STATE_PATHS[tp] = paths.TopicPartitionStateZNode.path(tp)
+    node = sim.zk.nodes.get(path)
     if node is None or node.data is None:
         return None
     key = (node.data, node.version)
