@@ -410,6 +410,10 @@ class Checker:
         # that scan's values or at or above its high watermark (a scan is replaced when the high watermark moves)
         self._verified: dict[tuple[int, TopicPartition, int], tuple[_Scan, int]] = {}
         self._shard_names: dict[int, tuple[int, list[str]]] = {}  # broker -> (incarnation, its shards' names)
+        # the plain producer's answers looked at so far (`check`), and what they showed
+        self._latencies_seen = self._answers_seen = 0
+        self._slow_answers: list[str] = []
+        self._unknown_errors: list[str] = []
 
     def _below_hw(self, log: Any) -> dict[int, str | None]:
         """`values_below_hw` of ``log``. On the fast path: its last answer again while its segments' bytes, its log
@@ -515,18 +519,27 @@ class Checker:
             if sim.now - o.sent_ms - sim.paused_ms(o.leader, o.sent_ms) > PRODUCE_TIMEOUT_MS + ANSWER_SLACK_MS:
                 out.append(f"produce {o.value!r} to b{o.leader} unanswered after {sim.now - o.sent_ms:.0f} ms")
         out += self._committed_but_waiting()
-        for took, healthy_since, sent, value, error in self.client.latencies:
+        # the answers' findings depend on the answer alone: each looked at once, the findings so far reported again
+        latencies = self.client.latencies
+        for took, healthy_since, sent, value, error in latencies[self._latencies_seen:]:
             if healthy_since is not None and sent - healthy_since >= HEALTHY_SETTLE_MS and took > HEALTHY_BOUND_MS:
-                out.append(f"produce {value!r} answered {error} after {took:.0f} ms with the cluster healthy")
+                self._slow_answers.append(f"produce {value!r} answered {error} after {took:.0f} ms with the cluster "
+                                          f"healthy")
+        self._latencies_seen = len(latencies)
+        out += self._slow_answers
         for o in self.client.outstanding.values():
             since = o.healthy_since_ms
             if (since is not None and sim.last_fault_ms - START_MS == since and o.sent_ms - START_MS - since
                     >= HEALTHY_SETTLE_MS and sim.now - o.sent_ms > HEALTHY_BOUND_MS):
                 out.append(f"produce {o.value!r} unanswered after {sim.now - o.sent_ms:.0f} ms with the cluster "
                            f"healthy")
-        for tp, value, error in self.client.answers:
+        answers = self.client.answers
+        for tp, value, error in answers[self._answers_seen:]:
             if error == "UNKNOWN_SERVER_ERROR":
-                out.append(f"{tp.topic}-{tp.partition}: produce {value!r} answered UNKNOWN_SERVER_ERROR")
+                self._unknown_errors.append(f"{tp.topic}-{tp.partition}: produce {value!r} answered "
+                                            f"UNKNOWN_SERVER_ERROR")
+        self._answers_seen = len(answers)
+        out += self._unknown_errors
         out += self._epoch_entries_past_the_log_end()
         if self.admin is not None:
             out += self.admin.check()
