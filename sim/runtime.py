@@ -132,15 +132,16 @@ class SimZooKeeper(_Edge):
         sim's own view, the broker's code has no need of it."""
         if not any(isinstance(op, _WRITE_OPS) for op in batch.ops):
             return None
-        frame, req = sys._getframe(1), None
-        while frame is not None and not isinstance(req, ZkRequest):
-            req, frame = frame.f_locals.get("req"), frame.f_back
-        if not isinstance(req, ZkRequest) or req.reply_to != names.CONTROLLER:
-            return None
+        # the broker's controller first: not active (most brokers), no need to look for the requester
         rt = self.broker.rt
         actor = rt.instances.get(names.CONTROLLER) if rt is not None else None
         controller = getattr(actor, "controller", None)
         if controller is None or not controller.is_active:
+            return None
+        frame, req = sys._getframe(1), None
+        while frame is not None and not isinstance(req, ZkRequest):
+            req, frame = frame.f_locals.get("req"), frame.f_back
+        if not isinstance(req, ZkRequest) or req.reply_to != names.CONTROLLER:
             return None
         return int(controller.epoch)
 
@@ -318,7 +319,7 @@ class Sim(NetworkModel):
         rt.deliver(to, body, sender, cause, at_ms=now)
         if rt.inbox.queue:
             self.drain(broker, incarnation)
-        else:
+        elif self.zk.told:  # (`pump_zk_events`'s own first look, inline: nothing told is the common case)
             self.pump_zk_events()
 
     def drain(self, broker: SimBroker, incarnation: int) -> None:
