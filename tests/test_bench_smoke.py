@@ -55,3 +55,11 @@ def test_transport_receive_bench_reports_edge_against_codec(capsys: pytest.Captu
         assert "LeaderAndIsr v4, 500 partitions: edge" in out and "LeaderAndIsr v4, 1 partition: edge" in out
         frames = 3
     assert out.count("ratio edge/codec") == frames
+
+
+def test_inbox_handoff_bench_reports_both_kinds(capsys: pytest.CaptureFixture[str]) -> None:
+    from bench.inbox_handoff import main
+
+    assert main(["--runs", "1", "--rounds", "200"]) == 0
+    out = capsys.readouterr().out
+    assert "  inbox " in out and "  queue.Queue " in out and "ratio inbox ÷ queue.Queue:" in out
