@@ -36,18 +36,6 @@ CHILD_CREATORS: tuple[tuple[str, str], ...] = ((SHARD_PREFIX, REPLICA_MANAGER), 
                                                (TXN_MARKER_CHANNEL_PREFIX, TRANSACTION_COORDINATOR))
 
 
-# Kafka's controller runs on threads of its own (the controller-event-thread, which also runs TopicDeletionManager,
-# and a RequestSendThread per broker), so its events never queue behind the broker's requests; a broker process
-# here has one driver thread, whose inbox takes these actors' inputs first (actors/runtime.py, Runtime.inject).
-CONTROLLER_THREAD_ACTORS = frozenset((CONTROLLER, TOPIC_DELETION))
-
-
-def controller_side(name: str) -> bool:
-    """Whether actor ``name`` is one of what Kafka runs on the controller's own threads: the controller, its topic
-    deletion, its channels."""
-    return name in CONTROLLER_THREAD_ACTORS or name.startswith(CHANNEL_PREFIX)
-
-
 def channel(broker_id: int) -> str:
     """The BrokerChannelActor of the controller's channel to ``broker_id``."""
     return f"{CHANNEL_PREFIX}{broker_id}"

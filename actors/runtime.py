@@ -22,7 +22,6 @@ from thespian.actors import ActorExitRequest, ActorSystem
 
 from actors.clock import Clock, ManualClock
 from actors.edge_slots import NO_EDGES, Edges
-from actors.names import EDGE_ZK, controller_side
 from messages.runtime import ActorInit
 
 log = logging.getLogger("kactor.runtime")
@@ -56,16 +55,12 @@ class Inbox:
     wake-up"). The driver says it waits, then looks at the deque again, and only then blocks, so no put
     between its look and its block is missed; a release the driver did not wait for (it timed out first) only makes
     its next wait return at once, to look again.
-
-    ``urgent`` is a second deque taken before ``queue``: what the live driver must not leave behind the broker's
-    requests (``Runtime.inject``). Each deque keeps its own order.
     """
 
-    __slots__ = ("queue", "urgent", "_wake", "_waiting")
+    __slots__ = ("queue", "_wake", "_waiting")
 
     def __init__(self) -> None:
         self.queue: deque[Any] = deque()
-        self.urgent: deque[Any] = deque()
         self._wake = threading.Lock()
         self._wake.acquire()  # held: released only to wake a waiting driver
         self._waiting = False
@@ -73,23 +68,13 @@ class Inbox:
     def put(self, item: Any) -> None:
         self.queue.append(item)
         if self._waiting:
-            self._wake_driver()
-
-    def put_urgent(self, item: Any) -> None:
-        self.urgent.append(item)
-        if self._waiting:
-            self._wake_driver()
-
-    def _wake_driver(self) -> None:
-        self._waiting = False
-        try:
-            self._wake.release()
-        except RuntimeError:  # another writer released it first, between our look and our release
-            pass
+            self._waiting = False
+            try:
+                self._wake.release()
+            except RuntimeError:  # another writer released it first, between our look and our release
+                pass
 
     def get_nowait(self) -> Any:
-        if self.urgent:
-            return self.urgent.popleft()
         try:
             return self.queue.popleft()
         except IndexError:
@@ -99,14 +84,12 @@ class Inbox:
         """The next item, waiting up to ``timeout`` seconds for one (``queue.Empty`` after that); one reader only."""
         deadline = None if timeout is None else time.monotonic() + timeout
         while True:
-            if self.urgent:
-                return self.urgent.popleft()
             try:
                 return self.queue.popleft()
             except IndexError:
                 pass
             self._waiting = True
-            if self.queue or self.urgent:  # a put after our look, before _waiting: it saw nobody waiting
+            if self.queue:  # a put after the popleft, before _waiting: it saw nobody waiting and woke nobody
                 self._waiting = False
                 continue
             if deadline is None:
@@ -120,10 +103,10 @@ class Inbox:
             self._waiting = False
 
     def empty(self) -> bool:
-        return not self.queue and not self.urgent
+        return not self.queue
 
     def qsize(self) -> int:
-        return len(self.queue) + len(self.urgent)
+        return len(self.queue)
 
 
 class Runtime:
@@ -159,7 +142,6 @@ class Runtime:
         self.seq = 0
         self.current_seq: int | None = None
         self.inbox = Inbox()
-        self._urgent_live = False  # set by start_driver: only a live driver takes some inputs first (inject)
         self._stopped = threading.Event()
         self._driver: threading.Thread | None = None
         _RUNTIMES[self.key] = self
@@ -221,17 +203,8 @@ class Runtime:
 
     # -- external inputs ------------------------------------------------------------------------------------------
     def inject(self, to: str, body: Any, sender: str, cause: int | None = None) -> None:
-        """Queue an input from outside the actor system (thread-safe); the driver delivers it.
-
-        Once the live driver runs, ZooKeeper's answers and events and the controller's inputs are taken before the
-        rest, in their own order: Kafka runs the controller on threads of its own, and a ZooKeeper answer it awaits
-        inside an event is read at once, where here it queued behind every input already waiting for the broker's
-        shards (performance-log.md, "The controller's inputs first"). Tests, the simulator and replay, which drive
-        no thread, keep one order of arrival; a replay follows the recorded order whichever it was."""
-        if self._urgent_live and (sender == EDGE_ZK or controller_side(to)):
-            self.inbox.put_urgent((to, body, sender, cause))
-        else:
-            self.inbox.put((to, body, sender, cause))
+        """Queue an input from outside the actor system (thread-safe); the driver delivers it."""
+        self.inbox.put((to, body, sender, cause))
 
     def deliver(self, to: str, body: Any, sender: str, cause: int | None = None,
                 at_ms: float | None = None) -> None:
@@ -263,7 +236,6 @@ class Runtime:
 
     def start_driver(self) -> None:
         """Run the driver loop in a thread of its own (a broker process does this)."""
-        self._urgent_live = True
         self._driver = threading.Thread(target=self._drive, name=f"{self.process_name}-driver", daemon=True)
         self._driver.start()
 
