@@ -570,7 +570,7 @@ class Checker:
                     named = self._shard_names[b] = (broker.incarnation, [
                         name for name in rt.instances if name.startswith(names.SHARD_PREFIX)])
                 shards = [(name, rt.instances.get(name)) for name in named[1]]
-            for name, actor in shards:
+            for _name, actor in shards:
                 rm = getattr(actor, "rm", None)
                 if rm is None:
                     continue
