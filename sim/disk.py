@@ -113,7 +113,6 @@ class _Fd:
         self.writable = writable
 
 
-_O_RDONLY, _O_APPEND = os.O_RDONLY, os.O_APPEND
 _O_CREAT_OR_TRUNC = os.O_CREAT | os.O_TRUNC  # (O_EXCL matters only with O_CREAT)
 
 
@@ -273,10 +272,7 @@ class SimDisk:
             self._check(path)
         inode = self.files.get(path)
         if inode is not None and not flags & _O_CREAT_OR_TRUNC:  # an existing file opened as it is (most opens)
-            fd = self._next_fd
-            self._next_fd = fd + 1
-            self._fds[fd] = _Fd(inode, path, bool(flags & _O_APPEND), flags & 3 != _O_RDONLY)
-            return fd
+            return self._new_fd(_Fd(inode, path, bool(flags & os.O_APPEND), flags & 3 != os.O_RDONLY))
         writable = flags & 3 != os.O_RDONLY
         if inode is None:
             if path in self.dirs:

@@ -561,7 +561,7 @@ class Checker:
             if rt is None or broker.paused:
                 continue
             if ordered:
-                shards = [(name, actor) for name, actor in sorted(rt.instances.items())
+                shards = [actor for name, actor in sorted(rt.instances.items())
                           if name.startswith(names.SHARD_PREFIX)]
             else:
                 # the shards' names, looked for once per incarnation (its shards are spawned with it)
@@ -569,8 +569,8 @@ class Checker:
                 if named is None or named[0] != broker.incarnation:
                     named = self._shard_names[b] = (broker.incarnation, [
                         name for name in rt.instances if name.startswith(names.SHARD_PREFIX)])
-                shards = [(name, rt.instances.get(name)) for name in named[1]]
-            for _name, actor in shards:
+                shards = [rt.instances.get(name) for name in named[1]]
+            for actor in shards:
                 rm = getattr(actor, "rm", None)
                 if rm is None:
                     continue
