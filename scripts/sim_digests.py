@@ -29,7 +29,7 @@ def main(argv: list[str]) -> int:
 
     scratch = tempfile.mkdtemp(prefix="kactor-sim-digests-")
     try:
-        cmd_sim._init_worker(cmd_sim.Job(steps, 3, scratch, None, scratch, txn_check))
+        cmd_sim._init_worker(cmd_sim.Job(steps, 3, scratch, None, scratch, txn_check, digest=True))
         for seed in range(first, last + 1):
             r = cmd_sim._run_seed(seed).result
             print(seed, r.event_digest, r.acks, r.answers, r.delivered, len(r.violations), flush=True)

@@ -188,7 +188,7 @@ class LoadChecks(logging.Handler):
         """The broker being delivered to: the event log's last line is ``"<ms> b<id> <sender>><to> <Message>"``, or
         this check's own notes of failed loads after it (two coordinators' loads failing in one cascade: seed 2881's
         log dir failure)."""
-        for line in reversed(self.sim.events):
+        for line in self.sim.last_events():
             parts = line.split(" ", 2)
             if len(parts) == 3 and parts[1] == "load" and parts[2].startswith("of "):
                 continue

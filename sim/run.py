@@ -230,22 +230,24 @@ def start_cluster(seed: int, boot: Boot, brokers: int = 3, trace_dir: str | None
 
 def run_seed(seed: int, steps: int, boot: Boot, brokers: int = 3, trace_dir: str | None = None,
              tamper: Callable[[Sim, int], None] | None = None, fast: bool = True,
-             scratch: str | None = None, txn_check: bool = False) -> SeedResult:
+             scratch: str | None = None, txn_check: bool = False, digest: bool = True) -> SeedResult:
     """One seed from scratch: the cluster started, then `play`. ``tamper(sim, step)``, for tests: called before each
     step's check (a deliberately broken run). ``fast=False`` runs the plain path of what has a faster one (the
     checks' parsed-batch cache), to prove them equal. ``scratch``: the folder the run's log dirs go under (default
     tmpfs). ``txn_check``: the transactional workload and its checker too (sim/txn_workload.py, sim/txn_checker.py),
-    whose anomalies fail the seed."""
+    whose anomalies fail the seed. ``digest`` False: no event digest (`SeedResult.event_digest` empty)."""
     t0, c0 = time.perf_counter(), time.process_time()
     cluster = start_cluster(seed, boot, brokers, trace_dir=trace_dir, scratch=scratch, txn_check=txn_check)
     try:
-        return play(cluster, seed, steps, tamper=tamper, fast=fast, t0=t0, c0=c0, txn_check=txn_check)
+        return play(cluster, seed, steps, tamper=tamper, fast=fast, t0=t0, c0=c0, txn_check=txn_check,
+                    digest=digest)
     finally:
         cluster.close()
 
 
 def play(cluster: Cluster, seed: int, steps: int, tamper: Callable[[Sim, int], None] | None = None,
-         fast: bool = True, t0: float | None = None, c0: float | None = None, txn_check: bool = False) -> SeedResult:
+         fast: bool = True, t0: float | None = None, c0: float | None = None, txn_check: bool = False,
+         digest: bool = True) -> SeedResult:
     """A seed's faults, produces and checks on a started cluster, then the healing, the settling and the final
     checks."""
     t0 = time.perf_counter() if t0 is None else t0
@@ -379,7 +381,8 @@ def play(cluster: Cluster, seed: int, steps: int, tamper: Callable[[Sim, int], N
                                                    f"{f', {len(txn_known)} known' if txn_known else ''}")
     if workload is not None:
         txn_summary = workload.summary()
-    digest = hashlib.sha256("\n".join(sim.events).encode()).hexdigest()[:16]
+    # the event log written out only for a digest asked for (scripts/sim_digests.py, the tests): `kactor sim` shows none
+    event_digest = hashlib.sha256("\n".join(sim.events).encode()).hexdigest()[:16] if digest else ""
     return SeedResult(seed, steps, tuple(violations), len(client.acks), len(client.answers), sim.delivered,
-                      sim.now - START_MS, time.perf_counter() - t0, digest, time.process_time() - c0, txn_report,
+                      sim.now - START_MS, time.perf_counter() - t0, event_digest, time.process_time() - c0, txn_report,
                       txn_summary, txn_known)

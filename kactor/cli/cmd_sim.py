@@ -100,6 +100,7 @@ class Job:
     mutation: str | None
     scratch: str | None = None  # the run's folder for the seeds' log dirs, removed at its end whatever happened
     txn_check: bool = False  # the transactional workload and its checker (sim/txn_workload.py, sim/txn_checker.py)
+    digest: bool = False  # each seed's event digest (scripts/sim_digests.py); the command shows none
 
 
 @attrs.frozen
@@ -140,7 +141,8 @@ def _run_seed(seed: int) -> Outcome:
 
     job = _job
     assert job is not None
-    r = run_seed(seed, job.steps, _boot, brokers=job.brokers, scratch=job.scratch, txn_check=job.txn_check)
+    r = run_seed(seed, job.steps, _boot, brokers=job.brokers, scratch=job.scratch, txn_check=job.txn_check,
+                 digest=job.digest)
     if r.ok:
         return Outcome(r, None)
     trace_dir = os.path.join(job.trace_root, f"seed-{seed}")

@@ -26,12 +26,16 @@ def test_sim_digests_prints_each_seeds_digest(capsys, tmp_path) -> None:
         lines = capsys.readouterr().out.splitlines()
         assert [line.split()[0] for line in lines] == ["2", "3"]
         assert all(re.fullmatch(r"\d+ [0-9a-f]{16} \d+ \d+ \d+ 0", line) for line in lines)
-        cmd_sim._init_worker(cmd_sim.Job(3, 3, str(tmp_path), None, str(tmp_path)))
+        cmd_sim._init_worker(cmd_sim.Job(3, 3, str(tmp_path), None, str(tmp_path), digest=True))
         assert lines[0].split()[1] == cmd_sim._run_seed(2).result.event_digest
+        # `kactor sim` itself shows no digest, so its workers write no event log out
+        cmd_sim._init_worker(cmd_sim.Job(3, 3, str(tmp_path), None, str(tmp_path)))
+        plain = cmd_sim._run_seed(2).result
+        assert plain.event_digest == "" and plain.ok
         # --txn-check: the seed as `kactor sim --txn-check` runs it (another digest: the workload's events too)
         assert module.main(["2", "2", "3", "--txn-check"]) == 0
         (txn,) = capsys.readouterr().out.splitlines()
-        cmd_sim._init_worker(cmd_sim.Job(3, 3, str(tmp_path), None, str(tmp_path), True))
+        cmd_sim._init_worker(cmd_sim.Job(3, 3, str(tmp_path), None, str(tmp_path), True, digest=True))
         assert txn.split()[1] == cmd_sim._run_seed(2).result.event_digest != lines[0].split()[1]
         assert module.main(["1"]) == 2
     finally:
