@@ -62,6 +62,8 @@ class KActor(Actor):
             self.name = msg.name
             self.runtime = Runtime.lookup(msg.runtime_key)
             self.runtime.instances[msg.name] = self
+            # the clock's own method: a handler's now_ms() is one call, not two (the runtime keeps its clock)
+            self.now_ms = self.runtime.clock.now_ms  # type: ignore[method-assign]
             # simpleSystemBase delivers through thespian's actor_base_receive, which fetches a logger and makes a
             # debug call per message before calling receiveMessage (a tenth of its dispatch in a replay); kactor's
             # actors record every message themselves, so they take deliveries directly.
@@ -83,17 +85,24 @@ class KActor(Actor):
             return
         body, from_name, cause = msg
         rt = self.runtime
-        seq = rt.record(from_name, self.name, body, cause)
+        if rt.trace is None and rt.observer is None:
+            # Runtime.record with nobody to tell (the simulator): only the seq moves; a call (and the clock's) less
+            rt.seq = seq = rt.seq + 1
+        else:
+            seq = rt.record(from_name, self.name, body, cause)
         previous = rt.current_seq
         rt.current_seq = seq
         try:
             handler = self._handlers.get(body.__class__)
-            if handler is None and body.__class__ not in self._handlers:
-                handler = self._handlers[body.__class__] = _handler(self.__class__, body.__class__)
-            if handler is None:
-                self.on_unhandled(body, from_name)
-            elif handler is _LOOK_UP:
-                getattr(self, "on_" + type(body).__name__)(body, from_name)
+            if handler is None or handler is _LOOK_UP:
+                if handler is None and body.__class__ not in self._handlers:
+                    handler = self._handlers[body.__class__] = _handler(self.__class__, body.__class__)
+                if handler is None:
+                    self.on_unhandled(body, from_name)
+                elif handler is _LOOK_UP:
+                    getattr(self, "on_" + type(body).__name__)(body, from_name)
+                else:
+                    handler(self, body, from_name)
             else:
                 handler(self, body, from_name)
         except Exception as e:  # noqa: BLE001 - an actor must survive its handler's bugs
@@ -117,8 +126,11 @@ class KActor(Actor):
         """Send ``body`` to the actor named ``to``; the message being handled becomes its cause."""
         rt = self.runtime
         # thespian's Actor.send less its isinstance check: runtime.address only hands out the actor system's
-        # addresses (or raises KeyError)
-        self._myRef.actor_send(rt.address(to), (body, self.name, rt.current_seq))
+        # addresses (or raises KeyError); a name the runtime has is taken from its directory without the call
+        addr = rt._addresses.get(to)
+        if addr is None:
+            addr = rt.address(to)
+        self._myRef.actor_send(addr, (body, self.name, rt.current_seq))
 
     def now_ms(self) -> float:
         return self.runtime.clock.now_ms()
