@@ -13,6 +13,7 @@ import inspect
 import logging
 import traceback
 import types
+from collections.abc import Callable
 from typing import Any
 
 from thespian.actors import Actor, ActorExitRequest, ChildActorExited
@@ -42,6 +43,9 @@ class KActor(Actor):
     # message class → its handler (see `_handler`), per actor class: one dict lookup a message instead of building
     # the method's name and binding it. Actors never set on_<Type> on an instance (it would be missed here).
     _handlers: dict[type, Any] = {}
+    # kactor's inline actor system (the simulator, a replay) sets this to its FIFO's append, which takes what its
+    # _Ref.actor_send appends: (receiver's ref, message, sender's ref, attempts 0); on thespian it stays None
+    _send_pending: Callable[[tuple[Any, Any, Any, int]], None] | None = None
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -130,7 +134,11 @@ class KActor(Actor):
         addr = rt._addresses.get(to)
         if addr is None:
             addr = rt.address(to)
-        self._myRef.actor_send(addr, (body, self.name, rt.current_seq))
+        pending = self._send_pending
+        if pending is not None:
+            pending((addr.ref, (body, self.name, rt.current_seq), self._myRef, 0))
+        else:
+            self._myRef.actor_send(addr, (body, self.name, rt.current_seq))
 
     def now_ms(self) -> float:
         return self.runtime.clock.now_ms()

@@ -41,7 +41,23 @@ class ProcDriver:
 
     def run(self, proc: Any, done: Done) -> None:
         """Start ``proc``; ``done(result, error)`` is called when it returns or raises."""
-        self._step(proc, done, None, None)
+        # _step(proc, done, None, None), inline: a procedure a message on the shards' path, a call less each
+        asks = self._asks
+        try:
+            effect = proc.send(None)
+            while True:
+                ask = asks.get(effect.__class__)
+                if ask is not None:
+                    rid = next(self._ids)
+                    self._waiting[rid] = (proc, done)
+                    to, request = ask(rid, effect)
+                    self._actor.post(to, request)
+                    return
+                effect = proc.send(self._handle_effect(effect))
+        except StopIteration as stop:
+            done(stop.value, None)
+        except Exception as e:  # noqa: BLE001 - the owner decides (e.g. ControllerMoved → resign)
+            done(None, e)
 
     def on_zk_response(self, response: ZkResponse) -> bool:
         """Resume the procedure waiting for this response; False if none was (a late or foreign response)."""

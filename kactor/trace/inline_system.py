@@ -135,17 +135,16 @@ class InlineActorSystem:
         inst._myRef = ref
         # simpleSystemBase's _receive is actor_base_receive: a debug log call, then receiveMessage
         inst._receive = inst.receiveMessage
+        # what ref.actor_send does, without the call: a KActor's post appends (receiver ref, message, its ref, 0)
+        inst._send_pending = self._queue.append
         ref.instance = inst
         return ref.address
 
     def tell(self, to: ActorAddress, msg: Any) -> None:
         """simpleSystemBase.tell: queue ``msg`` and run every send until the queue is empty."""
-        self._queue.append((to.ref, msg, self._external, 0))  # type: ignore[attr-defined]
-        self._run()
-
-    def _run(self) -> None:
-        """simpleSystemBase._runSends / _runSingleSend: the head of the FIFO to its receiver, until none is left."""
         queue = self._queue
+        queue.append((to.ref, msg, self._external, 0))  # type: ignore[attr-defined]
+        # simpleSystemBase._runSends / _runSingleSend: the head of the FIFO to its receiver, until none is left
         popleft = queue.popleft
         while queue:
             ref, msg, sender, attempts = popleft()
