@@ -211,7 +211,8 @@ class PartitionActor(KActor):
 
     # -- work ---------------------------------------------------------------------------------------------------------
     def on_ShardRequest(self, msg: ShardRequest, sender: str) -> None:
-        self._enqueue(_Request(msg.token, msg.body, sharded_unit_of(msg.body)))
+        self.queue.append(_Request(msg.token, msg.body, sharded_unit_of(msg.body)))  # _enqueue, a call less
+        self._next()
 
     def on_TimerFired(self, msg: TimerFired, sender: str) -> None:
         if msg.key == TASKS_TIMER:
@@ -340,9 +341,15 @@ class PartitionActor(KActor):
     def _done(self, result: Any, error: BaseException | None) -> None:
         if error is not None:
             log.error("%s: task failed: %s", self.name, error, exc_info=error)
-        self._poke_log_dir_probe()
+        rm = self.rm
+        assert rm is not None
+        # _poke_log_dir_probe's own test, before its call (after every item of the shard, hardly ever true)
+        if rm.log_manager.deferred_io_failures or self.append_faults._failed:
+            self._poke_log_dir_probe()
         self.busy = False
-        self._after()
+        if not self.stopped:  # _after, inline
+            self._pump_fetchers()
+            self._reschedule()
         self._next()
 
     def _tasks_done(self, result: Any, error: BaseException | None) -> None:
@@ -399,8 +406,15 @@ class PartitionActor(KActor):
         OffsetsForLeaderEpochRequest for its truncating partitions, else one batched FetchRequest."""
         rm = self.rm
         assert rm is not None
-        for leader in sorted(rm.fetch_leaders() - self.backing_off):
-            if rm.awaiting(leader) and leader not in rm.throttled_fetch_leaders:
+        # the ReplicaManager's fetch_leaders / awaiting / throttled_fetch_leaders are its fetcher manager's: asked
+        # here after every item of the shard, straight from it (a call less each)
+        fetchers = rm.replica_fetcher_manager
+        leaders = fetchers.fetch_leaders()
+        if not leaders:
+            return
+        backing_off = self.backing_off
+        for leader in sorted(leaders - backing_off if backing_off else leaders):
+            if fetchers.awaiting(leader) and leader not in fetchers.throttled_fetch_leaders:
                 continue  # no request, as below, without finding its endpoint (the common case: a fetch parked)
             broker = rm.metadata_cache.get_alive_broker(leader)
             if broker is None:
