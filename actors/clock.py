@@ -34,7 +34,8 @@ class ManualClock(Clock):
         return self._now
 
     def set(self, now_ms: float) -> None:
-        self._now = float(now_ms)
+        # float() only when it is not one already (the simulator sets the clock before every event)
+        self._now = now_ms if now_ms.__class__ is float else float(now_ms)
 
     def advance(self, ms: float) -> None:
         self._now += ms

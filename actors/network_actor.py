@@ -21,13 +21,13 @@ class NetworkActor(KActor):
         return self.runtime.edges.net
 
     def on_NetSend(self, msg: NetSend, sender: str) -> None:
-        transport = self._transport()
+        transport = self.runtime.edges.net  # _transport, inline: one of the busiest handlers
         if transport is not None:
             transport.send(msg.host, msg.port, msg.to, msg.body, msg.request_id, msg.reply_to,
                            cause=self.runtime.current_seq, timeout_ms=msg.timeout_ms)
 
     def on_NetReply(self, msg: NetReply, sender: str) -> None:
-        transport = self._transport()
+        transport = self.runtime.edges.net  # _transport, inline
         if transport is not None:
             transport.reply(msg.connection_id, msg.request_id, msg.body)
 

@@ -14,6 +14,7 @@ import itertools
 import logging
 import os
 from collections import deque
+from functools import partial
 from typing import Any
 
 import attrs
@@ -77,6 +78,9 @@ class _Request:
 @attrs.frozen(slots=True)
 class _Tasks:
     """The periodic tasks are due (isr expiration and propagation, checkpoints, delayed-operation expiry)."""
+
+
+_TASKS = _Tasks()  # it carries nothing: one will do
 
 
 @attrs.frozen(slots=True)
@@ -217,7 +221,8 @@ class PartitionActor(KActor):
     def on_TimerFired(self, msg: TimerFired, sender: str) -> None:
         if msg.key == TASKS_TIMER:
             self.timer_due = None
-            self._enqueue(_Tasks())
+            self.queue.append(_TASKS)  # _enqueue, inline
+            self._next()
         elif msg.key.startswith("fetch-backoff-"):
             self.backing_off.discard(int(msg.key.rsplit("-", 1)[1]))
             self._after()
@@ -231,7 +236,8 @@ class PartitionActor(KActor):
             return
         leader = self.fetches.pop(msg.request_id, None)
         if leader is not None:
-            self._enqueue(_Fetched(leader, msg.body))
+            self.queue.append(_Fetched(leader, msg.body))  # _enqueue, inline
+            self._next()
 
     def on_NetSendFailed(self, msg: NetSendFailed, sender: str) -> None:
         ask = self.verifications.pop(msg.request_id, None)
@@ -260,7 +266,7 @@ class PartitionActor(KActor):
 
     def _start_request(self, item: _Request, rm: ReplicaManager, now: float) -> None:
         proc = item.unit.handle(rm, item.body, now, ReplyHandle(item.token))
-        self.driver.run(proc, lambda result, error: self._answered(item, result, error))
+        self.driver.run(proc, partial(self._answered, item))
 
     def _start_tasks(self, item: _Tasks, rm: ReplicaManager, now: float) -> None:
         self.driver.run(rm.run_scheduled_tasks(now), self._tasks_done)

@@ -71,6 +71,7 @@ class _Pending:
 class ReplicaManagerActor(KActor):
     def on_start(self) -> None:
         self.shards = 0
+        self.shard_names: tuple[str, ...] = ()  # names.shard(i) of each shard, made once
         self.tokens = itertools.count(1)
         self.pending: dict[int, _Pending] = {}
         self.shutdown: ReplicaManagerShutdown | None = None
@@ -88,6 +89,7 @@ class ReplicaManagerActor(KActor):
 
     def on_ReplicaManagerInit(self, msg: ReplicaManagerInit, sender: str) -> None:
         self.shards = max(1, msg.partition_actors)
+        self.shard_names = tuple(names.shard(i) for i in range(self.shards))
         self.log_dirs = tuple(msg.log_dirs)
         for i in range(self.shards):
             name = names.shard(i)
@@ -174,10 +176,11 @@ class ReplicaManagerActor(KActor):
                 self._reply(connection_id, request_id, local_reply_to, merged if finish is None else finish(merged))
             return
         token = next(self.tokens)
-        self.pending[token] = _Pending(connection_id, request_id, reply_expected, body, unit, set(parts),
-                                       local_reply_to=local_reply_to, finish=finish)
+        self.pending[token] = _Pending(connection_id, request_id, reply_expected, body, unit, set(parts), {},
+                                       local_reply_to, finish)
+        shard_names = self.shard_names
         for i, part in parts.items():
-            self.post(names.shard(i), ShardRequest(token, part))
+            self.post(shard_names[i], ShardRequest(token, part))
 
     def on_ShardReply(self, msg: ShardReply, sender: str) -> None:
         p = self.pending.get(msg.token)

@@ -19,7 +19,7 @@ class TimerActor(KActor):
         return self.runtime.edges.timer
 
     def on_ScheduleTimer(self, msg: ScheduleTimer, sender: str) -> None:
-        edge = self._edge()
+        edge = self.runtime.edges.timer  # _edge, inline: every shard's step may arm its timer
         if edge is not None:
             # The timer belongs to whoever asked; this message's seq becomes the TimerFired's cause.
             edge.schedule(sender, msg.key, msg.delay_ms, self.runtime.current_seq)
