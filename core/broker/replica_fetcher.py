@@ -103,6 +103,8 @@ class ReplicaFetcherManager:
         # leaders whose last fetch round left every partition out for the follower throttle (the fetcher backs off)
         self.throttled_fetch_leaders: set[int] = set()
         self.fetcher_id = 0  # our fetcher's id in the sessions we open (the PartitionActor's shard)
+        self._fetch_base: FetchRequest | None = None  # build_fetch's template, for the fields in _fetch_base_key
+        self._fetch_base_key: tuple[int, int, int, int, int] | None = None
 
     # ============================================================================ ReplicaFetcherManager
 
@@ -307,9 +309,13 @@ class ReplicaFetcherManager:
             if throttled_out:
                 self.throttled_fetch_leaders.add(leader_id)
             return None
-        base = FetchRequest(rm.local_broker_id, (), config.replica_fetch_wait_max_ms,
-                            config.replica_fetch_min_bytes, config.replica_fetch_response_max_bytes,
-                            fetcher_id=self.fetcher_id)
+        # the request's fixed fields, kept while they stay the same (one FetchRequest fewer to build a fetch)
+        key = (rm.local_broker_id, config.replica_fetch_wait_max_ms, config.replica_fetch_min_bytes,
+               config.replica_fetch_response_max_bytes, self.fetcher_id)
+        base = self._fetch_base
+        if base is None or self._fetch_base_key != key:
+            base = self._fetch_base = FetchRequest(key[0], (), key[1], key[2], key[3], fetcher_id=key[4])
+            self._fetch_base_key = key
         request = handler.build(base, parts)
         self._fetch_in_flight[leader_id] = (request, tuple(parts))
         return request

@@ -60,6 +60,21 @@ def test_an_incremental_session_request_with_forgotten_partitions() -> None:
     assert fetch.request_from_wire(11, decoded, _ctx("broker-1-fetcher-0")) == req
 
 
+def test_the_fetcher_id_kept_per_client_id_is_the_one_read_afresh(monkeypatch: pytest.MonkeyPatch) -> None:
+    """request_from_wire keeps each (replica id, client id)'s fetcher id: asked again, in any order and after the
+    memory was emptied, each answer is the regular expression's."""
+    monkeypatch.setattr(fetch, "_FETCHER_IDS_MAX", 3)
+    cases = [(2, "broker-2-fetcher-1", 1), (2, "broker-3-fetcher-1", 0), (3, "broker-3-fetcher-1", 1),
+             (2, "broker-2-fetcher-7", 7), (2, "", 0), (2, "broker-2-fetcher-x", 0), (-1, "broker--1-fetcher-2", 0),
+             (-5, "broker--5-fetcher-2", 0)]
+    for _round in range(3):
+        for replica_id, client_id, expected in cases:
+            assert fetch._fetcher_id(replica_id, _ctx(client_id)) == expected
+        cases.reverse()
+        assert len(fetch._FETCHER_IDS) <= 3
+    assert fetch._fetcher_id(2, None) == 0
+
+
 def test_a_consumer_fetch_has_no_fetcher_client_id() -> None:
     assert fetch.client_id_of(FetchRequest(-1, (FetchPartition(T0, 0),))) is None
 
