@@ -98,6 +98,7 @@ def test_translate_offset_is_the_walk_over_frames(tmp_path, monkeypatch, chunk):
         return plain_read(self, position, size)
 
     monkeypatch.setattr(log_segment.LogSegment, "read", read)
+    segment._appended = []  # the walk from the index entry (the appends' hints: test_translate_offset_from_appends)
     for offset in range(-1, log.log_end_offset + 2):
         for start in rng.sample(positions, 4):
             reads.clear()
@@ -109,3 +110,66 @@ def test_translate_offset_is_the_walk_over_frames(tmp_path, monkeypatch, chunk):
     # a torn last batch: found by neither
     segment.size -= 7
     assert segment.translate_offset(log.log_end_offset - 1) == _translate_by_frames(segment, log.log_end_offset - 1)
+
+
+@pytest.mark.parametrize("chunk", [300, 700, 65536])
+def test_translate_offset_from_appends_is_the_walk_over_frames(tmp_path, monkeypatch, chunk):
+    """translate_offset may start at a recent append's first batch instead of the index entry: for every offset and
+    start position its answer is the walk's, over leader appends and follower appends of several batches (with
+    gaps between their offsets), after truncations and with a hint gone stale (the bytes changed under it); the
+    batch an append began with is found with one read."""
+    monkeypatch.setattr(log_segment, "_CHUNK", chunk)
+    rng = random.Random(chunk)
+    log = Log(str(tmp_path), TopicPartition("t", 0), config=LogConfig(index_interval_bytes=500))
+    segment = log.segments[-1]
+
+    plain_read = log_segment.LogSegment.read
+    reads: list[int] = []
+
+    def counted_read(self: log_segment.LogSegment, position: int, size: int) -> bytes:
+        reads.append(position)
+        return plain_read(self, position, size)
+
+    def records() -> list[Record]:
+        return [Record(i, i, None, bytes(rng.choice([10, 200, 900]))) for i in range(rng.randint(1, 4))]
+
+    def check() -> None:
+        positions = [0, *(f[0] for f in segment.frames()), 5, max(0, segment.size - 3)]
+        for offset in range(-1, log.log_end_offset + 2):
+            for start in rng.sample(positions, 3):
+                assert segment.translate_offset(offset, start) == _translate_by_frames(segment, offset, start), (
+                    offset, start)
+
+    for round_ in range(6):
+        for _ in range(rng.randint(1, 8)):
+            if rng.random() < 0.5:
+                log.append_as_leader(build_batch(records(), first_timestamp=T0), leader_epoch=0, now_ms=T0)
+            else:  # a follower's append of several batches, offsets as a (compacted) leader's, gaps between them
+                out, base = b"", log.log_end_offset
+                for _ in range(rng.randint(1, 3)):
+                    rs = records()
+                    out += build_batch(rs, base_offset=base, first_timestamp=T0, partition_leader_epoch=0)
+                    base += len(rs) + rng.choice([0, 0, 2])
+                log.append_as_follower(out)
+            assert segment is log.segments[-1]
+            base, at = segment._appended[-1]
+            reads.clear()
+            monkeypatch.setattr(log_segment.LogSegment, "read", counted_read)
+            found = segment.translate_offset(base)
+            monkeypatch.setattr(log_segment.LogSegment, "read", plain_read)
+            assert found is not None and found[:2] == (at, base) and len(reads) == 1
+        check()
+        if round_ % 2:
+            log.truncate_to(rng.randint(log.log_start_offset, log.log_end_offset))
+            check()
+    # a hint whose place now holds another batch (the bytes changed under the segment) is dropped, not followed
+    log = Log(str(tmp_path / "stale"), TopicPartition("t", 0), config=LogConfig(index_interval_bytes=1 << 20))
+    segment = log.segments[-1]
+    for _ in range(3):
+        log.append_as_leader(build_batch(records(), first_timestamp=T0), leader_epoch=0, now_ms=T0)
+    last_base, last_at = segment._appended[-1]
+    segment._appended[-1] = (last_base + 1, last_at)
+    assert segment.translate_offset(last_base + 1) == _translate_by_frames(segment, last_base + 1)
+    assert segment._appended == []
+    for offset in range(-1, log.log_end_offset + 2):
+        assert segment.translate_offset(offset) == _translate_by_frames(segment, offset)
