@@ -224,14 +224,17 @@ def response_to_wire(version: int, response: FetchResponse) -> dict[str, Any]:
     return body
 
 
+def _aborted_from_wire(aborted: list[dict[str, Any]] | None) -> tuple[AbortedTransaction, ...] | None:
+    return None if aborted is None else tuple(AbortedTransaction(t["producer_id"], t["first_offset"]) for t in aborted)
+
+
 def response_from_wire(version: int, body: dict[str, Any]) -> FetchResponse:
+    # FetchPartitionData's fields positionally (log_end_offset is not on the wire: -1), no keyword matched per partition
     return FetchResponse(
         tuple(FetchPartitionData(
             TopicPartition(t["topic"], p["partition_index"]), error_of(p["error_code"]), p["high_watermark"],
-            p.get("last_stable_offset", -1), p.get("log_start_offset", -1), p["records"] or b"",
-            preferred_read_replica=p.get("preferred_read_replica", -1),
-            aborted_transactions=None if p.get("aborted_transactions") is None else tuple(
-                AbortedTransaction(t["producer_id"], t["first_offset"]) for t in p["aborted_transactions"]))
+            p.get("last_stable_offset", -1), p.get("log_start_offset", -1), p["records"] or b"", -1,
+            p.get("preferred_read_replica", -1), _aborted_from_wire(p.get("aborted_transactions")))
             for t in body["responses"] for p in t["partitions"]),
         error_of(body.get("error_code", 0)), body.get("session_id", INVALID_SESSION_ID),
         body.get("throttle_time_ms", 0))

@@ -103,7 +103,7 @@ class FetchContext:
                 if d.records:  # Kafka moves it to the end of the session so the others get a chance
                     del session.partitions[d.tp]
                     session.partitions[d.tp] = cp
-        return FetchResponse(tuple(out), session_id=session.id)
+        return FetchResponse(tuple(out), Errors.NONE, session.id)  # positional: a keyword is matched per call
 
 
 class FetchSessionCache:
@@ -178,7 +178,7 @@ class FetchSessionCache:
                 session.partitions[fp.tp] = CachedPartition(fp)
             else:
                 cp.fetch = fp
-        return FetchContext(tuple(cp.fetch for cp in session.partitions.values()), session, incremental=True)
+        return FetchContext(tuple(cp.fetch for cp in session.partitions.values()), session, True)  # incremental
 
 
 @attrs.define

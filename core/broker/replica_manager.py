@@ -651,8 +651,9 @@ class ReplicaManager:
         and no error (readFromLocalLog with ``quota = replicationQuota(...)``, shouldLeaderThrottle)."""
         try:
             p = self._get_partition_or_error(fp.tp, expect_leader=only_leader)
-            preferred = None if request is None else self.find_preferred_read_replica(p, request, fp.fetch_offset,
-                                                                                      now_ms)
+            # no call per partition read without a replica selector (find_preferred_read_replica's first test)
+            preferred = None if request is None or self.replica_selector is None else \
+                self.find_preferred_read_replica(p, request, fp.fetch_offset, now_ms)
             if preferred is not None:
                 log = p.local_log_with_epoch(fp.leader_epoch, require_leader=False)
                 return FetchPartitionData(fp.tp, Errors.NONE, log.high_watermark, log.last_stable_offset,
@@ -666,9 +667,9 @@ class ReplicaManager:
                 records = b""  # shouldLeaderThrottle: "If the partition is being throttled, simply return an empty set"
             aborted = None if info.aborted_transactions is None else tuple(
                 AbortedTransaction(t.producer_id, t.first_offset) for t in info.aborted_transactions)
+            # positional (preferred_read_replica -1): a keyword costs a name match on every partition read
             return FetchPartitionData(fp.tp, Errors.NONE, info.high_watermark, info.last_stable_offset,
-                                      info.log_start_offset, records, info.log_end_offset,
-                                      aborted_transactions=aborted)
+                                      info.log_start_offset, records, info.log_end_offset, -1, aborted)
         except ApiError as e:
             return FetchPartitionData(fp.tp, e.error)
         except KafkaStorageError as e:
@@ -1520,13 +1521,24 @@ class ReplicaManager:
 
     def next_task_due_ms(self) -> float:
         """When `run_scheduled_tasks` has something to do next."""
-        # a running minimum, no list: asked after every step of a PartitionActor
+        # a running minimum, no list: asked after every step of a PartitionActor (mostly with empty purgatories)
         due = self._periodic_due_ms
-        for purgatory in (self._delayed_produce, self._delayed_fetch, self._delayed_delete_records,
-                          self._delayed_txn_markers):
-            for op in purgatory:
+        if self._delayed_produce:  # in this order: of equal deadlines the first is kept (an int or a float)
+            for op in self._delayed_produce:
                 if op.deadline_ms < due:
                     due = op.deadline_ms
+        if self._delayed_fetch:
+            for op in self._delayed_fetch:
+                if op.deadline_ms < due:
+                    due = op.deadline_ms
+        if self._delayed_delete_records:
+            for op in self._delayed_delete_records:
+                if op.deadline_ms < due:
+                    due = op.deadline_ms
+        if self._delayed_txn_markers:
+            for mop in self._delayed_txn_markers:
+                if mop.deadline_ms < due:
+                    due = mop.deadline_ms
         if self.log_manager.has_future_logs and alter_log_dirs.moving(self) and self._alter_log_dirs_due_ms < due:
             # ReplicaAlterLogDirsThread: copying until every moving replica is swapped in (after a storage error,
             # once replica.fetch.backoff.ms is over)
@@ -1538,6 +1550,16 @@ class ReplicaManager:
         kafka-log-retention, kafka-log-flusher, kafka-recovery-point-checkpoint, kafka-log-start-offset-checkpoint,
         delayed-operation expiry. Periods are fixed-rate from the previous due time (Kafka's
         scheduler)."""
+        if now_ms < self._periodic_due_ms and not self.log_manager.has_future_logs:
+            # no periodic task is due (their earliest due time is kept: _refresh_periodic_due), the common case of a
+            # PartitionActor's pass: only the purgatories, and only if some operation's deadline has come
+            for purgatory in (self._delayed_produce, self._delayed_fetch, self._delayed_delete_records,
+                              self._delayed_txn_markers):
+                for op in purgatory:
+                    if op.deadline_ms <= now_ms:
+                        yield from self.expire_delayed_operations(now_ms)
+                        return
+            return
         if now_ms >= self._next_isr_expiration_ms:
             yield from self.maybe_shrink_isr(now_ms)
             self._next_isr_expiration_ms = _next_due(self._next_isr_expiration_ms, now_ms,
