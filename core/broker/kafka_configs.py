@@ -157,7 +157,16 @@ class ConfigKey:
         """The parsed default (None for null and for a required config)."""
         if self.default is None or self.default == NO_DEFAULT:
             return None
-        return parse_type(self.name, self.type, self.default)
+        key = (self.name, self.type, self.default)
+        # parsed once: every broker's config parses every row's default (parse_type's values are immutable)
+        value = _PARSED_DEFAULTS.get(key, _UNPARSED)
+        if value is _UNPARSED:
+            value = _PARSED_DEFAULTS[key] = parse_type(self.name, self.type, self.default)
+        return value
+
+
+_UNPARSED = object()
+_PARSED_DEFAULTS: dict[tuple[str, str, str], Any] = {}
 
 
 def _def(name: str, kind: str, default: str | None, validator: Validator | None = None,
