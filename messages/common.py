@@ -152,6 +152,24 @@ class TopicPartition:
         return cls(topic, int(part))
 
 
+# The wire decoders' TopicPartitions, one object per (topic, partition): a dict keyed by one finds another of the
+# same value by identity, without TopicPartition.__eq__ (a follower's fetches name the same partitions every time)
+_INTERNED: dict[tuple[str, int], TopicPartition] = {}
+_INTERNED_MAX = 100_000  # entries; forgotten wholesale past this (topics come and go)
+
+
+def wire_topic_partition(topic: str, partition: int) -> TopicPartition:
+    """TopicPartition(topic, partition) for a decoder (``partition`` an int, as the codec reads it): the same object
+    for the same value while it is remembered."""
+    key = (topic, partition)
+    tp = _INTERNED.get(key)
+    if tp is None:
+        if len(_INTERNED) >= _INTERNED_MAX:
+            _INTERNED.clear()
+        tp = _INTERNED[key] = TopicPartition(topic, partition)
+    return tp
+
+
 @message
 @attrs.frozen(order=False, cache_hash=True)
 class PartitionAndReplica:

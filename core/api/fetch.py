@@ -34,7 +34,7 @@ from core.broker.fetch_session import SESSION_ID_STRIDE
 from core.broker.shards import ShardedRequest, SplitRefused, answers_of, by_shard, first_error, shard_of
 from core.security.acl import AclOperation, ResourceType
 from core.security.authorizer import ANONYMOUS, Authorized, RequestAuthorizer, allowed
-from messages.common import Errors, TopicPartition
+from messages.common import Errors, TopicPartition, wire_topic_partition
 from messages.replication import (
     FINAL_EPOCH,
     INITIAL_EPOCH,
@@ -96,14 +96,14 @@ def request_from_wire(version: int, body: dict[str, Any], ctx: RequestContext | 
     # positional, in FetchRequest's field order (keywords cost a name match per field, on every fetch)
     return FetchRequest(
         replica_id,
-        tuple(FetchPartition(TopicPartition(t["topic"], p["partition"]), p["fetch_offset"],
+        tuple(FetchPartition(wire_topic_partition(t["topic"], p["partition"]), p["fetch_offset"],
                              p.get("current_leader_epoch", NO_LEADER_EPOCH), p.get("log_start_offset", -1),
                              p["partition_max_bytes"])
               for t in body["topics"] for p in t["partitions"]),
         body["max_wait_ms"], body["min_bytes"], body.get("max_bytes", DEFAULT_RESPONSE_MAX_BYTES),
         body.get("isolation_level", 0), body.get("session_id", INVALID_SESSION_ID),
         body.get("session_epoch", FINAL_EPOCH),
-        tuple(TopicPartition(t["topic"], p) for t in forgotten for p in t["partitions"]) if forgotten else (),
+        tuple(wire_topic_partition(t["topic"], p) for t in forgotten for p in t["partitions"]) if forgotten else (),
         _fetcher_id(replica_id, ctx), body.get("rack_id", ""),
         version >= 11 and replica_id < 0,  # client_metadata: only a consumer's matters (fetchOnlyFromLeader)
         ctx.listener if ctx is not None else "",
@@ -232,7 +232,7 @@ def response_from_wire(version: int, body: dict[str, Any]) -> FetchResponse:
     # FetchPartitionData's fields positionally (log_end_offset is not on the wire: -1), no keyword matched per partition
     return FetchResponse(
         tuple(FetchPartitionData(
-            TopicPartition(t["topic"], p["partition_index"]), error_of(p["error_code"]), p["high_watermark"],
+            wire_topic_partition(t["topic"], p["partition_index"]), error_of(p["error_code"]), p["high_watermark"],
             p.get("last_stable_offset", -1), p.get("log_start_offset", -1), p["records"] or b"", -1,
             p.get("preferred_read_replica", -1), _aborted_from_wire(p.get("aborted_transactions")))
             for t in body["responses"] for p in t["partitions"]),
@@ -245,7 +245,7 @@ def error_response(version: int, body: dict[str, Any], error: int) -> dict[str, 
     records and undefined offsets, in the request's session."""
     e = error_of(error)
     return response_to_wire(version, FetchResponse(
-        tuple(FetchPartitionData(TopicPartition(t["topic"], p["partition"]), e)
+        tuple(FetchPartitionData(wire_topic_partition(t["topic"], p["partition"]), e)
               for t in body["topics"] for p in t["partitions"]),
         e, body.get("session_id", INVALID_SESSION_ID)))
 

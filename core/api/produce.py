@@ -19,7 +19,7 @@ from core.api.registry import ApiSpec, ReplicaManagerService, RequestContext, re
 from core.broker.shards import ShardedRequest, answers_of, by_shard, in_request_order
 from core.security.acl import AclOperation, ResourceType
 from core.security.authorizer import Authorized, RequestAuthorizer, allowed
-from messages.common import Errors, TopicPartition
+from messages.common import Errors, TopicPartition, wire_topic_partition
 from messages.replication import ProducePartition, ProducePartitionResponse, ProduceRequest, ProduceResponse
 from messages.topic import INTERNAL_TOPICS
 from protocol import compression
@@ -125,7 +125,7 @@ def request_from_wire(version: int, body: dict[str, Any], ctx: RequestContext) -
     for topic in body["topic_data"]:
         name = topic["name"]
         for p in topic["partition_data"]:
-            tp = TopicPartition(name, p["index"])
+            tp = wire_topic_partition(name, p["index"])
             records = p["records"] or b""
             if version < FIRST_BATCH_VERSION:
                 batch, error = legacy_to_batch(records)
@@ -166,7 +166,7 @@ def response_to_wire(version: int, response: ProduceResponse) -> dict[str, Any]:
 def error_response(version: int, body: dict[str, Any], error: int) -> dict[str, Any]:
     """ProduceRequest.getErrorResponse: every partition of the request with ``error``."""
     return response_to_wire(version, ProduceResponse(tuple(
-        ProducePartitionResponse(TopicPartition(t["name"], p["index"]), Errors(error))
+        ProducePartitionResponse(wire_topic_partition(t["name"], p["index"]), Errors(error))
         for t in body["topic_data"] for p in t["partition_data"])))
 
 
@@ -181,7 +181,7 @@ def request_to_wire(request: ProduceRequest) -> dict[str, Any]:
 
 def response_from_wire(version: int, body: dict[str, Any]) -> ProduceResponse:
     return ProduceResponse(tuple(
-        ProducePartitionResponse(TopicPartition(t["name"], p["index"]), Errors(p["error_code"]), p["base_offset"],
+        ProducePartitionResponse(wire_topic_partition(t["name"], p["index"]), Errors(p["error_code"]), p["base_offset"],
                                  p.get("log_append_time_ms", -1), p.get("log_start_offset", -1),
                                  tuple((e["batch_index"], e["batch_index_error_message"])
                                        for e in p.get("record_errors", ())), p.get("error_message"))

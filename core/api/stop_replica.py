@@ -25,7 +25,7 @@ from core.api.topic_groups import (
 from core.broker.shards import ShardedRequest, answers_of, by_shard, first_error
 from core.security.acl import AclOperation
 from core.security.authorizer import Authorized, RequestAuthorizer, allowed, refused
-from messages.common import NO_EPOCH, Errors, TopicPartition
+from messages.common import NO_EPOCH, Errors, wire_topic_partition
 from messages.requests import PartitionError, StopReplicaPartitionState, StopReplicaRequest, StopReplicaResponse
 from protocol.api_versions import ApiKeys
 
@@ -35,15 +35,15 @@ SEND_VERSION = 3  # what an IBP 2.6 controller sends (KAFKA_2_6_IV0)
 def request_from_wire(version: int, body: dict[str, Any], ctx: RequestContext | None = None) -> StopReplicaRequest:
     """StopReplicaRequest.partitionStates() at any version, in the request's order."""
     if version >= 3:
-        states = tuple(StopReplicaPartitionState(TopicPartition(t["topic_name"], p["partition_index"]),
+        states = tuple(StopReplicaPartitionState(wire_topic_partition(t["topic_name"], p["partition_index"]),
                                                  p["leader_epoch"], p["delete_partition"])
                        for t in body["topic_states"] for p in t["partition_states"])
     else:
         delete = body["delete_partitions"]
         if version == 0:
-            tps = [TopicPartition(p["topic_name"], p["partition_index"]) for p in body["ungrouped_partitions"]]
+            tps = [wire_topic_partition(p["topic_name"], p["partition_index"]) for p in body["ungrouped_partitions"]]
         else:
-            tps = [TopicPartition(t["name"], i) for t in body["topics"] for i in t["partition_indexes"]]
+            tps = [wire_topic_partition(t["name"], i) for t in body["topics"] for i in t["partition_indexes"]]
         states = tuple(StopReplicaPartitionState(tp, NO_EPOCH, delete) for tp in tps)
     return StopReplicaRequest(controller_id=body["controller_id"], controller_epoch=body["controller_epoch"],
                               broker_epoch=body.get("broker_epoch", NO_EPOCH), partition_states=states)
