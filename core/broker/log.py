@@ -790,9 +790,9 @@ class Log:
                 raise OSError(errno.EIO, "the recorded run's read failed here")
             while i < len(self._segments):
                 segment = self._segments[i]
-                frame = segment.translate_offset(start_offset)
+                frame, chunk_position, chunk = segment.locate(start_offset)
                 if frame is not None:
-                    return self._read_from(segment, frame, limit, max_bytes, min_one_message)
+                    return self._read_from(segment, frame, limit, max_bytes, min_one_message, chunk_position, chunk)
                 i += 1
         except OSError as e:
             # the answer (KAFKA_STORAGE_ERROR) depends on the file system's: recorded as an append's is (module doc)
@@ -803,13 +803,16 @@ class Log:
         return b""
 
     @staticmethod
-    def _read_from(segment: LogSegment, first: Frame, limit: int, max_bytes: int, min_one_message: bool) -> bytes:
+    def _read_from(segment: LogSegment, first: Frame, limit: int, max_bytes: int, min_one_message: bool,
+                   chunk_position: int = 0, chunk: bytes = b"") -> bytes:
+        """The read from ``first`` on; ``chunk``: what the search for ``first`` read (LogSegment.locate), the bytes
+        taken from it when it holds them (one read of the segment a fetch instead of two)."""
         start = first[0]
         if first[2] >= limit:
             return b""
         if first[3] > max_bytes:
-            return segment.read(start, first[3]) if min_one_message else b""
-        data = segment.read(start, min(max_bytes, segment.size - start))
+            return segment.read_cached(start, first[3], chunk_position, chunk) if min_one_message else b""
+        data = segment.read_cached(start, min(max_bytes, segment.size - start), chunk_position, chunk)
         end = 0
         for _pos, _base, last, size in frames_in(data):
             if last >= limit:

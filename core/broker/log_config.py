@@ -14,6 +14,7 @@ topic's config; a refusal is `InvalidConfigurationException` with ConfigExceptio
 
 from __future__ import annotations
 
+import functools
 import logging
 import re
 from collections.abc import Callable, Iterable, Mapping
@@ -41,6 +42,12 @@ class InvalidConfigurationException(ValueError):  # noqa: N818 (Kafka's exceptio
 
 # name -> (ConfigDef type, validator or None)
 _Validator = Callable[[str, object], None]
+
+
+@functools.lru_cache(maxsize=64)
+def _policies(cleanup_policy: str) -> frozenset[str]:
+    """cleanup.policy's words, as LogConfig.delete / compact compare them (asked on every produce: split once)."""
+    return frozenset(p.strip().lower() for p in cleanup_policy.split(","))
 
 
 def _at_least(minimum: float) -> _Validator:
@@ -257,12 +264,12 @@ class LogConfig:
     @property
     def delete(self) -> bool:
         """LogConfig.delete: cleanup.policy includes delete (time/size retention applies)."""
-        return "delete" in [p.strip().lower() for p in self.cleanup_policy.split(",")]
+        return "delete" in _policies(self.cleanup_policy)
 
     @property
     def compact(self) -> bool:
         """LogConfig.compact: cleanup.policy includes compact (the log cleaner dedupes the log by key)."""
-        return "compact" in [p.strip().lower() for p in self.cleanup_policy.split(",")]
+        return "compact" in _policies(self.cleanup_policy)
 
     @staticmethod
     def from_props(defaults: Props, overrides: Props) -> LogConfig:

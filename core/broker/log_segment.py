@@ -378,6 +378,12 @@ class LogSegment:
     def translate_offset(self, offset: int, start_position: int = 0) -> Frame | None:
         """LogSegment.translateOffset: the frame of the first batch whose last offset is ≥ ``offset``, searching
         from the index entry below it."""
+        return self.locate(offset, start_position)[0]
+
+    def locate(self, offset: int, start_position: int = 0) -> tuple[Frame | None, int, bytes]:
+        """`translate_offset`'s frame, with the position and the bytes of the last chunk the search read (b"" if
+        none): a read that starts at the frame takes its bytes from them when they hold it all (Log.read), instead
+        of reading the segment again."""
         # `frames` inlined (every consumer fetch and follower fetch translates its offset, walking up to an index
         # interval of batches): the same reads, chunk by chunk, and the first frame `frames` would give whose last
         # offset is ≥ ``offset``; tests/core/broker/test_log_segment.py holds it to the walk over `frames`
@@ -414,18 +420,26 @@ class LogSegment:
                     break
                 last = base + unpack_i32(data, rel + _LAST_OFFSET_DELTA_AT)[0]
                 if last >= offset:
-                    return pos + rel, base, last, size
+                    return (pos + rel, base, last, size), pos, data
                 rel += size
             if rel == 0:
                 found = frame_at(data, 0, pos)  # a batch bigger than the chunk
                 if found is None or pos + found[3] > end:
-                    return None
+                    return None, pos, data
                 if found[2] >= offset:
-                    return found
+                    return found, pos, data
                 rel = found[3]
             pos += rel
             data = None
-        return None
+        return None, pos, b""
+
+    def read_cached(self, position: int, size: int, chunk_position: int, chunk: bytes) -> bytes:
+        """`read`, from ``chunk`` (the segment's bytes from ``chunk_position``, read by `locate` since the last
+        append) when it holds them all."""
+        at = position - chunk_position
+        if at >= 0 and size > 0 and at + size <= len(chunk):
+            return chunk[at:at + size]
+        return self.read(position, size)
 
     def find_offset_by_timestamp(self, timestamp: int, starting_offset: int) -> tuple[int, int, int] | None:
         """LogSegment.findOffsetByTimestamp: (offset, timestamp, partitionLeaderEpoch) of the first record at or

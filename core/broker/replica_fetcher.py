@@ -286,8 +286,9 @@ class ReplicaFetcherManager:
         limited = quota.limited  # no follower quota: no look-up per partition
         exceeded: bool | None = None  # the quota's check, made once per request and only if a partition needs it
         throttled_out = False
+        out_of_range = self._out_of_range or None  # mostly empty: no look-up per partition
         for tp, st in self.fetch_states.items():
-            if st.leader_id != leader_id or st.state != FETCHING or tp in self._out_of_range:
+            if st.leader_id != leader_id or st.state != FETCHING or (out_of_range is not None and tp in out_of_range):
                 continue
             p = all_partitions.get(tp)
             if not isinstance(p, Partition) or p.log is None:
@@ -332,7 +333,8 @@ class ReplicaFetcherManager:
         if handler is not None:
             handler.handle_response(request, full, response)
         rm = self.replica_manager
-        sent = {fp.tp: fp for fp in full}
+        # an idle round's answer names no partition: no dict of what was asked for it
+        sent = {fp.tp: fp for fp in full} if response.partitions else {}
         appended = 0
         for d in response.partitions:
             st = self.fetch_states.get(d.tp)

@@ -173,3 +173,47 @@ def test_translate_offset_from_appends_is_the_walk_over_frames(tmp_path, monkeyp
     assert segment._appended == []
     for offset in range(-1, log.log_end_offset + 2):
         assert segment.translate_offset(offset) == _translate_by_frames(segment, offset)
+
+
+def _plain_log_read(log: Log, start_offset: int, max_bytes: int, max_offset: int | None, min_one: bool) -> bytes:
+    """Log.read as it was: the frame found by translate_offset, then the segment read again from it."""
+    limit = log.log_end_offset if max_offset is None else min(max_offset, log.log_end_offset)
+    if start_offset >= limit:
+        return b""
+    for segment in log.segments:
+        frame = segment.translate_offset(start_offset)
+        if frame is None:
+            continue
+        if frame[2] >= limit:
+            return b""
+        if frame[3] > max_bytes:
+            return segment.read(frame[0], frame[3]) if min_one else b""
+        data = segment.read(frame[0], min(max_bytes, segment.size - frame[0]))
+        end = 0
+        for _pos, _base, last, size in frames_in(data):
+            if last >= limit:
+                break
+            end += size
+        return data[:end]
+    return b""
+
+
+@pytest.mark.parametrize("chunk", [300, 700, 65536])
+def test_a_log_read_from_the_searched_chunk_is_the_read_from_the_segment(tmp_path, monkeypatch, chunk):
+    """Log.read takes its bytes from the chunk LogSegment.locate read when it holds them: the same bytes as a second
+    read of the segment, for every start offset, size limit and upper offset, over several segments."""
+    monkeypatch.setattr(log_segment, "_CHUNK", chunk)
+    rng = random.Random(chunk)
+    log = Log(str(tmp_path), TopicPartition("t", 0), config=LogConfig(index_interval_bytes=500, segment_bytes=6000))
+    for _ in range(30):
+        log.append_as_leader(build_batch([Record(i, i, None, bytes(rng.choice([10, 200, 900])))
+                                          for i in range(rng.randint(1, 4))], first_timestamp=T0),
+                             leader_epoch=0, now_ms=T0)
+    assert len(log.segments) > 2
+    end = log.log_end_offset
+    for start in range(0, end + 1):
+        for max_bytes in (1, 100, 1000, 5000, 1 << 20):
+            for max_offset in (None, start, start + 1, start + 5, end):
+                for min_one in (True, False):
+                    assert log.read(start, max_bytes, max_offset, min_one) == _plain_log_read(
+                        log, start, max_bytes, max_offset, min_one), (start, max_bytes, max_offset, min_one)
