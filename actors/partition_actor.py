@@ -14,7 +14,6 @@ import itertools
 import logging
 import os
 from collections import deque
-from functools import partial
 from typing import Any
 
 import attrs
@@ -266,7 +265,7 @@ class PartitionActor(KActor):
 
     def _start_request(self, item: _Request, rm: ReplicaManager, now: float) -> None:
         proc = item.unit.handle(rm, item.body, now, ReplyHandle(item.token))
-        self.driver.run(proc, partial(self._answered, item))
+        self.driver.run(proc, lambda result, error: self._answered(item, result, error))
 
     def _start_tasks(self, item: _Tasks, rm: ReplicaManager, now: float) -> None:
         self.driver.run(rm.run_scheduled_tasks(now), self._tasks_done)
@@ -355,8 +354,12 @@ class PartitionActor(KActor):
         self.busy = False
         if not self.stopped:  # _after, inline
             self._pump_fetchers()
-            self._reschedule()
-        self._next()
+            due = rm.next_task_due_ms()  # _reschedule, inline
+            if self.timer_due is None or due < self.timer_due:
+                self.timer_due = due
+                self.schedule(TASKS_TIMER, max(0.0, due - self.now_ms()))
+        if self.queue:  # (_next's own first look: nothing queued is the common case)
+            self._next()
 
     def _tasks_done(self, result: Any, error: BaseException | None) -> None:
         # the tasks timer also fires for every delayed-fetch expiry (each fetcher, every replica.fetch.wait.max.ms):

@@ -213,8 +213,11 @@ class Runtime:
             assert isinstance(self.clock, ManualClock)
             # Rounded to the trace's precision (µs), so the recorded value is exactly the value actors saw.
             self.clock.set(round(self._wall(), 3) if at_ms is None else at_ms)
-        elif at_ms is not None and isinstance(self.clock, ManualClock):
-            self.clock.set(at_ms)
+        elif at_ms is not None:
+            clock = self.clock
+            # the simulator passes the time its clock (this one) already shows: set only a time that moves it
+            if isinstance(clock, ManualClock) and clock._now != at_ms:
+                clock.set(at_ms)
         addr = self._addresses.get(to)
         if addr is None:
             if to in self._retired:
