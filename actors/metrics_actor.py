@@ -140,7 +140,9 @@ class BrokerMetrics:
             self.channels.clear()
 
     def request_completed(self, msg: ChannelRequestCompleted) -> None:
-        c = self.channels.get(msg.broker_id, ChannelMetrics())
+        c = self.channels.get(msg.broker_id)
+        if c is None:  # (not a default to get: built on every request)
+            c = ChannelMetrics()
         failed = msg.error not in ("", "NONE")
         if msg.error == "BROKER_REMOVED":
             # ControllerChannelManager.removeBroker drops the broker's QueueSize gauge with its queue
