@@ -155,7 +155,7 @@ class _Generator:
 
     def _encode_value(self, f: FieldSpec, x: str, buf: str, flexible: bool, ind: str) -> list[str]:
         if f.kind == "prim":
-            out = [ind + self._encode_prim(f.type, x, buf, flexible)]
+            out = [ind + self._encode_prim(f.type, x, buf, flexible, f.nullable)]
             if f.type in ("string", "bytes") and not f.nullable:
                 out.insert(0, f"{ind}if {x} is None:\n{ind}    raise NullFieldError('{f.name} cannot be null')")
             return out
@@ -166,10 +166,13 @@ class _Generator:
                         f"{ind}    {buf}.append(1)", f"{ind}    enc_{sub}({buf}, {x})"]  # fmt: skip
             return [f"{ind}enc_{sub}({buf}, {x})"]
         out: list[str] = []
+        # a legacy count is write_count's int32, packed here (no call per array)
         if f.nullable:
-            out += [f"{ind}if {x} is None:", f"{ind}    write_count({buf}, -1, {flexible})", f"{ind}else:"]
+            out += [f"{ind}if {x} is None:",
+                    f"{ind}    write_count({buf}, -1, True)" if flexible else f"{ind}    {buf} += I32.pack(-1)",
+                    f"{ind}else:"]
             ind += "    "
-        out.append(f"{ind}write_count({buf}, len({x}), {flexible})")
+        out.append(f"{ind}write_count({buf}, len({x}), True)" if flexible else f"{ind}{buf} += I32.pack(len({x}))")
         if f.kind == "struct_array":
             sub = self.done[id(f.struct)]
             out += [f"{ind}for e in {x}:", f"{ind}    enc_{sub}({buf}, e)"]
@@ -179,11 +182,14 @@ class _Generator:
             out += [f"{ind}for e in {x}:", f"{ind}    " + self._encode_prim(f.type, "e", buf, flexible)]
         return out
 
-    def _encode_prim(self, type_: str, x: str, buf: str, flexible: bool) -> str:
+    def _encode_prim(self, type_: str, x: str, buf: str, flexible: bool, nullable: bool = True) -> str:
         if type_ in p.FORMATS:
             return f"{buf} += pack('>{p.FORMATS[type_]}', {x})"
         if type_ == "uuid":
             return f"{buf} += {x}.bytes"
+        if type_ == "string" and not flexible and not nullable:
+            # write_string's legacy string (its None already refused), without its two calls
+            return f"s = {x}.encode(); {buf} += I16.pack(len(s)); {buf} += s"
         return f"{_VAR_WRITERS[type_, flexible]}({buf}, {x})"
 
     # decoding ---------------------------------------------------------------------------------------------

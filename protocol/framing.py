@@ -89,9 +89,35 @@ def frame(payload: bytes) -> bytes:
     return _SIZE.pack(len(payload)) + payload
 
 
+# (api key, version) → its request / response header version: asked for every request and answer both ways
+_REQUEST_HEADER_VERSIONS: dict[tuple[int, int], int] = {}
+_RESPONSE_HEADER_VERSIONS: dict[tuple[int, int], int] = {}
+_HEADER_VERSIONS_MAX = 4096
+
+
+def _request_header_version(api_key: int, api_version: int) -> int:
+    key = (api_key, api_version)
+    version = _REQUEST_HEADER_VERSIONS.get(key)
+    if version is None:
+        version = request_header_version(api_key, api_version)
+        if len(_REQUEST_HEADER_VERSIONS) < _HEADER_VERSIONS_MAX:  # a peer may send any version number
+            _REQUEST_HEADER_VERSIONS[key] = version
+    return version
+
+
+def _response_header_version(api_key: int, api_version: int) -> int:
+    key = (api_key, api_version)
+    version = _RESPONSE_HEADER_VERSIONS.get(key)
+    if version is None:
+        version = response_header_version(api_key, api_version)
+        if len(_RESPONSE_HEADER_VERSIONS) < _HEADER_VERSIONS_MAX:  # a peer may send any version number
+            _RESPONSE_HEADER_VERSIONS[key] = version
+    return version
+
+
 def encode_request_header(header: RequestHeader) -> bytes:
     """``RequestHeader.write``: client_id stays a legacy nullable string even in header v2 (as Kafka's)."""
-    version = request_header_version(header.request_api_key, header.request_api_version)
+    version = _request_header_version(header.request_api_key, header.request_api_version)
     buf = bytearray(_HEADER.pack(header.request_api_key, header.request_api_version, header.correlation_id))
     if version >= 1:
         p.write_string(buf, header.client_id)
@@ -111,7 +137,7 @@ def decode_request_header(payload: bytes) -> tuple[RequestHeader, int]:
         raise UnknownApiKeyError(f"unknown api key {api_key} (correlation id {correlation_id})")
     if api_version < 0:
         raise MalformedError(f"negative api version {api_version}")
-    version = request_header_version(api_key, api_version)
+    version = _request_header_version(api_key, api_version)
     pos = _HEADER.size
     client_id = None
     if version >= 1:
@@ -167,7 +193,7 @@ def encode_response(api_key: int, api_version: int, correlation_id: int, body: d
     the frame), which was a quarter of a leader's CPU under produce load (docs/performance.md)."""
     buf = bytearray(8)
     _RESPONSE_HEAD.pack_into(buf, 0, 0, correlation_id)
-    if response_header_version(api_key, api_version) >= 1:
+    if _response_header_version(api_key, api_version) >= 1:
         buf.append(0)
     compiled(api_key, api_version, "response").encode_into(buf, body)
     _SIZE.pack_into(buf, 0, len(buf) - 4)
@@ -181,7 +207,7 @@ def decode_response(api_key: int, api_version: int, payload: bytes) -> tuple[int
         raise TruncatedError("response header needs 4 bytes")
     (correlation_id,) = _SIZE.unpack_from(payload, 0)
     pos = 4
-    if response_header_version(api_key, api_version) >= 1:
+    if _response_header_version(api_key, api_version) >= 1:
         pos = p.skip_tagged_fields(payload, pos)
     body, _ = codec(api_key, api_version, "response")[1](payload, pos)
     return correlation_id, body
