@@ -215,7 +215,8 @@ class PartitionActor(KActor):
     # -- work ---------------------------------------------------------------------------------------------------------
     def on_ShardRequest(self, msg: ShardRequest, sender: str) -> None:
         self.queue.append(_Request(msg.token, msg.body, sharded_unit_of(msg.body)))  # _enqueue, a call less
-        self._next()
+        if not self.busy:  # (busy: it waits its turn, which _done gives it)
+            self._next()
 
     def on_TimerFired(self, msg: TimerFired, sender: str) -> None:
         if msg.key == TASKS_TIMER:
@@ -357,15 +358,17 @@ class PartitionActor(KActor):
             due = rm.next_task_due_ms()  # _reschedule, inline
             if self.timer_due is None or due < self.timer_due:
                 self.timer_due = due
-                self.schedule(TASKS_TIMER, max(0.0, due - self.now_ms()))
+                delay = due - self.now_ms()
+                self.schedule(TASKS_TIMER, delay if delay > 0.0 else 0.0)  # max(0.0, delay), without its call
         if self.queue:  # (_next's own first look: nothing queued is the common case)
             self._next()
 
     def _tasks_done(self, result: Any, error: BaseException | None) -> None:
         # the tasks timer also fires for every delayed-fetch expiry (each fetcher, every replica.fetch.wait.max.ms):
         # the O(partitions) gauges are refreshed from it at most once a second
-        if self.now_ms() >= self.gauges_due_ms:
-            self.gauges_due_ms = self.now_ms() + GAUGES_INTERVAL_MS
+        now = self.now_ms()
+        if now >= self.gauges_due_ms:
+            self.gauges_due_ms = now + GAUGES_INTERVAL_MS
             self._publish_gauges()
         self._done(result, error)
 
