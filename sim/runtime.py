@@ -57,6 +57,8 @@ from sim.zookeeper import OPEN, ZooKeeperModel
 log = logging.getLogger("kactor.sim")
 
 START_MS = 1_700_000_000_000.0  # the simulated epoch every run starts at
+# where a double is a whole number of 2**-12 ms (START_MS and the run's times lie there): `Sim.at`'s exact range
+_EXACT_LO, _EXACT_HI = float(2**40), float(2**41)
 ZK_LATENCY_MS = 1.0
 SESSION_TIMEOUT_MS = 6000  # zookeeper.session.timeout.ms of the simulated brokers (kactor/sim_boot.py)
 TRACE_ROOT = "/sim-root"  # what a trace names the run's temp dir
@@ -166,15 +168,23 @@ class SimTimers(_Edge):
 
     def schedule(self, owner: str, key: str, delay_ms: float, cause: int | None = None) -> None:
         token = next(self._tokens)
-        self.live[(owner, key)] = token
+        live = self.live
+        slot = (owner, key)
+        live[slot] = token
 
         def fire() -> None:
-            if self.live.get((owner, key)) != token:
+            if live.get(slot) != token:
                 return
-            del self.live[(owner, key)]
+            del live[slot]
             self.sim.deliver(self.broker, self.incarnation, owner, TimerFired(key), names.EDGE_TIMER, cause)
 
-        self.sim.at(max(0.0, float(delay_ms)), fire)
+        # max(0.0, float(delay_ms)) without the builtins' calls (a NaN is 0.0 as max makes it); a shard arms a timer
+        # after most of its steps
+        if delay_ms.__class__ is not float:
+            delay_ms = float(delay_ms)
+        if not delay_ms > 0.0:
+            delay_ms = 0.0
+        self.sim.at(delay_ms, fire)
 
     def cancel(self, owner: str, key: str) -> bool:
         return self.live.pop((owner, key), None) is not None
@@ -289,8 +299,14 @@ class Sim(NetworkModel):
 
     def at(self, delay_ms: float, fn: Callable[[], None]) -> None:
         # rounded to the trace's precision (µs), as a live runtime rounds its clock: a replay sets the clock from the
-        # recorded timestamp, so the actors must have seen exactly that value
-        heapq.heappush(self._queue, (round_ms(self.clock.now_ms() + delay_ms), next(self._seq), fn))
+        # recorded timestamp, so the actors must have seen exactly that value. The clock only ever holds a rounded
+        # time (START_MS, an event's, run_for's end), and a rounded time in [2**40, 2**41) ms plus a whole number of
+        # ms is exact and rounds to itself: most delays are whole (a request's timeout, a ZooKeeper answer, most
+        # timers), so round_ms is skipped for them (tests/sim/test_sim_rounding.py holds the two equal)
+        t = self.clock._now + delay_ms
+        if delay_ms % 1.0 != 0.0 or not _EXACT_LO <= t < _EXACT_HI:
+            t = round_ms(t)
+        heapq.heappush(self._queue, (t, next(self._seq), fn))
 
     def at_time(self, at_ms: float, fn: Callable[[], None]) -> None:
         """`at` for a time already rounded (`round_ms`), not before now: ``fn`` at ``at_ms`` itself."""
@@ -298,14 +314,16 @@ class Sim(NetworkModel):
 
     def run_for(self, ms: float) -> None:
         """Run every event due within the next ``ms`` of simulated time; the clock ends at now + ms."""
-        end = round_ms(self.now + ms)
+        clock = self.clock
+        end = round_ms(clock._now + ms)
         queue = self._queue
-        pop, set_clock = heapq.heappop, self.clock.set
+        pop = heapq.heappop
+        # ManualClock.set's store without its call: an event's time is a float already (`at`, `at_time`)
         while queue and queue[0][0] <= end:
             t, _, fn = pop(queue)
-            set_clock(t)
+            clock._now = t
             fn()
-        set_clock(end)
+        clock.set(end)
 
     def note(self, text: str) -> None:
         self._log.append((self.clock.now_ms(), text))

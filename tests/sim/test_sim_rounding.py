@@ -29,3 +29,23 @@ def test_round_ms_rounds_half_to_even_as_round_does() -> None:
 def test_round_ms_of_other_values_is_round_s() -> None:
     for ms in (0.0, 0.0005, 0.0015, 1.2345, -3.0005, 1e6 + 0.0005, 2.0**41 + 0.5, float("inf")):
         assert round_ms(ms) == round(ms, 3)
+
+
+def test_sim_at_skips_rounding_only_where_the_sum_is_the_rounded_double() -> None:
+    # Sim.at's fast path: a clock holding a rounded time plus a whole delay is round_ms of the sum itself
+    import heapq
+    import itertools
+    import types
+
+    from actors.clock import ManualClock
+    from sim.runtime import Sim
+
+    rng = random.Random(44)
+    for _ in range(100_000):
+        now = round_ms(START_MS + rng.uniform(0.0, 3_600_000.0))
+        delay = rng.choice([0.0, 1.0, 500.0, 30000.0, float(rng.randrange(0, 10**7)), rng.uniform(0.0, 3000.0),
+                            round(rng.uniform(0.2, 3.0), 3)])
+        sim = types.SimpleNamespace(clock=ManualClock(now), _queue=[], _seq=itertools.count())
+        Sim.at(sim, delay, lambda: None)  # type: ignore[arg-type]
+        t = heapq.heappop(sim._queue)[0]
+        assert t == round(now + delay, 3) and t.__class__ is float, (now, delay)
