@@ -19,7 +19,8 @@ directions until it heals; a reset fails what is in flight on a link's connectio
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from heapq import heappush
 from typing import TYPE_CHECKING, Any
 
 from actors import names
@@ -41,6 +42,7 @@ from sim.rounding import round_ms
 if TYPE_CHECKING:
     from random import Random
 
+    from actors.clock import ManualClock
     from sim.zookeeper import ZooKeeperModel
 
 CLIENT_LATENCY_MS = 0.5
@@ -80,6 +82,9 @@ class NetworkModel:
     last_fault_ms: float
     at: Callable[[float, Callable[[], None]], None]
     at_time: Callable[[float, Callable[[], None]], None]
+    clock: ManualClock
+    _queue: list[tuple[float, int, Callable[[], None]]]
+    _seq: Iterator[int]
     note: Callable[[str], None]
     deliver: Callable[..., None]
     check_broker_epoch: Callable[[SimBroker, int, Any], None]
@@ -179,13 +184,9 @@ class NetworkModel:
         """The link between ``a`` and ``b`` works both ways at its usual latency: not cut either way, not slow, and
         nothing it held or slowed still on its way (`drained_ms`, kept for all links)."""
         if not (self.cut or self.one_way or self.slow):  # (no fault is the common case: no pair built to look up)
-            return self.now >= self.drained_ms
+            return self.clock.now_ms() >= self.drained_ms
         return (frozenset((a, b)) not in self.cut and (a, b) not in self.one_way and (b, a) not in self.one_way
-                and frozenset((a, b)) not in self.slow and self.now >= self.drained_ms)
-
-    def reachable(self, a: int, b: int) -> bool:
-        # (no cut is the common case: no pair built to look up)
-        return (not self.cut or frozenset((a, b)) not in self.cut) and self.brokers[b].up
+                and frozenset((a, b)) not in self.slow and self.clock.now_ms() >= self.drained_ms)
 
     def _lane_arrival(self, lane: tuple[Any, ...], latency: float) -> float:
         """When a frame sent now on ``lane`` arrives (rounded as `Sim.at` rounds): in order within a connection,
@@ -208,7 +209,10 @@ class NetworkModel:
         spec = outbound_spec(body)
         frame = encode_outbound(spec, body, corr, f"broker-{src.id}")
         pending = Pending(src, incarnation, dst, reply_to, request_id, cause, spec, spec.send_version, corr)
-        if dst not in self.brokers or not self.reachable(src.id, dst):
+        target = self.brokers.get(dst)
+        # reachable: b up and the link not cut (inline in net_send, _arrive and back: a call a frame; no cut is the
+        # common case, no pair built to look up)
+        if target is None or target.rt is None or self.cut and frozenset((src.id, dst)) in self.cut:
             self._fail(pending, f"cannot connect to {HOST}:{BASE_PORT + dst}")
             return
         rid = corr
@@ -258,7 +262,7 @@ class NetworkModel:
             return
         target = self.brokers[pending.dst]
         assert pending.src is not None
-        if not self.reachable(pending.src.id, pending.dst):
+        if target.rt is None or self.cut and frozenset((pending.src.id, pending.dst)) in self.cut:  # (reachable)
             del self.pending[rid]
             self._fail(pending, "connection lost")
             return
@@ -318,7 +322,7 @@ class NetworkModel:
         def back() -> None:
             if self.pending.pop(rid, None) is None:
                 return
-            if not self.reachable(pending.dst, src.id):
+            if src.rt is None or self.cut and frozenset((pending.dst, src.id)) in self.cut:  # (reachable)
                 self._fail(pending, "connection lost")
                 return
             _, answer = decode_outbound(pending.spec, frame[4:])
@@ -334,7 +338,13 @@ class NetworkModel:
         if self.one_way and (a, b) in self.one_way:
             self.stuck.append((a, b, lane, self.now, land))
             return
-        self.at_time(self._lane_arrival(lane, self.latency[(a, b)]), land)
+        # `at_time` of `_lane_arrival`, inline: two calls a frame
+        arrive = round_ms(self.clock._now + self.latency[(a, b)])
+        free = self._lane_free.get(lane)
+        if free is not None and free > arrive:
+            arrive = free
+        self._lane_free[lane] = arrive
+        heappush(self._queue, (arrive, next(self._seq), land))
 
     def _timed_out(self, rid: int) -> None:
         """Outbound.sweep at a request's deadline: still unanswered, it fails "timed out" and its connection is
