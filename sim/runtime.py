@@ -142,7 +142,10 @@ class SimZooKeeper(_Edge):
         """The epoch of the active controller asking for ``batch`` if it writes (None: not the controller's, or
         only reads). The requester is the ZkRequest the ZkBridgeActor is handling (a local of a calling frame): the
         sim's own view, the broker's code has no need of it."""
-        if not any(isinstance(op, _WRITE_OPS) for op in batch.ops):
+        for op in batch.ops:  # (any of a generator: two calls and a frame per batch)
+            if isinstance(op, _WRITE_OPS):
+                break
+        else:
             return None
         # the broker's controller first: not active (most brokers), no need to look for the requester
         rt = self.broker.rt
@@ -178,13 +181,17 @@ class SimTimers(_Edge):
             del live[slot]
             self.sim.deliver(self.broker, self.incarnation, owner, TimerFired(key), names.EDGE_TIMER, cause)
 
-        # max(0.0, float(delay_ms)) without the builtins' calls (a NaN is 0.0 as max makes it); a shard arms a timer
-        # after most of its steps
+        # `Sim.at` of max(0.0, float(delay_ms)), inline, without the builtins' calls (a NaN is 0.0 as max makes it):
+        # a shard arms a timer after most of its steps
         if delay_ms.__class__ is not float:
             delay_ms = float(delay_ms)
         if not delay_ms > 0.0:
             delay_ms = 0.0
-        self.sim.at(delay_ms, fire)
+        sim = self.sim
+        t = sim.clock._now + delay_ms
+        if delay_ms % 1.0 != 0.0 or not _EXACT_LO <= t < _EXACT_HI:
+            t = round_ms(t)
+        heapq.heappush(sim._queue, (t, next(sim._seq), fire))
 
     def cancel(self, owner: str, key: str) -> bool:
         return self.live.pop((owner, key), None) is not None
@@ -348,15 +355,15 @@ class Sim(NetworkModel):
         if broker.paused:  # as a stopped process's sockets, timers and ZooKeeper client: read once it resumes
             broker.held.append((to, body, sender, cause))
             return
-        now = self.clock.now_ms()
-        if not rt.has_actor(to):
+        now = self.clock._now  # (ManualClock.now_ms without its call: an input's time)
+        if to not in rt._addresses:  # (Runtime.has_actor, inline: one call per input)
             # an answer for an actor stopped meanwhile (a controller's channel after it resigned): the live driver
             # drops it too (Runtime._drive logs the KeyError)
             self._log.append((now, broker.id, sender, to, body.__class__, " dropped"))
             return
         self._log.append((now, broker.id, sender, to, body.__class__))
         self.delivered += 1
-        rt.deliver(to, body, sender, cause, at_ms=now)
+        rt.deliver(to, body, sender, cause, now)  # (at_ms)
         if rt.inbox.queue:
             self.drain(broker, incarnation)
         elif self.zk.told:  # (`pump_zk_events`'s own first look, inline: nothing told is the common case)
@@ -371,11 +378,14 @@ class Sim(NetworkModel):
         if broker.paused and pending:
             broker.held.extend(pending)
             pending.clear()
-        while rt is not None and broker.alive(incarnation) and pending:
+        clock = self.clock
+        # (broker.alive(incarnation) and the clock's now_ms, inline: calls per input)
+        while rt is not None and broker.rt is not None and broker.incarnation == incarnation and pending:
             to, body, sender, cause = pending.popleft()
-            self._log.append((self.clock.now_ms(), broker.id, sender, to, body.__class__))
+            now = clock._now
+            self._log.append((now, broker.id, sender, to, body.__class__))
             self.delivered += 1
-            rt.deliver(to, body, sender, cause, at_ms=self.now)
+            rt.deliver(to, body, sender, cause, now)  # (at_ms)
         self.pump_zk_events()
 
     def pump_zk_events(self) -> None:

@@ -38,7 +38,7 @@ def test_sim_at_skips_rounding_only_where_the_sum_is_the_rounded_double() -> Non
     import types
 
     from actors.clock import ManualClock
-    from sim.runtime import Sim
+    from sim.runtime import Sim, SimTimers
 
     rng = random.Random(44)
     for _ in range(100_000):
@@ -49,3 +49,10 @@ def test_sim_at_skips_rounding_only_where_the_sum_is_the_rounded_double() -> Non
         Sim.at(sim, delay, lambda: None)  # type: ignore[arg-type]
         t = heapq.heappop(sim._queue)[0]
         assert t == round(now + delay, 3) and t.__class__ is float, (now, delay)
+        # SimTimers.schedule has Sim.at of max(0.0, float(delay)) inline: an int delay, a negative one, a NaN too
+        timers = SimTimers.__new__(SimTimers)
+        timers.sim, timers.live, timers._tokens = sim, {}, itertools.count(1)  # type: ignore[assignment]
+        for d in (delay, int(delay), -delay - 1.0, float("nan")):
+            timers.schedule("owner", "key", d)
+            t = heapq.heappop(sim._queue)[0]
+            assert t == round(now + max(0.0, float(d)), 3) and t.__class__ is float, (now, d)
