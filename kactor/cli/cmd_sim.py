@@ -143,12 +143,26 @@ def _run_seed(seed: int) -> Outcome:
     assert job is not None
     r = run_seed(seed, job.steps, _boot, brokers=job.brokers, scratch=job.scratch, txn_check=job.txn_check,
                  digest=job.digest)
+    _collect_seed()
     if r.ok:
         return Outcome(r, None)
     trace_dir = os.path.join(job.trace_root, f"seed-{seed}")
     run_seed(seed, job.steps, _boot, brokers=job.brokers, trace_dir=trace_dir, scratch=job.scratch,
              txn_check=job.txn_check)
+    _collect_seed()
     return Outcome(r, trace_dir)
+
+
+def _collect_seed() -> None:
+    """A seed's closed cluster (its brokers' actors, runtimes and procedures hold one another in cycles) freed now,
+    by a collection of the young and middle generations, instead of by the young collections of the seeds after it,
+    each of which walked it again: seeds 1-100 in one worker spent 11.4-12.1 ms a seed in the collector without
+    this, 4.3-5.9 ms with it, and peaked at 64 MB instead of 83 (a full collection here saved nothing: it walks the
+    worker's long-lived objects as well). The collector decides nothing the actors send: every seed's event digest
+    is the same."""
+    import gc
+
+    gc.collect(1)
 
 
 def _outcomes(seeds: list[int], job: Job, jobs: int) -> Iterator[Outcome]:
