@@ -122,10 +122,18 @@ def admin_schedule(seed: int, steps: int, brokers: int) -> list[AdminOp]:
 # cProfile of seeds 1-40 x 50, 2026-11-27). The answer is shared: not to be changed.
 _DECODED_ASSIGNMENTS: dict[tuple[str, str | None], dict[TopicPartition, ReplicaAssignment]] = {}
 _DECODED_ASSIGNMENTS_MAX = 512
+# the topics' and brokers' znode paths, built once (the checks look them up every step; a path is three calls)
+_TOPIC_PATHS: dict[str, str] = {}
+_BROKER_PATHS: dict[int, str] = {}
 
 
 def _assignment(sim: Sim, topic: str) -> dict[TopicPartition, ReplicaAssignment] | None:
-    node = sim.zk.nodes.get(paths.TopicZNode.path(topic))
+    path = _TOPIC_PATHS.get(topic)
+    if path is None:
+        if len(_TOPIC_PATHS) >= _DECODED_ASSIGNMENTS_MAX:
+            _TOPIC_PATHS.clear()
+        path = _TOPIC_PATHS[topic] = paths.TopicZNode.path(topic)
+    node = sim.zk.nodes.get(path)
     if node is None:
         return None
     key = (topic, node.data)
@@ -188,7 +196,10 @@ def broker_ok(sim: Sim, b: int) -> bool:
     br = sim.brokers[b]
     if not br.serving or br.paused or br.stopping or (br.disk is not None and br.disk.failed):
         return False
-    node = sim.zk.nodes.get(paths.BrokerIdZNode.path(b))
+    path = _BROKER_PATHS.get(b)
+    if path is None:
+        path = _BROKER_PATHS[b] = paths.BrokerIdZNode.path(b)
+    node = sim.zk.nodes.get(path)
     return node is not None and node.ephemeral_owner == br.session
 
 
@@ -477,6 +488,10 @@ class IsrRejoin:
             self._controller = (data, znodes.decode_controller(data))
         controller = self._controller[1]
         ok = {b: broker_ok(sim, b) for b in sim.brokers}
+        # every link's link_ok at once while no link is cut or slow (the common case): whether what was held or
+        # slowed has drained
+        all_links_ok = None if sim.cut or sim.one_way or sim.slow else now >= sim.drained_ms
+        brokers = sim.brokers
         seen: set[tuple[TopicPartition, int]] = set()
         assignments: dict[str, dict[TopicPartition, ReplicaAssignment] | None] = {}
         for tp in partitions:
@@ -490,12 +505,13 @@ class IsrRejoin:
             for f in ra.replicas:
                 if f == leader or f in ra.removing_replicas:
                     continue
-                trio = (f, leader, controller)
                 if not (ok.get(f, False) and ok.get(leader, False) and ok.get(controller, False)
-                        and sim.link_ok(f, leader) and sim.link_ok(f, controller) and sim.link_ok(leader, controller)):
+                        and (all_links_ok if all_links_ok is not None else sim.link_ok(f, leader)
+                             and sim.link_ok(f, controller) and sim.link_ok(leader, controller))):
                     continue
                 key = (tp, f)
-                sig = (leader, controller) + tuple(sim.brokers[b].incarnation for b in trio)
+                sig = (leader, controller, brokers[f].incarnation, brokers[leader].incarnation,
+                       brokers[controller].incarnation)
                 seen.add(key)
                 first = self.since.get(key)
                 if first is None or first[0] != sig:

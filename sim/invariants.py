@@ -37,7 +37,7 @@
 from __future__ import annotations
 
 import struct
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any, Protocol
 
 from actors import names
@@ -410,9 +410,10 @@ class Checker:
         # every ack so far by partition, per ack list (`_acked_by_partition`), and how far into each list it is
         self._acks_by_tp: tuple[dict[TopicPartition, list[Any]], ...] = tuple({} for _ in self._ack_lists())
         self._acks_grouped = [0] * len(self._acks_by_tp)
-        # (ISR replica, partition, ack list) -> (scan, acks) of the last check that found every one of those acks in
-        # that scan's values or at or above its high watermark (a scan is replaced when the high watermark moves)
-        self._verified: dict[tuple[int, TopicPartition, int], tuple[_Scan, int]] = {}
+        # (ISR replica, partition, ack list) -> (scan, acks, above) of the last check that found every one of those
+        # acks in that scan's values or at or above its high watermark (a scan is replaced when the high watermark
+        # moves), ``above`` the indexes of those at or above it
+        self._verified: dict[tuple[int, TopicPartition, int], tuple[_Scan, int, tuple[int, ...]]] = {}
         self._shard_names: dict[int, tuple[int, list[str]]] = {}  # broker -> (incarnation, its shards' names)
         # the plain producer's answers looked at so far (`check`), and what they showed
         self._latencies_seen = self._answers_seen = 0
@@ -494,13 +495,22 @@ class Checker:
                 for i, group in enumerate(acks):
                     key = (b, tp, i)
                     verified = self._verified.get(key)
-                    # only the acks since a check that found every earlier one in this very scan: its values and
-                    # high watermark do not change while it is the log's (`_below_hw`), so those would be found again
-                    first = verified[1] if scan is not None and verified is not None and verified[0] is scan else 0
+                    # after a check that found every ack below its scan's high watermark in that scan, only the acks
+                    # since and those it found at or above that watermark, while the values below it are that scan's:
+                    # the same scan (its values and watermark do not change while it is the log's: `_below_hw`), or
+                    # one that read on from it in order (`_Scan.read_on` shares its dict and only adds above it) --
+                    # those found would be found again. Else every ack.
+                    if (scan is not None and verified is not None and verified[0].values is scan.values
+                            and (verified[0] is scan or scan.ordered)):
+                        todo: Iterable[int] = [*verified[2], *range(verified[1], len(group))]
+                    else:
+                        todo = range(len(group))
                     clean = True
-                    for j in range(first, len(group)):
+                    above: list[int] = []  # the acks at or above the high watermark: looked up at the next check
+                    for j in todo:
                         ack = group[j]
                         if ack.offset >= hw:
+                            above.append(j)
                             continue
                         found = values.get(ack.offset)
                         if found != ack.value:
@@ -509,7 +519,7 @@ class Checker:
                                 out.append(f"{name}: acknowledged {ack.value!r} at offset {ack.offset}, ISR replica "
                                            f"b{b} has {found!r} (its HW {hw})")
                     if clean and scan is not None:
-                        self._verified[key] = (scan, len(group))
+                        self._verified[key] = (scan, len(group), tuple(above))
             if self.clients is not None:
                 out += self.clients.check_replicas(name, replicas)
         if self.clients is not None:

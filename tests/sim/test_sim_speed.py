@@ -214,11 +214,11 @@ def test_the_checker_verifies_only_new_acks_while_a_replica_s_values_are_unchang
         ack(0, "a0")
         assert check() == []
         fast = checkers[0][0]
-        assert {key[0]: n for key, (_, n) in fast._verified.items()} == {0: 1, 1: 1, 2: 1}
+        assert {key[0]: n for key, (_, n, _) in fast._verified.items()} == {0: 1, 1: 1, 2: 1}
         ack(1, "a1")
         ack(2, "a2")  # at the high watermark: not yet a record the ISR must hold
         assert check() == []
-        assert {n for _, n in fast._verified.values()} == {3}
+        assert {(n, above) for _, n, above in fast._verified.values()} == {(3, (2,))}  # a2 at the HW: looked again
         logs[1].truncate_to(1)  # under acks verified before: b1 read again, every ack looked up again
         logs[1].append_as_follower(_batch_of(["forged"], base=1))
         logs[1].update_high_watermark(2)
@@ -236,3 +236,40 @@ def _batch_of(values: list[str], base: int = 0) -> bytes:
 
     return build_batch([Record(i, 0, None, v.encode()) for i, v in enumerate(values)], first_timestamp=0,
                        base_offset=base, partition_leader_epoch=0)
+
+
+def test_the_checker_looks_again_at_an_ack_it_found_above_the_high_watermark_once_a_log_read_on_has_it_below() -> None:
+    """After a log grew (the Checker reads on from its last scan), the acks verified below the old high watermark are
+    not looked up again, those it found at or above it are: one the log then holds wrongly is caught, as the plain
+    path catches it."""
+    from sim.client import Ack, SimClient
+    from sim.invariants import Checker
+
+    with _cluster_with_topic() as (sim, assignment, tp):
+        checkers = []
+        for fast in (True, False):
+            client = SimClient(sim)
+            checkers.append((Checker(sim, client, [tp], assignment, fast=fast), client))
+        logs = [hosted_partition(sim, b, tp).log for b in sim.brokers]
+        for log in logs:
+            log.append_as_follower(_batch_of(["a0"], base=0))
+            log.append_as_follower(_batch_of(["a1"], base=1))
+            log.update_high_watermark(2)
+
+        def check() -> list[str]:
+            found = [checker.check() for checker, _ in checkers]
+            assert found[0] == found[1]  # the fast path finds what the plain one finds
+            return found[0]
+
+        for offset, value in ((0, "a0"), (2, "a2")):  # a2 at the high watermark
+            for _, client in checkers:
+                client.acks.append(Ack(tp, offset, value, 0.0, 0.0, None))
+        assert check() == []
+        fast = checkers[0][0]
+        scans = {b: fast._verified[(b, tp, 0)][0] for b in sim.brokers}
+        for b, log in enumerate(logs):
+            log.append_as_follower(_batch_of(["x2" if b == 1 else "a2"], base=2))
+            log.update_high_watermark(3)
+        assert check() == ["t-0: acknowledged 'a2' at offset 2, ISR replica b1 has 'x2' (its HW 3)"]
+        # read on from the last scans (the same values), not read again from the start
+        assert all(fast._scans[id(log)].values is scans[b].values for b, log in enumerate(logs))
