@@ -34,8 +34,7 @@ ALLOWED: dict[tuple[str, str], str] = {
     ("kactor/testing/plugin.py", "kafka_client_config"): "a fixture of the pytest plugin, for projects that use kactor",
     ("kactor/testing/plugin.py", "kafka_topic"): "a fixture of the pytest plugin, for projects that use kactor",
     **{("protocol/primitives.py", name): "called from the codecs protocol/codegen.py generates"
-       for name in ("read_compact_string", "read_compact_bytes", "read_uuid", "null_error", "write_compact_string",
-                    "write_count")},
+       for name in ("read_compact_string", "read_compact_bytes", "read_uuid", "null_error", "write_compact_string")},
     ("core/api/kactor_private.py", "is_private"): "in the API registry's rework (issue #42 item 1), which uses or "
                                                   "deletes it",
 }
