@@ -46,12 +46,12 @@ class ProcDriver:
     def in_flight(self) -> int:
         return len(self._waiting)
 
-    def run(self, proc: Any, done: Done) -> None:
-        """Start ``proc``; ``done(result, error)`` is called when it returns or raises."""
-        # _step(proc, done, None, None), inline: a procedure a message on the shards' path, a call less each
+    def run(self, proc: Any, done: Done, value: Any = None, error: BaseException | None = None) -> None:
+        """Start ``proc``; ``done(result, error)`` is called when it returns or raises. `resume` goes on with a
+        suspended one through here too, sending it ``value`` or throwing ``error`` into it where it yielded."""
         asks = self._asks
         try:
-            effect = proc.send(None)
+            effect = proc.send(value) if error is None else proc.throw(error)
             while True:
                 ask = asks.get(effect.__class__)
                 if ask is not None:
@@ -77,7 +77,7 @@ class ProcDriver:
         if waiting is None:
             return False
         proc, done = waiting
-        self._step(proc, done, value, error)
+        self.run(proc, done, value, error)
         return True
 
     def abandon_all(self) -> None:
@@ -86,21 +86,3 @@ class ProcDriver:
         for proc, _ in self._waiting.values():
             proc.close()
         self._waiting.clear()
-
-    def _step(self, proc: Any, done: Done, value: Any, error: BaseException | None) -> None:
-        asks = self._asks
-        try:
-            effect = proc.send(value) if error is None else proc.throw(error)
-            while True:
-                ask = asks.get(effect.__class__)
-                if ask is not None:
-                    rid = next(self._ids)
-                    self._waiting[rid] = (proc, done)
-                    to, request = ask(rid, effect)
-                    self._actor.post(to, request)
-                    return
-                effect = proc.send(self._handle_effect(effect))
-        except StopIteration as stop:
-            done(stop.value, None)
-        except Exception as e:  # noqa: BLE001 - the owner decides (e.g. ControllerMoved → resign)
-            done(None, e)

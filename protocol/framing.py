@@ -7,6 +7,7 @@ the generated codec (``RequestContext.parseRequest``). Every malformed input rai
 
 from __future__ import annotations
 
+import functools
 import struct
 
 import attrs
@@ -89,30 +90,10 @@ def frame(payload: bytes) -> bytes:
     return _SIZE.pack(len(payload)) + payload
 
 
-# (api key, version) → its request / response header version: asked for every request and answer both ways
-_REQUEST_HEADER_VERSIONS: dict[tuple[int, int], int] = {}
-_RESPONSE_HEADER_VERSIONS: dict[tuple[int, int], int] = {}
-_HEADER_VERSIONS_MAX = 4096
-
-
-def _request_header_version(api_key: int, api_version: int) -> int:
-    key = (api_key, api_version)
-    version = _REQUEST_HEADER_VERSIONS.get(key)
-    if version is None:
-        version = request_header_version(api_key, api_version)
-        if len(_REQUEST_HEADER_VERSIONS) < _HEADER_VERSIONS_MAX:  # a peer may send any version number
-            _REQUEST_HEADER_VERSIONS[key] = version
-    return version
-
-
-def _response_header_version(api_key: int, api_version: int) -> int:
-    key = (api_key, api_version)
-    version = _RESPONSE_HEADER_VERSIONS.get(key)
-    if version is None:
-        version = response_header_version(api_key, api_version)
-        if len(_RESPONSE_HEADER_VERSIONS) < _HEADER_VERSIONS_MAX:  # a peer may send any version number
-            _RESPONSE_HEADER_VERSIONS[key] = version
-    return version
+# (api key, version) → its request / response header version, asked for every request and answer both ways: kept,
+# and bounded (a peer may send any version number)
+_request_header_version = functools.lru_cache(maxsize=4096)(request_header_version)
+_response_header_version = functools.lru_cache(maxsize=4096)(response_header_version)
 
 
 def encode_request_header(header: RequestHeader) -> bytes:

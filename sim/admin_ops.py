@@ -39,6 +39,7 @@ The invariants (`AdminChecks`, called by sim/invariants.py's Checker each step a
 
 from __future__ import annotations
 
+import functools
 import random
 from typing import Any
 
@@ -123,17 +124,12 @@ def admin_schedule(seed: int, steps: int, brokers: int) -> list[AdminOp]:
 _DECODED_ASSIGNMENTS: dict[tuple[str, str | None], dict[TopicPartition, ReplicaAssignment]] = {}
 _DECODED_ASSIGNMENTS_MAX = 512
 # the topics' and brokers' znode paths, built once (the checks look them up every step; a path is three calls)
-_TOPIC_PATHS: dict[str, str] = {}
-_BROKER_PATHS: dict[int, str] = {}
+_topic_path = functools.lru_cache(maxsize=_DECODED_ASSIGNMENTS_MAX)(paths.TopicZNode.path)
+_broker_path = functools.lru_cache(maxsize=64)(paths.BrokerIdZNode.path)
 
 
 def _assignment(sim: Sim, topic: str) -> dict[TopicPartition, ReplicaAssignment] | None:
-    path = _TOPIC_PATHS.get(topic)
-    if path is None:
-        if len(_TOPIC_PATHS) >= _DECODED_ASSIGNMENTS_MAX:
-            _TOPIC_PATHS.clear()
-        path = _TOPIC_PATHS[topic] = paths.TopicZNode.path(topic)
-    node = sim.zk.nodes.get(path)
+    node = sim.zk.nodes.get(_topic_path(topic))
     if node is None:
         return None
     key = (topic, node.data)
@@ -196,10 +192,7 @@ def broker_ok(sim: Sim, b: int) -> bool:
     br = sim.brokers[b]
     if not br.serving or br.paused or br.stopping or (br.disk is not None and br.disk.failed):
         return False
-    path = _BROKER_PATHS.get(b)
-    if path is None:
-        path = _BROKER_PATHS[b] = paths.BrokerIdZNode.path(b)
-    node = sim.zk.nodes.get(path)
+    node = sim.zk.nodes.get(_broker_path(b))
     return node is not None and node.ephemeral_owner == br.session
 
 

@@ -7,6 +7,8 @@ Metadata would eventually show it: in the partition's state znode (a Metadata re
 
 from __future__ import annotations
 
+import functools
+
 import attrs
 
 from messages.common import Errors, LeaderAndIsr, TopicPartition
@@ -44,18 +46,13 @@ class Outstanding:
 _DECODED_STATES: dict[tuple[str, int], LeaderAndIsr | None] = {}
 _DECODED_STATES_MAX = 4096
 # and each partition's state znode path, built once (three nested path functions: most of a look-up's time)
-_STATE_PATHS: dict[TopicPartition, str] = {}
+_state_path = functools.lru_cache(maxsize=_DECODED_STATES_MAX)(paths.TopicPartitionStateZNode.path)
 
 
 def zk_partition_state(sim: Sim, tp: TopicPartition) -> LeaderAndIsr | None:
     """The partition's /brokers/topics/<t>/partitions/<p>/state, read straight from the model (no request, no watch,
     no zxid: an observer's read)."""
-    path = _STATE_PATHS.get(tp)
-    if path is None:
-        if len(_STATE_PATHS) >= _DECODED_STATES_MAX:
-            _STATE_PATHS.clear()
-        path = _STATE_PATHS[tp] = paths.TopicPartitionStateZNode.path(tp)
-    node = sim.zk.nodes.get(path)
+    node = sim.zk.nodes.get(_state_path(tp))
     if node is None or node.data is None:
         return None
     key = (node.data, node.version)

@@ -1523,22 +1523,12 @@ class ReplicaManager:
         """When `run_scheduled_tasks` has something to do next."""
         # a running minimum, no list: asked after every step of a PartitionActor (mostly with empty purgatories)
         due = self._periodic_due_ms
-        if self._delayed_produce:  # in this order: of equal deadlines the first is kept (an int or a float)
-            for op in self._delayed_produce:
-                if op.deadline_ms < due:
-                    due = op.deadline_ms
-        if self._delayed_fetch:
-            for op in self._delayed_fetch:
-                if op.deadline_ms < due:
-                    due = op.deadline_ms
-        if self._delayed_delete_records:
-            for op in self._delayed_delete_records:
-                if op.deadline_ms < due:
-                    due = op.deadline_ms
-        if self._delayed_txn_markers:
-            for mop in self._delayed_txn_markers:
-                if mop.deadline_ms < due:
-                    due = mop.deadline_ms
+        for purgatory in (self._delayed_produce, self._delayed_fetch, self._delayed_delete_records,
+                          self._delayed_txn_markers):
+            if purgatory:  # in this order: of equal deadlines the first is kept (an int or a float)
+                for op in purgatory:
+                    if op.deadline_ms < due:
+                        due = op.deadline_ms
         if self.log_manager.has_future_logs and alter_log_dirs.moving(self) and self._alter_log_dirs_due_ms < due:
             # ReplicaAlterLogDirsThread: copying until every moving replica is swapped in (after a storage error,
             # once replica.fetch.backoff.ms is over)

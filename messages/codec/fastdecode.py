@@ -21,15 +21,11 @@ import attrs
 from messages.codec.generated import generate
 from messages.codec.reference import _PRIM
 from messages.codec.reference import from_json as _codec_from_json
-from messages.common import TopicPartition
+from messages.common import TopicPartition, wire_topic_partition
 from messages.registry import lookup_type, registered_types
 
 _DECODERS: dict[str, Callable[[dict[str, Any]], Any]] = {}  # type tag → decoder
 _ENUM_MEMBERS: dict[tuple[str, str], Any] = {}  # (enum name, member name) → member
-# every TopicPartition decoded, one value per (topic, partition) (`_topic_partition`); cleared when full, since a
-# peer's made-up partitions must not grow it without bound
-_TOPIC_PARTITIONS: dict[tuple[str, int], TopicPartition] = {}
-_TOPIC_PARTITIONS_MAX = 1 << 16
 
 
 def from_json(data: Any) -> Any:
@@ -88,13 +84,7 @@ def _topic_partition(d: dict[str, Any]) -> Any:
     if len(d) == 3:
         topic, partition = d.get("topic"), d.get("partition")
         if topic.__class__ is str and partition.__class__ is int:
-            key = (topic, partition)
-            tp = _TOPIC_PARTITIONS.get(key)
-            if tp is None:
-                if len(_TOPIC_PARTITIONS) >= _TOPIC_PARTITIONS_MAX:
-                    _TOPIC_PARTITIONS.clear()
-                tp = _TOPIC_PARTITIONS[key] = TopicPartition(topic, partition)
-            return tp
+            return wire_topic_partition(topic, partition)
     return _codec_from_json(d)
 
 

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from kactor.trace.reader import ensure_registered
+from messages import common
 from messages.codec import fastdecode
 from messages.codec import reference as codec
 
@@ -78,9 +79,10 @@ def test_a_topic_partition_decodes_to_one_value_per_partition_and_anything_else_
         with pytest.raises(codec.CodecError) as plain:
             codec.from_json(bad)
         assert str(fast.value) == str(plain.value)
-    # bounded: a peer's made-up partitions empty the table when it is full, and decoding goes on
-    monkeypatch.setattr(fastdecode, "_TOPIC_PARTITIONS_MAX", 3)
-    fastdecode._TOPIC_PARTITIONS.clear()
+    # bounded: a peer's made-up partitions empty the table (the wire decoders', messages/common.py) when it is full,
+    # and decoding goes on
+    monkeypatch.setattr(common, "_INTERNED_MAX", 3)
+    monkeypatch.setattr(common, "_INTERNED", {})
     for p in range(10):
         assert fastdecode.from_json({**tp, "partition": p}) == TopicPartition("orders", p)
-        assert len(fastdecode._TOPIC_PARTITIONS) <= 3
+        assert len(common._INTERNED) <= 3

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
+from typing import Any
 
 import attrs
 import pytest
@@ -31,6 +32,37 @@ def _cluster_with_topic() -> Iterator[tuple[Sim, dict[TopicPartition, tuple[int,
         yield sim, assignment, TopicPartition("t", 0)
     finally:
         sim.close()
+
+
+@contextlib.contextmanager
+def _fast_and_plain_checkers() -> Iterator[tuple[Any, ...]]:
+    """`_cluster_with_topic` with a fast-path and a plain-path Checker, each with its own client, every replica of t-0
+    holding "a0" and "a1" below a high watermark of 2: (sim, tp, [(checker, client)], the replicas' logs, ack(offset,
+    value) for both clients, check() asserting both find the same and returning it)."""
+    from sim.client import Ack, SimClient
+    from sim.invariants import Checker
+
+    with _cluster_with_topic() as (sim, assignment, tp):
+        checkers = []
+        for fast in (True, False):
+            client = SimClient(sim)
+            checkers.append((Checker(sim, client, [tp], assignment, fast=fast), client))
+        logs = [hosted_partition(sim, b, tp).log for b in sim.brokers]
+        for log in logs:
+            log.append_as_follower(_batch_of(["a0"], base=0))
+            log.append_as_follower(_batch_of(["a1"], base=1))
+            log.update_high_watermark(2)
+
+        def ack(offset: int, value: str) -> None:
+            for _, client in checkers:
+                client.acks.append(Ack(tp, offset, value, 0.0, 0.0, None))
+
+        def check() -> list[str]:
+            found = [checker.check() for checker, _ in checkers]
+            assert found[0] == found[1]  # the fast path finds what the plain one finds
+            return found[0]
+
+        yield sim, tp, checkers, logs, ack, check
 
 
 def _outcome(r: SeedResult) -> SeedResult:
@@ -188,29 +220,7 @@ def test_the_checker_verifies_only_new_acks_while_a_replica_s_values_are_unchang
     """An ack found in a replica's values is not looked up again while the Checker's answer for that replica is the
     same values at the same high watermark; a new ack is, and a log rewritten under an ack verified before is caught
     at the next check, as the plain path (which verifies every ack at every check) catches it."""
-    from sim.client import Ack, SimClient
-    from sim.invariants import Checker
-
-    with _cluster_with_topic() as (sim, assignment, tp):
-        checkers = []
-        for fast in (True, False):
-            client = SimClient(sim)
-            checkers.append((Checker(sim, client, [tp], assignment, fast=fast), client))
-        logs = [hosted_partition(sim, b, tp).log for b in sim.brokers]
-        for log in logs:
-            log.append_as_follower(_batch_of(["a0"], base=0))
-            log.append_as_follower(_batch_of(["a1"], base=1))
-            log.update_high_watermark(2)
-
-        def ack(offset: int, value: str) -> None:
-            for _, client in checkers:
-                client.acks.append(Ack(tp, offset, value, 0.0, 0.0, None))
-
-        def check() -> list[str]:
-            found = [checker.check() for checker, _ in checkers]
-            assert found[0] == found[1]  # the fast path finds what the plain one finds
-            return found[0]
-
+    with _fast_and_plain_checkers() as (sim, tp, checkers, logs, ack, check):
         ack(0, "a0")
         assert check() == []
         fast = checkers[0][0]
@@ -242,28 +252,9 @@ def test_the_checker_looks_again_at_an_ack_it_found_above_the_high_watermark_onc
     """After a log grew (the Checker reads on from its last scan), the acks verified below the old high watermark are
     not looked up again, those it found at or above it are: one the log then holds wrongly is caught, as the plain
     path catches it."""
-    from sim.client import Ack, SimClient
-    from sim.invariants import Checker
-
-    with _cluster_with_topic() as (sim, assignment, tp):
-        checkers = []
-        for fast in (True, False):
-            client = SimClient(sim)
-            checkers.append((Checker(sim, client, [tp], assignment, fast=fast), client))
-        logs = [hosted_partition(sim, b, tp).log for b in sim.brokers]
-        for log in logs:
-            log.append_as_follower(_batch_of(["a0"], base=0))
-            log.append_as_follower(_batch_of(["a1"], base=1))
-            log.update_high_watermark(2)
-
-        def check() -> list[str]:
-            found = [checker.check() for checker, _ in checkers]
-            assert found[0] == found[1]  # the fast path finds what the plain one finds
-            return found[0]
-
+    with _fast_and_plain_checkers() as (sim, tp, checkers, logs, ack, check):
         for offset, value in ((0, "a0"), (2, "a2")):  # a2 at the high watermark
-            for _, client in checkers:
-                client.acks.append(Ack(tp, offset, value, 0.0, 0.0, None))
+            ack(offset, value)
         assert check() == []
         fast = checkers[0][0]
         scans = {b: fast._verified[(b, tp, 0)][0] for b in sim.brokers}
