@@ -135,8 +135,11 @@ def test_cli_ensemble_ready_then_sighup_stops_everything() -> None:
         assert len(ports) == 3 and all(h.startswith("127.0.0.1:") for h in hosts)
 
         def modes_now() -> list[str] | None:  # ready = a quorum serves; the third may still be syncing
-            found = [[x for x in four_letter("127.0.0.1", p, "srvr").splitlines() if x.startswith("Mode:")]
-                     for p in ports]
+            try:
+                found = [[x for x in four_letter("127.0.0.1", p, "srvr").splitlines() if x.startswith("Mode:")]
+                         for p in ports]
+            except ConnectionRefusedError:  # the third still starting: its client port not open yet
+                return None
             return [m[0] for m in found] if all(found) else None
 
         modes = wait_for(modes_now, 30, "all three servers to serve")
