@@ -19,8 +19,7 @@ directions until it heals; a reset fails what is in flight on a link's connectio
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Iterator
-from heapq import heappush
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from actors import names
@@ -83,8 +82,6 @@ class NetworkModel:
     at: Callable[[float, Callable[[], None]], None]
     at_time: Callable[[float, Callable[[], None]], None]
     clock: ManualClock
-    _queue: list[tuple[float, int, Callable[[], None]]]
-    _seq: Iterator[int]
     note: Callable[[str], None]
     deliver: Callable[..., None]
     check_broker_epoch: Callable[[SimBroker, int, Any], None]
@@ -188,6 +185,10 @@ class NetworkModel:
         return (frozenset((a, b)) not in self.cut and (a, b) not in self.one_way and (b, a) not in self.one_way
                 and frozenset((a, b)) not in self.slow and self.clock.now_ms() >= self.drained_ms)
 
+    def reachable(self, a: int, b: int) -> bool:
+        """b is up and the link from a is not cut (no cut is the common case: no pair built to look up)."""
+        return self.brokers[b].rt is not None and not (self.cut and frozenset((a, b)) in self.cut)
+
     def _lane_arrival(self, lane: tuple[Any, ...], latency: float) -> float:
         """When a frame sent now on ``lane`` arrives (rounded as `Sim.at` rounds): in order within a connection,
         never before what was sent on it earlier. (`Sim.at_time` of it is the event `Sim.at` of ``arrive - now`` made
@@ -209,10 +210,7 @@ class NetworkModel:
         spec = outbound_spec(body)
         frame = encode_outbound(spec, body, corr, f"broker-{src.id}")
         pending = Pending(src, incarnation, dst, reply_to, request_id, cause, spec, spec.send_version, corr)
-        target = self.brokers.get(dst)
-        # reachable: b up and the link not cut (inline in net_send, _arrive and back: a call a frame; no cut is the
-        # common case, no pair built to look up)
-        if target is None or target.rt is None or self.cut and frozenset((src.id, dst)) in self.cut:
+        if dst not in self.brokers or not self.reachable(src.id, dst):
             self._fail(pending, f"cannot connect to {HOST}:{BASE_PORT + dst}")
             return
         rid = corr
@@ -262,7 +260,7 @@ class NetworkModel:
             return
         target = self.brokers[pending.dst]
         assert pending.src is not None
-        if target.rt is None or self.cut and frozenset((pending.src.id, pending.dst)) in self.cut:  # (reachable)
+        if not self.reachable(pending.src.id, pending.dst):
             del self.pending[rid]
             self._fail(pending, "connection lost")
             return
@@ -322,7 +320,7 @@ class NetworkModel:
         def back() -> None:
             if self.pending.pop(rid, None) is None:
                 return
-            if src.rt is None or self.cut and frozenset((pending.dst, src.id)) in self.cut:  # (reachable)
+            if not self.reachable(pending.dst, src.id):
                 self._fail(pending, "connection lost")
                 return
             _, answer = decode_outbound(pending.spec, frame[4:])
@@ -338,13 +336,7 @@ class NetworkModel:
         if self.one_way and (a, b) in self.one_way:
             self.stuck.append((a, b, lane, self.now, land))
             return
-        # `at_time` of `_lane_arrival`, inline: two calls a frame
-        arrive = round_ms(self.clock._now + self.latency[(a, b)])
-        free = self._lane_free.get(lane)
-        if free is not None and free > arrive:
-            arrive = free
-        self._lane_free[lane] = arrive
-        heappush(self._queue, (arrive, next(self._seq), land))
+        self.at_time(self._lane_arrival(lane, self.latency[(a, b)]), land)
 
     def _timed_out(self, rid: int) -> None:
         """Outbound.sweep at a request's deadline: still unanswered, it fails "timed out" and its connection is

@@ -181,17 +181,11 @@ class SimTimers(_Edge):
             del live[slot]
             self.sim.deliver(self.broker, self.incarnation, owner, TimerFired(key), names.EDGE_TIMER, cause)
 
-        # `Sim.at` of max(0.0, float(delay_ms)), inline, without the builtins' calls (a NaN is 0.0 as max makes it):
-        # a shard arms a timer after most of its steps
+        # max(0.0, float(delay_ms)) without the builtins' calls (a NaN is 0.0 as max makes it): a shard arms a timer
+        # after most of its steps
         if delay_ms.__class__ is not float:
             delay_ms = float(delay_ms)
-        if not delay_ms > 0.0:
-            delay_ms = 0.0
-        sim = self.sim
-        t = sim.clock._now + delay_ms
-        if delay_ms % 1.0 != 0.0 or not _EXACT_LO <= t < _EXACT_HI:
-            t = round_ms(t)
-        heapq.heappush(sim._queue, (t, next(sim._seq), fire))
+        self.sim.at(delay_ms if delay_ms > 0.0 else 0.0, fire)
 
     def cancel(self, owner: str, key: str) -> bool:
         return self.live.pop((owner, key), None) is not None
