@@ -145,16 +145,7 @@ class KActor(Actor):
 
     def schedule(self, key: str, delay_ms: float) -> None:
         """Ask the timer edge for TimerFired(key) after delay_ms (an earlier timer with that key is replaced)."""
-        # post's body: a shard arms its timer after most of its steps
-        rt = self.runtime
-        addr = rt._addresses.get(names.TIMER)
-        if addr is None:
-            addr = rt.address(names.TIMER)
-        pending = self._send_pending
-        if pending is not None:
-            pending((addr.ref, (ScheduleTimer(key, delay_ms), self.name, rt.current_seq), self._myRef, 0))
-        else:
-            self._myRef.actor_send(addr, (ScheduleTimer(key, delay_ms), self.name, rt.current_seq))
+        self.post(names.TIMER, ScheduleTimer(key, delay_ms))
 
     def cancel_timer(self, key: str) -> None:
         self.post(names.TIMER, CancelTimer(key))
