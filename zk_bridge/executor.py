@@ -34,7 +34,7 @@ from kazoo.exceptions import (
     UnimplementedError,
 )
 from kazoo.handlers.threading import KazooTimeoutError
-from kazoo.protocol.states import EventType, WatchedEvent, ZnodeStat
+from kazoo.protocol.states import EventType, KazooState, KeeperState, WatchedEvent, ZnodeStat
 from kazoo.retry import KazooRetry
 from kazoo.security import ACL, Id
 
@@ -903,15 +903,38 @@ def session_options(digest: str | None, set_acl: bool, sasl: ZkSaslLogin | None 
     return options
 
 
+def start_session(client: KazooClient, timeout_s: float, sasl: bool) -> None:
+    """``client.start``, then the outcome of its SASL login (ZooKeeperClient.waitUntilConnected's AuthFailed check).
+
+    kazoo reports the session connected before its SASL exchange, so one round trip after it says whether ZooKeeper
+    took the login. A refused login may also close the session before ``start`` looks at it, and ``start`` then
+    calls that a time-out: the session's states are watched, so that a refusal is always AuthFailedError.
+    """
+    refused = threading.Event()
+
+    def watch(_state: KazooState) -> None:
+        # kazoo sets client_state before it calls the listeners
+        if client.client_state == KeeperState.AUTH_FAILED:
+            refused.set()
+
+    client.add_listener(watch)
+    try:
+        client.start(timeout=timeout_s)
+        if sasl:
+            client.exists("/")
+    except KazooTimeoutError:
+        if refused.is_set():
+            raise AuthFailedError("Auth failed while waiting for connection") from None
+        raise
+    finally:
+        client.remove_listener(watch)
+
+
 def _start(hosts: str, timeout_s: float, connect_timeout_s: float, what: str,
            security: dict[str, Any] | None = None) -> KazooClient:
     client = KazooClient(hosts=hosts, timeout=timeout_s, connection_retry=reconnect_policy(), **(security or {}))
     try:
-        client.start(timeout=connect_timeout_s)
-        if security and "sasl_options" in security:
-            # kazoo reports the session connected before its SASL exchange: one round trip after it says whether
-            # ZooKeeper took the login (ZooKeeperClient.waitUntilConnected's AuthFailed)
-            client.exists("/")
+        start_session(client, connect_timeout_s, sasl=bool(security and "sasl_options" in security))
     except KazooTimeoutError:
         # kazoo keeps retrying in the background after a failed start(): stop it, or its thread lingers.
         client.stop()

@@ -18,7 +18,7 @@ from kazoo.handlers.threading import KazooTimeoutError
 from core.security.jaas import ZkSaslLogin
 from zk_bridge.admin import IllegalArgumentException, ZooKeeperUnreachable
 from zk_bridge.admin.admin_zk import DEFAULT_CONNECT_TIMEOUT_S, SESSION_TIMEOUT_S
-from zk_bridge.executor import session_options
+from zk_bridge.executor import session_options, start_session
 
 # ``user:password``: the tools' ZooKeeper digest login (the broker's is kactor.zookeeper.digest); an environment
 # variable, not an option, so that the password is not on a command line for `ps` to show
@@ -56,9 +56,7 @@ def zk_session(connect: str, timeout: float = DEFAULT_CONNECT_TIMEOUT_S) -> Iter
     except (ValueError, TypeError, KazooException) as e:
         raise ZooKeeperUnreachable(f"Invalid ZooKeeper connect string {connect!r}: {e}") from None
     try:
-        client.start(timeout=timeout)
-        if sasl is not None:
-            client.exists("/")  # kazoo says connected before its SASL exchange: its outcome, now
+        start_session(client, timeout, sasl=sasl is not None)
     except AuthFailedError:
         client.stop()
         client.close()
