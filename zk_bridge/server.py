@@ -18,6 +18,7 @@ import contextlib
 import hashlib
 import ipaddress
 import os
+import random
 import shutil
 import signal
 import socket
@@ -129,20 +130,49 @@ def keep_class_archive(written: str, archive: str) -> None:
 
 _handed_out: set[tuple[str, int]] = set()
 _handed_out_lock = threading.Lock()
+_port_draws = random.Random()  # its own generator: a seeded global random (a test's, the simulator's) stays as it was
+EPHEMERAL_PORTS_FILE = "/proc/sys/net/ipv4/ip_local_port_range"
+# below the ephemeral range, as many ports as this: enough that two processes rarely draw the same one
+FREE_PORT_SPAN = 16384
+LOWEST_FREE_PORT = 1024  # never a privileged port
+
+
+def _ephemeral_low(path: str = EPHEMERAL_PORTS_FILE) -> int | None:
+    """The lowest port the kernel gives a connecting socket or a bind to port 0 (Linux), or None if unknown."""
+    try:
+        with open(path, encoding="ascii") as f:
+            return int(f.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def _probe(host: str, port: int) -> int | None:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        try:
+            s.bind((host, port))
+        except OSError:
+            return None
+        return int(s.getsockname()[1])
 
 
 def free_port(host: str = "127.0.0.1") -> int:
-    """A port that is free on ``host`` right now (the OS picks it), and never one this process handed out before.
+    """A port that is free on ``host`` right now, and never one this process handed out before.
 
-    Each probe socket is closed before the next call, so the OS may offer the same port again at once: a broker's
-    listener and its metrics port once got the same number and the second bind failed ("Address already in use").
+    The caller binds it later (a broker's or ZooKeeper's process, once started), so the probe socket is closed in
+    between and another socket may take the port first. The kernel hands its ephemeral range to every connecting
+    socket and every bind to port 0, and a cluster's own clients connect by the hundred while its brokers start: a
+    broker once failed "Address already in use" on the port drawn for it. So the port is drawn at random from the
+    span just below that range, which only another caller choosing a port by number can take; bind to port 0 only
+    where there is no such span.
     """
+    low = _ephemeral_low()
     with _handed_out_lock:
         for _ in range(100):
-            with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-                s.bind((host, 0))
-                port = int(s.getsockname()[1])
-            if (host, port) not in _handed_out:
+            if low is not None and low - LOWEST_FREE_PORT > 1:
+                port = _probe(host, _port_draws.randrange(max(LOWEST_FREE_PORT, low - FREE_PORT_SPAN), low))
+            else:
+                port = _probe(host, 0)
+            if port is not None and (host, port) not in _handed_out:
                 _handed_out.add((host, port))
                 return port
     raise OSError(f"no fresh free port on {host} after 100 tries")

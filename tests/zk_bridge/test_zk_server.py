@@ -90,6 +90,43 @@ def test_a_port_it_chose_itself_and_another_process_took_first_is_given_up_for_a
                 other.stop()
 
 
+def test_free_ports_are_drawn_below_the_ephemeral_range(monkeypatch: pytest.MonkeyPatch) -> None:
+    # a connecting socket's local port comes from the ephemeral range: a port drawn there could be taken by one of
+    # the cluster's own clients before the broker binds it (kactor chaos seed 2 once failed to start on that)
+    monkeypatch.setattr(server, "_ephemeral_low", lambda: 32768)
+    ports = [free_port() for _ in range(50)]
+    assert len(set(ports)) == 50
+    assert all(32768 - server.FREE_PORT_SPAN <= p < 32768 for p in ports), ports
+
+
+def test_a_drawn_port_someone_listens_on_is_passed_over(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(server, "_ephemeral_low", lambda: 32768)
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        taken_port = taken.getsockname()[1]
+        draws = iter([taken_port, 0])
+
+        class Draws:
+            def randrange(self, lo: int, hi: int) -> int:
+                # the listener's port first, then the first port of the span that is free
+                return next(draws) or next(p for p in range(lo, hi) if server._probe("127.0.0.1", p))
+
+        monkeypatch.setattr(server, "_port_draws", Draws())
+        port = free_port()
+    assert port != taken_port and 32768 - server.FREE_PORT_SPAN <= port < 32768
+
+
+def test_without_a_known_ephemeral_range_the_kernel_picks(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    assert server._ephemeral_low(str(tmp_path / "missing")) is None
+    (tmp_path / "range").write_text("garbage\n")
+    assert server._ephemeral_low(str(tmp_path / "range")) is None
+    monkeypatch.setattr(server, "_ephemeral_low", lambda: None)
+    port = free_port()
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", port))  # it was free
+
+
 def test_missing_java_is_a_clear_error(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("PATH", str(tmp_path))
     with pytest.raises(ZooKeeperUnavailable) as e:
