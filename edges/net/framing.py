@@ -14,8 +14,8 @@ from protocol.framing import (
     RequestHeader,
     decode_request,
     decode_response,
-    encode_request,
-    encode_request_frame,
+    encode_request_body,
+    encode_request_header,
     encode_response,
 )
 
@@ -90,17 +90,37 @@ def outbound_spec(body: Any) -> ApiSpec:
     return spec
 
 
+# (api key, version, client id) → the request header's bytes after the correlation id: the same few on every request
+# a broker sends (tests/edges/test_edges_framing_fast.py holds the frame to encode_request's)
+_HEADER_TAILS: dict[tuple[int, int, str], bytes] = {}
+_HEADER_TAILS_MAX = 4096  # forgotten wholesale past this (a client id may be the caller's to choose)
+
+
+def _header_tail(api_key: int, version: int, client_id: str) -> bytes:
+    key = (api_key, version, client_id)
+    tail = _HEADER_TAILS.get(key)
+    if tail is None:
+        if len(_HEADER_TAILS) >= _HEADER_TAILS_MAX:
+            _HEADER_TAILS.clear()
+        tail = _HEADER_TAILS[key] = encode_request_header(RequestHeader(api_key, version, 0, client_id))[
+            _REQUEST_HEAD.size:]
+    return tail
+
+
 def encode_outbound(spec: ApiSpec, body: Any, correlation_id: int, client_id: str) -> bytes:
     """The whole request frame for ``body`` at the spec's send version."""
     assert spec.request_to_wire is not None and spec.send_version is not None
     cid = spec.client_id_of(body) if spec.client_id_of is not None else None
-    header = RequestHeader(spec.api_key, spec.send_version, correlation_id, cid or client_id)
-    if spec.request_body_bytes is not None:
-        return encode_request_frame(header, spec.request_body_bytes(body))
-    wire = spec.request_to_wire(body)
+    api_key, version = spec.api_key, spec.send_version
     if spec.body_codec is not None:
-        return spec.body_codec.encode_request(header, wire)  # type: ignore[no-any-return]
-    return encode_request(header, wire)
+        header = RequestHeader(api_key, version, correlation_id, cid or client_id)
+        return spec.body_codec.encode_request(header, spec.request_to_wire(body))  # type: ignore[no-any-return]
+    # encode_request's frame, its header's bytes after the correlation id kept
+    payload = spec.request_body_bytes(body) if spec.request_body_bytes is not None else \
+        encode_request_body(api_key, version, spec.request_to_wire(body))
+    tail = _header_tail(api_key, version, cid or client_id)
+    return b"".join((HEADER.pack(_REQUEST_HEAD.size + len(tail) + len(payload)),
+                     _REQUEST_HEAD.pack(api_key, version, correlation_id), tail, payload))
 
 
 def decode_outbound(spec: ApiSpec, payload: bytes | bytearray) -> tuple[int, Any]:
