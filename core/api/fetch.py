@@ -186,36 +186,44 @@ def request_body_bytes(request: FetchRequest) -> bytes:
     if rack is None:
         raise NullFieldError("rack_id cannot be null")
     rack_bytes = rack.encode()
-    tail = _I16.pack(len(rack_bytes)) + rack_bytes
     partitions, forgotten = request.partitions, request.forgotten
-    if not partitions and not forgotten:  # an incremental fetch with nothing changed: the common one
-        return head + _NO_TOPICS + _NO_TOPICS + tail
     out = [head]
-    for items, packed_of in ((partitions, _packed_partition), (forgotten, _packed_forgotten)):
+    if partitions:
         groups: dict[str, list[bytes]] = {}
-        for x in items:
-            tp = _tp(x)
-            packed = packed_of(x, tp)
+        for p in partitions:
+            tp = p.tp
+            packed = _V11_PARTITION.pack(tp.partition, p.leader_epoch, p.fetch_offset, p.log_start_offset,
+                                         p.partition_max_bytes)
             group = groups.get(tp.topic)
             if group is None:
                 groups[tp.topic] = [packed]
             else:
                 group.append(packed)
-        out.append(_I32.pack(len(groups)))
-        for topic, packed_parts in groups.items():
-            name = topic.encode()
-            out += (_I16.pack(len(name)), name, _I32.pack(len(packed_parts)), *packed_parts)
-    out.append(tail)
+        _write_groups(out, groups)
+    else:
+        out.append(_NO_TOPICS)
+    if forgotten:
+        gone: dict[str, list[bytes]] = {}
+        for tp in forgotten:
+            packed = _I32.pack(tp.partition)
+            group = gone.get(tp.topic)
+            if group is None:
+                gone[tp.topic] = [packed]
+            else:
+                group.append(packed)
+        _write_groups(out, gone)
+    else:
+        out.append(_NO_TOPICS)
+    out += (_I16.pack(len(rack_bytes)), rack_bytes)
     return b"".join(out)
 
 
-def _packed_partition(p: FetchPartition, tp: TopicPartition) -> bytes:
-    return _V11_PARTITION.pack(tp.partition, p.leader_epoch, p.fetch_offset, p.log_start_offset,
-                               p.partition_max_bytes)
-
-
-def _packed_forgotten(_x: TopicPartition, tp: TopicPartition) -> bytes:
-    return _I32.pack(tp.partition)
+def _write_groups(out: list[bytes], groups: dict[str, list[bytes]]) -> None:
+    """A topics array: its length, then each topic's name and its packed partitions."""
+    out.append(_I32.pack(len(groups)))
+    for topic, packed in groups.items():
+        name = topic.encode()
+        out += (_I16.pack(len(name)), name, _I32.pack(len(packed)), *packed)
 
 
 # -- down-conversion (Fetch v0-3) ------------------------------------------------------------------------------------
@@ -296,6 +304,72 @@ def response_from_wire(version: int, body: dict[str, Any]) -> FetchResponse:
         body.get("throttle_time_ms", 0))
 
 
+_V11_ANSWER_HEAD = struct.Struct(">iihi")  # correlation id, throttle_time_ms, error_code, session_id
+_V11_ANSWER_PARTITION = struct.Struct(">ihqqqi")  # index, error, HW, LSO, log start, aborted transactions' count
+_V11_AFTER_ABORTED = struct.Struct(">ii")  # preferred_read_replica, the records' size
+_I64_PAIR = struct.Struct(">qq")
+
+
+def response_from_bytes(payload: bytes | bytearray) -> tuple[int, FetchResponse] | None:
+    """`response_from_wire` of the generated decoder's body, read straight from a v11 answer's frame (without its
+    size): (correlation id, FetchResponse); None when the frame is not well formed (a null where the schema has none,
+    a negative length, a frame too short, bad UTF-8), for the plain path to refuse it with its own error. A follower
+    reads one on every fetch (tests/core/api/test_fetch_wire.py holds the two to the same answers)."""
+    buf = payload if type(payload) is bytes else bytes(payload)
+    try:
+        corr, throttle_ms, error_code, session_id = _V11_ANSWER_HEAD.unpack_from(buf, 0)
+        pos = _V11_ANSWER_HEAD.size
+        (topics,) = _I32.unpack_from(buf, pos)
+        pos += 4
+        if topics < 0:
+            return None
+        out: list[FetchPartitionData] = []
+        append = out.append
+        for _ in range(topics):
+            (n,) = _I16.unpack_from(buf, pos)
+            end = pos + 2 + n
+            if n < 0 or end > len(buf):
+                return None
+            topic = buf[pos + 2:end].decode()
+            (count,) = _I32.unpack_from(buf, end)
+            pos = end + 4
+            if count < 0:
+                return None
+            for _ in range(count):
+                index, error, hw, lso, log_start, n = _V11_ANSWER_PARTITION.unpack_from(buf, pos)
+                pos += _V11_ANSWER_PARTITION.size
+                aborted: tuple[AbortedTransaction, ...] | None = None
+                if n >= 0:
+                    aborted = tuple(AbortedTransaction(producer_id, first_offset) for producer_id, first_offset
+                                    in _unpacked(_I64_PAIR, buf, pos, n))
+                    pos += n * _I64_PAIR.size
+                preferred, n = _V11_AFTER_ABORTED.unpack_from(buf, pos)
+                pos += _V11_AFTER_ABORTED.size
+                if n >= 0:
+                    end = pos + n
+                    if end > len(buf):
+                        return None
+                    records = buf[pos:end]
+                    pos = end
+                elif n == -1:
+                    records = b""
+                else:
+                    return None
+                append(FetchPartitionData(wire_topic_partition(topic, index), error_of(error), hw, lso, log_start,
+                                          records, -1, preferred, aborted))
+    except (struct.error, UnicodeDecodeError):
+        return None
+    return corr, FetchResponse(tuple(out), error_of(error_code), session_id, throttle_ms)
+
+
+def _unpacked(s: struct.Struct, buf: bytes, pos: int, n: int) -> list[tuple[Any, ...]]:
+    """``n`` values of ``s`` from ``buf[pos:]`` (struct.error when the buffer ends before them)."""
+    end = pos + n * s.size
+    if end > len(buf):
+        raise struct.error("the buffer ends inside the array")
+    return list(s.iter_unpack(buf[pos:end]))
+
+
 def error_response(version: int, body: dict[str, Any], error: int) -> dict[str, Any]:
     """FetchRequest.getErrorResponse: the error at the top (v7+) and for every partition of the request, with no
     records and undefined offsets, in the request's session."""
@@ -351,6 +425,6 @@ SHARDED = ShardedRequest(FetchRequest, split, merge, error,
 SPEC = ApiSpec(ApiKeys.FETCH, ReplicaManagerService(SHARDED), request_from_wire, response_to_wire, error_response,
                request_type=FetchRequest, authorize=authorize, send_version=SEND_VERSION,
                request_to_wire=request_to_wire, response_from_wire=response_from_wire, client_id_of=client_id_of,
-               request_body_bytes=request_body_bytes)
+               request_body_bytes=request_body_bytes, response_from_bytes=response_from_bytes)
 assert SEND_VERSION == 11  # request_body_bytes writes v11
 register(SPEC)

@@ -164,6 +164,10 @@ class ApiSpec:
     # the request's body at send_version as bytes, where the API encodes it itself (else request_to_wire's dict goes
     # through the generated encoder): UpdateMetadata reuses the body every broker is sent with one batch
     request_body_bytes: Callable[[Any], bytes] | None = None
+    # the answer to a request sent at send_version read straight from its frame (without its size) as (correlation id,
+    # internal response), where the API reads it itself (Fetch: a follower reads one on every fetch); None for a frame
+    # it does not take, which the generated decoder and response_from_wire then read (or refuse)
+    response_from_bytes: Callable[[bytes | bytearray], tuple[int, Any] | None] | None = None
     # the frames of a kactor-private key (kactor_private.PrivateBodyCodec: decode_request(payload) -> Request,
     # encode_response(key, version, corr, body), encode_request(header, body), decode_response(key, version, payload))
     body_codec: Any = None

@@ -126,6 +126,10 @@ def encode_outbound(spec: ApiSpec, body: Any, correlation_id: int, client_id: st
 def decode_outbound(spec: ApiSpec, payload: bytes | bytearray) -> tuple[int, Any]:
     """A response frame (without its size) to a request sent with ``spec`` → (correlation id, internal response)."""
     assert spec.send_version is not None and spec.response_from_wire is not None
+    if spec.response_from_bytes is not None:
+        read = spec.response_from_bytes(payload)
+        if read is not None:
+            return read
     if spec.body_codec is not None:
         corr, body = spec.body_codec.decode_response(spec.api_key, spec.send_version, payload)
     else:
