@@ -362,7 +362,8 @@ class ReplicaFetcherManager:
             except KafkaStorageError as e:
                 if not rm.log_manager.defer(e):  # deferred: the follower stays behind until the probe decides
                     rm._note_storage_error(e)
-        yield from rm._process_log_dir_failures()
+        if rm._failed_dirs:  # mostly none: no generator to find that out
+            yield from rm._process_log_dir_failures()
         return appended
 
     def process_partition_data(self, p: Partition, fetch_offset: int, d: FetchPartitionData, now_ms: float) -> int:

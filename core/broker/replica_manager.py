@@ -798,16 +798,21 @@ class ReplicaManager:
             yield from self._complete_delayed_requests(tp, now_ms)
         if is_follower and self._delayed_delete_records:  # a follower's log start moves the low watermark
             yield from self._complete_delayed_delete_records({fp.tp for fp in context.partitions})
-        yield from self._process_log_dir_failures()
-        readable = sum(len(d.records) for d in results)
-        has_error = any(d.error != Errors.NONE for d in results)
-        # a partition answered with a preferred read replica was not read here and will not be: no use waiting
-        redirected = any(d.preferred_read_replica >= 0 for d in results)
-        if (request.max_wait_ms > 0 and readable < request.min_bytes and not has_error and not redirected
-                and context.partitions):
-            self._delayed_fetch.append(DelayedFetch(reply_to, request, context, now_ms + request.max_wait_ms,
-                                                    frozenset(fp.tp for fp in context.partitions), tuple(read)))
-            return None
+        if self._failed_dirs:  # mostly none: no generator to find that out
+            yield from self._process_log_dir_failures()
+        if request.max_wait_ms > 0 and context.partitions:
+            # park while fewer than min_bytes were read, no partition failed and none was redirected (a partition
+            # answered with a preferred read replica was not read here and will not be: no use waiting); one pass
+            readable = 0
+            for d in results:
+                if d.error != Errors.NONE or d.preferred_read_replica >= 0:
+                    break
+                readable += len(d.records)
+            else:
+                if readable < request.min_bytes:
+                    self._delayed_fetch.append(DelayedFetch(reply_to, request, context, now_ms + request.max_wait_ms,
+                                                            frozenset(fp.tp for fp in context.partitions), tuple(read)))
+                    return None
         return self._fetch_response(request, context, results, now_ms)
 
     def _fetch_response(self, request: FetchRequest, context: FetchContext, data: list[FetchPartitionData],
@@ -894,7 +899,8 @@ class ReplicaManager:
                 request.acks == -1)
         for tp in appended:
             yield from self._complete_delayed_requests(tp, now_ms)
-        yield from self._process_log_dir_failures()
+        if self._failed_dirs:
+            yield from self._process_log_dir_failures()
         op = DelayedProduce(reply_to, status, now_ms + request.timeout_ms)
         if request.acks == -1 and appended and not self._try_complete_produce(op):
             self._delayed_produce.append(op)
@@ -1655,7 +1661,9 @@ def with_fetch_offsets(data: FetchPartitionData, high_watermark: int, last_stabl
     follower carries the offsets after its fetch state moved (fetchMessages' updateFollowerFetchState, then the
     partition's HW), once per fetched partition of every follower fetch, where evolve's field-by-field copy cost
     more than the read. tests/core/broker/test_fetch_offsets.py holds it to evolve and fails when
-    FetchPartitionData gains a field."""
+    FetchPartitionData gains a field. Offsets that did not move keep ``data`` itself (the same value)."""
+    if data.high_watermark == high_watermark and data.last_stable_offset == last_stable_offset:
+        return data
     return FetchPartitionData(data.tp, data.error, high_watermark, last_stable_offset, data.log_start_offset,
                               data.records, data.log_end_offset, data.preferred_read_replica,
                               data.aborted_transactions)
