@@ -152,7 +152,8 @@ def _worker() -> tuple[int, int]:
 class _WorkerPorts(set):
     """free_port's "handed out before" set, which also holds every port of the other workers' share: workers probe
     the same OS port range at once, and a port one probed and closed could be handed to the other before its broker
-    bound it. Linux gives bind(0) mostly even ports, so the share is ``(port // 2) % workers``."""
+    bound it. The share is ``(port // 2) % workers``: even for free_port's random draws, and for bind(0), where
+    free_port falls back to it, which Linux answers with mostly even ports."""
 
     def __init__(self, index: int, count: int) -> None:
         super().__init__()

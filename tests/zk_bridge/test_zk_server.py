@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import random
 import signal
 import socket
 import subprocess
@@ -105,16 +106,18 @@ def test_a_drawn_port_someone_listens_on_is_passed_over(monkeypatch: pytest.Monk
         taken.bind(("127.0.0.1", 0))
         taken.listen()
         taken_port = taken.getsockname()[1]
-        draws = iter([taken_port, 0])
+        drawn: list[int] = []
 
         class Draws:
             def randrange(self, lo: int, hi: int) -> int:
-                # the listener's port first, then the first port of the span that is free
-                return next(draws) or next(p for p in range(lo, hi) if server._probe("127.0.0.1", p))
+                # the listener's port first, then as the module's own generator draws
+                drawn.append(taken_port if not drawn else random.randrange(lo, hi))
+                return drawn[-1]
 
         monkeypatch.setattr(server, "_port_draws", Draws())
         port = free_port()
-    assert port != taken_port and 32768 - server.FREE_PORT_SPAN <= port < 32768
+    assert drawn[0] == taken_port and port in drawn[1:] and port != taken_port
+    assert 32768 - server.FREE_PORT_SPAN <= port < 32768
 
 
 def test_without_a_known_ephemeral_range_the_kernel_picks(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
