@@ -353,13 +353,7 @@ class PartitionActor(KActor):
         if rm.log_manager.deferred_io_failures or self.append_faults._failed:
             self._poke_log_dir_probe()
         self.busy = False
-        if not self.stopped:  # _after, inline
-            self._pump_fetchers()
-            due = rm.next_task_due_ms()  # _reschedule, inline
-            if self.timer_due is None or due < self.timer_due:
-                self.timer_due = due
-                delay = due - self.now_ms()
-                self.schedule(TASKS_TIMER, delay if delay > 0.0 else 0.0)  # max(0.0, delay), without its call
+        self._after()
         if self.queue:  # (_next's own first look: nothing queued is the common case)
             self._next()
 
@@ -479,7 +473,8 @@ class PartitionActor(KActor):
         due = rm.next_task_due_ms()
         if self.timer_due is None or due < self.timer_due:
             self.timer_due = due
-            self.schedule(TASKS_TIMER, max(0.0, due - self.now_ms()))
+            delay = due - self.now_ms()
+            self.schedule(TASKS_TIMER, delay if delay > 0.0 else 0.0)  # max(0.0, delay), without its call
 
     def _publish_gauges(self) -> None:
         # O(partitions): only after the periodic tasks and after controller requests, not after every fetch
