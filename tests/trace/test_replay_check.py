@@ -123,3 +123,22 @@ def test_past_the_end_of_the_trace_nothing_more_is_compared(end: int) -> None:
     fast = _run(4, extra, whole=False, end=end)
     assert fast == _run(4, extra, whole=True, end=end)
     assert fast == (end, True, None, None)
+
+
+def test_lines_are_parsed_as_the_stdlib_parses_them() -> None:
+    """The replay reads lines (bytes, newline kept) with orjson; each value comes back as json.loads gives it,
+    including what orjson alone reads differently (an integer past 64 bits becomes a float there) or refuses (NaN,
+    lone surrogates), and a run of 19 digits that is no such integer."""
+    import json
+
+    from kactor.trace.replay import _loads
+
+    lines = ['{"a":123456789012345678901234567890,"b":-12345678901234567890}', '{"x":NaN,"y":-Infinity}',
+             '{"s":"\\ud83d","t":"\\u00e9"}', '{"q":-9223372036854775808,"r":1.5e-07,"z":-0.0}',
+             '{"u":18446744073709551615,"v":18446744073709551616,"w":1234567890123456789}',
+             '{"id":"12345678901234567890","n":1,"f":250.0,"e":1e-05}', '{"n":123456789012345678,"m":[1,2.5,null]}',
+             *(encode_record_bytes(*r).decode() for r in RECORDED_LINES)]
+    for text in lines:
+        want = repr(json.loads(text))  # repr: nan != nan, and 1 == 1.0 would hide an int read as a float
+        for form in (text, text.encode(), (text + "\n").encode()):
+            assert repr(_loads(form)) == want, form
