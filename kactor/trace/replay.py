@@ -63,6 +63,14 @@ _PREFIX_INPUT = re.compile(rb'\{"seq":\d+,"ts":[^,]+,"sender":"('
                            + b"|".join(re.escape(p.encode()) for p in EXTERNAL_SENDERS)
                            + rb'|)[^"\\]*(?:\\.[^"\\]*)*"')
 _GROUP_1 = operator.methodcaller("group", 1)
+# The same, over every line's first _HEAD_BYTES bytes at once, each after a newline (`_input_flags`): one findall
+# call gives each line's group, without a call and a match object per line. A newline and `{"seq":` can only meet at
+# a line's start (a line holds no newline but its last byte, which the joining one follows).
+_HEAD_BYTES = 112
+_HEAD = operator.itemgetter(slice(0, _HEAD_BYTES))
+_PREFIX_INPUT_HEADS = re.compile(rb'\n\{"seq":\d+,"ts":[^,\n]+,"sender":"('
+                                 + b"|".join(re.escape(p.encode()) for p in EXTERNAL_SENDERS)
+                                 + rb'|)[^"\\\n]*(?:\\.[^"\\\n]*)*"')
 _BYTES_FILE_REF = f'"{BYTES_FILE_TAG}"'.encode()  # an input line naming its trace's bytes file
 _FIELDS = ("seq", "sender", "receiver", "type", "cause", "ts", "payload")
 _GC_YOUNG = 10_000  # the young generation's threshold during a replay (the default is 700 allocations)
@@ -169,17 +177,27 @@ def _read_lines(path: str) -> tuple[dict[str, Any], list[bytes], list[bytes], fl
         else:
             lines[-1] += b"\n"
     texts = lines[1:]
-    # every line's prefix checked (a match reads ~60 bytes of a line; a search over the file reads all of it)
+    flags = _input_flags(path, texts)
+    span = 0.0
+    if texts:
+        span = float(_parse(path, texts[-1], len(texts) + 1)["ts"]) - float(_parse(path, texts[0], 2)["ts"])
+    return header, texts, flags, span
+
+
+def _input_flags(path: str, texts: list[bytes]) -> list[bytes]:
+    """Each line's _PREFIX_INPUT group, every line's prefix checked (a match reads ~60 bytes of a line; a search over
+    the file reads all of it). First over the lines' heads at once: as many matches as lines is one per line, in
+    order (one at most per head); fewer, a prefix longer than a head or a corrupt line, and each line is matched on
+    its own (4.8 k instructions a line against 5.7 k, on a recording of the demo)."""
+    flags: list[bytes] = _PREFIX_INPUT_HEADS.findall(b"\n" + b"\n".join(map(_HEAD, texts)))
+    if len(flags) == len(texts):
+        return flags
     matches = list(map(_PREFIX_INPUT.match, texts))
     if None in matches:
         idx = matches.index(None)
         _parse(path, texts[idx], idx + 2)  # raises the clear error
         raise TraceError(f"{path}:{idx + 2}: corrupt trace line (keys not in the trace format's order)")
-    flags: list[bytes] = list(map(_GROUP_1, matches))
-    span = 0.0
-    if texts:
-        span = float(_parse(path, texts[-1], len(texts) + 1)["ts"]) - float(_parse(path, texts[0], 2)["ts"])
-    return header, texts, flags, span
+    return list(map(_GROUP_1, matches))
 
 
 def _seq_of(text: bytes) -> int:

@@ -142,3 +142,23 @@ def test_lines_are_parsed_as_the_stdlib_parses_them() -> None:
         want = repr(json.loads(text))  # repr: nan != nan, and 1 == 1.0 would hide an int read as a float
         for form in (text, text.encode(), (text + "\n").encode()):
             assert repr(_loads(form)) == want, form
+
+
+def test_the_lines_inputs_are_told_as_line_by_line() -> None:
+    """`_input_flags` over the lines' heads at once gives each line's sender start as matching each line does, and
+    falls back to that where a prefix is longer than a head; a corrupt line is the same clear error."""
+    from kactor.trace.reader import TraceError
+    from kactor.trace.replay import _GROUP_1, _HEAD_BYTES, _PREFIX_INPUT, _input_flags
+
+    lines = [encode_record_bytes(*r) for r in RECORDED_LINES]
+    odd = [b'{"seq":8,"ts":1.5,"sender":"edge:a\\"b","receiver":"x","type":"T","payload":null,"cause":null}\n',
+           b'{"seq":9,"ts":1.5,"sender":"cli\\\\","receiver":"x","type":"T","payload":null,"cause":null}\n',
+           b'{"seq":10,"ts":1.5,"sender":"' + b"e" * _HEAD_BYTES + b'","receiver":"x","type":"T","payload":null}\n',
+           b'{"seq":11,"ts":2,"sender":"c"}\n']
+    for texts in (lines, lines + odd, odd[::-1], [odd[2]], []):
+        assert _input_flags("t.jsonl", texts) == list(map(_GROUP_1, map(_PREFIX_INPUT.match, texts)))
+    assert [bool(f) for f in _input_flags("t.jsonl", lines)] == [r[2].startswith(("edge:", "cli"))
+                                                                 for r in RECORDED_LINES]
+    for bad in (b'{"seq":12,"sender":"x","ts":1}\n', b'{oops\n'):
+        with pytest.raises(TraceError, match=r"t\.jsonl:4: corrupt trace line"):
+            _input_flags("t.jsonl", [*lines[:2], bad, *lines[2:]])
