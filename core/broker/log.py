@@ -279,9 +279,11 @@ class Log:
         self._append_faults = append_faults
         self._segments: list[LogSegment] = []
         self._bases: list[int] = []
-        self._leo = 0
+        # plain attributes, not properties over private ones: read on every fetch, produce and idle check, many
+        # times a step (a property is a Python call each time); only this class sets them
+        self.log_end_offset = 0
         self._now_ms = now_ms or 0  # the latest time the log was told (a follower's append may not tell it)
-        self._high_watermark = 0
+        self.high_watermark = 0
         self._deleted = False
         self.producer_state = ProducerStateManager()
         self._recovery_point = 0
@@ -320,7 +322,7 @@ class Log:
                 fresh = True
             bases, snapshots, names = _scan_dir(self.dir, () if fresh else self.disk.listdir(self.dir), self.disk)
         except OSError as e:
-            self.leader_epoch_cache = LeaderEpochFileCache(lambda: self._leo, checkpoint, [])
+            self.leader_epoch_cache = LeaderEpochFileCache(lambda: self.log_end_offset, checkpoint, [])
             self._load_failed(e, now_ms)
             return
         checkpointed = [] if fresh else checkpoint.read()
@@ -367,17 +369,17 @@ class Log:
             self._bases = [seg.base_offset for seg in self._segments]
             active = self._segments[-1]
             active.make_active()
-            self._leo = max(active.next_offset, active.base_offset)
-            if snapshots or self._leo > self._segments[0].base_offset:
+            self.log_end_offset = max(active.next_offset, active.base_offset)
+            if snapshots or self.log_end_offset > self._segments[0].base_offset:
                 self._rebuild_producer_state(snapshots)
         except OSError as e:
-            self.leader_epoch_cache = LeaderEpochFileCache(lambda: self._leo, checkpoint, [])
+            self.leader_epoch_cache = LeaderEpochFileCache(lambda: self.log_end_offset, checkpoint, [])
             self._load_failed(e, now_ms)
             return
         self.log_start_offset = max(self.log_start_offset, self._segments[0].base_offset)
-        self._recovery_point = self._leo  # recoverLog: activeSegment.readNextOffset
-        entries = _loaded_epochs(checkpointed, recovered, self.log_start_offset, self._leo)
-        self.leader_epoch_cache = LeaderEpochFileCache(lambda: self._leo, checkpoint, entries)
+        self._recovery_point = self.log_end_offset  # recoverLog: activeSegment.readNextOffset
+        entries = _loaded_epochs(checkpointed, recovered, self.log_start_offset, self.log_end_offset)
+        self.leader_epoch_cache = LeaderEpochFileCache(lambda: self.log_end_offset, checkpoint, entries)
         if entries != checkpointed:
             checkpoint.write(entries)
 
@@ -387,8 +389,8 @@ class Log:
         placeholder = LogSegment(self.dir, self.log_start_offset, self.config.index_interval_bytes, now_ms, self.disk)
         placeholder.offset_index.init_empty()
         placeholder.time_index.init_empty()
-        self._segments, self._bases, self._leo = [placeholder], [self.log_start_offset], self.log_start_offset
-        self._recovery_point = self._leo
+        self._segments, self._bases, self.log_end_offset = [placeholder], [self.log_start_offset], self.log_start_offset
+        self._recovery_point = self.log_end_offset
         self.producer_state.truncate()
         self._io_failed(KafkaStorageError(f"error loading log {self.dir}: {error}", self.parent_dir))
 
@@ -407,7 +409,7 @@ class Log:
         """ProducerStateManager.takeSnapshot at the log end (on roll and close), if any producer is known."""
         if not self.producer_state.producers:
             return
-        path = os.path.join(self.dir, snapshot_file_name(self._leo))
+        path = os.path.join(self.dir, snapshot_file_name(self.log_end_offset))
         self.disk.write_file(path + ".tmp", encode_snapshot(self.producer_state.producers.values()))
         self.disk.replace(path + ".tmp", path)
 
@@ -417,11 +419,12 @@ class Log:
         control batch's marker); transactions their markers completed below the high watermark are stable."""
         offsets = self._snapshot_offsets() if snapshot_offsets is None else snapshot_offsets
         for offset in offsets:
-            if offset > self._leo:
+            if offset > self.log_end_offset:
                 with contextlib.suppress(FileNotFoundError):
                     self.disk.unlink(os.path.join(self.dir, snapshot_file_name(offset)))
-        self.producer_state = self._producer_state_at(self._leo, [o for o in offsets if o <= self._leo])
-        self.producer_state.on_high_watermark_updated(self._high_watermark)
+        leo = self.log_end_offset
+        self.producer_state = self._producer_state_at(leo, [o for o in offsets if o <= leo])
+        self.producer_state.on_high_watermark_updated(self.high_watermark)
 
     def _producer_state_at(self, end: int, snapshot_offsets: list[int]) -> ProducerStateManager:
         """The producers' state after the batches below ``end``: the latest readable snapshot at or below ``end``
@@ -464,27 +467,19 @@ class Log:
 
     # ------------------------------------------------------------------------------------------------------ offsets
 
-    @property
-    def log_end_offset(self) -> int:
-        return self._leo
-
-    @property
-    def high_watermark(self) -> int:
-        return self._high_watermark
-
     def update_high_watermark(self, hw: int) -> int:
         """Log.updateHighWatermark: clamp to [logStartOffset, logEndOffset] and set (may go down, e.g. truncation)."""
-        self._high_watermark = max(self.log_start_offset, min(hw, self.log_end_offset))
-        self.producer_state.on_high_watermark_updated(self._high_watermark)
-        return self._high_watermark
+        self.high_watermark = max(self.log_start_offset, min(hw, self.log_end_offset))
+        self.producer_state.on_high_watermark_updated(self.high_watermark)
+        return self.high_watermark
 
     def maybe_increment_high_watermark(self, hw: int) -> bool:
         """Log.maybeIncrementHighWatermark: only moves forward; the new value may not exceed the log end offset."""
         if hw > self.log_end_offset:
             raise ValueError(f"high watermark {hw} beyond log end offset {self.log_end_offset} "
                              f"of {self.topic_partition}")
-        if hw > self._high_watermark:
-            self._high_watermark = hw
+        if hw > self.high_watermark:
+            self.high_watermark = hw
             self.producer_state.on_high_watermark_updated(hw)
             return True
         return False
@@ -498,13 +493,13 @@ class Log:
     @property
     def unflushed_messages(self) -> int:
         """Log.unflushedMessages: logEndOffset - recoveryPoint."""
-        return self._leo - self._recovery_point
+        return self.log_end_offset - self._recovery_point
 
     def flush(self, offset: int | None = None) -> None:
         """Log.flush(offset): force the segments holding offsets from the recovery point up to ``offset`` (default:
         the log end) to disk; the recovery point moves to ``offset``."""
         self._ensure_live()
-        offset = self._leo if offset is None else offset
+        offset = self.log_end_offset if offset is None else offset
         if offset <= self._recovery_point:
             return
         try:
@@ -544,9 +539,9 @@ class Log:
         if not ps.ongoing_txns and not ps.unreplicated_txns:
             # the common case, asked for every partition of every idle fetch round (ReplicaManager._idle): 12 % of
             # an idle broker's CPU with 10,000 replicas went to the general path below (py-spy, 2026-11-26)
-            return self._high_watermark
+            return self.high_watermark
         first = self.first_unstable_offset
-        return first if first is not None and first < self._high_watermark else self._high_watermark
+        return first if first is not None and first < self.high_watermark else self.high_watermark
 
     def collect_aborted_transactions(self, start_offset: int, upper_bound_offset: int) -> list[AbortedTxn]:
         """Log.collectAbortedTransactions: the aborted transactions overlapping [start_offset, upper_bound_offset),
@@ -574,10 +569,10 @@ class Log:
         start only moves forward, up to the high watermark; segments wholly below it go with the next
         delete_old_segments. Returns whether it moved. OFFSET_OUT_OF_RANGE beyond the high watermark."""
         self._ensure_live()
-        if offset > self._high_watermark:
+        if offset > self.high_watermark:
             raise ApiError(Errors.OFFSET_OUT_OF_RANGE, f"Cannot increment the log start offset to {offset} of "
                                                        f"{self.topic_partition} beyond the high watermark "
-                                                       f"{self._high_watermark}")
+                                                       f"{self.high_watermark}")
         if offset <= self.log_start_offset:
             return False
         self.log_start_offset = offset
@@ -654,7 +649,7 @@ class Log:
         buf = bytearray(records) if as_leader else records
         log_append_time = now_ms if as_leader and config.message_timestamp_type == LOG_APPEND_TIME else NO_TIMESTAMP
         position = 0
-        offset = self._leo
+        offset = self.log_end_offset
         max_timestamp, offset_of_max = NO_TIMESTAMP, -1
         producer_batches = []
         epochs = []
@@ -699,7 +694,7 @@ class Log:
                 faults.failed(self.parent_dir)
             # the caller (ReplicaManager's produce and fetcher paths) defers it or takes the dir offline
             raise KafkaStorageError(f"error appending to {self.dir}: {e}", self.parent_dir) from None
-        self._leo = offset
+        self.log_end_offset = offset
         cache = self.leader_epoch_cache
         for epoch, base in epochs:
             if epoch is not None and epoch >= 0:
@@ -745,7 +740,7 @@ class Log:
                 or segment.time_index.entries >= config.segment_index_bytes // 12
                 or last_offset - segment.base_offset > _INT_MAX):
             return segment
-        return self._roll(max(first_offset, self._leo), now_ms)
+        return self._roll(max(first_offset, self.log_end_offset), now_ms)
 
     def _roll(self, new_base: int, now_ms: int) -> LogSegment:
         """Log.roll: the active segment becomes inactive (final time-index entry, memory released)."""
@@ -775,7 +770,7 @@ class Log:
         holding ``max_offset`` (the high watermark for consumers) and at ``max_bytes`` — but at least one batch when
         ``min_one_message``. OFFSET_OUT_OF_RANGE outside [log_start_offset, log_end_offset]."""
         self._ensure_live()
-        leo = self._leo
+        leo = self.log_end_offset
         if start_offset < self.log_start_offset or start_offset > leo:
             raise ApiError(Errors.OFFSET_OUT_OF_RANGE,
                            f"Received request for offset {start_offset} for partition {self.topic_partition}, but "
@@ -831,8 +826,8 @@ class Log:
         last entry, and a follower asking OffsetsForLeaderEpoch with it truncates to its own log end (a no-op) and
         asks again with the same epoch for ever."""
         self._ensure_live()
-        if offset >= self._leo:
-            self.leader_epoch_cache.truncate_from_end(self._leo)
+        if offset >= self.log_end_offset:
+            self.leader_epoch_cache.truncate_from_end(self.log_end_offset)
             return False
         if offset < self.log_start_offset:
             self.truncate_fully_and_start_at(offset)
@@ -844,16 +839,17 @@ class Log:
             active = self._segments[-1]
             if not active.active:
                 active.make_active()
-            self._leo = active.truncate_to(offset)
+            self.log_end_offset = active.truncate_to(offset)
         except OSError as e:
             self._io_failed(KafkaStorageError(f"error truncating {self.dir}: {e}", self.parent_dir))
-            self._leo = min(self._leo, offset)
-        if self._high_watermark > self._leo:
-            self._high_watermark = self._leo
-        self._recovery_point = min(self._recovery_point, self._leo)
-        self.leader_epoch_cache.truncate_from_end(self._leo)
+            self.log_end_offset = min(self.log_end_offset, offset)
+        if self.high_watermark > self.log_end_offset:
+            self.high_watermark = self.log_end_offset
+        self._recovery_point = min(self._recovery_point, self.log_end_offset)
+        self.leader_epoch_cache.truncate_from_end(self.log_end_offset)
         try:
-            if self.producer_state.truncation_affects(self._leo) or self._snapshot_offsets()[-1:] > [self._leo]:
+            leo = self.log_end_offset
+            if self.producer_state.truncation_affects(leo) or self._snapshot_offsets()[-1:] > [leo]:
                 self._rebuild_producer_state()
         except OSError as e:
             self._io_failed(KafkaStorageError(f"error truncating {self.dir}: {e}", self.parent_dir))
@@ -873,7 +869,7 @@ class Log:
             self._io_failed(KafkaStorageError(f"error truncating {self.dir}: {e}", self.parent_dir))
             segment = LogSegment(self.dir, offset, self.config.index_interval_bytes, self._now_ms, self.disk)
         self._segments, self._bases = [segment], [offset]
-        self._leo = self.log_start_offset = self._high_watermark = self._recovery_point = offset
+        self.log_end_offset = self.log_start_offset = self.high_watermark = self._recovery_point = offset
         self.leader_epoch_cache.clear_and_flush()
         self.producer_state.truncate()
 
@@ -912,15 +908,15 @@ class Log:
         count = 0
         for i, segment in enumerate(self._segments):
             nxt = self._segments[i + 1] if i + 1 < len(self._segments) else None
-            upper = nxt.base_offset if nxt is not None else self._leo
-            if self._high_watermark < upper or not predicate(segment, nxt) or (nxt is None and segment.size == 0):
+            upper = nxt.base_offset if nxt is not None else self.log_end_offset
+            if self.high_watermark < upper or not predicate(segment, nxt) or (nxt is None and segment.size == 0):
                 break
             count += 1
         if not count:
             return 0
         try:
             if count == len(self._segments):
-                self._roll(self._leo, self._now_ms)
+                self._roll(self.log_end_offset, self._now_ms)
             for segment in self._segments[:count]:
                 segment.delete()
         except OSError as e:
@@ -989,7 +985,7 @@ class Log:
         self._ensure_live()
         if timestamp == LATEST_TIMESTAMP:
             latest = self.leader_epoch_cache.latest_epoch
-            return self._leo, NO_TIMESTAMP, latest if latest is not None else -1
+            return self.log_end_offset, NO_TIMESTAMP, latest if latest is not None else -1
         if timestamp == EARLIEST_TIMESTAMP:
             earliest = self.leader_epoch_cache.earliest_entry
             epoch = earliest[0] if earliest is not None and earliest[1] <= self.log_start_offset else -1
