@@ -128,6 +128,9 @@ class LogManager:
         self._logs: dict[TopicPartition, Log] = {}
         # LogManager.futureLogs: the replicas being moved to another dir, by partition (at most one each)
         self._future_logs: dict[TopicPartition, Log] = {}
+        # whether any replica is moving between log dirs (`future_logs` without its copy), kept wherever
+        # _future_logs changes: asked after every step of a PartitionActor, where a property is a Python call
+        self.has_future_logs = False
         # LogManager.preferredLogDirs: where AlterReplicaLogDirs asked a partition to live; its log (or future log) is
         # created there, and the preference is then forgotten
         self.preferred_log_dirs: dict[TopicPartition, str] = {}
@@ -196,6 +199,7 @@ class LogManager:
                                         0 if future else start_offsets.get(tp, 0), name in clean,
                                         dir_name=name if future else None)
                     (self._future_logs if future else self._logs)[tp] = log
+                    self.has_future_logs = bool(self._future_logs)
                 except KafkaStorageError:
                     self.offline_dirs.add(d)
             if clean:
@@ -232,6 +236,7 @@ class LogManager:
             del self._logs[tp]
         for tp in [tp for tp, log in self._future_logs.items() if log.parent_dir == log_dir]:
             del self._future_logs[tp]
+        self.has_future_logs = bool(self._future_logs)
         return gone
 
     # ----------------------------------------------------------------------------------------------------- logs
@@ -246,12 +251,6 @@ class LogManager:
     @property
     def future_logs(self) -> dict[TopicPartition, Log]:
         return dict(self._future_logs)
-
-    @property
-    def has_future_logs(self) -> bool:
-        """Whether any replica is moving between log dirs: `future_logs` without its copy (asked after every step
-        of a PartitionActor)."""
-        return bool(self._future_logs)
 
     def maybe_update_preferred_log_dir(self, tp: TopicPartition, log_dir: str) -> None:
         """LogManager.maybeUpdatePreferredLogDir: remembered unless the partition's current or future log is already
@@ -277,6 +276,7 @@ class LogManager:
             e.log_dir = log_dir
             raise
         self._future_logs[tp] = log
+        self.has_future_logs = True
         self.preferred_log_dirs.pop(tp, None)
         return log
 
@@ -284,6 +284,7 @@ class LogManager:
         """Partition.removeFutureLocalReplica → LogManager.asyncDelete(tp, isFuture = true): the move is abandoned,
         its ``-future`` dir deleted. Returns whether there was one."""
         log = self._future_logs.pop(tp, None)
+        self.has_future_logs = bool(self._future_logs)
         if log is None:
             return False
         self._remove_log_dir(log)
@@ -333,6 +334,7 @@ class LogManager:
                 log.assign_epoch_start_offset(epoch, start)
         future._deleted = True
         del self._future_logs[tp]
+        self.has_future_logs = bool(self._future_logs)
         self._logs[tp] = log
         self._remove_log_dir(source)
         for d in (source.parent_dir, log.parent_dir):

@@ -114,6 +114,10 @@ class ReplicationQuotaManager:
         self._topic_configs = topic_configs
         self._parsed: dict[str, tuple[str, frozenset[int] | None]] = {}  # topic -> (the value, its partitions)
         self._bound = float(DEFAULT_REPLICATION_THROTTLED_RATE)
+        # whether a quota is set: without one the quota is never exceeded, so no partition is ever held back, and the
+        # callers skip the throttled-replicas look-up and the recording (which then only feeds the byte-rate metric:
+        # it reads 0 while no rate is set); kept with the bound (read on every fetch and answer: not a property)
+        self.limited = self._bound < LONG_MAX
         self._rate = SimpleRate()
 
     # -- the quota ----------------------------------------------------------------------------------------------------
@@ -122,13 +126,7 @@ class ReplicationQuotaManager:
         if float(bytes_per_second) != self._bound:
             log.debug("%s: replication quota set to %d B/s", self.quota_type, bytes_per_second)
         self._bound = float(bytes_per_second)
-
-    @property
-    def limited(self) -> bool:
-        """Whether a quota is set: without one the quota is never exceeded, so no partition is ever held back, and
-        the callers skip the throttled-replicas look-up and the recording (which then only feeds the byte-rate
-        metric: it reads 0 while no rate is set)."""
-        return self._bound < LONG_MAX
+        self.limited = self._bound < LONG_MAX
 
     @property
     def upper_bound(self) -> int:

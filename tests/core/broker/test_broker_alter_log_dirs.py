@@ -312,3 +312,31 @@ def test_without_an_alter_log_dirs_quota_a_move_runs_round_after_round(tmp_path)
         rounds += 1
         assert rounds < 100
     assert rounds > 2 and rm.online_partition(TP).log.parent_dir == d1
+
+
+def test_has_future_logs_is_kept_with_the_future_logs(tmp_path) -> None:
+    """LogManager.has_future_logs is an attribute kept wherever the future logs change (not a property asked after
+    every step): a move, moving back, the swap, a restart with a move under way, a deleted partition."""
+    def check(rm: ReplicaManager, expected: bool) -> None:
+        assert rm.log_manager.has_future_logs == bool(rm.log_manager.future_logs) == expected
+
+    rm = leading(tmp_path, n=4)
+    d0, d1 = rm.log_manager.log_dirs
+    check(rm, False)
+    alter(rm, (TP, d1))
+    check(rm, True)
+    alter(rm, (TP, d0))  # moving back abandons it
+    check(rm, False)
+    alter(rm, (TP, d1))
+    check(rm, True)
+    drive(rm.shutdown())
+    rm = make_rm(tmp_path, n_dirs=2)  # loaded with the move under way
+    check(rm, True)
+    drive(rm.handle_leader_and_isr(lai_request([lai_state(TP, 0, 4, (0,), (0,))]), T0))
+    while rm.log_manager.future_logs:
+        drive(rm.run_scheduled_tasks(T0))
+    check(rm, False)  # swapped in
+    alter(rm, (TP, d0))
+    check(rm, True)
+    drive(rm.handle_stop_replica(stop_request([(TP, -2, True)]), T0))
+    check(rm, False)

@@ -120,3 +120,13 @@ def test_should_throttle_needs_a_throttled_partition_out_of_sync_and_the_quota_e
         assert q.should_throttle(tp, in_sync=False, now_ms=now_ms())
         assert not q.should_throttle(tp, in_sync=True, now_ms=now_ms())  # an in-sync replica is never throttled
         assert not q.should_throttle(TopicPartition("t", 1), in_sync=False, now_ms=now_ms())  # not listed
+
+
+def test_limited_is_kept_with_the_bound() -> None:
+    """``limited`` is an attribute set with the bound (read on every fetch): no quota, a quota, none again."""
+    q = manager({})
+    assert not q.limited and q.upper_bound == LONG_MAX
+    q.update_quota(1000)
+    assert q.limited and q.upper_bound == 1000
+    q.update_quota(LONG_MAX)
+    assert not q.limited
