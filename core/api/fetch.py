@@ -26,6 +26,7 @@ from __future__ import annotations
 import operator
 import re
 import struct
+from collections.abc import Iterable
 from typing import Any
 
 import attrs
@@ -189,41 +190,33 @@ def request_body_bytes(request: FetchRequest) -> bytes:
     partitions, forgotten = request.partitions, request.forgotten
     out = [head]
     if partitions:
-        groups: dict[str, list[bytes]] = {}
-        for p in partitions:
-            tp = p.tp
-            packed = _V11_PARTITION.pack(tp.partition, p.leader_epoch, p.fetch_offset, p.log_start_offset,
-                                         p.partition_max_bytes)
-            group = groups.get(tp.topic)
-            if group is None:
-                groups[tp.topic] = [packed]
-            else:
-                group.append(packed)
-        _write_groups(out, groups)
+        _write_groups(out, ((p.tp.topic, _V11_PARTITION.pack(p.tp.partition, p.leader_epoch, p.fetch_offset,
+                                                              p.log_start_offset, p.partition_max_bytes))
+                            for p in partitions))
     else:
         out.append(_NO_TOPICS)
     if forgotten:
-        gone: dict[str, list[bytes]] = {}
-        for tp in forgotten:
-            packed = _I32.pack(tp.partition)
-            group = gone.get(tp.topic)
-            if group is None:
-                gone[tp.topic] = [packed]
-            else:
-                group.append(packed)
-        _write_groups(out, gone)
+        _write_groups(out, ((tp.topic, _I32.pack(tp.partition)) for tp in forgotten))
     else:
         out.append(_NO_TOPICS)
     out += (_I16.pack(len(rack_bytes)), rack_bytes)
     return b"".join(out)
 
 
-def _write_groups(out: list[bytes], groups: dict[str, list[bytes]]) -> None:
-    """A topics array: its length, then each topic's name and its packed partitions."""
+def _write_groups(out: list[bytes], packed: Iterable[tuple[str, bytes]]) -> None:
+    """A topics array of (topic, packed partition) pairs, grouped by topic in order of first appearance: its length,
+    then each topic's name and its packed partitions."""
+    groups: dict[str, list[bytes]] = {}
+    for topic, one in packed:
+        group = groups.get(topic)
+        if group is None:
+            groups[topic] = [one]
+        else:
+            group.append(one)
     out.append(_I32.pack(len(groups)))
-    for topic, packed in groups.items():
+    for topic, parts in groups.items():
         name = topic.encode()
-        out += (_I16.pack(len(name)), name, _I32.pack(len(packed)), *packed)
+        out += (_I16.pack(len(name)), name, _I32.pack(len(parts)), *parts)
 
 
 # -- down-conversion (Fetch v0-3) ------------------------------------------------------------------------------------
