@@ -3,6 +3,7 @@ turned into a frame, or back, by its ApiSpec (the body codec of a kactor-private
 
 from __future__ import annotations
 
+import functools
 import struct
 from typing import Any
 
@@ -91,20 +92,14 @@ def outbound_spec(body: Any) -> ApiSpec:
 
 
 # (api key, version, client id) → the request header's bytes after the correlation id: the same few on every request
-# a broker sends (tests/edges/test_edges_framing_fast.py holds the frame to encode_request's)
-_HEADER_TAILS: dict[tuple[int, int, str], bytes] = {}
-_HEADER_TAILS_MAX = 4096  # forgotten wholesale past this (a client id may be the caller's to choose)
+# a broker sends, kept, and bounded (a client id may be the caller's to choose) (tests/edges/test_edges_framing_fast.py
+# holds the frame to encode_request's)
+HEADER_TAILS_MAX = 4096
 
 
+@functools.lru_cache(maxsize=HEADER_TAILS_MAX)
 def _header_tail(api_key: int, version: int, client_id: str) -> bytes:
-    key = (api_key, version, client_id)
-    tail = _HEADER_TAILS.get(key)
-    if tail is None:
-        if len(_HEADER_TAILS) >= _HEADER_TAILS_MAX:
-            _HEADER_TAILS.clear()
-        tail = _HEADER_TAILS[key] = encode_request_header(RequestHeader(api_key, version, 0, client_id))[
-            _REQUEST_HEAD.size:]
-    return tail
+    return encode_request_header(RequestHeader(api_key, version, 0, client_id))[_REQUEST_HEAD.size:]
 
 
 def encode_outbound(spec: ApiSpec, body: Any, correlation_id: int, client_id: str) -> bytes:

@@ -51,7 +51,7 @@ def test_every_sending_spec_has_the_same_header_as_encode_request_header() -> No
 
 
 def test_the_kept_headers_are_bounded() -> None:
-    framing._HEADER_TAILS.clear()
-    for i in range(framing._HEADER_TAILS_MAX + 10):
+    framing._header_tail.cache_clear()
+    for i in range(framing.HEADER_TAILS_MAX + 10):
         framing._header_tail(fetch.SPEC.api_key, fetch.SEND_VERSION, f"c{i}")
-    assert len(framing._HEADER_TAILS) <= framing._HEADER_TAILS_MAX
+    assert framing._header_tail.cache_info().currsize <= framing.HEADER_TAILS_MAX
